@@ -1,0 +1,74 @@
+"""Benchmarks: `make bench`. Prints one table per benchmark; asserts nothing.
+
+Timings on a shared 2-core machine are noisy: read the ratios within one run,
+not the absolute seconds.
+
+1. The book: a full executed build in a scratch copy (nothing cached), then a
+   rebuild of the unchanged copy (notebooks served from the execution cache).
+2. Every other ``bench/bench_*.py`` module's ``main()``, which returns rows.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK_FILES = ["_config.yml", "_toc.yml", "index.md", "references.bib", "chapters", "commlib", "_vendor"]
+TARGETS = {"full executed build": 120.0, "cached rebuild": 20.0}
+
+
+def _table(headers, rows) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def bench_book() -> list[list[str]]:
+    jb = Path(sys.executable).with_name("jupyter-book")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="gotw-bench-") as tmp:
+        for name in BOOK_FILES:
+            src = ROOT / name
+            if src.is_dir():
+                shutil.copytree(src, Path(tmp) / name, ignore=shutil.ignore_patterns("_build", "__pycache__"))
+            elif src.exists():
+                shutil.copy2(src, Path(tmp) / name)
+        for label in TARGETS:
+            start = time.perf_counter()
+            subprocess.run([str(jb), "build", ".", "--builder", "html", "-q"], cwd=tmp, check=True,
+                           stdout=subprocess.DEVNULL)
+            seconds = time.perf_counter() - start
+            verdict = "yes" if seconds <= TARGETS[label] else "no"
+            rows.append([label, f"{seconds:.1f} s", f"<= {TARGETS[label]:.0f} s", verdict])
+    return rows
+
+
+def other_benchmarks():
+    for path in sorted(Path(__file__).parent.glob("bench_*.py")):
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield path.stem, module.main()
+
+
+def main() -> int:
+    print("## Book build\n")
+    print(_table(["what", "time", "target", "met"], bench_book()))
+    for name, rows in other_benchmarks():
+        print(f"\n## {name}\n")
+        if rows and isinstance(rows[0], dict):
+            headers = list(rows[0])
+            print(_table(headers, [[row[h] for h in headers] for row in rows]))
+        elif rows:
+            print(_table([f"col{i}" for i in range(len(rows[0]))], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Self-checks for exercises: right or wrong, and a hint when wrong.
+
+Each chapter registers its questions in ``commlib/questions/chNN.py``; the
+expected answer is computed by commlib, never typed in. A learner calls
+
+>>> from commlib.check import check
+>>> check("ch00.gbe_bytes", 125e6)          # 1 Gb/s in bytes per second
+Right: 1.25e+08 B/s.
+>>> check("ch00.gbe_bytes", 1e9)            # forgot bits vs bytes
+Not yet. Your answer is 8 times the right one: did you mix bits and bytes (1 B = 8 b)?
+
+A wrong answer gets the question's own hints first, then generic ones for
+the slips this subject invites: bits vs bytes (x8), MB vs MiB (x1.049),
+GB vs GiB (x1.074), one direction vs both (x2), milli vs micro (x1000).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+__all__ = ["Question", "Result", "register", "check", "questions", "expected"]
+
+
+@dataclass(frozen=True)
+class Question:
+    """An exercise's answer: ``solve()`` computes it with commlib.
+
+    ``hints`` is a tuple of ``(test, text)``: when ``test(given, expected)``
+    is true for a wrong answer, ``text`` is shown. ``rel_tol`` is the
+    relative tolerance for numbers; other answers must compare equal.
+    """
+
+    id: str
+    solve: Callable[[], Any]
+    unit: str = ""
+    rel_tol: float = 0.01
+    hints: tuple[tuple[Callable[[Any, Any], bool], str], ...] = ()
+    hint: str = "Check the formula in the chapter and the units of each input."
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :func:`check` says: ``correct`` and a message for the learner."""
+
+    correct: bool
+    message: str
+
+    def __repr__(self) -> str:
+        return self.message
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+
+_REGISTRY: dict[str, Question] = {}
+
+_GENERIC = [
+    (8.0, "did you mix bits and bytes (1 B = 8 b)?"),
+    (2.0**20 / 1e6, "did you mix MB (10^6 B) and MiB (2^20 B)?"),
+    (2.0**30 / 1e9, "did you mix GB (10^9 B) and GiB (2^30 B)?"),
+    (2.0, "did you count both directions of the link, or only one?"),
+    (1000.0, "is a unit prefix off by 1000 (ms vs s, MB vs GB)?"),
+    (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?"),
+]
+
+
+def register(question: Question) -> Question:
+    """Add a question to the registry (called by ``commlib/questions/chNN.py`` at import)."""
+    _REGISTRY[question.id] = question
+    return question
+
+
+def _load(question_id: str) -> Question:
+    if not isinstance(question_id, str) or "." not in question_id:
+        raise ValueError(f"question_id must look like 'ch02.ring_time', got {question_id!r}")
+    if question_id not in _REGISTRY:
+        chapter = question_id.split(".", 1)[0]
+        try:
+            importlib.import_module(f"commlib.questions.{chapter}")
+        except ModuleNotFoundError:
+            pass
+    if question_id not in _REGISTRY:
+        raise ValueError(f"unknown question_id {question_id!r}")
+    return _REGISTRY[question_id]
+
+
+def questions(chapter: str | None = None) -> list[str]:
+    """The registered question ids (of one chapter, e.g. ``"ch02"``, after loading it)."""
+    if chapter is not None:
+        importlib.import_module(f"commlib.questions.{chapter}")
+        return sorted(q for q in _REGISTRY if q.startswith(chapter + "."))
+    return sorted(_REGISTRY)
+
+
+def expected(question_id: str) -> Any:
+    """The answer commlib computes for a question (used by teachers and tests)."""
+    return _load(question_id).solve()
+
+
+def _is_number(x: Any) -> bool:
+    if isinstance(x, (str, bytes, bool)):
+        return False
+    return isinstance(x, (int, float)) or hasattr(x, "__float__")
+
+
+def _fmt(x: Any, unit: str) -> str:
+    text = f"{x:.4g}" if isinstance(x, float) else str(x)
+    return f"{text} {unit}".strip()
+
+
+def check(question_id: str, answer: Any) -> Result:
+    """Say whether ``answer`` is right for ``question_id``; if not, give a hint."""
+    q = _load(question_id)
+    want = q.solve()
+    if answer is None or answer is ...:
+        return Result(False, "No answer yet: replace the placeholder with your answer"
+                             + (f" (in {q.unit})." if q.unit else "."))
+    if _is_number(want):
+        if not _is_number(answer):
+            return Result(False, f"Not yet. The answer is a number{' in ' + q.unit if q.unit else ''}; "
+                                 f"got {answer!r}.")
+        given, right = float(answer), float(want)
+        if math.isclose(given, right, rel_tol=q.rel_tol, abs_tol=1e-12):
+            return Result(True, f"Right: {_fmt(right, q.unit)}.")
+        hint = _hint(q, given, right)
+        return Result(False, f"Not yet. {hint}")
+    if answer == want:
+        return Result(True, f"Right: {_fmt(want, q.unit)}.")
+    return Result(False, f"Not yet. {_hint(q, answer, want)}")
+
+
+def _hint(q: Question, given: Any, right: Any) -> str:
+    for test, text in q.hints:
+        try:
+            if test(given, right):
+                return text
+        except (TypeError, ValueError, ZeroDivisionError):
+            continue
+    if isinstance(given, float) and isinstance(right, float) and given != 0 and right != 0:
+        ratio = given / right
+        tol = max(q.rel_tol, 0.005)
+        for factor, text in _GENERIC:
+            if math.isclose(ratio, factor, rel_tol=tol):
+                return f"Your answer is {factor:.4g} times the right one: {text}"
+            if math.isclose(ratio, 1 / factor, rel_tol=tol):
+                return f"Your answer is 1/{factor:.4g} of the right one: {text}"
+        if given < 0 <= right or right < 0 <= given:
+            return "The sign is wrong. " + q.hint
+    return q.hint
+

@@ -1,0 +1,46 @@
+"""Self-checks for the introduction (chapter 0). Answers are computed, never typed in."""
+
+from .. import cost, hardware
+from ..check import Question, register
+from ..units import parse_rate
+
+register(Question(
+    "ch00.gbe_bytes", lambda: parse_rate("1 Gb/s"), unit="B/s",
+    hint="A link sold as 1 Gb/s moves 10^9 bits per second; divide by the bits in a byte.",
+))
+
+register(Question(
+    "ch00.nvlink3_one_way", lambda: hardware.LINKS["nvlink3"].bandwidth / 1e9, unit="GB/s",
+    hint="NVIDIA's 600 GB/s for an A100 adds both directions of all its links.",
+))
+
+register(Question(
+    "ch00.resnet50_fp16_mib", lambda: hardware.gradient_bytes("resnet50", "fp16") / 2**20, unit="MiB",
+    hints=((lambda given, right: abs(given / right - 2) < 0.02,
+            "That is the fp32 size: fp16 and bf16 take 2 bytes per element."),),
+    hint="Parameters x bytes per element, then divide by 2^20 for MiB.",
+))
+
+register(Question(
+    "ch00.gpt2xl_adam_gb", lambda: hardware.training_state_bytes("gpt2_xl", "mixed_adam") / 1e9, unit="GB",
+    hints=((lambda given, right: abs(given / right - 0.25) < 0.02,
+            "4 B per parameter is the fp32 gradient alone; mixed-precision Adam keeps 16 B per parameter."),),
+    hint="Mixed-precision Adam keeps 2 + 2 + 4 + 4 + 4 = 16 bytes per parameter.",
+))
+
+register(Question(
+    "ch00.bert_large_ring_ms",
+    lambda: 1e3 * cost.allreduce_time(hardware.gradient_bytes("bert_large", "fp16"), 8,
+                                      hardware.LINKS["eth_100g"].bandwidth),
+    unit="ms",
+    hints=((lambda given, right: abs(given / right - 8 / 7) < 0.02,
+            "Each rank sends 2(n-1)/n of the buffer, not 2 buffers: the factor is 2 x 7/8."),),
+    hint="Ring all-reduce time: 2(n-1)/n x M / B, with M in bytes and B in bytes per second.",
+))
+
+register(Question(
+    "ch00.resnet_bw_90",
+    lambda: cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), 16, 0.1, 0.9) / 1e9,
+    unit="GB/s",
+    hint="Allowed communication time is (1 - P)/P x Ts; divide the bytes each rank sends by it.",
+))

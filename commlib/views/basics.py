@@ -1,0 +1,102 @@
+"""Views for the introduction: the alpha-beta picture and the all-reduce calculator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import cost, hardware
+from ..units import format_rate, format_size, format_time
+from .calculator import Calculator, dropdown, integer, make_calculator
+from .plots import COLORS, MARKERS, figure
+
+__all__ = ["alpha_beta_figure", "allreduce_calculator"]
+
+
+def alpha_beta_figure(link_key: str = "eth_10g", n: int = 8, algorithm: str = "ring"):
+    """Time of one all-reduce against message size on a log-log plot, latency and bandwidth terms apart."""
+    item = hardware.link(link_key)
+    sizes = np.logspace(2, 10, 81)
+    terms = [cost.allreduce_terms(m, n, algorithm) for m in sizes]
+    latency = np.array([t.steps * item.latency for t in terms])
+    transfer = np.array([t.bytes / item.bandwidth for t in terms])
+    fig, ax = figure(6.4, 3.8)
+    ax.loglog(sizes, latency + transfer, color=COLORS[0], lw=2.5, label="total")
+    ax.loglog(sizes, latency, color=COLORS[1], ls="--", label=r"latency term $a\,\alpha$")
+    ax.loglog(sizes, transfer, color=COLORS[2], ls=":", lw=2, label=r"bandwidth term $b\,\beta$")
+    cross = cost.latency_bandwidth_balance(n, item.bandwidth, item.latency, algorithm)
+    ax.axvline(cross, color=COLORS[7], lw=0.8)
+    ax.annotate(f"terms equal near {format_size(cross)}", (cross, latency[0]), xytext=(8, 8),
+                textcoords="offset points", fontsize=9)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("time (s)")
+    ax.set_title(f"{algorithm} all-reduce, n = {n}, {item.name}")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def _model_label(key: str) -> str:
+    item = hardware.model(key)
+    return f"{item.name} ({item.params:,} parameters)"
+
+
+def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, link: str = "eth_10g",
+                         algorithm: str = "ring") -> Calculator:
+    """How long does one gradient all-reduce take? Model, dtype, ranks, link, algorithm -> time and rates."""
+
+    def compute(model, dtype, n, link, algorithm):
+        nbytes = hardware.gradient_bytes(model, dtype)
+        item = hardware.link(link)
+        terms = cost.allreduce_terms(nbytes, n, algorithm)
+        seconds = terms.time(item.bandwidth, item.latency)
+        out = {
+            "gradient size": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+            "time of one all-reduce": format_time(seconds),
+            "messages on the critical path": f"{terms.steps}",
+            "bytes on the critical path": format_size(terms.bytes),
+            "latency share of the time": f"{100 * terms.steps * item.latency / seconds:.1f} %" if seconds else "0 %",
+        }
+        if seconds > 0:
+            out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
+            out["bus bandwidth"] = format_rate(cost.bus_bandwidth("all_reduce", nbytes, n, seconds))
+        return out
+
+    controls = {
+        "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+        "n": integer(n, 1, 1024, "ranks n"),
+        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+        "algorithm": dropdown(list(cost.ALLREDUCE_ALGORITHMS), algorithm, "algorithm"),
+    }
+    return make_calculator(compute, controls, title="One gradient all-reduce",
+                           note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; "
+                                "algorithm and bus bandwidth as nccl-tests defines them.")
+
+
+def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_10g",
+                ranks=(2, 4, 8, 16, 32, 64, 128, 256)):
+    """Precomputed view of the calculator: all-reduce time of every algorithm as n grows, one frame per n."""
+    from .animation import sweep_html
+
+    nbytes = hardware.gradient_bytes(model, dtype)
+    item = hardware.link(link)
+    times = {alg: [cost.allreduce_time(nbytes, n, item.bandwidth, item.latency, alg) for n in ranks]
+             for alg in cost.ALLREDUCE_ALGORITHMS}
+    top = max(max(v) for v in times.values())
+
+    def draw(n):
+        fig, ax = figure(6.4, 3.4)
+        values = [times[alg][list(ranks).index(n)] for alg in cost.ALLREDUCE_ALGORITHMS]
+        bars = ax.barh(list(cost.ALLREDUCE_ALGORITHMS), values, color=COLORS[: len(values)])
+        for bar, value in zip(bars, values):
+            ax.annotate(format_time(value), (value, bar.get_y() + bar.get_height() / 2), xytext=(4, 0),
+                        textcoords="offset points", va="center", fontsize=9)
+        ax.set_xscale("log")
+        ax.set_xlim(min(min(v) for v in times.values()) / 2, top * 8)
+        ax.set_xlabel("time of one all-reduce (s, log scale)")
+        ax.set_title(f"{hardware.model(model).name}, {dtype}, n = {n}, {item.name}")
+        fig.tight_layout()
+        return fig
+
+    return sweep_html(draw, ranks, label="n = {}", start=2,
+                      alt=f"Bar chart of all-reduce time per algorithm for {hardware.model(model).name}")

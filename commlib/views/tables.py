@@ -1,0 +1,61 @@
+"""Tables for the page: Markdown built from model-layer data, units in every header."""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from IPython.display import Markdown
+
+from .. import hardware
+from ..units import format_rate, format_size, parse_rate, to_unit
+
+__all__ = ["markdown_table", "links_table", "models_table", "rates_table"]
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], caption: str = "") -> Markdown:
+    """A Markdown table (rendered by the notebook and by the website alike)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |")
+    if caption:
+        lines = [f"**{caption}**", ""] + lines
+    return Markdown("\n".join(lines))
+
+
+def links_table(keys: Sequence[str] | None = None) -> Markdown:
+    """Link presets: vendor figure next to one-direction bandwidth in bytes and bits per second."""
+    keys = list(hardware.LINKS) if keys is None else list(keys)
+    rows = []
+    for key in keys:
+        item = hardware.link(key)
+        rows.append([item.name, item.vendor_figure, format_rate(item.bandwidth), format_rate(item.bandwidth, bits=True),
+                     f"{item.latency * 1e6:g} µs", f"{item.source} {{cite}}`{item.citation}`"])
+    headers = ["link", "vendor figure", "per direction (GB/s)", "per direction (Gb/s)", "typical latency",
+               "source"]
+    return markdown_table(headers, rows, caption=f"Link presets, as of {hardware.AS_OF}")
+
+
+def models_table(keys: Sequence[str] | None = None, dtype: str = "fp32") -> Markdown:
+    """Model presets: exact parameter count, gradient bytes in ``dtype``, training state under mixed Adam."""
+    keys = list(hardware.MODELS) if keys is None else list(keys)
+    rows = []
+    for key in keys:
+        item = hardware.model(key)
+        rows.append([item.name, f"{item.params:,}", format_size(hardware.gradient_bytes(key, dtype)),
+                     format_size(hardware.gradient_bytes(key, dtype), binary=True),
+                     format_size(hardware.training_state_bytes(key, "mixed_adam")),
+                     f"{item.source} {{cite}}`{item.citation}`"])
+    headers = ["model", "parameters", f"{dtype} gradient (MB)", f"{dtype} gradient (MiB)",
+               "mixed-precision Adam state (16 B/param)", "source"]
+    return markdown_table(headers, rows, caption=f"Model presets, as of {hardware.AS_OF}")
+
+
+def rates_table(examples: Sequence[str]) -> Markdown:
+    """Each rate as written, then in bytes/s, GB/s, Gb/s and GiB/s (all one direction)."""
+    rows = []
+    for text in examples:
+        rate = parse_rate(text)
+        rows.append([text, f"{rate:.4g}", f"{to_unit(rate, 'GB/s'):g}", f"{to_unit(rate, 'Gb/s'):g}",
+                     f"{to_unit(rate, 'GiB/s'):.4g}"])
+    return markdown_table(["as written", "bytes/s", "GB/s", "Gb/s", "GiB/s"], rows,
+                          caption="The same rates in four units")

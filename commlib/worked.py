@@ -1,0 +1,94 @@
+"""Worked examples from the source notes, recomputed by commlib.
+
+The notes' own figures are kept as data (``NOTE_*``) so that the book can
+print them next to what the model computes and tests can hold one against
+the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import cost, hardware
+from .units import format_rate, format_size
+
+__all__ = ["VGGExample", "vgg16_gigabit", "NOTE_VGG16"]
+
+#: What the note reports for VGG-16 on 4 GPUs over 1 Gb/s Ethernet.
+NOTE_VGG16 = {
+    "d_bytes_stated": 553.44e6,   # "138.36M x 4bytes = 553.44MB"
+    "d_bytes_used": 553.36e6,     # the value its arithmetic uses
+    "bandwidth": 125e6,           # "1000Mbit = 125Mbytes"
+    "n": 4,
+    "t_compute": 0.55,            # Ts ~= 0.55 s
+    "efficiency": 0.0765,
+    "t_step": 7.19,
+    "t_step_measured": 7.628,
+    "bandwidth_90_mb": 13582,     # MB/s
+    "bandwidth_90_mbit": 108660,  # Mbit/s
+    "growth": 1.33333,
+}
+
+
+@dataclass(frozen=True)
+class VGGExample:
+    """The VGG-16 over gigabit Ethernet example; SI units (bytes, seconds, bytes/s)."""
+
+    params: int
+    d_note: float
+    d_exact: float
+    n: int
+    t_compute: float
+    bandwidth: float
+    t_comm: float
+    efficiency: float
+    t_step: float
+    t_step_measured: float
+    bandwidth_90: float
+    bandwidth_90_exact: float
+    growth_limit: float
+
+    def rows(self) -> list[list[str]]:
+        """(quantity, computed here, as the note has it) rows for a table."""
+        note = NOTE_VGG16
+        return [
+            ["gradient D (note's value)", format_size(self.d_note), "553.36 MB (553.44 MB stated)"],
+            ["gradient D (exact count, fp32)", format_size(self.d_exact), "-"],
+            ["link S", format_rate(self.bandwidth) + " = " + format_rate(self.bandwidth, bits=True), "125 MB/s"],
+            ["communication Tt", f"{self.t_comm:.3f} s", "-"],
+            ["efficiency P", f"{100 * self.efficiency:.2f} %", f"{100 * note['efficiency']:.2f} %"],
+            ["step time Tp = Ts / P", f"{self.t_step:.2f} s", f"{note['t_step']:.2f} s (measured {note['t_step_measured']} s)"],
+            ["S for P = 90 %", f"{self.bandwidth_90 / 1e6:,.0f} MB/s", f"{note['bandwidth_90_mb']:,} MB/s"],
+            ["S for P = 90 %, in bits", f"{self.bandwidth_90 * 8 / 1e6:,.0f} Mb/s", f"{note['bandwidth_90_mbit']:,} Mbit/s"],
+            ["growth as n grows: n/(n-1)", f"{self.growth_limit:.4f}", f"{note['growth']}"],
+        ]
+
+
+def vgg16_gigabit() -> VGGExample:
+    """Recompute the VGG-16, 4 GPUs, 1 Gb/s Ethernet example (ring all-reduce, no overlap).
+
+    >>> ex = vgg16_gigabit()
+    >>> round(100 * ex.efficiency, 2), round(ex.t_step, 2), round(ex.bandwidth_90 / 1e6)
+    (7.65, 7.19, 13582)
+    """
+    note = NOTE_VGG16
+    n, ts, link = note["n"], note["t_compute"], hardware.LINKS["eth_1g"].bandwidth
+    d = note["d_bytes_used"]
+    d_exact = hardware.gradient_bytes("vgg16", "fp32")
+    t_comm = cost.allreduce_time(d, n, link)
+    efficiency = cost.parallel_efficiency(ts, t_comm)
+    return VGGExample(
+        params=hardware.MODELS["vgg16"].params,
+        d_note=d,
+        d_exact=d_exact,
+        n=n,
+        t_compute=ts,
+        bandwidth=link,
+        t_comm=t_comm,
+        efficiency=efficiency,
+        t_step=ts / efficiency,
+        t_step_measured=note["t_step_measured"],
+        bandwidth_90=cost.required_bandwidth(d, n, ts, 0.9),
+        bandwidth_90_exact=cost.required_bandwidth(d_exact, n, ts, 0.9),
+        growth_limit=cost.ring_bytes_per_rank(1.0, 2**40) / cost.ring_bytes_per_rank(1.0, n),
+    )

@@ -1,0 +1,62 @@
+"""commlib.check: right answers pass, wrong ones get a useful hint."""
+
+import importlib
+import pkgutil
+
+import pytest
+
+import commlib.questions
+from commlib import check as checkmod
+from commlib.check import check, expected, questions
+
+
+def test_right_and_wrong():
+    right = expected("ch00.gbe_bytes")
+    assert check("ch00.gbe_bytes", right).correct
+    assert check("ch00.gbe_bytes", right * 1.001).correct      # within 1 %
+    assert not check("ch00.gbe_bytes", right * 1.5).correct
+
+
+@pytest.mark.parametrize("factor, words", [(8, "bits and bytes"), (1 / 8, "bits and bytes"),
+                                           (2, "both directions"), (1000, "1000")])
+def test_generic_unit_hints(factor, words):
+    result = check("ch00.resnet_bw_90", expected("ch00.resnet_bw_90") * factor)
+    assert not result.correct
+    assert words in result.message
+
+
+def test_question_specific_hint_comes_first():
+    fp32 = expected("ch00.resnet50_fp16_mib") * 2
+    assert "fp32" in check("ch00.resnet50_fp16_mib", fp32).message
+
+
+def test_placeholder_and_wrong_type():
+    assert "No answer yet" in check("ch00.gbe_bytes", None).message
+    assert "number" in check("ch00.gbe_bytes", "125 MB/s").message
+
+
+def test_unknown_question():
+    with pytest.raises(ValueError, match="question_id"):
+        check("ch99.nothing", 1)
+    with pytest.raises(ValueError, match="question_id"):
+        check("no-dot", 1)
+
+
+def _chapter_modules():
+    return [m.name for m in pkgutil.iter_modules(commlib.questions.__path__)]
+
+
+@pytest.mark.parametrize("chapter", _chapter_modules())
+def test_every_registered_question_accepts_its_own_answer(chapter):
+    importlib.import_module(f"commlib.questions.{chapter}")
+    ids = questions(chapter)
+    assert ids, f"{chapter} registers no questions"
+    for qid in ids:
+        answer = expected(qid)
+        assert check(qid, answer).correct, qid
+        if isinstance(answer, (int, float)) and not isinstance(answer, bool) and answer != 0:
+            assert not check(qid, answer * 3.3).correct, qid
+
+
+def test_registry_is_not_empty():
+    assert checkmod.questions("ch00")

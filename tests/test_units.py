@@ -1,0 +1,108 @@
+"""commlib.units: parsing and formatting sizes, rates and times."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from commlib import units
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("64 MiB", 64 * 2**20),
+    ("553.44 MB", 553.44e6),
+    ("1 KiB", 1024),
+    ("8 kb", 1000),
+    ("1 Gb", 1e9 / 8),
+    ("2 GiB", 2 * 2**30),
+    ("0 B", 0),
+    ("1,000 B", 1000),
+])
+def test_parse_size(text, expected):
+    assert units.parse_size(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("25 Gb/s", 25e9 / 8),
+    ("300 GB/s", 300e9),
+    ("1 Gbps", 125e6),
+    ("10 Gbit/s", 1.25e9),
+    ("1 GiB/s", 2**30),
+    ("125 MB/s", 125e6),
+])
+def test_parse_rate(text, expected):
+    assert units.parse_rate(text) == pytest.approx(expected)
+
+
+def test_bits_and_bytes_differ_by_eight():
+    assert units.parse_rate("8 Gb/s") == units.parse_rate("1 GB/s")
+
+
+def test_mib_and_mb_differ():
+    assert units.parse_size("1 MiB") / units.parse_size("1 MB") == pytest.approx(1.048576)
+
+
+@pytest.mark.parametrize("bad", ["64 XB", "fast", "", "12 Mbs/s", "-"])
+def test_bad_size_raises_value_error(bad):
+    with pytest.raises(ValueError, match="size"):
+        units.parse_size(bad)
+
+
+@pytest.mark.parametrize("bad", ["25 Gb", "10 parsecs/s", "GB/s"])
+def test_bad_rate_raises_value_error(bad):
+    with pytest.raises(ValueError, match="rate"):
+        units.parse_rate(bad)
+
+
+def test_negative_size_is_rejected():
+    with pytest.raises(ValueError, match=">= 0"):
+        units.parse_size("-5 MB")
+
+
+def test_non_string_is_rejected():
+    with pytest.raises(ValueError, match="string"):
+        units.parse_size(64)
+
+
+def test_format():
+    assert units.format_size(553_437_120) == "553.44 MB"
+    assert units.format_size(2**20, binary=True) == "1.00 MiB"
+    assert units.format_rate(125e6) == "125.00 MB/s"
+    assert units.format_rate(125e6, bits=True) == "1.00 Gb/s"
+    assert units.format_time(0.00256) == "2.56 ms"
+    assert units.format_time(3e-6) == "3.00 µs"
+    assert units.format_percent(0.0765) == "7.65 %"
+
+
+def test_parse_time():
+    assert units.parse_time("2.56 ms") == pytest.approx(2.56e-3)
+    with pytest.raises(ValueError, match="time unit"):
+        units.parse_time("3 fortnights")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(min_value=1, max_value=1e15), st.sampled_from(["B", "kB", "MB", "GB", "KiB", "MiB", "GiB"]))
+def test_size_round_trip(value, unit):
+    nbytes = units.parse_size(f"{value!r} {unit}")
+    assert units.to_unit(nbytes, unit) == pytest.approx(value, rel=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(min_value=1, max_value=1e15))
+def test_format_then_parse_is_close(value):
+    text = units.format_size(value)
+    assert units.parse_size(text) == pytest.approx(value, rel=0.01, abs=0.01)
+
+
+def test_checks():
+    assert units.check_count("n", 3) == 3
+    for bad in (0, -1, 2.5, True, "4", math.nan):
+        with pytest.raises(ValueError, match="n must"):
+            units.check_count("n", bad)
+    with pytest.raises(ValueError, match="bandwidth must be > 0"):
+        units.check_positive("bandwidth", 0)
+    with pytest.raises(ValueError, match="NaN"):
+        units.check_nonnegative("nbytes", math.nan)
+    with pytest.raises(ValueError, match=r"\(0, 1\)"):
+        units.check_fraction("efficiency", 1.0)

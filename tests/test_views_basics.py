@@ -1,0 +1,63 @@
+"""The introduction's views: calculator callbacks driven directly, figures built."""
+
+import pytest
+
+from commlib import cost, hardware
+from commlib.views import basics
+from commlib.views.calculator import make_calculator, number, text
+from commlib.units import parse_size
+
+
+def test_allreduce_calculator_default_matches_model():
+    calc = basics.allreduce_calculator(model="vgg16", dtype="fp32", n=4, link="eth_1g")
+    assert calc.error is None
+    seconds = cost.allreduce_time(hardware.gradient_bytes("vgg16"), 4, hardware.LINKS["eth_1g"].bandwidth,
+                                  hardware.LINKS["eth_1g"].latency)
+    assert calc.results["time of one all-reduce"] == f"{seconds:.2f} s"
+    assert "553.43 MB" in calc.results["gradient size"]
+    assert "527.79 MiB" in calc.results["gradient size"]
+    assert "<table" in calc.output.value
+
+
+def test_calculator_reacts_to_controls():
+    calc = basics.allreduce_calculator(n=8)
+    before = calc.results["time of one all-reduce"]
+    calc.controls["link"].value = "ib_ndr"
+    assert calc.results["time of one all-reduce"] != before
+    calc.set(dtype="fp16", algorithm="naive")
+    assert calc.values()["algorithm"] == "naive"
+    assert calc.error is None
+
+
+def test_single_rank_has_no_traffic():
+    calc = basics.allreduce_calculator(n=1)
+    assert calc.results["time of one all-reduce"] == "0.00 ns"
+    assert "bus bandwidth" not in calc.results
+
+
+def test_bad_input_shows_message_in_place():
+    calc = make_calculator(lambda size, n: {"time": f"{cost.allreduce_time(parse_size(size), n, 1e9):.3f} s"},
+                           {"size": text("64 MiB", "size"), "n": number(4, "ranks")})
+    assert calc.error is None
+    calc.set(size="64 XB")
+    assert "unknown size unit" in calc.error
+    assert "gotw-error" in calc.output.value and "Traceback" not in calc.output.value
+    calc.set(size="64 MiB", n=0)
+    assert "n must be >= 1" in calc.error
+    calc.set(n=2)
+    assert calc.error is None and calc.results["time"].endswith(" s")
+
+
+def test_unknown_control_name_is_rejected():
+    calc = basics.allreduce_calculator()
+    with pytest.raises(ValueError, match="unknown control"):
+        calc.set(gpus=3)
+
+
+def test_figures_and_sweep():
+    fig = basics.alpha_beta_figure("eth_10g", 8)
+    assert len(fig.axes[0].lines) >= 3
+    html = basics.ranks_sweep("resnet50", "fp32", "eth_10g", ranks=(2, 4, 8)).data
+    assert html.count('class="gotw-frame"') == 3
+    assert "https://" not in html and "http://" not in html
+    assert basics.ranks_sweep("resnet50", "fp32", "eth_10g", ranks=(2, 4, 8)).data == html  # deterministic

@@ -1,0 +1,29 @@
+"""The note 001 worked example, recomputed."""
+
+import pytest
+
+from commlib import worked
+
+
+def test_vgg16_reproduces_the_note():
+    ex = worked.vgg16_gigabit()
+    note = worked.NOTE_VGG16
+    assert round(ex.efficiency, 4) == note["efficiency"]
+    assert round(ex.t_step, 2) == note["t_step"]
+    assert round(ex.bandwidth_90 / 1e6) == note["bandwidth_90_mb"]
+    assert ex.growth_limit == pytest.approx(4 / 3)
+    # the model explains most but not all of the measured step time
+    assert 0.9 < ex.t_step / note["t_step_measured"] < 1.0
+    # the exact parameter count gives a slightly different D than the note's two values
+    assert ex.d_exact == 138_357_544 * 4
+    assert ex.d_exact != note["d_bytes_used"] and ex.d_exact != note["d_bytes_stated"]
+    # the note's Mbit/s figure is eight times its MB/s figure
+    assert round(ex.bandwidth_90 * 8 / 1e6, -1) == note["bandwidth_90_mbit"]
+
+
+def test_rows_are_labelled_with_units():
+    rows = worked.vgg16_gigabit().rows()
+    assert all(len(r) == 3 for r in rows)
+    text = " ".join(r[1] for r in rows)
+    for unit in ("MB", "s", "%", "MB/s", "Mb/s"):
+        assert unit in text
