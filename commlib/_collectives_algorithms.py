@@ -1,0 +1,172 @@
+"""Schedules behind :mod:`commlib.collectives`: who sends what to whom at each step.
+
+Each function here drives a :class:`~commlib._collectives_engine.StepEngine`
+through one algorithm (or records a schedule directly, for the vectorised
+ring). The public functions, their formulas and sources are documented in
+:mod:`commlib.collectives`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ._collectives_engine import ColumnTrace, StepEngine, split_bounds
+
+_ALL = slice(None)
+
+
+def _log2_ceil(n: int) -> int:
+    return (n - 1).bit_length()
+
+
+def _new_trace(n: int, name: str) -> ColumnTrace:
+    return ColumnTrace(n=n, algorithm=name)
+
+
+def _tree_reduce_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
+    """Binomial-tree reduce: at step k, relative rank v with v mod 2^(k+1) == 2^k sends to v - 2^k."""
+    out = []
+    for k in range(_log2_ceil(n)):
+        mask = 1 << k
+        out.append([((v + root) % n, (v - mask + root) % n) for v in range(n) if v % (2 * mask) == mask])
+    return out
+
+
+def _tree_bcast_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
+    """Binomial-tree broadcast: at step k, relative ranks v < 2^k send to v + 2^k."""
+    out = []
+    for k in range(_log2_ceil(n)):
+        mask = 1 << k
+        out.append([((v + root) % n, (v + mask + root) % n) for v in range(mask) if v + mask < n])
+    return out
+
+
+def _ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray], kind: str, phase: str,
+                label: Callable[[int, int], object]) -> None:
+    """Ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``) inside each group, all groups at once.
+
+    Position ``p`` of a group ends the reduce-scatter owning chunk ``p``
+    (``[bounds[p], bounds[p+1])``): at step s it sends chunk (p - s - 1) mod g
+    to position p + 1, which combines it into its own copy. In the all-gather,
+    position p sends chunk (p - s) mod g, and the receiver overwrites.
+    """
+    g = len(groups[0])
+    for s in range(g - 1):
+        transfers = []
+        for gi, (ranks, b) in enumerate(zip(groups, bounds)):
+            for p in range(g):
+                c = (p - s - 1) % g if kind == "rs" else (p - s) % g
+                sl = slice(int(b[c]), int(b[c + 1]))
+                transfers.append((ranks[p], ranks[(p + 1) % g], sl, sl, kind == "rs", label(gi, c)))
+        eng.run(transfers, phase)
+
+
+def _whole(src: int, dst: int, reduce_: bool) -> tuple:
+    return (src, dst, _ALL, _ALL, reduce_, None)
+
+
+
+def _fold_in(eng: StepEngine, n: int, q: int) -> None:
+    if q != n:
+        eng.run([_whole(i, i - q, True) for i in range(q, n)], "fold-in")
+
+
+def _fold_out(eng: StepEngine, n: int, q: int) -> None:
+    if q != n:
+        eng.run([_whole(i - q, i, False) for i in range(q, n)], "fold-out")
+
+
+def _recursive_doubling(eng: StepEngine, n: int) -> None:
+    q = 1 << (n.bit_length() - 1)
+    _fold_in(eng, n, q)
+    mask = 1
+    while mask < q:
+        eng.run([_whole(i, i ^ mask, True) for i in range(q)], "recursive-doubling")
+        mask <<= 1
+    _fold_out(eng, n, q)
+
+
+def _halving_doubling(eng: StepEngine, n: int, length: int) -> None:
+    q = 1 << (n.bit_length() - 1)
+    _fold_in(eng, n, q)
+    seg = {i: (0, length, 0, q) for i in range(q)}  # element range [lo, hi) and block range [blo, bhi)
+    history = []
+    dist = q // 2
+    while dist >= 1:  # reduce-scatter by recursive halving: distance q/2, q/4, ..., 1
+        history.append(dict(seg))
+        transfers, new = [], {}
+        for i in range(q):
+            lo, hi, blo, bhi = seg[i]
+            mid, bmid = (lo + hi) // 2, (blo + bhi) // 2
+            low_half, high_half = (lo, mid, blo, bmid), (mid, hi, bmid, bhi)
+            keep, give = (low_half, high_half) if i & dist == 0 else (high_half, low_half)
+            new[i] = keep
+            sl = slice(give[0], give[1])
+            transfers.append((i, i ^ dist, sl, sl, True, tuple(range(give[2], give[3]))))
+        eng.run(transfers, "reduce-scatter")
+        seg = new
+        dist //= 2
+    dist = 1
+    while dist < q:  # all-gather by recursive doubling: distance 1, 2, ..., q/2
+        transfers = []
+        for i in range(q):
+            lo, hi, blo, bhi = seg[i]
+            transfers.append((i, i ^ dist, slice(lo, hi), slice(lo, hi), False, tuple(range(blo, bhi))))
+        eng.run(transfers, "all-gather")
+        seg = history.pop()
+        dist *= 2
+    _fold_out(eng, n, q)
+
+
+def _two_level(eng: StepEngine, length: int, groups: int, size: int, phases: tuple[str, str, str]) -> None:
+    """Reduce-scatter inside each group of ``size`` contiguous ranks, ring all-reduce across groups, all-gather."""
+    inner = [[h * size + p for p in range(size)] for h in range(groups)]
+    outer = [[h * size + p for h in range(groups)] for p in range(size)]
+    b = split_bounds(0, length, size)
+    _ring_phase(eng, inner, [b] * groups, "rs", phases[0], lambda gi, c: c)
+    sub = [split_bounds(int(b[p]), int(b[p + 1]), groups) for p in range(size)]
+    _ring_phase(eng, outer, sub, "rs", phases[1], lambda gi, c: (gi, c))
+    _ring_phase(eng, outer, sub, "ag", phases[1], lambda gi, c: (gi, c))
+    _ring_phase(eng, inner, [b] * groups, "ag", phases[2], lambda gi, c: c)
+
+
+def _ring_schedule(trace: ColumnTrace, n: int, sizes: np.ndarray, itemsize: int) -> None:
+    """Record the ring's 2 n (n - 1) messages as columns, with no Python loop over messages."""
+    s = np.arange(n - 1)[:, None]
+    src = np.broadcast_to(np.arange(n)[None, :], (n - 1, n))
+    dst = (src + 1) % n
+    for phase, chunk, first in (("reduce-scatter", (src - s - 1) % n, 0), ("all-gather", (src - s) % n, n - 1)):
+        nbytes = sizes[chunk] * itemsize
+        trace.add_block(np.broadcast_to(s + first, (n - 1, n)), src, dst, nbytes, chunk=chunk, phase=phase,
+                        reduced=nbytes if phase == "reduce-scatter" else 0)
+
+
+def _ring_fast(matrix: np.ndarray, f: np.ufunc) -> np.ndarray:
+    """The ring's arithmetic without the per-rank buffers: returns the reduced vector.
+
+    Piece c starts on rank c + 1 and travels the ring c + 1, c + 2, ..., n - 1,
+    0, ..., c; each rank it reaches combines its own copy with the arriving
+    partial, ``partial = op(own, partial)``, as in the step-by-step version.
+    Walking the ranks in order instead of the steps does the same operations
+    in the same order for every piece, reading each rank's row once:
+
+    * pass 1, rank r = 1 .. n-1: piece r - 1 starts here (a copy); pieces
+      0 .. r - 2 (which started on earlier ranks) take rank r's contribution;
+    * pass 2, rank r = 0 .. n-1: the pieces whose journey wrapped past rank
+      n - 1, that is pieces r .. n - 1 (piece n - 1 starts at rank 0).
+    """
+    n, length = matrix.shape
+    b = split_bounds(0, length, n).tolist()
+    acc = np.empty(length, dtype=matrix.dtype)
+    for r in range(1, n):
+        acc[b[r - 1]:b[r]] = matrix[r, b[r - 1]:b[r]]
+        if r >= 2:
+            f(matrix[r, :b[r - 1]], acc[:b[r - 1]], out=acc[:b[r - 1]])
+    acc[b[n - 1]:] = matrix[0, b[n - 1]:]
+    if n >= 2:
+        f(matrix[0, :b[n - 1]], acc[:b[n - 1]], out=acc[:b[n - 1]])
+    for r in range(1, n):
+        f(matrix[r, b[r]:], acc[b[r]:], out=acc[b[r]:])
+    return acc
