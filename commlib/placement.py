@@ -1,0 +1,461 @@
+r"""How long gradient synchronisation takes for a placement of workers on hosts (note 000's estimator).
+
+The chain of the estimate: model -> parameter count -> gradient bytes ``M``
+(:func:`commlib.hardware.gradient_bytes`) -> the bytes each link must carry
+under a parameter server (PS) or an all-reduce -> divided by that link's
+bandwidth -> the slowest link decides.
+
+The cluster is described per host by two measured bandwidths, in bytes/s
+per direction (:class:`Cluster`):
+
+* ``intra[h]``: what one endpoint on host ``h`` (a worker, or a server)
+  sends or receives to or from another endpoint on the same host;
+* ``inter[h]``: what host ``h`` sends or receives over the network, in
+  total, shared by all of its flows.
+
+Note 000 gives such lists in MB/s, without saying how they were measured.
+:data:`NOTE000_INTRA_MB_S` and :data:`NOTE000_INTER_MB_S` keep them, and
+:func:`note000_cluster` reads them under exactly the interpretation above
+(1 MB = 10**6 B, per direction, host ``h`` = list entry ``h``).
+
+Time per iteration, for ``n`` workers, ``g_h`` of them on host ``h``, ``k``
+hosts in use (latency ignored, as in the note; all formulas in seconds):
+
+* **ring all-reduce**, ranks ordered host by host: every rank sends
+  :math:`2\frac{n-1}{n}M` in :math:`2(n-1)` equal steps, so the slowest hop
+  decides (Patarasuk & Yuan 2009): :math:`T = 2\frac{n-1}{n}\frac{M}{B_{\min}}`.
+  A hop inside host ``h`` runs at ``intra[h]``; the hop from host ``a`` to
+  host ``b`` at ``min(inter[a], inter[b])``.
+* **hierarchical all-reduce** (several workers share a host): ring
+  reduce-scatter inside every host, ring all-reduce across hosts, ring
+  all-gather inside every host. A host's ``g_h`` shards of ``M/g_h`` all
+  cross its one network link, so
+  :math:`T = 2\max_h \frac{g_h-1}{g_h}\frac{M}{\text{intra}_h} + 2\frac{k-1}{k}\frac{M}{\min_h \text{inter}_h}`.
+  (:func:`commlib.cost.hierarchical_allreduce_time` is the same with the
+  inter-host bandwidth given per rank, ``inter_h / g``.)
+* **parameter server** on host ``s``: every worker pushes ``M`` and pulls
+  ``M`` back (note 000: the server receives and sends "gradient size x
+  number of workers"). Push and pull each last as long as the most loaded
+  link: :math:`T = 2\max\left(\frac{g_s M}{\text{intra}_s},\ \frac{(n-g_s)M}{\text{inter}_s},\ \max_{h\ne s}\frac{g_h M}{\text{inter}_h}\right)`.
+
+>>> c = note000_cluster()
+>>> est = estimate(c, {"host3": 2, "host1": 2}, model="resnet50")
+>>> est.algorithm, est.bottleneck
+('hierarchical', 'network link of host 3 (145.88 MB/s)')
+>>> round(est.time, 3)
+0.94
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from . import hardware
+from .units import check_count, check_nonnegative, check_positive, format_rate, parse_rate
+
+__all__ = [
+    "NOTE000_INTER_MB_S",
+    "NOTE000_INTRA_MB_S",
+    "NOTE000_LINK_CLAIMS",
+    "LinkClaim",
+    "link_claims",
+    "MODES",
+    "ALGORITHMS",
+    "Cluster",
+    "Estimate",
+    "note000_cluster",
+    "as_megabits",
+    "workers_per_host",
+    "parse_placement",
+    "estimate",
+    "rank_placements",
+    "best_placements",
+]
+
+#: Note 000's "inter" list, MB/s, one entry per machine, as printed in the note.
+NOTE000_INTER_MB_S: tuple[float, ...] = (91.875, 233.0, 59.5, 145.875, 120.125, 60.75, 92.125, 10.375)
+#: Note 000's "intra" list, MB/s, one entry per machine, as printed in the note.
+NOTE000_INTRA_MB_S: tuple[float, ...] = (306.5, 427.75, 63.0, 1082.125, 181.125, 159.625, 65.625, 22.875)
+
+
+
+@dataclass(frozen=True)
+class LinkClaim:
+    """A link figure as note 000 writes it, the preset it should be read against, and how to read it."""
+
+    what: str
+    as_written: str
+    preset: str | None
+    reading: str
+
+    @property
+    def rate(self) -> float:
+        """The figure in bytes/s, taken literally."""
+        return parse_rate(self.as_written)
+
+    @property
+    def per_direction(self) -> float | None:
+        """The preset's bytes/s in one direction (None when there is no matching preset)."""
+        return None if self.preset is None else hardware.link(self.preset).bandwidth
+
+
+#: Note 000's link figures, verbatim, with the reading the book adopts.
+NOTE000_LINK_CLAIMS: tuple[LinkClaim, ...] = (
+    LinkClaim("NVLink 2.0 per V100 ('300GB/s full duplex')", "300 GB/s", "nvlink2",
+              "both directions summed, six links"),
+    LinkClaim("NVLink 3.0 per A100 ('600GB/s')", "600 GB/s", "nvlink3", "both directions summed, twelve links"),
+    LinkClaim("CPU-GPU over NVLink 2.0 ('63 GiB/s')", "63 GiB/s", None,
+              "measured between a POWER9 CPU and a V100 (Lutz et al. 2020), binary units"),
+    LinkClaim("CPU-GPU over PCIe ('16GB/s')", "16 GB/s", "pcie3_x16",
+              "PCIe 3.0 x16, one direction, rounded up"),
+    LinkClaim("QPI/UPI and X-Bus ('about 31 GiB/s')", "31 GiB/s", "upi",
+              "binary units; number of links and direction not given"),
+    LinkClaim("NIC through a switch ('10Gb/s')", "10 Gb/s", "eth_10g", "bits per second"),
+)
+
+
+def link_claims() -> tuple[LinkClaim, ...]:
+    """Note 000's link figures (:data:`NOTE000_LINK_CLAIMS`).
+
+    >>> [round(c.rate / 1e9, 2) for c in link_claims()][:3]
+    [300.0, 600.0, 67.65]
+    """
+    return NOTE000_LINK_CLAIMS
+
+
+MODES = ("allreduce", "ps")
+ALGORITHMS = ("auto", "ring", "hierarchical")
+
+_MB = 1e6
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Per-host bandwidths (bytes/s per direction) and worker slots.
+
+    ``intra[h]`` and ``inter[h]`` as in the module docstring; ``slots[h]``
+    is how many workers host ``h`` can hold (its GPUs).
+    """
+
+    intra: tuple[float, ...]
+    inter: tuple[float, ...]
+    slots: tuple[int, ...]
+
+    def __post_init__(self):
+        intra = tuple(check_positive(f"intra[{h}]", b) for h, b in enumerate(self.intra))
+        inter = tuple(check_positive(f"inter[{h}]", b) for h, b in enumerate(self.inter))
+        slots = tuple(check_count(f"slots[{h}]", s, minimum=0) for h, s in enumerate(self.slots))
+        if not intra:
+            raise ValueError("intra must list at least one host")
+        if not (len(intra) == len(inter) == len(slots)):
+            raise ValueError(f"intra, inter and slots must have one entry per host; got lengths "
+                             f"{len(intra)}, {len(inter)}, {len(slots)}")
+        object.__setattr__(self, "intra", intra)
+        object.__setattr__(self, "inter", inter)
+        object.__setattr__(self, "slots", slots)
+
+    @property
+    def hosts(self) -> int:
+        """Number of hosts."""
+        return len(self.intra)
+
+    @classmethod
+    def from_mb_per_s(cls, intra: Sequence[float], inter: Sequence[float], slots: int | Sequence[int] = 4
+                      ) -> "Cluster":
+        """Build from lists in MB/s (1 MB = 10**6 B); ``slots`` one number for all hosts or one per host."""
+        if isinstance(slots, int):
+            slots = [slots] * len(intra)
+        return cls(tuple(check_positive("intra", b) * _MB for b in intra),
+                   tuple(check_positive("inter", b) * _MB for b in inter), tuple(slots))
+
+    def with_bandwidth(self, host: int, intra: float | None = None, inter: float | None = None) -> "Cluster":
+        """A copy with host ``host``'s ``intra`` and/or ``inter`` (bytes/s) replaced."""
+        host = check_count("host", host, minimum=0, maximum=self.hosts - 1)
+        a, e = list(self.intra), list(self.inter)
+        if intra is not None:
+            a[host] = intra
+        if inter is not None:
+            e[host] = inter
+        return Cluster(tuple(a), tuple(e), self.slots)
+
+
+def note000_cluster(slots: int | Sequence[int] = 4) -> Cluster:
+    """Note 000's eight machines, read as per-host MB/s per direction; ``slots`` workers each (the note
+    does not say; 4 is an assumption).
+
+    >>> c = note000_cluster(); c.hosts, c.inter[7]
+    (8, 10375000.0)
+    """
+    return Cluster.from_mb_per_s(NOTE000_INTRA_MB_S, NOTE000_INTER_MB_S, slots)
+
+
+def as_megabits(values_mb_per_s: Sequence[float]) -> list[float]:
+    """MB/s -> Mb/s (x 8). Note 000's figures all become whole numbers of Mb/s, a hint they were
+    measured in megabits per second and divided by 8.
+
+    >>> as_megabits([91.875, 10.375])
+    [735.0, 83.0]
+    """
+    return [check_nonnegative("value", v) * 8 for v in values_mb_per_s]
+
+
+_HOST = re.compile(r"^\s*(?:host|h)?\s*(\d+)\s*$")
+
+
+def _host_index(key, hosts: int) -> int:
+    if isinstance(key, bool):
+        raise ValueError(f"host must be an index 0..{hosts - 1} or a name 'host0'..'host{hosts - 1}', got {key!r}")
+    if isinstance(key, int):
+        h = key
+    elif isinstance(key, str) and _HOST.match(key):
+        h = int(_HOST.match(key).group(1))
+    else:
+        raise ValueError(f"host must be an index 0..{hosts - 1} or a name 'host0'..'host{hosts - 1}', got {key!r}")
+    if not 0 <= h < hosts:
+        raise ValueError(f"host must be in 0..{hosts - 1}, got {key!r}")
+    return h
+
+
+def workers_per_host(cluster: Cluster, placement) -> tuple[int, ...]:
+    """Normalise a placement to a tuple of worker counts, one per host, checking slots.
+
+    ``placement`` is a mapping host -> number of workers (``{"host0": 2, 3: 1}``)
+    or a sequence with each worker's host (``[0, 0, 3]``).
+
+    >>> workers_per_host(note000_cluster(), {"host0": 2, "host3": 1})
+    (2, 0, 0, 1, 0, 0, 0, 0)
+    >>> workers_per_host(note000_cluster(), [1] * 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: placement puts 5 workers on host 1, which has 4 slots
+    """
+    counts = [0] * cluster.hosts
+    if isinstance(placement, Mapping):
+        for key, value in placement.items():
+            counts[_host_index(key, cluster.hosts)] += check_count(f"workers on {key}", value, minimum=0)
+    elif isinstance(placement, (list, tuple)):
+        for h in placement:
+            counts[_host_index(h, cluster.hosts)] += 1
+    else:
+        raise ValueError(f"placement must be a mapping host -> workers or a list of hosts, got {placement!r}")
+    for h, (c, s) in enumerate(zip(counts, cluster.slots)):
+        if c > s:
+            raise ValueError(f"placement puts {c} workers on host {h}, which has {s} slots")
+    if sum(counts) < 1:
+        raise ValueError("placement must place at least one worker")
+    return tuple(counts)
+
+
+_ITEM = re.compile(r"^(?:host|h)?(\d+):(\d+)$")
+
+
+def parse_placement(text: str) -> dict[int, int]:
+    """Read ``"host3:2, host1:2"`` (host:workers items, commas or spaces between) into ``{3: 2, 1: 2}``.
+
+    >>> parse_placement("host3:2, host1:2")
+    {3: 2, 1: 2}
+    >>> parse_placement("3-2")
+    Traceback (most recent call last):
+    ...
+    ValueError: placement must read like 'host3:2, host1:2' (host:workers), got '3-2'
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"placement must be a string like 'host3:2, host1:2', got {text!r}")
+    out: dict[int, int] = {}
+    items = [t for t in re.split(r"[,\s]+", text.strip()) if t]
+    for item in items:
+        match = _ITEM.match(item)
+        if not match:
+            raise ValueError(f"placement must read like 'host3:2, host1:2' (host:workers), got {item!r}")
+        h, c = int(match.group(1)), int(match.group(2))
+        out[h] = out.get(h, 0) + c
+    if not out:
+        raise ValueError("placement must name at least one host, like 'host3:2'")
+    return out
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One placement's synchronisation time per iteration (s) and what bounds it.
+
+    ``bottleneck_kind`` is ``"intra"`` or ``"inter"``, ``bottleneck_host`` the
+    host whose link it is, ``bottleneck_bandwidth`` its bytes/s; all ``None``
+    for a single worker (nothing to synchronise).
+    """
+
+    time: float
+    mode: str
+    algorithm: str
+    counts: tuple[int, ...]
+    nbytes: float
+    bottleneck_kind: str | None
+    bottleneck_host: int | None
+    bottleneck_bandwidth: float | None
+    server_host: int | None = None
+
+    @property
+    def workers(self) -> int:
+        """Number of workers."""
+        return sum(self.counts)
+
+    @property
+    def bottleneck(self) -> str:
+        """The bounding link in words, e.g. ``'network link of host 7 (10.38 MB/s)'``."""
+        if self.bottleneck_kind is None:
+            return "none (a single worker has nothing to synchronise)"
+        what = "network link" if self.bottleneck_kind == "inter" else "intra-host link"
+        return f"{what} of host {self.bottleneck_host} ({format_rate(self.bottleneck_bandwidth)})"
+
+    def describe(self) -> str:
+        """One sentence: placement, algorithm and bottleneck."""
+        hosts = ", ".join(f"{c} on host {h}" for h, c in enumerate(self.counts) if c)
+        algo = f"PS on host {self.server_host}" if self.mode == "ps" else f"{self.algorithm} all-reduce"
+        return f"{self.workers} workers ({hosts}); {algo}; bounded by the {self.bottleneck}"
+
+
+def _nbytes(model: str | None, dtype: str, nbytes: float | None) -> float:
+    if nbytes is not None:
+        return check_positive("nbytes", nbytes)
+    if model is None:
+        raise ValueError("give a model preset (model=...) or the gradient size (nbytes=...)")
+    return float(hardware.gradient_bytes(model, dtype))
+
+
+def _ring(cluster: Cluster, counts, m: float):
+    n = sum(counts)
+    used = [h for h, c in enumerate(counts) if c]
+    hops = []  # (bandwidth, order, kind, host)
+    for h in used:
+        for _ in range(counts[h] - 1):
+            hops.append((cluster.intra[h], len(hops), "intra", h))
+    if len(used) > 1:
+        for a, b in zip(used, used[1:] + used[:1]):
+            slow = a if cluster.inter[a] <= cluster.inter[b] else b
+            hops.append((cluster.inter[slow], len(hops), "inter", slow))
+    bw, _, kind, host = min(hops)
+    return 2 * (n - 1) / n * m / bw, kind, host, bw
+
+
+def _hierarchical(cluster: Cluster, counts, m: float):
+    used = [h for h, c in enumerate(counts) if c]
+    k = len(used)
+    intra_terms = [((counts[h] - 1) / counts[h] * m / cluster.intra[h], h) for h in used]
+    t_intra, h_intra = max(intra_terms, key=lambda t: (t[0], -t[1]))
+    h_inter = min(used, key=lambda h: (cluster.inter[h], h))
+    t_inter = 2 * (k - 1) / k * m / cluster.inter[h_inter]
+    if 2 * t_intra > t_inter:
+        return 2 * t_intra + t_inter, "intra", h_intra, cluster.intra[h_intra]
+    return 2 * t_intra + t_inter, "inter", h_inter, cluster.inter[h_inter]
+
+
+def _ps(cluster: Cluster, counts, m: float, s: int):
+    n = sum(counts)
+    terms = []  # (seconds, order, kind, host)
+    if counts[s]:
+        terms.append((counts[s] * m / cluster.intra[s], 0, "intra", s))
+    if n - counts[s]:
+        terms.append(((n - counts[s]) * m / cluster.inter[s], 1, "inter", s))
+    for h, c in enumerate(counts):
+        if c and h != s:
+            terms.append((c * m / cluster.inter[h], 2 + h, "inter", h))
+    t, _, kind, host = max(terms, key=lambda x: (x[0], -x[1]))
+    bw = cluster.intra[host] if kind == "intra" else cluster.inter[host]
+    return 2 * t, kind, host, bw
+
+
+def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype: str = "fp32",
+             mode: str = "allreduce", algorithm: str = "auto", server_host: int | str | None = None,
+             nbytes: float | None = None) -> Estimate:
+    """Synchronisation time per iteration of ``placement`` on ``cluster`` (formulas in the module docstring).
+
+    ``model``/``dtype`` give the gradient bytes (or pass ``nbytes``).
+    ``mode`` is ``"allreduce"`` or ``"ps"``. For all-reduce, ``algorithm`` is
+    ``"ring"``, ``"hierarchical"`` or ``"auto"`` (hierarchical when several
+    workers share a host and more than one host is used, else ring). For PS,
+    ``server_host`` is where the server runs (it takes no worker slot); by
+    default the host that gives the shortest time.
+
+    >>> c = Cluster((1e9, 1e9), (1e8, 1e8), (4, 4))
+    >>> estimate(c, {0: 4}, nbytes=1e8).time          # 2 * 3/4 * 100 MB / 1 GB/s
+    0.15
+    >>> estimate(c, {0: 1, 1: 1}, nbytes=1e8, mode="ps", server_host=0).time   # push + pull of 100 MB at 100 MB/s
+    2.0
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    if not isinstance(cluster, Cluster):
+        raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    m = _nbytes(model, dtype, nbytes)
+    counts = workers_per_host(cluster, placement)
+    n = sum(counts)
+    if mode == "ps":
+        hosts = range(cluster.hosts) if server_host is None else [_host_index(server_host, cluster.hosts)]
+        if n == 1 and server_host is None:
+            hosts = [counts.index(1)]
+        best = None
+        for s in hosts:
+            t, kind, host, bw = _ps(cluster, counts, m, s)
+            if best is None or t < best[0]:
+                best = (t, kind, host, bw, s)
+        t, kind, host, bw, s = best
+        return Estimate(t, "ps", "ps", counts, m, kind, host, bw, s)
+    if n == 1:
+        return Estimate(0.0, "allreduce", "none", counts, m, None, None, None)
+    used = sum(1 for c in counts if c)
+    if algorithm == "auto":
+        algorithm = "hierarchical" if used > 1 and max(counts) > 1 else "ring"
+    if algorithm == "hierarchical" and used == 1:
+        algorithm = "ring"  # one host: the intra-host ring is the whole story
+    t, kind, host, bw = (_ring if algorithm == "ring" else _hierarchical)(cluster, counts, m)
+    return Estimate(t, "allreduce", algorithm, counts, m, kind, host, bw)
+
+
+def rank_placements(cluster: Cluster, candidates: Mapping[str, object], **kwargs) -> list[tuple[str, Estimate]]:
+    """Estimate every named candidate placement and sort them, fastest first (ties by name).
+
+    ``kwargs`` go to :func:`estimate` (model, dtype, mode, algorithm, ...).
+
+    >>> c = note000_cluster()
+    >>> [name for name, _ in rank_placements(c, {"slow": {"host7": 2}, "fast": {"host3": 2}})]
+    ['fast', 'slow']
+    """
+    if not isinstance(candidates, Mapping) or not candidates:
+        raise ValueError("candidates must be a non-empty mapping name -> placement")
+    out = [(str(name), estimate(cluster, p, **kwargs)) for name, p in candidates.items()]
+    return sorted(out, key=lambda item: (item[1].time, item[0]))
+
+
+def _compositions(total: int, slots: Sequence[int]):
+    """Every tuple of counts, one per host, within ``slots``, summing to ``total``."""
+    if not slots:
+        if total == 0:
+            yield ()
+        return
+    room = sum(slots[1:])
+    for c in range(min(slots[0], total), -1, -1):
+        if total - c <= room:
+            for rest in _compositions(total - c, slots[1:]):
+                yield (c,) + rest
+
+
+def best_placements(cluster: Cluster, workers: int, top: int = 5, **kwargs) -> list[Estimate]:
+    """Try every way to put ``workers`` workers on the hosts (within slots); return the ``top`` fastest.
+
+    Ties are broken by the count vector, smallest first.
+
+    >>> best = best_placements(note000_cluster(), 4, top=1)[0]
+    >>> best.counts, best.algorithm
+    ((0, 0, 0, 4, 0, 0, 0, 0), 'ring')
+    """
+    workers = check_count("workers", workers)
+    top = check_count("top", top)
+    if workers > sum(cluster.slots):
+        raise ValueError(f"workers must be <= {sum(cluster.slots)} (the cluster's slots), got {workers}")
+    results = [estimate(cluster, dict(enumerate(counts)), **kwargs)
+               for counts in _compositions(workers, cluster.slots)]
+    results.sort(key=lambda e: (e.time, e.counts))
+    return results[:top]

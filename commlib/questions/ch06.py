@@ -1,0 +1,71 @@
+"""Self-checks for chapter 6 (topologies, links and placement). Answers are computed, never typed in."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import collectives, hardware, placement, topology
+from ..check import Question, register
+
+
+def _ratio(target: float, tol: float = 0.02):
+    return lambda given, right: abs(given / right - target) < tol
+
+
+def _closing_hops(rows: int = 4, cols: int = 6) -> int:
+    order = topology.snake_order(rows, cols)
+    return len(topology.route(topology.mesh2d(rows, cols, "eth_10g"), order[-1], order[0])) - 1
+
+
+def _near_nic_rate_gbs() -> float:
+    c = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g")
+    nbytes = 10**9
+    res = topology.map_flows(c, topology.staged_exchange(c, "h0.gpu0", nbytes))
+    return nbytes / res.time / 1e9
+
+
+def _nic_ratio(hosts: int = 2, per: int = 8, length: int = 4096) -> float:
+    arrays = [np.ones(length, dtype=np.float32) for _ in range(hosts * per)]
+    c = topology.cluster(hosts, gpus_per_host=per)
+    _, flat = collectives.allreduce(arrays, "ring")
+    _, hier = collectives.allreduce(arrays, "hierarchical", hosts=hosts)
+    return topology.map_trace(c, flat).load("h0.nic", "net") / topology.map_trace(c, hier).load("h0.nic", "net")
+
+
+register(Question(
+    "ch06.nvlink2_one_way", lambda: hardware.LINKS["nvlink2"].bandwidth / 1e9, unit="GB/s",
+    hint="The 300 GB/s of a V100 adds both directions of its six links.",
+))
+
+register(Question(
+    "ch06.mesh_closing_hops", _closing_hops, unit="links", rel_tol=0.0,
+    hints=((lambda given, right: given == 1, "One hop is what the wrap-around link of a torus gives; a mesh has none."),),
+    hint="The snake ends in row 3, column 0; the ring closes back to row 0, column 0 along column 0.",
+))
+
+register(Question(
+    "ch06.near_nic_rate", _near_nic_rate_gbs, unit="GB/s",
+    hints=((_ratio(12.5 / 7.877), "That is the NIC's line rate: check which PCIe link the GPU copy shares."),),
+    hint="Two flows share the PCIe 3.0 x16 link from the switch to CPU 0: each gets half of 15.75 GB/s.",
+))
+
+register(Question(
+    "ch06.best4_vgg",
+    lambda: placement.best_placements(placement.note000_cluster(), 4, top=1, model="vgg16")[0].time, unit="s",
+    hint="Try every placement with placement.best_placements, or reason: which host has the fastest intra-host link?",
+))
+
+register(Question(
+    "ch06.ps_host1",
+    lambda: placement.estimate(placement.note000_cluster(), [0, 2, 3, 4], model="resnet50", mode="ps",
+                               server_host=1).time,
+    unit="s",
+    hints=((_ratio(0.5), "A PS step has a push and a pull: count both."),),
+    hint="The server's network link (host 1, 233 MB/s) carries four gradients each way; host 2's own link "
+         "(59.5 MB/s) carries one. The slower of the two bounds each phase.",
+))
+
+register(Question(
+    "ch06.nic_ratio", _nic_ratio, unit="",
+    hint="Flat ring: 2(n-1)/n of the buffer crosses each host's NIC; hierarchical: 2(h-1)/h.",
+))

@@ -1,0 +1,744 @@
+r"""Physical topologies, and what a collective's messages do to their links.
+
+A topology is a :class:`networkx.Graph`. Every edge is a full-duplex link
+with two attributes: ``bandwidth`` (bytes/s, **one direction**; the other
+direction has the same bandwidth and is used independently) and ``latency``
+(seconds). Nodes carry ``kind`` (``"gpu"``, ``"cpu"``, ``"switch"``,
+``"nic"``, ``"node"``) and ``rank`` (the rank that runs there, or ``None``
+for switches, CPUs and NICs), and ``pos`` (x, y) for drawing. Link figures
+come from :data:`commlib.hardware.LINKS`.
+
+Mapping a trace onto links (:func:`map_trace`, :func:`map_flows`)
+=================================================================
+
+Each message of a :class:`commlib.trace.Trace` becomes a *flow* from the
+node of its source rank to the node of its destination rank, routed along a
+shortest path (fewest seconds per byte, then fewest hops, then the
+lexicographically smallest node sequence: deterministic). Within one step
+all flows travel at the same time. The model, chosen to be simple and
+exact to test:
+
+* a directed link ``u -> v`` crossed by :math:`k_e` flows of the step gives
+  each of them an equal share :math:`B_e / k_e` of its bandwidth;
+* a flow runs at the share of the tightest link on its path, and pays the
+  latency of every link on its path:
+
+  .. math:: t_f = \sum_{e \in p_f} \alpha_e + \frac{m_f}{\min_{e \in p_f} B_e / k_e};
+
+* a step lasts as long as its slowest flow, :math:`T_s = \max_f t_f`, and
+  the collective takes :math:`T = \sum_s T_s` (steps do not overlap).
+
+This is the fluid "equal share at the bottleneck" model. It does not hand
+a share that a flow cannot use (because it is throttled elsewhere) to the
+other flows of a link, as max-min fair sharing would, so it can only
+overestimate; for the symmetric patterns of collectives the two agree.
+Reduction arithmetic (gamma) and store-and-forward delays are not modelled.
+
+On a ring of ``n`` links of bandwidth ``B`` and latency ``alpha`` a ring
+all-reduce of ``M`` bytes has ``2(n-1)`` steps in which every flow crosses
+one link alone, so :math:`T = 2(n-1)(\alpha + M/(nB))` -- exactly
+:func:`commlib.cost.allreduce_time`.
+
+>>> from commlib.trace import Trace
+>>> g = ring(4, link="eth_10g")
+>>> t = Trace(n=4)
+>>> for i in range(4):
+...     t.add(step=0, src=i, dst=(i + 1) % 4, nbytes=1_250_000)
+>>> res = map_trace(g, t)
+>>> round(res.time * 1e3, 3)          # 1.25 MB at 1.25 GB/s + 20 us
+1.02
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Hashable, Iterable, Mapping, Sequence
+
+import networkx as nx
+
+from . import hardware
+from .trace import Trace
+from .units import check_count, check_nonnegative, check_positive, parse_rate
+
+__all__ = [
+    "Flow",
+    "StepLoad",
+    "Mapped",
+    "link_attrs",
+    "ring",
+    "fully_connected",
+    "star",
+    "tree",
+    "mesh2d",
+    "torus2d",
+    "torus_pod",
+    "snake_order",
+    "machine",
+    "cluster",
+    "check_topology",
+    "rank_nodes",
+    "route",
+    "map_flows",
+    "map_trace",
+    "mirrored",
+    "scaled",
+    "staged_exchange",
+    "links_of",
+    "BYTEPS_PCIE_MEASURED",
+]
+
+#: GPU-to-GPU copy rates measured by BytePS on a PCIe-only machine whose links are all PCIe 3.0 x16
+#: (Jiang et al. 2020, sec. 4.2.1), bytes/s. The bandwidth-only model here charges both paths the
+#: same PCIe rate; the drop across switches is a measured effect it does not capture.
+BYTEPS_PCIE_MEASURED: dict[str, float] = {
+    "same PCIe switch": parse_rate("105 Gb/s"),
+    "across PCIe switches (through the CPUs)": parse_rate("80 Gb/s"),
+}
+
+Node = Hashable
+Edge = tuple  # (u, v): the direction u -> v of the link {u, v}
+
+
+# ---------------------------------------------------------------------------
+# links
+
+
+def link_attrs(link: str, bandwidth: float | None = None, latency: float | None = None) -> dict:
+    """Edge attributes for link preset ``link`` (a key of :data:`commlib.hardware.LINKS`).
+
+    ``bandwidth`` (bytes/s per direction) and ``latency`` (s) override the
+    preset's figures when given.
+
+    >>> link_attrs("eth_1g")["bandwidth"]          # 1 Gb/s = 125 MB/s per direction
+    125000000.0
+    >>> link_attrs("warp_drive")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown link 'warp_drive'; choose one of: pcie3_x16, ...
+    """
+    if not isinstance(link, str) or link not in hardware.LINKS:
+        raise ValueError(f"unknown link {link!r}; choose one of: {', '.join(hardware.LINKS)}")
+    item = hardware.link(link)
+    bw = item.bandwidth if bandwidth is None else check_positive("bandwidth", bandwidth)
+    lat = item.latency if latency is None else check_nonnegative("latency", latency)
+    return {"bandwidth": float(bw), "latency": float(lat), "link": item.key, "label": item.name}
+
+
+def _graph(name: str) -> nx.Graph:
+    g = nx.Graph()
+    g.graph["name"] = name
+    return g
+
+
+def _node(g: nx.Graph, node: Node, kind: str, rank: int | None, pos: tuple[float, float]) -> None:
+    g.add_node(node, kind=kind, rank=rank, pos=(float(pos[0]), float(pos[1])))
+
+
+def _circle(i: int, n: int) -> tuple[float, float]:
+    angle = math.pi / 2 - 2 * math.pi * i / n
+    return (math.cos(angle), math.sin(angle))
+
+
+# ---------------------------------------------------------------------------
+# simple topologies: every node is a rank unless said otherwise
+
+
+def ring(n: int, link: str = "nvlink2", bandwidth: float | None = None, latency: float | None = None) -> nx.Graph:
+    """``n`` ranks in a cycle, rank ``i`` linked to ``i + 1 (mod n)``.
+
+    >>> g = ring(5, "eth_10g"); g.number_of_nodes(), g.number_of_edges()
+    (5, 5)
+    """
+    n = check_count("n", n, minimum=2)
+    attrs = link_attrs(link, bandwidth, latency)
+    g = _graph(f"ring of {n}")
+    for i in range(n):
+        _node(g, i, "node", i, _circle(i, n))
+    for i in range(n):
+        g.add_edge(i, (i + 1) % n, **attrs)
+    return g
+
+
+def fully_connected(n: int, link: str = "nvlink2", bandwidth: float | None = None,
+                    latency: float | None = None) -> nx.Graph:
+    """``n`` ranks with a direct link between every pair: ``n(n-1)/2`` links.
+
+    >>> fully_connected(4).number_of_edges()
+    6
+    """
+    n = check_count("n", n, minimum=2)
+    attrs = link_attrs(link, bandwidth, latency)
+    g = _graph(f"fully connected, {n}")
+    for i in range(n):
+        _node(g, i, "node", i, _circle(i, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            g.add_edge(i, j, **attrs)
+    return g
+
+
+def star(n: int, link: str = "eth_10g", hub: str = "switch", bandwidth: float | None = None,
+         latency: float | None = None) -> nx.Graph:
+    """Hub and spoke: every spoke has one link to the hub.
+
+    ``hub="switch"``: ``n`` ranks on the spokes around a switch node
+    ``"hub"`` that is not a rank (a top-of-rack switch).
+    ``hub="rank"``: rank 0 sits in the hub (a parameter server or the master
+    of a naive all-reduce) and ranks ``1 .. n-1`` on the spokes.
+
+    >>> star(4, hub="switch").number_of_nodes(), star(4, hub="rank").number_of_nodes()
+    (5, 4)
+    """
+    n = check_count("n", n, minimum=2)
+    if hub not in ("switch", "rank"):
+        raise ValueError(f"hub must be 'switch' or 'rank', got {hub!r}")
+    attrs = link_attrs(link, bandwidth, latency)
+    g = _graph(f"star of {n}")
+    if hub == "switch":
+        _node(g, "hub", "switch", None, (0.0, 0.0))
+        for i in range(n):
+            _node(g, i, "node", i, _circle(i, n))
+            g.add_edge("hub", i, **attrs)
+    else:
+        _node(g, 0, "node", 0, (0.0, 0.0))
+        for i in range(1, n):
+            _node(g, i, "node", i, _circle(i - 1, n - 1))
+            g.add_edge(0, i, **attrs)
+    return g
+
+
+def tree(n: int, arity: int = 2, link: str = "eth_10g", uplink: str | None = None,
+         bandwidth: float | None = None, latency: float | None = None) -> nx.Graph:
+    """``n`` ranks as the leaves of a switch tree; each switch has up to ``arity`` children.
+
+    Leaves hang from level-1 switches ``"s1.0", "s1.1", ...``; those from
+    level-2 switches, and so on up to one root. ``uplink`` (a link preset)
+    sets the switch-to-switch links (default: same as ``link``); a slower
+    uplink is the *oversubscribed* tree of real clusters.
+
+    >>> g = tree(4, arity=2); sorted(n for n in g if isinstance(n, str))
+    ['s1.0', 's1.1', 's2.0']
+    """
+    n = check_count("n", n, minimum=2)
+    arity = check_count("arity", arity, minimum=2)
+    leaf = link_attrs(link, bandwidth, latency)
+    up = leaf if uplink is None else link_attrs(uplink)
+    g = _graph(f"tree of {n}, arity {arity}")
+    for i in range(n):
+        _node(g, i, "node", i, (float(i), 0.0))
+    level, children = 0, list(range(n))
+    while len(children) > 1:
+        level += 1
+        parents = []
+        for k in range(0, len(children), arity):
+            group = children[k:k + arity]
+            name = f"s{level}.{len(parents)}"
+            x = sum(g.nodes[c]["pos"][0] for c in group) / len(group)
+            _node(g, name, "switch", None, (x, float(level)))
+            for c in group:
+                g.add_edge(name, c, **(leaf if level == 1 else up))
+            parents.append(name)
+        children = parents
+    return g
+
+
+def _grid(rows: int, cols: int, link: str, bandwidth, latency, wrap: bool, used: int | None, name: str):
+    rows = check_count("rows", rows)
+    cols = check_count("cols", cols)
+    if rows * cols < 2:
+        raise ValueError(f"rows * cols must be >= 2, got {rows} x {cols}")
+    used = rows * cols if used is None else check_count("used", used, minimum=2, maximum=rows * cols)
+    attrs = link_attrs(link, bandwidth, latency)
+    g = _graph(name)
+    for k in range(used):
+        r, c = divmod(k, cols)
+        _node(g, k, "node", k, (float(c), float(-r)))
+    for k in range(used):
+        r, c = divmod(k, cols)
+        if c + 1 < cols and k + 1 < used:
+            g.add_edge(k, k + 1, **attrs, wrap=False)
+        if k + cols < used:
+            g.add_edge(k, k + cols, **attrs, wrap=False)
+    if wrap:
+        for r in range(rows):  # row r's wrap link joins (r, 0) and (r, cols-1)
+            a, b = r * cols, r * cols + cols - 1
+            if cols > 2 and b < used:
+                g.add_edge(a, b, **attrs, wrap=True)
+        for c in range(cols):  # column c's wrap link joins (0, c) and (rows-1, c)
+            a, b = c, (rows - 1) * cols + c
+            if rows > 2 and b < used:
+                g.add_edge(a, b, **attrs, wrap=True)
+    return g
+
+
+def mesh2d(rows: int, cols: int, link: str = "nvlink2", bandwidth: float | None = None,
+           latency: float | None = None) -> nx.Graph:
+    """A ``rows`` x ``cols`` grid; rank ``r*cols + c`` at row ``r``, column ``c``, linked to its 2-4 neighbours.
+
+    >>> mesh2d(3, 4).number_of_edges()          # 3*3 horizontal + 2*4 vertical
+    17
+    """
+    return _grid(rows, cols, link, bandwidth, latency, False, None, f"{rows}x{cols} mesh")
+
+
+def torus2d(rows: int, cols: int, link: str = "nvlink2", bandwidth: float | None = None,
+            latency: float | None = None) -> nx.Graph:
+    """A mesh plus wrap-around links closing every row and every column into a ring.
+
+    Each wrap-around link joins the two ends of a row (or column). With only
+    two nodes across, the wrap-around link would join the same pair as the
+    mesh link, and the graph keeps one link.
+
+    >>> torus2d(3, 4).number_of_edges()         # every node has 4 links: 12*4/2
+    24
+    """
+    return _grid(rows, cols, link, bandwidth, latency, True, None, f"{rows}x{cols} torus")
+
+
+def torus_pod(rows: int, cols: int, used: int, link: str = "nvlink2", bandwidth: float | None = None,
+              latency: float | None = None) -> nx.Graph:
+    """The part of a ``rows`` x ``cols`` torus pod a job holds when it gets ``used`` nodes, row by row.
+
+    The job owns the nodes it was given and the links between them. A
+    wrap-around link joins the two *ends* of a row (or column), so the job
+    owns it only when it holds both ends, that is when the row (or column) is
+    full. A half-filled pod therefore is a mesh in its unfilled rows and
+    columns: the wrap-around links that make a torus symmetric are lost
+    (the situation TidalMesh starts from, Lim & Kim 2025).
+
+    >>> full, half = torus_pod(4, 4, 16), torus_pod(4, 4, 8)
+    >>> sum(d["wrap"] for *_, d in full.edges(data=True)), sum(d["wrap"] for *_, d in half.edges(data=True))
+    (8, 2)
+    """
+    return _grid(rows, cols, link, bandwidth, latency, True, used, f"{used} of a {rows}x{cols} torus pod")
+
+
+def snake_order(rows: int, cols: int) -> list[int]:
+    """Grid nodes in boustrophedon order: row 0 left to right, row 1 right to left, ...
+
+    Consecutive nodes are neighbours in the mesh, so a logical ring laid out
+    in this order uses one link per hop -- except the ring's closing hop,
+    from the last node back to the first, which on a mesh with more than one
+    row crosses ``rows - 1`` links (one, through the column's wrap-around
+    link, on a torus).
+
+    >>> snake_order(2, 3)
+    [0, 1, 2, 5, 4, 3]
+    """
+    rows = check_count("rows", rows)
+    cols = check_count("cols", cols)
+    out = []
+    for r in range(rows):
+        row = list(range(r * cols, (r + 1) * cols))
+        out.extend(row if r % 2 == 0 else row[::-1])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# hierarchical machines
+
+
+def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlink2", pcie: str = "pcie3_x16",
+            sockets: int = 2, socket_link: str = "upi", nic: str | None = "eth_100g", nic_switch: int = 0,
+            host: int = 0, first_rank: int = 0, g: nx.Graph | None = None) -> nx.Graph:
+    """One multi-GPU server, in the shape of the BytePS paper's figures (Jiang et al. 2020, sec. 4.2).
+
+    Nodes (prefixed ``h<host>.``): ``cpu<s>`` for each socket (with its
+    memory), linked by ``socket_link`` (UPI); ``pcie<k>`` PCIe switches, the
+    first half on socket 0 and the rest on the last socket; ``gpu<j>``,
+    ``gpus_per_switch`` under each PCIe switch; a ``nic`` on PCIe switch
+    ``nic_switch``. All PCIe links use preset ``pcie``. With ``nvlink`` set,
+    every GPU also has its full NVLink bandwidth into an ``nvswitch`` (as
+    NVSwitch machines wire it; a hybrid cube-mesh is not modelled);
+    ``nvlink=None`` is a PCIe-only machine. GPUs are ranks ``first_rank ..``.
+    ``nic`` is the preset of the NIC's network port, used by :func:`cluster`.
+
+    >>> m = machine(gpus=8, gpus_per_switch=4, nvlink=None)
+    >>> route(m, "h0.gpu0", "h0.gpu4")          # across PCIe switches: through both sockets and UPI
+    ('h0.gpu0', 'h0.pcie0', 'h0.cpu0', 'h0.cpu1', 'h0.pcie1', 'h0.gpu4')
+    """
+    gpus = check_count("gpus", gpus)
+    gpus_per_switch = check_count("gpus_per_switch", gpus_per_switch, maximum=gpus)
+    sockets = check_count("sockets", sockets, maximum=8)
+    host = check_count("host", host, minimum=0)
+    first_rank = check_count("first_rank", first_rank, minimum=0)
+    if gpus % gpus_per_switch:
+        raise ValueError(f"gpus ({gpus}) must be a multiple of gpus_per_switch ({gpus_per_switch})")
+    switches = gpus // gpus_per_switch
+    nic_switch = check_count("nic_switch", nic_switch, minimum=0, maximum=switches - 1)
+    pcie_attrs = link_attrs(pcie)
+    upi_attrs = link_attrs(socket_link)
+    nvl_attrs = link_attrs(nvlink) if nvlink is not None else None
+    if nic is not None:
+        link_attrs(nic)  # validate now
+    g = _graph(f"{gpus}-GPU machine") if g is None else g
+    p = f"h{host}."
+    x0 = host * (gpus + 2.5)
+    width = gpus - 1
+    for s in range(sockets):
+        _node(g, p + f"cpu{s}", "cpu", None, (x0 + width * (s + 0.5) / sockets, 2.4))
+    for s in range(sockets - 1):
+        g.add_edge(p + f"cpu{s}", p + f"cpu{s + 1}", **upi_attrs)
+    for k in range(switches):
+        sock = min(sockets - 1, k * sockets // switches)
+        xs = x0 + k * gpus_per_switch + (gpus_per_switch - 1) / 2
+        _node(g, p + f"pcie{k}", "switch", None, (xs, 1.2))
+        g.add_edge(p + f"pcie{k}", p + f"cpu{sock}", **pcie_attrs)
+        for j in range(k * gpus_per_switch, (k + 1) * gpus_per_switch):
+            _node(g, p + f"gpu{j}", "gpu", first_rank + j, (x0 + j, 0.0))
+            g.add_edge(p + f"gpu{j}", p + f"pcie{k}", **pcie_attrs)
+    if nic is not None:
+        xs = g.nodes[p + f"pcie{nic_switch}"]["pos"][0]
+        _node(g, p + "nic", "nic", None, (xs - 1.0, 1.9))
+        g.add_edge(p + "nic", p + f"pcie{nic_switch}", **pcie_attrs)
+        g.nodes[p + "nic"]["port"] = nic
+    if nvl_attrs is not None:
+        _node(g, p + "nvswitch", "switch", None, (x0 + width / 2, -1.2))
+        for j in range(gpus):
+            g.add_edge(p + f"gpu{j}", p + "nvswitch", **nvl_attrs)
+    return g
+
+
+def cluster(hosts: int, gpus_per_host: int = 8, network: str = "eth_100g", gpus_per_switch: int = 2,
+            nvlink: str | None = "nvlink2", pcie: str = "pcie3_x16", sockets: int = 2,
+            socket_link: str = "upi", nic_switch: int = 0) -> nx.Graph:
+    """``hosts`` copies of :func:`machine` whose NICs meet at one network switch ``"net"``.
+
+    Ranks are numbered host by host: host ``h`` holds ranks
+    ``h*gpus_per_host .. (h+1)*gpus_per_host - 1``. Each NIC's port runs
+    at the ``network`` preset (Ethernet or InfiniBand).
+
+    >>> c = cluster(2, gpus_per_host=4)
+    >>> route(c, "h0.gpu0", "h1.gpu0")
+    ('h0.gpu0', 'h0.pcie0', 'h0.nic', 'net', 'h1.nic', 'h1.pcie0', 'h1.gpu0')
+    """
+    hosts = check_count("hosts", hosts)
+    gpus_per_host = check_count("gpus_per_host", gpus_per_host)
+    net_attrs = link_attrs(network)
+    g = _graph(f"{hosts} hosts x {gpus_per_host} GPUs")
+    for h in range(hosts):
+        machine(gpus=gpus_per_host, gpus_per_switch=gpus_per_switch, nvlink=nvlink, pcie=pcie, sockets=sockets,
+                socket_link=socket_link, nic=network, nic_switch=nic_switch, host=h, first_rank=h * gpus_per_host,
+                g=g)
+    x_mid = ((hosts - 1) * (gpus_per_host + 2.5) + gpus_per_host - 1) / 2
+    _node(g, "net", "switch", None, (x_mid, 3.6))
+    for h in range(hosts):
+        g.add_edge(f"h{h}.nic", "net", **net_attrs)
+    return g
+
+
+# ---------------------------------------------------------------------------
+# routing and mapping
+
+
+def check_topology(g: nx.Graph) -> nx.Graph:
+    """Raise ValueError unless ``g`` is a connected graph whose links have bandwidth > 0 and latency >= 0.
+
+    >>> g = nx.Graph(); g.add_edge(0, 1, bandwidth=1e9, latency=0.0); g.add_node(2)
+    >>> check_topology(g)
+    Traceback (most recent call last):
+    ...
+    ValueError: topology must be connected; it has 2 separate parts (node 2 cannot reach node 0)
+    """
+    if not isinstance(g, nx.Graph) or g.is_directed():
+        raise ValueError(f"topology must be an undirected networkx.Graph, got {type(g).__name__}")
+    if g.number_of_nodes() == 0:
+        raise ValueError("topology must have at least one node")
+    if not nx.is_connected(g):
+        parts = sorted(nx.connected_components(g), key=lambda c: min(map(_key, c)))
+        a, b = min(parts[0], key=_key), min(parts[1], key=_key)
+        raise ValueError(f"topology must be connected; it has {len(parts)} separate parts "
+                         f"(node {b} cannot reach node {a})")
+    for u, v, d in g.edges(data=True):
+        if "bandwidth" not in d:
+            raise ValueError(f"link {u}-{v} has no bandwidth (bytes/s per direction)")
+        check_positive(f"bandwidth of link {u}-{v}", d["bandwidth"])
+        check_nonnegative(f"latency of link {u}-{v}", d.get("latency", 0.0))
+    return g
+
+
+def rank_nodes(g: nx.Graph) -> dict[int, Node]:
+    """Rank -> node, from the nodes' ``rank`` attributes."""
+    return {d["rank"]: v for v, d in g.nodes(data=True) if d.get("rank") is not None}
+
+
+def _key(node: Node) -> tuple:
+    if isinstance(node, bool):
+        return (3, 0, repr(node))
+    if isinstance(node, int):
+        return (0, node, "")
+    if isinstance(node, str):
+        return (1, 0, node)
+    return (2, 0, repr(node))
+
+
+def _cost(d: Mapping) -> int:
+    # picoseconds per megabyte: an integer, so that equal paths tie exactly
+    return int(round(1e18 / d["bandwidth"]))
+
+
+def route(g: nx.Graph, src: Node, dst: Node) -> tuple:
+    """The path a flow from ``src`` to ``dst`` takes: fewest seconds per byte, then fewest hops, then the
+    lexicographically smallest node sequence (ints before strings). Deterministic.
+
+    >>> route(mesh2d(2, 2), 0, 3)
+    (0, 1, 3)
+    """
+    for v, what in ((src, "src"), (dst, "dst")):
+        if v not in g:
+            raise ValueError(f"{what} {v!r} is not a node of the topology")
+    if src == dst:
+        return (src,)
+    start = (0, 0, (_key(src),), (src,))
+    heap = [start]
+    done: set = set()
+    while heap:
+        cost, hops, keys, path = heapq.heappop(heap)
+        node = path[-1]
+        if node in done:
+            continue
+        done.add(node)
+        if node == dst:
+            return path
+        for nb in g.adj[node]:
+            if nb not in done:
+                heapq.heappush(heap, (cost + _cost(g.adj[node][nb]), hops + 1, keys + (_key(nb),), path + (nb,)))
+    raise ValueError(f"no path from {src!r} to {dst!r}: the topology is not connected")
+
+
+@dataclass(frozen=True)
+class Flow:
+    """``nbytes`` from node ``src`` to node ``dst`` during ``step`` (nodes, not ranks)."""
+
+    step: int
+    src: Node
+    dst: Node
+    nbytes: int
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class StepLoad:
+    """One step on the links.
+
+    ``link_bytes[(u, v)]`` and ``link_flows[(u, v)]``: bytes and number of
+    flows on the direction ``u -> v`` in this step. ``time`` (s) is the
+    slowest flow's; ``bottleneck`` is the link that throttled it (the
+    tightest share on its path), ``None`` if the step moved no bytes.
+    """
+
+    step: int
+    time: float
+    link_bytes: dict
+    link_flows: dict
+    bottleneck: Edge | None
+    slowest: Flow | None
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """A collective (or any set of flows) mapped onto a topology.
+
+    ``time`` (s) sums the steps; ``link_bytes`` totals bytes per link
+    direction over all steps; ``bottleneck`` is the link direction that
+    throttled the slowest flow for the most seconds in total.
+    """
+
+    steps: tuple[StepLoad, ...]
+    time: float
+    link_bytes: dict
+    bottleneck: Edge | None
+    routes: dict = field(default_factory=dict, repr=False)
+
+    def load(self, u: Node, v: Node) -> int:
+        """Total bytes that went ``u -> v``."""
+        return int(self.link_bytes.get((u, v), 0))
+
+    def undirected_load(self) -> dict:
+        """Per link ``{u, v}`` (key sorted), the larger of its two directions' totals (bytes)."""
+        out: dict = {}
+        for (u, v), b in self.link_bytes.items():
+            key = tuple(sorted((u, v), key=_key))
+            out[key] = max(out.get(key, 0), b)
+        return out
+
+    @property
+    def max_flows(self) -> int:
+        """Most flows that ever shared one link direction in one step (1 means no congestion)."""
+        return max((max(s.link_flows.values(), default=0) for s in self.steps), default=0)
+
+
+def _edges(path: Sequence) -> list[Edge]:
+    return list(zip(path[:-1], path[1:]))
+
+
+def map_flows(g: nx.Graph, flows: Iterable[Flow]) -> Mapped:
+    r"""Route every flow and time every step (the model in the module docstring).
+
+    Two flows of ``m`` bytes that share one link of bandwidth ``B`` each get
+    ``B/2``:
+
+    >>> g = nx.path_graph(3); nx.set_edge_attributes(g, 1e9, "bandwidth"); nx.set_edge_attributes(g, 0.0, "latency")
+    >>> res = map_flows(g, [Flow(0, 0, 2, 10**9), Flow(0, 1, 2, 10**9)])
+    >>> res.time, res.steps[0].link_flows[(1, 2)], res.bottleneck
+    (2.0, 2, (1, 2))
+    """
+    check_topology(g)
+    flows = list(flows)
+    routes: dict = {}
+    by_step: dict[int, list[Flow]] = {}
+    for f in flows:
+        if not isinstance(f, Flow):
+            raise ValueError(f"flows must be Flow records, got {type(f).__name__}")
+        check_count("step", f.step, minimum=0)
+        check_count("nbytes", f.nbytes, minimum=0)
+        if (f.src, f.dst) not in routes:
+            routes[(f.src, f.dst)] = route(g, f.src, f.dst)
+        by_step.setdefault(f.step, []).append(f)
+    steps = []
+    totals: dict = {}
+    blame: dict = {}
+    for s in sorted(by_step):
+        link_bytes: dict = {}
+        link_flows: dict = {}
+        for f in by_step[s]:
+            for e in _edges(routes[(f.src, f.dst)]):
+                link_bytes[e] = link_bytes.get(e, 0) + f.nbytes
+                if f.nbytes > 0:
+                    link_flows[e] = link_flows.get(e, 0) + 1
+        worst, worst_flow, worst_edge = 0.0, None, None
+        for f in by_step[s]:
+            path = _edges(routes[(f.src, f.dst)])
+            if not path:
+                continue
+            lat = sum(g.edges[e].get("latency", 0.0) for e in path)
+            if f.nbytes > 0:
+                shares = [(g.edges[e]["bandwidth"] / link_flows[e], i) for i, e in enumerate(path)]
+                share, i = min(shares)
+                t, tight = lat + f.nbytes / share, path[i]
+            else:
+                t, tight = lat, None
+            if worst_flow is None or t > worst:
+                worst, worst_flow, worst_edge = t, f, tight
+        for e, b in link_bytes.items():
+            totals[e] = totals.get(e, 0) + b
+        if worst_edge is not None:
+            blame[worst_edge] = blame.get(worst_edge, 0.0) + worst
+        steps.append(StepLoad(s, worst, link_bytes, link_flows, worst_edge, worst_flow))
+    bottleneck = None
+    if blame:
+        bottleneck = min(blame, key=lambda e: (-blame[e], _key(e[0]), _key(e[1])))
+    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes)
+
+
+def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int, Node] | None = None) -> Mapped:
+    """Map a collective's :class:`~commlib.trace.Trace` onto topology ``g``.
+
+    ``placement[i]`` is the node rank ``i`` runs on; by default the node
+    whose ``rank`` attribute is ``i``. Messages become :class:`Flow` s and
+    are timed by :func:`map_flows`.
+    """
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a commlib.trace.Trace, got {type(trace).__name__}")
+    if placement is None:
+        nodes = rank_nodes(g)
+    elif isinstance(placement, Mapping):
+        nodes = dict(placement)
+    else:
+        nodes = dict(enumerate(placement))
+    missing = [r for r in range(trace.n) if r not in nodes]
+    if missing:
+        raise ValueError(f"placement must give a node for every rank 0..{trace.n - 1}; "
+                         f"rank {missing[0]} has none")
+    for r in range(trace.n):
+        if nodes[r] not in g:
+            raise ValueError(f"placement puts rank {r} on {nodes[r]!r}, which is not a node of the topology")
+    if len({nodes[r] for r in range(trace.n)}) != trace.n:
+        raise ValueError("placement must put every rank on a different node")
+    flows = [Flow(m.step, nodes[m.src], nodes[m.dst], m.nbytes, m.phase) for m in trace.messages]
+    return map_flows(g, flows)
+
+
+def mirrored(trace: Trace) -> Trace:
+    """The same schedule run on both halves of the buffer at once, the second half with ranks relabelled
+    ``i -> n-1-i``.
+
+    Relabelling ranks keeps a collective correct, so the result is still the
+    same collective on the whole buffer. For a ring in rank order the second
+    copy runs the other way round the ring: both directions of every
+    full-duplex link now carry half the data.
+
+    >>> t = Trace(n=3); t.add(0, 0, 1, 10)
+    >>> [(m.src, m.dst, m.nbytes) for m in mirrored(t).messages]
+    [(0, 1, 5), (2, 1, 5)]
+    """
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a commlib.trace.Trace, got {type(trace).__name__}")
+    out = Trace(n=trace.n, algorithm=(trace.algorithm + " (both ways)").strip())
+    last = trace.n - 1
+    for m in trace.messages:
+        a = m.nbytes // 2
+        out.add(m.step, m.src, m.dst, a, m.chunk, m.phase, m.reduced // 2)
+        out.add(m.step, last - m.src, last - m.dst, m.nbytes - a, m.chunk, m.phase, m.reduced - m.reduced // 2)
+    return out
+
+
+def scaled(trace: Trace, factor: int) -> Trace:
+    """The same schedule with every message ``factor`` times larger (a whole number).
+
+    Times on links are linear in bytes, so a collective run on small arrays
+    and scaled up stands for the same collective on large ones -- exactly,
+    when the small arrays split evenly into the algorithm's pieces.
+
+    >>> t = Trace(n=2); t.add(0, 0, 1, 12, reduced=12)
+    >>> [(m.nbytes, m.reduced) for m in scaled(t, 1000).messages]
+    [(12000, 12000)]
+    """
+    if not isinstance(trace, Trace):
+        raise ValueError(f"trace must be a commlib.trace.Trace, got {type(trace).__name__}")
+    factor = check_count("factor", factor)
+    out = Trace(n=trace.n, algorithm=trace.algorithm)
+    for m in trace.messages:
+        out.add(m.step, m.src, m.dst, m.nbytes * factor, m.chunk, m.phase, m.reduced * factor)
+    return out
+
+
+def staged_exchange(g: nx.Graph, gpu: Node, nbytes: int, host: int = 0, peer: int = 1,
+                    socket: int = 0) -> list[Flow]:
+    """The flows of one host exchanging ``nbytes`` with another through CPU memory (no GPUDirect RDMA).
+
+    The host's aggregated gradient is copied from ``gpu`` into the memory of
+    CPU socket ``socket``, sent from there to the peer host's CPU memory
+    through both NICs, while the peer's data comes back the same way and is
+    copied to ``gpu``. A pipelined push/pull keeps all four transfers going
+    at once, so they form one step. Which GPU does the copy decides whether
+    the copy shares the PCIe link next to the NIC (BytePS, sec. 4.2.2).
+
+    >>> c = cluster(2, gpus_per_host=8)
+    >>> round(map_flows(c, staged_exchange(c, "h0.gpu0", 10**9)).time, 4)   # shares pcie0-cpu0
+    0.127
+    >>> round(map_flows(c, staged_exchange(c, "h0.gpu2", 10**9)).time, 4)   # NIC runs at line rate
+    0.08
+    """
+    nbytes = check_count("nbytes", nbytes, minimum=0)
+    cpu, peer_cpu = f"h{host}.cpu{socket}", f"h{peer}.cpu{socket}"
+    for v in (gpu, cpu, peer_cpu):
+        if v not in g:
+            raise ValueError(f"{v!r} is not a node of the topology")
+    return [
+        Flow(0, gpu, cpu, nbytes, "GPU to CPU memory"),
+        Flow(0, cpu, peer_cpu, nbytes, "send to peer host"),
+        Flow(0, peer_cpu, cpu, nbytes, "receive from peer host"),
+        Flow(0, cpu, gpu, nbytes, "CPU memory to GPU"),
+    ]
+
+
+def links_of(g: nx.Graph) -> list[tuple[Node, Node, dict]]:
+    """Every link once, ``(u, v, attributes)``, in a deterministic order."""
+    out = []
+    for u, v, d in g.edges(data=True):
+        a, b = sorted((u, v), key=_key)
+        out.append((a, b, d))
+    return sorted(out, key=lambda t: (_key(t[0]), _key(t[1])))

@@ -1,0 +1,189 @@
+"""Tests for commlib.placement (note 000's estimator).
+
+Expectations come from the formulas written out by hand here, from
+commlib.cost (an independent implementation of the ring and hierarchical
+forms), and from properties any sane estimator must have.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from commlib import cost, hardware, placement
+from commlib.placement import Cluster, estimate
+
+SETTINGS = settings(max_examples=30, deadline=None)
+M = 1e8
+
+
+def uniform(hosts=4, intra=1e9, inter=1e8, slots=4):
+    return Cluster((intra,) * hosts, (inter,) * hosts, (slots,) * hosts)
+
+
+def test_single_host_is_a_ring_on_the_intra_link():
+    c = placement.note000_cluster()
+    for g in (2, 3, 4):
+        est = estimate(c, {"host3": g}, nbytes=M)
+        assert est.time == pytest.approx(cost.allreduce_time(M, g, c.intra[3]))
+        assert (est.algorithm, est.bottleneck_kind, est.bottleneck_host) == ("ring", "intra", 3)
+
+
+def test_one_worker_per_host_is_bounded_by_the_slowest_network_link():
+    c = placement.note000_cluster()
+    hosts = [0, 2, 5, 6]
+    est = estimate(c, hosts, nbytes=M)
+    slowest = min(c.inter[h] for h in hosts)                  # host 2: 59.5 MB/s
+    assert est.time == pytest.approx(2 * 3 / 4 * M / slowest)
+    assert (est.bottleneck_kind, est.bottleneck_host) == ("inter", 2)
+    assert est.bottleneck_bandwidth == pytest.approx(59.5e6)
+
+
+@pytest.mark.parametrize("hosts,per", [(2, 2), (2, 4), (3, 3), (4, 2)])
+def test_hierarchical_matches_cost_with_the_host_link_shared_by_its_workers(hosts, per):
+    c = uniform(hosts=hosts, slots=per)
+    est = estimate(c, {h: per for h in range(hosts)}, nbytes=M)
+    assert est.algorithm == "hierarchical"
+    # commlib.cost gives each rank its own inter-host bandwidth; here g ranks share one host link
+    want = cost.hierarchical_allreduce_time(M, hosts, per, c.intra[0], c.inter[0] / per)
+    assert est.time == pytest.approx(want)
+
+
+def test_ps_server_link_carries_every_worker():
+    c = uniform(hosts=4, inter=1e8)
+    est = estimate(c, {1: 1, 2: 1, 3: 1}, nbytes=M, mode="ps", server_host=0)
+    assert est.time == pytest.approx(2 * 3 * M / 1e8)         # push 3M in, pull 3M out, at 100 MB/s
+    assert (est.bottleneck_kind, est.bottleneck_host, est.server_host) == ("inter", 0, 0)
+
+
+def test_ps_picks_the_fastest_server_host_by_default():
+    # host 0's internal link is slow: a server there would wait on its local worker
+    c = Cluster((1e7, 1e9, 1e9), (1e9, 1e9, 1e9), (4, 4, 4))
+    assert estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps", server_host=0).time == pytest.approx(2 * M / 1e7)
+    assert estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps", server_host=1).time == pytest.approx(2 * 2 * M / 1e9)
+    est = estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps")
+    assert est.server_host == 2
+    assert est.time == pytest.approx(2 * M / 1e9)
+
+
+def test_ps_is_slower_than_allreduce_for_many_remote_workers():
+    c = uniform(hosts=8, slots=1)
+    ring = estimate(c, list(range(8)), nbytes=M)
+    ps = estimate(c, list(range(1, 8)) + [0], nbytes=M, mode="ps", server_host=0)
+    assert ps.time > ring.time
+
+
+def test_model_preset_gives_the_gradient_bytes():
+    c = placement.note000_cluster()
+    est = estimate(c, {"host1": 2}, model="vgg16", dtype="fp16")
+    assert est.nbytes == hardware.MODELS["vgg16"].params * 2
+
+
+def test_single_worker_has_nothing_to_do():
+    est = estimate(placement.note000_cluster(), [4], nbytes=M)
+    assert est.time == 0.0 and est.bottleneck_kind is None
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(placement={"host0": 5}), "5 workers on host 0, which has 4 slots"),
+    (dict(placement=[2] * 9), "9 workers on host 2"),
+    (dict(placement={"host8": 1}), "host must be in 0..7"),
+    (dict(placement={"rack": 1}), "host must be an index"),
+    (dict(placement={}), "at least one worker"),
+    (dict(placement={0: 2}, mode="gossip"), "mode must be one of"),
+    (dict(placement={0: 2}, algorithm="butterfly"), "algorithm must be one of"),
+    (dict(placement={0: 2}, model="resnet9000"), "unknown model"),
+    (dict(placement={0: 2}, nbytes=-1), "nbytes must be > 0"),
+])
+def test_bad_input_names_the_parameter(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        estimate(placement.note000_cluster(), **kwargs)
+
+
+def test_bad_cluster_is_refused():
+    with pytest.raises(ValueError, match="one entry per host"):
+        Cluster((1e9, 1e9), (1e8,), (4, 4))
+    with pytest.raises(ValueError, match=r"inter\[1\] must be > 0"):
+        Cluster((1e9, 1e9), (1e8, 0.0), (4, 4))
+    with pytest.raises(ValueError, match="workers must be <= 32"):
+        placement.best_placements(placement.note000_cluster(), 33)
+
+
+def test_note000_lists_are_whole_megabits():
+    for values in (placement.NOTE000_INTER_MB_S, placement.NOTE000_INTRA_MB_S):
+        assert all(float(x).is_integer() for x in placement.as_megabits(values))
+
+
+# ---------------------------------------------------------------- properties
+
+clusters = st.integers(2, 5).flatmap(lambda h: st.builds(
+    Cluster,
+    st.tuples(*[st.floats(1e6, 1e10)] * h),
+    st.tuples(*[st.floats(1e6, 1e10)] * h),
+    st.tuples(*[st.integers(1, 4)] * h),
+))
+
+
+@st.composite
+def cluster_and_placement(draw):
+    c = draw(clusters)
+    counts = [draw(st.integers(0, s)) for s in c.slots]
+    if sum(counts) == 0:
+        counts[0] = 1
+    return c, counts
+
+
+@SETTINGS
+@given(cp=cluster_and_placement(), mode=st.sampled_from(["allreduce", "ps"]),
+       algorithm=st.sampled_from(["auto", "ring", "hierarchical"]), data=st.data())
+def test_adding_bandwidth_never_slows_a_placement(cp, mode, algorithm, data):
+    c, counts = cp
+    host = data.draw(st.integers(0, c.hosts - 1))
+    factor = data.draw(st.floats(1.0, 100.0))
+    which = data.draw(st.sampled_from(["intra", "inter"]))
+    faster = c.with_bandwidth(host, **{which: getattr(c, which)[host] * factor})
+    kw = dict(nbytes=M, mode=mode, algorithm=algorithm)
+    before = estimate(c, dict(enumerate(counts)), **kw).time
+    after = estimate(faster, dict(enumerate(counts)), **kw).time
+    assert after <= before * (1 + 1e-12)
+
+
+@SETTINGS
+@given(cp=cluster_and_placement())
+def test_time_is_proportional_to_bytes(cp):
+    c, counts = cp
+    p = dict(enumerate(counts))
+    assert estimate(c, p, nbytes=2 * M).time == pytest.approx(2 * estimate(c, p, nbytes=M).time)
+
+
+@SETTINGS
+@given(c=clusters, workers=st.integers(1, 5))
+def test_best_placements_is_the_minimum_and_sorted(c, workers):
+    if workers > sum(c.slots):
+        return
+    best = placement.best_placements(c, workers, top=50, nbytes=M)
+    times = [e.time for e in best]
+    assert times == sorted(times)
+    greedy = [h for h in range(c.hosts) for _ in range(c.slots[h])][:workers]   # fill hosts in order
+    candidates = {"greedy": greedy}
+    ranked = placement.rank_placements(c, candidates, nbytes=M)
+    assert best[0].time <= ranked[0][1].time * (1 + 1e-12)
+    assert all(sum(e.counts) == workers for e in best)
+
+
+def test_rank_placements_on_the_note000_cluster():
+    c = placement.note000_cluster()
+    ranked = placement.rank_placements(c, {
+        "all on host 3": {"host3": 4},
+        "two and two": {"host1": 2, "host3": 2},
+        "spread": [0, 1, 3, 4],
+        "with host 7": {"host7": 2, "host3": 2},
+    }, model="resnet50")
+    names = [name for name, _ in ranked]
+    assert names[0] == "all on host 3"
+    assert names[-1] == "with host 7"
+    assert ranked[-1][1].bottleneck_host == 7
+    assert math.isfinite(ranked[-1][1].time)

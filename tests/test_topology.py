@@ -1,0 +1,316 @@
+"""Tests for commlib.topology: routing, link sharing, and traces mapped onto links.
+
+Expected values are derived here from the problem statement (hops, shares,
+the alpha-beta formula), not copied from the code's output.
+"""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from commlib import cost, hardware, topology
+from commlib.topology import Flow, map_flows, map_trace
+from commlib.trace import Trace
+
+SETTINGS = settings(max_examples=25, deadline=None)
+
+
+def ring_allreduce_trace(n: int, nbytes: int) -> Trace:
+    """A ring all-reduce in rank order, built by hand: 2(n-1) steps, rank i sends a chunk of nbytes/n to i+1."""
+    assert nbytes % n == 0
+    t = Trace(n=n, algorithm="ring")
+    for step in range(2 * (n - 1)):
+        for i in range(n):
+            t.add(step, i, (i + 1) % n, nbytes // n)
+    return t
+
+
+def path_graph(k: int, bandwidth: float, latency: float) -> nx.Graph:
+    g = nx.path_graph(k)
+    nx.set_edge_attributes(g, bandwidth, "bandwidth")
+    nx.set_edge_attributes(g, latency, "latency")
+    return g
+
+
+# ---------------------------------------------------------------- ring = cost model
+
+@SETTINGS
+@given(n=st.integers(2, 9), chunk=st.integers(1, 10**7),
+       link=st.sampled_from(["eth_1g", "eth_25g", "nvlink2", "pcie4_x16", "ib_hdr"]))
+def test_ring_trace_on_ring_matches_cost_allreduce_time(n, chunk, link):
+    nbytes = chunk * n
+    g = topology.ring(n, link=link)
+    res = map_trace(g, ring_allreduce_trace(n, nbytes))
+    item = hardware.link(link)
+    want = cost.allreduce_time(nbytes, n, item.bandwidth, item.latency, "ring")
+    assert math.isclose(res.time, want, rel_tol=1e-12)
+    assert res.max_flows == 1            # a ring in ring order never shares a link direction
+    assert len(res.steps) == 2 * (n - 1)
+
+
+def test_ring_link_totals_are_the_per_rank_volume():
+    n, nbytes = 5, 5_000_000
+    res = map_trace(topology.ring(n, "eth_10g"), ring_allreduce_trace(n, nbytes))
+    for i in range(n):
+        assert res.load(i, (i + 1) % n) == pytest.approx(cost.ring_bytes_per_rank(nbytes, n))
+        assert res.load((i + 1) % n, i) == 0    # the other direction stays idle
+
+
+# ---------------------------------------------------------------- sharing
+
+def test_two_flows_on_one_link_each_get_half():
+    bw, lat, m = 2e9, 1e-6, 10**9
+    g = path_graph(3, bw, lat)                      # 0 - 1 - 2
+    alone = map_flows(g, [Flow(0, 1, 2, m)])
+    shared = map_flows(g, [Flow(0, 0, 2, m), Flow(0, 1, 2, m)])
+    assert alone.time == pytest.approx(lat + m / bw)
+    # flow 0->2 crosses two links, sharing 1->2 with flow 1->2: rate bw/2, two latencies
+    assert shared.time == pytest.approx(2 * lat + m / (bw / 2))
+    assert shared.steps[0].link_flows[(1, 2)] == 2
+    assert shared.steps[0].link_bytes[(1, 2)] == 2 * m
+    assert shared.bottleneck == (1, 2)
+
+
+def test_opposite_directions_do_not_share():
+    bw, m = 1e9, 10**8
+    g = path_graph(2, bw, 0.0)
+    res = map_flows(g, [Flow(0, 0, 1, m), Flow(0, 1, 0, m)])
+    assert res.time == pytest.approx(m / bw)        # full duplex: each direction at full rate
+
+
+@SETTINGS
+@given(k=st.integers(1, 8), m=st.integers(1, 10**9), bw=st.floats(1e6, 1e12))
+def test_k_flows_into_one_node_share_its_link(k, m, bw):
+    g = topology.star(k + 1, hub="switch", bandwidth=bw, latency=0.0)
+    flows = [Flow(0, i, k, m) for i in range(k)]      # k leaves send to leaf k through the hub
+    res = map_flows(g, flows)
+    assert res.time == pytest.approx(k * m / bw, rel=1e-12)
+    assert res.steps[0].link_flows[("hub", k)] == k
+
+
+def test_steps_add_up_and_do_not_overlap():
+    g = path_graph(2, 1e9, 0.0)
+    res = map_flows(g, [Flow(0, 0, 1, 10**9), Flow(3, 0, 1, 10**9)])
+    assert res.time == pytest.approx(2.0)
+    assert [s.step for s in res.steps] == [0, 3]
+
+
+def test_link_bytes_conserve_flow_bytes_times_hops():
+    g = topology.mesh2d(3, 4, "eth_10g")
+    flows = [Flow(0, 0, 11, 1000), Flow(0, 5, 2, 700), Flow(1, 3, 8, 50)]
+    res = map_flows(g, flows)
+    hops = {(f.src, f.dst): abs(f.src // 4 - f.dst // 4) + abs(f.src % 4 - f.dst % 4) for f in flows}
+    assert sum(res.link_bytes.values()) == sum(f.nbytes * hops[(f.src, f.dst)] for f in flows)
+
+
+# ---------------------------------------------------------------- routing
+
+@SETTINGS
+@given(rows=st.integers(1, 5), cols=st.integers(2, 5), data=st.data())
+def test_mesh_routes_are_manhattan_and_deterministic(rows, cols, data):
+    g = topology.mesh2d(rows, cols, "eth_10g")
+    a = data.draw(st.integers(0, rows * cols - 1))
+    b = data.draw(st.integers(0, rows * cols - 1))
+    path = topology.route(g, a, b)
+    assert path[0] == a and path[-1] == b
+    assert len(path) - 1 == abs(a // cols - b // cols) + abs(a % cols - b % cols)
+    assert all(g.has_edge(u, v) for u, v in zip(path, path[1:]))
+    assert topology.route(g, a, b) == path
+
+
+def test_torus_routes_use_wraparound():
+    g = topology.torus2d(1 + 4, 5, "eth_10g")
+    assert len(topology.route(g, 0, 4)) == 2          # row ends are neighbours on a torus
+    m = topology.mesh2d(5, 5, "eth_10g")
+    assert len(topology.route(m, 0, 4)) == 5
+
+
+def test_route_prefers_faster_links():
+    m = topology.machine(gpus=4, gpus_per_switch=2, nvlink="nvlink2")
+    # both paths have two hops; NVLink (150 GB/s) beats PCIe 3.0 (15.75 GB/s)
+    assert topology.route(m, "h0.gpu0", "h0.gpu1") == ("h0.gpu0", "h0.nvswitch", "h0.gpu1")
+    pcie_only = topology.machine(gpus=4, gpus_per_switch=2, nvlink=None)
+    assert topology.route(pcie_only, "h0.gpu0", "h0.gpu1") == ("h0.gpu0", "h0.pcie0", "h0.gpu1")
+
+
+# ---------------------------------------------------------------- mesh vs torus
+
+# even rows: the snake ends in column 0, one wrap-around link from where it started
+@pytest.mark.parametrize("rows,cols", [(4, 4), (4, 3), (6, 2), (4, 5)])
+def test_torus_beats_mesh_for_ring_allreduce(rows, cols):
+    n = rows * cols
+    nbytes = 2 * n * 10**6
+    link = "nvlink2"
+    bw, lat = hardware.link(link).bandwidth, hardware.link(link).latency
+    order = topology.snake_order(rows, cols)
+    trace = ring_allreduce_trace(n, nbytes)
+    mesh, torus = topology.mesh2d(rows, cols, link), topology.torus2d(rows, cols, link)
+    one_way = {name: map_trace(g, trace, order).time for name, g in (("mesh", mesh), ("torus", torus))}
+    # One way round: the mesh's closing hop crosses rows-1 links (no sharing), the torus's one.
+    steps = 2 * (n - 1)
+    assert one_way["torus"] == pytest.approx(steps * (lat + nbytes / n / bw))
+    assert one_way["mesh"] == pytest.approx(steps * ((rows - 1) * lat + nbytes / n / bw))
+    assert one_way["torus"] < one_way["mesh"]
+    both = {name: map_trace(g, topology.mirrored(trace), order) for name, g in (("mesh", mesh), ("torus", torus))}
+    # Both ways round: on the torus every flow has its own link direction (half the bytes each);
+    # on the mesh each closing path shares links with the other ring, so those flows run at B/2.
+    assert both["torus"].time == pytest.approx(steps * (lat + nbytes / (2 * n) / bw))
+    assert both["torus"].max_flows == 1
+    assert both["mesh"].max_flows == 2
+    assert both["mesh"].time == pytest.approx(steps * ((rows - 1) * lat + nbytes / n / bw))
+    assert both["mesh"].time > 1.9 * both["torus"].time
+
+
+def test_two_row_mesh_already_holds_the_ring():
+    # With two rows the snake's closing hop is a single mesh link: nothing to gain from wrap-around.
+    n, nbytes = 8, 8 * 10**6
+    order = topology.snake_order(2, 4)
+    trace = topology.mirrored(ring_allreduce_trace(n, nbytes))
+    mesh = map_trace(topology.mesh2d(2, 4, "eth_10g"), trace, order)
+    torus = map_trace(topology.torus2d(2, 4, "eth_10g"), trace, order)
+    assert mesh.time == pytest.approx(torus.time)
+    assert mesh.max_flows == 1
+
+
+def test_partially_filled_pod_keeps_only_full_rows_and_columns_wraps():
+    rows, cols, used = 4, 4, 10                       # rows 0-1 full, row 2 has 2 nodes
+    g = topology.torus_pod(rows, cols, used, "eth_10g")
+    wraps = {tuple(sorted((u, v))) for u, v, d in g.edges(data=True) if d["wrap"]}
+    assert wraps == {(0, 3), (4, 7)}                  # rows 0 and 1; no column reaches row 3
+    full = topology.torus_pod(rows, cols, rows * cols, "eth_10g")
+    assert nx.utils.edges_equal(full.edges(), topology.torus2d(rows, cols, "eth_10g").edges())
+    assert all(full.degree(v) == 4 for v in full)
+
+
+# ---------------------------------------------------------------- machines and clusters
+
+def test_keep_the_pcie_link_next_to_the_nic_free():
+    c = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g")
+    m = 10**9
+    pcie, nic = hardware.link("pcie3_x16"), hardware.link("eth_100g")
+    near = map_flows(c, topology.staged_exchange(c, "h0.gpu0", m))      # gpu0 sits on the NIC's switch
+    far = map_flows(c, topology.staged_exchange(c, "h0.gpu2", m))
+    # near: the GPU copy and the arriving network data share pcie0 -> cpu0: each gets half of PCIe
+    assert near.steps[0].link_flows[("h0.pcie0", "h0.cpu0")] == 2
+    assert near.bottleneck == ("h0.pcie0", "h0.cpu0") or near.bottleneck == ("h0.cpu0", "h0.pcie0")
+    assert near.time >= m / (pcie.bandwidth / 2)
+    # far: the NIC's port is the only limit
+    assert far.max_flows == 1
+    assert far.time == pytest.approx(m / nic.bandwidth, rel=1e-3)
+    assert far.time < near.time
+
+
+def test_cluster_ranks_and_bottleneck_is_the_network():
+    hosts, per = 2, 4
+    c = topology.cluster(hosts, gpus_per_host=per, network="eth_25g")
+    assert topology.rank_nodes(c) == {h * per + j: f"h{h}.gpu{j}" for h in range(hosts) for j in range(per)}
+    res = map_trace(c, ring_allreduce_trace(hosts * per, 8 * 10**6))
+    assert "net" in res.bottleneck or any("nic" in str(v) for v in res.bottleneck)
+
+
+def test_tree_has_one_root_and_leaves_are_ranks():
+    g = topology.tree(8, arity=2)
+    assert sum(1 for v, d in g.nodes(data=True) if d["kind"] == "switch") == 4 + 2 + 1
+    assert nx.is_tree(g)
+    assert len(topology.route(g, 0, 7)) - 1 == 6      # up three levels, down three
+
+
+def test_fully_connected_has_no_sharing_for_all_to_all():
+    n = 5
+    g = topology.fully_connected(n, "nvlink3")
+    flows = [Flow(0, i, j, 1000) for i in range(n) for j in range(n) if i != j]
+    assert map_flows(g, flows).max_flows == 1
+
+
+# ---------------------------------------------------------------- bad input
+
+def test_disconnected_graph_is_refused():
+    g = nx.Graph()
+    g.add_edge(0, 1, bandwidth=1e9, latency=0.0)
+    g.add_edge(2, 3, bandwidth=1e9, latency=0.0)
+    with pytest.raises(ValueError, match="connected"):
+        map_flows(g, [Flow(0, 0, 1, 10)])
+
+
+def test_unknown_link_preset_is_refused():
+    with pytest.raises(ValueError, match="unknown link 'ethernet_9000'"):
+        topology.ring(4, link="ethernet_9000")
+    with pytest.raises(ValueError, match="unknown link"):
+        topology.cluster(2, network="carrier_pigeon")
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: topology.ring(1), "n must be >= 2"),
+    (lambda: topology.mesh2d(0, 3), "rows must be >= 1"),
+    (lambda: topology.torus_pod(4, 4, 17), "used must be >= 2 and <= 16"),
+    (lambda: topology.machine(gpus=6, gpus_per_switch=4), "multiple of gpus_per_switch"),
+    (lambda: topology.star(3, hub="cloud"), "hub must be"),
+    (lambda: topology.ring(3, bandwidth=-1.0), "bandwidth must be > 0"),
+    (lambda: topology.route(topology.ring(3), 0, 9), "dst 9 is not a node"),
+    (lambda: map_trace(topology.ring(3), ring_allreduce_trace(4, 400)), "rank 3 has none"),
+    (lambda: map_trace(topology.ring(3), "trace"), "trace must be"),
+    (lambda: map_trace(topology.ring(3), ring_allreduce_trace(3, 300), [0, 0, 1]), "different node"),
+])
+def test_bad_input_names_the_parameter(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_zero_bandwidth_link_is_refused():
+    g = path_graph(2, 0.0, 0.0)
+    with pytest.raises(ValueError, match="bandwidth of link 0-1 must be > 0"):
+        map_flows(g, [])
+
+
+def test_mirrored_keeps_every_byte():
+    t = ring_allreduce_trace(4, 4001 * 4)
+    both = topology.mirrored(t)
+    assert int(both.bytes_sent.sum()) == int(t.bytes_sent.sum())
+    assert len(both.messages) == 2 * len(t.messages)
+
+
+# ---------------------------------------------------------------- traces from commlib.collectives
+
+collectives = pytest.importorskip("commlib.collectives")
+
+
+def _arrays(n, length):
+    import numpy as np
+    return [np.full(length, r, dtype=np.float32) for r in range(n)]
+
+
+def test_collectives_ring_on_ring_matches_cost():
+    n, length = 6, 6000
+    _, trace = collectives.allreduce(_arrays(n, length), "ring")
+    item = hardware.link("eth_25g")
+    res = map_trace(topology.ring(n, "eth_25g"), trace)
+    assert res.time == pytest.approx(cost.allreduce_time(4 * length, n, item.bandwidth, item.latency))
+
+
+def test_collectives_torus_algorithm_on_torus_matches_cost_and_beats_mesh():
+    rows, cols, length = 4, 4, 4096
+    _, trace = collectives.allreduce(_arrays(rows * cols, length), "torus", grid=(rows, cols))
+    item = hardware.link("nvlink2")
+    on_torus = map_trace(topology.torus2d(rows, cols, "nvlink2"), trace)
+    on_mesh = map_trace(topology.mesh2d(rows, cols, "nvlink2"), trace)
+    want = cost.torus_allreduce_time(4 * length, rows, cols, item.bandwidth, item.latency)
+    assert on_torus.time == pytest.approx(want)
+    assert on_mesh.time > on_torus.time
+
+
+def test_hierarchical_sends_less_through_the_nic_than_a_flat_ring():
+    hosts, per, length = 2, 8, 2**16
+    n, m = hosts * per, 4 * length
+    c = topology.cluster(hosts, gpus_per_host=per, network="eth_100g")
+    _, flat = collectives.allreduce(_arrays(n, length), "ring")
+    _, hier = collectives.allreduce(_arrays(n, length), "hierarchical", hosts=hosts)
+    flat_nic = map_trace(c, flat).load("h0.nic", "net")
+    hier_nic = map_trace(c, hier).load("h0.nic", "net")
+    assert flat_nic == pytest.approx(2 * (n - 1) / n * m)        # one ring boundary per host, every step
+    assert hier_nic == pytest.approx(2 * (hosts - 1) / hosts * m)  # the g shards of M/g cross once each way
+    assert map_trace(c, hier).time < map_trace(c, flat).time

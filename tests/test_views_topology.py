@@ -1,0 +1,140 @@
+"""Tests for commlib.views.topology (figures, tables, calculator) and chapter 6's self-checks."""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from commlib import hardware, placement, topology  # noqa: E402
+from commlib.check import check, expected, questions  # noqa: E402
+from commlib.topology import Flow  # noqa: E402
+from commlib.views import topology as tview  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_idle_links_are_dashed_and_the_busiest_gets_the_top_colour():
+    g = topology.ring(4, "eth_10g")
+    res = topology.map_flows(g, [Flow(0, 0, 1, 300), Flow(0, 1, 2, 100)])
+    fig, ax = plt.subplots()
+    norm = tview.draw_topology(ax, g, res)
+    dashed = [line for line in ax.lines if line.get_linestyle() == "--"]
+    solid = [line for line in ax.lines if line.get_linestyle() == "-"]
+    assert len(dashed) == 2 and len(solid) == 2          # links 2-3 and 3-0 carry nothing
+    assert norm.vmax == 300
+    top = matplotlib.colormaps[tview.CMAP](1.0)
+    colours = {tuple(round(c, 6) for c in matplotlib.colors.to_rgba(line.get_color())) for line in solid}
+    assert tuple(round(c, 6) for c in top) in colours
+
+
+def test_wraparound_links_are_drawn_as_arcs():
+    g = topology.torus2d(3, 3, "eth_10g")
+    fig, ax = plt.subplots()
+    tview.draw_topology(ax, g)
+    wraps = sum(1 for *_, d in g.edges(data=True) if d["wrap"])
+    assert len(ax.patches) == wraps == 6
+    assert len(ax.lines) == g.number_of_edges() - wraps
+
+
+def test_compare_figure_has_one_panel_per_topology_and_a_colour_bar():
+    a, b = topology.mesh2d(2, 3, "eth_10g"), topology.torus2d(2, 3, "eth_10g")
+    flows = [Flow(0, 0, 5, 1000)]
+    fig = tview.compare_figure([(a, topology.map_flows(a, flows), "mesh"), (b, topology.map_flows(b, flows), "torus")])
+    assert len(fig.axes) == 3                            # two panels and the colour bar
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["mesh", "torus"]
+
+
+def test_steps_sweep_has_one_frame_per_step():
+    g = topology.tree(4, 2, "eth_10g")
+    res = topology.map_trace(g, tview.allreduce_trace(4, 4096, "halving_doubling"))
+    html = tview.steps_sweep(g, res, title="tree").data
+    assert html.count('class="gotw-frame"') == len(res.steps) == 4
+
+
+def test_allreduce_trace_is_scaled_to_the_requested_bytes():
+    # ring, halving-doubling (n a power of two) and hierarchical (4 per host x 2 hosts:
+    # 3/4 M + 2 * 1/2 * M/4 + 3/4 M) all send 2 (n-1)/n = 1.75 M per rank
+    m = 8 * 2**20
+    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2}), ("halving_doubling", {})):
+        trace = tview.allreduce_trace(8, m, algorithm, **kw)
+        assert trace.bytes_sent.tolist() == [2 * 7 * m // 8] * 8
+
+
+def test_ring_check_table_agrees_to_rounding():
+    text = tview.ring_check_table(ns=(2, 3, 5), link="eth_25g", nbytes=15 * 2**20).data
+    diffs = [float(x) for x in re.findall(r"\| (\d\.\de[-+]\d\d) \|", text)]
+    assert len(diffs) == 3 and max(diffs) < 1e-12
+
+
+def test_hierarchy_table_names_the_nic_as_bottleneck():
+    text = tview.hierarchy_table(hosts=2, per_host=4, nbytes=2**20).data
+    assert text.count("h0.nic -> net") == 2
+
+
+def test_tables_list_every_claim_and_host():
+    # header and separator rows, then one row each
+    assert tview.claims_table().data.count("\n| ") == len(placement.link_claims()) + 2
+    assert tview.note000_table().data.count("\n| ") == len(placement.NOTE000_INTER_MB_S) + 2
+    assert "1082.125" in tview.note000_table().data
+
+
+def test_placement_figure_lists_fastest_first():
+    cl = placement.note000_cluster()
+    fig = tview.placement_figure(cl, {"slow": {"host7": 2}, "fast": {"host3": 2}, "mid": {"host1": 2}})
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["slow", "mid", "fast"]             # barh draws bottom up: fastest on top
+    widths = [p.get_width() for p in ax.patches]
+    assert widths == sorted(widths, reverse=True)
+
+
+def test_placement_calculator_shows_results_and_errors():
+    calc = tview.placement_calculator()
+    assert calc.error is None
+    est = placement.estimate(placement.note000_cluster(), {3: 2, 1: 2}, model="resnet50")
+    assert "host 3" in calc.results["bounded by"]
+    assert calc.results["scheme"] == "hierarchical all-reduce"
+    assert est.time > 0
+    calc.set(where="host0:5")
+    assert calc.error == "placement puts 5 workers on host 0, which has 4 slots"
+    calc.set(where="rack9")
+    assert "host3:2" in calc.error
+    calc.set(where="host3:4", mode="ps")
+    assert calc.error is None and calc.results["scheme"] == "parameter server on host 3"
+
+
+def test_placement_sweep_has_one_frame_per_worker_count():
+    html = tview.placement_sweep(workers=(2, 3), top=2).data
+    assert html.count('class="gotw-frame"') == 2
+
+
+# ---------------------------------------------------------------- chapter 6 self-checks
+
+def test_every_ch06_question_accepts_its_own_answer():
+    ids = questions("ch06")
+    assert len(ids) == 6
+    for qid in ids:
+        assert check(qid, expected(qid)).correct
+
+
+def test_ch06_answers_match_independent_reasoning():
+    assert expected("ch06.nvlink2_one_way") == pytest.approx(hardware.LINKS["nvlink2"].both_directions / 2 / 1e9)
+    assert expected("ch06.mesh_closing_hops") == 3                  # 4 rows: up column 0, three links
+    assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["pcie3_x16"].bandwidth / 2 / 1e9,
+                                                           rel=1e-3)
+    assert expected("ch06.nic_ratio") == pytest.approx((2 * 15 / 16) / (2 * 1 / 2))
+
+
+def test_ch06_wrong_answers_get_hints():
+    assert "push and a pull" in check("ch06.ps_host1", expected("ch06.ps_host1") / 2).message
+    assert "both directions" in check("ch06.nvlink2_one_way", 300.0).message
+    assert not check("ch06.mesh_closing_hops", 1).correct
