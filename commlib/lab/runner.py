@@ -1,0 +1,285 @@
+"""The notebook's side of the lab: launch ``mpiexec``, show progress, read the JSON back.
+
+Everything runs on this machine only: ``mpiexec -launcher fork -iface lo``
+starts the ranks as local child processes (no ssh, no host list), and
+``UCX_TLS=self,sm`` keeps MPICH's UCX transport on shared memory, so no
+byte leaves the machine. The same scripts run across machines by naming
+hosts instead (see :func:`command_text`); that is shown, not run, here.
+
+>>> command_text(8, ["commlib.lab.measure", "--out", "r.json"], hosts=["a", "b"], python="python",
+...              mpiexec="mpiexec")
+'mpiexec -hosts a,b -n 8 python -m commlib.lab.measure --out r.json'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..fit import Series
+
+__all__ = [
+    "MPICH_ALLREDUCE_ALGORITHMS",
+    "AUTO_ALGORITHMS",
+    "RunResult",
+    "mpiexec_path",
+    "loopback_env",
+    "launch_command",
+    "command_text",
+    "run_mpi",
+    "measure",
+    "load",
+    "to_series",
+    "machine_facts",
+    "ProgressByOp",
+]
+
+#: MPICH's names for its all-reduce algorithms (``MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM``) and the
+#: cost-model algorithm each one is (Thakur, Rabenseifner & Gropp 2005).
+MPICH_ALLREDUCE_ALGORITHMS = {
+    "ring": "ring",
+    "recursive_doubling": "recursive_doubling",
+    "reduce_scatter_allgather": "halving_doubling",
+}
+
+#: Cost-model algorithm assumed for each op when the library chooses by itself: the large-message
+#: algorithms MPICH uses (Thakur, Rabenseifner & Gropp 2005), which decide the bandwidth term.
+AUTO_ALGORITHMS = {
+    "all_reduce": "halving_doubling",
+    "reduce_scatter": "ring",
+    "all_gather": "ring",
+    "broadcast": "scatter_allgather",
+}
+
+_ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the commlib package
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one ``mpiexec`` run gave: exit status, stdout, stderr, and whether it was killed by the timeout."""
+
+    command: tuple[str, ...]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+
+    @property
+    def ok(self) -> bool:
+        """Finished in time with exit status 0."""
+        return not self.timed_out and self.returncode == 0
+
+
+def mpiexec_path() -> str | None:
+    """``mpiexec`` next to this Python (a venv's ``bin``), else the first on ``PATH``, else None."""
+    here = Path(sys.executable).parent / "mpiexec"
+    if here.exists():
+        return str(here)
+    return shutil.which("mpiexec")
+
+
+def loopback_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for local runs: commlib importable, UCX on shared memory only, plus ``extra``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.setdefault("UCX_TLS", "self,sm")
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.update(extra or {})
+    return env
+
+
+def launch_command(n: int, module_args: Sequence[str], hosts: Sequence[str] | None = None,
+                   python: str | None = None, mpiexec: str | None = None) -> list[str]:
+    """The argument list ``mpiexec ... -n n python -m module args``.
+
+    Without ``hosts`` the ranks are forked locally on the loopback interface;
+    with ``hosts`` the list is what one would type on a cluster.
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"n must be a whole number >= 1, got {n!r}")
+    if not module_args:
+        raise ValueError("module_args must start with a module name, e.g. 'commlib.lab.measure'")
+    exe = mpiexec or mpiexec_path()
+    if exe is None:
+        raise ValueError("mpiexec not found: install it with 'pip install mpich mpi4py'")
+    py = python or sys.executable
+    where = ["-hosts", ",".join(hosts)] if hosts else ["-launcher", "fork", "-iface", "lo"]
+    return [exe, *where, "-n", str(n), py, "-m", *module_args]
+
+
+def command_text(n: int, module_args: Sequence[str], hosts: Sequence[str] | None = None, python: str = "python",
+                 mpiexec: str = "mpiexec") -> str:
+    """:func:`launch_command` as one shell line, for showing."""
+    return shlex.join(launch_command(n, module_args, hosts, python, mpiexec))
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole session: mpiexec and every rank it forked
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_mpi(n: int, module_args: Sequence[str], timeout: float = 120.0,
+            progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
+            cwd: str | None = None) -> RunResult:
+    """Run ``python -m module_args`` on ``n`` local ranks; stream stderr lines to ``progress``.
+
+    The run is killed (with every rank) after ``timeout`` seconds; the
+    result then says ``timed_out``. Never raises for a failing run.
+    """
+    cmd = launch_command(n, module_args)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=loopback_env(env), cwd=cwd, start_new_session=True)
+    err_lines: list[str] = []
+    out_chunks: list[str] = []
+
+    def pump_err():
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err_lines.append(line)
+            if progress is not None:
+                progress(line.rstrip("\n"))
+
+    def pump_out():
+        assert proc.stdout is not None
+        out_chunks.append(proc.stdout.read())
+
+    threads = [threading.Thread(target=pump_err, daemon=True), threading.Thread(target=pump_out, daemon=True)]
+    for t in threads:
+        t.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill(proc)
+        proc.wait()
+    _kill(proc)  # stray ranks, if mpiexec left any
+    for t in threads:
+        t.join(timeout=5)
+    return RunResult(tuple(cmd), proc.returncode, "".join(out_chunks), "".join(err_lines), timed_out)
+
+
+def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "all_gather", "broadcast"),
+            sizes: Sequence[int] = (), impl: str = "mpi", warmup: int = 2, repeats: int = 10,
+            min_repeats: int = 3, budget: float = 0.5, mpich_algorithm: str | None = None,
+            timeout: float = 120.0, progress: Callable[[str], None] | None = print) -> dict:
+    """Run :mod:`commlib.lab.measure` on ``n`` local ranks and return its JSON as a dict.
+
+    ``mpich_algorithm`` forces MPICH's all-reduce algorithm (a key of
+    :data:`MPICH_ALLREDUCE_ALGORITHMS`); ``None`` lets the library choose.
+    ``progress`` receives one line per size. Raises RuntimeError with the
+    ranks' error output if the run fails or times out.
+    """
+    env = {}
+    if mpich_algorithm is not None:
+        if mpich_algorithm not in MPICH_ALLREDUCE_ALGORITHMS:
+            raise ValueError(f"mpich_algorithm must be one of {', '.join(MPICH_ALLREDUCE_ALGORITHMS)}; "
+                             f"got {mpich_algorithm!r}")
+        env = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": mpich_algorithm}
+    with tempfile.TemporaryDirectory(prefix="commlib-lab-") as tmp:
+        out = os.path.join(tmp, "results.json")
+        args = ["commlib.lab.measure", "--ops", ",".join(ops), "--impl", impl, "--warmup", str(warmup),
+                "--repeats", str(repeats), "--min-repeats", str(min_repeats), "--budget", str(budget),
+                "--out", out, "--progress"]
+        if sizes:
+            args += ["--sizes", ",".join(str(int(s)) for s in sizes)]
+        run = run_mpi(n, args, timeout=timeout, progress=progress, env=env)
+        if not run.ok or not os.path.exists(out):
+            why = "timed out" if run.timed_out else f"exited with status {run.returncode}"
+            raise RuntimeError(f"measurement {why}: {run.stderr.strip()[-2000:]}")
+        return load(out)
+
+
+class ProgressByOp:
+    """A ``progress`` callback that prints one line per collective (not per size): short, stable output."""
+
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix
+        self.seen: list[str] = []
+
+    def __call__(self, line: str) -> None:
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].startswith("[") and parts[1] not in self.seen:
+            self.seen.append(parts[1])
+            print(f"{self.prefix}measuring {parts[1]} ...", flush=True)
+
+
+def load(path: str | os.PathLike) -> dict:
+    """Read a measurement JSON file written by :mod:`commlib.lab.measure`."""
+    with open(path, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    if not isinstance(doc, dict) or "results" not in doc or "ranks" not in doc:
+        raise ValueError(f"{path} is not a commlib.lab.measure result (no 'results' or 'ranks')")
+    return doc
+
+
+def to_series(doc: dict, label: str | None = None) -> list[Series]:
+    """One :class:`commlib.fit.Series` per op of a measurement, with the cost-model algorithm it ran.
+
+    The algorithm is the point-to-point one for ``impl`` ring or
+    halving_doubling, the forced MPICH one if the run forced it, else
+    :data:`AUTO_ALGORITHMS`. Spread is the quartiles.
+    """
+    n = int(doc["ranks"])
+    impl = doc.get("impl", "mpi")
+    forced = doc.get("allreduce_algorithm", "auto")
+    out = []
+    for op in dict.fromkeys(r["op"] for r in doc["results"]):
+        rows = sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"])
+        if impl in ("ring", "halving_doubling"):
+            algorithm = impl
+        elif impl == "torch_gloo":
+            algorithm = "ring"  # gloo's all-reduce for large buffers is ring-based
+        elif op == "all_reduce" and forced in MPICH_ALLREDUCE_ALGORITHMS:
+            algorithm = MPICH_ALLREDUCE_ALGORITHMS[forced]
+        else:
+            algorithm = AUTO_ALGORITHMS[op]
+        what = (f"{op} ({impl})" if impl != "mpi" else
+                f"{op} (MPICH {forced})" if op == "all_reduce" and forced != "auto" else op)
+        name = label or f"{what}, {n} ranks"
+        out.append(Series(op, n, tuple(r["nbytes"] for r in rows), tuple(r["median_s"] for r in rows), algorithm,
+                          tuple(r["q1_s"] for r in rows), tuple(r["q3_s"] for r in rows), name))
+    return out
+
+
+def machine_facts() -> dict:
+    """What limits a one-machine lab: CPU cores, last-level cache and memory, read from the OS.
+
+    Keys: ``cpu_count``; ``llc_bytes`` (largest CPU cache, None if unknown);
+    ``memory_bytes`` (None if unknown). Linux reads ``/sys`` and
+    ``/proc``; elsewhere the unknowns stay None.
+    """
+    facts: dict = {"cpu_count": os.cpu_count() or 1, "llc_bytes": None, "memory_bytes": None}
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    sizes = []
+    for index in sorted(base.glob("index*")) if base.exists() else []:
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        units = {"K": 2**10, "M": 2**20, "G": 2**30}
+        if text and text[-1] in units and text[:-1].isdigit():
+            sizes.append(int(text[:-1]) * units[text[-1]])
+    if sizes:
+        facts["llc_bytes"] = max(sizes)
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    facts["memory_bytes"] = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return facts
+

@@ -1,0 +1,119 @@
+"""The same all-reduce measurement with ``torch.distributed`` (gloo backend), when PyTorch is installed.
+
+PyTorch's data-parallel training calls ``torch.distributed.all_reduce`` on
+its gradient buckets; on CPUs the collective runs in the gloo library over
+TCP. This module times it the way :mod:`commlib.lab.measure` times MPI
+(barrier, clock, collective, clock; the slowest rank counts; median and
+quartiles) and writes the same JSON layout, so :func:`commlib.lab.runner.to_series`
+and :mod:`commlib.fit` read it unchanged.
+
+Without PyTorch nothing here fails: :func:`available` says False and
+:func:`run` returns None. Ranks are separate processes started by
+:func:`run`, meeting at ``127.0.0.1`` (loopback only).
+
+>>> isinstance(available(), bool)
+True
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Sequence
+
+from .measure import SCHEMA, format_bytes, summarize
+
+__all__ = ["available", "run"]
+
+
+def available() -> bool:
+    """True if ``import torch`` would work (checked without importing it)."""
+    return importlib.util.find_spec("torch") is not None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _worker(sizes: Sequence[int], warmup: int, repeats: int, out: str) -> int:
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    rank, n = dist.get_rank(), dist.get_world_size()
+    results = []
+    for nbytes in sizes:
+        x = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
+        for _ in range(warmup):
+            dist.all_reduce(x)
+        samples = []
+        for _ in range(repeats):
+            dist.barrier()
+            t0 = time.perf_counter()
+            dist.all_reduce(x)
+            dt = torch.tensor([time.perf_counter() - t0], dtype=torch.float64)
+            dist.all_reduce(dt, op=dist.ReduceOp.MAX)
+            samples.append(float(dt.item()))
+        if rank == 0:
+            print(f"[gloo] all_reduce {format_bytes(nbytes)}", file=sys.stderr, flush=True)
+        results.append({"op": "all_reduce", "impl": "torch_gloo", "nbytes": int(x.numel() * 4),
+                        "count": int(x.numel()), "repeats": repeats, **summarize(samples), "samples_s": samples})
+    if rank == 0:
+        doc = {"schema": SCHEMA, "ranks": n, "impl": "torch_gloo", "dtype": "float32", "hosts": 1,
+               "cpu_count": os.cpu_count() or 1, "oversubscribed": n > (os.cpu_count() or 1),
+               "mpi_library": "gloo (torch " + torch.__version__ + ")", "allreduce_algorithm": "auto",
+               "warmup": warmup, "repeats": repeats, "results": results}
+        with open(out, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh)
+    dist.destroy_process_group()
+    return 0
+
+
+def run(n: int = 2, sizes: Sequence[int] = (2**12, 2**16, 2**20, 2**24), warmup: int = 2, repeats: int = 5,
+        timeout: float = 120.0) -> dict | None:
+    """Time gloo all-reduce on ``n`` local processes; the JSON dict, or None without PyTorch.
+
+    Raises RuntimeError if PyTorch is there but the run fails or times out.
+    """
+    if not available():
+        return None
+    from .runner import loopback_env
+
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="commlib-gloo-") as tmp:
+        out = os.path.join(tmp, "results.json")
+        procs = []
+        for rank in range(n):
+            env = loopback_env({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
+                                "WORLD_SIZE": str(n), "GLOO_SOCKET_IFNAME": "lo"})
+            cmd = [sys.executable, "-m", "commlib.lab.torch_measure", out, str(warmup), str(repeats),
+                   ",".join(str(int(s)) for s in sizes)]
+            procs.append(subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True))
+        deadline = time.monotonic() + timeout
+        errors = []
+        for p in procs:
+            try:
+                _, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                for q in procs:
+                    q.kill()
+                raise RuntimeError(f"torch.distributed run timed out after {timeout:g} s") from None
+            if p.returncode != 0:
+                errors.append(err[-1000:])
+        if errors or not os.path.exists(out):
+            raise RuntimeError("torch.distributed run failed: " + " | ".join(errors))
+        with open(out, encoding="utf-8") as fh:
+            return json.load(fh)
+
+
+if __name__ == "__main__":
+    _out, _warm, _reps, _sizes = sys.argv[1:5]
+    sys.exit(_worker([int(s) for s in _sizes.split(",")], int(_warm), int(_reps), _out))

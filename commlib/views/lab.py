@@ -1,0 +1,212 @@
+"""Figures and tables of the MPI lab: measured against predicted, error, bandwidth.
+
+Every function takes :class:`commlib.fit.Series` (measured medians and
+quartiles) and fitted models from :mod:`commlib.fit`, and draws them; no
+arithmetic beyond what :mod:`commlib.fit` and :mod:`commlib.cost` return.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .. import cost, fit
+from ..lab.measure import format_bytes
+from ..units import check_count, format_rate, format_size, format_time, parse_size
+from .calculator import Calculator, dropdown, integer, make_calculator, text
+from .plots import COLORS, MARKERS, PALETTE, figure
+from .tables import markdown_table
+
+__all__ = ["fit_figure", "times_figure", "bandwidth_figure", "error_table", "fit_summary_table",
+           "model_calculator", "terms_table"]
+
+_SIZE_TICKS = [2**k for k in range(10, 27, 2)]
+
+
+def _size_axis(ax) -> None:
+    ax.set_xscale("log", base=2)
+    ticks = [t for t in _SIZE_TICKS if ax.get_xlim()[0] <= t <= ax.get_xlim()[1] * 1.01]
+    ax.set_xticks(ticks, [format_bytes(t) for t in ticks], rotation=35, ha="right")
+    ax.set_xlabel("message size (whole buffer)")
+
+
+def _measured(ax, s: fit.Series, i: int, label: str | None = None) -> None:
+    x = np.array(s.nbytes)
+    y = np.array(s.seconds)
+    if s.low is not None and s.high is not None:
+        yerr = np.vstack([y - np.array(s.low), np.array(s.high) - y])
+        ax.errorbar(x, y, yerr=np.clip(yerr, 0, None), fmt=MARKERS[i % len(MARKERS)], color=COLORS[i % len(COLORS)],
+                    ms=5, capsize=2, lw=1, label=label if label is not None else f"{s.label}, measured")
+    else:
+        ax.plot(x, y, MARKERS[i % len(MARKERS)], color=COLORS[i % len(COLORS)], ms=5,
+                label=label if label is not None else f"{s.label}, measured")
+
+
+def _legend_below(fig, ax, count: int) -> None:
+    rows = (count + 2) // 3
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, count), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.045 * rows + 0.02, 1, 1))
+
+
+def fit_figure(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+               title: str = "", target: float = 0.2):
+    """Left: measured median times (markers, bars: quartiles) and each model's prediction (lines), log-log.
+
+    Right: relative error of the prediction at each size, in %, with the
+    band ``+-target`` shaded. A piecewise model's crossovers are dotted lines.
+    """
+    if len(series) != len(models) or not series:
+        raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
+    fig, (ax, bx) = figure(10.0, 4.2 + 0.3 * ((len(series) + 2) // 3), ncols=2)
+    for i, (s, m) in enumerate(zip(series, models)):
+        _measured(ax, s, i, label=s.label)
+        grid = np.geomspace(min(s.nbytes), max(s.nbytes), 120)
+        pred = [m.time(s.op, x, s.n, s.algorithm) for x in grid]
+        ax.plot(grid, pred, "-", color=COLORS[i % len(COLORS)], lw=1.4, alpha=0.85)
+        err = 100 * fit.relative_errors(m, s)
+        bx.plot(s.nbytes, err, MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], ms=5, lw=1)
+        if isinstance(m, fit.PiecewiseFit):
+            for cut in m.crossovers:
+                for a in (ax, bx):
+                    a.axvline(cut, color=COLORS[i % len(COLORS)], ls=":", lw=1)
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call (s)")
+    ax.set_title("markers: measured; lines: fitted model", fontsize=9)
+    _size_axis(ax)
+    bx.axhspan(-100 * target, 100 * target, color=PALETTE["sky"], alpha=0.18, lw=0)
+    bx.axhline(0, color=PALETTE["black"], lw=0.8)
+    lim = max(50.0, min(300.0, 1.1 * max(abs(v) for s, m in zip(series, models)
+                                         for v in 100 * fit.relative_errors(m, s))))
+    bx.set_ylim(-lim, lim)
+    bx.set_ylabel("(predicted - measured) / measured (%)")
+    bx.set_title(f"relative error; shaded: within {100 * target:.0f} %", fontsize=9)
+    _size_axis(bx)
+    if title:
+        fig.suptitle(title)
+    _legend_below(fig, ax, len(series))
+    return fig
+
+
+def times_figure(series: Sequence[fit.Series], title: str = ""):
+    """Measured median times (bars: quartiles) of several series on one log-log plot."""
+    if not series:
+        raise ValueError("series must hold at least one Series")
+    fig, ax = figure(6.4, 3.8)
+    for i, s in enumerate(series):
+        _measured(ax, s, i, label=s.label)
+        ax.plot(s.nbytes, s.seconds, "-", color=COLORS[i % len(COLORS)], lw=0.8, alpha=0.6)
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call (s)")
+    _size_axis(ax)
+    ax.legend(fontsize=8, loc="upper left")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def bandwidth_figure(series: Sequence[fit.Series], title: str = ""):
+    """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size."""
+    if not series:
+        raise ValueError("series must hold at least one Series")
+    fig, ax = figure(6.4, 3.8)
+    for i, s in enumerate(series):
+        busbw = [cost.bus_bandwidth(s.op, x, s.n, t) / 1e9 for x, t in zip(s.nbytes, s.seconds)]
+        ax.plot(s.nbytes, busbw, MARKERS[i % len(MARKERS)] + "-",
+                color=COLORS[i % len(COLORS)], ms=5, lw=1, label=s.label)
+    ax.set_yscale("log")
+    ax.set_ylabel("bus bandwidth (GB/s, one direction)")
+    _size_axis(ax)
+    ax.legend(fontsize=8, loc="upper left")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, sizes: Sequence[float] | None = None):
+    """Markdown table: measured and predicted time, relative error, algbw and busbw at each size."""
+    rows = fit.error_table(model, series)
+    if sizes is not None:
+        keep = set(float(x) for x in sizes)
+        rows = [r for r in rows if r.nbytes in keep]
+    body = [[format_bytes(r.nbytes), format_time(r.measured), format_time(r.predicted),
+             f"{100 * r.relative_error:+.1f} %", format_rate(r.algbw), format_rate(r.busbw)] for r in rows]
+    headers = ["size", "measured (median)", "predicted", "error", "algbw", "busbw"]
+    return markdown_table(headers, body, caption=series.label)
+
+
+def terms_table(series: Sequence[fit.Series]):
+    """Markdown table of each series' cost-model counts: steps ``a``, bytes ``b`` and reduced bytes per byte of M."""
+    body = []
+    for s in series:
+        t = cost.collective_terms(s.op, 1.0, s.n, s.algorithm)
+        body.append([s.label, s.algorithm or "", s.n, t.steps, f"{t.bytes:.4g} M", f"{t.reduced:.4g} M"])
+    return markdown_table(["collective", "cost-model algorithm", "ranks p", "steps a", "bytes b", "reduced c"], body)
+
+
+def _inverse_beta(m: fit.AlphaBeta) -> str:
+    return "beta 0 s/B (no size dependence)" if m.beta == 0 else f"1/beta {format_rate(m.bandwidth)}"
+
+
+def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+                      lo: float = 4 * 2**10, hi: float = 64 * 2**20):
+    """Markdown table: fitted alpha and bandwidth (per regime) and median |error| over [lo, hi] per series."""
+    body = []
+    for s, m in zip(series, models):
+        if isinstance(m, fit.AlphaBeta):
+            regimes = [("", m)]
+        else:
+            edges = ["", *(format_bytes(c) for c in m.crossovers), ""]
+            regimes = [(f"[{a or '0'}, {b or 'inf'}):", r) for a, b, r in zip(edges, edges[1:], m.models)]
+        text = "; ".join(f"{w} alpha {format_time(r.alpha)}, {_inverse_beta(r)}".strip() for w, r in regimes)
+        body.append([s.label, s.algorithm or "", text,
+                     f"{100 * fit.median_abs_relative_error(m, s, lo, hi):.1f} %"])
+    headers = ["collective", "cost-model algorithm", "fitted model", f"median error {format_bytes(lo)}-{format_bytes(hi)}"]
+    return markdown_table(headers, body)
+
+
+def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+                     size: str = "16 MiB") -> Calculator:
+    """What the fitted model of each measured collective predicts for any size and number of ranks.
+
+    The fitted alpha and beta belong to the machine and library they were
+    measured on; changing the number of ranks extrapolates with the cost
+    model's step and byte counts.
+    """
+    if len(series) != len(models) or not series:
+        raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
+    table = {s.label: (s, m) for s, m in zip(series, models)}
+
+    def compute(collective, size, n):
+        s, m = table[collective]
+        nbytes = parse_size(size)
+        n = check_count("ranks n", n, minimum=2)
+        if nbytes <= 0:
+            raise ValueError(f"size must be > 0, got {size!r}")
+        seconds = m.time(s.op, nbytes, n, s.algorithm)
+        regime = m.regime(nbytes) if isinstance(m, fit.PiecewiseFit) else m
+        terms = cost.collective_terms(s.op, nbytes, n, s.algorithm)
+        out = {
+            "message size": f"{format_size(nbytes)} = {format_bytes(nbytes)}",
+            "predicted time": format_time(seconds),
+            "latency term a alpha": format_time(terms.steps * regime.alpha),
+            "bandwidth term b beta": format_time(terms.bytes * regime.beta + terms.reduced * regime.gamma),
+            "cost-model algorithm": f"{s.algorithm} ({terms.steps} steps)",
+        }
+        if seconds > 0:
+            out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
+            out["bus bandwidth"] = format_rate(cost.bus_bandwidth(s.op, nbytes, n, seconds))
+        return out
+
+    first = series[0]
+    controls = {
+        "collective": dropdown(list(table), first.label, "collective"),
+        "size": text(size, "message size", "e.g. 16 MiB"),
+        "n": integer(first.n, 2, 64, "ranks n"),
+    }
+    return make_calculator(compute, controls, title="The fitted model of this machine",
+                           note="Fitted on the ranks measured above; 1 MiB = 2^20 B, 1 MB = 10^6 B; "
+                                "bandwidths in bytes per second, as nccl-tests defines algbw and busbw.")

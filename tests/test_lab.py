@@ -1,0 +1,174 @@
+"""commlib.lab: real MPI runs on this machine (small sizes, each run under a timeout).
+
+Skipped, with the reason, where mpi4py or mpiexec is missing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from commlib import cost
+from commlib.lab import checker, measure, runner
+
+pytest.importorskip("mpi4py", reason="the lab needs mpi4py (pip install mpi4py mpich)")
+if runner.mpiexec_path() is None:
+    pytest.skip("the lab needs mpiexec (pip install mpich)", allow_module_level=True)
+
+TIMEOUT = 60
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_p2p_allreduces_equal_mpi_allreduce_bit_for_bit(n):
+    # Ring and halving-doubling vs MPI_Allreduce on int64 vectors of lengths 0, 1, 3, 10, 1000, 4097;
+    # 3 ranks is the non-power-of-two case (fold-in / fold-out), 4 the power of two. The self-test also
+    # holds each algorithm's step and byte counts against commlib.cost.allreduce_terms.
+    run = runner.run_mpi(n, ["commlib.lab.p2p"], timeout=TIMEOUT)
+    assert run.ok, run.stdout + run.stderr
+    assert "equal MPI_Allreduce" in run.stdout
+
+
+@pytest.fixture(scope="module")
+def four_rank_run():
+    return runner.measure(n=4, sizes=[1024, 8192], warmup=1, repeats=3, min_repeats=2, budget=0.05,
+                          timeout=TIMEOUT, progress=None)
+
+
+def test_measure_json_has_every_key(four_rank_run):
+    doc = four_rank_run
+    assert doc["schema"] == measure.SCHEMA
+    assert doc["ranks"] == 4 and doc["impl"] == "mpi" and doc["hosts"] == 1
+    assert isinstance(doc["oversubscribed"], bool) and doc["cpu_count"] >= 1
+    results = doc["results"]
+    assert [(r["op"], r["nbytes"]) for r in results] == [(op, x) for op in measure.OPS for x in (1024, 8192)]
+    for r in results:
+        assert set(measure.RESULT_KEYS) <= set(r)
+        assert 2 <= r["repeats"] == len(r["samples_s"]) <= 3
+        assert 0 < r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"]
+        assert r["count"] * 4 == r["nbytes"]
+    json.dumps(doc)  # plain JSON types only
+
+
+def test_measure_json_becomes_series_with_the_right_algorithms(four_rank_run):
+    series = {s.op: s for s in runner.to_series(four_rank_run)}
+    assert set(series) == set(measure.OPS)
+    assert series["all_reduce"].algorithm == "halving_doubling"
+    assert series["all_gather"].nbytes == (1024.0, 8192.0)
+    assert all(s.n == 4 for s in series.values())
+
+
+def test_point_to_point_ring_is_timed_and_forced_mpich_algorithm_is_recorded():
+    doc = runner.measure(n=3, ops=["all_reduce"], sizes=[4096], impl="ring", warmup=1, repeats=2, min_repeats=2,
+                         timeout=TIMEOUT, progress=None)
+    assert doc["impl"] == "ring" and doc["results"][0]["repeats"] == 2
+    (s,) = runner.to_series(doc)
+    assert s.algorithm == "ring" and s.n == 3
+    doc = runner.measure(n=2, ops=["all_reduce"], sizes=[4096], warmup=1, repeats=2, min_repeats=2,
+                         mpich_algorithm="ring", timeout=TIMEOUT, progress=None)
+    assert doc["allreduce_algorithm"] == "ring"
+    assert runner.to_series(doc)[0].algorithm == "ring"
+
+
+def test_measure_reports_bad_arguments_instead_of_hanging():
+    with pytest.raises(RuntimeError, match="all_reduce only"):
+        runner.measure(n=2, ops=["broadcast"], sizes=[1024], impl="ring", timeout=TIMEOUT, progress=None)
+    with pytest.raises(ValueError, match="mpich_algorithm"):
+        runner.measure(n=2, mpich_algorithm="fastest", progress=None)
+
+
+def test_progress_lines_stream_one_per_size():
+    lines = []
+    runner.measure(n=2, ops=["broadcast"], sizes=[1024, 2048], warmup=0, repeats=2, min_repeats=2,
+                   timeout=TIMEOUT, progress=lines.append)
+    assert lines == ["[1/2] broadcast 1 KiB", "[2/2] broadcast 2 KiB"]
+
+
+LEARNERS = {
+    "wrong_sum": ("def ring_allreduce(comm, array):\n    return array * comm.Get_size()\n", "wrong sum"),
+    "no_reduction": ("def ring_allreduce(comm, array):\n    return array.copy()\n", "own input"),
+    "wrong_shape": ("def ring_allreduce(comm, array):\n    return array[:1]\n", "shape"),
+    "returns_none": ("def ring_allreduce(comm, array):\n    pass\n", "None"),
+    "raises": ("def ring_allreduce(comm, array):\n    raise RuntimeError('boom')\n", "raised RuntimeError: boom"),
+    "wrong_name": ("def ring_all_reduce(comm, array):\n    return array\n", "could not load"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEARNERS))
+def test_checker_reports_wrong_implementations_with_a_hint(case):
+    source, words = LEARNERS[case]
+    verdict = checker.check_ring_allreduce(source, n=4, timeout=TIMEOUT)
+    assert not verdict.correct
+    assert words in verdict.message
+    assert verdict.hint  # always something to try next
+    assert str(verdict).startswith("Wrong: ")
+
+
+def test_checker_kills_a_deadlock_and_says_so():
+    source = ("def ring_allreduce(comm, array):\n"
+              "    buf = np.empty_like(array)\n"
+              "    comm.Recv(buf, source=(comm.Get_rank() - 1) % comm.Get_size())\n"
+              "    return buf\n")
+    verdict = checker.check_ring_allreduce(source, n=4, timeout=4)
+    assert not verdict.correct
+    assert "deadlock" in verdict.message and "Sendrecv" in verdict.hint
+
+
+def test_checker_reports_missing_all_gather_phase(tmp_path):
+    # Reduce-scatter only: each rank holds one finished chunk and partial sums elsewhere.
+    path = tmp_path / "half_ring.py"
+    path.write_text(
+        "import numpy as np\n"
+        "def ring_allreduce(comm, array):\n"
+        "    p, r = comm.Get_size(), comm.Get_rank()\n"
+        "    parts = [c.copy() for c in np.array_split(array, p)]\n"
+        "    for s in range(p - 1):\n"
+        "        got = np.empty_like(parts[(r - s - 1) % p])\n"
+        "        comm.Sendrecv(parts[(r - s) % p], dest=(r + 1) % p, recvbuf=got, source=(r - 1) % p)\n"
+        "        parts[(r - s - 1) % p] += got\n"
+        "    return np.concatenate(parts)\n"
+    )
+    verdict = checker.check_ring_allreduce(str(path), n=4, timeout=TIMEOUT)
+    assert not verdict.correct and "all-gather" in verdict.hint
+
+
+def test_checker_accepts_the_reference_solution_as_module_and_as_function():
+    from commlib.lab import p2p
+
+    assert checker.check_ring_allreduce("commlib.lab.p2p", n=4, timeout=TIMEOUT).correct
+    assert checker.check_ring_allreduce("commlib.lab.p2p:halving_doubling_allreduce", n=3, timeout=TIMEOUT).correct
+    assert checker.check_ring_allreduce(p2p.__file__, n=2, timeout=TIMEOUT).correct
+
+
+def test_checker_rejects_unusable_input_without_running():
+    assert not checker.check_ring_allreduce(42, n=4)
+    assert "no such file" in checker.check_ring_allreduce("no_such_file.py", n=4).message
+    with pytest.raises(ValueError, match="n must"):
+        checker.check_ring_allreduce("commlib.lab.p2p", n=1)
+
+
+def test_expected_sum_is_the_sum_of_the_rank_inputs():
+    n, count = 4, 10
+    want = np.zeros(count, dtype=np.int64)
+    for r in range(n):
+        want += checker.rank_input(r, count)
+    assert np.array_equal(checker.expected_sum(n, count), want)
+    assert checker.diagnose(want, 0, n, count) == ("ok", "")
+
+
+def test_launch_command_stays_on_this_machine_unless_hosts_are_named(monkeypatch):
+    local = runner.launch_command(4, ["commlib.lab.measure"], python="python", mpiexec="mpiexec")
+    assert local[:5] == ["mpiexec", "-launcher", "fork", "-iface", "lo"]
+    assert "-hosts" not in local
+    text = runner.command_text(8, ["commlib.lab.measure"], hosts=["a", "b"])
+    assert text == "mpiexec -hosts a,b -n 8 python -m commlib.lab.measure"
+    monkeypatch.delenv("UCX_TLS", raising=False)
+    assert runner.loopback_env()["UCX_TLS"] == "self,sm"  # shared memory only, no TCP or InfiniBand
+    with pytest.raises(ValueError, match="n must"):
+        runner.launch_command(0, ["commlib.lab.measure"])
+
+
+def test_bus_bandwidth_of_a_measured_point_matches_cost():
+    # The lab reports busbw through commlib.cost; an all-reduce of 8 MB in 10 ms on 4 ranks: 0.8 GB/s algbw.
+    assert cost.bus_bandwidth("all_reduce", 8e6, 4, 0.01) == pytest.approx(0.8e9 * 1.5)
