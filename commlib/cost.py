@@ -1,0 +1,524 @@
+r"""Closed-form costs of collectives under the alpha-beta-gamma model.
+
+A message of ``m`` bytes between two ranks takes :math:`\alpha + m\beta`
+seconds: ``alpha`` (``latency``) is the start-up cost, ``beta`` the inverse
+bandwidth (``1 / bandwidth``, seconds per byte). Reducing ``m`` bytes costs
+:math:`m\gamma` (``gamma``, seconds per byte). Every algorithm's time is then
+
+.. math:: T = a\,\alpha + b\,\beta + c\,\gamma,
+
+where ``a`` counts sequential messages on the critical path, ``b`` the bytes
+sent along it and ``c`` the bytes reduced along it. :func:`allreduce_terms`
+and :func:`collective_terms` return those three coefficients as a
+:class:`CostTerms`, so the executable simulations in
+:mod:`commlib.collectives` can be held against them step by step.
+
+The forms follow Thakur, Rabenseifner & Gropp (2005), "Optimization of
+Collective Communication Operations in MPICH", section by section as each
+docstring says. Units: ``nbytes`` is the whole buffer (the all-reduce
+message; for all-gather, reduce-scatter and all-to-all the full array, as
+nccl-tests' S), ``n`` the number of ranks, ``bandwidth`` bytes/s per
+direction, ``latency`` seconds, ``gamma`` seconds per byte reduced.
+
+>>> round(allreduce_time(553.36e6, 4, 125e6), 3)   # VGG-16 over 1 GbE, ring
+6.64
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .units import check_count, check_fraction, check_nonnegative, check_positive
+
+__all__ = [
+    "ALLREDUCE_ALGORITHMS",
+    "COLLECTIVE_ALGORITHMS",
+    "BUS_FACTORS",
+    "CostTerms",
+    "allreduce_terms",
+    "allreduce_time",
+    "collective_terms",
+    "collective_time",
+    "hierarchical_allreduce_time",
+    "torus_allreduce_time",
+    "ring_bytes_per_rank",
+    "latency_bandwidth_balance",
+    "bus_factor",
+    "bus_bandwidth",
+    "algorithm_bandwidth",
+    "parallel_efficiency",
+    "communication_time_for_efficiency",
+    "required_bandwidth",
+    "speedup",
+    "scaling_efficiency",
+    "communication_overhead",
+]
+
+#: All-reduce algorithms that :func:`allreduce_time` knows.
+ALLREDUCE_ALGORITHMS = ("ring", "tree", "recursive_doubling", "halving_doubling", "naive")
+
+#: Algorithms per collective; the first is the default.
+COLLECTIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "broadcast": ("tree", "scatter_allgather"),
+    "reduce": ("tree", "reduce_scatter_gather"),
+    "gather": ("tree",),
+    "scatter": ("tree",),
+    "reduce_scatter": ("ring", "recursive_halving"),
+    "all_gather": ("ring", "recursive_doubling"),
+    "all_to_all": ("pairwise", "bruck"),
+    "all_reduce": ALLREDUCE_ALGORITHMS,
+}
+
+#: nccl-tests' factor from algorithm bandwidth to bus bandwidth, as a function of n.
+BUS_FACTORS = {
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+}
+
+
+@dataclass(frozen=True)
+class CostTerms:
+    """Coefficients of ``T = steps*alpha + bytes*beta + reduced*gamma`` on the critical path.
+
+    ``steps`` is the number of sequential messages, ``bytes`` the bytes sent
+    along the critical path, ``reduced`` the bytes combined by the operator
+    along it.
+    """
+
+    steps: int
+    bytes: float
+    reduced: float
+
+    def time(self, bandwidth: float, latency: float = 0.0, gamma: float = 0.0) -> float:
+        """Seconds, for a link of ``bandwidth`` bytes/s and ``latency`` s, reducing at ``gamma`` s/byte."""
+        bandwidth = check_positive("bandwidth", bandwidth)
+        latency = check_nonnegative("latency", latency)
+        gamma = check_nonnegative("gamma", gamma)
+        return self.steps * latency + self.bytes / bandwidth + self.reduced * gamma
+
+    def __add__(self, other: "CostTerms") -> "CostTerms":
+        return CostTerms(self.steps + other.steps, self.bytes + other.bytes, self.reduced + other.reduced)
+
+
+def _log2_ceil(n: int) -> int:
+    return (n - 1).bit_length()
+
+
+def _log2_floor(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def _check_common(nbytes: float, n: int) -> tuple[float, int]:
+    return check_nonnegative("nbytes", nbytes), check_count("n", n, minimum=1)
+
+
+def _choose(kind: str, algorithm: str | None, allowed: tuple[str, ...]) -> str:
+    if algorithm is None:
+        return allowed[0]
+    if algorithm not in allowed:
+        raise ValueError(f"algorithm for {kind} must be one of {', '.join(allowed)}; got {algorithm!r}")
+    return algorithm
+
+
+def allreduce_terms(nbytes: float, n: int, algorithm: str = "ring") -> CostTerms:
+    r"""Latency, bandwidth and reduction coefficients of an all-reduce of ``nbytes`` over ``n`` ranks.
+
+    Thakur, Rabenseifner & Gropp (2005), with p = ``n``, M = ``nbytes``:
+
+    * ``"ring"`` (sec. 4.4, the bandwidth-optimal algorithm): reduce-scatter
+      then all-gather around a ring, each ``n - 1`` steps of ``M/n`` bytes:
+      :math:`2(p-1)\alpha + 2\frac{p-1}{p}M\beta + \frac{p-1}{p}M\gamma`.
+    * ``"tree"``: binomial-tree reduce then binomial-tree broadcast (sec. 4.2, 4.1):
+      :math:`2\lceil\log_2 p\rceil(\alpha + M\beta) + \lceil\log_2 p\rceil M\gamma`.
+    * ``"recursive_doubling"`` (sec. 4.4): pairwise exchange of the whole
+      vector, :math:`\log_2 p(\alpha + M\beta + M\gamma)`. With p not a power of
+      two, the ``p - p'`` extra ranks (p' the largest power of two below p)
+      first fold their vector into a partner and get the result back at the
+      end: two more full-message steps, one more reduction.
+    * ``"halving_doubling"`` (Rabenseifner, sec. 4.4): recursive-halving
+      reduce-scatter then recursive-doubling all-gather,
+      :math:`2\log_2 p\,\alpha + 2\frac{p-1}{p}M\beta + \frac{p-1}{p}M\gamma`;
+      for p not a power of two the same fold-in/fold-out of whole vectors
+      as above is added.
+    * ``"naive"``: every rank sends to one root, which reduces and sends the
+      result back; the root's link serialises :math:`2(p-1)` messages of M:
+      :math:`2(p-1)(\alpha + M\beta) + (p-1)M\gamma`.
+
+    >>> allreduce_terms(1200, 4, "ring")
+    CostTerms(steps=6, bytes=1800.0, reduced=900.0)
+    """
+    nbytes, n = _check_common(nbytes, n)
+    algorithm = _choose("all_reduce", algorithm, ALLREDUCE_ALGORITHMS)
+    if n == 1:
+        return CostTerms(0, 0.0, 0.0)
+    m = nbytes
+    if algorithm == "ring":
+        f = (n - 1) / n
+        return CostTerms(2 * (n - 1), 2 * f * m, f * m)
+    if algorithm == "tree":
+        d = _log2_ceil(n)
+        return CostTerms(2 * d, 2 * d * m, d * m)
+    if algorithm == "naive":
+        return CostTerms(2 * (n - 1), 2 * (n - 1) * m, (n - 1) * m)
+    q = 1 << _log2_floor(n)  # largest power of two <= n
+    d = _log2_floor(n)
+    extra = CostTerms(2, 2 * m, m) if q != n else CostTerms(0, 0.0, 0.0)
+    if algorithm == "recursive_doubling":
+        return CostTerms(d, d * m, d * m) + extra
+    f = (q - 1) / q
+    return CostTerms(2 * d, 2 * f * m, f * m) + extra
+
+
+def allreduce_time(
+    nbytes: float,
+    n: int,
+    bandwidth: float,
+    latency: float = 0.0,
+    algorithm: str = "ring",
+    gamma: float = 0.0,
+) -> float:
+    """Seconds to all-reduce ``nbytes`` over ``n`` ranks (see :func:`allreduce_terms` for the forms).
+
+    >>> allreduce_time(64e6, 2, 25e9)   # 64 MB, 2 ranks, 200 Gb/s: 2.56 ms
+    0.00256
+    """
+    return allreduce_terms(nbytes, n, algorithm).time(bandwidth, latency, gamma)
+
+
+def ring_bytes_per_rank(nbytes: float, n: int) -> float:
+    """Bytes each rank sends (and receives) in a ring all-reduce: ``2 (n-1)/n * nbytes``."""
+    nbytes, n = _check_common(nbytes, n)
+    return 2 * (n - 1) / n * nbytes
+
+
+def collective_terms(op: str, nbytes: float, n: int, algorithm: str | None = None) -> CostTerms:
+    r"""Coefficients for one collective (Thakur, Rabenseifner & Gropp 2005, sec. 4).
+
+    ``nbytes`` (M) is the whole buffer as nccl-tests counts it: the message for
+    broadcast, reduce and all-reduce; the full gathered array for gather,
+    scatter, all-gather, reduce-scatter and all-to-all (each rank owns M/p).
+
+    ================  ===================  =============================================================
+    op                algorithm            time
+    ================  ===================  =============================================================
+    broadcast         tree (binomial)      ceil(lg p)(alpha + M beta)
+    broadcast         scatter_allgather    (lg p + p - 1) alpha + 2 (p-1)/p M beta   (van de Geijn)
+    reduce            tree (binomial)      ceil(lg p)(alpha + M beta + M gamma)
+    reduce            reduce_scatter_gath  2 lg p alpha + 2 (p-1)/p M beta + (p-1)/p M gamma (Rabenseifner)
+    gather, scatter   tree (binomial)      ceil(lg p) alpha + (p-1)/p M beta
+    reduce_scatter    ring                 (p-1) alpha + (p-1)/p M beta + (p-1)/p M gamma
+    reduce_scatter    recursive_halving    lg p alpha + (p-1)/p M beta + (p-1)/p M gamma
+    all_gather        ring                 (p-1) alpha + (p-1)/p M beta
+    all_gather        recursive_doubling   lg p alpha + (p-1)/p M beta
+    all_to_all        pairwise             (p-1) alpha + (p-1)/p M beta
+    all_to_all        bruck                ceil(lg p) alpha + ceil(lg p) M/2 beta
+    all_reduce        see allreduce_terms
+    ================  ===================  =============================================================
+
+    The ``lg p`` forms assume p is a power of two; for other p the
+    ceiling is used.
+    """
+    if op not in COLLECTIVE_ALGORITHMS:
+        raise ValueError(f"op must be one of {', '.join(COLLECTIVE_ALGORITHMS)}; got {op!r}")
+    nbytes, n = _check_common(nbytes, n)
+    algorithm = _choose(op, algorithm, COLLECTIVE_ALGORITHMS[op])
+    if op == "all_reduce":
+        return allreduce_terms(nbytes, n, algorithm)
+    if n == 1:
+        return CostTerms(0, 0.0, 0.0)
+    m = nbytes
+    d = _log2_ceil(n)
+    f = (n - 1) / n
+    if op == "broadcast":
+        if algorithm == "tree":
+            return CostTerms(d, d * m, 0.0)
+        return CostTerms(d + n - 1, 2 * f * m, 0.0)
+    if op == "reduce":
+        if algorithm == "tree":
+            return CostTerms(d, d * m, d * m)
+        return CostTerms(2 * d, 2 * f * m, f * m)
+    if op in ("gather", "scatter"):
+        return CostTerms(d, f * m, 0.0)
+    if op == "reduce_scatter":
+        return CostTerms(n - 1 if algorithm == "ring" else d, f * m, f * m)
+    if op == "all_gather":
+        return CostTerms(n - 1 if algorithm == "ring" else d, f * m, 0.0)
+    # all_to_all
+    if algorithm == "pairwise":
+        return CostTerms(n - 1, f * m, 0.0)
+    return CostTerms(d, d * m / 2, 0.0)
+
+
+def collective_time(
+    op: str,
+    nbytes: float,
+    n: int,
+    bandwidth: float,
+    latency: float = 0.0,
+    algorithm: str | None = None,
+    gamma: float = 0.0,
+) -> float:
+    """Seconds for collective ``op`` (see :func:`collective_terms` for ops, algorithms and forms).
+
+    >>> collective_time("all_gather", 4e6, 4, 1e9)   # each rank receives 3 MB at 1 GB/s
+    0.003
+    """
+    return collective_terms(op, nbytes, n, algorithm).time(bandwidth, latency, gamma)
+
+
+def hierarchical_allreduce_time(
+    nbytes: float,
+    hosts: int,
+    per_host: int,
+    intra_bandwidth: float,
+    inter_bandwidth: float,
+    intra_latency: float = 0.0,
+    inter_latency: float = 0.0,
+    gamma: float = 0.0,
+) -> float:
+    r"""Hierarchical all-reduce: inside hosts, then across hosts, then back inside.
+
+    With g = ``per_host`` ranks on each of h = ``hosts`` hosts:
+
+    1. ring reduce-scatter inside each host (g - 1 steps of M/g, intra link);
+    2. ring all-reduce of each rank's M/g shard with its peers on the other
+       hosts (2(h - 1) steps of M/(gh), inter link; the g shards move in
+       parallel, one per rank, as NCCL and Horovod do);
+    3. ring all-gather inside each host (g - 1 steps of M/g, intra link).
+
+    Only M/g per rank crosses the slow inter-host link, instead of M.
+    """
+    nbytes = check_nonnegative("nbytes", nbytes)
+    hosts = check_count("hosts", hosts)
+    per_host = check_count("per_host", per_host)
+    intra = collective_terms("reduce_scatter", nbytes, per_host)
+    inter = allreduce_terms(nbytes / per_host, hosts, "ring")
+    t = 2 * intra.time(intra_bandwidth, intra_latency, 0.0) + intra.reduced * gamma
+    return t + inter.time(inter_bandwidth, inter_latency, gamma)
+
+
+def torus_allreduce_time(
+    nbytes: float,
+    rows: int,
+    cols: int,
+    bandwidth: float,
+    latency: float = 0.0,
+    gamma: float = 0.0,
+) -> float:
+    r"""2-D torus all-reduce on a ``rows`` x ``cols`` grid: rows, then columns, then rows.
+
+    Ring reduce-scatter along each row (cols - 1 steps of M/cols), ring
+    all-reduce of the M/cols shard along each column, ring all-gather along
+    each row (Mikami et al. 2018; Ying et al. 2018). Steps:
+    2(cols - 1) + 2(rows - 1), against 2(rows*cols - 1) for one flat ring.
+    """
+    nbytes = check_nonnegative("nbytes", nbytes)
+    rows = check_count("rows", rows)
+    cols = check_count("cols", cols)
+    row = collective_terms("reduce_scatter", nbytes, cols)
+    col = allreduce_terms(nbytes / cols, rows, "ring")
+    total = CostTerms(2 * row.steps, 2 * row.bytes, row.reduced) + col
+    return total.time(bandwidth, latency, gamma)
+
+
+def latency_bandwidth_balance(n: int, bandwidth: float, latency: float, algorithm: str = "ring") -> float:
+    r"""Message size (bytes) at which an all-reduce's latency and bandwidth terms are equal.
+
+    Below it the algorithm is latency-bound, above it bandwidth-bound. With
+    :math:`T = a\alpha + c M\beta`, the balance is :math:`M^* = a\alpha/(c\beta)`.
+
+    >>> latency_bandwidth_balance(2, 1e9, 1e-6)   # ring, 2 ranks: 2 alpha = M beta
+    2000.0
+    """
+    check_positive("bandwidth", bandwidth)
+    check_nonnegative("latency", latency)
+    unit = allreduce_terms(1.0, n, algorithm)
+    if unit.bytes == 0:
+        return 0.0
+    return unit.steps * latency * bandwidth / unit.bytes
+
+
+def bus_factor(op: str, n: int) -> float:
+    """nccl-tests' ratio busbw / algbw for ``op`` on ``n`` ranks (all-reduce: 2(n-1)/n)."""
+    if op not in BUS_FACTORS:
+        raise ValueError(f"op must be one of {', '.join(BUS_FACTORS)}; got {op!r}")
+    n = check_count("n", n)
+    return BUS_FACTORS[op](n)
+
+
+def algorithm_bandwidth(nbytes: float, seconds: float) -> float:
+    """Algorithm bandwidth (nccl-tests' algbw): buffer bytes / elapsed seconds, in bytes/s."""
+    return check_nonnegative("nbytes", nbytes) / check_positive("seconds", seconds)
+
+
+def bus_bandwidth(op: str, nbytes: float, n: int, seconds: float) -> float:
+    """Bus bandwidth (nccl-tests' busbw): algbw times the op's factor, in bytes/s.
+
+    busbw is comparable with the link's peak whatever ``n`` is: a ring
+    all-reduce running at line rate B shows busbw = B.
+
+    >>> bus_bandwidth("all_reduce", 1e9, 4, 1.0)
+    1500000000.0
+    """
+    return algorithm_bandwidth(nbytes, seconds) * bus_factor(op, n)
+
+
+def parallel_efficiency(t_compute: float, t_comm: float) -> float:
+    r"""Fraction of a step spent computing when communication does not overlap: :math:`P = T_s/(T_s + T_t)`.
+
+    >>> round(parallel_efficiency(0.55, 6.64032), 4)
+    0.0765
+    """
+    t_compute = check_positive("t_compute", t_compute)
+    t_comm = check_nonnegative("t_comm", t_comm)
+    return t_compute / (t_compute + t_comm)
+
+
+def communication_time_for_efficiency(t_compute: float, efficiency: float) -> float:
+    r"""Communication time allowed for a target efficiency: :math:`T_t = \frac{1-P}{P} T_s`."""
+    t_compute = check_positive("t_compute", t_compute)
+    efficiency = check_fraction("efficiency", efficiency, open_high=False)
+    return (1 - efficiency) / efficiency * t_compute
+
+
+def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: float) -> float:
+    r"""Bandwidth (bytes/s) a ring all-reduce needs to reach ``efficiency``.
+
+    :math:`S = \frac{2D(n-1)/n}{T_t} = \frac{2DP(n-1)}{n(1-P)T_s}` -- equation (3)
+    of the VGG-16 worked example. ``efficiency`` must lie in (0, 1).
+    """
+    efficiency = check_fraction("efficiency", efficiency)
+    t_allowed = communication_time_for_efficiency(t_compute, efficiency)
+    return ring_bytes_per_rank(nbytes, n) / t_allowed
+
+
+def speedup(t_one: float, t_many: float) -> float:
+    """How many times faster ``n`` workers finish the same work: ``t_one / t_many``."""
+    return check_positive("t_one", t_one) / check_positive("t_many", t_many)
+
+
+def scaling_efficiency(t_one: float, t_many: float, n: int) -> float:
+    """Speedup per worker, ``t_one / (n * t_many)``; 1.0 is perfect linear scaling (PowerAI DDL)."""
+    n = check_count("n", n)
+    return speedup(t_one, t_many) / n
+
+
+def communication_overhead(t_iteration: float, t_compute: float) -> float:
+    """Share of an iteration not hidden behind compute: ``(t_iteration - t_compute) / t_iteration``."""
+    t_iteration = check_positive("t_iteration", t_iteration)
+    t_compute = check_nonnegative("t_compute", t_compute)
+    if t_compute > t_iteration:
+        raise ValueError(f"t_compute must be <= t_iteration ({t_iteration}), got {t_compute}")
+    return (t_iteration - t_compute) / t_iteration
+
+
+
+# ---------------------------------------------------------------------------
+# Parameter servers (chapter 3). Section owned by the parameter-server chapter.
+# ---------------------------------------------------------------------------
+
+__all__ += ["ps_time", "byteps_time"]
+
+
+def ps_time(
+    nbytes: float,
+    workers: int,
+    bandwidth: float,
+    servers: int = 1,
+    latency: float = 0.0,
+    colocated: bool = False,
+    server_bandwidth: float | None = None,
+    pipelined: bool = True,
+) -> float:
+    r"""Seconds for one synchronous parameter-server round: push M, pull M.
+
+    Every one of n = ``workers`` machines pushes its whole gradient, M =
+    ``nbytes``, split over k = ``servers`` shards of M/k, and pulls the
+    updated parameters back. Links are full duplex: a NIC sends and
+    receives ``bandwidth`` bytes/s at once, so a machine is busy for
+    (bytes it sends in one direction) / bandwidth, and the round takes as
+    long as the busiest machine (Jiang et al. 2020, sec. 2.3):
+
+    * **non-colocated** (k separate server machines, NIC ``server_bandwidth``,
+      default ``bandwidth``): a worker sends M and receives M; a server
+      receives nM/k and sends nM/k, so
+
+      .. math:: T = \max\left(\frac{M}{B_w},\ \frac{nM}{k\,B_s}\right) + 2\alpha.
+
+    * **colocated** (shard j on worker machine j, k <= n; bytes to the local
+      shard never reach the NIC): a machine with a shard sends
+      M - M/k of gradient and (n-1)M/k of parameters, M + (n-2)M/k in all
+      each way; a machine without a shard sends M. With k = n that is
+      2(n-1)M/n each way, exactly a ring all-reduce.
+
+    ``pipelined=True`` (the default, as in BytePS) assumes the gradient is cut
+    into many small pieces so the pull of one piece overlaps the push of the
+    next; then each direction is busy once. ``pipelined=False`` runs the
+    whole push, then the whole pull: T = push time + pull time.
+
+    ``latency`` (alpha, seconds) is charged once for the push and once for
+    the pull when any byte crosses the network.
+
+    >>> ps_time(100e6, 8, 12.5e9)              # one server, 8 workers, 100 Gb/s NICs
+    0.064
+    >>> ps_time(100e6, 8, 12.5e9, servers=8)   # eight shards: each NIC carries M each way
+    0.008
+    """
+    nbytes = check_nonnegative("nbytes", nbytes)
+    n = check_count("workers", workers, minimum=1)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    latency = check_nonnegative("latency", latency)
+    k = check_count("servers", servers, minimum=1)
+    if colocated and k > n:
+        raise ValueError(f"servers must be <= workers ({n}) when colocated (at most one shard per worker "
+                         f"machine), got {k}")
+    b_server = bandwidth if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
+    m = nbytes
+    if colocated:
+        host = m + (n - 2) * m / k  # machine with a shard, bytes each way
+        plain = m if k < n else 0.0  # machine without a shard
+        if pipelined:
+            seconds = max(host, plain) / bandwidth
+        else:
+            # push: a shard host sends M - M/k, receives (n-1)M/k; pull mirrors it.
+            push = max(m - m / k, (n - 1) * m / k, plain)
+            seconds = 2 * push / bandwidth
+        moved = host > 0 or plain > 0
+    else:
+        busy = max(m / bandwidth, n * m / (k * b_server))
+        seconds = busy if pipelined else 2 * busy
+        moved = m > 0
+    return seconds + (2 * latency if moved else 0.0)
+
+
+def byteps_time(nbytes: float, n: int, k: int, bandwidth: float) -> float:
+    r"""BytePS' optimal communication time with n GPU machines and k CPU machines.
+
+    Jiang et al. (2020, sec. 4.1): CPU machines each sum a fraction x of the
+    gradient, GPU machines (colocated summation) each a fraction y, with
+    kx + ny = 1. A CPU machine moves nxM each way; a GPU machine moves
+    kxM + 2(n-1)yM = (1 + (n-2)y)M each way. Equalising the two gives
+
+    .. math:: y = \frac{n-k}{n^2+kn-2k},\quad x = \frac{2(n-1)}{n^2+kn-2k},\quad
+              T = \frac{2n(n-1)M}{(n^2+kn-2k)B} \quad (k \le n),
+
+    and T = M/B for k >= n (y = 0: a plain non-colocated PS). k = 0 is the
+    ring all-reduce time 2(n-1)M/(nB); k = n is M/B. Every machine's NIC
+    runs at ``bandwidth`` bytes/s each way; ``nbytes`` is M.
+
+    >>> byteps_time(64e6, 2, 0, 25e9)   # 64 MB, 200 Gb/s = 25 GB/s, 2 machines
+    0.00256
+    """
+    nbytes = check_nonnegative("nbytes", nbytes)
+    n = check_count("n", n, minimum=1)
+    k = check_count("k", k, minimum=0)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    if n == 1:
+        return 0.0
+    if k >= n:
+        return nbytes / bandwidth
+    return 2 * n * (n - 1) * nbytes / ((n * n + k * n - 2 * k) * bandwidth)
