@@ -1,0 +1,520 @@
+r"""Parameter servers: a synchronous round, executed on numpy arrays, and its costs.
+
+A *parameter server* (PS) keeps the model; *workers* keep a replica each.
+One synchronous round of data-parallel SGD has three parts:
+
+1. **push**: every worker sends its gradient to the server(s);
+2. **update**: each server sums the n gradients it received and takes an
+   SGD step on the parameters it owns, :math:`w \leftarrow w - \eta\,\frac1n\sum_i g_i`;
+3. **pull**: every worker fetches the updated parameters.
+
+With one server its NIC carries n gradients in and n parameter copies out:
+the hot spot. Splitting the parameters into k *shards* on k server machines
+(``np.array_split``) divides that load by k (Li et al. 2014). Placing a shard
+on every worker machine (*colocated*) removes the extra machines; bytes a
+worker exchanges with its own local shard never touch the network.
+
+:func:`ps_round` runs a round on real arrays and records every network
+message in a :class:`commlib.trace.Trace` (ranks ``0..n-1`` are workers;
+non-colocated servers are ranks ``n..n+k-1``). :func:`ps_traffic` gives the
+per-machine bytes in closed form and :func:`commlib.cost.ps_time` the time;
+the tests hold the three together. The comparison with ring all-reduce
+follows the BytePS analysis (Jiang et al. 2020, sec. 2.3 and 4.1):
+:func:`smallest_k_to_beat_ring`, :func:`byteps_split`, :func:`byteps_round`.
+
+Units: sizes in bytes, bandwidths in bytes/s per direction (full-duplex
+NICs), times in seconds.
+
+>>> import numpy as np
+>>> r = ps_round(np.zeros(4), [np.ones(4), 3 * np.ones(4)], servers=2, lr=0.5)
+>>> r.params.tolist()            # w - 0.5 * (1 + 3) / 2
+[-1.0, -1.0, -1.0, -1.0]
+>>> r.trace.bytes_received.tolist()   # workers 0, 1 get 32 B; servers 2, 3 get 2 x 16 B
+[32, 32, 32, 32]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from . import cost
+from .trace import Trace
+from .units import check_count, check_nonnegative, check_positive
+
+__all__ = [
+    "PSStage",
+    "PSRound",
+    "PSTraffic",
+    "PSComparison",
+    "WORKED_EXAMPLES",
+    "shard_bounds",
+    "server_ranks",
+    "ps_round",
+    "ps_traffic",
+    "ring_time",
+    "ps_beats_ring",
+    "smallest_k_to_beat_ring",
+    "byteps_split",
+    "byteps_round",
+    "compare_ps_ring",
+    "note002_volumes",
+]
+
+#: Worked examples quoted by the source notes, with what each number means.
+WORKED_EXAMPLES: dict[str, dict[str, float | str]] = {
+    # Note 000 quotes a blog's example: 61.5 million gradients, 8 workers, one PS.
+    "note000_ps": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
+                   "what": "one non-colocated server, fp32 gradients"},
+    # Note 000: "each machine is server and worker: 4 x gradient size / iteration time x 7/8", 8 machines.
+    "note000_colocated": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
+                          "what": "colocated, a shard on each of 8 machines"},
+    # Note 004 (BytePS sec. 2.2): 2 machines (16 GPUs), 64 MB at 200 Gb/s -> 2.56 ms.
+    "note004_allreduce": {"nbytes": "64 MB", "n": 2, "bandwidth": "200 Gb/s",
+                          "what": "ring all-reduce between 2 machines, 8 GPUs each"},
+}
+
+
+@dataclass(frozen=True)
+class PSStage:
+    """What every machine holds at one moment of a round (for pictures).
+
+    ``workers[i]`` is worker i's buffer (its gradient before the push, the new
+    parameters after the pull); ``servers[j]`` is shard j's buffer (parameters,
+    or the running gradient sum). ``step`` is the trace step whose messages
+    lead to this stage (None for stages reached without communication).
+    """
+
+    label: str
+    workers: tuple[np.ndarray, ...]
+    servers: tuple[np.ndarray, ...]
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class PSRound:
+    """Result of :func:`ps_round`: the new parameters, the gradient sum, the trace, the stages."""
+
+    params: np.ndarray
+    gradient_sum: np.ndarray
+    worker_params: tuple[np.ndarray, ...]
+    trace: Trace
+    stages: tuple[PSStage, ...]
+    bounds: tuple[tuple[int, int], ...]
+    server_ranks: tuple[int, ...]
+    colocated: bool
+
+    @property
+    def workers(self) -> int:
+        """Number of workers n."""
+        return len(self.worker_params)
+
+    @property
+    def servers(self) -> int:
+        """Number of shards k."""
+        return len(self.bounds)
+
+
+@dataclass(frozen=True)
+class PSTraffic:
+    """Bytes each machine sends in one round (it receives the same amount).
+
+    ``shard_host`` is a machine that holds a shard (a server machine, or in
+    colocated mode a worker that also serves); ``worker`` a worker machine that
+    holds no shard (None when every worker holds one). ``busiest`` is the
+    larger; the round's time is ``busiest / bandwidth`` on equal NICs.
+    """
+
+    shard_host: float
+    worker: float | None
+    colocated: bool
+
+    @property
+    def busiest(self) -> float:
+        """Bytes each way on the busiest NIC."""
+        return max(self.shard_host, self.worker or 0.0)
+
+
+@dataclass(frozen=True)
+class PSComparison:
+    """PS against ring all-reduce for one configuration (what the calculator shows)."""
+
+    nbytes: float
+    workers: int
+    servers: int
+    colocated: bool
+    ps_seconds: float
+    ring_seconds: float
+    smallest_k: int | None
+
+    @property
+    def winner(self) -> str:
+        """``"PS"``, ``"ring all-reduce"`` or ``"tie"`` (within one part in 10**9)."""
+        if math.isclose(self.ps_seconds, self.ring_seconds, rel_tol=1e-9, abs_tol=0.0):
+            return "tie"
+        return "PS" if self.ps_seconds < self.ring_seconds else "ring all-reduce"
+
+    @property
+    def ratio(self) -> float:
+        """PS time over ring time (below 1: PS is faster)."""
+        if self.ring_seconds == 0:
+            return 1.0 if self.ps_seconds == 0 else math.inf
+        return self.ps_seconds / self.ring_seconds
+
+
+def shard_bounds(length: int, servers: int) -> tuple[tuple[int, int], ...]:
+    """Index ranges ``[start, stop)`` of ``servers`` shards of a ``length``-element vector.
+
+    The same split as ``np.array_split``: the first ``length % servers`` shards
+    get one element more. Every shard must hold at least one parameter.
+
+    >>> shard_bounds(10, 3)
+    ((0, 4), (4, 7), (7, 10))
+    """
+    length = check_count("length", length, minimum=1)
+    servers = check_count("servers", servers, minimum=1, maximum=length)
+    base, extra = divmod(length, servers)
+    out, start = [], 0
+    for j in range(servers):
+        stop = start + base + (1 if j < extra else 0)
+        out.append((start, stop))
+        start = stop
+    return tuple(out)
+
+
+def server_ranks(workers: int, servers: int, colocated: bool = False) -> tuple[int, ...]:
+    """Trace rank of each shard's server: ``n..n+k-1`` apart, worker ``j`` when colocated.
+
+    >>> server_ranks(4, 2), server_ranks(4, 2, colocated=True)
+    ((4, 5), (0, 1))
+    """
+    n = check_count("workers", workers, minimum=1)
+    if colocated:
+        k = check_count("servers", servers, minimum=1)
+        if k > n:
+            raise ValueError(f"servers must be <= workers ({n}) when colocated (one shard per worker "
+                             f"machine at most), got {k}")
+        return tuple(range(k))
+    k = check_count("servers", servers, minimum=1)
+    return tuple(range(n, n + k))
+
+
+def _check_arrays(params, gradients) -> tuple[np.ndarray, list[np.ndarray]]:
+    params = np.asarray(params)
+    if params.size < 1:
+        raise ValueError("params must hold at least one parameter, got an empty array")
+    if isinstance(gradients, np.ndarray) and gradients.ndim >= 1 and gradients.shape[1:] == params.shape:
+        gradients = list(gradients)
+    grads = [np.asarray(g) for g in gradients]
+    if len(grads) < 1:
+        raise ValueError("gradients must hold one array per worker (n >= 1 workers), got none")
+    for i, g in enumerate(grads):
+        if g.shape != params.shape:
+            raise ValueError(f"gradients[{i}] has shape {g.shape}; every gradient must have the params' "
+                             f"shape {params.shape}")
+    dtype = np.result_type(params, *grads)
+    if not np.issubdtype(dtype, np.floating):
+        raise ValueError(f"params and gradients must be floating-point arrays, got dtype {dtype}")
+    return params.astype(dtype, copy=False).ravel(), [g.astype(dtype, copy=False).ravel() for g in grads]
+
+
+def _simulate(params: np.ndarray, grads: list[np.ndarray], bounds, owners, ranks: int, lr: float,
+              algorithm: str, colocated: bool, shape, record: bool = True) -> PSRound:
+    n = len(grads)
+    item = params.dtype.itemsize
+    trace = Trace(n=ranks, algorithm=algorithm)
+    shards = [params[a:b].copy() for a, b in bounds]
+    acc = [np.zeros(b - a, dtype=params.dtype) for a, b in bounds]
+    stages = []
+
+    def stage(label, workers, servers, step=None):
+        if record:
+            stages.append(PSStage(label, tuple(w.copy() for w in workers), tuple(s.copy() for s in servers), step))
+
+    stage("start", grads, shards)
+    # push: worker i sends shard j of its gradient to shard j's server
+    for i in range(n):
+        for j, (a, b) in enumerate(bounds):
+            acc[j] += grads[i][a:b]
+            if owners[j] != i:
+                nb = (b - a) * item
+                trace.add(step=0, src=i, dst=owners[j], nbytes=nb, chunk=j, phase="push", reduced=nb)
+    stage("push", grads, acc, step=0)
+    # update: SGD step on each shard with the mean gradient
+    for j in range(len(bounds)):
+        shards[j] = shards[j] - lr * acc[j] / n
+    stage("update", grads, shards)
+    # pull: every worker fetches every shard
+    new = np.concatenate(shards)
+    for j, (a, b) in enumerate(bounds):
+        for i in range(n):
+            if owners[j] != i:
+                trace.add(step=1, src=owners[j], dst=i, nbytes=(b - a) * item, chunk=j, phase="pull")
+    workers = tuple(new.copy() for _ in range(n))
+    stage("pull", workers, shards, step=1)
+    total = np.concatenate(acc)
+    return PSRound(
+        params=new.reshape(shape),
+        gradient_sum=total.reshape(shape),
+        worker_params=tuple(w.reshape(shape) for w in workers),
+        trace=trace,
+        stages=tuple(stages),
+        bounds=tuple(bounds),
+        server_ranks=tuple(owners),
+        colocated=colocated,
+    )
+
+
+def ps_round(params, gradients: Sequence, servers: int = 1, lr: float = 0.1,
+             colocated: bool = False, record: bool = True) -> PSRound:
+    r"""Run one synchronous parameter-server round on real arrays.
+
+    ``params`` (any shape) are the current parameters; ``gradients`` holds one
+    array of the same shape per worker (n = ``len(gradients)``). The flattened
+    parameters are split into k = ``servers`` shards with ``np.array_split``'s
+    rule (:func:`shard_bounds`). Server j receives shard j of every gradient,
+    sums them, and updates
+
+    .. math:: w_j \leftarrow w_j - \eta\,\frac{1}{n}\sum_{i=1}^{n} g_{i,j}
+
+    with :math:`\eta` = ``lr``; then every worker pulls every shard.
+
+    Placement: ``colocated=False`` puts the k servers on k machines of their
+    own (trace ranks n..n+k-1); ``colocated=True`` puts shard j on worker j
+    (needs k <= n), and a worker's exchange with its own shard is not a
+    network message, so it is not in the trace. Each message carries
+    ``shard length x itemsize`` bytes; step 0 is the push, step 1 the pull.
+    ``record=True`` keeps a copy of every buffer after each stage
+    (``PSRound.stages``, for pictures); large runs pass ``False``.
+
+    Raises ValueError naming the parameter for k < 1, more shards than
+    parameters, gradients whose shape differs from ``params``, no gradients
+    (n < 1), colocated k > n, or a negative ``lr``.
+
+    >>> r = ps_round([1.0, 2.0, 3.0], [[1.0, 1.0, 1.0], [3.0, 3.0, 3.0]], servers=2, colocated=True, lr=1.0)
+    >>> r.params.tolist(), r.trace.bytes_sent.tolist()
+    ([-1.0, 0.0, 1.0], [24, 24])
+    """
+    p, grads = _check_arrays(params, gradients)
+    shape = np.asarray(params).shape
+    n = len(grads)
+    k = check_count("servers", servers, minimum=1)
+    if k > p.size:
+        raise ValueError(f"servers must be <= the number of parameters ({p.size}) so that every shard "
+                         f"holds one, got {k}")
+    lr = check_nonnegative("lr", lr)
+    owners = server_ranks(n, k, colocated)
+    bounds = shard_bounds(p.size, k)
+    ranks = n if colocated else n + k
+    name = f"ps-{'colocated' if colocated else 'dedicated'}-k{k}"
+    return _simulate(p, grads, bounds, owners, ranks, lr, name, colocated, shape, record)
+
+
+def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = False) -> PSTraffic:
+    r"""Bytes each machine sends (and receives) in one PS round, in closed form.
+
+    M = ``nbytes`` (one full gradient), n = ``workers``, k = ``servers``, even
+    shards of M/k (Jiang et al. 2020, sec. 2.3):
+
+    * non-colocated: a worker sends M (push) and receives M (pull); a server
+      receives nM/k and sends nM/k;
+    * colocated (shard j on worker j, k <= n): a shard host sends the
+      M - M/k of its gradient that belongs elsewhere and the (n-1)M/k of
+      parameters the others pull, :math:`M + (n-2)M/k`; with k = n that is
+      :math:`2(n-1)M/n`, the ring all-reduce volume. A worker without a shard
+      sends M.
+
+    >>> ps_traffic(1e9, 8, 1)         # note 000: server moves workers x M each way
+    PSTraffic(shard_host=8000000000.0, worker=1000000000.0, colocated=False)
+    >>> ps_traffic(1e9, 8, 8, colocated=True).shard_host
+    1750000000.0
+    """
+    m = check_nonnegative("nbytes", nbytes)
+    n = check_count("workers", workers, minimum=1)
+    if colocated:
+        k = len(server_ranks(n, servers, colocated=True))
+        return PSTraffic(shard_host=m + (n - 2) * m / k, worker=m if k < n else None, colocated=True)
+    k = check_count("servers", servers, minimum=1)
+    return PSTraffic(shard_host=n * m / k, worker=m, colocated=False)
+
+
+def ring_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:
+    r"""Ring all-reduce time :math:`2(n-1)\alpha + 2\frac{n-1}{n}\frac{M}{B}` (see :func:`commlib.cost.allreduce_time`).
+
+    >>> ring_time(64e6, 2, 25e9)
+    0.00256
+    """
+    return cost.allreduce_time(nbytes, n, bandwidth, latency, "ring")
+
+
+def ps_beats_ring(nbytes: float, n: int, k: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
+                  latency: float = 0.0) -> bool:
+    """True when a non-colocated PS with ``k`` server machines is strictly faster than ring all-reduce.
+
+    Workers' NICs run at ``bandwidth_gpu``, servers' at ``bandwidth_cpu``
+    (default: the same), bytes/s each way.
+
+    >>> ps_beats_ring(1e8, 8, 8, 12.5e9), ps_beats_ring(1e8, 8, 4, 12.5e9)
+    (True, False)
+    """
+    t_ps = cost.ps_time(nbytes, n, bandwidth_gpu, servers=k, latency=latency, server_bandwidth=bandwidth_cpu)
+    return t_ps < ring_time(nbytes, n, bandwidth_gpu, latency)
+
+
+def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
+                            latency: float = 0.0) -> int | None:
+    r"""Fewest server machines with which a non-colocated PS beats ring all-reduce, or None.
+
+    PS time (pipelined, full duplex) is :math:`2\alpha + \max(M/B_g,\ nM/(kB_c))`;
+    ring time is :math:`2(n-1)\alpha + 2(n-1)M/(nB_g)`. The worker term alone
+    must already be below the ring time, else no k helps (with alpha = 0 this
+    needs n > 2: for n = 2 the best PS only ties). Otherwise PS wins for
+    every k above
+
+    .. math:: k^{*} = \frac{nM}{B_c\,(T_{ring} - 2\alpha)},
+
+    which for alpha = 0 and equal NICs is :math:`n^2/(2(n-1))`, a little above
+    n/2: so k = n always wins (n > 2) and k <= n/2 always loses
+    (Jiang et al. 2020, sec. 2.3). ``nbytes`` matters only through alpha.
+
+    >>> smallest_k_to_beat_ring(1e8, 8, 12.5e9), smallest_k_to_beat_ring(1e8, 2, 12.5e9)
+    (5, None)
+    """
+    m = check_positive("nbytes", nbytes)
+    n = check_count("n", n, minimum=1)
+    b_gpu = check_positive("bandwidth_gpu", bandwidth_gpu)
+    b_cpu = b_gpu if bandwidth_cpu is None else check_positive("bandwidth_cpu", bandwidth_cpu)
+    latency = check_nonnegative("latency", latency)
+    t_ring = ring_time(m, n, b_gpu, latency)
+    if 2 * latency + m / b_gpu >= t_ring:
+        return None
+    k = max(1, math.floor(n * m / (b_cpu * (t_ring - 2 * latency))) + 1)
+    # guard against rounding at the boundary: step to the exact smallest k
+    while k > 1 and ps_beats_ring(m, n, k - 1, b_gpu, b_cpu, latency):
+        k -= 1
+    while not ps_beats_ring(m, n, k, b_gpu, b_cpu, latency):
+        k += 1
+    return k
+
+
+def byteps_split(n: int, k: int) -> tuple[float, float]:
+    r"""BytePS' optimal share of the summation: (x per CPU machine, y per GPU machine).
+
+    With n GPU machines (each running a colocated summation service) and k
+    CPU machines, kx + ny = 1 and the busiest NIC is minimised when
+    :math:`x = \frac{2(n-1)}{n^2+kn-2k}`, :math:`y = \frac{n-k}{n^2+kn-2k}`
+    for k <= n; for k >= n, y = 0 and x = 1/k (Jiang et al. 2020, sec. 4.1).
+
+    >>> byteps_split(4, 0), byteps_split(4, 4), byteps_split(4, 2)
+    ((0.0, 0.25), (0.25, 0.0), (0.3, 0.1))
+    """
+    n = check_count("n", n, minimum=1)
+    k = check_count("k", k, minimum=0)
+    if n == 1:
+        return 0.0, 1.0
+    if k == 0:
+        return 0.0, 1.0 / n
+    if k >= n:
+        return 1.0 / k, 0.0
+    d = n * n + k * n - 2 * k
+    return 2 * (n - 1) / d, (n - k) / d
+
+
+def _sizes_from_fractions(length: int, fractions: Sequence[float]) -> list[int]:
+    raw = [f * length for f in fractions]
+    sizes = [math.floor(r) for r in raw]
+    order = sorted(range(len(raw)), key=lambda i: (sizes[i] - raw[i], i))
+    for i in order[: length - sum(sizes)]:
+        sizes[i] += 1
+    return sizes
+
+
+def byteps_round(params, gradients: Sequence, cpu_machines: int = 0, lr: float = 0.1,
+                 record: bool = True) -> PSRound:
+    r"""One BytePS round: summation split between k CPU machines and the n GPU machines.
+
+    The parameters are cut into k shards of (about) x*L elements for the CPU
+    machines (trace ranks n..n+k-1) followed by n shards of y*L elements,
+    one on each GPU machine (ranks 0..n-1), with (x, y) from
+    :func:`byteps_split` (rounded to whole elements, largest remainder first;
+    empty shards are dropped). Everything else is :func:`ps_round`: push, sum,
+    SGD step, pull. k = 0 is colocated PS (= all-reduce traffic); k >= n is a
+    plain sharded PS.
+
+    >>> r = byteps_round(np.zeros(12), [np.ones(12)] * 4, cpu_machines=2)
+    >>> [b - a for a, b in r.bounds]   # shares (0.3, 0.3, 0.1 x 4) of 12 elements, rounded
+    [4, 4, 1, 1, 1, 1]
+    >>> r.trace.bytes_sent.tolist()     # closed form: 1.2 M = 115.2 B each; rounding moves it
+    [112, 112, 112, 112, 128, 128]
+    """
+    p, grads = _check_arrays(params, gradients)
+    shape = np.asarray(params).shape
+    n = len(grads)
+    k = check_count("cpu_machines", cpu_machines, minimum=0)
+    lr = check_nonnegative("lr", lr)
+    x, y = byteps_split(n, k)
+    sizes = _sizes_from_fractions(p.size, [x] * k + [y] * n)
+    owners_all = list(range(n, n + k)) + list(range(n))
+    bounds, owners, start = [], [], 0
+    for size, owner in zip(sizes, owners_all):
+        if size > 0:
+            bounds.append((start, start + size))
+            owners.append(owner)
+        start += size
+    return _simulate(p, grads, tuple(bounds), tuple(owners), n + k, lr, f"byteps-n{n}-k{k}", k == 0, shape,
+                     record)
+
+
+def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
+                    server_bandwidth: float | None = None, colocated: bool = False,
+                    latency: float = 0.0) -> PSComparison:
+    """PS round time against ring all-reduce time for one configuration.
+
+    ``worker_bandwidth`` is each worker NIC, ``server_bandwidth`` each server
+    machine's NIC (ignored when ``colocated``), bytes/s each way. Also returns
+    the smallest number of non-colocated servers that beats the ring.
+
+    >>> c = compare_ps_ring(1e8, 8, 4, 12.5e9)
+    >>> c.winner, c.smallest_k
+    ('ring all-reduce', 5)
+    """
+    t_ps = cost.ps_time(nbytes, workers, worker_bandwidth, servers=servers, latency=latency,
+                        colocated=colocated, server_bandwidth=None if colocated else server_bandwidth)
+    t_ring = ring_time(nbytes, workers, worker_bandwidth, latency)
+    best = (smallest_k_to_beat_ring(nbytes, workers, worker_bandwidth, server_bandwidth, latency)
+            if nbytes > 0 else None)
+    return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best)
+
+
+def note002_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
+    r"""The PS-vs-ring volumes of note 002, and the like-for-like per-direction ones.
+
+    With N = ``nbytes`` and P processes, one of which is the server:
+
+    * ``"ps_server_total"``: :math:`2N(P-1)`, bytes in *plus* out at the server;
+    * ``"ring_rank_sent"``: :math:`2N(P-1)/P`, bytes one ring rank *sends*;
+    * ``"ps_server_each_way"``: :math:`N(P-1)`, the server's NIC per direction;
+    * ``"ring_rank_each_way"``: :math:`2N(P-1)/P`, a ring rank's NIC per direction.
+
+    The first two are the note's; they count different things (both
+    directions vs one). Per direction the ratio is P/2, not P.
+
+    >>> {k: v.tolist() for k, v in note002_volumes(1.0, [4]).items()}
+    {'ps_server_total': [6.0], 'ring_rank_sent': [1.5], 'ps_server_each_way': [3.0], 'ring_rank_each_way': [1.5]}
+    """
+    m = check_nonnegative("nbytes", nbytes)
+    p = np.asarray(processes)
+    if p.ndim != 1 or p.size < 1 or not np.issubdtype(p.dtype, np.integer) or (p < 1).any():
+        raise ValueError(f"processes must be a non-empty list of whole numbers >= 1, got {processes!r}")
+    p = p.astype(float)
+    each_way = np.array([ps_traffic(m, int(q), 1, colocated=True).shard_host for q in p])
+    ring = np.array([cost.ring_bytes_per_rank(m, int(q)) for q in p])
+    return {
+        "ps_server_total": 2 * each_way,
+        "ring_rank_sent": ring,
+        "ps_server_each_way": each_way,
+        "ring_rank_each_way": ring,
+    }

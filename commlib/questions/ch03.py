@@ -1,0 +1,63 @@
+"""Self-checks for the parameter-server chapter (chapter 3). Answers are computed, never typed in."""
+
+from .. import cost, hardware, ps
+from ..check import Question, register
+from ..units import parse_rate, parse_size, to_unit
+
+_VGG = hardware.gradient_bytes("vgg16", "fp32")
+_BERT = hardware.gradient_bytes("bert_large", "fp32")
+_E100 = hardware.LINKS["eth_100g"].bandwidth
+_E200 = hardware.LINKS["eth_200g"].bandwidth
+
+
+def _ratio(target: float, tol: float = 0.02):
+    return lambda given, right: abs(given / right - target) < tol
+
+
+register(Question(
+    "ch03.server_in_gb", lambda: ps.ps_traffic(_VGG, 16, 1).shard_host / 1e9, unit="GB",
+    hints=((_ratio(2.0), "That counts both directions; the question asks what the server receives."),
+           (_ratio(1 / 16), "That is one worker's gradient; the single server receives one from each worker.")),
+    hint="One server receives the whole gradient M from each of the n workers: n x M bytes.",
+))
+
+register(Question(
+    "ch03.one_server_ms", lambda: 1e3 * cost.ps_time(_VGG, 16, _E100, servers=1), unit="ms",
+    hints=((_ratio(2.0), "Full-duplex NIC, push and pull pipelined: the server sends and receives at once, "
+                         "so the time is n M / B, not 2 n M / B."),),
+    hint="The server's NIC carries n M each way at B bytes/s; 100 Gb/s is 12.5 GB/s.",
+))
+
+register(Question(
+    "ch03.smallest_k", lambda: ps.smallest_k_to_beat_ring(_BERT, 16, _E100), unit="server machines",
+    rel_tol=0.0,
+    hints=((lambda given, right: given == 8, "k = n/2 = 8 still loses: each server then moves 2M each way, "
+                                             "more than the ring's 2(n-1)M/n."),
+           (lambda given, right: given == 16, "k = n wins, but fewer servers already do."),),
+    hint="PS wins once n M / (k B) < 2 (n-1) M / (n B): solve for the smallest whole k.",
+))
+
+register(Question(
+    "ch03.smallest_k_fast_servers", lambda: ps.smallest_k_to_beat_ring(_BERT, 16, _E100, _E200),
+    unit="server machines", rel_tol=0.0,
+    hint="With server NICs twice as fast, each server may carry twice the bytes: k > n^2 Bw / (2 (n-1) Bs).",
+))
+
+register(Question(
+    "ch03.byteps_ms",
+    lambda: 1e3 * cost.byteps_time(parse_size("64 MB"), 8, 4, parse_rate("200 Gb/s")), unit="ms",
+    hints=((_ratio(2 * 7 / 8 * 88 / 112), "That is the ring all-reduce time, with no CPU machines (k = 0)."),
+           (_ratio(88 / 112), "That is M/B, the time with k >= n CPU machines."),),
+    hint="T = 2n(n-1)M / ((n^2 + kn - 2k) B), with M in bytes and B = 200 Gb/s = 25 GB/s.",
+))
+
+register(Question(
+    "ch03.colocated_rate_gbps",
+    lambda: to_unit(ps.ps_traffic(61.5e6 * hardware.dtype_bytes("fp32"), 8, 8, colocated=True).shard_host / 0.5,
+                    "Gb/s"),
+    unit="Gb/s",
+    hints=((_ratio(2.0), "That sums both directions (note 000's 4 x ... x 7/8); a full-duplex NIC needs "
+                         "half of it in each direction."),),
+    hint="Each machine sends 2 (n-1)/n x M per iteration as worker and server together; divide by the "
+         "iteration time, then convert bytes to bits.",
+))

@@ -1,0 +1,328 @@
+"""Views for the parameter-server chapter: push/pull animation, traffic plots, calculator, sweep.
+
+Every number drawn here comes from :mod:`commlib.ps` (the executed round and
+its closed forms) or :mod:`commlib.cost`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.animation import FuncAnimation
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from .. import cost, hardware, ps
+from ..units import format_rate, format_size, format_time
+from .animation import sweep_html, to_html
+from .calculator import Calculator, dropdown, integer, make_calculator, toggle
+from .plots import COLORS, MARKERS, PALETTE, figure
+from .tables import markdown_table
+
+__all__ = [
+    "push_pull_frames",
+    "push_pull_animation",
+    "volumes_figure",
+    "sharding_figure",
+    "traffic_table",
+    "ps_calculator",
+    "servers_sweep",
+]
+
+_SHARD_COLORS = [PALETTE["sky"], PALETTE["orange"], PALETTE["green"], PALETTE["purple"], PALETTE["yellow"],
+                 PALETTE["vermillion"]]
+_CELL = 0.62
+
+
+def _shard_of(bounds) -> list[int]:
+    out = []
+    for j, (a, b) in enumerate(bounds):
+        out.extend([j] * (b - a))
+    return out
+
+
+def _demo_round(n: int, k: int, colocated: bool, length: int, seed: int, lr: float) -> ps.PSRound:
+    rng = np.random.default_rng(seed)
+    params = rng.integers(0, 10, size=length).astype(float)
+    # multiples of n, so that the mean gradient -- and the new parameters -- are whole numbers
+    grads = [n * rng.integers(0, 3, size=length).astype(float) for _ in range(n)]
+    return ps.ps_round(params, grads, servers=k, colocated=colocated, lr=lr)
+
+
+def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = False) -> None:
+    for c, (v, j) in enumerate(zip(values, shards)):
+        ax.add_patch(Rectangle((x0 + c * _CELL, y0), _CELL, _CELL, facecolor=_SHARD_COLORS[j % 6],
+                               edgecolor="black", lw=0.6, alpha=0.85))
+        ax.text(x0 + (c + 0.5) * _CELL, y0 + _CELL / 2, f"{v:.3g}", ha="center", va="center", fontsize=9)
+    if below:
+        ax.text(x0, y0 - 0.08, title, ha="left", va="top", fontsize=9.5)
+    else:
+        ax.text(x0, y0 + _CELL + 0.08, title, ha="left", va="bottom", fontsize=9.5)
+
+
+_STAGE_TEXT = {
+    "start": ("its gradient g", "its shard of the parameters w"),
+    "push": ("its gradient g", "the sum Σg of the n gradients"),
+    "update": ("its gradient g", "new parameters w − η·Σg/n"),
+    "pull": ("the new parameters w", "new parameters w"),
+}
+
+_CAPTIONS = {
+    "start": "start: each worker holds its gradient; each shard's server holds its part of w",
+    "push": "push: every worker sends shard j of its gradient to server j, which sums them",
+    "update": "update: each server takes an SGD step on its own shard (no network)",
+    "pull": "pull: every worker fetches every shard of the new parameters",
+}
+
+
+def push_pull_frames(n: int = 3, k: int = 2, colocated: bool = False, length: int = 6, seed: int = 0,
+                     lr: float = 1.0):
+    """The executed round behind the animation: ``(round, figure, draw(i), labels)``.
+
+    ``draw(i)`` redraws frame ``i`` (one per stage of the round) on the figure.
+    """
+    r = _demo_round(n, k, colocated, length, seed, lr)
+    shards = _shard_of(r.bounds)
+    width = length * _CELL
+    gap = 1.0
+    worker_x = [i * (width + gap) for i in range(n)]
+    span = worker_x[-1] + width
+    sizes = [b - a for a, b in r.bounds]
+    if colocated:
+        host_x = {j: worker_x[j] + r.bounds[j][0] * _CELL for j in range(k)}
+        server_y = 1.9
+    else:
+        sgap = 2.4
+        total = sum(s * _CELL for s in sizes) + sgap * (k - 1)
+        start = (span - total) / 2
+        host_x, x = {}, start
+        for j, s in enumerate(sizes):
+            host_x[j] = x
+            x += s * _CELL + sgap
+        server_y = 2.6
+    fig, ax = figure(max(6.4, 0.6 * span + 1.0), 4.4 if not colocated else 3.8)
+    labels = [f"{i + 1}/{len(r.stages)} {s.label}" for i, s in enumerate(r.stages)]
+
+    def draw(i: int):
+        ax.clear()
+        ax.set_axis_off()
+        stage = r.stages[i]
+        wtext, stext = _STAGE_TEXT[stage.label]
+        for w in range(n):
+            _cells(ax, worker_x[w], 0.0, stage.workers[w], shards, f"worker {w}", below=True)
+        for j in range(k):
+            a, b = r.bounds[j]
+            title = f"shard {j} (on worker {j})" if colocated else f"server {j} (machine {n + j})"
+            _cells(ax, host_x[j], server_y, stage.servers[j], shards[a:b], title)
+        if stage.step is not None:
+            for m in r.trace.step_messages(stage.step):
+                j = m.chunk
+                a, b = r.bounds[j]
+                xs = host_x[j] + (b - a) * _CELL / 2
+                if colocated:
+                    if m.phase == "push":
+                        p0, p1 = (worker_x[m.src] + (a + b) / 2 * _CELL, _CELL + 0.05), (xs, server_y - 0.05)
+                    else:
+                        p0, p1 = (xs, server_y - 0.05), (worker_x[m.dst] + (a + b) / 2 * _CELL, _CELL + 0.05)
+                    rad = 0.0
+                else:
+                    wx = worker_x[m.src if m.phase == "push" else m.dst] + (a + b) / 2 * _CELL
+                    if m.phase == "push":
+                        p0, p1 = (wx, _CELL + 0.05), (xs, server_y - 0.05)
+                    else:
+                        p0, p1 = (xs, server_y - 0.05), (wx, _CELL + 0.05)
+                    rad = 0.0
+                ax.add_patch(FancyArrowPatch(p0, p1, arrowstyle="-|>", mutation_scale=9, lw=1.1,
+                                             color=_SHARD_COLORS[j % 6],
+                                             connectionstyle=f"arc3,rad={rad}", alpha=0.9))
+        done = max((s.step for s in r.stages[: i + 1] if s.step is not None), default=-1)
+        sent = np.zeros(r.trace.n, dtype=np.int64)
+        for m in r.trace.messages:
+            if m.step <= done:
+                sent[m.src] += m.nbytes
+        lines = [_CAPTIONS[stage.label],
+                 f"workers hold {wtext}; {'shards' if colocated else 'servers'} hold {stext}",
+                 f"bytes sent so far, machine by machine: {', '.join(str(int(s)) for s in sent)} B "
+                 f"({r.params.dtype.itemsize} B per value)"]
+        if colocated:
+            lines.append("a worker's exchange with its own shard stays inside the machine: no arrow, no bytes")
+        for row, line in enumerate(lines):
+            ax.text(0, -0.55 - 0.42 * row, line, fontsize=9.5, ha="left", va="top")
+        ax.set_xlim(-0.3, span + 0.3)
+        ax.set_ylim(-2.3 if colocated else -1.9, server_y + _CELL + 0.5)
+        kind = "colocated" if colocated else "separate server machines"
+        ax.set_title(f"One synchronous PS round: n = {n} workers, k = {k} shards ({kind}), η = {lr:g}",
+                     fontsize=10)
+        return []
+
+    return r, fig, draw, labels
+
+
+def push_pull_animation(n: int = 3, k: int = 2, colocated: bool = False, length: int = 6, seed: int = 0,
+                        lr: float = 1.0):
+    """Animated push / update / pull of :func:`commlib.ps.ps_round`, through the offline player."""
+    r, fig, draw, labels = push_pull_frames(n, k, colocated, length, seed, lr)
+    anim = FuncAnimation(fig, draw, frames=len(labels), interval=1500, blit=False)
+    kind = "colocated shards" if colocated else "separate server machines"
+    return to_html(anim, labels=labels, alt=f"Parameter-server round with {n} workers and {k} {kind}: "
+                                            "gradient cells move from workers to servers, are summed, updated "
+                                            "and pulled back")
+
+
+def volumes_figure(processes=range(2, 65)):
+    """Note 002's volumes against P, and the like-for-like per-direction comparison, in units of N."""
+    p = np.asarray(list(processes))
+    v = ps.note002_volumes(1.0, p)
+    fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2)
+    ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, label="PS server, in + out: 2N(P−1)")
+    ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", label="ring rank, sent: 2N(P−1)/P")
+    ax1.set_title("As note 002 counts them", fontsize=10)
+    ax2.plot(p, v["ps_server_each_way"], color=COLORS[3], lw=2, label="PS server NIC: N(P−1)")
+    ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", label="ring rank NIC: 2N(P−1)/P")
+    ax2.set_title("Each way, on the busiest NIC", fontsize=10)
+    for ax in (ax1, ax2):
+        ax.set_xlabel("processes P (one of them the server)")
+        ax.set_ylabel("bytes, in units of N (gradient size)")
+        ax.legend(loc="upper left", fontsize=8.5)
+    fig.tight_layout()
+    return fig
+
+
+def sharding_figure(nbytes: float, n: int, bandwidth: float, server_bandwidth: float | None = None,
+                    title: str = ""):
+    """Round time against the number of server machines k: PS apart, BytePS, colocated PS, ring."""
+    ks = np.arange(1, 2 * n + 1)
+    t_ps = np.array([cost.ps_time(nbytes, n, bandwidth, servers=int(k), server_bandwidth=server_bandwidth)
+                     for k in ks])
+    kb = np.arange(0, 2 * n + 1)
+    t_bp = np.array([cost.byteps_time(nbytes, n, int(k), bandwidth) for k in kb])
+    t_ring = ps.ring_time(nbytes, n, bandwidth)
+    t_col = cost.ps_time(nbytes, n, bandwidth, servers=n, colocated=True)
+    k_star = ps.smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth)
+    fig, ax = figure(6.4, 3.8)
+    ax.plot(ks, 1e3 * t_ps, color=COLORS[3], marker=MARKERS[3], ms=4, lw=1.8, label="PS, k separate server machines")
+    if server_bandwidth is None:
+        ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
+                label="BytePS optimum, k CPU machines")
+    ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
+    ax.plot([n], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[1],
+            label=f"PS colocated, n = {n} shards on the workers")
+    ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
+    ax.annotate("k = n/2", (n / 2, 1e3 * t_ps.max()), xytext=(3, -12), textcoords="offset points", fontsize=8.5)
+    if k_star is not None and k_star <= ks[-1]:
+        ax.annotate(f"PS wins from k = {k_star}", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
+                    textcoords="offset points", fontsize=9,
+                    arrowprops=dict(arrowstyle="->", color=COLORS[7], lw=0.8))
+    ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
+    ax.set_xlabel("server (CPU) machines k")
+    ax.set_ylabel("time of one round (ms)")
+    ax.set_title(title or f"M = {format_size(nbytes)}, n = {n} workers, {format_rate(bandwidth, bits=True)} "
+                          "per direction", fontsize=10)
+    ax.legend(loc="upper right", fontsize=8.5)
+    fig.tight_layout()
+    return fig
+
+
+def traffic_table(configs=((4, 1, False), (4, 2, False), (4, 4, False), (4, 2, True), (4, 4, True)),
+                  length: int = 8, seed: int = 0):
+    """Executed rounds against the closed form: busiest NIC bytes each way, both ways counted apart.
+
+    Each config is ``(n, k, colocated)``; the gradient is ``length`` float64 values.
+    """
+    rows = []
+    for n, k, col in configs:
+        r = _demo_round(n, k, col, length, seed, 0.1)
+        m = length * r.params.dtype.itemsize
+        closed = ps.ps_traffic(m, n, k, colocated=col)
+        sent, recv = r.trace.bytes_sent, r.trace.bytes_received
+        rows.append([n, k, "yes" if col else "no", f"{int(sent.max())} B", f"{int(recv.max())} B",
+                     f"{closed.busiest:g} B",
+                     "yes" if max(sent.max(), recv.max()) == closed.busiest else "no"])
+    headers = ["workers n", "shards k", "colocated", "simulated: most sent by one NIC",
+               "simulated: most received by one NIC", "closed form (each way)", "equal"]
+    return markdown_table(headers, rows)
+
+
+def _model_label(key: str) -> str:
+    item = hardware.model(key)
+    return f"{item.name} ({item.params:,} parameters)"
+
+
+def _network_links() -> list[tuple[str, str]]:
+    return [(item.name, key) for key, item in hardware.LINKS.items() if item.kind == "network"]
+
+
+def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: int = 4, colocated: bool = False,
+                  worker_link: str = "eth_100g", server_link: str = "eth_100g") -> Calculator:
+    """PS against ring all-reduce: model, n workers, k shards, colocated or not, worker and server links."""
+
+    def compute(model, dtype, n, k, colocated, worker_link, server_link):
+        nbytes = hardware.gradient_bytes(model, dtype)
+        bw = hardware.link(worker_link).bandwidth
+        bs = hardware.link(server_link).bandwidth
+        c = ps.compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)
+        traffic = ps.ps_traffic(nbytes, n, k, colocated=colocated)
+        if c.winner == "tie":
+            verdict = "tie"
+        elif c.winner == "PS":
+            verdict = f"PS, {1 / c.ratio:.2f}x faster"
+        else:
+            verdict = f"ring all-reduce, {c.ratio:.2f}x faster"
+        best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
+                else f"{c.smallest_k} server machines")
+        return {
+            "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+            "PS round": format_time(c.ps_seconds),
+            "ring all-reduce": format_time(c.ring_seconds),
+            "faster": verdict,
+            "busiest PS machine, each way": format_size(traffic.busiest),
+            "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
+            "smallest k (separate servers) to beat the ring": best,
+            "BytePS optimum with k CPU machines": format_time(cost.byteps_time(nbytes, n, k, bw)),
+        }
+
+    controls = {
+        "model": dropdown([(_model_label(key), key) for key in hardware.MODELS], model, "model"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+        "n": integer(n, 1, 256, "workers n"),
+        "k": integer(k, 1, 256, "server shards k"),
+        "colocated": toggle(colocated, "shards on the worker machines (colocated)"),
+        "worker_link": dropdown(_network_links(), worker_link, "worker NIC"),
+        "server_link": dropdown(_network_links(), server_link, "server NIC"),
+    }
+    return make_calculator(compute, controls, title="Parameter server or ring all-reduce?",
+                           note="Bandwidth terms only (large messages), full-duplex NICs, bandwidth per "
+                                "direction; push and pull pipelined. The server NIC is unused when colocated. "
+                                "1 MB = 10^6 B, 1 MiB = 2^20 B.")
+
+
+def servers_sweep(model: str = "bert_large", dtype: str = "fp32", n: int = 8, worker_link: str = "eth_100g",
+                  server_link: str = "eth_100g", ks=None):
+    """Precomputed view of the calculator: PS time as k grows, one frame per k, ring time for reference."""
+    nbytes = hardware.gradient_bytes(model, dtype)
+    bw = hardware.link(worker_link).bandwidth
+    bs = hardware.link(server_link).bandwidth
+    ks = list(range(1, n + 5)) if ks is None else [int(k) for k in ks]
+    t_ps = np.array([cost.ps_time(nbytes, n, bw, servers=k, server_bandwidth=bs) for k in ks])
+    t_ring = ps.ring_time(nbytes, n, bw)
+    name = hardware.model(model).name
+
+    def draw(k):
+        i = ks.index(k)
+        c = ps.compare_ps_ring(nbytes, n, k, bw, bs)
+        fig, ax = figure(6.4, 3.4)
+        ax.plot(ks, 1e3 * t_ps, color=COLORS[3], lw=1.5, marker=MARKERS[3], ms=3, label="PS, k servers")
+        ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
+        ax.plot([k], [1e3 * t_ps[i]], marker="o", ms=11, mfc="none", mec=COLORS[7], mew=2)
+        verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c.winner]
+        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(c.ps_seconds)}, "
+                     f"ring {format_time(c.ring_seconds)} -> {verdict}", fontsize=9)
+        ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
+        ax.set_xticks(ks)
+        ax.set_xlabel("server machines k")
+        ax.set_ylabel("time of one round (ms)")
+        ax.legend(loc="upper right", fontsize=8.5)
+        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.15, top=0.89)
+        return fig
+
+    return sweep_html(draw, ks, label="k = {}", start=0,
+                      alt=f"PS round time against server count k for {name} with {n} workers, with the ring "
+                          "all-reduce time as a horizontal line")
