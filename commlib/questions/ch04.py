@@ -1,0 +1,51 @@
+"""Self-checks for chapter 4 (synchronous and asynchronous SGD). Answers are computed, never typed in."""
+
+import math
+
+from .. import hardware, scaling, sgd
+from ..check import Question, register
+
+
+def _near(factor: float, tol: float = 0.02):
+    return lambda given, right: abs(given / right - factor) < tol
+
+
+register(Question(
+    "ch04.sync_ratio_20", lambda: sgd.runtime_ratio(20, "exponential"), unit="",
+    hints=((lambda given, right: abs(given - 100) < 1,
+            "100 is the source note's figure; compute P H_P with P = 20 instead."),
+           (lambda given, right: abs(given / (20 * math.log(20)) - 1) < 0.01,
+            "P ln P only says how fast the ratio grows; the exact value uses the harmonic number H_P."),),
+    hint="E[T_sync]/E[T_async] = P E[X_P:P]/E[X]; for exponential times E[X_P:P]/E[X] = H_P.",
+))
+
+register(Question(
+    "ch04.k_sync_update_time", lambda: sgd.expected_update_time("k_sync", 8, 4, rate=1.0), unit="s",
+    hints=((lambda given, right: abs(given / sgd.harmonic(8) - 1) < 0.01,
+            "That is the fully synchronous time H_P: K-sync waits only for the K-th fastest learner."),),
+    hint="The K-th fastest of P exponentials: E[X_K:P] = (H_P - H_{P-K}) / rate.",
+))
+
+register(Question(
+    "ch04.weak_efficiency", lambda: 100 * scaling.weak_scaling(0.2, 0.05, 8, 32).efficiency, unit="%",
+    hints=((_near(8.0), "You multiplied by n: scaling efficiency is speedup / n, not n x speedup."),
+           # 6.4 (the speedup) is 0.08 of the right answer, 80 %
+           (_near(0.08),
+            "That is the speedup; divide by the number of GPUs."),),
+    hint="Weak scaling: efficiency = T(1)/T(n) = 0.2 s / (0.2 s + 0.05 s).",
+))
+
+register(Question(
+    "ch04.goyal_lr", lambda: scaling.linear_scaling_lr(0.1, 256, 256 * 32), unit="",
+    hint="Linear scaling rule: eta = 0.1 x (k n) / 256 with k = 32 images per GPU and n = 256 GPUs.",
+))
+
+register(Question(
+    "ch04.slow_gpu_efficiency",
+    lambda: 100 * scaling.ring_weak_scaling("resnet50", 16, hardware.LINKS["eth_10g"].bandwidth, 0.3, 32,
+                                            latency=hardware.LINKS["eth_10g"].latency).efficiency,
+    unit="%",
+    hints=((lambda given, right: given < right * 0.8,
+            "That looks like the fast GPU's figure: the slow GPU computes for 0.3 s, not 0.1 s."),),
+    hint="T(n) = T(1) + ring all-reduce time of the fp32 gradient; efficiency = T(1)/T(n).",
+))

@@ -1,0 +1,45 @@
+"""Self-checks for chapter 5 (stale gradients, overlap with backprop). Answers are computed, never typed in."""
+
+from .. import hardware, overlap, sgd
+from ..check import Question, register
+
+register(Question(
+    "ch05.mean_staleness", lambda: sgd.expected_staleness("k_batch_async", 32, 4), unit="updates", rel_tol=0.05,
+    hints=((lambda given, right: abs(given - 4 / 32) < 0.01, "You divided the wrong way round: N/K, not K/N."),),
+    hint="Gupta et al.: gradients are on average about N/K updates out of date.",
+))
+
+register(Question(
+    "ch05.staleness_lr", lambda: 0.4 / sgd.expected_staleness("k_batch_async", 32, 4), unit="", rel_tol=0.05,
+    hints=((lambda given, right: given > 0.4,
+            "Divide the base rate by the average staleness, do not multiply."),),
+    hint="alpha = alpha_0 / <sigma>, with <sigma> about N/K.",
+))
+
+register(Question(
+    "ch05.ddp_bucket_bytes", lambda: float(overlap.DDP_BUCKET_BYTES), unit="B",
+    hint="DDP multiplies bucket_cap_mb = 25 by 1024 x 1024.",
+))
+
+register(Question(
+    "ch05.resnet_buckets",
+    lambda: len(overlap.overlap_timeline("resnet50", n=8, bandwidth=hardware.LINKS["eth_25g"].bandwidth).buckets),
+    unit="buckets", rel_tol=0.0,
+    hint="Walk the layers from the output back; close a bucket once it holds 1 MiB (the first) or 25 MiB.",
+))
+
+
+def _exposed_ms() -> float:
+    link = hardware.LINKS["eth_25g"]
+    t_fwd, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
+    r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
+                                 t_backward=t_bwd, t_forward=t_fwd)
+    return 1e3 * r.exposed
+
+
+register(Question(
+    "ch05.resnet_exposed_ms", _exposed_ms, unit="ms", rel_tol=0.02,
+    hints=((lambda given, right: given > 3 * right,
+            "That is close to the whole all-reduce time: with buckets, most of it runs during backward."),),
+    hint="Use overlap.overlap_timeline with the DDP defaults and read .exposed.",
+))
