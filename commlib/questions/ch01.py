@@ -1,0 +1,45 @@
+"""Self-checks for chapter 1 (reduce and the collective primitives). Answers are computed, never typed in."""
+
+import numpy as np
+
+from .. import collectives, compare, cost, hardware
+from ..check import Question, register
+
+
+def _tree_steps(n: int) -> int:
+    _, trace = collectives.reduce([np.array([float(r)]) for r in range(n)], algorithm="tree")
+    return trace.steps
+
+
+register(Question(
+    "ch01.tree_steps", lambda: _tree_steps(1000), unit="steps", rel_tol=0.0,
+    hints=((lambda given, right: given == 999, "999 is the serial chain (n - 1 steps); the tree halves "
+                                               "the number of partial results at every step."),
+           (lambda given, right: abs(given - np.log2(1000)) < 0.5 and given != right,
+            "A step is a whole round: round log2(1000) up to the next whole number.")),
+    hint="Each tree step halves the number of partial results: ceil(log2 n) steps.",
+))
+
+register(Question(
+    "ch01.subtract_tree", lambda: collectives.reduce_order_demo(list(range(1, 9)), "subtract").tree,
+    hints=((lambda given, right: given == collectives.reduce_order_demo(list(range(1, 9)), "subtract").serial,
+            "That is the serial answer ((1-2)-3)-...; the tree groups the values in pairs first."),),
+    hint="Pair neighbours: (1-2), (3-4), (5-6), (7-8); then pair the results; then once more.",
+))
+
+register(Question(
+    "ch01.alltoall_recv_kb",
+    lambda: compare.buffer_sizes("all_to_all", 8, 1000).recv * hardware.dtype_bytes("fp32") / 1e3, unit="kB",
+    hints=((lambda given, right: abs(given / right - 1 / 8) < 0.01,
+            "That is one block: a rank receives one block from every rank, itself included."),),
+    hint="All-to-all: each rank receives n blocks of sendcount elements; multiply by 4 B per fp32 element.",
+))
+
+register(Question(
+    "ch01.master_gb",
+    lambda: cost.allreduce_terms(hardware.gradient_bytes("resnet50", "fp32"), 16, "naive").bytes / 1e9,
+    unit="GB",
+    hints=((lambda given, right: abs(given / right - 0.5) < 0.01,
+            "Count both directions: (P - 1) gradients come in and (P - 1) results go out."),),
+    hint="The master's link carries 2(P - 1) N bytes, with N the gradient in bytes.",
+))

@@ -1,0 +1,741 @@
+"""Pictures of the collectives, drawn from their executable versions.
+
+Every figure here runs :mod:`commlib.collectives` and draws what the run did:
+the values each rank holds come from the returned buffers and snapshots, the
+arrows from the trace's messages. Nothing is drawn from a hand-made script.
+
+Values the reader can follow: rank ``r`` starts with chunk ``c`` equal to
+``(c + 1) * 10**r`` (:func:`digit_inputs`), so in any sum each decimal digit
+records one rank's contribution -- ``1111`` is chunk 0 summed over four
+ranks, ``110`` is ranks 0 and 1 only. Cells are coloured by who contributed:
+one rank's own value in that rank's colour, partial sums in light grey,
+complete sums in dark blue (Okabe-Ito palette).
+
+Animations are returned as matplotlib ``FuncAnimation`` objects; a chapter
+shows them with :func:`commlib.views.animation.to_html`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.animation import FuncAnimation
+from matplotlib.ticker import NullLocator
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+from .. import collectives, compare, cost, hardware
+from ..units import check_count, format_percent, format_rate, format_size, format_time, parse_rate, parse_size
+from .calculator import Calculator, dropdown, integer, make_calculator, number, text
+from .plots import COLORS, MARKERS, PALETTE, figure, style
+from .tables import markdown_table
+
+__all__ = [
+    "PRIMITIVES",
+    "digit_inputs",
+    "contributors",
+    "reduce_animation",
+    "reduce_labels",
+    "reduce_steps_table",
+    "operator_table",
+    "primitives_figure",
+    "primitive_report",
+    "primitive_calculator",
+    "buffer_table",
+    "naive_hotspot_figure",
+    "ring_allreduce_animation",
+    "ring_labels",
+    "trace_formula_table",
+    "ring_scaling_figure",
+    "coefficients_table",
+    "comparison_figure",
+    "hierarchical_figure",
+    "torus_figure",
+    "cluster_report",
+    "cluster_calculator",
+    "bandwidth_convert",
+    "bandwidth_converter",
+]
+
+#: The eight primitives, in the order the chapter shows them.
+PRIMITIVES: tuple[str, ...] = (
+    "broadcast", "reduce", "all_reduce", "gather", "all_gather", "scatter", "reduce_scatter", "all_to_all",
+)
+
+#: Colours of single-rank values (light enough for black text); dark blue is kept for complete sums.
+_RANK_COLORS = [PALETTE[k] for k in ("orange", "sky", "green", "purple", "yellow", "vermillion")]
+_LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1))]
+_PARTIAL = "#DDDDDD"
+_FULL = PALETTE["blue"]
+
+
+# --- values the reader can follow -------------------------------------------------------------
+
+def digit_inputs(n: int, chunks: int | None = None) -> list[np.ndarray]:
+    """Rank ``r`` holds ``[(c + 1) * 10**r for c in range(chunks)]``: digits record contributions.
+
+    >>> [a.tolist() for a in digit_inputs(3)]
+    [[1.0, 2.0, 3.0], [10.0, 20.0, 30.0], [100.0, 200.0, 300.0]]
+    """
+    n = check_count("n", n, minimum=1, maximum=8)
+    chunks = n if chunks is None else check_count("chunks", chunks, minimum=1, maximum=9)
+    return [np.array([(c + 1) * 10.0**r for c in range(chunks)]) for r in range(n)]
+
+
+def contributors(value: float, n: int) -> frozenset[int]:
+    """Ranks whose digit is non-zero in ``value`` (a sum of :func:`digit_inputs` entries).
+
+    >>> sorted(contributors(1010.0, 4))
+    [1, 3]
+    """
+    if value is None or not np.isfinite(value):
+        return frozenset()
+    v = int(round(abs(float(value))))
+    return frozenset(r for r in range(n) if (v // 10**r) % 10)
+
+
+def _cell_style(value, n: int) -> tuple[str, str]:
+    """(fill colour, text colour) for one cell."""
+    who = contributors(value, n)
+    if not who:
+        return "white", "black"
+    if len(who) == 1:
+        return _RANK_COLORS[next(iter(who)) % len(_RANK_COLORS)], "black"
+    if len(who) == n:
+        return _FULL, "white"
+    return _PARTIAL, "black"
+
+
+def _fmt(value) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return ""
+    return f"{float(value):g}"
+
+
+def _draw_buffer(ax, x: float, y: float, values, n: int, width: float = 0.5, height: float = 0.4,
+                 highlight: Sequence[int] = (), fontsize: float = 8, slots: int | None = None) -> None:
+    """One rank's buffer as a row of cells with the values written in; empty slots dashed."""
+    values = [] if values is None else list(np.asarray(values, dtype=float).ravel())
+    slots = max(len(values), slots or 0)
+    for i in range(slots):
+        value = values[i] if i < len(values) else None
+        fill, ink = _cell_style(value, n) if value is not None else ("white", "black")
+        edge_w = 2.2 if i in highlight else 0.7
+        ax.add_patch(Rectangle((x + i * width, y), width, height, facecolor=fill, edgecolor="black",
+                               linewidth=edge_w, linestyle="-" if value is not None else ":"))
+        if value is not None:
+            ax.text(x + (i + 0.5) * width, y + height / 2, _fmt(value), ha="center", va="center",
+                    fontsize=fontsize, color=ink)
+
+
+def _animate(fig, draw, frames: int, interval: int) -> FuncAnimation:
+    """A FuncAnimation over ``range(frames)``, to be rendered frame by frame by ``to_html``.
+
+    ``to_html`` draws every frame itself instead of going through a canvas
+    draw event, so matplotlib would warn at garbage collection that the
+    animation "was deleted without rendering anything"; the flag below says
+    that drawing is taken care of.
+    """
+    anim = FuncAnimation(fig, draw, frames=range(frames), interval=interval, blit=False)
+    anim._draw_was_started = True
+    return anim
+
+
+# --- chapter 1: reduce, serial vs tree -------------------------------------------------------------
+
+def _reduce_steps(values: Sequence, op: str, algorithm: str):
+    """Run :func:`commlib.collectives.reduce` with ``record=True``: per step, ``[(src, dst, dst's new value)]``."""
+    arrays = [np.array([v]) for v in values]
+    results, trace = collectives.reduce(arrays, op=op, algorithm=algorithm, record=True)
+    steps = []
+    for k, s in enumerate(sorted({m.step for m in trace.messages}), start=1):
+        after = trace.snapshots[k]
+        steps.append([(m.src, m.dst, np.asarray(after[m.dst]).ravel()[0]) for m in trace.step_messages(s)])
+    return steps, results, trace
+
+
+def reduce_labels(n: int) -> list[str]:
+    """Frame labels of :func:`reduce_animation` for ``n`` values."""
+    n = check_count("n", n, minimum=2)
+    return ["start"] + [f"step {k}" for k in range(1, n)]
+
+
+def reduce_animation(values: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8), op: str = "sum") -> FuncAnimation:
+    """Serial reduce (left) against tree reduce (right), one frame per step.
+
+    Both panels are replays of :func:`commlib.collectives.reduce` runs
+    (``algorithm="serial"`` and ``"tree"``): the serial chain needs ``n - 1``
+    steps, the tree ``ceil(log2 n)``; after the tree is done its panel waits
+    while the chain goes on. Frames: ``n`` (the start, then one per serial
+    step).
+    """
+    values = list(values)
+    n = check_count("number of values", len(values), minimum=2, maximum=16)
+    serial, _, _ = _reduce_steps(values, op, "serial")
+    tree, _, _ = _reduce_steps(values, op, "tree")
+    style()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    depth_s, depth_t = len(serial), len(tree)
+
+    def panel(ax, steps, shown: int, title: str, chain: bool):
+        ax.clear()
+        ax.set_xlim(-1.6, n - 0.3)
+        ax.set_ylim(-max(depth_s, 1) - 0.8, 1.0)
+        ax.axis("off")
+        ax.set_title(title, fontsize=10)
+        pos = {r: (r, 0.0) for r in range(n)}
+        for r, v in enumerate(values):
+            ax.text(r, 0, _fmt(v), ha="center", va="center", fontsize=9,
+                    bbox=dict(boxstyle="round,pad=0.3", fc=_RANK_COLORS[r % len(_RANK_COLORS)], ec="black"))
+        for k, moves in enumerate(steps[:shown], start=1):
+            y = -k
+            for src, dst, new in moves:
+                x = src if chain else dst       # the serial chain walks right, the tree stays at the receiver
+                for who in (src, dst):
+                    x0, y0 = pos[who]
+                    ax.annotate("", xy=(x, y + 0.25), xytext=(x0, y0 - 0.25),
+                                arrowprops=dict(arrowstyle="->", lw=1.4 if k == shown else 0.8,
+                                                color="black" if k == shown else "0.55"))
+                ax.text(x, y, _fmt(new), ha="center", va="center", fontsize=9,
+                        color="white" if k == len(steps) else "black",
+                        bbox=dict(boxstyle="round,pad=0.3", fc=_FULL if k == len(steps) else _PARTIAL, ec="black",
+                                  lw=2 if k == shown else 0.8))
+                pos[dst] = (x, y)
+            ax.text(-1.55, y, f"step {k}", ha="left", va="center", fontsize=8, color="0.3")
+
+    def draw(frame: int):
+        panel(axes[0], serial, min(frame, depth_s),
+              f"serial: {min(frame, depth_s)} of {depth_s} steps", True)
+        panel(axes[1], tree, min(frame, depth_t),
+              f"tree: {min(frame, depth_t)} of {depth_t} steps" + ("  (done)" if frame >= depth_t else ""), False)
+        fig.suptitle(f"reduce with {op} over {n} values: frame {frame} of {depth_s}", fontsize=11)
+        return []
+
+    draw(0)
+    return _animate(fig, draw, depth_s + 1, 900)
+
+
+def reduce_steps_table(ns: Sequence[int] = (2, 4, 8, 16, 100, 1000)):
+    """Markdown table: serial and tree reduce steps counted from the traces, next to ceil(log2 n)."""
+    rows = [[n, serial, tree, formula] for n, serial, tree, formula in compare.reduce_step_counts(ns)]
+    return markdown_table(["values n", "serial steps (trace)", "tree steps (trace)", "tree steps, formula"],
+                          rows, caption="Reduce: serial chain vs binomial tree")
+
+
+#: Operators and values the chapter runs: three that qualify, two that do not, and float rounding.
+OPERATOR_CASES: tuple[tuple[str, tuple], ...] = (
+    ("sum", (1, 2, 3, 4)),
+    ("max", (3, 1, 4, 1)),
+    ("band", (14, 11, 7, 15)),
+    ("subtract", (1, 2, 3, 4)),
+    ("power", (2, 1, 3, 2)),
+    ("sum", (1e16, 1.0, -1e16, 1.0)),
+)
+
+
+def operator_table(cases: Sequence[tuple[str, Sequence]] = OPERATOR_CASES):
+    """Markdown table: each operator reduced serially and as a tree by :func:`commlib.collectives.reduce_order_demo`."""
+    rows = []
+    for op, values in cases:
+        demo = collectives.reduce_order_demo(list(values), op)
+        same = "yes" if demo.serial == demo.tree else "**no**"
+        rows.append([op, collectives.order_expression(list(values), op, "serial"), f"{demo.serial:g}",
+                     collectives.order_expression(list(values), op, "tree"), f"{demo.tree:g}", same])
+    headers = ["operator", "serial grouping", "serial result", "tree grouping", "tree result", "same?"]
+    return markdown_table(headers, rows, caption="Serial vs tree order, run on real values")
+
+
+# --- chapter 1: the eight primitives -----------------------------------------------------------
+
+def _run_primitive(name: str, n: int):
+    """(inputs, outputs) of one primitive on ``n`` ranks, from the executable version."""
+    full = digit_inputs(n)                       # n chunks per rank
+    single = [a[:1] for a in full]               # one chunk per rank
+    if name == "broadcast":
+        inputs = [full[0]] + [None] * (n - 1)
+        out, _ = collectives.broadcast([full[0]] + [np.full(n, np.nan) for _ in range(n - 1)], root=0)
+    elif name == "reduce":
+        inputs = full
+        out, _ = collectives.reduce(full, op="sum", root=0)
+    elif name == "all_reduce":
+        inputs = full
+        out, _ = collectives.allreduce(full, algorithm="ring")
+    elif name == "gather":
+        inputs = single
+        out, _ = collectives.gather(single, root=0)
+    elif name == "all_gather":
+        inputs = single
+        out, _ = collectives.all_gather(single)
+    elif name == "scatter":
+        inputs = [full[0]] + [None] * (n - 1)
+        out, _ = collectives.scatter([full[0]] + [np.full(n, np.nan) for _ in range(n - 1)], root=0)
+    elif name == "reduce_scatter":
+        inputs = full
+        out, _ = collectives.reduce_scatter(full)
+    elif name == "all_to_all":
+        inputs = full
+        out, _ = collectives.all_to_all(full)
+    else:
+        raise ValueError(f"name must be one of {', '.join(PRIMITIVES)}; got {name!r}")
+    outputs = [None if o is None else np.asarray(o, dtype=float).ravel() for o in out]
+    return inputs, outputs
+
+
+def primitives_figure(n: int = 4, names: Sequence[str] = PRIMITIVES):
+    """Before and after of each primitive on ``n`` ranks, two primitives to a row.
+
+    Each panel pair shows every rank's buffer before the call (left) and
+    after it (right), as returned by :mod:`commlib.collectives`.
+    """
+    n = check_count("n", n, minimum=2, maximum=6)
+    names = list(names)
+    rows = math.ceil(len(names) / 2)
+    style()
+    fig, axes = plt.subplots(rows, 2, figsize=(11, 2.0 + 0.55 * n * rows * 0.75))
+    axes = np.atleast_2d(axes)
+    w, h = 0.42, 0.62
+    for k, ax in enumerate(axes.ravel()):
+        ax.axis("off")
+        if k >= len(names):
+            continue
+        name = names[k]
+        inputs, outputs = _run_primitive(name, n)
+        gap = n * w + 1.4
+        ax.set_xlim(-0.9, 2 * gap - 0.2)
+        ax.set_ylim(-n * (h + 0.15) - 0.1, 0.75)
+        ax.set_title(name.replace("_", "-"), fontsize=11, fontweight="bold")
+        ax.text(n * w / 2, 0.35, "before", ha="center", fontsize=8)
+        ax.text(gap + n * w / 2, 0.35, "after", ha="center", fontsize=8)
+        for r in range(n):
+            y = -(r + 1) * (h + 0.15)
+            ax.text(-0.15, y + h / 2, f"rank {r}", ha="right", va="center", fontsize=7.5)
+            _draw_buffer(ax, 0, y, inputs[r], n, w, h, slots=1 if inputs[r] is None else None, fontsize=7)
+            out = outputs[r]
+            if out is not None and np.all(np.isnan(out)):
+                out = None
+            _draw_buffer(ax, gap, y, out, n, w, h, slots=1 if out is None else None, fontsize=7)
+        ax.annotate("", xy=(gap - 0.35, -n * (h + 0.15) / 2), xytext=(n * w + 0.25, -n * (h + 0.15) / 2),
+                    arrowprops=dict(arrowstyle="->", lw=1.5))
+    fig.tight_layout()
+    return fig
+
+
+def buffer_table(ns: Sequence[int] = (2, 4, 8), count: int = 1):
+    """Markdown table of send and receive buffer sizes, all-gather vs all-to-all, measured by running them."""
+    rows = []
+    for n in ns:
+        ag = compare.buffer_sizes("all_gather", n, count)
+        a2a = compare.buffer_sizes("all_to_all", n, count)
+        rows.append([n, ag.send, ag.recv, a2a.send, a2a.recv])
+    headers = ["ranks n", "all-gather send (elements)", "all-gather receive (elements)",
+               "all-to-all send (elements)", "all-to-all receive (elements)"]
+    return markdown_table(headers, rows, caption=f"Buffer sizes per rank, sendcount = {count} element(s)")
+
+
+_PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gather", "scatter": "scatter",
+                  "all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-to-all": "all_to_all",
+                  "all-reduce": "all_reduce"}
+
+
+def primitive_report(primitive: str, algorithm: str, n: int, size: str, link: str) -> dict[str, str]:
+    """Cost of one primitive under alpha-beta (:func:`commlib.cost.collective_terms`), as text with units."""
+    op = _PRIMITIVE_OPS.get(primitive, primitive)
+    if op not in cost.COLLECTIVE_ALGORITHMS:
+        raise ValueError(f"primitive must be one of {', '.join(_PRIMITIVE_OPS)}; got {primitive!r}")
+    allowed = cost.COLLECTIVE_ALGORITHMS[op]
+    if algorithm not in allowed:
+        raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
+    nbytes = parse_size(size)
+    item = hardware.link(link)
+    terms = cost.collective_terms(op, nbytes, n, algorithm)
+    seconds = terms.time(item.bandwidth, item.latency)
+    return {
+        "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "steps on the critical path (alpha count)": f"{terms.steps}",
+        "bytes on the critical path": format_size(terms.bytes),
+        "time": format_time(seconds),
+        "latency share": format_percent(terms.steps * item.latency / seconds, 1) if seconds else "-",
+    }
+
+
+def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8,
+                         size: str = "64 MiB", link: str = "eth_25g") -> Calculator:
+    """Any primitive, any of its algorithms: ranks, buffer size and link -> steps, bytes and time."""
+    names = sorted({a for algs in cost.COLLECTIVE_ALGORITHMS.values() for a in algs})
+    controls = {
+        "primitive": dropdown(list(_PRIMITIVE_OPS), primitive, "primitive"),
+        "algorithm": dropdown(names, algorithm, "algorithm"),
+        "n": integer(n, 1, 4096, "ranks n"),
+        "size": text(size, "buffer M", "e.g. 64 MiB or 100 MB"),
+        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+    }
+    return make_calculator(primitive_report, controls, title="One collective under the alpha-beta model",
+                           note="M is the whole buffer as nccl-tests counts it (the gathered array for "
+                                "gather, all-gather, reduce-scatter, all-to-all). Bandwidth per direction; "
+                                "1 MB = 10^6 B, 1 MiB = 2^20 B.")
+
+
+def naive_hotspot_figure(ps: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: int = 5040):
+    """Bytes through the busiest rank's link (both directions), naive master vs ring, from the traces.
+
+    Dots are counted from :func:`commlib.collectives.allreduce` runs
+    (``"naive"`` and ``"ring"``) on ``elements`` float64 values per rank;
+    lines are the closed forms 2(P-1)N and 4(P-1)N/P. Choose ``elements`` a
+    multiple of every P (5040 is): with uneven chunks the busiest ring rank
+    carries a little more than the formula.
+    """
+    ps = [check_count("P", p, minimum=2) for p in ps]
+    nbytes = elements * 8
+    naive, ring = [], []
+    for p in ps:
+        data = [np.ones(elements) for _ in range(p)]   # the values do not change what travels
+        _, tn = collectives.allreduce(data, algorithm="naive")
+        _, tr = collectives.allreduce(data, algorithm="ring")
+        naive.append(compare.master_link_bytes(tn, 0))
+        ring.append(int((tr.bytes_sent + tr.bytes_received).max()))
+    grid = np.arange(min(ps), max(ps) + 1)
+    fig, ax = figure(6.4, 3.8)
+    kb = 1e3
+    ax.plot(grid, 2 * (grid - 1) * nbytes / kb, color=COLORS[3], lw=1.2, label="formula 2(P-1)N")
+    ax.plot(ps, np.array(naive) / kb, MARKERS[3], color=COLORS[3], label="naive, master's link (trace)")
+    ax.plot(grid, 4 * (grid - 1) / grid * nbytes / kb, color=COLORS[0], lw=1.2, ls="--", label="formula 4(P-1)N/P")
+    ax.plot(ps, np.array(ring) / kb, MARKERS[0], color=COLORS[0], label="ring, any rank's link (trace)")
+    ax.set_xlabel("ranks P")
+    ax.set_ylabel(f"kB through the link, both directions\n(N = {format_size(nbytes)} per rank)")
+    ax.set_title("The master is a hot spot; the ring spreads the load")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# --- chapter 2: ring all-reduce, chunk by chunk -------------------------------------------------------
+
+def _ring_run(n: int):
+    data = digit_inputs(n)
+    results, trace = collectives.allreduce(data, algorithm="ring", record=True)
+    return data, results, trace
+
+
+def ring_labels(n: int = 4) -> list[str]:
+    """Frame labels of :func:`ring_allreduce_animation`: the snapshot labels of the run."""
+    _, _, trace = _ring_run(check_count("n", n, minimum=2, maximum=6))
+    return [str(s) for s in trace.snapshot_labels]
+
+
+def ring_allreduce_animation(n: int = 4) -> FuncAnimation:
+    """Ring all-reduce on ``n`` ranks (2 to 6), one frame per step, on values the reader can follow.
+
+    Frame 0 is the start; frames 1 to n-1 are the scatter-reduce steps, n to
+    2(n-1) the all-gather steps. Each frame shows every rank's buffer as
+    :func:`commlib.collectives.allreduce` recorded it (``record=True``), and
+    the messages of that step as arrows labelled with the chunk they carry;
+    cells just written have a thick border.
+    """
+    n = check_count("n", n, minimum=2, maximum=6)
+    data, _, trace = _ring_run(n)
+    steps = sorted({m.step for m in trace.messages})
+    snaps = trace.snapshots
+    labels = list(trace.snapshot_labels)
+    angle = [math.pi / 2 - 2 * math.pi * r / n for r in range(n)]
+    radius = 2.2
+    w, h = 0.55, 0.5
+    centre = [(radius * math.cos(a), radius * math.sin(a)) for a in angle]
+    style()
+    fig, ax = plt.subplots(figsize=(7.2, 6.4))
+
+    def draw(frame: int):
+        ax.clear()
+        ax.set_xlim(-radius - 2.2, radius + 2.2)
+        ax.set_ylim(-radius - 1.3, radius + 1.3)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        msgs = trace.step_messages(steps[frame - 1]) if frame >= 1 else []
+        written = {}
+        for m in msgs:
+            chunk = m.chunk if isinstance(m.chunk, (int, np.integer)) else None
+            if chunk is not None:
+                written.setdefault(m.dst, []).append(int(chunk))
+        for r in range(n):
+            cx, cy = centre[r]
+            x0, y0 = cx - n * w / 2, cy - h / 2
+            _draw_buffer(ax, x0, y0, snaps[frame][r], n, w, h, highlight=written.get(r, ()), fontsize=8)
+            ax.text(cx, cy + h / 2 + 0.18, f"rank {r}", ha="center", va="bottom", fontsize=9, fontweight="bold")
+        for m in msgs:
+            (sx, sy), (dx, dy) = centre[m.src], centre[m.dst]
+            phase = str(m.phase)
+            col = COLORS[3] if "reduce" in phase else COLORS[0]
+            arrow = FancyArrowPatch((sx * 0.72, sy * 0.72), (dx * 0.72, dy * 0.72), connectionstyle="arc3,rad=-0.25",
+                                    arrowstyle="-|>", mutation_scale=14, lw=1.6, color=col)
+            ax.add_patch(arrow)
+            mx, my = (sx + dx) * 0.3, (sy + dy) * 0.3
+            ax.text(mx, my, f"chunk {m.chunk}", fontsize=7.5, ha="center", va="center", color=col,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec=col, lw=0.6))
+        if frame == 0:
+            head = "start: rank r holds (c+1)·10^r in chunk c"
+        elif frame <= n - 1:
+            head = f"scatter-reduce, step {frame} of {n - 1}: receive a chunk, add it to yours"
+        else:
+            head = f"all-gather, step {frame - (n - 1)} of {n - 1}: receive a finished chunk, copy it"
+        ax.set_title(f"ring all-reduce, {n} ranks -- {labels[frame] if frame < len(labels) else ''}\n{head}",
+                     fontsize=10)
+        ax.text(0, -radius - 1.15, "grey: partial sum   dark blue: complete sum (every digit filled)",
+                ha="center", fontsize=8, color="0.3")
+        return []
+
+    draw(0)
+    return _animate(fig, draw, len(snaps), 1200)
+
+
+def trace_formula_table(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: int = 12,
+                        bandwidth: float = 1e9, latency: float = 1e-5):
+    """Markdown table: the ring's trace counts next to the closed forms, for several N."""
+    rows = []
+    for n in ns:
+        (row,) = compare.trace_vs_formula([n], elements=elements_per_rank * n, bandwidth=bandwidth,
+                                          latency=latency)
+        rows.append([n, format_size(row.nbytes), row.trace_steps, row.formula_steps,
+                     f"{row.trace_bytes_per_rank:,}", f"{row.formula_bytes_per_rank:,.0f}",
+                     format_time(row.trace_seconds, 3), format_time(row.formula_seconds, 3)])
+    headers = ["N", "buffer M", "steps (trace)", "steps 2(N-1)", "bytes sent per rank (trace, B)",
+               "2(N-1)/N·M (B)", "time (trace)", "time (formula)"]
+    return markdown_table(headers, rows, caption=(f"Ring all-reduce: simulation vs formula, "
+                                                   f"{format_rate(bandwidth)} per direction, "
+                                                   f"alpha = {format_time(latency)}"))
+
+
+def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Sequence[int] = (2, 4, 8, 16, 32, 64, 128)):
+    """All-reduce time against N at fixed message size: ring (with and without latency) vs naive."""
+    item = hardware.link(link)
+    ns = np.array([check_count("n", k, minimum=2) for k in ns])
+    fig, ax = figure(6.4, 3.8)
+    ring_bw = [compare.allreduce_seconds("ring", nbytes, int(k), item.bandwidth) for k in ns]
+    ring_full = [compare.allreduce_seconds("ring", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
+    naive = [compare.allreduce_seconds("naive", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
+    limit = 2 * nbytes / item.bandwidth
+    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=COLORS[0], label="ring, bandwidth term 2(N-1)/N·M/B")
+    ax.plot(ns, ring_full, MARKERS[1] + "--", color=COLORS[1], label="ring, with latency 2(N-1)α")
+    ax.plot(ns, naive, MARKERS[3] + ":", color=COLORS[3], label="naive, through a master")
+    ax.axhline(limit, color="0.4", lw=0.8)
+    ax.annotate("limit 2M/B", (ns[-1], limit), xytext=(-60, 6), textcoords="offset points", fontsize=8)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("ranks N")
+    ax.set_ylabel("time of one all-reduce (s)")
+    ax.set_title(f"M = {format_size(nbytes)} over {item.name} ({format_rate(item.bandwidth)} per direction)")
+    ax.legend(fontsize=8)
+    _fast_log_layout(fig, ax, right=0.97)
+    return fig
+
+
+def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None):
+    """Markdown table: each algorithm's start-ups and bytes per byte of M, on one uniform link."""
+    rows = []
+    for a in compare.ALGORITHMS:
+        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid)
+        rows.append([compare.ALGORITHM_NAMES[a], f"{steps:g}", f"{k:.4g}"])
+    where = f"N = {n}; hierarchical with {hosts} hosts; torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid"
+    return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes k (x M beta)"], rows,
+                          caption=f"T = a alpha + k M beta, {where}")
+
+
+def _fast_log_layout(fig, ax, right: float) -> None:
+    """Fixed margins and no minor ticks: ``tight_layout`` on log axes is slow, and sweeps draw many frames."""
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_locator(NullLocator())
+    fig.subplots_adjust(left=0.11, right=right, bottom=0.13, top=0.9)
+
+
+# --- chapter 2: the rivals under alpha-beta ------------------------------------------------------------
+
+def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
+                      lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
+    """Time of every all-reduce algorithm against message size (log-log), switch points marked.
+
+    Curves from :func:`commlib.compare.allreduce_seconds`; the sizes where
+    the fastest algorithm changes (:func:`commlib.compare.switch_points`) are
+    marked with a dot on the lower envelope and a dotted line. Left of the
+    first switch the winner is the one with the fewest start-ups
+    (latency-bound); right of the last, one with the fewest bytes
+    (bandwidth-bound).
+    """
+    item = hardware.link(link)
+    inter = hardware.link(inter_link) if inter_link else item
+    if algorithms is None:
+        algorithms = [a for a in compare.ALGORITHMS if a != "hierarchical" or hosts > 1]
+    algorithms = list(algorithms)
+    kw = dict(hosts=hosts, inter_bandwidth=inter.bandwidth, inter_latency=inter.latency)
+
+    def curve(a):
+        return lambda m: compare.allreduce_seconds(a, m, n, item.bandwidth, item.latency, **kw)
+
+    curves = {a: curve(a) for a in algorithms}
+    sizes = np.geomspace(lo, hi, 161)
+    fig, ax = figure(7.6, 4.6)
+    for i, a in enumerate(algorithms):
+        ax.loglog(sizes, [curves[a](m) for m in sizes], color=COLORS[i % 8], lw=1.8,
+                  ls=_LINESTYLES[i % len(_LINESTYLES)], label=compare.ALGORITHM_NAMES[a])
+    switches = compare.switch_points(curves, lo, hi)
+    for size, before, after in switches:
+        t = curves[after](size)
+        ax.plot([size], [t], "o", color="black", ms=6, zorder=5)
+        ax.axvline(size, color="0.3", lw=0.7, ls=":")
+        ax.annotate(f"{format_size(size)}\n{before.replace('_', ' ')} → {after.replace('_', ' ')}", (size, t),
+                    xytext=(6, -26), textcoords="offset points", fontsize=7)
+    if switches:
+        ax.text(lo * 1.3, ax.get_ylim()[1] / 2.5, "latency-bound", fontsize=9, color="0.3")
+        ax.text(hi / 40, ax.get_ylim()[1] / 2.5, "bandwidth-bound", fontsize=9, color="0.3", ha="right")
+    where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
+    ax.set_title(f"all-reduce on N = {n} ranks, {where}", fontsize=10)
+    ax.set_xlabel("message size M (bytes)")
+    ax.set_ylabel("time (s)")
+    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _fast_log_layout(fig, ax, right=0.66)
+    return fig
+
+
+def hierarchical_figure(hosts: int = 2, per_host: int = 4):
+    """Hosts as boxes of GPUs: intra-host rings (solid) and the inter-host rings of same-index GPUs (dashed)."""
+    hosts = check_count("hosts", hosts, minimum=2, maximum=4)
+    per_host = check_count("per_host", per_host, minimum=2, maximum=8)
+    fig, ax = figure(7.0, 1.6 + 1.3 * hosts)
+    ax.axis("off")
+    ax.grid(False)
+    for hst in range(hosts):
+        y = -hst * 1.6
+        ax.add_patch(FancyBboxPatch((-0.6, y - 0.45), per_host + 0.2, 0.9, boxstyle="round,pad=0.05",
+                                    fc="#F2F2F2", ec="0.4"))
+        ax.text(-0.75, y, f"host {hst}", ha="right", va="center", fontsize=9)
+        for g in range(per_host):
+            ax.add_patch(Rectangle((g - 0.3, y - 0.25), 0.6, 0.5, fc=_RANK_COLORS[g % len(_RANK_COLORS)], ec="black"))
+            ax.text(g, y, f"{hst * per_host + g}", ha="center", va="center", fontsize=8)
+            if g < per_host - 1:
+                ax.annotate("", xy=(g + 0.7, y), xytext=(g + 0.3, y), arrowprops=dict(arrowstyle="->", lw=1.3))
+        ax.annotate("", xy=(-0.3, y + 0.28), xytext=(per_host - 1 - 0.3, y + 0.28),
+                    arrowprops=dict(arrowstyle="->", lw=1.0, connectionstyle="arc3,rad=0.15"))
+    for g in range(per_host):
+        for hst in range(hosts - 1):
+            ax.annotate("", xy=(g + 0.1, -(hst + 1) * 1.6 + 0.27), xytext=(g + 0.1, -hst * 1.6 - 0.27),
+                        arrowprops=dict(arrowstyle="->", lw=1.2, ls="--", color=COLORS[3]))
+    ax.set_xlim(-1.6, per_host + 0.3)
+    ax.set_ylim(-(hosts - 1) * 1.6 - 0.8, 1.0)
+    ax.set_title("hierarchical all-reduce\n1) reduce-scatter inside each host (solid ring)\n"
+                 "2) all-reduce each 1/g shard across hosts (dashed)   3) all-gather inside each host",
+                 fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def torus_figure(rows: int = 3, cols: int = 4):
+    """A rows x cols torus: row rings (solid), column rings (dashed), wrap-around links drawn as arcs."""
+    rows = check_count("rows", rows, minimum=2, maximum=6)
+    cols = check_count("cols", cols, minimum=2, maximum=8)
+    fig, ax = figure(1.6 + 1.1 * cols, 1.2 + 1.0 * rows)
+    ax.axis("off")
+    ax.grid(False)
+    for r in range(rows):
+        for c in range(cols):
+            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, fc=_RANK_COLORS[c % len(_RANK_COLORS)], ec="black", zorder=3))
+            ax.text(c, -r, f"{r * cols + c}", ha="center", va="center", fontsize=8, zorder=4)
+            if c < cols - 1:
+                ax.plot([c + 0.22, c + 0.78], [-r, -r], color="black", lw=1.3)
+            if r < rows - 1:
+                ax.plot([c, c], [-r - 0.22, -r - 0.78], color=COLORS[3], lw=1.3, ls="--")
+        ax.add_patch(FancyArrowPatch((cols - 1 + 0.22, -r + 0.1), (-0.22, -r + 0.1), connectionstyle="arc3,rad=0.18",
+                                     arrowstyle="-", lw=0.9, color="0.35"))
+    for c in range(cols):
+        ax.add_patch(FancyArrowPatch((c + 0.1, -(rows - 1) - 0.22), (c + 0.1, 0.22), connectionstyle="arc3,rad=0.12",
+                                     arrowstyle="-", lw=0.9, color=COLORS[3], ls="--"))
+    ax.set_xlim(-0.9, cols - 0.1 + 0.6)
+    ax.set_ylim(-rows + 0.2, 0.9)
+    ax.set_aspect("equal")
+    ax.set_title(f"{rows} x {cols} torus: rows (solid) then columns (dashed), wrap-around arcs", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+# --- chapter 2: calculators ---------------------------------------------------------------------
+
+def cluster_report(model: str, dtype: str, n: int, hosts: int, intra_link: str, inter_link: str,
+                   algorithm: str, t_compute_ms: float, target_percent: float) -> dict[str, str]:
+    """The "your cluster" calculator's results, as text with units (raises ValueError on bad input)."""
+    target_percent = float(target_percent)
+    if not 0 < target_percent < 100:
+        raise ValueError(f"target efficiency must lie in (0, 100) %, got {target_percent:g} %")
+    if not 0 < float(t_compute_ms) < math.inf:
+        raise ValueError(f"compute per step must be > 0 ms, got {float(t_compute_ms):g} ms")
+    target = target_percent / 100.0
+    r = compare.cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,
+                                  float(t_compute_ms) / 1e3, target)
+    if r.n == 1:
+        return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
+                "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
+    need = r.required_bandwidth
+    need_text = ("out of reach: the latency terms alone exceed the allowed time" if math.isinf(need)
+                 else f"{format_rate(need)} = {format_rate(need, bits=True)}")
+    which = "inter-host" if hosts > 1 else "intra-host"
+    return {
+        "gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
+        "GPUs per host": f"{n // hosts}",
+        "time of one all-reduce": format_time(r.seconds),
+        "algorithm bandwidth (algbw)": format_rate(r.algbw),
+        "bus bandwidth (busbw)": format_rate(r.busbw),
+        "slowest link": format_rate(r.bottleneck),
+        "busbw / slowest link": format_percent(r.bus_efficiency, 1),
+        "parallel efficiency Ts/(Ts+Tt)": format_percent(r.parallel_efficiency, 1),
+        f"{which} bandwidth for {format_percent(target, 0)}": need_text,
+    }
+
+
+def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
+                       intra_link: str = "nvlink2", inter_link: str = "eth_25g", algorithm: str = "ring",
+                       t_compute_ms: float = 100.0, target_percent: float = 90.0) -> Calculator:
+    """"Your cluster": model, dtype, N, hosts, links, algorithm -> time, algbw, busbw, efficiency."""
+    links = [(item.name, key) for key, item in hardware.LINKS.items()]
+    controls = {
+        "model": dropdown([(f"{m.name} ({m.params:,} parameters)", k) for k, m in hardware.MODELS.items()],
+                          model, "model"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+        "n": integer(n, 1, 4096, "GPUs N"),
+        "hosts": integer(hosts, 1, 512, "hosts"),
+        "intra_link": dropdown(links, intra_link, "link inside a host"),
+        "inter_link": dropdown(links, inter_link, "link between hosts"),
+        "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in compare.ALGORITHMS], algorithm,
+                              "algorithm"),
+        "t_compute_ms": number(t_compute_ms, "compute per step (ms)"),
+        "target_percent": number(target_percent, "target efficiency (%)"),
+    }
+    return make_calculator(cluster_report, controls, title="Your cluster: one gradient all-reduce",
+                           note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
+                                "busbw = algbw x 2(N-1)/N as nccl-tests defines them; flat algorithms and the "
+                                "torus run at the slowest link; no overlap of compute and communication.")
+
+
+def bandwidth_convert(value: str, direction: str, op: str, n: int) -> dict[str, str]:
+    """Algorithm bandwidth <-> bus bandwidth (nccl-tests convention); ``value`` a rate with its unit."""
+    rate = parse_rate(value)
+    if direction == "algbw -> busbw":
+        algbw, busbw = rate, compare.algbw_to_busbw(rate, n, op)
+    elif direction == "busbw -> algbw":
+        algbw, busbw = compare.busbw_to_algbw(rate, n, op), rate
+    else:
+        raise ValueError(f"direction must be 'algbw -> busbw' or 'busbw -> algbw'; got {direction!r}")
+    return {
+        "factor busbw / algbw": f"{cost.bus_factor(op, n):.4f}",
+        "algorithm bandwidth": f"{format_rate(algbw)} = {format_rate(algbw, bits=True)}",
+        "bus bandwidth": f"{format_rate(busbw)} = {format_rate(busbw, bits=True)}",
+    }
+
+
+def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw", op: str = "all_reduce",
+                        n: int = 8) -> Calculator:
+    """Two-way converter between algorithm and bus bandwidth."""
+    controls = {
+        "value": text(value, "bandwidth", "e.g. 10 GB/s or 100 Gb/s"),
+        "direction": dropdown(["algbw -> busbw", "busbw -> algbw"], direction, "convert"),
+        "op": dropdown(list(cost.BUS_FACTORS), op, "collective"),
+        "n": integer(n, 1, 4096, "ranks n"),
+    }
+    return make_calculator(bandwidth_convert, controls, title="Algorithm bandwidth <-> bus bandwidth",
+                           note="Per direction. algbw = buffer bytes / time; busbw = algbw x factor.")

@@ -1,0 +1,295 @@
+"""Tests for commlib.views.collectives: the pictures show what the executable collectives did.
+
+Expected values are derived here independently (sums of the digit-coded
+inputs, step counts n - 1, ceil(log2 n), 2(n - 1), bytes 2(P - 1)N), not
+read back from the drawing code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+
+from commlib import compare  # noqa: E402
+from commlib.views import collectives as vc  # noqa: E402
+from commlib.views.animation import to_html  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _frames(anim) -> int:
+    return len(list(anim.new_frame_seq()))
+
+
+def _texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+# --- digit-coded inputs ------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 8), chunk=st.integers(0, 7), data=st.data())
+def test_digits_record_exactly_who_contributed(n, chunk, data):
+    chunk = min(chunk, n - 1)
+    subset = data.draw(st.sets(st.integers(0, n - 1)))
+    inputs = vc.digit_inputs(n)
+    total = sum(inputs[r][chunk] for r in subset) if subset else 0.0
+    assert vc.contributors(total, n) == frozenset(subset)
+
+
+def test_digit_inputs_reject_too_many_ranks():
+    with pytest.raises(ValueError, match="n must be"):
+        vc.digit_inputs(9)
+
+
+# --- chapter 1: reduce animation -------------------------------------------------------------------
+
+@pytest.mark.parametrize("values, op, expected", [
+    ((1, 2, 3, 4, 5, 6, 7, 8), "sum", 36),
+    ((3, 9, 2, 7, 5), "max", 9),
+    ((0b1111, 0b1011, 0b0111), "band", 0b0011),
+])
+def test_reduce_animation_frames_and_final_values(values, op, expected):
+    n = len(values)
+    anim = vc.reduce_animation(values, op)
+    assert _frames(anim) == n                     # the start, then n - 1 serial steps
+    fig = anim._fig
+    anim._func(n - 1)
+    serial_ax, tree_ax = fig.axes
+    assert f"{n - 1} of {n - 1} steps" in serial_ax.get_title()
+    depth = math.ceil(math.log2(n))
+    assert f"{depth} of {depth} steps" in tree_ax.get_title()
+    assert f"{expected:g}" in _texts(serial_ax)
+    assert f"{expected:g}" in _texts(tree_ax)
+    assert len(vc.reduce_labels(n)) == n
+
+
+def test_reduce_animation_tree_finishes_early():
+    anim = vc.reduce_animation(range(1, 9))
+    anim._func(3)
+    assert "(done)" in anim._fig.axes[1].get_title()
+    anim._func(2)
+    assert "(done)" not in anim._fig.axes[1].get_title()
+
+
+def test_reduce_animation_plays_offline_with_every_frame():
+    html = to_html(vc.reduce_animation((1, 2, 3, 4)), labels=vc.reduce_labels(4)).data
+    assert html.count('class="gotw-frame"') == 4
+
+
+def test_reduce_animation_bad_input():
+    with pytest.raises(ValueError, match="number of values"):
+        vc.reduce_animation([1])
+    with pytest.raises(ValueError):
+        vc.reduce_animation([1, 2, 3], "average")
+
+
+# --- chapter 1: primitives -----------------------------------------------------------------------
+
+def test_primitives_figure_has_every_primitive_and_its_results():
+    fig = vc.primitives_figure(4)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == [name.replace("_", "-") for name in vc.PRIMITIVES]
+    by_name = {ax.get_title(): _texts(ax) for ax in fig.axes if ax.get_title()}
+    # chunk c summed over four ranks is (c + 1) * 1111
+    for c in range(4):
+        assert f"{(c + 1) * 1111}" in by_name["all-reduce"]
+        assert f"{(c + 1) * 1111}" in by_name["reduce-scatter"]
+    assert "1111" in by_name["reduce"] and "1111" not in by_name["broadcast"]
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_primitive_outputs_match_their_definitions(n):
+    x = vc.digit_inputs(n)
+    full = np.array(x)                          # ranks x chunks
+    total = full.sum(axis=0)
+    _, out = vc._run_primitive("all_reduce", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], total)
+    _, out = vc._run_primitive("reduce_scatter", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], total[r:r + 1])
+    _, out = vc._run_primitive("all_to_all", n)
+    for j in range(n):
+        np.testing.assert_allclose(out[j], full[:, j])
+    _, out = vc._run_primitive("all_gather", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], full[:, 0])
+    _, out = vc._run_primitive("scatter", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], full[0, r:r + 1])
+    _, out = vc._run_primitive("broadcast", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], full[0])
+    with pytest.raises(ValueError, match="name"):
+        vc._run_primitive("scan", n)
+
+
+def test_buffer_table_all_gather_vs_all_to_all():
+    text = vc.buffer_table((2, 8), count=3).data
+    assert "| 2 | 3 | 6 | 6 | 6 |" in text
+    assert "| 8 | 3 | 24 | 24 | 24 |" in text
+
+
+def test_naive_hotspot_dots_are_2_p_minus_1_n():
+    ps, elements = (2, 4, 8), 840
+    fig = vc.naive_hotspot_figure(ps, elements)
+    ax = fig.axes[0]
+    naive_dots = ax.lines[1].get_ydata() * 1e3
+    ring_dots = ax.lines[3].get_ydata() * 1e3
+    n_bytes = elements * 8
+    np.testing.assert_allclose(naive_dots, [2 * (p - 1) * n_bytes for p in ps])
+    np.testing.assert_allclose(ring_dots, [4 * (p - 1) / p * n_bytes for p in ps])
+
+
+# --- chapter 2: ring animation -----------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_ring_animation_one_frame_per_step(n):
+    anim = vc.ring_allreduce_animation(n)
+    assert _frames(anim) == 2 * (n - 1) + 1
+    labels = vc.ring_labels(n)
+    assert len(labels) == 2 * (n - 1) + 1
+    assert sum("reduce-scatter" in s for s in labels) == n - 1
+    assert sum("all-gather" in s for s in labels) == n - 1
+    ax = anim._fig.axes[0]
+    anim._func(0)
+    assert sum(isinstance(p, FancyArrowPatch) for p in ax.patches) == 0
+    anim._func(1)
+    assert sum(isinstance(p, FancyArrowPatch) for p in ax.patches) == n   # every rank sends once per step
+    anim._func(2 * (n - 1))
+    complete = [f"{(c + 1) * int('1' * n)}" for c in range(n)]
+    texts = _texts(ax)
+    for value in complete:
+        assert texts.count(value) == n                       # every rank holds every complete chunk
+
+
+def test_ring_animation_after_scatter_reduce_each_rank_owns_one_complete_chunk():
+    n = 4
+    anim = vc.ring_allreduce_animation(n)
+    anim._func(n - 1)
+    texts = _texts(anim._fig.axes[0])
+    for c in range(n):
+        assert texts.count(f"{(c + 1) * 1111}") == 1
+
+
+def test_ring_animation_rejects_bad_n():
+    with pytest.raises(ValueError, match="n must be"):
+        vc.ring_allreduce_animation(1)
+    with pytest.raises(ValueError, match="n must be"):
+        vc.ring_allreduce_animation(7)
+
+
+def test_trace_formula_table_agrees():
+    text = vc.trace_formula_table((2, 4, 8)).data
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == 3
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        n = int(cells[0])
+        assert cells[2] == cells[3] == str(2 * (n - 1))
+        assert cells[4] == cells[5]
+        assert cells[6] == cells[7]
+
+
+# --- chapter 2: comparison, hierarchy, torus ----------------------------------------------------------
+
+def test_comparison_figure_marks_the_switch_points():
+    fig = vc.comparison_figure(n=12, link="eth_10g")
+    ax = fig.axes[0]
+    algorithms = [a for a in compare.ALGORITHMS if a != "hierarchical"]
+    assert len(ax.get_legend().get_texts()) == len(algorithms)
+    item_b, item_l = 1.25e9, 20e-6
+    curves = {a: (lambda m, a=a: compare.allreduce_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
+    want = compare.switch_points(curves, 1e2, 1e10)
+    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    assert len(dots) == len(want) >= 1
+    for line, (size, _, _) in zip(dots, want):
+        assert line.get_xdata()[0] == pytest.approx(size)
+    # with 12 ranks (not a power of two) the ring is the large-message winner
+    assert want[-1][2] in ("ring", "torus")
+
+
+def test_comparison_figure_with_hosts_includes_hierarchical():
+    fig = vc.comparison_figure(n=16, link="nvlink2", hosts=2, inter_link="eth_25g")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert compare.ALGORITHM_NAMES["hierarchical"] in labels
+
+
+@pytest.mark.parametrize("hosts, per_host", [(2, 4), (3, 2)])
+def test_hierarchical_figure_draws_every_gpu(hosts, per_host):
+    fig = vc.hierarchical_figure(hosts, per_host)
+    gpus = [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_width() == pytest.approx(0.6)]
+    assert len(gpus) == hosts * per_host
+
+
+def test_torus_figure_draws_every_node_and_wraparound():
+    fig = vc.torus_figure(3, 4)
+    ax = fig.axes[0]
+    nodes = [p for p in ax.patches if isinstance(p, Rectangle)]
+    arcs = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(nodes) == 12
+    assert len(arcs) == 3 + 4
+    with pytest.raises(ValueError, match="rows"):
+        vc.torus_figure(1, 4)
+
+
+def test_ring_scaling_figure_ring_barely_grows():
+    fig = vc.ring_scaling_figure(100e6, "eth_100g", (2, 8, 64))
+    ring = fig.axes[0].lines[0].get_ydata()
+    # bandwidth term 2(N-1)/N M/B: from N = 2 to 64 it grows by (63/32)/(1/1), less than 2x
+    assert ring[-1] / ring[0] == pytest.approx((2 * 63 / 64) / (2 * 1 / 2))
+
+
+# --- chapter 2: calculators ---------------------------------------------------------------------
+
+def test_cluster_report_note_001_example():
+    out = vc.cluster_report("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 550, 90)
+    t = 2 * 3 / 4 * 138_357_544 * 4 / 125e6 + 6 * 50e-6
+    assert out["time of one all-reduce"] == f"{t:.2f} s"
+    assert out["parallel efficiency Ts/(Ts+Tt)"] == f"{100 * 0.55 / (0.55 + t):.1f} %"
+    assert out["GPUs per host"] == "1"
+
+
+def test_cluster_calculator_shows_results_and_errors_in_place():
+    calc = vc.cluster_calculator()
+    assert calc.error is None and "time of one all-reduce" in calc.results
+    calc.set(hosts=3)                                   # 16 GPUs cannot spread over 3 hosts
+    assert calc.error is not None and "hosts must divide" in calc.error
+    assert "hosts must divide" in calc.output.value and calc.results == {}
+    calc.set(hosts=2, target_percent=150.0)
+    assert "target efficiency" in calc.error and "(0, 100)" in calc.error
+    calc.set(target_percent=90.0, t_compute_ms=-1.0)
+    assert "compute per step" in calc.error
+    calc.set(t_compute_ms=100.0, n=1, hosts=1)
+    assert calc.error is None and "nothing to all-reduce" in calc.results["time of one all-reduce"]
+    calc.set(n=16, hosts=2, algorithm="hierarchical")
+    flat = vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0)
+    assert calc.results["time of one all-reduce"] != flat["time of one all-reduce"]
+
+
+def test_bandwidth_converter_two_ways_and_errors():
+    out = vc.bandwidth_convert("10 GB/s", "algbw -> busbw", "all_reduce", 8)
+    assert out["bus bandwidth"].startswith("17.50 GB/s")
+    back = vc.bandwidth_convert("17.5 GB/s", "busbw -> algbw", "all_reduce", 8)
+    assert back["algorithm bandwidth"].startswith("10.00 GB/s")
+    gather = vc.bandwidth_convert("100 Gb/s", "algbw -> busbw", "all_gather", 4)   # 12.5 GB/s x 3/4
+    assert gather["bus bandwidth"].startswith("9.38 GB/s")
+    calc = vc.bandwidth_converter()
+    calc.set(value="ten")
+    assert "cannot read rate" in calc.error
+    calc.set(value="1 GB/s", direction="busbw -> algbw", n=1)
+    assert "n must be >= 2" in calc.error
