@@ -70,7 +70,7 @@ ALGORITHMS: tuple[str, ...] = (
 #: Names to print for each algorithm.
 ALGORITHM_NAMES: dict[str, str] = {
     "ring": "ring",
-    "tree": "binary tree (reduce + broadcast)",
+    "tree": "binomial tree (unpipelined)",
     "recursive_doubling": "recursive doubling",
     "halving_doubling": "halving-doubling (Rabenseifner)",
     "naive": "naive (through a master)",
@@ -97,6 +97,7 @@ def allreduce_seconds(
     inter_latency: float | None = None,
     grid: tuple[int, int] | None = None,
     gamma: float = 0.0,
+    nics_per_host: int | None = None,
 ) -> float:
     r"""Seconds to all-reduce ``nbytes`` over ``n`` ranks with any algorithm of :data:`ALGORITHMS`.
 
@@ -108,7 +109,13 @@ def allreduce_seconds(
     * ``"hierarchical"`` uses both links, as
       :func:`commlib.cost.hierarchical_allreduce_time` (intra-host
       reduce-scatter, inter-host ring all-reduce of a 1/g shard, intra-host
-      all-gather).
+      all-gather). ``nics_per_host`` states the hardware: ``None`` (default)
+      is one NIC of ``inter_bandwidth`` per rank, so the g shards cross in
+      parallel at full rate; an integer k is k NICs per host shared by the
+      host's g shards, each shard getting ``inter_bandwidth * min(k, g) / g``.
+      It changes only the hierarchical algorithm: a flat ring ordered host by
+      host sends one flow per direction through each host's network link, so
+      sharing does not arise there.
     * Every flat algorithm (ring, tree, recursive doubling, halving-doubling,
       naive; :func:`commlib.cost.allreduce_terms`) and the 2-D torus
       (:func:`commlib.cost.torus_allreduce_time`, on ``grid`` = (rows, cols),
@@ -123,6 +130,9 @@ def allreduce_seconds(
     18.0
     >>> round(allreduce_seconds("hierarchical", 1200, 4, 1e12, hosts=2, inter_bandwidth=100.0), 6)  # 2*(1/2)*600 B
     6.0
+    >>> round(allreduce_seconds("hierarchical", 1200, 4, 1e12, hosts=2, inter_bandwidth=100.0,
+    ...                         nics_per_host=1), 6)   # both shards share one card: 2*(1/2)*600 B at 50 B/s
+    12.0
     """
     algorithm = _check_algorithm(algorithm)
     nbytes = check_nonnegative("nbytes", nbytes)
@@ -135,9 +145,12 @@ def allreduce_seconds(
     inter_b = bandwidth if inter_bandwidth is None else check_positive("inter_bandwidth", inter_bandwidth)
     inter_l = latency if inter_latency is None else check_nonnegative("inter_latency", inter_latency)
     gamma = check_nonnegative("gamma", gamma)
+    if nics_per_host is not None:
+        nics_per_host = check_count("nics_per_host", nics_per_host, minimum=1)
     per_host = n // hosts
     if algorithm == "hierarchical":
-        return cost.hierarchical_allreduce_time(nbytes, hosts, per_host, bandwidth, inter_b, latency, inter_l, gamma)
+        return cost.hierarchical_allreduce_time(nbytes, hosts, per_host, bandwidth, inter_b, latency, inter_l, gamma,
+                                                nics_per_host=nics_per_host)
     slow_b, slow_l = (min(bandwidth, inter_b), max(latency, inter_l)) if hosts > 1 else (bandwidth, latency)
     if algorithm == "torus":
         rows, cols = most_square_grid(n) if grid is None else grid
@@ -346,6 +359,7 @@ def cluster_allreduce(
     algorithm: str = "ring",
     t_compute: float = 0.1,
     target_efficiency: float = 0.9,
+    nics_per_host: int | None = None,
 ) -> ClusterResult:
     """All-reduce one gradient of ``model`` in ``dtype`` over ``n`` GPUs on ``hosts`` hosts.
 
@@ -355,7 +369,10 @@ def cluster_allreduce(
     time from :func:`allreduce_seconds`. ``t_compute`` (s) is one step's
     compute time on one GPU, for the parallel efficiency; the required
     bandwidth is searched for the inter-host link when ``hosts > 1``, the
-    intra-host link otherwise, with the other held fixed.
+    intra-host link otherwise, with the other held fixed. ``nics_per_host``
+    is the hierarchical all-reduce's hardware assumption (``None``: one NIC
+    of ``inter_link`` per GPU; k: k NICs per host shared by its GPUs), see
+    :func:`commlib.cost.hierarchical_allreduce_time`.
 
     >>> r = cluster_allreduce("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 0.55)
     >>> round(r.seconds, 2), round(r.busbw / 1e6, 1)     # ~ note 001's 1 GbE example
@@ -370,7 +387,8 @@ def cluster_allreduce(
 
     def seconds(intra_b: float, inter_b: float) -> float:
         return allreduce_seconds(algorithm, nbytes, n, intra_b, intra.latency, hosts=hosts,
-                                 inter_bandwidth=inter_b, inter_latency=inter.latency)
+                                 inter_bandwidth=inter_b, inter_latency=inter.latency,
+                                 nics_per_host=nics_per_host)
 
     t = seconds(intra.bandwidth, inter.bandwidth)
     bottleneck = min(intra.bandwidth, inter.bandwidth) if hosts > 1 else intra.bandwidth

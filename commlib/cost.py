@@ -15,7 +15,7 @@ and :func:`collective_terms` return those three coefficients as a
 
 The forms follow Thakur, Rabenseifner & Gropp (2005), "Optimization of
 Collective Communication Operations in MPICH", section by section as each
-docstring says. Units: ``nbytes`` is the whole buffer (the all-reduce
+docstring says; the ring all-reduce is Patarasuk & Yuan (2009). Units: ``nbytes`` is the whole buffer (the all-reduce
 message; for all-gather, reduce-scatter and all-to-all the full array, as
 nccl-tests' S), ``n`` the number of ranks, ``bandwidth`` bytes/s per
 direction, ``latency`` seconds, ``gamma`` seconds per byte reduced.
@@ -129,7 +129,8 @@ def allreduce_terms(nbytes: float, n: int, algorithm: str = "ring") -> CostTerms
 
     Thakur, Rabenseifner & Gropp (2005), with p = ``n``, M = ``nbytes``:
 
-    * ``"ring"`` (sec. 4.4, the bandwidth-optimal algorithm): reduce-scatter
+    * ``"ring"`` (Patarasuk & Yuan 2009, the bandwidth-optimal algorithm; Thakur et al. use the
+      ring for all-gather): reduce-scatter
       then all-gather around a ring, each ``n - 1`` steps of ``M/n`` bytes:
       :math:`2(p-1)\alpha + 2\frac{p-1}{p}M\beta + \frac{p-1}{p}M\gamma`.
     * ``"tree"``: binomial-tree reduce then binomial-tree broadcast (sec. 4.2, 4.1):
@@ -279,26 +280,63 @@ def hierarchical_allreduce_time(
     intra_latency: float = 0.0,
     inter_latency: float = 0.0,
     gamma: float = 0.0,
+    nics_per_host: int | None = None,
 ) -> float:
     r"""Hierarchical all-reduce: inside hosts, then across hosts, then back inside.
 
-    With g = ``per_host`` ranks on each of h = ``hosts`` hosts:
+    With g = ``per_host`` ranks on each of h = ``hosts`` hosts and M = ``nbytes``:
 
     1. ring reduce-scatter inside each host (g - 1 steps of M/g, intra link);
     2. ring all-reduce of each rank's M/g shard with its peers on the other
-       hosts (2(h - 1) steps of M/(gh), inter link; the g shards move in
-       parallel, one per rank, as NCCL and Horovod do);
+       hosts (2(h - 1) steps of M/(gh) on the inter-host link; the g shards
+       of a host move at the same time, one ring per local rank, as NCCL and
+       Horovod do);
     3. ring all-gather inside each host (g - 1 steps of M/g, intra link).
 
-    Only M/g per rank crosses the slow inter-host link, instead of M.
+    .. math::
+
+        T = 2(g-1)\alpha_\text{intra} + 2\frac{g-1}{g}\frac{M}{B_\text{intra}}
+            + 2(h-1)\alpha_\text{inter} + 2\frac{h-1}{h}\frac{M/g}{B_\text{shard}}
+            + \frac{g-1}{g}M\gamma + \frac{h-1}{h}\frac{M}{g}\gamma .
+
+    The hardware decides :math:`B_\text{shard}`, the bandwidth each of the g
+    concurrent inter-host rings gets:
+
+    * ``nics_per_host=None`` (the default): **one NIC per rank**, each of
+      ``inter_bandwidth`` bytes/s per direction, as DGX-class machines have
+      (one InfiniBand port per GPU). The g shards cross in parallel on their
+      own cards, :math:`B_\text{shard} = B_\text{inter}`, and only M/g per
+      card crosses the network: the inter-host term shrinks g-fold.
+    * ``nics_per_host=k``: the host's g shards share **k NICs** of
+      ``inter_bandwidth`` each, :math:`B_\text{shard} = B_\text{inter}\min(k,
+      g)/g`. With one NIC per host (k = 1) all g shards go through one card,
+      which carries :math:`2\frac{h-1}{h}M` -- the whole gradient's share,
+      not an eighth of it -- so the inter-host term is the same as a ring
+      over h hosts of the whole buffer (the one-NIC-per-host model of
+      :mod:`commlib.placement` and :mod:`commlib.topology`). NICs beyond g
+      add nothing: a rank's ring uses one card.
+
+    Latency is per message and does not change with sharing. Units: bytes,
+    bytes/s per direction, seconds, seconds per byte reduced.
+
+    >>> # 2 hosts x 4 ranks, 1200 B, intra link 1 kB/s, inter 10 B/s
+    >>> hierarchical_allreduce_time(1200, 2, 4, 1000.0, 10.0)        # 2*(3/4)*1200/1000 + 2*(1/2)*300/10
+    31.8
+    >>> hierarchical_allreduce_time(1200, 2, 4, 1000.0, 10.0, nics_per_host=1)   # + 2*(1/2)*300/(10/4)
+    121.8
     """
     nbytes = check_nonnegative("nbytes", nbytes)
     hosts = check_count("hosts", hosts)
     per_host = check_count("per_host", per_host)
+    inter_bandwidth = check_positive("inter_bandwidth", inter_bandwidth)
+    shard_bandwidth = inter_bandwidth
+    if nics_per_host is not None:
+        nics_per_host = check_count("nics_per_host", nics_per_host, minimum=1)
+        shard_bandwidth = inter_bandwidth * min(nics_per_host, per_host) / per_host
     intra = collective_terms("reduce_scatter", nbytes, per_host)
     inter = allreduce_terms(nbytes / per_host, hosts, "ring")
     t = 2 * intra.time(intra_bandwidth, intra_latency, 0.0) + intra.reduced * gamma
-    return t + inter.time(inter_bandwidth, inter_latency, gamma)
+    return t + inter.time(shard_bandwidth, inter_latency, gamma)
 
 
 def torus_allreduce_time(

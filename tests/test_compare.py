@@ -160,6 +160,28 @@ def test_flat_algorithms_pay_the_slowest_link_across_hosts():
     assert hier < across
 
 
+def test_hierarchical_nic_assumption_passes_through():
+    # 2 hosts x 4 GPUs, 1 GB; fast inside, 1.25 GB/s per NIC between, no latency.
+    fast, slow = 100e9, 1.25e9
+    intra = 2 * 3 / 4 * 1e9 / fast
+    kw = dict(hosts=2, inter_bandwidth=slow)
+    own = compare.allreduce_seconds("hierarchical", 1e9, 8, fast, **kw)
+    one = compare.allreduce_seconds("hierarchical", 1e9, 8, fast, nics_per_host=1, **kw)
+    two = compare.allreduce_seconds("hierarchical", 1e9, 8, fast, nics_per_host=2, **kw)
+    assert own == pytest.approx(intra + 0.25e9 / slow)           # each 250 MB shard on its own card
+    assert one == pytest.approx(intra + 4 * 0.25e9 / slow)       # four shards through one card
+    assert two == pytest.approx(intra + 2 * 0.25e9 / slow)
+    # flat algorithms do not depend on it (a host-by-host ring has one flow per direction per card)
+    for a in ("ring", "recursive_doubling", "torus"):
+        assert compare.allreduce_seconds(a, 1e9, 8, fast, nics_per_host=1, **kw) == \
+            compare.allreduce_seconds(a, 1e9, 8, fast, **kw)
+    args = ("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "hierarchical")
+    m = 25_557_032 * 2
+    shared = compare.cluster_allreduce(*args, nics_per_host=1)
+    assert shared.seconds == pytest.approx(2 * (7e-6 + 7 / 8 * m / 150e9) + 2 * 10e-6 + m / 3.125e9)
+    assert shared.seconds > compare.cluster_allreduce(*args).seconds
+
+
 @pytest.mark.parametrize("kwargs, word", [
     (dict(algorithm="butterfly"), "algorithm"),
     (dict(nbytes=-1.0), "nbytes"),
@@ -168,6 +190,8 @@ def test_flat_algorithms_pay_the_slowest_link_across_hosts():
     (dict(hosts=3), "hosts must divide"),
     (dict(hosts=9), "hosts"),
     (dict(algorithm="torus", grid=(3, 3)), "grid"),
+    (dict(algorithm="hierarchical", hosts=2, nics_per_host=0), "nics_per_host"),
+    (dict(nics_per_host=2.5), "nics_per_host"),
 ])
 def test_allreduce_seconds_errors_name_the_parameter(kwargs, word):
     args = dict(algorithm="ring", nbytes=1e6, n=8, bandwidth=1e9)
@@ -226,6 +250,7 @@ def test_cluster_single_host_uses_intra_link_and_hierarchical_beats_flat_ring():
     (dict(intra_link="nvlink9"), "link"),
     (dict(t_compute=0.0), "t_compute"),
     (dict(target_efficiency=1.0), "target_efficiency"),
+    (dict(algorithm="hierarchical", nics_per_host=0), "nics_per_host"),
 ])
 def test_cluster_errors_name_the_parameter(kwargs, word):
     args = dict(model="vgg16", dtype="fp32", n=8, hosts=2, intra_link="nvlink2", inter_link="eth_25g")
@@ -273,8 +298,10 @@ def test_buffer_sizes_all_gather_vs_all_to_all(n, count):
 def _hand_answers():
     resnet, gpt2xl = 25_557_032, 1_557_611_200
     m16 = resnet * 2
-    flat = 30 * 10e-6 + 2 * 15 / 16 * m16 / 3.125e9
-    hier = 2 * (7 * 1e-6 + 7 / 8 * m16 / 150e9) + 2 * 10e-6 + 2 * (1 / 2) * (m16 / 8) / 3.125e9
+    # ch02.hier_speedup: 4 hosts x 8 GPUs, one 25 Gb/s NIC per host shared by its 8 GPUs, so the card
+    # carries 8 shards x 2 (3/4) M/8 = 2 (3/4) M; flat ring over 32 ranks at the same card's rate.
+    flat = 62 * 10e-6 + 2 * 31 / 32 * m16 / 3.125e9
+    hier = 2 * (7 * 1e-6 + 7 / 8 * m16 / 150e9) + 2 * 3 * 10e-6 + 2 * (3 / 4) * m16 / 3.125e9
     return {
         "ch01.tree_steps": 10,                                     # ceil(log2 1000)
         "ch01.subtract_tree": ((1 - 2) - (3 - 4)) - ((5 - 6) - (7 - 8)),
@@ -305,3 +332,19 @@ def test_self_check_hints_name_the_slip():
     assert "ring" in check("ch02.hd_steps", 126).message
     assert "both directions" in check("ch01.master_gb", 15 * 25_557_032 * 4 / 1e9).message
     assert not check("ch02.busbw_gbs", 40 * 8 / 14).correct
+
+
+def test_hier_speedup_hints_name_the_nic_assumption():
+    from commlib.check import check
+
+    m16 = 25_557_032 * 2
+    intra = 2 * (7 * 1e-6 + 7 / 8 * m16 / 150e9)
+    # the same 4 x 8 cluster with one 25 Gb/s NIC per GPU: each card carries one M/8 shard
+    flat32 = 62 * 10e-6 + 2 * 31 / 32 * m16 / 3.125e9
+    per_gpu = flat32 / (intra + 2 * 3 * 10e-6 + 2 * (3 / 4) * (m16 / 8) / 3.125e9)
+    message = check("ch02.hier_speedup", per_gpu).message
+    assert "one NIC per GPU" in message
+    # the chapter's 2 x 8 cluster with one shared NIC per host
+    flat16 = 30 * 10e-6 + 2 * 15 / 16 * m16 / 3.125e9
+    two_hosts = flat16 / (intra + 2 * 10e-6 + 2 * (1 / 2) * m16 / 3.125e9)
+    assert "2 hosts" in check("ch02.hier_speedup", two_hosts).message

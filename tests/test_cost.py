@@ -98,6 +98,59 @@ def test_hierarchical_and_torus():
     assert t < cost.allreduce_time(M, 16, B, A)
 
 
+def test_hierarchical_nic_assumption_hand_derived():
+    # 2 hosts x 4 GPUs, M = 1200 B, intra 1000 B/s, each NIC 10 B/s.
+    # Intra part (both assumptions): reduce-scatter + all-gather, 2 x 3/4 x 1200 B / 1000 B/s = 1.8 s.
+    # Inter part: each rank's 300 B shard, ring over 2 hosts, sends 2 x 1/2 x 300 B = 300 B.
+    intra = 2 * 3 / 4 * 1200 / 1000
+    per_gpu = cost.hierarchical_allreduce_time(M, 2, 4, 1000.0, 10.0)
+    assert per_gpu == pytest.approx(intra + 300 / 10)                     # own card each: 30 s
+    one_nic = cost.hierarchical_allreduce_time(M, 2, 4, 1000.0, 10.0, nics_per_host=1)
+    assert one_nic == pytest.approx(intra + 4 * 300 / 10)                 # 4 shards through one card: 120 s
+    two_nics = cost.hierarchical_allreduce_time(M, 2, 4, 1000.0, 10.0, nics_per_host=2)
+    assert two_nics == pytest.approx(intra + 2 * 300 / 10)                # 2 shards per card: 60 s
+    # as many NICs as GPUs (or more) is the per-GPU case
+    for k in (4, 8):
+        assert cost.hierarchical_allreduce_time(M, 2, 4, 1000.0, 10.0, nics_per_host=k) == pytest.approx(per_gpu)
+    # latency is per message and does not change with sharing: 2 x 3 intra + 2 x 1 inter start-ups
+    t0 = cost.hierarchical_allreduce_time(0.0, 2, 4, 1000.0, 10.0, 1e-3, 5e-3, nics_per_host=1)
+    assert t0 == pytest.approx(6 * 1e-3 + 2 * 5e-3)
+
+
+def test_hierarchical_one_nic_per_host_example_of_chapter_2():
+    # ResNet-50 fp16 (25,557,032 x 2 B), 2 hosts x 8 GPUs, NVLink 2.0 (150 GB/s, 1 us) inside,
+    # 25 Gb/s Ethernet (3.125 GB/s, 10 us) between.
+    m = 25_557_032 * 2
+    intra = 2 * (7 * 1e-6 + 7 / 8 * m / 150e9)
+    flat = 30 * 10e-6 + 2 * 15 / 16 * m / 3.125e9
+    per_gpu = intra + 2 * 10e-6 + 2 * (1 / 2) * (m / 8) / 3.125e9
+    one_nic = intra + 2 * 10e-6 + 2 * (1 / 2) * m / 3.125e9             # the card carries 2 (h-1)/h M = M
+    args = (m, 2, 8, 150e9, 3.125e9, 1e-6, 10e-6)
+    assert cost.hierarchical_allreduce_time(*args) == pytest.approx(per_gpu)
+    assert cost.hierarchical_allreduce_time(*args, nics_per_host=1) == pytest.approx(one_nic)
+    assert flat / per_gpu > 10 > 2 > flat / one_nic > 1.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(min_value=1, max_value=1e11), st.integers(2, 16), st.integers(1, 16),
+       st.floats(min_value=1e3, max_value=1e13), st.floats(min_value=1e3, max_value=1e13),
+       st.floats(min_value=0, max_value=1e-2), st.integers(1, 32))
+def test_hierarchical_nic_sharing_properties(m, hosts, g, intra_b, inter_b, lat, k):
+    one = cost.hierarchical_allreduce_time(m, hosts, g, intra_b, inter_b, 0.0, lat, nics_per_host=1)
+    some = cost.hierarchical_allreduce_time(m, hosts, g, intra_b, inter_b, 0.0, lat, nics_per_host=k)
+    own = cost.hierarchical_allreduce_time(m, hosts, g, intra_b, inter_b, 0.0, lat)
+    # more cards never slow it down, and one card per rank is the best case
+    assert own * (1 - 1e-9) <= some <= one * (1 + 1e-9)
+    # one NIC per host: the inter-host part is a ring all-reduce of the whole buffer over the hosts
+    intra_part = 2 * (g - 1) / g * m / intra_b
+    assert one == pytest.approx(intra_part + cost.allreduce_time(m, hosts, inter_b, lat), rel=1e-9)
+    # ... so against a flat ring at the NIC's rate, without latency, it gains at most (n-1)/n / ((h-1)/h)
+    n = hosts * g
+    flat = cost.allreduce_time(m, n, inter_b)
+    no_lat = cost.hierarchical_allreduce_time(m, hosts, g, intra_b, inter_b, nics_per_host=1)
+    assert flat / no_lat <= ((n - 1) / n) / ((hosts - 1) / hosts) * (1 + 1e-9)
+
+
 def test_bus_bandwidth_convention():
     # a ring at line rate shows busbw equal to the link rate
     for n in (2, 4, 8, 64):
@@ -136,6 +189,9 @@ def test_latency_bandwidth_balance():
     (lambda: cost.required_bandwidth(M, 4, 0.5, 0.0), "efficiency"),
     (lambda: cost.communication_overhead(1.0, 2.0), "t_compute"),
     (lambda: cost.hierarchical_allreduce_time(M, 0, 4, B, B), "hosts"),
+    (lambda: cost.hierarchical_allreduce_time(M, 2, 4, B, B, nics_per_host=0), "nics_per_host"),
+    (lambda: cost.hierarchical_allreduce_time(M, 2, 4, B, B, nics_per_host=1.5), "nics_per_host"),
+    (lambda: cost.hierarchical_allreduce_time(M, 2, 4, B, 0.0), "inter_bandwidth"),
     (lambda: cost.torus_allreduce_time(M, 2, 0, B), "cols"),
 ])
 def test_bad_input_names_the_parameter(call, name):

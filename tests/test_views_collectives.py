@@ -281,6 +281,28 @@ def test_cluster_calculator_shows_results_and_errors_in_place():
     assert calc.results["time of one all-reduce"] != flat["time of one all-reduce"]
 
 
+def test_cluster_calculator_network_cards_matter_to_hierarchical_only():
+    # ResNet-50 fp16 on 2 hosts x 8 GPUs; NVLink 2.0 (150 GB/s, 1 us) inside, 25 Gb/s (3.125 GB/s, 10 us) between.
+    m = 25_557_032 * 2
+    intra = 2 * (7 * 1e-6 + 7 / 8 * m / 150e9)
+    own_card = intra + 2 * 10e-6 + 2 * (1 / 2) * (m / 8) / 3.125e9     # each GPU's shard on its own NIC
+    shared = intra + 2 * 10e-6 + 2 * (1 / 2) * (m / 8) / (3.125e9 / 8)  # 8 shards share one NIC
+    two = intra + 2 * 10e-6 + 2 * (1 / 2) * (m / 8) / (3.125e9 / 4)     # 4 shards per NIC
+    calc = vc.cluster_calculator(algorithm="hierarchical")
+    assert calc.controls["nics_per_host"].value == 1
+    assert calc.results["time of one all-reduce"] == f"{1e3 * shared:.2f} ms"
+    calc.set(nics_per_host=0)
+    assert calc.results["time of one all-reduce"] == f"{1e3 * own_card:.2f} ms"
+    calc.set(nics_per_host=2)
+    assert calc.results["time of one all-reduce"] == f"{1e3 * two:.2f} ms"
+    # the flat ring sends one flow per direction through each host's card: the choice does not matter
+    rings = {vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0, k)
+             ["time of one all-reduce"] for _, k in vc.NIC_CHOICES}
+    assert rings == {f"{1e3 * (30 * 10e-6 + 2 * 15 / 16 * m / 3.125e9):.2f} ms"}
+    with pytest.raises(ValueError, match="nics_per_host"):
+        vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "hierarchical", 100.0, 90.0, -1)
+
+
 def test_bandwidth_converter_two_ways_and_errors():
     out = vc.bandwidth_convert("10 GB/s", "algbw -> busbw", "all_reduce", 8)
     assert out["bus bandwidth"].startswith("17.50 GB/s")

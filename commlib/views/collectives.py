@@ -53,6 +53,7 @@ __all__ = [
     "comparison_figure",
     "hierarchical_figure",
     "torus_figure",
+    "NIC_CHOICES",
     "cluster_report",
     "cluster_calculator",
     "bandwidth_convert",
@@ -657,9 +658,24 @@ def torus_figure(rows: int = 3, cols: int = 4):
 
 # --- chapter 2: calculators ---------------------------------------------------------------------
 
+#: The calculator's choices of network cards per host: 0 stands for one NIC per GPU (``nics_per_host=None``).
+NIC_CHOICES: tuple[tuple[str, int], ...] = (
+    ("one per GPU", 0), ("1 per host, shared by its GPUs", 1), ("2 per host", 2), ("4 per host", 4),
+    ("8 per host", 8),
+)
+
+
 def cluster_report(model: str, dtype: str, n: int, hosts: int, intra_link: str, inter_link: str,
-                   algorithm: str, t_compute_ms: float, target_percent: float) -> dict[str, str]:
-    """The "your cluster" calculator's results, as text with units (raises ValueError on bad input)."""
+                   algorithm: str, t_compute_ms: float, target_percent: float,
+                   nics_per_host: int = 0) -> dict[str, str]:
+    """The "your cluster" calculator's results, as text with units (raises ValueError on bad input).
+
+    ``nics_per_host`` is the number of network cards of ``inter_link`` per
+    host, shared by its GPUs, or 0 for one card per GPU; only the
+    hierarchical all-reduce depends on it
+    (:func:`commlib.cost.hierarchical_allreduce_time`).
+    """
+    nics = check_count("nics_per_host", nics_per_host, minimum=0)
     target_percent = float(target_percent)
     if not 0 < target_percent < 100:
         raise ValueError(f"target efficiency must lie in (0, 100) %, got {target_percent:g} %")
@@ -667,7 +683,7 @@ def cluster_report(model: str, dtype: str, n: int, hosts: int, intra_link: str, 
         raise ValueError(f"compute per step must be > 0 ms, got {float(t_compute_ms):g} ms")
     target = target_percent / 100.0
     r = compare.cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,
-                                  float(t_compute_ms) / 1e3, target)
+                                  float(t_compute_ms) / 1e3, target, nics_per_host=nics or None)
     if r.n == 1:
         return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
                 "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
@@ -690,8 +706,9 @@ def cluster_report(model: str, dtype: str, n: int, hosts: int, intra_link: str, 
 
 def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
                        intra_link: str = "nvlink2", inter_link: str = "eth_25g", algorithm: str = "ring",
-                       t_compute_ms: float = 100.0, target_percent: float = 90.0) -> Calculator:
-    """"Your cluster": model, dtype, N, hosts, links, algorithm -> time, algbw, busbw, efficiency."""
+                       t_compute_ms: float = 100.0, target_percent: float = 90.0,
+                       nics_per_host: int = 1) -> Calculator:
+    """"Your cluster": model, dtype, N, hosts, links, NICs, algorithm -> time, algbw, busbw, efficiency."""
     links = [(item.name, key) for key, item in hardware.LINKS.items()]
     controls = {
         "model": dropdown([(f"{m.name} ({m.params:,} parameters)", k) for k, m in hardware.MODELS.items()],
@@ -701,6 +718,7 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
         "hosts": integer(hosts, 1, 512, "hosts"),
         "intra_link": dropdown(links, intra_link, "link inside a host"),
         "inter_link": dropdown(links, inter_link, "link between hosts"),
+        "nics_per_host": dropdown(list(NIC_CHOICES), nics_per_host, "network cards"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in compare.ALGORITHMS], algorithm,
                               "algorithm"),
         "t_compute_ms": number(t_compute_ms, "compute per step (ms)"),
@@ -709,7 +727,9 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
     return make_calculator(cluster_report, controls, title="Your cluster: one gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
                                 "busbw = algbw x 2(N-1)/N as nccl-tests defines them; flat algorithms and the "
-                                "torus run at the slowest link; no overlap of compute and communication.")
+                                "torus run at the slowest link; network cards matter to the hierarchical "
+                                "algorithm only (shared cards split their rate among the GPUs' shards); "
+                                "no overlap of compute and communication.")
 
 
 def bandwidth_convert(value: str, direction: str, op: str, n: int) -> dict[str, str]:
