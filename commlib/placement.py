@@ -31,12 +31,22 @@ hosts in use (latency ignored, as in the note; all formulas in seconds):
   all-gather inside every host. A host's ``g_h`` shards of ``M/g_h`` all
   cross its one network link, so
   :math:`T = 2\max_h \frac{g_h-1}{g_h}\frac{M}{\text{intra}_h} + 2\frac{k-1}{k}\frac{M}{\min_h \text{inter}_h}`.
-  (:func:`commlib.cost.hierarchical_allreduce_time` is the same with the
-  inter-host bandwidth given per rank, ``inter_h / g``.)
+  (:func:`commlib.cost.hierarchical_allreduce_time` with ``nics_per_host=1``
+  is the same for hosts of equal size and bandwidth.)
 * **parameter server** on host ``s``: every worker pushes ``M`` and pulls
   ``M`` back (note 000: the server receives and sends "gradient size x
-  number of workers"). Push and pull each last as long as the most loaded
-  link: :math:`T = 2\max\left(\frac{g_s M}{\text{intra}_s},\ \frac{(n-g_s)M}{\text{inter}_s},\ \max_{h\ne s}\frac{g_h M}{\text{inter}_h}\right)`.
+  number of workers"). The ``g_s`` local workers meet the server over
+  ``intra[s]``; the ``n - g_s`` remote ones over the server's network link,
+  and the ``g_h`` workers of host ``h`` share its network link. Links are
+  full duplex and, as in :func:`commlib.cost.ps_time` (chapter 3, Jiang et
+  al. 2020), push and pull overlap by default (``pipelined=True``), so each
+  direction of the most loaded link is busy once:
+  :math:`T = \max\left(\frac{g_s M}{\text{intra}_s},\ \frac{(n-g_s)M}{\text{inter}_s},\ \max_{h\ne s}\frac{g_h M}{\text{inter}_h}\right)`.
+  With ``pipelined=False`` the whole push runs before the whole pull and
+  the time doubles. Both are computed by :func:`commlib.cost.ps_time`: once
+  for the local workers (bandwidth ``intra[s]`` on both sides) and once for
+  the remote ones (worker bandwidth :math:`\min_h \text{inter}_h / g_h`,
+  server bandwidth ``inter[s]``).
 
 >>> c = note000_cluster()
 >>> est = estimate(c, {"host3": 2, "host1": 2}, model="resnet50")
@@ -48,11 +58,13 @@ hosts in use (latency ignored, as in the note; all formulas in seconds):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Mapping, Sequence
 
-from . import hardware
+from . import cost, hardware
 from .units import check_count, check_nonnegative, check_positive, format_rate, parse_rate
 
 __all__ = [
@@ -67,6 +79,7 @@ __all__ = [
     "Estimate",
     "note000_cluster",
     "as_megabits",
+    "smallest_denominator",
     "workers_per_host",
     "parse_placement",
     "estimate",
@@ -192,13 +205,45 @@ def note000_cluster(slots: int | Sequence[int] = 4) -> Cluster:
 
 
 def as_megabits(values_mb_per_s: Sequence[float]) -> list[float]:
-    """MB/s -> Mb/s (x 8). Note 000's figures all become whole numbers of Mb/s, a hint they were
-    measured in megabits per second and divided by 8.
+    """MB/s -> Mb/s (x 8, 1 B = 8 b).
+
+    Note 000's figures all become whole numbers of Mb/s. That fits a
+    measurement in megabits per second divided by 8, but equally a mean of 8
+    samples in whole MB/s: see :func:`smallest_denominator`.
 
     >>> as_megabits([91.875, 10.375])
     [735.0, 83.0]
     """
     return [check_nonnegative("value", v) * 8 for v in values_mb_per_s]
+
+
+def smallest_denominator(values: Sequence[float], limit: int = 1024) -> int:
+    """The smallest whole d (1 <= d <= ``limit``) that makes every ``d * v`` a whole number.
+
+    Each value is read as printed (its shortest decimal form), so ``0.1``
+    means one tenth. All values are then multiples of 1/d. For note 000's
+    lists d = 8, which two different histories explain: a rate measured in
+    whole Mb/s and divided by 8 bits per byte, or the mean of 8 samples each
+    a whole number of MB/s (a sum of integers divided by 8). The numbers
+    alone cannot tell the two apart.
+
+    >>> smallest_denominator([91.875, 59.5, 233.0])
+    8
+    >>> smallest_denominator([0.1, 0.25])
+    20
+    >>> smallest_denominator([1 / 3])
+    Traceback (most recent call last):
+    ...
+    ValueError: values must all be multiples of 1/d for some whole d <= 1024, got [0.3333333333333333]
+    """
+    values = [float(check_nonnegative("value", v)) for v in values]
+    limit = check_count("limit", limit)
+    if not values:
+        raise ValueError("values must hold at least one number")
+    d = math.lcm(*(Fraction(repr(v)).denominator for v in values))
+    if d > limit:
+        raise ValueError(f"values must all be multiples of 1/d for some whole d <= {limit}, got {values!r}")
+    return d
 
 
 _HOST = re.compile(r"^\s*(?:host|h)?\s*(\d+)\s*$")
@@ -282,7 +327,8 @@ class Estimate:
 
     ``bottleneck_kind`` is ``"intra"`` or ``"inter"``, ``bottleneck_host`` the
     host whose link it is, ``bottleneck_bandwidth`` its bytes/s; all ``None``
-    for a single worker (nothing to synchronise).
+    for a single worker (nothing to synchronise). ``server_host`` and
+    ``pipelined`` (push and pull overlapped) are set for a parameter server.
     """
 
     time: float
@@ -294,6 +340,7 @@ class Estimate:
     bottleneck_host: int | None
     bottleneck_bandwidth: float | None
     server_host: int | None = None
+    pipelined: bool | None = None
 
     @property
     def workers(self) -> int:
@@ -311,7 +358,10 @@ class Estimate:
     def describe(self) -> str:
         """One sentence: placement, algorithm and bottleneck."""
         hosts = ", ".join(f"{c} on host {h}" for h, c in enumerate(self.counts) if c)
-        algo = f"PS on host {self.server_host}" if self.mode == "ps" else f"{self.algorithm} all-reduce"
+        if self.mode == "ps":
+            algo = f"PS on host {self.server_host}, push and pull " + ("overlapped" if self.pipelined else "in turn")
+        else:
+            algo = f"{self.algorithm} all-reduce"
         return f"{self.workers} workers ({hosts}); {algo}; bounded by the {self.bottleneck}"
 
 
@@ -350,24 +400,38 @@ def _hierarchical(cluster: Cluster, counts, m: float):
     return 2 * t_intra + t_inter, "inter", h_inter, cluster.inter[h_inter]
 
 
-def _ps(cluster: Cluster, counts, m: float, s: int):
+def _ps_links(cluster: Cluster, counts, m: float, s: int) -> list[tuple[float, float, str, int]]:
+    """Bytes each way and bandwidth of every link a PS round on host ``s`` uses: (bytes, bytes/s, kind, host)."""
     n = sum(counts)
-    terms = []  # (seconds, order, kind, host)
+    links = []
     if counts[s]:
-        terms.append((counts[s] * m / cluster.intra[s], 0, "intra", s))
+        links.append((counts[s] * m, cluster.intra[s], "intra", s))       # local workers <-> server endpoint
     if n - counts[s]:
-        terms.append(((n - counts[s]) * m / cluster.inter[s], 1, "inter", s))
+        links.append(((n - counts[s]) * m, cluster.inter[s], "inter", s))  # the server host's network link
     for h, c in enumerate(counts):
         if c and h != s:
-            terms.append((c * m / cluster.inter[h], 2 + h, "inter", h))
-    t, _, kind, host = max(terms, key=lambda x: (x[0], -x[1]))
-    bw = cluster.intra[host] if kind == "intra" else cluster.inter[host]
-    return 2 * t, kind, host, bw
+            links.append((c * m, cluster.inter[h], "inter", h))          # c remote workers share host h's link
+    return links
+
+
+def _ps(cluster: Cluster, counts, m: float, s: int, pipelined: bool):
+    n = sum(counts)
+    local, remote = counts[s], n - counts[s]
+    t = 0.0
+    if local:
+        t = cost.ps_time(m, local, cluster.intra[s], server_bandwidth=cluster.intra[s], pipelined=pipelined)
+    if remote:
+        per_worker = min(cluster.inter[h] / c for h, c in enumerate(counts) if c and h != s)
+        t = max(t, cost.ps_time(m, remote, per_worker, server_bandwidth=cluster.inter[s], pipelined=pipelined))
+    # the bounding link: the most seconds per direction; ties go to the server's own links, then the lowest host
+    links = _ps_links(cluster, counts, m, s)
+    _, bw, kind, host = max(enumerate(links), key=lambda x: (x[1][0] / x[1][1], -x[0]))[1]
+    return t, kind, host, bw
 
 
 def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype: str = "fp32",
              mode: str = "allreduce", algorithm: str = "auto", server_host: int | str | None = None,
-             nbytes: float | None = None) -> Estimate:
+             nbytes: float | None = None, pipelined: bool = True) -> Estimate:
     """Synchronisation time per iteration of ``placement`` on ``cluster`` (formulas in the module docstring).
 
     ``model``/``dtype`` give the gradient bytes (or pass ``nbytes``).
@@ -375,12 +439,16 @@ def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype:
     ``"ring"``, ``"hierarchical"`` or ``"auto"`` (hierarchical when several
     workers share a host and more than one host is used, else ring). For PS,
     ``server_host`` is where the server runs (it takes no worker slot); by
-    default the host that gives the shortest time.
+    default the host that gives the shortest time. ``pipelined`` (PS only)
+    says whether push and pull overlap (default, as in
+    :func:`commlib.cost.ps_time`) or run one after the other.
 
     >>> c = Cluster((1e9, 1e9), (1e8, 1e8), (4, 4))
     >>> estimate(c, {0: 4}, nbytes=1e8).time          # 2 * 3/4 * 100 MB / 1 GB/s
     0.15
-    >>> estimate(c, {0: 1, 1: 1}, nbytes=1e8, mode="ps", server_host=0).time   # push + pull of 100 MB at 100 MB/s
+    >>> estimate(c, {0: 1, 1: 1}, nbytes=1e8, mode="ps", server_host=0).time   # 100 MB each way at 100 MB/s
+    1.0
+    >>> estimate(c, {0: 1, 1: 1}, nbytes=1e8, mode="ps", server_host=0, pipelined=False).time  # push, then pull
     2.0
     """
     if mode not in MODES:
@@ -389,6 +457,8 @@ def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
     if not isinstance(cluster, Cluster):
         raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    if not isinstance(pipelined, bool):
+        raise ValueError(f"pipelined must be True or False, got {pipelined!r}")
     m = _nbytes(model, dtype, nbytes)
     counts = workers_per_host(cluster, placement)
     n = sum(counts)
@@ -398,11 +468,11 @@ def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype:
             hosts = [counts.index(1)]
         best = None
         for s in hosts:
-            t, kind, host, bw = _ps(cluster, counts, m, s)
+            t, kind, host, bw = _ps(cluster, counts, m, s, pipelined)
             if best is None or t < best[0]:
                 best = (t, kind, host, bw, s)
         t, kind, host, bw, s = best
-        return Estimate(t, "ps", "ps", counts, m, kind, host, bw, s)
+        return Estimate(t, "ps", "ps", counts, m, kind, host, bw, s, pipelined)
     if n == 1:
         return Estimate(0.0, "allreduce", "none", counts, m, None, None, None)
     used = sum(1 for c in counts if c)

@@ -320,9 +320,11 @@ def snake_order(rows: int, cols: int) -> list[int]:
 
     Consecutive nodes are neighbours in the mesh, so a logical ring laid out
     in this order uses one link per hop -- except the ring's closing hop,
-    from the last node back to the first, which on a mesh with more than one
-    row crosses ``rows - 1`` links (one, through the column's wrap-around
-    link, on a torus).
+    from the last node back to the first. With an even number of rows the
+    snake ends in column 0 and the hop crosses ``rows - 1`` links on a mesh
+    (one wrap-around link on a torus); with an odd number of rows it ends in
+    the last column and crosses ``(rows - 1) + (cols - 1)`` links on a mesh
+    (two wrap-around links on a torus, one per dimension).
 
     >>> snake_order(2, 3)
     [0, 1, 2, 5, 4, 3]

@@ -50,23 +50,50 @@ def test_hierarchical_matches_cost_with_the_host_link_shared_by_its_workers(host
     # commlib.cost gives each rank its own inter-host bandwidth; here g ranks share one host link
     want = cost.hierarchical_allreduce_time(M, hosts, per, c.intra[0], c.inter[0] / per)
     assert est.time == pytest.approx(want)
+    # ... which is commlib.cost's one-NIC-per-host case
+    one_nic = cost.hierarchical_allreduce_time(M, hosts, per, c.intra[0], c.inter[0], nics_per_host=1)
+    assert est.time == pytest.approx(one_nic)
 
 
 def test_ps_server_link_carries_every_worker():
     c = uniform(hosts=4, inter=1e8)
     est = estimate(c, {1: 1, 2: 1, 3: 1}, nbytes=M, mode="ps", server_host=0)
-    assert est.time == pytest.approx(2 * 3 * M / 1e8)         # push 3M in, pull 3M out, at 100 MB/s
+    # full duplex, push and pull overlapped: 3M in and 3M out at the same time, at 100 MB/s each way
+    assert est.time == pytest.approx(3 * M / 1e8)
     assert (est.bottleneck_kind, est.bottleneck_host, est.server_host) == ("inter", 0, 0)
+    assert est.pipelined is True
+    # push first, then pull: the same link twice in a row
+    slow = estimate(c, {1: 1, 2: 1, 3: 1}, nbytes=M, mode="ps", server_host=0, pipelined=False)
+    assert slow.time == pytest.approx(2 * 3 * M / 1e8)
+    assert "push and pull in turn" in slow.describe()
+
+
+def test_ps_on_a_uniform_cluster_is_chapter_3s_single_server_round():
+    # one worker per host, server alone on host 0: chapter 3's T = max(M/B_w, nM/B_s) with B_w = B_s
+    for n in (1, 2, 5):
+        c = uniform(hosts=n + 1, inter=2e8, slots=1)
+        est = estimate(c, list(range(1, n + 1)), nbytes=M, mode="ps", server_host=0)
+        assert est.time == pytest.approx(cost.ps_time(M, n, 2e8))
+        assert est.time == pytest.approx(n * M / 2e8)
+
+
+def test_ps_workers_sharing_a_host_share_its_network_link():
+    # server on host 0; host 1 holds 3 workers behind a 300 MB/s link, host 2 one worker behind 50 MB/s;
+    # the server's link (1 GB/s) carries 4 gradients: loads 3M/300, M/50, 4M/1000 MB/s -> host 2 decides
+    c = Cluster((1e9, 1e9, 1e9), (1e9, 3e8, 5e7), (4, 4, 4))
+    est = estimate(c, {1: 3, 2: 1}, nbytes=M, mode="ps", server_host=0)
+    assert est.time == pytest.approx(max(3 * M / 3e8, M / 5e7, 4 * M / 1e9)) == pytest.approx(2.0)
+    assert (est.bottleneck_kind, est.bottleneck_host) == ("inter", 2)
 
 
 def test_ps_picks_the_fastest_server_host_by_default():
     # host 0's internal link is slow: a server there would wait on its local worker
     c = Cluster((1e7, 1e9, 1e9), (1e9, 1e9, 1e9), (4, 4, 4))
-    assert estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps", server_host=0).time == pytest.approx(2 * M / 1e7)
-    assert estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps", server_host=1).time == pytest.approx(2 * 2 * M / 1e9)
+    assert estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps", server_host=0).time == pytest.approx(M / 1e7)
+    assert estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps", server_host=1).time == pytest.approx(2 * M / 1e9)
     est = estimate(c, {0: 1, 2: 1}, nbytes=M, mode="ps")
     assert est.server_host == 2
-    assert est.time == pytest.approx(2 * M / 1e9)
+    assert est.time == pytest.approx(M / 1e9)
 
 
 def test_ps_is_slower_than_allreduce_for_many_remote_workers():
@@ -97,6 +124,7 @@ def test_single_worker_has_nothing_to_do():
     (dict(placement={0: 2}, algorithm="butterfly"), "algorithm must be one of"),
     (dict(placement={0: 2}, model="resnet9000"), "unknown model"),
     (dict(placement={0: 2}, nbytes=-1), "nbytes must be > 0"),
+    (dict(placement={0: 2}, mode="ps", pipelined="yes"), "pipelined must be True or False"),
 ])
 def test_bad_input_names_the_parameter(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -115,6 +143,27 @@ def test_bad_cluster_is_refused():
 def test_note000_lists_are_whole_megabits():
     for values in (placement.NOTE000_INTER_MB_S, placement.NOTE000_INTRA_MB_S):
         assert all(float(x).is_integer() for x in placement.as_megabits(values))
+
+
+def test_note000_lists_are_eighths_of_a_megabyte():
+    # every value is k/8 MB/s (e.g. 91.875 = 735/8) and some are not quarters (145.875 = 1167/8)
+    values = placement.NOTE000_INTER_MB_S + placement.NOTE000_INTRA_MB_S
+    assert placement.smallest_denominator(values) == 8
+    assert placement.smallest_denominator([145.875]) == 8
+    assert placement.smallest_denominator([59.5, 233.0]) == 2
+    assert placement.smallest_denominator([7, 0]) == 1
+
+
+@pytest.mark.parametrize("values,limit,match", [
+    ([], 1024, "at least one number"),
+    ([-1.0], 1024, "value must be >= 0"),
+    ([1 / 3], 1024, "multiples of 1/d for some whole d <= 1024"),
+    ([0.125], 4, "d <= 4"),
+    ([0.5], 0, "limit must be >= 1"),
+])
+def test_smallest_denominator_refuses_bad_input(values, limit, match):
+    with pytest.raises(ValueError, match=match):
+        placement.smallest_denominator(values, limit)
 
 
 # ---------------------------------------------------------------- properties
@@ -187,3 +236,38 @@ def test_rank_placements_on_the_note000_cluster():
     assert names[-1] == "with host 7"
     assert ranked[-1][1].bottleneck_host == 7
     assert math.isfinite(ranked[-1][1].time)
+
+
+@SETTINGS
+@given(samples=st.lists(st.lists(st.integers(0, 5000), min_size=8, max_size=8), min_size=1, max_size=8))
+def test_means_of_eight_whole_mb_samples_look_like_megabits_too(samples):
+    # the other history of note 000's lists: averages of 8 whole-MB/s samples are also k/8 MB/s
+    means = [sum(s) / 8 for s in samples]
+    assert 8 % placement.smallest_denominator(means) == 0
+    assert all(float(x).is_integer() for x in placement.as_megabits(means))
+
+
+@SETTINGS
+@given(cp=cluster_and_placement(), data=st.data())
+def test_ps_time_is_the_busiest_link_once_overlapped_and_twice_in_turn(cp, data):
+    c, counts = cp
+    s = data.draw(st.integers(0, c.hosts - 1))
+    n = sum(counts)
+    # every link's bytes each way over its bandwidth, written out independently of the module
+    loads = [counts[s] * M / c.intra[s] if counts[s] else 0.0,
+             (n - counts[s]) * M / c.inter[s] if n > counts[s] else 0.0]
+    loads += [g * M / c.inter[h] for h, g in enumerate(counts) if g and h != s]
+    p = dict(enumerate(counts))
+    fast = estimate(c, p, nbytes=M, mode="ps", server_host=s)
+    slow = estimate(c, p, nbytes=M, mode="ps", server_host=s, pipelined=False)
+    assert fast.time == pytest.approx(max(loads))
+    assert slow.time == pytest.approx(2 * max(loads))
+    # the link named as the bottleneck is one whose load takes that long
+    h = fast.bottleneck_host
+    if fast.bottleneck_kind == "intra":
+        assert h == s and fast.bottleneck_bandwidth == c.intra[s]
+        named = counts[s] * M / c.intra[s]
+    else:
+        assert fast.bottleneck_bandwidth == c.inter[h]
+        named = (n - counts[s] if h == s else counts[h]) * M / c.inter[h]
+    assert named == pytest.approx(max(loads))

@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 from commlib import hardware, placement, topology  # noqa: E402
 from commlib.check import check, expected, questions  # noqa: E402
 from commlib.topology import Flow  # noqa: E402
+from commlib.units import format_time  # noqa: E402
 from commlib.views import topology as tview  # noqa: E402
 
 
@@ -110,6 +111,16 @@ def test_placement_calculator_shows_results_and_errors():
     assert "host3:2" in calc.error
     calc.set(where="host3:4", mode="ps")
     assert calc.error is None and calc.results["scheme"] == "parameter server on host 3"
+    assert calc.results["push and pull"].startswith("overlapped")
+    cl = placement.note000_cluster()
+    # four local gradients through host 3's intra link, each way once; in turn, twice
+    one_way = 4 * hardware.gradient_bytes("resnet50", "fp32") / cl.intra[3]
+    assert calc.results["time per iteration"] == format_time(one_way)
+    calc.set(pipelined=False)
+    assert calc.results["time per iteration"] == format_time(2 * one_way)
+    assert "one after the other" in calc.results["push and pull"]
+    calc.set(mode="allreduce")
+    assert "push and pull" not in calc.results
 
 
 def test_placement_sweep_has_one_frame_per_worker_count():
@@ -132,9 +143,27 @@ def test_ch06_answers_match_independent_reasoning():
     assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["pcie3_x16"].bandwidth / 2 / 1e9,
                                                            rel=1e-3)
     assert expected("ch06.nic_ratio") == pytest.approx((2 * 15 / 16) / (2 * 1 / 2))
+    # server on host 1, one worker on each of hosts 0, 2, 3, 4: host 1's link carries 4 gradients
+    # each way (233 MB/s), host 2's link one (59.5 MB/s); push and pull overlap
+    m = hardware.gradient_bytes("resnet50", "fp32")
+    assert expected("ch06.ps_host1") == pytest.approx(max(4 * m / 233e6, m / 59.5e6))
+
+
+@pytest.mark.parametrize("rows,cols", [(2, 3), (4, 4), (4, 6), (3, 4), (5, 3), (3, 3)])
+def test_snake_ring_closing_hop_as_the_chapter_states(rows, cols):
+    # even rows: the snake ends in column 0 and closes up that column; odd rows: it ends in the last
+    # column and must also cross the row. A torus closes with one wrap (even) or two (odd).
+    order = topology.snake_order(rows, cols)
+    mesh_hops = len(topology.route(topology.mesh2d(rows, cols, "eth_10g"), order[-1], order[0])) - 1
+    torus_hops = len(topology.route(topology.torus2d(rows, cols, "eth_10g"), order[-1], order[0])) - 1
+    odd = rows % 2
+    assert mesh_hops == (rows - 1) + odd * (cols - 1)
+    assert torus_hops == min(rows - 1, 1) + odd * min(cols - 1, 1)
 
 
 def test_ch06_wrong_answers_get_hints():
-    assert "push and a pull" in check("ch06.ps_host1", expected("ch06.ps_host1") / 2).message
+    assert "overlap" in check("ch06.ps_host1", expected("ch06.ps_host1") * 2).message
+    m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.note000_cluster()
+    assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
     assert "both directions" in check("ch06.nvlink2_one_way", 300.0).message
     assert not check("ch06.mesh_closing_hops", 1).correct

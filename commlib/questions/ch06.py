@@ -55,14 +55,25 @@ register(Question(
     hint="Try every placement with placement.best_placements, or reason: which host has the fastest intra-host link?",
 ))
 
+
+def _ps_host1(pipelined: bool = True) -> float:
+    return placement.estimate(placement.note000_cluster(), [0, 2, 3, 4], model="resnet50", mode="ps",
+                              server_host=1, pipelined=pipelined).time
+
+
+def _host2_link_only(given: float, right: float) -> bool:
+    """True when ``given`` is host 2's link alone: one gradient at inter[2] instead of four at inter[1]."""
+    c = placement.note000_cluster()
+    return abs(given / right - c.inter[1] / (4 * c.inter[2])) < 0.003
+
+
 register(Question(
-    "ch06.ps_host1",
-    lambda: placement.estimate(placement.note000_cluster(), [0, 2, 3, 4], model="resnet50", mode="ps",
-                               server_host=1).time,
-    unit="s",
-    hints=((_ratio(0.5), "A PS step has a push and a pull: count both."),),
+    "ch06.ps_host1", _ps_host1, unit="s",
+    hints=((_ratio(2.0), "Push and pull overlap on full-duplex links: each direction of a link is busy once, "
+                         "so the round is not push time plus pull time."),
+           (_host2_link_only, "That is host 2's link alone. Which link carries the most gradients?")),
     hint="The server's network link (host 1, 233 MB/s) carries four gradients each way; host 2's own link "
-         "(59.5 MB/s) carries one. The slower of the two bounds each phase.",
+         "(59.5 MB/s) carries one. The slower of the two bounds the round.",
 ))
 
 register(Question(

@@ -23,7 +23,7 @@ from .. import collectives, cost, hardware, placement, topology
 from ..units import format_rate, format_size, format_time
 from .tables import markdown_table
 from .animation import sweep_html
-from .calculator import Calculator, dropdown, make_calculator, text
+from .calculator import Calculator, dropdown, make_calculator, text, toggle
 from .plots import COLORS, PALETTE, figure, style
 
 __all__ = [
@@ -275,27 +275,35 @@ def placement_figure(cluster: placement.Cluster, candidates: Mapping[str, object
     return fig
 
 
-def _report(cluster: placement.Cluster, where: str, model: str, dtype: str, mode: str, algorithm: str):
+def _report(cluster: placement.Cluster, where: str, model: str, dtype: str, mode: str, algorithm: str,
+            pipelined: bool = True):
     est = placement.estimate(cluster, placement.parse_placement(where), model=model, dtype=dtype, mode=mode,
-                             algorithm=algorithm)
+                             algorithm=algorithm, pipelined=pipelined)
     out = {
         "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",
         "workers per host": " ".join(f"h{h}:{c}" for h, c in enumerate(est.counts) if c),
         "scheme": f"parameter server on host {est.server_host}" if mode == "ps" else f"{est.algorithm} all-reduce",
-        "time per iteration": format_time(est.time),
-        "bounded by": est.bottleneck,
     }
+    if mode == "ps":
+        out["push and pull"] = ("overlapped (each link direction busy once)" if pipelined
+                                else "one after the other (twice the time)")
+    out["time per iteration"] = format_time(est.time)
+    out["bounded by"] = est.bottleneck
     return out
 
 
 def placement_calculator(cluster: placement.Cluster | None = None, where: str = "host3:2, host1:2",
                          model: str = "resnet50", dtype: str = "fp32", mode: str = "allreduce",
-                         algorithm: str = "auto") -> Calculator:
-    """Placement -> synchronisation time and bottleneck, on note 000's eight hosts by default."""
+                         algorithm: str = "auto", pipelined: bool = True) -> Calculator:
+    """Placement -> synchronisation time and bottleneck, on note 000's eight hosts by default.
+
+    ``pipelined`` (parameter server only): push and pull overlap, as in
+    :func:`commlib.cost.ps_time`; unticked, the pull waits for the whole push.
+    """
     cluster = placement.note000_cluster() if cluster is None else cluster
 
-    def compute(where, model, dtype, mode, algorithm):
-        return _report(cluster, where, model, dtype, mode, algorithm)
+    def compute(where, model, dtype, mode, algorithm, pipelined):
+        return _report(cluster, where, model, dtype, mode, algorithm, pipelined)
 
     controls = {
         "where": text(where, "workers (host:count)", "host3:2, host1:2"),
@@ -303,6 +311,7 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
         "mode": dropdown([("all-reduce", "allreduce"), ("parameter server", "ps")], mode, "scheme"),
         "algorithm": dropdown(list(placement.ALGORITHMS), algorithm, "all-reduce algorithm"),
+        "pipelined": toggle(pipelined, "PS: push and pull overlap"),
     }
     return make_calculator(compute, controls, title="Placement estimator",
                            note=f"Hosts 0-{cluster.hosts - 1}, {cluster.slots[0]} slots each; per-host bandwidths "
@@ -311,7 +320,8 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
 
 def placement_sweep(cluster: placement.Cluster | None = None, workers: Sequence[int] = (2, 3, 4, 5, 6, 8),
                     model: str = "resnet50", dtype: str = "fp32", top: int = 5):
-    """Precomputed: for each number of workers, the best placements for all-reduce and for a PS."""
+    """Precomputed: for each number of workers, the best placements for all-reduce and for a PS
+    (push and pull overlapped, as :func:`commlib.placement.estimate` assumes by default)."""
     cluster = placement.note000_cluster() if cluster is None else cluster
 
     def draw(n):
