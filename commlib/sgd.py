@@ -50,6 +50,12 @@ if a :class:`~commlib.training.Problem` is given, replays the schedule with
 real gradients: each gradient is evaluated on exactly the (possibly stale)
 parameters its learner held.
 
+The same event loop can also record every learner's jobs
+(``simulate(..., record_jobs=True)`` fills :attr:`SimResult.jobs` with
+:class:`Job` records: who computed from when to when, and whether the
+gradient was applied, cancelled or still being computed when the run
+stopped). That is what a timeline picture of a protocol draws.
+
 Units: times in seconds, rates in 1/s.
 
 >>> r = simulate("async", workers=4, updates=1000, seed=0)
@@ -78,6 +84,8 @@ __all__ = [
     "DISTRIBUTIONS",
     "LR_RULES",
     "OPTIMIZERS",
+    "JOB_STATUSES",
+    "Job",
     "SimResult",
     "simulate",
     "expected_value",
@@ -109,11 +117,61 @@ LR_RULES = ("constant", "staleness", "distance")
 #: Optimisers applied at the PS.
 OPTIMIZERS = ("sgd", "adagrad")
 
+#: What became of a learner's job (see :class:`Job`).
+JOB_STATUSES = ("applied", "cancelled", "unfinished")
+
 _BLOCK = 4096  # draws per refill of a learner's stream (fixed so streams do not depend on run length)
 _ADAGRAD_EPS = 1e-8
 
 
 # --------------------------------------------------------------------------- result
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of one learner: pull, compute one mini-batch gradient, push, from ``start`` to ``end`` (s).
+
+    Recorded by :func:`simulate` with ``record_jobs=True``, by the event loop
+    that produces the update times, so a timeline drawn from jobs is the
+    simulation itself.
+
+    Attributes
+    ----------
+    worker
+        learner index, ``0 <= worker < P``.
+    start
+        when the learner began the job (s): time 0, the update it waited for,
+        or the moment it pushed its previous gradient.
+    end
+        ``"applied"``: when its gradient reached the PS (s); ``"cancelled"``:
+        when the PS stopped it (the time of update ``update``);
+        ``"unfinished"``: when it would have reached the PS, at or after the
+        last simulated update.
+    status
+        one of :data:`JOB_STATUSES`: ``"applied"`` (the gradient went into
+        update ``update``), ``"cancelled"`` (stopped by update ``update`` in
+        ``k_sync``/``k_batch_sync``, its gradient thrown away) or
+        ``"unfinished"`` (still computing when the run stopped).
+    update
+        0-based index of the PS update that applied (or cancelled) the job;
+        ``None`` for an unfinished job.
+    staleness
+        for an applied job, the PS updates made between the version the
+        learner read at ``start`` and the version the gradient is applied to
+        (the matching entry of :attr:`SimResult.staleness`); 0 for a
+        cancelled job (it read the current version); ``None`` if unfinished.
+
+    >>> r = simulate("k_sync", workers=3, k=2, compute="deterministic", updates=1, record_jobs=True)
+    >>> [(j.worker, j.start, j.end, j.status) for j in r.jobs]   # ties go to the lower learner index
+    [(0, 0.0, 1.0, 'applied'), (1, 0.0, 1.0, 'applied'), (2, 0.0, 1.0, 'cancelled')]
+    """
+
+    worker: int
+    start: float
+    end: float
+    status: str
+    update: int | None
+    staleness: int | None
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,6 +200,14 @@ class SimResult:
         the same two numbers before the first update (``None`` without a problem).
     diverged
         ``True`` if the parameters became non-finite (the rest is then ``nan``).
+    w
+        the final parameters (``None`` without a problem).
+    jobs
+        with ``record_jobs=True``: every :class:`Job` that started before the
+        last update (``None`` otherwise). The applied jobs, in the order they
+        appear, are the applied gradients in the order of :attr:`staleness`
+        and ``contributors.ravel()``; cancelled jobs follow the applied ones
+        of the update that cancelled them; unfinished jobs come last, by learner.
     """
 
     protocol: str
@@ -158,6 +224,7 @@ class SimResult:
     initial_loss: float | None = None
     diverged: bool = False
     w: np.ndarray | None = None
+    jobs: tuple[Job, ...] | None = None
 
     @property
     def updates(self) -> int:
@@ -351,7 +418,12 @@ class _Streams:
 # --------------------------------------------------------------------------- event loops (timing only)
 
 
-def _run_k_sync(streams: _Streams, P: int, K: int, updates: int):
+# Each event loop below takes ``jobs``: ``None`` (the fast path) or a list to which it appends one
+# tuple (worker, start, end, status, update, staleness) per job, in the order documented on
+# SimResult.jobs; ``simulate`` turns them into Job records.
+
+
+def _run_k_sync(streams: _Streams, P: int, K: int, updates: int, jobs: list | None = None):
     """K-sync (and sync, K = P): per round, the first K of P fresh jobs; the rest cancelled. Vectorised."""
     times, contrib = [], []
     t0 = 0.0
@@ -365,6 +437,8 @@ def _run_k_sync(streams: _Streams, P: int, K: int, updates: int):
         t = t0 + np.cumsum(dt)
         times.append(t)
         contrib.append(order)
+        if jobs is not None:
+            _k_sync_jobs(jobs, d, order, t, t0, done)
         t0 = float(t[-1])
         done += n
     times = np.concatenate(times)
@@ -372,20 +446,46 @@ def _run_k_sync(streams: _Streams, P: int, K: int, updates: int):
     return times, np.zeros(updates * K, dtype=np.int64), contrib
 
 
-def _run_k_batch_sync(streams: _Streams, P: int, K: int, updates: int):
+def _k_sync_jobs(jobs: list, d: np.ndarray, order: np.ndarray, t: np.ndarray, t0: float, first: int) -> None:
+    """The jobs of a chunk of K-sync rounds: durations ``d``, winners ``order``, update times ``t``.
+
+    Round ``i`` starts at the previous update; its winners end after their own
+    durations (the K-th defines the update time), the others are cancelled then.
+    """
+    P = d.shape[1]
+    starts = np.concatenate([[t0], t[:-1]]).tolist()
+    ends = t.tolist()
+    for i, chosen in enumerate(order.tolist()):
+        s, e, u = starts[i], ends[i], first + i
+        for w in chosen[:-1]:
+            jobs.append((w, s, min(s + float(d[i, w]), e), "applied", u, 0))
+        jobs.append((chosen[-1], s, e, "applied", u, 0))  # the K-th gradient: it sets the update time
+        taken = set(chosen)
+        jobs.extend((w, s, e, "cancelled", u, 0) for w in range(P) if w not in taken)
+
+
+def _run_k_batch_sync(streams: _Streams, P: int, K: int, updates: int, jobs: list | None = None):
     """K-batch-sync: per round, the first K mini-batches from any learners; unfinished jobs cancelled."""
     nexts = streams.iterators()
     times, contrib = [], []
     t0 = 0.0
     pop, push = heapq.heappop, heapq.heappush
-    for _ in range(updates):
+    rec = jobs is not None
+    for u in range(updates):
         heap = [(t0 + nexts[w](), w) for w in range(P)]
         heapq.heapify(heap)
+        if rec:
+            began = [t0] * P
         for i in range(K):
             t, w = pop(heap)
             contrib.append(w)
+            if rec:
+                jobs.append((w, began[w], t, "applied", u, 0))
+                began[w] = t
             if i < K - 1:
                 push(heap, (t + nexts[w](), w))
+        if rec:
+            jobs.extend((w, began[w], t, "cancelled", u, 0) for _, w in sorted(heap, key=lambda e: e[1]))
         times.append(t)
         t0 = t
     return np.asarray(times), np.zeros(updates * K, dtype=np.int64), np.asarray(contrib).reshape(updates, K)
@@ -423,7 +523,13 @@ def _staleness_from_order(contrib: np.ndarray, K: int, fetch_after_update_only: 
     return stale
 
 
-def _run_async(streams: _Streams, P: int, updates: int):
+def _unfinished(jobs: list, heap: list, began: list[float], t_last: float) -> None:
+    """Append the jobs still computing after the last update (``heap`` of (end, learner)) that began before it."""
+    jobs.extend((w, began[w], t, "unfinished", None, None) for t, w in sorted(heap, key=lambda e: e[1])
+                if began[w] < t_last)
+
+
+def _run_async(streams: _Streams, P: int, updates: int, jobs: list | None = None):
     """Async: every arriving gradient is an update; the learner restarts at once."""
     nexts = streams.iterators()
     heap = [(nexts[w](), w) for w in range(P)]
@@ -431,16 +537,23 @@ def _run_async(streams: _Streams, P: int, updates: int):
     times, contrib = [], []
     t_app, c_app = times.append, contrib.append
     replace = heapq.heapreplace
-    for _ in range(updates):
+    rec = jobs is not None
+    began, read = [0.0] * P, [0] * P  # when each learner's job began, the version it read
+    for u in range(updates):
         t, w = heap[0]
         t_app(t)
         c_app(w)
+        if rec:
+            jobs.append((w, began[w], t, "applied", u, u - read[w]))
+            began[w], read[w] = t, u + 1
         replace(heap, (t + nexts[w](), w))
+    if rec:
+        _unfinished(jobs, heap, began, times[-1])
     contrib = np.asarray(contrib).reshape(updates, 1)
     return np.asarray(times), _staleness_from_order(contrib, 1, True), contrib
 
 
-def _run_k_async(streams: _Streams, P: int, K: int, updates: int):
+def _run_k_async(streams: _Streams, P: int, K: int, updates: int, jobs: list | None = None):
     """K-async: update after gradients from K learners; those K wait for it, the others keep computing."""
     nexts = streams.iterators()
     heap = [(nexts[w](), w) for w in range(P)]
@@ -449,20 +562,32 @@ def _run_k_async(streams: _Streams, P: int, K: int, updates: int):
     t_app, c_ext = times.append, contrib.extend
     pop, push, replace = heapq.heappop, heapq.heappush, heapq.heapreplace
     first = range(K - 1)
-    for _ in range(updates):
-        got = [pop(heap)[1] for _ in first]  # the first K - 1 arrivals wait ...
-        t, w = heap[0]                        # ... for the K-th, which triggers the update at t
+    rec = jobs is not None
+    began, read = [0.0] * P, [0] * P
+    for u in range(updates):
+        if rec:  # the first K - 1 arrivals wait ...
+            arrived = [pop(heap) for _ in first]
+            got = [x for _, x in arrived]
+        else:
+            got = [pop(heap)[1] for _ in first]
+        t, w = heap[0]  # ... for the K-th, which triggers the update at t
+        if rec:
+            for end, x in arrived + [(t, w)]:
+                jobs.append((x, began[x], end, "applied", u, u - read[x]))
+                began[x], read[x] = t, u + 1
         replace(heap, (t + nexts[w](), w))
-        for u in got:
-            push(heap, (t + nexts[u](), u))
+        for x in got:
+            push(heap, (t + nexts[x](), x))
         got.append(w)
         t_app(t)
         c_ext(got)
+    if rec:
+        _unfinished(jobs, heap, began, times[-1])
     contrib = np.asarray(contrib).reshape(updates, K)
     return np.asarray(times), _staleness_from_order(contrib, K, True), contrib
 
 
-def _run_k_batch_async(streams: _Streams, P: int, K: int, updates: int):
+def _run_k_batch_async(streams: _Streams, P: int, K: int, updates: int, jobs: list | None = None):
     """K-batch-async: update after every K mini-batches; a learner never waits, it fetches what the PS has."""
     nexts = streams.iterators()
     heap = [(nexts[w](), w) for w in range(P)]
@@ -471,15 +596,25 @@ def _run_k_batch_async(streams: _Streams, P: int, K: int, updates: int):
     t_app, c_app = times.append, contrib.append
     replace = heapq.heapreplace
     first = range(K - 1)
-    for _ in range(updates):
+    rec = jobs is not None
+    began, read = [0.0] * P, [0] * P
+    for u in range(updates):
         for _ in first:
             t, w = heap[0]
             c_app(w)
+            if rec:  # pushed without completing the update: the learner fetches version u
+                jobs.append((w, began[w], t, "applied", u, u - read[w]))
+                began[w], read[w] = t, u
             replace(heap, (t + nexts[w](), w))
         t, w = heap[0]  # the K-th mini-batch: push, the PS updates, the learner fetches the new version
         c_app(w)
         t_app(t)
+        if rec:
+            jobs.append((w, began[w], t, "applied", u, u - read[w]))
+            began[w], read[w] = t, u + 1
         replace(heap, (t + nexts[w](), w))
+    if rec:
+        _unfinished(jobs, heap, began, times[-1])
     contrib = np.asarray(contrib).reshape(updates, K)
     return np.asarray(times), _staleness_from_order(contrib, K, False), contrib
 
@@ -690,6 +825,7 @@ def simulate(
     lr_c: float = 0.01,
     eta_max: float | None = None,
     eval_every: int = 1,
+    record_jobs: bool = False,
     **compute_params,
 ) -> SimResult:
     r"""Simulate ``updates`` parameter-server updates of one SGD protocol.
@@ -745,6 +881,11 @@ def simulate(
         staleness is the worst over the shards.
     eval_every
         measure test error and loss after every ``eval_every``-th update.
+    record_jobs
+        if ``True``, the event loop also records every learner's jobs in
+        :attr:`SimResult.jobs` (see :class:`Job`): one record per job, so
+        meant for short runs and pictures. Off by default, which keeps the
+        loop lean. Not available with ``shards > 1``.
 
     Returns
     -------
@@ -763,6 +904,26 @@ def simulate(
     Traceback (most recent call last):
     ...
     ValueError: k must be >= 1 and <= 4, got 5
+
+    With ``record_jobs=True`` the run also says who computed what, when. Two
+    learners, 1 s and 3 s per job (the persistent straggler law with
+    deterministic times), asynchronous SGD, three updates:
+
+    >>> r = simulate("async", workers=2, compute="straggler", base="deterministic", slowdown=3.0,
+    ...              updates=3, record_jobs=True)
+    >>> r.times.tolist()
+    [1.0, 2.0, 3.0]
+    >>> for j in r.jobs:   # learner, start (s), end (s), status, update, staleness
+    ...     print(j.worker, j.start, j.end, j.status, j.update, j.staleness)
+    1 0.0 1.0 applied 0 0
+    1 1.0 2.0 applied 1 0
+    0 0.0 3.0 applied 2 2
+    1 2.0 3.0 unfinished None None
+
+    The slow learner's gradient, begun on version 0, arrives after updates 0
+    and 1: staleness 2. The fast learner's third job runs past the last update;
+    the slow learner's next job, begun at 3.0 s with that update, is not
+    listed: only jobs begun before the last update are.
     """
     protocol = _check_protocol(protocol)
     workers = check_count("workers", workers, 1)
@@ -782,7 +943,11 @@ def simulate(
         raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
     shards = check_count("shards", shards, 1)
     eval_every = check_count("eval_every", eval_every, 1)
+    if not isinstance(record_jobs, (bool, np.bool_)):
+        raise ValueError(f"record_jobs must be True or False, got {record_jobs!r}")
     if shards > 1:
+        if record_jobs:
+            raise ValueError("record_jobs=True needs shards = 1 (Downpour SGD's jobs are not recorded)")
         if protocol != "async":
             raise ValueError(f"shards > 1 (Downpour SGD) needs protocol 'async', got {protocol!r}")
         if problem is not None and shards > problem.dim:
@@ -802,24 +967,26 @@ def simulate(
                          errors, losses, index, problem.error(w0), problem.loss(w0), diverged, w)
 
     streams = _Streams(workers, seed, compute, params, comm_time)
+    log = [] if record_jobs else None
     if protocol in ("sync", "k_sync"):
-        times, stale, contrib = _run_k_sync(streams, workers, K, updates)
+        times, stale, contrib = _run_k_sync(streams, workers, K, updates, log)
     elif protocol == "k_batch_sync":
-        times, stale, contrib = _run_k_batch_sync(streams, workers, K, updates)
+        times, stale, contrib = _run_k_batch_sync(streams, workers, K, updates, log)
     elif protocol == "async":
-        times, stale, contrib = _run_async(streams, workers, updates)
+        times, stale, contrib = _run_async(streams, workers, updates, log)
     elif protocol == "k_async":
-        times, stale, contrib = _run_k_async(streams, workers, K, updates)
+        times, stale, contrib = _run_k_async(streams, workers, K, updates, log)
     else:
-        times, stale, contrib = _run_k_batch_async(streams, workers, K, updates)
+        times, stale, contrib = _run_k_batch_async(streams, workers, K, updates, log)
     per_update = np.full(updates, K, dtype=np.int64)
+    jobs = None if log is None else tuple(Job(*entry) for entry in log)
     if problem is None:
-        return SimResult(protocol, workers, K, times, stale, contrib, per_update)
+        return SimResult(protocol, workers, K, times, stale, contrib, per_update, jobs=jobs)
     errors, losses, index, diverged, w = _replay(problem, times, stale, K, streams.data_rng, lr, lr_rule,
                                                  lr_c, eta_max, batch_size, optimizer, eval_every)
     w0 = problem.init()
     return SimResult(protocol, workers, K, times, stale, contrib, per_update, errors, losses, index,
-                     problem.error(w0), problem.loss(w0), diverged, w)
+                     problem.error(w0), problem.loss(w0), diverged, w, jobs)
 
 
 # --------------------------------------------------------------------------- closed forms

@@ -280,6 +280,162 @@ def test_persistent_straggler():
     assert ks.mean_time_per_update < 0.5 * sync.mean_time_per_update
 
 
+# --------------------------------------------------------------------------- recorded jobs
+
+
+def test_recorded_jobs_by_hand_k_async_with_a_straggler():
+    """P = 3, K = 2; learner 0 needs 3 s per job, learners 1 and 2 need 1 s (ties go to the lower index).
+
+    Worked out by hand: learners 1 and 2 make updates 0 and 1 at 1 s and 2 s. At 3 s learners 0, 1
+    and 2 all push: 0 and 1 make update 2 (learner 0 read version 0: staleness 2); learner 2 waits in
+    the buffer and joins learner 1's next gradient (3 s -> 4 s) in update 3 at 4 s (learner 2 read
+    version 2 at 2 s: staleness 1). Learner 0 restarted at 3 s and is still computing (until 6 s).
+    """
+    r = simulate("k_async", 3, k=2, compute="straggler", base="deterministic", time=1.0, slowdown=3.0,
+                 updates=4, record_jobs=True)
+    assert r.times.tolist() == [1.0, 2.0, 3.0, 4.0]
+    expected = [
+        (1, 0.0, 1.0, "applied", 0, 0), (2, 0.0, 1.0, "applied", 0, 0),
+        (1, 1.0, 2.0, "applied", 1, 0), (2, 1.0, 2.0, "applied", 1, 0),
+        (0, 0.0, 3.0, "applied", 2, 2), (1, 2.0, 3.0, "applied", 2, 0),
+        (2, 2.0, 3.0, "applied", 3, 1), (1, 3.0, 4.0, "applied", 3, 0),
+        (0, 3.0, 6.0, "unfinished", None, None),
+    ]
+    assert [(j.worker, j.start, j.end, j.status, j.update, j.staleness) for j in r.jobs] == expected
+    assert r.staleness.tolist() == [0, 0, 0, 0, 2, 0, 1, 0]
+
+
+def test_recorded_jobs_by_hand_k_batch_sync_cancels_the_rest():
+    """P = 2, K = 2 mini-batches; learner 0 needs 3 s per job, learner 1 needs 1 s.
+
+    By hand: in each round learner 1 delivers both mini-batches (at +1 s and +2 s, the second on the
+    same parameters), the PS updates at +2 s and cancels learner 0's job, begun at the round's start.
+    """
+    r = simulate("k_batch_sync", 2, k=2, compute="straggler", base="deterministic", time=1.0, slowdown=3.0,
+                 updates=3, record_jobs=True)
+    assert r.times.tolist() == [2.0, 4.0, 6.0]
+    expected = []
+    for u in range(3):
+        s = 2.0 * u
+        expected += [(1, s, s + 1, "applied", u), (1, s + 1, s + 2, "applied", u), (0, s, s + 2, "cancelled", u)]
+    assert [(j.worker, j.start, j.end, j.status, j.update) for j in r.jobs] == expected
+    assert all(j.staleness == 0 for j in r.jobs)
+
+
+def test_recorded_jobs_include_communication():
+    """Each job is pull + compute + push: 1 s of compute and 0.25 s per transfer make 1.5 s jobs."""
+    r = simulate("sync", 2, compute="deterministic", time=1.0, comm_time=0.25, updates=3, record_jobs=True)
+    assert [(j.start, j.end) for j in r.jobs] == [(0.0, 1.5)] * 2 + [(1.5, 3.0)] * 2 + [(3.0, 4.5)] * 2
+
+
+def _check_jobs(r, protocol, P, K):
+    """Everything the recorded jobs must agree with, derived from the protocol rules, not the code."""
+    jobs = r.jobs
+    U = r.updates
+    T = r.times
+    assert isinstance(jobs, tuple) and all(isinstance(j, sgd.Job) for j in jobs)
+    assert all(j.status in sgd.JOB_STATUSES for j in jobs)
+    assert all(0 <= j.worker < P and 0 <= j.start <= j.end for j in jobs)
+    applied = [j for j in jobs if j.status == "applied"]
+    cancelled = [j for j in jobs if j.status == "cancelled"]
+    unfinished = [j for j in jobs if j.status == "unfinished"]
+    # the applied jobs are the applied gradients, in order: learners, staleness, K per update
+    assert [j.worker for j in applied] == r.contributors.ravel().tolist()
+    assert [j.staleness for j in applied] == r.staleness.tolist()
+    assert [j.update for j in applied] == np.repeat(np.arange(U), K).tolist()
+    # an update happens when its last gradient arrives; the others arrived since the previous update, in
+    # order of arrival (continuous compute-time laws: no two arrive at the same instant)
+    for u in range(U):
+        ends = [j.end for j in applied[u * K:(u + 1) * K]]
+        assert ends[-1] == T[u]
+        assert ends[0] >= (T[u - 1] if u else 0.0)
+        assert all(a < b for a, b in zip(ends, ends[1:]))
+    # staleness = updates made between the version read at the job's start and the applying update
+    read = np.searchsorted(T, [j.start for j in applied], side="right")
+    assert [j.staleness for j in applied] == [j.update - int(v) for j, v in zip(applied, read)]
+    # who is cancelled: K-sync the P - K losers of each round, K-batch-sync the P - 1 learners still busy
+    per_round = {"sync": 0, "k_sync": P - K, "k_batch_sync": P - 1}.get(protocol, 0)
+    assert len(cancelled) == per_round * U
+    for j in cancelled:
+        assert j.end == T[j.update] and j.start >= (T[j.update - 1] if j.update else 0.0)
+        assert j.staleness == 0
+    if protocol in ("sync", "k_sync"):   # one fresh job per learner per round, all starting at the round's start
+        for u in range(U):
+            mine = [j for j in jobs if j.update == u]
+            assert sorted(j.worker for j in mine) == list(range(P))
+            assert all(j.start == (T[u - 1] if u else 0.0) for j in mine)
+    # jobs still computing at the end: only asynchronous protocols leave them; started before, end after
+    restarted = {"async": 1, "k_async": K, "k_batch_async": 1}.get(protocol, P)
+    assert len(unfinished) == P - restarted
+    for j in unfinished:
+        assert j.update is None and j.staleness is None and j.start < T[-1] <= j.end
+    # one job at a time per learner; asynchronous learners never idle, K-async ones wait for their update
+    for w in range(P):
+        mine = sorted((j for j in jobs if j.worker == w), key=lambda j: j.start)
+        assert mine and mine[0].start == 0.0
+        for a, b in zip(mine, mine[1:]):
+            assert b.start >= a.end
+            if protocol in ("async", "k_batch_async"):
+                assert b.start == a.end
+            elif protocol == "k_async":
+                assert b.start == T[a.update]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    protocol=st.sampled_from(PROTOCOLS),
+    P=st.integers(1, 6),
+    kfrac=st.floats(0, 1),
+    seed=st.integers(0, 10_000),
+    law=st.sampled_from([("exponential", {}), ("pareto", {}), ("shifted_exponential", {"shift": 0.5}),
+                         ("straggler", {"slowdown": 3.0})]),
+)
+def test_recorded_jobs_agree_with_times_contributors_and_staleness(protocol, P, kfrac, seed, law):
+    compute, params = law
+    K = {"sync": P, "async": 1}.get(protocol, 1 + int(kfrac * (P - 1)))
+    k = None if protocol in ("sync", "async") else K
+    r = simulate(protocol, P, k=k, compute=compute, updates=25, seed=seed, record_jobs=True, **params)
+    _check_jobs(r, protocol, P, K)
+    plain = simulate(protocol, P, k=k, compute=compute, updates=25, seed=seed, **params)
+    assert plain.jobs is None                      # recording is off by default ...
+    for field in ("times", "staleness", "contributors"):  # ... and changes nothing it records
+        assert np.array_equal(getattr(plain, field), getattr(r, field)), field
+
+
+@pytest.mark.parametrize("protocol, k", [("k_sync", 3), ("k_batch_sync", 3), ("k_async", 2), ("k_batch_async", 3)])
+def test_recorded_jobs_of_a_long_run_and_of_its_trained_prefix(protocol, k):
+    """400 updates (several K-sync chunks, many heap rounds), with communication time.
+
+    A run of 60 updates is the start of the same schedule: its settled jobs are the long run's jobs
+    of updates 0-59, and its unfinished ones are the long run's jobs begun before its last update but
+    settled after it. Training on a problem changes neither the jobs nor (recording on) the parameters.
+    """
+    r = simulate(protocol, 7, k=k, updates=400, seed=9, record_jobs=True, comm_time=0.05)
+    _check_jobs(r, protocol, 7, k)
+    p = make_problem(seed=0, n_train=300, n_test=100)
+    short = simulate(protocol, 7, k=k, updates=60, seed=9, record_jobs=True, comm_time=0.05, problem=p,
+                     batch_size=4)
+    _check_jobs(short, protocol, 7, k)
+    t_last = short.times[-1]
+    settled = [j for j in short.jobs if j.status != "unfinished"]
+    assert settled == [j for j in r.jobs if j.update is not None and j.update < 60]
+    running = [(j.worker, j.start, j.end) for j in short.jobs if j.status == "unfinished"]
+    later = sorted((j.worker, j.start, j.end) for j in r.jobs
+                   if j.start < t_last and (j.update is None or j.update >= 60))
+    assert running == later
+    plain = simulate(protocol, 7, k=k, updates=60, seed=9, comm_time=0.05, problem=p, batch_size=4)
+    assert np.array_equal(short.w, plain.w) and np.array_equal(short.errors, plain.errors)
+
+
+def test_k_sync_cancels_exactly_p_minus_k_per_update():
+    r = simulate("k_sync", 6, k=2, updates=5, seed=1, record_jobs=True)
+    for u in range(5):
+        mine = [j for j in r.jobs if j.update == u]
+        assert sum(j.status == "cancelled" for j in mine) == 4
+        assert sum(j.status == "applied" for j in mine) == 2
+        assert {j.worker for j in mine if j.status == "applied"} == set(r.contributors[u].tolist())
+
+
 # --------------------------------------------------------------------------- training
 
 
@@ -408,6 +564,8 @@ def test_downpour_with_random_transfers_trains(problem):
         (("async", 4), {"updates": 0}, "updates"),
         (("k_async", 4), {"k": 2, "shards": 2}, "shards"),
         (("async", 4), {"lr": 0.0}, "lr"),
+        (("async", 4), {"record_jobs": "yes"}, "record_jobs"),
+        (("async", 4), {"shards": 2, "record_jobs": True}, "record_jobs"),
     ],
 )
 def test_bad_input_raises_value_error_naming_the_parameter(args, kwargs, name):

@@ -1,11 +1,14 @@
-"""Tests for commlib.views.sgd: job timelines match the simulator, figures and calculators are built from it.
+"""Tests for commlib.views.sgd: figures and calculators are built from the model layer.
 
-The job reconstruction is held against commlib.sgd.simulate (update times,
-contributors and staleness must be identical); figure tests check what the
-reader sees (bars, labels, legend entries) rather than pixels.
+The timeline draws the jobs commlib.sgd.simulate records (their consistency
+with update times, contributors and staleness is tested in test_sgd.py);
+figure tests check what the reader sees (bars, colours, labels, legend
+entries) rather than pixels.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import matplotlib
 
@@ -13,8 +16,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
 
 from commlib import hardware, overlap, sgd  # noqa: E402
 from commlib.views import sgd as views  # noqa: E402
@@ -29,61 +32,76 @@ def _close_figures():
     plt.close("all")
 
 
-def _by_update(jobs, updates):
-    contrib = [[] for _ in range(updates)]
-    stale = []
-    for j in jobs:
-        if j.status == "applied":
-            contrib[j.update].append(j.worker)
-            stale.append(j.staleness)
-    return contrib, stale
+def _bars(ax):
+    """(learner, start, end, face colour) of every job bar of a timeline panel."""
+    out = []
+    for p in ax.patches:
+        if isinstance(p, Rectangle):
+            out.append((round(p.get_y() + p.get_height() / 2), p.get_x(), p.get_x() + p.get_width(),
+                        to_hex(p.get_facecolor())))
+    return out
 
 
-@pytest.mark.parametrize("protocol, k", PROTOCOLS)
-@pytest.mark.parametrize("compute, params", [("exponential", {}), ("pareto", {}),
-                                             ("straggler", {"slowdown": 3.0})])
-def test_jobs_replay_the_simulator_exactly(protocol, k, compute, params):
-    updates = 40
-    jobs = views.protocol_jobs(protocol, 5, k, compute, updates, seed=4, **params)
-    r = sgd.simulate(protocol, 5, k=k, compute=compute, updates=updates, seed=4, **params)
-    np.testing.assert_allclose(views._update_times(jobs), r.times, rtol=1e-12)
-    contrib, stale = _by_update(jobs, updates)
-    assert [sorted(c) for c in contrib] == [sorted(row) for row in r.contributors.tolist()]
-    assert sorted(stale) == sorted(r.staleness.tolist())
+def test_the_view_layer_uses_only_the_public_model_api():
+    source = Path(views.__file__).read_text(encoding="utf-8")
+    assert "sgd._" not in source
+    assert not hasattr(views, "protocol_jobs")
 
 
-@settings(max_examples=15, deadline=None)
-@given(P=st.integers(1, 6), data=st.data(), seed=st.integers(0, 50))
-def test_job_invariants(P, data, seed):
-    protocol, k = data.draw(st.sampled_from(PROTOCOLS))
-    k = None if k is None else min(k, P)
-    jobs = views.protocol_jobs(protocol, P, k, "exponential", 10, seed=seed)
-    for j in jobs:
-        assert j.end >= j.start >= 0
-        assert j.status in ("applied", "cancelled")
-    for w in range(P):   # a learner runs one job at a time
-        mine = sorted((j.start, j.end) for j in jobs if j.worker == w)
-        for (s0, e0), (s1, e1) in zip(mine, mine[1:]):
-            assert s1 >= e0 - 1e-12
-    if protocol in ("async", "k_async", "k_batch_async"):
-        assert all(j.status == "applied" for j in jobs)       # asynchronous protocols never cancel
-    else:
-        assert all(j.staleness == 0 for j in jobs)             # synchronous protocols are never stale
+@pytest.mark.parametrize("workers, k, seed, compute", [(4, 2, 3, "exponential"), (3, 2, 0, "exponential"),
+                                                       (5, 3, 1, "pareto")])
+def test_timeline_bars_are_the_simulated_jobs(workers, k, seed, compute):
+    """Each panel draws exactly the recorded jobs begun before the right edge, each at its place."""
+    fig = views.protocol_timeline_figure(workers=workers, k=k, seed=seed, compute=compute)
+    axes = fig.get_axes()
+    t_max = axes[0].get_xlim()[1]
+    sync = sgd.simulate("sync", workers, compute=compute, updates=3, seed=seed)
+    assert t_max == pytest.approx(sync.times[-1])            # the picture ends at the third sync update
+    for ax, (protocol, kk) in zip(axes, [(p, None if p in ("sync", "async") else k) for p, _ in PROTOCOLS]):
+        r = sgd.simulate(protocol, workers, k=kk, compute=compute, updates=400, seed=seed, record_jobs=True)
+        expected = sorted((j.worker, j.start, min(j.end, t_max)) for j in r.jobs if j.start < t_max)
+        drawn = sorted(b[:3] for b in _bars(ax))
+        assert len(drawn) == len(expected)
+        np.testing.assert_allclose(np.array(drawn), np.array(expected), rtol=0, atol=1e-12)
+        done = int(np.sum(r.times <= t_max))
+        assert ax.get_title(loc="left").endswith(f": {done} updates")
 
 
-def test_k_sync_cancels_exactly_p_minus_k_per_round():
-    jobs = views.protocol_jobs("k_sync", 6, 2, "exponential", 5, seed=1)
-    for u in range(5):
-        mine = [j for j in jobs if j.update == u]
-        assert sum(j.status == "cancelled" for j in mine) == 4
-        assert sum(j.status == "applied" for j in mine) == 2
+def test_timeline_colours_follow_the_protocols():
+    """Synchronous panels: no stale bar; only K-sync and K-batch-sync cancel; asynchronous learners never idle."""
+    fig = views.protocol_timeline_figure(workers=4, k=2, seed=3)
+    axes = fig.get_axes()
+    t_max = axes[0].get_xlim()[1]
+    fresh, stale, cancelled = (to_hex(c) for c in (views._FRESH, views._STALE, views._CANCELLED))
+    for ax, (protocol, _) in zip(axes, PROTOCOLS):
+        colours = {b[3] for b in _bars(ax)}
+        if protocol in ("sync", "k_sync", "k_batch_sync"):
+            assert stale not in colours
+        else:
+            assert stale in colours
+        assert (cancelled in colours) == (protocol in ("k_sync", "k_batch_sync"))
+        if protocol in ("async", "k_batch_async"):
+            for w in range(4):   # each learner's bars tile [0, t_max]: no gap, none missing at the right edge
+                mine = sorted((s, e) for ww, s, e, _ in _bars(ax) if ww == w)
+                assert mine[0][0] == 0.0 and mine[-1][1] == pytest.approx(t_max)
+                assert all(b[0] == pytest.approx(a[1]) for a, b in zip(mine, mine[1:]))
 
 
-def test_protocol_jobs_rejects_bad_input():
-    with pytest.raises(ValueError, match="protocol"):
-        views.protocol_jobs("gossip", 4)
+def test_timeline_with_a_later_right_edge_is_still_complete():
+    fig = views.protocol_timeline_figure(workers=3, k=2, seed=0, t_max=12.0)
+    ax = fig.get_axes()[3]    # asynchronous
+    assert ax.get_xlim()[1] == 12.0
+    for w in range(3):
+        assert max(e for ww, _, e, _ in _bars(ax) if ww == w) == pytest.approx(12.0)
+
+
+def test_timeline_rejects_bad_input():
     with pytest.raises(ValueError, match="k"):
-        views.protocol_jobs("k_sync", 4, k=9)
+        views.protocol_timeline_figure(workers=4, k=9)
+    with pytest.raises(ValueError, match="t_max"):
+        views.protocol_timeline_figure(workers=4, k=2, t_max=-1.0)
+    with pytest.raises(ValueError, match="distribution"):
+        views.protocol_timeline_figure(workers=4, k=2, compute="gamma")
 
 
 def test_timeline_figure_has_six_panels_and_a_legend():

@@ -6,9 +6,7 @@ Everything drawn here is computed by :mod:`commlib.sgd`, :mod:`commlib.training`
 
 from __future__ import annotations
 
-import heapq
 import math
-from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -25,8 +23,6 @@ from .tables import markdown_table
 
 __all__ = [
     "PROTOCOL_LABELS",
-    "Job",
-    "protocol_jobs",
     "protocol_timeline_figure",
     "protocol_timeline_animation",
     "runtime_ratio_rows",
@@ -76,130 +72,32 @@ def _k_label(protocol: str, workers: int, k: int | None) -> str:
 
 # ----------------------------------------------------------------------------- job timelines
 
-
-@dataclass(frozen=True)
-class Job:
-    """One mini-batch computation of one learner: from ``start`` to ``end`` (s).
-
-    ``status`` is ``"applied"`` (its gradient went into update ``update``)
-    or ``"cancelled"`` (stopped at ``end`` by the PS); ``staleness`` is the
-    number of PS updates between the version it read and the one it joined.
-    """
-
-    worker: int
-    start: float
-    end: float
-    status: str
-    update: int
-    staleness: int
-
-
-def protocol_jobs(protocol: str, workers: int, k: int | None = None, compute: str = "exponential",
-                  updates: int = 6, seed: int = 0, **compute_params) -> list[Job]:
-    """Every learner's jobs during the first ``updates`` PS updates of :func:`commlib.sgd.simulate`.
-
-    :func:`commlib.sgd.simulate` records updates, not the jobs behind them;
-    to draw the jobs this function replays the same protocol rules on the
-    same per-learner random streams (learner ``w``'s ``j``-th job gets the
-    ``j``-th draw of its own stream), so its update times and contributors are
-    exactly :func:`~commlib.sgd.simulate`'s (a test holds the two together).
-    No communication time: jobs are pure compute.
-    """
-    protocol = sgd._check_protocol(protocol)
-    workers = check_count("workers", workers, 1)
-    K = sgd._check_k(protocol, workers, k)
-    params = sgd._dist_params(compute, compute_params)
-    updates = check_count("updates", updates, 1)
-    seed = check_count("seed", seed, 0)
-    streams = sgd._Streams(workers, seed, compute, params, 0.0)
-    nxt = streams.scalar()
-    jobs: list[Job] = []
-    P = workers
-    if protocol in ("sync", "k_sync"):
-        t0 = 0.0
-        for u in range(updates):
-            d = [nxt(w) for w in range(P)]
-            order = sorted(range(P), key=lambda w: (d[w], w))
-            t = t0 + d[order[K - 1]]
-            for w in range(P):
-                if w in order[:K]:
-                    jobs.append(Job(w, t0, t0 + d[w], "applied", u, 0))
-                else:
-                    jobs.append(Job(w, t0, t, "cancelled", u, 0))
-            t0 = t
-        return jobs
-    if protocol == "k_batch_sync":
-        t0 = 0.0
-        for u in range(updates):
-            heap = [(t0 + nxt(w), w, t0) for w in range(P)]
-            heapq.heapify(heap)
-            for i in range(K):
-                t, w, s = heapq.heappop(heap)
-                jobs.append(Job(w, s, t, "applied", u, 0))
-                if i < K - 1:
-                    heapq.heappush(heap, (t + nxt(w), w, t))
-            for _, w, s in heap:
-                jobs.append(Job(w, s, t, "cancelled", u, 0))
-            t0 = t
-        return jobs
-    heap = [(nxt(w), w, 0.0) for w in range(P)]
-    heapq.heapify(heap)
-    ver = [0] * P
-    if protocol == "async":
-        K = 1
-    if protocol in ("async", "k_async"):
-        for u in range(updates):
-            waiting = []
-            for _ in range(K):
-                t, w, s = heapq.heappop(heap)
-                waiting.append((w, s, t))
-            for w, s, tf in waiting:
-                jobs.append(Job(w, s, tf, "applied", u, u - ver[w]))
-                ver[w] = u + 1
-                heapq.heappush(heap, (t + nxt(w), w, t))
-        return jobs
-    # k_batch_async
-    u, count = 0, 0
-    while u < updates:
-        t, w, s = heap[0]
-        jobs.append(Job(w, s, t, "applied", u, u - ver[w]))
-        count += 1
-        if count == K:
-            u += 1
-            count = 0
-        ver[w] = u
-        heapq.heapreplace(heap, (t + nxt(w), w, t))
-    return jobs
-
-
-def _update_times(jobs: list[Job]) -> list[float]:
-    out: dict[int, float] = {}
-    for j in jobs:
-        if j.status == "applied":
-            out[j.update] = max(out.get(j.update, 0.0), j.end)
-    return [out[u] for u in sorted(out)]
-
-
 _TIMELINE = [("sync", None), ("k_sync", "k"), ("k_batch_sync", "k"), ("async", None), ("k_async", "k"),
              ("k_batch_async", "k")]
 
 
-def _timeline_data(workers: int, k: int, compute: str, updates: int, seed: int, params: dict):
-    """Jobs of every protocol up to the ``updates``-th synchronous update (the picture's right edge)."""
-    sync_jobs = protocol_jobs("sync", workers, None, compute, updates, seed, **params)
-    t_max = _update_times(sync_jobs)[-1]
+def _timeline_data(workers: int, k: int, compute: str, updates: int, seed: int, params: dict,
+                   t_max: float | None):
+    """Jobs and update times of every protocol from :func:`commlib.sgd.simulate` (``record_jobs=True``).
+
+    The picture ends at ``t_max``, by default the ``updates``-th fully
+    synchronous update; every other protocol is simulated for enough updates
+    to reach it (a shorter run is a prefix of a longer one with the same seed).
+    """
+    sync = sgd.simulate("sync", workers, compute=compute, updates=updates, seed=seed, record_jobs=True, **params)
+    t_end = float(sync.times[-1]) if t_max is None else check_positive("t_max", t_max)
     data = []
     for protocol, uses_k in _TIMELINE:
         kk = k if uses_k else None
         n = updates
         while True:
-            jobs = protocol_jobs(protocol, workers, kk, compute, n, seed, **params)
-            times = _update_times(jobs)
-            if times[-1] >= t_max:
+            r = sgd.simulate(protocol, workers, k=kk, compute=compute, updates=n, seed=seed, record_jobs=True,
+                             **params)
+            if r.times[-1] >= t_end:
                 break
             n *= 2
-        data.append((protocol, kk, jobs, times))
-    return data, t_max
+        data.append((protocol, kk, r.jobs, r.times.tolist()))
+    return data, t_end
 
 
 _FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE["sky"]
@@ -233,7 +131,7 @@ class _TimelinePainter:
             for j, rect in bars:
                 width = max(0.0, min(j.end, now, self.t_max) - j.start)
                 rect.set_width(width)
-                finished = j.end <= now
+                finished = j.status != "unfinished" and j.end <= now
                 if not finished:
                     face, hatch = _RUNNING, None
                 elif j.status == "cancelled":
@@ -258,8 +156,7 @@ def _timeline_legend(fig) -> None:
 
 
 def _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params):
-    data, t_end = _timeline_data(workers, k, compute, updates, seed, compute_params)
-    t_max = t_end if t_max is None else check_positive("t_max", t_max)
+    data, t_max = _timeline_data(workers, k, compute, updates, seed, compute_params, t_max)
     fig, axes = figure(7.2, 8.0, nrows=6, sharex=True)
     painter = _TimelinePainter(axes, data, workers, t_max)
     painter.show(t_max)
@@ -272,7 +169,10 @@ def protocol_timeline_figure(workers: int = 4, k: int = 2, compute: str = "expon
                              seed: int = 3, t_max: float | None = None, **compute_params):
     """All six protocols on one time axis: each learner's jobs, applied, stale or cancelled, and the PS updates.
 
-    The picture ends at the ``updates``-th fully synchronous update.
+    The bars are the jobs :func:`commlib.sgd.simulate` records with
+    ``record_jobs=True`` (same seed, so the same compute times in every panel).
+    The picture ends at ``t_max`` (s), by default the ``updates``-th fully
+    synchronous update; jobs still running there are drawn as computing.
     """
     fig, _, _ = _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params)
     return fig
