@@ -16,8 +16,9 @@ error
 
 .. math:: \sum_i \Big(\frac{a_i\alpha + b_i\beta - T_i}{T_i}\Big)^2 ,
 
-because the times span four orders of magnitude: an ordinary least-squares
-fit would be decided by the largest messages alone.
+because measured times span several orders of magnitude (from 1 KiB to
+64 MiB, typically three to five: :func:`time_span`): an ordinary
+least-squares fit would be decided by the largest messages alone.
 
 A single line often misses: MPI libraries switch protocol with message
 size (a small message is copied *eagerly* into a bounce buffer, a large one
@@ -65,6 +66,10 @@ __all__ = [
     "error_table",
     "median_abs_relative_error",
     "pooled_median_error",
+    "time_span",
+    "time_span_decades",
+    "growth",
+    "median_relative_spread",
     "allreduce_model_times",
     "synthetic_times",
     "collective_time_ab",
@@ -407,6 +412,79 @@ def pooled_median_error(models: Sequence[AlphaBeta | PiecewiseFit], series: Sequ
         raise ValueError(f"models and series must pair up one to one, got {len(models)} and {len(series)}")
     errs = [np.abs(relative_errors(m, s.subset(lo, hi))) for m, s in zip(models, series)]
     return float(np.median(np.concatenate(errs)))
+
+
+def _group(series: Series | Sequence[Series]) -> list[Series]:
+    group = [series] if isinstance(series, Series) else list(series)
+    if not group or not all(isinstance(s, Series) for s in group):
+        raise ValueError("series must be a Series or a non-empty sequence of Series")
+    return group
+
+
+def time_span(series: Series | Sequence[Series]) -> float:
+    """Longest measured median time over the shortest, across every size of every series (a ratio >= 1).
+
+    It says how unequal the equations of a fit are: in ordinary least
+    squares a 1 % miss on the longest time costs as much as a miss of
+    ``time_span`` % on the shortest, which is why :func:`fit_joint` divides
+    each equation by its own time.
+
+    >>> round(time_span(Series("all_reduce", 2, (1e3, 1e6), (2e-6, 2e-3))), 6)
+    1000.0
+    """
+    times = [t for s in _group(series) for t in s.seconds]
+    return max(times) / min(times)
+
+
+def time_span_decades(series: Series | Sequence[Series]) -> float:
+    """:func:`time_span` in orders of magnitude: ``log10(max / min)`` of the measured medians.
+
+    >>> round(time_span_decades(Series("all_reduce", 2, (1e3, 1e6), (2e-6, 2e-3))), 6)
+    3.0
+    """
+    return math.log10(time_span(series))
+
+
+def growth(series: Series, lo: float, hi: float) -> float:
+    """Measured median time at ``hi`` bytes over that at ``lo`` bytes (both must be measured sizes).
+
+    The two regimes of the alpha-beta model in one number each: where the
+    start-up cost dominates, multiplying the size by 8 leaves the time
+    almost unchanged (growth near 1); where copying dominates, the time
+    grows by nearly 8 too.
+
+    >>> s = Series("broadcast", 2, (1024.0, 8192.0), (1e-5, 3e-5))
+    >>> growth(s, 1024, 8192)
+    3.0
+    """
+    if not isinstance(series, Series):
+        raise ValueError(f"series must be a Series, got {type(series).__name__}")
+    where = {x: t for x, t in zip(series.nbytes, series.seconds)}
+    for name, size in (("lo", lo), ("hi", hi)):
+        if float(size) not in where:
+            raise ValueError(f"{name} must be one of the measured sizes of {series.label} "
+                             f"({', '.join(f'{x:g}' for x in series.nbytes)} bytes), got {size!r}")
+    return where[float(hi)] / where[float(lo)]
+
+
+def median_relative_spread(series: Series | Sequence[Series]) -> float:
+    """Median over every size of every series of ``(high - low) / median``: how noisy the timings are.
+
+    With ``low``/``high`` the quartiles this is the relative interquartile
+    range (0.1: the middle half of the calls lie within 10 % of the median's
+    size). A series without a spread counts as 0.
+
+    >>> s = Series("all_gather", 2, (1.0, 2.0), (1.0, 2.0), low=(0.9, 1.9), high=(1.1, 2.3))
+    >>> round(median_relative_spread(s), 6)      # the median of 0.2/1 and 0.4/2
+    0.2
+    """
+    values = []
+    for s in _group(series):
+        if s.low is None or s.high is None:
+            values.extend([0.0] * len(s.seconds))
+        else:
+            values.extend((h - lo) / t for lo, h, t in zip(s.low, s.high, s.seconds))
+    return float(np.median(values))
 
 
 def collective_time_ab(op: str, nbytes: float, n: int, alpha: float, beta: float,

@@ -179,3 +179,56 @@ def test_pooled_median_pairs_each_series_with_its_model():
     assert fit.pooled_median_error([wrong, wrong], [a, b]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="pair up"):
         fit.pooled_median_error([right], [a, b])
+
+
+# ---------------------------------------------------------------- numbers the lab's prose is glued from
+
+@settings(max_examples=30, deadline=None)
+@given(k_lo=st.integers(-9, 0), k_hi=st.integers(0, 3), scale=st.floats(1e-3, 1e3))
+def test_time_span_is_the_ratio_of_extremes_and_ignores_units(k_lo, k_hi, scale):
+    # Times 10**k_lo ... 10**k_hi seconds (with one in between) span k_hi - k_lo decades, in any unit.
+    times = (10.0**k_lo, 10.0 ** ((k_lo + k_hi) / 2), 10.0**k_hi)
+    s = fit.Series("all_reduce", 2, (1.0, 2.0, 3.0), tuple(scale * t for t in times))
+    assert fit.time_span_decades(s) == pytest.approx(k_hi - k_lo, abs=1e-9)
+    assert fit.time_span(s) == pytest.approx(10.0 ** (k_hi - k_lo), rel=1e-9)
+
+
+def test_time_span_pools_several_series():
+    a = fit.Series("all_gather", 2, (1.0, 2.0), (1e-5, 1e-4))
+    b = fit.Series("broadcast", 2, (1.0, 2.0), (1e-3, 1e-2))
+    assert fit.time_span(a) == pytest.approx(10) and fit.time_span(b) == pytest.approx(10)
+    assert fit.time_span([a, b]) == pytest.approx(1000)  # shortest of a, longest of b
+    with pytest.raises(ValueError, match="series"):
+        fit.time_span([])
+
+
+def test_growth_tells_the_two_regimes_apart():
+    # Start-up cost only: 8x the bytes, same time. Copying only: 8x the bytes, 8x the time.
+    latency = [ring_time(x, 2, 5e-6, 0.0) for x in SIZES]
+    copying = [ring_time(x, 2, 0.0, 1e-10) for x in SIZES]
+    assert fit.growth(fit.Series("all_reduce", 2, SIZES, tuple(latency), "ring"), 2**10, 2**13) == pytest.approx(1.0)
+    assert fit.growth(fit.Series("all_reduce", 2, SIZES, tuple(copying), "ring"), 2**23, 2**26) == pytest.approx(8.0)
+    s = fit.Series("all_reduce", 2, SIZES, tuple(copying), "ring")
+    with pytest.raises(ValueError, match="hi must be one of the measured sizes"):
+        fit.growth(s, 2**10, 3000)
+    with pytest.raises(ValueError, match="lo must be one of the measured sizes"):
+        fit.growth(s, 5, 2**10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(half=st.floats(0.0, 0.9), scale=st.floats(1e-6, 1.0))
+def test_median_relative_spread_of_symmetric_bars_is_their_width(half, scale):
+    # Quartiles at t(1 - h) and t(1 + h): the bar is 2h of the median at every size, whatever the times.
+    t = tuple(scale * (1 + k) for k in range(5))
+    s = fit.Series("all_reduce", 2, (1.0, 2.0, 3.0, 4.0, 5.0), t, low=tuple(x * (1 - half) for x in t),
+                   high=tuple(x * (1 + half) for x in t))
+    assert fit.median_relative_spread(s) == pytest.approx(2 * half, abs=1e-12)
+
+
+def test_median_relative_spread_pools_and_counts_missing_bars_as_zero():
+    bare = fit.Series("broadcast", 2, (1.0, 2.0, 3.0), (1.0, 1.0, 1.0))
+    wide = fit.Series("broadcast", 2, (1.0, 2.0, 3.0), (1.0, 1.0, 1.0), low=(0.5,) * 3, high=(1.5,) * 3)
+    assert fit.median_relative_spread(bare) == 0.0
+    assert fit.median_relative_spread(wide) == pytest.approx(1.0)
+    # Three zeros and three ones: the median of the six lies halfway.
+    assert fit.median_relative_spread([bare, wide]) == pytest.approx(0.5)

@@ -172,3 +172,121 @@ def test_launch_command_stays_on_this_machine_unless_hosts_are_named(monkeypatch
 def test_bus_bandwidth_of_a_measured_point_matches_cost():
     # The lab reports busbw through commlib.cost; an all-reduce of 8 MB in 10 ms on 4 ranks: 0.8 GB/s algbw.
     assert cost.bus_bandwidth("all_reduce", 8e6, 4, 0.01) == pytest.approx(0.8e9 * 1.5)
+
+
+# ---------------------------------------------------------------- robustness on any machine, under load
+
+def test_progress_by_op_prints_one_line_per_collective_and_ignores_library_noise(capsys):
+    show = runner.ProgressByOp()
+    for line in ["[1/4] all_reduce 1 KiB", "[1699.123] [myhost:4242:0] ucx WARN something",
+                 "[2/4] all_reduce 4 KiB", "[myhost:1] warning", "[3/4] broadcast 1 KiB", ""]:
+        show(line)
+    # Host names and process ids in stray stderr lines must never reach the stored output.
+    assert capsys.readouterr().out.splitlines() == ["measuring all_reduce ...", "measuring broadcast ..."]
+
+
+def test_lab_cpus_are_usable_cores():
+    import os
+
+    cpus = runner.lab_cpus(2)
+    if hasattr(os, "sched_getaffinity"):
+        allowed = os.sched_getaffinity(0)
+        assert set(cpus) <= allowed and len(cpus) == min(2, len(allowed))
+    with pytest.raises(ValueError, match="count"):
+        runner.lab_cpus(0)
+
+
+def test_pinned_run_counts_only_its_cores_and_knows_it_is_oversubscribed():
+    import os
+
+    one = runner.lab_cpus(1)
+    if not one:
+        pytest.skip("this OS cannot pin processes to cores")
+    doc = runner.measure(n=2, ops=["broadcast"], sizes=[1024], warmup=0, repeats=2, min_repeats=2, cpus=one,
+                         timeout=TIMEOUT, progress=None)
+    # Two ranks on one core: oversubscribed on any machine, however many cores it has.
+    assert doc["cpu_count"] == 1 and doc["oversubscribed"] is True
+    assert doc["machine_cpu_count"] == (os.cpu_count() or 1)
+
+
+def test_pinning_to_a_core_this_process_may_not_use_is_refused():
+    import os
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("this OS cannot pin processes to cores")
+    outside = max(os.sched_getaffinity(0)) + 1000
+    with pytest.raises(ValueError, match="cpus must be cores"):
+        runner.run_mpi(2, ["commlib.lab.p2p"], cpus=[outside])
+
+
+SLOW_START = ("import time\n"
+              "time.sleep(5)  # a loaded machine: every rank takes seconds to start\n"
+              "{body}")
+RIGHT_RING = "from commlib.lab.p2p import ring_allreduce\n"
+
+
+def test_slow_start_is_not_taken_for_a_deadlock():
+    # The deadlock clock (4 s here, less than the 5 s start) runs only once every rank has loaded the function.
+    verdict = checker.check_ring_allreduce(SLOW_START.format(body=RIGHT_RING), n=4, timeout=4, startup_timeout=TIMEOUT)
+    assert verdict.correct, str(verdict)
+
+
+def test_ranks_that_never_start_are_reported_as_such():
+    verdict = checker.check_ring_allreduce(SLOW_START.format(body=RIGHT_RING), n=2, timeout=TIMEOUT,
+                                           startup_timeout=1)
+    assert not verdict.correct
+    assert "did not start" in verdict.message and "deadlock" not in verdict.message
+
+
+def test_run_mpi_rejects_non_positive_timeouts():
+    with pytest.raises(ValueError, match="timeout"):
+        runner.run_mpi(2, ["commlib.lab.p2p"], timeout=0)
+    with pytest.raises(ValueError, match="startup_timeout"):
+        runner.run_mpi(2, ["commlib.lab.p2p"], startup_timeout=-1)
+
+
+# ---------------------------------------------------------------- words the lab's prose is glued from
+
+def test_verdict_is_meets_within_target_and_misses_beyond():
+    from commlib.views import lab as labviews
+
+    assert labviews.verdict(0.2, 0.2) == "meets"  # the boundary counts as within
+    assert labviews.verdict(0.2000001, 0.2) == "misses"
+    assert labviews.verdict(0.0) == "meets"
+    with pytest.raises(ValueError, match="error"):
+        labviews.verdict(-0.1)
+    with pytest.raises(ValueError, match="target"):
+        labviews.verdict(0.1, 0.0)
+
+
+@pytest.mark.parametrize("ranks, cores, words", [
+    (2, 2, "one rank per core"), (2, 8, "one rank per core"), (4, 2, "two ranks per core"),
+    (8, 2, "four ranks per core"), (4, 1, "four ranks on one core"), (3, 2, "three ranks sharing two cores"),
+])
+def test_placement_words(ranks, cores, words):
+    from commlib.views import lab as labviews
+
+    assert labviews.placement(ranks, cores) == words
+
+
+def test_load_sentence_compares_load_with_cores():
+    from commlib.views import lab as labviews
+
+    assert "above the 2 cores" in labviews.load_sentence(11.3, 2)
+    assert "below the 4 cores" in labviews.load_sentence(3.9, 4)
+    assert "below the 2 cores" in labviews.load_sentence(2.0, 2)  # exactly busy, nobody waits
+    assert "does not report" in labviews.load_sentence(None, 2)
+    with pytest.raises(ValueError, match="cores"):
+        labviews.load_sentence(1.0, 0)
+
+
+def test_compare_spread_words_and_symmetry():
+    from commlib.views import lab as labviews
+
+    assert labviews.compare_spread(0.1, 0.2) == "wider than"
+    assert labviews.compare_spread(0.2, 0.1) == "narrower than"
+    assert labviews.compare_spread(0.1, 0.12) == "about as wide as"
+    assert labviews.compare_spread(0.12, 0.1) == "about as wide as"
+    assert labviews.compare_spread(0.0, 0.0) == "about as wide as"
+    with pytest.raises(ValueError, match="reference"):
+        labviews.compare_spread(-1.0, 0.1)

@@ -13,7 +13,9 @@ Every way of failing gives a verdict and a hint, never a traceback: a wrong
 sum, a wrong shape or type, ``None`` returned, an exception on some rank,
 a deadlock (the run is killed after ``timeout`` seconds). Each rank writes
 its verdict to a file the moment it knows it, so a crash or a hang on one
-rank still leaves the others' reports.
+rank still leaves the others' reports. The deadlock clock starts only
+once every rank has loaded the function, so a slow start on a loaded
+machine (Python, NumPy and MPI on every rank) is never taken for a hang.
 
 >>> v = Verdict(False, "wrong sum on rank 1", "the all-gather phase is missing")
 >>> print(v)
@@ -154,6 +156,7 @@ def _worker(target: str, name: str, outdir: str, counts: Sequence[int], seed: in
         _write(outdir, rank, report)
         comm.Abort(3)
         return 3
+    _write(outdir, rank, report)  # "started": the parent's deadlock clock runs from here, not from launch
     for count in counts:
         x = rank_input(rank, count, seed)
         try:
@@ -201,12 +204,13 @@ def _source_file(learner, name: str, tmp: str) -> tuple[str, str]:
 
 
 def check_ring_allreduce(learner, n: int = 4, counts: Sequence[int] = DEFAULT_COUNTS, timeout: float = 30.0,
-                         name: str = "ring_allreduce", seed: int = 7) -> Verdict:
+                         name: str = "ring_allreduce", seed: int = 7, startup_timeout: float = 300.0) -> Verdict:
     """Run the learner's ``ring_allreduce(comm, array)`` on ``n`` ranks; say right or wrong, with a hint.
 
     ``learner`` is a function, a ``.py`` path, a module name (``"pkg.mod"``
     or ``"pkg.mod:func"``) or source text. Never raises for a wrong or
-    crashing implementation; a hang is killed after ``timeout`` seconds.
+    crashing implementation; a hang is killed ``timeout`` seconds after every
+    rank has started (starting may take up to ``startup_timeout`` seconds).
     """
     from .runner import run_mpi
 
@@ -221,8 +225,11 @@ def check_ring_allreduce(learner, n: int = 4, counts: Sequence[int] = DEFAULT_CO
             return Verdict(False, str(exc), "define ring_allreduce(comm, array) in a cell or a .py file.")
         args = ["commlib.lab.checker", "--worker", "--target", target, "--name", fname, "--outdir", tmp,
                 "--counts", ",".join(map(str, counts)), "--seed", str(seed)]
+        def started() -> bool:
+            return all(os.path.exists(os.path.join(tmp, f"rank{r}.json")) for r in range(n))
+
         try:
-            run = run_mpi(n, args, timeout=timeout, progress=None)
+            run = run_mpi(n, args, timeout=timeout, progress=None, ready=started, startup_timeout=startup_timeout)
         except Exception as exc:  # mpiexec missing, cannot fork...
             return Verdict(False, f"could not start mpiexec: {exc}", "install MPI with 'pip install mpich mpi4py'.")
         reports = {}
@@ -252,6 +259,11 @@ def _verdict(reports: dict, run, n: int, counts: Sequence[int], timeout: float) 
     finished = [r for r in range(n) if reports.get(r, {}).get("done")]
     if run.timed_out or len(finished) < n:
         stuck = [r for r in range(n) if r not in finished]
+        if run.timed_out and len(reports) < n:
+            missing = [r for r in range(n) if r not in reports]
+            return Verdict(False, f"ranks {missing} did not start: the machine is too busy or MPI is broken",
+                           "run the cell again when the machine is quieter; if it keeps failing, check that "
+                           "'python -m commlib.lab.p2p' runs under mpiexec.")
         if run.timed_out:
             lengths = [c for c in counts if all(any(k["count"] == c for k in reports.get(r, {}).get("cases", []))
                                                for r in range(n))]

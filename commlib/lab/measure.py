@@ -201,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     hosts = comm.gather(platform.node(), root=0)
     if comm.Get_rank() != 0:
         return 0
-    cpus = os.cpu_count() or 1
+    # The cores the ranks may run on: all of the machine's, unless the run was pinned to a few.
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     doc = {
         "schema": SCHEMA,
         "ranks": comm.Get_size(),
@@ -209,6 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dtype": "float32",
         "hosts": len(set(hosts)),
         "cpu_count": cpus,
+        "machine_cpu_count": os.cpu_count() or 1,
         "oversubscribed": len(set(hosts)) == 1 and comm.Get_size() > cpus,
         "mpi_library": " ".join(MPI.Get_library_version().splitlines()[0].split()),
         "mpi4py": mpi4py.__version__,

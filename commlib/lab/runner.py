@@ -6,6 +6,10 @@ starts the ranks as local child processes (no ssh, no host list), and
 byte leaves the machine. The same scripts run across machines by naming
 hosts instead (see :func:`command_text`); that is shown, not run, here.
 
+A run can be pinned to a few CPU cores (``cpus=``, Linux): the ranks
+inherit the affinity of ``mpiexec``, so "four ranks on two cores" means
+the same on a laptop and on a 64-core server (:func:`lab_cpus`).
+
 >>> command_text(8, ["commlib.lab.measure", "--out", "r.json"], hosts=["a", "b"], python="python",
 ...              mpiexec="mpiexec")
 'mpiexec -hosts a,b -n 8 python -m commlib.lab.measure --out r.json'
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -22,11 +27,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ..fit import Series
+from ..units import check_count
 
 __all__ = [
     "MPICH_ALLREDUCE_ALGORITHMS",
@@ -41,6 +48,7 @@ __all__ = [
     "load",
     "to_series",
     "machine_facts",
+    "lab_cpus",
     "ProgressByOp",
 ]
 
@@ -130,16 +138,66 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
+def lab_cpus(count: int = 2) -> tuple[int, ...]:
+    """The first ``count`` CPU cores this process may run on (fewer if it has fewer), to pin a run to.
+
+    Returns ``()`` where the OS cannot pin processes (not Linux): runs then
+    use every core. ``len(lab_cpus(2))`` is 2 on any Linux machine with at
+    least two usable cores.
+
+    >>> len(lab_cpus(1)) <= 1
+    True
+    """
+    count = check_count("count", count, minimum=1)
+    if not hasattr(os, "sched_getaffinity"):
+        return ()
+    return tuple(sorted(os.sched_getaffinity(0))[:count])
+
+
+_PIN = ("import os, sys; os.sched_setaffinity(0, [int(c) for c in sys.argv[1].split(',')]); "
+        "os.execvp(sys.argv[2], sys.argv[2:])")
+
+
+def _pinned(cmd: list[str], cpus: Sequence[int] | None) -> list[str]:
+    """``cmd`` started through a tiny Python shim that pins itself to ``cpus`` and then execs ``cmd``.
+
+    Affinity is inherited across ``exec`` and ``fork``, so ``mpiexec`` and
+    every rank it forks stay on those cores. (A shim, not ``preexec_fn``,
+    because the notebook's kernel runs threads.)
+    """
+    if not cpus:
+        return list(cmd)
+    cpus = [int(c) for c in cpus]
+    if not hasattr(os, "sched_setaffinity"):
+        raise ValueError("cpus: this OS cannot pin processes to cores; pass cpus=None")
+    allowed = os.sched_getaffinity(0)
+    if not set(cpus) <= allowed:
+        raise ValueError(f"cpus must be cores this process may use ({sorted(allowed)}), got {cpus}")
+    return [sys.executable, "-c", _PIN, ",".join(map(str, cpus)), *cmd]
+
+
 def run_mpi(n: int, module_args: Sequence[str], timeout: float = 120.0,
             progress: Callable[[str], None] | None = None, env: dict[str, str] | None = None,
-            cwd: str | None = None) -> RunResult:
+            cwd: str | None = None, cpus: Sequence[int] | None = None,
+            ready: Callable[[], bool] | None = None, startup_timeout: float = 300.0) -> RunResult:
     """Run ``python -m module_args`` on ``n`` local ranks; stream stderr lines to ``progress``.
 
     The run is killed (with every rank) after ``timeout`` seconds; the
     result then says ``timed_out``. Never raises for a failing run.
+    ``cpus`` pins ``mpiexec`` and every rank to those cores (see :func:`lab_cpus`).
+
+    With ``ready`` (a function polled a few times a second) the ``timeout``
+    clock starts only once ``ready()`` is true, for example once every rank
+    has started; until then ``startup_timeout`` applies. Starting Python,
+    NumPy and MPI on a loaded machine can take many seconds, and that must
+    not count as a hang of the code under test.
     """
+    if timeout <= 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if startup_timeout <= 0:
+        raise ValueError(f"startup_timeout must be > 0 seconds, got {startup_timeout!r}")
     cmd = launch_command(n, module_args)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen(_pinned(cmd, cpus), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=loopback_env(env), cwd=cwd, start_new_session=True)
     err_lines: list[str] = []
     out_chunks: list[str] = []
@@ -160,7 +218,21 @@ def run_mpi(n: int, module_args: Sequence[str], timeout: float = 120.0,
         t.start()
     timed_out = False
     try:
-        proc.wait(timeout=timeout)
+        if ready is None:
+            proc.wait(timeout=timeout)
+        else:
+            deadline = time.monotonic() + startup_timeout
+            started = False
+            while proc.poll() is None:
+                if not started and ready():
+                    started = True
+                    deadline = time.monotonic() + timeout
+                if time.monotonic() > deadline:
+                    raise subprocess.TimeoutExpired(cmd, timeout if started else startup_timeout)
+                try:
+                    proc.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    pass
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill(proc)
@@ -174,13 +246,17 @@ def run_mpi(n: int, module_args: Sequence[str], timeout: float = 120.0,
 def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "all_gather", "broadcast"),
             sizes: Sequence[int] = (), impl: str = "mpi", warmup: int = 2, repeats: int = 10,
             min_repeats: int = 3, budget: float = 0.5, mpich_algorithm: str | None = None,
-            timeout: float = 120.0, progress: Callable[[str], None] | None = print) -> dict:
+            timeout: float = 300.0, progress: Callable[[str], None] | None = print,
+            cpus: Sequence[int] | None = None) -> dict:
     """Run :mod:`commlib.lab.measure` on ``n`` local ranks and return its JSON as a dict.
 
     ``mpich_algorithm`` forces MPICH's all-reduce algorithm (a key of
     :data:`MPICH_ALLREDUCE_ALGORITHMS`); ``None`` lets the library choose.
-    ``progress`` receives one line per size. Raises RuntimeError with the
-    ranks' error output if the run fails or times out.
+    ``progress`` receives one line per size. ``cpus`` pins the ranks to
+    those cores (:func:`lab_cpus`); the JSON's ``cpu_count`` then counts
+    only them. ``timeout`` (seconds) is generous on purpose: a loaded
+    machine is slow, not broken. Raises RuntimeError with the ranks' error
+    output if the run fails or times out.
     """
     env = {}
     if mpich_algorithm is not None:
@@ -195,25 +271,37 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
                 "--out", out, "--progress"]
         if sizes:
             args += ["--sizes", ",".join(str(int(s)) for s in sizes)]
-        run = run_mpi(n, args, timeout=timeout, progress=progress, env=env)
+        run = run_mpi(n, args, timeout=timeout, progress=progress, env=env, cpus=cpus)
         if not run.ok or not os.path.exists(out):
             why = "timed out" if run.timed_out else f"exited with status {run.returncode}"
             raise RuntimeError(f"measurement {why}: {run.stderr.strip()[-2000:]}")
         return load(out)
 
 
+_PROGRESS_LINE = re.compile(r"^\[\d+/\d+\] ([a-z_]+) ")
+
+
 class ProgressByOp:
-    """A ``progress`` callback that prints one line per collective (not per size): short, stable output."""
+    """A ``progress`` callback that prints one line per collective (not per size): short, stable output.
+
+    Only the measurement's own progress lines (``[i/total] op size``) count;
+    anything else the MPI library writes to stderr (warnings, with host
+    names and process ids) is kept out of the output.
+
+    >>> p = ProgressByOp()
+    >>> p("[1/2] all_reduce 1 KiB"); p("[2/2] all_reduce 2 KiB"); p("[1699.2] [host:42] ucx WARN x")
+    measuring all_reduce ...
+    """
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
         self.seen: list[str] = []
 
     def __call__(self, line: str) -> None:
-        parts = line.split()
-        if len(parts) >= 2 and parts[0].startswith("[") and parts[1] not in self.seen:
-            self.seen.append(parts[1])
-            print(f"{self.prefix}measuring {parts[1]} ...", flush=True)
+        match = _PROGRESS_LINE.match(line)
+        if match and match.group(1) not in self.seen:
+            self.seen.append(match.group(1))
+            print(f"{self.prefix}measuring {match.group(1)} ...", flush=True)
 
 
 def load(path: str | os.PathLike) -> dict:

@@ -13,13 +13,13 @@ import numpy as np
 
 from .. import cost, fit
 from ..lab.measure import format_bytes
-from ..units import check_count, format_rate, format_size, format_time, parse_size
+from ..units import check_count, check_nonnegative, check_positive, format_rate, format_size, format_time, parse_size
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import COLORS, MARKERS, PALETTE, figure
 from .tables import markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "error_table", "fit_summary_table",
-           "model_calculator", "terms_table"]
+           "model_calculator", "terms_table", "verdict", "placement", "load_sentence", "compare_spread"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -210,3 +210,80 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
     return make_calculator(compute, controls, title="The fitted model of this machine",
                            note="Fitted on the ranks measured above; 1 MiB = 2^20 B, 1 MB = 10^6 B; "
                                 "bandwidths in bytes per second, as nccl-tests defines algbw and busbw.")
+
+
+# --------------------------------------------------------------------------- words for the prose
+# The lab's prose is glued from a measurement that differs from machine to machine and run to run;
+# every word that depends on it is chosen here, by the numbers, never typed into the page.
+
+_NUMBERS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+
+def _count_word(k: int) -> str:
+    return _NUMBERS.get(k, str(k))
+
+
+def verdict(error: float, target: float = 0.2) -> str:
+    """``"meets"`` if a median relative ``error`` (a fraction) is within ``target``, else ``"misses"``.
+
+    >>> verdict(0.12), verdict(0.31)
+    ('meets', 'misses')
+    """
+    error = check_nonnegative("error", error)
+    target = check_positive("target", target)
+    return "meets" if error <= target else "misses"
+
+
+def placement(ranks: int, cores: int) -> str:
+    """How ``ranks`` processes sit on ``cores`` cores, in words: one per core, or sharing.
+
+    >>> placement(2, 2), placement(4, 2), placement(2, 1), placement(3, 2)
+    ('one rank per core', 'two ranks per core', 'two ranks on one core', 'three ranks sharing two cores')
+    """
+    ranks = check_count("ranks", ranks, minimum=1)
+    cores = check_count("cores", cores, minimum=1)
+    if ranks <= cores:
+        return "one rank per core"
+    if cores == 1:
+        return f"{_count_word(ranks)} ranks on one core"
+    if ranks % cores == 0:
+        return f"{_count_word(ranks // cores)} ranks per core"
+    return f"{_count_word(ranks)} ranks sharing {_count_word(cores)} cores"
+
+
+def load_sentence(load: float | None, cores: int) -> str:
+    """A sentence on the one-minute load average against the machine's ``cores``: was the machine busy?
+
+    The load average counts processes running or waiting for a core; above
+    the number of cores, programs took turns.
+
+    >>> load_sentence(11.0, 2)
+    'That is above the 2 cores, so other programs took turns on the cores with the ranks.'
+    >>> load_sentence(0.4, 8)
+    'That is below the 8 cores, so the ranks mostly had their cores to themselves.'
+    """
+    cores = check_count("cores", cores, minimum=1)
+    if load is None:
+        return "This system does not report a load average."
+    load = check_nonnegative("load", load)
+    if load > cores:
+        return f"That is above the {cores} cores, so other programs took turns on the cores with the ranks."
+    return f"That is below the {cores} cores, so the ranks mostly had their cores to themselves."
+
+
+def compare_spread(reference: float, other: float, tolerance: float = 0.25) -> str:
+    """``"wider than"``, ``"narrower than"`` or ``"about as wide as"``: ``other`` spread against ``reference``.
+
+    Within a factor ``1 + tolerance`` either way the two count as equal.
+
+    >>> compare_spread(0.05, 0.30), compare_spread(0.30, 0.05), compare_spread(0.10, 0.11)
+    ('wider than', 'narrower than', 'about as wide as')
+    """
+    reference = check_nonnegative("reference", reference)
+    other = check_nonnegative("other", other)
+    tolerance = check_nonnegative("tolerance", tolerance)
+    if other > reference * (1 + tolerance):
+        return "wider than"
+    if other * (1 + tolerance) < reference:
+        return "narrower than"
+    return "about as wide as"
