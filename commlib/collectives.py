@@ -4,7 +4,8 @@ Each rank holds a 1-D numpy array. A *collective* combines or moves those
 arrays; an *algorithm* is the schedule of point-to-point messages that does
 it. Every function here executes that schedule on copies of the arrays and
 returns ``(results, trace)``: ``results[i]`` is what rank ``i`` holds at the
-end (a new array; the inputs are never modified) and ``trace`` is a
+end (a new array; the inputs are never modified, unless you ask
+:func:`allreduce` for ``inplace=True``) and ``trace`` is a
 :class:`~commlib.trace.Trace` listing every message, step by step. The cost
 model in :mod:`commlib.cost` charges what the trace shows:
 ``trace.steps`` is the alpha coefficient, ``trace.critical_bytes`` the beta
@@ -143,6 +144,35 @@ def _whole_number(value):
 
 def _root(root: int, n: int) -> int:
     return check_count("root", _whole_number(root), minimum=0, maximum=n - 1)
+
+
+def _inplace_buffers(arrays, matrix: np.ndarray | None) -> list[np.ndarray]:
+    """The ranks' own buffers for ``inplace=True``: writable, contiguous, one block of memory per rank."""
+    if matrix is not None:
+        if not matrix.flags.writeable:
+            raise ValueError("inplace=True needs writable arrays; the 2-D arrays given is read-only")
+        if not matrix.flags.c_contiguous:
+            raise ValueError("inplace=True needs C-contiguous arrays (each rank's row one block of memory); "
+                             f"the 2-D arrays given has strides {matrix.strides}")
+        return list(matrix)
+    bufs = list(arrays)
+    spans = []
+    for i, a in enumerate(bufs):
+        if not isinstance(a, np.ndarray):
+            raise ValueError(f"inplace=True needs numpy arrays to overwrite; arrays[{i}] is a {type(a).__name__}")
+        if not a.flags.writeable:
+            raise ValueError(f"inplace=True needs writable arrays; arrays[{i}] is read-only")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"inplace=True needs contiguous arrays; arrays[{i}] has stride {a.strides[0]} "
+                             f"for items of {a.itemsize} bytes")
+        if a.nbytes:
+            spans.append((a.ctypes.data, a.ctypes.data + a.nbytes, i))
+    spans.sort()
+    for (_, end, i), (start, _, j) in zip(spans, spans[1:]):
+        if start < end:
+            raise ValueError(f"inplace=True needs one buffer per rank; arrays[{min(i, j)}] and "
+                             f"arrays[{max(i, j)}] share memory")
+    return bufs
 
 
 def apply_op(op: str, a, b) -> np.ndarray:
@@ -508,7 +538,8 @@ def _check_grid(grid, n: int) -> tuple[int, int]:
 
 
 def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | None = None,
-              grid: tuple[int, int] | None = None, record: bool = False) -> tuple[list[np.ndarray], Trace]:
+              grid: tuple[int, int] | None = None, record: bool = False,
+              inplace: bool = False) -> tuple[list[np.ndarray], Trace]:
     r"""Every rank ends with the elementwise reduction of all ranks' arrays.
 
     With p = n ranks and M = one array's bytes (Thakur et al. 2005 sec. 4.4;
@@ -553,7 +584,17 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
     start and after each step. With ``record=False`` the ring takes a
     vectorised path: the same schedule, the same trace and the same
     operations in the same order (bitwise the same results), computed rank
-    by rank instead of step by step, reading a 2-D input without copying it.
+    by rank instead of step by step, reading the input without copying it.
+
+    ``inplace=True`` is MPI's ``MPI_IN_PLACE`` (MPI standard, section
+    "All-Reduce": ``MPI_Allreduce(MPI_IN_PLACE, buf, ...)`` takes each rank's
+    input from ``buf`` and replaces it with the result): the result
+    overwrites the input buffers and ``results`` holds those same buffers,
+    ``results[i]`` sharing memory with ``arrays[i]`` (a row view of a 2-D
+    input). No memory is allocated for results; the trace is identical to
+    the copying mode's, as are the values, bit for bit. The input must be
+    writable numpy arrays, each rank's contiguous and none overlapping
+    another (a C-contiguous 2-D array qualifies), else ``ValueError``.
 
     >>> arrays = [np.array([1, 2, 3]), np.array([10, 20, 30]), np.array([100, 200, 300])]
     >>> res, t = allreduce(arrays, "ring")
@@ -563,7 +604,16 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
     [4, 3, 4, 4]
     >>> allreduce([np.arange(4)] * 6, "hierarchical", hosts=2)[1].steps  # 2 (3 - 1) + 2 (2 - 1)
     6
+    >>> grads = np.array([[1., 2.], [3., 4.], [5., 6.]])  # 3 ranks, 2 elements: MPI_IN_PLACE
+    >>> res, t = allreduce(grads, inplace=True)
+    >>> grads.tolist(), np.shares_memory(res[2], grads), t.steps
+    ([[9.0, 12.0], [9.0, 12.0], [9.0, 12.0]], True, 4)
     """
+    if not isinstance(arrays, (np.ndarray, list, tuple)):
+        try:  # an iterable of arrays is read once here, so in-place mode can still reach the arrays themselves
+            arrays = list(arrays)
+        except TypeError:
+            pass  # _rank_arrays names the problem
     rows, matrix = _rank_arrays(arrays)
     n = len(rows)
     dtype = rows[0].dtype
@@ -580,18 +630,28 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
     if algorithm == "torus":
         rows_, cols_ = _check_grid(grid, n)
     record = bool(record)
+    if not isinstance(inplace, (bool, np.bool_)):
+        raise ValueError(f"inplace must be True or False; got {inplace!r}")
+    own = _inplace_buffers(arrays, matrix) if inplace else None
     trace = _new_trace(n, f"all_reduce:{algorithm}")
 
     if algorithm == "ring" and not record:
         if n > 1:
             sizes = np.diff(split_bounds(0, length, n))
             _ring_schedule(trace, n, sizes, dtype.itemsize)
-        mat = matrix if matrix is not None else np.stack(rows)
-        out = np.empty((n, length), dtype=dtype)
-        out[...] = _ring_fast(mat, f)
-        return list(out), trace
+        acc = _ring_fast(rows, f)  # reduce-scatter: reads every row once
+        if own is None:  # all-gather into new memory
+            out = np.empty((n, length), dtype=dtype)
+            np.copyto(out, acc)
+            return list(out), trace
+        if matrix is not None:  # all-gather over the inputs: one broadcast write
+            np.copyto(matrix, acc)
+        else:
+            for buf in own:
+                np.copyto(buf, acc)
+        return own, trace
 
-    bufs = [a.copy() for a in rows]
+    bufs = own if own is not None else [a.copy() for a in rows]
     eng = StepEngine(trace, bufs, f, record)
     if n > 1:
         if algorithm == "ring":

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commlib import collectives as C
+from commlib._collectives_algorithms import _ring_fast
 from commlib import cost
 from commlib.trace import Trace
 
@@ -276,6 +277,124 @@ def test_fast_ring_matches_step_by_step_ring(n, length, dtype, op, seed):
         np.testing.assert_array_equal(cf[key], cs[key])
     assert [(m.chunk, m.phase) for m in t_fast.messages] == [(m.chunk, m.phase) for m in t_slow.messages]
     assert not np.shares_memory(fast[0], fast[-1]) or n == 1
+
+
+@SETTINGS
+@given(st.integers(1, 24), st.integers(0, 90), st.sampled_from([4, 8, 12, 28, 64, 1 << 20]),
+       st.sampled_from(["sum", "prod", "max"]), st.integers(0, 2**31))
+def test_fast_ring_blocks_keep_each_pieces_ring_order(n, length, block_bytes, op, seed):
+    # the ring's order written out independently: piece c starts on rank c + 1 and every rank it
+    # reaches computes op(own, partial), around the ring to rank c. Magnitudes spread over ten
+    # decades make any other grouping round differently.
+    rng = np.random.default_rng(seed)
+    matrix = (rng.standard_normal((n, length)) * 10.0 ** rng.integers(-5, 6, (n, length))).astype(np.float32)
+    f = {"sum": np.add, "prod": np.multiply, "max": np.maximum}[op]
+    want = np.empty(length, np.float32)
+    for c, piece in enumerate(np.array_split(np.arange(length), n)):
+        partial = matrix[(c + 1) % n, piece]
+        for k in range(2, n + 1):
+            partial = f(matrix[(c + k) % n, piece], partial)
+        want[piece] = partial
+    before = matrix.copy()
+    out = np.full(length, np.nan, np.float32)
+    got = _ring_fast(matrix, f, out=out, block_bytes=block_bytes)  # block_bytes=4: one float32 per block
+    assert got is out
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(matrix, before)  # the reduce-scatter only reads
+    if length:
+        np.testing.assert_array_equal(C.allreduce(list(matrix), "ring", op=op, record=True)[0][0], want)
+
+
+# ---------------------------------------------------------------------------
+# in place (MPI_IN_PLACE): same values, same trace, written over the inputs
+# ---------------------------------------------------------------------------
+def assert_same_trace(t1: Trace, t2: Trace) -> None:
+    c1, c2 = t1.columns(), t2.columns()
+    for key in ("step", "src", "dst", "nbytes", "reduced"):
+        np.testing.assert_array_equal(c1[key], c2[key])
+    assert [(m.chunk, m.phase) for m in t1.messages] == [(m.chunk, m.phase) for m in t2.messages]
+    assert t1.algorithm == t2.algorithm and len(t1.snapshots) == len(t2.snapshots)
+    for s1, s2 in zip(t1.snapshots, t2.snapshots):
+        for a, b in zip(s1, s2):
+            np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(allreduce_case(), st.sampled_from(["list", "matrix", "padded rows"]))
+def test_inplace_equals_copying_and_overwrites_exactly_the_inputs(case, form):
+    n, length, alg, dtype, op, kw, record, seed = case
+    original = np.stack(make_arrays(n, length, dtype, seed)) if length else np.zeros((n, 0), dtype)
+    copied, t_copy = C.allreduce(list(original), alg, op=op, record=record, **kw)
+    if form == "matrix":
+        mem = original.copy()
+        arrays = mem
+    else:  # separate buffers; "padded rows" are views of one wider array whose padding must survive
+        mem = np.concatenate([original, np.full((n, 3), 7, dtype)], axis=1)
+        arrays = [mem[i, :length] if form == "padded rows" else mem[i, :length].copy() for i in range(n)]
+    results, t_in = C.allreduce(arrays, alg, op=op, record=record, inplace=True, **kw)
+    assert len(results) == n
+    for i in range(n):
+        np.testing.assert_array_equal(results[i], copied[i])  # bitwise, floats included
+        assert results[i].dtype == copied[i].dtype
+        if form == "matrix":
+            assert np.shares_memory(results[i], mem[i]) or length == 0
+        else:
+            assert results[i] is arrays[i]
+            np.testing.assert_array_equal(arrays[i], copied[i])
+    if form == "matrix":
+        np.testing.assert_array_equal(mem, np.stack(copied) if length else mem)
+    if form == "padded rows":
+        np.testing.assert_array_equal(mem[:, length:], 7)
+    assert_same_trace(t_in, t_copy)
+
+
+def test_copying_mode_leaves_inputs_and_inplace_changes_them():
+    # by hand: ranks hold 1, 2, 3 in both elements; the sum is 6
+    for alg in ALL_ALGS:
+        kw = kwargs_for(alg, 3)
+        grads = np.array([[1, 1], [2, 2], [3, 3]], dtype=np.int64)
+        res, _ = C.allreduce(grads, alg, **kw)
+        assert grads.tolist() == [[1, 1], [2, 2], [3, 3]] and [r.tolist() for r in res] == [[6, 6]] * 3
+        res, _ = C.allreduce(grads, alg, inplace=True, **kw)
+        assert grads.tolist() == [[6, 6]] * 3 and all(np.shares_memory(r, grads) for r in res)
+
+
+def test_inplace_reaches_arrays_given_by_an_iterator():
+    arrays = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
+    res, _ = C.allreduce(iter(arrays), inplace=True)
+    assert [a.tolist() for a in arrays] == [[4.0, 6.0]] * 2 and res[0] is arrays[0]
+
+
+def _overlapping():
+    flat = np.arange(10.0)
+    return [flat[0:4], flat[3:7]]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.ones((3, 4))[:, ::2],                        # rows not contiguous
+    lambda: np.asfortranarray(np.ones((3, 4))),             # column-major
+    lambda: np.broadcast_to(np.ones(4), (3, 4)),            # read-only view
+    lambda: [np.ones(4), np.ones(8)[::2]],                  # one rank strided
+    lambda: [np.ones(4), np.frombuffer(bytes(32))],         # one rank read-only
+    lambda: [np.ones(4), [1.0, 1.0, 1.0, 1.0]],             # not a numpy array to overwrite
+    lambda: [np.ones(4)] * 3,                               # one buffer for three ranks
+    _overlapping,                                            # two ranks share memory
+])
+def test_inplace_refuses_buffers_it_cannot_overwrite(make):
+    arrays = make()
+    before = [np.array(a, copy=True) for a in arrays]
+    for alg in ("ring", "tree"):
+        with pytest.raises(ValueError, match="inplace") as err:
+            C.allreduce(arrays, alg, inplace=True)
+        assert "arrays" in str(err.value)
+    for a, b in zip(arrays, before):  # refused before touching anything
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_inplace_must_be_a_bool(bad):
+    with pytest.raises(ValueError, match="inplace"):
+        C.allreduce(np.ones((2, 3)), inplace=bad)
 
 
 # ---------------------------------------------------------------------------
