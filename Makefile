@@ -1,0 +1,113 @@
+# Gradients on the Wire: build, test, explore.
+#   make book      build the website into _build/html (from the outputs stored in the notebooks)
+#   make serve     show the built website at http://127.0.0.1:8000
+#   make lab       open the chapters in JupyterLab
+#   make student   write the notebooks without solutions into _build/student
+#   make test      every test: unit, doctest, notebooks (nbval), strict build + site checks, browser
+# Each creates .venv from requirements.txt first if it is missing; the website
+# also needs node/npm (MathJax and the widget manager are vendored from npm)
+# and the browser tests Debian's chromium (installed with apt when missing).
+
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+VENDOR_STAMP := _vendor/.installed
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+export PYTHONHASHSEED := 0
+export MPLBACKEND := Agg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: help book test unit notebooks build-check browser links lab serve bench student clean distclean outputs venv vendor chromium
+
+help:
+	@sed -n '1,9p' Makefile
+
+venv: $(STAMP)
+$(STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@touch $(STAMP)
+
+# Browser assets of the website: npm packages pinned in package-lock.json,
+# copied (only the files the pages use) into _vendor/lib, served as _static/lib.
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || ($(SUDO) apt-get update && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm)
+	npm ci --no-audit --no-fund --ignore-scripts
+	@touch $(NODE_STAMP)
+
+$(VENDOR_STAMP): $(NODE_STAMP) tools/vendor.py $(wildcard tools/site_assets/*)
+	$(PYTHON) tools/vendor.py node_modules _vendor
+	@touch $(VENDOR_STAMP)
+
+vendor: $(VENDOR_STAMP)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+
+chromium: $(CHROMIUM)
+
+book: $(STAMP) $(VENDOR_STAMP)
+	$(BIN)/jupyter-book build . --builder html
+	@echo
+	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
+	@echo "or run 'make serve' and visit http://127.0.0.1:8000"
+
+test: $(STAMP)
+	@set -e; for part in unit notebooks build-check browser; do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$part; \
+	  echo "== make $$part: $$(( $$(date +%s) - start )) s"; \
+	done
+
+unit: $(STAMP)
+	$(BIN)/pytest -q tests commlib tools/student_copy.py tools/site_pages.py --doctest-modules \
+	  --ignore=tests/build --ignore=tests/browser
+
+notebooks: $(STAMP)
+	$(BIN)/pytest -q --nbval chapters --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider
+
+build-check: $(STAMP) $(VENDOR_STAMP)
+	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
+	$(BIN)/pytest -q tests/build
+
+# Chromium over the built site: every page offline, math, widgets, animations,
+# search, screenshots (light and dark) in _build/screenshots.
+browser: $(STAMP) $(CHROMIUM)
+	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
+	$(BIN)/pytest -q tests/browser
+
+# Internal links, anchors and assets of the built site only.
+links: $(STAMP)
+	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
+	$(BIN)/pytest -q tests/build/test_site.py -k "internal_links or another_host or every_toc_page"
+
+outputs: $(STAMP)
+	$(PY) tools/execute_notebooks.py chapters/*.ipynb
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab chapters
+
+serve:
+	@test -f _build/html/index.html || $(MAKE) book
+	$(PY) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+student: $(STAMP)
+	$(PY) tools/student_copy.py chapters _build/student
+
+clean:
+	rm -rf _build _vendor .pytest_cache
+
+distclean: clean
+	rm -rf node_modules $(VENV)

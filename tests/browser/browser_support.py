@@ -1,0 +1,130 @@
+"""Helpers for the browser tests: drive Debian's chromium over the built site (Playwright), once per page and colour mode.
+
+The site (``_build/html``, or ``$GOTW_SITE``) is served on 127.0.0.1 by a
+threaded ``http.server``. Every request to any other host is aborted and
+recorded. Each page is visited once in light mode and once in dark mode; a
+visit waits for MathJax and the widget manager, takes the measurements the
+tests assert on, saves a screenshot under ``_build/screenshots/<mode>/`` and
+then exercises the animation players.
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from site_pages import html_path, toc_pages  # noqa: E402
+
+SITE = Path(os.environ.get("GOTW_SITE", ROOT / "_build" / "html"))
+SHOTS = Path(os.environ.get("GOTW_SCREENSHOTS", ROOT / "_build" / "screenshots"))
+CHROMIUM = os.environ.get("GOTW_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PAGES = toc_pages()
+TIMEOUT_MS = 30_000
+JS = (Path(__file__).parent / "probes.js").read_text()
+
+
+@dataclass
+class Visit:
+    """What one page did in the browser."""
+
+    page: str
+    mode: str
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    probe: dict = field(default_factory=dict)
+    players: list[dict] = field(default_factory=list)
+    screenshot: Path | None = None
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # noqa: D401 - silence the access log
+        pass
+
+
+def _is_local(url: str, base: str) -> bool:
+    return url.startswith(base) or url.split(":", 1)[0] in ("data", "blob", "about")
+
+
+def open_page(browser, base: str, url: str, mode: str, record: Visit):
+    """A new page in its own context (colour mode set before any script runs), with the network watched."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 900},
+        color_scheme="dark" if mode == "dark" else "light",
+        reduced_motion="reduce",
+    )
+    # The theme keeps the reader's choice in localStorage; set it as a reader would have.
+    context.add_init_script(f"try {{ localStorage.setItem('mode', '{mode}'); localStorage.setItem('theme', '{mode}'); }} catch (e) {{}}")
+
+    def route(r):
+        if _is_local(r.request.url, base):
+            r.continue_()
+        else:
+            record.external.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.on("console", lambda m: m.type == "error" and record.console_errors.append(f"{m.text} @ {m.location}"))
+    page.on("pageerror", lambda e: record.console_errors.append(f"uncaught: {e}"))
+
+    def failed(req):
+        if _is_local(req.url, base):
+            record.failed_requests.append(f"{req.url}: {req.failure}")
+
+    page.on("requestfailed", failed)
+    page.on("response", lambda r: r.status >= 400 and record.failed_requests.append(f"{r.url}: HTTP {r.status}"))
+    page.goto(url, wait_until="load")
+    return context, page
+
+
+def settle(page) -> dict:
+    """Wait for MathJax and the widget manager to finish; return the page's measurements."""
+    page.wait_for_function("() => document.readyState === 'complete'")
+    page.evaluate(JS)  # defines window.gotwProbe
+    page.wait_for_function("() => window.gotwProbe.ready()", polling=100)
+    return page.evaluate("window.gotwProbe.measure()")
+
+
+def exercise_players(page) -> list[dict]:
+    """Step, play and pause every animation player on the page."""
+    results = []
+    for pid in page.evaluate("Array.from(document.querySelectorAll('.gotw-player')).map(p => p.id)"):
+        player = page.locator(f"#{pid}")
+        player.scroll_into_view_if_needed()
+        before = page.evaluate("id => window.gotwProbe.player(id)", pid)
+        if before["frames"] < 2:
+            results.append({"id": pid, "before": before, "after_next": before})
+            continue
+        player.locator(".gotw-next").click()
+        after_next = page.evaluate("id => window.gotwProbe.player(id)", pid)
+        player.locator(".gotw-play").click()
+        played = True
+        try:
+            page.wait_for_function(
+                "([id, f]) => window.gotwProbe.player(id).frame !== f",
+                arg=[pid, after_next["frame"]], timeout=10_000, polling=50,
+            )
+        except Exception:  # noqa: BLE001 - reported through the result
+            played = False
+        player.locator(".gotw-pause").click()
+        paused = page.evaluate("id => window.gotwProbe.player(id)", pid)
+        player.locator(".gotw-first").click()
+        first = page.evaluate("id => window.gotwProbe.player(id)", pid)
+        results.append({"id": pid, "before": before, "after_next": after_next, "played": played,
+                        "paused": paused, "first": first})
+    return results
