@@ -208,3 +208,100 @@ def test_large_batch_runs_use_the_linear_rule():
     lrs = [r.lrs for r in runs.values()]
     assert lrs[1][-1] == pytest.approx(0.1) and lrs[2][-1] == pytest.approx(0.4)
     assert lrs[3][1] < lrs[3][-1] == pytest.approx(0.4)   # warm-up starts low and ends at the scaled rate
+
+
+# ----------------------------------------------------------------------------- prose that follows the runs
+
+
+def _run(label, k, t, loss, updates=100):
+    """A stand-in for a SimResult: only what run_ends reads."""
+    from types import SimpleNamespace
+
+    return label, SimpleNamespace(k=k, updates=updates, eval_times=np.asarray(t, float),
+                                  losses=np.asarray(loss, float))
+
+
+def test_run_ends_on_a_clean_line():
+    # loss = 1 - 0.001 t on t = 5, 10, ..., 400: the last quarter (t > 300) holds t = 305..400
+    t = np.arange(5.0, 401.0, 5.0)
+    label, r = _run("line", 4, t, 1.0 - 1e-3 * t)
+    (end,) = views.run_ends(dict([(label, r)]), budget=400.0)
+    tail = t[t > 300]
+    level = 1.0 - 1e-3 * tail.mean()
+    assert end.level == pytest.approx(level)
+    assert end.fall == pytest.approx(1e-3 * 100.0 / level)       # slope x window length / level
+    assert end.descending and end.t_stat < -1e6                  # exact line: only rounding noise
+
+
+def test_run_ends_tells_noise_and_small_drifts_from_descent():
+    rng = np.random.default_rng(0)
+    t = np.arange(5.0, 401.0, 5.0)
+    runs = dict([
+        _run("noisy plateau", 1, t, 0.7 + 0.05 * rng.standard_normal(t.size)),
+        _run("tiny drift", 8, t, 0.5 - 1e-5 * t),                 # 0.2 % over the window: below min_fall
+        _run("steady fall", 16, t, 0.6 - 2e-4 * t + 1e-3 * rng.standard_normal(t.size)),
+    ])
+    ends = {e.label: e for e in views.run_ends(runs, budget=400.0)}
+    assert not ends["noisy plateau"].descending
+    assert abs(ends["noisy plateau"].t_stat) < 3
+    assert not ends["tiny drift"].descending and ends["tiny drift"].fall < 0.01
+    assert ends["steady fall"].descending
+    # a stricter threshold turns the steady fall (about 2e-4 x 100 / 0.53 = 3.8 %) into a plateau
+    assert not {e.label: e for e in views.run_ends(runs, 400.0, min_fall=0.05)}["steady fall"].descending
+
+
+def test_run_ends_rejects_bad_input():
+    t = np.arange(5.0, 401.0, 5.0)
+    runs = dict([_run("a", 1, t, np.ones_like(t))])
+    with pytest.raises(ValueError, match="window"):
+        views.run_ends(runs, 400.0, window=0.0)
+    with pytest.raises(ValueError, match="budget"):
+        views.run_ends(runs, -1.0)
+    with pytest.raises(ValueError, match="at least 3"):
+        views.run_ends(dict([_run("short", 1, [10.0, 399.0], [1.0, 1.0])]), 400.0)
+
+
+def test_k_tradeoff_phrases_follow_the_ends():
+    t = np.arange(5.0, 401.0, 5.0)
+    runs = dict([
+        _run("K = 1", 1, t, np.full(t.size, 0.73)),
+        _run("K = 8", 8, t, np.full(t.size, 0.55)),
+        _run("K = 16", 16, t, 0.65 - 2e-4 * t),                  # still falling, level 0.65 - 0.07 = 0.58
+    ])
+    ends = views.run_ends(runs, 400.0)
+    ph = views.k_tradeoff_phrases(ends, workers=16)
+    assert ph["best"] == "$K = 8$"
+    assert ph["ranking"].index("$K = 8$") < ph["ranking"].index("$K = 16$") < ph["ranking"].index("$K = 1$")
+    assert "0.550 nats" in ph["ranking"] and "0.730 nats" in ph["ranking"]
+    assert ph["sync_trend"].startswith("is still descending")
+    flat = views.k_tradeoff_phrases(views.run_ends(dict([_run("K = 16", 16, t, np.full(t.size, 0.5))]), 400.0), 16)
+    assert flat["sync_trend"].startswith("has levelled off")
+    with pytest.raises(ValueError, match="ends"):
+        views.k_tradeoff_phrases([], 16)
+
+
+def test_chapter_k_tradeoff_prose_matches_its_own_runs():
+    """The chapter's wording is computed from the runs it plots; check it against the raw losses."""
+    fig, runs = views.k_tradeoff_figure(workers=16, ks=(1, 4, 16), budget=400.0, lr=0.5, batch_size=8)
+    ends = views.run_ends(runs, 400.0)
+    means = {r.k: float(r.losses[r.eval_times > 300].mean()) for r in runs.values()}
+    best = min(means, key=means.get)
+    assert views.k_tradeoff_phrases(ends, 16)["best"] == f"$K = {best}$"
+    assert len(fig.get_axes()[0].get_lines()) == 3
+
+
+def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_but_unbounded():
+    """P(shift + H_P/rate)/(shift + 1/rate), with H_P summed here: below P H_P, yet its ratio/P keeps growing."""
+    p = views.RUNTIME_RATIO_LAWS["shifted_exponential"]
+    shift, rate = p["shift"], p["rate"]
+    prev = 0.0
+    for P in (8, 64, 512, 4096):
+        H = sum(1.0 / i for i in range(1, P + 1))
+        expected = P * (shift + H / rate) / (shift + 1 / rate)
+        got = sgd.runtime_ratio(P, "shifted_exponential", **p)
+        assert got == pytest.approx(expected)
+        assert got < sgd.runtime_ratio(P, "exponential", **views.RUNTIME_RATIO_LAWS["exponential"])
+        assert got / P > prev + 0.5                               # per-learner factor still climbing
+        prev = got / P
+    fig = views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200)
+    assert len(fig.get_axes()[0].get_lines()) == 2 * len(views.RUNTIME_RATIO_LAWS) + 2

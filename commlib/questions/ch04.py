@@ -37,7 +37,10 @@ register(Question(
 
 register(Question(
     "ch04.goyal_lr", lambda: scaling.linear_scaling_lr(0.1, 256, 256 * 32), unit="",
-    hint="Linear scaling rule: eta = 0.1 x (k n) / 256 with k = 32 images per GPU and n = 256 GPUs.",
+    hints=((lambda given, right: abs(given - 0.1) < 1e-9,
+            "0.1 is the rate of the 256-image reference batch; scale it with the global batch."),),
+    hint="Linear scaling rule: eta = 0.1 x n b / 256 with n = 256 GPUs and b = 32 images per GPU "
+         "(Goyal et al. write kn: k workers of n images).",
 ))
 
 register(Question(

@@ -18,6 +18,13 @@ register(Question(
 
 register(Question(
     "ch05.ddp_bucket_bytes", lambda: float(overlap.DDP_BUCKET_BYTES), unit="B",
+    hints=((lambda given, right: abs(given - 25e6) < 1,
+            "That is 25 MB; DDP's bucket_cap_mb = 25 is multiplied by 1024 x 1024, so the cap is 25 MiB."),
+           (lambda given, right: right < given < 2 * right,
+            "A bucket may end larger than the cap (it closes once the cap is reached, with the whole last layer "
+            "in it); the question asks for the cap at which it closes."),
+           (lambda given, right: abs(given - 2**20) < 1,
+            "1 MiB is the first bucket's cap; the others close at the default bucket_cap_mb."),),
     hint="DDP multiplies bucket_cap_mb = 25 by 1024 x 1024.",
 ))
 

@@ -7,6 +7,7 @@ Everything drawn here is computed by :mod:`commlib.sgd`, :mod:`commlib.training`
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
@@ -28,6 +29,10 @@ __all__ = [
     "runtime_ratio_rows",
     "runtime_ratio_table",
     "runtime_ratio_figure",
+    "RUNTIME_RATIO_LAWS",
+    "RunEnd",
+    "run_ends",
+    "k_tradeoff_phrases",
     "staleness_histogram",
     "equal_time_runs",
     "error_vs_time_figure",
@@ -219,14 +224,20 @@ def runtime_ratio_table(rows: list[dict]):
                            "gap", "P ln P"], body)
 
 
+#: The compute-time laws of :func:`runtime_ratio_figure` and their parameters (seconds, 1/s).
+RUNTIME_RATIO_LAWS = {
+    "exponential": {"rate": 1.0},
+    "shifted_exponential": {"shift": 1.0, "rate": 1.0},
+    "pareto": {"shape": 2.5, "scale": 1.0},
+}
+
+
 def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0):
-    """Closed-form ratio against P for three compute-time laws, Monte Carlo points on top, P ln P for scale."""
+    """Closed-form ratio against P for the laws of :data:`RUNTIME_RATIO_LAWS`, Monte Carlo points on top, P ln P for scale."""
     fig, ax = figure(6.4, 3.8)
     Ps = list(Ps)
     grid = np.arange(1, max(Ps) + 1)
-    laws = [("exponential", {}), ("shifted_exponential", {"shift": 1.0, "rate": 1.0}),
-            ("pareto", {"shape": 2.5, "scale": 1.0})]
-    for i, (law, params) in enumerate(laws):
+    for i, (law, params) in enumerate(RUNTIME_RATIO_LAWS.items()):
         ax.plot(grid, [sgd.runtime_ratio(int(P), law, **params) for P in grid], color=color(i),
                 label=f"{law.replace('_', ' ')}: closed form")
         mc = [sgd.monte_carlo_runtime_ratio(P, law, trials=trials, seed=seed, **params) for P in Ps]
@@ -322,7 +333,12 @@ def error_vs_time_figure(runs: dict, t_max: float | None = None, smooth: int = 1
 
 def k_tradeoff_figure(workers: int = 16, ks=(1, 2, 4, 8, 16), budget: float = 400.0, protocol: str = "k_async",
                       seed: int = 0, **kwargs):
-    """Training loss against wall-clock time for several K: small K runs fast, large K ends lower."""
+    """Training loss against wall-clock time for several K (K = 1 asynchronous, K = ``workers`` fully synchronous).
+
+    Returns the figure and the runs; :func:`run_ends` and
+    :func:`k_tradeoff_phrases` describe how each run ends, from the runs
+    themselves.
+    """
     configs = [(protocol if 1 < K < workers else ("async" if K == 1 else "sync"), None if K in (1, workers) else K)
                for K in ks]
     runs = equal_time_runs(configs, workers, budget, seed=seed, **kwargs)
@@ -337,6 +353,95 @@ def k_tradeoff_figure(workers: int = 16, ks=(1, 2, 4, 8, 16), budget: float = 40
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig, runs
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How one training run ends within its wall-clock budget (losses in nats)."""
+
+    label: str
+    k: int              #: gradients (or learners) per update; ``workers`` for fully synchronous
+    updates: int        #: PS updates made within the budget
+    level: float        #: mean training loss over the final window (nats)
+    fall: float         #: fall of the least-squares line across the window, as a share of ``level`` (> 0: falling)
+    t_stat: float       #: slope divided by its standard error (negative: falling)
+    descending: bool    #: ``fall >= min_fall`` and ``t_stat <= -z``: still falling, beyond its noise
+    window: float       #: the final window, as a share of the budget
+
+
+def run_ends(runs: dict, budget: float, window: float = 0.25, min_fall: float = 0.01, z: float = 2.0) -> list[RunEnd]:
+    r"""Summarise how each run of :func:`equal_time_runs` ends, so prose can follow the run instead of guessing.
+
+    Over the evaluations in the last ``window`` share of ``budget``
+    (wall-clock seconds) the level is the mean loss; a least-squares line
+    :math:`\ell(t) = a + s t` gives the fall :math:`-s\,w\,\text{budget}/\text{level}`
+    across the window and the t-statistic :math:`s/\mathrm{SE}(s)`, with
+    :math:`\mathrm{SE}(s)^2 = \frac{\sum r_i^2/(m-2)}{\sum (t_i - \bar t)^2}`
+    for ``m`` points and residuals :math:`r_i`. A run is *still descending*
+    when it falls by at least ``min_fall`` of its level across the window and
+    the slope is at least ``z`` standard errors below zero: a noisy plateau
+    is not mistaken for descent, nor a flat tail for a plateau.
+    """
+    budget = check_positive("budget", budget)
+    window = float(window)
+    if not 0.0 < window <= 1.0:
+        raise ValueError(f"window must lie in (0, 1], got {window!r}")
+    min_fall = check_nonnegative("min_fall", min_fall)
+    z = check_nonnegative("z", z)
+    out = []
+    for label, r in runs.items():
+        if r.losses is None:
+            raise ValueError(f"run {label!r} has no losses: simulate it with a problem")
+        t, loss = np.asarray(r.eval_times, float), np.asarray(r.losses, float)
+        keep = t > (1.0 - window) * budget
+        if keep.sum() < 3:
+            raise ValueError(f"run {label!r} has {int(keep.sum())} evaluations in the last window; need at least 3 "
+                             "(evaluate more often or widen window)")
+        t, loss = t[keep], loss[keep]
+        level = float(loss.mean())
+        dt = t - t.mean()
+        slope = float(np.sum(dt * (loss - level)) / np.sum(dt * dt))
+        resid = loss - (level + slope * dt)
+        se = math.sqrt(float(np.sum(resid * resid)) / (t.size - 2) / float(np.sum(dt * dt)))
+        t_stat = slope / se if se > 0 else (-math.inf if slope < 0 else (math.inf if slope > 0 else 0.0))
+        fall = -slope * window * budget / level
+        out.append(RunEnd(label=label, k=int(r.k), updates=int(r.updates), level=level, fall=fall, t_stat=t_stat,
+                          descending=bool(fall >= min_fall and t_stat <= -z), window=window))
+    return out
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def k_tradeoff_phrases(ends: list[RunEnd], workers: int, min_fall: float = 0.01) -> dict[str, str]:
+    """Markdown phrases describing the ends of a K trade-off, computed from :func:`run_ends`.
+
+    * ``"ranking"``: the runs from the lowest final level to the highest,
+      e.g. "K = 8 (0.548 nats), then K = 4 (0.563 nats) and K = 1 (0.730 nats)";
+    * ``"best"``: the K with the lowest final level, e.g. "K = 8";
+    * ``"sync_trend"``: what the fully synchronous run (K = ``workers``)
+      is doing at the end: "is still descending: ..." or "has levelled off: ...".
+    """
+    workers = check_count("workers", workers)
+    if not ends:
+        raise ValueError("ends must hold at least one RunEnd")
+    order = sorted(ends, key=lambda e: e.level)
+    items = [f"$K = {e.k}$ ({e.level:.3f} nats)" for e in order]
+    ranking = items[0] if len(items) == 1 else items[0] + ", then " + _and(items[1:])
+    phrases = {"ranking": ranking, "best": f"$K = {order[0].k}$"}
+    sync = [e for e in ends if e.k == workers]
+    if sync:
+        e = sync[0]
+        span = "quarter" if e.window == 0.25 else f"{100 * e.window:.0f} %"
+        if e.descending:
+            phrases["sync_trend"] = (f"is still descending: its fitted loss falls by "
+                                     f"{100 * e.fall:.1f} % across the last {span} of the budget, so a longer budget can change "
+                                     f"the order")
+        else:
+            phrases["sync_trend"] = (f"has levelled off: its fitted loss changes by {100 * abs(e.fall):.1f} % across "
+                                     f"the last {span} of the budget, less than {100 * min_fall:.0f} % or within its noise")
+    return phrases
 
 
 # ----------------------------------------------------------------------------- scaling metrics and large batches
