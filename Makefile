@@ -1,5 +1,5 @@
 # Gradients on the Wire: build, test, explore.
-#   make book      build the website into _build/html (from the outputs stored in the notebooks)
+#   make book      build the website into _build/html, executing every notebook (cached)
 #   make serve     show the built website at http://127.0.0.1:8000
 #   make lab       open the chapters in JupyterLab
 #   make student   write the notebooks without solutions into _build/student
