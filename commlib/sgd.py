@@ -1069,8 +1069,9 @@ def runtime_ratio(P: int, distribution: str = "exponential", **params) -> float:
     of ``P`` independent learners, one every :math:`E[X]/P` on average
     (renewal theory). Hence the ratio (Dutta et al. 2018, Theorem 1). For
     exponential times it is :math:`P H_P` (which grows like :math:`P\ln P`);
-    for shifted exponential :math:`P(\Delta + H_P/\mu)/(\Delta + 1/\mu)`, which
-    tends to ``P`` as the shift dominates.
+    for shifted exponential :math:`P(\Delta + H_P/\mu)/(\Delta + 1/\mu)`, which for a
+    fixed ``P`` tends to ``P`` as the shift grows, and for a fixed shift still grows
+    like :math:`P\ln P/(1 + \mu\Delta)` as ``P`` grows.
 
     >>> round(runtime_ratio(20, "exponential"), 2)   # not 100: P H_P = 71.95
     71.95
