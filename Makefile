@@ -100,7 +100,7 @@ serve:
 	@test -f _build/html/index.html || $(MAKE) book
 	$(PY) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
 
-bench: $(STAMP)
+bench: $(STAMP) $(VENDOR_STAMP)
 	$(PY) bench/run.py
 
 student: $(STAMP)
