@@ -239,3 +239,16 @@ def test_busbw_algbw_round_trip(m, n, seconds, op):
     assume(factor > 0)
     assert busbw / factor == pytest.approx(algbw)
     assert m / algbw == pytest.approx(seconds)
+
+
+def test_reduction_gamma_and_its_share():
+    gamma = cost.reduction_gamma(900e9)
+    assert gamma == pytest.approx(3 / 900e9)
+    # ring: the gamma term is (n-1)/n M gamma, half the bytes of the beta term's 2(n-1)/n M
+    m, n, b = 1e8, 8, 1.25e9
+    with_gamma = cost.allreduce_time(m, n, b, gamma=gamma)
+    assert with_gamma - cost.allreduce_time(m, n, b) == pytest.approx(7 / 8 * m * gamma)
+    with pytest.raises(ValueError, match="memory_bandwidth"):
+        cost.reduction_gamma(0)
+    with pytest.raises(ValueError, match="touches"):
+        cost.reduction_gamma(1e9, touches=0)
