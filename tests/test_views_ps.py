@@ -79,6 +79,19 @@ def test_calculator_bad_input_shows_the_message_in_place():
     assert calc.error is None and "PS round" in calc.results
 
 
+def test_calculator_labels_fit_and_the_parameter_count_is_a_result():
+    """Labels short enough to show whole (description column 11em, about 20 characters; a dropdown's
+    box and a checkbox's label about 28); the model's size moved from its label to a result row."""
+    calc = views.ps_calculator(model="bert_large", n=8, k=4)
+    for name, control in calc.controls.items():
+        limit = 28 if control.__class__.__name__ == "Checkbox" else 20
+        assert len(control.description) <= limit, (name, control.description)
+        for label in getattr(control, "_options_labels", ()):
+            assert len(label) <= 28, (name, label)
+    assert calc.results["parameters"] == "335,141,888"
+    assert calc.results["gradient size M"].startswith("1.34 GB")
+
+
 # --- figures -------------------------------------------------------------------------------------
 
 def test_volumes_figure_plots_the_note_and_the_per_direction_counts():

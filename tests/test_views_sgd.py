@@ -64,7 +64,7 @@ def test_timeline_bars_are_the_simulated_jobs(workers, k, seed, compute):
         assert len(drawn) == len(expected)
         np.testing.assert_allclose(np.array(drawn), np.array(expected), rtol=0, atol=1e-12)
         done = int(np.sum(r.times <= t_max))
-        assert ax.get_title(loc="left").endswith(f": {done} updates")
+        assert ax.get_title(loc="left").endswith(f": {done} update" + ("" if done == 1 else "s"))
 
 
 def test_timeline_colours_follow_the_protocols():
@@ -114,6 +114,35 @@ def test_timeline_figure_has_six_panels_and_a_legend():
     assert titles[0].endswith(": 3 updates")
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "cancelled" in labels and "gradient applied (stale)" in labels
+
+
+def test_timeline_titles_count_in_the_singular_for_one_update():
+    """Early in the animation a panel has seen exactly one update: "1 update", never "1 updates"."""
+    fig, painter, t_max = views._timeline_canvas(4, 2, "exponential", 3, 3, None, {})
+    first_sync = painter.data[0][3][0]                      # time of the first fully synchronous update
+    painter.show(first_sync)
+    title = fig.get_axes()[0].get_title(loc="left")
+    assert title.endswith(": 1 update")
+    assert not any(ax.get_title(loc="left").endswith(" 1 updates") for ax in fig.get_axes())
+
+
+@pytest.mark.parametrize("workers", [3, 4, 6])
+def test_timeline_text_is_readable_at_the_players_width(workers):
+    """At the animation's dpi, shown at most 700 px wide, every tick label, title and legend entry is >= 10 px tall."""
+    import inspect
+
+    dpi = inspect.signature(views.protocol_timeline_animation).parameters["dpi"].default
+    fig = views.protocol_timeline_figure(workers=workers, k=2, seed=0)
+    scale = min(1.0, 700 / (fig.get_figwidth() * dpi))
+    texts = [t for ax in fig.get_axes() for t in (*ax.get_yticklabels(), *ax.get_xticklabels(), ax.title,
+                                                  ax._left_title, ax.xaxis.label) if t.get_text()]
+    texts += list(fig.legends[0].get_texts())
+    assert len(texts) > 6 * workers
+    for t in texts:
+        assert t.get_fontsize() * dpi / 72 * scale >= 10.0, t.get_text()
+    # protocol order is kept: synchronous ones in the left column, asynchronous in the right
+    xs = [ax.get_position().x0 for ax in fig.get_axes()]
+    assert max(xs[:3]) < min(xs[3:])
 
 
 def test_timeline_animation_is_an_offline_player():
@@ -303,5 +332,72 @@ def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_bu
         assert got < sgd.runtime_ratio(P, "exponential", **views.RUNTIME_RATIO_LAWS["exponential"])
         assert got / P > prev + 0.5                               # per-learner factor still climbing
         prev = got / P
-    fig = views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200)
+    fig = views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200, straggler=None)
     assert len(fig.get_axes()[0].get_lines()) == 2 * len(views.RUNTIME_RATIO_LAWS) + 2
+
+
+def test_runtime_ratio_figure_adds_one_slow_node_by_simulation():
+    """Two learners, one 4x slower (exponential, means 4 s and 1 s), worked out by hand:
+    sync waits E[max(A, B)] = E[A] + E[B] - E[min(A, B)] = 4 + 1 - 1/(1/4 + 1) = 4.2 s;
+    async applies gradients at 1/4 + 1 = 1.25 per second, 0.8 s each; the ratio is 5.25."""
+    assert views.STRAGGLER_LAW == {"base": "exponential", "slowdown": 4.0}
+    assert sgd.monte_carlo_runtime_ratio(2, "straggler", trials=20000, seed=0,
+                                         **views.STRAGGLER_LAW) == pytest.approx(5.25, rel=0.03)
+    fig = views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200)
+    lines = fig.get_axes()[0].get_lines()
+    assert len(lines) == 2 * len(views.RUNTIME_RATIO_LAWS) + 3
+    slow = next(ln for ln in lines if ln.get_label().startswith("one learner 4x slower"))
+    assert list(slow.get_xdata()) == [1, 2, 4]
+    y = slow.get_ydata()
+    assert y[0] == pytest.approx(1.0, abs=0.05)                  # one learner: sync and async are the same
+    assert y[1] == pytest.approx(5.25, rel=0.1)
+    assert y[2] > sgd.runtime_ratio(4, "exponential")             # a slow node costs sync more than i.i.d. noise
+
+
+def _run_with(t, values, last=None):
+    from types import SimpleNamespace
+
+    t = np.asarray(t, float)
+    times = np.array([*t, t[-1] if last is None else last])
+    return SimpleNamespace(times=times, eval_times=t, losses=np.asarray(values, float),
+                           errors=np.asarray(values, float) / 10)
+
+
+def test_tail_mean_averages_the_last_quarter_of_the_wall_clock():
+    # evaluations at uneven times; the run ends at 40 s, so the last quarter is t > 30 s: values 7 and 9
+    run = _run_with([1, 5, 12, 29, 30, 31, 40], [100, 100, 100, 100, 100, 7, 9])
+    assert views.tail_mean(run) == pytest.approx(8.0)
+    assert views.tail_mean(run, metric="errors") == pytest.approx(0.8)
+    assert views.tail_mean(run, window=0.3) == pytest.approx((100 + 100 + 7 + 9) / 4)   # t > 28 s
+    assert views.tail_mean(run, end=50.0, window=0.3) == pytest.approx(9.0)           # t > 35 s
+    with pytest.raises(ValueError, match="window"):
+        views.tail_mean(run, window=0.0)
+    with pytest.raises(ValueError, match="metric"):
+        views.tail_mean(run, metric="accuracy")
+    with pytest.raises(ValueError, match="widen window"):
+        views.tail_mean(run, end=100.0, window=0.1)
+
+
+def test_tail_mean_differs_from_the_last_twenty_evaluations_on_a_long_run():
+    """The chapter's runs have about 80 evaluations: the last quarter is about 20 of them, not exactly 20."""
+    runs = views.lr_rule_runs(workers=4, updates=400, seed=0)
+    for r in runs.values():
+        keep = r.eval_times > 0.75 * r.times[-1]
+        assert views.tail_mean(r) == pytest.approx(float(r.losses[keep].mean()))
+        assert 0.2 < keep.mean() < 0.3
+
+
+def _fits(calc, description: int = 20, option: int = 28):
+    """Control labels short enough to show whole: the description column is 11em (about 20 characters),
+    a dropdown's box about 28, a checkbox's label about 28."""
+    for name, control in calc.controls.items():
+        limit = option if control.__class__.__name__ == "Checkbox" else description
+        assert len(control.description) <= limit, (name, control.description)
+        for label in getattr(control, "_options_labels", ()):
+            assert len(label) <= option, (name, label)
+
+
+def test_sgd_calculator_labels_fit():
+    box = views.sgd_calculator(protocol="async", workers=4, k=1, updates=200)
+    _fits(box.calculator)
+    assert "ignore K" in box.calculator.note

@@ -242,8 +242,8 @@ def traffic_table(configs=((4, 1, False), (4, 2, False), (4, 4, False), (4, 2, T
 
 
 def _model_label(key: str) -> str:
-    item = hardware.model(key)
-    return f"{item.name} ({item.params:,} parameters)"
+    # the name only: the dropdown is about 30 characters wide; the parameter count is a result row
+    return hardware.model(key).name
 
 
 def _network_links() -> list[tuple[str, str]]:
@@ -269,6 +269,7 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
         best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
                 else f"{c.smallest_k} server machines")
         return {
+            "parameters": f"{hardware.model(model).params:,}",
             "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
             "PS round": format_time(c.ps_seconds),
             "ring all-reduce": format_time(c.ring_seconds),
@@ -284,13 +285,14 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
         "n": integer(n, 1, 256, "workers n"),
         "k": integer(k, 1, 256, "server shards k"),
-        "colocated": toggle(colocated, "shards on the worker machines (colocated)"),
+        "colocated": toggle(colocated, "shards on the workers"),
         "worker_link": dropdown(_network_links(), worker_link, "worker NIC"),
         "server_link": dropdown(_network_links(), server_link, "server NIC"),
     }
     return make_calculator(compute, controls, title="Parameter server or ring all-reduce?",
                            note="Bandwidth terms only (large messages), full-duplex NICs, bandwidth per "
-                                "direction; push and pull pipelined. The server NIC is unused when colocated. "
+                                "direction; push and pull pipelined. With the shards on the workers (colocated) the "
+                                "server NIC is unused. "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 

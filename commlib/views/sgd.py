@@ -30,6 +30,8 @@ __all__ = [
     "runtime_ratio_table",
     "runtime_ratio_figure",
     "RUNTIME_RATIO_LAWS",
+    "STRAGGLER_LAW",
+    "tail_mean",
     "RunEnd",
     "run_ends",
     "k_tradeoff_phrases",
@@ -107,6 +109,15 @@ def _timeline_data(workers: int, k: int, compute: str, updates: int, seed: int, 
 
 _FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE["sky"]
 
+#: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
+#: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
+_TIMELINE_FONT = 10.0
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 update"``, ``"3 updates"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
 
 class _TimelinePainter:
     """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars."""
@@ -127,9 +138,11 @@ class _TimelinePainter:
             self.lines.append(lines)
             ax.set_ylim(workers - 0.4, -0.6)
             ax.set_xlim(0, t_max)
-            ax.set_yticks(range(workers), [f"L{w + 1}" for w in range(workers)], fontsize=7)
+            ax.set_yticks(range(workers), [f"L{w + 1}" for w in range(workers)], fontsize=_TIMELINE_FONT)
+            ax.tick_params(axis="x", labelsize=_TIMELINE_FONT)
             ax.grid(False)
-        axes[-1].set_xlabel("wall-clock time (units of the mean compute time)")
+        for ax in axes[2::3]:       # the bottom panel of each column
+            ax.set_xlabel("wall-clock time (mean compute times)", fontsize=_TIMELINE_FONT)
 
     def show(self, now: float) -> None:
         for ax, (protocol, kk, jobs, times), bars, lines in zip(self.axes, self.data, self.bars, self.lines):
@@ -148,7 +161,8 @@ class _TimelinePainter:
             for line in lines:
                 line.set_visible(line.get_xdata()[0] <= now)
             done = sum(1 for t in times if t <= min(now, self.t_max))
-            ax.set_title(f"{_k_label(protocol, self.workers, kk)}: {done} updates", fontsize=9, loc="left")
+            ax.set_title(f"{_k_label(protocol, self.workers, kk)}: {_count(done, 'update')}",
+                         fontsize=_TIMELINE_FONT + 0.5, loc="left")
 
 
 def _timeline_legend(fig) -> None:
@@ -157,16 +171,27 @@ def _timeline_legend(fig) -> None:
                Patch(facecolor=_CANCELLED, hatch="///", label="cancelled"),
                Patch(facecolor=_RUNNING, label="computing"),
                Line2D([0], [0], color=COLORS[7], lw=1.2, label="PS update")]
-    fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=_TIMELINE_FONT, frameon=False,
+               columnspacing=1.2, handlelength=1.6)
 
 
 def _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params):
+    """Six panels in two columns (synchronous protocols left, asynchronous right), created in the
+    order of ``_TIMELINE`` so that ``fig.get_axes()`` lists them protocol by protocol."""
     data, t_max = _timeline_data(workers, k, compute, updates, seed, compute_params, t_max)
-    fig, axes = figure(7.2, 8.0, nrows=6, sharex=True)
+    fig, first = figure(7.2, 2.6 + 1.1 * max(workers, 3))
+    first.remove()
+    axes = []
+    for i in range(len(_TIMELINE)):
+        col, row = divmod(i, 3)
+        axes.append(fig.add_subplot(3, 2, 2 * row + col + 1, sharex=axes[0] if axes else None))
+    for i, ax in enumerate(axes):
+        if i % 3 != 2:
+            ax.tick_params(labelbottom=False)
     painter = _TimelinePainter(axes, data, workers, t_max)
     painter.show(t_max)
     _timeline_legend(fig)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.8, w_pad=1.5)
     return fig, painter, t_max
 
 
@@ -184,7 +209,7 @@ def protocol_timeline_figure(workers: int = 4, k: int = 2, compute: str = "expon
 
 
 def protocol_timeline_animation(workers: int = 4, k: int = 2, compute: str = "exponential", updates: int = 3,
-                                seed: int = 3, frames: int = 10, t_max: float | None = None, dpi: int = 64,
+                                seed: int = 3, frames: int = 10, t_max: float | None = None, dpi: int = 100,
                                 **compute_params):
     """The same six timelines growing with time, as an offline player (:func:`commlib.views.animation.to_html`)."""
     frames = check_count("frames", frames, 2)
@@ -197,7 +222,8 @@ def protocol_timeline_animation(workers: int = 4, k: int = 2, compute: str = "ex
 
     anim = FuncAnimation(fig, draw, frames=frames, interval=500, blit=False)
     labels = [f"t = {m:.2f} mean compute times" for m in moments]
-    alt = "Six stacked timelines of four learners, one per SGD protocol, filling in as wall-clock time advances"
+    alt = (f"Six timelines of {workers} learners, one per SGD protocol, synchronous protocols in the left "
+           "column and asynchronous ones in the right, filling in as wall-clock time advances")
     return to_html(anim, labels=labels, dpi=dpi, alt=alt)
 
 
@@ -232,9 +258,20 @@ RUNTIME_RATIO_LAWS = {
 }
 
 
-def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0):
-    """Closed-form ratio against P for the laws of :data:`RUNTIME_RATIO_LAWS`, Monte Carlo points on top, P ln P for scale."""
-    fig, ax = figure(6.4, 3.8)
+#: One slow node: learner 0's exponential compute times are ``slowdown`` times longer, persistently
+#: (:func:`commlib.sgd.simulate` with ``compute="straggler"``). Not i.i.d., so no closed form: simulated only.
+STRAGGLER_LAW = {"base": "exponential", "slowdown": 4.0}
+
+
+def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
+                         straggler: dict | None = STRAGGLER_LAW):
+    """Closed-form ratio against P for the laws of :data:`RUNTIME_RATIO_LAWS`, Monte Carlo points on top, P ln P for scale.
+
+    With ``straggler`` (parameters of the ``"straggler"`` law, by default
+    :data:`STRAGGLER_LAW`) the figure adds the simulated ratio with one
+    persistently slow learner, as markers joined by a thin line; ``None`` leaves it out.
+    """
+    fig, ax = figure(6.4, 5.0)
     Ps = list(Ps)
     grid = np.arange(1, max(Ps) + 1)
     for i, (law, params) in enumerate(RUNTIME_RATIO_LAWS.items()):
@@ -242,18 +279,55 @@ def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: 
                 label=f"{law.replace('_', ' ')}: closed form")
         mc = [sgd.monte_carlo_runtime_ratio(P, law, trials=trials, seed=seed, **params) for P in Ps]
         ax.plot(Ps, mc, ls="none", marker=MARKERS[i], color=color(i), label=f"{law.replace('_', ' ')}: simulated")
+    if straggler is not None:
+        i = len(RUNTIME_RATIO_LAWS)
+        mc = [sgd.monte_carlo_runtime_ratio(P, "straggler", trials=trials, seed=seed, **straggler) for P in Ps]
+        ax.plot(Ps, mc, ls="-", lw=0.8, marker=MARKERS[i], color=color(i),
+                label=f"one learner {straggler.get('slowdown', 4.0):g}x slower: simulated")
     ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="P (no straggling)")
     ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="P ln P")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("learners P")
     ax.set_ylabel("E[T_sync] / E[T_async]")
-    ax.legend(fontsize=7, ncol=2)
+    # below the axes: inside, the legend would cover the simulated points
+    ax.legend(fontsize=8.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
     fig.tight_layout()
     return fig
 
 
 # ----------------------------------------------------------------------------- staleness and error curves
+
+
+def tail_mean(run, window: float = 0.25, metric: str = "losses", end: float | None = None) -> float:
+    """Mean of a run's evaluations (``"losses"`` in nats or ``"errors"`` as a share) over the last
+    ``window`` share of its wall clock.
+
+    The wall clock runs from 0 to ``end`` (seconds; by default the time of
+    the run's last update); the evaluations kept are those at times after
+    ``(1 - window) * end``. This is what the prose means by "over the last
+    quarter of the run" (``window = 0.25``).
+
+    >>> from types import SimpleNamespace
+    >>> run = SimpleNamespace(times=np.arange(1.0, 9.0), eval_times=np.arange(1.0, 9.0),
+    ...                       losses=np.arange(1.0, 9.0), errors=None)
+    >>> tail_mean(run)            # times 7 and 8 lie after 0.75 * 8 = 6
+    7.5
+    """
+    window = float(window)
+    if not 0.0 < window <= 1.0:
+        raise ValueError(f"window must lie in (0, 1], got {window!r}")
+    if metric not in ("losses", "errors"):
+        raise ValueError(f"metric must be 'losses' or 'errors', got {metric!r}")
+    values = getattr(run, metric)
+    if values is None:
+        raise ValueError(f"the run has no {metric}: simulate it with a problem")
+    t = np.asarray(run.eval_times, float)
+    end = float(run.times[-1]) if end is None else check_positive("end", end)
+    keep = t > (1.0 - window) * end
+    if not keep.any():
+        raise ValueError(f"no evaluation lies in the last {window:g} of the run; widen window")
+    return float(np.asarray(values, float)[keep].mean())
 
 
 def staleness_histogram(results, ax=None):
@@ -529,9 +603,9 @@ def _sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem
         k = None
     else:
         k = check_count("K", k, 1, workers)
-    slowdown = check_positive("straggler slowdown", slowdown)
+    slowdown = check_positive("straggler factor", slowdown)
     if slowdown < 1:
-        raise ValueError(f"straggler slowdown must be >= 1 (1 = no straggler), got {slowdown}")
+        raise ValueError(f"straggler factor must be >= 1 (1 = no straggler), got {slowdown}")
     if slowdown > 1:
         params = {"base": compute, "slowdown": slowdown}
         law = "straggler"
@@ -561,7 +635,7 @@ def _calc_figure(timing, trained):
 
 def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
                    slowdown: float = 1.0, updates: int = 2000, seed: int = 0):
-    """Protocol, P, K, compute-time law and straggler slowdown -> time per update, staleness, error curve.
+    """Protocol, P, K, compute-time law and straggler factor -> time per update, staleness, error curve.
 
     Returns a box holding the calculator (text results) and a picture
     (staleness histogram and test error against wall-clock time) that
@@ -592,13 +666,15 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
         {
             "protocol": dropdown([(PROTOCOL_LABELS[p], p) for p in sgd.PROTOCOLS], protocol, "protocol"),
             "workers": integer(workers, 1, 64, "learners P"),
-            "k": integer(k, 1, 64, "K (ignored by sync, async)"),
+            "k": integer(k, 1, 64, "K"),
             "compute": dropdown(_DISTS, compute, "compute-time law"),
-            "slowdown": number(slowdown, "straggler slowdown (1 = none)", minimum=1.0),
+            "slowdown": number(slowdown, "straggler factor", minimum=1.0),
         },
         title="Synchronous or asynchronous?",
-        note=f"Times in units of the mean compute time of a learner; {updates} updates per timing run; "
-             "error from training the chapter's softmax-regression problem (learning rate 0.5, batch 8).",
+        note=f"Fully synchronous and asynchronous SGD ignore K. Straggler factor: one learner's compute times "
+             f"are that many times longer, at every step (1 = no straggler). Times in units of the mean "
+             f"compute time of a learner; {updates} updates per timing run; error from training the "
+             "chapter's softmax-regression problem (learning rate 0.5, batch 8).",
     )
     box = widgets.VBox([calc, picture])
     box.calculator = calc
