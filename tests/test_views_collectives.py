@@ -315,3 +315,113 @@ def test_bandwidth_converter_two_ways_and_errors():
     assert "cannot read rate" in calc.error
     calc.set(value="1 GB/s", direction="busbw -> algbw", n=1)
     assert "n must be >= 2" in calc.error
+
+
+# --- readability: what the page shows (second review) ---------------------------------------------------
+
+#: The offline player renders at 80 dpi and the page column shows it at most this wide (px).
+_PLAYER_DPI, _COLUMN_PX, _MIN_TEXT_PX = 80, 700, 10.0
+
+
+def _shown_text_px(fig) -> list[tuple[float, str]]:
+    """(height in screen px, text) of every visible, non-empty text of ``fig`` as the player shows it."""
+    fig.canvas.draw()
+    scale = min(1.0, _COLUMN_PX / (fig.get_figwidth() * _PLAYER_DPI))
+    texts = list(fig.texts)
+    for ax in fig.axes:
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        texts += list(ax.texts)
+        if ax.axison:                                   # axis("off") hides ticks and their labels
+            texts += ax.get_xticklabels() + ax.get_yticklabels()
+        if ax.get_legend() is not None:
+            texts += list(ax.get_legend().get_texts())
+    return [(t.get_fontsize() * _PLAYER_DPI / 72 * scale, t.get_text()) for t in texts
+            if t.get_visible() and t.get_text().strip()]
+
+
+def _assert_readable(fig):
+    small = [(round(px, 1), text) for px, text in _shown_text_px(fig) if px < _MIN_TEXT_PX]
+    assert not small, f"text under {_MIN_TEXT_PX} px at the player's width: {small[:5]}"
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_reduce_animation_draws_pending_steps_until_they_happen(n):
+    # every reduce of n values makes n - 1 combinations; the tree after m levels holds ceil(n / 2^m) partials
+    anim = vc.reduce_animation(range(1, n + 1))
+    serial_ax, tree_ax = anim._fig.axes
+    depth = math.ceil(math.log2(n))
+    for frame in range(n):
+        anim._func(frame)
+        assert _texts(serial_ax).count("?") == (n - 1) - frame
+        assert _texts(tree_ax).count("?") == math.ceil(n / 2 ** min(frame, depth)) - 1
+
+
+@pytest.mark.parametrize("frame", [0, 7])
+def test_reduce_animation_text_is_readable(frame):
+    anim = vc.reduce_animation(range(1, 9))
+    anim._func(frame)
+    _assert_readable(anim._fig)
+
+
+def test_reduce_animation_fills_its_frame():
+    # the drawing (boxes, step labels) spans most of the figure in both directions, even at the start
+    anim = vc.reduce_animation(range(1, 9))
+    anim._func(0)
+    fig = anim._fig
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for ax in fig.axes for t in ax.texts]
+    x0, x1 = min(b.x0 for b in boxes), max(b.x1 for b in boxes)
+    y0, y1 = min(b.y0 for b in boxes), max(b.y1 for b in boxes)
+    width, height = fig.bbox.width, fig.bbox.height
+    assert (x1 - x0) / width > 0.85
+    assert (y1 - y0) / height > 0.7
+
+
+@pytest.mark.parametrize("n", [4, 12, 128])
+def test_comparison_figure_readable_names_and_sizes(n):
+    fig = vc.comparison_figure(n=n, link="eth_100g")
+    _assert_readable(fig)
+    ax = fig.axes[0]
+    shown = [t.get_text() for t in ax.get_legend().get_texts()] + _texts(ax)
+    assert not [s for s in shown if "_" in s]
+    arrows = [s for s in _texts(ax) if "→" in s]
+    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    assert len(arrows) == len(dots) >= 1
+
+
+def test_chapter0_ranks_sweep_readable_names_and_sizes(monkeypatch):
+    # chapter 0's precomputed bar chart (commlib.views.basics.ranks_sweep) follows the same rule
+    from commlib import cost
+    from commlib.views import animation, basics
+
+    drawn = []
+
+    def capture(draw, values, **kwargs):
+        drawn.extend(draw(v) for v in values)
+
+    monkeypatch.setattr(animation, "sweep_html", capture)
+    basics.ranks_sweep("resnet50", "fp32", "eth_10g", ranks=(2, 256))
+    assert len(drawn) == 2
+    for fig in drawn:
+        _assert_readable(fig)
+        names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        assert len(names) == len(cost.ALLREDUCE_ALGORITHMS)
+        assert not [s for s in names if "_" in s]
+        assert "halving-doubling (Rabenseifner)" in names
+
+
+#: The calculators' label column is 11em of 13 px text (143 px); 19 characters of it measure at most ~133 px.
+_LABEL_CHARS = 19
+
+
+@pytest.mark.parametrize("make", [vc.cluster_calculator, vc.primitive_calculator, vc.bandwidth_converter])
+def test_calculator_labels_fit_their_column_and_read_as_words(make):
+    calc = make()
+    for key, control in calc.controls.items():
+        assert len(control.description) <= _LABEL_CHARS, (key, control.description)
+        for label in getattr(control, "options", ()):
+            text = label[0] if isinstance(label, tuple) else str(label)
+            assert "_" not in text, (key, text)
+    units = {k: c.description for k, c in calc.controls.items()}
+    if make is vc.cluster_calculator:
+        assert "(ms" in units["t_compute_ms"] and "(%)" in units["target_percent"]

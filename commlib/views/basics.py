@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cost, hardware
+from .. import compare, cost, hardware
 from ..units import format_rate, format_size, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator
 from .plots import COLORS, MARKERS, figure
@@ -84,17 +84,20 @@ def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_1
              for alg in cost.ALLREDUCE_ALGORITHMS}
     top = max(max(v) for v in times.values())
 
+    names = [compare.ALGORITHM_NAMES[alg] for alg in cost.ALLREDUCE_ALGORITHMS]
+
     def draw(n):
-        fig, ax = figure(6.4, 3.4)
+        fig, ax = figure(8.0, 4.0)
         values = [times[alg][list(ranks).index(n)] for alg in cost.ALLREDUCE_ALGORITHMS]
-        bars = ax.barh(list(cost.ALLREDUCE_ALGORITHMS), values, color=COLORS[: len(values)])
+        bars = ax.barh(names, values, color=COLORS[: len(values)])
         for bar, value in zip(bars, values):
             ax.annotate(format_time(value), (value, bar.get_y() + bar.get_height() / 2), xytext=(4, 0),
-                        textcoords="offset points", va="center", fontsize=9)
+                        textcoords="offset points", va="center", fontsize=12)
         ax.set_xscale("log")
         ax.set_xlim(min(min(v) for v in times.values()) / 2, top * 8)
-        ax.set_xlabel("time of one all-reduce (s, log scale)")
-        ax.set_title(f"{hardware.model(model).name}, {dtype}, n = {n}, {item.name}")
+        ax.tick_params(labelsize=12)
+        ax.set_xlabel("time of one all-reduce (s, log scale)", fontsize=12)
+        ax.set_title(f"{hardware.model(model).name}, {dtype}, n = {n}, {item.name}", fontsize=13)
         fig.tight_layout()
         return fig
 

@@ -169,49 +169,63 @@ def reduce_animation(values: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8), op: str
     Both panels are replays of :func:`commlib.collectives.reduce` runs
     (``algorithm="serial"`` and ``"tree"``): the serial chain needs ``n - 1``
     steps, the tree ``ceil(log2 n)``; after the tree is done its panel waits
-    while the chain goes on. Frames: ``n`` (the start, then one per serial
-    step).
+    while the chain goes on. Steps still to come are drawn as dotted boxes
+    marked "?", so every frame shows the whole schedule and fills its area.
+    Frames: ``n`` (the start, then one per serial step).
+
+    Sizes are chosen for the offline player (80 dpi, shown about 700 px
+    wide): values and titles at 14 pt, about 13 px on screen.
     """
     values = list(values)
     n = check_count("number of values", len(values), minimum=2, maximum=16)
     serial, _, _ = _reduce_steps(values, op, "serial")
     tree, _, _ = _reduce_steps(values, op, "tree")
     style()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 5.0))
+    fig.subplots_adjust(left=0.005, right=0.995, top=0.85, bottom=0.02, wspace=0.03)
     depth_s, depth_t = len(serial), len(tree)
+    box = "round,pad=0.3"
 
     def panel(ax, steps, shown: int, title: str, chain: bool):
         ax.clear()
-        ax.set_xlim(-1.6, n - 0.3)
-        ax.set_ylim(-max(depth_s, 1) - 0.8, 1.0)
+        ax.set_xlim(-1.95, n - 0.45)
+        ax.set_ylim(-max(depth_s, 1) - 0.55, 0.55)
         ax.axis("off")
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=14)
         pos = {r: (r, 0.0) for r in range(n)}
         for r, v in enumerate(values):
-            ax.text(r, 0, _fmt(v), ha="center", va="center", fontsize=9,
-                    bbox=dict(boxstyle="round,pad=0.3", fc=_RANK_COLORS[r % len(_RANK_COLORS)], ec="black"))
-        for k, moves in enumerate(steps[:shown], start=1):
+            ax.text(r, 0, _fmt(v), ha="center", va="center", fontsize=14,
+                    bbox=dict(boxstyle=box, fc=_RANK_COLORS[r % len(_RANK_COLORS)], ec="black"))
+        for k, moves in enumerate(steps, start=1):
             y = -k
+            done, current = k <= shown, k == shown
             for src, dst, new in moves:
                 x = src if chain else dst       # the serial chain walks right, the tree stays at the receiver
                 for who in (src, dst):
                     x0, y0 = pos[who]
-                    ax.annotate("", xy=(x, y + 0.25), xytext=(x0, y0 - 0.25),
-                                arrowprops=dict(arrowstyle="->", lw=1.4 if k == shown else 0.8,
-                                                color="black" if k == shown else "0.55"))
-                ax.text(x, y, _fmt(new), ha="center", va="center", fontsize=9,
-                        color="white" if k == len(steps) else "black",
-                        bbox=dict(boxstyle="round,pad=0.3", fc=_FULL if k == len(steps) else _PARTIAL, ec="black",
-                                  lw=2 if k == shown else 0.8))
+                    ax.annotate("", xy=(x, y + 0.28), xytext=(x0, y0 - 0.28),
+                                arrowprops=dict(arrowstyle="->", lw=1.8 if current else 1.0,
+                                                ls="-" if done else ":",
+                                                color="black" if current else "0.5" if done else "0.75"))
+                if done:
+                    last = k == len(steps)
+                    ax.text(x, y, _fmt(new), ha="center", va="center", fontsize=14,
+                            color="white" if last else "black",
+                            bbox=dict(boxstyle=box, fc=_FULL if last else _PARTIAL, ec="black",
+                                      lw=2.2 if current else 0.9))
+                else:
+                    ax.text(x, y, "?", ha="center", va="center", fontsize=14, color="0.6",
+                            bbox=dict(boxstyle=box, fc="white", ec="0.6", ls=":"))
                 pos[dst] = (x, y)
-            ax.text(-1.55, y, f"step {k}", ha="left", va="center", fontsize=8, color="0.3")
+            ax.text(-1.9, y, f"step {k}", ha="left", va="center", fontsize=12,
+                    color="0.2" if done else "0.55")
 
     def draw(frame: int):
         panel(axes[0], serial, min(frame, depth_s),
               f"serial: {min(frame, depth_s)} of {depth_s} steps", True)
         panel(axes[1], tree, min(frame, depth_t),
               f"tree: {min(frame, depth_t)} of {depth_t} steps" + ("  (done)" if frame >= depth_t else ""), False)
-        fig.suptitle(f"reduce with {op} over {n} values: frame {frame} of {depth_s}", fontsize=11)
+        fig.suptitle(f"reduce with {op} over {n} values: frame {frame} of {depth_s}", fontsize=15)
         return []
 
     draw(0)
@@ -340,6 +354,16 @@ _PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gathe
                   "all-reduce": "all_reduce"}
 
 
+#: Readable names of the per-primitive algorithms that :data:`commlib.compare.ALGORITHM_NAMES` does not list.
+_EXTRA_ALGORITHM_NAMES = {"scatter_allgather": "scatter + all-gather", "reduce_scatter_gather": "reduce-scatter + gather",
+                          "recursive_halving": "recursive halving", "pairwise": "pairwise exchange", "bruck": "Bruck"}
+
+
+def _algorithm_label(algorithm: str) -> str:
+    """The name a reader sees for an algorithm key: "halving_doubling" -> "halving-doubling (Rabenseifner)"."""
+    return compare.ALGORITHM_NAMES.get(algorithm) or _EXTRA_ALGORITHM_NAMES.get(algorithm, algorithm.replace("_", " "))
+
+
 def primitive_report(primitive: str, algorithm: str, n: int, size: str, link: str) -> dict[str, str]:
     """Cost of one primitive under alpha-beta (:func:`commlib.cost.collective_terms`), as text with units."""
     op = _PRIMITIVE_OPS.get(primitive, primitive)
@@ -367,7 +391,7 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
     names = sorted({a for algs in cost.COLLECTIVE_ALGORITHMS.values() for a in algs})
     controls = {
         "primitive": dropdown(list(_PRIMITIVE_OPS), primitive, "primitive"),
-        "algorithm": dropdown(names, algorithm, "algorithm"),
+        "algorithm": dropdown([(_algorithm_label(a), a) for a in names], algorithm, "algorithm"),
         "n": integer(n, 1, 4096, "ranks n"),
         "size": text(size, "buffer M", "e.g. 64 MiB or 100 MB"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
@@ -550,6 +574,11 @@ def _fast_log_layout(fig, ax, right: float) -> None:
 
 # --- chapter 2: the rivals under alpha-beta ------------------------------------------------------------
 
+def _short_name(algorithm: str) -> str:
+    """Readable name without its parenthesis: "halving-doubling (Rabenseifner)" -> "halving-doubling"."""
+    return compare.ALGORITHM_NAMES[algorithm].split(" (")[0]
+
+
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
     """Time of every all-reduce algorithm against message size (log-log), switch points marked.
@@ -573,26 +602,33 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
 
     curves = {a: curve(a) for a in algorithms}
     sizes = np.geomspace(lo, hi, 161)
-    fig, ax = figure(7.6, 4.6)
+    fig, ax = figure(8.6, 5.9)
     for i, a in enumerate(algorithms):
-        ax.loglog(sizes, [curves[a](m) for m in sizes], color=COLORS[i % 8], lw=1.8,
+        ax.loglog(sizes, [curves[a](m) for m in sizes], color=COLORS[i % 8], lw=2.0,
                   ls=_LINESTYLES[i % len(_LINESTYLES)], label=compare.ALGORITHM_NAMES[a])
     switches = compare.switch_points(curves, lo, hi)
-    for size, before, after in switches:
+    for j, (size, before, after) in enumerate(switches):
         t = curves[after](size)
-        ax.plot([size], [t], "o", color="black", ms=6, zorder=5)
-        ax.axvline(size, color="0.3", lw=0.7, ls=":")
-        ax.annotate(f"{format_size(size)}\n{before.replace('_', ' ')} → {after.replace('_', ' ')}", (size, t),
-                    xytext=(6, -26), textcoords="offset points", fontsize=7)
+        ax.plot([size], [t], "o", color="black", ms=7, zorder=5)
+        ax.axvline(size, color="0.3", lw=0.8, ls=":")
+        # labels sit in the empty lower right (small times, large messages), an arrow to their dot
+        ax.annotate(f"{format_size(size)}: {_short_name(before)} → {_short_name(after)}", (size, t),
+                    xytext=(0.98, 0.05 + 0.09 * j), textcoords="axes fraction", ha="right", va="bottom",
+                    fontsize=11, bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9),
+                    arrowprops=dict(arrowstyle="->", lw=0.9, color="0.3", shrinkA=2, shrinkB=4))
     if switches:
-        ax.text(lo * 1.3, ax.get_ylim()[1] / 2.5, "latency-bound", fontsize=9, color="0.3")
-        ax.text(hi / 40, ax.get_ylim()[1] / 2.5, "bandwidth-bound", fontsize=9, color="0.3", ha="right")
+        ax.text(lo * 1.3, ax.get_ylim()[1] / 2.5, "latency-bound", fontsize=11, color="0.3")
+        ax.text(hi / 40, ax.get_ylim()[1] / 2.5, "bandwidth-bound", fontsize=11, color="0.3", ha="right")
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
-    ax.set_title(f"all-reduce on N = {n} ranks, {where}", fontsize=10)
-    ax.set_xlabel("message size M (bytes)")
-    ax.set_ylabel("time (s)")
-    ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    _fast_log_layout(fig, ax, right=0.66)
+    ax.set_title(f"all-reduce on N = {n} ranks, {where}", fontsize=13)
+    ax.set_xlabel("message size M (bytes)", fontsize=12)
+    ax.set_ylabel("time (s)", fontsize=12)
+    ax.tick_params(labelsize=11)
+    ax.legend(fontsize=11, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False,
+              handlelength=2.6, columnspacing=1.5)
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_locator(NullLocator())
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.3, top=0.93)
     return fig
 
 
@@ -721,8 +757,8 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
         "nics_per_host": dropdown(list(NIC_CHOICES), nics_per_host, "network cards"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in compare.ALGORITHMS], algorithm,
                               "algorithm"),
-        "t_compute_ms": number(t_compute_ms, "compute per step (ms)"),
-        "target_percent": number(target_percent, "target efficiency (%)"),
+        "t_compute_ms": number(t_compute_ms, "compute (ms/step)"),
+        "target_percent": number(target_percent, "efficiency goal (%)"),
     }
     return make_calculator(cluster_report, controls, title="Your cluster: one gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
@@ -754,7 +790,7 @@ def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw
     controls = {
         "value": text(value, "bandwidth", "e.g. 10 GB/s or 100 Gb/s"),
         "direction": dropdown(["algbw -> busbw", "busbw -> algbw"], direction, "convert"),
-        "op": dropdown(list(cost.BUS_FACTORS), op, "collective"),
+        "op": dropdown([(k.replace("_", "-"), k) for k in cost.BUS_FACTORS], op, "collective"),
         "n": integer(n, 1, 4096, "ranks n"),
     }
     return make_calculator(bandwidth_convert, controls, title="Algorithm bandwidth <-> bus bandwidth",
