@@ -61,3 +61,18 @@ def test_figures_and_sweep():
     assert html.count('class="gotw-frame"') == 3
     assert "https://" not in html and "http://" not in html
     assert basics.ranks_sweep("resnet50", "fp32", "eth_10g", ranks=(2, 4, 8)).data == html  # deterministic
+
+
+def test_reduction_cost_from_memory_bandwidth():
+    calc = basics.allreduce_calculator(model="resnet50", n=8, link="nvlink2", memory_gbs=900)
+    nbytes = hardware.gradient_bytes("resnet50")
+    link = hardware.LINKS["nvlink2"]
+    gamma = 3 / 900e9
+    expected = cost.allreduce_time(nbytes, 8, link.bandwidth, link.latency, "ring", gamma)
+    assert calc.results["time of one all-reduce"] == f"{expected * 1e3:.2f} ms"
+    share = 100 * (7 / 8 * nbytes * gamma) / expected
+    assert calc.results["reduction share of the time"] == f"{share:.1f} %"
+    calc.set(memory_gbs=0)
+    assert calc.results["reduction share of the time"] == "0.0 %"
+    calc.set(memory_gbs=-5)
+    assert "memory_gbs must be >= 0" in calc.error

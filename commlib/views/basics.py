@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import compare, cost, hardware
 from ..units import format_rate, format_size, format_time
-from .calculator import Calculator, dropdown, integer, make_calculator
+from .calculator import Calculator, dropdown, integer, make_calculator, number
 from .plots import COLORS, MARKERS, figure
 
 __all__ = ["alpha_beta_figure", "allreduce_calculator"]
@@ -41,20 +41,25 @@ def _model_label(key: str) -> str:
 
 
 def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, link: str = "eth_10g",
-                         algorithm: str = "ring") -> Calculator:
+                         algorithm: str = "ring", memory_gbs: float = 0.0) -> Calculator:
     """How long does one gradient all-reduce take? Model, dtype, ranks, link, algorithm -> time and rates."""
 
-    def compute(model, dtype, n, link, algorithm):
+    def compute(model, dtype, n, link, algorithm, memory_gbs):
         nbytes = hardware.gradient_bytes(model, dtype)
         item = hardware.link(link)
         terms = cost.allreduce_terms(nbytes, n, algorithm)
-        seconds = terms.time(item.bandwidth, item.latency)
+        gamma = cost.reduction_gamma(memory_gbs * 1e9) if memory_gbs else 0.0
+        if memory_gbs < 0:
+            raise ValueError(f"memory bandwidth must be >= 0 GB/s (0: reduction free), got {memory_gbs}")
+        seconds = terms.time(item.bandwidth, item.latency, gamma)
         out = {
             "gradient size": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
             "time of one all-reduce": format_time(seconds),
             "messages on the critical path": f"{terms.steps}",
             "bytes on the critical path": format_size(terms.bytes),
+            "bytes reduced on the critical path": format_size(terms.reduced),
             "latency share of the time": f"{100 * terms.steps * item.latency / seconds:.1f} %" if seconds else "0 %",
+            "reduction share of the time": f"{100 * terms.reduced * gamma / seconds:.1f} %" if seconds else "0 %",
         }
         if seconds > 0:
             out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
@@ -66,11 +71,14 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
         "n": integer(n, 1, 1024, "ranks n"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
-        "algorithm": dropdown(list(cost.ALLREDUCE_ALGORITHMS), algorithm, "algorithm"),
+        "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in cost.ALLREDUCE_ALGORITHMS], algorithm,
+                              "algorithm"),
+        "memory_gbs": number(memory_gbs, "memory (GB/s)", minimum=0),
     }
     return make_calculator(compute, controls, title="One gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; "
-                                "algorithm and bus bandwidth as nccl-tests defines them.")
+                                "algorithm and bus bandwidth as nccl-tests defines them. Memory bandwidth "
+                                "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try 900 GB/s, a V100's HBM2.")
 
 
 def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_10g",
