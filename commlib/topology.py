@@ -57,8 +57,9 @@ from dataclasses import dataclass, field
 from typing import Hashable, Iterable, Mapping, Sequence
 
 import networkx as nx
+import numpy as np
 
-from . import hardware
+from . import hardware, ps
 from .trace import Trace
 from .units import check_count, check_nonnegative, check_positive, parse_rate
 
@@ -85,6 +86,7 @@ __all__ = [
     "mirrored",
     "scaled",
     "staged_exchange",
+    "ps_star",
     "links_of",
     "BYTEPS_PCIE_MEASURED",
 ]
@@ -735,6 +737,53 @@ def staged_exchange(g: nx.Graph, gpu: Node, nbytes: int, host: int = 0, peer: in
         Flow(0, peer_cpu, cpu, nbytes, "receive from peer host"),
         Flow(0, cpu, gpu, nbytes, "CPU memory to GPU"),
     ]
+
+
+def ps_star(workers: int, nbytes: int, servers: int = 1, link: str = "eth_10g", bandwidth: float | None = None,
+            latency: float | None = None, seed: int = 0) -> tuple[nx.Graph, Mapped]:
+    r"""One parameter-server round (:func:`commlib.ps.ps_round`) mapped onto a switch star.
+
+    ``workers`` = n worker machines and ``servers`` = k server machines each
+    hang off one switch on their own link (:func:`star` with
+    ``hub="switch"``): worker i on spoke i, server j on spoke n + j, every
+    link of preset ``link`` (bandwidth B per direction, latency alpha). The
+    round runs on real fp32 arrays drawn from ``default_rng(seed)``, one
+    parameter per shard, and its trace is scaled so that every worker's
+    gradient is M = ``nbytes`` bytes (a multiple of 4k, so the k shards are
+    equal and whole).
+
+    The trace has two steps, and :func:`map_trace` runs them one after the
+    other: the push (every worker sends M/k to each server), then the pull.
+    In each step a server's link carries n flows of M/k in one direction and
+    a worker's link k flows, so every flow crosses two links and gets
+    :math:`\min(B/n, B/k)`:
+
+    .. math:: T = 2\left(2\alpha + \max\left(\frac{M}{B}, \frac{nM}{kB}\right)\right),
+
+    :func:`commlib.cost.ps_time` with ``pipelined=False`` and a latency of
+    2 alpha per transfer (two links). With one server its link carries nM in
+    each direction, 2nM in all: the hot spot of the parameter-server chapter.
+
+    >>> g, run = ps_star(4, 10**6, link="eth_10g", latency=0.0)
+    >>> run.load(4, "hub") == run.load("hub", 4) == 4 * 10**6     # the server's link, each way
+    True
+    >>> round(run.time * 1e3, 3)                                   # 2 x 4 MB at 1.25 GB/s
+    6.4
+    """
+    n = check_count("workers", workers, minimum=1)
+    k = check_count("servers", servers, minimum=1)
+    nbytes = check_count("nbytes", nbytes, minimum=4 * k)
+    if nbytes % (4 * k):
+        raise ValueError(f"nbytes must be a multiple of 4 x servers = {4 * k} (equal fp32 shards), got {nbytes}")
+    rng = np.random.default_rng(seed)
+    grads = rng.standard_normal((n, k)).astype(np.float32)
+    round_ = ps.ps_round(np.zeros(k, dtype=np.float32), list(grads), servers=k, record=False)
+    trace = scaled(round_.trace, nbytes // (4 * k))
+    g = star(n + k, link, hub="switch", bandwidth=bandwidth, latency=latency)
+    g.graph["name"] = f"parameter server on a star: {n} workers, {k} server{'s' if k > 1 else ''}"
+    for j in range(n, n + k):
+        g.nodes[j]["kind"] = "server"
+    return g, map_trace(g, trace)
 
 
 def links_of(g: nx.Graph) -> list[tuple[Node, Node, dict]]:

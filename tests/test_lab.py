@@ -290,3 +290,84 @@ def test_compare_spread_words_and_symmetry():
     assert labviews.compare_spread(0.0, 0.0) == "about as wide as"
     with pytest.raises(ValueError, match="reference"):
         labviews.compare_spread(-1.0, 0.1)
+
+
+# ---------------------------------------------------------------- what the lab page prints
+
+def test_verdict_wraps_long_lines_and_keeps_every_word():
+    message = ("your function raised NotImplementedError: replace this line with your ring (line 2) "
+               "for length 12 " + "and more words " * 12).strip()
+    hint = "print the chunk bounds of each step: a receive buffer must be as long as the chunk sent to it. " * 3
+    text = str(checker.Verdict(False, message, hint))
+    lines = text.split("\n")
+    assert max(len(line) for line in lines) <= checker.WIDTH
+    assert len(lines) >= 4                              # both parts needed more than one line
+    assert lines[0].startswith("Wrong: ")
+    hint_at = [i for i, line in enumerate(lines) if line.startswith("Hint: ")]
+    assert len(hint_at) == 1
+    words = " ".join(lines[:hint_at[0]]).split()
+    assert words == ("Wrong: " + message).split()
+    assert " ".join(lines[hint_at[0]:]).split() == ("Hint: " + hint).split()
+
+
+def test_verdict_keeps_short_text_and_its_own_line_breaks():
+    assert str(checker.Verdict(True, "ring_allreduce gives the sum.")) == "Right: ring_allreduce gives the sum."
+    text = str(checker.Verdict(False, "SyntaxError:\n  x = (", "close the bracket"))
+    assert text.split("\n") == ["Wrong: SyntaxError:", "  x = (", "Hint: close the bracket"]
+
+
+def _series(alpha: float, inverse_beta: float, sizes=tuple(2.0**k for k in range(20, 27))):
+    from commlib import fit
+
+    # times built from the model itself: a ring all-reduce on 2 ranks has 2 steps and sends M bytes
+    t = [2 * alpha + m / inverse_beta for m in sizes]
+    return fit.Series("all_reduce", 2, tuple(sizes), tuple(t), algorithm="ring", label="all-reduce")
+
+
+def test_calculator_names_an_unmeasurable_start_up_cost_instead_of_zero():
+    from commlib import fit
+    from commlib.views import lab as labviews
+
+    s = _series(0.0, 10e9)                              # pure copying: no flat part to fit
+    calc = labviews.model_calculator([s], [fit.fit_joint([s])], size="16 MiB")
+    shown = calc.results["latency term a alpha"]
+    assert shown.startswith("none measurable") and " ns" not in shown
+    assert "1 MiB to 64 MiB" in shown                   # the sizes the line was fitted on
+    assert len(shown) <= 60                             # fits the calculator's value column
+
+
+def test_calculator_shows_a_measurable_start_up_cost_as_a_time():
+    from commlib import fit
+    from commlib.units import format_time
+    from commlib.views import lab as labviews
+
+    s = _series(30e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27)))
+    calc = labviews.model_calculator([s], [fit.fit_joint([s])], size="4 KiB")
+    assert calc.results["latency term a alpha"] == format_time(2 * 30e-6)
+
+
+def test_regime_sizes_are_those_between_the_crossovers():
+    from commlib import fit
+    from commlib.views import lab as labviews
+
+    s = _series(1e-5, 1e9, sizes=(1024.0, 4096.0, 16384.0, 65536.0))
+    pw = fit.PiecewiseFit((3000.0, 20000.0), (fit.AlphaBeta(1e-5, 1e-9),) * 3)
+    assert labviews.regime_sizes(pw, s, 10) == (1024.0, 1024.0)
+    assert labviews.regime_sizes(pw, s, 5000) == (4096.0, 16384.0)
+    assert labviews.regime_sizes(pw, s, 1e9) == (65536.0, 65536.0)
+    assert labviews.regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10) == (1024.0, 65536.0)
+    assert labviews.latency_term(2, 1e-21, 2**20, 2**26).startswith("none measurable")
+    with pytest.raises(ValueError, match="alpha"):
+        labviews.latency_term(2, -1.0, 1, 2)
+
+
+def test_fit_summary_names_an_unmeasurable_alpha():
+    from commlib import fit
+    from commlib.views import lab as labviews
+
+    flat, pure = _series(30e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27))), _series(0.0, 10e9)
+    text = labviews.fit_summary_table([flat, pure], [fit.fit_joint([flat]), fit.fit_joint([pure])]).data
+    rows = [line for line in text.splitlines() if line.startswith("| all-reduce")]
+    assert len(rows) == 2
+    assert "alpha 30.00 µs" in rows[0] and "none measurable" not in rows[0]
+    assert "alpha none measurable" in rows[1] and " ns" not in rows[1]

@@ -314,3 +314,55 @@ def test_hierarchical_sends_less_through_the_nic_than_a_flat_ring():
     assert flat_nic == pytest.approx(2 * (n - 1) / n * m)        # one ring boundary per host, every step
     assert hier_nic == pytest.approx(2 * (hosts - 1) / hosts * m)  # the g shards of M/g cross once each way
     assert map_trace(c, hier).time < map_trace(c, flat).time
+
+
+# ---------------------------------------------------------------- a parameter server on a star
+
+@SETTINGS
+@given(n=st.integers(1, 8), k=st.integers(1, 4), chunk=st.integers(1, 10**6),
+       link=st.sampled_from(["eth_1g", "eth_10g", "eth_100g", "pcie3_x16"]), latency=st.sampled_from([None, 0.0]))
+def test_ps_round_on_a_star_takes_ps_time_without_overlap(n, k, chunk, link, latency):
+    # The mapping runs the trace's push step, then its pull step: cost.ps_time with pipelined=False.
+    # Every transfer crosses two links (spoke to switch, switch to spoke), so its latency is 2 alpha.
+    nbytes = 4 * k * chunk
+    g, run = topology.ps_star(n, nbytes, servers=k, link=link, latency=latency)
+    item = hardware.link(link)
+    alpha = item.latency if latency is None else latency
+    want = cost.ps_time(nbytes, n, item.bandwidth, servers=k, latency=2 * alpha, pipelined=False)
+    assert math.isclose(run.time, want, rel_tol=1e-12)
+    assert len(run.steps) == 2
+    assert run.max_flows == max(n, k)            # n flows on a server's link, k on a worker's
+
+
+@SETTINGS
+@given(n=st.integers(1, 8), k=st.integers(1, 3), chunk=st.integers(1, 1000))
+def test_ps_star_link_loads_are_the_closed_form_volumes(n, k, chunk):
+    m = 4 * k * chunk
+    g, run = topology.ps_star(n, m, servers=k, link="eth_10g")
+    for j in range(n, n + k):                    # a server receives n shards of M/k and sends them back
+        assert run.load("hub", j) == run.load(j, "hub") == n * m // k
+    for i in range(n):                           # a worker pushes M and pulls M
+        assert run.load(i, "hub") == run.load("hub", i) == m
+    if n > k:                                    # a server's link is the busier: it throttles the round
+        assert set(run.bottleneck) & set(range(n, n + k))
+
+
+def test_ps_star_one_server_is_chapter_3s_hot_spot():
+    # P = n + 1 processes, one of them the server: its link carries 2N(P-1) bytes in both directions together
+    n, m = 7, 4 * 10**6
+    g, run = topology.ps_star(n, m)
+    assert run.load(n, "hub") + run.load("hub", n) == 2 * m * ((n + 1) - 1)
+    assert g.nodes[n]["kind"] == "server" and g.nodes[n]["rank"] == n
+    assert sum(1 for _, d in g.nodes(data=True) if d["kind"] == "server") == 1
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"workers": 0, "nbytes": 400}, "workers"),
+    ({"workers": 2, "nbytes": 400, "servers": 0}, "servers"),
+    ({"workers": 2, "nbytes": 402}, "nbytes"),
+    ({"workers": 2, "nbytes": 12, "servers": 2}, "nbytes"),
+    ({"workers": 2, "nbytes": 400, "link": "carrier_pigeon"}, "link"),
+])
+def test_ps_star_bad_input_names_the_parameter(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        topology.ps_star(**kwargs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import matplotlib
+import matplotlib.text
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -52,6 +53,38 @@ def test_compare_figure_has_one_panel_per_topology_and_a_colour_bar():
     fig = tview.compare_figure([(a, topology.map_flows(a, flows), "mesh"), (b, topology.map_flows(b, flows), "torus")])
     assert len(fig.axes) == 3                            # two panels and the colour bar
     assert [ax.get_title() for ax in fig.axes[:2]] == ["mesh", "torus"]
+
+
+def _texts(fig):
+    """Every visible, non-empty text of a figure: titles, labels, tick labels, legend entries, annotations."""
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+
+
+def test_gallery_is_a_two_by_two_grid_readable_at_page_width():
+    fig = tview.gallery_figure(n=8, nbytes=8 * 10**5)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert len(panels) == 4 and len(fig.axes) == 5                 # four panels and the colour bar
+    xs = sorted({round(ax.get_position().x0, 3) for ax in panels})
+    ys = sorted({round(ax.get_position().y0, 3) for ax in panels})
+    assert len(xs) == 2 and len(ys) == 2
+    # shown ~700 px wide, every text is at least 10 px tall (1 pt = dpi / 72 px)
+    scale = min(1.0, 700 / (fig.get_figwidth() * fig.dpi))
+    smallest = min(t.get_fontsize() for t in _texts(fig)) * fig.dpi / 72 * scale
+    assert smallest >= 10
+    numbers = {t.get_text() for t in _texts(fig)}
+    assert {str(i) for i in range(8)} <= numbers                    # node numbers are drawn
+
+
+def test_ps_star_figure_marks_the_server_and_its_hot_link():
+    fig = tview.ps_star_figure(workers=3, nbytes=4 * 10**6, link="eth_10g")
+    ax = fig.axes[0]
+    assert "PS" in {t.get_text() for t in ax.texts}
+    assert "12.00 MB" in ax.get_title() and "4.00 MB" in ax.get_title()   # 3 gradients against 1, each way
+    top = tuple(round(c, 6) for c in matplotlib.colormaps[tview.CMAP](1.0))
+    hot = [line for line in ax.lines if tuple(round(c, 6) for c in matplotlib.colors.to_rgba(line.get_color())) == top]
+    assert len(hot) == 1                                            # only the server's link carries the maximum
+    scale = min(1.0, 700 / (fig.get_figwidth() * fig.dpi))
+    assert min(t.get_fontsize() for t in _texts(fig)) * fig.dpi / 72 * scale >= 10
 
 
 def test_steps_sweep_has_one_frame_per_step():

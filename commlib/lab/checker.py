@@ -45,8 +45,18 @@ from .p2p import chunk_bounds
 
 __all__ = ["Verdict", "check_ring_allreduce", "rank_input", "expected_sum", "diagnose", "DEFAULT_COUNTS"]
 
+#: Columns at which a printed verdict wraps: a page column of the book shows about 78 monospace characters.
+WIDTH = 76
+
 #: Array lengths tried: a multiple of 4, a length 4 does not divide, a length shorter than 4 ranks.
 DEFAULT_COUNTS = (12, 10, 3)
+
+
+def _wrap(text: str, indent: int) -> str:
+    """``text`` wrapped at :data:`WIDTH` columns, continuation lines indented; its own line breaks kept."""
+    return "\n".join(textwrap.fill(line, WIDTH, subsequent_indent=" " * indent, break_on_hyphens=False,
+                                    break_long_words=False) or line
+                      for line in text.split("\n"))
 
 
 @dataclass(frozen=True)
@@ -58,8 +68,9 @@ class Verdict:
     hint: str = ""
 
     def __str__(self) -> str:
-        head = ("Right: " if self.correct else "Wrong: ") + self.message
-        return head + (f"\nHint: {self.hint}" if self.hint else "")
+        """The verdict and the hint, each wrapped at :data:`WIDTH` columns so it fits a page column."""
+        text = _wrap(("Right: " if self.correct else "Wrong: ") + self.message, 7)
+        return text + ("\n" + _wrap(f"Hint: {self.hint}", 6) if self.hint else "")
 
     def __repr__(self) -> str:
         return str(self)

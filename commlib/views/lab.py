@@ -7,6 +7,8 @@ arithmetic beyond what :mod:`commlib.fit` and :mod:`commlib.cost` return.
 
 from __future__ import annotations
 
+import bisect
+import math
 from typing import Sequence
 
 import numpy as np
@@ -19,7 +21,7 @@ from .plots import COLORS, MARKERS, PALETTE, figure
 from .tables import markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "error_table", "fit_summary_table",
-           "model_calculator", "terms_table", "verdict", "placement", "load_sentence", "compare_spread"]
+           "model_calculator", "regime_sizes", "latency_term", "terms_table", "verdict", "placement", "load_sentence", "compare_spread"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -151,6 +153,11 @@ def _inverse_beta(m: fit.AlphaBeta) -> str:
     return "beta 0 s/B (no size dependence)" if m.beta == 0 else f"1/beta {format_rate(m.bandwidth)}"
 
 
+def _alpha(m: fit.AlphaBeta, resolution: float = 1e-9) -> str:
+    # a fitted alpha below a clock's resolution is the fit finding no flat part, not a 0 s start-up cost
+    return format_time(m.alpha) if m.alpha >= resolution else "none measurable (fitted 0)"
+
+
 def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
                       lo: float = 4 * 2**10, hi: float = 64 * 2**20):
     """Markdown table: fitted alpha and bandwidth (per regime) and median |error| over [lo, hi] per series."""
@@ -161,11 +168,55 @@ def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBe
         else:
             edges = ["", *(format_bytes(c) for c in m.crossovers), ""]
             regimes = [(f"[{a or '0'}, {b or 'inf'}):", r) for a, b, r in zip(edges, edges[1:], m.models)]
-        text = "; ".join(f"{w} alpha {format_time(r.alpha)}, {_inverse_beta(r)}".strip() for w, r in regimes)
+        text = "; ".join(f"{w} alpha {_alpha(r)}, {_inverse_beta(r)}".strip() for w, r in regimes)
         body.append([s.label, s.algorithm or "", text,
                      f"{100 * fit.median_abs_relative_error(m, s, lo, hi):.1f} %"])
     headers = ["collective", "cost-model algorithm", "fitted model", f"median error {format_bytes(lo)}-{format_bytes(hi)}"]
     return markdown_table(headers, body)
+
+
+def regime_sizes(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, nbytes: float) -> tuple[float, float]:
+    """The measured sizes (bytes) the regime that prices ``nbytes`` was fitted on: ``(smallest, largest)``.
+
+    A single line was fitted on every size of ``series``; a piecewise fit's
+    regime only on the sizes between its crossovers.
+
+    >>> s = fit.Series("all_reduce", 2, (1024.0, 4096.0, 16384.0), (1e-5, 2e-5, 5e-5))
+    >>> pw = fit.PiecewiseFit((3000.0,), (fit.AlphaBeta(1e-5, 1e-9), fit.AlphaBeta(0.0, 2e-9)))
+    >>> regime_sizes(pw, s, 10**6), regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10**6)
+    ((4096.0, 16384.0), (1024.0, 16384.0))
+    """
+    sizes = sorted(float(x) for x in series.nbytes)
+    if isinstance(model, fit.PiecewiseFit):
+        i = bisect.bisect_right(model.crossovers, nbytes)
+        lo = model.crossovers[i - 1] if i > 0 else -math.inf
+        hi = model.crossovers[i] if i < len(model.crossovers) else math.inf
+        inside = [x for x in sizes if lo <= x < hi]
+        if inside:
+            return inside[0], inside[-1]
+    return sizes[0], sizes[-1]
+
+
+def latency_term(steps: int, alpha: float, lo: float, hi: float, resolution: float = 1e-9) -> str:
+    """The latency term ``a alpha`` in words; when the fit left alpha at 0, say so instead of "0.00 ns".
+
+    A fit with alpha >= 0 that finds no flat part in the sizes ``lo`` .. ``hi``
+    (bytes) it was fitted on returns alpha = 0, or a rounding residue such as
+    1e-20 s: the start-up cost is too small to show next to the copying time
+    there, not absent. A term below ``resolution`` seconds (default 1 ns,
+    finer than a clock read resolves) counts as that case.
+
+    >>> latency_term(2, 5e-6, 1024, 65536)
+    '10.00 µs'
+    >>> latency_term(2, 0.0, 2**20, 2**26)
+    'none measurable in 1 MiB to 64 MiB (fitted alpha = 0)'
+    """
+    steps = check_count("steps", steps, minimum=0)
+    alpha = check_nonnegative("alpha", alpha)
+    resolution = check_positive("resolution", resolution)
+    if steps == 0 or steps * alpha >= resolution:
+        return format_time(steps * alpha)
+    return f"none measurable in {format_bytes(lo)} to {format_bytes(hi)} (fitted alpha = 0)"
 
 
 def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
@@ -192,7 +243,7 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
         out = {
             "message size": f"{format_size(nbytes)} = {format_bytes(nbytes)}",
             "predicted time": format_time(seconds),
-            "latency term a alpha": format_time(terms.steps * regime.alpha),
+            "latency term a alpha": latency_term(terms.steps, regime.alpha, *regime_sizes(m, s, nbytes)),
             "bandwidth term b beta": format_time(terms.bytes * regime.beta + terms.reduced * regime.gamma),
             "cost-model algorithm": f"{s.algorithm} ({terms.steps} steps)",
         }
@@ -209,7 +260,9 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
     }
     return make_calculator(compute, controls, title="The fitted model of this machine",
                            note="Fitted on the ranks measured above; 1 MiB = 2^20 B, 1 MB = 10^6 B; "
-                                "bandwidths in bytes per second, as nccl-tests defines algbw and busbw.")
+                                "bandwidths in bytes per second, as nccl-tests defines algbw and busbw. "
+                                "'none measurable': in the sizes that regime was fitted on, the fit found no "
+                                "start-up cost next to the copying time.")
 
 
 # --------------------------------------------------------------------------- words for the prose

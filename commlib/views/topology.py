@@ -20,7 +20,7 @@ from matplotlib.patches import FancyArrowPatch
 import numpy as np
 
 from .. import collectives, cost, hardware, placement, topology
-from ..units import format_rate, format_size, format_time
+from ..units import check_count, format_rate, format_size, format_time
 from .tables import markdown_table
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, make_calculator, text, toggle
@@ -32,7 +32,9 @@ __all__ = [
     "compare_figure",
     "steps_sweep",
     "allreduce_trace",
+    "grid_figure",
     "gallery_figure",
+    "ps_star_figure",
     "ring_check_table",
     "hierarchy_table",
     "note000_table",
@@ -50,10 +52,13 @@ _KIND = {  # marker, colour, legend label
     "cpu": ("h", PALETTE["orange"], "CPU socket + memory"),
     "switch": ("D", PALETTE["green"], "switch"),
     "nic": ("^", PALETTE["vermillion"], "NIC"),
+    "server": ("p", PALETTE["orange"], "parameter server"),
 }
 
 
 def _label(node, data) -> str:
+    if data.get("kind") == "server":
+        return "PS"
     if data.get("rank") is not None:
         return str(data["rank"])
     if data.get("kind") == "switch" and str(node)[:1] == "s" and "." in str(node):
@@ -67,9 +72,10 @@ def _label(node, data) -> str:
 
 def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping | None = None,
                   vmax: float | None = None, title: str = "", node_size: float = 260, labels: bool = True,
-                  equal: bool = True):
+                  equal: bool = True, fontsize: float = 7, title_size: float = 10):
     """Draw topology ``g`` on ``ax``; colour links by ``loads`` (bytes per link, busier direction) or by
-    ``mapped.undirected_load()``. Returns the colour normalisation used (for a colour bar)."""
+    ``mapped.undirected_load()``. Node labels are ``fontsize`` points, the title ``title_size``.
+    Returns the colour normalisation used (for a colour bar)."""
     topology.check_topology(g)
     if loads is None:
         loads = mapped.undirected_load() if mapped is not None else {}
@@ -97,9 +103,9 @@ def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping |
                    edgecolors="black", linewidths=0.8, zorder=3)
         if labels:
             for v in nodes:
-                ax.annotate(_label(v, g.nodes[v]), pos[v], ha="center", va="center", fontsize=7,
+                ax.annotate(_label(v, g.nodes[v]), pos[v], ha="center", va="center", fontsize=fontsize,
                             color="white" if kind in ("node", "gpu") else "black", zorder=4)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=title_size)
     if equal:
         ax.set_aspect("equal", adjustable="datalim")
     ax.margins(0.08)
@@ -107,16 +113,22 @@ def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping |
     return norm
 
 
-def _legend(fig, ax, g, norm, unit_label: str, graphs: Sequence = ()):
-    kinds = sorted({d["kind"] for h in (g, *graphs) for _, d in h.nodes(data=True)})
+def _handles(graphs: Sequence) -> list:
+    kinds = sorted({d["kind"] for h in graphs for _, d in h.nodes(data=True)})
     handles = [Line2D([], [], marker=_KIND[k][0], color="none", markerfacecolor=_KIND[k][1], markeredgecolor="black",
                       markersize=8, label=_KIND[k][2]) for k in kinds if k in _KIND]
     handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="idle link"))
+    return handles
+
+
+def _legend(fig, ax, g, norm, unit_label: str, graphs: Sequence = (), fontsize: float = 8):
+    handles = _handles((g, *graphs))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(5, len(handles)),
-              fontsize=8, frameon=False)
+              fontsize=fontsize, frameon=False)
     sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(vmin=norm.vmin / 1e6, vmax=norm.vmax / 1e6), cmap=CMAP)
     bar = fig.colorbar(sm, ax=ax, shrink=0.75, pad=0.02)
-    bar.set_label(unit_label, fontsize=8)
+    bar.set_label(unit_label, fontsize=fontsize)
+    bar.ax.tick_params(labelsize=fontsize)
 
 
 def topology_figure(g, mapped: topology.Mapped | None = None, title: str = "", width: float = 6.4,
@@ -184,8 +196,39 @@ def allreduce_trace(n: int, nbytes: int, algorithm: str = "ring", **kwargs):
     return topology.scaled(trace, max(1, round(nbytes / (4 * length))))
 
 
+def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, height: float = 7.4,
+                unit_label: str = "MB on the link's busier direction (whole run)", fontsize: float = 10,
+                node_size: float = 480):
+    """Topologies ``[(graph, mapped, title), ...]`` in a grid of ``ncols`` columns on one colour scale.
+
+    Made to be read at a page's width: node labels, titles, legend and
+    colour bar are ``fontsize`` points or more, and the legend and colour bar
+    sit below the grid, across its whole width.
+    """
+    style()
+    ncols = check_count("ncols", ncols, minimum=1)
+    rows = -(-len(panels) // ncols)
+    fig = plt.figure(figsize=(width, height))
+    grid = fig.add_gridspec(rows, ncols, left=0.03, right=0.97, top=0.92, bottom=0.2, hspace=0.35, wspace=0.08)
+    top = max([max(m.undirected_load().values(), default=1) for _, m, _ in panels] + [1])
+    norm = None
+    for i, (g, m, title) in enumerate(panels):
+        ax = fig.add_subplot(grid[i // ncols, i % ncols])
+        norm = draw_topology(ax, g, m, vmax=top, title=title, node_size=node_size, fontsize=fontsize,
+                             title_size=fontsize + 1)
+    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(vmin=norm.vmin / 1e6, vmax=norm.vmax / 1e6), cmap=CMAP)
+    cax = fig.add_axes((0.12, 0.115, 0.76, 0.022))
+    bar = fig.colorbar(sm, cax=cax, orientation="horizontal")
+    cax.grid(False)
+    bar.set_label(unit_label, fontsize=fontsize)
+    bar.ax.tick_params(labelsize=fontsize)
+    fig.legend(handles=_handles([p[0] for p in panels]), loc="lower center", ncol=4, fontsize=fontsize,
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    return fig
+
+
 def gallery_figure(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g"):
-    """Four topologies of ``n`` ranks carrying one all-reduce each, links coloured on one scale."""
+    """Four topologies of ``n`` ranks carrying one all-reduce each, in a 2 x 2 grid on one colour scale."""
     ring_trace = allreduce_trace(n, nbytes, "ring")
     hd = allreduce_trace(n, nbytes, "halving_doubling")
     panels = []
@@ -196,7 +239,25 @@ def gallery_figure(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g"):
         res = topology.map_trace(g, trace)
         share = "no link shared" if res.max_flows <= 1 else f"up to {res.max_flows} flows share a link"
         panels.append((g, res, f"{title}\n{format_time(res.time)}; {share}"))
-    return compare_figure(panels, width=12.0, height=3.9)
+    return grid_figure(panels, ncols=2)
+
+
+def ps_star_figure(workers: int = 4, nbytes: int = 25 * 10**6, link: str = "eth_10g", fontsize: float = 10):
+    """A parameter-server round (:func:`commlib.topology.ps_star`) on a switch star, links coloured by load.
+
+    The title gives the round's time (push, then pull) and the load of the
+    server's link against a worker's link, each in one direction.
+    """
+    g, run = topology.ps_star(workers, nbytes, link=link)
+    server = workers
+    fig, ax = figure(7.0, 5.0)
+    norm = draw_topology(ax, g, run, node_size=520, fontsize=fontsize, title_size=fontsize + 1,
+                         title=f"{workers} workers push to and pull from one server: {format_time(run.time)}\n"
+                               f"server's link {format_size(run.load('hub', server))}, a worker's link "
+                               f"{format_size(run.load('hub', 0))} each way")
+    _legend(fig, ax, g, norm, "MB on the link's busier direction (whole round)", fontsize=fontsize)
+    fig.tight_layout()
+    return fig
 
 
 def ring_check_table(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", nbytes: int = 16 * 2**20):
