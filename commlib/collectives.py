@@ -342,6 +342,17 @@ def broadcast(arrays, root: int = 0, record: bool = False) -> tuple[list[np.ndar
     return bufs, trace
 
 
+
+def _gather_buffers(rows: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Every rank's n-block output buffer, holding only its own block, and which blocks it holds."""
+    n, length = len(rows), rows[0].size
+    bufs = [np.zeros(n * length, dtype=rows[0].dtype) for _ in range(n)]
+    filled = [np.zeros(n * length, dtype=bool) for _ in range(n)]
+    for i, a in enumerate(rows):
+        bufs[i][i * length:(i + 1) * length] = a
+        filled[i][i * length:(i + 1) * length] = True
+    return bufs, filled
+
 def gather(arrays, root: int = 0, record: bool = False) -> tuple[list[np.ndarray], Trace]:
     r"""Collect every rank's array on ``root``, concatenated in rank order, along a binomial tree.
 
@@ -361,11 +372,7 @@ def gather(arrays, root: int = 0, record: bool = False) -> tuple[list[np.ndarray
     n = len(rows)
     root = _root(root, n)
     length = rows[0].size
-    bufs = [np.zeros(n * length, dtype=rows[0].dtype) for _ in range(n)]
-    filled = [np.zeros(n * length, dtype=bool) for _ in range(n)]
-    for i, a in enumerate(rows):
-        bufs[i][i * length:(i + 1) * length] = a
-        filled[i][i * length:(i + 1) * length] = True
+    bufs, filled = _gather_buffers(rows)
     trace = _new_trace(n, "gather:tree")
     eng = StepEngine(trace, bufs, None, record, filled=filled)
 
@@ -436,11 +443,7 @@ def all_gather(arrays, record: bool = False) -> tuple[list[np.ndarray], Trace]:
     rows, _ = _rank_arrays(arrays)
     n = len(rows)
     length = rows[0].size
-    bufs = [np.zeros(n * length, dtype=rows[0].dtype) for _ in range(n)]
-    filled = [np.zeros(n * length, dtype=bool) for _ in range(n)]
-    for i, a in enumerate(rows):
-        bufs[i][i * length:(i + 1) * length] = a
-        filled[i][i * length:(i + 1) * length] = True
+    bufs, filled = _gather_buffers(rows)
     trace = _new_trace(n, "all_gather:ring")
     eng = StepEngine(trace, bufs, None, record, filled=filled)
     ring = list(range(n))
