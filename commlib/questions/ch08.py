@@ -4,7 +4,7 @@ from .. import cost
 from ..check import Question, register
 
 register(Question(
-    "ch07.ring_steps", lambda: cost.allreduce_terms(2**20, 4, "ring").steps, unit="Sendrecv calls",
+    "ch08.ring_steps", lambda: cost.allreduce_terms(2**20, 4, "ring").steps, unit="Sendrecv calls",
     hints=((lambda given, right: given == right / 2,
             "That is one phase. The reduce-scatter takes n-1 steps and the all-gather n-1 more."),
            (lambda given, right: given == 2 * 4,
@@ -13,7 +13,7 @@ register(Question(
 ))
 
 register(Question(
-    "ch07.busbw_gbs", lambda: cost.bus_bandwidth("all_reduce", 64 * 2**20, 4, 0.080) / 1e9, unit="GB/s",
+    "ch08.busbw_gbs", lambda: cost.bus_bandwidth("all_reduce", 64 * 2**20, 4, 0.080) / 1e9, unit="GB/s",
     hints=((lambda given, right: abs(given / right - 2 / 3) < 0.01,
             "That is the algorithm bandwidth M/t; the bus bandwidth multiplies it by 2(n-1)/n."),
            (lambda given, right: abs(given / right - 1e6 / 2**20 * 1) < 0.005,
@@ -22,7 +22,7 @@ register(Question(
 ))
 
 register(Question(
-    "ch07.balance_kb", lambda: cost.latency_bandwidth_balance(4, 2e9, 10e-6, "ring") / 1e3, unit="kB",
+    "ch08.balance_kb", lambda: cost.latency_bandwidth_balance(4, 2e9, 10e-6, "ring") / 1e3, unit="kB",
     hints=((lambda given, right: abs(given / right - 0.75) < 0.01,
             "The latency term has 2(n-1) alphas and the bandwidth term 2(n-1)/n M betas: the (n-1) cancel, "
             "the 1/n does not."),),
