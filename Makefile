@@ -3,7 +3,7 @@
 #   make serve     show the built website at http://127.0.0.1:8000
 #   make lab       open the chapters in JupyterLab
 #   make student   write the notebooks without solutions into _build/student
-#   make test      every test: unit, doctest, notebooks (nbval), strict build + site checks, browser
+#   make test      every test: lint, unit, doctest, notebooks (nbval), strict build + site checks, browser
 # Each creates .venv from requirements.txt first if it is missing; the website
 # also needs node/npm (MathJax and the widget manager are vendored from npm)
 # and the browser tests Debian's chromium (installed with apt when missing).
@@ -22,7 +22,7 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test unit notebooks build-check browser links lab serve bench student clean distclean outputs venv vendor chromium
+.PHONY: help book test lint unit notebooks build-check browser links lab serve bench student clean distclean outputs venv vendor chromium
 
 help:
 	@sed -n '1,9p' Makefile
@@ -62,11 +62,15 @@ book: $(STAMP) $(VENDOR_STAMP)
 	@echo "or run 'make serve' and visit http://127.0.0.1:8000"
 
 test: $(STAMP)
-	@set -e; for part in unit notebooks build-check browser; do \
+	@set -e; for part in lint unit notebooks build-check browser; do \
 	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$part; \
 	  echo "== make $$part: $$(( $$(date +%s) - start )) s"; \
 	done
+
+# The linter (ruff, pinned; rules in pyproject.toml).
+lint: $(STAMP)
+	$(BIN)/ruff check commlib tests tools bench
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests commlib tools/student_copy.py tools/site_pages.py --doctest-modules \

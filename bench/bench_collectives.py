@@ -31,8 +31,8 @@ import os
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -104,7 +104,7 @@ def _headline(rng: np.random.Generator) -> tuple[list[dict], dict]:
     dst = np.empty_like(data)
     dst.fill(1.0)
     memcpy = _timed(lambda: np.copyto(dst, data))
-    del dst
+    dst = None  # free 4 GiB
     bandwidth = data.nbytes / memcpy["wall"]
     rows.append(_row("floor: numpy copy of 4 GiB between touched arrays (np.copyto)", RANKS, ELEMENTS, memcpy,
                      check=f"{bandwidth / 1e9:.1f} GB/s copied ({bandwidth / GIB:.1f} GiB/s)"))
@@ -141,7 +141,7 @@ def _headline(rng: np.random.Generator) -> tuple[list[dict], dict]:
     copying["value"] = None
     rows.append(_row("ring all-reduce, copying (fresh 4 GiB result; first run: "
                      f"{copying['first']:.2f} s)", RANKS, ELEMENTS, copying, TARGET_S))
-    del data
+    data = None  # free 4 GiB
     return rows, {"floor": memcpy, "bandwidth": bandwidth, "inplace": inplace, "ok": ok}
 
 

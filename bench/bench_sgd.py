@@ -129,7 +129,7 @@ def main() -> list[dict]:
     res, t_commlib = best(lambda: sgd.simulate("k_async", P, k=K, updates=SIMPY_UPDATES, seed=0))
     rows = []
     for name, model in (("SimPy, PS process + stores", simpy_k_async), ("SimPy, lean shared event", simpy_k_async_lean)):
-        (times, stale, contrib), t = best(lambda: model(P, K, SIMPY_UPDATES))
+        (times, stale, contrib), t = best(lambda model=model: model(P, K, SIMPY_UPDATES))
         same = (np.allclose(times, res.times, rtol=1e-12) and np.array_equal(stale, res.staleness)
                 and np.array_equal(contrib, res.contributors.ravel()))
         if not same:

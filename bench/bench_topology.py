@@ -38,7 +38,7 @@ def main() -> list[dict]:
         trace, g = _trace(n), topology.torus2d(side, side, "nvlink2")
         order = topology.snake_order(side, side)
         rows.append(_timed(f"ring all-reduce on a {side}x{side} torus ({len(trace.messages)} messages)",
-                           lambda: f"{topology.map_trace(g, trace, order).max_flows} flow(s) max per link"))
+                           lambda g=g, trace=trace, order=order: f"{topology.map_trace(g, trace, order).max_flows} flow(s) max per link"))
     c = topology.cluster(8, gpus_per_host=8)
     hier = _trace(64, "hierarchical", hosts=8)
     rows.append(_timed(f"hierarchical all-reduce on 8 hosts x 8 GPUs ({len(hier.messages)} messages)",

@@ -9,7 +9,7 @@ ring). The public functions, their formulas and sources are documented in
 from __future__ import annotations
 
 import bisect
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

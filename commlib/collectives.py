@@ -38,13 +38,24 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Mapping, NamedTuple, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from ._collectives_algorithms import (_halving_doubling, _log2_ceil, _new_trace, _recursive_doubling, _ring_fast,
-                                     _ring_phase, _ring_schedule, _tree_bcast_steps, _tree_reduce_steps, _two_level,
-                                     _whole)
+from ._collectives_algorithms import (
+    _halving_doubling,
+    _log2_ceil,
+    _new_trace,
+    _recursive_doubling,
+    _ring_fast,
+    _ring_phase,
+    _ring_schedule,
+    _tree_bcast_steps,
+    _tree_reduce_steps,
+    _two_level,
+    _whole,
+)
 from ._collectives_engine import ColumnTrace, StepEngine, split_bounds
 from .trace import Trace
 from .units import check_count

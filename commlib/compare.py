@@ -32,8 +32,8 @@ Units: bytes, seconds, bytes/s per direction (SI), as everywhere in commlib.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 

@@ -101,7 +101,7 @@ class CostTerms:
         gamma = check_nonnegative("gamma", gamma)
         return self.steps * latency + self.bytes / bandwidth + self.reduced * gamma
 
-    def __add__(self, other: "CostTerms") -> "CostTerms":
+    def __add__(self, other: CostTerms) -> CostTerms:
         return CostTerms(self.steps + other.steps, self.bytes + other.bytes, self.reduced + other.reduced)
 
 

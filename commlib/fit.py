@@ -43,8 +43,8 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -120,7 +120,7 @@ class Series:
         if not self.label:
             object.__setattr__(self, "label", self.op if self.algorithm is None else f"{self.op} ({self.algorithm})")
 
-    def subset(self, lo: float = 0.0, hi: float = math.inf) -> "Series":
+    def subset(self, lo: float = 0.0, hi: float = math.inf) -> Series:
         """The points with ``lo <= nbytes <= hi`` (bytes)."""
         keep = [i for i, x in enumerate(self.nbytes) if lo <= x <= hi]
         if not keep:

@@ -60,9 +60,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Mapping, Sequence
 
 from . import cost, hardware
 from .units import check_count, check_nonnegative, check_positive, format_rate, parse_rate
@@ -176,14 +176,14 @@ class Cluster:
 
     @classmethod
     def from_mb_per_s(cls, intra: Sequence[float], inter: Sequence[float], slots: int | Sequence[int] = 4
-                      ) -> "Cluster":
+                      ) -> Cluster:
         """Build from lists in MB/s (1 MB = 10**6 B); ``slots`` one number for all hosts or one per host."""
         if isinstance(slots, int):
             slots = [slots] * len(intra)
         return cls(tuple(check_positive("intra", b) * _MB for b in intra),
                    tuple(check_positive("inter", b) * _MB for b in inter), tuple(slots))
 
-    def with_bandwidth(self, host: int, intra: float | None = None, inter: float | None = None) -> "Cluster":
+    def with_bandwidth(self, host: int, intra: float | None = None, inter: float | None = None) -> Cluster:
         """A copy with host ``host``'s ``intra`` and/or ``inter`` (bytes/s) replaced."""
         host = check_count("host", host, minimum=0, maximum=self.hosts - 1)
         a, e = list(self.intra), list(self.inter)

@@ -72,8 +72,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -716,7 +716,7 @@ def _replay(problem, times, stale, K, rng, lr, lr_rule, lr_c, eta_max, batch_siz
                 losses.append(problem.loss(w))
                 index.append(j)
     if diverged:
-        for j in range(j, U):
+        for j in range(j, U):  # noqa: B020 (continue from the update that diverged)
             if (j + 1) % eval_every == 0 or j + 1 == U:
                 errors.append(np.nan)
                 losses.append(np.nan)

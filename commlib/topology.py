@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np

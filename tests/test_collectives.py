@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from commlib import collectives as C
-from commlib._collectives_algorithms import _ring_fast
 from commlib import cost
+from commlib._collectives_algorithms import _ring_fast
 from commlib.trace import Trace
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from commlib import scaling
 
-
 # --------------------------------------------------------------------------- scaling metrics
 
 
@@ -135,7 +134,7 @@ def test_goyal2017_is_self_consistent():
 
 
 def test_note_goyal2017_figures_recompute_from_the_definitions():
-    g, note = scaling.GOYAL2017, scaling.NOTE_GOYAL2017
+    note = scaling.NOTE_GOYAL2017
     f = scaling.note_goyal2017_figures()
     batch = note["gpus"] * 32                                          # 352 GPUs x 32 images = 11,264
     assert f["global_batch"] == batch == 11_264

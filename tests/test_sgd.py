@@ -471,7 +471,7 @@ def test_async_faster_early_but_higher_floor_than_sync(problem):
         def at(r, t):
             return r.errors[min(np.searchsorted(r.eval_times, t), r.errors.size - 1)]
 
-        def floor(r, values):
+        def floor(r, values, end=end):
             m = (r.eval_times >= end / 2) & (r.eval_times <= end)
             return values[m].mean()
 

@@ -3,9 +3,9 @@
 import pytest
 
 from commlib import cost, hardware
+from commlib.units import parse_size
 from commlib.views import basics
 from commlib.views.calculator import make_calculator, number, text
-from commlib.units import parse_size
 
 
 def test_allreduce_calculator_default_matches_model():

@@ -14,7 +14,6 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pytest  # noqa: E402
 
 from commlib import hardware  # noqa: E402
 from commlib.units import format_time  # noqa: E402

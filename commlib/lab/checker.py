@@ -35,9 +35,9 @@ import sys
 import tempfile
 import textwrap
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 

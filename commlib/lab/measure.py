@@ -36,7 +36,7 @@ import json
 import os
 import platform
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -180,9 +180,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point under ``mpiexec``; returns the exit status."""
     args = _parser().parse_args(argv)
-    from mpi4py import MPI
-
     import mpi4py
+    from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
     ops = [o for o in args.ops.split(",") if o]

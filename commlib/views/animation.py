@@ -31,7 +31,7 @@ import base64
 import hashlib
 import html
 import io
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import matplotlib
 

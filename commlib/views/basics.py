@@ -7,7 +7,7 @@ import numpy as np
 from .. import compare, cost, hardware
 from ..units import format_rate, format_size, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, number
-from .plots import COLORS, MARKERS, figure
+from .plots import COLORS, figure
 
 __all__ = ["alpha_beta_figure", "allreduce_calculator"]
 

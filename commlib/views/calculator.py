@@ -21,7 +21,8 @@ built page embeds, and tests can read it without a browser.
 from __future__ import annotations
 
 import html
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -107,7 +108,7 @@ class Calculator(widgets.VBox):
             bounds = f">= {lo}" if hi is None else (f"<= {hi}" if lo is None else f">= {lo} and <= {hi}")
             raise ValueError(f"{name} must be {bounds}, got {value}")
 
-    def refresh(self) -> "Calculator":
+    def refresh(self) -> Calculator:
         """Recompute from the controls and redraw the results (or the error message)."""
         values = self.values()
         try:
@@ -125,7 +126,7 @@ class Calculator(widgets.VBox):
             self.output.value = results_table(self.results, self.note)
         return self
 
-    def set(self, **values) -> "Calculator":
+    def set(self, **values) -> Calculator:
         """Set controls from code (tests, exercises) and recompute once.
 
         Sliders clamp to their range as they do on screen; free entries pass

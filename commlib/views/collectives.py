@@ -18,13 +18,13 @@ shows them with :func:`commlib.views.animation.to_html`.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
-from matplotlib.ticker import NullLocator
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.ticker import NullLocator
 
 from .. import collectives, compare, cost, hardware
 from ..units import check_count, format_percent, format_rate, format_size, format_time, parse_rate, parse_size

@@ -125,7 +125,7 @@ class _TimelinePainter:
     def __init__(self, axes, data, workers: int, t_max: float):
         self.axes, self.data, self.workers, self.t_max = axes, data, workers, t_max
         self.bars, self.lines = [], []
-        for ax, (protocol, kk, jobs, times) in zip(axes, data):
+        for ax, (_protocol, _k, jobs, times) in zip(axes, data):
             bars = []
             for j in jobs:
                 if j.start >= t_max:
@@ -145,7 +145,7 @@ class _TimelinePainter:
             ax.set_xlabel("wall-clock time (mean compute times)", fontsize=_TIMELINE_FONT)
 
     def show(self, now: float) -> None:
-        for ax, (protocol, kk, jobs, times), bars, lines in zip(self.axes, self.data, self.bars, self.lines):
+        for ax, (protocol, kk, _jobs, times), bars, lines in zip(self.axes, self.data, self.bars, self.lines):
             for j, rect in bars:
                 width = max(0.0, min(j.end, now, self.t_max) - j.start)
                 rect.set_width(width)

@@ -10,21 +10,20 @@ a legend and a colour bar. Wrap-around links of a torus are drawn as arcs.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
-import numpy as np
-
 from .. import collectives, cost, hardware, placement, topology
-from ..units import check_count, format_rate, format_size, format_time
-from .tables import markdown_table
+from ..units import check_count, format_size, format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, make_calculator, text, toggle
-from .plots import COLORS, PALETTE, figure, style
+from .plots import PALETTE, figure, style
+from .tables import markdown_table
 
 __all__ = [
     "draw_topology",

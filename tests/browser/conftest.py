@@ -13,7 +13,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from browser_support import (  # noqa: E402
-    CHROMIUM, CHROMIUM_ARGS, PAGES, SHOTS, SITE, Visit, _QuietHandler, exercise_players, html_path, open_page, settle,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PAGES,
+    SHOTS,
+    SITE,
+    Visit,
+    _QuietHandler,
+    exercise_players,
+    html_path,
+    open_page,
+    settle,
 )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 SITE = Path(os.environ.get("GOTW_SITE", ROOT / "_build" / "html"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def soup(path: Path) -> BeautifulSoup:
     """The parsed HTML of a built page (parsed once per session)."""
     return BeautifulSoup(path.read_text(encoding="utf-8", errors="replace"), "html.parser")
