@@ -1,4 +1,4 @@
-"""Tests for commlib.views.sgd: figures and calculators are built from the model layer.
+"""Tests for commlib.sync_async_views.sync_async and commlib.experiments.sync_async (chapter 4).
 
 The timeline draws the jobs commlib.sgd.simulate records (their consistency
 with update times, contributors and staleness is tested in test_sgd.py);
@@ -19,8 +19,9 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from commlib import hardware, overlap, sgd  # noqa: E402
-from commlib.views import sgd as views  # noqa: E402
+from commlib import sgd  # noqa: E402
+from commlib.experiments import summaries, sync_async  # noqa: E402
+from commlib.views import sync_async as sync_async_views  # noqa: E402
 
 PROTOCOLS = [("sync", None), ("k_sync", 2), ("k_batch_sync", 3), ("async", None), ("k_async", 2),
              ("k_batch_async", 3)]
@@ -43,16 +44,16 @@ def _bars(ax):
 
 
 def test_the_view_layer_uses_only_the_public_model_api():
-    source = Path(views.__file__).read_text(encoding="utf-8")
+    source = Path(sync_async_views.__file__).read_text(encoding="utf-8")
     assert "sgd._" not in source
-    assert not hasattr(views, "protocol_jobs")
+    assert not hasattr(sync_async_views, "protocol_jobs")
 
 
 @pytest.mark.parametrize("workers, k, seed, compute", [(4, 2, 3, "exponential"), (3, 2, 0, "exponential"),
                                                        (5, 3, 1, "pareto")])
 def test_timeline_bars_are_the_simulated_jobs(workers, k, seed, compute):
     """Each panel draws exactly the recorded jobs begun before the right edge, each at its place."""
-    fig = views.protocol_timeline_figure(workers=workers, k=k, seed=seed, compute=compute)
+    fig = sync_async_views.protocol_timeline_figure(workers=workers, k=k, seed=seed, compute=compute)
     axes = fig.get_axes()
     t_max = axes[0].get_xlim()[1]
     sync = sgd.simulate("sync", workers, compute=compute, updates=3, seed=seed)
@@ -69,10 +70,10 @@ def test_timeline_bars_are_the_simulated_jobs(workers, k, seed, compute):
 
 def test_timeline_colours_follow_the_protocols():
     """Synchronous panels: no stale bar; only K-sync and K-batch-sync cancel; asynchronous learners never idle."""
-    fig = views.protocol_timeline_figure(workers=4, k=2, seed=3)
+    fig = sync_async_views.protocol_timeline_figure(workers=4, k=2, seed=3)
     axes = fig.get_axes()
     t_max = axes[0].get_xlim()[1]
-    fresh, stale, cancelled = (to_hex(c) for c in (views._FRESH, views._STALE, views._CANCELLED))
+    fresh, stale, cancelled = (to_hex(c) for c in (sync_async_views._FRESH, sync_async_views._STALE, sync_async_views._CANCELLED))
     for ax, (protocol, _) in zip(axes, PROTOCOLS):
         colours = {b[3] for b in _bars(ax)}
         if protocol in ("sync", "k_sync", "k_batch_sync"):
@@ -88,7 +89,7 @@ def test_timeline_colours_follow_the_protocols():
 
 
 def test_timeline_with_a_later_right_edge_is_still_complete():
-    fig = views.protocol_timeline_figure(workers=3, k=2, seed=0, t_max=12.0)
+    fig = sync_async_views.protocol_timeline_figure(workers=3, k=2, seed=0, t_max=12.0)
     ax = fig.get_axes()[3]    # asynchronous
     assert ax.get_xlim()[1] == 12.0
     for w in range(3):
@@ -97,15 +98,15 @@ def test_timeline_with_a_later_right_edge_is_still_complete():
 
 def test_timeline_rejects_bad_input():
     with pytest.raises(ValueError, match="k"):
-        views.protocol_timeline_figure(workers=4, k=9)
+        sync_async_views.protocol_timeline_figure(workers=4, k=9)
     with pytest.raises(ValueError, match="t_max"):
-        views.protocol_timeline_figure(workers=4, k=2, t_max=-1.0)
+        sync_async_views.protocol_timeline_figure(workers=4, k=2, t_max=-1.0)
     with pytest.raises(ValueError, match="distribution"):
-        views.protocol_timeline_figure(workers=4, k=2, compute="gamma")
+        sync_async_views.protocol_timeline_figure(workers=4, k=2, compute="gamma")
 
 
 def test_timeline_figure_has_six_panels_and_a_legend():
-    fig = views.protocol_timeline_figure(workers=3, k=2, seed=0)
+    fig = sync_async_views.protocol_timeline_figure(workers=3, k=2, seed=0)
     axes = fig.get_axes()
     assert len(axes) == 6
     titles = [ax.get_title(loc="left") for ax in axes]
@@ -118,7 +119,7 @@ def test_timeline_figure_has_six_panels_and_a_legend():
 
 def test_timeline_titles_count_in_the_singular_for_one_update():
     """Early in the animation a panel has seen exactly one update: "1 update", never "1 updates"."""
-    fig, painter, t_max = views._timeline_canvas(4, 2, "exponential", 3, 3, None, {})
+    fig, painter, t_max = sync_async_views._timeline_canvas(4, 2, "exponential", 3, 3, None, {})
     first_sync = painter.data[0][3][0]                      # time of the first fully synchronous update
     painter.show(first_sync)
     title = fig.get_axes()[0].get_title(loc="left")
@@ -131,8 +132,8 @@ def test_timeline_text_is_readable_at_the_players_width(workers):
     """At the animation's dpi, shown at most 700 px wide, every tick label, title and legend entry is >= 10 px tall."""
     import inspect
 
-    dpi = inspect.signature(views.protocol_timeline_animation).parameters["dpi"].default
-    fig = views.protocol_timeline_figure(workers=workers, k=2, seed=0)
+    dpi = inspect.signature(sync_async_views.protocol_timeline_animation).parameters["dpi"].default
+    fig = sync_async_views.protocol_timeline_figure(workers=workers, k=2, seed=0)
     scale = min(1.0, 700 / (fig.get_figwidth() * dpi))
     texts = [t for ax in fig.get_axes() for t in (*ax.get_yticklabels(), *ax.get_xticklabels(), ax.title,
                                                   ax._left_title, ax.xaxis.label) if t.get_text()]
@@ -146,32 +147,23 @@ def test_timeline_text_is_readable_at_the_players_width(workers):
 
 
 def test_timeline_animation_is_an_offline_player():
-    html = views.protocol_timeline_animation(workers=3, k=2, seed=0, frames=3, dpi=30).data
+    html = sync_async_views.protocol_timeline_animation(workers=3, k=2, seed=0, frames=3, dpi=30).data
     assert html.count('class="gotw-frame"') == 3
     assert "http" not in html.split("<script>")[0]     # no network resources
 
 
 def test_runtime_ratio_rows_hold_the_closed_form():
-    rows = views.runtime_ratio_rows(Ps=(2, 8), trials=3000, seed=0)
+    rows = sync_async.runtime_ratio_rows(Ps=(2, 8), trials=3000, seed=0)
     for r in rows:
         harmonic = sum(1 / i for i in range(1, r["P"] + 1))
         assert r["closed form"] == pytest.approx(r["P"] * harmonic)
         assert abs(r["relative gap"]) < 0.05
-    table = views.runtime_ratio_table(rows).data
+    table = sync_async_views.runtime_ratio_table(rows).data
     assert "P ln P" in table and table.count("\n") == 3
 
 
-def test_staleness_vs_nk_matches_the_exact_means():
-    rows = views.staleness_vs_nk(workers=8, ks=(1, 2, 8), updates=5000, seed=0)
-    for r in rows:
-        assert r["k_batch_async exact"] == pytest.approx((8 - 1) / r["K"])
-        assert r["k_async exact"] == pytest.approx(8 / r["K"] - 1)
-        assert r["k_batch_async"] == pytest.approx(r["k_batch_async exact"], abs=0.15)
-        assert r["k_async"] == pytest.approx(r["k_async exact"], abs=0.15)
-
-
 def test_equal_time_runs_share_the_wall_clock_budget():
-    runs = views.equal_time_runs([("sync", None), ("async", None)], workers=4, budget=40.0, seed=0)
+    runs = sync_async.equal_time_runs([("sync", None), ("async", None)], workers=4, budget=40.0, seed=0)
     sync, asyn = runs.values()
     assert asyn.updates > 4 * sync.updates                      # async makes many more updates
     for r in runs.values():
@@ -182,16 +174,16 @@ def test_scaling_table_and_figure():
     from commlib import scaling
 
     m = scaling.ring_weak_scaling("resnet50", 4, 1.25e9, 0.1, 32)
-    table = views.scaling_table({"fast": m}).data
+    table = sync_async_views.scaling_table({"fast": m}).data
     assert "T(4) (ms)" in table and f"{100 * m.efficiency:.1f} %" in table
-    fig = views.scaling_figure(ns=(1, 2, 4))
+    fig = sync_async_views.scaling_figure(ns=(1, 2, 4))
     left = fig.get_axes()[0]
     fast_line = left.get_lines()[0]
     assert fast_line.get_ydata()[0] == pytest.approx(100.0)     # one GPU is 100 % efficient
 
 
 def test_sgd_calculator_reports_time_and_staleness():
-    box = views.sgd_calculator(protocol="async", workers=4, k=1, updates=400)
+    box = sync_async_views.sgd_calculator(protocol="async", workers=4, k=1, updates=400)
     calc = box.calculator
     assert calc.error is None
     # async: mean staleness about P - 1, time per update about 1/P
@@ -202,36 +194,8 @@ def test_sgd_calculator_reports_time_and_staleness():
     assert calc.error is not None and "K" in calc.error
 
 
-def test_overlap_calculator_and_bad_input():
-    calc = views.overlap_calculator(model="resnet50", n=8, link="eth_25g")
-    assert calc.error is None and "%" in calc.results["hidden behind backward"]
-    calc.set(bucket_mib=-1.0)
-    assert "bucket_mib" in calc.error
-    calc.set(bucket_mib=25.0, tflops=0.0)
-    assert "tflops" in calc.error
-
-
-def test_overlap_figure_and_bucket_table_agree_with_the_cost_model():
-    link = hardware.LINKS["eth_25g"]
-    r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency, t_backward=0.05)
-    table = views.bucket_table(r, 16, link.bandwidth, link.latency).data
-    for line in table.splitlines()[2:]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        assert cells[-1] == cells[-2]           # timeline duration == ring formula, to the printed digit
-    fig = views.overlap_figure(r)
-    ax = fig.get_axes()[0]
-    assert [t.get_text() for t in ax.get_yticklabels()][1].startswith("all-reduce")
-
-
-def test_bucket_sweep_figure_draws_one_marker_per_positive_cap():
-    fig = views.bucket_sweep_figure([0, 1, 25, 100], latencies=(1e-5,), model="alexnet", n=4, bandwidth=1e9,
-                                    t_backward=0.05)
-    line = fig.get_axes()[0].get_lines()[0]
-    assert list(line.get_xdata()) == [1.0, 25.0, 100.0]
-
-
 def test_large_batch_runs_use_the_linear_rule():
-    runs = views.large_batch_runs(k=4, epochs=1.0)
+    runs = sync_async.large_batch_runs(k=4, epochs=1.0)
     labels = list(runs)
     assert "rate 0.4 (linear rule)" in labels[2]
     lrs = [r.lrs for r in runs.values()]
@@ -250,46 +214,6 @@ def _run(label, k, t, loss, updates=100):
                                   losses=np.asarray(loss, float))
 
 
-def test_run_ends_on_a_clean_line():
-    # loss = 1 - 0.001 t on t = 5, 10, ..., 400: the last quarter (t > 300) holds t = 305..400
-    t = np.arange(5.0, 401.0, 5.0)
-    label, r = _run("line", 4, t, 1.0 - 1e-3 * t)
-    (end,) = views.run_ends(dict([(label, r)]), budget=400.0)
-    tail = t[t > 300]
-    level = 1.0 - 1e-3 * tail.mean()
-    assert end.level == pytest.approx(level)
-    assert end.fall == pytest.approx(1e-3 * 100.0 / level)       # slope x window length / level
-    assert end.descending and end.t_stat < -1e6                  # exact line: only rounding noise
-
-
-def test_run_ends_tells_noise_and_small_drifts_from_descent():
-    rng = np.random.default_rng(0)
-    t = np.arange(5.0, 401.0, 5.0)
-    runs = dict([
-        _run("noisy plateau", 1, t, 0.7 + 0.05 * rng.standard_normal(t.size)),
-        _run("tiny drift", 8, t, 0.5 - 1e-5 * t),                 # 0.2 % over the window: below min_fall
-        _run("steady fall", 16, t, 0.6 - 2e-4 * t + 1e-3 * rng.standard_normal(t.size)),
-    ])
-    ends = {e.label: e for e in views.run_ends(runs, budget=400.0)}
-    assert not ends["noisy plateau"].descending
-    assert abs(ends["noisy plateau"].t_stat) < 3
-    assert not ends["tiny drift"].descending and ends["tiny drift"].fall < 0.01
-    assert ends["steady fall"].descending
-    # a stricter threshold turns the steady fall (about 2e-4 x 100 / 0.53 = 3.8 %) into a plateau
-    assert not {e.label: e for e in views.run_ends(runs, 400.0, min_fall=0.05)}["steady fall"].descending
-
-
-def test_run_ends_rejects_bad_input():
-    t = np.arange(5.0, 401.0, 5.0)
-    runs = dict([_run("a", 1, t, np.ones_like(t))])
-    with pytest.raises(ValueError, match="window"):
-        views.run_ends(runs, 400.0, window=0.0)
-    with pytest.raises(ValueError, match="budget"):
-        views.run_ends(runs, -1.0)
-    with pytest.raises(ValueError, match="at least 3"):
-        views.run_ends(dict([_run("short", 1, [10.0, 399.0], [1.0, 1.0])]), 400.0)
-
-
 def test_k_tradeoff_phrases_follow_the_ends():
     t = np.arange(5.0, 401.0, 5.0)
     runs = dict([
@@ -297,31 +221,32 @@ def test_k_tradeoff_phrases_follow_the_ends():
         _run("K = 8", 8, t, np.full(t.size, 0.55)),
         _run("K = 16", 16, t, 0.65 - 2e-4 * t),                  # still falling, level 0.65 - 0.07 = 0.58
     ])
-    ends = views.run_ends(runs, 400.0)
-    ph = views.k_tradeoff_phrases(ends, workers=16)
+    ends = summaries.run_ends(runs, 400.0)
+    ph = sync_async.k_tradeoff_phrases(ends, workers=16)
     assert ph["best"] == "$K = 8$"
     assert ph["ranking"].index("$K = 8$") < ph["ranking"].index("$K = 16$") < ph["ranking"].index("$K = 1$")
     assert "0.550 nats" in ph["ranking"] and "0.730 nats" in ph["ranking"]
     assert ph["sync_trend"].startswith("is still descending")
-    flat = views.k_tradeoff_phrases(views.run_ends(dict([_run("K = 16", 16, t, np.full(t.size, 0.5))]), 400.0), 16)
+    flat = sync_async.k_tradeoff_phrases(summaries.run_ends(dict([_run("K = 16", 16, t, np.full(t.size, 0.5))]), 400.0), 16)
     assert flat["sync_trend"].startswith("has levelled off")
     with pytest.raises(ValueError, match="ends"):
-        views.k_tradeoff_phrases([], 16)
+        sync_async.k_tradeoff_phrases([], 16)
 
 
 def test_chapter_k_tradeoff_prose_matches_its_own_runs():
     """The chapter's wording is computed from the runs it plots; check it against the raw losses."""
-    fig, runs = views.k_tradeoff_figure(workers=16, ks=(1, 4, 16), budget=400.0, lr=0.5, batch_size=8)
-    ends = views.run_ends(runs, 400.0)
+    runs = sync_async.k_tradeoff_runs(workers=16, ks=(1, 4, 16), budget=400.0, lr=0.5, batch_size=8)
+    fig = sync_async_views.k_tradeoff_figure(runs)
+    ends = summaries.run_ends(runs, 400.0)
     means = {r.k: float(r.losses[r.eval_times > 300].mean()) for r in runs.values()}
     best = min(means, key=means.get)
-    assert views.k_tradeoff_phrases(ends, 16)["best"] == f"$K = {best}$"
+    assert sync_async.k_tradeoff_phrases(ends, 16)["best"] == f"$K = {best}$"
     assert len(fig.get_axes()[0].get_lines()) == 3
 
 
 def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_but_unbounded():
     """P(shift + H_P/rate)/(shift + 1/rate), with H_P summed here: below P H_P, yet its ratio/P keeps growing."""
-    p = views.RUNTIME_RATIO_LAWS["shifted_exponential"]
+    p = sync_async.RUNTIME_RATIO_LAWS["shifted_exponential"]
     shift, rate = p["shift"], p["rate"]
     prev = 0.0
     for P in (8, 64, 512, 4096):
@@ -329,62 +254,29 @@ def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_bu
         expected = P * (shift + H / rate) / (shift + 1 / rate)
         got = sgd.runtime_ratio(P, "shifted_exponential", **p)
         assert got == pytest.approx(expected)
-        assert got < sgd.runtime_ratio(P, "exponential", **views.RUNTIME_RATIO_LAWS["exponential"])
+        assert got < sgd.runtime_ratio(P, "exponential", **sync_async.RUNTIME_RATIO_LAWS["exponential"])
         assert got / P > prev + 0.5                               # per-learner factor still climbing
         prev = got / P
-    fig = views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200, straggler=None)
-    assert len(fig.get_axes()[0].get_lines()) == 2 * len(views.RUNTIME_RATIO_LAWS) + 2
+    fig = sync_async_views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200, straggler=None)
+    assert len(fig.get_axes()[0].get_lines()) == 2 * len(sync_async.RUNTIME_RATIO_LAWS) + 2
 
 
 def test_runtime_ratio_figure_adds_one_slow_node_by_simulation():
     """Two learners, one 4x slower (exponential, means 4 s and 1 s), worked out by hand:
     sync waits E[max(A, B)] = E[A] + E[B] - E[min(A, B)] = 4 + 1 - 1/(1/4 + 1) = 4.2 s;
     async applies gradients at 1/4 + 1 = 1.25 per second, 0.8 s each; the ratio is 5.25."""
-    assert views.STRAGGLER_LAW == {"base": "exponential", "slowdown": 4.0}
+    assert sync_async.STRAGGLER_LAW == {"base": "exponential", "slowdown": 4.0}
     assert sgd.monte_carlo_runtime_ratio(2, "straggler", trials=20000, seed=0,
-                                         **views.STRAGGLER_LAW) == pytest.approx(5.25, rel=0.03)
-    fig = views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200)
+                                         **sync_async.STRAGGLER_LAW) == pytest.approx(5.25, rel=0.03)
+    fig = sync_async_views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200)
     lines = fig.get_axes()[0].get_lines()
-    assert len(lines) == 2 * len(views.RUNTIME_RATIO_LAWS) + 3
+    assert len(lines) == 2 * len(sync_async.RUNTIME_RATIO_LAWS) + 3
     slow = next(ln for ln in lines if ln.get_label().startswith("one learner 4x slower"))
     assert list(slow.get_xdata()) == [1, 2, 4]
     y = slow.get_ydata()
     assert y[0] == pytest.approx(1.0, abs=0.05)                  # one learner: sync and async are the same
     assert y[1] == pytest.approx(5.25, rel=0.1)
     assert y[2] > sgd.runtime_ratio(4, "exponential")             # a slow node costs sync more than i.i.d. noise
-
-
-def _run_with(t, values, last=None):
-    from types import SimpleNamespace
-
-    t = np.asarray(t, float)
-    times = np.array([*t, t[-1] if last is None else last])
-    return SimpleNamespace(times=times, eval_times=t, losses=np.asarray(values, float),
-                           errors=np.asarray(values, float) / 10)
-
-
-def test_tail_mean_averages_the_last_quarter_of_the_wall_clock():
-    # evaluations at uneven times; the run ends at 40 s, so the last quarter is t > 30 s: values 7 and 9
-    run = _run_with([1, 5, 12, 29, 30, 31, 40], [100, 100, 100, 100, 100, 7, 9])
-    assert views.tail_mean(run) == pytest.approx(8.0)
-    assert views.tail_mean(run, metric="errors") == pytest.approx(0.8)
-    assert views.tail_mean(run, window=0.3) == pytest.approx((100 + 100 + 7 + 9) / 4)   # t > 28 s
-    assert views.tail_mean(run, end=50.0, window=0.3) == pytest.approx(9.0)           # t > 35 s
-    with pytest.raises(ValueError, match="window"):
-        views.tail_mean(run, window=0.0)
-    with pytest.raises(ValueError, match="metric"):
-        views.tail_mean(run, metric="accuracy")
-    with pytest.raises(ValueError, match="widen window"):
-        views.tail_mean(run, end=100.0, window=0.1)
-
-
-def test_tail_mean_differs_from_the_last_twenty_evaluations_on_a_long_run():
-    """The chapter's runs have about 80 evaluations: the last quarter is about 20 of them, not exactly 20."""
-    runs = views.lr_rule_runs(workers=4, updates=400, seed=0)
-    for r in runs.values():
-        keep = r.eval_times > 0.75 * r.times[-1]
-        assert views.tail_mean(r) == pytest.approx(float(r.losses[keep].mean()))
-        assert 0.2 < keep.mean() < 0.3
 
 
 def _fits(calc, description: int = 20, option: int = 28):
@@ -398,6 +290,6 @@ def _fits(calc, description: int = 20, option: int = 28):
 
 
 def test_sgd_calculator_labels_fit():
-    box = views.sgd_calculator(protocol="async", workers=4, k=1, updates=200)
+    box = sync_async_views.sgd_calculator(protocol="async", workers=4, k=1, updates=200)
     _fits(box.calculator)
     assert "ignore K" in box.calculator.note

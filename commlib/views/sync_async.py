@@ -1,0 +1,447 @@
+"""Views for chapter 4: SGD protocol timelines, the runtime theorem, error curves, scaling, the SGD calculator.
+
+Everything drawn here is computed by :mod:`commlib.sgd`, :mod:`commlib.scaling`
+and the experiments of :mod:`commlib.experiments.sync_async`; this module only lays it out.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.animation import FuncAnimation
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from .. import hardware, scaling, sgd, training
+from ..experiments.summaries import PROTOCOL_LABELS
+from ..experiments.summaries import protocol_label as _k_label
+from ..experiments.sync_async import RUNTIME_RATIO_LAWS, STRAGGLER_LAW, sim_summary
+from ..units import check_count, check_positive
+from .animation import render_png, sweep_html, to_html
+from .calculator import dropdown, integer, make_calculator, number
+from .plots import COLORS, MARKERS, PALETTE, color, figure
+from .tables import markdown_table
+
+__all__ = [
+    "PROTOCOL_LABELS",
+    "protocol_timeline_figure",
+    "protocol_timeline_animation",
+    "runtime_ratio_table",
+    "runtime_ratio_figure",
+    "staleness_histogram",
+    "error_vs_time_figure",
+    "k_tradeoff_figure",
+    "scaling_figure",
+    "scaling_table",
+    "large_batch_figure",
+    "sgd_calculator",
+    "sgd_sweep",
+]
+
+
+# ----------------------------------------------------------------------------- job timelines
+
+_TIMELINE = [("sync", None), ("k_sync", "k"), ("k_batch_sync", "k"), ("async", None), ("k_async", "k"),
+             ("k_batch_async", "k")]
+
+
+def _timeline_data(workers: int, k: int, compute: str, updates: int, seed: int, params: dict,
+                   t_max: float | None):
+    """Jobs and update times of every protocol from :func:`commlib.sgd.simulate` (``record_jobs=True``).
+
+    The picture ends at ``t_max``, by default the ``updates``-th fully
+    synchronous update; every other protocol is simulated for enough updates
+    to reach it (a shorter run is a prefix of a longer one with the same seed).
+    """
+    sync = sgd.simulate("sync", workers, compute=compute, updates=updates, seed=seed, record_jobs=True, **params)
+    t_end = float(sync.times[-1]) if t_max is None else check_positive("t_max", t_max)
+    data = []
+    for protocol, uses_k in _TIMELINE:
+        kk = k if uses_k else None
+        n = updates
+        while True:
+            r = sgd.simulate(protocol, workers, k=kk, compute=compute, updates=n, seed=seed, record_jobs=True,
+                             **params)
+            if r.times[-1] >= t_end:
+                break
+            n *= 2
+        data.append((protocol, kk, r.jobs, r.times.tolist()))
+    return data, t_end
+
+
+_FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE["sky"]
+
+#: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
+#: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
+_TIMELINE_FONT = 10.0
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 update"``, ``"3 updates"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+class _TimelinePainter:
+    """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars."""
+
+    def __init__(self, axes, data, workers: int, t_max: float):
+        self.axes, self.data, self.workers, self.t_max = axes, data, workers, t_max
+        self.bars, self.lines = [], []
+        for ax, (_protocol, _k, jobs, times) in zip(axes, data):
+            bars = []
+            for j in jobs:
+                if j.start >= t_max:
+                    continue
+                rect = Rectangle((j.start, j.worker - 0.36), 0.0, 0.72, edgecolor="white", linewidth=1.6)
+                ax.add_patch(rect)
+                bars.append((j, rect))
+            lines = [ax.axvline(t, color=COLORS[7], lw=1.0) for t in times if t <= t_max]
+            self.bars.append(bars)
+            self.lines.append(lines)
+            ax.set_ylim(workers - 0.4, -0.6)
+            ax.set_xlim(0, t_max)
+            ax.set_yticks(range(workers), [f"L{w + 1}" for w in range(workers)], fontsize=_TIMELINE_FONT)
+            ax.tick_params(axis="x", labelsize=_TIMELINE_FONT)
+            ax.grid(False)
+        for ax in axes[2::3]:       # the bottom panel of each column
+            ax.set_xlabel("wall-clock time (mean compute times)", fontsize=_TIMELINE_FONT)
+
+    def show(self, now: float) -> None:
+        for ax, (protocol, kk, _jobs, times), bars, lines in zip(self.axes, self.data, self.bars, self.lines):
+            for j, rect in bars:
+                width = max(0.0, min(j.end, now, self.t_max) - j.start)
+                rect.set_width(width)
+                finished = j.status != "unfinished" and j.end <= now
+                if not finished:
+                    face, hatch = _RUNNING, None
+                elif j.status == "cancelled":
+                    face, hatch = _CANCELLED, "///"
+                else:
+                    face, hatch = (_STALE if j.staleness > 0 else _FRESH), None
+                rect.set_facecolor(face)
+                rect.set_hatch(hatch)
+            for line in lines:
+                line.set_visible(line.get_xdata()[0] <= now)
+            done = sum(1 for t in times if t <= min(now, self.t_max))
+            ax.set_title(f"{_k_label(protocol, self.workers, kk)}: {_count(done, 'update')}",
+                         fontsize=_TIMELINE_FONT + 0.5, loc="left")
+
+
+def _timeline_legend(fig) -> None:
+    handles = [Patch(facecolor=_FRESH, label="gradient applied (fresh)"),
+               Patch(facecolor=_STALE, label="gradient applied (stale)"),
+               Patch(facecolor=_CANCELLED, hatch="///", label="cancelled"),
+               Patch(facecolor=_RUNNING, label="computing"),
+               Line2D([0], [0], color=COLORS[7], lw=1.2, label="PS update")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=_TIMELINE_FONT, frameon=False,
+               columnspacing=1.2, handlelength=1.6)
+
+
+def _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params):
+    """Six panels in two columns (synchronous protocols left, asynchronous right), created in the
+    order of ``_TIMELINE`` so that ``fig.get_axes()`` lists them protocol by protocol."""
+    data, t_max = _timeline_data(workers, k, compute, updates, seed, compute_params, t_max)
+    fig, first = figure(7.2, 2.6 + 1.1 * max(workers, 3))
+    first.remove()
+    axes = []
+    for i in range(len(_TIMELINE)):
+        col, row = divmod(i, 3)
+        axes.append(fig.add_subplot(3, 2, 2 * row + col + 1, sharex=axes[0] if axes else None))
+    for i, ax in enumerate(axes):
+        if i % 3 != 2:
+            ax.tick_params(labelbottom=False)
+    painter = _TimelinePainter(axes, data, workers, t_max)
+    painter.show(t_max)
+    _timeline_legend(fig)
+    fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.8, w_pad=1.5)
+    return fig, painter, t_max
+
+
+def protocol_timeline_figure(workers: int = 4, k: int = 2, compute: str = "exponential", updates: int = 3,
+                             seed: int = 3, t_max: float | None = None, **compute_params):
+    """All six protocols on one time axis: each learner's jobs, applied, stale or cancelled, and the PS updates.
+
+    The bars are the jobs :func:`commlib.sgd.simulate` records with
+    ``record_jobs=True`` (same seed, so the same compute times in every panel).
+    The picture ends at ``t_max`` (s), by default the ``updates``-th fully
+    synchronous update; jobs still running there are drawn as computing.
+    """
+    fig, _, _ = _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params)
+    return fig
+
+
+def protocol_timeline_animation(workers: int = 4, k: int = 2, compute: str = "exponential", updates: int = 3,
+                                seed: int = 3, frames: int = 10, t_max: float | None = None, dpi: int = 100,
+                                **compute_params):
+    """The same six timelines growing with time, as an offline player (:func:`commlib.views.animation.to_html`)."""
+    frames = check_count("frames", frames, 2)
+    fig, painter, t_max = _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params)
+    moments = np.linspace(t_max / frames, t_max, frames)
+
+    def draw(i):
+        painter.show(float(moments[i]))
+        return []
+
+    anim = FuncAnimation(fig, draw, frames=frames, interval=500, blit=False)
+    labels = [f"t = {m:.2f} mean compute times" for m in moments]
+    alt = (f"Six timelines of {workers} learners, one per SGD protocol, synchronous protocols in the left "
+           "column and asynchronous ones in the right, filling in as wall-clock time advances")
+    return to_html(anim, labels=labels, dpi=dpi, alt=alt)
+
+
+
+def runtime_ratio_table(rows: list[dict]):
+    """The rows of :func:`runtime_ratio_rows` as a Markdown table."""
+    body = [[r["P"], f"{r['closed form']:.2f}", f"{r['Monte Carlo']:.2f}", f"{100 * r['relative gap']:+.2f} %",
+             f"{r['P ln P']:.2f}"] for r in rows]
+    return markdown_table(["P learners", "P E[X_P:P]/E[X] (closed form)", "measured E[T_sync]/E[T_async]",
+                           "gap", "P ln P"], body)
+
+
+def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
+                         straggler: dict | None = STRAGGLER_LAW):
+    """Closed-form ratio against P for the laws of :data:`RUNTIME_RATIO_LAWS`, Monte Carlo points on top, P ln P for scale.
+
+    With ``straggler`` (parameters of the ``"straggler"`` law, by default
+    :data:`STRAGGLER_LAW`) the figure adds the simulated ratio with one
+    persistently slow learner, as markers joined by a thin line; ``None`` leaves it out.
+    """
+    fig, ax = figure(6.4, 5.0)
+    Ps = list(Ps)
+    grid = np.arange(1, max(Ps) + 1)
+    for i, (law, params) in enumerate(RUNTIME_RATIO_LAWS.items()):
+        ax.plot(grid, [sgd.runtime_ratio(int(P), law, **params) for P in grid], color=color(i),
+                label=f"{law.replace('_', ' ')}: closed form")
+        mc = [sgd.monte_carlo_runtime_ratio(P, law, trials=trials, seed=seed, **params) for P in Ps]
+        ax.plot(Ps, mc, ls="none", marker=MARKERS[i], color=color(i), label=f"{law.replace('_', ' ')}: simulated")
+    if straggler is not None:
+        i = len(RUNTIME_RATIO_LAWS)
+        mc = [sgd.monte_carlo_runtime_ratio(P, "straggler", trials=trials, seed=seed, **straggler) for P in Ps]
+        ax.plot(Ps, mc, ls="-", lw=0.8, marker=MARKERS[i], color=color(i),
+                label=f"one learner {straggler.get('slowdown', 4.0):g}x slower: simulated")
+    ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="P (no straggling)")
+    ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="P ln P")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("learners P")
+    ax.set_ylabel("E[T_sync] / E[T_async]")
+    # below the axes: inside, the legend would cover the simulated points
+    ax.legend(fontsize=8.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+
+def staleness_histogram(results, ax=None):
+    """Histogram of applied gradients' staleness for one or more :class:`~commlib.sgd.SimResult`."""
+    if not isinstance(results, dict):
+        results = {_k_label(results.protocol, results.workers, results.k): results}
+    own = ax is None
+    if own:
+        fig, ax = figure(6.4, 3.2)
+    top = max(int(r.staleness.max()) for r in results.values())
+    bins = np.arange(-0.5, top + 1.5)
+    for i, (label, r) in enumerate(results.items()):
+        ax.hist(r.staleness, bins=bins, density=True, histtype="step", lw=2, color=color(i),
+                label=f"{label}: mean {r.staleness.mean():.2f}")
+    every = np.concatenate([r.staleness for r in results.values()])
+    ax.set_xlim(-1, max(5.0, float(np.percentile(every, 99.5)) + 1))
+    ax.set_xlabel("staleness (PS updates between read and apply)")
+    ax.set_ylabel("share of gradients")
+    ax.legend(fontsize=8)
+    if own:
+        fig.tight_layout()
+        return fig
+    return ax
+
+
+def _smooth(y: np.ndarray, width: int) -> np.ndarray:
+    if width <= 1 or y.size < width:
+        return y
+    kernel = np.ones(width) / width
+    return np.convolve(np.pad(y, (width // 2, width - 1 - width // 2), mode="edge"), kernel, mode="valid")
+
+
+def error_vs_time_figure(runs: dict, t_max: float | None = None, smooth: int = 1):
+    """Test error and training loss against wall-clock time for the runs of :func:`equal_time_runs`."""
+    fig, (ax1, ax2) = figure(7.2, 3.4, ncols=2)
+    for i, (label, r) in enumerate(runs.items()):
+        t = np.concatenate([[0.0], r.eval_times])
+        err = np.concatenate([[r.initial_error], _smooth(r.errors, smooth)])
+        loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
+        ls = ["-", "--", "-", "-.", ":"][i % 5]
+        ax1.plot(t, 100 * err, color=color(i), ls=ls, lw=1.6, label=label)
+        ax2.plot(t, loss, color=color(i), ls=ls, lw=1.6, label=label)
+    for ax in (ax1, ax2):
+        ax.set_xlabel("wall-clock time (mean compute times)")
+        if t_max:
+            ax.set_xlim(0, t_max)
+    ax1.set_ylabel("test error (%)")
+    ax2.set_ylabel("training loss (nats)")
+    ymin = min(np.nanmin(r.losses) for r in runs.values())
+    ax2.set_ylim(ymin * 0.9, ymin * 2.4)
+    emin = min(np.nanmin(r.errors) for r in runs.values())
+    ax1.set_ylim(100 * emin * 0.85, 100 * emin * 2.2)
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def k_tradeoff_figure(runs: dict):
+    """Training loss against wall-clock time for the runs of :func:`commlib.experiments.sync_async.k_tradeoff_runs`."""
+    fig, ax = figure(6.4, 3.6)
+    for i, (label, r) in enumerate(runs.items()):
+        ax.plot(np.concatenate([[0.0], r.eval_times]), np.concatenate([[r.initial_loss], r.losses]),
+                color=color(i), lw=1.5, label=label)
+    ymin = min(np.nanmin(r.losses) for r in runs.values())
+    ax.set_ylim(ymin * 0.9, ymin * 2.4)
+    ax.set_xlabel("wall-clock time (mean compute times)")
+    ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+
+# ----------------------------------------------------------------------------- scaling metrics and large batches
+
+
+def scaling_figure(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 8, 16, 32, 64),
+                   t_fast: float = 0.1, slowdown: float = 3.0, batch: int = 32):
+    """Scaling efficiency and throughput against workers, for a fast GPU and one ``slowdown`` times slower."""
+    item = hardware.link(link)
+    fig, (ax1, ax2) = figure(7.2, 3.2, ncols=2)
+    for i, (label, t) in enumerate([("fast GPU", t_fast), (f"GPU {slowdown:g}x slower", t_fast * slowdown)]):
+        ms = [scaling.ring_weak_scaling(model, n, item.bandwidth, t, batch, latency=item.latency) for n in ns]
+        ax1.plot(ns, [100 * m.efficiency for m in ms], marker=MARKERS[i], color=color(i), label=label)
+        ax2.plot(ns, [m.throughput_many for m in ms], marker=MARKERS[i], color=color(i), label=label)
+    ax2.plot(ns, [n * batch / t_fast for n in ns], color=COLORS[7], ls=":", lw=1, label="fast GPU, perfect scaling")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("GPUs n")
+    ax1.set_ylabel("scaling efficiency (%)")
+    ax1.set_ylim(0, 105)
+    ax2.set_yscale("log")
+    ax2.set_ylabel("throughput (images/s)")
+    ax1.legend(fontsize=8)
+    ax2.legend(fontsize=7)
+    fig.suptitle(f"{hardware.model(model).name}, ring all-reduce over {item.name}, {batch} images per GPU",
+                 fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def scaling_table(metrics: dict):
+    """A Markdown table of :class:`commlib.scaling.ScalingMetrics` by label, units in the headers."""
+    first = next(iter(metrics.values()))
+    rows = [[label, f"{1e3 * m.t_one:.0f}", f"{1e3 * m.t_many:.1f}", f"{m.throughput_many:,.0f}", f"{m.speedup:.2f}",
+             f"{100 * m.efficiency:.1f} %", f"{1e3 * m.overhead:.1f}"] for label, m in metrics.items()]
+    return markdown_table(["GPU", "T(1) (ms)", f"T({first.n}) (ms)", "throughput (images/s)", "speedup",
+                           "scaling efficiency", "overhead (ms)"], rows)
+
+
+
+def large_batch_figure(runs: dict):
+    """Training loss against epochs for the runs of :func:`large_batch_runs`."""
+    fig, ax = figure(6.4, 3.6)
+    styles = ["-", "--", "-", ":"]
+    widths = [5.0, 1.8, 1.6, 2.2]
+    for i, (label, r) in enumerate(runs.items()):
+        ax.plot(r.epochs, r.losses, color=color(i), ls=styles[i % 4], lw=widths[i % 4], label=label,
+                alpha=0.6 if i == 0 else 1.0)
+    ax.set_xlabel("epochs (passes over the training set)")
+    ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------- calculator and sweep
+
+_DISTS = ["exponential", "shifted_exponential", "pareto", "deterministic"]
+
+
+
+
+def _calc_figure(timing, trained):
+    fig, (ax1, ax2) = figure(7.2, 2.8, ncols=2)
+    staleness_histogram({"staleness": timing}, ax=ax1)
+    ax1.get_legend().remove()
+    ax1.set_title(f"mean staleness {timing.staleness.mean():.2f}", fontsize=9)
+    t = np.concatenate([[0.0], trained.eval_times])
+    ax2.plot(t, 100 * np.concatenate([[trained.initial_error], trained.errors]), color=COLORS[0])
+    ax2.set_xlabel("wall-clock time (mean compute times)")
+    ax2.set_ylabel("test error (%)")
+    ax2.set_title(f"{trained.updates} updates", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
+                   slowdown: float = 1.0, updates: int = 2000, seed: int = 0):
+    """Protocol, P, K, compute-time law and straggler factor -> time per update, staleness, error curve.
+
+    Returns a box holding the calculator (text results) and a picture
+    (staleness histogram and test error against wall-clock time) that
+    redraws with it.
+    """
+    problem = training.make_problem(seed=0)
+    picture = widgets.Image(format="png")
+
+    def compute_results(protocol, workers, k, compute, slowdown):
+        timing, trained = sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem, 0.5, 8)
+        import matplotlib.pyplot as plt
+
+        fig = _calc_figure(timing, trained)
+        picture.value = render_png(fig)
+        plt.close(fig)
+        return {
+            "K used": f"{timing.k}",
+            "mean time per update": f"{timing.mean_time_per_update:.4f} mean compute times",
+            "updates per mean compute time": f"{timing.throughput:.3f}",
+            "gradients per update": f"{timing.k}",
+            "mean staleness": f"{timing.staleness.mean():.3f} updates",
+            "largest staleness": f"{int(timing.staleness.max())} updates",
+            "test error at the end of the curve": f"{100 * trained.errors[-1]:.1f} %",
+        }
+
+    calc = make_calculator(
+        compute_results,
+        {
+            "protocol": dropdown([(PROTOCOL_LABELS[p], p) for p in sgd.PROTOCOLS], protocol, "protocol"),
+            "workers": integer(workers, 1, 64, "learners P"),
+            "k": integer(k, 1, 64, "K"),
+            "compute": dropdown(_DISTS, compute, "compute-time law"),
+            "slowdown": number(slowdown, "straggler factor", minimum=1.0),
+        },
+        title="Synchronous or asynchronous?",
+        note=f"Fully synchronous and asynchronous SGD ignore K. Straggler factor: one learner's compute times "
+             f"are that many times longer, at every step (1 = no straggler). Times in units of the mean "
+             f"compute time of a learner; {updates} updates per timing run; error from training the "
+             "chapter's softmax-regression problem (learning rate 0.5, batch 8).",
+    )
+    box = widgets.VBox([calc, picture])
+    box.calculator = calc
+    return box
+
+
+def sgd_sweep(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 1000, seed: int = 0,
+              gradients: int = 3000):
+    """A precomputed scrubber over K: staleness histogram and error curve for each value.
+
+    Each K gets ``updates`` timing updates and a training run of about ``gradients`` gradients.
+    """
+    problem = training.make_problem(seed=0)
+
+    def draw(K):
+        proto = "async" if K == 1 else ("sync" if K == workers else protocol)
+        timing, trained = sim_summary(proto, workers, K, "exponential", 1.0, updates, seed, problem, 0.5, 8,
+                                       gradients)
+        fig = _calc_figure(timing, trained)
+        fig.suptitle(f"{_k_label(proto, workers, K)}, P = {workers}: {timing.mean_time_per_update:.3f} "
+                     "mean compute times per update", fontsize=9)
+        fig.tight_layout()
+        return fig
+
+    return sweep_html(draw, list(ks), label="K = {}", alt=f"Staleness histogram and test error curve of "
+                                                          f"{protocol} SGD with {workers} learners for each K")

@@ -1,0 +1,46 @@
+"""Tests for commlib.overlap_views.overlap (chapter 5): Gantt chart, bucket table and sweep, calculator."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from commlib import hardware, overlap  # noqa: E402
+from commlib.views import overlap as overlap_views  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_overlap_calculator_and_bad_input():
+    calc = overlap_views.overlap_calculator(model="resnet50", n=8, link="eth_25g")
+    assert calc.error is None and "%" in calc.results["hidden behind backward"]
+    calc.set(bucket_mib=-1.0)
+    assert "bucket_mib" in calc.error
+    calc.set(bucket_mib=25.0, tflops=0.0)
+    assert "tflops" in calc.error
+
+
+def test_overlap_figure_and_bucket_table_agree_with_the_cost_model():
+    link = hardware.LINKS["eth_25g"]
+    r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency, t_backward=0.05)
+    table = overlap_views.bucket_table(r, 16, link.bandwidth, link.latency).data
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[-1] == cells[-2]           # timeline duration == ring formula, to the printed digit
+    fig = overlap_views.overlap_figure(r)
+    ax = fig.get_axes()[0]
+    assert [t.get_text() for t in ax.get_yticklabels()][1].startswith("all-reduce")
+
+
+def test_bucket_sweep_figure_draws_one_marker_per_positive_cap():
+    fig = overlap_views.bucket_sweep_figure([0, 1, 25, 100], latencies=(1e-5,), model="alexnet", n=4, bandwidth=1e9,
+                                    t_backward=0.05)
+    line = fig.get_axes()[0].get_lines()[0]
+    assert list(line.get_xdata()) == [1.0, 25.0, 100.0]
