@@ -35,12 +35,12 @@ taken proportional to its forward multiply-accumulates (see
 
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from . import cost, hardware
-from .units import check_count, check_nonnegative, check_positive
+from .units import check_count, check_nonnegative, check_positive, format_time
 
 __all__ = [
     "DDP_BUCKET_BYTES",
@@ -57,6 +57,7 @@ __all__ = [
     "schedule",
     "overlap_timeline",
     "bucket_sweep",
+    "overlap_results",
 ]
 
 #: DDP's default bucket cap: ``bucket_cap_mb=25`` times 1024 * 1024, i.e. 25 MiB (Li et al. 2020).
@@ -206,7 +207,7 @@ def forward_macs(model: str) -> float:
     return float(sum(layer.macs for layer in model_layers(model)))
 
 
-def backward_times(layers, t_backward: float) -> np.ndarray:
+def backward_times(layers, t_backward: float) -> list[float]:
     r"""Seconds of backward computation per layer: ``t_backward`` shared in proportion to the layers' MACs.
 
     :math:`t_i = T_{bwd}\,\frac{\mathrm{MAC}_i}{\sum_j \mathrm{MAC}_j}`. The backward of a
@@ -216,19 +217,20 @@ def backward_times(layers, t_backward: float) -> np.ndarray:
     activations, embeddings) are given no time. If no layer has MACs, the
     time is shared in proportion to parameters. Returned in the order given.
 
-    >>> backward_times([Layer("a", 10, 1.0), Layer("b", 10, 3.0)], 0.4).tolist()
+    >>> backward_times([Layer("a", 10, 1.0), Layer("b", 10, 3.0)], 0.4)
     [0.1, 0.30000000000000004]
     """
     t_backward = check_nonnegative("t_backward", t_backward)
     layers = list(layers)
     if not layers:
         raise ValueError("layers must hold at least one Layer")
-    weights = np.array([layer.macs for layer in layers], dtype=float)
-    if weights.sum() <= 0:
-        weights = np.array([layer.params for layer in layers], dtype=float)
-    if weights.sum() <= 0:
-        weights = np.ones(len(layers))
-    return t_backward * weights / weights.sum()
+    weights = [float(layer.macs) for layer in layers]
+    if math.fsum(weights) <= 0:
+        weights = [float(layer.params) for layer in layers]
+    if math.fsum(weights) <= 0:
+        weights = [1.0] * len(layers)
+    total = math.fsum(weights)
+    return [t_backward * w / total for w in weights]
 
 
 def step_compute_time(model: str, batch: int, flops_per_second: float) -> tuple[float, float]:
@@ -425,8 +427,8 @@ def overlap_timeline(
     per_param = hardware.dtype_bytes(dtype)
     layers = tuple(reversed(model_layers(model)))
     times = backward_times(layers, t_backward)
-    ends = np.cumsum(times)
-    starts = ends - times
+    ends = list(itertools.accumulate(times))
+    starts = [e - t for e, t in zip(ends, times)]
     grad_bytes = [layer.params * per_param for layer in layers]
     groups = assign_buckets(grad_bytes, bucket_bytes, first_bucket_bytes)
 
@@ -466,3 +468,47 @@ def bucket_sweep(bucket_sizes, **kwargs) -> list[OverlapResult]:
     """
     kwargs.setdefault("first_bucket_bytes", None)
     return [overlap_timeline(bucket_bytes=b, **kwargs) for b in bucket_sizes]
+
+
+def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g", bucket_mib: float = 25.0,
+                    tflops: float = 10.0, batch: int = 32) -> dict[str, str]:
+    """The overlap calculator: model, ranks, link, bucket cap, achieved TFLOP/s, batch -> what hides.
+
+    ``model`` a preset of :data:`LAYER_MODELS`; ``n`` ranks (2 to 1024);
+    ``link`` a preset of :data:`commlib.hardware.LINKS` (its bandwidth per
+    direction and latency); ``bucket_mib`` the bucket cap in MiB (0 = one
+    all-reduce per layer; the first bucket keeps DDP's 1 MiB); ``tflops`` the
+    compute rate the GPU sustains, in 10^12 FLOP/s; ``batch`` samples per GPU
+    (images, or tokens for transformers). Returns label -> text with units.
+    Pure Python (no numpy), so it also runs in the browser.
+
+    >>> r = overlap_results("resnet50", n=16, link="eth_25g")
+    >>> r["buckets (all-reduces)"]
+    '5'
+    >>> overlap_results(n=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be >= 2 and <= 1024, got 1
+    """
+    if model not in LAYER_MODELS:
+        raise ValueError(f"model must be one of {', '.join(LAYER_MODELS)}; got {model!r}")
+    n = check_count("n", n, 2, 1024)
+    item = hardware.link(link)
+    bucket_mib = check_nonnegative("bucket_mib", bucket_mib)
+    tflops = check_positive("tflops", tflops)
+    batch = check_count("batch", batch, 1, 4096)
+    t_fwd, t_bwd = step_compute_time(model, batch, tflops * 1e12)
+    r = overlap_timeline(model, n=n, bandwidth=item.bandwidth, latency=item.latency, t_backward=t_bwd,
+                         bucket_bytes=bucket_mib * 2**20, t_forward=t_fwd)
+    compute = t_fwd + t_bwd
+    return {
+        "forward + backward compute": format_time(compute),
+        "buckets (all-reduces)": f"{len(r.buckets)}",
+        "all-reduce time, summed": format_time(r.comm_total),
+        "hidden behind backward": f"{format_time(r.hidden)} ({100 * r.hidden_fraction:.1f} %)",
+        "exposed after backward": format_time(r.exposed),
+        "step time with overlap": format_time(r.iteration_time),
+        "step time without overlap": format_time(r.iteration_time_no_overlap),
+        "scaling efficiency with / without": f"{100 * compute / r.iteration_time:.1f} % / "
+                                             f"{100 * compute / r.iteration_time_no_overlap:.1f} %",
+    }

@@ -72,12 +72,12 @@ def test_unknown_model_is_a_value_error_listing_choices():
 def test_backward_times_share_the_total_by_macs():
     layers = [overlap.Layer("a", 5, 1.0), overlap.Layer("b", 5, 0.0), overlap.Layer("c", 5, 3.0)]
     t = overlap.backward_times(layers, 2.0)
-    assert t.tolist() == pytest.approx([0.5, 0.0, 1.5])
+    assert t == pytest.approx([0.5, 0.0, 1.5])
 
 
 def test_backward_times_fall_back_to_parameters_without_macs():
     t = overlap.backward_times([overlap.Layer("a", 1, 0.0), overlap.Layer("b", 3, 0.0)], 1.0)
-    assert t.tolist() == pytest.approx([0.25, 0.75])
+    assert t == pytest.approx([0.25, 0.75])
 
 
 def test_step_compute_time_is_two_flops_per_mac_and_backward_twice_forward():
@@ -286,3 +286,36 @@ def test_fp16_halves_every_bucket_time_without_latency():
     b = overlap.overlap_timeline("bert_base", bandwidth=5e9, t_backward=0.0, dtype="fp16", bucket_bytes=1e12,
                                  first_bucket_bytes=None)
     assert b.comm_total == pytest.approx(a.comm_total / 2)
+
+
+# --------------------------------------------------------------------------- the calculator's compute
+
+
+def test_overlap_results_match_the_timeline():
+    r = overlap.overlap_results(model="resnet50", n=16, link="eth_25g", bucket_mib=25.0, tflops=10.0, batch=32)
+    link = hardware.link("eth_25g")
+    t_fwd, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
+    ddp = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
+                                   t_backward=t_bwd, t_forward=t_fwd)
+    assert r["buckets (all-reduces)"] == str(len(ddp.buckets))
+    assert f"{100 * ddp.hidden_fraction:.1f} %" in r["hidden behind backward"]
+    assert all(isinstance(v, str) and v for v in r.values())
+
+
+@pytest.mark.parametrize("bad, name", [({"n": 1}, "n"), ({"n": 2000}, "n"), ({"bucket_mib": -1.0}, "bucket_mib"),
+                                       ({"tflops": 0.0}, "tflops"), ({"batch": 0}, "batch"),
+                                       ({"model": "lenet"}, "model"), ({"link": "carrier pigeon"}, "link")])
+def test_overlap_results_name_the_bad_parameter(bad, name):
+    with pytest.raises(ValueError, match=name):
+        overlap.overlap_results(**bad)
+
+
+def test_overlap_module_runs_without_numpy():
+    """The calculator runs in the browser (Pyodide, no numpy): commlib.overlap must not import it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['numpy'] = None; from commlib import overlap; "
+            "print(overlap.overlap_results()['buckets (all-reduces)'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().isdigit()

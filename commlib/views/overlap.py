@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cost, hardware, overlap
-from ..units import check_nonnegative, check_positive, format_time
+from ..units import check_positive, format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, integer, make_calculator, number
 from .plots import COLORS, MARKERS, color, figure
@@ -103,30 +103,12 @@ def bucket_sweep_figure(caps_mib, latencies=(0.0, 50e-6), **kwargs):
 
 def overlap_calculator(model: str = "resnet50", n: int = 16, link: str = "eth_25g", bucket_mib: float = 25.0,
                        tflops: float = 10.0, batch: int = 32) -> Calculator:
-    """Model, ranks, link, bucket cap, achieved TFLOP/s, batch -> how much of the all-reduce hides."""
-
-    def compute(model, n, link, bucket_mib, tflops, batch):
-        check_nonnegative("bucket_mib", bucket_mib)
-        item = hardware.link(link)
-        t_fwd, t_bwd = overlap.step_compute_time(model, batch, check_positive("tflops", tflops) * 1e12)
-        r = overlap.overlap_timeline(model, n=n, bandwidth=item.bandwidth, latency=item.latency, t_backward=t_bwd,
-                                     bucket_bytes=bucket_mib * 2**20, t_forward=t_fwd)
-        return {
-            "forward + backward compute": format_time(t_fwd + t_bwd),
-            "buckets (all-reduces)": f"{len(r.buckets)}",
-            "all-reduce time, summed": format_time(r.comm_total),
-            "hidden behind backward": f"{format_time(r.hidden)} ({100 * r.hidden_fraction:.1f} %)",
-            "exposed after backward": format_time(r.exposed),
-            "step time with overlap": format_time(r.iteration_time),
-            "step time without overlap": format_time(r.iteration_time_no_overlap),
-            "scaling efficiency with / without": f"{100 * (t_fwd + t_bwd) / r.iteration_time:.1f} % / "
-                                                 f"{100 * (t_fwd + t_bwd) / r.iteration_time_no_overlap:.1f} %",
-        }
-
+    """Model, ranks, link, bucket cap, achieved TFLOP/s, batch -> how much of the all-reduce hides
+    (computed by :func:`commlib.overlap.overlap_results`)."""
     models = [(hardware.model(k).name, k) for k in overlap.LAYER_MODELS]
     links = [(item.name, key) for key, item in hardware.LINKS.items()]
     return make_calculator(
-        compute,
+        overlap.overlap_results,
         {
             "model": dropdown(models, model, "model"),
             "n": integer(n, 2, 1024, "ranks n"),
