@@ -5,15 +5,15 @@ from ..check import Question, register
 
 register(Question(
     "ch05.mean_staleness", lambda: sgd.expected_staleness("k_batch_async", 32, 4), unit="updates", rel_tol=0.05,
-    hints=((lambda given, right: abs(given - 4 / 32) < 0.01, "You divided the wrong way round: N/K, not K/N."),),
-    hint="Gupta et al.: gradients are on average about N/K updates out of date.",
+    hints=((lambda given, right: abs(given - 4 / 32) < 0.01, "You divided the wrong way round: n/K, not K/n."),),
+    hint="Gupta et al.: gradients are on average about n/K updates out of date.",
 ))
 
 register(Question(
     "ch05.staleness_lr", lambda: 0.4 / sgd.expected_staleness("k_batch_async", 32, 4), unit="", rel_tol=0.05,
     hints=((lambda given, right: given > 0.4,
             "Divide the base rate by the average staleness, do not multiply."),),
-    hint="alpha = alpha_0 / <sigma>, with <sigma> about N/K.",
+    hint="eta = eta_0 / <tau>, with <tau> about n/K.",
 ))
 
 register(Question(
@@ -30,14 +30,14 @@ register(Question(
 
 register(Question(
     "ch05.resnet_buckets",
-    lambda: len(overlap.overlap_timeline("resnet50", n=8, bandwidth=hardware.LINKS["eth_25g"].bandwidth).buckets),
+    lambda: len(overlap.overlap_timeline("resnet50", n=8, bandwidth=hardware.link("eth_25g").bandwidth).buckets),
     unit="buckets", rel_tol=0.0,
     hint="Walk the layers from the output back; close a bucket once it holds 1 MiB (the first) or 25 MiB.",
 ))
 
 
 def _exposed_ms() -> float:
-    link = hardware.LINKS["eth_25g"]
+    link = hardware.link("eth_25g")
     t_fwd, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
     r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
                                  t_backward=t_bwd, t_forward=t_fwd)

@@ -1,0 +1,102 @@
+"""Tests for commlib.experiments.staleness: sweeps, studies, and the phrases chosen from them.
+
+The phrases are tested on hand-made sweeps, so that every branch (rules win,
+lose, or split; Adagrad ahead, level or behind) is exercised, whatever the
+chapter's runs happen to say; the chapter's own direction is tested in
+test_claims_staleness.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from commlib.experiments import staleness
+from commlib.experiments.staleness import LrRuleStudy, RateSweep
+
+
+def _sweep(name, values, losses, workers=16):
+    return RateSweep(name, workers, tuple(values), tuple(object() for _ in values), tuple(losses))
+
+
+def _study(const, stale, dist, single=None, nominal=0.5):
+    sweeps = {"constant": _sweep("constant", (0.5, 0.05), const), "staleness": _sweep("staleness", (0.5, 0.25), stale),
+              "distance": _sweep("distance", (0.5, 0.05), dist)}
+    if single is not None:
+        sweeps["no staleness"] = _sweep("no staleness", (0.5, 0.05), single, workers=1)
+    return LrRuleStudy(16, 2500, nominal, 0.02, sweeps)
+
+
+def test_rate_sweep_best_and_lookup():
+    sw = _sweep("x", (0.5, 0.1, 0.05), (0.7, 0.55, np.nan))
+    assert sw.best_value == 0.1 and sw.best_loss == 0.55        # a diverged run (nan) is never the best
+    assert sw.loss(0.5) == 0.7
+    with pytest.raises(ValueError, match="not on the grid"):
+        sw.loss(0.3)
+
+
+def test_phrases_when_the_tuned_constant_wins():
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.63, 0.553), single=(0.66, 0.553)))
+    assert w["nominal"] == "both rules end lower than the constant rate"
+    assert w["control"].startswith("the rate is too large") and "0.080 nats" in w["control"]
+    assert w["staleness_cost"].startswith("once the rate is tuned")
+    assert "ends above it (0.575 nats at its best rate 0.25)" in w["tuned"] and "ends level with it" in w["tuned"]
+    assert w["verdict"] == "constant" and "smaller step" in w["tuned_verdict"]
+    assert "its best here is 0.25, not the shared 0.5" in w["tuning"]
+
+
+def test_phrases_when_the_rules_win_or_split():
+    w = staleness.lr_rule_phrases(_study((0.74, 0.60), (0.61, 0.55), (0.63, 0.56)))
+    assert w["verdict"] == "rules" and w["tuned_verdict"].startswith("both rules beat")
+    assert "staleness_cost" not in w
+    w = staleness.lr_rule_phrases(_study((0.74, 0.60), (0.61, 0.55), (0.63, 0.62)))
+    assert w["verdict"] == "mixed" and "the rate/staleness rule beats" in w["tuned_verdict"]
+    w = staleness.lr_rule_phrases(_study((0.60, 0.55), (0.70, 0.58), (0.61, 0.56)))
+    assert w["nominal"] == "neither rule ends lower than the constant rate"
+    assert "smaller step" not in w["tuned_verdict"]                 # no gain at the shared rate to explain
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.63, 0.553), single=(0.555, 0.553)))
+    assert w["control"].startswith("staleness alone adds")
+    w = staleness.lr_rule_phrases(_study((0.56, 0.553), (0.54, 0.575), (0.63, 0.553), single=(0.56, 0.52)))
+    assert w["staleness_cost"].startswith("even at the tuned rate, staleness costs 0.033")
+
+
+def test_summary_over_studies():
+    assert staleness.lr_rule_summary(["constant"]).startswith("on this problem the rules buy no accuracy")
+    assert "in every setting" in staleness.lr_rule_summary(["rules", "rules"])
+    assert "mixed" in staleness.lr_rule_summary(["rules", "constant"])
+    with pytest.raises(ValueError, match="verdicts"):
+        staleness.lr_rule_summary([])
+
+
+def test_downpour_phrases_branches():
+    def dp(sgd, ada):
+        return {"SGD": _sweep("SGD", (0.5, 0.05), sgd), "Adagrad": _sweep("Adagrad", (0.5, 0.1), ada)}
+
+    w = staleness.downpour_phrases(dp((0.70, 0.552), (0.57, 0.547)))
+    assert w["verdict"] == "adagrad" and "0.005 of the 0.130 nats survive" in w["reading"]
+    w = staleness.downpour_phrases(dp((0.70, 0.552), (0.57, 0.551)))
+    assert w["verdict"] == "level" and w["tuned"] == "Adagrad ends level with SGD"
+    w = staleness.downpour_phrases(dp((0.70, 0.540), (0.57, 0.551)))
+    assert w["verdict"] == "sgd" and w["reading"].startswith("tuned, plain SGD ends lower")
+
+
+def test_stalls_draw_and_validate():
+    rng = np.random.default_rng(1)
+    draws = [staleness.Stalls(0.1, 5.0)(rng, 3) for _ in range(2000)]
+    assert set(draws) == {0.0, 5.0} and 0.08 < draws.count(5.0) / 2000 < 0.12
+    assert staleness.Stalls(0.0, 5.0)(rng, 0) == 0.0
+    with pytest.raises(ValueError, match="probability"):
+        staleness.Stalls(1.5, 5.0)
+    with pytest.raises(ValueError, match="duration"):
+        staleness.Stalls(0.1, -1.0)
+
+
+def test_studies_reject_bad_grids():
+    with pytest.raises(ValueError, match="rates must include the nominal rate 0.5"):
+        staleness.lr_rule_study(updates=50, rates=(0.1,), bases=(0.5,), caps=(0.5,), control=None)
+    with pytest.raises(ValueError, match="values"):
+        staleness.rate_sweep("constant", (), workers=2, updates=50)
+    with pytest.raises(ValueError, match="values"):
+        staleness.rate_sweep("constant", (-0.1,), workers=2, updates=50)
+    with pytest.raises(ValueError, match="comm_time"):
+        staleness.downpour_study(updates=50, comm_time=0.0)
