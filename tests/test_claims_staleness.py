@@ -106,3 +106,33 @@ def test_downpour_adagrad_ends_lower_at_the_shared_rate_and_less_so_tuned(seed):
     words = staleness.downpour_phrases(study)
     assert words["verdict"] == "adagrad" and words["reading"].startswith("most of Adagrad's advantage")
     assert np.isfinite(gap_tuned)
+
+
+# --------------------------------------------------------------------------- overlap with backprop
+
+
+@pytest.mark.parametrize("link", ["eth_10g", "eth_25g", "ib_hdr", "nvlink2"])
+def test_the_input_side_bucket_is_last_so_some_communication_is_always_exposed(link):
+    from commlib import hardware, overlap
+
+    item = hardware.link(link)
+    for model in overlap.LAYER_MODELS:
+        t_fwd, t_bwd = overlap.step_compute_time(model, 32, 10e12)
+        r = overlap.overlap_timeline(model, n=16, bandwidth=item.bandwidth, latency=item.latency, t_backward=t_bwd)
+        assert r.buckets[-1].ready == pytest.approx(r.t_backward)     # ready only when backward ends
+        assert r.exposed > 0
+
+
+@pytest.mark.parametrize("latency", [10e-6, 100e-6])
+def test_bucket_size_is_a_trade_off(latency):
+    """The chapter's sweep: neither tiny buckets nor one huge bucket expose the least communication."""
+    from commlib import hardware, overlap
+
+    caps = [0, 0.25, 0.5, 1, 2, 4, 8, 16, 25, 50, 100, 200]
+    _, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
+    runs = overlap.bucket_sweep([c * 2**20 for c in caps], model="resnet50", n=16,
+                                bandwidth=hardware.link("eth_25g").bandwidth, latency=latency, t_backward=t_bwd)
+    exposed = [r.exposed for r in runs]
+    best = int(np.argmin(exposed))
+    assert 0 < best < len(caps) - 1
+    assert exposed[best] < 0.8 * min(exposed[0], exposed[-1])
