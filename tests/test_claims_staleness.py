@@ -80,7 +80,9 @@ def test_tuned_neither_rule_beats_the_best_constant_rate(lr_study):
 def test_the_staleness_rule_needs_its_own_base_rate_tuned(lr_study):
     sw = lr_study.sweeps["staleness"]
     assert sw.best_value != 0.5 and sw.loss(0.5) > sw.best_loss + TOL
-    assert "not the shared 0.5" in staleness.lr_rule_phrases(lr_study)["tuning"]
+    words = staleness.lr_rule_phrases(lr_study)
+    assert "not the shared 0.5" in words["tuning"]
+    assert words["distance_cap"].endswith("the best constant rate itself")
 
 
 @pytest.mark.parametrize("seed", (0, 1))

@@ -100,3 +100,10 @@ def test_studies_reject_bad_grids():
         staleness.rate_sweep("constant", (-0.1,), workers=2, updates=50)
     with pytest.raises(ValueError, match="comm_time"):
         staleness.downpour_study(updates=50, comm_time=0.0)
+
+
+def test_distance_cap_phrase_names_the_best_constant_rate():
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.63, 0.553)))
+    assert w["distance_cap"] == "the distance rule does best with its cap at 0.05, the best constant rate itself"
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.56, 0.6)))
+    assert w["distance_cap"] == "the distance rule does best with its cap at 0.5"

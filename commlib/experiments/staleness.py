@@ -245,6 +245,7 @@ def lr_rule_phrases(study: LrRuleStudy, tol: float = 0.005) -> dict[str, str]:
     * ``"nominal"``: which rules end lower than the constant rate at the nominal rate;
     * ``"control"``: what the run without staleness says about the nominal rate;
     * ``"tuning"``: whether the rate/staleness rule's base rate needed tuning;
+    * ``"distance_cap"``: the distance rule's best cap, against the best constant rate;
     * ``"staleness_cost"`` (needs the control): what staleness costs at the best constant rate;
     * ``"tuned"``: each rule's best against the best constant rate, and the verdict;
     * ``"verdict"``: one of ``"constant"`` (no rule beats the tuned constant),
@@ -294,6 +295,11 @@ def lr_rule_phrases(study: LrRuleStudy, tol: float = 0.005) -> dict[str, str]:
                          f"not the shared {study.nominal:g}" if not np.isclose(b, study.nominal) else
                          f"the rate/staleness rule's best base rate here is the shared {study.nominal:g}, "
                          "but it had to be found on a grid like any rate")
+    if "distance" in sw:
+        cap = sw["distance"].best_value
+        out["distance_cap"] = (f"the distance rule does best with its cap at {cap:g}, the best constant rate itself"
+                               if np.isclose(cap, best.best_value) else
+                               f"the distance rule does best with its cap at {cap:g}")
     beaten = [k for k in rules if places[k] == "below"]
     if not beaten:
         out["verdict"] = "constant"
@@ -320,7 +326,7 @@ def lr_rule_summary(verdicts) -> str:
         raise ValueError("verdicts must hold at least one verdict")
     if all(v == "constant" for v in verdicts):
         return ("on this problem the rules buy no accuracy that a tuned constant rate does not; what they offer is a "
-                "rate set from the staleness itself, worth having only where a rate cannot be tuned")
+                "rate set from the staleness itself, which matters where a rate cannot be tuned")
     if all(v == "rules" for v in verdicts):
         return "on this problem the rules beat a tuned constant rate in every setting tried"
     return "on this problem the evidence is mixed: the rules beat a tuned constant rate in some settings, not in others"
