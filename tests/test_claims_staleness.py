@@ -138,3 +138,17 @@ def test_bucket_size_is_a_trade_off(latency):
     best = int(np.argmin(exposed))
     assert 0 < best < len(caps) - 1
     assert exposed[best] < 0.8 * min(exposed[0], exposed[-1])
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_carried_from_16_to_256_learners_the_distance_rule_copes_better_but_retuning_wins(seed):
+    study = staleness.lr_rule_study(workers=16, updates=2500, seed=seed, nominal=None, rates=(0.1, 0.05, 0.02),
+                                    bases=(0.5, 0.25, 0.1), caps=(0.1, 0.05, 0.02), control=None)
+    carry = staleness.carry_over_study(study, workers=256, rates=(0.05, 0.02, 0.01), seed=seed)
+    c = carry.carried["constant"][1]
+    assert carry.mean_staleness > 150
+    assert carry.carried["distance"][1] < c - TOL                     # the distance rule adapts
+    assert carry.carried["staleness"][1] > c + TOL                    # the rate/staleness rule does not
+    assert carry.constant.best_loss < carry.carried["distance"][1] - TOL   # re-tuning still wins
+    words = staleness.carry_over_phrases(carry)
+    assert words["adapts"] == "yes" and words["verdict"].endswith("yet re-tuning the constant rate does best")

@@ -107,3 +107,41 @@ def test_distance_cap_phrase_names_the_best_constant_rate():
     assert w["distance_cap"] == "the distance rule does best with its cap at 0.05, the best constant rate itself"
     w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.56, 0.6)))
     assert w["distance_cap"] == "the distance rule does best with its cap at 0.5"
+
+
+def _carry(const_losses, dist, stale):
+    from commlib.experiments.staleness import CarryOver
+
+    constant = _sweep("constant", (0.05, 0.02), const_losses, workers=256)
+    return CarryOver(16, 256, constant, {"constant": (0.05, const_losses[0]), "distance": (0.05, dist),
+                                          "staleness": (0.25, stale)}, 227.0)
+
+
+def test_carry_over_phrases_branches():
+    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.562, 0.694))
+    assert w["carried"] == ("the constant rate 0.05 ends at 0.587 nats, the distance rule (cap 0.05) at 0.562 and "
+                            "the rate/staleness rule (base rate 0.25) at 0.694")
+    assert w["retuned"] == "re-tuned, the best constant rate is 0.02 (0.554 nats)"
+    assert w["verdict"] == ("the distance rule copes with the larger staleness better than the unchanged constant "
+                            "rate, the rate/staleness rule copes worse; yet re-tuning the constant rate does best")
+    assert w["adapts"] == "yes"
+    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.588, 0.590))
+    assert w["adapts"] == "no" and w["verdict"].startswith("no rule copes")
+    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.540, 0.560))
+    assert w["verdict"].endswith("and the distance rule even beats the re-tuned constant rate")
+
+
+def test_summary_with_carry_over():
+    assert staleness.lr_rule_summary(["constant"], "yes").endswith("the rate is not re-tuned")
+    assert staleness.lr_rule_summary(["constant"], "no").endswith("not even when the setting changes and the rate "
+                                                                   "is not re-tuned")
+    with pytest.raises(ValueError, match="adapts"):
+        staleness.lr_rule_summary(["constant"], "maybe")
+
+
+def test_carry_over_needs_the_carried_rate_on_the_grid():
+    study = staleness.lr_rule_study(workers=2, updates=60, rates=(0.5, 0.05), bases=(0.5,), caps=None, control=None)
+    with pytest.raises(ValueError, match="best constant rate"):
+        staleness.carry_over_study(study, workers=4, rates=(0.3,))
+    carry = staleness.carry_over_study(study, workers=4, rates=(0.5, 0.05))
+    assert set(carry.carried) == {"constant", "staleness"} and carry.workers_to == 4

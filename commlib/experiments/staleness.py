@@ -37,20 +37,23 @@ __all__ = [
     "lr_rule_study",
     "lr_rule_phrases",
     "lr_rule_summary",
+    "CarryOver",
+    "carry_over_study",
+    "carry_over_phrases",
     "downpour_study",
     "downpour_phrases",
 ]
 
 #: The grids each rule is tuned on: the constant rate eta, the staleness rule's base rate eta_0,
 #: the distance rule's cap eta_max (its C fixed). Each holds the source notes' rate 0.5.
-CONSTANT_RATES = (0.5, 0.2, 0.1, 0.05, 0.02)
-STALENESS_BASES = (0.5, 0.25, 0.1, 0.05)
+CONSTANT_RATES = (0.5, 0.1, 0.05, 0.02)
+STALENESS_BASES = (0.5, 0.25, 0.1)
 DISTANCE_CAPS = (0.5, 0.1, 0.05, 0.02)
 #: The control without staleness (one learner) runs at these constant rates.
-CONTROL_RATES = (0.5, 0.1, 0.05, 0.02)
+CONTROL_RATES = (0.5, 0.05, 0.02)
 
 #: Rates of the Downpour comparison: plain SGD's eta and Adagrad's base rate.
-DOWNPOUR_SGD_RATES = (0.5, 0.1, 0.05, 0.02)
+DOWNPOUR_SGD_RATES = (0.5, 0.05, 0.02)
 DOWNPOUR_ADAGRAD_RATES = (0.5, 0.2, 0.1, 0.05)
 
 
@@ -319,14 +322,93 @@ def lr_rule_phrases(study: LrRuleStudy, tol: float = 0.005) -> dict[str, str]:
     return out
 
 
-def lr_rule_summary(verdicts) -> str:
-    """One sentence over several studies' ``lr_rule_phrases(...)["verdict"]``: what the rules buy on this problem."""
+@dataclass(frozen=True)
+class CarryOver:
+    """Each rule's best setting for one number of learners, run unchanged with more (see :func:`carry_over_study`)."""
+
+    workers_from: int
+    workers_to: int
+    constant: RateSweep             #: constant rates with ``workers_to`` learners (holds the carried rate)
+    carried: dict                   #: rule -> (its best value with ``workers_from`` learners, final loss now)
+    mean_staleness: float           #: mean staleness (updates) with ``workers_to`` learners
+
+
+def carry_over_study(study: LrRuleStudy, workers: int = 256, rates=(0.05, 0.02, 0.01), seed: int = 0,
+                     batch_size: int = 8) -> CarryOver:
+    """Run each rule of ``study`` at its best value, unchanged, with ``workers`` learners; re-tune the constant rate.
+
+    A rate tuned for one setting meets another when the cluster grows: this
+    is the case where a rule that reads the staleness could adapt and a
+    constant rate cannot. ``rates`` (the constant rates re-tuned with
+    ``workers`` learners) must hold the best constant rate of ``study``.
+    """
+    sw = study.sweeps
+    carried_rate = sw["constant"].best_value
+    if not any(np.isclose(v, carried_rate) for v in rates):
+        raise ValueError(f"rates must include the best constant rate of the study, {carried_rate:g}")
+    common = {"updates": study.updates, "seed": seed, "batch_size": batch_size, "lr_c": study.lr_c,
+              "problem": training.make_problem(seed=0)}
+    constant = rate_sweep("constant", rates, workers, **common)
+    carried = {"constant": (carried_rate, constant.loss(carried_rate))}
+    for rule in ("distance", "staleness"):
+        if rule in sw:
+            v = sw[rule].best_value
+            carried[rule] = (v, rate_sweep(rule, (v,), workers, **common).losses[0])
+    return CarryOver(study.workers, int(workers), constant, carried,
+                     float(constant.runs[0].staleness.mean()))
+
+
+def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
+    """What happens to each rule's setting when the learners grow in number, decided by ``carry``.
+
+    * ``"carried"``: the final losses of the carried settings;
+    * ``"retuned"``: the best constant rate with the new number of learners;
+    * ``"verdict"``: which rules cope with the change better than the unchanged constant rate, and whether
+      re-tuning the constant rate still does best.
+    """
+    tol = check_nonnegative("tol", tol)
+    c_value, c_loss = carry.carried["constant"]
+    names = {"distance": "the distance rule (cap {:g})", "staleness": "the rate/staleness rule (base rate {:g})"}
+    items = [f"the constant rate {c_value:g} ends at {c_loss:.3f} nats"]
+    items += [f"{names[k].format(v)} at {loss:.3f}" for k, (v, loss) in carry.carried.items() if k != "constant"]
+    best = carry.constant
+    out = {"carried": _and(items),
+           "retuned": f"re-tuned, the best constant rate is {best.best_value:g} ({best.best_loss:.3f} nats)"}
+    better = [k for k, (_, loss) in carry.carried.items() if k != "constant" and loss < c_loss - tol]
+    worse = [k for k, (_, loss) in carry.carried.items() if k != "constant" and loss > c_loss + tol]
+    short = {"distance": "the distance rule", "staleness": "the rate/staleness rule"}
+    parts = []
+    if better:
+        parts.append(f"{_and([short[k] for k in better])} copes with the larger staleness better than the unchanged "
+                     "constant rate")
+    if worse:
+        parts.append(f"{_and([short[k] for k in worse])} copes worse")
+    if not better and not worse:
+        parts.append("no rule copes with the larger staleness better than the unchanged constant rate")
+    beats_retuned = [k for k, (_, loss) in carry.carried.items() if k != "constant" and loss < best.best_loss - tol]
+    parts.append("yet re-tuning the constant rate does best" if not beats_retuned else
+                 f"and {_and([short[k] for k in beats_retuned])} even beats the re-tuned constant rate")
+    out["verdict"] = ", ".join(parts[:-1]) + ("; " if len(parts) > 1 else "") + parts[-1]
+    out["adapts"] = "yes" if better else "no"
+    return out
+
+
+def lr_rule_summary(verdicts, adapts: str | None = None) -> str:
+    """One sentence over several studies' ``lr_rule_phrases(...)["verdict"]`` and, optionally, a carry-over's
+    ``carry_over_phrases(...)["adapts"]``: what the rules buy on this problem."""
     verdicts = list(verdicts)
     if not verdicts:
         raise ValueError("verdicts must hold at least one verdict")
+    if adapts not in (None, "yes", "no"):
+        raise ValueError(f"adapts must be None, 'yes' or 'no', got {adapts!r}")
     if all(v == "constant" for v in verdicts):
-        return ("on this problem the rules buy no accuracy that a tuned constant rate does not; what they offer is a "
-                "rate set from the staleness itself, which matters where a rate cannot be tuned")
+        text = "on this problem the rules buy no accuracy that a tuned constant rate does not"
+        if adapts == "yes":
+            text += ("; what a rule can offer is a rate that follows the staleness when the setting changes and "
+                     "the rate is not re-tuned")
+        elif adapts == "no":
+            text += ", not even when the setting changes and the rate is not re-tuned"
+        return text
     if all(v == "rules" for v in verdicts):
         return "on this problem the rules beat a tuned constant rate in every setting tried"
     return "on this problem the evidence is mixed: the rules beat a tuned constant rate in some settings, not in others"
