@@ -62,6 +62,8 @@ def test_staleness_figures_draw_the_runs(small_study):
 def test_stalls_and_downpour_figures():
     study = staleness.lr_rule_study(workers=4, updates=200, seed=0, nominal=None, rates=(0.1, 0.05), bases=(0.1,),
                                     caps=None, control=None, comm_time=staleness.Stalls(0.05, 10.0))
+    with pytest.raises(ValueError, match="nominal"):
+        staleness_views.lr_rule_figure(study)
     fig = staleness_views.stalls_figure(study)
     assert len([ln for ln in fig.get_axes()[0].get_lines() if not ln.get_label().startswith("_")]) == 2
     dp = staleness.downpour_study(workers=4, shards=2, updates=200, sgd_rates=(0.5, 0.05), adagrad_rates=(0.5, 0.1))

@@ -84,8 +84,12 @@ def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int |
 def lr_rule_figure(study, smooth: int = 3):
     """Left: loss curves at the nominal rate and at the best constant rate, with and without staleness.
     Right: each rule's final loss over its grid (:func:`commlib.experiments.staleness.lr_rule_study`)."""
-    fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
     sw, nominal = study.sweeps, study.nominal
+    missing = [k for k in ("constant", "staleness", "distance", "no staleness") if k not in sw]
+    if nominal is None or missing:
+        raise ValueError("study must have a nominal rate and the sweeps constant, staleness, distance and "
+                         f"no staleness (missing: {', '.join(missing) or 'nominal'})")
+    fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
     best = sw["constant"].best_value
     curves = [(sw["constant"].run(nominal), f"constant η = {nominal:g}", 0, "-"),
               (sw["staleness"].run(nominal), f"rate/staleness, η₀ = {nominal:g}", 2, "-."),
