@@ -36,6 +36,7 @@ from . import cost, hardware
 from .units import check_count, check_fraction, check_nonnegative, check_positive, format_rate, format_size, format_time
 
 __all__ = [
+    "PALM_MODEL_FLOPS_UTILIZATION",
     "TRAFFIC_RECIPES",
     "Traffic",
     "traffic_per_rank",
@@ -46,6 +47,11 @@ __all__ = [
     "allreduce_results",
     "step_results",
 ]
+
+
+#: Share of peak FLOP/s that PaLM 540B's training achieved in model FLOPs, as
+#: reported by Chowdhery et al. (2022): a measured utilization, for scale.
+PALM_MODEL_FLOPS_UTILIZATION = 0.462
 
 
 @dataclass(frozen=True)
