@@ -10,10 +10,19 @@ Latencies are typical one-message start-up costs (the alpha of the
 alpha-beta model), given as orders of magnitude: measured values depend on
 the software stack (TCP vs RDMA, NCCL vs MPI) far more than on the wire.
 
+Each link also keeps the figure as quoted (``quoted``, bytes/s, with
+``quoted_both`` saying whether it sums both directions) and the ``date`` of
+its source, so that a test can hold every one-direction bandwidth against the
+vendor's convention. Model presets cite the implementation their exact count
+comes from (``count_citation``: torchvision or Hugging Face Transformers)
+apart from the paper that introduced the model (``citation``).
+
 Tables are as of :data:`AS_OF`.
 
->>> LINKS["eth_1g"].bandwidth          # 1 Gb/s = 125 MB/s per direction
+>>> link("eth_1g").bandwidth          # 1 Gb/s = 125 MB/s per direction
 125000000.0
+>>> link("nvlink5").quoted / 1e12, link("nvlink5").bandwidth / 1e9   # 1.8 TB/s quoted, both directions
+(1.8, 900.0)
 >>> MODELS["vgg16"].params
 138357544
 >>> gradient_bytes("vgg16", "fp32")  # what one data-parallel step must move

@@ -125,3 +125,12 @@ def test_keras_resnet50_reports_more_parameters_than_torchvision():
     item = hardware.model("resnet50")
     keras = int(re.search(r"reports ([\d,]+)", item.note).group(1).replace(",", ""))
     assert keras > item.params
+
+
+def test_gpu_interconnects_quote_both_directions_network_cards_one():
+    for key in ("nvlink2", "nvlink5", "pcie6_x16"):
+        assert hardware.link(key).quoted_both
+        assert hardware.link(key).bandwidth == pytest.approx(hardware.link(key).quoted / 2)
+    for key in ("eth_800g", "ib_xdr"):
+        assert not hardware.link(key).quoted_both
+        assert hardware.link(key).bandwidth == pytest.approx(100e9)
