@@ -160,6 +160,10 @@ def rate_sweep(rule: str, values, workers: int = 16, updates: int = 2500, seed: 
     ``eta_max`` (with ``C = lr_c``). Every run has the same seed, hence the
     same schedule of updates and the same mini-batches. ``workers = 1`` is the
     control without staleness. Other arguments go to :func:`commlib.sgd.simulate`.
+
+    >>> sw = rate_sweep("constant", (0.5, 0.05), workers=4, updates=400, seed=0)
+    >>> sw.best_value, sw.loss(0.05) == sw.best_loss < sw.loss(0.5)     # 0.5 is too large a step
+    (0.05, True)
     """
     values = tuple(check_positive("values", float(v)) for v in values)
     if not values:
