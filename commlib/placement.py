@@ -14,8 +14,8 @@ per direction (:class:`Cluster`):
   total, shared by all of its flows.
 
 Note 000 gives such lists in MB/s, without saying how they were measured.
-:data:`NOTE000_INTRA_MB_S` and :data:`NOTE000_INTER_MB_S` keep them, and
-:func:`note000_cluster` reads them under exactly the interpretation above
+:data:`EXAMPLE_INTRA_MB_S` and :data:`EXAMPLE_INTER_MB_S` keep them, and
+:func:`example_cluster` reads them under exactly the interpretation above
 (1 MB = 10**6 B, per direction, host ``h`` = list entry ``h``).
 
 Time per iteration, for ``n`` workers, ``g_h`` of them on host ``h``, ``k``
@@ -48,7 +48,7 @@ hosts in use (latency ignored, as in the note; all formulas in seconds):
   the remote ones (worker bandwidth :math:`\min_h \text{inter}_h / g_h`,
   server bandwidth ``inter[s]``).
 
->>> c = note000_cluster()
+>>> c = example_cluster()
 >>> est = estimate(c, {"host3": 2, "host1": 2}, model="resnet50")
 >>> est.algorithm, est.bottleneck
 ('hierarchical', 'network link of host 3 (145.88 MB/s)')
@@ -68,16 +68,16 @@ from . import cost, hardware
 from .units import check_count, check_nonnegative, check_positive, format_rate, parse_rate
 
 __all__ = [
-    "NOTE000_INTER_MB_S",
-    "NOTE000_INTRA_MB_S",
-    "NOTE000_LINK_CLAIMS",
+    "EXAMPLE_INTER_MB_S",
+    "EXAMPLE_INTRA_MB_S",
+    "QUOTED_LINK_CLAIMS",
     "LinkClaim",
     "link_claims",
     "MODES",
     "ALGORITHMS",
     "Cluster",
     "Estimate",
-    "note000_cluster",
+    "example_cluster",
     "as_megabits",
     "smallest_denominator",
     "workers_per_host",
@@ -88,9 +88,9 @@ __all__ = [
 ]
 
 #: Note 000's "inter" list, MB/s, one entry per machine, as printed in the note.
-NOTE000_INTER_MB_S: tuple[float, ...] = (91.875, 233.0, 59.5, 145.875, 120.125, 60.75, 92.125, 10.375)
+EXAMPLE_INTER_MB_S: tuple[float, ...] = (91.875, 233.0, 59.5, 145.875, 120.125, 60.75, 92.125, 10.375)
 #: Note 000's "intra" list, MB/s, one entry per machine, as printed in the note.
-NOTE000_INTRA_MB_S: tuple[float, ...] = (306.5, 427.75, 63.0, 1082.125, 181.125, 159.625, 65.625, 22.875)
+EXAMPLE_INTRA_MB_S: tuple[float, ...] = (306.5, 427.75, 63.0, 1082.125, 181.125, 159.625, 65.625, 22.875)
 
 
 
@@ -115,7 +115,7 @@ class LinkClaim:
 
 
 #: Note 000's link figures, verbatim, with the reading the book adopts.
-NOTE000_LINK_CLAIMS: tuple[LinkClaim, ...] = (
+QUOTED_LINK_CLAIMS: tuple[LinkClaim, ...] = (
     LinkClaim("NVLink 2.0 per V100 ('300GB/s full duplex')", "300 GB/s", "nvlink2",
               "both directions summed, six links"),
     LinkClaim("NVLink 3.0 per A100 ('600GB/s')", "600 GB/s", "nvlink3", "both directions summed, twelve links"),
@@ -130,12 +130,12 @@ NOTE000_LINK_CLAIMS: tuple[LinkClaim, ...] = (
 
 
 def link_claims() -> tuple[LinkClaim, ...]:
-    """Note 000's link figures (:data:`NOTE000_LINK_CLAIMS`).
+    """Note 000's link figures (:data:`QUOTED_LINK_CLAIMS`).
 
     >>> [round(c.rate / 1e9, 2) for c in link_claims()][:3]
     [300.0, 600.0, 67.65]
     """
-    return NOTE000_LINK_CLAIMS
+    return QUOTED_LINK_CLAIMS
 
 
 MODES = ("allreduce", "ps")
@@ -194,14 +194,14 @@ class Cluster:
         return Cluster(tuple(a), tuple(e), self.slots)
 
 
-def note000_cluster(slots: int | Sequence[int] = 4) -> Cluster:
+def example_cluster(slots: int | Sequence[int] = 4) -> Cluster:
     """Note 000's eight machines, read as per-host MB/s per direction; ``slots`` workers each (the note
     does not say; 4 is an assumption).
 
-    >>> c = note000_cluster(); c.hosts, c.inter[7]
+    >>> c = example_cluster(); c.hosts, c.inter[7]
     (8, 10375000.0)
     """
-    return Cluster.from_mb_per_s(NOTE000_INTRA_MB_S, NOTE000_INTER_MB_S, slots)
+    return Cluster.from_mb_per_s(EXAMPLE_INTRA_MB_S, EXAMPLE_INTER_MB_S, slots)
 
 
 def as_megabits(values_mb_per_s: Sequence[float]) -> list[float]:
@@ -269,9 +269,9 @@ def workers_per_host(cluster: Cluster, placement) -> tuple[int, ...]:
     ``placement`` is a mapping host -> number of workers (``{"host0": 2, 3: 1}``)
     or a sequence with each worker's host (``[0, 0, 3]``).
 
-    >>> workers_per_host(note000_cluster(), {"host0": 2, "host3": 1})
+    >>> workers_per_host(example_cluster(), {"host0": 2, "host3": 1})
     (2, 0, 0, 1, 0, 0, 0, 0)
-    >>> workers_per_host(note000_cluster(), [1] * 5)
+    >>> workers_per_host(example_cluster(), [1] * 5)
     Traceback (most recent call last):
     ...
     ValueError: placement puts 5 workers on host 1, which has 4 slots
@@ -489,7 +489,7 @@ def rank_placements(cluster: Cluster, candidates: Mapping[str, object], **kwargs
 
     ``kwargs`` go to :func:`estimate` (model, dtype, mode, algorithm, ...).
 
-    >>> c = note000_cluster()
+    >>> c = example_cluster()
     >>> [name for name, _ in rank_placements(c, {"slow": {"host7": 2}, "fast": {"host3": 2}})]
     ['fast', 'slow']
     """
@@ -517,7 +517,7 @@ def best_placements(cluster: Cluster, workers: int, top: int = 5, **kwargs) -> l
 
     Ties are broken by the count vector, smallest first.
 
-    >>> best = best_placements(note000_cluster(), 4, top=1)[0]
+    >>> best = best_placements(example_cluster(), 4, top=1)[0]
     >>> best.counts, best.algorithm
     ((0, 0, 0, 4, 0, 0, 0, 0), 'ring')
     """

@@ -55,25 +55,24 @@ __all__ = [
     "server_ranks",
     "ps_round",
     "ps_traffic",
-    "ring_time",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
     "byteps_split",
     "byteps_round",
     "compare_ps_ring",
-    "note002_volumes",
+    "server_and_ring_volumes",
 ]
 
 #: Worked examples quoted by the source notes, with what each number means.
 WORKED_EXAMPLES: dict[str, dict[str, float | str]] = {
     # Note 000 quotes a blog's example: 61.5 million gradients, 8 workers, one PS.
-    "note000_ps": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
+    "one_server": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
                    "what": "one non-colocated server, fp32 gradients"},
     # Note 000: "each machine is server and worker: 4 x gradient size / iteration time x 7/8", 8 machines.
-    "note000_colocated": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
+    "colocated_eight": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
                           "what": "colocated, a shard on each of 8 machines"},
     # Note 004 (BytePS sec. 2.2): 2 machines (16 GPUs), 64 MB at 200 Gb/s -> 2.56 ms.
-    "note004_allreduce": {"nbytes": "64 MB", "n": 2, "bandwidth": "200 Gb/s",
+    "byteps_two_machines": {"nbytes": "64 MB", "n": 2, "bandwidth": "200 Gb/s",
                           "what": "ring all-reduce between 2 machines, 8 GPUs each"},
 }
 
@@ -341,15 +340,6 @@ def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = 
     return PSTraffic(shard_host=n * m / k, worker=m, colocated=False)
 
 
-def ring_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:
-    r"""Ring all-reduce time :math:`2(n-1)\alpha + 2\frac{n-1}{n}\frac{M}{B}` (see :func:`commlib.cost.allreduce_time`).
-
-    >>> ring_time(64e6, 2, 25e9)
-    0.00256
-    """
-    return cost.allreduce_time(nbytes, n, bandwidth, latency, "ring")
-
-
 def ps_beats_ring(nbytes: float, n: int, k: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
                   latency: float = 0.0) -> bool:
     """True when a non-colocated PS with ``k`` server machines is strictly faster than ring all-reduce.
@@ -361,7 +351,7 @@ def ps_beats_ring(nbytes: float, n: int, k: int, bandwidth_gpu: float, bandwidth
     (True, False)
     """
     t_ps = cost.ps_time(nbytes, n, bandwidth_gpu, servers=k, latency=latency, server_bandwidth=bandwidth_cpu)
-    return t_ps < ring_time(nbytes, n, bandwidth_gpu, latency)
+    return t_ps < cost.allreduce_time(nbytes, n, bandwidth_gpu, latency, algorithm="ring")
 
 
 def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
@@ -388,7 +378,7 @@ def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwid
     b_gpu = check_positive("bandwidth_gpu", bandwidth_gpu)
     b_cpu = b_gpu if bandwidth_cpu is None else check_positive("bandwidth_cpu", bandwidth_cpu)
     latency = check_nonnegative("latency", latency)
-    t_ring = ring_time(m, n, b_gpu, latency)
+    t_ring = cost.allreduce_time(m, n, b_gpu, latency, algorithm="ring")
     if 2 * latency + m / b_gpu >= t_ring:
         return None
     k = max(1, math.floor(n * m / (b_cpu * (t_ring - 2 * latency))) + 1)
@@ -483,13 +473,13 @@ def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth:
     """
     t_ps = cost.ps_time(nbytes, workers, worker_bandwidth, servers=servers, latency=latency,
                         colocated=colocated, server_bandwidth=None if colocated else server_bandwidth)
-    t_ring = ring_time(nbytes, workers, worker_bandwidth, latency)
+    t_ring = cost.allreduce_time(nbytes, workers, worker_bandwidth, latency, algorithm="ring")
     best = (smallest_k_to_beat_ring(nbytes, workers, worker_bandwidth, server_bandwidth, latency)
             if nbytes > 0 else None)
     return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best)
 
 
-def note002_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
+def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
     r"""The PS-vs-ring volumes of note 002, and the like-for-like per-direction ones.
 
     With N = ``nbytes`` and P processes, one of which is the server:
@@ -502,7 +492,7 @@ def note002_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dic
     The first two are the note's; they count different things (both
     directions vs one). Per direction the ratio is P/2, not P.
 
-    >>> {k: v.tolist() for k, v in note002_volumes(1.0, [4]).items()}
+    >>> {k: v.tolist() for k, v in server_and_ring_volumes(1.0, [4]).items()}
     {'ps_server_total': [6.0], 'ring_rank_sent': [1.5], 'ps_server_each_way': [3.0], 'ring_rank_each_way': [1.5]}
     """
     m = check_nonnegative("nbytes", nbytes)

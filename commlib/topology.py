@@ -15,23 +15,28 @@ Each message of a :class:`commlib.trace.Trace` becomes a *flow* from the
 node of its source rank to the node of its destination rank, routed along a
 shortest path (fewest seconds per byte, then fewest hops, then the
 lexicographically smallest node sequence: deterministic). Within one step
-all flows travel at the same time. The model, chosen to be simple and
-exact to test:
+all flows start at the same time. How they share the links is the standard
+fluid model of networks, **max-min fair sharing** (Bertsekas & Gallager
+1992, sec. 6.5.2), computed by progressive filling (:func:`max_min_rates`):
 
-* a directed link ``u -> v`` crossed by :math:`k_e` flows of the step gives
-  each of them an equal share :math:`B_e / k_e` of its bandwidth;
-* a flow runs at the share of the tightest link on its path, and pays the
-  latency of every link on its path:
-
-  .. math:: t_f = \sum_{e \in p_f} \alpha_e + \frac{m_f}{\min_{e \in p_f} B_e / k_e};
-
+* each direction ``u -> v`` of a link has capacity :math:`B_e`; the rates of
+  the flows crossing it add up to at most :math:`B_e`;
+* all rates rise together; a flow stops rising when a link on its path is
+  full (its bottleneck), and the capacity it cannot use goes to the others;
+* when a flow has sent its :math:`m_f` bytes it leaves, and the rates of
+  the rest are computed again: the survivors speed up;
+* a flow also pays the latency of every link on its path, and finishes at
+  :math:`t_f = \sum_{e \in p_f} \alpha_e + (\text{time its bytes took})`;
 * a step lasts as long as its slowest flow, :math:`T_s = \max_f t_f`, and
   the collective takes :math:`T = \sum_s T_s` (steps do not overlap).
 
-This is the fluid "equal share at the bottleneck" model. It does not hand
-a share that a flow cannot use (because it is throttled elsewhere) to the
-other flows of a link, as max-min fair sharing would, so it can only
-overestimate; for the symmetric patterns of collectives the two agree.
+``sharing="equal"`` keeps the coarser model, for comparison: every flow
+gets an equal share :math:`B_e / k_e` of each of the :math:`k_e`-flow links
+on its path, at its tightest link, for the whole step,
+:math:`t_f = \sum_{e \in p_f} \alpha_e + m_f / \min_{e \in p_f} (B_e / k_e)`.
+A max-min rate is never below that share, so equal sharing can only
+overestimate; for the symmetric patterns of collectives (every flow of a
+step alone on its links, or all flows of a step alike) the two agree.
 Reduction arithmetic (gamma) and store-and-forward delays are not modelled.
 
 On a ring of ``n`` links of bandwidth ``B`` and latency ``alpha`` a ring
@@ -59,7 +64,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from . import hardware, ps
+from . import collectives, hardware, ps
 from .trace import Trace
 from .units import check_count, check_nonnegative, check_positive, parse_rate
 
@@ -81,8 +86,11 @@ __all__ = [
     "check_topology",
     "rank_nodes",
     "route",
+    "max_min_rates",
+    "SHARING",
     "map_flows",
     "map_trace",
+    "allreduce_trace",
     "mirrored",
     "scaled",
     "staged_exchange",
@@ -555,6 +563,7 @@ class Mapped:
     link_bytes: dict
     bottleneck: Edge | None
     routes: dict = field(default_factory=dict, repr=False)
+    sharing: str = "max-min"
 
     def load(self, u: Node, v: Node) -> int:
         """Total bytes that went ``u -> v``."""
@@ -578,18 +587,114 @@ def _edges(path: Sequence) -> list[Edge]:
     return list(zip(path[:-1], path[1:]))
 
 
-def map_flows(g: nx.Graph, flows: Iterable[Flow]) -> Mapped:
+def _edge_key(e: Edge) -> tuple:
+    return (_key(e[0]), _key(e[1]))
+
+
+def max_min_rates(paths: Mapping[Hashable, Sequence[Edge]], capacity: Mapping[Edge, float]
+                  ) -> dict[Hashable, tuple[float, Edge]]:
+    r"""Max-min fair rates of flows on shared links, by progressive filling.
+
+    ``paths[f]`` lists the link directions flow ``f`` crosses (at least one);
+    ``capacity[e]`` is the bandwidth of direction ``e`` (bytes/s). All rates
+    start at zero and rise together. When a link is full, the flows on it
+    stop rising (it is their *bottleneck*); the others keep rising into the
+    capacity that is left, until every flow has stopped. The result gives
+    each flow ``(rate, bottleneck link)``. No flow can then go faster without
+    slowing a flow that is no faster than it (Bertsekas & Gallager 1992,
+    sec. 6.5.2): what one flow cannot use at its bottleneck, the others get.
+
+    >>> max_min_rates({"a": [(0, 1)], "b": [(0, 1), (1, 2)], "c": [(1, 2)]},
+    ...               {(0, 1): 4.0, (1, 2): 2.0})
+    {'b': (1.0, (1, 2)), 'c': (1.0, (1, 2)), 'a': (3.0, (0, 1))}
+    """
+    left: dict = {}
+    waiting: dict = {}
+    for f, path in paths.items():
+        if not path:
+            raise ValueError(f"flow {f!r} crosses no link; every flow needs at least one")
+        for e in path:
+            if e not in capacity:
+                raise ValueError(f"link {e!r} of flow {f!r} has no capacity")
+            left[e] = float(capacity[e])
+            waiting.setdefault(e, []).append(f)
+    rates: dict = {}
+    while len(rates) < len(paths):
+        # the fullest link: the smallest equal share of what is left among its rising flows
+        share, e = min((left[e] / len(fs), _edge_key(e), e) for e, fs in waiting.items() if fs)[::2]
+        for f in list(waiting[e]):
+            rates[f] = (max(share, 0.0), e)
+            for e2 in paths[f]:
+                left[e2] -= share
+                waiting[e2].remove(f)
+    return rates
+
+
+SHARING = ("max-min", "equal")
+
+
+def _equal_share_times(g: nx.Graph, flows: Sequence, paths: Sequence, counts: Mapping) -> list:
+    out = []
+    for f, path in zip(flows, paths):
+        if not path or f.nbytes == 0:
+            out.append((0.0, {}))
+            continue
+        share, i = min((g.edges[e]["bandwidth"] / counts[e], i) for i, e in enumerate(path))
+        t = f.nbytes / share
+        out.append((t, {path[i]: t}))
+    return out
+
+
+def _max_min_times(g: nx.Graph, flows: Sequence, paths: Sequence) -> list:
+    """Fluid simulation: max-min rates, recomputed each time a flow finishes."""
+    out: list = [(0.0, {}) for _ in flows]
+    left = {i: float(f.nbytes) for i, f in enumerate(flows) if paths[i] and f.nbytes > 0}
+    capacity = {e: g.edges[e]["bandwidth"] for i in left for e in paths[i]}
+    now = 0.0
+    while left:
+        rates = max_min_rates({i: paths[i] for i in left}, capacity)
+        dt = min(left[i] / rates[i][0] for i in left)
+        done = []
+        for i in left:
+            rate, e = rates[i]
+            blame = out[i][1]
+            blame[e] = blame.get(e, 0.0) + dt
+            left[i] -= rate * dt
+            if left[i] <= 1e-9 * flows[i].nbytes:
+                done.append(i)
+        now += dt
+        for i in done:
+            out[i] = (now, out[i][1])
+            del left[i]
+    return out
+
+
+def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min") -> Mapped:
     r"""Route every flow and time every step (the model in the module docstring).
 
-    Two flows of ``m`` bytes that share one link of bandwidth ``B`` each get
-    ``B/2``:
+    ``sharing="max-min"`` (default) shares each link max-min fairly and
+    recomputes the rates whenever a flow of the step finishes;
+    ``sharing="equal"`` gives each flow an equal share of every link it
+    crosses for the whole step. Two flows of ``m`` bytes that share one link
+    of bandwidth ``B`` each get ``B/2`` either way:
 
     >>> g = nx.path_graph(3); nx.set_edge_attributes(g, 1e9, "bandwidth"); nx.set_edge_attributes(g, 0.0, "latency")
     >>> res = map_flows(g, [Flow(0, 0, 2, 10**9), Flow(0, 1, 2, 10**9)])
     >>> res.time, res.steps[0].link_flows[(1, 2)], res.bottleneck
     (2.0, 2, (1, 2))
+
+    When flows finish, the others speed up. Below, flow 0->2 shares link
+    0->1 with a 0.2 GB flow and link 1->2 with another; all three run at
+    0.5 GB/s until the small ones are done at 0.4 s, and then flow 0->2 has
+    both links to itself. Equal sharing keeps it at 0.5 GB/s to the end:
+
+    >>> flows = [Flow(0, 0, 2, 10**9), Flow(0, 0, 1, 2 * 10**8), Flow(0, 1, 2, 2 * 10**8)]
+    >>> round(map_flows(g, flows).time, 3), round(map_flows(g, flows, sharing="equal").time, 3)
+    (1.2, 2.0)
     """
     check_topology(g)
+    if sharing not in SHARING:
+        raise ValueError(f"sharing must be one of {', '.join(SHARING)}, got {sharing!r}")
     flows = list(flows)
     routes: dict = {}
     by_step: dict[int, list[Flow]] = {}
@@ -605,26 +710,26 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow]) -> Mapped:
     totals: dict = {}
     blame: dict = {}
     for s in sorted(by_step):
+        step_flows = by_step[s]
+        paths = [_edges(routes[(f.src, f.dst)]) for f in step_flows]
         link_bytes: dict = {}
         link_flows: dict = {}
-        for f in by_step[s]:
-            for e in _edges(routes[(f.src, f.dst)]):
+        for f, path in zip(step_flows, paths):
+            for e in path:
                 link_bytes[e] = link_bytes.get(e, 0) + f.nbytes
                 if f.nbytes > 0:
                     link_flows[e] = link_flows.get(e, 0) + 1
+        if sharing == "equal":
+            timed = _equal_share_times(g, step_flows, paths, link_flows)
+        else:
+            timed = _max_min_times(g, step_flows, paths)
         worst, worst_flow, worst_edge = 0.0, None, None
-        for f in by_step[s]:
-            path = _edges(routes[(f.src, f.dst)])
+        for f, path, (transfer, held) in zip(step_flows, paths, timed):
             if not path:
                 continue
-            lat = sum(g.edges[e].get("latency", 0.0) for e in path)
-            if f.nbytes > 0:
-                shares = [(g.edges[e]["bandwidth"] / link_flows[e], i) for i, e in enumerate(path)]
-                share, i = min(shares)
-                t, tight = lat + f.nbytes / share, path[i]
-            else:
-                t, tight = lat, None
+            t = sum(g.edges[e].get("latency", 0.0) for e in path) + transfer
             if worst_flow is None or t > worst:
+                tight = min(held, key=lambda e: (-held[e], _edge_key(e))) if held else None
                 worst, worst_flow, worst_edge = t, f, tight
         for e, b in link_bytes.items():
             totals[e] = totals.get(e, 0) + b
@@ -634,15 +739,17 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow]) -> Mapped:
     bottleneck = None
     if blame:
         bottleneck = min(blame, key=lambda e: (-blame[e], _key(e[0]), _key(e[1])))
-    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes)
+    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes, sharing)
 
 
-def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int, Node] | None = None) -> Mapped:
+def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int, Node] | None = None,
+              sharing: str = "max-min") -> Mapped:
     """Map a collective's :class:`~commlib.trace.Trace` onto topology ``g``.
 
     ``placement[i]`` is the node rank ``i`` runs on; by default the node
     whose ``rank`` attribute is ``i``. Messages become :class:`Flow` s and
-    are timed by :func:`map_flows`.
+    are timed by :func:`map_flows` with ``sharing`` (``"max-min"`` or
+    ``"equal"``).
     """
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a commlib.trace.Trace, got {type(trace).__name__}")
@@ -662,7 +769,29 @@ def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int
     if len({nodes[r] for r in range(trace.n)}) != trace.n:
         raise ValueError("placement must put every rank on a different node")
     flows = [Flow(m.step, nodes[m.src], nodes[m.dst], m.nbytes, m.phase) for m in trace.messages]
-    return map_flows(g, flows)
+    return map_flows(g, flows, sharing)
+
+
+def allreduce_trace(n: int, nbytes: int, algorithm: str = "ring", **kwargs) -> Trace:
+    """The trace of a real all-reduce over ``n`` ranks (:func:`commlib.collectives.allreduce`), scaled
+    to about ``nbytes`` per rank.
+
+    The collective runs on fp32 arrays of ``64 n`` elements, which split
+    evenly into every algorithm's pieces, and its messages are scaled by
+    the whole factor that brings the buffer nearest to ``nbytes``
+    (:func:`scaled`). ``kwargs`` go to the algorithm (e.g. ``hosts=2`` for
+    ``"hierarchical"``).
+
+    >>> t = allreduce_trace(4, 4096)
+    >>> t.steps, int(t.bytes_sent[0])           # 2(n-1) steps, 2(n-1)/n x 4096 B per rank
+    (6, 6144)
+    """
+    n = check_count("n", n, minimum=1)
+    nbytes = check_count("nbytes", nbytes, minimum=1)
+    length = 64 * n
+    arrays = [np.ones(length, dtype=np.float32) for _ in range(n)]
+    trace = collectives.allreduce(arrays, algorithm, **kwargs)[1]
+    return scaled(trace, max(1, round(nbytes / (4 * length))))
 
 
 def mirrored(trace: Trace) -> Trace:

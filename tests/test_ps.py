@@ -131,7 +131,7 @@ def test_trace_equals_closed_form_traffic_on_even_shards(n, k, per_shard, col):
 
 def test_note000_server_volume_is_workers_times_gradient():
     # note 000: PS receives = PS sends = gradient size x workers (one server)
-    example = ps.WORKED_EXAMPLES["note000_ps"]
+    example = ps.WORKED_EXAMPLES["one_server"]
     m = example["params"] * 4
     t = ps.ps_traffic(m, example["workers"], 1)
     assert t.shard_host == 61_500_000 * 8 * 4
@@ -245,13 +245,13 @@ def test_server_bandwidth_is_used_for_servers_only():
 # --- BytePS' optimum -----------------------------------------------------------------------------
 
 def test_note004_worked_example_is_2_56_ms():
-    ex = ps.WORKED_EXAMPLES["note004_allreduce"]
+    ex = ps.WORKED_EXAMPLES["byteps_two_machines"]
     m, b, n = parse_size(ex["nbytes"]), parse_rate(ex["bandwidth"]), ex["n"]
     # 2 (n-1) M / (n B) = 2 * 64e6 / (2 * 25e9) s
-    assert ps.ring_time(m, n, b) == pytest.approx(2.56e-3)
+    assert cost.allreduce_time(m, n, b, algorithm="ring") == pytest.approx(2.56e-3)
     assert cost.byteps_time(m, n, 0, b) == pytest.approx(2.56e-3)
     # read as MiB it would be 2.68 ms
-    assert ps.ring_time(parse_size("64 MiB"), n, b) == pytest.approx(2**26 / 25e9)
+    assert cost.allreduce_time(parse_size("64 MiB"), n, b, algorithm="ring") == pytest.approx(2**26 / 25e9)
 
 
 @SETTINGS
@@ -304,9 +304,9 @@ def test_byteps_round_traffic_matches_closed_form_within_rounding(n, k, per):
 
 # --- note 002's comparison --------------------------------------------------------------------
 
-def test_note002_volumes_and_the_like_for_like_ratio():
+def test_server_and_ring_volumes_and_the_like_for_like_ratio():
     p = np.arange(2, 33)
-    v = ps.note002_volumes(1.0, p)
+    v = ps.server_and_ring_volumes(1.0, p)
     np.testing.assert_allclose(v["ps_server_total"], 2 * (p - 1))
     np.testing.assert_allclose(v["ring_rank_sent"], 2 * (p - 1) / p)
     np.testing.assert_allclose(v["ps_server_total"] / v["ring_rank_sent"], p)
@@ -357,7 +357,7 @@ def test_ps_round_rejects_bad_input_naming_the_parameter(kwargs, name):
         (lambda: ps.ps_traffic(1e6, 4, 5, colocated=True), "servers"),
         (lambda: ps.smallest_k_to_beat_ring(1e6, 4, 1e9, bandwidth_cpu=0.0), "bandwidth_cpu"),
         (lambda: ps.byteps_round(np.zeros(4), [np.ones(4)], cpu_machines=-1), "cpu_machines"),
-        (lambda: ps.note002_volumes(1.0, [0, 2]), "processes"),
+        (lambda: ps.server_and_ring_volumes(1.0, [0, 2]), "processes"),
         (lambda: ps.shard_bounds(3, 4), "servers"),
     ],
 )

@@ -89,7 +89,7 @@ def test_ps_star_figure_marks_the_server_and_its_hot_link():
 
 def test_steps_sweep_has_one_frame_per_step():
     g = topology.tree(4, 2, "eth_10g")
-    res = topology.map_trace(g, tview.allreduce_trace(4, 4096, "halving_doubling"))
+    res = topology.map_trace(g, topology.allreduce_trace(4, 4096, "halving_doubling"))
     html = tview.steps_sweep(g, res, title="tree").data
     assert html.count('class="gotw-frame"') == len(res.steps) == 4
 
@@ -99,7 +99,7 @@ def test_allreduce_trace_is_scaled_to_the_requested_bytes():
     # 3/4 M + 2 * 1/2 * M/4 + 3/4 M) all send 2 (n-1)/n = 1.75 M per rank
     m = 8 * 2**20
     for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2}), ("halving_doubling", {})):
-        trace = tview.allreduce_trace(8, m, algorithm, **kw)
+        trace = topology.allreduce_trace(8, m, algorithm, **kw)
         assert trace.bytes_sent.tolist() == [2 * 7 * m // 8] * 8
 
 
@@ -117,12 +117,12 @@ def test_hierarchy_table_names_the_nic_as_bottleneck():
 def test_tables_list_every_claim_and_host():
     # header and separator rows, then one row each
     assert tview.claims_table().data.count("\n| ") == len(placement.link_claims()) + 2
-    assert tview.note000_table().data.count("\n| ") == len(placement.NOTE000_INTER_MB_S) + 2
-    assert "1082.125" in tview.note000_table().data
+    assert tview.example_lists_table().data.count("\n| ") == len(placement.EXAMPLE_INTER_MB_S) + 2
+    assert "1082.125" in tview.example_lists_table().data
 
 
 def test_placement_figure_lists_fastest_first():
-    cl = placement.note000_cluster()
+    cl = placement.example_cluster()
     fig = tview.placement_figure(cl, {"slow": {"host7": 2}, "fast": {"host3": 2}, "mid": {"host1": 2}})
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
@@ -134,7 +134,7 @@ def test_placement_figure_lists_fastest_first():
 def test_placement_calculator_shows_results_and_errors():
     calc = tview.placement_calculator()
     assert calc.error is None
-    est = placement.estimate(placement.note000_cluster(), {3: 2, 1: 2}, model="resnet50")
+    est = placement.estimate(placement.example_cluster(), {3: 2, 1: 2}, model="resnet50")
     assert "host 3" in calc.results["bounded by"]
     assert calc.results["scheme"] == "hierarchical all-reduce"
     assert est.time > 0
@@ -145,7 +145,7 @@ def test_placement_calculator_shows_results_and_errors():
     calc.set(where="host3:4", mode="ps")
     assert calc.error is None and calc.results["scheme"] == "parameter server on host 3"
     assert calc.results["push and pull"].startswith("overlapped")
-    cl = placement.note000_cluster()
+    cl = placement.example_cluster()
     # four local gradients through host 3's intra link, each way once; in turn, twice
     one_way = 4 * hardware.gradient_bytes("resnet50", "fp32") / cl.intra[3]
     assert calc.results["time per iteration"] == format_time(one_way)
@@ -196,7 +196,7 @@ def test_snake_ring_closing_hop_as_the_chapter_states(rows, cols):
 
 def test_ch06_wrong_answers_get_hints():
     assert "overlap" in check("ch06.ps_host1", expected("ch06.ps_host1") * 2).message
-    m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.note000_cluster()
+    m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.example_cluster()
     assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
     assert "both directions" in check("ch06.nvlink2_one_way", 300.0).message
     assert not check("ch06.mesh_closing_hops", 1).correct

@@ -51,19 +51,19 @@ register(Question(
 
 register(Question(
     "ch06.best4_vgg",
-    lambda: placement.best_placements(placement.note000_cluster(), 4, top=1, model="vgg16")[0].time, unit="s",
+    lambda: placement.best_placements(placement.example_cluster(), 4, top=1, model="vgg16")[0].time, unit="s",
     hint="Try every placement with placement.best_placements, or reason: which host has the fastest intra-host link?",
 ))
 
 
 def _ps_host1(pipelined: bool = True) -> float:
-    return placement.estimate(placement.note000_cluster(), [0, 2, 3, 4], model="resnet50", mode="ps",
+    return placement.estimate(placement.example_cluster(), [0, 2, 3, 4], model="resnet50", mode="ps",
                               server_host=1, pipelined=pipelined).time
 
 
 def _host2_link_only(given: float, right: float) -> bool:
     """True when ``given`` is host 2's link alone: one gradient at inter[2] instead of four at inter[1]."""
-    c = placement.note000_cluster()
+    c = placement.example_cluster()
     return abs(given / right - c.inter[1] / (4 * c.inter[2])) < 0.003
 
 

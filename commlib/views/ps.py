@@ -170,7 +170,7 @@ def push_pull_animation(n: int = 3, k: int = 2, colocated: bool = False, length:
 def volumes_figure(processes=range(2, 65)):
     """Note 002's volumes against P, and the like-for-like per-direction comparison, in units of N."""
     p = np.asarray(list(processes))
-    v = ps.note002_volumes(1.0, p)
+    v = ps.server_and_ring_volumes(1.0, p)
     fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2)
     ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, label="PS server, in + out: 2N(P−1)")
     ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", label="ring rank, sent: 2N(P−1)/P")
@@ -194,7 +194,7 @@ def sharding_figure(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
                      for k in ks])
     kb = np.arange(0, 2 * n + 1)
     t_bp = np.array([cost.byteps_time(nbytes, n, int(k), bandwidth) for k in kb])
-    t_ring = ps.ring_time(nbytes, n, bandwidth)
+    t_ring = cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring")
     t_col = cost.ps_time(nbytes, n, bandwidth, servers=n, colocated=True)
     k_star = ps.smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth)
     fig, ax = figure(6.4, 3.8)
@@ -304,7 +304,7 @@ def servers_sweep(model: str = "bert_large", dtype: str = "fp32", n: int = 8, wo
     bs = hardware.link(server_link).bandwidth
     ks = list(range(1, n + 5)) if ks is None else [int(k) for k in ks]
     t_ps = np.array([cost.ps_time(nbytes, n, bw, servers=k, server_bandwidth=bs) for k in ks])
-    t_ring = ps.ring_time(nbytes, n, bw)
+    t_ring = cost.allreduce_time(nbytes, n, bw, algorithm="ring")
     name = hardware.model(model).name
 
     def draw(k):

@@ -14,11 +14,10 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
-import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
-from .. import collectives, cost, hardware, placement, topology
+from .. import cost, hardware, placement, topology
 from ..units import check_count, format_size, format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, make_calculator, text, toggle
@@ -30,13 +29,12 @@ __all__ = [
     "topology_figure",
     "compare_figure",
     "steps_sweep",
-    "allreduce_trace",
     "grid_figure",
     "gallery_figure",
     "ps_star_figure",
     "ring_check_table",
     "hierarchy_table",
-    "note000_table",
+    "example_lists_table",
     "claims_table",
     "placement_figure",
     "placement_calculator",
@@ -182,19 +180,6 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
     return sweep_html(draw, [s.step for s in mapped.steps], label=lambda s: f"step {s}", alt=alt)
 
 
-def allreduce_trace(n: int, nbytes: int, algorithm: str = "ring", **kwargs):
-    """The trace of a real all-reduce over ``n`` ranks (commlib.collectives), scaled to ``nbytes`` per rank.
-
-    The collective runs on fp32 arrays of ``64 n`` elements, which split
-    evenly into every algorithm's pieces, and its messages are scaled by
-    the whole factor that brings the buffer nearest to ``nbytes``.
-    """
-    length = 64 * n
-    arrays = [np.ones(length, dtype=np.float32) for _ in range(n)]
-    trace = collectives.allreduce(arrays, algorithm, **kwargs)[1]
-    return topology.scaled(trace, max(1, round(nbytes / (4 * length))))
-
-
 def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, height: float = 7.4,
                 unit_label: str = "MB on the link's busier direction (whole run)", fontsize: float = 10,
                 node_size: float = 480):
@@ -228,8 +213,8 @@ def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, hei
 
 def gallery_figure(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g"):
     """Four topologies of ``n`` ranks carrying one all-reduce each, in a 2 x 2 grid on one colour scale."""
-    ring_trace = allreduce_trace(n, nbytes, "ring")
-    hd = allreduce_trace(n, nbytes, "halving_doubling")
+    ring_trace = topology.allreduce_trace(n, nbytes, "ring")
+    hd = topology.allreduce_trace(n, nbytes, "halving_doubling")
     panels = []
     for g, trace, title in ((topology.ring(n, link), ring_trace, "ring, ring all-reduce"),
                             (topology.star(n, link, hub="switch"), ring_trace, "switch star, ring all-reduce"),
@@ -264,7 +249,7 @@ def ring_check_table(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", 
     item = hardware.link(link)
     rows = []
     for n in ns:
-        mapped = topology.map_trace(topology.ring(n, link), allreduce_trace(n, nbytes, "ring"))
+        mapped = topology.map_trace(topology.ring(n, link), topology.allreduce_trace(n, nbytes, "ring"))
         formula = cost.allreduce_time(nbytes, n, item.bandwidth, item.latency)
         rows.append([n, format_time(mapped.time, 4), format_time(formula, 4), f"{abs(mapped.time / formula - 1):.1e}",
                      mapped.max_flows])
@@ -278,7 +263,7 @@ def hierarchy_table(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20,
     c = topology.cluster(hosts, gpus_per_host=per_host, network=network)
     rows = []
     for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": hosts})):
-        res = topology.map_trace(c, allreduce_trace(hosts * per_host, nbytes, algorithm, **kw))
+        res = topology.map_trace(c, topology.allreduce_trace(hosts * per_host, nbytes, algorithm, **kw))
         rows.append([algorithm, format_time(res.time), format_size(res.load("h0.nic", "net")), len(res.steps),
                      " -> ".join(str(v) for v in res.bottleneck)])
     return markdown_table(["algorithm", "time", "bytes host 0 sends into the network", "steps",
@@ -301,12 +286,12 @@ def claims_table():
                           rows, caption="Link figures in note 000, read in bytes per second per direction")
 
 
-def note000_table():
+def example_lists_table():
     """Note 000's per-host lists: MB/s as printed, the same in Mb/s, and the ratio intra / inter."""
     rows = []
-    mbit_inter = placement.as_megabits(placement.NOTE000_INTER_MB_S)
-    mbit_intra = placement.as_megabits(placement.NOTE000_INTRA_MB_S)
-    for h, (a, e) in enumerate(zip(placement.NOTE000_INTRA_MB_S, placement.NOTE000_INTER_MB_S)):
+    mbit_inter = placement.as_megabits(placement.EXAMPLE_INTER_MB_S)
+    mbit_intra = placement.as_megabits(placement.EXAMPLE_INTRA_MB_S)
+    for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
         rows.append([h, f"{a:.10g}", f"{mbit_intra[h]:.10g}", f"{e:.10g}", f"{mbit_inter[h]:.10g}", f"{a / e:.2f}"])
     return markdown_table(["host", "intra (MB/s, as printed)", "intra x 8 (Mb/s)", "inter (MB/s, as printed)",
                            "inter x 8 (Mb/s)", "intra / inter"], rows,
@@ -360,7 +345,7 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
     ``pipelined`` (parameter server only): push and pull overlap, as in
     :func:`commlib.cost.ps_time`; unticked, the pull waits for the whole push.
     """
-    cluster = placement.note000_cluster() if cluster is None else cluster
+    cluster = placement.example_cluster() if cluster is None else cluster
 
     def compute(where, model, dtype, mode, algorithm, pipelined):
         return _report(cluster, where, model, dtype, mode, algorithm, pipelined)
@@ -382,7 +367,7 @@ def placement_sweep(cluster: placement.Cluster | None = None, workers: Sequence[
                     model: str = "resnet50", dtype: str = "fp32", top: int = 5):
     """Precomputed: for each number of workers, the best placements for all-reduce and for a PS
     (push and pull overlapped, as :func:`commlib.placement.estimate` assumes by default)."""
-    cluster = placement.note000_cluster() if cluster is None else cluster
+    cluster = placement.example_cluster() if cluster is None else cluster
 
     def draw(n):
         fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.2))
