@@ -384,3 +384,46 @@ def test_ch03_answers_match_hand_computation():
     assert "both directions" in check("ch03.colocated_rate_gbps", both).message
     assert "n/2" in check("ch03.smallest_k", 8).message
     assert check("ch03.smallest_k", 9).correct
+
+
+# ---------------------------------------------------------------- one-port round time
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.floats(0, 1e10), n=st.integers(1, 40), k=st.integers(1, 40), bw=st.floats(1e6, 1e12),
+       lat=st.floats(0, 1e-3), col=st.booleans(), pipe=st.booleans())
+def test_round_time_without_one_port_is_cost_ps_time(m, n, k, bw, lat, col, pipe):
+    assume(not col or k <= n)
+    want = cost.ps_time(m, n, bw, servers=k, latency=lat, colocated=col, pipelined=pipe)
+    assert ps.round_time(m, n, bw, servers=k, latency=lat, colocated=col, pipelined=pipe, one_port=False) == want
+    # without start-ups the one-port model is the same bandwidth-only formula
+    assert ps.round_time(m, n, bw, servers=k, colocated=col, pipelined=pipe) == pytest.approx(
+        cost.ps_time(m, n, bw, servers=k, colocated=col, pipelined=pipe), rel=1e-12)
+
+
+def test_one_port_server_start_ups_grow_with_workers():
+    # by hand: one server receives n pushes and sends n pulls, each alpha + M/B on its card
+    m, b, a = 1e6, 1e9, 1e-5
+    for n in (2, 8, 32):
+        assert ps.round_time(m, n, b, latency=a, pipelined=False) == pytest.approx(2 * n * (a + m / b))
+        assert ps.round_time(m, n, b, latency=a) == pytest.approx(n * (a + m / b) + a)
+    # with k servers a worker sends k shards: k start-ups, M bytes; each server n start-ups, nM/k bytes
+    assert ps.round_time(m, 4, b, servers=8, latency=a) == pytest.approx(max(8 * a + m / b, 4 * a + m / (2 * b)) + a)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.floats(1, 1e9), n=st.integers(2, 32), bw=st.floats(1e6, 1e12), lat=st.floats(0, 1e-3))
+def test_one_port_matches_the_collectives_of_chapter_one(m, n, bw, lat):
+    # one shard on worker 0, push before pull: the naive master of chapter 1, 2(n-1)(alpha + M/B)
+    naive = cost.allreduce_time(m, n, bw, lat, algorithm="naive")
+    assert ps.round_time(m, n, bw, servers=1, latency=lat, colocated=True, pipelined=False) == pytest.approx(naive)
+    # a shard on every worker, push before pull: the ring all-reduce, 2(n-1)(alpha + M/(nB))
+    ring = cost.allreduce_time(m, n, bw, lat, algorithm="ring")
+    assert ps.round_time(m, n, bw, servers=n, latency=lat, colocated=True, pipelined=False) == pytest.approx(ring)
+
+
+def test_smallest_k_with_start_ups_beats_the_ring_and_k_minus_one_does_not():
+    m, n, b, a = 1e5, 8, 12.5e9, 5e-6
+    k = ps.smallest_k_to_beat_ring(m, n, b, latency=a)
+    ring = cost.allreduce_time(m, n, b, a, algorithm="ring")
+    assert ps.round_time(m, n, b, servers=k, latency=a) < ring
+    assert k == 1 or ps.round_time(m, n, b, servers=k - 1, latency=a) >= ring

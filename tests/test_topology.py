@@ -450,7 +450,7 @@ def test_max_min_is_optimal_no_flow_can_gain_without_a_slower_one_losing(case):
     for i, path in paths.items():
         r = rates[i][0]
 
-        def full_and_fastest(e):
+        def full_and_fastest(e, r=r):
             on = [rates[j][0] for j, p in paths.items() if e in p]
             return math.isclose(sum(on), capacity[e], rel_tol=1e-9) and r >= max(on) * (1 - 1e-9)
 

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from .. import cost, hardware, ps
+from .. import cost, hardware, ps, ps_cost
 from ..units import format_rate, format_size, format_time
 from .animation import sweep_html, to_html
 from .calculator import Calculator, dropdown, integer, make_calculator, toggle
@@ -252,33 +252,9 @@ def _network_links() -> list[tuple[str, str]]:
 
 def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: int = 4, colocated: bool = False,
                   worker_link: str = "eth_100g", server_link: str = "eth_100g") -> Calculator:
-    """PS against ring all-reduce: model, n workers, k shards, colocated or not, worker and server links."""
+    """PS against ring all-reduce: model, n workers, k shards, colocated or not, worker and server links.
 
-    def compute(model, dtype, n, k, colocated, worker_link, server_link):
-        nbytes = hardware.gradient_bytes(model, dtype)
-        bw = hardware.link(worker_link).bandwidth
-        bs = hardware.link(server_link).bandwidth
-        c = ps.compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)
-        traffic = ps.ps_traffic(nbytes, n, k, colocated=colocated)
-        if c.winner == "tie":
-            verdict = "tie"
-        elif c.winner == "PS":
-            verdict = f"PS, {1 / c.ratio:.2f}x faster"
-        else:
-            verdict = f"ring all-reduce, {c.ratio:.2f}x faster"
-        best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
-                else f"{c.smallest_k} server machines")
-        return {
-            "parameters": f"{hardware.model(model).params:,}",
-            "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
-            "PS round": format_time(c.ps_seconds),
-            "ring all-reduce": format_time(c.ring_seconds),
-            "faster": verdict,
-            "busiest PS machine, each way": format_size(traffic.busiest),
-            "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
-            "smallest k (separate servers) to beat the ring": best,
-            "BytePS optimum with k CPU machines": format_time(cost.byteps_time(nbytes, n, k, bw)),
-        }
+    The computation is :func:`commlib.ps_cost.ps_results` (no numpy: it runs in the page too)."""
 
     controls = {
         "model": dropdown([(_model_label(key), key) for key in hardware.MODELS], model, "model"),
@@ -289,7 +265,7 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
         "worker_link": dropdown(_network_links(), worker_link, "worker NIC"),
         "server_link": dropdown(_network_links(), server_link, "server NIC"),
     }
-    return make_calculator(compute, controls, title="Parameter server or ring all-reduce?",
+    return make_calculator(ps_cost.ps_results, controls, title="Parameter server or ring all-reduce?",
                            note="Bandwidth terms only (large messages), full-duplex NICs, bandwidth per "
                                 "direction; push and pull pipelined. With the shards on the workers (colocated) the "
                                 "server NIC is unused. "
