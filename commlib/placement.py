@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from . import cost, hardware
-from .units import check_count, check_nonnegative, check_positive, format_rate, parse_rate
+from .units import check_count, check_nonnegative, check_positive, format_rate, format_size, format_time, parse_rate
 
 __all__ = [
     "EXAMPLE_INTER_MB_S",
@@ -85,6 +85,7 @@ __all__ = [
     "estimate",
     "rank_placements",
     "best_placements",
+    "placement_results",
 ]
 
 #: Note 000's "inter" list, MB/s, one entry per machine, as printed in the note.
@@ -529,3 +530,32 @@ def best_placements(cluster: Cluster, workers: int, top: int = 5, **kwargs) -> l
                for counts in _compositions(workers, cluster.slots)]
     results.sort(key=lambda e: (e.time, e.counts))
     return results[:top]
+
+
+def placement_results(where: str = "host3:2, host1:2", model: str = "resnet50", dtype: str = "fp32",
+                      mode: str = "allreduce", algorithm: str = "auto", pipelined: bool = True,
+                      cluster: Cluster | None = None) -> dict[str, str]:
+    """The placement calculator: one placement's synchronisation time and bottleneck, as label -> text.
+
+    ``where`` reads like ``"host3:2, host1:2"`` (:func:`parse_placement`);
+    the other controls are :func:`estimate`'s. ``cluster`` defaults to
+    :func:`example_cluster` (eight hosts, four slots each). Imports no numpy.
+
+    >>> r = placement_results("host3:2, host1:2")
+    >>> r["time per iteration"], r["bounded by"]
+    ('939.78 ms', 'network link of host 3 (145.88 MB/s)')
+    """
+    cluster = example_cluster() if cluster is None else cluster
+    est = estimate(cluster, parse_placement(where), model=model, dtype=dtype, mode=mode, algorithm=algorithm,
+                   pipelined=pipelined)
+    out = {
+        "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",
+        "workers per host": " ".join(f"h{h}:{c}" for h, c in enumerate(est.counts) if c),
+        "scheme": f"parameter server on host {est.server_host}" if mode == "ps" else f"{est.algorithm} all-reduce",
+    }
+    if mode == "ps":
+        out["push and pull"] = ("overlapped (each link direction busy once)" if pipelined
+                                else "one after the other (twice the time)")
+    out["time per iteration"] = format_time(est.time)
+    out["bounded by"] = est.bottleneck
+    return out

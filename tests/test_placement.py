@@ -271,3 +271,22 @@ def test_ps_time_is_the_busiest_link_once_overlapped_and_twice_in_turn(cp, data)
         assert fast.bottleneck_bandwidth == c.inter[h]
         named = (n - counts[s] if h == s else counts[h]) * M / c.inter[h]
     assert named == pytest.approx(max(loads))
+
+
+def test_placement_results_is_the_calculator_and_reports_bad_input_by_name():
+    r = placement.placement_results("host3:2, host1:2", "resnet50", "fp32", "ps", "auto", False)
+    est = estimate(placement.example_cluster(), {3: 2, 1: 2}, model="resnet50", mode="ps", pipelined=False)
+    assert r["time per iteration"].startswith(f"{est.time * 1e3:.2f}") or r["time per iteration"].endswith(" s")
+    assert "one after the other" in r["push and pull"]
+    with pytest.raises(ValueError, match="placement"):
+        placement.placement_results("3-2")
+
+
+def test_calculator_modules_import_no_numpy():
+    # the website runs these in Python without numpy
+    import subprocess
+    import sys
+    code = ("import sys; import commlib.placement, commlib.ps_cost; "
+            "bad = [m for m in ('numpy', 'matplotlib', 'ipywidgets') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -10,6 +10,7 @@ a legend and a colour bar. Wrap-around links of a torus are drawn as arcs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import matplotlib as mpl
@@ -320,23 +321,6 @@ def placement_figure(cluster: placement.Cluster, candidates: Mapping[str, object
     return fig
 
 
-def _report(cluster: placement.Cluster, where: str, model: str, dtype: str, mode: str, algorithm: str,
-            pipelined: bool = True):
-    est = placement.estimate(cluster, placement.parse_placement(where), model=model, dtype=dtype, mode=mode,
-                             algorithm=algorithm, pipelined=pipelined)
-    out = {
-        "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",
-        "workers per host": " ".join(f"h{h}:{c}" for h, c in enumerate(est.counts) if c),
-        "scheme": f"parameter server on host {est.server_host}" if mode == "ps" else f"{est.algorithm} all-reduce",
-    }
-    if mode == "ps":
-        out["push and pull"] = ("overlapped (each link direction busy once)" if pipelined
-                                else "one after the other (twice the time)")
-    out["time per iteration"] = format_time(est.time)
-    out["bounded by"] = est.bottleneck
-    return out
-
-
 def placement_calculator(cluster: placement.Cluster | None = None, where: str = "host3:2, host1:2",
                          model: str = "resnet50", dtype: str = "fp32", mode: str = "allreduce",
                          algorithm: str = "auto", pipelined: bool = True) -> Calculator:
@@ -345,11 +329,11 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
     ``pipelined`` (parameter server only): push and pull overlap, as in
     :func:`commlib.cost.ps_time`; unticked, the pull waits for the whole push.
     """
-    cluster = placement.example_cluster() if cluster is None else cluster
-
-    def compute(where, model, dtype, mode, algorithm, pipelined):
-        return _report(cluster, where, model, dtype, mode, algorithm, pipelined)
-
+    compute = placement.placement_results  # the model-layer function; it runs in the page as well
+    if cluster is None:
+        cluster = placement.example_cluster()
+    else:
+        compute = functools.partial(placement.placement_results, cluster=cluster)
     controls = {
         "where": text(where, "workers (host:count)", "host3:2, host1:2"),
         "model": dropdown([(item.name, key) for key, item in hardware.MODELS.items()], model, "model"),
