@@ -97,6 +97,7 @@ __all__ = [
     "ps_star",
     "links_of",
     "BYTEPS_PCIE_MEASURED",
+    "DGX1_NVLINKS",
 ]
 
 #: GPU-to-GPU copy rates measured by BytePS on a PCIe-only machine whose links are all PCIe 3.0 x16
@@ -105,6 +106,15 @@ __all__ = [
 BYTEPS_PCIE_MEASURED: dict[str, float] = {
     "same PCIe switch": parse_rate("105 Gb/s"),
     "across PCIe switches (through the CPUs)": parse_rate("80 Gb/s"),
+}
+
+#: NVLinks between GPU pairs of an 8-GPU V100 server wired as a hybrid cube-mesh (NVIDIA DGX-1 with V100,
+#: NVIDIA 2017 white paper; the matrix ``nvidia-smi topo -m`` prints there as NV1 or NV2). Two quads (GPUs
+#: 0-3 and 4-7), each fully connected, and GPU i linked to GPU i + 4; one or two links per pair, so that
+#: every GPU uses all six of its links. Pairs not listed (e.g. GPU 0 and GPU 5) have no NVLink.
+DGX1_NVLINKS: dict[tuple[int, int], int] = {
+    (0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2, (1, 2): 2, (1, 3): 1, (1, 5): 2, (2, 3): 2, (2, 6): 1,
+    (3, 7): 1, (4, 5): 1, (4, 6): 1, (4, 7): 2, (5, 6): 2, (5, 7): 1, (6, 7): 2,
 }
 
 Node = Hashable
@@ -354,7 +364,8 @@ def snake_order(rows: int, cols: int) -> list[int]:
 
 def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlink2", pcie: str = "pcie3_x16",
             sockets: int = 2, socket_link: str = "upi", nic: str | None = "eth_100g", nic_switch: int = 0,
-            host: int = 0, first_rank: int = 0, g: nx.Graph | None = None) -> nx.Graph:
+            host: int = 0, first_rank: int = 0, g: nx.Graph | None = None,
+            nvlink_layout: str = "switch") -> nx.Graph:
     """One multi-GPU server, in the shape of the BytePS paper's figures (Jiang et al. 2020, sec. 4.2).
 
     Nodes (prefixed ``h<host>.``): ``cpu<s>`` for each socket (with its
@@ -362,9 +373,15 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
     first half on socket 0 and the rest on the last socket; ``gpu<j>``,
     ``gpus_per_switch`` under each PCIe switch; a ``nic`` on PCIe switch
     ``nic_switch``. All PCIe links use preset ``pcie``. With ``nvlink`` set,
-    every GPU also has its full NVLink bandwidth into an ``nvswitch`` (as
-    NVSwitch machines wire it; a hybrid cube-mesh is not modelled);
-    ``nvlink=None`` is a PCIe-only machine. GPUs are ranks ``first_rank ..``.
+    GPUs also talk over NVLink. ``nvlink_layout="switch"`` gives every GPU
+    its full NVLink bandwidth into one ``nvswitch`` node (as NVSwitch
+    machines, DGX-2 onwards, wire it). ``nvlink_layout="cube_mesh"`` (8 GPUs)
+    wires the V100 machine BytePS measured, a DGX-1-style hybrid cube-mesh:
+    GPU pairs joined by one or two of each GPU's six links
+    (:data:`DGX1_NVLINKS`), each link one sixth of the preset's bandwidth
+    (25 GB/s per direction for NVLink 2.0), no link at all between some
+    pairs. ``nvlink=None`` is a PCIe-only machine. GPUs are ranks
+    ``first_rank ..``.
     ``nic`` is the preset of the NIC's network port, used by :func:`cluster`.
 
     >>> m = machine(gpus=8, gpus_per_switch=4, nvlink=None)
@@ -378,6 +395,10 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
     first_rank = check_count("first_rank", first_rank, minimum=0)
     if gpus % gpus_per_switch:
         raise ValueError(f"gpus ({gpus}) must be a multiple of gpus_per_switch ({gpus_per_switch})")
+    if nvlink_layout not in ("switch", "cube_mesh"):
+        raise ValueError(f"nvlink_layout must be 'switch' or 'cube_mesh', got {nvlink_layout!r}")
+    if nvlink_layout == "cube_mesh" and gpus != 8:
+        raise ValueError(f"gpus must be 8 for nvlink_layout='cube_mesh' (the DGX-1 wiring), got {gpus}")
     switches = gpus // gpus_per_switch
     nic_switch = check_count("nic_switch", nic_switch, minimum=0, maximum=switches - 1)
     pcie_attrs = link_attrs(pcie)
@@ -406,7 +427,12 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
         _node(g, p + "nic", "nic", None, (xs - 1.0, 1.9))
         g.add_edge(p + "nic", p + f"pcie{nic_switch}", **pcie_attrs)
         g.nodes[p + "nic"]["port"] = nic
-    if nvl_attrs is not None:
+    if nvl_attrs is not None and nvlink_layout == "cube_mesh":
+        per_link = nvl_attrs["bandwidth"] / 6  # a V100 has six NVLink 2.0 links
+        for (a, b), links in DGX1_NVLINKS.items():
+            g.add_edge(p + f"gpu{a}", p + f"gpu{b}", **{**nvl_attrs, "bandwidth": links * per_link},
+                       nvlinks=links, arc=True)
+    elif nvl_attrs is not None:
         _node(g, p + "nvswitch", "switch", None, (x0 + width / 2, -1.2))
         for j in range(gpus):
             g.add_edge(p + f"gpu{j}", p + "nvswitch", **nvl_attrs)
@@ -415,7 +441,7 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
 
 def cluster(hosts: int, gpus_per_host: int = 8, network: str = "eth_100g", gpus_per_switch: int = 2,
             nvlink: str | None = "nvlink2", pcie: str = "pcie3_x16", sockets: int = 2,
-            socket_link: str = "upi", nic_switch: int = 0) -> nx.Graph:
+            socket_link: str = "upi", nic_switch: int = 0, nvlink_layout: str = "switch") -> nx.Graph:
     """``hosts`` copies of :func:`machine` whose NICs meet at one network switch ``"net"``.
 
     Ranks are numbered host by host: host ``h`` holds ranks
@@ -433,7 +459,7 @@ def cluster(hosts: int, gpus_per_host: int = 8, network: str = "eth_100g", gpus_
     for h in range(hosts):
         machine(gpus=gpus_per_host, gpus_per_switch=gpus_per_switch, nvlink=nvlink, pcie=pcie, sockets=sockets,
                 socket_link=socket_link, nic=network, nic_switch=nic_switch, host=h, first_rank=h * gpus_per_host,
-                g=g)
+                g=g, nvlink_layout=nvlink_layout)
     x_mid = ((hosts - 1) * (gpus_per_host + 2.5) + gpus_per_host - 1) / 2
     _node(g, "net", "switch", None, (x_mid, 3.6))
     for h in range(hosts):

@@ -486,3 +486,31 @@ def test_max_min_equals_equal_sharing_on_symmetric_patterns(n, chunk, both, shap
         g, order = grid(2, 4, "eth_10g"), list(range(n))
     fair, equal = map_trace(g, trace, order), map_trace(g, trace, order, sharing="equal")
     assert fair.time == pytest.approx(equal.time, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the V100 hybrid cube-mesh
+
+def test_cube_mesh_uses_six_links_per_gpu_and_leaves_some_pairs_unlinked():
+    m = topology.machine(nvlink_layout="cube_mesh", nic=None)
+    per_link = hardware.link("nvlink2").bandwidth / 6
+    for j in range(8):
+        nv = [d for _, v, d in m.edges(f"h0.gpu{j}", data=True) if str(v).startswith("h0.gpu")]
+        assert sum(d["nvlinks"] for d in nv) == 6
+        assert sum(d["bandwidth"] for d in nv) == pytest.approx(6 * per_link)
+    assert not m.has_edge("h0.gpu0", "h0.gpu5") and "h0.nvswitch" not in m
+    assert m.edges["h0.gpu0", "h0.gpu3"]["bandwidth"] == pytest.approx(2 * per_link)   # NV2: 50 GB/s
+    with pytest.raises(ValueError, match="nvlink_layout"):
+        topology.machine(nvlink_layout="torus")
+    with pytest.raises(ValueError, match="gpus must be 8"):
+        topology.machine(gpus=4, nvlink_layout="cube_mesh")
+
+
+def test_ring_on_the_cube_mesh_runs_at_one_link_and_a_second_ring_halves_it():
+    order = [f"h0.gpu{j}" for j in (0, 1, 5, 4, 7, 6, 2, 3)]     # every hop an NVLink pair
+    m, nbytes = topology.machine(nvlink_layout="cube_mesh", nic=None), 8 * 10**8
+    trace = topology.allreduce_trace(8, nbytes)
+    one = map_trace(m, trace, order)
+    two = map_trace(m, topology.mirrored(trace), order)
+    per_link = hardware.link("nvlink2").bandwidth / 6
+    assert one.time == pytest.approx(cost.allreduce_time(nbytes, 8, per_link, hardware.link("nvlink2").latency))
+    assert two.time == pytest.approx(one.time / 2, rel=1e-3)

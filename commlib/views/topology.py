@@ -86,7 +86,7 @@ def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping |
         color = cmap(norm(load)) if load > 0 else "#BBBBBB"
         style_ = "-" if load > 0 else "--"
         width = 3.2 if load > 0 else 1.2
-        if d.get("wrap"):
+        if d.get("wrap") or d.get("arc"):
             patch = FancyArrowPatch(pos[u], pos[v], arrowstyle="-", connectionstyle="arc3,rad=0.35",
                                     color=color, lw=width, linestyle=style_, zorder=1)
             ax.add_patch(patch)
