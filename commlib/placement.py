@@ -73,6 +73,8 @@ __all__ = [
     "QUOTED_LINK_CLAIMS",
     "LinkClaim",
     "link_claims",
+    "POWER9_NVLINKS_PER_GPU",
+    "power9_nvlink_ratios",
     "MODES",
     "ALGORITHMS",
     "Cluster",
@@ -128,6 +130,31 @@ QUOTED_LINK_CLAIMS: tuple[LinkClaim, ...] = (
               "binary units; number of links and direction not given"),
     LinkClaim("NIC through a switch ('10Gb/s')", "10 Gb/s", "eth_10g", "bits per second"),
 )
+
+
+#: NVLink 2.0 links between a POWER9 CPU and each V100 in the 4-GPU IBM Power System AC922 (the machine
+#: Lutz et al. 2020 measured 63 GiB/s on): three, each one sixth of a V100's six-link figure (IBM Redpaper
+#: REDP-5472, 2018).
+POWER9_NVLINKS_PER_GPU = 3
+
+
+def power9_nvlink_ratios() -> tuple[float, float]:
+    """CPU-GPU NVLink 2.0 on a POWER9 against PCIe 3.0 x16, like for like: (nominal / nominal, measured / measured).
+
+    Nominal: three NVLink 2.0 links, 75 GB/s per direction, against PCIe 3.0
+    x16's 15.75 GB/s. Measured: Lutz et al.'s 63 GiB/s against the 105 Gb/s
+    BytePS measured for a PCIe 3.0 x16 copy between two GPUs under one PCIe
+    switch (:data:`commlib.topology.BYTEPS_PCIE_MEASURED`; a GPU-to-GPU
+    copy, the book's one measured PCIe 3.0 rate).
+
+    >>> [round(r, 2) for r in power9_nvlink_ratios()]
+    [4.76, 5.15]
+    """
+    nvlink = POWER9_NVLINKS_PER_GPU * hardware.link("nvlink2").bandwidth / 6
+    pcie = hardware.link("pcie3_x16").bandwidth
+    measured_nvlink = next(c for c in QUOTED_LINK_CLAIMS if c.as_written == "63 GiB/s").rate
+    measured_pcie = parse_rate("105 Gb/s")  # BytePS (Jiang et al. 2020, sec. 4.2.1), same PCIe switch
+    return nvlink / pcie, measured_nvlink / measured_pcie
 
 
 def link_claims() -> tuple[LinkClaim, ...]:

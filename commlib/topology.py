@@ -948,3 +948,96 @@ def links_of(g: nx.Graph) -> list[tuple[Node, Node, dict]]:
         a, b = sorted((u, v), key=_key)
         out.append((a, b, d))
     return sorted(out, key=lambda t: (_key(t[0]), _key(t[1])))
+
+
+# ---------------------------------------------------------------------------
+# experiments the topology chapter draws its comparisons from (each with its control)
+
+
+def duplex_rings(n: int = 8, nbytes: int = 64 * 10**6, link: str = "pcie3_x16") -> dict[str, float]:
+    """A ring all-reduce, and the same with a second ring the other way (:func:`mirrored`), on two topologies.
+
+    ``"ring of links"``: :func:`ring`, each rank has two full-duplex links
+    and the second ring uses their idle directions. ``"switch"``: :func:`star`
+    with ``hub="switch"``, each rank has a single link to a switch, whose two
+    directions one ring already keeps busy. Seconds, keys
+    ``(topology, rings)``, and the ratio one ring / two rings per topology.
+
+    >>> r = duplex_rings(4, 4 * 10**6, "eth_10g")
+    >>> round(r["ring of links", "speed-up"], 1), round(r["switch", "speed-up"], 1)   # start-ups stay
+    (2.0, 1.0)
+    """
+    trace = allreduce_trace(n, nbytes)
+    both = mirrored(trace)
+    out: dict = {}
+    for name, g in (("ring of links", ring(n, link)), ("switch", star(n, link, hub="switch"))):
+        out[name, 1] = map_trace(g, trace).time
+        out[name, 2] = map_trace(g, both).time
+        out[name, "speed-up"] = out[name, 1] / out[name, 2]
+    return out
+
+
+def sharing_comparison(nbytes: int = 64 * 2**20, link: str = "nvlink2", workers: int = 4, cpu_machines: int = 2,
+                       network: str = "eth_100g", ps_bytes: int = 100 * 10**6) -> dict[str, float]:
+    """Equal sharing against max-min fair sharing (seconds), on two workloads.
+
+    * ``"mesh"``: a ring all-reduce (and one both ways) on a 4 x 4 mesh, ranks
+      in row order, so the hops that end a row cross several links and
+      collide. Every flow of a step carries the same bytes, so the two models
+      agree: the busiest link's equal share is everybody's max-min rate.
+    * ``"byteps"``: one BytePS round (:func:`commlib.ps.byteps_round`,
+      ``workers`` GPU machines, ``cpu_machines`` CPU machines) on a switch
+      star of ``network`` links, no latency. Its shards differ in size, so
+      small flows finish early and max-min hands their share on.
+
+    >>> r = sharing_comparison(nbytes=16 * 2**20, ps_bytes=10**6)
+    >>> math.isclose(r["mesh both ways", "equal"], r["mesh both ways", "max-min"], rel_tol=1e-12)
+    True
+    >>> round(r["byteps", "equal"] / r["byteps", "max-min"], 2)
+    1.15
+    """
+    order = list(range(16))
+    trace = allreduce_trace(16, nbytes)
+    grid = mesh2d(4, 4, link)
+    out: dict = {}
+    for name, t in (("mesh one way", trace), ("mesh both ways", mirrored(trace))):
+        for sharing in SHARING:
+            out[name, sharing] = map_trace(grid, t, order, sharing=sharing).time
+    length = 1000 * (workers + cpu_machines)
+    arrays = [np.ones(length, dtype=np.float32) for _ in range(workers)]
+    round_ = ps.byteps_round(np.zeros(length, dtype=np.float32), arrays, cpu_machines=cpu_machines, record=False)
+    t = scaled(round_.trace, max(1, round(ps_bytes / (4 * length))))
+    g = star(workers + cpu_machines, network, hub="switch", latency=0.0)
+    for sharing in SHARING:
+        out["byteps", sharing] = map_trace(g, t, sharing=sharing).time
+    return out
+
+
+#: A ring through the hybrid cube-mesh in which every hop is an NVLink pair (:data:`DGX1_NVLINKS`).
+CUBE_MESH_RING: tuple[int, ...] = (0, 1, 5, 4, 7, 6, 2, 3)
+
+
+def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
+    """Seconds for an all-reduce of ``nbytes`` among the 8 GPUs of one V100 server, on two NVLink models.
+
+    ``"switch"``: every GPU's six NVLink 2.0 links lumped into one link to a
+    switch (150 GB/s per direction); ``"cube mesh"``: the hybrid cube-mesh
+    of :data:`DGX1_NVLINKS`, ranks in :data:`CUBE_MESH_RING` order. Each
+    with one ring (``1``) and with a second ring the other way (``2``);
+    ``"exchange"`` is the host's staged exchange of the same bytes with a
+    peer host through the NIC (:func:`staged_exchange`, GPU 2 copying).
+
+    >>> r = intra_host_reduction(10**8)
+    >>> r["cube mesh", 1] > r["cube mesh", 2] > r["switch", 1] == r["switch", 2]
+    True
+    """
+    trace = allreduce_trace(8, nbytes)
+    place = [f"h0.gpu{j}" for j in CUBE_MESH_RING]
+    out: dict = {}
+    for name, layout in (("switch", "switch"), ("cube mesh", "cube_mesh")):
+        m = machine(nvlink_layout=layout, nic=None)
+        out[name, 1] = map_trace(m, trace, place).time
+        out[name, 2] = map_trace(m, mirrored(trace), place).time
+    c = cluster(2, gpus_per_host=8, nvlink_layout="cube_mesh")
+    out["exchange"] = map_flows(c, staged_exchange(c, "h0.gpu2", nbytes)).time
+    return out
