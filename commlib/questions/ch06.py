@@ -18,7 +18,8 @@ def _closing_hops(rows: int = 4, cols: int = 6) -> int:
 
 
 def _near_nic_rate_gbs() -> float:
-    c = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g")
+    c = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g",
+                         nvlink_layout="cube_mesh")
     nbytes = 10**9
     res = topology.map_flows(c, topology.staged_exchange(c, "h0.gpu0", nbytes))
     return nbytes / res.time / 1e9
@@ -33,7 +34,7 @@ def _nic_ratio(hosts: int = 2, per: int = 8, length: int = 4096) -> float:
 
 
 register(Question(
-    "ch06.nvlink2_one_way", lambda: hardware.LINKS["nvlink2"].bandwidth / 1e9, unit="GB/s",
+    "ch06.nvlink2_one_way", lambda: hardware.link("nvlink2").bandwidth / 1e9, unit="GB/s",
     hint="The 300 GB/s of a V100 adds both directions of its six links.",
 ))
 
