@@ -107,3 +107,13 @@ def test_one_port_start_ups_make_a_single_server_slower_than_its_bandwidth_term(
     gaps = [ps.round_time(m, n, b, latency=a) - ps.round_time(m, n, b, latency=a, one_port=False)
             for n in (2, 8, 32)]
     assert gaps[0] < gaps[1] < gaps[2]
+
+
+def test_one_port_sharded_round_stays_below_the_ring_for_a_small_gradient():
+    # chapter 3: 1 MB on 25 Gb/s Ethernet, k = n separate servers
+    link = hardware.link("eth_25g")
+    for n in (8, 32):
+        one = ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency)
+        two = ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency, one_port=False)
+        ring = cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
+        assert two < one < ring

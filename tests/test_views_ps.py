@@ -98,9 +98,9 @@ def test_volumes_figure_plots_the_note_and_the_per_direction_counts():
     fig = views.volumes_figure(p)
     left, right = fig.axes
     lines = {ln.get_label(): ln.get_ydata() for ax in (left, right) for ln in ax.get_lines()}
-    np.testing.assert_allclose(lines["PS server, in + out: 2N(P−1)"], 2 * (p - 1))
-    np.testing.assert_allclose(lines["ring rank, sent: 2N(P−1)/P"], 2 * (p - 1) / p)
-    np.testing.assert_allclose(lines["PS server NIC: N(P−1)"], p - 1)
+    np.testing.assert_allclose(lines["PS server, in + out: 2(n−1)M"], 2 * (p - 1))
+    np.testing.assert_allclose(lines["ring rank, sent: 2(n−1)M/n"], 2 * (p - 1) / p)
+    np.testing.assert_allclose(lines["PS server NIC: (n−1)M"], p - 1)
     plt.close(fig)
 
 

@@ -168,19 +168,25 @@ def push_pull_animation(n: int = 3, k: int = 2, colocated: bool = False, length:
 
 
 def volumes_figure(processes=range(2, 65)):
-    """Note 002's volumes against P, and the like-for-like per-direction comparison, in units of N."""
+    """The source note's two volumes against n, and the like-for-like per-direction comparison, in units of M.
+
+    n ranks, one of which holds the server (a colocated parameter server with one shard)."""
     p = np.asarray(list(processes))
     v = ps.server_and_ring_volumes(1.0, p)
     fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2)
-    ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, label="PS server, in + out: 2N(P−1)")
-    ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", label="ring rank, sent: 2N(P−1)/P")
-    ax1.set_title("As note 002 counts them", fontsize=10)
-    ax2.plot(p, v["ps_server_each_way"], color=COLORS[3], lw=2, label="PS server NIC: N(P−1)")
-    ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", label="ring rank NIC: 2N(P−1)/P")
+    ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
+             label="PS server, in + out: 2(n−1)M")
+    ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
+             label="ring rank, sent: 2(n−1)M/n")
+    ax1.set_title("As the source note counts them", fontsize=10)
+    ax2.plot(p, v["ps_server_each_way"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
+             label="PS server NIC: (n−1)M")
+    ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
+             label="ring rank NIC: 2(n−1)M/n")
     ax2.set_title("Each way, on the busiest NIC", fontsize=10)
     for ax in (ax1, ax2):
-        ax.set_xlabel("processes P (one of them the server)")
-        ax.set_ylabel("bytes, in units of N (gradient size)")
+        ax.set_xlabel("ranks n (one of them holds the server)")
+        ax.set_ylabel("bytes, in units of M (gradient size)")
         ax.legend(loc="upper left", fontsize=8.5)
     fig.tight_layout()
     return fig
