@@ -47,7 +47,7 @@ def main() -> list[dict]:
     rows.append(_timed("one route corner to corner on a 32x32 mesh",
                        lambda: f"{len(topology.route(mesh, 0, 32 * 32 - 1)) - 1} hops"))
     cl = placement.example_cluster()
-    rows.append(_timed("best placement of 8 workers on note 000's 8 hosts (all placements)",
+    rows.append(_timed("best placement of 8 workers on the example cluster's 8 hosts (all placements)",
                        lambda: placement.best_placements(cl, 8, top=1)[0].describe()))
     return rows
 

@@ -290,6 +290,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     nbytes = hardware.gradient_bytes(model, dtype)
     n = check_count("n", n, minimum=1, maximum=256)
     k = check_count("k", k, minimum=1, maximum=256)
+    if colocated and k > n:
+        raise ValueError(f"k must be <= n ({n}) when the shards sit on the workers, got {k}")
     bw = hardware.link(worker_link).bandwidth
     bs = hardware.link(server_link).bandwidth
     c = compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)

@@ -31,9 +31,10 @@ fluid model of networks, **max-min fair sharing** (Bertsekas & Gallager
   the collective takes :math:`T = \sum_s T_s` (steps do not overlap).
 
 ``sharing="equal"`` keeps the coarser model, for comparison: every flow
-gets an equal share :math:`B_e / k_e` of each of the :math:`k_e`-flow links
-on its path, at its tightest link, for the whole step,
-:math:`t_f = \sum_{e \in p_f} \alpha_e + m_f / \min_{e \in p_f} (B_e / k_e)`.
+gets an equal share :math:`B_e / |F_e|` of each link on its path
+(:math:`F_e` the flows of the step on direction :math:`e`), at its tightest
+link, for the whole step,
+:math:`t_f = \sum_{e \in p_f} \alpha_e + m_f / \min_{e \in p_f} (B_e / |F_e|)`.
 A max-min rate is never below that share, so equal sharing can only
 overestimate; for the symmetric patterns of collectives (every flow of a
 step alone on its links, or all flows of a step alike) the two agree.
@@ -646,13 +647,16 @@ def max_min_rates(paths: Mapping[Hashable, Sequence[Edge]], capacity: Mapping[Ed
             waiting.setdefault(e, []).append(f)
     rates: dict = {}
     while len(rates) < len(paths):
-        # the fullest link: the smallest equal share of what is left among its rising flows
-        share, e = min((left[e] / len(fs), _edge_key(e), e) for e, fs in waiting.items() if fs)[::2]
-        for f in list(waiting[e]):
-            rates[f] = (max(share, 0.0), e)
-            for e2 in paths[f]:
-                left[e2] -= share
-                waiting[e2].remove(f)
+        # the fullest links: the smallest equal share of what is left among their rising flows
+        shares = {e: left[e] / len(fs) for e, fs in waiting.items() if fs}
+        share = min(shares.values())
+        full = sorted((e for e, s in shares.items() if s <= share * (1 + 1e-12)), key=_edge_key)
+        for e in full:                       # every link at that share is full once its flows stop there
+            for f in list(waiting[e]):
+                rates[f] = (max(share, 0.0), e)
+                for e2 in paths[f]:
+                    left[e2] -= share
+                    waiting[e2].remove(f)
     return rates
 
 

@@ -427,3 +427,12 @@ def test_smallest_k_with_start_ups_beats_the_ring_and_k_minus_one_does_not():
     ring = cost.allreduce_time(m, n, b, a, algorithm="ring")
     assert ps.round_time(m, n, b, servers=k, latency=a) < ring
     assert k == 1 or ps.round_time(m, n, b, servers=k - 1, latency=a) >= ring
+
+
+def test_ps_results_is_the_calculator_and_names_bad_controls():
+    r = ps.ps_results("bert_large", "fp32", 8, 4)
+    assert r["smallest k (separate servers) to beat the ring"] == "5 server machines"
+    for kwargs, word in (({"n": 0}, "n must be"), ({"k": 300}, "k must be"), ({"k": 9, "colocated": True}, "k must be"),
+                         ({"worker_link": "carrier_pigeon"}, "link")):
+        with pytest.raises(ValueError, match=word):
+            ps.ps_results(**kwargs)
