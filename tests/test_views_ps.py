@@ -71,9 +71,9 @@ def test_calculator_bad_input_shows_the_message_in_place():
     calc = views.ps_calculator(n=4, k=2)
     calc.set(colocated=True, k=6)
     assert calc.results == {}
-    assert "servers" in calc.error and "colocated" in calc.error
+    assert "k must be" in calc.error and "on the workers" in calc.error   # names the control
     assert "role='alert'" in calc.output.value
-    assert "servers must be &lt;= workers (4)" in calc.output.value
+    assert "k must be &lt;= n (4)" in calc.output.value
     calc.set(k=4)                      # a good value again clears the message
     assert calc.error is None and "PS round" in calc.results
 
