@@ -16,36 +16,36 @@ per direction (:class:`Cluster`):
 Note 000 gives such lists in MB/s, without saying how they were measured.
 :data:`EXAMPLE_INTRA_MB_S` and :data:`EXAMPLE_INTER_MB_S` keep them, and
 :func:`example_cluster` reads them under exactly the interpretation above
-(1 MB = 10**6 B, per direction, host ``h`` = list entry ``h``).
+(1 MB = 10**6 B, per direction, host ``j`` = list entry ``j``).
 
-Time per iteration, for ``n`` workers, ``g_h`` of them on host ``h``, ``k``
+Time per iteration, for ``n`` workers, ``g_j`` of them on host ``j``, ``h``
 hosts in use (latency ignored, as in the note; all formulas in seconds):
 
 * **ring all-reduce**, ranks ordered host by host: every rank sends
   :math:`2\frac{n-1}{n}M` in :math:`2(n-1)` equal steps, so the slowest hop
   decides (Patarasuk & Yuan 2009): :math:`T = 2\frac{n-1}{n}\frac{M}{B_{\min}}`.
-  A hop inside host ``h`` runs at ``intra[h]``; the hop from host ``a`` to
+  A hop inside host ``j`` runs at ``intra[j]``; the hop from host ``a`` to
   host ``b`` at ``min(inter[a], inter[b])``.
 * **hierarchical all-reduce** (several workers share a host): ring
   reduce-scatter inside every host, ring all-reduce across hosts, ring
-  all-gather inside every host. A host's ``g_h`` shards of ``M/g_h`` all
+  all-gather inside every host. A host's ``g_j`` shards of ``M/g_j`` all
   cross its one network link, so
-  :math:`T = 2\max_h \frac{g_h-1}{g_h}\frac{M}{\text{intra}_h} + 2\frac{k-1}{k}\frac{M}{\min_h \text{inter}_h}`.
+  :math:`T = 2\max_j \frac{g_j-1}{g_j}\frac{M}{\text{intra}_j} + 2\frac{h-1}{h}\frac{M}{\min_j \text{inter}_j}`.
   (:func:`commlib.cost.hierarchical_allreduce_time` with ``nics_per_host=1``
   is the same for hosts of equal size and bandwidth.)
 * **parameter server** on host ``s``: every worker pushes ``M`` and pulls
   ``M`` back (note 000: the server receives and sends "gradient size x
   number of workers"). The ``g_s`` local workers meet the server over
   ``intra[s]``; the ``n - g_s`` remote ones over the server's network link,
-  and the ``g_h`` workers of host ``h`` share its network link. Links are
+  and the ``g_j`` workers of host ``j`` share its network link. Links are
   full duplex and, as in :func:`commlib.cost.ps_time` (chapter 3, Jiang et
   al. 2020), push and pull overlap by default (``pipelined=True``), so each
   direction of the most loaded link is busy once:
-  :math:`T = \max\left(\frac{g_s M}{\text{intra}_s},\ \frac{(n-g_s)M}{\text{inter}_s},\ \max_{h\ne s}\frac{g_h M}{\text{inter}_h}\right)`.
+  :math:`T = \max\left(\frac{g_s M}{\text{intra}_s},\ \frac{(n-g_s)M}{\text{inter}_s},\ \max_{j\ne s}\frac{g_j M}{\text{inter}_j}\right)`.
   With ``pipelined=False`` the whole push runs before the whole pull and
   the time doubles. Both are computed by :func:`commlib.cost.ps_time`: once
   for the local workers (bandwidth ``intra[s]`` on both sides) and once for
-  the remote ones (worker bandwidth :math:`\min_h \text{inter}_h / g_h`,
+  the remote ones (worker bandwidth :math:`\min_j \text{inter}_j / g_j`,
   server bandwidth ``inter[s]``).
 
 >>> c = example_cluster()

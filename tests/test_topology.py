@@ -514,3 +514,12 @@ def test_ring_on_the_cube_mesh_runs_at_one_link_and_a_second_ring_halves_it():
     per_link = hardware.link("nvlink2").bandwidth / 6
     assert one.time == pytest.approx(cost.allreduce_time(nbytes, 8, per_link, hardware.link("nvlink2").latency))
     assert two.time == pytest.approx(one.time / 2, rel=1e-3)
+
+
+def test_allreduce_trace_is_scaled_to_the_requested_bytes():
+    # ring, halving-doubling (n a power of two) and hierarchical (4 per host x 2 hosts:
+    # 3/4 M + 2 * 1/2 * M/4 + 3/4 M) all send 2 (n-1)/n = 1.75 M per rank
+    m = 8 * 2**20
+    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2}), ("halving_doubling", {})):
+        trace = topology.allreduce_trace(8, m, algorithm, **kw)
+        assert trace.bytes_sent.tolist() == [2 * 7 * m // 8] * 8
