@@ -81,3 +81,17 @@ register(Question(
     "ch06.nic_ratio", _nic_ratio, unit="",
     hint="Flat ring: 2(n-1)/n of the buffer crosses each host's NIC; hierarchical: 2(h-1)/h.",
 ))
+
+
+def _max_min_d() -> float:
+    paths = {"a": [(0, 1), (1, 2)], "x": [(1, 2)], "y": [(1, 2)], "d": [(0, 1)]}
+    return topology.max_min_rates(paths, {(0, 1): 3e9, (1, 2): 3e9})["d"][0] / 1e9
+
+
+register(Question(
+    "ch06.maxmin_rate", _max_min_d, unit="GB/s",
+    hints=((_ratio(0.75), "That is d's equal share of link 0->1 (half of it); flow a cannot use its half there."),
+           (_ratio(1.5), "That is the whole link: flow a still needs its 1 GB/s on link 0->1.")),
+    hint="Fill progressively: link 1->2 fills first, at 1 GB/s for each of its three flows; then give d what "
+         "is left of link 0->1.",
+))
