@@ -156,7 +156,7 @@ def test_placement_sweep_has_one_frame_per_worker_count():
 
 def test_every_ch06_question_accepts_its_own_answer():
     ids = questions("ch06")
-    assert len(ids) == 6
+    assert len(ids) == 7
     for qid in ids:
         assert check(qid, expected(qid)).correct
 
@@ -167,6 +167,7 @@ def test_ch06_answers_match_independent_reasoning():
     assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["pcie3_x16"].bandwidth / 2 / 1e9,
                                                            rel=1e-3)
     assert expected("ch06.nic_ratio") == pytest.approx((2 * 15 / 16) / (2 * 1 / 2))
+    assert expected("ch06.maxmin_rate") == pytest.approx(2.0)                  # 3 GB/s minus flow a's 1 GB/s
     # server on host 1, one worker on each of hosts 0, 2, 3, 4: host 1's link carries 4 gradients
     # each way (233 MB/s), host 2's link one (59.5 MB/s); push and pull overlap
     m = hardware.gradient_bytes("resnet50", "fp32")
