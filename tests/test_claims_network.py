@@ -117,3 +117,38 @@ def test_one_port_sharded_round_stays_below_the_ring_for_a_small_gradient():
         two = ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency, one_port=False)
         ring = cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
         assert two < one < ring
+
+
+def test_gallery_halving_doubling_crowds_the_tree_and_the_ring_never_shares_a_link():
+    n, nbytes = 8, 8 * 10**6
+    hd = topology.allreduce_trace(n, nbytes, "halving_doubling")
+    ring = topology.allreduce_trace(n, nbytes, "ring")
+    tree = topology.map_trace(topology.tree(n, 2, "eth_10g"), hd)
+    full = topology.map_trace(topology.fully_connected(n, "eth_10g"), hd)
+    assert tree.max_flows > 1 and full.max_flows == 1
+    assert tree.time > 1.5 * full.time
+    for g in (topology.tree(n, 2, "eth_10g"), topology.star(n, "eth_10g", hub="switch"), topology.ring(n, "eth_10g")):
+        assert topology.map_trace(g, ring).max_flows == 1
+
+
+def test_both_all_reduces_on_two_hosts_are_bounded_by_host_zeros_card():
+    c = topology.cluster(2, gpus_per_host=8, network="eth_100g")
+    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2})):
+        run = topology.map_trace(c, topology.allreduce_trace(16, 16 * 2**20, algorithm, **kw))
+        assert run.bottleneck == ("h0.nic", "net")
+
+
+def test_parameter_server_link_is_the_bottleneck_of_the_star():
+    g, run = topology.ps_star(4, 25 * 10**6, link="eth_10g")
+    assert 4 in run.bottleneck and "hub" in run.bottleneck
+    assert run.load("hub", 4) == 4 * run.load("hub", 0)
+
+
+def test_a_partly_filled_pod_makes_the_two_rings_meet():
+    order = topology.snake_order(4, 4)
+    pod = topology.torus_pod(4, 4, 10, "nvlink2")
+    run = topology.map_trace(pod, topology.mirrored(topology.allreduce_trace(10, 16 * 2**20)), order[:10])
+    assert run.max_flows > 1
+    full = topology.map_trace(topology.torus2d(4, 4, "nvlink2"),
+                              topology.mirrored(topology.allreduce_trace(16, 16 * 2**20)), order)
+    assert full.max_flows == 1
