@@ -152,3 +152,15 @@ def test_a_partly_filled_pod_makes_the_two_rings_meet():
     full = topology.map_trace(topology.torus2d(4, 4, "nvlink2"),
                               topology.mirrored(topology.allreduce_trace(16, 16 * 2**20)), order)
     assert full.max_flows == 1
+
+
+def test_two_machines_two_servers_only_tie_with_the_ring():
+    m, b = 64e6, 25e9
+    assert ps.round_time(m, 2, b, servers=2) == pytest.approx(cost.allreduce_time(m, 2, b, algorithm="ring"))
+    assert ps.smallest_k_to_beat_ring(m, 2, b) is None
+
+
+def test_colocated_with_a_shard_per_machine_moves_the_ring_volume():
+    m = 1e8
+    for n in (3, 8, 16):
+        assert ps.ps_traffic(m, n, n, colocated=True).shard_host == pytest.approx(cost.ring_bytes_per_rank(m, n))
