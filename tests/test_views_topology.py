@@ -192,3 +192,9 @@ def test_ch06_wrong_answers_get_hints():
     assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
     assert "both directions" in check("ch06.nvlink2_one_way", 300.0).message
     assert not check("ch06.mesh_closing_hops", 1).correct
+
+
+def test_sharing_table_lists_both_models_and_their_ratio():
+    r = topology.sharing_comparison(nbytes=4 * 2**20, ps_bytes=10**6)
+    text = tview.sharing_table(r).data
+    assert text.count("\n| ") == 5 and "| 1.00 |" in text and "BytePS" in text

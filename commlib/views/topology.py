@@ -34,6 +34,7 @@ __all__ = [
     "gallery_figure",
     "ps_star_figure",
     "ring_check_table",
+    "sharing_table",
     "hierarchy_table",
     "example_lists_table",
     "claims_table",
@@ -257,6 +258,19 @@ def ring_check_table(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", 
     return markdown_table(["ranks n", "mapped onto links", "alpha-beta formula", "relative difference",
                            "most flows per link direction"], rows,
                           caption=f"Ring all-reduce of {format_size(nbytes, binary=True)} on a ring of {item.name}")
+
+
+def sharing_table(results: Mapping):
+    """Equal shares against max-min fair sharing, from :func:`commlib.topology.sharing_comparison`'s results."""
+    labels = {"mesh one way": "ring all-reduce on a 4 x 4 mesh, row order",
+              "mesh both ways": "the same, a second ring the other way",
+              "byteps": "one BytePS round on a switch star"}
+    rows = []
+    for key, label in labels.items():
+        equal, fair = results[key, "equal"], results[key, "max-min"]
+        rows.append([label, format_time(equal), format_time(fair), f"{equal / fair:.2f}"])
+    return markdown_table(["workload", "equal shares", "max-min fair", "equal / max-min"], rows,
+                          caption="One model against the other, on the same flows")
 
 
 def hierarchy_table(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20, network: str = "eth_100g"):
