@@ -69,6 +69,12 @@ def test_nvlink_to_a_power9_beats_pcie_both_nominal_and_measured():
 
 def test_placement_ranking_and_where_a_parameter_server_wins():
     cl = placement.example_cluster(slots=4)
+    # the chapter's bullets name the five placements in this order, fastest first
+    order = [{"host3": 4}, {"host1": 2, "host3": 2}, [0, 1, 3, 4], {"host7": 4}, {"host3": 2, "host7": 2}]
+    ranked = placement.rank_placements(cl, {str(i): p for i, p in enumerate(order)}, model="resnet50")
+    assert [name for name, _ in ranked] == ["0", "1", "2", "3", "4"]
+    assert [(e.bottleneck_kind, e.bottleneck_host) for _, e in ranked] == [
+        ("intra", 3), ("inter", 3), ("inter", 0), ("intra", 7), ("inter", 7)]
     best = placement.estimate(cl, {"host3": 4}, model="resnet50")
     for other in ({"host1": 2, "host3": 2}, [0, 1, 3, 4], {"host7": 4}, {"host3": 2, "host7": 2}):
         assert best.time < placement.estimate(cl, other, model="resnet50").time
