@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from . import collectives, hardware, ps
+from . import collectives, cost, hardware, ps
 from .trace import Trace
 from .units import check_count, check_nonnegative, check_positive, parse_rate
 
@@ -99,6 +99,13 @@ __all__ = [
     "links_of",
     "BYTEPS_PCIE_MEASURED",
     "DGX1_NVLINKS",
+    "CUBE_MESH_RING",
+    "duplex_rings",
+    "sharing_comparison",
+    "intra_host_reduction",
+    "gallery_runs",
+    "ring_check",
+    "hierarchy_runs",
 ]
 
 #: GPU-to-GPU copy rates measured by BytePS on a PCIe-only machine whose links are all PCIe 3.0 x16
@@ -1044,4 +1051,62 @@ def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
         out[name, 2] = map_trace(m, mirrored(trace), place).time
     c = cluster(2, gpus_per_host=8, nvlink_layout="cube_mesh")
     out["exchange"] = map_flows(c, staged_exchange(c, "h0.gpu2", nbytes)).time
+    return out
+
+
+def gallery_runs(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g") -> list[tuple[nx.Graph, Mapped, str]]:
+    """Four topologies of ``n`` ranks carrying one all-reduce each: ``[(graph, mapped run, what), ...]``.
+
+    A ring all-reduce on a ring and on a switch star; halving-doubling on a
+    binary switch tree and on a fully connected graph.
+
+    >>> [(what, run.max_flows) for _, run, what in gallery_runs(4, 4 * 10**5)][2:]
+    [('switch tree, halving-doubling', 2), ('fully connected, halving-doubling', 1)]
+    """
+    ring_trace = allreduce_trace(n, nbytes, "ring")
+    hd = allreduce_trace(n, nbytes, "halving_doubling")
+    out = []
+    for g, trace, what in ((ring(n, link), ring_trace, "ring, ring all-reduce"),
+                           (star(n, link, hub="switch"), ring_trace, "switch star, ring all-reduce"),
+                           (tree(n, 2, link), hd, "switch tree, halving-doubling"),
+                           (fully_connected(n, link), hd, "fully connected, halving-doubling")):
+        out.append((g, map_trace(g, trace), what))
+    return out
+
+
+def ring_check(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", nbytes: int = 16 * 2**20) -> list[dict]:
+    """Ring all-reduce traces mapped onto ring topologies, next to :func:`commlib.cost.allreduce_time`.
+
+    One dict per ``n``: ``n``, ``mapped`` and ``formula`` (seconds),
+    ``max_flows``, and ``link`` and ``nbytes`` as given.
+
+    >>> row = ring_check((4,), "eth_10g", 1_024_000)[0]      # a whole number of the trace's 1024 B
+    >>> abs(row["mapped"] / row["formula"] - 1) < 1e-12, row["max_flows"]
+    (True, 1)
+    """
+    item = hardware.link(link)
+    rows = []
+    for n in ns:
+        mapped = map_trace(ring(n, link), allreduce_trace(n, nbytes, "ring"))
+        formula = cost.allreduce_time(nbytes, n, item.bandwidth, item.latency)
+        rows.append({"n": n, "mapped": mapped.time, "formula": formula, "max_flows": mapped.max_flows,
+                     "link": link, "nbytes": nbytes})
+    return rows
+
+
+def hierarchy_runs(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20,
+                   network: str = "eth_100g") -> dict:
+    """Flat ring and hierarchical all-reduce on :func:`cluster` ``(hosts, per_host, network)``, mapped.
+
+    Returns ``{"ring": Mapped, "hierarchical": Mapped, "hosts": .., "per_host": .., "nbytes": ..,
+    "network": ..}``.
+
+    >>> r = hierarchy_runs(2, 4, 2**20)
+    >>> r["ring"].load("h0.nic", "net") > r["hierarchical"].load("h0.nic", "net")
+    True
+    """
+    c = cluster(hosts, gpus_per_host=per_host, network=network)
+    out: dict = {"hosts": hosts, "per_host": per_host, "nbytes": nbytes, "network": network}
+    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": hosts})):
+        out[algorithm] = map_trace(c, allreduce_trace(hosts * per_host, nbytes, algorithm, **kw))
     return out

@@ -61,7 +61,7 @@ def _texts(fig):
 
 
 def test_gallery_is_a_two_by_two_grid_readable_at_page_width():
-    fig = tview.gallery_figure(n=8, nbytes=8 * 10**5)
+    fig = tview.gallery_figure(topology.gallery_runs(n=8, nbytes=8 * 10**5))
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert len(panels) == 4 and len(fig.axes) == 5                 # four panels and the colour bar
     xs = sorted({round(ax.get_position().x0, 3) for ax in panels})
@@ -76,7 +76,7 @@ def test_gallery_is_a_two_by_two_grid_readable_at_page_width():
 
 
 def test_ps_star_figure_marks_the_server_and_its_hot_link():
-    fig = tview.ps_star_figure(workers=3, nbytes=4 * 10**6, link="eth_10g")
+    fig = tview.ps_star_figure(*topology.ps_star(3, 4 * 10**6, link="eth_10g"))
     ax = fig.axes[0]
     assert "PS" in {t.get_text() for t in ax.texts}
     assert "12.00 MB" in ax.get_title() and "4.00 MB" in ax.get_title()   # 3 gradients against 1, each way
@@ -95,13 +95,13 @@ def test_steps_sweep_has_one_frame_per_step():
 
 
 def test_ring_check_table_agrees_to_rounding():
-    text = tview.ring_check_table(ns=(2, 3, 5), link="eth_25g", nbytes=15 * 2**20).data
+    text = tview.ring_check_table(topology.ring_check(ns=(2, 3, 5), link="eth_25g", nbytes=15 * 2**20)).data
     diffs = [float(x) for x in re.findall(r"\| (\d\.\de[-+]\d\d) \|", text)]
     assert len(diffs) == 3 and max(diffs) < 1e-12
 
 
 def test_hierarchy_table_names_the_nic_as_bottleneck():
-    text = tview.hierarchy_table(hosts=2, per_host=4, nbytes=2**20).data
+    text = tview.hierarchy_table(topology.hierarchy_runs(hosts=2, per_host=4, nbytes=2**20)).data
     assert text.count("h0.nic -> net") == 2
 
 

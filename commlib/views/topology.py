@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
-from .. import cost, hardware, placement, topology
+from .. import hardware, placement, topology
 from ..units import check_count, format_size, format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, make_calculator, text, toggle
@@ -213,29 +213,25 @@ def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, hei
     return fig
 
 
-def gallery_figure(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g"):
-    """Four topologies of ``n`` ranks carrying one all-reduce each, in a 2 x 2 grid on one colour scale."""
-    ring_trace = topology.allreduce_trace(n, nbytes, "ring")
-    hd = topology.allreduce_trace(n, nbytes, "halving_doubling")
+def gallery_figure(runs: Sequence[tuple]):
+    """Topologies carrying one all-reduce each (:func:`commlib.topology.gallery_runs`), in a 2-column grid on
+    one colour scale; each title gives the run's time and whether flows shared a link."""
     panels = []
-    for g, trace, title in ((topology.ring(n, link), ring_trace, "ring, ring all-reduce"),
-                            (topology.star(n, link, hub="switch"), ring_trace, "switch star, ring all-reduce"),
-                            (topology.tree(n, 2, link), hd, "switch tree, halving-doubling"),
-                            (topology.fully_connected(n, link), hd, "fully connected, halving-doubling")):
-        res = topology.map_trace(g, trace)
+    for g, res, what in runs:
         share = "no link shared" if res.max_flows <= 1 else f"up to {res.max_flows} flows share a link"
-        panels.append((g, res, f"{title}\n{format_time(res.time)}; {share}"))
+        panels.append((g, res, f"{what}\n{format_time(res.time)}; {share}"))
     return grid_figure(panels, ncols=2)
 
 
-def ps_star_figure(workers: int = 4, nbytes: int = 25 * 10**6, link: str = "eth_10g", fontsize: float = 10):
-    """A parameter-server round (:func:`commlib.topology.ps_star`) on a switch star, links coloured by load.
+def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
+    """A parameter-server round on a switch star (:func:`commlib.topology.ps_star`'s ``(graph, run)``),
+    links coloured by load.
 
     The title gives the round's time (push, then pull) and the load of the
     server's link against a worker's link, each in one direction.
     """
-    g, run = topology.ps_star(workers, nbytes, link=link)
-    server = workers
+    server = next(v for v, d in g.nodes(data=True) if d.get("kind") == "server")
+    workers = sum(1 for _, d in g.nodes(data=True) if d.get("kind") == "node")
     fig, ax = figure(7.0, 5.0)
     norm = draw_topology(ax, g, run, node_size=520, fontsize=fontsize, title_size=fontsize + 1,
                          title=f"{workers} workers push to and pull from one server: {format_time(run.time)}\n"
@@ -246,18 +242,15 @@ def ps_star_figure(workers: int = 4, nbytes: int = 25 * 10**6, link: str = "eth_
     return fig
 
 
-def ring_check_table(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", nbytes: int = 16 * 2**20):
-    """Ring all-reduce traces mapped onto ring topologies against :func:`commlib.cost.allreduce_time`."""
-    item = hardware.link(link)
-    rows = []
-    for n in ns:
-        mapped = topology.map_trace(topology.ring(n, link), topology.allreduce_trace(n, nbytes, "ring"))
-        formula = cost.allreduce_time(nbytes, n, item.bandwidth, item.latency)
-        rows.append([n, format_time(mapped.time, 4), format_time(formula, 4), f"{abs(mapped.time / formula - 1):.1e}",
-                     mapped.max_flows])
+def ring_check_table(rows: Sequence[Mapping]):
+    """:func:`commlib.topology.ring_check`'s rows: mapped ring all-reduce against the alpha-beta formula."""
+    item = hardware.link(rows[0]["link"])
+    body = [[r["n"], format_time(r["mapped"], 4), format_time(r["formula"], 4),
+             f"{abs(r['mapped'] / r['formula'] - 1):.1e}", r["max_flows"]] for r in rows]
     return markdown_table(["ranks n", "mapped onto links", "alpha-beta formula", "relative difference",
-                           "most flows per link direction"], rows,
-                          caption=f"Ring all-reduce of {format_size(nbytes, binary=True)} on a ring of {item.name}")
+                           "most flows per link direction"], body,
+                          caption=f"Ring all-reduce of {format_size(rows[0]['nbytes'], binary=True)} on a ring of "
+                                  f"{item.name}")
 
 
 def sharing_table(results: Mapping):
@@ -273,18 +266,17 @@ def sharing_table(results: Mapping):
                           caption="One model against the other, on the same flows")
 
 
-def hierarchy_table(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20, network: str = "eth_100g"):
-    """Flat ring against hierarchical all-reduce on a cluster of multi-GPU hosts, mapped onto its links."""
-    c = topology.cluster(hosts, gpus_per_host=per_host, network=network)
+def hierarchy_table(runs: Mapping):
+    """Flat ring against hierarchical all-reduce (:func:`commlib.topology.hierarchy_runs`), mapped onto links."""
     rows = []
-    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": hosts})):
-        res = topology.map_trace(c, topology.allreduce_trace(hosts * per_host, nbytes, algorithm, **kw))
+    for algorithm in ("ring", "hierarchical"):
+        res = runs[algorithm]
         rows.append([algorithm, format_time(res.time), format_size(res.load("h0.nic", "net")), len(res.steps),
                      " -> ".join(str(v) for v in res.bottleneck)])
     return markdown_table(["algorithm", "time", "bytes host 0 sends into the network", "steps",
                            "bottleneck link"], rows,
-                          caption=f"All-reduce of {format_size(nbytes, binary=True)}, {hosts} hosts x {per_host} GPUs, "
-                                  f"{hardware.link(network).name}")
+                          caption=f"All-reduce of {format_size(runs['nbytes'], binary=True)}, {runs['hosts']} hosts x "
+                                  f"{runs['per_host']} GPUs, {hardware.link(runs['network']).name}")
 
 
 # ---------------------------------------------------------------------------- placement
