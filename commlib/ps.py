@@ -77,6 +77,8 @@ __all__ = [
     "byteps_round",
     "compare_ps_ring",
     "server_and_ring_volumes",
+    "demo_round",
+    "traffic_check",
 ]
 
 #: Worked examples quoted by the source notes, with what each number means.
@@ -355,3 +357,40 @@ def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray
         "ps_server_each_way": each_way,
         "ring_rank_each_way": ring,
     }
+
+
+def demo_round(n: int = 3, k: int = 2, colocated: bool = False, length: int = 6, seed: int = 0,
+               lr: float = 1.0) -> PSRound:
+    """A small round on readable whole numbers (for pictures): parameters 0-9 and gradients that are
+    multiples of n, so the mean gradient and the new parameters stay whole.
+
+    >>> demo_round(2, 1, length=3).params.tolist()
+    [8.0, 6.0, 5.0]
+    """
+    rng = np.random.default_rng(seed)
+    params = rng.integers(0, 10, size=length).astype(float)
+    grads = [n * rng.integers(0, 3, size=length).astype(float) for _ in range(n)]
+    return ps_round(params, grads, servers=k, colocated=colocated, lr=lr)
+
+
+def traffic_check(configs: Sequence[tuple[int, int, bool]] = ((4, 1, False), (4, 2, False), (4, 4, False),
+                                                               (4, 2, True), (4, 4, True)),
+                  length: int = 8, seed: int = 0) -> list[dict]:
+    """Executed rounds (:func:`demo_round`, ``length`` float64 values) against :func:`ps_traffic`.
+
+    Each config is ``(n, k, colocated)``; each row gives the most bytes one
+    machine sent and received in the trace, the closed form's busiest NIC
+    each way, and whether they are equal.
+
+    >>> all(row["equal"] for row in traffic_check())
+    True
+    """
+    rows = []
+    for n, k, col in configs:
+        r = demo_round(n, k, col, length, seed, 0.1)
+        m = length * r.params.dtype.itemsize
+        closed = ps_traffic(m, n, k, colocated=col)
+        sent, recv = int(r.trace.bytes_sent.max()), int(r.trace.bytes_received.max())
+        rows.append({"workers": n, "servers": k, "colocated": col, "most_sent": sent, "most_received": recv,
+                     "closed_form": closed.busiest, "equal": max(sent, recv) == closed.busiest})
+    return rows

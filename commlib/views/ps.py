@@ -39,14 +39,6 @@ def _shard_of(bounds) -> list[int]:
     return out
 
 
-def _demo_round(n: int, k: int, colocated: bool, length: int, seed: int, lr: float) -> ps.PSRound:
-    rng = np.random.default_rng(seed)
-    params = rng.integers(0, 10, size=length).astype(float)
-    # multiples of n, so that the mean gradient -- and the new parameters -- are whole numbers
-    grads = [n * rng.integers(0, 3, size=length).astype(float) for _ in range(n)]
-    return ps.ps_round(params, grads, servers=k, colocated=colocated, lr=lr)
-
-
 def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = False) -> None:
     for c, (v, j) in enumerate(zip(values, shards)):
         ax.add_patch(Rectangle((x0 + c * _CELL, y0), _CELL, _CELL, facecolor=_SHARD_COLORS[j % 6],
@@ -79,7 +71,7 @@ def push_pull_frames(n: int = 3, k: int = 2, colocated: bool = False, length: in
 
     ``draw(i)`` redraws frame ``i`` (one per stage of the round) on the figure.
     """
-    r = _demo_round(n, k, colocated, length, seed, lr)
+    r = ps.demo_round(n, k, colocated, length, seed, lr)
     shards = _shard_of(r.bounds)
     width = length * _CELL
     gap = 1.0
@@ -227,24 +219,13 @@ def sharding_figure(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     return fig
 
 
-def traffic_table(configs=((4, 1, False), (4, 2, False), (4, 4, False), (4, 2, True), (4, 4, True)),
-                  length: int = 8, seed: int = 0):
-    """Executed rounds against the closed form: busiest NIC bytes each way, both ways counted apart.
-
-    Each config is ``(n, k, colocated)``; the gradient is ``length`` float64 values.
-    """
-    rows = []
-    for n, k, col in configs:
-        r = _demo_round(n, k, col, length, seed, 0.1)
-        m = length * r.params.dtype.itemsize
-        closed = ps.ps_traffic(m, n, k, colocated=col)
-        sent, recv = r.trace.bytes_sent, r.trace.bytes_received
-        rows.append([n, k, "yes" if col else "no", f"{int(sent.max())} B", f"{int(recv.max())} B",
-                     f"{closed.busiest:g} B",
-                     "yes" if max(sent.max(), recv.max()) == closed.busiest else "no"])
+def traffic_table(rows):
+    """:func:`commlib.ps.traffic_check`'s rows: executed rounds against the closed form, busiest NIC each way."""
+    body = [[r["workers"], r["servers"], "yes" if r["colocated"] else "no", f"{r['most_sent']} B",
+             f"{r['most_received']} B", f"{r['closed_form']:g} B", "yes" if r["equal"] else "no"] for r in rows]
     headers = ["workers n", "shards k", "colocated", "simulated: most sent by one NIC",
                "simulated: most received by one NIC", "closed form (each way)", "equal"]
-    return markdown_table(headers, rows)
+    return markdown_table(headers, body)
 
 
 def _model_label(key: str) -> str:
