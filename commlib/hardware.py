@@ -10,10 +10,19 @@ Latencies are typical one-message start-up costs (the alpha of the
 alpha-beta model), given as orders of magnitude: measured values depend on
 the software stack (TCP vs RDMA, NCCL vs MPI) far more than on the wire.
 
+Each link also keeps the figure as quoted (``quoted``, bytes/s, with
+``quoted_both`` saying whether it sums both directions) and the ``date`` of
+its source, so that a test can hold every one-direction bandwidth against the
+vendor's convention. Model presets cite the implementation their exact count
+comes from (``count_citation``: torchvision or Hugging Face Transformers)
+apart from the paper that introduced the model (``citation``).
+
 Tables are as of :data:`AS_OF`.
 
->>> LINKS["eth_1g"].bandwidth          # 1 Gb/s = 125 MB/s per direction
+>>> link("eth_1g").bandwidth          # 1 Gb/s = 125 MB/s per direction
 125000000.0
+>>> link("nvlink5").quoted / 1e12, link("nvlink5").bandwidth / 1e9   # 1.8 TB/s quoted, both directions
+(1.8, 900.0)
 >>> MODELS["vgg16"].params
 138357544
 >>> gradient_bytes("vgg16", "fp32")  # what one data-parallel step must move
@@ -28,6 +37,9 @@ __all__ = [
     "AS_OF",
     "Link",
     "Model",
+    "Accelerator",
+    "ACCELERATORS",
+    "accelerator",
     "LINKS",
     "MODELS",
     "DTYPE_BYTES",
@@ -50,7 +62,9 @@ class Link:
     ``bandwidth`` is bytes/s in one direction; ``latency`` is seconds per
     message (typical); ``duplex`` says whether both directions run at full
     rate at once; ``vendor_figure`` is the headline number as the vendor
-    prints it.
+    prints it. ``quoted`` is that headline rate in bytes/s and ``quoted_both``
+    says whether it sums both directions (then ``bandwidth`` is half of it);
+    ``date`` is when the source published the figure (year, or year-month).
     """
 
     key: str
@@ -63,6 +77,9 @@ class Link:
     note: str = ""
     duplex: bool = True
     kind: str = "network"
+    date: str = ""
+    quoted: float = 0.0
+    quoted_both: bool = False
 
     @property
     def both_directions(self) -> float:
@@ -72,7 +89,11 @@ class Link:
 
 @dataclass(frozen=True)
 class Model:
-    """A neural network and its exact parameter count, with where it was counted."""
+    """A neural network and its exact parameter count, with where it was counted.
+
+    ``citation`` is the paper that introduced the model; ``count_citation`` the
+    implementation whose count ``params`` is (``source`` says which one).
+    """
 
     key: str
     name: str
@@ -80,6 +101,7 @@ class Model:
     source: str
     citation: str
     note: str = ""
+    count_citation: str = ""
 
 
 GB = 1e9
@@ -87,71 +109,138 @@ Gb = 1e9 / 8
 
 _BOTH = "The vendor figure is both directions summed; bandwidth here is one direction."
 
+_PCIE = "The 128b/130b line code is subtracted: 16 lanes x rate x 128/130 / 8 bits."
+
+
+def _pcie(gen: int, rate_gt: float, figure: str, year: str, citation: str) -> Link:
+    per_direction = rate_gt * 1e9 * 16 * 128 / 130 / 8
+    return Link(f"pcie{gen}_x16", f"PCIe {gen}.0 x16", per_direction, 1e-6,
+                f"{rate_gt:g} GT/s per lane, ~{figure} GB/s per direction",
+                f"PCI-SIG, PCI Express Base Specification {gen}.0 ({rate_gt:g} GT/s, 128b/130b)", citation, _PCIE,
+                kind="bus", date=year, quoted=per_direction)
+
+
+def _network(key: str, name: str, gbit: int, latency: float, source: str, citation: str, year: str,
+             note: str = "", figure: str = "") -> Link:
+    per_direction = gbit * Gb
+    text = f"Bits per second: {gbit} Gb/s = {per_direction / 1e9:g} GB/s per direction."
+    return Link(key, name, per_direction, latency, figure or f"{gbit} Gb/s", source, citation,
+                (text + " " + note).strip(), date=year, quoted=per_direction)
+
+
 _LINKS = [
-    # PCIe: 128b/130b encoding from gen 3 on; x16 lanes; figures per direction.
-    Link("pcie3_x16", "PCIe 3.0 x16", 8e9 * 16 * 128 / 130 / 8, 1e-6, "8 GT/s per lane, ~15.75 GB/s per direction",
-         "PCI-SIG, PCI Express Base Specification 3.0 (8 GT/s, 128b/130b)", "pcisig2010pcie3", kind="bus"),
-    Link("pcie4_x16", "PCIe 4.0 x16", 16e9 * 16 * 128 / 130 / 8, 1e-6, "16 GT/s per lane, ~31.5 GB/s per direction",
-         "PCI-SIG, PCI Express Base Specification 4.0 (16 GT/s, 128b/130b)", "pcisig2017pcie4", kind="bus"),
-    Link("pcie5_x16", "PCIe 5.0 x16", 32e9 * 16 * 128 / 130 / 8, 1e-6, "32 GT/s per lane, ~63 GB/s per direction",
-         "PCI-SIG, PCI Express Base Specification 5.0 (32 GT/s, 128b/130b)", "pcisig2019pcie5", kind="bus"),
-    # NVLink: per GPU, all links of one GPU together.
+    # PCIe: 128b/130b encoding from gen 3 to gen 5; x16 lanes; figures per direction.
+    _pcie(3, 8, "15.75", "2010", "pcisig2010pcie3"),
+    _pcie(4, 16, "31.5", "2017", "pcisig2017pcie4"),
+    _pcie(5, 32, "63", "2019", "pcisig2019pcie5"),
+    # PCIe 6.0 drops the line code (PAM4 signalling, 256-byte flits carrying their own CRC and FEC);
+    # PCI-SIG quotes 256 GB/s for x16, both directions summed.
+    Link("pcie6_x16", "PCIe 6.0 x16", 64e9 * 16 / 8, 1e-6, "64 GT/s per lane, 256 GB/s (x16, both directions)",
+         "PCI-SIG, PCI Express Base Specification 6.0 (64 GT/s, PAM4, flit mode)", "pcisig2022pcie6",
+         _BOTH + " Flit mode has no line code; the flits' CRC and FEC bytes are not subtracted.",
+         kind="bus", date="2022-01", quoted=256 * GB, quoted_both=True),
+    # NVLink: per GPU, all links of one GPU together; vendors quote both directions summed.
     Link("nvlink1", "NVLink 1.0 (P100, 4 links)", 80 * GB, 1e-6, "160 GB/s per GPU",
-         "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", _BOTH, kind="bus"),
+         "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", _BOTH, kind="bus",
+         date="2016", quoted=160 * GB, quoted_both=True),
     Link("nvlink2", "NVLink 2.0 (V100, 6 links)", 150 * GB, 1e-6, "300 GB/s per GPU",
-         "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", _BOTH, kind="bus"),
+         "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", _BOTH, kind="bus",
+         date="2017", quoted=300 * GB, quoted_both=True),
     Link("nvlink3", "NVLink 3.0 (A100, 12 links)", 300 * GB, 1e-6, "600 GB/s per GPU",
          "NVIDIA A100 Tensor Core GPU architecture whitepaper (12 links x 25 GB/s per direction)", "nvidia2020a100",
-         _BOTH, kind="bus"),
+         _BOTH, kind="bus", date="2020", quoted=600 * GB, quoted_both=True),
     Link("nvlink4", "NVLink 4.0 (H100, 18 links)", 450 * GB, 1e-6, "900 GB/s per GPU",
          "NVIDIA H100 Tensor Core GPU architecture whitepaper (18 links x 25 GB/s per direction)", "nvidia2022h100",
-         _BOTH, kind="bus"),
+         _BOTH, kind="bus", date="2022", quoted=900 * GB, quoted_both=True),
+    Link("nvlink5", "NVLink 5 (B200/GB200, 18 links)", 900 * GB, 1e-6, "1.8 TB/s per GPU",
+         "NVIDIA NVLink and NVLink Switch product page (18 links x 100 GB/s, both directions summed)",
+         "nvidia2024nvlink5", _BOTH, kind="bus", date="2024-03", quoted=1800 * GB, quoted_both=True),
     Link("upi", "Intel UPI (one link, 10.4 GT/s)", 20.8 * GB, 1e-7, "10.4 GT/s, 20.8 GB/s per direction",
-         "Intel Xeon Scalable platform brief; measured against NVLink 2.0 by Lutz et al. (2020)", "lutz2020pump",
-         "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus"),
-    Link("eth_1g", "Ethernet 1 Gb/s", 1 * Gb, 50e-6, "1 Gb/s", "IEEE 802.3 (1000BASE-T)", "ieee8023",
-         "Bits per second: 1 Gb/s = 125 MB/s. Latency is TCP through the kernel."),
-    Link("eth_10g", "Ethernet 10 Gb/s", 10 * Gb, 20e-6, "10 Gb/s", "IEEE 802.3 (10GBASE)", "ieee8023",
-         "Bits per second: 10 Gb/s = 1.25 GB/s."),
-    Link("eth_25g", "Ethernet 25 Gb/s", 25 * Gb, 10e-6, "25 Gb/s", "IEEE 802.3by (25GBASE)", "ieee8023",
-         "Bits per second: 25 Gb/s = 3.125 GB/s."),
-    Link("eth_100g", "Ethernet 100 Gb/s", 100 * Gb, 5e-6, "100 Gb/s", "IEEE 802.3 (100GBASE)", "ieee8023",
-         "Bits per second: 100 Gb/s = 12.5 GB/s. Latency assumes RDMA (RoCE)."),
-    Link("eth_200g", "Ethernet 200 Gb/s", 200 * Gb, 5e-6, "200 Gb/s", "IEEE 802.3bs (200GBASE)", "ieee8023",
-         "Bits per second: 200 Gb/s = 25 GB/s. Latency assumes RDMA (RoCE)."),
-    Link("eth_400g", "Ethernet 400 Gb/s", 400 * Gb, 5e-6, "400 Gb/s", "IEEE 802.3bs (400GBASE)", "ieee8023",
-         "Bits per second: 400 Gb/s = 50 GB/s. Latency assumes RDMA (RoCE)."),
-    Link("ib_edr", "InfiniBand EDR 4x", 100 * Gb, 1e-6, "100 Gb/s", "InfiniBand Trade Association roadmap (EDR 4x)",
-         "ibta_roadmap", "Bits per second: 100 Gb/s = 12.5 GB/s. RDMA latency."),
-    Link("ib_hdr", "InfiniBand HDR 4x", 200 * Gb, 1e-6, "200 Gb/s", "InfiniBand Trade Association roadmap (HDR 4x)",
-         "ibta_roadmap", "Bits per second: 200 Gb/s = 25 GB/s. RDMA latency."),
-    Link("ib_ndr", "InfiniBand NDR 4x", 400 * Gb, 1e-6, "400 Gb/s", "InfiniBand Trade Association roadmap (NDR 4x)",
-         "ibta_roadmap", "Bits per second: 400 Gb/s = 50 GB/s. RDMA latency."),
+         "Intel Xeon Scalable family technical overview (UPI at 10.4 GT/s)", "mulnix2017xeon",
+         "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus", date="2017",
+         quoted=20.8 * GB),
+    _network("eth_1g", "Ethernet 1 Gb/s", 1, 50e-6, "IEEE 802.3ab (1000BASE-T)", "ieee8023", "1999",
+             "Latency is TCP through the kernel."),
+    _network("eth_10g", "Ethernet 10 Gb/s", 10, 20e-6, "IEEE 802.3ae (10GBASE)", "ieee8023", "2002"),
+    _network("eth_25g", "Ethernet 25 Gb/s", 25, 10e-6, "IEEE 802.3by (25GBASE)", "ieee8023", "2016"),
+    _network("eth_100g", "Ethernet 100 Gb/s", 100, 5e-6, "IEEE 802.3ba (100GBASE)", "ieee8023", "2010",
+             "Latency assumes RDMA (RoCE)."),
+    _network("eth_200g", "Ethernet 200 Gb/s", 200, 5e-6, "IEEE 802.3bs (200GBASE)", "ieee8023", "2017",
+             "Latency assumes RDMA (RoCE)."),
+    _network("eth_400g", "Ethernet 400 Gb/s", 400, 5e-6, "IEEE 802.3bs (400GBASE)", "ieee8023", "2017",
+             "Latency assumes RDMA (RoCE)."),
+    _network("eth_800g", "Ethernet 800 Gb/s", 800, 5e-6, "IEEE 802.3df-2024 (800GBASE)", "ieee8023df", "2024-02",
+             "Latency assumes RDMA (RoCE)."),
+    _network("ib_edr", "InfiniBand EDR 4x", 100, 1e-6, "InfiniBand Trade Association roadmap (EDR 4x)",
+             "ibta_roadmap", "2024", "RDMA latency."),
+    _network("ib_hdr", "InfiniBand HDR 4x", 200, 1e-6, "InfiniBand Trade Association roadmap (HDR 4x)",
+             "ibta_roadmap", "2024", "RDMA latency."),
+    _network("ib_ndr", "InfiniBand NDR 4x", 400, 1e-6, "InfiniBand Trade Association roadmap (NDR 4x)",
+             "ibta_roadmap", "2024", "RDMA latency."),
+    _network("ib_xdr", "InfiniBand XDR 4x", 800, 1e-6,
+             "InfiniBand Trade Association roadmap (XDR 4x); NVIDIA Quantum-X800, 800 Gb/s per port",
+             "nvidia2024quantumx800", "2024-03", "RDMA latency.", figure="800 Gb/s per port"),
 ]
 
 #: Link presets keyed by short name. Bandwidth in bytes/s per direction.
 LINKS: dict[str, Link] = {item.key: item for item in _LINKS}
 
 _TV = "torchvision reference implementation"
-_HF = "Hugging Face reference checkpoint"
+_HF = "Hugging Face Transformers checkpoint"
+
+
+def _tv(key: str, name: str, params: int, paper: str, note: str = "", source: str = _TV) -> Model:
+    return Model(key, name, params, source, paper, note, count_citation="torchvision2016")
+
+
+def _hf(key: str, name: str, params: int, paper: str, checkpoint: str) -> Model:
+    return Model(key, name, params, f"{_HF} {checkpoint!r}, without task head", paper,
+                 count_citation="wolf2020transformers")
+
 
 _MODELS = [
-    Model("alexnet", "AlexNet", 61_100_840, _TV, "krizhevsky2012imagenet"),
-    Model("resnet50", "ResNet-50", 25_557_032, _TV, "he2016deep",
-          "Keras' ResNet50 reports 25,636,712 (its convolutions carry biases); the note's 25,583,592 is "
-          "Keras' trainable part."),
-    Model("vgg16", "VGG-16", 138_357_544, _TV, "simonyan2015very"),
-    Model("inception_v3", "Inception v3", 27_161_264, _TV + ", auxiliary classifier included", "szegedy2016rethinking"),
-    Model("bert_base", "BERT-Base (uncased)", 109_482_240, _HF, "devlin2019bert"),
-    Model("bert_large", "BERT-Large (uncased)", 335_141_888, _HF, "devlin2019bert"),
-    Model("gpt2", "GPT-2 (124M)", 124_439_808, _HF, "radford2019language"),
-    Model("gpt2_medium", "GPT-2 Medium", 354_823_168, _HF, "radford2019language"),
-    Model("gpt2_large", "GPT-2 Large", 774_030_080, _HF, "radford2019language"),
-    Model("gpt2_xl", "GPT-2 XL", 1_557_611_200, _HF, "radford2019language"),
+    _tv("alexnet", "AlexNet", 61_100_840, "krizhevsky2012imagenet"),
+    _tv("resnet50", "ResNet-50", 25_557_032, "he2016deep",
+        "Keras' ResNet50 reports 25,636,712 (its convolutions carry biases); the note's 25,583,592 is "
+        "Keras' trainable part."),
+    _tv("vgg16", "VGG-16", 138_357_544, "simonyan2015very"),
+    _tv("inception_v3", "Inception v3", 27_161_264, "szegedy2016rethinking",
+        source=_TV + ", auxiliary classifier included"),
+    _hf("bert_base", "BERT-Base (uncased)", 109_482_240, "devlin2019bert", "bert-base-uncased"),
+    _hf("bert_large", "BERT-Large (uncased)", 335_141_888, "devlin2019bert", "bert-large-uncased"),
+    _hf("gpt2", "GPT-2 (124M)", 124_439_808, "radford2019language", "gpt2"),
+    _hf("gpt2_medium", "GPT-2 Medium", 354_823_168, "radford2019language", "gpt2-medium"),
+    _hf("gpt2_large", "GPT-2 Large", 774_030_080, "radford2019language", "gpt2-large"),
+    _hf("gpt2_xl", "GPT-2 XL", 1_557_611_200, "radford2019language", "gpt2-xl"),
 ]
 
 #: Model presets keyed by short name, with exact parameter counts.
 MODELS: dict[str, Model] = {item.key: item for item in _MODELS}
+
+@dataclass(frozen=True)
+class Accelerator:
+    """A GPU's peak dense tensor-core throughput in one data type (FLOP/s, no sparsity)."""
+
+    key: str
+    name: str
+    peak_flops: float
+    dtype: str
+    source: str
+    citation: str
+    date: str
+
+
+_ACCELERATORS = [
+    Accelerator("v100", "V100 SXM2", 125e12, "fp16", "NVIDIA Tesla V100 whitepaper (125 tensor TFLOP/s)",
+                "nvidia2017v100", "2017"),
+    Accelerator("a100", "A100 SXM4", 312e12, "bf16", "NVIDIA A100 whitepaper (312 dense bf16 TFLOP/s)",
+                "nvidia2020a100", "2020"),
+    Accelerator("h100", "H100 SXM5", 989.4e12, "bf16", "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s)",
+                "nvidia2022h100", "2022"),
+]
+
+#: Accelerator presets keyed by short name: peak dense FLOP/s as the vendor states it.
+ACCELERATORS: dict[str, Accelerator] = {item.key: item for item in _ACCELERATORS}
 
 #: Bytes per element of each data type.
 DTYPE_BYTES: dict[str, int] = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
@@ -183,6 +272,11 @@ def model(key: str) -> Model:
     return _lookup(MODELS, key, "model")
 
 
+def accelerator(key: str) -> Accelerator:
+    """The :class:`Accelerator` preset named ``key`` (ValueError listing the choices if unknown)."""
+    return _lookup(ACCELERATORS, key, "accelerator")
+
+
 def dtype_bytes(dtype: str) -> int:
     """Bytes per element: ``dtype_bytes("bf16") == 2``."""
     return _lookup(DTYPE_BYTES, dtype, "dtype")
@@ -191,7 +285,8 @@ def dtype_bytes(dtype: str) -> int:
 def gradient_bytes(model_key: str, dtype: str = "fp32") -> int:
     """Bytes of one full gradient: parameters x bytes per element.
 
-    In data parallelism this, and only this, crosses the network each step.
+    In plain all-reduce data parallelism this is what each rank reduces every
+    step; other recipes move more (see :func:`commlib.step.traffic_per_rank`).
     """
     return model(model_key).params * dtype_bytes(dtype)
 

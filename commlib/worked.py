@@ -1,8 +1,10 @@
 """Worked examples from the source notes, recomputed by commlib.
 
-The notes' own figures are kept as data (``NOTE_*``) so that the book can
-print them next to what the model computes and tests can hold one against
-the other.
+The figures a source reports are kept as data (``*_AS_REPORTED``) so that
+the book can print them next to what the model computes and tests can hold
+one against the other. Symbols follow the book's notation: M bytes, B
+bandwidth one direction, T_c compute and T_m communication time, epsilon
+efficiency (the notes write D, S, T_s, T_t and P).
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from dataclasses import dataclass
 from . import cost, hardware
 from .units import format_rate, format_size
 
-__all__ = ["VGGExample", "vgg16_gigabit", "NOTE_VGG16"]
+__all__ = ["VGGExample", "vgg16_gigabit", "VGG16_AS_REPORTED"]
 
-#: What the note reports for VGG-16 on 4 GPUs over 1 Gb/s Ethernet.
-NOTE_VGG16 = {
+#: What the study notes report for VGG-16 on 4 GPUs over 1 Gb/s Ethernet.
+VGG16_AS_REPORTED = {
     "d_bytes_stated": 553.44e6,   # "138.36M x 4bytes = 553.44MB"
     "d_bytes_used": 553.36e6,     # the value its arithmetic uses
     "bandwidth": 125e6,           # "1000Mbit = 125Mbytes"
@@ -50,16 +52,16 @@ class VGGExample:
 
     def rows(self) -> list[list[str]]:
         """(quantity, computed here, as the note has it) rows for a table."""
-        note = NOTE_VGG16
+        note = VGG16_AS_REPORTED
         return [
-            ["gradient D (note's value)", format_size(self.d_note), "553.36 MB (553.44 MB stated)"],
-            ["gradient D (exact count, fp32)", format_size(self.d_exact), "-"],
-            ["link S", format_rate(self.bandwidth) + " = " + format_rate(self.bandwidth, bits=True), "125 MB/s"],
-            ["communication Tt", f"{self.t_comm:.3f} s", "-"],
-            ["efficiency P", f"{100 * self.efficiency:.2f} %", f"{100 * note['efficiency']:.2f} %"],
-            ["step time Tp = Ts / P", f"{self.t_step:.2f} s", f"{note['t_step']:.2f} s (measured {note['t_step_measured']} s)"],
-            ["S for P = 90 %", f"{self.bandwidth_90 / 1e6:,.0f} MB/s", f"{note['bandwidth_90_mb']:,} MB/s"],
-            ["S for P = 90 %, in bits", f"{self.bandwidth_90 * 8 / 1e6:,.0f} Mb/s", f"{note['bandwidth_90_mbit']:,} Mbit/s"],
+            ["gradient M (the note's value)", format_size(self.d_note), "553.36 MB (553.44 MB stated)"],
+            ["gradient M (exact count, fp32)", format_size(self.d_exact), "-"],
+            ["link B", format_rate(self.bandwidth) + " = " + format_rate(self.bandwidth, bits=True), "125 MB/s"],
+            ["communication T_m", f"{self.t_comm:.3f} s", "-"],
+            ["efficiency ε", f"{100 * self.efficiency:.2f} %", f"{100 * note['efficiency']:.2f} %"],
+            ["step time T_c / ε", f"{self.t_step:.2f} s", f"{note['t_step']:.2f} s (measured {note['t_step_measured']} s)"],
+            ["B for ε = 90 %", f"{self.bandwidth_90 / 1e6:,.0f} MB/s", f"{note['bandwidth_90_mb']:,} MB/s"],
+            ["B for ε = 90 %, in bits", f"{self.bandwidth_90 * 8 / 1e6:,.0f} Mb/s", f"{note['bandwidth_90_mbit']:,} Mbit/s"],
             ["growth as n grows: n/(n-1)", f"{self.growth_limit:.4f}", f"{note['growth']}"],
         ]
 
@@ -71,14 +73,14 @@ def vgg16_gigabit() -> VGGExample:
     >>> round(100 * ex.efficiency, 2), round(ex.t_step, 2), round(ex.bandwidth_90 / 1e6)
     (7.65, 7.19, 13582)
     """
-    note = NOTE_VGG16
-    n, ts, link = note["n"], note["t_compute"], hardware.LINKS["eth_1g"].bandwidth
+    note = VGG16_AS_REPORTED
+    n, ts, link = note["n"], note["t_compute"], hardware.link("eth_1g").bandwidth
     d = note["d_bytes_used"]
     d_exact = hardware.gradient_bytes("vgg16", "fp32")
     t_comm = cost.allreduce_time(d, n, link)
     efficiency = cost.parallel_efficiency(ts, t_comm)
     return VGGExample(
-        params=hardware.MODELS["vgg16"].params,
+        params=hardware.model("vgg16").params,
         d_note=d,
         d_exact=d_exact,
         n=n,

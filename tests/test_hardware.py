@@ -66,3 +66,62 @@ def test_bytes_per_parameter():
 def test_unknown_keys_list_the_choices(call, word):
     with pytest.raises(ValueError, match=f"unknown {word}.*choose one of"):
         call()
+
+
+LINKS_2026 = {"nvlink5": 1.8e12, "pcie6_x16": 256e9, "eth_800g": 100e9, "ib_xdr": 100e9}
+
+
+def test_links_of_2026_exist_with_their_quoted_figures():
+    for key, quoted in LINKS_2026.items():
+        item = hardware.link(key)
+        assert item.quoted == pytest.approx(quoted)
+        assert item.date >= "2022"
+    assert hardware.link("nvlink5").bandwidth == pytest.approx(900e9)       # 1.8 TB/s, both directions summed
+    assert hardware.link("pcie6_x16").bandwidth == pytest.approx(128e9)     # 256 GB/s x16, both directions
+    assert hardware.link("eth_800g").bandwidth == pytest.approx(800e9 / 8)
+    assert hardware.link("ib_xdr").bandwidth == pytest.approx(800e9 / 8)    # 800 Gb/s per port
+
+
+def test_every_link_has_a_source_a_date_and_a_consistent_quoted_figure():
+    for item in hardware.LINKS.values():
+        assert item.source and item.citation and item.date, item.key
+        assert 1990 <= int(item.date[:4]) <= 2026, item.key
+        # one direction = the quoted figure, halved when the vendor sums both directions
+        one_way = item.quoted / 2 if item.quoted_both else item.quoted
+        assert item.bandwidth == pytest.approx(one_way), item.key
+        assert ("both directions summed" in item.note) == item.quoted_both, item.key
+        assert item.both_directions == pytest.approx(2 * item.bandwidth)
+
+
+def test_newer_generations_are_faster():
+    order = [["pcie3_x16", "pcie4_x16", "pcie5_x16", "pcie6_x16"],
+             ["nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5"],
+             ["eth_100g", "eth_200g", "eth_400g", "eth_800g"], ["ib_edr", "ib_hdr", "ib_ndr", "ib_xdr"]]
+    for family in order:
+        rates = [hardware.link(k).bandwidth for k in family]
+        assert rates == sorted(rates) and len(set(rates)) == len(rates)
+
+
+def test_model_counts_cite_their_implementation_apart_from_the_paper():
+    for item in hardware.MODELS.values():
+        assert item.count_citation in {"torchvision2016", "wolf2020transformers"}
+        assert item.count_citation != item.citation
+    from pathlib import Path
+    bib = (Path(__file__).parents[1] / "references.bib").read_text(encoding="utf-8")
+    for key in {m.count_citation for m in hardware.MODELS.values()} | {a.citation for a in
+                                                                       hardware.ACCELERATORS.values()}:
+        assert "{" + key + "," in bib
+
+
+def test_accelerators():
+    assert hardware.accelerator("h100").peak_flops == pytest.approx(989.4e12)
+    with pytest.raises(ValueError, match="unknown accelerator"):
+        hardware.accelerator("tpu")
+
+
+def test_jia_et_al_author_list():
+    from pathlib import Path
+    bib = (Path(__file__).parents[1] / "references.bib").read_text(encoding="utf-8")
+    entry = bib[bib.index("{jia2018highly,"):]
+    entry = entry[: entry.index("\n}")]
+    assert "Hu, Guangxiao" in entry and "Guangzhong" not in entry

@@ -76,3 +76,21 @@ def test_reduction_cost_from_memory_bandwidth():
     assert calc.results["reduction share of the time"] == "0.0 %"
     calc.set(memory_gbs=-5)
     assert "memory_gbs must be >= 0" in calc.error
+
+
+def test_step_calculator_shows_the_model_function_and_reports_bad_input():
+    from commlib import step
+    calc = basics.step_calculator()
+    assert calc.error is None and calc.results == step.step_results()
+    calc.set(utilization_pct=0)
+    assert "utilization_pct" in calc.error and "Traceback" not in calc.output.value
+    calc.set(utilization_pct=40, link="nvlink5")
+    assert calc.error is None and calc.results["compute-bound?"] == "yes"
+
+
+def test_allreduce_calculator_offers_the_links_of_2026():
+    calc = basics.allreduce_calculator()
+    keys = [value for _, value in calc.controls["link"].options]
+    assert {"nvlink5", "pcie6_x16", "eth_800g", "ib_xdr"} <= set(keys)
+    calc.set(link="ib_xdr")
+    assert calc.error is None

@@ -1,4 +1,4 @@
-"""The note 001 worked example, recomputed."""
+"""The VGG-16 worked example of the study notes, recomputed."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from commlib import worked
 
 def test_vgg16_reproduces_the_note():
     ex = worked.vgg16_gigabit()
-    note = worked.NOTE_VGG16
+    note = worked.VGG16_AS_REPORTED
     assert round(ex.efficiency, 4) == note["efficiency"]
     assert round(ex.t_step, 2) == note["t_step"]
     assert round(ex.bandwidth_90 / 1e6) == note["bandwidth_90_mb"]

@@ -1,6 +1,6 @@
 """Self-checks for the introduction (chapter 0). Answers are computed, never typed in."""
 
-from .. import cost, hardware
+from .. import cost, hardware, step
 from ..check import Question, register
 from ..units import parse_rate
 
@@ -10,7 +10,7 @@ register(Question(
 ))
 
 register(Question(
-    "ch00.nvlink3_one_way", lambda: hardware.LINKS["nvlink3"].bandwidth / 1e9, unit="GB/s",
+    "ch00.nvlink3_one_way", lambda: hardware.link("nvlink3").bandwidth / 1e9, unit="GB/s",
     hint="NVIDIA's 600 GB/s for an A100 adds both directions of all its links.",
 ))
 
@@ -31,7 +31,7 @@ register(Question(
 register(Question(
     "ch00.bert_large_ring_ms",
     lambda: 1e3 * cost.allreduce_time(hardware.gradient_bytes("bert_large", "fp16"), 8,
-                                      hardware.LINKS["eth_100g"].bandwidth),
+                                      hardware.link("eth_100g").bandwidth),
     unit="ms",
     hints=((lambda given, right: abs(given / right - 8 / 7) < 0.02,
             "Each rank sends 2(n-1)/n of the buffer, not 2 buffers: the factor is 2 x 7/8."),),
@@ -42,5 +42,19 @@ register(Question(
     "ch00.resnet_bw_90",
     lambda: cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), 16, 0.1, 0.9) / 1e9,
     unit="GB/s",
-    hint="Allowed communication time is (1 - P)/P x Ts; divide the bytes each rank sends by it.",
+    hint="Allowed communication time is (1 - ε)/ε x T_c; divide the bytes each rank sends by it.",
+))
+
+
+def _min_tokens_ndr() -> float:
+    ndr = hardware.link("ib_ndr")
+    return step.min_tokens_compute_bound(hardware.model("gpt2_xl").params, 64, ndr.bandwidth,
+                                         hardware.accelerator("h100").peak_flops, 0.4, 2, ndr.latency)
+
+
+register(Question(
+    "ch00.min_tokens_ndr", _min_tokens_ndr, unit="tokens",
+    hints=((lambda given, right: abs(given / right - 2) < 0.05,
+            "That is the fp32 gradient: the ring here carries bf16, 2 bytes per parameter."),),
+    hint="Compute time 6 x parameters x tokens / (0.4 x peak FLOP/s) equals the all-reduce time; solve for tokens.",
 ))

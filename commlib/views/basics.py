@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import compare, cost, hardware
-from ..units import format_rate, format_size, format_time
+from .. import compare, cost, hardware, step
+from ..units import format_size, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, number
 from .plots import COLORS, figure
 
-__all__ = ["alpha_beta_figure", "allreduce_calculator"]
+__all__ = ["alpha_beta_figure", "allreduce_calculator", "step_calculator", "ranks_sweep"]
 
 
 def alpha_beta_figure(link_key: str = "eth_10g", n: int = 8, algorithm: str = "ring"):
@@ -42,30 +42,10 @@ def _model_label(key: str) -> str:
 
 def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, link: str = "eth_10g",
                          algorithm: str = "ring", memory_gbs: float = 0.0) -> Calculator:
-    """How long does one gradient all-reduce take? Model, dtype, ranks, link, algorithm -> time and rates."""
+    """How long does one gradient all-reduce take? Model, dtype, ranks, link, algorithm -> time and rates.
 
-    def compute(model, dtype, n, link, algorithm, memory_gbs):
-        nbytes = hardware.gradient_bytes(model, dtype)
-        item = hardware.link(link)
-        terms = cost.allreduce_terms(nbytes, n, algorithm)
-        gamma = cost.reduction_gamma(memory_gbs * 1e9) if memory_gbs else 0.0
-        if memory_gbs < 0:
-            raise ValueError(f"memory bandwidth must be >= 0 GB/s (0: reduction free), got {memory_gbs}")
-        seconds = terms.time(item.bandwidth, item.latency, gamma)
-        out = {
-            "gradient size": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
-            "time of one all-reduce": format_time(seconds),
-            "messages on the critical path": f"{terms.steps}",
-            "bytes on the critical path": format_size(terms.bytes),
-            "bytes reduced on the critical path": format_size(terms.reduced),
-            "latency share of the time": f"{100 * terms.steps * item.latency / seconds:.1f} %" if seconds else "0 %",
-            "reduction share of the time": f"{100 * terms.reduced * gamma / seconds:.1f} %" if seconds else "0 %",
-        }
-        if seconds > 0:
-            out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
-            out["bus bandwidth"] = format_rate(cost.bus_bandwidth("all_reduce", nbytes, n, seconds))
-        return out
-
+    The computation is :func:`commlib.step.allreduce_results`; this only lays out the controls.
+    """
     controls = {
         "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
@@ -75,10 +55,34 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
                               "algorithm"),
         "memory_gbs": number(memory_gbs, "memory (GB/s)", minimum=0),
     }
-    return make_calculator(compute, controls, title="One gradient all-reduce",
+    return make_calculator(step.allreduce_results, controls, title="One gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; "
                                 "algorithm and bus bandwidth as nccl-tests defines them. Memory bandwidth "
-                                "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try 900 GB/s, a V100's HBM2.")
+                                "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try 900 GB/s, a V100's "
+                                "HBM2. The time adds the reduction after the copy (an upper bound); the fused "
+                                "time hides it behind the copy (a lower bound).")
+
+
+def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
+                    tokens: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> Calculator:
+    """Compute against communication: FLOPs per step -> compute time, all-reduce time, smallest batch per rank.
+
+    The computation is :func:`commlib.step.step_results`.
+    """
+    controls = {
+        "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
+        "accelerator": dropdown([(f"{a.name} ({a.peak_flops / 1e12:g} {a.dtype} TFLOP/s)", k)
+                                 for k, a in hardware.ACCELERATORS.items()], accelerator, "GPU"),
+        "utilization_pct": number(utilization_pct, "utilization (%)", minimum=1, maximum=100),
+        "tokens": number(tokens, "tokens per rank", minimum=1),
+        "n": integer(n, 1, 4096, "ranks n"),
+        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+    }
+    return make_calculator(step.step_results, controls, title="Compute against communication",
+                           note="Compute: 6 x parameters x tokens FLOPs at utilization x peak FLOP/s. "
+                                "Communication: ring all-reduce of the gradient, bandwidth per direction, "
+                                "nothing overlapped.")
 
 
 def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_10g",

@@ -29,9 +29,9 @@ def links_table(keys: Sequence[str] | None = None) -> Markdown:
     for key in keys:
         item = hardware.link(key)
         rows.append([item.name, item.vendor_figure, format_rate(item.bandwidth), format_rate(item.bandwidth, bits=True),
-                     f"{item.latency * 1e6:g} µs", f"{item.source} {{cite}}`{item.citation}`"])
+                     f"{item.latency * 1e6:g} µs", f"{item.source} {{cite}}`{item.citation}`", item.date])
     headers = ["link", "vendor figure", "per direction (GB/s)", "per direction (Gb/s)", "typical latency",
-               "source"]
+               "source", "dated"]
     return markdown_table(headers, rows, caption=f"Link presets, as of {hardware.AS_OF}")
 
 
@@ -44,9 +44,9 @@ def models_table(keys: Sequence[str] | None = None, dtype: str = "fp32") -> Mark
         rows.append([item.name, f"{item.params:,}", format_size(hardware.gradient_bytes(key, dtype)),
                      format_size(hardware.gradient_bytes(key, dtype), binary=True),
                      format_size(hardware.training_state_bytes(key, "mixed_adam")),
-                     f"{item.source} {{cite}}`{item.citation}`"])
+                     f"{item.source} {{cite}}`{item.count_citation}`", f"{{cite}}`{item.citation}`"])
     headers = ["model", "parameters", f"{dtype} gradient (MB)", f"{dtype} gradient (MiB)",
-               "mixed-precision Adam state (16 B/param)", "source"]
+               "mixed-precision Adam state (16 B/param)", "count from", "paper"]
     return markdown_table(headers, rows, caption=f"Model presets, as of {hardware.AS_OF}")
 
 
