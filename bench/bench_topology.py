@@ -46,8 +46,11 @@ def main() -> list[dict]:
     mesh = topology.mesh2d(32, 32, "eth_10g")
     rows.append(_timed("one route corner to corner on a 32x32 mesh",
                        lambda: f"{len(topology.route(mesh, 0, 32 * 32 - 1)) - 1} hops"))
-    cl = placement.note000_cluster()
-    rows.append(_timed("best placement of 8 workers on note 000's 8 hosts (all placements)",
+    rows.append(_timed("equal shares and max-min on a 4x4 mesh ring and a BytePS round (sharing_comparison)",
+                       lambda: ", ".join(f"{k[0]} {k[1]}: {v * 1e3:.3f} ms"
+                                         for k, v in topology.sharing_comparison().items() if k[0] == "byteps")))
+    cl = placement.example_cluster()
+    rows.append(_timed("best placement of 8 workers on the example cluster's 8 hosts (all placements)",
                        lambda: placement.best_placements(cl, 8, top=1)[0].describe()))
     return rows
 

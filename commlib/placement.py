@@ -14,41 +14,41 @@ per direction (:class:`Cluster`):
   total, shared by all of its flows.
 
 Note 000 gives such lists in MB/s, without saying how they were measured.
-:data:`NOTE000_INTRA_MB_S` and :data:`NOTE000_INTER_MB_S` keep them, and
-:func:`note000_cluster` reads them under exactly the interpretation above
-(1 MB = 10**6 B, per direction, host ``h`` = list entry ``h``).
+:data:`EXAMPLE_INTRA_MB_S` and :data:`EXAMPLE_INTER_MB_S` keep them, and
+:func:`example_cluster` reads them under exactly the interpretation above
+(1 MB = 10**6 B, per direction, host ``j`` = list entry ``j``).
 
-Time per iteration, for ``n`` workers, ``g_h`` of them on host ``h``, ``k``
+Time per iteration, for ``n`` workers, ``g_j`` of them on host ``j``, ``h``
 hosts in use (latency ignored, as in the note; all formulas in seconds):
 
 * **ring all-reduce**, ranks ordered host by host: every rank sends
   :math:`2\frac{n-1}{n}M` in :math:`2(n-1)` equal steps, so the slowest hop
   decides (Patarasuk & Yuan 2009): :math:`T = 2\frac{n-1}{n}\frac{M}{B_{\min}}`.
-  A hop inside host ``h`` runs at ``intra[h]``; the hop from host ``a`` to
+  A hop inside host ``j`` runs at ``intra[j]``; the hop from host ``a`` to
   host ``b`` at ``min(inter[a], inter[b])``.
 * **hierarchical all-reduce** (several workers share a host): ring
   reduce-scatter inside every host, ring all-reduce across hosts, ring
-  all-gather inside every host. A host's ``g_h`` shards of ``M/g_h`` all
+  all-gather inside every host. A host's ``g_j`` shards of ``M/g_j`` all
   cross its one network link, so
-  :math:`T = 2\max_h \frac{g_h-1}{g_h}\frac{M}{\text{intra}_h} + 2\frac{k-1}{k}\frac{M}{\min_h \text{inter}_h}`.
+  :math:`T = 2\max_j \frac{g_j-1}{g_j}\frac{M}{\text{intra}_j} + 2\frac{h-1}{h}\frac{M}{\min_j \text{inter}_j}`.
   (:func:`commlib.cost.hierarchical_allreduce_time` with ``nics_per_host=1``
   is the same for hosts of equal size and bandwidth.)
 * **parameter server** on host ``s``: every worker pushes ``M`` and pulls
   ``M`` back (note 000: the server receives and sends "gradient size x
   number of workers"). The ``g_s`` local workers meet the server over
   ``intra[s]``; the ``n - g_s`` remote ones over the server's network link,
-  and the ``g_h`` workers of host ``h`` share its network link. Links are
+  and the ``g_j`` workers of host ``j`` share its network link. Links are
   full duplex and, as in :func:`commlib.cost.ps_time` (chapter 3, Jiang et
   al. 2020), push and pull overlap by default (``pipelined=True``), so each
   direction of the most loaded link is busy once:
-  :math:`T = \max\left(\frac{g_s M}{\text{intra}_s},\ \frac{(n-g_s)M}{\text{inter}_s},\ \max_{h\ne s}\frac{g_h M}{\text{inter}_h}\right)`.
+  :math:`T = \max\left(\frac{g_s M}{\text{intra}_s},\ \frac{(n-g_s)M}{\text{inter}_s},\ \max_{j\ne s}\frac{g_j M}{\text{inter}_j}\right)`.
   With ``pipelined=False`` the whole push runs before the whole pull and
   the time doubles. Both are computed by :func:`commlib.cost.ps_time`: once
   for the local workers (bandwidth ``intra[s]`` on both sides) and once for
-  the remote ones (worker bandwidth :math:`\min_h \text{inter}_h / g_h`,
+  the remote ones (worker bandwidth :math:`\min_j \text{inter}_j / g_j`,
   server bandwidth ``inter[s]``).
 
->>> c = note000_cluster()
+>>> c = example_cluster()
 >>> est = estimate(c, {"host3": 2, "host1": 2}, model="resnet50")
 >>> est.algorithm, est.bottleneck
 ('hierarchical', 'network link of host 3 (145.88 MB/s)')
@@ -65,19 +65,21 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from . import cost, hardware
-from .units import check_count, check_nonnegative, check_positive, format_rate, parse_rate
+from .units import check_count, check_nonnegative, check_positive, format_rate, format_size, format_time, parse_rate
 
 __all__ = [
-    "NOTE000_INTER_MB_S",
-    "NOTE000_INTRA_MB_S",
-    "NOTE000_LINK_CLAIMS",
+    "EXAMPLE_INTER_MB_S",
+    "EXAMPLE_INTRA_MB_S",
+    "QUOTED_LINK_CLAIMS",
     "LinkClaim",
     "link_claims",
+    "POWER9_NVLINKS_PER_GPU",
+    "power9_nvlink_ratios",
     "MODES",
     "ALGORITHMS",
     "Cluster",
     "Estimate",
-    "note000_cluster",
+    "example_cluster",
     "as_megabits",
     "smallest_denominator",
     "workers_per_host",
@@ -85,12 +87,13 @@ __all__ = [
     "estimate",
     "rank_placements",
     "best_placements",
+    "placement_results",
 ]
 
 #: Note 000's "inter" list, MB/s, one entry per machine, as printed in the note.
-NOTE000_INTER_MB_S: tuple[float, ...] = (91.875, 233.0, 59.5, 145.875, 120.125, 60.75, 92.125, 10.375)
+EXAMPLE_INTER_MB_S: tuple[float, ...] = (91.875, 233.0, 59.5, 145.875, 120.125, 60.75, 92.125, 10.375)
 #: Note 000's "intra" list, MB/s, one entry per machine, as printed in the note.
-NOTE000_INTRA_MB_S: tuple[float, ...] = (306.5, 427.75, 63.0, 1082.125, 181.125, 159.625, 65.625, 22.875)
+EXAMPLE_INTRA_MB_S: tuple[float, ...] = (306.5, 427.75, 63.0, 1082.125, 181.125, 159.625, 65.625, 22.875)
 
 
 
@@ -115,7 +118,7 @@ class LinkClaim:
 
 
 #: Note 000's link figures, verbatim, with the reading the book adopts.
-NOTE000_LINK_CLAIMS: tuple[LinkClaim, ...] = (
+QUOTED_LINK_CLAIMS: tuple[LinkClaim, ...] = (
     LinkClaim("NVLink 2.0 per V100 ('300GB/s full duplex')", "300 GB/s", "nvlink2",
               "both directions summed, six links"),
     LinkClaim("NVLink 3.0 per A100 ('600GB/s')", "600 GB/s", "nvlink3", "both directions summed, twelve links"),
@@ -129,13 +132,38 @@ NOTE000_LINK_CLAIMS: tuple[LinkClaim, ...] = (
 )
 
 
+#: NVLink 2.0 links between a POWER9 CPU and each V100 in the 4-GPU IBM Power System AC922 (the machine
+#: Lutz et al. 2020 measured 63 GiB/s on): three, each one sixth of a V100's six-link figure (IBM Redpaper
+#: REDP-5472, 2018).
+POWER9_NVLINKS_PER_GPU = 3
+
+
+def power9_nvlink_ratios() -> tuple[float, float]:
+    """CPU-GPU NVLink 2.0 on a POWER9 against PCIe 3.0 x16, like for like: (nominal / nominal, measured / measured).
+
+    Nominal: three NVLink 2.0 links, 75 GB/s per direction, against PCIe 3.0
+    x16's 15.75 GB/s. Measured: Lutz et al.'s 63 GiB/s against the 105 Gb/s
+    BytePS measured for a PCIe 3.0 x16 copy between two GPUs under one PCIe
+    switch (:data:`commlib.topology.BYTEPS_PCIE_MEASURED`; a GPU-to-GPU
+    copy, the book's one measured PCIe 3.0 rate).
+
+    >>> [round(r, 2) for r in power9_nvlink_ratios()]
+    [4.76, 5.15]
+    """
+    nvlink = POWER9_NVLINKS_PER_GPU * hardware.link("nvlink2").bandwidth / 6
+    pcie = hardware.link("pcie3_x16").bandwidth
+    measured_nvlink = next(c for c in QUOTED_LINK_CLAIMS if c.as_written == "63 GiB/s").rate
+    measured_pcie = parse_rate("105 Gb/s")  # BytePS (Jiang et al. 2020, sec. 4.2.1), same PCIe switch
+    return nvlink / pcie, measured_nvlink / measured_pcie
+
+
 def link_claims() -> tuple[LinkClaim, ...]:
-    """Note 000's link figures (:data:`NOTE000_LINK_CLAIMS`).
+    """Note 000's link figures (:data:`QUOTED_LINK_CLAIMS`).
 
     >>> [round(c.rate / 1e9, 2) for c in link_claims()][:3]
     [300.0, 600.0, 67.65]
     """
-    return NOTE000_LINK_CLAIMS
+    return QUOTED_LINK_CLAIMS
 
 
 MODES = ("allreduce", "ps")
@@ -194,14 +222,14 @@ class Cluster:
         return Cluster(tuple(a), tuple(e), self.slots)
 
 
-def note000_cluster(slots: int | Sequence[int] = 4) -> Cluster:
+def example_cluster(slots: int | Sequence[int] = 4) -> Cluster:
     """Note 000's eight machines, read as per-host MB/s per direction; ``slots`` workers each (the note
     does not say; 4 is an assumption).
 
-    >>> c = note000_cluster(); c.hosts, c.inter[7]
+    >>> c = example_cluster(); c.hosts, c.inter[7]
     (8, 10375000.0)
     """
-    return Cluster.from_mb_per_s(NOTE000_INTRA_MB_S, NOTE000_INTER_MB_S, slots)
+    return Cluster.from_mb_per_s(EXAMPLE_INTRA_MB_S, EXAMPLE_INTER_MB_S, slots)
 
 
 def as_megabits(values_mb_per_s: Sequence[float]) -> list[float]:
@@ -269,9 +297,9 @@ def workers_per_host(cluster: Cluster, placement) -> tuple[int, ...]:
     ``placement`` is a mapping host -> number of workers (``{"host0": 2, 3: 1}``)
     or a sequence with each worker's host (``[0, 0, 3]``).
 
-    >>> workers_per_host(note000_cluster(), {"host0": 2, "host3": 1})
+    >>> workers_per_host(example_cluster(), {"host0": 2, "host3": 1})
     (2, 0, 0, 1, 0, 0, 0, 0)
-    >>> workers_per_host(note000_cluster(), [1] * 5)
+    >>> workers_per_host(example_cluster(), [1] * 5)
     Traceback (most recent call last):
     ...
     ValueError: placement puts 5 workers on host 1, which has 4 slots
@@ -489,7 +517,7 @@ def rank_placements(cluster: Cluster, candidates: Mapping[str, object], **kwargs
 
     ``kwargs`` go to :func:`estimate` (model, dtype, mode, algorithm, ...).
 
-    >>> c = note000_cluster()
+    >>> c = example_cluster()
     >>> [name for name, _ in rank_placements(c, {"slow": {"host7": 2}, "fast": {"host3": 2}})]
     ['fast', 'slow']
     """
@@ -517,7 +545,7 @@ def best_placements(cluster: Cluster, workers: int, top: int = 5, **kwargs) -> l
 
     Ties are broken by the count vector, smallest first.
 
-    >>> best = best_placements(note000_cluster(), 4, top=1)[0]
+    >>> best = best_placements(example_cluster(), 4, top=1)[0]
     >>> best.counts, best.algorithm
     ((0, 0, 0, 4, 0, 0, 0, 0), 'ring')
     """
@@ -529,3 +557,32 @@ def best_placements(cluster: Cluster, workers: int, top: int = 5, **kwargs) -> l
                for counts in _compositions(workers, cluster.slots)]
     results.sort(key=lambda e: (e.time, e.counts))
     return results[:top]
+
+
+def placement_results(where: str = "host3:2, host1:2", model: str = "resnet50", dtype: str = "fp32",
+                      mode: str = "allreduce", algorithm: str = "auto", pipelined: bool = True,
+                      cluster: Cluster | None = None) -> dict[str, str]:
+    """The placement calculator: one placement's synchronisation time and bottleneck, as label -> text.
+
+    ``where`` reads like ``"host3:2, host1:2"`` (:func:`parse_placement`);
+    the other controls are :func:`estimate`'s. ``cluster`` defaults to
+    :func:`example_cluster` (eight hosts, four slots each). Imports no numpy.
+
+    >>> r = placement_results("host3:2, host1:2")
+    >>> r["time per iteration"], r["bounded by"]
+    ('939.78 ms', 'network link of host 3 (145.88 MB/s)')
+    """
+    cluster = example_cluster() if cluster is None else cluster
+    est = estimate(cluster, parse_placement(where), model=model, dtype=dtype, mode=mode, algorithm=algorithm,
+                   pipelined=pipelined)
+    out = {
+        "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",
+        "workers per host": " ".join(f"h{h}:{c}" for h, c in enumerate(est.counts) if c),
+        "scheme": f"parameter server on host {est.server_host}" if mode == "ps" else f"{est.algorithm} all-reduce",
+    }
+    if mode == "ps":
+        out["push and pull"] = ("overlapped (each link direction busy once)" if pipelined
+                                else "one after the other (twice the time)")
+    out["time per iteration"] = format_time(est.time)
+    out["bounded by"] = est.bottleneck
+    return out

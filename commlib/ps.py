@@ -17,8 +17,11 @@ worker exchanges with its own local shard never touch the network.
 :func:`ps_round` runs a round on real arrays and records every network
 message in a :class:`commlib.trace.Trace` (ranks ``0..n-1`` are workers;
 non-colocated servers are ranks ``n..n+k-1``). :func:`ps_traffic` gives the
-per-machine bytes in closed form and :func:`commlib.cost.ps_time` the time;
-the tests hold the three together. The comparison with ring all-reduce
+per-machine bytes in closed form and :func:`round_time` the time, with the
+start-up of every message on the card that handles it (the one-port model of
+the naive master in chapter 1; :func:`commlib.cost.ps_time` is its
+bandwidth-only special case); the tests hold the three together. The closed
+forms live in :mod:`commlib.ps_cost` (no numpy) and are re-exported here. The comparison with ring all-reduce
 follows the BytePS analysis (Jiang et al. 2020, sec. 2.3 and 4.1):
 :func:`smallest_k_to_beat_ring`, :func:`byteps_split`, :func:`byteps_round`.
 
@@ -42,8 +45,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import cost
+from .ps_cost import (
+    PSComparison,
+    PSTraffic,
+    byteps_split,
+    compare_ps_ring,
+    ps_beats_ring,
+    ps_results,
+    ps_traffic,
+    round_time,
+    smallest_k_to_beat_ring,
+)
 from .trace import Trace
-from .units import check_count, check_nonnegative, check_positive
+from .units import check_count, check_nonnegative
 
 __all__ = [
     "PSStage",
@@ -55,25 +69,28 @@ __all__ = [
     "server_ranks",
     "ps_round",
     "ps_traffic",
-    "ring_time",
+    "round_time",
+    "ps_results",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
     "byteps_split",
     "byteps_round",
     "compare_ps_ring",
-    "note002_volumes",
+    "server_and_ring_volumes",
+    "demo_round",
+    "traffic_check",
 ]
 
 #: Worked examples quoted by the source notes, with what each number means.
 WORKED_EXAMPLES: dict[str, dict[str, float | str]] = {
     # Note 000 quotes a blog's example: 61.5 million gradients, 8 workers, one PS.
-    "note000_ps": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
+    "one_server": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
                    "what": "one non-colocated server, fp32 gradients"},
     # Note 000: "each machine is server and worker: 4 x gradient size / iteration time x 7/8", 8 machines.
-    "note000_colocated": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
+    "colocated_eight": {"params": 61_500_000, "workers": 8, "dtype": "fp32",
                           "what": "colocated, a shard on each of 8 machines"},
     # Note 004 (BytePS sec. 2.2): 2 machines (16 GPUs), 64 MB at 200 Gb/s -> 2.56 ms.
-    "note004_allreduce": {"nbytes": "64 MB", "n": 2, "bandwidth": "200 Gb/s",
+    "byteps_two_machines": {"nbytes": "64 MB", "n": 2, "bandwidth": "200 Gb/s",
                           "what": "ring all-reduce between 2 machines, 8 GPUs each"},
 }
 
@@ -116,53 +133,6 @@ class PSRound:
     def servers(self) -> int:
         """Number of shards k."""
         return len(self.bounds)
-
-
-@dataclass(frozen=True)
-class PSTraffic:
-    """Bytes each machine sends in one round (it receives the same amount).
-
-    ``shard_host`` is a machine that holds a shard (a server machine, or in
-    colocated mode a worker that also serves); ``worker`` a worker machine that
-    holds no shard (None when every worker holds one). ``busiest`` is the
-    larger; the round's time is ``busiest / bandwidth`` on equal NICs.
-    """
-
-    shard_host: float
-    worker: float | None
-    colocated: bool
-
-    @property
-    def busiest(self) -> float:
-        """Bytes each way on the busiest NIC."""
-        return max(self.shard_host, self.worker or 0.0)
-
-
-@dataclass(frozen=True)
-class PSComparison:
-    """PS against ring all-reduce for one configuration (what the calculator shows)."""
-
-    nbytes: float
-    workers: int
-    servers: int
-    colocated: bool
-    ps_seconds: float
-    ring_seconds: float
-    smallest_k: int | None
-
-    @property
-    def winner(self) -> str:
-        """``"PS"``, ``"ring all-reduce"`` or ``"tie"`` (within one part in 10**9)."""
-        if math.isclose(self.ps_seconds, self.ring_seconds, rel_tol=1e-9, abs_tol=0.0):
-            return "tie"
-        return "PS" if self.ps_seconds < self.ring_seconds else "ring all-reduce"
-
-    @property
-    def ratio(self) -> float:
-        """PS time over ring time (below 1: PS is faster)."""
-        if self.ring_seconds == 0:
-            return 1.0 if self.ps_seconds == 0 else math.inf
-        return self.ps_seconds / self.ring_seconds
 
 
 def shard_bounds(length: int, servers: int) -> tuple[tuple[int, int], ...]:
@@ -313,116 +283,6 @@ def ps_round(params, gradients: Sequence, servers: int = 1, lr: float = 0.1,
     return _simulate(p, grads, bounds, owners, ranks, lr, name, colocated, shape, record)
 
 
-def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = False) -> PSTraffic:
-    r"""Bytes each machine sends (and receives) in one PS round, in closed form.
-
-    M = ``nbytes`` (one full gradient), n = ``workers``, k = ``servers``, even
-    shards of M/k (Jiang et al. 2020, sec. 2.3):
-
-    * non-colocated: a worker sends M (push) and receives M (pull); a server
-      receives nM/k and sends nM/k;
-    * colocated (shard j on worker j, k <= n): a shard host sends the
-      M - M/k of its gradient that belongs elsewhere and the (n-1)M/k of
-      parameters the others pull, :math:`M + (n-2)M/k`; with k = n that is
-      :math:`2(n-1)M/n`, the ring all-reduce volume. A worker without a shard
-      sends M.
-
-    >>> ps_traffic(1e9, 8, 1)         # note 000: server moves workers x M each way
-    PSTraffic(shard_host=8000000000.0, worker=1000000000.0, colocated=False)
-    >>> ps_traffic(1e9, 8, 8, colocated=True).shard_host
-    1750000000.0
-    """
-    m = check_nonnegative("nbytes", nbytes)
-    n = check_count("workers", workers, minimum=1)
-    if colocated:
-        k = len(server_ranks(n, servers, colocated=True))
-        return PSTraffic(shard_host=m + (n - 2) * m / k, worker=m if k < n else None, colocated=True)
-    k = check_count("servers", servers, minimum=1)
-    return PSTraffic(shard_host=n * m / k, worker=m, colocated=False)
-
-
-def ring_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:
-    r"""Ring all-reduce time :math:`2(n-1)\alpha + 2\frac{n-1}{n}\frac{M}{B}` (see :func:`commlib.cost.allreduce_time`).
-
-    >>> ring_time(64e6, 2, 25e9)
-    0.00256
-    """
-    return cost.allreduce_time(nbytes, n, bandwidth, latency, "ring")
-
-
-def ps_beats_ring(nbytes: float, n: int, k: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
-                  latency: float = 0.0) -> bool:
-    """True when a non-colocated PS with ``k`` server machines is strictly faster than ring all-reduce.
-
-    Workers' NICs run at ``bandwidth_gpu``, servers' at ``bandwidth_cpu``
-    (default: the same), bytes/s each way.
-
-    >>> ps_beats_ring(1e8, 8, 8, 12.5e9), ps_beats_ring(1e8, 8, 4, 12.5e9)
-    (True, False)
-    """
-    t_ps = cost.ps_time(nbytes, n, bandwidth_gpu, servers=k, latency=latency, server_bandwidth=bandwidth_cpu)
-    return t_ps < ring_time(nbytes, n, bandwidth_gpu, latency)
-
-
-def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
-                            latency: float = 0.0) -> int | None:
-    r"""Fewest server machines with which a non-colocated PS beats ring all-reduce, or None.
-
-    PS time (pipelined, full duplex) is :math:`2\alpha + \max(M/B_g,\ nM/(kB_c))`;
-    ring time is :math:`2(n-1)\alpha + 2(n-1)M/(nB_g)`. The worker term alone
-    must already be below the ring time, else no k helps (with alpha = 0 this
-    needs n > 2: for n = 2 the best PS only ties). Otherwise PS wins for
-    every k above
-
-    .. math:: k^{*} = \frac{nM}{B_c\,(T_{ring} - 2\alpha)},
-
-    which for alpha = 0 and equal NICs is :math:`n^2/(2(n-1))`, a little above
-    n/2: so k = n always wins (n > 2) and k <= n/2 always loses
-    (Jiang et al. 2020, sec. 2.3). ``nbytes`` matters only through alpha.
-
-    >>> smallest_k_to_beat_ring(1e8, 8, 12.5e9), smallest_k_to_beat_ring(1e8, 2, 12.5e9)
-    (5, None)
-    """
-    m = check_positive("nbytes", nbytes)
-    n = check_count("n", n, minimum=1)
-    b_gpu = check_positive("bandwidth_gpu", bandwidth_gpu)
-    b_cpu = b_gpu if bandwidth_cpu is None else check_positive("bandwidth_cpu", bandwidth_cpu)
-    latency = check_nonnegative("latency", latency)
-    t_ring = ring_time(m, n, b_gpu, latency)
-    if 2 * latency + m / b_gpu >= t_ring:
-        return None
-    k = max(1, math.floor(n * m / (b_cpu * (t_ring - 2 * latency))) + 1)
-    # guard against rounding at the boundary: step to the exact smallest k
-    while k > 1 and ps_beats_ring(m, n, k - 1, b_gpu, b_cpu, latency):
-        k -= 1
-    while not ps_beats_ring(m, n, k, b_gpu, b_cpu, latency):
-        k += 1
-    return k
-
-
-def byteps_split(n: int, k: int) -> tuple[float, float]:
-    r"""BytePS' optimal share of the summation: (x per CPU machine, y per GPU machine).
-
-    With n GPU machines (each running a colocated summation service) and k
-    CPU machines, kx + ny = 1 and the busiest NIC is minimised when
-    :math:`x = \frac{2(n-1)}{n^2+kn-2k}`, :math:`y = \frac{n-k}{n^2+kn-2k}`
-    for k <= n; for k >= n, y = 0 and x = 1/k (Jiang et al. 2020, sec. 4.1).
-
-    >>> byteps_split(4, 0), byteps_split(4, 4), byteps_split(4, 2)
-    ((0.0, 0.25), (0.25, 0.0), (0.3, 0.1))
-    """
-    n = check_count("n", n, minimum=1)
-    k = check_count("k", k, minimum=0)
-    if n == 1:
-        return 0.0, 1.0
-    if k == 0:
-        return 0.0, 1.0 / n
-    if k >= n:
-        return 1.0 / k, 0.0
-    d = n * n + k * n - 2 * k
-    return 2 * (n - 1) / d, (n - k) / d
-
-
 def _sizes_from_fractions(length: int, fractions: Sequence[float]) -> list[int]:
     raw = [f * length for f in fractions]
     sizes = [math.floor(r) for r in raw]
@@ -468,28 +328,7 @@ def byteps_round(params, gradients: Sequence, cpu_machines: int = 0, lr: float =
                      record)
 
 
-def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
-                    server_bandwidth: float | None = None, colocated: bool = False,
-                    latency: float = 0.0) -> PSComparison:
-    """PS round time against ring all-reduce time for one configuration.
-
-    ``worker_bandwidth`` is each worker NIC, ``server_bandwidth`` each server
-    machine's NIC (ignored when ``colocated``), bytes/s each way. Also returns
-    the smallest number of non-colocated servers that beats the ring.
-
-    >>> c = compare_ps_ring(1e8, 8, 4, 12.5e9)
-    >>> c.winner, c.smallest_k
-    ('ring all-reduce', 5)
-    """
-    t_ps = cost.ps_time(nbytes, workers, worker_bandwidth, servers=servers, latency=latency,
-                        colocated=colocated, server_bandwidth=None if colocated else server_bandwidth)
-    t_ring = ring_time(nbytes, workers, worker_bandwidth, latency)
-    best = (smallest_k_to_beat_ring(nbytes, workers, worker_bandwidth, server_bandwidth, latency)
-            if nbytes > 0 else None)
-    return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best)
-
-
-def note002_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
+def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
     r"""The PS-vs-ring volumes of note 002, and the like-for-like per-direction ones.
 
     With N = ``nbytes`` and P processes, one of which is the server:
@@ -502,7 +341,7 @@ def note002_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dic
     The first two are the note's; they count different things (both
     directions vs one). Per direction the ratio is P/2, not P.
 
-    >>> {k: v.tolist() for k, v in note002_volumes(1.0, [4]).items()}
+    >>> {k: v.tolist() for k, v in server_and_ring_volumes(1.0, [4]).items()}
     {'ps_server_total': [6.0], 'ring_rank_sent': [1.5], 'ps_server_each_way': [3.0], 'ring_rank_each_way': [1.5]}
     """
     m = check_nonnegative("nbytes", nbytes)
@@ -518,3 +357,40 @@ def note002_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dic
         "ps_server_each_way": each_way,
         "ring_rank_each_way": ring,
     }
+
+
+def demo_round(n: int = 3, k: int = 2, colocated: bool = False, length: int = 6, seed: int = 0,
+               lr: float = 1.0) -> PSRound:
+    """A small round on readable whole numbers (for pictures): parameters 0-9 and gradients that are
+    multiples of n, so the mean gradient and the new parameters stay whole.
+
+    >>> demo_round(2, 1, length=3).params.tolist()
+    [8.0, 6.0, 5.0]
+    """
+    rng = np.random.default_rng(seed)
+    params = rng.integers(0, 10, size=length).astype(float)
+    grads = [n * rng.integers(0, 3, size=length).astype(float) for _ in range(n)]
+    return ps_round(params, grads, servers=k, colocated=colocated, lr=lr)
+
+
+def traffic_check(configs: Sequence[tuple[int, int, bool]] = ((4, 1, False), (4, 2, False), (4, 4, False),
+                                                               (4, 2, True), (4, 4, True)),
+                  length: int = 8, seed: int = 0) -> list[dict]:
+    """Executed rounds (:func:`demo_round`, ``length`` float64 values) against :func:`ps_traffic`.
+
+    Each config is ``(n, k, colocated)``; each row gives the most bytes one
+    machine sent and received in the trace, the closed form's busiest NIC
+    each way, and whether they are equal.
+
+    >>> all(row["equal"] for row in traffic_check())
+    True
+    """
+    rows = []
+    for n, k, col in configs:
+        r = demo_round(n, k, col, length, seed, 0.1)
+        m = length * r.params.dtype.itemsize
+        closed = ps_traffic(m, n, k, colocated=col)
+        sent, recv = int(r.trace.bytes_sent.max()), int(r.trace.bytes_received.max())
+        rows.append({"workers": n, "servers": k, "colocated": col, "most_sent": sent, "most_received": recv,
+                     "closed_form": closed.busiest, "equal": max(sent, recv) == closed.busiest})
+    return rows

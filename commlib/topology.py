@@ -15,23 +15,29 @@ Each message of a :class:`commlib.trace.Trace` becomes a *flow* from the
 node of its source rank to the node of its destination rank, routed along a
 shortest path (fewest seconds per byte, then fewest hops, then the
 lexicographically smallest node sequence: deterministic). Within one step
-all flows travel at the same time. The model, chosen to be simple and
-exact to test:
+all flows start at the same time. How they share the links is the standard
+fluid model of networks, **max-min fair sharing** (Bertsekas & Gallager
+1992, sec. 6.5.2), computed by progressive filling (:func:`max_min_rates`):
 
-* a directed link ``u -> v`` crossed by :math:`k_e` flows of the step gives
-  each of them an equal share :math:`B_e / k_e` of its bandwidth;
-* a flow runs at the share of the tightest link on its path, and pays the
-  latency of every link on its path:
-
-  .. math:: t_f = \sum_{e \in p_f} \alpha_e + \frac{m_f}{\min_{e \in p_f} B_e / k_e};
-
+* each direction ``u -> v`` of a link has capacity :math:`B_e`; the rates of
+  the flows crossing it add up to at most :math:`B_e`;
+* all rates rise together; a flow stops rising when a link on its path is
+  full (its bottleneck), and the capacity it cannot use goes to the others;
+* when a flow has sent its :math:`m_f` bytes it leaves, and the rates of
+  the rest are computed again: the survivors speed up;
+* a flow also pays the latency of every link on its path, and finishes at
+  :math:`t_f = \sum_{e \in p_f} \alpha_e + (\text{time its bytes took})`;
 * a step lasts as long as its slowest flow, :math:`T_s = \max_f t_f`, and
   the collective takes :math:`T = \sum_s T_s` (steps do not overlap).
 
-This is the fluid "equal share at the bottleneck" model. It does not hand
-a share that a flow cannot use (because it is throttled elsewhere) to the
-other flows of a link, as max-min fair sharing would, so it can only
-overestimate; for the symmetric patterns of collectives the two agree.
+``sharing="equal"`` keeps the coarser model, for comparison: every flow
+gets an equal share :math:`B_e / |F_e|` of each link on its path
+(:math:`F_e` the flows of the step on direction :math:`e`), at its tightest
+link, for the whole step,
+:math:`t_f = \sum_{e \in p_f} \alpha_e + m_f / \min_{e \in p_f} (B_e / |F_e|)`.
+A max-min rate is never below that share, so equal sharing can only
+overestimate; for the symmetric patterns of collectives (every flow of a
+step alone on its links, or all flows of a step alike) the two agree.
 Reduction arithmetic (gamma) and store-and-forward delays are not modelled.
 
 On a ring of ``n`` links of bandwidth ``B`` and latency ``alpha`` a ring
@@ -59,7 +65,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from . import hardware, ps
+from . import collectives, cost, hardware, ps
 from .trace import Trace
 from .units import check_count, check_nonnegative, check_positive, parse_rate
 
@@ -81,14 +87,25 @@ __all__ = [
     "check_topology",
     "rank_nodes",
     "route",
+    "max_min_rates",
+    "SHARING",
     "map_flows",
     "map_trace",
+    "allreduce_trace",
     "mirrored",
     "scaled",
     "staged_exchange",
     "ps_star",
     "links_of",
     "BYTEPS_PCIE_MEASURED",
+    "DGX1_NVLINKS",
+    "CUBE_MESH_RING",
+    "duplex_rings",
+    "sharing_comparison",
+    "intra_host_reduction",
+    "gallery_runs",
+    "ring_check",
+    "hierarchy_runs",
 ]
 
 #: GPU-to-GPU copy rates measured by BytePS on a PCIe-only machine whose links are all PCIe 3.0 x16
@@ -97,6 +114,15 @@ __all__ = [
 BYTEPS_PCIE_MEASURED: dict[str, float] = {
     "same PCIe switch": parse_rate("105 Gb/s"),
     "across PCIe switches (through the CPUs)": parse_rate("80 Gb/s"),
+}
+
+#: NVLinks between GPU pairs of an 8-GPU V100 server wired as a hybrid cube-mesh (NVIDIA DGX-1 with V100,
+#: NVIDIA 2017 white paper; the matrix ``nvidia-smi topo -m`` prints there as NV1 or NV2). Two quads (GPUs
+#: 0-3 and 4-7), each fully connected, and GPU i linked to GPU i + 4; one or two links per pair, so that
+#: every GPU uses all six of its links. Pairs not listed (e.g. GPU 0 and GPU 5) have no NVLink.
+DGX1_NVLINKS: dict[tuple[int, int], int] = {
+    (0, 1): 1, (0, 2): 1, (0, 3): 2, (0, 4): 2, (1, 2): 2, (1, 3): 1, (1, 5): 2, (2, 3): 2, (2, 6): 1,
+    (3, 7): 1, (4, 5): 1, (4, 6): 1, (4, 7): 2, (5, 6): 2, (5, 7): 1, (6, 7): 2,
 }
 
 Node = Hashable
@@ -346,7 +372,8 @@ def snake_order(rows: int, cols: int) -> list[int]:
 
 def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlink2", pcie: str = "pcie3_x16",
             sockets: int = 2, socket_link: str = "upi", nic: str | None = "eth_100g", nic_switch: int = 0,
-            host: int = 0, first_rank: int = 0, g: nx.Graph | None = None) -> nx.Graph:
+            host: int = 0, first_rank: int = 0, g: nx.Graph | None = None,
+            nvlink_layout: str = "switch") -> nx.Graph:
     """One multi-GPU server, in the shape of the BytePS paper's figures (Jiang et al. 2020, sec. 4.2).
 
     Nodes (prefixed ``h<host>.``): ``cpu<s>`` for each socket (with its
@@ -354,9 +381,15 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
     first half on socket 0 and the rest on the last socket; ``gpu<j>``,
     ``gpus_per_switch`` under each PCIe switch; a ``nic`` on PCIe switch
     ``nic_switch``. All PCIe links use preset ``pcie``. With ``nvlink`` set,
-    every GPU also has its full NVLink bandwidth into an ``nvswitch`` (as
-    NVSwitch machines wire it; a hybrid cube-mesh is not modelled);
-    ``nvlink=None`` is a PCIe-only machine. GPUs are ranks ``first_rank ..``.
+    GPUs also talk over NVLink. ``nvlink_layout="switch"`` gives every GPU
+    its full NVLink bandwidth into one ``nvswitch`` node (as NVSwitch
+    machines, DGX-2 onwards, wire it). ``nvlink_layout="cube_mesh"`` (8 GPUs)
+    wires the V100 machine BytePS measured, a DGX-1-style hybrid cube-mesh:
+    GPU pairs joined by one or two of each GPU's six links
+    (:data:`DGX1_NVLINKS`), each link one sixth of the preset's bandwidth
+    (25 GB/s per direction for NVLink 2.0), no link at all between some
+    pairs. ``nvlink=None`` is a PCIe-only machine. GPUs are ranks
+    ``first_rank ..``.
     ``nic`` is the preset of the NIC's network port, used by :func:`cluster`.
 
     >>> m = machine(gpus=8, gpus_per_switch=4, nvlink=None)
@@ -370,6 +403,10 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
     first_rank = check_count("first_rank", first_rank, minimum=0)
     if gpus % gpus_per_switch:
         raise ValueError(f"gpus ({gpus}) must be a multiple of gpus_per_switch ({gpus_per_switch})")
+    if nvlink_layout not in ("switch", "cube_mesh"):
+        raise ValueError(f"nvlink_layout must be 'switch' or 'cube_mesh', got {nvlink_layout!r}")
+    if nvlink_layout == "cube_mesh" and gpus != 8:
+        raise ValueError(f"gpus must be 8 for nvlink_layout='cube_mesh' (the DGX-1 wiring), got {gpus}")
     switches = gpus // gpus_per_switch
     nic_switch = check_count("nic_switch", nic_switch, minimum=0, maximum=switches - 1)
     pcie_attrs = link_attrs(pcie)
@@ -398,7 +435,12 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
         _node(g, p + "nic", "nic", None, (xs - 1.0, 1.9))
         g.add_edge(p + "nic", p + f"pcie{nic_switch}", **pcie_attrs)
         g.nodes[p + "nic"]["port"] = nic
-    if nvl_attrs is not None:
+    if nvl_attrs is not None and nvlink_layout == "cube_mesh":
+        per_link = nvl_attrs["bandwidth"] / 6  # a V100 has six NVLink 2.0 links
+        for (a, b), links in DGX1_NVLINKS.items():
+            g.add_edge(p + f"gpu{a}", p + f"gpu{b}", **{**nvl_attrs, "bandwidth": links * per_link},
+                       nvlinks=links, arc=True)
+    elif nvl_attrs is not None:
         _node(g, p + "nvswitch", "switch", None, (x0 + width / 2, -1.2))
         for j in range(gpus):
             g.add_edge(p + f"gpu{j}", p + "nvswitch", **nvl_attrs)
@@ -407,7 +449,7 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
 
 def cluster(hosts: int, gpus_per_host: int = 8, network: str = "eth_100g", gpus_per_switch: int = 2,
             nvlink: str | None = "nvlink2", pcie: str = "pcie3_x16", sockets: int = 2,
-            socket_link: str = "upi", nic_switch: int = 0) -> nx.Graph:
+            socket_link: str = "upi", nic_switch: int = 0, nvlink_layout: str = "switch") -> nx.Graph:
     """``hosts`` copies of :func:`machine` whose NICs meet at one network switch ``"net"``.
 
     Ranks are numbered host by host: host ``h`` holds ranks
@@ -425,7 +467,7 @@ def cluster(hosts: int, gpus_per_host: int = 8, network: str = "eth_100g", gpus_
     for h in range(hosts):
         machine(gpus=gpus_per_host, gpus_per_switch=gpus_per_switch, nvlink=nvlink, pcie=pcie, sockets=sockets,
                 socket_link=socket_link, nic=network, nic_switch=nic_switch, host=h, first_rank=h * gpus_per_host,
-                g=g)
+                g=g, nvlink_layout=nvlink_layout)
     x_mid = ((hosts - 1) * (gpus_per_host + 2.5) + gpus_per_host - 1) / 2
     _node(g, "net", "switch", None, (x_mid, 3.6))
     for h in range(hosts):
@@ -555,6 +597,7 @@ class Mapped:
     link_bytes: dict
     bottleneck: Edge | None
     routes: dict = field(default_factory=dict, repr=False)
+    sharing: str = "max-min"
 
     def load(self, u: Node, v: Node) -> int:
         """Total bytes that went ``u -> v``."""
@@ -578,18 +621,117 @@ def _edges(path: Sequence) -> list[Edge]:
     return list(zip(path[:-1], path[1:]))
 
 
-def map_flows(g: nx.Graph, flows: Iterable[Flow]) -> Mapped:
+def _edge_key(e: Edge) -> tuple:
+    return (_key(e[0]), _key(e[1]))
+
+
+def max_min_rates(paths: Mapping[Hashable, Sequence[Edge]], capacity: Mapping[Edge, float]
+                  ) -> dict[Hashable, tuple[float, Edge]]:
+    r"""Max-min fair rates of flows on shared links, by progressive filling.
+
+    ``paths[f]`` lists the link directions flow ``f`` crosses (at least one);
+    ``capacity[e]`` is the bandwidth of direction ``e`` (bytes/s). All rates
+    start at zero and rise together. When a link is full, the flows on it
+    stop rising (it is their *bottleneck*); the others keep rising into the
+    capacity that is left, until every flow has stopped. The result gives
+    each flow ``(rate, bottleneck link)``. No flow can then go faster without
+    slowing a flow that is no faster than it (Bertsekas & Gallager 1992,
+    sec. 6.5.2): what one flow cannot use at its bottleneck, the others get.
+
+    >>> max_min_rates({"a": [(0, 1)], "b": [(0, 1), (1, 2)], "c": [(1, 2)]},
+    ...               {(0, 1): 4.0, (1, 2): 2.0})
+    {'b': (1.0, (1, 2)), 'c': (1.0, (1, 2)), 'a': (3.0, (0, 1))}
+    """
+    left: dict = {}
+    waiting: dict = {}
+    for f, path in paths.items():
+        if not path:
+            raise ValueError(f"flow {f!r} crosses no link; every flow needs at least one")
+        for e in path:
+            if e not in capacity:
+                raise ValueError(f"link {e!r} of flow {f!r} has no capacity")
+            left[e] = float(capacity[e])
+            waiting.setdefault(e, []).append(f)
+    rates: dict = {}
+    while len(rates) < len(paths):
+        # the fullest links: the smallest equal share of what is left among their rising flows
+        shares = {e: left[e] / len(fs) for e, fs in waiting.items() if fs}
+        share = min(shares.values())
+        full = sorted((e for e, s in shares.items() if s <= share * (1 + 1e-12)), key=_edge_key)
+        for e in full:                       # every link at that share is full once its flows stop there
+            for f in list(waiting[e]):
+                rates[f] = (max(share, 0.0), e)
+                for e2 in paths[f]:
+                    left[e2] -= share
+                    waiting[e2].remove(f)
+    return rates
+
+
+SHARING = ("max-min", "equal")
+
+
+def _equal_share_times(g: nx.Graph, flows: Sequence, paths: Sequence, counts: Mapping) -> list:
+    out = []
+    for f, path in zip(flows, paths):
+        if not path or f.nbytes == 0:
+            out.append((0.0, {}))
+            continue
+        share, i = min((g.edges[e]["bandwidth"] / counts[e], i) for i, e in enumerate(path))
+        t = f.nbytes / share
+        out.append((t, {path[i]: t}))
+    return out
+
+
+def _max_min_times(g: nx.Graph, flows: Sequence, paths: Sequence) -> list:
+    """Fluid simulation: max-min rates, recomputed each time a flow finishes."""
+    out: list = [(0.0, {}) for _ in flows]
+    left = {i: float(f.nbytes) for i, f in enumerate(flows) if paths[i] and f.nbytes > 0}
+    capacity = {e: g.edges[e]["bandwidth"] for i in left for e in paths[i]}
+    now = 0.0
+    while left:
+        rates = max_min_rates({i: paths[i] for i in left}, capacity)
+        dt = min(left[i] / rates[i][0] for i in left)
+        done = []
+        for i in left:
+            rate, e = rates[i]
+            blame = out[i][1]
+            blame[e] = blame.get(e, 0.0) + dt
+            left[i] -= rate * dt
+            if left[i] <= 1e-9 * flows[i].nbytes:
+                done.append(i)
+        now += dt
+        for i in done:
+            out[i] = (now, out[i][1])
+            del left[i]
+    return out
+
+
+def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min") -> Mapped:
     r"""Route every flow and time every step (the model in the module docstring).
 
-    Two flows of ``m`` bytes that share one link of bandwidth ``B`` each get
-    ``B/2``:
+    ``sharing="max-min"`` (default) shares each link max-min fairly and
+    recomputes the rates whenever a flow of the step finishes;
+    ``sharing="equal"`` gives each flow an equal share of every link it
+    crosses for the whole step. Two flows of ``m`` bytes that share one link
+    of bandwidth ``B`` each get ``B/2`` either way:
 
     >>> g = nx.path_graph(3); nx.set_edge_attributes(g, 1e9, "bandwidth"); nx.set_edge_attributes(g, 0.0, "latency")
     >>> res = map_flows(g, [Flow(0, 0, 2, 10**9), Flow(0, 1, 2, 10**9)])
     >>> res.time, res.steps[0].link_flows[(1, 2)], res.bottleneck
     (2.0, 2, (1, 2))
+
+    When flows finish, the others speed up. Below, flow 0->2 shares link
+    0->1 with a 0.2 GB flow and link 1->2 with another; all three run at
+    0.5 GB/s until the small ones are done at 0.4 s, and then flow 0->2 has
+    both links to itself. Equal sharing keeps it at 0.5 GB/s to the end:
+
+    >>> flows = [Flow(0, 0, 2, 10**9), Flow(0, 0, 1, 2 * 10**8), Flow(0, 1, 2, 2 * 10**8)]
+    >>> round(map_flows(g, flows).time, 3), round(map_flows(g, flows, sharing="equal").time, 3)
+    (1.2, 2.0)
     """
     check_topology(g)
+    if sharing not in SHARING:
+        raise ValueError(f"sharing must be one of {', '.join(SHARING)}, got {sharing!r}")
     flows = list(flows)
     routes: dict = {}
     by_step: dict[int, list[Flow]] = {}
@@ -605,26 +747,26 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow]) -> Mapped:
     totals: dict = {}
     blame: dict = {}
     for s in sorted(by_step):
+        step_flows = by_step[s]
+        paths = [_edges(routes[(f.src, f.dst)]) for f in step_flows]
         link_bytes: dict = {}
         link_flows: dict = {}
-        for f in by_step[s]:
-            for e in _edges(routes[(f.src, f.dst)]):
+        for f, path in zip(step_flows, paths):
+            for e in path:
                 link_bytes[e] = link_bytes.get(e, 0) + f.nbytes
                 if f.nbytes > 0:
                     link_flows[e] = link_flows.get(e, 0) + 1
+        if sharing == "equal":
+            timed = _equal_share_times(g, step_flows, paths, link_flows)
+        else:
+            timed = _max_min_times(g, step_flows, paths)
         worst, worst_flow, worst_edge = 0.0, None, None
-        for f in by_step[s]:
-            path = _edges(routes[(f.src, f.dst)])
+        for f, path, (transfer, held) in zip(step_flows, paths, timed):
             if not path:
                 continue
-            lat = sum(g.edges[e].get("latency", 0.0) for e in path)
-            if f.nbytes > 0:
-                shares = [(g.edges[e]["bandwidth"] / link_flows[e], i) for i, e in enumerate(path)]
-                share, i = min(shares)
-                t, tight = lat + f.nbytes / share, path[i]
-            else:
-                t, tight = lat, None
+            t = sum(g.edges[e].get("latency", 0.0) for e in path) + transfer
             if worst_flow is None or t > worst:
+                tight = min(held, key=lambda e: (-held[e], _edge_key(e))) if held else None
                 worst, worst_flow, worst_edge = t, f, tight
         for e, b in link_bytes.items():
             totals[e] = totals.get(e, 0) + b
@@ -634,15 +776,17 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow]) -> Mapped:
     bottleneck = None
     if blame:
         bottleneck = min(blame, key=lambda e: (-blame[e], _key(e[0]), _key(e[1])))
-    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes)
+    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes, sharing)
 
 
-def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int, Node] | None = None) -> Mapped:
+def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int, Node] | None = None,
+              sharing: str = "max-min") -> Mapped:
     """Map a collective's :class:`~commlib.trace.Trace` onto topology ``g``.
 
     ``placement[i]`` is the node rank ``i`` runs on; by default the node
     whose ``rank`` attribute is ``i``. Messages become :class:`Flow` s and
-    are timed by :func:`map_flows`.
+    are timed by :func:`map_flows` with ``sharing`` (``"max-min"`` or
+    ``"equal"``).
     """
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a commlib.trace.Trace, got {type(trace).__name__}")
@@ -662,7 +806,29 @@ def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int
     if len({nodes[r] for r in range(trace.n)}) != trace.n:
         raise ValueError("placement must put every rank on a different node")
     flows = [Flow(m.step, nodes[m.src], nodes[m.dst], m.nbytes, m.phase) for m in trace.messages]
-    return map_flows(g, flows)
+    return map_flows(g, flows, sharing)
+
+
+def allreduce_trace(n: int, nbytes: int, algorithm: str = "ring", **kwargs) -> Trace:
+    """The trace of a real all-reduce over ``n`` ranks (:func:`commlib.collectives.allreduce`), scaled
+    to about ``nbytes`` per rank.
+
+    The collective runs on fp32 arrays of ``64 n`` elements, which split
+    evenly into every algorithm's pieces, and its messages are scaled by
+    the whole factor that brings the buffer nearest to ``nbytes``
+    (:func:`scaled`). ``kwargs`` go to the algorithm (e.g. ``hosts=2`` for
+    ``"hierarchical"``).
+
+    >>> t = allreduce_trace(4, 4096)
+    >>> t.steps, int(t.bytes_sent[0])           # 2(n-1) steps, 2(n-1)/n x 4096 B per rank
+    (6, 6144)
+    """
+    n = check_count("n", n, minimum=1)
+    nbytes = check_count("nbytes", nbytes, minimum=1)
+    length = 64 * n
+    arrays = [np.ones(length, dtype=np.float32) for _ in range(n)]
+    trace = collectives.allreduce(arrays, algorithm, **kwargs)[1]
+    return scaled(trace, max(1, round(nbytes / (4 * length))))
 
 
 def mirrored(trace: Trace) -> Trace:
@@ -793,3 +959,154 @@ def links_of(g: nx.Graph) -> list[tuple[Node, Node, dict]]:
         a, b = sorted((u, v), key=_key)
         out.append((a, b, d))
     return sorted(out, key=lambda t: (_key(t[0]), _key(t[1])))
+
+
+# ---------------------------------------------------------------------------
+# experiments the topology chapter draws its comparisons from (each with its control)
+
+
+def duplex_rings(n: int = 8, nbytes: int = 64 * 10**6, link: str = "pcie3_x16") -> dict[str, float]:
+    """A ring all-reduce, and the same with a second ring the other way (:func:`mirrored`), on two topologies.
+
+    ``"ring of links"``: :func:`ring`, each rank has two full-duplex links
+    and the second ring uses their idle directions. ``"switch"``: :func:`star`
+    with ``hub="switch"``, each rank has a single link to a switch, whose two
+    directions one ring already keeps busy. Seconds, keys
+    ``(topology, rings)``, and the ratio one ring / two rings per topology.
+
+    >>> r = duplex_rings(4, 4 * 10**6, "eth_10g")
+    >>> round(r["ring of links", "speed-up"], 1), round(r["switch", "speed-up"], 1)   # start-ups stay
+    (2.0, 1.0)
+    """
+    trace = allreduce_trace(n, nbytes)
+    both = mirrored(trace)
+    out: dict = {}
+    for name, g in (("ring of links", ring(n, link)), ("switch", star(n, link, hub="switch"))):
+        out[name, 1] = map_trace(g, trace).time
+        out[name, 2] = map_trace(g, both).time
+        out[name, "speed-up"] = out[name, 1] / out[name, 2]
+    return out
+
+
+def sharing_comparison(nbytes: int = 64 * 2**20, link: str = "nvlink2", workers: int = 4, cpu_machines: int = 2,
+                       network: str = "eth_100g", ps_bytes: int = 100 * 10**6) -> dict[str, float]:
+    """Equal sharing against max-min fair sharing (seconds), on two workloads.
+
+    * ``"mesh"``: a ring all-reduce (and one both ways) on a 4 x 4 mesh, ranks
+      in row order, so the hops that end a row cross several links and
+      collide. Every flow of a step carries the same bytes, so the two models
+      agree: the busiest link's equal share is everybody's max-min rate.
+    * ``"byteps"``: one BytePS round (:func:`commlib.ps.byteps_round`,
+      ``workers`` GPU machines, ``cpu_machines`` CPU machines) on a switch
+      star of ``network`` links, no latency. Its shards differ in size, so
+      small flows finish early and max-min hands their share on.
+
+    >>> r = sharing_comparison(nbytes=16 * 2**20, ps_bytes=10**6)
+    >>> math.isclose(r["mesh both ways", "equal"], r["mesh both ways", "max-min"], rel_tol=1e-12)
+    True
+    >>> round(r["byteps", "equal"] / r["byteps", "max-min"], 2)
+    1.15
+    """
+    order = list(range(16))
+    trace = allreduce_trace(16, nbytes)
+    grid = mesh2d(4, 4, link)
+    out: dict = {}
+    for name, t in (("mesh one way", trace), ("mesh both ways", mirrored(trace))):
+        for sharing in SHARING:
+            out[name, sharing] = map_trace(grid, t, order, sharing=sharing).time
+    length = 1000 * (workers + cpu_machines)
+    arrays = [np.ones(length, dtype=np.float32) for _ in range(workers)]
+    round_ = ps.byteps_round(np.zeros(length, dtype=np.float32), arrays, cpu_machines=cpu_machines, record=False)
+    t = scaled(round_.trace, max(1, round(ps_bytes / (4 * length))))
+    g = star(workers + cpu_machines, network, hub="switch", latency=0.0)
+    for sharing in SHARING:
+        out["byteps", sharing] = map_trace(g, t, sharing=sharing).time
+    return out
+
+
+#: A ring through the hybrid cube-mesh in which every hop is an NVLink pair (:data:`DGX1_NVLINKS`).
+CUBE_MESH_RING: tuple[int, ...] = (0, 1, 5, 4, 7, 6, 2, 3)
+
+
+def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
+    """Seconds for an all-reduce of ``nbytes`` among the 8 GPUs of one V100 server, on two NVLink models.
+
+    ``"switch"``: every GPU's six NVLink 2.0 links lumped into one link to a
+    switch (150 GB/s per direction); ``"cube mesh"``: the hybrid cube-mesh
+    of :data:`DGX1_NVLINKS`, ranks in :data:`CUBE_MESH_RING` order. Each
+    with one ring (``1``) and with a second ring the other way (``2``);
+    ``"exchange"`` is the host's staged exchange of the same bytes with a
+    peer host through the NIC (:func:`staged_exchange`, GPU 2 copying).
+
+    >>> r = intra_host_reduction(10**8)
+    >>> r["cube mesh", 1] > r["cube mesh", 2] > r["switch", 1] == r["switch", 2]
+    True
+    """
+    trace = allreduce_trace(8, nbytes)
+    place = [f"h0.gpu{j}" for j in CUBE_MESH_RING]
+    out: dict = {}
+    for name, layout in (("switch", "switch"), ("cube mesh", "cube_mesh")):
+        m = machine(nvlink_layout=layout, nic=None)
+        out[name, 1] = map_trace(m, trace, place).time
+        out[name, 2] = map_trace(m, mirrored(trace), place).time
+    c = cluster(2, gpus_per_host=8, nvlink_layout="cube_mesh")
+    out["exchange"] = map_flows(c, staged_exchange(c, "h0.gpu2", nbytes)).time
+    return out
+
+
+def gallery_runs(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g") -> list[tuple[nx.Graph, Mapped, str]]:
+    """Four topologies of ``n`` ranks carrying one all-reduce each: ``[(graph, mapped run, what), ...]``.
+
+    A ring all-reduce on a ring and on a switch star; halving-doubling on a
+    binary switch tree and on a fully connected graph.
+
+    >>> [(what, run.max_flows) for _, run, what in gallery_runs(4, 4 * 10**5)][2:]
+    [('switch tree, halving-doubling', 2), ('fully connected, halving-doubling', 1)]
+    """
+    ring_trace = allreduce_trace(n, nbytes, "ring")
+    hd = allreduce_trace(n, nbytes, "halving_doubling")
+    out = []
+    for g, trace, what in ((ring(n, link), ring_trace, "ring, ring all-reduce"),
+                           (star(n, link, hub="switch"), ring_trace, "switch star, ring all-reduce"),
+                           (tree(n, 2, link), hd, "switch tree, halving-doubling"),
+                           (fully_connected(n, link), hd, "fully connected, halving-doubling")):
+        out.append((g, map_trace(g, trace), what))
+    return out
+
+
+def ring_check(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", nbytes: int = 16 * 2**20) -> list[dict]:
+    """Ring all-reduce traces mapped onto ring topologies, next to :func:`commlib.cost.allreduce_time`.
+
+    One dict per ``n``: ``n``, ``mapped`` and ``formula`` (seconds),
+    ``max_flows``, and ``link`` and ``nbytes`` as given.
+
+    >>> row = ring_check((4,), "eth_10g", 1_024_000)[0]      # a whole number of the trace's 1024 B
+    >>> abs(row["mapped"] / row["formula"] - 1) < 1e-12, row["max_flows"]
+    (True, 1)
+    """
+    item = hardware.link(link)
+    rows = []
+    for n in ns:
+        mapped = map_trace(ring(n, link), allreduce_trace(n, nbytes, "ring"))
+        formula = cost.allreduce_time(nbytes, n, item.bandwidth, item.latency)
+        rows.append({"n": n, "mapped": mapped.time, "formula": formula, "max_flows": mapped.max_flows,
+                     "link": link, "nbytes": nbytes})
+    return rows
+
+
+def hierarchy_runs(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20,
+                   network: str = "eth_100g") -> dict:
+    """Flat ring and hierarchical all-reduce on :func:`cluster` ``(hosts, per_host, network)``, mapped.
+
+    Returns ``{"ring": Mapped, "hierarchical": Mapped, "hosts": .., "per_host": .., "nbytes": ..,
+    "network": ..}``.
+
+    >>> r = hierarchy_runs(2, 4, 2**20)
+    >>> r["ring"].load("h0.nic", "net") > r["hierarchical"].load("h0.nic", "net")
+    True
+    """
+    c = cluster(hosts, gpus_per_host=per_host, network=network)
+    out: dict = {"hosts": hosts, "per_host": per_host, "nbytes": nbytes, "network": network}
+    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": hosts})):
+        out[algorithm] = map_trace(c, allreduce_trace(hosts * per_host, nbytes, algorithm, **kw))
+    return out

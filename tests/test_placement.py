@@ -25,7 +25,7 @@ def uniform(hosts=4, intra=1e9, inter=1e8, slots=4):
 
 
 def test_single_host_is_a_ring_on_the_intra_link():
-    c = placement.note000_cluster()
+    c = placement.example_cluster()
     for g in (2, 3, 4):
         est = estimate(c, {"host3": g}, nbytes=M)
         assert est.time == pytest.approx(cost.allreduce_time(M, g, c.intra[3]))
@@ -33,7 +33,7 @@ def test_single_host_is_a_ring_on_the_intra_link():
 
 
 def test_one_worker_per_host_is_bounded_by_the_slowest_network_link():
-    c = placement.note000_cluster()
+    c = placement.example_cluster()
     hosts = [0, 2, 5, 6]
     est = estimate(c, hosts, nbytes=M)
     slowest = min(c.inter[h] for h in hosts)                  # host 2: 59.5 MB/s
@@ -104,13 +104,13 @@ def test_ps_is_slower_than_allreduce_for_many_remote_workers():
 
 
 def test_model_preset_gives_the_gradient_bytes():
-    c = placement.note000_cluster()
+    c = placement.example_cluster()
     est = estimate(c, {"host1": 2}, model="vgg16", dtype="fp16")
     assert est.nbytes == hardware.MODELS["vgg16"].params * 2
 
 
 def test_single_worker_has_nothing_to_do():
-    est = estimate(placement.note000_cluster(), [4], nbytes=M)
+    est = estimate(placement.example_cluster(), [4], nbytes=M)
     assert est.time == 0.0 and est.bottleneck_kind is None
 
 
@@ -128,7 +128,7 @@ def test_single_worker_has_nothing_to_do():
 ])
 def test_bad_input_names_the_parameter(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        estimate(placement.note000_cluster(), **kwargs)
+        estimate(placement.example_cluster(), **kwargs)
 
 
 def test_bad_cluster_is_refused():
@@ -137,17 +137,17 @@ def test_bad_cluster_is_refused():
     with pytest.raises(ValueError, match=r"inter\[1\] must be > 0"):
         Cluster((1e9, 1e9), (1e8, 0.0), (4, 4))
     with pytest.raises(ValueError, match="workers must be <= 32"):
-        placement.best_placements(placement.note000_cluster(), 33)
+        placement.best_placements(placement.example_cluster(), 33)
 
 
 def test_note000_lists_are_whole_megabits():
-    for values in (placement.NOTE000_INTER_MB_S, placement.NOTE000_INTRA_MB_S):
+    for values in (placement.EXAMPLE_INTER_MB_S, placement.EXAMPLE_INTRA_MB_S):
         assert all(float(x).is_integer() for x in placement.as_megabits(values))
 
 
 def test_note000_lists_are_eighths_of_a_megabyte():
     # every value is k/8 MB/s (e.g. 91.875 = 735/8) and some are not quarters (145.875 = 1167/8)
-    values = placement.NOTE000_INTER_MB_S + placement.NOTE000_INTRA_MB_S
+    values = placement.EXAMPLE_INTER_MB_S + placement.EXAMPLE_INTRA_MB_S
     assert placement.smallest_denominator(values) == 8
     assert placement.smallest_denominator([145.875]) == 8
     assert placement.smallest_denominator([59.5, 233.0]) == 2
@@ -223,8 +223,8 @@ def test_best_placements_is_the_minimum_and_sorted(c, workers):
     assert all(sum(e.counts) == workers for e in best)
 
 
-def test_rank_placements_on_the_note000_cluster():
-    c = placement.note000_cluster()
+def test_rank_placements_on_the_example_cluster():
+    c = placement.example_cluster()
     ranked = placement.rank_placements(c, {
         "all on host 3": {"host3": 4},
         "two and two": {"host1": 2, "host3": 2},
@@ -271,3 +271,22 @@ def test_ps_time_is_the_busiest_link_once_overlapped_and_twice_in_turn(cp, data)
         assert fast.bottleneck_bandwidth == c.inter[h]
         named = (n - counts[s] if h == s else counts[h]) * M / c.inter[h]
     assert named == pytest.approx(max(loads))
+
+
+def test_placement_results_is_the_calculator_and_reports_bad_input_by_name():
+    r = placement.placement_results("host3:2, host1:2", "resnet50", "fp32", "ps", "auto", False)
+    est = estimate(placement.example_cluster(), {3: 2, 1: 2}, model="resnet50", mode="ps", pipelined=False)
+    assert r["time per iteration"].startswith(f"{est.time * 1e3:.2f}") or r["time per iteration"].endswith(" s")
+    assert "one after the other" in r["push and pull"]
+    with pytest.raises(ValueError, match="placement"):
+        placement.placement_results("3-2")
+
+
+def test_calculator_modules_import_no_numpy():
+    # the website runs these in Python without numpy
+    import subprocess
+    import sys
+    code = ("import sys; import commlib.placement, commlib.ps_cost; "
+            "bad = [m for m in ('numpy', 'matplotlib', 'ipywidgets') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

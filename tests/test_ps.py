@@ -131,7 +131,7 @@ def test_trace_equals_closed_form_traffic_on_even_shards(n, k, per_shard, col):
 
 def test_note000_server_volume_is_workers_times_gradient():
     # note 000: PS receives = PS sends = gradient size x workers (one server)
-    example = ps.WORKED_EXAMPLES["note000_ps"]
+    example = ps.WORKED_EXAMPLES["one_server"]
     m = example["params"] * 4
     t = ps.ps_traffic(m, example["workers"], 1)
     assert t.shard_host == 61_500_000 * 8 * 4
@@ -245,13 +245,13 @@ def test_server_bandwidth_is_used_for_servers_only():
 # --- BytePS' optimum -----------------------------------------------------------------------------
 
 def test_note004_worked_example_is_2_56_ms():
-    ex = ps.WORKED_EXAMPLES["note004_allreduce"]
+    ex = ps.WORKED_EXAMPLES["byteps_two_machines"]
     m, b, n = parse_size(ex["nbytes"]), parse_rate(ex["bandwidth"]), ex["n"]
     # 2 (n-1) M / (n B) = 2 * 64e6 / (2 * 25e9) s
-    assert ps.ring_time(m, n, b) == pytest.approx(2.56e-3)
+    assert cost.allreduce_time(m, n, b, algorithm="ring") == pytest.approx(2.56e-3)
     assert cost.byteps_time(m, n, 0, b) == pytest.approx(2.56e-3)
     # read as MiB it would be 2.68 ms
-    assert ps.ring_time(parse_size("64 MiB"), n, b) == pytest.approx(2**26 / 25e9)
+    assert cost.allreduce_time(parse_size("64 MiB"), n, b, algorithm="ring") == pytest.approx(2**26 / 25e9)
 
 
 @SETTINGS
@@ -304,9 +304,9 @@ def test_byteps_round_traffic_matches_closed_form_within_rounding(n, k, per):
 
 # --- note 002's comparison --------------------------------------------------------------------
 
-def test_note002_volumes_and_the_like_for_like_ratio():
+def test_server_and_ring_volumes_and_the_like_for_like_ratio():
     p = np.arange(2, 33)
-    v = ps.note002_volumes(1.0, p)
+    v = ps.server_and_ring_volumes(1.0, p)
     np.testing.assert_allclose(v["ps_server_total"], 2 * (p - 1))
     np.testing.assert_allclose(v["ring_rank_sent"], 2 * (p - 1) / p)
     np.testing.assert_allclose(v["ps_server_total"] / v["ring_rank_sent"], p)
@@ -357,7 +357,7 @@ def test_ps_round_rejects_bad_input_naming_the_parameter(kwargs, name):
         (lambda: ps.ps_traffic(1e6, 4, 5, colocated=True), "servers"),
         (lambda: ps.smallest_k_to_beat_ring(1e6, 4, 1e9, bandwidth_cpu=0.0), "bandwidth_cpu"),
         (lambda: ps.byteps_round(np.zeros(4), [np.ones(4)], cpu_machines=-1), "cpu_machines"),
-        (lambda: ps.note002_volumes(1.0, [0, 2]), "processes"),
+        (lambda: ps.server_and_ring_volumes(1.0, [0, 2]), "processes"),
         (lambda: ps.shard_bounds(3, 4), "servers"),
     ],
 )
@@ -384,3 +384,55 @@ def test_ch03_answers_match_hand_computation():
     assert "both directions" in check("ch03.colocated_rate_gbps", both).message
     assert "n/2" in check("ch03.smallest_k", 8).message
     assert check("ch03.smallest_k", 9).correct
+
+
+# ---------------------------------------------------------------- one-port round time
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.floats(0, 1e10), n=st.integers(1, 40), k=st.integers(1, 40), bw=st.floats(1e6, 1e12),
+       lat=st.floats(0, 1e-3), col=st.booleans(), pipe=st.booleans())
+def test_round_time_without_one_port_is_cost_ps_time(m, n, k, bw, lat, col, pipe):
+    assume(not col or k <= n)
+    want = cost.ps_time(m, n, bw, servers=k, latency=lat, colocated=col, pipelined=pipe)
+    assert ps.round_time(m, n, bw, servers=k, latency=lat, colocated=col, pipelined=pipe, one_port=False) == want
+    # without start-ups the one-port model is the same bandwidth-only formula
+    assert ps.round_time(m, n, bw, servers=k, colocated=col, pipelined=pipe) == pytest.approx(
+        cost.ps_time(m, n, bw, servers=k, colocated=col, pipelined=pipe), rel=1e-12)
+
+
+def test_one_port_server_start_ups_grow_with_workers():
+    # by hand: one server receives n pushes and sends n pulls, each alpha + M/B on its card
+    m, b, a = 1e6, 1e9, 1e-5
+    for n in (2, 8, 32):
+        assert ps.round_time(m, n, b, latency=a, pipelined=False) == pytest.approx(2 * n * (a + m / b))
+        assert ps.round_time(m, n, b, latency=a) == pytest.approx(n * (a + m / b) + a)
+    # with k servers a worker sends k shards: k start-ups, M bytes; each server n start-ups, nM/k bytes
+    assert ps.round_time(m, 4, b, servers=8, latency=a) == pytest.approx(max(8 * a + m / b, 4 * a + m / (2 * b)) + a)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.floats(1, 1e9), n=st.integers(2, 32), bw=st.floats(1e6, 1e12), lat=st.floats(0, 1e-3))
+def test_one_port_matches_the_collectives_of_chapter_one(m, n, bw, lat):
+    # one shard on worker 0, push before pull: the naive master of chapter 1, 2(n-1)(alpha + M/B)
+    naive = cost.allreduce_time(m, n, bw, lat, algorithm="naive")
+    assert ps.round_time(m, n, bw, servers=1, latency=lat, colocated=True, pipelined=False) == pytest.approx(naive)
+    # a shard on every worker, push before pull: the ring all-reduce, 2(n-1)(alpha + M/(nB))
+    ring = cost.allreduce_time(m, n, bw, lat, algorithm="ring")
+    assert ps.round_time(m, n, bw, servers=n, latency=lat, colocated=True, pipelined=False) == pytest.approx(ring)
+
+
+def test_smallest_k_with_start_ups_beats_the_ring_and_k_minus_one_does_not():
+    m, n, b, a = 1e5, 8, 12.5e9, 5e-6
+    k = ps.smallest_k_to_beat_ring(m, n, b, latency=a)
+    ring = cost.allreduce_time(m, n, b, a, algorithm="ring")
+    assert ps.round_time(m, n, b, servers=k, latency=a) < ring
+    assert k == 1 or ps.round_time(m, n, b, servers=k - 1, latency=a) >= ring
+
+
+def test_ps_results_is_the_calculator_and_names_bad_controls():
+    r = ps.ps_results("bert_large", "fp32", 8, 4)
+    assert r["smallest k (separate servers) to beat the ring"] == "5 server machines"
+    for kwargs, word in (({"n": 0}, "n must be"), ({"k": 300}, "k must be"), ({"k": 9, "colocated": True}, "k must be"),
+                         ({"worker_link": "carrier_pigeon"}, "link")):
+        with pytest.raises(ValueError, match=word):
+            ps.ps_results(**kwargs)

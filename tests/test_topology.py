@@ -366,3 +366,160 @@ def test_ps_star_one_server_is_chapter_3s_hot_spot():
 def test_ps_star_bad_input_names_the_parameter(kwargs, match):
     with pytest.raises(ValueError, match=match):
         topology.ps_star(**kwargs)
+
+
+# ---------------------------------------------------------------- max-min fair sharing
+
+def test_max_min_two_flows_on_one_link_split_it_evenly():
+    rates = topology.max_min_rates({"a": [(0, 1)], "b": [(0, 1)]}, {(0, 1): 10.0})
+    assert rates == {"a": (5.0, (0, 1)), "b": (5.0, (0, 1))}
+
+
+def test_max_min_hands_an_unusable_share_to_the_other_flows():
+    # worked by hand: link 1->2 (capacity 3) is shared by a, x and y -> 1 each; a cannot use more
+    # than 1 on link 0->1 (capacity 3), so d, alone with a there, gets the 2 that are left
+    paths = {"a": [(0, 1), (1, 2)], "x": [(1, 2)], "y": [(1, 2)], "d": [(0, 1)]}
+    rates = topology.max_min_rates(paths, {(0, 1): 3.0, (1, 2): 3.0})
+    assert {f: r for f, (r, _) in rates.items()} == pytest.approx({"a": 1.0, "x": 1.0, "y": 1.0, "d": 2.0})
+    assert rates["d"][1] == (0, 1) and rates["a"][1] == (1, 2)
+
+
+def test_unused_share_shortens_the_step_against_equal_sharing():
+    # same pattern on a path graph, B = 1 GB/s, d carries 2 m: max-min runs it at 2/3 B (3 m / B),
+    # equal sharing at B/2 (4 m / B); a, x, y take 3 m / B either way
+    m = 10**8
+    g = path_graph(3, 1e9, 0.0)
+    flows = [Flow(0, 0, 2, m), Flow(0, 1, 2, m), Flow(0, 1, 2, m), Flow(0, 0, 1, 2 * m)]
+    assert map_flows(g, flows).time == pytest.approx(3 * m / 1e9)
+    assert map_flows(g, flows, sharing="equal").time == pytest.approx(4 * m / 1e9)
+
+
+def test_finishing_flows_speed_up_the_others():
+    # a 1 GB flow 0->2 shares each of its links with a 0.2 GB flow: all at B/2 until 0.4 s, then the
+    # big flow has B alone for its last 0.8 GB: 1.2 s; equal sharing keeps B/2 to the end: 2 s
+    g = path_graph(3, 1e9, 0.0)
+    flows = [Flow(0, 0, 2, 10**9), Flow(0, 0, 1, 2 * 10**8), Flow(0, 1, 2, 2 * 10**8)]
+    assert map_flows(g, flows).time == pytest.approx(1.2)
+    assert map_flows(g, flows, sharing="equal").time == pytest.approx(2.0)
+    assert map_flows(g, flows).sharing == "max-min"
+
+
+def test_sharing_must_be_known():
+    with pytest.raises(ValueError, match="sharing must be one of"):
+        map_flows(path_graph(2, 1e9, 0.0), [], sharing="fair")
+
+
+@st.composite
+def flow_sets(draw):
+    """A random connected graph with random capacities, and random flows with random paths on it."""
+    nodes = draw(st.integers(2, 7))
+    g = nx.random_labeled_tree(nodes, seed=draw(st.integers(0, 10**6)))
+    extra = draw(st.lists(st.tuples(st.integers(0, nodes - 1), st.integers(0, nodes - 1)), max_size=6))
+    g.add_edges_from((a, b) for a, b in extra if a != b)
+    for u, v in g.edges:
+        g.edges[u, v]["bandwidth"] = draw(st.floats(1.0, 100.0))
+        g.edges[u, v]["latency"] = 0.0
+    pairs = draw(st.lists(st.tuples(st.integers(0, nodes - 1), st.integers(0, nodes - 1))
+                          .filter(lambda p: p[0] != p[1]), min_size=1, max_size=9))
+    sizes = draw(st.lists(st.integers(1, 1000), min_size=len(pairs), max_size=len(pairs)))
+    return g, [Flow(0, a, b, m) for (a, b), m in zip(pairs, sizes)]
+
+
+def _rates(g, flows):
+    paths = {i: list(zip(p[:-1], p[1:])) for i, p in enumerate(topology.route(g, f.src, f.dst) for f in flows)}
+    capacity = {e: g.edges[e]["bandwidth"] for p in paths.values() for e in p}
+    return paths, capacity, topology.max_min_rates(paths, capacity)
+
+
+@settings(max_examples=60, deadline=None)
+@given(flow_sets())
+def test_max_min_never_overfills_a_link(case):
+    g, flows = case
+    paths, capacity, rates = _rates(g, flows)
+    for e, cap in capacity.items():
+        assert sum(rates[i][0] for i, p in paths.items() if e in p) <= cap * (1 + 1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(flow_sets())
+def test_max_min_is_optimal_no_flow_can_gain_without_a_slower_one_losing(case):
+    # the bottleneck condition: every flow crosses a full link on which no flow is faster than it,
+    # so raising it would take rate from a flow whose rate is <= its own
+    g, flows = case
+    paths, capacity, rates = _rates(g, flows)
+    for i, path in paths.items():
+        r = rates[i][0]
+
+        def full_and_fastest(e, r=r):
+            on = [rates[j][0] for j, p in paths.items() if e in p]
+            return math.isclose(sum(on), capacity[e], rel_tol=1e-9) and r >= max(on) * (1 - 1e-9)
+
+        assert any(full_and_fastest(e) for e in path)
+        assert full_and_fastest(rates[i][1])          # the bottleneck it reports is such a link
+
+
+@settings(max_examples=60, deadline=None)
+@given(flow_sets())
+def test_max_min_is_never_slower_than_equal_sharing(case):
+    g, flows = case
+    fair, equal = map_flows(g, flows), map_flows(g, flows, sharing="equal")
+    assert fair.time <= equal.time * (1 + 1e-9)
+    for f in flows:                                   # and no flow beats its path's slowest link
+        assert fair.time >= f.nbytes / min(g.edges[e]["bandwidth"] for e in
+                                           zip(fair.routes[(f.src, f.dst)], fair.routes[(f.src, f.dst)][1:])) * (1 - 1e-9)
+
+
+@SETTINGS
+@given(n=st.integers(2, 8), chunk=st.integers(1, 10**6), both=st.booleans(),
+       shape=st.sampled_from(["ring", "star", "torus", "mesh"]))
+def test_max_min_equals_equal_sharing_on_symmetric_patterns(n, chunk, both, shape):
+    # a ring all-reduce (and two of them in opposite directions): in every step all flows carry the
+    # same bytes, so the busiest link's equal share is everybody's max-min rate until the step ends
+    trace = ring_allreduce_trace(n, 2 * chunk * n)    # even messages: both halves alike when mirrored
+    trace = topology.mirrored(trace) if both else trace
+    if shape == "ring":
+        g, order = topology.ring(n, "eth_10g"), None
+    elif shape == "star":
+        g, order = topology.star(n, "eth_10g", hub="switch"), None
+    else:
+        grid = topology.torus2d if shape == "torus" else topology.mesh2d
+        g, order = grid(2, 4, "eth_10g"), list(range(n))
+    fair, equal = map_trace(g, trace, order), map_trace(g, trace, order, sharing="equal")
+    assert fair.time == pytest.approx(equal.time, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the V100 hybrid cube-mesh
+
+def test_cube_mesh_uses_six_links_per_gpu_and_leaves_some_pairs_unlinked():
+    m = topology.machine(nvlink_layout="cube_mesh", nic=None)
+    per_link = hardware.link("nvlink2").bandwidth / 6
+    for j in range(8):
+        nv = [d for _, v, d in m.edges(f"h0.gpu{j}", data=True) if str(v).startswith("h0.gpu")]
+        assert sum(d["nvlinks"] for d in nv) == 6
+        assert sum(d["bandwidth"] for d in nv) == pytest.approx(6 * per_link)
+    assert not m.has_edge("h0.gpu0", "h0.gpu5") and "h0.nvswitch" not in m
+    assert m.edges["h0.gpu0", "h0.gpu3"]["bandwidth"] == pytest.approx(2 * per_link)   # NV2: 50 GB/s
+    with pytest.raises(ValueError, match="nvlink_layout"):
+        topology.machine(nvlink_layout="torus")
+    with pytest.raises(ValueError, match="gpus must be 8"):
+        topology.machine(gpus=4, nvlink_layout="cube_mesh")
+
+
+def test_ring_on_the_cube_mesh_runs_at_one_link_and_a_second_ring_halves_it():
+    order = [f"h0.gpu{j}" for j in (0, 1, 5, 4, 7, 6, 2, 3)]     # every hop an NVLink pair
+    m, nbytes = topology.machine(nvlink_layout="cube_mesh", nic=None), 8 * 10**8
+    trace = topology.allreduce_trace(8, nbytes)
+    one = map_trace(m, trace, order)
+    two = map_trace(m, topology.mirrored(trace), order)
+    per_link = hardware.link("nvlink2").bandwidth / 6
+    assert one.time == pytest.approx(cost.allreduce_time(nbytes, 8, per_link, hardware.link("nvlink2").latency))
+    assert two.time == pytest.approx(one.time / 2, rel=1e-3)
+
+
+def test_allreduce_trace_is_scaled_to_the_requested_bytes():
+    # ring, halving-doubling (n a power of two) and hierarchical (4 per host x 2 hosts:
+    # 3/4 M + 2 * 1/2 * M/4 + 3/4 M) all send 2 (n-1)/n = 1.75 M per rank
+    m = 8 * 2**20
+    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2}), ("halving_doubling", {})):
+        trace = topology.allreduce_trace(8, m, algorithm, **kw)
+        assert trace.bytes_sent.tolist() == [2 * 7 * m // 8] * 8

@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from commlib import hardware  # noqa: E402
+from commlib import hardware, ps  # noqa: E402
 from commlib.units import format_time  # noqa: E402
 from commlib.views import ps as views  # noqa: E402
 
@@ -71,9 +71,9 @@ def test_calculator_bad_input_shows_the_message_in_place():
     calc = views.ps_calculator(n=4, k=2)
     calc.set(colocated=True, k=6)
     assert calc.results == {}
-    assert "servers" in calc.error and "colocated" in calc.error
+    assert "k must be" in calc.error and "on the workers" in calc.error   # names the control
     assert "role='alert'" in calc.output.value
-    assert "servers must be &lt;= workers (4)" in calc.output.value
+    assert "k must be &lt;= n (4)" in calc.output.value
     calc.set(k=4)                      # a good value again clears the message
     assert calc.error is None and "PS round" in calc.results
 
@@ -98,9 +98,9 @@ def test_volumes_figure_plots_the_note_and_the_per_direction_counts():
     fig = views.volumes_figure(p)
     left, right = fig.axes
     lines = {ln.get_label(): ln.get_ydata() for ax in (left, right) for ln in ax.get_lines()}
-    np.testing.assert_allclose(lines["PS server, in + out: 2N(P−1)"], 2 * (p - 1))
-    np.testing.assert_allclose(lines["ring rank, sent: 2N(P−1)/P"], 2 * (p - 1) / p)
-    np.testing.assert_allclose(lines["PS server NIC: N(P−1)"], p - 1)
+    np.testing.assert_allclose(lines["PS server, in + out: 2(n−1)M"], 2 * (p - 1))
+    np.testing.assert_allclose(lines["ring rank, sent: 2(n−1)M/n"], 2 * (p - 1) / p)
+    np.testing.assert_allclose(lines["PS server NIC: (n−1)M"], p - 1)
     plt.close(fig)
 
 
@@ -117,7 +117,7 @@ def test_sharding_figure_ps_curve_is_the_busiest_nic():
 
 
 def test_traffic_table_has_simulation_equal_to_closed_form_in_every_row():
-    text = views.traffic_table().data
+    text = views.traffic_table(ps.traffic_check()).data
     rows = [r for r in text.splitlines() if re.match(r"^\| \d", r)]
     assert len(rows) == 5
     for row in rows:

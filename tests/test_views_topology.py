@@ -61,7 +61,7 @@ def _texts(fig):
 
 
 def test_gallery_is_a_two_by_two_grid_readable_at_page_width():
-    fig = tview.gallery_figure(n=8, nbytes=8 * 10**5)
+    fig = tview.gallery_figure(topology.gallery_runs(n=8, nbytes=8 * 10**5))
     panels = [ax for ax in fig.axes if ax.get_title()]
     assert len(panels) == 4 and len(fig.axes) == 5                 # four panels and the colour bar
     xs = sorted({round(ax.get_position().x0, 3) for ax in panels})
@@ -76,7 +76,7 @@ def test_gallery_is_a_two_by_two_grid_readable_at_page_width():
 
 
 def test_ps_star_figure_marks_the_server_and_its_hot_link():
-    fig = tview.ps_star_figure(workers=3, nbytes=4 * 10**6, link="eth_10g")
+    fig = tview.ps_star_figure(*topology.ps_star(3, 4 * 10**6, link="eth_10g"))
     ax = fig.axes[0]
     assert "PS" in {t.get_text() for t in ax.texts}
     assert "12.00 MB" in ax.get_title() and "4.00 MB" in ax.get_title()   # 3 gradients against 1, each way
@@ -89,40 +89,31 @@ def test_ps_star_figure_marks_the_server_and_its_hot_link():
 
 def test_steps_sweep_has_one_frame_per_step():
     g = topology.tree(4, 2, "eth_10g")
-    res = topology.map_trace(g, tview.allreduce_trace(4, 4096, "halving_doubling"))
+    res = topology.map_trace(g, topology.allreduce_trace(4, 4096, "halving_doubling"))
     html = tview.steps_sweep(g, res, title="tree").data
     assert html.count('class="gotw-frame"') == len(res.steps) == 4
 
 
-def test_allreduce_trace_is_scaled_to_the_requested_bytes():
-    # ring, halving-doubling (n a power of two) and hierarchical (4 per host x 2 hosts:
-    # 3/4 M + 2 * 1/2 * M/4 + 3/4 M) all send 2 (n-1)/n = 1.75 M per rank
-    m = 8 * 2**20
-    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2}), ("halving_doubling", {})):
-        trace = tview.allreduce_trace(8, m, algorithm, **kw)
-        assert trace.bytes_sent.tolist() == [2 * 7 * m // 8] * 8
-
-
 def test_ring_check_table_agrees_to_rounding():
-    text = tview.ring_check_table(ns=(2, 3, 5), link="eth_25g", nbytes=15 * 2**20).data
+    text = tview.ring_check_table(topology.ring_check(ns=(2, 3, 5), link="eth_25g", nbytes=15 * 2**20)).data
     diffs = [float(x) for x in re.findall(r"\| (\d\.\de[-+]\d\d) \|", text)]
     assert len(diffs) == 3 and max(diffs) < 1e-12
 
 
 def test_hierarchy_table_names_the_nic_as_bottleneck():
-    text = tview.hierarchy_table(hosts=2, per_host=4, nbytes=2**20).data
+    text = tview.hierarchy_table(topology.hierarchy_runs(hosts=2, per_host=4, nbytes=2**20)).data
     assert text.count("h0.nic -> net") == 2
 
 
 def test_tables_list_every_claim_and_host():
     # header and separator rows, then one row each
     assert tview.claims_table().data.count("\n| ") == len(placement.link_claims()) + 2
-    assert tview.note000_table().data.count("\n| ") == len(placement.NOTE000_INTER_MB_S) + 2
-    assert "1082.125" in tview.note000_table().data
+    assert tview.example_lists_table().data.count("\n| ") == len(placement.EXAMPLE_INTER_MB_S) + 2
+    assert "1082.125" in tview.example_lists_table().data
 
 
 def test_placement_figure_lists_fastest_first():
-    cl = placement.note000_cluster()
+    cl = placement.example_cluster()
     fig = tview.placement_figure(cl, {"slow": {"host7": 2}, "fast": {"host3": 2}, "mid": {"host1": 2}})
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
@@ -134,7 +125,7 @@ def test_placement_figure_lists_fastest_first():
 def test_placement_calculator_shows_results_and_errors():
     calc = tview.placement_calculator()
     assert calc.error is None
-    est = placement.estimate(placement.note000_cluster(), {3: 2, 1: 2}, model="resnet50")
+    est = placement.estimate(placement.example_cluster(), {3: 2, 1: 2}, model="resnet50")
     assert "host 3" in calc.results["bounded by"]
     assert calc.results["scheme"] == "hierarchical all-reduce"
     assert est.time > 0
@@ -145,7 +136,7 @@ def test_placement_calculator_shows_results_and_errors():
     calc.set(where="host3:4", mode="ps")
     assert calc.error is None and calc.results["scheme"] == "parameter server on host 3"
     assert calc.results["push and pull"].startswith("overlapped")
-    cl = placement.note000_cluster()
+    cl = placement.example_cluster()
     # four local gradients through host 3's intra link, each way once; in turn, twice
     one_way = 4 * hardware.gradient_bytes("resnet50", "fp32") / cl.intra[3]
     assert calc.results["time per iteration"] == format_time(one_way)
@@ -165,7 +156,7 @@ def test_placement_sweep_has_one_frame_per_worker_count():
 
 def test_every_ch06_question_accepts_its_own_answer():
     ids = questions("ch06")
-    assert len(ids) == 6
+    assert len(ids) == 7
     for qid in ids:
         assert check(qid, expected(qid)).correct
 
@@ -176,6 +167,7 @@ def test_ch06_answers_match_independent_reasoning():
     assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["pcie3_x16"].bandwidth / 2 / 1e9,
                                                            rel=1e-3)
     assert expected("ch06.nic_ratio") == pytest.approx((2 * 15 / 16) / (2 * 1 / 2))
+    assert expected("ch06.maxmin_rate") == pytest.approx(2.0)                  # 3 GB/s minus flow a's 1 GB/s
     # server on host 1, one worker on each of hosts 0, 2, 3, 4: host 1's link carries 4 gradients
     # each way (233 MB/s), host 2's link one (59.5 MB/s); push and pull overlap
     m = hardware.gradient_bytes("resnet50", "fp32")
@@ -196,7 +188,13 @@ def test_snake_ring_closing_hop_as_the_chapter_states(rows, cols):
 
 def test_ch06_wrong_answers_get_hints():
     assert "overlap" in check("ch06.ps_host1", expected("ch06.ps_host1") * 2).message
-    m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.note000_cluster()
+    m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.example_cluster()
     assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
     assert "both directions" in check("ch06.nvlink2_one_way", 300.0).message
     assert not check("ch06.mesh_closing_hops", 1).correct
+
+
+def test_sharing_table_lists_both_models_and_their_ratio():
+    r = topology.sharing_comparison(nbytes=4 * 2**20, ps_bytes=10**6)
+    text = tview.sharing_table(r).data
+    assert text.count("\n| ") == 5 and "| 1.00 |" in text and "BytePS" in text

@@ -6,8 +6,8 @@ from ..units import parse_rate, parse_size, to_unit
 
 _VGG = hardware.gradient_bytes("vgg16", "fp32")
 _BERT = hardware.gradient_bytes("bert_large", "fp32")
-_E100 = hardware.LINKS["eth_100g"].bandwidth
-_E200 = hardware.LINKS["eth_200g"].bandwidth
+_E100 = hardware.link("eth_100g").bandwidth
+_E200 = hardware.link("eth_200g").bandwidth
 
 
 def _ratio(target: float, tol: float = 0.02):

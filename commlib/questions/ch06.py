@@ -18,7 +18,8 @@ def _closing_hops(rows: int = 4, cols: int = 6) -> int:
 
 
 def _near_nic_rate_gbs() -> float:
-    c = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g")
+    c = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g",
+                         nvlink_layout="cube_mesh")
     nbytes = 10**9
     res = topology.map_flows(c, topology.staged_exchange(c, "h0.gpu0", nbytes))
     return nbytes / res.time / 1e9
@@ -33,7 +34,7 @@ def _nic_ratio(hosts: int = 2, per: int = 8, length: int = 4096) -> float:
 
 
 register(Question(
-    "ch06.nvlink2_one_way", lambda: hardware.LINKS["nvlink2"].bandwidth / 1e9, unit="GB/s",
+    "ch06.nvlink2_one_way", lambda: hardware.link("nvlink2").bandwidth / 1e9, unit="GB/s",
     hint="The 300 GB/s of a V100 adds both directions of its six links.",
 ))
 
@@ -51,19 +52,19 @@ register(Question(
 
 register(Question(
     "ch06.best4_vgg",
-    lambda: placement.best_placements(placement.note000_cluster(), 4, top=1, model="vgg16")[0].time, unit="s",
+    lambda: placement.best_placements(placement.example_cluster(), 4, top=1, model="vgg16")[0].time, unit="s",
     hint="Try every placement with placement.best_placements, or reason: which host has the fastest intra-host link?",
 ))
 
 
 def _ps_host1(pipelined: bool = True) -> float:
-    return placement.estimate(placement.note000_cluster(), [0, 2, 3, 4], model="resnet50", mode="ps",
+    return placement.estimate(placement.example_cluster(), [0, 2, 3, 4], model="resnet50", mode="ps",
                               server_host=1, pipelined=pipelined).time
 
 
 def _host2_link_only(given: float, right: float) -> bool:
     """True when ``given`` is host 2's link alone: one gradient at inter[2] instead of four at inter[1]."""
-    c = placement.note000_cluster()
+    c = placement.example_cluster()
     return abs(given / right - c.inter[1] / (4 * c.inter[2])) < 0.003
 
 
@@ -79,4 +80,18 @@ register(Question(
 register(Question(
     "ch06.nic_ratio", _nic_ratio, unit="",
     hint="Flat ring: 2(n-1)/n of the buffer crosses each host's NIC; hierarchical: 2(h-1)/h.",
+))
+
+
+def _max_min_d() -> float:
+    paths = {"a": [(0, 1), (1, 2)], "x": [(1, 2)], "y": [(1, 2)], "d": [(0, 1)]}
+    return topology.max_min_rates(paths, {(0, 1): 3e9, (1, 2): 3e9})["d"][0] / 1e9
+
+
+register(Question(
+    "ch06.maxmin_rate", _max_min_d, unit="GB/s",
+    hints=((_ratio(0.75), "That is d's equal share of link 0->1 (half of it); flow a cannot use its half there."),
+           (_ratio(1.5), "That is the whole link: flow a still needs its 1 GB/s on link 0->1.")),
+    hint="Fill progressively: link 1->2 fills first, at 1 GB/s for each of its three flows; then give d what "
+         "is left of link 0->1.",
 ))

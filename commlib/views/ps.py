@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from .. import cost, hardware, ps
+from .. import cost, hardware, ps, ps_cost
 from ..units import format_rate, format_size, format_time
 from .animation import sweep_html, to_html
 from .calculator import Calculator, dropdown, integer, make_calculator, toggle
@@ -37,14 +37,6 @@ def _shard_of(bounds) -> list[int]:
     for j, (a, b) in enumerate(bounds):
         out.extend([j] * (b - a))
     return out
-
-
-def _demo_round(n: int, k: int, colocated: bool, length: int, seed: int, lr: float) -> ps.PSRound:
-    rng = np.random.default_rng(seed)
-    params = rng.integers(0, 10, size=length).astype(float)
-    # multiples of n, so that the mean gradient -- and the new parameters -- are whole numbers
-    grads = [n * rng.integers(0, 3, size=length).astype(float) for _ in range(n)]
-    return ps.ps_round(params, grads, servers=k, colocated=colocated, lr=lr)
 
 
 def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = False) -> None:
@@ -79,7 +71,7 @@ def push_pull_frames(n: int = 3, k: int = 2, colocated: bool = False, length: in
 
     ``draw(i)`` redraws frame ``i`` (one per stage of the round) on the figure.
     """
-    r = _demo_round(n, k, colocated, length, seed, lr)
+    r = ps.demo_round(n, k, colocated, length, seed, lr)
     shards = _shard_of(r.bounds)
     width = length * _CELL
     gap = 1.0
@@ -168,19 +160,25 @@ def push_pull_animation(n: int = 3, k: int = 2, colocated: bool = False, length:
 
 
 def volumes_figure(processes=range(2, 65)):
-    """Note 002's volumes against P, and the like-for-like per-direction comparison, in units of N."""
+    """The source note's two volumes against n, and the like-for-like per-direction comparison, in units of M.
+
+    n ranks, one of which holds the server (a colocated parameter server with one shard)."""
     p = np.asarray(list(processes))
-    v = ps.note002_volumes(1.0, p)
+    v = ps.server_and_ring_volumes(1.0, p)
     fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2)
-    ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, label="PS server, in + out: 2N(P−1)")
-    ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", label="ring rank, sent: 2N(P−1)/P")
-    ax1.set_title("As note 002 counts them", fontsize=10)
-    ax2.plot(p, v["ps_server_each_way"], color=COLORS[3], lw=2, label="PS server NIC: N(P−1)")
-    ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", label="ring rank NIC: 2N(P−1)/P")
+    ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
+             label="PS server, in + out: 2(n−1)M")
+    ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
+             label="ring rank, sent: 2(n−1)M/n")
+    ax1.set_title("As the source note counts them", fontsize=10)
+    ax2.plot(p, v["ps_server_each_way"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
+             label="PS server NIC: (n−1)M")
+    ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
+             label="ring rank NIC: 2(n−1)M/n")
     ax2.set_title("Each way, on the busiest NIC", fontsize=10)
     for ax in (ax1, ax2):
-        ax.set_xlabel("processes P (one of them the server)")
-        ax.set_ylabel("bytes, in units of N (gradient size)")
+        ax.set_xlabel("ranks n (one of them holds the server)")
+        ax.set_ylabel("bytes, in units of M (gradient size)")
         ax.legend(loc="upper left", fontsize=8.5)
     fig.tight_layout()
     return fig
@@ -194,7 +192,7 @@ def sharding_figure(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
                      for k in ks])
     kb = np.arange(0, 2 * n + 1)
     t_bp = np.array([cost.byteps_time(nbytes, n, int(k), bandwidth) for k in kb])
-    t_ring = ps.ring_time(nbytes, n, bandwidth)
+    t_ring = cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring")
     t_col = cost.ps_time(nbytes, n, bandwidth, servers=n, colocated=True)
     k_star = ps.smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth)
     fig, ax = figure(6.4, 3.8)
@@ -221,24 +219,13 @@ def sharding_figure(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     return fig
 
 
-def traffic_table(configs=((4, 1, False), (4, 2, False), (4, 4, False), (4, 2, True), (4, 4, True)),
-                  length: int = 8, seed: int = 0):
-    """Executed rounds against the closed form: busiest NIC bytes each way, both ways counted apart.
-
-    Each config is ``(n, k, colocated)``; the gradient is ``length`` float64 values.
-    """
-    rows = []
-    for n, k, col in configs:
-        r = _demo_round(n, k, col, length, seed, 0.1)
-        m = length * r.params.dtype.itemsize
-        closed = ps.ps_traffic(m, n, k, colocated=col)
-        sent, recv = r.trace.bytes_sent, r.trace.bytes_received
-        rows.append([n, k, "yes" if col else "no", f"{int(sent.max())} B", f"{int(recv.max())} B",
-                     f"{closed.busiest:g} B",
-                     "yes" if max(sent.max(), recv.max()) == closed.busiest else "no"])
+def traffic_table(rows):
+    """:func:`commlib.ps.traffic_check`'s rows: executed rounds against the closed form, busiest NIC each way."""
+    body = [[r["workers"], r["servers"], "yes" if r["colocated"] else "no", f"{r['most_sent']} B",
+             f"{r['most_received']} B", f"{r['closed_form']:g} B", "yes" if r["equal"] else "no"] for r in rows]
     headers = ["workers n", "shards k", "colocated", "simulated: most sent by one NIC",
                "simulated: most received by one NIC", "closed form (each way)", "equal"]
-    return markdown_table(headers, rows)
+    return markdown_table(headers, body)
 
 
 def _model_label(key: str) -> str:
@@ -252,33 +239,9 @@ def _network_links() -> list[tuple[str, str]]:
 
 def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: int = 4, colocated: bool = False,
                   worker_link: str = "eth_100g", server_link: str = "eth_100g") -> Calculator:
-    """PS against ring all-reduce: model, n workers, k shards, colocated or not, worker and server links."""
+    """PS against ring all-reduce: model, n workers, k shards, colocated or not, worker and server links.
 
-    def compute(model, dtype, n, k, colocated, worker_link, server_link):
-        nbytes = hardware.gradient_bytes(model, dtype)
-        bw = hardware.link(worker_link).bandwidth
-        bs = hardware.link(server_link).bandwidth
-        c = ps.compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)
-        traffic = ps.ps_traffic(nbytes, n, k, colocated=colocated)
-        if c.winner == "tie":
-            verdict = "tie"
-        elif c.winner == "PS":
-            verdict = f"PS, {1 / c.ratio:.2f}x faster"
-        else:
-            verdict = f"ring all-reduce, {c.ratio:.2f}x faster"
-        best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
-                else f"{c.smallest_k} server machines")
-        return {
-            "parameters": f"{hardware.model(model).params:,}",
-            "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
-            "PS round": format_time(c.ps_seconds),
-            "ring all-reduce": format_time(c.ring_seconds),
-            "faster": verdict,
-            "busiest PS machine, each way": format_size(traffic.busiest),
-            "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
-            "smallest k (separate servers) to beat the ring": best,
-            "BytePS optimum with k CPU machines": format_time(cost.byteps_time(nbytes, n, k, bw)),
-        }
+    The computation is :func:`commlib.ps_cost.ps_results` (no numpy: it runs in the page too)."""
 
     controls = {
         "model": dropdown([(_model_label(key), key) for key in hardware.MODELS], model, "model"),
@@ -289,7 +252,7 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
         "worker_link": dropdown(_network_links(), worker_link, "worker NIC"),
         "server_link": dropdown(_network_links(), server_link, "server NIC"),
     }
-    return make_calculator(compute, controls, title="Parameter server or ring all-reduce?",
+    return make_calculator(ps_cost.ps_results, controls, title="Parameter server or ring all-reduce?",
                            note="Bandwidth terms only (large messages), full-duplex NICs, bandwidth per "
                                 "direction; push and pull pipelined. With the shards on the workers (colocated) the "
                                 "server NIC is unused. "
@@ -304,7 +267,7 @@ def servers_sweep(model: str = "bert_large", dtype: str = "fp32", n: int = 8, wo
     bs = hardware.link(server_link).bandwidth
     ks = list(range(1, n + 5)) if ks is None else [int(k) for k in ks]
     t_ps = np.array([cost.ps_time(nbytes, n, bw, servers=k, server_bandwidth=bs) for k in ks])
-    t_ring = ps.ring_time(nbytes, n, bw)
+    t_ring = cost.allreduce_time(nbytes, n, bw, algorithm="ring")
     name = hardware.model(model).name
 
     def draw(k):

@@ -10,15 +10,15 @@ a legend and a colour bar. Wrap-around links of a torus are drawn as arcs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
-import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
-from .. import collectives, cost, hardware, placement, topology
+from .. import hardware, placement, topology
 from ..units import check_count, format_size, format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, make_calculator, text, toggle
@@ -30,13 +30,13 @@ __all__ = [
     "topology_figure",
     "compare_figure",
     "steps_sweep",
-    "allreduce_trace",
     "grid_figure",
     "gallery_figure",
     "ps_star_figure",
     "ring_check_table",
+    "sharing_table",
     "hierarchy_table",
-    "note000_table",
+    "example_lists_table",
     "claims_table",
     "placement_figure",
     "placement_calculator",
@@ -87,7 +87,7 @@ def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping |
         color = cmap(norm(load)) if load > 0 else "#BBBBBB"
         style_ = "-" if load > 0 else "--"
         width = 3.2 if load > 0 else 1.2
-        if d.get("wrap"):
+        if d.get("wrap") or d.get("arc"):
             patch = FancyArrowPatch(pos[u], pos[v], arrowstyle="-", connectionstyle="arc3,rad=0.35",
                                     color=color, lw=width, linestyle=style_, zorder=1)
             ax.add_patch(patch)
@@ -182,19 +182,6 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
     return sweep_html(draw, [s.step for s in mapped.steps], label=lambda s: f"step {s}", alt=alt)
 
 
-def allreduce_trace(n: int, nbytes: int, algorithm: str = "ring", **kwargs):
-    """The trace of a real all-reduce over ``n`` ranks (commlib.collectives), scaled to ``nbytes`` per rank.
-
-    The collective runs on fp32 arrays of ``64 n`` elements, which split
-    evenly into every algorithm's pieces, and its messages are scaled by
-    the whole factor that brings the buffer nearest to ``nbytes``.
-    """
-    length = 64 * n
-    arrays = [np.ones(length, dtype=np.float32) for _ in range(n)]
-    trace = collectives.allreduce(arrays, algorithm, **kwargs)[1]
-    return topology.scaled(trace, max(1, round(nbytes / (4 * length))))
-
-
 def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, height: float = 7.4,
                 unit_label: str = "MB on the link's busier direction (whole run)", fontsize: float = 10,
                 node_size: float = 480):
@@ -226,29 +213,25 @@ def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, hei
     return fig
 
 
-def gallery_figure(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g"):
-    """Four topologies of ``n`` ranks carrying one all-reduce each, in a 2 x 2 grid on one colour scale."""
-    ring_trace = allreduce_trace(n, nbytes, "ring")
-    hd = allreduce_trace(n, nbytes, "halving_doubling")
+def gallery_figure(runs: Sequence[tuple]):
+    """Topologies carrying one all-reduce each (:func:`commlib.topology.gallery_runs`), in a 2-column grid on
+    one colour scale; each title gives the run's time and whether flows shared a link."""
     panels = []
-    for g, trace, title in ((topology.ring(n, link), ring_trace, "ring, ring all-reduce"),
-                            (topology.star(n, link, hub="switch"), ring_trace, "switch star, ring all-reduce"),
-                            (topology.tree(n, 2, link), hd, "switch tree, halving-doubling"),
-                            (topology.fully_connected(n, link), hd, "fully connected, halving-doubling")):
-        res = topology.map_trace(g, trace)
+    for g, res, what in runs:
         share = "no link shared" if res.max_flows <= 1 else f"up to {res.max_flows} flows share a link"
-        panels.append((g, res, f"{title}\n{format_time(res.time)}; {share}"))
+        panels.append((g, res, f"{what}\n{format_time(res.time)}; {share}"))
     return grid_figure(panels, ncols=2)
 
 
-def ps_star_figure(workers: int = 4, nbytes: int = 25 * 10**6, link: str = "eth_10g", fontsize: float = 10):
-    """A parameter-server round (:func:`commlib.topology.ps_star`) on a switch star, links coloured by load.
+def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
+    """A parameter-server round on a switch star (:func:`commlib.topology.ps_star`'s ``(graph, run)``),
+    links coloured by load.
 
     The title gives the round's time (push, then pull) and the load of the
     server's link against a worker's link, each in one direction.
     """
-    g, run = topology.ps_star(workers, nbytes, link=link)
-    server = workers
+    server = next(v for v, d in g.nodes(data=True) if d.get("kind") == "server")
+    workers = sum(1 for _, d in g.nodes(data=True) if d.get("kind") == "node")
     fig, ax = figure(7.0, 5.0)
     norm = draw_topology(ax, g, run, node_size=520, fontsize=fontsize, title_size=fontsize + 1,
                          title=f"{workers} workers push to and pull from one server: {format_time(run.time)}\n"
@@ -259,32 +242,41 @@ def ps_star_figure(workers: int = 4, nbytes: int = 25 * 10**6, link: str = "eth_
     return fig
 
 
-def ring_check_table(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", nbytes: int = 16 * 2**20):
-    """Ring all-reduce traces mapped onto ring topologies against :func:`commlib.cost.allreduce_time`."""
-    item = hardware.link(link)
-    rows = []
-    for n in ns:
-        mapped = topology.map_trace(topology.ring(n, link), allreduce_trace(n, nbytes, "ring"))
-        formula = cost.allreduce_time(nbytes, n, item.bandwidth, item.latency)
-        rows.append([n, format_time(mapped.time, 4), format_time(formula, 4), f"{abs(mapped.time / formula - 1):.1e}",
-                     mapped.max_flows])
+def ring_check_table(rows: Sequence[Mapping]):
+    """:func:`commlib.topology.ring_check`'s rows: mapped ring all-reduce against the alpha-beta formula."""
+    item = hardware.link(rows[0]["link"])
+    body = [[r["n"], format_time(r["mapped"], 4), format_time(r["formula"], 4),
+             f"{abs(r['mapped'] / r['formula'] - 1):.1e}", r["max_flows"]] for r in rows]
     return markdown_table(["ranks n", "mapped onto links", "alpha-beta formula", "relative difference",
-                           "most flows per link direction"], rows,
-                          caption=f"Ring all-reduce of {format_size(nbytes, binary=True)} on a ring of {item.name}")
+                           "most flows per link direction"], body,
+                          caption=f"Ring all-reduce of {format_size(rows[0]['nbytes'], binary=True)} on a ring of "
+                                  f"{item.name}")
 
 
-def hierarchy_table(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20, network: str = "eth_100g"):
-    """Flat ring against hierarchical all-reduce on a cluster of multi-GPU hosts, mapped onto its links."""
-    c = topology.cluster(hosts, gpus_per_host=per_host, network=network)
+def sharing_table(results: Mapping):
+    """Equal shares against max-min fair sharing, from :func:`commlib.topology.sharing_comparison`'s results."""
+    labels = {"mesh one way": "ring all-reduce on a 4 x 4 mesh, row order",
+              "mesh both ways": "the same, a second ring the other way",
+              "byteps": "one BytePS round on a switch star"}
     rows = []
-    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": hosts})):
-        res = topology.map_trace(c, allreduce_trace(hosts * per_host, nbytes, algorithm, **kw))
+    for key, label in labels.items():
+        equal, fair = results[key, "equal"], results[key, "max-min"]
+        rows.append([label, format_time(equal), format_time(fair), f"{equal / fair:.2f}"])
+    return markdown_table(["workload", "equal shares", "max-min fair", "equal / max-min"], rows,
+                          caption="One model against the other, on the same flows")
+
+
+def hierarchy_table(runs: Mapping):
+    """Flat ring against hierarchical all-reduce (:func:`commlib.topology.hierarchy_runs`), mapped onto links."""
+    rows = []
+    for algorithm in ("ring", "hierarchical"):
+        res = runs[algorithm]
         rows.append([algorithm, format_time(res.time), format_size(res.load("h0.nic", "net")), len(res.steps),
                      " -> ".join(str(v) for v in res.bottleneck)])
     return markdown_table(["algorithm", "time", "bytes host 0 sends into the network", "steps",
                            "bottleneck link"], rows,
-                          caption=f"All-reduce of {format_size(nbytes, binary=True)}, {hosts} hosts x {per_host} GPUs, "
-                                  f"{hardware.link(network).name}")
+                          caption=f"All-reduce of {format_size(runs['nbytes'], binary=True)}, {runs['hosts']} hosts x "
+                                  f"{runs['per_host']} GPUs, {hardware.link(runs['network']).name}")
 
 
 # ---------------------------------------------------------------------------- placement
@@ -301,12 +293,12 @@ def claims_table():
                           rows, caption="Link figures in note 000, read in bytes per second per direction")
 
 
-def note000_table():
+def example_lists_table():
     """Note 000's per-host lists: MB/s as printed, the same in Mb/s, and the ratio intra / inter."""
     rows = []
-    mbit_inter = placement.as_megabits(placement.NOTE000_INTER_MB_S)
-    mbit_intra = placement.as_megabits(placement.NOTE000_INTRA_MB_S)
-    for h, (a, e) in enumerate(zip(placement.NOTE000_INTRA_MB_S, placement.NOTE000_INTER_MB_S)):
+    mbit_inter = placement.as_megabits(placement.EXAMPLE_INTER_MB_S)
+    mbit_intra = placement.as_megabits(placement.EXAMPLE_INTRA_MB_S)
+    for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
         rows.append([h, f"{a:.10g}", f"{mbit_intra[h]:.10g}", f"{e:.10g}", f"{mbit_inter[h]:.10g}", f"{a / e:.2f}"])
     return markdown_table(["host", "intra (MB/s, as printed)", "intra x 8 (Mb/s)", "inter (MB/s, as printed)",
                            "inter x 8 (Mb/s)", "intra / inter"], rows,
@@ -335,23 +327,6 @@ def placement_figure(cluster: placement.Cluster, candidates: Mapping[str, object
     return fig
 
 
-def _report(cluster: placement.Cluster, where: str, model: str, dtype: str, mode: str, algorithm: str,
-            pipelined: bool = True):
-    est = placement.estimate(cluster, placement.parse_placement(where), model=model, dtype=dtype, mode=mode,
-                             algorithm=algorithm, pipelined=pipelined)
-    out = {
-        "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",
-        "workers per host": " ".join(f"h{h}:{c}" for h, c in enumerate(est.counts) if c),
-        "scheme": f"parameter server on host {est.server_host}" if mode == "ps" else f"{est.algorithm} all-reduce",
-    }
-    if mode == "ps":
-        out["push and pull"] = ("overlapped (each link direction busy once)" if pipelined
-                                else "one after the other (twice the time)")
-    out["time per iteration"] = format_time(est.time)
-    out["bounded by"] = est.bottleneck
-    return out
-
-
 def placement_calculator(cluster: placement.Cluster | None = None, where: str = "host3:2, host1:2",
                          model: str = "resnet50", dtype: str = "fp32", mode: str = "allreduce",
                          algorithm: str = "auto", pipelined: bool = True) -> Calculator:
@@ -360,11 +335,11 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
     ``pipelined`` (parameter server only): push and pull overlap, as in
     :func:`commlib.cost.ps_time`; unticked, the pull waits for the whole push.
     """
-    cluster = placement.note000_cluster() if cluster is None else cluster
-
-    def compute(where, model, dtype, mode, algorithm, pipelined):
-        return _report(cluster, where, model, dtype, mode, algorithm, pipelined)
-
+    compute = placement.placement_results  # the model-layer function; it runs in the page as well
+    if cluster is None:
+        cluster = placement.example_cluster()
+    else:
+        compute = functools.partial(placement.placement_results, cluster=cluster)
     controls = {
         "where": text(where, "workers (host:count)", "host3:2, host1:2"),
         "model": dropdown([(item.name, key) for key, item in hardware.MODELS.items()], model, "model"),
@@ -382,7 +357,7 @@ def placement_sweep(cluster: placement.Cluster | None = None, workers: Sequence[
                     model: str = "resnet50", dtype: str = "fp32", top: int = 5):
     """Precomputed: for each number of workers, the best placements for all-reduce and for a PS
     (push and pull overlapped, as :func:`commlib.placement.estimate` assumes by default)."""
-    cluster = placement.note000_cluster() if cluster is None else cluster
+    cluster = placement.example_cluster() if cluster is None else cluster
 
     def draw(n):
         fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.2))
