@@ -137,7 +137,9 @@
       "results are those of the values shown.", "gotw-kernel-only") + output.get("value"));
   }
 
+  window.gotwCalculators = [];
   function attach(models) {
+    window.gotwStates = (window.gotwStates || 0) + 1;
     (models || []).forEach(function (model) {
       var raw = model.get && model.get("_gotw_spec");
       if (!raw) { return; }
@@ -146,12 +148,14 @@
       var output = children[spec.output];
       if (!output) { return; }
       if (spec.live) { attachLive(spec, children, output); } else { attachKernelOnly(spec, children, output); }
-      model.gotwSpec = spec;
+      window.gotwCalculators.push({ spec: spec, model: model });
     });
   }
 
-  window.require(["@jupyter-widgets/html-manager"], function (hm) {
-    var proto = hm.HTMLManager.prototype;
+  function patch(hm) {
+    var proto = hm && hm.HTMLManager && hm.HTMLManager.prototype;
+    if (!proto || proto.gotwPatched) { return; }
+    proto.gotwPatched = true;
     var setState = proto.set_state;
     proto.set_state = function () {
       return setState.apply(this, arguments).then(function (models) {
@@ -159,5 +163,18 @@
         return models;
       });
     };
-  });
+  }
+
+  // Patch the manager as soon as RequireJS defines it, before it renders anything (requiring it
+  // here would run its module early, which changes where it looks for its icon fonts).
+  var defined = window.requirejs.s.contexts._.defined;
+  if (defined["@jupyter-widgets/html-manager"]) {
+    patch(defined["@jupyter-widgets/html-manager"]);
+  } else {
+    var previous = window.requirejs.onResourceLoad;
+    window.requirejs.onResourceLoad = function (context, map, deps) {
+      if (previous) { previous.apply(this, arguments); }
+      if (map && map.name === "@jupyter-widgets/html-manager") { patch(context.defined[map.name]); }
+    };
+  }
 })();
