@@ -20,10 +20,12 @@ Idempotent: a converted chapter is left as it is. What it does to each notebook:
    JupyterLab (jupyterlab-myst) evaluates and the website shows from the
    stored results (tools/execute_notebooks.py stores them, tools/inline_values.py
    shows them).
-3. **Solutions collapsed in JupyterLab**: the cells from a ``{solution-start}``
-   marker to its ``{solution-end}`` (the solution text, its code, and the
-   markers) get ``jupyter.source_hidden`` (and ``outputs_hidden`` for code),
-   so JupyterLab shows them folded until the reader opens them; the website
+3. **Solutions collapsed in JupyterLab**: jupyterlab-myst renders the
+   ``{solution-start}`` / ``{solution-end}`` markers itself (the solution text
+   folded in a dropdown); a solution's code cells between them get
+   ``jupyter.source_hidden`` and ``outputs_hidden``, so JupyterLab shows them
+   folded until the reader opens them, and a first line ``# Solution code``
+   so that the folded cell shows that line, not the answer. The website
    keeps its dropdowns.
 
 Afterwards re-store the outputs (``tools/execute_notebooks.py``), which also
@@ -196,19 +198,26 @@ def convert_markdown(source: str) -> str:
     return GLUE_ROLE.sub(repl, source)
 
 
+SOLUTION_LINE = "# Solution code"
+
+
 def fold_solutions(nb) -> int:
-    """Fold (JupyterLab's source_hidden/outputs_hidden) every cell from {solution-start} to {solution-end}."""
+    """Fold (JupyterLab's source_hidden/outputs_hidden) every code cell between {solution-start} and {solution-end}."""
     inside, folded = False, 0
     for cell in nb.cells:
         starts = cell.cell_type == "markdown" and "{solution-start}" in cell.source
         ends = cell.cell_type == "markdown" and "{solution-end}" in cell.source
         if starts:
             inside = True
-        if inside:
-            meta = cell.metadata.setdefault("jupyter", {})
-            meta["source_hidden"] = True
-            if cell.cell_type == "code":
-                meta["outputs_hidden"] = True
+        if cell.cell_type == "markdown":
+            meta = cell.metadata.get("jupyter", {})
+            meta.pop("source_hidden", None)
+            if not meta:
+                cell.metadata.pop("jupyter", None)
+        elif inside:
+            cell.metadata.setdefault("jupyter", {}).update(source_hidden=True, outputs_hidden=True)
+            if not cell.source.startswith(SOLUTION_LINE):
+                cell.source = SOLUTION_LINE + "\n" + cell.source
             folded += 1
         if ends:
             inside = False

@@ -40,17 +40,36 @@ def expressions(source: str) -> list[str]:
 
 
 class InlineExpressionClient(NotebookClient):
-    """nbclient's executor that also evaluates markdown cells' inline expressions, in cell order."""
+    """nbclient's executor that also evaluates markdown cells' inline expressions, in cell order.
+
+    An expression that fails where its cell stands (a value the text quotes
+    before the code that computes it) is tried again after the last cell,
+    and reported: in JupyterLab, running the cells in order shows it only
+    once that later code has run.
+    """
+
+    deferred: list
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell_index == 0:
+            self.deferred = []
         if cell.cell_type == "markdown":
             exprs = expressions(cell.source)
             if exprs:
-                await self._evaluate(cell, cell_index, exprs)
+                try:
+                    await self._evaluate(cell, cell_index, exprs)
+                except CellExecutionError:
+                    self.deferred.append((cell, cell_index, exprs))
             else:
                 cell.metadata.pop("user_expressions", None)
-            return cell
-        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        else:
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        if cell_index == len(self.nb.cells) - 1:
+            for later, index, exprs in self.deferred:
+                await self._evaluate(later, index, exprs)
+                print(f"  markdown cell {index} quotes a value computed only further down: {', '.join(exprs)}",
+                      flush=True)
+        return cell
 
     async def _evaluate(self, cell, cell_index, exprs):
         msg_id = self.kc.execute("", silent=True, store_history=False,
