@@ -99,8 +99,9 @@ class Calculator(widgets.VBox):
         children.extend(self.controls.values())
         children.append(self.output)
         super().__init__(children=children)
-        self._gotw_spec = json.dumps(web_spec(compute, self.controls, note, first=1 if title else 0),
-                                     sort_keys=True)
+        spec = web_spec(compute, self.controls, note, first=1 if title else 0)
+        spec["title"] = title
+        self._gotw_spec = json.dumps(spec, sort_keys=True)
         for control in self.controls.values():
             control.observe(lambda _change: self.refresh(), names="value")
         self.refresh()
