@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("teachers_template.md")
