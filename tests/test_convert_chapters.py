@@ -42,7 +42,7 @@ def test_magics_and_non_ascii_survive():
 
 
 def test_roles_become_inline_expressions():
-    text = "takes {glue:text}`t_ms:.1f` ms on {glue:text}`n` ranks; {glue:md}`verdict`."
+    text = "takes {glue:text}`t_ms:.1f` ms on {glue:text}`n` ranks; {glue:md}`verdict:myst`."
     assert cc.convert_markdown(text) == ('takes {eval}`prose_views.text("t_ms", ".1f")` ms on '
                                          '{eval}`prose_views.text("n")` ranks; {eval}`prose_views.markdown("verdict")`.')
 

@@ -191,8 +191,8 @@ def convert_markdown(source: str) -> str:
             key, _, spec = content.partition(":")
             args = f'"{key}"' + (f', "{spec}"' if spec else "")
             return f"{{eval}}`{ALIAS}.text({args})`"
-        if kind == "md":
-            return f'{{eval}}`{ALIAS}.markdown("{content}")`'
+        if kind == "md":   # {glue:md}`key:myst` / `key:commonmark`: the suffix names the flavour, MyST here
+            return f'{{eval}}`{ALIAS}.markdown("{content.split(":")[0]}")`'
         return f'{{eval}}`{ALIAS}.value("{content}")`'
 
     return GLUE_ROLE.sub(repl, source)
