@@ -13,8 +13,9 @@
  *   with the book) are written into its file system, and from then on every
  *   change calls commlib.views.results.run_spec, whose HTML replaces the results:
  *   the same text, and the same error message, as in a kernel.
- * - not live (simulations that need numpy): the controls are disabled and a line
- *   says the calculator needs a live kernel; the results shown are those stored.
+ * - not live (simulations that need numpy, or a computation that is not a
+ *   module-level function): the controls are disabled and a line says the
+ *   calculator needs a live kernel, and why; the results shown are those stored.
  *
  * A page opened from disk (file://) cannot fetch files, so there Pyodide's data
  * files come from pyodide-files.js (base64, loaded with a <script> tag).
@@ -132,8 +133,8 @@
 
   function attachKernelOnly(spec, children, output) {
     spec.controls.forEach(function (c) { children[c.index].set("disabled", true); });
-    output.set("value", banner("This calculator runs a simulation that needs a live Python kernel " +
-      "(open the notebook in JupyterLab, Binder or Colab); on this page its controls are fixed and the " +
+    output.set("value", banner("This calculator needs a live Python kernel (" + spec.why + "): open the " +
+      "notebook in JupyterLab, Binder or Colab to change it. On this page its controls are fixed and the " +
       "results are those of the values shown.", "gotw-kernel-only") + output.get("value"));
   }
 
