@@ -56,27 +56,30 @@ class InlineExpressionClient(NotebookClient):
         if cell.cell_type == "markdown":
             exprs = expressions(cell.source)
             if exprs:
-                try:
-                    await self._evaluate(cell, cell_index, exprs)
-                except CellExecutionError:
-                    self.deferred.append((cell, cell_index, exprs))
+                failed = await self._evaluate(cell, cell_index, exprs, strict=False)
+                if failed:
+                    self.deferred.append((cell, cell_index, exprs, failed))
             else:
                 cell.metadata.pop("user_expressions", None)
         else:
             cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         if cell_index == len(self.nb.cells) - 1:
-            for later, index, exprs in self.deferred:
+            for later, index, exprs, failed in self.deferred:
                 await self._evaluate(later, index, exprs)
-                print(f"  markdown cell {index} quotes a value computed only further down: {', '.join(exprs)}",
+                print(f"  markdown cell {index} quotes a value computed only further down: {', '.join(failed)}",
                       flush=True)
         return cell
 
-    async def _evaluate(self, cell, cell_index, exprs):
+    async def _evaluate(self, cell, cell_index, exprs, strict=True) -> list[str]:
+        """Store the cell's expression results; a failure raises, or (``strict=False``) is returned unstored."""
         msg_id = self.kc.execute("", silent=True, store_history=False,
                                  user_expressions={str(i): e for i, e in enumerate(exprs)})
         reply = await self.async_wait_for_reply(msg_id, cell)
         results = reply["content"].get("user_expressions", {})
         stored = []
+        failed = [e for i, e in enumerate(exprs) if results.get(str(i), {}).get("status") != "ok"]
+        if failed and not strict:
+            return failed
         for i, expr in enumerate(exprs):
             result = results.get(str(i), {})
             if result.get("status") != "ok":
@@ -87,6 +90,7 @@ class InlineExpressionClient(NotebookClient):
             stored.append({"expression": expr, "result": {"status": "ok", "data": result.get("data", {}),
                                                           "metadata": result.get("metadata", {})}})
         cell.metadata["user_expressions"] = stored
+        return []
 
 
 def execute(path: Path) -> None:
