@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -52,9 +53,14 @@ def fresh_venv(tmp_path_factory):
     python = env_dir / "bin" / "python"
     # The wheel is built here (offline: with this environment's setuptools and wheel), then installed
     # into the empty venv from that file alone.
+    # The wheel is built from a copy of the package's files, so that no build folder lands in the checkout.
+    source = where / "source"
+    source.mkdir()
+    shutil.copy2(ROOT / "pyproject.toml", source / "pyproject.toml")
+    shutil.copytree(ROOT / "commlib", source / "commlib", ignore=shutil.ignore_patterns("__pycache__"))
     wheels = where / "wheels"
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                            "--wheel-dir", str(wheels), str(ROOT)], capture_output=True, text=True, cwd=where)
+                            "--wheel-dir", str(wheels), str(source)], capture_output=True, text=True, cwd=where)
     assert built.returncode == 0, built.stderr[-3000:]
     done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
                            *map(str, wheels.glob("commlib-*.whl"))], capture_output=True, text=True, cwd=where,
