@@ -100,9 +100,8 @@ def render(template: str, root: Path = ROOT) -> str:
     for stem, found in by_chapter.items():
         if not found:
             continue
-        rows = "\n".join(f"| {{ref}}`{ex['label']}` | {', '.join(f'`{c}`' for c in ex['checks']) or '(none)'} | "
-                         f"{ex['question'].replace('|', '/')} |" for ex in found)
-        sections.append(f"### {{doc}}`{stem}`\n\n| Exercise | Self-check | Question |\n| --- | --- | --- |\n{rows}\n")
+        rows = "\n".join(f"| {_ref(ex)} | {ex['question'].replace('|', '/')} |" for ex in found)
+        sections.append(f"### {{doc}}`{stem}`\n\n| Exercise (self-check) | Question |\n| --- | --- |\n{rows}\n")
     return out.replace("{{every exercise}}", "\n".join(sections).rstrip("\n"))
 
 
