@@ -2,7 +2,8 @@
 
 Each function here drives a :class:`~commlib._collectives_engine.StepEngine`
 through one algorithm (or records a schedule directly, for the vectorised
-ring). The public functions, their formulas and sources are documented in
+ring). The algorithm records in :mod:`commlib.algorithms` call them; the
+public functions, their formulas and sources are documented there and in
 :mod:`commlib.collectives`.
 """
 
@@ -14,37 +15,34 @@ from collections.abc import Callable
 import numpy as np
 
 from ._collectives_engine import ColumnTrace, StepEngine, split_bounds
+from .algorithms.base import log2_ceil
 
 _ALL = slice(None)
-
-
-def _log2_ceil(n: int) -> int:
-    return (n - 1).bit_length()
 
 
 def _new_trace(n: int, name: str) -> ColumnTrace:
     return ColumnTrace(n=n, algorithm=name)
 
 
-def _tree_reduce_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
+def tree_reduce_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
     """Binomial-tree reduce: at step k, relative rank v with v mod 2^(k+1) == 2^k sends to v - 2^k."""
     out = []
-    for k in range(_log2_ceil(n)):
+    for k in range(log2_ceil(n)):
         mask = 1 << k
         out.append([((v + root) % n, (v - mask + root) % n) for v in range(n) if v % (2 * mask) == mask])
     return out
 
 
-def _tree_bcast_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
+def tree_bcast_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
     """Binomial-tree broadcast: at step k, relative ranks v < 2^k send to v + 2^k."""
     out = []
-    for k in range(_log2_ceil(n)):
+    for k in range(log2_ceil(n)):
         mask = 1 << k
         out.append([((v + root) % n, (v + mask + root) % n) for v in range(mask) if v + mask < n])
     return out
 
 
-def _ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray], kind: str, phase: str,
+def ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray], kind: str, phase: str,
                 label: Callable[[int, int], object]) -> None:
     """Ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``) inside each group, all groups at once.
 
@@ -64,34 +62,34 @@ def _ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarra
         eng.run(transfers, phase)
 
 
-def _whole(src: int, dst: int, reduce_: bool) -> tuple:
+def whole(src: int, dst: int, reduce_: bool) -> tuple:
     return (src, dst, _ALL, _ALL, reduce_, None)
 
 
 
-def _fold_in(eng: StepEngine, n: int, q: int) -> None:
+def fold_in(eng: StepEngine, n: int, q: int) -> None:
     if q != n:
-        eng.run([_whole(i, i - q, True) for i in range(q, n)], "fold-in")
+        eng.run([whole(i, i - q, True) for i in range(q, n)], "fold-in")
 
 
-def _fold_out(eng: StepEngine, n: int, q: int) -> None:
+def fold_out(eng: StepEngine, n: int, q: int) -> None:
     if q != n:
-        eng.run([_whole(i - q, i, False) for i in range(q, n)], "fold-out")
+        eng.run([whole(i - q, i, False) for i in range(q, n)], "fold-out")
 
 
-def _recursive_doubling(eng: StepEngine, n: int) -> None:
+def recursive_doubling(eng: StepEngine, n: int) -> None:
     q = 1 << (n.bit_length() - 1)
-    _fold_in(eng, n, q)
+    fold_in(eng, n, q)
     mask = 1
     while mask < q:
-        eng.run([_whole(i, i ^ mask, True) for i in range(q)], "recursive-doubling")
+        eng.run([whole(i, i ^ mask, True) for i in range(q)], "recursive-doubling")
         mask <<= 1
-    _fold_out(eng, n, q)
+    fold_out(eng, n, q)
 
 
-def _halving_doubling(eng: StepEngine, n: int, length: int) -> None:
+def halving_doubling(eng: StepEngine, n: int, length: int) -> None:
     q = 1 << (n.bit_length() - 1)
-    _fold_in(eng, n, q)
+    fold_in(eng, n, q)
     seg = {i: (0, length, 0, q) for i in range(q)}  # element range [lo, hi) and block range [blo, bhi)
     history = []
     dist = q // 2
@@ -118,19 +116,19 @@ def _halving_doubling(eng: StepEngine, n: int, length: int) -> None:
         eng.run(transfers, "all-gather")
         seg = history.pop()
         dist *= 2
-    _fold_out(eng, n, q)
+    fold_out(eng, n, q)
 
 
-def _two_level(eng: StepEngine, length: int, groups: int, size: int, phases: tuple[str, str, str]) -> None:
+def two_level(eng: StepEngine, length: int, groups: int, size: int, phases: tuple[str, str, str]) -> None:
     """Reduce-scatter inside each group of ``size`` contiguous ranks, ring all-reduce across groups, all-gather."""
     inner = [[h * size + p for p in range(size)] for h in range(groups)]
     outer = [[h * size + p for h in range(groups)] for p in range(size)]
     b = split_bounds(0, length, size)
-    _ring_phase(eng, inner, [b] * groups, "rs", phases[0], lambda gi, c: c)
+    ring_phase(eng, inner, [b] * groups, "rs", phases[0], lambda gi, c: c)
     sub = [split_bounds(int(b[p]), int(b[p + 1]), groups) for p in range(size)]
-    _ring_phase(eng, outer, sub, "rs", phases[1], lambda gi, c: (gi, c))
-    _ring_phase(eng, outer, sub, "ag", phases[1], lambda gi, c: (gi, c))
-    _ring_phase(eng, inner, [b] * groups, "ag", phases[2], lambda gi, c: c)
+    ring_phase(eng, outer, sub, "rs", phases[1], lambda gi, c: (gi, c))
+    ring_phase(eng, outer, sub, "ag", phases[1], lambda gi, c: (gi, c))
+    ring_phase(eng, inner, [b] * groups, "ag", phases[2], lambda gi, c: c)
 
 
 def _ring_schedule(trace: ColumnTrace, n: int, sizes: np.ndarray, itemsize: int) -> None:

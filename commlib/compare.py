@@ -37,8 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import cost, hardware
-from .collectives import most_square_grid
+from . import algorithms, cost, hardware
 from .units import check_count, check_fraction, check_nonnegative, check_positive
 
 __all__ = [
@@ -62,27 +61,15 @@ __all__ = [
     "buffer_sizes",
 ]
 
-#: Every all-reduce algorithm the book compares, flat ones first.
-ALGORITHMS: tuple[str, ...] = (
-    "ring", "tree", "recursive_doubling", "halving_doubling", "naive", "hierarchical", "torus",
-)
+#: Every all-reduce algorithm the book compares, in registry order (:data:`commlib.algorithms.ALLREDUCE`).
+ALGORITHMS: tuple[str, ...] = tuple(algorithms.ALLREDUCE)
 
-#: Names to print for each algorithm.
-ALGORITHM_NAMES: dict[str, str] = {
-    "ring": "ring",
-    "tree": "binomial tree (unpipelined)",
-    "recursive_doubling": "recursive doubling",
-    "halving_doubling": "halving-doubling (Rabenseifner)",
-    "naive": "naive (through a master)",
-    "hierarchical": "hierarchical (intra, inter, intra)",
-    "torus": "2-D torus (rows, columns, rows)",
-}
+#: Names to print for each algorithm: the registry's labels.
+ALGORITHM_NAMES: dict[str, str] = {name: a.label for name, a in algorithms.ALLREDUCE.items()}
 
 
 def _check_algorithm(algorithm: str) -> str:
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
-    return algorithm
+    return algorithms.allreduce_algorithm(algorithm).name
 
 
 def allreduce_seconds(
@@ -98,6 +85,7 @@ def allreduce_seconds(
     grid: tuple[int, int] | None = None,
     gamma: float = 0.0,
     nics_per_host: int | None = None,
+    chunks: int | None = None,
 ) -> float:
     r"""Seconds to all-reduce ``nbytes`` over ``n`` ranks with any algorithm of :data:`ALGORITHMS`.
 
@@ -123,8 +111,14 @@ def allreduce_seconds(
       ``hosts > 1``: every step of a flat algorithm waits for its slowest
       pair, and with more than one host some pair crosses the network.
 
-    Formulas: Thakur, Rabenseifner & Gropp (2005) sec. 4; the torus after
-    Mikami et al. (2018). ``gamma`` is seconds per byte reduced.
+    * The pipelined trees take ``chunks`` = q; ``None`` (default) picks the
+      fastest q for this link (:func:`commlib.algorithms.pipelined_tree.best_chunks`).
+
+    Each algorithm's record in :mod:`commlib.algorithms` supplies the
+    form: its ``seconds`` when it has one (hierarchical, trees), else its
+    ``terms`` at the slowest link. Formulas: Thakur, Rabenseifner & Gropp
+    (2005) sec. 4; the torus after Mikami et al. (2018). ``gamma`` is
+    seconds per byte reduced.
 
     >>> allreduce_seconds("ring", 1200, 4, 100.0)              # 2*(3/4)*1200 B / 100 B/s
     18.0
@@ -147,19 +141,14 @@ def allreduce_seconds(
     gamma = check_nonnegative("gamma", gamma)
     if nics_per_host is not None:
         nics_per_host = check_count("nics_per_host", nics_per_host, minimum=1)
-    per_host = n // hosts
-    if algorithm == "hierarchical":
-        return cost.hierarchical_allreduce_time(nbytes, hosts, per_host, bandwidth, inter_b, latency, inter_l, gamma,
-                                                nics_per_host=nics_per_host)
+    record = algorithms.allreduce_algorithm(algorithm)
+    given = {"hosts": hosts, "grid": grid, "chunks": chunks}
+    params = record.checked(n, **{k: v for k, v in given.items() if k in record.params})
+    if record.seconds is not None:
+        return record.seconds(nbytes, n, bandwidth, latency, gamma, **{"hosts": hosts, **params},
+                              inter_bandwidth=inter_b, inter_latency=inter_l, nics_per_host=nics_per_host)
     slow_b, slow_l = (min(bandwidth, inter_b), max(latency, inter_l)) if hosts > 1 else (bandwidth, latency)
-    if algorithm == "torus":
-        rows, cols = most_square_grid(n) if grid is None else grid
-        rows = check_count("grid rows", rows)
-        cols = check_count("grid cols", cols)
-        if rows * cols != n:
-            raise ValueError(f"grid must multiply to n = {n}; got {rows} x {cols} = {rows * cols}")
-        return cost.torus_allreduce_time(nbytes, rows, cols, slow_b, slow_l, gamma)
-    return cost.allreduce_time(nbytes, n, slow_b, slow_l, algorithm, gamma)
+    return record.terms(nbytes, n, **params).time(slow_b, slow_l, gamma)
 
 
 def crossover_sizes(
@@ -413,7 +402,7 @@ def cluster_allreduce(
 
 
 def alpha_beta_coefficients(algorithm: str, n: int, hosts: int = 1,
-                            grid: tuple[int, int] | None = None) -> tuple[float, float]:
+                            grid: tuple[int, int] | None = None, chunks: int | None = None) -> tuple[float, float]:
     r"""``(a, k)`` of :math:`T = a\alpha + k M\beta` for one algorithm on one uniform link.
 
     ``a`` counts start-ups on the critical path, ``k`` the bytes on it per
@@ -421,11 +410,16 @@ def alpha_beta_coefficients(algorithm: str, n: int, hosts: int = 1,
     the time of an empty message with alpha = 1 s, ``k`` the time of one byte
     at 1 B/s with no latency.
 
+    The pipelined trees use ``chunks`` = q (default 1).
+
     >>> alpha_beta_coefficients("ring", 8), alpha_beta_coefficients("recursive_doubling", 8)
     ((14.0, 1.75), (3.0, 3.0))
+    >>> alpha_beta_coefficients("double_binary_tree", 8, chunks=8)   # 8 + 2*3 - 1 rounds
+    (13.0, 2.25)
     """
-    a = allreduce_seconds(algorithm, 0.0, n, 1.0, 1.0, hosts=hosts, grid=grid)
-    k = allreduce_seconds(algorithm, 1.0, n, 1.0, 0.0, hosts=hosts, grid=grid)
+    q = (chunks or 1) if "chunks" in algorithms.allreduce_algorithm(algorithm).params else None
+    a = allreduce_seconds(algorithm, 0.0, n, 1.0, 1.0, hosts=hosts, grid=grid, chunks=q)
+    k = allreduce_seconds(algorithm, 1.0, n, 1.0, 0.0, hosts=hosts, grid=grid, chunks=q)
     return float(a), float(k)
 
 
@@ -503,8 +497,7 @@ def trace_vs_formula(
     """
     from .collectives import allreduce  # executable model, imported late to keep this module light
 
-    if algorithm not in cost.ALLREDUCE_ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(cost.ALLREDUCE_ALGORITHMS)}; got {algorithm!r}")
+    algorithms.allreduce_algorithm(algorithm)
     bandwidth = check_positive("bandwidth", bandwidth)
     latency = check_nonnegative("latency", latency)
     rng = np.random.default_rng(seed)

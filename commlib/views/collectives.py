@@ -26,7 +26,7 @@ from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.ticker import NullLocator
 
-from .. import collectives, compare, cost, hardware
+from .. import algorithms, collectives, compare, cost, hardware
 from ..units import check_count, format_percent, format_rate, format_size, format_time, parse_rate, parse_size
 from .calculator import Calculator, dropdown, integer, make_calculator, number, text
 from .plots import COLORS, MARKERS, PALETTE, figure, style
@@ -354,14 +354,9 @@ _PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gathe
                   "all-reduce": "all_reduce"}
 
 
-#: Readable names of the per-primitive algorithms that :data:`commlib.compare.ALGORITHM_NAMES` does not list.
-_EXTRA_ALGORITHM_NAMES = {"scatter_allgather": "scatter + all-gather", "reduce_scatter_gather": "reduce-scatter + gather",
-                          "recursive_halving": "recursive halving", "pairwise": "pairwise exchange", "bruck": "Bruck"}
-
-
 def _algorithm_label(algorithm: str) -> str:
-    """The name a reader sees for an algorithm key: "halving_doubling" -> "halving-doubling (Rabenseifner)"."""
-    return compare.ALGORITHM_NAMES.get(algorithm) or _EXTRA_ALGORITHM_NAMES.get(algorithm, algorithm.replace("_", " "))
+    """The name a reader sees for an algorithm key, from the registry: "halving_doubling" -> "halving-doubling (Rabenseifner)"."""
+    return algorithms.label(algorithm)
 
 
 def primitive_report(primitive: str, algorithm: str, n: int, size: str, link: str) -> dict[str, str]:
@@ -554,13 +549,15 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     return fig
 
 
-def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None):
+def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None, chunks: int = 64):
     """Markdown table: each algorithm's start-ups and bytes per byte of M, on one uniform link."""
     rows = []
     for a in compare.ALGORITHMS:
-        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid)
+        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid,
+                                                   chunks=chunks)
         rows.append([compare.ALGORITHM_NAMES[a], f"{steps:g}", f"{k:.4g}"])
-    where = f"N = {n}; hierarchical with {hosts} hosts; torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid"
+    where = (f"N = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
+             f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes k (x M beta)"], rows,
                           caption=f"T = a alpha + k M beta, {where}")
 
