@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ._collectives_engine import ColumnTrace, StepEngine, split_bounds
-from .algorithms.base import log2_ceil
+from .algorithms.base import log2_ceil, log2_floor
 
 _ALL = slice(None)
 
@@ -78,7 +78,7 @@ def fold_out(eng: StepEngine, n: int, q: int) -> None:
 
 
 def recursive_doubling(eng: StepEngine, n: int) -> None:
-    q = 1 << (n.bit_length() - 1)
+    q = 1 << log2_floor(n)
     fold_in(eng, n, q)
     mask = 1
     while mask < q:
@@ -88,7 +88,7 @@ def recursive_doubling(eng: StepEngine, n: int) -> None:
 
 
 def halving_doubling(eng: StepEngine, n: int, length: int) -> None:
-    q = 1 << (n.bit_length() - 1)
+    q = 1 << log2_floor(n)
     fold_in(eng, n, q)
     seg = {i: (0, length, 0, q) for i in range(q)}  # element range [lo, hi) and block range [blo, bhi)
     history = []
