@@ -42,16 +42,18 @@ def tree_bcast_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
     return out
 
 
-def ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray], kind: str, phase: str,
-                label: Callable[[int, int], object]) -> None:
-    """Ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``) inside each group, all groups at once.
+def ring_steps(groups: list[list[int]], bounds: list[np.ndarray], kind: str,
+               label: Callable[[int, int], object]) -> list[list[tuple]]:
+    """The transfers of a ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``), step by step.
 
-    Position ``p`` of a group ends the reduce-scatter owning chunk ``p``
-    (``[bounds[p], bounds[p+1])``): at step s it sends chunk (p - s - 1) mod g
-    to position p + 1, which combines it into its own copy. In the all-gather,
-    position p sends chunk (p - s) mod g, and the receiver overwrites.
+    Every group is a ring of ranks, all groups at once. Position ``p`` of a
+    group ends the reduce-scatter owning chunk ``p`` (``[bounds[p],
+    bounds[p+1])``): at step s it sends chunk (p - s - 1) mod g to position
+    p + 1, which combines it into its own copy. In the all-gather, position
+    p sends chunk (p - s) mod g, and the receiver overwrites.
     """
     g = len(groups[0])
+    steps = []
     for s in range(g - 1):
         transfers = []
         for gi, (ranks, b) in enumerate(zip(groups, bounds)):
@@ -59,6 +61,14 @@ def ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray
                 c = (p - s - 1) % g if kind == "rs" else (p - s) % g
                 sl = slice(int(b[c]), int(b[c + 1]))
                 transfers.append((ranks[p], ranks[(p + 1) % g], sl, sl, kind == "rs", label(gi, c)))
+        steps.append(transfers)
+    return steps
+
+
+def ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray], kind: str, phase: str,
+               label: Callable[[int, int], object]) -> None:
+    """Run a ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``) inside each group (:func:`ring_steps`)."""
+    for transfers in ring_steps(groups, bounds, kind, label):
         eng.run(transfers, phase)
 
 
@@ -119,16 +129,54 @@ def halving_doubling(eng: StepEngine, n: int, length: int) -> None:
     fold_out(eng, n, q)
 
 
+def two_level_steps(lo: int, hi: int, inner: list[list[int]], tag: object = None) -> list[tuple[int, list[tuple]]]:
+    """Steps ``(phase index 0/1/2, transfers)`` of a two-level all-reduce of elements [lo, hi).
+
+    Ring reduce-scatter inside each ``inner`` group (a list of rings of the
+    same size g), ring all-reduce of each position's 1/g shard across the
+    groups (position p of every group, in group order), ring all-gather
+    inside the groups. ``tag`` is added to every chunk label.
+    """
+    groups, size = len(inner), len(inner[0])
+    outer = [[inner[h][p] for h in range(groups)] for p in range(size)]
+    b = split_bounds(lo, hi, size)
+    sub = [split_bounds(int(b[p]), int(b[p + 1]), groups) for p in range(size)]
+
+    def mark(x):
+        return x if tag is None else (tag, x)
+
+    out = [(0, t) for t in ring_steps(inner, [b] * groups, "rs", lambda gi, c: mark(c))]
+    out += [(1, t) for t in ring_steps(outer, sub, "rs", lambda gi, c: mark((gi, c)))]
+    out += [(1, t) for t in ring_steps(outer, sub, "ag", lambda gi, c: mark((gi, c)))]
+    out += [(2, t) for t in ring_steps(inner, [b] * groups, "ag", lambda gi, c: mark(c))]
+    return out
+
+
 def two_level(eng: StepEngine, length: int, groups: int, size: int, phases: tuple[str, str, str]) -> None:
     """Reduce-scatter inside each group of ``size`` contiguous ranks, ring all-reduce across groups, all-gather."""
     inner = [[h * size + p for p in range(size)] for h in range(groups)]
-    outer = [[h * size + p for h in range(groups)] for p in range(size)]
-    b = split_bounds(0, length, size)
-    ring_phase(eng, inner, [b] * groups, "rs", phases[0], lambda gi, c: c)
-    sub = [split_bounds(int(b[p]), int(b[p + 1]), groups) for p in range(size)]
-    ring_phase(eng, outer, sub, "rs", phases[1], lambda gi, c: (gi, c))
-    ring_phase(eng, outer, sub, "ag", phases[1], lambda gi, c: (gi, c))
-    ring_phase(eng, inner, [b] * groups, "ag", phases[2], lambda gi, c: c)
+    for phase, transfers in two_level_steps(0, length, inner):
+        eng.run(transfers, phases[phase])
+
+
+def torus_both_ways(eng: StepEngine, length: int, k: int) -> None:
+    """Four two-level all-reduces of a quarter each, at once, on a k x k torus (rank = row * k + column).
+
+    Quarter 0 starts along the rows in the + direction (then columns +),
+    quarter 1 along the rows in the - direction (then columns -), quarter 2
+    along the columns + (then rows +), quarter 3 along the columns - (then
+    rows -). At every step each quarter uses its own link direction, so no
+    link carries two messages at once (k >= 3, so that the + and - neighbours
+    differ).
+    """
+    rows = [[r * k + c for c in range(k)] for r in range(k)]
+    cols = [[r * k + c for r in range(k)] for c in range(k)]
+    plans = [rows, [g[::-1] for g in rows[::-1]], cols, [g[::-1] for g in cols[::-1]]]
+    q = split_bounds(0, length, 4)
+    runs = [two_level_steps(int(q[i]), int(q[i + 1]), plan, tag=i) for i, plan in enumerate(plans)]
+    names = ("first-dimension reduce-scatter", "second-dimension all-reduce", "first-dimension all-gather")
+    for step in zip(*runs):
+        eng.run([t for _, transfers in step for t in transfers], names[step[0][0]])
 
 
 def _ring_schedule(trace: ColumnTrace, n: int, sizes: np.ndarray, itemsize: int) -> None:

@@ -208,6 +208,23 @@ class ColumnTrace(Trace):
         return int(np.rint(busiest.sum()))
 
     @property
+    def link_port_bytes(self) -> int:
+        """Sum over steps of the busiest directed (src, dst) pair's bytes: every link is its own port.
+
+        Equals :attr:`critical_bytes` when no pair carries two messages in a step.
+        """
+        nsteps, inv = self._step_index()
+        if nsteps == 0:
+            return 0
+        c = self.columns()
+        key = (inv * self.n + c["src"]) * self.n + c["dst"]
+        uniq, where = np.unique(key, return_inverse=True)
+        per = np.bincount(where, weights=c["nbytes"])
+        busiest = np.zeros(nsteps)
+        np.maximum.at(busiest, uniq // (self.n * self.n), per)
+        return int(np.rint(busiest.sum()))
+
+    @property
     def critical_reduced(self) -> int:
         """Sum over steps of the most bytes any one rank reduced in that step: the gamma term's bytes."""
         nsteps, inv = self._step_index()

@@ -661,7 +661,7 @@ def _per_phase(name: str, value, phases: list[str], check) -> np.ndarray:
     return np.full(max(len(phases), 1), check(name, value), dtype=float)
 
 
-def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0) -> float:
+def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0, ports: str = "rank") -> float:
     r"""Seconds a traced run takes under the alpha-beta-gamma model, step by step.
 
     .. math:: T = \sum_{\text{steps}} \Big[\alpha + \max_{\text{ports}} m\beta
@@ -670,6 +670,8 @@ def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0) -> float:
     where m is the bytes a rank sends (or receives) in the step, its port
     carrying its messages one after the other (with one message per rank and
     step, the largest message), and r the bytes a rank reduces in the step.
+    With ``ports="link"`` every directed (src, dst) pair is its own port (a
+    rank with a link per neighbour, as on a torus).
     ``bandwidth`` (bytes/s, one direction), ``latency`` (s) and ``gamma``
     (s/byte) are numbers, or mappings from phase name to number (e.g. a fast
     intra-host and a slow inter-host link for ``"hierarchical"``).
@@ -704,9 +706,17 @@ def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0) -> float:
     start = np.zeros(steps.size)
     np.maximum.at(start, inv, lat[ph])
     # a port carries its messages of a step one after the other: the busiest port, sending or receiving
-    busy = np.zeros((2, steps.size, trace.n))
-    np.add.at(busy[0], (inv, cols["src"]), cols["nbytes"] / bw[ph])
-    np.add.at(busy[1], (inv, cols["dst"]), cols["nbytes"] / bw[ph])
+    seconds = cols["nbytes"] / bw[ph]
+    if ports == "link":
+        pair = cols["src"] * trace.n + cols["dst"]
+        busy = np.zeros((1, steps.size, trace.n * trace.n))
+        np.add.at(busy[0], (inv, pair), seconds)
+    elif ports == "rank":
+        busy = np.zeros((2, steps.size, trace.n))
+        np.add.at(busy[0], (inv, cols["src"]), seconds)
+        np.add.at(busy[1], (inv, cols["dst"]), seconds)
+    else:
+        raise ValueError(f"ports must be 'rank' or 'link'; got {ports!r}")
     worst = start + busy.max(axis=(0, 2))
     red = np.zeros((steps.size, trace.n))
     np.add.at(red, (inv, cols["dst"]), cols["reduced"] * gam[ph])

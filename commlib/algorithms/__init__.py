@@ -33,6 +33,7 @@ from . import (
     recursive_doubling,
     ring,
     torus,
+    torus_both_ways,
     tree,
 )
 from .base import ZERO, Algorithm, CostTerms, log2_ceil, log2_floor
@@ -42,7 +43,7 @@ __all__ = ["Algorithm", "CostTerms", "ZERO", "ALLREDUCE", "COLLECTIVES", "allred
 
 #: The all-reduce modules, in the order the book lists them (flat ones first).
 _MODULES = (ring, tree, recursive_doubling, halving_doubling, naive, pipelined_tree, double_binary_tree,
-            hierarchical, torus)
+            hierarchical, torus, torus_both_ways)
 
 #: Every all-reduce algorithm by name.
 ALLREDUCE: dict[str, Algorithm] = {m.ALGORITHM.name: m.ALGORITHM for m in _MODULES}

@@ -84,8 +84,11 @@ class Algorithm:
       ``"pipelined"`` (cut into q chunks) or ``"two-level"``;
     * ``seconds``: optional time on a cluster with a fast link inside hosts
       and a slower one between them; without it, the slowest link is charged;
-    * ``multi_port``: a rank may send or receive several messages in one step
-      (its port then carries their sum);
+    * ``multi_port``: a rank may send or receive several messages in one step;
+    * ``ports``: what carries a step's messages one after the other, and so
+      what ``terms(...).bytes`` counts: ``"rank"`` (each rank has one port,
+      its messages of a step share it) or ``"link"`` (each rank has a link
+      per neighbour, e.g. a torus; a link carries its own messages);
     * ``source``: where the algorithm and its cost come from.
     """
 
@@ -100,6 +103,7 @@ class Algorithm:
     family: str = "flat"
     seconds: Callable[..., float] | None = None
     multi_port: bool = False
+    ports: str = "rank"
     source: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 

@@ -1,0 +1,64 @@
+"""Claims of chapters 1 and 2, rerun small and deterministic, each against its control."""
+
+import numpy as np
+import pytest
+
+from commlib import collectives, compare, cost, hardware, topology
+
+
+@pytest.mark.parametrize("k", [3, 4, 5])
+def test_torus_both_ways_on_the_torus_topology_takes_what_its_closed_form_says(k):
+    n = k * k
+    length = 4 * n * 6
+    arrays = [np.full(length, float(r)) for r in range(n)]
+    _, trace = collectives.allreduce(arrays, "torus_both_ways")
+    bw, lat = 25e9, 2e-6
+    g = topology.torus2d(k, k, bandwidth=bw, latency=lat)
+    mapped = topology.map_trace(g, trace)
+    closed = cost.allreduce_time(length * 8, n, bw, lat, "torus_both_ways")
+    assert mapped.time == pytest.approx(closed, rel=1e-12)
+    assert mapped.max_flows == 1          # no link ever carries two messages at once
+    # the one-way torus on the same topology: its closed form too, and slower
+    _, one_way = collectives.allreduce(arrays, "torus", grid=(k, k))
+    t_one = topology.map_trace(g, one_way).time
+    assert t_one == pytest.approx(cost.allreduce_time(length * 8, n, bw, lat, "torus", grid=(k, k)), rel=1e-12)
+    assert mapped.time < t_one
+
+
+@pytest.mark.parametrize("n", [9, 16, 64, 256])
+def test_a_shorter_ring_keeps_the_ring_bandwidth_term_both_ways_quarters_it(n):
+    m = 1.0
+    ring = cost.allreduce_terms(m, n, "ring").bytes
+    one_way = cost.allreduce_terms(m, n, "torus").bytes
+    both = cost.allreduce_terms(m, n, "torus_both_ways").bytes
+    assert one_way == pytest.approx(ring, rel=1e-12)
+    assert both == pytest.approx(ring / 4, rel=1e-12)
+    assert cost.allreduce_terms(m, n, "torus").steps == cost.allreduce_terms(m, n, "torus_both_ways").steps \
+        < cost.allreduce_terms(m, n, "ring").steps
+
+
+def _curves(n, link, names):
+    item = hardware.link(link)
+    return {a: (lambda m, a=a: compare.allreduce_seconds(a, m, n, item.bandwidth, item.latency)) for a in names}
+
+
+@pytest.mark.parametrize("n", [16, 64, 128])
+def test_double_binary_tree_beats_the_ring_on_small_messages_and_loses_on_large(n):
+    c = _curves(n, "eth_100g", ["ring", "double_binary_tree", "pipelined_tree"])
+    small, large = 64e3, 10e9
+    assert c["double_binary_tree"](small) < c["ring"](small)
+    assert c["double_binary_tree"](large) > c["ring"](large)
+    (cross,) = compare.crossover_sizes(c["ring"], c["double_binary_tree"], 1e2, 1e11)
+    assert small < cross < large
+    # the double tree always beats the single pipelined tree (half the bytes, same rounds)
+    for m in (1e3, 1e6, 1e9):
+        assert c["double_binary_tree"](m) <= c["pipelined_tree"](m)
+
+
+def test_double_tree_crossover_grows_with_n():
+    crosses = []
+    for n in (16, 64, 256):
+        c = _curves(n, "eth_100g", ["ring", "double_binary_tree"])
+        (x,) = compare.crossover_sizes(c["ring"], c["double_binary_tree"], 1e2, 1e12)
+        crosses.append(x)
+    assert crosses == sorted(crosses)
