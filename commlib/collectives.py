@@ -527,7 +527,8 @@ def all_to_all(arrays, record: bool = False) -> tuple[list[np.ndarray], Trace]:
 # ---------------------------------------------------------------------------
 def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | None = None,
               grid: tuple[int, int] | None = None, record: bool = False,
-              inplace: bool = False, chunks: int | None = None) -> tuple[list[np.ndarray], Trace]:
+              inplace: bool = False, chunks: int | None = None,
+              rails: int | None = None) -> tuple[list[np.ndarray], Trace]:
     r"""Every rank ends with the elementwise reduction of all ranks' arrays.
 
     With p = n ranks and M = one array's bytes (Thakur et al. 2005 sec. 4.4;
@@ -577,7 +578,9 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
     Every algorithm is a record of the registry :mod:`commlib.algorithms`;
     this function validates its parameters and runs its ``schedule``.
     ``hosts`` is used only by ``"hierarchical"``, ``grid`` only by
-    ``"torus"``, ``chunks`` only by the pipelined trees. ``arrays`` may also be one 2-D (ranks x length) array. With
+    ``"torus"``, ``chunks`` only by the pipelined trees; ``"multi_rail_ring"``
+    takes ``hosts`` and ``rails`` (c rings, one per network card, each on
+    1/c of the vector). ``arrays`` may also be one 2-D (ranks x length) array. With
     ``record=True``, ``trace.snapshots`` holds every rank's buffer at the
     start and after each step. With ``record=False`` the ring takes a
     vectorised path: the same schedule, the same trace and the same
@@ -618,7 +621,9 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
     length = rows[0].size
     f = _ufunc(op, dtype)
     record_ = algorithms.allreduce_algorithm(algorithm)
-    given = {"hosts": hosts, "grid": grid, "chunks": chunks}
+    given = {"hosts": hosts, "grid": grid, "chunks": chunks, "rails": rails}
+    if "rails" in record_.params and hosts is None:
+        given["hosts"] = 1
     params = record_.checked(n, **{k: _whole_number(v) for k, v in given.items() if k in record_.params})
     record = bool(record)
     if not isinstance(inplace, (bool, np.bool_)):

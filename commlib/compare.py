@@ -86,6 +86,7 @@ def allreduce_seconds(
     gamma: float = 0.0,
     nics_per_host: int | None = None,
     chunks: int | None = None,
+    rails: int | None = None,
 ) -> float:
     r"""Seconds to all-reduce ``nbytes`` over ``n`` ranks with any algorithm of :data:`ALGORITHMS`.
 
@@ -111,6 +112,10 @@ def allreduce_seconds(
       ``hosts > 1``: every step of a flat algorithm waits for its slowest
       pair, and with more than one host some pair crosses the network.
 
+    * ``"multi_rail_ring"`` is the flat ring run as c rings at once, one per
+      network card (``rails`` = c; default ``nics_per_host``, and one card per
+      GPU when that is None too): the fair flat baseline against the
+      hierarchical algorithm with the same cards.
     * The pipelined trees take ``chunks`` = q; ``None`` (default) picks the
       fastest q for this link (:func:`commlib.algorithms.pipelined_tree.best_chunks`).
 
@@ -142,8 +147,8 @@ def allreduce_seconds(
     if nics_per_host is not None:
         nics_per_host = check_count("nics_per_host", nics_per_host, minimum=1)
     record = algorithms.allreduce_algorithm(algorithm)
-    given = {"hosts": hosts, "grid": grid, "chunks": chunks}
-    params = record.checked(n, **{k: v for k, v in given.items() if k in record.params})
+    given = {"hosts": hosts, "grid": grid, "chunks": chunks, "rails": rails}
+    params = record.checked(n, **{k: v for k, v in given.items() if k in record.params and v is not None})
     if record.seconds is not None:
         return record.seconds(nbytes, n, bandwidth, latency, gamma, **{"hosts": hosts, **params},
                               inter_bandwidth=inter_b, inter_latency=inter_l, nics_per_host=nics_per_host)

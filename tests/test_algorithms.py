@@ -18,6 +18,11 @@ NS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 24, 25]
 
 def params_for(alg: algorithms.Algorithm, n: int) -> list[dict]:
     """A few valid parameter sets for ``alg`` on n ranks."""
+    if "rails" in alg.params:
+        out = []
+        for h in [h for h in range(1, n + 1) if n % h == 0][:3]:
+            out += [{"hosts": h, "rails": c} for c in sorted({1, n // h})]
+        return out
     if "hosts" in alg.params:
         return [{"hosts": h} for h in range(1, n + 1) if n % h == 0][:3]
     if name_of(alg) == "torus_both_ways":
@@ -37,7 +42,7 @@ def name_of(alg: algorithms.Algorithm) -> str:
 def exact_length(n: int, params: dict) -> int:
     """A vector length that every piece of every algorithm divides evenly."""
     q = params.get("chunks", 1)
-    return 4 * math.lcm(n, 1 << (n.bit_length() - 1), 2 * q, *params.get("grid", (1,)))
+    return 4 * math.lcm(n * params.get("rails", 1), 1 << (n.bit_length() - 1), 2 * q, *params.get("grid", (1,)))
 
 
 @pytest.mark.parametrize("name", list(algorithms.ALLREDUCE))

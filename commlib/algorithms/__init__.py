@@ -27,6 +27,7 @@ from . import (
     double_binary_tree,
     halving_doubling,
     hierarchical,
+    multi_rail_ring,
     naive,
     pipelined_tree,
     primitives,
@@ -43,7 +44,7 @@ __all__ = ["Algorithm", "CostTerms", "ZERO", "ALLREDUCE", "COLLECTIVES", "allred
 
 #: The all-reduce modules, in the order the book lists them (flat ones first).
 _MODULES = (ring, tree, recursive_doubling, halving_doubling, naive, pipelined_tree, double_binary_tree,
-            hierarchical, torus, torus_both_ways)
+            multi_rail_ring, hierarchical, torus, torus_both_ways)
 
 #: Every all-reduce algorithm by name.
 ALLREDUCE: dict[str, Algorithm] = {m.ALGORITHM.name: m.ALGORITHM for m in _MODULES}

@@ -576,6 +576,25 @@ def _short_name(algorithm: str) -> str:
     return compare.ALGORITHM_NAMES[algorithm].split(" (")[0]
 
 
+def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
+    """The registry's all-reduce algorithms that apply to ``n`` ranks on a switched network of ``hosts`` hosts.
+
+    Left out: those that need a torus (a link per neighbour, ``ports="link"``),
+    those whose parameters ``n`` cannot satisfy, and the two-link ones
+    (hierarchical, multi-rail ring) when there is only one host.
+    """
+    out = []
+    for name, a in algorithms.ALLREDUCE.items():
+        if a.ports != "rank" or (hosts == 1 and "hosts" in a.params):
+            continue
+        try:
+            a.checked(n, **({"hosts": hosts} if "hosts" in a.params else {}))
+        except ValueError:
+            continue
+        out.append(name)
+    return out
+
+
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
     """Time of every all-reduce algorithm against message size (log-log), switch points marked.
@@ -589,20 +608,21 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     """
     item = hardware.link(link)
     inter = hardware.link(inter_link) if inter_link else item
-    if algorithms is None:
-        algorithms = [a for a in compare.ALGORITHMS if a != "hierarchical" or hosts > 1]
-    algorithms = list(algorithms)
+    names = figure_algorithms(n, hosts) if algorithms is None else list(algorithms)
     kw = dict(hosts=hosts, inter_bandwidth=inter.bandwidth, inter_latency=inter.latency)
 
     def curve(a):
         return lambda m: compare.allreduce_seconds(a, m, n, item.bandwidth, item.latency, **kw)
 
-    curves = {a: curve(a) for a in algorithms}
+    curves = {a: curve(a) for a in names}
     sizes = np.geomspace(lo, hi, 161)
-    fig, ax = figure(8.6, 5.9)
-    for i, a in enumerate(algorithms):
+    fig, ax = figure(8.6, 6.3)
+    for i, a in enumerate(names):
+        # colour, dash and marker all differ, and markers sit at different sizes on each line,
+        # so lines that coincide (ring, halving-doubling, torus at large M) stay distinguishable
         ax.loglog(sizes, [curves[a](m) for m in sizes], color=COLORS[i % 8], lw=2.0,
-                  ls=_LINESTYLES[i % len(_LINESTYLES)], label=compare.ALGORITHM_NAMES[a])
+                  ls=_LINESTYLES[i % len(_LINESTYLES)], marker=MARKERS[i % len(MARKERS)], ms=7,
+                  markevery=(2 * i, 20), label=compare.ALGORITHM_NAMES[a])
     switches = compare.switch_points(curves, lo, hi)
     for j, (size, before, after) in enumerate(switches):
         t = curves[after](size)
