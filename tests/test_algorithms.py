@@ -118,3 +118,21 @@ def test_best_chunks_is_no_worse_than_its_neighbours():
         t = tree_terms(m, 16, q, 2).time(12.5e9, 5e-6)
         for other in (max(1, q // 3), q * 3):
             assert t <= tree_terms(m, 16, other, 2).time(12.5e9, 5e-6) + 1e-15
+
+
+def test_cluster_calculator_model_imports_without_numpy():
+    code = ("import sys; sys.modules['numpy'] = None; import commlib.cluster as c; "
+            "r = c.cluster_results('resnet50', 'fp16', 16, 2, 'nvlink2', 'eth_25g', 'double_binary_tree', 100.0, 90.0); "
+            "print(r['time of one all-reduce'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("ms")
+
+
+def test_cluster_results_names_bad_parameters():
+    from commlib import cluster
+
+    for kwargs, word in (({"hosts": 3}, "hosts"), ({"target_percent": 100.0}, "target_percent"),
+                         ({"t_compute_ms": 0.0}, "t_compute_ms"), ({"nics_per_host": -1}, "nics_per_host"),
+                         ({"algorithm": "torus_both_ways", "n": 12, "hosts": 2}, "grid")):
+        with pytest.raises(ValueError, match=word):
+            cluster.cluster_results(**kwargs)

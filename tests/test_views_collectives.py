@@ -19,7 +19,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-from commlib import compare  # noqa: E402
+from commlib import cluster, compare  # noqa: E402
 from commlib.views import collectives as vc  # noqa: E402
 from commlib.views.animation import to_html  # noqa: E402
 
@@ -257,12 +257,12 @@ def test_ring_scaling_figure_ring_barely_grows():
 
 # --- chapter 2: calculators ---------------------------------------------------------------------
 
-def test_cluster_report_note_001_example():
-    out = vc.cluster_report("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 550, 90)
+def test_cluster_results_vgg16_gigabit_example():
+    out = cluster.cluster_results("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 550, 90)
     t = 2 * 3 / 4 * 138_357_544 * 4 / 125e6 + 6 * 50e-6
     assert out["time of one all-reduce"] == f"{t:.2f} s"
-    assert out["parallel efficiency Ts/(Ts+Tt)"] == f"{100 * 0.55 / (0.55 + t):.1f} %"
-    assert out["GPUs per host"] == "1"
+    assert out["parallel efficiency Tc/(Tc+Tm)"] == f"{100 * 0.55 / (0.55 + t):.1f} %"
+    assert out["GPUs per host g"] == "1"
 
 
 def test_cluster_calculator_shows_results_and_errors_in_place():
@@ -278,7 +278,7 @@ def test_cluster_calculator_shows_results_and_errors_in_place():
     calc.set(t_compute_ms=100.0, n=1, hosts=1)
     assert calc.error is None and "nothing to all-reduce" in calc.results["time of one all-reduce"]
     calc.set(n=16, hosts=2, algorithm="hierarchical")
-    flat = vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0)
+    flat = cluster.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0)
     assert calc.results["time of one all-reduce"] != flat["time of one all-reduce"]
 
 
@@ -297,11 +297,12 @@ def test_cluster_calculator_network_cards_matter_to_hierarchical_only():
     calc.set(nics_per_host=2)
     assert calc.results["time of one all-reduce"] == f"{1e3 * two:.2f} ms"
     # the flat ring sends one flow per direction through each host's card: the choice does not matter
-    rings = {vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0, k)
+    # (the multi-rail ring, one ring per card, is the one that uses them)
+    rings = {cluster.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0, k)
              ["time of one all-reduce"] for _, k in vc.NIC_CHOICES}
     assert rings == {f"{1e3 * (30 * 10e-6 + 2 * 15 / 16 * m / 3.125e9):.2f} ms"}
     with pytest.raises(ValueError, match="nics_per_host"):
-        vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "hierarchical", 100.0, 90.0, -1)
+        cluster.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "hierarchical", 100.0, 90.0, -1)
 
 
 def test_bandwidth_converter_two_ways_and_errors():

@@ -26,7 +26,7 @@ from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.ticker import NullLocator
 
-from .. import algorithms, collectives, compare, cost, hardware
+from .. import algorithms, cluster, collectives, compare, cost, hardware
 from ..units import check_count, format_percent, format_rate, format_size, format_time, parse_rate, parse_size
 from .calculator import Calculator, dropdown, integer, make_calculator, number, text
 from .plots import COLORS, MARKERS, PALETTE, figure, style
@@ -711,77 +711,45 @@ def torus_figure(rows: int = 3, cols: int = 4):
 
 # --- chapter 2: calculators ---------------------------------------------------------------------
 
-#: The calculator's choices of network cards per host: 0 stands for one NIC per GPU (``nics_per_host=None``).
-NIC_CHOICES: tuple[tuple[str, int], ...] = (
-    ("one per GPU", 0), ("1 per host, shared by its GPUs", 1), ("2 per host", 2), ("4 per host", 4),
-    ("8 per host", 8),
-)
+#: The calculator's choices of network cards per host (0: one per GPU), from the model layer.
+NIC_CHOICES = cluster.NIC_CHOICES
 
 
-def cluster_report(model: str, dtype: str, n: int, hosts: int, intra_link: str, inter_link: str,
-                   algorithm: str, t_compute_ms: float, target_percent: float,
-                   nics_per_host: int = 0) -> dict[str, str]:
-    """The "your cluster" calculator's results, as text with units (raises ValueError on bad input).
-
-    ``nics_per_host`` is the number of network cards of ``inter_link`` per
-    host, shared by its GPUs, or 0 for one card per GPU; only the
-    hierarchical all-reduce depends on it
-    (:func:`commlib.cost.hierarchical_allreduce_time`).
-    """
-    nics = check_count("nics_per_host", nics_per_host, minimum=0)
-    target_percent = float(target_percent)
-    if not 0 < target_percent < 100:
-        raise ValueError(f"target efficiency must lie in (0, 100) %, got {target_percent:g} %")
-    if not 0 < float(t_compute_ms) < math.inf:
-        raise ValueError(f"compute per step must be > 0 ms, got {float(t_compute_ms):g} ms")
-    target = target_percent / 100.0
-    r = compare.cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,
-                                  float(t_compute_ms) / 1e3, target, nics_per_host=nics or None)
-    if r.n == 1:
-        return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
-                "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
-    need = r.required_bandwidth
-    need_text = ("out of reach: the latency terms alone exceed the allowed time" if math.isinf(need)
-                 else f"{format_rate(need)} = {format_rate(need, bits=True)}")
-    which = "inter-host" if hosts > 1 else "intra-host"
-    return {
-        "gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
-        "GPUs per host": f"{n // hosts}",
-        "time of one all-reduce": format_time(r.seconds),
-        "algorithm bandwidth (algbw)": format_rate(r.algbw),
-        "bus bandwidth (busbw)": format_rate(r.busbw),
-        "slowest link": format_rate(r.bottleneck),
-        "busbw / slowest link": format_percent(r.bus_efficiency, 1),
-        "parallel efficiency Ts/(Ts+Tt)": format_percent(r.parallel_efficiency, 1),
-        f"{which} bandwidth for {format_percent(target, 0)}": need_text,
-    }
+def cluster_report(*args, **kwargs) -> dict[str, str]:
+    """The "your cluster" calculator's results: :func:`commlib.cluster.cluster_results` (kept for callers)."""
+    return cluster.cluster_results(*args, **kwargs)
 
 
 def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
                        intra_link: str = "nvlink2", inter_link: str = "eth_25g", algorithm: str = "ring",
                        t_compute_ms: float = 100.0, target_percent: float = 90.0,
                        nics_per_host: int = 1) -> Calculator:
-    """"Your cluster": model, dtype, N, hosts, links, NICs, algorithm -> time, algbw, busbw, efficiency."""
+    """"Your cluster": model, dtype, n, hosts, links, NICs, algorithm -> time, algbw, busbw, efficiency.
+
+    The computation is the model layer's numpy-free :func:`commlib.cluster.cluster_results`.
+    """
     links = [(item.name, key) for key, item in hardware.LINKS.items()]
     controls = {
         "model": dropdown([(f"{m.name} ({m.params:,} parameters)", k) for k, m in hardware.MODELS.items()],
                           model, "model"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
-        "n": integer(n, 1, 4096, "GPUs N"),
-        "hosts": integer(hosts, 1, 512, "hosts"),
+        "n": integer(n, 1, 4096, "GPUs n"),
+        "hosts": integer(hosts, 1, 512, "hosts h"),
         "intra_link": dropdown(links, intra_link, "link inside a host"),
         "inter_link": dropdown(links, inter_link, "link between hosts"),
-        "nics_per_host": dropdown(list(NIC_CHOICES), nics_per_host, "network cards"),
+        "nics_per_host": dropdown(list(NIC_CHOICES), nics_per_host, "network cards c"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in compare.ALGORITHMS], algorithm,
                               "algorithm"),
         "t_compute_ms": number(t_compute_ms, "compute (ms/step)"),
         "target_percent": number(target_percent, "efficiency goal (%)"),
     }
-    return make_calculator(cluster_report, controls, title="Your cluster: one gradient all-reduce",
+    return make_calculator(cluster.cluster_results, controls, title="Your cluster: one gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
-                                "busbw = algbw x 2(N-1)/N as nccl-tests defines them; flat algorithms and the "
-                                "torus run at the slowest link; network cards matter to the hierarchical "
-                                "algorithm only (shared cards split their rate among the GPUs' shards); "
+                                "busbw = algbw x 2(n-1)/n as nccl-tests defines them; flat algorithms, the "
+                                "pipelined trees (best number of chunks q) and the torus run at the slowest "
+                                "link; network cards c matter to the hierarchical algorithm (shared cards "
+                                "split their rate among the GPUs' shards) and to the multi-rail ring (one "
+                                "ring per card); the torus both ways needs n = k x k and a torus network; "
                                 "no overlap of compute and communication.")
 
 
