@@ -406,7 +406,7 @@ def naive_hotspot_figure(ps: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: 
     multiple of every P (5040 is): with uneven chunks the busiest ring rank
     carries a little more than the formula.
     """
-    ps = [check_count("P", p, minimum=2) for p in ps]
+    ps = [check_count("n", p, minimum=2) for p in ps]
     nbytes = elements * 8
     naive, ring = [], []
     for p in ps:
@@ -418,12 +418,12 @@ def naive_hotspot_figure(ps: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: 
     grid = np.arange(min(ps), max(ps) + 1)
     fig, ax = figure(6.4, 3.8)
     kb = 1e3
-    ax.plot(grid, 2 * (grid - 1) * nbytes / kb, color=COLORS[3], lw=1.2, label="formula 2(P-1)N")
+    ax.plot(grid, 2 * (grid - 1) * nbytes / kb, color=COLORS[3], lw=1.2, label="formula 2(n-1)M")
     ax.plot(ps, np.array(naive) / kb, MARKERS[3], color=COLORS[3], label="naive, master's link (trace)")
-    ax.plot(grid, 4 * (grid - 1) / grid * nbytes / kb, color=COLORS[0], lw=1.2, ls="--", label="formula 4(P-1)N/P")
+    ax.plot(grid, 4 * (grid - 1) / grid * nbytes / kb, color=COLORS[0], lw=1.2, ls="--", label="formula 4(n-1)M/n")
     ax.plot(ps, np.array(ring) / kb, MARKERS[0], color=COLORS[0], label="ring, any rank's link (trace)")
-    ax.set_xlabel("ranks P")
-    ax.set_ylabel(f"kB through the link, both directions\n(N = {format_size(nbytes)} per rank)")
+    ax.set_xlabel("ranks n")
+    ax.set_ylabel(f"kB through the link, both directions\n(M = {format_size(nbytes)} per rank)")
     ax.set_title("The master is a hot spot; the ring spreads the load")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -510,7 +510,7 @@ def ring_allreduce_animation(n: int = 4) -> FuncAnimation:
 
 def trace_formula_table(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: int = 12,
                         bandwidth: float = 1e9, latency: float = 1e-5):
-    """Markdown table: the ring's trace counts next to the closed forms, for several N."""
+    """Markdown table: the ring's trace counts next to the closed forms, for several n."""
     rows = []
     for n in ns:
         (row,) = compare.trace_vs_formula([n], elements=elements_per_rank * n, bandwidth=bandwidth,
@@ -518,15 +518,15 @@ def trace_formula_table(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: in
         rows.append([n, format_size(row.nbytes), row.trace_steps, row.formula_steps,
                      f"{row.trace_bytes_per_rank:,}", f"{row.formula_bytes_per_rank:,.0f}",
                      format_time(row.trace_seconds, 3), format_time(row.formula_seconds, 3)])
-    headers = ["N", "buffer M", "steps (trace)", "steps 2(N-1)", "bytes sent per rank (trace, B)",
-               "2(N-1)/N·M (B)", "time (trace)", "time (formula)"]
+    headers = ["n", "buffer M", "steps (trace)", "steps 2(n-1)", "bytes sent per rank (trace, B)",
+               "2(n-1)/n·M (B)", "time (trace)", "time (formula)"]
     return markdown_table(headers, rows, caption=(f"Ring all-reduce: simulation vs formula, "
                                                    f"{format_rate(bandwidth)} per direction, "
                                                    f"alpha = {format_time(latency)}"))
 
 
 def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Sequence[int] = (2, 4, 8, 16, 32, 64, 128)):
-    """All-reduce time against N at fixed message size: ring (with and without latency) vs naive."""
+    """All-reduce time against n at fixed message size: ring (with and without latency) vs naive."""
     item = hardware.link(link)
     ns = np.array([check_count("n", k, minimum=2) for k in ns])
     fig, ax = figure(6.4, 3.8)
@@ -534,14 +534,14 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     ring_full = [compare.allreduce_seconds("ring", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     naive = [compare.allreduce_seconds("naive", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     limit = 2 * nbytes / item.bandwidth
-    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=COLORS[0], label="ring, bandwidth term 2(N-1)/N·M/B")
-    ax.plot(ns, ring_full, MARKERS[1] + "--", color=COLORS[1], label="ring, with latency 2(N-1)α")
+    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
+    ax.plot(ns, ring_full, MARKERS[1] + "--", color=COLORS[1], label="ring, with latency 2(n-1)α")
     ax.plot(ns, naive, MARKERS[3] + ":", color=COLORS[3], label="naive, through a master")
     ax.axhline(limit, color="0.4", lw=0.8)
     ax.annotate("limit 2M/B", (ns[-1], limit), xytext=(-60, 6), textcoords="offset points", fontsize=8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("ranks N")
+    ax.set_xlabel("ranks n")
     ax.set_ylabel("time of one all-reduce (s)")
     ax.set_title(f"M = {format_size(nbytes)} over {item.name} ({format_rate(item.bandwidth)} per direction)")
     ax.legend(fontsize=8)
@@ -556,7 +556,7 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
         steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid,
                                                    chunks=chunks)
         rows.append([compare.ALGORITHM_NAMES[a], f"{steps:g}", f"{k:.4g}"])
-    where = (f"N = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
+    where = (f"n = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes k (x M beta)"], rows,
                           caption=f"T = a alpha + k M beta, {where}")
@@ -637,7 +637,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         ax.text(lo * 1.3, ax.get_ylim()[1] / 2.5, "latency-bound", fontsize=11, color="0.3")
         ax.text(hi / 40, ax.get_ylim()[1] / 2.5, "bandwidth-bound", fontsize=11, color="0.3", ha="right")
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
-    ax.set_title(f"all-reduce on N = {n} ranks, {where}", fontsize=13)
+    ax.set_title(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     ax.set_xlabel("message size M (bytes)", fontsize=12)
     ax.set_ylabel("time (s)", fontsize=12)
     ax.tick_params(labelsize=11)
@@ -649,8 +649,63 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     return fig
 
 
+def partner_figure(n: int = 8):
+    """Who talks to whom: recursive doubling (left) and halving-doubling (right), one row per step.
+
+    Drawn from the traces of :func:`commlib.collectives.allreduce` on ``n``
+    ranks (a power of two): each row is a step, each arc joins two partners
+    that swap data in that step, and the label gives the partners' distance
+    and the message as a fraction of M.
+    """
+    n = check_count("n", n, minimum=2, maximum=32)
+    if n & (n - 1):
+        raise ValueError(f"n must be a power of two (partners at distance 1, 2, 4, ...); got {n}")
+    length = 8 * n
+    runs = [("recursive_doubling", "recursive doubling"), ("halving_doubling", "halving-doubling")]
+    traces = [collectives.allreduce([np.zeros(length)] * n, a)[1] for a, _ in runs]
+    rows = max(t.steps for t in traces)
+    fig, axes = figure(10.0, 1.1 + 0.75 * rows, ncols=2)
+    for ax, (_, title), trace in zip(axes, runs, traces):
+        ax.axis("off")
+        ax.grid(False)
+        for s in range(trace.steps):
+            y = -s
+            msgs = [m for m in trace.step_messages(s) if m.src < m.dst]
+            for i in range(n):
+                ax.add_patch(Rectangle((i - 0.18, y - 0.18), 0.36, 0.36, fc=_RANK_COLORS[i % len(_RANK_COLORS)],
+                                       ec="black", zorder=3))
+            for m in msgs:
+                ax.add_patch(FancyArrowPatch((m.src, y + 0.18), (m.dst, y + 0.18), arrowstyle="<->",
+                                             mutation_scale=8, connectionstyle="arc3,rad=-0.35", lw=1.0,
+                                             color=COLORS[0] if m.reduced else COLORS[1], zorder=2))
+            d = msgs[0].dst - msgs[0].src
+            share = msgs[0].nbytes / (length * 8)
+            ax.text(-0.7, y, f"step {s + 1}: distance {d}, {_fraction(share)} M", ha="right", va="center",
+                    fontsize=8)
+        for i in range(n):
+            ax.text(i, 0.75, f"{i}", ha="center", va="bottom", fontsize=8)
+        ax.set_xlim(-4.2, n - 0.4)
+        ax.set_ylim(-rows + 0.4, 1.2)
+        ax.set_title(f"{title}, n = {n}: {trace.steps} steps", fontsize=10)
+    fig.text(0.5, 0.01, "arcs: partners swap and add (blue) or swap and copy (orange)", ha="center", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+def _fraction(x: float) -> str:
+    """1.0 -> "1 x", 0.25 -> "1/4 x"."""
+    if x >= 1:
+        return f"{x:g} x"
+    return f"1/{round(1 / x)} x"
+
+
 def hierarchical_figure(hosts: int = 2, per_host: int = 4):
-    """Hosts as boxes of GPUs: intra-host rings (solid) and the inter-host rings of same-index GPUs (dashed)."""
+    """Hosts as boxes of GPUs: intra-host rings (solid) and the inter-host rings of same-index GPUs (dashed).
+
+    Arrow heads show where traffic goes: an intra-host ring sends one way round
+    (with its wrap-around arc); between two hosts the inter-host ring sends
+    both ways (double heads); with more hosts it wraps from the last to the first.
+    """
     hosts = check_count("hosts", hosts, minimum=2, maximum=4)
     per_host = check_count("per_host", per_host, minimum=2, maximum=8)
     fig, ax = figure(7.0, 1.6 + 1.3 * hosts)
@@ -668,10 +723,17 @@ def hierarchical_figure(hosts: int = 2, per_host: int = 4):
                 ax.annotate("", xy=(g + 0.7, y), xytext=(g + 0.3, y), arrowprops=dict(arrowstyle="->", lw=1.3))
         ax.annotate("", xy=(-0.3, y + 0.28), xytext=(per_host - 1 - 0.3, y + 0.28),
                     arrowprops=dict(arrowstyle="->", lw=1.0, connectionstyle="arc3,rad=0.15"))
+    # the inter-host ring of each local index: with 2 hosts it sends both ways between them (double
+    # heads); with more, it runs down the hosts and wraps from the last host back to the first
+    both = "<->" if hosts == 2 else "->"
     for g in range(per_host):
         for hst in range(hosts - 1):
             ax.annotate("", xy=(g + 0.1, -(hst + 1) * 1.6 + 0.27), xytext=(g + 0.1, -hst * 1.6 - 0.27),
-                        arrowprops=dict(arrowstyle="->", lw=1.2, ls="--", color=COLORS[3]))
+                        arrowprops=dict(arrowstyle=both, lw=1.2, ls="--", color=COLORS[3]))
+        if hosts > 2:
+            ax.annotate("", xy=(g + 0.35, 0.27), xytext=(g + 0.35, -(hosts - 1) * 1.6 - 0.27),
+                        arrowprops=dict(arrowstyle="->", lw=0.9, ls="--", color=COLORS[3],
+                                        connectionstyle="arc3,rad=-0.25"))
     ax.set_xlim(-1.6, per_host + 0.3)
     ax.set_ylim(-(hosts - 1) * 1.6 - 0.8, 1.0)
     ax.set_title("hierarchical all-reduce\n1) reduce-scatter inside each host (solid ring)\n"
