@@ -28,10 +28,11 @@ from .units import (
     format_rate,
     format_size,
     format_time,
+    parse_size,
 )
 
 __all__ = ["allreduce_seconds", "bandwidth_for_time", "ClusterResult", "cluster_allreduce", "cluster_results",
-           "NIC_CHOICES"]
+           "NIC_CHOICES", "PRIMITIVE_OPS", "primitive_results"]
 
 
 def allreduce_seconds(
@@ -290,4 +291,37 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
         "busbw / slowest link": format_percent(r.bus_efficiency, 1),
         "parallel efficiency Tc/(Tc+Tm)": format_percent(r.parallel_efficiency, 1),
         f"{which} bandwidth for {format_percent(target, 0)}": need_text,
+    }
+
+
+#: The primitive calculator's names of the collectives (as a reader writes them) -> registry keys.
+PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gather", "scatter": "scatter",
+                 "all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-to-all": "all_to_all",
+                 "all-reduce": "all_reduce"}
+
+
+def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8, size: str = "64 MiB",
+                      link: str = "eth_25g") -> dict[str, str]:
+    """Chapter 1's calculator: one collective under alpha-beta (:func:`commlib.cost.collective_terms`), as text.
+
+    >>> primitive_results("all-gather", "ring", 4, "4 MB", "eth_10g")["steps on the critical path (alpha count)"]
+    '3'
+    """
+    op = PRIMITIVE_OPS.get(primitive, primitive)
+    if op not in cost.COLLECTIVE_ALGORITHMS:
+        raise ValueError(f"primitive must be one of {', '.join(PRIMITIVE_OPS)}; got {primitive!r}")
+    allowed = cost.COLLECTIVE_ALGORITHMS[op]
+    if algorithm not in allowed:
+        raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
+    nbytes = parse_size(size)
+    item = hardware.link(link)
+    n = check_count("n", n)
+    terms = cost.collective_terms(op, nbytes, n, algorithm)
+    seconds = terms.time(item.bandwidth, item.latency)
+    return {
+        "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "steps on the critical path (alpha count)": f"{terms.steps}",
+        "bytes on the critical path": format_size(terms.bytes),
+        "time": format_time(seconds),
+        "latency share": format_percent(terms.steps * item.latency / seconds, 1) if seconds else "-",
     }

@@ -81,3 +81,27 @@ def test_hierarchical_beats_the_fair_multi_rail_ring_by_far_less_than_the_one_ca
 def test_multi_rail_ring_with_one_card_is_the_flat_ring():
     one = compare.cluster_allreduce(*ARGS, "multi_rail_ring", nics_per_host=1).seconds
     assert one == pytest.approx(compare.cluster_allreduce(*ARGS, "ring").seconds, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [4, 16, 64])
+def test_extra_summing_machines_get_past_the_ring_lower_bound(n):
+    m, b = 100e6, 12.5e9
+    ring = compare.allreduce_seconds("ring", m, n, b)
+    byteps = cost.byteps_time(m, n, n, b)           # as many summing machines as ranks: M each way
+    assert byteps == pytest.approx(m / b)
+    assert byteps < ring
+    # no rank-only algorithm of the registry beats the ring's bandwidth term
+    for name in compare.ALGORITHMS:
+        if name == "torus_both_ways":               # a torus has four links per rank, not one
+            continue
+        kw = {"hosts": 1} if name in ("hierarchical", "multi_rail_ring") else {}
+        assert compare.allreduce_seconds(name, m, n, b, **kw) >= ring * (1 - 1e-12)
+
+
+def test_double_tree_on_128_ranks_small_and_large():
+    item = hardware.link("eth_100g")
+
+    def t(a, m):
+        return compare.allreduce_seconds(a, m, 128, item.bandwidth, item.latency)
+    assert t("ring", 1e3) / t("double_binary_tree", 1e3) > 10
+    assert 1.0 < t("double_binary_tree", 1e10) / t("ring", 1e10) < 1.05

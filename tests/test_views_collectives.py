@@ -427,3 +427,22 @@ def test_calculator_labels_fit_their_column_and_read_as_words(make):
     units = {k: c.description for k, c in calc.controls.items()}
     if make is vc.cluster_calculator:
         assert "(ms" in units["t_compute_ms"] and "(%)" in units["target_percent"]
+
+
+def test_partner_figure_draws_one_arc_per_pair_from_the_traces():
+    from matplotlib.patches import FancyArrowPatch
+
+    fig = vc.partner_figure(8)
+    left, right = fig.axes
+    arcs = [p for p in left.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arcs) == 3 * 4                     # 3 steps, 4 pairs each
+    arcs = [p for p in right.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arcs) == 6 * 4
+    with pytest.raises(ValueError, match="power of two"):
+        vc.partner_figure(6)
+
+
+def test_hierarchical_figure_two_hosts_arrows_both_ways():
+    fig = vc.hierarchical_figure(2, 4)
+    styles = [t.arrow_patch.get_arrowstyle() for t in fig.axes[0].texts if getattr(t, "arrow_patch", None)]
+    assert sum(type(s).__name__ == "CurveAB" for s in styles) == 4   # the 4 inter-host rings, both ways

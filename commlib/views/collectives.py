@@ -27,7 +27,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.ticker import NullLocator
 
 from .. import algorithms, cluster, collectives, compare, cost, hardware
-from ..units import check_count, format_percent, format_rate, format_size, format_time, parse_rate, parse_size
+from ..units import check_count, format_rate, format_size, format_time, parse_rate
 from .calculator import Calculator, dropdown, integer, make_calculator, number, text
 from .plots import COLORS, MARKERS, PALETTE, figure, style
 from .tables import markdown_table
@@ -349,49 +349,29 @@ def buffer_table(ns: Sequence[int] = (2, 4, 8), count: int = 1):
     return markdown_table(headers, rows, caption=f"Buffer sizes per rank, sendcount = {count} element(s)")
 
 
-_PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gather", "scatter": "scatter",
-                  "all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-to-all": "all_to_all",
-                  "all-reduce": "all_reduce"}
+_PRIMITIVE_OPS = cluster.PRIMITIVE_OPS
 
 
-def _algorithm_label(algorithm: str) -> str:
-    """The name a reader sees for an algorithm key, from the registry: "halving_doubling" -> "halving-doubling (Rabenseifner)"."""
-    return algorithms.label(algorithm)
-
-
-def primitive_report(primitive: str, algorithm: str, n: int, size: str, link: str) -> dict[str, str]:
-    """Cost of one primitive under alpha-beta (:func:`commlib.cost.collective_terms`), as text with units."""
-    op = _PRIMITIVE_OPS.get(primitive, primitive)
-    if op not in cost.COLLECTIVE_ALGORITHMS:
-        raise ValueError(f"primitive must be one of {', '.join(_PRIMITIVE_OPS)}; got {primitive!r}")
-    allowed = cost.COLLECTIVE_ALGORITHMS[op]
-    if algorithm not in allowed:
-        raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
-    nbytes = parse_size(size)
-    item = hardware.link(link)
-    terms = cost.collective_terms(op, nbytes, n, algorithm)
-    seconds = terms.time(item.bandwidth, item.latency)
-    return {
-        "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
-        "steps on the critical path (alpha count)": f"{terms.steps}",
-        "bytes on the critical path": format_size(terms.bytes),
-        "time": format_time(seconds),
-        "latency share": format_percent(terms.steps * item.latency / seconds, 1) if seconds else "-",
-    }
+def primitive_report(*args, **kwargs) -> dict[str, str]:
+    """The primitive calculator's results: :func:`commlib.cluster.primitive_results` (kept for callers)."""
+    return cluster.primitive_results(*args, **kwargs)
 
 
 def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8,
                          size: str = "64 MiB", link: str = "eth_25g") -> Calculator:
-    """Any primitive, any of its algorithms: ranks, buffer size and link -> steps, bytes and time."""
+    """Any primitive, any of its algorithms: ranks, buffer size and link -> steps, bytes and time.
+
+    The computation is the model layer's numpy-free :func:`commlib.cluster.primitive_results`.
+    """
     names = sorted({a for algs in cost.COLLECTIVE_ALGORITHMS.values() for a in algs})
     controls = {
         "primitive": dropdown(list(_PRIMITIVE_OPS), primitive, "primitive"),
-        "algorithm": dropdown([(_algorithm_label(a), a) for a in names], algorithm, "algorithm"),
+        "algorithm": dropdown([(algorithms.label(a), a) for a in names], algorithm, "algorithm"),
         "n": integer(n, 1, 4096, "ranks n"),
         "size": text(size, "buffer M", "e.g. 64 MiB or 100 MB"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
     }
-    return make_calculator(primitive_report, controls, title="One collective under the alpha-beta model",
+    return make_calculator(cluster.primitive_results, controls, title="One collective under the alpha-beta model",
                            note="M is the whole buffer as nccl-tests counts it (the gathered array for "
                                 "gather, all-gather, reduce-scatter, all-to-all). Bandwidth per direction; "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
