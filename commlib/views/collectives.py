@@ -535,7 +535,8 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
     for a in compare.ALGORITHMS:
         steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid,
                                                    chunks=chunks)
-        rows.append([compare.ALGORITHM_NAMES[a], f"{steps:g}", f"{k:.4g}"])
+        name = compare.ALGORITHM_NAMES[a] + (" (four links per rank)" if algorithms.ALLREDUCE[a].ports == "link" else "")
+        rows.append([name, f"{steps:g}", f"{k:.4g}"])
     where = (f"n = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes k (x M beta)"], rows,
