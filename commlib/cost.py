@@ -13,9 +13,12 @@ and :func:`collective_terms` return those three coefficients as a
 :class:`CostTerms`, so the executable simulations in
 :mod:`commlib.collectives` can be held against them step by step.
 
-The forms follow Thakur, Rabenseifner & Gropp (2005), "Optimization of
-Collective Communication Operations in MPICH", section by section as each
-docstring says; the ring all-reduce is Patarasuk & Yuan (2009). Units: ``nbytes`` is the whole buffer (the all-reduce
+Every algorithm's form is defined once, in its record of the registry
+:mod:`commlib.algorithms` (one module per all-reduce algorithm); this module
+validates the arguments and reads it. The forms follow Thakur, Rabenseifner &
+Gropp (2005), "Optimization of Collective Communication Operations in MPICH",
+section by section as each docstring says; the ring all-reduce is Patarasuk &
+Yuan (2009). This module imports no numpy: it runs in the browser. Units: ``nbytes`` is the whole buffer (the all-reduce
 message; for all-gather, reduce-scatter and all-to-all the full array, as
 nccl-tests' S), ``n`` the number of ranks, ``bandwidth`` bytes/s per
 direction, ``latency`` seconds, ``gamma`` seconds per byte reduced.

@@ -20,7 +20,7 @@ in the browser (Pyodide without numpy). Schedules import the step engine
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..units import check_nonnegative, check_positive
 
@@ -105,7 +105,6 @@ class Algorithm:
     multi_port: bool = False
     ports: str = "rank"
     source: str = ""
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def checked(self, n: int, **params) -> dict:
         """The parameters completed with their defaults, or ValueError naming the bad one."""
