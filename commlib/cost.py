@@ -214,8 +214,9 @@ def hierarchical_allreduce_time(
     concurrent inter-host rings gets:
 
     * ``nics_per_host=None`` (the default): **one NIC per rank**, each of
-      ``inter_bandwidth`` bytes/s per direction, as DGX-class machines have
-      (one InfiniBand port per GPU). The g shards cross in parallel on their
+      ``inter_bandwidth`` bytes/s per direction, as later DGX machines have
+      (a DGX-1 with V100 GPUs had four 100 Gb/s InfiniBand cards for its
+      eight GPUs, ``nics_per_host=4``). The g shards cross in parallel on their
       own cards, :math:`B_\text{shard} = B_\text{inter}`, and only M/g per
       card crosses the network: the inter-host term shrinks g-fold.
     * ``nics_per_host=k``: the host's g shards share **k NICs** of
