@@ -2,7 +2,8 @@
 
 Each function here drives a :class:`~commlib._collectives_engine.StepEngine`
 through one algorithm (or records a schedule directly, for the vectorised
-ring). The public functions, their formulas and sources are documented in
+ring). The algorithm records in :mod:`commlib.algorithms` call them; the
+public functions, their formulas and sources are documented there and in
 :mod:`commlib.collectives`.
 """
 
@@ -14,46 +15,45 @@ from collections.abc import Callable
 import numpy as np
 
 from ._collectives_engine import ColumnTrace, StepEngine, split_bounds
+from .algorithms.base import log2_ceil, log2_floor
 
 _ALL = slice(None)
-
-
-def _log2_ceil(n: int) -> int:
-    return (n - 1).bit_length()
 
 
 def _new_trace(n: int, name: str) -> ColumnTrace:
     return ColumnTrace(n=n, algorithm=name)
 
 
-def _tree_reduce_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
+def tree_reduce_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
     """Binomial-tree reduce: at step k, relative rank v with v mod 2^(k+1) == 2^k sends to v - 2^k."""
     out = []
-    for k in range(_log2_ceil(n)):
+    for k in range(log2_ceil(n)):
         mask = 1 << k
         out.append([((v + root) % n, (v - mask + root) % n) for v in range(n) if v % (2 * mask) == mask])
     return out
 
 
-def _tree_bcast_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
+def tree_bcast_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
     """Binomial-tree broadcast: at step k, relative ranks v < 2^k send to v + 2^k."""
     out = []
-    for k in range(_log2_ceil(n)):
+    for k in range(log2_ceil(n)):
         mask = 1 << k
         out.append([((v + root) % n, (v + mask + root) % n) for v in range(mask) if v + mask < n])
     return out
 
 
-def _ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray], kind: str, phase: str,
-                label: Callable[[int, int], object]) -> None:
-    """Ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``) inside each group, all groups at once.
+def ring_steps(groups: list[list[int]], bounds: list[np.ndarray], kind: str,
+               label: Callable[[int, int], object]) -> list[list[tuple]]:
+    """The transfers of a ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``), step by step.
 
-    Position ``p`` of a group ends the reduce-scatter owning chunk ``p``
-    (``[bounds[p], bounds[p+1])``): at step s it sends chunk (p - s - 1) mod g
-    to position p + 1, which combines it into its own copy. In the all-gather,
-    position p sends chunk (p - s) mod g, and the receiver overwrites.
+    Every group is a ring of ranks, all groups at once. Position ``p`` of a
+    group ends the reduce-scatter owning chunk ``p`` (``[bounds[p],
+    bounds[p+1])``): at step s it sends chunk (p - s - 1) mod g to position
+    p + 1, which combines it into its own copy. In the all-gather, position
+    p sends chunk (p - s) mod g, and the receiver overwrites.
     """
     g = len(groups[0])
+    steps = []
     for s in range(g - 1):
         transfers = []
         for gi, (ranks, b) in enumerate(zip(groups, bounds)):
@@ -61,37 +61,45 @@ def _ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarra
                 c = (p - s - 1) % g if kind == "rs" else (p - s) % g
                 sl = slice(int(b[c]), int(b[c + 1]))
                 transfers.append((ranks[p], ranks[(p + 1) % g], sl, sl, kind == "rs", label(gi, c)))
+        steps.append(transfers)
+    return steps
+
+
+def ring_phase(eng: StepEngine, groups: list[list[int]], bounds: list[np.ndarray], kind: str, phase: str,
+               label: Callable[[int, int], object]) -> None:
+    """Run a ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``) inside each group (:func:`ring_steps`)."""
+    for transfers in ring_steps(groups, bounds, kind, label):
         eng.run(transfers, phase)
 
 
-def _whole(src: int, dst: int, reduce_: bool) -> tuple:
+def whole(src: int, dst: int, reduce_: bool) -> tuple:
     return (src, dst, _ALL, _ALL, reduce_, None)
 
 
 
-def _fold_in(eng: StepEngine, n: int, q: int) -> None:
+def fold_in(eng: StepEngine, n: int, q: int) -> None:
     if q != n:
-        eng.run([_whole(i, i - q, True) for i in range(q, n)], "fold-in")
+        eng.run([whole(i, i - q, True) for i in range(q, n)], "fold-in")
 
 
-def _fold_out(eng: StepEngine, n: int, q: int) -> None:
+def fold_out(eng: StepEngine, n: int, q: int) -> None:
     if q != n:
-        eng.run([_whole(i - q, i, False) for i in range(q, n)], "fold-out")
+        eng.run([whole(i - q, i, False) for i in range(q, n)], "fold-out")
 
 
-def _recursive_doubling(eng: StepEngine, n: int) -> None:
-    q = 1 << (n.bit_length() - 1)
-    _fold_in(eng, n, q)
+def recursive_doubling(eng: StepEngine, n: int) -> None:
+    q = 1 << log2_floor(n)
+    fold_in(eng, n, q)
     mask = 1
     while mask < q:
-        eng.run([_whole(i, i ^ mask, True) for i in range(q)], "recursive-doubling")
+        eng.run([whole(i, i ^ mask, True) for i in range(q)], "recursive-doubling")
         mask <<= 1
-    _fold_out(eng, n, q)
+    fold_out(eng, n, q)
 
 
-def _halving_doubling(eng: StepEngine, n: int, length: int) -> None:
-    q = 1 << (n.bit_length() - 1)
-    _fold_in(eng, n, q)
+def halving_doubling(eng: StepEngine, n: int, length: int) -> None:
+    q = 1 << log2_floor(n)
+    fold_in(eng, n, q)
     seg = {i: (0, length, 0, q) for i in range(q)}  # element range [lo, hi) and block range [blo, bhi)
     history = []
     dist = q // 2
@@ -118,19 +126,57 @@ def _halving_doubling(eng: StepEngine, n: int, length: int) -> None:
         eng.run(transfers, "all-gather")
         seg = history.pop()
         dist *= 2
-    _fold_out(eng, n, q)
+    fold_out(eng, n, q)
 
 
-def _two_level(eng: StepEngine, length: int, groups: int, size: int, phases: tuple[str, str, str]) -> None:
+def two_level_steps(lo: int, hi: int, inner: list[list[int]], tag: object = None) -> list[tuple[int, list[tuple]]]:
+    """Steps ``(phase index 0/1/2, transfers)`` of a two-level all-reduce of elements [lo, hi).
+
+    Ring reduce-scatter inside each ``inner`` group (a list of rings of the
+    same size g), ring all-reduce of each position's 1/g shard across the
+    groups (position p of every group, in group order), ring all-gather
+    inside the groups. ``tag`` is added to every chunk label.
+    """
+    groups, size = len(inner), len(inner[0])
+    outer = [[inner[h][p] for h in range(groups)] for p in range(size)]
+    b = split_bounds(lo, hi, size)
+    sub = [split_bounds(int(b[p]), int(b[p + 1]), groups) for p in range(size)]
+
+    def mark(x):
+        return x if tag is None else (tag, x)
+
+    out = [(0, t) for t in ring_steps(inner, [b] * groups, "rs", lambda gi, c: mark(c))]
+    out += [(1, t) for t in ring_steps(outer, sub, "rs", lambda gi, c: mark((gi, c)))]
+    out += [(1, t) for t in ring_steps(outer, sub, "ag", lambda gi, c: mark((gi, c)))]
+    out += [(2, t) for t in ring_steps(inner, [b] * groups, "ag", lambda gi, c: mark(c))]
+    return out
+
+
+def two_level(eng: StepEngine, length: int, groups: int, size: int, phases: tuple[str, str, str]) -> None:
     """Reduce-scatter inside each group of ``size`` contiguous ranks, ring all-reduce across groups, all-gather."""
     inner = [[h * size + p for p in range(size)] for h in range(groups)]
-    outer = [[h * size + p for h in range(groups)] for p in range(size)]
-    b = split_bounds(0, length, size)
-    _ring_phase(eng, inner, [b] * groups, "rs", phases[0], lambda gi, c: c)
-    sub = [split_bounds(int(b[p]), int(b[p + 1]), groups) for p in range(size)]
-    _ring_phase(eng, outer, sub, "rs", phases[1], lambda gi, c: (gi, c))
-    _ring_phase(eng, outer, sub, "ag", phases[1], lambda gi, c: (gi, c))
-    _ring_phase(eng, inner, [b] * groups, "ag", phases[2], lambda gi, c: c)
+    for phase, transfers in two_level_steps(0, length, inner):
+        eng.run(transfers, phases[phase])
+
+
+def torus_both_ways(eng: StepEngine, length: int, k: int) -> None:
+    """Four two-level all-reduces of a quarter each, at once, on a k x k torus (rank = row * k + column).
+
+    Quarter 0 starts along the rows in the + direction (then columns +),
+    quarter 1 along the rows in the - direction (then columns -), quarter 2
+    along the columns + (then rows +), quarter 3 along the columns - (then
+    rows -). At every step each quarter uses its own link direction, so no
+    link carries two messages at once (k >= 3, so that the + and - neighbours
+    differ).
+    """
+    rows = [[r * k + c for c in range(k)] for r in range(k)]
+    cols = [[r * k + c for r in range(k)] for c in range(k)]
+    plans = [rows, [g[::-1] for g in rows[::-1]], cols, [g[::-1] for g in cols[::-1]]]
+    q = split_bounds(0, length, 4)
+    runs = [two_level_steps(int(q[i]), int(q[i + 1]), plan, tag=i) for i, plan in enumerate(plans)]
+    names = ("first-dimension reduce-scatter", "second-dimension all-reduce", "first-dimension all-gather")
+    for step in zip(*runs):
+        eng.run([t for _, transfers in step for t in transfers], names[step[0][0]])
 
 
 def _ring_schedule(trace: ColumnTrace, n: int, sizes: np.ndarray, itemsize: int) -> None:

@@ -191,6 +191,40 @@ class ColumnTrace(Trace):
         return int(largest.sum())
 
     @property
+    def port_bytes(self) -> int:
+        """Sum over steps of the busiest port's bytes (a rank's sent, or received, bytes in the step).
+
+        With one message per rank and step (the single-port model) it equals
+        :attr:`critical_bytes`; when a rank sends or receives several messages
+        in one step (the pipelined trees), its port carries their sum.
+        """
+        nsteps, inv = self._step_index()
+        if nsteps == 0:
+            return 0
+        c = self.columns()
+        sent = np.bincount(inv * self.n + c["src"], weights=c["nbytes"], minlength=nsteps * self.n)
+        got = np.bincount(inv * self.n + c["dst"], weights=c["nbytes"], minlength=nsteps * self.n)
+        busiest = np.maximum(sent, got).reshape(nsteps, self.n).max(axis=1)
+        return int(np.rint(busiest.sum()))
+
+    @property
+    def link_port_bytes(self) -> int:
+        """Sum over steps of the busiest directed (src, dst) pair's bytes: every link is its own port.
+
+        Equals :attr:`critical_bytes` when no pair carries two messages in a step.
+        """
+        nsteps, inv = self._step_index()
+        if nsteps == 0:
+            return 0
+        c = self.columns()
+        key = (inv * self.n + c["src"]) * self.n + c["dst"]
+        uniq, where = np.unique(key, return_inverse=True)
+        per = np.bincount(where, weights=c["nbytes"])
+        busiest = np.zeros(nsteps)
+        np.maximum.at(busiest, uniq // (self.n * self.n), per)
+        return int(np.rint(busiest.sum()))
+
+    @property
     def critical_reduced(self) -> int:
         """Sum over steps of the most bytes any one rank reduced in that step: the gamma term's bytes."""
         nsteps, inv = self._step_index()
@@ -224,18 +258,20 @@ class StepEngine:
     ``buffers`` are the ranks' working (output) buffers, modified in place;
     ``sources`` (default: the same buffers) are what senders read from.
     With ``filled`` (one boolean mask per rank) snapshots show float64 copies
-    with NaN where a rank holds nothing yet.
+    with NaN where a rank holds nothing yet. ``multi_port=True`` lets a rank
+    send and receive several messages in one step (its port carries their sum).
     """
 
     def __init__(self, trace: ColumnTrace, buffers: list[np.ndarray], op: Callable | None = None,
                  record: bool = False, sources: list[np.ndarray] | None = None,
-                 filled: list[np.ndarray] | None = None) -> None:
+                 filled: list[np.ndarray] | None = None, multi_port: bool = False) -> None:
         self.trace = trace
         self.buf = buffers
         self.src = buffers if sources is None else sources
         self.op = op
         self.record = record
         self.filled = filled
+        self.multi_port = multi_port
         self.step = 0
         self.itemsize = buffers[0].dtype.itemsize if buffers else 1
         if record:
@@ -254,7 +290,7 @@ class StepEngine:
             raise RuntimeError("a step needs at least one transfer")
         senders = [t[0] for t in transfers]
         receivers = [t[1] for t in transfers]
-        if len(set(senders)) != len(senders) or len(set(receivers)) != len(receivers):
+        if not self.multi_port and (len(set(senders)) != len(senders) or len(set(receivers)) != len(receivers)):
             raise RuntimeError(f"step {self.step} breaks the single-port model: a rank sends or receives twice")
         payloads = [self.src[s][si].copy() for s, _, si, _, _, _ in transfers]
         nbytes = []

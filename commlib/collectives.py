@@ -37,26 +37,24 @@ optimal all-reduce algorithms for clusters of workstations"; Rabenseifner
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
+from . import algorithms
 from ._collectives_algorithms import (
-    _halving_doubling,
-    _log2_ceil,
     _new_trace,
-    _recursive_doubling,
     _ring_fast,
-    _ring_phase,
     _ring_schedule,
-    _tree_bcast_steps,
-    _tree_reduce_steps,
-    _two_level,
-    _whole,
+    ring_phase,
+    tree_bcast_steps,
+    tree_reduce_steps,
+    whole,
 )
 from ._collectives_engine import ColumnTrace, StepEngine, split_bounds
+from .algorithms.base import log2_ceil
+from .algorithms.torus import most_square_grid
 from .trace import Trace
 from .units import check_count
 
@@ -100,8 +98,8 @@ DEMO_OPS: dict[str, np.ufunc] = {**OPS, "subtract": np.subtract, "power": np.pow
 #: How each operator is written in :func:`order_expression`.
 OP_SYMBOLS = {"sum": "+", "prod": "×", "subtract": "-", "power": "^", "band": "&", "bor": "|",
               "max": "max", "min": "min"}
-#: All-reduce algorithms :func:`allreduce` runs (the first five are those of :func:`commlib.cost.allreduce_terms`).
-ALLREDUCE_ALGORITHMS = ("ring", "tree", "recursive_doubling", "halving_doubling", "naive", "hierarchical", "torus")
+#: All-reduce algorithms :func:`allreduce` runs: every one of the registry :data:`commlib.algorithms.ALLREDUCE`.
+ALLREDUCE_ALGORITHMS = tuple(algorithms.ALLREDUCE)
 #: Algorithms of :func:`reduce`.
 REDUCE_ALGORITHMS = ("tree", "serial")
 
@@ -320,10 +318,10 @@ def reduce(arrays, op: str = "sum", root: int = 0, algorithm: str = "tree",
     eng = StepEngine(trace, bufs, f, record)
     if algorithm == "serial":
         for k in range(1, n):
-            eng.run([_whole((root + k) % n, root, True)], "reduce")
+            eng.run([whole((root + k) % n, root, True)], "reduce")
     else:
-        for pairs in _tree_reduce_steps(n, root):
-            eng.run([_whole(s, d, True) for s, d in pairs], "reduce")
+        for pairs in tree_reduce_steps(n, root):
+            eng.run([whole(s, d, True) for s, d in pairs], "reduce")
     results = [bufs[root] if i == root else rows[i].copy() for i in range(n)]
     return results, trace
 
@@ -348,8 +346,8 @@ def broadcast(arrays, root: int = 0, record: bool = False) -> tuple[list[np.ndar
     filled = [np.full(rows[0].shape, i == root) for i in range(n)]
     trace = _new_trace(n, "broadcast:tree")
     eng = StepEngine(trace, bufs, None, record, filled=filled)
-    for pairs in _tree_bcast_steps(n, root):
-        eng.run([_whole(s, d, False) for s, d in pairs], "broadcast")
+    for pairs in tree_bcast_steps(n, root):
+        eng.run([whole(s, d, False) for s, d in pairs], "broadcast")
     return bufs, trace
 
 
@@ -392,7 +390,7 @@ def gather(arrays, root: int = 0, record: bool = False) -> tuple[list[np.ndarray
         idx = np.concatenate([np.arange(r * length, (r + 1) * length) for r in ranks]).astype(np.intp)
         return idx, ranks
 
-    for k in range(_log2_ceil(n)):
+    for k in range(log2_ceil(n)):
         mask = 1 << k
         transfers = []
         for v in range(n):
@@ -427,7 +425,7 @@ def scatter(arrays, root: int = 0, record: bool = False) -> tuple[list[np.ndarra
     filled = [np.full(length, i == root) for i in range(n)]
     trace = _new_trace(n, "scatter:tree")
     eng = StepEngine(trace, bufs, None, record, filled=filled)
-    for k in reversed(range(_log2_ceil(n))):
+    for k in reversed(range(log2_ceil(n))):
         mask = 1 << k
         transfers = []
         for v in range(0, n, 2 * mask):
@@ -460,7 +458,7 @@ def all_gather(arrays, record: bool = False) -> tuple[list[np.ndarray], Trace]:
     ring = list(range(n))
     bounds = np.arange(n + 1, dtype=np.int64) * length
     # position p owns block p from the start, so the all-gather half of a ring is all it takes
-    _ring_phase(eng, [ring], [bounds], "ag", "all-gather", lambda gi, c: c)
+    ring_phase(eng, [ring], [bounds], "ag", "all-gather", lambda gi, c: c)
     return bufs, trace
 
 
@@ -483,7 +481,7 @@ def reduce_scatter(arrays, op: str = "sum", record: bool = False) -> tuple[list[
     b = split_bounds(0, rows[0].size, n)
     trace = _new_trace(n, "reduce_scatter:ring")
     eng = StepEngine(trace, bufs, f, record)
-    _ring_phase(eng, [list(range(n))], [b], "rs", "reduce-scatter", lambda gi, c: c)
+    ring_phase(eng, [list(range(n))], [b], "rs", "reduce-scatter", lambda gi, c: c)
     return [bufs[i][b[i]:b[i + 1]].copy() for i in range(n)], trace
 
 
@@ -527,33 +525,10 @@ def all_to_all(arrays, record: bool = False) -> tuple[list[np.ndarray], Trace]:
 # ---------------------------------------------------------------------------
 # all-reduce
 # ---------------------------------------------------------------------------
-def most_square_grid(n: int) -> tuple[int, int]:
-    """The ``(rows, cols)`` factorisation of ``n`` with rows <= cols and rows as large as possible.
-
-    >>> most_square_grid(12), most_square_grid(16), most_square_grid(7)
-    ((3, 4), (4, 4), (1, 7))
-    """
-    n = check_count("n", n)
-    rows = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
-    return rows, n // rows
-
-
-def _check_grid(grid, n: int) -> tuple[int, int]:
-    if grid is None:
-        return most_square_grid(n)
-    try:
-        rows, cols = (int(x) for x in grid)
-        ok = rows >= 1 and cols >= 1 and rows * cols == n and all(float(x).is_integer() for x in grid)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"grid must be (rows, cols) of whole numbers >= 1 with rows * cols == n = {n}; got {grid!r}")
-    return rows, cols
-
-
 def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | None = None,
               grid: tuple[int, int] | None = None, record: bool = False,
-              inplace: bool = False) -> tuple[list[np.ndarray], Trace]:
+              inplace: bool = False, chunks: int | None = None,
+              rails: int | None = None) -> tuple[list[np.ndarray], Trace]:
     r"""Every rank ends with the elementwise reduction of all ranks' arrays.
 
     With p = n ranks and M = one array's bytes (Thakur et al. 2005 sec. 4.4;
@@ -592,8 +567,20 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
       the cost is :func:`commlib.cost.torus_allreduce_time`. In both two-level
       algorithms ``chunk`` is the shard index, or (shard, piece) across.
 
+    * ``"pipelined_tree"`` and ``"double_binary_tree"`` (``chunks`` = q,
+      default 1): q chunks stream up a heap-ordered binary tree (and, for
+      the double tree, up a second tree over the ranks in reverse order,
+      carrying the second half) and back down, reduction and broadcast
+      overlapped; see :mod:`commlib.algorithms.pipelined_tree`. A rank may
+      send and receive several messages in one step (its port carries their
+      sum): ``trace.port_bytes`` is their beta coefficient.
+
+    Every algorithm is a record of the registry :mod:`commlib.algorithms`;
+    this function validates its parameters and runs its ``schedule``.
     ``hosts`` is used only by ``"hierarchical"``, ``grid`` only by
-    ``"torus"``. ``arrays`` may also be one 2-D (ranks x length) array. With
+    ``"torus"``, ``chunks`` only by the pipelined trees; ``"multi_rail_ring"``
+    takes ``hosts`` and ``rails`` (c rings, one per network card, each on
+    1/c of the vector). ``arrays`` may also be one 2-D (ranks x length) array. With
     ``record=True``, ``trace.snapshots`` holds every rank's buffer at the
     start and after each step. With ``record=False`` the ring takes a
     vectorised path: the same schedule, the same trace and the same
@@ -633,16 +620,11 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
     dtype = rows[0].dtype
     length = rows[0].size
     f = _ufunc(op, dtype)
-    if algorithm not in ALLREDUCE_ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALLREDUCE_ALGORITHMS)}; got {algorithm!r}")
-    if algorithm == "hierarchical":
-        if hosts is None:
-            raise ValueError("hosts is required for algorithm='hierarchical' (number of hosts, dividing n)")
-        hosts = check_count("hosts", _whole_number(hosts), minimum=1, maximum=n)
-        if n % hosts:
-            raise ValueError(f"hosts must divide the number of ranks n = {n}; got {hosts}")
-    if algorithm == "torus":
-        rows_, cols_ = _check_grid(grid, n)
+    record_ = algorithms.allreduce_algorithm(algorithm)
+    given = {"hosts": hosts, "grid": grid, "chunks": chunks, "rails": rails}
+    if "rails" in record_.params and hosts is None:
+        given["hosts"] = 1
+    params = record_.checked(n, **{k: _whole_number(v) for k, v in given.items() if k in record_.params})
     record = bool(record)
     if not isinstance(inplace, (bool, np.bool_)):
         raise ValueError(f"inplace must be True or False; got {inplace!r}")
@@ -666,31 +648,9 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
         return own, trace
 
     bufs = own if own is not None else [a.copy() for a in rows]
-    eng = StepEngine(trace, bufs, f, record)
+    eng = StepEngine(trace, bufs, f, record, multi_port=record_.multi_port)
     if n > 1:
-        if algorithm == "ring":
-            b = split_bounds(0, length, n)
-            ring = list(range(n))
-            _ring_phase(eng, [ring], [b], "rs", "reduce-scatter", lambda gi, c: c)
-            _ring_phase(eng, [ring], [b], "ag", "all-gather", lambda gi, c: c)
-        elif algorithm == "tree":
-            for pairs in _tree_reduce_steps(n, 0):
-                eng.run([_whole(s, d, True) for s, d in pairs], "reduce")
-            for pairs in _tree_bcast_steps(n, 0):
-                eng.run([_whole(s, d, False) for s, d in pairs], "broadcast")
-        elif algorithm == "recursive_doubling":
-            _recursive_doubling(eng, n)
-        elif algorithm == "halving_doubling":
-            _halving_doubling(eng, n, length)
-        elif algorithm == "naive":
-            for k in range(1, n):
-                eng.run([_whole(k, 0, True)], "reduce")
-            for k in range(1, n):
-                eng.run([_whole(0, k, False)], "broadcast")
-        elif algorithm == "hierarchical":
-            _two_level(eng, length, hosts, n // hosts, ("intra-reduce-scatter", "inter-allreduce", "intra-all-gather"))
-        else:  # torus: a row is `cols` contiguous ranks
-            _two_level(eng, length, rows_, cols_, ("row-reduce-scatter", "column-allreduce", "row-all-gather"))
+        record_.schedule(eng, n, length, **params)
     return bufs, trace
 
 
@@ -706,13 +666,17 @@ def _per_phase(name: str, value, phases: list[str], check) -> np.ndarray:
     return np.full(max(len(phases), 1), check(name, value), dtype=float)
 
 
-def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0) -> float:
+def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0, ports: str = "rank") -> float:
     r"""Seconds a traced run takes under the alpha-beta-gamma model, step by step.
 
-    .. math:: T = \sum_{\text{steps}} \Big[\max_{\text{messages}}(\alpha + m\beta)
+    .. math:: T = \sum_{\text{steps}} \Big[\alpha + \max_{\text{ports}} m\beta
               + \max_{\text{ranks}} r\gamma\Big]
 
-    where m is a message's bytes and r the bytes a rank reduces in the step.
+    where m is the bytes a rank sends (or receives) in the step, its port
+    carrying its messages one after the other (with one message per rank and
+    step, the largest message), and r the bytes a rank reduces in the step.
+    With ``ports="link"`` every directed (src, dst) pair is its own port (a
+    rank with a link per neighbour, as on a torus).
     ``bandwidth`` (bytes/s, one direction), ``latency`` (s) and ``gamma``
     (s/byte) are numbers, or mappings from phase name to number (e.g. a fast
     intra-host and a slow inter-host link for ``"hierarchical"``).
@@ -726,12 +690,13 @@ def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0) -> float:
     if isinstance(trace, ColumnTrace):
         c = trace.columns()
         phases = trace.phase_names
-        cols = {k: c[k] for k in ("step", "dst", "nbytes", "reduced", "phase")}
+        cols = {k: c[k] for k in ("step", "src", "dst", "nbytes", "reduced", "phase")}
     else:
         phases = list(dict.fromkeys(m.phase for m in trace.messages))
         code = {p: i for i, p in enumerate(phases)}
         ms = trace.messages
         cols = {"step": np.array([m.step for m in ms], dtype=np.int64),
+                "src": np.array([m.src for m in ms], dtype=np.int64),
                 "dst": np.array([m.dst for m in ms], dtype=np.int64),
                 "nbytes": np.array([m.nbytes for m in ms], dtype=np.int64),
                 "reduced": np.array([m.reduced for m in ms], dtype=np.int64),
@@ -743,9 +708,21 @@ def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0) -> float:
         return 0.0
     steps, inv = np.unique(cols["step"], return_inverse=True)
     ph = cols["phase"]
-    move = lat[ph] + cols["nbytes"] / bw[ph]
-    worst = np.zeros(steps.size)
-    np.maximum.at(worst, inv, move)
+    start = np.zeros(steps.size)
+    np.maximum.at(start, inv, lat[ph])
+    # a port carries its messages of a step one after the other: the busiest port, sending or receiving
+    seconds = cols["nbytes"] / bw[ph]
+    if ports == "link":
+        pair = cols["src"] * trace.n + cols["dst"]
+        busy = np.zeros((1, steps.size, trace.n * trace.n))
+        np.add.at(busy[0], (inv, pair), seconds)
+    elif ports == "rank":
+        busy = np.zeros((2, steps.size, trace.n))
+        np.add.at(busy[0], (inv, cols["src"]), seconds)
+        np.add.at(busy[1], (inv, cols["dst"]), seconds)
+    else:
+        raise ValueError(f"ports must be 'rank' or 'link'; got {ports!r}")
+    worst = start + busy.max(axis=(0, 2))
     red = np.zeros((steps.size, trace.n))
     np.add.at(red, (inv, cols["dst"]), cols["reduced"] * gam[ph])
     return float(worst.sum() + red.max(axis=1).sum())

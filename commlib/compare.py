@@ -10,9 +10,10 @@ start-ups (smaller ``a``) wins for small messages (latency-bound), the one
 with fewer bytes on the critical path (smaller ``k``) for large messages
 (bandwidth-bound). This module
 
-* evaluates every all-reduce of :mod:`commlib.cost` under one signature,
-  the flat ones (ring, tree, recursive doubling, halving-doubling, naive)
-  and the two-level ones (hierarchical, 2-D torus): :func:`allreduce_seconds`;
+* evaluates every all-reduce of the registry :mod:`commlib.algorithms` under
+  one signature: :func:`allreduce_seconds` (from the numpy-free
+  :mod:`commlib.cluster`, as are :func:`cluster_allreduce` and
+  :func:`bandwidth_for_time`);
 * finds where two time curves cross, and where the fastest algorithm
   changes: :func:`crossover_sizes`, :func:`fastest`, :func:`switch_points`;
 * converts algorithm bandwidth to bus bandwidth and back, the nccl-tests
@@ -37,9 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import cost, hardware
-from .collectives import most_square_grid
-from .units import check_count, check_fraction, check_nonnegative, check_positive
+from . import algorithms, cost
+from .cluster import ClusterResult, allreduce_seconds, bandwidth_for_time, cluster_allreduce
+from .units import check_count, check_nonnegative, check_positive
 
 __all__ = [
     "ALGORITHMS",
@@ -62,104 +63,11 @@ __all__ = [
     "buffer_sizes",
 ]
 
-#: Every all-reduce algorithm the book compares, flat ones first.
-ALGORITHMS: tuple[str, ...] = (
-    "ring", "tree", "recursive_doubling", "halving_doubling", "naive", "hierarchical", "torus",
-)
+#: Every all-reduce algorithm the book compares, in registry order (:data:`commlib.algorithms.ALLREDUCE`).
+ALGORITHMS: tuple[str, ...] = tuple(algorithms.ALLREDUCE)
 
-#: Names to print for each algorithm.
-ALGORITHM_NAMES: dict[str, str] = {
-    "ring": "ring",
-    "tree": "binomial tree (unpipelined)",
-    "recursive_doubling": "recursive doubling",
-    "halving_doubling": "halving-doubling (Rabenseifner)",
-    "naive": "naive (through a master)",
-    "hierarchical": "hierarchical (intra, inter, intra)",
-    "torus": "2-D torus (rows, columns, rows)",
-}
-
-
-def _check_algorithm(algorithm: str) -> str:
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; got {algorithm!r}")
-    return algorithm
-
-
-def allreduce_seconds(
-    algorithm: str,
-    nbytes: float,
-    n: int,
-    bandwidth: float,
-    latency: float = 0.0,
-    *,
-    hosts: int = 1,
-    inter_bandwidth: float | None = None,
-    inter_latency: float | None = None,
-    grid: tuple[int, int] | None = None,
-    gamma: float = 0.0,
-    nics_per_host: int | None = None,
-) -> float:
-    r"""Seconds to all-reduce ``nbytes`` over ``n`` ranks with any algorithm of :data:`ALGORITHMS`.
-
-    ``bandwidth`` (bytes/s, one direction) and ``latency`` (s) describe the
-    link inside a host; ``inter_bandwidth`` and ``inter_latency`` the link
-    between the ``hosts`` hosts (default: the same link). The ``n`` ranks sit
-    ``n / hosts`` to a host.
-
-    * ``"hierarchical"`` uses both links, as
-      :func:`commlib.cost.hierarchical_allreduce_time` (intra-host
-      reduce-scatter, inter-host ring all-reduce of a 1/g shard, intra-host
-      all-gather). ``nics_per_host`` states the hardware: ``None`` (default)
-      is one NIC of ``inter_bandwidth`` per rank, so the g shards cross in
-      parallel at full rate; an integer k is k NICs per host shared by the
-      host's g shards, each shard getting ``inter_bandwidth * min(k, g) / g``.
-      It changes only the hierarchical algorithm: a flat ring ordered host by
-      host sends one flow per direction through each host's network link, so
-      sharing does not arise there.
-    * Every flat algorithm (ring, tree, recursive doubling, halving-doubling,
-      naive; :func:`commlib.cost.allreduce_terms`) and the 2-D torus
-      (:func:`commlib.cost.torus_allreduce_time`, on ``grid`` = (rows, cols),
-      default :func:`commlib.collectives.most_square_grid`) are charged at the *slowest* link when
-      ``hosts > 1``: every step of a flat algorithm waits for its slowest
-      pair, and with more than one host some pair crosses the network.
-
-    Formulas: Thakur, Rabenseifner & Gropp (2005) sec. 4; the torus after
-    Mikami et al. (2018). ``gamma`` is seconds per byte reduced.
-
-    >>> allreduce_seconds("ring", 1200, 4, 100.0)              # 2*(3/4)*1200 B / 100 B/s
-    18.0
-    >>> round(allreduce_seconds("hierarchical", 1200, 4, 1e12, hosts=2, inter_bandwidth=100.0), 6)  # 2*(1/2)*600 B
-    6.0
-    >>> round(allreduce_seconds("hierarchical", 1200, 4, 1e12, hosts=2, inter_bandwidth=100.0,
-    ...                         nics_per_host=1), 6)   # both shards share one card: 2*(1/2)*600 B at 50 B/s
-    12.0
-    """
-    algorithm = _check_algorithm(algorithm)
-    nbytes = check_nonnegative("nbytes", nbytes)
-    n = check_count("n", n)
-    bandwidth = check_positive("bandwidth", bandwidth)
-    latency = check_nonnegative("latency", latency)
-    hosts = check_count("hosts", hosts, minimum=1, maximum=n)
-    if n % hosts:
-        raise ValueError(f"hosts must divide n = {n} (ranks are spread evenly over hosts); got hosts = {hosts}")
-    inter_b = bandwidth if inter_bandwidth is None else check_positive("inter_bandwidth", inter_bandwidth)
-    inter_l = latency if inter_latency is None else check_nonnegative("inter_latency", inter_latency)
-    gamma = check_nonnegative("gamma", gamma)
-    if nics_per_host is not None:
-        nics_per_host = check_count("nics_per_host", nics_per_host, minimum=1)
-    per_host = n // hosts
-    if algorithm == "hierarchical":
-        return cost.hierarchical_allreduce_time(nbytes, hosts, per_host, bandwidth, inter_b, latency, inter_l, gamma,
-                                                nics_per_host=nics_per_host)
-    slow_b, slow_l = (min(bandwidth, inter_b), max(latency, inter_l)) if hosts > 1 else (bandwidth, latency)
-    if algorithm == "torus":
-        rows, cols = most_square_grid(n) if grid is None else grid
-        rows = check_count("grid rows", rows)
-        cols = check_count("grid cols", cols)
-        if rows * cols != n:
-            raise ValueError(f"grid must multiply to n = {n}; got {rows} x {cols} = {rows * cols}")
-        return cost.torus_allreduce_time(nbytes, rows, cols, slow_b, slow_l, gamma)
-    return cost.allreduce_time(nbytes, n, slow_b, slow_l, algorithm, gamma)
+#: Names to print for each algorithm: the registry's labels.
+ALGORITHM_NAMES: dict[str, str] = {name: a.label for name, a in algorithms.ALLREDUCE.items()}
 
 
 def crossover_sizes(
@@ -294,126 +202,8 @@ def busbw_to_algbw(busbw: float, n: int, op: str = "all_reduce") -> float:
     return busbw / factor
 
 
-def bandwidth_for_time(seconds_at: Callable[[float], float], target: float, lo: float = 1.0,
-                       hi: float = 1e15, rtol: float = 1e-9) -> float:
-    """Smallest bandwidth (bytes/s) in [lo, hi] at which ``seconds_at(bandwidth) <= target`` seconds.
-
-    ``seconds_at`` must decrease as bandwidth grows (every alpha-beta time
-    does). Returns ``math.inf`` if even ``hi`` is too slow -- the latency
-    terms alone exceed the target -- and ``lo`` if ``lo`` already suffices.
-    Bisection in log space.
-
-    >>> round(bandwidth_for_time(lambda b: 1e-3 + 1e6 / b, 2e-3))   # 1 ms + 1 MB / B <= 2 ms
-    1000000000
-    """
-    target = check_positive("target", target)
-    lo = check_positive("lo", lo)
-    hi = check_positive("hi", hi)
-    if seconds_at(hi) > target:
-        return math.inf
-    if seconds_at(lo) <= target:
-        return lo
-    a, b = math.log(lo), math.log(hi)
-    while b - a > rtol:
-        mid = 0.5 * (a + b)
-        if seconds_at(math.exp(mid)) <= target:
-            b = mid
-        else:
-            a = mid
-    return math.exp(b)
-
-
-@dataclass(frozen=True)
-class ClusterResult:
-    """What one all-reduce of a model's gradient costs on a cluster (SI units).
-
-    ``seconds`` per all-reduce; ``algbw`` and ``busbw`` in bytes/s (nccl-tests
-    convention); ``bottleneck`` the slowest link's bandwidth (bytes/s, one
-    direction); ``bus_efficiency`` = busbw / bottleneck; ``parallel_efficiency``
-    = t_compute / (t_compute + seconds) (no overlap, note 001 eq. (1));
-    ``required_bandwidth`` the slowest link's bandwidth needed for
-    ``target_efficiency`` (``inf`` when latency alone is too slow).
-    """
-
-    nbytes: int
-    n: int
-    hosts: int
-    algorithm: str
-    seconds: float
-    algbw: float
-    busbw: float
-    bottleneck: float
-    bus_efficiency: float
-    parallel_efficiency: float
-    target_efficiency: float
-    required_bandwidth: float
-
-
-def cluster_allreduce(
-    model: str,
-    dtype: str,
-    n: int,
-    hosts: int,
-    intra_link: str,
-    inter_link: str,
-    algorithm: str = "ring",
-    t_compute: float = 0.1,
-    target_efficiency: float = 0.9,
-    nics_per_host: int | None = None,
-) -> ClusterResult:
-    """All-reduce one gradient of ``model`` in ``dtype`` over ``n`` GPUs on ``hosts`` hosts.
-
-    Gradient bytes come from :func:`commlib.hardware.gradient_bytes`; the
-    links (``intra_link`` inside a host, ``inter_link`` between hosts) are
-    :data:`commlib.hardware.LINKS` presets with their bandwidth and latency;
-    time from :func:`allreduce_seconds`. ``t_compute`` (s) is one step's
-    compute time on one GPU, for the parallel efficiency; the required
-    bandwidth is searched for the inter-host link when ``hosts > 1``, the
-    intra-host link otherwise, with the other held fixed. ``nics_per_host``
-    is the hierarchical all-reduce's hardware assumption (``None``: one NIC
-    of ``inter_link`` per GPU; k: k NICs per host shared by its GPUs), see
-    :func:`commlib.cost.hierarchical_allreduce_time`.
-
-    >>> r = cluster_allreduce("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 0.55)
-    >>> round(r.seconds, 2), round(r.busbw / 1e6, 1)     # ~ note 001's 1 GbE example
-    (6.64, 125.0)
-    """
-    nbytes = hardware.gradient_bytes(model, dtype)
-    n = check_count("n", n, minimum=1)
-    hosts = check_count("hosts", hosts, minimum=1, maximum=n)
-    intra, inter = hardware.link(intra_link), hardware.link(inter_link)
-    t_compute = check_positive("t_compute", t_compute)
-    target_efficiency = check_fraction("target_efficiency", target_efficiency)
-
-    def seconds(intra_b: float, inter_b: float) -> float:
-        return allreduce_seconds(algorithm, nbytes, n, intra_b, intra.latency, hosts=hosts,
-                                 inter_bandwidth=inter_b, inter_latency=inter.latency,
-                                 nics_per_host=nics_per_host)
-
-    t = seconds(intra.bandwidth, inter.bandwidth)
-    bottleneck = min(intra.bandwidth, inter.bandwidth) if hosts > 1 else intra.bandwidth
-    if n == 1 or t == 0:
-        algbw = busbw = math.inf
-        bus_eff = 1.0
-    else:
-        algbw = cost.algorithm_bandwidth(nbytes, t)
-        busbw = algbw_to_busbw(algbw, n)
-        bus_eff = busbw / bottleneck
-    allowed = cost.communication_time_for_efficiency(t_compute, target_efficiency)
-    if hosts > 1:
-        needed = bandwidth_for_time(lambda b: seconds(intra.bandwidth, b), allowed)
-    else:
-        needed = bandwidth_for_time(lambda b: seconds(b, inter.bandwidth), allowed)
-    return ClusterResult(
-        nbytes=nbytes, n=n, hosts=hosts, algorithm=algorithm, seconds=t, algbw=algbw, busbw=busbw,
-        bottleneck=bottleneck, bus_efficiency=bus_eff,
-        parallel_efficiency=cost.parallel_efficiency(t_compute, t),
-        target_efficiency=target_efficiency, required_bandwidth=needed,
-    )
-
-
 def alpha_beta_coefficients(algorithm: str, n: int, hosts: int = 1,
-                            grid: tuple[int, int] | None = None) -> tuple[float, float]:
+                            grid: tuple[int, int] | None = None, chunks: int | None = None) -> tuple[float, float]:
     r"""``(a, k)`` of :math:`T = a\alpha + k M\beta` for one algorithm on one uniform link.
 
     ``a`` counts start-ups on the critical path, ``k`` the bytes on it per
@@ -421,11 +211,16 @@ def alpha_beta_coefficients(algorithm: str, n: int, hosts: int = 1,
     the time of an empty message with alpha = 1 s, ``k`` the time of one byte
     at 1 B/s with no latency.
 
+    The pipelined trees use ``chunks`` = q (default 1).
+
     >>> alpha_beta_coefficients("ring", 8), alpha_beta_coefficients("recursive_doubling", 8)
     ((14.0, 1.75), (3.0, 3.0))
+    >>> alpha_beta_coefficients("double_binary_tree", 8, chunks=8)   # 8 + 2*3 - 1 rounds
+    (13.0, 2.25)
     """
-    a = allreduce_seconds(algorithm, 0.0, n, 1.0, 1.0, hosts=hosts, grid=grid)
-    k = allreduce_seconds(algorithm, 1.0, n, 1.0, 0.0, hosts=hosts, grid=grid)
+    q = (chunks or 1) if "chunks" in algorithms.allreduce_algorithm(algorithm).params else None
+    a = allreduce_seconds(algorithm, 0.0, n, 1.0, 1.0, hosts=hosts, grid=grid, chunks=q)
+    k = allreduce_seconds(algorithm, 1.0, n, 1.0, 0.0, hosts=hosts, grid=grid, chunks=q)
     return float(a), float(k)
 
 
@@ -503,8 +298,7 @@ def trace_vs_formula(
     """
     from .collectives import allreduce  # executable model, imported late to keep this module light
 
-    if algorithm not in cost.ALLREDUCE_ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(cost.ALLREDUCE_ALGORITHMS)}; got {algorithm!r}")
+    algorithms.allreduce_algorithm(algorithm)
     bandwidth = check_positive("bandwidth", bandwidth)
     latency = check_nonnegative("latency", latency)
     rng = np.random.default_rng(seed)

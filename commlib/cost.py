@@ -13,9 +13,12 @@ and :func:`collective_terms` return those three coefficients as a
 :class:`CostTerms`, so the executable simulations in
 :mod:`commlib.collectives` can be held against them step by step.
 
-The forms follow Thakur, Rabenseifner & Gropp (2005), "Optimization of
-Collective Communication Operations in MPICH", section by section as each
-docstring says; the ring all-reduce is Patarasuk & Yuan (2009). Units: ``nbytes`` is the whole buffer (the all-reduce
+Every algorithm's form is defined once, in its record of the registry
+:mod:`commlib.algorithms` (one module per all-reduce algorithm); this module
+validates the arguments and reads it. The forms follow Thakur, Rabenseifner &
+Gropp (2005), "Optimization of Collective Communication Operations in MPICH",
+section by section as each docstring says; the ring all-reduce is Patarasuk &
+Yuan (2009). This module imports no numpy: it runs in the browser. Units: ``nbytes`` is the whole buffer (the all-reduce
 message; for all-gather, reduce-scatter and all-to-all the full array, as
 nccl-tests' S), ``n`` the number of ranks, ``bandwidth`` bytes/s per
 direction, ``latency`` seconds, ``gamma`` seconds per byte reduced.
@@ -26,8 +29,8 @@ direction, ``latency`` seconds, ``gamma`` seconds per byte reduced.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from . import algorithms
+from .algorithms.base import CostTerms
 from .units import check_count, check_fraction, check_nonnegative, check_positive
 
 __all__ = [
@@ -55,20 +58,12 @@ __all__ = [
     "communication_overhead",
 ]
 
-#: All-reduce algorithms that :func:`allreduce_time` knows.
-ALLREDUCE_ALGORITHMS = ("ring", "tree", "recursive_doubling", "halving_doubling", "naive")
+#: The flat all-reduce algorithms (one uniform network, no parameter), read from the registry
+#: :data:`commlib.algorithms.ALLREDUCE`, which also holds the pipelined trees and the two-level ones.
+ALLREDUCE_ALGORITHMS = algorithms.names("all_reduce", family="flat")
 
-#: Algorithms per collective; the first is the default.
-COLLECTIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
-    "broadcast": ("tree", "scatter_allgather"),
-    "reduce": ("tree", "reduce_scatter_gather"),
-    "gather": ("tree",),
-    "scatter": ("tree",),
-    "reduce_scatter": ("ring", "recursive_halving"),
-    "all_gather": ("ring", "recursive_doubling"),
-    "all_to_all": ("pairwise", "bruck"),
-    "all_reduce": ALLREDUCE_ALGORITHMS,
-}
+#: Algorithms per collective, from the registry; the first is the default.
+COLLECTIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {op: tuple(table) for op, table in algorithms.COLLECTIVES.items()}
 
 #: nccl-tests' factor from algorithm bandwidth to bus bandwidth, as a function of n.
 BUS_FACTORS = {
@@ -81,98 +76,33 @@ BUS_FACTORS = {
 }
 
 
-@dataclass(frozen=True)
-class CostTerms:
-    """Coefficients of ``T = steps*alpha + bytes*beta + reduced*gamma`` on the critical path.
-
-    ``steps`` is the number of sequential messages, ``bytes`` the bytes sent
-    along the critical path, ``reduced`` the bytes combined by the operator
-    along it.
-    """
-
-    steps: int
-    bytes: float
-    reduced: float
-
-    def time(self, bandwidth: float, latency: float = 0.0, gamma: float = 0.0) -> float:
-        """Seconds, for a link of ``bandwidth`` bytes/s and ``latency`` s, reducing at ``gamma`` s/byte."""
-        bandwidth = check_positive("bandwidth", bandwidth)
-        latency = check_nonnegative("latency", latency)
-        gamma = check_nonnegative("gamma", gamma)
-        return self.steps * latency + self.bytes / bandwidth + self.reduced * gamma
-
-    def __add__(self, other: CostTerms) -> CostTerms:
-        return CostTerms(self.steps + other.steps, self.bytes + other.bytes, self.reduced + other.reduced)
-
-
-def _log2_ceil(n: int) -> int:
-    return (n - 1).bit_length()
-
-
-def _log2_floor(n: int) -> int:
-    return n.bit_length() - 1
-
-
 def _check_common(nbytes: float, n: int) -> tuple[float, int]:
     return check_nonnegative("nbytes", nbytes), check_count("n", n, minimum=1)
 
 
-def _choose(kind: str, algorithm: str | None, allowed: tuple[str, ...]) -> str:
-    if algorithm is None:
-        return allowed[0]
-    if algorithm not in allowed:
-        raise ValueError(f"algorithm for {kind} must be one of {', '.join(allowed)}; got {algorithm!r}")
-    return algorithm
-
-
-def allreduce_terms(nbytes: float, n: int, algorithm: str = "ring") -> CostTerms:
+def allreduce_terms(nbytes: float, n: int, algorithm: str = "ring", **params) -> CostTerms:
     r"""Latency, bandwidth and reduction coefficients of an all-reduce of ``nbytes`` over ``n`` ranks.
 
-    Thakur, Rabenseifner & Gropp (2005), with p = ``n``, M = ``nbytes``:
+    The forms live in the registry, one module per algorithm
+    (:mod:`commlib.algorithms`); with p = ``n``, M = ``nbytes``:
 
-    * ``"ring"`` (Patarasuk & Yuan 2009, the bandwidth-optimal algorithm; Thakur et al. use the
-      ring for all-gather): reduce-scatter
-      then all-gather around a ring, each ``n - 1`` steps of ``M/n`` bytes:
-      :math:`2(p-1)\alpha + 2\frac{p-1}{p}M\beta + \frac{p-1}{p}M\gamma`.
-    * ``"tree"``: binomial-tree reduce then binomial-tree broadcast (sec. 4.2, 4.1):
+    * ``"ring"`` (Patarasuk & Yuan 2009): :math:`2(p-1)\alpha + 2\frac{p-1}{p}M\beta + \frac{p-1}{p}M\gamma`.
+    * ``"tree"`` (binomial, unpipelined, Thakur et al. 2005 sec. 4.1-4.2):
       :math:`2\lceil\log_2 p\rceil(\alpha + M\beta) + \lceil\log_2 p\rceil M\gamma`.
-    * ``"recursive_doubling"`` (sec. 4.4): pairwise exchange of the whole
-      vector, :math:`\log_2 p(\alpha + M\beta + M\gamma)`. With p not a power of
-      two, the ``p - p'`` extra ranks (p' the largest power of two below p)
-      first fold their vector into a partner and get the result back at the
-      end: two more full-message steps, one more reduction.
-    * ``"halving_doubling"`` (Rabenseifner, sec. 4.4): recursive-halving
-      reduce-scatter then recursive-doubling all-gather,
-      :math:`2\log_2 p\,\alpha + 2\frac{p-1}{p}M\beta + \frac{p-1}{p}M\gamma`;
-      for p not a power of two the same fold-in/fold-out of whole vectors
-      as above is added.
-    * ``"naive"``: every rank sends to one root, which reduces and sends the
-      result back; the root's link serialises :math:`2(p-1)` messages of M:
-      :math:`2(p-1)(\alpha + M\beta) + (p-1)M\gamma`.
+    * ``"recursive_doubling"`` (sec. 4.4): :math:`\log_2 p(\alpha + M\beta + M\gamma)`, plus a
+      fold-in and fold-out of whole vectors when p is not a power of two.
+    * ``"halving_doubling"`` (Rabenseifner): :math:`2\log_2 p\,\alpha + 2\frac{p-1}{p}M\beta +
+      \frac{p-1}{p}M\gamma`, plus the same fold.
+    * ``"naive"``: through a master, :math:`2(p-1)(\alpha + M\beta) + (p-1)M\gamma`.
+    * ``"pipelined_tree"``, ``"double_binary_tree"`` (``chunks`` = q, default 1): q + 2D - 1
+      rounds, about 3M and 2M bytes through the busiest port.
+    * ``"hierarchical"`` (``hosts``) and ``"torus"`` (``grid``) on one uniform link.
 
     >>> allreduce_terms(1200, 4, "ring")
     CostTerms(steps=6, bytes=1800.0, reduced=900.0)
     """
     nbytes, n = _check_common(nbytes, n)
-    algorithm = _choose("all_reduce", algorithm, ALLREDUCE_ALGORITHMS)
-    if n == 1:
-        return CostTerms(0, 0.0, 0.0)
-    m = nbytes
-    if algorithm == "ring":
-        f = (n - 1) / n
-        return CostTerms(2 * (n - 1), 2 * f * m, f * m)
-    if algorithm == "tree":
-        d = _log2_ceil(n)
-        return CostTerms(2 * d, 2 * d * m, d * m)
-    if algorithm == "naive":
-        return CostTerms(2 * (n - 1), 2 * (n - 1) * m, (n - 1) * m)
-    q = 1 << _log2_floor(n)  # largest power of two <= n
-    d = _log2_floor(n)
-    extra = CostTerms(2, 2 * m, m) if q != n else CostTerms(0, 0.0, 0.0)
-    if algorithm == "recursive_doubling":
-        return CostTerms(d, d * m, d * m) + extra
-    f = (q - 1) / q
-    return CostTerms(2 * d, 2 * f * m, f * m) + extra
+    return algorithms.allreduce_algorithm(algorithm).cost(nbytes, n, **params)
 
 
 def allreduce_time(
@@ -182,13 +112,18 @@ def allreduce_time(
     latency: float = 0.0,
     algorithm: str = "ring",
     gamma: float = 0.0,
+    **params,
 ) -> float:
     """Seconds to all-reduce ``nbytes`` over ``n`` ranks (see :func:`allreduce_terms` for the forms).
+
+    The one entry point for a ring's time (``algorithm="ring"``, the default) and every other
+    all-reduce on one uniform link; ``params`` are the algorithm's own (``chunks``, ``hosts``,
+    ``grid``).
 
     >>> allreduce_time(64e6, 2, 25e9)   # 64 MB, 2 ranks, 200 Gb/s: 2.56 ms
     0.00256
     """
-    return allreduce_terms(nbytes, n, algorithm).time(bandwidth, latency, gamma)
+    return allreduce_terms(nbytes, n, algorithm, **params).time(bandwidth, latency, gamma)
 
 
 def ring_bytes_per_rank(nbytes: float, n: int) -> float:
@@ -222,37 +157,12 @@ def collective_terms(op: str, nbytes: float, n: int, algorithm: str | None = Non
     ================  ===================  =============================================================
 
     The ``lg p`` forms assume p is a power of two; for other p the
-    ceiling is used.
+    ceiling is used. The records are in :mod:`commlib.algorithms.primitives`.
     """
-    if op not in COLLECTIVE_ALGORITHMS:
-        raise ValueError(f"op must be one of {', '.join(COLLECTIVE_ALGORITHMS)}; got {op!r}")
     nbytes, n = _check_common(nbytes, n)
-    algorithm = _choose(op, algorithm, COLLECTIVE_ALGORITHMS[op])
     if op == "all_reduce":
-        return allreduce_terms(nbytes, n, algorithm)
-    if n == 1:
-        return CostTerms(0, 0.0, 0.0)
-    m = nbytes
-    d = _log2_ceil(n)
-    f = (n - 1) / n
-    if op == "broadcast":
-        if algorithm == "tree":
-            return CostTerms(d, d * m, 0.0)
-        return CostTerms(d + n - 1, 2 * f * m, 0.0)
-    if op == "reduce":
-        if algorithm == "tree":
-            return CostTerms(d, d * m, d * m)
-        return CostTerms(2 * d, 2 * f * m, f * m)
-    if op in ("gather", "scatter"):
-        return CostTerms(d, f * m, 0.0)
-    if op == "reduce_scatter":
-        return CostTerms(n - 1 if algorithm == "ring" else d, f * m, f * m)
-    if op == "all_gather":
-        return CostTerms(n - 1 if algorithm == "ring" else d, f * m, 0.0)
-    # all_to_all
-    if algorithm == "pairwise":
-        return CostTerms(n - 1, f * m, 0.0)
-    return CostTerms(d, d * m / 2, 0.0)
+        return allreduce_terms(nbytes, n, algorithm or "ring")
+    return algorithms.algorithm(op, algorithm).terms(nbytes, n)
 
 
 def collective_time(
@@ -304,8 +214,9 @@ def hierarchical_allreduce_time(
     concurrent inter-host rings gets:
 
     * ``nics_per_host=None`` (the default): **one NIC per rank**, each of
-      ``inter_bandwidth`` bytes/s per direction, as DGX-class machines have
-      (one InfiniBand port per GPU). The g shards cross in parallel on their
+      ``inter_bandwidth`` bytes/s per direction, as later DGX machines have
+      (a DGX-1 with V100 GPUs had four 100 Gb/s InfiniBand cards for its
+      eight GPUs, ``nics_per_host=4``). The g shards cross in parallel on their
       own cards, :math:`B_\text{shard} = B_\text{inter}`, and only M/g per
       card crosses the network: the inter-host term shrinks g-fold.
     * ``nics_per_host=k``: the host's g shards share **k NICs** of
@@ -358,10 +269,7 @@ def torus_allreduce_time(
     nbytes = check_nonnegative("nbytes", nbytes)
     rows = check_count("rows", rows)
     cols = check_count("cols", cols)
-    row = collective_terms("reduce_scatter", nbytes, cols)
-    col = allreduce_terms(nbytes / cols, rows, "ring")
-    total = CostTerms(2 * row.steps, 2 * row.bytes, row.reduced) + col
-    return total.time(bandwidth, latency, gamma)
+    return allreduce_time(nbytes, rows * cols, bandwidth, latency, "torus", gamma, grid=(rows, cols))
 
 
 def latency_bandwidth_balance(n: int, bandwidth: float, latency: float, algorithm: str = "ring") -> float:

@@ -19,7 +19,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-from commlib import compare  # noqa: E402
+from commlib import cluster, compare  # noqa: E402
 from commlib.views import collectives as vc  # noqa: E402
 from commlib.views.animation import to_html  # noqa: E402
 
@@ -210,12 +210,13 @@ def test_trace_formula_table_agrees():
 def test_comparison_figure_marks_the_switch_points():
     fig = vc.comparison_figure(n=12, link="eth_10g")
     ax = fig.axes[0]
-    algorithms = [a for a in compare.ALGORITHMS if a != "hierarchical"]
+    algorithms = vc.figure_algorithms(12)
+    assert "hierarchical" not in algorithms and "double_binary_tree" in algorithms
     assert len(ax.get_legend().get_texts()) == len(algorithms)
     item_b, item_l = 1.25e9, 20e-6
     curves = {a: (lambda m, a=a: compare.allreduce_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
     want = compare.switch_points(curves, 1e2, 1e10)
-    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    dots = [line for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
     assert len(dots) == len(want) >= 1
     for line, (size, _, _) in zip(dots, want):
         assert line.get_xdata()[0] == pytest.approx(size)
@@ -256,12 +257,12 @@ def test_ring_scaling_figure_ring_barely_grows():
 
 # --- chapter 2: calculators ---------------------------------------------------------------------
 
-def test_cluster_report_note_001_example():
-    out = vc.cluster_report("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 550, 90)
+def test_cluster_results_vgg16_gigabit_example():
+    out = cluster.cluster_results("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 550, 90)
     t = 2 * 3 / 4 * 138_357_544 * 4 / 125e6 + 6 * 50e-6
     assert out["time of one all-reduce"] == f"{t:.2f} s"
-    assert out["parallel efficiency Ts/(Ts+Tt)"] == f"{100 * 0.55 / (0.55 + t):.1f} %"
-    assert out["GPUs per host"] == "1"
+    assert out["parallel efficiency Tc/(Tc+Tm)"] == f"{100 * 0.55 / (0.55 + t):.1f} %"
+    assert out["GPUs per host g"] == "1"
 
 
 def test_cluster_calculator_shows_results_and_errors_in_place():
@@ -277,7 +278,7 @@ def test_cluster_calculator_shows_results_and_errors_in_place():
     calc.set(t_compute_ms=100.0, n=1, hosts=1)
     assert calc.error is None and "nothing to all-reduce" in calc.results["time of one all-reduce"]
     calc.set(n=16, hosts=2, algorithm="hierarchical")
-    flat = vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0)
+    flat = cluster.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0)
     assert calc.results["time of one all-reduce"] != flat["time of one all-reduce"]
 
 
@@ -296,11 +297,12 @@ def test_cluster_calculator_network_cards_matter_to_hierarchical_only():
     calc.set(nics_per_host=2)
     assert calc.results["time of one all-reduce"] == f"{1e3 * two:.2f} ms"
     # the flat ring sends one flow per direction through each host's card: the choice does not matter
-    rings = {vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0, k)
+    # (the multi-rail ring, one ring per card, is the one that uses them)
+    rings = {cluster.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0, k)
              ["time of one all-reduce"] for _, k in vc.NIC_CHOICES}
     assert rings == {f"{1e3 * (30 * 10e-6 + 2 * 15 / 16 * m / 3.125e9):.2f} ms"}
     with pytest.raises(ValueError, match="nics_per_host"):
-        vc.cluster_report("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "hierarchical", 100.0, 90.0, -1)
+        cluster.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "hierarchical", 100.0, 90.0, -1)
 
 
 def test_bandwidth_converter_two_ways_and_errors():
@@ -385,7 +387,7 @@ def test_comparison_figure_readable_names_and_sizes(n):
     shown = [t.get_text() for t in ax.get_legend().get_texts()] + _texts(ax)
     assert not [s for s in shown if "_" in s]
     arrows = [s for s in _texts(ax) if "→" in s]
-    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    dots = [line for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
     assert len(arrows) == len(dots) >= 1
 
 
@@ -425,3 +427,22 @@ def test_calculator_labels_fit_their_column_and_read_as_words(make):
     units = {k: c.description for k, c in calc.controls.items()}
     if make is vc.cluster_calculator:
         assert "(ms" in units["t_compute_ms"] and "(%)" in units["target_percent"]
+
+
+def test_partner_figure_draws_one_arc_per_pair_from_the_traces():
+    from matplotlib.patches import FancyArrowPatch
+
+    fig = vc.partner_figure(8)
+    left, right = fig.axes
+    arcs = [p for p in left.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arcs) == 3 * 4                     # 3 steps, 4 pairs each
+    arcs = [p for p in right.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arcs) == 6 * 4
+    with pytest.raises(ValueError, match="power of two"):
+        vc.partner_figure(6)
+
+
+def test_hierarchical_figure_two_hosts_arrows_both_ways():
+    fig = vc.hierarchical_figure(2, 4)
+    styles = [t.arrow_patch.get_arrowstyle() for t in fig.axes[0].texts if getattr(t, "arrow_patch", None)]
+    assert sum(type(s).__name__ == "CurveAB" for s in styles) == 4   # the 4 inter-host rings, both ways

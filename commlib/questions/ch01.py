@@ -40,6 +40,6 @@ register(Question(
     lambda: cost.allreduce_terms(hardware.gradient_bytes("resnet50", "fp32"), 16, "naive").bytes / 1e9,
     unit="GB",
     hints=((lambda given, right: abs(given / right - 0.5) < 0.01,
-            "Count both directions: (P - 1) gradients come in and (P - 1) results go out."),),
-    hint="The master's link carries 2(P - 1) N bytes, with N the gradient in bytes.",
+            "Count both directions: (n - 1) gradients come in and (n - 1) results go out."),),
+    hint="The master's link carries 2(n - 1) M bytes, with M the gradient in bytes.",
 ))

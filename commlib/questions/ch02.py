@@ -32,8 +32,8 @@ def _hier_speedup(nics_per_host: int | None, hosts: int = 4) -> float:
 
 register(Question(
     "ch02.ring_bytes_gb", lambda: cost.ring_bytes_per_rank(1e9, 8) / 1e9, unit="GB",
-    hints=((lambda given, right: abs(given - 2.0) < 0.01, "Not 2M: each rank sends (N - 1)/N of M per phase."),),
-    hint="Each rank sends 2(N - 1)/N x M bytes: N - 1 chunks of M/N in each of the two phases.",
+    hints=((lambda given, right: abs(given - 2.0) < 0.01, "Not 2M: each rank sends (n - 1)/n of M per phase."),),
+    hint="Each rank sends 2(n - 1)/n x M bytes: n - 1 chunks of M/n in each of the two phases.",
 ))
 
 register(Question(
@@ -42,12 +42,12 @@ register(Question(
                                             hardware.link("ib_hdr").bandwidth, hardware.link("ib_hdr").latency),
     unit="ms",
     hints=((lambda given, right: abs(given / right - 2) < 0.02, "bf16 takes 2 bytes per parameter, not 4."),),
-    hint="T = 2(N - 1)/N x M/B + 2(N - 1) alpha, with M in bytes and B in bytes per second (200 Gb/s = 25 GB/s).",
+    hint="T = 2(n - 1)/n x M/B + 2(n - 1) alpha, with M in bytes and B in bytes per second (200 Gb/s = 25 GB/s).",
 ))
 
 register(Question(
     "ch02.crossover_kb", _crossover_kb, unit="kB",
-    hint="Set 2(N-1) alpha + 2(N-1)/N M beta equal to log2 N (alpha + M beta) and solve for M.",
+    hint="Set 2(n-1) alpha + 2(n-1)/n M beta equal to log2 n (alpha + M beta) and solve for M.",
 ))
 
 register(Question(
@@ -58,8 +58,8 @@ register(Question(
 
 register(Question(
     "ch02.hd_steps", lambda: _hd_steps(64), unit="steps", rel_tol=0.0,
-    hints=((lambda given, right: given == 126, "126 = 2(N - 1) is the ring; halving-doubling needs 2 log2 N."),),
-    hint="log2 N halving steps, then log2 N doubling steps.",
+    hints=((lambda given, right: given == 126, "126 = 2(n - 1) is the ring; halving-doubling needs 2 log2 n."),),
+    hint="log2 n halving steps, then log2 n doubling steps.",
 ))
 
 register(Question(
@@ -68,6 +68,6 @@ register(Question(
             "That is the speed-up with one NIC per GPU; here the 8 GPUs of a host share one card."),
            (lambda given, right: abs(given / _hier_speedup(1, hosts=2) - 1) < 0.02,
             "That is the chapter's 2 hosts; with 4 hosts the card carries 2(h-1)/h x M = 3/2 x M.")),
-    hint="Flat ring: 2(N-1)/N x M through each host's card. Hierarchical with one card per host: the 8 shards "
+    hint="Flat ring: 2(n-1)/n x M through each host's card. Hierarchical with one card per host: the 8 shards "
          "of M/8 all pass through it, 2(h-1)/h x M in all, plus the NVLink phases inside the host.",
 ))

@@ -38,6 +38,7 @@ import matplotlib
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
 from IPython.display import HTML  # noqa: E402
+from matplotlib.animation import AbstractMovieWriter  # noqa: E402
 
 __all__ = ["render_png", "player_html", "to_html", "sweep_html"]
 
@@ -182,23 +183,39 @@ def player_html(frames: Sequence[bytes], labels: Sequence[str] | None = None, al
     )
 
 
+class _PngFrames(AbstractMovieWriter):
+    """A matplotlib movie writer that keeps every frame as PNG bytes (public writer API, no file)."""
+
+    def __init__(self, dpi: int) -> None:
+        super().__init__(fps=1)
+        self.frames: list[bytes] = []
+        self._png_dpi = dpi
+
+    def setup(self, fig, outfile, dpi=None) -> None:
+        self.fig = fig
+
+    def grab_frame(self, **savefig_kwargs) -> None:
+        self.frames.append(render_png(self.fig, dpi=self._png_dpi))
+
+    def finish(self) -> None:
+        pass
+
+
 def to_html(anim, labels: Sequence[str] | None = None, alt: str = "", interval: int | None = None,
             dpi: int = 80) -> HTML:
     """Render a matplotlib ``FuncAnimation`` into the offline player; closes its figure.
 
-    Every frame of ``anim`` is drawn here, once, and saved as PNG; the
-    animation is marked as drawn so matplotlib does not warn when it is
-    garbage-collected. ``interval`` defaults to the animation's own.
+    Every frame of ``anim`` is drawn once, through matplotlib's public
+    ``Animation.save`` with a writer that keeps each frame as PNG bytes (no
+    file, no private attribute). ``interval`` defaults to the animation's
+    own (its timer's ``interval``, in ms).
     """
-    fig = anim._fig
-    anim._draw_was_started = True
-    frames = []
-    for data in anim.new_saved_frame_seq():
-        anim._draw_next_frame(data, blit=False)
-        frames.append(render_png(fig, dpi=dpi))
-    plt.close(fig)
-    step = interval if interval is not None else int(getattr(anim, "_interval", 700))
-    return HTML(player_html(frames, labels, alt=alt, interval=step))
+    writer = _PngFrames(dpi)
+    anim.save("frames.png", writer=writer)
+    plt.close(writer.fig)
+    source = getattr(anim, "event_source", None)
+    step = interval if interval is not None else int(getattr(source, "interval", 700) or 700)
+    return HTML(player_html(writer.frames, labels, alt=alt, interval=step))
 
 
 def sweep_html(draw: Callable[[object], object], values: Iterable, label: Callable[[object], str] | str = "{}",

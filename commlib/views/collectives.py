@@ -26,8 +26,8 @@ from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.ticker import NullLocator
 
-from .. import collectives, compare, cost, hardware
-from ..units import check_count, format_percent, format_rate, format_size, format_time, parse_rate, parse_size
+from .. import algorithms, cluster, collectives, compare, cost, hardware
+from ..units import check_count, format_rate, format_size, format_time, parse_rate
 from .calculator import Calculator, dropdown, integer, make_calculator, number, text
 from .plots import COLORS, MARKERS, PALETTE, figure, style
 from .tables import markdown_table
@@ -349,54 +349,29 @@ def buffer_table(ns: Sequence[int] = (2, 4, 8), count: int = 1):
     return markdown_table(headers, rows, caption=f"Buffer sizes per rank, sendcount = {count} element(s)")
 
 
-_PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gather", "scatter": "scatter",
-                  "all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-to-all": "all_to_all",
-                  "all-reduce": "all_reduce"}
+_PRIMITIVE_OPS = cluster.PRIMITIVE_OPS
 
 
-#: Readable names of the per-primitive algorithms that :data:`commlib.compare.ALGORITHM_NAMES` does not list.
-_EXTRA_ALGORITHM_NAMES = {"scatter_allgather": "scatter + all-gather", "reduce_scatter_gather": "reduce-scatter + gather",
-                          "recursive_halving": "recursive halving", "pairwise": "pairwise exchange", "bruck": "Bruck"}
-
-
-def _algorithm_label(algorithm: str) -> str:
-    """The name a reader sees for an algorithm key: "halving_doubling" -> "halving-doubling (Rabenseifner)"."""
-    return compare.ALGORITHM_NAMES.get(algorithm) or _EXTRA_ALGORITHM_NAMES.get(algorithm, algorithm.replace("_", " "))
-
-
-def primitive_report(primitive: str, algorithm: str, n: int, size: str, link: str) -> dict[str, str]:
-    """Cost of one primitive under alpha-beta (:func:`commlib.cost.collective_terms`), as text with units."""
-    op = _PRIMITIVE_OPS.get(primitive, primitive)
-    if op not in cost.COLLECTIVE_ALGORITHMS:
-        raise ValueError(f"primitive must be one of {', '.join(_PRIMITIVE_OPS)}; got {primitive!r}")
-    allowed = cost.COLLECTIVE_ALGORITHMS[op]
-    if algorithm not in allowed:
-        raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
-    nbytes = parse_size(size)
-    item = hardware.link(link)
-    terms = cost.collective_terms(op, nbytes, n, algorithm)
-    seconds = terms.time(item.bandwidth, item.latency)
-    return {
-        "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
-        "steps on the critical path (alpha count)": f"{terms.steps}",
-        "bytes on the critical path": format_size(terms.bytes),
-        "time": format_time(seconds),
-        "latency share": format_percent(terms.steps * item.latency / seconds, 1) if seconds else "-",
-    }
+def primitive_report(*args, **kwargs) -> dict[str, str]:
+    """The primitive calculator's results: :func:`commlib.cluster.primitive_results` (kept for callers)."""
+    return cluster.primitive_results(*args, **kwargs)
 
 
 def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8,
                          size: str = "64 MiB", link: str = "eth_25g") -> Calculator:
-    """Any primitive, any of its algorithms: ranks, buffer size and link -> steps, bytes and time."""
+    """Any primitive, any of its algorithms: ranks, buffer size and link -> steps, bytes and time.
+
+    The computation is the model layer's numpy-free :func:`commlib.cluster.primitive_results`.
+    """
     names = sorted({a for algs in cost.COLLECTIVE_ALGORITHMS.values() for a in algs})
     controls = {
         "primitive": dropdown(list(_PRIMITIVE_OPS), primitive, "primitive"),
-        "algorithm": dropdown([(_algorithm_label(a), a) for a in names], algorithm, "algorithm"),
+        "algorithm": dropdown([(algorithms.label(a), a) for a in names], algorithm, "algorithm"),
         "n": integer(n, 1, 4096, "ranks n"),
         "size": text(size, "buffer M", "e.g. 64 MiB or 100 MB"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
     }
-    return make_calculator(primitive_report, controls, title="One collective under the alpha-beta model",
+    return make_calculator(cluster.primitive_results, controls, title="One collective under the alpha-beta model",
                            note="M is the whole buffer as nccl-tests counts it (the gathered array for "
                                 "gather, all-gather, reduce-scatter, all-to-all). Bandwidth per direction; "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
@@ -411,7 +386,7 @@ def naive_hotspot_figure(ps: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: 
     multiple of every P (5040 is): with uneven chunks the busiest ring rank
     carries a little more than the formula.
     """
-    ps = [check_count("P", p, minimum=2) for p in ps]
+    ps = [check_count("n", p, minimum=2) for p in ps]
     nbytes = elements * 8
     naive, ring = [], []
     for p in ps:
@@ -423,12 +398,12 @@ def naive_hotspot_figure(ps: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: 
     grid = np.arange(min(ps), max(ps) + 1)
     fig, ax = figure(6.4, 3.8)
     kb = 1e3
-    ax.plot(grid, 2 * (grid - 1) * nbytes / kb, color=COLORS[3], lw=1.2, label="formula 2(P-1)N")
+    ax.plot(grid, 2 * (grid - 1) * nbytes / kb, color=COLORS[3], lw=1.2, label="formula 2(n-1)M")
     ax.plot(ps, np.array(naive) / kb, MARKERS[3], color=COLORS[3], label="naive, master's link (trace)")
-    ax.plot(grid, 4 * (grid - 1) / grid * nbytes / kb, color=COLORS[0], lw=1.2, ls="--", label="formula 4(P-1)N/P")
+    ax.plot(grid, 4 * (grid - 1) / grid * nbytes / kb, color=COLORS[0], lw=1.2, ls="--", label="formula 4(n-1)M/n")
     ax.plot(ps, np.array(ring) / kb, MARKERS[0], color=COLORS[0], label="ring, any rank's link (trace)")
-    ax.set_xlabel("ranks P")
-    ax.set_ylabel(f"kB through the link, both directions\n(N = {format_size(nbytes)} per rank)")
+    ax.set_xlabel("ranks n")
+    ax.set_ylabel(f"kB through the link, both directions\n(M = {format_size(nbytes)} per rank)")
     ax.set_title("The master is a hot spot; the ring spreads the load")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -515,7 +490,7 @@ def ring_allreduce_animation(n: int = 4) -> FuncAnimation:
 
 def trace_formula_table(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: int = 12,
                         bandwidth: float = 1e9, latency: float = 1e-5):
-    """Markdown table: the ring's trace counts next to the closed forms, for several N."""
+    """Markdown table: the ring's trace counts next to the closed forms, for several n."""
     rows = []
     for n in ns:
         (row,) = compare.trace_vs_formula([n], elements=elements_per_rank * n, bandwidth=bandwidth,
@@ -523,15 +498,15 @@ def trace_formula_table(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: in
         rows.append([n, format_size(row.nbytes), row.trace_steps, row.formula_steps,
                      f"{row.trace_bytes_per_rank:,}", f"{row.formula_bytes_per_rank:,.0f}",
                      format_time(row.trace_seconds, 3), format_time(row.formula_seconds, 3)])
-    headers = ["N", "buffer M", "steps (trace)", "steps 2(N-1)", "bytes sent per rank (trace, B)",
-               "2(N-1)/N·M (B)", "time (trace)", "time (formula)"]
+    headers = ["n", "buffer M", "steps (trace)", "steps 2(n-1)", "bytes sent per rank (trace, B)",
+               "2(n-1)/n·M (B)", "time (trace)", "time (formula)"]
     return markdown_table(headers, rows, caption=(f"Ring all-reduce: simulation vs formula, "
                                                    f"{format_rate(bandwidth)} per direction, "
                                                    f"alpha = {format_time(latency)}"))
 
 
 def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Sequence[int] = (2, 4, 8, 16, 32, 64, 128)):
-    """All-reduce time against N at fixed message size: ring (with and without latency) vs naive."""
+    """All-reduce time against n at fixed message size: ring (with and without latency) vs naive."""
     item = hardware.link(link)
     ns = np.array([check_count("n", k, minimum=2) for k in ns])
     fig, ax = figure(6.4, 3.8)
@@ -539,14 +514,14 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     ring_full = [compare.allreduce_seconds("ring", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     naive = [compare.allreduce_seconds("naive", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     limit = 2 * nbytes / item.bandwidth
-    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=COLORS[0], label="ring, bandwidth term 2(N-1)/N·M/B")
-    ax.plot(ns, ring_full, MARKERS[1] + "--", color=COLORS[1], label="ring, with latency 2(N-1)α")
+    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
+    ax.plot(ns, ring_full, MARKERS[1] + "--", color=COLORS[1], label="ring, with latency 2(n-1)α")
     ax.plot(ns, naive, MARKERS[3] + ":", color=COLORS[3], label="naive, through a master")
     ax.axhline(limit, color="0.4", lw=0.8)
     ax.annotate("limit 2M/B", (ns[-1], limit), xytext=(-60, 6), textcoords="offset points", fontsize=8)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("ranks N")
+    ax.set_xlabel("ranks n")
     ax.set_ylabel("time of one all-reduce (s)")
     ax.set_title(f"M = {format_size(nbytes)} over {item.name} ({format_rate(item.bandwidth)} per direction)")
     ax.legend(fontsize=8)
@@ -554,13 +529,16 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     return fig
 
 
-def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None):
+def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None, chunks: int = 64):
     """Markdown table: each algorithm's start-ups and bytes per byte of M, on one uniform link."""
     rows = []
     for a in compare.ALGORITHMS:
-        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid)
-        rows.append([compare.ALGORITHM_NAMES[a], f"{steps:g}", f"{k:.4g}"])
-    where = f"N = {n}; hierarchical with {hosts} hosts; torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid"
+        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid,
+                                                   chunks=chunks)
+        name = compare.ALGORITHM_NAMES[a] + (" (four links per rank)" if algorithms.ALLREDUCE[a].ports == "link" else "")
+        rows.append([name, f"{steps:g}", f"{k:.4g}"])
+    where = (f"n = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
+             f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes k (x M beta)"], rows,
                           caption=f"T = a alpha + k M beta, {where}")
 
@@ -579,6 +557,25 @@ def _short_name(algorithm: str) -> str:
     return compare.ALGORITHM_NAMES[algorithm].split(" (")[0]
 
 
+def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
+    """The registry's all-reduce algorithms that apply to ``n`` ranks on a switched network of ``hosts`` hosts.
+
+    Left out: those that need a torus (a link per neighbour, ``ports="link"``),
+    those whose parameters ``n`` cannot satisfy, and the two-link ones
+    (hierarchical, multi-rail ring) when there is only one host.
+    """
+    out = []
+    for name, a in algorithms.ALLREDUCE.items():
+        if a.ports != "rank" or (hosts == 1 and "hosts" in a.params):
+            continue
+        try:
+            a.checked(n, **({"hosts": hosts} if "hosts" in a.params else {}))
+        except ValueError:
+            continue
+        out.append(name)
+    return out
+
+
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
     """Time of every all-reduce algorithm against message size (log-log), switch points marked.
@@ -592,20 +589,21 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     """
     item = hardware.link(link)
     inter = hardware.link(inter_link) if inter_link else item
-    if algorithms is None:
-        algorithms = [a for a in compare.ALGORITHMS if a != "hierarchical" or hosts > 1]
-    algorithms = list(algorithms)
+    names = figure_algorithms(n, hosts) if algorithms is None else list(algorithms)
     kw = dict(hosts=hosts, inter_bandwidth=inter.bandwidth, inter_latency=inter.latency)
 
     def curve(a):
         return lambda m: compare.allreduce_seconds(a, m, n, item.bandwidth, item.latency, **kw)
 
-    curves = {a: curve(a) for a in algorithms}
+    curves = {a: curve(a) for a in names}
     sizes = np.geomspace(lo, hi, 161)
-    fig, ax = figure(8.6, 5.9)
-    for i, a in enumerate(algorithms):
+    fig, ax = figure(8.6, 6.3)
+    for i, a in enumerate(names):
+        # colour, dash and marker all differ, and markers sit at different sizes on each line,
+        # so lines that coincide (ring, halving-doubling, torus at large M) stay distinguishable
         ax.loglog(sizes, [curves[a](m) for m in sizes], color=COLORS[i % 8], lw=2.0,
-                  ls=_LINESTYLES[i % len(_LINESTYLES)], label=compare.ALGORITHM_NAMES[a])
+                  ls=_LINESTYLES[i % len(_LINESTYLES)], marker=MARKERS[i % len(MARKERS)], ms=7,
+                  markevery=(2 * i, 20), label=compare.ALGORITHM_NAMES[a])
     switches = compare.switch_points(curves, lo, hi)
     for j, (size, before, after) in enumerate(switches):
         t = curves[after](size)
@@ -620,7 +618,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         ax.text(lo * 1.3, ax.get_ylim()[1] / 2.5, "latency-bound", fontsize=11, color="0.3")
         ax.text(hi / 40, ax.get_ylim()[1] / 2.5, "bandwidth-bound", fontsize=11, color="0.3", ha="right")
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
-    ax.set_title(f"all-reduce on N = {n} ranks, {where}", fontsize=13)
+    ax.set_title(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     ax.set_xlabel("message size M (bytes)", fontsize=12)
     ax.set_ylabel("time (s)", fontsize=12)
     ax.tick_params(labelsize=11)
@@ -632,8 +630,63 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     return fig
 
 
+def partner_figure(n: int = 8):
+    """Who talks to whom: recursive doubling (left) and halving-doubling (right), one row per step.
+
+    Drawn from the traces of :func:`commlib.collectives.allreduce` on ``n``
+    ranks (a power of two): each row is a step, each arc joins two partners
+    that swap data in that step, and the label gives the partners' distance
+    and the message as a fraction of M.
+    """
+    n = check_count("n", n, minimum=2, maximum=32)
+    if n & (n - 1):
+        raise ValueError(f"n must be a power of two (partners at distance 1, 2, 4, ...); got {n}")
+    length = 8 * n
+    runs = [("recursive_doubling", "recursive doubling"), ("halving_doubling", "halving-doubling")]
+    traces = [collectives.allreduce([np.zeros(length)] * n, a)[1] for a, _ in runs]
+    rows = max(t.steps for t in traces)
+    fig, axes = figure(10.0, 1.1 + 0.75 * rows, ncols=2)
+    for ax, (_, title), trace in zip(axes, runs, traces):
+        ax.axis("off")
+        ax.grid(False)
+        for s in range(trace.steps):
+            y = -s
+            msgs = [m for m in trace.step_messages(s) if m.src < m.dst]
+            for i in range(n):
+                ax.add_patch(Rectangle((i - 0.18, y - 0.18), 0.36, 0.36, fc=_RANK_COLORS[i % len(_RANK_COLORS)],
+                                       ec="black", zorder=3))
+            for m in msgs:
+                ax.add_patch(FancyArrowPatch((m.src, y + 0.18), (m.dst, y + 0.18), arrowstyle="<->",
+                                             mutation_scale=8, connectionstyle="arc3,rad=-0.35", lw=1.0,
+                                             color=COLORS[0] if m.reduced else COLORS[1], zorder=2))
+            d = msgs[0].dst - msgs[0].src
+            share = msgs[0].nbytes / (length * 8)
+            ax.text(-0.7, y, f"step {s + 1}: distance {d}, {_fraction(share)} M", ha="right", va="center",
+                    fontsize=8)
+        for i in range(n):
+            ax.text(i, 0.75, f"{i}", ha="center", va="bottom", fontsize=8)
+        ax.set_xlim(-4.2, n - 0.4)
+        ax.set_ylim(-rows + 0.4, 1.2)
+        ax.set_title(f"{title}, n = {n}: {trace.steps} steps", fontsize=10)
+    fig.text(0.5, 0.01, "arcs: partners swap and add (blue) or swap and copy (orange)", ha="center", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return fig
+
+
+def _fraction(x: float) -> str:
+    """1.0 -> "1 x", 0.25 -> "1/4 x"."""
+    if x >= 1:
+        return f"{x:g} x"
+    return f"1/{round(1 / x)} x"
+
+
 def hierarchical_figure(hosts: int = 2, per_host: int = 4):
-    """Hosts as boxes of GPUs: intra-host rings (solid) and the inter-host rings of same-index GPUs (dashed)."""
+    """Hosts as boxes of GPUs: intra-host rings (solid) and the inter-host rings of same-index GPUs (dashed).
+
+    Arrow heads show where traffic goes: an intra-host ring sends one way round
+    (with its wrap-around arc); between two hosts the inter-host ring sends
+    both ways (double heads); with more hosts it wraps from the last to the first.
+    """
     hosts = check_count("hosts", hosts, minimum=2, maximum=4)
     per_host = check_count("per_host", per_host, minimum=2, maximum=8)
     fig, ax = figure(7.0, 1.6 + 1.3 * hosts)
@@ -651,10 +704,17 @@ def hierarchical_figure(hosts: int = 2, per_host: int = 4):
                 ax.annotate("", xy=(g + 0.7, y), xytext=(g + 0.3, y), arrowprops=dict(arrowstyle="->", lw=1.3))
         ax.annotate("", xy=(-0.3, y + 0.28), xytext=(per_host - 1 - 0.3, y + 0.28),
                     arrowprops=dict(arrowstyle="->", lw=1.0, connectionstyle="arc3,rad=0.15"))
+    # the inter-host ring of each local index: with 2 hosts it sends both ways between them (double
+    # heads); with more, it runs down the hosts and wraps from the last host back to the first
+    both = "<->" if hosts == 2 else "->"
     for g in range(per_host):
         for hst in range(hosts - 1):
             ax.annotate("", xy=(g + 0.1, -(hst + 1) * 1.6 + 0.27), xytext=(g + 0.1, -hst * 1.6 - 0.27),
-                        arrowprops=dict(arrowstyle="->", lw=1.2, ls="--", color=COLORS[3]))
+                        arrowprops=dict(arrowstyle=both, lw=1.2, ls="--", color=COLORS[3]))
+        if hosts > 2:
+            ax.annotate("", xy=(g + 0.35, 0.27), xytext=(g + 0.35, -(hosts - 1) * 1.6 - 0.27),
+                        arrowprops=dict(arrowstyle="->", lw=0.9, ls="--", color=COLORS[3],
+                                        connectionstyle="arc3,rad=-0.25"))
     ax.set_xlim(-1.6, per_host + 0.3)
     ax.set_ylim(-(hosts - 1) * 1.6 - 0.8, 1.0)
     ax.set_title("hierarchical all-reduce\n1) reduce-scatter inside each host (solid ring)\n"
@@ -694,77 +754,45 @@ def torus_figure(rows: int = 3, cols: int = 4):
 
 # --- chapter 2: calculators ---------------------------------------------------------------------
 
-#: The calculator's choices of network cards per host: 0 stands for one NIC per GPU (``nics_per_host=None``).
-NIC_CHOICES: tuple[tuple[str, int], ...] = (
-    ("one per GPU", 0), ("1 per host, shared by its GPUs", 1), ("2 per host", 2), ("4 per host", 4),
-    ("8 per host", 8),
-)
+#: The calculator's choices of network cards per host (0: one per GPU), from the model layer.
+NIC_CHOICES = cluster.NIC_CHOICES
 
 
-def cluster_report(model: str, dtype: str, n: int, hosts: int, intra_link: str, inter_link: str,
-                   algorithm: str, t_compute_ms: float, target_percent: float,
-                   nics_per_host: int = 0) -> dict[str, str]:
-    """The "your cluster" calculator's results, as text with units (raises ValueError on bad input).
-
-    ``nics_per_host`` is the number of network cards of ``inter_link`` per
-    host, shared by its GPUs, or 0 for one card per GPU; only the
-    hierarchical all-reduce depends on it
-    (:func:`commlib.cost.hierarchical_allreduce_time`).
-    """
-    nics = check_count("nics_per_host", nics_per_host, minimum=0)
-    target_percent = float(target_percent)
-    if not 0 < target_percent < 100:
-        raise ValueError(f"target efficiency must lie in (0, 100) %, got {target_percent:g} %")
-    if not 0 < float(t_compute_ms) < math.inf:
-        raise ValueError(f"compute per step must be > 0 ms, got {float(t_compute_ms):g} ms")
-    target = target_percent / 100.0
-    r = compare.cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,
-                                  float(t_compute_ms) / 1e3, target, nics_per_host=nics or None)
-    if r.n == 1:
-        return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
-                "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
-    need = r.required_bandwidth
-    need_text = ("out of reach: the latency terms alone exceed the allowed time" if math.isinf(need)
-                 else f"{format_rate(need)} = {format_rate(need, bits=True)}")
-    which = "inter-host" if hosts > 1 else "intra-host"
-    return {
-        "gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
-        "GPUs per host": f"{n // hosts}",
-        "time of one all-reduce": format_time(r.seconds),
-        "algorithm bandwidth (algbw)": format_rate(r.algbw),
-        "bus bandwidth (busbw)": format_rate(r.busbw),
-        "slowest link": format_rate(r.bottleneck),
-        "busbw / slowest link": format_percent(r.bus_efficiency, 1),
-        "parallel efficiency Ts/(Ts+Tt)": format_percent(r.parallel_efficiency, 1),
-        f"{which} bandwidth for {format_percent(target, 0)}": need_text,
-    }
+def cluster_report(*args, **kwargs) -> dict[str, str]:
+    """The "your cluster" calculator's results: :func:`commlib.cluster.cluster_results` (kept for callers)."""
+    return cluster.cluster_results(*args, **kwargs)
 
 
 def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
                        intra_link: str = "nvlink2", inter_link: str = "eth_25g", algorithm: str = "ring",
                        t_compute_ms: float = 100.0, target_percent: float = 90.0,
                        nics_per_host: int = 1) -> Calculator:
-    """"Your cluster": model, dtype, N, hosts, links, NICs, algorithm -> time, algbw, busbw, efficiency."""
+    """"Your cluster": model, dtype, n, hosts, links, NICs, algorithm -> time, algbw, busbw, efficiency.
+
+    The computation is the model layer's numpy-free :func:`commlib.cluster.cluster_results`.
+    """
     links = [(item.name, key) for key, item in hardware.LINKS.items()]
     controls = {
         "model": dropdown([(f"{m.name} ({m.params:,} parameters)", k) for k, m in hardware.MODELS.items()],
                           model, "model"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
-        "n": integer(n, 1, 4096, "GPUs N"),
-        "hosts": integer(hosts, 1, 512, "hosts"),
+        "n": integer(n, 1, 4096, "GPUs n"),
+        "hosts": integer(hosts, 1, 512, "hosts h"),
         "intra_link": dropdown(links, intra_link, "link inside a host"),
         "inter_link": dropdown(links, inter_link, "link between hosts"),
-        "nics_per_host": dropdown(list(NIC_CHOICES), nics_per_host, "network cards"),
+        "nics_per_host": dropdown(list(NIC_CHOICES), nics_per_host, "network cards c"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in compare.ALGORITHMS], algorithm,
                               "algorithm"),
         "t_compute_ms": number(t_compute_ms, "compute (ms/step)"),
         "target_percent": number(target_percent, "efficiency goal (%)"),
     }
-    return make_calculator(cluster_report, controls, title="Your cluster: one gradient all-reduce",
+    return make_calculator(cluster.cluster_results, controls, title="Your cluster: one gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
-                                "busbw = algbw x 2(N-1)/N as nccl-tests defines them; flat algorithms and the "
-                                "torus run at the slowest link; network cards matter to the hierarchical "
-                                "algorithm only (shared cards split their rate among the GPUs' shards); "
+                                "busbw = algbw x 2(n-1)/n as nccl-tests defines them; flat algorithms, the "
+                                "pipelined trees (best number of chunks q) and the torus run at the slowest "
+                                "link; network cards c matter to the hierarchical algorithm (shared cards "
+                                "split their rate among the GPUs' shards) and to the multi-rail ring (one "
+                                "ring per card); the torus both ways needs n = k x k and a torus network; "
                                 "no overlap of compute and communication.")
 
 
