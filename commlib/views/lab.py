@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import cost, fit
+from ..lab import mpich
 from ..lab.measure import format_bytes
 from ..units import check_count, check_nonnegative, check_positive, format_rate, format_size, format_time, parse_size
 from .calculator import Calculator, dropdown, integer, make_calculator, text
@@ -144,9 +145,13 @@ def terms_table(series: Sequence[fit.Series]):
     """Markdown table of each series' cost-model counts: steps ``a``, bytes ``b`` and reduced bytes per byte of M."""
     body = []
     for s in series:
-        t = cost.collective_terms(s.op, 1.0, s.n, s.algorithm)
-        body.append([s.label, s.algorithm or "", s.n, t.steps, f"{t.bytes:.4g} M", f"{t.reduced:.4g} M"])
-    return markdown_table(["collective", "cost-model algorithm", "ranks p", "steps a", "bytes b", "reduced c"], body)
+        for nbytes in sorted({min(s.nbytes), max(s.nbytes)}):
+            name = mpich.algorithm(s.op, nbytes, s.n) if s.algorithm == "mpich" else (s.algorithm or "")
+            t = fit.terms_at(s.op, nbytes, s.n, s.algorithm)
+            body.append([s.label, format_bytes(nbytes), name.replace("_", " "), s.n, t.steps,
+                         f"{t.bytes / nbytes:.4g} M", f"{t.reduced / nbytes:.4g} M"])
+    return markdown_table(["collective", "at", "algorithm run", "ranks p", "steps a", "bytes b", "reduced c"],
+                          body)
 
 
 def _inverse_beta(m: fit.AlphaBeta) -> str:
@@ -239,13 +244,14 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
             raise ValueError(f"size must be > 0, got {size!r}")
         seconds = m.time(s.op, nbytes, n, s.algorithm)
         regime = m.regime(nbytes) if isinstance(m, fit.PiecewiseFit) else m
-        terms = cost.collective_terms(s.op, nbytes, n, s.algorithm)
+        terms = fit.terms_at(s.op, nbytes, n, s.algorithm)
         out = {
             "message size": f"{format_size(nbytes)} = {format_bytes(nbytes)}",
             "predicted time": format_time(seconds),
             "latency term a alpha": latency_term(terms.steps, regime.alpha, *regime_sizes(m, s, nbytes)),
             "bandwidth term b beta": format_time(terms.bytes * regime.beta + terms.reduced * regime.gamma),
-            "cost-model algorithm": f"{s.algorithm} ({terms.steps} steps)",
+            "cost-model algorithm": (f"{mpich.algorithm(s.op, nbytes, n) if s.algorithm == 'mpich' else s.algorithm}"
+                                     f" ({terms.steps} steps)"),
         }
         if seconds > 0:
             out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
