@@ -538,7 +538,10 @@ def _alternate(s: Series, keep: int) -> Series:
     idx = [i for i in range(len(s.nbytes)) if i % 2 == keep]
     if not idx:
         raise ValueError(f"{s.label} has too few sizes to split in two")
-    pick = (lambda v: None if v is None else tuple(v[i] for i in idx))
+
+    def pick(values):
+        return None if values is None else tuple(values[i] for i in idx)
+
     return Series(s.op, s.n, pick(s.nbytes), pick(s.seconds), s.algorithm, pick(s.low), pick(s.high), s.label)
 
 
