@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..units import check_positive
 
-__all__ = ["rate_phrase", "alpha_phrase", "model_phrase", "pair_phrase"]
+__all__ = ["rate_phrase", "rate_conclusion", "alpha_phrase", "alpha_conclusion", "pair_phrase"]
 
 
 def rate_phrase(inverse_beta: float, copy_rate: float, tolerance: float = 0.25) -> str:
@@ -37,6 +37,15 @@ def rate_phrase(inverse_beta: float, copy_rate: float, tolerance: float = 0.25) 
             "above the rate at which this machine copies memory")
 
 
+def rate_conclusion(inverse_beta: float, copy_rate: float, tolerance: float = 0.25) -> str:
+    """The sentence that follows from :func:`rate_phrase`: what ``1/beta`` stands for on this machine."""
+    if rate_phrase(inverse_beta, copy_rate, tolerance).startswith("about"):
+        return ("So on this machine 1/β of all-reduce is, within a quarter, the memory-copy rate; the "
+                "other collectives show how far that reading carries.")
+    return ("So on this machine 1/β is a rate of the library's copies, set by the memory system but not "
+            "equal to its copy rate.")
+
+
 def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     """What a fitted per-step ``alpha`` (s) looks like next to one core handover and a scheduler slice (s).
 
@@ -46,7 +55,7 @@ def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     check_positive("handover", handover)
     check_positive("slice_s", slice_s)
     if alpha >= 0.5 * slice_s:
-        return "of the order of a scheduler time slice: the ranks wait for the scheduler's next slice"
+        return "of the order of a scheduler time slice"
     handovers = alpha / handover
     if handovers <= 3:
         return "a few core handovers, far below a scheduler time slice"
@@ -55,20 +64,24 @@ def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     return "many core handovers, but below a scheduler time slice"
 
 
-def model_phrase(error: float, reference: float) -> str:
-    """How one model's median error compares with a rival model's on the same points (fractions)."""
-    if error < 0.8 * reference:
-        return "fits better than"
-    if error > 1.25 * reference:
-        return "fits worse than"
-    return "fits about as well as"
+def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
+    """The sentence that follows from :func:`alpha_phrase`: what oversubscription added to ``alpha``."""
+    if alpha_phrase(alpha, handover, slice_s).startswith("of the order"):
+        return ("Here the ranks did wait for the scheduler: other programs loaded the cores, or waiting ranks "
+                "kept polling for their whole slice.")
+    return ("A waiting rank does not keep its core for a whole slice: it is taken off as soon as it blocks or "
+            "yields, so what oversubscription adds to α is the cost of switching between ranks, step after "
+            "step.")
 
 
 def pair_phrase(ratio: float) -> str:
     """How the point-to-point halving-doubling all-reduce compares with the ring (time ratio, hd / ring)."""
     check_positive("ratio", ratio)
     if ratio <= 1.2:
-        return "as fast as the ring or faster, as the model predicts"
-    if ratio <= 2.0:
-        return "somewhat slower than the ring, although the model predicts the same bytes and fewer steps"
-    return "much slower than the ring, although the model predicts the same bytes and fewer steps"
+        return "as fast as the ring or faster, as the model predicts."
+    slower = "somewhat slower" if ratio <= 2.0 else "much slower"
+    return (f"{slower} than the ring, although the model predicts the same bytes and fewer steps. The counts do "
+            "not see what happens between the steps: each halving-doubling step pairs two ranks that must both "
+            "run to exchange half the vector, and with more ranks than cores a step waits whenever one of the "
+            "pair is not running. Run the lab on a machine with a free core per rank to take the scheduler out "
+            "of the comparison.")

@@ -22,7 +22,8 @@ from .plots import COLORS, MARKERS, PALETTE, figure
 from .tables import markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "error_table", "fit_summary_table",
-           "model_calculator", "regime_sizes", "latency_term", "terms_table", "verdict", "placement", "load_sentence", "compare_spread"]
+           "model_calculator", "regime_sizes", "latency_term", "terms_table", "verdict", "placement", "load_sentence",
+           "compare_spread", "rate_table"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -346,3 +347,18 @@ def compare_spread(reference: float, other: float, tolerance: float = 0.25) -> s
     if other * (1 + tolerance) < reference:
         return "narrower than"
     return "about as wide as"
+
+
+def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+               charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float):
+    """Markdown table: each collective's ``1/beta`` for the largest messages, without and with gamma charged,
+    against the memory-copy rate measured in the same run (all in GB/s, 1 GB = 10^9 B)."""
+    check_positive("copy_rate", copy_rate)
+    body = []
+    for s, m, g in zip(series, models, charged):
+        hi = m.high if isinstance(m, fit.PiecewiseFit) else m
+        hg = g.high if isinstance(g, fit.PiecewiseFit) else g
+        body.append([s.label, f"{hi.bandwidth / 1e9:.2f}", f"{hg.bandwidth / 1e9:.2f}",
+                     f"{hi.bandwidth / copy_rate:.2f}"])
+    return markdown_table(["collective", "1/beta, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
+                           "1/beta / copy rate"], body)
