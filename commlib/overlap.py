@@ -369,9 +369,12 @@ class OverlapResult:
 def schedule(ready, nbytes, comm_time) -> list[tuple[float, float]]:
     r"""Start and end of each all-reduce on one serial communication stream.
 
-    Bucket ``b`` starts when it is ready and the previous all-reduce is done:
-    :math:`s_b = \max(r_b, e_{b-1})`, :math:`e_b = s_b + c(m_b)`, with
-    ``comm_time`` the function :math:`c` from bytes to seconds.
+    Bucket :math:`i` starts when it is ready and the previous all-reduce is done,
+    :math:`t^{start}_i = \max(t^{ready}_i, t^{end}_{i-1})`, and ends after the
+    all-reduce of its :math:`M_i` bytes,
+    :math:`t^{end}_i = t^{start}_i + \text{comm\_time}(M_i)`. Arguments:
+    ``ready`` the times :math:`t^{ready}_i` in seconds, ``nbytes`` the sizes
+    :math:`M_i` in bytes, ``comm_time`` a function from bytes to seconds.
 
     >>> schedule([1.0, 2.0], [10, 10], lambda m: 1.5)
     [(1.0, 2.5), (2.5, 4.0)]

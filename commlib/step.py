@@ -164,10 +164,10 @@ def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: floa
                           algorithm: str = "ring") -> tuple[float, float]:
     """All-reduce time with the reduction overlapped (lower bound) and added serially (upper bound).
 
-    The alpha-beta-gamma sum :math:`a\\alpha + b\\beta + w\\gamma` charges the
+    The alpha-beta-gamma sum :math:`a\\alpha + b\\beta + v\\gamma` charges the
     arithmetic after the copy. Libraries fuse the reduction into the pipelined
     copy (a chunk is added while the next one travels), so at best the
-    arithmetic hides behind the transfer: :math:`a\\alpha + \\max(b\\beta, w\\gamma)`.
+    arithmetic hides behind the transfer: :math:`a\\alpha + \\max(b\\beta, v\\gamma)`.
 
     >>> lo, hi = reduction_time_bounds(1e6, 2, 1e9, 0.0, 1e-10)
     >>> lo, hi
