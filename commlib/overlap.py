@@ -45,6 +45,7 @@ from .units import check_count, check_nonnegative, check_positive, format_time
 __all__ = [
     "DDP_BUCKET_BYTES",
     "DDP_FIRST_BUCKET_BYTES",
+    "BACKWARD_TO_FORWARD",
     "LAYER_MODELS",
     "Layer",
     "Bucket",
@@ -64,6 +65,9 @@ __all__ = [
 DDP_BUCKET_BYTES: int = 25 * 1024 * 1024
 #: DDP's cap for the first bucket (the output-side layers): 1 MiB, in the PyTorch implementation.
 DDP_FIRST_BUCKET_BYTES: int = 1024 * 1024
+#: Backward costs about twice the forward pass (two matrix products per layer instead of one;
+#: Kaplan et al. 2020 count 2 FLOPs per parameter forward and 4 backward).
+BACKWARD_TO_FORWARD: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -236,10 +240,12 @@ def backward_times(layers, t_backward: float) -> list[float]:
 def step_compute_time(model: str, batch: int, flops_per_second: float) -> tuple[float, float]:
     r"""Forward and backward seconds of one step: ``(t_forward, t_backward)``.
 
-    :math:`t_{fwd} = 2\,\mathrm{MAC}\cdot b / F` (two floating-point operations per
-    multiply-accumulate, ``b`` samples, ``F`` FLOP/s actually achieved) and
-    :math:`t_{bwd} = 2\,t_{fwd}` (the usual rule that backward costs twice the
-    forward, e.g. Kaplan et al. 2020). For transformers ``batch`` counts tokens.
+    :math:`t_{fwd} = 2\,\mathrm{MAC}\cdot x / (u F_{peak})` (two floating-point
+    operations per multiply-accumulate, ``batch`` :math:`x` samples,
+    ``flops_per_second`` the FLOP/s actually achieved, :math:`u F_{peak}`) and
+    :math:`t_{bwd}` = :data:`BACKWARD_TO_FORWARD` :math:`\times\, t_{fwd}` (the usual
+    rule that backward costs twice the forward, e.g. Kaplan et al. 2020). For
+    transformers ``batch`` counts tokens.
 
     >>> f, b = step_compute_time("resnet50", 32, 10e12)
     >>> round(f * 1e3, 2), round(b * 1e3, 2)   # ms at 10 TFLOP/s achieved
@@ -248,7 +254,7 @@ def step_compute_time(model: str, batch: int, flops_per_second: float) -> tuple[
     batch = check_count("batch", batch)
     flops_per_second = check_positive("flops_per_second", flops_per_second)
     t_forward = 2.0 * forward_macs(model) * batch / flops_per_second
-    return t_forward, 2.0 * t_forward
+    return t_forward, BACKWARD_TO_FORWARD * t_forward
 
 
 # ----------------------------------------------------------------------------- buckets and timeline

@@ -23,6 +23,7 @@ from ..units import check_nonnegative, check_positive
 from .summaries import tail_mean
 
 __all__ = [
+    "NOTES_RATE",
     "staleness_vs_nk",
     "CONSTANT_RATES",
     "STALENESS_BASES",
@@ -43,6 +44,9 @@ __all__ = [
     "downpour_study",
     "downpour_phrases",
 ]
+
+#: The learning rate the source notes use for every rule: the shared, untuned rate of the comparisons.
+NOTES_RATE = 0.5
 
 #: The grids each rule is tuned on: the constant rate eta, the staleness rule's base rate eta_0,
 #: the distance rule's cap eta_max (its C fixed). Each holds the source notes' rate 0.5.
@@ -202,7 +206,7 @@ class LrRuleStudy:
         return int(self.sweeps["constant"].runs[0].staleness.max())
 
 
-def lr_rule_study(workers: int = 16, updates: int = 2500, seed: int = 0, nominal: float | None = 0.5,
+def lr_rule_study(workers: int = 16, updates: int = 2500, seed: int = 0, nominal: float | None = NOTES_RATE,
                   lr_c: float = 0.02, batch_size: int = 8, comm_time=0.0, rates=CONSTANT_RATES, bases=STALENESS_BASES,
                   caps=DISTANCE_CAPS, control=CONTROL_RATES) -> LrRuleStudy:
     """Each learning-rate rule tuned on its own grid, with ``workers`` asynchronous learners and ``updates`` gradients.
@@ -439,7 +443,7 @@ def downpour_study(workers: int = 8, shards: int = 4, updates: int = 2500, comm_
             "Adagrad": rate_sweep("constant", adagrad_rates, workers, optimizer="adagrad", name="Adagrad", **common)}
 
 
-def downpour_phrases(study: dict[str, RateSweep], nominal: float = 0.5, tol: float = 0.003) -> dict[str, str]:
+def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, tol: float = 0.003) -> dict[str, str]:
     """Adagrad against SGD in Downpour SGD at the shared nominal rate and each at its best, decided by the runs."""
     tol = check_nonnegative("tol", tol)
     s, a = study["SGD"], study["Adagrad"]
