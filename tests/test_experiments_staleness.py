@@ -78,6 +78,12 @@ def test_downpour_phrases_branches():
     assert w["verdict"] == "level" and w["tuned"] == "Adagrad ends level with SGD"
     w = staleness.downpour_phrases(dp((0.70, 0.540), (0.57, 0.551)))
     assert w["verdict"] == "sgd" and w["reading"].startswith("tuned, plain SGD ends lower")
+    assert "smaller steps" in w["reading"]
+    # no advantage at the nominal rate either: the reading must not explain one away
+    w = staleness.downpour_phrases(dp((0.56, 0.540), (0.60, 0.551)))
+    assert w["verdict"] == "sgd" and "smaller steps" not in w["reading"] and "no advantage" in w["reading"]
+    w = staleness.downpour_phrases(dp((0.56, 0.551), (0.60, 0.551)))
+    assert w["verdict"] == "level" and "no advantage" in w["reading"]
 
 
 def test_stalls_draw_and_validate():

@@ -459,10 +459,12 @@ def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, t
                           "shrink over the run, a schedule no constant rate has")
     elif best == "below" and at == "below":
         out["reading"] = "Adagrad's advantage survives tuning undiminished"
-    elif best == "level with":
-        out["reading"] = "tuned, the two are level: Adagrad's advantage at the nominal rate came from its smaller steps"
     elif best == "below":
         out["reading"] = "tuned, Adagrad ends lower, although at the nominal rate it did not"
+    elif at == "below":
+        out["reading"] = (("tuned, the two are level" if best == "level with" else "tuned, plain SGD ends lower") +
+                          ": Adagrad's advantage at the nominal rate came from its smaller steps")
     else:
-        out["reading"] = "tuned, plain SGD ends lower: Adagrad's advantage at the nominal rate came from its smaller steps"
+        out["reading"] = ("tuned, the two are level" if best == "level with" else "tuned, plain SGD ends lower") + \
+            ", as at the nominal rate: per-shard Adagrad brings no advantage here"
     return out
