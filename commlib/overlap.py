@@ -385,6 +385,9 @@ def schedule(ready, nbytes, comm_time) -> list[tuple[float, float]]:
     >>> schedule([1.0, 2.0], [10, 10], lambda m: 1.5)
     [(1.0, 2.5), (2.5, 4.0)]
     """
+    ready, nbytes = list(ready), list(nbytes)
+    if len(ready) != len(nbytes):
+        raise ValueError(f"ready and nbytes must have one entry per bucket, got {len(ready)} and {len(nbytes)}")
     out: list[tuple[float, float]] = []
     end = 0.0
     for r, m in zip(ready, nbytes, strict=True):

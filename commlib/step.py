@@ -253,7 +253,11 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     >>> step_results()["compute-bound?"]
     'yes'
     """
-    u = check_fraction("utilization_pct", utilization_pct / 100, open_low=True, open_high=False)
+    numeric = isinstance(utilization_pct, (int, float)) and not isinstance(utilization_pct, bool)
+    pct = float(utilization_pct) if numeric else float("nan")
+    if not 0 < pct <= 100:
+        raise ValueError(f"utilization_pct must lie in (0, 100] (per cent of peak), got {utilization_pct!r}")
+    u = pct / 100
     tokens = check_count("tokens", tokens, minimum=1)
     n = check_count("n", n, minimum=1)
     params = hardware.model(model).params

@@ -106,3 +106,10 @@ def test_reduction_shares_against_the_bounds():
     with pytest.raises(ValueError, match="gamma"):
         step_module.reduction_shares(1e8, 8, nv2.bandwidth, nv2.latency, -1.0)
 
+
+
+@pytest.mark.parametrize("pct", [0, -5, 100.5, 4000])
+def test_step_results_names_the_percent_range(pct):
+    with pytest.raises(ValueError, match=r"utilization_pct must .*100"):
+        step.step_results(utilization_pct=pct)
+    assert step.step_results(utilization_pct=100)["compute-bound?"] in ("yes", "no")
