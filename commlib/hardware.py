@@ -219,7 +219,11 @@ MODELS: dict[str, Model] = {item.key: item for item in _MODELS}
 
 @dataclass(frozen=True)
 class Accelerator:
-    """A GPU's peak dense tensor-core throughput in one data type (FLOP/s, no sparsity)."""
+    """A GPU's peak dense tensor-core throughput in one data type (FLOP/s, no sparsity).
+
+    ``memory_bandwidth`` is the vendor's figure for the GPU's memory (HBM), in
+    bytes/s, from the same source; ``None`` where the book does not use it.
+    """
 
     key: str
     name: str
@@ -228,11 +232,13 @@ class Accelerator:
     source: str
     citation: str
     date: str
+    memory_bandwidth: float | None = None
 
 
 _ACCELERATORS = [
-    Accelerator("v100", "V100 SXM2", 125e12, "fp16", "NVIDIA Tesla V100 whitepaper (125 tensor TFLOP/s)",
-                "nvidia2017v100", "2017"),
+    Accelerator("v100", "V100 SXM2", 125e12, "fp16",
+                "NVIDIA Tesla V100 whitepaper (125 tensor TFLOP/s, 900 GB/s of HBM2)", "nvidia2017v100", "2017",
+                memory_bandwidth=900 * GB),
     Accelerator("a100", "A100 SXM4", 312e12, "bf16", "NVIDIA A100 whitepaper (312 dense bf16 TFLOP/s)",
                 "nvidia2020a100", "2020"),
     Accelerator("h100", "H100 SXM5", 989.4e12, "bf16", "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s)",

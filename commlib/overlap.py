@@ -45,6 +45,7 @@ from .units import check_count, check_nonnegative, check_positive, format_time
 __all__ = [
     "DDP_BUCKET_BYTES",
     "DDP_FIRST_BUCKET_BYTES",
+    "BACKWARD_TO_FORWARD",
     "LAYER_MODELS",
     "Layer",
     "Bucket",
@@ -64,6 +65,9 @@ __all__ = [
 DDP_BUCKET_BYTES: int = 25 * 1024 * 1024
 #: DDP's cap for the first bucket (the output-side layers): 1 MiB, in the PyTorch implementation.
 DDP_FIRST_BUCKET_BYTES: int = 1024 * 1024
+#: Backward costs about twice the forward pass (two matrix products per layer instead of one;
+#: Kaplan et al. 2020 count 2 FLOPs per parameter forward and 4 backward).
+BACKWARD_TO_FORWARD: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -236,10 +240,12 @@ def backward_times(layers, t_backward: float) -> list[float]:
 def step_compute_time(model: str, batch: int, flops_per_second: float) -> tuple[float, float]:
     r"""Forward and backward seconds of one step: ``(t_forward, t_backward)``.
 
-    :math:`t_{fwd} = 2\,\mathrm{MAC}\cdot b / F` (two floating-point operations per
-    multiply-accumulate, ``b`` samples, ``F`` FLOP/s actually achieved) and
-    :math:`t_{bwd} = 2\,t_{fwd}` (the usual rule that backward costs twice the
-    forward, e.g. Kaplan et al. 2020). For transformers ``batch`` counts tokens.
+    :math:`t_{fwd} = 2\,\mathrm{MAC}\cdot x / (u F_{peak})` (two floating-point
+    operations per multiply-accumulate, ``batch`` :math:`x` samples,
+    ``flops_per_second`` the FLOP/s actually achieved, :math:`u F_{peak}`) and
+    :math:`t_{bwd}` = :data:`BACKWARD_TO_FORWARD` :math:`\times\, t_{fwd}` (the usual
+    rule that backward costs twice the forward, e.g. Kaplan et al. 2020). For
+    transformers ``batch`` counts tokens.
 
     >>> f, b = step_compute_time("resnet50", 32, 10e12)
     >>> round(f * 1e3, 2), round(b * 1e3, 2)   # ms at 10 TFLOP/s achieved
@@ -248,7 +254,7 @@ def step_compute_time(model: str, batch: int, flops_per_second: float) -> tuple[
     batch = check_count("batch", batch)
     flops_per_second = check_positive("flops_per_second", flops_per_second)
     t_forward = 2.0 * forward_macs(model) * batch / flops_per_second
-    return t_forward, 2.0 * t_forward
+    return t_forward, BACKWARD_TO_FORWARD * t_forward
 
 
 # ----------------------------------------------------------------------------- buckets and timeline
@@ -369,13 +375,19 @@ class OverlapResult:
 def schedule(ready, nbytes, comm_time) -> list[tuple[float, float]]:
     r"""Start and end of each all-reduce on one serial communication stream.
 
-    Bucket ``b`` starts when it is ready and the previous all-reduce is done:
-    :math:`s_b = \max(r_b, e_{b-1})`, :math:`e_b = s_b + c(m_b)`, with
-    ``comm_time`` the function :math:`c` from bytes to seconds.
+    Bucket :math:`i` starts when it is ready and the previous all-reduce is done,
+    :math:`t^{start}_i = \max(t^{ready}_i, t^{end}_{i-1})`, and ends after the
+    all-reduce of its :math:`M_i` bytes,
+    :math:`t^{end}_i = t^{start}_i + \text{comm\_time}(M_i)`. Arguments:
+    ``ready`` the times :math:`t^{ready}_i` in seconds, ``nbytes`` the sizes
+    :math:`M_i` in bytes, ``comm_time`` a function from bytes to seconds.
 
     >>> schedule([1.0, 2.0], [10, 10], lambda m: 1.5)
     [(1.0, 2.5), (2.5, 4.0)]
     """
+    ready, nbytes = list(ready), list(nbytes)
+    if len(ready) != len(nbytes):
+        raise ValueError(f"ready and nbytes must have one entry per bucket, got {len(ready)} and {len(nbytes)}")
     out: list[tuple[float, float]] = []
     end = 0.0
     for r, m in zip(ready, nbytes, strict=True):

@@ -44,6 +44,7 @@ __all__ = [
     "compute_time",
     "min_tokens_compute_bound",
     "reduction_time_bounds",
+    "reduction_shares",
     "allreduce_results",
     "step_results",
 ]
@@ -142,10 +143,13 @@ def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops
                              algorithm: str = "ring") -> float:
     """Smallest batch per rank (tokens) for which compute time >= all-reduce time.
 
-    :math:`6\\Psi x / F \\ge T_m` gives :math:`x_{min} = F\\,T_m / (6\\Psi)`
-    with :math:`F` = utilization x peak. For the ring without latency,
-    :math:`T_m = 2\\frac{n-1}{n}\\Psi s / B` and :math:`\\Psi` cancels:
-    :math:`x_{min} = \\frac{n-1}{n}\\,\\frac{F s}{3B}`, the same for every model.
+    :math:`6\\Psi x / (u F_{peak}) \\ge T_m` gives :math:`x_{min} = u F_{peak}\\,T_m / (6\\Psi)`,
+    with ``utilization`` :math:`u` and ``peak_flops`` :math:`F_{peak}` (FLOP/s),
+    ``params`` :math:`\\Psi`, ``dtype_bytes`` :math:`s`, ``bandwidth`` :math:`B`
+    in bytes/s per direction and ``latency`` :math:`\\alpha` in seconds. For the
+    ring without latency, :math:`T_m = 2\\frac{n-1}{n}\\Psi s / B` and
+    :math:`\\Psi` cancels: :math:`x_{min} = \\frac{n-1}{n}\\,\\frac{u F_{peak} s}{3B}`,
+    the same for every model.
 
     >>> round(min_tokens_compute_bound(1e9, 2, 50e9, 1e15, 0.5, 2))  # (1/2) x 5e14 x 2 / (3 x 5e10)
     3333
@@ -164,10 +168,10 @@ def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: floa
                           algorithm: str = "ring") -> tuple[float, float]:
     """All-reduce time with the reduction overlapped (lower bound) and added serially (upper bound).
 
-    The alpha-beta-gamma sum :math:`a\\alpha + b\\beta + w\\gamma` charges the
+    The alpha-beta-gamma sum :math:`a\\alpha + b\\beta + v\\gamma` charges the
     arithmetic after the copy. Libraries fuse the reduction into the pipelined
     copy (a chunk is added while the next one travels), so at best the
-    arithmetic hides behind the transfer: :math:`a\\alpha + \\max(b\\beta, w\\gamma)`.
+    arithmetic hides behind the transfer: :math:`a\\alpha + \\max(b\\beta, v\\gamma)`.
 
     >>> lo, hi = reduction_time_bounds(1e6, 2, 1e9, 0.0, 1e-10)
     >>> lo, hi
@@ -180,6 +184,23 @@ def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: floa
     transfer, arithmetic = terms.bytes / bandwidth, terms.reduced * gamma
     start = terms.steps * latency
     return start + max(transfer, arithmetic), start + transfer + arithmetic
+
+
+def reduction_shares(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float,
+                     algorithm: str = "ring") -> tuple[float, float]:
+    r"""Share of the all-reduce time the reduction adds: (fused, serial), each a fraction of its own time.
+
+    The control is the same all-reduce with free arithmetic (gamma = 0). With
+    the reduction fused into the copy the share is 0 whenever the transfer is
+    the slower of the two; added serially it is :math:`v\gamma / T`, an upper bound.
+
+    >>> fused, serial = reduction_shares(1e6, 2, 1e9, 0.0, 1e-10)
+    >>> fused, round(serial, 4)
+    (0.0, 0.0476)
+    """
+    plain = cost.allreduce_time(nbytes, n, bandwidth, latency, algorithm)
+    fused, serial = reduction_time_bounds(nbytes, n, bandwidth, latency, gamma, algorithm)
+    return (fused - plain) / fused, (serial - plain) / serial
 
 
 def _percent(part: float, whole: float) -> str:
@@ -197,7 +218,7 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     '6.64 s'
     """
     if memory_gbs < 0:
-        raise ValueError(f"memory bandwidth must be >= 0 GB/s (0: reduction free), got {memory_gbs}")
+        raise ValueError(f"memory_gbs must be >= 0 GB/s (0: reduction free), got {memory_gbs}")
     nbytes = hardware.gradient_bytes(model, dtype)
     item = hardware.link(link)
     terms = cost.allreduce_terms(nbytes, n, algorithm)
@@ -232,7 +253,11 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     >>> step_results()["compute-bound?"]
     'yes'
     """
-    u = check_fraction("utilization_pct", utilization_pct / 100, open_low=True, open_high=False)
+    numeric = isinstance(utilization_pct, (int, float)) and not isinstance(utilization_pct, bool)
+    pct = float(utilization_pct) if numeric else float("nan")
+    if not 0 < pct <= 100:
+        raise ValueError(f"utilization_pct must lie in (0, 100] (per cent of peak), got {utilization_pct!r}")
+    u = pct / 100
     tokens = check_count("tokens", tokens, minimum=1)
     n = check_count("n", n, minimum=1)
     params = hardware.model(model).params

@@ -36,6 +36,7 @@ __all__ = [
     "format_rate",
     "format_time",
     "format_percent",
+    "binary_prefix_excess",
     "to_unit",
     "check_positive",
     "check_nonnegative",
@@ -222,3 +223,18 @@ def format_time(seconds: float, digits: int = 2) -> str:
 def format_percent(fraction: float, digits: int = 2) -> str:
     """Write a fraction as a percentage: ``format_percent(0.0765) == '7.65 %'``."""
     return f"{100 * float(fraction):.{digits}f} %"
+
+
+def binary_prefix_excess(prefix: str) -> float:
+    """How much larger the binary unit is than the decimal one of the same prefix, as a fraction.
+
+    ``"M"`` compares 1 MiB = 2**20 B with 1 MB = 10**6 B; the gap grows with
+    every prefix because 1024 / 1000 compounds.
+
+    >>> round(100 * binary_prefix_excess("M"), 2), round(100 * binary_prefix_excess("G"), 2)
+    (4.86, 7.37)
+    """
+    if prefix not in ("K", "M", "G", "T", "P"):
+        raise ValueError(f"prefix must be one of K, M, G, T, P, got {prefix!r}")
+    return SIZE_UNITS[f"{prefix}iB"] / SIZE_UNITS[f"{prefix}B"] - 1
+

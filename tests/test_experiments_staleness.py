@@ -78,6 +78,12 @@ def test_downpour_phrases_branches():
     assert w["verdict"] == "level" and w["tuned"] == "Adagrad ends level with SGD"
     w = staleness.downpour_phrases(dp((0.70, 0.540), (0.57, 0.551)))
     assert w["verdict"] == "sgd" and w["reading"].startswith("tuned, plain SGD ends lower")
+    assert "smaller steps" in w["reading"]
+    # no advantage at the nominal rate either: the reading must not explain one away
+    w = staleness.downpour_phrases(dp((0.56, 0.540), (0.60, 0.551)))
+    assert w["verdict"] == "sgd" and "smaller steps" not in w["reading"] and "no advantage" in w["reading"]
+    w = staleness.downpour_phrases(dp((0.56, 0.551), (0.60, 0.551)))
+    assert w["verdict"] == "level" and "no advantage" in w["reading"]
 
 
 def test_stalls_draw_and_validate():
@@ -145,3 +151,13 @@ def test_carry_over_needs_the_carried_rate_on_the_grid():
         staleness.carry_over_study(study, workers=4, rates=(0.3,))
     carry = staleness.carry_over_study(study, workers=4, rates=(0.5, 0.05))
     assert set(carry.carried) == {"constant", "staleness"} and carry.workers_to == 4
+
+
+def test_nk_agreement_on_a_small_run_and_bad_input():
+    rows = staleness.staleness_vs_nk(workers=8, ks=(1, 4), updates=2000, seed=0)
+    gaps = staleness.nk_agreement(rows)
+    assert set(gaps) == {"k_batch_async", "k_async", "n/K"}
+    assert gaps["k_batch_async"] < 0.2 and gaps["k_async"] < 0.2   # simulation matches the exact means
+    assert gaps["n/K"] >= 0.9                                       # the rule of thumb is off by about one
+    with pytest.raises(ValueError, match="rows"):
+        staleness.nk_agreement([])

@@ -319,3 +319,9 @@ def test_overlap_module_runs_without_numpy():
             "print(overlap.overlap_results()['buckets (all-reduces)'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().isdigit()
+
+
+def test_schedule_names_mismatched_lengths():
+    import pytest as _pytest
+    with _pytest.raises(ValueError, match="ready and nbytes"):
+        overlap.schedule([1.0], [1, 2], lambda m: 1.0)

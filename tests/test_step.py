@@ -70,7 +70,7 @@ def test_allreduce_results_matches_the_cost_model():
     assert "time, reduction fused into the copy" not in out
     out = step.allreduce_results("resnet50", "fp32", 8, "nvlink2", "ring", 900)
     assert "time, reduction fused into the copy" in out
-    with pytest.raises(ValueError, match="memory bandwidth"):
+    with pytest.raises(ValueError, match="memory_gbs"):
         step.allreduce_results(memory_gbs=-1)
     with pytest.raises(ValueError, match="unknown link"):
         step.allreduce_results(link="carrier_pigeon")
@@ -93,3 +93,23 @@ def test_step_imports_no_numpy():
             "print(s.step_results()['compute-bound?'], s.allreduce_results()['gradient size'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("yes")
+
+
+def test_reduction_shares_against_the_bounds():
+    step_module = step
+    nv2, gamma = hardware.link("nvlink2"), cost.reduction_gamma(hardware.accelerator("v100").memory_bandwidth)
+    fused, serial = step_module.reduction_shares(1e8, 8, nv2.bandwidth, nv2.latency, gamma)
+    lo, hi = step_module.reduction_time_bounds(1e8, 8, nv2.bandwidth, nv2.latency, gamma)
+    plain = cost.allreduce_time(1e8, 8, nv2.bandwidth, nv2.latency)
+    assert serial == pytest.approx((hi - plain) / hi) and fused == pytest.approx((lo - plain) / lo)
+    assert 0 <= fused < serial < 1
+    with pytest.raises(ValueError, match="gamma"):
+        step_module.reduction_shares(1e8, 8, nv2.bandwidth, nv2.latency, -1.0)
+
+
+
+@pytest.mark.parametrize("pct", [0, -5, 100.5, 4000])
+def test_step_results_names_the_percent_range(pct):
+    with pytest.raises(ValueError, match=r"utilization_pct must .*100"):
+        step.step_results(utilization_pct=pct)
+    assert step.step_results(utilization_pct=100)["compute-bound?"] in ("yes", "no")

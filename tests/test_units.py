@@ -106,3 +106,13 @@ def test_checks():
         units.check_nonnegative("nbytes", math.nan)
     with pytest.raises(ValueError, match=r"\(0, 1\)"):
         units.check_fraction("efficiency", 1.0)
+
+
+def test_binary_prefix_excess_grows_and_names_its_parameter():
+    import pytest
+
+    from commlib.units import binary_prefix_excess
+    gaps = [binary_prefix_excess(p) for p in "KMGT"]
+    assert gaps == sorted(gaps) and gaps[0] == pytest.approx(0.024)
+    with pytest.raises(ValueError, match="prefix"):
+        binary_prefix_excess("Mi")

@@ -27,3 +27,11 @@ def test_rows_are_labelled_with_units():
     text = " ".join(r[1] for r in rows)
     for unit in ("MB", "s", "%", "MB/s", "Mb/s"):
         assert unit in text
+
+
+def test_rows_quote_the_note_from_its_data():
+    from commlib import worked
+    ex = worked.vgg16_gigabit()
+    rows = dict((r[0], r[2]) for r in ex.rows())
+    assert rows["gradient M (the note's value)"].startswith("553.36 MB")
+    assert "B for ε = 90 %" in rows and ex.target_efficiency == worked.VGG16_AS_REPORTED["target_efficiency"]

@@ -4,13 +4,22 @@ from .. import cost, hardware, step
 from ..check import Question, register
 from ..units import parse_rate
 
+#: The givens of the exercises: the questions below read them and the chapter prints (glues) them,
+#: so the text and the check cannot drift apart.
+GIVENS = {
+    "nvlink3_link": "nvlink3",
+    "bert_n": 8, "bert_link": "eth_100g",
+    "resnet_bw_n": 16, "resnet_bw_tc": 0.1, "resnet_bw_eff": 0.9,
+    "min_tokens_n": 64, "min_tokens_u": 0.4, "min_tokens_link": "ib_ndr",
+}
+
 register(Question(
     "ch00.gbe_bytes", lambda: parse_rate("1 Gb/s"), unit="B/s",
     hint="A link sold as 1 Gb/s moves 10^9 bits per second; divide by the bits in a byte.",
 ))
 
 register(Question(
-    "ch00.nvlink3_one_way", lambda: hardware.link("nvlink3").bandwidth / 1e9, unit="GB/s",
+    "ch00.nvlink3_one_way", lambda: hardware.link(GIVENS["nvlink3_link"]).bandwidth / 1e9, unit="GB/s",
     hint="NVIDIA's 600 GB/s for an A100 adds both directions of all its links.",
 ))
 
@@ -30,8 +39,8 @@ register(Question(
 
 register(Question(
     "ch00.bert_large_ring_ms",
-    lambda: 1e3 * cost.allreduce_time(hardware.gradient_bytes("bert_large", "fp16"), 8,
-                                      hardware.link("eth_100g").bandwidth),
+    lambda: 1e3 * cost.allreduce_time(hardware.gradient_bytes("bert_large", "fp16"), GIVENS["bert_n"],
+                                      hardware.link(GIVENS["bert_link"]).bandwidth),
     unit="ms",
     hints=((lambda given, right: abs(given / right - 8 / 7) < 0.02,
             "Each rank sends 2(n-1)/n of the buffer, not 2 buffers: the factor is 2 x 7/8."),),
@@ -40,16 +49,18 @@ register(Question(
 
 register(Question(
     "ch00.resnet_bw_90",
-    lambda: cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), 16, 0.1, 0.9) / 1e9,
+    lambda: cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), GIVENS["resnet_bw_n"],
+                                    GIVENS["resnet_bw_tc"], GIVENS["resnet_bw_eff"]) / 1e9,
     unit="GB/s",
     hint="Allowed communication time is (1 - ε)/ε x T_c; divide the bytes each rank sends by it.",
 ))
 
 
 def _min_tokens_ndr() -> float:
-    ndr = hardware.link("ib_ndr")
-    return step.min_tokens_compute_bound(hardware.model("gpt2_xl").params, 64, ndr.bandwidth,
-                                         hardware.accelerator("h100").peak_flops, 0.4, 2, ndr.latency)
+    ndr = hardware.link(GIVENS["min_tokens_link"])
+    return step.min_tokens_compute_bound(hardware.model("gpt2_xl").params, GIVENS["min_tokens_n"], ndr.bandwidth,
+                                         hardware.accelerator("h100").peak_flops, GIVENS["min_tokens_u"],
+                                         hardware.dtype_bytes("bf16"), ndr.latency)
 
 
 register(Question(

@@ -3,15 +3,20 @@
 from .. import hardware, overlap, sgd
 from ..check import Question, register
 
+#: The givens of the exercises: the questions below read them and the chapter prints (glues) them.
+GIVENS = {"workers": 32, "k": 4, "base_rate": 0.4, "n": 16, "link": "eth_25g", "batch": 32, "flops": 10e12}
+
 register(Question(
-    "ch05.mean_staleness", lambda: sgd.expected_staleness("k_batch_async", 32, 4), unit="updates", rel_tol=0.05,
-    hints=((lambda given, right: abs(given - 4 / 32) < 0.01, "You divided the wrong way round: n/K, not K/n."),),
+    "ch05.mean_staleness", lambda: sgd.expected_staleness("k_batch_async", GIVENS["workers"], GIVENS["k"]), unit="updates", rel_tol=0.05,
+    hints=((lambda given, right: abs(given - GIVENS["k"] / GIVENS["workers"]) < 0.01, "You divided the wrong way round: n/K, not K/n."),),
     hint="Gupta et al.: gradients are on average about n/K updates out of date.",
 ))
 
 register(Question(
-    "ch05.staleness_lr", lambda: 0.4 / sgd.expected_staleness("k_batch_async", 32, 4), unit="", rel_tol=0.05,
-    hints=((lambda given, right: given > 0.4,
+    "ch05.staleness_lr",
+    lambda: GIVENS["base_rate"] / sgd.expected_staleness("k_batch_async", GIVENS["workers"], GIVENS["k"]),
+    unit="", rel_tol=0.05,
+    hints=((lambda given, right: given > GIVENS["base_rate"],
             "Divide the base rate by the average staleness, do not multiply."),),
     hint="eta = eta_0 / <tau>, with <tau> about n/K.",
 ))
@@ -37,9 +42,9 @@ register(Question(
 
 
 def _exposed_ms() -> float:
-    link = hardware.link("eth_25g")
-    t_fwd, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
-    r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
+    link = hardware.link(GIVENS["link"])
+    t_fwd, t_bwd = overlap.step_compute_time("resnet50", GIVENS["batch"], GIVENS["flops"])
+    r = overlap.overlap_timeline("resnet50", n=GIVENS["n"], bandwidth=link.bandwidth, latency=link.latency,
                                  t_backward=t_bwd, t_forward=t_fwd)
     return 1e3 * r.exposed
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import compare, cost, hardware, step
-from ..units import format_size, format_time
+from ..units import format_rate, format_size, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, number
 from .plots import COLORS, figure
 
@@ -58,7 +58,8 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
     return make_calculator(step.allreduce_results, controls, title="One gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; "
                                 "algorithm and bus bandwidth as nccl-tests defines them. Memory bandwidth "
-                                "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try 900 GB/s, a V100's "
+                                "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try "
+                                f"{format_rate(hardware.accelerator('v100').memory_bandwidth, digits=0)}, a V100's "
                                 "HBM2. The time adds the reduction after the copy (an upper bound); the fused "
                                 "time hides it behind the copy (a lower bound).")
 

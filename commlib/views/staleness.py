@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
+from ..experiments.staleness import NOTES_RATE
 from ..experiments.summaries import PROTOCOL_LABELS
 from .plots import COLORS, MARKERS, color, figure
-from .sync_async import staleness_histogram
+from .sync_async import _smooth, staleness_histogram
 
 __all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
            "downpour_figure"]
@@ -36,18 +37,22 @@ def staleness_vs_nk_figure(rows: list[dict], workers: int):
 
 
 
-def _smooth(y: np.ndarray, width: int) -> np.ndarray:
-    if width <= 1 or y.size < width:
-        return y
-    kernel = np.ones(width) / width
-    return np.convolve(np.pad(y, (width // 2, width - 1 - width // 2), mode="edge"), kernel, mode="valid")
-
-
 def _loss_curve(ax, run, label, i, ls="-", smooth=1, lw=1.6):
     """Training loss against gradients applied (PS updates x gradients per update)."""
     g = (np.asarray(run.eval_index) + 1) * run.k
     ax.plot(np.concatenate([[0], g]), np.concatenate([[run.initial_loss], _smooth(np.asarray(run.losses), smooth)]),
             color=color(i), ls=ls, lw=lw, label=label)
+
+
+def _loss_panel(ax, curves, smooth: int):
+    """Loss curves ``(run, label, colour index, line style)`` against gradients applied, zoomed on their floor."""
+    for run, label, i, ls in curves:
+        _loss_curve(ax, run, label, i, ls=ls, smooth=smooth)
+    ymin = min(np.nanmin(r.losses) for r, *_ in curves)
+    ax.set_ylim(ymin * 0.95, ymin * 1.6)
+    ax.set_xlabel("gradients applied")
+    ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=7)
 
 
 #: How each swept value is named in legends.
@@ -97,13 +102,7 @@ def lr_rule_figure(study, smooth: int = 3):
               (sw["no staleness"].run(nominal), f"one learner, η = {nominal:g}", 1, "--"),
               (sw["constant"].run(best), f"best constant η = {best:g}", 0, (0, (1, 1))),
               (sw["no staleness"].run(best), f"one learner, η = {best:g}", 1, (0, (3, 1, 1, 1)))]
-    for run, label, i, ls in curves:
-        _loss_curve(ax1, run, label, i, ls=ls, smooth=smooth)
-    ymin = min(np.nanmin(r.losses) for r, *_ in curves)
-    ax1.set_ylim(ymin * 0.95, ymin * 1.6)
-    ax1.set_xlabel("gradients applied")
-    ax1.set_ylabel("training loss (nats)")
-    ax1.legend(fontsize=7)
+    _loss_panel(ax1, curves, smooth)
     rate_sweep_axes(ax2, {k: sw[k] for k in ("constant", "no staleness", "staleness", "distance") if k in sw},
                     workers=study.workers)
     ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
@@ -121,7 +120,7 @@ def stalls_figure(study):
     return fig
 
 
-def downpour_figure(sweeps: dict, nominal: float = 0.5, smooth: int = 3):
+def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
     """Left: loss curves of SGD and Adagrad at the shared rate and each at its best rate.
     Right: final loss over each one's grid (:func:`commlib.experiments.staleness.downpour_study`)."""
     fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
@@ -130,13 +129,7 @@ def downpour_figure(sweeps: dict, nominal: float = 0.5, smooth: int = 3):
         curves.append((sw.run(nominal), f"{name}, rate {nominal:g}", i, "-"))
         curves.append((sw.run(sw.best_value),
                        f"{name}, best rate {sw.best_value:g}", i, "--"))
-    for run, label, i, ls in curves:
-        _loss_curve(ax1, run, label, i, ls=ls, smooth=smooth)
-    ymin = min(np.nanmin(r.losses) for r, *_ in curves)
-    ax1.set_ylim(ymin * 0.95, ymin * 1.6)
-    ax1.set_xlabel("gradients applied")
-    ax1.set_ylabel("training loss (nats)")
-    ax1.legend(fontsize=7)
+    _loss_panel(ax1, curves, smooth)
     rate_sweep_axes(ax2, sweeps, labels={k: f"{k}, base rate" for k in sweeps})
     ax2.set_xlabel("rate")
     ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")

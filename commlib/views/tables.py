@@ -46,7 +46,7 @@ def models_table(keys: Sequence[str] | None = None, dtype: str = "fp32") -> Mark
                      format_size(hardware.training_state_bytes(key, "mixed_adam")),
                      f"{item.source} {{cite}}`{item.count_citation}`", f"{{cite}}`{item.citation}`"])
     headers = ["model", "parameters", f"{dtype} gradient (MB)", f"{dtype} gradient (MiB)",
-               "mixed-precision Adam state (16 B/param)", "count from", "paper"]
+               f"mixed-precision Adam state ({sum(hardware.TRAINING_STATE_BYTES['mixed_adam'].values())} B/param)", "count from", "paper"]
     return markdown_table(headers, rows, caption=f"Model presets, as of {hardware.AS_OF}")
 
 
