@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import scaling, sgd, training
 from ..units import check_count, check_positive
-from .summaries import RunEnd, protocol_label
+from .summaries import RunEnd, protocol_label, tail_mean
 
 __all__ = [
     "runtime_ratio_rows",
@@ -166,3 +168,181 @@ def sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem,
                            batch_size=batch_size, eval_every=max(1, u_train // 60), **params)
     return timing, trained
 
+
+
+# ------------------------------------------------------------------ time per update, six protocols
+#: The compute-time laws of the six-protocol comparison: Dutta et al.'s shifted exponential and a
+#: heavy tail, next to the memoryless exponential.
+UPDATE_TIME_LAWS = {
+    "exponential": {"rate": 1.0},
+    "shifted_exponential": {"shift": 1.0, "rate": 1.0},
+    "pareto": {"shape": 2.5, "scale": 1.0},
+}
+
+
+def update_time_closed_form(protocol: str, workers: int, k: int | None, distribution: str, **params) -> float | None:
+    r"""Expected wall-clock time per update where a closed form exists, else ``None``.
+
+    * sync and K-sync restart every learner at each update, so an update waits
+      for the :math:`K`-th fastest of :math:`n` fresh draws: :math:`E[X_{K:n}]`
+      (:func:`commlib.sgd.expected_order_statistic`; :math:`K = n` for sync);
+    * async and K-batch-async never cancel work: each learner is a renewal
+      process producing a gradient every :math:`E[X]` on average, so in the
+      long run the PS receives :math:`n/E[X]` gradients per second and makes an
+      update every :math:`K\,E[X]/n` (:math:`K = 1` for async);
+    * K-async and K-batch-sync restart some learners and keep others running;
+      with exponential times, memorylessness makes every busy learner look
+      fresh, giving :math:`E[X_{K:n}]` and :math:`K/(n\mu)`
+      (:func:`commlib.sgd.expected_update_time`). For other laws the residual
+      times depend on the past and there is no closed form: ``None``.
+    """
+    K = workers if protocol == "sync" else (1 if protocol == "async" else k)
+    if protocol in ("sync", "k_sync"):
+        return sgd.expected_order_statistic(K, workers, distribution, **params)
+    if protocol in ("async", "k_batch_async"):
+        return K * sgd.expected_value(distribution, **params) / workers
+    if distribution == "exponential":
+        return sgd.expected_update_time(protocol, workers, k, rate=params.get("rate", 1.0))
+    return None
+
+
+SIX_PROTOCOLS = (("sync", None), ("k_sync", "K"), ("k_batch_sync", "K"), ("async", None), ("k_async", "K"),
+                 ("k_batch_async", "K"))
+
+
+def update_time_rows(workers: int = 16, k: int = 4, laws: dict | None = None, updates: int = 20000,
+                     seed: int = 0) -> list[dict]:
+    """For each law and each of the six protocols: closed form (or ``None``) and simulated mean time per update."""
+    laws = UPDATE_TIME_LAWS if laws is None else laws
+    rows = []
+    for law, params in laws.items():
+        for protocol, kk in SIX_PROTOCOLS:
+            kv = k if kk else None
+            sim = sgd.simulate(protocol, workers, k=kv, updates=updates, seed=seed, compute=law, **params)
+            rows.append({"law": law, "protocol": protocol, "k": kv,
+                         "closed form": update_time_closed_form(protocol, workers, kv, law, **params),
+                         "simulated": sim.mean_time_per_update})
+    return rows
+
+
+def law_time_runs(configs, workers: int, budget: float, compute: str, compute_params: dict, problem=None,
+                  seed: int = 0, points: int = 80, **kwargs) -> dict:
+    """Like :func:`equal_time_runs` under any compute-time law: each protocol runs for about ``budget``
+    time units, its number of updates set from a timing-only run of the same law and seed."""
+    budget = check_positive("budget", budget)
+    problem = training.make_problem(seed=0) if problem is None else problem
+    out = {}
+    for protocol, k in configs:
+        probe = sgd.simulate(protocol, workers, k=k, updates=2000, seed=seed, compute=compute, **compute_params)
+        u = max(1, int(budget / probe.mean_time_per_update))
+        out[protocol_label(protocol, workers, k)] = sgd.simulate(
+            protocol, workers, k=k, updates=u, seed=seed, problem=problem, eval_every=max(1, u // points),
+            compute=compute, **compute_params, **kwargs)
+    return out
+
+
+def time_to_loss(run, target: float) -> float:
+    """First evaluation time at which ``run``'s training loss is at or below ``target`` (inf if never)."""
+    hit = np.nonzero(np.asarray(run.losses) <= target)[0]
+    return float(run.eval_times[hit[0]]) if hit.size else math.inf
+
+
+def race_phrase(t_batch: float, t_sync: float, tolerance: float = 0.1) -> str:
+    """Words for K-batch-sync's time to reach K-sync's loss, against K-sync's own time to reach it."""
+    if math.isinf(t_batch):
+        return "never reaches it within the budget"
+    if t_batch < (1 - tolerance) * t_sync:
+        return "reaches it sooner"
+    if t_batch > (1 + tolerance) * t_sync:
+        return "reaches it later"
+    return "reaches it at about the same time"
+
+
+# ------------------------------------------------------------------ the error floor and its control
+def error_floor_runs(workers: int = 16, budget: float = 400.0, lr: float = 0.5, batch_size: int = 8, seed: int = 0,
+                     problem=None) -> dict:
+    """Synchronous and asynchronous SGD at equal wall-clock time, and the control: one learner (no staleness)
+    with the same rate and batch, run for as many updates as asynchronous SGD makes."""
+    problem = training.make_problem(seed=0) if problem is None else problem
+    runs = equal_time_runs([("sync", None), ("async", None)], workers=workers, budget=budget, problem=problem,
+                           seed=seed, lr=lr, batch_size=batch_size)
+    asyn = runs[protocol_label("async", workers, None)]
+    u = asyn.updates
+    runs["one learner, no staleness"] = sgd.simulate("sync", 1, updates=u, seed=seed, problem=problem,
+                                                     eval_every=max(1, u // 80), lr=lr, batch_size=batch_size)
+    return runs
+
+
+def error_floor_split(runs: dict, workers: int, window: float = 0.25) -> dict:
+    """Levels (mean training loss over the last ``window`` of each run) and the split of async - sync into
+    noise (one learner - sync) and staleness (async - one learner), nats."""
+    sync = tail_mean(runs[protocol_label("sync", workers, None)], window=window)
+    asyn = tail_mean(runs[protocol_label("async", workers, None)], window=window)
+    one = tail_mean(runs["one learner, no staleness"], window=window)
+    gap = asyn - sync
+    return {"sync": sync, "async": asyn, "one": one, "gap": gap, "noise": one - sync, "staleness": asyn - one,
+            "noise_share": (one - sync) / gap if gap else math.nan}
+
+
+def floor_phrase(split: dict) -> str:
+    """Which part of the async error floor dominates: gradient noise or staleness."""
+    share = split["noise_share"]
+    if not math.isfinite(share) or split["gap"] <= 0:
+        return "asynchronous SGD shows no higher floor here"
+    if share >= 0.65:
+        return "most of the gap is the noise of one small mini-batch per update, not staleness"
+    if share <= 0.35:
+        return "most of the gap is staleness, not the noise of one small mini-batch per update"
+    return "the gap splits into comparable parts: the noise of one small mini-batch per update, and staleness"
+
+
+# ------------------------------------------------------------------ warm-up where the linear rule breaks
+def warmup_runs(problem=None, base_batch: int = 8, base_lr: float = 0.1, k: int = 128, warmup_steps: int = 3,
+                epochs: float = 4.0, seed: int = 0) -> dict:
+    """Small batch, and a ``k`` times larger batch with the linear scaling rule, without and with warm-up."""
+    problem = training.make_problem(seed=0) if problem is None else problem
+    k = check_count("k", k, 1)
+    big = base_batch * k
+    small_steps = max(1, int(epochs * problem.n_train / base_batch))
+    big_steps = max(1, int(epochs * problem.n_train / big))
+    rate = scaling.linear_scaling_lr(base_lr, base_batch, big)
+    return {
+        f"batch {base_batch}, rate {base_lr:g}": training.train(problem, base_lr, base_batch, small_steps, seed=seed,
+                                                                eval_every=max(1, small_steps // 100)),
+        f"batch {big}, rate {rate:g}, no warm-up": training.train(problem, base_lr, big, big_steps, seed=seed,
+                                                                  base_batch_size=base_batch),
+        f"batch {big}, rate {rate:g}, {warmup_steps}-step warm-up":
+            training.train(problem, base_lr, big, big_steps, seed=seed, base_batch_size=base_batch,
+                           warmup_steps=warmup_steps),
+    }
+
+
+def warmup_phrase(no_warmup: float, warmup: float, small: float, tolerance: float = 0.02) -> str:
+    """What warm-up buys at a large ``k``: final losses (nats) without and with it, and the small batch's."""
+    if no_warmup <= small + tolerance:
+        return "the linear rule holds without warm-up here, and warm-up is not needed"
+    if warmup <= small + tolerance:
+        return "the linear rule breaks without warm-up, and warm-up repairs it"
+    if warmup < no_warmup - tolerance:
+        return "the linear rule breaks without warm-up; warm-up recovers part of the loss, not all"
+    if warmup > no_warmup + tolerance:
+        return "the linear rule breaks, and warm-up makes it worse: the scaled rate is too large even after the first steps"
+    return "the linear rule breaks, and warm-up does not help"
+
+
+def warmup_study(problem=None, base_batch: int = 8, base_lr: float = 0.1, ks=(64, 128, 256), warmup_steps: int = 3,
+                 seeds=(0, 1, 2, 3), epochs: float = 4.0) -> dict:
+    """:func:`warmup_runs` for several ``k`` and seeds: final losses (nats) per seed and their means.
+
+    One seed can mislead here (the first large steps decide where a run lands), so each verdict is
+    drawn from the mean over ``seeds``.
+    """
+    problem = training.make_problem(seed=0) if problem is None else problem
+    out = {}
+    for k in ks:
+        finals = [[float(r.losses[-1]) for r in warmup_runs(problem, base_batch, base_lr, k, warmup_steps, epochs,
+                                                            seed).values()] for seed in seeds]
+        small, none, warm = (float(np.mean(col)) for col in zip(*finals))
+        out[k] = {"small": small, "none": none, "warm": warm, "by_seed": finals,
+                  "phrase": warmup_phrase(none, warm, small)}
+    return out

@@ -198,6 +198,37 @@ def runtime_ratio_table(rows: list[dict]):
                            "gap", "P ln P"], body)
 
 
+_LAW_NAMES = {"exponential": "exponential", "shifted_exponential": "shifted exponential", "pareto": "Pareto"}
+
+
+def update_time_table(rows: list[dict]):
+    """The rows of :func:`commlib.experiments.sync_async.update_time_rows` as a Markdown table: one column per
+    law, closed form next to simulation (time units: mean compute times of the exponential law)."""
+    laws = list(dict.fromkeys(r["law"] for r in rows))
+    protocols = list(dict.fromkeys((r["protocol"], r["k"]) for r in rows))
+    cell = {(r["law"], r["protocol"]): r for r in rows}
+    body = []
+    for protocol, k in protocols:
+        line = [PROTOCOL_LABELS[protocol] + (f" (K = {k})" if k else "")]
+        for law in laws:
+            r = cell[(law, protocol)]
+            closed = "none" if r["closed form"] is None else f"{r['closed form']:.3f}"
+            line.append(f"{closed} / {r['simulated']:.3f}")
+        body.append(line)
+    return markdown_table(["protocol", *(f"{_LAW_NAMES.get(x, x)}: closed form / simulated" for x in laws)], body)
+
+
+def floor_table(split: dict):
+    """The levels and the split of :func:`commlib.experiments.sync_async.error_floor_split` (nats)."""
+    body = [["fully synchronous (16 gradients averaged per update)", f"{split['sync']:.3f}"],
+            ["one learner, no staleness (1 gradient per update)", f"{split['one']:.3f}"],
+            ["asynchronous (1 stale gradient per update)", f"{split['async']:.3f}"],
+            ["gap asynchronous - synchronous", f"{split['gap']:.3f}"],
+            ["  of which noise (one learner - synchronous)", f"{split['noise']:.3f}"],
+            ["  of which staleness (asynchronous - one learner)", f"{split['staleness']:.3f}"]]
+    return markdown_table(["run", "training loss, last quarter (nats)"], body)
+
+
 def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
                          straggler: dict | None = STRAGGLER_LAW):
     """Closed-form ratio against P for the laws of :data:`RUNTIME_RATIO_LAWS`, Monte Carlo points on top, P ln P for scale.
