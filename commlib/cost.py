@@ -331,7 +331,7 @@ def bus_bandwidth(op: str, nbytes: float, n: int, seconds: float) -> float:
 
 
 def parallel_efficiency(t_compute: float, t_comm: float) -> float:
-    r"""Fraction of a step spent computing when communication does not overlap: :math:`P = T_s/(T_s + T_t)`.
+    r"""Fraction of a step spent computing when communication does not overlap: :math:`\varepsilon = T_c/(T_c + T_m)`.
 
     >>> round(parallel_efficiency(0.55, 6.64032), 4)
     0.0765
@@ -342,7 +342,7 @@ def parallel_efficiency(t_compute: float, t_comm: float) -> float:
 
 
 def communication_time_for_efficiency(t_compute: float, efficiency: float) -> float:
-    r"""Communication time allowed for a target efficiency: :math:`T_t = \frac{1-P}{P} T_s`."""
+    r"""Communication time allowed for a target efficiency: :math:`T_m = \frac{1-\varepsilon}{\varepsilon} T_c`."""
     t_compute = check_positive("t_compute", t_compute)
     efficiency = check_fraction("efficiency", efficiency, open_high=False)
     return (1 - efficiency) / efficiency * t_compute
@@ -351,8 +351,8 @@ def communication_time_for_efficiency(t_compute: float, efficiency: float) -> fl
 def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: float) -> float:
     r"""Bandwidth (bytes/s) a ring all-reduce needs to reach ``efficiency``.
 
-    :math:`S = \frac{2D(n-1)/n}{T_t} = \frac{2DP(n-1)}{n(1-P)T_s}` -- equation (3)
-    of the VGG-16 worked example. ``efficiency`` must lie in (0, 1).
+    :math:`B = \frac{2(n-1)M/n}{T_m} = \frac{2\varepsilon(n-1)M}{n(1-\varepsilon)T_c}` (the source
+    notes' equation (3), which writes it with S, D, P and T_s). ``efficiency`` must lie in (0, 1).
     """
     efficiency = check_fraction("efficiency", efficiency)
     t_allowed = communication_time_for_efficiency(t_compute, efficiency)
