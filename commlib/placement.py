@@ -87,7 +87,9 @@ __all__ = [
     "estimate",
     "rank_placements",
     "best_placements",
+    "best_placements_by_workers",
     "placement_results",
+    "cluster_placement_results",
 ]
 
 #: Note 000's "inter" list, MB/s, one entry per machine, as printed in the note.
@@ -559,20 +561,56 @@ def best_placements(cluster: Cluster, workers: int, top: int = 5, **kwargs) -> l
     return results[:top]
 
 
+def best_placements_by_workers(cluster: Cluster, workers: Sequence[int] = (2, 3, 4, 5, 6, 8), top: int = 5,
+                               model: str = "resnet50", dtype: str = "fp32") -> dict:
+    """For each number of workers, the ``top`` fastest placements for all-reduce and for a parameter server.
+
+    The parameter server overlaps push and pull, as :func:`estimate` does by
+    default. Returns ``{"model", "dtype", "top", "runs"}`` where
+    ``runs[n][mode]`` is :func:`best_placements`' list for ``mode`` in
+    ``("allreduce", "ps")``: the results behind the chapter's placement sweep.
+
+    >>> s = best_placements_by_workers(example_cluster(), workers=(4,), top=1)
+    >>> s["runs"][4]["allreduce"][0].counts, s["runs"][4]["ps"][0].counts
+    ((0, 0, 0, 4, 0, 0, 0, 0), (0, 0, 0, 4, 0, 0, 0, 0))
+    """
+    runs = {int(n): {mode: best_placements(cluster, n, top=top, model=model, dtype=dtype, mode=mode)
+                     for mode in ("allreduce", "ps")} for n in workers}
+    return {"model": model, "dtype": dtype, "top": top, "runs": runs}
+
+
 def placement_results(where: str = "host3:2, host1:2", model: str = "resnet50", dtype: str = "fp32",
-                      mode: str = "allreduce", algorithm: str = "auto", pipelined: bool = True,
-                      cluster: Cluster | None = None) -> dict[str, str]:
-    """The placement calculator: one placement's synchronisation time and bottleneck, as label -> text.
+                      mode: str = "allreduce", algorithm: str = "auto", pipelined: bool = True) -> dict[str, str]:
+    """The placement calculator on :func:`example_cluster` (eight hosts, four slots each), as label -> text.
 
     ``where`` reads like ``"host3:2, host1:2"`` (:func:`parse_placement`);
-    the other controls are :func:`estimate`'s. ``cluster`` defaults to
-    :func:`example_cluster` (eight hosts, four slots each). Imports no numpy.
+    the other controls are :func:`estimate`'s. Its keywords are exactly the
+    calculator's controls; :func:`cluster_placement_results` takes any cluster.
+    Imports no numpy.
 
     >>> r = placement_results("host3:2, host1:2")
     >>> r["time per iteration"], r["bounded by"]
     ('939.78 ms', 'network link of host 3 (145.88 MB/s)')
+    >>> placement_results("host9:1")
+    Traceback (most recent call last):
+    ...
+    ValueError: host must be in 0..7, got 9
     """
-    cluster = example_cluster() if cluster is None else cluster
+    return cluster_placement_results(example_cluster(), where, model, dtype, mode, algorithm, pipelined)
+
+
+def cluster_placement_results(cluster: Cluster, where: str = "host3:2, host1:2", model: str = "resnet50",
+                              dtype: str = "fp32", mode: str = "allreduce", algorithm: str = "auto",
+                              pipelined: bool = True) -> dict[str, str]:
+    """:func:`placement_results` on any ``cluster`` (the calculator binds it first).
+
+    >>> cluster_placement_results(example_cluster(slots=2), "host3:2")["time per iteration"]
+    '94.47 ms'
+    >>> cluster_placement_results(example_cluster(slots=2), "host3:3")
+    Traceback (most recent call last):
+    ...
+    ValueError: placement puts 3 workers on host 3, which has 2 slots
+    """
     est = estimate(cluster, parse_placement(where), model=model, dtype=dtype, mode=mode, algorithm=algorithm,
                    pipelined=pipelined)
     out = {

@@ -114,7 +114,8 @@ def test_tables_list_every_claim_and_host():
 
 def test_placement_figure_lists_fastest_first():
     cl = placement.example_cluster()
-    fig = tview.placement_figure(cl, {"slow": {"host7": 2}, "fast": {"host3": 2}, "mid": {"host1": 2}})
+    fig = tview.placement_figure(placement.rank_placements(cl, {"slow": {"host7": 2}, "fast": {"host3": 2},
+                                                                 "mid": {"host1": 2}}))
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["slow", "mid", "fast"]             # barh draws bottom up: fastest on top
@@ -148,7 +149,8 @@ def test_placement_calculator_shows_results_and_errors():
 
 
 def test_placement_sweep_has_one_frame_per_worker_count():
-    html = tview.placement_sweep(workers=(2, 3), top=2).data
+    sweep = placement.best_placements_by_workers(placement.example_cluster(), workers=(2, 3), top=2)
+    html = tview.placement_sweep(sweep).data
     assert html.count('class="gotw-frame"') == 2
 
 
