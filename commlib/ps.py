@@ -49,6 +49,7 @@ from .ps_cost import (
     PSComparison,
     PSTraffic,
     byteps_split,
+    check_shards,
     compare_ps_ring,
     ps_beats_ring,
     ps_results,
@@ -179,15 +180,8 @@ def server_ranks(workers: int, servers: int, colocated: bool = False) -> tuple[i
     >>> server_ranks(4, 2), server_ranks(4, 2, colocated=True)
     ((4, 5), (0, 1))
     """
-    n = check_count("workers", workers, minimum=1)
-    if colocated:
-        k = check_count("servers", servers, minimum=1)
-        if k > n:
-            raise ValueError(f"servers must be <= workers ({n}) when colocated (one shard per worker "
-                             f"machine at most), got {k}")
-        return tuple(range(k))
-    k = check_count("servers", servers, minimum=1)
-    return tuple(range(n, n + k))
+    n, k = check_shards(workers, servers, colocated)
+    return tuple(range(k)) if colocated else tuple(range(n, n + k))
 
 
 def _check_arrays(params, gradients) -> tuple[np.ndarray, list[np.ndarray]]:

@@ -22,6 +22,7 @@ from .units import check_count, check_nonnegative, check_positive, format_size, 
 __all__ = [
     "PSTraffic",
     "PSComparison",
+    "check_shards",
     "ps_traffic",
     "round_time",
     "ps_beats_ring",
@@ -79,6 +80,24 @@ class PSComparison:
         return self.ps_seconds / self.ring_seconds
 
 
+def check_shards(workers: int, servers: int, colocated: bool = False) -> tuple[int, int]:
+    """Validated ``(n, k)``: whole numbers >= 1, and at most one shard per worker machine when colocated.
+
+    >>> check_shards(4, 2, colocated=True)
+    (4, 2)
+    >>> check_shards(4, 5, colocated=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: servers must be <= workers (4) when colocated (one shard per worker machine at most), got 5
+    """
+    n = check_count("workers", workers, minimum=1)
+    k = check_count("servers", servers, minimum=1)
+    if colocated and k > n:
+        raise ValueError(f"servers must be <= workers ({n}) when colocated (one shard per worker "
+                         f"machine at most), got {k}")
+    return n, k
+
+
 def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = False) -> PSTraffic:
     r"""Bytes each machine sends (and receives) in one PS round, in closed form.
 
@@ -99,14 +118,9 @@ def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = 
     1750000000.0
     """
     m = check_nonnegative("nbytes", nbytes)
-    n = check_count("workers", workers, minimum=1)
+    n, k = check_shards(workers, servers, colocated)
     if colocated:
-        k = check_count("servers", servers, minimum=1)
-        if k > n:
-            raise ValueError(f"servers must be <= workers ({n}) when colocated (one shard per worker "
-                             f"machine at most), got {k}")
         return PSTraffic(shard_host=m + (n - 2) * m / k, worker=m if k < n else None, colocated=True)
-    k = check_count("servers", servers, minimum=1)
     return PSTraffic(shard_host=n * m / k, worker=m, colocated=False)
 
 
