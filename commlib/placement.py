@@ -74,6 +74,8 @@ __all__ = [
     "LinkClaim",
     "link_claims",
     "POWER9_NVLINKS_PER_GPU",
+    "V100_NVLINKS",
+    "v100_nvlink_bandwidth",
     "power9_nvlink_ratios",
     "MODES",
     "ALGORITHMS",
@@ -139,6 +141,21 @@ QUOTED_LINK_CLAIMS: tuple[LinkClaim, ...] = (
 #: REDP-5472, 2018).
 POWER9_NVLINKS_PER_GPU = 3
 
+#: NVLink 2.0 links of one V100 (NVIDIA's 300 GB/s is six links, both directions summed).
+V100_NVLINKS = 6
+
+
+def v100_nvlink_bandwidth(links: int = 1) -> float:
+    """Bytes/s per direction of ``links`` of a V100's six NVLink 2.0 links (one sixth of the preset each).
+
+    >>> v100_nvlink_bandwidth() / 1e9, v100_nvlink_bandwidth(2) / 1e9
+    (25.0, 50.0)
+    """
+    links = check_count("links", links)
+    if links > V100_NVLINKS:
+        raise ValueError(f"links must be in 1..{V100_NVLINKS} (a V100's NVLink 2.0 links), got {links}")
+    return links * hardware.link("nvlink2").bandwidth / V100_NVLINKS
+
 
 def power9_nvlink_ratios() -> tuple[float, float]:
     """CPU-GPU NVLink 2.0 on a POWER9 against PCIe 3.0 x16, like for like: (nominal / nominal, measured / measured).
@@ -152,7 +169,7 @@ def power9_nvlink_ratios() -> tuple[float, float]:
     >>> [round(r, 2) for r in power9_nvlink_ratios()]
     [4.76, 5.15]
     """
-    nvlink = POWER9_NVLINKS_PER_GPU * hardware.link("nvlink2").bandwidth / 6
+    nvlink = v100_nvlink_bandwidth(POWER9_NVLINKS_PER_GPU)
     pcie = hardware.link("pcie3_x16").bandwidth
     measured_nvlink = next(c for c in QUOTED_LINK_CLAIMS if c.as_written == "63 GiB/s").rate
     measured_pcie = parse_rate("105 Gb/s")  # BytePS (Jiang et al. 2020, sec. 4.2.1), same PCIe switch
