@@ -216,7 +216,8 @@ def traffic_table(rows):
              f"{r['most_received']} B", f"{r['closed_form']:g} B", "yes" if r["equal"] else "no"] for r in rows]
     headers = ["workers n", "shards k", "colocated", "simulated: most sent by one NIC",
                "simulated: most received by one NIC", "closed form (each way)", "equal"]
-    return markdown_table(headers, body)
+    return markdown_table(headers, body, caption="Executed parameter-server rounds against the closed form: "
+                                                 "bytes through the busiest NIC, each way")
 
 
 def _model_label(key: str) -> str:
