@@ -48,6 +48,7 @@ from . import cost
 from .ps_cost import (
     PSComparison,
     PSTraffic,
+    best_allreduce,
     byteps_split,
     check_shards,
     compare_ps_ring,
@@ -74,6 +75,7 @@ __all__ = [
     "ps_results",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
+    "best_allreduce",
     "byteps_split",
     "byteps_round",
     "compare_ps_ring",

@@ -27,6 +27,7 @@ __all__ = [
     "round_time",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
+    "best_allreduce",
     "byteps_split",
     "compare_ps_ring",
     "ps_results",
@@ -240,6 +241,36 @@ def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwid
         if ps_beats_ring(m, n, k, b_gpu, b_cpu, latency):
             return k
     return None
+
+
+def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> tuple[str, float]:
+    """The fastest all-reduce of :data:`commlib.cost.ALLREDUCE_ALGORITHMS` for this size: ``(name, seconds)``.
+
+    The fair rival of a parameter server: for small gradients start-ups
+    weigh, and on a power of two halving-doubling beats the ring (same
+    bytes, fewer start-ups). Algorithms that reject ``n`` are skipped.
+
+    >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5)
+    >>> name, round(t * 1e3, 2)
+    ('halving_doubling', 0.72)
+    >>> best_allreduce(1e6, 6, 3.125e9, latency=1e-5)[0]      # off a power of two the doublings fold whole vectors
+    'ring'
+    >>> best_allreduce(1e6, 0, 3.125e9)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be a rank count some all-reduce runs on (>= 1), got 0
+    """
+    best = None
+    for name in cost.ALLREDUCE_ALGORITHMS:
+        try:
+            t = cost.allreduce_time(nbytes, n, bandwidth, latency, algorithm=name)
+        except ValueError:
+            continue
+        if best is None or t < best[1]:
+            best = (name, t)
+    if best is None:
+        raise ValueError(f"n must be a rank count some all-reduce runs on (>= 1), got {n!r}")
+    return best
 
 
 def byteps_split(n: int, k: int) -> tuple[float, float]:

@@ -183,3 +183,13 @@ def test_the_server_load_grows_with_n_while_the_ring_rank_stays_below_two_gradie
     server, ring = v["ps_server_each_way"], v["ring_rank_each_way"]
     assert (server[1:] > server[:-1]).all() and server[-1] == pytest.approx(63.0)
     assert (ring < 2.0).all() and ring[-1] - ring[0] < 1.0
+
+
+def test_one_port_sharded_round_stays_below_the_fastest_all_reduce_for_a_small_gradient():
+    # chapter 3: the fair rival at 1 MB is halving-doubling (2 log2 n start-ups), not the ring
+    link = hardware.link("eth_25g")
+    for n in (8, 32):
+        name, best = ps.best_allreduce(1e6, n, link.bandwidth, link.latency)
+        assert name == "halving_doubling"
+        assert best < cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
+        assert ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency) < best
