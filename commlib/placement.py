@@ -611,7 +611,7 @@ def placement_results(where: str = "host3:2, host1:2", model: str = "resnet50", 
     >>> placement_results("host9:1")
     Traceback (most recent call last):
     ...
-    ValueError: host must be in 0..7, got 9
+    ValueError: where: host must be in 0..7, got 9
     """
     return cluster_placement_results(example_cluster(), where, model, dtype, mode, algorithm, pipelined)
 
@@ -626,9 +626,13 @@ def cluster_placement_results(cluster: Cluster, where: str = "host3:2, host1:2",
     >>> cluster_placement_results(example_cluster(slots=2), "host3:3")
     Traceback (most recent call last):
     ...
-    ValueError: placement puts 3 workers on host 3, which has 2 slots
+    ValueError: where: placement puts 3 workers on host 3, which has 2 slots
     """
-    est = estimate(cluster, parse_placement(where), model=model, dtype=dtype, mode=mode, algorithm=algorithm,
+    try:  # the control is "where": name it in the message
+        counts = workers_per_host(cluster, parse_placement(where))
+    except ValueError as err:
+        raise ValueError(f"where: {err}") from None
+    est = estimate(cluster, dict(enumerate(counts)), model=model, dtype=dtype, mode=mode, algorithm=algorithm,
                    pipelined=pipelined)
     out = {
         "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",

@@ -161,10 +161,9 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     0.00802
     """
     m = check_nonnegative("nbytes", nbytes)
-    n = check_count("workers", workers, minimum=1)
+    n, k = check_shards(workers, servers, colocated)
     b_w = check_positive("bandwidth", bandwidth)
     a = check_nonnegative("latency", latency)
-    k = check_count("servers", servers, minimum=1)
     if not one_port:
         return cost.ps_time(m, n, b_w, servers=k, latency=a, colocated=colocated,
                             server_bandwidth=server_bandwidth, pipelined=pipelined)
@@ -173,9 +172,6 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
         return messages * a + nbytes_ / bw if messages and m > 0 else 0.0
 
     if colocated:
-        if k > n:
-            raise ValueError(f"servers must be <= workers ({n}) when colocated (at most one shard per worker "
-                             f"machine), got {k}")
         plain = k if k < n else 0                         # messages each way of a machine without a shard
         push = max(busy(k - 1, m - m / k, b_w), busy(n - 1, (n - 1) * m / k, b_w), busy(plain, m, b_w))
         pull = push                                       # the same counts, directions swapped
