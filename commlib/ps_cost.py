@@ -327,12 +327,24 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     >>> r = ps_results("bert_large", "fp32", 8, 4)
     >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
     ('ring all-reduce, 1.14x faster', '5 server machines')
+    >>> ps_results(server_link="pcie3_x16")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: server_link must be a network preset (eth_1g, ...), got 'pcie3_x16'
     """
+    if model not in hardware.MODELS:
+        raise ValueError(f"model must be one of {', '.join(hardware.MODELS)}, got {model!r}")
+    if dtype not in hardware.DTYPE_BYTES:
+        raise ValueError(f"dtype must be one of {', '.join(hardware.DTYPE_BYTES)}, got {dtype!r}")
     nbytes = hardware.gradient_bytes(model, dtype)
     n = check_count("n", n, minimum=1, maximum=256)
     k = check_count("k", k, minimum=1, maximum=256)
     if colocated and k > n:
         raise ValueError(f"k must be <= n ({n}) when the shards sit on the workers, got {k}")
+    networks = [key for key, item in hardware.LINKS.items() if item.kind == "network"]
+    for name, value in (("worker_link", worker_link), ("server_link", server_link)):
+        if value not in networks:
+            raise ValueError(f"{name} must be a network preset ({', '.join(networks)}), got {value!r}")
     bw = hardware.link(worker_link).bandwidth
     bs = hardware.link(server_link).bandwidth
     c = compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)
