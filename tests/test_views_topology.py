@@ -200,3 +200,11 @@ def test_sharing_table_lists_both_models_and_their_ratio():
     r = topology.sharing_comparison(nbytes=4 * 2**20, ps_bytes=10**6)
     text = tview.sharing_table(r).data
     assert text.count("\n| ") == 5 and "| 1.00 |" in text and "BytePS" in text
+
+
+def test_placement_calculator_compute_takes_exactly_its_controls():
+    import inspect
+
+    for calc in (tview.placement_calculator(), tview.placement_calculator(placement.example_cluster(slots=2))):
+        assert list(inspect.signature(calc.compute).parameters) == list(calc.controls)
+    assert calc.compute is not placement.placement_results          # the custom cluster is bound, not a control
