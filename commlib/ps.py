@@ -386,12 +386,14 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     Returns ``"k"`` (default 1..2n) with ``"ps"`` (k separate servers, s),
     ``"byteps_k"`` (0..max k) with ``"byteps"`` (:func:`commlib.cost.byteps_time`,
     all NICs at ``bandwidth``), the scalars ``"ring"`` and ``"colocated"``
-    (n shards on the workers), ``"k_star"`` (:func:`smallest_k_to_beat_ring`)
-    and the inputs.
+    (n shards on the workers), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
+    ``"winner"`` for each k (:func:`compare_ps_ring`) and the inputs.
 
     >>> c = sharding_curves(1e9, 4, 1e9)
     >>> c["ps"].tolist()[:4], c["ring"], c["k_star"]
     ([4.0, 2.0, 1.3333333333333333, 1.0], 1.5, 3)
+    >>> c["winner"][:3]
+    ['ring all-reduce', 'ring all-reduce', 'PS']
     """
     n = check_count("n", n)
     ks = np.arange(1, 2 * n + 1) if ks is None else np.asarray([check_count("k", k) for k in ks])
@@ -406,6 +408,7 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
         "ring": cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring"),
         "colocated": cost.ps_time(nbytes, n, bandwidth, servers=n, colocated=True),
         "k_star": smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth),
+        "winner": [compare_ps_ring(nbytes, n, int(k), bandwidth, server_bandwidth).winner for k in ks],
     }
 
 

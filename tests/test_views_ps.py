@@ -151,6 +151,7 @@ def test_animation_is_an_offline_deterministic_player():
 
 
 def test_servers_sweep_has_one_frame_per_k():
-    html = views.servers_sweep("resnet50", n=4, ks=[1, 2, 3]).data
+    m, b = hardware.gradient_bytes("resnet50", "fp32"), hardware.link("eth_100g").bandwidth
+    html = views.servers_sweep(ps.sharding_curves(m, 4, b, b, ks=[1, 2, 3]), "ResNet-50").data
     assert html.count('class="gotw-frame"') == 3
     assert 'data-label="k = 3"' in html

@@ -251,30 +251,22 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
-def servers_sweep(model: str = "bert_large", dtype: str = "fp32", n: int = 8, worker_link: str = "eth_100g",
-                  server_link: str = "eth_100g", ks=None):
+def servers_sweep(c, model_name: str = ""):
     """Precomputed view of the calculator: PS time as k grows, one frame per k, ring time for reference.
 
-    The results are :func:`commlib.ps.sharding_curves` and :func:`commlib.ps.compare_ps_ring`."""
-    nbytes = hardware.gradient_bytes(model, dtype)
-    bw = hardware.link(worker_link).bandwidth
-    bs = hardware.link(server_link).bandwidth
-    ks = list(range(1, n + 5)) if ks is None else [int(k) for k in ks]
-    curves = ps.sharding_curves(nbytes, n, bw, bs, ks=ks)
-    t_ps, t_ring = curves["ps"], curves["ring"]
-    verdicts = {k: ps.compare_ps_ring(nbytes, n, k, bw, bs) for k in ks}
-    name = hardware.model(model).name
+    ``c`` is :func:`commlib.ps.sharding_curves`; ``model_name`` labels the title."""
+    ks, t_ps, t_ring, n, nbytes = [int(k) for k in c["k"]], c["ps"], c["ring"], c["n"], c["nbytes"]
+    name = model_name or "gradient"
 
     def draw(k):
         i = ks.index(k)
-        c = verdicts[k]
         fig, ax = figure(6.4, 3.4)
         ax.plot(ks, 1e3 * t_ps, color=COLORS[3], lw=1.5, marker=MARKERS[3], ms=3, label="PS, k servers")
         ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
         ax.plot([k], [1e3 * t_ps[i]], marker="o", ms=11, mfc="none", mec=COLORS[7], mew=2)
-        verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c.winner]
-        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(c.ps_seconds)}, "
-                     f"ring {format_time(c.ring_seconds)} -> {verdict}", fontsize=9)
+        verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c["winner"][i]]
+        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])}, "
+                     f"ring {format_time(t_ring)} -> {verdict}", fontsize=9)
         ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
         ax.set_xticks(ks)
         ax.set_xlabel("server machines k")
