@@ -50,9 +50,9 @@ def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = F
 
 
 _STAGE_TEXT = {
-    "start": ("its gradient g", "its shard of the parameters w"),
-    "push": ("its gradient g", "the sum Σg of the n gradients"),
-    "update": ("its gradient g", "new parameters w − η·Σg/n"),
+    "start": ("its gradient ∇l", "its shard of the parameters w"),
+    "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients"),
+    "update": ("its gradient ∇l", "new parameters w − η·Σ∇l/n"),
     "pull": ("the new parameters w", "new parameters w"),
 }
 
