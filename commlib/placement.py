@@ -74,6 +74,8 @@ __all__ = [
     "LinkClaim",
     "link_claims",
     "POWER9_NVLINKS_PER_GPU",
+    "V100_NVLINKS",
+    "v100_nvlink_bandwidth",
     "power9_nvlink_ratios",
     "MODES",
     "ALGORITHMS",
@@ -87,7 +89,9 @@ __all__ = [
     "estimate",
     "rank_placements",
     "best_placements",
+    "best_placements_by_workers",
     "placement_results",
+    "cluster_placement_results",
 ]
 
 #: Note 000's "inter" list, MB/s, one entry per machine, as printed in the note.
@@ -137,6 +141,21 @@ QUOTED_LINK_CLAIMS: tuple[LinkClaim, ...] = (
 #: REDP-5472, 2018).
 POWER9_NVLINKS_PER_GPU = 3
 
+#: NVLink 2.0 links of one V100 (NVIDIA's 300 GB/s is six links, both directions summed).
+V100_NVLINKS = 6
+
+
+def v100_nvlink_bandwidth(links: int = 1) -> float:
+    """Bytes/s per direction of ``links`` of a V100's six NVLink 2.0 links (one sixth of the preset each).
+
+    >>> v100_nvlink_bandwidth() / 1e9, v100_nvlink_bandwidth(2) / 1e9
+    (25.0, 50.0)
+    """
+    links = check_count("links", links)
+    if links > V100_NVLINKS:
+        raise ValueError(f"links must be in 1..{V100_NVLINKS} (a V100's NVLink 2.0 links), got {links}")
+    return links * hardware.link("nvlink2").bandwidth / V100_NVLINKS
+
 
 def power9_nvlink_ratios() -> tuple[float, float]:
     """CPU-GPU NVLink 2.0 on a POWER9 against PCIe 3.0 x16, like for like: (nominal / nominal, measured / measured).
@@ -150,7 +169,7 @@ def power9_nvlink_ratios() -> tuple[float, float]:
     >>> [round(r, 2) for r in power9_nvlink_ratios()]
     [4.76, 5.15]
     """
-    nvlink = POWER9_NVLINKS_PER_GPU * hardware.link("nvlink2").bandwidth / 6
+    nvlink = v100_nvlink_bandwidth(POWER9_NVLINKS_PER_GPU)
     pcie = hardware.link("pcie3_x16").bandwidth
     measured_nvlink = next(c for c in QUOTED_LINK_CLAIMS if c.as_written == "63 GiB/s").rate
     measured_pcie = parse_rate("105 Gb/s")  # BytePS (Jiang et al. 2020, sec. 4.2.1), same PCIe switch
@@ -559,21 +578,61 @@ def best_placements(cluster: Cluster, workers: int, top: int = 5, **kwargs) -> l
     return results[:top]
 
 
+def best_placements_by_workers(cluster: Cluster, workers: Sequence[int] = (2, 3, 4, 5, 6, 8), top: int = 5,
+                               model: str = "resnet50", dtype: str = "fp32") -> dict:
+    """For each number of workers, the ``top`` fastest placements for all-reduce and for a parameter server.
+
+    The parameter server overlaps push and pull, as :func:`estimate` does by
+    default. Returns ``{"model", "dtype", "top", "runs"}`` where
+    ``runs[n][mode]`` is :func:`best_placements`' list for ``mode`` in
+    ``("allreduce", "ps")``: the results behind the chapter's placement sweep.
+
+    >>> s = best_placements_by_workers(example_cluster(), workers=(4,), top=1)
+    >>> s["runs"][4]["allreduce"][0].counts, s["runs"][4]["ps"][0].counts
+    ((0, 0, 0, 4, 0, 0, 0, 0), (0, 0, 0, 4, 0, 0, 0, 0))
+    """
+    runs = {int(n): {mode: best_placements(cluster, n, top=top, model=model, dtype=dtype, mode=mode)
+                     for mode in ("allreduce", "ps")} for n in workers}
+    return {"model": model, "dtype": dtype, "top": top, "runs": runs}
+
+
 def placement_results(where: str = "host3:2, host1:2", model: str = "resnet50", dtype: str = "fp32",
-                      mode: str = "allreduce", algorithm: str = "auto", pipelined: bool = True,
-                      cluster: Cluster | None = None) -> dict[str, str]:
-    """The placement calculator: one placement's synchronisation time and bottleneck, as label -> text.
+                      mode: str = "allreduce", algorithm: str = "auto", pipelined: bool = True) -> dict[str, str]:
+    """The placement calculator on :func:`example_cluster` (eight hosts, four slots each), as label -> text.
 
     ``where`` reads like ``"host3:2, host1:2"`` (:func:`parse_placement`);
-    the other controls are :func:`estimate`'s. ``cluster`` defaults to
-    :func:`example_cluster` (eight hosts, four slots each). Imports no numpy.
+    the other controls are :func:`estimate`'s. Its keywords are exactly the
+    calculator's controls; :func:`cluster_placement_results` takes any cluster.
+    Imports no numpy.
 
     >>> r = placement_results("host3:2, host1:2")
     >>> r["time per iteration"], r["bounded by"]
     ('939.78 ms', 'network link of host 3 (145.88 MB/s)')
+    >>> placement_results("host9:1")
+    Traceback (most recent call last):
+    ...
+    ValueError: where: host must be in 0..7, got 9
     """
-    cluster = example_cluster() if cluster is None else cluster
-    est = estimate(cluster, parse_placement(where), model=model, dtype=dtype, mode=mode, algorithm=algorithm,
+    return cluster_placement_results(example_cluster(), where, model, dtype, mode, algorithm, pipelined)
+
+
+def cluster_placement_results(cluster: Cluster, where: str = "host3:2, host1:2", model: str = "resnet50",
+                              dtype: str = "fp32", mode: str = "allreduce", algorithm: str = "auto",
+                              pipelined: bool = True) -> dict[str, str]:
+    """:func:`placement_results` on any ``cluster`` (the calculator binds it first).
+
+    >>> cluster_placement_results(example_cluster(slots=2), "host3:2")["time per iteration"]
+    '94.47 ms'
+    >>> cluster_placement_results(example_cluster(slots=2), "host3:3")
+    Traceback (most recent call last):
+    ...
+    ValueError: where: placement puts 3 workers on host 3, which has 2 slots
+    """
+    try:  # the control is "where": name it in the message
+        counts = workers_per_host(cluster, parse_placement(where))
+    except ValueError as err:
+        raise ValueError(f"where: {err}") from None
+    est = estimate(cluster, dict(enumerate(counts)), model=model, dtype=dtype, mode=mode, algorithm=algorithm,
                    pipelined=pipelined)
     out = {
         "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",

@@ -48,7 +48,9 @@ from . import cost
 from .ps_cost import (
     PSComparison,
     PSTraffic,
+    best_allreduce,
     byteps_split,
+    check_shards,
     compare_ps_ring,
     ps_beats_ring,
     ps_results,
@@ -73,10 +75,12 @@ __all__ = [
     "ps_results",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
+    "best_allreduce",
     "byteps_split",
     "byteps_round",
     "compare_ps_ring",
     "server_and_ring_volumes",
+    "sharding_curves",
     "demo_round",
     "traffic_check",
 ]
@@ -123,6 +127,7 @@ class PSRound:
     bounds: tuple[tuple[int, int], ...]
     server_ranks: tuple[int, ...]
     colocated: bool
+    lr: float = 0.1
 
     @property
     def workers(self) -> int:
@@ -133,6 +138,22 @@ class PSRound:
     def servers(self) -> int:
         """Number of shards k."""
         return len(self.bounds)
+
+    def sent_by_stage(self) -> tuple[np.ndarray, ...]:
+        """Bytes each machine has sent by the end of each stage, from the trace (one array per stage).
+
+        >>> [s.tolist() for s in demo_round(2, 1, length=3).sent_by_stage()]
+        [[0, 0, 0], [24, 24, 0], [24, 24, 0], [24, 24, 48]]
+        """
+        out, done = [], -1
+        for stage in self.stages:
+            done = max(done, -1 if stage.step is None else stage.step)
+            sent = np.zeros(self.trace.n, dtype=np.int64)
+            for m in self.trace.messages:
+                if m.step <= done:
+                    sent[m.src] += m.nbytes
+            out.append(sent)
+        return tuple(out)
 
 
 def shard_bounds(length: int, servers: int) -> tuple[tuple[int, int], ...]:
@@ -161,15 +182,8 @@ def server_ranks(workers: int, servers: int, colocated: bool = False) -> tuple[i
     >>> server_ranks(4, 2), server_ranks(4, 2, colocated=True)
     ((4, 5), (0, 1))
     """
-    n = check_count("workers", workers, minimum=1)
-    if colocated:
-        k = check_count("servers", servers, minimum=1)
-        if k > n:
-            raise ValueError(f"servers must be <= workers ({n}) when colocated (one shard per worker "
-                             f"machine at most), got {k}")
-        return tuple(range(k))
-    k = check_count("servers", servers, minimum=1)
-    return tuple(range(n, n + k))
+    n, k = check_shards(workers, servers, colocated)
+    return tuple(range(k)) if colocated else tuple(range(n, n + k))
 
 
 def _check_arrays(params, gradients) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -235,6 +249,7 @@ def _simulate(params: np.ndarray, grads: list[np.ndarray], bounds, owners, ranks
         bounds=tuple(bounds),
         server_ranks=tuple(owners),
         colocated=colocated,
+        lr=lr,
     )
 
 
@@ -331,18 +346,21 @@ def byteps_round(params, gradients: Sequence, cpu_machines: int = 0, lr: float =
 def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
     r"""The PS-vs-ring volumes of note 002, and the like-for-like per-direction ones.
 
-    With N = ``nbytes`` and P processes, one of which is the server:
+    With M = ``nbytes`` and n ranks (``processes``), one of which holds the server:
 
-    * ``"ps_server_total"``: :math:`2N(P-1)`, bytes in *plus* out at the server;
-    * ``"ring_rank_sent"``: :math:`2N(P-1)/P`, bytes one ring rank *sends*;
-    * ``"ps_server_each_way"``: :math:`N(P-1)`, the server's NIC per direction;
-    * ``"ring_rank_each_way"``: :math:`2N(P-1)/P`, a ring rank's NIC per direction.
+    * ``"ps_server_total"``: :math:`2(n-1)M`, bytes in *plus* out at the server;
+    * ``"ring_rank_sent"``: :math:`2(n-1)M/n`, bytes one ring rank *sends*;
+    * ``"ps_server_each_way"``: :math:`(n-1)M`, the server's NIC per direction;
+    * ``"ring_rank_each_way"``: :math:`2(n-1)M/n`, a ring rank's NIC per direction;
+    * ``"processes"``: the values of n, as floats (the x axis of a figure).
 
-    The first two are the note's; they count different things (both
-    directions vs one). Per direction the ratio is P/2, not P.
+    The first two are the note's (its letters: N bytes, P processes); they
+    count different things (both directions vs one). Per direction the
+    ratio is n/2, not n.
 
-    >>> {k: v.tolist() for k, v in server_and_ring_volumes(1.0, [4]).items()}
-    {'ps_server_total': [6.0], 'ring_rank_sent': [1.5], 'ps_server_each_way': [3.0], 'ring_rank_each_way': [1.5]}
+    >>> v = server_and_ring_volumes(1.0, [4])
+    >>> {k: v[k].tolist() for k in ("ps_server_total", "ring_rank_sent", "ps_server_each_way")}
+    {'ps_server_total': [6.0], 'ring_rank_sent': [1.5], 'ps_server_each_way': [3.0]}
     """
     m = check_nonnegative("nbytes", nbytes)
     p = np.asarray(processes)
@@ -356,6 +374,41 @@ def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray
         "ring_rank_sent": ring,
         "ps_server_each_way": each_way,
         "ring_rank_each_way": ring,
+        "processes": p,
+    }
+
+
+def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: float | None = None,
+                    ks: Sequence[int] | None = None) -> dict:
+    r"""Round time against the number of server machines k: the results behind the sharding figures.
+
+    Bandwidth terms only, push and pull pipelined (:func:`commlib.cost.ps_time`).
+    Returns ``"k"`` (default 1..2n) with ``"ps"`` (k separate servers, s),
+    ``"byteps_k"`` (0..max k) with ``"byteps"`` (:func:`commlib.cost.byteps_time`,
+    all NICs at ``bandwidth``), the scalars ``"ring"`` and ``"colocated"``
+    (n shards on the workers), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
+    ``"winner"`` for each k (:func:`compare_ps_ring`) and the inputs.
+
+    >>> c = sharding_curves(1e9, 4, 1e9)
+    >>> c["ps"].tolist()[:4], c["ring"], c["k_star"]
+    ([4.0, 2.0, 1.3333333333333333, 1.0], 1.5, 3)
+    >>> c["winner"][:3]
+    ['ring all-reduce', 'ring all-reduce', 'PS']
+    """
+    n = check_count("n", n)
+    ks = np.arange(1, 2 * n + 1) if ks is None else np.asarray([check_count("k", k) for k in ks])
+    kb = np.arange(0, int(ks.max()) + 1)
+    return {
+        "nbytes": nbytes, "n": n, "bandwidth": bandwidth, "server_bandwidth": server_bandwidth,
+        "k": ks,
+        "ps": np.array([cost.ps_time(nbytes, n, bandwidth, servers=int(k), server_bandwidth=server_bandwidth)
+                        for k in ks]),
+        "byteps_k": kb,
+        "byteps": np.array([cost.byteps_time(nbytes, n, int(k), bandwidth) for k in kb]),
+        "ring": cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring"),
+        "colocated": cost.ps_time(nbytes, n, bandwidth, servers=n, colocated=True),
+        "k_star": smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth),
+        "winner": [compare_ps_ring(nbytes, n, int(k), bandwidth, server_bandwidth).winner for k in ks],
     }
 
 

@@ -22,10 +22,12 @@ from .units import check_count, check_nonnegative, check_positive, format_size, 
 __all__ = [
     "PSTraffic",
     "PSComparison",
+    "check_shards",
     "ps_traffic",
     "round_time",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
+    "best_allreduce",
     "byteps_split",
     "compare_ps_ring",
     "ps_results",
@@ -79,6 +81,24 @@ class PSComparison:
         return self.ps_seconds / self.ring_seconds
 
 
+def check_shards(workers: int, servers: int, colocated: bool = False) -> tuple[int, int]:
+    """Validated ``(n, k)``: whole numbers >= 1, and at most one shard per worker machine when colocated.
+
+    >>> check_shards(4, 2, colocated=True)
+    (4, 2)
+    >>> check_shards(4, 5, colocated=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: servers must be <= workers (4) when colocated (one shard per worker machine at most), got 5
+    """
+    n = check_count("workers", workers, minimum=1)
+    k = check_count("servers", servers, minimum=1)
+    if colocated and k > n:
+        raise ValueError(f"servers must be <= workers ({n}) when colocated (one shard per worker "
+                         f"machine at most), got {k}")
+    return n, k
+
+
 def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = False) -> PSTraffic:
     r"""Bytes each machine sends (and receives) in one PS round, in closed form.
 
@@ -99,14 +119,9 @@ def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = 
     1750000000.0
     """
     m = check_nonnegative("nbytes", nbytes)
-    n = check_count("workers", workers, minimum=1)
+    n, k = check_shards(workers, servers, colocated)
     if colocated:
-        k = check_count("servers", servers, minimum=1)
-        if k > n:
-            raise ValueError(f"servers must be <= workers ({n}) when colocated (one shard per worker "
-                             f"machine at most), got {k}")
         return PSTraffic(shard_host=m + (n - 2) * m / k, worker=m if k < n else None, colocated=True)
-    k = check_count("servers", servers, minimum=1)
     return PSTraffic(shard_host=n * m / k, worker=m, colocated=False)
 
 
@@ -146,10 +161,9 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     0.00802
     """
     m = check_nonnegative("nbytes", nbytes)
-    n = check_count("workers", workers, minimum=1)
+    n, k = check_shards(workers, servers, colocated)
     b_w = check_positive("bandwidth", bandwidth)
     a = check_nonnegative("latency", latency)
-    k = check_count("servers", servers, minimum=1)
     if not one_port:
         return cost.ps_time(m, n, b_w, servers=k, latency=a, colocated=colocated,
                             server_bandwidth=server_bandwidth, pipelined=pipelined)
@@ -158,9 +172,6 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
         return messages * a + nbytes_ / bw if messages and m > 0 else 0.0
 
     if colocated:
-        if k > n:
-            raise ValueError(f"servers must be <= workers ({n}) when colocated (at most one shard per worker "
-                             f"machine), got {k}")
         plain = k if k < n else 0                         # messages each way of a machine without a shard
         push = max(busy(k - 1, m - m / k, b_w), busy(n - 1, (n - 1) * m / k, b_w), busy(plain, m, b_w))
         pull = push                                       # the same counts, directions swapped
@@ -228,6 +239,36 @@ def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwid
     return None
 
 
+def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> tuple[str, float]:
+    """The fastest all-reduce of :data:`commlib.cost.ALLREDUCE_ALGORITHMS` for this size: ``(name, seconds)``.
+
+    The fair rival of a parameter server: for small gradients start-ups
+    weigh, and on a power of two halving-doubling beats the ring (same
+    bytes, fewer start-ups). Algorithms that reject ``n`` are skipped.
+
+    >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5)
+    >>> name, round(t * 1e3, 2)
+    ('halving_doubling', 0.72)
+    >>> best_allreduce(1e6, 6, 3.125e9, latency=1e-5)[0]      # off a power of two the doublings fold whole vectors
+    'ring'
+    >>> best_allreduce(1e6, 0, 3.125e9)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be a rank count some all-reduce runs on (>= 1), got 0
+    """
+    best = None
+    for name in cost.ALLREDUCE_ALGORITHMS:
+        try:
+            t = cost.allreduce_time(nbytes, n, bandwidth, latency, algorithm=name)
+        except ValueError:
+            continue
+        if best is None or t < best[1]:
+            best = (name, t)
+    if best is None:
+        raise ValueError(f"n must be a rank count some all-reduce runs on (>= 1), got {n!r}")
+    return best
+
+
 def byteps_split(n: int, k: int) -> tuple[float, float]:
     r"""BytePS' optimal share of the summation: (x per CPU machine, y per GPU machine).
 
@@ -286,12 +327,24 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     >>> r = ps_results("bert_large", "fp32", 8, 4)
     >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
     ('ring all-reduce, 1.14x faster', '5 server machines')
+    >>> ps_results(server_link="pcie3_x16")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: server_link must be a network preset (eth_1g, ...), got 'pcie3_x16'
     """
+    if model not in hardware.MODELS:
+        raise ValueError(f"model must be one of {', '.join(hardware.MODELS)}, got {model!r}")
+    if dtype not in hardware.DTYPE_BYTES:
+        raise ValueError(f"dtype must be one of {', '.join(hardware.DTYPE_BYTES)}, got {dtype!r}")
     nbytes = hardware.gradient_bytes(model, dtype)
     n = check_count("n", n, minimum=1, maximum=256)
     k = check_count("k", k, minimum=1, maximum=256)
     if colocated and k > n:
         raise ValueError(f"k must be <= n ({n}) when the shards sit on the workers, got {k}")
+    networks = [key for key, item in hardware.LINKS.items() if item.kind == "network"]
+    for name, value in (("worker_link", worker_link), ("server_link", server_link)):
+        if value not in networks:
+            raise ValueError(f"{name} must be a network preset ({', '.join(networks)}), got {value!r}")
     bw = hardware.link(worker_link).bandwidth
     bs = hardware.link(server_link).bandwidth
     c = compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from . import collectives, cost, hardware, ps
+from . import collectives, cost, hardware, placement, ps
 from .trace import Trace
 from .units import check_count, check_nonnegative, check_positive, parse_rate
 
@@ -436,7 +436,7 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
         g.add_edge(p + "nic", p + f"pcie{nic_switch}", **pcie_attrs)
         g.nodes[p + "nic"]["port"] = nic
     if nvl_attrs is not None and nvlink_layout == "cube_mesh":
-        per_link = nvl_attrs["bandwidth"] / 6  # a V100 has six NVLink 2.0 links
+        per_link = nvl_attrs["bandwidth"] / placement.V100_NVLINKS  # a V100 has six NVLink 2.0 links
         for (a, b), links in DGX1_NVLINKS.items():
             g.add_edge(p + f"gpu{a}", p + f"gpu{b}", **{**nvl_attrs, "bandwidth": links * per_link},
                        nvlinks=links, arc=True)

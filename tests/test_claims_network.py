@@ -170,3 +170,26 @@ def test_colocated_with_a_shard_per_machine_moves_the_ring_volume():
     m = 1e8
     for n in (3, 8, 16):
         assert ps.ps_traffic(m, n, n, colocated=True).shard_host == pytest.approx(cost.ring_bytes_per_rank(m, n))
+
+
+def test_nvlink_and_a_network_card_differ_by_more_than_an_order_of_magnitude():
+    # chapter 6, opening: per direction, against the 100 Gb/s card of the same servers
+    assert hardware.link("nvlink2").bandwidth / hardware.link("eth_100g").bandwidth > 10
+
+
+def test_the_server_load_grows_with_n_while_the_ring_rank_stays_below_two_gradients():
+    # chapter 3, the hot spot: each way, on the busiest NIC, in units of M
+    v = ps.server_and_ring_volumes(1.0, list(range(2, 65)))
+    server, ring = v["ps_server_each_way"], v["ring_rank_each_way"]
+    assert (server[1:] > server[:-1]).all() and server[-1] == pytest.approx(63.0)
+    assert (ring < 2.0).all() and ring[-1] - ring[0] < 1.0
+
+
+def test_one_port_sharded_round_stays_below_the_fastest_all_reduce_for_a_small_gradient():
+    # chapter 3: the fair rival at 1 MB is halving-doubling (2 log2 n start-ups), not the ring
+    link = hardware.link("eth_25g")
+    for n in (8, 32):
+        name, best = ps.best_allreduce(1e6, n, link.bandwidth, link.latency)
+        assert name == "halving_doubling"
+        assert best < cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
+        assert ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency) < best

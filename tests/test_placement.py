@@ -278,8 +278,10 @@ def test_placement_results_is_the_calculator_and_reports_bad_input_by_name():
     est = estimate(placement.example_cluster(), {3: 2, 1: 2}, model="resnet50", mode="ps", pipelined=False)
     assert r["time per iteration"].startswith(f"{est.time * 1e3:.2f}") or r["time per iteration"].endswith(" s")
     assert "one after the other" in r["push and pull"]
-    with pytest.raises(ValueError, match="placement"):
+    with pytest.raises(ValueError, match="^where: placement"):
         placement.placement_results("3-2")
+    with pytest.raises(ValueError, match="^where: placement puts 3 workers on host 3"):
+        placement.cluster_placement_results(placement.example_cluster(slots=2), "host3:3")
 
 
 def test_calculator_modules_import_no_numpy():

@@ -436,3 +436,12 @@ def test_ps_results_is_the_calculator_and_names_bad_controls():
                          ({"worker_link": "carrier_pigeon"}, "link")):
         with pytest.raises(ValueError, match=word):
             ps.ps_results(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, name", [({"model": "nope"}, "model"), ({"dtype": "int3"}, "dtype"),
+                                          ({"n": 0}, "n"), ({"k": 300}, "k"),
+                                          ({"worker_link": "nvlink2"}, "worker_link"),
+                                          ({"server_link": "x"}, "server_link")])
+def test_ps_calculator_names_the_bad_control(kwargs, name):
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        ps.ps_results(**kwargs)

@@ -95,7 +95,7 @@ def test_calculator_labels_fit_and_the_parameter_count_is_a_result():
 
 def test_volumes_figure_plots_the_note_and_the_per_direction_counts():
     p = np.arange(2, 20)
-    fig = views.volumes_figure(p)
+    fig = views.volumes_figure(ps.server_and_ring_volumes(1.0, p))
     left, right = fig.axes
     lines = {ln.get_label(): ln.get_ydata() for ax in (left, right) for ln in ax.get_lines()}
     np.testing.assert_allclose(lines["PS server, in + out: 2(n−1)M"], 2 * (p - 1))
@@ -106,7 +106,7 @@ def test_volumes_figure_plots_the_note_and_the_per_direction_counts():
 
 def test_sharding_figure_ps_curve_is_the_busiest_nic():
     n, m, b = 6, 1e9, 1e10
-    fig = views.sharding_figure(m, n, b)
+    fig = views.sharding_figure(ps.sharding_curves(m, n, b))
     ax = fig.axes[0]
     line = next(ln for ln in ax.get_lines() if ln.get_label().startswith("PS, k separate"))
     k = np.asarray(line.get_xdata())
@@ -130,7 +130,8 @@ def test_traffic_table_has_simulation_equal_to_closed_form_in_every_row():
 # --- animation and sweep --------------------------------------------------------------------------
 
 def test_push_pull_stages_show_the_round():
-    r, fig, draw, labels = views.push_pull_frames(n=3, k=2)
+    r = ps.demo_round(n=3, k=2)
+    fig, draw, labels = views.push_pull_frames(r)
     assert [s.label for s in r.stages] == ["start", "push", "update", "pull"]
     for i in range(len(labels)):
         draw(i)
@@ -141,8 +142,8 @@ def test_push_pull_stages_show_the_round():
 
 
 def test_animation_is_an_offline_deterministic_player():
-    a = views.push_pull_animation(n=2, k=2, colocated=True, length=4).data
-    b = views.push_pull_animation(n=2, k=2, colocated=True, length=4).data
+    a = views.push_pull_animation(ps.demo_round(n=2, k=2, colocated=True, length=4)).data
+    b = views.push_pull_animation(ps.demo_round(n=2, k=2, colocated=True, length=4)).data
     assert a == b
     assert a.count('class="gotw-frame"') == 4
     assert "http" not in a.split("<script>")[0]
@@ -150,6 +151,7 @@ def test_animation_is_an_offline_deterministic_player():
 
 
 def test_servers_sweep_has_one_frame_per_k():
-    html = views.servers_sweep("resnet50", n=4, ks=[1, 2, 3]).data
+    m, b = hardware.gradient_bytes("resnet50", "fp32"), hardware.link("eth_100g").bandwidth
+    html = views.servers_sweep(ps.sharding_curves(m, 4, b, b, ks=[1, 2, 3]), "ResNet-50").data
     assert html.count('class="gotw-frame"') == 3
     assert 'data-label="k = 3"' in html

@@ -114,7 +114,8 @@ def test_tables_list_every_claim_and_host():
 
 def test_placement_figure_lists_fastest_first():
     cl = placement.example_cluster()
-    fig = tview.placement_figure(cl, {"slow": {"host7": 2}, "fast": {"host3": 2}, "mid": {"host1": 2}})
+    fig = tview.placement_figure(placement.rank_placements(cl, {"slow": {"host7": 2}, "fast": {"host3": 2},
+                                                                 "mid": {"host1": 2}}))
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels == ["slow", "mid", "fast"]             # barh draws bottom up: fastest on top
@@ -130,7 +131,7 @@ def test_placement_calculator_shows_results_and_errors():
     assert calc.results["scheme"] == "hierarchical all-reduce"
     assert est.time > 0
     calc.set(where="host0:5")
-    assert calc.error == "placement puts 5 workers on host 0, which has 4 slots"
+    assert calc.error == "where: placement puts 5 workers on host 0, which has 4 slots"
     calc.set(where="rack9")
     assert "host3:2" in calc.error
     calc.set(where="host3:4", mode="ps")
@@ -148,7 +149,8 @@ def test_placement_calculator_shows_results_and_errors():
 
 
 def test_placement_sweep_has_one_frame_per_worker_count():
-    html = tview.placement_sweep(workers=(2, 3), top=2).data
+    sweep = placement.best_placements_by_workers(placement.example_cluster(), workers=(2, 3), top=2)
+    html = tview.placement_sweep(sweep).data
     assert html.count('class="gotw-frame"') == 2
 
 
@@ -198,3 +200,11 @@ def test_sharing_table_lists_both_models_and_their_ratio():
     r = topology.sharing_comparison(nbytes=4 * 2**20, ps_bytes=10**6)
     text = tview.sharing_table(r).data
     assert text.count("\n| ") == 5 and "| 1.00 |" in text and "BytePS" in text
+
+
+def test_placement_calculator_compute_takes_exactly_its_controls():
+    import inspect
+
+    for calc in (tview.placement_calculator(), tview.placement_calculator(placement.example_cluster(slots=2))):
+        assert list(inspect.signature(calc.compute).parameters) == list(calc.controls)
+    assert calc.compute is not placement.placement_results          # the custom cluster is bound, not a control

@@ -6,11 +6,10 @@ its closed forms) or :mod:`commlib.cost`.
 
 from __future__ import annotations
 
-import numpy as np
 from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from .. import cost, hardware, ps, ps_cost
+from .. import hardware, ps, ps_cost
 from ..units import format_rate, format_size, format_time
 from .animation import sweep_html, to_html
 from .calculator import Calculator, dropdown, integer, make_calculator, toggle
@@ -51,9 +50,9 @@ def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = F
 
 
 _STAGE_TEXT = {
-    "start": ("its gradient g", "its shard of the parameters w"),
-    "push": ("its gradient g", "the sum Σg of the n gradients"),
-    "update": ("its gradient g", "new parameters w − η·Σg/n"),
+    "start": ("its gradient ∇l", "its shard of the parameters w"),
+    "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients"),
+    "update": ("its gradient ∇l", "new parameters w − η·Σ∇l/n"),
     "pull": ("the new parameters w", "new parameters w"),
 }
 
@@ -65,13 +64,14 @@ _CAPTIONS = {
 }
 
 
-def push_pull_frames(n: int = 3, k: int = 2, colocated: bool = False, length: int = 6, seed: int = 0,
-                     lr: float = 1.0):
-    """The executed round behind the animation: ``(round, figure, draw(i), labels)``.
+def push_pull_frames(r: ps.PSRound):
+    """The frames of an executed round ``r`` (:func:`commlib.ps.demo_round`): ``(figure, draw(i), labels)``.
 
     ``draw(i)`` redraws frame ``i`` (one per stage of the round) on the figure.
     """
-    r = ps.demo_round(n, k, colocated, length, seed, lr)
+    n, k, colocated, lr = r.workers, r.servers, r.colocated, r.lr
+    length = r.params.size
+    sent_by_stage = r.sent_by_stage()
     shards = _shard_of(r.bounds)
     width = length * _CELL
     gap = 1.0
@@ -125,11 +125,7 @@ def push_pull_frames(n: int = 3, k: int = 2, colocated: bool = False, length: in
                 ax.add_patch(FancyArrowPatch(p0, p1, arrowstyle="-|>", mutation_scale=9, lw=1.1,
                                              color=_SHARD_COLORS[j % 6],
                                              connectionstyle=f"arc3,rad={rad}", alpha=0.9))
-        done = max((s.step for s in r.stages[: i + 1] if s.step is not None), default=-1)
-        sent = np.zeros(r.trace.n, dtype=np.int64)
-        for m in r.trace.messages:
-            if m.step <= done:
-                sent[m.src] += m.nbytes
+        sent = sent_by_stage[i]
         lines = [_CAPTIONS[stage.label],
                  f"workers hold {wtext}; {'shards' if colocated else 'servers'} hold {stext}",
                  f"bytes sent so far, machine by machine: {', '.join(str(int(s)) for s in sent)} B "
@@ -145,26 +141,25 @@ def push_pull_frames(n: int = 3, k: int = 2, colocated: bool = False, length: in
                      fontsize=10)
         return []
 
-    return r, fig, draw, labels
+    return fig, draw, labels
 
 
-def push_pull_animation(n: int = 3, k: int = 2, colocated: bool = False, length: int = 6, seed: int = 0,
-                        lr: float = 1.0):
-    """Animated push / update / pull of :func:`commlib.ps.ps_round`, through the offline player."""
-    r, fig, draw, labels = push_pull_frames(n, k, colocated, length, seed, lr)
+def push_pull_animation(r: ps.PSRound):
+    """Animated push / update / pull of an executed round ``r`` (:func:`commlib.ps.demo_round`), offline player."""
+    fig, draw, labels = push_pull_frames(r)
     anim = FuncAnimation(fig, draw, frames=len(labels), interval=1500, blit=False)
-    kind = "colocated shards" if colocated else "separate server machines"
-    return to_html(anim, labels=labels, alt=f"Parameter-server round with {n} workers and {k} {kind}: "
+    kind = "colocated shards" if r.colocated else "separate server machines"
+    return to_html(anim, labels=labels, alt=f"Parameter-server round with {r.workers} workers and {r.servers} {kind}: "
                                             "gradient cells move from workers to servers, are summed, updated "
                                             "and pulled back")
 
 
-def volumes_figure(processes=range(2, 65)):
+def volumes_figure(v):
     """The source note's two volumes against n, and the like-for-like per-direction comparison, in units of M.
 
-    n ranks, one of which holds the server (a colocated parameter server with one shard)."""
-    p = np.asarray(list(processes))
-    v = ps.server_and_ring_volumes(1.0, p)
+    ``v`` is :func:`commlib.ps.server_and_ring_volumes` with ``nbytes = 1`` (n ranks, one of which
+    holds the server: a colocated parameter server with one shard)."""
+    p = v["processes"]
     fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2)
     ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
              label="PS server, in + out: 2(n−1)M")
@@ -184,20 +179,16 @@ def volumes_figure(processes=range(2, 65)):
     return fig
 
 
-def sharding_figure(nbytes: float, n: int, bandwidth: float, server_bandwidth: float | None = None,
-                    title: str = ""):
-    """Round time against the number of server machines k: PS apart, BytePS, colocated PS, ring."""
-    ks = np.arange(1, 2 * n + 1)
-    t_ps = np.array([cost.ps_time(nbytes, n, bandwidth, servers=int(k), server_bandwidth=server_bandwidth)
-                     for k in ks])
-    kb = np.arange(0, 2 * n + 1)
-    t_bp = np.array([cost.byteps_time(nbytes, n, int(k), bandwidth) for k in kb])
-    t_ring = cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring")
-    t_col = cost.ps_time(nbytes, n, bandwidth, servers=n, colocated=True)
-    k_star = ps.smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth)
+def sharding_figure(c, title: str = ""):
+    """Round time against the number of server machines k: PS apart, BytePS, colocated PS, ring.
+
+    ``c`` is :func:`commlib.ps.sharding_curves`."""
+    ks, t_ps, kb, t_bp = c["k"], c["ps"], c["byteps_k"], c["byteps"]
+    t_ring, t_col, k_star, n = c["ring"], c["colocated"], c["k_star"], c["n"]
+    nbytes, bandwidth = c["nbytes"], c["bandwidth"]
     fig, ax = figure(6.4, 3.8)
     ax.plot(ks, 1e3 * t_ps, color=COLORS[3], marker=MARKERS[3], ms=4, lw=1.8, label="PS, k separate server machines")
-    if server_bandwidth is None:
+    if c["server_bandwidth"] is None:
         ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
                 label="BytePS optimum, k CPU machines")
     ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
@@ -225,7 +216,8 @@ def traffic_table(rows):
              f"{r['most_received']} B", f"{r['closed_form']:g} B", "yes" if r["equal"] else "no"] for r in rows]
     headers = ["workers n", "shards k", "colocated", "simulated: most sent by one NIC",
                "simulated: most received by one NIC", "closed form (each way)", "equal"]
-    return markdown_table(headers, body)
+    return markdown_table(headers, body, caption="Executed parameter-server rounds against the closed form: "
+                                                 "bytes through the busiest NIC, each way")
 
 
 def _model_label(key: str) -> str:
@@ -259,27 +251,22 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
-def servers_sweep(model: str = "bert_large", dtype: str = "fp32", n: int = 8, worker_link: str = "eth_100g",
-                  server_link: str = "eth_100g", ks=None):
-    """Precomputed view of the calculator: PS time as k grows, one frame per k, ring time for reference."""
-    nbytes = hardware.gradient_bytes(model, dtype)
-    bw = hardware.link(worker_link).bandwidth
-    bs = hardware.link(server_link).bandwidth
-    ks = list(range(1, n + 5)) if ks is None else [int(k) for k in ks]
-    t_ps = np.array([cost.ps_time(nbytes, n, bw, servers=k, server_bandwidth=bs) for k in ks])
-    t_ring = cost.allreduce_time(nbytes, n, bw, algorithm="ring")
-    name = hardware.model(model).name
+def servers_sweep(c, model_name: str = ""):
+    """Precomputed view of the calculator: PS time as k grows, one frame per k, ring time for reference.
+
+    ``c`` is :func:`commlib.ps.sharding_curves`; ``model_name`` labels the title."""
+    ks, t_ps, t_ring, n, nbytes = [int(k) for k in c["k"]], c["ps"], c["ring"], c["n"], c["nbytes"]
+    name = model_name or "gradient"
 
     def draw(k):
         i = ks.index(k)
-        c = ps.compare_ps_ring(nbytes, n, k, bw, bs)
         fig, ax = figure(6.4, 3.4)
         ax.plot(ks, 1e3 * t_ps, color=COLORS[3], lw=1.5, marker=MARKERS[3], ms=3, label="PS, k servers")
         ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
         ax.plot([k], [1e3 * t_ps[i]], marker="o", ms=11, mfc="none", mec=COLORS[7], mew=2)
-        verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c.winner]
-        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(c.ps_seconds)}, "
-                     f"ring {format_time(c.ring_seconds)} -> {verdict}", fontsize=9)
+        verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c["winner"][i]]
+        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])}, "
+                     f"ring {format_time(t_ring)} -> {verdict}", fontsize=9)
         ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
         ax.set_xticks(ks)
         ax.set_xlabel("server machines k")

@@ -305,10 +305,11 @@ def example_lists_table():
                           caption="Note 000's measured bandwidth lists, one entry per host")
 
 
-def placement_figure(cluster: placement.Cluster, candidates: Mapping[str, object], width: float = 7.0,
-                     height: float = 3.4, **kwargs):
-    """Horizontal bars: candidate placements ranked by synchronisation time, each labelled with its bottleneck."""
-    ranked = placement.rank_placements(cluster, candidates, **kwargs)
+def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: float = 7.0, height: float = 3.4):
+    """Horizontal bars: candidate placements ranked by synchronisation time, each labelled with its bottleneck.
+
+    ``ranked`` is :func:`commlib.placement.rank_placements` (name, estimate), fastest first."""
+    ranked = list(ranked)
     fig, ax = figure(width, height)
     names = [name for name, _ in ranked][::-1]
     ests = [e for _, e in ranked][::-1]
@@ -338,8 +339,8 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
     compute = placement.placement_results  # the model-layer function; it runs in the page as well
     if cluster is None:
         cluster = placement.example_cluster()
-    else:
-        compute = functools.partial(placement.placement_results, cluster=cluster)
+    else:  # bind the cluster: the function left takes exactly the controls
+        compute = functools.partial(placement.cluster_placement_results, cluster)
     controls = {
         "where": text(where, "workers (host:count)", "host3:2, host1:2"),
         "model": dropdown([(item.name, key) for key, item in hardware.MODELS.items()], model, "model"),
@@ -353,17 +354,18 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
                                 "per direction (1 MB = 10^6 B); latency ignored.")
 
 
-def placement_sweep(cluster: placement.Cluster | None = None, workers: Sequence[int] = (2, 3, 4, 5, 6, 8),
-                    model: str = "resnet50", dtype: str = "fp32", top: int = 5):
-    """Precomputed: for each number of workers, the best placements for all-reduce and for a PS
-    (push and pull overlapped, as :func:`commlib.placement.estimate` assumes by default)."""
-    cluster = placement.example_cluster() if cluster is None else cluster
+def placement_sweep(sweep: Mapping):
+    """Precomputed: for each number of workers, the best placements for all-reduce and for a PS.
+
+    ``sweep`` is :func:`commlib.placement.best_placements_by_workers` (push and pull overlapped)."""
+    runs, top, model, dtype = sweep["runs"], sweep["top"], sweep["model"], sweep["dtype"]
+    workers = list(runs)
 
     def draw(n):
         fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.2))
         style()
         for ax, mode, title in zip(axes, ("allreduce", "ps"), ("all-reduce", "parameter server")):
-            best = placement.best_placements(cluster, n, top=top, model=model, dtype=dtype, mode=mode)[::-1]
+            best = runs[n][mode][::-1]
             names = [" ".join(f"h{h}:{c}" for h, c in enumerate(e.counts) if c) for e in best]
             colors = [PALETTE["vermillion"] if e.bottleneck_kind == "inter" else PALETTE["blue"] for e in best]
             ax.barh(names, [e.time for e in best], color=colors)
@@ -381,6 +383,6 @@ def placement_sweep(cluster: placement.Cluster | None = None, workers: Sequence[
         fig.tight_layout(rect=(0, 0.08, 1, 1))
         return fig
 
-    return sweep_html(draw, list(workers), label="{} workers", start=min(2, len(workers) - 1),
+    return sweep_html(draw, workers, label="{} workers", start=min(2, len(workers) - 1),
                       alt="Bar charts of the fastest placements of workers on note 000's hosts, for all-reduce "
                           "and for a parameter server")
