@@ -47,6 +47,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import nnls
 
 from .cost import COLLECTIVE_ALGORITHMS, algorithm_bandwidth, bus_bandwidth, collective_terms
 from .units import check_count, check_fraction, check_nonnegative, check_positive
@@ -57,7 +58,10 @@ __all__ = [
     "PiecewiseFit",
     "ErrorRow",
     "design_matrix",
-    "nonnegative_lstsq",
+    "terms_at",
+    "holdout_sizes",
+    "transfer",
+    "HoldoutResult",
     "fit_alpha_beta",
     "fit_joint",
     "fit_piecewise",
@@ -151,7 +155,7 @@ class AlphaBeta:
 
     def time(self, op: str, nbytes: float, n: int, algorithm: str | None = None) -> float:
         """Predicted seconds for ``op`` on ``nbytes`` over ``n`` ranks: ``a alpha + b beta + c gamma``."""
-        terms = collective_terms(op, nbytes, n, algorithm)
+        terms = terms_at(op, nbytes, n, algorithm)
         return terms.steps * self.alpha + terms.bytes * self.beta + terms.reduced * self.gamma
 
 
@@ -212,6 +216,23 @@ class ErrorRow:
     busbw: float
 
 
+def terms_at(op: str, nbytes: float, n: int, algorithm: str | None = None):
+    """The cost-model counts of ``op`` at one size; ``algorithm="mpich"`` picks what MPICH runs there.
+
+    Any other ``algorithm`` is a :data:`commlib.cost.COLLECTIVE_ALGORITHMS`
+    name (``None``: the op's default) and applies at every size; ``"mpich"``
+    follows :func:`commlib.lab.mpich.algorithm`, size by size.
+
+    >>> terms_at("broadcast", 2**20, 4, "mpich").steps     # a binomial tree: lg 4 steps
+    2
+    """
+    if algorithm == "mpich":
+        from .lab.mpich import algorithm as mpich_algorithm
+
+        algorithm = mpich_algorithm(op, nbytes, n)
+    return collective_terms(op, nbytes, n, algorithm)
+
+
 def design_matrix(op: str, nbytes: Sequence[float], n: int, algorithm: str | None = None,
                   gamma: bool = False) -> np.ndarray:
     """Rows ``[steps, bytes(, reduced)]`` of :func:`commlib.cost.collective_terms` for each size.
@@ -221,53 +242,21 @@ def design_matrix(op: str, nbytes: Sequence[float], n: int, algorithm: str | Non
     """
     rows = []
     for x in nbytes:
-        t = collective_terms(op, x, n, algorithm)
+        t = terms_at(op, x, n, algorithm)
         rows.append([t.steps, t.bytes, t.reduced] if gamma else [t.steps, t.bytes])
     return np.array(rows, dtype=float).reshape(len(rows), 3 if gamma else 2)
 
 
-def nonnegative_lstsq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    r"""The ``x >= 0`` minimising ``||a x - b||_2``, for a few columns.
-
-    Solves the unconstrained problem on every subset of columns and keeps the
-    best feasible answer: exact for the two or three unknowns of the
-    alpha-beta(-gamma) model (the optimum of a convex problem over the
-    non-negative orthant is the unconstrained optimum of its active
-    columns). Columns are rescaled first, because ``steps`` (about 1) and
-    ``bytes`` (about 1e7) differ by many orders of magnitude.
-
-    >>> nonnegative_lstsq(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([2.0, -1.0])).tolist()
-    [2.0, 0.0]
-    """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    if a.ndim != 2 or b.ndim != 1 or a.shape[0] != b.shape[0]:
-        raise ValueError(f"a must be (m, k) and b (m,), got {a.shape} and {b.shape}")
-    k = a.shape[1]
-    if k > 6:
-        raise ValueError(f"a must have at most 6 columns (unknowns), got {k}")
+def _fit_rows(rows: np.ndarray, seconds: np.ndarray, target: np.ndarray | None = None) -> np.ndarray:
+    # Relative least squares with alpha, beta(, gamma) >= 0: divide each equation by its measured
+    # time, then rescale the columns (steps are about 1, bytes about 1e7) before scipy's NNLS.
+    # ``target`` (default: the times themselves) is what the rows must add up to.
+    w = 1.0 / seconds
+    a = rows * w[:, None]
     scale = np.linalg.norm(a, axis=0)
     scale[scale == 0] = 1.0
-    a_s = a / scale
-    best, best_res = np.zeros(k), float(np.sum(b**2))
-    for size in range(1, k + 1):
-        for cols in itertools.combinations(range(k), size):
-            sub = a_s[:, cols]
-            x, *_ = np.linalg.lstsq(sub, b, rcond=None)
-            if np.any(x < 0):
-                continue
-            res = float(np.sum((sub @ x - b) ** 2))
-            if res < best_res * (1 - 1e-12):
-                best_res = res
-                best = np.zeros(k)
-                best[list(cols)] = x
-    return best / scale
-
-
-def _fit_rows(rows: np.ndarray, seconds: np.ndarray) -> np.ndarray:
-    # Relative least squares: divide each equation by its measured time.
-    w = 1.0 / seconds
-    return nonnegative_lstsq(rows * w[:, None], seconds * w)
+    x, _ = nnls(a / scale, (seconds if target is None else target) * w)
+    return x / scale
 
 
 def fit_alpha_beta(nbytes: Sequence[float], seconds: Sequence[float], op: str = "all_reduce", n: int = 2,
@@ -290,18 +279,27 @@ def fit_alpha_beta(nbytes: Sequence[float], seconds: Sequence[float], op: str = 
     return fit_joint([series], gamma=gamma)
 
 
-def fit_joint(series: Iterable[Series], gamma: bool = False) -> AlphaBeta:
+def fit_joint(series: Iterable[Series], gamma: bool = False, known_gamma: float = 0.0) -> AlphaBeta:
     """One (alpha, beta[, gamma]) for several series at once: the machine, not one collective.
 
     Each series contributes the rows of its own algorithm's counts, so an
     all-gather (no reduction) and a reduce-scatter (a reduction) together
-    can separate ``beta`` from ``gamma``.
+    can separate ``beta`` from ``gamma``. ``known_gamma`` (s per byte
+    reduced, for instance :func:`commlib.cost.reduction_gamma` of a measured
+    memory bandwidth) is charged instead of fitted: the reduction time it
+    predicts is taken off each measurement before alpha and beta are fitted,
+    so ``1/beta`` is then the rate of moving bytes alone.
     """
-    rows, times = [], []
+    check_nonnegative("known_gamma", known_gamma)
+    if gamma and known_gamma:
+        raise ValueError("give gamma=True (fit gamma) or known_gamma > 0 (charge it), not both")
+    rows, times, reduced = [], [], []
     for s in series:
         if not isinstance(s, Series):
             raise ValueError(f"series must hold Series objects, got {type(s).__name__}")
-        rows.append(design_matrix(s.op, s.nbytes, s.n, s.algorithm, gamma))
+        m = design_matrix(s.op, s.nbytes, s.n, s.algorithm, gamma=True)
+        rows.append(m if gamma else m[:, :2])
+        reduced.append(m[:, 2])
         times.append(np.array(s.seconds))
     if not rows:
         raise ValueError("series must hold at least one Series")
@@ -309,8 +307,8 @@ def fit_joint(series: Iterable[Series], gamma: bool = False) -> AlphaBeta:
     t = np.concatenate(times)
     if a.shape[0] < a.shape[1]:
         raise ValueError(f"need at least {a.shape[1]} measurements to fit {a.shape[1]} unknowns, got {a.shape[0]}")
-    x = _fit_rows(a, t)
-    return AlphaBeta(float(x[0]), float(x[1]), float(x[2]) if gamma else 0.0)
+    x = _fit_rows(a, t, t - known_gamma * np.concatenate(reduced))
+    return AlphaBeta(float(x[0]), float(x[1]), float(x[2]) if gamma else float(known_gamma))
 
 
 def _sq_rel_residual(model: AlphaBeta, s: Series) -> float:
@@ -319,7 +317,8 @@ def _sq_rel_residual(model: AlphaBeta, s: Series) -> float:
     return float(np.sum(((pred - meas) / meas) ** 2))
 
 
-def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regimes: int = 2) -> PiecewiseFit:
+def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regimes: int = 2,
+                  known_gamma: float = 0.0) -> PiecewiseFit:
     """Fit ``regimes`` (alpha, beta) pairs, split at the crossover sizes that fit the data best.
 
     Every way of cutting the sorted measured sizes into ``regimes``
@@ -327,6 +326,7 @@ def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regime
     geometric midpoint of a gap); each run gets its own :func:`fit_joint`;
     the cuts with the smallest total squared relative error win. Several
     series may share the fit (they are cut at the same sizes).
+    ``known_gamma`` is passed to every :func:`fit_joint`.
 
     >>> sizes = 2.0 ** np.arange(10, 27)
     >>> small = allreduce_model_times(sizes[sizes < 2**16], 4, 2e-6, 4e-10)
@@ -356,7 +356,7 @@ def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regime
         for lo, hi in zip(edges, edges[1:]):
             part = [s.subset(max(lo, 0.0), math.nextafter(hi, -math.inf)) for s in group
                     if any(lo <= x < hi for x in s.nbytes)]
-            m = fit_joint(part)
+            m = fit_joint(part, known_gamma=known_gamma)
             models.append(m)
             res += sum(_sq_rel_residual(m, s) for s in part)
         if best is None or res < best[0]:
@@ -518,3 +518,71 @@ def synthetic_times(nbytes: Sequence[float], op: str, n: int, alpha: float, beta
     rng = np.random.default_rng(seed)
     clean = np.array([collective_time_ab(op, x, n, alpha, beta, algorithm) for x in nbytes])
     return clean * np.exp(rng.normal(0.0, noise, size=clean.shape))
+
+
+# ---------------------------------------------------------------------------------- out of sample
+@dataclass(frozen=True)
+class HoldoutResult:
+    """A fit graded on points it never saw: ``errors`` are the held-out relative errors."""
+
+    models: tuple
+    errors: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        """Median absolute relative error over every held-out point."""
+        return float(np.median(np.abs(self.errors))) if self.errors else math.nan
+
+
+def _alternate(s: Series, keep: int) -> Series:
+    idx = [i for i in range(len(s.nbytes)) if i % 2 == keep]
+    if not idx:
+        raise ValueError(f"{s.label} has too few sizes to split in two")
+
+    def pick(values):
+        return None if values is None else tuple(values[i] for i in idx)
+
+    return Series(s.op, s.n, pick(s.nbytes), pick(s.seconds), s.algorithm, pick(s.low), pick(s.high), s.label)
+
+
+def holdout_sizes(series: Sequence[Series], fitter, lo: float = 0.0) -> HoldoutResult:
+    """Fit each series on every other size and grade it on the sizes in between.
+
+    ``fitter`` maps one :class:`Series` to a model (for instance
+    ``fit_joint`` on a list of one, or :func:`fit_piecewise`). The sizes are
+    sorted; the even-numbered ones are fitted, the odd-numbered ones
+    predicted, so the grade never uses a point the fit saw. Only held-out
+    sizes >= ``lo`` bytes are graded.
+
+    >>> sizes = 2.0 ** np.arange(10, 20)
+    >>> s = Series("all_reduce", 4, tuple(sizes), tuple(allreduce_model_times(sizes, 4, 2e-6, 1e-9)))
+    >>> holdout_sizes([s], lambda x: fit_joint([x])).median < 1e-9
+    True
+    """
+    models, errors = [], []
+    for s in series:
+        model = fitter(_alternate(s, 0))
+        test = _alternate(s, 1)
+        models.append(model)
+        errors.extend(float(e) for x, e in zip(test.nbytes, relative_errors(model, test)) if x >= lo)
+    return HoldoutResult(tuple(models), tuple(errors))
+
+
+def transfer(models: Sequence[AlphaBeta | PiecewiseFit], fitted_on: Sequence[Series], targets: Sequence[Series],
+             lo: float = 0.0) -> HoldoutResult:
+    """Grade models fitted on one run (say 2 ranks) on another run of the same collectives (say 4 ranks).
+
+    Series pair up by ``op``; each target is predicted with the model of its
+    op and the target's own rank count and algorithm (the cost model's counts
+    carry the fit from ``n`` to ``n'``). Sizes below ``lo`` bytes are not graded.
+    """
+    by_op = {s.op: m for s, m in zip(fitted_on, models)}
+    used, errors = [], []
+    for t in targets:
+        if t.op not in by_op:
+            continue
+        used.append(by_op[t.op])
+        errors.extend(float(e) for x, e in zip(t.nbytes, relative_errors(by_op[t.op], t)) if x >= lo)
+    if not used:
+        raise ValueError("targets share no collective with the fitted series")
+    return HoldoutResult(tuple(used), tuple(errors))

@@ -70,17 +70,19 @@ def test_coefficients_never_negative():
     assert m.alpha >= 0 and m.beta >= 0
 
 
-def test_nonnegative_lstsq_matches_brute_force_on_random_problems():
+def test_relative_nonnegative_fit_matches_brute_force_on_random_problems():
+    # The fit minimises the squared relative error over alpha, beta >= 0 (scipy's NNLS on rescaled
+    # columns): no point of a fine grid over the non-negative quadrant may do better.
     rng = np.random.default_rng(1)
     for _ in range(30):
         a = rng.random((8, 2))
-        b = rng.normal(size=8)
-        x = fit.nonnegative_lstsq(a, b)
+        t = rng.uniform(0.5, 2.0, size=8)
+        x = fit._fit_rows(a, t)
         u, v = np.meshgrid(np.linspace(0, 5, 401), np.linspace(0, 5, 401))
-        cand = np.stack([u.ravel(), v.ravel()])  # every grid point in the non-negative quadrant
-        best = np.min(np.sum((a @ cand - b[:, None]) ** 2, axis=0))
+        cand = np.stack([u.ravel(), v.ravel()])
+        best = np.min(np.sum(((a @ cand - t[:, None]) / t[:, None]) ** 2, axis=0))
         assert np.all(x >= 0)
-        assert np.sum((a @ x - b) ** 2) <= best + 1e-9
+        assert np.sum(((a @ x - t) / t) ** 2) <= best + 1e-9
 
 
 def test_piecewise_finds_the_protocol_switch():

@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from commlib import cost
+from commlib import cost, fit
 from commlib.lab import checker, measure, runner
 
 pytest.importorskip("mpi4py", reason="the lab needs mpi4py (pip install mpi4py mpich)")
@@ -54,7 +54,11 @@ def test_measure_json_has_every_key(four_rank_run):
 def test_measure_json_becomes_series_with_the_right_algorithms(four_rank_run):
     series = {s.op: s for s in runner.to_series(four_rank_run)}
     assert set(series) == set(measure.OPS)
-    assert series["all_reduce"].algorithm == "halving_doubling"
+    # the library chooses per size and rank count: the series say so, and the counts follow MPICH's choice
+    assert all(s.algorithm == "mpich" for s in series.values())
+    assert fit.terms_at("broadcast", 8192.0, 4, "mpich") == cost.collective_terms("broadcast", 8192.0, 4, "tree")
+    assert fit.terms_at("all_reduce", 8192.0, 4, "mpich") == cost.collective_terms("all_reduce", 8192.0, 4,
+                                                                                  "halving_doubling")
     assert series["all_gather"].nbytes == (1024.0, 8192.0)
     assert all(s.n == 4 for s in series.values())
 

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .p2p import chunk_bounds
+from .._collectives_engine import split_bounds
 
 __all__ = ["Verdict", "check_ring_allreduce", "rank_input", "expected_sum", "diagnose", "DEFAULT_COUNTS"]
 
@@ -110,7 +110,7 @@ def diagnose(got, rank: int, n: int, count: int, seed: int = 7) -> tuple[str, st
     if np.array_equal(got, mine):
         return "result equals this rank's own input", "nothing was added: each received chunk must be added into "\
                                                        "your buffer during the reduce-scatter phase."
-    bounds = chunk_bounds(count, n)
+    bounds = split_bounds(0, count, n).tolist()
     right = [bool(np.array_equal(got[bounds[c]:bounds[c + 1]], want[bounds[c]:bounds[c + 1]]))
              for c in range(n) if bounds[c + 1] > bounds[c]]
     if sum(right) == 1 and len(right) > 1:

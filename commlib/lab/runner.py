@@ -60,14 +60,10 @@ MPICH_ALLREDUCE_ALGORITHMS = {
     "reduce_scatter_allgather": "halving_doubling",
 }
 
-#: Cost-model algorithm assumed for each op when the library chooses by itself: the large-message
-#: algorithms MPICH uses (Thakur, Rabenseifner & Gropp 2005), which decide the bandwidth term.
-AUTO_ALGORITHMS = {
-    "all_reduce": "halving_doubling",
-    "reduce_scatter": "ring",
-    "all_gather": "ring",
-    "broadcast": "scatter_allgather",
-}
+#: Cost-model algorithm assumed for each op when the library chooses by itself: ``"mpich"``, the one
+#: MPICH's automatic selection runs at each size and rank count (:mod:`commlib.lab.mpich`; for
+#: broadcast on fewer than 8 ranks a binomial tree at every size).
+AUTO_ALGORITHMS = {op: "mpich" for op in ("all_reduce", "reduce_scatter", "all_gather", "broadcast")}
 
 _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the commlib package
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import cost, fit
+from ..lab import mpich
 from ..lab.measure import format_bytes
 from ..units import check_count, check_nonnegative, check_positive, format_rate, format_size, format_time, parse_size
 from .calculator import Calculator, dropdown, integer, make_calculator, text
@@ -21,7 +22,8 @@ from .plots import COLORS, MARKERS, PALETTE, figure
 from .tables import markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "error_table", "fit_summary_table",
-           "model_calculator", "regime_sizes", "latency_term", "terms_table", "verdict", "placement", "load_sentence", "compare_spread"]
+           "model_calculator", "regime_sizes", "latency_term", "terms_table", "verdict", "placement", "load_sentence",
+           "compare_spread", "rate_table"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -144,9 +146,13 @@ def terms_table(series: Sequence[fit.Series]):
     """Markdown table of each series' cost-model counts: steps ``a``, bytes ``b`` and reduced bytes per byte of M."""
     body = []
     for s in series:
-        t = cost.collective_terms(s.op, 1.0, s.n, s.algorithm)
-        body.append([s.label, s.algorithm or "", s.n, t.steps, f"{t.bytes:.4g} M", f"{t.reduced:.4g} M"])
-    return markdown_table(["collective", "cost-model algorithm", "ranks p", "steps a", "bytes b", "reduced c"], body)
+        for nbytes in sorted({min(s.nbytes), max(s.nbytes)}):
+            name = mpich.algorithm(s.op, nbytes, s.n) if s.algorithm == "mpich" else (s.algorithm or "")
+            t = fit.terms_at(s.op, nbytes, s.n, s.algorithm)
+            body.append([s.label, format_bytes(nbytes), name.replace("_", " "), s.n, t.steps,
+                         f"{t.bytes / nbytes:.4g} M", f"{t.reduced / nbytes:.4g} M"])
+    return markdown_table(["collective", "at", "algorithm run", "ranks p", "steps a", "bytes b", "reduced c"],
+                          body)
 
 
 def _inverse_beta(m: fit.AlphaBeta) -> str:
@@ -239,13 +245,14 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
             raise ValueError(f"size must be > 0, got {size!r}")
         seconds = m.time(s.op, nbytes, n, s.algorithm)
         regime = m.regime(nbytes) if isinstance(m, fit.PiecewiseFit) else m
-        terms = cost.collective_terms(s.op, nbytes, n, s.algorithm)
+        terms = fit.terms_at(s.op, nbytes, n, s.algorithm)
         out = {
             "message size": f"{format_size(nbytes)} = {format_bytes(nbytes)}",
             "predicted time": format_time(seconds),
             "latency term a alpha": latency_term(terms.steps, regime.alpha, *regime_sizes(m, s, nbytes)),
             "bandwidth term b beta": format_time(terms.bytes * regime.beta + terms.reduced * regime.gamma),
-            "cost-model algorithm": f"{s.algorithm} ({terms.steps} steps)",
+            "cost-model algorithm": (f"{mpich.algorithm(s.op, nbytes, n) if s.algorithm == 'mpich' else s.algorithm}"
+                                     f" ({terms.steps} steps)"),
         }
         if seconds > 0:
             out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
@@ -340,3 +347,18 @@ def compare_spread(reference: float, other: float, tolerance: float = 0.25) -> s
     if other * (1 + tolerance) < reference:
         return "narrower than"
     return "about as wide as"
+
+
+def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+               charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float):
+    """Markdown table: each collective's ``1/beta`` for the largest messages, without and with gamma charged,
+    against the memory-copy rate measured in the same run (all in GB/s, 1 GB = 10^9 B)."""
+    check_positive("copy_rate", copy_rate)
+    body = []
+    for s, m, g in zip(series, models, charged):
+        hi = m.high if isinstance(m, fit.PiecewiseFit) else m
+        hg = g.high if isinstance(g, fit.PiecewiseFit) else g
+        body.append([s.label, f"{hi.bandwidth / 1e9:.2f}", f"{hg.bandwidth / 1e9:.2f}",
+                     f"{hi.bandwidth / copy_rate:.2f}"])
+    return markdown_table(["collective", "1/beta, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
+                           "1/beta / copy rate"], body)

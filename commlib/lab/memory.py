@@ -1,0 +1,107 @@
+r"""Two controls for the lab's fit: how fast this machine copies memory, and how long a core handover takes.
+
+The alpha-beta fit of a collective on one machine says two things that
+sound like facts about the hardware: ``1/beta``, a rate of moving bytes,
+and ``alpha``, a cost per message. Each needs a control measured in the
+same run, on the same cores, before a sentence may say what it *is*:
+
+* :func:`copy_rates` times ``numpy.copyto`` between two buffers of each
+  message size (one read and one write of every byte), the rate a
+  shared-memory MPI library's copies run at when nothing else gets in the
+  way (McCalpin 1995 measures the same thing as STREAM "Copy").
+* :func:`handover_time` times two processes pinned to *one* core passing a
+  byte back and forth through pipes: each pass blocks the sender and wakes
+  the receiver, so half a round trip is the cost of handing the core from
+  one process to another (what lmbench's ``lat_ctx`` measures, McVoy &
+  Staelin 1996), with Python's own overhead included.
+
+Both return seconds or bytes per second, medians of repeated timings.
+
+>>> rates = copy_rates([2**12], repeats=3)
+>>> rates[0] > 1e8          # any machine copies 4 KiB at more than 0.1 GB/s
+True
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..units import check_count
+
+__all__ = ["copy_rates", "handover_time", "pin"]
+
+
+def pin(cpus: Sequence[int] | None) -> None:
+    """Run this process on ``cpus`` only (no-op where the system cannot pin, or for ``None``)."""
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(cpus))
+
+
+def copy_rates(sizes: Sequence[float], repeats: int = 7, cpus: Sequence[int] | None = None) -> list[float]:
+    """Bytes per second of ``numpy.copyto`` between two touched float32 buffers of each size (bytes).
+
+    The median of ``repeats`` timed copies after one untimed one; the
+    buffers are written before timing, so no page is touched for the first
+    time while the clock runs. ``cpus`` pins the process first (it stays
+    pinned: call it from the process whose cores you want to measure).
+    """
+    repeats = check_count("repeats", repeats, minimum=1)
+    pin(cpus)
+    out = []
+    for nbytes in sizes:
+        count = max(1, int(nbytes) // 4)
+        src = np.ones(count, dtype=np.float32)
+        dst = np.zeros_like(src)
+        np.copyto(dst, src)
+        samples = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            np.copyto(dst, src)
+            samples.append(time.perf_counter() - t0)
+        out.append(src.nbytes / max(float(np.median(samples)), 1e-9))
+    return out
+
+
+def handover_time(rounds: int = 2000, cpu: int | None = None) -> float:
+    """Seconds to hand one core from a blocked process to a waiting one (half a pipe round trip).
+
+    Two processes pinned to the same core (``cpu``; default: the first core
+    this process may use) pass one byte back and forth ``rounds`` times.
+    """
+    rounds = check_count("rounds", rounds, minimum=1)
+    if not hasattr(os, "fork"):
+        raise RuntimeError("handover_time needs os.fork (Linux or macOS)")
+    if cpu is None:
+        cpu = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+    ping_r, ping_w = os.pipe()
+    pong_r, pong_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child answers every ping
+        try:
+            pin([cpu])
+            for _ in range(rounds + 1):
+                os.read(ping_r, 1)
+                os.write(pong_w, b"x")
+        finally:
+            os._exit(0)
+    before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    try:
+        pin([cpu])
+        os.write(ping_w, b"x")  # one untimed round: both processes are running and pinned
+        os.read(pong_r, 1)
+        t0 = time.perf_counter()
+        for _ in range(rounds):
+            os.write(ping_w, b"x")
+            os.read(pong_r, 1)
+        elapsed = time.perf_counter() - t0
+    finally:
+        os.waitpid(pid, 0)
+        for fd in (ping_r, ping_w, pong_r, pong_w):
+            os.close(fd)
+        if before:
+            os.sched_setaffinity(0, before)
+    return elapsed / (2 * rounds)

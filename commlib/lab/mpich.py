@@ -1,0 +1,100 @@
+r"""Which algorithm MPICH runs for a collective, by message size and number of ranks.
+
+An MPI library does not run one algorithm per collective: it picks one per
+call, from the message size and the number of processes, with thresholds
+that are part of its configuration (MPICH's "control variables", CVARs).
+A cost model fitted to its timings has to count the steps and bytes of the
+algorithm that actually ran, or it fits the wrong line.
+
+The defaults below are MPICH's automatic choices for an intra-node
+communicator (``MPIR_Bcast_intra_auto`` and its siblings in
+``src/mpi/coll/``), which follow Thakur, Rabenseifner & Gropp (2005):
+
+* **broadcast**: a binomial tree when the message is short
+  (< ``MPIR_CVAR_BCAST_SHORT_MSG_SIZE`` = 12,288 B) *or* when there are fewer
+  than ``MPIR_CVAR_BCAST_MIN_PROCS`` = 8 processes; otherwise scatter then
+  all-gather (the all-gather by recursive doubling below
+  ``MPIR_CVAR_BCAST_LONG_MSG_SIZE`` = 524,288 B on a power of two, else
+  by a ring). So on 2 or 4 ranks MPICH broadcasts with a binomial tree at
+  every size.
+* **all-reduce**: recursive doubling up to
+  ``MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`` = 2,048 B (or when there are fewer
+  elements than ranks), Rabenseifner's reduce-scatter + all-gather
+  (:mod:`commlib.cost`'s ``halving_doubling``) above.
+* **all-gather** (power-of-two ranks): recursive doubling while the whole
+  gathered array is below ``MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE`` = 524,288 B,
+  a ring above.
+* **reduce-scatter** (commutative operator): recursive halving below
+  ``MPIR_CVAR_REDSCAT_COMMUTATIVE_LONG_MSG_SIZE`` = 524,288 B, pairwise
+  exchange above, which sends what the ring sends in as many steps
+  (``ring`` here).
+
+A library may be configured otherwise (environment variables, tuning
+files): these are the defaults, not a law.
+
+>>> algorithm("broadcast", 64 * 2**20, 4), algorithm("broadcast", 64 * 2**20, 16)
+('tree', 'scatter_allgather')
+>>> algorithm("all_reduce", 1024, 4), algorithm("all_reduce", 2**20, 4)
+('recursive_doubling', 'halving_doubling')
+"""
+
+from __future__ import annotations
+
+from ..units import check_count, check_nonnegative
+
+__all__ = ["THRESHOLDS", "OPS", "algorithm", "algorithms"]
+
+#: MPICH's default thresholds (bytes, or processes for ``bcast_min_procs``).
+THRESHOLDS = {
+    "bcast_short_msg_size": 12288,
+    "bcast_long_msg_size": 524288,
+    "bcast_min_procs": 8,
+    "allreduce_short_msg_size": 2048,
+    "allgather_long_msg_size": 524288,
+    "allgather_short_msg_size": 81920,
+    "redscat_commutative_long_msg_size": 524288,
+}
+
+#: Collectives whose automatic choice this module knows.
+OPS = ("broadcast", "all_reduce", "all_gather", "reduce_scatter")
+
+
+def _pof2(n: int) -> bool:
+    return n & (n - 1) == 0
+
+
+def algorithm(op: str, nbytes: float, n: int, itemsize: int = 4) -> str:
+    """The :mod:`commlib.cost` algorithm MPICH runs for ``op`` on ``nbytes`` bytes over ``n`` ranks.
+
+    ``nbytes`` follows nccl-tests: the whole buffer (the message for
+    broadcast and all-reduce, the full gathered or scattered array for
+    all-gather and reduce-scatter). ``itemsize`` is the bytes per element
+    (float32: 4), needed for all-reduce's "fewer elements than ranks" rule.
+    """
+    if op not in OPS:
+        raise ValueError(f"op must be one of {', '.join(OPS)}; got {op!r}")
+    check_nonnegative("nbytes", nbytes)
+    n = check_count("n", n, minimum=1)
+    t = THRESHOLDS
+    if op == "broadcast":
+        if nbytes < t["bcast_short_msg_size"] or n < t["bcast_min_procs"]:
+            return "tree"
+        return "scatter_allgather"
+    if op == "all_reduce":
+        pof2 = 1 << (n.bit_length() - 1)
+        if nbytes <= t["allreduce_short_msg_size"] or nbytes / itemsize < pof2:
+            return "recursive_doubling"
+        return "halving_doubling"
+    if op == "all_gather":
+        if _pof2(n) and nbytes < t["allgather_long_msg_size"]:
+            return "recursive_doubling"
+        return "ring"
+    # reduce_scatter
+    if _pof2(n) and nbytes < t["redscat_commutative_long_msg_size"]:
+        return "recursive_halving"
+    return "ring"
+
+
+def algorithms(op: str, sizes, n: int) -> list[str]:
+    """:func:`algorithm` for each size of ``sizes`` (bytes)."""
+    return [algorithm(op, x, n) for x in sizes]
