@@ -159,3 +159,26 @@ def test_the_two_point_to_point_all_reduces_are_timed_in_turns_in_one_run():
     for r in doc["results"]:
         per_size.setdefault(r["nbytes"], []).append((r["impl"], r["repeats"]))
     assert all(v == [("ring", 3), ("halving_doubling", 3)] for v in per_size.values())
+
+
+def test_the_thresholds_are_those_of_the_installed_library():
+    # How the chapter knows which algorithm MPICH runs: the selection table compiled into the libmpi the
+    # lab runs, held against commlib.lab.mpich (the control is the library itself, not a memory of it).
+    _mpi()
+    table = mpich.library_table()
+    if table is None:
+        pytest.skip("no MPICH selection table found in this Python's libmpi")
+    t = mpich.THRESHOLDS
+    bcast = table["collective=bcast"]["comm_type=intra"]
+    small = bcast["comm_size<8"]["comm_hierarchy=any"]
+    assert list(small) == ["avg_msg_size=any"] and "algorithm=MPIR_Bcast_intra_binomial" in small["avg_msg_size=any"]
+    assert f"comm_size<{t['bcast_min_procs']}" in bcast
+    assert f"avg_msg_size<={t['bcast_short_msg_size']}" in bcast["comm_size=pow2"]["comm_hierarchy=any"]
+    allreduce = table["collective=allreduce"]["comm_type=intra"]
+    assert "algorithm=MPIR_Allreduce_intra_recursive_doubling" in allreduce[f"avg_msg_size<={t['allreduce_short_msg_size']}"]
+    assert f"total_msg_size<{t['allgather_long_msg_size']}" in table["collective=allgather"]["comm_type=intra"]["comm_size=pow2"]
+    rsb = table["collective=reduce_scatter_block"]["comm_type=intra"]["is_commutative=yes"]
+    assert f"total_msg_size<{t['redscat_commutative_long_msg_size']}" in rsb
+    # and the model follows them: a tree on 4 ranks at every size, scatter + all-gather from 8 ranks up
+    assert mpich.algorithm("broadcast", 64 * 2**20, 4) == "tree"
+    assert mpich.algorithm("broadcast", 64 * 2**20, 8) == "scatter_allgather"
