@@ -182,3 +182,15 @@ def test_the_thresholds_are_those_of_the_installed_library():
     # and the model follows them: a tree on 4 ranks at every size, scatter + all-gather from 8 ranks up
     assert mpich.algorithm("broadcast", 64 * 2**20, 4) == "tree"
     assert mpich.algorithm("broadcast", 64 * 2**20, 8) == "scatter_allgather"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_small_broadcasts_read_the_start_up_cost_right_only_with_the_tree_counts(seed):
+    # Small messages, 4 ranks: MPICH's binomial tree takes lg 4 = 2 steps; the scatter + all-gather
+    # counts (the control) say 5, so a fit with them reads alpha at about 2/5 of the truth.
+    small = tuple(float(2**k) for k in range(10, 14))
+    t = _times("broadcast", 4, "tree", 10e-6, 1 / 4e9, noise=0.03, seed=seed, sizes=small)
+    right = fit.fit_joint([fit.Series("broadcast", 4, small, t, "mpich")])
+    wrong = fit.fit_joint([fit.Series("broadcast", 4, small, t, "scatter_allgather")])
+    assert right.alpha == pytest.approx(10e-6, rel=0.15)
+    assert wrong.alpha < 0.6 * right.alpha
