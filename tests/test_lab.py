@@ -252,15 +252,15 @@ def test_run_mpi_rejects_non_positive_timeouts():
 # ---------------------------------------------------------------- words the lab's prose is glued from
 
 def test_verdict_is_meets_within_target_and_misses_beyond():
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
-    assert labviews.verdict(0.2, 0.2) == "meets"  # the boundary counts as within
-    assert labviews.verdict(0.2000001, 0.2) == "misses"
-    assert labviews.verdict(0.0) == "meets"
+    assert lab_views.verdict(0.2, 0.2) == "meets"  # the boundary counts as within
+    assert lab_views.verdict(0.2000001, 0.2) == "misses"
+    assert lab_views.verdict(0.0) == "meets"
     with pytest.raises(ValueError, match="error"):
-        labviews.verdict(-0.1)
+        lab_views.verdict(-0.1)
     with pytest.raises(ValueError, match="target"):
-        labviews.verdict(0.1, 0.0)
+        lab_views.verdict(0.1, 0.0)
 
 
 @pytest.mark.parametrize("ranks, cores, words", [
@@ -268,32 +268,32 @@ def test_verdict_is_meets_within_target_and_misses_beyond():
     (8, 2, "four ranks per core"), (4, 1, "four ranks on one core"), (3, 2, "three ranks sharing two cores"),
 ])
 def test_placement_words(ranks, cores, words):
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
-    assert labviews.placement(ranks, cores) == words
+    assert lab_views.placement(ranks, cores) == words
 
 
 def test_load_sentence_compares_load_with_cores():
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
-    assert "above the 2 cores" in labviews.load_sentence(11.3, 2)
-    assert "below the 4 cores" in labviews.load_sentence(3.9, 4)
-    assert "below the 2 cores" in labviews.load_sentence(2.0, 2)  # exactly busy, nobody waits
-    assert "does not report" in labviews.load_sentence(None, 2)
+    assert "above the 2 cores" in lab_views.load_sentence(11.3, 2)
+    assert "below the 4 cores" in lab_views.load_sentence(3.9, 4)
+    assert "below the 2 cores" in lab_views.load_sentence(2.0, 2)  # exactly busy, nobody waits
+    assert "does not report" in lab_views.load_sentence(None, 2)
     with pytest.raises(ValueError, match="cores"):
-        labviews.load_sentence(1.0, 0)
+        lab_views.load_sentence(1.0, 0)
 
 
 def test_compare_spread_words_and_symmetry():
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
-    assert labviews.compare_spread(0.1, 0.2) == "wider than"
-    assert labviews.compare_spread(0.2, 0.1) == "narrower than"
-    assert labviews.compare_spread(0.1, 0.12) == "about as wide as"
-    assert labviews.compare_spread(0.12, 0.1) == "about as wide as"
-    assert labviews.compare_spread(0.0, 0.0) == "about as wide as"
+    assert lab_views.compare_spread(0.1, 0.2) == "wider than"
+    assert lab_views.compare_spread(0.2, 0.1) == "narrower than"
+    assert lab_views.compare_spread(0.1, 0.12) == "about as wide as"
+    assert lab_views.compare_spread(0.12, 0.1) == "about as wide as"
+    assert lab_views.compare_spread(0.0, 0.0) == "about as wide as"
     with pytest.raises(ValueError, match="reference"):
-        labviews.compare_spread(-1.0, 0.1)
+        lab_views.compare_spread(-1.0, 0.1)
 
 
 # ---------------------------------------------------------------- what the lab page prints
@@ -330,10 +330,10 @@ def _series(alpha: float, inverse_beta: float, sizes=tuple(2.0**k for k in range
 
 def test_calculator_names_an_unmeasurable_start_up_cost_instead_of_zero():
     from commlib import fit
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
     s = _series(0.0, 10e9)                              # pure copying: no flat part to fit
-    calc = labviews.model_calculator([s], [fit.fit_joint([s])], size="16 MiB")
+    calc = lab_views.model_calculator([s], [fit.fit_joint([s])], size="16 MiB")
     shown = calc.results["latency term a alpha"]
     assert shown.startswith("none measurable") and " ns" not in shown
     assert "1 MiB to 64 MiB" in shown                   # the sizes the line was fitted on
@@ -343,34 +343,34 @@ def test_calculator_names_an_unmeasurable_start_up_cost_instead_of_zero():
 def test_calculator_shows_a_measurable_start_up_cost_as_a_time():
     from commlib import fit
     from commlib.units import format_time
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
     s = _series(30e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27)))
-    calc = labviews.model_calculator([s], [fit.fit_joint([s])], size="4 KiB")
+    calc = lab_views.model_calculator([s], [fit.fit_joint([s])], size="4 KiB")
     assert calc.results["latency term a alpha"] == format_time(2 * 30e-6)
 
 
 def test_regime_sizes_are_those_between_the_crossovers():
     from commlib import fit
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
     s = _series(1e-5, 1e9, sizes=(1024.0, 4096.0, 16384.0, 65536.0))
     pw = fit.PiecewiseFit((3000.0, 20000.0), (fit.AlphaBeta(1e-5, 1e-9),) * 3)
-    assert labviews.regime_sizes(pw, s, 10) == (1024.0, 1024.0)
-    assert labviews.regime_sizes(pw, s, 5000) == (4096.0, 16384.0)
-    assert labviews.regime_sizes(pw, s, 1e9) == (65536.0, 65536.0)
-    assert labviews.regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10) == (1024.0, 65536.0)
-    assert labviews.latency_term(2, 1e-21, 2**20, 2**26).startswith("none measurable")
+    assert lab_views.regime_sizes(pw, s, 10) == (1024.0, 1024.0)
+    assert lab_views.regime_sizes(pw, s, 5000) == (4096.0, 16384.0)
+    assert lab_views.regime_sizes(pw, s, 1e9) == (65536.0, 65536.0)
+    assert lab_views.regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10) == (1024.0, 65536.0)
+    assert lab_views.latency_term(2, 1e-21, 2**20, 2**26).startswith("none measurable")
     with pytest.raises(ValueError, match="alpha"):
-        labviews.latency_term(2, -1.0, 1, 2)
+        lab_views.latency_term(2, -1.0, 1, 2)
 
 
 def test_fit_summary_names_an_unmeasurable_alpha():
     from commlib import fit
-    from commlib.views import lab as labviews
+    from commlib.views import lab as lab_views
 
     flat, pure = _series(30e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27))), _series(0.0, 10e9)
-    text = labviews.fit_summary_table([flat, pure], [fit.fit_joint([flat]), fit.fit_joint([pure])]).data
+    text = lab_views.fit_summary_table([flat, pure], [fit.fit_joint([flat]), fit.fit_joint([pure])]).data
     rows = [line for line in text.splitlines() if line.startswith("| all-reduce")]
     assert len(rows) == 2
     assert "alpha 30.00 µs" in rows[0] and "none measurable" not in rows[0]

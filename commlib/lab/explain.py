@@ -80,8 +80,7 @@ def pair_phrase(ratio: float) -> str:
     if ratio <= 1.2:
         return "as fast as the ring or faster, as the model predicts."
     slower = "somewhat slower" if ratio <= 2.0 else "much slower"
-    return (f"{slower} than the ring, although the model predicts the same bytes and fewer steps. The counts do "
-            "not see what happens between the steps: each halving-doubling step pairs two ranks that must both "
-            "run to exchange half the vector, and with more ranks than cores a step waits whenever one of the "
-            "pair is not running. Run the lab on a machine with a free core per rank to take the scheduler out "
-            "of the comparison.")
+    return (f"{slower} than the ring, although the model predicts the same bytes and fewer steps. Both were "
+            "timed in turns, call by call, so a load that came and went on the machine fell on both alike: the "
+            "difference is in how the ranks share the cores during each step, which the counts do not see. Run "
+            "the lab on a machine with a free core per rank to take the scheduler out of the comparison.")

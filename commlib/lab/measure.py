@@ -21,7 +21,9 @@ Operations (MPI Forum 2021): ``all_reduce`` (``MPI_Allreduce``),
 ``reduce_scatter`` (``MPI_Reduce_scatter_block``), ``all_gather``
 (``MPI_Allgather``), ``broadcast`` (``MPI_Bcast`` from rank 0). With
 ``--impl ring`` or ``--impl halving_doubling`` the all-reduce is the
-point-to-point version of :mod:`commlib.lab.p2p` instead.
+point-to-point version of :mod:`commlib.lab.p2p` instead;
+``--impl ring+halving_doubling`` times both in turns, call by call, so
+that a load that comes and goes on a shared machine falls on both alike.
 
 >>> [format_bytes(x) for x in size_ladder(1024, 64 * 2**20, 8)]
 ['1 KiB', '8 KiB', '64 KiB', '512 KiB', '4 MiB', '32 MiB']
@@ -45,7 +47,9 @@ __all__ = ["OPS", "IMPLS", "SCHEMA", "RESULT_KEYS", "size_ladder", "format_bytes
 #: Collectives this script can time (keys as in :data:`commlib.cost.COLLECTIVE_ALGORITHMS`).
 OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast")
 #: Implementations: the MPI library's own, or a point-to-point all-reduce from :mod:`commlib.lab.p2p`.
-IMPLS = ("mpi", "ring", "halving_doubling")
+#: ``"ring+halving_doubling"`` times the two point-to-point all-reduces in turns, call by call, so that
+#: both see the same load on the machine (two separate runs on a shared machine may not).
+IMPLS = ("mpi", "ring", "halving_doubling", "ring+halving_doubling")
 #: Version tag of the JSON layout.
 SCHEMA = "commlib.lab.measure/1"
 #: Keys of every entry of ``results``.
@@ -122,7 +126,7 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
         if op not in OPS:
             raise ValueError(f"op must be one of {', '.join(OPS)}; got {op!r}")
 
-    def run_once(op, send, recv):
+    def run_once(op, send, recv, impl):
         if op == "all_reduce":
             if impl == "mpi":
                 comm.Allreduce(send, recv, op=MPI.SUM)
@@ -142,21 +146,25 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
             if progress is not None and comm.Get_rank() == 0:
                 progress(i, total, op, nbytes)
             send, recv, count = _buffers(op, int(nbytes), p)
+            turns = impl.split("+")  # several implementations: timed in turns, call by call
             for _ in range(warmup):
-                run_once(op, send, recv)
-            samples: list[float] = []
+                for each in turns:
+                    run_once(op, send, recv, each)
+            samples: dict[str, list[float]] = {each: [] for each in turns}
             spent = 0.0
-            while len(samples) < repeats and (len(samples) < min_repeats or spent < budget):
-                comm.Barrier()
-                t0 = MPI.Wtime()
-                run_once(op, send, recv)
-                dt = MPI.Wtime() - t0
-                slowest = comm.allreduce(dt, op=MPI.MAX)  # same value on every rank: same loop decisions
-                samples.append(slowest)
-                spent += slowest
-            entry = {"op": op, "impl": impl, "nbytes": int(count * 4), "count": int(count),
-                     "repeats": len(samples), **summarize(samples), "samples_s": samples}
-            results.append(entry)
+            while len(samples[turns[-1]]) < repeats and (len(samples[turns[-1]]) < min_repeats or spent < budget):
+                for each in turns:
+                    comm.Barrier()
+                    t0 = MPI.Wtime()
+                    run_once(op, send, recv, each)
+                    dt = MPI.Wtime() - t0
+                    slowest = comm.allreduce(dt, op=MPI.MAX)  # same value on every rank: same loop decisions
+                    samples[each].append(slowest)
+                    spent += slowest
+            for each in turns:
+                results.append({"op": op, "impl": each, "nbytes": int(count * 4), "count": int(count),
+                                "repeats": len(samples[each]), **summarize(samples[each]),
+                                "samples_s": samples[each]})
     return results
 
 

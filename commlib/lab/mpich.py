@@ -17,10 +17,11 @@ communicator (``MPIR_Bcast_intra_auto`` and its siblings in
   ``MPIR_CVAR_BCAST_LONG_MSG_SIZE`` = 524,288 B on a power of two, else
   by a ring). So on 2 or 4 ranks MPICH broadcasts with a binomial tree at
   every size.
-* **all-reduce**: recursive doubling up to
-  ``MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`` = 2,048 B (or when there are fewer
-  elements than ranks), Rabenseifner's reduce-scatter + all-gather
-  (:mod:`commlib.cost`'s ``halving_doubling``) above.
+* **all-reduce**: recursive doubling for messages of at most 8 B (or when
+  there are fewer elements than ranks), Rabenseifner's reduce-scatter +
+  all-gather (:mod:`commlib.cost`'s ``halving_doubling``) above. (MPICH 3's
+  ``MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`` put that switch at 2,048 B; the
+  selection table compiled into MPICH 4 and 5 puts it at 8 B.)
 * **all-gather** (power-of-two ranks): recursive doubling while the whole
   gathered array is below ``MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE`` = 524,288 B,
   a ring above.
@@ -30,26 +31,35 @@ communicator (``MPIR_Bcast_intra_auto`` and its siblings in
   (``ring`` here).
 
 A library may be configured otherwise (environment variables, tuning
-files): these are the defaults, not a law.
+files): these are the defaults, not a law. MPICH 4 and 5 keep them in a
+selection table compiled into the library; :func:`library_table` reads it
+from the installed ``libmpi``, and a test holds these thresholds against it.
+On one node the device layer (ch4's shared-memory collectives) is consulted
+first and may run its own shared-memory algorithm instead.
 
 >>> algorithm("broadcast", 64 * 2**20, 4), algorithm("broadcast", 64 * 2**20, 16)
 ('tree', 'scatter_allgather')
->>> algorithm("all_reduce", 1024, 4), algorithm("all_reduce", 2**20, 4)
+>>> algorithm("all_reduce", 8, 2), algorithm("all_reduce", 1024, 4)
 ('recursive_doubling', 'halving_doubling')
 """
 
 from __future__ import annotations
 
+import glob
+import json
+import os
+import sys
+
 from ..units import check_count, check_nonnegative
 
-__all__ = ["THRESHOLDS", "OPS", "algorithm", "algorithms"]
+__all__ = ["THRESHOLDS", "OPS", "algorithm", "algorithms", "library_table"]
 
 #: MPICH's default thresholds (bytes, or processes for ``bcast_min_procs``).
 THRESHOLDS = {
     "bcast_short_msg_size": 12288,
     "bcast_long_msg_size": 524288,
     "bcast_min_procs": 8,
-    "allreduce_short_msg_size": 2048,
+    "allreduce_short_msg_size": 8,
     "allgather_long_msg_size": 524288,
     "allgather_short_msg_size": 81920,
     "redscat_commutative_long_msg_size": 524288,
@@ -98,3 +108,25 @@ def algorithm(op: str, nbytes: float, n: int, itemsize: int = 4) -> str:
 def algorithms(op: str, sizes, n: int) -> list[str]:
     """:func:`algorithm` for each size of ``sizes`` (bytes)."""
     return [algorithm(op, x, n) for x in sizes]
+
+
+_TABLE_START = b'{"collective=bcast":{"comm_type=intra":{"comm_size<8"'
+
+
+def library_table(paths=None) -> dict | None:
+    """The algorithm-selection table compiled into the installed MPICH (``libmpi``), or None if not found.
+
+    ``paths`` are library files to search (default: ``libmpi.so*`` under
+    this Python's prefix, where the ``mpich`` wheel installs it). The table
+    is MPICH's JSON: nested conditions (``"comm_size<8"``,
+    ``"avg_msg_size<=12288"``, ...) down to ``"algorithm=MPIR_..."``.
+    """
+    if paths is None:
+        paths = sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmpi.so*")))
+    for path in paths:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        start = data.find(_TABLE_START)
+        if start >= 0:
+            return json.JSONDecoder().raw_decode(data[start:].decode("latin-1"))[0]
+    return None

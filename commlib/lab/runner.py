@@ -312,16 +312,18 @@ def load(path: str | os.PathLike) -> dict:
 def to_series(doc: dict, label: str | None = None) -> list[Series]:
     """One :class:`commlib.fit.Series` per op of a measurement, with the cost-model algorithm it ran.
 
-    The algorithm is the point-to-point one for ``impl`` ring or
-    halving_doubling, the forced MPICH one if the run forced it, else
+    A run that timed several implementations in turns gives one series per
+    op and implementation. The algorithm is the point-to-point one for
+    ``impl`` ring or halving_doubling, the forced MPICH one if the run forced it, else
     :data:`AUTO_ALGORITHMS`. Spread is the quartiles.
     """
     n = int(doc["ranks"])
-    impl = doc.get("impl", "mpi")
+    default = doc.get("impl", "mpi")  # each entry names its own implementation when a run timed several
     forced = doc.get("allreduce_algorithm", "auto")
     out = []
-    for op in dict.fromkeys(r["op"] for r in doc["results"]):
-        rows = sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"])
+    for op, impl in dict.fromkeys((r["op"], r.get("impl", default)) for r in doc["results"]):
+        rows = sorted((r for r in doc["results"] if r["op"] == op and r.get("impl", default) == impl),
+                      key=lambda r: r["nbytes"])
         if impl in ("ring", "halving_doubling"):
             algorithm = impl
         elif impl == "torch_gloo":
