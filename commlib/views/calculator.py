@@ -155,12 +155,28 @@ def make_calculator(compute: Callable[..., Mapping[str, Any]], controls: Mapping
 _WEB_EXTRA: frozenset[str] = frozenset()
 
 
+def _module_level(tree: ast.AST):
+    """The nodes that run when a module is imported: everything but the bodies of functions.
+
+    An import inside a function body runs only when that function is called
+    (the algorithm registry imports numpy inside its executable schedules, never
+    in its closed forms), so it does not stop the module from loading in the page.
+    """
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                todo.append(child)
+
+
 def _imports(path: Path, module: str) -> set[str]:
-    """Absolute names of the modules ``path`` (module ``module``) imports anywhere in its body."""
+    """Absolute names of the modules ``path`` (module ``module``) imports when it is imported."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _module_level(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
