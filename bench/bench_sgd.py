@@ -21,7 +21,7 @@ import time
 import numpy as np
 import simpy
 
-from commlib import sgd
+from commlib import sgd, sgd_simpy
 
 P, K = 16, 4
 SIMPY_UPDATES = 20_000
@@ -29,52 +29,8 @@ BIG_UPDATES = 1_000_000
 
 
 def simpy_k_async(workers: int, k: int, updates: int, seed: int = 0):
-    """K-async in SimPy, the direct model: a PS process and learner processes exchanging messages.
-
-    A learner computes, pushes its gradient into the PS's store and waits for
-    new parameters in its own store; the PS takes K gradients, updates, and
-    sends the new version to those K learners. The others keep computing.
-    Returns (update times, staleness of each gradient, contributors).
-    """
-    streams = sgd._Streams(workers, seed, "exponential", {"rate": 1.0}, 0.0)
-    nexts = streams.iterators()
-    env = simpy.Environment()
-    grads = simpy.Store(env)
-    params = [simpy.Store(env) for _ in range(workers)]
-    times: list[float] = []
-    stale: list[int] = []
-    contrib: list[int] = []
-    state = {"version": 0}
-    done = env.event()
-
-    def learner(w: int):
-        version = 0
-        while True:
-            yield env.timeout(nexts[w]())
-            yield grads.put((w, version))
-            version = yield params[w].get()
-
-    def server():
-        while True:
-            got = []
-            for _ in range(k):
-                w, read = yield grads.get()
-                stale.append(state["version"] - read)
-                contrib.append(w)
-                got.append(w)
-            state["version"] += 1
-            times.append(env.now)
-            if state["version"] == updates:
-                done.succeed()
-                return
-            for w in got:
-                yield params[w].put(state["version"])
-
-    for w in range(workers):
-        env.process(learner(w))
-    env.process(server())
-    env.run(until=done)
-    return np.asarray(times), np.asarray(stale), np.asarray(contrib)
+    """K-async in SimPy, the direct model (commlib.sgd_simpy.k_async): a PS process and learner processes."""
+    return sgd_simpy.k_async(workers, k, updates, seed=seed)
 
 
 def simpy_k_async_lean(workers: int, k: int, updates: int, seed: int = 0):

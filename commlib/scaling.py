@@ -37,11 +37,11 @@ __all__ = [
     "IMAGENET_1K_TRAIN_IMAGES",
     "ReportedRun",
     "GOYAL2017",
-    "GOYAL2017_AS_REPORTED",
+    "RETOLD_ONE_HOUR_RUN",
     "iterations_per_epoch",
     "iteration_time_from_epoch",
     "epoch_time_from_run",
-    "goyal2017_reported_figures",
+    "one_hour_run_figures",
 ]
 
 
@@ -215,7 +215,7 @@ GOYAL2017 = ReportedRun(
 #: What source note 002 reports for the same run (its errors are corrected in chapter 4):
 #: "28 million training images", "optimizer: Caffe2", and, for "44 servers", one epoch in
 #: "0.5 秒" (0.5 seconds) on 352 GPUs, where the paper's figure 7 plots minutes.
-GOYAL2017_AS_REPORTED = {
+RETOLD_ONE_HOUR_RUN = {
     "train_images": 28e6,
     "optimizer": "Caffe2",
     "servers": 44,
@@ -267,7 +267,7 @@ def epoch_time_from_run(total_time: float, epochs: float) -> float:
     return total_time / epochs
 
 
-def goyal2017_reported_figures(run: ReportedRun = GOYAL2017, note: dict | None = None) -> dict[str, float]:
+def one_hour_run_figures(run: ReportedRun = GOYAL2017, note: dict | None = None) -> dict[str, float]:
     """The source note's figures for the one-hour ImageNet run, held against the paper's (SI units).
 
     Keys: ``images`` and ``images_millions`` (the paper's epoch),
@@ -281,11 +281,11 @@ def goyal2017_reported_figures(run: ReportedRun = GOYAL2017, note: dict | None =
     run's mean epoch and iteration, upper bounds, s); ``backprop_time`` (one
     GPU's backward pass, s), ``momentum`` and ``weight_decay``.
 
-    >>> f = goyal2017_reported_figures()
+    >>> f = one_hour_run_figures()
     >>> f["note_iteration_time"] < f["backprop_time"] < f["iteration_time"]
     True
     """
-    note = GOYAL2017_AS_REPORTED if note is None else note
+    note = RETOLD_ONE_HOUR_RUN if note is None else note
     gpus = check_count("gpus", note["gpus"])
     batch = run.global_batch(gpus)
     head_batch = run.global_batch(run.headline_gpus)

@@ -88,6 +88,8 @@ __all__ = [
     "Job",
     "SimResult",
     "simulate",
+    "schedule",
+    "replay",
     "expected_value",
     "expected_order_statistic",
     "expected_max",
@@ -966,6 +968,38 @@ def simulate(
         return SimResult(protocol, workers, 1, times, stale, contrib, np.ones(updates, dtype=np.int64),
                          errors, losses, index, problem.error(w0), problem.loss(w0), diverged, w)
 
+    timed = schedule(protocol, workers, K, compute, updates, seed, comm_time, record_jobs=record_jobs, **compute_params)
+    if problem is None:
+        return timed
+    return replay(timed, problem, lr, lr_rule, batch_size, optimizer, seed=seed, lr_c=lr_c, eta_max=eta_max,
+                  eval_every=eval_every)
+
+
+def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "exponential", updates: int = 10_000,
+             seed: int = 0, comm_time: float | Callable[[np.random.Generator, int], float] = 0.0, *,
+             record_jobs: bool = False, **compute_params) -> SimResult:
+    """Phase one of :func:`simulate`: the schedule of ``updates`` PS updates, nothing trained.
+
+    Who computes when, when each update happens (:attr:`SimResult.times`), which learners
+    contribute to it (:attr:`SimResult.contributors`) and how stale each gradient is
+    (:attr:`SimResult.staleness`); with ``record_jobs=True`` every job. Arguments as in
+    :func:`simulate`. The event loops are the lean ones :func:`simulate` runs (a heap of
+    finish times; plain numpy for K-sync).
+
+    >>> s = schedule("k_async", workers=4, k=2, updates=5, seed=0)
+    >>> s.contributors.shape, s.losses is None
+    ((5, 2), True)
+    """
+    protocol = _check_protocol(protocol)
+    workers = check_count("workers", workers, 1)
+    K = _check_k(protocol, workers, k)
+    params = _dist_params(compute, compute_params)
+    updates = check_count("updates", updates, 1)
+    seed = check_count("seed", seed, 0)
+    if not callable(comm_time):
+        comm_time = check_nonnegative("comm_time", comm_time)
+    if not isinstance(record_jobs, (bool, np.bool_)):
+        raise ValueError(f"record_jobs must be True or False, got {record_jobs!r}")
     streams = _Streams(workers, seed, compute, params, comm_time)
     log = [] if record_jobs else None
     if protocol in ("sync", "k_sync"):
@@ -980,13 +1014,50 @@ def simulate(
         times, stale, contrib = _run_k_batch_async(streams, workers, K, updates, log)
     per_update = np.full(updates, K, dtype=np.int64)
     jobs = None if log is None else tuple(Job(*entry) for entry in log)
-    if problem is None:
-        return SimResult(protocol, workers, K, times, stale, contrib, per_update, jobs=jobs)
-    errors, losses, index, diverged, w = _replay(problem, times, stale, K, streams.data_rng, lr, lr_rule,
-                                                 lr_c, eta_max, batch_size, optimizer, eval_every)
+    return SimResult(protocol, workers, K, times, stale, contrib, per_update, jobs=jobs)
+
+
+def _data_rng(seed: int, workers: int) -> np.random.Generator:
+    """The mini-batch generator of a run: the same child of ``seed`` that :class:`_Streams` holds."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(2 * workers + 2)[2 * workers])
+
+
+def replay(timed: SimResult, problem, lr: float = 0.1, lr_rule: str = "constant", batch_size: int = 16,
+           optimizer: str = "sgd", *, seed: int = 0, lr_c: float = 0.01, eta_max: float | None = None,
+           eval_every: int = 1) -> SimResult:
+    """Phase two of :func:`simulate`: train ``problem`` on a schedule from :func:`schedule`.
+
+    Update ``j`` applies the mean of its ``K`` gradients (times their rates), each evaluated on the
+    parameters of version ``j - staleness``, i.e. exactly the (possibly stale) values its learner
+    held; mini-batches come from ``seed`` (the one the schedule was made with, to repeat
+    :func:`simulate`). Arguments as in :func:`simulate`.
+
+    >>> from commlib.training import make_problem
+    >>> s = schedule("async", workers=4, updates=200, seed=0)
+    >>> r = replay(s, make_problem(seed=0), lr=0.5, batch_size=8, eval_every=200)
+    >>> bool(r.losses[-1] < r.initial_loss)
+    True
+    """
+    if not isinstance(timed, SimResult) or timed.gradients_per_update.size and \
+            not np.all(timed.gradients_per_update == timed.k):
+        raise ValueError("timed must be a SimResult from schedule() (K gradients per update)")
+    lr = check_positive("lr", lr)
+    if lr_rule not in LR_RULES:
+        raise ValueError(f"lr_rule must be one of {', '.join(LR_RULES)}; got {lr_rule!r}")
+    lr_c = check_positive("lr_c", lr_c)
+    eta_max = lr if eta_max is None else check_positive("eta_max", eta_max)
+    batch_size = check_count("batch_size", batch_size, 1)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
+    eval_every = check_count("eval_every", eval_every, 1)
+    seed = check_count("seed", seed, 0)
+    errors, losses, index, diverged, w = _replay(problem, timed.times, timed.staleness, timed.k,
+                                                 _data_rng(seed, timed.workers), lr, lr_rule, lr_c, eta_max,
+                                                 batch_size, optimizer, eval_every)
     w0 = problem.init()
-    return SimResult(protocol, workers, K, times, stale, contrib, per_update, errors, losses, index,
-                     problem.error(w0), problem.loss(w0), diverged, w, jobs)
+    return SimResult(timed.protocol, timed.workers, timed.k, timed.times, timed.staleness, timed.contributors,
+                     timed.gradients_per_update, errors, losses, index, problem.error(w0), problem.loss(w0),
+                     diverged, w, timed.jobs)
 
 
 # --------------------------------------------------------------------------- closed forms

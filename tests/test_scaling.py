@@ -124,7 +124,7 @@ def test_goyal2017_is_self_consistent():
     for t in (t_352, t_256):
         assert 0.2 < t < 0.3 and t > g.backprop_time
     # the source note's "0.5 s per epoch" on 352 GPUs would leave under 5 ms per iteration
-    note = scaling.GOYAL2017_AS_REPORTED
+    note = scaling.RETOLD_ONE_HOUR_RUN
     assert note["gpus"] == g.largest_gpus and g.servers(note["gpus"]) == note["servers"]
     t_note = scaling.iteration_time_from_epoch(note["epoch_time"], g.train_images, g.global_batch(note["gpus"]))
     assert t_note < 0.005 < g.backprop_time
@@ -133,9 +133,9 @@ def test_goyal2017_is_self_consistent():
     assert note["optimizer"] == g.framework != g.optimizer
 
 
-def test_goyal2017_reported_figures_recompute_from_the_definitions():
-    note = scaling.GOYAL2017_AS_REPORTED
-    f = scaling.goyal2017_reported_figures()
+def test_one_hour_run_figures_recompute_from_the_definitions():
+    note = scaling.RETOLD_ONE_HOUR_RUN
+    f = scaling.one_hour_run_figures()
     batch = note["gpus"] * 32                                          # 352 GPUs x 32 images = 11,264
     assert f["global_batch"] == batch == 11_264
     assert f["iterations"] == pytest.approx(1_281_167 / 11_264)
@@ -145,7 +145,7 @@ def test_goyal2017_reported_figures_recompute_from_the_definitions():
     assert f["images_factor"] == pytest.approx(28e6 / 1_281_167)
     assert f["servers"] == 44 and f["headline_hours"] == pytest.approx(1.0)
     # a different claim gives different figures: the function reads the note it is given
-    other = scaling.goyal2017_reported_figures(note={**note, "epoch_time": 30.0})
+    other = scaling.one_hour_run_figures(note={**note, "epoch_time": 30.0})
     assert other["note_iteration_time"] == pytest.approx(f["iteration_time"])
     with pytest.raises(ValueError, match="gpus"):
-        scaling.goyal2017_reported_figures(note={**note, "gpus": 350})
+        scaling.one_hour_run_figures(note={**note, "gpus": 350})

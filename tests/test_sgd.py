@@ -582,3 +582,31 @@ def test_closed_forms_reject_bad_input():
         expected_order_statistic(5, 4, "exponential")
     with pytest.raises(ValueError, match="P"):
         runtime_ratio(0)
+
+
+# ------------------------------------------------------------------ the two phases, alone
+
+@pytest.mark.parametrize("protocol", sgd.PROTOCOLS)
+def test_schedule_then_replay_is_simulate(protocol):
+    from commlib.training import make_problem
+    problem = make_problem(seed=0)
+    k = None if protocol in ("sync", "async") else 2
+    timed = sgd.schedule(protocol, 4, k, "shifted_exponential", updates=60, seed=3, shift=0.5, rate=2.0)
+    whole = sgd.simulate(protocol, 4, k=k, compute="shifted_exponential", updates=60, seed=3, problem=problem,
+                         lr=0.3, batch_size=8, eval_every=10, shift=0.5, rate=2.0)
+    assert timed.losses is None
+    np.testing.assert_array_equal(timed.times, whole.times)
+    np.testing.assert_array_equal(timed.staleness, whole.staleness)
+    np.testing.assert_array_equal(timed.contributors, whole.contributors)
+    trained = sgd.replay(timed, problem, lr=0.3, batch_size=8, seed=3, eval_every=10)
+    np.testing.assert_array_equal(trained.losses, whole.losses)
+    np.testing.assert_array_equal(trained.w, whole.w)
+
+
+def test_replay_rejects_bad_input():
+    from commlib.training import make_problem
+    timed = sgd.schedule("async", 2, updates=5)
+    with pytest.raises(ValueError, match="lr"):
+        sgd.replay(timed, make_problem(seed=0), lr=-1.0)
+    with pytest.raises(ValueError, match="timed"):
+        sgd.replay("not a schedule", make_problem(seed=0))

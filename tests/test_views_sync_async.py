@@ -183,13 +183,12 @@ def test_scaling_table_and_figure():
 
 
 def test_sgd_calculator_reports_time_and_staleness():
-    box = sync_async_views.sgd_calculator(protocol="async", workers=4, k=1, updates=400)
+    box = sync_async_views.sgd_calculator(protocol="async", workers=4, k=1)
     calc = box.calculator
     assert calc.error is None
     # async: mean staleness about P - 1, time per update about 1/P
     assert float(calc.results["mean staleness"].split()[0]) == pytest.approx(3.0, abs=0.5)
     assert float(calc.results["mean time per update"].split()[0]) == pytest.approx(0.25, rel=0.3)
-    assert box.children[1].value[:4] == b"\x89PNG"
     calc.set(k=9, protocol="k_sync")
     assert calc.error is not None and "K" in calc.error
 
@@ -290,6 +289,6 @@ def _fits(calc, description: int = 20, option: int = 28):
 
 
 def test_sgd_calculator_labels_fit():
-    box = sync_async_views.sgd_calculator(protocol="async", workers=4, k=1, updates=200)
+    box = sync_async_views.sgd_calculator(protocol="async", workers=4, k=1)
     _fits(box.calculator)
     assert "ignore K" in box.calculator.note

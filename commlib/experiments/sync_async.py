@@ -7,6 +7,7 @@ or :mod:`commlib.scaling` and returns results; the figures in
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -24,6 +25,21 @@ __all__ = [
     "k_tradeoff_phrases",
     "large_batch_runs",
     "sim_summary",
+    "UPDATE_TIME_LAWS",
+    "closed_form_update_time",
+    "update_time_rows",
+    "law_time_runs",
+    "time_to_loss",
+    "batch_sync_race",
+    "floor_split",
+    "batch_sync_races",
+    "batch_sync_verdict",
+    "repeat_share",
+    "floor_split_phrase",
+    "law_race_phrases",
+    "warmup_rows",
+    "warmup_phrases",
+    "sgd_results",
 ]
 
 
@@ -75,16 +91,22 @@ def equal_time_runs(configs, workers: int, budget: float, problem=None, seed: in
 
 
 def k_tradeoff_runs(workers: int = 16, ks=(1, 2, 4, 8, 16), budget: float = 400.0, protocol: str = "k_async",
-                    seed: int = 0, **kwargs) -> dict:
+                    seed: int = 0, known: dict | None = None, **kwargs) -> dict:
     """Runs of :func:`equal_time_runs` for several K (K = 1 asynchronous, K = ``workers`` fully synchronous).
 
+    ``known``: runs of :func:`equal_time_runs` already made with the same
+    budget, seed and settings, reused by label instead of simulated again.
     :func:`~commlib.experiments.summaries.run_ends` and
     :func:`k_tradeoff_phrases` describe how each run ends, from the runs
     themselves.
     """
     configs = [(protocol if 1 < K < workers else ("async" if K == 1 else "sync"), None if K in (1, workers) else K)
                for K in ks]
-    return equal_time_runs(configs, workers, budget, seed=seed, **kwargs)
+    known = known or {}
+    labels = [protocol_label(p, workers, k) for p, k in configs]
+    todo = [c for c, label in zip(configs, labels) if label not in known]
+    new = equal_time_runs(todo, workers, budget, seed=seed, **kwargs) if todo else {}
+    return {label: known[label] if label in known else new[label] for label in labels}
 
 
 def _and(items: list[str]) -> str:
@@ -145,7 +167,7 @@ def large_batch_runs(problem=None, base_batch: int = 8, base_lr: float = 0.1, k:
 
 
 def sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem, lr, batch_size,
-                gradients: int = 6000):
+                gradients: int = 6000, points: int = 60):
     """A timing run of ``updates`` updates and a training run of about ``gradients`` gradients on ``problem``,
     same seed (so the same schedule): what the SGD calculator and sweep of chapter 4 show."""
     workers = check_count("workers", workers, 1)
@@ -165,14 +187,15 @@ def sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem,
     # the same seed gives the same schedule; train for as many updates as fit in the same number of gradients
     u_train = max(1, min(updates, gradients // max(1, timing.k)))
     trained = sgd.simulate(protocol, workers, k=k, compute=law, updates=u_train, seed=seed, problem=problem, lr=lr,
-                           batch_size=batch_size, eval_every=max(1, u_train // 60), **params)
+                           batch_size=batch_size, eval_every=max(1, u_train // points), **params)
     return timing, trained
 
 
 
-# ------------------------------------------------------------------ time per update, six protocols
-#: The compute-time laws of the six-protocol comparison: Dutta et al.'s shifted exponential and a
-#: heavy tail, next to the memoryless exponential.
+# --------------------------------------------------------------------------- Dutta et al.'s central result
+
+#: The compute-time laws of the update-time table and of the error-against-time runs (seconds, 1/s):
+#: Dutta et al.'s shifted exponential (a minimum time plus an exponential tail) and a heavy-tailed Pareto.
 UPDATE_TIME_LAWS = {
     "exponential": {"rate": 1.0},
     "shifted_exponential": {"shift": 1.0, "rate": 1.0},
@@ -180,169 +203,344 @@ UPDATE_TIME_LAWS = {
 }
 
 
-def update_time_closed_form(protocol: str, workers: int, k: int | None, distribution: str, **params) -> float | None:
-    r"""Expected wall-clock time per update where a closed form exists, else ``None``.
+def closed_form_update_time(protocol: str, workers: int, k: int | None, distribution: str, **params) -> float | None:
+    r"""Expected wall-clock time (s) per update where a closed form exists, else ``None``.
 
-    * sync and K-sync restart every learner at each update, so an update waits
-      for the :math:`K`-th fastest of :math:`n` fresh draws: :math:`E[X_{K:n}]`
-      (:func:`commlib.sgd.expected_order_statistic`; :math:`K = n` for sync);
-    * async and K-batch-async never cancel work: each learner is a renewal
-      process producing a gradient every :math:`E[X]` on average, so in the
-      long run the PS receives :math:`n/E[X]` gradients per second and makes an
-      update every :math:`K\,E[X]/n` (:math:`K = 1` for async);
-    * K-async and K-batch-sync restart some learners and keep others running;
-      with exponential times, memorylessness makes every busy learner look
-      fresh, giving :math:`E[X_{K:n}]` and :math:`K/(n\mu)`
-      (:func:`commlib.sgd.expected_update_time`). For other laws the residual
-      times depend on the past and there is no closed form: ``None``.
+    * ``sync`` and ``k_sync``: every learner restarts on fresh parameters, so an
+      update waits for the ``K``-th fastest of ``P`` fresh times,
+      :math:`\mathbb{E}[X_{K:P}]`, for any i.i.d. law;
+    * ``async`` and ``k_batch_async``: nobody waits, each learner is a renewal
+      process of rate :math:`1/\mathbb{E}[X]`, so ``K`` gradients arrive every
+      :math:`K\,\mathbb{E}[X]/P` in the long run, for any law (``K = 1`` for async);
+    * ``k_async`` and ``k_batch_sync``: exact only for exponential times
+      (memoryless residuals: :func:`commlib.sgd.expected_update_time`); for
+      other laws the residual times of the busy learners are not fresh draws,
+      and Dutta et al. (2018) give bounds only, so ``None``.
+
+    >>> round(closed_form_update_time("k_sync", 16, 4, "shifted_exponential", shift=1.0, rate=1.0), 3)
+    1.278
+    >>> closed_form_update_time("k_batch_async", 16, 4, "shifted_exponential", shift=1.0, rate=1.0)
+    0.5
+    >>> closed_form_update_time("k_async", 16, 4, "pareto") is None
+    True
     """
-    K = workers if protocol == "sync" else (1 if protocol == "async" else k)
+    K = {"sync": workers, "async": 1}.get(protocol, k)
+    if distribution == "exponential":
+        return sgd.expected_update_time(protocol, workers, k, rate=params.get("rate", 1.0))
     if protocol in ("sync", "k_sync"):
         return sgd.expected_order_statistic(K, workers, distribution, **params)
     if protocol in ("async", "k_batch_async"):
         return K * sgd.expected_value(distribution, **params) / workers
-    if distribution == "exponential":
-        return sgd.expected_update_time(protocol, workers, k, rate=params.get("rate", 1.0))
     return None
 
 
-SIX_PROTOCOLS = (("sync", None), ("k_sync", "K"), ("k_batch_sync", "K"), ("async", None), ("k_async", "K"),
-                 ("k_batch_async", "K"))
-
-
-def update_time_rows(workers: int = 16, k: int = 4, laws: dict | None = None, updates: int = 20000,
+def update_time_rows(workers: int = 16, k: int = 4, laws: dict | None = None, updates: int = 20_000,
                      seed: int = 0) -> list[dict]:
-    """For each law and each of the six protocols: closed form (or ``None``) and simulated mean time per update."""
+    """Expected time per update of all six protocols under each law: closed form (or ``None``) and simulation.
+
+    One row per protocol, with keys ``"protocol"`` (reader label) and, for each law,
+    ``"<law> closed"`` and ``"<law> simulated"`` (seconds per update, ``updates`` updates simulated).
+    """
+    workers = check_count("workers", workers, 2)
+    k = check_count("k", k, 1, workers)
     laws = UPDATE_TIME_LAWS if laws is None else laws
     rows = []
-    for law, params in laws.items():
-        for protocol, kk in SIX_PROTOCOLS:
-            kv = k if kk else None
-            sim = sgd.simulate(protocol, workers, k=kv, updates=updates, seed=seed, compute=law, **params)
-            rows.append({"law": law, "protocol": protocol, "k": kv,
-                         "closed form": update_time_closed_form(protocol, workers, kv, law, **params),
-                         "simulated": sim.mean_time_per_update})
+    for protocol in sgd.PROTOCOLS:
+        kk = None if protocol in ("sync", "async") else k
+        row = {"protocol": protocol_label(protocol, workers, kk), "key": protocol}
+        for law, params in laws.items():
+            row[f"{law} closed"] = closed_form_update_time(protocol, workers, kk, law, **params)
+            row[f"{law} simulated"] = sgd.simulate(protocol, workers, k=kk, compute=law, updates=updates, seed=seed,
+                                                   **params).mean_time_per_update
+        rows.append(row)
     return rows
 
 
-def law_time_runs(configs, workers: int, budget: float, compute: str, compute_params: dict, problem=None,
-                  seed: int = 0, points: int = 80, **kwargs) -> dict:
-    """Like :func:`equal_time_runs` under any compute-time law: each protocol runs for about ``budget``
-    time units, its number of updates set from a timing-only run of the same law and seed."""
+def law_time_runs(configs, workers: int, budget: float, compute: str = "shifted_exponential", params: dict | None = None,
+                  problem=None, seed: int = 0, points: int = 80, **kwargs) -> dict:
+    """Like :func:`equal_time_runs`, for any compute-time law: each ``(protocol, k)`` trains for ``budget`` seconds.
+
+    The number of updates that fit in the budget is read from a timing run of the same seed
+    (the same schedule: each learner's ``j``-th job takes the same time whatever is trained).
+    """
     budget = check_positive("budget", budget)
+    params = dict(UPDATE_TIME_LAWS.get(compute, {})) if params is None else dict(params)
     problem = training.make_problem(seed=0) if problem is None else problem
     out = {}
     for protocol, k in configs:
-        probe = sgd.simulate(protocol, workers, k=k, updates=2000, seed=seed, compute=compute, **compute_params)
-        u = max(1, int(budget / probe.mean_time_per_update))
+        guess = closed_form_update_time(protocol, workers, k, compute, **params) or 0.5
+        timing = sgd.simulate(protocol, workers, k=k, compute=compute, updates=int(2 * budget / guess) + 10,
+                              seed=seed, **params)
+        u = max(1, int(np.searchsorted(timing.times, budget, side="right")))
         out[protocol_label(protocol, workers, k)] = sgd.simulate(
-            protocol, workers, k=k, updates=u, seed=seed, problem=problem, eval_every=max(1, u // points),
-            compute=compute, **compute_params, **kwargs)
+            protocol, workers, k=k, compute=compute, updates=u, seed=seed, problem=problem,
+            eval_every=max(1, u // points), **params, **kwargs)
     return out
 
 
-def time_to_loss(run, target: float) -> float:
-    """First evaluation time at which ``run``'s training loss is at or below ``target`` (inf if never)."""
-    hit = np.nonzero(np.asarray(run.losses) <= target)[0]
-    return float(run.eval_times[hit[0]]) if hit.size else math.inf
+def time_to_loss(run, target: float, smooth: int = 5) -> float:
+    """First wall-clock time (s) at which ``run``'s training loss (moving mean over ``smooth`` evaluations)
+    is at or below ``target``; ``inf`` if never."""
+    loss = np.asarray(run.losses, float)
+    if smooth > 1 and loss.size >= smooth:
+        loss = np.convolve(loss, np.ones(smooth) / smooth, mode="valid")
+        times = run.eval_times[smooth - 1:]
+    else:
+        times = run.eval_times
+    hit = np.nonzero(loss <= target)[0]
+    return float(times[hit[0]]) if hit.size else math.inf
 
 
-def race_phrase(t_batch: float, t_sync: float, tolerance: float = 0.1) -> str:
-    """Words for K-batch-sync's time to reach K-sync's loss, against K-sync's own time to reach it."""
-    if math.isinf(t_batch):
-        return "never reaches it within the budget"
-    if t_batch < (1 - tolerance) * t_sync:
-        return "reaches it sooner"
-    if t_batch > (1 + tolerance) * t_sync:
-        return "reaches it later"
-    return "reaches it at about the same time"
+def batch_sync_race(budget: float = 200.0, workers: int = 16, k: int = 4, compute: str = "shifted_exponential",
+                    params: dict | None = None, seed: int = 0, lr: float = 0.5, batch_size: int = 8,
+                    problem=None) -> dict:
+    """Note 002's claim, tested: does K-batch-sync reach K-sync's error sooner?
+
+    Both train for ``budget`` seconds; the target is K-sync's mean loss over the last quarter of the
+    budget. Returns both runs' times to reach it (``inf`` if never) and the target.
+    """
+    runs = law_time_runs([("k_sync", k), ("k_batch_sync", k)], workers, budget, compute, params, problem=problem,
+                         seed=seed, lr=lr, batch_size=batch_size)
+    ks, kb = runs.values()
+    target = tail_mean(ks, window=0.25, end=budget)
+    return {"target": target, "k_sync": time_to_loss(ks, target), "k_batch_sync": time_to_loss(kb, target),
+            "runs": runs}
 
 
-# ------------------------------------------------------------------ the error floor and its control
-def error_floor_runs(workers: int = 16, budget: float = 400.0, lr: float = 0.5, batch_size: int = 8, seed: int = 0,
-                     problem=None) -> dict:
-    """Synchronous and asynchronous SGD at equal wall-clock time, and the control: one learner (no staleness)
-    with the same rate and batch, run for as many updates as asynchronous SGD makes."""
-    problem = training.make_problem(seed=0) if problem is None else problem
-    runs = equal_time_runs([("sync", None), ("async", None)], workers=workers, budget=budget, problem=problem,
-                           seed=seed, lr=lr, batch_size=batch_size)
-    asyn = runs[protocol_label("async", workers, None)]
-    u = asyn.updates
-    runs["one learner, no staleness"] = sgd.simulate("sync", 1, updates=u, seed=seed, problem=problem,
-                                                     eval_every=max(1, u // 80), lr=lr, batch_size=batch_size)
-    return runs
+def floor_split(workers: int = 16, budget: float = 400.0, lr: float = 0.5, batch_size: int = 8, seed: int = 0,
+                problem=None, window: float = 0.25, runs: dict | None = None) -> dict:
+    """Split asynchronous SGD's higher error floor into batch noise and staleness.
 
-
-def error_floor_split(runs: dict, workers: int, window: float = 0.25) -> dict:
-    """Levels (mean training loss over the last ``window`` of each run) and the split of async - sync into
-    noise (one learner - sync) and staleness (async - one learner), nats."""
-    sync = tail_mean(runs[protocol_label("sync", workers, None)], window=window)
-    asyn = tail_mean(runs[protocol_label("async", workers, None)], window=window)
-    one = tail_mean(runs["one learner, no staleness"], window=window)
-    gap = asyn - sync
-    return {"sync": sync, "async": asyn, "one": one, "gap": gap, "noise": one - sync, "staleness": asyn - one,
-            "noise_share": (one - sync) / gap if gap else math.nan}
-
-
-def floor_phrase(split: dict) -> str:
-    """Which part of the async error floor dominates: gradient noise or staleness."""
-    share = split["noise_share"]
-    if not math.isfinite(share) or split["gap"] <= 0:
-        return "asynchronous SGD shows no higher floor here"
-    if share >= 0.65:
-        return "most of the gap is the noise of one small mini-batch per update, not staleness"
-    if share <= 0.35:
-        return "most of the gap is staleness, not the noise of one small mini-batch per update"
-    return "the gap splits into comparable parts: the noise of one small mini-batch per update, and staleness"
-
-
-# ------------------------------------------------------------------ warm-up where the linear rule breaks
-def warmup_runs(problem=None, base_batch: int = 8, base_lr: float = 0.1, k: int = 128, warmup_steps: int = 3,
-                epochs: float = 4.0, seed: int = 0) -> dict:
-    """Small batch, and a ``k`` times larger batch with the linear scaling rule, without and with warm-up."""
-    problem = training.make_problem(seed=0) if problem is None else problem
-    k = check_count("k", k, 1)
-    big = base_batch * k
-    small_steps = max(1, int(epochs * problem.n_train / base_batch))
-    big_steps = max(1, int(epochs * problem.n_train / big))
-    rate = scaling.linear_scaling_lr(base_lr, base_batch, big)
-    return {
-        f"batch {base_batch}, rate {base_lr:g}": training.train(problem, base_lr, base_batch, small_steps, seed=seed,
-                                                                eval_every=max(1, small_steps // 100)),
-        f"batch {big}, rate {rate:g}, no warm-up": training.train(problem, base_lr, big, big_steps, seed=seed,
-                                                                  base_batch_size=base_batch),
-        f"batch {big}, rate {rate:g}, {warmup_steps}-step warm-up":
-            training.train(problem, base_lr, big, big_steps, seed=seed, base_batch_size=base_batch,
-                           warmup_steps=warmup_steps),
-    }
-
-
-def warmup_phrase(no_warmup: float, warmup: float, small: float, tolerance: float = 0.02) -> str:
-    """What warm-up buys at a large ``k``: final losses (nats) without and with it, and the small batch's."""
-    if no_warmup <= small + tolerance:
-        return "the linear rule holds without warm-up here, and warm-up is not needed"
-    if warmup <= small + tolerance:
-        return "the linear rule breaks without warm-up, and warm-up repairs it"
-    if warmup < no_warmup - tolerance:
-        return "the linear rule breaks without warm-up; warm-up recovers part of the loss, not all"
-    if warmup > no_warmup + tolerance:
-        return "the linear rule breaks, and warm-up makes it worse: the scaled rate is too large even after the first steps"
-    return "the linear rule breaks, and warm-up does not help"
-
-
-def warmup_study(problem=None, base_batch: int = 8, base_lr: float = 0.1, ks=(64, 128, 256), warmup_steps: int = 3,
-                 seeds=(0, 1, 2, 3), epochs: float = 4.0) -> dict:
-    """:func:`warmup_runs` for several ``k`` and seeds: final losses (nats) per seed and their means.
-
-    One seed can mislead here (the first large steps decide where a run lands), so each verdict is
-    drawn from the mean over ``seeds``.
+    Three runs at the same rate and mini-batch: fully synchronous SGD with ``workers``
+    learners (sixteen gradients averaged per update), asynchronous SGD (one stale gradient
+    per update) for the same wall-clock ``budget`` (exponential times), and the control: a
+    single learner (no staleness, one gradient per update) for as many updates as
+    asynchronous SGD made. Levels are mean training losses over the last ``window`` of each
+    run. ``runs``: the two runs of :func:`equal_time_runs` with these settings, if already made.
+    ``noise = single - sync`` is what one gradient per update costs against an average of
+    ``workers``; ``staleness = async - single`` is what the stale parameters add.
     """
     problem = training.make_problem(seed=0) if problem is None else problem
+    if runs is None:
+        runs = equal_time_runs([("sync", None), ("async", None)], workers, budget, problem=problem, seed=seed, lr=lr,
+                               batch_size=batch_size)
+    runs = {protocol_label(p, workers, None): runs[protocol_label(p, workers, None)] for p in ("sync", "async")}
+    sync_run, async_run = runs.values()
+    u = async_run.updates
+    single = sgd.simulate("async", 1, updates=u, seed=seed, problem=problem, lr=lr, batch_size=batch_size,
+                          eval_every=max(1, u // 80))
+    level = {"sync": tail_mean(sync_run, window=window),
+             "async": tail_mean(async_run, window=window),
+             "single": tail_mean(single, window=window)}
+    gap = level["async"] - level["sync"]
+    return {"levels": level, "gap": gap, "noise": level["single"] - level["sync"],
+            "staleness": level["async"] - level["single"], "single_updates": u,
+            "runs": {**runs, "one learner, no staleness": single}}
+
+
+def batch_sync_races(laws=("exponential", "shifted_exponential", "pareto"), seeds=(0, 1, 2), budget: float = 200.0,
+                     **kwargs) -> dict:
+    """:func:`batch_sync_race` for each law and seed: ``{law: [(t_k_sync, t_k_batch_sync), ...]}`` (seconds)."""
     out = {}
-    for k in ks:
-        finals = [[float(r.losses[-1]) for r in warmup_runs(problem, base_batch, base_lr, k, warmup_steps, epochs,
-                                                            seed).values()] for seed in seeds]
-        small, none, warm = (float(np.mean(col)) for col in zip(*finals))
-        out[k] = {"small": small, "none": none, "warm": warm, "by_seed": finals,
-                  "phrase": warmup_phrase(none, warm, small)}
+    for law in laws:
+        out[law] = []
+        for seed in seeds:
+            r = batch_sync_race(budget=budget, compute=law, seed=seed, **kwargs)
+            out[law].append((r["k_sync"], r["k_batch_sync"]))
     return out
+
+
+_LAW_NAMES = {"exponential": "exponential", "shifted_exponential": "shifted exponential", "pareto": "Pareto"}
+
+
+def batch_sync_verdict(races: dict, tie: float = 0.03) -> dict[str, str]:
+    """Per law, what the races of :func:`batch_sync_races` show, chosen from the numbers.
+
+    A seed is a win for K-batch-sync if it reaches the target more than ``tie`` (relative) sooner,
+    a loss if more than ``tie`` later, a tie otherwise. The phrase for a law says
+    "faster in every seed", "slower in every seed", "no faster" (all ties) or "mixed" with the counts;
+    ``"overall"`` says whether the claim holds under every law, none, or depends on the law.
+    """
+    phrases, kinds = {}, set()
+    for law, pairs in races.items():
+        rel = [kb / ks - 1 for ks, kb in pairs]
+        wins = sum(r < -tie for r in rel)
+        losses = sum(r > tie for r in rel)
+        n = len(rel)
+        med = float(np.median(rel))
+        if wins == n:
+            text, kind = f"faster in all {n} seeds (median {100 * -med:.0f} % sooner)", "yes"
+        elif losses == n:
+            text, kind = f"slower in all {n} seeds (median {100 * med:.0f} % later)", "no"
+        elif wins == 0 and losses == 0:
+            text, kind = f"no faster: within {100 * tie:.0f} % of K-sync in all {n} seeds", "no"
+        elif losses == 0:
+            text, kind = (f"faster in {wins} of {n} seeds (median {100 * -med:.0f} % sooner), within "
+                          f"{100 * tie:.0f} % in the others"), "yes"
+        elif wins == 0:
+            text, kind = f"never faster: {losses} of {n} seeds slower, the others within {100 * tie:.0f} %", "no"
+        else:
+            text, kind = f"mixed: faster in {wins}, slower in {losses} of {n} seeds", "mixed"
+        phrases[_LAW_NAMES.get(law, law)] = text
+        kinds.add(kind)
+    if kinds == {"yes"}:
+        overall = "holds under every law tried"
+    elif "yes" not in kinds and "mixed" not in kinds:
+        overall = "does not hold under any law tried"
+    else:
+        overall = "depends on the compute-time law: the evidence is mixed"
+    return {"laws": phrases, "overall": overall}
+
+
+def repeat_share(run) -> float:
+    """Share of a K-batch run's updates to which one learner gave two or more mini-batches.
+
+    0 means every update took ``K`` distinct learners' first mini-batches, exactly as K-sync does.
+    """
+    c = np.sort(np.asarray(run.contributors), axis=1)
+    return float(np.mean((np.diff(c, axis=1) == 0).any(axis=1)))
+
+
+def floor_split_phrase(split: dict) -> str:
+    """Markdown sentence on how :func:`floor_split` divides the gap, chosen from its numbers."""
+    gap, noise, stale = split["gap"], split["noise"], split["staleness"]
+    if gap <= 0:
+        return (f"asynchronous SGD ends no higher than synchronous SGD here ({gap:+.3f} nats), so there is no "
+                "floor to split")
+    parts = [("the noise of one mini-batch gradient per update instead of an average", noise),
+             ("staleness", stale)]
+    big, small = sorted(parts, key=lambda p: -p[1])
+    share = 100 * big[1] / gap
+    lead = "most" if share >= 60 else ("about half" if share >= 40 else "part")
+    text = (f"{lead} of the gap ({big[1]:.3f} of {gap:.3f} nats, {share:.0f} %) is {big[0]}, "
+            f"and {small[1]:.3f} nats ({100 * small[1] / gap:.0f} %) is {small[0]}")
+    if small[1] < 0:
+        text += " (negative: it lowers the floor)"
+    return text
+
+
+def law_race_phrases(law_runs: dict, budget: float, reference: str = "K-sync (K = 4)") -> dict[str, str]:
+    """Who reaches the ``reference`` run's final loss first, per law, as Markdown phrases chosen from the runs.
+
+    ``law_runs``: ``{law: runs of law_time_runs}``. The target of a law is the reference's mean loss over
+    the last quarter of ``budget``. Keys: each law (the order, e.g. "K-async (K = 4) after 80 s, ..."),
+    and ``"verdict"``: whether an asynchronous protocol beat the reference under every law, some, or none.
+    """
+    out, beats = {}, []
+    for law, runs in law_runs.items():
+        target = tail_mean(runs[reference], window=0.25, end=budget)
+        reach = {label: time_to_loss(r, target) for label, r in runs.items()}
+        out[law] = ", ".join(f"{label} after {t:.0f} s" if math.isfinite(t) else f"{label} not within the budget"
+                             for label, t in sorted(reach.items(), key=lambda kv: kv[1]))
+        asyn = min(t for label, t in reach.items() if "async" in label)
+        beats.append(asyn < reach[reference])
+    if all(beats):
+        out["verdict"] = ("under both laws an asynchronous protocol gets there first: the slow and stale "
+                          "gradients win the race")
+    elif any(beats):
+        out["verdict"] = "the asynchronous protocols get there first under one law but not the other: mixed"
+    else:
+        out["verdict"] = "the asynchronous protocols do not get there first under either law"
+    return out
+
+
+def warmup_rows(ks=(16, 32, 64, 128, 256), base_batch: int = 8, base_lr: float = 0.1, epochs: float = 4.0,
+                warmup_steps: int = 3, seed: int = 0, problem=None, small_loss: float | None = None) -> dict:
+    """Where the linear scaling rule breaks, and what warm-up buys: final losses at equal epochs.
+
+    For each ``k``: batch ``k * base_batch`` at rate ``k * base_lr`` for ``epochs`` passes, without and
+    with a ``warmup_steps``-step linear warm-up from ``base_lr`` (Goyal et al. 2017), against the small
+    batch (``small_loss``: its final loss if already trained, e.g. by :func:`large_batch_runs`).
+    Returns ``{"small": loss, "rows": [{"k", "rate", "steps", "no warm-up", "warm-up"}, ...]}`` (nats).
+    """
+    problem = training.make_problem(seed=0) if problem is None else problem
+    warmup_steps = check_count("warmup_steps", warmup_steps, 1)
+    if small_loss is None:
+        steps = max(1, int(epochs * problem.n_train / base_batch))
+        small_loss = float(training.train(problem, base_lr, base_batch, steps, seed=seed, eval_every=steps).losses[-1])
+    rows = []
+    for k in ks:
+        k = check_count("k", k, 1)
+        big = base_batch * k
+        steps = max(1, int(epochs * problem.n_train / big))
+        plain = training.train(problem, base_lr, big, steps, seed=seed, base_batch_size=base_batch, eval_every=steps)
+        warm = training.train(problem, base_lr, big, steps, seed=seed, base_batch_size=base_batch,
+                              warmup_steps=min(warmup_steps, steps), eval_every=steps)
+        rows.append({"k": k, "rate": scaling.linear_scaling_lr(base_lr, base_batch, big), "steps": steps,
+                     "no warm-up": float(plain.losses[-1]), "warm-up": float(warm.losses[-1])})
+    return {"small": float(small_loss), "rows": rows, "warmup_steps": warmup_steps}
+
+
+def warmup_phrases(result: dict, tol: float = 0.02) -> dict[str, str]:
+    """Markdown phrases for :func:`warmup_rows`, chosen from its numbers.
+
+    A run *matches* the small batch if its final loss is within ``tol`` (relative). Keys:
+    ``"holds"`` (the largest k up to which the plain rule matches), ``"breaks"`` (the first k where it
+    does not, with both losses), ``"buys"`` (what warm-up does there and beyond).
+    """
+    small, rows, w = result["small"], result["rows"], result["warmup_steps"]
+    ok = [r for r in rows if r["no warm-up"] <= small * (1 + tol)]
+    bad = [r for r in rows if r["no warm-up"] > small * (1 + tol)]
+    either = all(r["warm-up"] <= small * (1 + tol) for r in ok)
+    out = {"holds": (f"up to $k = {ok[-1]['k']}$ (rate {ok[-1]['rate']:g}) the linear rule ends within "
+                     f"{100 * tol:.0f} % of the small batch's {small:.3f} nats" + (", warm-up or not" if either else "")
+                     if ok and (not bad or ok[-1]["k"] < bad[0]["k"]) else
+                     f"the linear rule never ends within {100 * tol:.0f} % of the small batch's {small:.3f} nats")}
+    if not bad:
+        out["breaks"] = "it does not break for any $k$ tried"
+        out["buys"] = "warm-up is not needed for any $k$ tried"
+        return out
+    b = bad[0]
+    out["breaks"] = (f"at $k = {b['k']}$ (rate {b['rate']:g}, {b['steps']} steps) it ends at {b['no warm-up']:.3f} "
+                     f"nats without warm-up and {b['warm-up']:.3f} with a {w}-step warm-up")
+    helped = [r for r in bad if r["warm-up"] < r["no warm-up"] * (1 - tol)]
+    hurt = [r for r in bad if r["warm-up"] > r["no warm-up"] * (1 + tol)]
+    parts = []
+    if helped:
+        h = helped[0]
+        share = 100 * (h["no warm-up"] - h["warm-up"]) / (h["no warm-up"] - small)
+        parts.append(f"at $k = {h['k']}$ warm-up closes {share:.0f} % of the gap to the small batch")
+    if hurt:
+        h = hurt[0]
+        parts.append(f"at $k = {h['k']}$ ({h['steps']} steps in all) it makes things worse, {h['warm-up']:.3f} "
+                     f"nats against {h['no warm-up']:.3f} without")
+    if not helped:
+        parts.insert(0, "warm-up does not rescue any $k$ where the rule breaks")
+    out["buys"] = "; ".join(parts)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _calculator_problem():
+    """The chapter's problem, built once for the SGD calculator."""
+    return training.make_problem(seed=0)
+
+
+def sgd_results(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
+                slowdown: float = 1.0, updates: int = 600, gradients: int = 320, seed: int = 0) -> dict[str, str]:
+    """The SGD calculator of chapter 4: time per update, staleness and the loss a short training run reaches.
+
+    ``updates`` timing updates of ``protocol`` with ``workers`` learners (``k`` per update where the
+    protocol uses it), compute times from ``compute`` (in mean compute times), one learner ``slowdown``
+    times slower (1 = none); then the chapter's softmax-regression problem trained on the same schedule
+    for about ``gradients`` gradients (rate 0.5, batch 8). Raises ValueError naming a bad parameter.
+
+    >>> r = sgd_results("async", workers=4, k=1, updates=400)
+    >>> r["gradients per update"]
+    '1'
+    """
+    if protocol not in sgd.PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(sgd.PROTOCOLS)}; got {protocol!r}")
+    timing, trained = sim_summary(protocol, workers, k, compute, slowdown, updates, seed, _calculator_problem(), 0.5,
+                                  8, gradients=gradients, points=1)
+    return {
+        "K used": f"{timing.k}",
+        "mean time per update": f"{timing.mean_time_per_update:.4f} mean compute times",
+        "updates per mean compute time": f"{timing.throughput:.3f}",
+        "gradients per update": f"{timing.k}",
+        "mean staleness": f"{timing.staleness.mean():.3f} updates",
+        "largest staleness": f"{int(timing.staleness.max())} updates",
+        "training loss after the run": (f"{trained.losses[-1]:.3f} nats after {trained.updates} updates "
+                                        f"({trained.times[-1]:.1f} mean compute times)"),
+        "test error after the run": f"{100 * trained.errors[-1]:.1f} %",
+    }

@@ -6,6 +6,8 @@ and the experiments of :mod:`commlib.experiments.sync_async`; this module only l
 
 from __future__ import annotations
 
+import inspect
+
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.animation import FuncAnimation
@@ -15,9 +17,9 @@ from matplotlib.patches import Patch, Rectangle
 from .. import hardware, scaling, sgd, training
 from ..experiments.summaries import PROTOCOL_LABELS
 from ..experiments.summaries import protocol_label as _k_label
-from ..experiments.sync_async import RUNTIME_RATIO_LAWS, STRAGGLER_LAW, sim_summary
+from ..experiments.sync_async import RUNTIME_RATIO_LAWS, STRAGGLER_LAW, sgd_results, sim_summary
 from ..units import check_count, check_positive
-from .animation import render_png, sweep_html, to_html
+from .animation import sweep_html, to_html
 from .calculator import dropdown, integer, make_calculator, number
 from .plots import COLORS, MARKERS, PALETTE, color, figure
 from .tables import markdown_table
@@ -28,12 +30,15 @@ __all__ = [
     "protocol_timeline_animation",
     "runtime_ratio_table",
     "runtime_ratio_figure",
+    "update_time_table",
+    "law_loss_figure",
     "staleness_histogram",
     "error_vs_time_figure",
     "k_tradeoff_figure",
     "scaling_figure",
     "scaling_table",
     "large_batch_figure",
+    "warmup_table",
     "sgd_calculator",
     "sgd_sweep",
 ]
@@ -198,37 +203,6 @@ def runtime_ratio_table(rows: list[dict]):
                            "gap", "P ln P"], body)
 
 
-_LAW_NAMES = {"exponential": "exponential", "shifted_exponential": "shifted exponential", "pareto": "Pareto"}
-
-
-def update_time_table(rows: list[dict]):
-    """The rows of :func:`commlib.experiments.sync_async.update_time_rows` as a Markdown table: one column per
-    law, closed form next to simulation (time units: mean compute times of the exponential law)."""
-    laws = list(dict.fromkeys(r["law"] for r in rows))
-    protocols = list(dict.fromkeys((r["protocol"], r["k"]) for r in rows))
-    cell = {(r["law"], r["protocol"]): r for r in rows}
-    body = []
-    for protocol, k in protocols:
-        line = [PROTOCOL_LABELS[protocol] + (f" (K = {k})" if k else "")]
-        for law in laws:
-            r = cell[(law, protocol)]
-            closed = "none" if r["closed form"] is None else f"{r['closed form']:.3f}"
-            line.append(f"{closed} / {r['simulated']:.3f}")
-        body.append(line)
-    return markdown_table(["protocol", *(f"{_LAW_NAMES.get(x, x)}: closed form / simulated" for x in laws)], body)
-
-
-def floor_table(split: dict):
-    """The levels and the split of :func:`commlib.experiments.sync_async.error_floor_split` (nats)."""
-    body = [["fully synchronous (16 gradients averaged per update)", f"{split['sync']:.3f}"],
-            ["one learner, no staleness (1 gradient per update)", f"{split['one']:.3f}"],
-            ["asynchronous (1 stale gradient per update)", f"{split['async']:.3f}"],
-            ["gap asynchronous - synchronous", f"{split['gap']:.3f}"],
-            ["  of which noise (one learner - synchronous)", f"{split['noise']:.3f}"],
-            ["  of which staleness (asynchronous - one learner)", f"{split['staleness']:.3f}"]]
-    return markdown_table(["run", "training loss, last quarter (nats)"], body)
-
-
 def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
                          straggler: dict | None = STRAGGLER_LAW):
     """Closed-form ratio against P for the laws of :data:`RUNTIME_RATIO_LAWS`, Monte Carlo points on top, P ln P for scale.
@@ -261,6 +235,47 @@ def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: 
     fig.tight_layout()
     return fig
 
+
+
+def update_time_table(rows: list[dict]):
+    """The rows of :func:`~commlib.experiments.sync_async.update_time_rows` as a Markdown table.
+
+    For each law: the closed form (a dash where none exists) and the simulated mean, in seconds per update.
+    """
+    laws = [k[:-len(" closed")] for k in rows[0] if k.endswith(" closed")]
+    head = ["protocol"]
+    for law in laws:
+        name = law.replace("_", " ")
+        head += [f"{name}: closed form (s)", f"{name}: simulated (s)"]
+    body = []
+    for r in rows:
+        line = [r["protocol"]]
+        for law in laws:
+            c = r[f"{law} closed"]
+            line += ["-" if c is None else f"{c:.3f}", f"{r[f'{law} simulated']:.3f}"]
+        body.append(line)
+    return markdown_table(head, body)
+
+
+def law_loss_figure(runs_by_law: dict, smooth: int = 3):
+    """Training loss against wall-clock time, one panel per compute-time law (runs of ``law_time_runs``)."""
+    n = len(runs_by_law)
+    fig, axes = figure(3.6 * n, 3.4, ncols=n)
+    axes = np.atleast_1d(axes)
+    for ax, (law, runs) in zip(axes, runs_by_law.items()):
+        for i, (label, r) in enumerate(runs.items()):
+            t = np.concatenate([[0.0], r.eval_times])
+            loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
+            ax.plot(t, loss, color=color(i), ls=["-", "--", "-.", ":"][i % 4], marker=MARKERS[i % len(MARKERS)],
+                    markevery=max(1, t.size // 8), ms=4, lw=1.5, label=label)
+        ymin = min(np.nanmin(r.losses) for r in runs.values())
+        ax.set_ylim(ymin * 0.9, ymin * 2.0)
+        ax.set_title(law.replace("_", " ") + " compute times", fontsize=9)
+        ax.set_xlabel("wall-clock time (s)")
+    axes[0].set_ylabel("training loss (nats)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
 
 
 def staleness_histogram(results, ax=None):
@@ -387,6 +402,15 @@ def large_batch_figure(runs: dict):
     return fig
 
 
+def warmup_table(result: dict):
+    """The rows of :func:`~commlib.experiments.sync_async.warmup_rows` as a Markdown table (losses in nats)."""
+    w = result["warmup_steps"]
+    body = [[f"{r['k']}", f"{r['rate']:g}", f"{r['steps']}", f"{r['no warm-up']:.3f}", f"{r['warm-up']:.3f}",
+             f"{result['small']:.3f}"] for r in result["rows"]]
+    return markdown_table(["k (batch k x 8)", "rate (linear rule)", "steps", "final loss, no warm-up",
+                           f"final loss, {w}-step warm-up", "small batch (rate 0.1)"], body)
+
+
 # ----------------------------------------------------------------------------- calculator and sweep
 
 _DISTS = ["exponential", "shifted_exponential", "pareto", "deterministic"]
@@ -409,35 +433,15 @@ def _calc_figure(timing, trained):
 
 
 def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
-                   slowdown: float = 1.0, updates: int = 2000, seed: int = 0):
-    """Protocol, P, K, compute-time law and straggler factor -> time per update, staleness, error curve.
+                   slowdown: float = 1.0):
+    """Protocol, P, K, compute-time law and straggler factor -> time per update, staleness, loss reached.
 
-    Returns a box holding the calculator (text results) and a picture
-    (staleness histogram and test error against wall-clock time) that
-    redraws with it.
+    The computation is :func:`commlib.experiments.sync_async.sgd_results` (text only, no picture, so a
+    change recomputes quickly).
     """
-    problem = training.make_problem(seed=0)
-    picture = widgets.Image(format="png")
-
-    def compute_results(protocol, workers, k, compute, slowdown):
-        timing, trained = sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem, 0.5, 8)
-        import matplotlib.pyplot as plt
-
-        fig = _calc_figure(timing, trained)
-        picture.value = render_png(fig)
-        plt.close(fig)
-        return {
-            "K used": f"{timing.k}",
-            "mean time per update": f"{timing.mean_time_per_update:.4f} mean compute times",
-            "updates per mean compute time": f"{timing.throughput:.3f}",
-            "gradients per update": f"{timing.k}",
-            "mean staleness": f"{timing.staleness.mean():.3f} updates",
-            "largest staleness": f"{int(timing.staleness.max())} updates",
-            "test error at the end of the curve": f"{100 * trained.errors[-1]:.1f} %",
-        }
-
+    updates, gradients = (inspect.signature(sgd_results).parameters[name].default for name in ("updates", "gradients"))
     calc = make_calculator(
-        compute_results,
+        sgd_results,
         {
             "protocol": dropdown([(PROTOCOL_LABELS[p], p) for p in sgd.PROTOCOLS], protocol, "protocol"),
             "workers": integer(workers, 1, 64, "learners P"),
@@ -448,16 +452,17 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
         title="Synchronous or asynchronous?",
         note=f"Fully synchronous and asynchronous SGD ignore K. Straggler factor: one learner's compute times "
              f"are that many times longer, at every step (1 = no straggler). Times in units of the mean "
-             f"compute time of a learner; {updates} updates per timing run; error from training the "
-             "chapter's softmax-regression problem (learning rate 0.5, batch 8).",
+             f"compute time of a learner; {updates} updates per timing run; loss and error from training the "
+             f"chapter's softmax-regression problem on the same schedule for about {gradients} gradients "
+             "(learning rate 0.5, batch 8).",
     )
-    box = widgets.VBox([calc, picture])
+    box = widgets.VBox([calc])
     box.calculator = calc
     return box
 
 
-def sgd_sweep(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 1000, seed: int = 0,
-              gradients: int = 3000):
+def sgd_sweep(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 600, seed: int = 0,
+              gradients: int = 1600):
     """A precomputed scrubber over K: staleness histogram and error curve for each value.
 
     Each K gets ``updates`` timing updates and a training run of about ``gradients`` gradients.
