@@ -6,8 +6,10 @@ stores each result in the markdown cell's ``user_expressions`` metadata,
 and the website and JupyterLab show those stored values. nbval compares code
 cells' outputs only, so after a notebook's last cell this adds one more test
 item that evaluates every inline expression in the same kernel and compares
-it with the stored value (through the same sanitize patterns as the outputs:
-the lab's measured numbers differ from run to run).
+it with the stored value (through the same sanitize patterns as the outputs).
+Values computed in cells whose outputs nbval ignores (tag ``nbval-ignore-output``:
+the lab's measurements, which differ from run to run) are not compared, just as
+those cells' outputs are not.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ import re
 import pytest
 
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")
+KEY = re.compile(r"""^\s*prose_views\.\w+\(\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
+
+
+def _varying_keys(cells) -> set[str]:
+    """Names kept in code cells tagged nbval-ignore-output: their values vary from run to run."""
+    text = "\n".join(c.source for c in cells if c.cell_type == "code"
+                     and "nbval-ignore-output" in c.metadata.get("tags", []))
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
 
 
 class InlineValues(pytest.Item):
@@ -26,11 +36,15 @@ class InlineValues(pytest.Item):
         nb_file = self.parent
         kernel = nb_file.kernel
         stored: dict[str, str] = {}
+        varying = _varying_keys(nb_file.nb.cells)
         for cell in nb_file.nb.cells:
             if cell.cell_type != "markdown":
                 continue
             results = {e.get("expression"): e.get("result", {}) for e in cell.metadata.get("user_expressions", [])}
             for expr in EVAL_ROLE.findall(cell.source):
+                key = KEY.match(expr)
+                if key and key.group(1) in varying:
+                    continue
                 data = results.get(expr, {}).get("data", {})
                 if not data:
                     raise AssertionError(f"{{eval}}`{expr}` has no stored value: re-store with tools/execute_notebooks.py")
