@@ -30,7 +30,7 @@ PROTOCOL_LABELS = {
 def protocol_label(protocol: str, workers: int, k: int | None) -> str:
     """The label of a run in legends and tables, e.g. ``"K-async (K = 4)"``."""
     if protocol == "sync":
-        return f"{PROTOCOL_LABELS[protocol]} (K = P = {workers})"
+        return f"{PROTOCOL_LABELS[protocol]} (K = n = {workers})"
     if protocol == "async":
         return f"{PROTOCOL_LABELS[protocol]} (K = 1)"
     return f"{PROTOCOL_LABELS[protocol]} (K = {k})"

@@ -13,17 +13,17 @@ def _near(factor: float, tol: float = 0.02):
 register(Question(
     "ch04.sync_ratio_20", lambda: sgd.runtime_ratio(20, "exponential"), unit="",
     hints=((lambda given, right: abs(given - 100) < 1,
-            "100 is the source note's figure; compute P H_P with P = 20 instead."),
+            "100 is the source note's figure; compute n H_n with n = 20 instead."),
            (lambda given, right: abs(given / (20 * math.log(20)) - 1) < 0.01,
-            "P ln P only says how fast the ratio grows; the exact value uses the harmonic number H_P."),),
-    hint="E[T_sync]/E[T_async] = P E[X_P:P]/E[X]; for exponential times E[X_P:P]/E[X] = H_P.",
+            "n ln n only says how fast the ratio grows; the exact value uses the harmonic number H_n."),),
+    hint="E[T_sync]/E[T_async] = n E[X_n:n]/E[X]; for exponential times E[X_n:n]/E[X] = H_n.",
 ))
 
 register(Question(
     "ch04.k_sync_update_time", lambda: sgd.expected_update_time("k_sync", 8, 4, rate=1.0), unit="s",
     hints=((lambda given, right: abs(given / sgd.harmonic(8) - 1) < 0.01,
-            "That is the fully synchronous time H_P: K-sync waits only for the K-th fastest learner."),),
-    hint="The K-th fastest of P exponentials: E[X_K:P] = (H_P - H_{P-K}) / rate.",
+            "That is the fully synchronous time H_n: K-sync waits only for the K-th fastest learner."),),
+    hint="The K-th fastest of n exponentials: E[X_K:n] = (H_n - H_{n-K}) / rate.",
 ))
 
 register(Question(

@@ -199,8 +199,8 @@ def runtime_ratio_table(rows: list[dict]):
     """The rows of :func:`runtime_ratio_rows` as a Markdown table."""
     body = [[r["P"], f"{r['closed form']:.2f}", f"{r['Monte Carlo']:.2f}", f"{100 * r['relative gap']:+.2f} %",
              f"{r['P ln P']:.2f}"] for r in rows]
-    return markdown_table(["P learners", "P E[X_P:P]/E[X] (closed form)", "measured E[T_sync]/E[T_async]",
-                           "gap", "P ln P"], body)
+    return markdown_table(["n learners", "n E[X_n:n]/E[X] (closed form)", "measured E[T_sync]/E[T_async]",
+                           "gap", "n ln n"], body)
 
 
 def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
@@ -224,8 +224,8 @@ def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: 
         mc = [sgd.monte_carlo_runtime_ratio(P, "straggler", trials=trials, seed=seed, **straggler) for P in Ps]
         ax.plot(Ps, mc, ls="-", lw=0.8, marker=MARKERS[i], color=color(i),
                 label=f"one learner {straggler.get('slowdown', 4.0):g}x slower: simulated")
-    ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="P (no straggling)")
-    ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="P ln P")
+    ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="n (no straggling)")
+    ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="n ln n")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("learners P")
@@ -474,7 +474,7 @@ def sgd_sweep(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16),
         timing, trained = sim_summary(proto, workers, K, "exponential", 1.0, updates, seed, problem, 0.5, 8,
                                        gradients)
         fig = _calc_figure(timing, trained)
-        fig.suptitle(f"{_k_label(proto, workers, K)}, P = {workers}: {timing.mean_time_per_update:.3f} "
+        fig.suptitle(f"{_k_label(proto, workers, K)}, n = {workers}: {timing.mean_time_per_update:.3f} "
                      "mean compute times per update", fontsize=9)
         fig.tight_layout()
         return fig
