@@ -1,0 +1,93 @@
+r"""Reduction inside the network: a switch that adds what passes through it.
+
+In a ring all-reduce every rank sends :math:`2\frac{n-1}{n}M` bytes, because
+ranks must do the adding. If the switch they all plug into can add
+(InfiniBand SHARP, Graham et al. 2016; NVLink SHARP, "NVLS", in NVSwitch
+systems), each rank sends its M bytes up once and receives the sum, M bytes,
+once: a parameter server inside the switch (chapter 3's server, with no NIC
+of its own to saturate). Up and down overlap, since the switch streams the
+sum back while contributions still arrive, so
+
+.. math:: T_{\text{switch}} = 2\alpha + \frac{M}{B}
+   \quad\text{against}\quad T_{\text{ring}} = 2(n-1)\alpha + \frac{2(n-1)}{n}\frac{M}{B}.
+
+:func:`switch_allreduce` runs it on real arrays; :func:`switch_allreduce_time`
+maps its messages onto :func:`commlib.topology.star` and times them with
+:func:`commlib.topology.map_flows`, and :func:`ring_on_star_time` does the same for
+the ring, the control. The closed form is
+:func:`commlib.cost.in_network_allreduce_time`.
+
+Bus bandwidth, nccl-tests' :math:`\text{busbw} = \text{algbw}\cdot 2(n-1)/n`,
+was defined for rings of point-to-point links; with the switch reducing,
+:math:`\text{algbw} = M/T` can reach B, so busbw can reach
+:math:`2\frac{n-1}{n}B`, nearly twice the link. :func:`busbw_ideal` gives
+both numbers.
+
+>>> import numpy as np
+>>> res, sent = switch_allreduce([np.arange(4.0) * (r + 1) for r in range(3)])
+>>> res[0].tolist(), sent
+([0.0, 6.0, 12.0, 18.0], [32, 32, 32])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import collectives, cost, topology
+from .units import check_count, check_positive
+
+__all__ = ["switch_allreduce", "switch_allreduce_time", "ring_on_star_time", "busbw_ideal"]
+
+
+def switch_allreduce(arrays) -> tuple[list[np.ndarray], list[int]]:
+    """All-reduce through a reducing switch: every rank sends its array up, the switch sums, sends the sum down.
+
+    Returns each rank's result and the bytes each rank sent (its M, once).
+    """
+    rows = [np.asarray(a) for a in arrays]
+    if len(rows) < 1 or any(r.ndim != 1 or r.shape != rows[0].shape for r in rows):
+        raise ValueError("arrays must be a non-empty list of 1-D arrays of one shape")
+    total = rows[0].copy()
+    for r in rows[1:]:
+        total = total + r                       # the switch's adder, one contribution at a time
+    return [total.copy() for _ in rows], [int(r.nbytes) for r in rows]
+
+
+def switch_allreduce_time(n: int, nbytes: int, link: str = "nvlink4", bandwidth: float | None = None) -> float:
+    """Time of the switch all-reduce on a star of n ranks around a reducing switch (bandwidth terms only).
+
+    Every rank's M goes up and the sum comes down in the same step: the
+    links are full duplex, so each direction carries M.
+    """
+    n = check_count("n", n, minimum=2)
+    nbytes = check_count("nbytes", nbytes, minimum=0)
+    g = topology.star(n, link=link, hub="switch", bandwidth=bandwidth, latency=0.0)
+    flows = [topology.Flow(0, r, "hub", nbytes, "up") for r in range(n)]
+    flows += [topology.Flow(0, "hub", r, nbytes, "down") for r in range(n)]
+    return topology.map_flows(g, flows).time
+
+
+def ring_on_star_time(n: int, nbytes: int, link: str = "nvlink4", bandwidth: float | None = None) -> float:
+    """Time of the executed ring all-reduce mapped onto the same star (the switch only forwards)."""
+    n = check_count("n", n, minimum=2)
+    nbytes = check_count("nbytes", nbytes, minimum=0)
+    g = topology.star(n, link=link, hub="switch", bandwidth=bandwidth, latency=0.0)
+    elements = max(n, nbytes // 8)
+    _, trace = collectives.allreduce([np.zeros(elements) for _ in range(n)], algorithm="ring")
+    return topology.map_trace(g, trace).time
+
+
+def busbw_ideal(n: int, bandwidth: float) -> dict[str, float]:
+    """Ideal algbw and nccl-tests busbw of ring and in-switch all-reduce on links of ``bandwidth`` bytes/s.
+
+    >>> r = busbw_ideal(8, 100.0)
+    >>> [round(r[k], 2) for k in ("ring_algbw", "ring_busbw", "switch_algbw", "switch_busbw")]
+    [57.14, 100.0, 100.0, 175.0]
+    """
+    n = check_count("n", n, minimum=2)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    factor = cost.bus_factor("all_reduce", n)
+    ring_alg = bandwidth / factor
+    return {"ring_algbw": ring_alg, "ring_busbw": ring_alg * factor,
+            "switch_algbw": bandwidth, "switch_busbw": bandwidth * factor,
+            "ideal_gain": factor}
