@@ -91,3 +91,23 @@ def busbw_ideal(n: int, bandwidth: float) -> dict[str, float]:
     return {"ring_algbw": ring_alg, "ring_busbw": ring_alg * factor,
             "switch_algbw": bandwidth, "switch_busbw": bandwidth * factor,
             "ideal_gain": factor}
+
+
+#: Measured on 8 H100 GPUs in one NVSwitch node, as NCCL's maintainer reports them
+#: (nccl-tests issue 212, May 2024): ring all-reduce reaches a busbw of about 370 GB/s
+#: (the effective NVLink bandwidth after protocol overhead; the line rate is 450 GB/s),
+#: NVLS about 480 GB/s busbw, 275 GB/s algbw. Bytes/s.
+MEASURED_H100 = {"n": 8, "line_rate": 450e9, "ring_busbw": 370e9, "nvls_busbw": 480e9, "nvls_algbw": 275e9}
+__all__ += ["MEASURED_H100", "measured_gain"]
+
+
+def measured_gain(measured: dict = MEASURED_H100) -> dict[str, float]:
+    """Measured against ideal speed-up of in-switch over ring all-reduce, from algbw.
+
+    >>> g = measured_gain()
+    >>> round(g["measured"], 2), round(g["ideal"], 2)
+    (1.3, 1.75)
+    """
+    factor = cost.bus_factor("all_reduce", measured["n"])
+    ring_algbw = measured["ring_busbw"] / factor
+    return {"ring_algbw": ring_algbw, "measured": measured["nvls_algbw"] / ring_algbw, "ideal": factor}
