@@ -34,9 +34,12 @@ import numpy as np
 from . import cost, training
 from .units import check_count, check_positive
 
-__all__ = ["METHODS", "CompressedRun", "step_bytes", "train_compressed", "best_over_grid"]
+__all__ = ["METHODS", "DEFAULT_RANK", "DEFAULT_K", "CompressedRun", "step_bytes", "train_compressed", "best_over_grid"]
 
 METHODS = ("none", "powersgd", "topk", "sign")
+#: Defaults of :func:`train_compressed`: PowerSGD's rank r and the entries top-k keeps (10 % of 210).
+DEFAULT_RANK = 2
+DEFAULT_K = 21
 _VALUE = 4   # fp32 bytes a number
 _INDEX = 4   # int32 bytes an index
 
@@ -82,8 +85,8 @@ def _orthonormal(p: np.ndarray) -> np.ndarray:
     return q
 
 
-def train_compressed(method: str, lr: float, steps: int = 300, workers: int = 4, batch: int = 32, rank: int = 2,
-                     k: int = 21, seed: int = 0, eval_every: int = 20, problem=None) -> CompressedRun:
+def train_compressed(method: str, lr: float, steps: int = 300, workers: int = 4, batch: int = 32,
+                     rank: int = DEFAULT_RANK, k: int = DEFAULT_K, seed: int = 0, eval_every: int = 20, problem=None) -> CompressedRun:
     """Train with ``method`` (one of :data:`METHODS`) and error feedback; return losses and bytes."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")

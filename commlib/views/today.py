@@ -65,10 +65,10 @@ def loads_figure(loads_by_skew: dict):
 
 
 def compression_figure(runs: dict):
-    """Loss against bytes one worker sent, one line per compressor (the uncompressed run is the control)."""
+    """Loss against bytes one worker sent (from the first step on), one line per compressor; "none" is the control."""
     fig, ax = figure(6.0, 3.6)
     for i, (name, r) in enumerate(runs.items()):
-        ax.semilogx(np.maximum(r.total_bytes, 1), r.losses, color=color(i), marker=MARKERS[i], ms=4,
+        ax.semilogx(r.total_bytes[1:], r.losses[1:], color=color(i), marker=MARKERS[i], ms=4,
                     ls=["-", "--", "-.", ":"][i % 4], label=f"{name} (rate {r.lr:g})")
     ax.set_xlabel("bytes one worker has sent")
     ax.set_ylabel("training loss (nats)")
@@ -83,7 +83,7 @@ def local_sgd_figure(runs: dict):
     for i, (label, r) in enumerate(runs.items()):
         kw = dict(color=color(i), marker=MARKERS[i], ms=3, ls=["-", "--", "-.", ":", "-"][i % 5], label=label)
         a1.plot(r.times, r.losses, **kw)
-        a2.semilogx(np.maximum(r.bytes_sent, 1), r.losses, **kw)
+        a2.semilogx(r.bytes_sent[1:], r.losses[1:], **kw)
     a1.set_xlabel("wall-clock time (s)")
     a2.set_xlabel("bytes one worker has sent")
     a1.set_ylabel("training loss (nats)")
