@@ -35,7 +35,7 @@ from . import collectives
 from .cost import ZERO_STAGES
 from .units import check_count
 
-__all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES"]
+__all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "forward_layer_times"]
 
 #: Bytes per parameter of optimizer state with mixed-precision Adam (fp32 master, momentum, variance).
 OPTIMIZER_BYTES = 12
@@ -98,3 +98,50 @@ def memory_per_rank(params: int, n: int, stage: int, weight_bytes: int = 2, grad
     g = grad_bytes / (n if stage >= 2 else 1)
     o = optimizer_bytes / (n if stage >= 1 else 1)
     return params * (w + g + o)
+
+
+def prefetch_times(compute, gather) -> dict[str, float]:
+    r"""Forward pass of ZeRO-3 / FSDP with and without prefetching the next layer's weights.
+
+    ``compute[l]`` and ``gather[l]`` are layer l's compute time and the time
+    to all-gather its weights (seconds). Without prefetch each gather waits
+    for the layer before it: :math:`\sum_l (g_l + c_l)`. With prefetch the
+    gather of layer l + 1 runs during the compute of layer l (one gather in
+    flight at a time, as FSDP's forward prefetch does), so layer l + 1 starts
+    when both are done:
+
+    .. math:: T = g_0 + \sum_{l} \max(c_l, g_{l+1}) \quad (g_L = 0).
+
+    >>> prefetch_times([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
+    {'serial': 9.0, 'prefetched': 7.0, 'compute': 6.0}
+    >>> prefetch_times([1.0, 1.0], [3.0, 3.0])["prefetched"]
+    7.0
+    """
+    c = [float(x) for x in compute]
+    g = [float(x) for x in gather]
+    if not c or len(c) != len(g) or min(c + g) < 0:
+        raise ValueError("compute and gather must be equal-length, non-empty lists of times >= 0")
+    prefetched = g[0] + sum(max(c[i], g[i + 1] if i + 1 < len(g) else 0.0) for i in range(len(c)))
+    return {"serial": sum(c) + sum(g), "prefetched": prefetched, "compute": sum(c)}
+
+
+def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
+                        utilization: float = 0.4, dtype_bytes: int = 2) -> tuple[float, float]:
+    r"""One transformer layer's forward compute and weight all-gather time, seconds (equal layers).
+
+    Compute: :math:`2\,(\Psi/L)\,x / (u F_{peak})` (2 FLOPs per parameter and
+    token). Gather: a ring all-gather of the layer's weights,
+    :math:`\frac{n-1}{n}(\Psi/L)\,s / B`.
+
+    >>> c, g = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
+    >>> round(c * 1e3, 3), round(g * 1e3, 3)
+    (2.048, 3.938)
+    """
+    params = check_count("params", params, minimum=1)
+    layers = check_count("layers", layers, minimum=1)
+    n = check_count("n", n, minimum=1)
+    tokens = check_count("tokens", tokens, minimum=1)
+    if peak_flops <= 0 or bandwidth <= 0 or not 0 < utilization <= 1:
+        raise ValueError("peak_flops and bandwidth must be > 0 and utilization in (0, 1]")
+    per_layer = params / layers
+    return 2 * per_layer * tokens / (utilization * peak_flops), (n - 1) / n * per_layer * dtype_bytes / bandwidth

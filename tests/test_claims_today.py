@@ -55,3 +55,13 @@ def test_local_sgd_beats_synchronous_sgd_at_equal_wall_clock(seed):
 def test_in_network_time_helper_matches_link_preset():
     b = hardware.link("nvlink4").bandwidth
     assert np.isclose(cost.in_network_allreduce_time(b, 8, b), 1.0)
+
+
+def test_prefetch_hides_gathers_only_when_compute_is_longer():
+    from commlib import zero
+    h100, ndr = hardware.accelerator("h100"), hardware.link("ib_ndr")
+    for tokens, hidden in ((4096, False), (16384, True)):
+        c, g = zero.forward_layer_times(7_500_000_000, 32, 64, tokens, h100.peak_flops, ndr.bandwidth)
+        t = zero.prefetch_times([c] * 32, [g] * 32)
+        assert t["prefetched"] < t["serial"]                   # the control: no prefetch
+        assert (t["prefetched"] < 1.05 * t["compute"]) == hidden

@@ -137,3 +137,14 @@ def test_views_draw_and_calculator_reports_errors():
     calc = today_views.chooser_calculator()
     assert calc.results["winner"] == "nvls / Simple"
     assert "size" in calc.set(size="lots").error
+
+
+def test_prefetch_never_slower_and_bounded_by_compute_and_gathers():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        c, g = rng.uniform(0, 2, size=6), rng.uniform(0, 2, size=6)
+        t = zero.prefetch_times(c, g)
+        assert t["prefetched"] <= t["serial"] + 1e-12
+        assert t["prefetched"] >= max(c.sum(), g.sum()) - 1e-12
+    with pytest.raises(ValueError, match="compute and gather"):
+        zero.prefetch_times([1.0], [])
