@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from .units import check_nonnegative, format_size, format_time, parse_size
 
 __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Choice", "machine",
-           "NVLS_LATENCY", "predict", "candidates", "choose", "winners", "chooser_results"]
+           "NCCL_QUOTED", "NVLS_LATENCY", "predict", "candidates", "choose", "winners", "chooser_results"]
 
 #: Protocol -> (share of the link bandwidth carrying data, latency per hop in seconds).
 #: LL: 4 data bytes per 8-byte word; LL128: 120 of 128 bytes; Simple: all of it.
@@ -65,10 +65,16 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 
+#: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (quoted, for comparison; the chooser
+#: below uses its own round numbers): the ring's base latency with LL (seconds), LL's bandwidth
+#: factor on rings, LL128's, tree all-reduce's and PAT's, and the NVLS latency inside a node.
+NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92, "tree_factor": 0.92,
+               "pat_factor": 0.75, "nvls_latency": 25e-6}
+
 #: Latency of an in-switch (NVLS) operation inside a node, seconds: NCCL 2.30.7 charges
 #: 25 us for NVLS with Simple on NVLink and no base latency; the switch's
 #: multicast set-up and reduction make it slower to start than a ring with LL.
-NVLS_LATENCY = 25e-6
+NVLS_LATENCY = NCCL_QUOTED["nvls_latency"]
 
 
 @dataclass(frozen=True)
@@ -179,7 +185,7 @@ def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach:
     if protocol == "LL128" and not mach.in_switch:
         return None
     efficiency, per_hop = PROTOCOLS[protocol]
-    efficiency *= {"tree": 0.92, "pat": 0.75}.get(algorithm, 1.0)
+    efficiency *= {"tree": NCCL_QUOTED["tree_factor"], "pat": NCCL_QUOTED["pat_factor"]}.get(algorithm, 1.0)
     n = mach.ranks
     algbw = mach.bandwidth * efficiency / _bus_factor(collective, algorithm, n)
     if algorithm == "nvls":
