@@ -29,7 +29,12 @@ import numpy as np
 from . import training
 from .units import check_count, check_nonnegative, check_positive
 
-__all__ = ["LocalRun", "run", "best_over_grid", "equal_time_rounds"]
+__all__ = ["LocalRun", "run", "best_over_grid", "equal_time_rounds", "LRS", "DILOCO_LRS"]
+
+#: Inner learning-rate grids: plain averaging, and DiLoCo, whose outer momentum amplifies each
+#: round's change and so wants smaller inner rates (each rival gets its best rate from its grid).
+LRS = (0.1, 0.2, 0.5, 1.0, 2.0)
+DILOCO_LRS = (0.01, 0.02, 0.05, 0.1, 0.2)
 
 
 @dataclass(frozen=True)
@@ -99,7 +104,7 @@ def equal_time_rounds(h: int, budget: float, compute: float = 1e-3, comm: float 
     return max(1, int(budget // per_round))
 
 
-def best_over_grid(h: int, budget: float, lrs=(0.1, 0.2, 0.5, 1.0, 2.0), outer: str = "average", **kwargs) -> LocalRun:
+def best_over_grid(h: int, budget: float, lrs=LRS, outer: str = "average", **kwargs) -> LocalRun:
     """The run with the lowest final loss over a grid of inner rates, at an equal wall-clock budget."""
     timing = {key: kwargs[key] for key in ("compute", "comm", "jitter") if key in kwargs}
     rounds = equal_time_rounds(h, budget, **timing)

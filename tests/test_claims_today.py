@@ -65,3 +65,11 @@ def test_prefetch_hides_gathers_only_when_compute_is_longer():
         t = zero.prefetch_times([c] * 32, [g] * 32)
         assert t["prefetched"] < t["serial"]                   # the control: no prefetch
         assert (t["prefetched"] < 1.05 * t["compute"]) == hidden
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_diloco_ends_above_plain_averaging_on_this_problem(seed):
+    avg = localsgd.best_over_grid(16, 0.3, seed=seed)
+    dil = localsgd.best_over_grid(16, 0.3, outer="nesterov", lrs=localsgd.DILOCO_LRS, seed=seed)
+    assert dil.lr < max(localsgd.DILOCO_LRS) and dil.lr > min(localsgd.DILOCO_LRS)   # inside its grid
+    assert avg.final_loss < dil.final_loss
