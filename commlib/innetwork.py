@@ -36,7 +36,7 @@ import numpy as np
 from . import collectives, cost, topology
 from .units import check_count, check_positive
 
-__all__ = ["switch_allreduce", "switch_allreduce_time", "ring_on_star_time", "busbw_ideal"]
+__all__ = ["switch_allreduce", "switch_allreduce_time", "ring_on_star_time", "busbw_ideal", "link_loads"]
 
 
 def switch_allreduce(arrays) -> tuple[list[np.ndarray], list[int]]:
@@ -75,6 +75,26 @@ def ring_on_star_time(n: int, nbytes: int, link: str = "nvlink4", bandwidth: flo
     elements = max(n, nbytes // 8)
     _, trace = collectives.allreduce([np.zeros(elements) for _ in range(n)], algorithm="ring")
     return topology.map_trace(g, trace).time
+
+
+def link_loads(n: int, nbytes: int, link: str = "nvlink4") -> dict[str, dict[str, float]]:
+    """Bytes each rank's link carries up (rank to switch) and down, for the switch and for the ring on a star.
+
+    >>> loads = link_loads(4, 800)
+    >>> loads["switch"]["up"], loads["ring"]["up"]
+    (800.0, 1200.0)
+    """
+    n = check_count("n", n, minimum=2)
+    nbytes = check_count("nbytes", nbytes, minimum=n)
+    g = topology.star(n, link=link, hub="switch", latency=0.0)
+    sw = [topology.Flow(0, r, "hub", nbytes) for r in range(n)] + [topology.Flow(0, "hub", r, nbytes) for r in range(n)]
+    _, trace = collectives.allreduce([np.zeros(nbytes // 8) for _ in range(n)], algorithm="ring")
+    out = {}
+    for name, mapped in (("switch", topology.map_flows(g, sw)), ("ring", topology.map_trace(g, trace))):
+        up = max(mapped.link_bytes.get((r, "hub"), 0) for r in range(n))
+        down = max(mapped.link_bytes.get(("hub", r), 0) for r in range(n))
+        out[name] = {"up": float(up), "down": float(down)}
+    return out
 
 
 def busbw_ideal(n: int, bandwidth: float) -> dict[str, float]:

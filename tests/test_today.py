@@ -148,3 +148,10 @@ def test_prefetch_never_slower_and_bounded_by_compute_and_gathers():
         assert t["prefetched"] >= max(c.sum(), g.sum()) - 1e-12
     with pytest.raises(ValueError, match="compute and gather"):
         zero.prefetch_times([1.0], [])
+
+
+def test_link_loads_switch_m_each_way_ring_two_n_minus_one_over_n():
+    loads = innetwork.link_loads(8, 2**16)
+    assert loads["switch"] == {"up": 2.0**16, "down": 2.0**16}
+    assert loads["ring"]["up"] == loads["ring"]["down"] == 2 * 7 / 8 * 2**16
+    today_views.link_loads_figure(loads, 2**16)

@@ -8,7 +8,7 @@ from .. import cost, tuning, zero
 from .calculator import Calculator, dropdown, make_calculator, text
 from .plots import MARKERS, color, figure
 
-__all__ = ["chooser_figure", "zero_figure", "loads_figure", "compression_figure", "local_sgd_figure",
+__all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure", "local_sgd_figure",
            "chooser_calculator"]
 
 
@@ -29,6 +29,24 @@ def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "o
         ax.set_xlabel("message M (bytes)")
         ax.legend(fontsize=7)
     np.atleast_1d(axes)[0].set_ylabel("predicted time (s)")
+    fig.tight_layout()
+    return fig
+
+
+def link_loads_figure(loads: dict, nbytes: float):
+    """Bytes on one rank's link, up and down, in units of M: reducing switch against ring (from innetwork.link_loads)."""
+    fig, ax = figure(5.0, 3.2)
+    names = list(loads)
+    for j, direction in enumerate(("up", "down")):
+        vals = [loads[name][direction] / nbytes for name in names]
+        bars = ax.bar(np.arange(len(names)) + 0.38 * j, vals, 0.36, color=color(j), hatch=["", "//"][j],
+                      edgecolor="white", label=f"{direction} (rank to switch)" if j == 0 else "down (switch to rank)")
+        for b, v in zip(bars, vals):
+            ax.annotate(f"{v:.2f} M", (b.get_x() + b.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(np.arange(len(names)) + 0.19, [f"{name} all-reduce" for name in names])
+    ax.set_ylabel("bytes on one rank's link (units of M)")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_ylim(0, 2.2)
     fig.tight_layout()
     return fig
 
