@@ -60,6 +60,7 @@ def zero_figure(params: int, n: int, dtype: str = "bf16"):
         ax.scatter([sent], [mem], color=color(st), marker=MARKERS[st], s=60)
         ax.annotate(f"stage {st}", (sent, mem), textcoords="offset points", xytext=(6, 4))
     ax.set_yscale("log")
+    ax.set_xlim(0, 1.25 * cost.zero_bytes_per_rank(params, n, 3, dtype) / 1e9)
     ax.set_xlabel("bytes each rank sends per step (GB)")
     ax.set_ylabel("model state per rank (GB)")
     fig.tight_layout()
@@ -75,6 +76,7 @@ def loads_figure(loads_by_skew: dict):
     for i, s in enumerate(skews):
         ax.bar(np.arange(experts) + i * width, loads_by_skew[s], width, color=color(i), label=f"skew {s:g}",
                hatch=["", "//", "..", "xx"][i % 4], edgecolor="white")
+    ax.set_xticks(np.arange(experts) + 0.4 - width / 2, [str(e) for e in range(experts)])
     ax.set_xlabel("expert (= rank)")
     ax.set_ylabel("token copies received")
     ax.legend(fontsize=8)
