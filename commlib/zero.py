@@ -16,8 +16,8 @@ optimizer state on every rank and all-reduces the gradient. ZeRO
 :func:`zero_step` runs those collectives with :mod:`commlib.collectives` on
 real arrays and counts the bytes each rank sent;
 :func:`commlib.cost.zero_bytes_per_rank` is the closed form.
-:func:`memory_per_rank` is the paper's memory count with mixed-precision
-Adam (2 + 2 + 12 bytes per parameter).
+:func:`memory_per_rank` (from :mod:`commlib.sharding_cost`, numpy-free) is the
+paper's memory count with mixed-precision Adam (2 + 2 + 12 bytes per parameter).
 
 >>> import numpy as np
 >>> sent, ok = zero_step(3, [np.arange(8.0) for _ in range(4)])
@@ -33,12 +33,10 @@ import numpy as np
 
 from . import collectives
 from .cost import ZERO_STAGES
+from .sharding_cost import OPTIMIZER_BYTES, memory_per_rank
 from .units import check_count
 
 __all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "forward_layer_times"]
-
-#: Bytes per parameter of optimizer state with mixed-precision Adam (fp32 master, momentum, variance).
-OPTIMIZER_BYTES = 12
 
 
 def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
@@ -78,26 +76,6 @@ def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
             sent += trace.bytes_sent
     ok = all(np.allclose(w, want) for w in new)
     return [int(b) for b in sent], bool(ok)
-
-
-def memory_per_rank(params: int, n: int, stage: int, weight_bytes: int = 2, grad_bytes: int = 2,
-                    optimizer_bytes: int = OPTIMIZER_BYTES) -> float:
-    r"""Bytes of model state per rank (Rajbhandari et al. 2020, Figure 1): 2Psi + 2Psi + K Psi, sharded by stage.
-
-    Stage 1 divides the optimizer term by n, stage 2 also the gradient term,
-    stage 3 also the weights. Activations are not counted.
-
-    >>> memory_per_rank(7_500_000_000, 64, 0) / 1e9, round(memory_per_rank(7_500_000_000, 64, 3) / 1e9, 3)
-    (120.0, 1.875)
-    """
-    params = check_count("params", params, minimum=1)
-    n = check_count("n", n, minimum=1)
-    if stage not in ZERO_STAGES or isinstance(stage, bool):
-        raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
-    w = weight_bytes / (n if stage >= 3 else 1)
-    g = grad_bytes / (n if stage >= 2 else 1)
-    o = optimizer_bytes / (n if stage >= 1 else 1)
-    return params * (w + g + o)
 
 
 def prefetch_times(compute, gather) -> dict[str, float]:

@@ -155,3 +155,20 @@ def test_link_loads_switch_m_each_way_ring_two_n_minus_one_over_n():
     assert loads["switch"] == {"up": 2.0**16, "down": 2.0**16}
     assert loads["ring"]["up"] == loads["ring"]["down"] == 2 * 7 / 8 * 2**16
     today_views.link_loads_figure(loads, 2**16)
+
+
+def test_sharding_calculator_and_numpy_free_compute():
+    from commlib import sharding_cost
+    r = sharding_cost.sharding_results("gpt2_xl", 64, 3, "bf16", "ib_ndr")
+    assert r["against plain data parallelism"] == "1.50 x"
+    with pytest.raises(ValueError, match="stage"):
+        sharding_cost.sharding_results(stage=4)
+    with pytest.raises(ValueError, match="model"):
+        sharding_cost.sharding_results(model="nope")
+    calc = today_views.sharding_calculator()
+    assert calc.results["against plain data parallelism"] == "1.50 x"
+    assert calc.set(n=1).results["against plain data parallelism"] == "no traffic (n = 1)"
+    import subprocess
+    import sys
+    code = "import sys, commlib.sharding_cost; print('numpy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

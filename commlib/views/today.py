@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cost, tuning, zero
-from .calculator import Calculator, dropdown, make_calculator, text
+from .. import cost, hardware, sharding_cost, tuning, zero
+from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, color, figure
 
 __all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure", "local_sgd_figure",
-           "chooser_calculator"]
+           "chooser_calculator", "sharding_calculator"]
 
 
 def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
@@ -123,3 +123,19 @@ def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "al
     return make_calculator(tuning.chooser_results, controls, title="Which algorithm and protocol?",
                            note="A cost model in NCCL's form with round constants, not NCCL's tables. "
                                 "Bandwidth per direction; 1 MiB = 2^20 B.")
+
+
+def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype: str = "bf16",
+                        link: str = "ib_ndr") -> Calculator:
+    """ZeRO stage against memory and traffic. Compute: :func:`commlib.sharding_cost.sharding_results`."""
+    networks = [(lk.name, key) for key, lk in hardware.LINKS.items() if lk.kind == "network"]
+    controls = {
+        "model": dropdown([(m.name, key) for key, m in hardware.MODELS.items()], model, "model"),
+        "n": integer(n, 1, 4096, "ranks n"),
+        "stage": integer(stage, 0, 3, "ZeRO stage"),
+        "dtype": dropdown(["bf16", "fp16", "fp32"], dtype, "dtype of what travels"),
+        "link": dropdown(networks, link, "network link"),
+    }
+    return make_calculator(sharding_cost.sharding_results, controls, title="ZeRO: memory against traffic",
+                           note="Mixed-precision Adam (2 + 2 + 12 B a parameter), activations not counted; "
+                                "ring collectives, bandwidth per direction; 1 GB = 10^9 B.")
