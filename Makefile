@@ -3,7 +3,9 @@
 #   make serve     show the built website at http://127.0.0.1:8000
 #   make lab       open the chapters in JupyterLab
 #   make student   write the notebooks without solutions into _build/student
-#   make test      every test: lint, unit, doctest, notebooks (nbval), strict build + site checks, browser
+#   make test      every test: lint, unit, doctest, notebooks (nbval), strict build + site checks, browser,
+#                  front ends (JupyterLab, a fresh install as on Colab)
+#   make bench     calculators (kernel and page recompute times), simulators, build times
 # Each creates .venv from requirements.txt first if it is missing; the website
 # also needs node/npm (MathJax and the widget manager are vendored from npm)
 # and the browser tests Debian's chromium (installed with apt when missing).
@@ -22,10 +24,10 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lint unit notebooks build-check browser links lab serve bench student clean distclean outputs venv vendor chromium
+.PHONY: help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert
 
 help:
-	@sed -n '1,9p' Makefile
+	@sed -n '1,11p' Makefile
 
 venv: $(STAMP)
 $(STAMP): requirements.txt
@@ -55,14 +57,18 @@ $(CHROMIUM):
 
 chromium: $(CHROMIUM)
 
-book: $(STAMP) $(VENDOR_STAMP)
+# The teachers' page is generated from the chapters' exercises.
+teachers: $(STAMP)
+	$(PY) tools/teachers.py
+
+book: $(STAMP) $(VENDOR_STAMP) teachers
 	$(BIN)/jupyter-book build . --builder html
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
 	@echo "or run 'make serve' and visit http://127.0.0.1:8000"
 
 test: $(STAMP)
-	@set -e; for part in lint unit notebooks build-check browser; do \
+	@set -e; for part in lint unit notebooks build-check browser frontends; do \
 	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$part; \
 	  echo "== make $$part: $$(( $$(date +%s) - start )) s"; \
@@ -73,21 +79,36 @@ lint: $(STAMP)
 	$(BIN)/ruff check commlib tests tools bench
 
 unit: $(STAMP)
-	$(BIN)/pytest -q tests commlib tools/student_copy.py tools/site_pages.py --doctest-modules \
-	  --ignore=tests/build --ignore=tests/browser
+	$(BIN)/pytest -q tests commlib tools/student_copy.py tools/site_pages.py tools/execute_notebooks.py \
+	  tools/inline_values.py tools/live_calculators.py --doctest-modules \
+	  --ignore=tests/build --ignore=tests/browser --ignore=tests/frontends
 
 notebooks: $(STAMP)
 	$(BIN)/pytest -q --nbval chapters --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider
 
-build-check: $(STAMP) $(VENDOR_STAMP)
+build-check: $(STAMP) $(VENDOR_STAMP) teachers
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
 	$(BIN)/pytest -q tests/build
 
 # Chromium over the built site: every page offline, math, widgets, animations,
-# search, screenshots (light and dark) in _build/screenshots.
+# search, screenshots (light and dark) in _build/screenshots; the live
+# calculators recomputing in the page (Pyodide) exactly as commlib does.
 browser: $(STAMP) $(CHROMIUM)
 	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
 	$(BIN)/pytest -q tests/browser
+
+# The other front ends: JupyterLab (with jupyterlab-myst) in chromium, every
+# chapter run; and a fresh install of the package into an empty virtual
+# environment, then a chapter's first cell (the Colab path, offline).
+frontends: $(STAMP) $(CHROMIUM)
+	$(BIN)/pytest -q tests/frontends
+
+# Mechanical conversion of the chapters (setup cell, numbers in the prose,
+# folded solutions), then their outputs re-stored. Idempotent.
+convert: $(STAMP)
+	$(PY) tools/convert_chapters.py
+	$(PY) tools/execute_notebooks.py chapters/*.ipynb
+	$(PY) tools/teachers.py
 
 # Internal links, anchors and assets of the built site only.
 links: $(STAMP)
@@ -97,6 +118,8 @@ links: $(STAMP)
 outputs: $(STAMP)
 	$(PY) tools/execute_notebooks.py chapters/*.ipynb
 
+# JupyterLab with jupyterlab-myst (requirements.txt): MyST admonitions, exercises,
+# math, citations and the computed numbers of the prose render as on the website.
 lab: $(STAMP)
 	$(BIN)/jupyter lab chapters
 

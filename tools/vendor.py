@@ -2,8 +2,9 @@
 
 Usage: python tools/vendor.py [node_modules] [_vendor]
 
-The website loads nothing from other hosts. MathJax 3 (math), RequireJS and
-the Jupyter widgets HTML manager (live widgets on the built pages) come from
+The website loads nothing from other hosts. MathJax 3 (math), RequireJS,
+the Jupyter widgets HTML manager (live widgets on the built pages) and
+Pyodide's core (Python in the page, for the live calculators) come from
 the npm packages pinned in package.json / package-lock.json (installed by
 ``npm ci``); this script copies only the files the pages use into
 ``_vendor/lib/``, next to the book's own small scripts from
@@ -22,6 +23,7 @@ fails here rather than in a reader's browser.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import sys
@@ -54,7 +56,20 @@ MANIFEST: dict[str, list[tuple[str, str]]] = {
     "@fortawesome/fontawesome-free": [
         ("LICENSE.txt", "html-manager/fontawesome"),
     ],
+    # Pyodide's core (CPython compiled to WebAssembly and its standard library, no numpy): the live
+    # calculators run commlib's own functions in the page with it (tools/site_assets/live-calculators.js).
+    "pyodide": [
+        ("README.md", "pyodide"),
+        ("pyodide.js", "pyodide"),
+        ("pyodide.asm.wasm", "pyodide"),
+        ("python_stdlib.zip", "pyodide"),
+        ("pyodide-lock.json", "pyodide"),
+    ],
 }
+
+#: Pyodide files a page opened from disk (file://) cannot fetch: they are also written, base64-encoded,
+#: into a classic script (pyodide-files.js) that the page loads with a <script> tag and serves to Pyodide.
+PYODIDE_FILES = ["pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 
 
 def pinned_versions(root: Path) -> dict[str, str]:
@@ -97,6 +112,32 @@ def copy_assets(node_modules: Path, dest: Path, pins: dict[str, str]) -> list[Pa
     return written
 
 
+def pyodide_classic_scripts(node_modules: Path, dest: Path) -> list[Path]:
+    """Write Pyodide's module script and data files as classic scripts, which load from file:// too.
+
+    ``pyodide.asm.mjs`` is an ES module (a page opened from disk cannot import
+    it); its one ``export default`` becomes a global and ``import.meta.url``
+    this script's own address. The data files become base64 strings in
+    ``pyodide-files.js``, loaded only by pages opened from disk.
+    """
+    folder = dest / "lib" / "pyodide"
+    folder.mkdir(parents=True, exist_ok=True)
+    source = (node_modules / "pyodide" / "pyodide.asm.mjs").read_text(encoding="utf-8")
+    export = "export default _createPyodideModule;"
+    if source.count(export) != 1 or "import.meta" in source.replace("import.meta.url", ""):
+        raise ValueError("pyodide.asm.mjs changed shape: update tools/vendor.py's classic-script conversion")
+    body = source.replace(export, "window.gotwCreatePyodideModule = _createPyodideModule;")
+    body = body.replace("import.meta.url", "gotwAsmUrl")
+    classic = folder / "pyodide-asm.js"
+    classic.write_text("(function () {\n\"use strict\";\nvar gotwAsmUrl = document.currentScript.src;\n"
+                       + body + "\n})();\n", encoding="utf-8")
+    files = {name: base64.b64encode((node_modules / "pyodide" / name).read_bytes()).decode("ascii")
+             for name in PYODIDE_FILES}
+    data = folder / "pyodide-files.js"
+    data.write_text("window.gotwPyodideFiles = " + json.dumps(files) + ";\n", encoding="utf-8")
+    return [classic, data]
+
+
 #: The book's own small browser scripts (tracked in git), copied next to the vendored ones.
 SITE_ASSETS = Path(__file__).resolve().parent / "site_assets"
 
@@ -117,6 +158,7 @@ def main(argv: list[str]) -> int:
     node_modules = Path(argv[0]) if argv else root / "node_modules"
     dest = Path(argv[1]) if len(argv) > 1 else root / "_vendor"
     written = copy_assets(node_modules, dest, pinned_versions(root)) + copy_site_assets(dest)
+    written += pyodide_classic_scripts(node_modules, dest)
     size = sum(p.stat().st_size for p in written)
     print(f"vendored {len(written)} files ({size / 2**20:.1f} MiB) into {dest / 'lib'}")
     return 0

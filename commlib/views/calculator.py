@@ -20,13 +20,23 @@ built page embeds, and tests can read it without a browser.
 
 from __future__ import annotations
 
+import ast
+import functools
 import html
+import inspect
+import json
+import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
+from traitlets import Unicode
 
-__all__ = ["Calculator", "make_calculator", "dropdown", "integer", "number", "text", "toggle", "results_table"]
+from .results import check_range, evaluate, results_table
+
+__all__ = ["Calculator", "make_calculator", "dropdown", "integer", "number", "text", "toggle", "results_table",
+           "web_spec", "pure_python_modules"]
 
 _STYLE = {"description_width": "11em"}
 _LAYOUT = {"width": "30em"}
@@ -66,19 +76,14 @@ def toggle(value: bool, description: str) -> widgets.Checkbox:
     return widgets.Checkbox(value=value, description=description, style=_STYLE, indent=False)
 
 
-def results_table(results: Mapping[str, str], note: str = "") -> str:
-    """HTML for a two-column table of result label -> value, with an optional units note below."""
-    rows = "".join(
-        f"<tr><th style='text-align:left;padding-right:1.5em;font-weight:normal'>{html.escape(str(k))}</th>"
-        f"<td style='text-align:right;font-family:monospace'>{html.escape(str(v))}</td></tr>"
-        for k, v in results.items()
-    )
-    foot = f"<div style='font-size:85%;opacity:0.8'>{html.escape(note)}</div>" if note else ""
-    return f"<table class='gotw-results'>{rows}</table>{foot}"
-
-
 class Calculator(widgets.VBox):
-    """Controls on top, results (or the error message) below."""
+    """Controls on top, results (or the error message) below.
+
+    ``_gotw_spec`` (synced, so a built page embeds it) tells the website
+    how to recompute in the page: see :func:`web_spec`.
+    """
+
+    _gotw_spec = Unicode("").tag(sync=True)
 
     def __init__(self, compute: Callable[..., Mapping[str, Any]], controls: Mapping[str, widgets.Widget],
                  title: str = "", note: str = ""):
@@ -94,6 +99,9 @@ class Calculator(widgets.VBox):
         children.extend(self.controls.values())
         children.append(self.output)
         super().__init__(children=children)
+        spec = web_spec(compute, self.controls, note, first=1 if title else 0)
+        spec["title"] = title
+        self._gotw_spec = json.dumps(spec, sort_keys=True)
         for control in self.controls.values():
             control.observe(lambda _change: self.refresh(), names="value")
         self.refresh()
@@ -103,27 +111,12 @@ class Calculator(widgets.VBox):
         return {name: control.value for name, control in self.controls.items()}
 
     def _check_range(self, name: str, control: widgets.Widget, value):
-        lo, hi = getattr(control, "_gotw_range", (None, None))
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            bounds = f">= {lo}" if hi is None else (f"<= {hi}" if lo is None else f">= {lo} and <= {hi}")
-            raise ValueError(f"{name} must be {bounds}, got {value}")
+        check_range(name, value, *getattr(control, "_gotw_range", (None, None)))
 
     def refresh(self) -> Calculator:
         """Recompute from the controls and redraw the results (or the error message)."""
-        values = self.values()
-        try:
-            for name, control in self.controls.items():
-                self._check_range(name, control, values[name])
-            results = self.compute(**values)
-        except ValueError as exc:
-            self.results, self.error = {}, str(exc)
-            self.output.value = (
-                "<div class='gotw-error' role='alert' style='color:#D55E00;font-weight:bold'>"
-                f"{html.escape(self.error)}</div>"
-            )
-        else:
-            self.results, self.error = dict(results), None
-            self.output.value = results_table(self.results, self.note)
+        ranges = {name: getattr(control, "_gotw_range", None) for name, control in self.controls.items()}
+        self.output.value, self.results, self.error = evaluate(self.compute, self.values(), ranges, self.note)
         return self
 
     def set(self, **values) -> Calculator:
@@ -155,3 +148,140 @@ def make_calculator(compute: Callable[..., Mapping[str, Any]], controls: Mapping
     convention ("bandwidth per direction; 1 GB = 10^9 B").
     """
     return Calculator(compute, controls, title=title, note=note)
+
+
+# --------------------------------------------------------------------------- the website's recompute
+#: Modules Pyodide's core provides besides the standard library: none that a calculator may use.
+_WEB_EXTRA: frozenset[str] = frozenset()
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Absolute names of the modules ``path`` (module ``module``) imports anywhere in its body."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            found.add(prefix)
+            found.update(f"{prefix}.{alias.name}" for alias in node.names)  # maybe submodules
+    return found
+
+
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of commlib module ``name`` (found on disk, nothing imported), or None."""
+    parts = name.split(".")
+    if parts[0] != "commlib":
+        return None
+    base = _ROOT.joinpath(*parts[1:])
+    for path in (base / "__init__.py", base.with_suffix(".py")):
+        if path.is_file():
+            return path
+    return None
+
+
+@functools.cache
+def pure_python_modules(module: str) -> frozenset[str] | None:
+    """The commlib modules ``module`` needs, if all it imports is the standard library and such modules.
+
+    None when anything outside the standard library (numpy, matplotlib,
+    ipywidgets, ...) is imported by it or by a commlib module it imports:
+    such a module cannot run in the website's Python (Pyodide's core).
+
+    >>> sorted(pure_python_modules("commlib.units"))
+    ['commlib', 'commlib.units']
+    >>> pure_python_modules("commlib.views.calculator") is None
+    True
+    """
+    needed: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        path = _module_file(name)
+        if path is None:
+            return None
+        needed.add(name)
+        parent = name.rpartition(".")[0]
+        while parent and parent not in needed:   # importing a.b.c runs a/__init__ and a/b/__init__
+            todo.append(parent)
+            parent = parent.rpartition(".")[0]
+        for imported in _imports(path, name):
+            top = imported.split(".")[0]
+            if top == "commlib":
+                if _module_file(imported) is not None:
+                    todo.append(imported)
+            elif top not in sys.stdlib_module_names and top not in _WEB_EXTRA and top != "__future__":
+                return None
+    return frozenset(needed)
+
+
+def _target(compute) -> tuple[str, dict] | None:
+    """``("module:qualname", bound keywords)`` of a module-level function or a partial of one, else None."""
+    keywords: dict = {}
+    if isinstance(compute, functools.partial):
+        if compute.args:
+            return None
+        keywords = dict(compute.keywords)
+        compute = compute.func
+    module, qualname = getattr(compute, "__module__", None), getattr(compute, "__qualname__", "")
+    if not module or not qualname or "<" in qualname or not inspect.isfunction(compute):
+        return None
+    try:
+        if json.loads(json.dumps(keywords)) != keywords:
+            return None
+    except (TypeError, ValueError):
+        return None
+    return f"{module}:{qualname}", keywords
+
+
+_KINDS = [(widgets.Checkbox, "bool"), (widgets.IntSlider, "int"), (widgets.BoundedIntText, "int"),
+          (widgets.IntText, "int"), (widgets.FloatText, "float"), (widgets.BoundedFloatText, "float"),
+          (widgets.FloatSlider, "float"), (widgets.Text, "str"), (widgets.Dropdown, "choice")]
+
+
+def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", first: int = 0) -> dict:
+    """How the website recomputes this calculator in the page, or why it cannot.
+
+    ``live`` is true when ``compute`` is a module-level function (or a
+    ``functools.partial`` of one with JSON keywords) whose module imports
+    only the standard library and such commlib modules, and every control
+    is of a kind the page can read back: the page then runs that very
+    function under Pyodide. Otherwise ``why`` says what stops it, and the
+    website marks the controls as needing a live kernel.
+    """
+    spec: dict[str, Any] = {"live": False, "why": "", "note": note, "controls": [], "output": first + len(controls)}
+    for i, (name, control) in enumerate(controls.items()):
+        kind = next((k for cls, k in _KINDS if isinstance(control, cls)), None)
+        entry: dict[str, Any] = {"name": name, "kind": kind, "index": first + i,
+                                 "range": list(getattr(control, "_gotw_range", (None, None)))}
+        if entry["range"] == [None, None]:
+            entry["range"] = None
+        if kind == "choice":
+            options = [value for _label, value in control._options_full]
+            if any(not isinstance(v, (str, int, float, bool, type(None))) for v in options):
+                spec["why"] = spec["why"] or f"the options of {name} are not plain values"
+            entry["options"] = options
+        if kind is None:
+            spec["why"] = spec["why"] or f"control {name} is a {type(control).__name__}"
+        spec["controls"].append(entry)
+    target = _target(compute)
+    if target is None:
+        spec["why"] = spec["why"] or "its computation is not a module-level function"
+        return spec
+    spec["compute"], spec["keywords"] = target
+    if pure_python_modules(target[0].partition(":")[0]) is None:
+        spec["why"] = spec["why"] or "its computation needs numpy"
+    spec["live"] = not spec["why"]
+    return spec

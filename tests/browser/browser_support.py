@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
-from site_pages import toc_pages  # noqa: E402
+from site_pages import html_path, toc_pages  # noqa: E402, F401 (html_path: re-exported to the tests)
 
 SITE = Path(os.environ.get("GOTW_SITE", ROOT / "_build" / "html"))
 SHOTS = Path(os.environ.get("GOTW_SCREENSHOTS", ROOT / "_build" / "screenshots"))

@@ -1,0 +1,34 @@
+"""chapters/teachers.md is generated from the chapters (tools/teachers.py) and is up to date."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import teachers  # noqa: E402
+
+
+def test_teachers_page_is_generated_from_the_chapters():
+    expected = teachers.render(teachers.TEMPLATE.read_text(encoding="utf-8"))
+    assert teachers.TARGET.read_text(encoding="utf-8") == expected, "run: python tools/teachers.py"
+
+
+def test_every_exercise_is_listed_with_its_checks():
+    page = teachers.TARGET.read_text(encoding="utf-8")
+    for path in teachers.chapters():
+        for ex in teachers.exercises(path):
+            assert f"{{ref}}`{ex['label']}`" in page, f"{path.name}: {ex['label']} missing"
+            for qid in ex["checks"]:
+                assert f"`{qid}`" in page
+
+
+def test_placeholders_split_a_chapter_and_reject_unknown_labels(tmp_path):
+    import pytest
+
+    template = "{{exercises 02_ring_allreduce ch02-ex-bytes}} | {{exercises 02_ring_allreduce rest}}"
+    first, rest = teachers.render(template).split(" | ")
+    assert first.count("{ref}") == 1 and "ch02-ex-bytes" in first and "ch02-ex-bytes" not in rest
+    with pytest.raises(ValueError, match="does not have"):
+        teachers.render("{{exercises 02_ring_allreduce no-such-exercise}}")

@@ -1,0 +1,181 @@
+/*
+ * Live calculators on the website: the page recomputes a calculator by running
+ * the book's own Python function in Pyodide (Python compiled to WebAssembly,
+ * vendored under lib/pyodide), never a copy of it in JavaScript.
+ *
+ * Loaded after the widget manager (see nb_ipywidgets_js in _config.yml). Each
+ * calculator embeds a `_gotw_spec` (written by commlib.views.calculator.web_spec):
+ * the "module:function" that computes it, its controls (name, kind, position,
+ * range, dropdown values) and whether that function runs without numpy.
+ *
+ * - live: on the first change of any control, Pyodide loads (a visible
+ *   "loading" line), the commlib modules the site ships (gotw-commlib.js, built
+ *   with the book) are written into its file system, and from then on every
+ *   change calls commlib.views.results.run_spec, whose HTML replaces the results:
+ *   the same text, and the same error message, as in a kernel.
+ * - not live (simulations that need numpy, or a computation that is not a
+ *   module-level function): the controls are disabled and a line says the
+ *   calculator needs a live kernel, and why; the results shown are those stored.
+ *
+ * A page opened from disk (file://) cannot fetch files, so there Pyodide's data
+ * files come from pyodide-files.js (base64, loaded with a <script> tag).
+ */
+(function () {
+  "use strict";
+  var here = document.currentScript.src.replace(/[?#].*$/, "");
+  var lib = here.substring(0, here.lastIndexOf("/"));
+  var pyodideDir = lib + "/pyodide/";
+  var python = null;  // a promise of the ready Pyodide
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      var s = document.createElement("script");
+      s.src = src;
+      s.onload = function () { resolve(); };
+      s.onerror = function () { reject(new Error("could not load " + src)); };
+      document.head.appendChild(s);
+    });
+  }
+
+  function serveFromScript() {
+    // file://: answer Pyodide's fetches of its own data files from pyodide-files.js.
+    var files = window.gotwPyodideFiles || {};
+    var original = window.fetch;
+    window.fetch = function (input, init) {
+      var url = String(input && input.url ? input.url : input);
+      var name = url.replace(/[?#].*$/, "").split("/").pop();
+      if (url.indexOf(pyodideDir) === 0 && Object.prototype.hasOwnProperty.call(files, name)) {
+        var raw = atob(files[name]);
+        var bytes = new Uint8Array(raw.length);
+        for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
+        var type = /\.wasm$/.test(name) ? "application/wasm" : (/\.json$/.test(name) ? "application/json" : "application/zip");
+        return Promise.resolve(new Response(bytes, { status: 200, headers: { "Content-Type": type } }));
+      }
+      return original.apply(this, arguments);
+    };
+  }
+
+  function startPython() {
+    if (python) { return python; }
+    var fromDisk = location.protocol === "file:";
+    // Pyodide's loader must not see RequireJS's define() (it is not an AMD module).
+    var define = window.define, amd = define && define.amd;
+    if (amd) { define.amd = undefined; }
+    var scripts = [pyodideDir + "pyodide.js", pyodideDir + "pyodide-asm.js", lib + "/gotw-commlib.js"];
+    if (fromDisk) { scripts.push(pyodideDir + "pyodide-files.js"); }
+    python = scripts.reduce(function (p, src) { return p.then(function () { return loadScript(src); }); },
+                            Promise.resolve())
+      .then(function () {
+        if (amd) { define.amd = amd; }
+        if (fromDisk) { serveFromScript(); }
+        return window.loadPyodide({
+          indexURL: pyodideDir,
+          createPyodideModule: window.gotwCreatePyodideModule,
+          stdout: function () {}, stderr: function (s) { console.warn(s); }
+        });
+      })
+      .then(function (py) {
+        var sources = window.gotwCommlib || {};
+        var root = "/home/pyodide/gotw/";
+        Object.keys(sources).forEach(function (path) {
+          var dir = (root + path).replace(/\/[^/]*$/, "");
+          py.FS.mkdirTree(dir);
+          py.FS.writeFile(root + path, sources[path]);
+        });
+        py.runPython("import sys\nsys.path.insert(0, '" + root + "')\nfrom commlib.views.results import run_spec");
+        return py;
+      });
+    python.catch(function (err) { if (amd) { define.amd = amd; } console.warn("Python did not start:", err); });
+    return python;
+  }
+  window.gotwStartPython = startPython;
+
+  function banner(text, cls) {
+    return "<div class='" + cls + "' role='status' style='font-size:85%;font-style:italic;margin:0.3em 0'>" +
+      text + "</div>";
+  }
+
+  function rawValue(model, control) {
+    return control.kind === "choice" ? model.get("index") : model.get("value");
+  }
+
+  function attachLive(spec, children, output) {
+    var stored = output.get("value");
+    var pending = 0;
+    var shown = stored;
+    function recompute() {
+      var ticket = ++pending;
+      var values = {};
+      spec.controls.forEach(function (c) { values[c.name] = rawValue(children[c.index], c); });
+      var started = performance.now();
+      var loading = !window.gotwPythonReady;
+      if (loading) {
+        output.set("value", banner("Loading Python in this page (first time only)…", "gotw-loading") + shown);
+      }
+      startPython().then(function (py) {
+        window.gotwPythonReady = true;
+        if (ticket !== pending) { return; }
+        var run = py.globals.get("run_spec");
+        var html = run(JSON.stringify(spec), JSON.stringify(values));
+        run.destroy();
+        shown = html;
+        output.set("value", html);
+        window.gotwLastRecompute = { ms: performance.now() - started, loading: loading };
+      }, function () {
+        output.set("value", banner("This calculator could not start Python in this page; " +
+          "the results below are the stored ones.", "gotw-kernel-only") + stored);
+      });
+    }
+    spec.controls.forEach(function (c) {
+      children[c.index].on(c.kind === "choice" ? "change:index" : "change:value", recompute);
+    });
+  }
+
+  function attachKernelOnly(spec, children, output) {
+    spec.controls.forEach(function (c) { children[c.index].set("disabled", true); });
+    output.set("value", banner("This calculator needs a live Python kernel (" + spec.why + "): open the " +
+      "notebook in JupyterLab, Binder or Colab to change it. On this page its controls are fixed and the " +
+      "results are those of the values shown.", "gotw-kernel-only") + output.get("value"));
+  }
+
+  window.gotwCalculators = [];
+  function attach(models) {
+    window.gotwStates = (window.gotwStates || 0) + 1;
+    (models || []).forEach(function (model) {
+      var raw = model.get && model.get("_gotw_spec");
+      if (!raw) { return; }
+      var spec = JSON.parse(raw);
+      var children = model.get("children") || [];
+      var output = children[spec.output];
+      if (!output) { return; }
+      if (spec.live) { attachLive(spec, children, output); } else { attachKernelOnly(spec, children, output); }
+      window.gotwCalculators.push({ spec: spec, model: model });
+    });
+  }
+
+  function patch(hm) {
+    var proto = hm && hm.HTMLManager && hm.HTMLManager.prototype;
+    if (!proto || proto.gotwPatched) { return; }
+    proto.gotwPatched = true;
+    var setState = proto.set_state;
+    proto.set_state = function () {
+      return setState.apply(this, arguments).then(function (models) {
+        attach(models);
+        return models;
+      });
+    };
+  }
+
+  // Patch the manager as soon as RequireJS defines it, before it renders anything (requiring it
+  // here would run its module early, which changes where it looks for its icon fonts).
+  var defined = window.requirejs.s.contexts._.defined;
+  if (defined["@jupyter-widgets/html-manager"]) {
+    patch(defined["@jupyter-widgets/html-manager"]);
+  } else {
+    var previous = window.requirejs.onResourceLoad;
+    window.requirejs.onResourceLoad = function (context, map, deps) {
+      if (previous) { previous.apply(this, arguments); }
+      if (map && map.name === "@jupyter-widgets/html-manager") { patch(context.defined[map.name]); }
+    };
+  }
+})();

@@ -1,0 +1,121 @@
+"""Generate chapters/teachers.md from the chapters' exercises.
+
+Usage: python tools/teachers.py [--check]
+
+The teachers' page is tools/teachers_template.md with its placeholders filled
+in from the notebooks, so it lists every exercise with its self-check and
+never falls behind the chapters:
+
+- ``{{exercises NN_slug}}`` -- every exercise of that chapter, as
+  ``{ref}`label` (`chNN.check`)``, in order; ``{{exercises NN_slug label1 label2}}``
+  those only, and ``{{exercises NN_slug rest}}`` the ones no earlier
+  placeholder listed (to split a chapter over two sessions);
+- ``{{every exercise}}`` -- a section per chapter of the table of contents,
+  with each exercise's label, self-check(s) and the first sentence of its
+  question.
+
+``--check`` writes nothing and exits 1 if chapters/teachers.md is not what
+the template and the chapters give (the build runs the generator; the test
+suite runs the check).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = Path(__file__).with_name("teachers_template.md")
+TARGET = ROOT / "chapters" / "teachers.md"
+EXERCISE = re.compile(r"(?=(?:`{3,}|:{3,})\{exercise\})")
+CHECK = re.compile(r"""check\(\s*['"](ch\d\d\.\w+)""")
+PLACEHOLDER = re.compile(r"\{\{exercises ([0-9A-Za-z_]+)((?: [\w-]+)*)\}\}")
+#: Roles whose value only a kernel knows: shown as an ellipsis in the question's summary.
+COMPUTED = re.compile(r"\{(?:eval|glue(?::\w+)?)\}`[^`]*`")
+
+
+def exercises(path: Path) -> list[dict]:
+    """Each exercise of a notebook, in order: label, self-check ids, first sentence of the question."""
+    cells = nbformat.read(path, as_version=4).cells
+    text = "\n".join(c.source for c in cells)
+    found = []
+    for part in EXERCISE.split(text)[1:]:
+        label = re.search(r":label:\s*(\S+)", part)
+        end = re.search(r"\{solution-start\}|\n(?:`{3,}|:{3,})\{exercise\}", part[3:])
+        body = part if end is None else part[: end.start() + 3]
+        # the question: the lines after the directive's options, up to its closing fence
+        lines = [line for line in body.splitlines()[1:] if line.strip() and not line.startswith(":")
+                 and not line.startswith("```")]
+        question = COMPUTED.sub("…", " ".join(lines[:3]))
+        sentence = re.split(r"(?<=[.?!])\s", question, maxsplit=1)[0] if question else ""
+        found.append({"label": label.group(1) if label else "", "checks": list(dict.fromkeys(CHECK.findall(part))),
+                      "question": sentence})
+    return found
+
+
+def chapters(root: Path = ROOT) -> list[Path]:
+    """The chapter notebooks, in the order of the table of contents."""
+    sys.path.insert(0, str(root / "tools"))
+    from site_pages import toc_pages
+
+    return [root / f"{p}.ipynb" for p in toc_pages(root / "_toc.yml") if (root / f"{p}.ipynb").is_file()]
+
+
+def _ref(ex: dict) -> str:
+    checks = ", ".join(f"`{c}`" for c in ex["checks"])
+    return f"{{ref}}`{ex['label']}`" + (f" ({checks})" if checks else "")
+
+
+def render(template: str, root: Path = ROOT) -> str:
+    """The teachers' page from the template and the chapters."""
+    by_chapter = {p.stem: exercises(p) for p in chapters(root)}
+    for stem, found in by_chapter.items():
+        for ex in found:
+            if not ex["label"]:
+                raise ValueError(f"{stem}: an exercise has no :label:")
+
+    listed: set[str] = set()
+
+    def fill(m: re.Match) -> str:
+        stem, picks = m.group(1), m.group(2).split()
+        if stem not in by_chapter:
+            raise ValueError(f"teachers template names {stem}, which is not a chapter of _toc.yml")
+        found = by_chapter[stem]
+        if picks and picks != ["rest"]:
+            labels = {ex["label"] for ex in found}
+            for label in picks:
+                if label not in labels:
+                    raise ValueError(f"teachers template names exercise {label}, which {stem} does not have")
+            found = [ex for ex in found if ex["label"] in picks]
+        elif picks == ["rest"]:
+            found = [ex for ex in found if ex["label"] not in listed]
+        listed.update(ex["label"] for ex in found)
+        return ", ".join(_ref(ex) for ex in found)
+
+    out = PLACEHOLDER.sub(fill, template)
+    sections = []
+    for stem, found in by_chapter.items():
+        if not found:
+            continue
+        rows = "\n".join(f"| {_ref(ex)} | {ex['question'].replace('|', '/')} |" for ex in found)
+        sections.append(f"### {{doc}}`{stem}`\n\n| Exercise (self-check) | Question |\n| --- | --- |\n{rows}\n")
+    return out.replace("{{every exercise}}", "\n".join(sections).rstrip("\n"))
+
+
+def main(argv: list[str]) -> int:
+    text = render(TEMPLATE.read_text(encoding="utf-8"))
+    if "--check" in argv:
+        if TARGET.read_text(encoding="utf-8") != text:
+            print(f"{TARGET} is out of date: run python tools/teachers.py")
+            return 1
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
