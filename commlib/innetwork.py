@@ -118,16 +118,38 @@ def busbw_ideal(n: int, bandwidth: float) -> dict[str, float]:
 #: (the effective NVLink bandwidth after protocol overhead; the line rate is 450 GB/s),
 #: NVLS about 480 GB/s busbw, 275 GB/s algbw. Bytes/s.
 MEASURED_H100 = {"n": 8, "line_rate": 450e9, "ring_busbw": 370e9, "nvls_busbw": 480e9, "nvls_algbw": 275e9}
-__all__ += ["MEASURED_H100", "measured_gain"]
+__all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw"]
+
+
+def nvls_algbw(n: int, bandwidth: float) -> float:
+    r"""Algorithm bandwidth of NVLink SHARP inside one node, as NCCL's maintainer states it: :math:`B\,n/(n+1)`.
+
+    A perfect reducing switch would give algbw = B; NCCL's NVLS moves
+    :math:`(n+1)/n` of M over each GPU's links (nccl-tests issue 238 and pull
+    request 239, September 2024), so algbw = B n / (n + 1) with B the bandwidth
+    the links sustain.
+
+    >>> round(nvls_algbw(8, 370e9) / 1e9, 1)
+    328.9
+    """
+    n = check_count("n", n, minimum=2)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    return bandwidth * n / (n + 1)
 
 
 def measured_gain(measured: dict = MEASURED_H100) -> dict[str, float]:
-    """Measured against ideal speed-up of in-switch over ring all-reduce, from algbw.
+    """Speed-up of in-switch over ring all-reduce from algbw: measured, NVLS's own model, a perfect switch.
+
+    The ring's busbw is the bandwidth its links sustain, so it is also the B
+    of :func:`nvls_algbw` and of the perfect switch (algbw = B).
 
     >>> g = measured_gain()
-    >>> round(g["measured"], 2), round(g["ideal"], 2)
-    (1.3, 1.75)
+    >>> round(g["measured"], 2), round(g["nvls_model"], 2), round(g["ideal"], 2)
+    (1.3, 1.56, 1.75)
     """
-    factor = cost.bus_factor("all_reduce", measured["n"])
+    n = measured["n"]
+    factor = cost.bus_factor("all_reduce", n)
     ring_algbw = measured["ring_busbw"] / factor
-    return {"ring_algbw": ring_algbw, "measured": measured["nvls_algbw"] / ring_algbw, "ideal": factor}
+    nvls = nvls_algbw(n, measured["ring_busbw"])
+    return {"ring_algbw": ring_algbw, "measured": measured["nvls_algbw"] / ring_algbw,
+            "nvls_model_algbw": nvls, "nvls_model": nvls / ring_algbw, "ideal": factor}
