@@ -485,3 +485,100 @@ def byteps_time(nbytes: float, n: int, k: int, bandwidth: float) -> float:
     if k >= n:
         return nbytes / bandwidth
     return 2 * n * (n - 1) * nbytes / ((n * n + k * n - 2 * k) * bandwidth)
+
+
+# ---------------------------------------------------------------------------
+# Today's collectives (chapter 7): sharded data parallelism, mixture of experts,
+# reduction inside the network, low-rank compression. Appended block; numpy-free.
+# ---------------------------------------------------------------------------
+__all__ += ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
+            "powersgd_numbers"]
+
+#: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
+ZERO_STAGES = (0, 1, 2, 3)
+
+
+def _element_bytes(dtype: str) -> int:
+    from .hardware import dtype_bytes  # numpy-free; imported here to keep cost's imports minimal
+
+    return dtype_bytes(dtype)
+
+
+def zero_bytes_per_rank(params: int, n: int, stage: int, dtype: str = "bf16") -> float:
+    r"""Bytes each rank sends per training step under ZeRO ``stage`` (0 = plain data parallelism).
+
+    Rajbhandari et al. (2020, sec. 7): plain data parallelism all-reduces the
+    gradient (a ring: reduce-scatter then all-gather, :math:`2\frac{n-1}{n}\Psi`
+    elements sent); stages 1 and 2 reduce-scatter the gradient and all-gather
+    the updated parameters, the same :math:`2\frac{n-1}{n}\Psi`; stage 3 also
+    all-gathers the parameters a second time (forward and backward each need
+    them, and each rank keeps only its shard), :math:`3\frac{n-1}{n}\Psi`,
+    1.5 times as much. Times ``s`` bytes per element of ``dtype``.
+
+    >>> zero_bytes_per_rank(10**9, 64, 3) / zero_bytes_per_rank(10**9, 64, 0)
+    1.5
+    >>> zero_bytes_per_rank(1000, 4, 2, dtype="fp32")
+    6000.0
+    """
+    params = check_count("params", params, minimum=1)
+    n = check_count("n", n, minimum=1)
+    if stage not in ZERO_STAGES or isinstance(stage, bool):
+        raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
+    passes = 3 if stage == 3 else 2
+    return passes * (n - 1) / n * params * _element_bytes(dtype)
+
+
+def moe_all_to_all_bytes(tokens: int, hidden: int, top_k: int, experts: int, dtype: str = "bf16") -> float:
+    r"""Bytes each rank sends in one all-to-all of a mixture-of-experts layer (dispatch or combine).
+
+    Each of the rank's ``tokens`` (x) goes to its ``top_k`` experts as a
+    vector of ``hidden`` elements of ``s`` bytes. With the E experts spread
+    evenly, one a rank, and routing uniform, a copy stays on its own rank with
+    probability 1/E: the rank sends :math:`x\,k\,h\,s\,\frac{E-1}{E}` bytes
+    (Lepikhin et al. 2021; the combine all-to-all sends the same back).
+
+    >>> moe_all_to_all_bytes(4096, 4096, 2, 8)        # bf16
+    58720256.0
+    """
+    tokens = check_count("tokens", tokens, minimum=0)
+    hidden = check_count("hidden", hidden, minimum=1)
+    experts = check_count("experts", experts, minimum=1)
+    top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
+    return tokens * top_k * hidden * _element_bytes(dtype) * (experts - 1) / experts
+
+
+def in_network_allreduce_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:
+    r"""All-reduce time when a switch reduces (InfiniBand SHARP, NVLink SHARP): :math:`2\alpha + M/B`.
+
+    Each rank sends its M bytes up to the switch once; the switch adds the n
+    contributions as they stream through and sends the sum down, M bytes to
+    each rank. Up and down run at once on full-duplex links, pipelined, so
+    the bandwidth term is M/B against the ring's :math:`2\frac{n-1}{n}M/B`;
+    the latency is two hops (Graham et al. 2016). ``n = 1`` costs nothing.
+
+    >>> in_network_allreduce_time(1e9, 8, 100e9)
+    0.01
+    """
+    nbytes = check_nonnegative("nbytes", nbytes)
+    n = check_count("n", n, minimum=1)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    latency = check_nonnegative("latency", latency)
+    if n == 1:
+        return 0.0
+    return 2 * latency + nbytes / bandwidth
+
+
+def powersgd_numbers(m: int, n: int, rank: int) -> int:
+    r"""Numbers PowerSGD communicates for one m x n gradient matrix: :math:`(m + n)\,r`.
+
+    Vogels et al. (2019): the factors :math:`P = MQ` (m x r) and
+    :math:`Q = M^\top P` (n x r) are all-reduced instead of the m n entries.
+    (Here ``n`` is the matrix's second dimension, as in the paper.)
+
+    >>> powersgd_numbers(1024, 1024, 4), 1024 * 1024
+    (8192, 1048576)
+    """
+    m = check_count("m", m, minimum=1)
+    n = check_count("n", n, minimum=1)
+    rank = check_count("rank", rank, minimum=1, maximum=min(m, n))
+    return (m + n) * rank

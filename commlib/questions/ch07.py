@@ -1,0 +1,57 @@
+"""Self-checks for chapter 7 (today's collectives). Answers are computed, never typed in."""
+
+from .. import cost, innetwork, localsgd, tuning, zero
+from ..check import Question, register
+from ..units import parse_size
+
+
+def _ratio(target: float, tol: float = 0.02):
+    return lambda given, right: abs(given / right - target) < tol
+
+
+register(Question(
+    "ch07.zero3_gb", lambda: cost.zero_bytes_per_rank(7_500_000_000, 64, 3, "bf16") / 1e9, unit="GB",
+    hints=((_ratio(2 / 3), "That is stages 0-2. Stage 3 gathers the parameters twice (forward and backward) "
+                           "and reduce-scatters the gradient: three passes."),
+           (_ratio(2.0), "bf16 is 2 bytes an element, not 4.")),
+    hint="3 (n-1)/n x Psi x s bytes, with s = 2 for bf16.",
+))
+
+register(Question(
+    "ch07.zero2_mem_gb", lambda: zero.memory_per_rank(7_500_000_000, 64, 2) / 1e9, unit="GB",
+    hint="Stage 2 keeps the 2-byte weights whole and divides gradients (2 B) and optimizer state (12 B) by n.",
+))
+
+register(Question(
+    "ch07.moe_mb", lambda: cost.moe_all_to_all_bytes(4096, 4096, 2, 8, "bf16") / 1e6, unit="MB",
+    hints=((_ratio(8 / 7), "Copies routed to the rank's own expert never leave it: multiply by (E-1)/E."),),
+    hint="tokens x top-k x hidden x 2 B x (E-1)/E, per all-to-all.",
+))
+
+register(Question(
+    "ch07.powersgd_ratio", lambda: 4096 * 4096 / cost.powersgd_numbers(4096, 4096, 4), unit="x",
+    hint="m n numbers against (m + n) r.",
+))
+
+register(Question(
+    "ch07.switch_us", lambda: 1e6 * cost.in_network_allreduce_time(parse_size("256 MiB"), 8, 370e9), unit="µs",
+    hints=((_ratio(2 * 7 / 8), "That is the ring's time; with the switch reducing, each rank sends M once."),),
+    hint="T = M / B with M = 256 MiB = 256 x 2^20 B and B = 370 GB/s.",
+))
+
+register(Question(
+    "ch07.switch_busbw", lambda: innetwork.busbw_ideal(8, 370e9)["switch_busbw"] / 1e9, unit="GB/s",
+    hints=((_ratio(8 / 14), "That is algbw; nccl-tests multiplies it by 2(n-1)/n."),),
+    hint="algbw = B when the switch reduces; busbw = algbw x 2(n-1)/n.",
+))
+
+register(Question(
+    "ch07.pat_winner", lambda: tuning.choose("all_gather", 64 * 2**10, "one_gpu_per_node").algorithm,
+    hint="Use tuning.choose (or the calculator) for an all-gather of 64 KiB, one GPU a node.",
+))
+
+register(Question(
+    "ch07.local_ratio",
+    lambda: localsgd.run(1, 0.5, 1).bytes_per_sample / localsgd.run(16, 0.5, 1).bytes_per_sample, unit="x",
+    hint="One synchronisation every H steps instead of every step.",
+))

@@ -1,0 +1,141 @@
+"""Figures and the calculator of chapter 7 (today's collectives). Results come from the model layer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import cost, hardware, sharding_cost, tuning, zero
+from .calculator import Calculator, dropdown, integer, make_calculator, text
+from .plots import MARKERS, color, figure
+
+__all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure", "local_sgd_figure",
+           "chooser_calculator", "sharding_calculator"]
+
+
+def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
+    """Predicted time of every (algorithm, protocol) entry against M, one panel per machine; the winner in bold."""
+    sizes = 2.0 ** np.arange(6, 32)
+    fig, axes = figure(4.0 * len(machines), 3.6, ncols=len(machines), sharey=False)
+    for ax, key in zip(np.atleast_1d(axes), machines):
+        mach = tuning.machine(key)
+        pairs = sorted({(c.algorithm, c.protocol) for c in tuning.candidates(collective, 1.0, mach)})
+        for i, (a, p) in enumerate(pairs):
+            t = [tuning.predict(collective, a, p, s, mach).time for s in sizes]
+            ax.loglog(sizes, t, color=color(i), marker=MARKERS[i % len(MARKERS)], markevery=5, ms=4,
+                      lw=1, label=f"{a}/{p}")
+        best = [tuning.choose(collective, s, mach).time for s in sizes]
+        ax.loglog(sizes, best, color="black", lw=3, alpha=0.35, label="chosen")
+        ax.set_title(mach.name, fontsize=9)
+        ax.set_xlabel("message M (bytes)")
+        ax.legend(fontsize=7)
+    np.atleast_1d(axes)[0].set_ylabel("predicted time (s)")
+    fig.tight_layout()
+    return fig
+
+
+def link_loads_figure(loads: dict, nbytes: float):
+    """Bytes on one rank's link, up and down, in units of M: reducing switch against ring (from innetwork.link_loads)."""
+    fig, ax = figure(5.0, 3.2)
+    names = list(loads)
+    for j, direction in enumerate(("up", "down")):
+        vals = [loads[name][direction] / nbytes for name in names]
+        bars = ax.bar(np.arange(len(names)) + 0.38 * j, vals, 0.36, color=color(j), hatch=["", "//"][j],
+                      edgecolor="white", label=f"{direction} (rank to switch)" if j == 0 else "down (switch to rank)")
+        for b, v in zip(bars, vals):
+            ax.annotate(f"{v:.2f} M", (b.get_x() + b.get_width() / 2, v), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(np.arange(len(names)) + 0.19, [f"{name} all-reduce" for name in names])
+    ax.set_ylabel("bytes on one rank's link (units of M)")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_ylim(0, 2.2)
+    fig.tight_layout()
+    return fig
+
+
+def zero_figure(params: int, n: int, dtype: str = "bf16"):
+    """Memory per rank against bytes sent per step, one point per ZeRO stage."""
+    fig, ax = figure(5.5, 3.6)
+    for st in cost.ZERO_STAGES:
+        mem = zero.memory_per_rank(params, n, st) / 1e9
+        sent = cost.zero_bytes_per_rank(params, n, st, dtype) / 1e9
+        ax.scatter([sent], [mem], color=color(st), marker=MARKERS[st], s=60)
+        ax.annotate(f"stage {st}", (sent, mem), textcoords="offset points", xytext=(6, 4))
+    ax.set_yscale("log")
+    ax.set_xlim(0, 1.25 * cost.zero_bytes_per_rank(params, n, 3, dtype) / 1e9)
+    ax.set_xlabel("bytes each rank sends per step (GB)")
+    ax.set_ylabel("model state per rank (GB)")
+    fig.tight_layout()
+    return fig
+
+
+def loads_figure(loads_by_skew: dict):
+    """Token copies each expert's rank receives, one group of bars per skew."""
+    fig, ax = figure(6.0, 3.4)
+    skews = list(loads_by_skew)
+    experts = len(next(iter(loads_by_skew.values())))
+    width = 0.8 / len(skews)
+    for i, s in enumerate(skews):
+        ax.bar(np.arange(experts) + i * width, loads_by_skew[s], width, color=color(i), label=f"skew {s:g}",
+               hatch=["", "//", "..", "xx"][i % 4], edgecolor="white")
+    ax.set_xticks(np.arange(experts) + 0.4 - width / 2, [str(e) for e in range(experts)])
+    ax.set_xlabel("expert (= rank)")
+    ax.set_ylabel("token copies received")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def compression_figure(runs: dict):
+    """Loss against bytes one worker sent (from the first step on), one line per compressor; "none" is the control."""
+    fig, ax = figure(6.0, 3.6)
+    for i, (name, r) in enumerate(runs.items()):
+        ax.semilogx(r.total_bytes[1:], r.losses[1:], color=color(i), marker=MARKERS[i], ms=4,
+                    ls=["-", "--", "-.", ":"][i % 4], label=f"{name} (rate {r.lr:g})")
+    ax.set_xlabel("bytes one worker has sent")
+    ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def local_sgd_figure(runs: dict):
+    """Loss against wall-clock time (left) and against bytes sent (right), one line per H."""
+    fig, (a1, a2) = figure(10.0, 3.6, ncols=2)
+    for i, (label, r) in enumerate(runs.items()):
+        kw = dict(color=color(i), marker=MARKERS[i], ms=3, ls=["-", "--", "-.", ":", "-"][i % 5], label=label)
+        a1.plot(r.times, r.losses, **kw)
+        a2.semilogx(r.bytes_sent[1:], r.losses[1:], **kw)
+    a1.set_xlabel("wall-clock time (s)")
+    a2.set_xlabel("bytes one worker has sent")
+    a1.set_ylabel("training loss (nats)")
+    a1.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "all_reduce",
+                       size: str = "64 MiB") -> Calculator:
+    """Which (algorithm, protocol) the cost model picks. Compute: :func:`commlib.tuning.chooser_results`."""
+    controls = {
+        "machine_key": dropdown([(m.name, k) for k, m in tuning.MACHINES.items()], machine_key, "machine"),
+        "collective": dropdown(list(tuning.COLLECTIVES), collective, "collective"),
+        "size": text(size, "message M", "64 MiB"),
+    }
+    return make_calculator(tuning.chooser_results, controls, title="Which algorithm and protocol?",
+                           note="A cost model in NCCL's form with round constants, not NCCL's tables. "
+                                "Bandwidth per direction; 1 MiB = 2^20 B.")
+
+
+def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype: str = "bf16",
+                        link: str = "ib_ndr") -> Calculator:
+    """ZeRO stage against memory and traffic. Compute: :func:`commlib.sharding_cost.sharding_results`."""
+    networks = [(lk.name, key) for key, lk in hardware.LINKS.items() if lk.kind == "network"]
+    controls = {
+        "model": dropdown([(m.name, key) for key, m in hardware.MODELS.items()], model, "model"),
+        "n": integer(n, 1, 4096, "ranks n"),
+        "stage": integer(stage, 0, 3, "ZeRO stage"),
+        "dtype": dropdown(["bf16", "fp16", "fp32"], dtype, "dtype of what travels"),
+        "link": dropdown(networks, link, "network link"),
+    }
+    return make_calculator(sharding_cost.sharding_results, controls, title="ZeRO: memory against traffic",
+                           note="Mixed-precision Adam (2 + 2 + 12 B a parameter), activations not counted; "
+                                "ring collectives, bandwidth per direction; 1 GB = 10^9 B.")
