@@ -139,22 +139,8 @@ def collective_terms(op: str, nbytes: float, n: int, algorithm: str | None = Non
     broadcast, reduce and all-reduce; the full gathered array for gather,
     scatter, all-gather, reduce-scatter and all-to-all (each rank owns M/p).
 
-    ================  ===================  =============================================================
-    op                algorithm            time
-    ================  ===================  =============================================================
-    broadcast         tree (binomial)      ceil(lg p)(alpha + M beta)
-    broadcast         scatter_allgather    (lg p + p - 1) alpha + 2 (p-1)/p M beta   (van de Geijn)
-    reduce            tree (binomial)      ceil(lg p)(alpha + M beta + M gamma)
-    reduce            reduce_scatter_gath  2 lg p alpha + 2 (p-1)/p M beta + (p-1)/p M gamma (Rabenseifner)
-    gather, scatter   tree (binomial)      ceil(lg p) alpha + (p-1)/p M beta
-    reduce_scatter    ring                 (p-1) alpha + (p-1)/p M beta + (p-1)/p M gamma
-    reduce_scatter    recursive_halving    lg p alpha + (p-1)/p M beta + (p-1)/p M gamma
-    all_gather        ring                 (p-1) alpha + (p-1)/p M beta
-    all_gather        recursive_doubling   lg p alpha + (p-1)/p M beta
-    all_to_all        pairwise             (p-1) alpha + (p-1)/p M beta
-    all_to_all        bruck                ceil(lg p) alpha + ceil(lg p) M/2 beta
-    all_reduce        see allreduce_terms
-    ================  ===================  =============================================================
+    Each algorithm's time is stated once, in :mod:`commlib.algorithms.primitives` (all-reduce:
+    :func:`allreduce_terms`).
 
     The ``lg p`` forms assume p is a power of two; for other p the
     ceiling is used. The records are in :mod:`commlib.algorithms.primitives`.
