@@ -809,6 +809,19 @@ def _downpour_timing(jobs, shards, updates):
 # --------------------------------------------------------------------------- public entry point
 
 
+def _check_training(lr, lr_rule, lr_c, eta_max, batch_size, optimizer):
+    """Validate the training settings shared by :func:`simulate` and :func:`replay`; return them checked."""
+    lr = check_positive("lr", lr)
+    if lr_rule not in LR_RULES:
+        raise ValueError(f"lr_rule must be one of {', '.join(LR_RULES)}; got {lr_rule!r}")
+    lr_c = check_positive("lr_c", lr_c)
+    eta_max = lr if eta_max is None else check_positive("eta_max", eta_max)
+    batch_size = check_count("batch_size", batch_size, 1)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
+    return lr, lr_c, eta_max, batch_size
+
+
 def simulate(
     protocol: str,
     workers: int,
@@ -935,14 +948,7 @@ def simulate(
     seed = check_count("seed", seed, 0)
     if not callable(comm_time):
         comm_time = check_nonnegative("comm_time", comm_time)
-    lr = check_positive("lr", lr)
-    if lr_rule not in LR_RULES:
-        raise ValueError(f"lr_rule must be one of {', '.join(LR_RULES)}; got {lr_rule!r}")
-    lr_c = check_positive("lr_c", lr_c)
-    eta_max = lr if eta_max is None else check_positive("eta_max", eta_max)
-    batch_size = check_count("batch_size", batch_size, 1)
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
+    lr, lr_c, eta_max, batch_size = _check_training(lr, lr_rule, lr_c, eta_max, batch_size, optimizer)
     shards = check_count("shards", shards, 1)
     eval_every = check_count("eval_every", eval_every, 1)
     if not isinstance(record_jobs, (bool, np.bool_)):
@@ -1041,14 +1047,7 @@ def replay(timed: SimResult, problem, lr: float = 0.1, lr_rule: str = "constant"
     if not isinstance(timed, SimResult) or timed.gradients_per_update.size and \
             not np.all(timed.gradients_per_update == timed.k):
         raise ValueError("timed must be a SimResult from schedule() (K gradients per update)")
-    lr = check_positive("lr", lr)
-    if lr_rule not in LR_RULES:
-        raise ValueError(f"lr_rule must be one of {', '.join(LR_RULES)}; got {lr_rule!r}")
-    lr_c = check_positive("lr_c", lr_c)
-    eta_max = lr if eta_max is None else check_positive("eta_max", eta_max)
-    batch_size = check_count("batch_size", batch_size, 1)
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {optimizer!r}")
+    lr, lr_c, eta_max, batch_size = _check_training(lr, lr_rule, lr_c, eta_max, batch_size, optimizer)
     eval_every = check_count("eval_every", eval_every, 1)
     seed = check_count("seed", seed, 0)
     errors, losses, index, diverged, w = _replay(problem, timed.times, timed.staleness, timed.k,
