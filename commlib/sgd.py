@@ -122,7 +122,11 @@ OPTIMIZERS = ("sgd", "adagrad")
 #: What became of a learner's job (see :class:`Job`).
 JOB_STATUSES = ("applied", "cancelled", "unfinished")
 
-_BLOCK = 4096  # draws per refill of a learner's stream (fixed so streams do not depend on run length)
+# Draws per refill of a learner's stream: the first refill is small and each next one twice as large, up to
+# _BLOCK. Every law draws its values one after another from the learner's own generator, so how the stream is
+# cut into refills never changes its values; short runs just stop drawing numbers they would never use.
+_FIRST_BLOCK = 64
+_BLOCK = 4096
 _ADAGRAD_EPS = 1e-8
 
 
@@ -354,6 +358,7 @@ class _Streams:
         self.transfers = 1 + pushes  # one pull, then the pushes folded into the job
         self.blocks: list[list[float]] = [[] for _ in range(workers)]
         self.pos = [0] * workers
+        self.sizes = [_FIRST_BLOCK] * workers
 
     def comm_draw(self, rng: np.random.Generator, w: int) -> float:
         """One transfer's time (s) from the callable, validated."""
@@ -367,11 +372,13 @@ class _Streams:
         return value
 
     def block(self, w: int) -> np.ndarray:
-        """The next ``_BLOCK`` job durations of learner ``w`` (compute + transfers)."""
-        x = _draw(self.base, self.params, self.compute_rngs[w], _BLOCK) * self.factor[w]
+        """The next job durations of learner ``w`` (compute + transfers), a refill of the stream."""
+        n = self.sizes[w]
+        self.sizes[w] = min(2 * n, _BLOCK)
+        x = _draw(self.base, self.params, self.compute_rngs[w], n) * self.factor[w]
         if callable(self.comm):
-            rng = self.comm_rngs[w]
-            x = x + np.array([sum(self.comm_draw(rng, w) for _ in range(self.transfers)) for _ in range(_BLOCK)])
+            rng, draw, transfers = self.comm_rngs[w], self.comm_draw, range(self.transfers)
+            x = x + np.array([sum(draw(rng, w) for _ in transfers) for _ in range(n)])
         elif self.comm:
             x = x + self.transfers * self.comm
         return x
@@ -698,13 +705,16 @@ def _replay(problem, times, stale, K, rng, lr, lr_rule, lr_c, eta_max, batch_siz
     w = problem.init()
     keep = int(stale.max()) + 1 if stale.size else 1
     hist = {0: w}
+    # problem.gradient(w, problem.sample_batch(rng, batch_size)) without re-checking what was made here
+    gradient, draw, n_train = problem._gradient, rng.integers, problem.n_train
+    shape = (problem.dim // problem.classes, problem.classes)
     errors, losses, index = [], [], []
     diverged = False
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for j in range(U):
             s = stale[j * K:(j + 1) * K]
             reads = [hist[j - int(x)] for x in s]
-            grads = [problem.gradient(r, problem.sample_batch(rng, batch_size)) for r in reads]
+            grads = [gradient(r.reshape(shape), draw(0, n_train, size=batch_size)) for r in reads]
             scales = _step_scales(lr_rule, lr, lr_c, eta_max, s, w, reads)
             g = sum(c * gi for c, gi in zip(scales, grads)) / K
             w = opt.step(w, g)
