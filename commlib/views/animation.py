@@ -193,12 +193,19 @@ class _PngFrames(AbstractMovieWriter):
 
     def setup(self, fig, outfile, dpi=None) -> None:
         self.fig = fig
+        # Animation.save asks the canvas to redraw after drawing each frame, and grab_frame's savefig
+        # draws the figure again: the first of those two renders is never seen, so it is skipped.
+        fig.canvas.draw_idle = _no_redraw
 
     def grab_frame(self, **savefig_kwargs) -> None:
         self.frames.append(render_png(self.fig, dpi=self._png_dpi))
 
     def finish(self) -> None:
-        pass
+        vars(self.fig.canvas).pop("draw_idle", None)   # the canvas's own method again
+
+
+def _no_redraw(*args, **kwargs) -> None:
+    """Stands in for ``canvas.draw_idle`` while :class:`_PngFrames` records (each frame is drawn by savefig)."""
 
 
 def to_html(anim, labels: Sequence[str] | None = None, alt: str = "", interval: int | None = None,
