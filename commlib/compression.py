@@ -103,7 +103,7 @@ def train_compressed(method: str, lr: float, steps: int = 300, workers: int = 4,
     q = rng.normal(size=(shape[1], rank))
     rec_s, rec_l = [0], [p.loss(w)]
     for t in range(steps):
-        grads = [p.gradient(w, p.sample_batch(rng, batch)) + errors[i] for i in range(workers)]
+        grads = [p.stochastic_gradient(w, rng, batch) + errors[i] for i in range(workers)]
         if method == "none":
             sent = grads
         elif method == "powersgd":

@@ -79,7 +79,7 @@ def run(h: int, lr: float, rounds: int, workers: int = 4, batch: int = 16, outer
             for _i in range(workers):
                 wi = w.copy()
                 for _j in range(h):
-                    wi -= lr * p.gradient(wi, p.sample_batch(rng, batch))
+                    wi -= lr * p.stochastic_gradient(wi, rng, batch)
                 copies.append(wi)
             step_times = compute * (1 + rng.exponential(jitter, size=(workers, h))) if jitter else \
                 np.full((workers, h), compute)

@@ -705,16 +705,14 @@ def _replay(problem, times, stale, K, rng, lr, lr_rule, lr_c, eta_max, batch_siz
     w = problem.init()
     keep = int(stale.max()) + 1 if stale.size else 1
     hist = {0: w}
-    # problem.gradient(w, problem.sample_batch(rng, batch_size)) without re-checking what was made here
-    gradient, draw, n_train = problem._gradient, rng.integers, problem.n_train
-    shape = (problem.dim // problem.classes, problem.classes)
+    gradient = problem.stochastic_gradient
     errors, losses, index = [], [], []
     diverged = False
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for j in range(U):
             s = stale[j * K:(j + 1) * K]
             reads = [hist[j - int(x)] for x in s]
-            grads = [gradient(r.reshape(shape), draw(0, n_train, size=batch_size)) for r in reads]
+            grads = [gradient(r, rng, batch_size) for r in reads]
             scales = _step_scales(lr_rule, lr, lr_c, eta_max, s, w, reads)
             g = sum(c * gi for c, gi in zip(scales, grads)) / K
             w = opt.step(w, g)
@@ -765,7 +763,7 @@ def _replay_downpour(problem, jobs, shards, updates, rng, lr, lr_rule, lr_c, eta
                 read_ver[g] = list(shard_ver)
                 continue
             if g not in grad:
-                grad[g] = problem.gradient(reads[g], problem.sample_batch(rng, batch_size))
+                grad[g] = problem.stochastic_gradient(reads[g], rng, batch_size)
             st = shard_ver[s] - read_ver[g][s]
             worst[g] = max(worst[g], st)
             scale = _step_scales(lr_rule, lr, lr_c, eta_max, [st], w, [reads[g]])[0]

@@ -116,8 +116,18 @@ class Problem:
             raise ValueError(f"batch_indices must lie in [0, {self.n_train - 1}]")
         return self._gradient(W, idx)
 
+    def stochastic_gradient(self, w: np.ndarray, rng: np.random.Generator, size: int) -> np.ndarray:
+        """The gradient on a fresh mini-batch: ``gradient(w, sample_batch(rng, size))`` in one call.
+
+        The batch is drawn here, so its indices need no check: this is the
+        form every training loop in the book uses, thousands of times a run.
+        """
+        if not (isinstance(size, (int, np.integer)) and size >= 1):
+            size = check_count("size", size, 1)
+        return self._gradient(self._w(w), rng.integers(0, self.n_train, size=size))
+
     def _gradient(self, W: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """:meth:`gradient` without its checks, for simulators that made ``W`` and ``idx`` themselves."""
+        """:meth:`gradient` without its checks (``W`` shaped, ``idx`` valid indices)."""
         x = self.x_train[idx]
         p = _softmax(x @ W)
         p[np.arange(idx.size), self.y_train[idx]] -= 1.0
@@ -244,7 +254,7 @@ def train(
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(steps):
             rate = target if warmup_steps == 0 else lr + (target - lr) * min(1.0, t / warmup_steps)
-            w = w - rate * problem.gradient(w, problem.sample_batch(rng, batch_size))
+            w = w - rate * problem.stochastic_gradient(w, rng, batch_size)
             if (t + 1) % eval_every == 0 or t + 1 == steps:
                 loss = problem.loss(w) if np.all(np.isfinite(w)) else float("inf")
                 rec_steps.append(t + 1)

@@ -131,3 +131,16 @@ def test_gradient_rejects_bad_shapes_and_indices(problem):
         problem.gradient(np.zeros(3), np.array([0]))
     with pytest.raises(ValueError, match="batch_indices"):
         problem.gradient(problem.init(), np.array([problem.n_train]))
+
+
+def test_stochastic_gradient_is_gradient_on_a_freshly_drawn_batch():
+    p = make_problem(seed=0)
+    w = np.random.default_rng(5).normal(size=p.dim)
+    fast = [p.stochastic_gradient(w, np.random.default_rng(s), 8) for s in range(3)]
+    slow = [p.gradient(w, p.sample_batch(np.random.default_rng(s), 8)) for s in range(3)]
+    assert all(np.array_equal(a, b) for a, b in zip(fast, slow))
+    assert not np.array_equal(fast[0], fast[1])            # a different seed, a different batch
+    with pytest.raises(ValueError, match="size"):
+        p.stochastic_gradient(w, np.random.default_rng(0), 0)
+    with pytest.raises(ValueError, match="w must be a vector"):
+        p.stochastic_gradient(w[:-1], np.random.default_rng(0), 8)
