@@ -203,6 +203,10 @@ def test_trace_formula_runs_agree_with_the_formula():
         assert row.trace_seconds == pytest.approx(row.formula_seconds)
     with pytest.raises(ValueError, match="bandwidth"):
         ce.trace_formula_runs((2,), bandwidth=0.0)
+    with pytest.raises(ValueError, match="elements_per_rank must be"):
+        ce.trace_formula_runs((2,), elements_per_rank=0)
+    with pytest.raises(ValueError, match="n must be"):
+        ce.trace_formula_runs((1,))
 
 
 def test_partner_runs_distances_and_shares():

@@ -345,6 +345,7 @@ def trace_formula_runs(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: int
     >>> r.trace_steps, r.formula_steps, r.trace_bytes_per_rank
     (6, 6, 144)
     """
+    elements_per_rank = check_count("elements_per_rank", elements_per_rank, minimum=1)
     rows = []
     for n in ns:
         (row,) = compare.trace_vs_formula([n], elements=elements_per_rank * n, bandwidth=bandwidth, latency=latency)
