@@ -1,8 +1,10 @@
 """Tests for commlib.views.collectives: the pictures show what the executable collectives did.
 
-Expected values are derived here independently (sums of the digit-coded
-inputs, step counts n - 1, ceil(log2 n), 2(n - 1), bytes 2(P - 1)N), not
-read back from the drawing code.
+The runs come from :mod:`commlib.experiments.collectives` (tested in
+test_experiments_collectives.py); here the figures drawn from them are
+checked. Expected values are derived here independently (sums of the
+digit-coded inputs, step counts n - 1, ceil(log2 n), 2(n - 1), bytes
+2(n - 1)M), not read back from the drawing code.
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 from commlib import cluster, compare  # noqa: E402
+from commlib.experiments import collectives as ce  # noqa: E402
 from commlib.views import collectives as vc  # noqa: E402
 from commlib.views.animation import to_html  # noqa: E402
 
@@ -38,23 +39,6 @@ def _texts(ax) -> list[str]:
     return [t.get_text() for t in ax.texts]
 
 
-# --- digit-coded inputs ------------------------------------------------------------------------
-
-@settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 8), chunk=st.integers(0, 7), data=st.data())
-def test_digits_record_exactly_who_contributed(n, chunk, data):
-    chunk = min(chunk, n - 1)
-    subset = data.draw(st.sets(st.integers(0, n - 1)))
-    inputs = vc.digit_inputs(n)
-    total = sum(inputs[r][chunk] for r in subset) if subset else 0.0
-    assert vc.contributors(total, n) == frozenset(subset)
-
-
-def test_digit_inputs_reject_too_many_ranks():
-    with pytest.raises(ValueError, match="n must be"):
-        vc.digit_inputs(9)
-
-
 # --- chapter 1: reduce animation -------------------------------------------------------------------
 
 @pytest.mark.parametrize("values, op, expected", [
@@ -64,7 +48,7 @@ def test_digit_inputs_reject_too_many_ranks():
 ])
 def test_reduce_animation_frames_and_final_values(values, op, expected):
     n = len(values)
-    anim = vc.reduce_animation(values, op)
+    anim = vc.reduce_animation(ce.reduce_runs(values, op))
     assert _frames(anim) == n                     # the start, then n - 1 serial steps
     fig = anim._fig
     anim._func(n - 1)
@@ -78,7 +62,7 @@ def test_reduce_animation_frames_and_final_values(values, op, expected):
 
 
 def test_reduce_animation_tree_finishes_early():
-    anim = vc.reduce_animation(range(1, 9))
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, 9)))
     anim._func(3)
     assert "(done)" in anim._fig.axes[1].get_title()
     anim._func(2)
@@ -86,23 +70,38 @@ def test_reduce_animation_tree_finishes_early():
 
 
 def test_reduce_animation_plays_offline_with_every_frame():
-    html = to_html(vc.reduce_animation((1, 2, 3, 4)), labels=vc.reduce_labels(4)).data
+    html = to_html(vc.reduce_animation(ce.reduce_runs((1, 2, 3, 4))), labels=vc.reduce_labels(4)).data
     assert html.count('class="gotw-frame"') == 4
 
 
 def test_reduce_animation_bad_input():
+    # a run of one value cannot be made (tested with the experiments); a hand-made one is refused too
+    one = ce.ReduceRuns((1,), "sum", [], [])
     with pytest.raises(ValueError, match="number of values"):
-        vc.reduce_animation([1])
-    with pytest.raises(ValueError):
-        vc.reduce_animation([1, 2, 3], "average")
+        vc.reduce_animation(one)
+
+
+def test_reduce_steps_table_shows_the_counts_it_is_given():
+    text = vc.reduce_steps_table(compare.reduce_step_counts((2, 8, 1000))).data
+    assert "| 8 | 7 | 3 | 3 |" in text
+    assert "| 1000 | 999 | 10 | 10 |" in text
+
+
+def test_operator_table_marks_the_operators_that_change_with_the_order():
+    text = vc.operator_table(ce.operator_runs()).data
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| operator")]
+    rows = [r for r in rows if not set(r) <= set("|- ")]
+    assert len(rows) == len(ce.OPERATOR_CASES)
+    same = [r.rstrip(" |").rsplit("|", 1)[1].strip() for r in rows]
+    assert same == ["yes", "yes", "yes", "**no**", "**no**", "**no**"]   # float sum: 1e16 absorbs the 1s
 
 
 # --- chapter 1: primitives -----------------------------------------------------------------------
 
 def test_primitives_figure_has_every_primitive_and_its_results():
-    fig = vc.primitives_figure(4)
+    fig = vc.primitives_figure(ce.primitive_runs(4))
     titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
-    assert titles == [name.replace("_", "-") for name in vc.PRIMITIVES]
+    assert titles == [name.replace("_", "-") for name in ce.PRIMITIVES]
     by_name = {ax.get_title(): _texts(ax) for ax in fig.axes if ax.get_title()}
     # chunk c summed over four ranks is (c + 1) * 1111
     for c in range(4):
@@ -111,42 +110,23 @@ def test_primitives_figure_has_every_primitive_and_its_results():
     assert "1111" in by_name["reduce"] and "1111" not in by_name["broadcast"]
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5])
-def test_primitive_outputs_match_their_definitions(n):
-    x = vc.digit_inputs(n)
-    full = np.array(x)                          # ranks x chunks
-    total = full.sum(axis=0)
-    _, out = vc._run_primitive("all_reduce", n)
-    for r in range(n):
-        np.testing.assert_allclose(out[r], total)
-    _, out = vc._run_primitive("reduce_scatter", n)
-    for r in range(n):
-        np.testing.assert_allclose(out[r], total[r:r + 1])
-    _, out = vc._run_primitive("all_to_all", n)
-    for j in range(n):
-        np.testing.assert_allclose(out[j], full[:, j])
-    _, out = vc._run_primitive("all_gather", n)
-    for r in range(n):
-        np.testing.assert_allclose(out[r], full[:, 0])
-    _, out = vc._run_primitive("scatter", n)
-    for r in range(n):
-        np.testing.assert_allclose(out[r], full[0, r:r + 1])
-    _, out = vc._run_primitive("broadcast", n)
-    for r in range(n):
-        np.testing.assert_allclose(out[r], full[0])
-    with pytest.raises(ValueError, match="name"):
-        vc._run_primitive("scan", n)
+def test_primitives_figure_rejects_empty_and_too_many_ranks():
+    with pytest.raises(ValueError, match="runs"):
+        vc.primitives_figure({})
+    with pytest.raises(ValueError, match="n must be"):
+        vc.primitives_figure({"gather": ce.primitive_run("gather", 7)})
 
 
 def test_buffer_table_all_gather_vs_all_to_all():
-    text = vc.buffer_table((2, 8), count=3).data
+    text = vc.buffer_table(ce.buffer_runs((2, 8), count=3)).data
+    assert "sendcount = 3 element(s)" in text
     assert "| 2 | 3 | 6 | 6 | 6 |" in text
     assert "| 8 | 3 | 24 | 24 | 24 |" in text
 
 
 def test_naive_hotspot_dots_are_2_p_minus_1_n():
     ps, elements = (2, 4, 8), 840
-    fig = vc.naive_hotspot_figure(ps, elements)
+    fig = vc.naive_hotspot_figure(ce.hotspot_counts(ps, elements))
     ax = fig.axes[0]
     naive_dots = ax.lines[1].get_ydata() * 1e3
     ring_dots = ax.lines[3].get_ydata() * 1e3
@@ -159,9 +139,10 @@ def test_naive_hotspot_dots_are_2_p_minus_1_n():
 
 @pytest.mark.parametrize("n", [2, 3, 4, 6])
 def test_ring_animation_one_frame_per_step(n):
-    anim = vc.ring_allreduce_animation(n)
+    run = ce.ring_run(n)
+    anim = vc.ring_allreduce_animation(run)
     assert _frames(anim) == 2 * (n - 1) + 1
-    labels = vc.ring_labels(n)
+    labels = vc.ring_labels(run)
     assert len(labels) == 2 * (n - 1) + 1
     assert sum("reduce-scatter" in s for s in labels) == n - 1
     assert sum("all-gather" in s for s in labels) == n - 1
@@ -179,7 +160,7 @@ def test_ring_animation_one_frame_per_step(n):
 
 def test_ring_animation_after_scatter_reduce_each_rank_owns_one_complete_chunk():
     n = 4
-    anim = vc.ring_allreduce_animation(n)
+    anim = vc.ring_allreduce_animation(ce.ring_run(n))
     anim._func(n - 1)
     texts = _texts(anim._fig.axes[0])
     for c in range(n):
@@ -188,13 +169,14 @@ def test_ring_animation_after_scatter_reduce_each_rank_owns_one_complete_chunk()
 
 def test_ring_animation_rejects_bad_n():
     with pytest.raises(ValueError, match="n must be"):
-        vc.ring_allreduce_animation(1)
+        ce.ring_run(1)
     with pytest.raises(ValueError, match="n must be"):
-        vc.ring_allreduce_animation(7)
+        vc.ring_allreduce_animation(ce.ring_run(7))       # a run of 7 ranks exists, but is too big to draw
 
 
 def test_trace_formula_table_agrees():
-    text = vc.trace_formula_table((2, 4, 8)).data
+    text = vc.trace_formula_table(ce.trace_formula_runs((2, 4, 8))).data
+    assert "1.00 GB/s per direction, alpha = 10.00 µs" in text      # the link the runs were timed on
     rows = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
     assert len(rows) == 3
     for line in rows:
@@ -349,7 +331,7 @@ def _assert_readable(fig):
 @pytest.mark.parametrize("n", [2, 3, 5, 8])
 def test_reduce_animation_draws_pending_steps_until_they_happen(n):
     # every reduce of n values makes n - 1 combinations; the tree after m levels holds ceil(n / 2^m) partials
-    anim = vc.reduce_animation(range(1, n + 1))
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, n + 1)))
     serial_ax, tree_ax = anim._fig.axes
     depth = math.ceil(math.log2(n))
     for frame in range(n):
@@ -360,14 +342,14 @@ def test_reduce_animation_draws_pending_steps_until_they_happen(n):
 
 @pytest.mark.parametrize("frame", [0, 7])
 def test_reduce_animation_text_is_readable(frame):
-    anim = vc.reduce_animation(range(1, 9))
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, 9)))
     anim._func(frame)
     _assert_readable(anim._fig)
 
 
 def test_reduce_animation_fills_its_frame():
     # the drawing (boxes, step labels) spans most of the figure in both directions, even at the start
-    anim = vc.reduce_animation(range(1, 9))
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, 9)))
     anim._func(0)
     fig = anim._fig
     fig.canvas.draw()
@@ -432,14 +414,14 @@ def test_calculator_labels_fit_their_column_and_read_as_words(make):
 def test_partner_figure_draws_one_arc_per_pair_from_the_traces():
     from matplotlib.patches import FancyArrowPatch
 
-    fig = vc.partner_figure(8)
+    fig = vc.partner_figure(ce.partner_runs(8))
     left, right = fig.axes
     arcs = [p for p in left.patches if isinstance(p, FancyArrowPatch)]
     assert len(arcs) == 3 * 4                     # 3 steps, 4 pairs each
     arcs = [p for p in right.patches if isinstance(p, FancyArrowPatch)]
     assert len(arcs) == 6 * 4
-    with pytest.raises(ValueError, match="power of two"):
-        vc.partner_figure(6)
+    labels = [t.get_text() for t in left.texts if t.get_text().startswith("step")]
+    assert labels == [f"step {s + 1}: distance {2 ** s}, 1 x M" for s in range(3)]
 
 
 def test_hierarchical_figure_two_hosts_arrows_both_ways():

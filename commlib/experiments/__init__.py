@@ -1,5 +1,6 @@
 """Experiments: functions that run simulations and return the results a chapter glues or plots.
 
-Model layer (no matplotlib, no ipywidgets): :mod:`.summaries` (shared run
-summaries), :mod:`.sync_async` (chapter 4), :mod:`.staleness` (chapter 5).
+Model layer (no matplotlib, no ipywidgets): :mod:`.collectives` (chapters 1
+and 2), :mod:`.summaries` (shared run summaries), :mod:`.sync_async`
+(chapter 4), :mod:`.staleness` (chapter 5).
 """

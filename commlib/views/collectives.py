@@ -1,15 +1,17 @@
-"""Pictures of the collectives, drawn from their executable versions.
+"""Pictures of the collectives, drawn from runs of their executable versions.
 
-Every figure here runs :mod:`commlib.collectives` and draws what the run did:
-the values each rank holds come from the returned buffers and snapshots, the
-arrows from the trace's messages. Nothing is drawn from a hand-made script.
+The runs are made in the model layer, :mod:`commlib.experiments.collectives`
+(which calls :mod:`commlib.collectives`); every figure, animation and table
+here takes such a run as input and draws what it did: the values each rank
+holds come from the returned buffers and snapshots, the arrows from the
+trace's messages. Nothing is drawn from a hand-made script.
 
 Values the reader can follow: rank ``r`` starts with chunk ``c`` equal to
-``(c + 1) * 10**r`` (:func:`digit_inputs`), so in any sum each decimal digit
-records one rank's contribution -- ``1111`` is chunk 0 summed over four
-ranks, ``110`` is ranks 0 and 1 only. Cells are coloured by who contributed:
-one rank's own value in that rank's colour, partial sums in light grey,
-complete sums in dark blue (Okabe-Ito palette).
+``(c + 1) * 10**r`` (:func:`commlib.experiments.collectives.digit_inputs`),
+so in any sum each decimal digit records one rank's contribution -- ``1111``
+is chunk 0 summed over four ranks, ``110`` is ranks 0 and 1 only. Cells are
+coloured by who contributed: one rank's own value in that rank's colour,
+partial sums in light grey, complete sums in dark blue (Okabe-Ito palette).
 
 Animations are returned as matplotlib ``FuncAnimation`` objects; a chapter
 shows them with :func:`commlib.views.animation.to_html`.
@@ -18,7 +20,7 @@ shows them with :func:`commlib.views.animation.to_html`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -27,6 +29,18 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.ticker import NullLocator
 
 from .. import algorithms, cluster, collectives, compare, cost, hardware
+from ..experiments.collectives import (
+    PARTNER_ALGORITHMS,
+    PRIMITIVES,
+    HotspotCounts,
+    OperatorRun,
+    PartnerRuns,
+    PrimitiveRun,
+    ReduceRuns,
+    RingRun,
+    TraceFormulaRuns,
+    contributors,
+)
 from ..units import check_count, format_rate, format_size, format_time, parse_rate
 from .calculator import Calculator, dropdown, integer, make_calculator, number, text
 from .plots import COLORS, MARKERS, PALETTE, figure, style
@@ -34,8 +48,6 @@ from .tables import markdown_table
 
 __all__ = [
     "PRIMITIVES",
-    "digit_inputs",
-    "contributors",
     "reduce_animation",
     "reduce_labels",
     "reduce_steps_table",
@@ -60,11 +72,6 @@ __all__ = [
     "bandwidth_converter",
 ]
 
-#: The eight primitives, in the order the chapter shows them.
-PRIMITIVES: tuple[str, ...] = (
-    "broadcast", "reduce", "all_reduce", "gather", "all_gather", "scatter", "reduce_scatter", "all_to_all",
-)
-
 #: Colours of single-rank values (light enough for black text); dark blue is kept for complete sums.
 _RANK_COLORS = [PALETTE[k] for k in ("orange", "sky", "green", "purple", "yellow", "vermillion")]
 _LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1))]
@@ -72,30 +79,7 @@ _PARTIAL = "#DDDDDD"
 _FULL = PALETTE["blue"]
 
 
-# --- values the reader can follow -------------------------------------------------------------
-
-def digit_inputs(n: int, chunks: int | None = None) -> list[np.ndarray]:
-    """Rank ``r`` holds ``[(c + 1) * 10**r for c in range(chunks)]``: digits record contributions.
-
-    >>> [a.tolist() for a in digit_inputs(3)]
-    [[1.0, 2.0, 3.0], [10.0, 20.0, 30.0], [100.0, 200.0, 300.0]]
-    """
-    n = check_count("n", n, minimum=1, maximum=8)
-    chunks = n if chunks is None else check_count("chunks", chunks, minimum=1, maximum=9)
-    return [np.array([(c + 1) * 10.0**r for c in range(chunks)]) for r in range(n)]
-
-
-def contributors(value: float, n: int) -> frozenset[int]:
-    """Ranks whose digit is non-zero in ``value`` (a sum of :func:`digit_inputs` entries).
-
-    >>> sorted(contributors(1010.0, 4))
-    [1, 3]
-    """
-    if value is None or not np.isfinite(value):
-        return frozenset()
-    v = int(round(abs(float(value))))
-    return frozenset(r for r in range(n) if (v // 10**r) % 10)
-
+# --- cells coloured by who contributed -------------------------------------------------------------
 
 def _cell_style(value, n: int) -> tuple[str, str]:
     """(fill colour, text colour) for one cell."""
@@ -146,28 +130,18 @@ def _animate(fig, draw, frames: int, interval: int) -> FuncAnimation:
 
 # --- chapter 1: reduce, serial vs tree -------------------------------------------------------------
 
-def _reduce_steps(values: Sequence, op: str, algorithm: str):
-    """Run :func:`commlib.collectives.reduce` with ``record=True``: per step, ``[(src, dst, dst's new value)]``."""
-    arrays = [np.array([v]) for v in values]
-    results, trace = collectives.reduce(arrays, op=op, algorithm=algorithm, record=True)
-    steps = []
-    for k, s in enumerate(sorted({m.step for m in trace.messages}), start=1):
-        after = trace.snapshots[k]
-        steps.append([(m.src, m.dst, np.asarray(after[m.dst]).ravel()[0]) for m in trace.step_messages(s)])
-    return steps, results, trace
-
-
 def reduce_labels(n: int) -> list[str]:
     """Frame labels of :func:`reduce_animation` for ``n`` values."""
     n = check_count("n", n, minimum=2)
     return ["start"] + [f"step {k}" for k in range(1, n)]
 
 
-def reduce_animation(values: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8), op: str = "sum") -> FuncAnimation:
+def reduce_animation(runs: ReduceRuns) -> FuncAnimation:
     """Serial reduce (left) against tree reduce (right), one frame per step.
 
-    Both panels are replays of :func:`commlib.collectives.reduce` runs
-    (``algorithm="serial"`` and ``"tree"``): the serial chain needs ``n - 1``
+    Both panels are replays of the runs of
+    :func:`commlib.experiments.collectives.reduce_runs` (serial chain and
+    binomial tree of :func:`commlib.collectives.reduce`): the serial chain needs ``n - 1``
     steps, the tree ``ceil(log2 n)``; after the tree is done its panel waits
     while the chain goes on. Steps still to come are drawn as dotted boxes
     marked "?", so every frame shows the whole schedule and fills its area.
@@ -176,10 +150,9 @@ def reduce_animation(values: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8), op: str
     Sizes are chosen for the offline player (80 dpi, shown about 700 px
     wide): values and titles at 14 pt, about 13 px on screen.
     """
-    values = list(values)
+    values, op = list(runs.values), runs.op
     n = check_count("number of values", len(values), minimum=2, maximum=16)
-    serial, _, _ = _reduce_steps(values, op, "serial")
-    tree, _, _ = _reduce_steps(values, op, "tree")
+    serial, tree = runs.serial, runs.tree
     style()
     fig, axes = plt.subplots(1, 2, figsize=(10, 5.0))
     fig.subplots_adjust(left=0.005, right=0.995, top=0.85, bottom=0.02, wspace=0.03)
@@ -232,80 +205,41 @@ def reduce_animation(values: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8), op: str
     return _animate(fig, draw, depth_s + 1, 900)
 
 
-def reduce_steps_table(ns: Sequence[int] = (2, 4, 8, 16, 100, 1000)):
-    """Markdown table: serial and tree reduce steps counted from the traces, next to ceil(log2 n)."""
-    rows = [[n, serial, tree, formula] for n, serial, tree, formula in compare.reduce_step_counts(ns)]
+def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
+    """Markdown table: serial and tree reduce steps counted from the traces, next to ceil(log2 n).
+
+    ``counts`` are the rows of :func:`commlib.compare.reduce_step_counts`:
+    ``(n, serial steps, tree steps, formula tree steps)``.
+    """
+    rows = [[n, serial, tree, formula] for n, serial, tree, formula in counts]
     return markdown_table(["values n", "serial steps (trace)", "tree steps (trace)", "tree steps, formula"],
                           rows, caption="Reduce: serial chain vs binomial tree")
 
 
-#: Operators and values the chapter runs: three that qualify, two that do not, and float rounding.
-OPERATOR_CASES: tuple[tuple[str, tuple], ...] = (
-    ("sum", (1, 2, 3, 4)),
-    ("max", (3, 1, 4, 1)),
-    ("band", (14, 11, 7, 15)),
-    ("subtract", (1, 2, 3, 4)),
-    ("power", (2, 1, 3, 2)),
-    ("sum", (1e16, 1.0, -1e16, 1.0)),
-)
-
-
-def operator_table(cases: Sequence[tuple[str, Sequence]] = OPERATOR_CASES):
-    """Markdown table: each operator reduced serially and as a tree by :func:`commlib.collectives.reduce_order_demo`."""
+def operator_table(runs: Sequence[OperatorRun]):
+    """Markdown table: each operator reduced serially and as a tree (:func:`commlib.experiments.collectives.operator_runs`)."""
     rows = []
-    for op, values in cases:
-        demo = collectives.reduce_order_demo(list(values), op)
-        same = "yes" if demo.serial == demo.tree else "**no**"
-        rows.append([op, collectives.order_expression(list(values), op, "serial"), f"{demo.serial:g}",
-                     collectives.order_expression(list(values), op, "tree"), f"{demo.tree:g}", same])
+    for run in runs:
+        same = "yes" if run.serial == run.tree else "**no**"
+        rows.append([run.op, run.serial_expression, f"{run.serial:g}", run.tree_expression, f"{run.tree:g}", same])
     headers = ["operator", "serial grouping", "serial result", "tree grouping", "tree result", "same?"]
     return markdown_table(headers, rows, caption="Serial vs tree order, run on real values")
 
 
 # --- chapter 1: the eight primitives -----------------------------------------------------------
 
-def _run_primitive(name: str, n: int):
-    """(inputs, outputs) of one primitive on ``n`` ranks, from the executable version."""
-    full = digit_inputs(n)                       # n chunks per rank
-    single = [a[:1] for a in full]               # one chunk per rank
-    if name == "broadcast":
-        inputs = [full[0]] + [None] * (n - 1)
-        out, _ = collectives.broadcast([full[0]] + [np.full(n, np.nan) for _ in range(n - 1)], root=0)
-    elif name == "reduce":
-        inputs = full
-        out, _ = collectives.reduce(full, op="sum", root=0)
-    elif name == "all_reduce":
-        inputs = full
-        out, _ = collectives.allreduce(full, algorithm="ring")
-    elif name == "gather":
-        inputs = single
-        out, _ = collectives.gather(single, root=0)
-    elif name == "all_gather":
-        inputs = single
-        out, _ = collectives.all_gather(single)
-    elif name == "scatter":
-        inputs = [full[0]] + [None] * (n - 1)
-        out, _ = collectives.scatter([full[0]] + [np.full(n, np.nan) for _ in range(n - 1)], root=0)
-    elif name == "reduce_scatter":
-        inputs = full
-        out, _ = collectives.reduce_scatter(full)
-    elif name == "all_to_all":
-        inputs = full
-        out, _ = collectives.all_to_all(full)
-    else:
-        raise ValueError(f"name must be one of {', '.join(PRIMITIVES)}; got {name!r}")
-    outputs = [None if o is None else np.asarray(o, dtype=float).ravel() for o in out]
-    return inputs, outputs
-
-
-def primitives_figure(n: int = 4, names: Sequence[str] = PRIMITIVES):
+def primitives_figure(runs: Mapping[str, PrimitiveRun]):
     """Before and after of each primitive on ``n`` ranks, two primitives to a row.
 
-    Each panel pair shows every rank's buffer before the call (left) and
-    after it (right), as returned by :mod:`commlib.collectives`.
+    ``runs`` maps each primitive's name to its run on the same ``n`` ranks
+    (:func:`commlib.experiments.collectives.primitive_runs`). Each panel pair
+    shows every rank's buffer before the call (left) and after it (right),
+    as returned by :mod:`commlib.collectives`.
     """
-    n = check_count("n", n, minimum=2, maximum=6)
-    names = list(names)
+    names = list(runs)
+    if not names:
+        raise ValueError("runs must hold at least one primitive's run")
+    n = check_count("n", len(runs[names[0]].inputs), minimum=2, maximum=6)
     rows = math.ceil(len(names) / 2)
     style()
     fig, axes = plt.subplots(rows, 2, figsize=(11, 2.0 + 0.55 * n * rows * 0.75))
@@ -316,7 +250,7 @@ def primitives_figure(n: int = 4, names: Sequence[str] = PRIMITIVES):
         if k >= len(names):
             continue
         name = names[k]
-        inputs, outputs = _run_primitive(name, n)
+        inputs, outputs = runs[name]
         gap = n * w + 1.4
         ax.set_xlim(-0.9, 2 * gap - 0.2)
         ax.set_ylim(-n * (h + 0.15) - 0.1, 0.75)
@@ -337,13 +271,17 @@ def primitives_figure(n: int = 4, names: Sequence[str] = PRIMITIVES):
     return fig
 
 
-def buffer_table(ns: Sequence[int] = (2, 4, 8), count: int = 1):
-    """Markdown table of send and receive buffer sizes, all-gather vs all-to-all, measured by running them."""
-    rows = []
-    for n in ns:
-        ag = compare.buffer_sizes("all_gather", n, count)
-        a2a = compare.buffer_sizes("all_to_all", n, count)
-        rows.append([n, ag.send, ag.recv, a2a.send, a2a.recv])
+def buffer_table(runs: Sequence[tuple[compare.BufferSizes, compare.BufferSizes]]):
+    """Markdown table of send and receive buffer sizes, all-gather vs all-to-all, measured by running them.
+
+    ``runs`` holds ``(all-gather, all-to-all)`` sizes per n, as
+    :func:`commlib.experiments.collectives.buffer_runs` returns them; the
+    sendcount in the caption is what an all-gather rank sends.
+    """
+    if not runs:
+        raise ValueError("runs must hold at least one n's buffer sizes")
+    rows = [[ag.n, ag.send, ag.recv, a2a.send, a2a.recv] for ag, a2a in runs]
+    count = runs[0][0].send
     headers = ["ranks n", "all-gather send (elements)", "all-gather receive (elements)",
                "all-to-all send (elements)", "all-to-all receive (elements)"]
     return markdown_table(headers, rows, caption=f"Buffer sizes per rank, sendcount = {count} element(s)")
@@ -377,24 +315,16 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
-def naive_hotspot_figure(ps: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: int = 5040):
+def naive_hotspot_figure(counts: HotspotCounts):
     """Bytes through the busiest rank's link (both directions), naive master vs ring, from the traces.
 
-    Dots are counted from :func:`commlib.collectives.allreduce` runs
-    (``"naive"`` and ``"ring"``) on ``elements`` float64 values per rank;
-    lines are the closed forms 2(P-1)N and 4(P-1)N/P. Choose ``elements`` a
-    multiple of every P (5040 is): with uneven chunks the busiest ring rank
-    carries a little more than the formula.
+    Dots are the counts of :func:`commlib.experiments.collectives.hotspot_counts`
+    (the traces of :func:`commlib.collectives.allreduce`, ``"naive"`` and
+    ``"ring"``); lines are the closed forms 2(n-1)M and 4(n-1)M/n.
     """
-    ps = [check_count("n", p, minimum=2) for p in ps]
-    nbytes = elements * 8
-    naive, ring = [], []
-    for p in ps:
-        data = [np.ones(elements) for _ in range(p)]   # the values do not change what travels
-        _, tn = collectives.allreduce(data, algorithm="naive")
-        _, tr = collectives.allreduce(data, algorithm="ring")
-        naive.append(compare.master_link_bytes(tn, 0))
-        ring.append(int((tr.bytes_sent + tr.bytes_received).max()))
+    ps = list(counts.ns)
+    nbytes = counts.nbytes
+    naive, ring = list(counts.naive), list(counts.ring)
     grid = np.arange(min(ps), max(ps) + 1)
     fig, ax = figure(6.4, 3.8)
     kb = 1e3
@@ -412,29 +342,23 @@ def naive_hotspot_figure(ps: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: 
 
 # --- chapter 2: ring all-reduce, chunk by chunk -------------------------------------------------------
 
-def _ring_run(n: int):
-    data = digit_inputs(n)
-    results, trace = collectives.allreduce(data, algorithm="ring", record=True)
-    return data, results, trace
-
-
-def ring_labels(n: int = 4) -> list[str]:
+def ring_labels(run: RingRun) -> list[str]:
     """Frame labels of :func:`ring_allreduce_animation`: the snapshot labels of the run."""
-    _, _, trace = _ring_run(check_count("n", n, minimum=2, maximum=6))
-    return [str(s) for s in trace.snapshot_labels]
+    return [str(s) for s in run.trace.snapshot_labels]
 
 
-def ring_allreduce_animation(n: int = 4) -> FuncAnimation:
+def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
     """Ring all-reduce on ``n`` ranks (2 to 6), one frame per step, on values the reader can follow.
 
+    ``run`` is :func:`commlib.experiments.collectives.ring_run`'s recording.
     Frame 0 is the start; frames 1 to n-1 are the scatter-reduce steps, n to
     2(n-1) the all-gather steps. Each frame shows every rank's buffer as
     :func:`commlib.collectives.allreduce` recorded it (``record=True``), and
     the messages of that step as arrows labelled with the chunk they carry;
     cells just written have a thick border.
     """
-    n = check_count("n", n, minimum=2, maximum=6)
-    data, _, trace = _ring_run(n)
+    trace = run.trace
+    n = check_count("n", trace.n, minimum=2, maximum=6)
     steps = sorted({m.step for m in trace.messages})
     snaps = trace.snapshots
     labels = list(trace.snapshot_labels)
@@ -488,14 +412,15 @@ def ring_allreduce_animation(n: int = 4) -> FuncAnimation:
     return _animate(fig, draw, len(snaps), 1200)
 
 
-def trace_formula_table(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: int = 12,
-                        bandwidth: float = 1e9, latency: float = 1e-5):
-    """Markdown table: the ring's trace counts next to the closed forms, for several n."""
+def trace_formula_table(runs: TraceFormulaRuns):
+    """Markdown table: the ring's trace counts next to the closed forms, for several n.
+
+    ``runs`` from :func:`commlib.experiments.collectives.trace_formula_runs`.
+    """
+    bandwidth, latency = runs.bandwidth, runs.latency
     rows = []
-    for n in ns:
-        (row,) = compare.trace_vs_formula([n], elements=elements_per_rank * n, bandwidth=bandwidth,
-                                          latency=latency)
-        rows.append([n, format_size(row.nbytes), row.trace_steps, row.formula_steps,
+    for row in runs.rows:
+        rows.append([row.n, format_size(row.nbytes), row.trace_steps, row.formula_steps,
                      f"{row.trace_bytes_per_rank:,}", f"{row.formula_bytes_per_rank:,.0f}",
                      format_time(row.trace_seconds, 3), format_time(row.formula_seconds, 3)])
     headers = ["n", "buffer M", "steps (trace)", "steps 2(n-1)", "bytes sent per rank (trace, B)",
@@ -630,23 +555,21 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     return fig
 
 
-def partner_figure(n: int = 8):
+def partner_figure(runs: PartnerRuns):
     """Who talks to whom: recursive doubling (left) and halving-doubling (right), one row per step.
 
-    Drawn from the traces of :func:`commlib.collectives.allreduce` on ``n``
-    ranks (a power of two): each row is a step, each arc joins two partners
-    that swap data in that step, and the label gives the partners' distance
-    and the message as a fraction of M.
+    Drawn from the traces of :func:`commlib.experiments.collectives.partner_runs`
+    (:func:`commlib.collectives.allreduce` on ``n`` ranks, a power of two):
+    each row is a step, each arc joins two partners that swap data in that
+    step, and the label gives the partners' distance and the message as a
+    fraction of M.
     """
-    n = check_count("n", n, minimum=2, maximum=32)
-    if n & (n - 1):
-        raise ValueError(f"n must be a power of two (partners at distance 1, 2, 4, ...); got {n}")
-    length = 8 * n
-    runs = [("recursive_doubling", "recursive doubling"), ("halving_doubling", "halving-doubling")]
-    traces = [collectives.allreduce([np.zeros(length)] * n, a)[1] for a, _ in runs]
+    n = runs.n
+    titled = [(PARTNER_ALGORITHMS.get(a, a), t) for a, t in runs.traces.items()]
+    traces = [t for _, t in titled]
     rows = max(t.steps for t in traces)
     fig, axes = figure(10.0, 1.1 + 0.75 * rows, ncols=2)
-    for ax, (_, title), trace in zip(axes, runs, traces):
+    for ax, (title, trace) in zip(axes, titled):
         ax.axis("off")
         ax.grid(False)
         for s in range(trace.steps):
@@ -660,7 +583,7 @@ def partner_figure(n: int = 8):
                                              mutation_scale=8, connectionstyle="arc3,rad=-0.35", lw=1.0,
                                              color=COLORS[0] if m.reduced else COLORS[1], zorder=2))
             d = msgs[0].dst - msgs[0].src
-            share = msgs[0].nbytes / (length * 8)
+            share = msgs[0].nbytes / runs.nbytes
             ax.text(-0.7, y, f"step {s + 1}: distance {d}, {_fraction(share)} M", ha="right", va="center",
                     fontsize=8)
         for i in range(n):

@@ -1,0 +1,388 @@
+"""Experiments of chapters 1 and 2: the executable collectives run on values the reader can follow.
+
+Model layer (numpy, no plotting): each function here runs
+:mod:`commlib.collectives` and returns what the run did -- the buffers,
+the steps, the bytes, the trace -- as plain data. The pictures in
+:mod:`commlib.views.collectives` take these results as input and draw them;
+the chapters glue numbers from the same results.
+
+Values the reader can follow: rank ``r`` starts with chunk ``c`` equal to
+``(c + 1) * 10**r`` (:func:`digit_inputs`), so in any sum each decimal digit
+records one rank's contribution -- ``1111`` is chunk 0 summed over four
+ranks, ``110`` is ranks 0 and 1 only (:func:`contributors` reads the digits
+back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import collectives, compare
+from ..trace import Trace
+from ..units import check_count
+
+__all__ = [
+    "PRIMITIVES",
+    "OPERATOR_CASES",
+    "digit_inputs",
+    "contributors",
+    "ReduceRuns",
+    "reduce_runs",
+    "OperatorRun",
+    "operator_runs",
+    "PrimitiveRun",
+    "primitive_run",
+    "primitive_runs",
+    "buffer_runs",
+    "HotspotCounts",
+    "hotspot_counts",
+    "RingRun",
+    "ring_run",
+    "TraceFormulaRuns",
+    "trace_formula_runs",
+    "PartnerRuns",
+    "PARTNER_ALGORITHMS",
+    "partner_runs",
+]
+
+#: The eight primitives, in the order the chapter shows them.
+PRIMITIVES: tuple[str, ...] = (
+    "broadcast", "reduce", "all_reduce", "gather", "all_gather", "scatter", "reduce_scatter", "all_to_all",
+)
+
+#: Operators and values the chapter runs: three that qualify, two that do not, and float rounding.
+OPERATOR_CASES: tuple[tuple[str, tuple], ...] = (
+    ("sum", (1, 2, 3, 4)),
+    ("max", (3, 1, 4, 1)),
+    ("band", (14, 11, 7, 15)),
+    ("subtract", (1, 2, 3, 4)),
+    ("power", (2, 1, 3, 2)),
+    ("sum", (1e16, 1.0, -1e16, 1.0)),
+)
+
+
+# --- values the reader can follow -------------------------------------------------------------
+
+def digit_inputs(n: int, chunks: int | None = None) -> list[np.ndarray]:
+    """Rank ``r`` holds ``[(c + 1) * 10**r for c in range(chunks)]``: digits record contributions.
+
+    ``n`` ranks (1 to 8), ``chunks`` values per rank (1 to 9; default ``n``),
+    so that no digit of a sum over ranks ever carries into the next.
+
+    >>> [a.tolist() for a in digit_inputs(3)]
+    [[1.0, 2.0, 3.0], [10.0, 20.0, 30.0], [100.0, 200.0, 300.0]]
+    """
+    n = check_count("n", n, minimum=1, maximum=8)
+    chunks = n if chunks is None else check_count("chunks", chunks, minimum=1, maximum=9)
+    return [np.array([(c + 1) * 10.0**r for c in range(chunks)]) for r in range(n)]
+
+
+def contributors(value: float, n: int) -> frozenset[int]:
+    """Ranks whose digit is non-zero in ``value`` (a sum of :func:`digit_inputs` entries).
+
+    >>> sorted(contributors(1010.0, 4))
+    [1, 3]
+    >>> contributors(float("nan"), 4)
+    frozenset()
+    """
+    if value is None or not np.isfinite(value):
+        return frozenset()
+    v = int(round(abs(float(value))))
+    return frozenset(r for r in range(n) if (v // 10**r) % 10)
+
+
+# --- chapter 1: reduce, serial vs tree -------------------------------------------------------------
+
+#: One step of a reduce: ``(source rank, destination rank, destination's new value)`` per message.
+Step = list[tuple[int, int, float]]
+
+
+@dataclass(frozen=True)
+class ReduceRuns:
+    """A serial and a tree reduce of the same values, step by step.
+
+    ``serial`` and ``tree`` hold one list per step of
+    ``(src, dst, dst's new value)``, read from the traces of
+    :func:`commlib.collectives.reduce` (``record=True``).
+    """
+
+    values: tuple
+    op: str
+    serial: list[Step]
+    tree: list[Step]
+
+    @property
+    def n(self) -> int:
+        """Number of values (ranks)."""
+        return len(self.values)
+
+
+def _reduce_steps(values: Sequence, op: str, algorithm: str) -> list[Step]:
+    """Run :func:`commlib.collectives.reduce` with ``record=True``: per step, ``[(src, dst, dst's new value)]``."""
+    arrays = [np.array([v]) for v in values]
+    _, trace = collectives.reduce(arrays, op=op, algorithm=algorithm, record=True)
+    steps = []
+    for k, s in enumerate(sorted({m.step for m in trace.messages}), start=1):
+        after = trace.snapshots[k]
+        steps.append([(m.src, m.dst, np.asarray(after[m.dst]).ravel()[0]) for m in trace.step_messages(s)])
+    return steps
+
+
+def reduce_runs(values: Sequence[float] = (1, 2, 3, 4, 5, 6, 7, 8), op: str = "sum") -> ReduceRuns:
+    """Reduce ``values`` (one per rank, 2 to 16 of them) serially and as a binomial tree, recording each step.
+
+    The serial chain needs ``n - 1`` steps, the tree ``ceil(log2 n)``; both
+    end with the same value when ``op`` is associative.
+
+    >>> runs = reduce_runs((1, 2, 3, 4, 5))
+    >>> len(runs.serial), len(runs.tree), float(runs.serial[-1][-1][2]), float(runs.tree[-1][-1][2])
+    (4, 3, 15.0, 15.0)
+    >>> [(src, dst, float(new)) for src, dst, new in runs.tree[0]]   # step 1: 1 -> 0 and 3 -> 2 combine
+    [(1, 0, 3.0), (3, 2, 7.0)]
+    """
+    values = list(values)
+    check_count("number of values", len(values), minimum=2, maximum=16)
+    return ReduceRuns(tuple(values), op, _reduce_steps(values, op, "serial"), _reduce_steps(values, op, "tree"))
+
+
+class OperatorRun(NamedTuple):
+    """One operator reduced in both orders: the groupings written out and their results."""
+
+    op: str
+    values: tuple
+    serial_expression: str
+    serial: object
+    tree_expression: str
+    tree: object
+
+
+def operator_runs(cases: Sequence[tuple[str, Sequence]] = OPERATOR_CASES) -> list[OperatorRun]:
+    """Each ``(op, values)`` reduced serially and as a tree by :func:`commlib.collectives.reduce_order_demo`.
+
+    >>> [(r.op, r.serial, r.tree) for r in operator_runs([("sum", (1, 2, 3, 4)), ("subtract", (1, 2, 3, 4))])]
+    [('sum', 10, 10), ('subtract', -8, 0)]
+    """
+    rows = []
+    for op, values in cases:
+        values = list(values)
+        demo = collectives.reduce_order_demo(values, op)
+        rows.append(OperatorRun(op, tuple(values), collectives.order_expression(values, op, "serial"), demo.serial,
+                                collectives.order_expression(values, op, "tree"), demo.tree))
+    return rows
+
+
+# --- chapter 1: the eight primitives -----------------------------------------------------------
+
+class PrimitiveRun(NamedTuple):
+    """Every rank's buffer before a primitive (``None``: the rank passes nothing) and after it."""
+
+    inputs: list
+    outputs: list
+
+
+def primitive_run(name: str, n: int) -> PrimitiveRun:
+    """Run primitive ``name`` (one of :data:`PRIMITIVES`) on ``n`` ranks (1 to 8) holding :func:`digit_inputs`.
+
+    Rooted primitives use root 0. Broadcast and scatter start from rank 0's
+    ``n`` chunks; gather and all-gather from one chunk per rank; the others
+    from ``n`` chunks per rank. Outputs are flat float arrays (NaN where a
+    rank's buffer was left unwritten), or ``None``.
+
+    >>> run = primitive_run("all_reduce", 3)
+    >>> run.outputs[2].tolist()          # chunk c summed over three ranks: (c + 1) * 111
+    [111.0, 222.0, 333.0]
+    >>> primitive_run("gather", 3).outputs[0].tolist()
+    [1.0, 10.0, 100.0]
+    """
+    if name not in PRIMITIVES:
+        raise ValueError(f"name must be one of {', '.join(PRIMITIVES)}; got {name!r}")
+    full = digit_inputs(n)                       # n chunks per rank
+    single = [a[:1] for a in full]               # one chunk per rank
+    if name == "broadcast":
+        inputs = [full[0]] + [None] * (n - 1)
+        out, _ = collectives.broadcast([full[0]] + [np.full(n, np.nan) for _ in range(n - 1)], root=0)
+    elif name == "reduce":
+        inputs = full
+        out, _ = collectives.reduce(full, op="sum", root=0)
+    elif name == "all_reduce":
+        inputs = full
+        out, _ = collectives.allreduce(full, algorithm="ring")
+    elif name == "gather":
+        inputs = single
+        out, _ = collectives.gather(single, root=0)
+    elif name == "all_gather":
+        inputs = single
+        out, _ = collectives.all_gather(single)
+    elif name == "scatter":
+        inputs = [full[0]] + [None] * (n - 1)
+        out, _ = collectives.scatter([full[0]] + [np.full(n, np.nan) for _ in range(n - 1)], root=0)
+    elif name == "reduce_scatter":
+        inputs = full
+        out, _ = collectives.reduce_scatter(full)
+    else:  # all_to_all
+        inputs = full
+        out, _ = collectives.all_to_all(full)
+    outputs = [None if o is None else np.asarray(o, dtype=float).ravel() for o in out]
+    return PrimitiveRun(inputs, outputs)
+
+
+def primitive_runs(n: int = 4, names: Sequence[str] = PRIMITIVES) -> dict[str, PrimitiveRun]:
+    """:func:`primitive_run` for each of ``names`` on ``n`` ranks (2 to 6), in order.
+
+    >>> list(primitive_runs(2, ["gather", "scatter"]))
+    ['gather', 'scatter']
+    """
+    n = check_count("n", n, minimum=2, maximum=6)
+    return {name: primitive_run(name, n) for name in names}
+
+
+def buffer_runs(ns: Sequence[int] = (2, 4, 8), count: int = 1) -> list[tuple[compare.BufferSizes, compare.BufferSizes]]:
+    """For each ``n``: the buffer sizes of all-gather and of all-to-all, measured by running them.
+
+    Each rank contributes ``count`` elements (MPI's ``sendcount``); see
+    :func:`commlib.compare.buffer_sizes`.
+
+    >>> [(ag.send, ag.recv, a2a.send, a2a.recv) for ag, a2a in buffer_runs([4], count=2)]
+    [(2, 8, 8, 8)]
+    """
+    return [(compare.buffer_sizes("all_gather", n, count), compare.buffer_sizes("all_to_all", n, count))
+            for n in ns]
+
+
+@dataclass(frozen=True)
+class HotspotCounts:
+    """Bytes through the busiest rank's link (sent plus received), naive master against ring, per ``n``.
+
+    ``naive[i]`` is the master's link with ``ns[i]`` ranks, ``ring[i]`` the
+    busiest ring rank's; each rank held ``elements`` float64 values
+    (``nbytes`` bytes).
+    """
+
+    ns: tuple[int, ...]
+    elements: int
+    naive: tuple[int, ...]
+    ring: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes each rank contributes, M."""
+        return self.elements * 8
+
+
+def hotspot_counts(ns: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: int = 5040) -> HotspotCounts:
+    """Count, from the traces, the bytes through the master's link (naive) and the busiest ring rank's link.
+
+    Runs :func:`commlib.collectives.allreduce` (``"naive"`` and ``"ring"``)
+    on ``elements`` float64 values per rank for each ``n`` in ``ns`` (each at
+    least 2). The closed forms are 2(n-1)M for the master and 4(n-1)M/n for
+    any ring rank; choose ``elements`` a multiple of every n (5040 is): with
+    uneven chunks the busiest ring rank carries a little more.
+
+    >>> c = hotspot_counts((2, 4), elements=8)      # M = 64 bytes
+    >>> c.naive, c.ring                             # 2(n-1)M and 4(n-1)M/n
+    ((128, 384), (128, 192))
+    """
+    ns = tuple(check_count("n", n, minimum=2) for n in ns)
+    elements = check_count("elements", elements, minimum=1)
+    naive, ring = [], []
+    for n in ns:
+        data = [np.ones(elements) for _ in range(n)]   # the values do not change what travels
+        _, tn = collectives.allreduce(data, algorithm="naive")
+        _, tr = collectives.allreduce(data, algorithm="ring")
+        naive.append(compare.master_link_bytes(tn, 0))
+        ring.append(int((tr.bytes_sent + tr.bytes_received).max()))
+    return HotspotCounts(ns, elements, tuple(naive), tuple(ring))
+
+
+# --- chapter 2: ring all-reduce, chunk by chunk -------------------------------------------------------
+
+class RingRun(NamedTuple):
+    """A recorded ring all-reduce: the inputs, every rank's result, and the trace with its snapshots."""
+
+    data: list[np.ndarray]
+    results: list[np.ndarray]
+    trace: Trace
+
+
+def ring_run(n: int = 4) -> RingRun:
+    """Ring all-reduce of :func:`digit_inputs` on ``n`` ranks (2 to 8), recorded step by step.
+
+    The trace's snapshots hold every rank's buffer at the start and after
+    each of the 2(n-1) steps: n-1 of reduce-scatter, n-1 of all-gather.
+
+    >>> run = ring_run(3)
+    >>> run.trace.steps, run.results[0].tolist()
+    (4, [111.0, 222.0, 333.0])
+    """
+    n = check_count("n", n, minimum=2, maximum=8)
+    data = digit_inputs(n)
+    results, trace = collectives.allreduce(data, algorithm="ring", record=True)
+    return RingRun(data, results, trace)
+
+
+@dataclass(frozen=True)
+class TraceFormulaRuns:
+    """The ring's trace counts beside the closed forms (:class:`commlib.compare.FormulaRow` per n), and the link."""
+
+    rows: list[compare.FormulaRow]
+    bandwidth: float
+    latency: float
+
+
+def trace_formula_runs(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: int = 12,
+                       bandwidth: float = 1e9, latency: float = 1e-5) -> TraceFormulaRuns:
+    """Run the ring all-reduce for each ``n`` on ``elements_per_rank * n`` values per rank, beside its formula.
+
+    One :func:`commlib.compare.trace_vs_formula` run per ``n`` (seeded), on a
+    link of ``bandwidth`` bytes/s per direction and start-up ``latency`` s.
+
+    >>> runs = trace_formula_runs((4,), elements_per_rank=3)
+    >>> r = runs.rows[0]
+    >>> r.trace_steps, r.formula_steps, r.trace_bytes_per_rank
+    (6, 6, 144)
+    """
+    elements_per_rank = check_count("elements_per_rank", elements_per_rank, minimum=1)
+    rows = []
+    for n in ns:
+        (row,) = compare.trace_vs_formula([n], elements=elements_per_rank * n, bandwidth=bandwidth, latency=latency)
+        rows.append(row)
+    return TraceFormulaRuns(rows, float(bandwidth), float(latency))
+
+
+#: The two algorithms :func:`partner_runs` runs, with the names the figure prints.
+PARTNER_ALGORITHMS: dict[str, str] = {
+    "recursive_doubling": "recursive doubling",
+    "halving_doubling": "halving-doubling",
+}
+
+
+@dataclass(frozen=True)
+class PartnerRuns:
+    """Traces of the all-reduces of :data:`PARTNER_ALGORITHMS` on ``n`` ranks, each rank holding ``nbytes``."""
+
+    n: int
+    nbytes: int
+    traces: Mapping[str, Trace]
+
+
+def partner_runs(n: int = 8) -> PartnerRuns:
+    """Run recursive doubling and halving-doubling on ``n`` ranks (a power of two, 2 to 32); keep the traces.
+
+    Each rank holds ``8 n`` float64 zeros (M = 64 n bytes), so halving-doubling's
+    halves stay whole numbers of elements. Who talks to whom at each step,
+    and how much, is read from the traces' messages.
+
+    >>> runs = partner_runs(8)
+    >>> {a: t.steps for a, t in runs.traces.items()}
+    {'recursive_doubling': 3, 'halving_doubling': 6}
+    """
+    n = check_count("n", n, minimum=2, maximum=32)
+    if n & (n - 1):
+        raise ValueError(f"n must be a power of two (partners at distance 1, 2, 4, ...); got {n}")
+    length = 8 * n
+    traces = {a: collectives.allreduce([np.zeros(length)] * n, a)[1] for a in PARTNER_ALGORITHMS}
+    return PartnerRuns(n, length * 8, traces)

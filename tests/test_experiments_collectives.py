@@ -1,0 +1,232 @@
+"""Tests for commlib.experiments.collectives: the runs chapters 1 and 2 draw and glue.
+
+Expected values are derived here independently of the executable
+collectives: numpy sums of the digit-coded inputs, step counts n - 1,
+ceil(log2 n) and 2(n - 1), bytes 2(n - 1)M through the master and
+4(n - 1)M/n through any ring rank.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from commlib.experiments import collectives as ce
+
+# --- digit-coded inputs ------------------------------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 8), chunk=st.integers(0, 7), data=st.data())
+def test_digits_record_exactly_who_contributed(n, chunk, data):
+    chunk = min(chunk, n - 1)
+    subset = data.draw(st.sets(st.integers(0, n - 1)))
+    inputs = ce.digit_inputs(n)
+    total = sum(inputs[r][chunk] for r in subset) if subset else 0.0
+    assert ce.contributors(total, n) == frozenset(subset)
+
+
+def test_digit_inputs_reject_bad_sizes():
+    with pytest.raises(ValueError, match="n must be"):
+        ce.digit_inputs(9)
+    with pytest.raises(ValueError, match="chunks must be"):
+        ce.digit_inputs(3, chunks=10)
+    assert [a.size for a in ce.digit_inputs(3, chunks=5)] == [5, 5, 5]
+
+
+# --- chapter 1: reduce ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("values, op, combine", [
+    ((1, 2, 3, 4, 5, 6, 7, 8), "sum", sum),
+    ((3, 9, 2, 7, 5), "max", max),
+    ((0b1111, 0b1011, 0b0111), "band", lambda v: np.bitwise_and.reduce(np.array(v))),
+    (tuple(range(1, 17)), "sum", sum),
+])
+def test_reduce_runs_step_counts_and_final_value(values, op, combine):
+    n = len(values)
+    runs = ce.reduce_runs(values, op)
+    assert runs.n == n and runs.values == tuple(values) and runs.op == op
+    assert len(runs.serial) == n - 1                       # the chain: one combination per step
+    assert all(len(step) == 1 for step in runs.serial)
+    assert len(runs.tree) == math.ceil(math.log2(n))       # the binomial tree
+    assert sum(len(step) for step in runs.tree) == n - 1   # still n - 1 combinations in all
+    assert runs.serial[-1][-1][1] == 0 and runs.tree[-1][-1][1] == 0   # both end at the root
+    assert float(runs.serial[-1][-1][2]) == float(combine(values))
+    assert float(runs.tree[-1][-1][2]) == float(combine(values))
+
+
+def test_reduce_runs_serial_chain_walks_rank_by_rank():
+    runs = ce.reduce_runs((1, 2, 3, 4))
+    assert [(s, d) for ((s, d, _),) in runs.serial] == [(1, 0), (2, 0), (3, 0)]
+    assert [float(v) for ((_, _, v),) in runs.serial] == [3.0, 6.0, 10.0]   # running sums
+
+
+def test_reduce_runs_bad_input():
+    with pytest.raises(ValueError, match="number of values"):
+        ce.reduce_runs([1])
+    with pytest.raises(ValueError, match="number of values"):
+        ce.reduce_runs(range(17))
+    with pytest.raises(ValueError, match="op"):
+        ce.reduce_runs([1, 2, 3], "average")
+
+
+def test_operator_runs_associative_operators_agree_others_do_not():
+    runs = {(r.op, r.values): r for r in ce.operator_runs()}
+    assert len(runs) == len(ce.OPERATOR_CASES)
+    total = runs[("sum", (1, 2, 3, 4))]
+    assert (total.serial, total.tree) == (10, 10)
+    assert runs[("max", (3, 1, 4, 1))].serial == runs[("max", (3, 1, 4, 1))].tree == 4
+    sub = runs[("subtract", (1, 2, 3, 4))]
+    assert (sub.serial, sub.tree) == (((1 - 2) - 3) - 4, (1 - 2) - (3 - 4))
+    assert sub.serial_expression == "((1 - 2) - 3) - 4"
+    power = runs[("power", (2, 1, 3, 2))]
+    assert (power.serial, power.tree) == (((2 ** 1) ** 3) ** 2, (2 ** 1) ** (3 ** 2))
+    fp = runs[("sum", (1e16, 1.0, -1e16, 1.0))]
+    assert fp.serial != fp.tree                            # rounding: the grouping decides what survives
+    with pytest.raises(ValueError):
+        ce.operator_runs([("average", (1, 2))])
+
+
+# --- chapter 1: primitives -------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_primitive_outputs_match_their_definitions(n):
+    full = np.array(ce.digit_inputs(n))                    # ranks x chunks
+    total = full.sum(axis=0)
+    _, out = ce.primitive_run("all_reduce", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], total)
+    _, out = ce.primitive_run("reduce", n)
+    np.testing.assert_allclose(out[0], total)
+    _, out = ce.primitive_run("reduce_scatter", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], total[r:r + 1])
+    _, out = ce.primitive_run("all_to_all", n)
+    for j in range(n):
+        np.testing.assert_allclose(out[j], full[:, j])
+    _, out = ce.primitive_run("all_gather", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], full[:, 0])
+    _, out = ce.primitive_run("gather", n)
+    np.testing.assert_allclose(out[0], full[:, 0])
+    _, out = ce.primitive_run("scatter", n)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], full[0, r:r + 1])
+    inputs, out = ce.primitive_run("broadcast", n)
+    assert inputs[1:] == [None] * (n - 1)
+    for r in range(n):
+        np.testing.assert_allclose(out[r], full[0])
+
+
+def test_primitive_run_bad_input():
+    with pytest.raises(ValueError, match="name"):
+        ce.primitive_run("scan", 4)
+    with pytest.raises(ValueError, match="n must be"):
+        ce.primitive_run("gather", 9)
+
+
+def test_primitive_runs_every_primitive_in_order():
+    runs = ce.primitive_runs(3)
+    assert tuple(runs) == ce.PRIMITIVES
+    assert all(len(run.inputs) == len(run.outputs) == 3 for run in runs.values())
+    with pytest.raises(ValueError, match="n must be"):
+        ce.primitive_runs(7)
+    with pytest.raises(ValueError, match="n must be"):
+        ce.primitive_runs(1)
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_buffer_runs_all_gather_vs_all_to_all(count):
+    for n, (ag, a2a) in zip((2, 8), ce.buffer_runs((2, 8), count)):
+        assert (ag.primitive, a2a.primitive) == ("all_gather", "all_to_all")
+        assert (ag.n, ag.send, ag.recv) == (n, count, n * count)
+        assert (a2a.n, a2a.send, a2a.recv) == (n, n * count, n * count)
+    with pytest.raises(ValueError, match="count"):
+        ce.buffer_runs((2,), count=0)
+
+
+def test_hotspot_counts_equal_the_closed_forms():
+    ns, elements = (2, 3, 4, 6, 8, 12), 5040             # 5040 splits evenly for every n
+    counts = ce.hotspot_counts(ns, elements)
+    m = elements * 8
+    assert counts.ns == ns and counts.nbytes == m
+    assert counts.naive == tuple(2 * (n - 1) * m for n in ns)
+    assert counts.ring == tuple(4 * (n - 1) * m // n for n in ns)
+
+
+def test_hotspot_counts_uneven_chunks_load_the_busiest_ring_rank_a_little_more():
+    counts = ce.hotspot_counts((3,), elements=10)          # 10 values in 3 chunks: 4, 3, 3
+    assert counts.ring[0] > 4 * 2 * 80 / 3
+    assert counts.naive == (2 * 2 * 80,)
+
+
+def test_hotspot_counts_bad_input():
+    with pytest.raises(ValueError, match="n must be"):
+        ce.hotspot_counts((1, 2))
+    with pytest.raises(ValueError, match="elements must be"):
+        ce.hotspot_counts((2,), elements=0)
+
+
+# --- chapter 2: ring, trace against formula, partners ----------------------------------------------
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6, 8])
+def test_ring_run_snapshots_and_results(n):
+    run = ce.ring_run(n)
+    total = np.sum(run.data, axis=0)
+    for r in range(n):
+        np.testing.assert_array_equal(run.results[r], total)
+    assert run.trace.steps == 2 * (n - 1)
+    assert len(run.trace.snapshots) == 2 * (n - 1) + 1
+    np.testing.assert_array_equal(run.trace.snapshots[0], run.data)
+    phases = [m.phase for m in run.trace.messages]
+    assert phases.count("reduce-scatter") == phases.count("all-gather") == n * (n - 1)
+
+
+def test_ring_run_bad_n():
+    for n in (1, 9):
+        with pytest.raises(ValueError, match="n must be"):
+            ce.ring_run(n)
+
+
+def test_trace_formula_runs_agree_with_the_formula():
+    runs = ce.trace_formula_runs((2, 4, 8), elements_per_rank=12, bandwidth=2e9, latency=3e-6)
+    assert (runs.bandwidth, runs.latency) == (2e9, 3e-6)
+    assert [row.n for row in runs.rows] == [2, 4, 8]
+    for row in runs.rows:
+        assert row.nbytes == 12 * row.n * 8
+        assert row.trace_steps == row.formula_steps == 2 * (row.n - 1)
+        assert row.trace_bytes_per_rank == pytest.approx(2 * (row.n - 1) / row.n * row.nbytes)
+        assert row.trace_seconds == pytest.approx(row.formula_seconds)
+    with pytest.raises(ValueError, match="bandwidth"):
+        ce.trace_formula_runs((2,), bandwidth=0.0)
+    with pytest.raises(ValueError, match="elements_per_rank must be"):
+        ce.trace_formula_runs((2,), elements_per_rank=0)
+    with pytest.raises(ValueError, match="n must be"):
+        ce.trace_formula_runs((1,))
+
+
+def test_partner_runs_distances_and_shares():
+    runs = ce.partner_runs(8)
+    assert (runs.n, runs.nbytes) == (8, 8 * 8 * 8)
+    assert list(runs.traces) == list(ce.PARTNER_ALGORITHMS)
+    rd, hd = runs.traces["recursive_doubling"], runs.traces["halving_doubling"]
+    assert rd.steps == 3 and hd.steps == 6                 # log2 n, and 2 log2 n
+    for s in range(rd.steps):
+        msgs = rd.step_messages(s)
+        assert len(msgs) == 8                              # every rank sends once per step
+        assert {m.dst - m.src for m in msgs if m.src < m.dst} == {2 ** s}
+        assert {m.nbytes for m in msgs} == {runs.nbytes}   # the whole vector every time
+    # halving-doubling: halves, quarters, eighths of M, then back up
+    shares = [hd.step_messages(s)[0].nbytes / runs.nbytes for s in range(hd.steps)]
+    assert shares == [1 / 2, 1 / 4, 1 / 8, 1 / 8, 1 / 4, 1 / 2]
+
+
+def test_partner_runs_bad_n():
+    with pytest.raises(ValueError, match="power of two"):
+        ce.partner_runs(6)
+    with pytest.raises(ValueError, match="n must be"):
+        ce.partner_runs(64)
