@@ -40,6 +40,7 @@ import numpy as np
 
 from . import algorithms, cost
 from .cluster import ClusterResult, allreduce_seconds, bandwidth_for_time, cluster_allreduce
+from .cost import algbw_to_busbw, busbw_to_algbw  # defined next to the bus factor; read here too
 from .units import check_count, check_nonnegative, check_positive
 
 __all__ = [
@@ -169,37 +170,6 @@ def switch_points(
             found = crossover_sizes(curves[a], curves[b], float(grid[i]), float(grid[i + 1]), samples=2)
             out.append((found[0] if found else float(grid[i + 1]), a, b))
     return out
-
-
-def algbw_to_busbw(algbw: float, n: int, op: str = "all_reduce") -> float:
-    r"""Bus bandwidth from algorithm bandwidth (bytes/s), the nccl-tests convention.
-
-    algbw = S / t (buffer bytes over elapsed time); busbw = algbw x factor,
-    with factor :math:`2(n-1)/n` for all-reduce and :math:`(n-1)/n` for
-    all-gather, reduce-scatter and all-to-all (NVIDIA nccl-tests,
-    ``doc/PERFORMANCE.md``). busbw is what each rank's link actually carried,
-    so it can be compared with the link's peak whatever ``n`` is.
-
-    >>> algbw_to_busbw(10e9, 8)          # 10 GB/s algbw on 8 ranks: 17.5 GB/s on the bus
-    17500000000.0
-    """
-    return check_nonnegative("algbw", algbw) * cost.bus_factor(op, n)
-
-
-def busbw_to_algbw(busbw: float, n: int, op: str = "all_reduce") -> float:
-    """Algorithm bandwidth from bus bandwidth (bytes/s): busbw / factor (the inverse of :func:`algbw_to_busbw`).
-
-    With ``n = 1`` the all-reduce factor is 0 and no bus traffic exists, so
-    the conversion is undefined (ValueError).
-
-    >>> busbw_to_algbw(17.5e9, 8)
-    10000000000.0
-    """
-    busbw = check_nonnegative("busbw", busbw)
-    factor = cost.bus_factor(op, n)
-    if factor == 0:
-        raise ValueError(f"n must be >= 2 to convert bus bandwidth for {op} (the factor is 0 at n = 1); got n = {n}")
-    return busbw / factor
 
 
 def alpha_beta_coefficients(algorithm: str, n: int, hosts: int = 1,

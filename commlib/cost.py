@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from . import algorithms
 from .algorithms.base import CostTerms
-from .units import check_count, check_fraction, check_nonnegative, check_positive
+from .units import check_count, check_fraction, check_nonnegative, check_positive, format_rate, parse_rate
 
 __all__ = [
     "ALLREDUCE_ALGORITHMS",
@@ -48,6 +48,10 @@ __all__ = [
     "latency_bandwidth_balance",
     "reduction_gamma",
     "bus_factor",
+    "algbw_to_busbw",
+    "busbw_to_algbw",
+    "BANDWIDTH_DIRECTIONS",
+    "bandwidth_conversion_results",
     "bus_bandwidth",
     "algorithm_bandwidth",
     "parallel_efficiency",
@@ -314,6 +318,61 @@ def bus_bandwidth(op: str, nbytes: float, n: int, seconds: float) -> float:
     1500000000.0
     """
     return algorithm_bandwidth(nbytes, seconds) * bus_factor(op, n)
+
+
+def algbw_to_busbw(algbw: float, n: int, op: str = "all_reduce") -> float:
+    r"""Bus bandwidth from algorithm bandwidth (bytes/s), the nccl-tests convention.
+
+    algbw = S / t (buffer bytes over elapsed time); busbw = algbw x factor,
+    with factor :math:`2(n-1)/n` for all-reduce and :math:`(n-1)/n` for
+    all-gather, reduce-scatter and all-to-all (NVIDIA nccl-tests,
+    ``doc/PERFORMANCE.md``). busbw is what each rank's link actually carried,
+    so it can be compared with the link's peak whatever ``n`` is.
+
+    >>> algbw_to_busbw(10e9, 8)          # 10 GB/s algbw on 8 ranks: 17.5 GB/s on the bus
+    17500000000.0
+    """
+    return check_nonnegative("algbw", algbw) * bus_factor(op, n)
+
+
+def busbw_to_algbw(busbw: float, n: int, op: str = "all_reduce") -> float:
+    """Algorithm bandwidth from bus bandwidth (bytes/s): busbw / factor (the inverse of :func:`algbw_to_busbw`).
+
+    With ``n = 1`` the all-reduce factor is 0 and no bus traffic exists, so
+    the conversion is undefined (ValueError).
+
+    >>> busbw_to_algbw(17.5e9, 8)
+    10000000000.0
+    """
+    busbw = check_nonnegative("busbw", busbw)
+    factor = bus_factor(op, n)
+    if factor == 0:
+        raise ValueError(f"n must be >= 2 to convert bus bandwidth for {op} (the factor is 0 at n = 1); got n = {n}")
+    return busbw / factor
+
+
+BANDWIDTH_DIRECTIONS = ("algbw -> busbw", "busbw -> algbw")
+
+
+def bandwidth_conversion_results(value: str, direction: str = "algbw -> busbw", op: str = "all_reduce",
+                                 n: int = 8) -> dict[str, str]:
+    """The converter of the ring chapter: a rate with its unit, one way or the other (nccl-tests' convention).
+
+    >>> bandwidth_conversion_results("10 GB/s", "algbw -> busbw", "all_reduce", 8)["bus bandwidth"]
+    '17.50 GB/s = 140.00 Gb/s'
+    """
+    rate = parse_rate(value)
+    if direction == "algbw -> busbw":
+        algbw, busbw = rate, algbw_to_busbw(rate, n, op)
+    elif direction == "busbw -> algbw":
+        algbw, busbw = busbw_to_algbw(rate, n, op), rate
+    else:
+        raise ValueError(f"direction must be one of {', '.join(map(repr, BANDWIDTH_DIRECTIONS))}; got {direction!r}")
+    return {
+        "factor busbw / algbw": f"{bus_factor(op, n):.4f}",
+        "algorithm bandwidth": f"{format_rate(algbw)} = {format_rate(algbw, bits=True)}",
+        "bus bandwidth": f"{format_rate(busbw)} = {format_rate(busbw, bits=True)}",
+    }
 
 
 def parallel_efficiency(t_compute: float, t_comm: float) -> float:

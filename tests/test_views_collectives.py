@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-from commlib import cluster, compare  # noqa: E402
+from commlib import cluster, compare, cost  # noqa: E402
 from commlib.experiments import collectives as ce  # noqa: E402
 from commlib.views import collectives as vc  # noqa: E402
 from commlib.views.animation import to_html  # noqa: E402
@@ -288,11 +288,11 @@ def test_cluster_calculator_network_cards_matter_to_hierarchical_only():
 
 
 def test_bandwidth_converter_two_ways_and_errors():
-    out = vc.bandwidth_convert("10 GB/s", "algbw -> busbw", "all_reduce", 8)
+    out = cost.bandwidth_conversion_results("10 GB/s", "algbw -> busbw", "all_reduce", 8)
     assert out["bus bandwidth"].startswith("17.50 GB/s")
-    back = vc.bandwidth_convert("17.5 GB/s", "busbw -> algbw", "all_reduce", 8)
+    back = cost.bandwidth_conversion_results("17.5 GB/s", "busbw -> algbw", "all_reduce", 8)
     assert back["algorithm bandwidth"].startswith("10.00 GB/s")
-    gather = vc.bandwidth_convert("100 Gb/s", "algbw -> busbw", "all_gather", 4)   # 12.5 GB/s x 3/4
+    gather = cost.bandwidth_conversion_results("100 Gb/s", "algbw -> busbw", "all_gather", 4)   # 12.5 GB/s x 3/4
     assert gather["bus bandwidth"].startswith("9.38 GB/s")
     calc = vc.bandwidth_converter()
     calc.set(value="ten")

@@ -41,7 +41,7 @@ from ..experiments.collectives import (
     TraceFormulaRuns,
     contributors,
 )
-from ..units import check_count, format_rate, format_size, format_time, parse_rate
+from ..units import check_count, format_rate, format_size, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, number, text
 from .plots import COLORS, MARKERS, PALETTE, figure, style
 from .tables import markdown_table
@@ -68,7 +68,6 @@ __all__ = [
     "NIC_CHOICES",
     "cluster_report",
     "cluster_calculator",
-    "bandwidth_convert",
     "bandwidth_converter",
 ]
 
@@ -719,30 +718,14 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
                                 "no overlap of compute and communication.")
 
 
-def bandwidth_convert(value: str, direction: str, op: str, n: int) -> dict[str, str]:
-    """Algorithm bandwidth <-> bus bandwidth (nccl-tests convention); ``value`` a rate with its unit."""
-    rate = parse_rate(value)
-    if direction == "algbw -> busbw":
-        algbw, busbw = rate, compare.algbw_to_busbw(rate, n, op)
-    elif direction == "busbw -> algbw":
-        algbw, busbw = compare.busbw_to_algbw(rate, n, op), rate
-    else:
-        raise ValueError(f"direction must be 'algbw -> busbw' or 'busbw -> algbw'; got {direction!r}")
-    return {
-        "factor busbw / algbw": f"{cost.bus_factor(op, n):.4f}",
-        "algorithm bandwidth": f"{format_rate(algbw)} = {format_rate(algbw, bits=True)}",
-        "bus bandwidth": f"{format_rate(busbw)} = {format_rate(busbw, bits=True)}",
-    }
-
-
 def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw", op: str = "all_reduce",
                         n: int = 8) -> Calculator:
     """Two-way converter between algorithm and bus bandwidth."""
     controls = {
         "value": text(value, "bandwidth", "e.g. 10 GB/s or 100 Gb/s"),
-        "direction": dropdown(["algbw -> busbw", "busbw -> algbw"], direction, "convert"),
+        "direction": dropdown(list(cost.BANDWIDTH_DIRECTIONS), direction, "convert"),
         "op": dropdown([(k.replace("_", "-"), k) for k in cost.BUS_FACTORS], op, "collective"),
         "n": integer(n, 1, 4096, "ranks n"),
     }
-    return make_calculator(bandwidth_convert, controls, title="Algorithm bandwidth <-> bus bandwidth",
+    return make_calculator(cost.bandwidth_conversion_results, controls, title="Algorithm bandwidth <-> bus bandwidth",
                            note="Per direction. algbw = buffer bytes / time; busbw = algbw x factor.")
