@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from commlib import cost, fit
-from commlib.lab import checker, measure, runner
+from commlib.lab import checker, measure, predict, runner
 
 pytest.importorskip("mpi4py", reason="the lab needs mpi4py (pip install mpi4py mpich)")
 if runner.mpiexec_path() is None:
@@ -352,17 +352,16 @@ def test_calculator_shows_a_measurable_start_up_cost_as_a_time():
 
 def test_regime_sizes_are_those_between_the_crossovers():
     from commlib import fit
-    from commlib.views import lab as lab_views
 
     s = _series(1e-5, 1e9, sizes=(1024.0, 4096.0, 16384.0, 65536.0))
     pw = fit.PiecewiseFit((3000.0, 20000.0), (fit.AlphaBeta(1e-5, 1e-9),) * 3)
-    assert lab_views.regime_sizes(pw, s, 10) == (1024.0, 1024.0)
-    assert lab_views.regime_sizes(pw, s, 5000) == (4096.0, 16384.0)
-    assert lab_views.regime_sizes(pw, s, 1e9) == (65536.0, 65536.0)
-    assert lab_views.regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10) == (1024.0, 65536.0)
-    assert lab_views.latency_term(2, 1e-21, 2**20, 2**26).startswith("none measurable")
+    assert predict.regime_sizes(pw, s, 10) == (1024.0, 1024.0)
+    assert predict.regime_sizes(pw, s, 5000) == (4096.0, 16384.0)
+    assert predict.regime_sizes(pw, s, 1e9) == (65536.0, 65536.0)
+    assert predict.regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10) == (1024.0, 65536.0)
+    assert predict.latency_term(2, 1e-21, 2**20, 2**26).startswith("none measurable")
     with pytest.raises(ValueError, match="alpha"):
-        lab_views.latency_term(2, -1.0, 1, 2)
+        predict.latency_term(2, -1.0, 1, 2)
 
 
 def test_fit_summary_names_an_unmeasurable_alpha():

@@ -50,6 +50,8 @@ def test_web_spec_says_what_can_run_in_the_page():
     assert not closure["live"] and "module-level" in closure["why"]
     bound = web_spec(functools.partial(units.format_size, binary=True), {"nbytes": number(1.0, "n")})
     assert bound["compute"] == "commlib.units:format_size" and bound["keywords"] == {"binary": True}
+    on_data = web_spec(functools.partial(units.format_size, object()), {"binary": number(1.0, "b")})
+    assert not on_data["live"] and "bound to objects of this run" in on_data["why"]
     numpy_module = web_spec(sys.modules["commlib.views.calculator"].web_spec, controls)
     assert not numpy_module["live"] and "numpy" in numpy_module["why"]   # the view layer imports ipywidgets
     assert pure_python_modules("commlib.cost") is not None

@@ -294,7 +294,9 @@ def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", fi
         spec["controls"].append(entry)
     target = _target(compute)
     if target is None:
-        spec["why"] = spec["why"] or "its computation is not a module-level function"
+        bound = isinstance(compute, functools.partial)
+        spec["why"] = spec["why"] or ("its computation is bound to objects of this run, not plain values" if bound
+                                      else "its computation is not a module-level function")
         return spec
     spec["compute"], spec["keywords"] = target
     if pure_python_modules(target[0].partition(":")[0]) is None:
