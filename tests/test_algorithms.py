@@ -137,3 +137,13 @@ def test_cluster_results_names_bad_parameters():
                          ({"algorithm": "torus_both_ways", "n": 12, "hosts": 2}, "grid")):
         with pytest.raises(ValueError, match=word):
             cluster.cluster_results(**kwargs)
+
+
+@pytest.mark.parametrize("trees", [1, 2])
+def test_pipelined_tree_loads_grow_linearly_in_the_chunks_as_stated(trees):
+    from commlib.algorithms import pipelined_tree as pt
+
+    for n in (2, 3, 5, 8, 13, 16, 31, 64, 100):
+        counted = [pt._unit_loads_counted(n, q, trees) for q in range(1, 201)]
+        assert [pt.unit_loads(n, q, trees) for q in range(1, 201)] == counted, n
+        assert counted[-1][1] > counted[-2][1]          # more chunks, more chunk-rounds on the busiest port

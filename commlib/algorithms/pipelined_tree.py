@@ -58,14 +58,29 @@ def _windows(n: int, pos: int, depth_total: int) -> tuple[int, int, bool]:
     return d, kids, pos != 0
 
 
-@lru_cache(maxsize=4096)
 def unit_loads(n: int, q: int, trees: int) -> tuple[int, int, int]:
     """``(rounds, port chunks, reduced chunks)``: rounds, and the busiest port's and busiest reducer's
     chunk counts summed over rounds, for ``trees`` trees of q chunks each (exact, no simulation).
 
-    Ranks with the same (depth, children, has parent) in every tree load their ports alike, so
-    the maximum is taken over those few kinds, between the rounds where some window opens or
-    closes.
+    Every window of a rank's load opens in one of the first 2D rounds and stays open q rounds.
+    Once q >= 2D, all windows are open together in the middle rounds, and one more chunk adds one
+    more such round: the counts grow linearly in q from there, so two exact counts give all the
+    others (a test checks this against :func:`_unit_loads_counted` for every q up to 600).
+    """
+    D = log2_floor(n)
+    q0 = 2 * D
+    if q <= q0 + 1:
+        return _unit_loads_counted(n, q, trees)
+    _, port0, red0 = _unit_loads_counted(n, q0, trees)
+    _, port1, red1 = _unit_loads_counted(n, q0 + 1, trees)
+    return q + 2 * D - 1, port0 + (q - q0) * (port1 - port0), red0 + (q - q0) * (red1 - red0)
+
+
+@lru_cache(maxsize=4096)
+def _unit_loads_counted(n: int, q: int, trees: int) -> tuple[int, int, int]:
+    """:func:`unit_loads` counted round by round: ranks with the same (depth, children, has parent)
+    in every tree load their ports alike, so the maximum is taken over those few kinds, between
+    the rounds where some window opens or closes.
     """
     D = log2_floor(n)
     rounds = q + 2 * D - 1
