@@ -171,9 +171,15 @@ def _module_level(tree: ast.AST):
                 todo.append(child)
 
 
-def _imports(path: Path, module: str) -> set[str]:
+def _imports(path: Path, module: str) -> frozenset[str]:
     """Absolute names of the modules ``path`` (module ``module``) imports when it is imported."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return _imports_of(str(path), path.stat().st_mtime_ns, module)
+
+
+@functools.cache
+def _imports_of(path: str, mtime_ns: int, module: str) -> frozenset[str]:
+    """:func:`_imports` of one version of the file (the time it was last written is part of the key)."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in _module_level(tree):
@@ -188,7 +194,7 @@ def _imports(path: Path, module: str) -> set[str]:
                 prefix = node.module or ""
             found.add(prefix)
             found.update(f"{prefix}.{alias.name}" for alias in node.names)  # maybe submodules
-    return found
+    return frozenset(found)
 
 
 _ROOT = Path(__file__).resolve().parents[1]
