@@ -180,7 +180,7 @@ def _imports(path: Path, module: str) -> frozenset[str]:
 def _imports_of(path: str, mtime_ns: int, module: str) -> frozenset[str]:
     """:func:`_imports` of one version of the file (the time it was last written is part of the key)."""
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     found: set[str] = set()
     for node in _module_level(tree):
         if isinstance(node, ast.Import):
