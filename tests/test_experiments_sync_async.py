@@ -128,3 +128,26 @@ def test_k_sweep_runs_reject_bad_input():
         sync_async.k_sweep_runs(workers=4, ks=())
     with pytest.raises(ValueError, match="protocol"):
         sync_async.k_sweep_runs(protocol="gossip", workers=4, ks=(2,), updates=10, gradients=10)
+
+
+# ----------------------------------------------------------------------------- weak scaling, two GPU speeds
+
+
+def test_weak_scaling_curves_slow_gpu_scales_better_but_stays_slower():
+    from commlib import hardware, scaling
+
+    c = sync_async.weak_scaling_curves("resnet50", "eth_10g", ns=(1, 4, 16), t_fast=0.1, slowdown=3.0, batch=32)
+    assert list(c.curves) == ["fast GPU", "GPU 3x slower"] and c.ns == (1, 4, 16)
+    fast, slow = c.curves.values()
+    link = hardware.link("eth_10g")
+    assert slow[2] == scaling.ring_weak_scaling("resnet50", 16, link.bandwidth, 0.1 * 3.0, 32, latency=link.latency)
+    assert fast[0].efficiency == slow[0].efficiency == 1.0          # one GPU: nothing to communicate
+    for f, s in zip(fast[1:], slow[1:]):
+        assert s.efficiency > f.efficiency and s.throughput_many < f.throughput_many
+
+
+def test_weak_scaling_curves_reject_bad_input():
+    with pytest.raises(ValueError, match="slowdown"):
+        sync_async.weak_scaling_curves(slowdown=0.0)
+    with pytest.raises(ValueError):
+        sync_async.weak_scaling_curves(link="no_such_link")

@@ -183,10 +183,14 @@ def test_scaling_table_and_figure():
     m = scaling.ring_weak_scaling("resnet50", 4, 1.25e9, 0.1, 32)
     table = sync_async_views.scaling_table({"fast": m}).data
     assert "T(4) (ms)" in table and f"{100 * m.efficiency:.1f} %" in table
-    fig = sync_async_views.scaling_figure(ns=(1, 2, 4))
-    left = fig.get_axes()[0]
+    curves = sync_async.weak_scaling_curves(ns=(1, 2, 4))
+    fig = sync_async_views.scaling_figure(curves)
+    left, right = fig.get_axes()
     fast_line = left.get_lines()[0]
     assert fast_line.get_ydata()[0] == pytest.approx(100.0)     # one GPU is 100 % efficient
+    fast = curves.curves["fast GPU"]
+    assert list(right.get_lines()[0].get_ydata()) == [m.throughput_many for m in fast]
+    assert right.get_lines()[-1].get_label() == "fast GPU, perfect scaling"
 
 
 def test_sgd_calculator_reports_time_and_staleness():

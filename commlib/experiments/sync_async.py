@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import scaling, sgd, training
+from .. import hardware, scaling, sgd, training
 from ..units import check_count, check_positive
 from .summaries import RunEnd, protocol_label, tail_mean
 
@@ -31,6 +31,8 @@ __all__ = [
     "k_tradeoff_runs",
     "k_tradeoff_phrases",
     "large_batch_runs",
+    "WeakScalingCurves",
+    "weak_scaling_curves",
     "sim_summary",
     "UPDATE_TIME_LAWS",
     "closed_form_update_time",
@@ -300,6 +302,47 @@ def large_batch_runs(problem=None, base_batch: int = 8, base_lr: float = 0.1, k:
                            warmup_steps=warm),
     }
 
+
+
+@dataclass(frozen=True)
+class WeakScalingCurves:
+    """Weak-scaling metrics against the number of GPUs for a fast GPU and one ``slowdown`` times slower.
+
+    ``curves[label]`` holds one :class:`commlib.scaling.ScalingMetrics` per
+    ``ns`` entry; ``t_fast`` is the fast GPU's compute time per step (s).
+    """
+
+    model: str
+    link: str
+    ns: tuple[int, ...]
+    batch: int
+    t_fast: float
+    curves: dict[str, tuple[scaling.ScalingMetrics, ...]]
+
+
+def weak_scaling_curves(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 8, 16, 32, 64),
+                        t_fast: float = 0.1, slowdown: float = 3.0, batch: int = 32) -> WeakScalingCurves:
+    """:func:`commlib.scaling.ring_weak_scaling` over ``ns`` GPUs on ``link``, for two GPU speeds.
+
+    The slower GPU computes each step in ``slowdown`` x ``t_fast`` seconds; the
+    all-reduce is the same, so it hides a larger share of the step and the slow
+    GPU scales *better*, while its throughput stays lower: efficiency alone
+    flatters slow hardware. Raises ValueError naming ``slowdown`` unless it is
+    > 0 (and as :func:`~commlib.scaling.ring_weak_scaling` does for the others).
+
+    >>> c = weak_scaling_curves(ns=(1, 16))
+    >>> fast, slow = c.curves.values()
+    >>> slow[1].efficiency > fast[1].efficiency and slow[1].throughput_many < fast[1].throughput_many
+    True
+    """
+    item = hardware.link(link)
+    slowdown = check_positive("slowdown", slowdown)
+    ns = tuple(ns)
+    curves = {}
+    for label, t in (("fast GPU", t_fast), (f"GPU {slowdown:g}x slower", t_fast * slowdown)):
+        curves[label] = tuple(scaling.ring_weak_scaling(model, n, item.bandwidth, t, batch, latency=item.latency)
+                              for n in ns)
+    return WeakScalingCurves(model, link, ns, batch, t_fast, curves)
 
 
 def sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem, lr, batch_size,

@@ -15,10 +15,10 @@ from matplotlib.animation import FuncAnimation
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from .. import hardware, scaling, sgd
+from .. import hardware, sgd
 from ..experiments.summaries import PROTOCOL_LABELS
 from ..experiments.summaries import protocol_label as _k_label
-from ..experiments.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, sgd_results
+from ..experiments.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves, sgd_results
 from ..units import check_count
 from .animation import sweep_html, to_html
 from .calculator import dropdown, integer, make_calculator, number
@@ -321,13 +321,15 @@ def k_tradeoff_figure(runs: dict):
 # ----------------------------------------------------------------------------- scaling metrics and large batches
 
 
-def scaling_figure(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 8, 16, 32, 64),
-                   t_fast: float = 0.1, slowdown: float = 3.0, batch: int = 32):
-    """Scaling efficiency and throughput against workers, for a fast GPU and one ``slowdown`` times slower."""
-    item = hardware.link(link)
+def scaling_figure(curves: WeakScalingCurves):
+    """Scaling efficiency and throughput against workers, for a fast GPU and a slower one.
+
+    ``curves`` come from :func:`commlib.experiments.sync_async.weak_scaling_curves`.
+    """
+    item = hardware.link(curves.link)
+    ns, batch, t_fast = list(curves.ns), curves.batch, curves.t_fast
     fig, (ax1, ax2) = figure(7.2, 3.2, ncols=2)
-    for i, (label, t) in enumerate([("fast GPU", t_fast), (f"GPU {slowdown:g}x slower", t_fast * slowdown)]):
-        ms = [scaling.ring_weak_scaling(model, n, item.bandwidth, t, batch, latency=item.latency) for n in ns]
+    for i, (label, ms) in enumerate(curves.curves.items()):
         ax1.plot(ns, [100 * m.efficiency for m in ms], marker=MARKERS[i], color=color(i), label=label)
         ax2.plot(ns, [m.throughput_many for m in ms], marker=MARKERS[i], color=color(i), label=label)
     ax2.plot(ns, [n * batch / t_fast for n in ns], color=COLORS[7], ls=":", lw=1, label="fast GPU, perfect scaling")
@@ -340,7 +342,7 @@ def scaling_figure(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 
     ax2.set_ylabel("throughput (images/s)")
     ax1.legend(fontsize=8)
     ax2.legend(fontsize=7)
-    fig.suptitle(f"{hardware.model(model).name}, ring all-reduce over {item.name}, {batch} images per GPU",
+    fig.suptitle(f"{hardware.model(curves.model).name}, ring all-reduce over {item.name}, {batch} images per GPU",
                  fontsize=9)
     fig.tight_layout()
     return fig
