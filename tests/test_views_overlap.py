@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -58,3 +60,10 @@ def test_overlap_sweep_draws_one_frame_per_link():
     html = overlap_views.overlap_sweep(sweep).data
     assert html.count('class="gotw-frame"') == 2
     assert hardware.link("eth_10g").name in html and hardware.link("nvlink2").name in html
+
+
+def test_the_overlap_views_run_no_experiment():
+    """Figures and sweeps take timelines as input; only the calculator calls the model (overlap_results)."""
+    source = Path(overlap_views.__file__).read_text(encoding="utf-8")
+    for call in ("overlap_timeline(", "bucket_sweep(", "step_compute_time(", "link_sweep(", "bucket_cap_sweep("):
+        assert call not in source, call

@@ -60,6 +60,16 @@ def test_the_view_layer_uses_only_the_public_model_api():
     assert not hasattr(sync_async_views, "protocol_jobs")
 
 
+@pytest.mark.parametrize("module", ["sync_async", "staleness"])
+def test_the_views_run_no_experiment(module):
+    """Figures take runs as input: no simulation, training or Monte Carlo run inside chapter 4's and 5's views
+    (the calculator's computation, sgd_results, is a model-layer function and the only one it calls)."""
+    source = (Path(sync_async_views.__file__).parent / f"{module}.py").read_text(encoding="utf-8")
+    for call in ("simulate(", "monte_carlo", "training.", "sim_summary", "ring_weak_scaling", "make_problem",
+                 "replay(", "schedule("):
+        assert call not in source, (module, call)
+
+
 @pytest.mark.parametrize("workers, k, seed, compute", [(4, 2, 3, "exponential"), (3, 2, 0, "exponential"),
                                                        (5, 3, 1, "pareto")])
 def test_timeline_bars_are_the_simulated_jobs(workers, k, seed, compute):
