@@ -64,7 +64,8 @@ class _TimelinePainter:
 
     def __init__(self, axes, timelines: ProtocolTimelines):
         self.axes, self.timelines = axes, timelines.timelines
-        self.workers, self.t_max = workers, t_max = timelines.workers, timelines.t_max
+        self.workers = workers = timelines.workers
+        self.t_max = t_max = timelines.t_max
         self.bars, self.lines = [], []
         for ax, tl in zip(axes, self.timelines):
             bars = []
