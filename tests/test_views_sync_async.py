@@ -1,4 +1,4 @@
-"""Tests for commlib.sync_async_views.sync_async and commlib.experiments.sync_async (chapter 4).
+"""Tests for commlib.views.sync_async and commlib.experiments.sync_async (chapter 4).
 
 The timeline draws the jobs commlib.sgd.simulate records (their consistency
 with update times, contributors and staleness is tested in test_sgd.py);
@@ -33,6 +33,17 @@ def _close_figures():
     plt.close("all")
 
 
+def _timelines(**kwargs):
+    """The runs a timeline figure draws (cached: several tests draw the same ones)."""
+    key = tuple(sorted(kwargs.items()))
+    if key not in _TIMELINES:
+        _TIMELINES[key] = sync_async.protocol_timelines(**kwargs)
+    return _TIMELINES[key]
+
+
+_TIMELINES: dict = {}
+
+
 def _bars(ax):
     """(learner, start, end, face colour) of every job bar of a timeline panel."""
     out = []
@@ -49,11 +60,21 @@ def test_the_view_layer_uses_only_the_public_model_api():
     assert not hasattr(sync_async_views, "protocol_jobs")
 
 
+@pytest.mark.parametrize("module", ["sync_async", "staleness"])
+def test_the_views_run_no_experiment(module):
+    """Figures take runs as input: no simulation, training or Monte Carlo run inside chapter 4's and 5's views
+    (the calculator's computation, sgd_results, is a model-layer function and the only one it calls)."""
+    source = (Path(sync_async_views.__file__).parent / f"{module}.py").read_text(encoding="utf-8")
+    for call in ("simulate(", "monte_carlo", "training.", "sim_summary", "ring_weak_scaling", "make_problem",
+                 "replay(", "schedule("):
+        assert call not in source, (module, call)
+
+
 @pytest.mark.parametrize("workers, k, seed, compute", [(4, 2, 3, "exponential"), (3, 2, 0, "exponential"),
                                                        (5, 3, 1, "pareto")])
 def test_timeline_bars_are_the_simulated_jobs(workers, k, seed, compute):
     """Each panel draws exactly the recorded jobs begun before the right edge, each at its place."""
-    fig = sync_async_views.protocol_timeline_figure(workers=workers, k=k, seed=seed, compute=compute)
+    fig = sync_async_views.protocol_timeline_figure(_timelines(workers=workers, k=k, seed=seed, compute=compute))
     axes = fig.get_axes()
     t_max = axes[0].get_xlim()[1]
     sync = sgd.simulate("sync", workers, compute=compute, updates=3, seed=seed)
@@ -70,7 +91,7 @@ def test_timeline_bars_are_the_simulated_jobs(workers, k, seed, compute):
 
 def test_timeline_colours_follow_the_protocols():
     """Synchronous panels: no stale bar; only K-sync and K-batch-sync cancel; asynchronous learners never idle."""
-    fig = sync_async_views.protocol_timeline_figure(workers=4, k=2, seed=3)
+    fig = sync_async_views.protocol_timeline_figure(_timelines(workers=4, k=2, seed=3))
     axes = fig.get_axes()
     t_max = axes[0].get_xlim()[1]
     fresh, stale, cancelled = (to_hex(c) for c in (sync_async_views._FRESH, sync_async_views._STALE, sync_async_views._CANCELLED))
@@ -89,24 +110,20 @@ def test_timeline_colours_follow_the_protocols():
 
 
 def test_timeline_with_a_later_right_edge_is_still_complete():
-    fig = sync_async_views.protocol_timeline_figure(workers=3, k=2, seed=0, t_max=12.0)
+    fig = sync_async_views.protocol_timeline_figure(_timelines(workers=3, k=2, seed=0, t_max=12.0))
     ax = fig.get_axes()[3]    # asynchronous
     assert ax.get_xlim()[1] == 12.0
     for w in range(3):
         assert max(e for ww, _, e, _ in _bars(ax) if ww == w) == pytest.approx(12.0)
 
 
-def test_timeline_rejects_bad_input():
-    with pytest.raises(ValueError, match="k"):
-        sync_async_views.protocol_timeline_figure(workers=4, k=9)
-    with pytest.raises(ValueError, match="t_max"):
-        sync_async_views.protocol_timeline_figure(workers=4, k=2, t_max=-1.0)
-    with pytest.raises(ValueError, match="distribution"):
-        sync_async_views.protocol_timeline_figure(workers=4, k=2, compute="gamma")
+def test_timeline_animation_rejects_too_few_frames():
+    with pytest.raises(ValueError, match="frames"):
+        sync_async_views.protocol_timeline_animation(_timelines(workers=3, k=2, seed=0), frames=1)
 
 
 def test_timeline_figure_has_six_panels_and_a_legend():
-    fig = sync_async_views.protocol_timeline_figure(workers=3, k=2, seed=0)
+    fig = sync_async_views.protocol_timeline_figure(_timelines(workers=3, k=2, seed=0))
     axes = fig.get_axes()
     assert len(axes) == 6
     titles = [ax.get_title(loc="left") for ax in axes]
@@ -119,8 +136,8 @@ def test_timeline_figure_has_six_panels_and_a_legend():
 
 def test_timeline_titles_count_in_the_singular_for_one_update():
     """Early in the animation a panel has seen exactly one update: "1 update", never "1 updates"."""
-    fig, painter, t_max = sync_async_views._timeline_canvas(4, 2, "exponential", 3, 3, None, {})
-    first_sync = painter.data[0][3][0]                      # time of the first fully synchronous update
+    fig, painter = sync_async_views._timeline_canvas(_timelines(workers=4, k=2, seed=3))
+    first_sync = painter.timelines[0].times[0]              # time of the first fully synchronous update
     painter.show(first_sync)
     title = fig.get_axes()[0].get_title(loc="left")
     assert title.endswith(": 1 update")
@@ -133,7 +150,7 @@ def test_timeline_text_is_readable_at_the_players_width(workers):
     import inspect
 
     dpi = inspect.signature(sync_async_views.protocol_timeline_animation).parameters["dpi"].default
-    fig = sync_async_views.protocol_timeline_figure(workers=workers, k=2, seed=0)
+    fig = sync_async_views.protocol_timeline_figure(_timelines(workers=workers, k=2, seed=0))
     scale = min(1.0, 700 / (fig.get_figwidth() * dpi))
     texts = [t for ax in fig.get_axes() for t in (*ax.get_yticklabels(), *ax.get_xticklabels(), ax.title,
                                                   ax._left_title, ax.xaxis.label) if t.get_text()]
@@ -147,7 +164,7 @@ def test_timeline_text_is_readable_at_the_players_width(workers):
 
 
 def test_timeline_animation_is_an_offline_player():
-    html = sync_async_views.protocol_timeline_animation(workers=3, k=2, seed=0, frames=3, dpi=30).data
+    html = sync_async_views.protocol_timeline_animation(_timelines(workers=3, k=2, seed=0), frames=3, dpi=30).data
     assert html.count('class="gotw-frame"') == 3
     assert "http" not in html.split("<script>")[0]     # no network resources
 
@@ -176,10 +193,14 @@ def test_scaling_table_and_figure():
     m = scaling.ring_weak_scaling("resnet50", 4, 1.25e9, 0.1, 32)
     table = sync_async_views.scaling_table({"fast": m}).data
     assert "T(4) (ms)" in table and f"{100 * m.efficiency:.1f} %" in table
-    fig = sync_async_views.scaling_figure(ns=(1, 2, 4))
-    left = fig.get_axes()[0]
+    curves = sync_async.weak_scaling_curves(ns=(1, 2, 4))
+    fig = sync_async_views.scaling_figure(curves)
+    left, right = fig.get_axes()
     fast_line = left.get_lines()[0]
     assert fast_line.get_ydata()[0] == pytest.approx(100.0)     # one GPU is 100 % efficient
+    fast = curves.curves["fast GPU"]
+    assert list(right.get_lines()[0].get_ydata()) == [m.throughput_many for m in fast]
+    assert right.get_lines()[-1].get_label() == "fast GPU, perfect scaling"
 
 
 def test_sgd_calculator_reports_time_and_staleness():
@@ -256,7 +277,8 @@ def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_bu
         assert got < sgd.runtime_ratio(P, "exponential", **sync_async.RUNTIME_RATIO_LAWS["exponential"])
         assert got / P > prev + 0.5                               # per-learner factor still climbing
         prev = got / P
-    fig = sync_async_views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200, straggler=None)
+    fig = sync_async_views.runtime_ratio_figure(sync_async.runtime_ratio_curves(Ps=(1, 2, 4), trials=200,
+                                                                                straggler=None))
     assert len(fig.get_axes()[0].get_lines()) == 2 * len(sync_async.RUNTIME_RATIO_LAWS) + 2
 
 
@@ -267,7 +289,7 @@ def test_runtime_ratio_figure_adds_one_slow_node_by_simulation():
     assert sync_async.STRAGGLER_LAW == {"base": "exponential", "slowdown": 4.0}
     assert sgd.monte_carlo_runtime_ratio(2, "straggler", trials=20000, seed=0,
                                          **sync_async.STRAGGLER_LAW) == pytest.approx(5.25, rel=0.03)
-    fig = sync_async_views.runtime_ratio_figure(Ps=(1, 2, 4), trials=200)
+    fig = sync_async_views.runtime_ratio_figure(sync_async.runtime_ratio_curves(Ps=(1, 2, 4), trials=200))
     lines = fig.get_axes()[0].get_lines()
     assert len(lines) == 2 * len(sync_async.RUNTIME_RATIO_LAWS) + 3
     slow = next(ln for ln in lines if ln.get_label().startswith("one learner 4x slower"))
@@ -292,3 +314,10 @@ def test_sgd_calculator_labels_fit():
     box = sync_async_views.sgd_calculator(protocol="async", workers=4, k=1)
     _fits(box.calculator)
     assert "ignore K" in box.calculator.note
+
+
+def test_sgd_sweep_draws_one_frame_per_k():
+    sweep = sync_async.k_sweep_runs(workers=4, ks=(1, 2, 4), updates=60, gradients=80)
+    html = sync_async_views.sgd_sweep(sweep).data
+    assert html.count('class="gotw-frame"') == 3
+    assert "K = 2" in html and "K = 4" in html

@@ -2,5 +2,5 @@
 
 Model layer (no matplotlib, no ipywidgets): :mod:`.collectives` (chapters 1
 and 2), :mod:`.summaries` (shared run summaries), :mod:`.sync_async`
-(chapter 4), :mod:`.staleness` (chapter 5).
+(chapter 4), :mod:`.staleness` and :mod:`.overlap` (chapter 5).
 """

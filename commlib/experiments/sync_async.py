@@ -9,21 +9,30 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import scaling, sgd, training
+from .. import hardware, scaling, sgd, training
 from ..units import check_count, check_positive
 from .summaries import RunEnd, protocol_label, tail_mean
 
 __all__ = [
+    "TIMELINE_PROTOCOLS",
+    "ProtocolTimeline",
+    "ProtocolTimelines",
+    "protocol_timelines",
     "runtime_ratio_rows",
+    "RuntimeRatioCurves",
+    "runtime_ratio_curves",
     "RUNTIME_RATIO_LAWS",
     "STRAGGLER_LAW",
     "equal_time_runs",
     "k_tradeoff_runs",
     "k_tradeoff_phrases",
     "large_batch_runs",
+    "WeakScalingCurves",
+    "weak_scaling_curves",
     "sim_summary",
     "UPDATE_TIME_LAWS",
     "closed_form_update_time",
@@ -40,7 +49,83 @@ __all__ = [
     "warmup_rows",
     "warmup_phrases",
     "sgd_results",
+    "KSweepPoint",
+    "KSweep",
+    "k_sweep_runs",
 ]
+
+
+# --------------------------------------------------------------------------- the six protocols on one time axis
+
+#: The protocols of the timeline figure, in drawing order, and whether each uses K.
+TIMELINE_PROTOCOLS: tuple[tuple[str, bool], ...] = (
+    ("sync", False), ("k_sync", True), ("k_batch_sync", True), ("async", False), ("k_async", True),
+    ("k_batch_async", True))
+
+
+@dataclass(frozen=True)
+class ProtocolTimeline:
+    """One protocol's recorded jobs and PS update times (s), long enough to cover the picture.
+
+    ``jobs`` are the :class:`commlib.sgd.Job` records of :func:`commlib.sgd.simulate`
+    with ``record_jobs=True``; ``times`` the times of its PS updates, the last
+    one at or after the picture's right edge.
+    """
+
+    protocol: str
+    k: int | None
+    jobs: tuple[sgd.Job, ...]
+    times: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ProtocolTimelines:
+    """The six protocols of :data:`TIMELINE_PROTOCOLS` run with the same seed, to be drawn up to ``t_max`` (s)."""
+
+    workers: int
+    t_max: float
+    timelines: tuple[ProtocolTimeline, ...]
+
+
+def protocol_timelines(workers: int = 4, k: int = 2, compute: str = "exponential", updates: int = 3,
+                       seed: int = 3, t_max: float | None = None, **compute_params) -> ProtocolTimelines:
+    """Every learner's jobs under each SGD protocol, on one time axis ending at ``t_max``.
+
+    Each protocol of :data:`TIMELINE_PROTOCOLS` runs :func:`commlib.sgd.simulate`
+    with ``record_jobs=True`` and the same ``seed``, so learner ``w``'s ``i``-th
+    compute time is the same draw in every run: the protocols differ only in
+    what they do with it. The right edge ``t_max`` is, by default, the time of
+    the ``updates``-th fully synchronous update. Every other protocol is run
+    for enough updates to reach it; a run with more updates and the same seed
+    begins with the shorter run, so doubling the count until the last update
+    passes ``t_max`` changes nothing that happened before it.
+
+    Raises ValueError naming a bad parameter (``k`` outside 1..``workers``, a
+    ``t_max`` <= 0, an unknown compute-time ``distribution``, ...).
+
+    >>> tl = protocol_timelines(workers=3, k=2, seed=0)
+    >>> [t.protocol for t in tl.timelines][:3]
+    ['sync', 'k_sync', 'k_batch_sync']
+    >>> tl.t_max == tl.timelines[0].times[2]      # the third fully synchronous update
+    True
+    >>> all(t.times[-1] >= tl.t_max for t in tl.timelines)
+    True
+    """
+    sync = sgd.simulate("sync", workers, compute=compute, updates=updates, seed=seed, record_jobs=True,
+                        **compute_params)
+    t_end = float(sync.times[-1]) if t_max is None else check_positive("t_max", t_max)
+    out = []
+    for protocol, uses_k in TIMELINE_PROTOCOLS:
+        kk = k if uses_k else None
+        n = updates
+        while True:
+            r = sgd.simulate(protocol, workers, k=kk, compute=compute, updates=n, seed=seed, record_jobs=True,
+                             **compute_params)
+            if r.times[-1] >= t_end:
+                break
+            n *= 2
+        out.append(ProtocolTimeline(protocol, kk, tuple(r.jobs), tuple(r.times.tolist())))
+    return ProtocolTimelines(sync.workers, t_end, tuple(out))
 
 
 def runtime_ratio_rows(Ps=(2, 4, 8, 16, 32, 64), trials: int = 4000, seed: int = 0,
@@ -56,7 +141,7 @@ def runtime_ratio_rows(Ps=(2, 4, 8, 16, 32, 64), trials: int = 4000, seed: int =
 
 
 
-#: The compute-time laws of :func:`runtime_ratio_figure` and their parameters (seconds, 1/s).
+#: The compute-time laws of :func:`runtime_ratio_curves` and their parameters (seconds, 1/s).
 RUNTIME_RATIO_LAWS = {
     "exponential": {"rate": 1.0},
     "shifted_exponential": {"shift": 1.0, "rate": 1.0},
@@ -67,6 +152,59 @@ RUNTIME_RATIO_LAWS = {
 #: One slow node: learner 0's exponential compute times are ``slowdown`` times longer, persistently
 #: (:func:`commlib.sgd.simulate` with ``compute="straggler"``). Not i.i.d., so no closed form: simulated only.
 STRAGGLER_LAW = {"base": "exponential", "slowdown": 4.0}
+
+
+@dataclass(frozen=True)
+class RuntimeRatioCurves:
+    """The runtime theorem against P: closed forms on a fine grid, Monte Carlo estimates at a few P.
+
+    ``closed_form[law]`` holds :func:`commlib.sgd.runtime_ratio` at every P of
+    ``grid`` (1, 2, ..., max(``Ps``)); ``simulated[law]`` holds
+    :func:`commlib.sgd.monte_carlo_runtime_ratio` at each P of ``Ps``;
+    ``straggler_simulated`` the same with one persistently slow learner
+    (parameters ``straggler``), or ``None`` when left out.
+    """
+
+    Ps: tuple[int, ...]
+    grid: tuple[int, ...]
+    laws: dict[str, dict]
+    closed_form: dict[str, tuple[float, ...]]
+    simulated: dict[str, tuple[float, ...]]
+    straggler: dict | None
+    straggler_simulated: tuple[float, ...] | None
+
+
+def runtime_ratio_curves(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
+                         straggler: dict | None = STRAGGLER_LAW, laws: dict | None = None) -> RuntimeRatioCurves:
+    """E[T_sync]/E[T_async] against P for each law of ``laws`` (default :data:`RUNTIME_RATIO_LAWS`).
+
+    The closed form :math:`P\\,E[X_{P:P}]/E[X]` is exact for i.i.d. compute
+    times; the Monte Carlo points (``trials`` synchronous updates, as many
+    gradients asynchronously) check it. One slow node (``straggler``, by
+    default :data:`STRAGGLER_LAW`) breaks the i.i.d. assumption, so it is only
+    simulated. Raises ValueError naming ``Ps`` or ``trials`` when they are not
+    whole numbers >= 1.
+
+    >>> c = runtime_ratio_curves(Ps=(1, 4), trials=4000, straggler=None)
+    >>> c.grid, round(c.closed_form["exponential"][3], 2)      # P H_P at P = 4
+    ((1, 2, 3, 4), 8.33)
+    >>> abs(c.simulated["exponential"][1] / c.closed_form["exponential"][3] - 1) < 0.05
+    True
+    """
+    Ps = tuple(check_count("Ps", P, 1) for P in Ps)
+    if not Ps:
+        raise ValueError("Ps must hold at least one number of learners >= 1")
+    trials = check_count("trials", trials, 1)
+    laws = dict(RUNTIME_RATIO_LAWS if laws is None else laws)
+    grid = tuple(range(1, max(Ps) + 1))
+    closed, simulated = {}, {}
+    for law, params in laws.items():
+        closed[law] = tuple(sgd.runtime_ratio(P, law, **params) for P in grid)
+        simulated[law] = tuple(sgd.monte_carlo_runtime_ratio(P, law, trials=trials, seed=seed, **params) for P in Ps)
+    slow = None
+    if straggler is not None:
+        slow = tuple(sgd.monte_carlo_runtime_ratio(P, "straggler", trials=trials, seed=seed, **straggler) for P in Ps)
+    return RuntimeRatioCurves(Ps, grid, laws, closed, simulated, None if straggler is None else dict(straggler), slow)
 
 
 def equal_time_runs(configs, workers: int, budget: float, problem=None, seed: int = 0, points: int = 80,
@@ -164,6 +302,47 @@ def large_batch_runs(problem=None, base_batch: int = 8, base_lr: float = 0.1, k:
                            warmup_steps=warm),
     }
 
+
+
+@dataclass(frozen=True)
+class WeakScalingCurves:
+    """Weak-scaling metrics against the number of GPUs for a fast GPU and one ``slowdown`` times slower.
+
+    ``curves[label]`` holds one :class:`commlib.scaling.ScalingMetrics` per
+    ``ns`` entry; ``t_fast`` is the fast GPU's compute time per step (s).
+    """
+
+    model: str
+    link: str
+    ns: tuple[int, ...]
+    batch: int
+    t_fast: float
+    curves: dict[str, tuple[scaling.ScalingMetrics, ...]]
+
+
+def weak_scaling_curves(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 8, 16, 32, 64),
+                        t_fast: float = 0.1, slowdown: float = 3.0, batch: int = 32) -> WeakScalingCurves:
+    """:func:`commlib.scaling.ring_weak_scaling` over ``ns`` GPUs on ``link``, for two GPU speeds.
+
+    The slower GPU computes each step in ``slowdown`` x ``t_fast`` seconds; the
+    all-reduce is the same, so it hides a larger share of the step and the slow
+    GPU scales *better*, while its throughput stays lower: efficiency alone
+    flatters slow hardware. Raises ValueError naming ``slowdown`` unless it is
+    > 0 (and as :func:`~commlib.scaling.ring_weak_scaling` does for the others).
+
+    >>> c = weak_scaling_curves(ns=(1, 16))
+    >>> fast, slow = c.curves.values()
+    >>> slow[1].efficiency > fast[1].efficiency and slow[1].throughput_many < fast[1].throughput_many
+    True
+    """
+    item = hardware.link(link)
+    slowdown = check_positive("slowdown", slowdown)
+    ns = tuple(ns)
+    curves = {}
+    for label, t in (("fast GPU", t_fast), (f"GPU {slowdown:g}x slower", t_fast * slowdown)):
+        curves[label] = tuple(scaling.ring_weak_scaling(model, n, item.bandwidth, t, batch, latency=item.latency)
+                              for n in ns)
+    return WeakScalingCurves(model, link, ns, batch, t_fast, curves)
 
 
 def sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem, lr, batch_size,
@@ -544,3 +723,54 @@ def sgd_results(protocol: str = "k_async", workers: int = 8, k: int = 2, compute
                                         f"({trained.times[-1]:.1f} mean compute times)"),
         "test error after the run": f"{100 * trained.errors[-1]:.1f} %",
     }
+
+
+# --------------------------------------------------------------------------- the K sweep (staleness and error per K)
+
+
+@dataclass(frozen=True)
+class KSweepPoint:
+    """One K of :func:`k_sweep_runs`: the protocol actually run, its timing run and its training run."""
+
+    k: int
+    protocol: str
+    timing: sgd.SimResult
+    trained: sgd.SimResult
+
+
+@dataclass(frozen=True)
+class KSweep:
+    """The runs of :func:`k_sweep_runs`, one point per K, for ``workers`` learners under ``protocol``."""
+
+    protocol: str
+    workers: int
+    points: tuple[KSweepPoint, ...]
+
+
+def k_sweep_runs(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 600, seed: int = 0,
+                 gradients: int = 1600, problem=None) -> KSweep:
+    """For each K: a timing run of ``updates`` updates and a training run of about ``gradients`` gradients.
+
+    K = 1 is asynchronous SGD and K = ``workers`` fully synchronous SGD (the two
+    ends of the K family); the K in between run ``protocol``. Both runs of a K
+    share the seed, so the training run replays the timing run's schedule
+    (:func:`sim_summary`; exponential compute times, no straggler, rate 0.5,
+    batch 8, the chapter's problem unless ``problem`` is given). Raises
+    ValueError naming ``ks`` when it is empty, ``K`` when one lies outside
+    1..``workers``.
+
+    >>> sweep = k_sweep_runs(workers=4, ks=(1, 2, 4), updates=50, gradients=40)
+    >>> [(p.k, p.protocol) for p in sweep.points]
+    [(1, 'async'), (2, 'k_async'), (4, 'sync')]
+    """
+    workers = check_count("workers", workers, 1)
+    ks = [check_count("K", K, 1, workers) for K in ks]
+    if not ks:
+        raise ValueError("ks must hold at least one K in 1..workers")
+    problem = training.make_problem(seed=0) if problem is None else problem
+    points = []
+    for K in ks:
+        proto = "async" if K == 1 else ("sync" if K == workers else protocol)
+        timing, trained = sim_summary(proto, workers, K, "exponential", 1.0, updates, seed, problem, 0.5, 8, gradients)
+        points.append(KSweepPoint(K, proto, timing, trained))
+    return KSweep(protocol, workers, tuple(points))

@@ -1,7 +1,8 @@
 """Views for chapter 5: overlap of the bucketed all-reduce with backprop (Gantt chart, bucket sweep, calculator).
 
-Everything drawn here is computed by :mod:`commlib.overlap` and :mod:`commlib.cost`;
-this module only lays it out.
+Everything drawn here is computed by :mod:`commlib.overlap`, :mod:`commlib.cost` and the
+experiments of :mod:`commlib.experiments.overlap`; the figures and sweeps take those runs as
+input and only lay them out.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cost, hardware, overlap
-from ..units import check_positive, format_time
+from ..experiments.overlap import BucketCapSweep, LinkSweep
+from ..units import format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, integer, make_calculator, number
 from .plots import COLORS, MARKERS, color, figure
@@ -71,16 +73,15 @@ def _bucket_color(k: int) -> str:
     return COLORS[:6][k % 6]
 
 
-def bucket_sweep_figure(caps_mib, latencies=(0.0, 50e-6), **kwargs):
+def bucket_sweep_figure(sweep: BucketCapSweep):
     """Step time after backward (exposed communication) against the bucket cap, for a few latencies.
 
-    ``caps_mib`` are bucket caps in MiB (0 = one all-reduce per layer);
-    other arguments go to :func:`commlib.overlap.overlap_timeline`.
+    ``sweep`` comes from :func:`commlib.experiments.overlap.bucket_cap_sweep`
+    (caps in MiB, 0 = one all-reduce per layer).
     """
     fig, ax = figure(8.4, 3.6)
-    caps = np.asarray(list(caps_mib), dtype=float)
-    for i, alpha in enumerate(latencies):
-        runs = overlap.bucket_sweep(caps * 2**20, latency=alpha, **kwargs)
+    caps = np.asarray(sweep.caps_mib, dtype=float)
+    for i, (alpha, runs) in enumerate(zip(sweep.latencies, sweep.runs)):
         exposed = np.array([r.exposed for r in runs]) * 1e3
         ax.plot(caps[caps > 0], exposed[caps > 0], color=color(i), marker=MARKERS[i],
                 label=f"latency α = {alpha * 1e6:g} µs")
@@ -134,17 +135,16 @@ def bucket_table(result: overlap.OverlapResult, n: int, bandwidth: float, latenc
                            "all-reduce in the timeline (ms)", "ring formula (ms)"], rows)
 
 
-def overlap_sweep(model: str = "resnet50", n: int = 16, links=("eth_10g", "eth_25g", "eth_100g", "ib_hdr", "nvlink2"),
-                  tflops: float = 10.0, batch: int = 32):
-    """A precomputed scrubber over links: the overlap timeline of ``model`` with DDP's default buckets on each."""
-    t_fwd, t_bwd = overlap.step_compute_time(model, batch, check_positive("tflops", tflops) * 1e12)
+def overlap_sweep(sweep: LinkSweep):
+    """A precomputed scrubber over links: the overlap timeline of one model with DDP's default buckets on each.
+
+    ``sweep`` comes from :func:`commlib.experiments.overlap.link_sweep`.
+    """
 
     def draw(key):
-        item = hardware.link(key)
-        r = overlap.overlap_timeline(model, n=n, bandwidth=item.bandwidth, latency=item.latency, t_backward=t_bwd,
-                                     t_forward=t_fwd)
+        item, r = hardware.link(key), sweep.runs[key]
         return overlap_figure(r, title=f"{item.name}: {len(r.buckets)} buckets, "
                                        f"{100 * r.hidden_fraction:.0f} % hidden, {format_time(r.exposed)} exposed")
 
-    return sweep_html(draw, list(links), label=lambda key: hardware.link(key).name,
-                      alt=f"Overlap timeline of {hardware.model(model).name} on {n} GPUs for each link")
+    return sweep_html(draw, list(sweep.runs), label=lambda key: hardware.link(key).name,
+                      alt=f"Overlap timeline of {hardware.model(sweep.model).name} on {sweep.n} GPUs for each link")

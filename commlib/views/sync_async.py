@@ -1,7 +1,8 @@
 """Views for chapter 4: SGD protocol timelines, the runtime theorem, error curves, scaling, the SGD calculator.
 
 Everything drawn here is computed by :mod:`commlib.sgd`, :mod:`commlib.scaling`
-and the experiments of :mod:`commlib.experiments.sync_async`; this module only lays it out.
+and the experiments of :mod:`commlib.experiments.sync_async`; the figures, animations
+and sweeps take those runs as input and only lay them out.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from matplotlib.animation import FuncAnimation
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from .. import hardware, scaling, sgd, training
+from .. import hardware, sgd
 from ..experiments.summaries import PROTOCOL_LABELS
 from ..experiments.summaries import protocol_label as _k_label
-from ..experiments.sync_async import RUNTIME_RATIO_LAWS, STRAGGLER_LAW, sgd_results, sim_summary
-from ..units import check_count, check_positive
+from ..experiments.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves, sgd_results
+from ..units import check_count
 from .animation import sweep_html, to_html
 from .calculator import dropdown, integer, make_calculator, number
 from .plots import COLORS, MARKERS, PALETTE, color, figure
@@ -46,34 +47,6 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- job timelines
 
-_TIMELINE = [("sync", None), ("k_sync", "k"), ("k_batch_sync", "k"), ("async", None), ("k_async", "k"),
-             ("k_batch_async", "k")]
-
-
-def _timeline_data(workers: int, k: int, compute: str, updates: int, seed: int, params: dict,
-                   t_max: float | None):
-    """Jobs and update times of every protocol from :func:`commlib.sgd.simulate` (``record_jobs=True``).
-
-    The picture ends at ``t_max``, by default the ``updates``-th fully
-    synchronous update; every other protocol is simulated for enough updates
-    to reach it (a shorter run is a prefix of a longer one with the same seed).
-    """
-    sync = sgd.simulate("sync", workers, compute=compute, updates=updates, seed=seed, record_jobs=True, **params)
-    t_end = float(sync.times[-1]) if t_max is None else check_positive("t_max", t_max)
-    data = []
-    for protocol, uses_k in _TIMELINE:
-        kk = k if uses_k else None
-        n = updates
-        while True:
-            r = sgd.simulate(protocol, workers, k=kk, compute=compute, updates=n, seed=seed, record_jobs=True,
-                             **params)
-            if r.times[-1] >= t_end:
-                break
-            n *= 2
-        data.append((protocol, kk, r.jobs, r.times.tolist()))
-    return data, t_end
-
-
 _FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE["sky"]
 
 #: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
@@ -89,18 +62,20 @@ def _count(n: int, noun: str) -> str:
 class _TimelinePainter:
     """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars."""
 
-    def __init__(self, axes, data, workers: int, t_max: float):
-        self.axes, self.data, self.workers, self.t_max = axes, data, workers, t_max
+    def __init__(self, axes, timelines: ProtocolTimelines):
+        self.axes, self.timelines = axes, timelines.timelines
+        self.workers = workers = timelines.workers
+        self.t_max = t_max = timelines.t_max
         self.bars, self.lines = [], []
-        for ax, (_protocol, _k, jobs, times) in zip(axes, data):
+        for ax, tl in zip(axes, self.timelines):
             bars = []
-            for j in jobs:
+            for j in tl.jobs:
                 if j.start >= t_max:
                     continue
                 rect = Rectangle((j.start, j.worker - 0.36), 0.0, 0.72, edgecolor="white", linewidth=1.6)
                 ax.add_patch(rect)
                 bars.append((j, rect))
-            lines = [ax.axvline(t, color=COLORS[7], lw=1.0) for t in times if t <= t_max]
+            lines = [ax.axvline(t, color=COLORS[7], lw=1.0) for t in tl.times if t <= t_max]
             self.bars.append(bars)
             self.lines.append(lines)
             ax.set_ylim(workers - 0.4, -0.6)
@@ -112,7 +87,7 @@ class _TimelinePainter:
             ax.set_xlabel("wall-clock time (mean compute times)", fontsize=_TIMELINE_FONT)
 
     def show(self, now: float) -> None:
-        for ax, (protocol, kk, _jobs, times), bars, lines in zip(self.axes, self.data, self.bars, self.lines):
+        for ax, tl, bars, lines in zip(self.axes, self.timelines, self.bars, self.lines):
             for j, rect in bars:
                 width = max(0.0, min(j.end, now, self.t_max) - j.start)
                 rect.set_width(width)
@@ -127,8 +102,8 @@ class _TimelinePainter:
                 rect.set_hatch(hatch)
             for line in lines:
                 line.set_visible(line.get_xdata()[0] <= now)
-            done = sum(1 for t in times if t <= min(now, self.t_max))
-            ax.set_title(f"{_k_label(protocol, self.workers, kk)}: {_count(done, 'update')}",
+            done = sum(1 for t in tl.times if t <= min(now, self.t_max))
+            ax.set_title(f"{_k_label(tl.protocol, self.workers, tl.k)}: {_count(done, 'update')}",
                          fontsize=_TIMELINE_FONT + 0.5, loc="left")
 
 
@@ -142,45 +117,43 @@ def _timeline_legend(fig) -> None:
                columnspacing=1.2, handlelength=1.6)
 
 
-def _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params):
+def _timeline_canvas(timelines: ProtocolTimelines):
     """Six panels in two columns (synchronous protocols left, asynchronous right), created in the
-    order of ``_TIMELINE`` so that ``fig.get_axes()`` lists them protocol by protocol."""
-    data, t_max = _timeline_data(workers, k, compute, updates, seed, compute_params, t_max)
+    order of ``timelines.timelines`` so that ``fig.get_axes()`` lists them protocol by protocol."""
+    workers = timelines.workers
     fig, first = figure(7.2, 2.6 + 1.1 * max(workers, 3))
     first.remove()
     axes = []
-    for i in range(len(_TIMELINE)):
+    for i in range(len(timelines.timelines)):
         col, row = divmod(i, 3)
         axes.append(fig.add_subplot(3, 2, 2 * row + col + 1, sharex=axes[0] if axes else None))
     for i, ax in enumerate(axes):
         if i % 3 != 2:
             ax.tick_params(labelbottom=False)
-    painter = _TimelinePainter(axes, data, workers, t_max)
-    painter.show(t_max)
+    painter = _TimelinePainter(axes, timelines)
+    painter.show(timelines.t_max)
     _timeline_legend(fig)
     fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.8, w_pad=1.5)
-    return fig, painter, t_max
+    return fig, painter
 
 
-def protocol_timeline_figure(workers: int = 4, k: int = 2, compute: str = "exponential", updates: int = 3,
-                             seed: int = 3, t_max: float | None = None, **compute_params):
+def protocol_timeline_figure(timelines: ProtocolTimelines):
     """All six protocols on one time axis: each learner's jobs, applied, stale or cancelled, and the PS updates.
 
-    The bars are the jobs :func:`commlib.sgd.simulate` records with
-    ``record_jobs=True`` (same seed, so the same compute times in every panel).
-    The picture ends at ``t_max`` (s), by default the ``updates``-th fully
-    synchronous update; jobs still running there are drawn as computing.
+    ``timelines`` come from :func:`commlib.experiments.sync_async.protocol_timelines`
+    (the jobs :func:`commlib.sgd.simulate` records, same seed in every panel).
+    The picture ends at ``timelines.t_max`` (s); jobs still running there are
+    drawn as computing.
     """
-    fig, _, _ = _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params)
+    fig, _ = _timeline_canvas(timelines)
     return fig
 
 
-def protocol_timeline_animation(workers: int = 4, k: int = 2, compute: str = "exponential", updates: int = 3,
-                                seed: int = 3, frames: int = 10, t_max: float | None = None, dpi: int = 100,
-                                **compute_params):
+def protocol_timeline_animation(timelines: ProtocolTimelines, frames: int = 10, dpi: int = 100):
     """The same six timelines growing with time, as an offline player (:func:`commlib.views.animation.to_html`)."""
     frames = check_count("frames", frames, 2)
-    fig, painter, t_max = _timeline_canvas(workers, k, compute, updates, seed, t_max, compute_params)
+    fig, painter = _timeline_canvas(timelines)
+    t_max, workers = timelines.t_max, timelines.workers
     moments = np.linspace(t_max / frames, t_max, frames)
 
     def draw(i):
@@ -203,27 +176,24 @@ def runtime_ratio_table(rows: list[dict]):
                            "gap", "n ln n"], body)
 
 
-def runtime_ratio_figure(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
-                         straggler: dict | None = STRAGGLER_LAW):
-    """Closed-form ratio against P for the laws of :data:`RUNTIME_RATIO_LAWS`, Monte Carlo points on top, P ln P for scale.
+def runtime_ratio_figure(curves: RuntimeRatioCurves):
+    """Closed-form ratio against P for each law, Monte Carlo points on top, P ln P for scale.
 
-    With ``straggler`` (parameters of the ``"straggler"`` law, by default
-    :data:`STRAGGLER_LAW`) the figure adds the simulated ratio with one
-    persistently slow learner, as markers joined by a thin line; ``None`` leaves it out.
+    ``curves`` come from :func:`commlib.experiments.sync_async.runtime_ratio_curves`.
+    When they hold a straggler (one persistently slow learner) the figure adds
+    its simulated ratio, as markers joined by a thin line.
     """
     fig, ax = figure(6.4, 5.0)
-    Ps = list(Ps)
-    grid = np.arange(1, max(Ps) + 1)
-    for i, (law, params) in enumerate(RUNTIME_RATIO_LAWS.items()):
-        ax.plot(grid, [sgd.runtime_ratio(int(P), law, **params) for P in grid], color=color(i),
-                label=f"{law.replace('_', ' ')}: closed form")
-        mc = [sgd.monte_carlo_runtime_ratio(P, law, trials=trials, seed=seed, **params) for P in Ps]
-        ax.plot(Ps, mc, ls="none", marker=MARKERS[i], color=color(i), label=f"{law.replace('_', ' ')}: simulated")
-    if straggler is not None:
-        i = len(RUNTIME_RATIO_LAWS)
-        mc = [sgd.monte_carlo_runtime_ratio(P, "straggler", trials=trials, seed=seed, **straggler) for P in Ps]
-        ax.plot(Ps, mc, ls="-", lw=0.8, marker=MARKERS[i], color=color(i),
-                label=f"one learner {straggler.get('slowdown', 4.0):g}x slower: simulated")
+    Ps = list(curves.Ps)
+    grid = np.asarray(curves.grid)
+    for i, law in enumerate(curves.laws):
+        ax.plot(grid, list(curves.closed_form[law]), color=color(i), label=f"{law.replace('_', ' ')}: closed form")
+        ax.plot(Ps, list(curves.simulated[law]), ls="none", marker=MARKERS[i], color=color(i),
+                label=f"{law.replace('_', ' ')}: simulated")
+    if curves.straggler_simulated is not None:
+        i = len(curves.laws)
+        ax.plot(Ps, list(curves.straggler_simulated), ls="-", lw=0.8, marker=MARKERS[i], color=color(i),
+                label=f"one learner {curves.straggler.get('slowdown', 4.0):g}x slower: simulated")
     ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="n (no straggling)")
     ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="n ln n")
     ax.set_xscale("log", base=2)
@@ -352,13 +322,15 @@ def k_tradeoff_figure(runs: dict):
 # ----------------------------------------------------------------------------- scaling metrics and large batches
 
 
-def scaling_figure(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 8, 16, 32, 64),
-                   t_fast: float = 0.1, slowdown: float = 3.0, batch: int = 32):
-    """Scaling efficiency and throughput against workers, for a fast GPU and one ``slowdown`` times slower."""
-    item = hardware.link(link)
+def scaling_figure(curves: WeakScalingCurves):
+    """Scaling efficiency and throughput against workers, for a fast GPU and a slower one.
+
+    ``curves`` come from :func:`commlib.experiments.sync_async.weak_scaling_curves`.
+    """
+    item = hardware.link(curves.link)
+    ns, batch, t_fast = list(curves.ns), curves.batch, curves.t_fast
     fig, (ax1, ax2) = figure(7.2, 3.2, ncols=2)
-    for i, (label, t) in enumerate([("fast GPU", t_fast), (f"GPU {slowdown:g}x slower", t_fast * slowdown)]):
-        ms = [scaling.ring_weak_scaling(model, n, item.bandwidth, t, batch, latency=item.latency) for n in ns]
+    for i, (label, ms) in enumerate(curves.curves.items()):
         ax1.plot(ns, [100 * m.efficiency for m in ms], marker=MARKERS[i], color=color(i), label=label)
         ax2.plot(ns, [m.throughput_many for m in ms], marker=MARKERS[i], color=color(i), label=label)
     ax2.plot(ns, [n * batch / t_fast for n in ns], color=COLORS[7], ls=":", lw=1, label="fast GPU, perfect scaling")
@@ -371,7 +343,7 @@ def scaling_figure(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 
     ax2.set_ylabel("throughput (images/s)")
     ax1.legend(fontsize=8)
     ax2.legend(fontsize=7)
-    fig.suptitle(f"{hardware.model(model).name}, ring all-reduce over {item.name}, {batch} images per GPU",
+    fig.suptitle(f"{hardware.model(curves.model).name}, ring all-reduce over {item.name}, {batch} images per GPU",
                  fontsize=9)
     fig.tight_layout()
     return fig
@@ -461,23 +433,21 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
     return box
 
 
-def sgd_sweep(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 600, seed: int = 0,
-              gradients: int = 1600):
+def sgd_sweep(sweep: KSweep):
     """A precomputed scrubber over K: staleness histogram and error curve for each value.
 
-    Each K gets ``updates`` timing updates and a training run of about ``gradients`` gradients.
+    ``sweep`` comes from :func:`commlib.experiments.sync_async.k_sweep_runs`.
     """
-    problem = training.make_problem(seed=0)
+    workers = sweep.workers
 
-    def draw(K):
-        proto = "async" if K == 1 else ("sync" if K == workers else protocol)
-        timing, trained = sim_summary(proto, workers, K, "exponential", 1.0, updates, seed, problem, 0.5, 8,
-                                       gradients)
-        fig = _calc_figure(timing, trained)
-        fig.suptitle(f"{_k_label(proto, workers, K)}, n = {workers}: {timing.mean_time_per_update:.3f} "
+    def draw(point):
+        timing = point.timing
+        fig = _calc_figure(timing, point.trained)
+        fig.suptitle(f"{_k_label(point.protocol, workers, point.k)}, n = {workers}: {timing.mean_time_per_update:.3f} "
                      "mean compute times per update", fontsize=9)
         fig.tight_layout()
         return fig
 
-    return sweep_html(draw, list(ks), label="K = {}", alt=f"Staleness histogram and test error curve of "
-                                                          f"{protocol} SGD with {workers} learners for each K")
+    return sweep_html(draw, list(sweep.points), label=lambda point: f"K = {point.k}",
+                      alt=f"Staleness histogram and test error curve of {sweep.protocol} SGD with {workers} learners "
+                          "for each K")
