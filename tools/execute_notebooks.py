@@ -12,7 +12,8 @@ extension (jupyterlab-myst) does when the cell is run, and stored in the
 same place and form: the cell's ``user_expressions`` metadata, a list of
 ``{"expression": ..., "result": {"status": "ok", "data": {...}, "metadata": {}}}``.
 JupyterLab shows them before anything runs; the website shows them
-(tools/inline_values.py); an expression that fails stops the run.
+(tools/inline_values.py); an expression that fails, or quotes a value that
+only later code computes, stops the run.
 """
 
 from __future__ import annotations
@@ -43,9 +44,11 @@ class InlineExpressionClient(NotebookClient):
     """nbclient's executor that also evaluates markdown cells' inline expressions, in cell order.
 
     An expression that fails where its cell stands (a value the text quotes
-    before the code that computes it) is tried again after the last cell,
-    and reported: in JupyterLab, running the cells in order shows it only
-    once that later code has run.
+    before the code that computes it) stops the run with an error that names
+    it: in JupyterLab, running the cells in order would show an error there,
+    and the website would quote a value the page has not computed yet. (It is
+    first tried again after the last cell, to tell that case from an
+    expression that fails everywhere.)
     """
 
     deferred: list
@@ -63,11 +66,13 @@ class InlineExpressionClient(NotebookClient):
                 cell.metadata.pop("user_expressions", None)
         else:
             cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-        if cell_index == len(self.nb.cells) - 1:
+        if cell_index == len(self.nb.cells) - 1 and self.deferred:
+            late = []
             for later, index, exprs, failed in self.deferred:
-                await self._evaluate(later, index, exprs)
-                print(f"  markdown cell {index} quotes a value computed only further down: {', '.join(failed)}",
-                      flush=True)
+                await self._evaluate(later, index, exprs)   # raises if it fails everywhere
+                late.append(f"markdown cell {index} quotes {', '.join(failed)}")
+            raise CellExecutionError("values quoted before the code that computes them (move that code above):\n  "
+                                     + "\n  ".join(late), "QuotedTooEarly", "")
         return cell
 
     async def _evaluate(self, cell, cell_index, exprs, strict=True) -> list[str]:
