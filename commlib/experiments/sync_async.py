@@ -602,14 +602,14 @@ def law_race_phrases(law_runs: dict, budget: float, reference: str = "K-sync (K 
     """Who reaches the ``reference`` run's final loss first, per law, as Markdown phrases chosen from the runs.
 
     ``law_runs``: ``{law: runs of law_time_runs}``. The target of a law is the reference's mean loss over
-    the last quarter of ``budget``. Keys: each law (the order, e.g. "K-async (K = 4) after 80 s, ..."),
+    the last quarter of ``budget``. Keys: each law (the order, e.g. "K-async (K = 4) after 80.2 s, ..."),
     and ``"verdict"``: whether an asynchronous protocol beat the reference under every law, some, or none.
     """
     out, beats = {}, []
     for law, runs in law_runs.items():
         target = tail_mean(runs[reference], window=0.25, end=budget)
         reach = {label: time_to_loss(r, target) for label, r in runs.items()}
-        out[law] = ", ".join(f"{label} after {t:.0f} s" if math.isfinite(t) else f"{label} not within the budget"
+        out[law] = ", ".join(f"{label} after {t:.1f} s" if math.isfinite(t) else f"{label} not within the budget"
                              for label, t in sorted(reach.items(), key=lambda kv: kv[1]))
         asyn = min(t for label, t in reach.items() if "async" in label)
         beats.append(asyn < reach[reference])
