@@ -261,7 +261,9 @@ def test_chapter_k_tradeoff_prose_matches_its_own_runs():
     means = {r.k: float(r.losses[r.eval_times > 300].mean()) for r in runs.values()}
     best = min(means, key=means.get)
     assert sync_async.k_tradeoff_phrases(ends, 16)["best"] == f"$K = {best}$"
-    assert len(fig.get_axes()[0].get_lines()) == 3
+    lines = fig.get_axes()[0].get_lines()
+    assert len(lines) == 3
+    assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines}) == 3   # told apart without colour
 
 
 def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_but_unbounded():

@@ -308,7 +308,8 @@ def k_tradeoff_figure(runs: dict):
     fig, ax = figure(6.4, 3.6)
     for i, (label, r) in enumerate(runs.items()):
         ax.plot(np.concatenate([[0.0], r.eval_times]), np.concatenate([[r.initial_loss], r.losses]),
-                color=color(i), lw=1.5, label=label)
+                color=color(i), lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5], marker=MARKERS[i % len(MARKERS)],
+                ms=4, markevery=(2 * i, 12), label=label)   # colour, dash and marker: each line stands apart
     ymin = min(np.nanmin(r.losses) for r in runs.values())
     ax.set_ylim(ymin * 0.9, ymin * 2.4)
     ax.set_xlabel("wall-clock time (mean compute times)")
