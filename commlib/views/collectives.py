@@ -114,19 +114,6 @@ def _draw_buffer(ax, x: float, y: float, values, n: int, width: float = 0.5, hei
                     fontsize=fontsize, color=ink)
 
 
-def _animate(fig, draw, frames: int, interval: int) -> FuncAnimation:
-    """A FuncAnimation over ``range(frames)``, to be rendered frame by frame by ``to_html``.
-
-    ``to_html`` draws every frame itself instead of going through a canvas
-    draw event, so matplotlib would warn at garbage collection that the
-    animation "was deleted without rendering anything"; the flag below says
-    that drawing is taken care of.
-    """
-    anim = FuncAnimation(fig, draw, frames=range(frames), interval=interval, blit=False)
-    anim._draw_was_started = True
-    return anim
-
-
 # --- chapter 1: reduce, serial vs tree -------------------------------------------------------------
 
 def reduce_labels(n: int) -> list[str]:
@@ -201,7 +188,7 @@ def reduce_animation(runs: ReduceRuns) -> FuncAnimation:
         return []
 
     draw(0)
-    return _animate(fig, draw, depth_s + 1, 900)
+    return FuncAnimation(fig, draw, frames=range(depth_s + 1), interval=900, blit=False)
 
 
 def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
@@ -408,7 +395,7 @@ def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
         return []
 
     draw(0)
-    return _animate(fig, draw, len(snaps), 1200)
+    return FuncAnimation(fig, draw, frames=range(len(snaps)), interval=1200, blit=False)
 
 
 def trace_formula_table(runs: TraceFormulaRuns):
