@@ -291,7 +291,8 @@ def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", fi
         if entry["range"] == [None, None]:
             entry["range"] = None
         if kind == "choice":
-            options = [value for _label, value in control._options_full]
+            # as ipywidgets reads them: a (label, value) pair, or a value that is its own label
+            options = [o[1] if isinstance(o, (tuple, list)) and len(o) == 2 else o for o in control.options]
             if any(not isinstance(v, (str, int, float, bool, type(None))) for v in options):
                 spec["why"] = spec["why"] or f"the options of {name} are not plain values"
             entry["options"] = options
