@@ -76,7 +76,7 @@ test: $(STAMP)
 
 # The linter (ruff, pinned; rules in pyproject.toml).
 lint: $(STAMP)
-	$(BIN)/ruff check commlib tests tools bench
+	$(BIN)/ruff check commlib tests tools bench chapters
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests commlib tools/student_copy.py tools/site_pages.py tools/execute_notebooks.py \

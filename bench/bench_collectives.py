@@ -3,7 +3,7 @@
 Target: ring all-reduce simulation of 1024 ranks x 1,048,576 float32
 elements (4 MiB per rank, 4 GiB in all) in at most 1 s on this machine.
 
-The headline row runs :func:`commlib.collectives.allreduce` with
+The headline row runs :func:`commlib.collectives.simulate.allreduce` with
 ``inplace=True`` (MPI_IN_PLACE): the 2-D input is allocated and written
 before the clock starts, as an MPI program's gradient buffers would be, and
 the result overwrites it. Any all-reduce of 4 GiB must read the 4 GiB and
@@ -38,9 +38,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from commlib import collectives, cost  # noqa: E402
-from commlib._collectives_algorithms import _ring_fast, _ring_schedule  # noqa: E402
-from commlib._collectives_engine import split_bounds  # noqa: E402
+from commlib import cost  # noqa: E402
+from commlib.collectives import simulate as collectives
+from commlib.collectives.engine import split_bounds  # noqa: E402
+from commlib.collectives.schedules import ring_messages, ring_reduce  # noqa: E402
 
 TARGET_S = 1.0
 RANKS = 1024
@@ -120,9 +121,9 @@ def _headline(rng: np.random.Generator) -> tuple[list[dict], dict]:
     sizes = np.diff(split_bounds(0, ELEMENTS, RANKS))
     parts = [
         ("  part: reduce-scatter arithmetic (each row read once, out= into one 4 MiB vector)",
-         lambda: _ring_fast(data, np.add, out=acc)),
+         lambda: ring_reduce(data, np.add, out=acc)),
         ("  part: trace recording (2 n (n-1) messages as columns)",
-         lambda: _ring_schedule(collectives.ColumnTrace(n=RANKS), RANKS, sizes, 4)),
+         lambda: ring_messages(collectives.ColumnTrace(n=RANKS), RANKS, sizes, 4)),
         ("  part: all-gather, broadcast write of the result over 4 GiB (np.copyto)",
          lambda: np.copyto(data, acc)),
     ]

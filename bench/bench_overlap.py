@@ -1,4 +1,4 @@
-"""Benchmark: the overlap calculator's compute, :func:`commlib.overlap.overlap_results`.
+"""Benchmark: the overlap calculator's compute, :func:`commlib.sgd.calculators.overlap_results`.
 
 A calculator recomputes on every change of a control, in the reader's browser
 (Pyodide) or kernel; the target is a median of at most 50 ms per recompute.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from commlib import overlap
+from commlib.sgd import calculators
 
 TARGET_MS = 50.0
 CASES = [
@@ -28,7 +28,7 @@ def main(repeats: int = 30) -> list[dict]:
         times = []
         for _ in range(repeats):
             start = time.perf_counter()
-            overlap.overlap_results(**controls)
+            calculators.overlap_results(**controls)
             times.append(time.perf_counter() - start)
         median = 1e3 * statistics.median(times)
         rows.append({"case": label, "median (ms)": f"{median:.2f}", "target (ms)": f"<= {TARGET_MS:g}",

@@ -1,6 +1,6 @@
 """Benchmark: the parameter-server round simulation at scale.
 
-Runs :func:`commlib.ps.ps_round` and :func:`commlib.ps.byteps_round` on
+Runs :func:`commlib.parameter_servers.simulate.ps_round` and :func:`commlib.parameter_servers.simulate.byteps_round` on
 float32 gradients and prints a markdown table of wall-clock seconds, with the
 busiest NIC's bytes in the trace checked against the closed form.
 
@@ -19,7 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from commlib import cost, ps  # noqa: E402
+from commlib import cost  # noqa: E402
+from commlib.parameter_servers import simulate as ps  # noqa: E402
 
 #: (label, workers, servers or CPU machines, elements, kind)
 CASES = [

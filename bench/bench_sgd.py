@@ -1,4 +1,4 @@
-"""Benchmark: K-async SGD simulated with SimPy and with commlib.sgd, timed in one run.
+"""Benchmark: K-async SGD simulated with SimPy and with commlib.sgd.simulate, timed in one run.
 
 The scenario: P = 16 learners, K = 4, exponential compute times (rate 1/s),
 no communication time. Two SimPy models: the direct one (a PS process and
@@ -21,7 +21,8 @@ import time
 import numpy as np
 import simpy
 
-from commlib import sgd, sgd_simpy
+from commlib.sgd import simpy_model as sgd_simpy
+from commlib.sgd import simulate as sgd
 
 P, K = 16, 4
 SIMPY_UPDATES = 20_000
@@ -29,7 +30,7 @@ BIG_UPDATES = 1_000_000
 
 
 def simpy_k_async(workers: int, k: int, updates: int, seed: int = 0):
-    """K-async in SimPy, the direct model (commlib.sgd_simpy.k_async): a PS process and learner processes."""
+    """K-async in SimPy, the direct model (commlib.sgd.simpy_model.k_async): a PS process and learner processes."""
     return sgd_simpy.k_async(workers, k, updates, seed=seed)
 
 
@@ -91,16 +92,16 @@ def main() -> list[dict]:
         if not same:
             raise SystemExit(f"{name} and commlib disagree on the schedule: the benchmark would compare different things")
         rows.append({"simulator": name, "updates": SIMPY_UPDATES, "seconds": t, "speedup": t / t_commlib})
-    rows.append({"simulator": "commlib.sgd", "updates": SIMPY_UPDATES, "seconds": t_commlib, "speedup": 1.0})
+    rows.append({"simulator": "commlib.sgd.simulate", "updates": SIMPY_UPDATES, "seconds": t_commlib, "speedup": 1.0})
     big, t_big = best(lambda: sgd.simulate("k_async", P, k=K, updates=BIG_UPDATES, seed=0), repeat=2)
-    rows.append({"simulator": "commlib.sgd", "updates": BIG_UPDATES, "seconds": t_big, "speedup": float("nan")})
+    rows.append({"simulator": "commlib.sgd.simulate", "updates": BIG_UPDATES, "seconds": t_big, "speedup": float("nan")})
     for row in rows:
         row["us_per_update"] = 1e6 * row["seconds"] / row["updates"]
     print(f"K-async SGD, P = {P}, K = {K}, exponential compute times (rate 1/s), no communication time.")
     print("Every simulator produced the same update times, staleness and contributors (checked).")
     print(f"{'simulator':<30}{'updates':>11}{'CPU time (s)':>14}{'us/update':>11}   commlib is")
     for row in rows:
-        ratio = "" if np.isnan(row["speedup"]) or row["simulator"] == "commlib.sgd" else f"{row['speedup']:.1f}x faster"
+        ratio = "" if np.isnan(row["speedup"]) or row["simulator"] == "commlib.sgd.simulate" else f"{row['speedup']:.1f}x faster"
         print(f"{row['simulator']:<30}{row['updates']:>11,}{row['seconds']:>14.3f}{row['us_per_update']:>11.2f}"
               f"   {ratio}")
     print(f"targets: commlib >= 10x faster than SimPy; 10^6 updates <= 5 s (measured {t_big:.2f} s)")

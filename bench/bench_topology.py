@@ -17,7 +17,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from commlib import collectives, placement, topology  # noqa: E402
+from commlib.collectives import simulate as collectives
+from commlib.network import (
+    placement,
+    topology,  # noqa: E402
+)
 
 
 def _trace(n: int, algorithm: str = "ring", **kw):

@@ -292,7 +292,7 @@ def gradient_bytes(model_key: str, dtype: str = "fp32") -> int:
     """Bytes of one full gradient: parameters x bytes per element.
 
     In plain all-reduce data parallelism this is what each rank reduces every
-    step; other recipes move more (see :func:`commlib.step.traffic_per_rank`).
+    step; other recipes move more (see :func:`commlib.step.cost.traffic_per_rank`).
     """
     return model(model_key).params * dtype_bytes(dtype)
 

@@ -1,7 +1,7 @@
 """Experiments of chapters 1 and 2: the executable collectives run on values the reader can follow.
 
 Model layer (numpy, no plotting): each function here runs
-:mod:`commlib.collectives` and returns what the run did -- the buffers,
+:mod:`commlib.collectives.simulate` and returns what the run did -- the buffers,
 the steps, the bytes, the trace -- as plain data. The pictures in
 :mod:`commlib.views.collectives` take these results as input and draw them;
 the chapters glue numbers from the same results.
@@ -21,8 +21,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import collectives, compare
-from ..trace import Trace
+from ..collectives import compare
+from ..collectives import simulate as collectives
+from ..collectives.trace import Trace
 from ..units import check_count
 
 __all__ = [
@@ -107,7 +108,7 @@ class ReduceRuns:
 
     ``serial`` and ``tree`` hold one list per step of
     ``(src, dst, dst's new value)``, read from the traces of
-    :func:`commlib.collectives.reduce` (``record=True``).
+    :func:`commlib.collectives.simulate.reduce` (``record=True``).
     """
 
     values: tuple
@@ -122,7 +123,7 @@ class ReduceRuns:
 
 
 def _reduce_steps(values: Sequence, op: str, algorithm: str) -> list[Step]:
-    """Run :func:`commlib.collectives.reduce` with ``record=True``: per step, ``[(src, dst, dst's new value)]``."""
+    """Run :func:`commlib.collectives.simulate.reduce` with ``record=True``: per step, ``[(src, dst, dst's new value)]``."""
     arrays = [np.array([v]) for v in values]
     _, trace = collectives.reduce(arrays, op=op, algorithm=algorithm, record=True)
     steps = []
@@ -161,7 +162,7 @@ class OperatorRun(NamedTuple):
 
 
 def operator_runs(cases: Sequence[tuple[str, Sequence]] = OPERATOR_CASES) -> list[OperatorRun]:
-    """Each ``(op, values)`` reduced serially and as a tree by :func:`commlib.collectives.reduce_order_demo`.
+    """Each ``(op, values)`` reduced serially and as a tree by :func:`commlib.collectives.simulate.reduce_order_demo`.
 
     >>> [(r.op, r.serial, r.tree) for r in operator_runs([("sum", (1, 2, 3, 4)), ("subtract", (1, 2, 3, 4))])]
     [('sum', 10, 10), ('subtract', -8, 0)]
@@ -244,7 +245,7 @@ def buffer_runs(ns: Sequence[int] = (2, 4, 8), count: int = 1) -> list[tuple[com
     """For each ``n``: the buffer sizes of all-gather and of all-to-all, measured by running them.
 
     Each rank contributes ``count`` elements (MPI's ``sendcount``); see
-    :func:`commlib.compare.buffer_sizes`.
+    :func:`commlib.collectives.compare.buffer_sizes`.
 
     >>> [(ag.send, ag.recv, a2a.send, a2a.recv) for ag, a2a in buffer_runs([4], count=2)]
     [(2, 8, 8, 8)]
@@ -276,7 +277,7 @@ class HotspotCounts:
 def hotspot_counts(ns: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: int = 5040) -> HotspotCounts:
     """Count, from the traces, the bytes through the master's link (naive) and the busiest ring rank's link.
 
-    Runs :func:`commlib.collectives.allreduce` (``"naive"`` and ``"ring"``)
+    Runs :func:`commlib.collectives.simulate.allreduce` (``"naive"`` and ``"ring"``)
     on ``elements`` float64 values per rank for each ``n`` in ``ns`` (each at
     least 2). The closed forms are 2(n-1)M for the master and 4(n-1)M/n for
     any ring rank; choose ``elements`` a multiple of every n (5040 is): with
@@ -326,7 +327,7 @@ def ring_run(n: int = 4) -> RingRun:
 
 @dataclass(frozen=True)
 class TraceFormulaRuns:
-    """The ring's trace counts beside the closed forms (:class:`commlib.compare.FormulaRow` per n), and the link."""
+    """The ring's trace counts beside the closed forms (:class:`commlib.collectives.compare.FormulaRow` per n), and the link."""
 
     rows: list[compare.FormulaRow]
     bandwidth: float
@@ -337,7 +338,7 @@ def trace_formula_runs(ns: Sequence[int] = (2, 4, 8, 16), elements_per_rank: int
                        bandwidth: float = 1e9, latency: float = 1e-5) -> TraceFormulaRuns:
     """Run the ring all-reduce for each ``n`` on ``elements_per_rank * n`` values per rank, beside its formula.
 
-    One :func:`commlib.compare.trace_vs_formula` run per ``n`` (seeded), on a
+    One :func:`commlib.collectives.compare.trace_vs_formula` run per ``n`` (seeded), on a
     link of ``bandwidth`` bytes/s per direction and start-up ``latency`` s.
 
     >>> runs = trace_formula_runs((4,), elements_per_rank=3)

@@ -11,5 +11,5 @@
 
 Nothing here imports :mod:`mpi4py` at module level: the MPI processes import
 it, the notebook process does not, so importing :mod:`commlib.lab` never
-starts MPI. The fit itself is pure and lives in :mod:`commlib.fit`.
+starts MPI. The fit itself is pure and lives in :mod:`commlib.lab.fit`.
 """

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._collectives_engine import split_bounds
+from ..collectives.engine import split_bounds
 
 __all__ = ["Verdict", "check_ring_allreduce", "rank_input", "expected_sum", "diagnose", "DEFAULT_COUNTS"]
 

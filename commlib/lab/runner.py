@@ -32,8 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..fit import Series
 from ..units import check_count
+from .fit import Series
 
 __all__ = [
     "MPICH_ALLREDUCE_ALGORITHMS",
@@ -310,7 +310,7 @@ def load(path: str | os.PathLike) -> dict:
 
 
 def to_series(doc: dict, label: str | None = None) -> list[Series]:
-    """One :class:`commlib.fit.Series` per op of a measurement, with the cost-model algorithm it ran.
+    """One :class:`commlib.lab.fit.Series` per op of a measurement, with the cost-model algorithm it ran.
 
     A run that timed several implementations in turns gives one series per
     op and implementation. The algorithm is the point-to-point one for

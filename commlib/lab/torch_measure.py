@@ -5,7 +5,7 @@ its gradient buckets; on CPUs the collective runs in the gloo library over
 TCP. This module times it the way :mod:`commlib.lab.measure` times MPI
 (barrier, clock, collective, clock; the slowest rank counts; median and
 quartiles) and writes the same JSON layout, so :func:`commlib.lab.runner.to_series`
-and :mod:`commlib.fit` read it unchanged.
+and :mod:`commlib.lab.fit` read it unchanged.
 
 Without PyTorch nothing here fails: :func:`available` says False and
 :func:`run` returns None. Ranks are separate processes started by

@@ -1,7 +1,8 @@
 """Self-checks for the introduction (chapter 0). Answers are computed, never typed in."""
 
-from .. import cost, hardware, step
+from .. import cost, hardware
 from ..check import Question, register
+from ..step import cost as step
 from ..units import parse_rate
 
 #: The givens of the exercises: the questions below read them and the chapter prints (glues) them,

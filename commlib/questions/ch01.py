@@ -2,8 +2,10 @@
 
 import numpy as np
 
-from .. import collectives, compare, cost, hardware
+from .. import cost, hardware
 from ..check import Question, register
+from ..collectives import compare
+from ..collectives import simulate as collectives
 
 
 def _tree_steps(n: int) -> int:

@@ -1,7 +1,8 @@
 """Self-checks for the parameter-server chapter (chapter 3). Answers are computed, never typed in."""
 
-from .. import cost, hardware, ps
+from .. import cost, hardware
 from ..check import Question, register
+from ..parameter_servers import simulate as ps
 from ..units import parse_rate, parse_size, to_unit
 
 _VGG = hardware.gradient_bytes("vgg16", "fp32")

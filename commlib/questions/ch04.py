@@ -2,8 +2,10 @@
 
 import math
 
-from .. import hardware, scaling, sgd
+from .. import hardware
 from ..check import Question, register
+from ..sgd import scaling
+from ..sgd import simulate as sgd
 
 
 def _near(factor: float, tol: float = 0.02):

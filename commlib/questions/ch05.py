@@ -1,7 +1,9 @@
 """Self-checks for chapter 5 (stale gradients, overlap with backprop). Answers are computed, never typed in."""
 
-from .. import hardware, overlap, sgd
+from .. import hardware
 from ..check import Question, register
+from ..sgd import overlap
+from ..sgd import simulate as sgd
 
 #: The givens of the exercises: the questions below read them and the chapter prints (glues) them.
 GIVENS = {"workers": 32, "k": 4, "base_rate": 0.4, "n": 16, "link": "eth_25g", "batch": 32, "flops": 10e12}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import collectives, hardware, placement, topology
+from .. import hardware
 from ..check import Question, register
+from ..collectives import simulate as collectives
+from ..network import placement, topology
 
 
 def _ratio(target: float, tol: float = 0.02):

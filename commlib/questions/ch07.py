@@ -1,7 +1,11 @@
 """Self-checks for chapter 7 (today's collectives). Answers are computed, never typed in."""
 
-from .. import cost, innetwork, localsgd, tuning, zero
+from .. import cost
 from ..check import Question, register
+from ..today import algorithm_choice as tuning
+from ..today import in_network as innetwork
+from ..today import local_sgd as localsgd
+from ..today import zero
 from ..units import parse_size
 
 

@@ -1,7 +1,7 @@
 """Pictures of the collectives, drawn from runs of their executable versions.
 
 The runs are made in the model layer, :mod:`commlib.experiments.collectives`
-(which calls :mod:`commlib.collectives`); every figure, animation and table
+(which calls :mod:`commlib.collectives.simulate`); every figure, animation and table
 here takes such a run as input and draws what it did: the values each rank
 holds come from the returned buffers and snapshots, the arrows from the
 trace's messages. Nothing is drawn from a hand-made script.
@@ -28,7 +28,9 @@ from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.ticker import NullLocator
 
-from .. import algorithms, cluster, collectives, compare, cost, hardware
+from .. import cost, hardware
+from ..collectives import algorithms, calculators, cluster, compare
+from ..collectives import simulate as collectives
 from ..experiments.collectives import (
     PARTNER_ALGORITHMS,
     PRIMITIVES,
@@ -127,7 +129,7 @@ def reduce_animation(runs: ReduceRuns) -> FuncAnimation:
 
     Both panels are replays of the runs of
     :func:`commlib.experiments.collectives.reduce_runs` (serial chain and
-    binomial tree of :func:`commlib.collectives.reduce`): the serial chain needs ``n - 1``
+    binomial tree of :func:`commlib.collectives.simulate.reduce`): the serial chain needs ``n - 1``
     steps, the tree ``ceil(log2 n)``; after the tree is done its panel waits
     while the chain goes on. Steps still to come are drawn as dotted boxes
     marked "?", so every frame shows the whole schedule and fills its area.
@@ -194,7 +196,7 @@ def reduce_animation(runs: ReduceRuns) -> FuncAnimation:
 def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
     """Markdown table: serial and tree reduce steps counted from the traces, next to ceil(log2 n).
 
-    ``counts`` are the rows of :func:`commlib.compare.reduce_step_counts`:
+    ``counts`` are the rows of :func:`commlib.collectives.compare.reduce_step_counts`:
     ``(n, serial steps, tree steps, formula tree steps)``.
     """
     rows = [[n, serial, tree, formula] for n, serial, tree, formula in counts]
@@ -220,7 +222,7 @@ def primitives_figure(runs: Mapping[str, PrimitiveRun]):
     ``runs`` maps each primitive's name to its run on the same ``n`` ranks
     (:func:`commlib.experiments.collectives.primitive_runs`). Each panel pair
     shows every rank's buffer before the call (left) and after it (right),
-    as returned by :mod:`commlib.collectives`.
+    as returned by :mod:`commlib.collectives.simulate`.
     """
     names = list(runs)
     if not names:
@@ -273,21 +275,21 @@ def buffer_table(runs: Sequence[tuple[compare.BufferSizes, compare.BufferSizes]]
     return markdown_table(headers, rows, caption=f"Buffer sizes per rank, sendcount = {count} element(s)")
 
 
-_PRIMITIVE_OPS = cluster.PRIMITIVE_OPS
+_PRIMITIVE_OPS = calculators.PRIMITIVE_OPS
 
 
 def primitive_report(*args, **kwargs) -> dict[str, str]:
-    """The primitive calculator's results: :func:`commlib.cluster.primitive_results` (kept for callers)."""
-    return cluster.primitive_results(*args, **kwargs)
+    """The primitive calculator's results: :func:`commlib.collectives.calculators.primitive_results` (kept for callers)."""
+    return calculators.primitive_results(*args, **kwargs)
 
 
 def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8,
                          size: str = "64 MiB", link: str = "eth_25g") -> Calculator:
     """Any primitive, any of its algorithms: ranks, buffer size and link -> steps, bytes and time.
 
-    The computation is the model layer's numpy-free :func:`commlib.cluster.primitive_results`.
+    The computation is the model layer's numpy-free :func:`commlib.collectives.calculators.primitive_results`.
     """
-    names = sorted({a for algs in cost.COLLECTIVE_ALGORITHMS.values() for a in algs})
+    names = sorted({a for algs in calculators.PRIMITIVE_ALGORITHMS.values() for a in algs})
     controls = {
         "primitive": dropdown(list(_PRIMITIVE_OPS), primitive, "primitive"),
         "algorithm": dropdown([(algorithms.label(a), a) for a in names], algorithm, "algorithm"),
@@ -295,7 +297,7 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
         "size": text(size, "buffer M", "e.g. 64 MiB or 100 MB"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
     }
-    return make_calculator(cluster.primitive_results, controls, title="One collective under the alpha-beta model",
+    return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            note="M is the whole buffer as nccl-tests counts it (the gathered array for "
                                 "gather, all-gather, reduce-scatter, all-to-all). Bandwidth per direction; "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
@@ -305,7 +307,7 @@ def naive_hotspot_figure(counts: HotspotCounts):
     """Bytes through the busiest rank's link (both directions), naive master vs ring, from the traces.
 
     Dots are the counts of :func:`commlib.experiments.collectives.hotspot_counts`
-    (the traces of :func:`commlib.collectives.allreduce`, ``"naive"`` and
+    (the traces of :func:`commlib.collectives.simulate.allreduce`, ``"naive"`` and
     ``"ring"``); lines are the closed forms 2(n-1)M and 4(n-1)M/n.
     """
     ps = list(counts.ns)
@@ -339,7 +341,7 @@ def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
     ``run`` is :func:`commlib.experiments.collectives.ring_run`'s recording.
     Frame 0 is the start; frames 1 to n-1 are the scatter-reduce steps, n to
     2(n-1) the all-gather steps. Each frame shows every rank's buffer as
-    :func:`commlib.collectives.allreduce` recorded it (``record=True``), and
+    :func:`commlib.collectives.simulate.allreduce` recorded it (``record=True``), and
     the messages of that step as arrows labelled with the chunk they carry;
     cells just written have a thick border.
     """
@@ -440,13 +442,18 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     return fig
 
 
+_NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight"}
+
+
 def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None, chunks: int = 64):
     """Markdown table: each algorithm's start-ups and bytes per byte of M, on one uniform link."""
     rows = []
     for a in compare.ALGORITHMS:
-        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if a == "hierarchical" else 1, grid=grid,
+        record = algorithms.ALLREDUCE[a]
+        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1, grid=grid,
                                                    chunks=chunks)
-        name = compare.ALGORITHM_NAMES[a] + (" (four links per rank)" if algorithms.ALLREDUCE[a].ports == "link" else "")
+        links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
+        name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
         rows.append([name, f"{steps:g}", f"{k:.4g}"])
     where = (f"n = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
@@ -471,13 +478,13 @@ def _short_name(algorithm: str) -> str:
 def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
     """The registry's all-reduce algorithms that apply to ``n`` ranks on a switched network of ``hosts`` hosts.
 
-    Left out: those that need a torus (a link per neighbour, ``ports="link"``),
+    Left out: those that drive several links at once (``links_per_rank > 1``: they need a link per neighbour),
     those whose parameters ``n`` cannot satisfy, and the two-link ones
     (hierarchical, multi-rail ring) when there is only one host.
     """
     out = []
     for name, a in algorithms.ALLREDUCE.items():
-        if a.ports != "rank" or (hosts == 1 and "hosts" in a.params):
+        if a.links_per_rank > 1 or (hosts == 1 and "hosts" in a.params):
             continue
         try:
             a.checked(n, **({"hosts": hosts} if "hosts" in a.params else {}))
@@ -491,8 +498,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
     """Time of every all-reduce algorithm against message size (log-log), switch points marked.
 
-    Curves from :func:`commlib.compare.allreduce_seconds`; the sizes where
-    the fastest algorithm changes (:func:`commlib.compare.switch_points`) are
+    Curves from :func:`commlib.collectives.compare.allreduce_seconds`; the sizes where
+    the fastest algorithm changes (:func:`commlib.collectives.compare.switch_points`) are
     marked with a dot on the lower envelope and a dotted line. Left of the
     first switch the winner is the one with the fewest start-ups
     (latency-bound); right of the last, one with the fewest bytes
@@ -545,7 +552,7 @@ def partner_figure(runs: PartnerRuns):
     """Who talks to whom: recursive doubling (left) and halving-doubling (right), one row per step.
 
     Drawn from the traces of :func:`commlib.experiments.collectives.partner_runs`
-    (:func:`commlib.collectives.allreduce` on ``n`` ranks, a power of two):
+    (:func:`commlib.collectives.simulate.allreduce` on ``n`` ranks, a power of two):
     each row is a step, each arc joins two partners that swap data in that
     step, and the label gives the partners' distance and the message as a
     fraction of M.
@@ -668,8 +675,8 @@ NIC_CHOICES = cluster.NIC_CHOICES
 
 
 def cluster_report(*args, **kwargs) -> dict[str, str]:
-    """The "your cluster" calculator's results: :func:`commlib.cluster.cluster_results` (kept for callers)."""
-    return cluster.cluster_results(*args, **kwargs)
+    """The "your cluster" calculator's results: :func:`commlib.collectives.calculators.cluster_results` (kept for callers)."""
+    return calculators.cluster_results(*args, **kwargs)
 
 
 def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
@@ -678,7 +685,7 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
                        nics_per_host: int = 1) -> Calculator:
     """"Your cluster": model, dtype, n, hosts, links, NICs, algorithm -> time, algbw, busbw, efficiency.
 
-    The computation is the model layer's numpy-free :func:`commlib.cluster.cluster_results`.
+    The computation is the model layer's numpy-free :func:`commlib.collectives.calculators.cluster_results`.
     """
     links = [(item.name, key) for key, item in hardware.LINKS.items()]
     controls = {
@@ -695,7 +702,7 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
         "t_compute_ms": number(t_compute_ms, "compute (ms/step)"),
         "target_percent": number(target_percent, "efficiency goal (%)"),
     }
-    return make_calculator(cluster.cluster_results, controls, title="Your cluster: one gradient all-reduce",
+    return make_calculator(calculators.cluster_results, controls, title="Your cluster: one gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
                                 "busbw = algbw x 2(n-1)/n as nccl-tests defines them; flat algorithms, the "
                                 "pipelined trees (best number of chunks q) and the torus run at the slowest "
@@ -714,5 +721,5 @@ def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw
         "op": dropdown([(k.replace("_", "-"), k) for k in cost.BUS_FACTORS], op, "collective"),
         "n": integer(n, 1, 4096, "ranks n"),
     }
-    return make_calculator(cost.bandwidth_conversion_results, controls, title="Algorithm bandwidth <-> bus bandwidth",
+    return make_calculator(calculators.bandwidth_conversion_results, controls, title="Algorithm bandwidth <-> bus bandwidth",
                            note="Per direction. algbw = buffer bytes / time; busbw = algbw x factor.")

@@ -1,8 +1,8 @@
 """Figures and tables of the MPI lab: measured against predicted, error, bandwidth.
 
-Every function takes :class:`commlib.fit.Series` (measured medians and
-quartiles) and fitted models from :mod:`commlib.fit`, and draws them; no
-arithmetic beyond what :mod:`commlib.fit` and :mod:`commlib.cost` return.
+Every function takes :class:`commlib.lab.fit.Series` (measured medians and
+quartiles) and fitted models from :mod:`commlib.lab.fit`, and draws them; no
+arithmetic beyond what :mod:`commlib.lab.fit` and :mod:`commlib.cost` return.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import cost, fit
-from ..lab import mpich, predict
+from .. import cost
+from ..lab import calculators as predict
+from ..lab import fit, mpich
 from ..lab.measure import format_bytes
 from ..units import check_count, check_nonnegative, check_positive, format_rate, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, text

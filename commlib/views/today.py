@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cost, hardware, sharding_cost, tuning, zero
+from .. import cost, hardware
+from ..today import algorithm_choice as tuning
+from ..today import calculators as today_calculators
+from ..today import zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, color, figure
 
@@ -114,20 +117,20 @@ def local_sgd_figure(runs: dict):
 
 def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "all_reduce",
                        size: str = "64 MiB") -> Calculator:
-    """Which (algorithm, protocol) the cost model picks. Compute: :func:`commlib.tuning.chooser_results`."""
+    """Which (algorithm, protocol) the cost model picks. Compute: :func:`commlib.today.calculators.chooser_results`."""
     controls = {
         "machine_key": dropdown([(m.name, k) for k, m in tuning.MACHINES.items()], machine_key, "machine"),
         "collective": dropdown(list(tuning.COLLECTIVES), collective, "collective"),
         "size": text(size, "message M", "64 MiB"),
     }
-    return make_calculator(tuning.chooser_results, controls, title="Which algorithm and protocol?",
+    return make_calculator(today_calculators.chooser_results, controls, title="Which algorithm and protocol?",
                            note="A cost model in NCCL's form with round constants, not NCCL's tables. "
                                 "Bandwidth per direction; 1 MiB = 2^20 B.")
 
 
 def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype: str = "bf16",
                         link: str = "ib_ndr") -> Calculator:
-    """ZeRO stage against memory and traffic. Compute: :func:`commlib.sharding_cost.sharding_results`."""
+    """ZeRO stage against memory and traffic. Compute: :func:`commlib.today.today_calculators.sharding_results`."""
     networks = [(lk.name, key) for key, lk in hardware.LINKS.items() if lk.kind == "network"]
     controls = {
         "model": dropdown([(m.name, key) for key, m in hardware.MODELS.items()], model, "model"),
@@ -136,6 +139,6 @@ def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dty
         "dtype": dropdown(["bf16", "fp16", "fp32"], dtype, "dtype of what travels"),
         "link": dropdown(networks, link, "network link"),
     }
-    return make_calculator(sharding_cost.sharding_results, controls, title="ZeRO: memory against traffic",
+    return make_calculator(today_calculators.sharding_results, controls, title="ZeRO: memory against traffic",
                            note="Mixed-precision Adam (2 + 2 + 12 B a parameter), activations not counted; "
                                 "ring collectives, bandwidth per direction; 1 GB = 10^9 B.")

@@ -1,0 +1,159 @@
+r"""What every algorithm record holds, and the cost coefficients it returns (numpy-free).
+
+An :class:`Algorithm` is one collective algorithm, defined once: its key,
+the label a reader sees, its alpha-beta-gamma terms (:class:`CostTerms`),
+the schedule that executes it on real arrays, the parameters it takes and
+the constraints on them. :mod:`commlib.collectives.algorithms` collects the records in
+one registry; :mod:`commlib.cost`, :mod:`commlib.collectives.simulate`,
+:mod:`commlib.collectives.compare`, the calculators, figures and tests read it.
+
+This module and every ``terms`` function import no numpy: the cost side runs
+in the browser (Pyodide without numpy). Schedules import the step engine
+(numpy) inside their body.
+
+>>> CostTerms(2, 10.0, 5.0).time(bandwidth=10.0, latency=1.0, gamma=0.1)
+3.5
+>>> log2_ceil(5), log2_floor(5)
+(3, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...units import check_nonnegative, check_positive
+
+__all__ = ["CostTerms", "ZERO", "FAMILIES", "Algorithm", "log2_ceil", "log2_floor"]
+
+
+@dataclass(frozen=True)
+class CostTerms:
+    """Coefficients of ``T = steps*alpha + bytes*beta + reduced*gamma`` on the critical path.
+
+    ``steps`` is the number of sequential steps (start-ups), ``bytes`` the
+    bytes through the busiest port summed over steps, ``reduced`` the bytes
+    the busiest rank combines, summed over steps.
+    """
+
+    steps: int
+    bytes: float
+    reduced: float
+
+    def time(self, bandwidth: float, latency: float = 0.0, gamma: float = 0.0) -> float:
+        """Seconds, for a link of ``bandwidth`` bytes/s and ``latency`` s, reducing at ``gamma`` s/byte."""
+        bandwidth = check_positive("bandwidth", bandwidth)
+        latency = check_nonnegative("latency", latency)
+        gamma = check_nonnegative("gamma", gamma)
+        return self.steps * latency + self.bytes / bandwidth + self.reduced * gamma
+
+    def __add__(self, other: CostTerms) -> CostTerms:
+        return CostTerms(self.steps + other.steps, self.bytes + other.bytes, self.reduced + other.reduced)
+
+
+#: What an algorithm needs from the network, by ``family`` (every record names one).
+FAMILIES = {
+    "flat": "any network, one port per rank, no parameter",
+    "pipelined": "any network, one port per rank; the vector cut into q chunks (parameter chunks)",
+    "two-level": "ranks on hosts (parameter hosts) or on a grid (parameter grid)",
+    "multi-link": "no parameter, but a rank sends on several links at once (links_per_rank > 1)",
+}
+
+#: Nothing to do (one rank).
+ZERO = CostTerms(0, 0.0, 0.0)
+
+
+def log2_ceil(n: int) -> int:
+    """Smallest d with 2**d >= n (n >= 1): the depth of a binomial tree over n ranks."""
+    return (n - 1).bit_length()
+
+
+def log2_floor(n: int) -> int:
+    """Largest d with 2**d <= n (n >= 1)."""
+    return n.bit_length() - 1
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One collective algorithm, defined once.
+
+    * ``name``: the key code uses (``"ring"``); ``label``: what a reader sees;
+    * ``collective``: ``"all_reduce"``, ``"broadcast"``, ...;
+    * ``terms(nbytes, n, **params) -> CostTerms``: the closed form on one
+      uniform link (numpy-free);
+    * ``schedule(engine, n, length, **params)``: executes the algorithm on a
+      :class:`commlib.collectives.engine.StepEngine` (``None`` when the
+      executable version lives elsewhere);
+    * ``params``: the extra keyword parameters ``terms`` and ``schedule``
+      take (``"hosts"``, ``"grid"``, ``"chunks"``), checked and completed by
+      ``check(n, **params) -> dict``;
+    * ``constraint``: the condition on n and the parameters, in words;
+    * ``family``: what the algorithm needs from the network, one of :data:`FAMILIES`:
+      ``"flat"`` (any network, one port per rank, no parameter), ``"pipelined"`` (the same, the
+      vector cut into ``chunks`` = q pieces), ``"two-level"`` (ranks on ``hosts`` or a ``grid``)
+      or ``"multi-link"`` (no parameter, but a rank sends on several links at once);
+    * ``seconds``: optional time on a cluster with a fast link inside hosts
+      and a slower one between them; without it, the slowest link is charged;
+    * ``multi_port``: a rank may send or receive several messages in one step;
+    * ``links_per_rank``: how many links a rank drives at once (1: one port, its messages of a step
+      share it; 4 for the torus both ways, one link per neighbour). ``terms(...).bytes`` counts the
+      bytes through the busiest link on a network that has those links; on a network with fewer
+      links per rank (hosts behind a switch have one) :meth:`cost` charges the messages that
+      share a port one after the other;
+    * ``fast``: optional ``fast(trace, rows, op) -> reduced vector``, the same arithmetic as
+      ``schedule`` in the same order, without per-step buffers (the ring's); the simulation uses
+      it when no step-by-step record is asked for;
+    * ``source``: where the algorithm and its cost come from.
+    """
+
+    name: str
+    label: str
+    collective: str
+    terms: Callable[..., CostTerms]
+    schedule: Callable[..., None] | None = None
+    params: tuple[str, ...] = ()
+    check: Callable[..., dict] | None = None
+    constraint: str = "any n >= 1"
+    family: str = "flat"
+    seconds: Callable[..., float] | None = None
+    multi_port: bool = False
+    links_per_rank: int = 1
+    fast: Callable[..., object] | None = None
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"family of {self.name!r} must be one of {', '.join(FAMILIES)}; got {self.family!r}")
+        if not isinstance(self.links_per_rank, int) or self.links_per_rank < 1:
+            raise ValueError(f"links_per_rank of {self.name!r} must be a whole number >= 1; got {self.links_per_rank!r}")
+        if (self.links_per_rank > 1) != (self.family in ("multi-link",)) and self.family != "two-level":
+            raise ValueError(f"{self.name!r}: a rank that drives several links is family 'multi-link' (or "
+                             f"'two-level' with hosts or a grid); family {self.family!r} has links_per_rank = 1")
+
+    @property
+    def ports(self) -> str:
+        """What carries a step's messages: ``"rank"`` (one port each) or ``"link"`` (a link per neighbour)."""
+        return "link" if self.links_per_rank > 1 else "rank"
+
+    def checked(self, n: int, **params) -> dict:
+        """The parameters completed with their defaults, or ValueError naming the bad one."""
+        unknown = [k for k in params if k not in self.params]
+        if unknown:
+            allowed = ", ".join(self.params) or "none"
+            raise ValueError(f"algorithm {self.name!r} takes no parameter {unknown[0]!r} (its parameters: {allowed})")
+        return self.check(n, **params) if self.check is not None else dict(params)
+
+    def cost(self, nbytes: float, n: int, *, links_per_rank: int | None = None, **params) -> CostTerms:
+        """Closed-form terms with the parameters checked first.
+
+        ``links_per_rank`` is the network's: how many links each rank has (None: as many as the
+        algorithm drives). With fewer than :attr:`links_per_rank` the messages a rank sends in one
+        step share its links, so the bytes term grows by the ratio (the steps and the bytes
+        reduced do not change).
+        """
+        terms = self.terms(nbytes, n, **self.checked(n, **params))
+        if links_per_rank is None or links_per_rank >= self.links_per_rank:
+            return terms
+        if not isinstance(links_per_rank, int) or links_per_rank < 1:
+            raise ValueError(f"links_per_rank must be a whole number >= 1; got {links_per_rank!r}")
+        return CostTerms(terms.steps, terms.bytes * self.links_per_rank / links_per_rank, terms.reduced)

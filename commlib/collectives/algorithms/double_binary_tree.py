@@ -1,0 +1,41 @@
+r"""Double binary tree all-reduce (NCCL's tree): two pipelined binary trees, each carrying half.
+
+Tree 0 is the heap-ordered binary tree of :mod:`commlib.collectives.algorithms.pipelined_tree`; tree 1 is
+the same tree over the ranks in reverse order. The inner ranks of a heap are its first
+:math:`\lfloor p/2\rfloor` positions, so a rank that is inner in one tree is a leaf in the
+other (Sanders, Speck & Träff 2009; NCCL 2.4, Jeaugey 2019). Each tree all-reduces M/2 in q
+chunks, both at once. A rank now takes in, per round, at most two chunks from its children
+and one from its parent in its inner tree plus one from its parent in its leaf tree: four
+chunks of M/(2q), so
+
+.. math:: T \approx (q + 2D - 1)\,\alpha + 2M\beta + M\gamma \quad (q \gg D),
+
+close to the ring's :math:`2\frac{p-1}{p}M\beta` with :math:`\lfloor\log_2 p\rfloor`-deep
+pipelines instead of p - 1 steps. :func:`terms` counts exactly.
+
+>>> terms(4000, 2, chunks=1)    # 2 ranks, q = 1: 2 rounds, each port 2 chunks of 2000 B
+CostTerms(steps=2, bytes=4000.0, reduced=2000.0)
+"""
+
+from __future__ import annotations
+
+from .base import Algorithm, CostTerms
+from .pipelined_tree import check, run_trees, tree_seconds, tree_terms
+
+
+def terms(nbytes: float, n: int, chunks: int | None = None) -> CostTerms:
+    """Rounds, busiest port's bytes and busiest reducer's bytes of the two trees together."""
+    return tree_terms(nbytes, n, chunks or 1, 2)
+
+
+def schedule(eng, n: int, length: int, chunks: int | None = None) -> None:
+    """Both trees at once: tree 0 on the first half of the vector, tree 1 (ranks reversed) on the second."""
+    run_trees(eng, n, length, chunks or 1, 2)
+
+
+ALGORITHM = Algorithm(
+    name="double_binary_tree", label="double binary tree (NCCL)", collective="all_reduce", terms=terms,
+    schedule=schedule, params=("chunks",), check=check, constraint="any n; q chunks >= 1", family="pipelined",
+    seconds=tree_seconds(2), multi_port=True,
+    source="Sanders, Speck & Träff (2009); Jeaugey (2019), NCCL 2.4 double binary trees",
+)

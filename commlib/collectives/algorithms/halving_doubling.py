@@ -1,0 +1,38 @@
+r"""Halving-doubling (Rabenseifner): recursive-halving reduce-scatter, recursive-doubling all-gather.
+
+Thakur, Rabenseifner & Gropp (2005) sec. 4.4; Rabenseifner (2004):
+:math:`2\log_2 p\,\alpha + 2\frac{p-1}{p}M\beta + \frac{p-1}{p}M\gamma`, plus the fold-in and
+fold-out of whole vectors when p is not a power of two.
+
+>>> terms(800, 8)
+CostTerms(steps=6, bytes=1400.0, reduced=700.0)
+"""
+
+from __future__ import annotations
+
+from .base import ZERO, Algorithm, CostTerms, log2_floor
+from .recursive_doubling import fold_terms
+
+
+def terms(nbytes: float, n: int) -> CostTerms:
+    """2 log2 p' steps moving 2 (p'-1)/p' M, plus the fold when n is not a power of two."""
+    if n == 1:
+        return ZERO
+    d = log2_floor(n)
+    q = 1 << d
+    f = (q - 1) / q
+    return CostTerms(2 * d, 2 * f * nbytes, f * nbytes) + fold_terms(nbytes, n)
+
+
+def schedule(eng, n: int, length: int) -> None:
+    """Fold in, halve at distance p'/2, ..., 1, double back at 1, ..., p'/2, fold out."""
+    from ..schedules import halving_doubling
+
+    halving_doubling(eng, n, length)
+
+
+ALGORITHM = Algorithm(
+    name="halving_doubling", label="halving-doubling (Rabenseifner)", collective="all_reduce", terms=terms,
+    schedule=schedule, constraint="any n; not a power of two costs a fold-in and a fold-out",
+    source="Rabenseifner (2004); Thakur, Rabenseifner & Gropp (2005), sec. 4.4",
+)

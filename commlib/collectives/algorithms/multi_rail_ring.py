@@ -1,0 +1,95 @@
+r"""Flat ring all-reduce on c rails: one ring per network card, each carrying M/c (NCCL's channels).
+
+The n ranks sit g = n/h to a host on h hosts (``hosts``); each host has c network cards
+(``rails``, at most g). A library does not push a flat ring through one card: it cuts the buffer
+into c parts and runs c rings at once, ring k leaving each host through a different card (NCCL
+builds several rings, "channels", and spreads them over the NICs). Ring k visits the GPUs of a
+host starting at local GPU k, so the c rings cross between two hosts through c different pairs
+of cards. On one uniform link the c rings together cost what one ring costs,
+
+.. math:: 2(n-1)\,\alpha + 2\frac{n-1}{n}M\beta + \frac{n-1}{n}M\gamma ,
+
+and on a cluster each step takes the slower of its two kinds of hop: :math:`M/(nc)` bytes
+through each card between hosts, :math:`M/n` through each GPU's link inside the host
+(:func:`seconds`). Each card thus carries :math:`2\frac{n-1}{n}\frac{M}{c}`.
+
+>>> terms(1600, 8)
+CostTerms(steps=14, bytes=2800.0, reduced=1400.0)
+>>> round(seconds(1600, 8, 1e12, 0.0, 0.0, hosts=2, inter_bandwidth=100.0, rails=4), 6)  # 14 * 1600/32/100
+7.0
+"""
+
+from __future__ import annotations
+
+from .base import Algorithm
+from .ring import terms as ring_terms
+
+
+def check(n: int, hosts: int = 1, rails: int | None = None) -> dict:
+    """``hosts`` divides n; ``rails`` c is 1 .. g, or None (the cards per host, else one per GPU)."""
+    from ...units import check_count
+
+    hosts = check_count("hosts", int(hosts) if float(hosts).is_integer() else hosts, minimum=1, maximum=n)
+    if n % hosts:
+        raise ValueError(f"hosts must divide the number of ranks n = {n}; got {hosts}")
+    g = n // hosts
+    rails = None if rails is None else check_count("rails", int(rails) if float(rails).is_integer() else rails,
+                                                  minimum=1, maximum=g)
+    return {"hosts": hosts, "rails": rails}
+
+
+def terms(nbytes: float, n: int, hosts: int = 1, rails: int | None = None):
+    """On one uniform link: the ring's terms (a rank's port carries its c messages of M/(nc) per step)."""
+    return ring_terms(nbytes, n)
+
+
+def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float, *, hosts: int = 1,
+            inter_bandwidth: float | None = None, inter_latency: float | None = None,
+            nics_per_host: int | None = None, rails: int | None = None, **_) -> float:
+    """2(n-1) steps, each the slower hop: M/(nc) through a card between hosts, M/n inside a host.
+
+    ``rails`` (or, when it is None, ``nics_per_host``; when both are None one card per GPU) is c,
+    capped at g: a ring leaves a host through one card.
+    """
+    if n == 1:
+        return 0.0
+    g = n // hosts
+    c = rails or nics_per_host or g
+    c = min(c, g)
+    t = ring_terms(nbytes, n)
+    if hosts == 1:
+        return t.time(bandwidth, latency, gamma)
+    b_inter = bandwidth if inter_bandwidth is None else inter_bandwidth
+    lat = max(latency, latency if inter_latency is None else inter_latency)
+    step = max(nbytes / (n * c) / b_inter, nbytes / n / bandwidth)
+    return t.steps * (lat + step) + t.reduced * gamma
+
+
+def rail_rings(n: int, hosts: int, rails: int) -> list[list[int]]:
+    """Ring k visits host 0, 1, ..., each host's GPUs from local GPU k on (rank = host * g + local)."""
+    g = n // hosts
+    return [[h * g + (k + j) % g for h in range(hosts) for j in range(g)] for k in range(rails)]
+
+
+def schedule(eng, n: int, length: int, hosts: int = 1, rails: int | None = None) -> None:
+    """c rings at once, ring k on part k of the vector (``np.array_split`` into c, then into n pieces)."""
+    rails = rails or n // hosts
+    from ..engine import split_bounds
+    from ..schedules import ring_steps
+
+    rings = rail_rings(n, hosts, rails)
+    parts = split_bounds(0, length, rails)
+    bounds = [split_bounds(int(parts[k]), int(parts[k + 1]), n) for k in range(rails)]
+    for kind, phase in (("rs", "reduce-scatter"), ("ag", "all-gather")):
+        per_ring = [ring_steps([ring], [b], kind, lambda gi, c, k=k: (k, c)) for k, (ring, b) in
+                    enumerate(zip(rings, bounds))]
+        for step in zip(*per_ring):
+            eng.run([t for transfers in step for t in transfers], phase)
+
+
+ALGORITHM = Algorithm(
+    name="multi_rail_ring", label="ring, one per network card (multi-rail)", collective="all_reduce",
+    terms=terms, schedule=schedule, params=("hosts", "rails"), check=check,
+    constraint="hosts divides n; 1 <= rails <= n / hosts", family="two-level", seconds=seconds, multi_port=True,
+    source="NVIDIA NCCL rings (channels) over several NICs; Patarasuk & Yuan (2009)",
+)

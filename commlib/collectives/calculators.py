@@ -1,0 +1,129 @@
+"""What the calculators of chapters 1 and 2 compute: one collective, an all-reduce on a cluster, algbw and busbw.
+
+Each ``*_results`` function takes the controls' values and returns label -> text with units;
+numpy-free, so the page runs it too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import hardware
+from ..units import (
+    check_count,
+    format_percent,
+    format_rate,
+    format_size,
+    format_time,
+    parse_rate,
+    parse_size,
+)
+from . import cost
+from .cluster import cluster_allreduce
+from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_algbw
+
+__all__ = ["bandwidth_conversion_results", "cluster_results", "PRIMITIVE_ALGORITHMS", "PRIMITIVE_OPS", "primitive_results"]
+
+
+def bandwidth_conversion_results(value: str, direction: str = "algbw -> busbw", op: str = "all_reduce",
+                                 n: int = 8) -> dict[str, str]:
+    """The converter of the ring chapter: a rate with its unit, one way or the other (nccl-tests' convention).
+
+    >>> bandwidth_conversion_results("10 GB/s", "algbw -> busbw", "all_reduce", 8)["bus bandwidth"]
+    '17.50 GB/s = 140.00 Gb/s'
+    """
+    rate = parse_rate(value)
+    if direction == "algbw -> busbw":
+        algbw, busbw = rate, algbw_to_busbw(rate, n, op)
+    elif direction == "busbw -> algbw":
+        algbw, busbw = busbw_to_algbw(rate, n, op), rate
+    else:
+        raise ValueError(f"direction must be one of {', '.join(map(repr, BANDWIDTH_DIRECTIONS))}; got {direction!r}")
+    return {
+        "factor busbw / algbw": f"{bus_factor(op, n):.4f}",
+        "algorithm bandwidth": f"{format_rate(algbw)} = {format_rate(algbw, bits=True)}",
+        "bus bandwidth": f"{format_rate(busbw)} = {format_rate(busbw, bits=True)}",
+    }
+
+
+def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
+                    intra_link: str = "nvlink2", inter_link: str = "eth_25g", algorithm: str = "ring",
+                    t_compute_ms: float = 100.0, target_percent: float = 90.0,
+                    nics_per_host: int = 0) -> dict[str, str]:
+    """The "your cluster" calculator: one gradient all-reduce, as text with units.
+
+    ``nics_per_host`` is c, the network cards of ``inter_link`` per host, or 0
+    for one card per GPU; the hierarchical all-reduce shares them among a
+    host's shards, and the multi-rail ring runs one ring per card. Raises
+    ValueError naming the parameter and its range.
+
+    >>> r = cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "multi_rail_ring", 100.0, 90.0, 0)
+    >>> r["time of one all-reduce"]
+    '4.13 ms'
+    """
+    nics = check_count("nics_per_host", nics_per_host, minimum=0)
+    target_percent = float(target_percent)
+    if not 0 < target_percent < 100:
+        raise ValueError(f"target_percent, the target efficiency, must lie in (0, 100) %, got {target_percent:g} %")
+    if not 0 < float(t_compute_ms) < math.inf:
+        raise ValueError(f"t_compute_ms, the compute per step, must be > 0 ms, got {float(t_compute_ms):g} ms")
+    target = target_percent / 100.0
+    r = cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,
+                          float(t_compute_ms) / 1e3, target, nics_per_host=nics or None)
+    if r.n == 1:
+        return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
+                "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
+    need = r.required_bandwidth
+    need_text = ("out of reach: the latency terms alone exceed the allowed time" if math.isinf(need)
+                 else f"{format_rate(need)} = {format_rate(need, bits=True)}")
+    which = "inter-host" if hosts > 1 else "intra-host"
+    return {
+        "gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
+        "GPUs per host g": f"{n // hosts}",
+        "time of one all-reduce": format_time(r.seconds),
+        "algorithm bandwidth (algbw)": format_rate(r.algbw),
+        "bus bandwidth (busbw)": format_rate(r.busbw),
+        "slowest link": format_rate(r.bottleneck),
+        "busbw / slowest link": format_percent(r.bus_efficiency, 1),
+        "parallel efficiency Tc/(Tc+Tm)": format_percent(r.parallel_efficiency, 1),
+        f"{which} bandwidth for {format_percent(target, 0)}": need_text,
+    }
+
+
+#: The primitive calculator's algorithms per collective: all of each collective's, and for the all-reduce
+#: the flat ones (one uniform network, one port per rank, no parameter); the pipelined, two-level and
+#: multi-link all-reduces need the settings of chapter 2's cluster calculator.
+PRIMITIVE_ALGORITHMS: dict[str, tuple[str, ...]] = {
+    op: (cost.ALLREDUCE_ALGORITHMS if op == "all_reduce" else names) for op, names in cost.COLLECTIVE_ALGORITHMS.items()}
+
+#: The primitive calculator's names of the collectives (as a reader writes them) -> registry keys.
+PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gather", "scatter": "scatter",
+                 "all-gather": "all_gather", "reduce-scatter": "reduce_scatter", "all-to-all": "all_to_all",
+                 "all-reduce": "all_reduce"}
+
+
+def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8, size: str = "64 MiB",
+                      link: str = "eth_25g") -> dict[str, str]:
+    """Chapter 1's calculator: one collective under alpha-beta (:func:`commlib.cost.collective_terms`), as text.
+
+    >>> primitive_results("all-gather", "ring", 4, "4 MB", "eth_10g")["steps on the critical path (alpha count)"]
+    '3'
+    """
+    op = PRIMITIVE_OPS.get(primitive, primitive)
+    if op not in PRIMITIVE_ALGORITHMS:
+        raise ValueError(f"primitive must be one of {', '.join(PRIMITIVE_OPS)}; got {primitive!r}")
+    allowed = PRIMITIVE_ALGORITHMS[op]
+    if algorithm not in allowed:
+        raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
+    nbytes = parse_size(size)
+    item = hardware.link(link)
+    n = check_count("n", n)
+    terms = cost.collective_terms(op, nbytes, n, algorithm)
+    seconds = terms.time(item.bandwidth, item.latency)
+    return {
+        "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "steps on the critical path (alpha count)": f"{terms.steps}",
+        "bytes on the critical path": format_size(terms.bytes),
+        "time": format_time(seconds),
+        "latency share": format_percent(terms.steps * item.latency / seconds, 1) if seconds else "-",
+    }

@@ -1,0 +1,249 @@
+r"""All-reduce on a cluster: any registry algorithm, two kinds of link, network cards (numpy-free).
+
+:func:`allreduce_seconds` evaluates every all-reduce of the registry
+:mod:`commlib.collectives.algorithms` under one signature; :func:`cluster_allreduce`
+answers "what does my cluster get?" for a model's gradient, and
+:func:`commlib.collectives.calculators.cluster_results` is the chapter 2 calculator's computation, text with
+units. This module imports no numpy (only :mod:`commlib.collectives.algorithms`,
+:mod:`commlib.cost`, :mod:`commlib.hardware` and :mod:`commlib.units`), so it
+runs in the browser. :mod:`commlib.collectives.compare` re-exports the first three.
+
+>>> allreduce_seconds("ring", 1200, 4, 100.0)              # 2*(3/4)*1200 B / 100 B/s
+18.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .. import hardware
+from ..collectives import cost
+from ..step import cost as step_cost
+from ..units import (
+    check_count,
+    check_fraction,
+    check_nonnegative,
+    check_positive,
+)
+from . import algorithms
+
+__all__ = ["allreduce_seconds", "bandwidth_for_time", "ClusterResult", "cluster_allreduce",
+           "NIC_CHOICES"]
+
+
+def allreduce_seconds(
+    algorithm: str,
+    nbytes: float,
+    n: int,
+    bandwidth: float,
+    latency: float = 0.0,
+    *,
+    hosts: int = 1,
+    inter_bandwidth: float | None = None,
+    inter_latency: float | None = None,
+    grid: tuple[int, int] | None = None,
+    gamma: float = 0.0,
+    nics_per_host: int | None = None,
+    chunks: int | None = None,
+    rails: int | None = None,
+    links_per_rank: int | None = None,
+) -> float:
+    r"""Seconds to all-reduce ``nbytes`` over ``n`` ranks with any algorithm of :data:`ALGORITHMS`.
+
+    ``bandwidth`` (bytes/s, one direction) and ``latency`` (s) describe the
+    link inside a host; ``inter_bandwidth`` and ``inter_latency`` the link
+    between the ``hosts`` hosts (default: the same link). The ``n`` ranks sit
+    ``n / hosts`` to a host.
+
+    * ``"hierarchical"`` uses both links, as
+      :func:`commlib.cost.hierarchical_allreduce_time` (intra-host
+      reduce-scatter, inter-host ring all-reduce of a 1/g shard, intra-host
+      all-gather). ``nics_per_host`` states the hardware: ``None`` (default)
+      is one NIC of ``inter_bandwidth`` per rank, so the g shards cross in
+      parallel at full rate; an integer k is k NICs per host shared by the
+      host's g shards, each shard getting ``inter_bandwidth * min(k, g) / g``.
+      It changes only the hierarchical algorithm: a flat ring ordered host by
+      host sends one flow per direction through each host's network link, so
+      sharing does not arise there.
+    * Every flat algorithm (ring, tree, recursive doubling, halving-doubling,
+      naive; :func:`commlib.cost.allreduce_terms`) and the 2-D torus
+      (:func:`commlib.cost.torus_allreduce_time`, on ``grid`` = (rows, cols),
+      default the most square grid) are charged at the *slowest* link when
+      ``hosts > 1``: every step of a flat algorithm waits for its slowest
+      pair, and with more than one host some pair crosses the network.
+
+    * ``"multi_rail_ring"`` is the flat ring run as c rings at once, one per
+      network card (``rails`` = c; default ``nics_per_host``, and one card per
+      GPU when that is None too): the fair flat baseline against the
+      hierarchical algorithm with the same cards.
+    * ``links_per_rank`` is the network's links per rank: 1 for ranks behind a switch (one
+      network port each), where an algorithm that drives several links at once (the torus both
+      ways) sends its messages of a step one after the other; None (default) gives each algorithm
+      the links it drives (a torus network for the torus both ways).
+    * The pipelined trees take ``chunks`` = q; ``None`` (default) picks the
+      fastest q for this link (:func:`commlib.collectives.algorithms.pipelined_tree.best_chunks`).
+
+    Each algorithm's record in :mod:`commlib.collectives.algorithms` supplies the
+    form: its ``seconds`` when it has one (hierarchical, trees), else its
+    ``terms`` at the slowest link. Formulas: Thakur, Rabenseifner & Gropp
+    (2005) sec. 4; the torus after Mikami et al. (2018). ``gamma`` is
+    seconds per byte reduced.
+
+    >>> allreduce_seconds("ring", 1200, 4, 100.0)              # 2*(3/4)*1200 B / 100 B/s
+    18.0
+    >>> round(allreduce_seconds("hierarchical", 1200, 4, 1e12, hosts=2, inter_bandwidth=100.0), 6)  # 2*(1/2)*600 B
+    6.0
+    >>> round(allreduce_seconds("hierarchical", 1200, 4, 1e12, hosts=2, inter_bandwidth=100.0,
+    ...                         nics_per_host=1), 6)   # both shards share one card: 2*(1/2)*600 B at 50 B/s
+    12.0
+    """
+    algorithm = algorithms.allreduce_algorithm(algorithm).name
+    nbytes = check_nonnegative("nbytes", nbytes)
+    n = check_count("n", n)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    latency = check_nonnegative("latency", latency)
+    hosts = check_count("hosts", hosts, minimum=1, maximum=n)
+    if n % hosts:
+        raise ValueError(f"hosts must divide n = {n} (ranks are spread evenly over hosts); got hosts = {hosts}")
+    inter_b = bandwidth if inter_bandwidth is None else check_positive("inter_bandwidth", inter_bandwidth)
+    inter_l = latency if inter_latency is None else check_nonnegative("inter_latency", inter_latency)
+    gamma = check_nonnegative("gamma", gamma)
+    if nics_per_host is not None:
+        nics_per_host = check_count("nics_per_host", nics_per_host, minimum=1)
+    record = algorithms.allreduce_algorithm(algorithm)
+    given = {"hosts": hosts, "grid": grid, "chunks": chunks, "rails": rails}
+    params = record.checked(n, **{k: v for k, v in given.items() if k in record.params and v is not None})
+    if record.seconds is not None:
+        return record.seconds(nbytes, n, bandwidth, latency, gamma, **{"hosts": hosts, **params},
+                              inter_bandwidth=inter_b, inter_latency=inter_l, nics_per_host=nics_per_host)
+    slow_b, slow_l = (min(bandwidth, inter_b), max(latency, inter_l)) if hosts > 1 else (bandwidth, latency)
+    return record.cost(nbytes, n, links_per_rank=links_per_rank, **params).time(slow_b, slow_l, gamma)
+
+
+def bandwidth_for_time(seconds_at: Callable[[float], float], target: float, lo: float = 1.0,
+                       hi: float = 1e15, rtol: float = 1e-9) -> float:
+    """Smallest bandwidth (bytes/s) in [lo, hi] at which ``seconds_at(bandwidth) <= target`` seconds.
+
+    ``seconds_at`` must decrease as bandwidth grows (every alpha-beta time
+    does). Returns ``math.inf`` if even ``hi`` is too slow -- the latency
+    terms alone exceed the target -- and ``lo`` if ``lo`` already suffices.
+    Bisection in log space.
+
+    >>> round(bandwidth_for_time(lambda b: 1e-3 + 1e6 / b, 2e-3))   # 1 ms + 1 MB / B <= 2 ms
+    1000000000
+    """
+    target = check_positive("target", target)
+    lo = check_positive("lo", lo)
+    hi = check_positive("hi", hi)
+    if seconds_at(hi) > target:
+        return math.inf
+    if seconds_at(lo) <= target:
+        return lo
+    a, b = math.log(lo), math.log(hi)
+    while b - a > rtol:
+        mid = 0.5 * (a + b)
+        if seconds_at(math.exp(mid)) <= target:
+            b = mid
+        else:
+            a = mid
+    return math.exp(b)
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    """What one all-reduce of a model's gradient costs on a cluster (SI units).
+
+    ``seconds`` per all-reduce; ``algbw`` and ``busbw`` in bytes/s (nccl-tests
+    convention); ``bottleneck`` the slowest link's bandwidth (bytes/s, one
+    direction); ``bus_efficiency`` = busbw / bottleneck; ``parallel_efficiency``
+    = t_compute / (t_compute + seconds) (no overlap);
+    ``required_bandwidth`` the slowest link's bandwidth needed for
+    ``target_efficiency`` (``inf`` when latency alone is too slow).
+    """
+
+    nbytes: int
+    n: int
+    hosts: int
+    algorithm: str
+    seconds: float
+    algbw: float
+    busbw: float
+    bottleneck: float
+    bus_efficiency: float
+    parallel_efficiency: float
+    target_efficiency: float
+    required_bandwidth: float
+
+
+def cluster_allreduce(
+    model: str,
+    dtype: str,
+    n: int,
+    hosts: int,
+    intra_link: str,
+    inter_link: str,
+    algorithm: str = "ring",
+    t_compute: float = 0.1,
+    target_efficiency: float = 0.9,
+    nics_per_host: int | None = None,
+) -> ClusterResult:
+    """All-reduce one gradient of ``model`` in ``dtype`` over ``n`` GPUs on ``hosts`` hosts.
+
+    Gradient bytes come from :func:`commlib.hardware.gradient_bytes`; the
+    links (``intra_link`` inside a host, ``inter_link`` between hosts) are
+    :data:`commlib.hardware.LINKS` presets with their bandwidth and latency;
+    time from :func:`allreduce_seconds`. ``t_compute`` (s) is one step's
+    compute time on one GPU, for the parallel efficiency; the required
+    bandwidth is searched for the inter-host link when ``hosts > 1``, the
+    intra-host link otherwise, with the other held fixed. ``nics_per_host``
+    is the hierarchical all-reduce's hardware assumption (``None``: one NIC
+    of ``inter_link`` per GPU; k: k NICs per host shared by its GPUs), see
+    :func:`commlib.cost.hierarchical_allreduce_time`.
+
+    >>> r = cluster_allreduce("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 0.55)
+    >>> round(r.seconds, 2), round(r.busbw / 1e6, 1)     # ~ the 1 GbE worked example of chapter 0
+    (6.64, 125.0)
+    """
+    nbytes = hardware.gradient_bytes(model, dtype)
+    n = check_count("n", n, minimum=1)
+    hosts = check_count("hosts", hosts, minimum=1, maximum=n)
+    intra, inter = hardware.link(intra_link), hardware.link(inter_link)
+    t_compute = check_positive("t_compute", t_compute)
+    target_efficiency = check_fraction("target_efficiency", target_efficiency)
+
+    def seconds(intra_b: float, inter_b: float) -> float:
+        return allreduce_seconds(algorithm, nbytes, n, intra_b, intra.latency, hosts=hosts,
+                                 inter_bandwidth=inter_b, inter_latency=inter.latency,
+                                 nics_per_host=nics_per_host, links_per_rank=1)  # hosts behind switches
+
+    t = seconds(intra.bandwidth, inter.bandwidth)
+    bottleneck = min(intra.bandwidth, inter.bandwidth) if hosts > 1 else intra.bandwidth
+    if n == 1 or t == 0:
+        algbw = busbw = math.inf
+        bus_eff = 1.0
+    else:
+        algbw = cost.algorithm_bandwidth(nbytes, t)
+        busbw = algbw * cost.bus_factor("all_reduce", n)
+        bus_eff = busbw / bottleneck
+    allowed = step_cost.communication_time_for_efficiency(t_compute, target_efficiency)
+    if hosts > 1:
+        needed = bandwidth_for_time(lambda b: seconds(intra.bandwidth, b), allowed)
+    else:
+        needed = bandwidth_for_time(lambda b: seconds(b, inter.bandwidth), allowed)
+    return ClusterResult(
+        nbytes=nbytes, n=n, hosts=hosts, algorithm=algorithm, seconds=t, algbw=algbw, busbw=busbw,
+        bottleneck=bottleneck, bus_efficiency=bus_eff,
+        parallel_efficiency=step_cost.parallel_efficiency(t_compute, t),
+        target_efficiency=target_efficiency, required_bandwidth=needed,
+    )
+
+
+#: The calculator's choices of network cards per host: 0 stands for one NIC per GPU (``nics_per_host=None``).
+NIC_CHOICES: tuple[tuple[str, int], ...] = (
+    ("one per GPU", 0), ("1 per host, shared by its GPUs", 1), ("2 per host", 2), ("4 per host", 4),
+    ("8 per host", 8),
+)
+
+

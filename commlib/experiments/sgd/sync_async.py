@@ -1,0 +1,778 @@
+"""Experiments of chapter 4 (synchronous and asynchronous SGD): the runs the chapter glues and plots.
+
+Model layer: each function runs :mod:`commlib.sgd.simulate`, :mod:`commlib.sgd.training`
+or :mod:`commlib.sgd.scaling` and returns results; the figures in
+:mod:`commlib.views.sgd.sync_async` take these results as input.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import hardware
+from ...sgd import scaling, training
+from ...sgd import simulate as sgd
+from ...units import check_count, check_positive
+from .summaries import RunEnd, protocol_label, tail_mean
+
+__all__ = [
+    "TIMELINE_PROTOCOLS",
+    "ProtocolTimeline",
+    "ProtocolTimelines",
+    "protocol_timelines",
+    "runtime_ratio_rows",
+    "RuntimeRatioCurves",
+    "runtime_ratio_curves",
+    "RUNTIME_RATIO_LAWS",
+    "STRAGGLER_LAW",
+    "equal_time_runs",
+    "k_tradeoff_runs",
+    "k_tradeoff_phrases",
+    "large_batch_runs",
+    "WeakScalingCurves",
+    "weak_scaling_curves",
+    "sim_summary",
+    "UPDATE_TIME_LAWS",
+    "closed_form_update_time",
+    "update_time_rows",
+    "law_time_runs",
+    "time_to_loss",
+    "batch_sync_race",
+    "floor_split",
+    "batch_sync_races",
+    "batch_sync_verdict",
+    "repeat_share",
+    "floor_split_phrase",
+    "law_race_phrases",
+    "warmup_rows",
+    "warmup_phrases",
+    "sgd_results",
+    "KSweepPoint",
+    "KSweep",
+    "k_sweep_runs",
+]
+
+
+# --------------------------------------------------------------------------- the six protocols on one time axis
+
+#: The protocols of the timeline figure, in drawing order, and whether each uses K.
+TIMELINE_PROTOCOLS: tuple[tuple[str, bool], ...] = (
+    ("sync", False), ("k_sync", True), ("k_batch_sync", True), ("async", False), ("k_async", True),
+    ("k_batch_async", True))
+
+
+@dataclass(frozen=True)
+class ProtocolTimeline:
+    """One protocol's recorded jobs and PS update times (s), long enough to cover the picture.
+
+    ``jobs`` are the :class:`commlib.sgd.simulate.Job` records of :func:`commlib.sgd.simulate.simulate`
+    with ``record_jobs=True``; ``times`` the times of its PS updates, the last
+    one at or after the picture's right edge.
+    """
+
+    protocol: str
+    k: int | None
+    jobs: tuple[sgd.Job, ...]
+    times: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ProtocolTimelines:
+    """The six protocols of :data:`TIMELINE_PROTOCOLS` run with the same seed, to be drawn up to ``t_max`` (s)."""
+
+    workers: int
+    t_max: float
+    timelines: tuple[ProtocolTimeline, ...]
+
+
+def protocol_timelines(workers: int = 4, k: int = 2, compute: str = "exponential", updates: int = 3,
+                       seed: int = 3, t_max: float | None = None, **compute_params) -> ProtocolTimelines:
+    """Every learner's jobs under each SGD protocol, on one time axis ending at ``t_max``.
+
+    Each protocol of :data:`TIMELINE_PROTOCOLS` runs :func:`commlib.sgd.simulate.simulate`
+    with ``record_jobs=True`` and the same ``seed``, so learner ``w``'s ``i``-th
+    compute time is the same draw in every run: the protocols differ only in
+    what they do with it. The right edge ``t_max`` is, by default, the time of
+    the ``updates``-th fully synchronous update. Every other protocol is run
+    for enough updates to reach it; a run with more updates and the same seed
+    begins with the shorter run, so doubling the count until the last update
+    passes ``t_max`` changes nothing that happened before it.
+
+    Raises ValueError naming a bad parameter (``k`` outside 1..``workers``, a
+    ``t_max`` <= 0, an unknown compute-time ``distribution``, ...).
+
+    >>> tl = protocol_timelines(workers=3, k=2, seed=0)
+    >>> [t.protocol for t in tl.timelines][:3]
+    ['sync', 'k_sync', 'k_batch_sync']
+    >>> tl.t_max == tl.timelines[0].times[2]      # the third fully synchronous update
+    True
+    >>> all(t.times[-1] >= tl.t_max for t in tl.timelines)
+    True
+    """
+    sync = sgd.simulate("sync", workers, compute=compute, updates=updates, seed=seed, record_jobs=True,
+                        **compute_params)
+    t_end = float(sync.times[-1]) if t_max is None else check_positive("t_max", t_max)
+    out = []
+    for protocol, uses_k in TIMELINE_PROTOCOLS:
+        kk = k if uses_k else None
+        n = updates
+        while True:
+            r = sgd.simulate(protocol, workers, k=kk, compute=compute, updates=n, seed=seed, record_jobs=True,
+                             **compute_params)
+            if r.times[-1] >= t_end:
+                break
+            n *= 2
+        out.append(ProtocolTimeline(protocol, kk, tuple(r.jobs), tuple(r.times.tolist())))
+    return ProtocolTimelines(sync.workers, t_end, tuple(out))
+
+
+def runtime_ratio_rows(Ps=(2, 4, 8, 16, 32, 64), trials: int = 4000, seed: int = 0,
+                       distribution: str = "exponential", **params) -> list[dict]:
+    """For each P: the closed form P E[X_P:P]/E[X], its Monte Carlo estimate, their gap, and P ln P."""
+    rows = []
+    for P in Ps:
+        exact = sgd.runtime_ratio(P, distribution, **params)
+        mc = sgd.monte_carlo_runtime_ratio(P, distribution, trials=trials, seed=seed, **params)
+        rows.append({"P": P, "closed form": exact, "Monte Carlo": mc, "relative gap": mc / exact - 1,
+                     "P ln P": P * math.log(P)})
+    return rows
+
+
+
+#: The compute-time laws of :func:`runtime_ratio_curves` and their parameters (seconds, 1/s).
+RUNTIME_RATIO_LAWS = {
+    "exponential": {"rate": 1.0},
+    "shifted_exponential": {"shift": 1.0, "rate": 1.0},
+    "pareto": {"shape": 2.5, "scale": 1.0},
+}
+
+
+#: One slow node: learner 0's exponential compute times are ``slowdown`` times longer, persistently
+#: (:func:`commlib.sgd.simulate.simulate` with ``compute="straggler"``). Not i.i.d., so no closed form: simulated only.
+STRAGGLER_LAW = {"base": "exponential", "slowdown": 4.0}
+
+
+@dataclass(frozen=True)
+class RuntimeRatioCurves:
+    """The runtime theorem against P: closed forms on a fine grid, Monte Carlo estimates at a few P.
+
+    ``closed_form[law]`` holds :func:`commlib.sgd.simulate.runtime_ratio` at every P of
+    ``grid`` (1, 2, ..., max(``Ps``)); ``simulated[law]`` holds
+    :func:`commlib.sgd.simulate.monte_carlo_runtime_ratio` at each P of ``Ps``;
+    ``straggler_simulated`` the same with one persistently slow learner
+    (parameters ``straggler``), or ``None`` when left out.
+    """
+
+    Ps: tuple[int, ...]
+    grid: tuple[int, ...]
+    laws: dict[str, dict]
+    closed_form: dict[str, tuple[float, ...]]
+    simulated: dict[str, tuple[float, ...]]
+    straggler: dict | None
+    straggler_simulated: tuple[float, ...] | None
+
+
+def runtime_ratio_curves(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
+                         straggler: dict | None = STRAGGLER_LAW, laws: dict | None = None) -> RuntimeRatioCurves:
+    """E[T_sync]/E[T_async] against P for each law of ``laws`` (default :data:`RUNTIME_RATIO_LAWS`).
+
+    The closed form :math:`P\\,E[X_{P:P}]/E[X]` is exact for i.i.d. compute
+    times; the Monte Carlo points (``trials`` synchronous updates, as many
+    gradients asynchronously) check it. One slow node (``straggler``, by
+    default :data:`STRAGGLER_LAW`) breaks the i.i.d. assumption, so it is only
+    simulated. Raises ValueError naming ``Ps`` or ``trials`` when they are not
+    whole numbers >= 1.
+
+    >>> c = runtime_ratio_curves(Ps=(1, 4), trials=4000, straggler=None)
+    >>> c.grid, round(c.closed_form["exponential"][3], 2)      # P H_P at P = 4
+    ((1, 2, 3, 4), 8.33)
+    >>> abs(c.simulated["exponential"][1] / c.closed_form["exponential"][3] - 1) < 0.05
+    True
+    """
+    Ps = tuple(check_count("Ps", P, 1) for P in Ps)
+    if not Ps:
+        raise ValueError("Ps must hold at least one number of learners >= 1")
+    trials = check_count("trials", trials, 1)
+    laws = dict(RUNTIME_RATIO_LAWS if laws is None else laws)
+    grid = tuple(range(1, max(Ps) + 1))
+    closed, simulated = {}, {}
+    for law, params in laws.items():
+        closed[law] = tuple(sgd.runtime_ratio(P, law, **params) for P in grid)
+        simulated[law] = tuple(sgd.monte_carlo_runtime_ratio(P, law, trials=trials, seed=seed, **params) for P in Ps)
+    slow = None
+    if straggler is not None:
+        slow = tuple(sgd.monte_carlo_runtime_ratio(P, "straggler", trials=trials, seed=seed, **straggler) for P in Ps)
+    return RuntimeRatioCurves(Ps, grid, laws, closed, simulated, None if straggler is None else dict(straggler), slow)
+
+
+def equal_time_runs(configs, workers: int, budget: float, problem=None, seed: int = 0, points: int = 80,
+                    **kwargs) -> dict:
+    """Run each ``(protocol, k)`` in ``configs`` for about ``budget`` seconds of simulated wall clock.
+
+    The number of updates is ``budget`` / the expected time per update
+    (:func:`commlib.sgd.simulate.expected_update_time`, exponential compute of rate 1),
+    so slow protocols get few updates and fast ones many: the comparison is
+    at equal wall-clock time, not at equal update count.
+    """
+    budget = check_positive("budget", budget)
+    problem = training.make_problem(seed=0) if problem is None else problem
+    out = {}
+    for protocol, k in configs:
+        u = max(1, int(budget / sgd.expected_update_time(protocol, workers, k)))
+        out[protocol_label(protocol, workers, k)] = sgd.simulate(protocol, workers, k=k, updates=u, seed=seed,
+                                                             problem=problem, eval_every=max(1, u // points),
+                                                             **kwargs)
+    return out
+
+
+
+def k_tradeoff_runs(workers: int = 16, ks=(1, 2, 4, 8, 16), budget: float = 400.0, protocol: str = "k_async",
+                    seed: int = 0, known: dict | None = None, **kwargs) -> dict:
+    """Runs of :func:`equal_time_runs` for several K (K = 1 asynchronous, K = ``workers`` fully synchronous).
+
+    ``known``: runs of :func:`equal_time_runs` already made with the same
+    budget, seed and settings, reused by label instead of simulated again.
+    :func:`~commlib.experiments.sgd.summaries.run_ends` and
+    :func:`k_tradeoff_phrases` describe how each run ends, from the runs
+    themselves.
+    """
+    configs = [(protocol if 1 < K < workers else ("async" if K == 1 else "sync"), None if K in (1, workers) else K)
+               for K in ks]
+    known = known or {}
+    labels = [protocol_label(p, workers, k) for p, k in configs]
+    todo = [c for c, label in zip(configs, labels) if label not in known]
+    new = equal_time_runs(todo, workers, budget, seed=seed, **kwargs) if todo else {}
+    return {label: known[label] if label in known else new[label] for label in labels}
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def k_tradeoff_phrases(ends: list[RunEnd], workers: int, min_fall: float = 0.01) -> dict[str, str]:
+    """Markdown phrases describing the ends of a K trade-off, computed from :func:`run_ends`.
+
+    * ``"ranking"``: the runs from the lowest final level to the highest,
+      e.g. "K = 8 (0.548 nats), then K = 4 (0.563 nats) and K = 1 (0.730 nats)";
+    * ``"best"``: the K with the lowest final level, e.g. "K = 8";
+    * ``"sync_trend"``: what the fully synchronous run (K = ``workers``)
+      is doing at the end: "is still descending: ..." or "has levelled off: ...".
+    """
+    workers = check_count("workers", workers)
+    if not ends:
+        raise ValueError("ends must hold at least one RunEnd")
+    order = sorted(ends, key=lambda e: e.level)
+    items = [f"$K = {e.k}$ ({e.level:.3f} nats)" for e in order]
+    ranking = items[0] if len(items) == 1 else items[0] + ", then " + _and(items[1:])
+    phrases = {"ranking": ranking, "best": f"$K = {order[0].k}$"}
+    sync = [e for e in ends if e.k == workers]
+    if sync:
+        e = sync[0]
+        span = "quarter" if e.window == 0.25 else f"{100 * e.window:.0f} %"
+        if e.descending:
+            phrases["sync_trend"] = (f"is still descending: its fitted loss falls by "
+                                     f"{100 * e.fall:.1f} % across the last {span} of the budget, so a longer budget can change "
+                                     f"the order")
+        else:
+            phrases["sync_trend"] = (f"has levelled off: its fitted loss changes by {100 * abs(e.fall):.1f} % across "
+                                     f"the last {span} of the budget, less than {100 * min_fall:.0f} % or within its noise")
+    return phrases
+
+
+
+def large_batch_runs(problem=None, base_batch: int = 8, base_lr: float = 0.1, k: int = 16, epochs: float = 4.0,
+                     warmup_epochs: float = 0.5, seed: int = 0) -> dict:
+    """Small batch, and ``k`` times larger batch without scaling, with the linear rule, with the rule and warm-up."""
+    problem = training.make_problem(seed=0) if problem is None else problem
+    k = check_count("k", k, 1)
+    big = base_batch * k
+    small_steps = max(1, int(epochs * problem.n_train / base_batch))
+    big_steps = max(1, int(epochs * problem.n_train / big))
+    warm = int(warmup_epochs * problem.n_train / big)
+    return {
+        f"batch {base_batch}, rate {base_lr:g}": training.train(problem, base_lr, base_batch, small_steps, seed=seed,
+                                                                eval_every=max(1, small_steps // 100)),
+        f"batch {big}, rate {base_lr:g} (not scaled)": training.train(problem, base_lr, big, big_steps, seed=seed),
+        f"batch {big}, rate {scaling.linear_scaling_lr(base_lr, base_batch, big):g} (linear rule)":
+            training.train(problem, base_lr, big, big_steps, seed=seed, base_batch_size=base_batch),
+        f"batch {big}, linear rule + {warm}-step warm-up":
+            training.train(problem, base_lr, big, big_steps, seed=seed, base_batch_size=base_batch,
+                           warmup_steps=warm),
+    }
+
+
+
+@dataclass(frozen=True)
+class WeakScalingCurves:
+    """Weak-scaling metrics against the number of GPUs for a fast GPU and one ``slowdown`` times slower.
+
+    ``curves[label]`` holds one :class:`commlib.sgd.scaling.ScalingMetrics` per
+    ``ns`` entry; ``t_fast`` is the fast GPU's compute time per step (s).
+    """
+
+    model: str
+    link: str
+    ns: tuple[int, ...]
+    batch: int
+    t_fast: float
+    curves: dict[str, tuple[scaling.ScalingMetrics, ...]]
+
+
+def weak_scaling_curves(model: str = "resnet50", link: str = "eth_10g", ns=(1, 2, 4, 8, 16, 32, 64),
+                        t_fast: float = 0.1, slowdown: float = 3.0, batch: int = 32) -> WeakScalingCurves:
+    """:func:`commlib.sgd.scaling.ring_weak_scaling` over ``ns`` GPUs on ``link``, for two GPU speeds.
+
+    The slower GPU computes each step in ``slowdown`` x ``t_fast`` seconds; the
+    all-reduce is the same, so it hides a larger share of the step and the slow
+    GPU scales *better*, while its throughput stays lower: efficiency alone
+    flatters slow hardware. Raises ValueError naming ``slowdown`` unless it is
+    > 0 (and as :func:`~commlib.sgd.scaling.ring_weak_scaling` does for the others).
+
+    >>> c = weak_scaling_curves(ns=(1, 16))
+    >>> fast, slow = c.curves.values()
+    >>> slow[1].efficiency > fast[1].efficiency and slow[1].throughput_many < fast[1].throughput_many
+    True
+    """
+    item = hardware.link(link)
+    slowdown = check_positive("slowdown", slowdown)
+    ns = tuple(ns)
+    curves = {}
+    for label, t in (("fast GPU", t_fast), (f"GPU {slowdown:g}x slower", t_fast * slowdown)):
+        curves[label] = tuple(scaling.ring_weak_scaling(model, n, item.bandwidth, t, batch, latency=item.latency)
+                              for n in ns)
+    return WeakScalingCurves(model, link, ns, batch, t_fast, curves)
+
+
+def sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem, lr, batch_size,
+                gradients: int = 6000, points: int = 60):
+    """A timing run of ``updates`` updates and a training run of about ``gradients`` gradients on ``problem``,
+    same seed (so the same schedule): what the SGD calculator and sweep of chapter 4 show."""
+    workers = check_count("workers", workers, 1)
+    if protocol in ("sync", "async"):
+        k = None
+    else:
+        k = check_count("K", k, 1, workers)
+    slowdown = check_positive("straggler factor", slowdown)
+    if slowdown < 1:
+        raise ValueError(f"straggler factor must be >= 1 (1 = no straggler), got {slowdown}")
+    if slowdown > 1:
+        params = {"base": compute, "slowdown": slowdown}
+        law = "straggler"
+    else:
+        params, law = {}, compute
+    timing = sgd.simulate(protocol, workers, k=k, compute=law, updates=updates, seed=seed, **params)
+    # the same seed gives the same schedule; train for as many updates as fit in the same number of gradients
+    u_train = max(1, min(updates, gradients // max(1, timing.k)))
+    trained = sgd.simulate(protocol, workers, k=k, compute=law, updates=u_train, seed=seed, problem=problem, lr=lr,
+                           batch_size=batch_size, eval_every=max(1, u_train // points), **params)
+    return timing, trained
+
+
+
+# --------------------------------------------------------------------------- Dutta et al.'s central result
+
+#: The compute-time laws of the update-time table and of the error-against-time runs (seconds, 1/s):
+#: Dutta et al.'s shifted exponential (a minimum time plus an exponential tail) and a heavy-tailed Pareto.
+UPDATE_TIME_LAWS = {
+    "exponential": {"rate": 1.0},
+    "shifted_exponential": {"shift": 1.0, "rate": 1.0},
+    "pareto": {"shape": 2.5, "scale": 1.0},
+}
+
+
+def closed_form_update_time(protocol: str, workers: int, k: int | None, distribution: str, **params) -> float | None:
+    r"""Expected wall-clock time (s) per update where a closed form exists, else ``None``.
+
+    * ``sync`` and ``k_sync``: every learner restarts on fresh parameters, so an
+      update waits for the ``K``-th fastest of ``P`` fresh times,
+      :math:`\mathbb{E}[X_{K:P}]`, for any i.i.d. law;
+    * ``async`` and ``k_batch_async``: nobody waits, each learner is a renewal
+      process of rate :math:`1/\mathbb{E}[X]`, so ``K`` gradients arrive every
+      :math:`K\,\mathbb{E}[X]/P` in the long run, for any law (``K = 1`` for async);
+    * ``k_async`` and ``k_batch_sync``: exact only for exponential times
+      (memoryless residuals: :func:`commlib.sgd.simulate.expected_update_time`); for
+      other laws the residual times of the busy learners are not fresh draws,
+      and Dutta et al. (2018) give bounds only, so ``None``.
+
+    >>> round(closed_form_update_time("k_sync", 16, 4, "shifted_exponential", shift=1.0, rate=1.0), 3)
+    1.278
+    >>> closed_form_update_time("k_batch_async", 16, 4, "shifted_exponential", shift=1.0, rate=1.0)
+    0.5
+    >>> closed_form_update_time("k_async", 16, 4, "pareto") is None
+    True
+    """
+    K = {"sync": workers, "async": 1}.get(protocol, k)
+    if distribution == "exponential":
+        return sgd.expected_update_time(protocol, workers, k, rate=params.get("rate", 1.0))
+    if protocol in ("sync", "k_sync"):
+        return sgd.expected_order_statistic(K, workers, distribution, **params)
+    if protocol in ("async", "k_batch_async"):
+        return K * sgd.expected_value(distribution, **params) / workers
+    return None
+
+
+def update_time_rows(workers: int = 16, k: int = 4, laws: dict | None = None, updates: int = 20_000,
+                     seed: int = 0) -> list[dict]:
+    """Expected time per update of all six protocols under each law: closed form (or ``None``) and simulation.
+
+    One row per protocol, with keys ``"protocol"`` (reader label) and, for each law,
+    ``"<law> closed"`` and ``"<law> simulated"`` (seconds per update, ``updates`` updates simulated).
+    """
+    workers = check_count("workers", workers, 2)
+    k = check_count("k", k, 1, workers)
+    laws = UPDATE_TIME_LAWS if laws is None else laws
+    rows = []
+    for protocol in sgd.PROTOCOLS:
+        kk = None if protocol in ("sync", "async") else k
+        row = {"protocol": protocol_label(protocol, workers, kk), "key": protocol}
+        for law, params in laws.items():
+            row[f"{law} closed"] = closed_form_update_time(protocol, workers, kk, law, **params)
+            row[f"{law} simulated"] = sgd.simulate(protocol, workers, k=kk, compute=law, updates=updates, seed=seed,
+                                                   **params).mean_time_per_update
+        rows.append(row)
+    return rows
+
+
+def law_time_runs(configs, workers: int, budget: float, compute: str = "shifted_exponential", params: dict | None = None,
+                  problem=None, seed: int = 0, points: int = 80, **kwargs) -> dict:
+    """Like :func:`equal_time_runs`, for any compute-time law: each ``(protocol, k)`` trains for ``budget`` seconds.
+
+    The number of updates that fit in the budget is read from a timing run of the same seed
+    (the same schedule: each learner's ``j``-th job takes the same time whatever is trained).
+    """
+    budget = check_positive("budget", budget)
+    params = dict(UPDATE_TIME_LAWS.get(compute, {})) if params is None else dict(params)
+    problem = training.make_problem(seed=0) if problem is None else problem
+    out = {}
+    for protocol, k in configs:
+        guess = closed_form_update_time(protocol, workers, k, compute, **params) or 0.5
+        timing = sgd.simulate(protocol, workers, k=k, compute=compute, updates=int(2 * budget / guess) + 10,
+                              seed=seed, **params)
+        u = max(1, int(np.searchsorted(timing.times, budget, side="right")))
+        out[protocol_label(protocol, workers, k)] = sgd.simulate(
+            protocol, workers, k=k, compute=compute, updates=u, seed=seed, problem=problem,
+            eval_every=max(1, u // points), **params, **kwargs)
+    return out
+
+
+def time_to_loss(run, target: float, smooth: int = 5) -> float:
+    """First wall-clock time (s) at which ``run``'s training loss (moving mean over ``smooth`` evaluations)
+    is at or below ``target``; ``inf`` if never."""
+    loss = np.asarray(run.losses, float)
+    if smooth > 1 and loss.size >= smooth:
+        loss = np.convolve(loss, np.ones(smooth) / smooth, mode="valid")
+        times = run.eval_times[smooth - 1:]
+    else:
+        times = run.eval_times
+    hit = np.nonzero(loss <= target)[0]
+    return float(times[hit[0]]) if hit.size else math.inf
+
+
+def batch_sync_race(budget: float = 200.0, workers: int = 16, k: int = 4, compute: str = "shifted_exponential",
+                    params: dict | None = None, seed: int = 0, lr: float = 0.5, batch_size: int = 8,
+                    problem=None) -> dict:
+    """Note 002's claim, tested: does K-batch-sync reach K-sync's error sooner?
+
+    Both train for ``budget`` seconds; the target is K-sync's mean loss over the last quarter of the
+    budget. Returns both runs' times to reach it (``inf`` if never) and the target.
+    """
+    runs = law_time_runs([("k_sync", k), ("k_batch_sync", k)], workers, budget, compute, params, problem=problem,
+                         seed=seed, lr=lr, batch_size=batch_size)
+    ks, kb = runs.values()
+    target = tail_mean(ks, window=0.25, end=budget)
+    return {"target": target, "k_sync": time_to_loss(ks, target), "k_batch_sync": time_to_loss(kb, target),
+            "runs": runs}
+
+
+def floor_split(workers: int = 16, budget: float = 400.0, lr: float = 0.5, batch_size: int = 8, seed: int = 0,
+                problem=None, window: float = 0.25, runs: dict | None = None) -> dict:
+    """Split asynchronous SGD's higher error floor into batch noise and staleness.
+
+    Three runs at the same rate and mini-batch: fully synchronous SGD with ``workers``
+    learners (sixteen gradients averaged per update), asynchronous SGD (one stale gradient
+    per update) for the same wall-clock ``budget`` (exponential times), and the control: a
+    single learner (no staleness, one gradient per update) for as many updates as
+    asynchronous SGD made. Levels are mean training losses over the last ``window`` of each
+    run. ``runs``: the two runs of :func:`equal_time_runs` with these settings, if already made.
+    ``noise = single - sync`` is what one gradient per update costs against an average of
+    ``workers``; ``staleness = async - single`` is what the stale parameters add.
+    """
+    problem = training.make_problem(seed=0) if problem is None else problem
+    if runs is None:
+        runs = equal_time_runs([("sync", None), ("async", None)], workers, budget, problem=problem, seed=seed, lr=lr,
+                               batch_size=batch_size)
+    runs = {protocol_label(p, workers, None): runs[protocol_label(p, workers, None)] for p in ("sync", "async")}
+    sync_run, async_run = runs.values()
+    u = async_run.updates
+    single = sgd.simulate("async", 1, updates=u, seed=seed, problem=problem, lr=lr, batch_size=batch_size,
+                          eval_every=max(1, u // 80))
+    level = {"sync": tail_mean(sync_run, window=window),
+             "async": tail_mean(async_run, window=window),
+             "single": tail_mean(single, window=window)}
+    gap = level["async"] - level["sync"]
+    return {"levels": level, "gap": gap, "noise": level["single"] - level["sync"],
+            "staleness": level["async"] - level["single"], "single_updates": u,
+            "runs": {**runs, "one learner, no staleness": single}}
+
+
+def batch_sync_races(laws=("exponential", "shifted_exponential", "pareto"), seeds=(0, 1, 2), budget: float = 200.0,
+                     **kwargs) -> dict:
+    """:func:`batch_sync_race` for each law and seed: ``{law: [(t_k_sync, t_k_batch_sync), ...]}`` (seconds)."""
+    out = {}
+    for law in laws:
+        out[law] = []
+        for seed in seeds:
+            r = batch_sync_race(budget=budget, compute=law, seed=seed, **kwargs)
+            out[law].append((r["k_sync"], r["k_batch_sync"]))
+    return out
+
+
+_LAW_NAMES = {"exponential": "exponential", "shifted_exponential": "shifted exponential", "pareto": "Pareto"}
+
+
+def batch_sync_verdict(races: dict, tie: float = 0.03) -> dict[str, str]:
+    """Per law, what the races of :func:`batch_sync_races` show, chosen from the numbers.
+
+    A seed is a win for K-batch-sync if it reaches the target more than ``tie`` (relative) sooner,
+    a loss if more than ``tie`` later, a tie otherwise. The phrase for a law says
+    "faster in every seed", "slower in every seed", "no faster" (all ties) or "mixed" with the counts;
+    ``"overall"`` says whether the claim holds under every law, none, or depends on the law.
+    """
+    phrases, kinds = {}, set()
+    for law, pairs in races.items():
+        rel = [kb / ks - 1 for ks, kb in pairs]
+        wins = sum(r < -tie for r in rel)
+        losses = sum(r > tie for r in rel)
+        n = len(rel)
+        med = float(np.median(rel))
+        if wins == n:
+            text, kind = f"faster in all {n} seeds (median {100 * -med:.0f} % sooner)", "yes"
+        elif losses == n:
+            text, kind = f"slower in all {n} seeds (median {100 * med:.0f} % later)", "no"
+        elif wins == 0 and losses == 0:
+            text, kind = f"no faster: within {100 * tie:.0f} % of K-sync in all {n} seeds", "no"
+        elif losses == 0:
+            text, kind = (f"faster in {wins} of {n} seeds (median {100 * -med:.0f} % sooner), within "
+                          f"{100 * tie:.0f} % in the others"), "yes"
+        elif wins == 0:
+            text, kind = f"never faster: {losses} of {n} seeds slower, the others within {100 * tie:.0f} %", "no"
+        else:
+            text, kind = f"mixed: faster in {wins}, slower in {losses} of {n} seeds", "mixed"
+        phrases[_LAW_NAMES.get(law, law)] = text
+        kinds.add(kind)
+    if kinds == {"yes"}:
+        overall = "holds under every law tried"
+    elif "yes" not in kinds and "mixed" not in kinds:
+        overall = "does not hold under any law tried"
+    else:
+        overall = "depends on the compute-time law: the evidence is mixed"
+    return {"laws": phrases, "overall": overall}
+
+
+def repeat_share(run) -> float:
+    """Share of a K-batch run's updates to which one learner gave two or more mini-batches.
+
+    0 means every update took ``K`` distinct learners' first mini-batches, exactly as K-sync does.
+    """
+    c = np.sort(np.asarray(run.contributors), axis=1)
+    return float(np.mean((np.diff(c, axis=1) == 0).any(axis=1)))
+
+
+def floor_split_phrase(split: dict) -> str:
+    """Markdown sentence on how :func:`floor_split` divides the gap, chosen from its numbers."""
+    gap, noise, stale = split["gap"], split["noise"], split["staleness"]
+    if gap <= 0:
+        return (f"asynchronous SGD ends no higher than synchronous SGD here ({gap:+.3f} nats), so there is no "
+                "floor to split")
+    parts = [("the noise of one mini-batch gradient per update instead of an average", noise),
+             ("staleness", stale)]
+    big, small = sorted(parts, key=lambda p: -p[1])
+    share = 100 * big[1] / gap
+    lead = "most" if share >= 60 else ("about half" if share >= 40 else "part")
+    text = (f"{lead} of the gap ({big[1]:.3f} of {gap:.3f} nats, {share:.0f} %) is {big[0]}, "
+            f"and {small[1]:.3f} nats ({100 * small[1] / gap:.0f} %) is {small[0]}")
+    if small[1] < 0:
+        text += " (negative: it lowers the floor)"
+    return text
+
+
+def law_race_phrases(law_runs: dict, budget: float, reference: str = "K-sync (K = 4)") -> dict[str, str]:
+    """Who reaches the ``reference`` run's final loss first, per law, as Markdown phrases chosen from the runs.
+
+    ``law_runs``: ``{law: runs of law_time_runs}``. The target of a law is the reference's mean loss over
+    the last quarter of ``budget``. Keys: each law (the order, e.g. "K-async (K = 4) after 80.2 s, ..."),
+    and ``"verdict"``: whether an asynchronous protocol beat the reference under every law, some, or none.
+    """
+    out, beats = {}, []
+    for law, runs in law_runs.items():
+        target = tail_mean(runs[reference], window=0.25, end=budget)
+        reach = {label: time_to_loss(r, target) for label, r in runs.items()}
+        out[law] = ", ".join(f"{label} after {t:.1f} s" if math.isfinite(t) else f"{label} not within the budget"
+                             for label, t in sorted(reach.items(), key=lambda kv: kv[1]))
+        asyn = min(t for label, t in reach.items() if "async" in label)
+        beats.append(asyn < reach[reference])
+    if all(beats):
+        out["verdict"] = ("under both laws an asynchronous protocol gets there first: the slow and stale "
+                          "gradients win the race")
+    elif any(beats):
+        out["verdict"] = "the asynchronous protocols get there first under one law but not the other: mixed"
+    else:
+        out["verdict"] = "the asynchronous protocols do not get there first under either law"
+    return out
+
+
+def warmup_rows(ks=(16, 32, 64, 128, 256), base_batch: int = 8, base_lr: float = 0.1, epochs: float = 4.0,
+                warmup_steps: int = 3, seed: int = 0, problem=None, small_loss: float | None = None) -> dict:
+    """Where the linear scaling rule breaks, and what warm-up buys: final losses at equal epochs.
+
+    For each ``k``: batch ``k * base_batch`` at rate ``k * base_lr`` for ``epochs`` passes, without and
+    with a ``warmup_steps``-step linear warm-up from ``base_lr`` (Goyal et al. 2017), against the small
+    batch (``small_loss``: its final loss if already trained, e.g. by :func:`large_batch_runs`).
+    Returns ``{"small": loss, "rows": [{"k", "rate", "steps", "no warm-up", "warm-up"}, ...]}`` (nats).
+    """
+    problem = training.make_problem(seed=0) if problem is None else problem
+    warmup_steps = check_count("warmup_steps", warmup_steps, 1)
+    if small_loss is None:
+        steps = max(1, int(epochs * problem.n_train / base_batch))
+        small_loss = float(training.train(problem, base_lr, base_batch, steps, seed=seed, eval_every=steps).losses[-1])
+    rows = []
+    for k in ks:
+        k = check_count("k", k, 1)
+        big = base_batch * k
+        steps = max(1, int(epochs * problem.n_train / big))
+        plain = training.train(problem, base_lr, big, steps, seed=seed, base_batch_size=base_batch, eval_every=steps)
+        warm = training.train(problem, base_lr, big, steps, seed=seed, base_batch_size=base_batch,
+                              warmup_steps=min(warmup_steps, steps), eval_every=steps)
+        rows.append({"k": k, "rate": scaling.linear_scaling_lr(base_lr, base_batch, big), "steps": steps,
+                     "no warm-up": float(plain.losses[-1]), "warm-up": float(warm.losses[-1])})
+    return {"small": float(small_loss), "rows": rows, "warmup_steps": warmup_steps}
+
+
+def warmup_phrases(result: dict, tol: float = 0.02) -> dict[str, str]:
+    """Markdown phrases for :func:`warmup_rows`, chosen from its numbers.
+
+    A run *matches* the small batch if its final loss is within ``tol`` (relative). Keys:
+    ``"holds"`` (the largest k up to which the plain rule matches), ``"breaks"`` (the first k where it
+    does not, with both losses), ``"buys"`` (what warm-up does there and beyond).
+    """
+    small, rows, w = result["small"], result["rows"], result["warmup_steps"]
+    ok = [r for r in rows if r["no warm-up"] <= small * (1 + tol)]
+    bad = [r for r in rows if r["no warm-up"] > small * (1 + tol)]
+    either = all(r["warm-up"] <= small * (1 + tol) for r in ok)
+    out = {"holds": (f"up to $k = {ok[-1]['k']}$ (rate {ok[-1]['rate']:g}) the linear rule ends within "
+                     f"{100 * tol:.0f} % of the small batch's {small:.3f} nats" + (", warm-up or not" if either else "")
+                     if ok and (not bad or ok[-1]["k"] < bad[0]["k"]) else
+                     f"the linear rule never ends within {100 * tol:.0f} % of the small batch's {small:.3f} nats")}
+    if not bad:
+        out["breaks"] = "it does not break for any $k$ tried"
+        out["buys"] = "warm-up is not needed for any $k$ tried"
+        return out
+    b = bad[0]
+    out["breaks"] = (f"at $k = {b['k']}$ (rate {b['rate']:g}, {b['steps']} steps) it ends at {b['no warm-up']:.3f} "
+                     f"nats without warm-up and {b['warm-up']:.3f} with a {w}-step warm-up")
+    helped = [r for r in bad if r["warm-up"] < r["no warm-up"] * (1 - tol)]
+    hurt = [r for r in bad if r["warm-up"] > r["no warm-up"] * (1 + tol)]
+    parts = []
+    if helped:
+        h = helped[0]
+        share = 100 * (h["no warm-up"] - h["warm-up"]) / (h["no warm-up"] - small)
+        parts.append(f"at $k = {h['k']}$ warm-up closes {share:.0f} % of the gap to the small batch")
+    if hurt:
+        h = hurt[0]
+        parts.append(f"at $k = {h['k']}$ ({h['steps']} steps in all) it makes things worse, {h['warm-up']:.3f} "
+                     f"nats against {h['no warm-up']:.3f} without")
+    if not helped:
+        parts.insert(0, "warm-up does not rescue any $k$ where the rule breaks")
+    out["buys"] = "; ".join(parts)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _calculator_problem():
+    """The chapter's problem, built once for the SGD calculator."""
+    return training.make_problem(seed=0)
+
+
+def sgd_results(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
+                slowdown: float = 1.0, updates: int = 600, gradients: int = 320, seed: int = 0) -> dict[str, str]:
+    """The SGD calculator of chapter 4: time per update, staleness and the loss a short training run reaches.
+
+    ``updates`` timing updates of ``protocol`` with ``workers`` learners (``k`` per update where the
+    protocol uses it), compute times from ``compute`` (in mean compute times), one learner ``slowdown``
+    times slower (1 = none); then the chapter's softmax-regression problem trained on the same schedule
+    for about ``gradients`` gradients (rate 0.5, batch 8). Raises ValueError naming a bad parameter.
+
+    >>> r = sgd_results("async", workers=4, k=1, updates=400)
+    >>> r["gradients per update"]
+    '1'
+    """
+    if protocol not in sgd.PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(sgd.PROTOCOLS)}; got {protocol!r}")
+    timing, trained = sim_summary(protocol, workers, k, compute, slowdown, updates, seed, _calculator_problem(), 0.5,
+                                  8, gradients=gradients, points=1)
+    return {
+        "K used": f"{timing.k}",
+        "mean time per update": f"{timing.mean_time_per_update:.4f} mean compute times",
+        "updates per mean compute time": f"{timing.throughput:.3f}",
+        "gradients per update": f"{timing.k}",
+        "mean staleness": f"{timing.staleness.mean():.3f} updates",
+        "largest staleness": f"{int(timing.staleness.max())} updates",
+        "training loss after the run": (f"{trained.losses[-1]:.3f} nats after {trained.updates} updates "
+                                        f"({trained.times[-1]:.1f} mean compute times)"),
+        "test error after the run": f"{100 * trained.errors[-1]:.1f} %",
+    }
+
+
+# --------------------------------------------------------------------------- the K sweep (staleness and error per K)
+
+
+@dataclass(frozen=True)
+class KSweepPoint:
+    """One K of :func:`k_sweep_runs`: the protocol actually run, its timing run and its training run."""
+
+    k: int
+    protocol: str
+    timing: sgd.SimResult
+    trained: sgd.SimResult
+
+
+@dataclass(frozen=True)
+class KSweep:
+    """The runs of :func:`k_sweep_runs`, one point per K, for ``workers`` learners under ``protocol``."""
+
+    protocol: str
+    workers: int
+    points: tuple[KSweepPoint, ...]
+
+
+def k_sweep_runs(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 600, seed: int = 0,
+                 gradients: int = 1600, problem=None) -> KSweep:
+    """For each K: a timing run of ``updates`` updates and a training run of about ``gradients`` gradients.
+
+    K = 1 is asynchronous SGD and K = ``workers`` fully synchronous SGD (the two
+    ends of the K family); the K in between run ``protocol``. Both runs of a K
+    share the seed, so the training run replays the timing run's schedule
+    (:func:`sim_summary`; exponential compute times, no straggler, rate 0.5,
+    batch 8, the chapter's problem unless ``problem`` is given). Raises
+    ValueError naming ``ks`` when it is empty, ``K`` when one lies outside
+    1..``workers``.
+
+    >>> sweep = k_sweep_runs(workers=4, ks=(1, 2, 4), updates=50, gradients=40)
+    >>> [(p.k, p.protocol) for p in sweep.points]
+    [(1, 'async'), (2, 'k_async'), (4, 'sync')]
+    """
+    workers = check_count("workers", workers, 1)
+    ks = [check_count("K", K, 1, workers) for K in ks]
+    if not ks:
+        raise ValueError("ks must hold at least one K in 1..workers")
+    problem = training.make_problem(seed=0) if problem is None else problem
+    points = []
+    for K in ks:
+        proto = "async" if K == 1 else ("sync" if K == workers else protocol)
+        timing, trained = sim_summary(proto, workers, K, "exponential", 1.0, updates, seed, problem, 0.5, 8, gradients)
+        points.append(KSweepPoint(K, proto, timing, trained))
+    return KSweep(protocol, workers, tuple(points))

@@ -1,0 +1,100 @@
+"""What a fitted model of this machine predicts: the lab calculator's computation.
+
+The lab fits alpha, beta (and a piecewise model with regimes) to each
+measured collective (:mod:`commlib.lab.fit`). :func:`fitted_model_results` asks
+one of those fits for any message size and number of ranks: the fitted
+alpha and beta belong to the machine and library they were measured on, and
+changing the number of ranks extrapolates with the cost model's counts of
+steps and bytes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Mapping
+
+from ..collectives import cost
+from ..units import check_count, check_nonnegative, check_positive, format_rate, format_size, format_time, parse_size
+from . import fit, mpich
+from .measure import format_bytes
+
+__all__ = ["regime_sizes", "latency_term", "fitted_model_results"]
+
+
+def regime_sizes(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, nbytes: float) -> tuple[float, float]:
+    """The measured sizes (bytes) the regime that prices ``nbytes`` was fitted on: ``(smallest, largest)``.
+
+    A single line was fitted on every size of ``series``; a piecewise fit's
+    regime only on the sizes between its crossovers.
+
+    >>> s = fit.Series("all_reduce", 2, (1024.0, 4096.0, 16384.0), (1e-5, 2e-5, 5e-5))
+    >>> pw = fit.PiecewiseFit((3000.0,), (fit.AlphaBeta(1e-5, 1e-9), fit.AlphaBeta(0.0, 2e-9)))
+    >>> regime_sizes(pw, s, 10**6), regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10**6)
+    ((4096.0, 16384.0), (1024.0, 16384.0))
+    """
+    sizes = sorted(float(x) for x in series.nbytes)
+    if isinstance(model, fit.PiecewiseFit):
+        i = bisect.bisect_right(model.crossovers, nbytes)
+        lo = model.crossovers[i - 1] if i > 0 else -math.inf
+        hi = model.crossovers[i] if i < len(model.crossovers) else math.inf
+        inside = [x for x in sizes if lo <= x < hi]
+        if inside:
+            return inside[0], inside[-1]
+    return sizes[0], sizes[-1]
+
+
+def latency_term(steps: int, alpha: float, lo: float, hi: float, resolution: float = 1e-9) -> str:
+    """The latency term ``a alpha`` in words; when the fit left alpha at 0, say so instead of "0.00 ns".
+
+    A fit with alpha >= 0 that finds no flat part in the sizes ``lo`` .. ``hi``
+    (bytes) it was fitted on returns alpha = 0, or a rounding residue such as
+    1e-20 s: the start-up cost is too small to show next to the copying time
+    there, not absent. A term below ``resolution`` seconds (default 1 ns,
+    finer than a clock read resolves) counts as that case.
+
+    >>> latency_term(2, 5e-6, 1024, 65536)
+    '10.00 µs'
+    >>> latency_term(2, 0.0, 2**20, 2**26)
+    'none measurable in 1 MiB to 64 MiB (fitted alpha = 0)'
+    """
+    steps = check_count("steps", steps, minimum=0)
+    alpha = check_nonnegative("alpha", alpha)
+    resolution = check_positive("resolution", resolution)
+    if steps == 0 or steps * alpha >= resolution:
+        return format_time(steps * alpha)
+    return f"none measurable in {format_bytes(lo)} to {format_bytes(hi)} (fitted alpha = 0)"
+
+
+def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | fit.PiecewiseFit]], collective: str,
+                         size: str, n: int) -> dict[str, str]:
+    """The fit of ``collective`` (a key of ``table``: its measured series and fitted model) at ``size`` on ``n`` ranks.
+
+    >>> s = fit.Series("all_reduce", 2, (1024.0, 4096.0, 16384.0), (1e-5, 2e-5, 5e-5))
+    >>> out = fitted_model_results({s.label: (s, fit.AlphaBeta(5e-6, 1e-9))}, s.label, "1 MiB", 2)
+    >>> out["predicted time"], out["latency term a alpha"]
+    ('1.06 ms', '10.00 µs')
+    """
+    if collective not in table:
+        raise ValueError(f"collective must be one of {', '.join(table)}; got {collective!r}")
+    s, m = table[collective]
+    nbytes = parse_size(size)
+    n = check_count("ranks n", n, minimum=2)
+    if nbytes <= 0:
+        raise ValueError(f"size must be > 0, got {size!r}")
+    seconds = m.time(s.op, nbytes, n, s.algorithm)
+    regime = m.regime(nbytes) if isinstance(m, fit.PiecewiseFit) else m
+    terms = fit.terms_at(s.op, nbytes, n, s.algorithm)
+    out = {
+        "message size": f"{format_size(nbytes)} = {format_bytes(nbytes)}",
+        "predicted time": format_time(seconds),
+        "latency term a alpha": latency_term(terms.steps, regime.alpha, *regime_sizes(m, s, nbytes)),
+        "bandwidth term b beta": format_time(terms.bytes * regime.beta + terms.reduced * regime.gamma),
+        "cost-model algorithm": (f"{mpich.algorithm(s.op, nbytes, n) if s.algorithm == 'mpich' else s.algorithm}"
+                                 f" ({terms.steps} steps)"),
+    }
+    if seconds > 0:
+        out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
+        out["bus bandwidth"] = format_rate(cost.bus_bandwidth(s.op, nbytes, n, seconds))
+    return out
+

@@ -1,0 +1,588 @@
+r"""Fit the alpha-beta model to measured collective times, and grade the fit.
+
+The alpha-beta model (Hockney 1994) charges :math:`\alpha + m\beta` seconds
+for a message of ``m`` bytes. A collective of ``M`` bytes over ``p`` ranks
+then costs
+
+.. math:: T(M) = a(p)\,\alpha + b(M, p)\,\beta \;[+\; c(M, p)\,\gamma],
+
+where ``a``, ``b``, ``c`` are the step, byte and reduced-byte counts of the
+algorithm (:func:`commlib.cost.collective_terms`, after Thakur, Rabenseifner
+& Gropp 2005). Those counts are known; ``alpha`` (seconds), ``beta``
+(seconds per byte) and optionally ``gamma`` (seconds per byte reduced) are
+the unknowns. Given measured times ``T_i`` at sizes ``M_i`` this module
+finds the non-negative coefficients that minimise the squared *relative*
+error
+
+.. math:: \sum_i \Big(\frac{a_i\alpha + b_i\beta - T_i}{T_i}\Big)^2 ,
+
+because measured times span several orders of magnitude (from 1 KiB to
+64 MiB, typically three to five: :func:`time_span`): an ordinary
+least-squares fit would be decided by the largest messages alone.
+
+A single line often misses: MPI libraries switch protocol with message
+size (a small message is copied *eagerly* into a bounce buffer, a large one
+waits for a *rendezvous* handshake and is then copied once), so the
+effective alpha and beta change at a crossover. :func:`fit_piecewise`
+finds that crossover from the data and fits one (alpha, beta) pair on each
+side.
+
+Units: sizes in bytes, times in seconds, ``alpha`` in s, ``beta`` in s/byte
+(``1/beta`` is a bandwidth in bytes/s).
+
+>>> import numpy as np
+>>> sizes = 2.0 ** np.arange(10, 27, 2)
+>>> t = allreduce_model_times(sizes, n=4, alpha=5e-6, beta=1e-10)
+>>> m = fit_alpha_beta(sizes, t, "all_reduce", 4)
+>>> round(m.alpha * 1e6, 3), round(1 / m.beta / 1e9, 3)    # µs, GB/s
+(5.0, 10.0)
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import nnls
+
+from ..cost import COLLECTIVE_ALGORITHMS, algorithm_bandwidth, bus_bandwidth, collective_terms
+from ..units import check_count, check_fraction, check_nonnegative, check_positive
+
+__all__ = [
+    "Series",
+    "AlphaBeta",
+    "PiecewiseFit",
+    "ErrorRow",
+    "design_matrix",
+    "terms_at",
+    "holdout_sizes",
+    "transfer",
+    "HoldoutResult",
+    "fit_alpha_beta",
+    "fit_joint",
+    "fit_piecewise",
+    "predict",
+    "relative_errors",
+    "error_table",
+    "median_abs_relative_error",
+    "pooled_median_error",
+    "time_span",
+    "time_span_decades",
+    "growth",
+    "median_relative_spread",
+    "allreduce_model_times",
+    "synthetic_times",
+    "collective_time_ab",
+]
+
+
+@dataclass(frozen=True)
+class Series:
+    """Measured times of one collective at several sizes.
+
+    ``op`` is a :data:`commlib.cost.COLLECTIVE_ALGORITHMS` key
+    (``"all_reduce"``, ``"reduce_scatter"``, ``"all_gather"``,
+    ``"broadcast"``...), ``algorithm`` the cost-model algorithm assumed
+    (``None``: the op's default), ``n`` the number of ranks, ``nbytes`` the
+    buffer sizes in bytes (nccl-tests' convention: the whole array),
+    ``seconds`` the median times and ``low``/``high`` a spread (for example
+    the quartiles), all in seconds. ``label`` names the series in plots.
+    """
+
+    op: str
+    n: int
+    nbytes: tuple[float, ...]
+    seconds: tuple[float, ...]
+    algorithm: str | None = None
+    low: tuple[float, ...] | None = None
+    high: tuple[float, ...] | None = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if self.op not in COLLECTIVE_ALGORITHMS:
+            raise ValueError(f"op must be one of {', '.join(COLLECTIVE_ALGORITHMS)}; got {self.op!r}")
+        check_count("n", self.n, minimum=2)
+        if len(self.nbytes) != len(self.seconds) or len(self.nbytes) == 0:
+            raise ValueError(
+                f"nbytes and seconds must be non-empty and of equal length, got {len(self.nbytes)} and "
+                f"{len(self.seconds)}"
+            )
+        for x in self.nbytes:
+            check_nonnegative("nbytes", x)
+        for t in self.seconds:
+            check_positive("seconds", t)
+        for name in ("low", "high"):
+            value = getattr(self, name)
+            if value is not None and len(value) != len(self.seconds):
+                raise ValueError(f"{name} must have one entry per size ({len(self.seconds)}), got {len(value)}")
+        object.__setattr__(self, "nbytes", tuple(float(x) for x in self.nbytes))
+        object.__setattr__(self, "seconds", tuple(float(x) for x in self.seconds))
+        if not self.label:
+            object.__setattr__(self, "label", self.op if self.algorithm is None else f"{self.op} ({self.algorithm})")
+
+    def subset(self, lo: float = 0.0, hi: float = math.inf) -> Series:
+        """The points with ``lo <= nbytes <= hi`` (bytes)."""
+        keep = [i for i, x in enumerate(self.nbytes) if lo <= x <= hi]
+        if not keep:
+            raise ValueError(f"no sizes of {self.label} lie in [{lo}, {hi}] bytes")
+
+        def pick(values):
+            return None if values is None else tuple(values[i] for i in keep)
+
+        return Series(self.op, self.n, pick(self.nbytes), pick(self.seconds), self.algorithm, pick(self.low),
+                      pick(self.high), self.label)
+
+
+@dataclass(frozen=True)
+class AlphaBeta:
+    """A fitted machine: ``alpha`` s per message, ``beta`` s per byte, ``gamma`` s per byte reduced.
+
+    ``bandwidth`` is ``1/beta`` in bytes/s (infinite if ``beta`` is 0).
+    """
+
+    alpha: float
+    beta: float
+    gamma: float = 0.0
+
+    @property
+    def bandwidth(self) -> float:
+        """``1/beta``, bytes per second in one direction."""
+        return math.inf if self.beta == 0 else 1.0 / self.beta
+
+    def time(self, op: str, nbytes: float, n: int, algorithm: str | None = None) -> float:
+        """Predicted seconds for ``op`` on ``nbytes`` over ``n`` ranks: ``a alpha + b beta + c gamma``."""
+        terms = terms_at(op, nbytes, n, algorithm)
+        return terms.steps * self.alpha + terms.bytes * self.beta + terms.reduced * self.gamma
+
+
+@dataclass(frozen=True)
+class PiecewiseFit:
+    """Several :class:`AlphaBeta` regimes split at ``crossovers`` (bytes, increasing).
+
+    ``models[0]`` applies below ``crossovers[0]``, ``models[i]`` from
+    ``crossovers[i-1]`` up to ``crossovers[i]``, the last one from the last
+    crossover on. ``crossover``, ``low`` and ``high`` name the first split,
+    the first and the last regime.
+    """
+
+    crossovers: tuple[float, ...]
+    models: tuple[AlphaBeta, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.models) != len(self.crossovers) + 1:
+            raise ValueError(f"models must hold one more entry than crossovers, got {len(self.models)} and "
+                             f"{len(self.crossovers)}")
+        if list(self.crossovers) != sorted(self.crossovers):
+            raise ValueError(f"crossovers must increase, got {self.crossovers}")
+
+    @property
+    def crossover(self) -> float:
+        """The first (for two regimes: the only) crossover, bytes."""
+        return self.crossovers[0]
+
+    @property
+    def low(self) -> AlphaBeta:
+        """The regime of the smallest messages."""
+        return self.models[0]
+
+    @property
+    def high(self) -> AlphaBeta:
+        """The regime of the largest messages."""
+        return self.models[-1]
+
+    def regime(self, nbytes: float) -> AlphaBeta:
+        """The regime that applies to a message of ``nbytes`` bytes."""
+        return self.models[bisect.bisect_right(self.crossovers, nbytes)]
+
+    def time(self, op: str, nbytes: float, n: int, algorithm: str | None = None) -> float:
+        """Predicted seconds, from the regime of ``nbytes``."""
+        return self.regime(nbytes).time(op, nbytes, n, algorithm)
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    """One size of one series held against a model (times in s, bandwidths in bytes/s)."""
+
+    label: str
+    nbytes: float
+    measured: float
+    predicted: float
+    relative_error: float
+    algbw: float
+    busbw: float
+
+
+def terms_at(op: str, nbytes: float, n: int, algorithm: str | None = None):
+    """The cost-model counts of ``op`` at one size; ``algorithm="mpich"`` picks what MPICH runs there.
+
+    Any other ``algorithm`` is a :data:`commlib.cost.COLLECTIVE_ALGORITHMS`
+    name (``None``: the op's default) and applies at every size; ``"mpich"``
+    follows :func:`commlib.lab.mpich.algorithm`, size by size.
+
+    >>> terms_at("broadcast", 2**20, 4, "mpich").steps     # a binomial tree: lg 4 steps
+    2
+    """
+    if algorithm == "mpich":
+        from .mpich import algorithm as mpich_algorithm
+
+        algorithm = mpich_algorithm(op, nbytes, n)
+    return collective_terms(op, nbytes, n, algorithm)
+
+
+def design_matrix(op: str, nbytes: Sequence[float], n: int, algorithm: str | None = None,
+                  gamma: bool = False) -> np.ndarray:
+    """Rows ``[steps, bytes(, reduced)]`` of :func:`commlib.cost.collective_terms` for each size.
+
+    >>> design_matrix("all_reduce", [1200.0], 4, "ring", gamma=True).tolist()
+    [[6.0, 1800.0, 900.0]]
+    """
+    rows = []
+    for x in nbytes:
+        t = terms_at(op, x, n, algorithm)
+        rows.append([t.steps, t.bytes, t.reduced] if gamma else [t.steps, t.bytes])
+    return np.array(rows, dtype=float).reshape(len(rows), 3 if gamma else 2)
+
+
+def _fit_rows(rows: np.ndarray, seconds: np.ndarray, target: np.ndarray | None = None) -> np.ndarray:
+    # Relative least squares with alpha, beta(, gamma) >= 0: divide each equation by its measured
+    # time, then rescale the columns (steps are about 1, bytes about 1e7) before scipy's NNLS.
+    # ``target`` (default: the times themselves) is what the rows must add up to.
+    w = 1.0 / seconds
+    a = rows * w[:, None]
+    scale = np.linalg.norm(a, axis=0)
+    scale[scale == 0] = 1.0
+    x, _ = nnls(a / scale, (seconds if target is None else target) * w)
+    return x / scale
+
+
+def fit_alpha_beta(nbytes: Sequence[float], seconds: Sequence[float], op: str = "all_reduce", n: int = 2,
+                   algorithm: str | None = None, gamma: bool = False) -> AlphaBeta:
+    r"""Least-squares (relative error) fit of ``alpha`` and ``beta`` to one collective's times.
+
+    ``nbytes`` (bytes) and ``seconds`` are paired measurements of ``op`` over
+    ``n`` ranks with ``algorithm`` (see :func:`commlib.cost.collective_terms`).
+    With ``gamma=True`` a reduction cost is fitted too; for one op alone it is
+    not identifiable from beta (both scale with M), so use :func:`fit_joint`
+    over several ops for that. Coefficients are constrained to be >= 0.
+
+    >>> sizes = [1e3, 1e5, 1e7]
+    >>> t = [collective_time_ab("all_gather", x, 4, 2e-6, 1e-9) for x in sizes]
+    >>> m = fit_alpha_beta(sizes, t, "all_gather", 4)
+    >>> round(m.alpha, 9), round(m.beta, 12)
+    (2e-06, 1e-09)
+    """
+    series = Series(op, n, tuple(nbytes), tuple(seconds), algorithm)
+    return fit_joint([series], gamma=gamma)
+
+
+def fit_joint(series: Iterable[Series], gamma: bool = False, known_gamma: float = 0.0) -> AlphaBeta:
+    """One (alpha, beta[, gamma]) for several series at once: the machine, not one collective.
+
+    Each series contributes the rows of its own algorithm's counts, so an
+    all-gather (no reduction) and a reduce-scatter (a reduction) together
+    can separate ``beta`` from ``gamma``. ``known_gamma`` (s per byte
+    reduced, for instance :func:`commlib.cost.reduction_gamma` of a measured
+    memory bandwidth) is charged instead of fitted: the reduction time it
+    predicts is taken off each measurement before alpha and beta are fitted,
+    so ``1/beta`` is then the rate of moving bytes alone.
+    """
+    check_nonnegative("known_gamma", known_gamma)
+    if gamma and known_gamma:
+        raise ValueError("give gamma=True (fit gamma) or known_gamma > 0 (charge it), not both")
+    rows, times, reduced = [], [], []
+    for s in series:
+        if not isinstance(s, Series):
+            raise ValueError(f"series must hold Series objects, got {type(s).__name__}")
+        m = design_matrix(s.op, s.nbytes, s.n, s.algorithm, gamma=True)
+        rows.append(m if gamma else m[:, :2])
+        reduced.append(m[:, 2])
+        times.append(np.array(s.seconds))
+    if not rows:
+        raise ValueError("series must hold at least one Series")
+    a = np.vstack(rows)
+    t = np.concatenate(times)
+    if a.shape[0] < a.shape[1]:
+        raise ValueError(f"need at least {a.shape[1]} measurements to fit {a.shape[1]} unknowns, got {a.shape[0]}")
+    x = _fit_rows(a, t, t - known_gamma * np.concatenate(reduced))
+    return AlphaBeta(float(x[0]), float(x[1]), float(x[2]) if gamma else float(known_gamma))
+
+
+def _sq_rel_residual(model: AlphaBeta, s: Series) -> float:
+    pred = np.array([model.time(s.op, x, s.n, s.algorithm) for x in s.nbytes])
+    meas = np.array(s.seconds)
+    return float(np.sum(((pred - meas) / meas) ** 2))
+
+
+def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regimes: int = 2,
+                  known_gamma: float = 0.0) -> PiecewiseFit:
+    """Fit ``regimes`` (alpha, beta) pairs, split at the crossover sizes that fit the data best.
+
+    Every way of cutting the sorted measured sizes into ``regimes``
+    contiguous runs of at least ``min_points`` sizes is tried (cuts at the
+    geometric midpoint of a gap); each run gets its own :func:`fit_joint`;
+    the cuts with the smallest total squared relative error win. Several
+    series may share the fit (they are cut at the same sizes).
+    ``known_gamma`` is passed to every :func:`fit_joint`.
+
+    >>> sizes = 2.0 ** np.arange(10, 27)
+    >>> small = allreduce_model_times(sizes[sizes < 2**16], 4, 2e-6, 4e-10)
+    >>> large = allreduce_model_times(sizes[sizes >= 2**16], 4, 30e-6, 1e-10)
+    >>> f = fit_piecewise(Series("all_reduce", 4, tuple(sizes), tuple(np.r_[small, large])))
+    >>> f.crossover > 2**15 and f.crossover < 2**16
+    True
+    """
+    group = [series] if isinstance(series, Series) else list(series)
+    min_points = check_count("min_points", min_points, minimum=2)
+    regimes = check_count("regimes", regimes, minimum=1, maximum=4)
+    sizes = sorted({x for s in group for x in s.nbytes})
+    if len(sizes) < regimes * min_points:
+        raise ValueError(f"need at least {regimes * min_points} distinct sizes for {regimes} regimes of "
+                         f"{min_points} points, got {len(sizes)}")
+
+    def cut_at(i: int) -> float:
+        return math.sqrt(sizes[i - 1] * sizes[i]) if sizes[i - 1] > 0 else sizes[i] / 2
+
+    best = None
+    for idx in itertools.combinations(range(min_points, len(sizes) - min_points + 1), regimes - 1):
+        if any(b - a < min_points for a, b in zip(idx, idx[1:])):
+            continue
+        cuts = [cut_at(i) for i in idx]
+        edges = [-math.inf, *cuts, math.inf]
+        models, res = [], 0.0
+        for lo, hi in zip(edges, edges[1:]):
+            part = [s.subset(max(lo, 0.0), math.nextafter(hi, -math.inf)) for s in group
+                    if any(lo <= x < hi for x in s.nbytes)]
+            m = fit_joint(part, known_gamma=known_gamma)
+            models.append(m)
+            res += sum(_sq_rel_residual(m, s) for s in part)
+        if best is None or res < best[0]:
+            best = (res, tuple(cuts), tuple(models))
+    assert best is not None
+    return PiecewiseFit(best[1], best[2])
+
+
+def predict(model: AlphaBeta | PiecewiseFit, series: Series) -> np.ndarray:
+    """Predicted seconds of ``model`` at each size of ``series``."""
+    return np.array([model.time(series.op, x, series.n, series.algorithm) for x in series.nbytes])
+
+
+def relative_errors(model: AlphaBeta | PiecewiseFit, series: Series) -> np.ndarray:
+    """``(predicted - measured) / measured`` at each size: +0.2 means the model says 20 % too slow."""
+    return (predict(model, series) - np.array(series.seconds)) / np.array(series.seconds)
+
+
+def error_table(model: AlphaBeta | PiecewiseFit, series: Series) -> list[ErrorRow]:
+    """One :class:`ErrorRow` per size: measured and predicted time, relative error, algbw and busbw.
+
+    algbw and busbw follow nccl-tests: ``algbw = M / t`` and ``busbw = algbw x``
+    :func:`commlib.cost.bus_factor` (``2(n-1)/n`` for all-reduce), in bytes/s.
+    """
+    pred = predict(model, series)
+    rows = []
+    for x, t, p in zip(series.nbytes, series.seconds, pred):
+        rows.append(ErrorRow(series.label, x, t, float(p), float((p - t) / t), algorithm_bandwidth(x, t),
+                             bus_bandwidth(series.op, x, series.n, t)))
+    return rows
+
+
+def median_abs_relative_error(model: AlphaBeta | PiecewiseFit, series: Series | Sequence[Series],
+                              lo: float = 4e3, hi: float = 64 * 2**20) -> float:
+    """Median of ``|relative error|`` over every size in ``[lo, hi]`` bytes of every series (a fraction).
+
+    The default window, 4 kB to 64 MiB, leaves out the smallest messages,
+    whose times are a few microseconds and mostly scheduler noise.
+    """
+    lo = check_nonnegative("lo", lo)
+    hi = check_positive("hi", hi)
+    if hi < lo:
+        raise ValueError(f"hi must be >= lo ({lo}), got {hi}")
+    group = [series] if isinstance(series, Series) else list(series)
+    errs = [np.abs(relative_errors(model, s.subset(lo, hi))) for s in group]
+    return float(np.median(np.concatenate(errs)))
+
+
+def pooled_median_error(models: Sequence[AlphaBeta | PiecewiseFit], series: Sequence[Series],
+                        lo: float = 4e3, hi: float = 64 * 2**20) -> float:
+    """Median ``|relative error|`` over [lo, hi] bytes, pooling every series with its own model (a fraction)."""
+    if len(models) != len(series) or not series:
+        raise ValueError(f"models and series must pair up one to one, got {len(models)} and {len(series)}")
+    errs = [np.abs(relative_errors(m, s.subset(lo, hi))) for m, s in zip(models, series)]
+    return float(np.median(np.concatenate(errs)))
+
+
+def _group(series: Series | Sequence[Series]) -> list[Series]:
+    group = [series] if isinstance(series, Series) else list(series)
+    if not group or not all(isinstance(s, Series) for s in group):
+        raise ValueError("series must be a Series or a non-empty sequence of Series")
+    return group
+
+
+def time_span(series: Series | Sequence[Series]) -> float:
+    """Longest measured median time over the shortest, across every size of every series (a ratio >= 1).
+
+    It says how unequal the equations of a fit are: in ordinary least
+    squares a 1 % miss on the longest time costs as much as a miss of
+    ``time_span`` % on the shortest, which is why :func:`fit_joint` divides
+    each equation by its own time.
+
+    >>> round(time_span(Series("all_reduce", 2, (1e3, 1e6), (2e-6, 2e-3))), 6)
+    1000.0
+    """
+    times = [t for s in _group(series) for t in s.seconds]
+    return max(times) / min(times)
+
+
+def time_span_decades(series: Series | Sequence[Series]) -> float:
+    """:func:`time_span` in orders of magnitude: ``log10(max / min)`` of the measured medians.
+
+    >>> round(time_span_decades(Series("all_reduce", 2, (1e3, 1e6), (2e-6, 2e-3))), 6)
+    3.0
+    """
+    return math.log10(time_span(series))
+
+
+def growth(series: Series, lo: float, hi: float) -> float:
+    """Measured median time at ``hi`` bytes over that at ``lo`` bytes (both must be measured sizes).
+
+    The two regimes of the alpha-beta model in one number each: where the
+    start-up cost dominates, multiplying the size by 8 leaves the time
+    almost unchanged (growth near 1); where copying dominates, the time
+    grows by nearly 8 too.
+
+    >>> s = Series("broadcast", 2, (1024.0, 8192.0), (1e-5, 3e-5))
+    >>> growth(s, 1024, 8192)
+    3.0
+    """
+    if not isinstance(series, Series):
+        raise ValueError(f"series must be a Series, got {type(series).__name__}")
+    where = {x: t for x, t in zip(series.nbytes, series.seconds)}
+    for name, size in (("lo", lo), ("hi", hi)):
+        if float(size) not in where:
+            raise ValueError(f"{name} must be one of the measured sizes of {series.label} "
+                             f"({', '.join(f'{x:g}' for x in series.nbytes)} bytes), got {size!r}")
+    return where[float(hi)] / where[float(lo)]
+
+
+def median_relative_spread(series: Series | Sequence[Series]) -> float:
+    """Median over every size of every series of ``(high - low) / median``: how noisy the timings are.
+
+    With ``low``/``high`` the quartiles this is the relative interquartile
+    range (0.1: the middle half of the calls lie within 10 % of the median's
+    size). A series without a spread counts as 0.
+
+    >>> s = Series("all_gather", 2, (1.0, 2.0), (1.0, 2.0), low=(0.9, 1.9), high=(1.1, 2.3))
+    >>> round(median_relative_spread(s), 6)      # the median of 0.2/1 and 0.4/2
+    0.2
+    """
+    values = []
+    for s in _group(series):
+        if s.low is None or s.high is None:
+            values.extend([0.0] * len(s.seconds))
+        else:
+            values.extend((h - lo) / t for lo, h, t in zip(s.low, s.high, s.seconds))
+    return float(np.median(values))
+
+
+def collective_time_ab(op: str, nbytes: float, n: int, alpha: float, beta: float,
+                       algorithm: str | None = None, gamma: float = 0.0) -> float:
+    """Model time ``a alpha + b beta + c gamma`` in seconds (``beta`` may be 0, unlike a bandwidth)."""
+    check_nonnegative("alpha", alpha)
+    check_nonnegative("beta", beta)
+    check_nonnegative("gamma", gamma)
+    return AlphaBeta(alpha, beta, gamma).time(op, nbytes, n, algorithm)
+
+
+def allreduce_model_times(nbytes: Sequence[float], n: int, alpha: float, beta: float,
+                          algorithm: str = "ring") -> np.ndarray:
+    """Noise-free all-reduce times (s) at each size, for tests and worked examples."""
+    return np.array([collective_time_ab("all_reduce", x, n, alpha, beta, algorithm) for x in nbytes])
+
+
+def synthetic_times(nbytes: Sequence[float], op: str, n: int, alpha: float, beta: float, noise: float = 0.05,
+                    algorithm: str | None = None, seed: int = 0) -> np.ndarray:
+    """Model times multiplied by log-normal noise of relative size ``noise`` (0 to 1), seeded.
+
+    ``noise = 0.05`` gives each time a factor ``exp(N(0, 0.05))``, about +-5 %.
+
+    >>> t = synthetic_times([1e6], "all_reduce", 4, 0.0, 1e-9, noise=0.0)
+    >>> float(t[0])   # 2 (4-1)/4 MB at 1 GB/s
+    0.0015
+    """
+    check_positive("alpha + beta", alpha + beta)
+    if noise != 0:
+        check_fraction("noise", noise, open_low=False)
+    rng = np.random.default_rng(seed)
+    clean = np.array([collective_time_ab(op, x, n, alpha, beta, algorithm) for x in nbytes])
+    return clean * np.exp(rng.normal(0.0, noise, size=clean.shape))
+
+
+# ---------------------------------------------------------------------------------- out of sample
+@dataclass(frozen=True)
+class HoldoutResult:
+    """A fit graded on points it never saw: ``errors`` are the held-out relative errors."""
+
+    models: tuple
+    errors: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        """Median absolute relative error over every held-out point."""
+        return float(np.median(np.abs(self.errors))) if self.errors else math.nan
+
+
+def _alternate(s: Series, keep: int) -> Series:
+    idx = [i for i in range(len(s.nbytes)) if i % 2 == keep]
+    if not idx:
+        raise ValueError(f"{s.label} has too few sizes to split in two")
+
+    def pick(values):
+        return None if values is None else tuple(values[i] for i in idx)
+
+    return Series(s.op, s.n, pick(s.nbytes), pick(s.seconds), s.algorithm, pick(s.low), pick(s.high), s.label)
+
+
+def holdout_sizes(series: Sequence[Series], fitter, lo: float = 0.0) -> HoldoutResult:
+    """Fit each series on every other size and grade it on the sizes in between.
+
+    ``fitter`` maps one :class:`Series` to a model (for instance
+    ``fit_joint`` on a list of one, or :func:`fit_piecewise`). The sizes are
+    sorted; the even-numbered ones are fitted, the odd-numbered ones
+    predicted, so the grade never uses a point the fit saw. Only held-out
+    sizes >= ``lo`` bytes are graded.
+
+    >>> sizes = 2.0 ** np.arange(10, 20)
+    >>> s = Series("all_reduce", 4, tuple(sizes), tuple(allreduce_model_times(sizes, 4, 2e-6, 1e-9)))
+    >>> holdout_sizes([s], lambda x: fit_joint([x])).median < 1e-9
+    True
+    """
+    models, errors = [], []
+    for s in series:
+        model = fitter(_alternate(s, 0))
+        test = _alternate(s, 1)
+        models.append(model)
+        errors.extend(float(e) for x, e in zip(test.nbytes, relative_errors(model, test)) if x >= lo)
+    return HoldoutResult(tuple(models), tuple(errors))
+
+
+def transfer(models: Sequence[AlphaBeta | PiecewiseFit], fitted_on: Sequence[Series], targets: Sequence[Series],
+             lo: float = 0.0) -> HoldoutResult:
+    """Grade models fitted on one run (say 2 ranks) on another run of the same collectives (say 4 ranks).
+
+    Series pair up by ``op``; each target is predicted with the model of its
+    op and the target's own rank count and algorithm (the cost model's counts
+    carry the fit from ``n`` to ``n'``). Sizes below ``lo`` bytes are not graded.
+    """
+    by_op = {s.op: m for s, m in zip(fitted_on, models)}
+    used, errors = [], []
+    for t in targets:
+        if t.op not in by_op:
+            continue
+        used.append(by_op[t.op])
+        errors.extend(float(e) for x, e in zip(t.nbytes, relative_errors(by_op[t.op], t)) if x >= lo)
+    if not used:
+        raise ValueError("targets share no collective with the fitted series")
+    return HoldoutResult(tuple(used), tuple(errors))

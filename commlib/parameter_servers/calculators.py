@@ -1,0 +1,69 @@
+"""What chapter 3's calculator computes: a parameter server against the fastest all-reduce.
+
+Returns label -> text with units; numpy-free, so the page runs it too.
+"""
+
+from __future__ import annotations
+
+from .. import hardware
+from ..collectives import cost
+from ..parameter_servers import cost as parameter_servers_cost
+from ..units import check_count, format_size, format_time
+from .cost import compare_ps_ring, ps_traffic
+
+__all__ = ["ps_results"]
+
+
+def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: int = 4, colocated: bool = False,
+               worker_link: str = "eth_100g", server_link: str = "eth_100g") -> dict[str, str]:
+    """The parameter-server calculator: a PS round against ring all-reduce, as label -> text with units.
+
+    ``model`` and ``dtype`` give the gradient M; ``n`` workers (1-256), ``k``
+    server machines or shards (1-256; colocated needs k <= n); ``worker_link``
+    and ``server_link`` are network presets of :data:`commlib.hardware.LINKS`.
+    Bandwidth terms only, push and pull overlapped.
+
+    >>> r = ps_results("bert_large", "fp32", 8, 4)
+    >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
+    ('ring all-reduce, 1.14x faster', '5 server machines')
+    >>> ps_results(server_link="pcie3_x16")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: server_link must be a network preset (eth_1g, ...), got 'pcie3_x16'
+    """
+    if model not in hardware.MODELS:
+        raise ValueError(f"model must be one of {', '.join(hardware.MODELS)}, got {model!r}")
+    if dtype not in hardware.DTYPE_BYTES:
+        raise ValueError(f"dtype must be one of {', '.join(hardware.DTYPE_BYTES)}, got {dtype!r}")
+    nbytes = hardware.gradient_bytes(model, dtype)
+    n = check_count("n", n, minimum=1, maximum=256)
+    k = check_count("k", k, minimum=1, maximum=256)
+    if colocated and k > n:
+        raise ValueError(f"k must be <= n ({n}) when the shards sit on the workers, got {k}")
+    networks = [key for key, item in hardware.LINKS.items() if item.kind == "network"]
+    for name, value in (("worker_link", worker_link), ("server_link", server_link)):
+        if value not in networks:
+            raise ValueError(f"{name} must be a network preset ({', '.join(networks)}), got {value!r}")
+    bw = hardware.link(worker_link).bandwidth
+    bs = hardware.link(server_link).bandwidth
+    c = compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)
+    traffic = ps_traffic(nbytes, n, k, colocated=colocated)
+    if c.winner == "tie":
+        verdict = "tie"
+    elif c.winner == "PS":
+        verdict = f"PS, {1 / c.ratio:.2f}x faster"
+    else:
+        verdict = f"ring all-reduce, {c.ratio:.2f}x faster"
+    best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
+            else f"{c.smallest_k} server machines")
+    return {
+        "parameters": f"{hardware.model(model).params:,}",
+        "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "PS round": format_time(c.ps_seconds),
+        "ring all-reduce": format_time(c.ring_seconds),
+        "faster": verdict,
+        "busiest PS machine, each way": format_size(traffic.busiest),
+        "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
+        "smallest k (separate servers) to beat the ring": best,
+        "BytePS optimum with k CPU machines": format_time(parameter_servers_cost.byteps_time(nbytes, n, k, bw)),
+    }

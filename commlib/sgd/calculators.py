@@ -1,0 +1,56 @@
+"""What chapter 5's overlap calculator computes: the bucketed all-reduce overlapped with backprop.
+
+Returns label -> text with units; numpy-free, so the page runs it too.
+"""
+
+from __future__ import annotations
+
+from .. import hardware
+from ..units import check_count, check_nonnegative, check_positive, format_time
+from .overlap import LAYER_MODELS, overlap_timeline, step_compute_time
+
+__all__ = ["overlap_results"]
+
+
+def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g", bucket_mib: float = 25.0,
+                    tflops: float = 10.0, batch: int = 32) -> dict[str, str]:
+    """The overlap calculator: model, ranks, link, bucket cap, achieved TFLOP/s, batch -> what hides.
+
+    ``model`` a preset of :data:`LAYER_MODELS`; ``n`` ranks (2 to 1024);
+    ``link`` a preset of :data:`commlib.hardware.LINKS` (its bandwidth per
+    direction and latency); ``bucket_mib`` the bucket cap in MiB (0 = one
+    all-reduce per layer; the first bucket keeps DDP's 1 MiB); ``tflops`` the
+    compute rate the GPU sustains, in 10^12 FLOP/s; ``batch`` samples per GPU
+    (images, or tokens for transformers). Returns label -> text with units.
+    Pure Python (no numpy), so it also runs in the browser.
+
+    >>> r = overlap_results("resnet50", n=16, link="eth_25g")
+    >>> r["buckets (all-reduces)"]
+    '5'
+    >>> overlap_results(n=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n must be >= 2 and <= 1024, got 1
+    """
+    if model not in LAYER_MODELS:
+        raise ValueError(f"model must be one of {', '.join(LAYER_MODELS)}; got {model!r}")
+    n = check_count("n", n, 2, 1024)
+    item = hardware.link(link)
+    bucket_mib = check_nonnegative("bucket_mib", bucket_mib)
+    tflops = check_positive("tflops", tflops)
+    batch = check_count("batch", batch, 1, 4096)
+    t_fwd, t_bwd = step_compute_time(model, batch, tflops * 1e12)
+    r = overlap_timeline(model, n=n, bandwidth=item.bandwidth, latency=item.latency, t_backward=t_bwd,
+                         bucket_bytes=bucket_mib * 2**20, t_forward=t_fwd)
+    compute = t_fwd + t_bwd
+    return {
+        "forward + backward compute": format_time(compute),
+        "buckets (all-reduces)": f"{len(r.buckets)}",
+        "all-reduce time, summed": format_time(r.comm_total),
+        "hidden behind backward": f"{format_time(r.hidden)} ({100 * r.hidden_fraction:.1f} %)",
+        "exposed after backward": format_time(r.exposed),
+        "step time with overlap": format_time(r.iteration_time),
+        "step time without overlap": format_time(r.iteration_time_no_overlap),
+        "scaling efficiency with / without": f"{100 * compute / r.iteration_time:.1f} % / "
+                                             f"{100 * compute / r.iteration_time_no_overlap:.1f} %",
+    }

@@ -1,0 +1,89 @@
+"""What chapter 0's calculators compute: one all-reduce of a preset model, and one training step.
+
+Each ``*_results`` function takes the controls' values (the units in their names) and returns
+label -> text with units, which the calculator shows; numpy-free, so the page runs it too.
+"""
+
+from __future__ import annotations
+
+from .. import hardware
+from ..collectives import cost
+from ..step import cost as step_cost
+from ..units import check_count, format_rate, format_size, format_time
+from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds, training_flops
+
+__all__ = ["allreduce_results", "step_results"]
+
+
+def _percent(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "0 %"
+
+
+def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, link: str = "eth_10g",
+                      algorithm: str = "ring", memory_gbs: float = 0.0) -> dict[str, str]:
+    """Chapter 0's calculator: one gradient all-reduce of a preset model over a preset link.
+
+    ``memory_gbs`` (GB/s) sets the reduction cost gamma = 3 / B_mem; 0 leaves
+    the reduction out. Returns label -> text with units.
+
+    >>> allreduce_results("vgg16", "fp32", 4, "eth_1g")["time of one all-reduce"]
+    '6.64 s'
+    """
+    if memory_gbs < 0:
+        raise ValueError(f"memory_gbs must be >= 0 GB/s (0: reduction free), got {memory_gbs}")
+    nbytes = hardware.gradient_bytes(model, dtype)
+    item = hardware.link(link)
+    terms = cost.allreduce_terms(nbytes, n, algorithm)
+    gamma = cost.reduction_gamma(memory_gbs * 1e9) if memory_gbs else 0.0
+    seconds = terms.time(item.bandwidth, item.latency, gamma)
+    out = {
+        "gradient size": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "time of one all-reduce": format_time(seconds),
+        "messages on the critical path": f"{terms.steps}",
+        "bytes on the critical path": format_size(terms.bytes),
+        "bytes reduced on the critical path": format_size(terms.reduced),
+        "latency share of the time": _percent(terms.steps * item.latency, seconds),
+        "reduction share of the time": _percent(terms.reduced * gamma, seconds),
+    }
+    if gamma:
+        fused, _ = reduction_time_bounds(nbytes, n, item.bandwidth, item.latency, gamma, algorithm)
+        out["time, reduction fused into the copy"] = format_time(fused)
+    if seconds > 0:
+        out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))
+        out["bus bandwidth"] = format_rate(cost.bus_bandwidth("all_reduce", nbytes, n, seconds))
+    return out
+
+
+def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
+                 tokens: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> dict[str, str]:
+    """Compute against communication for one step of a transformer (6 Psi FLOPs per token).
+
+    ``tokens`` is the batch per rank per step; ``utilization_pct`` the share of
+    the accelerator's peak FLOP/s that training achieves. Ring all-reduce of
+    the gradient in ``dtype``, nothing overlapped.
+
+    >>> step_results()["compute-bound?"]
+    'yes'
+    """
+    numeric = isinstance(utilization_pct, (int, float)) and not isinstance(utilization_pct, bool)
+    pct = float(utilization_pct) if numeric else float("nan")
+    if not 0 < pct <= 100:
+        raise ValueError(f"utilization_pct must lie in (0, 100] (per cent of peak), got {utilization_pct!r}")
+    u = pct / 100
+    tokens = check_count("tokens", tokens, minimum=1)
+    n = check_count("n", n, minimum=1)
+    params = hardware.model(model).params
+    chip, item = hardware.accelerator(accelerator), hardware.link(link)
+    s = hardware.dtype_bytes(dtype)
+    t_c = compute_time(training_flops(params, tokens), chip.peak_flops, u)
+    t_m = cost.allreduce_time(params * s, n, item.bandwidth, item.latency)
+    x_min = min_tokens_compute_bound(params, n, item.bandwidth, chip.peak_flops, u, s, item.latency)
+    return {
+        "FLOPs per rank per step": f"{training_flops(params, tokens):.3g} FLOP",
+        "achieved FLOP/s": f"{chip.peak_flops * u / 1e12:.0f} TFLOP/s",
+        "compute time T_c": format_time(t_c),
+        "all-reduce time T_m": format_time(t_m),
+        "efficiency T_c / (T_c + T_m)": f"{100 * step_cost.parallel_efficiency(t_c, t_m):.1f} %",
+        "smallest batch per rank with T_c >= T_m": f"{x_min:,.0f} tokens",
+        "compute-bound?": "yes" if t_c >= t_m else "no",
+    }

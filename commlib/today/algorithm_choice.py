@@ -1,0 +1,215 @@
+r"""How a collective library picks an algorithm and a protocol: a cost-model chooser.
+
+NCCL does not measure before it chooses. At start-up it fills a table, one
+entry per (collective, algorithm, protocol), with a *latency* (microseconds)
+and a *bus bandwidth* (GB/s), and for every call it takes the entry with the
+smallest predicted time (NCCL 2.30.7, ``src/graph/tuning.cc``,
+``ncclTopoTuneModel`` and ``ncclTopoGetAlgoTime``):
+
+.. math:: T(a, p) = L(a, p) + \frac{M}{B_{alg}(a, p)},
+
+where the latency is a base latency plus a per-hop latency times the hops
+on the critical path (``2(n-1)`` for a ring all-reduce; for a tree a chain
+through the GPUs of a node plus ``log2`` of the node count, up and down), and the algorithm bandwidth is the link bandwidth times a
+protocol efficiency, divided by the bus factor of the algorithm. The
+protocols trade bandwidth for latency:
+
+* **LL** (low latency) sends 8-byte words, 4 bytes of data and a 4-byte flag
+  that tells the receiver the word has arrived: no separate synchronisation,
+  so the smallest latency, but half the bytes on the wire are flags.
+* **LL128** sends 128-byte lines, 120 bytes of data and 8 bytes of flag:
+  efficiency 120/128 (NCCL's factor 0.92), nearly LL's latency, needs links
+  that keep 128-byte writes in order (NVLink).
+* **Simple** sends large chunks and synchronises with separate flags: full
+  bandwidth, the largest latency.
+
+This module keeps that *form* with a handful of round constants of our own
+(:data:`MACHINES`), not NCCL's tables, and leaves out what NCCL also models:
+channels and threads, per-architecture bandwidth caps, the tree correction
+factors for mid-sized messages, the choice of chunk size, and the tuner
+plugins that may override everything. Times in seconds, sizes in bytes,
+bandwidths in bytes/s per direction. No numpy: calculators run it anywhere.
+
+>>> best = choose("all_reduce", 4 * 2**10, "nvswitch_node")
+>>> best.algorithm, best.protocol
+('ring', 'LL')
+>>> choose("all_reduce", 256 * 2**20, "nvswitch_node").algorithm
+'nvls'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..units import check_nonnegative
+
+__all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Choice", "machine",
+           "NCCL_QUOTED", "NVLS_LATENCY", "predict", "candidates", "choose", "winners"]
+
+#: Protocol -> (share of the link bandwidth carrying data, latency per hop in seconds).
+#: LL: 4 data bytes per 8-byte word; LL128: 120 of 128 bytes; Simple: all of it.
+PROTOCOLS: dict[str, tuple[float, float]] = {
+    "LL": (0.5, 0.6e-6),
+    "LL128": (120 / 128, 1.2e-6),
+    "Simple": (1.0, 4.0e-6),
+}
+
+#: Algorithms the chooser knows, with the collectives each implements.
+ALGORITHMS: dict[str, tuple[str, ...]] = {
+    "ring": ("all_reduce", "all_gather", "reduce_scatter"),
+    "tree": ("all_reduce",),
+    "nvls": ("all_reduce", "all_gather", "reduce_scatter"),
+    "pat": ("all_gather", "reduce_scatter"),
+}
+
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
+
+#: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (quoted, for comparison; the chooser
+#: below uses its own round numbers): the ring's base latency with LL (seconds), LL's bandwidth
+#: factor on rings, LL128's, tree all-reduce's and PAT's, and the NVLS latency inside a node.
+NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92, "tree_factor": 0.92,
+               "pat_factor": 0.75, "nvls_latency": 25e-6}
+
+#: Latency of an in-switch (NVLS) operation inside a node, seconds: NCCL 2.30.7 charges
+#: 25 us for NVLS with Simple on NVLink and no base latency; the switch's
+#: multicast set-up and reduction make it slower to start than a ring with LL.
+NVLS_LATENCY = NCCL_QUOTED["nvls_latency"]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine as the chooser sees it.
+
+    ``ranks`` GPUs on ``nodes`` nodes; ``bandwidth`` the bytes/s per direction
+    one GPU can move (its NVLink inside a node, its NIC across nodes, the
+    slower one when both are crossed); ``hop_latency`` the extra seconds per
+    network hop; ``in_switch`` whether the switch can reduce (NVLink SHARP);
+    ``one_gpu_per_node`` whether PAT applies (NCCL enables it only then).
+    """
+
+    key: str
+    name: str
+    ranks: int
+    nodes: int
+    bandwidth: float
+    hop_latency: float
+    in_switch: bool
+    base_latency: float = 6.0e-6
+
+    @property
+    def one_gpu_per_node(self) -> bool:
+        """True when every rank is on a node of its own."""
+        return self.ranks == self.nodes
+
+
+#: Three machines, with round constants (not NCCL's): one 8-GPU NVSwitch node,
+#: 16 nodes of one GPU on a 400 Gb/s network, and 8 GPUs on PCIe.
+MACHINES: dict[str, Machine] = {
+    "nvswitch_node": Machine("nvswitch_node", "8 GPUs, NVSwitch with in-switch reduction", 8, 1,
+                             370e9, 0.0, True),
+    "one_gpu_per_node": Machine("one_gpu_per_node", "16 nodes x 1 GPU, 400 Gb/s network", 16, 16,
+                                50e9, 5.0e-6, False),
+    "pcie_node": Machine("pcie_node", "8 GPUs on PCIe 4 x16", 8, 1, 25e9, 1.0e-6, False),
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One (algorithm, protocol) entry: its latency, algorithm bandwidth and predicted time for M bytes."""
+
+    algorithm: str
+    protocol: str
+    latency: float
+    algbw: float
+    nbytes: float
+
+    @property
+    def time(self) -> float:
+        """Predicted seconds: latency + M / algorithm bandwidth."""
+        return self.latency + self.nbytes / self.algbw
+
+
+def machine(key: str) -> Machine:
+    """The :class:`Machine` preset ``key`` (ValueError listing the choices)."""
+    if key not in MACHINES:
+        raise ValueError(f"machine must be one of {', '.join(MACHINES)}, got {key!r}")
+    return MACHINES[key]
+
+
+def _bus_factor(collective: str, algorithm: str, n: int) -> float:
+    if algorithm == "nvls":
+        # the switch reduces: each rank sends M (or its share) once
+        return 1.0 if collective == "all_reduce" else (n - 1) / n
+    if collective == "all_reduce":
+        return 2 * (n - 1) / n
+    return (n - 1) / n
+
+
+def _hops(collective: str, algorithm: str, mach: Machine) -> float:
+    n = mach.ranks
+    if algorithm == "ring":
+        return 2 * (n - 1) if collective == "all_reduce" else n - 1
+    if algorithm == "tree":
+        # a chain inside each node, a binary tree across nodes; up, then down
+        return 2 * (n // mach.nodes - 1 + math.ceil(math.log2(mach.nodes)))
+    if algorithm == "pat":
+        return math.ceil(math.log2(n))              # log-step schedule
+    return 2.0                                       # nvls: up to the switch, down again
+
+
+def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach: Machine) -> Choice | None:
+    """The entry for one (algorithm, protocol), or None where the machine or NCCL's rules exclude it.
+
+    Rules kept from NCCL: NVLS and PAT run Simple only; NVLS needs a switch
+    that reduces; PAT needs one GPU per node and serves all-gather and
+    reduce-scatter; LL128 needs NVLink (we allow it only on NVSwitch nodes).
+    Tree's bandwidth is taken as 0.92 of the link (NCCL's factor for tree
+    all-reduce) and PAT's as 0.75 (likewise).
+    """
+    if collective not in COLLECTIVES:
+        raise ValueError(f"collective must be one of {', '.join(COLLECTIVES)}, got {collective!r}")
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    nbytes = check_nonnegative("nbytes", nbytes)
+    if collective not in ALGORITHMS[algorithm]:
+        return None
+    if algorithm in ("nvls", "pat") and protocol != "Simple":
+        return None
+    if algorithm == "nvls" and not mach.in_switch:
+        return None
+    if algorithm == "pat" and not mach.one_gpu_per_node:
+        return None
+    if protocol == "LL128" and not mach.in_switch:
+        return None
+    efficiency, per_hop = PROTOCOLS[protocol]
+    efficiency *= {"tree": NCCL_QUOTED["tree_factor"], "pat": NCCL_QUOTED["pat_factor"]}.get(algorithm, 1.0)
+    n = mach.ranks
+    algbw = mach.bandwidth * efficiency / _bus_factor(collective, algorithm, n)
+    if algorithm == "nvls":
+        latency = NVLS_LATENCY + mach.hop_latency
+    else:
+        latency = mach.base_latency + _hops(collective, algorithm, mach) * (per_hop + mach.hop_latency)
+    return Choice(algorithm, protocol, latency, algbw, nbytes)
+
+
+def candidates(collective: str, nbytes: float, mach: Machine | str) -> list[Choice]:
+    """Every allowed (algorithm, protocol) entry for M = ``nbytes``, fastest first."""
+    mach = machine(mach) if isinstance(mach, str) else mach
+    out = [c for a in ALGORITHMS for p in PROTOCOLS
+           if (c := predict(collective, a, p, nbytes, mach)) is not None]
+    return sorted(out, key=lambda c: (c.time, c.algorithm, c.protocol))
+
+
+def choose(collective: str, nbytes: float, mach: Machine | str) -> Choice:
+    """The entry with the smallest predicted time, as NCCL's tuner takes it."""
+    return candidates(collective, nbytes, mach)[0]
+
+
+def winners(collective: str, sizes, mach: Machine | str) -> list[tuple[float, str, str]]:
+    """``(nbytes, algorithm, protocol)`` of the winner at each size."""
+    return [(float(s), (c := choose(collective, s, mach)).algorithm, c.protocol) for s in sizes]
+
+

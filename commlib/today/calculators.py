@@ -1,0 +1,60 @@
+"""What chapter 7's calculators compute: the algorithm a library would choose, and sharded data parallelism.
+
+Each returns label -> text with units; numpy-free, so the page runs it too.
+"""
+
+from __future__ import annotations
+
+from .. import hardware
+from ..units import check_count, format_size, format_time, parse_size
+from .algorithm_choice import candidates, machine
+from .cost import memory_per_rank, zero_bytes_per_rank
+
+__all__ = ["chooser_results", "sharding_results"]
+
+
+def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_reduce",
+                    size: str = "64 MiB") -> dict[str, str]:
+    """The calculator: which (algorithm, protocol) the cost model picks, its time and the runner-up.
+
+    >>> r = chooser_results("nvswitch_node", "all_reduce", "1 GiB")
+    >>> r["winner"]
+    'nvls / Simple'
+    """
+    mach = machine(machine_key)
+    nbytes = parse_size(size)
+    ranked = candidates(collective, nbytes, mach)
+    best = ranked[0]
+    out = {
+        "machine": mach.name,
+        "message M": format_size(nbytes, binary=True),
+        "winner": f"{best.algorithm} / {best.protocol}",
+        "predicted time": format_time(best.time),
+        "latency part": format_time(best.latency),
+        "algorithm bandwidth": f"{best.algbw / 1e9:.1f} GB/s",
+    }
+    if len(ranked) > 1:
+        second = ranked[1]
+        out["runner-up"] = f"{second.algorithm} / {second.protocol}, {format_time(second.time)}"
+    return out
+
+
+def sharding_results(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype: str = "bf16",
+                     link: str = "ib_ndr") -> dict[str, str]:
+    """The calculator: memory per rank, bytes per step and their time on ``link`` for ZeRO ``stage``.
+
+    >>> sharding_results("gpt2_xl", 8, 0, "bf16", "ib_ndr")["bytes sent per step"]
+    '5.45 GB'
+    """
+    params = hardware.model(model).params
+    stage = check_count("stage", stage, minimum=0, maximum=3)
+    sent = zero_bytes_per_rank(params, n, stage, dtype)
+    bw = hardware.link(link).bandwidth
+    plain = zero_bytes_per_rank(params, n, 0, dtype)
+    return {
+        "parameters": f"{params:,}",
+        "model state per rank": format_size(memory_per_rank(params, n, stage)),
+        "bytes sent per step": format_size(sent),
+        "against plain data parallelism": f"{sent / plain:.2f} x" if plain else "no traffic (n = 1)",
+        "time on the link (bandwidth term)": format_time(sent / bw),
+    }

@@ -1,0 +1,130 @@
+r"""Today's collectives in closed form: sharded data parallelism, experts, in-network reduction, PowerSGD.
+
+Numpy-free, so the chapter's calculators run in the browser. The executed versions are
+:mod:`commlib.today.zero`, :mod:`commlib.today.moe`, :mod:`commlib.today.in_network` and
+:mod:`commlib.today.compression`; each holds its trace against the form here.
+
+Memory follows Rajbhandari et al. (2020, Figure 1): with mixed-precision Adam each parameter takes
+2 bytes of weights, 2 of gradient and K = 12 of optimizer state; stage 1 divides the optimizer
+state by n, stage 2 also the gradients, stage 3 also the weights (:func:`memory_per_rank`).
+
+>>> round(memory_per_rank(7_500_000_000, 64, 1) / 1e9, 2)
+31.41
+"""
+
+from __future__ import annotations
+
+from .. import hardware
+from ..units import check_count, check_nonnegative, check_positive
+
+__all__ = ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
+           "powersgd_numbers", "OPTIMIZER_BYTES", "memory_per_rank"]
+
+
+#: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
+ZERO_STAGES = (0, 1, 2, 3)
+
+
+def _element_bytes(dtype: str) -> int:
+    return hardware.dtype_bytes(dtype)
+
+
+def zero_bytes_per_rank(params: int, n: int, stage: int, dtype: str = "bf16") -> float:
+    r"""Bytes each rank sends per training step under ZeRO ``stage`` (0 = plain data parallelism).
+
+    Rajbhandari et al. (2020, sec. 7): plain data parallelism all-reduces the
+    gradient (a ring: reduce-scatter then all-gather, :math:`2\frac{n-1}{n}\Psi`
+    elements sent); stages 1 and 2 reduce-scatter the gradient and all-gather
+    the updated parameters, the same :math:`2\frac{n-1}{n}\Psi`; stage 3 also
+    all-gathers the parameters a second time (forward and backward each need
+    them, and each rank keeps only its shard), :math:`3\frac{n-1}{n}\Psi`,
+    1.5 times as much. Times ``s`` bytes per element of ``dtype``.
+
+    >>> zero_bytes_per_rank(10**9, 64, 3) / zero_bytes_per_rank(10**9, 64, 0)
+    1.5
+    >>> zero_bytes_per_rank(1000, 4, 2, dtype="fp32")
+    6000.0
+    """
+    params = check_count("params", params, minimum=1)
+    n = check_count("n", n, minimum=1)
+    if stage not in ZERO_STAGES or isinstance(stage, bool):
+        raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
+    passes = 3 if stage == 3 else 2
+    return passes * (n - 1) / n * params * _element_bytes(dtype)
+
+
+def moe_all_to_all_bytes(tokens: int, hidden: int, top_k: int, experts: int, dtype: str = "bf16") -> float:
+    r"""Bytes each rank sends in one all-to-all of a mixture-of-experts layer (dispatch or combine).
+
+    Each of the rank's ``tokens`` (x) goes to its ``top_k`` experts as a
+    vector of ``hidden`` elements of ``s`` bytes. With the E experts spread
+    evenly, one a rank, and routing uniform, a copy stays on its own rank with
+    probability 1/E: the rank sends :math:`x\,k\,h\,s\,\frac{E-1}{E}` bytes
+    (Lepikhin et al. 2021; the combine all-to-all sends the same back).
+
+    >>> moe_all_to_all_bytes(4096, 4096, 2, 8)        # bf16
+    58720256.0
+    """
+    tokens = check_count("tokens", tokens, minimum=0)
+    hidden = check_count("hidden", hidden, minimum=1)
+    experts = check_count("experts", experts, minimum=1)
+    top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
+    return tokens * top_k * hidden * _element_bytes(dtype) * (experts - 1) / experts
+
+
+def in_network_allreduce_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:
+    r"""All-reduce time when a switch reduces (InfiniBand SHARP, NVLink SHARP): :math:`2\alpha + M/B`.
+
+    Each rank sends its M bytes up to the switch once; the switch adds the n
+    contributions as they stream through and sends the sum down, M bytes to
+    each rank. Up and down run at once on full-duplex links, pipelined, so
+    the bandwidth term is M/B against the ring's :math:`2\frac{n-1}{n}M/B`;
+    the latency is two hops (Graham et al. 2016). ``n = 1`` costs nothing.
+
+    >>> in_network_allreduce_time(1e9, 8, 100e9)
+    0.01
+    """
+    nbytes = check_nonnegative("nbytes", nbytes)
+    n = check_count("n", n, minimum=1)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    latency = check_nonnegative("latency", latency)
+    if n == 1:
+        return 0.0
+    return 2 * latency + nbytes / bandwidth
+
+
+def powersgd_numbers(m: int, n: int, rank: int) -> int:
+    r"""Numbers PowerSGD communicates for one m x n gradient matrix: :math:`(m + n)\,r`.
+
+    Vogels et al. (2019): the factors :math:`P = MQ` (m x r) and
+    :math:`Q = M^\top P` (n x r) are all-reduced instead of the m n entries.
+    (Here ``n`` is the matrix's second dimension, as in the paper.)
+
+    >>> powersgd_numbers(1024, 1024, 4), 1024 * 1024
+    (8192, 1048576)
+    """
+    m = check_count("m", m, minimum=1)
+    n = check_count("n", n, minimum=1)
+    rank = check_count("rank", rank, minimum=1, maximum=min(m, n))
+    return (m + n) * rank
+
+
+#: Bytes per parameter of optimizer state with mixed-precision Adam (fp32 master, momentum, variance).
+OPTIMIZER_BYTES = 12
+
+
+def memory_per_rank(params: int, n: int, stage: int, weight_bytes: int = 2, grad_bytes: int = 2,
+                    optimizer_bytes: int = OPTIMIZER_BYTES) -> float:
+    r"""Bytes of model state per rank: :math:`(2 + 2 + K)\Psi`, sharded by stage (activations not counted).
+
+    >>> memory_per_rank(7_500_000_000, 64, 0) / 1e9, round(memory_per_rank(7_500_000_000, 64, 3) / 1e9, 3)
+    (120.0, 1.875)
+    """
+    params = check_count("params", params, minimum=1)
+    n = check_count("n", n, minimum=1)
+    if stage not in ZERO_STAGES or isinstance(stage, bool):
+        raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
+    w = weight_bytes / (n if stage >= 3 else 1)
+    g = grad_bytes / (n if stage >= 2 else 1)
+    o = optimizer_bytes / (n if stage >= 1 else 1)
+    return params * (w + g + o)

@@ -1,0 +1,84 @@
+r"""Mixture of experts: the dispatch and combine all-to-alls, executed and counted.
+
+An MoE layer holds E expert networks; a router sends each token to its
+top-k experts. With expert parallelism the experts live on different ranks
+(here one expert a rank, n = E), so every MoE layer needs two all-to-alls:
+*dispatch* (each token's hidden vector to the ranks of its experts) and
+*combine* (the experts' outputs back). Of a rank's x k copies, 1/E stay
+home when routing is uniform, so each all-to-all sends
+:math:`x\,k\,h\,s\,\frac{E-1}{E}` bytes per rank
+(:func:`commlib.cost.moe_all_to_all_bytes`; Lepikhin et al. 2021).
+
+:func:`dispatch` runs the dispatch with :func:`commlib.collectives.simulate.all_to_all`
+on real arrays for a routing that sends every expert the same number of
+tokens. Real routers are not that fair: :func:`expert_loads` counts what
+each expert's rank receives for a routing drawn from a skewed popularity,
+and the busiest rank sets the all-to-all's time.
+
+>>> import numpy as np
+>>> received, sent = dispatch(tokens=4, hidden=3, top_k=2, experts=4)
+>>> sent, received[1].shape
+([144, 144, 144, 144], (8, 3))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..collectives import simulate as collectives
+from ..units import check_count, check_nonnegative
+
+__all__ = ["dispatch", "expert_loads", "imbalance"]
+
+
+def dispatch(tokens: int, hidden: int, top_k: int, experts: int, seed: int = 0) -> tuple[list[np.ndarray], list[int]]:
+    """Dispatch all-to-all with balanced routing: token t of rank i goes to experts (i + t + j) mod E, j < k.
+
+    Each rank holds ``tokens`` random fp64 vectors of ``hidden`` elements;
+    ``tokens * top_k`` must be a multiple of ``experts`` so every expert gets
+    the same count. Returns what each expert's rank received (rows = token
+    copies) and the bytes each rank sent.
+    """
+    tokens = check_count("tokens", tokens, minimum=1)
+    hidden = check_count("hidden", hidden, minimum=1)
+    experts = check_count("experts", experts, minimum=2)
+    top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
+    if tokens * top_k % experts:
+        raise ValueError(f"tokens x top_k must be a multiple of experts ({experts}), got {tokens * top_k}")
+    rng = np.random.default_rng(seed)
+    send = []
+    for i in range(experts):
+        x = rng.normal(size=(tokens, hidden))
+        by_expert = [[] for _ in range(experts)]
+        for t in range(tokens):
+            for j in range(top_k):
+                by_expert[(i + t + j) % experts].append(x[t])
+        send.append(np.concatenate([np.ravel(b) for b in by_expert]))   # grouped by destination
+    received, trace = collectives.all_to_all(send)
+    return [r.reshape(-1, hidden) for r in received], [int(b) for b in trace.bytes_sent]
+
+
+def expert_loads(tokens: int, top_k: int, experts: int, skew: float = 0.0, seed: int = 0) -> np.ndarray:
+    """Token copies each expert receives in one dispatch, all ranks together, for a skewed router.
+
+    Expert e's popularity is proportional to ``(e + 1) ** -skew`` (Zipf;
+    ``skew = 0`` is uniform); each of the ``experts`` ranks routes its
+    ``tokens`` tokens to ``top_k`` distinct experts drawn by popularity.
+    """
+    tokens = check_count("tokens", tokens, minimum=1)
+    experts = check_count("experts", experts, minimum=2)
+    top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
+    skew = check_nonnegative("skew", skew)
+    rng = np.random.default_rng(seed)
+    p = (np.arange(1, experts + 1, dtype=float)) ** -skew
+    p /= p.sum()
+    loads = np.zeros(experts, dtype=np.int64)
+    for _ in range(experts * tokens):
+        loads[rng.choice(experts, size=top_k, replace=False, p=p)] += 1
+    return loads
+
+
+def imbalance(loads) -> float:
+    """Busiest expert's load over the mean load: how much longer the all-to-all takes than balanced."""
+    loads = np.asarray(loads, dtype=float)
+    return float(loads.max() / loads.mean())

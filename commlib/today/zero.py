@@ -1,0 +1,125 @@
+r"""Sharded data parallelism (ZeRO, FSDP): one step's collectives, executed and counted.
+
+Plain data parallelism keeps a full copy of the parameters, gradients and
+optimizer state on every rank and all-reduces the gradient. ZeRO
+(Rajbhandari et al. 2020) shards them over the n ranks instead:
+
+* stage 1 shards the optimizer state, stage 2 also the gradients: the
+  gradient is *reduce-scattered* (each rank receives the sum of its shard),
+  each rank updates its shard, and the parameters are *all-gathered*. A ring
+  all-reduce is exactly a reduce-scatter followed by an all-gather, so the
+  bytes are the same, :math:`2\frac{n-1}{n}\Psi s`;
+* stage 3 (and PyTorch's FSDP) also shards the parameters: they are
+  all-gathered before the forward pass and again before the backward pass,
+  and the gradient is reduce-scattered, :math:`3\frac{n-1}{n}\Psi s`.
+
+:func:`zero_step` runs those collectives with :mod:`commlib.collectives.simulate` on
+real arrays and counts the bytes each rank sent;
+:func:`commlib.cost.zero_bytes_per_rank` is the closed form.
+:func:`memory_per_rank` (from :mod:`commlib.today.cost`, numpy-free) is the
+paper's memory count with mixed-precision Adam (2 + 2 + 12 bytes per parameter).
+
+>>> import numpy as np
+>>> sent, ok = zero_step(3, [np.arange(8.0) for _ in range(4)])
+>>> sent, ok
+([144, 144, 144, 144], True)
+>>> zero_step(2, [np.arange(8.0) for _ in range(4)])[0]
+[96, 96, 96, 96]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..collectives import simulate as collectives
+from ..cost import ZERO_STAGES
+from ..units import check_count
+from .cost import OPTIMIZER_BYTES, memory_per_rank
+
+__all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "forward_layer_times"]
+
+
+def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
+    """Run one step's collectives of ZeRO ``stage`` on real arrays; return bytes sent per rank and a check.
+
+    ``grads[i]`` is rank i's gradient (1-D, all of one length); ``params``
+    the full parameter vector (default: zeros). Stage 0 all-reduces;
+    stages 1-2 reduce-scatter then all-gather the updated shards; stage 3
+    all-gathers the parameter shards twice (forward, backward), then
+    reduce-scatters, and keeps the updated shards apart (the gather that
+    checks them is the next step's forward gather, not counted here). The
+    check says every rank ends with the same, correctly summed update.
+    """
+    if stage not in ZERO_STAGES or isinstance(stage, bool):
+        raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
+    grads = [np.asarray(g, dtype=float) for g in grads]
+    n = len(grads)
+    check_count("len(grads)", n, minimum=1)
+    params = np.zeros_like(grads[0]) if params is None else np.asarray(params, dtype=float)
+    want = params - np.sum(grads, axis=0)          # an SGD step with rate 1 on the summed gradient
+    sent = np.zeros(n, dtype=np.int64)
+    if stage == 0:
+        out, trace = collectives.allreduce(grads, algorithm="ring")
+        sent += trace.bytes_sent
+        new = [params - g for g in out]
+    else:
+        shards = np.array_split(params, n)
+        if stage == 3:
+            for _ in ("forward", "backward"):
+                full, trace = collectives.all_gather(shards)
+                sent += trace.bytes_sent
+        pieces, trace = collectives.reduce_scatter(grads)
+        sent += trace.bytes_sent
+        updated = [shards[i] - pieces[i] for i in range(n)]
+        new, trace = collectives.all_gather(updated)
+        if stage < 3:   # stage 3 keeps the new shards apart: the next forward pass gathers them
+            sent += trace.bytes_sent
+    ok = all(np.allclose(w, want) for w in new)
+    return [int(b) for b in sent], bool(ok)
+
+
+def prefetch_times(compute, gather) -> dict[str, float]:
+    r"""Forward pass of ZeRO-3 / FSDP with and without prefetching the next layer's weights.
+
+    ``compute[l]`` and ``gather[l]`` are layer l's compute time and the time
+    to all-gather its weights (seconds). Without prefetch each gather waits
+    for the layer before it: :math:`\sum_l (g_l + c_l)`. With prefetch the
+    gather of layer l + 1 runs during the compute of layer l (one gather in
+    flight at a time, as FSDP's forward prefetch does), so layer l + 1 starts
+    when both are done:
+
+    .. math:: T = g_0 + \sum_{l} \max(c_l, g_{l+1}) \quad (g_L = 0).
+
+    >>> prefetch_times([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
+    {'serial': 9.0, 'prefetched': 7.0, 'compute': 6.0}
+    >>> prefetch_times([1.0, 1.0], [3.0, 3.0])["prefetched"]
+    7.0
+    """
+    c = [float(x) for x in compute]
+    g = [float(x) for x in gather]
+    if not c or len(c) != len(g) or min(c + g) < 0:
+        raise ValueError("compute and gather must be equal-length, non-empty lists of times >= 0")
+    prefetched = g[0] + sum(max(c[i], g[i + 1] if i + 1 < len(g) else 0.0) for i in range(len(c)))
+    return {"serial": sum(c) + sum(g), "prefetched": prefetched, "compute": sum(c)}
+
+
+def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
+                        utilization: float = 0.4, dtype_bytes: int = 2) -> tuple[float, float]:
+    r"""One transformer layer's forward compute and weight all-gather time, seconds (equal layers).
+
+    Compute: :math:`2\,(\Psi/L)\,x / (u F_{peak})` (2 FLOPs per parameter and
+    token). Gather: a ring all-gather of the layer's weights,
+    :math:`\frac{n-1}{n}(\Psi/L)\,s / B`.
+
+    >>> c, g = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
+    >>> round(c * 1e3, 3), round(g * 1e3, 3)
+    (2.048, 3.938)
+    """
+    params = check_count("params", params, minimum=1)
+    layers = check_count("layers", layers, minimum=1)
+    n = check_count("n", n, minimum=1)
+    tokens = check_count("tokens", tokens, minimum=1)
+    if peak_flops <= 0 or bandwidth <= 0 or not 0 < utilization <= 1:
+        raise ValueError("peak_flops and bandwidth must be > 0 and utilization in (0, 1]")
+    per_layer = params / layers
+    return 2 * per_layer * tokens / (utilization * peak_flops), (n - 1) / n * per_layer * dtype_bytes / bandwidth

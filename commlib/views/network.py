@@ -1,0 +1,390 @@
+"""Pictures of topologies with each link coloured by the load a collective puts on it, and the
+placement calculator.
+
+Links are coloured with matplotlib's ``viridis`` map (perceptually uniform,
+and readable under the common colour-vision deficiencies) by the bytes on their
+busier direction; idle links are drawn light grey and dashed. Node kinds
+differ in shape as well as colour (Okabe-Ito palette), and every figure has
+a legend and a colour bar. Wrap-around links of a torus are drawn as arcs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch
+
+from .. import hardware
+from ..network import calculators as network_calculators
+from ..network import placement, topology
+from ..units import check_count, format_size, format_time
+from .animation import sweep_html
+from .calculator import Calculator, dropdown, make_calculator, text, toggle
+from .plots import PALETTE, figure, style
+from .tables import markdown_table
+
+__all__ = [
+    "draw_topology",
+    "topology_figure",
+    "compare_figure",
+    "steps_sweep",
+    "grid_figure",
+    "gallery_figure",
+    "ps_star_figure",
+    "ring_check_table",
+    "sharing_table",
+    "hierarchy_table",
+    "example_lists_table",
+    "claims_table",
+    "placement_figure",
+    "placement_calculator",
+    "placement_sweep",
+]
+
+CMAP = "viridis"
+
+_KIND = {  # marker, colour, legend label
+    "node": ("o", PALETTE["blue"], "rank"),
+    "gpu": ("s", PALETTE["blue"], "GPU (rank)"),
+    "cpu": ("h", PALETTE["orange"], "CPU socket + memory"),
+    "switch": ("D", PALETTE["green"], "switch"),
+    "nic": ("^", PALETTE["vermillion"], "NIC"),
+    "server": ("p", PALETTE["orange"], "parameter server"),
+}
+
+
+def _label(node, data) -> str:
+    if data.get("kind") == "server":
+        return "PS"
+    if data.get("rank") is not None:
+        return str(data["rank"])
+    if data.get("kind") == "switch" and str(node)[:1] == "s" and "." in str(node):
+        return ""
+    name = str(node).split(".")[-1]
+    for prefix, short in (("cpu", "C"), ("pcie", "P")):
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            return short + name[len(prefix):]
+    return {"nvswitch": "NVS", "hub": "sw", "nic": "NIC"}.get(name, name)
+
+
+def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping | None = None,
+                  vmax: float | None = None, title: str = "", node_size: float = 260, labels: bool = True,
+                  equal: bool = True, fontsize: float = 7, title_size: float = 10):
+    """Draw topology ``g`` on ``ax``; colour links by ``loads`` (bytes per link, busier direction) or by
+    ``mapped.undirected_load()``. Node labels are ``fontsize`` points, the title ``title_size``.
+    Returns the colour normalisation used (for a colour bar)."""
+    topology.check_topology(g)
+    if loads is None:
+        loads = mapped.undirected_load() if mapped is not None else {}
+    top = vmax if vmax is not None else max(list(loads.values()) + [1])
+    norm = mpl.colors.Normalize(vmin=0, vmax=top)
+    cmap = mpl.colormaps[CMAP]
+    pos = {v: d["pos"] for v, d in g.nodes(data=True)}
+    for u, v, d in topology.links_of(g):
+        load = loads.get((u, v), loads.get((v, u), 0))
+        color = cmap(norm(load)) if load > 0 else "#BBBBBB"
+        style_ = "-" if load > 0 else "--"
+        width = 3.2 if load > 0 else 1.2
+        if d.get("wrap") or d.get("arc"):
+            patch = FancyArrowPatch(pos[u], pos[v], arrowstyle="-", connectionstyle="arc3,rad=0.35",
+                                    color=color, lw=width, linestyle=style_, zorder=1)
+            ax.add_patch(patch)
+        else:
+            ax.plot([pos[u][0], pos[v][0]], [pos[u][1], pos[v][1]], color=color, lw=width, ls=style_, zorder=1,
+                    solid_capstyle="round")
+    kinds = sorted({d["kind"] for _, d in g.nodes(data=True)})
+    for kind in kinds:
+        marker, color, _ = _KIND.get(kind, ("o", PALETTE["black"], kind))
+        nodes = [v for v, d in g.nodes(data=True) if d["kind"] == kind]
+        ax.scatter([pos[v][0] for v in nodes], [pos[v][1] for v in nodes], s=node_size, marker=marker, c=color,
+                   edgecolors="black", linewidths=0.8, zorder=3)
+        if labels:
+            for v in nodes:
+                ax.annotate(_label(v, g.nodes[v]), pos[v], ha="center", va="center", fontsize=fontsize,
+                            color="white" if kind in ("node", "gpu") else "black", zorder=4)
+    ax.set_title(title, fontsize=title_size)
+    if equal:
+        ax.set_aspect("equal", adjustable="datalim")
+    ax.margins(0.08)
+    ax.axis("off")
+    return norm
+
+
+def _handles(graphs: Sequence) -> list:
+    kinds = sorted({d["kind"] for h in graphs for _, d in h.nodes(data=True)})
+    handles = [Line2D([], [], marker=_KIND[k][0], color="none", markerfacecolor=_KIND[k][1], markeredgecolor="black",
+                      markersize=8, label=_KIND[k][2]) for k in kinds if k in _KIND]
+    handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="idle link"))
+    return handles
+
+
+def _legend(fig, ax, g, norm, unit_label: str, graphs: Sequence = (), fontsize: float = 8):
+    handles = _handles((g, *graphs))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(5, len(handles)),
+              fontsize=fontsize, frameon=False)
+    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(vmin=norm.vmin / 1e6, vmax=norm.vmax / 1e6), cmap=CMAP)
+    bar = fig.colorbar(sm, ax=ax, shrink=0.75, pad=0.02)
+    bar.set_label(unit_label, fontsize=fontsize)
+    bar.ax.tick_params(labelsize=fontsize)
+
+
+def topology_figure(g, mapped: topology.Mapped | None = None, title: str = "", width: float = 6.4,
+                    height: float = 4.0, unit_label: str = "MB on the link's busier direction (whole run)",
+                    node_size: float = 260, equal: bool = True):
+    """One topology, links coloured by total load (bytes per direction, the busier one), with legend."""
+    fig, ax = figure(width, height)
+    norm = draw_topology(ax, g, mapped, title=title, node_size=node_size, equal=equal)
+    _legend(fig, ax, g, norm, unit_label)
+    return fig
+
+
+def compare_figure(panels: Sequence[tuple], width: float = 9.0, height: float = 3.6,
+                   unit_label: str = "MB on the link's busier direction (whole run)"):
+    """Side-by-side topologies ``[(graph, mapped, title), ...]`` on one colour scale."""
+    style()
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, height))
+    axes = [axes] if len(panels) == 1 else list(axes)
+    top = max([max(m.undirected_load().values(), default=1) for _, m, _ in panels] + [1])
+    for ax, (g, m, title) in zip(axes, panels):
+        norm = draw_topology(ax, g, m, vmax=top, title=title)
+    _legend(fig, axes[-1], panels[-1][0], norm, unit_label, [p[0] for p in panels])
+    fig.tight_layout()
+    return fig
+
+
+def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
+    """A scrubber over the steps of a mapped collective: each frame colours the links by that step's flows."""
+    top = max((max(s.link_flows.values(), default=0) for s in mapped.steps), default=1)
+    index = {s.step: s for s in mapped.steps}
+
+    def draw(step):
+        s = index[step]
+        loads: dict = {}
+        for (u, v), k in s.link_flows.items():
+            key = (u, v) if (u, v) in g.edges else (v, u)
+            loads[key] = max(loads.get(key, 0), k)
+        fig, ax = figure(6.4, 4.2)
+        norm = draw_topology(ax, g, loads=loads, vmax=max(top, 2),
+                             title=f"{title} step {step}: {format_time(s.time)}")
+        kinds = sorted({d["kind"] for _, d in g.nodes(data=True)})
+        handles = [Line2D([], [], marker=_KIND[k][0], color="none", markerfacecolor=_KIND[k][1],
+                          markeredgecolor="black", markersize=8, label=_KIND[k][2]) for k in kinds if k in _KIND]
+        handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="idle link"))
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=8,
+                  frameon=False)
+        sm = mpl.cm.ScalarMappable(norm=norm, cmap=CMAP)
+        bar = fig.colorbar(sm, ax=ax, shrink=0.75, pad=0.02, ticks=range(0, int(max(top, 2)) + 1))
+        bar.set_label("flows sharing the busier direction", fontsize=8)
+        return fig
+
+    return sweep_html(draw, [s.step for s in mapped.steps], label=lambda s: f"step {s}", alt=alt)
+
+
+def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, height: float = 7.4,
+                unit_label: str = "MB on the link's busier direction (whole run)", fontsize: float = 10,
+                node_size: float = 480):
+    """Topologies ``[(graph, mapped, title), ...]`` in a grid of ``ncols`` columns on one colour scale.
+
+    Made to be read at a page's width: node labels, titles, legend and
+    colour bar are ``fontsize`` points or more, and the legend and colour bar
+    sit below the grid, across its whole width.
+    """
+    style()
+    ncols = check_count("ncols", ncols, minimum=1)
+    rows = -(-len(panels) // ncols)
+    fig = plt.figure(figsize=(width, height))
+    grid = fig.add_gridspec(rows, ncols, left=0.03, right=0.97, top=0.92, bottom=0.2, hspace=0.35, wspace=0.08)
+    top = max([max(m.undirected_load().values(), default=1) for _, m, _ in panels] + [1])
+    norm = None
+    for i, (g, m, title) in enumerate(panels):
+        ax = fig.add_subplot(grid[i // ncols, i % ncols])
+        norm = draw_topology(ax, g, m, vmax=top, title=title, node_size=node_size, fontsize=fontsize,
+                             title_size=fontsize + 1)
+    sm = mpl.cm.ScalarMappable(norm=mpl.colors.Normalize(vmin=norm.vmin / 1e6, vmax=norm.vmax / 1e6), cmap=CMAP)
+    cax = fig.add_axes((0.12, 0.115, 0.76, 0.022))
+    bar = fig.colorbar(sm, cax=cax, orientation="horizontal")
+    cax.grid(False)
+    bar.set_label(unit_label, fontsize=fontsize)
+    bar.ax.tick_params(labelsize=fontsize)
+    fig.legend(handles=_handles([p[0] for p in panels]), loc="lower center", ncol=4, fontsize=fontsize,
+               frameon=False, bbox_to_anchor=(0.5, 0.0))
+    return fig
+
+
+def gallery_figure(runs: Sequence[tuple]):
+    """Topologies carrying one all-reduce each (:func:`commlib.network.topology.gallery_runs`), in a 2-column grid on
+    one colour scale; each title gives the run's time and whether flows shared a link."""
+    panels = []
+    for g, res, what in runs:
+        share = "no link shared" if res.max_flows <= 1 else f"up to {res.max_flows} flows share a link"
+        panels.append((g, res, f"{what}\n{format_time(res.time)}; {share}"))
+    return grid_figure(panels, ncols=2)
+
+
+def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
+    """A parameter-server round on a switch star (:func:`commlib.network.topology.ps_star`'s ``(graph, run)``),
+    links coloured by load.
+
+    The title gives the round's time (push, then pull) and the load of the
+    server's link against a worker's link, each in one direction.
+    """
+    server = next(v for v, d in g.nodes(data=True) if d.get("kind") == "server")
+    workers = sum(1 for _, d in g.nodes(data=True) if d.get("kind") == "node")
+    fig, ax = figure(7.0, 5.0)
+    norm = draw_topology(ax, g, run, node_size=520, fontsize=fontsize, title_size=fontsize + 1,
+                         title=f"{workers} workers push to and pull from one server: {format_time(run.time)}\n"
+                               f"server's link {format_size(run.load('hub', server))}, a worker's link "
+                               f"{format_size(run.load('hub', 0))} each way")
+    _legend(fig, ax, g, norm, "MB on the link's busier direction (whole round)", fontsize=fontsize)
+    fig.tight_layout()
+    return fig
+
+
+def ring_check_table(rows: Sequence[Mapping]):
+    """:func:`commlib.network.topology.ring_check`'s rows: mapped ring all-reduce against the alpha-beta formula."""
+    item = hardware.link(rows[0]["link"])
+    body = [[r["n"], format_time(r["mapped"], 4), format_time(r["formula"], 4),
+             f"{abs(r['mapped'] / r['formula'] - 1):.1e}", r["max_flows"]] for r in rows]
+    return markdown_table(["ranks n", "mapped onto links", "alpha-beta formula", "relative difference",
+                           "most flows per link direction"], body,
+                          caption=f"Ring all-reduce of {format_size(rows[0]['nbytes'], binary=True)} on a ring of "
+                                  f"{item.name}")
+
+
+def sharing_table(results: Mapping):
+    """Equal shares against max-min fair sharing, from :func:`commlib.network.topology.sharing_comparison`'s results."""
+    labels = {"mesh one way": "ring all-reduce on a 4 x 4 mesh, row order",
+              "mesh both ways": "the same, a second ring the other way",
+              "byteps": "one BytePS round on a switch star"}
+    rows = []
+    for key, label in labels.items():
+        equal, fair = results[key, "equal"], results[key, "max-min"]
+        rows.append([label, format_time(equal), format_time(fair), f"{equal / fair:.2f}"])
+    return markdown_table(["workload", "equal shares", "max-min fair", "equal / max-min"], rows,
+                          caption="One model against the other, on the same flows")
+
+
+def hierarchy_table(runs: Mapping):
+    """Flat ring against hierarchical all-reduce (:func:`commlib.network.topology.hierarchy_runs`), mapped onto links."""
+    rows = []
+    for algorithm in ("ring", "hierarchical"):
+        res = runs[algorithm]
+        rows.append([algorithm, format_time(res.time), format_size(res.load("h0.nic", "net")), len(res.steps),
+                     " -> ".join(str(v) for v in res.bottleneck)])
+    return markdown_table(["algorithm", "time", "bytes host 0 sends into the network", "steps",
+                           "bottleneck link"], rows,
+                          caption=f"All-reduce of {format_size(runs['nbytes'], binary=True)}, {runs['hosts']} hosts x "
+                                  f"{runs['per_host']} GPUs, {hardware.link(runs['network']).name}")
+
+
+# ---------------------------------------------------------------------------- placement
+
+
+def claims_table():
+    """Note 000's link figures next to the one-direction bandwidth of the matching preset."""
+    rows = []
+    for c in placement.link_claims():
+        per = c.per_direction
+        rows.append([c.what, f"{c.rate / 1e9:.2f} GB/s", "-" if per is None else f"{per / 1e9:.2f} GB/s",
+                     "-" if per is None else f"{c.rate / per:.2f}", c.reading])
+    return markdown_table(["note 000 says", "taken literally", "preset, one direction", "ratio", "how to read it"],
+                          rows, caption="Link figures in note 000, read in bytes per second per direction")
+
+
+def example_lists_table():
+    """Note 000's per-host lists: MB/s as printed, the same in Mb/s, and the ratio intra / inter."""
+    rows = []
+    mbit_inter = placement.as_megabits(placement.EXAMPLE_INTER_MB_S)
+    mbit_intra = placement.as_megabits(placement.EXAMPLE_INTRA_MB_S)
+    for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
+        rows.append([h, f"{a:.10g}", f"{mbit_intra[h]:.10g}", f"{e:.10g}", f"{mbit_inter[h]:.10g}", f"{a / e:.2f}"])
+    return markdown_table(["host", "intra (MB/s, as printed)", "intra x 8 (Mb/s)", "inter (MB/s, as printed)",
+                           "inter x 8 (Mb/s)", "intra / inter"], rows,
+                          caption="Note 000's measured bandwidth lists, one entry per host")
+
+
+def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: float = 7.0, height: float = 3.4):
+    """Horizontal bars: candidate placements ranked by synchronisation time, each labelled with its bottleneck.
+
+    ``ranked`` is :func:`commlib.network.placement.rank_placements` (name, estimate), fastest first."""
+    ranked = list(ranked)
+    fig, ax = figure(width, height)
+    names = [name for name, _ in ranked][::-1]
+    ests = [e for _, e in ranked][::-1]
+    colors = [PALETTE["vermillion"] if e.bottleneck_kind == "inter" else PALETTE["blue"] for e in ests]
+    bars = ax.barh(names, [e.time for e in ests], color=colors)
+    for bar, e in zip(bars, ests):
+        ax.annotate(f"{format_time(e.time)}; {e.bottleneck}", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_xlim(0, max(e.time for e in ests) * 2.2)
+    ax.set_xlabel("synchronisation time per iteration (s)")
+    handles = [Line2D([], [], color=PALETTE["blue"], lw=6, label="bounded inside a host"),
+               Line2D([], [], color=PALETTE["vermillion"], lw=6, label="bounded by a network link")]
+    ax.legend(handles=handles, loc="upper right", fontsize=8)
+    ax.grid(axis="y", visible=False)
+    fig.tight_layout()
+    return fig
+
+
+def placement_calculator(cluster: placement.Cluster | None = None, where: str = "host3:2, host1:2",
+                         model: str = "resnet50", dtype: str = "fp32", mode: str = "allreduce",
+                         algorithm: str = "auto", pipelined: bool = True) -> Calculator:
+    """Placement -> synchronisation time and bottleneck, on note 000's eight hosts by default.
+
+    ``pipelined`` (parameter server only): push and pull overlap, as in
+    :func:`commlib.cost.ps_time`; unticked, the pull waits for the whole push.
+    """
+    compute = network_calculators.placement_results  # the model-layer function; it runs in the page as well
+    if cluster is None:
+        cluster = placement.example_cluster()
+    else:  # bind the cluster: the function left takes exactly the controls
+        compute = functools.partial(network_calculators.cluster_placement_results, cluster)
+    controls = {
+        "where": text(where, "workers (host:count)", "host3:2, host1:2"),
+        "model": dropdown([(item.name, key) for key, item in hardware.MODELS.items()], model, "model"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+        "mode": dropdown([("all-reduce", "allreduce"), ("parameter server", "ps")], mode, "scheme"),
+        "algorithm": dropdown(list(placement.ALGORITHMS), algorithm, "all-reduce algorithm"),
+        "pipelined": toggle(pipelined, "PS: push and pull overlap"),
+    }
+    return make_calculator(compute, controls, title="Placement estimator",
+                           note=f"Hosts 0-{cluster.hosts - 1}, {cluster.slots[0]} slots each; per-host bandwidths "
+                                "per direction (1 MB = 10^6 B); latency ignored.")
+
+
+def placement_sweep(sweep: Mapping):
+    """Precomputed: for each number of workers, the best placements for all-reduce and for a PS.
+
+    ``sweep`` is :func:`commlib.network.placement.best_placements_by_workers` (push and pull overlapped)."""
+    runs, top, model, dtype = sweep["runs"], sweep["top"], sweep["model"], sweep["dtype"]
+    workers = list(runs)
+
+    def draw(n):
+        fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.2))
+        style()
+        for ax, mode, title in zip(axes, ("allreduce", "ps"), ("all-reduce", "parameter server")):
+            best = runs[n][mode][::-1]
+            names = [" ".join(f"h{h}:{c}" for h, c in enumerate(e.counts) if c) for e in best]
+            colors = [PALETTE["vermillion"] if e.bottleneck_kind == "inter" else PALETTE["blue"] for e in best]
+            ax.barh(names, [e.time for e in best], color=colors)
+            for i, e in enumerate(best):
+                ax.annotate(format_time(e.time), (e.time, i), xytext=(3, 0), textcoords="offset points",
+                            va="center", fontsize=8)
+            ax.set_xlim(0, max(e.time for e in best) * 1.45)
+            ax.set_title(f"{title}: {top} best of all placements", fontsize=9)
+            ax.set_xlabel("time per iteration (s)")
+            ax.tick_params(axis="y", labelsize=8)
+        handles = [Line2D([], [], color=PALETTE["blue"], lw=6, label="bounded inside a host"),
+                   Line2D([], [], color=PALETTE["vermillion"], lw=6, label="bounded by a network link")]
+        fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False)
+        fig.suptitle(f"{hardware.model(model).name}, {dtype}, {n} workers", fontsize=10)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        return fig
+
+    return sweep_html(draw, workers, label="{} workers", start=min(2, len(workers) - 1),
+                      alt="Bar charts of the fastest placements of workers on note 000's hosts, for all-reduce "
+                          "and for a parameter server")

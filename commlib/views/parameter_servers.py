@@ -1,0 +1,282 @@
+"""Views for the parameter-server chapter: push/pull animation, traffic plots, calculator, sweep.
+
+Every number drawn here comes from :mod:`commlib.parameter_servers.simulate` (the executed round and
+its closed forms) or :mod:`commlib.cost`.
+"""
+
+from __future__ import annotations
+
+from matplotlib.animation import FuncAnimation
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from .. import hardware
+from ..parameter_servers import calculators as ps_calculators
+from ..parameter_servers import simulate as ps
+from ..units import format_rate, format_size, format_time
+from .animation import sweep_html, to_html
+from .calculator import Calculator, dropdown, integer, make_calculator, toggle
+from .plots import COLORS, MARKERS, PALETTE, figure
+from .tables import markdown_table
+
+__all__ = [
+    "push_pull_frames",
+    "push_pull_animation",
+    "volumes_figure",
+    "sharding_figure",
+    "traffic_table",
+    "ps_calculator",
+    "servers_sweep",
+]
+
+_SHARD_COLORS = [PALETTE["sky"], PALETTE["orange"], PALETTE["green"], PALETTE["purple"], PALETTE["yellow"],
+                 PALETTE["vermillion"]]
+_CELL = 0.62
+
+
+def _shard_of(bounds) -> list[int]:
+    out = []
+    for j, (a, b) in enumerate(bounds):
+        out.extend([j] * (b - a))
+    return out
+
+
+def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = False) -> None:
+    for c, (v, j) in enumerate(zip(values, shards)):
+        ax.add_patch(Rectangle((x0 + c * _CELL, y0), _CELL, _CELL, facecolor=_SHARD_COLORS[j % 6],
+                               edgecolor="black", lw=0.6, alpha=0.85))
+        ax.text(x0 + (c + 0.5) * _CELL, y0 + _CELL / 2, f"{v:.3g}", ha="center", va="center", fontsize=9)
+    if below:
+        ax.text(x0, y0 - 0.08, title, ha="left", va="top", fontsize=9.5)
+    else:
+        ax.text(x0, y0 + _CELL + 0.08, title, ha="left", va="bottom", fontsize=9.5)
+
+
+_STAGE_TEXT = {
+    "start": ("its gradient ∇l", "its shard of the parameters w"),
+    "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients"),
+    "update": ("its gradient ∇l", "new parameters w − η·Σ∇l/n"),
+    "pull": ("the new parameters w", "new parameters w"),
+}
+
+_CAPTIONS = {
+    "start": "start: each worker holds its gradient; each shard's server holds its part of w",
+    "push": "push: every worker sends shard j of its gradient to server j, which sums them",
+    "update": "update: each server takes an SGD step on its own shard (no network)",
+    "pull": "pull: every worker fetches every shard of the new parameters",
+}
+
+
+def push_pull_frames(r: ps.PSRound):
+    """The frames of an executed round ``r`` (:func:`commlib.parameter_servers.simulate.demo_round`): ``(figure, draw(i), labels)``.
+
+    ``draw(i)`` redraws frame ``i`` (one per stage of the round) on the figure.
+    """
+    n, k, colocated, lr = r.workers, r.servers, r.colocated, r.lr
+    length = r.params.size
+    sent_by_stage = r.sent_by_stage()
+    shards = _shard_of(r.bounds)
+    width = length * _CELL
+    gap = 1.0
+    worker_x = [i * (width + gap) for i in range(n)]
+    span = worker_x[-1] + width
+    sizes = [b - a for a, b in r.bounds]
+    if colocated:
+        host_x = {j: worker_x[j] + r.bounds[j][0] * _CELL for j in range(k)}
+        server_y = 1.9
+    else:
+        sgap = 2.4
+        total = sum(s * _CELL for s in sizes) + sgap * (k - 1)
+        start = (span - total) / 2
+        host_x, x = {}, start
+        for j, s in enumerate(sizes):
+            host_x[j] = x
+            x += s * _CELL + sgap
+        server_y = 2.6
+    fig, ax = figure(max(6.4, 0.6 * span + 1.0), 4.4 if not colocated else 3.8)
+    labels = [f"{i + 1}/{len(r.stages)} {s.label}" for i, s in enumerate(r.stages)]
+
+    def draw(i: int):
+        ax.clear()
+        ax.set_axis_off()
+        stage = r.stages[i]
+        wtext, stext = _STAGE_TEXT[stage.label]
+        for w in range(n):
+            _cells(ax, worker_x[w], 0.0, stage.workers[w], shards, f"worker {w}", below=True)
+        for j in range(k):
+            a, b = r.bounds[j]
+            title = f"shard {j} (on worker {j})" if colocated else f"server {j} (machine {n + j})"
+            _cells(ax, host_x[j], server_y, stage.servers[j], shards[a:b], title)
+        if stage.step is not None:
+            for m in r.trace.step_messages(stage.step):
+                j = m.chunk
+                a, b = r.bounds[j]
+                xs = host_x[j] + (b - a) * _CELL / 2
+                if colocated:
+                    if m.phase == "push":
+                        p0, p1 = (worker_x[m.src] + (a + b) / 2 * _CELL, _CELL + 0.05), (xs, server_y - 0.05)
+                    else:
+                        p0, p1 = (xs, server_y - 0.05), (worker_x[m.dst] + (a + b) / 2 * _CELL, _CELL + 0.05)
+                    rad = 0.0
+                else:
+                    wx = worker_x[m.src if m.phase == "push" else m.dst] + (a + b) / 2 * _CELL
+                    if m.phase == "push":
+                        p0, p1 = (wx, _CELL + 0.05), (xs, server_y - 0.05)
+                    else:
+                        p0, p1 = (xs, server_y - 0.05), (wx, _CELL + 0.05)
+                    rad = 0.0
+                ax.add_patch(FancyArrowPatch(p0, p1, arrowstyle="-|>", mutation_scale=9, lw=1.1,
+                                             color=_SHARD_COLORS[j % 6],
+                                             connectionstyle=f"arc3,rad={rad}", alpha=0.9))
+        sent = sent_by_stage[i]
+        lines = [_CAPTIONS[stage.label],
+                 f"workers hold {wtext}; {'shards' if colocated else 'servers'} hold {stext}",
+                 f"bytes sent so far, machine by machine: {', '.join(str(int(s)) for s in sent)} B "
+                 f"({r.params.dtype.itemsize} B per value)"]
+        if colocated:
+            lines.append("a worker's exchange with its own shard stays inside the machine: no arrow, no bytes")
+        for row, line in enumerate(lines):
+            ax.text(0, -0.55 - 0.42 * row, line, fontsize=9.5, ha="left", va="top")
+        ax.set_xlim(-0.3, span + 0.3)
+        ax.set_ylim(-2.3 if colocated else -1.9, server_y + _CELL + 0.5)
+        kind = "colocated" if colocated else "separate server machines"
+        ax.set_title(f"One synchronous PS round: n = {n} workers, k = {k} shards ({kind}), η = {lr:g}",
+                     fontsize=10)
+        return []
+
+    return fig, draw, labels
+
+
+def push_pull_animation(r: ps.PSRound):
+    """Animated push / update / pull of an executed round ``r`` (:func:`commlib.parameter_servers.simulate.demo_round`), offline player."""
+    fig, draw, labels = push_pull_frames(r)
+    anim = FuncAnimation(fig, draw, frames=len(labels), interval=1500, blit=False)
+    kind = "colocated shards" if r.colocated else "separate server machines"
+    return to_html(anim, labels=labels, alt=f"Parameter-server round with {r.workers} workers and {r.servers} {kind}: "
+                                            "gradient cells move from workers to servers, are summed, updated "
+                                            "and pulled back")
+
+
+def volumes_figure(v):
+    """The source note's two volumes against n, and the like-for-like per-direction comparison, in units of M.
+
+    ``v`` is :func:`commlib.parameter_servers.simulate.server_and_ring_volumes` with ``nbytes = 1`` (n ranks, one of which
+    holds the server: a colocated parameter server with one shard)."""
+    p = v["processes"]
+    fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2)
+    ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
+             label="PS server, in + out: 2(n−1)M")
+    ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
+             label="ring rank, sent: 2(n−1)M/n")
+    ax1.set_title("As the source note counts them", fontsize=10)
+    ax2.plot(p, v["ps_server_each_way"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
+             label="PS server NIC: (n−1)M")
+    ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
+             label="ring rank NIC: 2(n−1)M/n")
+    ax2.set_title("Each way, on the busiest NIC", fontsize=10)
+    for ax in (ax1, ax2):
+        ax.set_xlabel("ranks n (one of them holds the server)")
+        ax.set_ylabel("bytes, in units of M (gradient size)")
+        ax.legend(loc="upper left", fontsize=8.5)
+    fig.tight_layout()
+    return fig
+
+
+def sharding_figure(c, title: str = ""):
+    """Round time against the number of server machines k: PS apart, BytePS, colocated PS, ring.
+
+    ``c`` is :func:`commlib.parameter_servers.simulate.sharding_curves`."""
+    ks, t_ps, kb, t_bp = c["k"], c["ps"], c["byteps_k"], c["byteps"]
+    t_ring, t_col, k_star, n = c["ring"], c["colocated"], c["k_star"], c["n"]
+    nbytes, bandwidth = c["nbytes"], c["bandwidth"]
+    fig, ax = figure(6.4, 3.8)
+    ax.plot(ks, 1e3 * t_ps, color=COLORS[3], marker=MARKERS[3], ms=4, lw=1.8, label="PS, k separate server machines")
+    if c["server_bandwidth"] is None:
+        ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
+                label="BytePS optimum, k CPU machines")
+    ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
+    ax.plot([n], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[1],
+            label=f"PS colocated, n = {n} shards on the workers")
+    ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
+    ax.annotate("k = n/2", (n / 2, 1e3 * t_ps.max()), xytext=(3, -12), textcoords="offset points", fontsize=8.5)
+    if k_star is not None and k_star <= ks[-1]:
+        ax.annotate(f"PS wins from k = {k_star}", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
+                    textcoords="offset points", fontsize=9,
+                    arrowprops=dict(arrowstyle="->", color=COLORS[7], lw=0.8))
+    ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
+    ax.set_xlabel("server (CPU) machines k")
+    ax.set_ylabel("time of one round (ms)")
+    ax.set_title(title or f"M = {format_size(nbytes)}, n = {n} workers, {format_rate(bandwidth, bits=True)} "
+                          "per direction", fontsize=10)
+    ax.legend(loc="upper right", fontsize=8.5)
+    fig.tight_layout()
+    return fig
+
+
+def traffic_table(rows):
+    """:func:`commlib.parameter_servers.simulate.traffic_check`'s rows: executed rounds against the closed form, busiest NIC each way."""
+    body = [[r["workers"], r["servers"], "yes" if r["colocated"] else "no", f"{r['most_sent']} B",
+             f"{r['most_received']} B", f"{r['closed_form']:g} B", "yes" if r["equal"] else "no"] for r in rows]
+    headers = ["workers n", "shards k", "colocated", "simulated: most sent by one NIC",
+               "simulated: most received by one NIC", "closed form (each way)", "equal"]
+    return markdown_table(headers, body, caption="Executed parameter-server rounds against the closed form: "
+                                                 "bytes through the busiest NIC, each way")
+
+
+def _model_label(key: str) -> str:
+    # the name only: the dropdown is about 30 characters wide; the parameter count is a result row
+    return hardware.model(key).name
+
+
+def _network_links() -> list[tuple[str, str]]:
+    return [(item.name, key) for key, item in hardware.LINKS.items() if item.kind == "network"]
+
+
+def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: int = 4, colocated: bool = False,
+                  worker_link: str = "eth_100g", server_link: str = "eth_100g") -> Calculator:
+    """PS against ring all-reduce: model, n workers, k shards, colocated or not, worker and server links.
+
+    The computation is :func:`commlib.parameter_servers.calculators.ps_results` (no numpy: it runs in the page too)."""
+
+    controls = {
+        "model": dropdown([(_model_label(key), key) for key in hardware.MODELS], model, "model"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+        "n": integer(n, 1, 256, "workers n"),
+        "k": integer(k, 1, 256, "server shards k"),
+        "colocated": toggle(colocated, "shards on the workers"),
+        "worker_link": dropdown(_network_links(), worker_link, "worker NIC"),
+        "server_link": dropdown(_network_links(), server_link, "server NIC"),
+    }
+    return make_calculator(ps_calculators.ps_results, controls, title="Parameter server or ring all-reduce?",
+                           note="Bandwidth terms only (large messages), full-duplex NICs, bandwidth per "
+                                "direction; push and pull pipelined. With the shards on the workers (colocated) the "
+                                "server NIC is unused. "
+                                "1 MB = 10^6 B, 1 MiB = 2^20 B.")
+
+
+def servers_sweep(c, model_name: str = ""):
+    """Precomputed view of the calculator: PS time as k grows, one frame per k, ring time for reference.
+
+    ``c`` is :func:`commlib.parameter_servers.simulate.sharding_curves`; ``model_name`` labels the title."""
+    ks, t_ps, t_ring, n, nbytes = [int(k) for k in c["k"]], c["ps"], c["ring"], c["n"], c["nbytes"]
+    name = model_name or "gradient"
+
+    def draw(k):
+        i = ks.index(k)
+        fig, ax = figure(6.4, 3.4)
+        ax.plot(ks, 1e3 * t_ps, color=COLORS[3], lw=1.5, marker=MARKERS[3], ms=3, label="PS, k servers")
+        ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
+        ax.plot([k], [1e3 * t_ps[i]], marker="o", ms=11, mfc="none", mec=COLORS[7], mew=2)
+        verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c["winner"][i]]
+        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])}, "
+                     f"ring {format_time(t_ring)} -> {verdict}", fontsize=9)
+        ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
+        ax.set_xticks(ks)
+        ax.set_xlabel("server machines k")
+        ax.set_ylabel("time of one round (ms)")
+        ax.legend(loc="upper right", fontsize=8.5)
+        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.15, top=0.89)
+        return fig
+
+    return sweep_html(draw, ks, label="k = {}", start=0,
+                      alt=f"PS round time against server count k for {name} with {n} workers, with the ring "
+                          "all-reduce time as a horizontal line")

@@ -1,0 +1,1 @@
+"""Views of chapters 4 and 5: protocol timelines, error curves, staleness, overlap."""

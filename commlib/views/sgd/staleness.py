@@ -1,0 +1,138 @@
+"""Views for chapter 5: staleness histograms, staleness against n/K, learning-rate rules, Downpour.
+
+Everything drawn here is computed by :mod:`commlib.sgd.simulate` and the experiments of
+:mod:`commlib.experiments.sgd.staleness`; this module only lays it out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import NullFormatter
+
+from ...experiments.sgd.staleness import NOTES_RATE
+from ...experiments.sgd.summaries import PROTOCOL_LABELS
+from ..plots import COLORS, MARKERS, color, figure
+from .sync_async import _smooth, staleness_histogram
+
+__all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
+           "downpour_figure"]
+
+
+def staleness_vs_nk_figure(rows: list[dict], workers: int):
+    """Measured mean staleness against n/K, with the exact means as lines."""
+    fig, ax = figure(6.4, 3.6)
+    x = np.array([r["n/K"] for r in rows])
+    grid = np.linspace(x.min(), x.max(), 50)
+    ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="n/K (Gupta et al.)")
+    for i, protocol in enumerate(("k_batch_async", "k_async")):
+        ax.plot(x, [r[protocol + " exact"] for r in rows], color=color(i), lw=1.2,
+                label=f"{PROTOCOL_LABELS[protocol]}: exact mean")
+        ax.plot(x, [r[protocol] for r in rows], ls="none", marker=MARKERS[i], color=color(i),
+                label=f"{PROTOCOL_LABELS[protocol]}: simulated")
+    ax.set_xlabel(f"n/K (n = {workers} learners)")
+    ax.set_ylabel("mean staleness (updates)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+
+def _loss_curve(ax, run, label, i, ls="-", smooth=1, lw=1.6):
+    """Training loss against gradients applied (PS updates x gradients per update)."""
+    g = (np.asarray(run.eval_index) + 1) * run.k
+    ax.plot(np.concatenate([[0], g]), np.concatenate([[run.initial_loss], _smooth(np.asarray(run.losses), smooth)]),
+            color=color(i), ls=ls, lw=lw, label=label)
+
+
+def _loss_panel(ax, curves, smooth: int):
+    """Loss curves ``(run, label, colour index, line style)`` against gradients applied, zoomed on their floor."""
+    for run, label, i, ls in curves:
+        _loss_curve(ax, run, label, i, ls=ls, smooth=smooth)
+    ymin = min(np.nanmin(r.losses) for r, *_ in curves)
+    ax.set_ylim(ymin * 0.95, ymin * 1.6)
+    ax.set_xlabel("gradients applied")
+    ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=7)
+
+
+#: How each swept value is named in legends.
+_SWEEP_LABELS = {
+    "constant": "constant rate η",
+    "no staleness": "constant rate η, one learner (no staleness)",
+    "staleness": "rate/staleness rule, base rate η₀",
+    "distance": "distance rule, cap η_max",
+}
+
+
+def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int | None = None):
+    """Final training loss against the swept rate, one line per sweep; the best point of each is ringed."""
+    labels = labels or {}
+    for i, (key, sw) in enumerate(sweeps.items()):
+        label = labels.get(key, _SWEEP_LABELS.get(key, key))
+        if workers and key != "no staleness" and sw.workers > 1 and key in _SWEEP_LABELS:
+            label += f", {sw.workers} learners"
+        ax.plot(sw.values, sw.losses, color=color(i), marker=MARKERS[i], ls=["-", "--", "-.", ":"][i % 4], lw=1.4,
+                label=label)
+        ax.plot([sw.best_value], [sw.best_loss], ls="none", marker="o", ms=13, mfc="none", mec=color(i), mew=1.4)
+    ax.set_xscale("log")
+    ticks = []
+    for v in sorted({v for sw in sweeps.values() for v in sw.values}):
+        if not ticks or v / ticks[-1] > 1.3:       # no two labels closer than that on the log axis
+            ticks.append(v)
+    ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("rate swept (η, η₀ or η_max)")
+    ax.set_ylabel("final training loss (nats)")
+    return ax
+
+
+def lr_rule_figure(study, smooth: int = 3):
+    """Left: loss curves at the nominal rate and at the best constant rate, with and without staleness.
+    Right: each rule's final loss over its grid (:func:`commlib.experiments.sgd.staleness.lr_rule_study`)."""
+    sw, nominal = study.sweeps, study.nominal
+    missing = [k for k in ("constant", "staleness", "distance", "no staleness") if k not in sw]
+    if nominal is None or missing:
+        raise ValueError("study must have a nominal rate and the sweeps constant, staleness, distance and "
+                         f"no staleness (missing: {', '.join(missing) or 'nominal'})")
+    fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
+    best = sw["constant"].best_value
+    curves = [(sw["constant"].run(nominal), f"constant η = {nominal:g}", 0, "-"),
+              (sw["staleness"].run(nominal), f"rate/staleness, η₀ = {nominal:g}", 2, "-."),
+              (sw["distance"].run(nominal), f"distance rule, η_max = {nominal:g}", 3, ":"),
+              (sw["no staleness"].run(nominal), f"one learner, η = {nominal:g}", 1, "--"),
+              (sw["constant"].run(best), f"best constant η = {best:g}", 0, (0, (1, 1))),
+              (sw["no staleness"].run(best), f"one learner, η = {best:g}", 1, (0, (3, 1, 1, 1)))]
+    _loss_panel(ax1, curves, smooth)
+    rate_sweep_axes(ax2, {k: sw[k] for k in ("constant", "no staleness", "staleness", "distance") if k in sw},
+                    workers=study.workers)
+    ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def stalls_figure(study):
+    """Final loss over each rule's grid when learners stall now and then."""
+    fig, ax = figure(6.4, 3.6)
+    rate_sweep_axes(ax, study.sweeps, workers=study.workers)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
+    """Left: loss curves of SGD and Adagrad at the shared rate and each at its best rate.
+    Right: final loss over each one's grid (:func:`commlib.experiments.sgd.staleness.downpour_study`)."""
+    fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
+    curves = []
+    for i, (name, sw) in enumerate(sweeps.items()):
+        curves.append((sw.run(nominal), f"{name}, rate {nominal:g}", i, "-"))
+        curves.append((sw.run(sw.best_value),
+                       f"{name}, best rate {sw.best_value:g}", i, "--"))
+    _loss_panel(ax1, curves, smooth)
+    rate_sweep_axes(ax2, sweeps, labels={k: f"{k}, base rate" for k in sweeps})
+    ax2.set_xlabel("rate")
+    ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

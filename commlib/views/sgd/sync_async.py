@@ -1,0 +1,455 @@
+"""Views for chapter 4: SGD protocol timelines, the runtime theorem, error curves, scaling, the SGD calculator.
+
+Everything drawn here is computed by :mod:`commlib.sgd.simulate`, :mod:`commlib.sgd.scaling`
+and the experiments of :mod:`commlib.experiments.sgd.sync_async`; the figures, animations
+and sweeps take those runs as input and only lay them out.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import ipywidgets as widgets
+import numpy as np
+from matplotlib.animation import FuncAnimation
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from ... import hardware
+from ...experiments.sgd.summaries import PROTOCOL_LABELS
+from ...experiments.sgd.summaries import protocol_label as _k_label
+from ...experiments.sgd.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves, sgd_results
+from ...sgd import simulate as sgd
+from ...units import check_count
+from ..animation import sweep_html, to_html
+from ..calculator import dropdown, integer, make_calculator, number
+from ..plots import COLORS, MARKERS, PALETTE, color, figure
+from ..tables import markdown_table
+
+__all__ = [
+    "PROTOCOL_LABELS",
+    "protocol_timeline_figure",
+    "protocol_timeline_animation",
+    "runtime_ratio_table",
+    "runtime_ratio_figure",
+    "update_time_table",
+    "law_loss_figure",
+    "staleness_histogram",
+    "error_vs_time_figure",
+    "k_tradeoff_figure",
+    "scaling_figure",
+    "scaling_table",
+    "large_batch_figure",
+    "warmup_table",
+    "sgd_calculator",
+    "sgd_sweep",
+]
+
+
+# ----------------------------------------------------------------------------- job timelines
+
+_FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE["sky"]
+
+#: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
+#: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
+_TIMELINE_FONT = 10.0
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 update"``, ``"3 updates"``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+class _TimelinePainter:
+    """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars."""
+
+    def __init__(self, axes, timelines: ProtocolTimelines):
+        self.axes, self.timelines = axes, timelines.timelines
+        self.workers = workers = timelines.workers
+        self.t_max = t_max = timelines.t_max
+        self.bars, self.lines = [], []
+        for ax, tl in zip(axes, self.timelines):
+            bars = []
+            for j in tl.jobs:
+                if j.start >= t_max:
+                    continue
+                rect = Rectangle((j.start, j.worker - 0.36), 0.0, 0.72, edgecolor="white", linewidth=1.6)
+                ax.add_patch(rect)
+                bars.append((j, rect))
+            lines = [ax.axvline(t, color=COLORS[7], lw=1.0) for t in tl.times if t <= t_max]
+            self.bars.append(bars)
+            self.lines.append(lines)
+            ax.set_ylim(workers - 0.4, -0.6)
+            ax.set_xlim(0, t_max)
+            ax.set_yticks(range(workers), [f"L{w + 1}" for w in range(workers)], fontsize=_TIMELINE_FONT)
+            ax.tick_params(axis="x", labelsize=_TIMELINE_FONT)
+            ax.grid(False)
+        for ax in axes[2::3]:       # the bottom panel of each column
+            ax.set_xlabel("wall-clock time (mean compute times)", fontsize=_TIMELINE_FONT)
+
+    def show(self, now: float) -> None:
+        for ax, tl, bars, lines in zip(self.axes, self.timelines, self.bars, self.lines):
+            for j, rect in bars:
+                width = max(0.0, min(j.end, now, self.t_max) - j.start)
+                rect.set_width(width)
+                finished = j.status != "unfinished" and j.end <= now
+                if not finished:
+                    face, hatch = _RUNNING, None
+                elif j.status == "cancelled":
+                    face, hatch = _CANCELLED, "///"
+                else:
+                    face, hatch = (_STALE if j.staleness > 0 else _FRESH), None
+                rect.set_facecolor(face)
+                rect.set_hatch(hatch)
+            for line in lines:
+                line.set_visible(line.get_xdata()[0] <= now)
+            done = sum(1 for t in tl.times if t <= min(now, self.t_max))
+            ax.set_title(f"{_k_label(tl.protocol, self.workers, tl.k)}: {_count(done, 'update')}",
+                         fontsize=_TIMELINE_FONT + 0.5, loc="left")
+
+
+def _timeline_legend(fig) -> None:
+    handles = [Patch(facecolor=_FRESH, label="gradient applied (fresh)"),
+               Patch(facecolor=_STALE, label="gradient applied (stale)"),
+               Patch(facecolor=_CANCELLED, hatch="///", label="cancelled"),
+               Patch(facecolor=_RUNNING, label="computing"),
+               Line2D([0], [0], color=COLORS[7], lw=1.2, label="PS update")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=_TIMELINE_FONT, frameon=False,
+               columnspacing=1.2, handlelength=1.6)
+
+
+def _timeline_canvas(timelines: ProtocolTimelines):
+    """Six panels in two columns (synchronous protocols left, asynchronous right), created in the
+    order of ``timelines.timelines`` so that ``fig.get_axes()`` lists them protocol by protocol."""
+    workers = timelines.workers
+    fig, first = figure(7.2, 2.6 + 1.1 * max(workers, 3))
+    first.remove()
+    axes = []
+    for i in range(len(timelines.timelines)):
+        col, row = divmod(i, 3)
+        axes.append(fig.add_subplot(3, 2, 2 * row + col + 1, sharex=axes[0] if axes else None))
+    for i, ax in enumerate(axes):
+        if i % 3 != 2:
+            ax.tick_params(labelbottom=False)
+    painter = _TimelinePainter(axes, timelines)
+    painter.show(timelines.t_max)
+    _timeline_legend(fig)
+    fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.8, w_pad=1.5)
+    return fig, painter
+
+
+def protocol_timeline_figure(timelines: ProtocolTimelines):
+    """All six protocols on one time axis: each learner's jobs, applied, stale or cancelled, and the PS updates.
+
+    ``timelines`` come from :func:`commlib.experiments.sgd.sync_async.protocol_timelines`
+    (the jobs :func:`commlib.sgd.simulate.simulate` records, same seed in every panel).
+    The picture ends at ``timelines.t_max`` (s); jobs still running there are
+    drawn as computing.
+    """
+    fig, _ = _timeline_canvas(timelines)
+    return fig
+
+
+def protocol_timeline_animation(timelines: ProtocolTimelines, frames: int = 10, dpi: int = 100):
+    """The same six timelines growing with time, as an offline player (:func:`commlib.views.animation.to_html`)."""
+    frames = check_count("frames", frames, 2)
+    fig, painter = _timeline_canvas(timelines)
+    t_max, workers = timelines.t_max, timelines.workers
+    moments = np.linspace(t_max / frames, t_max, frames)
+
+    def draw(i):
+        painter.show(float(moments[i]))
+        return []
+
+    anim = FuncAnimation(fig, draw, frames=frames, interval=500, blit=False)
+    labels = [f"t = {m:.2f} mean compute times" for m in moments]
+    alt = (f"Six timelines of {workers} learners, one per SGD protocol, synchronous protocols in the left "
+           "column and asynchronous ones in the right, filling in as wall-clock time advances")
+    return to_html(anim, labels=labels, dpi=dpi, alt=alt)
+
+
+
+def runtime_ratio_table(rows: list[dict]):
+    """The rows of :func:`runtime_ratio_rows` as a Markdown table."""
+    body = [[r["P"], f"{r['closed form']:.2f}", f"{r['Monte Carlo']:.2f}", f"{100 * r['relative gap']:+.2f} %",
+             f"{r['P ln P']:.2f}"] for r in rows]
+    return markdown_table(["n learners", "n E[X_n:n]/E[X] (closed form)", "measured E[T_sync]/E[T_async]",
+                           "gap", "n ln n"], body)
+
+
+def runtime_ratio_figure(curves: RuntimeRatioCurves):
+    """Closed-form ratio against P for each law, Monte Carlo points on top, P ln P for scale.
+
+    ``curves`` come from :func:`commlib.experiments.sgd.sync_async.runtime_ratio_curves`.
+    When they hold a straggler (one persistently slow learner) the figure adds
+    its simulated ratio, as markers joined by a thin line.
+    """
+    fig, ax = figure(6.4, 5.0)
+    Ps = list(curves.Ps)
+    grid = np.asarray(curves.grid)
+    for i, law in enumerate(curves.laws):
+        ax.plot(grid, list(curves.closed_form[law]), color=color(i), label=f"{law.replace('_', ' ')}: closed form")
+        ax.plot(Ps, list(curves.simulated[law]), ls="none", marker=MARKERS[i], color=color(i),
+                label=f"{law.replace('_', ' ')}: simulated")
+    if curves.straggler_simulated is not None:
+        i = len(curves.laws)
+        ax.plot(Ps, list(curves.straggler_simulated), ls="-", lw=0.8, marker=MARKERS[i], color=color(i),
+                label=f"one learner {curves.straggler.get('slowdown', 4.0):g}x slower: simulated")
+    ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="n (no straggling)")
+    ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="n ln n")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("learners P")
+    ax.set_ylabel("E[T_sync] / E[T_async]")
+    # below the axes: inside, the legend would cover the simulated points
+    ax.legend(fontsize=8.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+
+def update_time_table(rows: list[dict]):
+    """The rows of :func:`~commlib.experiments.sgd.sync_async.update_time_rows` as a Markdown table.
+
+    For each law: the closed form (a dash where none exists) and the simulated mean, in seconds per update.
+    """
+    laws = [k[:-len(" closed")] for k in rows[0] if k.endswith(" closed")]
+    head = ["protocol"]
+    for law in laws:
+        name = law.replace("_", " ")
+        head += [f"{name}: closed form (s)", f"{name}: simulated (s)"]
+    body = []
+    for r in rows:
+        line = [r["protocol"]]
+        for law in laws:
+            c = r[f"{law} closed"]
+            line += ["-" if c is None else f"{c:.3f}", f"{r[f'{law} simulated']:.3f}"]
+        body.append(line)
+    return markdown_table(head, body)
+
+
+def law_loss_figure(runs_by_law: dict, smooth: int = 3):
+    """Training loss against wall-clock time, one panel per compute-time law (runs of ``law_time_runs``)."""
+    n = len(runs_by_law)
+    fig, axes = figure(3.6 * n, 3.4, ncols=n)
+    axes = np.atleast_1d(axes)
+    for ax, (law, runs) in zip(axes, runs_by_law.items()):
+        for i, (label, r) in enumerate(runs.items()):
+            t = np.concatenate([[0.0], r.eval_times])
+            loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
+            ax.plot(t, loss, color=color(i), ls=["-", "--", "-.", ":"][i % 4], marker=MARKERS[i % len(MARKERS)],
+                    markevery=max(1, t.size // 8), ms=4, lw=1.5, label=label)
+        ymin = min(np.nanmin(r.losses) for r in runs.values())
+        ax.set_ylim(ymin * 0.9, ymin * 2.0)
+        ax.set_title(law.replace("_", " ") + " compute times", fontsize=9)
+        ax.set_xlabel("wall-clock time (s)")
+    axes[0].set_ylabel("training loss (nats)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def staleness_histogram(results, ax=None):
+    """Histogram of applied gradients' staleness for one or more :class:`~commlib.sgd.simulate.SimResult`."""
+    if not isinstance(results, dict):
+        results = {_k_label(results.protocol, results.workers, results.k): results}
+    own = ax is None
+    if own:
+        fig, ax = figure(6.4, 3.2)
+    top = max(int(r.staleness.max()) for r in results.values())
+    bins = np.arange(-0.5, top + 1.5)
+    for i, (label, r) in enumerate(results.items()):
+        ax.hist(r.staleness, bins=bins, density=True, histtype="step", lw=2, color=color(i),
+                label=f"{label}: mean {r.staleness.mean():.2f}")
+    every = np.concatenate([r.staleness for r in results.values()])
+    ax.set_xlim(-1, max(5.0, float(np.percentile(every, 99.5)) + 1))
+    ax.set_xlabel("staleness (PS updates between read and apply)")
+    ax.set_ylabel("share of gradients")
+    ax.legend(fontsize=8)
+    if own:
+        fig.tight_layout()
+        return fig
+    return ax
+
+
+def _smooth(y: np.ndarray, width: int) -> np.ndarray:
+    if width <= 1 or y.size < width:
+        return y
+    kernel = np.ones(width) / width
+    return np.convolve(np.pad(y, (width // 2, width - 1 - width // 2), mode="edge"), kernel, mode="valid")
+
+
+def error_vs_time_figure(runs: dict, t_max: float | None = None, smooth: int = 1):
+    """Test error and training loss against wall-clock time for the runs of :func:`equal_time_runs`."""
+    fig, (ax1, ax2) = figure(7.2, 3.4, ncols=2)
+    for i, (label, r) in enumerate(runs.items()):
+        t = np.concatenate([[0.0], r.eval_times])
+        err = np.concatenate([[r.initial_error], _smooth(r.errors, smooth)])
+        loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
+        ls = ["-", "--", "-", "-.", ":"][i % 5]
+        ax1.plot(t, 100 * err, color=color(i), ls=ls, lw=1.6, label=label)
+        ax2.plot(t, loss, color=color(i), ls=ls, lw=1.6, label=label)
+    for ax in (ax1, ax2):
+        ax.set_xlabel("wall-clock time (mean compute times)")
+        if t_max:
+            ax.set_xlim(0, t_max)
+    ax1.set_ylabel("test error (%)")
+    ax2.set_ylabel("training loss (nats)")
+    ymin = min(np.nanmin(r.losses) for r in runs.values())
+    ax2.set_ylim(ymin * 0.9, ymin * 2.4)
+    emin = min(np.nanmin(r.errors) for r in runs.values())
+    ax1.set_ylim(100 * emin * 0.85, 100 * emin * 2.2)
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def k_tradeoff_figure(runs: dict):
+    """Training loss against wall-clock time for the runs of :func:`commlib.experiments.sgd.sync_async.k_tradeoff_runs`."""
+    fig, ax = figure(6.4, 3.6)
+    for i, (label, r) in enumerate(runs.items()):
+        ax.plot(np.concatenate([[0.0], r.eval_times]), np.concatenate([[r.initial_loss], r.losses]),
+                color=color(i), lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5], marker=MARKERS[i % len(MARKERS)],
+                ms=4, markevery=(2 * i, 12), label=label)   # colour, dash and marker: each line stands apart
+    ymin = min(np.nanmin(r.losses) for r in runs.values())
+    ax.set_ylim(ymin * 0.9, ymin * 2.4)
+    ax.set_xlabel("wall-clock time (mean compute times)")
+    ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+
+# ----------------------------------------------------------------------------- scaling metrics and large batches
+
+
+def scaling_figure(curves: WeakScalingCurves):
+    """Scaling efficiency and throughput against workers, for a fast GPU and a slower one.
+
+    ``curves`` come from :func:`commlib.experiments.sgd.sync_async.weak_scaling_curves`.
+    """
+    item = hardware.link(curves.link)
+    ns, batch, t_fast = list(curves.ns), curves.batch, curves.t_fast
+    fig, (ax1, ax2) = figure(7.2, 3.2, ncols=2)
+    for i, (label, ms) in enumerate(curves.curves.items()):
+        ax1.plot(ns, [100 * m.efficiency for m in ms], marker=MARKERS[i], color=color(i), label=label)
+        ax2.plot(ns, [m.throughput_many for m in ms], marker=MARKERS[i], color=color(i), label=label)
+    ax2.plot(ns, [n * batch / t_fast for n in ns], color=COLORS[7], ls=":", lw=1, label="fast GPU, perfect scaling")
+    for ax in (ax1, ax2):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("GPUs n")
+    ax1.set_ylabel("scaling efficiency (%)")
+    ax1.set_ylim(0, 105)
+    ax2.set_yscale("log")
+    ax2.set_ylabel("throughput (images/s)")
+    ax1.legend(fontsize=8)
+    ax2.legend(fontsize=7)
+    fig.suptitle(f"{hardware.model(curves.model).name}, ring all-reduce over {item.name}, {batch} images per GPU",
+                 fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def scaling_table(metrics: dict):
+    """A Markdown table of :class:`commlib.sgd.scaling.ScalingMetrics` by label, units in the headers."""
+    first = next(iter(metrics.values()))
+    rows = [[label, f"{1e3 * m.t_one:.0f}", f"{1e3 * m.t_many:.1f}", f"{m.throughput_many:,.0f}", f"{m.speedup:.2f}",
+             f"{100 * m.efficiency:.1f} %", f"{1e3 * m.overhead:.1f}"] for label, m in metrics.items()]
+    return markdown_table(["GPU", "T(1) (ms)", f"T({first.n}) (ms)", "throughput (images/s)", "speedup",
+                           "scaling efficiency", "overhead (ms)"], rows)
+
+
+
+def large_batch_figure(runs: dict):
+    """Training loss against epochs for the runs of :func:`large_batch_runs`."""
+    fig, ax = figure(6.4, 3.6)
+    styles = ["-", "--", "-", ":"]
+    widths = [5.0, 1.8, 1.6, 2.2]
+    for i, (label, r) in enumerate(runs.items()):
+        ax.plot(r.epochs, r.losses, color=color(i), ls=styles[i % 4], lw=widths[i % 4], label=label,
+                alpha=0.6 if i == 0 else 1.0)
+    ax.set_xlabel("epochs (passes over the training set)")
+    ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def warmup_table(result: dict):
+    """The rows of :func:`~commlib.experiments.sgd.sync_async.warmup_rows` as a Markdown table (losses in nats)."""
+    w = result["warmup_steps"]
+    body = [[f"{r['k']}", f"{r['rate']:g}", f"{r['steps']}", f"{r['no warm-up']:.3f}", f"{r['warm-up']:.3f}",
+             f"{result['small']:.3f}"] for r in result["rows"]]
+    return markdown_table(["k (batch k x 8)", "rate (linear rule)", "steps", "final loss, no warm-up",
+                           f"final loss, {w}-step warm-up", "small batch (rate 0.1)"], body)
+
+
+# ----------------------------------------------------------------------------- calculator and sweep
+
+_DISTS = ["exponential", "shifted_exponential", "pareto", "deterministic"]
+
+
+
+
+def _calc_figure(timing, trained):
+    fig, (ax1, ax2) = figure(7.2, 2.8, ncols=2)
+    staleness_histogram({"staleness": timing}, ax=ax1)
+    ax1.get_legend().remove()
+    ax1.set_title(f"mean staleness {timing.staleness.mean():.2f}", fontsize=9)
+    t = np.concatenate([[0.0], trained.eval_times])
+    ax2.plot(t, 100 * np.concatenate([[trained.initial_error], trained.errors]), color=COLORS[0])
+    ax2.set_xlabel("wall-clock time (mean compute times)")
+    ax2.set_ylabel("test error (%)")
+    ax2.set_title(f"{trained.updates} updates", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
+                   slowdown: float = 1.0):
+    """Protocol, P, K, compute-time law and straggler factor -> time per update, staleness, loss reached.
+
+    The computation is :func:`commlib.experiments.sgd.sync_async.sgd_results` (text only, no picture, so a
+    change recomputes quickly).
+    """
+    updates, gradients = (inspect.signature(sgd_results).parameters[name].default for name in ("updates", "gradients"))
+    calc = make_calculator(
+        sgd_results,
+        {
+            "protocol": dropdown([(PROTOCOL_LABELS[p], p) for p in sgd.PROTOCOLS], protocol, "protocol"),
+            "workers": integer(workers, 1, 64, "learners P"),
+            "k": integer(k, 1, 64, "K"),
+            "compute": dropdown(_DISTS, compute, "compute-time law"),
+            "slowdown": number(slowdown, "straggler factor", minimum=1.0),
+        },
+        title="Synchronous or asynchronous?",
+        note=f"Fully synchronous and asynchronous SGD ignore K. Straggler factor: one learner's compute times "
+             f"are that many times longer, at every step (1 = no straggler). Times in units of the mean "
+             f"compute time of a learner; {updates} updates per timing run; loss and error from training the "
+             f"chapter's softmax-regression problem on the same schedule for about {gradients} gradients "
+             "(learning rate 0.5, batch 8).",
+    )
+    box = widgets.VBox([calc])
+    box.calculator = calc
+    return box
+
+
+def sgd_sweep(sweep: KSweep):
+    """A precomputed scrubber over K: staleness histogram and error curve for each value.
+
+    ``sweep`` comes from :func:`commlib.experiments.sgd.sync_async.k_sweep_runs`.
+    """
+    workers = sweep.workers
+
+    def draw(point):
+        timing = point.timing
+        fig = _calc_figure(timing, point.trained)
+        fig.suptitle(f"{_k_label(point.protocol, workers, point.k)}, n = {workers}: {timing.mean_time_per_update:.3f} "
+                     "mean compute times per update", fontsize=9)
+        fig.tight_layout()
+        return fig
+
+    return sweep_html(draw, list(sweep.points), label=lambda point: f"K = {point.k}",
+                      alt=f"Staleness histogram and test error curve of {sweep.protocol} SGD with {workers} learners "
+                          "for each K")

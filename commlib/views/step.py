@@ -1,0 +1,120 @@
+"""Views for the introduction: the alpha-beta picture and the all-reduce calculator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import cost, hardware
+from ..collectives import compare
+from ..step import calculators as step_calculators
+from ..units import format_rate, format_size, format_time
+from .calculator import Calculator, dropdown, integer, make_calculator, number
+from .plots import COLORS, figure
+
+__all__ = ["alpha_beta_figure", "allreduce_calculator", "step_calculator", "ranks_sweep"]
+
+
+def alpha_beta_figure(link_key: str = "eth_10g", n: int = 8, algorithm: str = "ring"):
+    """Time of one all-reduce against message size on a log-log plot, latency and bandwidth terms apart."""
+    item = hardware.link(link_key)
+    sizes = np.logspace(2, 10, 81)
+    terms = [cost.allreduce_terms(m, n, algorithm) for m in sizes]
+    latency = np.array([t.steps * item.latency for t in terms])
+    transfer = np.array([t.bytes / item.bandwidth for t in terms])
+    fig, ax = figure(6.4, 3.8)
+    ax.loglog(sizes, latency + transfer, color=COLORS[0], lw=2.5, label="total")
+    ax.loglog(sizes, latency, color=COLORS[1], ls="--", label=r"latency term $a\,\alpha$")
+    ax.loglog(sizes, transfer, color=COLORS[2], ls=":", lw=2, label=r"bandwidth term $b\,\beta$")
+    cross = cost.latency_bandwidth_balance(n, item.bandwidth, item.latency, algorithm)
+    ax.axvline(cross, color=COLORS[7], lw=0.8)
+    ax.annotate(f"terms equal near {format_size(cross)}", (cross, latency[0]), xytext=(8, 8),
+                textcoords="offset points", fontsize=9)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("time (s)")
+    ax.set_title(f"{algorithm} all-reduce, n = {n}, {item.name}")
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def _model_label(key: str) -> str:
+    item = hardware.model(key)
+    return f"{item.name} ({item.params:,} parameters)"
+
+
+def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, link: str = "eth_10g",
+                         algorithm: str = "ring", memory_gbs: float = 0.0) -> Calculator:
+    """How long does one gradient all-reduce take? Model, dtype, ranks, link, algorithm -> time and rates.
+
+    The computation is :func:`commlib.step.calculators.allreduce_results`; this only lays out the controls.
+    """
+    controls = {
+        "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+        "n": integer(n, 1, 1024, "ranks n"),
+        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+        "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in cost.ALLREDUCE_ALGORITHMS], algorithm,
+                              "algorithm"),
+        "memory_gbs": number(memory_gbs, "memory (GB/s)", minimum=0),
+    }
+    return make_calculator(step_calculators.allreduce_results, controls, title="One gradient all-reduce",
+                           note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; "
+                                "algorithm and bus bandwidth as nccl-tests defines them. Memory bandwidth "
+                                "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try "
+                                f"{format_rate(hardware.accelerator('v100').memory_bandwidth, digits=0)}, a V100's "
+                                "HBM2. The time adds the reduction after the copy (an upper bound); the fused "
+                                "time hides it behind the copy (a lower bound).")
+
+
+def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
+                    tokens: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> Calculator:
+    """Compute against communication: FLOPs per step -> compute time, all-reduce time, smallest batch per rank.
+
+    The computation is :func:`commlib.step.calculators.step_results`.
+    """
+    controls = {
+        "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
+        "accelerator": dropdown([(f"{a.name} ({a.peak_flops / 1e12:g} {a.dtype} TFLOP/s)", k)
+                                 for k, a in hardware.ACCELERATORS.items()], accelerator, "GPU"),
+        "utilization_pct": number(utilization_pct, "utilization (%)", minimum=1, maximum=100),
+        "tokens": number(tokens, "tokens per rank", minimum=1),
+        "n": integer(n, 1, 4096, "ranks n"),
+        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+        "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
+    }
+    return make_calculator(step_calculators.step_results, controls, title="Compute against communication",
+                           note="Compute: 6 x parameters x tokens FLOPs at utilization x peak FLOP/s. "
+                                "Communication: ring all-reduce of the gradient, bandwidth per direction, "
+                                "nothing overlapped.")
+
+
+def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_10g",
+                ranks=(2, 4, 8, 16, 32, 64, 128, 256)):
+    """Precomputed view of the calculator: all-reduce time of every algorithm as n grows, one frame per n."""
+    from .animation import sweep_html
+
+    nbytes = hardware.gradient_bytes(model, dtype)
+    item = hardware.link(link)
+    times = {alg: [cost.allreduce_time(nbytes, n, item.bandwidth, item.latency, alg) for n in ranks]
+             for alg in cost.ALLREDUCE_ALGORITHMS}
+    top = max(max(v) for v in times.values())
+
+    names = [compare.ALGORITHM_NAMES[alg] for alg in cost.ALLREDUCE_ALGORITHMS]
+
+    def draw(n):
+        fig, ax = figure(8.0, 4.0)
+        values = [times[alg][list(ranks).index(n)] for alg in cost.ALLREDUCE_ALGORITHMS]
+        bars = ax.barh(names, values, color=COLORS[: len(values)])
+        for bar, value in zip(bars, values):
+            ax.annotate(format_time(value), (value, bar.get_y() + bar.get_height() / 2), xytext=(4, 0),
+                        textcoords="offset points", va="center", fontsize=12)
+        ax.set_xscale("log")
+        ax.set_xlim(min(min(v) for v in times.values()) / 2, top * 8)
+        ax.tick_params(labelsize=12)
+        ax.set_xlabel("time of one all-reduce (s, log scale)", fontsize=12)
+        ax.set_title(f"{hardware.model(model).name}, {dtype}, n = {n}, {item.name}", fontsize=13)
+        fig.tight_layout()
+        return fig
+
+    return sweep_html(draw, ranks, label="n = {}", start=2,
+                      alt=f"Bar chart of all-reduce time per algorithm for {hardware.model(model).name}")

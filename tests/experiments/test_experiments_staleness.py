@@ -1,0 +1,163 @@
+"""Tests for commlib.experiments.sgd.staleness: sweeps, studies, and the phrases chosen from them.
+
+The phrases are tested on hand-made sweeps, so that every branch (rules win,
+lose, or split; Adagrad ahead, level or behind) is exercised, whatever the
+chapter's runs happen to say; the chapter's own direction is tested in
+test_claims_staleness.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from commlib.experiments.sgd import staleness
+from commlib.experiments.sgd.staleness import LrRuleStudy, RateSweep
+
+
+def _sweep(name, values, losses, workers=16):
+    return RateSweep(name, workers, tuple(values), tuple(object() for _ in values), tuple(losses))
+
+
+def _study(const, stale, dist, single=None, nominal=0.5):
+    sweeps = {"constant": _sweep("constant", (0.5, 0.05), const), "staleness": _sweep("staleness", (0.5, 0.25), stale),
+              "distance": _sweep("distance", (0.5, 0.05), dist)}
+    if single is not None:
+        sweeps["no staleness"] = _sweep("no staleness", (0.5, 0.05), single, workers=1)
+    return LrRuleStudy(16, 2500, nominal, 0.02, sweeps)
+
+
+def test_rate_sweep_best_and_lookup():
+    sw = _sweep("x", (0.5, 0.1, 0.05), (0.7, 0.55, np.nan))
+    assert sw.best_value == 0.1 and sw.best_loss == 0.55        # a diverged run (nan) is never the best
+    assert sw.loss(0.5) == 0.7
+    with pytest.raises(ValueError, match="not on the grid"):
+        sw.loss(0.3)
+
+
+def test_phrases_when_the_tuned_constant_wins():
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.63, 0.553), single=(0.66, 0.553)))
+    assert w["nominal"] == "both rules end lower than the constant rate"
+    assert w["control"].startswith("the rate is too large") and "0.080 nats" in w["control"]
+    assert w["staleness_cost"].startswith("once the rate is tuned")
+    assert "ends above it (0.575 nats at its best rate 0.25)" in w["tuned"] and "ends level with it" in w["tuned"]
+    assert w["verdict"] == "constant" and "smaller step" in w["tuned_verdict"]
+    assert "its best here is 0.25, not the shared 0.5" in w["tuning"]
+
+
+def test_phrases_when_the_rules_win_or_split():
+    w = staleness.lr_rule_phrases(_study((0.74, 0.60), (0.61, 0.55), (0.63, 0.56)))
+    assert w["verdict"] == "rules" and w["tuned_verdict"].startswith("both rules beat")
+    assert "staleness_cost" not in w
+    w = staleness.lr_rule_phrases(_study((0.74, 0.60), (0.61, 0.55), (0.63, 0.62)))
+    assert w["verdict"] == "mixed" and "the rate/staleness rule beats" in w["tuned_verdict"]
+    w = staleness.lr_rule_phrases(_study((0.60, 0.55), (0.70, 0.58), (0.61, 0.56)))
+    assert w["nominal"] == "neither rule ends lower than the constant rate"
+    assert "smaller step" not in w["tuned_verdict"]                 # no gain at the shared rate to explain
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.63, 0.553), single=(0.555, 0.553)))
+    assert w["control"].startswith("staleness alone adds")
+    w = staleness.lr_rule_phrases(_study((0.56, 0.553), (0.54, 0.575), (0.63, 0.553), single=(0.56, 0.52)))
+    assert w["staleness_cost"].startswith("even at the tuned rate, staleness costs 0.033")
+
+
+def test_summary_over_studies():
+    assert staleness.lr_rule_summary(["constant"]).startswith("on this problem the rules buy no accuracy")
+    assert "in every setting" in staleness.lr_rule_summary(["rules", "rules"])
+    assert "mixed" in staleness.lr_rule_summary(["rules", "constant"])
+    with pytest.raises(ValueError, match="verdicts"):
+        staleness.lr_rule_summary([])
+
+
+def test_downpour_phrases_branches():
+    def dp(sgd, ada):
+        return {"SGD": _sweep("SGD", (0.5, 0.05), sgd), "Adagrad": _sweep("Adagrad", (0.5, 0.1), ada)}
+
+    w = staleness.downpour_phrases(dp((0.70, 0.552), (0.57, 0.547)))
+    assert w["verdict"] == "adagrad" and "0.005 of the 0.130 nats survive" in w["reading"]
+    w = staleness.downpour_phrases(dp((0.70, 0.552), (0.57, 0.551)))
+    assert w["verdict"] == "level" and w["tuned"] == "Adagrad ends level with SGD"
+    w = staleness.downpour_phrases(dp((0.70, 0.540), (0.57, 0.551)))
+    assert w["verdict"] == "sgd" and w["reading"].startswith("tuned, plain SGD ends lower")
+    assert "smaller steps" in w["reading"]
+    # no advantage at the nominal rate either: the reading must not explain one away
+    w = staleness.downpour_phrases(dp((0.56, 0.540), (0.60, 0.551)))
+    assert w["verdict"] == "sgd" and "smaller steps" not in w["reading"] and "no advantage" in w["reading"]
+    w = staleness.downpour_phrases(dp((0.56, 0.551), (0.60, 0.551)))
+    assert w["verdict"] == "level" and "no advantage" in w["reading"]
+
+
+def test_stalls_draw_and_validate():
+    rng = np.random.default_rng(1)
+    draws = [staleness.Stalls(0.1, 5.0)(rng, 3) for _ in range(2000)]
+    assert set(draws) == {0.0, 5.0} and 0.08 < draws.count(5.0) / 2000 < 0.12
+    assert staleness.Stalls(0.0, 5.0)(rng, 0) == 0.0
+    with pytest.raises(ValueError, match="probability"):
+        staleness.Stalls(1.5, 5.0)
+    with pytest.raises(ValueError, match="duration"):
+        staleness.Stalls(0.1, -1.0)
+
+
+def test_studies_reject_bad_grids():
+    with pytest.raises(ValueError, match="rates must include the nominal rate 0.5"):
+        staleness.lr_rule_study(updates=50, rates=(0.1,), bases=(0.5,), caps=(0.5,), control=None)
+    with pytest.raises(ValueError, match="values"):
+        staleness.rate_sweep("constant", (), workers=2, updates=50)
+    with pytest.raises(ValueError, match="values"):
+        staleness.rate_sweep("constant", (-0.1,), workers=2, updates=50)
+    with pytest.raises(ValueError, match="comm_time"):
+        staleness.downpour_study(updates=50, comm_time=0.0)
+
+
+def test_distance_cap_phrase_names_the_best_constant_rate():
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.63, 0.553)))
+    assert w["distance_cap"] == "the distance rule does best with its cap at 0.05, the best constant rate itself"
+    w = staleness.lr_rule_phrases(_study((0.74, 0.553), (0.61, 0.575), (0.56, 0.6)))
+    assert w["distance_cap"] == "the distance rule does best with its cap at 0.5"
+
+
+def _carry(const_losses, dist, stale):
+    from commlib.experiments.sgd.staleness import CarryOver
+
+    constant = _sweep("constant", (0.05, 0.02), const_losses, workers=256)
+    return CarryOver(16, 256, constant, {"constant": (0.05, const_losses[0]), "distance": (0.05, dist),
+                                          "staleness": (0.25, stale)}, 227.0)
+
+
+def test_carry_over_phrases_branches():
+    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.562, 0.694))
+    assert w["carried"] == ("the constant rate 0.05 ends at 0.587 nats, the distance rule (cap 0.05) at 0.562 and "
+                            "the rate/staleness rule (base rate 0.25) at 0.694")
+    assert w["retuned"] == "re-tuned, the best constant rate is 0.02 (0.554 nats)"
+    assert w["verdict"] == ("the distance rule copes with the larger staleness better than the unchanged constant "
+                            "rate, the rate/staleness rule copes worse; yet re-tuning the constant rate does best")
+    assert w["adapts"] == "yes"
+    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.588, 0.590))
+    assert w["adapts"] == "no" and w["verdict"].startswith("no rule copes")
+    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.540, 0.560))
+    assert w["verdict"].endswith("and the distance rule even beats the re-tuned constant rate")
+
+
+def test_summary_with_carry_over():
+    assert staleness.lr_rule_summary(["constant"], "yes").endswith("the rate is not re-tuned")
+    assert staleness.lr_rule_summary(["constant"], "no").endswith("not even when the setting changes and the rate "
+                                                                   "is not re-tuned")
+    with pytest.raises(ValueError, match="adapts"):
+        staleness.lr_rule_summary(["constant"], "maybe")
+
+
+def test_carry_over_needs_the_carried_rate_on_the_grid():
+    study = staleness.lr_rule_study(workers=2, updates=60, rates=(0.5, 0.05), bases=(0.5,), caps=None, control=None)
+    with pytest.raises(ValueError, match="best constant rate"):
+        staleness.carry_over_study(study, workers=4, rates=(0.3,))
+    carry = staleness.carry_over_study(study, workers=4, rates=(0.5, 0.05))
+    assert set(carry.carried) == {"constant", "staleness"} and carry.workers_to == 4
+
+
+def test_nk_agreement_on_a_small_run_and_bad_input():
+    rows = staleness.staleness_vs_nk(workers=8, ks=(1, 4), updates=2000, seed=0)
+    gaps = staleness.nk_agreement(rows)
+    assert set(gaps) == {"k_batch_async", "k_async", "n/K"}
+    assert gaps["k_batch_async"] < 0.2 and gaps["k_async"] < 0.2   # simulation matches the exact means
+    assert gaps["n/K"] >= 0.9                                       # the rule of thumb is off by about one
+    with pytest.raises(ValueError, match="rows"):
+        staleness.nk_agreement([])

@@ -1,0 +1,154 @@
+"""Tests for the runs of commlib.experiments.sgd.sync_async that chapter 4's figures take as input.
+
+The timelines, the runtime-ratio curves and the K sweep used to be run inside
+the figures; here they are checked as results: what each run records is
+consistent with itself and with the theory the chapter states next to it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from commlib.experiments.sgd import sync_async
+from commlib.sgd import simulate as sgd
+
+# ----------------------------------------------------------------------------- protocol timelines
+
+
+@pytest.mark.parametrize("workers, k, seed, compute", [(4, 2, 3, "exponential"), (5, 3, 1, "pareto")])
+def test_protocol_timelines_jobs_agree_with_the_update_times(workers, k, seed, compute):
+    """Every applied job ends at the time of the update that applied it; a cancelled one at the update that
+    stopped it; the picture ends at the ``updates``-th synchronous update and every run reaches it."""
+    tl = sync_async.protocol_timelines(workers=workers, k=k, compute=compute, updates=3, seed=seed)
+    assert tl.workers == workers
+    assert [t.protocol for t in tl.timelines] == [p for p, _ in sync_async.TIMELINE_PROTOCOLS]
+    sync = sgd.simulate("sync", workers, compute=compute, updates=3, seed=seed)
+    assert tl.t_max == sync.times[-1]
+    for t in tl.timelines:
+        assert t.k == (k if t.protocol not in ("sync", "async") else None)
+        assert t.times[-1] >= tl.t_max
+        assert list(t.times) == sorted(t.times)
+        per_update = np.zeros(len(t.times), dtype=int)
+        last_arrival = np.full(len(t.times), -np.inf)
+        for j in t.jobs:
+            assert 0 <= j.worker < workers and j.start <= j.end
+            if j.status == "cancelled":
+                assert j.end == t.times[j.update]                # stopped by that very update
+            elif j.status == "applied":
+                per_update[j.update] += 1
+                assert j.end <= t.times[j.update]                # arrived at or before its update
+                last_arrival[j.update] = max(last_arrival[j.update], j.end)
+            else:
+                assert j.end >= t.times[-1]                      # still computing when the run stopped
+        # no communication time: each update happens the moment its last gradient arrives
+        np.testing.assert_array_equal(last_arrival, np.asarray(t.times))
+        # each update applies K gradients (all P for sync, 1 for async)
+        expected = {"sync": workers, "async": 1}.get(t.protocol, k)
+        assert np.all(per_update == expected)
+
+
+def test_protocol_timelines_runs_are_prefixes_of_longer_runs():
+    """The doubling loop relies on it: the same seed with more updates repeats the first updates exactly."""
+    tl = sync_async.protocol_timelines(workers=3, k=2, seed=0)
+    for t in tl.timelines:
+        longer = sgd.simulate(t.protocol, 3, k=t.k, updates=4 * len(t.times), seed=0)
+        np.testing.assert_array_equal(np.asarray(t.times), longer.times[:len(t.times)])
+
+
+def test_protocol_timelines_with_a_later_right_edge():
+    tl = sync_async.protocol_timelines(workers=3, k=2, seed=0, t_max=12.0)
+    assert tl.t_max == 12.0
+    assert all(t.times[-1] >= 12.0 for t in tl.timelines)
+
+
+def test_protocol_timelines_reject_bad_input():
+    with pytest.raises(ValueError, match="k"):
+        sync_async.protocol_timelines(workers=4, k=9)
+    with pytest.raises(ValueError, match="t_max"):
+        sync_async.protocol_timelines(workers=4, k=2, t_max=-1.0)
+    with pytest.raises(ValueError, match="distribution"):
+        sync_async.protocol_timelines(workers=4, k=2, compute="gamma")
+
+
+# ----------------------------------------------------------------------------- runtime ratio against P
+
+
+def test_runtime_ratio_curves_closed_forms_and_monte_carlo_agree():
+    """Exponential: the closed form is P H_P; with many trials the simulated ratio is within 3 % of it."""
+    c = sync_async.runtime_ratio_curves(Ps=(2, 8), trials=20_000, seed=0, straggler=None)
+    assert c.grid == tuple(range(1, 9))
+    assert set(c.closed_form) == set(sync_async.RUNTIME_RATIO_LAWS) == set(c.simulated)
+    for P, ratio in zip(c.grid, c.closed_form["exponential"]):
+        assert ratio == pytest.approx(P * sum(1 / i for i in range(1, P + 1)))
+    for law in c.laws:
+        for P, mc in zip(c.Ps, c.simulated[law]):
+            assert mc == pytest.approx(c.closed_form[law][P - 1], rel=0.03), (law, P)
+    assert c.straggler is None and c.straggler_simulated is None
+
+
+def test_runtime_ratio_curves_straggler_costs_sync_more_than_iid_noise():
+    c = sync_async.runtime_ratio_curves(Ps=(1, 2, 4), trials=4000, seed=0)
+    assert c.straggler == sync_async.STRAGGLER_LAW
+    one, two, four = c.straggler_simulated
+    assert one == pytest.approx(1.0, abs=0.05)          # one learner: sync and async are the same
+    assert two == pytest.approx(5.25, rel=0.05)         # worked out by hand in test_views_sync_async
+    assert four > sgd.runtime_ratio(4, "exponential")
+
+
+def test_runtime_ratio_curves_reject_bad_input():
+    with pytest.raises(ValueError, match="Ps"):
+        sync_async.runtime_ratio_curves(Ps=(0, 2))
+    with pytest.raises(ValueError, match="Ps"):
+        sync_async.runtime_ratio_curves(Ps=())
+    with pytest.raises(ValueError, match="trials"):
+        sync_async.runtime_ratio_curves(Ps=(2,), trials=0)
+
+
+# ----------------------------------------------------------------------------- K sweep
+
+
+def test_k_sweep_runs_ends_are_async_and_sync_and_match_the_theory():
+    sweep = sync_async.k_sweep_runs(workers=4, ks=(1, 2, 4), updates=4000, gradients=80)
+    assert sweep.protocol == "k_async" and sweep.workers == 4
+    assert [(p.k, p.protocol) for p in sweep.points] == [(1, "async"), (2, "k_async"), (4, "sync")]
+    for p in sweep.points:
+        # exponential compute times: mean staleness P/K - 1 for K-async (P - 1 for async), 0 for sync
+        assert p.timing.staleness.mean() == pytest.approx(sgd.expected_staleness(p.protocol, 4, p.k), abs=0.1)
+        # the training run replays the timing run's schedule: its update times are a prefix
+        n = p.trained.updates
+        np.testing.assert_array_equal(p.trained.times, p.timing.times[:n])
+        assert n * p.timing.k <= 80 or n == 1
+
+
+def test_k_sweep_runs_reject_bad_input():
+    with pytest.raises(ValueError, match="K"):
+        sync_async.k_sweep_runs(workers=4, ks=(1, 5))
+    with pytest.raises(ValueError, match="ks"):
+        sync_async.k_sweep_runs(workers=4, ks=())
+    with pytest.raises(ValueError, match="protocol"):
+        sync_async.k_sweep_runs(protocol="gossip", workers=4, ks=(2,), updates=10, gradients=10)
+
+
+# ----------------------------------------------------------------------------- weak scaling, two GPU speeds
+
+
+def test_weak_scaling_curves_slow_gpu_scales_better_but_stays_slower():
+    from commlib import hardware
+    from commlib.sgd import scaling
+
+    c = sync_async.weak_scaling_curves("resnet50", "eth_10g", ns=(1, 4, 16), t_fast=0.1, slowdown=3.0, batch=32)
+    assert list(c.curves) == ["fast GPU", "GPU 3x slower"] and c.ns == (1, 4, 16)
+    fast, slow = c.curves.values()
+    link = hardware.link("eth_10g")
+    assert slow[2] == scaling.ring_weak_scaling("resnet50", 16, link.bandwidth, 0.1 * 3.0, 32, latency=link.latency)
+    assert fast[0].efficiency == slow[0].efficiency == 1.0          # one GPU: nothing to communicate
+    for f, s in zip(fast[1:], slow[1:]):
+        assert s.efficiency > f.efficiency and s.throughput_many < f.throughput_many
+
+
+def test_weak_scaling_curves_reject_bad_input():
+    with pytest.raises(ValueError, match="slowdown"):
+        sync_async.weak_scaling_curves(slowdown=0.0)
+    with pytest.raises(ValueError):
+        sync_async.weak_scaling_curves(link="no_such_link")

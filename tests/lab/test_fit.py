@@ -1,0 +1,236 @@
+"""commlib.lab.fit: the least-squares alpha-beta fit recovers what generated the data."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from commlib.lab import fit
+
+SIZES = tuple(float(2**k) for k in range(10, 27))  # 1 KiB .. 64 MiB
+
+
+def ring_time(nbytes, n, alpha, beta):
+    # Written out here, independently of commlib.cost: 2(n-1) steps, 2(n-1)/n of the buffer sent.
+    return 2 * (n - 1) * alpha + 2 * (n - 1) / n * nbytes * beta
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    alpha=st.floats(1e-7, 1e-3),
+    bandwidth=st.floats(1e8, 1e11),
+    noise=st.floats(0.0, 0.05),
+    n=st.integers(2, 16),
+    seed=st.integers(0, 2**16),
+)
+def test_fit_recovers_alpha_beta_from_noisy_ring_times(alpha, bandwidth, noise, n, seed):
+    beta = 1 / bandwidth
+    rng = np.random.default_rng(seed)
+    t = np.array([ring_time(x, n, alpha, beta) for x in SIZES]) * np.exp(rng.normal(0, noise, len(SIZES)))
+    m = fit.fit_alpha_beta(SIZES, t, "all_reduce", n, "ring")
+    # With multiplicative noise of sd `noise` on 17 points, each coefficient is good to a few noise widths --
+    # but only where it matters: alpha must be visible at the small end, beta at the large end.
+    tol = 0.05 + 6 * noise
+    alpha_share = 2 * (n - 1) * alpha / ring_time(SIZES[0], n, alpha, beta)
+    beta_share = 2 * (n - 1) / n * SIZES[-1] * beta / ring_time(SIZES[-1], n, alpha, beta)
+    if alpha_share > 0.5:
+        assert m.alpha == pytest.approx(alpha, rel=tol)
+    if beta_share > 0.5:
+        assert m.beta == pytest.approx(beta, rel=tol)
+    assert fit.median_abs_relative_error(m, fit.Series("all_reduce", n, SIZES, tuple(t), "ring")) <= tol
+
+
+def test_exact_data_gives_exact_fit_and_zero_error():
+    t = [ring_time(x, 4, 3e-6, 2e-10) for x in SIZES]
+    m = fit.fit_alpha_beta(SIZES, t, "all_reduce", 4, "ring")
+    assert m.alpha == pytest.approx(3e-6, rel=1e-9)
+    assert m.beta == pytest.approx(2e-10, rel=1e-9)
+    assert m.bandwidth == pytest.approx(5e9, rel=1e-9)
+    s = fit.Series("all_reduce", 4, SIZES, tuple(t), "ring")
+    assert np.max(np.abs(fit.relative_errors(m, s))) < 1e-9
+
+
+def test_fit_is_relative_not_absolute():
+    # A 10x outlier at the largest size must not wreck the small sizes (it would in plain least squares).
+    t = [ring_time(x, 4, 5e-6, 1e-10) for x in SIZES]
+    t[-1] *= 10
+    m = fit.fit_alpha_beta(SIZES, t, "all_reduce", 4, "ring")
+    s = fit.Series("all_reduce", 4, SIZES[:8], tuple(t[:8]), "ring")
+    assert np.median(np.abs(fit.relative_errors(m, s))) < 0.5
+
+
+def test_coefficients_never_negative():
+    # Times that fall with size would need beta < 0; the fit clamps it at 0.
+    t = [1e-3 / (1 + k) for k in range(len(SIZES))]
+    m = fit.fit_alpha_beta(SIZES, t, "all_gather", 4)
+    assert m.alpha >= 0 and m.beta >= 0
+
+
+def test_relative_nonnegative_fit_matches_brute_force_on_random_problems():
+    # The fit minimises the squared relative error over alpha, beta >= 0 (scipy's NNLS on rescaled
+    # columns): no point of a fine grid over the non-negative quadrant may do better.
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        a = rng.random((8, 2))
+        t = rng.uniform(0.5, 2.0, size=8)
+        x = fit._fit_rows(a, t)
+        u, v = np.meshgrid(np.linspace(0, 5, 401), np.linspace(0, 5, 401))
+        cand = np.stack([u.ravel(), v.ravel()])
+        best = np.min(np.sum(((a @ cand - t[:, None]) / t[:, None]) ** 2, axis=0))
+        assert np.all(x >= 0)
+        assert np.sum(((a @ x - t) / t) ** 2) <= best + 1e-9
+
+
+def test_piecewise_finds_the_protocol_switch():
+    cut = 2.0**17
+    t = [ring_time(x, 4, 2e-6, 5e-10) if x < cut else ring_time(x, 4, 40e-6, 1.5e-10) for x in SIZES]
+    s = fit.Series("all_reduce", 4, SIZES, tuple(t), "ring")
+    pw = fit.fit_piecewise(s)
+    assert 2.0**16 < pw.crossover < 2.0**17
+    assert pw.low.beta == pytest.approx(5e-10, rel=1e-6)
+    assert pw.high.alpha == pytest.approx(40e-6, rel=1e-6)
+    single = fit.fit_alpha_beta(SIZES, t, "all_reduce", 4, "ring")
+    assert fit.median_abs_relative_error(pw, s) < 1e-6 < fit.median_abs_relative_error(single, s)
+
+
+def test_three_regimes_find_both_switches():
+    # Eager below 8 KiB, rendezvous in cache up to 16 MiB, out of cache above: three lines, two cuts.
+    def t(x):
+        if x < 2**13:
+            return ring_time(x, 2, 1e-6, 1e-9)
+        if x < 2**24:
+            return ring_time(x, 2, 10e-6, 3e-10)
+        return ring_time(x, 2, 0.0, 1e-9)
+    s = fit.Series("all_reduce", 2, SIZES, tuple(t(x) for x in SIZES), "ring")
+    pw = fit.fit_piecewise(s, min_points=2, regimes=3)
+    assert 2**12 < pw.crossovers[0] < 2**13 and 2**23 < pw.crossovers[1] < 2**24
+    assert pw.regime(2**20) is pw.models[1] and pw.models[1].beta == pytest.approx(3e-10, rel=1e-6)
+    assert fit.median_abs_relative_error(pw, s) < 1e-6
+    with pytest.raises(ValueError, match="crossovers must increase"):
+        fit.PiecewiseFit((2.0, 1.0), (pw.low, pw.low, pw.low))
+
+
+def test_joint_fit_separates_gamma_from_beta():
+    # all-gather moves bytes only; reduce-scatter also reduces them: together they pin down gamma.
+    alpha, beta, gamma = 4e-6, 1e-10, 3e-10
+    ag = [alpha * 3 + 0.75 * x * beta for x in SIZES]
+    rs = [alpha * 3 + 0.75 * x * (beta + gamma) for x in SIZES]
+    m = fit.fit_joint([fit.Series("all_gather", 4, SIZES, tuple(ag), "ring"),
+                       fit.Series("reduce_scatter", 4, SIZES, tuple(rs), "ring")], gamma=True)
+    assert (m.alpha, m.beta, m.gamma) == pytest.approx((alpha, beta, gamma), rel=1e-6)
+
+
+def test_error_table_bandwidths_follow_nccl_tests():
+    s = fit.Series("all_reduce", 4, (1e6,), (1e-3,), "ring")
+    (row,) = fit.error_table(fit.AlphaBeta(0.0, 0.5e-9), s)
+    assert row.algbw == pytest.approx(1e9)          # 1 MB in 1 ms
+    assert row.busbw == pytest.approx(1.5e9)        # x 2(n-1)/n
+    assert row.predicted == pytest.approx(0.75e-3)  # 1.5 MB on the critical path at 2 GB/s
+    assert row.relative_error == pytest.approx(-0.25)
+
+
+def test_median_error_window_and_validation():
+    s = fit.Series("broadcast", 2, (1e3, 1e4, 1e5), (1.0, 1.0, 1.0))
+    m = fit.AlphaBeta(1.0, 0.0)
+    assert fit.median_abs_relative_error(m, s, lo=0, hi=1e6) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="hi"):
+        fit.median_abs_relative_error(m, s, lo=1e5, hi=1e3)
+    with pytest.raises(ValueError, match="no sizes"):
+        fit.median_abs_relative_error(m, s, lo=1e7, hi=1e8)
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(op="all_sum", n=2, nbytes=(1.0,), seconds=(1.0,)), "op"),
+    (dict(op="all_reduce", n=1, nbytes=(1.0,), seconds=(1.0,)), "n"),
+    (dict(op="all_reduce", n=2, nbytes=(1.0, 2.0), seconds=(1.0,)), "equal length"),
+    (dict(op="all_reduce", n=2, nbytes=(1.0,), seconds=(0.0,)), "seconds"),
+    (dict(op="all_reduce", n=2, nbytes=(-1.0,), seconds=(1.0,)), "nbytes"),
+])
+def test_series_rejects_bad_input(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        fit.Series(**kwargs)
+
+
+def test_fit_needs_enough_points():
+    with pytest.raises(ValueError, match="at least 2"):
+        fit.fit_alpha_beta([1e3], [1e-5], "all_reduce", 4)
+    with pytest.raises(ValueError, match="distinct sizes"):
+        fit.fit_piecewise(fit.Series("all_reduce", 4, SIZES[:5], tuple([1e-5] * 5)))
+
+
+def test_synthetic_times_seeded_and_centred():
+    a = fit.synthetic_times(SIZES, "all_reduce", 4, 1e-6, 1e-10, noise=0.1, seed=3)
+    b = fit.synthetic_times(SIZES, "all_reduce", 4, 1e-6, 1e-10, noise=0.1, seed=3)
+    clean = np.array([ring_time(x, 4, 1e-6, 1e-10) for x in SIZES])
+    assert np.array_equal(a, b)
+    assert abs(math.log(np.median(a / clean))) < 0.1
+    with pytest.raises(ValueError, match="noise"):
+        fit.synthetic_times(SIZES, "all_reduce", 4, 1e-6, 1e-10, noise=2.0)
+
+
+def test_pooled_median_pairs_each_series_with_its_model():
+    a = fit.Series("all_gather", 2, (1e4, 1e5, 1e6), (1.0, 1.0, 1.0))
+    b = fit.Series("broadcast", 2, (1e4, 1e5, 1e6), (2.0, 2.0, 2.0), "scatter_allgather")
+    right, wrong = fit.AlphaBeta(1.0, 0.0), fit.AlphaBeta(2.0, 0.0)
+    # all_gather on 2 ranks has 1 step, broadcast (scatter_allgather) 2 steps: 1 alpha = 1 s fits both.
+    assert fit.pooled_median_error([right, right], [a, b]) == pytest.approx(0.0)
+    assert fit.pooled_median_error([wrong, wrong], [a, b]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="pair up"):
+        fit.pooled_median_error([right], [a, b])
+
+
+# ---------------------------------------------------------------- numbers the lab's prose is glued from
+
+@settings(max_examples=30, deadline=None)
+@given(k_lo=st.integers(-9, 0), k_hi=st.integers(0, 3), scale=st.floats(1e-3, 1e3))
+def test_time_span_is_the_ratio_of_extremes_and_ignores_units(k_lo, k_hi, scale):
+    # Times 10**k_lo ... 10**k_hi seconds (with one in between) span k_hi - k_lo decades, in any unit.
+    times = (10.0**k_lo, 10.0 ** ((k_lo + k_hi) / 2), 10.0**k_hi)
+    s = fit.Series("all_reduce", 2, (1.0, 2.0, 3.0), tuple(scale * t for t in times))
+    assert fit.time_span_decades(s) == pytest.approx(k_hi - k_lo, abs=1e-9)
+    assert fit.time_span(s) == pytest.approx(10.0 ** (k_hi - k_lo), rel=1e-9)
+
+
+def test_time_span_pools_several_series():
+    a = fit.Series("all_gather", 2, (1.0, 2.0), (1e-5, 1e-4))
+    b = fit.Series("broadcast", 2, (1.0, 2.0), (1e-3, 1e-2))
+    assert fit.time_span(a) == pytest.approx(10) and fit.time_span(b) == pytest.approx(10)
+    assert fit.time_span([a, b]) == pytest.approx(1000)  # shortest of a, longest of b
+    with pytest.raises(ValueError, match="series"):
+        fit.time_span([])
+
+
+def test_growth_tells_the_two_regimes_apart():
+    # Start-up cost only: 8x the bytes, same time. Copying only: 8x the bytes, 8x the time.
+    latency = [ring_time(x, 2, 5e-6, 0.0) for x in SIZES]
+    copying = [ring_time(x, 2, 0.0, 1e-10) for x in SIZES]
+    assert fit.growth(fit.Series("all_reduce", 2, SIZES, tuple(latency), "ring"), 2**10, 2**13) == pytest.approx(1.0)
+    assert fit.growth(fit.Series("all_reduce", 2, SIZES, tuple(copying), "ring"), 2**23, 2**26) == pytest.approx(8.0)
+    s = fit.Series("all_reduce", 2, SIZES, tuple(copying), "ring")
+    with pytest.raises(ValueError, match="hi must be one of the measured sizes"):
+        fit.growth(s, 2**10, 3000)
+    with pytest.raises(ValueError, match="lo must be one of the measured sizes"):
+        fit.growth(s, 5, 2**10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(half=st.floats(0.0, 0.9), scale=st.floats(1e-6, 1.0))
+def test_median_relative_spread_of_symmetric_bars_is_their_width(half, scale):
+    # Quartiles at t(1 - h) and t(1 + h): the bar is 2h of the median at every size, whatever the times.
+    t = tuple(scale * (1 + k) for k in range(5))
+    s = fit.Series("all_reduce", 2, (1.0, 2.0, 3.0, 4.0, 5.0), t, low=tuple(x * (1 - half) for x in t),
+                   high=tuple(x * (1 + half) for x in t))
+    assert fit.median_relative_spread(s) == pytest.approx(2 * half, abs=1e-12)
+
+
+def test_median_relative_spread_pools_and_counts_missing_bars_as_zero():
+    bare = fit.Series("broadcast", 2, (1.0, 2.0, 3.0), (1.0, 1.0, 1.0))
+    wide = fit.Series("broadcast", 2, (1.0, 2.0, 3.0), (1.0, 1.0, 1.0), low=(0.5,) * 3, high=(1.5,) * 3)
+    assert fit.median_relative_spread(bare) == 0.0
+    assert fit.median_relative_spread(wide) == pytest.approx(1.0)
+    # Three zeros and three ones: the median of the six lies halfway.
+    assert fit.median_relative_spread([bare, wide]) == pytest.approx(0.5)

@@ -1,0 +1,377 @@
+"""commlib.lab: real MPI runs on this machine (small sizes, each run under a timeout).
+
+Skipped, with the reason, where mpi4py or mpiexec is missing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from commlib import cost
+from commlib.lab import calculators as predict
+from commlib.lab import checker, fit, measure, runner
+
+pytest.importorskip("mpi4py", reason="the lab needs mpi4py (pip install mpi4py mpich)")
+if runner.mpiexec_path() is None:
+    pytest.skip("the lab needs mpiexec (pip install mpich)", allow_module_level=True)
+
+TIMEOUT = 60
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_p2p_allreduces_equal_mpi_allreduce_bit_for_bit(n):
+    # Ring and halving-doubling vs MPI_Allreduce on int64 vectors of lengths 0, 1, 3, 10, 1000, 4097;
+    # 3 ranks is the non-power-of-two case (fold-in / fold-out), 4 the power of two. The self-test also
+    # holds each algorithm's step and byte counts against commlib.cost.allreduce_terms.
+    run = runner.run_mpi(n, ["commlib.lab.p2p"], timeout=TIMEOUT)
+    assert run.ok, run.stdout + run.stderr
+    assert "equal MPI_Allreduce" in run.stdout
+
+
+@pytest.fixture(scope="module")
+def four_rank_run():
+    return runner.measure(n=4, sizes=[1024, 8192], warmup=1, repeats=3, min_repeats=2, budget=0.05,
+                          timeout=TIMEOUT, progress=None)
+
+
+def test_measure_json_has_every_key(four_rank_run):
+    doc = four_rank_run
+    assert doc["schema"] == measure.SCHEMA
+    assert doc["ranks"] == 4 and doc["impl"] == "mpi" and doc["hosts"] == 1
+    assert isinstance(doc["oversubscribed"], bool) and doc["cpu_count"] >= 1
+    results = doc["results"]
+    assert [(r["op"], r["nbytes"]) for r in results] == [(op, x) for op in measure.OPS for x in (1024, 8192)]
+    for r in results:
+        assert set(measure.RESULT_KEYS) <= set(r)
+        assert 2 <= r["repeats"] == len(r["samples_s"]) <= 3
+        assert 0 < r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"]
+        assert r["count"] * 4 == r["nbytes"]
+    json.dumps(doc)  # plain JSON types only
+
+
+def test_measure_json_becomes_series_with_the_right_algorithms(four_rank_run):
+    series = {s.op: s for s in runner.to_series(four_rank_run)}
+    assert set(series) == set(measure.OPS)
+    # the library chooses per size and rank count: the series say so, and the counts follow MPICH's choice
+    assert all(s.algorithm == "mpich" for s in series.values())
+    assert fit.terms_at("broadcast", 8192.0, 4, "mpich") == cost.collective_terms("broadcast", 8192.0, 4, "tree")
+    assert fit.terms_at("all_reduce", 8192.0, 4, "mpich") == cost.collective_terms("all_reduce", 8192.0, 4,
+                                                                                  "halving_doubling")
+    assert series["all_gather"].nbytes == (1024.0, 8192.0)
+    assert all(s.n == 4 for s in series.values())
+
+
+def test_point_to_point_ring_is_timed_and_forced_mpich_algorithm_is_recorded():
+    doc = runner.measure(n=3, ops=["all_reduce"], sizes=[4096], impl="ring", warmup=1, repeats=2, min_repeats=2,
+                         timeout=TIMEOUT, progress=None)
+    assert doc["impl"] == "ring" and doc["results"][0]["repeats"] == 2
+    (s,) = runner.to_series(doc)
+    assert s.algorithm == "ring" and s.n == 3
+    doc = runner.measure(n=2, ops=["all_reduce"], sizes=[4096], warmup=1, repeats=2, min_repeats=2,
+                         mpich_algorithm="ring", timeout=TIMEOUT, progress=None)
+    assert doc["allreduce_algorithm"] == "ring"
+    assert runner.to_series(doc)[0].algorithm == "ring"
+
+
+def test_measure_reports_bad_arguments_instead_of_hanging():
+    with pytest.raises(RuntimeError, match="all_reduce only"):
+        runner.measure(n=2, ops=["broadcast"], sizes=[1024], impl="ring", timeout=TIMEOUT, progress=None)
+    with pytest.raises(ValueError, match="mpich_algorithm"):
+        runner.measure(n=2, mpich_algorithm="fastest", progress=None)
+
+
+def test_progress_lines_stream_one_per_size():
+    lines = []
+    runner.measure(n=2, ops=["broadcast"], sizes=[1024, 2048], warmup=0, repeats=2, min_repeats=2,
+                   timeout=TIMEOUT, progress=lines.append)
+    assert lines == ["[1/2] broadcast 1 KiB", "[2/2] broadcast 2 KiB"]
+
+
+LEARNERS = {
+    "wrong_sum": ("def ring_allreduce(comm, array):\n    return array * comm.Get_size()\n", "wrong sum"),
+    "no_reduction": ("def ring_allreduce(comm, array):\n    return array.copy()\n", "own input"),
+    "wrong_shape": ("def ring_allreduce(comm, array):\n    return array[:1]\n", "shape"),
+    "returns_none": ("def ring_allreduce(comm, array):\n    pass\n", "None"),
+    "raises": ("def ring_allreduce(comm, array):\n    raise RuntimeError('boom')\n", "raised RuntimeError: boom"),
+    "wrong_name": ("def ring_all_reduce(comm, array):\n    return array\n", "could not load"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEARNERS))
+def test_checker_reports_wrong_implementations_with_a_hint(case):
+    source, words = LEARNERS[case]
+    verdict = checker.check_ring_allreduce(source, n=4, timeout=TIMEOUT)
+    assert not verdict.correct
+    assert words in verdict.message
+    assert verdict.hint  # always something to try next
+    assert str(verdict).startswith("Wrong: ")
+
+
+def test_checker_kills_a_deadlock_and_says_so():
+    source = ("def ring_allreduce(comm, array):\n"
+              "    buf = np.empty_like(array)\n"
+              "    comm.Recv(buf, source=(comm.Get_rank() - 1) % comm.Get_size())\n"
+              "    return buf\n")
+    verdict = checker.check_ring_allreduce(source, n=4, timeout=4)
+    assert not verdict.correct
+    assert "deadlock" in verdict.message and "Sendrecv" in verdict.hint
+
+
+def test_checker_reports_missing_all_gather_phase(tmp_path):
+    # Reduce-scatter only: each rank holds one finished chunk and partial sums elsewhere.
+    path = tmp_path / "half_ring.py"
+    path.write_text(
+        "import numpy as np\n"
+        "def ring_allreduce(comm, array):\n"
+        "    p, r = comm.Get_size(), comm.Get_rank()\n"
+        "    parts = [c.copy() for c in np.array_split(array, p)]\n"
+        "    for s in range(p - 1):\n"
+        "        got = np.empty_like(parts[(r - s - 1) % p])\n"
+        "        comm.Sendrecv(parts[(r - s) % p], dest=(r + 1) % p, recvbuf=got, source=(r - 1) % p)\n"
+        "        parts[(r - s - 1) % p] += got\n"
+        "    return np.concatenate(parts)\n"
+    )
+    verdict = checker.check_ring_allreduce(str(path), n=4, timeout=TIMEOUT)
+    assert not verdict.correct and "all-gather" in verdict.hint
+
+
+def test_checker_accepts_the_reference_solution_as_module_and_as_function():
+    from commlib.lab import p2p
+
+    assert checker.check_ring_allreduce("commlib.lab.p2p", n=4, timeout=TIMEOUT).correct
+    assert checker.check_ring_allreduce("commlib.lab.p2p:halving_doubling_allreduce", n=3, timeout=TIMEOUT).correct
+    assert checker.check_ring_allreduce(p2p.__file__, n=2, timeout=TIMEOUT).correct
+
+
+def test_checker_rejects_unusable_input_without_running():
+    assert not checker.check_ring_allreduce(42, n=4)
+    assert "no such file" in checker.check_ring_allreduce("no_such_file.py", n=4).message
+    with pytest.raises(ValueError, match="n must"):
+        checker.check_ring_allreduce("commlib.lab.p2p", n=1)
+
+
+def test_expected_sum_is_the_sum_of_the_rank_inputs():
+    n, count = 4, 10
+    want = np.zeros(count, dtype=np.int64)
+    for r in range(n):
+        want += checker.rank_input(r, count)
+    assert np.array_equal(checker.expected_sum(n, count), want)
+    assert checker.diagnose(want, 0, n, count) == ("ok", "")
+
+
+def test_launch_command_stays_on_this_machine_unless_hosts_are_named(monkeypatch):
+    local = runner.launch_command(4, ["commlib.lab.measure"], python="python", mpiexec="mpiexec")
+    assert local[:5] == ["mpiexec", "-launcher", "fork", "-iface", "lo"]
+    assert "-hosts" not in local
+    text = runner.command_text(8, ["commlib.lab.measure"], hosts=["a", "b"])
+    assert text == "mpiexec -hosts a,b -n 8 python -m commlib.lab.measure"
+    monkeypatch.delenv("UCX_TLS", raising=False)
+    assert runner.loopback_env()["UCX_TLS"] == "self,sm"  # shared memory only, no TCP or InfiniBand
+    with pytest.raises(ValueError, match="n must"):
+        runner.launch_command(0, ["commlib.lab.measure"])
+
+
+def test_bus_bandwidth_of_a_measured_point_matches_cost():
+    # The lab reports busbw through commlib.cost; an all-reduce of 8 MB in 10 ms on 4 ranks: 0.8 GB/s algbw.
+    assert cost.bus_bandwidth("all_reduce", 8e6, 4, 0.01) == pytest.approx(0.8e9 * 1.5)
+
+
+# ---------------------------------------------------------------- robustness on any machine, under load
+
+def test_progress_by_op_prints_one_line_per_collective_and_ignores_library_noise(capsys):
+    show = runner.ProgressByOp()
+    for line in ["[1/4] all_reduce 1 KiB", "[1699.123] [myhost:4242:0] ucx WARN something",
+                 "[2/4] all_reduce 4 KiB", "[myhost:1] warning", "[3/4] broadcast 1 KiB", ""]:
+        show(line)
+    # Host names and process ids in stray stderr lines must never reach the stored output.
+    assert capsys.readouterr().out.splitlines() == ["measuring all_reduce ...", "measuring broadcast ..."]
+
+
+def test_lab_cpus_are_usable_cores():
+    import os
+
+    cpus = runner.lab_cpus(2)
+    if hasattr(os, "sched_getaffinity"):
+        allowed = os.sched_getaffinity(0)
+        assert set(cpus) <= allowed and len(cpus) == min(2, len(allowed))
+    with pytest.raises(ValueError, match="count"):
+        runner.lab_cpus(0)
+
+
+def test_pinned_run_counts_only_its_cores_and_knows_it_is_oversubscribed():
+    import os
+
+    one = runner.lab_cpus(1)
+    if not one:
+        pytest.skip("this OS cannot pin processes to cores")
+    doc = runner.measure(n=2, ops=["broadcast"], sizes=[1024], warmup=0, repeats=2, min_repeats=2, cpus=one,
+                         timeout=TIMEOUT, progress=None)
+    # Two ranks on one core: oversubscribed on any machine, however many cores it has.
+    assert doc["cpu_count"] == 1 and doc["oversubscribed"] is True
+    assert doc["machine_cpu_count"] == (os.cpu_count() or 1)
+
+
+def test_pinning_to_a_core_this_process_may_not_use_is_refused():
+    import os
+
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("this OS cannot pin processes to cores")
+    outside = max(os.sched_getaffinity(0)) + 1000
+    with pytest.raises(ValueError, match="cpus must be cores"):
+        runner.run_mpi(2, ["commlib.lab.p2p"], cpus=[outside])
+
+
+SLOW_START = ("import time\n"
+              "time.sleep(5)  # a loaded machine: every rank takes seconds to start\n"
+              "{body}")
+RIGHT_RING = "from commlib.lab.p2p import ring_allreduce\n"
+
+
+def test_slow_start_is_not_taken_for_a_deadlock():
+    # The deadlock clock (4 s here, less than the 5 s start) runs only once every rank has loaded the function.
+    verdict = checker.check_ring_allreduce(SLOW_START.format(body=RIGHT_RING), n=4, timeout=4, startup_timeout=TIMEOUT)
+    assert verdict.correct, str(verdict)
+
+
+def test_ranks_that_never_start_are_reported_as_such():
+    verdict = checker.check_ring_allreduce(SLOW_START.format(body=RIGHT_RING), n=2, timeout=TIMEOUT,
+                                           startup_timeout=1)
+    assert not verdict.correct
+    assert "did not start" in verdict.message and "deadlock" not in verdict.message
+
+
+def test_run_mpi_rejects_non_positive_timeouts():
+    with pytest.raises(ValueError, match="timeout"):
+        runner.run_mpi(2, ["commlib.lab.p2p"], timeout=0)
+    with pytest.raises(ValueError, match="startup_timeout"):
+        runner.run_mpi(2, ["commlib.lab.p2p"], startup_timeout=-1)
+
+
+# ---------------------------------------------------------------- words the lab's prose is glued from
+
+def test_verdict_is_meets_within_target_and_misses_beyond():
+    from commlib.views import lab as lab_views
+
+    assert lab_views.verdict(0.2, 0.2) == "meets"  # the boundary counts as within
+    assert lab_views.verdict(0.2000001, 0.2) == "misses"
+    assert lab_views.verdict(0.0) == "meets"
+    with pytest.raises(ValueError, match="error"):
+        lab_views.verdict(-0.1)
+    with pytest.raises(ValueError, match="target"):
+        lab_views.verdict(0.1, 0.0)
+
+
+@pytest.mark.parametrize("ranks, cores, words", [
+    (2, 2, "one rank per core"), (2, 8, "one rank per core"), (4, 2, "two ranks per core"),
+    (8, 2, "four ranks per core"), (4, 1, "four ranks on one core"), (3, 2, "three ranks sharing two cores"),
+])
+def test_placement_words(ranks, cores, words):
+    from commlib.views import lab as lab_views
+
+    assert lab_views.placement(ranks, cores) == words
+
+
+def test_load_sentence_compares_load_with_cores():
+    from commlib.views import lab as lab_views
+
+    assert "above the 2 cores" in lab_views.load_sentence(11.3, 2)
+    assert "below the 4 cores" in lab_views.load_sentence(3.9, 4)
+    assert "below the 2 cores" in lab_views.load_sentence(2.0, 2)  # exactly busy, nobody waits
+    assert "does not report" in lab_views.load_sentence(None, 2)
+    with pytest.raises(ValueError, match="cores"):
+        lab_views.load_sentence(1.0, 0)
+
+
+def test_compare_spread_words_and_symmetry():
+    from commlib.views import lab as lab_views
+
+    assert lab_views.compare_spread(0.1, 0.2) == "wider than"
+    assert lab_views.compare_spread(0.2, 0.1) == "narrower than"
+    assert lab_views.compare_spread(0.1, 0.12) == "about as wide as"
+    assert lab_views.compare_spread(0.12, 0.1) == "about as wide as"
+    assert lab_views.compare_spread(0.0, 0.0) == "about as wide as"
+    with pytest.raises(ValueError, match="reference"):
+        lab_views.compare_spread(-1.0, 0.1)
+
+
+# ---------------------------------------------------------------- what the lab page prints
+
+def test_verdict_wraps_long_lines_and_keeps_every_word():
+    message = ("your function raised NotImplementedError: replace this line with your ring (line 2) "
+               "for length 12 " + "and more words " * 12).strip()
+    hint = "print the chunk bounds of each step: a receive buffer must be as long as the chunk sent to it. " * 3
+    text = str(checker.Verdict(False, message, hint))
+    lines = text.split("\n")
+    assert max(len(line) for line in lines) <= checker.WIDTH
+    assert len(lines) >= 4                              # both parts needed more than one line
+    assert lines[0].startswith("Wrong: ")
+    hint_at = [i for i, line in enumerate(lines) if line.startswith("Hint: ")]
+    assert len(hint_at) == 1
+    words = " ".join(lines[:hint_at[0]]).split()
+    assert words == ("Wrong: " + message).split()
+    assert " ".join(lines[hint_at[0]:]).split() == ("Hint: " + hint).split()
+
+
+def test_verdict_keeps_short_text_and_its_own_line_breaks():
+    assert str(checker.Verdict(True, "ring_allreduce gives the sum.")) == "Right: ring_allreduce gives the sum."
+    text = str(checker.Verdict(False, "SyntaxError:\n  x = (", "close the bracket"))
+    assert text.split("\n") == ["Wrong: SyntaxError:", "  x = (", "Hint: close the bracket"]
+
+
+def _series(alpha: float, inverse_beta: float, sizes=tuple(2.0**k for k in range(20, 27))):
+    from commlib.lab import fit
+
+    # times built from the model itself: a ring all-reduce on 2 ranks has 2 steps and sends M bytes
+    t = [2 * alpha + m / inverse_beta for m in sizes]
+    return fit.Series("all_reduce", 2, tuple(sizes), tuple(t), algorithm="ring", label="all-reduce")
+
+
+def test_calculator_names_an_unmeasurable_start_up_cost_instead_of_zero():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    s = _series(0.0, 10e9)                              # pure copying: no flat part to fit
+    calc = lab_views.model_calculator([s], [fit.fit_joint([s])], size="16 MiB")
+    shown = calc.results["latency term a alpha"]
+    assert shown.startswith("none measurable") and " ns" not in shown
+    assert "1 MiB to 64 MiB" in shown                   # the sizes the line was fitted on
+    assert len(shown) <= 60                             # fits the calculator's value column
+
+
+def test_calculator_shows_a_measurable_start_up_cost_as_a_time():
+    from commlib.lab import fit
+    from commlib.units import format_time
+    from commlib.views import lab as lab_views
+
+    s = _series(30e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27)))
+    calc = lab_views.model_calculator([s], [fit.fit_joint([s])], size="4 KiB")
+    assert calc.results["latency term a alpha"] == format_time(2 * 30e-6)
+
+
+def test_regime_sizes_are_those_between_the_crossovers():
+    from commlib.lab import fit
+
+    s = _series(1e-5, 1e9, sizes=(1024.0, 4096.0, 16384.0, 65536.0))
+    pw = fit.PiecewiseFit((3000.0, 20000.0), (fit.AlphaBeta(1e-5, 1e-9),) * 3)
+    assert predict.regime_sizes(pw, s, 10) == (1024.0, 1024.0)
+    assert predict.regime_sizes(pw, s, 5000) == (4096.0, 16384.0)
+    assert predict.regime_sizes(pw, s, 1e9) == (65536.0, 65536.0)
+    assert predict.regime_sizes(fit.AlphaBeta(1e-5, 1e-9), s, 10) == (1024.0, 65536.0)
+    assert predict.latency_term(2, 1e-21, 2**20, 2**26).startswith("none measurable")
+    with pytest.raises(ValueError, match="alpha"):
+        predict.latency_term(2, -1.0, 1, 2)
+
+
+def test_fit_summary_names_an_unmeasurable_alpha():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    flat, pure = _series(30e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27))), _series(0.0, 10e9)
+    text = lab_views.fit_summary_table([flat, pure], [fit.fit_joint([flat]), fit.fit_joint([pure])]).data
+    rows = [line for line in text.splitlines() if line.startswith("| all-reduce")]
+    assert len(rows) == 2
+    assert "alpha 30.00 µs" in rows[0] and "none measurable" not in rows[0]
+    assert "alpha none measurable" in rows[1] and " ns" not in rows[1]

@@ -1,0 +1,197 @@
+"""Claim tests for chapters 3 (parameter servers) and 6 (topologies): every sentence that compares or
+concludes is rerun here, small and deterministic, and its direction asserted against its control.
+
+The chapters glue the same functions at full size; these runs are smaller but the same models.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from commlib import cost, hardware
+from commlib.network import placement, topology
+from commlib.parameter_servers import simulate as ps
+
+# ---------------------------------------------------------------- chapter 6
+
+
+@pytest.mark.parametrize("n, link", [(4, "eth_10g"), (8, "pcie3_x16"), (6, "nvlink2")])
+def test_two_rings_halve_the_time_on_a_ring_of_links_but_not_on_a_switch(n, link):
+    r = topology.duplex_rings(n, 4 * 10**6 * n, link)
+    assert r["ring of links", "speed-up"] > 1.8          # halves, up to the start-ups that stay
+    assert r["switch", "speed-up"] == pytest.approx(1.0)  # one link per rank: no idle direction to use
+
+
+def test_max_min_equals_equal_share_on_the_mesh_ring_and_beats_it_on_a_byteps_round():
+    r = topology.sharing_comparison(nbytes=4 * 2**20, ps_bytes=10**6)
+    for name in ("mesh one way", "mesh both ways"):
+        assert r[name, "max-min"] == pytest.approx(r[name, "equal"], rel=1e-12)
+    assert r["byteps", "max-min"] < r["byteps", "equal"] / 1.05
+
+
+def test_cube_mesh_one_ring_is_slower_than_the_switch_stand_in_and_a_second_ring_halves_it():
+    r = topology.intra_host_reduction(10**8)
+    assert r["cube mesh", 1] > 5 * r["switch", 1]                 # 25 GB/s per hop against 150 GB/s
+    assert r["cube mesh", 2] == pytest.approx(r["cube mesh", 1] / 2, rel=0.01)
+    assert r["switch", 2] == pytest.approx(r["switch", 1])       # the lumped link has no idle direction
+    assert r["cube mesh", 1] > 0.5 * r["exchange"]                # not a small cost next to the NIC exchange
+
+
+def test_torus_halves_with_two_rings_while_the_mesh_gains_nothing():
+    order = topology.snake_order(4, 4)
+    one = topology.allreduce_trace(16, 64 * 2**20)     # the chapter's size: start-ups are small next to it
+    both = topology.mirrored(one)
+    mesh, torus = topology.mesh2d(4, 4, "nvlink2"), topology.torus2d(4, 4, "nvlink2")
+    t = {(name, w): topology.map_trace(g, tr, order).time for name, g in (("mesh", mesh), ("torus", torus))
+         for w, tr in (("one", one), ("both", both))}
+    assert t["torus", "both"] < 0.55 * t["torus", "one"]
+    assert t["mesh", "both"] == pytest.approx(t["mesh", "one"], rel=0.01)
+    assert t["mesh", "one"] > t["torus", "one"]                    # the mesh pays the detour's start-ups
+
+
+def test_hierarchical_beats_the_flat_ring_on_two_hosts():
+    c = topology.cluster(2, gpus_per_host=8, network="eth_100g")
+    flat = topology.map_trace(c, topology.allreduce_trace(16, 16 * 2**20, "ring"))
+    hier = topology.map_trace(c, topology.allreduce_trace(16, 16 * 2**20, "hierarchical", hosts=2))
+    assert hier.time < flat.time
+    assert flat.load("h0.nic", "net") > hier.load("h0.nic", "net")
+
+
+def test_the_gpu_next_to_the_nic_slows_the_exchange():
+    c = topology.cluster(2, gpus_per_host=8, nvlink_layout="cube_mesh")
+    near = topology.map_flows(c, topology.staged_exchange(c, "h0.gpu0", 10**8)).time
+    far = topology.map_flows(c, topology.staged_exchange(c, "h0.gpu2", 10**8)).time
+    assert near > 1.2 * far
+
+
+def test_nvlink_to_a_power9_beats_pcie_both_nominal_and_measured():
+    nominal, measured = placement.power9_nvlink_ratios()
+    assert 4 < nominal < 5 and 4 < measured < 6
+
+
+def test_placement_ranking_and_where_a_parameter_server_wins():
+    cl = placement.example_cluster(slots=4)
+    # the chapter's bullets name the five placements in this order, fastest first
+    order = [{"host3": 4}, {"host1": 2, "host3": 2}, [0, 1, 3, 4], {"host7": 4}, {"host3": 2, "host7": 2}]
+    ranked = placement.rank_placements(cl, {str(i): p for i, p in enumerate(order)}, model="resnet50")
+    assert [name for name, _ in ranked] == ["0", "1", "2", "3", "4"]
+    assert [(e.bottleneck_kind, e.bottleneck_host) for _, e in ranked] == [
+        ("intra", 3), ("inter", 3), ("inter", 0), ("intra", 7), ("inter", 7)]
+    best = placement.estimate(cl, {"host3": 4}, model="resnet50")
+    for other in ({"host1": 2, "host3": 2}, [0, 1, 3, 4], {"host7": 4}, {"host3": 2, "host7": 2}):
+        assert best.time < placement.estimate(cl, other, model="resnet50").time
+    spread = [0, 1, 3, 4]
+    assert (placement.estimate(cl, spread, model="resnet50", mode="ps").time
+            < placement.estimate(cl, spread, model="resnet50").time)
+    assert (placement.estimate(cl, {"host3": 4}, model="resnet50", mode="ps").time > best.time)
+
+
+# ---------------------------------------------------------------- chapter 3
+
+
+@pytest.mark.parametrize("n", [3, 4, 8, 16, 33])
+def test_k_equal_n_beats_the_ring_and_k_half_n_loses(n):
+    m, b = 1e8, 12.5e9
+    ring = cost.allreduce_time(m, n, b, algorithm="ring")
+    assert ps.round_time(m, n, b, servers=n) < ring
+    assert ps.round_time(m, n, b, servers=n // 2) > ring
+
+
+@pytest.mark.parametrize("n", [4, 8, 16])
+def test_byteps_improves_on_the_ring_with_any_number_of_cpu_machines(n):
+    m, b = 1e8, 12.5e9
+    ring = cost.allreduce_time(m, n, b, algorithm="ring")
+    assert all(cost.byteps_time(m, n, k, b) < ring for k in range(1, 2 * n))
+
+
+def test_overlapping_push_and_pull_halves_the_round():
+    m, b = hardware.gradient_bytes("resnet50", "fp32"), hardware.link("eth_25g").bandwidth
+    assert ps.round_time(m, 8, b, servers=2, pipelined=False) == pytest.approx(2 * ps.round_time(m, 8, b, servers=2))
+
+
+def test_one_port_start_ups_make_a_single_server_slower_than_its_bandwidth_term():
+    # the server's start-up term grows with n; the multi-port count (2 alpha) does not
+    m, b, a = 1e6, 12.5e9, 5e-6
+    gaps = [ps.round_time(m, n, b, latency=a) - ps.round_time(m, n, b, latency=a, one_port=False)
+            for n in (2, 8, 32)]
+    assert gaps[0] < gaps[1] < gaps[2]
+
+
+def test_one_port_sharded_round_stays_below_the_ring_for_a_small_gradient():
+    # chapter 3: 1 MB on 25 Gb/s Ethernet, k = n separate servers
+    link = hardware.link("eth_25g")
+    for n in (8, 32):
+        one = ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency)
+        two = ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency, one_port=False)
+        ring = cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
+        assert two < one < ring
+
+
+def test_gallery_halving_doubling_crowds_the_tree_and_the_ring_never_shares_a_link():
+    n, nbytes = 8, 8 * 10**6
+    hd = topology.allreduce_trace(n, nbytes, "halving_doubling")
+    ring = topology.allreduce_trace(n, nbytes, "ring")
+    tree = topology.map_trace(topology.tree(n, 2, "eth_10g"), hd)
+    full = topology.map_trace(topology.fully_connected(n, "eth_10g"), hd)
+    assert tree.max_flows > 1 and full.max_flows == 1
+    assert tree.time > 1.5 * full.time
+    for g in (topology.tree(n, 2, "eth_10g"), topology.star(n, "eth_10g", hub="switch"), topology.ring(n, "eth_10g")):
+        assert topology.map_trace(g, ring).max_flows == 1
+
+
+def test_both_all_reduces_on_two_hosts_are_bounded_by_host_zeros_card():
+    c = topology.cluster(2, gpus_per_host=8, network="eth_100g")
+    for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2})):
+        run = topology.map_trace(c, topology.allreduce_trace(16, 16 * 2**20, algorithm, **kw))
+        assert run.bottleneck == ("h0.nic", "net")
+
+
+def test_parameter_server_link_is_the_bottleneck_of_the_star():
+    g, run = topology.ps_star(4, 25 * 10**6, link="eth_10g")
+    assert 4 in run.bottleneck and "hub" in run.bottleneck
+    assert run.load("hub", 4) == 4 * run.load("hub", 0)
+
+
+def test_a_partly_filled_pod_makes_the_two_rings_meet():
+    order = topology.snake_order(4, 4)
+    pod = topology.torus_pod(4, 4, 10, "nvlink2")
+    run = topology.map_trace(pod, topology.mirrored(topology.allreduce_trace(10, 16 * 2**20)), order[:10])
+    assert run.max_flows > 1
+    full = topology.map_trace(topology.torus2d(4, 4, "nvlink2"),
+                              topology.mirrored(topology.allreduce_trace(16, 16 * 2**20)), order)
+    assert full.max_flows == 1
+
+
+def test_two_machines_two_servers_only_tie_with_the_ring():
+    m, b = 64e6, 25e9
+    assert ps.round_time(m, 2, b, servers=2) == pytest.approx(cost.allreduce_time(m, 2, b, algorithm="ring"))
+    assert ps.smallest_k_to_beat_ring(m, 2, b) is None
+
+
+def test_colocated_with_a_shard_per_machine_moves_the_ring_volume():
+    m = 1e8
+    for n in (3, 8, 16):
+        assert ps.ps_traffic(m, n, n, colocated=True).shard_host == pytest.approx(cost.ring_bytes_per_rank(m, n))
+
+
+def test_nvlink_and_a_network_card_differ_by_more_than_an_order_of_magnitude():
+    # chapter 6, opening: per direction, against the 100 Gb/s card of the same servers
+    assert hardware.link("nvlink2").bandwidth / hardware.link("eth_100g").bandwidth > 10
+
+
+def test_the_server_load_grows_with_n_while_the_ring_rank_stays_below_two_gradients():
+    # chapter 3, the hot spot: each way, on the busiest NIC, in units of M
+    v = ps.server_and_ring_volumes(1.0, list(range(2, 65)))
+    server, ring = v["ps_server_each_way"], v["ring_rank_each_way"]
+    assert (server[1:] > server[:-1]).all() and server[-1] == pytest.approx(63.0)
+    assert (ring < 2.0).all() and ring[-1] - ring[0] < 1.0
+
+
+def test_one_port_sharded_round_stays_below_the_fastest_all_reduce_for_a_small_gradient():
+    # chapter 3: the fair rival at 1 MB is halving-doubling (2 log2 n start-ups), not the ring
+    link = hardware.link("eth_25g")
+    for n in (8, 32):
+        name, best = ps.best_allreduce(1e6, n, link.bandwidth, link.latency)
+        assert name == "halving_doubling"
+        assert best < cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
+        assert ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency) < best

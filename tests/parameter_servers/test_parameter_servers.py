@@ -1,0 +1,449 @@
+"""Tests for commlib.parameter_servers.simulate and the parameter-server section of commlib.cost.
+
+Expected values are derived here, from the description of a PS round (who
+sends which shard to whom) and from the formulas of Jiang et al. (2020,
+sec. 2.2-2.3, 4.1) written out by hand, not copied from the code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from commlib import cost
+from commlib.parameter_servers import calculators as ps_calculators
+from commlib.parameter_servers import simulate as ps
+from commlib.units import parse_rate, parse_size
+
+SETTINGS = settings(max_examples=40, deadline=None)
+BANDWIDTH = st.floats(min_value=1e6, max_value=1e12)
+NBYTES = st.floats(min_value=1.0, max_value=1e11)
+
+
+@st.composite
+def rounds(draw, colocated=None):
+    """(params, gradients, k, colocated) with integer-valued floats, so sums are exact."""
+    n = draw(st.integers(1, 6))
+    length = draw(st.integers(1, 30))
+    col = draw(st.booleans()) if colocated is None else colocated
+    k = draw(st.integers(1, min(length, n) if col else length))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    params = rng.integers(-50, 50, size=length).astype(np.float64)
+    grads = [rng.integers(-50, 50, size=length).astype(np.float64) for _ in range(n)]
+    return params, grads, k, col
+
+
+def shard_sizes(length, k):
+    """np.array_split's rule, from its documentation: the first length % k shards get one more."""
+    return [len(part) for part in np.array_split(np.arange(length), k)]
+
+
+# --- the simulation computes the right thing ------------------------------------------------
+
+@SETTINGS
+@given(rounds())
+def test_server_sum_equals_numpy_sum(case):
+    params, grads, k, col = case
+    r = ps.ps_round(params, grads, servers=k, colocated=col, lr=0.25)
+    np.testing.assert_array_equal(r.gradient_sum, np.sum(np.stack(grads), axis=0))
+
+
+@SETTINGS
+@given(rounds(), st.floats(0.0, 2.0))
+def test_every_worker_pulls_the_sgd_step(case, lr):
+    params, grads, k, col = case
+    r = ps.ps_round(params, grads, servers=k, colocated=col, lr=lr)
+    want = params - lr * np.mean(np.stack(grads), axis=0)
+    np.testing.assert_allclose(r.params, want, rtol=1e-12, atol=1e-12)
+    assert len(r.worker_params) == len(grads)
+    for w in r.worker_params:
+        np.testing.assert_array_equal(w, r.params)
+
+
+def test_multidimensional_parameters_keep_their_shape():
+    rng = np.random.default_rng(0)
+    params = rng.normal(size=(3, 4))
+    grads = [rng.normal(size=(3, 4)) for _ in range(3)]
+    r = ps.ps_round(params, grads, servers=5, lr=0.1)
+    assert r.params.shape == (3, 4)
+    np.testing.assert_allclose(r.params, params - 0.1 * sum(grads) / 3)
+
+
+def test_shards_follow_array_split():
+    for length in range(1, 25):
+        for k in range(1, length + 1):
+            bounds = ps.shard_bounds(length, k)
+            assert [b - a for a, b in bounds] == shard_sizes(length, k)
+            assert bounds[0][0] == 0 and bounds[-1][1] == length
+
+
+# --- the trace's bytes per machine equal the closed forms ---------------------------------
+
+@SETTINGS
+@given(rounds())
+def test_trace_bytes_per_machine_follow_from_who_owns_what(case):
+    params, grads, k, col = case
+    n, length, item = len(grads), params.size, params.dtype.itemsize
+    sizes = shard_sizes(length, k)
+    owner = list(range(k)) if col else list(range(n, n + k))
+    r = ps.ps_round(params, grads, servers=k, colocated=col)
+    ranks = n if col else n + k
+    sent = np.zeros(ranks, dtype=np.int64)
+    received = np.zeros(ranks, dtype=np.int64)
+    for j, size in enumerate(sizes):
+        for i in range(n):
+            if owner[j] == i:
+                continue  # local shard: never on the wire
+            sent[i] += size * item           # push shard j of worker i's gradient
+            received[owner[j]] += size * item
+            sent[owner[j]] += size * item    # pull shard j back to worker i
+            received[i] += size * item
+    np.testing.assert_array_equal(r.trace.bytes_sent, sent)
+    np.testing.assert_array_equal(r.trace.bytes_received, received)
+    assert r.trace.steps == (0 if sent.sum() == 0 else 2)
+
+
+@SETTINGS
+@given(n=st.integers(1, 6), k=st.integers(1, 6), per_shard=st.integers(1, 5), col=st.booleans())
+def test_trace_equals_closed_form_traffic_on_even_shards(n, k, per_shard, col):
+    assume(not col or k <= n)
+    length = k * per_shard
+    m = length * 8  # float64 gradient, bytes
+    r = ps.ps_round(np.zeros(length), [np.ones(length)] * n, servers=k, colocated=col)
+    traffic = ps.ps_traffic(m, n, k, colocated=col)
+    sent, received = r.trace.bytes_sent, r.trace.bytes_received
+    hosts = list(range(k)) if col else list(range(n, n + k))
+    plain = [i for i in range(n) if i not in hosts]
+    # hand-derived: non-colocated server nM/k, worker M; colocated host M + (n-2)M/k, others M
+    host_bytes = (m + (n - 2) * m / k) if col else n * m / k
+    for h in hosts:
+        assert sent[h] == received[h] == pytest.approx(host_bytes) == pytest.approx(traffic.shard_host)
+    for w in plain:
+        assert sent[w] == received[w] == m == traffic.worker
+    busiest = max(sent.max(), received.max())
+    assert traffic.busiest == pytest.approx(busiest)
+    # cost.ps_time on equal NICs is the busiest NIC's bytes over the bandwidth
+    assert cost.ps_time(m, n, 1e9, servers=k, colocated=col) == pytest.approx(busiest / 1e9)
+
+
+def test_note000_server_volume_is_workers_times_gradient():
+    # note 000: PS receives = PS sends = gradient size x workers (one server)
+    example = ps.WORKED_EXAMPLES["one_server"]
+    m = example["params"] * 4
+    t = ps.ps_traffic(m, example["workers"], 1)
+    assert t.shard_host == 61_500_000 * 8 * 4
+    assert t.worker == 61_500_000 * 4
+
+
+def test_note000_colocated_rate_counts_both_directions():
+    # note 000: colocated, every machine receives and sends twice: 4 x M x 7/8 summed over both
+    # directions for 8 machines, i.e. 2 x M x 7/8 each way.
+    m = 1.0
+    t = ps.ps_traffic(m, 8, 8, colocated=True)
+    assert 2 * t.shard_host == pytest.approx(4 * m * 7 / 8)
+
+
+# --- PS vs ring all-reduce: the BytePS claims as properties -----------------------------------
+
+def ring(m, n, b):
+    return 2 * (n - 1) * m / (n * b)
+
+
+def ps_plain(m, n, k, bg, bc):
+    return max(m / bg, n * m / (k * bc))
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(1, 64), b=BANDWIDTH)
+def test_colocated_ps_with_a_shard_per_machine_equals_ring_allreduce(m, n, b):
+    t = cost.ps_time(m, n, b, servers=n, colocated=True)
+    assert t == pytest.approx(ring(m, n, b), rel=1e-12, abs=0)
+    assert t == pytest.approx(cost.allreduce_time(m, n, b), rel=1e-12, abs=0)
+    assert cost.ps_time(m, n, b, servers=n, colocated=True, pipelined=False) == pytest.approx(t, rel=1e-12)
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(3, 256), b=BANDWIDTH)
+def test_k_equal_n_beats_ring_for_more_than_two_machines(m, n, b):
+    assert cost.ps_time(m, n, b, servers=n) < cost.allreduce_time(m, n, b)
+    assert ps.ps_beats_ring(m, n, n, b)
+
+
+@SETTINGS
+@given(m=NBYTES, b=BANDWIDTH)
+def test_two_machines_k_two_only_ties(m, b):
+    assert cost.ps_time(m, 2, b, servers=2) == pytest.approx(cost.allreduce_time(m, 2, b), rel=1e-12)
+    assert ps.smallest_k_to_beat_ring(m, 2, b) is None
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(2, 256), b=BANDWIDTH, data=st.data())
+def test_half_as_many_servers_as_workers_loses(m, n, b, data):
+    k = data.draw(st.integers(1, n // 2))
+    assert cost.ps_time(m, n, b, servers=k) > cost.allreduce_time(m, n, b)
+    assert not ps.ps_beats_ring(m, n, k, b)
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(1, 64), bg=BANDWIDTH, ratio=st.floats(0.1, 10.0))
+def test_smallest_k_is_the_boundary(m, n, bg, ratio):
+    bc = bg * ratio
+    k_star = ps.smallest_k_to_beat_ring(m, n, bg, bc)
+    wins = [k for k in range(1, 8 * n * n + 2) if ps_plain(m, n, k, bg, bc) < ring(m, n, bg)]
+    if n <= 2:
+        assert k_star is None and wins == []
+        return
+    # hand-derived: need n M / (k Bc) < 2(n-1)M/(n Bg)  <=>  k > n^2 Bg / (2 (n-1) Bc)
+    bound = n * n * bg / (2 * (n - 1) * bc)
+    # at an exact tie (bound an integer) "beats" is decided by rounding: leave ties out
+    assume(abs(bound - round(bound)) > 1e-9 * bound)
+    assert k_star == wins[0]
+    assert wins == list(range(k_star, 8 * n * n + 2))
+    assert k_star - 1 <= bound < k_star or math.isclose(bound, k_star - 1, rel_tol=1e-9)
+
+
+@SETTINGS
+@given(n=st.integers(3, 200))
+def test_smallest_k_lies_between_half_n_and_n_on_equal_nics(n):
+    k_star = ps.smallest_k_to_beat_ring(1e8, n, 1e10)
+    assert n / 2 < k_star <= n
+
+
+def test_latency_favours_the_ps_single_round_trip():
+    # PS has 2 messages on the critical path (push, pull), the ring 2(n-1) = 14 for n = 8:
+    # for a 1 kB message the latency term dominates and a single server already wins.
+    m, b, alpha = 1e3, 1e10, 1e-5
+    t_ps = cost.ps_time(m, 8, b, servers=1, latency=alpha)
+    assert t_ps == pytest.approx(2 * alpha + 8 * m / b)
+    assert t_ps < cost.allreduce_time(m, 8, b, latency=alpha)
+    assert ps.smallest_k_to_beat_ring(m, 8, b, latency=alpha) == 1
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(2, 32), b=BANDWIDTH)
+def test_unpipelined_one_server_on_a_worker_is_the_naive_allreduce(m, n, b):
+    # colocated k = 1: the server is one of the P processes; push then pull serialises 2(n-1)M.
+    t = cost.ps_time(m, n, b, servers=1, colocated=True, pipelined=False)
+    assert t == pytest.approx(2 * (n - 1) * m / b, rel=1e-12)
+    assert t == pytest.approx(cost.allreduce_time(m, n, b, algorithm="naive"), rel=1e-12)
+
+
+def test_non_pipelined_round_takes_twice_as_long():
+    assert cost.ps_time(1e8, 8, 1e10, servers=2, pipelined=False) == pytest.approx(
+        2 * cost.ps_time(1e8, 8, 1e10, servers=2))
+
+
+def test_server_bandwidth_is_used_for_servers_only():
+    # 4 workers at 10 GB/s, one server at 100 GB/s: server 4M/100 = 0.04 s < worker M/10 = 0.1 s
+    assert cost.ps_time(1e9, 4, 1e10, servers=1, server_bandwidth=1e11) == pytest.approx(0.1)
+    assert cost.ps_time(1e9, 4, 1e10, servers=1, server_bandwidth=1e9) == pytest.approx(4.0)
+
+
+# --- BytePS' optimum -----------------------------------------------------------------------------
+
+def test_note004_worked_example_is_2_56_ms():
+    ex = ps.WORKED_EXAMPLES["byteps_two_machines"]
+    m, b, n = parse_size(ex["nbytes"]), parse_rate(ex["bandwidth"]), ex["n"]
+    # 2 (n-1) M / (n B) = 2 * 64e6 / (2 * 25e9) s
+    assert cost.allreduce_time(m, n, b, algorithm="ring") == pytest.approx(2.56e-3)
+    assert cost.byteps_time(m, n, 0, b) == pytest.approx(2.56e-3)
+    # read as MiB it would be 2.68 ms
+    assert cost.allreduce_time(parse_size("64 MiB"), n, b, algorithm="ring") == pytest.approx(2**26 / 25e9)
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(1, 64), b=BANDWIDTH)
+def test_byteps_ends_are_allreduce_and_sharded_ps(m, n, b):
+    assert cost.byteps_time(m, n, 0, b) == pytest.approx(cost.allreduce_time(m, n, b), rel=1e-12, abs=1e-300)
+    if n > 1:
+        assert cost.byteps_time(m, n, n, b) == pytest.approx(m / b, rel=1e-12)
+        assert cost.byteps_time(m, n, 3 * n, b) == pytest.approx(m / b, rel=1e-12)
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(2, 64), b=BANDWIDTH, data=st.data())
+def test_byteps_is_never_worse_than_either_and_improves_with_k(m, n, b, data):
+    k = data.draw(st.integers(0, 2 * n))
+    t = cost.byteps_time(m, n, k, b)
+    assert t <= cost.allreduce_time(m, n, b) * (1 + 1e-12)
+    if k >= 1:
+        assert t <= cost.ps_time(m, n, b, servers=k) * (1 + 1e-12)
+        assert t <= cost.byteps_time(m, n, k - 1, b) * (1 + 1e-12)
+    assert t >= m / b * (1 - 1e-12)  # no GPU machine can send less than its M (n >= 2)
+
+
+@SETTINGS
+@given(n=st.integers(2, 40), data=st.data())
+def test_byteps_split_balances_cpu_and_gpu_machines(n, data):
+    k = data.draw(st.integers(1, n))
+    x, y = ps.byteps_split(n, k)
+    assert k * x + n * y == pytest.approx(1.0)
+    assert x >= 0 and y >= 0
+    cpu = n * x                          # CPU machine bytes each way, in units of M
+    gpu = k * x + 2 * (n - 1) * y        # GPU machine: to CPUs, plus its own summation service
+    assert cpu == pytest.approx(gpu)
+    assert cpu == pytest.approx(cost.byteps_time(1.0, n, k, 1.0))
+
+
+@SETTINGS
+@given(n=st.integers(2, 6), k=st.integers(0, 6), per=st.integers(30, 60))
+def test_byteps_round_traffic_matches_closed_form_within_rounding(n, k, per):
+    length = per * (n + k)
+    grads = [np.full(length, float(i + 1)) for i in range(n)]
+    r = ps.byteps_round(np.zeros(length), grads, cpu_machines=k, lr=1.0)
+    np.testing.assert_array_equal(r.gradient_sum, np.full(length, n * (n + 1) / 2))
+    m = length * 8
+    busiest = max(r.trace.bytes_sent.max(), r.trace.bytes_received.max())
+    # each shard is off by less than one element; a machine touches at most n + k shards, n times
+    slack = 2 * n * (n + k) * 8
+    assert abs(busiest - cost.byteps_time(m, n, k, 1.0)) <= slack
+
+
+# --- note 002's comparison --------------------------------------------------------------------
+
+def test_server_and_ring_volumes_and_the_like_for_like_ratio():
+    p = np.arange(2, 33)
+    v = ps.server_and_ring_volumes(1.0, p)
+    np.testing.assert_allclose(v["ps_server_total"], 2 * (p - 1))
+    np.testing.assert_allclose(v["ring_rank_sent"], 2 * (p - 1) / p)
+    np.testing.assert_allclose(v["ps_server_total"] / v["ring_rank_sent"], p)
+    np.testing.assert_allclose(v["ps_server_each_way"] / v["ring_rank_each_way"], p / 2)
+
+
+def test_compare_reports_winner_and_smallest_k():
+    c = ps.compare_ps_ring(1e8, 8, 8, 1e10)
+    assert c.winner == "PS" and c.ratio < 1 and c.smallest_k == 5
+    c = ps.compare_ps_ring(1e8, 8, 8, 1e10, colocated=True)
+    assert c.winner == "tie"
+    c = ps.compare_ps_ring(1e8, 8, 2, 1e10)
+    assert c.winner == "ring all-reduce" and c.ratio == pytest.approx((8 / 2) / (2 * 7 / 8))
+
+
+# --- bad input ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(params=np.zeros(4), gradients=[np.ones(4)], servers=0), "servers"),
+        (dict(params=np.zeros(4), gradients=[np.ones(4)], servers=5), "servers"),
+        (dict(params=np.zeros(4), gradients=[np.ones(4), np.ones(3)]), "gradients[1]"),
+        (dict(params=np.zeros(4), gradients=[]), "gradients"),
+        (dict(params=np.zeros(4), gradients=[np.ones(4)] * 2, servers=3, colocated=True), "servers"),
+        (dict(params=np.zeros(4), gradients=[np.ones(4)], lr=-1.0), "lr"),
+        (dict(params=np.zeros(4, dtype=int), gradients=[np.ones(4, dtype=int)]), "floating"),
+        (dict(params=np.zeros(0), gradients=[np.zeros(0)]), "params"),
+    ],
+)
+def test_ps_round_rejects_bad_input_naming_the_parameter(kwargs, name):
+    with pytest.raises(ValueError) as err:
+        ps.ps_round(**kwargs)
+    assert name in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: cost.ps_time(1e6, 0, 1e9), "workers"),
+        (lambda: cost.ps_time(1e6, 4, 0.0), "bandwidth"),
+        (lambda: cost.ps_time(1e6, 4, 1e9, servers=0), "servers"),
+        (lambda: cost.ps_time(1e6, 4, 1e9, servers=5, colocated=True), "servers"),
+        (lambda: cost.ps_time(-1.0, 4, 1e9), "nbytes"),
+        (lambda: cost.ps_time(1e6, 4, 1e9, server_bandwidth=-1.0), "server_bandwidth"),
+        (lambda: cost.byteps_time(1e6, 0, 1, 1e9), "n"),
+        (lambda: cost.byteps_time(1e6, 4, -1, 1e9), "k"),
+        (lambda: ps.ps_traffic(1e6, 4, 5, colocated=True), "servers"),
+        (lambda: ps.smallest_k_to_beat_ring(1e6, 4, 1e9, bandwidth_cpu=0.0), "bandwidth_cpu"),
+        (lambda: ps.byteps_round(np.zeros(4), [np.ones(4)], cpu_machines=-1), "cpu_machines"),
+        (lambda: ps.server_and_ring_volumes(1.0, [0, 2]), "processes"),
+        (lambda: ps.shard_bounds(3, 4), "servers"),
+    ],
+)
+def test_cost_functions_reject_bad_input(call, name):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert name in str(err.value)
+
+
+# --- the chapter's self-checks -------------------------------------------------------------------
+
+def test_ch03_answers_match_hand_computation():
+    from commlib.check import check, expected
+
+    vgg = 138_357_544 * 4
+    assert expected("ch03.server_in_gb") == pytest.approx(16 * vgg / 1e9)
+    assert expected("ch03.one_server_ms") == pytest.approx(16 * vgg / 12.5e9 * 1e3)
+    assert expected("ch03.smallest_k") == math.floor(16**2 / (2 * 15)) + 1 == 9
+    assert expected("ch03.smallest_k_fast_servers") == math.floor(16**2 / (2 * 15) / 2) + 1 == 5
+    assert expected("ch03.byteps_ms") == pytest.approx(2 * 8 * 7 / (64 + 32 - 8) * 64e6 / 25e9 * 1e3)
+    assert expected("ch03.colocated_rate_gbps") == pytest.approx(2 * 7 / 8 * 61.5e6 * 4 / 0.5 * 8 / 1e9)
+    # a learner who sums both directions is told so
+    both = 2 * expected("ch03.colocated_rate_gbps")
+    assert "both directions" in check("ch03.colocated_rate_gbps", both).message
+    assert "n/2" in check("ch03.smallest_k", 8).message
+    assert check("ch03.smallest_k", 9).correct
+
+
+# ---------------------------------------------------------------- one-port round time
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.floats(0, 1e10), n=st.integers(1, 40), k=st.integers(1, 40), bw=st.floats(1e6, 1e12),
+       lat=st.floats(0, 1e-3), col=st.booleans(), pipe=st.booleans())
+def test_round_time_without_one_port_is_cost_ps_time(m, n, k, bw, lat, col, pipe):
+    assume(not col or k <= n)
+    want = cost.ps_time(m, n, bw, servers=k, latency=lat, colocated=col, pipelined=pipe)
+    assert ps.round_time(m, n, bw, servers=k, latency=lat, colocated=col, pipelined=pipe, one_port=False) == want
+    # without start-ups the one-port model is the same bandwidth-only formula
+    assert ps.round_time(m, n, bw, servers=k, colocated=col, pipelined=pipe) == pytest.approx(
+        cost.ps_time(m, n, bw, servers=k, colocated=col, pipelined=pipe), rel=1e-12)
+
+
+def test_one_port_server_start_ups_grow_with_workers():
+    # by hand: one server receives n pushes and sends n pulls, each alpha + M/B on its card
+    m, b, a = 1e6, 1e9, 1e-5
+    for n in (2, 8, 32):
+        assert ps.round_time(m, n, b, latency=a, pipelined=False) == pytest.approx(2 * n * (a + m / b))
+        assert ps.round_time(m, n, b, latency=a) == pytest.approx(n * (a + m / b) + a)
+    # with k servers a worker sends k shards: k start-ups, M bytes; each server n start-ups, nM/k bytes
+    assert ps.round_time(m, 4, b, servers=8, latency=a) == pytest.approx(max(8 * a + m / b, 4 * a + m / (2 * b)) + a)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.floats(1, 1e9), n=st.integers(2, 32), bw=st.floats(1e6, 1e12), lat=st.floats(0, 1e-3))
+def test_one_port_matches_the_collectives_of_chapter_one(m, n, bw, lat):
+    # one shard on worker 0, push before pull: the naive master of chapter 1, 2(n-1)(alpha + M/B)
+    naive = cost.allreduce_time(m, n, bw, lat, algorithm="naive")
+    assert ps.round_time(m, n, bw, servers=1, latency=lat, colocated=True, pipelined=False) == pytest.approx(naive)
+    # a shard on every worker, push before pull: the ring all-reduce, 2(n-1)(alpha + M/(nB))
+    ring = cost.allreduce_time(m, n, bw, lat, algorithm="ring")
+    assert ps.round_time(m, n, bw, servers=n, latency=lat, colocated=True, pipelined=False) == pytest.approx(ring)
+
+
+def test_smallest_k_with_start_ups_beats_the_ring_and_k_minus_one_does_not():
+    m, n, b, a = 1e5, 8, 12.5e9, 5e-6
+    k = ps.smallest_k_to_beat_ring(m, n, b, latency=a)
+    ring = cost.allreduce_time(m, n, b, a, algorithm="ring")
+    assert ps.round_time(m, n, b, servers=k, latency=a) < ring
+    assert k == 1 or ps.round_time(m, n, b, servers=k - 1, latency=a) >= ring
+
+
+def test_ps_results_is_the_calculator_and_names_bad_controls():
+    r = ps_calculators.ps_results("bert_large", "fp32", 8, 4)
+    assert r["smallest k (separate servers) to beat the ring"] == "5 server machines"
+    for kwargs, word in (({"n": 0}, "n must be"), ({"k": 300}, "k must be"), ({"k": 9, "colocated": True}, "k must be"),
+                         ({"worker_link": "carrier_pigeon"}, "link")):
+        with pytest.raises(ValueError, match=word):
+            ps_calculators.ps_results(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, name", [({"model": "nope"}, "model"), ({"dtype": "int3"}, "dtype"),
+                                          ({"n": 0}, "n"), ({"k": 300}, "k"),
+                                          ({"worker_link": "nvlink2"}, "worker_link"),
+                                          ({"server_link": "x"}, "server_link")])
+def test_ps_calculator_names_the_bad_control(kwargs, name):
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        ps_calculators.ps_results(**kwargs)

@@ -1,0 +1,156 @@
+"""Claim tests for chapter 5: every conclusion the chapter prints, rerun small and seeded against its control.
+
+Each test reruns the chapter's experiment (same problem, same protocol, smaller
+grids where the chapter's grid only adds points far from the optimum) on
+several seeds and asserts the direction of the effect the chapter states:
+
+* staleness is about n/K updates (against the exact means and the rule itself);
+* at the shared rate 0.5 both rules end lower than the constant rate, but one
+  learner without staleness shows the rate is too large anyway;
+* at the best constant rate staleness costs almost nothing (against one learner);
+* tuned, neither rule beats the best constant rate, with or without stalls;
+* the rate/staleness rule's own base rate needs tuning (its best is not 0.5);
+* in Downpour SGD Adagrad ends lower than SGD at the shared rate and, by less,
+  at each one's best rate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from commlib.experiments.sgd import staleness
+
+SEEDS = (0, 1, 2)
+TOL = 0.005          # nats: what the chapter's phrases call "level"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_staleness_is_about_n_over_k(seed):
+    rows = staleness.staleness_vs_nk(workers=16, ks=(1, 2, 4, 8, 16), updates=5000, seed=seed)
+    for r in rows:
+        for p in ("k_batch_async", "k_async"):
+            assert abs(r[p] - r[p + " exact"]) < 0.2
+            assert abs(r[p] - r["n/K"]) <= 1.1          # the rule of thumb is never more than about 1 update off
+    kba = [r["k_batch_async"] for r in rows]
+    for a, b in zip(kba, kba[1:]):                      # doubling K halves K-batch-async staleness
+        assert b == pytest.approx(a / 2, rel=0.1)
+
+
+@pytest.fixture(scope="module", params=SEEDS)
+def lr_study(request):
+    """The chapter's study: 16 asynchronous learners, 2,500 gradients, grids around the optimum and the shared 0.5."""
+    return staleness.lr_rule_study(workers=16, updates=2500, seed=request.param, nominal=0.5, lr_c=0.02,
+                                   rates=(0.5, 0.1, 0.05, 0.02), bases=(0.5, 0.25, 0.1), caps=(0.5, 0.1, 0.05, 0.02),
+                                   control=(0.5, 0.05))
+
+
+def test_at_the_shared_rate_both_rules_end_lower_than_the_constant_rate(lr_study):
+    c = lr_study.nominal_loss("constant")
+    assert lr_study.nominal_loss("staleness") < c - TOL
+    assert lr_study.nominal_loss("distance") < c - TOL
+    assert staleness.lr_rule_phrases(lr_study)["nominal"] == "both rules end lower than the constant rate"
+
+
+def test_the_shared_rate_is_too_large_even_without_staleness(lr_study):
+    single = lr_study.sweeps["no staleness"]
+    assert single.loss(0.5) > single.loss(0.05) + 0.05               # one learner: 0.5 is far too large
+    assert lr_study.nominal_loss("constant") > single.loss(0.5) + 0.03   # and staleness adds on top
+    assert staleness.lr_rule_phrases(lr_study)["control"].startswith("the rate is too large")
+
+
+def test_at_the_best_constant_rate_staleness_costs_almost_nothing(lr_study):
+    best = lr_study.sweeps["constant"]
+    assert best.best_value == 0.05
+    assert abs(best.best_loss - lr_study.sweeps["no staleness"].loss(0.05)) <= TOL
+    assert lr_study.mean_staleness > 10                              # yet gradients are old
+    assert staleness.lr_rule_phrases(lr_study)["staleness_cost"].startswith("once the rate is tuned")
+
+
+def test_tuned_neither_rule_beats_the_best_constant_rate(lr_study):
+    sw = lr_study.sweeps
+    best = sw["constant"].best_loss
+    assert sw["staleness"].best_loss > best + TOL                    # strictly worse
+    assert sw["distance"].best_loss >= best - TOL                    # at best level
+    words = staleness.lr_rule_phrases(lr_study)
+    assert words["verdict"] == "constant"
+    assert "came from a smaller step" in words["tuned_verdict"]
+
+
+def test_the_staleness_rule_needs_its_own_base_rate_tuned(lr_study):
+    sw = lr_study.sweeps["staleness"]
+    assert sw.best_value != 0.5 and sw.loss(0.5) > sw.best_loss + TOL
+    words = staleness.lr_rule_phrases(lr_study)
+    assert "not the shared 0.5" in words["tuning"]
+    assert words["distance_cap"].endswith("the best constant rate itself")
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_stalls_do_not_change_the_verdict(seed):
+    study = staleness.lr_rule_study(workers=16, updates=2500, seed=seed, comm_time=staleness.Stalls(0.01, 100.0),
+                                    nominal=None, rates=(0.1, 0.05, 0.02), bases=(0.25, 0.1, 0.05), caps=None,
+                                    control=None)
+    assert study.max_staleness > 200                                 # some gradients arrive very late
+    sw = study.sweeps
+    assert sw["staleness"].best_loss > sw["constant"].best_loss      # the tuned constant still ends lower
+    assert staleness.lr_rule_phrases(study)["verdict"] == "constant"
+    assert staleness.lr_rule_summary(["constant", "constant"]).startswith("on this problem the rules buy no accuracy")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_downpour_adagrad_ends_lower_at_the_shared_rate_and_less_so_tuned(seed):
+    study = staleness.downpour_study(workers=8, shards=4, updates=2500, comm_time=0.1, seed=seed,
+                                     sgd_rates=(0.5, 0.1, 0.05), adagrad_rates=(0.5, 0.2, 0.1))
+    s, a = study["SGD"], study["Adagrad"]
+    gap_shared, gap_tuned = s.loss(0.5) - a.loss(0.5), s.best_loss - a.best_loss
+    assert gap_shared > 0.05                   # at 0.5, Adagrad far lower
+    assert 0.003 < gap_tuned < gap_shared      # tuned: still lower, by much less
+    words = staleness.downpour_phrases(study)
+    assert words["verdict"] == "adagrad" and words["reading"].startswith("most of Adagrad's advantage")
+    assert np.isfinite(gap_tuned)
+
+
+# --------------------------------------------------------------------------- overlap with backprop
+
+
+@pytest.mark.parametrize("link", ["eth_10g", "eth_25g", "ib_hdr", "nvlink2"])
+def test_the_input_side_bucket_is_last_so_some_communication_is_always_exposed(link):
+    from commlib import hardware
+    from commlib.sgd import overlap
+
+    item = hardware.link(link)
+    for model in overlap.LAYER_MODELS:
+        t_fwd, t_bwd = overlap.step_compute_time(model, 32, 10e12)
+        r = overlap.overlap_timeline(model, n=16, bandwidth=item.bandwidth, latency=item.latency, t_backward=t_bwd)
+        assert r.buckets[-1].ready == pytest.approx(r.t_backward)     # ready only when backward ends
+        assert r.exposed > 0
+
+
+@pytest.mark.parametrize("latency", [10e-6, 100e-6])
+def test_bucket_size_is_a_trade_off(latency):
+    """The chapter's sweep: neither tiny buckets nor one huge bucket expose the least communication."""
+    from commlib import hardware
+    from commlib.sgd import overlap
+
+    caps = [0, 0.25, 0.5, 1, 2, 4, 8, 16, 25, 50, 100, 200]
+    _, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
+    runs = overlap.bucket_sweep([c * 2**20 for c in caps], model="resnet50", n=16,
+                                bandwidth=hardware.link("eth_25g").bandwidth, latency=latency, t_backward=t_bwd)
+    exposed = [r.exposed for r in runs]
+    best = int(np.argmin(exposed))
+    assert 0 < best < len(caps) - 1
+    assert exposed[best] < 0.8 * min(exposed[0], exposed[-1])
+
+
+@pytest.mark.parametrize("seed", (0, 1))
+def test_carried_from_16_to_256_learners_the_distance_rule_copes_better_but_retuning_wins(seed):
+    study = staleness.lr_rule_study(workers=16, updates=2500, seed=seed, nominal=None, rates=(0.1, 0.05, 0.02),
+                                    bases=(0.5, 0.25, 0.1), caps=(0.1, 0.05, 0.02), control=None)
+    carry = staleness.carry_over_study(study, workers=256, rates=(0.05, 0.02, 0.01), seed=seed)
+    c = carry.carried["constant"][1]
+    assert carry.mean_staleness > 150
+    assert carry.carried["distance"][1] < c - TOL                     # the distance rule adapts
+    assert carry.carried["staleness"][1] > c + TOL                    # the rate/staleness rule does not
+    assert carry.constant.best_loss < carry.carried["distance"][1] - TOL   # re-tuning still wins
+    words = staleness.carry_over_phrases(carry)
+    assert words["adapts"] == "yes" and words["verdict"].endswith("yet re-tuning the constant rate does best")

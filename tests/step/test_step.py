@@ -1,0 +1,117 @@
+"""commlib.step.cost: traffic per recipe, compute time from FLOPs, the compute-bound condition, calculators."""
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from commlib import cost, hardware
+from commlib.step import calculators as step_calculators
+from commlib.step import cost as step
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 64])
+def test_traffic_hand_worked(n):
+    psi = 1_000_000
+    ring = 2 * (n - 1) / n
+    assert step.traffic_per_rank(psi, "allreduce_bf16", n).sent == pytest.approx(ring * psi * 2)
+    assert step.traffic_per_rank(psi, "allreduce_fp32", n).sent == pytest.approx(ring * psi * 4)
+    assert step.traffic_per_rank(psi, "parameter_server_fp32", n).received == pytest.approx(psi * 4)
+    assert step.traffic_per_rank(psi, "zero3_bf16", n).sent == pytest.approx(1.5 * ring * psi * 2)
+    # the bf16 all-reduce agrees with the cost model's ring volume
+    assert step.traffic_per_rank(psi, "allreduce_bf16", n).sent == pytest.approx(
+        cost.ring_bytes_per_rank(2 * psi, n))
+
+
+def test_traffic_single_rank_and_bad_input():
+    assert step.traffic_per_rank(10, "zero3_bf16", 1).sent == 0
+    with pytest.raises(ValueError, match="unknown recipe"):
+        step.traffic_per_rank(10, "zero4", 2)
+    with pytest.raises(ValueError, match="params"):
+        step.traffic_per_rank(0, "allreduce_bf16", 2)
+    with pytest.raises(ValueError, match="n must"):
+        step.traffic_per_rank(10, "allreduce_bf16", 0)
+
+
+def test_compute_time_hand_worked():
+    assert step.training_flops(1e9, 1) == 6e9
+    assert step.compute_time(6e12, 1e15, 0.5) == pytest.approx(0.012)
+    with pytest.raises(ValueError, match="utilization"):
+        step.compute_time(1, 1e12, 0)
+    with pytest.raises(ValueError, match="peak_flops"):
+        step.compute_time(1, 0, 0.5)
+
+
+@given(params=st.floats(1e6, 1e11), n=st.integers(2, 1024), gbs=st.floats(1, 1000),
+       u=st.floats(0.05, 1.0), s=st.sampled_from([1, 2, 4]))
+def test_min_tokens_is_where_compute_meets_communication(params, n, gbs, u, s):
+    peak = 1e15
+    x = step.min_tokens_compute_bound(params, n, gbs * 1e9, peak, u, s)
+    t_c = step.compute_time(step.training_flops(params, x), peak, u)
+    t_m = cost.allreduce_time(params * s, n, gbs * 1e9)
+    assert t_c == pytest.approx(t_m, rel=1e-9)
+    # without latency the parameter count cancels: x_min = (n-1)/n F s / (3 B)
+    assert x == pytest.approx((n - 1) / n * peak * u * s / (3 * gbs * 1e9), rel=1e-9)
+
+
+def test_reduction_bounds_order_and_hand_case():
+    lo, hi = step.reduction_time_bounds(1e6, 2, 1e9, 0.0, 1e-10)
+    assert (lo, hi) == pytest.approx((1e-3, 1.05e-3))
+    # arithmetic slower than the wire: the fused bound is the arithmetic
+    lo, hi = step.reduction_time_bounds(1e6, 2, 1e9, 0.0, 1e-8)
+    assert lo == pytest.approx(5e-3) and hi == pytest.approx(6e-3)
+
+
+def test_allreduce_results_matches_the_cost_model():
+    out = step_calculators.allreduce_results("vgg16", "fp32", 4, "eth_1g")
+    link = hardware.link("eth_1g")
+    seconds = cost.allreduce_time(hardware.gradient_bytes("vgg16"), 4, link.bandwidth, link.latency)
+    assert out["time of one all-reduce"] == f"{seconds:.2f} s"
+    assert "time, reduction fused into the copy" not in out
+    out = step_calculators.allreduce_results("resnet50", "fp32", 8, "nvlink2", "ring", 900)
+    assert "time, reduction fused into the copy" in out
+    with pytest.raises(ValueError, match="memory_gbs"):
+        step_calculators.allreduce_results(memory_gbs=-1)
+    with pytest.raises(ValueError, match="unknown link"):
+        step_calculators.allreduce_results(link="carrier_pigeon")
+
+
+def test_step_results_flags_compute_bound_by_the_threshold():
+    base = dict(model="gpt2_xl", accelerator="h100", utilization_pct=40, n=64, link="ib_ndr", dtype="bf16")
+    threshold = float(step_calculators.step_results(tokens=1, **base)["smallest batch per rank with T_c >= T_m"]
+                      .split()[0].replace(",", ""))
+    assert step_calculators.step_results(tokens=int(threshold * 1.1), **base)["compute-bound?"] == "yes"
+    assert step_calculators.step_results(tokens=int(threshold * 0.9), **base)["compute-bound?"] == "no"
+    with pytest.raises(ValueError, match="utilization_pct"):
+        step_calculators.step_results(utilization_pct=0)
+    with pytest.raises(ValueError, match="tokens"):
+        step_calculators.step_results(tokens=0)
+
+
+def test_step_imports_no_numpy():
+    code = ("import sys; sys.modules['numpy'] = None; import commlib.step.calculators as s; "
+            "print(s.step_results()['compute-bound?'], s.allreduce_results()['gradient size'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("yes")
+
+
+def test_reduction_shares_against_the_bounds():
+    step_module = step
+    nv2, gamma = hardware.link("nvlink2"), cost.reduction_gamma(hardware.accelerator("v100").memory_bandwidth)
+    fused, serial = step_module.reduction_shares(1e8, 8, nv2.bandwidth, nv2.latency, gamma)
+    lo, hi = step_module.reduction_time_bounds(1e8, 8, nv2.bandwidth, nv2.latency, gamma)
+    plain = cost.allreduce_time(1e8, 8, nv2.bandwidth, nv2.latency)
+    assert serial == pytest.approx((hi - plain) / hi) and fused == pytest.approx((lo - plain) / lo)
+    assert 0 <= fused < serial < 1
+    with pytest.raises(ValueError, match="gamma"):
+        step_module.reduction_shares(1e8, 8, nv2.bandwidth, nv2.latency, -1.0)
+
+
+
+@pytest.mark.parametrize("pct", [0, -5, 100.5, 4000])
+def test_step_results_names_the_percent_range(pct):
+    with pytest.raises(ValueError, match=r"utilization_pct must .*100"):
+        step_calculators.step_results(utilization_pct=pct)
+    assert step_calculators.step_results(utilization_pct=100)["compute-bound?"] in ("yes", "no")

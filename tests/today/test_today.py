@@ -1,0 +1,178 @@
+"""Chapter 7's models: each closed form against its executable simulation, and input validation."""
+
+import math
+
+import numpy as np
+import pytest
+
+from commlib import cost, hardware
+from commlib.today import algorithm_choice as tuning
+from commlib.today import calculators as today_calculators
+from commlib.today import compression, moe, zero
+from commlib.today import in_network as innetwork
+from commlib.today import local_sgd as localsgd
+from commlib.views import today as today_views
+
+
+# --- the four contract functions -------------------------------------------------------------
+@pytest.mark.parametrize("stage", [0, 1, 2, 3])
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_zero_bytes_match_executed_collectives(stage, n):
+    rng = np.random.default_rng(stage + 10 * n)
+    length = 60 * n
+    sent, ok = zero.zero_step(stage, [rng.normal(size=length) for _ in range(n)])
+    assert ok
+    assert sent == [cost.zero_bytes_per_rank(length, n, stage, "fp64")] * n
+
+
+def test_zero_stage3_is_one_and_a_half_times_and_large_n_limits():
+    assert cost.zero_bytes_per_rank(10**9, 1000, 3) / cost.zero_bytes_per_rank(10**9, 1000, 2) == 1.5
+    assert math.isclose(cost.zero_bytes_per_rank(10**9, 10**6, 0), 2 * 2 * 10**9, rel_tol=1e-5)
+
+
+@pytest.mark.parametrize("tokens,hidden,top_k,experts", [(8, 3, 1, 4), (64, 16, 2, 8), (12, 5, 3, 6)])
+def test_moe_bytes_match_executed_all_to_all(tokens, hidden, top_k, experts):
+    received, sent = moe.dispatch(tokens, hidden, top_k, experts)
+    assert sent == [cost.moe_all_to_all_bytes(tokens, hidden, top_k, experts, "fp64")] * experts
+    assert all(r.shape == (tokens * top_k, hidden) for r in received)
+
+
+def test_moe_uniform_random_routing_matches_formula_on_average():
+    loads = moe.expert_loads(400, 2, 8, skew=0.0, seed=3)
+    assert loads.sum() == 400 * 2 * 8
+    assert moe.imbalance(loads) < 1.15
+    assert moe.imbalance(moe.expert_loads(400, 2, 8, skew=1.0, seed=3)) > 1.5
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_in_network_time_matches_star_simulation_and_ring_control(n):
+    link = hardware.link("nvlink4")
+    m = 4 * 2**20
+    assert math.isclose(innetwork.switch_allreduce_time(n, m), cost.in_network_allreduce_time(m, n, link.bandwidth))
+    assert math.isclose(innetwork.ring_on_star_time(n, m), cost.allreduce_time(m, n, link.bandwidth), rel_tol=1e-6)
+
+
+def test_switch_allreduce_sums_and_sends_m_once():
+    rng = np.random.default_rng(0)
+    arrays = [rng.integers(0, 100, size=50) for _ in range(5)]
+    res, sent = innetwork.switch_allreduce(arrays)
+    assert all((r == np.sum(arrays, axis=0)).all() for r in res)
+    assert sent == [arrays[0].nbytes] * 5
+
+
+def test_busbw_exceeds_link_only_for_the_switch():
+    r = innetwork.busbw_ideal(8, 100.0)
+    assert math.isclose(r["ring_busbw"], 100.0) and r["switch_busbw"] > 100.0
+    g = innetwork.measured_gain()
+    assert 1.0 < g["measured"] < g["ideal"]
+
+
+def test_powersgd_numbers_match_the_factors_sent():
+    rng = np.random.default_rng(0)
+    m, n, r = 21, 10, 2
+    p, q = rng.normal(size=(m, r)), rng.normal(size=(n, r))
+    assert p.size + q.size == cost.powersgd_numbers(m, n, r)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: cost.zero_bytes_per_rank(0, 4, 1), "params"),
+    (lambda: cost.zero_bytes_per_rank(10, 0, 1), "n"),
+    (lambda: cost.zero_bytes_per_rank(10, 4, 4), "stage"),
+    (lambda: cost.zero_bytes_per_rank(10, 4, 1, dtype="fp7"), "dtype"),
+    (lambda: cost.moe_all_to_all_bytes(10, 4, 9, 8), "top_k"),
+    (lambda: cost.moe_all_to_all_bytes(-1, 4, 1, 8), "tokens"),
+    (lambda: cost.in_network_allreduce_time(1e6, 8, 0.0), "bandwidth"),
+    (lambda: cost.in_network_allreduce_time(1e6, 8, 1e9, latency=-1), "latency"),
+    (lambda: cost.powersgd_numbers(4, 4, 5), "rank"),
+    (lambda: today_calculators.chooser_results("nope"), "machine"),
+    (lambda: today_calculators.chooser_results(size="12 parsecs"), "size"),
+    (lambda: compression.train_compressed("zip", 0.1), "method"),
+    (lambda: localsgd.run(0, 0.1, 1), "h"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+# --- the chooser ----------------------------------------------------------------------------------
+def test_chooser_latency_protocol_small_bandwidth_protocol_large():
+    for key in tuning.MACHINES:
+        small, large = tuning.choose("all_reduce", 1024, key), tuning.choose("all_reduce", 2**31, key)
+        assert small.protocol == "LL" and large.protocol == "Simple"
+
+
+def test_chooser_rules():
+    assert tuning.predict("all_reduce", "pat", "Simple", 1e6, tuning.machine("one_gpu_per_node")) is None
+    assert tuning.predict("all_gather", "pat", "Simple", 1e6, tuning.machine("nvswitch_node")) is None
+    assert tuning.predict("all_reduce", "nvls", "LL", 1e6, tuning.machine("nvswitch_node")) is None
+    assert tuning.predict("all_reduce", "nvls", "Simple", 1e6, tuning.machine("pcie_node")) is None
+    ll = tuning.predict("all_reduce", "ring", "LL", 1e9, tuning.machine("pcie_node"))
+    simple = tuning.predict("all_reduce", "ring", "Simple", 1e9, tuning.machine("pcie_node"))
+    assert math.isclose(ll.algbw * 2, simple.algbw)
+
+
+def test_tuning_and_cost_import_no_numpy():
+    import subprocess
+    import sys
+    code = ("import sys; import commlib.today.algorithm_choice, commlib.cost; "
+            "bad = [m for m in ('numpy', 'matplotlib', 'ipywidgets') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# --- training runs --------------------------------------------------------------------------------
+def test_compression_bytes_formula():
+    run = compression.train_compressed("powersgd", 0.5, steps=5, rank=2)
+    assert run.bytes_per_step == 2 * 3 / 4 * cost.powersgd_numbers(21, 10, 2) * 4
+    assert compression.step_bytes("topk", 21, 10, 4, k=21) == 3 * 21 * 8
+
+
+def test_local_sgd_bytes_per_sample_fall_by_h():
+    one, many = localsgd.run(1, 0.5, 2), localsgd.run(8, 0.5, 2)
+    assert math.isclose(one.bytes_per_sample / many.bytes_per_sample, 8)
+
+
+# --- views ----------------------------------------------------------------------------------------
+def test_views_draw_and_calculator_reports_errors():
+    today_views.chooser_figure()
+    today_views.zero_figure(10**9, 8)
+    today_views.loads_figure({0.0: np.ones(4), 1.0: np.arange(4)})
+    today_views.compression_figure({"none": compression.train_compressed("none", 0.5, steps=10, eval_every=5)})
+    today_views.local_sgd_figure({"H = 1": localsgd.run(1, 0.5, 3)})
+    calc = today_views.chooser_calculator()
+    assert calc.results["winner"] == "nvls / Simple"
+    assert "size" in calc.set(size="lots").error
+
+
+def test_prefetch_never_slower_and_bounded_by_compute_and_gathers():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        c, g = rng.uniform(0, 2, size=6), rng.uniform(0, 2, size=6)
+        t = zero.prefetch_times(c, g)
+        assert t["prefetched"] <= t["serial"] + 1e-12
+        assert t["prefetched"] >= max(c.sum(), g.sum()) - 1e-12
+    with pytest.raises(ValueError, match="compute and gather"):
+        zero.prefetch_times([1.0], [])
+
+
+def test_link_loads_switch_m_each_way_ring_two_n_minus_one_over_n():
+    loads = innetwork.link_loads(8, 2**16)
+    assert loads["switch"] == {"up": 2.0**16, "down": 2.0**16}
+    assert loads["ring"]["up"] == loads["ring"]["down"] == 2 * 7 / 8 * 2**16
+    today_views.link_loads_figure(loads, 2**16)
+
+
+def test_sharding_calculator_and_numpy_free_compute():
+    r = today_calculators.sharding_results("gpt2_xl", 64, 3, "bf16", "ib_ndr")
+    assert r["against plain data parallelism"] == "1.50 x"
+    with pytest.raises(ValueError, match="stage"):
+        today_calculators.sharding_results(stage=4)
+    with pytest.raises(ValueError, match="model"):
+        today_calculators.sharding_results(model="nope")
+    calc = today_views.sharding_calculator()
+    assert calc.results["against plain data parallelism"] == "1.50 x"
+    assert calc.set(n=1).results["against plain data parallelism"] == "no traffic (n = 1)"
+    import subprocess
+    import sys
+    code = "import sys, commlib.today.calculators; print('numpy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"

@@ -1,0 +1,96 @@
+"""The introduction's views: calculator callbacks driven directly, figures built."""
+
+import pytest
+
+from commlib import cost, hardware
+from commlib.units import parse_size
+from commlib.views import step as basics
+from commlib.views.calculator import make_calculator, number, text
+
+
+def test_allreduce_calculator_default_matches_model():
+    calc = basics.allreduce_calculator(model="vgg16", dtype="fp32", n=4, link="eth_1g")
+    assert calc.error is None
+    seconds = cost.allreduce_time(hardware.gradient_bytes("vgg16"), 4, hardware.LINKS["eth_1g"].bandwidth,
+                                  hardware.LINKS["eth_1g"].latency)
+    assert calc.results["time of one all-reduce"] == f"{seconds:.2f} s"
+    assert "553.43 MB" in calc.results["gradient size"]
+    assert "527.79 MiB" in calc.results["gradient size"]
+    assert "<table" in calc.output.value
+
+
+def test_calculator_reacts_to_controls():
+    calc = basics.allreduce_calculator(n=8)
+    before = calc.results["time of one all-reduce"]
+    calc.controls["link"].value = "ib_ndr"
+    assert calc.results["time of one all-reduce"] != before
+    calc.set(dtype="fp16", algorithm="naive")
+    assert calc.values()["algorithm"] == "naive"
+    assert calc.error is None
+
+
+def test_single_rank_has_no_traffic():
+    calc = basics.allreduce_calculator(n=1)
+    assert calc.results["time of one all-reduce"] == "0.00 ns"
+    assert "bus bandwidth" not in calc.results
+
+
+def test_bad_input_shows_message_in_place():
+    calc = make_calculator(lambda size, n: {"time": f"{cost.allreduce_time(parse_size(size), n, 1e9):.3f} s"},
+                           {"size": text("64 MiB", "size"), "n": number(4, "ranks")})
+    assert calc.error is None
+    calc.set(size="64 XB")
+    assert "unknown size unit" in calc.error
+    assert "gotw-error" in calc.output.value and "Traceback" not in calc.output.value
+    calc.set(size="64 MiB", n=0)
+    assert "n must be >= 1" in calc.error
+    calc.set(n=2)
+    assert calc.error is None and calc.results["time"].endswith(" s")
+
+
+def test_unknown_control_name_is_rejected():
+    calc = basics.allreduce_calculator()
+    with pytest.raises(ValueError, match="unknown control"):
+        calc.set(gpus=3)
+
+
+def test_figures_and_sweep():
+    fig = basics.alpha_beta_figure("eth_10g", 8)
+    assert len(fig.axes[0].lines) >= 3
+    html = basics.ranks_sweep("resnet50", "fp32", "eth_10g", ranks=(2, 4, 8)).data
+    assert html.count('class="gotw-frame"') == 3
+    assert "https://" not in html and "http://" not in html
+    assert basics.ranks_sweep("resnet50", "fp32", "eth_10g", ranks=(2, 4, 8)).data == html  # deterministic
+
+
+def test_reduction_cost_from_memory_bandwidth():
+    calc = basics.allreduce_calculator(model="resnet50", n=8, link="nvlink2", memory_gbs=900)
+    nbytes = hardware.gradient_bytes("resnet50")
+    link = hardware.LINKS["nvlink2"]
+    gamma = 3 / 900e9
+    expected = cost.allreduce_time(nbytes, 8, link.bandwidth, link.latency, "ring", gamma)
+    assert calc.results["time of one all-reduce"] == f"{expected * 1e3:.2f} ms"
+    share = 100 * (7 / 8 * nbytes * gamma) / expected
+    assert calc.results["reduction share of the time"] == f"{share:.1f} %"
+    calc.set(memory_gbs=0)
+    assert calc.results["reduction share of the time"] == "0.0 %"
+    calc.set(memory_gbs=-5)
+    assert "memory_gbs must be >= 0" in calc.error
+
+
+def test_step_calculator_shows_the_model_function_and_reports_bad_input():
+    from commlib.step import calculators as step
+    calc = basics.step_calculator()
+    assert calc.error is None and calc.results == step.step_results()
+    calc.set(utilization_pct=0)
+    assert "utilization_pct" in calc.error and "Traceback" not in calc.output.value
+    calc.set(utilization_pct=40, link="nvlink5")
+    assert calc.error is None and calc.results["compute-bound?"] == "yes"
+
+
+def test_allreduce_calculator_offers_the_links_of_2026():
+    calc = basics.allreduce_calculator()
+    keys = [value for _, value in calc.controls["link"].options]
+    assert {"nvlink5", "pcie6_x16", "eth_800g", "ib_xdr"} <= set(keys)
+    calc.set(link="ib_xdr")
+    assert calc.error is None

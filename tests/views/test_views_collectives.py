@@ -1,0 +1,431 @@
+"""Tests for commlib.views.collectives: the pictures show what the executable collectives did.
+
+The runs come from :mod:`commlib.experiments.collectives` (tested in
+test_experiments_collectives.py); here the figures drawn from them are
+checked. Expected values are derived here independently (sums of the
+digit-coded inputs, step counts n - 1, ceil(log2 n), 2(n - 1), bytes
+2(n - 1)M), not read back from the drawing code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+
+from commlib import cost  # noqa: E402
+from commlib.collectives import calculators, compare
+from commlib.experiments import collectives as ce  # noqa: E402
+from commlib.views import collectives as vc  # noqa: E402
+from commlib.views.animation import to_html  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _frames(anim) -> int:
+    return len(list(anim.new_frame_seq()))
+
+
+def _texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
+
+
+# --- chapter 1: reduce animation -------------------------------------------------------------------
+
+@pytest.mark.parametrize("values, op, expected", [
+    ((1, 2, 3, 4, 5, 6, 7, 8), "sum", 36),
+    ((3, 9, 2, 7, 5), "max", 9),
+    ((0b1111, 0b1011, 0b0111), "band", 0b0011),
+])
+def test_reduce_animation_frames_and_final_values(values, op, expected):
+    n = len(values)
+    anim = vc.reduce_animation(ce.reduce_runs(values, op))
+    assert _frames(anim) == n                     # the start, then n - 1 serial steps
+    fig = anim._fig
+    anim._func(n - 1)
+    serial_ax, tree_ax = fig.axes
+    assert f"{n - 1} of {n - 1} steps" in serial_ax.get_title()
+    depth = math.ceil(math.log2(n))
+    assert f"{depth} of {depth} steps" in tree_ax.get_title()
+    assert f"{expected:g}" in _texts(serial_ax)
+    assert f"{expected:g}" in _texts(tree_ax)
+    assert len(vc.reduce_labels(n)) == n
+
+
+def test_reduce_animation_tree_finishes_early():
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, 9)))
+    anim._func(3)
+    assert "(done)" in anim._fig.axes[1].get_title()
+    anim._func(2)
+    assert "(done)" not in anim._fig.axes[1].get_title()
+
+
+def test_reduce_animation_plays_offline_with_every_frame():
+    html = to_html(vc.reduce_animation(ce.reduce_runs((1, 2, 3, 4))), labels=vc.reduce_labels(4)).data
+    assert html.count('class="gotw-frame"') == 4
+
+
+def test_reduce_animation_bad_input():
+    # a run of one value cannot be made (tested with the experiments); a hand-made one is refused too
+    one = ce.ReduceRuns((1,), "sum", [], [])
+    with pytest.raises(ValueError, match="number of values"):
+        vc.reduce_animation(one)
+
+
+def test_reduce_steps_table_shows_the_counts_it_is_given():
+    text = vc.reduce_steps_table(compare.reduce_step_counts((2, 8, 1000))).data
+    assert "| 8 | 7 | 3 | 3 |" in text
+    assert "| 1000 | 999 | 10 | 10 |" in text
+
+
+def test_operator_table_marks_the_operators_that_change_with_the_order():
+    text = vc.operator_table(ce.operator_runs()).data
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| operator")]
+    rows = [r for r in rows if not set(r) <= set("|- ")]
+    assert len(rows) == len(ce.OPERATOR_CASES)
+    same = [r.rstrip(" |").rsplit("|", 1)[1].strip() for r in rows]
+    assert same == ["yes", "yes", "yes", "**no**", "**no**", "**no**"]   # float sum: 1e16 absorbs the 1s
+
+
+# --- chapter 1: primitives -----------------------------------------------------------------------
+
+def test_primitives_figure_has_every_primitive_and_its_results():
+    fig = vc.primitives_figure(ce.primitive_runs(4))
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == [name.replace("_", "-") for name in ce.PRIMITIVES]
+    by_name = {ax.get_title(): _texts(ax) for ax in fig.axes if ax.get_title()}
+    # chunk c summed over four ranks is (c + 1) * 1111
+    for c in range(4):
+        assert f"{(c + 1) * 1111}" in by_name["all-reduce"]
+        assert f"{(c + 1) * 1111}" in by_name["reduce-scatter"]
+    assert "1111" in by_name["reduce"] and "1111" not in by_name["broadcast"]
+
+
+def test_primitives_figure_rejects_empty_and_too_many_ranks():
+    with pytest.raises(ValueError, match="runs"):
+        vc.primitives_figure({})
+    with pytest.raises(ValueError, match="n must be"):
+        vc.primitives_figure({"gather": ce.primitive_run("gather", 7)})
+
+
+def test_buffer_table_all_gather_vs_all_to_all():
+    text = vc.buffer_table(ce.buffer_runs((2, 8), count=3)).data
+    assert "sendcount = 3 element(s)" in text
+    assert "| 2 | 3 | 6 | 6 | 6 |" in text
+    assert "| 8 | 3 | 24 | 24 | 24 |" in text
+
+
+def test_naive_hotspot_dots_are_2_p_minus_1_n():
+    ps, elements = (2, 4, 8), 840
+    fig = vc.naive_hotspot_figure(ce.hotspot_counts(ps, elements))
+    ax = fig.axes[0]
+    naive_dots = ax.lines[1].get_ydata() * 1e3
+    ring_dots = ax.lines[3].get_ydata() * 1e3
+    n_bytes = elements * 8
+    np.testing.assert_allclose(naive_dots, [2 * (p - 1) * n_bytes for p in ps])
+    np.testing.assert_allclose(ring_dots, [4 * (p - 1) / p * n_bytes for p in ps])
+
+
+# --- chapter 2: ring animation -----------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [2, 3, 4, 6])
+def test_ring_animation_one_frame_per_step(n):
+    run = ce.ring_run(n)
+    anim = vc.ring_allreduce_animation(run)
+    assert _frames(anim) == 2 * (n - 1) + 1
+    labels = vc.ring_labels(run)
+    assert len(labels) == 2 * (n - 1) + 1
+    assert sum("reduce-scatter" in s for s in labels) == n - 1
+    assert sum("all-gather" in s for s in labels) == n - 1
+    ax = anim._fig.axes[0]
+    anim._func(0)
+    assert sum(isinstance(p, FancyArrowPatch) for p in ax.patches) == 0
+    anim._func(1)
+    assert sum(isinstance(p, FancyArrowPatch) for p in ax.patches) == n   # every rank sends once per step
+    anim._func(2 * (n - 1))
+    complete = [f"{(c + 1) * int('1' * n)}" for c in range(n)]
+    texts = _texts(ax)
+    for value in complete:
+        assert texts.count(value) == n                       # every rank holds every complete chunk
+
+
+def test_ring_animation_after_scatter_reduce_each_rank_owns_one_complete_chunk():
+    n = 4
+    anim = vc.ring_allreduce_animation(ce.ring_run(n))
+    anim._func(n - 1)
+    texts = _texts(anim._fig.axes[0])
+    for c in range(n):
+        assert texts.count(f"{(c + 1) * 1111}") == 1
+
+
+def test_ring_animation_rejects_bad_n():
+    with pytest.raises(ValueError, match="n must be"):
+        ce.ring_run(1)
+    with pytest.raises(ValueError, match="n must be"):
+        vc.ring_allreduce_animation(ce.ring_run(7))       # a run of 7 ranks exists, but is too big to draw
+
+
+def test_trace_formula_table_agrees():
+    text = vc.trace_formula_table(ce.trace_formula_runs((2, 4, 8))).data
+    assert "1.00 GB/s per direction, alpha = 10.00 µs" in text      # the link the runs were timed on
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(rows) == 3
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        n = int(cells[0])
+        assert cells[2] == cells[3] == str(2 * (n - 1))
+        assert cells[4] == cells[5]
+        assert cells[6] == cells[7]
+
+
+# --- chapter 2: comparison, hierarchy, torus ----------------------------------------------------------
+
+def test_comparison_figure_marks_the_switch_points():
+    fig = vc.comparison_figure(n=12, link="eth_10g")
+    ax = fig.axes[0]
+    algorithms = vc.figure_algorithms(12)
+    assert "hierarchical" not in algorithms and "double_binary_tree" in algorithms
+    assert len(ax.get_legend().get_texts()) == len(algorithms)
+    item_b, item_l = 1.25e9, 20e-6
+    curves = {a: (lambda m, a=a: compare.allreduce_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
+    want = compare.switch_points(curves, 1e2, 1e10)
+    dots = [line for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
+    assert len(dots) == len(want) >= 1
+    for line, (size, _, _) in zip(dots, want):
+        assert line.get_xdata()[0] == pytest.approx(size)
+    # with 12 ranks (not a power of two) the ring is the large-message winner
+    assert want[-1][2] in ("ring", "torus")
+
+
+def test_comparison_figure_with_hosts_includes_hierarchical():
+    fig = vc.comparison_figure(n=16, link="nvlink2", hosts=2, inter_link="eth_25g")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert compare.ALGORITHM_NAMES["hierarchical"] in labels
+
+
+@pytest.mark.parametrize("hosts, per_host", [(2, 4), (3, 2)])
+def test_hierarchical_figure_draws_every_gpu(hosts, per_host):
+    fig = vc.hierarchical_figure(hosts, per_host)
+    gpus = [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_width() == pytest.approx(0.6)]
+    assert len(gpus) == hosts * per_host
+
+
+def test_torus_figure_draws_every_node_and_wraparound():
+    fig = vc.torus_figure(3, 4)
+    ax = fig.axes[0]
+    nodes = [p for p in ax.patches if isinstance(p, Rectangle)]
+    arcs = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(nodes) == 12
+    assert len(arcs) == 3 + 4
+    with pytest.raises(ValueError, match="rows"):
+        vc.torus_figure(1, 4)
+
+
+def test_ring_scaling_figure_ring_barely_grows():
+    fig = vc.ring_scaling_figure(100e6, "eth_100g", (2, 8, 64))
+    ring = fig.axes[0].lines[0].get_ydata()
+    # bandwidth term 2(N-1)/N M/B: from N = 2 to 64 it grows by (63/32)/(1/1), less than 2x
+    assert ring[-1] / ring[0] == pytest.approx((2 * 63 / 64) / (2 * 1 / 2))
+
+
+# --- chapter 2: calculators ---------------------------------------------------------------------
+
+def test_cluster_results_vgg16_gigabit_example():
+    out = calculators.cluster_results("vgg16", "fp32", 4, 4, "nvlink2", "eth_1g", "ring", 550, 90)
+    t = 2 * 3 / 4 * 138_357_544 * 4 / 125e6 + 6 * 50e-6
+    assert out["time of one all-reduce"] == f"{t:.2f} s"
+    assert out["parallel efficiency Tc/(Tc+Tm)"] == f"{100 * 0.55 / (0.55 + t):.1f} %"
+    assert out["GPUs per host g"] == "1"
+
+
+def test_cluster_calculator_shows_results_and_errors_in_place():
+    calc = vc.cluster_calculator()
+    assert calc.error is None and "time of one all-reduce" in calc.results
+    calc.set(hosts=3)                                   # 16 GPUs cannot spread over 3 hosts
+    assert calc.error is not None and "hosts must divide" in calc.error
+    assert "hosts must divide" in calc.output.value and calc.results == {}
+    calc.set(hosts=2, target_percent=150.0)
+    assert "target efficiency" in calc.error and "(0, 100)" in calc.error
+    calc.set(target_percent=90.0, t_compute_ms=-1.0)
+    assert "compute per step" in calc.error
+    calc.set(t_compute_ms=100.0, n=1, hosts=1)
+    assert calc.error is None and "nothing to all-reduce" in calc.results["time of one all-reduce"]
+    calc.set(n=16, hosts=2, algorithm="hierarchical")
+    flat = calculators.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0)
+    assert calc.results["time of one all-reduce"] != flat["time of one all-reduce"]
+
+
+def test_cluster_calculator_network_cards_matter_to_hierarchical_only():
+    # ResNet-50 fp16 on 2 hosts x 8 GPUs; NVLink 2.0 (150 GB/s, 1 us) inside, 25 Gb/s (3.125 GB/s, 10 us) between.
+    m = 25_557_032 * 2
+    intra = 2 * (7 * 1e-6 + 7 / 8 * m / 150e9)
+    own_card = intra + 2 * 10e-6 + 2 * (1 / 2) * (m / 8) / 3.125e9     # each GPU's shard on its own NIC
+    shared = intra + 2 * 10e-6 + 2 * (1 / 2) * (m / 8) / (3.125e9 / 8)  # 8 shards share one NIC
+    two = intra + 2 * 10e-6 + 2 * (1 / 2) * (m / 8) / (3.125e9 / 4)     # 4 shards per NIC
+    calc = vc.cluster_calculator(algorithm="hierarchical")
+    assert calc.controls["nics_per_host"].value == 1
+    assert calc.results["time of one all-reduce"] == f"{1e3 * shared:.2f} ms"
+    calc.set(nics_per_host=0)
+    assert calc.results["time of one all-reduce"] == f"{1e3 * own_card:.2f} ms"
+    calc.set(nics_per_host=2)
+    assert calc.results["time of one all-reduce"] == f"{1e3 * two:.2f} ms"
+    # the flat ring sends one flow per direction through each host's card: the choice does not matter
+    # (the multi-rail ring, one ring per card, is the one that uses them)
+    rings = {calculators.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 90.0, k)
+             ["time of one all-reduce"] for _, k in vc.NIC_CHOICES}
+    assert rings == {f"{1e3 * (30 * 10e-6 + 2 * 15 / 16 * m / 3.125e9):.2f} ms"}
+    with pytest.raises(ValueError, match="nics_per_host"):
+        calculators.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "hierarchical", 100.0, 90.0, -1)
+
+
+def test_bandwidth_converter_two_ways_and_errors():
+    out = calculators.bandwidth_conversion_results("10 GB/s", "algbw -> busbw", "all_reduce", 8)
+    assert out["bus bandwidth"].startswith("17.50 GB/s")
+    back = calculators.bandwidth_conversion_results("17.5 GB/s", "busbw -> algbw", "all_reduce", 8)
+    assert back["algorithm bandwidth"].startswith("10.00 GB/s")
+    gather = calculators.bandwidth_conversion_results("100 Gb/s", "algbw -> busbw", "all_gather", 4)   # 12.5 GB/s x 3/4
+    assert gather["bus bandwidth"].startswith("9.38 GB/s")
+    calc = vc.bandwidth_converter()
+    calc.set(value="ten")
+    assert "cannot read rate" in calc.error
+    calc.set(value="1 GB/s", direction="busbw -> algbw", n=1)
+    assert "n must be >= 2" in calc.error
+
+
+# --- readability: what the page shows (second review) ---------------------------------------------------
+
+#: The offline player renders at 80 dpi and the page column shows it at most this wide (px).
+_PLAYER_DPI, _COLUMN_PX, _MIN_TEXT_PX = 80, 700, 10.0
+
+
+def _shown_text_px(fig) -> list[tuple[float, str]]:
+    """(height in screen px, text) of every visible, non-empty text of ``fig`` as the player shows it."""
+    fig.canvas.draw()
+    scale = min(1.0, _COLUMN_PX / (fig.get_figwidth() * _PLAYER_DPI))
+    texts = list(fig.texts)
+    for ax in fig.axes:
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        texts += list(ax.texts)
+        if ax.axison:                                   # axis("off") hides ticks and their labels
+            texts += ax.get_xticklabels() + ax.get_yticklabels()
+        if ax.get_legend() is not None:
+            texts += list(ax.get_legend().get_texts())
+    return [(t.get_fontsize() * _PLAYER_DPI / 72 * scale, t.get_text()) for t in texts
+            if t.get_visible() and t.get_text().strip()]
+
+
+def _assert_readable(fig):
+    small = [(round(px, 1), text) for px, text in _shown_text_px(fig) if px < _MIN_TEXT_PX]
+    assert not small, f"text under {_MIN_TEXT_PX} px at the player's width: {small[:5]}"
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_reduce_animation_draws_pending_steps_until_they_happen(n):
+    # every reduce of n values makes n - 1 combinations; the tree after m levels holds ceil(n / 2^m) partials
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, n + 1)))
+    serial_ax, tree_ax = anim._fig.axes
+    depth = math.ceil(math.log2(n))
+    for frame in range(n):
+        anim._func(frame)
+        assert _texts(serial_ax).count("?") == (n - 1) - frame
+        assert _texts(tree_ax).count("?") == math.ceil(n / 2 ** min(frame, depth)) - 1
+
+
+@pytest.mark.parametrize("frame", [0, 7])
+def test_reduce_animation_text_is_readable(frame):
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, 9)))
+    anim._func(frame)
+    _assert_readable(anim._fig)
+
+
+def test_reduce_animation_fills_its_frame():
+    # the drawing (boxes, step labels) spans most of the figure in both directions, even at the start
+    anim = vc.reduce_animation(ce.reduce_runs(range(1, 9)))
+    anim._func(0)
+    fig = anim._fig
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for ax in fig.axes for t in ax.texts]
+    x0, x1 = min(b.x0 for b in boxes), max(b.x1 for b in boxes)
+    y0, y1 = min(b.y0 for b in boxes), max(b.y1 for b in boxes)
+    width, height = fig.bbox.width, fig.bbox.height
+    assert (x1 - x0) / width > 0.85
+    assert (y1 - y0) / height > 0.7
+
+
+@pytest.mark.parametrize("n", [4, 12, 128])
+def test_comparison_figure_readable_names_and_sizes(n):
+    fig = vc.comparison_figure(n=n, link="eth_100g")
+    _assert_readable(fig)
+    ax = fig.axes[0]
+    shown = [t.get_text() for t in ax.get_legend().get_texts()] + _texts(ax)
+    assert not [s for s in shown if "_" in s]
+    arrows = [s for s in _texts(ax) if "→" in s]
+    dots = [line for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
+    assert len(arrows) == len(dots) >= 1
+
+
+def test_chapter0_ranks_sweep_readable_names_and_sizes(monkeypatch):
+    # chapter 0's precomputed bar chart (commlib.views.step.ranks_sweep) follows the same rule
+    from commlib.views import animation
+    from commlib.views import step as basics
+
+    drawn = []
+
+    def capture(draw, values, **kwargs):
+        drawn.extend(draw(v) for v in values)
+
+    monkeypatch.setattr(animation, "sweep_html", capture)
+    basics.ranks_sweep("resnet50", "fp32", "eth_10g", ranks=(2, 256))
+    assert len(drawn) == 2
+    for fig in drawn:
+        _assert_readable(fig)
+        names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+        assert len(names) == len(cost.ALLREDUCE_ALGORITHMS)
+        assert not [s for s in names if "_" in s]
+        assert "halving-doubling (Rabenseifner)" in names
+
+
+#: The calculators' label column is 11em of 13 px text (143 px); 19 characters of it measure at most ~133 px.
+_LABEL_CHARS = 19
+
+
+@pytest.mark.parametrize("make", [vc.cluster_calculator, vc.primitive_calculator, vc.bandwidth_converter])
+def test_calculator_labels_fit_their_column_and_read_as_words(make):
+    calc = make()
+    for key, control in calc.controls.items():
+        assert len(control.description) <= _LABEL_CHARS, (key, control.description)
+        for label in getattr(control, "options", ()):
+            text = label[0] if isinstance(label, tuple) else str(label)
+            assert "_" not in text, (key, text)
+    units = {k: c.description for k, c in calc.controls.items()}
+    if make is vc.cluster_calculator:
+        assert "(ms" in units["t_compute_ms"] and "(%)" in units["target_percent"]
+
+
+def test_partner_figure_draws_one_arc_per_pair_from_the_traces():
+    from matplotlib.patches import FancyArrowPatch
+
+    fig = vc.partner_figure(ce.partner_runs(8))
+    left, right = fig.axes
+    arcs = [p for p in left.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arcs) == 3 * 4                     # 3 steps, 4 pairs each
+    arcs = [p for p in right.patches if isinstance(p, FancyArrowPatch)]
+    assert len(arcs) == 6 * 4
+    labels = [t.get_text() for t in left.texts if t.get_text().startswith("step")]
+    assert labels == [f"step {s + 1}: distance {2 ** s}, 1 x M" for s in range(3)]
+
+
+def test_hierarchical_figure_two_hosts_arrows_both_ways():
+    fig = vc.hierarchical_figure(2, 4)
+    styles = [t.arrow_patch.get_arrowstyle() for t in fig.axes[0].texts if getattr(t, "arrow_patch", None)]
+    assert sum(type(s).__name__ == "CurveAB" for s in styles) == 4   # the 4 inter-host rings, both ways

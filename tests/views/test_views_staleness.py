@@ -1,0 +1,76 @@
+"""Tests for commlib.experiments.sgd.staleness and commlib.staleness_views.staleness (chapter 5)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from commlib.experiments.sgd import (
+    staleness,
+    summaries,  # noqa: E402
+)
+from commlib.views.sgd import staleness as staleness_views  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_staleness_vs_nk_matches_the_exact_means():
+    rows = staleness.staleness_vs_nk(workers=8, ks=(1, 2, 8), updates=5000, seed=0)
+    for r in rows:
+        assert r["k_batch_async exact"] == pytest.approx((8 - 1) / r["K"])
+        assert r["k_async exact"] == pytest.approx(8 / r["K"] - 1)
+        assert r["k_batch_async"] == pytest.approx(r["k_batch_async exact"], abs=0.15)
+        assert r["k_async"] == pytest.approx(r["k_async exact"], abs=0.15)
+
+
+def test_tail_mean_differs_from_the_last_twenty_evaluations_on_a_long_run():
+    """The chapter's runs have about 40 evaluations: the last quarter is about 10 of them, by wall clock."""
+    sweep = staleness.rate_sweep("constant", (0.1, 0.05), workers=4, updates=400, seed=0)
+    for r, loss in zip(sweep.runs, sweep.losses):
+        keep = r.eval_times > 0.75 * r.times[-1]
+        assert summaries.tail_mean(r) == pytest.approx(float(r.losses[keep].mean())) == pytest.approx(loss)
+        assert 0.15 < keep.mean() < 0.35
+
+
+@pytest.fixture(scope="module")
+def small_study():
+    return staleness.lr_rule_study(workers=4, updates=200, seed=0, rates=(0.5, 0.05), bases=(0.5, 0.1),
+                                   caps=(0.5, 0.05), control=(0.5, 0.05))
+
+
+def test_staleness_figures_draw_the_runs(small_study):
+    rows = staleness.staleness_vs_nk(workers=4, ks=(1, 4), updates=500, seed=0)
+    fig = staleness_views.staleness_vs_nk_figure(rows, workers=4)
+    labels = [ln.get_label() for ln in fig.get_axes()[0].get_lines()]
+    assert "K-async: simulated" in labels and "n/K (Gupta et al.)" in labels
+    fig = staleness_views.lr_rule_figure(small_study)
+    left, right = fig.get_axes()
+    assert len(left.get_lines()) == 6                                # three rules, best constant, two controls
+    assert all(np.all(np.isfinite(ln.get_ydata())) for ln in left.get_lines())
+    curves = [ln for ln in right.get_lines() if not ln.get_label().startswith("_")]
+    assert len(curves) == 4                                          # one labelled line per sweep
+    y = curves[0].get_ydata()
+    assert list(y) == pytest.approx(list(small_study.sweeps["constant"].losses))
+    assert [t.get_text() for t in right.get_xticklabels()] == ["0.05", "0.1", "0.5"]
+
+
+def test_stalls_and_downpour_figures():
+    study = staleness.lr_rule_study(workers=4, updates=200, seed=0, nominal=None, rates=(0.1, 0.05), bases=(0.1,),
+                                    caps=None, control=None, comm_time=staleness.Stalls(0.05, 10.0))
+    with pytest.raises(ValueError, match="nominal"):
+        staleness_views.lr_rule_figure(study)
+    fig = staleness_views.stalls_figure(study)
+    assert len([ln for ln in fig.get_axes()[0].get_lines() if not ln.get_label().startswith("_")]) == 2
+    dp = staleness.downpour_study(workers=4, shards=2, updates=200, sgd_rates=(0.5, 0.05), adagrad_rates=(0.5, 0.1))
+    fig = staleness_views.downpour_figure(dp, nominal=0.5)
+    labels = [ln.get_label() for ln in fig.get_axes()[0].get_lines()]
+    assert labels == ["SGD, rate 0.5", f"SGD, best rate {dp['SGD'].best_value:g}", "Adagrad, rate 0.5",
+                      f"Adagrad, best rate {dp['Adagrad'].best_value:g}"]

@@ -1,0 +1,215 @@
+"""Tests for commlib.views.network (figures, tables, calculator) and chapter 6's self-checks."""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib
+import matplotlib.text
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from commlib import hardware  # noqa: E402
+from commlib.check import check, expected, questions  # noqa: E402
+from commlib.network import calculators as network_calculators
+from commlib.network import (
+    placement,
+    topology,  # noqa: E402
+)
+from commlib.network.topology import Flow  # noqa: E402
+from commlib.units import format_time  # noqa: E402
+from commlib.views import network as tview  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_idle_links_are_dashed_and_the_busiest_gets_the_top_colour():
+    g = topology.ring(4, "eth_10g")
+    res = topology.map_flows(g, [Flow(0, 0, 1, 300), Flow(0, 1, 2, 100)])
+    fig, ax = plt.subplots()
+    norm = tview.draw_topology(ax, g, res)
+    dashed = [line for line in ax.lines if line.get_linestyle() == "--"]
+    solid = [line for line in ax.lines if line.get_linestyle() == "-"]
+    assert len(dashed) == 2 and len(solid) == 2          # links 2-3 and 3-0 carry nothing
+    assert norm.vmax == 300
+    top = matplotlib.colormaps[tview.CMAP](1.0)
+    colours = {tuple(round(c, 6) for c in matplotlib.colors.to_rgba(line.get_color())) for line in solid}
+    assert tuple(round(c, 6) for c in top) in colours
+
+
+def test_wraparound_links_are_drawn_as_arcs():
+    g = topology.torus2d(3, 3, "eth_10g")
+    fig, ax = plt.subplots()
+    tview.draw_topology(ax, g)
+    wraps = sum(1 for *_, d in g.edges(data=True) if d["wrap"])
+    assert len(ax.patches) == wraps == 6
+    assert len(ax.lines) == g.number_of_edges() - wraps
+
+
+def test_compare_figure_has_one_panel_per_topology_and_a_colour_bar():
+    a, b = topology.mesh2d(2, 3, "eth_10g"), topology.torus2d(2, 3, "eth_10g")
+    flows = [Flow(0, 0, 5, 1000)]
+    fig = tview.compare_figure([(a, topology.map_flows(a, flows), "mesh"), (b, topology.map_flows(b, flows), "torus")])
+    assert len(fig.axes) == 3                            # two panels and the colour bar
+    assert [ax.get_title() for ax in fig.axes[:2]] == ["mesh", "torus"]
+
+
+def _texts(fig):
+    """Every visible, non-empty text of a figure: titles, labels, tick labels, legend entries, annotations."""
+    return [t for t in fig.findobj(matplotlib.text.Text) if t.get_visible() and t.get_text().strip()]
+
+
+def test_gallery_is_a_two_by_two_grid_readable_at_page_width():
+    fig = tview.gallery_figure(topology.gallery_runs(n=8, nbytes=8 * 10**5))
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert len(panels) == 4 and len(fig.axes) == 5                 # four panels and the colour bar
+    xs = sorted({round(ax.get_position().x0, 3) for ax in panels})
+    ys = sorted({round(ax.get_position().y0, 3) for ax in panels})
+    assert len(xs) == 2 and len(ys) == 2
+    # shown ~700 px wide, every text is at least 10 px tall (1 pt = dpi / 72 px)
+    scale = min(1.0, 700 / (fig.get_figwidth() * fig.dpi))
+    smallest = min(t.get_fontsize() for t in _texts(fig)) * fig.dpi / 72 * scale
+    assert smallest >= 10
+    numbers = {t.get_text() for t in _texts(fig)}
+    assert {str(i) for i in range(8)} <= numbers                    # node numbers are drawn
+
+
+def test_ps_star_figure_marks_the_server_and_its_hot_link():
+    fig = tview.ps_star_figure(*topology.ps_star(3, 4 * 10**6, link="eth_10g"))
+    ax = fig.axes[0]
+    assert "PS" in {t.get_text() for t in ax.texts}
+    assert "12.00 MB" in ax.get_title() and "4.00 MB" in ax.get_title()   # 3 gradients against 1, each way
+    top = tuple(round(c, 6) for c in matplotlib.colormaps[tview.CMAP](1.0))
+    hot = [line for line in ax.lines if tuple(round(c, 6) for c in matplotlib.colors.to_rgba(line.get_color())) == top]
+    assert len(hot) == 1                                            # only the server's link carries the maximum
+    scale = min(1.0, 700 / (fig.get_figwidth() * fig.dpi))
+    assert min(t.get_fontsize() for t in _texts(fig)) * fig.dpi / 72 * scale >= 10
+
+
+def test_steps_sweep_has_one_frame_per_step():
+    g = topology.tree(4, 2, "eth_10g")
+    res = topology.map_trace(g, topology.allreduce_trace(4, 4096, "halving_doubling"))
+    html = tview.steps_sweep(g, res, title="tree").data
+    assert html.count('class="gotw-frame"') == len(res.steps) == 4
+
+
+def test_ring_check_table_agrees_to_rounding():
+    text = tview.ring_check_table(topology.ring_check(ns=(2, 3, 5), link="eth_25g", nbytes=15 * 2**20)).data
+    diffs = [float(x) for x in re.findall(r"\| (\d\.\de[-+]\d\d) \|", text)]
+    assert len(diffs) == 3 and max(diffs) < 1e-12
+
+
+def test_hierarchy_table_names_the_nic_as_bottleneck():
+    text = tview.hierarchy_table(topology.hierarchy_runs(hosts=2, per_host=4, nbytes=2**20)).data
+    assert text.count("h0.nic -> net") == 2
+
+
+def test_tables_list_every_claim_and_host():
+    # header and separator rows, then one row each
+    assert tview.claims_table().data.count("\n| ") == len(placement.link_claims()) + 2
+    assert tview.example_lists_table().data.count("\n| ") == len(placement.EXAMPLE_INTER_MB_S) + 2
+    assert "1082.125" in tview.example_lists_table().data
+
+
+def test_placement_figure_lists_fastest_first():
+    cl = placement.example_cluster()
+    fig = tview.placement_figure(placement.rank_placements(cl, {"slow": {"host7": 2}, "fast": {"host3": 2},
+                                                                 "mid": {"host1": 2}}))
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["slow", "mid", "fast"]             # barh draws bottom up: fastest on top
+    widths = [p.get_width() for p in ax.patches]
+    assert widths == sorted(widths, reverse=True)
+
+
+def test_placement_calculator_shows_results_and_errors():
+    calc = tview.placement_calculator()
+    assert calc.error is None
+    est = placement.estimate(placement.example_cluster(), {3: 2, 1: 2}, model="resnet50")
+    assert "host 3" in calc.results["bounded by"]
+    assert calc.results["scheme"] == "hierarchical all-reduce"
+    assert est.time > 0
+    calc.set(where="host0:5")
+    assert calc.error == "where: placement puts 5 workers on host 0, which has 4 slots"
+    calc.set(where="rack9")
+    assert "host3:2" in calc.error
+    calc.set(where="host3:4", mode="ps")
+    assert calc.error is None and calc.results["scheme"] == "parameter server on host 3"
+    assert calc.results["push and pull"].startswith("overlapped")
+    cl = placement.example_cluster()
+    # four local gradients through host 3's intra link, each way once; in turn, twice
+    one_way = 4 * hardware.gradient_bytes("resnet50", "fp32") / cl.intra[3]
+    assert calc.results["time per iteration"] == format_time(one_way)
+    calc.set(pipelined=False)
+    assert calc.results["time per iteration"] == format_time(2 * one_way)
+    assert "one after the other" in calc.results["push and pull"]
+    calc.set(mode="allreduce")
+    assert "push and pull" not in calc.results
+
+
+def test_placement_sweep_has_one_frame_per_worker_count():
+    sweep = placement.best_placements_by_workers(placement.example_cluster(), workers=(2, 3), top=2)
+    html = tview.placement_sweep(sweep).data
+    assert html.count('class="gotw-frame"') == 2
+
+
+# ---------------------------------------------------------------- chapter 6 self-checks
+
+def test_every_ch06_question_accepts_its_own_answer():
+    ids = questions("ch06")
+    assert len(ids) == 7
+    for qid in ids:
+        assert check(qid, expected(qid)).correct
+
+
+def test_ch06_answers_match_independent_reasoning():
+    assert expected("ch06.nvlink2_one_way") == pytest.approx(hardware.LINKS["nvlink2"].both_directions / 2 / 1e9)
+    assert expected("ch06.mesh_closing_hops") == 3                  # 4 rows: up column 0, three links
+    assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["pcie3_x16"].bandwidth / 2 / 1e9,
+                                                           rel=1e-3)
+    assert expected("ch06.nic_ratio") == pytest.approx((2 * 15 / 16) / (2 * 1 / 2))
+    assert expected("ch06.maxmin_rate") == pytest.approx(2.0)                  # 3 GB/s minus flow a's 1 GB/s
+    # server on host 1, one worker on each of hosts 0, 2, 3, 4: host 1's link carries 4 gradients
+    # each way (233 MB/s), host 2's link one (59.5 MB/s); push and pull overlap
+    m = hardware.gradient_bytes("resnet50", "fp32")
+    assert expected("ch06.ps_host1") == pytest.approx(max(4 * m / 233e6, m / 59.5e6))
+
+
+@pytest.mark.parametrize("rows,cols", [(2, 3), (4, 4), (4, 6), (3, 4), (5, 3), (3, 3)])
+def test_snake_ring_closing_hop_as_the_chapter_states(rows, cols):
+    # even rows: the snake ends in column 0 and closes up that column; odd rows: it ends in the last
+    # column and must also cross the row. A torus closes with one wrap (even) or two (odd).
+    order = topology.snake_order(rows, cols)
+    mesh_hops = len(topology.route(topology.mesh2d(rows, cols, "eth_10g"), order[-1], order[0])) - 1
+    torus_hops = len(topology.route(topology.torus2d(rows, cols, "eth_10g"), order[-1], order[0])) - 1
+    odd = rows % 2
+    assert mesh_hops == (rows - 1) + odd * (cols - 1)
+    assert torus_hops == min(rows - 1, 1) + odd * min(cols - 1, 1)
+
+
+def test_ch06_wrong_answers_get_hints():
+    assert "overlap" in check("ch06.ps_host1", expected("ch06.ps_host1") * 2).message
+    m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.example_cluster()
+    assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
+    assert "both directions" in check("ch06.nvlink2_one_way", 300.0).message
+    assert not check("ch06.mesh_closing_hops", 1).correct
+
+
+def test_sharing_table_lists_both_models_and_their_ratio():
+    r = topology.sharing_comparison(nbytes=4 * 2**20, ps_bytes=10**6)
+    text = tview.sharing_table(r).data
+    assert text.count("\n| ") == 5 and "| 1.00 |" in text and "BytePS" in text
+
+
+def test_placement_calculator_compute_takes_exactly_its_controls():
+    import inspect
+
+    for calc in (tview.placement_calculator(), tview.placement_calculator(placement.example_cluster(slots=2))):
+        assert list(inspect.signature(calc.compute).parameters) == list(calc.controls)
+    assert calc.compute is not network_calculators.placement_results          # the custom cluster is bound, not a control
