@@ -79,14 +79,14 @@ def crossover_sizes(
     samples: int = 400,
     rtol: float = 1e-12,
 ) -> list[float]:
-    """Message sizes in ``[lo, hi]`` (bytes) where time curves ``f`` and ``g`` cross.
+    r"""Message sizes in ``[lo, hi]`` (bytes) where time curves ``f`` and ``g`` cross.
 
     Scans a geometric grid of ``samples`` sizes for a change of sign of
     ``f - g`` and refines each one by bisection (in log space) to relative
     precision ``rtol``. Curves that touch without crossing are not reported.
     Works for any two functions of the size; for alpha-beta times (affine in
     M) there is at most one crossing, at
-    :math:`M^* = \\frac{(a_g - a_f)\\,\\alpha}{(k_f - k_g)\\,\\beta}`.
+    :math:`M^* = \frac{(a_g - a_f)\,\alpha}{(k_f - k_g)\,\beta}`.
 
     >>> [round(m, 9) for m in crossover_sizes(lambda m: 1 + m, lambda m: 3 + m / 2, 0.1, 100.0)]  # 1 + M = 3 + M/2
     [4.0]

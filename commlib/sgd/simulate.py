@@ -1160,7 +1160,7 @@ def runtime_ratio(P: int, distribution: str = "exponential", **params) -> float:
 
 def monte_carlo_runtime_ratio(P: int, distribution: str = "exponential", trials: int = 10_000, seed: int = 0,
                               **params) -> float:
-    """Measure :math:`E[T_\\text{sync}]/E[T_\\text{async}]` by simulation, to hold against :func:`runtime_ratio`.
+    r"""Measure :math:`E[T_\text{sync}]/E[T_\text{async}]` by simulation, to hold against :func:`runtime_ratio`.
 
     Runs :func:`simulate` for ``sync`` with ``trials`` updates and for
     ``async`` with ``trials * P`` updates (the same number of gradients) and

@@ -1,4 +1,4 @@
-"""One data-parallel step in closed form: what travels, how long it computes, when it stays compute-bound.
+r"""One data-parallel step in closed form: what travels, how long it computes, when it stays compute-bound.
 
 A step of data-parallel training computes for :math:`T_c` and communicates for
 :math:`T_m`. This module gives the three estimates chapter 0 teaches:
@@ -10,10 +10,10 @@ A step of data-parallel training computes for :math:`T_c` and communicates for
   reduced is the recipe's choice (fp32 under PyTorch's automatic mixed
   precision, whose parameters stay fp32).
 * **Compute time from FLOPs** (:func:`training_flops`, :func:`compute_time`):
-  training a transformer costs about :math:`6\\Psi` FLOPs per token (2 forward,
+  training a transformer costs about :math:`6\Psi` FLOPs per token (2 forward,
   4 backward; Kaplan et al. 2020), divided by the FLOP/s the GPU achieves.
 * **The compute-bound condition** (:func:`min_tokens_compute_bound`): the
-  smallest batch per rank for which :math:`T_c \\ge T_m`.
+  smallest batch per rank for which :math:`T_c \ge T_m`.
 
 It also bounds the reduction's share of an all-reduce
 (:func:`reduction_time_bounds`) and holds the computation of chapter 0's
@@ -86,17 +86,17 @@ TRAFFIC_RECIPES: dict[str, tuple[str, str, int, object]] = {
 
 
 def traffic_per_rank(params: float, recipe: str = "allreduce_bf16", n: int = 8) -> Traffic:
-    """Bytes one of ``n`` ranks sends (and receives) per step under ``recipe``.
+    r"""Bytes one of ``n`` ranks sends (and receives) per step under ``recipe``.
 
     * ``allreduce_bf16``: ring all-reduce of 2-byte gradients,
-      :math:`2\\frac{n-1}{n}\\Psi s` with :math:`s = 2`.
+      :math:`2\frac{n-1}{n}\Psi s` with :math:`s = 2`.
     * ``allreduce_fp32``: the same with :math:`s = 4`, as under PyTorch's
       automatic mixed precision (parameters, hence gradients, stay fp32).
     * ``parameter_server_fp32``: a worker pushes its gradient and pulls the
-      parameters: :math:`\\Psi s` each way, and the parameters travel too.
+      parameters: :math:`\Psi s` each way, and the parameters travel too.
     * ``zero3_bf16``: ZeRO-3 / FSDP reduce-scatters the gradients and
       all-gathers the weights before the forward and again before the
-      backward pass: :math:`3\\frac{n-1}{n}\\Psi s`, 1.5x the all-reduce
+      backward pass: :math:`3\frac{n-1}{n}\Psi s`, 1.5x the all-reduce
       (Rajbhandari et al. 2020).
 
     >>> t = traffic_per_rank(100, "parameter_server_fp32", 4)
@@ -115,10 +115,10 @@ def traffic_per_rank(params: float, recipe: str = "allreduce_bf16", n: int = 8) 
 
 
 def training_flops(params: float, tokens: float) -> float:
-    """FLOPs to train on ``tokens`` tokens: about :math:`6\\Psi` per token.
+    r"""FLOPs to train on ``tokens`` tokens: about :math:`6\Psi` per token.
 
     Forward pass 2 FLOPs per parameter per token (a multiply and an add),
-    backward pass twice that (Kaplan et al. 2020, :math:`C \\approx 6N` per
+    backward pass twice that (Kaplan et al. 2020, :math:`C \approx 6N` per
     token, non-embedding parameters). For other models use samples x training
     FLOPs per sample instead.
 
@@ -145,14 +145,14 @@ def compute_time(flops: float, peak_flops: float, utilization: float = 0.4) -> f
 def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops: float,
                              utilization: float = 0.4, dtype_bytes: int = 2, latency: float = 0.0,
                              algorithm: str = "ring") -> float:
-    """Smallest batch per rank (tokens) for which compute time >= all-reduce time.
+    r"""Smallest batch per rank (tokens) for which compute time >= all-reduce time.
 
-    :math:`6\\Psi x / (u F_{peak}) \\ge T_m` gives :math:`x_{min} = u F_{peak}\\,T_m / (6\\Psi)`,
+    :math:`6\Psi x / (u F_{peak}) \ge T_m` gives :math:`x_{min} = u F_{peak}\,T_m / (6\Psi)`,
     with ``utilization`` :math:`u` and ``peak_flops`` :math:`F_{peak}` (FLOP/s),
-    ``params`` :math:`\\Psi`, ``dtype_bytes`` :math:`s`, ``bandwidth`` :math:`B`
-    in bytes/s per direction and ``latency`` :math:`\\alpha` in seconds. For the
-    ring without latency, :math:`T_m = 2\\frac{n-1}{n}\\Psi s / B` and
-    :math:`\\Psi` cancels: :math:`x_{min} = \\frac{n-1}{n}\\,\\frac{u F_{peak} s}{3B}`,
+    ``params`` :math:`\Psi`, ``dtype_bytes`` :math:`s`, ``bandwidth`` :math:`B`
+    in bytes/s per direction and ``latency`` :math:`\alpha` in seconds. For the
+    ring without latency, :math:`T_m = 2\frac{n-1}{n}\Psi s / B` and
+    :math:`\Psi` cancels: :math:`x_{min} = \frac{n-1}{n}\,\frac{u F_{peak} s}{3B}`,
     the same for every model.
 
     >>> round(min_tokens_compute_bound(1e9, 2, 50e9, 1e15, 0.5, 2))  # (1/2) x 5e14 x 2 / (3 x 5e10)
@@ -170,12 +170,12 @@ def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops
 
 def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float,
                           algorithm: str = "ring") -> tuple[float, float]:
-    """All-reduce time with the reduction overlapped (lower bound) and added serially (upper bound).
+    r"""All-reduce time with the reduction overlapped (lower bound) and added serially (upper bound).
 
-    The alpha-beta-gamma sum :math:`a\\alpha + b\\beta + v\\gamma` charges the
+    The alpha-beta-gamma sum :math:`a\alpha + b\beta + v\gamma` charges the
     arithmetic after the copy. Libraries fuse the reduction into the pipelined
     copy (a chunk is added while the next one travels), so at best the
-    arithmetic hides behind the transfer: :math:`a\\alpha + \\max(b\\beta, v\\gamma)`.
+    arithmetic hides behind the transfer: :math:`a\alpha + \max(b\beta, v\gamma)`.
 
     >>> lo, hi = reduction_time_bounds(1e6, 2, 1e9, 0.0, 1e-10)
     >>> lo, hi

@@ -178,9 +178,9 @@ class RuntimeRatioCurves:
 
 def runtime_ratio_curves(Ps=(1, 2, 4, 8, 16, 32, 64), trials: int = 2000, seed: int = 0,
                          straggler: dict | None = STRAGGLER_LAW, laws: dict | None = None) -> RuntimeRatioCurves:
-    """E[T_sync]/E[T_async] against P for each law of ``laws`` (default :data:`RUNTIME_RATIO_LAWS`).
+    r"""E[T_sync]/E[T_async] against P for each law of ``laws`` (default :data:`RUNTIME_RATIO_LAWS`).
 
-    The closed form :math:`P\\,E[X_{P:P}]/E[X]` is exact for i.i.d. compute
+    The closed form :math:`P\,E[X_{P:P}]/E[X]` is exact for i.i.d. compute
     times; the Monte Carlo points (``trials`` synchronous updates, as many
     gradients asynchronously) check it. One slow node (``straggler``, by
     default :data:`STRAGGLER_LAW`) breaks the i.i.d. assumption, so it is only
