@@ -241,14 +241,8 @@ class FormulaRow:
 
 def _bytes_per_rank(algorithm: str, nbytes: float, n: int) -> float:
     """Most bytes any one rank sends, where a closed form exists (NaN otherwise)."""
-    pow2 = n & (n - 1) == 0
-    if algorithm == "ring" or (algorithm == "halving_doubling" and pow2):
-        return cost.ring_bytes_per_rank(nbytes, n)          # 2 (n-1)/n M
-    if algorithm == "recursive_doubling" and pow2:
-        return math.log2(n) * nbytes                        # the whole vector, log2 n times
-    if algorithm == "naive":
-        return (n - 1) * nbytes                             # the master sends the result n-1 times
-    return math.nan
+    record = algorithms.allreduce_algorithm(algorithm)
+    return record.most_sent(nbytes, n) if record.most_sent is not None else math.nan
 
 
 def trace_vs_formula(

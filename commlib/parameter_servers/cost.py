@@ -89,18 +89,17 @@ def ps_time(
                          f"machine), got {k}")
     b_server = bandwidth if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
     m = nbytes
+    traffic = ps_traffic(m, n, k, colocated)   # bytes each machine sends (and receives): defined once, there
     if colocated:
-        host = m + (n - 2) * m / k  # machine with a shard, bytes each way
-        plain = m if k < n else 0.0  # machine without a shard
         if pipelined:
-            seconds = max(host, plain) / bandwidth
+            seconds = traffic.busiest / bandwidth
         else:
             # push: a shard host sends M - M/k, receives (n-1)M/k; pull mirrors it.
-            push = max(m - m / k, (n - 1) * m / k, plain)
+            push = max(m - m / k, (n - 1) * m / k, traffic.worker or 0.0)
             seconds = 2 * push / bandwidth
-        moved = host > 0 or plain > 0
+        moved = traffic.busiest > 0
     else:
-        busy = max(m / bandwidth, n * m / (k * b_server))
+        busy = max(traffic.worker / bandwidth, traffic.shard_host / b_server)
         seconds = busy if pipelined else 2 * busy
         moved = m > 0
     return seconds + (2 * latency if moved else 0.0)

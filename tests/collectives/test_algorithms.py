@@ -10,12 +10,14 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from commlib import cost
 from commlib.collectives import algorithms, compare
 from commlib.collectives import simulate as collectives
 
-NS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 24, 25]
+NS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 24, 25, 31, 32, 33, 48, 64]
 
 
 def params_for(alg: algorithms.Algorithm, n: int) -> list[dict]:
@@ -154,3 +156,112 @@ def test_pipelined_tree_loads_grow_linearly_in_the_chunks_as_stated(trees):
         counted = [pt._unit_loads_counted(n, q, trees) for q in range(1, 201)]
         assert [pt.unit_loads(n, q, trees) for q in range(1, 201)] == counted, n
         assert counted[-1][1] > counted[-2][1]          # more chunks, more chunk-rounds on the busiest port
+
+
+# ---------------------------------------------------------------------------
+# the closed form against the executed trace, finer: uneven lengths, and per phase on two kinds of link
+# ---------------------------------------------------------------------------
+COST_ALGS = cost.ALLREDUCE_ALGORITHMS  # the flat ones: one uniform network, no parameter
+
+
+def make_arrays(n: int, length: int, dtype, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return [rng.uniform(-2, 2, length).astype(dtype) for _ in range(n)]
+    return [rng.integers(-9, 10, length).astype(dtype) for _ in range(n)]
+
+
+C = collectives
+Trace = collectives.Trace
+
+
+def largest_pow2(n: int) -> int:
+    return 1 << (n.bit_length() - 1)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 64), st.integers(0, 200), st.sampled_from(COST_ALGS), st.sampled_from([1, 2, 4, 8]))
+def test_allreduce_trace_within_one_element_per_step(n, length, alg, itemsize):
+    dtype = {1: np.int8, 2: np.int16, 4: np.float32, 8: np.float64}[itemsize]
+    _, trace = C.allreduce(make_arrays(n, length, dtype, seed=length), alg)
+    terms = cost.allreduce_terms(length * itemsize, n, alg)
+    assert trace.steps == terms.steps
+    slack = trace.steps * itemsize
+    # each step's largest piece is at least the average piece and at most one element more
+    assert terms.bytes - 1e-9 <= trace.critical_bytes <= terms.bytes + slack
+    assert terms.reduced - 1e-9 <= trace.critical_reduced <= terms.reduced + slack
+    if length % n == 0 and (alg not in ("halving_doubling",) or length % largest_pow2(n) == 0):
+        assert trace.critical_bytes == pytest.approx(terms.bytes, abs=1e-9)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 7, 8, 16, 33])
+def test_ring_every_rank_sends_and_receives_2_n_minus_1_over_n_M(n):
+    k = 5
+    arrays = make_arrays(n, k * n, np.float32, seed=1)
+    m = k * n * 4
+    for record in (False, True):
+        _, trace = C.allreduce(arrays, "ring", record=record)
+        want = 2 * (n - 1) * k * 4  # 2(n-1) messages of M/n bytes
+        assert want == pytest.approx(cost.ring_bytes_per_rank(m, n))
+        assert trace.bytes_sent.tolist() == [want] * n
+        assert trace.bytes_received.tolist() == [want] * n
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13])
+def test_naive_root_link_carries_2_p_minus_1_N(n):
+    length = 7
+    arrays = make_arrays(n, length, np.float64, seed=2)
+    _, trace = C.allreduce(arrays, "naive")
+    m = length * 8
+    sent, recv = trace.bytes_sent, trace.bytes_received
+    assert sent[0] == (n - 1) * m and recv[0] == (n - 1) * m
+    assert sent[0] + recv[0] == 2 * (n - 1) * m
+    assert all(sent[i] == m and recv[i] == m for i in range(1, n))
+    assert trace.steps == 2 * (n - 1)
+    for s in range(trace.steps):  # the root is in every message
+        assert all(0 in (msg.src, msg.dst) for msg in trace.step_messages(s))
+
+
+def phase_critical_bytes(trace: Trace, phase: str) -> int:
+    largest: dict[int, int] = {}
+    for m in trace.messages:
+        if m.phase == phase:
+            largest[m.step] = max(largest.get(m.step, 0), m.nbytes)
+    return sum(largest.values())
+
+
+@pytest.mark.parametrize("n, hosts", [(4, 2), (6, 2), (6, 3), (8, 2), (8, 4), (12, 3), (16, 4), (8, 1), (8, 8),
+                                      (24, 6), (64, 8)])
+def test_hierarchical_trace_equals_cost(n, hosts):
+    g = n // hosts
+    length = 3 * n
+    arrays = make_arrays(n, length, np.float32, seed=n + hosts)
+    _, trace = C.allreduce(arrays, "hierarchical", hosts=hosts)
+    m = length * 4
+    assert trace.steps == 2 * (g - 1) + 2 * (hosts - 1)
+    # per phase: g-1 steps of M/g inside hosts each way; 2(h-1) steps of M/(g h) across
+    assert phase_critical_bytes(trace, "intra-reduce-scatter") == (g - 1) * m // g
+    assert phase_critical_bytes(trace, "intra-all-gather") == (g - 1) * m // g
+    assert phase_critical_bytes(trace, "inter-allreduce") == 2 * (hosts - 1) * m // (g * hosts)
+    intra_bw, inter_bw, intra_lat, inter_lat, gamma = 150e9, 12.5e9, 2e-6, 15e-6, 1e-10
+    want = cost.hierarchical_allreduce_time(m, hosts, g, intra_bw, inter_bw, intra_lat, inter_lat, gamma)
+    bw = {"intra-reduce-scatter": intra_bw, "inter-allreduce": inter_bw, "intra-all-gather": intra_bw}
+    lat = {"intra-reduce-scatter": intra_lat, "inter-allreduce": inter_lat, "intra-all-gather": intra_lat}
+    assert C.trace_time(trace, bw, lat, gamma) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("n, grid", [(4, (2, 2)), (6, (2, 3)), (6, (3, 2)), (12, None), (16, (4, 4)),
+                                     (7, None), (24, (4, 6)), (64, None), (8, (1, 8)), (8, (8, 1))])
+def test_torus_trace_equals_cost(n, grid):
+    rows, cols = grid or C.most_square_grid(n)
+    length = 2 * n
+    arrays = make_arrays(n, length, np.float64, seed=n)
+    _, trace = C.allreduce(arrays, "torus", grid=grid)
+    m = length * 8
+    assert trace.steps == 2 * (cols - 1) + 2 * (rows - 1)
+    assert phase_critical_bytes(trace, "row-reduce-scatter") == (cols - 1) * m // cols
+    assert phase_critical_bytes(trace, "column-allreduce") == 2 * (rows - 1) * m // (cols * rows)
+    bw, lat, gamma = 25e9, 5e-6, 2e-10
+    want = cost.torus_allreduce_time(m, rows, cols, bw, lat, gamma)
+    assert C.trace_time(trace, bw, lat, gamma) == pytest.approx(want, rel=1e-12)

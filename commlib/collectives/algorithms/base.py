@@ -103,6 +103,8 @@ class Algorithm:
     * ``fast``: optional ``fast(trace, rows, op) -> reduced vector``, the same arithmetic as
       ``schedule`` in the same order, without per-step buffers (the ring's); the simulation uses
       it when no step-by-step record is asked for;
+    * ``most_sent``: optional ``most_sent(nbytes, n)``, the most bytes any one rank sends in all, where
+      a closed form exists (NaN for an n it does not cover);
     * ``source``: where the algorithm and its cost come from.
     """
 
@@ -119,6 +121,7 @@ class Algorithm:
     multi_port: bool = False
     links_per_rank: int = 1
     fast: Callable[..., object] | None = None
+    most_sent: Callable[[float, int], float] | None = None
     source: str = ""
 
     def __post_init__(self) -> None:

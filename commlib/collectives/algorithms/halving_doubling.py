@@ -10,6 +10,8 @@ CostTerms(steps=6, bytes=1400.0, reduced=700.0)
 
 from __future__ import annotations
 
+import math
+
 from .base import ZERO, Algorithm, CostTerms, log2_floor
 from .recursive_doubling import fold_terms
 
@@ -34,5 +36,6 @@ def schedule(eng, n: int, length: int) -> None:
 ALGORITHM = Algorithm(
     name="halving_doubling", label="halving-doubling (Rabenseifner)", collective="all_reduce", terms=terms,
     schedule=schedule, constraint="any n; not a power of two costs a fold-in and a fold-out",
+    most_sent=lambda nbytes, n: 2 * (n - 1) / n * nbytes if n & (n - 1) == 0 else math.nan,
     source="Rabenseifner (2004); Thakur, Rabenseifner & Gropp (2005), sec. 4.4",
 )

@@ -31,5 +31,6 @@ def schedule(eng, n: int, length: int) -> None:
 
 ALGORITHM = Algorithm(
     name="naive", label="naive (through a master)", collective="all_reduce", terms=terms, schedule=schedule,
+    most_sent=lambda nbytes, n: (n - 1) * nbytes,   # the master sends the result n - 1 times
     source="the master-worker baseline of chapter 1",
 )

@@ -11,6 +11,8 @@ steps and one more reduction.
 
 from __future__ import annotations
 
+import math
+
 from .base import ZERO, Algorithm, CostTerms, log2_floor
 
 
@@ -37,5 +39,6 @@ def schedule(eng, n: int, length: int) -> None:
 ALGORITHM = Algorithm(
     name="recursive_doubling", label="recursive doubling", collective="all_reduce", terms=terms,
     schedule=schedule, constraint="any n; not a power of two costs a fold-in and a fold-out",
+    most_sent=lambda nbytes, n: math.log2(n) * nbytes if n & (n - 1) == 0 else math.nan,
     source="Thakur, Rabenseifner & Gropp (2005), sec. 4.4",
 )
