@@ -1,0 +1,186 @@
+r"""Claims: every sentence that compares or concludes, as a record whose run picks the wording.
+
+A :class:`Claim` states a question ("does asynchronous SGD end below synchronous SGD on the same
+budget?"), its contenders and what each may use, the grid each is tuned over, the seeds and the
+metric. :func:`run` tunes every contender over its own grid on every seed, on the same shared
+settings (hardware, budget), and returns a :class:`Verdict`: each contender's best configuration,
+its metric on every seed, the margin between the two best and its spread, and on how many seeds
+the winner wins. The chapter's sentence is ``claim.wording(verdict)``, never typed.
+
+Claims are defined beside their subject's experiments (``commlib/experiments/<subject>``) and
+registered here with :func:`register`, as algorithms are in their registry; one registry-wide test
+(``tests/test_claims_registry.py``) reruns each small and checks that every contender's best lies
+inside its grid, that enough seeds back a close margin, and that the wording follows the runs.
+
+>>> double = Contender("x2", lambda s, seed: (s["a"] - 2) ** 2 + s["base"] + seed / 100, {"a": (1, 2, 3)})
+>>> triple = Contender("x3", lambda s, seed: (s["a"] - 3) ** 2 + s["base"] + 1, {"a": (2, 3, 4)})
+>>> toy = Claim("toy", "which reaches the lower value?", (double, triple), metric="value",
+...             shared={"base": 0.5}, wording=lambda v: f"{v.winner} is lower")
+>>> v = run(toy)
+>>> v.winner, v.best["x2"].config, v.best["x3"].config, v.wins, v.sentence
+('x2', {'a': 2}, {'a': 3}, 5, 'x2 is lower')
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Contender", "Claim", "Best", "Verdict", "run", "register", "load", "REGISTRY", "MODULES", "claim"]
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One side of a comparison: ``run(settings, seed) -> metric`` tuned over ``grid``.
+
+    ``settings`` is the claim's ``shared`` settings (the same hardware and budget for every
+    contender) updated with one configuration of ``grid``; a grid never overrides a shared setting.
+
+    ``grid`` maps each tuned setting (a learning rate, a ring order, a chunk count) to the values
+    tried; the best value must lie inside, not at an edge, or the grid is too small. ``uses``
+    says in words what this contender may use (links, cards, algorithm, data type), for the
+    "How we know" page.
+    """
+
+    name: str
+    run: Callable[[dict, int], float]
+    grid: Mapping[str, Sequence] = field(default_factory=dict)
+    uses: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A comparison or conclusion the book states, with everything needed to rerun it.
+
+    ``shared`` holds what every contender gets alike (the hardware, the budget), passed to each
+    one's ``run``; ``seeds`` are the runs' seeds (five or more where noise could decide);
+    ``lower_is_better`` orders the metric; ``wording(verdict) -> str`` chooses the sentence.
+    """
+
+    key: str
+    question: str
+    contenders: tuple[Contender, ...]
+    metric: str
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    lower_is_better: bool = True
+    shared: Mapping[str, object] = field(default_factory=dict)
+    wording: Callable[[Verdict], str] | None = None
+    chapter: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Best:
+    """A contender at its best: the configuration with the best mean over the seeds, and its runs."""
+
+    config: dict
+    values: tuple[float, ...]
+    at_edge: tuple[str, ...]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.values)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a claim's run found: every contender's best, the winner, the margin and its spread."""
+
+    claim: Claim
+    best: dict[str, Best]
+    winner: str
+    runner_up: str
+    margin: float
+    spread: float
+    wins: int
+
+    @property
+    def seeds(self) -> int:
+        return len(self.claim.seeds)
+
+    @property
+    def unanimous(self) -> bool:
+        """The winner is ahead on every seed."""
+        return self.wins == self.seeds
+
+    @property
+    def sentence(self) -> str:
+        return self.claim.wording(self) if self.claim.wording is not None else ""
+
+
+def _configs(grid: Mapping[str, Sequence]) -> list[dict]:
+    keys = list(grid)
+    return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))] or [{}]
+
+
+def _edges(grid: Mapping[str, Sequence], config: dict) -> tuple[str, ...]:
+    """The tuned settings whose best value is the first or last of three or more ordered values."""
+    out = []
+    for k, values in grid.items():
+        values = list(values)
+        if len(values) >= 3 and all(isinstance(v, (int, float)) for v in values) and config[k] in (values[0], values[-1]):
+            out.append(k)
+    return tuple(out)
+
+
+def run(claim: Claim) -> Verdict:
+    """Tune every contender over its grid on every seed; compare the bests."""
+    if len(claim.contenders) < 2:
+        raise ValueError(f"claim {claim.key!r} needs two or more contenders; got {len(claim.contenders)}")
+    if not claim.seeds:
+        raise ValueError(f"claim {claim.key!r} needs one or more seeds")
+    sign = 1.0 if claim.lower_is_better else -1.0
+    best: dict[str, Best] = {}
+    for c in claim.contenders:
+        scored = []
+        clash = set(c.grid) & set(claim.shared)
+        if clash:
+            raise ValueError(f"claim {claim.key!r}: contender {c.name!r} tunes shared setting(s) {sorted(clash)}")
+        for config in _configs(c.grid):
+            values = tuple(float(c.run({**claim.shared, **config}, seed)) for seed in claim.seeds)
+            scored.append((sign * statistics.fmean(values), config, values))
+        _, config, values = min(scored, key=lambda t: t[0])
+        best[c.name] = Best(config, values, _edges(c.grid, config))
+    order = sorted(best, key=lambda name: sign * best[name].mean)
+    winner, runner_up = order[0], order[1]
+    gaps = [sign * (b - a) for a, b in zip(best[winner].values, best[runner_up].values)]
+    spread = statistics.stdev(gaps) if len(gaps) > 1 else 0.0
+    return Verdict(claim, best, winner, runner_up, statistics.fmean(gaps), spread, sum(g > 0 for g in gaps))
+
+
+#: Every registered claim by key: a function ``build(small=False) -> Claim``. ``small=True`` builds
+#: the version the registry test reruns (a smaller problem, the same contenders, grids and seeds
+#: enough to decide). Claims register where they are defined, beside their subject's experiments.
+REGISTRY: dict[str, Callable[..., Claim]] = {}
+
+#: The modules that define claims, imported by :func:`load` (add a subject's experiments module here).
+MODULES: tuple[str, ...] = ()
+
+
+def register(key: str) -> Callable[[Callable[..., Claim]], Callable[..., Claim]]:
+    """Decorator: register ``build(small=False) -> Claim`` as the claim ``key`` (built only when asked for)."""
+    def wrap(build: Callable[..., Claim]) -> Callable[..., Claim]:
+        if key in REGISTRY and REGISTRY[key] is not build:
+            raise ValueError(f"claim {key!r} is registered twice")
+        REGISTRY[key] = build
+        return build
+    return wrap
+
+
+def load() -> dict[str, Callable[..., Claim]]:
+    """Import every module of :data:`MODULES` (they register their claims) and return the registry."""
+    import importlib
+
+    for name in MODULES:
+        importlib.import_module(name)
+    return REGISTRY
+
+
+def claim(key: str, small: bool = False) -> Claim:
+    """The claim ``key``, built from its registered definition (``small``: the registry test's size)."""
+    load()
+    if key not in REGISTRY:
+        raise ValueError(f"no claim {key!r}; registered: {', '.join(sorted(REGISTRY)) or 'none'}")
+    return REGISTRY[key](small=small)

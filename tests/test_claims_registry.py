@@ -1,0 +1,47 @@
+"""One test for every claim in the registry: rerun small, each contender at its best, the wording follows the runs.
+
+A new claim gets these checks for free (``commlib.experiments.claims``):
+
+* every contender's best setting lies inside its grid, not at an edge;
+* where the margin is within three spreads of zero, five seeds or more back it;
+* the winner wins on every seed, or the sentence says on how many ("in m of n seeds");
+* every contender runs on the claim's shared settings (hardware, budget), which no grid overrides.
+"""
+
+import pytest
+
+from commlib.experiments import claims
+
+KEYS = sorted(claims.load())
+
+
+def test_the_registry_loads_every_module_that_defines_claims():
+    import importlib
+
+    for name in claims.MODULES:
+        importlib.import_module(name)
+    assert sorted(claims.REGISTRY) == KEYS
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_claim_holds_with_every_contender_at_its_best(key):
+    claim = claims.claim(key, small=True)
+    verdict = claims.run(claim)
+    for name, best in verdict.best.items():
+        assert not best.at_edge, f"{key}: {name}'s best {best.config} lies at the edge of its grid ({best.at_edge})"
+    if abs(verdict.margin) <= 3 * verdict.spread:
+        assert verdict.seeds >= 5, f"{key}: margin {verdict.margin:.3g} within three spreads: needs five seeds or more"
+    sentence = verdict.sentence
+    assert sentence, f"{key}: the claim has no wording"
+    if not verdict.unanimous:
+        assert f"{verdict.wins} of {verdict.seeds}" in sentence, f"{key}: not on every seed, and the sentence hides it"
+
+
+def test_the_checks_catch_a_rival_tuned_at_the_edge_and_a_hidden_split():
+    edge = claims.Contender("a", lambda s, seed: -s["lr"], {"lr": (0.1, 0.2, 0.4)})
+    other = claims.Contender("b", lambda s, seed: 0.0 + (seed % 2) * -1.0, {"lr": (1, 2, 3)})
+    verdict = claims.run(claims.Claim("t", "?", (edge, other), metric="m", wording=lambda v: "a wins"))
+    assert verdict.best["a"].at_edge == ("lr",)
+    assert not verdict.unanimous and "of" not in verdict.sentence
+    with pytest.raises(ValueError, match="shared"):
+        claims.run(claims.Claim("t", "?", (edge, other), metric="m", shared={"lr": 1}))
