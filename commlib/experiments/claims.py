@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Contender", "Claim", "Best", "Verdict", "run", "register", "load", "REGISTRY", "MODULES", "claim"]
+__all__ = ["Contender", "Claim", "Best", "Verdict", "run", "register", "load", "REGISTRY", "claim"]
 
 
 @dataclass(frozen=True)
@@ -155,8 +155,6 @@ def run(claim: Claim) -> Verdict:
 #: enough to decide). Claims register where they are defined, beside their subject's experiments.
 REGISTRY: dict[str, Callable[..., Claim]] = {}
 
-#: The modules that define claims, imported by :func:`load` (add a subject's experiments module here).
-MODULES: tuple[str, ...] = ()
 
 
 def register(key: str) -> Callable[[Callable[..., Claim]], Callable[..., Claim]]:
@@ -170,11 +168,14 @@ def register(key: str) -> Callable[[Callable[..., Claim]], Callable[..., Claim]]
 
 
 def load() -> dict[str, Callable[..., Claim]]:
-    """Import every module of :data:`MODULES` (they register their claims) and return the registry."""
+    """Import every experiments module (each registers the claims defined in it); return the registry."""
     import importlib
+    import pkgutil
 
-    for name in MODULES:
-        importlib.import_module(name)
+    from .. import experiments
+
+    for info in pkgutil.walk_packages(experiments.__path__, experiments.__name__ + "."):
+        importlib.import_module(info.name)
     return REGISTRY
 
 
