@@ -24,7 +24,7 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert
+.PHONY: how-we-know help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert
 
 help:
 	@sed -n '1,11p' Makefile
@@ -61,7 +61,11 @@ chromium: $(CHROMIUM)
 teachers: $(STAMP)
 	$(PY) tools/teachers.py
 
-book: $(STAMP) $(VENDOR_STAMP) teachers
+# The "How we know" page is generated from the registry of claims (each run once per version of the code).
+how-we-know: $(STAMP)
+	$(PY) tools/how_we_know.py
+
+book: $(STAMP) $(VENDOR_STAMP) teachers how-we-know
 	$(BIN)/jupyter-book build . --builder html
 	@echo
 	@echo "The book is built. Open file://$(CURDIR)/_build/html/index.html"
@@ -86,7 +90,7 @@ unit: $(STAMP)
 notebooks: $(STAMP)
 	$(BIN)/pytest -q --nbval chapters --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider
 
-build-check: $(STAMP) $(VENDOR_STAMP) teachers
+build-check: $(STAMP) $(VENDOR_STAMP) teachers how-we-know
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
 	$(BIN)/pytest -q tests/build
 

@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Contender", "Claim", "Best", "Verdict", "run", "register", "load", "REGISTRY", "claim"]
+__all__ = ["Contender", "Claim", "Best", "Verdict", "run", "register", "load", "REGISTRY", "claim", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -185,3 +185,62 @@ def claim(key: str, small: bool = False) -> Claim:
     if key not in REGISTRY:
         raise ValueError(f"no claim {key!r}; registered: {', '.join(sorted(REGISTRY)) or 'none'}")
     return REGISTRY[key](small=small)
+
+
+# ---------------------------------------------------------------------------
+# a verdict computed once: the chapter that quotes a claim and the "How we know" page share it
+# ---------------------------------------------------------------------------
+def _source_hash() -> str:
+    """A hash of every commlib source file: a cached verdict is reused only for the same code."""
+    import hashlib
+    from pathlib import Path
+
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_dir():
+    import os
+    import tempfile
+    from pathlib import Path
+
+    return Path(os.environ.get("GOTW_CLAIMS_CACHE") or tempfile.gettempdir()) / f"gotw-claims-{_source_hash()}"
+
+
+def _to_json(v: Verdict) -> dict:
+    return {"best": {k: {"config": b.config, "values": list(b.values), "at_edge": list(b.at_edge)}
+                     for k, b in v.best.items()},
+            "winner": v.winner, "runner_up": v.runner_up, "margin": v.margin, "spread": v.spread, "wins": v.wins}
+
+
+def _from_json(c: Claim, d: dict) -> Verdict:
+    best = {k: Best(b["config"], tuple(b["values"]), tuple(b["at_edge"])) for k, b in d["best"].items()}
+    return Verdict(c, best, d["winner"], d["runner_up"], d["margin"], d["spread"], d["wins"])
+
+
+def verdict(key: str) -> Verdict:
+    """The full claim ``key`` run once per version of the code: cached on disk, read back exactly.
+
+    The chapter that quotes the claim and the "How we know" page both call this, so the runs are
+    made once and the page shows what the chapter says. The cache lives in the system's temporary
+    folder (or ``$GOTW_CLAIMS_CACHE``), one folder per hash of commlib's sources.
+    """
+    import json
+
+    c = claim(key)
+    path = _cache_dir() / f"{key}.json"
+    if path.exists():
+        try:
+            return _from_json(c, json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError):
+            pass
+    v = run(c)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(_to_json(v)), encoding="utf-8")
+    tmp.replace(path)
+    return v

@@ -1,0 +1,47 @@
+"""The "How we know" page: one section per claim, with each contender's grid, best setting and spread."""
+
+import importlib.util
+from pathlib import Path
+
+from commlib.experiments import claims
+
+spec = importlib.util.spec_from_file_location("how_we_know", Path(__file__).parents[1] / "tools" / "how_we_know.py")
+how = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(how)
+
+
+def toy() -> claims.Claim:
+    a = claims.Contender("sync", lambda s, seed: (s["lr"] - 1.0) ** 2 + s["base"] + 0.01 * seed, {"lr": (0.5, 1.0, 2.0)},
+                         uses="16 learners, one rate tuned")
+    b = claims.Contender("async", lambda s, seed: (s["lr"] - 0.05) ** 2 + s["base"] - 0.02, {"lr": (0.02, 0.05, 0.1)},
+                         uses="16 learners, one rate tuned")
+    return claims.Claim("ch04.toy", "Which ends lower on the same budget?", (a, b), metric="loss (nats)",
+                        shared={"base": 0.5, "budget": 400}, chapter="4",
+                        wording=lambda v: f"{v.winner} ends lower, on {v.wins} of {v.seeds} seeds")
+
+
+def test_a_section_shows_the_evidence_and_carries_its_label():
+    verdict = claims.run(toy())
+    text = how.section(verdict)
+    assert text.startswith("(claim-ch04-toy)=\n## Which ends lower on the same budget?")
+    assert "| sync | 16 learners, one rate tuned | lr in {0.5, 1.0, 2.0} | lr = 1.0 |" in text
+    assert "| async | 16 learners, one rate tuned | lr in {0.02, 0.05, 0.1} | lr = 0.05 |" in text
+    assert "Shared by every contender: base = 0.5, budget = 400." in text
+    assert "async is ahead of sync" in text and "on 5 of 5 seeds" in text
+    assert "test_claim_holds_with_every_contender_at_its_best[ch04.toy]" in text
+    assert how.label("ch04.async_floor") == "claim-ch04-async-floor"
+
+
+def test_a_cached_verdict_reads_back_exactly(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
+    build = claims.register("test.toy")(lambda small=False: toy())
+    try:
+        first = claims.verdict("test.toy")
+        calls = []
+        claims.REGISTRY["test.toy"] = lambda small=False: (calls.append(1), toy())[1]
+        again = claims.verdict("test.toy")        # from the cache: the same numbers, no run
+        assert again.best == first.best and again.margin == first.margin and again.sentence == first.sentence
+        assert list(tmp_path.rglob("test.toy.json"))
+    finally:
+        claims.REGISTRY.pop("test.toy", None)
+    assert build is not None

@@ -1,0 +1,101 @@
+"""Generate chapters/how_we_know.md from the registry of claims: the evidence behind every conclusion.
+
+Usage: python tools/how_we_know.py
+
+For every registered claim (commlib.experiments.claims) the page shows the question, what each
+contender may use, the grid it was tuned over and its best setting, its metric on every seed, the
+margin with its spread, on how many seeds the winner wins, the sentence the chapter prints, and the
+test that reruns it. Each claim has a label ``claim-<key>`` (dots become hyphens) that a chapter's
+takeaway links to. The verdicts come from ``claims.verdict``, cached per version of the code, so
+the chapters that quote a claim and this page share one run.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / "chapters" / "how_we_know.md"
+sys.path.insert(0, str(ROOT))
+
+INTRO = """(how-we-know)=
+# How we know
+
+Every sentence of this book that compares two ways of doing something, or draws a conclusion from
+a run, comes from a claim: a question, its contenders, what each may use, the settings each is
+tuned over, the seeds, and the metric. Each contender is tuned over its own grid on the same
+hardware and budget, and the sentence in the chapter is chosen from the outcome. This page shows
+each claim's evidence; a test reruns every claim, smaller, and fails if the evidence reverses or a
+contender's best setting lies at the edge of its grid.
+"""
+
+
+def label(key: str) -> str:
+    """The page's label for claim ``key`` (what a takeaway links to)."""
+    return "claim-" + key.replace(".", "-").replace("_", "-").lower()
+
+
+def _num(x: float) -> str:
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return str(x)
+    return f"{x:.3g}"
+
+
+def _config(config: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in config.items()) or "(nothing tuned)"
+
+
+def _grid(grid) -> str:
+    return "; ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in grid.items()) or "(nothing tuned)"
+
+
+def section(verdict) -> str:
+    """The page's section for one claim's verdict."""
+    c = verdict.claim
+    rows = []
+    for contender in c.contenders:
+        best = verdict.best[contender.name]
+        spread = _num(statistics.stdev(best.values)) if len(best.values) > 1 else "-"
+        rows.append(f"| {contender.name} | {contender.uses or '-'} | {_grid(contender.grid)} | {_config(best.config)} "
+                    f"| {_num(best.mean)} | {spread} |")
+    seeds = ", ".join(map(str, c.seeds))
+    lines = [
+        f"({label(c.key)})=",
+        f"## {c.question}",
+        "",
+        f"*Chapter {c.chapter}, claim `{c.key}`.* The chapter says: {verdict.sentence}",
+        "",
+        f"| contender | may use | tuned over | best setting | {c.metric}, mean over seeds | spread (sd) |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *rows,
+        "",
+        f"Shared by every contender: {', '.join(f'{k} = {v}' for k, v in c.shared.items()) or 'nothing else'}. "
+        f"Seeds: {seeds}. {'Lower' if c.lower_is_better else 'Higher'} is better.",
+        f"{verdict.winner} is ahead of {verdict.runner_up} by {_num(verdict.margin)} on average "
+        f"(spread {_num(verdict.spread)} across seeds), on {verdict.wins} of {verdict.seeds} seeds.",
+        f"The test: `tests/test_claims_registry.py::test_claim_holds_with_every_contender_at_its_best[{c.key}]`"
+        + (f"; the source: {c.source}." if c.source else "."),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def page() -> str:
+    from commlib.experiments import claims
+
+    keys = sorted(claims.load(), key=lambda k: (claims.claim(k).chapter, k))
+    if not keys:
+        return INTRO
+    return INTRO + "\n" + "\n".join(section(claims.verdict(key)) for key in keys)
+
+
+def main() -> int:
+    TARGET.write_text(page(), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
