@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import collectives, compare, cost, hardware
-from ..check import Question, register
+from ..check import Given, Question, register
 
 
 def _eth10(m: float, algorithm: str) -> float:
@@ -31,9 +31,10 @@ def _hier_speedup(nics_per_host: int | None, hosts: int = 4) -> float:
 
 
 register(Question(
-    "ch02.ring_bytes_gb", lambda: cost.ring_bytes_per_rank(1e9, 8) / 1e9, unit="GB",
+    "ch02.ring_bytes_gb", lambda n=8, size_gb=1.0: cost.ring_bytes_per_rank(size_gb * 1e9, n) / 1e9, unit="GB",
     hints=((lambda given, right: abs(given - 2.0) < 0.01, "Not 2M: each rank sends (n - 1)/n of M per phase."),),
     hint="Each rank sends 2(n - 1)/n x M bytes: n - 1 chunks of M/n in each of the two phases.",
+    givens=(Given("n", (4, 6, 12, 16, 24, 32, 64), "{} GPUs"), Given("size_gb", (0.5, 2.0, 3.0, 4.0, 6.0), "a {:g} GB buffer")),
 ))
 
 register(Question(
@@ -51,9 +52,10 @@ register(Question(
 ))
 
 register(Question(
-    "ch02.busbw_gbs", lambda: compare.algbw_to_busbw(40e9, 8) / 1e9, unit="GB/s",
+    "ch02.busbw_gbs", lambda algbw=40.0, n=8: compare.algbw_to_busbw(algbw * 1e9, n) / 1e9, unit="GB/s",
     hints=((lambda given, right: abs(given - 40 * 8 / 14) < 0.1, "You divided: busbw is algbw times 2(n-1)/n."),),
     hint="busbw = algbw x 2(n - 1)/n for all-reduce.",
+    givens=(Given("algbw", (12.0, 25.0, 60.0, 90.0, 150.0), "an algbw of {:g} GB/s"), Given("n", (4, 16, 32, 64), "{} GPUs")),
 ))
 
 register(Question(
