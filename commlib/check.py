@@ -185,7 +185,10 @@ def draw(question_id: str, student: Any) -> dict[str, Any]:
 def yours(question_id: str, student: Any) -> str:
     """A student's own numbers for a question, in words (``"Your numbers: 12 GPUs, a 3 GB buffer."``)."""
     q = _load(question_id)
-    mine = draw(question_id, student)
+    try:
+        mine = draw(question_id, student)
+    except ValueError as exc:
+        return _Text(f"No numbers yet: {exc}.")
     if not mine:
         return _Text("The book's numbers: this question is the same for everyone.")
     words = ", ".join(g.text.format(mine[g.name]) for g in q.givens)

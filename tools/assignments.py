@@ -200,9 +200,7 @@ def master_notebook(path: Path, runs_on: str = "default"):
     if not exercises:
         return None
     chapter = nbformat.read(path, as_version=4)
-    setup = chapter.cells[0]
-    if setup.cell_type != "code" or "commlib" not in setup.source:
-        raise ValueError(f"{path.name}: its first cell is not the setup cell that imports commlib")
+    setup = _setup_cell(chapter, path)
     title = _title(chapter)
     cells = [
         nbformat.v4.new_markdown_cell(
@@ -227,12 +225,17 @@ def master_notebook(path: Path, runs_on: str = "default"):
     return nb
 
 
+def _setup_cell(chapter, path: Path):
+    """The chapter's setup cell: the first code cell, which installs commlib where it is missing."""
+    code = [c for c in chapter.cells if c.cell_type == "code"]
+    if not code or not _INSTALL.search(code[0].source):
+        raise ValueError(f"{path.name}: its first code cell is not the setup cell that installs commlib with %pip")
+    return code[0]
+
+
 def install_spec(path: Path) -> str:
     """The requirement that installs the book's library, as the chapter's setup cell names it."""
-    m = _INSTALL.search(nbformat.read(path, as_version=4).cells[0].source)
-    if not m:
-        raise ValueError(f"{path.name}: its setup cell does not install commlib with %pip")
-    return m.group("spec")
+    return _INSTALL.search(_setup_cell(nbformat.read(path, as_version=4), path).source).group("spec")
 
 
 def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_tests: bool = True) -> Path | None:
