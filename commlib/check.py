@@ -160,8 +160,8 @@ def givens_of(question_id: str) -> tuple[Given, ...]:
 
 
 def draw(question_id: str, student: Any) -> dict[str, Any]:
-    """A student's own numbers for a question: the same for the same student id, different
-    (where the question has givens) from the book's and, most likely, from a neighbour's.
+    """A student's own numbers for a question: the same for the same student id; where the
+    question has givens, with an answer other than the book's and, most likely, a neighbour's.
 
     The seed is a SHA-256 hash of the question id and the student id, so the draw is the same on
     any machine and in any Python. A question without givens gives ``{}``.
@@ -174,12 +174,19 @@ def draw(question_id: str, student: Any) -> dict[str, Any]:
         return {}
     digest = hashlib.sha256(f"{q.id}|{str(student).strip()}".encode()).digest()
     rng = random.Random(int.from_bytes(digest, "big"))
-    book = _book_values(q)
+    book = q.solve()
     for _ in range(64):
         mine = {g.name: rng.choice(g.values) for g in q.givens}
-        if any(mine[name] != book[name] for name in mine):
+        if not _agrees(q, q.solve(**mine), book):
             return mine
-    raise ValueError(f"{q.id}: its givens' values only repeat the book's numbers")
+    raise ValueError(f"{q.id}: its givens' values only repeat the book's answer")
+
+
+def _agrees(q: Question, given: Any, want: Any) -> bool:
+    """Whether ``given`` passes for ``want`` (within the question's tolerance for numbers)."""
+    if _is_number(want) and _is_number(given):
+        return math.isclose(float(given), float(want), rel_tol=q.rel_tol, abs_tol=1e-12)
+    return given == want
 
 
 def yours(question_id: str, student: Any) -> str:

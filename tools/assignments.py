@@ -45,7 +45,7 @@ PUBLIC_POINTS = 1
 HIDDEN_POINTS = 1
 _DIRECTIVE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.S | re.M)
 _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
-_INSTALL = re.compile(r"""%pip install -q "(?P<spec>commlib @ [^"]+)\"""")
+_INSTALL = re.compile(r"""%pip install -q "(?P<spec>commlib(?:\[\w+\])? @ [^"]+)\"""")
 
 
 def _loader():
@@ -156,12 +156,14 @@ def _question_cells(qid: str, letter: str) -> list:
     q = check._load(qid)
     name = question_name(qid)
     unit = f" in {q.unit}" if q.unit else ""
-    tol = f"within {100 * q.rel_tol:g} %" if q.rel_tol else "exactly"
+    numeric = isinstance(q.solve(), (int, float))
+    tol = f"within {100 * q.rel_tol:g} %" if q.rel_tol and numeric else "exactly"
+    kind = "a Python number" if numeric else "a Python string"
     has_own = bool(q.givens)
     cells = [
         _otter(f"# BEGIN QUESTION\nname: {name}\npoints: {question_points(qid)}"),
         nbformat.v4.new_markdown_cell(f"**({letter}) `{qid}`.** With the exercise's numbers: your answer{unit}, "
-                                      f"as a Python number in `{name}`. Answers are accepted {tol}."),
+                                      f"as {kind} in `{name}`. Answers are accepted {tol}."),
         _otter("# BEGIN SOLUTION"),
         nbformat.v4.new_code_cell(f'{name} = __import__("commlib.check").check.expected("{qid}")  # SOLUTION'),
         _otter("# END SOLUTION"),

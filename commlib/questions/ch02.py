@@ -39,11 +39,12 @@ register(Question(
 
 register(Question(
     "ch02.gpt2xl_ms",
-    lambda: 1e3 * compare.allreduce_seconds("ring", hardware.gradient_bytes("gpt2_xl", "bf16"), 32,
+    lambda n=32: 1e3 * compare.allreduce_seconds("ring", hardware.gradient_bytes("gpt2_xl", "bf16"), n,
                                             hardware.link("ib_hdr").bandwidth, hardware.link("ib_hdr").latency),
     unit="ms",
     hints=((lambda given, right: abs(given / right - 2) < 0.02, "bf16 takes 2 bytes per parameter, not 4."),),
     hint="T = 2(n - 1)/n x M/B + 2(n - 1) alpha, with M in bytes and B in bytes per second (200 Gb/s = 25 GB/s).",
+    givens=(Given("n", (8, 16, 64, 128, 256), "{} GPUs"),),
 ))
 
 register(Question(
@@ -59,7 +60,8 @@ register(Question(
 ))
 
 register(Question(
-    "ch02.hd_steps", lambda: _hd_steps(64), unit="steps", rel_tol=0.0,
+    "ch02.hd_steps", lambda n=64: _hd_steps(n), unit="steps", rel_tol=0.0,
+    givens=(Given("n", (8, 16, 32, 128), "{} ranks"),),
     hints=((lambda given, right: given == 126, "126 = 2(n - 1) is the ring; halving-doubling needs 2 log2 n."),),
     hint="log2 n halving steps, then log2 n doubling steps.",
 ))
