@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -251,6 +252,7 @@ def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_
     nbformat.write(nb, master / f"{path.stem}.ipynb")
     (master / "requirements.txt").write_text(install_spec(path) + "\n", encoding="utf-8")
     dist = base / "dist"
+    shutil.rmtree(dist, ignore_errors=True)  # otter assign adds a dated archive; keep only this run's
     command = [str(Path(sys.executable).with_name("otter")), "assign", "--no-pdfs", f"{path.stem}.ipynb", str(dist.resolve())]
     if not run_tests:
         command.insert(3, "--no-run-tests")
