@@ -3,6 +3,7 @@
 #   make serve     show the built website at http://127.0.0.1:8000
 #   make lab       open the chapters in JupyterLab
 #   make student   write the notebooks without solutions into _build/student
+#   make assignments  a graded otter-grader assignment per chapter into _build/assignments
 #   make test      every test: lint, unit, doctest, notebooks (nbval), strict build + site checks, browser,
 #                  front ends (JupyterLab, a fresh install as on Colab)
 #   make bench     calculators (kernel and page recompute times), simulators, build times
@@ -24,10 +25,10 @@ export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: how-we-know help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert
+.PHONY: how-we-know help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert assignments
 
 help:
-	@sed -n '1,11p' Makefile
+	@sed -n '1,12p' Makefile
 
 venv: $(STAMP)
 $(STAMP): requirements.txt
@@ -136,6 +137,11 @@ bench: $(STAMP) $(VENDOR_STAMP)
 
 student: $(STAMP)
 	$(PY) tools/student_copy.py chapters _build/student
+
+# Each chapter's exercises as an otter-grader assignment: student notebook, public and hidden
+# tests (numbers drawn per student), points, autograder archive (see the teachers' page).
+assignments: $(STAMP)
+	$(PY) tools/assignments.py --out _build/assignments
 
 clean:
 	rm -rf _build _vendor .pytest_cache

@@ -12,17 +12,45 @@ Not yet. Your answer is 8 times the right one: did you mix bits and bytes (1 B =
 A wrong answer gets the question's own hints first, then generic ones for
 the slips this subject invites: bits vs bytes (x8), MB vs MiB (x1.049),
 GB vs GiB (x1.074), one direction vs both (x2), milli vs micro (x1000).
+
+A question may name *givens*: numbers of the exercise that a graded
+assignment draws afresh for each student (:func:`draw`, seeded by the
+student's id), so that neighbours get different numbers. The answer for a
+student's own numbers is computed and checked the same way:
+
+>>> draw("ch02.ring_bytes_gb", "s1234") == draw("ch02.ring_bytes_gb", "s1234")
+True
+>>> mine = draw("ch02.ring_bytes_gb", "s1234")
+>>> check("ch02.ring_bytes_gb", expected("ch02.ring_bytes_gb", **mine), **mine).correct
+True
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import inspect
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Question", "Result", "register", "check", "questions", "expected"]
+__all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours"]
+
+
+@dataclass(frozen=True)
+class Given:
+    """A number of an exercise that an assignment may draw differently for each student.
+
+    ``name`` is a keyword argument of the question's ``solve`` (whose default
+    is the book's value), ``values`` the values a student may draw, and
+    ``text`` how one reads, with ``{}`` for the value (``"{} GPUs"``).
+    """
+
+    name: str
+    values: tuple
+    text: str
 
 
 @dataclass(frozen=True)
@@ -32,14 +60,17 @@ class Question:
     ``hints`` is a tuple of ``(test, text)``: when ``test(given, expected)``
     is true for a wrong answer, ``text`` is shown. ``rel_tol`` is the
     relative tolerance for numbers; other answers must compare equal.
+    ``givens`` are the numbers a per-student variant changes: ``solve`` takes
+    each as a keyword argument whose default is the book's value.
     """
 
     id: str
-    solve: Callable[[], Any]
+    solve: Callable[..., Any]
     unit: str = ""
     rel_tol: float = 0.01
     hints: tuple[tuple[Callable[[Any, Any], bool], str], ...] = ()
     hint: str = "Check the formula in the chapter and the units of each input."
+    givens: tuple[Given, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,8 +101,20 @@ _GENERIC = [
 
 def register(question: Question) -> Question:
     """Add a question to the registry (called by ``commlib/questions/chNN.py`` at import)."""
+    defaults = _book_values(question)
+    for g in question.givens:
+        if g.name not in defaults:
+            raise ValueError(f"{question.id}: given {g.name!r} is not a keyword argument of solve with a default")
+        if len(g.values) < 2 or g.text.format(g.values[0]) == g.text:
+            raise ValueError(f"{question.id}: given {g.name!r} needs at least two values and a text with {{}} for one")
     _REGISTRY[question.id] = question
     return question
+
+
+def _book_values(q: Question) -> dict[str, Any]:
+    """The keyword arguments of ``q.solve`` with their defaults: the book's numbers."""
+    return {name: p.default for name, p in inspect.signature(q.solve).parameters.items()
+            if p.default is not inspect.Parameter.empty}
 
 
 def _load(question_id: str) -> Question:
@@ -96,9 +139,74 @@ def questions(chapter: str | None = None) -> list[str]:
     return sorted(_REGISTRY)
 
 
-def expected(question_id: str) -> Any:
-    """The answer commlib computes for a question (used by teachers and tests)."""
-    return _load(question_id).solve()
+def expected(question_id: str, **givens: Any) -> Any:
+    """The answer commlib computes for a question (used by teachers and tests), for the book's
+    numbers or for the ``givens`` named (a student's own, from :func:`draw`)."""
+    q = _load(question_id)
+    return q.solve(**_givens(q, givens))
+
+
+def _givens(q: Question, givens: dict[str, Any]) -> dict[str, Any]:
+    names = {g.name for g in q.givens}
+    for name in givens:
+        if name not in names:
+            raise ValueError(f"{q.id} has no given {name!r}; its givens are {sorted(names) or 'none'}")
+    return givens
+
+
+def givens_of(question_id: str) -> tuple[Given, ...]:
+    """The numbers of a question that an assignment draws per student (none for most questions)."""
+    return _load(question_id).givens
+
+
+def draw(question_id: str, student: Any) -> dict[str, Any]:
+    """A student's own numbers for a question: the same for the same student id; where the
+    question has givens, with an answer other than the book's and, most likely, a neighbour's.
+
+    The seed is a SHA-256 hash of the question id and the student id, so the draw is the same on
+    any machine and in any Python. A question without givens gives ``{}``.
+    """
+    q = _load(question_id)
+    if student is None or student is ... or not str(student).strip() or isinstance(student, bool):
+        raise ValueError(f"student must be your student id (a non-empty text), got {student!r}: "
+                         "type it in the student_id cell at the top")
+    if not q.givens:
+        return {}
+    digest = hashlib.sha256(f"{q.id}|{str(student).strip()}".encode()).digest()
+    rng = random.Random(int.from_bytes(digest, "big"))
+    book = q.solve()
+    for _ in range(64):
+        mine = {g.name: rng.choice(g.values) for g in q.givens}
+        if not _agrees(q, q.solve(**mine), book):
+            return mine
+    raise ValueError(f"{q.id}: its givens' values only repeat the book's answer")
+
+
+def _agrees(q: Question, given: Any, want: Any) -> bool:
+    """Whether ``given`` passes for ``want`` (within the question's tolerance for numbers)."""
+    if _is_number(want) and _is_number(given):
+        return math.isclose(float(given), float(want), rel_tol=q.rel_tol, abs_tol=1e-12)
+    return given == want
+
+
+def yours(question_id: str, student: Any) -> str:
+    """A student's own numbers for a question, in words (``"Your numbers: 12 GPUs, a 3 GB buffer."``)."""
+    q = _load(question_id)
+    try:
+        mine = draw(question_id, student)
+    except ValueError as exc:
+        return _Text(f"No numbers yet: {exc}.")
+    if not mine:
+        return _Text("The book's numbers: this question is the same for everyone.")
+    words = ", ".join(g.text.format(mine[g.name]) for g in q.givens)
+    return _Text(f"Your numbers: {words}. Everything else as in the exercise; answer in {q.unit or 'the unit asked'}.")
+
+
+class _Text(str):
+    """A text that a notebook shows as it is (no quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _is_number(x: Any) -> bool:
@@ -112,10 +220,13 @@ def _fmt(x: Any, unit: str) -> str:
     return f"{text} {unit}".strip()
 
 
-def check(question_id: str, answer: Any) -> Result:
-    """Say whether ``answer`` is right for ``question_id``; if not, give a hint."""
+def check(question_id: str, answer: Any, **givens: Any) -> Result:
+    """Say whether ``answer`` is right for ``question_id``; if not, give a hint.
+
+    ``givens`` are a student's own numbers (from :func:`draw`); without them, the book's.
+    """
     q = _load(question_id)
-    want = q.solve()
+    want = q.solve(**_givens(q, givens))
     if answer is None or answer is ...:
         return Result(False, "No answer yet: replace the placeholder with your answer"
                              + (f" (in {q.unit})." if q.unit else "."))

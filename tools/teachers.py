@@ -102,7 +102,45 @@ def render(template: str, root: Path = ROOT) -> str:
             continue
         rows = "\n".join(f"| {_ref(ex)} | {ex['question'].replace('|', '/')} |" for ex in found)
         sections.append(f"### {{doc}}`{stem}`\n\n| Exercise (self-check) | Question |\n| --- | --- |\n{rows}\n")
-    return out.replace("{{every exercise}}", "\n".join(sections).rstrip("\n"))
+    out = out.replace("{{every exercise}}", "\n".join(sections).rstrip("\n"))
+    if "{{assignments}}" in out:
+        out = out.replace("{{assignments}}", assignment_tables(chapters(root)))
+    return out
+
+
+def _given(g) -> str:
+    values = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in g.values)
+    return re.sub(r"\{[^}]*\}", f"[{values}]", g.text, count=1)
+
+
+def assignment_tables(paths: list[Path]) -> str:
+    """A table per chapter with exercises: each question of its assignment, points, own numbers, hints."""
+    from assignments import chapter_exercises, hints, question_name, question_points
+
+    from commlib.check import _load
+
+    sections = []
+    for path in paths:
+        stem = path.stem
+        qids = [qid for ex in chapter_exercises(path) for qid in ex["checks"]]
+        if not qids:
+            continue
+        rows = []
+        for qid in qids:
+            q = _load(qid)
+            own = "; ".join(_given(g) for g in q.givens) or "none (the exercise's)"
+            numeric = isinstance(q.solve(), (int, float))
+            tol = f"{100 * q.rel_tol:g} %" if q.rel_tol and numeric else "exact"
+            said = " ".join(f"“{h.rstrip('.')}.”" for h in hints(qid)).replace("|", "/")
+            rows.append(f"| `{question_name(qid)}` (`{qid}`) | {question_points(qid)} | {own} | {tol} | {said} |")
+        total = sum(question_points(qid) for qid in qids)
+        sections.append(f"### Assignment {{doc}}`{stem}` ({total} points)\n\n"
+                        "| Question | Points | Numbers per student | Tolerance | Hints for wrong answers |\n"
+                        "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
+    return ("Each assignment's questions, with their points, the numbers each student draws "
+            "and the hints a wrong answer gets (besides those for the slips every question invites: "
+            "bits for bytes, MB for MiB, GB for GiB, one direction for both, a prefix off by 1000).\n\n"
+            + "\n".join(sections).rstrip("\n"))
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,7 @@
 """Self-checks for the introduction (chapter 0). Answers are computed, never typed in."""
 
 from .. import cost, hardware
-from ..check import Question, register
+from ..check import Given, Question, register
 from ..step import cost as step
 from ..units import parse_rate
 
@@ -15,7 +15,8 @@ GIVENS = {
 }
 
 register(Question(
-    "ch00.gbe_bytes", lambda: parse_rate("1 Gb/s"), unit="B/s",
+    "ch00.gbe_bytes", lambda rate_gbps=1: parse_rate(f"{rate_gbps:g} Gb/s"), unit="B/s",
+    givens=(Given("rate_gbps", (10, 25, 40, 100, 200, 400), "a link sold as {} Gb/s"),),
     hint="A link sold as 1 Gb/s moves 10^9 bits per second; divide by the bits in a byte.",
 ))
 
@@ -40,26 +41,28 @@ register(Question(
 
 register(Question(
     "ch00.bert_large_ring_ms",
-    lambda: 1e3 * cost.allreduce_time(hardware.gradient_bytes("bert_large", "fp16"), GIVENS["bert_n"],
+    lambda n=GIVENS["bert_n"]: 1e3 * cost.allreduce_time(hardware.gradient_bytes("bert_large", "fp16"), n,
                                       hardware.link(GIVENS["bert_link"]).bandwidth),
     unit="ms",
     hints=((lambda given, right: abs(given / right - 8 / 7) < 0.02,
             "Each rank sends 2(n-1)/n of the buffer, not 2 buffers: the factor is 2 x 7/8."),),
+    givens=(Given("n", (4, 16, 32, 64), "{} GPUs"),),
     hint="Ring all-reduce time: 2(n-1)/n x M / B, with M in bytes and B in bytes per second.",
 ))
 
 register(Question(
     "ch00.resnet_bw_90",
-    lambda: cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), GIVENS["resnet_bw_n"],
-                                    GIVENS["resnet_bw_tc"], GIVENS["resnet_bw_eff"]) / 1e9,
+    lambda n=GIVENS["resnet_bw_n"], tc=GIVENS["resnet_bw_tc"]:
+        cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), n, tc, GIVENS["resnet_bw_eff"]) / 1e9,
+    givens=(Given("n", (4, 8, 32, 64), "{} GPUs"), Given("tc", (0.05, 0.2, 0.3), "T_c = {:g} s per step")),
     unit="GB/s",
     hint="Allowed communication time is (1 - ε)/ε x T_c; divide the bytes each rank sends by it.",
 ))
 
 
-def _min_tokens_ndr() -> float:
+def _min_tokens_ndr(n: int = GIVENS["min_tokens_n"]) -> float:
     ndr = hardware.link(GIVENS["min_tokens_link"])
-    return step.min_tokens_compute_bound(hardware.model("gpt2_xl").params, GIVENS["min_tokens_n"], ndr.bandwidth,
+    return step.min_tokens_compute_bound(hardware.model("gpt2_xl").params, n, ndr.bandwidth,
                                          hardware.accelerator("h100").peak_flops, GIVENS["min_tokens_u"],
                                          hardware.dtype_bytes("bf16"), ndr.latency)
 
@@ -69,4 +72,5 @@ register(Question(
     hints=((lambda given, right: abs(given / right - 2) < 0.05,
             "That is the fp32 gradient: the ring here carries bf16, 2 bytes per parameter."),),
     hint="Compute time 6 x parameters x tokens / (0.4 x peak FLOP/s) equals the all-reduce time; solve for tokens.",
+    givens=(Given("n", (8, 16, 32, 128, 256), "{} H100s"),),
 ))

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import cost, hardware
-from ..check import Question, register
+from ..check import Given, Question, register
 from ..collectives import compare
 from ..collectives import simulate as collectives
 
@@ -14,7 +14,8 @@ def _tree_steps(n: int) -> int:
 
 
 register(Question(
-    "ch01.tree_steps", lambda: _tree_steps(1000), unit="steps", rel_tol=0.0,
+    "ch01.tree_steps", lambda n=1000: _tree_steps(n), unit="steps", rel_tol=0.0,
+    givens=(Given("n", (100, 300, 500, 2000, 3000), "{} workers"),),
     hints=((lambda given, right: given == 999, "999 is the serial chain (n - 1 steps); the tree halves "
                                                "the number of partial results at every step."),
            (lambda given, right: abs(given - np.log2(1000)) < 0.5 and given != right,
@@ -31,7 +32,9 @@ register(Question(
 
 register(Question(
     "ch01.alltoall_recv_kb",
-    lambda: compare.buffer_sizes("all_to_all", 8, 1000).recv * hardware.dtype_bytes("fp32") / 1e3, unit="kB",
+    lambda n=8, count=1000: compare.buffer_sizes("all_to_all", n, count).recv * hardware.dtype_bytes("fp32") / 1e3,
+    unit="kB",
+    givens=(Given("n", (4, 16, 32), "{} ranks"), Given("count", (500, 2000, 4096), "a sendcount of {} fp32 elements")),
     hints=((lambda given, right: abs(given / right - 1 / 8) < 0.01,
             "That is one block: a rank receives one block from every rank, itself included."),),
     hint="All-to-all: each rank receives n blocks of sendcount elements; multiply by 4 B per fp32 element.",
@@ -39,7 +42,8 @@ register(Question(
 
 register(Question(
     "ch01.master_gb",
-    lambda: cost.allreduce_terms(hardware.gradient_bytes("resnet50", "fp32"), 16, "naive").bytes / 1e9,
+    lambda n=16: cost.allreduce_terms(hardware.gradient_bytes("resnet50", "fp32"), n, "naive").bytes / 1e9,
+    givens=(Given("n", (4, 8, 32, 64), "{} workers"),),
     unit="GB",
     hints=((lambda given, right: abs(given / right - 0.5) < 0.01,
             "Count both directions: (n - 1) gradients come in and (n - 1) results go out."),),

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import cost, hardware
-from ..check import Question, register
+from ..check import Given, Question, register
 from ..collectives import compare
 from ..collectives import simulate as collectives
 
@@ -33,18 +33,20 @@ def _hier_speedup(nics_per_host: int | None, hosts: int = 4) -> float:
 
 
 register(Question(
-    "ch02.ring_bytes_gb", lambda: cost.ring_bytes_per_rank(1e9, 8) / 1e9, unit="GB",
+    "ch02.ring_bytes_gb", lambda n=8, size_gb=1.0: cost.ring_bytes_per_rank(size_gb * 1e9, n) / 1e9, unit="GB",
     hints=((lambda given, right: abs(given - 2.0) < 0.01, "Not 2M: each rank sends (n - 1)/n of M per phase."),),
     hint="Each rank sends 2(n - 1)/n x M bytes: n - 1 chunks of M/n in each of the two phases.",
+    givens=(Given("n", (4, 6, 12, 16, 24, 32, 64), "{} GPUs"), Given("size_gb", (0.5, 2.0, 3.0, 4.0, 6.0), "a {:g} GB buffer")),
 ))
 
 register(Question(
     "ch02.gpt2xl_ms",
-    lambda: 1e3 * compare.allreduce_seconds("ring", hardware.gradient_bytes("gpt2_xl", "bf16"), 32,
+    lambda n=32: 1e3 * compare.allreduce_seconds("ring", hardware.gradient_bytes("gpt2_xl", "bf16"), n,
                                             hardware.link("ib_hdr").bandwidth, hardware.link("ib_hdr").latency),
     unit="ms",
     hints=((lambda given, right: abs(given / right - 2) < 0.02, "bf16 takes 2 bytes per parameter, not 4."),),
     hint="T = 2(n - 1)/n x M/B + 2(n - 1) alpha, with M in bytes and B in bytes per second (200 Gb/s = 25 GB/s).",
+    givens=(Given("n", (8, 16, 64, 128, 256), "{} GPUs"),),
 ))
 
 register(Question(
@@ -53,13 +55,15 @@ register(Question(
 ))
 
 register(Question(
-    "ch02.busbw_gbs", lambda: compare.algbw_to_busbw(40e9, 8) / 1e9, unit="GB/s",
+    "ch02.busbw_gbs", lambda algbw=40.0, n=8: compare.algbw_to_busbw(algbw * 1e9, n) / 1e9, unit="GB/s",
     hints=((lambda given, right: abs(given - 40 * 8 / 14) < 0.1, "You divided: busbw is algbw times 2(n-1)/n."),),
     hint="busbw = algbw x 2(n - 1)/n for all-reduce.",
+    givens=(Given("algbw", (12.0, 25.0, 60.0, 90.0, 150.0), "an algbw of {:g} GB/s"), Given("n", (4, 16, 32, 64), "{} GPUs")),
 ))
 
 register(Question(
-    "ch02.hd_steps", lambda: _hd_steps(64), unit="steps", rel_tol=0.0,
+    "ch02.hd_steps", lambda n=64: _hd_steps(n), unit="steps", rel_tol=0.0,
+    givens=(Given("n", (8, 16, 32, 128), "{} ranks"),),
     hints=((lambda given, right: given == 126, "126 = 2(n - 1) is the ring; halving-doubling needs 2 log2 n."),),
     hint="log2 n halving steps, then log2 n doubling steps.",
 ))

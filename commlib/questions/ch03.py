@@ -1,7 +1,7 @@
 """Self-checks for the parameter-server chapter (chapter 3). Answers are computed, never typed in."""
 
 from .. import cost, hardware
-from ..check import Question, register
+from ..check import Given, Question, register
 from ..parameter_servers import simulate as ps
 from ..units import parse_rate, parse_size, to_unit
 
@@ -16,14 +16,16 @@ def _ratio(target: float, tol: float = 0.02):
 
 
 register(Question(
-    "ch03.server_in_gb", lambda: ps.ps_traffic(_VGG, 16, 1).shard_host / 1e9, unit="GB",
+    "ch03.server_in_gb", lambda n=16: ps.ps_traffic(_VGG, n, 1).shard_host / 1e9, unit="GB",
+    givens=(Given("n", (4, 8, 12, 24, 32), "{} workers"),),
     hints=((_ratio(2.0), "That counts both directions; the question asks what the server receives."),
            (_ratio(1 / 16), "That is one worker's gradient; the single server receives one from each worker.")),
     hint="One server receives the whole gradient M from each of the n workers: n x M bytes.",
 ))
 
 register(Question(
-    "ch03.one_server_ms", lambda: 1e3 * cost.ps_time(_VGG, 16, _E100, servers=1), unit="ms",
+    "ch03.one_server_ms", lambda n=16: 1e3 * cost.ps_time(_VGG, n, _E100, servers=1), unit="ms",
+    givens=(Given("n", (4, 8, 12, 24, 32), "{} workers"),),
     hints=((_ratio(2.0), "Full-duplex NIC, push and pull pipelined: the server sends and receives at once, "
                          "so the time is n M / B, not 2 n M / B."),),
     hint="The server's NIC carries n M each way at B bytes/s; 100 Gb/s is 12.5 GB/s.",
@@ -46,7 +48,8 @@ register(Question(
 
 register(Question(
     "ch03.byteps_ms",
-    lambda: 1e3 * cost.byteps_time(parse_size("64 MB"), 8, 4, parse_rate("200 Gb/s")), unit="ms",
+    lambda k=4, size_mb=64: 1e3 * cost.byteps_time(parse_size(f"{size_mb} MB"), 8, k, parse_rate("200 Gb/s")), unit="ms",
+    givens=(Given("k", (1, 2, 3, 6), "{} spare CPU machines"), Given("size_mb", (16, 32, 128, 256), "a {} MB tensor")),
     hints=((_ratio(2 * 7 / 8 * 88 / 112), "That is the ring all-reduce time, with no CPU machines (k = 0)."),
            (_ratio(88 / 112), "That is M/B, the time with k >= n CPU machines."),),
     hint="T = 2n(n-1)M / ((n^2 + kn - 2k) B), with M in bytes and B = 200 Gb/s = 25 GB/s.",

@@ -1,7 +1,7 @@
 """Self-checks for chapter 5 (stale gradients, overlap with backprop). Answers are computed, never typed in."""
 
 from .. import hardware
-from ..check import Question, register
+from ..check import Given, Question, register
 from ..sgd import overlap
 from ..sgd import simulate as sgd
 
@@ -9,15 +9,20 @@ from ..sgd import simulate as sgd
 GIVENS = {"workers": 32, "k": 4, "base_rate": 0.4, "n": 16, "link": "eth_25g", "batch": 32, "flops": 10e12}
 
 register(Question(
-    "ch05.mean_staleness", lambda: sgd.expected_staleness("k_batch_async", GIVENS["workers"], GIVENS["k"]), unit="updates", rel_tol=0.05,
+    "ch05.mean_staleness", lambda workers=GIVENS["workers"], k=GIVENS["k"]: sgd.expected_staleness("k_batch_async", workers, k),
+    unit="updates", rel_tol=0.05,
+    givens=(Given("workers", (16, 48, 64), "{} learners"), Given("k", (2, 8), "an update every {} gradients")),
     hints=((lambda given, right: abs(given - GIVENS["k"] / GIVENS["workers"]) < 0.01, "You divided the wrong way round: n/K, not K/n."),),
     hint="Gupta et al.: gradients are on average about n/K updates out of date.",
 ))
 
 register(Question(
     "ch05.staleness_lr",
-    lambda: GIVENS["base_rate"] / sgd.expected_staleness("k_batch_async", GIVENS["workers"], GIVENS["k"]),
+    lambda workers=GIVENS["workers"], k=GIVENS["k"], base_rate=GIVENS["base_rate"]:
+        base_rate / sgd.expected_staleness("k_batch_async", workers, k),
     unit="", rel_tol=0.05,
+    givens=(Given("workers", (16, 48, 64), "{} learners"), Given("k", (2, 8), "an update every {} gradients"),
+            Given("base_rate", (0.1, 0.2, 0.8), "a base learning rate of {:g}")),
     hints=((lambda given, right: given > GIVENS["base_rate"],
             "Divide the base rate by the average staleness, do not multiply."),),
     hint="eta = eta_0 / <tau>, with <tau> about n/K.",

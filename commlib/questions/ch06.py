@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import hardware
-from ..check import Question, register
+from ..check import Given, Question, register
 from ..collectives import simulate as collectives
 from ..network import placement, topology
 
@@ -42,6 +42,7 @@ register(Question(
 
 register(Question(
     "ch06.mesh_closing_hops", _closing_hops, unit="links", rel_tol=0.0,
+    givens=(Given("rows", (2, 6, 8), "{} rows"), Given("cols", (3, 4, 5, 8), "{} columns")),
     hints=((lambda given, right: given == 1, "One hop is what the wrap-around link of a torus gives; a mesh has none."),),
     hint="The snake ends in row 3, column 0; the ring closes back to row 0, column 0 along column 0.",
 ))
@@ -81,6 +82,7 @@ register(Question(
 
 register(Question(
     "ch06.nic_ratio", _nic_ratio, unit="",
+    givens=(Given("hosts", (3, 4, 6), "{} hosts"), Given("per", (4, 16), "{} GPUs each")),
     hint="Flat ring: 2(n-1)/n of the buffer crosses each host's NIC; hierarchical: 2(h-1)/h.",
 ))
 

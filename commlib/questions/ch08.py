@@ -1,7 +1,7 @@
 """Self-checks for the MPI lab (chapter 7). Answers are computed by commlib, never typed in."""
 
 from .. import cost
-from ..check import Question, register
+from ..check import Given, Question, register
 
 register(Question(
     "ch08.ring_steps", lambda: cost.allreduce_terms(2**20, 4, "ring").steps, unit="Sendrecv calls",
@@ -13,7 +13,8 @@ register(Question(
 ))
 
 register(Question(
-    "ch08.busbw_gbs", lambda: cost.bus_bandwidth("all_reduce", 64 * 2**20, 4, 0.080) / 1e9, unit="GB/s",
+    "ch08.busbw_gbs", lambda ms=80: cost.bus_bandwidth("all_reduce", 64 * 2**20, 4, ms / 1e3) / 1e9, unit="GB/s",
+    givens=(Given("ms", (20, 40, 60, 120, 160), "{} ms"),),
     hints=((lambda given, right: abs(given / right - 2 / 3) < 0.01,
             "That is the algorithm bandwidth M/t; the bus bandwidth multiplies it by 2(n-1)/n."),
            (lambda given, right: abs(given / right - 1e6 / 2**20 * 1) < 0.005,
@@ -22,7 +23,9 @@ register(Question(
 ))
 
 register(Question(
-    "ch08.balance_kb", lambda: cost.latency_bandwidth_balance(4, 2e9, 10e-6, "ring") / 1e3, unit="kB",
+    "ch08.balance_kb", lambda alpha_us=10, n=4: cost.latency_bandwidth_balance(n, 2e9, alpha_us * 1e-6, "ring") / 1e3,
+    unit="kB",
+    givens=(Given("alpha_us", (2, 5, 20, 50), "alpha = {} µs"), Given("n", (8, 16), "{} ranks")),
     hints=((lambda given, right: abs(given / right - 0.75) < 0.01,
             "The latency term has 2(n-1) alphas and the bandwidth term 2(n-1)/n M betas: the (n-1) cancel, "
             "the 1/n does not."),),

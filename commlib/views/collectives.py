@@ -299,8 +299,9 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
     }
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            note="M is the whole buffer as nccl-tests counts it (the gathered array for "
-                                "gather, all-gather, reduce-scatter, all-to-all). Bandwidth per direction; "
-                                "1 MB = 10^6 B, 1 MiB = 2^20 B.")
+                                "gather, all-gather, reduce-scatter, all-to-all). One uniform link, one port per "
+                                "rank: for all-reduce the algorithms without parameters (chapter 2's cluster "
+                                "calculator has the rest). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
 def naive_hotspot_figure(counts: HotspotCounts):
@@ -708,8 +709,9 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
                                 "pipelined trees (best number of chunks q) and the torus run at the slowest "
                                 "link; network cards c matter to the hierarchical algorithm (shared cards "
                                 "split their rate among the GPUs' shards) and to the multi-rail ring (one "
-                                "ring per card); the torus both ways needs n = k x k and a torus network; "
-                                "no overlap of compute and communication.")
+                                "ring per card); every GPU reaches the network through one port, so an "
+                                "algorithm that drives several links at once (the torus both ways, n = k x k) "
+                                "sends them one after the other here; no overlap of compute and communication.")
 
 
 def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw", op: str = "all_reduce",
