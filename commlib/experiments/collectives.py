@@ -476,10 +476,10 @@ def torus_vs_rings_claim(small: bool = False) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         t, r = v.best["torus schedule"], v.best["rings"]
         if v.winner == "torus schedule":
-            return (f"given the same links, {r.config['layout']} take {r.mean:.2f} ms, only "
+            return (f"{r.config['layout']} take {r.mean:.2f} ms, only "
                     f"{100 * (r.mean / t.mean - 1):.1f} % longer than the torus {t.config['schedule']} "
                     f"({t.mean:.2f} ms)")
-        return (f"given the same links, {r.config['layout']} take {r.mean:.2f} ms, "
+        return (f"{r.config['layout']} take {r.mean:.2f} ms, "
                 f"{100 * (1 - r.mean / t.mean):.1f} % less than the torus {t.config['schedule']} ({t.mean:.2f} ms)")
 
     return claims.Claim(
