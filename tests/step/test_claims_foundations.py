@@ -127,7 +127,7 @@ def test_vgg_model_explains_most_but_not_all_of_the_measurement():
 
 def test_required_bandwidth_stays_flat_only_without_start_ups():
     ex = worked.vgg16_gigabit()
-    for n, bytes_only, with_alpha in ex.over_n:
+    for _n, bytes_only, with_alpha in ex.over_n:
         assert 1 <= bytes_only / ex.bandwidth_90 <= ex.growth_limit + 1e-12      # alpha = 0: at most n/(n-1)
         assert with_alpha > bytes_only
     grown = [b for _, _, b in ex.over_n]
