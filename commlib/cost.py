@@ -52,6 +52,7 @@ from .step.cost import (
     communication_overhead,
     communication_time_for_efficiency,
     compute_time,
+    largest_ranks_for_efficiency,
     parallel_efficiency,
     required_bandwidth,
     scaling_efficiency,
@@ -74,7 +75,8 @@ __all__ = [
     "torus_allreduce_time", "ring_bytes_per_rank", "latency_bandwidth_balance", "reduction_gamma", "bus_factor",
     "algbw_to_busbw", "busbw_to_algbw", "bus_bandwidth", "algorithm_bandwidth",
     # one step, efficiency (chapter 0)
-    "parallel_efficiency", "communication_time_for_efficiency", "required_bandwidth", "speedup",
+    "parallel_efficiency", "communication_time_for_efficiency", "required_bandwidth", "largest_ranks_for_efficiency",
+    "speedup",
     "scaling_efficiency", "communication_overhead", "training_flops", "compute_time",
     # parameter servers (chapter 3)
     "ps_time", "byteps_time", "byteps_split", "ps_traffic",

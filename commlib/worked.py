@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from . import cost, hardware
 from .units import format_percent, format_rate, format_size, to_unit
 
-__all__ = ["VGGExample", "vgg16_gigabit", "VGG16_AS_REPORTED"]
+__all__ = ["VGGExample", "vgg16_gigabit", "VGG16_AS_REPORTED", "VGG16_OVER_N"]
 
 #: What the study notes report for VGG-16 on 4 GPUs over 1 Gb/s Ethernet.
 VGG16_AS_REPORTED = {
@@ -51,6 +51,9 @@ class VGGExample:
     bandwidth_90: float
     bandwidth_90_exact: float
     growth_limit: float
+    latency: float = 0.0
+    over_n: tuple = ()
+    n_limit: int | None = None
 
     def rows(self) -> list[list[str]]:
         """(quantity, computed here, as the note has it) rows for a table."""
@@ -73,8 +76,16 @@ class VGGExample:
         ]
 
 
-def vgg16_gigabit() -> VGGExample:
+#: Rank counts at which the example's requirement is recomputed with the link's start-ups.
+VGG16_OVER_N: tuple[int, ...] = (4, 16, 100, 400, 600)
+
+
+def vgg16_gigabit(ns=VGG16_OVER_N) -> VGGExample:
     """Recompute the VGG-16, 4 GPUs, 1 Gb/s Ethernet example (ring all-reduce, no overlap).
+
+    ``over_n`` holds, for each n of ``ns``, ``(n, B without start-ups, B with the link's start-ups)``
+    for the target efficiency (bytes/s; ``math.inf`` where no bandwidth reaches it), and ``n_limit``
+    the most ranks for which any bandwidth does (:func:`commlib.cost.largest_ranks_for_efficiency`).
 
     >>> ex = vgg16_gigabit()
     >>> round(100 * ex.efficiency, 2), round(ex.t_step, 2), round(ex.bandwidth_90 / 1e6)
@@ -82,6 +93,7 @@ def vgg16_gigabit() -> VGGExample:
     """
     note = VGG16_AS_REPORTED
     n, ts, link = note["n"], note["t_compute"], hardware.link("eth_1g").bandwidth
+    alpha = hardware.link("eth_1g").latency
     target = note["target_efficiency"]
     d = note["d_bytes_used"]
     d_exact = hardware.gradient_bytes("vgg16", "fp32")
@@ -102,4 +114,8 @@ def vgg16_gigabit() -> VGGExample:
         bandwidth_90=cost.required_bandwidth(d, n, ts, target),
         bandwidth_90_exact=cost.required_bandwidth(d_exact, n, ts, target),
         growth_limit=cost.ring_bytes_per_rank(1.0, 2**40) / cost.ring_bytes_per_rank(1.0, n),
+        latency=alpha,
+        over_n=tuple((m, cost.required_bandwidth(d, m, ts, target),
+                      cost.required_bandwidth(d, m, ts, target, alpha)) for m in ns),
+        n_limit=cost.largest_ranks_for_efficiency(ts, target, alpha),
     )

@@ -21,10 +21,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import hardware
 from ..collectives import compare
 from ..collectives import simulate as collectives
 from ..collectives.trace import Trace
 from ..units import check_count
+from . import claims
 
 __all__ = [
     "PRIMITIVES",
@@ -387,3 +389,125 @@ def partner_runs(n: int = 8) -> PartnerRuns:
     length = 8 * n
     traces = {a: collectives.allreduce([np.zeros(length)] * n, a)[1] for a in PARTNER_ALGORITHMS}
     return PartnerRuns(n, length * 8, traces)
+
+
+# --- chapter 2: the torus both ways against rings on the same links --------------------------------
+
+#: Two edge-disjoint Hamiltonian cycles of the 4 x 4 torus (rank = row * 4 + column): together they
+#: use every one of its 32 links once, so four rings on them (each cycle both ways) drive all four
+#: links of every rank in both directions, as the torus both ways does.
+TORUS4_CYCLES: tuple[tuple[int, ...], ...] = (
+    (0, 1, 2, 3, 7, 4, 5, 6, 10, 11, 8, 9, 13, 14, 15, 12),
+    (0, 4, 8, 12, 13, 1, 5, 9, 10, 14, 2, 6, 7, 11, 15, 3),
+)
+
+#: Ring layouts on the 4 x 4 torus's links: which cycles, and whether each runs both ways.
+RING_LAYOUTS: dict[str, tuple[int, bool]] = {
+    "one ring, one way": (1, False),
+    "one ring, both ways": (1, True),
+    "four rings (two edge-disjoint cycles, each both ways)": (2, True),
+}
+
+#: The torus schedules: the one-way two-level torus and the four-quarter torus both ways.
+TORUS_SCHEDULES: dict[str, str] = {"one way": "torus", "both ways": "torus_both_ways"}
+
+
+def _torus_graph(link: str):
+    from ..network import topology
+
+    return topology.torus2d(4, 4, link)
+
+
+def rings_on_torus_seconds(nbytes: int, link: str = "eth_100g", layout: str = "four rings (two edge-disjoint cycles, each both ways)"
+                           ) -> float:
+    """Seconds of ring all-reduces of ``nbytes`` in all on the 4 x 4 torus's own links (:data:`RING_LAYOUTS`).
+
+    The buffer is split evenly over the rings; every ring is a real ring all-reduce
+    (:func:`commlib.network.topology.allreduce_trace`) placed along a Hamiltonian cycle of
+    :data:`TORUS4_CYCLES` (reversed for the second direction), and all rings' messages of a step are
+    mapped onto the torus together (:func:`commlib.network.topology.map_flows`, max-min sharing).
+
+    >>> one = rings_on_torus_seconds(10**8, layout="one ring, one way")
+    >>> four = rings_on_torus_seconds(10**8)
+    >>> round(one / four, 1)                 # the same 30 start-ups, a quarter of the bytes per link
+    3.9
+    """
+    from ..network import topology
+
+    if layout not in RING_LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(RING_LAYOUTS)}, got {layout!r}")
+    cycles, both = RING_LAYOUTS[layout]
+    orders = [list(c) for c in TORUS4_CYCLES[:cycles]]
+    if both:
+        orders += [o[::-1] for o in orders]
+    g = _torus_graph(link)
+    trace = topology.allreduce_trace(16, max(1, nbytes // len(orders)))
+    flows = [topology.Flow(m.step, order[m.src], order[m.dst], m.nbytes, m.phase)
+             for order in orders for m in trace.messages]
+    return topology.map_flows(g, flows).time
+
+
+def torus_schedule_seconds(nbytes: int, link: str = "eth_100g", schedule: str = "both ways") -> float:
+    """Seconds of a torus all-reduce of ``nbytes`` (:data:`TORUS_SCHEDULES`) mapped onto the 4 x 4 torus's links.
+
+    >>> both = torus_schedule_seconds(10**8)
+    >>> round(torus_schedule_seconds(10**8, schedule="one way") / both, 2)
+    3.95
+    """
+    from ..network import topology
+
+    if schedule not in TORUS_SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(TORUS_SCHEDULES)}, got {schedule!r}")
+    trace = topology.allreduce_trace(16, nbytes, TORUS_SCHEDULES[schedule])
+    return topology.map_trace(_torus_graph(link), trace).time
+
+
+@claims.register("ch02.torus_vs_rings")
+def torus_vs_rings_claim(small: bool = False) -> claims.Claim:
+    """The torus both ways against rings given the same links (finding: the gain is the links, not the 2-D schedule)."""
+    shared = {"nbytes": 10**8, "link": "eth_100g"}
+    torus = claims.Contender(
+        "torus schedule", lambda s, seed: 1e3 * torus_schedule_seconds(s["nbytes"], s["link"], s["schedule"]),
+        {"schedule": tuple(TORUS_SCHEDULES)}, uses="the 4 x 4 torus's 32 full-duplex links; two-level schedule")
+    rings = claims.Contender(
+        "rings", lambda s, seed: 1e3 * rings_on_torus_seconds(s["nbytes"], s["link"], s["layout"]),
+        {"layout": tuple(RING_LAYOUTS)}, uses="the same 32 links; ring all-reduces along Hamiltonian cycles")
+
+    def wording(v: claims.Verdict) -> str:
+        t, r = v.best["torus schedule"], v.best["rings"]
+        if v.winner == "torus schedule":
+            return (f"{r.config['layout']} take {r.mean:.2f} ms, only "
+                    f"{100 * (r.mean / t.mean - 1):.1f} % longer than the torus {t.config['schedule']} "
+                    f"({t.mean:.2f} ms)")
+        return (f"{r.config['layout']} take {r.mean:.2f} ms, "
+                f"{100 * (1 - r.mean / t.mean):.1f} % less than the torus {t.config['schedule']} ({t.mean:.2f} ms)")
+
+    return claims.Claim(
+        "ch02.torus_vs_rings", "Does the torus both ways beat rings that use the same links?",
+        (torus, rings), metric="ms for one all-reduce of 100 MB, mapped onto the links", seeds=(0,),
+        shared=shared, wording=wording, chapter="02_ring_allreduce",
+        source="map_flows on topology.torus2d(4, 4); deterministic (one seed)")
+
+
+@claims.register("ch02.tree_vs_ring_128")
+def tree_vs_ring_claim(small: bool = False) -> claims.Claim:
+    """NCCL's double binary tree against the ring on 128 ranks, for a small and a large message."""
+    shared = {"n": 128, "link": "eth_100g", "nbytes": 1e3}
+
+    def seconds(algorithm):
+        def run(s, seed):
+            item = hardware.link(s["link"])
+            return 1e3 * compare.allreduce_seconds(algorithm, s["nbytes"], s["n"], item.bandwidth, item.latency)
+        return run
+
+    tree = claims.Contender("double binary tree", seconds("double_binary_tree"),
+                            uses="one port per rank; chunk count q at its exact optimum (best_chunks)")
+    ring = claims.Contender("ring", seconds("ring"), uses="one port per rank")
+
+    def wording(v: claims.Verdict) -> str:
+        a, b = v.best[v.winner].mean, v.best[v.runner_up].mean
+        return f"the {v.winner} all-reduces 1 kB {b / a:.1f} times faster than the {v.runner_up}"
+
+    return claims.Claim("ch02.tree_vs_ring_128", "On 128 ranks, which all-reduces 1 kB faster?", (tree, ring),
+                        metric="ms (alpha-beta)", seeds=(0,), shared=shared, wording=wording,
+                        chapter="02_ring_allreduce", source="compare.allreduce_seconds; deterministic")

@@ -25,7 +25,13 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
 
     >>> r = ps_results("bert_large", "fp32", 8, 4)
     >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
-    ('ring all-reduce, 1.14x faster', '5 server machines')
+    ('ring all-reduce, 1.14x faster (PS on 12 cards, ring on 8)', '5 server machines')
+    >>> r["faster on the same cards"]
+    'ring all-reduce, 1.71x faster (both on 12 cards)'
+
+    A parameter server with k separate servers uses n + k network cards, the ring n: "faster"
+    compares them as given, "faster on the same cards" gives the ring's workers the servers' cards
+    as extra rails (:func:`commlib.parameter_servers.cost.allreduce_on_same_cards`).
     >>> ps_results(server_link="pcie3_x16")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -48,12 +54,16 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     bs = hardware.link(server_link).bandwidth
     c = compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)
     traffic = ps_traffic(nbytes, n, k, colocated=colocated)
-    if c.winner == "tie":
-        verdict = "tie"
-    elif c.winner == "PS":
-        verdict = f"PS, {1 / c.ratio:.2f}x faster"
-    else:
-        verdict = f"ring all-reduce, {c.ratio:.2f}x faster"
+    def verdict(winner: str, t_ring: float) -> str:
+        if winner == "tie":
+            return "tie"
+        if winner == "PS":
+            return f"PS, {t_ring / c.ps_seconds:.2f}x faster"
+        return f"ring all-reduce, {c.ps_seconds / t_ring:.2f}x faster" if c.ps_seconds else "tie"
+
+    ps_cards, ring_cards = c.cards
+    faster = f"{verdict(c.winner, c.ring_seconds)} (PS on {ps_cards} cards, ring on {ring_cards})"
+    same = f"{verdict(c.winner_same_cards, c.same_cards_seconds)} (both on {ps_cards} cards)"
     best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
             else f"{c.smallest_k} server machines")
     return {
@@ -61,7 +71,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
         "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
         "PS round": format_time(c.ps_seconds),
         "ring all-reduce": format_time(c.ring_seconds),
-        "faster": verdict,
+        "faster": faster,
+        "faster on the same cards": same,
         "busiest PS machine, each way": format_size(traffic.busiest),
         "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
         "smallest k (separate servers) to beat the ring": best,

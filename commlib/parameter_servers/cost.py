@@ -32,6 +32,7 @@ __all__ = [
     "best_allreduce",
     "byteps_split",
     "compare_ps_ring",
+    "allreduce_on_same_cards",
 ]
 
 
@@ -165,6 +166,20 @@ class PSComparison:
     ps_seconds: float
     ring_seconds: float
     smallest_k: int | None
+    same_cards_seconds: float | None = None
+
+    @property
+    def cards(self) -> tuple[int, int]:
+        """Network cards each side uses: ``(PS, ring)``; n + k against n with separate servers."""
+        return (self.workers if self.colocated else self.workers + self.servers), self.workers
+
+    @property
+    def winner_same_cards(self) -> str:
+        """The winner when the ring's workers get the PS's cards too (:func:`allreduce_on_same_cards`)."""
+        same = self.ring_seconds if self.same_cards_seconds is None else self.same_cards_seconds
+        if math.isclose(self.ps_seconds, same, rel_tol=1e-9, abs_tol=0.0):
+            return "tie"
+        return "PS" if self.ps_seconds < same else "ring all-reduce"
 
     @property
     def winner(self) -> str:
@@ -392,24 +407,50 @@ def byteps_split(n: int, k: int) -> tuple[float, float]:
     return 2 * (n - 1) / d, (n - k) / d
 
 
+def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
+                            server_bandwidth: float | None = None, latency: float = 0.0,
+                            algorithm: str = "ring") -> float:
+    r"""Seconds of an all-reduce whose n workers get the network cards a PS with k separate servers uses.
+
+    A parameter server with k separate server machines uses n + k cards; an all-reduce among the
+    n workers, n. Given the servers' cards as extra rails (one ring per card, each on its share of
+    the buffer, as NCCL spreads its channels over a host's NICs), a worker's card bandwidth is
+    :math:`B_w + kB_s/n`: whole extra cards when k is a multiple of n, else the same total card
+    bandwidth spread evenly. The start-ups stay those of one ``algorithm``. For the bandwidth terms
+    the PS never wins on the same cards: with :math:`x = B_w`, :math:`y = kB_s/n`,
+    :math:`T_{PS} = \max(M/x, M/y) \ge 2M/(x+y) > 2\frac{n-1}{n}M/(x+y)`, the ring's time.
+
+    >>> round(allreduce_on_same_cards(1e8, 8, 8, 12.5e9) * 1e3, 2)   # 2 cards each: (n-1)/n M/B
+    7.0
+    """
+    n, k = check_shards(workers, servers)
+    b_w = check_positive("worker_bandwidth", worker_bandwidth)
+    b_s = b_w if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
+    return cost.allreduce_time(nbytes, n, b_w + k * b_s / n, latency, algorithm=algorithm)
+
+
 def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
                     server_bandwidth: float | None = None, colocated: bool = False,
                     latency: float = 0.0) -> PSComparison:
-    """PS round time against ring all-reduce time for one configuration.
+    """PS round time against ring all-reduce time for one configuration, on the cards given and on the same cards.
 
     ``worker_bandwidth`` is each worker NIC, ``server_bandwidth`` each server
     machine's NIC (ignored when ``colocated``), bytes/s each way. Also returns
-    the smallest number of non-colocated servers that beats the ring.
+    the smallest number of non-colocated servers that beats the ring (on n + k
+    cards against its n), and the ring's time on the PS's n + k cards
+    (:func:`allreduce_on_same_cards`; colocated, both use the same n).
 
     >>> c = compare_ps_ring(1e8, 8, 4, 12.5e9)
-    >>> c.winner, c.smallest_k
-    ('ring all-reduce', 5)
+    >>> c.winner, c.smallest_k, c.cards, c.winner_same_cards
+    ('ring all-reduce', 5, (12, 8), 'ring all-reduce')
+    >>> compare_ps_ring(1e8, 8, 8, 12.5e9).winner, compare_ps_ring(1e8, 8, 8, 12.5e9).winner_same_cards
+    ('PS', 'ring all-reduce')
     """
     t_ps = round_time(nbytes, workers, worker_bandwidth, servers=servers, latency=latency,
                       colocated=colocated, server_bandwidth=None if colocated else server_bandwidth)
     t_ring = cost.allreduce_time(nbytes, workers, worker_bandwidth, latency, algorithm="ring")
+    same = t_ring if colocated else allreduce_on_same_cards(nbytes, workers, servers, worker_bandwidth,
+                                                            server_bandwidth, latency)
     best = (smallest_k_to_beat_ring(nbytes, workers, worker_bandwidth, server_bandwidth, latency)
             if nbytes > 0 else None)
-    return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best)
-
-
+    return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best, same)

@@ -50,6 +50,7 @@ from ..units import check_count, check_nonnegative
 from .cost import (
     PSComparison,
     PSTraffic,
+    allreduce_on_same_cards,
     best_allreduce,
     byteps_split,
     byteps_time,
@@ -79,6 +80,7 @@ __all__ = [
     "byteps_split",
     "byteps_round",
     "compare_ps_ring",
+    "allreduce_on_same_cards",
     "server_and_ring_volumes",
     "sharding_curves",
     "demo_round",
@@ -386,7 +388,8 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     Returns ``"k"`` (default 1..2n) with ``"ps"`` (k separate servers, s),
     ``"byteps_k"`` (0..max k) with ``"byteps"`` (:func:`commlib.cost.byteps_time`,
     all NICs at ``bandwidth``), the scalars ``"ring"`` and ``"colocated"``
-    (n shards on the workers), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
+    (n shards on the workers), ``"ring_same_cards"`` for each k (the ring on the PS's n + k
+    cards, :func:`allreduce_on_same_cards`), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
     ``"winner"`` for each k (:func:`compare_ps_ring`) and the inputs.
 
     >>> c = sharding_curves(1e9, 4, 1e9)
@@ -406,6 +409,8 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
         "byteps_k": kb,
         "byteps": np.array([byteps_time(nbytes, n, int(k), bandwidth) for k in kb]),
         "ring": cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring"),
+        "ring_same_cards": np.array([allreduce_on_same_cards(nbytes, n, int(k), bandwidth, server_bandwidth)
+                                     for k in ks]),
         "colocated": ps_time(nbytes, n, bandwidth, servers=n, colocated=True),
         "k_star": smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth),
         "winner": [compare_ps_ring(nbytes, n, int(k), bandwidth, server_bandwidth).winner for k in ks],

@@ -3,12 +3,13 @@ r"""One data-parallel step in closed form: what travels, how long it computes, w
 A step of data-parallel training computes for :math:`T_c` and communicates for
 :math:`T_m`. This module gives the three estimates chapter 0 teaches:
 
-* **What travels** (:func:`traffic_per_rank`): with plain all-reduce data
-  parallelism only the gradient does; a parameter server also sends the
-  parameters back; ZeRO-3 / FSDP all-gathers the weights as well (about 1.5x
-  the bytes, Rajbhandari et al. 2020); and the dtype of the gradient that is
-  reduced is the recipe's choice (fp32 under PyTorch's automatic mixed
-  precision, whose parameters stay fp32).
+* **What travels** (:func:`traffic_per_rank`), all in one data type: with plain
+  all-reduce data parallelism only the gradient does; a parameter server's worker
+  pushes the gradient and pulls the parameters (about half the all-reduce's bytes
+  per worker), while each server's card carries n/k gradients; ZeRO-3 / FSDP
+  all-gathers the weights as well (about 1.5x the bytes, Rajbhandari et al. 2020).
+  The dtype of the gradient that is reduced is the recipe's choice (fp32 under
+  PyTorch's automatic mixed precision, whose parameters stay fp32).
 * **Compute time from FLOPs** (:func:`training_flops`, :func:`compute_time`):
   training a transformer costs about :math:`6\Psi` FLOPs per token (2 forward,
   4 backward; Kaplan et al. 2020), divided by the FLOP/s the GPU achieves.
@@ -22,7 +23,7 @@ calculators (:mod:`commlib.step.calculators`).
 Pure Python: imports no numpy, so the website can run the calculators in the
 browser. SI units: bytes, seconds, bytes/s one direction, FLOP/s.
 
->>> round(traffic_per_rank(1e9, "zero3_bf16", 8).sent / traffic_per_rank(1e9, "allreduce_bf16", 8).sent, 2)
+>>> round(traffic_per_rank(1e9, "zero3", 8).sent / traffic_per_rank(1e9, "allreduce", 8).sent, 2)
 1.5
 >>> training_flops(1e9, 1000) / 1e12   # 6 x 1e9 parameters x 1000 tokens, in TFLOP
 6.0
@@ -30,8 +31,10 @@ browser. SI units: bytes, seconds, bytes/s one direction, FLOP/s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from .. import hardware
 from ..collectives import cost
 from ..units import check_count, check_fraction, check_nonnegative, check_positive
 
@@ -39,6 +42,7 @@ __all__ = [
     "parallel_efficiency",
     "communication_time_for_efficiency",
     "required_bandwidth",
+    "largest_ranks_for_efficiency",
     "speedup",
     "scaling_efficiency",
     "communication_overhead",
@@ -61,57 +65,64 @@ PALM_MODEL_FLOPS_UTILIZATION = 0.462
 
 @dataclass(frozen=True)
 class Traffic:
-    """Bytes one rank sends and receives in one step, and what they are."""
+    """Bytes one worker sends and receives in one step, what they are, and what one server's card carries.
+
+    ``server`` is the bytes each way through one server machine's card (None when the recipe has
+    no server): the parameter server's real cost, which the workers' figures do not show.
+    """
 
     recipe: str
     label: str
     what: str
     sent: float
     received: float
+    server: float | None = None
 
 
-#: Data-parallel recipes: label, what crosses the wire, bytes per element, and the
-#: per-rank volume in units of the buffer Psi x s (sent and received, each direction),
-#: as functions of the number of ranks n.
-TRAFFIC_RECIPES: dict[str, tuple[str, str, int, object]] = {
-    "allreduce_bf16": ("all-reduce, bf16 gradients", "gradients", 2,
-                       lambda n: 2 * (n - 1) / n),
-    "allreduce_fp32": ("all-reduce, fp32 gradients (mixed precision, fp32 parameters)", "gradients", 4,
-                       lambda n: 2 * (n - 1) / n),
-    "parameter_server_fp32": ("parameter server, fp32", "gradients up, parameters down", 4,
-                              lambda n: 1.0),
-    "zero3_bf16": ("ZeRO-3 / FSDP, bf16", "gradients (reduce-scatter) and weights (all-gather, twice)", 2,
-                   lambda n: 3 * (n - 1) / n),
+#: Data-parallel recipes: label, what crosses the wire, the per-worker volume in units of the
+#: buffer Psi x s (sent and received, each direction) as a function of the number of workers n,
+#: and the volume through one of k server machines' cards as a function of (n, k) (None: no server).
+TRAFFIC_RECIPES: dict[str, tuple[str, str, object, object]] = {
+    "allreduce": ("all-reduce (ring)", "gradients", lambda n: 2 * (n - 1) / n, None),
+    "parameter_server": ("parameter server, k separate servers", "gradients up, parameters down",
+                         lambda n: 1.0, lambda n, k: n / k),
+    "zero3": ("ZeRO-3 / FSDP", "gradients (reduce-scatter) and weights (all-gather, twice)",
+              lambda n: 3 * (n - 1) / n, None),
 }
 
 
-def traffic_per_rank(params: float, recipe: str = "allreduce_bf16", n: int = 8) -> Traffic:
-    r"""Bytes one of ``n`` ranks sends (and receives) per step under ``recipe``.
+def traffic_per_rank(params: float, recipe: str = "allreduce", n: int = 8, dtype: str = "bf16",
+                     servers: int = 1) -> Traffic:
+    r"""Bytes one of ``n`` workers sends (and receives) per step under ``recipe``, every value in ``dtype``.
 
-    * ``allreduce_bf16``: ring all-reduce of 2-byte gradients,
-      :math:`2\frac{n-1}{n}\Psi s` with :math:`s = 2`.
-    * ``allreduce_fp32``: the same with :math:`s = 4`, as under PyTorch's
-      automatic mixed precision (parameters, hence gradients, stay fp32).
-    * ``parameter_server_fp32``: a worker pushes its gradient and pulls the
-      parameters: :math:`\Psi s` each way, and the parameters travel too.
-    * ``zero3_bf16``: ZeRO-3 / FSDP reduce-scatters the gradients and
-      all-gathers the weights before the forward and again before the
-      backward pass: :math:`3\frac{n-1}{n}\Psi s`, 1.5x the all-reduce
-      (Rajbhandari et al. 2020).
+    With :math:`s` the bytes of ``dtype`` (one type for every recipe, so that they compare):
 
-    >>> t = traffic_per_rank(100, "parameter_server_fp32", 4)
-    >>> t.sent, t.received, t.what
-    (400.0, 400.0, 'gradients up, parameters down')
+    * ``allreduce``: ring all-reduce of the gradients, :math:`2rac{n-1}{n}\Psi s`.
+    * ``parameter_server``: a worker pushes its gradient and pulls the parameters,
+      :math:`\Psi s` each way, about half of the all-reduce's; one of the k = ``servers``
+      server machines' cards carries :math:`n\Psi s/k` each way (Li et al. 2014).
+    * ``zero3``: ZeRO-3 / FSDP reduce-scatters the gradients and all-gathers the weights
+      before the forward and again before the backward pass: :math:`3rac{n-1}{n}\Psi s`,
+      1.5x the all-reduce (Rajbhandari et al. 2020).
+
+    >>> t = traffic_per_rank(100, "parameter_server", 4, "fp32", servers=2)
+    >>> t.sent, t.received, t.server, t.what
+    (400.0, 400.0, 800.0, 'gradients up, parameters down')
     """
     check_positive("params", params)
     n = check_count("n", n, minimum=1)
+    servers = check_count("servers", servers, minimum=1)
     if recipe not in TRAFFIC_RECIPES:
-        raise ValueError(f"unknown recipe {recipe!r}; choose one of: {', '.join(TRAFFIC_RECIPES)}")
-    label, what, element, factor = TRAFFIC_RECIPES[recipe]
-    volume = factor(n) * params * element
-    if n == 1 and recipe != "parameter_server_fp32":
+        raise ValueError(f"recipe must be one of: {', '.join(TRAFFIC_RECIPES)}; got {recipe!r}")
+    if dtype not in hardware.DTYPE_BYTES:
+        raise ValueError(f"dtype must be one of {', '.join(hardware.DTYPE_BYTES)}, got {dtype!r}")
+    label, what, factor, server = TRAFFIC_RECIPES[recipe]
+    buffer = params * hardware.dtype_bytes(dtype)
+    volume = factor(n) * buffer
+    if n == 1 and server is None:
         volume = 0.0
-    return Traffic(recipe, label, what, float(volume), float(volume))
+    through = None if server is None else float(server(n, servers) * buffer)
+    return Traffic(recipe, label, what, float(volume), float(volume), through)
 
 
 def training_flops(params: float, tokens: float) -> float:
@@ -225,15 +236,52 @@ def communication_time_for_efficiency(t_compute: float, efficiency: float) -> fl
     return (1 - efficiency) / efficiency * t_compute
 
 
-def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: float) -> float:
-    r"""Bandwidth (bytes/s) a ring all-reduce needs to reach ``efficiency``.
+def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: float, latency: float = 0.0) -> float:
+    r"""Bandwidth (bytes/s) a ring all-reduce needs to reach ``efficiency``; ``math.inf`` where none suffices.
 
-    :math:`B = \frac{2(n-1)M/n}{T_m} = \frac{2\varepsilon(n-1)M}{n(1-\varepsilon)T_c}` (the source
-    notes' equation (3), which writes it with S, D, P and T_s). ``efficiency`` must lie in (0, 1).
+    The target leaves :math:`T_m = \frac{1-\varepsilon}{\varepsilon}T_c` for the all-reduce. Its
+    :math:`2(n-1)` start-ups of ``latency`` :math:`\alpha` take their share first, and the bytes get
+    the rest:
+
+    .. math:: B = \frac{2\frac{n-1}{n}M}{T_m - 2(n-1)\alpha},
+
+    which with :math:`\alpha = 0` is the source notes' equation (3) (written there with S, D, P
+    and T_s), growing with n only like :math:`(n-1)/n`. With :math:`\alpha > 0` it grows without
+    bound, and from :func:`largest_ranks_for_efficiency` on no bandwidth reaches the target.
+    ``efficiency`` must lie in (0, 1).
+
+    >>> round(required_bandwidth(553.36e6, 4, 0.55, 0.9) / 1e6)            # MB/s, no start-ups
+    13582
+    >>> round(required_bandwidth(553.36e6, 4, 0.55, 0.9, 50e-6) / 1e6)     # 6 start-ups of 50 us
+    13649
+    >>> required_bandwidth(553.36e6, 1000, 0.55, 0.9, 50e-6)
+    inf
     """
     efficiency = check_fraction("efficiency", efficiency)
+    latency = check_nonnegative("latency", latency)
     t_allowed = communication_time_for_efficiency(t_compute, efficiency)
-    return cost.ring_bytes_per_rank(nbytes, n) / t_allowed
+    n = check_count("n", n, minimum=1)
+    left = t_allowed - 2 * (n - 1) * latency
+    if left <= 0:
+        return math.inf
+    return cost.ring_bytes_per_rank(nbytes, n) / left
+
+
+def largest_ranks_for_efficiency(t_compute: float, efficiency: float, latency: float) -> int | None:
+    r"""The most ranks for which some bandwidth lets a ring all-reduce reach ``efficiency``.
+
+    The ring's :math:`2(n-1)\alpha` of start-ups must fit in :math:`T_m = \frac{1-\varepsilon}{\varepsilon}T_c`
+    with time to spare for the bytes: :math:`n - 1 < T_m / (2\alpha)`. ``None`` when ``latency`` is 0
+    (no limit).
+
+    >>> largest_ranks_for_efficiency(0.55, 0.9, 50e-6)     # 61.1 ms of budget, 100 us per rank added
+    612
+    """
+    latency = check_nonnegative("latency", latency)
+    if latency == 0:
+        return None
+    t_allowed = communication_time_for_efficiency(t_compute, efficiency)
+    return max(1, math.ceil(t_allowed / (2 * latency)))
 
 
 def speedup(t_one: float, t_many: float) -> float:

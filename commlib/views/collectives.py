@@ -447,19 +447,19 @@ _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight"}
 
 
 def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None, chunks: int = 64):
-    """Markdown table: each algorithm's start-ups and bytes per byte of M, on one uniform link."""
+    """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link."""
     rows = []
     for a in compare.ALGORITHMS:
         record = algorithms.ALLREDUCE[a]
-        steps, k = compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1, grid=grid,
-                                                   chunks=chunks)
+        steps, per_byte = compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1,
+                                                          grid=grid, chunks=chunks)
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
-        rows.append([name, f"{steps:g}", f"{k:.4g}"])
+        rows.append([name, f"{steps:g}", f"{per_byte:.4g}"])
     where = (f"n = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
-    return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes k (x M beta)"], rows,
-                          caption=f"T = a alpha + k M beta, {where}")
+    return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
+                          caption=f"T = a alpha + b beta, b in units of M; {where}")
 
 
 def _fast_log_layout(fig, ax, right: float) -> None:
@@ -710,8 +710,9 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
                                 "link; network cards c matter to the hierarchical algorithm (shared cards "
                                 "split their rate among the GPUs' shards) and to the multi-rail ring (one "
                                 "ring per card); every GPU reaches the network through one port, so an "
-                                "algorithm that drives several links at once (the torus both ways, n = k x k) "
-                                "sends them one after the other here; no overlap of compute and communication.")
+                                "algorithm that drives several links at once (the torus both ways, square n = 9, "
+                                "16, 25, ...) shares it: the messages of a step go one after the other (one "
+                                "start-up per step); no overlap of compute and communication.")
 
 
 def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw", op: str = "all_reduce",

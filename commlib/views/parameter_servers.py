@@ -193,13 +193,16 @@ def sharding_figure(c, title: str = ""):
     if c["server_bandwidth"] is None:
         ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
                 label="BytePS optimum, k CPU machines")
-    ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
+    ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce, the n workers' cards")
+    if "ring_same_cards" in c:
+        ax.plot(ks, 1e3 * c["ring_same_cards"], color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
+                label="ring all-reduce on the same n + k cards")
     ax.plot([n], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[1],
             label=f"PS colocated, n = {n} shards on the workers")
     ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
     ax.annotate("k = n/2", (n / 2, 1e3 * t_ps.max()), xytext=(3, -12), textcoords="offset points", fontsize=8.5)
     if k_star is not None and k_star <= ks[-1]:
-        ax.annotate(f"PS wins from k = {k_star}", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
+        ax.annotate(f"PS wins from k = {k_star} (n + k cards)", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
                     textcoords="offset points", fontsize=9,
                     arrowprops=dict(arrowstyle="->", color=COLORS[7], lw=0.8))
     ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
@@ -267,8 +270,8 @@ def servers_sweep(c, model_name: str = ""):
         ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
         ax.plot([k], [1e3 * t_ps[i]], marker="o", ms=11, mfc="none", mec=COLORS[7], mew=2)
         verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c["winner"][i]]
-        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])}, "
-                     f"ring {format_time(t_ring)} -> {verdict}", fontsize=9)
+        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])} on {n + k} cards, "
+                     f"ring {format_time(t_ring)} on {n} -> {verdict}", fontsize=9)
         ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
         ax.set_xticks(ks)
         ax.set_xlabel("server machines k")

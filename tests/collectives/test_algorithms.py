@@ -129,6 +129,19 @@ def test_best_chunks_is_no_worse_than_its_neighbours():
             assert t <= tree_terms(m, 16, other, 2).time(12.5e9, 5e-6) + 1e-15
 
 
+@pytest.mark.parametrize("n, trees", [(7, 1), (16, 2), (128, 2), (100, 1)])
+def test_best_chunks_is_the_exhaustive_optimum(n, trees):
+    """No q up to 4096 is faster than the one best_chunks picks (sizes from start-up-bound to bandwidth-bound)."""
+    from commlib.collectives.algorithms.pipelined_tree import best_chunks, tree_terms
+
+    bw, lat = 12.5e9, 5e-6
+    for m in (1e3, 1e6, 76.9e6, 1e10):
+        for gamma in (0.0, 1e-11):
+            q = best_chunks(m, n, bw, lat, trees, gamma)
+            times = [tree_terms(m, n, k, trees).time(bw, lat, gamma) for k in range(1, 4097)]
+            assert times[q - 1] <= min(times) * (1 + 1e-12), (m, gamma, q, times.index(min(times)) + 1)
+
+
 def test_cluster_calculator_model_imports_without_numpy():
     code = ("import sys; sys.modules['numpy'] = None; import commlib.collectives.calculators as c; "
             "r = c.cluster_results('resnet50', 'fp16', 16, 2, 'nvlink2', 'eth_25g', 'double_binary_tree', 100.0, 90.0); "

@@ -111,3 +111,30 @@ def test_double_tree_on_128_ranks_small_and_large():
         return compare.allreduce_seconds(a, m, 128, item.bandwidth, item.latency)
     assert t("ring", 1e3) / t("double_binary_tree", 1e3) > 10
     assert 1.0 < t("double_binary_tree", 1e10) / t("ring", 1e10) < 1.05
+
+
+def test_the_torus_cycles_are_two_edge_disjoint_hamiltonian_cycles_covering_every_link():
+    from commlib.experiments import collectives as experiments
+    from commlib.network import topology
+
+    g = topology.torus2d(4, 4, "eth_100g")
+    used = []
+    for cycle in experiments.TORUS4_CYCLES:
+        assert sorted(cycle) == list(range(16))
+        edges = {frozenset((a, b)) for a, b in zip(cycle, cycle[1:] + cycle[:1])}
+        assert all(g.has_edge(*e) for e in edges) and len(edges) == 16
+        used.append(edges)
+    assert not used[0] & used[1] and len(used[0] | used[1]) == g.number_of_edges()
+
+
+def test_rings_on_the_torus_links_match_their_closed_form_and_the_torus_only_saves_start_ups():
+    from commlib import hardware
+    from commlib.experiments import collectives as experiments
+
+    link, m = hardware.link("eth_100g"), 10**8
+    four = experiments.rings_on_torus_seconds(m)
+    assert four == pytest.approx(30 * link.latency + 15 / 32 * m / link.bandwidth, rel=1e-4)   # traces scale by whole factors
+    torus = experiments.torus_schedule_seconds(m)
+    assert torus == pytest.approx(12 * link.latency + 15 / 32 * m / link.bandwidth, rel=1e-4)
+    # the bandwidth terms are equal: the whole difference is 18 start-ups
+    assert four - torus == pytest.approx(18 * link.latency, rel=0.01)

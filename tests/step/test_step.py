@@ -16,23 +16,37 @@ from commlib.step import cost as step
 def test_traffic_hand_worked(n):
     psi = 1_000_000
     ring = 2 * (n - 1) / n
-    assert step.traffic_per_rank(psi, "allreduce_bf16", n).sent == pytest.approx(ring * psi * 2)
-    assert step.traffic_per_rank(psi, "allreduce_fp32", n).sent == pytest.approx(ring * psi * 4)
-    assert step.traffic_per_rank(psi, "parameter_server_fp32", n).received == pytest.approx(psi * 4)
-    assert step.traffic_per_rank(psi, "zero3_bf16", n).sent == pytest.approx(1.5 * ring * psi * 2)
+    assert step.traffic_per_rank(psi, "allreduce", n, "bf16").sent == pytest.approx(ring * psi * 2)
+    assert step.traffic_per_rank(psi, "allreduce", n, "fp32").sent == pytest.approx(ring * psi * 4)
+    ps = step.traffic_per_rank(psi, "parameter_server", n, "fp32", servers=2)
+    assert ps.received == pytest.approx(psi * 4) and ps.server == pytest.approx(n * psi * 4 / 2)
+    assert step.traffic_per_rank(psi, "zero3", n, "bf16").sent == pytest.approx(1.5 * ring * psi * 2)
+    assert step.traffic_per_rank(psi, "allreduce", n).server is None
     # the bf16 all-reduce agrees with the cost model's ring volume
-    assert step.traffic_per_rank(psi, "allreduce_bf16", n).sent == pytest.approx(
+    assert step.traffic_per_rank(psi, "allreduce", n, "bf16").sent == pytest.approx(
         cost.ring_bytes_per_rank(2 * psi, n))
 
 
 def test_traffic_single_rank_and_bad_input():
-    assert step.traffic_per_rank(10, "zero3_bf16", 1).sent == 0
-    with pytest.raises(ValueError, match="unknown recipe"):
-        step.traffic_per_rank(10, "zero4", 2)
-    with pytest.raises(ValueError, match="params"):
-        step.traffic_per_rank(0, "allreduce_bf16", 2)
-    with pytest.raises(ValueError, match="n must"):
-        step.traffic_per_rank(10, "allreduce_bf16", 0)
+    assert step.traffic_per_rank(10, "zero3", 1).sent == 0
+    for kwargs, name in (({"recipe": "zero4"}, "recipe"), ({"params": 0}, "params"), ({"n": 0}, "n"),
+                         ({"dtype": "int3"}, "dtype"), ({"servers": 0}, "servers")):
+        args = {"params": 10, "recipe": "allreduce", "n": 2, **kwargs}
+        with pytest.raises(ValueError, match=f"^{name} must"):
+            step.traffic_per_rank(**args)
+
+
+def test_required_bandwidth_with_start_ups_grows_without_bound_and_stops_at_the_limit():
+    m, t_c, eff, alpha = 553.36e6, 0.55, 0.9, 50e-6
+    limit = step.largest_ranks_for_efficiency(t_c, eff, alpha)
+    need = [step.required_bandwidth(m, n, t_c, eff, alpha) for n in (4, 16, 100, 400, limit)]
+    assert need == sorted(need) and need[-1] < float("inf")
+    assert step.required_bandwidth(m, limit + 1, t_c, eff, alpha) == float("inf")
+    # with that bandwidth the ring meets the target exactly (the control: the efficiency it was asked for)
+    for n in (4, 400):
+        b = step.required_bandwidth(m, n, t_c, eff, alpha)
+        assert step.parallel_efficiency(t_c, cost.allreduce_time(m, n, b, alpha)) == pytest.approx(eff)
+    assert step.largest_ranks_for_efficiency(t_c, eff, 0.0) is None
 
 
 def test_compute_time_hand_worked():

@@ -37,7 +37,9 @@ def test_calculator_k_equal_n_shows_ps_winning():
     ps_s, ring_s = BERT / E100, 2 * 7 * BERT / (8 * E100)
     assert calc.results["PS round"] == format_time(ps_s)
     assert calc.results["ring all-reduce"] == format_time(ring_s)
-    assert calc.results["faster"] == f"PS, {ring_s / ps_s:.2f}x faster"
+    assert calc.results["faster"] == f"PS, {ring_s / ps_s:.2f}x faster (PS on 16 cards, ring on 8)"
+    # on the same 16 cards (two per worker) the ring takes (n-1)/n M/B and wins
+    assert calc.results["faster on the same cards"] == f"ring all-reduce, {ps_s / (ring_s / 2):.2f}x faster (both on 16 cards)"
     # k0 = 64 / 14 = 4.57 -> 5
     assert calc.results["smallest k (separate servers) to beat the ring"] == "5 server machines"
     assert format_time(ps_s) in calc.output.value
@@ -46,9 +48,9 @@ def test_calculator_k_equal_n_shows_ps_winning():
 def test_calculator_half_as_many_servers_loses_and_colocated_ties():
     calc = views.ps_calculator(model="bert_large", n=8, k=4)
     ps_s, ring_s = 8 * BERT / (4 * E100), 2 * 7 * BERT / (8 * E100)
-    assert calc.results["faster"] == f"ring all-reduce, {ps_s / ring_s:.2f}x faster"
+    assert calc.results["faster"] == f"ring all-reduce, {ps_s / ring_s:.2f}x faster (PS on 12 cards, ring on 8)"
     calc.set(colocated=True, k=8)
-    assert calc.results["faster"] == "tie"
+    assert calc.results["faster"] == "tie (PS on 8 cards, ring on 8)"
     assert calc.results["PS round"] == calc.results["ring all-reduce"] == format_time(ring_s)
 
 
@@ -112,8 +114,11 @@ def test_sharding_figure_ps_curve_is_the_busiest_nic():
     line = next(ln for ln in ax.get_lines() if ln.get_label().startswith("PS, k separate"))
     k = np.asarray(line.get_xdata())
     np.testing.assert_allclose(line.get_ydata(), 1e3 * np.maximum(m / b, n * m / (k * b)))
-    ring = next(ln for ln in ax.get_lines() if ln.get_label() == "ring all-reduce")
+    ring = next(ln for ln in ax.get_lines() if ln.get_label().startswith("ring all-reduce, the n workers"))
     np.testing.assert_allclose(ring.get_ydata(), 1e3 * 2 * (n - 1) * m / (n * b))
+    same = next(ln for ln in ax.get_lines() if ln.get_label() == "ring all-reduce on the same n + k cards")
+    np.testing.assert_allclose(same.get_ydata(), 1e3 * 2 * (n - 1) * m / (n * (b + k * b / n)))
+    assert (same.get_ydata() < line.get_ydata()).all()
     plt.close(fig)
 
 

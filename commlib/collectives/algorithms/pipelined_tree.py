@@ -141,11 +141,15 @@ def terms(nbytes: float, n: int, chunks: int | None = None) -> CostTerms:
 
 def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, trees: int = 1,
                 gamma: float = 0.0, most: int = 4096) -> int:
-    r"""The number of chunks q (1 .. ``most``) that makes the all-reduce fastest on this link.
+    r"""The number of chunks q (1 .. ``most``) that makes the all-reduce fastest on this link: the exact optimum.
 
     More chunks shorten the pipeline's fill and drain (2D - 1 rounds of M/q) but add a start-up
-    each: the optimum is near :math:`q^* = \sqrt{(2D-1)\,kM\beta/\alpha}` with k the bytes per
-    round in chunks; a few q around it are compared exactly.
+    each. Every q up to :math:`q_0 = 2D + 1` is timed. Beyond it the rounds are :math:`q + 2D - 1`
+    and the busiest port's and reducer's chunk counts grow linearly in q (:func:`unit_loads`),
+    so the time is :math:`T(q) = A + qlpha + C/q` with constants A and C: convex in q, with its
+    real minimum at :math:`\sqrt{C/lpha}`. The two whole numbers around it (clamped to
+    :math:`q_0 .. ` ``most``) are timed too; no other q can be faster (a test compares every q up
+    to 4096).
 
     >>> best_chunks(1e9, 16, 12.5e9, 0.0)      # no latency: as many chunks as allowed
     4096
@@ -155,19 +159,26 @@ def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, trees: 
     if n == 1 or nbytes <= 0:
         return 1
     D = log2_floor(n)
-    k = 3.0 if trees == 1 else 2.0
-    if latency <= 0:
-        guess = most
-    else:
-        guess = math.sqrt(max(2 * D - 1, 1) * k * nbytes / (bandwidth * latency))
-    guess = max(1, min(most, int(round(guess))))
-    candidates = {1, most if latency <= 0 else 1}
-    for f in (0.5, 0.7, 1.0, 1.4, 2.0):
-        candidates.add(max(1, min(most, int(round(guess * f)))))
+    q0 = min(most, 2 * D + 1)
 
     def seconds(q: int) -> float:
         return tree_terms(nbytes, n, q, trees).time(bandwidth, latency, gamma)
 
+    candidates = set(range(1, q0 + 1))
+    if most > q0:
+        # T(q) = A + q alpha + C/q for q >= q0: C from the time at q0 and q0 + 1
+        t0, t1 = seconds(q0), seconds(q0 + 1)
+        # T(q0) - T(q0 + 1) = -alpha + C (1/q0 - 1/(q0 + 1))
+        c = (t0 - t1 + latency) * q0 * (q0 + 1)
+        if c <= 0:
+            pass                                  # T rises with q: q0 is the best of this range
+        elif latency <= 0:
+            candidates.add(most)                  # T falls with q: as many chunks as allowed
+        else:
+            star = math.sqrt(c / latency)
+            for q in (math.floor(star), math.ceil(star)):
+                candidates.add(max(q0, min(most, q)))
+        candidates.add(q0 + 1)
     return min(sorted(candidates), key=seconds)
 
 
