@@ -132,17 +132,20 @@ def check_fraction(name: str, value: float, *, open_low: bool = True, open_high:
 
 
 def format_number(value: float) -> str:
-    """A number as a message shows it: at most 6 significant digits, no trailing ``.0``.
+    """A number as a message shows it: a whole number below 10^9 in full, else at most 6 significant digits.
 
     The kernel and the page write every number in a message through this, so
     they print the same text (JavaScript's JSON turns ``0.0`` into ``0``).
 
-    >>> format_number(0.0), format_number(-1), format_number(1e-300), format_number(100000.0)
-    ('0', '-1', '1e-300', '100000')
+    >>> format_number(0.0), format_number(-1), format_number(1e-300), format_number(1e6), format_number(0.5)
+    ('0', '-1', '1e-300', '1000000', '0.5')
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return repr(value)
-    return f"{float(value):g}"
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e9:
+        return f"{int(value)}"
+    return f"{value:g}"
 
 
 @dataclass(frozen=True)
