@@ -10,6 +10,7 @@ what is shown must pass the kernel test's checks.
 
 from __future__ import annotations
 
+import html
 import math
 import random
 import sys
@@ -37,7 +38,7 @@ RAW = """i => {
 
 def _kernel_twin(title: str):
     for calc in calculators().values():
-        if calc.children and getattr(calc.children[0], "value", "") == f"<b>{title}</b>":
+        if calc.children and getattr(calc.children[0], "value", "") == f"<b>{html.escape(title)}</b>":
             return calc
     return None
 
@@ -48,9 +49,14 @@ def _page_values(page, i, spec) -> dict:
             for c in spec["controls"]}
 
 
+def _texts(select) -> list[str]:
+    """The options a ``<select>`` shows (the widget writes spaces as no-break spaces)."""
+    return [t.replace("\u00a0", " ") for t in select.locator("option").all_inner_texts()]
+
+
 def _offered(page, i, control) -> list[str]:
     page.evaluate("([i, n]) => window.gotwTest.mark(i, n)", [i, control["index"]])
-    return page.locator("[data-gotw-target] select option").all_inner_texts()
+    return _texts(page.locator("[data-gotw-target] select"))
 
 
 def _choose(page, i, spec, calc, state) -> None:
@@ -67,8 +73,9 @@ def _choose(page, i, spec, calc, state) -> None:
                 box.click()
             continue
         label = next(label for label, value in calc.full_options[name] if value == state[name])
-        if label in root.locator("select option").all_inner_texts():   # a dependent dropdown may not offer it now
-            root.locator("select").select_option(label=label)
+        offered = _texts(root.locator("select"))
+        if label in offered:   # a dependent dropdown may not offer it now
+            root.locator("select").select_option(index=offered.index(label))
 
 
 def _type(page, i, control, value) -> None:
