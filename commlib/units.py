@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 __all__ = [
     "BITS_PER_BYTE",
@@ -42,6 +43,13 @@ __all__ = [
     "check_nonnegative",
     "check_count",
     "check_fraction",
+    "format_number",
+    "Entry",
+    "SIZE_RANGE",
+    "RATE_RANGE",
+    "size_entry",
+    "rate_entry",
+    "relabel_parse",
 ]
 
 BITS_PER_BYTE = 8
@@ -69,7 +77,7 @@ for _p, _f in _SI.items():
 
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0, "h": 3600.0}
 
-_NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d_,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
 
 
 def _check_real(name: str, value: float) -> float:
@@ -123,13 +131,125 @@ def check_fraction(name: str, value: float, *, open_low: bool = True, open_high:
     return value
 
 
+def format_number(value: float) -> str:
+    """A number as a message shows it: a whole number below 10^9 in full, else at most 6 significant digits.
+
+    The kernel and the page write every number in a message through this, so
+    they print the same text (JavaScript's JSON turns ``0.0`` into ``0``).
+
+    >>> format_number(0.0), format_number(-1), format_number(1e-300), format_number(1e6), format_number(0.5)
+    ('0', '-1', '1e-300', '1000000', '0.5')
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e9:
+        return f"{int(value)}"
+    return f"{value:g}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A free entry's physical range, defined once for its validation and its message.
+
+    ``label`` is what the control shows the reader, ``unit`` the unit the
+    reader types in (after the number in messages; "" for none), ``lo`` and
+    ``hi`` the range in that unit (both ends allowed), ``zero`` a meaning of 0
+    outside the range ("" when 0 has none), ``whole`` for whole numbers.
+
+    >>> MEMORY = Entry("memory (GB/s)", "GB/s", 0.001, 100_000, zero="0 leaves the reduction out")
+    >>> MEMORY.check(300.0)
+    300.0
+    >>> MEMORY.check(1e-300)
+    Traceback (most recent call last):
+    ...
+    ValueError: memory (GB/s) must lie between 0.001 and 100000 GB/s (0 leaves the reduction out), got 1e-300 GB/s
+    """
+
+    label: str
+    unit: str
+    lo: float
+    hi: float
+    zero: str = ""
+    whole: bool = False
+    words: str = ""
+
+    @property
+    def range_text(self) -> str:
+        """The range in words: ``between 0.001 and 100000 GB/s`` (or :attr:`words` when given)."""
+        if self.words:
+            return self.words
+        unit = f" {self.unit}" if self.unit else ""
+        return f"between {format_number(self.lo)} and {format_number(self.hi)}{unit}"
+
+    def check(self, value: float) -> float:
+        """``value`` (in :attr:`unit`) as a float when inside the range (or 0 when 0 means something); else ValueError."""
+        unit = f" {self.unit}" if self.unit else ""
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if numeric and value == 0 and self.zero:
+            return 0.0
+        if numeric and self.whole and not float(value).is_integer():
+            raise ValueError(f"{self.label} must be a whole number {self.range_text}, got {format_number(value)}{unit}")
+        if not numeric or not (self.lo <= value <= self.hi):
+            zero = f" ({self.zero})" if self.zero else ""
+            got = f"{format_number(value)}{unit}" if numeric else repr(value)
+            raise ValueError(f"{self.label} must lie {self.range_text}{zero}, got {got}")
+        return float(value)
+
+    def check_bytes(self, nbytes: float, text: str) -> float:
+        """A size or rate read from ``text`` (bytes or bytes/s; ``lo`` and ``hi`` in the same) inside the range."""
+        if not (self.lo <= nbytes <= self.hi):
+            raise ValueError(f"{self.label} must lie {self.range_text}, got {text.strip()!r}")
+        return nbytes
+
+
+#: The sizes a reader may type (a message, a buffer): 0 B to 1 PB, in bytes.
+SIZE_RANGE = (0.0, 1e15)
+#: The rates a reader may type (a link, a memory): 1 MB/s to 100 TB/s, in bytes per second.
+RATE_RANGE = (1e6, 1e14)
+
+
+def size_entry(label: str, lo: float = SIZE_RANGE[0]) -> Entry:
+    """The range of a size typed with its unit (bytes inside), named by the control's ``label``."""
+    low = f"{format_number(lo)} B"
+    return Entry(label, "B", lo, SIZE_RANGE[1], words=f"between {low} and 1 PB")
+
+
+def rate_entry(label: str) -> Entry:
+    """The range of a rate typed with its unit (bytes/s inside), named by the control's ``label``."""
+    return Entry(label, "B/s", *RATE_RANGE, words="between 1 MB/s and 100 TB/s")
+
+
+def relabel_parse(err: ValueError, entry: Entry) -> str:
+    """A parse error of :func:`parse_size` or :func:`parse_rate` told in the words of ``entry``'s control.
+
+    >>> try:
+    ...     parse_rate("1,5 GB/s")
+    ... except ValueError as err:
+    ...     relabel_parse(err, rate_entry("bandwidth"))
+    "bandwidth: cannot read '1,5 GB/s': a comma is ambiguous (decimal mark or thousands?); write 1.5 or 1500"
+    """
+    message = str(err)
+    if message.startswith(entry.label):
+        return message
+    for what in ("size", "rate", "time"):
+        message = message.replace(f"cannot read {what} ", "cannot read ", 1)
+        if message.startswith(what + " "):
+            message = message[len(what) + 1:]
+    return f"{entry.label}: {message}"
+
+
 def _split(text: str, what: str) -> tuple[float, str]:
     if not isinstance(text, str):
         raise ValueError(f"{what} must be a string such as '64 MiB', got {text!r}")
+    if "," in text:  # 1,5 is one and a half in much of Europe, 1,000 a thousand elsewhere
+        raise ValueError(f"cannot read {what} {text!r}: a comma is ambiguous (decimal mark or thousands?); "
+                         "write 1.5 or 1500")
     match = _NUMBER.match(text)
     if not match:
-        raise ValueError(f"cannot read {what} {text!r}: expected a number then a unit, e.g. '64 MiB'")
-    number = float(match.group(1).replace("_", "").replace(",", ""))
+        example = {"size": "64 MiB", "rate": "25 Gb/s"}.get(what, "2 ms")
+        raise ValueError(f"cannot read {what} {text!r}: expected a number then a unit, e.g. '{example}'")
+    number = float(match.group(1).replace("_", ""))
     return number, match.group(2)
 
 

@@ -17,7 +17,7 @@ from commlib import units
     ("1 Gb", 1e9 / 8),
     ("2 GiB", 2 * 2**30),
     ("0 B", 0),
-    ("1,000 B", 1000),
+    ("1_000 B", 1000),
 ])
 def test_parse_size(text, expected):
     assert units.parse_size(text) == pytest.approx(expected)
@@ -33,6 +33,13 @@ def test_parse_size(text, expected):
 ])
 def test_parse_rate(text, expected):
     assert units.parse_rate(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["1,5 GB/s", "1,000 MB/s", "1,5GB/s"])
+def test_a_comma_is_refused_not_guessed(text):
+    """1,5 is one and a half in much of Europe: a comma could be a decimal mark or a thousands separator."""
+    with pytest.raises(ValueError, match="comma is ambiguous"):
+        units.parse_rate(text)
 
 
 def test_bits_and_bytes_differ_by_eight():

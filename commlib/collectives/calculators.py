@@ -10,6 +10,7 @@ import math
 
 from .. import hardware
 from ..units import (
+    Entry,
     check_count,
     format_percent,
     format_rate,
@@ -17,12 +18,22 @@ from ..units import (
     format_time,
     parse_rate,
     parse_size,
+    rate_entry,
+    relabel_parse,
+    size_entry,
 )
 from . import cost
 from .cluster import cluster_allreduce
 from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_algbw
 
-__all__ = ["bandwidth_conversion_results", "cluster_results", "PRIMITIVE_ALGORITHMS", "PRIMITIVE_OPS", "primitive_results"]
+__all__ = ["bandwidth_conversion_results", "cluster_results", "PRIMITIVE_ALGORITHMS", "PRIMITIVE_OPS", "primitive_results",
+           "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY", "TARGET_ENTRY"]
+
+#: The free entries of these calculators: what each control is called and its physical range.
+RATE_ENTRY = rate_entry("bandwidth")
+BUFFER_ENTRY = size_entry("buffer M")
+COMPUTE_ENTRY = Entry("compute (ms/step)", "ms", 0.001, 1_000_000)
+TARGET_ENTRY = Entry("efficiency goal (%)", "%", 1, 99.9)
 
 
 def bandwidth_conversion_results(value: str, direction: str = "algbw -> busbw", op: str = "all_reduce",
@@ -32,7 +43,10 @@ def bandwidth_conversion_results(value: str, direction: str = "algbw -> busbw", 
     >>> bandwidth_conversion_results("10 GB/s", "algbw -> busbw", "all_reduce", 8)["bus bandwidth"]
     '17.50 GB/s = 140.00 Gb/s'
     """
-    rate = parse_rate(value)
+    try:
+        rate = RATE_ENTRY.check_bytes(parse_rate(value), value)
+    except ValueError as err:
+        raise ValueError(relabel_parse(err, RATE_ENTRY)) from None
     if direction == "algbw -> busbw":
         algbw, busbw = rate, algbw_to_busbw(rate, n, op)
     elif direction == "busbw -> algbw":
@@ -62,14 +76,10 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
     '4.13 ms'
     """
     nics = check_count("nics_per_host", nics_per_host, minimum=0)
-    target_percent = float(target_percent)
-    if not 0 < target_percent < 100:
-        raise ValueError(f"target_percent, the target efficiency, must lie in (0, 100) %, got {target_percent:g} %")
-    if not 0 < float(t_compute_ms) < math.inf:
-        raise ValueError(f"t_compute_ms, the compute per step, must be > 0 ms, got {float(t_compute_ms):g} ms")
-    target = target_percent / 100.0
+    target = TARGET_ENTRY.check(target_percent) / 100.0
+    t_compute = COMPUTE_ENTRY.check(t_compute_ms) / 1e3
     r = cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,
-                          float(t_compute_ms) / 1e3, target, nics_per_host=nics or None)
+                          t_compute, target, nics_per_host=nics or None)
     if r.n == 1:
         return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
                 "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
@@ -83,8 +93,8 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
         "time of one all-reduce": format_time(r.seconds),
         "algorithm bandwidth (algbw)": format_rate(r.algbw),
         "bus bandwidth (busbw)": format_rate(r.busbw),
-        "slowest link": format_rate(r.bottleneck),
-        "busbw / slowest link": format_percent(r.bus_efficiency, 1),
+        "what its links carry per GPU": format_rate(r.bottleneck),
+        "busbw / what its links carry": format_percent(r.bus_efficiency, 1),
         "parallel efficiency Tc/(Tc+Tm)": format_percent(r.parallel_efficiency, 1),
         f"{which} bandwidth for {format_percent(target, 0)}": need_text,
     }
@@ -102,6 +112,15 @@ PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gather
                  "all-reduce": "all_reduce"}
 
 
+def primitive_choices(primitive: str = "all-gather", algorithm: str = "ring", **_) -> dict[str, tuple[str, ...]]:
+    """The algorithms the primitive calculator offers for ``primitive``: that collective's own.
+
+    >>> primitive_choices("broadcast")["algorithm"][:2]
+    ('tree', 'scatter_allgather')
+    """
+    return {"algorithm": PRIMITIVE_ALGORITHMS[PRIMITIVE_OPS.get(primitive, primitive)]}
+
+
 def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8, size: str = "64 MiB",
                       link: str = "eth_25g") -> dict[str, str]:
     """Chapter 1's calculator: one collective under alpha-beta (:func:`commlib.cost.collective_terms`), as text.
@@ -115,7 +134,10 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
     allowed = PRIMITIVE_ALGORITHMS[op]
     if algorithm not in allowed:
         raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
-    nbytes = parse_size(size)
+    try:
+        nbytes = BUFFER_ENTRY.check_bytes(parse_size(size), size)
+    except ValueError as err:
+        raise ValueError(relabel_parse(err, BUFFER_ENTRY)) from None
     item = hardware.link(link)
     n = check_count("n", n)
     terms = cost.collective_terms(op, nbytes, n, algorithm)

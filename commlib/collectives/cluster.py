@@ -70,9 +70,10 @@ def allreduce_seconds(
     * Every flat algorithm (ring, tree, recursive doubling, halving-doubling,
       naive; :func:`commlib.cost.allreduce_terms`) and the 2-D torus
       (:func:`commlib.cost.torus_allreduce_time`, on ``grid`` = (rows, cols),
-      default the most square grid) are charged at the *slowest* link when
+      default the most square grid) are charged at the *slowest* link they use when
       ``hosts > 1``: every step of a flat algorithm waits for its slowest
-      pair, and with more than one host some pair crosses the network.
+      pair, and with more than one host some pair crosses the network (with one
+      rank a host, ``hosts == n``, every pair does, and the link inside a host is unused).
 
     * ``"multi_rail_ring"`` is the flat ring run as c rings at once, one per
       network card (``rails`` = c; default ``nics_per_host``, and one card per
@@ -118,7 +119,12 @@ def allreduce_seconds(
     if record.seconds is not None:
         return record.seconds(nbytes, n, bandwidth, latency, gamma, **{"hosts": hosts, **params},
                               inter_bandwidth=inter_b, inter_latency=inter_l, nics_per_host=nics_per_host)
-    slow_b, slow_l = (min(bandwidth, inter_b), max(latency, inter_l)) if hosts > 1 else (bandwidth, latency)
+    if hosts == 1:                    # every pair inside one host
+        slow_b, slow_l = bandwidth, latency
+    elif hosts == n:                  # one rank a host: every pair crosses the network, the link inside is unused
+        slow_b, slow_l = inter_b, inter_l
+    else:
+        slow_b, slow_l = min(bandwidth, inter_b), max(latency, inter_l)
     return record.cost(nbytes, n, links_per_rank=links_per_rank, **params).time(slow_b, slow_l, gamma)
 
 
@@ -156,8 +162,10 @@ class ClusterResult:
     """What one all-reduce of a model's gradient costs on a cluster (SI units).
 
     ``seconds`` per all-reduce; ``algbw`` and ``busbw`` in bytes/s (nccl-tests
-    convention); ``bottleneck`` the slowest link's bandwidth (bytes/s, one
-    direction); ``bus_efficiency`` = busbw / bottleneck; ``parallel_efficiency``
+    convention); ``bottleneck`` what the links the algorithm uses can carry per GPU (bytes/s, one
+    direction): the slowest link it uses, or, for an algorithm that spreads a GPU's bytes over
+    several links (the hierarchical all-reduce, the multi-rail ring), the busbw it reaches on them
+    with no latency, if that is more; ``bus_efficiency`` = busbw / bottleneck (at most 1); ``parallel_efficiency``
     = t_compute / (t_compute + seconds) (no overlap);
     ``required_bandwidth`` the slowest link's bandwidth needed for
     ``target_efficiency`` (``inf`` when latency alone is too slow).
@@ -219,13 +227,21 @@ def cluster_allreduce(
                                  nics_per_host=nics_per_host, links_per_rank=1)  # hosts behind switches
 
     t = seconds(intra.bandwidth, inter.bandwidth)
-    bottleneck = min(intra.bandwidth, inter.bandwidth) if hosts > 1 else intra.bandwidth
+    used = [b for b, on in ((intra.bandwidth, hosts < n), (inter.bandwidth, hosts > 1)) if on] or [intra.bandwidth]
+    bottleneck = min(used)
     if n == 1 or t == 0:
         algbw = busbw = math.inf
         bus_eff = 1.0
     else:
         algbw = cost.algorithm_bandwidth(nbytes, t)
         busbw = algbw * cost.bus_factor("all_reduce", n)
+        # no latency: the most busbw these links give this algorithm (more than the slowest link when
+        # it spreads a GPU's bytes over several links)
+        t_links = allreduce_seconds(algorithm, nbytes, n, intra.bandwidth, 0.0, hosts=hosts,
+                                    inter_bandwidth=inter.bandwidth, inter_latency=0.0,
+                                    nics_per_host=nics_per_host, links_per_rank=1)
+        if t_links > 0:
+            bottleneck = max(bottleneck, cost.algorithm_bandwidth(nbytes, t_links) * cost.bus_factor("all_reduce", n))
         bus_eff = busbw / bottleneck
     allowed = step_cost.communication_time_for_efficiency(t_compute, target_efficiency)
     if hosts > 1:

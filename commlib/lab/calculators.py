@@ -15,11 +15,24 @@ import math
 from collections.abc import Mapping
 
 from ..collectives import cost
-from ..units import check_count, check_nonnegative, check_positive, format_rate, format_size, format_time, parse_size
+from ..units import (
+    check_count,
+    check_nonnegative,
+    check_positive,
+    format_rate,
+    format_size,
+    format_time,
+    parse_size,
+    relabel_parse,
+    size_entry,
+)
 from . import fit, mpich
 from .measure import format_bytes
 
-__all__ = ["regime_sizes", "latency_term", "fitted_model_results"]
+__all__ = ["regime_sizes", "latency_term", "fitted_model_results", "SIZE_ENTRY"]
+
+#: The lab calculator's free entry: what the control is called and its physical range (1 B to 1 PB).
+SIZE_ENTRY = size_entry("message size", lo=1.0)
 
 
 def regime_sizes(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, nbytes: float) -> tuple[float, float]:
@@ -78,10 +91,11 @@ def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | f
     if collective not in table:
         raise ValueError(f"collective must be one of {', '.join(table)}; got {collective!r}")
     s, m = table[collective]
-    nbytes = parse_size(size)
+    try:
+        nbytes = SIZE_ENTRY.check_bytes(parse_size(size), size)
+    except ValueError as err:
+        raise ValueError(relabel_parse(err, SIZE_ENTRY)) from None
     n = check_count("ranks n", n, minimum=2)
-    if nbytes <= 0:
-        raise ValueError(f"size must be > 0, got {size!r}")
     seconds = m.time(s.op, nbytes, n, s.algorithm)
     regime = m.regime(nbytes) if isinstance(m, fit.PiecewiseFit) else m
     terms = fit.terms_at(s.op, nbytes, n, s.algorithm)

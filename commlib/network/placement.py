@@ -346,6 +346,10 @@ def parse_placement(text: str) -> dict[int, int]:
 
     >>> parse_placement("host3:2, host1:2")
     {3: 2, 1: 2}
+    >>> parse_placement("host3:2, host3:2")
+    Traceback (most recent call last):
+    ...
+    ValueError: placement names host 3 twice ('host3:2'); give each host once with its count
     >>> parse_placement("3-2")
     Traceback (most recent call last):
     ...
@@ -360,7 +364,9 @@ def parse_placement(text: str) -> dict[int, int]:
         if not match:
             raise ValueError(f"placement must read like 'host3:2, host1:2' (host:workers), got {item!r}")
         h, c = int(match.group(1)), int(match.group(2))
-        out[h] = out.get(h, 0) + c
+        if h in out:  # host3:2, host3:2 could mean 4 workers or a slip: refuse rather than guess
+            raise ValueError(f"placement names host {h} twice ({item!r}); give each host once with its count")
+        out[h] = c
     if not out:
         raise ValueError("placement must name at least one host, like 'host3:2'")
     return out

@@ -50,6 +50,12 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     for name, value in (("worker_link", worker_link), ("server_link", server_link)):
         if value not in networks:
             raise ValueError(f"{name} must be a network preset ({', '.join(networks)}), got {value!r}")
+    if n == 1:  # no ratio of two zero times: say there is nothing to compare
+        return {
+            "parameters": f"{hardware.model(model).params:,}",
+            "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+            "faster": "nothing to compare: one worker shares its gradient with no one",
+        }
     bw = hardware.link(worker_link).bandwidth
     bs = hardware.link(server_link).bandwidth
     c = compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)

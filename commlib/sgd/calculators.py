@@ -6,10 +6,15 @@ Returns label -> text with units; numpy-free, so the page runs it too.
 from __future__ import annotations
 
 from .. import hardware
-from ..units import check_count, check_nonnegative, check_positive, format_time
+from ..units import Entry, check_count, format_time
 from .overlap import LAYER_MODELS, overlap_timeline, step_compute_time
 
-__all__ = ["overlap_results"]
+__all__ = ["overlap_results", "BUCKET_ENTRY", "TFLOPS_ENTRY", "STRAGGLER_ENTRY"]
+
+#: The free entries of chapters 4 and 5's calculators: what each control is called and its physical range.
+BUCKET_ENTRY = Entry("bucket cap (MiB)", "MiB", 0, 100_000)
+TFLOPS_ENTRY = Entry("achieved TFLOP/s", "TFLOP/s", 0.001, 10_000)
+STRAGGLER_ENTRY = Entry("straggler factor", "", 1, 100)
 
 
 def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g", bucket_mib: float = 25.0,
@@ -36,8 +41,8 @@ def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g",
         raise ValueError(f"model must be one of {', '.join(LAYER_MODELS)}; got {model!r}")
     n = check_count("n", n, 2, 1024)
     item = hardware.link(link)
-    bucket_mib = check_nonnegative("bucket_mib", bucket_mib)
-    tflops = check_positive("tflops", tflops)
+    bucket_mib = BUCKET_ENTRY.check(bucket_mib)
+    tflops = TFLOPS_ENTRY.check(tflops)
     batch = check_count("batch", batch, 1, 4096)
     t_fwd, t_bwd = step_compute_time(model, batch, tflops * 1e12)
     r = overlap_timeline(model, n=n, bandwidth=item.bandwidth, latency=item.latency, t_backward=t_bwd,

@@ -9,10 +9,15 @@ from __future__ import annotations
 from .. import hardware
 from ..collectives import cost
 from ..step import cost as step_cost
-from ..units import check_count, format_rate, format_size, format_time
+from ..units import Entry, check_count, format_rate, format_size, format_time
 from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds, training_flops
 
-__all__ = ["allreduce_results", "step_results"]
+__all__ = ["allreduce_results", "step_results", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "TOKENS_ENTRY"]
+
+#: The free entries of chapter 0's calculators: what each control is called and its physical range.
+MEMORY_ENTRY = Entry("memory (GB/s)", "GB/s", 0.001, 100_000, zero="0 leaves the reduction out")
+UTILIZATION_ENTRY = Entry("utilization (%)", "%", 1, 100)
+TOKENS_ENTRY = Entry("tokens per rank", "tokens", 1, 100_000_000, whole=True)
 
 
 def _percent(part: float, whole: float) -> str:
@@ -29,8 +34,7 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     >>> allreduce_results("vgg16", "fp32", 4, "eth_1g")["time of one all-reduce"]
     '6.64 s'
     """
-    if memory_gbs < 0:
-        raise ValueError(f"memory_gbs must be >= 0 GB/s (0: reduction free), got {memory_gbs}")
+    memory_gbs = MEMORY_ENTRY.check(memory_gbs)
     nbytes = hardware.gradient_bytes(model, dtype)
     item = hardware.link(link)
     terms = cost.allreduce_terms(nbytes, n, algorithm)
@@ -65,12 +69,8 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     >>> step_results()["compute-bound?"]
     'yes'
     """
-    numeric = isinstance(utilization_pct, (int, float)) and not isinstance(utilization_pct, bool)
-    pct = float(utilization_pct) if numeric else float("nan")
-    if not 0 < pct <= 100:
-        raise ValueError(f"utilization_pct must lie in (0, 100] (per cent of peak), got {utilization_pct!r}")
-    u = pct / 100
-    tokens = check_count("tokens", tokens, minimum=1)
+    u = UTILIZATION_ENTRY.check(utilization_pct) / 100
+    tokens = int(TOKENS_ENTRY.check(tokens))
     n = check_count("n", n, minimum=1)
     params = hardware.model(model).params
     chip, item = hardware.accelerator(accelerator), hardware.link(link)

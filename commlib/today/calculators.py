@@ -6,11 +6,14 @@ Each returns label -> text with units; numpy-free, so the page runs it too.
 from __future__ import annotations
 
 from .. import hardware
-from ..units import check_count, format_size, format_time, parse_size
+from ..units import check_count, format_size, format_time, parse_size, relabel_parse, size_entry
 from .algorithm_choice import candidates, machine
 from .cost import memory_per_rank, zero_bytes_per_rank
 
-__all__ = ["chooser_results", "sharding_results"]
+__all__ = ["chooser_results", "sharding_results", "MESSAGE_ENTRY"]
+
+#: The chooser's free entry: what the control is called and its physical range.
+MESSAGE_ENTRY = size_entry("message M")
 
 
 def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_reduce",
@@ -22,7 +25,10 @@ def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_r
     'nvls / Simple'
     """
     mach = machine(machine_key)
-    nbytes = parse_size(size)
+    try:
+        nbytes = MESSAGE_ENTRY.check_bytes(parse_size(size), size)
+    except ValueError as err:
+        raise ValueError(relabel_parse(err, MESSAGE_ENTRY)) from None
     ranked = candidates(collective, nbytes, mach)
     best = ranked[0]
     out = {

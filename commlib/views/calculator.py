@@ -9,7 +9,11 @@
 >>> calc.results["n squared"]
 '9 B'
 >>> calc.set(n=-1).error            # bad input: the message, never a traceback
-'n must be >= 0, got -1.0'
+'n must be >= 0, got -1'
+
+A dropdown whose options depend on the other controls gets them from
+``choices``, a model-layer function of the controls' values (see
+:func:`commlib.views.results.settle`); the page applies the same function.
 
 ``compute`` receives the controls' values as keyword arguments and returns a
 mapping of result label -> text (with units). If it raises ``ValueError``,
@@ -33,7 +37,7 @@ from typing import Any
 import ipywidgets as widgets
 from traitlets import Unicode
 
-from .results import check_range, evaluate, results_table
+from .results import check_range, evaluate, results_table, settle
 
 __all__ = ["Calculator", "make_calculator", "dropdown", "integer", "number", "text", "toggle", "results_table",
            "web_spec", "pure_python_modules"]
@@ -86,10 +90,15 @@ class Calculator(widgets.VBox):
     _gotw_spec = Unicode("").tag(sync=True)
 
     def __init__(self, compute: Callable[..., Mapping[str, Any]], controls: Mapping[str, widgets.Widget],
-                 title: str = "", note: str = ""):
+                 title: str = "", note: str = "", choices: Callable[..., Mapping[str, Any]] | None = None):
         self.compute = compute
         self.controls = dict(controls)
         self.note = note
+        self.choices = choices
+        self._settling = False
+        #: every dropdown's full (label, value) options, before ``choices`` narrows them
+        self.full_options = {name: list(zip(c._options_labels, c._options_values))
+                             for name, c in self.controls.items() if isinstance(c, widgets.Dropdown)}
         self.output = widgets.HTML()
         self.results: dict[str, Any] = {}
         self.error: str | None = None
@@ -99,7 +108,7 @@ class Calculator(widgets.VBox):
         children.extend(self.controls.values())
         children.append(self.output)
         super().__init__(children=children)
-        spec = web_spec(compute, self.controls, note, first=1 if title else 0)
+        spec = web_spec(compute, self.controls, note, first=1 if title else 0, choices=choices)
         spec["title"] = title
         self._gotw_spec = json.dumps(spec, sort_keys=True)
         for control in self.controls.values():
@@ -113,10 +122,35 @@ class Calculator(widgets.VBox):
     def _check_range(self, name: str, control: widgets.Widget, value):
         check_range(name, value, *getattr(control, "_gotw_range", (None, None)))
 
+    def _settle(self) -> None:
+        """Offer in each dependent dropdown only the options that work with the other controls."""
+        options = {name: [v for _, v in pairs] for name, pairs in self.full_options.items()}
+        try:
+            shown, values = settle(self.choices, self.values(), options)
+        except ValueError:
+            return
+        self._settling = True
+        try:
+            for name, offered in shown.items():
+                control = self.controls[name]
+                pairs = tuple((label, v) for label, v in self.full_options[name] if v in offered)
+                if tuple(zip(control._options_labels, control._options_values)) != pairs:
+                    control.options = pairs
+                if control.value != values[name]:
+                    control.value = values[name]
+        finally:
+            self._settling = False
+
     def refresh(self) -> Calculator:
         """Recompute from the controls and redraw the results (or the error message)."""
+        if self._settling:
+            return self
+        if self.choices is not None:
+            self._settle()
         ranges = {name: getattr(control, "_gotw_range", None) for name, control in self.controls.items()}
-        self.output.value, self.results, self.error = evaluate(self.compute, self.values(), ranges, self.note)
+        labels = {name: control.description for name, control in self.controls.items()}
+        self.output.value, self.results, self.error = evaluate(self.compute, self.values(), ranges, self.note,
+                                                               labels)
         return self
 
     def set(self, **values) -> Calculator:
@@ -133,7 +167,11 @@ class Calculator(widgets.VBox):
                 control.unobserve_all("value")
             try:
                 for name, value in values.items():
-                    self.controls[name].value = value
+                    control = self.controls[name]
+                    full = self.full_options.get(name)
+                    if full is not None and value not in control._options_values:
+                        control.options = tuple(full)   # offered again; refresh() narrows them to what works
+                    control.value = value
             finally:
                 for control in self.controls.values():
                     control.observe(lambda _change: self.refresh(), names="value")
@@ -141,13 +179,18 @@ class Calculator(widgets.VBox):
 
 
 def make_calculator(compute: Callable[..., Mapping[str, Any]], controls: Mapping[str, widgets.Widget],
-                    title: str = "", note: str = "") -> Calculator:
+                    title: str = "", note: str = "",
+                    choices: Callable[..., Mapping[str, Any]] | None = None) -> Calculator:
     """Build a :class:`Calculator` calling ``compute(**values)`` whenever a control changes.
 
     ``note`` is printed under the results: the place to name the units
-    convention ("bandwidth per direction; 1 GB = 10^9 B").
+    convention ("bandwidth per direction; 1 GB = 10^9 B"). ``choices`` (a
+    model-layer function taking the same keywords as ``compute``) returns,
+    for each dropdown whose options depend on the other controls, the values
+    that work with them; it must be a module-level function (or a partial of
+    one bound like ``compute``) so that the page can run it too.
     """
-    return Calculator(compute, controls, title=title, note=note)
+    return Calculator(compute, controls, title=title, note=note, choices=choices)
 
 
 # --------------------------------------------------------------------------- the website's recompute
@@ -273,7 +316,8 @@ _KINDS = [(widgets.Checkbox, "bool"), (widgets.IntSlider, "int"), (widgets.Bound
           (widgets.FloatSlider, "float"), (widgets.Text, "str"), (widgets.Dropdown, "choice")]
 
 
-def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", first: int = 0) -> dict:
+def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", first: int = 0,
+             choices=None) -> dict:
     """How the website recomputes this calculator in the page, or why it cannot.
 
     ``live`` is true when ``compute`` is a module-level function (or a
@@ -286,7 +330,7 @@ def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", fi
     spec: dict[str, Any] = {"live": False, "why": "", "note": note, "controls": [], "output": first + len(controls)}
     for i, (name, control) in enumerate(controls.items()):
         kind = next((k for cls, k in _KINDS if isinstance(control, cls)), None)
-        entry: dict[str, Any] = {"name": name, "kind": kind, "index": first + i,
+        entry: dict[str, Any] = {"name": name, "kind": kind, "index": first + i, "label": control.description,
                                  "range": list(getattr(control, "_gotw_range", (None, None)))}
         if entry["range"] == [None, None]:
             entry["range"] = None
@@ -296,6 +340,7 @@ def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", fi
             if any(not isinstance(v, (str, int, float, bool, type(None))) for v in options):
                 spec["why"] = spec["why"] or f"the options of {name} are not plain values"
             entry["options"] = options
+            entry["labels"] = list(control._options_labels)
         if kind is None:
             spec["why"] = spec["why"] or f"control {name} is a {type(control).__name__}"
         spec["controls"].append(entry)
@@ -308,5 +353,13 @@ def web_spec(compute, controls: Mapping[str, widgets.Widget], note: str = "", fi
     spec["compute"], spec["keywords"] = target
     if pure_python_modules(target[0].partition(":")[0]) is None:
         spec["why"] = spec["why"] or "its computation needs numpy"
+    if choices is not None:
+        narrowed = _target(choices)
+        if narrowed is None or narrowed[1] != target[1]:
+            spec["why"] = spec["why"] or "its dropdowns' choices are not a module-level function"
+        else:
+            spec["choices"] = narrowed[0]
+            if pure_python_modules(narrowed[0].partition(":")[0]) is None:
+                spec["why"] = spec["why"] or "its dropdowns' choices need numpy"
     spec["live"] = not spec["why"]
     return spec

@@ -289,15 +289,16 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
 
     The computation is the model layer's numpy-free :func:`commlib.collectives.calculators.primitive_results`.
     """
-    names = sorted({a for algs in calculators.PRIMITIVE_ALGORITHMS.values() for a in algs})
+    names = list(dict.fromkeys(a for algs in calculators.PRIMITIVE_ALGORITHMS.values() for a in algs))
     controls = {
         "primitive": dropdown(list(_PRIMITIVE_OPS), primitive, "primitive"),
         "algorithm": dropdown([(algorithms.label(a), a) for a in names], algorithm, "algorithm"),
         "n": integer(n, 1, 4096, "ranks n"),
-        "size": text(size, "buffer M", "e.g. 64 MiB or 100 MB"),
+        "size": text(size, calculators.BUFFER_ENTRY.label, "e.g. 64 MiB or 100 MB"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
     }
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
+                           choices=calculators.primitive_choices,
                            note="M is the whole buffer as nccl-tests counts it (the gathered array for "
                                 "gather, all-gather, reduce-scatter, all-to-all). One uniform link, one port per "
                                 "rank: for all-reduce the algorithms without parameters (chapter 2's cluster "
@@ -700,14 +701,16 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
         "nics_per_host": dropdown(list(NIC_CHOICES), nics_per_host, "network cards c"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in compare.ALGORITHMS], algorithm,
                               "algorithm"),
-        "t_compute_ms": number(t_compute_ms, "compute (ms/step)"),
-        "target_percent": number(target_percent, "efficiency goal (%)"),
+        "t_compute_ms": number(t_compute_ms, calculators.COMPUTE_ENTRY.label),
+        "target_percent": number(target_percent, calculators.TARGET_ENTRY.label),
     }
     return make_calculator(calculators.cluster_results, controls, title="Your cluster: one gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
                                 "busbw = algbw x 2(n-1)/n as nccl-tests defines them; flat algorithms, the "
                                 "pipelined trees (best number of chunks q) and the torus run at the slowest "
-                                "link; network cards c matter to the hierarchical algorithm (shared cards "
+                                "link they use; what its links carry per GPU is that link, or, for an algorithm "
+                                "that spreads a GPU's bytes over several links, the busbw it reaches on them "
+                                "with no latency; network cards c matter to the hierarchical algorithm (shared cards "
                                 "split their rate among the GPUs' shards) and to the multi-rail ring (one "
                                 "ring per card); every GPU reaches the network through one port, so an "
                                 "algorithm that drives several links at once (the torus both ways, square n = 9, "
@@ -719,7 +722,7 @@ def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw
                         n: int = 8) -> Calculator:
     """Two-way converter between algorithm and bus bandwidth."""
     controls = {
-        "value": text(value, "bandwidth", "e.g. 10 GB/s or 100 Gb/s"),
+        "value": text(value, calculators.RATE_ENTRY.label, "e.g. 10 GB/s or 100 Gb/s"),
         "direction": dropdown(list(cost.BANDWIDTH_DIRECTIONS), direction, "convert"),
         "op": dropdown([(k.replace("_", "-"), k) for k in cost.BUS_FACTORS], op, "collective"),
         "n": integer(n, 1, 4096, "ranks n"),

@@ -197,7 +197,7 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
     first = series[0]
     controls = {
         "collective": dropdown(list(table), first.label, "collective"),
-        "size": text(size, "message size", "e.g. 16 MiB"),
+        "size": text(size, predict.SIZE_ENTRY.label, "e.g. 16 MiB"),
         "n": integer(first.n, 2, 64, "ranks n"),
     }
     return make_calculator(compute, controls, title="The fitted model of this machine",

@@ -10,7 +10,9 @@ only the standard library: it must run in Pyodide, which has no numpy.
 >>> results, error
 ({'n squared': '9'}, None)
 >>> evaluate(lambda n: {}, {"n": -1.0}, ranges={"n": (0, None)})[2]
-'n must be >= 0, got -1.0'
+'n must be >= 0, got -1'
+>>> evaluate(lambda n: {}, {"n": 5000}, ranges={"n": (1, 4096)}, labels={"n": "ranks n"})[2]
+'ranks n must lie between 1 and 4096, got 5000'
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["results_table", "error_html", "check_range", "evaluate", "resolve", "run_spec"]
+from ..units import format_number
+
+__all__ = ["results_table", "error_html", "check_range", "relabel", "settle", "evaluate", "resolve", "run_spec",
+           "run_choices"]
 
 
 def results_table(results: Mapping[str, str], note: str = "") -> str:
@@ -42,22 +47,81 @@ def error_html(message: str) -> str:
 
 
 def check_range(name: str, value, lo=None, hi=None) -> None:
-    """Raise ValueError naming ``name`` when ``value`` is outside [lo, hi] (None: unbounded)."""
+    """Raise ValueError naming ``name`` (the control's label) when ``value`` is outside [lo, hi] (None: unbounded)."""
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        bounds = f">= {lo}" if hi is None else (f"<= {hi}" if lo is None else f">= {lo} and <= {hi}")
-        raise ValueError(f"{name} must be {bounds}, got {value}")
+        lo_text, hi_text = format_number(lo), format_number(hi)
+        bounds = (f"be >= {lo_text}" if hi is None else
+                  (f"be <= {hi_text}" if lo is None else f"lie between {lo_text} and {hi_text}"))
+        raise ValueError(f"{name} must {bounds}, got {format_number(value)}")
+
+
+def relabel(message: str, labels: Mapping[str, str]) -> str:
+    """A model's message that opens with a control's parameter name, opened with the label the reader sees.
+
+    >>> relabel("hosts must divide n = 16; got hosts = 3", {"hosts": "hosts h", "n": "GPUs n"})
+    'hosts h must divide n = 16; got hosts = 3'
+    >>> relabel("where: host must be in 0..7, got 9", {"where": "workers (host:count)"})
+    'workers (host:count): host must be in 0..7, got 9'
+    """
+    if any(label and message.startswith(label) for label in labels.values()):
+        return message
+    for name, label in labels.items():
+        if label and label != name and (message.startswith(name + " ") or message.startswith(name + ":")):
+            return label + message[len(name):]
+    return message
+
+
+def settle(choices: Callable[..., Mapping[str, Any]] | None, values: Mapping[str, Any],
+           options: Mapping[str, list]) -> tuple[dict[str, list], dict[str, Any]]:
+    """The options each dependent dropdown offers, and the values with any no longer offered replaced.
+
+    ``choices(**values)`` (a model-layer function of the calculator's controls)
+    returns, for each dropdown whose options depend on the others, the values
+    that work with them; ``options`` holds every dropdown's full list of values.
+    A value no longer offered becomes the first one offered, and the choices are
+    asked again until nothing changes.
+
+    >>> pick = lambda op, alg: {"alg": ["ring", "tree"] if op == "all" else ["tree"]}
+    >>> settle(pick, {"op": "one", "alg": "ring"}, {"alg": ["ring", "tree"]})
+    ({'alg': ['tree']}, {'op': 'one', 'alg': 'tree'})
+    """
+    values = dict(values)
+    if choices is None:
+        return {}, values
+    shown: dict[str, list] = {}
+    for _ in range(len(options) + 1):
+        allowed = choices(**values)
+        shown = {name: [v for v in options[name] if v in allowed[name]] for name in allowed}
+        changed = False
+        for name, offered in shown.items():
+            if not offered:
+                raise ValueError(f"no option of {name} works with the other choices")
+            if values[name] not in offered:
+                values[name] = offered[0]
+                changed = True
+        if not changed:
+            break
+    return shown, values
 
 
 def evaluate(compute: Callable[..., Mapping[str, Any]], values: Mapping[str, Any],
-             ranges: Mapping[str, Any] | None = None, note: str = "") -> tuple[str, dict, str | None]:
-    """Check the ranges, call ``compute(**values)``; return (HTML, results, error message or None)."""
+             ranges: Mapping[str, Any] | None = None, note: str = "",
+             labels: Mapping[str, str] | None = None) -> tuple[str, dict, str | None]:
+    """Check the ranges, call ``compute(**values)``; return (HTML, results, error message or None).
+
+    ``labels`` maps a control's name to what the reader sees it called: range
+    messages name it so, and a model's message that opens with the name is
+    opened with the label (:func:`relabel`).
+    """
+    labels = dict(labels or {})
     try:
         for name, bounds in (ranges or {}).items():
             if bounds is not None:
-                check_range(name, values[name], *bounds)
+                check_range(labels.get(name) or name, values[name], *bounds)
         results = dict(compute(**values))
     except ValueError as exc:
-        return error_html(str(exc)), {}, str(exc)
+        message = relabel(str(exc), labels)
+        return error_html(message), {}, message
     return results_table(results, note), results, None
 
 
@@ -102,8 +166,31 @@ def run_spec(spec_json: str, values_json: str) -> str:
     controls = spec["controls"]
     values = {c["name"]: _coerce(c, raw[c["name"]]) for c in controls}
     ranges = {c["name"]: c.get("range") for c in controls}
+    labels = {c["name"]: c.get("label", "") for c in controls}
     try:
         compute = resolve(spec["compute"], spec.get("keywords"))
-        return evaluate(compute, values, ranges, spec.get("note", ""))[0]
+        return evaluate(compute, values, ranges, spec.get("note", ""), labels)[0]
     except (TypeError, AttributeError) as exc:
         return error_html(f"{type(exc).__name__}: {exc}")
+
+
+def run_choices(spec_json: str, values_json: str) -> str:
+    """The website's entry point for dropdowns that depend on other controls (:func:`settle`).
+
+    Takes what :func:`run_spec` takes; returns JSON ``{"shown": {name: [indices
+    into the dropdown's full options]}, "values": {name: index}}`` for each
+    dependent dropdown: the options to offer and the one to select.
+    """
+    spec = json.loads(spec_json)
+    if not spec.get("choices"):
+        return json.dumps({"shown": {}, "values": {}})
+    raw = json.loads(values_json)
+    controls = spec["controls"]
+    values = {c["name"]: _coerce(c, raw[c["name"]]) for c in controls}
+    options = {c["name"]: c["options"] for c in controls if c["kind"] == "choice"}
+    try:
+        shown, settled = settle(resolve(spec["choices"], spec.get("keywords")), values, options)
+    except ValueError:
+        return json.dumps({"shown": {}, "values": {}})
+    return json.dumps({"shown": {name: [options[name].index(v) for v in offered] for name, offered in shown.items()},
+                       "values": {name: options[name].index(settled[name]) for name in shown}})

@@ -55,7 +55,7 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in cost.ALLREDUCE_ALGORITHMS], algorithm,
                               "algorithm"),
-        "memory_gbs": number(memory_gbs, "memory (GB/s)", minimum=0),
+        "memory_gbs": number(memory_gbs, step_calculators.MEMORY_ENTRY.label),
     }
     return make_calculator(step_calculators.allreduce_results, controls, title="One gradient all-reduce",
                            note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; "
@@ -76,8 +76,8 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
         "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
         "accelerator": dropdown([(f"{a.name} ({a.peak_flops / 1e12:g} {a.dtype} TFLOP/s)", k)
                                  for k, a in hardware.ACCELERATORS.items()], accelerator, "GPU"),
-        "utilization_pct": number(utilization_pct, "utilization (%)", minimum=1, maximum=100),
-        "tokens": number(tokens, "tokens per rank", minimum=1),
+        "utilization_pct": number(utilization_pct, step_calculators.UTILIZATION_ENTRY.label),
+        "tokens": number(tokens, step_calculators.TOKENS_ENTRY.label),
         "n": integer(n, 1, 4096, "ranks n"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),

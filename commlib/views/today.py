@@ -121,7 +121,7 @@ def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "al
     controls = {
         "machine_key": dropdown([(m.name, k) for k, m in tuning.MACHINES.items()], machine_key, "machine"),
         "collective": dropdown(list(tuning.COLLECTIVES), collective, "collective"),
-        "size": text(size, "message M", "64 MiB"),
+        "size": text(size, today_calculators.MESSAGE_ENTRY.label, "64 MiB"),
     }
     return make_calculator(today_calculators.chooser_results, controls, title="Which algorithm and protocol?",
                            note="A cost model in NCCL's form with round constants, not NCCL's tables. "

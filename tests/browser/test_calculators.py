@@ -31,7 +31,8 @@ window.gotwTest = {
   values: function (i) {
     var c = window.gotwCalculators[i], children = c.model.get("children"), out = {};
     c.spec.controls.forEach(function (k) {
-      out[k.name] = k.kind === "choice" ? children[k.index].get("index") : children[k.index].get("value");
+      var v = k.kind === "choice" ? children[k.index].get("index") : children[k.index].get("value");
+      out[k.name] = k.kind === "choice" && k.shown ? k.shown[v] : v;  // an index into the full options
     });
     return out;
   },
@@ -110,10 +111,10 @@ def _change(page, i, spec, control, bad=False):
     kind = control["kind"]
     if kind == "choice":
         select = root.locator("select")
-        current = page.evaluate("i => window.gotwTest.values(i)", i)[control["name"]]
-        n = len(control["options"])
+        current = select.evaluate("s => s.selectedIndex")
+        n = select.locator("option").count()   # a dependent dropdown offers a part of its options
         select.select_option(index=(current + 1) % n)
-        return f"{control['name']}: option {(current + 1) % n}"
+        return f"{control['name']}: option {(current + 1) % n} of {n}"
     if kind == "bool":
         root.locator("input[type=checkbox]").click()
         return f"{control['name']}: toggled"

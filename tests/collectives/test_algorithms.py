@@ -154,8 +154,8 @@ def test_cluster_calculator_model_imports_without_numpy():
 def test_cluster_results_names_bad_parameters():
     from commlib.collectives import calculators as cluster
 
-    for kwargs, word in (({"hosts": 3}, "hosts"), ({"target_percent": 100.0}, "target_percent"),
-                         ({"t_compute_ms": 0.0}, "t_compute_ms"), ({"nics_per_host": -1}, "nics_per_host"),
+    for kwargs, word in (({"hosts": 3}, "hosts"), ({"target_percent": 100.0}, r"efficiency goal \(%\)"),
+                         ({"t_compute_ms": 0.0}, r"compute \(ms/step\)"), ({"nics_per_host": -1}, "nics_per_host"),
                          ({"algorithm": "torus_both_ways", "n": 12, "hosts": 2}, "grid")):
         with pytest.raises(ValueError, match=word):
             cluster.cluster_results(**kwargs)

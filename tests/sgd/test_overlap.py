@@ -303,8 +303,8 @@ def test_overlap_results_match_the_timeline():
     assert all(isinstance(v, str) and v for v in r.values())
 
 
-@pytest.mark.parametrize("bad, name", [({"n": 1}, "n"), ({"n": 2000}, "n"), ({"bucket_mib": -1.0}, "bucket_mib"),
-                                       ({"tflops": 0.0}, "tflops"), ({"batch": 0}, "batch"),
+@pytest.mark.parametrize("bad, name", [({"n": 1}, "n"), ({"n": 2000}, "n"), ({"bucket_mib": -1.0}, r"bucket cap \(MiB\)"),
+                                       ({"tflops": 0.0}, "achieved TFLOP/s"), ({"batch": 0}, "batch"),
                                        ({"model": "lenet"}, "model"), ({"link": "carrier pigeon"}, "link")])
 def test_overlap_results_name_the_bad_parameter(bad, name):
     with pytest.raises(ValueError, match=name):

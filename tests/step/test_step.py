@@ -86,7 +86,7 @@ def test_allreduce_results_matches_the_cost_model():
     assert "time, reduction fused into the copy" not in out
     out = step_calculators.allreduce_results("resnet50", "fp32", 8, "nvlink2", "ring", 900)
     assert "time, reduction fused into the copy" in out
-    with pytest.raises(ValueError, match="memory_gbs"):
+    with pytest.raises(ValueError, match=r"memory \(GB/s\)"):
         step_calculators.allreduce_results(memory_gbs=-1)
     with pytest.raises(ValueError, match="unknown link"):
         step_calculators.allreduce_results(link="carrier_pigeon")
@@ -98,7 +98,7 @@ def test_step_results_flags_compute_bound_by_the_threshold():
                       .split()[0].replace(",", ""))
     assert step_calculators.step_results(tokens=int(threshold * 1.1), **base)["compute-bound?"] == "yes"
     assert step_calculators.step_results(tokens=int(threshold * 0.9), **base)["compute-bound?"] == "no"
-    with pytest.raises(ValueError, match="utilization_pct"):
+    with pytest.raises(ValueError, match=r"utilization \(%\)"):
         step_calculators.step_results(utilization_pct=0)
     with pytest.raises(ValueError, match="tokens"):
         step_calculators.step_results(tokens=0)
@@ -126,6 +126,6 @@ def test_reduction_shares_against_the_bounds():
 
 @pytest.mark.parametrize("pct", [0, -5, 100.5, 4000])
 def test_step_results_names_the_percent_range(pct):
-    with pytest.raises(ValueError, match=r"utilization_pct must .*100"):
+    with pytest.raises(ValueError, match=r"utilization \(%\) must .*100"):
         step_calculators.step_results(utilization_pct=pct)
     assert step_calculators.step_results(utilization_pct=100)["compute-bound?"] in ("yes", "no")

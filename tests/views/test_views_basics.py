@@ -43,7 +43,7 @@ def test_bad_input_shows_message_in_place():
     assert "unknown size unit" in calc.error
     assert "gotw-error" in calc.output.value and "Traceback" not in calc.output.value
     calc.set(size="64 MiB", n=0)
-    assert "n must be >= 1" in calc.error
+    assert "ranks must be >= 1" in calc.error
     calc.set(n=2)
     assert calc.error is None and calc.results["time"].endswith(" s")
 
@@ -75,7 +75,7 @@ def test_reduction_cost_from_memory_bandwidth():
     calc.set(memory_gbs=0)
     assert calc.results["reduction share of the time"] == "0.0 %"
     calc.set(memory_gbs=-5)
-    assert "memory_gbs must be >= 0" in calc.error
+    assert "memory (GB/s) must lie between 0.001" in calc.error
 
 
 def test_step_calculator_shows_the_model_function_and_reports_bad_input():
@@ -83,7 +83,7 @@ def test_step_calculator_shows_the_model_function_and_reports_bad_input():
     calc = basics.step_calculator()
     assert calc.error is None and calc.results == step.step_results()
     calc.set(utilization_pct=0)
-    assert "utilization_pct" in calc.error and "Traceback" not in calc.output.value
+    assert "utilization (%)" in calc.error and "Traceback" not in calc.output.value
     calc.set(utilization_pct=40, link="nvlink5")
     assert calc.error is None and calc.results["compute-bound?"] == "yes"
 

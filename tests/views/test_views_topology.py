@@ -136,7 +136,7 @@ def test_placement_calculator_shows_results_and_errors():
     assert calc.results["scheme"] == "hierarchical all-reduce"
     assert est.time > 0
     calc.set(where="host0:5")
-    assert calc.error == "where: placement puts 5 workers on host 0, which has 4 slots"
+    assert calc.error == "workers (host:count): placement puts 5 workers on host 0, which has 4 slots"
     calc.set(where="rack9")
     assert "host3:2" in calc.error
     calc.set(where="host3:4", mode="ps")

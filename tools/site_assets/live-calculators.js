@@ -82,7 +82,8 @@
           py.FS.mkdirTree(dir);
           py.FS.writeFile(root + path, sources[path]);
         });
-        py.runPython("import sys\nsys.path.insert(0, '" + root + "')\nfrom commlib.views.results import run_spec");
+        py.runPython("import sys\nsys.path.insert(0, '" + root + "')\n" +
+                     "from commlib.views.results import run_spec, run_choices");
         return py;
       });
     python.catch(function (err) { if (amd) { define.amd = amd; } console.warn("Python did not start:", err); });
@@ -96,14 +97,49 @@
   }
 
   function rawValue(model, control) {
-    return control.kind === "choice" ? model.get("index") : model.get("value");
+    if (control.kind !== "choice") { return model.get("value"); }
+    var index = model.get("index");
+    return control.shown ? control.shown[index] : index;
+  }
+
+  // Dropdowns whose options depend on the other controls (spec.choices, a commlib function):
+  // control.shown lists the indices into the control's full options that the dropdown offers now.
+  function readShown(spec, children) {
+    if (!spec.choices) { return; }
+    spec.controls.forEach(function (c) {
+      if (c.kind !== "choice") { return; }
+      var labels = children[c.index].get("_options_labels") || [];
+      c.shown = labels.map(function (label) { return c.labels.indexOf(label); });
+    });
+  }
+
+  function applyChoices(py, spec, children, values) {
+    // Narrow the dependent dropdowns as the kernel does (commlib.views.results.run_choices); returns
+    // the values with any option no longer offered replaced.
+    if (!spec.choices) { return values; }
+    var run = py.globals.get("run_choices");
+    var answer = JSON.parse(run(JSON.stringify(spec), JSON.stringify(values)));
+    run.destroy();
+    spec.controls.forEach(function (c) {
+      var shown = answer.shown[c.name];
+      if (!shown) { return; }
+      var model = children[c.index];
+      c.shown = shown;
+      model.set("_options_labels", shown.map(function (k) { return c.labels[k]; }));
+      model.set("index", shown.indexOf(answer.values[c.name]));
+      values[c.name] = answer.values[c.name];
+    });
+    return values;
   }
 
   function attachLive(spec, children, output) {
     var stored = output.get("value");
     var pending = 0;
     var shown = stored;
+    var applying = false;
+    readShown(spec, children);
     function recompute() {
+      if (applying) { return; }
       var ticket = ++pending;
       var values = {};
       spec.controls.forEach(function (c) { values[c.name] = rawValue(children[c.index], c); });
@@ -115,6 +151,8 @@
       startPython().then(function (py) {
         window.gotwPythonReady = true;
         if (ticket !== pending) { return; }
+        applying = true;
+        try { values = applyChoices(py, spec, children, values); } finally { applying = false; }
         var run = py.globals.get("run_spec");
         var html = run(JSON.stringify(spec), JSON.stringify(values));
         run.destroy();

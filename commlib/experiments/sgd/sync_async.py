@@ -16,6 +16,7 @@ import numpy as np
 from ... import hardware
 from ...sgd import scaling, training
 from ...sgd import simulate as sgd
+from ...sgd.calculators import STRAGGLER_ENTRY
 from ...units import check_count, check_positive
 from .summaries import RunEnd, protocol_label, tail_mean
 
@@ -712,6 +713,7 @@ def sgd_results(protocol: str = "k_async", workers: int = 8, k: int = 2, compute
     """
     if protocol not in sgd.PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(sgd.PROTOCOLS)}; got {protocol!r}")
+    slowdown = STRAGGLER_ENTRY.check(slowdown)
     timing, trained = sim_summary(protocol, workers, k, compute, slowdown, updates, seed, _calculator_problem(), 0.5,
                                   8, gradients=gradients, points=1)
     return {

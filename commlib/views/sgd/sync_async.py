@@ -20,6 +20,7 @@ from ...experiments.sgd.summaries import PROTOCOL_LABELS
 from ...experiments.sgd.summaries import protocol_label as _k_label
 from ...experiments.sgd.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves, sgd_results
 from ...sgd import simulate as sgd
+from ...sgd.calculators import STRAGGLER_ENTRY
 from ...units import check_count
 from ..animation import sweep_html, to_html
 from ..calculator import dropdown, integer, make_calculator, number
@@ -421,7 +422,7 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
             "workers": integer(workers, 1, 64, "learners P"),
             "k": integer(k, 1, 64, "K"),
             "compute": dropdown(_DISTS, compute, "compute-time law"),
-            "slowdown": number(slowdown, "straggler factor", minimum=1.0),
+            "slowdown": number(slowdown, STRAGGLER_ENTRY.label),
         },
         title="Synchronous or asynchronous?",
         note=f"Fully synchronous and asynchronous SGD ignore K. Straggler factor: one learner's compute times "

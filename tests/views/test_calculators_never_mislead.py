@@ -1,0 +1,156 @@
+"""Every calculator, driven through every dropdown combination and the edges of every slider and box.
+
+For each of the book's twelve calculators (``tests/calculator_cases.py``): every combination of its
+dropdowns and tick boxes (a seeded sample of 3,000 where there are more), then each slider at its
+ends and each free box given extreme, awkward and ambiguous entries, at the defaults and on a few
+dropdown combinations. After each change the calculator must show no inf, nan or "infx", no number
+with more digits than any physical quantity it shows, no share above 100 % (a ratio to what a link
+can carry included), and an error must name a control the reader can see. No option a dropdown
+offers may fail for every combination of the others, and the page's Python entry point
+(``run_spec``, ``run_choices``) must give exactly what the kernel shows.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from calculator_cases import calculators, choice_options, dropdown_states, edge_cases, problems, raw_values
+
+from commlib.views.results import run_choices, run_spec
+
+NAMES = list(calculators())
+
+
+@pytest.fixture(scope="module")
+def built():
+    return calculators()
+
+
+def _page_agrees(calc) -> str | None:
+    """None when the page's entry points, given what the page holds, show what the kernel shows."""
+    spec = calc._gotw_spec
+    raw = raw_values(calc)
+    if json.loads(spec).get("choices"):
+        settled = json.loads(run_choices(spec, json.dumps(raw)))["values"]
+        moved = {k: v for k, v in settled.items() if raw[k] != v}
+        if moved:
+            return f"the page would move {moved} where the kernel keeps {raw}"
+    if not json.loads(spec)["live"]:
+        return None
+    shown = run_spec(spec, json.dumps(raw))
+    return None if shown == calc.output.value else f"page {shown!r} != kernel {calc.output.value!r}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_dropdown_combination_works_and_shows_only_possible_numbers(built, name):
+    calc = built[name]
+    defaults = calc.values()
+    options = choice_options(calc)
+    seen, worked, bad = set(), set(), []
+    states = dropdown_states(calc)
+    for state in states:
+        calc.set(**state)
+        shown = {k: calc.controls[k].value for k in options}
+        seen.update(shown.items())
+        if calc.error is None:
+            worked.update(shown.items())
+        bad += [f"{state}: {p}" for p in problems(calc)]
+        disagreement = _page_agrees(calc)
+        if disagreement:
+            bad.append(f"{state}: {disagreement}")
+    calc.set(**defaults)
+    assert not bad, f"{name}: {len(bad)} problems, e.g. {bad[:5]}"
+    always_fails = sorted(seen - worked, key=str)
+    assert not always_fails, f"{name}: options offered that fail with every other choice: {always_fails}"
+    assert len(states) >= min(len(seen), 2)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_edges_of_every_slider_and_box_are_shown_or_refused_by_name(built, name):
+    calc = built[name]
+    defaults = calc.values()
+    rng = random.Random(1)
+    states = [{}] + rng.sample(dropdown_states(calc), min(4, len(dropdown_states(calc))))
+    bad = []
+    for state in states:
+        for case in edge_cases(calc):
+            calc.set(**defaults)
+            calc.set(**state)
+            calc.set(**case)
+            bad += [f"{state} {case}: {p}" for p in problems(calc)]
+            disagreement = _page_agrees(calc)
+            if disagreement:
+                bad.append(f"{state} {case}: {disagreement}")
+    calc.set(**defaults)
+    assert not bad, f"{name}: {len(bad)} problems, e.g. {bad[:5]}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dropdown_labels_are_unique(built, name):
+    """The page finds the options a dropdown offers by their labels."""
+    calc = built[name]
+    for control, pairs in calc.full_options.items():
+        labels = [label for label, _ in pairs]
+        assert len(labels) == len(set(labels)), f"{name}: {control} repeats a label"
+
+
+def test_the_primitive_calculator_offers_each_collective_its_own_algorithms(built):
+    from commlib.collectives import calculators as model
+
+    calc = built["ch01 primitive"]
+    for primitive, op in model.PRIMITIVE_OPS.items():
+        calc.set(primitive=primitive)
+        offered = [v for _, v in calc.controls["algorithm"].options]
+        assert sorted(offered) == sorted(model.PRIMITIVE_ALGORITHMS[op])
+        for algorithm in offered:
+            assert calc.set(algorithm=algorithm).error is None, (primitive, algorithm, calc.error)
+    calc.set(primitive="all-gather", algorithm="ring")
+
+
+@pytest.mark.parametrize("name, control, entry, words", [
+    ("ch02 converter", "value", "1,5 GB/s", "comma is ambiguous"),
+    ("ch01 primitive", "size", "1,5 MB", "comma is ambiguous"),
+    ("ch07 chooser", "size", "1,000 MB", "comma is ambiguous"),
+    ("ch06 placement", "where", "host3:2, host3:2", "names host 3 twice"),
+    ("ch01 primitive", "size", "1e18 PiB", "between 0 B and 1 PB"),
+    ("ch02 converter", "value", "1e-300 GB/s", "between 1 MB/s and 100 TB/s"),
+])
+def test_misread_entries_are_refused_with_a_message(built, name, control, entry, words):
+    calc = built[name]
+    default = calc.values()[control]
+    calc.set(**{control: entry})
+    try:
+        assert calc.error is not None and words in calc.error, calc.error
+        assert calc.error.startswith(calc.controls[control].description), calc.error
+    finally:
+        calc.set(**{control: default})
+
+
+@pytest.mark.parametrize("name, control, value, words", [
+    ("ch00 all-reduce", "memory_gbs", 5e-324, "memory (GB/s) must lie between 0.001 and 100000 GB/s"),
+    ("ch05 overlap", "tflops", 1e308, "achieved TFLOP/s must lie between 0.001 and 10000 TFLOP/s"),
+    ("ch05 overlap", "bucket_mib", -1.0, "bucket cap (MiB) must lie between 0 and 100000 MiB, got -1 MiB"),
+    ("ch04 sgd", "slowdown", 1e308, "straggler factor must lie between 1 and 100, got 1e+308"),
+    ("ch02 cluster", "t_compute_ms", 0.0, "compute (ms/step) must lie between 0.001 and 1000000 ms"),
+])
+def test_errors_name_the_control_in_its_units(built, name, control, value, words):
+    calc = built[name]
+    default = calc.values()[control]
+    calc.set(**{control: value})
+    try:
+        assert calc.error is not None and calc.error.startswith(words), calc.error
+    finally:
+        calc.set(**{control: default})
+
+
+def test_one_worker_or_rank_says_there_is_nothing_to_compare(built):
+    ps = built["ch03 parameter server"]
+    ps.set(n=1)
+    assert ps.results["faster"].startswith("nothing to compare")
+    ps.set(n=8)
+    placement = built["ch06 placement"]
+    placement.set(where="host0:1")
+    assert placement.results["scheme"].startswith("none: one worker")
+    placement.set(where="host3:2, host1:2")
