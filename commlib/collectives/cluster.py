@@ -221,6 +221,15 @@ def cluster_allreduce(
     t_compute = check_positive("t_compute", t_compute)
     target_efficiency = check_fraction("target_efficiency", target_efficiency)
 
+    record = algorithms.allreduce_algorithm(algorithm)
+    g = n // hosts if hosts and n % hosts == 0 else 1
+    if (hosts > 1 and nics_per_host is not None and nics_per_host < g and "hosts" not in record.params
+            and record.flows_per_host != 1):
+        raise ValueError(f"network cards c: with {nics_per_host} card(s) shared by a host's {g} GPUs, several of a "
+                         f"step's flows of the {record.label} leave a host through them at once, which this "
+                         f"calculator does not model; choose one card per GPU, or the ring, the multi-rail ring "
+                         f"or the hierarchical all-reduce, which model shared cards")
+
     def seconds(intra_b: float, inter_b: float) -> float:
         return allreduce_seconds(algorithm, nbytes, n, intra_b, intra.latency, hosts=hosts,
                                  inter_bandwidth=inter_b, inter_latency=inter.latency,

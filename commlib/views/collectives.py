@@ -705,17 +705,16 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
         "target_percent": number(target_percent, calculators.TARGET_ENTRY.label),
     }
     return make_calculator(calculators.cluster_results, controls, title="Your cluster: one gradient all-reduce",
-                           note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; algbw = M/t and "
-                                "busbw = algbw x 2(n-1)/n as nccl-tests defines them; flat algorithms, the "
-                                "pipelined trees (best number of chunks q) and the torus run at the slowest "
-                                "link they use; what its links carry per GPU is that link, or, for an algorithm "
-                                "that spreads a GPU's bytes over several links, the busbw it reaches on them "
-                                "with no latency; network cards c matter to the hierarchical algorithm (shared cards "
-                                "split their rate among the GPUs' shards) and to the multi-rail ring (one "
-                                "ring per card); every GPU reaches the network through one port, so an "
-                                "algorithm that drives several links at once (the torus both ways, square n = 9, "
-                                "16, 25, ...) shares it: the messages of a step go one after the other (one "
-                                "start-up per step); no overlap of compute and communication.")
+                           note=("Network: hosts of g GPUs on the intra-host link, their network cards c on a "
+                                 "switch; every GPU reaches the network through one port. Bandwidth per direction; 1 MB = 10^6 B, "
+                                 "1 MiB = 2^20 B; algbw = M/t, busbw = algbw x 2(n-1)/n (nccl-tests). "
+                                 "Algorithms: the hierarchical one runs each phase on its own link and shares the "
+                                 "cards among a host's shards; the multi-rail ring runs one ring per card; the "
+                                 "others run every step at the slowest link they use (an upper bound) and, but for "
+                                 "the ring, only with one card per GPU; the pipelined trees take their best chunk "
+                                 "count q. The torus both ways (square n) drives four links at once: through one "
+                                 "port its messages of a step go one after the other, so here it takes what the "
+                                 "one-way torus takes. Not modelled: overlap of compute and communication."))
 
 
 def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw", op: str = "all_reduce",

@@ -95,8 +95,10 @@ out = {
     "correct": all(np.array_equal(r, sum(arrays)) for r in res),
     "own_links": cost.allreduce_time(1e8, 8, link.bandwidth, 0.0, "two_way_ring")
                  / cost.allreduce_time(1e8, 8, link.bandwidth, 0.0, "ring"),
-    "one_port": compare.allreduce_seconds("two_way_ring", 1e8, 8, link.bandwidth, 0.0, links_per_rank=1)
-                / compare.allreduce_seconds("ring", 1e8, 8, link.bandwidth, 0.0),
+    "one_port": [compare.allreduce_seconds("two_way_ring", 1e8, n, link.bandwidth, 0.0, links_per_rank=1)
+                 / compare.allreduce_seconds("ring", 1e8, n, link.bandwidth, 0.0) for n in (2, 3, 8)],
+    "own_links_2": cost.allreduce_time(1e8, 2, link.bandwidth, 0.0, "two_way_ring")
+                   / cost.allreduce_time(1e8, 2, link.bandwidth, 0.0, "ring"),
     "calculator": calculators.cluster_results("resnet50", "fp16", 8, 8, "eth_100g", "eth_100g", "two_way_ring", 100, 90),
     "ring": calculators.cluster_results("resnet50", "fp16", 8, 8, "eth_100g", "eth_100g", "ring", 100, 90),
     "table": "two rings, both ways (two links per rank)" in views.coefficients_table(16).data,
@@ -114,6 +116,7 @@ def test_it_is_found_everywhere_with_correct_times(copy_with_recipe):
     assert r["registry"] and r["correct"] and r["cluster_option"] and r["table"]
     assert not r["flat"] and not r["figure"]        # it needs two links per rank: not a one-port rival
     assert r["own_links"] == pytest.approx(0.5)     # on its own links: half the ring's bandwidth term
-    assert r["one_port"] == pytest.approx(1.0)      # behind a switch: the two halves share the port
+    assert r["one_port"] == pytest.approx([1.0, 1.0, 1.0])   # behind a switch: the two halves share the port
+    assert r["own_links_2"] == pytest.approx(1.0)   # two ranks have one neighbour: one link, the ring's time
     assert r["calculator"]["time of one all-reduce"] == r["ring"]["time of one all-reduce"]
     assert float(r["calculator"]["busbw / what its links carry"].split()[0]) <= 100.0

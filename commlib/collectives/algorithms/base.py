@@ -103,6 +103,9 @@ class Algorithm:
     * ``fast``: optional ``fast(trace, rows, op) -> reduced vector``, the same arithmetic as
       ``schedule`` in the same order, without per-step buffers (the ring's); the simulation uses
       it when no step-by-step record is asked for;
+    * ``flows_per_host``: with the ranks placed host by host, how many of a step's flows leave one host
+      through its network cards (1 for the ring); None where the closed form does not say, so a
+      time on hosts whose GPUs share fewer cards than they are is not given;
     * ``most_sent``: optional ``most_sent(nbytes, n)``, the most bytes any one rank sends in all, where
       a closed form exists (NaN for an n it does not cover);
     * ``source``: where the algorithm and its cost come from.
@@ -122,6 +125,7 @@ class Algorithm:
     links_per_rank: int = 1
     fast: Callable[..., object] | None = None
     most_sent: Callable[[float, int], float] | None = None
+    flows_per_host: int | None = None
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -155,8 +159,9 @@ class Algorithm:
         reduced do not change).
         """
         terms = self.terms(nbytes, n, **self.checked(n, **params))
-        if links_per_rank is None or links_per_rank >= self.links_per_rank:
+        used = min(self.links_per_rank, max(n - 1, 1))   # a rank has at most n - 1 neighbours to drive links to
+        if links_per_rank is None or links_per_rank >= used:
             return terms
         if not isinstance(links_per_rank, int) or links_per_rank < 1:
             raise ValueError(f"links_per_rank must be a whole number >= 1; got {links_per_rank!r}")
-        return CostTerms(terms.steps, terms.bytes * self.links_per_rank / links_per_rank, terms.reduced)
+        return CostTerms(terms.steps, terms.bytes * used / links_per_rank, terms.reduced)
