@@ -4,8 +4,8 @@
 #   make lab       open the chapters in JupyterLab
 #   make student   write the notebooks without solutions into _build/student
 #   make assignments  a graded otter-grader assignment per chapter into _build/assignments
-#   make test      every test: lint, unit, doctest, notebooks (nbval), strict build + site checks, browser,
-#                  front ends (JupyterLab, a fresh install as on Colab)
+#   make test      every test: lint, unit, doctest, notebooks (nbval, then again as on other processors),
+#                  strict build + site checks, browser (axe included), front ends (JupyterLab, Colab path)
 #   make bench     calculators (kernel and page recompute times), simulators, build times
 # Each creates .venv from requirements.txt first if it is missing; the website
 # also needs node/npm (MathJax and the widget manager are vendored from npm)
@@ -24,8 +24,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# One BLAS thread: how OpenBLAS splits a product over threads changes its last bits.
+export OPENBLAS_NUM_THREADS := 1
 
-.PHONY: how-we-know help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert assignments
+.PHONY: how-we-know help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert assignments fp-check
 
 help:
 	@sed -n '1,12p' Makefile
@@ -73,7 +75,7 @@ book: $(STAMP) $(VENDOR_STAMP) teachers how-we-know
 	@echo "or run 'make serve' and visit http://127.0.0.1:8000"
 
 test: $(STAMP)
-	@set -e; for part in lint unit notebooks build-check browser frontends; do \
+	@set -e; for part in lint unit notebooks fp-check build-check browser frontends; do \
 	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$part; \
 	  echo "== make $$part: $$(( $$(date +%s) - start )) s"; \
@@ -85,11 +87,16 @@ lint: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests commlib tools/student_copy.py tools/site_pages.py tools/execute_notebooks.py \
-	  tools/inline_values.py tools/live_calculators.py --doctest-modules \
+	  tools/inline_values.py tools/live_calculators.py tools/accessibility.py --doctest-modules \
 	  --ignore=tests/build --ignore=tests/browser --ignore=tests/frontends
 
 notebooks: $(STAMP)
 	$(BIN)/pytest -q --nbval chapters --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider
+
+# The same comparison under other floating-point environments (OpenBLAS forced to another core,
+# numpy's SIMD narrowed): a stored output or a quoted number must not depend on the processor.
+fp-check: $(STAMP)
+	$(PY) tools/fp_check.py
 
 build-check: $(STAMP) $(VENDOR_STAMP) teachers how-we-know
 	$(BIN)/jupyter-book build . --builder html -W -n --keep-going
@@ -97,8 +104,9 @@ build-check: $(STAMP) $(VENDOR_STAMP) teachers how-we-know
 
 # Chromium over the built site: every page offline, math, widgets, animations,
 # search, screenshots (light and dark) in _build/screenshots; the live
-# calculators recomputing in the page (Pyodide) exactly as commlib does.
-browser: $(STAMP) $(CHROMIUM)
+# calculators recomputing in the page (Pyodide) exactly as commlib does; axe-core
+# (npm, test-only: read from node_modules, never copied into the site) on every page.
+browser: $(STAMP) $(CHROMIUM) $(NODE_STAMP)
 	@test -f _build/html/index.html || $(MAKE) --no-print-directory book
 	$(BIN)/pytest -q tests/browser
 

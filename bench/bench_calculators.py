@@ -3,12 +3,15 @@
 Kernel: every public ``*_calculator`` / ``*_converter`` function of the view
 modules is called with its defaults; the median time of a recompute
 (``Calculator.refresh``: the model function, the range checks and the
-results HTML) over a few runs. Page: when the site is built (_build/html)
-and Debian's chromium is there, each page with a live calculator is opened,
-Python (Pyodide) is loaded once, and the median time from a control change
-to the new results shown in the page (measured by the page itself,
-``window.gotwLastRecompute``) over a few changes. Targets: 50 ms in the
-kernel, 100 ms in the page.
+results HTML) over a few runs. Page: when the site is built (_build/html) and Debian's
+chromium is there, each page with a live calculator is opened and its first
+live calculator scrolled into view (which starts Python, Pyodide, in the
+background); after a pause of a few seconds, as a reader would spend on the
+page, the time from the first change of a control to the new results
+(measured by the page itself, ``window.gotwLastRecompute``), then the median
+over a few later changes of each live calculator. Targets: 50 ms in the
+kernel; in the page 300 ms for the first change after the pause and 100 ms
+for later ones.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-KERNEL_TARGET_MS, PAGE_TARGET_MS = 50.0, 100.0
+KERNEL_TARGET_MS, PAGE_TARGET_MS, FIRST_TARGET_MS = 50.0, 100.0, 300.0
+PAUSE_MS = 4_000
 RUNS = 7
 
 
@@ -59,64 +63,78 @@ def kernel_ms(calc) -> float:
     return statistics.median(times)
 
 
-def page_ms(site: Path = ROOT / "_build" / "html") -> dict[str, float]:
-    """Title -> median recompute time in the page, for the live calculators of the built site."""
+def _change(page, i: int, control: dict) -> dict:
+    """Pick the next option of dropdown ``control`` of calculator ``i``; return the page's timing of it."""
+    page.evaluate("([i, n, size]) => { window.gotwLastRecompute = null; "
+                  "var m = window.gotwCalculators[i].model.get('children')[n]; m.set('index', (m.get('index') + 1) % size); }",
+                  [i, control["index"], len(control["options"])])
+    page.wait_for_function("() => window.gotwLastRecompute", timeout=180_000, polling=20)
+    return page.evaluate("window.gotwLastRecompute")
+
+
+def page_ms(site: Path = ROOT / "_build" / "html") -> tuple[dict[str, float], dict[str, float]]:
+    """(title -> median later recompute time, title -> first change after the pause) in the built site's pages."""
     sys.path.insert(0, str(ROOT / "tests" / "browser"))
     try:
         from browser_support import CHROMIUM, CHROMIUM_ARGS
         from playwright.sync_api import sync_playwright
     except ImportError:
-        return {}
+        return {}, {}
     if not (site / "index.html").is_file() or not Path(CHROMIUM).exists():
-        return {}
-    out: dict[str, float] = {}
+        return {}, {}
+    later: dict[str, float] = {}
+    first: dict[str, float] = {}
     pages = [p for p in sorted(site.glob("chapters/*.html")) if "_gotw_spec" in p.read_text(errors="ignore")]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         for path in pages:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(path.resolve().as_uri(), wait_until="load")
             page.wait_for_function("() => Array.isArray(window.gotwCalculators) && window.gotwCalculators.length > 0",
                                    timeout=60_000)
-            page.wait_for_timeout(500)
             specs = page.evaluate("window.gotwCalculators.map(c => c.spec)")
-            for i, spec in enumerate(specs):
-                if not spec["live"]:
-                    continue
-                control = next((c for c in spec["controls"] if c["kind"] == "choice"), None)
-                if control is None:
-                    continue
-                times = []
-                start = page.evaluate("([i, n]) => window.gotwCalculators[i].model.get('children')[n].get('index')",
-                                      [i, control["index"]])
-                for k in range(RUNS + 1):   # each change picks another option than the one shown
-                    page.evaluate("([i, n, v]) => { window.gotwLastRecompute = null; "
-                                  "window.gotwCalculators[i].model.get('children')[n].set('index', v); }",
-                                  [i, control["index"], (start + k + 1) % len(control["options"])])
-                    page.wait_for_function("() => window.gotwLastRecompute", timeout=180_000, polling=20)
-                    if k:  # the first change also loads Python
-                        times.append(page.evaluate("window.gotwLastRecompute.ms"))
-                out[spec.get("title") or f"{path.stem} #{i}"] = statistics.median(times)
+            live = [(i, spec, next((c for c in spec["controls"] if c["kind"] == "choice"), None))
+                    for i, spec in enumerate(specs) if spec["live"]]
+            live = [x for x in live if x[2] is not None]
+            if not live:
+                page.close()
+                continue
+            i, spec, _ = live[0]
+            page.wait_for_function("([i, n]) => Object.keys(window.gotwCalculators[i].model.get('children')[n].views)"
+                                   ".length > 0", arg=[i, spec["output"]], timeout=60_000)
+            page.evaluate("""async ([i, n]) => {
+                var views = await Promise.all(Object.values(window.gotwCalculators[i].model.get('children')[n].views));
+                views[0].el.scrollIntoView(); }""", [i, spec["output"]])
+            page.wait_for_timeout(PAUSE_MS)
+            for k, (i, spec, control) in enumerate(live):
+                title = spec.get("title") or f"{path.stem} #{i}"
+                done = _change(page, i, control)
+                if k == 0:
+                    first[title] = done["ms"]
+                later[title] = statistics.median(_change(page, i, control)["ms"] for _ in range(RUNS))
             page.close()
         browser.close()
-    return out
+    return later, first
 
 
 def main():
-    in_page = page_ms()
+    in_page, first_change = page_ms()
     rows = []
     for name, calc in calculators():
         spec = json.loads(calc._gotw_spec)
         k = kernel_ms(calc)
         title = spec.get("title") or name
         p = in_page.get(title)
+        f = first_change.get(title)
         rows.append({
             "calculator": f"{title} ({name})",
             "website": "live" if spec["live"] else f"kernel only: {spec['why']}",
             "kernel median (ms)": f"{k:.1f}",
             "kernel <= 50 ms": "yes" if k <= KERNEL_TARGET_MS else "no",
-            "page median (ms)": "-" if p is None else f"{p:.1f}",
-            "page <= 100 ms": "-" if p is None else ("yes" if p <= PAGE_TARGET_MS else "no"),
+            "page first change after a pause (ms)": "-" if f is None else f"{f:.1f}",
+            "first <= 300 ms": "-" if f is None else ("yes" if f <= FIRST_TARGET_MS else "no"),
+            "page later median (ms)": "-" if p is None else f"{p:.1f}",
+            "later <= 100 ms": "-" if p is None else ("yes" if p <= PAGE_TARGET_MS else "no"),
         })
     return rows
 

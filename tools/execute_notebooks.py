@@ -102,6 +102,7 @@ def execute(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     os.environ.setdefault("PYTHONHASHSEED", "0")
     os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # as `make` runs everything: see the Makefile
     client = InlineExpressionClient(
         nb,
         kernel_name="python3",

@@ -143,9 +143,9 @@ SITE_ASSETS = Path(__file__).resolve().parent / "site_assets"
 
 
 def copy_site_assets(dest: Path) -> list[Path]:
-    """Copy ``tools/site_assets/*.js`` into ``dest/lib``."""
+    """Copy ``tools/site_assets/*.js`` and ``*.css`` into ``dest/lib``."""
     written = []
-    for src in sorted(SITE_ASSETS.glob("*.js")):
+    for src in sorted([*SITE_ASSETS.glob("*.js"), *SITE_ASSETS.glob("*.css")]):
         target = dest / "lib" / src.name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)

@@ -1,20 +1,31 @@
-"""What chapter 5's overlap calculator computes: the bucketed all-reduce overlapped with backprop.
+"""What the calculators of chapters 4 and 5 compute: an SGD protocol's timing and training, and the
+bucketed all-reduce overlapped with backprop.
 
-Returns label -> text with units; numpy-free, so the page runs it too.
+Each returns label -> text with units; numpy-free, so the page runs it too (the SGD protocols in plain
+Python: :mod:`commlib.sgd.calculator_model`).
 """
 
 from __future__ import annotations
 
 from .. import hardware
 from ..units import Entry, check_count, format_time
+from .calculator_model import sgd_calculator_results
 from .overlap import LAYER_MODELS, overlap_timeline, step_compute_time
 
-__all__ = ["overlap_results", "BUCKET_ENTRY", "TFLOPS_ENTRY", "STRAGGLER_ENTRY"]
+__all__ = ["sgd_results", "overlap_results", "BUCKET_ENTRY", "TFLOPS_ENTRY", "STRAGGLER_ENTRY"]
 
 #: The free entries of chapters 4 and 5's calculators: what each control is called and its physical range.
 BUCKET_ENTRY = Entry("bucket cap (MiB)", "MiB", 0, 100_000)
 TFLOPS_ENTRY = Entry("achieved TFLOP/s", "TFLOP/s", 0.001, 10_000)
 STRAGGLER_ENTRY = Entry("straggler factor", "", 1, 100)
+
+
+def sgd_results(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
+                slowdown: float = 1.0, updates: int = 600, gradients: int = 160, seed: int = 0) -> dict[str, str]:
+    """Chapter 4's calculator: :func:`commlib.sgd.calculator_model.sgd_calculator_results`, the straggler
+    factor checked against its range first."""
+    return sgd_calculator_results(protocol, workers, k, compute, STRAGGLER_ENTRY.check(slowdown), updates,
+                                  gradients, seed)
 
 
 def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g", bucket_mib: float = 25.0,

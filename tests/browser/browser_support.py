@@ -34,6 +34,11 @@ CHROMIUM_ARGS = [
 PAGES = toc_pages()
 TIMEOUT_MS = 30_000
 JS = (Path(__file__).parent / "probes.js").read_text()
+#: axe-core, the accessibility engine (npm, pinned in package.json's devDependencies; read from node_modules,
+#: injected into the visited page by the test, never part of the site).
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: Impacts a page must not have any violation of.
+AXE_BLOCKING = ("serious", "critical")
 
 
 @dataclass
@@ -48,6 +53,7 @@ class Visit:
     probe: dict = field(default_factory=dict)
     players: list[dict] = field(default_factory=list)
     screenshot: Path | None = None
+    axe: list[dict] = field(default_factory=list)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -98,6 +104,25 @@ def settle(page) -> dict:
     page.evaluate(JS)  # defines window.gotwProbe
     page.wait_for_function("() => window.gotwProbe.ready()", polling=100)
     return page.evaluate("window.gotwProbe.measure()")
+
+
+def axe_pinned_version() -> str:
+    """The axe-core version package.json pins (devDependencies)."""
+    import json
+
+    return json.loads((ROOT / "package.json").read_text())["devDependencies"]["axe-core"]
+
+
+def run_axe(page) -> list[dict]:
+    """axe-core's violations on the page as it is now: rule id, impact, help and the elements (selectors)."""
+    if not AXE.is_file():
+        raise FileNotFoundError(f"{AXE} is missing: run `npm ci` (make browser does)")
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate("""async () => {
+      const r = await window.axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help,
+                                      nodes: v.nodes.map(n => n.target.join(" ")) }));
+    }""")
 
 
 def exercise_players(page) -> list[dict]:

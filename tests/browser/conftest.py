@@ -23,6 +23,7 @@ from browser_support import (  # noqa: E402
     exercise_players,
     html_path,
     open_page,
+    run_axe,
     settle,
 )
 
@@ -64,6 +65,7 @@ def visit(browser, site_url):
             context, page = open_page(browser, site_url, site_url + html_path(docname), mode, record)
             try:
                 record.probe = settle(page)
+                record.axe = run_axe(page)
                 shot = SHOTS / mode / (docname.replace("/", "__") + ".png")
                 shot.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(shot), full_page=True)

@@ -96,3 +96,23 @@ def test_widget_page_works_from_disk(browser):
     assert all(v["rendered"] and not v["missing"] for v in probe["views"]), probe["views"]
     assert probe["mathRendered"] == probe["math"]
 
+
+
+def test_axe_is_the_pinned_version():
+    import json
+
+    from browser_support import AXE, axe_pinned_version
+
+    installed = json.loads((AXE.parent / "package.json").read_text())["version"]
+    assert installed == axe_pinned_version(), f"axe-core {installed} installed, {axe_pinned_version()} pinned: npm ci"
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("page", PAGES)
+def test_no_serious_accessibility_violation(visit, page, mode):
+    """axe-core on the rendered page (widgets, math and calculators included): nothing serious or critical."""
+    from browser_support import AXE_BLOCKING
+
+    bad = [v for v in visit(page, mode).axe if v["impact"] in AXE_BLOCKING]
+    assert not bad, f"{page} ({mode}): " + "; ".join(
+        f"{v['id']} ({v['impact']}: {v['help']}) at {', '.join(v['nodes'][:4])}" for v in bad)

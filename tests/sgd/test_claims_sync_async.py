@@ -11,6 +11,7 @@ import math
 import pytest
 
 from commlib.experiments.sgd import sync_async
+from commlib.sgd import calculators as sgd_calculators
 from commlib.sgd import simulate as sgd
 from commlib.sgd import training
 
@@ -157,7 +158,7 @@ def test_warm_up_helps_where_the_rule_breaks_other_seeds(seed):
 # ------------------------------------------------------------------ the calculator's computation
 
 def test_sgd_results_reports_async_staleness_and_time():
-    r = sync_async.sgd_results("async", workers=4, k=1)
+    r = sgd_calculators.sgd_results("async", workers=4, k=1)
     assert float(r["mean staleness"].split()[0]) == pytest.approx(3.0, abs=0.5)
     assert float(r["mean time per update"].split()[0]) == pytest.approx(0.25, rel=0.3)
     assert math.isfinite(float(r["training loss after the run"].split()[0]))
@@ -167,4 +168,4 @@ def test_sgd_results_reports_async_staleness_and_time():
                                        ({"slowdown": 0.5}, "straggler"), ({"compute": "foo"}, "distribution")])
 def test_sgd_results_names_the_bad_parameter(bad, name):
     with pytest.raises(ValueError, match=name):
-        sync_async.sgd_results(**bad)
+        sgd_calculators.sgd_results(**bad)

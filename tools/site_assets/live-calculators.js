@@ -8,11 +8,15 @@
  * the "module:function" that computes it, its controls (name, kind, position,
  * range, dropdown values) and whether that function runs without numpy.
  *
- * - live: on the first change of any control, Pyodide loads (a visible
- *   "loading" line), the commlib modules the site ships (gotw-commlib.js, built
- *   with the book) are written into its file system, and from then on every
- *   change calls commlib.views.results.run_spec, whose HTML replaces the results:
- *   the same text, and the same error message, as in a kernel.
+ * - live: when a live calculator first comes into view (or at the first change
+ *   of a control, whichever is first), Pyodide loads in the background (a quiet
+ *   "preparing" line), the commlib modules the site ships (gotw-commlib.js, built
+ *   with the book) are written into its file system, and each live calculator of
+ *   the page is computed once, unseen, so that its modules and caches are warm.
+ *   From then on every change calls commlib.views.results.run_spec, whose HTML
+ *   replaces the results: the same text, and the same error message, as in a
+ *   kernel. The results area is a polite live region (aria-live), so a screen
+ *   reader announces the new results; sliders get their label as accessible name.
  * - not live (simulations that need numpy, or a computation that is not a
  *   module-level function): the controls are disabled and a line says the
  *   calculator needs a live kernel, and why; the results shown are those stored.
@@ -132,31 +136,104 @@
     return values;
   }
 
-  function attachLive(spec, children, output) {
+  function valuesOf(spec, children) {
+    var values = {};
+    spec.controls.forEach(function (c) { values[c.name] = rawValue(children[c.index], c); });
+    return values;
+  }
+
+  // Every live calculator of the page: {spec, children, output, state} (state.shown: the results on screen).
+  var live = [];
+
+  function warm(py) {
+    // Compute each live calculator once, unseen: its modules are imported and its caches filled.
+    var run = py.globals.get("run_spec");
+    try {
+      live.forEach(function (c) {
+        try { run(JSON.stringify(c.spec), JSON.stringify(valuesOf(c.spec, c.children))); } catch (e) { /* shown on use */ }
+      });
+    } finally { run.destroy(); }
+  }
+
+  var PREPARING = "Preparing the calculators of this page…";
+  var prepared = null;
+  function prepare() {
+    // Load Python in the background (a quiet line on each live calculator while it loads).
+    if (prepared) { return prepared; }
+    live.forEach(function (c) {
+      if (!window.gotwPythonReady) { c.output.set("value", banner(PREPARING, "gotw-preparing") + c.state.shown); }
+    });
+    prepared = startPython().then(function (py) {
+      warm(py);
+      window.gotwPythonReady = true;
+      window.gotwPreparedBy = window.gotwPreparedBy || "view";
+      live.forEach(function (c) {
+        if (c.output.get("value").indexOf("gotw-preparing") >= 0) { c.output.set("value", c.state.shown); }
+      });
+      return py;
+    });
+    prepared.catch(function () { /* reported by the first change */ });
+    return prepared;
+  }
+
+  function whenRendered(model, then) {
+    // The views of a model are created after its state is set: wait for the first, then hand over its element.
+    var tries = 0;
+    (function poll() {
+      var views = model.views ? Object.values(model.views) : [];
+      if (views.length) {
+        views[0].then(function (view) { then(view.el); });
+      } else if (++tries < 600) {
+        setTimeout(poll, 100);
+      }
+    })();
+  }
+
+  var watcher = null;
+  function watchInView(el) {
+    if (!window.IntersectionObserver) { prepare(); return; }
+    if (!watcher) {
+      watcher = new IntersectionObserver(function (entries) {
+        if (entries.some(function (e) { return e.isIntersecting; })) {
+          watcher.disconnect();
+          prepare();
+        }
+      }, { rootMargin: "200px 0px" });
+    }
+    watcher.observe(el);
+  }
+
+  function attachLive(spec, children, output, model) {
     var stored = output.get("value");
     var pending = 0;
-    var shown = stored;
     var applying = false;
     readShown(spec, children);
+    var state = { shown: stored };
+    live.push({ spec: spec, children: children, output: output, state: state });
+    whenRendered(model, watchInView);
+    whenRendered(output, function (el) {
+      el.setAttribute("aria-live", "polite");
+      el.setAttribute("aria-atomic", "true");
+    });
     function recompute() {
       if (applying) { return; }
       var ticket = ++pending;
-      var values = {};
-      spec.controls.forEach(function (c) { values[c.name] = rawValue(children[c.index], c); });
+      var values = valuesOf(spec, children);
       var started = performance.now();
       var loading = !window.gotwPythonReady;
+      if (loading) { window.gotwPreparedBy = window.gotwPreparedBy || "change"; }
+      var ready = prepare();   // (the first call puts the quiet "preparing" line on every live calculator)
       if (loading) {
-        output.set("value", banner("Loading Python in this page (first time only)…", "gotw-loading") + shown);
+        output.set("value", banner("Loading Python in this page (first time only)…", "gotw-loading") + state.shown);
       }
-      startPython().then(function (py) {
-        window.gotwPythonReady = true;
+      ready.then(function (py) {
         if (ticket !== pending) { return; }
         applying = true;
         try { values = applyChoices(py, spec, children, values); } finally { applying = false; }
         var run = py.globals.get("run_spec");
         var html = run(JSON.stringify(spec), JSON.stringify(values));
         run.destroy();
-        shown = html;
+        state.shown = html;
         output.set("value", html);
         window.gotwLastRecompute = { ms: performance.now() - started, loading: loading };
       }, function () {
@@ -186,7 +263,7 @@
       var children = model.get("children") || [];
       var output = children[spec.output];
       if (!output) { return; }
-      if (spec.live) { attachLive(spec, children, output); } else { attachKernelOnly(spec, children, output); }
+      if (spec.live) { attachLive(spec, children, output, model); } else { attachKernelOnly(spec, children, output); }
       window.gotwCalculators.push({ spec: spec, model: model });
     });
   }

@@ -9,6 +9,10 @@
  * 2. The widgets call the MathJax 2 API (MathJax.Hub.Queue) to typeset
  *    labels; the site runs MathJax 3. Give every MathJax object a small Hub
  *    that forwards to MathJax 3's typesetPromise.
+ * 3. A slider's handle (role "slider") has no accessible name of its own: the
+ *    widget's visible label sits beside it, not tied to it. Name every handle
+ *    after its label as the widgets render, so a screen reader says
+ *    "learners P, slider, 8", not just "slider".
  */
 (function () {
   "use strict";
@@ -41,4 +45,24 @@
     get: function () { return current; },
     set: function (value) { current = withHub(value); }
   });
+
+  function nameSliders() {
+    var handles = document.querySelectorAll('.noUi-handle[role="slider"]:not([aria-label])');
+    Array.prototype.forEach.call(handles, function (handle) {
+      var box = handle.closest(".widget-slider, .jupyter-widget-slider, .widget-hslider, .widget-vslider");
+      var label = box && box.querySelector("label");
+      var name = label && label.textContent.trim();
+      if (name) { handle.setAttribute("aria-label", name); }
+    });
+  }
+  function watchSliders() {
+    nameSliders();
+    var queued = false;
+    new MutationObserver(function () {
+      if (queued) { return; }
+      queued = true;
+      setTimeout(function () { queued = false; nameSliders(); }, 0);
+    }).observe(document.body, { childList: true, subtree: true });
+  }
+  if (document.body) { watchSliders(); } else { document.addEventListener("DOMContentLoaded", watchSliders); }
 })();

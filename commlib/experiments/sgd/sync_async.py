@@ -7,7 +7,6 @@ or :mod:`commlib.sgd.scaling` and returns results; the figures in
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -16,7 +15,6 @@ import numpy as np
 from ... import hardware
 from ...sgd import scaling, training
 from ...sgd import simulate as sgd
-from ...sgd.calculators import STRAGGLER_ENTRY
 from ...units import check_count, check_positive
 from .summaries import RunEnd, protocol_label, tail_mean
 
@@ -51,7 +49,6 @@ __all__ = [
     "law_race_phrases",
     "warmup_rows",
     "warmup_phrases",
-    "sgd_results",
     "KSweepPoint",
     "KSweep",
     "k_sweep_runs",
@@ -692,41 +689,6 @@ def warmup_phrases(result: dict, tol: float = 0.02) -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _calculator_problem():
-    """The chapter's problem, built once for the SGD calculator."""
-    return training.make_problem(seed=0)
-
-
-def sgd_results(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
-                slowdown: float = 1.0, updates: int = 600, gradients: int = 320, seed: int = 0) -> dict[str, str]:
-    """The SGD calculator of chapter 4: time per update, staleness and the loss a short training run reaches.
-
-    ``updates`` timing updates of ``protocol`` with ``workers`` learners (``k`` per update where the
-    protocol uses it), compute times from ``compute`` (in mean compute times), one learner ``slowdown``
-    times slower (1 = none); then the chapter's softmax-regression problem trained on the same schedule
-    for about ``gradients`` gradients (rate 0.5, batch 8). Raises ValueError naming a bad parameter.
-
-    >>> r = sgd_results("async", workers=4, k=1, updates=400)
-    >>> r["gradients per update"]
-    '1'
-    """
-    if protocol not in sgd.PROTOCOLS:
-        raise ValueError(f"protocol must be one of {', '.join(sgd.PROTOCOLS)}; got {protocol!r}")
-    slowdown = STRAGGLER_ENTRY.check(slowdown)
-    timing, trained = sim_summary(protocol, workers, k, compute, slowdown, updates, seed, _calculator_problem(), 0.5,
-                                  8, gradients=gradients, points=1)
-    return {
-        "K used": f"{timing.k}",
-        "mean time per update": f"{timing.mean_time_per_update:.4f} mean compute times",
-        "updates per mean compute time": f"{timing.throughput:.3f}",
-        "gradients per update": f"{timing.k}",
-        "mean staleness": f"{timing.staleness.mean():.3f} updates",
-        "largest staleness": f"{int(timing.staleness.max())} updates",
-        "training loss after the run": (f"{trained.losses[-1]:.3f} nats after {trained.updates} updates "
-                                        f"({trained.times[-1]:.1f} mean compute times)"),
-        "test error after the run": f"{100 * trained.errors[-1]:.1f} %",
-    }
 
 
 # --------------------------------------------------------------------------- the K sweep (staleness and error per K)

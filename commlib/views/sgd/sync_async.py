@@ -18,9 +18,10 @@ from matplotlib.patches import Patch, Rectangle
 from ... import hardware
 from ...experiments.sgd.summaries import PROTOCOL_LABELS
 from ...experiments.sgd.summaries import protocol_label as _k_label
-from ...experiments.sgd.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves, sgd_results
+from ...experiments.sgd.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves
 from ...sgd import simulate as sgd
-from ...sgd.calculators import STRAGGLER_ENTRY
+from ...sgd.calculator_model import calculator_problem
+from ...sgd.calculators import STRAGGLER_ENTRY, sgd_results
 from ...units import check_count
 from ..animation import sweep_html, to_html
 from ..calculator import dropdown, integer, make_calculator, number
@@ -411,10 +412,12 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
                    slowdown: float = 1.0):
     """Protocol, P, K, compute-time law and straggler factor -> time per update, staleness, loss reached.
 
-    The computation is :func:`commlib.experiments.sgd.sync_async.sgd_results` (text only, no picture, so a
-    change recomputes quickly).
+    The computation is :func:`commlib.sgd.calculators.sgd_results` (plain Python, text only, so
+    a change recomputes quickly, in the kernel and in the website's page alike).
     """
-    updates, gradients = (inspect.signature(sgd_results).parameters[name].default for name in ("updates", "gradients"))
+    updates, gradients = (inspect.signature(sgd_results).parameters[name].default
+                          for name in ("updates", "gradients"))
+    problem = {name: p.default for name, p in inspect.signature(calculator_problem).parameters.items()}
     calc = make_calculator(
         sgd_results,
         {
@@ -427,9 +430,10 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
         title="Synchronous or asynchronous?",
         note=f"Fully synchronous and asynchronous SGD ignore K. Straggler factor: one learner's compute times "
              f"are that many times longer, at every step (1 = no straggler). Times in units of the mean "
-             f"compute time of a learner; {updates} updates per timing run; loss and error from training the "
-             f"chapter's softmax-regression problem on the same schedule for about {gradients} gradients "
-             "(learning rate 0.5, batch 8).",
+             f"compute time of a learner; {updates} updates per timing run; loss and error from training softmax "
+             f"regression on a smaller problem drawn like the chapter's ({problem['classes']} classes, "
+             f"{problem['features']} features, {problem['n_train']} training samples) on the same schedule "
+             f"for about {gradients} gradients (learning rate 0.5, batch 8).",
     )
     box = widgets.VBox([calc])
     box.calculator = calc
