@@ -16,6 +16,7 @@ a sentence of the chapter; tests pin which phrase each regime of numbers gets.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from ..units import check_fraction, check_nonnegative, check_positive
 from .measure import format_bytes
@@ -162,41 +163,47 @@ def counts_conclusion(err_right: float, err_wrong: float, target: float = 0.2) -
             "counts give a fitted number its meaning only once the fit itself is good.")
 
 
-def cache_phrase(step: tuple[float, float, float], copy_drop: tuple[float, float, float], ranks: int,
-                 buffers: int = 2, fell: float = 1.5) -> str:
+def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float], ranks: int,
+                 buffers: int = 2, op: str = "the collective") -> str:
     """Does the copy rate, measured at every size in the same run, explain a collective's steepest step?
 
     ``step`` is the collective's ``(smaller, larger, factor)`` from
-    :func:`commlib.lab.fit.steepest_step`, ``copy_drop`` the copy rates'
-    from :func:`commlib.lab.memory.steepest_drop`. A copy of ``M`` bytes
-    holds ``2M`` bytes (source and destination); ``ranks`` ranks with a send
-    and a receive buffer each (``buffers``) hold ``ranks x buffers x M``,
-    more with the library's own staging buffers. So if the cache explains
-    both, the collective's step comes at a size about ``ranks x buffers / 2``
-    times smaller than the copies' drop; within a factor of two of that
-    (one step of the size ladder) they count as the same memory in use. A
-    copy rate that never falls by ``fell`` or more between neighbouring
-    sizes has no cache step to offer. Returns the rest of a sentence that
-    begins "Measured at every size in the same run, the copy rate ...".
+    :func:`commlib.lab.fit.steepest_step`: between the two sizes each byte
+    got ``factor`` times dearer. ``sizes`` and ``rates`` are the copy rates
+    of :func:`commlib.lab.memory.copy_rates`. A copy of ``C`` bytes holds
+    ``2C`` bytes (source and destination); ``ranks`` ranks with a send and a
+    receive buffer each (``buffers``) hold ``ranks x buffers x M`` (more
+    with the library's own buffers). So the copies are read at the sizes
+    that hold as much memory as the collective on either side of its step.
+    If a byte copied gets at least half as much dearer there (in excess over
+    1) the cache explains the step; if the copies slow down by less than
+    15 %, it does not; in between, it explains a part. Returns the end of a
+    sentence that begins "the copy rate ...".
 
-    >>> cache_phrase((2**22, 2**23, 4.5), (2**24, 2**25, 5.0), 2)[:60]
-    'falls most between 16 MiB and 32 MiB (5.0 times), where the '
-    >>> cache_phrase((2**24, 2**25, 2.2), (2**20, 2**21, 1.1), 2)[:40]
-    'never falls by more than 1.1 times betwe'
+    >>> cache_phrase((2**23, 2**24, 2.2), [2**24, 2**25], [30e9, 16e9], 2, op="all-reduce")[-27:]
+    'the cache explains the step'
+    >>> cache_phrase((2**23, 2**24, 2.2), [2**24, 2**25], [30e9, 29e9], 2)[-44:]
+    'so the cache does not explain the step there'
     """
     check_positive("ranks", ranks)
-    if copy_drop[2] < fell:
-        return (f"never falls by more than {copy_drop[2]:.1f} times between neighbouring sizes, so the copies have "
-                "no cache step, and the cache does not explain the collective's")
-    held = ranks * buffers / 2          # the collective's memory in use over the copy's, at equal M
-    ratio = (step[1] * held) / copy_drop[1]
-    drop = f"falls most between {format_bytes(copy_drop[0])} and {format_bytes(copy_drop[1])} ({copy_drop[2]:.1f} times)"
-    if 0.5 <= ratio <= 2.0:
-        return (f"{drop}, where the copies hold as much memory as the collective's ranks do at its step (a send and "
-                "a receive buffer each): the cache explains the step")
-    where = "less" if ratio < 0.5 else "more"
-    return (f"{drop}, where the copies hold {where} memory than the collective's ranks do at its step (a send and a "
-            "receive buffer each): the cache alone does not explain the step")
+    held = ranks * buffers / 2          # the collective's memory in use over a copy's, at equal size
+    a, b, factor = step
+    rate = {float(x): float(r) for x, r in zip(sizes, rates)}
+    ca, cb = held * a, held * b
+    if ca not in rate or cb not in rate:
+        return (f"was not measured at {format_bytes(ca)} and {format_bytes(cb)}, the sizes at which a copy holds as "
+                f"much memory as {op} on either side of its step, so this run cannot test the cache")
+    g = rate[ca] / rate[cb]
+    text = (f"is {rate[ca] / 1e9:.1f} GB/s at {format_bytes(ca)} and {rate[cb] / 1e9:.1f} GB/s at "
+            f"{format_bytes(cb)}, the sizes at which a copy holds as much memory as {op}'s send and receive "
+            f"buffers on either side of its step: "
+            + (f"each byte copied got {g:.1f} times as dear, against {factor:.1f} times for {op}" if g >= 1 else
+               f"copying got faster, not slower, while each byte of {op} got {factor:.1f} times as dear"))
+    if g - 1 >= 0.5 * (factor - 1):
+        return text + ", so the cache explains the step"
+    if g < 1.15:
+        return text + ", so the cache does not explain the step there"
+    return text + ", so the cache explains part of the step, not all of it"
 
 
 def core_share_sentence(share: float | None, ranks: int, cores: int, enough: float = 0.9) -> str:
@@ -235,8 +242,8 @@ def grade_sentence(line: float, piecewise: float, regimes: int, spread: float, w
     called a tie. ``most``: ``regimes`` is the most the fitted sizes allow
     (the best number of regimes may lie beyond), which the sentence then says.
 
-    >>> grade_sentence(0.144, 0.216, 3, 0.02, 5, 5)
-    'the single line predicts them better than three regimes (14 % against 22 %, on 5 of 5 ways of holding sizes out): the extra regimes follow the noise of the points they were fitted on, not the machine'
+    >>> grade_sentence(0.144, 0.216, 3, 0.02, 5, 5)[:80]
+    'the single line predicts them better than three regimes (14 % against 22 %, on 5'
     """
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)

@@ -379,11 +379,17 @@ def fit_piecewise(series: Series | Sequence[Series], min_points: int = 2, regime
 
 @dataclass(frozen=True)
 class RegimeError:
-    """How well one regime of a fit meets its own points: sizes (bytes), count, median and worst |error|."""
+    """How well one regime of a fit meets its own points.
+
+    ``lo``, ``hi``: its smallest and largest size in the graded window (bytes); ``points``: its sizes in
+    that window; ``fitted``: all the sizes it was fitted on; ``median`` and ``worst``: |relative error|
+    (fractions) over the window, the worst at ``worst_at`` bytes.
+    """
 
     lo: float
     hi: float
     points: int
+    fitted: int
     median: float
     worst: float
     worst_at: float
@@ -391,8 +397,8 @@ class RegimeError:
 
     @property
     def exact(self) -> bool:
-        """Two points and two unknowns: the regime passes through both, so its error says nothing."""
-        return self.points <= 2
+        """Two sizes and two unknowns: the regime passes through both, so its error says nothing."""
+        return self.fitted <= 2
 
 
 def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0.0,
@@ -411,12 +417,13 @@ def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0
     errors = relative_errors(model, series)
     out = []
     for a, b, m in zip(edges, edges[1:], models):
-        pick = [(x, abs(float(e))) for x, e in zip(series.nbytes, errors) if a <= x < b and lo <= x <= hi]
+        mine = sorted((x, abs(float(e))) for x, e in zip(series.nbytes, errors) if a <= x < b)
+        pick = [(x, e) for x, e in mine if lo <= x <= hi]
         if not pick:
             continue
         worst_at, worst = max(pick, key=lambda t: t[1])
-        out.append(RegimeError(pick[0][0], pick[-1][0], len(pick), float(np.median([e for _, e in pick])), worst,
-                               worst_at, m))
+        out.append(RegimeError(pick[0][0], pick[-1][0], len(pick), len(mine), float(np.median([e for _, e in pick])),
+                               worst, worst_at, m))
     return out
 
 

@@ -40,7 +40,7 @@ import numpy as np
 from ..collectives.cost import reduction_gamma
 from ..units import check_count, check_positive
 
-__all__ = ["copy_rates", "touched_rate", "copy_gamma", "steepest_drop", "handover_time", "pin"]
+__all__ = ["copy_rates", "touched_rate", "copy_gamma", "handover_time", "pin"]
 
 #: Bytes of memory traffic per byte copied: one read and one write.
 COPY_TOUCHES = 2
@@ -100,26 +100,6 @@ def copy_gamma(copy_rate: float, touches: int = 3) -> float:
     300.0
     """
     return reduction_gamma(touched_rate(copy_rate), touches)
-
-
-def steepest_drop(sizes: Sequence[float], rates: Sequence[float]) -> tuple[float, float, float]:
-    """Where a rate measured at each size falls most between neighbouring sizes: ``(smaller, larger, factor)``.
-
-    ``factor`` is the rate at the smaller size over the rate at the larger
-    (above 1: the rate fell). For copy rates, the sizes where copies stop
-    fitting in a cache.
-
-    >>> steepest_drop([1, 2, 4, 8], [10.0, 9.0, 3.0, 3.0])
-    (2, 4, 3.0)
-    """
-    if len(sizes) != len(rates) or len(sizes) < 2:
-        raise ValueError(f"sizes and rates must pair up, two or more of each; got {len(sizes)} and {len(rates)}")
-    pts = sorted(zip(sizes, rates))
-    for _, r in pts:
-        check_positive("rates", r)
-    steps = [((a, b), ra / rb) for (a, ra), (b, rb) in zip(pts, pts[1:])]
-    (a, b), factor = max(steps, key=lambda s: s[1])
-    return a, b, float(factor)
 
 
 def handover_time(rounds: int = 2000, cpu: int | None = None) -> float:

@@ -188,7 +188,7 @@ def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBe
     for s, m in zip(series, models):
         for r in fit.regime_errors(m, s, lo, hi):
             if r.exact:
-                med, worst, note = "0 (2 points)", "0 (2 points)", "exact by construction"
+                med, worst, note = "0 (fitted on 2 sizes)", "0 (fitted on 2 sizes)", "exact by construction"
             else:
                 med, worst = f"{100 * r.median:.1f} %", f"{100 * r.worst:.1f} % at {format_bytes(r.worst_at)}"
                 note = "meets" if r.worst <= target else "misses"
