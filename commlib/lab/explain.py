@@ -74,17 +74,18 @@ def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = 0.25) ->
     Infinite (the fit set beta to 0) or more than ``tolerance`` above the
     copy rate measured in the same run: a library that copies each byte at
     least once cannot move bytes faster than the machine copies them, so
-    such a ``1/beta`` is a fitting artefact, not a rate. Empty otherwise.
+    such a ``1/beta`` is a fitting artefact, not a rate (or the copies of the
+    control ran slowed by other programs). Empty otherwise.
 
     >>> rate_flag(float("inf"), 5e9), rate_flag(7e9, 5e9), rate_flag(3e9, 5e9)
-    ('infinite: no cost per byte found', 'above the copy rate: not a rate of copying', '')
+    ('infinite: no cost per byte found', 'above the measured copy rate: a fitting artefact, or the control ran slowed', '')
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(inverse_beta) and inverse_beta > 0:
         return "infinite: no cost per byte found"
     check_positive("inverse_beta", inverse_beta)
     if inverse_beta > (1 + tolerance) * copy_rate:
-        return "above the copy rate: not a rate of copying"
+        return "above the measured copy rate: a fitting artefact, or the control ran slowed"
     return ""
 
 
