@@ -15,9 +15,30 @@ a sentence of the chapter; tests pin which phrase each regime of numbers gets.
 
 from __future__ import annotations
 
-from ..units import check_positive
+import math
+from collections.abc import Sequence
 
-__all__ = ["rate_phrase", "rate_conclusion", "alpha_phrase", "alpha_conclusion", "pair_phrase"]
+from ..units import check_fraction, check_nonnegative, check_positive
+from .measure import format_bytes
+
+__all__ = ["rate_phrase", "rate_conclusion", "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase",
+           "about", "counts_conclusion", "cache_phrase", "core_share_sentence", "grade_sentence",
+           "regimes_takeaway", "calculator_sentence"]
+
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
+          10: "ten"}
+
+
+def about(x: float) -> str:
+    """A count in words no finer than it is known: the nearest whole number up to ten, then one significant figure.
+
+    >>> about(3.85), about(1.2), about(14.0), about(38.0), about(260.0)
+    ('four', 'one', '10', '40', '300')
+    """
+    check_positive("x", x)
+    if x < 10.5:
+        return _WORDS[max(1, round(x))]
+    return f"{float(f'{x:.1g}'):g}"
 
 
 def rate_phrase(inverse_beta: float, copy_rate: float, tolerance: float = 0.25) -> str:
@@ -25,8 +46,9 @@ def rate_phrase(inverse_beta: float, copy_rate: float, tolerance: float = 0.25) 
 
     Within ``tolerance`` (relative) of each other counts as "about".
     """
-    check_positive("inverse_beta", inverse_beta)
     check_positive("copy_rate", copy_rate)
+    if math.isinf(inverse_beta) and inverse_beta > 0:
+        return "not measurable: the fit found no cost per byte there (beta = 0)"
     ratio = inverse_beta / copy_rate
     if abs(ratio - 1.0) <= tolerance:
         return "about the rate at which this machine copies memory"
@@ -46,22 +68,51 @@ def rate_conclusion(inverse_beta: float, copy_rate: float, tolerance: float = 0.
             "equal to its copy rate.")
 
 
+def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = 0.25) -> str:
+    """A warning for a rate table: a fitted ``1/beta`` that cannot be a rate of copying on this machine.
+
+    Infinite (the fit set beta to 0) or more than ``tolerance`` above the
+    copy rate measured in the same run: a library that copies each byte at
+    least once cannot move bytes faster than the machine copies them, so
+    such a ``1/beta`` is a fitting artefact, not a rate (or the copies of the
+    control ran slowed by other programs). Empty otherwise.
+
+    >>> rate_flag(float("inf"), 5e9), rate_flag(7e9, 5e9), rate_flag(3e9, 5e9)
+    ('infinite: no cost per byte found', 'above the measured copy rate: a fitting artefact, or the control ran slowed', '')
+    """
+    check_positive("copy_rate", copy_rate)
+    if math.isinf(inverse_beta) and inverse_beta > 0:
+        return "infinite: no cost per byte found"
+    check_positive("inverse_beta", inverse_beta)
+    if inverse_beta > (1 + tolerance) * copy_rate:
+        return "above the measured copy rate: a fitting artefact, or the control ran slowed"
+    return ""
+
+
 def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     """What a fitted per-step ``alpha`` (s) looks like next to one core handover and a scheduler slice (s).
 
     A time slice is milliseconds (``slice_s``, the order of a Linux
-    scheduler slice); a handover is microseconds.
+    scheduler slice); a handover is microseconds. The number of handovers
+    is said as it is, no finer than :func:`about`.
+
+    >>> alpha_phrase(15e-6, 3.9e-6)
+    'about four core handovers, far below a scheduler time slice'
+    >>> alpha_phrase(0.2e-6, 3.9e-6)
+    'less than one core handover, far below a scheduler time slice'
     """
+    check_nonnegative("alpha", alpha)
     check_positive("handover", handover)
     check_positive("slice_s", slice_s)
     if alpha >= 0.5 * slice_s:
         return "of the order of a scheduler time slice"
     handovers = alpha / handover
-    if handovers <= 3:
-        return "a few core handovers, far below a scheduler time slice"
-    if handovers <= 30:
-        return "some tens of core handovers or fewer, still far below a scheduler time slice"
-    return "many core handovers, but below a scheduler time slice"
+    below = "far below" if alpha < 0.1 * slice_s else "below"
+    if handovers < 0.5:
+        return f"less than one core handover, {below} a scheduler time slice"
+    count = about(handovers)
+    plural = "" if count == "one" else "s"
+    return f"about {count} core handover{plural}, {below} a scheduler time slice"
 
 
 def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
@@ -84,3 +135,150 @@ def pair_phrase(ratio: float) -> str:
             "timed in turns, call by call, so a load that came and went on the machine fell on both alike: the "
             "difference is in how the ranks share the cores during each step, which the counts do not see. Run "
             "the lab on a machine with a free core per rank to take the scheduler out of the comparison.")
+
+
+def counts_conclusion(err_right: float, err_wrong: float, target: float = 0.2) -> str:
+    """What two fits with different step and byte counts show, said only as far as their errors allow.
+
+    ``err_right`` and ``err_wrong`` are median relative errors (fractions)
+    of the fit with the algorithm's own counts and with another's. Only when
+    both meet ``target`` does the run show that a fit can be good and its
+    parameters still wrong.
+
+    >>> counts_conclusion(0.05, 0.06).startswith("Both fits meet")
+    True
+    >>> counts_conclusion(0.3, 0.31).startswith("Here neither fit meets")
+    True
+    """
+    check_nonnegative("err_right", err_right)
+    check_nonnegative("err_wrong", err_wrong)
+    check_positive("target", target)
+    pct = f"{100 * target:.0f} %"
+    if err_right <= target and err_wrong <= target:
+        return (f"Both fits meet the {pct} target, yet they disagree on the machine: a fit can be good and its "
+                "parameters still wrong; only knowing the algorithm makes them mean something.")
+    if err_right <= target:
+        return (f"Only the fit with the tree's counts meets the {pct} target here; the algorithm's counts are "
+                "what make 1/β mean something.")
+    return (f"Here neither fit meets the {pct} target, so this run cannot say which reading of 1/β is right: the "
+            "counts give a fitted number its meaning only once the fit itself is good.")
+
+
+def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float], ranks: int,
+                 buffers: int = 2, op: str = "the collective") -> str:
+    """Does the copy rate, measured at every size in the same run, explain a collective's steepest step?
+
+    ``step`` is the collective's ``(smaller, larger, factor)`` from
+    :func:`commlib.lab.fit.steepest_step`: between the two sizes each byte
+    got ``factor`` times dearer. ``sizes`` and ``rates`` are the copy rates
+    of :func:`commlib.lab.memory.copy_rates`. A copy of ``C`` bytes holds
+    ``2C`` bytes (source and destination); ``ranks`` ranks with a send and a
+    receive buffer each (``buffers``) hold ``ranks x buffers x M`` (more
+    with the library's own buffers). So the copies are read at the sizes
+    that hold as much memory as the collective on either side of its step.
+    If a byte copied gets at least half as much dearer there (in excess over
+    1) the cache explains the step; if the copies slow down by less than
+    15 %, it does not; in between, it explains a part. Returns the end of a
+    sentence that begins "the copy rate ...".
+
+    >>> cache_phrase((2**23, 2**24, 2.2), [2**24, 2**25], [30e9, 16e9], 2, op="all-reduce")[-27:]
+    'the cache explains the step'
+    >>> cache_phrase((2**23, 2**24, 2.2), [2**24, 2**25], [30e9, 29e9], 2)[-44:]
+    'so the cache does not explain the step there'
+    """
+    check_positive("ranks", ranks)
+    held = ranks * buffers / 2          # the collective's memory in use over a copy's, at equal size
+    a, b, factor = step
+    rate = {float(x): float(r) for x, r in zip(sizes, rates)}
+    ca, cb = held * a, held * b
+    if ca not in rate or cb not in rate:
+        return (f"was not measured at {format_bytes(ca)} and {format_bytes(cb)}, the sizes at which a copy holds as "
+                f"much memory as {op} on either side of its step, so this run cannot test the cache")
+    g = rate[ca] / rate[cb]
+    text = (f"is {rate[ca] / 1e9:.1f} GB/s at {format_bytes(ca)} and {rate[cb] / 1e9:.1f} GB/s at "
+            f"{format_bytes(cb)}, the sizes at which a copy holds as much memory as {op}'s send and receive "
+            f"buffers on either side of its step: "
+            + (f"each byte copied got {g:.1f} times as dear, against {factor:.1f} times for {op}" if g >= 1 else
+               f"copying got faster, not slower, while each byte of {op} got {factor:.1f} times as dear"))
+    if g - 1 >= 0.5 * (factor - 1):
+        return text + ", so the cache explains the step"
+    if g < 1.15:
+        return text + ", so the cache does not explain the step there"
+    return text + ", so the cache explains part of the step, not all of it"
+
+
+def core_share_sentence(share: float | None, ranks: int, cores: int, enough: float = 0.9) -> str:
+    """A sentence on how much of its cores' time the ranks got during the run (``share``, 0 to 1).
+
+    ``share`` is the ranks' own CPU time over wall time times cores (see
+    :mod:`commlib.lab.measure`): MPI ranks poll while they wait, so they use
+    every moment a core gives them, and what they did not get went to other
+    programs. Unlike a load average it does not count the ranks themselves.
+
+    >>> core_share_sentence(0.97, 2, 2)
+    "The ranks got 97 % of their cores' time: they had the cores nearly to themselves."
+    >>> core_share_sentence(0.6, 2, 2)
+    "The ranks got 60 % of their cores' time: other programs took the other 40 % in turns with them."
+    """
+    if share is None:
+        return "This system does not report the ranks' CPU time."
+    check_fraction("share", min(share, 1.0), open_low=False)
+    check_positive("cores", cores)
+    check_positive("ranks", ranks)
+    pct = round(100 * min(share, 1.0))
+    if share >= enough:
+        return f"The ranks got {pct} % of their cores' time: they had the cores nearly to themselves."
+    return (f"The ranks got {pct} % of their cores' time: other programs took the other {100 - pct} % in turns "
+            "with them.")
+
+
+def grade_sentence(line: float, piecewise: float, regimes: int, spread: float, wins: int, splits: int,
+                   most: bool = False) -> str:
+    """Which model predicts sizes it never saw better, the single line or ``regimes`` regimes, and by how much.
+
+    ``line`` and ``piecewise`` are the median held-out errors (fractions,
+    means over ``splits`` ways of holding sizes out), ``spread`` the
+    standard deviation of their difference over the splits, ``wins`` on how
+    many splits the better one was better. A difference within the spread is
+    called a tie. ``most``: ``regimes`` is the most the fitted sizes allow
+    (the best number of regimes may lie beyond), which the sentence then says.
+
+    >>> grade_sentence(0.144, 0.216, 3, 0.02, 5, 5)[:80]
+    'the single line predicts them better than three regimes (14 % against 22 %, on 5'
+    """
+    for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
+        check_nonnegative(name, v)
+    k = f"{_WORDS.get(regimes, str(regimes))} regimes" + (" (the most the fitted sizes allow)" if most else "")
+    where = f"on {wins} of {splits} ways of holding sizes out"
+    if abs(line - piecewise) <= spread:
+        return (f"the single line and {k} predict them about equally well ({100 * line:.0f} % against "
+                f"{100 * piecewise:.0f} %, a difference within its spread; the better one won {where}): the extra "
+                "regimes buy nothing out of sample")
+    if line < piecewise:
+        return (f"the single line predicts them better than {k} ({100 * line:.0f} % against "
+                f"{100 * piecewise:.0f} %, {where}): the extra regimes follow the noise of the points they were "
+                "fitted on, not the machine")
+    return (f"{k} predict them better than the single line ({100 * piecewise:.0f} % against {100 * line:.0f} %, "
+            f"{where}): the regimes are the machine's, not the noise's")
+
+
+def regimes_takeaway(piecewise_better: bool) -> str:
+    """The takeaway on regimes, following the held-out grade of this run."""
+    if piecewise_better:
+        return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes; here a "
+                "piecewise fit predicted held-out sizes better than one line, so its regimes are the machine's.")
+    return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
+            "regimes: here one line predicted held-out sizes as well or better, so the extra regimes fitted "
+            "noise.")
+
+
+def calculator_sentence(piecewise_better: bool, regimes: int, moved: float, target: float = 0.2) -> str:
+    """What the calculator below uses and how far to trust it at other rank counts (``moved``: the four-rank miss)."""
+    check_nonnegative("moved", moved)
+    k = _WORDS.get(regimes, str(regimes))
+    which = (f"the {k}-regime fits, which predicted held-out sizes better than one line" if piecewise_better else
+             f"the single lines, which predicted held-out sizes as well as {k} regimes or better")
+    trust = ("close enough to be a first estimate" if moved <= target else
+             "far enough that at another number of ranks its answers are guesses to check with a run")
+    return (f"The calculator uses {which}. Carried to four ranks, they missed the four-rank run by a median of "
+            f"{100 * moved:.0f} %, {trust}.")

@@ -62,6 +62,10 @@ __all__ = [
     "holdout_sizes",
     "transfer",
     "HoldoutResult",
+    "RegimeError",
+    "regime_errors",
+    "split_sizes",
+    "steepest_step",
     "fit_alpha_beta",
     "fit_joint",
     "fit_piecewise",
@@ -317,7 +321,7 @@ def _sq_rel_residual(model: AlphaBeta, s: Series) -> float:
     return float(np.sum(((pred - meas) / meas) ** 2))
 
 
-def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regimes: int = 2,
+def fit_piecewise(series: Series | Sequence[Series], min_points: int = 2, regimes: int = 2,
                   known_gamma: float = 0.0) -> PiecewiseFit:
     """Fit ``regimes`` (alpha, beta) pairs, split at the crossover sizes that fit the data best.
 
@@ -327,6 +331,14 @@ def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regime
     the cuts with the smallest total squared relative error win. Several
     series may share the fit (they are cut at the same sizes).
     ``known_gamma`` is passed to every :func:`fit_joint`.
+
+    ``min_points`` defaults to 2, the fewest sizes that determine an alpha
+    and a beta, so that the data, not the rule, places the cuts: with 3, a
+    break between the second- and third-largest sizes could never be found
+    (the top regime would have to start one size lower). A regime of two
+    sizes passes through both exactly, so it is no test of itself: grade a
+    piecewise fit on sizes it never saw (:func:`holdout_sizes`), and see
+    :func:`regime_errors` for each regime's points and worst miss.
 
     >>> sizes = 2.0 ** np.arange(10, 27)
     >>> small = allreduce_model_times(sizes[sizes < 2**16], 4, 2e-6, 4e-10)
@@ -363,6 +375,75 @@ def fit_piecewise(series: Series | Sequence[Series], min_points: int = 3, regime
             best = (res, tuple(cuts), tuple(models))
     assert best is not None
     return PiecewiseFit(best[1], best[2])
+
+
+@dataclass(frozen=True)
+class RegimeError:
+    """How well one regime of a fit meets its own points.
+
+    ``lo``, ``hi``: its smallest and largest size in the graded window (bytes); ``points``: its sizes in
+    that window; ``fitted``: all the sizes it was fitted on; ``median`` and ``worst``: |relative error|
+    (fractions) over the window, the worst at ``worst_at`` bytes.
+    """
+
+    lo: float
+    hi: float
+    points: int
+    fitted: int
+    median: float
+    worst: float
+    worst_at: float
+    model: AlphaBeta
+
+    @property
+    def exact(self) -> bool:
+        """Two sizes and two unknowns: the regime passes through both, so its error says nothing."""
+        return self.fitted <= 2
+
+
+def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0.0,
+                  hi: float = math.inf) -> list[RegimeError]:
+    """Each regime's measured sizes in [lo, hi] bytes, their median and worst ``|relative error|`` (fractions).
+
+    A pooled median hides a regime that misses its own points; the worst
+    error beside it does not. A single line is one regime.
+
+    >>> s = Series("broadcast", 2, (1024.0, 4096.0, 16384.0), (1e-5, 2e-5, 6e-5))
+    >>> [(r.points, round(r.worst, 3)) for r in regime_errors(AlphaBeta(1e-5, 0.0), s)]
+    [(3, 0.833)]
+    """
+    models = model.models if isinstance(model, PiecewiseFit) else (model,)
+    edges = [-math.inf, *(model.crossovers if isinstance(model, PiecewiseFit) else ()), math.inf]
+    errors = relative_errors(model, series)
+    out = []
+    for a, b, m in zip(edges, edges[1:], models):
+        mine = sorted((x, abs(float(e))) for x, e in zip(series.nbytes, errors) if a <= x < b)
+        pick = [(x, e) for x, e in mine if lo <= x <= hi]
+        if not pick:
+            continue
+        worst_at, worst = max(pick, key=lambda t: t[1])
+        out.append(RegimeError(pick[0][0], pick[-1][0], len(pick), len(mine), float(np.median([e for _, e in pick])),
+                               worst, worst_at, m))
+    return out
+
+
+def steepest_step(series: Series, lo: float = 0.0) -> tuple[float, float, float]:
+    """Where the cost per byte jumps most between two neighbouring measured sizes >= ``lo`` bytes.
+
+    Returns ``(smaller size, larger size, factor)``: the factor is the
+    time ratio over the size ratio, 1 where time grows in proportion to
+    size (one beta on both sides), above 1 where each byte got dearer. It
+    locates a break from the measurements alone, with no fit.
+
+    >>> steepest_step(Series("all_gather", 2, (1.0, 2.0, 4.0, 8.0), (1.0, 2.0, 8.0, 16.0)))
+    (2.0, 4.0, 2.0)
+    """
+    pts = sorted((x, t) for x, t in zip(series.nbytes, series.seconds) if x >= lo and x > 0)
+    if len(pts) < 2:
+        raise ValueError(f"series must hold two or more sizes >= lo ({lo} bytes), got {len(pts)}")
+    steps = [((x0, x1), (t1 / t0) / (x1 / x0)) for (x0, t0), (x1, t1) in zip(pts, pts[1:])]
+    (a, b), factor = max(steps, key=lambda s: s[1])
+    return a, b, float(factor)
 
 
 def predict(model: AlphaBeta | PiecewiseFit, series: Series) -> np.ndarray:
@@ -534,25 +615,51 @@ class HoldoutResult:
         return float(np.median(np.abs(self.errors))) if self.errors else math.nan
 
 
-def _alternate(s: Series, keep: int) -> Series:
-    idx = [i for i in range(len(s.nbytes)) if i % 2 == keep]
-    if not idx:
-        raise ValueError(f"{s.label} has too few sizes to split in two")
-
+def _pick(s: Series, idx: Sequence[int]) -> Series:
     def pick(values):
         return None if values is None else tuple(values[i] for i in idx)
 
     return Series(s.op, s.n, pick(s.nbytes), pick(s.seconds), s.algorithm, pick(s.low), pick(s.high), s.label)
 
 
-def holdout_sizes(series: Sequence[Series], fitter, lo: float = 0.0) -> HoldoutResult:
-    """Fit each series on every other size and grade it on the sizes in between.
+def split_sizes(series: Series, seed: int = 0) -> tuple[Series, Series]:
+    """Cut ``series`` into the sizes a fit may see and the sizes held out to grade it: ``(fitted, held_out)``.
+
+    The smallest and largest sizes are always fitted, so every held-out size
+    lies between fitted ones (a grade of interpolation, not of
+    extrapolation). The sizes in between go in neighbouring pairs, one of
+    each pair held out; ``seed`` 0 holds out the first of every pair (the
+    2nd, 4th, ... sizes: every other size), any other seed picks at random
+    (seeded). An interior size left without a partner is held out.
+
+    >>> s = Series("all_reduce", 2, tuple(2.0 ** np.arange(10, 17)), tuple(np.arange(1.0, 8.0)))
+    >>> fitted, held = split_sizes(s)
+    >>> [int(x) for x in held.nbytes]
+    [2048, 8192, 32768]
+    """
+    k = len(series.nbytes)
+    if k < 3:
+        raise ValueError(f"{series.label} has too few sizes to split ({k}; need 3 or more)")
+    order = sorted(range(k), key=lambda i: series.nbytes[i])
+    inner = order[1:-1]
+    rng = np.random.default_rng(seed)
+    held = []
+    for j in range(0, len(inner), 2):
+        pair = inner[j:j + 2]
+        held.append(pair[0] if seed == 0 or len(pair) == 1 else pair[int(rng.integers(2))])
+    fitted = sorted(set(order) - set(held), key=lambda i: series.nbytes[i])
+    return _pick(series, fitted), _pick(series, sorted(held, key=lambda i: series.nbytes[i]))
+
+
+def holdout_sizes(series: Sequence[Series], fitter, lo: float = 0.0, seed: int = 0) -> HoldoutResult:
+    """Fit each series on part of its sizes and grade it on the others (:func:`split_sizes`).
 
     ``fitter`` maps one :class:`Series` to a model (for instance
-    ``fit_joint`` on a list of one, or :func:`fit_piecewise`). The sizes are
-    sorted; the even-numbered ones are fitted, the odd-numbered ones
-    predicted, so the grade never uses a point the fit saw. Only held-out
-    sizes >= ``lo`` bytes are graded.
+    ``fit_joint`` on a list of one, or :func:`fit_piecewise`). With
+    ``seed`` 0 every other size is fitted and the sizes in between are
+    predicted; other seeds hold out one size of each neighbouring pair at
+    random. The grade never uses a point the fit saw. Only held-out sizes
+    >= ``lo`` bytes are graded.
 
     >>> sizes = 2.0 ** np.arange(10, 20)
     >>> s = Series("all_reduce", 4, tuple(sizes), tuple(allreduce_model_times(sizes, 4, 2e-6, 1e-9)))
@@ -561,8 +668,8 @@ def holdout_sizes(series: Sequence[Series], fitter, lo: float = 0.0) -> HoldoutR
     """
     models, errors = [], []
     for s in series:
-        model = fitter(_alternate(s, 0))
-        test = _alternate(s, 1)
+        train, test = split_sizes(s, seed)
+        model = fitter(train)
         models.append(model)
         errors.extend(float(e) for x, e in zip(test.nbytes, relative_errors(model, test)) if x >= lo)
     return HoldoutResult(tuple(models), tuple(errors))

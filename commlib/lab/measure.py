@@ -38,6 +38,7 @@ import json
 import os
 import platform
 import sys
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -198,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def progress(i, total, op, nbytes):
         print(f"[{i}/{total}] {op} {format_bytes(nbytes)}", file=sys.stderr, flush=True)
 
+    comm.Barrier()
+    wall0, cpu0 = MPI.Wtime(), time.process_time()
     try:
         results = measure(comm, ops, sizes, args.impl, args.warmup, args.repeats, args.min_repeats, args.budget,
                           progress if args.progress else None)
@@ -205,11 +208,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if comm.Get_rank() == 0:
             print(f"error: {exc}", file=sys.stderr)
         return 2
+    # Each rank's own CPU time over the run. A waiting MPI rank polls, so it uses every moment its core
+    # gives it: what the ranks did not get of their cores' time went to other programs.
+    cpu_s = comm.gather(time.process_time() - cpu0, root=0)
+    wall_s = comm.allreduce(MPI.Wtime() - wall0, op=MPI.MAX)
     hosts = comm.gather(platform.node(), root=0)
     if comm.Get_rank() != 0:
         return 0
     # The cores the ranks may run on: all of the machine's, unless the run was pinned to a few.
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    usable = min(cpus, comm.Get_size()) if len(set(hosts)) == 1 else comm.Get_size()
     doc = {
         "schema": SCHEMA,
         "ranks": comm.Get_size(),
@@ -223,6 +231,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "mpi4py": mpi4py.__version__,
         "allreduce_algorithm": os.environ.get("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "auto"),
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        "wall_s": wall_s,
+        "rank_cpu_s": cpu_s,
+        "core_share": sum(cpu_s) / (wall_s * usable) if wall_s > 0 else None,
         "warmup": args.warmup,
         "repeats": args.repeats,
         "results": results,

@@ -17,6 +17,13 @@ same run, on the same cores, before a sentence may say what it *is*:
 
 Both return seconds or bytes per second, medians of repeated timings.
 
+A copy rate counts bytes *copied*: each one is read once and written once,
+so memory moves twice as many bytes as the rate says
+(:func:`touched_rate`). The reduction cost gamma of
+:func:`commlib.collectives.cost.reduction_gamma` counts bytes *touched*
+(three per byte reduced: two reads, one write), so a copy rate must be
+converted before it prices a reduction (:func:`copy_gamma`).
+
 >>> rates = copy_rates([2**12], repeats=3)
 >>> rates[0] > 1e8          # any machine copies 4 KiB at more than 0.1 GB/s
 True
@@ -30,9 +37,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..units import check_count
+from ..collectives.cost import reduction_gamma
+from ..units import check_count, check_positive
 
-__all__ = ["copy_rates", "handover_time", "pin"]
+__all__ = ["copy_rates", "touched_rate", "copy_gamma", "handover_time", "pin"]
+
+#: Bytes of memory traffic per byte copied: one read and one write.
+COPY_TOUCHES = 2
 
 
 def pin(cpus: Sequence[int] | None) -> None:
@@ -64,6 +75,31 @@ def copy_rates(sizes: Sequence[float], repeats: int = 7, cpus: Sequence[int] | N
             samples.append(time.perf_counter() - t0)
         out.append(src.nbytes / max(float(np.median(samples)), 1e-9))
     return out
+
+
+def touched_rate(copy_rate: float) -> float:
+    """Bytes of memory traffic per second (bytes/s) behind a rate of bytes *copied* per second.
+
+    >>> touched_rate(5e9)      # 5 GB/s copied: 5 GB/s read and 5 GB/s written
+    10000000000.0
+    """
+    return COPY_TOUCHES * check_positive("copy_rate", copy_rate)
+
+
+def copy_gamma(copy_rate: float, touches: int = 3) -> float:
+    """Seconds per byte reduced (gamma) on a machine that copies ``copy_rate`` bytes per second.
+
+    A reduction reads two bytes and writes one for each byte reduced
+    (``touches`` = 3), a copy reads one and writes one: at the same memory
+    traffic a byte reduced costs 3/2 of a byte copied. This is
+    :func:`commlib.collectives.cost.reduction_gamma` of the copy's
+    :func:`touched_rate`, not of the copy rate itself (that would charge
+    each reduced byte twice over).
+
+    >>> round(copy_gamma(5e9) * 1e12, 1)      # ps per byte: 1.5 / (5 GB/s)
+    300.0
+    """
+    return reduction_gamma(touched_rate(copy_rate), touches)
 
 
 def handover_time(rounds: int = 2000, cpu: int | None = None) -> float:

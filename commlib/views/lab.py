@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import cost
 from ..lab import calculators as predict
-from ..lab import fit, mpich
+from ..lab import explain, fit, mpich
 from ..lab.measure import format_bytes
 from ..units import check_count, check_nonnegative, check_positive, format_rate, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, text
@@ -22,7 +22,7 @@ from .plots import COLORS, MARKERS, PALETTE, figure
 from .tables import markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "error_table", "fit_summary_table",
-           "model_calculator", "terms_table", "verdict", "placement", "load_sentence",
+           "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
@@ -111,8 +111,14 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
     return fig
 
 
-def bandwidth_figure(series: Sequence[fit.Series], title: str = ""):
-    """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size."""
+def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
+                     copy: tuple[Sequence[float], Sequence[float]] | None = None):
+    """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size.
+
+    ``copy``: ``(sizes, rates)`` of :func:`commlib.lab.memory.copy_rates`
+    measured in the same run, drawn as a black dashed line (bytes copied per
+    second), the control the collectives' rates are read against.
+    """
     if not series:
         raise ValueError("series must hold at least one Series")
     fig, ax = figure(6.4, 3.8)
@@ -120,6 +126,12 @@ def bandwidth_figure(series: Sequence[fit.Series], title: str = ""):
         busbw = [cost.bus_bandwidth(s.op, x, s.n, t) / 1e9 for x, t in zip(s.nbytes, s.seconds)]
         ax.plot(s.nbytes, busbw, MARKERS[i % len(MARKERS)] + "-",
                 color=COLORS[i % len(COLORS)], ms=5, lw=1, label=s.label)
+    if copy is not None:
+        sizes, rates = copy
+        if len(sizes) != len(rates) or not sizes:
+            raise ValueError(f"copy must pair sizes with rates, got {len(sizes)} and {len(rates)}")
+        ax.plot(sizes, [r / 1e9 for r in rates], "--", color=PALETTE["black"], lw=1.2,
+                label="memory copy, same cores (bytes copied/s)")
     ax.set_yscale("log")
     ax.set_ylabel("bus bandwidth (GB/s, one direction)")
     _size_axis(ax)
@@ -165,29 +177,36 @@ def _alpha(m: fit.AlphaBeta, resolution: float = 1e-9) -> str:
 
 
 def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
-                      lo: float = 4 * 2**10, hi: float = 64 * 2**20):
-    """Markdown table: fitted alpha and bandwidth (per regime) and median |error| over [lo, hi] per series."""
+                      lo: float = 4 * 2**10, hi: float = 64 * 2**20, target: float = 0.2):
+    """Markdown table, one row per regime: its sizes and points, fitted alpha and 1/beta, median and worst |error|.
+
+    Errors are over the sizes in [lo, hi]; a regime of two sizes passes
+    through both, so its errors say nothing and the table says so. The last
+    column names the regimes whose worst error misses ``target``.
+    """
     body = []
     for s, m in zip(series, models):
-        if isinstance(m, fit.AlphaBeta):
-            regimes = [("", m)]
-        else:
-            edges = ["", *(format_bytes(c) for c in m.crossovers), ""]
-            regimes = [(f"[{a or '0'}, {b or 'inf'}):", r) for a, b, r in zip(edges, edges[1:], m.models)]
-        text = "; ".join(f"{w} alpha {_alpha(r)}, {_inverse_beta(r)}".strip() for w, r in regimes)
-        body.append([s.label, s.algorithm or "", text,
-                     f"{100 * fit.median_abs_relative_error(m, s, lo, hi):.1f} %"])
-    headers = ["collective", "cost-model algorithm", "fitted model", f"median error {format_bytes(lo)}-{format_bytes(hi)}"]
+        for r in fit.regime_errors(m, s, lo, hi):
+            if r.exact:
+                med, worst, note = "0 (fitted on 2 sizes)", "0 (fitted on 2 sizes)", "exact by construction"
+            else:
+                med, worst = f"{100 * r.median:.1f} %", f"{100 * r.worst:.1f} % at {format_bytes(r.worst_at)}"
+                note = "meets" if r.worst <= target else "misses"
+            body.append([s.label, f"{format_bytes(r.lo)} to {format_bytes(r.hi)}", r.points, _alpha(r.model),
+                         _inverse_beta(r.model), med, worst, note])
+    headers = ["collective", "regime (sizes)", "points", "alpha", "1/beta", "median error", "worst error",
+               f"worst within {100 * target:.0f} %"]
     return markdown_table(headers, body)
 
 
 def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
-                     size: str = "16 MiB") -> Calculator:
+                     size: str = "16 MiB", grade: str = "") -> Calculator:
     """What the fitted model of each measured collective predicts for any size and number of ranks.
 
     The fitted alpha and beta belong to the machine and library they were
     measured on; changing the number of ranks extrapolates with the cost
-    model's step and byte counts.
+    model's step and byte counts. ``grade`` (a sentence on how well these
+    models predicted sizes and ranks they never saw) heads the note.
     """
     if len(series) != len(models) or not series:
         raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
@@ -201,7 +220,7 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
         "n": integer(first.n, 2, 64, "ranks n"),
     }
     return make_calculator(compute, controls, title="The fitted model of this machine",
-                           note="Fitted on the ranks measured above; 1 MiB = 2^20 B, 1 MB = 10^6 B; "
+                           note=(f"{grade} " if grade else "") + "Fitted on the ranks measured above; 1 MiB = 2^20 B, 1 MB = 10^6 B; "
                                 "bandwidths in bytes per second, as nccl-tests defines algbw and busbw. "
                                 "'none measurable': in the sizes that regime was fitted on, the fit found no "
                                 "start-up cost next to the copying time.")
@@ -246,26 +265,6 @@ def placement(ranks: int, cores: int) -> str:
     return f"{_count_word(ranks)} ranks sharing {_count_word(cores)} cores"
 
 
-def load_sentence(load: float | None, cores: int) -> str:
-    """A sentence on the one-minute load average against the machine's ``cores``: was the machine busy?
-
-    The load average counts processes running or waiting for a core; above
-    the number of cores, programs took turns.
-
-    >>> load_sentence(11.0, 2)
-    'That is above the 2 cores, so other programs took turns on the cores with the ranks.'
-    >>> load_sentence(0.4, 8)
-    'That is below the 8 cores, so the ranks mostly had their cores to themselves.'
-    """
-    cores = check_count("cores", cores, minimum=1)
-    if load is None:
-        return "This system does not report a load average."
-    load = check_nonnegative("load", load)
-    if load > cores:
-        return f"That is above the {cores} cores, so other programs took turns on the cores with the ranks."
-    return f"That is below the {cores} cores, so the ranks mostly had their cores to themselves."
-
-
 def compare_spread(reference: float, other: float, tolerance: float = 0.25) -> str:
     """``"wider than"``, ``"narrower than"`` or ``"about as wide as"``: ``other`` spread against ``reference``.
 
@@ -287,13 +286,18 @@ def compare_spread(reference: float, other: float, tolerance: float = 0.25) -> s
 def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
                charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float):
     """Markdown table: each collective's ``1/beta`` for the largest messages, without and with gamma charged,
-    against the memory-copy rate measured in the same run (all in GB/s, 1 GB = 10^9 B)."""
+    against the memory-copy rate measured in the same run (all in GB/s, 1 GB = 10^9 B).
+
+    A value no copying library could reach (infinite, or above the copy
+    rate) is flagged (:func:`commlib.lab.explain.rate_flag`)."""
     check_positive("copy_rate", copy_rate)
     body = []
     for s, m, g in zip(series, models, charged):
         hi = m.high if isinstance(m, fit.PiecewiseFit) else m
         hg = g.high if isinstance(g, fit.PiecewiseFit) else g
+        flags = "; ".join(f"{w}: {f}" for w, f in (("without gamma", explain.rate_flag(hi.bandwidth, copy_rate)),
+                                                    ("with gamma", explain.rate_flag(hg.bandwidth, copy_rate))) if f)
         body.append([s.label, f"{hi.bandwidth / 1e9:.2f}", f"{hg.bandwidth / 1e9:.2f}",
-                     f"{hi.bandwidth / copy_rate:.2f}"])
+                     f"{hi.bandwidth / copy_rate:.2f}", flags or "none"])
     return markdown_table(["collective", "1/beta, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
-                           "1/beta / copy rate"], body)
+                           "1/beta / copy rate", "flag"], body)

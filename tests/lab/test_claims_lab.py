@@ -8,12 +8,15 @@ timings whose truth is known, so a change of code that flips a verdict fails.
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
 
 from commlib import cost
-from commlib.lab import explain, fit, mpich
+from commlib.experiments import claims
+from commlib.experiments import lab as lab_runs
+from commlib.lab import explain, fit, memory, mpich
 
 SIZES = tuple(float(2**k) for k in range(10, 27))
 
@@ -67,6 +70,34 @@ def test_mpich_broadcasts_with_a_tree_below_eight_ranks_at_every_size():
     assert cost.collective_terms("broadcast", 1.0, 4, "scatter_allgather").bytes == pytest.approx(1.5)
 
 
+def test_a_copy_rate_prices_a_reduced_byte_at_three_halves_of_a_copied_one():
+    # A copy touches 2 bytes per byte copied, a reduction 3 per byte reduced: gamma = 1.5 / copy rate.
+    # Control: reduction_gamma fed the copy rate as if it counted bytes touched charges twice that.
+    rate = 5.14e9
+    assert memory.touched_rate(rate) == pytest.approx(2 * rate)
+    assert memory.copy_gamma(rate) == pytest.approx(1.5 / rate)
+    assert cost.reduction_gamma(rate) == pytest.approx(2 * memory.copy_gamma(rate))
+
+
+def test_gamma_charged_from_the_copy_rate_recovers_beta_and_the_old_conversion_does_not():
+    # Truth: moving bytes at 3.1 GB/s, reducing at 1.5 bytes copied per byte of a 5.14 GB/s copier.
+    rate, beta = 5.14e9, 1 / 3.1e9
+    s = fit.Series("reduce_scatter", 2, SIZES, _times("reduce_scatter", 2, "mpich", 5e-6, beta,
+                                                       memory.copy_gamma(rate)), "mpich").subset(lo=2**20)
+    right = fit.fit_joint([s], known_gamma=memory.copy_gamma(rate))
+    wrong = fit.fit_joint([s], known_gamma=cost.reduction_gamma(rate))
+    assert right.bandwidth == pytest.approx(3.1e9, rel=1e-6)
+    assert wrong.bandwidth > rate or math.isinf(wrong.bandwidth)     # charged twice over: faster than copying
+    assert explain.rate_flag(wrong.bandwidth, rate) and not explain.rate_flag(right.bandwidth, rate)
+
+
+def test_rate_flags():
+    assert explain.rate_flag(math.inf, 5e9).startswith("infinite")
+    assert explain.rate_flag(5.69e9, 4.5e9).startswith("above the measured copy rate")
+    assert explain.rate_flag(5.69e9, 5.14e9) == ""          # within a quarter: could be a copy rate
+    assert explain.rate_phrase(math.inf, 5e9).startswith("not measurable")
+
+
 def test_charging_gamma_recovers_the_rate_of_moving_bytes():
     # Truth: beta and gamma both cost. Control: the fit that ignores gamma reads a lower 1/beta.
     beta, gamma = 1 / 4e9, 1 / 2e9
@@ -92,9 +123,17 @@ def test_the_rate_sentence_follows_the_copy_rate_control(ratio, word):
     assert explain.rate_phrase(ratio * 5e9, 5e9).startswith(word + " the rate")
 
 
+@pytest.mark.parametrize(("alpha_us", "words"), [(15.0, "about four core handovers"), (3.0, "about one core handover,"),
+                                                 (0.5, "less than one"), (40.0, "about 10 core"),
+                                                 (117.0, "about 40 core handovers"), (300.0, "about 100 core")])
+def test_the_handover_count_is_said_as_it_is(alpha_us, words):
+    # 15 µs against 3.9 µs is about four handovers, not "some tens": the words follow the ratio.
+    assert explain.alpha_phrase(alpha_us * 1e-6, 3.9e-6 if alpha_us == 15.0 else 3e-6).startswith(words)
+
+
 def test_alpha_is_called_a_time_slice_only_when_it_is_one():
     handover = 3e-6
-    assert explain.alpha_phrase(13e-6, handover).startswith("some tens")
+    assert explain.alpha_phrase(13e-6, handover).startswith("about four core handovers")
     assert "far below" in explain.alpha_phrase(6e-6, handover)
     assert explain.alpha_phrase(2.8e-3, handover) == "of the order of a scheduler time slice"
     assert "switching" in explain.alpha_conclusion(13e-6, handover)
@@ -159,6 +198,8 @@ def test_the_two_point_to_point_all_reduces_are_timed_in_turns_in_one_run():
     for r in doc["results"]:
         per_size.setdefault(r["nbytes"], []).append((r["impl"], r["repeats"]))
     assert all(v == [("ring", 3), ("halving_doubling", 3)] for v in per_size.values())
+    # the ranks' share of their cores comes from their own CPU time, not a load average that counts them
+    assert len(doc["rank_cpu_s"]) == 2 and 0 < doc["core_share"] <= 1.05
 
 
 def test_the_thresholds_are_those_of_the_installed_library():
@@ -194,3 +235,54 @@ def test_small_broadcasts_read_the_start_up_cost_right_only_with_the_tree_counts
     wrong = fit.fit_joint([fit.Series("broadcast", 4, small, t, "scatter_allgather")])
     assert right.alpha == pytest.approx(10e-6, rel=0.15)
     assert wrong.alpha < 0.6 * right.alpha
+
+
+# ----------------------------------------------------------------- the regimes, graded out of sample
+def test_regimes_claim_picks_the_planted_regimes_and_says_so():
+    v = claims.run(lab_runs.regimes_claim(small=True))
+    assert v.winner == "piecewise" and v.best["piecewise"].config == {"regimes": 3} and v.unanimous
+    assert v.sentence.startswith("three regimes predict them better than the single line")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_on_one_line_with_noise_the_grade_does_not_claim_regimes(seed):
+    # Control: no break at all. A piecewise fit still meets its own points better, but held-out sizes must
+    # not make the text say the regimes are the machine's.
+    t = tuple(fit.synthetic_times(SIZES, "all_reduce", 2, 5e-6, 1 / 5e9, noise=0.08, algorithm="mpich", seed=seed))
+    s = fit.Series("all_reduce", 2, SIZES, t, "mpich")
+    assert fit.median_abs_relative_error(fit.fit_piecewise(s, regimes=3), s) < fit.median_abs_relative_error(
+        fit.fit_joint([s]), s)
+    fits = lab_runs.lab_fits([s])
+    assert not fits.piecewise_better and fits.chosen == fits.single
+    assert "machine's" not in fits.verdict.sentence
+    assert "single line" in explain.calculator_sentence(fits.piecewise_better, fits.regimes, 0.1)
+    assert "fitted noise" in explain.regimes_takeaway(fits.piecewise_better)
+
+
+def test_the_grade_sentence_follows_the_numbers():
+    assert explain.grade_sentence(0.144, 0.216, 3, 0.02, 5, 5).startswith("the single line predicts them better")
+    assert "about equally" in explain.grade_sentence(0.15, 0.16, 3, 0.02, 3, 5)
+    assert explain.grade_sentence(0.3, 0.1, 2, 0.02, 4, 5).startswith("two regimes predict them better")
+    assert "4 of 5" in explain.grade_sentence(0.3, 0.1, 2, 0.02, 4, 5)
+
+
+def test_a_good_fit_with_wrong_parameters_is_said_only_of_good_fits():
+    assert "parameters still wrong" in explain.counts_conclusion(0.05, 0.05)
+    assert "parameters still wrong" not in explain.counts_conclusion(0.25, 0.26)   # fails the 20 % target
+    assert "neither fit meets" in explain.counts_conclusion(0.25, 0.26)
+
+
+def test_the_cache_is_credited_only_where_the_copies_slow_down_too():
+    step = (2.0**24, 2.0**25, 2.2)                     # all-reduce: each byte 2.2 times dearer, 16 -> 32 MiB
+    sizes = [2.0**k for k in range(20, 28)]
+    falls = [30e9] * 6 + [16e9, 16e9]                 # copies slow down between 32 and 64 MiB (2 ranks x 2 buffers)
+    flat = [30e9] * 8
+    assert explain.cache_phrase(step, sizes, falls, 2).endswith("the cache explains the step")
+    assert explain.cache_phrase(step, sizes, flat, 2).endswith("does not explain the step there")
+    assert explain.cache_phrase(step, sizes[:5], flat[:5], 2).endswith("cannot test the cache")
+
+
+def test_core_share_is_of_the_ranks_own_time():
+    assert "nearly to themselves" in explain.core_share_sentence(0.95, 2, 2)
+    assert "other 40 %" in explain.core_share_sentence(0.6, 4, 2)
+    assert "does not report" in explain.core_share_sentence(None, 2, 2)

@@ -159,7 +159,7 @@ def test_fit_needs_enough_points():
     with pytest.raises(ValueError, match="at least 2"):
         fit.fit_alpha_beta([1e3], [1e-5], "all_reduce", 4)
     with pytest.raises(ValueError, match="distinct sizes"):
-        fit.fit_piecewise(fit.Series("all_reduce", 4, SIZES[:5], tuple([1e-5] * 5)))
+        fit.fit_piecewise(fit.Series("all_reduce", 4, SIZES[:3], tuple([1e-5] * 3)))
 
 
 def test_synthetic_times_seeded_and_centred():
@@ -234,3 +234,57 @@ def test_median_relative_spread_pools_and_counts_missing_bars_as_zero():
     assert fit.median_relative_spread(wide) == pytest.approx(1.0)
     # Three zeros and three ones: the median of the six lies halfway.
     assert fit.median_relative_spread([bare, wide]) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_piecewise_finds_a_planted_break_between_the_two_largest_sizes_but_one(seed):
+    # The lab's own shape: one regime up to 16 MiB, each byte four times dearer from 32 MiB on, 3 % noise.
+    # The cut must fall where the data has it, between 16 and 32 MiB; the old rule of three points a
+    # regime (the control) cannot put it there and cuts one size too low.
+    def truth(x):
+        return ring_time(x, 2, 5e-6, 1 / 8e9) if x <= 2**24 else ring_time(x, 2, 5e-6, 1 / 2e9)
+    rng = np.random.default_rng(seed)
+    t = [truth(x) * math.exp(rng.normal(0, 0.03)) for x in SIZES]
+    s = fit.Series("all_reduce", 2, SIZES, tuple(t), "ring")
+    pw = fit.fit_piecewise(s, regimes=2)
+    assert 2**24 < pw.crossover < 2**25
+    forced = fit.fit_piecewise(s, regimes=2, min_points=3)
+    assert forced.crossover < 2**24
+
+
+def test_regime_errors_show_the_worst_miss_a_median_hides():
+    t = [ring_time(x, 2, 5e-6, 1e-10) * (1.35 if x in (2**21, 2**22) else 1.0) for x in SIZES]
+    s = fit.Series("all_reduce", 2, SIZES, tuple(t), "ring")
+    (one,) = fit.regime_errors(fit.fit_joint([s]), s)
+    assert one.points == one.fitted == len(SIZES) and not one.exact
+    assert one.median < 0.1 < 0.2 < one.worst and one.worst_at in (2**21, 2**22)
+    pw = fit.PiecewiseFit((2**24 * 1.4,), (fit.fit_joint([s.subset(hi=2**24)]), fit.fit_joint([s.subset(lo=2**25)])))
+    low, high = fit.regime_errors(pw, s, lo=2**12)
+    assert (low.points, low.fitted, high.fitted, high.exact) == (len(SIZES) - 4, len(SIZES) - 2, 2, True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_split_sizes_holds_out_one_of_each_pair_and_keeps_the_ends(seed):
+    s = fit.Series("all_reduce", 2, SIZES, tuple(range(1, len(SIZES) + 1)), "ring")
+    fitted, held = fit.split_sizes(s, seed)
+    assert set(fitted.nbytes) | set(held.nbytes) == set(SIZES) and not set(fitted.nbytes) & set(held.nbytes)
+    assert {SIZES[0], SIZES[-1]} <= set(fitted.nbytes) and len(held.nbytes) == (len(SIZES) - 1) // 2
+    inner = SIZES[1:-1]
+    for i in range(0, len(inner) - 1, 2):
+        assert len({inner[i], inner[i + 1]} & set(held.nbytes)) == 1
+    if seed == 0:
+        assert held.nbytes == SIZES[1::2]
+
+
+def test_random_splits_differ_and_repeat():
+    s = fit.Series("all_reduce", 2, SIZES, tuple(range(1, len(SIZES) + 1)), "ring")
+    splits = {fit.split_sizes(s, seed)[1].nbytes for seed in range(5)}
+    assert len(splits) >= 3 and fit.split_sizes(s, 3) == fit.split_sizes(s, 3)
+
+
+def test_steepest_step_finds_where_bytes_get_dearer():
+    t = [x / 8e9 if x <= 2**24 else x / 2e9 for x in SIZES]
+    lo, hi, factor = fit.steepest_step(fit.Series("broadcast", 2, SIZES, tuple(t), "tree"))
+    assert (lo, hi) == (2**24, 2**25) and factor == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="two or more"):
+        fit.steepest_step(fit.Series("broadcast", 2, SIZES, tuple(t), "tree"), lo=2**26)

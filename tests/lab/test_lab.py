@@ -274,17 +274,6 @@ def test_placement_words(ranks, cores, words):
     assert lab_views.placement(ranks, cores) == words
 
 
-def test_load_sentence_compares_load_with_cores():
-    from commlib.views import lab as lab_views
-
-    assert "above the 2 cores" in lab_views.load_sentence(11.3, 2)
-    assert "below the 4 cores" in lab_views.load_sentence(3.9, 4)
-    assert "below the 2 cores" in lab_views.load_sentence(2.0, 2)  # exactly busy, nobody waits
-    assert "does not report" in lab_views.load_sentence(None, 2)
-    with pytest.raises(ValueError, match="cores"):
-        lab_views.load_sentence(1.0, 0)
-
-
 def test_compare_spread_words_and_symmetry():
     from commlib.views import lab as lab_views
 
@@ -373,5 +362,19 @@ def test_fit_summary_names_an_unmeasurable_alpha():
     text = lab_views.fit_summary_table([flat, pure], [fit.fit_joint([flat]), fit.fit_joint([pure])]).data
     rows = [line for line in text.splitlines() if line.startswith("| all-reduce")]
     assert len(rows) == 2
-    assert "alpha 30.00 µs" in rows[0] and "none measurable" not in rows[0]
-    assert "alpha none measurable" in rows[1] and " ns" not in rows[1]
+    assert "| 30.00 µs |" in rows[0] and "none measurable" not in rows[0]
+    assert "| none measurable (fitted 0) |" in rows[1] and " ns" not in rows[1]
+
+
+def test_fit_summary_gives_each_regime_its_worst_error_and_names_an_exact_one():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    sizes = tuple(2.0**k for k in range(10, 27))
+    t = [fit.AlphaBeta(5e-6, 1e-10).time("all_gather", x, 2, "mpich") * (1.4 if x == 2**20 else 1.0) for x in sizes]
+    s = fit.Series("all_gather", 2, sizes, tuple(t), "mpich")
+    pw = fit.PiecewiseFit((2**24 * 1.41,), (fit.fit_joint([s.subset(hi=2**24)]), fit.fit_joint([s.subset(lo=2**25)])))
+    text = lab_views.fit_summary_table([s], [pw]).data
+    low, high = [line for line in text.splitlines() if line.startswith("| all_gather")]
+    assert "at 1 MiB | misses" in low                      # the outlier: the median meets, the worst does not
+    assert "exact by construction" in high and "32 MiB to 64 MiB" in high
