@@ -26,7 +26,7 @@ def test_a_section_shows_the_evidence_and_carries_its_label():
     assert text.startswith("(claim-ch04-toy)=\n## Which ends lower on the same budget?")
     assert "| sync | 16 learners, one rate tuned | lr in {0.5, 1.0, 2.0} | lr = 1.0 |" in text
     assert "| async | 16 learners, one rate tuned | lr in {0.02, 0.05, 0.1} | lr = 0.05 |" in text
-    assert "Shared by every contender: base = 0.5, budget = 400." in text
+    assert "Shared by every contender: base = 0.5, budget = 400." in text and "From chapter 4" in text
     assert "async is ahead of sync" in text and "on 5 of 5 seeds" in text
     assert "test_claim_holds_with_every_contender_at_its_best[ch04.toy]" in text
     assert how.label("ch04.async_floor") == "claim-ch04-async-floor"

@@ -52,6 +52,14 @@ def _grid(grid) -> str:
     return "; ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in grid.items()) or "(nothing tuned)"
 
 
+def _shared(shared) -> str:
+    parts = []
+    for k, v in shared.items():
+        text = _num(v) if isinstance(v, float) else str(v)
+        parts.append(f"{k} = {text}" if len(text) <= 60 else f"{k} (data: see the source)")
+    return ", ".join(parts) or "nothing else"
+
+
 def section(verdict) -> str:
     """The page's section for one claim's verdict."""
     c = verdict.claim
@@ -62,20 +70,28 @@ def section(verdict) -> str:
         rows.append(f"| {contender.name} | {contender.uses or '-'} | {_grid(contender.grid)} | {_config(best.config)} "
                     f"| {_num(best.mean)} | {spread} |")
     seeds = ", ".join(map(str, c.seeds))
+    one = len(c.seeds) == 1
+    column = f"{c.metric}" if one else f"{c.metric}, mean over seeds"
+    if one:
+        outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_num(verdict.margin)} "
+                   f"(one run: the comparison is deterministic).")
+    else:
+        outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_num(verdict.margin)} on average "
+                   f"(spread {_num(verdict.spread)} across seeds), on {verdict.wins} of {verdict.seeds} seeds.")
+    chapter = f"{{doc}}`{c.chapter}`" if not str(c.chapter).isdigit() else f"chapter {c.chapter}"
     lines = [
         f"({label(c.key)})=",
         f"## {c.question}",
         "",
-        f"*Chapter {c.chapter}, claim `{c.key}`.* The chapter says: {verdict.sentence}",
+        f"*From {chapter}, claim `{c.key}`.* The chapter says: {verdict.sentence}",
         "",
-        f"| contender | may use | tuned over | best setting | {c.metric}, mean over seeds | spread (sd) |",
+        f"| contender | may use | tuned over | best setting | {column} | spread (sd) |",
         "| --- | --- | --- | --- | --- | --- |",
         *rows,
         "",
-        f"Shared by every contender: {', '.join(f'{k} = {v}' for k, v in c.shared.items()) or 'nothing else'}. "
-        f"Seeds: {seeds}. {'Lower' if c.lower_is_better else 'Higher'} is better.",
-        f"{verdict.winner} is ahead of {verdict.runner_up} by {_num(verdict.margin)} on average "
-        f"(spread {_num(verdict.spread)} across seeds), on {verdict.wins} of {verdict.seeds} seeds.",
+        f"Shared by every contender: {_shared(c.shared)}. Seeds: {seeds}. "
+        f"{'Lower' if c.lower_is_better else 'Higher'} is better.",
+        outcome,
         f"The test: `tests/test_claims_registry.py::test_claim_holds_with_every_contender_at_its_best[{c.key}]`"
         + (f"; the source: {c.source}." if c.source else "."),
         "",

@@ -11,7 +11,7 @@ from .. import hardware
 from ..parameter_servers import cost as ps_cost
 from . import claims
 
-__all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim"]
+__all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "byteps_one_spare_claim"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
 EXAMPLE = {"model": "bert_large", "dtype": "fp32", "n": 8, "link": "eth_100g"}
@@ -93,3 +93,23 @@ def ps_small_message_claim(small: bool = False) -> claims.Claim:
                         (ps, allreduce), metric="ms per round, start-ups counted", seeds=(0,), shared=shared,
                         wording=wording, chapter="03_parameter_servers",
                         source="round_time (one-port) against allreduce_time on 2B; deterministic")
+
+
+@claims.register("ch03.byteps_one_spare")
+def byteps_one_spare_claim(small: bool = False) -> claims.Claim:
+    """BytePS with a single spare CPU machine (n + 1 cards) against the best all-reduce on the n workers' cards."""
+    def byteps(s, seed):
+        return 1e3 * ps_cost.byteps_time(s["nbytes"], s["n"], 1, s["bandwidth"])
+
+    bps = claims.Contender("BytePS", byteps, uses="n GPU machines + one spare CPU machine: n + 1 cards")
+    allreduce = claims.Contender("all-reduce", _allreduce(1), {"algorithm": ("ring", "halving_doubling")},
+                                 uses="the n workers' n cards")
+
+    def wording(v: claims.Verdict) -> str:
+        return (f"with a single spare CPU machine BytePS takes {v.best['BytePS'].mean / v.best['all-reduce'].mean:.3f} "
+                f"of the best all-reduce's time (one card more)")
+
+    return claims.Claim("ch03.byteps_one_spare", "Does one spare CPU machine already let BytePS beat all-reduce?",
+                        (bps, allreduce), metric="ms per round (bandwidth terms)", seeds=(0,), shared=_example(),
+                        wording=wording, chapter="03_parameter_servers",
+                        source="byteps_time (Jiang et al. 2020, sec. 4.1) against allreduce_time; deterministic")

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from commlib.experiments.sgd import sync_async
 from commlib.sgd import calculator_model as sgd_calculator
 from commlib.sgd import simulate as sgd
 from commlib.sgd import training
@@ -65,8 +64,10 @@ def test_training_lowers_the_loss():
     assert loss < 0.6 * math.log(p.classes) and error < 0.5
 
 
-def test_the_calculator_and_its_old_name_are_one_function():
-    assert sync_async.sgd_results is sgd_calculator.sgd_calculator_results
+def test_the_calculator_runs_this_model_after_checking_its_ranges():
+    from commlib.sgd import calculators
+
+    assert calculators.sgd_results() == sgd_calculator.sgd_calculator_results()
     assert sgd_calculator.sgd_calculator_results() == sgd_calculator.sgd_calculator_results()
 
 
