@@ -64,6 +64,7 @@ from .today.cost import (
     in_network_allreduce_time,
     memory_per_rank,
     moe_all_to_all_bytes,
+    moe_step_bytes,
     powersgd_numbers,
     zero_bytes_per_rank,
 )
@@ -82,5 +83,5 @@ __all__ = [
     "ps_time", "byteps_time", "byteps_split", "ps_traffic",
     # today's collectives (chapter 7)
     "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
-    "powersgd_numbers",
+    "powersgd_numbers", "moe_step_bytes",
 ]

@@ -4,7 +4,8 @@ A new claim gets these checks for free (``commlib.experiments.claims``):
 
 * every contender's best setting lies inside its grid, not at an edge;
 * where the margin is within three spreads of zero, five seeds or more back it;
-* the winner wins on every seed, or the sentence says on how many ("in m of n seeds");
+* the winner wins on every seed, or the sentence says on how many ("in m of n seeds"), or the two best
+  tie within the claim's ``tie`` on every seed;
 * every contender runs on the claim's shared settings (hardware, budget), which no grid overrides.
 """
 
@@ -31,7 +32,7 @@ def test_claim_holds_with_every_contender_at_its_best(key):
         assert verdict.seeds >= 5, f"{key}: margin {verdict.margin:.3g} within three spreads: needs five seeds or more"
     sentence = verdict.sentence
     assert sentence, f"{key}: the claim has no wording"
-    if not verdict.unanimous:
+    if not verdict.unanimous and not verdict.tied:
         assert f"{verdict.wins} of {verdict.seeds}" in sentence, f"{key}: not on every seed, and the sentence hides it"
 
 
@@ -43,3 +44,12 @@ def test_the_checks_catch_a_rival_tuned_at_the_edge_and_a_hidden_split():
     assert not verdict.unanimous and "of" not in verdict.sentence
     with pytest.raises(ValueError, match="shared"):
         claims.run(claims.Claim("t", "?", (edge, other), metric="m", shared={"lr": 1}))
+
+
+def test_a_tie_is_a_verdict_of_its_own():
+    same = claims.Contender("a", lambda s, seed: 1.0 + seed)
+    other = claims.Contender("b", lambda s, seed: 1.0 + seed + (0.01 if seed % 2 else -0.01))
+    assert claims.run(claims.Claim("t", "?", (same, claims.Contender("c", lambda s, seed: 1.0 + seed)), metric="m")).tied
+    close = claims.Claim("t", "?", (same, other), metric="m")
+    assert not claims.run(close).tied
+    assert claims.run(claims.Claim("t", "?", (same, other), metric="m", tie=0.02)).tied

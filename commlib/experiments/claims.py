@@ -57,6 +57,8 @@ class Claim:
     ``shared`` holds what every contender gets alike (the hardware, the budget), passed to each
     one's ``run``; ``seeds`` are the runs' seeds (five or more where noise could decide);
     ``lower_is_better`` orders the metric; ``wording(verdict) -> str`` chooses the sentence.
+    ``tie`` (in the metric's units): where the two best differ by no more than this on every seed, the
+    verdict is a tie (:attr:`Verdict.tied`) and the sentence names no winner.
     """
 
     key: str
@@ -69,6 +71,7 @@ class Claim:
     wording: Callable[[Verdict], str] | None = None
     chapter: str = ""
     source: str = ""
+    tie: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,12 @@ class Verdict:
     def unanimous(self) -> bool:
         """The winner is ahead on every seed."""
         return self.wins == self.seeds
+
+    @property
+    def tied(self) -> bool:
+        """The two best differ by no more than the claim's ``tie`` on every seed: neither wins."""
+        pairs = zip(self.best[self.winner].values, self.best[self.runner_up].values)
+        return all(abs(a - b) <= self.claim.tie for a, b in pairs)
 
     @property
     def sentence(self) -> str:

@@ -86,6 +86,10 @@ __all__ = [
     "torus2d",
     "torus_pod",
     "snake_order",
+    "grid_ring",
+    "ring_orders",
+    "is_closed_ring",
+    "bisection_links",
     "machine",
     "cluster",
     "check_topology",
@@ -95,15 +99,18 @@ __all__ = [
     "SHARING",
     "map_flows",
     "map_trace",
+    "map_concurrent",
     "allreduce_trace",
     "mirrored",
     "scaled",
     "staged_exchange",
+    "rdma_exchange",
     "ps_star",
     "links_of",
     "BYTEPS_PCIE_MEASURED",
     "DGX1_NVLINKS",
     "CUBE_MESH_RING",
+    "CUBE_MESH_CHANNELS",
     "duplex_rings",
     "sharing_comparison",
     "intra_host_reduction",
@@ -368,6 +375,115 @@ def snake_order(rows: int, cols: int) -> list[int]:
         row = list(range(r * cols, (r + 1) * cols))
         out.extend(row if r % 2 == 0 else row[::-1])
     return out
+
+
+def grid_ring(rows: int, cols: int) -> list[int]:
+    """A closed ring on a ``rows`` x ``cols`` mesh, every hop one link (:func:`is_closed_ring`).
+
+    Row 0 left to right, then a snake back over columns 1 to cols-1 of the other rows, then up column 0.
+    It exists when ``rows`` is even (for an even ``cols`` only, transpose); with both odd no closed
+    ring exists (:func:`ring_orders`).
+
+    >>> grid_ring(4, 4)
+    [0, 1, 2, 3, 7, 6, 5, 9, 10, 11, 15, 14, 13, 12, 8, 4]
+    >>> is_closed_ring(mesh2d(4, 4), grid_ring(4, 4))
+    True
+    """
+    rows = check_count("rows", rows, minimum=2)
+    cols = check_count("cols", cols, minimum=2)
+    if rows % 2:
+        raise ValueError(f"rows must be even for this closed ring (transpose an even number of columns), got {rows}")
+    out = list(range(cols))
+    for r in range(1, rows):
+        row = [r * cols + c for c in range(1, cols)]
+        out.extend(row[::-1] if r % 2 else row)
+    out.extend(r * cols for r in range(rows - 1, 0, -1))
+    return out
+
+
+def is_closed_ring(g: nx.Graph, order: Sequence[Node]) -> bool:
+    """Whether a logical ring in ``order`` crosses one link per hop, its closing hop included.
+
+    >>> is_closed_ring(mesh2d(4, 4), snake_order(4, 4)), is_closed_ring(torus2d(4, 4), snake_order(4, 4))
+    (False, True)
+    """
+    order = list(order)
+    if len(order) < 2 or len(set(order)) != len(order):
+        raise ValueError(f"order must list two or more different nodes, got {order!r}")
+    for v in order:
+        if v not in g:
+            raise ValueError(f"order names {v!r}, which is not a node of the topology")
+    return all(g.has_edge(a, b) for a, b in zip(order, order[1:] + order[:1]))
+
+
+def ring_orders(g: nx.Graph, nodes: Sequence[Node] | None = None, closed_only: bool = False) -> list[tuple]:
+    r"""Every logical ring through ``nodes`` (default: all rank nodes) whose hops are single links but for
+    the closing one: the Hamiltonian paths of the subgraph from its first node, each closed.
+
+    A ring all-reduce wants every hop, the closing one included, on a link of its own: a *closed* ring
+    (a Hamiltonian cycle, :func:`is_closed_ring`), which ``closed_only=True`` keeps. A grid of
+    :math:`r \times c` nodes has one when :math:`rc` is even (a 4 x 4 mesh does: row 0 left to right,
+    back in a snake over columns 1 to c-1, up column 0); a mesh with an odd number of nodes has none
+    (colour it like a chess board: a closed ring alternates colours, so it needs as many of each),
+    while the torus of the same size does. Each ring appears once per direction. Exhaustive search:
+    for the small graphs of the chapter (up to about 16 nodes).
+
+    >>> ring_orders(mesh2d(2, 3))
+    [(0, 1, 2, 5, 4, 3), (0, 3, 4, 1, 2, 5), (0, 3, 4, 5, 2, 1)]
+    >>> ring_orders(mesh2d(3, 3), closed_only=True), len(ring_orders(torus2d(3, 3), closed_only=True)) > 0
+    ([], True)
+    """
+    nodes = sorted(rank_nodes(g).values(), key=_key) if nodes is None else list(nodes)
+    if len(nodes) < 2 or len(set(nodes)) != len(nodes):
+        raise ValueError(f"nodes must be two or more different nodes, got {nodes!r}")
+    for v in nodes:
+        if v not in g:
+            raise ValueError(f"nodes names {v!r}, which is not a node of the topology")
+    sub = g.subgraph(nodes)
+    start, want = nodes[0], len(nodes)
+    out: list[tuple] = []
+    path, seen = [start], {start}
+
+    def extend() -> None:
+        if len(path) == want:
+            if not closed_only or sub.has_edge(path[-1], start):
+                out.append(tuple(path))
+            return
+        for v in sorted(sub.adj[path[-1]], key=_key):
+            if v not in seen:
+                seen.add(v)
+                path.append(v)
+                extend()
+                path.pop()
+                seen.discard(v)
+
+    extend()
+    return out
+
+
+def bisection_links(g: nx.Graph) -> int:
+    """The fewest links whose removal splits the rank nodes into two halves (sizes differing by at most one),
+    with every link counted once: the *bisection width* (Dally & Towles 2004, ch. 3). Exhaustive, for
+    small graphs whose every node is a rank (a grid of up to about 20 nodes).
+
+    >>> bisection_links(mesh2d(4, 4)), bisection_links(torus2d(4, 4))
+    (4, 8)
+    """
+    nodes = sorted(g.nodes, key=_key)
+    if any(g.nodes[v].get("rank") is None for v in nodes):
+        raise ValueError("bisection_links wants a graph whose every node is a rank (a mesh, torus or ring)")
+    n = len(nodes)
+    if not 2 <= n <= 24:
+        raise ValueError(f"bisection_links searches every split: the graph must have 2 to 24 nodes, got {n}")
+    index = {v: i for i, v in enumerate(nodes)}
+    links = [(1 << index[u]) | (1 << index[v]) for u, v in g.edges]
+    best = len(links)
+    for side in range(1 << (n - 1)):            # node n-1 always on the other side: each split once
+        if bin(side).count("1") != n // 2:
+            continue
+        cut = sum(1 for m in links if bin(m & side).count("1") == 1)
+        best = min(best, cut)
+    return best
 
 
 # ---------------------------------------------------------------------------
@@ -813,6 +929,32 @@ def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int
     return map_flows(g, flows, sharing)
 
 
+def map_concurrent(g: nx.Graph, runs: Sequence[tuple[Trace, Sequence[Node] | Mapping[int, Node]]],
+                   sharing: str = "max-min") -> Mapped:
+    """Several collectives at once: ``runs`` is ``[(trace, placement), ...]``, their step ``s`` all together.
+
+    How a library drives several rings (NCCL's *channels*), each over its own ranks' order, or rings in
+    every row of a grid at the same time. Each run is placed as :func:`map_trace` places one.
+
+    >>> t = allreduce_trace(4, 4096)
+    >>> g = ring(4, "eth_10g")
+    >>> map_concurrent(g, [(t, [0, 1, 2, 3]), (t, [3, 2, 1, 0])]).max_flows      # the two directions
+    1
+    """
+    flows: list[Flow] = []
+    for trace, where in runs:
+        if not isinstance(trace, Trace):
+            raise ValueError(f"each run must be (Trace, placement), got {type(trace).__name__}")
+        nodes = dict(where) if isinstance(where, Mapping) else dict(enumerate(where))
+        missing = [r for r in range(trace.n) if r not in nodes]
+        if missing:
+            raise ValueError(f"placement must give a node for every rank 0..{trace.n - 1}; rank {missing[0]} has none")
+        if len({nodes[r] for r in range(trace.n)}) != trace.n:
+            raise ValueError("placement must put every rank on a different node")
+        flows.extend(Flow(m.step, nodes[m.src], nodes[m.dst], m.nbytes, m.phase) for m in trace.messages)
+    return map_flows(g, flows, sharing)
+
+
 def allreduce_trace(n: int, nbytes: int, algorithm: str = "ring", **kwargs) -> Trace:
     """The trace of a real all-reduce over ``n`` ranks (:func:`commlib.collectives.simulate.allreduce`), scaled
     to about ``nbytes`` per rank.
@@ -907,6 +1049,30 @@ def staged_exchange(g: nx.Graph, gpu: Node, nbytes: int, host: int = 0, peer: in
         Flow(0, peer_cpu, cpu, nbytes, "receive from peer host"),
         Flow(0, cpu, gpu, nbytes, "CPU memory to GPU"),
     ]
+
+
+def rdma_exchange(g: nx.Graph, gpu: Node, nbytes: int, host: int = 0, peer: int = 1) -> list[Flow]:
+    """The flows of one host exchanging ``nbytes`` with another by GPUDirect RDMA: the network cards read
+    and write GPU memory directly, so the data goes from ``gpu`` to the same GPU of host ``peer`` and
+    back, routed through the cards with no stop in CPU memory (NVIDIA's GPUDirect RDMA guide). The card
+    reaches GPU memory over PCIe only: map these flows on a cluster built with ``nvlink=None``, or the
+    route may hop through another GPU's NVLink.
+
+    >>> c = cluster(2, gpus_per_host=8, nvlink=None)
+    >>> [f.dst for f in rdma_exchange(c, "h0.gpu2", 10**9)]
+    ['h1.gpu2', 'h0.gpu2']
+    >>> route(c, "h0.gpu2", "h1.gpu2")[:5]        # across PCIe switches: through CPU 0
+    ('h0.gpu2', 'h0.pcie1', 'h0.cpu0', 'h0.pcie0', 'h0.nic')
+    """
+    nbytes = check_count("nbytes", nbytes, minimum=0)
+    prefix = f"h{host}."
+    if not isinstance(gpu, str) or not gpu.startswith(prefix):
+        raise ValueError(f"gpu must be a GPU node of host {host} (e.g. {prefix}gpu0), got {gpu!r}")
+    other = f"h{peer}." + gpu[len(prefix):]
+    for v in (gpu, other):
+        if v not in g:
+            raise ValueError(f"{v!r} is not a node of the topology")
+    return [Flow(0, gpu, other, nbytes, "send to peer GPU"), Flow(0, other, gpu, nbytes, "receive from peer GPU")]
 
 
 def ps_star(workers: int, nbytes: int, servers: int = 1, link: str = "eth_10g", bandwidth: float | None = None,
@@ -1032,6 +1198,14 @@ def sharing_comparison(nbytes: int = 64 * 2**20, link: str = "nvlink2", workers:
 CUBE_MESH_RING: tuple[int, ...] = (0, 1, 5, 4, 7, 6, 2, 3)
 
 
+#: Three rings through the hybrid cube-mesh that together use every NVLink of :data:`DGX1_NVLINKS` once
+#: (a pair with two links lies on two of them): run each both ways on a sixth of the buffer and all six
+#: links of every GPU carry a ring in each direction, as a library running several rings at once (NCCL's
+#: channels) does.
+CUBE_MESH_CHANNELS: tuple[tuple[int, ...], ...] = ((0, 2, 1, 5, 4, 6, 7, 3), (0, 4, 7, 5, 6, 2, 3, 1),
+                                                   (0, 4, 7, 6, 5, 1, 2, 3))
+
+
 def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
     """Seconds for an all-reduce of ``nbytes`` among the 8 GPUs of one V100 server, on two NVLink models.
 
@@ -1039,11 +1213,15 @@ def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
     switch (150 GB/s per direction); ``"cube mesh"``: the hybrid cube-mesh
     of :data:`DGX1_NVLINKS`, ranks in :data:`CUBE_MESH_RING` order. Each
     with one ring (``1``) and with a second ring the other way (``2``);
+    On the cube-mesh also with six rings (``6``), each of :data:`CUBE_MESH_CHANNELS` both ways on a sixth
+    of the buffer, which keeps every link busy in both directions.
     ``"exchange"`` is the host's staged exchange of the same bytes with a
     peer host through the NIC (:func:`staged_exchange`, GPU 2 copying).
 
     >>> r = intra_host_reduction(10**8)
-    >>> r["cube mesh", 1] > r["cube mesh", 2] > r["switch", 1] == r["switch", 2]
+    >>> r["cube mesh", 1] > r["cube mesh", 2] > r["cube mesh", 6] and r["switch", 1] == r["switch", 2]
+    True
+    >>> abs(r["cube mesh", 6] / r["switch", 1] - 1) < 0.02      # six rings: the lumped link's time, up to start-ups
     True
     """
     trace = allreduce_trace(8, nbytes)
@@ -1053,6 +1231,10 @@ def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
         m = machine(nvlink_layout=layout, nic=None)
         out[name, 1] = map_trace(m, trace, place).time
         out[name, 2] = map_trace(m, mirrored(trace), place).time
+    sixth = allreduce_trace(8, max(1, nbytes // 6))
+    rings = [[f"h0.gpu{j}" for j in ring_] for ring_ in CUBE_MESH_CHANNELS]
+    out["cube mesh", 6] = map_concurrent(machine(nvlink_layout="cube_mesh", nic=None),
+                                         [(sixth, r) for r in rings] + [(sixth, r[::-1]) for r in rings]).time
     c = cluster(2, gpus_per_host=8, nvlink_layout="cube_mesh")
     out["exchange"] = map_flows(c, staged_exchange(c, "h0.gpu2", nbytes)).time
     return out

@@ -5,14 +5,16 @@ problem of :mod:`commlib.sgd.training` (a matrix of shape (features + 1) x
 classes), compresses it, and the compressed messages are combined; every
 worker then applies the same averaged update. Three compressors:
 
-* **PowerSGD** (Vogels et al. 2019): one step of power iteration gives
-  rank-r factors :math:`P = MQ`, :math:`Q \leftarrow M^\top \hat P`
-  (:math:`\hat P` orthonormalised). P and Q are linear in M, so they can be
-  *all-reduced*: :math:`(m + n)r` numbers instead of :math:`mn`
-  (:func:`commlib.cost.powersgd_numbers`). Q is reused as the next step's start.
+* **PowerSGD** (Vogels et al. 2019): one step of power iteration on the
+  gradient matrix G (d1 x d2) gives rank-r factors :math:`U = GV`,
+  :math:`V \leftarrow G^\top \hat U` (:math:`\hat U` orthonormalised; the paper's
+  P, Q and M). Both are linear in G, so they can be *all-reduced*:
+  :math:`(d_1 + d_2)r` numbers instead of :math:`d_1 d_2`
+  (:func:`commlib.cost.powersgd_numbers`). V is reused as the next step's start.
 * **Top-k**: keep the k entries of largest magnitude. Different workers keep
   different indices, so the messages cannot be summed on the way: they are
-  *all-gathered*, values and indices, (n - 1) messages of k (4 + 4) bytes.
+  *all-gathered*, values and indices, (n - 1) messages of k (4 + 4) bytes:
+  the bytes grow with the number of workers n (:func:`bytes_by_workers`).
 * **Sign** (1-bit SGD, Seide et al. 2014): send the sign of each entry and one
   scale (the mean magnitude); also all-gathered, d/8 + 4 bytes a message.
 
@@ -35,7 +37,8 @@ from ..sgd import training
 from ..units import check_count, check_positive
 from . import cost
 
-__all__ = ["METHODS", "DEFAULT_RANK", "DEFAULT_K", "CompressedRun", "step_bytes", "train_compressed", "best_over_grid"]
+__all__ = ["METHODS", "DEFAULT_RANK", "DEFAULT_K", "CompressedRun", "step_bytes", "problem_shape", "bytes_by_workers",
+           "crossover_workers", "train_compressed", "best_over_grid"]
 
 METHODS = ("none", "powersgd", "topk", "sign")
 #: Defaults of :func:`train_compressed`: PowerSGD's rank r and the entries top-k keeps (10 % of 210).
@@ -45,19 +48,75 @@ _VALUE = 4   # fp32 bytes a number
 _INDEX = 4   # int32 bytes an index
 
 
-def step_bytes(method: str, m: int, n_cols: int, workers: int, rank: int = 2, k: int = 21) -> float:
-    """Bytes one worker sends per step for an m x n_cols gradient (the formula the simulation counts)."""
-    d = m * n_cols
+def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k: int = 21) -> float:
+    r"""Bytes one worker sends per step for a ``rows`` x ``cols`` gradient (the formula the simulation counts).
+
+    With :math:`d` = rows x cols entries, n = ``workers`` and fp32 values: the control all-reduces
+    :math:`2\frac{n-1}{n} 4d` bytes (a ring); PowerSGD all-reduces its factors,
+    :math:`2\frac{n-1}{n} 4(\text{rows} + \text{cols})r`; top-k and sign are all-gathered, one message
+    to each of the n - 1 others: :math:`(n-1)\,8k` and :math:`(n-1)(\lceil d/8 \rceil + 4)`. So the
+    all-gathered methods' bytes grow with n while the all-reduced ones stay under twice their message.
+
+    >>> [round(step_bytes(m, 21, 10, 4)) for m in METHODS]
+    [1260, 372, 504, 93]
+    >>> [round(step_bytes(m, 21, 10, 64)) for m in METHODS]
+    [1654, 488, 10584, 1953]
+    """
+    rows = check_count("rows", rows, minimum=1)
+    cols = check_count("cols", cols, minimum=1)
+    workers = check_count("workers", workers, minimum=1)
+    d = rows * cols
     ring = 2 * (workers - 1) / workers
     if method == "none":
         return ring * d * _VALUE
     if method == "powersgd":
-        return ring * cost.powersgd_numbers(m, n_cols, rank) * _VALUE
+        return ring * cost.powersgd_numbers(rows, cols, rank) * _VALUE
     if method == "topk":
         return (workers - 1) * k * (_VALUE + _INDEX)
     if method == "sign":
         return (workers - 1) * (np.ceil(d / 8) + _VALUE)
     raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+
+
+def problem_shape() -> tuple[int, int]:
+    """The gradient's shape on the book's problem: (features + 1) x classes."""
+    p = training.make_problem(seed=0)
+    return p.x_train.shape[1], p.classes
+
+
+def bytes_by_workers(workers, rows: int | None = None, cols: int | None = None, rank: int = DEFAULT_RANK,
+                     k: int = DEFAULT_K) -> dict[str, list[float]]:
+    """Bytes one worker sends per step, for every method of :data:`METHODS` and every n in ``workers``.
+
+    >>> b = bytes_by_workers((4, 16))
+    >>> b["topk"][1] > b["none"][1] > b["topk"][0]
+    True
+    """
+    if rows is None or cols is None:
+        rows, cols = problem_shape()
+    return {m: [float(step_bytes(m, rows, cols, n, rank, k)) for n in workers] for m in METHODS}
+
+
+def crossover_workers(method: str, rows: int | None = None, cols: int | None = None, rank: int = DEFAULT_RANK,
+                      k: int = DEFAULT_K, limit: int = 4096) -> int | None:
+    """The fewest workers (2 or more) at which ``method`` sends at least the control's bytes; ``None`` up to ``limit``.
+
+    Top-k's 8-byte pairs against the ring's 4 bytes, about twice over: top-k keeping a share
+    :math:`\rho` of the entries sends more from :math:`n = 1/\rho` on; sign's bit against 64 bits, from
+    n of about 64 on; PowerSGD never.
+
+    >>> crossover_workers("topk"), crossover_workers("sign"), crossover_workers("powersgd")
+    (10, 55, None)
+    """
+    if method not in METHODS or method == "none":
+        raise ValueError(f"method must be one of {', '.join(METHODS[1:])}, got {method!r}")
+    if rows is None or cols is None:
+        rows, cols = problem_shape()
+    limit = check_count("limit", limit, minimum=2)
+    for n in range(2, limit + 1):
+        if step_bytes(method, rows, cols, n, rank, k) >= step_bytes("none", rows, cols, n, rank, k):
+            return n
+    return None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from .. import hardware
 from ..units import check_count, check_nonnegative, check_positive
 
 __all__ = ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
-           "powersgd_numbers", "OPTIMIZER_BYTES", "memory_per_rank"]
+           "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank"]
 
 
 #: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
@@ -93,20 +93,50 @@ def in_network_allreduce_time(nbytes: float, n: int, bandwidth: float, latency: 
     return 2 * latency + nbytes / bandwidth
 
 
-def powersgd_numbers(m: int, n: int, rank: int) -> int:
-    r"""Numbers PowerSGD communicates for one m x n gradient matrix: :math:`(m + n)\,r`.
+def powersgd_numbers(rows: int, cols: int, rank: int) -> int:
+    r"""Numbers PowerSGD communicates for one ``rows`` x ``cols`` gradient matrix: :math:`(d_1 + d_2)\,r`.
 
-    Vogels et al. (2019): the factors :math:`P = MQ` (m x r) and
-    :math:`Q = M^\top P` (n x r) are all-reduced instead of the m n entries.
-    (Here ``n`` is the matrix's second dimension, as in the paper.)
+    Vogels et al. (2019): for a gradient matrix G of :math:`d_1 \times d_2` entries the factors
+    :math:`U = GV` (:math:`d_1 \times r`) and :math:`V = G^\top U` (:math:`d_2 \times r`) are
+    all-reduced instead of the :math:`d_1 d_2` entries (the paper writes M, P and Q; this book keeps
+    M for bytes and n for ranks).
 
     >>> powersgd_numbers(1024, 1024, 4), 1024 * 1024
     (8192, 1048576)
     """
-    m = check_count("m", m, minimum=1)
-    n = check_count("n", n, minimum=1)
-    rank = check_count("rank", rank, minimum=1, maximum=min(m, n))
-    return (m + n) * rank
+    rows = check_count("rows", rows, minimum=1)
+    cols = check_count("cols", cols, minimum=1)
+    rank = check_count("rank", rank, minimum=1, maximum=min(rows, cols))
+    return (rows + cols) * rank
+
+
+def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_host: int,
+                   dtype: str = "bf16") -> dict[str, float]:
+    r"""Bytes each rank sends per training step and MoE layer, over NVLink and over the network.
+
+    A training step runs four all-to-alls per MoE layer: dispatch and combine in the forward pass,
+    and their gradients, the same sizes, in the backward pass (Lepikhin et al. 2021). With one expert
+    a rank on hosts of g = ``gpus_per_host`` GPUs and uniform routing, of a rank's x k copies
+    (g - 1)/E go to the other GPUs of its host (NVLink) and (E - g)/E to other hosts (the network):
+
+    .. math:: 4\,x\,k\,h\,s\,rac{g-1}{E} 	ext{ over NVLink}, \qquad 4\,x\,k\,h\,s\,rac{E-g}{E} 	ext{ over the network}.
+
+    >>> r = moe_step_bytes(4096, 4096, 2, 8, 8)                      # one host: all NVLink
+    >>> r["nvlink"] == 4 * moe_all_to_all_bytes(4096, 4096, 2, 8), r["network"]
+    (True, 0.0)
+    >>> r = moe_step_bytes(4096, 4096, 2, 64, 8)
+    >>> round(r["network"] / (r["network"] + r["nvlink"]), 3)          # 56 of 63 remote copies leave the host
+    0.889
+    """
+    tokens = check_count("tokens", tokens, minimum=0)
+    hidden = check_count("hidden", hidden, minimum=1)
+    experts = check_count("experts", experts, minimum=1)
+    top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
+    gpus_per_host = check_count("gpus_per_host", gpus_per_host, minimum=1, maximum=experts)
+    if experts % gpus_per_host:
+        raise ValueError(f"experts ({experts}) must be a multiple of gpus_per_host ({gpus_per_host}): one expert a GPU")
+    copies = 4 * tokens * top_k * hidden * _element_bytes(dtype)
+    return {"nvlink": copies * (gpus_per_host - 1) / experts, "network": copies * (experts - gpus_per_host) / experts}
 
 
 #: Bytes per parameter of optimizer state with mixed-precision Adam (fp32 master, momentum, variance).

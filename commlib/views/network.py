@@ -38,6 +38,8 @@ __all__ = [
     "ring_check_table",
     "sharing_table",
     "hierarchy_table",
+    "grid_facts_table",
+    "ring_claims_table",
     "example_lists_table",
     "claims_table",
     "placement_figure",
@@ -279,6 +281,31 @@ def hierarchy_table(runs: Mapping):
                            "bottleneck link"], rows,
                           caption=f"All-reduce of {format_size(runs['nbytes'], binary=True)}, {runs['hosts']} hosts x "
                                   f"{runs['per_host']} GPUs, {hardware.link(runs['network']).name}")
+
+
+def grid_facts_table(rows: Sequence[Mapping]):
+    """:func:`commlib.experiments.network.grid_facts`'s rows: what a mesh and a torus of the same size differ in."""
+    body = [[r["grid"], r["nodes"], r["links"], r["diameter"], r["bisection"], "yes" if r["closed_ring"] else "no",
+             format_time(r["all_to_all_bound"])] for r in rows]
+    return markdown_table(["grid", "nodes", "links", "diameter (hops)", "bisection width (links)",
+                           "closed ring of single links", "all-to-all at least"], body,
+                          caption="Graph facts of the grids, and the least time an all-to-all of 64 MiB per rank "
+                                  "needs across the bisection (NVLink 2.0 links)")
+
+
+def ring_claims_table(verdicts: Sequence):
+    """Each ring comparison's contenders at their best: the ring order and ways each was tuned to, and the time.
+
+    ``verdicts`` are :class:`commlib.experiments.claims.Verdict` s of the chapter's ring claims.
+    """
+    body = []
+    for v in verdicts:
+        for name, best in v.best.items():
+            config = ", ".join(str(x) for x in best.config.values()) or "-"
+            body.append([v.claim.question, name, config, f"{best.mean:.1f} {v.claim.metric}"])
+    return markdown_table(["question", "contender", "its best ring order and ways", "time"], body,
+                          caption="Every contender at its best ring order, on the same links "
+                                  "(ring all-reduce of 64 MiB per rank, NVLink 2.0)")
 
 
 # ---------------------------------------------------------------------------- placement

@@ -11,7 +11,8 @@ from ..today import zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, color, figure
 
-__all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure", "local_sgd_figure",
+__all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
+           "compression_bytes_figure", "local_sgd_figure",
            "chooser_calculator", "sharding_calculator"]
 
 
@@ -95,6 +96,23 @@ def compression_figure(runs: dict):
                     ls=["-", "--", "-.", ":"][i % 4], label=f"{name} (rate {r.lr:g})")
     ax.set_xlabel("bytes one worker has sent")
     ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def compression_bytes_figure(workers, table: dict, names: dict | None = None):
+    """Bytes one worker sends per step against the number of workers n, one line per method.
+
+    ``table`` is :func:`commlib.today.compression.bytes_by_workers`'s result for ``workers``.
+    """
+    names = names or {}
+    fig, ax = figure(6.0, 3.6)
+    for i, (method, values) in enumerate(table.items()):
+        ax.loglog(list(workers), values, color=color(i), marker=MARKERS[i], ms=4, ls=["-", "--", "-.", ":"][i % 4],
+                  label=names.get(method, method))
+    ax.set_xlabel("workers n")
+    ax.set_ylabel("bytes one worker sends per step")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -29,15 +29,25 @@ def test_max_min_equals_equal_share_on_the_mesh_ring_and_beats_it_on_a_byteps_ro
     assert r["byteps", "max-min"] < r["byteps", "equal"] / 1.05
 
 
-def test_cube_mesh_one_ring_is_slower_than_the_switch_stand_in_and_a_second_ring_halves_it():
+def test_cube_mesh_one_ring_is_slower_than_the_switch_stand_in_and_six_rings_match_it():
     r = topology.intra_host_reduction(10**8)
     assert r["cube mesh", 1] > 5 * r["switch", 1]                 # 25 GB/s per hop against 150 GB/s
     assert r["cube mesh", 2] == pytest.approx(r["cube mesh", 1] / 2, rel=0.01)
     assert r["switch", 2] == pytest.approx(r["switch", 1])       # the lumped link has no idle direction
-    assert r["cube mesh", 1] > 0.5 * r["exchange"]                # not a small cost next to the NIC exchange
+    assert r["cube mesh", 6] == pytest.approx(r["switch", 1], rel=0.02)   # every link busy: the lumped time
+    assert r["cube mesh", 6] < 0.2 * r["exchange"]                # small next to the exchange through the card
 
 
-def test_torus_halves_with_two_rings_while_the_mesh_gains_nothing():
+def test_the_cube_mesh_channels_use_every_nvlink_once():
+    from collections import Counter
+    used = Counter()
+    for ring in topology.CUBE_MESH_CHANNELS:
+        assert sorted(ring) == list(range(8))
+        used.update(tuple(sorted((a, b))) for a, b in zip(ring, ring[1:] + ring[:1]))
+    assert used == Counter(topology.DGX1_NVLINKS)
+
+
+def test_snake_on_the_mesh_gains_nothing_from_two_rings_but_a_closed_ring_matches_the_torus():
     order = topology.snake_order(4, 4)
     one = topology.allreduce_trace(16, 64 * 2**20)     # the chapter's size: start-ups are small next to it
     both = topology.mirrored(one)
@@ -47,6 +57,40 @@ def test_torus_halves_with_two_rings_while_the_mesh_gains_nothing():
     assert t["torus", "both"] < 0.55 * t["torus", "one"]
     assert t["mesh", "both"] == pytest.approx(t["mesh", "one"], rel=0.01)
     assert t["mesh", "one"] > t["torus", "one"]                    # the mesh pays the detour's start-ups
+    closed = topology.grid_ring(4, 4)
+    assert topology.is_closed_ring(mesh, closed) and not topology.is_closed_ring(mesh, order)
+    run = topology.map_trace(mesh, both, closed)
+    assert run.max_flows == 1 and run.time == pytest.approx(t["torus", "both"], rel=1e-9)
+    assert run.time == pytest.approx(topology.map_trace(topology.ring(16, "nvlink2"), both).time, rel=1e-9)
+
+
+@pytest.mark.parametrize("rows, cols", [(3, 3), (3, 5), (5, 3)])
+def test_a_mesh_with_an_odd_number_of_nodes_has_no_closed_ring_and_its_torus_has(rows, cols):
+    assert topology.ring_orders(topology.mesh2d(rows, cols), closed_only=True) == []
+    assert topology.ring_orders(topology.torus2d(rows, cols), closed_only=True)
+
+
+@pytest.mark.parametrize("rows, cols", [(2, 3), (4, 4), (4, 5), (6, 3)])
+def test_grid_ring_is_closed_on_every_grid_with_an_even_number_of_rows(rows, cols):
+    assert topology.is_closed_ring(topology.mesh2d(rows, cols), topology.grid_ring(rows, cols))
+
+
+def test_torus_doubles_the_bisection_and_halves_the_diameter_of_a_4x4_mesh():
+    import networkx as nx
+    mesh, torus = topology.mesh2d(4, 4), topology.torus2d(4, 4)
+    assert (topology.bisection_links(mesh), topology.bisection_links(torus)) == (4, 8)
+    assert (nx.diameter(mesh), nx.diameter(torus)) == (6, 4)
+    assert topology.bisection_links(topology.ring(8)) == 2
+
+
+def test_with_gpudirect_rdma_the_link_model_ties_and_the_measured_rates_favour_the_near_gpu():
+    from commlib.experiments import network as runs
+    near, far = runs.rdma_exchange_time("h0.gpu0", 10**8, measured=False), runs.rdma_exchange_time("h0.gpu2", 10**8, measured=False)
+    assert near == pytest.approx(far, rel=1e-3)                   # every PCIe link is faster than the card
+    assert runs.rdma_exchange_time("h0.gpu0", 10**8) < runs.rdma_exchange_time("h0.gpu2", 10**8)
+    c = topology.cluster(2, gpus_per_host=8, nvlink=None)
+    assert "h0.cpu0" not in topology.route(c, "h0.gpu0", "h1.gpu0")
+    assert "h0.cpu0" in topology.route(c, "h0.gpu2", "h1.gpu2")
 
 
 def test_hierarchical_beats_the_flat_ring_on_two_hosts():
@@ -152,11 +196,16 @@ def test_parameter_server_link_is_the_bottleneck_of_the_star():
     assert run.load("hub", 4) == 4 * run.load("hub", 0)
 
 
-def test_a_partly_filled_pod_makes_the_two_rings_meet():
+def test_a_partly_filled_pod_makes_the_snake_rings_meet_but_not_a_closed_ring():
     order = topology.snake_order(4, 4)
     pod = topology.torus_pod(4, 4, 10, "nvlink2")
-    run = topology.map_trace(pod, topology.mirrored(topology.allreduce_trace(10, 16 * 2**20)), order[:10])
+    trace = topology.mirrored(topology.allreduce_trace(10, 16 * 2**20))
+    run = topology.map_trace(pod, trace, order[:10])
     assert run.max_flows > 1
+    closed = topology.ring_orders(pod, closed_only=True)
+    assert (0, 1, 2, 3, 7, 6, 5, 9, 8, 4) in closed or (0, 4, 8, 9, 5, 6, 7, 3, 2, 1) in closed
+    best = topology.map_trace(pod, trace, list(closed[0]))
+    assert best.max_flows == 1 and best.time < run.time / 1.8
     full = topology.map_trace(topology.torus2d(4, 4, "nvlink2"),
                               topology.mirrored(topology.allreduce_trace(16, 16 * 2**20)), order)
     assert full.max_flows == 1

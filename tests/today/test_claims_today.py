@@ -38,13 +38,38 @@ def test_skewed_routing_loads_busiest_rank_more_than_uniform(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_compressors_send_fewer_bytes_and_reach_the_control_loss(seed):
+def test_compressors_send_fewer_bytes_at_four_workers_and_reach_the_control_loss(seed):
     lrs = (0.2, 0.5, 1.0)
     ctrl = compression.best_over_grid("none", lrs=lrs, steps=200, seed=seed)
     for method in ("powersgd", "topk", "sign"):
         run = compression.best_over_grid(method, lrs=lrs, steps=200, seed=seed)
-        assert run.bytes_per_step < ctrl.bytes_per_step
+        assert run.bytes_per_step < ctrl.bytes_per_step          # at the runs' n = 4 only
         assert run.final_loss < ctrl.final_loss * 1.02
+
+
+def test_all_gathered_compressors_send_more_than_the_all_reduce_as_n_grows():
+    workers = (4, 16, 64, 256)
+    b = compression.bytes_by_workers(workers)
+    ratio = {m: [c / x for c, x in zip(b["none"], b[m])] for m in ("powersgd", "topk", "sign")}
+    assert all(r > 1 for r in ratio["powersgd"]) and max(ratio["powersgd"]) / min(ratio["powersgd"]) < 1.01
+    assert ratio["topk"][0] > 1 > ratio["topk"][1] > ratio["topk"][2]        # more than the control from n = 10
+    assert ratio["sign"][1] > 1 > ratio["sign"][2] > ratio["sign"][3]
+    rows, cols = compression.problem_shape()
+    n = compression.crossover_workers("topk")
+    assert compression.step_bytes("topk", rows, cols, n) >= compression.step_bytes("none", rows, cols, n)
+    assert compression.step_bytes("topk", rows, cols, n - 1) < compression.step_bytes("none", rows, cols, n - 1)
+    assert n == round(rows * cols / compression.DEFAULT_K)                   # n = 1/rho
+    assert compression.crossover_workers("powersgd") is None
+
+
+def test_moe_step_runs_four_all_to_alls_split_between_nvlink_and_network():
+    one = cost.moe_step_bytes(4096, 4096, 2, 8, gpus_per_host=8)
+    assert one["network"] == 0 and one["nvlink"] == pytest.approx(4 * cost.moe_all_to_all_bytes(4096, 4096, 2, 8))
+    many = cost.moe_step_bytes(4096, 4096, 2, 64, gpus_per_host=8)
+    assert many["nvlink"] + many["network"] == pytest.approx(4 * cost.moe_all_to_all_bytes(4096, 4096, 2, 64))
+    assert many["network"] == pytest.approx(8 * many["nvlink"])            # 56 remote copies against 7
+    with pytest.raises(ValueError, match="gpus_per_host"):
+        cost.moe_step_bytes(16, 8, 2, 12, gpus_per_host=8)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

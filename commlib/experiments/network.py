@@ -1,0 +1,328 @@
+r"""Chapter 6's comparisons as claims (:mod:`commlib.experiments.claims`), and the runs behind them.
+
+Every run maps a collective onto links with the chapter's model (:mod:`commlib.network.topology`).
+The model is deterministic: every seed of a claim gives the same time (the runs are cached), so a
+claim with a margin needs one seed, and one that ends in a tie carries five to pass the registry's
+check. Each contender gets its best on the same links: its best ring order (every ring whose hops are
+single links but for the closing one, :func:`commlib.network.topology.ring_orders`, and the snake),
+with one ring or a ring each way.
+
+>>> v = claims.run(claims.claim("ch06.mesh_vs_torus", small=True))
+>>> v.tied, v.best["4 x 4 mesh"].config["order"]
+(True, 'closed ring')
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import cache
+
+import networkx as nx
+
+from ..network import topology
+from . import claims
+
+__all__ = ["SIZE", "SMALL_SIZE", "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
+           "grid_facts", "row_orders", "odd_grid_orders"]
+
+#: The chapter's message (bytes per rank) and the registry test's.
+SIZE = 64 * 2**20
+SMALL_SIZE = 4 * 2**20
+LINK = "nvlink2"
+WAYS = ("one way", "both ways")
+_DETERMINISTIC = (0,)            # one seed: the model has no noise
+_TIE_SEEDS = (0, 1, 2, 3, 4)     # a tie carries five (the same run, cached)
+
+
+def grid_graph(kind: str, rows: int, cols: int, used: int | None = None):
+    """``"mesh"``, ``"torus"`` or ``"pod"`` (the first ``used`` nodes of a torus pod) of NVLink 2.0 links."""
+    if kind == "mesh":
+        return topology.mesh2d(rows, cols, LINK)
+    if kind == "torus":
+        return topology.torus2d(rows, cols, LINK)
+    if kind == "pod":
+        return topology.torus_pod(rows, cols, used, LINK)
+    raise ValueError(f"kind must be 'mesh', 'torus' or 'pod', got {kind!r}")
+
+
+@cache
+def ring_time(kind: str, rows: int, cols: int, order: tuple, ways: str, nbytes: int,
+              used: int | None = None) -> float:
+    """Seconds for a ring all-reduce of ``nbytes`` per rank through ``order`` (one way, or a ring each way
+    on half the buffer each, :func:`commlib.network.topology.mirrored`), mapped onto the grid."""
+    if ways not in WAYS:
+        raise ValueError(f"ways must be one of {WAYS}, got {ways!r}")
+    trace = topology.allreduce_trace(len(order), nbytes)
+    if ways == "both ways":
+        trace = topology.mirrored(trace)
+    return topology.map_trace(grid_graph(kind, rows, cols, used), trace, list(order)).time
+
+
+@cache
+def ring_flows(kind: str, rows: int, cols: int, order: tuple, ways: str, nbytes: int,
+               used: int | None = None) -> int:
+    """The most flows sharing one link direction in that run (1: no link shared)."""
+    trace = topology.allreduce_trace(len(order), nbytes)
+    if ways == "both ways":
+        trace = topology.mirrored(trace)
+    return topology.map_trace(grid_graph(kind, rows, cols, used), trace, list(order)).max_flows
+
+
+def _orders_4x4() -> dict[str, tuple]:
+    return {"snake": tuple(topology.snake_order(4, 4)), "row order": tuple(range(16)),
+            "closed ring": tuple(topology.grid_ring(4, 4))}
+
+
+def pod_orders() -> dict[str, tuple]:
+    """Ring orders for 10 nodes of a 4 x 4 pod: the snake's first ten, and the first closed ring found."""
+    pod = grid_graph("pod", 4, 4, 10)
+    return {"snake": tuple(topology.snake_order(4, 4)[:10]),
+            "closed ring": topology.ring_orders(pod, closed_only=True)[0]}
+
+
+def odd_grid_orders(kind: str, rows: int = 3, cols: int = 3) -> dict[str, tuple]:
+    """Every ring of single-link hops but the closing one on the grid (named by their order), and the snake."""
+    out = {"snake": tuple(topology.snake_order(rows, cols))}
+    for order in topology.ring_orders(grid_graph(kind, rows, cols)):
+        out.setdefault("-".join(map(str, order)), order)
+    return out
+
+
+def row_orders(cols: int = 4) -> dict[str, tuple]:
+    """Every ring through row 0 of a grid (each cyclic order once, from node 0)."""
+    out = {}
+    for rest in itertools.permutations(range(1, cols)):
+        if rest[0] < rest[-1]:            # one of each ring's two directions
+            order = (0, *rest)
+            out["-".join(map(str, order))] = order
+    return out
+
+
+def _ring_contender(name: str, kind: str, rows: int, cols: int, orders: dict, used: int | None = None,
+                    ways=WAYS, uses: str = "") -> claims.Contender:
+    def run(s: dict, seed: int) -> float:
+        return 1e6 * ring_time(kind, rows, cols, orders[s["order"]], s["ways"], s["nbytes"], used)
+    return claims.Contender(name, run, {"order": tuple(orders), "ways": tuple(ways)}, uses=uses)
+
+
+def _us(v: claims.Verdict, name: str) -> float:
+    return v.best[name].mean
+
+
+@claims.register("ch06.mesh_vs_torus")
+def _mesh_vs_torus(small: bool = False) -> claims.Claim:
+    orders = _orders_4x4()
+    uses = "NVLink 2.0 links; the snake, row order or the closed ring; one ring or one each way"
+
+    def wording(v: claims.Verdict) -> str:
+        mesh = v.best["4 x 4 mesh"]
+        if v.tied:
+            return (f"with its best ring, the {mesh.config['order']} {mesh.config['ways']}, the mesh takes "
+                    f"{mesh.mean:.1f} µs, the torus's time to the last digit")
+        return (f"the {v.winner} is faster, {v.best[v.winner].mean:.1f} µs against {v.best[v.runner_up].mean:.1f} µs, "
+                f"each with its best ring")
+    return claims.Claim(
+        "ch06.mesh_vs_torus", "On a 4 x 4 grid, is a ring all-reduce faster on a torus than on a mesh, each with its best ring?",
+        (_ring_contender("4 x 4 mesh", "mesh", 4, 4, orders, uses=uses),
+         _ring_contender("4 x 4 torus", "torus", 4, 4, orders, uses=uses)),
+        metric="µs", seeds=_TIE_SEEDS, shared={"nbytes": SMALL_SIZE if small else SIZE}, wording=wording,
+        chapter="06", source="commlib.network.topology.map_trace", tie=1e-6)
+
+
+@claims.register("ch06.mesh_snake_vs_closed_ring")
+def _mesh_snake(small: bool = False) -> claims.Claim:
+    orders = _orders_4x4()
+
+    def run_with(order):
+        def run(s, seed):
+            return 1e6 * ring_time("mesh", 4, 4, orders[order], s["ways"], s["nbytes"])
+        return run
+
+    def wording(v: claims.Verdict) -> str:
+        snake, closed = v.best["snake order"], v.best["closed ring"]
+        return (f"the snake order at its best ({snake.config['ways']}) takes {snake.mean:.1f} µs, "
+                f"{snake.mean / closed.mean:.2f} times the closed ring's {closed.mean:.1f} µs")
+    return claims.Claim(
+        "ch06.mesh_snake_vs_closed_ring", "On a 4 x 4 mesh, how much does the snake order's closing detour cost against a closed ring?",
+        (claims.Contender("snake order", run_with("snake"), {"ways": WAYS}, uses="NVLink 2.0 mesh; one ring or one each way"),
+         claims.Contender("closed ring", run_with("closed ring"), {"ways": WAYS}, uses="the same mesh and choices")),
+        metric="µs", seeds=_DETERMINISTIC, shared={"nbytes": SMALL_SIZE if small else SIZE}, wording=wording,
+        chapter="06", source="commlib.network.topology.map_trace")
+
+
+@claims.register("ch06.pod_ring")
+def _pod(small: bool = False) -> claims.Claim:
+    orders = pod_orders()
+
+    def run_with(order):
+        def run(s, seed):
+            return 1e6 * ring_time("pod", 4, 4, orders[order], s["ways"], s["nbytes"], 10)
+        return run
+
+    def wording(v: claims.Verdict) -> str:
+        snake, closed = v.best["snake order"], v.best["closed ring"]
+        return (f"the snake's first ten nodes take {snake.mean:.1f} µs at best; the closed ring "
+                f"{'-'.join(map(str, orders['closed ring']))} takes {closed.mean:.1f} µs "
+                f"({snake.mean / closed.mean:.2f} times faster)")
+    return claims.Claim(
+        "ch06.pod_ring", "On 10 nodes of a 4 x 4 torus pod, does a closed ring avoid the snake's collisions?",
+        (claims.Contender("snake order", run_with("snake"), {"ways": WAYS}, uses="the pod's links; one ring or one each way"),
+         claims.Contender("closed ring", run_with("closed ring"), {"ways": WAYS}, uses="the same links and choices")),
+        metric="µs", seeds=_DETERMINISTIC, shared={"nbytes": SMALL_SIZE if small else SIZE}, wording=wording,
+        chapter="06", source="commlib.network.topology.map_trace")
+
+
+@claims.register("ch06.odd_grid")
+def _odd(small: bool = False) -> claims.Claim:
+    uses = "NVLink 2.0 links; every ring of single-link hops but the closing one, or the snake; one ring or one each way"
+
+    def wording(v: claims.Verdict) -> str:
+        w, r = v.best[v.winner], v.best[v.runner_up]
+        return f"the {v.winner} is {r.mean / w.mean:.2f} times faster ({w.mean:.1f} µs against {r.mean:.1f} µs)"
+    return claims.Claim(
+        "ch06.odd_grid", "On a 3 x 3 grid (an odd number of nodes), is a ring all-reduce faster on the torus, each with its best ring?",
+        (_ring_contender("3 x 3 mesh", "mesh", 3, 3, odd_grid_orders("mesh"), uses=uses),
+         _ring_contender("3 x 3 torus", "torus", 3, 3, odd_grid_orders("torus"), uses=uses)),
+        metric="µs", seeds=_DETERMINISTIC, shared={"nbytes": SMALL_SIZE if small else SIZE}, wording=wording,
+        chapter="06", source="commlib.network.topology.map_trace")
+
+
+@claims.register("ch06.row_rings")
+def _rows(small: bool = False) -> claims.Claim:
+    orders = row_orders(4)
+    uses = "row 0 of the 4 x 4 grid, NVLink 2.0 links; every ring order of its 4 nodes; one ring or one each way"
+
+    def wording(v: claims.Verdict) -> str:
+        w, r = v.best[v.winner], v.best[v.runner_up]
+        return (f"along a row the {v.winner} is {r.mean / w.mean:.2f} times faster ({w.mean:.1f} µs against "
+                f"{r.mean:.1f} µs): a torus row is a ring of links, a mesh row a line")
+    return claims.Claim(
+        "ch06.row_rings", "For a ring along one row of a 4 x 4 grid, is the torus faster than the mesh, each with its best ring?",
+        (_ring_contender("mesh row", "mesh", 4, 4, orders, uses=uses),
+         _ring_contender("torus row", "torus", 4, 4, orders, uses=uses)),
+        metric="µs", seeds=_DETERMINISTIC, shared={"nbytes": SMALL_SIZE if small else SIZE}, wording=wording,
+        chapter="06", source="commlib.network.topology.map_trace")
+
+
+def grid_facts(shapes=((4, 4), (3, 3)), nbytes: int = SIZE) -> list[dict]:
+    r"""Per grid shape and kind: nodes, links, diameter (hops), bisection width (links), whether a closed
+    ring exists, and the least time an all-to-all of ``nbytes`` per rank can take across the bisection.
+
+    In an all-to-all each of n ranks sends :math:`M/n` to every other, so about
+    :math:`\lfloor n/2 \rfloor \lceil n/2 \rceil M/n` bytes cross the bisection each way, over :math:`W`
+    links of bandwidth :math:`B`: at least that over :math:`WB` seconds, whatever the schedule.
+
+    >>> [(f["grid"], f["diameter"], f["bisection"]) for f in grid_facts(((4, 4),))]
+    [('4 x 4 mesh', 6, 4), ('4 x 4 torus', 4, 8)]
+    """
+    rows = []
+    for r, c in shapes:
+        for kind in ("mesh", "torus"):
+            g = grid_graph(kind, r, c)
+            n = g.number_of_nodes()
+            width = topology.bisection_links(g)
+            bandwidth = min(d["bandwidth"] for *_, d in g.edges(data=True))
+            crossing = (n // 2) * (n - n // 2) * nbytes / n
+            rows.append({"grid": f"{r} x {c} {kind}", "nodes": n, "links": g.number_of_edges(),
+                         "diameter": nx.diameter(g), "bisection": width,
+                         "closed_ring": bool(topology.ring_orders(g, closed_only=True)),
+                         "all_to_all_bound": crossing / (width * bandwidth)})
+    return rows
+
+
+# --------------------------------------------------------------- inside the host
+
+
+@claims.register("ch06.reduction_vs_exchange")
+def _reduction(small: bool = False) -> claims.Claim:
+    nbytes = 10**8 if small else 10**9
+    rings = {"one ring": 1, "two rings": 2, "six rings": 6}
+
+    def reduction(s, seed):
+        return 1e3 * topology.intra_host_reduction(s["nbytes"])["cube mesh", rings[s["rings"]]]
+
+    def exchange(s, seed):
+        return 1e3 * staged_exchange_time(s["gpu"], s["nbytes"])
+
+    def wording(v: claims.Verdict) -> str:
+        red, ex = v.best["reduction over NVLink"], v.best["exchange through the card"]
+        return (f"with {red.config['rings']} the reduction takes {red.mean:.1f} ms, "
+                f"{100 * red.mean / ex.mean:.0f} % of the {ex.mean:.0f} ms exchange")
+    return claims.Claim(
+        "ch06.reduction_vs_exchange",
+        "In the BytePS server, is summing the host's gradient over NVLink small next to exchanging it through the card?",
+        (claims.Contender("reduction over NVLink", reduction, {"rings": tuple(rings)},
+                          uses="the hybrid cube-mesh of NVLink 2.0; one ring, one each way, or six rings using every link"),
+         claims.Contender("exchange through the card", exchange, {"gpu": ("h0.gpu0", "h0.gpu2")},
+                          uses="one 100 Gb/s card, no GPUDirect RDMA; the copying GPU under the card's switch or another")),
+        metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": nbytes}, wording=wording, chapter="06",
+        source="commlib.network.topology.intra_host_reduction")
+
+
+def _byteps_cluster(nvlink: str | None = "nvlink2"):
+    return topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink=nvlink, network="eth_100g",
+                            nvlink_layout="cube_mesh" if nvlink else "switch")
+
+
+@cache
+def staged_exchange_time(gpu: str, nbytes: int) -> float:
+    """Seconds for the BytePS server's exchange through CPU memory (no GPUDirect RDMA), ``gpu`` copying."""
+    c = _byteps_cluster()
+    return topology.map_flows(c, topology.staged_exchange(c, gpu, nbytes)).time
+
+
+@cache
+def rdma_exchange_time(gpu: str, nbytes: int, measured: bool = True) -> float:
+    """Seconds for the same exchange by GPUDirect RDMA (the card reads and writes ``gpu``'s memory).
+
+    The link model gives every pairing the card's line rate (each PCIe link is faster than the card).
+    With ``measured``, each flow is also held to the peer-to-peer rate BytePS measured over PCIe 3.0 for
+    its pairing (:data:`commlib.network.topology.BYTEPS_PCIE_MEASURED`): under one switch, or across
+    switches through the CPUs. The card's reads of GPU memory are such peer-to-peer transfers.
+    """
+    c = _byteps_cluster(nvlink=None)
+    flows = topology.rdma_exchange(c, gpu, nbytes)
+    mapped = topology.map_flows(c, flows)
+    if not measured:
+        return mapped.time
+    rates = list(topology.BYTEPS_PCIE_MEASURED.values())
+    worst = mapped.time
+    for f in flows:
+        path = topology.route(c, f.src, f.dst)
+        through_cpu = any(c.nodes[v]["kind"] == "cpu" for v in path)
+        worst = max(worst, f.nbytes / rates[1 if through_cpu else 0])
+    return worst
+
+
+@claims.register("ch06.copy_gpu_without_rdma")
+def _without(small: bool = False) -> claims.Claim:
+    def run_with(gpu):
+        return lambda s, seed: 1e3 * staged_exchange_time(gpu, s["nbytes"])
+
+    def wording(v: claims.Verdict) -> str:
+        w, r = v.best[v.winner], v.best[v.runner_up]
+        return f"{v.winner} copying, the exchange is {r.mean / w.mean:.2f} times faster ({w.mean:.0f} ms against {r.mean:.0f} ms)"
+    return claims.Claim(
+        "ch06.copy_gpu_without_rdma", "Without GPUDirect RDMA, which GPU should copy the host's gradient to CPU memory?",
+        (claims.Contender("GPU 0, under the card's switch", run_with("h0.gpu0"), uses="the BytePS server; one 100 Gb/s card"),
+         claims.Contender("GPU 2, under another switch", run_with("h0.gpu2"), uses="the same server")),
+        metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": 10**8 if small else 10**9}, wording=wording,
+        chapter="06", source="commlib.network.topology.staged_exchange")
+
+
+@claims.register("ch06.copy_gpu_with_rdma")
+def _with(small: bool = False) -> claims.Claim:
+    def run_with(gpu):
+        return lambda s, seed: 1e3 * rdma_exchange_time(gpu, s["nbytes"])
+
+    def wording(v: claims.Verdict) -> str:
+        w, r = v.best[v.winner], v.best[v.runner_up]
+        return (f"with {v.winner} the exchange runs at the card's line rate ({w.mean:.0f} ms), with "
+                f"{v.runner_up} at the rate measured across switches ({r.mean:.0f} ms, {r.mean / w.mean:.2f} times longer)")
+    return claims.Claim(
+        "ch06.copy_gpu_with_rdma", "With GPUDirect RDMA, which GPU should the card read the gradient from?",
+        (claims.Contender("GPU 0, under the card's switch", run_with("h0.gpu0"),
+                          uses="the BytePS server's PCIe tree; one 100 Gb/s card; measured PCIe peer-to-peer rates"),
+         claims.Contender("GPU 2, under another switch", run_with("h0.gpu2"), uses="the same")),
+        metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": 10**8 if small else 10**9}, wording=wording,
+        chapter="06", source="commlib.network.topology.rdma_exchange")

@@ -1,0 +1,105 @@
+"""Chapter 7's comparisons as claims (:mod:`commlib.experiments.claims`), and the runs behind them.
+
+Compression: the bytes each method sends per step and worker, at the chapter's n = 4 and at larger n
+(top-k and sign are all-gathered, so their bytes grow with n; PowerSGD and the control are
+all-reduced), from :func:`commlib.today.compression.step_bytes`, deterministic (its five seeds give the
+same bytes, enough for the registry's check where two methods tie, as PowerSGD and sign do at n = 16); and
+whether the book's problem can tell compressors apart, trained on five seeds, every contender at its
+best learning rate from a grid whose best lies inside.
+
+>>> v = claims.run(claims.claim("ch07.compressed_bytes_n64", small=True))
+>>> v.winner, round(v.best["top-k"].mean / v.best["control"].mean, 1)
+('PowerSGD', 6.4)
+"""
+
+from __future__ import annotations
+
+from ..today import compression
+from . import claims
+
+__all__ = ["BYTES_WORKERS", "NAMES", "bytes_phrase"]
+
+#: The numbers of workers the chapter quotes bytes at; n = 4 is the training runs' own.
+BYTES_WORKERS = (4, 16, 64)
+#: Display names of :data:`commlib.today.compression.METHODS`.
+NAMES = {"none": "control", "powersgd": "PowerSGD", "topk": "top-k", "sign": "sign"}
+
+
+def bytes_phrase(control: float, other: float) -> str:
+    """``"3.4 times fewer"`` or ``"1.6 times more"``: ``other`` against ``control``."""
+    if other <= control:
+        return f"{control / other:.1f} times fewer"
+    return f"{other / control:.1f} times more"
+
+
+def _bytes_claim(n: int):
+    def build(small: bool = False) -> claims.Claim:
+        def contender(method):
+            rows, cols = compression.problem_shape()
+            return claims.Contender(
+                NAMES[method], lambda s, seed: compression.step_bytes(method, rows, cols, s["workers"]),
+                uses=f"{'all-reduced (ring)' if method in ('none', 'powersgd') else 'all-gathered'}, fp32 values")
+
+        def wording(v: claims.Verdict) -> str:
+            ctrl = v.best["control"].mean
+            p, t, g = (bytes_phrase(ctrl, v.best[name].mean) for name in ("PowerSGD", "top-k", "sign"))
+            return (f"at n = {n} PowerSGD sends {p} bytes per step and worker than the control, top-k {t} "
+                    f"and sign {g}")
+        return claims.Claim(
+            f"ch07.compressed_bytes_n{n}", f"With n = {n} workers, which compressor sends the fewest bytes per step, "
+            "and how do they compare with the uncompressed all-reduce?",
+            tuple(contender(m) for m in compression.METHODS), metric="bytes per step and worker",
+            seeds=(0, 1, 2, 3, 4), shared={"workers": n}, wording=wording, chapter="07",
+            source="commlib.today.compression.step_bytes")
+    return build
+
+
+for _n in BYTES_WORKERS:
+    claims.register(f"ch07.compressed_bytes_n{_n}")(_bytes_claim(_n))
+
+_SEEDS = (0, 1, 2, 3, 4)
+_STEPS = 300
+_LRS = (0.2, 0.5, 1.0)
+
+
+def _train(method: str, k: int = compression.DEFAULT_K):
+    def run(s: dict, seed: int) -> float:
+        return compression.train_compressed(method, s["lr"], steps=s["steps"], k=k, seed=seed).final_loss
+    return run
+
+
+@claims.register("ch07.topk_keep_fraction")
+def _keep(small: bool = False) -> claims.Claim:
+    many, few = compression.DEFAULT_K, 2
+
+    def wording(v: claims.Verdict) -> str:
+        lower = v.winner.split(" (")[0]
+        if abs(v.margin) <= 3 * v.spread:
+            return (f"top-k keeping {few} entries and keeping {many} end level: their mean gap is smaller than its "
+                    f"spread over seeds ({v.spread:.3f} nats), and {lower} ends lower in {v.wins} of {v.seeds} seeds, "
+                    "so this problem cannot tell them apart")
+        return (f"top-k {lower} ends lower, by {abs(v.margin):.3f} nats (spread {v.spread:.3f}), in {v.wins} of "
+                f"{v.seeds} seeds")
+    return claims.Claim(
+        "ch07.topk_keep_fraction",
+        "On the book's problem, does top-k keeping 10 % of the entries end lower than keeping 1 %?",
+        (claims.Contender(f"keeping {many} ({many / 210:.0%})", _train("topk", many), {"lr": _LRS},
+                          uses="4 workers, batch 32, error feedback, all-gathered fp32 values and int32 indices"),
+         claims.Contender(f"keeping {few} ({few / 210:.0%})", _train("topk", few), {"lr": _LRS}, uses="the same")),
+        metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
+        source="commlib.today.compression.train_compressed")
+
+
+@claims.register("ch07.topk_one_entry")
+def _one(small: bool = False) -> claims.Claim:
+    def wording(v: claims.Verdict) -> str:
+        ctrl, one = v.best["control"], v.best["top-k keeping 1"]
+        return (f"keeping a single entry falls behind: {one.mean:.3f} nats at its best rate ({one.config['lr']:g}) "
+                f"against the control's {ctrl.mean:.3f}, in {v.wins} of {v.seeds} seeds")
+    return claims.Claim(
+        "ch07.topk_one_entry", "On the book's problem, does top-k keeping one entry reach the uncompressed control?",
+        (claims.Contender("control", _train("none"), {"lr": _LRS}, uses="4 workers, batch 32, ring all-reduce, fp32"),
+         claims.Contender("top-k keeping 1", _train("topk", 1), {"lr": (0.1, 0.2, 0.5)},
+                          uses="the same workers and steps, error feedback, all-gathered")),
+        metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
+        source="commlib.today.compression.train_compressed")
