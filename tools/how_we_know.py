@@ -72,7 +72,10 @@ def section(verdict) -> str:
     seeds = ", ".join(map(str, c.seeds))
     one = len(c.seeds) == 1
     column = f"{c.metric}" if one else f"{c.metric}, mean over seeds"
-    if one:
+    if verdict.tied:
+        outcome = (f"{verdict.winner} and {verdict.runner_up} tie: they differ by no more than {_num(c.tie)} "
+                   f"on every seed.")
+    elif one:
         outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_num(verdict.margin)} "
                    f"(one run: the comparison is deterministic).")
     else:
