@@ -118,6 +118,11 @@ class LabFits:
         return self.verdict.winner == "piecewise" and self.verdict.margin > self.verdict.spread
 
     @property
+    def line_better(self) -> bool:
+        """The single line predicted held-out sizes better, by more than the spread over the splits."""
+        return self.verdict.winner == "one line" and self.verdict.margin > self.verdict.spread
+
+    @property
     def chosen(self) -> tuple:
         """The models the held-out grade picks: the piecewise fits if they won clearly, else the single lines."""
         return self.piece if self.piecewise_better else self.single

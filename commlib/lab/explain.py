@@ -262,22 +262,36 @@ def grade_sentence(line: float, piecewise: float, regimes: int, spread: float, w
             f"{where}): the regimes are the machine's, not the noise's")
 
 
-def regimes_takeaway(piecewise_better: bool) -> str:
-    """The takeaway on regimes, following the held-out grade of this run."""
+def regimes_takeaway(piecewise_better: bool, line_better: bool = True) -> str:
+    """The takeaway on regimes, following the held-out grade of this run (neither better: a tie).
+
+    >>> regimes_takeaway(False, False)[-60:]
+    'or it: a step in the data is not yet a regime one can fit.'
+    """
     if piecewise_better:
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes; here a "
                 "piecewise fit predicted held-out sizes better than one line, so its regimes are the machine's.")
+    if line_better:
+        return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
+                "regimes: here one line predicted held-out sizes better, so the extra regimes fitted noise.")
     return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
-            "regimes: here one line predicted held-out sizes as well or better, so the extra regimes fitted "
-            "noise.")
+            "regimes: here held-out sizes could not tell one line from the regimes apart (the difference lay "
+            "within its spread), so the simpler model stands in for it: a step in the data is not yet a regime "
+            "one can fit.")
 
 
-def calculator_sentence(piecewise_better: bool, regimes: int, moved: float, target: float = 0.2) -> str:
+def calculator_sentence(piecewise_better: bool, regimes: int, moved: float, target: float = 0.2,
+                        line_better: bool = True) -> str:
     """What the calculator below uses and how far to trust it at other rank counts (``moved``: the four-rank miss)."""
     check_nonnegative("moved", moved)
     k = _WORDS.get(regimes, str(regimes))
-    which = (f"the {k}-regime fits, which predicted held-out sizes better than one line" if piecewise_better else
-             f"the single lines, which predicted held-out sizes as well as {k} regimes or better")
+    if piecewise_better:
+        which = f"the {k}-regime fits, which predicted held-out sizes better than one line"
+    elif line_better:
+        which = f"the single lines, which predicted held-out sizes better than {k} regimes"
+    else:
+        which = (f"the single lines: held-out sizes could not tell them from {k} regimes apart, and the simpler "
+                 "model stands in")
     trust = ("close enough to be a first estimate" if moved <= target else
              "far enough that at another number of ranks its answers are guesses to check with a run")
     return (f"The calculator uses {which}. Carried to four ranks, they missed the four-rank run by a median of "

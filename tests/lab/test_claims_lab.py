@@ -255,8 +255,17 @@ def test_on_one_line_with_noise_the_grade_does_not_claim_regimes(seed):
     fits = lab_runs.lab_fits([s])
     assert not fits.piecewise_better and fits.chosen == fits.single
     assert "machine's" not in fits.verdict.sentence
-    assert "single line" in explain.calculator_sentence(fits.piecewise_better, fits.regimes, 0.1)
-    assert "fitted noise" in explain.regimes_takeaway(fits.piecewise_better)
+    assert "single line" in explain.calculator_sentence(fits.piecewise_better, fits.regimes, 0.1,
+                                                         line_better=fits.line_better)
+    takeaway = explain.regimes_takeaway(fits.piecewise_better, fits.line_better)
+    assert ("fitted noise" in takeaway) == fits.line_better
+    assert "machine's" not in takeaway
+
+
+def test_a_tie_is_said_as_one():
+    assert "could not tell" in explain.regimes_takeaway(False, False)
+    assert "could not tell" in explain.calculator_sentence(False, 3, 0.1, line_better=False)
+    assert "better than three regimes" in explain.calculator_sentence(False, 3, 0.1, line_better=True)
 
 
 def test_the_grade_sentence_follows_the_numbers():
