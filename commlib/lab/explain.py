@@ -252,8 +252,8 @@ def grade_sentence(line: float, piecewise: float, regimes: int, spread: float, w
     where = f"on {wins} of {splits} ways of holding sizes out"
     if abs(line - piecewise) <= spread:
         return (f"the single line and {k} predict them about equally well ({100 * line:.0f} % against "
-                f"{100 * piecewise:.0f} %, a difference within its spread; the better one won {where}): the extra "
-                "regimes buy nothing out of sample")
+                f"{100 * piecewise:.0f} %, a difference within its spread; the better one won {where}): this run "
+                "cannot tell them apart; the regimes may be real, but its noise hides them")
     if line < piecewise:
         return (f"the single line predicts them better than {k} ({100 * line:.0f} % against "
                 f"{100 * piecewise:.0f} %, {where}): the extra regimes follow the noise of the points they were "
@@ -265,8 +265,8 @@ def grade_sentence(line: float, piecewise: float, regimes: int, spread: float, w
 def regimes_takeaway(piecewise_better: bool, line_better: bool = True) -> str:
     """The takeaway on regimes, following the held-out grade of this run (neither better: a tie).
 
-    >>> regimes_takeaway(False, False)[-60:]
-    'or it: a step in the data is not yet a regime one can fit.'
+    >>> regimes_takeaway(False, False)[-58:]
+    ' apart: the regimes may be real, but its noise hides them.'
     """
     if piecewise_better:
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes; here a "
@@ -275,9 +275,8 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True) -> str:
         return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
                 "regimes: here one line predicted held-out sizes better, so the extra regimes fitted noise.")
     return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
-            "regimes: here held-out sizes could not tell one line from the regimes apart (the difference lay "
-            "within its spread), so the simpler model stands in for it: a step in the data is not yet a regime "
-            "one can fit.")
+            "regimes: here held-out sizes could not tell one line from the regimes (the difference lay within its "
+            "spread), so this run cannot tell them apart: the regimes may be real, but its noise hides them.")
 
 
 def calculator_sentence(piecewise_better: bool, regimes: int, moved: float, target: float = 0.2,
