@@ -111,6 +111,9 @@ __all__ = [
     "DGX1_NVLINKS",
     "CUBE_MESH_RING",
     "CUBE_MESH_CHANNELS",
+    "hamiltonian_rings",
+    "widest_ring",
+    "ring_cover",
     "duplex_rings",
     "sharing_comparison",
     "intra_host_reduction",
@@ -1198,12 +1201,101 @@ def sharing_comparison(nbytes: int = 64 * 2**20, link: str = "nvlink2", workers:
 CUBE_MESH_RING: tuple[int, ...] = (0, 1, 5, 4, 7, 6, 2, 3)
 
 
+def hamiltonian_rings(links: Mapping[tuple[int, int], int]) -> list[tuple[int, ...]]:
+    """Every ring through all ranks of the wiring ``links`` (``{(a, b): links between them}``) whose hops are all linked.
+
+    Each ring is listed once: starting at rank 0, its second rank below its last (the same ring the
+    other way round is the same cycle).
+
+    >>> hamiltonian_rings({(0, 1): 1, (1, 2): 1, (2, 3): 1, (0, 3): 1, (0, 2): 1})
+    [(0, 1, 2, 3)]
+    >>> len(hamiltonian_rings(DGX1_NVLINKS)) > 3
+    True
+    """
+    ranks = sorted({r for pair in links for r in pair})
+    if ranks != list(range(len(ranks))) or len(ranks) < 3:
+        raise ValueError(f"links must join ranks 0..n-1 with n >= 3, got ranks {ranks}")
+    near: dict[int, set[int]] = {r: set() for r in ranks}
+    for (a, b), k in links.items():
+        if k > 0:
+            near[a].add(b)
+            near[b].add(a)
+    out: list[tuple[int, ...]] = []
+
+    def grow(path: list[int], seen: set[int]) -> None:
+        if len(path) == len(ranks):
+            if 0 in near[path[-1]] and path[1] < path[-1]:
+                out.append(tuple(path))
+            return
+        for r in sorted(near[path[-1]] - seen):
+            path.append(r)
+            seen.add(r)
+            grow(path, seen)
+            path.pop()
+            seen.discard(r)
+
+    grow([0], {0})
+    return out
+
+
+def _hops(ring_: Sequence[int]) -> list[tuple[int, int]]:
+    return [(min(a, b), max(a, b)) for a, b in zip(ring_, tuple(ring_[1:]) + (ring_[0],))]
+
+
+def widest_ring(links: Mapping[tuple[int, int], int]) -> tuple[int, ...]:
+    """The ring through all ranks whose narrowest hop has the most links: the best a single ring can do.
+
+    >>> widest_ring(DGX1_NVLINKS), min(DGX1_NVLINKS[h] for h in _hops(widest_ring(DGX1_NVLINKS)))
+    ((0, 3, 2, 1, 5, 6, 7, 4), 2)
+    """
+    rings = hamiltonian_rings(links)
+    if not rings:
+        raise ValueError("links admit no ring through every rank")
+    return max(rings, key=lambda r: min(links[h] for h in _hops(r)))
+
+
+def ring_cover(links: Mapping[tuple[int, int], int]) -> tuple[tuple[int, ...], ...]:
+    """Rings through all ranks that together use every link of ``links`` exactly once (the first found).
+
+    A pair with ``k`` links lies on ``k`` of the rings, so each ring has one link of its own on every hop;
+    run each both ways and every link carries a ring in each direction. Raises ``ValueError`` where
+    the wiring admits no such set (a rank with an odd number of links, or no decomposition).
+
+    >>> ring_cover({(0, 1): 2, (1, 2): 2, (0, 2): 2})
+    ((0, 1, 2), (0, 1, 2))
+    >>> len(ring_cover(DGX1_NVLINKS))                  # six links per GPU, two per ring: three rings
+    3
+    """
+    rings = hamiltonian_rings(links)
+    left = {(min(a, b), max(a, b)): k for (a, b), k in links.items() if k > 0}
+    chosen: list[tuple[int, ...]] = []
+
+    def place(start: int) -> bool:
+        if not any(left.values()):
+            return True
+        for i in range(start, len(rings)):
+            hops = _hops(rings[i])
+            if all(left[h] > 0 for h in hops):
+                for h in hops:
+                    left[h] -= 1
+                chosen.append(rings[i])
+                if place(i):
+                    return True
+                chosen.pop()
+                for h in hops:
+                    left[h] += 1
+        return False
+
+    if not rings or not place(0):
+        raise ValueError("links admit no set of rings through every rank that uses each link once")
+    return tuple(chosen)
+
+
 #: Three rings through the hybrid cube-mesh that together use every NVLink of :data:`DGX1_NVLINKS` once
-#: (a pair with two links lies on two of them): run each both ways on a sixth of the buffer and all six
-#: links of every GPU carry a ring in each direction, as a library running several rings at once (NCCL's
-#: channels) does.
-CUBE_MESH_CHANNELS: tuple[tuple[int, ...], ...] = ((0, 2, 1, 5, 4, 6, 7, 3), (0, 4, 7, 5, 6, 2, 3, 1),
-                                                   (0, 4, 7, 6, 5, 1, 2, 3))
+#: (a pair with two links lies on two of them), found by :func:`ring_cover`: run each both ways on a sixth
+#: of the buffer and all six links of every GPU carry a ring in each direction, as a library running
+#: several rings at once (NCCL's channels) does.
+CUBE_MESH_CHANNELS: tuple[tuple[int, ...], ...] = ring_cover(DGX1_NVLINKS)
 
 
 def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:

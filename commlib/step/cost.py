@@ -236,8 +236,9 @@ def communication_time_for_efficiency(t_compute: float, efficiency: float) -> fl
     return (1 - efficiency) / efficiency * t_compute
 
 
-def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: float, latency: float = 0.0) -> float:
-    r"""Bandwidth (bytes/s) a ring all-reduce needs to reach ``efficiency``; ``math.inf`` where none suffices.
+def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: float, latency: float = 0.0,
+                       algorithm: str = "ring") -> float:
+    r"""Bandwidth (bytes/s) an all-reduce needs to reach ``efficiency``; ``math.inf`` where none suffices.
 
     The target leaves :math:`T_m = \frac{1-\varepsilon}{\varepsilon}T_c` for the all-reduce. Its
     :math:`2(n-1)` start-ups of ``latency`` :math:`\alpha` take their share first, and the bytes get
@@ -248,7 +249,9 @@ def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: floa
     which with :math:`\alpha = 0` is the source notes' equation (3) (written there with S, D, P
     and T_s), growing with n only like :math:`(n-1)/n`. With :math:`\alpha > 0` it grows without
     bound, and from :func:`largest_ranks_for_efficiency` on no bandwidth reaches the target.
-    ``efficiency`` must lie in (0, 1).
+    ``efficiency`` must lie in (0, 1). Another ``algorithm`` (:func:`commlib.collectives.cost.allreduce_terms`)
+    counts its own start-ups and bytes: halving-doubling sends the ring's bytes after only
+    :math:`2\log_2 n` start-ups.
 
     >>> round(required_bandwidth(553.36e6, 4, 0.55, 0.9) / 1e6)            # MB/s, no start-ups
     13582
@@ -256,15 +259,18 @@ def required_bandwidth(nbytes: float, n: int, t_compute: float, efficiency: floa
     13649
     >>> required_bandwidth(553.36e6, 1000, 0.55, 0.9, 50e-6)
     inf
+    >>> round(required_bandwidth(553.36e6, 1024, 0.55, 0.9, 50e-6, "halving_doubling") / 1e9, 1)   # GB/s
+    18.4
     """
     efficiency = check_fraction("efficiency", efficiency)
     latency = check_nonnegative("latency", latency)
     t_allowed = communication_time_for_efficiency(t_compute, efficiency)
     n = check_count("n", n, minimum=1)
-    left = t_allowed - 2 * (n - 1) * latency
+    terms = cost.allreduce_terms(nbytes, n, algorithm)
+    left = t_allowed - terms.steps * latency
     if left <= 0:
         return math.inf
-    return cost.ring_bytes_per_rank(nbytes, n) / left
+    return terms.bytes / left
 
 
 def largest_ranks_for_efficiency(t_compute: float, efficiency: float, latency: float) -> int | None:

@@ -524,3 +524,26 @@ def test_allreduce_trace_is_scaled_to_the_requested_bytes():
     for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": 2}), ("halving_doubling", {})):
         trace = topology.allreduce_trace(8, m, algorithm, **kw)
         assert trace.bytes_sent.tolist() == [2 * 7 * m // 8] * 8
+
+
+def test_ring_search_finds_every_ring_and_a_cover_that_uses_each_link_once():
+    from collections import Counter
+    rings = topology.hamiltonian_rings(topology.DGX1_NVLINKS)
+    for r in rings:
+        assert sorted(r) == list(range(8)) and r[0] == 0 and r[1] < r[-1]
+        assert all(tuple(sorted(h)) in topology.DGX1_NVLINKS for h in zip(r, r[1:] + r[:1]))
+    assert len(set(rings)) == len(rings)
+    # a 4-cycle with one chord has exactly one ring through all four ranks; K4 has three
+    assert topology.hamiltonian_rings({(0, 1): 1, (1, 2): 1, (2, 3): 1, (0, 3): 1, (0, 2): 1}) == [(0, 1, 2, 3)]
+    k4 = {(a, b): 1 for a in range(4) for b in range(a + 1, 4)}
+    assert len(topology.hamiltonian_rings(k4)) == 3
+    cover = topology.ring_cover(topology.DGX1_NVLINKS)
+    used = Counter(tuple(sorted(h)) for r in cover for h in zip(r, r[1:] + r[:1]))
+    assert used == Counter(topology.DGX1_NVLINKS) and len(cover) == 3
+    assert topology.CUBE_MESH_CHANNELS == cover
+    wide = topology.widest_ring(topology.DGX1_NVLINKS)
+    assert all(topology.DGX1_NVLINKS[tuple(sorted(h))] == 2 for h in zip(wide, wide[1:] + wide[:1]))
+    with pytest.raises(ValueError, match="uses each link once"):
+        topology.ring_cover(k4)                     # three links per rank: no set of rings uses each once
+    with pytest.raises(ValueError, match="ranks"):
+        topology.hamiltonian_rings({(1, 2): 1, (2, 3): 1, (1, 3): 1})

@@ -148,3 +148,28 @@ def test_gpu_interconnects_quote_both_directions_network_cards_one():
     for key in ("eth_800g", "ib_xdr"):
         assert not hardware.link(key).quoted_both
         assert hardware.link(key).bandwidth == pytest.approx(100e9)
+
+
+def test_one_ring_sees_one_pairs_links_and_three_rings_each_way_match_the_switch():
+    from commlib.experiments import step as ex
+    cube = {r: ex.nvlink_allreduce_seconds(RESNET, "DGX-1 cube mesh", r) for r in ex.NVLINK_RINGS}
+    switch = {r: ex.nvlink_allreduce_seconds(RESNET, "NVSwitch", r) for r in ex.NVLINK_RINGS}
+    per_pair = 2 * hardware.link("nvlink2").bandwidth / 6                   # the widest ring's hops: two links
+    assert cube["one ring"] == pytest.approx(cost.allreduce_time(RESNET, 8, per_pair), rel=0.01)
+    assert cube["one ring each way"] == pytest.approx(cube["one ring"] / 2, rel=0.01)
+    assert cube["one ring each way"] > 1.4 * switch["one ring"]             # control: one ring leaves links idle
+    assert cube["three rings each way"] == pytest.approx(switch["one ring"], rel=0.02)
+    assert max(switch.values()) == pytest.approx(min(switch.values()), rel=0.01)   # the lumped port: rings change nothing
+    with pytest.raises(ValueError, match="rings"):
+        ex.nvlink_allreduce_seconds(RESNET, "NVSwitch", "two rings")
+
+
+def test_beyond_the_rings_limit_halving_doubling_still_reaches_the_target():
+    ex, note = worked.vgg16_gigabit(), worked.VGG16_AS_REPORTED
+    args = (note["d_bytes_used"], note["t_compute"], note["target_efficiency"], ex.latency)
+    n = 1024
+    assert n > ex.n_limit
+    assert step.required_bandwidth(args[0], n, *args[1:]) == float("inf")                     # the ring: none suffices
+    hd = step.required_bandwidth(args[0], n, *args[1:], algorithm="halving_doubling")
+    no_alpha = step.required_bandwidth(args[0], n, args[1], args[2])                           # control: bytes only
+    assert no_alpha < hd < 1.1 * no_alpha

@@ -96,8 +96,8 @@ def test_step_results_flags_compute_bound_by_the_threshold():
     base = dict(model="gpt2_xl", accelerator="h100", utilization_pct=40, n=64, link="ib_ndr", dtype="bf16")
     threshold = float(step_calculators.step_results(tokens=1, **base)["smallest batch per rank with T_c >= T_m"]
                       .split()[0].replace(",", ""))
-    assert step_calculators.step_results(tokens=int(threshold * 1.1), **base)["compute-bound?"] == "yes"
-    assert step_calculators.step_results(tokens=int(threshold * 0.9), **base)["compute-bound?"] == "no"
+    assert step_calculators.step_results(tokens=int(threshold * 1.1), **base)[step_calculators.OVERLAP_ROW] == "yes"
+    assert step_calculators.step_results(tokens=int(threshold * 0.9), **base)[step_calculators.OVERLAP_ROW] == "no"
     with pytest.raises(ValueError, match=r"utilization \(%\)"):
         step_calculators.step_results(utilization_pct=0)
     with pytest.raises(ValueError, match="tokens"):
@@ -106,7 +106,7 @@ def test_step_results_flags_compute_bound_by_the_threshold():
 
 def test_step_imports_no_numpy():
     code = ("import sys; sys.modules['numpy'] = None; import commlib.step.calculators as s; "
-            "print(s.step_results()['compute-bound?'], s.allreduce_results()['gradient size'])")
+            "print(s.step_results()[s.OVERLAP_ROW], s.allreduce_results()['gradient size'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("yes")
 
@@ -128,4 +128,4 @@ def test_reduction_shares_against_the_bounds():
 def test_step_results_names_the_percent_range(pct):
     with pytest.raises(ValueError, match=r"utilization \(%\) must .*100"):
         step_calculators.step_results(utilization_pct=pct)
-    assert step_calculators.step_results(utilization_pct=100)["compute-bound?"] in ("yes", "no")
+    assert step_calculators.step_results(utilization_pct=100)[step_calculators.OVERLAP_ROW] in ("yes", "no")

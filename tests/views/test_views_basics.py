@@ -3,6 +3,7 @@
 import pytest
 
 from commlib import cost, hardware
+from commlib.step.calculators import OVERLAP_ROW
 from commlib.units import parse_size
 from commlib.views import step as basics
 from commlib.views.calculator import make_calculator, number, text
@@ -85,7 +86,7 @@ def test_step_calculator_shows_the_model_function_and_reports_bad_input():
     calc.set(utilization_pct=0)
     assert "utilization (%)" in calc.error and "Traceback" not in calc.output.value
     calc.set(utilization_pct=40, link="nvlink5")
-    assert calc.error is None and calc.results["compute-bound?"] == "yes"
+    assert calc.error is None and calc.results[OVERLAP_ROW] == "yes"
 
 
 def test_allreduce_calculator_offers_the_links_of_2026():
