@@ -59,6 +59,7 @@ from .cost import (
     ps_beats_ring,
     ps_time,
     ps_traffic,
+    round_pieces,
     round_time,
     smallest_k_to_beat_ring,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "ps_round",
     "ps_traffic",
     "round_time",
+    "round_pieces",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
     "best_allreduce",
