@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from commlib import cost
+from commlib import cost, hardware, units
 from commlib.parameter_servers import calculators as ps_calculators
 from commlib.parameter_servers import simulate as ps
 from commlib.units import parse_rate, parse_size
@@ -514,6 +514,19 @@ def test_smallest_k_with_start_ups_beats_the_ring_and_k_minus_one_does_not():
     assert k == 1 or ps.round_time(m, n, b, servers=k - 1, latency=a) >= ring
 
 
+def test_the_calculators_byteps_row_uses_the_server_link_and_is_absent_when_colocated():
+    m = hardware.gradient_bytes("bert_large", "fp32")
+    r = ps_calculators.ps_results("bert_large", "fp32", 8, 4, server_link="eth_10g")
+    want = cost.byteps_time(m, 8, 4, hardware.link("eth_100g").bandwidth,
+                            server_bandwidth=hardware.link("eth_10g").bandwidth)
+    assert want == pytest.approx(14 / 83 * m / hardware.link("eth_10g").bandwidth)   # 8 x 14/664
+    assert r["BytePS optimum with k CPU machines"] == units.format_time(want)
+    assert r["BytePS optimum with k CPU machines"] != ps_calculators.ps_results(
+        "bert_large", "fp32", 8, 4)["BytePS optimum with k CPU machines"]
+    assert "BytePS optimum with k CPU machines" not in ps_calculators.ps_results("bert_large", "fp32", 8, 4,
+                                                                                 colocated=True)
+
+
 def test_ps_results_is_the_calculator_and_names_bad_controls():
     r = ps_calculators.ps_results("bert_large", "fp32", 8, 4)
     assert r["smallest k (separate servers) to beat the ring"] == "5 server machines"
@@ -530,3 +543,15 @@ def test_ps_results_is_the_calculator_and_names_bad_controls():
 def test_ps_calculator_names_the_bad_control(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name} must"):
         ps_calculators.ps_results(**kwargs)
+
+
+def test_sharding_figure_title_writes_the_rate_without_trailing_zeros():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from commlib.views import parameter_servers as ps_views
+    for rate, words in ((hardware.link("eth_100g").bandwidth, "100 Gb/s"), (2.5e9 / 8, "2.5 Gb/s")):
+        fig = ps_views.sharding_figure(ps.sharding_curves(1e9, 8, rate, ks=range(1, 5)))
+        assert words in fig.axes[0].get_title()
+        plt.close(fig)
