@@ -21,7 +21,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     ``model`` and ``dtype`` give the gradient M; ``n`` workers (1-256), ``k``
     server machines or shards (1-256; colocated needs k <= n); ``worker_link``
     and ``server_link`` are network presets of :data:`commlib.hardware.LINKS`.
-    Bandwidth terms only, push and pull overlapped.
+    Bandwidth terms only, push and pull overlapped. The BytePS row (separate servers only) gives its
+    k CPU machines the server link.
 
     >>> r = ps_results("bert_large", "fp32", 8, 4)
     >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
@@ -72,7 +73,7 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     same = f"{verdict(c.winner_same_cards, c.same_cards_seconds)} (both on {ps_cards} cards)"
     best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
             else f"{c.smallest_k} server machines")
-    return {
+    results = {
         "parameters": f"{hardware.model(model).params:,}",
         "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
         "PS round": format_time(c.ps_seconds),
@@ -82,5 +83,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
         "busiest PS machine, each way": format_size(traffic.busiest),
         "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
         "smallest k (separate servers) to beat the ring": best,
-        "BytePS optimum with k CPU machines": format_time(parameter_servers_cost.byteps_time(nbytes, n, k, bw)),
     }
+    if not colocated:  # colocated there are no CPU machines for BytePS to add
+        results["BytePS optimum with k CPU machines"] = format_time(
+            parameter_servers_cost.byteps_time(nbytes, n, k, bw, server_bandwidth=bs))
+    return results

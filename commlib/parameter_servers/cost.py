@@ -27,6 +27,7 @@ __all__ = [
     "check_shards",
     "ps_traffic",
     "round_time",
+    "round_pieces",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
     "best_allreduce",
@@ -106,33 +107,34 @@ def ps_time(
     return seconds + (2 * latency if moved else 0.0)
 
 
-def byteps_time(nbytes: float, n: int, k: int, bandwidth: float) -> float:
+def byteps_time(nbytes: float, n: int, k: int, bandwidth: float, server_bandwidth: float | None = None) -> float:
     r"""BytePS' optimal communication time with n GPU machines and k CPU machines.
 
     Jiang et al. (2020, sec. 4.1): CPU machines each sum a fraction x of the
     gradient, GPU machines (colocated summation) each a fraction y, with
-    kx + ny = 1. A CPU machine moves nxM each way; a GPU machine moves
-    kxM + 2(n-1)yM = (1 + (n-2)y)M each way. Equalising the two gives
+    kx + ny = 1 (:func:`byteps_split`). A CPU machine moves nxM each way on
+    its NIC of ``server_bandwidth`` :math:`B_s` (default ``bandwidth``); a GPU
+    machine moves kxM + 2(n-1)yM each way on its NIC of ``bandwidth``
+    :math:`B_w`. The round takes as long as the busier:
 
-    .. math:: y = \frac{n-k}{n^2+kn-2k},\quad x = \frac{2(n-1)}{n^2+kn-2k},\quad
-              T = \frac{2n(n-1)M}{(n^2+kn-2k)B} \quad (k \le n),
+    .. math:: T = \max\left(\frac{nxM}{B_s},\ \frac{(kx + 2(n-1)y)M}{B_w}\right).
 
-    and T = M/B for k >= n (y = 0: a plain non-colocated PS). k = 0 is the
-    ring all-reduce time 2(n-1)M/(nB); k = n is M/B. Every machine's NIC
-    runs at ``bandwidth`` bytes/s each way; ``nbytes`` is M.
+    On equal NICs the balanced split gives
+    :math:`T = \frac{2n(n-1)M}{(n^2+kn-2k)B}` for k <= n and M/B for k >= n;
+    k = 0 is the ring all-reduce time 2(n-1)M/(nB). ``nbytes`` is M.
 
     >>> byteps_time(64e6, 2, 0, 25e9)   # 64 MB, 200 Gb/s = 25 GB/s, 2 machines
     0.00256
+    >>> round(byteps_time(1e9, 8, 4, 12.5e9, server_bandwidth=1.25e9) * 1e3, 1)   # CPU machines on 10 Gb/s
+    134.9
     """
     nbytes = check_nonnegative("nbytes", nbytes)
     n = check_count("n", n, minimum=1)
     k = check_count("k", k, minimum=0)
     bandwidth = check_positive("bandwidth", bandwidth)
-    if n == 1:
-        return 0.0
-    if k >= n:
-        return nbytes / bandwidth
-    return 2 * n * (n - 1) * nbytes / ((n * n + k * n - 2 * k) * bandwidth)
+    b_s = bandwidth if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
+    x, y = byteps_split(n, k, bandwidth / b_s)
+    return max(n * x * nbytes / b_s, (k * x + 2 * (n - 1) * y) * nbytes / bandwidth)
 
 
 @dataclass(frozen=True)
@@ -240,38 +242,111 @@ def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = 
     return PSTraffic(shard_host=n * m / k, worker=m, colocated=False)
 
 
+def _stages(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool,
+            p: int) -> tuple[float, float]:
+    """Seconds of an edge stage (push piece 1, or pull piece p) and of a middle one, with ``p`` pieces per shard.
+
+    A middle stage pulls piece j while pushing piece j + 1; a stage lasts as long as its busiest
+    card direction, each message alpha + bytes/B (one-port).
+    """
+    def busy(messages: int, bw: float) -> float:
+        return messages * (a + m / (k * p * bw)) if messages else 0.0
+
+    if colocated:
+        plain = k if k < n else 0                         # messages each way of a machine without a shard
+        # a shard host sends k - 1 pushes and receives n - 1 (the pull: the reverse); overlapped, n + k - 2 each way
+        edge = max(busy(max(k - 1, n - 1), b_w), busy(plain, b_w))
+        middle = max(busy(n + k - 2, b_w), busy(plain, b_w))
+    else:
+        edge = middle = max(busy(k, b_w), busy(n, b_s))   # worker: k messages each way; a server: n
+    return edge, middle
+
+
+def _piece_round(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool, p: int) -> float:
+    """One-port round with each shard cut into ``p`` equal pieces, all cards stepping through them together."""
+    edge, middle = _stages(m, n, k, a, b_w, b_s, colocated, p)
+    return 2 * edge + (p - 1) * middle
+
+
+def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
+                 colocated: bool = False, server_bandwidth: float | None = None) -> int | None:
+    r"""The number of pieces per shard that makes the one-port round (:func:`round_time`) fastest.
+
+    ``None`` when ``latency`` is 0 or no byte moves: then more pieces always help and the round
+    tends to the bandwidth-only time, :func:`ps_time`. The round time is convex in the number of
+    pieces p (start-ups grow like p, the last piece's bytes shrink like 1/p): doubling, then
+    bisection, finds the best whole p.
+
+    >>> round_pieces(1e6, 32, 3.125e9, servers=32, latency=1e-5)   # 1 MB on 32 workers: one piece, push then pull
+    1
+    >>> round_pieces(1e6, 8, 3.125e9, servers=8, latency=1e-5)
+    2
+    """
+    m = check_nonnegative("nbytes", nbytes)
+    n, k = check_shards(workers, servers, colocated)
+    b_w = check_positive("bandwidth", bandwidth)
+    a = check_nonnegative("latency", latency)
+    b_s = b_w if server_bandwidth is None or colocated else check_positive("server_bandwidth", server_bandwidth)
+    if a == 0 or m == 0:
+        return None
+    def t(p: int) -> float:
+        return _piece_round(m, n, k, a, b_w, b_s, colocated, p)
+    hi = 1
+    while t(2 * hi) < t(hi):                              # convex: the best p lies beyond hi
+        hi *= 2
+    lo, hi = 1, 2 * hi
+    while lo < hi:                                        # first p where one more piece no longer helps
+        mid = (lo + hi) // 2
+        if t(mid + 1) < t(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
                colocated: bool = False, server_bandwidth: float | None = None, pipelined: bool = True,
-               one_port: bool = True) -> float:
+               one_port: bool = True, pieces: int | None = None) -> float:
     r"""Seconds for one synchronous PS round, counting every message's start-up on the card that handles it.
 
     The **one-port** model (``one_port=True``) is the one chapter 1 uses for
     the naive master: a NIC sends one message at a time and receives one at
     a time (full duplex: both at once), and each message of m bytes holds its
-    direction of the card for :math:`\alpha + m/B`. In one round with k
-    separate server machines, each of the n workers sends k messages of M/k
-    (push) and receives k (pull); each server receives n and sends n. So a
-    server's start-up term grows with n, like the master's:
+    direction of the card for :math:`\alpha + m/B`.
 
-    * push, then pull (``pipelined=False``):
-      :math:`T = 2\max\left(k\alpha + \frac{M}{B_w},\ n\alpha + \frac{nM}{kB_s}\right)`;
-    * push and pull overlapped (``pipelined=True``): each direction of each
-      card is busy once, and the last pull waits for one push start-up:
-      :math:`T = \max\left(k\alpha + \frac{M}{B_w},\ n\alpha + \frac{nM}{kB_s}\right) + \alpha`.
+    A server can send no pull of a piece of its shard before all n pushes of
+    that piece have arrived. With one message per shard the round is push,
+    then pull. Overlap needs each shard cut into p pieces, each its own
+    message with its own start-up; all cards step through the pieces
+    together (push piece 1; pull piece j while pushing piece j + 1; pull
+    piece p), each stage as long as its busiest card direction. With k
+    separate server machines a worker sends k messages of M/(kp) per stage,
+    a server receives n and sends n:
+
+    .. math:: T(p) = (p+1)\max\left(k\alpha + \frac{M}{pB_w},\ n\alpha + \frac{nM}{kpB_s}\right).
+
+    p = 1 is push then pull (``pipelined=False``); ``pipelined=True`` takes
+    the best p (:func:`round_pieces`), ``pieces`` a given one. Each piece
+    pays its start-ups, so pipelining is free only when alpha = 0: then T
+    falls towards the bandwidth-only :func:`ps_time` as p grows, and that
+    limit is returned.
 
     Colocated (shard j on worker j, k <= n): a machine with a shard sends
-    k - 1 gradient shards and receives n - 1 in the push, the reverse in
-    the pull, (n + k - 2) messages each way; a machine without one sends and
-    receives k. With k = n and the push before the pull this is exactly the
-    ring all-reduce, :math:`2(n-1)(\alpha + M/(nB))`.
+    k - 1 gradient pieces and receives n - 1 in a push stage, the reverse in
+    a pull stage, and n + k - 2 each way when a pull overlaps the next push;
+    a machine without one sends and receives k. With one piece and k = n
+    this is exactly the ring all-reduce, :math:`2(n-1)(\alpha + M/(nB))`,
+    and with k = 1 the naive master, :math:`2(n-1)(\alpha + M/B)`.
 
     ``one_port=False`` lets all of a card's messages start at once (each
     transfer pays alpha once, as when flows are mapped onto links,
     :func:`commlib.network.topology.map_flows`): that is :func:`commlib.ps_time`.
     With ``latency=0`` the two agree.
 
-    >>> round_time(1e6, 8, 1e9, latency=1e-5)                   # one server: 8 start-ups + 8 MB, + 1
-    0.00809
+    >>> round(round_time(1e6, 8, 1e9, latency=1e-5, pipelined=False), 5)   # one server: 2 x (8 start-ups + 8 MB)
+    0.01616
+    >>> round(round_time(1e6, 8, 1e9, latency=1e-5), 5)         # best cut, 10 pieces: 11 x (8 start-ups + 0.8 MB)
+    0.00968
     >>> round(round_time(1e6, 8, 1e9, latency=1e-5, one_port=False), 5)   # start-ups at once: 2 alpha
     0.00802
     """
@@ -283,21 +358,17 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
         return ps_time(m, n, b_w, servers=k, latency=a, colocated=colocated,
                             server_bandwidth=server_bandwidth, pipelined=pipelined)
     b_s = b_w if server_bandwidth is None or colocated else check_positive("server_bandwidth", server_bandwidth)
-    def busy(messages: int, nbytes_: float, bw: float) -> float:
-        return messages * a + nbytes_ / bw if messages and m > 0 else 0.0
-
-    if colocated:
-        plain = k if k < n else 0                         # messages each way of a machine without a shard
-        push = max(busy(k - 1, m - m / k, b_w), busy(n - 1, (n - 1) * m / k, b_w), busy(plain, m, b_w))
-        pull = push                                       # the same counts, directions swapped
-        both = max(busy(n + k - 2, m + (n - 2) * m / k, b_w), busy(plain, m, b_w))
-    else:
-        push = max(busy(k, m, b_w), busy(n, n * m / k, b_s))  # worker sends k shards; a server receives n
-        pull = push
-        both = push                                       # each direction once, push and pull overlapped
-    if both == 0.0:
+    if m == 0:
         return 0.0
-    return both + a if pipelined else push + pull
+    if pieces is not None:
+        p = check_count("pieces", pieces, minimum=1)
+    elif not pipelined:
+        p = 1
+    else:
+        p = round_pieces(m, n, b_w, servers=k, latency=a, colocated=colocated, server_bandwidth=b_s)
+        if p is None:   # alpha = 0: many pieces, each direction of each card busy once (p middle stages of 1/p)
+            return _stages(m, n, k, 0.0, b_w, b_s, colocated, 1)[1]
+    return _piece_round(m, n, k, a, b_w, b_s, colocated, p)
 
 
 def ps_beats_ring(nbytes: float, n: int, k: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
@@ -318,24 +389,27 @@ def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwid
                             latency: float = 0.0) -> int | None:
     r"""Fewest server machines with which a non-colocated PS beats ring all-reduce, or None.
 
-    PS time (pipelined, one-port, :func:`round_time`) is
-    :math:`\max(k\alpha + M/B_g,\ n\alpha + nM/(kB_c)) + \alpha`; ring time is
-    :math:`2(n-1)\alpha + 2(n-1)M/(nB_g)`. The server term falls as k grows,
-    the worker term rises (one more start-up per server), so the winning k
-    form an interval. Its low end is the first k above
+    PS time is :func:`round_time` (one-port, best number of pieces); ring time
+    :math:`T_{ring} = 2(n-1)\alpha + 2(n-1)M/(nB_g)`. With alpha = 0 the PS
+    takes :math:`\max(M/B_g,\ nM/(kB_c))`: the server term falls as k grows,
+    so the winners are every k above
 
-    .. math:: k_0 = \frac{nM}{B_c\,(T_{ring} - (n+1)\alpha)},
+    .. math:: k_0 = \frac{nM}{B_c\,T_{ring}},
 
-    if the worker term still fits there; else no k wins (with alpha = 0 the
-    worker term needs n > 2: for n = 2 the best PS only ties). For alpha = 0
-    and equal NICs :math:`k_0 = n^2/(2(n-1))`, a little above n/2: so k = n
-    always wins (n > 2) and k <= n/2 always loses (Jiang et al. 2020,
-    sec. 2.3). ``nbytes`` matters only through alpha.
+    provided the worker term M/B_g is below the ring (n > 2; for n = 2 the
+    best PS only ties). For equal NICs :math:`k_0 = n^2/(2(n-1))`, a little
+    above n/2: so k = n always wins (n > 2) and k <= n/2 always loses (Jiang
+    et al. 2020, sec. 2.3). With alpha > 0 a server pays at least 2n
+    start-ups and a worker 2k, so only k with :math:`nM/(kB_c) < T_{ring} - 2n\alpha`
+    and :math:`2k\alpha + M/B_g < T_{ring}` can win; they are tried in
+    order.
 
     >>> smallest_k_to_beat_ring(1e8, 8, 12.5e9), smallest_k_to_beat_ring(1e8, 2, 12.5e9)
     (5, None)
-    >>> smallest_k_to_beat_ring(1e5, 8, 12.5e9, latency=5e-6)   # 100 kB: the ring's 14 start-ups cost more
-    2
+    >>> smallest_k_to_beat_ring(1e8, 8, 12.5e9, latency=5e-6)   # 100 MB: the pieces' start-ups cost one server more
+    6
+    >>> print(smallest_k_to_beat_ring(1e6, 8, 12.5e9, latency=5e-6))   # 1 MB: a server's 16 start-ups outnumber the ring's 14
+    None
     """
     m = check_positive("nbytes", nbytes)
     n = check_count("n", n, minimum=1)
@@ -343,12 +417,16 @@ def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwid
     b_cpu = b_gpu if bandwidth_cpu is None else check_positive("bandwidth_cpu", bandwidth_cpu)
     latency = check_nonnegative("latency", latency)
     t_ring = cost.allreduce_time(m, n, b_gpu, latency, algorithm="ring")
-    room = t_ring - (n + 1) * latency
-    if room <= 0:
+    room = t_ring - 2 * n * latency
+    if room <= 0 or m / b_gpu >= t_ring:
         return None
-    k0 = max(1, math.floor(n * m / (b_cpu * room)) + 1)
-    # the exact smallest k, stepping over rounding at the boundary; beyond k0 + 2 the worker term only grows
-    for k in range(max(1, k0 - 2), k0 + 3):
+    k_lo = max(1, math.floor(n * m / (b_cpu * room)) + 1)
+    if latency == 0:
+        k_hi = k_lo + 2
+    else:
+        k_hi = math.ceil((t_ring - m / b_gpu) / (2 * latency))
+    # start a little below k_lo to step over rounding at the boundary
+    for k in range(max(1, k_lo - 2), k_hi + 1):
         if ps_beats_ring(m, n, k, b_gpu, b_cpu, latency):
             return k
     return None
@@ -384,27 +462,36 @@ def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0
     return best
 
 
-def byteps_split(n: int, k: int) -> tuple[float, float]:
+def byteps_split(n: int, k: int, bandwidth_ratio: float = 1.0) -> tuple[float, float]:
     r"""BytePS' optimal share of the summation: (x per CPU machine, y per GPU machine).
 
     With n GPU machines (each running a colocated summation service) and k
-    CPU machines, kx + ny = 1 and the busiest NIC is minimised when
-    :math:`x = \frac{2(n-1)}{n^2+kn-2k}`, :math:`y = \frac{n-k}{n^2+kn-2k}`
-    for k <= n; for k >= n, y = 0 and x = 1/k (Jiang et al. 2020, sec. 4.1).
+    CPU machines, kx + ny = 1. A CPU machine moves nxM each way on its NIC of
+    :math:`B_s`, a GPU machine (kx + 2(n-1)y)M on its NIC of :math:`B_w`;
+    equalising the two with :math:`r = B_w/B_s` (``bandwidth_ratio``) gives
+
+    .. math:: x = \frac{2(n-1)}{n^2 r + kn - 2k}, \qquad y = \frac{1 - kx}{n},
+
+    while y >= 0; past that the CPU machines take everything, y = 0 and
+    x = 1/k. On equal NICs (r = 1), :math:`y = \frac{n-k}{n^2+kn-2k}` and y = 0
+    from k = n on (Jiang et al. 2020, sec. 4.1).
 
     >>> byteps_split(4, 0), byteps_split(4, 4), byteps_split(4, 2)
     ((0.0, 0.25), (0.25, 0.0), (0.3, 0.1))
+    >>> [round(f, 4) for f in byteps_split(4, 2, bandwidth_ratio=10.0)]   # CPU NICs ten times slower: they take less
+    [0.0366, 0.2317]
     """
     n = check_count("n", n, minimum=1)
     k = check_count("k", k, minimum=0)
+    r = check_positive("bandwidth_ratio", bandwidth_ratio)
     if n == 1:
         return 0.0, 1.0
     if k == 0:
         return 0.0, 1.0 / n
-    if k >= n:
+    x = 2 * (n - 1) / (n * n * r + k * n - 2 * k)
+    if k * x >= 1:
         return 1.0 / k, 0.0
-    d = n * n + k * n - 2 * k
-    return 2 * (n - 1) / d, (n - k) / d
+    return x, (1 - k * x) / n
 
 
 def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,

@@ -59,6 +59,7 @@ from .cost import (
     ps_beats_ring,
     ps_time,
     ps_traffic,
+    round_pieces,
     round_time,
     smallest_k_to_beat_ring,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "ps_round",
     "ps_traffic",
     "round_time",
+    "round_pieces",
     "ps_beats_ring",
     "smallest_k_to_beat_ring",
     "best_allreduce",
@@ -387,7 +389,7 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     Bandwidth terms only, push and pull pipelined (:func:`commlib.cost.ps_time`).
     Returns ``"k"`` (default 1..2n) with ``"ps"`` (k separate servers, s),
     ``"byteps_k"`` (0..max k) with ``"byteps"`` (:func:`commlib.cost.byteps_time`,
-    all NICs at ``bandwidth``), the scalars ``"ring"`` and ``"colocated"``
+    its CPU machines at ``server_bandwidth``), the scalars ``"ring"`` and ``"colocated"``
     (n shards on the workers), ``"ring_same_cards"`` for each k (the ring on the PS's n + k
     cards, :func:`allreduce_on_same_cards`), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
     ``"winner"`` for each k (:func:`compare_ps_ring`) and the inputs.
@@ -407,7 +409,7 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
         "ps": np.array([ps_time(nbytes, n, bandwidth, servers=int(k), server_bandwidth=server_bandwidth)
                         for k in ks]),
         "byteps_k": kb,
-        "byteps": np.array([byteps_time(nbytes, n, int(k), bandwidth) for k in kb]),
+        "byteps": np.array([byteps_time(nbytes, n, int(k), bandwidth, server_bandwidth) for k in kb]),
         "ring": cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring"),
         "ring_same_cards": np.array([allreduce_on_same_cards(nbytes, n, int(k), bandwidth, server_bandwidth)
                                      for k in ks]),

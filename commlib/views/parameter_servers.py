@@ -190,9 +190,8 @@ def sharding_figure(c, title: str = ""):
     nbytes, bandwidth = c["nbytes"], c["bandwidth"]
     fig, ax = figure(6.4, 3.8)
     ax.plot(ks, 1e3 * t_ps, color=COLORS[3], marker=MARKERS[3], ms=4, lw=1.8, label="PS, k separate server machines")
-    if c["server_bandwidth"] is None:
-        ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
-                label="BytePS optimum, k CPU machines")
+    ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
+            label="BytePS optimum, k CPU machines")
     ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce, the n workers' cards")
     if "ring_same_cards" in c:
         ax.plot(ks, 1e3 * c["ring_same_cards"], color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
@@ -208,8 +207,9 @@ def sharding_figure(c, title: str = ""):
     ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
     ax.set_xlabel("server (CPU) machines k")
     ax.set_ylabel("time of one round (ms)")
-    ax.set_title(title or f"M = {format_size(nbytes)}, n = {n} workers, {format_rate(bandwidth, bits=True)} "
-                          "per direction", fontsize=10)
+    number, unit = format_rate(bandwidth, bits=True).split(" ", 1)
+    rate = f"{number.rstrip('0').rstrip('.') if '.' in number else number} {unit}"   # 100 Gb/s, 2.5 Gb/s
+    ax.set_title(title or f"M = {format_size(nbytes)}, n = {n} workers, {rate} per direction", fontsize=10)
     ax.legend(loc="upper right", fontsize=8.5)
     fig.tight_layout()
     return fig

@@ -161,14 +161,14 @@ def test_one_port_start_ups_make_a_single_server_slower_than_its_bandwidth_term(
     assert gaps[0] < gaps[1] < gaps[2]
 
 
-def test_one_port_sharded_round_stays_below_the_ring_for_a_small_gradient():
-    # chapter 3: 1 MB on 25 Gb/s Ethernet, k = n separate servers
+def test_one_port_sharded_round_is_above_the_ring_for_a_small_gradient():
+    # chapter 3: 1 MB on 25 Gb/s Ethernet, k = n separate servers; each piece of a shard pays its start-ups
     link = hardware.link("eth_25g")
     for n in (8, 32):
         one = ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency)
         two = ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency, one_port=False)
         ring = cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
-        assert two < one < ring
+        assert two < ring < one
 
 
 def test_gallery_halving_doubling_crowds_the_tree_and_the_ring_never_shares_a_link():
@@ -236,11 +236,11 @@ def test_the_server_load_grows_with_n_while_the_ring_rank_stays_below_two_gradie
     assert (ring < 2.0).all() and ring[-1] - ring[0] < 1.0
 
 
-def test_one_port_sharded_round_stays_below_the_fastest_all_reduce_for_a_small_gradient():
+def test_one_port_sharded_round_is_above_the_fastest_all_reduce_for_a_small_gradient():
     # chapter 3: the fair rival at 1 MB is halving-doubling (2 log2 n start-ups), not the ring
     link = hardware.link("eth_25g")
     for n in (8, 32):
         name, best = ps.best_allreduce(1e6, n, link.bandwidth, link.latency)
         assert name == "halving_doubling"
         assert best < cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
-        assert ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency) < best
+        assert ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency) > best

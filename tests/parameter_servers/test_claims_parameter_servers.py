@@ -16,3 +16,23 @@ def test_on_the_same_cards_no_k_lets_the_ps_beat_the_ring(n, server_speed):
     if server_speed == 1.0:
         c = ps.compare_ps_ring(m, n, n, bw)
         assert c.winner == "PS" and c.winner_same_cards == "ring all-reduce" and c.cards == (2 * n, n)
+
+
+@pytest.mark.parametrize("nbytes", [1e3, 1e5, 1e6, 1e8])
+@pytest.mark.parametrize("n", [3, 8, 12, 32])
+def test_with_start_ups_counted_one_message_at_a_time_the_ring_on_the_same_cards_still_wins(nbytes, n):
+    # a server pays 2n start-ups or more (each piece of a shard its own), the ring 2(n - 1)
+    from commlib import hardware
+    link = hardware.link("eth_25g")
+    for k in range(1, 2 * n + 1):
+        t_ps = ps.round_time(nbytes, n, link.bandwidth, servers=k, latency=link.latency)
+        assert ps.allreduce_on_same_cards(nbytes, n, k, link.bandwidth, latency=link.latency) < t_ps
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 64])
+def test_byteps_with_any_number_of_cpu_machines_loses_to_the_ring_on_the_same_cards(n):
+    m, bw = 1e9, 12.5e9
+    ring = ps.cost.allreduce_time(m, n, bw, algorithm="ring")
+    for k in range(1, 2 * n + 1):
+        t = ps.byteps_time(m, n, k, bw)
+        assert ps.allreduce_on_same_cards(m, n, k, bw) < t <= ring

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from commlib import cost
+from commlib import cost, hardware, units
 from commlib.parameter_servers import calculators as ps_calculators
 from commlib.parameter_servers import simulate as ps
 from commlib.units import parse_rate, parse_size
@@ -215,13 +215,15 @@ def test_smallest_k_lies_between_half_n_and_n_on_equal_nics(n):
 
 
 def test_latency_favours_the_ps_single_round_trip():
-    # PS has 2 messages on the critical path (push, pull), the ring 2(n-1) = 14 for n = 8:
-    # for a 1 kB message the latency term dominates and a single server already wins.
+    # with every start-up at once (ps_time) the PS has 2 on the critical path (push, pull), the ring
+    # 2(n-1) = 14 for n = 8: for a 1 kB message the latency term dominates and a single server wins.
     m, b, alpha = 1e3, 1e10, 1e-5
     t_ps = cost.ps_time(m, 8, b, servers=1, latency=alpha)
     assert t_ps == pytest.approx(2 * alpha + 8 * m / b)
     assert t_ps < cost.allreduce_time(m, 8, b, latency=alpha)
-    assert ps.smallest_k_to_beat_ring(m, 8, b, latency=alpha) == 1
+    # one message at a time (one-port) a server pays 2n = 16 start-ups, more than the ring's 14: no k wins
+    assert ps.round_time(m, 8, b, servers=8, latency=alpha) >= 16 * alpha
+    assert ps.smallest_k_to_beat_ring(m, 8, b, latency=alpha) is None
 
 
 @SETTINGS
@@ -288,6 +290,48 @@ def test_byteps_split_balances_cpu_and_gpu_machines(n, data):
     gpu = k * x + 2 * (n - 1) * y        # GPU machine: to CPUs, plus its own summation service
     assert cpu == pytest.approx(gpu)
     assert cpu == pytest.approx(cost.byteps_time(1.0, n, k, 1.0))
+
+
+def test_byteps_with_slower_cpu_machines_by_hand():
+    # n = 8, k = 4, GPU NICs 100 Gb/s, CPU NICs 10 Gb/s: r = B_w/B_s = 10,
+    # x = 2(n-1)/(n^2 r + nk - 2k) = 14/664, and a CPU machine's n x M / B_s sets the round
+    m, bw, bs = 1e9, 12.5e9, 1.25e9
+    x = 14 / (64 * 10 + 32 - 8)
+    assert cost.byteps_time(m, 8, 4, bw, server_bandwidth=bs) == pytest.approx(8 * x * m / bs, rel=1e-12)
+    assert cost.byteps_time(m, 8, 4, bw, server_bandwidth=bs) > cost.byteps_time(m, 8, 4, bw)
+    # CPU NICs fast enough that the CPU machines take the whole sum (y would go negative): M / B_w
+    assert ps.byteps_split(8, 4, bandwidth_ratio=0.25) == (0.25, 0.0)
+    assert cost.byteps_time(m, 8, 4, bw, server_bandwidth=4 * bw) == pytest.approx(m / bw, rel=1e-12)
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(2, 40), b=BANDWIDTH, ratio=st.floats(0.05, 20.0), data=st.data())
+def test_byteps_split_balances_cpu_and_gpu_machines_on_unequal_nics(m, n, b, ratio, data):
+    k = data.draw(st.integers(1, 2 * n))
+    bs = b / ratio
+    x, y = ps.byteps_split(n, k, bandwidth_ratio=ratio)
+    assert k * x + n * y == pytest.approx(1.0) and x >= 0 and y >= 0
+    cpu, gpu = n * x * m / bs, (k * x + 2 * (n - 1) * y) * m / b
+    t = cost.byteps_time(m, n, k, b, server_bandwidth=bs)
+    assert t == pytest.approx(max(cpu, gpu), rel=1e-12)
+    if y > 0:
+        assert cpu == pytest.approx(gpu, rel=1e-9)       # balanced
+    # no split does better: try others along k x + n y = 1
+    for share in (0.0, 0.25, 0.5, 0.75, 1.0):
+        xs = share / k
+        ys = (1 - k * xs) / n
+        assert t <= max(n * xs * m / bs, (k * xs + 2 * (n - 1) * ys) * m / b) * (1 + 1e-9)
+    assert t <= cost.allreduce_time(m, n, b) * (1 + 1e-12)   # still never worse than the ring on the GPU cards
+
+
+@SETTINGS
+@given(m=NBYTES, n=st.integers(2, 64), b=BANDWIDTH, data=st.data())
+def test_on_the_same_cards_the_ring_beats_byteps(m, n, b, data):
+    # the ring given BytePS's n + k cards: 2(n-1)M/((n+k)B) < 2n(n-1)M/((n^2+kn-2k)B) for every k > 0
+    k = data.draw(st.integers(1, 2 * n))
+    same = ps.allreduce_on_same_cards(m, n, k, b)
+    assert same == pytest.approx(2 * (n - 1) * m / ((n + k) * b), rel=1e-12)
+    assert same < cost.byteps_time(m, n, k, b)
 
 
 @SETTINGS
@@ -402,14 +446,53 @@ def test_round_time_without_one_port_is_cost_ps_time(m, n, k, bw, lat, col, pipe
         cost.ps_time(m, n, bw, servers=k, colocated=col, pipelined=pipe), rel=1e-12)
 
 
+def by_hand_pieces(m, n, k, a, bw, bs, p):
+    # each shard cut into p pieces; push piece 1, then p - 1 stages that pull one piece while pushing the
+    # next, then pull the last: p + 1 stages, each a worker's k messages or a server's n, whichever is longer
+    return (p + 1) * max(k * (a + m / (k * p * bw)), n * (a + m / (k * p * bs)))
+
+
 def test_one_port_server_start_ups_grow_with_workers():
     # by hand: one server receives n pushes and sends n pulls, each alpha + M/B on its card
     m, b, a = 1e6, 1e9, 1e-5
     for n in (2, 8, 32):
         assert ps.round_time(m, n, b, latency=a, pipelined=False) == pytest.approx(2 * n * (a + m / b))
-        assert ps.round_time(m, n, b, latency=a) == pytest.approx(n * (a + m / b) + a)
+        best = min(by_hand_pieces(m, n, 1, a, b, b, p) for p in range(1, 2000))
+        assert ps.round_time(m, n, b, latency=a) == pytest.approx(best, rel=1e-12)
     # with k servers a worker sends k shards: k start-ups, M bytes; each server n start-ups, nM/k bytes
-    assert ps.round_time(m, 4, b, servers=8, latency=a) == pytest.approx(max(8 * a + m / b, 4 * a + m / (2 * b)) + a)
+    assert ps.round_time(m, 4, b, servers=8, latency=a, pieces=3) == pytest.approx(
+        4 * max(8 * a + m / (3 * b), 4 * a + m / (2 * 3 * b)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.floats(1, 1e10), n=st.integers(1, 40), k=st.integers(1, 40), bw=st.floats(1e6, 1e12),
+       ratio=st.floats(0.1, 10.0), lat=st.floats(1e-7, 1e-3))
+def test_the_best_number_of_pieces_is_the_brute_force_one(m, n, k, bw, ratio, lat):
+    p = ps.round_pieces(m, n, bw, servers=k, latency=lat, server_bandwidth=ratio * bw)
+    t = ps.round_time(m, n, bw, servers=k, latency=lat, server_bandwidth=ratio * bw)
+    assert t == pytest.approx(by_hand_pieces(m, n, k, lat, bw, ratio * bw, p), rel=1e-12)
+    for q in range(1, 2 * p + 3):
+        assert t <= by_hand_pieces(m, n, k, lat, bw, ratio * bw, q) * (1 + 1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.floats(1, 1e10), n=st.integers(1, 40), k=st.integers(1, 40), bw=st.floats(1e6, 1e12),
+       lat=st.floats(0, 1e-3), col=st.booleans())
+def test_pipelining_is_never_slower_than_push_then_pull(m, n, k, bw, lat, col):
+    assume(not col or k <= n)
+    pipe = ps.round_time(m, n, bw, servers=k, latency=lat, colocated=col)
+    assert pipe <= ps.round_time(m, n, bw, servers=k, latency=lat, colocated=col, pipelined=False) * (1 + 1e-12)
+    # and never below the bandwidth-only round, which it reaches only without start-ups
+    assert pipe >= cost.ps_time(m, n, bw, servers=k, colocated=col) * (1 - 1e-12)
+
+
+def test_one_piece_per_shard_means_push_then_pull():
+    # 1 MB on 32 workers, 25 Gb/s, alpha = 10 us, k = n: cutting pieces costs more start-ups than it saves
+    m, n, b, a = 1e6, 32, 3.125e9, 1e-5
+    assert ps.round_pieces(m, n, b, servers=n, latency=a) == 1
+    assert ps.round_time(m, n, b, servers=n, latency=a) == pytest.approx(2 * (n * a + m / b))
+    assert ps.round_time(m, n, b, servers=n, latency=a) > cost.allreduce_time(m, n, b, a, algorithm="ring")
+    assert ps.round_pieces(m, n, b, servers=n) is None      # without start-ups more pieces always help
 
 
 @settings(max_examples=30, deadline=None)
@@ -424,11 +507,24 @@ def test_one_port_matches_the_collectives_of_chapter_one(m, n, bw, lat):
 
 
 def test_smallest_k_with_start_ups_beats_the_ring_and_k_minus_one_does_not():
-    m, n, b, a = 1e5, 8, 12.5e9, 5e-6
+    m, n, b, a = 1e8, 8, 12.5e9, 5e-6
     k = ps.smallest_k_to_beat_ring(m, n, b, latency=a)
     ring = cost.allreduce_time(m, n, b, a, algorithm="ring")
     assert ps.round_time(m, n, b, servers=k, latency=a) < ring
     assert k == 1 or ps.round_time(m, n, b, servers=k - 1, latency=a) >= ring
+
+
+def test_the_calculators_byteps_row_uses_the_server_link_and_is_absent_when_colocated():
+    m = hardware.gradient_bytes("bert_large", "fp32")
+    r = ps_calculators.ps_results("bert_large", "fp32", 8, 4, server_link="eth_10g")
+    want = cost.byteps_time(m, 8, 4, hardware.link("eth_100g").bandwidth,
+                            server_bandwidth=hardware.link("eth_10g").bandwidth)
+    assert want == pytest.approx(14 / 83 * m / hardware.link("eth_10g").bandwidth)   # 8 x 14/664
+    assert r["BytePS optimum with k CPU machines"] == units.format_time(want)
+    assert r["BytePS optimum with k CPU machines"] != ps_calculators.ps_results(
+        "bert_large", "fp32", 8, 4)["BytePS optimum with k CPU machines"]
+    assert "BytePS optimum with k CPU machines" not in ps_calculators.ps_results("bert_large", "fp32", 8, 4,
+                                                                                 colocated=True)
 
 
 def test_ps_results_is_the_calculator_and_names_bad_controls():
@@ -447,3 +543,15 @@ def test_ps_results_is_the_calculator_and_names_bad_controls():
 def test_ps_calculator_names_the_bad_control(kwargs, name):
     with pytest.raises(ValueError, match=f"^{name} must"):
         ps_calculators.ps_results(**kwargs)
+
+
+def test_sharding_figure_title_writes_the_rate_without_trailing_zeros():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from commlib.views import parameter_servers as ps_views
+    for rate, words in ((hardware.link("eth_100g").bandwidth, "100 Gb/s"), (2.5e9 / 8, "2.5 Gb/s")):
+        fig = ps_views.sharding_figure(ps.sharding_curves(1e9, 8, rate, ks=range(1, 5)))
+        assert words in fig.axes[0].get_title()
+        plt.close(fig)
