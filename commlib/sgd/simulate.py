@@ -1069,7 +1069,7 @@ def replay(timed: SimResult, problem, lr: float = 0.1, lr_rule: str = "constant"
 
 
 def replay_grid(schedules, problem, rates, batch_size: int = 16, *, seeds, lr_rule: str = "constant",
-                eval_every: int = 1) -> list[list[SimResult]]:
+                eval_every: int = 1, tail: float | None = None, curves: int = 1) -> list[list[SimResult]]:
     r"""Phase two of :func:`simulate` for a grid: every schedule of ``schedules`` trained at every rate of ``rates``.
 
     ``schedules[i]`` comes from :func:`schedule` with seed ``seeds[i]``; all have the same ``K`` and
@@ -1080,6 +1080,11 @@ def replay_grid(schedules, problem, rates, batch_size: int = 16, *, seeds, lr_ru
     one update at a time, as one array: tuning a rate over a grid and several seeds costs about
     what one run costs. Plain SGD only, with the ``"constant"`` or ``"staleness"`` rule (neither reads
     the parameters to set the rate).
+
+    Evaluating the loss on the whole training set costs more than the updates. With ``tail`` (a share
+    of the updates, e.g. 0.35), only the first ``curves`` schedules are evaluated all along; the others
+    only over their last ``tail`` of updates (their earlier entries of ``losses`` and ``errors`` are
+    ``nan``): enough to compare how runs end, and to draw a few whole curves.
 
     >>> from commlib.sgd.training import make_problem
     >>> p = make_problem(seed=0, n_train=400, n_test=100)
@@ -1115,43 +1120,49 @@ def replay_grid(schedules, problem, rates, batch_size: int = 16, *, seeds, lr_ru
     onehot = (Y[idx][..., None] == np.arange(C)).astype(float)                             # (S, U K, B, C)
     xs = X[idx]                                                                            # (S, U K, B, D)
     scale = (np.ones(stale.shape) if lr_rule == "constant" else 1.0 / np.maximum(stale, 1))[:, :, None, None, None]
+    every = np.arange(S)
     lr = np.asarray(rates)[None, :, None, None]
     keep = int(stale.max()) + 1
     hist = np.zeros((keep, S, R, D, C))
-    every, rows = np.arange(S), np.arange(X.shape[0])
+    rows = np.arange(X.shape[0])
     evals = [j for j in range(U) if (j + 1) % eval_every == 0 or j + 1 == U]
     losses, errors = np.empty((len(evals), S, R)), np.empty((len(evals), S, R))
     bad = np.zeros((S, R), bool)
+    if tail is not None and not 0.0 < float(tail) <= 1.0:
+        raise ValueError(f"tail must lie in (0, 1], got {tail!r}")
+    curves = check_count("curves", curves, 0)
+    first = U if tail is None else int((1.0 - float(tail)) * U)
     e = 0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for j in range(U):
-            g_sum = 0
-            for col in range(j * K, (j + 1) * K):
-                w_read = hist[(j - stale[:, col]) % keep, every]                           # (S, R, D, C)
-                x = xs[:, col]                                                             # (S, B, D)
-                z = np.matmul(x[:, None], w_read)                                          # (S, R, B, C)
-                z -= z.max(axis=3, keepdims=True)
-                p = np.exp(z)
-                p /= p.sum(axis=3, keepdims=True)
-                p -= onehot[:, col, None]
-                g = np.matmul(np.swapaxes(x, 1, 2)[:, None], p) / B                       # (S, R, D, C)
-                if problem.l2:
-                    g = g + problem.l2 * w_read
-                g_sum = g_sum + scale[:, col] * g
+            cols = slice(j * K, (j + 1) * K)                                               # the update's K gradients
+            w_read = hist[(j - stale[:, cols]) % keep, every[:, None]]                     # (S, K, R, D, C)
+            x = xs[:, cols]                                                                # (S, K, B, D)
+            z = np.matmul(x[:, :, None], w_read)                                           # (S, K, R, B, C)
+            z -= z.max(axis=4, keepdims=True)
+            p = np.exp(z)
+            p /= p.sum(axis=4, keepdims=True)
+            p -= onehot[:, cols, None]
+            g = np.matmul(np.swapaxes(x, 2, 3)[:, :, None], p) / B                         # (S, K, R, D, C)
+            if problem.l2:
+                g = g + problem.l2 * w_read
+            g_sum = g[:, 0] * scale[:, j * K] if K == 1 else (scale[:, cols] * g).sum(axis=1)
             w = hist[j % keep] - lr * (g_sum / K)
             hist[(j + 1) % keep] = w
             if e < len(evals) and evals[e] == j:
                 bad |= ~np.isfinite(w).all(axis=(2, 3))
-                flat = w.transpose(2, 0, 1, 3).reshape(D, S * R * C)                       # one product for all runs
-                zt = (X @ flat).reshape(X.shape[0], S * R, C)
+                n = S if tail is None or j >= first else curves                             # runs evaluated now
+                flat = w[:n].transpose(2, 0, 1, 3).reshape(D, n * R * C)                   # one product for them all
+                zt = (X @ flat).reshape(X.shape[0], n * R, C)
                 top = zt.max(axis=2)
                 lse = np.log(np.exp(zt - top[..., None]).sum(axis=2)) + top
-                loss = (lse - zt[rows, :, Y]).mean(axis=0).reshape(S, R)
+                loss = (lse - zt[rows, :, Y]).mean(axis=0).reshape(n, R)
                 if problem.l2:
-                    loss = loss + 0.5 * problem.l2 * np.sum(w * w, axis=(2, 3))
-                guess = (problem.x_test @ flat).reshape(problem.x_test.shape[0], S * R, C).argmax(axis=2)
-                err = (guess != problem.y_test[:, None]).mean(axis=0).reshape(S, R)
-                losses[e], errors[e] = np.where(bad, np.nan, loss), np.where(bad, np.nan, err)
+                    loss = loss + 0.5 * problem.l2 * np.sum(w[:n] * w[:n], axis=(2, 3))
+                guess = (problem.x_test @ flat).reshape(problem.x_test.shape[0], n * R, C).argmax(axis=2)
+                err = (guess != problem.y_test[:, None]).mean(axis=0).reshape(n, R)
+                losses[e], errors[e] = np.nan, np.nan
+                losses[e, :n], errors[e, :n] = np.where(bad[:n], np.nan, loss), np.where(bad[:n], np.nan, err)
                 e += 1
     w_end = hist[U % keep]
     w0 = problem.init()

@@ -117,13 +117,15 @@ class Grid:
 @functools.lru_cache(maxsize=64)
 def grid_runs(protocol: str, workers: int = 16, k: int | None = None, budget: float = 400.0,
               rates: tuple[float, ...] = RATES, seeds: tuple[int, ...] = SEEDS, batch_size: int = 8,
-              compute: str = "exponential", small: bool = False, points: int = 40, lr_rule: str = "constant",
-              updates: int | None = None, compute_params: tuple = ()) -> Grid:
+              compute: str = "exponential", small: bool = False, points: int = 20, lr_rule: str = "constant",
+              updates: int | None = None, compute_params: tuple = (), curves: bool = False) -> Grid:
     """Train ``protocol`` (``workers`` learners, ``k`` where it uses K) on the chapters' problem at every rate and seed.
 
     ``updates`` (default: as many as fit in ``budget`` on average, :func:`update_time`) and
     ``points`` evaluations per run; ``compute_params`` are the compute-time law's parameters as
-    ``(name, value)`` pairs. Cached: the same arguments return the same :class:`Grid`.
+    ``(name, value)`` pairs. Cached: the same arguments return the same :class:`Grid`. The first seed's
+    runs are evaluated all along; the others, unless ``curves``, only over the last 35 % of their
+    updates (which holds the last quarter of the budget that :func:`level` reads).
 
     >>> g = grid_runs("sync", workers=4, budget=40.0, rates=(0.2, 1.0), seeds=(0, 1), small=True, points=10)
     >>> g.updates(), len(g.runs), len(g.runs[0]), g.best_rate
@@ -138,7 +140,7 @@ def grid_runs(protocol: str, workers: int = 16, k: int | None = None, budget: fl
     seeds = tuple(seeds)
     schedules = [sgd.schedule(protocol, workers, k, compute, updates, seed, **params) for seed in seeds]
     runs = sgd.replay_grid(schedules, problem(small), rates, batch_size, seeds=seeds, lr_rule=lr_rule,
-                           eval_every=max(1, updates // points))
+                           eval_every=max(1, updates // points), tail=None if curves else 0.35)
     return Grid(protocol, workers, None if protocol in ("sync", "async") else k, budget, tuple(rates), seeds,
                 tuple(tuple(row) for row in runs))
 

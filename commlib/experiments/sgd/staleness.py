@@ -51,6 +51,7 @@ __all__ = [
     "sync_grid",
     "gupta_rate",
     "gupta_rule",
+    "gupta_short",
 ]
 
 #: The learning rate the source notes use for every rule: the shared, untuned rate of the comparisons.
@@ -577,3 +578,13 @@ def gupta_rule(small: bool = False) -> claims.Claim:
                         metric="mean training loss over the last quarter of the run (nats)", seeds=s["seeds"],
                         shared=s, wording=_gupta_words, chapter="05_stale_gradients",
                         source="gupta2016model,zhang2016staleness")
+
+
+def gupta_short(v) -> str:
+    """The ``ch05.gupta_rule`` verdict in a few words."""
+    g, c = v.best["Gupta et al.: synchronous rate / mean staleness"], v.best["constant rate tuned"]
+    gap = [a - x for a, x in zip(g.values, c.values)]
+    mean, sd = grids.mean_sd(gap)
+    if abs(mean) <= 2 * sd:
+        return "lands level with a constant rate tuned on the asynchronous run, with no tuning of that run"
+    return ("lands below" if mean < 0 else "lands above") + " a constant rate tuned on the asynchronous run"
