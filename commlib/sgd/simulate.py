@@ -884,9 +884,9 @@ def simulate(
         a :class:`commlib.sgd.training.Problem` to train; then ``errors`` and
         ``losses`` are filled. Timing does not depend on it.
     lr, lr_rule, lr_c, eta_max
-        learning rate :math:`\alpha_0` and its rule: ``"constant"``;
-        ``"staleness"``: each gradient of staleness :math:`\sigma` gets
-        :math:`\alpha_0/\max(\sigma, 1)` (Zhang et al. 2016; Gupta et al. 2016
+        learning rate :math:`\eta_0` and its rule: ``"constant"``;
+        ``"staleness"``: each gradient of staleness :math:`\tau` gets
+        :math:`\eta_0/\max(\tau, 1)` (Zhang et al. 2016; Gupta et al. 2016
         divide by the average staleness); ``"distance"``:
         :math:`\eta_j = \min(C/\lVert w_j - w_{\tau(j)}\rVert_2^2, \eta_{\max})`
         with ``C = lr_c`` and ``eta_max`` (default ``lr``) (Dutta et al. 2018).
@@ -1295,7 +1295,7 @@ def expected_staleness(protocol: str, workers: int, k: int | None = None) -> flo
       the one that applies it;
     * ``k_batch_async``: :math:`(P-1)/K`. While a learner computes, the other
       :math:`P-1` push on average :math:`P-1` gradients, i.e. :math:`(P-1)/K`
-      updates (Gupta et al. 2016 report :math:`\langle\sigma\rangle \approx n
+      updates (Gupta et al. 2016 report :math:`\langle\tau\rangle \approx n
       = P/K` for this "n-softsync" protocol);
     * ``async`` (``K = 1`` of either): :math:`P - 1`.
 
