@@ -90,6 +90,7 @@ __all__ = [
     "simulate",
     "schedule",
     "replay",
+    "replay_grid",
     "expected_value",
     "expected_order_statistic",
     "expected_max",
@@ -883,9 +884,9 @@ def simulate(
         a :class:`commlib.sgd.training.Problem` to train; then ``errors`` and
         ``losses`` are filled. Timing does not depend on it.
     lr, lr_rule, lr_c, eta_max
-        learning rate :math:`\alpha_0` and its rule: ``"constant"``;
-        ``"staleness"``: each gradient of staleness :math:`\sigma` gets
-        :math:`\alpha_0/\max(\sigma, 1)` (Zhang et al. 2016; Gupta et al. 2016
+        learning rate :math:`\eta_0` and its rule: ``"constant"``;
+        ``"staleness"``: each gradient of staleness :math:`\tau` gets
+        :math:`\eta_0/\max(\tau, 1)` (Zhang et al. 2016; Gupta et al. 2016
         divide by the average staleness); ``"distance"``:
         :math:`\eta_j = \min(C/\lVert w_j - w_{\tau(j)}\rVert_2^2, \eta_{\max})`
         with ``C = lr_c`` and ``eta_max`` (default ``lr``) (Dutta et al. 2018).
@@ -1067,6 +1068,112 @@ def replay(timed: SimResult, problem, lr: float = 0.1, lr_rule: str = "constant"
                      diverged, w, timed.jobs)
 
 
+def replay_grid(schedules, problem, rates, batch_size: int = 16, *, seeds, lr_rule: str = "constant",
+                eval_every: int = 1, tail: float | None = None, curves: int = 1) -> list[list[SimResult]]:
+    r"""Phase two of :func:`simulate` for a grid: every schedule of ``schedules`` trained at every rate of ``rates``.
+
+    ``schedules[i]`` comes from :func:`schedule` with seed ``seeds[i]``; all have the same ``K`` and
+    number of updates (as runs of one protocol on one budget do). Returns ``out[i][r]``, the run of
+    schedule ``i`` at rate ``rates[r]``: the same, up to rounding, as
+    ``replay(schedules[i], problem, lr=rates[r], lr_rule=lr_rule, batch_size=batch_size, seed=seeds[i])``.
+    A run's mini-batches do not depend on the parameters, so all the runs of a grid step together,
+    one update at a time, as one array: tuning a rate over a grid and several seeds costs about
+    what one run costs. Plain SGD only, with the ``"constant"`` or ``"staleness"`` rule (neither reads
+    the parameters to set the rate).
+
+    Evaluating the loss on the whole training set costs more than the updates. With ``tail`` (a share
+    of the updates, e.g. 0.35), only the first ``curves`` schedules are evaluated all along; the others
+    only over their last ``tail`` of updates (their earlier entries of ``losses`` and ``errors`` are
+    ``nan``): enough to compare how runs end, and to draw a few whole curves.
+
+    >>> from commlib.sgd.training import make_problem
+    >>> p = make_problem(seed=0, n_train=400, n_test=100)
+    >>> s = [schedule("async", workers=4, updates=100, seed=seed) for seed in (0, 1)]
+    >>> grid = replay_grid(s, p, (0.05, 0.5), batch_size=8, seeds=(0, 1), eval_every=50)
+    >>> one = replay(s[1], p, lr=0.5, batch_size=8, seed=1, eval_every=50)
+    >>> bool(np.allclose(grid[1][1].losses, one.losses, rtol=1e-9, atol=0))
+    True
+    """
+    schedules = list(schedules)
+    seeds = [check_count("seed", s, 0) for s in seeds]
+    if not schedules or len(seeds) != len(schedules):
+        raise ValueError(f"seeds must give one seed per schedule ({len(schedules)}), got {len(seeds)}")
+    if any(not isinstance(t, SimResult) for t in schedules):
+        raise ValueError("schedules must be SimResults from schedule()")
+    K, U = schedules[0].k, schedules[0].updates
+    if any(t.k != K or t.updates != U or not np.all(t.gradients_per_update == K) for t in schedules):
+        raise ValueError("schedules must share K and the number of updates (K gradients per update)")
+    rates = tuple(check_positive("rates", float(r)) for r in rates)
+    if not rates:
+        raise ValueError("rates must hold at least one learning rate")
+    if lr_rule not in ("constant", "staleness"):
+        raise ValueError(f"lr_rule must be 'constant' or 'staleness' for a grid, got {lr_rule!r}")
+    batch_size = check_count("batch_size", batch_size, 1)
+    eval_every = check_count("eval_every", eval_every, 1)
+
+    S, R, B, C = len(schedules), len(rates), batch_size, problem.classes
+    X, Y = problem.x_train, problem.y_train
+    D = X.shape[1]
+    stale = np.stack([t.staleness.astype(np.int64) for t in schedules])                   # (S, U K)
+    idx = np.stack([_data_rng(seed, t.workers).integers(0, problem.n_train, size=(U * K, B))
+                    for seed, t in zip(seeds, schedules)])                                 # (S, U K, B): the same draws
+    onehot = (Y[idx][..., None] == np.arange(C)).astype(float)                             # (S, U K, B, C)
+    xs = X[idx]                                                                            # (S, U K, B, D)
+    scale = (np.ones(stale.shape) if lr_rule == "constant" else 1.0 / np.maximum(stale, 1))[:, :, None, None, None]
+    every = np.arange(S)
+    lr = np.asarray(rates)[None, :, None, None]
+    keep = int(stale.max()) + 1
+    hist = np.zeros((keep, S, R, D, C))
+    rows = np.arange(X.shape[0])
+    evals = [j for j in range(U) if (j + 1) % eval_every == 0 or j + 1 == U]
+    losses, errors = np.empty((len(evals), S, R)), np.empty((len(evals), S, R))
+    bad = np.zeros((S, R), bool)
+    if tail is not None and not 0.0 < float(tail) <= 1.0:
+        raise ValueError(f"tail must lie in (0, 1], got {tail!r}")
+    curves = check_count("curves", curves, 0)
+    first = U if tail is None else int((1.0 - float(tail)) * U)
+    e = 0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for j in range(U):
+            cols = slice(j * K, (j + 1) * K)                                               # the update's K gradients
+            w_read = hist[(j - stale[:, cols]) % keep, every[:, None]]                     # (S, K, R, D, C)
+            x = xs[:, cols]                                                                # (S, K, B, D)
+            z = np.matmul(x[:, :, None], w_read)                                           # (S, K, R, B, C)
+            z -= z.max(axis=4, keepdims=True)
+            p = np.exp(z)
+            p /= p.sum(axis=4, keepdims=True)
+            p -= onehot[:, cols, None]
+            g = np.matmul(np.swapaxes(x, 2, 3)[:, :, None], p) / B                         # (S, K, R, D, C)
+            if problem.l2:
+                g = g + problem.l2 * w_read
+            g_sum = g[:, 0] * scale[:, j * K] if K == 1 else (scale[:, cols] * g).sum(axis=1)
+            w = hist[j % keep] - lr * (g_sum / K)
+            hist[(j + 1) % keep] = w
+            if e < len(evals) and evals[e] == j:
+                bad |= ~np.isfinite(w).all(axis=(2, 3))
+                n = S if tail is None or j >= first else curves                             # runs evaluated now
+                flat = w[:n].transpose(2, 0, 1, 3).reshape(D, n * R * C)                   # one product for them all
+                zt = (X @ flat).reshape(X.shape[0], n * R, C)
+                top = zt.max(axis=2)
+                lse = np.log(np.exp(zt - top[..., None]).sum(axis=2)) + top
+                loss = (lse - zt[rows, :, Y]).mean(axis=0).reshape(n, R)
+                if problem.l2:
+                    loss = loss + 0.5 * problem.l2 * np.sum(w[:n] * w[:n], axis=(2, 3))
+                guess = (problem.x_test @ flat).reshape(problem.x_test.shape[0], n * R, C).argmax(axis=2)
+                err = (guess != problem.y_test[:, None]).mean(axis=0).reshape(n, R)
+                losses[e], errors[e] = np.nan, np.nan
+                losses[e, :n], errors[e, :n] = np.where(bad[:n], np.nan, loss), np.where(bad[:n], np.nan, err)
+                e += 1
+    w_end = hist[U % keep]
+    w0 = problem.init()
+    e0, l0 = problem.error(w0), problem.loss(w0)
+    index = np.asarray(evals, dtype=np.int64)
+    return [[SimResult(t.protocol, t.workers, t.k, t.times, t.staleness, t.contributors, t.gradients_per_update,
+                       errors[:, i, r].copy(), losses[:, i, r].copy(), index, e0, l0, bool(bad[i, r]),
+                       w_end[i, r].ravel().copy(), t.jobs)
+             for r in range(R)] for i, t in enumerate(schedules)]
+
+
 # --------------------------------------------------------------------------- closed forms
 
 
@@ -1188,7 +1295,7 @@ def expected_staleness(protocol: str, workers: int, k: int | None = None) -> flo
       the one that applies it;
     * ``k_batch_async``: :math:`(P-1)/K`. While a learner computes, the other
       :math:`P-1` push on average :math:`P-1` gradients, i.e. :math:`(P-1)/K`
-      updates (Gupta et al. 2016 report :math:`\langle\sigma\rangle \approx n
+      updates (Gupta et al. 2016 report :math:`\langle\tau\rangle \approx n
       = P/K` for this "n-softsync" protocol);
     * ``async`` (``K = 1`` of either): :math:`P - 1`.
 

@@ -36,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -146,6 +147,75 @@ class Problem:
         if self.l2:
             value += 0.5 * self.l2 * float(np.sum(W * W))
         return float(value)
+
+    def hessian(self, w: np.ndarray) -> np.ndarray:
+        r"""The full-batch Hessian of :meth:`loss` at ``w``, a ``dim`` x ``dim`` matrix.
+
+        For softmax regression
+        :math:`\nabla^2 L = \frac1N \sum_i \left(\operatorname{diag}(p_i) - p_i p_i^\top\right) \otimes x_i x_i^\top`
+        (plus ``l2`` times the identity), with :math:`p_i` the predicted class probabilities of sample
+        :math:`i` (Bishop 2006, section 4.3.4). It is positive semi-definite: the loss is convex.
+        """
+        W = self._w(w)
+        x, n = self.x_train, self.n_train
+        p = _softmax(x @ W)
+        d, c = W.shape
+        a = (x[:, :, None] * p[:, None, :]).reshape(n, d * c)
+        h = -(a.T @ a) / n
+        h4 = h.reshape(d, c, d, c)
+        for k in range(c):
+            h4[:, k, :, k] += (x * p[:, k:k + 1]).T @ x / n
+        if self.l2:
+            h += self.l2 * np.eye(d * c)
+        return h
+
+    def hessian_vector(self, w: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The product of :meth:`hessian` at ``w`` with a vector ``v`` (flat, like ``w``), without forming the matrix."""
+        W = self._w(w)
+        V = np.asarray(v, dtype=float).reshape(W.shape)
+        x = self.x_train
+        p = _softmax(x @ W)
+        u = x @ V
+        r = p * (u - (p * u).sum(axis=1, keepdims=True))
+        out = x.T @ r / self.n_train
+        if self.l2:
+            out = out + self.l2 * V
+        return out.ravel()
+
+    def sharpness(self, w: np.ndarray) -> float:
+        r"""The largest eigenvalue :math:`\lambda_{\max}` of :meth:`hessian` at ``w`` (Lanczos on Hessian-vector products).
+
+        On a quadratic, gradient descent with rate :math:`\eta` is stable only if
+        :math:`\eta < 2/\lambda_{\max}`; along the top eigenvector a larger step overshoots and grows.
+
+        >>> p = make_problem(seed=0, n_train=200, n_test=10)
+        >>> w = p.init()
+        >>> bool(np.isclose(p.sharpness(w), np.linalg.eigvalsh(p.hessian(w))[-1]))
+        True
+        """
+        from scipy.sparse.linalg import LinearOperator, eigsh
+
+        w = np.asarray(w, dtype=float)
+        op = LinearOperator((self.dim, self.dim), matvec=lambda v: self.hessian_vector(w, np.ravel(v)), dtype=float)
+        return float(eigsh(op, k=1, which="LA", v0=np.ones(self.dim), tol=1e-10, return_eigenvectors=False)[0])
+
+    @functools.cached_property
+    def optimum(self) -> np.ndarray:
+        """The parameters that minimise :meth:`loss`: Newton's method with conjugate-gradient steps on
+        :meth:`hessian_vector` (scipy's Newton-CG), from all-zero weights.
+
+        The loss is convex, though flat along one direction (adding the same vector to every class's
+        weights changes no probability); conjugate gradients never step along it.
+        """
+        from scipy.optimize import minimize
+
+        idx = np.arange(self.n_train)
+        res = minimize(self.loss, self.init(), method="Newton-CG",
+                       jac=lambda w: self._gradient(self._w(w), idx),
+                       hessp=self.hessian_vector, options={"xtol": 1e-10, "maxiter": 200})
+        w = np.asarray(res.x, dtype=float)
+        w.setflags(write=False)
+        return w
 
     def error(self, w: np.ndarray) -> float:
         """Test error rate: the fraction of held-out samples whose most likely class is wrong."""

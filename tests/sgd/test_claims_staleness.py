@@ -154,3 +154,20 @@ def test_carried_from_16_to_256_learners_the_distance_rule_copes_better_but_retu
     assert carry.constant.best_loss < carry.carried["distance"][1] - TOL   # re-tuning still wins
     words = staleness.carry_over_phrases(carry)
     assert words["adapts"] == "yes" and words["verdict"].endswith("yet re-tuning the constant rate does best")
+
+
+def test_gupta_rule_tune_synchronous_then_divide_by_mean_staleness_needs_no_asynchronous_tuning():
+    """Finding 13: Gupta et al.'s rule as they meant it lands level with (or below) the constant rate tuned on the
+    asynchronous run itself; the per-gradient variant, at its own best base rate, ends higher."""
+    from commlib.experiments import claims
+
+    v = claims.run(claims.claim("ch05.gupta_rule", small=True))
+    g = v.best["Gupta et al.: synchronous rate / mean staleness"]
+    c = v.best["constant rate tuned"]
+    z = v.best["Zhang et al.: rate / each gradient's staleness"]
+    assert g.mean <= c.mean + 0.002
+    assert z.mean > max(g.mean, c.mean) + TOL
+    assert not c.at_edge and not z.at_edge
+    s = staleness.gupta_settings(small=True)
+    assert staleness.gupta_rate(s) == pytest.approx(staleness.sync_grid(s).best_rate / 15)
+    assert staleness.gupta_short(v).startswith(("lands level", "lands below"))

@@ -610,3 +610,51 @@ def test_replay_rejects_bad_input():
         sgd.replay(timed, make_problem(seed=0), lr=-1.0)
     with pytest.raises(ValueError, match="timed"):
         sgd.replay("not a schedule", make_problem(seed=0))
+
+
+# --------------------------------------------------------------------------- replay_grid: many rates and seeds at once
+
+
+@pytest.mark.parametrize("protocol, k, rule", [("async", None, "constant"), ("k_async", 3, "staleness"),
+                                               ("sync", None, "constant"), ("k_batch_sync", 2, "constant")])
+def test_replay_grid_matches_replay_run_by_run(protocol, k, rule):
+    from commlib.sgd.training import make_problem
+
+    p = make_problem(seed=1, n_train=300, n_test=100)
+    seeds = (0, 2)
+    scheds = [sgd.schedule(protocol, 6, k, updates=60, seed=s) for s in seeds]
+    grid = sgd.replay_grid(scheds, p, (0.05, 0.4, 50.0), batch_size=4, seeds=seeds, lr_rule=rule, eval_every=7)
+    for i, s in enumerate(seeds):
+        for j, rate in enumerate((0.05, 0.4, 50.0)):
+            one = sgd.replay(scheds[i], p, lr=rate, lr_rule=rule, batch_size=4, seed=s, eval_every=7)
+            got = grid[i][j]
+            assert got.diverged == one.diverged
+            np.testing.assert_allclose(got.losses, one.losses, rtol=1e-9, atol=1e-12, equal_nan=True)
+            np.testing.assert_allclose(got.errors, one.errors, equal_nan=True)
+            if not one.diverged:
+                np.testing.assert_allclose(got.w, one.w, rtol=1e-9, atol=1e-12)
+
+
+def test_replay_grid_tail_evaluates_the_first_schedule_all_along_and_the_others_at_the_end():
+    from commlib.sgd.training import make_problem
+
+    p = make_problem(seed=0, n_train=200, n_test=50)
+    scheds = [sgd.schedule("async", 4, None, updates=100, seed=s) for s in (0, 1)]
+    grid = sgd.replay_grid(scheds, p, (0.1,), batch_size=4, seeds=(0, 1), eval_every=10, tail=0.3)
+    assert np.all(np.isfinite(grid[0][0].losses))
+    late = grid[1][0].eval_index >= 70
+    assert np.all(np.isfinite(grid[1][0].losses[late])) and np.all(np.isnan(grid[1][0].losses[~late]))
+    full = sgd.replay(scheds[1], p, lr=0.1, batch_size=4, seed=1, eval_every=10)
+    np.testing.assert_allclose(grid[1][0].losses[late], full.losses[late], rtol=1e-9)
+
+
+@pytest.mark.parametrize("bad, match", [({"seeds": (0,)}, "seeds"), ({"rates": ()}, "rates"),
+                                        ({"lr_rule": "distance"}, "lr_rule"), ({"tail": 1.5}, "tail")])
+def test_replay_grid_names_a_bad_argument(bad, match):
+    from commlib.sgd.training import make_problem
+
+    p = make_problem(seed=0, n_train=100, n_test=10)
+    scheds = [sgd.schedule("async", 2, None, updates=5, seed=s) for s in (0, 1)]
+    kwargs = {"rates": (0.1,), "seeds": (0, 1), **bad}
+    with pytest.raises(ValueError, match=match):
+        sgd.replay_grid(scheds, p, kwargs.pop("rates"), seeds=kwargs.pop("seeds"), **kwargs)

@@ -144,3 +144,28 @@ def test_stochastic_gradient_is_gradient_on_a_freshly_drawn_batch():
         p.stochastic_gradient(w, np.random.default_rng(0), 0)
     with pytest.raises(ValueError, match="w must be a vector"):
         p.stochastic_gradient(w[:-1], np.random.default_rng(0), 8)
+
+
+def test_hessian_is_the_derivative_of_the_gradient_and_its_products_agree():
+    p = make_problem(seed=2, n_train=300, n_test=10)
+    rng = np.random.default_rng(0)
+    w = 0.1 * rng.normal(size=p.dim)
+    h = p.hessian(w)
+    idx = np.arange(p.n_train)
+    for j in (0, 17, p.dim - 1):
+        e = np.zeros(p.dim)
+        e[j] = 1e-6
+        fd = (p.gradient(w + e, idx) - p.gradient(w - e, idx)) / 2e-6
+        np.testing.assert_allclose(h[:, j], fd, atol=1e-7)
+    v = rng.normal(size=p.dim)
+    np.testing.assert_allclose(p.hessian_vector(w, v), h @ v, atol=1e-12)
+    assert p.sharpness(w) == pytest.approx(np.linalg.eigvalsh(h)[-1], rel=1e-8)
+
+
+def test_the_optimum_has_zero_gradient_and_the_lowest_loss():
+    p = make_problem(seed=0)
+    w = p.optimum
+    assert np.linalg.norm(p.gradient(w, np.arange(p.n_train))) < 1e-6
+    assert p.loss(w) == pytest.approx(0.532, abs=5e-4) and p.error(w) == pytest.approx(0.2075)
+    rng = np.random.default_rng(1)
+    assert all(p.loss(w + 0.01 * rng.normal(size=p.dim)) > p.loss(w) for _ in range(5))

@@ -326,3 +326,19 @@ def test_sgd_sweep_draws_one_frame_per_k():
     html = sync_async_views.sgd_sweep(sweep).data
     assert html.count('class="gotw-frame"') == 3
     assert "K = 2" in html and "K = 4" in html
+
+
+def test_race_k_and_sharpness_figures_draw_the_optimum_and_the_error_bars():
+    from commlib.experiments.sgd import tuned_races
+
+    race = tuned_races.race_runs(small=True)
+    fig = sync_async_views.race_figure(race)
+    axes = fig.get_axes()
+    assert len(axes) == 3
+    for ax in axes[:2]:
+        assert any(line.get_ydata()[0] == pytest.approx(race.optimum["loss"]) for line in ax.get_lines())
+    assert len(axes[2].containers) == len(race.errors)          # one error bar per protocol
+    fig = sync_async_views.k_tradeoff_figure(tuned_races.k_tuned_runs(small=True), optimum=race.optimum["loss"])
+    assert "optimum" in [t.get_text() for t in fig.get_axes()[0].get_legend().get_texts()][-1]
+    d = {"warm-up": tuned_races.sharpness_along(128, warm=True)}
+    assert len(sync_async_views.sharpness_figure(d).get_axes()[0].get_lines()) == 2

@@ -21,6 +21,8 @@ import numpy as np
 from ...sgd import simulate as sgd
 from ...sgd import training
 from ...units import check_nonnegative, check_positive
+from .. import claims
+from . import grids
 from .summaries import tail_mean
 
 __all__ = [
@@ -45,6 +47,11 @@ __all__ = [
     "carry_over_phrases",
     "downpour_study",
     "downpour_phrases",
+    "gupta_settings",
+    "sync_grid",
+    "gupta_rate",
+    "gupta_rule",
+    "gupta_short",
 ]
 
 #: The learning rate the source notes use for every rule: the shared, untuned rate of the comparisons.
@@ -494,3 +501,90 @@ def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, t
         out["reading"] = ("tuned, the two are level" if best == "level with" else "tuned, plain SGD ends lower") + \
             ", as at the nominal rate: per-shard Adagrad brings no advantage here"
     return out
+
+
+# --------------------------------------------------------------------------- Gupta et al.'s rule, as they meant it
+
+
+def gupta_settings(small: bool = False) -> dict:
+    """The settings of the ``ch05.gupta_rule`` claim: learners, gradients, batch, seeds (small: fewer gradients)."""
+    return {"workers": 16, "gradients": 1000 if small else 2500, "batch_size": 8, "small": small,
+            "seeds": grids.SEEDS}
+
+
+def _async_grid(s: dict, rates=grids.RATES, lr_rule: str = "constant") -> grids.Grid:
+    n = s["gradients"]
+    return grids.grid_runs("async", s["workers"], None, n * grids.update_time("async", s["workers"], None),
+                           rates=tuple(rates), seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"],
+                           lr_rule=lr_rule, updates=n)
+
+
+def sync_grid(s: dict) -> grids.Grid:
+    """Fully synchronous SGD on the same number of gradients (``gradients / workers`` updates), at every rate."""
+    u = s["gradients"] // s["workers"]
+    return grids.grid_runs("sync", s["workers"], None, u * grids.update_time("sync", s["workers"], None),
+                           seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"], updates=u)
+
+
+def gupta_rate(s: dict) -> float:
+    r"""Gupta et al.'s rate for asynchronous SGD: synchronous SGD's best rate on the same gradients divided by
+    the mean staleness :math:`\langle\tau\rangle` (exactly ``workers - 1`` for exponential times)."""
+    return sync_grid(s).best_rate / sgd.expected_staleness("async", s["workers"])
+
+
+def _async_level(g: grids.Grid, rate: float, seed: int) -> float:
+    return grids.level(g.run(rate, seed), g.budget)
+
+
+def _gupta_words(v) -> str:
+    from .tuned_races import level_text
+
+    b = {name: v.best[name] for name in v.best}
+    g, c, z = (b[name] for name in ("Gupta et al.: synchronous rate / mean staleness", "constant rate tuned",
+                                    "Zhang et al.: rate / each gradient's staleness"))
+    gap = [a - x for a, x in zip(g.values, c.values)]
+    mean, sd = grids.mean_sd(gap)
+    d = grids.decimals(sd)
+    level = abs(mean) <= 2 * sd
+    return (f"Gupta et al.'s rate, with no tuning of the asynchronous run, ends at {level_text(g)}, "
+            + (f"level with the constant rate tuned on the asynchronous run itself ({level_text(c)}; "
+               if level else f"{'above' if mean > 0 else 'below'} the constant rate tuned on the asynchronous run "
+               f"({level_text(c)}; ")
+            + f"difference {mean:+.{d}f} ± {sd:.{d}f} nats), and the per-gradient rule at its best base rate "
+            f"{z.config['lr']:g} ends at {level_text(z)}")
+
+
+@claims.register("ch05.gupta_rule")
+def gupta_rule(small: bool = False) -> claims.Claim:
+    """Gupta et al.'s rule as they meant it (tune synchronous SGD, divide by the mean staleness) against a constant rate
+    tuned on the asynchronous run and against Zhang et al.'s per-gradient rule at its best base rate."""
+    s = gupta_settings(small)
+
+    def gupta(st, seed):
+        rate = gupta_rate(st)
+        return _async_level(_async_grid(st, rates=(rate,)), rate, seed)
+
+    contenders = (
+        claims.Contender("Gupta et al.: synchronous rate / mean staleness", gupta,
+                         uses="the rate tuned for fully synchronous SGD on the same gradients, divided by <tau>"),
+        claims.Contender("constant rate tuned", lambda st, seed: _async_level(_async_grid(st), st["lr"], seed),
+                         {"lr": grids.RATES}, uses="a constant rate tuned on the asynchronous run itself"),
+        claims.Contender("Zhang et al.: rate / each gradient's staleness",
+                         lambda st, seed: _async_level(_async_grid(st, lr_rule="staleness"), st["lr"], seed),
+                         {"lr": grids.RATES}, uses="a base rate tuned, each gradient's rate divided by max(tau, 1)"),
+    )
+    return claims.Claim("ch05.gupta_rule", "Does Gupta et al.'s rule (tune synchronous SGD, divide its rate by the "
+                        "mean staleness) reach what a rate tuned on the asynchronous run reaches?", contenders,
+                        metric="mean training loss over the last quarter of the run (nats)", seeds=s["seeds"],
+                        shared=s, wording=_gupta_words, chapter="05_stale_gradients",
+                        source="gupta2016model,zhang2016staleness")
+
+
+def gupta_short(v) -> str:
+    """The ``ch05.gupta_rule`` verdict in a few words."""
+    g, c = v.best["Gupta et al.: synchronous rate / mean staleness"], v.best["constant rate tuned"]
+    gap = [a - x for a, x in zip(g.values, c.values)]
+    mean, sd = grids.mean_sd(gap)
+    if abs(mean) <= 2 * sd:
+        return "lands level with a constant rate tuned on the asynchronous run, with no tuning of that run"
+    return ("lands below" if mean < 0 else "lands above") + " a constant rate tuned on the asynchronous run"

@@ -40,12 +40,7 @@ __all__ = [
     "update_time_rows",
     "law_time_runs",
     "time_to_loss",
-    "batch_sync_race",
-    "floor_split",
-    "batch_sync_races",
-    "batch_sync_verdict",
     "repeat_share",
-    "floor_split_phrase",
     "law_race_phrases",
     "warmup_rows",
     "warmup_phrases",
@@ -470,107 +465,6 @@ def time_to_loss(run, target: float, smooth: int = 5) -> float:
     return float(times[hit[0]]) if hit.size else math.inf
 
 
-def batch_sync_race(budget: float = 200.0, workers: int = 16, k: int = 4, compute: str = "shifted_exponential",
-                    params: dict | None = None, seed: int = 0, lr: float = 0.5, batch_size: int = 8,
-                    problem=None) -> dict:
-    """Note 002's claim, tested: does K-batch-sync reach K-sync's error sooner?
-
-    Both train for ``budget`` seconds; the target is K-sync's mean loss over the last quarter of the
-    budget. Returns both runs' times to reach it (``inf`` if never) and the target.
-    """
-    runs = law_time_runs([("k_sync", k), ("k_batch_sync", k)], workers, budget, compute, params, problem=problem,
-                         seed=seed, lr=lr, batch_size=batch_size)
-    ks, kb = runs.values()
-    target = tail_mean(ks, window=0.25, end=budget)
-    return {"target": target, "k_sync": time_to_loss(ks, target), "k_batch_sync": time_to_loss(kb, target),
-            "runs": runs}
-
-
-def floor_split(workers: int = 16, budget: float = 400.0, lr: float = 0.5, batch_size: int = 8, seed: int = 0,
-                problem=None, window: float = 0.25, runs: dict | None = None) -> dict:
-    """Split asynchronous SGD's higher error floor into batch noise and staleness.
-
-    Three runs at the same rate and mini-batch: fully synchronous SGD with ``workers``
-    learners (sixteen gradients averaged per update), asynchronous SGD (one stale gradient
-    per update) for the same wall-clock ``budget`` (exponential times), and the control: a
-    single learner (no staleness, one gradient per update) for as many updates as
-    asynchronous SGD made. Levels are mean training losses over the last ``window`` of each
-    run. ``runs``: the two runs of :func:`equal_time_runs` with these settings, if already made.
-    ``noise = single - sync`` is what one gradient per update costs against an average of
-    ``workers``; ``staleness = async - single`` is what the stale parameters add.
-    """
-    problem = training.make_problem(seed=0) if problem is None else problem
-    if runs is None:
-        runs = equal_time_runs([("sync", None), ("async", None)], workers, budget, problem=problem, seed=seed, lr=lr,
-                               batch_size=batch_size)
-    runs = {protocol_label(p, workers, None): runs[protocol_label(p, workers, None)] for p in ("sync", "async")}
-    sync_run, async_run = runs.values()
-    u = async_run.updates
-    single = sgd.simulate("async", 1, updates=u, seed=seed, problem=problem, lr=lr, batch_size=batch_size,
-                          eval_every=max(1, u // 80))
-    level = {"sync": tail_mean(sync_run, window=window),
-             "async": tail_mean(async_run, window=window),
-             "single": tail_mean(single, window=window)}
-    gap = level["async"] - level["sync"]
-    return {"levels": level, "gap": gap, "noise": level["single"] - level["sync"],
-            "staleness": level["async"] - level["single"], "single_updates": u,
-            "runs": {**runs, "one learner, no staleness": single}}
-
-
-def batch_sync_races(laws=("exponential", "shifted_exponential", "pareto"), seeds=(0, 1, 2), budget: float = 200.0,
-                     **kwargs) -> dict:
-    """:func:`batch_sync_race` for each law and seed: ``{law: [(t_k_sync, t_k_batch_sync), ...]}`` (seconds)."""
-    out = {}
-    for law in laws:
-        out[law] = []
-        for seed in seeds:
-            r = batch_sync_race(budget=budget, compute=law, seed=seed, **kwargs)
-            out[law].append((r["k_sync"], r["k_batch_sync"]))
-    return out
-
-
-_LAW_NAMES = {"exponential": "exponential", "shifted_exponential": "shifted exponential", "pareto": "Pareto"}
-
-
-def batch_sync_verdict(races: dict, tie: float = 0.03) -> dict[str, str]:
-    """Per law, what the races of :func:`batch_sync_races` show, chosen from the numbers.
-
-    A seed is a win for K-batch-sync if it reaches the target more than ``tie`` (relative) sooner,
-    a loss if more than ``tie`` later, a tie otherwise. The phrase for a law says
-    "faster in every seed", "slower in every seed", "no faster" (all ties) or "mixed" with the counts;
-    ``"overall"`` says whether the claim holds under every law, none, or depends on the law.
-    """
-    phrases, kinds = {}, set()
-    for law, pairs in races.items():
-        rel = [kb / ks - 1 for ks, kb in pairs]
-        wins = sum(r < -tie for r in rel)
-        losses = sum(r > tie for r in rel)
-        n = len(rel)
-        med = float(np.median(rel))
-        if wins == n:
-            text, kind = f"faster in all {n} seeds (median {100 * -med:.0f} % sooner)", "yes"
-        elif losses == n:
-            text, kind = f"slower in all {n} seeds (median {100 * med:.0f} % later)", "no"
-        elif wins == 0 and losses == 0:
-            text, kind = f"no faster: within {100 * tie:.0f} % of K-sync in all {n} seeds", "no"
-        elif losses == 0:
-            text, kind = (f"faster in {wins} of {n} seeds (median {100 * -med:.0f} % sooner), within "
-                          f"{100 * tie:.0f} % in the others"), "yes"
-        elif wins == 0:
-            text, kind = f"never faster: {losses} of {n} seeds slower, the others within {100 * tie:.0f} %", "no"
-        else:
-            text, kind = f"mixed: faster in {wins}, slower in {losses} of {n} seeds", "mixed"
-        phrases[_LAW_NAMES.get(law, law)] = text
-        kinds.add(kind)
-    if kinds == {"yes"}:
-        overall = "holds under every law tried"
-    elif "yes" not in kinds and "mixed" not in kinds:
-        overall = "does not hold under any law tried"
-    else:
-        overall = "depends on the compute-time law: the evidence is mixed"
-    return {"laws": phrases, "overall": overall}
-
-
 def repeat_share(run) -> float:
     """Share of a K-batch run's updates to which one learner gave two or more mini-batches.
 
@@ -578,24 +472,6 @@ def repeat_share(run) -> float:
     """
     c = np.sort(np.asarray(run.contributors), axis=1)
     return float(np.mean((np.diff(c, axis=1) == 0).any(axis=1)))
-
-
-def floor_split_phrase(split: dict) -> str:
-    """Markdown sentence on how :func:`floor_split` divides the gap, chosen from its numbers."""
-    gap, noise, stale = split["gap"], split["noise"], split["staleness"]
-    if gap <= 0:
-        return (f"asynchronous SGD ends no higher than synchronous SGD here ({gap:+.3f} nats), so there is no "
-                "floor to split")
-    parts = [("the noise of one mini-batch gradient per update instead of an average", noise),
-             ("staleness", stale)]
-    big, small = sorted(parts, key=lambda p: -p[1])
-    share = 100 * big[1] / gap
-    lead = "most" if share >= 60 else ("about half" if share >= 40 else "part")
-    text = (f"{lead} of the gap ({big[1]:.3f} of {gap:.3f} nats, {share:.0f} %) is {big[0]}, "
-            f"and {small[1]:.3f} nats ({100 * small[1] / gap:.0f} %) is {small[0]}")
-    if small[1] < 0:
-        text += " (negative: it lowers the floor)"
-    return text
 
 
 def law_race_phrases(law_runs: dict, budget: float, reference: str = "K-sync (K = 4)") -> dict[str, str]:

@@ -39,6 +39,8 @@ __all__ = [
     "staleness_histogram",
     "error_vs_time_figure",
     "k_tradeoff_figure",
+    "race_figure",
+    "sharpness_figure",
     "scaling_figure",
     "scaling_table",
     "large_batch_figure",
@@ -180,7 +182,7 @@ def runtime_ratio_table(rows: list[dict]):
 
 
 def runtime_ratio_figure(curves: RuntimeRatioCurves):
-    """Closed-form ratio against P for each law, Monte Carlo points on top, P ln P for scale.
+    """Closed-form ratio against n for each law, Monte Carlo points on top, n ln n for scale.
 
     ``curves`` come from :func:`commlib.experiments.sgd.sync_async.runtime_ratio_curves`.
     When they hold a straggler (one persistently slow learner) the figure adds
@@ -201,7 +203,7 @@ def runtime_ratio_figure(curves: RuntimeRatioCurves):
     ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="n ln n")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("learners P")
+    ax.set_xlabel("learners n")
     ax.set_ylabel("E[T_sync] / E[T_async]")
     # below the axes: inside, the legend would cover the simulated points
     ax.legend(fontsize=8.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
@@ -306,17 +308,88 @@ def error_vs_time_figure(runs: dict, t_max: float | None = None, smooth: int = 1
     return fig
 
 
-def k_tradeoff_figure(runs: dict):
-    """Training loss against wall-clock time for the runs of :func:`commlib.experiments.sgd.sync_async.k_tradeoff_runs`."""
+def _optimum_line(ax, loss: float) -> None:
+    ax.axhline(loss, color=COLORS[7], ls=(0, (1, 1)), lw=1.2, label=f"optimum ({loss:.3f} nats)")
+
+
+def k_tradeoff_figure(runs: dict, optimum: float | None = None):
+    """Training loss against wall-clock time for the runs of :func:`commlib.experiments.sgd.sync_async.k_tradeoff_runs`,
+    or of :func:`commlib.experiments.sgd.tuned_races.k_tuned_runs` (``{label: (run, rate)}``: each K at its best
+    rate, named in the legend). ``optimum``: the problem's lowest loss (nats), drawn as a dotted line."""
     fig, ax = figure(6.4, 3.6)
     for i, (label, r) in enumerate(runs.items()):
+        if isinstance(r, tuple):
+            r, rate = r
+            label = f"{label}, rate {rate:g}"
         ax.plot(np.concatenate([[0.0], r.eval_times]), np.concatenate([[r.initial_loss], r.losses]),
                 color=color(i), lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5], marker=MARKERS[i % len(MARKERS)],
-                ms=4, markevery=(2 * i, 12), label=label)   # colour, dash and marker: each line stands apart
-    ymin = min(np.nanmin(r.losses) for r in runs.values())
-    ax.set_ylim(ymin * 0.9, ymin * 2.4)
+                ms=4, markevery=(i % 4, 6), label=label)   # colour, dash and marker: each line stands apart
+    if optimum is not None:
+        _optimum_line(ax, optimum)
+    ymin = min(np.nanmin(r[0].losses if isinstance(r, tuple) else r.losses) for r in runs.values())
+    if optimum is not None:
+        ymin = min(ymin, optimum)
+    ax.set_ylim(ymin * 0.97, ymin * 1.5)
     ax.set_xlabel("wall-clock time (mean compute times)")
     ax.set_ylabel("training loss (nats)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def race_figure(race, smooth: int = 3):
+    """The race of chapter 4 (:func:`commlib.experiments.sgd.tuned_races.race_runs`) in three panels.
+
+    Left: training loss against wall-clock time, every protocol at the same rate per update. Middle: each at
+    its own best rate. Both with the problem's optimum dotted. Right: the test error each reaches at its best
+    rate (mean over the seeds, over the last quarter of the budget), with error bars of one standard error of a
+    test error measured on the test set, and the optimum's test error with the same band.
+    """
+    fig, (ax1, ax2, ax3) = figure(10.8, 3.6, ncols=3)
+    opt = race.optimum
+    for ax, runs, title in ((ax1, race.equal, f"every protocol at rate {race.shared_rate:g}"),
+                            (ax2, race.tuned, "each at its own best rate")):
+        for i, (label, r) in enumerate(runs.items()):
+            t = np.concatenate([[0.0], r.eval_times])
+            loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
+            name = label if ax is ax1 else f"{label}, rate {race.rates[label]:g}"
+            ax.plot(t, loss, color=color(i), ls=["-", "--", "-.", ":"][i % 4], marker=MARKERS[i % len(MARKERS)],
+                    markevery=(i, 8), ms=4, lw=1.5, label=name)
+        _optimum_line(ax, opt["loss"])
+        ax.set_ylim(opt["loss"] * 0.97, opt["loss"] * 1.6)
+        ax.set_xlabel("wall-clock time (mean compute times)")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    ax1.set_ylabel("training loss (nats)")
+    labels = list(race.errors)
+    y = np.arange(len(labels))
+    means = [100 * race.errors[label][0] for label in labels]
+    ax3.axvspan(100 * (opt["error"] - race.se), 100 * (opt["error"] + race.se), color=COLORS[7], alpha=0.15, lw=0)
+    ax3.axvline(100 * opt["error"], color=COLORS[7], ls=(0, (1, 1)), lw=1.2, label=f"optimum ({100 * opt['error']:.2f} %)")
+    for i, (yy, m) in enumerate(zip(y, means)):
+        ax3.errorbar(m, yy, xerr=100 * race.se, fmt=MARKERS[i % len(MARKERS)], color=color(i), capsize=4)
+    ax3.set_yticks(y, [label.replace(" (", "\n(") for label in labels], fontsize=8)
+    ax3.invert_yaxis()
+    ax3.set_xlabel("test error at the best rate (%)")
+    ax3.set_title(f"± one standard error on {opt['n_test']:,} test samples", fontsize=9)
+    ax3.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def sharpness_figure(runs: dict):
+    """Each run's rate at every step against the largest rate the curvature tolerates there, 2/lambda_max.
+
+    ``runs``: ``{label: sharpness_along(...)}`` from :func:`commlib.experiments.sgd.tuned_races.sharpness_along`.
+    """
+    fig, ax = figure(6.4, 3.4)
+    for i, (label, d) in enumerate(runs.items()):
+        ax.plot(d["steps"], d["stable"], color=color(i), marker=MARKERS[i], ls="-", lw=1.5,
+                label=f"{label}: 2/λmax of the full-batch Hessian")
+        ax.plot(d["steps"], d["rates"], color=color(i), ls="--", lw=1.5, label=f"{label}: rate used")
+    ax.set_xlabel("step")
+    ax.set_ylabel("learning rate")
+    ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -1,0 +1,405 @@
+"""Claims of chapter 4: the SGD protocols compared each at its own tuned learning rate, on the same budget.
+
+Every protocol's rate is tuned over :data:`~commlib.experiments.sgd.grids.RATES` on five seeds
+(:func:`~commlib.experiments.sgd.grids.grid_runs`, cached, so the claims, the figures and the
+prose share one set of runs). The claims registered here decide the chapter's sentences:
+
+* ``ch04.async_vs_sync``: which ends lower on the same budget, synchronous or asynchronous SGD;
+* ``ch04.k_sync_vs_k_async``: K-sync against K-async (K = 4), the tie the exponential law predicts;
+* ``ch04.staleness_cost``: asynchronous SGD against one learner that is never stale, on the same gradients;
+* ``ch04.k_tradeoff``: K-async for K = 1 ... n, each K tuned;
+* ``ch04.batch_sync``: K-batch-sync against K-sync, time to a target loss, eight seeds;
+* ``ch04.warmup_k128`` and ``ch04.warmup_k256``: warm-up against none where the linear scaling rule breaks.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from ...sgd import simulate as sgd
+from ...sgd import training
+from .. import claims
+from . import grids
+from .summaries import protocol_label, run_ends
+
+__all__ = ["RACE_PROTOCOLS", "SHARED_RATE", "Race", "race_runs", "k_tuned_runs", "void_by_construction",
+           "race_settings", "BATCH_SYNC_RATES", "BATCH_SYNC_SEEDS", "TARGET_ABOVE_OPTIMUM", "optimum",
+           "level_text", "ranking", "warmup_loss", "sharpness_along"]
+
+#: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
+BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
+#: Eight seeds: the two differ by about a tenth, as their times per update do.
+BATCH_SYNC_SEEDS: tuple[int, ...] = tuple(range(8))
+#: The target of the K-batch-sync race: this many nats above the problem's optimum.
+TARGET_ABOVE_OPTIMUM = 0.07
+
+
+#: The protocols of the race figure, in drawing order.
+RACE_PROTOCOLS: tuple[tuple[str, int | None], ...] = (("sync", None), ("k_sync", 4), ("async", None), ("k_async", 4))
+#: The rate per update the source notes give every protocol alike: where Dutta et al.'s error floor shows.
+SHARED_RATE = 0.5
+
+
+def race_settings(small: bool = False) -> dict:
+    """The settings every race of chapter 4 shares: learners, budget (mean compute times), batch, seeds."""
+    return {"workers": 16, "budget": 150.0 if small else 400.0, "batch_size": 8, "small": small,
+            "seeds": grids.SEEDS}
+
+
+def optimum(small: bool = False) -> dict:
+    """The problem's optimum: the lowest training loss (nats) and the test error (share) there."""
+    p = grids.problem(small)
+    return {"loss": p.loss(p.optimum), "error": p.error(p.optimum), "n_test": int(p.y_test.size)}
+
+
+def _grid(protocol: str, k: int | None, s: dict, **kwargs) -> grids.Grid:
+    return grids.grid_runs(protocol, s["workers"], k, s["budget"], seeds=s["seeds"], small=s["small"],
+                           batch_size=s["batch_size"], **kwargs)
+
+
+def _level_contender(protocol: str, k: int | None, workers: int = 16) -> claims.Contender:
+    label = protocol_label(protocol, workers, k)
+
+    def run(s: dict, seed: int) -> float:
+        return grids.level(_grid(protocol, k, s).run(s["lr"], seed), s["budget"])
+
+    return claims.Contender(label, run, {"lr": grids.RATES},
+                            uses=f"{workers} learners, exponential compute times, batches of 8, its own rate")
+
+
+def _single_contender() -> claims.Contender:
+    """One learner, never stale, for as many gradients as asynchronous SGD applies within the budget."""
+
+    def run(s: dict, seed: int) -> float:
+        updates = _grid("async", None, s).updates()
+        g = grids.grid_runs("async", 1, None, float(updates), seeds=s["seeds"], small=s["small"],
+                            batch_size=s["batch_size"])
+        return grids.level(g.run(s["lr"], seed), float(updates))
+
+    return claims.Contender("one learner (never stale)", run, {"lr": grids.RATES},
+                            uses="one learner, the same number of gradients and batch, its own rate")
+
+
+def level_text(best: claims.Best, unit: str = " nats") -> str:
+    """A contender's mean level, quoted no finer than its spread over the seeds, with that spread."""
+    mean, sd = grids.mean_sd(best.values)
+    d = grids.decimals(sd)
+    return f"{mean:.{d}f} ± {sd:.{d}f}{unit}"
+
+
+def _margin_text(v: claims.Verdict) -> str:
+    d = grids.decimals(v.spread)
+    return f"{v.margin:.{d}f} ± {v.spread:.{d}f}"
+
+
+def _seeds_text(v: claims.Verdict) -> str:
+    return f"on all {v.seeds} seeds" if v.unanimous else f"in {v.wins} of {v.seeds} seeds"
+
+
+def _level(v: claims.Verdict) -> bool:
+    """The two best are level: the margin lies within two spreads of zero."""
+    return abs(v.margin) <= 2 * v.spread
+
+
+def _two_way(v: claims.Verdict) -> str:
+    w, r = v.best[v.winner], v.best[v.runner_up]
+    rates = f"best rates {w.config['lr']:g} and {r.config['lr']:g}"
+    if not _level(v) and v.margin < min(grids.mean_sd(w.values)[1], grids.mean_sd(r.values)[1]):
+        return (f"{v.winner} and {v.runner_up} end within {_margin_text(v)} nats of each other, less than either "
+                f"one's spread over the seeds ({level_text(w)} against {level_text(r)}, {rates}), the first lower "
+                f"{_seeds_text(v)}")
+    if _level(v):
+        return (f"{v.winner} and {v.runner_up} end level ({level_text(w)} against {level_text(r)}, {rates}; "
+                f"the first lower {_seeds_text(v)}, by {_margin_text(v)} nats)")
+    return (f"{v.winner} ends lower than {v.runner_up}: {level_text(w)} against {level_text(r)} ({rates}), "
+            f"lower {_seeds_text(v)}, by {_margin_text(v)} nats")
+
+
+def _build_two(key: str, question: str, a: claims.Contender, b: claims.Contender, small: bool,
+               source: str = "") -> claims.Claim:
+    s = race_settings(small)
+    return claims.Claim(key, question, (a, b), metric="mean training loss over the last quarter of the budget (nats)",
+                        seeds=s["seeds"], shared=s, wording=_two_way, chapter="04_sync_async_sgd", source=source)
+
+
+@claims.register("ch04.async_vs_sync")
+def async_vs_sync(small: bool = False) -> claims.Claim:
+    """Asynchronous against fully synchronous SGD, 16 learners, each at its own rate, on the same budget."""
+    return _build_two("ch04.async_vs_sync", "On the same wall-clock budget, each at its own best rate, which ends "
+                      "lower: asynchronous or fully synchronous SGD?", _level_contender("async", None),
+                      _level_contender("sync", None), small, source="dutta2018slow")
+
+
+@claims.register("ch04.k_sync_vs_k_async")
+def k_sync_vs_k_async(small: bool = False) -> claims.Claim:
+    """K-sync against K-async (K = 4): the same time per update under exponential times."""
+    return _build_two("ch04.k_sync_vs_k_async", "Under exponential compute times, each at its own best rate, does "
+                      "K-async (K = 4) end lower than K-sync (K = 4)?", _level_contender("k_async", 4),
+                      _level_contender("k_sync", 4), small, source="dutta2018slow")
+
+
+@claims.register("ch04.staleness_cost")
+def staleness_cost(small: bool = False) -> claims.Claim:
+    """Asynchronous SGD (16 learners, stale) against one learner (never stale) on the same gradients, each tuned."""
+    return _build_two("ch04.staleness_cost", "Each at its own best rate, what does staleness cost: asynchronous SGD "
+                      "with 16 learners against one learner, never stale, on as many gradients?",
+                      _level_contender("async", None), _single_contender(), small)
+
+
+def ranking(v: claims.Verdict) -> str:
+    """Every contender from the lowest level to the highest, each with its spread and best rate; those within
+    two spreads (of the differences over the seeds) of the lowest are called level with it."""
+    order = sorted(v.best, key=lambda name: v.best[name].mean)
+    first = v.best[order[0]]
+    level, above = [order[0]], []
+    for name in order[1:]:
+        gaps = [b - a for a, b in zip(first.values, v.best[name].values)]
+        mean, sd = grids.mean_sd(gaps)
+        (level if mean <= 2 * sd else above).append(name)
+
+    def item(name):
+        b = v.best[name]
+        return f"{name} {level_text(b)} (rate {b.config['lr']:g})"
+
+    text = "; ".join(item(n) for n in order)
+    if len(level) > 1:
+        text += (f". {_and(level)} end level ({v.winner} below {v.runner_up} {_seeds_text(v)}, by "
+                 f"{_margin_text(v)} nats)")
+    else:
+        text += f". {order[0]} ends lowest on its own"
+    if above:
+        text += f"; {_and(above)} {'ends' if len(above) == 1 else 'end'} higher"
+    return text
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@claims.register("ch04.k_tradeoff")
+def k_tradeoff(small: bool = False) -> claims.Claim:
+    """K-async for K = 1, 2, 4, 8, 16 (K = 1 asynchronous, K = n fully synchronous), each K at its own rate."""
+    s = race_settings(small)
+    contenders = tuple(_level_contender("async" if K == 1 else ("sync" if K == 16 else "k_async"),
+                                        None if K in (1, 16) else K) for K in (1, 2, 4, 8, 16))
+    return claims.Claim("ch04.k_tradeoff", "On the same budget, each K at its own best rate, which K of K-async ends "
+                        "lowest?", contenders, metric="mean training loss over the last quarter of the budget (nats)",
+                        seeds=s["seeds"], shared=s, wording=ranking, chapter="04_sync_async_sgd",
+                        source="dutta2018slow")
+
+
+# --------------------------------------------------------------------------- K-batch-sync against K-sync
+
+
+def _time_contender(protocol: str) -> claims.Contender:
+    label = protocol_label(protocol, 16, 4)
+
+    def run(s: dict, seed: int) -> float:
+        g = grids.grid_runs(protocol, 16, 4, s["budget"], rates=BATCH_SYNC_RATES, seeds=s["seeds"], small=s["small"],
+                            batch_size=s["batch_size"], curves=True, points=60)
+        return grids.time_to_level(g.run(s["lr"], seed), s["target"])
+
+    return claims.Contender(label, run, {"lr": BATCH_SYNC_RATES},
+                            uses="16 learners, K = 4, exponential compute times, batches of 8, its own rate")
+
+
+def _batch_sync_words(v: claims.Verdict) -> str:
+    w, r = v.best[v.winner], v.best[v.runner_up]
+    ratio = statistics.median(a / b for a, b in zip(w.values, r.values))
+    return (f"{v.winner} reaches the target first {_seeds_text(v)}: after {level_text(w, ' mean compute times')} "
+            f"against {level_text(r, ' mean compute times')} (best rates {w.config['lr']:g} and "
+            f"{r.config['lr']:g}; median ratio {ratio:.2f})")
+
+
+@claims.register("ch04.batch_sync")
+def batch_sync(small: bool = False) -> claims.Claim:
+    """K-batch-sync against K-sync (n = 16, K = 4, exponential times): time to a loss near the optimum."""
+    s = {"budget": 30.0 if small else 60.0, "batch_size": 8, "small": small, "seeds": BATCH_SYNC_SEEDS,
+         "target": optimum(small)["loss"] + TARGET_ABOVE_OPTIMUM}
+    return claims.Claim("ch04.batch_sync", "Under exponential compute times, each at its own best rate, does "
+                        "K-batch-sync reach a loss near the optimum sooner than K-sync?",
+                        (_time_contender("k_batch_sync"), _time_contender("k_sync")),
+                        metric="time to the target loss (mean compute times)", seeds=BATCH_SYNC_SEEDS, shared=s,
+                        wording=_batch_sync_words, chapter="04_sync_async_sgd", source="dutta2018slow")
+
+
+def void_by_construction(law: str, workers: int = 16, k: int = 4, seeds=BATCH_SYNC_SEEDS, updates: int = 2000,
+                         **params) -> bool:
+    """True when no K-batch-sync update under ``law`` takes a second mini-batch from any learner, on any seed:
+    then K-batch-sync runs exactly K-sync's schedule and there is nothing to compare."""
+    from .sync_async import repeat_share
+
+    return all(repeat_share(sgd.schedule("k_batch_sync", workers, k, law, updates, seed, **params)) == 0.0
+               for seed in seeds)
+
+
+# --------------------------------------------------------------------------- warm-up where the linear rule breaks
+
+
+def warmup_loss(k: int, warm: bool, seed: int, small: bool = False, base_batch: int = 8, base_lr: float = 0.1,
+                epochs: float = 4.0, warmup_steps: int = 3) -> float:
+    """Final training loss (nats) of batch ``k * base_batch`` at the linear rate ``k * base_lr`` for ``epochs``,
+    with a ``warmup_steps``-step warm-up or without (Goyal et al. 2017)."""
+    problem = grids.problem(small)
+    steps = max(1, int(epochs * problem.n_train / (base_batch * k)))
+    r = training.train(problem, base_lr, base_batch * k, steps, seed=seed, base_batch_size=base_batch,
+                       warmup_steps=min(warmup_steps, steps) if warm else 0, eval_every=steps)
+    return math.inf if r.diverged else float(r.losses[-1])
+
+
+def _warm_words(v: claims.Verdict) -> str:
+    w = v.best[v.winner]
+    r = v.best[v.runner_up]
+    return (f"{v.winner} ends lower {_seeds_text(v)} ({level_text(w)} against {level_text(r)}; "
+            f"by {_margin_text(v)} nats)")
+
+
+def _warmup_claim(k: int, small: bool) -> claims.Claim:
+    s = {"k": k, "small": False}     # a few large steps: already small, and on fewer samples the rule means another k
+
+    def contender(warm: bool) -> claims.Contender:
+        return claims.Contender("warm-up" if warm else "no warm-up",
+                                lambda st, seed: warmup_loss(st["k"], warm, seed, st["small"]),
+                                uses=f"batch {8 * k} at the linear rule's rate {0.1 * k:g}, 4 epochs")
+
+    return claims.Claim(f"ch04.warmup_k{k}", f"At k = {k}, where the linear scaling rule breaks, does a 3-step "
+                        "warm-up end lower?", (contender(True), contender(False)), metric="final training loss (nats)",
+                        seeds=grids.SEEDS, shared=s, wording=_warm_words, chapter="04_sync_async_sgd",
+                        source="goyal2017accurate")
+
+
+@claims.register("ch04.warmup_k128")
+def warmup_k128(small: bool = False) -> claims.Claim:
+    """Warm-up against none at k = 128 (batch 1,024, rate 12.8), seeds 0-4."""
+    return _warmup_claim(128, small)
+
+
+@claims.register("ch04.warmup_k256")
+def warmup_k256(small: bool = False) -> claims.Claim:
+    """Warm-up against none at k = 256 (batch 2,048, rate 25.6), seeds 0-4."""
+    return _warmup_claim(256, small)
+
+
+def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: int = 8, base_lr: float = 0.1,
+                    epochs: float = 4.0, warmup_steps: int = 3, small: bool = False) -> dict:
+    """The largest Hessian eigenvalue at every step of a large-batch run, beside the rate it took there.
+
+    Returns ``{"steps", "rates", "sharpness", "stable"}``: the rate of each step, :math:`\\lambda_{\\max}`
+    of the full-batch Hessian at the parameters it started from, and :math:`2/\\lambda_{\\max}`, the
+    largest rate a quadratic with that curvature tolerates.
+    """
+    problem = grids.problem(small)
+    big = base_batch * k
+    steps = max(1, int(epochs * problem.n_train / big))
+    target = base_lr * k
+    w = problem.init()
+    rng = training.np_rng(seed)
+    rates, sharp = [], []
+    for t in range(steps):
+        rate = target if not warm else base_lr + (target - base_lr) * min(1.0, t / min(warmup_steps, steps))
+        sharp.append(problem.sharpness(w))
+        rates.append(rate)
+        w = w - rate * problem.stochastic_gradient(w, rng, big)
+        if not all(map(math.isfinite, w)):
+            break
+    return {"steps": list(range(len(rates))), "rates": rates, "sharpness": sharp,
+            "stable": [2.0 / s for s in sharp]}
+
+
+# --------------------------------------------------------------------------- what the race figure and the prose show
+
+
+@dataclass(frozen=True)
+class Race:
+    """The race of chapter 4: each protocol at the shared rate and at its own best rate (runs of seed ``seed``),
+    how each run at the shared rate ends on every seed, and the test error at the best rates.
+
+    ``errors[label]`` is the mean and spread over the seeds of the test error (share) over the last quarter
+    of the budget; ``se`` the standard error of one test error measured on the ``n_test`` test samples
+    at the optimum's error rate, :math:`\\sqrt{e(1-e)/n}`.
+    """
+
+    budget: float
+    shared_rate: float
+    seed: int
+    equal: dict
+    tuned: dict
+    rates: dict
+    levelled: dict       #: label -> seeds (of 5) on which the run at the shared rate has stopped falling
+    equal_levels: dict   #: label -> (mean, sd) over the seeds of the level at the shared rate (nats)
+    errors: dict
+    se: float
+    optimum: dict
+
+
+def race_runs(small: bool = False, protocols=RACE_PROTOCOLS, shared_rate: float = SHARED_RATE,
+              seed: int = 0) -> Race:
+    """The runs of :func:`~commlib.experiments.sgd.grids.grid_runs` behind the race: nothing new is trained."""
+    s = race_settings(small)
+    opt = optimum(small)
+    equal, tuned, rates, levelled, equal_levels, errors = {}, {}, {}, {}, {}, {}
+    for protocol, k in protocols:
+        g = _grid(protocol, k, s)
+        label = protocol_label(protocol, s["workers"], k)
+        best = g.best_rate
+        rates[label] = best
+        equal[label] = g.run(shared_rate, seed)
+        tuned[label] = g.run(best, seed)
+        ends = [run_ends({label: g.run(shared_rate, sd)}, s["budget"])[0] for sd in g.seeds]
+        levelled[label] = sum(not e.descending for e in ends)
+        equal_levels[label] = grids.mean_sd(g.levels(shared_rate))
+        errs = []
+        for sd in g.seeds:
+            r = g.run(best, sd)
+            keep = r.eval_times > 0.75 * s["budget"]
+            errs.append(float(r.errors[keep].mean()))
+        errors[label] = grids.mean_sd(errs)
+    se = math.sqrt(opt["error"] * (1 - opt["error"]) / opt["n_test"])
+    return Race(s["budget"], shared_rate, seed, equal, tuned, rates, levelled, equal_levels, errors, se, opt)
+
+
+def k_tuned_runs(small: bool = False, ks=(1, 2, 4, 8, 16), seed: int = 0) -> dict:
+    """For each K of the trade-off, the run of ``seed`` at that K's best rate: ``{label: (run, rate)}``."""
+    s = race_settings(small)
+    out = {}
+    for K in ks:
+        protocol = "async" if K == 1 else ("sync" if K == s["workers"] else "k_async")
+        k = None if K in (1, s["workers"]) else K
+        g = _grid(protocol, k, s)
+        out[protocol_label(protocol, s["workers"], k)] = (g.run(g.best_rate, seed), g.best_rate)
+    return out
+
+
+# --------------------------------------------------------------------------- short phrases chosen from the verdicts
+
+
+def short_words(v: claims.Verdict) -> str:
+    """The two-way verdict in a few words, e.g. "asynchronous SGD ends lower, by 0.012 ± 0.001 nats"."""
+    name = {"asynchronous (K = 1)": "asynchronous SGD", "fully synchronous (K = n = 16)": "fully synchronous SGD"}
+    if _level(v):
+        return f"the two end level (within {_margin_text(v)} nats)"
+    return f"{name.get(v.winner, v.winner)} ends lower, by {_margin_text(v)} nats"
+
+
+def staleness_cost_words(v: claims.Verdict) -> str:
+    """What the ``ch04.staleness_cost`` verdict says staleness costs at the tuned rate."""
+    stale = "asynchronous (K = 1)"
+    cost = v.margin if v.winner != stale else -v.margin
+    if _level(v):
+        return ("once the rate is tuned, staleness costs no more than the spread between seeds "
+                f"({cost:+.{grids.decimals(v.spread)}f} nats)")
+    return (f"even at the tuned rate staleness costs {_margin_text(v)} nats" if cost > 0 else
+            f"at the tuned rate the stale run even ends {_margin_text(v)} nats lower")
+
+
+def void_words(void: dict, seeds: int) -> str:
+    """``void``: ``{law name: void_by_construction(...)}``; the laws under which K-batch-sync *is* K-sync."""
+    laws = [law for law, is_void in void.items() if is_void]
+    others = [law for law, is_void in void.items() if not is_void]
+    text = (f"under {_and(laws)} no update takes a second mini-batch from any learner, in any of {seeds} seeds"
+            if laws else "under every law some updates take a second mini-batch")
+    if laws and others:
+        text += f"; under {_and(others)} some do"
+    return text
