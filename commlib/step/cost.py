@@ -39,6 +39,8 @@ from ..collectives import cost
 from ..units import check_count, check_fraction, check_nonnegative, check_positive
 
 __all__ = [
+    "BACKWARD_SHARE",
+    "min_tokens_backward_hides",
     "parallel_efficiency",
     "communication_time_for_efficiency",
     "required_bandwidth",
@@ -97,12 +99,12 @@ def traffic_per_rank(params: float, recipe: str = "allreduce", n: int = 8, dtype
 
     With :math:`s` the bytes of ``dtype`` (one type for every recipe, so that they compare):
 
-    * ``allreduce``: ring all-reduce of the gradients, :math:`2rac{n-1}{n}\Psi s`.
+    * ``allreduce``: ring all-reduce of the gradients, :math:`2\frac{n-1}{n}\Psi s`.
     * ``parameter_server``: a worker pushes its gradient and pulls the parameters,
       :math:`\Psi s` each way, about half of the all-reduce's; one of the k = ``servers``
       server machines' cards carries :math:`n\Psi s/k` each way (Li et al. 2014).
     * ``zero3``: ZeRO-3 / FSDP reduce-scatters the gradients and all-gathers the weights
-      before the forward and again before the backward pass: :math:`3rac{n-1}{n}\Psi s`,
+      before the forward and again before the backward pass: :math:`3\frac{n-1}{n}\Psi s`,
       1.5x the all-reduce (Rajbhandari et al. 2020).
 
     >>> t = traffic_per_rank(100, "parameter_server", 4, "fp32", servers=2)
@@ -177,6 +179,28 @@ def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops
     check_positive("dtype_bytes", dtype_bytes)
     t_comm = cost.allreduce_time(params * dtype_bytes, n, bandwidth, latency, algorithm)
     return achieved * t_comm / (6.0 * params)
+
+
+#: Share of a training step's FLOPs in the backward pass (4 of the 6 per parameter and token): the only
+#: part a gradient all-reduce can run beside, since gradients exist only from the backward pass on.
+BACKWARD_SHARE = 4 / 6
+
+
+def min_tokens_backward_hides(params: float, n: int, bandwidth: float, peak_flops: float,
+                              utilization: float = 0.4, dtype_bytes: int = 2, latency: float = 0.0,
+                              algorithm: str = "ring") -> float:
+    r"""Smallest batch per rank (tokens) for which the backward pass lasts as long as the all-reduce.
+
+    Overlap runs the all-reduce beside the backward pass only (:data:`BACKWARD_SHARE` of the step's
+    FLOPs), so hiding it needs :math:`T_{bwd} = \frac{4}{6}T_c \ge T_m`: :math:`x \ge \frac{3}{2}x_{min}`
+    (:func:`min_tokens_compute_bound`). Even then the bucket of the input-side layers waits for the
+    end of backward (chapter 5).
+
+    >>> round(min_tokens_backward_hides(1e9, 2, 50e9, 1e15, 0.5, 2))   # 1.5 x 3333
+    5000
+    """
+    return min_tokens_compute_bound(params, n, bandwidth, peak_flops, utilization, dtype_bytes, latency,
+                                    algorithm) / BACKWARD_SHARE
 
 
 def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float,

@@ -119,7 +119,7 @@ def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_
     a rank on hosts of g = ``gpus_per_host`` GPUs and uniform routing, of a rank's x k copies
     (g - 1)/E go to the other GPUs of its host (NVLink) and (E - g)/E to other hosts (the network):
 
-    .. math:: 4\,x\,k\,h\,s\,rac{g-1}{E} 	ext{ over NVLink}, \qquad 4\,x\,k\,h\,s\,rac{E-g}{E} 	ext{ over the network}.
+    .. math:: 4\,x\,k\,h\,s\,\frac{g-1}{E} \text{ over NVLink}, \qquad 4\,x\,k\,h\,s\,\frac{E-g}{E} \text{ over the network}.
 
     >>> r = moe_step_bytes(4096, 4096, 2, 8, 8)                      # one host: all NVLink
     >>> r["nvlink"] == 4 * moe_all_to_all_bytes(4096, 4096, 2, 8), r["network"]

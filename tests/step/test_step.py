@@ -94,10 +94,13 @@ def test_allreduce_results_matches_the_cost_model():
 
 def test_step_results_flags_compute_bound_by_the_threshold():
     base = dict(model="gpt2_xl", accelerator="h100", utilization_pct=40, n=64, link="ib_ndr", dtype="bf16")
-    threshold = float(step_calculators.step_results(tokens=1, **base)["smallest batch per rank with T_c >= T_m"]
-                      .split()[0].replace(",", ""))
-    assert step_calculators.step_results(tokens=int(threshold * 1.1), **base)[step_calculators.OVERLAP_ROW] == "yes"
-    assert step_calculators.step_results(tokens=int(threshold * 0.9), **base)[step_calculators.OVERLAP_ROW] == "no"
+    r = step_calculators.step_results(tokens=1, **base)
+    x_min = float(r["smallest batch per rank with T_c >= T_m"].split()[0].replace(",", ""))
+    x_bwd = float(r["smallest batch per rank with T_bwd >= T_m"].split()[0].replace(",", ""))
+    assert x_bwd == pytest.approx(1.5 * x_min, rel=1e-3)       # the backward pass is 4 of the 6 FLOPs
+    assert step_calculators.step_results(tokens=int(x_bwd * 1.1), **base)[step_calculators.OVERLAP_ROW] == "yes"
+    # between x_min and 1.5 x_min: T_c >= T_m, yet the backward pass is too short to hide the all-reduce
+    assert step_calculators.step_results(tokens=int(x_min * 1.2), **base)[step_calculators.OVERLAP_ROW] == "no"
     with pytest.raises(ValueError, match=r"utilization \(%\)"):
         step_calculators.step_results(utilization_pct=0)
     with pytest.raises(ValueError, match="tokens"):
