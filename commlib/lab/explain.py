@@ -23,7 +23,7 @@ from .measure import format_bytes
 
 __all__ = ["rate_phrase", "rate_conclusion", "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase",
            "about", "counts_conclusion", "cache_phrase", "core_share_sentence", "grade_sentence",
-           "regimes_takeaway", "calculator_sentence"]
+           "regime_counts", "regimes_takeaway", "calculator_sentence"]
 
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
           10: "ten"}
@@ -232,23 +232,54 @@ def core_share_sentence(share: float | None, ranks: int, cores: int, enough: flo
             "with them.")
 
 
-def grade_sentence(line: float, piecewise: float, regimes: int, spread: float, wins: int, splits: int,
-                   most: bool = False) -> str:
-    """Which model predicts sizes it never saw better, the single line or ``regimes`` regimes, and by how much.
+def regime_counts(counts: Sequence[int], most: int | None = None) -> str:
+    """The numbers of regimes chosen inside the splits, in words, with how often each was chosen.
+
+    ``most``: the largest count that was tried; where it was chosen, more
+    regimes might have done better, and the words say so.
+
+    >>> regime_counts([3, 3, 3, 3, 3])
+    'three regimes (the count leave-one-out picked on the fitted sizes of every split)'
+    >>> regime_counts([3, 2, 3, 4, 3], most=4)[:100]
+    'two to four regimes (the count leave-one-out picked on each split\'s fitted sizes: three on 3 of 5 spl'
+    """
+    if not counts:
+        raise ValueError("counts must hold the number of regimes chosen in one split or more")
+    for k in counts:
+        check_positive("counts", k)
+    tally = sorted(((counts.count(k), k) for k in set(counts)), key=lambda t: (-t[0], t[1]))
+    lo, hi = min(counts), max(counts)
+    if lo == hi:
+        text = (f"{_WORDS.get(lo, str(lo))} regimes (the count leave-one-out picked on the fitted sizes of every "
+                "split")
+    else:
+        each = ", ".join(f"{_WORDS.get(k, str(k))} on {c}" + (f" of {len(counts)} splits" if i == 0 else "")
+                         for i, (c, k) in enumerate(tally))
+        text = (f"{_WORDS.get(lo, str(lo))} to {_WORDS.get(hi, str(hi))} regimes (the count leave-one-out picked "
+                f"on each split's fitted sizes: {each}")
+    if most is not None and hi >= most:
+        text += f"; {_WORDS.get(most, str(most))} is the most tried, and more might fit better"
+    return text + ")"
+
+
+def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread: float, wins: int, splits: int,
+                   most: int | None = None) -> str:
+    """Which model predicts sizes it never saw better, the single line or the piecewise fits, and by how much.
 
     ``line`` and ``piecewise`` are the median held-out errors (fractions,
     means over ``splits`` ways of holding sizes out), ``spread`` the
     standard deviation of their difference over the splits, ``wins`` on how
-    many splits the better one was better. A difference within the spread is
-    called a tie. ``most``: ``regimes`` is the most the fitted sizes allow
-    (the best number of regimes may lie beyond), which the sentence then says.
+    many splits the better one was better. ``counts``: the number of regimes
+    chosen inside each split on its fitted sizes alone (:func:`regime_counts`;
+    ``most``: the largest count tried). A difference within the spread is
+    called a tie.
 
-    >>> grade_sentence(0.144, 0.216, 3, 0.02, 5, 5)[:80]
-    'the single line predicts them better than three regimes (14 % against 22 %, on 5'
+    >>> grade_sentence(0.144, 0.216, [3] * 5, 0.02, 5, 5)[:80]
+    'the single line predicts them better than piecewise fits of three regimes (the c'
     """
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
-    k = f"{_WORDS.get(regimes, str(regimes))} regimes" + (" (the most the fitted sizes allow)" if most else "")
+    k = "piecewise fits of " + regime_counts(counts, most)
     where = f"on {wins} of {splits} ways of holding sizes out"
     if abs(line - piecewise) <= spread:
         return (f"the single line and {k} predict them about equally well ({100 * line:.0f} % against "

@@ -240,8 +240,28 @@ def test_small_broadcasts_read_the_start_up_cost_right_only_with_the_tree_counts
 # ----------------------------------------------------------------- the regimes, graded out of sample
 def test_regimes_claim_picks_the_planted_regimes_and_says_so():
     v = claims.run(lab_runs.regimes_claim(small=True))
-    assert v.winner == "piecewise" and v.best["piecewise"].config == {"regimes": 3} and v.unanimous
-    assert v.sentence.startswith("three regimes predict them better than the single line")
+    assert v.winner == "piecewise" and lab_runs.regimes_chosen(v) == (3,) * len(v.claim.seeds) and v.unanimous
+    assert v.sentence.startswith("piecewise fits of three regimes (the count leave-one-out picked")
+    assert "predict them better than the single line" in v.sentence
+
+
+def test_the_number_of_regimes_is_chosen_without_the_sizes_that_grade_it():
+    # Nested: inside each split the count is chosen on the fitted sizes alone. Control: wreck every
+    # held-out time of split 0; the count chosen there must not move, while the grade it gets must.
+    s = lab_runs.synthetic_two_rank()
+    held = {x for t in s for x in fit.split_sizes(t, 0)[1].nbytes}
+    wrecked = tuple(fit.Series(t.op, t.n, t.nbytes, tuple(v * (5.0 if x in held else 1.0)
+                                                          for x, v in zip(t.nbytes, t.seconds)), t.algorithm)
+                    for t in s)
+    assert lab_runs.regimes_inside(wrecked, 0) == lab_runs.regimes_inside(s, 0) == 3
+    graded = {"series": s, "lo": lab_runs.HOLDOUT_FROM}
+    assert lab_runs._piecewise({**graded, "series": wrecked}, 0) > 10 * lab_runs._piecewise(graded, 0)
+
+
+def test_the_count_is_chosen_by_leave_one_out_and_a_tie_goes_to_fewer_regimes():
+    # One line, no noise: every count predicts the left-out sizes exactly, so the fewest regimes win.
+    t = tuple(fit.synthetic_times(SIZES, "all_reduce", 2, 5e-6, 1 / 5e9, noise=0.0, algorithm="mpich"))
+    assert lab_runs.choose_regimes((fit.Series("all_reduce", 2, SIZES, t, "mpich"),)) == 2
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -269,10 +289,17 @@ def test_a_tie_is_said_as_one():
 
 
 def test_the_grade_sentence_follows_the_numbers():
-    assert explain.grade_sentence(0.144, 0.216, 3, 0.02, 5, 5).startswith("the single line predicts them better")
-    assert "about equally" in explain.grade_sentence(0.15, 0.16, 3, 0.02, 3, 5)
-    assert explain.grade_sentence(0.3, 0.1, 2, 0.02, 4, 5).startswith("two regimes predict them better")
-    assert "4 of 5" in explain.grade_sentence(0.3, 0.1, 2, 0.02, 4, 5)
+    assert explain.grade_sentence(0.144, 0.216, [3] * 5, 0.02, 5, 5).startswith("the single line predicts them better")
+    assert "about equally" in explain.grade_sentence(0.15, 0.16, [3] * 5, 0.02, 3, 5)
+    assert explain.grade_sentence(0.3, 0.1, [2] * 5, 0.02, 4, 5).startswith("piecewise fits of two regimes")
+    assert "4 of 5" in explain.grade_sentence(0.3, 0.1, [2] * 5, 0.02, 4, 5)
+
+
+def test_the_counts_chosen_in_the_splits_are_said_as_they_fell():
+    assert "three on 3 of 5 splits, two on 2" in explain.regime_counts([3, 2, 3, 2, 3])
+    assert explain.regime_counts([2, 3, 4, 3, 3]).startswith("two to four regimes")
+    assert "most tried" in explain.regime_counts([4, 4, 4, 4, 4], most=4)
+    assert "most tried" not in explain.regime_counts([3, 3, 3, 3, 3], most=4)
 
 
 def test_a_good_fit_with_wrong_parameters_is_said_only_of_good_fits():
