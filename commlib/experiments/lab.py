@@ -36,7 +36,7 @@ from ..lab import explain, fit
 from . import claims
 
 __all__ = ["HOLDOUT_FROM", "REGIMES", "SPLITS", "synthetic_two_rank", "choose_regimes", "regimes_inside",
-           "regimes_chosen", "regimes_claim", "LabFits", "lab_fits"]
+           "regimes_chosen", "regimes_claim", "LabFits", "lab_fits", "chosen_fits"]
 
 #: Held-out sizes below this many bytes are not graded: their times are a few microseconds, mostly noise.
 HOLDOUT_FROM = 2**12
@@ -183,3 +183,12 @@ def lab_fits(series: Sequence[fit.Series]) -> LabFits:
     k = min(tally, key=lambda c: (-tally[c], c))
     return LabFits(tuple(fit.fit_joint([s]) for s in series), tuple(fit.fit_piecewise(s, regimes=k) for s in series),
                    k, verdict)
+
+
+def chosen_fits(fits: LabFits, series: Sequence[fit.Series], known_gamma: float = 0.0) -> tuple:
+    """The models the held-out grade chose (:attr:`LabFits.chosen`), fitted again on ``series`` with
+    ``known_gamma`` (s per byte reduced) charged: the piecewise fits at their number of regimes, or the lines.
+    """
+    if fits.piecewise_better:
+        return tuple(fit.fit_piecewise(s, regimes=fits.regimes, known_gamma=known_gamma) for s in series)
+    return tuple(fit.fit_joint([s], known_gamma=known_gamma) for s in series)

@@ -322,3 +322,78 @@ def test_core_share_is_of_the_ranks_own_time():
     assert "nearly to themselves" in explain.core_share_sentence(0.95, 2, 2)
     assert "other 40 %" in explain.core_share_sentence(0.6, 4, 2)
     assert "does not report" in explain.core_share_sentence(None, 2, 2)
+
+
+# ------------------------------------------------------------- what the rate of the bytes stands for
+@pytest.mark.parametrize("rate", [1e9, 5e9, 6e9, 7e9, 12e9, math.inf])
+def test_the_rate_conclusion_calls_a_rate_of_copying_only_what_the_flag_lets_through(rate):
+    # Control: rate_flag, the table's rule. A rate it flags (infinite, or more than a quarter above the copy
+    # rate) must not be read as a rate of the library's copies, nor quoted as "inf GB/s".
+    words = explain.rate_conclusion(rate, 5e9, share=0.97)
+    flagged = bool(explain.rate_flag(rate, 5e9))
+    assert ("no rate" in words) == flagged
+    assert "memory system" not in words
+    assert "inf" not in explain.rate_text(rate)
+
+
+def test_a_busy_machine_sets_the_rate_whatever_the_copy_control_says():
+    # The ranks got 60 % of their cores: other programs' turns, not the memory system, set the rate; on an
+    # idle machine (97 %) the same numbers read as the copy rate.
+    busy = explain.rate_conclusion(5e9, 5.2e9, share=0.6)
+    assert "other programs' turns on the cores" in busy and "60 %" in busy
+    assert "memory-copy rate" in explain.rate_conclusion(5e9, 5.2e9, share=0.97)
+    assert "memory-copy rate" in explain.rate_conclusion(5e9, 5.2e9, share=None)
+    assert explain.rate_conclusion(1e9, 5.2e9, share=0.97).startswith("So on this machine the rate of all-reduce's "
+                                                                       "bytes is below one plain copy")
+
+
+def test_the_measured_bus_bandwidth_takes_the_reduction_off_only_when_asked():
+    t = _times("all_reduce", 2, "mpich", 5e-6, 1 / 3e9, gamma=1 / 6e9)
+    s = fit.Series("all_reduce", 2, SIZES, t, "mpich")
+    top = SIZES[-1]
+    # Control: the fit-free bus bandwidth is nccl-tests' busbw of the measured time.
+    assert fit.busbw_at(s, top) == pytest.approx(cost.bus_bandwidth("all_reduce", top, 2, t[-1]))
+    # With the true gamma charged, what is left is the rate of moving bytes (alpha is a vanishing part at 64 MiB).
+    assert fit.busbw_at(s, top, known_gamma=1 / 6e9) == pytest.approx(3e9, rel=1e-3)
+    assert math.isinf(fit.busbw_at(s, top, known_gamma=1.0))     # a gamma that eats the whole time
+    with pytest.raises(ValueError, match="nbytes"):
+        fit.busbw_at(s, 3.0)
+
+
+# --------------------------------------------------------------------------- more ranks, more cores
+def test_the_rank_grade_speaks_of_other_rank_counts_only_with_a_core_per_rank():
+    for moved in (0.05, 0.6):
+        shared = explain.transfer_conclusion(moved, 4, 2) + explain.calculator_sentence(False, 3, moved, ranks=4, cores=2)
+        assert "guesses" not in shared and "first estimate" not in shared
+        assert "oversubscription" in explain.transfer_conclusion(moved, 4, 2)
+        assert "sharing two cores" in explain.calculator_sentence(False, 3, moved, ranks=4, cores=2)
+    assert "first estimate" in explain.transfer_conclusion(0.05, 4, 4)
+    assert "guesses" in explain.transfer_conclusion(0.6, 4, 4)
+    assert "with a core each" in explain.calculator_sentence(True, 3, 0.6, ranks=4, cores=4)
+
+
+@pytest.mark.parametrize(("rate4", "word"), [(1.1e9, "hardly changes"), (2e9, "grows"), (0.5e9, "falls")])
+def test_the_bandwidth_at_four_ranks_is_said_as_measured(rate4, word):
+    text = explain.ranks_rate_sentence(1e9, rate4, 2, 2)
+    assert word in text
+    assert ("same cores do all the copying, whatever" in text) == (word == "hardly changes")
+    assert "whatever the number of ranks" not in explain.ranks_rate_sentence(1e9, rate4, 2, 4)
+
+
+def test_what_limited_the_run_names_only_what_its_controls_found():
+    quiet = explain.limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 6e-6, 4e-6, True)
+    assert "other programs" not in quiet and "cache" not in quiet and "switching" not in quiet
+    assert "less than one plain copy" in quiet and quiet.endswith("the lack of a real wire.")
+    busy = explain.limits_sentence(5.5e9, 6e9, "all", 0.7, 5e-6, 40e-6, 4e-6, True)
+    assert "other programs, which took 30 %" in busy and "about the rate this machine copies" in busy
+    assert "last-level cache" in busy and "switching between ranks" in busy
+    assert "switching" not in explain.limits_sentence(1e9, 6e9, None, 0.97, 5e-6, 40e-6, 4e-6, False)
+    assert "could not pin down" in explain.limits_sentence(math.inf, 6e9, "part", 0.97, 5e-6, 6e-6, 4e-6, True)
+
+
+def test_cuts_are_quoted_as_the_measured_sizes_around_them():
+    sizes = [2.0**k for k in range(10, 27)]
+    piece = fit.fit_piecewise(lab_runs.synthetic_two_rank()[0], regimes=3)
+    words = explain.cuts_phrase(piece.crossovers, sizes)
+    assert words.count("between") == 2 and "." not in words
+    assert explain.cuts_phrase([5.66 * 2**20], sizes) == "between 4 and 8 MiB"
