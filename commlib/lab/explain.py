@@ -332,10 +332,13 @@ def cuts_phrase(cuts: Sequence[float], sizes: Sequence[float]) -> str:
     'between 4 and 8 MiB'
     >>> cuts_phrase([2**19 * 2**0.5, 2**25 * 2**0.5], [2.0**k for k in range(10, 27)])
     'between 512 KiB and 1 MiB and between 32 and 64 MiB'
+    >>> cuts_phrase([2**11 * 2**0.5, 2**15 * 2**0.5, 2**22 * 2**0.5], [2.0**k for k in range(10, 27)])
+    'between 2 and 4 KiB, between 32 and 64 KiB and between 4 and 8 MiB'
     """
     if not cuts:
         return "nowhere (one regime)"
-    return " and ".join(_sizes_between(c, sizes) for c in cuts)
+    words = [_sizes_between(c, sizes) for c in cuts]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
@@ -380,8 +383,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     switching between ranks is named when the four-rank run was
     ``oversubscribed`` and its alpha grew by a core ``handover`` or more.
 
-    >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:120]
-    "the library's copies, at less than one plain copy per byte; switching between ranks, on"
+    >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
+    "the library's copies, slower than one plain copy per byte; switching between ranks, "
     """
     check_positive("copy_rate", copy_rate)
     for name, v in (("alpha2", alpha2), ("alpha4", alpha4)):
@@ -395,7 +398,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     elif abs(rate / copy_rate - 1) <= tolerance:
         parts.append("the library's copies, at about the rate this machine copies memory")
     else:
-        parts.append("the library's copies, at less than one plain copy per byte")
+        parts.append("the library's copies, slower than one plain copy per byte")
     if cache == "all":
         parts.append("the last-level cache, past which each byte got dearer")
     elif cache == "part":
@@ -428,7 +431,8 @@ def regime_counts(counts: Sequence[int], most: int | None = None) -> str:
     else:
         each = ", ".join(f"{_WORDS.get(k, str(k))} on {c}" + (f" of {len(counts)} splits" if i == 0 else "")
                          for i, (c, k) in enumerate(tally))
-        text = (f"{_WORDS.get(lo, str(lo))} to {_WORDS.get(hi, str(hi))} regimes (the count leave-one-out picked "
+        span = "or" if hi - lo == 1 else "to"
+        text = (f"{_WORDS.get(lo, str(lo))} {span} {_WORDS.get(hi, str(hi))} regimes (the count leave-one-out picked "
                 f"on each split's fitted sizes: {each}")
     if most is not None and hi >= most:
         text += f"; {_WORDS.get(most, str(most))} is the most tried, and more might fit better"
@@ -511,7 +515,7 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
     check_nonnegative("moved", moved)
     if ranks <= cores:
         return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks had a core each, so this grade tests the number of "
-                f"ranks alone: the fit missed by a median of {100 * moved:.0f} %, {_trust(moved, target)}.")
+                f"ranks alone, and a miss of {100 * moved:.0f} % is {_trust(moved, target)}.")
     return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks shared {_WORDS.get(cores, str(cores))} cores, so this "
             "grade tests oversubscription as much as the number of ranks: the counts carry the algorithm from two "
             "ranks to four, but not what sharing the cores does to each step, and it says nothing of more ranks "

@@ -383,7 +383,7 @@ def test_the_bandwidth_at_four_ranks_is_said_as_measured(rate4, word):
 def test_what_limited_the_run_names_only_what_its_controls_found():
     quiet = explain.limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 6e-6, 4e-6, True)
     assert "other programs" not in quiet and "cache" not in quiet and "switching" not in quiet
-    assert "less than one plain copy" in quiet and quiet.endswith("the lack of a real wire.")
+    assert "slower than one plain copy" in quiet and quiet.endswith("the lack of a real wire.")
     busy = explain.limits_sentence(5.5e9, 6e9, "all", 0.7, 5e-6, 40e-6, 4e-6, True)
     assert "other programs, which took 30 %" in busy and "about the rate this machine copies" in busy
     assert "last-level cache" in busy and "switching between ranks" in busy
