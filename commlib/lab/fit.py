@@ -41,6 +41,7 @@ Units: sizes in bytes, times in seconds, ``alpha`` in s, ``beta`` in s/byte
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 from collections.abc import Iterable, Sequence
@@ -60,6 +61,8 @@ __all__ = [
     "design_matrix",
     "terms_at",
     "holdout_sizes",
+    "leave_one_out",
+    "busbw_at",
     "transfer",
     "HoldoutResult",
     "RegimeError",
@@ -220,6 +223,7 @@ class ErrorRow:
     busbw: float
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and called for every size of every trial fit
 def terms_at(op: str, nbytes: float, n: int, algorithm: str | None = None):
     """The cost-model counts of ``op`` at one size; ``algorithm="mpich"`` picks what MPICH runs there.
 
@@ -548,6 +552,32 @@ def growth(series: Series, lo: float, hi: float) -> float:
     return where[float(hi)] / where[float(lo)]
 
 
+def busbw_at(series: Series, nbytes: float, known_gamma: float = 0.0) -> float:
+    """Bus bandwidth (bytes/s) measured at one size, no fit: nccl-tests' busbw of the median time.
+
+    With ``known_gamma`` (s per byte reduced, as in :func:`fit_joint`) the
+    reduction time that gamma predicts, ``c(M) gamma``, is taken off the
+    measured time first: the rate at which the bytes moved in the time left
+    for moving them. Infinite where no time is left.
+
+    >>> s = Series("all_reduce", 2, (1024.0, 2.0**26), (1e-5, 0.08))
+    >>> round(busbw_at(s, 2**26) / 1e6, 1)            # 64 MiB in 80 ms, bus factor 1 at two ranks
+    838.9
+    >>> round(busbw_at(s, 2**26, known_gamma=0.04 / 2**25) / 1e6, 1)   # half the time was reducing
+    1677.7
+    """
+    where = {x: t for x, t in zip(series.nbytes, series.seconds)}
+    if float(nbytes) not in where:
+        raise ValueError(f"nbytes must be one of the measured sizes of {series.label} "
+                         f"({', '.join(f'{x:g}' for x in series.nbytes)} bytes), got {nbytes!r}")
+    check_nonnegative("known_gamma", known_gamma)
+    t = where[float(nbytes)]
+    left = t - known_gamma * terms_at(series.op, nbytes, series.n, series.algorithm).reduced
+    if left <= 0:
+        return math.inf
+    return bus_bandwidth(series.op, nbytes, series.n, t) * t / left
+
+
 def median_relative_spread(series: Series | Sequence[Series]) -> float:
     """Median over every size of every series of ``(high - low) / median``: how noisy the timings are.
 
@@ -673,6 +703,32 @@ def holdout_sizes(series: Sequence[Series], fitter, lo: float = 0.0, seed: int =
         models.append(model)
         errors.extend(float(e) for x, e in zip(test.nbytes, relative_errors(model, test)) if x >= lo)
     return HoldoutResult(tuple(models), tuple(errors))
+
+
+def leave_one_out(series: Sequence[Series], fitter, lo: float = 0.0) -> HoldoutResult:
+    """Predict each interior size of each series from a fit on all its other sizes (leave one out).
+
+    The smallest and largest sizes are never left out, so every prediction
+    lies between fitted sizes, as in :func:`holdout_sizes`; only sizes
+    >= ``lo`` bytes are predicted. ``models`` holds nothing (one fit per
+    point). Used to choose a setting (a number of regimes) from one set of
+    sizes without touching sizes held out elsewhere.
+
+    >>> sizes = 2.0 ** np.arange(10, 16)
+    >>> s = Series("all_reduce", 4, tuple(sizes), tuple(allreduce_model_times(sizes, 4, 2e-6, 1e-9)))
+    >>> r = leave_one_out([s], lambda x: fit_joint([x]))
+    >>> len(r.errors), r.median < 1e-9
+    (4, True)
+    """
+    errors = []
+    for s in series:
+        order = sorted(range(len(s.nbytes)), key=lambda i: s.nbytes[i])
+        for i in order[1:-1]:
+            if s.nbytes[i] < lo:
+                continue
+            model = fitter(_pick(s, [j for j in order if j != i]))
+            errors.append(float(relative_errors(model, _pick(s, [i]))[0]))
+    return HoldoutResult((), tuple(errors))
 
 
 def transfer(models: Sequence[AlphaBeta | PiecewiseFit], fitted_on: Sequence[Series], targets: Sequence[Series],

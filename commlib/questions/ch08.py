@@ -1,4 +1,4 @@
-"""Self-checks for the MPI lab (chapter 7). Answers are computed by commlib, never typed in."""
+"""Self-checks for the MPI lab (chapter 8). Answers are computed by commlib, never typed in."""
 
 from .. import cost
 from ..check import Given, Question, register

@@ -283,21 +283,35 @@ def compare_spread(reference: float, other: float, tolerance: float = 0.25) -> s
     return "about as wide as"
 
 
-def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
-               charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float):
-    """Markdown table: each collective's ``1/beta`` for the largest messages, without and with gamma charged,
-    against the memory-copy rate measured in the same run (all in GB/s, 1 GB = 10^9 B).
+def _top_fitted_on(s: fit.Series, m: fit.AlphaBeta | fit.PiecewiseFit) -> str:
+    if not isinstance(m, fit.PiecewiseFit):
+        return f"{len(s.nbytes)} sizes (one line)"
+    top = fit.regime_errors(m, s)[-1]
+    return f"{top.fitted} sizes: a secant through both" if top.exact else f"{top.fitted} sizes (top regime)"
 
-    A value no copying library could reach (infinite, or above the copy
-    rate) is flagged (:func:`commlib.lab.explain.rate_flag`)."""
+
+def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+               charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float, at: float | None = None):
+    """Markdown table: each collective's bus bandwidth measured at the largest size ``at`` (no fit) and the
+    ``1/beta`` of its model for the largest messages, without and with gamma charged, against the memory-copy
+    rate measured in the same run (all in GB/s, 1 GB = 10^9 B).
+
+    ``models`` are the ones the held-out grade chose; a top regime fitted on
+    two sizes is named a secant. A fitted value no copying library could
+    reach (infinite, or more than a quarter above the copy rate) is flagged
+    (:func:`commlib.lab.explain.rate_flag`)."""
     check_positive("copy_rate", copy_rate)
+    if at is None:
+        at = min(max(s.nbytes) for s in series)
     body = []
     for s, m, g in zip(series, models, charged):
         hi = m.high if isinstance(m, fit.PiecewiseFit) else m
         hg = g.high if isinstance(g, fit.PiecewiseFit) else g
+        bw = fit.busbw_at(s, at)
         flags = "; ".join(f"{w}: {f}" for w, f in (("without gamma", explain.rate_flag(hi.bandwidth, copy_rate)),
                                                     ("with gamma", explain.rate_flag(hg.bandwidth, copy_rate))) if f)
-        body.append([s.label, f"{hi.bandwidth / 1e9:.2f}", f"{hg.bandwidth / 1e9:.2f}",
-                     f"{hi.bandwidth / copy_rate:.2f}", flags or "none"])
-    return markdown_table(["collective", "1/beta, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
-                           "1/beta / copy rate", "flag"], body)
+        body.append([s.label, f"{bw / 1e9:.2f}", f"{bw / copy_rate:.2f}", f"{hi.bandwidth / 1e9:.2f}",
+                     f"{hg.bandwidth / 1e9:.2f}", _top_fitted_on(s, m), flags or "none"])
+    return markdown_table(["collective", f"busbw at {format_bytes(at)}, measured (GB/s)", "busbw / copy rate",
+                           "1/beta of the chosen model, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
+                           "1/beta fitted on", "flag"], body)

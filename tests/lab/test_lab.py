@@ -378,3 +378,16 @@ def test_fit_summary_gives_each_regime_its_worst_error_and_names_an_exact_one():
     low, high = [line for line in text.splitlines() if line.startswith("| all_gather")]
     assert "at 1 MiB | misses" in low                      # the outlier: the median meets, the worst does not
     assert "exact by construction" in high and "32 MiB to 64 MiB" in high
+
+
+def test_rate_table_puts_the_measured_busbw_beside_the_fit_and_names_a_secant():
+    from commlib.views import lab as lab_views
+
+    sizes = tuple(float(2**k) for k in range(10, 17))
+    s = fit.Series("all_reduce", 2, sizes, tuple(5e-6 + x / 2e9 for x in sizes), "mpich")
+    two_top = fit.PiecewiseFit((2.0**15 * 1.4,), (fit.AlphaBeta(5e-6, 1 / 2e9), fit.AlphaBeta(5e-6, 1 / 2e9)))
+    table = str(lab_views.rate_table([s], [two_top], [two_top], 1e9).data)
+    assert "busbw at 64 KiB, measured" in table and "a secant through both" in table
+    line = str(lab_views.rate_table([s], [fit.fit_joint([s])], [fit.fit_joint([s])], 1e9).data)
+    assert "7 sizes (one line)" in line
+    assert "above the measured copy rate" in line        # 2 GB/s against a 1 GB/s copy: flagged
