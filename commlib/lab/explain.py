@@ -83,7 +83,8 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
 
     ``share`` is the ranks' share of their cores' time (see
     :func:`core_share_sentence`): below ``enough``, other programs' turns on
-    the cores set the rate, whatever it is next to the copy control. An
+    the cores are blamed only if they close the gap, that is if the rate
+    divided by the share comes within ``tolerance`` of the copy rate. An
     infinite rate, or one more than ``tolerance`` above the copy rate, is no
     rate of copying (:func:`rate_flag`).
 
@@ -91,18 +92,25 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     'So this run puts no rate on the rate of '
     >>> rate_conclusion(12e9, 5e9)[:90]
     "So on this machine the rate of all-reduce's bytes came out above the rate at which it copi"
-    >>> rate_conclusion(5e9, 5e9, share=0.6)[:100]
+    >>> rate_conclusion(3.5e9, 5e9, share=0.6)[:100]
     "So on this machine the rate of all-reduce's bytes is set largely by other programs' turns on the cor"
+    >>> rate_conclusion(0.96e9, 5.73e9, share=0.45)[-70:]    # load slows at most 2.2 times: the gap is 6 times
+    'hem at most 2.2 times: not enough to explain the gap to the copy rate.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
         return f"So this run puts no rate on {what}: no time per byte was left to read one from."
     check_positive("rate", rate)
+    loaded = ""
     if share is not None and share < enough:
         pct = round(100 * max(share, 0.0))
-        return (f"So on this machine {what} is set largely by other programs' turns on the cores: the ranks got "
-                f"{pct} % of their cores' time, and a rank waiting for its core copies nothing. Re-run the lab "
-                "on an idle machine to read the library's own rate.")
+        if share > 0 and rate / share >= (1 - tolerance) * copy_rate:
+            return (f"So on this machine {what} is set largely by other programs' turns on the cores: the ranks got "
+                    f"{pct} % of their cores' time, and a rank waiting for its core copies nothing (given all of "
+                    "it, the rate would reach the copy rate). Re-run the lab on an idle machine to read the "
+                    "library's own rate.")
+        loaded = (f" The ranks got {pct} % of their cores' time, which slows them at most "
+                  f"{1 / max(share, 1e-9):.1f} times: not enough to explain the gap to the copy rate.")
     phrase = rate_phrase(rate, copy_rate, tolerance)
     if phrase.startswith("about"):
         return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the memory-copy rate; the other "
@@ -113,7 +121,7 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                 "moved fewer bytes than the cost model counts; either way it is no rate of copying.")
     return (f"So on this machine {what} is below one plain copy per byte: the library spends more than a copy's "
             "time on each byte (a second copy through a shared buffer, or waits between the ranks), and this run "
-            "does not tell which.")
+            "does not tell which." + loaded)
 
 
 def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = RATE_TOLERANCE) -> str:
