@@ -2,8 +2,9 @@
 
 :func:`calculators` builds the twelve calculators as the chapters do; :func:`dropdown_states` lists
 every combination of their dropdowns and boxes (a seeded sample where there are more than
-:data:`MAX_STATES`); :func:`edge_cases` the ends of every slider, and extreme, awkward and
-ambiguous entries for every free box; :func:`problems` says what is wrong with one outcome.
+:data:`MAX_STATES`), and :data:`OPTION_SETTINGS` the slider settings some options need;
+:func:`edge_cases` the ends of every slider, and extreme, awkward and ambiguous entries for every
+free box; :func:`problems` says what is wrong with one outcome.
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ def calculators() -> dict:
         "ch07 sharding": today.sharding_calculator(),
         "ch08 lab": _lab_calculator(),
     }
+
+
+#: Settings of a calculator's sliders under which options apply that its default settings rule out, by
+#: calculator: before an option counts as failing with every other choice, it is tried under these too.
+#: The cluster calculator times most algorithms on one host (h = 1) or one GPU per host (h = n) only.
+OPTION_SETTINGS = {
+    "ch02 cluster": lambda values: ({"hosts": 1}, {"hosts": values["n"]}),
+}
 
 
 def choice_options(calc) -> dict[str, list]:

@@ -6,8 +6,6 @@ numpy-free, so the page runs it too.
 
 from __future__ import annotations
 
-import math
-
 from .. import hardware
 from ..units import (
     Entry,
@@ -84,9 +82,18 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
         return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
                 "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
     need = r.required_bandwidth
-    need_text = ("out of reach: the latency terms alone exceed the allowed time" if math.isinf(need)
-                 else f"{format_rate(need)} = {format_rate(need, bits=True)}")
-    which = "inter-host" if hosts > 1 else "intra-host"
+    allowed = format_time(r.allowed_seconds)
+    which = "inter-host" if r.searched == "inter" else "intra-host"
+    if r.out_of_reach_because == "latency":
+        need_text = (f"out of reach: the latency terms alone take {format_time(r.latency_seconds)}, more than the "
+                     f"{allowed} allowed")
+    elif r.out_of_reach_because == "fixed link":
+        fixed, where, other = ((intra_link, "inside a host", "between hosts") if r.searched == "inter"
+                               else (inter_link, "between hosts", "inside a host"))
+        need_text = (f"out of reach: with the {hardware.link(fixed).name} {where}, the all-reduce takes "
+                     f"{format_time(r.floor_seconds)} however fast the link {other}, more than the {allowed} allowed")
+    else:
+        need_text = f"{format_rate(need)} = {format_rate(need, bits=True)}"
     return {
         "gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
         "GPUs per host g": f"{n // hosts}",

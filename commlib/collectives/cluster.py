@@ -29,8 +29,8 @@ from ..units import (
 )
 from . import algorithms
 
-__all__ = ["allreduce_seconds", "bandwidth_for_time", "ClusterResult", "cluster_allreduce",
-           "NIC_CHOICES"]
+__all__ = ["allreduce_seconds", "bandwidth_for_time", "check_hosts", "ClusterResult", "cluster_allreduce",
+           "models_hosts", "NIC_CHOICES"]
 
 
 def allreduce_seconds(
@@ -67,13 +67,15 @@ def allreduce_seconds(
       It changes only the hierarchical algorithm: a flat ring ordered host by
       host sends one flow per direction through each host's network link, so
       sharing does not arise there.
-    * Every flat algorithm (ring, tree, recursive doubling, halving-doubling,
-      naive; :func:`commlib.cost.allreduce_terms`) and the 2-D torus
-      (:func:`commlib.cost.torus_allreduce_time`, on ``grid`` = (rows, cols),
-      default the most square grid) are charged at the *slowest* link they use when
-      ``hosts > 1``: every step of a flat algorithm waits for its slowest
-      pair, and with more than one host some pair crosses the network (with one
-      rank a host, ``hosts == n``, every pair does, and the link inside a host is unused).
+    * Every other algorithm (the flat ones, :func:`commlib.cost.allreduce_terms`; the pipelined
+      trees; the 2-D tori on ``grid`` = (rows, cols), default the most square grid) runs on one
+      kind of link when ``hosts == 1`` (the link inside) or ``hosts == n`` (one rank a host: every
+      pair crosses the network, the link inside is unused), and is timed on it exactly. On hosts
+      of several GPUs (``1 < hosts < n``) only an algorithm whose every step crosses hosts
+      (its record's ``flows_per_host`` is known: the ring) is timed, at the slower link, which
+      every step then waits for. The others have steps that stay inside a host, on the other
+      link; charging them all at the slowest link would only bound the time, so they are
+      refused there (:func:`check_hosts`).
 
     * ``"multi_rail_ring"`` is the flat ring run as c rings at once, one per
       network card (``rails`` = c; default ``nics_per_host``, and one card per
@@ -87,8 +89,8 @@ def allreduce_seconds(
       fastest q for this link (:func:`commlib.collectives.algorithms.pipelined_tree.best_chunks`).
 
     Each algorithm's record in :mod:`commlib.collectives.algorithms` supplies the
-    form: its ``seconds`` when it has one (hierarchical, trees), else its
-    ``terms`` at the slowest link. Formulas: Thakur, Rabenseifner & Gropp
+    form: its ``seconds`` when it has one (hierarchical, multi-rail ring, trees), else its
+    ``terms`` at the link it uses. Formulas: Thakur, Rabenseifner & Gropp
     (2005) sec. 4; the torus after Mikami et al. (2018). ``gamma`` is
     seconds per byte reduced.
 
@@ -116,6 +118,7 @@ def allreduce_seconds(
     record = algorithms.allreduce_algorithm(algorithm)
     given = {"hosts": hosts, "grid": grid, "chunks": chunks, "rails": rails}
     params = record.checked(n, **{k: v for k, v in given.items() if k in record.params and v is not None})
+    check_hosts(record, n, hosts, nics_per_host)
     if record.seconds is not None:
         return record.seconds(nbytes, n, bandwidth, latency, gamma, **{"hosts": hosts, **params},
                               inter_bandwidth=inter_b, inter_latency=inter_l, nics_per_host=nics_per_host)
@@ -123,9 +126,57 @@ def allreduce_seconds(
         slow_b, slow_l = bandwidth, latency
     elif hosts == n:                  # one rank a host: every pair crosses the network, the link inside is unused
         slow_b, slow_l = inter_b, inter_l
-    else:
+    else:                             # every step crosses hosts (check_hosts): each waits for the slower link
         slow_b, slow_l = min(bandwidth, inter_b), max(latency, inter_l)
     return record.cost(nbytes, n, links_per_rank=links_per_rank, **params).time(slow_b, slow_l, gamma)
+
+
+#: A link so fast that its bytes take no time that shows (bytes/s): what "infinitely fast" is here.
+_INSTANT = 1e30
+
+
+def models_hosts(record: algorithms.Algorithm) -> bool:
+    """Whether ``record`` is timed on hosts of several GPUs: it takes ``hosts`` itself, or every step crosses hosts.
+
+    An algorithm with a ``hosts`` parameter runs each phase on its own link; one whose record
+    gives ``flows_per_host`` (the ring: 1) has a pair on two hosts in every step, so each step
+    waits for the slower link and the closed form at that link is exact.
+
+    >>> [name for name, r in algorithms.ALLREDUCE.items() if models_hosts(r)]
+    ['ring', 'multi_rail_ring', 'hierarchical']
+    """
+    return "hosts" in record.params or record.flows_per_host is not None
+
+
+def check_hosts(record: algorithms.Algorithm, n: int, hosts: int, nics_per_host: int | None = None) -> None:
+    """ValueError naming the control when ``record`` cannot be timed with ``hosts`` hosts and these cards.
+
+    One host (``hosts == 1``) or one GPU a host (``hosts == n``) is one kind of link, and every
+    algorithm is timed there. On hosts of several GPUs only those :func:`models_hosts` accepts
+    are, and, where a host's GPUs share ``nics_per_host`` cards, only if the step's flows that
+    leave a host (``flows_per_host``) have a card each (the ring: one flow, so any number of
+    cards will do).
+
+    >>> check_hosts(algorithms.allreduce_algorithm("halving_doubling"), 16, 16)   # one GPU a host: timed
+    >>> try:
+    ...     check_hosts(algorithms.allreduce_algorithm("halving_doubling"), 16, 2)
+    ... except ValueError as err:
+    ...     print(str(err)[:96])
+    hosts h: the halving-doubling (Rabenseifner) is timed here on one host or on one GPU per host (h
+    """
+    if hosts in (1, n) or "hosts" in record.params:
+        return
+    if not models_hosts(record):
+        names = [f'"{r.label}"' for r in algorithms.ALLREDUCE.values() if models_hosts(r)]
+        listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        raise ValueError(f"hosts h: the {record.label} is timed here on one host or on one GPU per host "
+                         f"(h = 1 or h = n = {n}); on hosts of several GPUs its steps that stay inside a host "
+                         f"use the link inside, which this model does not time step by step; the {listed} "
+                         f"algorithms model it")
+    if nics_per_host is not None and nics_per_host < record.flows_per_host:
+        raise ValueError(f"network cards c: the {record.label} sends {record.flows_per_host} flows out of a host "
+                         f"in a step, more than its {nics_per_host} card(s), which this model does not time; "
+                         f"choose more cards per host")
 
 
 def bandwidth_for_time(seconds_at: Callable[[float], float], target: float, lo: float = 1.0,
@@ -133,9 +184,9 @@ def bandwidth_for_time(seconds_at: Callable[[float], float], target: float, lo: 
     """Smallest bandwidth (bytes/s) in [lo, hi] at which ``seconds_at(bandwidth) <= target`` seconds.
 
     ``seconds_at`` must decrease as bandwidth grows (every alpha-beta time
-    does). Returns ``math.inf`` if even ``hi`` is too slow -- the latency
-    terms alone exceed the target -- and ``lo`` if ``lo`` already suffices.
-    Bisection in log space.
+    does). Returns ``math.inf`` if even ``hi`` is too slow -- what does not
+    depend on this bandwidth (latency, other links) alone exceeds the target --
+    and ``lo`` if ``lo`` already suffices. Bisection in log space.
 
     >>> round(bandwidth_for_time(lambda b: 1e-3 + 1e6 / b, 2e-3))   # 1 ms + 1 MB / B <= 2 ms
     1000000000
@@ -167,8 +218,13 @@ class ClusterResult:
     several links (the hierarchical all-reduce, the multi-rail ring), the busbw it reaches on them
     with no latency, if that is more; ``bus_efficiency`` = busbw / bottleneck (at most 1); ``parallel_efficiency``
     = t_compute / (t_compute + seconds) (no overlap);
-    ``required_bandwidth`` the slowest link's bandwidth needed for
-    ``target_efficiency`` (``inf`` when latency alone is too slow).
+    ``required_bandwidth`` the bandwidth of the searched link (``searched``: ``"inter"``, the link
+    between hosts, when ``hosts > 1``, else ``"intra"``) needed for ``target_efficiency``, the other
+    link held fixed; ``allowed_seconds`` the all-reduce time that efficiency allows;
+    ``floor_seconds`` the time with the searched link infinitely fast (the fixed link and the
+    latencies), ``latency_seconds`` the time with both links infinitely fast. ``required_bandwidth``
+    is ``inf`` when ``floor_seconds`` exceeds ``allowed_seconds``: because of the latencies alone
+    when ``latency_seconds`` does too, else because of the fixed link.
     """
 
     nbytes: int
@@ -183,6 +239,17 @@ class ClusterResult:
     parallel_efficiency: float
     target_efficiency: float
     required_bandwidth: float
+    searched: str = "inter"
+    allowed_seconds: float = math.inf
+    floor_seconds: float = 0.0
+    latency_seconds: float = 0.0
+
+    @property
+    def out_of_reach_because(self) -> str | None:
+        """None when some bandwidth of the searched link reaches the target; else ``"latency"`` or ``"fixed link"``."""
+        if not math.isinf(self.required_bandwidth):
+            return None
+        return "latency" if self.latency_seconds > self.allowed_seconds else "fixed link"
 
 
 def cluster_allreduce(
@@ -205,7 +272,9 @@ def cluster_allreduce(
     time from :func:`allreduce_seconds`. ``t_compute`` (s) is one step's
     compute time on one GPU, for the parallel efficiency; the required
     bandwidth is searched for the inter-host link when ``hosts > 1``, the
-    intra-host link otherwise, with the other held fixed. ``nics_per_host``
+    intra-host link otherwise, with the other held fixed; when none will do,
+    the result says whether the latencies alone or the fixed link is what
+    exceeds the allowed time. ``nics_per_host``
     is the hierarchical all-reduce's hardware assumption (``None``: one NIC
     of ``inter_link`` per GPU; k: k NICs per host shared by its GPUs), see
     :func:`commlib.cost.hierarchical_allreduce_time`.
@@ -221,14 +290,6 @@ def cluster_allreduce(
     t_compute = check_positive("t_compute", t_compute)
     target_efficiency = check_fraction("target_efficiency", target_efficiency)
 
-    record = algorithms.allreduce_algorithm(algorithm)
-    g = n // hosts if hosts and n % hosts == 0 else 1
-    if (hosts > 1 and nics_per_host is not None and nics_per_host < g and "hosts" not in record.params
-            and record.flows_per_host != 1):
-        raise ValueError(f"network cards c: with {nics_per_host} card(s) shared by a host's {g} GPUs, several of a "
-                         f"step's flows of the {record.label} leave a host through them at once, which this "
-                         f"calculator does not model; choose one card per GPU, or the ring, the multi-rail ring "
-                         f"or the hierarchical all-reduce, which model shared cards")
 
     def seconds(intra_b: float, inter_b: float) -> float:
         return allreduce_seconds(algorithm, nbytes, n, intra_b, intra.latency, hosts=hosts,
@@ -254,14 +315,16 @@ def cluster_allreduce(
         bus_eff = busbw / bottleneck
     allowed = step_cost.communication_time_for_efficiency(t_compute, target_efficiency)
     if hosts > 1:
-        needed = bandwidth_for_time(lambda b: seconds(intra.bandwidth, b), allowed)
+        searched, at = "inter", (lambda b: seconds(intra.bandwidth, b))
     else:
-        needed = bandwidth_for_time(lambda b: seconds(b, inter.bandwidth), allowed)
+        searched, at = "intra", (lambda b: seconds(b, inter.bandwidth))
+    needed = bandwidth_for_time(at, allowed)
     return ClusterResult(
         nbytes=nbytes, n=n, hosts=hosts, algorithm=algorithm, seconds=t, algbw=algbw, busbw=busbw,
         bottleneck=bottleneck, bus_efficiency=bus_eff,
         parallel_efficiency=step_cost.parallel_efficiency(t_compute, t),
-        target_efficiency=target_efficiency, required_bandwidth=needed,
+        target_efficiency=target_efficiency, required_bandwidth=needed, searched=searched,
+        allowed_seconds=allowed, floor_seconds=at(_INSTANT), latency_seconds=seconds(_INSTANT, _INSTANT),
     )
 
 

@@ -31,6 +31,10 @@ from . import claims
 __all__ = [
     "PRIMITIVES",
     "OPERATOR_CASES",
+    "one_port_allreduces",
+    "TREE_MEDIUM_BYTES",
+    "tree_non_power_of_two_claim",
+    "tree_power_of_two_claim",
     "digit_inputs",
     "contributors",
     "ReduceRuns",
@@ -511,3 +515,70 @@ def tree_vs_ring_claim(small: bool = False) -> claims.Claim:
     return claims.Claim("ch02.tree_vs_ring_128", "On 128 ranks, which all-reduces 1 kB faster?", (tree, ring),
                         metric="ms (alpha-beta)", seeds=(0,), shared=shared, wording=wording,
                         chapter="02_ring_allreduce", source="compare.allreduce_seconds; deterministic")
+
+
+def one_port_allreduces(n: int) -> tuple[str, ...]:
+    """The all-reduces a switched network of ``n`` ranks runs as they are: one port each, no hosts, valid for ``n``."""
+    from ..collectives import algorithms
+
+    out = []
+    for name, record in algorithms.ALLREDUCE.items():
+        if record.links_per_rank > 1 or "hosts" in record.params:
+            continue
+        try:
+            record.checked(n)
+        except ValueError:
+            continue
+        out.append(name)
+    return tuple(out)
+
+
+def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
+    """The double binary tree against the fastest of every other one-port all-reduce, on ``n`` ranks."""
+    from ..collectives import algorithms
+
+    shared = {"n": n, "link": "eth_100g", "nbytes": nbytes}
+
+    def seconds(s, algorithm):
+        item = hardware.link(s["link"])
+        return 1e3 * compare.allreduce_seconds(algorithm, s["nbytes"], s["n"], item.bandwidth, item.latency)
+
+    others = tuple(a for a in one_port_allreduces(n) if a != "double_binary_tree")
+    tree = claims.Contender("double binary tree", lambda s, seed: seconds(s, "double_binary_tree"),
+                            uses="one port per rank; chunk count q at its exact optimum (best_chunks)")
+    rest = claims.Contender("the others", lambda s, seed: seconds(s, s["algorithm"]), {"algorithm": others},
+                            uses="one port per rank; the fastest of every other all-reduce that runs on n ranks "
+                                 "(pipelined binary tree at its best q, torus on its most square grid)")
+    size = f"{nbytes / 1e3:.0f} kB"
+
+    def wording(v: claims.Verdict) -> str:
+        t, o = v.best["double binary tree"], v.best["the others"]
+        other = algorithms.label(o.config["algorithm"])
+        if v.winner == "double binary tree":
+            return (f"on {n} ranks the double binary tree all-reduces {size} in {t.mean:.3f} ms, "
+                    f"{100 * (1 - t.mean / o.mean):.0f} % less than the fastest of the others, the {other}, at "
+                    f"{o.mean:.3f} ms")
+        return (f"on {n} ranks the {other} all-reduces {size} in {o.mean:.3f} ms, "
+                f"{100 * (1 - o.mean / t.mean):.0f} % less than the double binary tree, at {t.mean:.3f} ms")
+
+    return claims.Claim(key, f"On {n} ranks, is the double binary tree the fastest all-reduce of {size}?",
+                        (tree, rest), metric="ms (alpha-beta)", seeds=(0,), shared=shared, wording=wording,
+                        chapter="02_ring_allreduce",
+                        source="compare.allreduce_seconds on the eth_100g preset; deterministic")
+
+
+#: The medium size at which the tree's lead on n ranks not a power of two is widest in the alpha-beta model
+#: (100 Gb/s, 5 us): 0.25 to 1.2 MB on 96 or 100 ranks.
+TREE_MEDIUM_BYTES = 5e5
+
+
+@claims.register("ch02.tree_non_power_of_two")
+def tree_non_power_of_two_claim(small: bool = False) -> claims.Claim:
+    """On 96 ranks (not a power of two) the double binary tree is the fastest all-reduce at a medium size."""
+    return _tree_against_the_rest("ch02.tree_non_power_of_two", 96, TREE_MEDIUM_BYTES)
+
+
+@claims.register("ch02.tree_power_of_two")
+def tree_power_of_two_claim(small: bool = False) -> claims.Claim:
+    """The control: on 128 ranks, a power of two, halving-doubling beats the tree at the same size."""
+    return _tree_against_the_rest("ch02.tree_power_of_two", 128, TREE_MEDIUM_BYTES)

@@ -481,12 +481,15 @@ def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
     """The registry's all-reduce algorithms that apply to ``n`` ranks on a switched network of ``hosts`` hosts.
 
     Left out: those that drive several links at once (``links_per_rank > 1``: they need a link per neighbour),
-    those whose parameters ``n`` cannot satisfy, and the two-link ones
-    (hierarchical, multi-rail ring) when there is only one host.
+    those whose parameters ``n`` cannot satisfy, the two-link ones
+    (hierarchical, multi-rail ring) when there is only one host, and, on hosts of several GPUs,
+    those not timed there (:func:`commlib.collectives.cluster.models_hosts`).
     """
     out = []
     for name, a in algorithms.ALLREDUCE.items():
         if a.links_per_rank > 1 or (hosts == 1 and "hosts" in a.params):
+            continue
+        if 1 < hosts < n and not cluster.models_hosts(a):
             continue
         try:
             a.checked(n, **({"hosts": hosts} if "hosts" in a.params else {}))
@@ -709,10 +712,14 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
                                  "switch; every GPU reaches the network through one port. Bandwidth per direction; 1 MB = 10^6 B, "
                                  "1 MiB = 2^20 B; algbw = M/t, busbw = algbw x 2(n-1)/n (nccl-tests). "
                                  "Algorithms: the hierarchical one runs each phase on its own link and shares the "
-                                 "cards among a host's shards; the multi-rail ring runs one ring per card; the "
-                                 "others run every step at the slowest link they use (an upper bound) and, but for "
-                                 "the ring, only with one card per GPU; the pipelined trees take their best chunk "
-                                 "count q. The torus both ways (square n) drives four links at once: through one "
+                                 "cards among a host's shards; the multi-rail ring runs one ring per card; in the "
+                                 "ring every step crosses hosts, at the slower link. The others are timed on one "
+                                 "host (h = 1) or one GPU per host (h = n), where one kind of link carries every "
+                                 "step, and refused on hosts of several GPUs, where some of their steps stay "
+                                 "inside a host; the pipelined trees take their best chunk count q. If no "
+                                 "bandwidth reaches the efficiency goal, the result says whether the latencies "
+                                 "or the other link stand in the way. "
+                                 "The torus both ways (square n) drives four links at once: through one "
                                  "port its messages of a step go one after the other, so here it takes what the "
                                  "one-way torus takes. Not modelled: overlap of compute and communication."))
 

@@ -144,7 +144,7 @@ def test_best_chunks_is_the_exhaustive_optimum(n, trees):
 
 def test_cluster_calculator_model_imports_without_numpy():
     code = ("import sys; sys.modules['numpy'] = None; import commlib.collectives.calculators as c; "
-            "r = c.cluster_results('resnet50', 'fp16', 16, 2, 'nvlink2', 'eth_25g', 'double_binary_tree', 100.0, 90.0); "
+            "r = c.cluster_results('resnet50', 'fp16', 16, 16, 'nvlink2', 'eth_25g', 'double_binary_tree', 100.0, 90.0); "
             "p = c.primitive_results('all-to-all', 'bruck', 8, '64 MiB', 'eth_25g'); "
             "print(r['time of one all-reduce'])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

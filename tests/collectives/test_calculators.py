@@ -5,6 +5,8 @@ term 2(n-1)/n M/B (Patarasuk & Yuan 2009: every rank must send and receive that 
 port), whatever links an algorithm would drive on a network built for it.
 """
 
+import math
+
 import pytest
 
 from commlib import hardware
@@ -62,3 +64,80 @@ def test_a_multi_link_algorithm_keeps_its_own_time_on_its_own_network():
     assert both == pytest.approx(ring / 4)
     shared = algorithms.ALLREDUCE["torus_both_ways"].cost(1e8, 16, links_per_rank=1)
     assert shared.bytes == pytest.approx(4 * one_port.bytes) and shared.steps == one_port.steps
+
+
+# --- hosts of several GPUs: timed only where the closed form is exact -------------------------------------------
+
+def _stepwise_seconds(trace, g: int, fast: tuple[float, float], slow: tuple[float, float]) -> float:
+    """Each step waits for its slowest message, each message on its own link: inside a host (fast) or between."""
+    steps: dict[int, float] = {}
+    for m in trace.messages:
+        bandwidth, latency = fast if m.src // g == m.dst // g else slow
+        steps[m.step] = max(steps.get(m.step, 0.0), latency + m.nbytes / bandwidth)
+    return sum(steps.values())
+
+
+def test_the_ring_on_hosts_of_several_gpus_is_timed_exactly_and_halving_doubling_would_only_be_bounded():
+    import numpy as np
+
+    from commlib.collectives import compare, simulate
+    from commlib.collectives.cluster import models_hosts
+
+    n, hosts = 16, 2
+    fast, slow = (150e9, 7e-6), (3.125e9, 10e-6)
+    arrays = [np.arange(n * 4096, dtype=np.float64) for _ in range(n)]
+    nbytes = arrays[0].nbytes
+    _, ring = simulate.allreduce(arrays, "ring")
+    closed = compare.allreduce_seconds("ring", nbytes, n, fast[0], fast[1], hosts=hosts, inter_bandwidth=slow[0],
+                                       inter_latency=slow[1])
+    assert closed == pytest.approx(_stepwise_seconds(ring, n // hosts, fast, slow), rel=1e-12)
+    # halving-doubling's steps at distance < g stay inside a host: its step-by-step time is well below a
+    # charge of every step at the slowest link, so the calculator refuses it there instead
+    _, hd = simulate.allreduce(arrays, "halving_doubling")
+    slowest = algorithms.ALLREDUCE["halving_doubling"].cost(nbytes, n).time(slow[0], slow[1])
+    assert _stepwise_seconds(hd, n // hosts, fast, slow) < 0.7 * slowest
+    assert not models_hosts(algorithms.ALLREDUCE["halving_doubling"]) and models_hosts(algorithms.ALLREDUCE["ring"])
+    with pytest.raises(ValueError, match="hosts h"):
+        compare.allreduce_seconds("halving_doubling", nbytes, n, fast[0], fast[1], hosts=hosts,
+                                  inter_bandwidth=slow[0], inter_latency=slow[1])
+
+
+@pytest.mark.parametrize("algorithm", CLUSTER_ALGORITHMS)
+def test_every_cluster_algorithm_works_on_one_host_or_one_gpu_a_host_and_says_where_it_does_not(algorithm):
+    from commlib.collectives.cluster import models_hosts
+
+    n = 16
+    for hosts in (1, n):
+        r = calculators.cluster_results("resnet50", "fp16", n, hosts, "nvlink2", "eth_25g", algorithm, 100.0, 90.0)
+        assert r["time of one all-reduce"].endswith("s")
+    for hosts, nics in ((2, 0), (4, 1)):
+        args = ("resnet50", "fp16", n, hosts, "nvlink2", "eth_25g", algorithm, 100.0, 90.0, nics)
+        if models_hosts(algorithms.ALLREDUCE[algorithm]):
+            assert calculators.cluster_results(*args)["time of one all-reduce"].endswith("s")
+        else:
+            with pytest.raises(ValueError, match=r"^hosts h: .*\(h = 1 or h = n = 16\).*\"ring\""):
+                calculators.cluster_results(*args)
+
+
+def test_out_of_reach_names_what_stands_in_the_way():
+    from commlib.collectives.cluster import cluster_allreduce
+
+    # GPT-2 XL bf16, 2 hosts of 8 on PCIe 3.0 x16, 400 GbE between, 100 ms of compute, 90 %
+    args = ("gpt2_xl", "bf16", 16, 2, "pcie3_x16", "eth_400g")
+    for algorithm in ("ring", "multi_rail_ring", "hierarchical"):
+        r = cluster_allreduce(*args, algorithm, 0.1, 0.9)
+        assert r.required_bandwidth == math.inf and r.out_of_reach_because == "fixed link"
+        assert r.latency_seconds < r.allowed_seconds < r.floor_seconds
+        text = calculators.cluster_results(*args, algorithm, 100.0, 90.0)["inter-host bandwidth for 90 %"]
+        assert "PCIe 3.0 x16 inside a host" in text and "latency" not in text
+    ring = cluster_allreduce(*args, "ring", 0.1, 0.9)
+    pcie, eth = hardware.link("pcie3_x16"), hardware.link("eth_400g")
+    assert ring.latency_seconds == pytest.approx(2 * 15 * max(pcie.latency, eth.latency), rel=1e-9)
+    assert ring.floor_seconds == pytest.approx(ring.latency_seconds + 2 * 15 / 16 * ring.nbytes / pcie.bandwidth)
+    # 1024 GPUs, one a host on 1 GbE, 1 ms of compute: the ring's 2046 start-ups alone exceed the 0.11 ms allowed
+    text = calculators.cluster_results("gpt2_xl", "bf16", 1024, 1024, "pcie3_x16", "eth_1g", "ring", 1.0,
+                                       90.0)["inter-host bandwidth for 90 %"]
+    assert text.startswith("out of reach: the latency terms alone")
+    # where some bandwidth suffices, it is given
+    r = cluster_allreduce("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 0.1, 0.9)
+    assert math.isfinite(r.required_bandwidth) and r.out_of_reach_because is None

@@ -138,3 +138,25 @@ def test_rings_on_the_torus_links_match_their_closed_form_and_the_torus_only_sav
     assert torus == pytest.approx(12 * link.latency + 15 / 32 * m / link.bandwidth, rel=1e-4)
     # the bandwidth terms are equal: the whole difference is 18 start-ups
     assert four - torus == pytest.approx(18 * link.latency, rel=0.01)
+
+
+@pytest.mark.parametrize("n", [4, 16, 128, 1024])
+def test_on_powers_of_two_halving_doubling_is_never_slower_than_the_double_binary_tree(n):
+    c = _curves(n, "eth_100g", ["halving_doubling", "double_binary_tree"])
+    ratios = [c["double_binary_tree"](m) / c["halving_doubling"](m) for m in np.geomspace(1e2, 1e10, 81)]
+    assert min(ratios) >= 1.0
+    assert max(ratios) > 1.3              # from medium sizes on, the tree's 2M against 2(n-1)/n M
+
+
+@pytest.mark.parametrize("n", [96, 100])
+def test_off_powers_of_two_the_tree_is_fastest_of_all_at_medium_sizes_only(n):
+    from commlib.experiments import collectives as experiments
+
+    names = experiments.one_port_allreduces(n)
+    assert "double_binary_tree" in names and "halving_doubling" in names and "torus_both_ways" not in names
+
+    def fastest(m):
+        c = _curves(n, "eth_100g", names)
+        return min(names, key=lambda a: c[a](m))
+    assert fastest(experiments.TREE_MEDIUM_BYTES) == "double_binary_tree"
+    assert fastest(1e3) != "double_binary_tree" and fastest(1e9) != "double_binary_tree"

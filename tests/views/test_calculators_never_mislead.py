@@ -6,7 +6,8 @@ ends and each free box given extreme, awkward and ambiguous entries, at the defa
 dropdown combinations. After each change the calculator must show no inf, nan or "infx", no number
 with more digits than any physical quantity it shows, no share above 100 % (a ratio to what a link
 can carry included), and an error must name a control the reader can see. No option a dropdown
-offers may fail for every combination of the others, and the page's Python entry point
+offers may fail for every combination of the others (under the slider settings it needs, where the
+defaults rule it out: ``OPTION_SETTINGS``), and the page's Python entry point
 (``run_spec``, ``run_choices``) must give exactly what the kernel shows.
 """
 
@@ -16,7 +17,15 @@ import json
 import random
 
 import pytest
-from calculator_cases import calculators, choice_options, dropdown_states, edge_cases, problems, raw_values
+from calculator_cases import (
+    OPTION_SETTINGS,
+    calculators,
+    choice_options,
+    dropdown_states,
+    edge_cases,
+    problems,
+    raw_values,
+)
 
 from commlib.views.results import run_choices, run_spec
 
@@ -60,6 +69,16 @@ def test_every_dropdown_combination_works_and_shows_only_possible_numbers(built,
         disagreement = _page_agrees(calc)
         if disagreement:
             bad.append(f"{state}: {disagreement}")
+    # an option the default sliders rule out must work under the settings it needs (OPTION_SETTINGS)
+    for settings in OPTION_SETTINGS.get(name, lambda values: ())(defaults):
+        for control, value in sorted(seen - worked, key=str):
+            for state in [s for s in states if s[control] == value][:20]:
+                calc.set(**defaults)
+                calc.set(**state, **settings)
+                bad += [f"{state} {settings}: {p}" for p in problems(calc)]
+                if calc.error is None:
+                    worked.add((control, value))
+                    break
     calc.set(**defaults)
     assert not bad, f"{name}: {len(bad)} problems, e.g. {bad[:5]}"
     always_fails = sorted(seen - worked, key=str)

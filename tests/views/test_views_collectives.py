@@ -211,6 +211,8 @@ def test_comparison_figure_with_hosts_includes_hierarchical():
     fig = vc.comparison_figure(n=16, link="nvlink2", hosts=2, inter_link="eth_25g")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert compare.ALGORITHM_NAMES["hierarchical"] in labels
+    # on hosts of several GPUs only the algorithms timed there are drawn
+    assert compare.ALGORITHM_NAMES["halving_doubling"] not in labels and compare.ALGORITHM_NAMES["ring"] in labels
 
 
 @pytest.mark.parametrize("hosts, per_host", [(2, 4), (3, 2)])

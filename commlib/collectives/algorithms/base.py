@@ -92,8 +92,8 @@ class Algorithm:
       ``"flat"`` (any network, one port per rank, no parameter), ``"pipelined"`` (the same, the
       vector cut into ``chunks`` = q pieces), ``"two-level"`` (ranks on ``hosts`` or a ``grid``)
       or ``"multi-link"`` (no parameter, but a rank sends on several links at once);
-    * ``seconds``: optional time on a cluster with a fast link inside hosts
-      and a slower one between them; without it, the slowest link is charged;
+    * ``seconds``: optional time on a cluster with one link inside hosts and another between
+      them; without it, the closed form at the link used (see ``flows_per_host``);
     * ``multi_port``: a rank may send or receive several messages in one step;
     * ``links_per_rank``: how many links a rank drives at once (1: one port, its messages of a step
       share it; 4 for the torus both ways, one link per neighbour). ``terms(...).bytes`` counts the
@@ -103,9 +103,13 @@ class Algorithm:
     * ``fast``: optional ``fast(trace, rows, op) -> reduced vector``, the same arithmetic as
       ``schedule`` in the same order, without per-step buffers (the ring's); the simulation uses
       it when no step-by-step record is asked for;
-    * ``flows_per_host``: with the ranks placed host by host, how many of a step's flows leave one host
-      through its network cards (1 for the ring); None where the closed form does not say, so a
-      time on hosts whose GPUs share fewer cards than they are is not given;
+    * ``flows_per_host``: with the ranks placed host by host on hosts of several GPUs, how many of a
+      step's flows leave one host through its network cards, for an algorithm whose every step
+      crosses hosts with as many bytes as any pair of that step carries, so that the closed form
+      at the slower link times it exactly (1 for the ring); None where some steps stay inside a
+      host, so that charging them at the slower link would only bound the time: no time is then
+      given on hosts of several GPUs unless the algorithm takes ``hosts`` itself
+      (:func:`commlib.collectives.cluster.check_hosts`);
     * ``most_sent``: optional ``most_sent(nbytes, n)``, the most bytes any one rank sends in all, where
       a closed form exists (NaN for an n it does not cover);
     * ``source``: where the algorithm and its cost come from.

@@ -48,6 +48,8 @@ def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: floa
             nics_per_host: int | None = None, rails: int | None = None, **_) -> float:
     """2(n-1) steps, each the slower hop: M/(nc) through a card between hosts, M/n inside a host.
 
+    With one GPU a host (g = 1) there is no hop inside a host: M/n through its one card.
+
     ``rails`` (or, when it is None, ``nics_per_host``; when both are None one card per GPU) is c,
     capped at g: a ring leaves a host through one card.
     """
@@ -60,7 +62,10 @@ def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: floa
     if hosts == 1:
         return t.time(bandwidth, latency, gamma)
     b_inter = bandwidth if inter_bandwidth is None else inter_bandwidth
-    lat = max(latency, latency if inter_latency is None else inter_latency)
+    l_inter = latency if inter_latency is None else inter_latency
+    if g == 1:                            # one GPU a host: no hop inside a host
+        return t.steps * (l_inter + nbytes / n / b_inter) + t.reduced * gamma
+    lat = max(latency, l_inter)
     step = max(nbytes / (n * c) / b_inter, nbytes / n / bandwidth)
     return t.steps * (lat + step) + t.reduced * gamma
 

@@ -183,13 +183,19 @@ def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, trees: 
 
 
 def tree_seconds(trees: int):
-    """A ``seconds`` function for the registry: the slowest link, the best q when ``chunks`` is None."""
+    """A ``seconds`` function for the registry: the slowest link used, the best q when ``chunks`` is None.
+
+    With one rank a host (``hosts == n``) only the link between hosts is used.
+    """
     def seconds(nbytes, n, bandwidth, latency, gamma, *, hosts=1, inter_bandwidth=None, inter_latency=None,
                 chunks=None, **_):
         b, lat = bandwidth, latency
-        if hosts > 1:
-            b = min(bandwidth, inter_bandwidth if inter_bandwidth is not None else bandwidth)
-            lat = max(latency, inter_latency if inter_latency is not None else latency)
+        inter_b = bandwidth if inter_bandwidth is None else inter_bandwidth
+        inter_l = latency if inter_latency is None else inter_latency
+        if hosts == n:                    # one rank a host: every hop crosses the network
+            b, lat = inter_b, inter_l
+        elif hosts > 1:
+            b, lat = min(bandwidth, inter_b), max(latency, inter_l)
         q = chunks or best_chunks(nbytes, n, b, lat, trees, gamma)
         return tree_terms(nbytes, n, q, trees).time(b, lat, gamma)
     return seconds
