@@ -34,6 +34,7 @@ __all__ = [
     "byteps_split",
     "compare_ps_ring",
     "allreduce_on_same_cards",
+    "same_cards_shares",
 ]
 
 
@@ -494,26 +495,81 @@ def byteps_split(n: int, k: int, bandwidth_ratio: float = 1.0) -> tuple[float, f
     return x, (1 - k * x) / n
 
 
+def same_cards_shares(nbytes: float, card_bandwidths) -> tuple[list[float], float]:
+    r"""Shares of a direct reduce-scatter/all-gather on machines with unequal card bandwidths, and its time.
+
+    Rank i owns a share :math:`s_i` of the buffer (:math:`\sum s_i = M`): in the reduce-scatter it
+    sends the others their shares of its gradient and receives :math:`(n-1)s_i`; in the all-gather
+    it sends its summed share to the n - 1 others and receives the rest. Each direction of its card
+    carries :math:`M + (n-2)s_i` bytes, so every rank finishes at T when
+
+    .. math:: s_i = \frac{T b_i - M}{n - 2}, \qquad T = \frac{2(n-1)M}{\sum_i b_i},
+
+    which needs every :math:`s_i \ge 0`, i.e. :math:`2(n-1)b_{min} \ge \sum_i b_i`. Beyond that
+    the floor binds: every rank sends and receives at least M, so no all-reduce beats
+    :math:`M/b_{min}`, and this one reaches it (the slowest ranks own nothing, the others less than
+    the formula gives). Bandwidth terms only; returns ``(shares, T)``.
+
+    >>> s, t = same_cards_shares(36.0, [1.0] * 4 + [2.0] * 4)   # k = 4 extra cards on n = 8 machines
+    >>> [round(x, 6) for x in s[::4]], round(t, 6)               # M/36 and 2M/9, T = 14M/12
+    ([1.0, 8.0], 42.0)
+    """
+    m = check_nonnegative("nbytes", nbytes)
+    b = [check_positive("card bandwidth", x) for x in card_bandwidths]
+    n = len(b)
+    if n == 0:
+        raise ValueError("card_bandwidths must name at least one machine")
+    if n == 1:
+        return [m], 0.0
+    t = max(2 * (n - 1) * m / sum(b), m / min(b))
+    if n == 2:   # each rank sends M whatever the split: give the faster card the larger share
+        return [m * x / sum(b) for x in b], t
+    raw = [(t * x - m) / (n - 2) for x in b]   # their sum is >= M; trim to M, keeping each load <= T
+    scale = m / sum(raw) if sum(raw) > 0 else 0.0
+    return [x * scale for x in raw], t
+
+
 def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
                             server_bandwidth: float | None = None, latency: float = 0.0,
                             algorithm: str = "ring") -> float:
     r"""Seconds of an all-reduce whose n workers get the network cards a PS with k separate servers uses.
 
     A parameter server with k separate server machines uses n + k cards; an all-reduce among the
-    n workers, n. Given the servers' cards as extra rails (one ring per card, each on its share of
-    the buffer, as NCCL spreads its channels over a host's NICs), a worker's card bandwidth is
-    :math:`B_w + kB_s/n`: whole extra cards when k is a multiple of n, else the same total card
-    bandwidth spread evenly. The start-ups stay those of one ``algorithm``. For the bandwidth terms
-    the PS never wins on the same cards: with :math:`x = B_w`, :math:`y = kB_s/n`,
-    :math:`T_{PS} = \max(M/x, M/y) \ge 2M/(x+y) > 2\frac{n-1}{n}M/(x+y)`, the ring's time.
+    n workers, n. Given the servers' cards as extra rails, dealt round-robin to the workers (as NCCL
+    spreads its channels over a host's NICs), worker i has card bandwidth
+    :math:`b_i = B_w + c_iB_s` with :math:`c_i = \lfloor k/n floor` or :math:`\lceil k/n ceil`.
+    When k is a multiple of n the cards are even and ``algorithm`` runs on them. Otherwise the
+    all-reduce is a direct reduce-scatter/all-gather with shares fitted to the cards
+    (:func:`same_cards_shares`), 2(n - 1) start-ups like the ring, and bandwidth term
+
+    .. math:: T = \max\left(rac{2(n-1)M}{\sum_i b_i},\ rac{M}{b_{min}}ight),
+              \qquad b_{min} = B_w + \lfloor k/n floor B_s:
+
+    the first reached while :math:`2(n-1)b_{min} \ge \sum_i b_i`, the second a floor for every
+    all-reduce (each rank sends and receives at least M); or ``algorithm`` on :math:`b_{min}`
+    alone, when faster. For the bandwidth terms the PS never wins on the same cards and ties at
+    best: :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/b_{min}`, and
+    :math:`\max(M/x, M/y) \ge 2M/(x+y) > 2(n-1)M/\sum_i b_i` with :math:`x = B_w`,
+    :math:`y = kB_s/n`; it ties when k < n and the workers' own cards bound the PS.
 
     >>> round(allreduce_on_same_cards(1e8, 8, 8, 12.5e9) * 1e3, 2)   # 2 cards each: (n-1)/n M/B
     7.0
+    >>> round(allreduce_on_same_cards(1.2e9, 8, 4, 12.5e9) * 1e3, 1)  # 12 cards: 14M/(12B)
+    112.0
+    >>> round(allreduce_on_same_cards(1e8, 8, 2, 1.25e9, 12.5e9) * 1e3, 1)  # six workers keep one slow card: M/B_w
+    80.0
     """
     n, k = check_shards(workers, servers)
     b_w = check_positive("worker_bandwidth", worker_bandwidth)
     b_s = b_w if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
-    return cost.allreduce_time(nbytes, n, b_w + k * b_s / n, latency, algorithm=algorithm)
+    a = check_nonnegative("latency", latency)
+    terms = cost.allreduce_terms(nbytes, n, algorithm)
+    b_min = b_w + (k // n) * b_s
+    if k % n == 0:
+        return terms.time(b_min, a)
+    cards = [b_w + (k // n + (1 if i < k % n else 0)) * b_s for i in range(n)]
+    direct = 2 * (n - 1) * a + same_cards_shares(nbytes, cards)[1]
+    return min(direct, terms.time(b_min, a))
 
 
 def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth: float,

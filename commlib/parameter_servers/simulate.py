@@ -51,6 +51,7 @@ from .cost import (
     PSComparison,
     PSTraffic,
     allreduce_on_same_cards,
+    same_cards_shares,
     best_allreduce,
     byteps_split,
     byteps_time,
@@ -83,6 +84,7 @@ __all__ = [
     "byteps_round",
     "compare_ps_ring",
     "allreduce_on_same_cards",
+    "same_cards_shares",
     "server_and_ring_volumes",
     "sharding_curves",
     "demo_round",
@@ -390,7 +392,7 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     Returns ``"k"`` (default 1..2n) with ``"ps"`` (k separate servers, s),
     ``"byteps_k"`` (0..max k) with ``"byteps"`` (:func:`commlib.cost.byteps_time`,
     its CPU machines at ``server_bandwidth``), the scalars ``"ring"`` and ``"colocated"``
-    (n shards on the workers), ``"ring_same_cards"`` for each k (the ring on the PS's n + k
+    (n shards on the workers), ``"ring_same_cards"`` for each k (an all-reduce on the PS's n + k
     cards, :func:`allreduce_on_same_cards`), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
     ``"winner"`` for each k (:func:`compare_ps_ring`) and the inputs.
 

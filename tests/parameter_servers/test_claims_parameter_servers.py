@@ -11,7 +11,10 @@ def test_on_the_same_cards_no_k_lets_the_ps_beat_the_ring(n, server_speed):
     m, bw = 1e9, 12.5e9
     for k in range(1, 3 * n + 1):
         t_ps = ps.round_time(m, n, bw, servers=k, server_bandwidth=server_speed * bw)
-        assert ps.allreduce_on_same_cards(m, n, k, bw, server_speed * bw) < t_ps
+        same = ps.allreduce_on_same_cards(m, n, k, bw, server_speed * bw)
+        assert same <= t_ps * (1 + 1e-12)
+        if same >= t_ps * (1 - 1e-12):   # a tie only when the workers' own cards bound the PS (k < n)
+            assert k < n and t_ps == pytest.approx(m / bw, rel=1e-12)
     # the control: on the workers' cards alone, k = n extra servers do beat the ring (equal NICs)
     if server_speed == 1.0:
         c = ps.compare_ps_ring(m, n, n, bw)
@@ -35,4 +38,16 @@ def test_byteps_with_any_number_of_cpu_machines_loses_to_the_ring_on_the_same_ca
     ring = ps.cost.allreduce_time(m, n, bw, algorithm="ring")
     for k in range(1, 2 * n + 1):
         t = ps.byteps_time(m, n, k, bw)
-        assert ps.allreduce_on_same_cards(m, n, k, bw) < t <= ring
+        same = ps.allreduce_on_same_cards(m, n, k, bw)
+        assert same <= t * (1 + 1e-12) and t <= ring * (1 + 1e-12)
+        if same >= t * (1 - 1e-12):   # n = 2, k = 1: both at the floor M/B, every rank moving M
+            assert (n, k) == (2, 1) and t == pytest.approx(m / bw, rel=1e-12)
+
+
+def test_on_the_same_cards_the_ps_ties_at_best_when_its_workers_cards_bound_it():
+    # n = 8, k = 2: six workers keep their one 10 Gb/s card, so every all-reduce takes M/B_w, as the PS does
+    from commlib import hardware
+    m, bw, bs = hardware.gradient_bytes("bert_large", "fp32"), 1.25e9, 12.5e9
+    c = ps.compare_ps_ring(m, 8, 2, bw, bs)
+    assert c.winner == "PS" and c.winner_same_cards == "tie"
+    assert c.same_cards_seconds == pytest.approx(m / bw, rel=1e-12) == c.ps_seconds
