@@ -498,20 +498,20 @@ def byteps_split(n: int, k: int, bandwidth_ratio: float = 1.0) -> tuple[float, f
 def same_cards_shares(nbytes: float, card_bandwidths) -> tuple[list[float], float]:
     r"""Shares of a direct reduce-scatter/all-gather on machines with unequal card bandwidths, and its time.
 
-    Rank i owns a share :math:`s_i` of the buffer (:math:`\sum s_i = M`): in the reduce-scatter it
-    sends the others their shares of its gradient and receives :math:`(n-1)s_i`; in the all-gather
+    Rank i owns a share :math:`M_i` of the buffer (:math:`\sum M_i = M`): in the reduce-scatter it
+    sends the others their shares of its gradient and receives :math:`(n-1)M_i`; in the all-gather
     it sends its summed share to the n - 1 others and receives the rest. Each direction of its card
-    carries :math:`M + (n-2)s_i` bytes, so every rank finishes at T when
+    carries :math:`M + (n-2)M_i` bytes, so every rank finishes at T when
 
-    .. math:: s_i = \frac{T b_i - M}{n - 2}, \qquad T = \frac{2(n-1)M}{\sum_i b_i},
+    .. math:: M_i = \frac{T B_i - M}{n - 2}, \qquad T = \frac{2(n-1)M}{\sum_i B_i},
 
-    which needs every :math:`s_i \ge 0`, i.e. :math:`2(n-1)b_{min} \ge \sum_i b_i`. Beyond that
+    which needs every :math:`M_i \ge 0`, i.e. :math:`2(n-1)B_{min} \ge \sum_i B_i`. Beyond that
     the floor binds: every rank sends and receives at least M, so no all-reduce beats
-    :math:`M/b_{min}`, and this one reaches it (the slowest ranks own nothing, the others less than
+    :math:`M/B_{min}`, and this one reaches it (the slowest ranks own nothing, the others less than
     the formula gives). Bandwidth terms only; returns ``(shares, T)``.
 
     >>> s, t = same_cards_shares(36.0, [1.0] * 4 + [2.0] * 4)   # k = 4 extra cards on n = 8 machines
-    >>> [round(x, 6) for x in s[::4]], round(t, 6)               # M/36 and 2M/9, T = 14M/12
+    >>> [round(x, 6) for x in s[::4]], round(t, 6)               # M/36 and 2M/9 each, T = 14M/12
     ([1.0, 8.0], 42.0)
     """
     m = check_nonnegative("nbytes", nbytes)
@@ -537,19 +537,19 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
     A parameter server with k separate server machines uses n + k cards; an all-reduce among the
     n workers, n. Given the servers' cards as extra rails, dealt round-robin to the workers (as NCCL
     spreads its channels over a host's NICs), worker i has card bandwidth
-    :math:`b_i = B_w + c_iB_s` with :math:`c_i = \lfloor k/n floor` or :math:`\lceil k/n ceil`.
+    :math:`B_i = B_w + c_iB_s` with :math:`c_i = \lfloor k/n \rfloor` or :math:`\lceil k/n \rceil`.
     When k is a multiple of n the cards are even and ``algorithm`` runs on them. Otherwise the
     all-reduce is a direct reduce-scatter/all-gather with shares fitted to the cards
     (:func:`same_cards_shares`), 2(n - 1) start-ups like the ring, and bandwidth term
 
-    .. math:: T = \max\left(rac{2(n-1)M}{\sum_i b_i},\ rac{M}{b_{min}}ight),
-              \qquad b_{min} = B_w + \lfloor k/n floor B_s:
+    .. math:: T = \max\left(\frac{2(n-1)M}{\sum_i B_i},\ \frac{M}{B_{min}}\right),
+              \qquad B_{min} = B_w + \lfloor k/n \rfloor B_s:
 
-    the first reached while :math:`2(n-1)b_{min} \ge \sum_i b_i`, the second a floor for every
-    all-reduce (each rank sends and receives at least M); or ``algorithm`` on :math:`b_{min}`
+    the first reached while :math:`2(n-1)B_{min} \ge \sum_i B_i`, the second a floor for every
+    all-reduce (each rank sends and receives at least M); or ``algorithm`` on :math:`B_{min}`
     alone, when faster. For the bandwidth terms the PS never wins on the same cards and ties at
-    best: :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/b_{min}`, and
-    :math:`\max(M/x, M/y) \ge 2M/(x+y) > 2(n-1)M/\sum_i b_i` with :math:`x = B_w`,
+    best: :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/B_{min}`, and
+    :math:`\max(M/x, M/y) \ge 2M/(x+y) > 2(n-1)M/\sum_i B_i` with :math:`x = B_w`,
     :math:`y = kB_s/n`; it ties when k < n and the workers' own cards bound the PS.
 
     >>> round(allreduce_on_same_cards(1e8, 8, 8, 12.5e9) * 1e3, 2)   # 2 cards each: (n-1)/n M/B
