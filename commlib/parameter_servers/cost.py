@@ -29,6 +29,7 @@ __all__ = [
     "round_time",
     "round_pieces",
     "ps_beats_ring",
+    "overhead_to_beat",
     "smallest_k_to_beat_ring",
     "best_allreduce",
     "byteps_split",
@@ -263,14 +264,18 @@ def _stages(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocate
     return edge, middle
 
 
-def _piece_round(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool, p: int) -> float:
-    """One-port round with each shard cut into ``p`` equal pieces, all cards stepping through them together."""
-    edge, middle = _stages(m, n, k, a, b_w, b_s, colocated, p)
-    return 2 * edge + (p - 1) * middle
+def _piece_round(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool, p: int,
+                 overhead: float = 1.0) -> float:
+    """One-port round with each shard cut into ``p`` equal pieces, all cards stepping through them together.
+
+    A share ``overhead`` of alpha is paid per message on the card; the rest is latency, paid once per stage."""
+    edge, middle = _stages(m, n, k, overhead * a, b_w, b_s, colocated, p)
+    return 2 * edge + (p - 1) * middle + (p + 1) * (1 - overhead) * a
 
 
 def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
-                 colocated: bool = False, server_bandwidth: float | None = None) -> int | None:
+                 colocated: bool = False, server_bandwidth: float | None = None,
+                 overhead: float = 1.0) -> int | None:
     r"""The number of pieces per shard that makes the one-port round (:func:`round_time`) fastest.
 
     ``None`` when ``latency`` is 0 or no byte moves: then more pieces always help and the round
@@ -291,7 +296,7 @@ def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1
     if a == 0 or m == 0:
         return None
     def t(p: int) -> float:
-        return _piece_round(m, n, k, a, b_w, b_s, colocated, p)
+        return _piece_round(m, n, k, a, b_w, b_s, colocated, p, overhead)
     hi = 1
     while t(2 * hi) < t(hi):                              # convex: the best p lies beyond hi
         hi *= 2
@@ -307,7 +312,7 @@ def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1
 
 def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
                colocated: bool = False, server_bandwidth: float | None = None, pipelined: bool = True,
-               one_port: bool = True, pieces: int | None = None) -> float:
+               one_port: bool = True, pieces: int | None = None, overhead: float = 1.0) -> float:
     r"""Seconds for one synchronous PS round, counting every message's start-up on the card that handles it.
 
     The **one-port** model (``one_port=True``) is the one chapter 1 uses for
@@ -339,6 +344,11 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     this is exactly the ring all-reduce, :math:`2(n-1)(\alpha + M/(nB))`,
     and with k = 1 the naive master, :math:`2(n-1)(\alpha + M/B)`.
 
+    ``overhead`` (f, 0 to 1) splits alpha: f alpha is per-message overhead, paid for each message on
+    the card as above, and (1 - f) alpha latency, paid once per stage however many messages overlap
+    in it. f = 1 (the default) is the one-port count above; f = 0 charges each stage one alpha. A ring
+    step carries one message, so its time does not depend on f.
+
     ``one_port=False`` lets all of a card's messages start at once (each
     transfer pays alpha once, as when flows are mapped onto links,
     :func:`commlib.network.topology.map_flows`): that is :func:`commlib.ps_time`.
@@ -350,11 +360,16 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     0.00968
     >>> round(round_time(1e6, 8, 1e9, latency=1e-5, one_port=False), 5)   # start-ups at once: 2 alpha
     0.00802
+    >>> round(round_time(1e6, 8, 1e9, latency=1e-5, pieces=1, overhead=0.0), 5)   # alpha once per stage
+    0.01602
     """
     m = check_nonnegative("nbytes", nbytes)
     n, k = check_shards(workers, servers, colocated)
     b_w = check_positive("bandwidth", bandwidth)
     a = check_nonnegative("latency", latency)
+    f = check_nonnegative("overhead", overhead)
+    if f > 1:
+        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
     if not one_port:
         return ps_time(m, n, b_w, servers=k, latency=a, colocated=colocated,
                             server_bandwidth=server_bandwidth, pipelined=pipelined)
@@ -366,10 +381,37 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     elif not pipelined:
         p = 1
     else:
-        p = round_pieces(m, n, b_w, servers=k, latency=a, colocated=colocated, server_bandwidth=b_s)
+        p = round_pieces(m, n, b_w, servers=k, latency=a, colocated=colocated, server_bandwidth=b_s, overhead=f)
         if p is None:   # alpha = 0: many pieces, each direction of each card busy once (p middle stages of 1/p)
             return _stages(m, n, k, 0.0, b_w, b_s, colocated, 1)[1]
-    return _piece_round(m, n, k, a, b_w, b_s, colocated, p)
+    return _piece_round(m, n, k, a, b_w, b_s, colocated, p, f)
+
+
+def overhead_to_beat(nbytes: float, workers: int, bandwidth: float, target: float, servers: int = 1,
+                     latency: float = 0.0, server_bandwidth: float | None = None) -> float | None:
+    r"""The share f of alpha that may be per-message overhead for the PS round to come in below ``target`` seconds.
+
+    :func:`round_time` with ``overhead=f`` rises with f (every stage carries at least one message), so
+    bisection finds the f at which it crosses ``target``: the PS (best cut, separate servers) is faster
+    for every smaller share. Returns 1.0 when even the one-port count (f = 1) is below ``target``, and
+    None when not even f = 0 (alpha once per stage) is.
+
+    >>> round(overhead_to_beat(1e6, 32, 3.125e9, 1.24e-3, servers=32, latency=1e-5), 3)   # against the ring
+    0.935
+    """
+    def t(f: float) -> float:
+        return round_time(nbytes, workers, bandwidth, servers=servers, latency=latency,
+                          server_bandwidth=server_bandwidth, overhead=f)
+    target = check_positive("target", target)
+    if t(1.0) < target:
+        return 1.0
+    if t(0.0) >= target:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t(mid) < target else (lo, mid)
+    return lo
 
 
 def ps_beats_ring(nbytes: float, n: int, k: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,

@@ -51,3 +51,30 @@ def test_on_the_same_cards_the_ps_ties_at_best_when_its_workers_cards_bound_it()
     c = ps.compare_ps_ring(m, 8, 2, bw, bs)
     assert c.winner == "PS" and c.winner_same_cards == "tie"
     assert c.same_cards_seconds == pytest.approx(m / bw, rel=1e-12) == c.ps_seconds
+
+
+@pytest.mark.parametrize("n", [8, 32])
+def test_small_message_verdict_rests_on_how_much_of_alpha_is_per_message_overhead(n):
+    # 1 MB on 25 Gb/s, k = n: one-port (f = 1) the PS is above the ring; with alpha once per stage (f = 0) below it,
+    # and it crosses the ring at f* in between
+    from commlib import hardware
+    link, m = hardware.link("eth_25g"), 1e6
+    ring = ps.cost.allreduce_time(m, n, link.bandwidth, link.latency, algorithm="ring")
+    t = [ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=f) for f in (0.0, 0.5, 1.0)]
+    assert t[0] < t[1] < t[2]
+    assert t[0] < ring < t[2]
+    f_star = ps.overhead_to_beat(m, n, link.bandwidth, ring, servers=n, latency=link.latency)
+    assert 0 < f_star < 1
+    assert ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=f_star - 1e-6) < ring
+    assert ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=min(1.0, f_star + 1e-6)) >= ring
+    # the two bounds of the chapter: every start-up at once (two per round) below, one-port above
+    lo = ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, one_port=False)
+    assert lo <= t[0] and t[2] == ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency)
+
+
+def test_overhead_share_one_is_the_one_port_count():
+    for n, k in ((8, 2), (8, 8), (32, 32)):
+        a = ps.round_time(1e6, n, 3.125e9, servers=k, latency=1e-5)
+        assert ps.round_time(1e6, n, 3.125e9, servers=k, latency=1e-5, overhead=1.0) == a
+    with pytest.raises(ValueError):
+        ps.round_time(1e6, 8, 3.125e9, servers=8, latency=1e-5, overhead=1.5)
