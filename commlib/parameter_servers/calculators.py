@@ -31,8 +31,10 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     'ring all-reduce, 1.71x faster (both on 12 cards)'
 
     A parameter server with k separate servers uses n + k network cards, the ring n: "faster"
-    compares them as given, "faster on the same cards" gives the ring's workers the servers' cards
-    as extra rails (:func:`commlib.parameter_servers.cost.allreduce_on_same_cards`).
+    compares them as given, "faster on the same cards" gives the all-reduce's workers the servers' cards
+    as extra rails (:func:`commlib.parameter_servers.cost.allreduce_on_same_cards`: a direct
+    reduce-scatter/all-gather with shares fitted to the cards), and says "tie" where the workers' own
+    cards bound both.
     >>> ps_results(server_link="pcie3_x16")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

@@ -29,11 +29,13 @@ __all__ = [
     "round_time",
     "round_pieces",
     "ps_beats_ring",
+    "overhead_to_beat",
     "smallest_k_to_beat_ring",
     "best_allreduce",
     "byteps_split",
     "compare_ps_ring",
     "allreduce_on_same_cards",
+    "same_cards_shares",
 ]
 
 
@@ -262,14 +264,18 @@ def _stages(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocate
     return edge, middle
 
 
-def _piece_round(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool, p: int) -> float:
-    """One-port round with each shard cut into ``p`` equal pieces, all cards stepping through them together."""
-    edge, middle = _stages(m, n, k, a, b_w, b_s, colocated, p)
-    return 2 * edge + (p - 1) * middle
+def _piece_round(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool, p: int,
+                 overhead: float = 1.0) -> float:
+    """One-port round with each shard cut into ``p`` equal pieces, all cards stepping through them together.
+
+    A share ``overhead`` of alpha is paid per message on the card; the rest is latency, paid once per stage."""
+    edge, middle = _stages(m, n, k, overhead * a, b_w, b_s, colocated, p)
+    return 2 * edge + (p - 1) * middle + (p + 1) * (1 - overhead) * a
 
 
 def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
-                 colocated: bool = False, server_bandwidth: float | None = None) -> int | None:
+                 colocated: bool = False, server_bandwidth: float | None = None,
+                 overhead: float = 1.0) -> int | None:
     r"""The number of pieces per shard that makes the one-port round (:func:`round_time`) fastest.
 
     ``None`` when ``latency`` is 0 or no byte moves: then more pieces always help and the round
@@ -290,7 +296,7 @@ def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1
     if a == 0 or m == 0:
         return None
     def t(p: int) -> float:
-        return _piece_round(m, n, k, a, b_w, b_s, colocated, p)
+        return _piece_round(m, n, k, a, b_w, b_s, colocated, p, overhead)
     hi = 1
     while t(2 * hi) < t(hi):                              # convex: the best p lies beyond hi
         hi *= 2
@@ -306,7 +312,7 @@ def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1
 
 def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
                colocated: bool = False, server_bandwidth: float | None = None, pipelined: bool = True,
-               one_port: bool = True, pieces: int | None = None) -> float:
+               one_port: bool = True, pieces: int | None = None, overhead: float = 1.0) -> float:
     r"""Seconds for one synchronous PS round, counting every message's start-up on the card that handles it.
 
     The **one-port** model (``one_port=True``) is the one chapter 1 uses for
@@ -338,6 +344,11 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     this is exactly the ring all-reduce, :math:`2(n-1)(\alpha + M/(nB))`,
     and with k = 1 the naive master, :math:`2(n-1)(\alpha + M/B)`.
 
+    ``overhead`` (f, 0 to 1) splits alpha: f alpha is per-message overhead, paid for each message on
+    the card as above, and (1 - f) alpha latency, paid once per stage however many messages overlap
+    in it. f = 1 (the default) is the one-port count above; f = 0 charges each stage one alpha. A ring
+    step carries one message, so its time does not depend on f.
+
     ``one_port=False`` lets all of a card's messages start at once (each
     transfer pays alpha once, as when flows are mapped onto links,
     :func:`commlib.network.topology.map_flows`): that is :func:`commlib.ps_time`.
@@ -349,11 +360,16 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     0.00968
     >>> round(round_time(1e6, 8, 1e9, latency=1e-5, one_port=False), 5)   # start-ups at once: 2 alpha
     0.00802
+    >>> round(round_time(1e6, 8, 1e9, latency=1e-5, pieces=1, overhead=0.0), 5)   # alpha once per stage
+    0.01602
     """
     m = check_nonnegative("nbytes", nbytes)
     n, k = check_shards(workers, servers, colocated)
     b_w = check_positive("bandwidth", bandwidth)
     a = check_nonnegative("latency", latency)
+    f = check_nonnegative("overhead", overhead)
+    if f > 1:
+        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
     if not one_port:
         return ps_time(m, n, b_w, servers=k, latency=a, colocated=colocated,
                             server_bandwidth=server_bandwidth, pipelined=pipelined)
@@ -365,10 +381,37 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     elif not pipelined:
         p = 1
     else:
-        p = round_pieces(m, n, b_w, servers=k, latency=a, colocated=colocated, server_bandwidth=b_s)
+        p = round_pieces(m, n, b_w, servers=k, latency=a, colocated=colocated, server_bandwidth=b_s, overhead=f)
         if p is None:   # alpha = 0: many pieces, each direction of each card busy once (p middle stages of 1/p)
             return _stages(m, n, k, 0.0, b_w, b_s, colocated, 1)[1]
-    return _piece_round(m, n, k, a, b_w, b_s, colocated, p)
+    return _piece_round(m, n, k, a, b_w, b_s, colocated, p, f)
+
+
+def overhead_to_beat(nbytes: float, workers: int, bandwidth: float, target: float, servers: int = 1,
+                     latency: float = 0.0, server_bandwidth: float | None = None) -> float | None:
+    r"""The share f of alpha that may be per-message overhead for the PS round to come in below ``target`` seconds.
+
+    :func:`round_time` with ``overhead=f`` rises with f (every stage carries at least one message), so
+    bisection finds the f at which it crosses ``target``: the PS (best cut, separate servers) is faster
+    for every smaller share. Returns 1.0 when even the one-port count (f = 1) is below ``target``, and
+    None when not even f = 0 (alpha once per stage) is.
+
+    >>> round(overhead_to_beat(1e6, 32, 3.125e9, 1.24e-3, servers=32, latency=1e-5), 3)   # against the ring
+    0.935
+    """
+    def t(f: float) -> float:
+        return round_time(nbytes, workers, bandwidth, servers=servers, latency=latency,
+                          server_bandwidth=server_bandwidth, overhead=f)
+    target = check_positive("target", target)
+    if t(1.0) < target:
+        return 1.0
+    if t(0.0) >= target:
+        return None
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t(mid) < target else (lo, mid)
+    return lo
 
 
 def ps_beats_ring(nbytes: float, n: int, k: int, bandwidth_gpu: float, bandwidth_cpu: float | None = None,
@@ -494,26 +537,81 @@ def byteps_split(n: int, k: int, bandwidth_ratio: float = 1.0) -> tuple[float, f
     return x, (1 - k * x) / n
 
 
+def same_cards_shares(nbytes: float, card_bandwidths) -> tuple[list[float], float]:
+    r"""Shares of a direct reduce-scatter/all-gather on machines with unequal card bandwidths, and its time.
+
+    Rank i owns a share :math:`M_i` of the buffer (:math:`\sum M_i = M`): in the reduce-scatter it
+    sends the others their shares of its gradient and receives :math:`(n-1)M_i`; in the all-gather
+    it sends its summed share to the n - 1 others and receives the rest. Each direction of its card
+    carries :math:`M + (n-2)M_i` bytes, so every rank finishes at T when
+
+    .. math:: M_i = \frac{T B_i - M}{n - 2}, \qquad T = \frac{2(n-1)M}{\sum_i B_i},
+
+    which needs every :math:`M_i \ge 0`, i.e. :math:`2(n-1)B_{min} \ge \sum_i B_i`. Beyond that
+    the floor binds: every rank sends and receives at least M, so no all-reduce beats
+    :math:`M/B_{min}`, and this one reaches it (the slowest ranks own nothing, the others less than
+    the formula gives). Bandwidth terms only; returns ``(shares, T)``.
+
+    >>> s, t = same_cards_shares(36.0, [1.0] * 4 + [2.0] * 4)   # k = 4 extra cards on n = 8 machines
+    >>> [round(x, 6) for x in s[::4]], round(t, 6)               # M/36 and 2M/9 each, T = 14M/12
+    ([1.0, 8.0], 42.0)
+    """
+    m = check_nonnegative("nbytes", nbytes)
+    b = [check_positive("card bandwidth", x) for x in card_bandwidths]
+    n = len(b)
+    if n == 0:
+        raise ValueError("card_bandwidths must name at least one machine")
+    if n == 1:
+        return [m], 0.0
+    t = max(2 * (n - 1) * m / sum(b), m / min(b))
+    if n == 2:   # each rank sends M whatever the split: give the faster card the larger share
+        return [m * x / sum(b) for x in b], t
+    raw = [(t * x - m) / (n - 2) for x in b]   # their sum is >= M; trim to M, keeping each load <= T
+    scale = m / sum(raw) if sum(raw) > 0 else 0.0
+    return [x * scale for x in raw], t
+
+
 def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
                             server_bandwidth: float | None = None, latency: float = 0.0,
                             algorithm: str = "ring") -> float:
     r"""Seconds of an all-reduce whose n workers get the network cards a PS with k separate servers uses.
 
     A parameter server with k separate server machines uses n + k cards; an all-reduce among the
-    n workers, n. Given the servers' cards as extra rails (one ring per card, each on its share of
-    the buffer, as NCCL spreads its channels over a host's NICs), a worker's card bandwidth is
-    :math:`B_w + kB_s/n`: whole extra cards when k is a multiple of n, else the same total card
-    bandwidth spread evenly. The start-ups stay those of one ``algorithm``. For the bandwidth terms
-    the PS never wins on the same cards: with :math:`x = B_w`, :math:`y = kB_s/n`,
-    :math:`T_{PS} = \max(M/x, M/y) \ge 2M/(x+y) > 2\frac{n-1}{n}M/(x+y)`, the ring's time.
+    n workers, n. Given the servers' cards as extra rails, dealt round-robin to the workers (as NCCL
+    spreads its channels over a host's NICs), worker i has card bandwidth
+    :math:`B_i = B_w + c_iB_s` with :math:`c_i = \lfloor k/n \rfloor` or :math:`\lceil k/n \rceil`.
+    When k is a multiple of n the cards are even and ``algorithm`` runs on them. Otherwise the
+    all-reduce is a direct reduce-scatter/all-gather with shares fitted to the cards
+    (:func:`same_cards_shares`), 2(n - 1) start-ups like the ring, and bandwidth term
+
+    .. math:: T = \max\left(\frac{2(n-1)M}{\sum_i B_i},\ \frac{M}{B_{min}}\right),
+              \qquad B_{min} = B_w + \lfloor k/n \rfloor B_s:
+
+    the first reached while :math:`2(n-1)B_{min} \ge \sum_i B_i`, the second a floor for every
+    all-reduce (each rank sends and receives at least M); or ``algorithm`` on :math:`B_{min}`
+    alone, when faster. For the bandwidth terms the PS never wins on the same cards and ties at
+    best: :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/B_{min}`, and
+    :math:`\max(M/x, M/y) \ge 2M/(x+y) > 2(n-1)M/\sum_i B_i` with :math:`x = B_w`,
+    :math:`y = kB_s/n`; it ties when k < n and the workers' own cards bound the PS.
 
     >>> round(allreduce_on_same_cards(1e8, 8, 8, 12.5e9) * 1e3, 2)   # 2 cards each: (n-1)/n M/B
     7.0
+    >>> round(allreduce_on_same_cards(1.2e9, 8, 4, 12.5e9) * 1e3, 1)  # 12 cards: 14M/(12B)
+    112.0
+    >>> round(allreduce_on_same_cards(1e8, 8, 2, 1.25e9, 12.5e9) * 1e3, 1)  # six workers keep one slow card: M/B_w
+    80.0
     """
     n, k = check_shards(workers, servers)
     b_w = check_positive("worker_bandwidth", worker_bandwidth)
     b_s = b_w if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
-    return cost.allreduce_time(nbytes, n, b_w + k * b_s / n, latency, algorithm=algorithm)
+    a = check_nonnegative("latency", latency)
+    terms = cost.allreduce_terms(nbytes, n, algorithm)
+    b_min = b_w + (k // n) * b_s
+    if k % n == 0:
+        return terms.time(b_min, a)
+    cards = [b_w + (k // n + (1 if i < k % n else 0)) * b_s for i in range(n)]
+    direct = 2 * (n - 1) * a + same_cards_shares(nbytes, cards)[1]
+    return min(direct, terms.time(b_min, a))
 
 
 def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth: float,

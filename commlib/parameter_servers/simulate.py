@@ -56,11 +56,13 @@ from .cost import (
     byteps_time,
     check_shards,
     compare_ps_ring,
+    overhead_to_beat,
     ps_beats_ring,
     ps_time,
     ps_traffic,
     round_pieces,
     round_time,
+    same_cards_shares,
     smallest_k_to_beat_ring,
 )
 
@@ -83,6 +85,8 @@ __all__ = [
     "byteps_round",
     "compare_ps_ring",
     "allreduce_on_same_cards",
+    "same_cards_shares",
+    "overhead_to_beat",
     "server_and_ring_volumes",
     "sharding_curves",
     "demo_round",
@@ -390,7 +394,7 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     Returns ``"k"`` (default 1..2n) with ``"ps"`` (k separate servers, s),
     ``"byteps_k"`` (0..max k) with ``"byteps"`` (:func:`commlib.cost.byteps_time`,
     its CPU machines at ``server_bandwidth``), the scalars ``"ring"`` and ``"colocated"``
-    (n shards on the workers), ``"ring_same_cards"`` for each k (the ring on the PS's n + k
+    (n shards on the workers), ``"ring_same_cards"`` for each k (an all-reduce on the PS's n + k
     cards, :func:`allreduce_on_same_cards`), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
     ``"winner"`` for each k (:func:`compare_ps_ring`) and the inputs.
 

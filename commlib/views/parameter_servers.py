@@ -195,7 +195,7 @@ def sharding_figure(c, title: str = ""):
     ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce, the n workers' cards")
     if "ring_same_cards" in c:
         ax.plot(ks, 1e3 * c["ring_same_cards"], color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
-                label="ring all-reduce on the same n + k cards")
+                label="direct reduce-scatter/all-gather, same n + k cards")
     ax.plot([n], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[1],
             label=f"PS colocated, n = {n} shards on the workers")
     ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")

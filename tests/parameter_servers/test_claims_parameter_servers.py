@@ -11,7 +11,10 @@ def test_on_the_same_cards_no_k_lets_the_ps_beat_the_ring(n, server_speed):
     m, bw = 1e9, 12.5e9
     for k in range(1, 3 * n + 1):
         t_ps = ps.round_time(m, n, bw, servers=k, server_bandwidth=server_speed * bw)
-        assert ps.allreduce_on_same_cards(m, n, k, bw, server_speed * bw) < t_ps
+        same = ps.allreduce_on_same_cards(m, n, k, bw, server_speed * bw)
+        assert same <= t_ps * (1 + 1e-12)
+        if same >= t_ps * (1 - 1e-12):   # a tie only when the workers' own cards bound the PS (k < n)
+            assert k < n and t_ps == pytest.approx(m / bw, rel=1e-12)
     # the control: on the workers' cards alone, k = n extra servers do beat the ring (equal NICs)
     if server_speed == 1.0:
         c = ps.compare_ps_ring(m, n, n, bw)
@@ -35,4 +38,43 @@ def test_byteps_with_any_number_of_cpu_machines_loses_to_the_ring_on_the_same_ca
     ring = ps.cost.allreduce_time(m, n, bw, algorithm="ring")
     for k in range(1, 2 * n + 1):
         t = ps.byteps_time(m, n, k, bw)
-        assert ps.allreduce_on_same_cards(m, n, k, bw) < t <= ring
+        same = ps.allreduce_on_same_cards(m, n, k, bw)
+        assert same <= t * (1 + 1e-12) and t <= ring * (1 + 1e-12)
+        if same >= t * (1 - 1e-12):   # n = 2, k = 1: both at the floor M/B, every rank moving M
+            assert (n, k) == (2, 1) and t == pytest.approx(m / bw, rel=1e-12)
+
+
+def test_on_the_same_cards_the_ps_ties_at_best_when_its_workers_cards_bound_it():
+    # n = 8, k = 2: six workers keep their one 10 Gb/s card, so every all-reduce takes M/B_w, as the PS does
+    from commlib import hardware
+    m, bw, bs = hardware.gradient_bytes("bert_large", "fp32"), 1.25e9, 12.5e9
+    c = ps.compare_ps_ring(m, 8, 2, bw, bs)
+    assert c.winner == "PS" and c.winner_same_cards == "tie"
+    assert c.same_cards_seconds == pytest.approx(m / bw, rel=1e-12) == c.ps_seconds
+
+
+@pytest.mark.parametrize("n", [8, 32])
+def test_small_message_verdict_rests_on_how_much_of_alpha_is_per_message_overhead(n):
+    # 1 MB on 25 Gb/s, k = n: one-port (f = 1) the PS is above the ring; with alpha once per stage (f = 0) below it,
+    # and it crosses the ring at f* in between
+    from commlib import hardware
+    link, m = hardware.link("eth_25g"), 1e6
+    ring = ps.cost.allreduce_time(m, n, link.bandwidth, link.latency, algorithm="ring")
+    t = [ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=f) for f in (0.0, 0.5, 1.0)]
+    assert t[0] < t[1] < t[2]
+    assert t[0] < ring < t[2]
+    f_star = ps.overhead_to_beat(m, n, link.bandwidth, ring, servers=n, latency=link.latency)
+    assert 0 < f_star < 1
+    assert ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=f_star - 1e-6) < ring
+    assert ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=min(1.0, f_star + 1e-6)) >= ring
+    # the two bounds of the chapter: every start-up at once (two per round) below, one-port above
+    lo = ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, one_port=False)
+    assert lo <= t[0] and t[2] == ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency)
+
+
+def test_overhead_share_one_is_the_one_port_count():
+    for n, k in ((8, 2), (8, 8), (32, 32)):
+        a = ps.round_time(1e6, n, 3.125e9, servers=k, latency=1e-5)
+        assert ps.round_time(1e6, n, 3.125e9, servers=k, latency=1e-5, overhead=1.0) == a
+    with pytest.raises(ValueError):
+        ps.round_time(1e6, 8, 3.125e9, servers=8, latency=1e-5, overhead=1.5)

@@ -327,11 +327,51 @@ def test_byteps_split_balances_cpu_and_gpu_machines_on_unequal_nics(m, n, b, rat
 @SETTINGS
 @given(m=NBYTES, n=st.integers(2, 64), b=BANDWIDTH, data=st.data())
 def test_on_the_same_cards_the_ring_beats_byteps(m, n, b, data):
-    # the ring given BytePS's n + k cards: 2(n-1)M/((n+k)B) < 2n(n-1)M/((n^2+kn-2k)B) for every k > 0
+    # all-reduce given BytePS's n + k cards: max(2(n-1)M/((n+k)B), M/b_min) <= 2n(n-1)M/((n^2+kn-2k)B),
+    # strictly but for n = 2, k = 1 (both at the floor M/B)
     k = data.draw(st.integers(1, 2 * n))
     same = ps.allreduce_on_same_cards(m, n, k, b)
-    assert same == pytest.approx(2 * (n - 1) * m / ((n + k) * b), rel=1e-12)
-    assert same < cost.byteps_time(m, n, k, b)
+    assert same == pytest.approx(max(2 * (n - 1) * m / ((n + k) * b), m / ((1 + k // n) * b)), rel=1e-12)
+    if (n, k) == (2, 1):
+        assert same == pytest.approx(cost.byteps_time(m, n, k, b), rel=1e-12)
+    else:
+        assert same < cost.byteps_time(m, n, k, b)
+
+
+def _direct_loads(m, shares, cards):
+    n = len(cards)
+    return [(m + (n - 2) * s) / b for s, b in zip(shares, cards)]   # seconds on each card, each way
+
+
+def test_same_cards_shares_reach_the_quoted_bound_for_bert_large_on_twelve_cards():
+    # k = 4 extra cards on n = 8 workers: s1 = M/36 on one-card machines, s2 = 2M/9 on two-card ones, T = 14M/(12B)
+    from commlib import hardware
+    m, b = hardware.gradient_bytes("bert_large", "fp32"), hardware.link("eth_100g").bandwidth
+    cards = [b] * 4 + [2 * b] * 4
+    shares, t = ps.same_cards_shares(m, cards)
+    assert shares[0] == pytest.approx(m / 36) and shares[-1] == pytest.approx(2 * m / 9)
+    assert sum(shares) == pytest.approx(m) and t == pytest.approx(14 * m / (12 * b))
+    assert max(_direct_loads(m, shares, cards)) == pytest.approx(t)
+    assert ps.allreduce_on_same_cards(m, 8, 4, b) == pytest.approx(t, rel=1e-12)
+    assert round(t * 1e3) == 125
+    # the recipe "shares proportional to cards" does not reach it: 1.5 M/B
+    prop = [m * x / sum(cards) for x in cards]
+    assert max(_direct_loads(m, prop, cards)) == pytest.approx(1.5 * m / b)
+
+
+@SETTINGS
+@given(m=NBYTES, data=st.data())
+def test_same_cards_shares_are_feasible_and_no_split_does_better(m, data):
+    n = data.draw(st.integers(2, 12))
+    cards = [data.draw(st.floats(1e9, 4e10)) for _ in range(n)]
+    shares, t = ps.same_cards_shares(m, cards)
+    assert min(shares) >= 0 and sum(shares) == pytest.approx(m, rel=1e-9)
+    assert max(_direct_loads(m, shares, cards)) <= t * (1 + 1e-9)
+    assert t >= m / min(cards) * (1 - 1e-12)    # the floor: every rank sends and receives at least M
+    weights = [data.draw(st.floats(0.0, 1.0)) for _ in range(n)]
+    if sum(weights) > 0:
+        other = [m * w / sum(weights) for w in weights]
+        assert max(_direct_loads(m, other, cards)) >= t * (1 - 1e-9)
 
 
 @SETTINGS

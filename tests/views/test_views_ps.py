@@ -65,6 +65,14 @@ def test_calculator_server_link_matters_only_apart():
     assert calc.results["PS round"] == format_time(2.5 * BERT / E100)
 
 
+def test_calculator_same_cards_says_tie_when_the_workers_cards_bound_both():
+    # k = 2 fast servers for 8 workers on 10 Gb/s: six workers keep one 10 Gb/s card, so no all-reduce beats M/B_w,
+    # the PS's own time: given the same cards it ties (it beat the ring on the workers' cards alone)
+    calc = views.ps_calculator(model="bert_large", n=8, k=2, worker_link="eth_10g", server_link="eth_100g")
+    assert calc.results["faster"].startswith("PS, ")
+    assert calc.results["faster on the same cards"] == "tie (both on 10 cards)"
+
+
 def test_calculator_two_workers_have_no_winning_k():
     calc = views.ps_calculator(model="resnet50", n=2, k=1)
     assert calc.results["smallest k (separate servers) to beat the ring"].startswith("none")
@@ -116,8 +124,10 @@ def test_sharding_figure_ps_curve_is_the_busiest_nic():
     np.testing.assert_allclose(line.get_ydata(), 1e3 * np.maximum(m / b, n * m / (k * b)))
     ring = next(ln for ln in ax.get_lines() if ln.get_label().startswith("ring all-reduce, the n workers"))
     np.testing.assert_allclose(ring.get_ydata(), 1e3 * 2 * (n - 1) * m / (n * b))
-    same = next(ln for ln in ax.get_lines() if ln.get_label() == "ring all-reduce on the same n + k cards")
-    np.testing.assert_allclose(same.get_ydata(), 1e3 * 2 * (n - 1) * m / (n * (b + k * b / n)))
+    same = next(ln for ln in ax.get_lines() if ln.get_label() == "direct reduce-scatter/all-gather, same n + k cards")
+    # shares fitted to the cards: 2(n-1)M/((n+k)B), down to the floor M/b_min of the machines with fewest cards
+    np.testing.assert_allclose(same.get_ydata(),
+                               1e3 * np.maximum(2 * (n - 1) * m / ((n + k) * b), m / ((1 + k // n) * b)))
     assert (same.get_ydata() < line.get_ydata()).all()
     plt.close(fig)
 
