@@ -1197,8 +1197,6 @@ def sharing_comparison(nbytes: int = 64 * 2**20, link: str = "nvlink2", workers:
     return out
 
 
-#: A ring through the hybrid cube-mesh in which every hop is an NVLink pair (:data:`DGX1_NVLINKS`).
-CUBE_MESH_RING: tuple[int, ...] = (0, 1, 5, 4, 7, 6, 2, 3)
 
 
 def hamiltonian_rings(links: Mapping[tuple[int, int], int]) -> list[tuple[int, ...]]:
@@ -1291,6 +1289,10 @@ def ring_cover(links: Mapping[tuple[int, int], int]) -> tuple[tuple[int, ...], .
     return tuple(chosen)
 
 
+#: The best single ring through the hybrid cube-mesh (:data:`DGX1_NVLINKS`), found by :func:`widest_ring`:
+#: every hop a pair of GPUs joined by two NVLinks.
+CUBE_MESH_RING: tuple[int, ...] = widest_ring(DGX1_NVLINKS)
+
 #: Three rings through the hybrid cube-mesh that together use every NVLink of :data:`DGX1_NVLINKS` once
 #: (a pair with two links lies on two of them), found by :func:`ring_cover`: run each both ways on a sixth
 #: of the buffer and all six links of every GPU carry a ring in each direction, as a library running
@@ -1303,7 +1305,7 @@ def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
 
     ``"switch"``: every GPU's six NVLink 2.0 links lumped into one link to a
     switch (150 GB/s per direction); ``"cube mesh"``: the hybrid cube-mesh
-    of :data:`DGX1_NVLINKS`, ranks in :data:`CUBE_MESH_RING` order. Each
+    of :data:`DGX1_NVLINKS`, ranks in :data:`CUBE_MESH_RING` order (the widest ring). Each
     with one ring (``1``) and with a second ring the other way (``2``);
     On the cube-mesh also with six rings (``6``), each of :data:`CUBE_MESH_CHANNELS` both ways on a sixth
     of the buffer, which keeps every link busy in both directions.

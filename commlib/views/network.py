@@ -303,8 +303,8 @@ def ring_claims_table(verdicts: Sequence):
         for name, best in v.best.items():
             config = ", ".join(str(x) for x in best.config.values()) or "-"
             body.append([v.claim.question, name, config, f"{best.mean:.1f} {v.claim.metric}"])
-    return markdown_table(["question", "contender", "its best ring order and ways", "time"], body,
-                          caption="Every contender at its best ring order, on the same links "
+    return markdown_table(["question", "contender", "its best rings (order and ways)", "time"], body,
+                          caption="Every contender at its best rings, on the same links "
                                   "(ring all-reduce of 64 MiB per rank, NVLink 2.0)")
 
 
