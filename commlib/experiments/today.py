@@ -140,9 +140,10 @@ def _diloco(small: bool = False) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         dil = v.best["DiLoCo"]
         verb = "ends below" if v.winner == "DiLoCo" else "ends above"
-        return (f"DiLoCo, its outer rate ({dil.config['outer_lr']:g}), momentum ({dil.config.get('momentum', v.claim.shared.get('momentum')):g}) and inner "
-                f"rate ({dil.config['lr']:g}) tuned, {verb} plain averaging at H = {LOCAL_H} by {abs(v.margin):.4f} nats "
-                f"(spread {v.spread:.4f}), in {v.wins} of {v.seeds} seeds")
+        mom = dil.config.get("momentum", v.claim.shared.get("momentum"))
+        return (f"DiLoCo, its outer rate ({dil.config['outer_lr']:g}), momentum ({mom:g}) and inner "
+                f"rate ({dil.config['lr']:g}) tuned, {verb} plain averaging at H = {LOCAL_H} by {abs(v.margin):.3f} nats "
+                f"(spread {v.spread:.3f}), in {v.wins} of {v.seeds} seeds")
     return claims.Claim(
         "ch07.diloco_vs_averaging", f"At H = {LOCAL_H} and an equal wall-clock budget, does DiLoCo's outer Nesterov "
         "step end lower than plain averaging?",
@@ -159,7 +160,7 @@ def _large_batch(small: bool = False) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         verb = "ends below" if v.winner.startswith("local") else "ends above"
         return (f"local SGD with H = {LOCAL_H} {verb} synchronous SGD with a {LOCAL_H} times larger batch (the same "
-                f"bytes per sample and syncs, its rate tuned) by {abs(v.margin):.4f} nats (spread {v.spread:.4f}), in "
+                f"bytes per sample and syncs, its rate tuned) by {abs(v.margin):.3f} nats (spread {v.spread:.3f}), in "
                 f"{v.wins} of {v.seeds} seeds")
     return claims.Claim(
         "ch07.local_vs_large_batch", f"At an equal wall-clock budget, does local SGD with H = {LOCAL_H} end lower than "
