@@ -1,9 +1,10 @@
 """Chapter 7's comparisons as claims (:mod:`commlib.experiments.claims`), and the runs behind them.
 
 Compression: the bytes each method sends per step and worker, at the chapter's n = 4 and at larger n
-(top-k and sign are all-gathered, so their bytes grow with n; PowerSGD and the control are
-all-reduced), from :func:`commlib.today.compression.step_bytes`, deterministic (its five seeds give the
-same bytes, enough for the registry's check where two methods tie, as PowerSGD and sign do at n = 16); and
+(top-k is all-gathered, its indices differing between workers, so its bytes grow with n; PowerSGD and
+the control are all-reduced, and sign is summed in two phases, an all-to-all and an all-gather, like an
+all-reduce), from :func:`commlib.today.compression.step_bytes`, deterministic (its five seeds give the
+same bytes, enough for the registry's check where two methods tie); and
 whether the book's problem can tell compressors apart, trained on five seeds, every contender at its
 best learning rate from a grid whose best lies inside.
 
@@ -25,6 +26,12 @@ BYTES_WORKERS = (4, 16, 64)
 NAMES = {"none": "control", "powersgd": "PowerSGD", "topk": "top-k", "sign": "sign"}
 
 
+_USES = {"none": "all-reduced (ring), fp32 values", "powersgd": "all-reduced (ring), fp32 factors",
+         "topk": "all-gathered fp32 values and int32 indices",
+         "sign": "two-phase compressed all-reduce: all-to-all of packed sign chunks, all-gather of re-signed chunks, "
+                 "a 4-byte scale a chunk"}
+
+
 def bytes_phrase(control: float, other: float) -> str:
     """``"3.4 times fewer"`` or ``"1.6 times more"``: ``other`` against ``control``."""
     if other <= control:
@@ -38,7 +45,7 @@ def _bytes_claim(n: int):
             rows, cols = compression.problem_shape()
             return claims.Contender(
                 NAMES[method], lambda s, seed: compression.step_bytes(method, rows, cols, s["workers"]),
-                uses=f"{'all-reduced (ring)' if method in ('none', 'powersgd') else 'all-gathered'}, fp32 values")
+                uses=_USES[method])
 
         def wording(v: claims.Verdict) -> str:
             ctrl = v.best["control"].mean
@@ -103,3 +110,64 @@ def _one(small: bool = False) -> claims.Claim:
                           uses="the same workers and steps, error feedback, all-gathered")),
         metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
         source="commlib.today.compression.train_compressed")
+
+
+# Communicating less often: DiLoCo's outer optimizer tuned, and local SGD against its usual control.
+from ..today import local_sgd  # noqa: E402
+
+#: The wall-clock budget (seconds) every local-SGD variant gets; H of the comparisons.
+LOCAL_BUDGET = 0.5
+LOCAL_H = 16
+_DIL_GRID = {"lr": (0.1, 0.2, 0.5), "outer_lr": (0.3, 0.5, 0.7), "momentum": (0.5, 0.7, 0.9)}
+#: The registry's quick rerun: a shorter budget, the momentum held at the full run's best.
+_DIL_SMALL = {"lr": (0.1, 0.2, 0.5), "outer_lr": (0.5, 0.7, 1.0)}
+
+
+def _local(outer: str):
+    def run(s: dict, seed: int) -> float:
+        cfg = {k: v for k, v in s.items() if k not in ("budget", "h") and (outer == "nesterov" or k == "lr")}
+        rounds = local_sgd.equal_time_rounds(s["h"], s["budget"])
+        return local_sgd.run(s["h"], rounds=rounds, outer=outer, seed=seed, **cfg).final_loss
+    return run
+
+
+def _large(s: dict, seed: int) -> float:
+    return local_sgd.large_batch(s["h"], s["budget"], lrs=(s["lr"],), seed=seed).final_loss
+
+
+@claims.register("ch07.diloco_vs_averaging")
+def _diloco(small: bool = False) -> claims.Claim:
+    def wording(v: claims.Verdict) -> str:
+        dil = v.best["DiLoCo"]
+        verb = "ends below" if v.winner == "DiLoCo" else "ends above"
+        mom = dil.config.get("momentum", v.claim.shared.get("momentum"))
+        return (f"DiLoCo, its outer rate ({dil.config['outer_lr']:g}), momentum ({mom:g}) and inner "
+                f"rate ({dil.config['lr']:g}) tuned, {verb} plain averaging at H = {LOCAL_H} by {abs(v.margin):.3f} nats "
+                f"(spread {v.spread:.3f}), in {v.wins} of {v.seeds} seeds")
+    return claims.Claim(
+        "ch07.diloco_vs_averaging", f"At H = {LOCAL_H} and an equal wall-clock budget, does DiLoCo's outer Nesterov "
+        "step end lower than plain averaging?",
+        (claims.Contender("DiLoCo", _local("nesterov"), _DIL_SMALL if small else _DIL_GRID,
+                          uses="4 workers, batch 16, outer Nesterov momentum, inner, outer rate and momentum tuned"),
+         claims.Contender("plain averaging", _local("average"), {"lr": local_sgd.LRS}, uses="the same, inner rate tuned")),
+        metric="final loss (nats)", seeds=_SEEDS,
+        shared={"h": LOCAL_H, "budget": 0.2, "momentum": 0.7} if small else {"h": LOCAL_H, "budget": LOCAL_BUDGET},
+        wording=wording, chapter="07", source="commlib.today.local_sgd.run")
+
+
+@claims.register("ch07.local_vs_large_batch")
+def _large_batch(small: bool = False) -> claims.Claim:
+    def wording(v: claims.Verdict) -> str:
+        verb = "ends below" if v.winner.startswith("local") else "ends above"
+        return (f"local SGD with H = {LOCAL_H} {verb} synchronous SGD with a {LOCAL_H} times larger batch (the same "
+                f"bytes per sample and syncs, its rate tuned) by {abs(v.margin):.3f} nats (spread {v.spread:.3f}), in "
+                f"{v.wins} of {v.seeds} seeds")
+    return claims.Claim(
+        "ch07.local_vs_large_batch", f"At an equal wall-clock budget, does local SGD with H = {LOCAL_H} end lower than "
+        f"synchronous SGD with a {LOCAL_H} times larger batch?",
+        (claims.Contender(f"local SGD, H = {LOCAL_H}", _local("average"), {"lr": local_sgd.LRS},
+                          uses="4 workers, batch 16, H local steps between averages"),
+         claims.Contender("large-batch synchronous SGD", _large, {"lr": local_sgd.LARGE_BATCH_LRS},
+                          uses=f"4 workers, batch {16 * LOCAL_H}, one all-reduce a step")),
+        metric="final loss (nats)", seeds=_SEEDS, shared={"h": LOCAL_H, "budget": 0.2 if small else LOCAL_BUDGET},
+        wording=wording, chapter="07", source="commlib.today.local_sgd.large_batch")

@@ -29,12 +29,18 @@ import numpy as np
 from ..sgd import training
 from ..units import check_count, check_nonnegative, check_positive
 
-__all__ = ["LocalRun", "run", "best_over_grid", "equal_time_rounds", "LRS", "DILOCO_LRS"]
+__all__ = ["LocalRun", "run", "best_over_grid", "equal_time_rounds", "LRS", "DILOCO_LRS", "OUTER_LRS",
+           "MOMENTA", "LARGE_BATCH_LRS", "large_batch"]
 
 #: Inner learning-rate grids: plain averaging, and DiLoCo, whose outer momentum amplifies each
 #: round's change and so wants smaller inner rates (each rival gets its best rate from its grid).
 LRS = (0.1, 0.2, 0.5, 1.0, 2.0)
-DILOCO_LRS = (0.01, 0.02, 0.05, 0.1, 0.2)
+DILOCO_LRS = (0.05, 0.1, 0.2, 0.5, 1.0)
+#: DiLoCo's outer rate and momentum, tuned too (the paper's 0.7 and 0.9 are among them).
+OUTER_LRS = (0.3, 0.5, 0.7, 1.0)
+MOMENTA = (0.5, 0.7, 0.9)
+#: Synchronous SGD with an H times larger batch takes H times fewer, larger steps: higher rates.
+LARGE_BATCH_LRS = (1.0, 2.0, 4.0, 8.0, 16.0)
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ class LocalRun:
     bytes_sent: np.ndarray
     losses: np.ndarray
     bytes_per_sample: float
+    outer_lr: float = 1.0
+    momentum: float = 0.0
 
     @property
     def final_loss(self) -> float:
@@ -93,7 +101,9 @@ def run(h: int, lr: float, rounds: int, workers: int = 4, batch: int = 16, outer
             sent.append(sent[-1] + msg)
             loss = p.loss(w) if np.all(np.isfinite(w)) else float("inf")
             losses.append(loss)
-    return LocalRun(h, outer, lr, np.asarray(times), np.asarray(sent), np.asarray(losses), msg / (h * batch))
+    outer_rate, outer_momentum = (outer_lr, momentum) if outer == "nesterov" else (1.0, 0.0)
+    return LocalRun(h, outer, lr, np.asarray(times), np.asarray(sent), np.asarray(losses), msg / (h * batch),
+                    outer_rate, outer_momentum)
 
 
 def equal_time_rounds(h: int, budget: float, compute: float = 1e-3, comm: float = 4e-3, jitter: float = 0.2) -> int:
@@ -104,9 +114,30 @@ def equal_time_rounds(h: int, budget: float, compute: float = 1e-3, comm: float 
     return max(1, int(budget // per_round))
 
 
-def best_over_grid(h: int, budget: float, lrs=LRS, outer: str = "average", **kwargs) -> LocalRun:
-    """The run with the lowest final loss over a grid of inner rates, at an equal wall-clock budget."""
+def best_over_grid(h: int, budget: float, lrs=LRS, outer: str = "average", outer_lrs=(0.7,), momenta=(0.9,),
+                   **kwargs) -> LocalRun:
+    """The run with the lowest final loss over a grid of inner rates (and, for DiLoCo, of outer rates
+    ``outer_lrs`` and momenta ``momenta``), at an equal wall-clock budget."""
     timing = {key: kwargs[key] for key in ("compute", "comm", "jitter") if key in kwargs}
     rounds = equal_time_rounds(h, budget, **timing)
-    runs = [run(h, lr, rounds, outer=outer, **kwargs) for lr in lrs]
+    if outer == "average":
+        outer_lrs, momenta = (kwargs.pop("outer_lr", 0.7),), (kwargs.pop("momentum", 0.9),)
+    runs = [run(h, lr, rounds, outer=outer, outer_lr=o, momentum=m, **kwargs)
+            for lr in lrs for o in outer_lrs for m in momenta]
+    return min(runs, key=lambda r: r.final_loss if np.isfinite(r.final_loss) else np.inf)
+
+
+def large_batch(h: int, budget: float, lrs=LARGE_BATCH_LRS, batch: int = 16, **kwargs) -> LocalRun:
+    """Synchronous SGD with an H times larger batch, the usual control for local SGD: one step of H x ``batch``
+    samples a worker, then an all-reduce, so the same bytes per sample and the same syncs as local SGD with H.
+
+    Its step takes H mean steps' compute (H x ``compute`` seconds per step, the jitter scaled alike); its rate is
+    tuned over ``lrs``.
+    """
+    h = check_count("h", h, minimum=1)
+    compute = kwargs.pop("compute", 1e-3) * h
+    jitter = kwargs.get("jitter", 0.2)
+    comm = kwargs.get("comm", 4e-3)
+    rounds = equal_time_rounds(h, budget, compute=compute / h, comm=comm, jitter=jitter)
+    runs = [run(1, lr, rounds, batch=h * batch, compute=compute, **kwargs) for lr in lrs]
     return min(runs, key=lambda r: r.final_loss if np.isfinite(r.final_loss) else np.inf)
