@@ -214,3 +214,13 @@ def test_a_syntax_error_a_missing_answer_and_no_student_id_are_graded_not_crashe
             assert result["score"] == assignments.PUBLIC_POINTS, result["output"]
         if givens_of(qid):
             assert "student id" in result["output"], result["output"]
+
+
+def test_a_pin_holds_students_and_autograder_to_one_version(tmp_path):
+    dist = assignments.write_assignment(_chapter("02_ring_allreduce"), tmp_path, run_tests=False, pin="v9.9")
+    spec = assignments.install_spec(_chapter("02_ring_allreduce"))
+    student = nbformat.read(dist / "student" / "02_ring_allreduce.ipynb", as_version=4)
+    assert any(f"{spec}@v9.9" in c.source for c in student.cells if c.cell_type == "code")
+    assert (tmp_path / "02_ring_allreduce" / "master" / "requirements.txt").read_text().strip() == f"{spec}@v9.9"
+    with pytest.raises(ValueError, match="pin"):
+        assignments.pinned(f"{spec}@v1", "v2")

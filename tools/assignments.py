@@ -1,6 +1,6 @@
 """Write a graded otter-grader assignment for every chapter with exercises.
 
-Usage: python tools/assignments.py [--out _build/assignments] [--runs-on default|colab|jupyterlite]
+Usage: python tools/assignments.py [--out _build/assignments] [--runs-on default|colab|jupyterlite] [--pin REV]
                                    [--no-run-tests] [chapter stems ...]
 
 For each chapter of the table of contents that has exercises, this writes
@@ -241,16 +241,40 @@ def install_spec(path: Path) -> str:
     return _INSTALL.search(_setup_cell(nbformat.read(path, as_version=4), path).source).group("spec")
 
 
-def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_tests: bool = True) -> Path | None:
-    """Write the master notebook of a chapter and run ``otter assign`` on it; return the dist folder."""
+def pinned(spec: str, pin: str | None) -> str:
+    """The install requirement ``spec`` held to the git revision ``pin`` (a tag or a commit), if given.
+
+    >>> pinned("commlib @ git+https://example.org/book", "v1.0")
+    'commlib @ git+https://example.org/book@v1.0'
+    >>> pinned("commlib[mpi] @ git+https://example.org/book", None)
+    'commlib[mpi] @ git+https://example.org/book'
+    """
+    if not pin:
+        return spec
+    if "git+" not in spec or "@" in spec.split("git+", 1)[1]:
+        raise ValueError(f"pin: the requirement {spec!r} is not an unpinned git address")
+    return f"{spec}@{pin}"
+
+
+def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_tests: bool = True,
+                     pin: str | None = None) -> Path | None:
+    """Write the master notebook of a chapter and run ``otter assign`` on it; return the dist folder.
+
+    ``pin`` (a git tag or commit) holds the library to one version in both places that install it:
+    the students' setup cell and the autograder's environment.
+    """
     nb = master_notebook(path, runs_on)
     if nb is None:
         return None
+    spec = install_spec(path)
+    if pin:
+        for cell in nb.cells:
+            cell.source = cell.source.replace(spec, pinned(spec, pin))
     base = out / path.stem
     master = base / "master"
     master.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, master / f"{path.stem}.ipynb")
-    (master / "requirements.txt").write_text(install_spec(path) + "\n", encoding="utf-8")
+    (master / "requirements.txt").write_text(pinned(spec, pin) + "\n", encoding="utf-8")
     dist = base / "dist"
     shutil.rmtree(dist, ignore_errors=True)  # otter assign adds a dated archive; keep only this run's
     command = [str(Path(sys.executable).with_name("otter")), "assign", "--no-pdfs", f"{path.stem}.ipynb", str(dist.resolve())]
@@ -274,12 +298,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--runs-on", choices=("default", "colab", "jupyterlite"), default="default")
     parser.add_argument("--no-run-tests", action="store_true", help="do not grade the solutions while assigning")
+    parser.add_argument("--pin", default=None, help="a git tag or commit of the book: students and autograder install it")
     args = parser.parse_args(argv)
     paths = teachers.chapters()
     if args.chapters:
         paths = [p for p in paths if p.stem in args.chapters]
     for path in paths:
-        dist = write_assignment(path, args.out, args.runs_on, not args.no_run_tests)
+        dist = write_assignment(path, args.out, args.runs_on, not args.no_run_tests, args.pin)
         if dist is not None:
             print(f"{path.stem}: {dist / 'student' / path.name} and {autograder_zip(dist).name}")
     return 0

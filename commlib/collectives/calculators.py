@@ -151,6 +151,7 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
     seconds = terms.time(item.bandwidth, item.latency)
     return {
         "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "link": f"{format_rate(item.bandwidth)} per direction, latency alpha {format_time(item.latency)}",
         "steps on the critical path (alpha count)": f"{terms.steps}",
         "bytes on the critical path": format_size(terms.bytes),
         "time": format_time(seconds),

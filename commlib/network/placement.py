@@ -487,8 +487,9 @@ def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype:
 
     ``model``/``dtype`` give the gradient bytes (or pass ``nbytes``).
     ``mode`` is ``"allreduce"`` or ``"ps"``. For all-reduce, ``algorithm`` is
-    ``"ring"``, ``"hierarchical"`` or ``"auto"`` (hierarchical when several
-    workers share a host and more than one host is used, else ring). For PS,
+    ``"ring"``, ``"hierarchical"`` or ``"auto"`` (the faster of the two; the
+    hierarchical one is a candidate when several workers share a host and more
+    than one host is used). For PS,
     ``server_host`` is where the server runs (it takes no worker slot); by
     default the host that gives the shortest time. ``pipelined`` (PS only)
     says whether push and pull overlap (default, as in
@@ -527,11 +528,16 @@ def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype:
     if n == 1:
         return Estimate(0.0, "allreduce", "none", counts, m, None, None, None)
     used = sum(1 for c in counts if c)
-    if algorithm == "auto":
-        algorithm = "hierarchical" if used > 1 and max(counts) > 1 else "ring"
+    runs = {"ring": _ring, "hierarchical": _hierarchical}
     if algorithm == "hierarchical" and used == 1:
         algorithm = "ring"  # one host: the intra-host ring is the whole story
-    t, kind, host, bw = (_ring if algorithm == "ring" else _hierarchical)(cluster, counts, m)
+    if algorithm == "auto":    # the faster of the two here (the hierarchical one only where hosts hold several)
+        options = ["ring"] + (["hierarchical"] if used > 1 and max(counts) > 1 else [])
+        timed = {a: runs[a](cluster, counts, m) for a in options}
+        algorithm = min(options, key=lambda a: (timed[a][0], options.index(a)))
+        t, kind, host, bw = timed[algorithm]
+    else:
+        t, kind, host, bw = runs[algorithm](cluster, counts, m)
     return Estimate(t, "allreduce", algorithm, counts, m, kind, host, bw)
 
 

@@ -300,9 +300,12 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            choices=calculators.primitive_choices,
                            note="M is the whole buffer as nccl-tests counts it (the gathered array for "
-                                "gather, all-gather, reduce-scatter, all-to-all). One uniform link, one port per "
-                                "rank: for all-reduce the algorithms without parameters (chapter 2's cluster "
-                                "calculator has the rest). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
+                                "gather, all-gather, reduce-scatter, all-to-all). Network: every rank has its own full-duplex "
+                                "link of the chosen kind into a switch that never blocks, and sends one message at "
+                                "a time; the results give the link's bandwidth and latency alpha. All-reduce offers "
+                                "the algorithms that need nothing more (the pipelined trees need a chunk count, the "
+                                "hierarchical and multi-rail ones hosts, the tori a grid: chapter 2's cluster "
+                                "calculator has them). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
 def naive_hotspot_figure(counts: HotspotCounts):
@@ -709,8 +712,11 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
     }
     return make_calculator(calculators.cluster_results, controls, title="Your cluster: one gradient all-reduce",
                            note=("Network: hosts of g GPUs on the intra-host link, their network cards c on a "
-                                 "switch; every GPU reaches the network through one port. Bandwidth per direction; 1 MB = 10^6 B, "
-                                 "1 MiB = 2^20 B; algbw = M/t, busbw = algbw x 2(n-1)/n (nccl-tests). "
+                                 "switch; every GPU sends one message at a time into the network. Bandwidth per direction; 1 MB = 10^6 B, "
+                                 "1 MiB = 2^20 B; algbw = M/t, busbw = algbw x 2(n-1)/n (nccl-tests); 'what its links carry "
+                                 "per GPU' is the busbw the algorithm would reach on these links with no latency "
+                                 "(more than one card's rate when it spreads a GPU's bytes over fast links inside "
+                                 "hosts or several cards). "
                                  "Algorithms: the hierarchical one runs each phase on its own link and shares the "
                                  "cards among a host's shards; the multi-rail ring runs one ring per card; in the "
                                  "ring every step crosses hosts, at the slower link. The others are timed on one "
@@ -719,8 +725,8 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
                                  "inside a host; the pipelined trees take their best chunk count q. If no "
                                  "bandwidth reaches the efficiency goal, the result says whether the latencies "
                                  "or the other link stand in the way. "
-                                 "The torus both ways (square n) drives four links at once: through one "
-                                 "port its messages of a step go one after the other, so here it takes what the "
+                                 "The torus both ways (square n) drives four links at once: sent one at a "
+                                 "time, its messages of a step go one after the other, so here it takes what the "
                                  "one-way torus takes. Not modelled: overlap of compute and communication."))
 
 
