@@ -58,6 +58,10 @@ LAWS = ("exponential", "shifted_exponential", "pareto", "deterministic")
 
 _PARETO_SHAPE = 2.5
 
+#: Each law's mean, in units of its scale: times are divided by it, so they read in mean compute times.
+LAW_MEANS = {"exponential": 1.0, "shifted_exponential": 2.0, "pareto": _PARETO_SHAPE / (_PARETO_SHAPE - 1),
+             "deterministic": 1.0}
+
 
 def _law(name: str):
     """``draw(rng) -> float``: one compute time of law ``name`` (in units of the law's scale)."""
@@ -301,14 +305,16 @@ def sgd_calculator_results(protocol: str = "k_async", workers: int = 8, k: int =
     sched = schedule(protocol, workers, k, compute, slowdown, updates, seed)
     trained = max(1, min(len(sched.times), check_count("gradients", gradients, 1) // sched.k))
     _, loss, error = train(calculator_problem(), sched, trained, seed=seed)
+    mean = LAW_MEANS[compute]           # the schedule's times are in the law's scale; report mean compute times
+    per_update = sched.mean_time_per_update / mean
     return {
         "K used": f"{sched.k}",
-        "mean time per update": f"{sched.mean_time_per_update:.4f} mean compute times",
-        "updates per mean compute time": f"{1.0 / sched.mean_time_per_update:.3f}",
+        "mean time per update": f"{per_update:.4f} mean compute times",
+        "updates per mean compute time": f"{1.0 / per_update:.3f}",
         "gradients per update": f"{sched.k}",
         "mean staleness": f"{sched.mean_staleness:.3f} updates",
         "largest staleness": f"{max(sched.staleness)} updates",
         "training loss after the run": (f"{loss:.3f} nats after {trained} updates "
-                                        f"({sched.times[trained - 1]:.1f} mean compute times)"),
+                                        f"({sched.times[trained - 1] / mean:.1f} mean compute times)"),
         "test error after the run": f"{100 * error:.1f} %",
     }
