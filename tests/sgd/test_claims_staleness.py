@@ -11,7 +11,9 @@ several seeds and asserts the direction of the effect the chapter states:
 * tuned, neither rule beats the best constant rate, with or without stalls;
 * the rate/staleness rule's own base rate needs tuning (its best is not 0.5);
 * in Downpour SGD Adagrad ends lower than SGD at the shared rate and, by less,
-  at each one's best rate.
+  at each one's best rate (on one shared grid), and by about as much with one replica: not robustness to staleness;
+* carried from 16 to 256 learners, only the distance rule copes better than the unchanged constant rate, and
+  dividing the rate by the growth of the mean staleness overcorrects.
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def test_stalls_do_not_change_the_verdict(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_downpour_adagrad_ends_lower_at_the_shared_rate_and_less_so_tuned(seed):
     study = staleness.downpour_study(workers=8, shards=4, updates=2500, comm_time=0.1, seed=seed,
-                                     sgd_rates=(0.5, 0.1, 0.05), adagrad_rates=(0.5, 0.2, 0.1))
+                                     sgd_rates=(0.5, 0.1, 0.05, 0.02), adagrad_rates=(0.5, 0.1, 0.05, 0.02),
+                                     control=False)
     s, a = study["SGD"], study["Adagrad"]
     gap_shared, gap_tuned = s.loss(0.5) - a.loss(0.5), s.best_loss - a.best_loss
     assert gap_shared > 0.05                   # at 0.5, Adagrad far lower
@@ -108,6 +111,27 @@ def test_downpour_adagrad_ends_lower_at_the_shared_rate_and_less_so_tuned(seed):
     words = staleness.downpour_phrases(study)
     assert words["verdict"] == "adagrad" and words["reading"].startswith("most of Adagrad's advantage")
     assert np.isfinite(gap_tuned)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_downpour_adagrads_edge_is_the_same_with_one_replica_so_not_robustness_to_staleness(seed):
+    """Finding: Adagrad beats tuned SGD by about as much with one replica (its gradients made stale by no other
+    replica) as with eight, on the same shared grid, whose best is not at an edge for either."""
+    grid = (0.5, 0.2, 0.1, 0.05, 0.02)
+    study = staleness.downpour_study(workers=8, shards=4, updates=2500, comm_time=0.1, seed=seed,
+                                     sgd_rates=grid, adagrad_rates=grid)
+    gaps = {}
+    for tail in ("", ", one replica"):
+        s, a = study["SGD" + tail], study["Adagrad" + tail]
+        for sw in (s, a):
+            assert sw.best_value not in (grid[0], grid[-1])          # the optimum is inside the grid
+        gaps[tail] = s.best_loss - a.best_loss
+        assert gaps[tail] > 0.003                                    # Adagrad lower, with and without staleness
+    assert abs(gaps[""] - gaps[", one replica"]) < 0.003             # by about the same
+    assert study["SGD"].runs[0].staleness.mean() > 5 * study["SGD, one replica"].runs[0].staleness.mean()
+    words = staleness.downpour_phrases(study)
+    assert words["robust"] == "no"
+    assert "not robustness to staleness" in words["control"] and "not robustness to staleness" in words["takeaway"]
 
 
 # --------------------------------------------------------------------------- overlap with backprop
@@ -154,6 +178,12 @@ def test_carried_from_16_to_256_learners_the_distance_rule_copes_better_but_retu
     assert carry.constant.best_loss < carry.carried["distance"][1] - TOL   # re-tuning still wins
     words = staleness.carry_over_phrases(carry)
     assert words["adapts"] == "yes" and words["verdict"].endswith("yet re-tuning the constant rate does best")
+    assert words["adapting"] == "distance"                            # only the distance rule adapts
+    summary = staleness.lr_rule_summary(["constant"], words["adapts"], words["adapting"])
+    assert "how far the parameters moved, not $1/\\tau$" in summary
+    v, loss = carry.carried["scaled"]                                 # eta scaled by 1/<tau>: overcorrects
+    assert v < carry.constant.best_value and loss > carry.constant.best_loss + TOL
+    assert words["scaled_how"] == "overcorrects"
 
 
 def test_gupta_rule_tune_synchronous_then_divide_by_mean_staleness_needs_no_asynchronous_tuning():

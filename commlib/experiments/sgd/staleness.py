@@ -33,6 +33,7 @@ __all__ = [
     "STALENESS_BASES",
     "DISTANCE_CAPS",
     "CONTROL_RATES",
+    "DOWNPOUR_RATES",
     "DOWNPOUR_SGD_RATES",
     "DOWNPOUR_ADAGRAD_RATES",
     "Stalls",
@@ -65,9 +66,10 @@ DISTANCE_CAPS = (0.5, 0.1, 0.05, 0.02)
 #: The control without staleness (one learner) runs at these constant rates.
 CONTROL_RATES = (0.5, 0.05, 0.02)
 
-#: Rates of the Downpour comparison: plain SGD's eta and Adagrad's base rate.
-DOWNPOUR_SGD_RATES = (0.5, 0.05, 0.02)
-DOWNPOUR_ADAGRAD_RATES = (0.5, 0.2, 0.1, 0.05)
+#: Rates of the Downpour comparison: plain SGD's eta and Adagrad's base rate, on one shared grid.
+DOWNPOUR_RATES = (0.5, 0.2, 0.1, 0.05, 0.02)
+DOWNPOUR_SGD_RATES = DOWNPOUR_RATES
+DOWNPOUR_ADAGRAD_RATES = DOWNPOUR_RATES
 
 
 def staleness_vs_nk(workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 20000, seed: int = 0) -> list[dict]:
@@ -374,13 +376,16 @@ class CarryOver:
 
 
 def carry_over_study(study: LrRuleStudy, workers: int = 256, rates=(0.05, 0.02, 0.01), seed: int = 0,
-                     batch_size: int = 8) -> CarryOver:
+                     batch_size: int = 8, scaled: bool = True) -> CarryOver:
     """Run each rule of ``study`` at its best value, unchanged, with ``workers`` learners; re-tune the constant rate.
 
     A rate tuned for one setting meets another when the cluster grows: this
     is the case where a rule that reads the staleness could adapt and a
     constant rate cannot. ``rates`` (the constant rates re-tuned with
     ``workers`` learners) must hold the best constant rate of ``study``.
+    With ``scaled``, the best constant rate is also carried divided by how
+    much the mean staleness grew (``carried["scaled"]``): the rule
+    eta_0/<tau> applied to the change of setting.
     """
     sw = study.sweeps
     carried_rate = sw["constant"].best_value
@@ -394,8 +399,12 @@ def carry_over_study(study: LrRuleStudy, workers: int = 256, rates=(0.05, 0.02, 
         if rule in sw:
             v = sw[rule].best_value
             carried[rule] = (v, rate_sweep(rule, (v,), workers, **common).losses[0])
-    return CarryOver(study.workers, int(workers), constant, carried,
-                     float(constant.runs[0].staleness.mean()))
+    stale_to = float(constant.runs[0].staleness.mean())
+    if scaled:
+        # the best constant rate times <tau> before over <tau> after: eta * <tau> held, as if eta = eta_0 / <tau>
+        v = carried_rate * study.mean_staleness / stale_to
+        carried["scaled"] = (v, rate_sweep("constant", (v,), workers, **common).losses[0])
+    return CarryOver(study.workers, int(workers), constant, carried, stale_to)
 
 
 def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
@@ -404,18 +413,23 @@ def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
     * ``"carried"``: the final losses of the carried settings;
     * ``"retuned"``: the best constant rate with the new number of learners;
     * ``"verdict"``: which rules cope with the change better than the unchanged constant rate, and whether
-      re-tuning the constant rate still does best.
+      re-tuning the constant rate still does best;
+    * ``"adapts"`` (``"yes"``/``"no"``) and ``"adapting"`` (``"distance"``, ``"staleness"``, ``"both"`` or
+      ``"none"``): which rules cope better, for :func:`lr_rule_summary`;
+    * ``"scaled"`` and ``"scaled_how"`` (with the scaled run): what dividing the rate by the growth of the
+      mean staleness does, against the re-tuned rate.
     """
     tol = check_nonnegative("tol", tol)
     c_value, c_loss = carry.carried["constant"]
     names = {"distance": "the distance rule (cap {:g})", "staleness": "the rate/staleness rule (base rate {:g})"}
+    rules = [k for k in ("distance", "staleness") if k in carry.carried]
     items = [f"the constant rate {c_value:g} ends at {c_loss:.3f} nats"]
-    items += [f"{names[k].format(v)} at {loss:.3f}" for k, (v, loss) in carry.carried.items() if k != "constant"]
+    items += [f"{names[k].format(carry.carried[k][0])} at {carry.carried[k][1]:.3f}" for k in rules]
     best = carry.constant
     out = {"carried": _and(items),
            "retuned": f"re-tuned, the best constant rate is {best.best_value:g} ({best.best_loss:.3f} nats)"}
-    better = [k for k, (_, loss) in carry.carried.items() if k != "constant" and loss < c_loss - tol]
-    worse = [k for k, (_, loss) in carry.carried.items() if k != "constant" and loss > c_loss + tol]
+    better = [k for k in rules if carry.carried[k][1] < c_loss - tol]
+    worse = [k for k in rules if carry.carried[k][1] > c_loss + tol]
     short = {"distance": "the distance rule", "staleness": "the rate/staleness rule"}
     parts = []
     if better:
@@ -425,27 +439,43 @@ def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
         parts.append(f"{_and([short[k] for k in worse])} copes worse")
     if not better and not worse:
         parts.append("no rule copes with the larger staleness better than the unchanged constant rate")
-    beats_retuned = [k for k, (_, loss) in carry.carried.items() if k != "constant" and loss < best.best_loss - tol]
+    beats_retuned = [k for k in rules if carry.carried[k][1] < best.best_loss - tol]
     parts.append("yet re-tuning the constant rate does best" if not beats_retuned else
                  f"and {_and([short[k] for k in beats_retuned])} even beats the re-tuned constant rate")
     out["verdict"] = ", ".join(parts[:-1]) + ("; " if len(parts) > 1 else "") + parts[-1]
     out["adapts"] = "yes" if better else "no"
+    out["adapting"] = "both" if len(better) == 2 else (better[0] if better else "none")
+    if "scaled" in carry.carried:
+        v, loss = carry.carried["scaled"]
+        how = ("overcorrects" if v < best.best_value and loss > best.best_loss + tol else
+               "undercorrects" if v > best.best_value and loss > best.best_loss + tol else "does as well as re-tuning")
+        out["scaled"] = (f"dividing the best constant rate by how much the mean staleness grew gives {v:.2g}, "
+                         f"which {how}: it ends at {loss:.3f} nats")
+        out["scaled_how"] = how
     return out
 
 
-def lr_rule_summary(verdicts, adapts: str | None = None) -> str:
+def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = None) -> str:
     """One sentence over several studies' ``lr_rule_phrases(...)["verdict"]`` and, optionally, a carry-over's
-    ``carry_over_phrases(...)["adapts"]``: what the rules buy on this problem."""
+    ``carry_over_phrases(...)["adapts"]`` and ``["adapting"]``: what the rules buy on this problem, naming the rule
+    that adapts to a change of setting."""
     verdicts = list(verdicts)
     if not verdicts:
         raise ValueError("verdicts must hold at least one verdict")
     if adapts not in (None, "yes", "no"):
         raise ValueError(f"adapts must be None, 'yes' or 'no', got {adapts!r}")
+    if adapting not in (None, "distance", "staleness", "both", "none"):
+        raise ValueError(f"adapting must be None, 'distance', 'staleness', 'both' or 'none', got {adapting!r}")
+    what = {"distance": r"a rate that follows how far the parameters moved, not $1/\tau$,",
+            "staleness": "a rate divided by each gradient's staleness, not one that follows how far the parameters "
+                         "moved,",
+            "both": "a rate that follows the staleness or how far the parameters moved,",
+            None: "a rate that follows the staleness"}
     if all(v == "constant" for v in verdicts):
         text = "on this problem the rules buy no accuracy that a tuned constant rate does not"
-        if adapts == "yes":
-            text += ("; what a rule can offer is a rate that follows the staleness when the setting changes and "
-                     "the rate is not re-tuned")
+        if adapts == "yes" and adapting != "none":
+            text += (f"; what one rule can offer is {what[adapting]} when the setting changes and the rate is not "
+                     "re-tuned")
         elif adapts == "no":
             text += ", not even when the setting changes and the rate is not re-tuned"
         return text
@@ -455,13 +485,17 @@ def lr_rule_summary(verdicts, adapts: str | None = None) -> str:
 
 
 def downpour_study(workers: int = 8, shards: int = 4, updates: int = 2500, comm_time: float = 0.1, seed: int = 0,
-                   batch_size: int = 8, sgd_rates=DOWNPOUR_SGD_RATES,
-                   adagrad_rates=DOWNPOUR_ADAGRAD_RATES) -> dict[str, RateSweep]:
+                   batch_size: int = 8, sgd_rates=DOWNPOUR_SGD_RATES, adagrad_rates=DOWNPOUR_ADAGRAD_RATES,
+                   control: bool = True) -> dict[str, RateSweep]:
     """Downpour SGD (asynchronous replicas over ``shards`` PS shards): plain SGD and per-shard Adagrad, each on its grid.
 
     Every piece of every gradient travels for an exponential time of mean
     ``comm_time`` (mean compute times), so shards apply pieces in different
-    orders. Returns ``{"SGD": RateSweep, "Adagrad": RateSweep}``.
+    orders. Returns ``{"SGD": RateSweep, "Adagrad": RateSweep}`` and, with
+    ``control``, the same two with one replica (the same shards, transfers,
+    gradients and mini-batches, no other replica to make its gradients stale)
+    as ``"SGD, one replica"`` and ``"Adagrad, one replica"``: whatever Adagrad
+    gains there is not robustness to staleness.
     """
     comm_time = check_positive("comm_time", comm_time)
     problem = training.make_problem(seed=0)
@@ -471,12 +505,23 @@ def downpour_study(workers: int = 8, shards: int = 4, updates: int = 2500, comm_
 
     common = {"updates": updates, "seed": seed, "batch_size": batch_size, "problem": problem, "shards": shards,
               "comm_time": transfer}
-    return {"SGD": rate_sweep("constant", sgd_rates, workers, optimizer="sgd", name="SGD", **common),
-            "Adagrad": rate_sweep("constant", adagrad_rates, workers, optimizer="adagrad", name="Adagrad", **common)}
+    counts = (workers, 1) if control else (workers,)
+    out = {}
+    for n in counts:
+        tail = "" if n == workers else ", one replica"
+        out["SGD" + tail] = rate_sweep("constant", sgd_rates, n, optimizer="sgd", name="SGD" + tail, **common)
+        out["Adagrad" + tail] = rate_sweep("constant", adagrad_rates, n, optimizer="adagrad", name="Adagrad" + tail,
+                                           **common)
+    return {k: out[k] for k in ("SGD", "Adagrad", "SGD, one replica", "Adagrad, one replica") if k in out}
 
 
 def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, tol: float = 0.003) -> dict[str, str]:
-    """Adagrad against SGD in Downpour SGD at the shared nominal rate and each at its best, decided by the runs."""
+    """Adagrad against SGD in Downpour SGD at the shared nominal rate and each at its best, decided by the runs.
+
+    With the one-replica control of :func:`downpour_study`, ``"control"`` and
+    ``"takeaway"`` say whether Adagrad's tuned edge is any larger with
+    staleness than without (level within ``tol`` nats).
+    """
     tol = check_nonnegative("tol", tol)
     s, a = study["SGD"], study["Adagrad"]
     at = _compare(a.loss(nominal), s.loss(nominal), tol)
@@ -487,9 +532,7 @@ def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, t
     gap_nominal, gap_best = s.loss(nominal) - a.loss(nominal), s.best_loss - a.best_loss
     if best == "below" and at == "below" and gap_best < gap_nominal:
         out["reading"] = (f"most of Adagrad's advantage at the shared rate came from its smaller steps, but "
-                          f"{gap_best:.3f} of the {gap_nominal:.3f} nats survive tuning. Adagrad's per-parameter "
-                          "rates shrink over the run and a constant rate does not; whether a decaying rate for SGD "
-                          "would close the rest is not tested here")
+                          f"{gap_best:.3f} of the {gap_nominal:.3f} nats survive tuning")
     elif best == "below" and at == "below":
         out["reading"] = "Adagrad's advantage survives tuning undiminished"
     elif best == "below":
@@ -500,6 +543,30 @@ def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, t
     else:
         out["reading"] = ("tuned, the two are level" if best == "level with" else "tuned, plain SGD ends lower") + \
             ", as at the nominal rate: per-shard Adagrad brings no advantage here"
+    out["takeaway"] = out["tuned"]
+    if "SGD, one replica" in study and "Adagrad, one replica" in study:
+        s1, a1 = study["SGD, one replica"], study["Adagrad, one replica"]
+        gap_single = s1.best_loss - a1.best_loss
+        single = _compare(a1.best_loss, s1.best_loss, tol)
+        numbers = (f"{a1.best_loss:.3f} nats against {s1.best_loss:.3f}, each at its best rate "
+                   f"({a1.best_value:g} and {s1.best_value:g})")
+        if best == "below" and single == "below" and abs(gap_best - gap_single) <= tol:
+            out["control"] = (f"with one replica, whose gradients no other replica makes stale, Adagrad ends lower "
+                              f"by about as much: {numbers}. Its edge is the same without staleness, so it is not "
+                              "robustness to staleness. Adagrad's per-parameter rates shrink over the run and a "
+                              "constant rate does not; whether a decaying rate for SGD would close the gap is not "
+                              "tested here")
+            out["takeaway"] += (" by about as much as with one replica, whose gradients no other replica makes "
+                                "stale: an edge of Adagrad on this problem, not robustness to staleness")
+        elif best == "below" and gap_best > gap_single + tol:
+            out["control"] = (f"with one replica, whose gradients no other replica makes stale, Adagrad's edge is "
+                              f"smaller: {numbers}. Part of its edge with {s.workers} replicas comes with staleness")
+            out["takeaway"] += ", and by more than with one replica: part of its edge comes with staleness"
+        else:
+            out["control"] = (f"with one replica, whose gradients no other replica makes stale: {numbers}. "
+                              f"Staleness does not make Adagrad's edge larger")
+            out["takeaway"] += "; with one replica, whose gradients no other replica makes stale, its edge is no smaller"
+        out["robust"] = "yes" if best == "below" and gap_best > gap_single + tol else "no"
     return out
 
 

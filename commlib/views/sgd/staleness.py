@@ -122,10 +122,11 @@ def stalls_figure(study):
 
 def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
     """Left: loss curves of SGD and Adagrad at the shared rate and each at its best rate.
-    Right: final loss over each one's grid (:func:`commlib.experiments.sgd.staleness.downpour_study`)."""
+    Right: final loss over each one's grid, with the one-replica control where the study has it
+    (:func:`commlib.experiments.sgd.staleness.downpour_study`)."""
     fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
     curves = []
-    for i, (name, sw) in enumerate(sweeps.items()):
+    for i, (name, sw) in enumerate((k, v) for k, v in sweeps.items() if "one replica" not in k):
         curves.append((sw.run(nominal), f"{name}, rate {nominal:g}", i, "-"))
         curves.append((sw.run(sw.best_value),
                        f"{name}, best rate {sw.best_value:g}", i, "--"))
