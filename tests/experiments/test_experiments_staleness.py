@@ -150,7 +150,9 @@ def test_carry_over_needs_the_carried_rate_on_the_grid():
     with pytest.raises(ValueError, match="best constant rate"):
         staleness.carry_over_study(study, workers=4, rates=(0.3,))
     carry = staleness.carry_over_study(study, workers=4, rates=(0.5, 0.05))
-    assert set(carry.carried) == {"constant", "staleness"} and carry.workers_to == 4
+    assert set(carry.carried) == {"constant", "staleness", "scaled"} and carry.workers_to == 4
+    plain = staleness.carry_over_study(study, workers=4, rates=(0.5, 0.05), scaled=False)
+    assert set(plain.carried) == {"constant", "staleness"}
 
 
 def test_nk_agreement_on_a_small_run_and_bad_input():
