@@ -7,7 +7,11 @@ check. Each contender gets its best on the same links: its best ring order (ever
 single links but for the closing one, :func:`commlib.network.topology.ring_orders`, and the snake),
 with one ring or a ring each way, and where they fit several rings at once: on a torus rings that
 together use every link (:func:`covering_rings`), on the odd mesh pairs of different orders
-(:func:`disjoint_pairs`).
+(:func:`disjoint_pairs`). On the gallery's switch tree both all-reduces are tuned over every way to lay
+halving-doubling's exchange distances on the tree's levels (:func:`level_placements`; a search of every
+placement, :func:`tree_search`, finds none better). In the BytePS server each GPU's path to the card is
+held to the rate BytePS measured for that kind of path (:func:`pcie_path`), and GPUDirect RDMA and
+staging through CPU memory each get their best GPU.
 
 >>> v = claims.run(claims.claim("ch06.mesh_vs_torus", small=True))
 >>> v.winner, v.best["4 x 4 mesh"].config["rings"]
@@ -25,7 +29,8 @@ from ..network import topology
 from . import claims
 
 __all__ = ["SIZE", "SMALL_SIZE", "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
-           "grid_facts", "row_orders", "odd_grid_orders"]
+           "grid_facts", "row_orders", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
+           "tree_time", "tree_search"]
 
 #: The chapter's message (bytes per rank) and the registry test's.
 SIZE = 64 * 2**20
@@ -376,26 +381,48 @@ def staged_exchange_time(gpu: str, nbytes: int) -> float:
     return topology.map_flows(c, topology.staged_exchange(c, gpu, nbytes)).time
 
 
+def pcie_path(gpu: str, host: int = 0) -> str:
+    """NCCL's name for the PCIe path between ``gpu`` and its host's network card in the BytePS server:
+    ``"PIX"`` (one PCIe switch), ``"PXB"`` (PCIe switches only), ``"PHB"`` (through one CPU's host
+    bridge) or ``"SYS"`` (across the socket link between the CPUs).
+
+    >>> [pcie_path(f"h0.gpu{j}") for j in (0, 2, 4)]
+    ['PIX', 'PHB', 'SYS']
+    """
+    c = _byteps_cluster(nvlink=None)
+    path = topology.route(c, gpu, f"h{host}.nic")
+    cpus = sum(c.nodes[v]["kind"] == "cpu" for v in path)
+    switches = sum(c.nodes[v]["kind"] == "switch" for v in path)
+    return "SYS" if cpus > 1 else "PHB" if cpus else "PIX" if switches == 1 else "PXB"
+
+
+#: The peer-to-peer rate BytePS measured for each path type (bytes/s): under one switch, and across
+#: sockets (:data:`commlib.network.topology.BYTEPS_PCIE_MEASURED`). No rate was measured through one
+#: CPU (PHB) or through several switches (PXB); those paths keep the link model's rates.
+MEASURED_BY_PATH = dict(zip(("PIX", "SYS"), topology.BYTEPS_PCIE_MEASURED.values()))
+
+
 @cache
 def rdma_exchange_time(gpu: str, nbytes: int, measured: bool = True) -> float:
     """Seconds for the same exchange by GPUDirect RDMA (the card reads and writes ``gpu``'s memory).
 
     The link model gives every pairing the card's line rate (each PCIe link is faster than the card).
     With ``measured``, each flow is also held to the peer-to-peer rate BytePS measured over PCIe 3.0 for
-    its pairing (:data:`commlib.network.topology.BYTEPS_PCIE_MEASURED`): under one switch, or across
-    switches through the CPUs. The card's reads of GPU memory are such peer-to-peer transfers.
+    its path type (:data:`MEASURED_BY_PATH`, :func:`pcie_path`): under one switch (PIX), or across the
+    sockets (SYS). The card's reads of GPU memory are such peer-to-peer transfers. A path through one
+    CPU (PHB) has no measured rate and keeps the link model's: an upper bound, since NVIDIA's guide
+    finds such paths slower on some processors.
     """
     c = _byteps_cluster(nvlink=None)
     flows = topology.rdma_exchange(c, gpu, nbytes)
     mapped = topology.map_flows(c, flows)
     if not measured:
         return mapped.time
-    rates = list(topology.BYTEPS_PCIE_MEASURED.values())
     worst = mapped.time
     for f in flows:
-        path = topology.route(c, f.src, f.dst)
-        through_cpu = any(c.nodes[v]["kind"] == "cpu" for v in path)
-        worst = max(worst, f.nbytes / rates[1 if through_cpu else 0])
+        rate = MEASURED_BY_PATH.get(pcie_path(f.src if f.src.startswith("h0.") else f.dst))
+        if rate is not None:
+            worst = max(worst, f.nbytes / rate)
     return worst
 
 
@@ -415,19 +442,160 @@ def _without(small: bool = False) -> claims.Claim:
         chapter="06", source="commlib.network.topology.staged_exchange")
 
 
+GPUS = tuple(f"h0.gpu{j}" for j in range(8))
+
+
+def _socket_gpus(socket: int) -> tuple[str, ...]:
+    """The GPUs whose PCIe switch hangs from CPU socket ``socket`` (the third node on their way to any CPU)."""
+    c = _byteps_cluster(nvlink=None)
+    return tuple(g for g in GPUS if topology.route(c, g, "h0.cpu0")[2] == f"h0.cpu{socket}")
+
+
 @claims.register("ch06.copy_gpu_with_rdma")
 def _with(small: bool = False) -> claims.Claim:
-    def run_with(gpu):
-        return lambda s, seed: 1e3 * rdma_exchange_time(gpu, s["nbytes"])
+    near, far = _socket_gpus(0), _socket_gpus(1)
+
+    def run(s, seed):
+        return 1e3 * rdma_exchange_time(s["gpu"], s["nbytes"])
 
     def wording(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"with {v.winner} the exchange runs at the card's line rate ({w.mean:.0f} ms), with "
-                f"{v.runner_up} at the rate measured across switches ({r.mean:.0f} ms, {r.mean / w.mean:.2f} times longer)")
+        gw, gr = w.config["gpu"], r.config["gpu"]
+        return (f"with a GPU {v.winner} (GPU {gw[-1]}, path {pcie_path(gw)}) the exchange runs at the card's "
+                f"line rate ({w.mean:.0f} ms); with a GPU {v.runner_up} (at best GPU {gr[-1]}, path {pcie_path(gr)}) "
+                f"at the rate BytePS measured across sockets ({r.mean:.0f} ms, {r.mean / w.mean:.2f} times longer)")
     return claims.Claim(
-        "ch06.copy_gpu_with_rdma", "With GPUDirect RDMA, which GPU should the card read the gradient from?",
-        (claims.Contender("GPU 0, under the card's switch", run_with("h0.gpu0"),
-                          uses="the BytePS server's PCIe tree; one 100 Gb/s card; measured PCIe peer-to-peer rates"),
-         claims.Contender("GPU 2, under another switch", run_with("h0.gpu2"), uses="the same")),
+        "ch06.copy_gpu_with_rdma", "With GPUDirect RDMA, should the card read the gradient from a GPU on its own CPU socket or the other?",
+        (claims.Contender("on the card's socket", run, {"gpu": near},
+                          uses="the BytePS server's PCIe tree; one 100 Gb/s card; any of GPUs 0-3 (under the card's "
+                               "switch, or the other switch of its socket); measured PCIe peer-to-peer rates where measured"),
+         claims.Contender("on the other socket", run, {"gpu": far}, uses="the same; any of GPUs 4-7")),
         metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": 10**8 if small else 10**9}, wording=wording,
         chapter="06", source="commlib.network.topology.rdma_exchange")
+
+
+@claims.register("ch06.rdma_vs_staged")
+def _rdma_vs_staged(small: bool = False) -> claims.Claim:
+    def rdma(s, seed):
+        return 1e3 * rdma_exchange_time(s["gpu"], s["nbytes"])
+
+    def staged(s, seed):
+        return 1e3 * staged_exchange_time(s["gpu"], s["nbytes"])
+
+    def wording(v: claims.Verdict) -> str:
+        a, b = v.best["GPUDirect RDMA"], v.best["staged through CPU memory"]
+        if v.tied:
+            return (f"each with its best GPU (GPU {a.config['gpu'][-1]} for GPUDirect RDMA, GPU {b.config['gpu'][-1]} "
+                    f"to stage through CPU memory) both run at the card's line rate, {a.mean:.1f} ms and {b.mean:.1f} ms")
+        w, r = v.best[v.winner], v.best[v.runner_up]
+        return (f"each with its best GPU, {v.winner} takes {w.mean:.1f} ms (GPU {w.config['gpu'][-1]}) against "
+                f"{r.mean:.1f} ms (GPU {r.config['gpu'][-1]})")
+    return claims.Claim(
+        "ch06.rdma_vs_staged",
+        "In the BytePS server, is the exchange through the card faster with GPUDirect RDMA than staged through CPU memory, "
+        "each with its best GPU?",
+        (claims.Contender("GPUDirect RDMA", rdma, {"gpu": GPUS},
+                          uses="one 100 Gb/s card; the card reads and writes any one of the 8 GPUs; measured PCIe "
+                               "peer-to-peer rates where measured"),
+         claims.Contender("staged through CPU memory", staged, {"gpu": GPUS},
+                          uses="the same card; any one of the 8 GPUs copies to and from socket 0's memory")),
+        metric="ms", seeds=_TIE_SEEDS, shared={"nbytes": 10**8 if small else 10**9}, wording=wording,
+        chapter="06", source="commlib.network.topology.rdma_exchange / staged_exchange", tie=0.01)
+
+
+# --------------------------------------------------------------- the gallery's switch tree
+
+
+def level_placements(n: int = 8) -> dict[str, tuple]:
+    r"""Placements of ``n`` ranks (a power of two) on the leaves of a binary switch tree, one for each way to
+    give the exchange distances of halving-doubling (:math:`n/2, \dots, 2, 1`) to the tree's levels.
+
+    ``placement[rank]`` is the rank's leaf: rank bit :math:`b` (distance :math:`2^b`) becomes one bit of
+    the leaf's number; leaf bit 0 picks a leaf switch's child, the last bit the root's. Named by the
+    distance exchanged within each level, from the leaf switches up.
+
+    >>> p = level_placements(8)
+    >>> p["distances 1, 2, 4 from the leaf switches up"], p["distances 4, 2, 1 from the leaf switches up"]
+    ((0, 1, 2, 3, 4, 5, 6, 7), (0, 4, 2, 6, 1, 5, 3, 7))
+    """
+    bits = n.bit_length() - 1
+    if n < 2 or 1 << bits != n:
+        raise ValueError(f"n must be a power of two, 2 or more, got {n}")
+    out = {}
+    for levels in itertools.permutations(range(bits)):     # rank bit b -> leaf bit levels[b]
+        placement = tuple(sum(((r >> b) & 1) << levels[b] for b in range(bits)) for r in range(n))
+        by_level = sorted(range(bits), key=lambda b: levels[b])
+        out[f"distances {', '.join(str(1 << b) for b in by_level)} from the leaf switches up"] = placement
+    return out
+
+
+def _leaf_orders(ranks: tuple) -> list[tuple]:
+    if len(ranks) == 1:
+        return [ranks]
+    first, rest, half = ranks[0], ranks[1:], len(ranks) // 2
+    out = []
+    for others in itertools.combinations(rest, half - 1):
+        left = (first, *others)
+        right = tuple(r for r in rest if r not in others)
+        out += [a + b for a in _leaf_orders(left) for b in _leaf_orders(right)]
+    return out
+
+
+def tree_placements(n: int = 8) -> list[tuple]:
+    """Every placement of ``n`` ranks on the leaves of a binary switch tree, up to the tree's symmetries
+    (swapping the two children of any switch): which ranks share a leaf switch, which share the switch
+    above, and so on. ``placement[rank]`` is the rank's leaf.
+
+    >>> len(tree_placements(8)), len(tree_placements(4))
+    (315, 3)
+    """
+    out = []
+    for leaves in _leaf_orders(tuple(range(n))):
+        placement = [0] * n
+        for leaf, rank in enumerate(leaves):
+            placement[rank] = leaf
+        out.append(tuple(placement))
+    return out
+
+
+TREE_LINK = "eth_10g"
+TREE_SIZE = 8 * 10**6
+
+
+@cache
+def tree_time(algorithm: str, placement: tuple, nbytes: int = TREE_SIZE) -> float:
+    """Seconds for an all-reduce of ``nbytes`` per rank (``"ring"`` or ``"halving_doubling"``) on the binary switch
+    tree of the chapter's gallery, rank ``i`` on leaf ``placement[i]``."""
+    g = topology.tree(len(placement), 2, TREE_LINK)
+    return topology.map_trace(g, topology.allreduce_trace(len(placement), nbytes, algorithm), list(placement)).time
+
+
+@cache
+def tree_search(algorithm: str = "halving_doubling", n: int = 8, nbytes: int = TREE_SIZE) -> tuple[tuple, float, int]:
+    """The fastest of :func:`tree_placements`: ``(placement, seconds, placements tried)``."""
+    found = tree_placements(n)
+    best = min(found, key=lambda p: tree_time(algorithm, p, nbytes))
+    return best, tree_time(algorithm, best, nbytes), len(found)
+
+
+@claims.register("ch06.tree_allreduce")
+def _tree(small: bool = False) -> claims.Claim:
+    orders = level_placements(8)   # small or not, the gallery's size: at a tenth of it the start-ups decide
+    uses = ("the gallery's binary switch tree of 8 ranks, 10 Gb/s links; each of the 6 ways to lay the exchange "
+            "distances on the tree's levels (rank order among them)")
+
+    def run_with(algorithm):
+        return lambda s, seed: 1e3 * tree_time(algorithm, orders[s["order"]], s["nbytes"])
+
+    def wording(v: claims.Verdict) -> str:
+        w, r = v.best[v.winner], v.best[v.runner_up]
+        return (f"the {v.winner} at its best rank order takes {w.mean:.1f} ms ({w.config['order']}) and "
+                f"{v.runner_up} at its best {r.mean:.1f} ms ({r.config['order']}), {r.mean / w.mean:.2f} times as long")
+    return claims.Claim(
+        "ch06.tree_allreduce",
+        "On a binary switch tree of 8 ranks, is a ring all-reduce faster than halving-doubling, each at its best rank order?",
+        (claims.Contender("ring all-reduce", run_with("ring"), {"order": tuple(orders)}, uses=uses),
+         claims.Contender("halving-doubling", run_with("halving_doubling"), {"order": tuple(orders)},
+                          uses=uses + "; of all 315 placements up to the tree's symmetries (tree_search) none is faster")),
+        metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": TREE_SIZE}, wording=wording,
+        chapter="06", source="commlib.network.topology.map_trace")

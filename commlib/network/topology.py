@@ -118,16 +118,20 @@ __all__ = [
     "sharing_comparison",
     "intra_host_reduction",
     "gallery_runs",
+    "placed",
     "ring_check",
     "hierarchy_runs",
 ]
 
 #: GPU-to-GPU copy rates measured by BytePS on a PCIe-only machine whose links are all PCIe 3.0 x16
-#: (Jiang et al. 2020, sec. 4.2.1), bytes/s. The bandwidth-only model here charges both paths the
-#: same PCIe rate; the drop across switches is a measured effect it does not capture.
+#: (Jiang et al. 2020, sec. 4.2.1), bytes/s. That machine has one PCIe switch on each of its two CPU
+#: sockets, so its copies across switches also cross the sockets (NCCL's path type SYS: PCIe, both
+#: CPUs and the QPI link between them); no rate was measured for a path through one CPU only (PHB).
+#: The bandwidth-only model here charges both paths the same PCIe rate; the drop across sockets is
+#: a measured effect it does not capture.
 BYTEPS_PCIE_MEASURED: dict[str, float] = {
     "same PCIe switch": parse_rate("105 Gb/s"),
-    "across PCIe switches (through the CPUs)": parse_rate("80 Gb/s"),
+    "across sockets (PCIe switches on different CPUs, through QPI)": parse_rate("80 Gb/s"),
 }
 
 #: NVLinks between GPU pairs of an 8-GPU V100 server wired as a hybrid cube-mesh (NVIDIA DGX-1 with V100,
@@ -1334,22 +1338,48 @@ def intra_host_reduction(nbytes: int = 10**9) -> dict[str, float]:
     return out
 
 
-def gallery_runs(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g") -> list[tuple[nx.Graph, Mapped, str]]:
+def placed(g: nx.Graph, placement: Sequence[Node]) -> nx.Graph:
+    """A copy of ``g`` whose rank ``i`` runs on node ``placement[i]`` (the nodes' ``rank`` attributes moved).
+
+    >>> g = placed(tree(4, 2), [0, 2, 1, 3]); [g.nodes[v]["rank"] for v in range(4)]
+    [0, 2, 1, 3]
+    """
+    nodes = list(placement)
+    ranked = rank_nodes(g)
+    if sorted(map(_key, nodes)) != sorted(map(_key, ranked.values())):
+        raise ValueError(f"placement must put the ranks 0..{len(ranked) - 1} on the nodes that hold ranks, "
+                         f"each on its own; got {nodes}")
+    out = g.copy()
+    for rank, v in enumerate(nodes):
+        out.nodes[v]["rank"] = rank
+    return out
+
+
+def gallery_runs(n: int = 8, nbytes: int = 8 * 10**6, link: str = "eth_10g",
+                 tree_placement: Sequence[int] | None = None) -> list[tuple[nx.Graph, Mapped, str]]:
     """Four topologies of ``n`` ranks carrying one all-reduce each: ``[(graph, mapped run, what), ...]``.
 
-    A ring all-reduce on a ring and on a switch star; halving-doubling on a
-    binary switch tree and on a fully connected graph.
+    A ring all-reduce on a ring and on a switch star, ranks in order; halving-doubling on a binary
+    switch tree and on a fully connected graph. On the tree rank ``i`` sits on leaf
+    ``tree_placement[i]`` (default: leaf ``i``); ``what`` names the ranks on its leaves, left to right.
+    On the ring, the star and the fully connected graph the order shown is as good as any: a ring in
+    order round a ring of links uses one link a hop, and a star or a fully connected graph gives every
+    pair of ranks the same path.
 
-    >>> [(what, run.max_flows) for _, run, what in gallery_runs(4, 4 * 10**5)][2:]
+    >>> [(what.splitlines()[0], run.max_flows) for _, run, what in gallery_runs(4, 4 * 10**5)][2:]
     [('switch tree, halving-doubling', 2), ('fully connected, halving-doubling', 1)]
     """
     ring_trace = allreduce_trace(n, nbytes, "ring")
     hd = allreduce_trace(n, nbytes, "halving_doubling")
+    leaves = list(range(n)) if tree_placement is None else list(tree_placement)
+    t = placed(tree(n, 2, link), leaves)
+    on_leaves = sorted(range(n), key=lambda r: leaves[r])
     out = []
-    for g, trace, what in ((ring(n, link), ring_trace, "ring, ring all-reduce"),
-                           (star(n, link, hub="switch"), ring_trace, "switch star, ring all-reduce"),
-                           (tree(n, 2, link), hd, "switch tree, halving-doubling"),
-                           (fully_connected(n, link), hd, "fully connected, halving-doubling")):
+    for g, trace, what in ((ring(n, link), ring_trace, "ring, ring all-reduce\nranks in order round the ring"),
+                           (star(n, link, hub="switch"), ring_trace, "switch star, ring all-reduce\nranks in order"),
+                           (t, hd, "switch tree, halving-doubling\nleaves hold ranks "
+                                   + " ".join(map(str, on_leaves))),
+                           (fully_connected(n, link), hd, "fully connected, halving-doubling\nevery pair linked")):
         out.append((g, map_trace(g, trace), what))
     return out
 

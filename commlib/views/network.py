@@ -188,7 +188,7 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
 
 def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, height: float = 7.4,
                 unit_label: str = "MB on the link's busier direction (whole run)", fontsize: float = 10,
-                node_size: float = 480):
+                node_size: float = 480, top: float = 0.92):
     """Topologies ``[(graph, mapped, title), ...]`` in a grid of ``ncols`` columns on one colour scale.
 
     Made to be read at a page's width: node labels, titles, legend and
@@ -199,7 +199,7 @@ def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, hei
     ncols = check_count("ncols", ncols, minimum=1)
     rows = -(-len(panels) // ncols)
     fig = plt.figure(figsize=(width, height))
-    grid = fig.add_gridspec(rows, ncols, left=0.03, right=0.97, top=0.92, bottom=0.2, hspace=0.35, wspace=0.08)
+    grid = fig.add_gridspec(rows, ncols, left=0.03, right=0.97, top=top, bottom=0.2, hspace=0.35, wspace=0.08)
     top = max([max(m.undirected_load().values(), default=1) for _, m, _ in panels] + [1])
     norm = None
     for i, (g, m, title) in enumerate(panels):
@@ -219,12 +219,12 @@ def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, hei
 
 def gallery_figure(runs: Sequence[tuple]):
     """Topologies carrying one all-reduce each (:func:`commlib.network.topology.gallery_runs`), in a 2-column grid on
-    one colour scale; each title gives the run's time and whether flows shared a link."""
+    one colour scale; each title says where the ranks sit and gives the run's time and whether flows shared a link."""
     panels = []
     for g, res, what in runs:
         share = "no link shared" if res.max_flows <= 1 else f"up to {res.max_flows} flows share a link"
         panels.append((g, res, f"{what}\n{format_time(res.time)}; {share}"))
-    return grid_figure(panels, ncols=2)
+    return grid_figure(panels, ncols=2, height=8.0, top=0.89)
 
 
 def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
