@@ -6,12 +6,15 @@ and a *bus bandwidth* (GB/s), and for every call it takes the entry with the
 smallest predicted time (NCCL 2.30.7, ``src/graph/tuning.cc``,
 ``ncclTopoTuneModel`` and ``ncclTopoGetAlgoTime``):
 
-.. math:: T(a, p) = L(a, p) + \frac{M}{B_{alg}(a, p)},
+.. math:: T = \alpha_{base} + a\,\alpha_{hop} + \frac{M}{B_{alg}},
 
-where the latency is a base latency plus a per-hop latency times the hops
-on the critical path (``2(n-1)`` for a ring all-reduce; for a tree a chain
-through the GPUs of a node plus ``log2`` of the node count, up and down), and the algorithm bandwidth is the link bandwidth times a
-protocol efficiency, divided by the bus factor of the algorithm. The
+each (algorithm, protocol) with its own constants: a base latency
+:math:`\alpha_{base}` plus a per-hop latency :math:`\alpha_{hop}` times the
+:math:`a` hops (messages) on the critical path (``2(n-1)`` for a ring
+all-reduce; for a tree a chain through the GPUs of a node plus ``log2`` of
+the node count, up and down), and the algorithm bandwidth :math:`B_{alg}`,
+the link bandwidth times a protocol efficiency, divided by the bus factor
+of the algorithm. The
 protocols trade bandwidth for latency:
 
 * **LL** (low latency) sends 8-byte words, 4 bytes of data and a 4-byte flag

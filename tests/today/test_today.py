@@ -217,3 +217,12 @@ def test_sharding_calculator_and_numpy_free_compute():
     import sys
     code = "import sys, commlib.today.calculators; print('numpy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_size_text_rounds_to_significant_digits_with_binary_prefixes():
+    assert today_views.size_text(1568609.4) == "1.5 MiB"
+    assert today_views.size_text(15.84e6) == "15 MiB"
+    assert today_views.size_text(679917.0) == "660 KiB"
+    assert today_views.size_text(3 * 2**30, digits=3) == "3.00 GiB"
+    with pytest.raises(ValueError, match="nbytes"):
+        today_views.size_text(0)
