@@ -6,12 +6,15 @@ and a *bus bandwidth* (GB/s), and for every call it takes the entry with the
 smallest predicted time (NCCL 2.30.7, ``src/graph/tuning.cc``,
 ``ncclTopoTuneModel`` and ``ncclTopoGetAlgoTime``):
 
-.. math:: T(a, p) = L(a, p) + \frac{M}{B_{alg}(a, p)},
+.. math:: T = \alpha_{base} + a\,\alpha_{hop} + \frac{M}{B_{alg}},
 
-where the latency is a base latency plus a per-hop latency times the hops
-on the critical path (``2(n-1)`` for a ring all-reduce; for a tree a chain
-through the GPUs of a node plus ``log2`` of the node count, up and down), and the algorithm bandwidth is the link bandwidth times a
-protocol efficiency, divided by the bus factor of the algorithm. The
+each (algorithm, protocol) with its own constants: a base latency
+:math:`\alpha_{base}` plus a per-hop latency :math:`\alpha_{hop}` times the
+:math:`a` hops (messages) on the critical path (``2(n-1)`` for a ring
+all-reduce; for a tree a chain through the GPUs of a node plus ``log2`` of
+the node count, up and down), and the algorithm bandwidth :math:`B_{alg}`,
+the link bandwidth times a protocol efficiency, divided by the bus factor
+of the algorithm. The
 protocols trade bandwidth for latency:
 
 * **LL** (low latency) sends 8-byte words, 4 bytes of data and a 4-byte flag
@@ -45,7 +48,7 @@ from dataclasses import dataclass
 from ..units import check_nonnegative
 
 __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Choice", "machine",
-           "NCCL_QUOTED", "NVLS_LATENCY", "predict", "candidates", "choose", "winners"]
+           "NCCL_QUOTED", "NVLS_LATENCY", "predict", "candidates", "choose", "winners", "Crossover", "crossovers"]
 
 #: Protocol -> (share of the link bandwidth carrying data, latency per hop in seconds).
 #: LL: 4 data bytes per 8-byte word; LL128: 120 of 128 bytes; Simple: all of it.
@@ -213,3 +216,66 @@ def winners(collective: str, sizes, mach: Machine | str) -> list[tuple[float, st
     return [(float(s), (c := choose(collective, s, mach)).algorithm, c.protocol) for s in sizes]
 
 
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """A message size where the chooser's pick changes, bracketed: ``low`` still takes ``below``, ``high`` takes ``above``.
+
+    ``below`` and ``above`` are ``(algorithm, protocol)`` pairs; the change lies
+    between ``low`` and ``high`` bytes, and nowhere more precisely than that.
+    """
+
+    below: tuple[str, str]
+    above: tuple[str, str]
+    low: float
+    high: float
+
+    @property
+    def size(self) -> float:
+        """The bracket's geometric middle, bytes (within a factor ``sqrt(high / low)`` of the change)."""
+        return math.sqrt(self.low * self.high)
+
+
+def crossovers(collective: str, mach: Machine | str, smallest: float = 64.0, largest: float = 2.0**31,
+               per_octave: int = 16, rtol: float = 1e-3) -> list[Crossover]:
+    """Every size in [smallest, largest] bytes where :func:`choose`'s pick changes, each bracketed to ``rtol``.
+
+    A scan of ``per_octave`` sizes per factor of two finds where the pick
+    changes; a bisection (on the logarithm of the size) then shrinks each
+    bracket until ``high / low - 1 <= rtol``. Each entry's time is linear
+    in M, so each pair appears at most once along the sizes, and the scan
+    misses none whose stretch of sizes is wider than a sixteenth of an
+    octave.
+
+    >>> [(x.below, x.above) for x in crossovers("all_reduce", "nvswitch_node")]
+    [(('ring', 'LL'), ('nvls', 'Simple'))]
+    """
+    mach = machine(mach) if isinstance(mach, str) else mach
+    smallest, largest = check_nonnegative("smallest", smallest), check_nonnegative("largest", largest)
+    if not 0 < smallest < largest:
+        raise ValueError(f"smallest must be > 0 and below largest ({largest:g}), got {smallest:g}")
+    if isinstance(per_octave, bool) or not isinstance(per_octave, int) or per_octave < 1:
+        raise ValueError(f"per_octave must be an integer >= 1, got {per_octave!r}")
+    if not 0 < rtol < 1:
+        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
+
+    def pick(nbytes: float) -> tuple[str, str]:
+        c = choose(collective, nbytes, mach)
+        return c.algorithm, c.protocol
+
+    steps = math.ceil(per_octave * math.log2(largest / smallest))
+    sizes = [smallest * (largest / smallest) ** (i / steps) for i in range(steps + 1)]
+    out = []
+    for lo, hi in zip(sizes, sizes[1:]):
+        below, above = pick(lo), pick(hi)
+        if below == above:
+            continue
+        while hi / lo - 1 > rtol:
+            mid = math.sqrt(lo * hi)
+            if pick(mid) == below:
+                lo = mid
+            else:
+                hi = mid
+        out.append(Crossover(below, pick(hi), lo, hi))
+    return out

@@ -184,7 +184,7 @@ def train_compressed(method: str, lr: float, steps: int = 300, workers: int = 4,
     errors = [np.zeros(p.dim) for _ in range(workers)]
     chunks = np.array_split(np.arange(p.dim), workers)     # sign: the entries each worker owns
     server = np.zeros(p.dim)                                # sign: the owners' error feedback
-    q = rng.normal(size=(shape[1], rank))
+    v_mat = rng.normal(size=(shape[1], rank))                # PowerSGD's V, carried from step to step
     rec_s, rec_l = [0], [p.loss(w)]
     for t in range(steps):
         grads = [p.stochastic_gradient(w, rng, batch) + errors[i] for i in range(workers)]
@@ -192,9 +192,9 @@ def train_compressed(method: str, lr: float, steps: int = 300, workers: int = 4,
             sent = grads
         elif method == "powersgd":
             mats = [g.reshape(shape) for g in grads]
-            pmat = _orthonormal(np.mean([m @ q for m in mats], axis=0))       # all-reduce of P
-            q = np.mean([m.T @ pmat for m in mats], axis=0)                   # all-reduce of Q
-            approx = (pmat @ q.T).ravel()
+            u_mat = _orthonormal(np.mean([m @ v_mat for m in mats], axis=0))  # all-reduce of U = GV
+            v_mat = np.mean([m.T @ u_mat for m in mats], axis=0)              # all-reduce of V = G^T U
+            approx = (u_mat @ v_mat.T).ravel()
             sent = [approx] * workers
         elif method == "topk":
             sent = []

@@ -56,10 +56,11 @@ def zero_bytes_per_rank(params: int, n: int, stage: int, dtype: str = "bf16") ->
 def moe_all_to_all_bytes(tokens: int, hidden: int, top_k: int, experts: int, dtype: str = "bf16") -> float:
     r"""Bytes each rank sends in one all-to-all of a mixture-of-experts layer (dispatch or combine).
 
-    Each of the rank's ``tokens`` (x) goes to its ``top_k`` experts as a
-    vector of ``hidden`` elements of ``s`` bytes. With the E experts spread
-    evenly, one a rank, and routing uniform, a copy stays on its own rank with
-    probability 1/E: the rank sends :math:`x\,k\,h\,s\,\frac{E-1}{E}` bytes
+    Each of the rank's ``tokens`` (x) goes to its ``top_k`` (:math:`\kappa`)
+    experts as a vector of ``hidden`` (:math:`d_{model}`) elements of ``s``
+    bytes. With the E experts spread evenly, one a rank, and routing uniform, a
+    copy stays on its own rank with probability 1/E: the rank sends
+    :math:`x\,\kappa\,d_{model}\,s\,\frac{E-1}{E}` bytes
     (Lepikhin et al. 2021; the combine all-to-all sends the same back).
 
     >>> moe_all_to_all_bytes(4096, 4096, 2, 8)        # bf16
@@ -116,10 +117,11 @@ def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_
 
     A training step runs four all-to-alls per MoE layer: dispatch and combine in the forward pass,
     and their gradients, the same sizes, in the backward pass (Lepikhin et al. 2021). With one expert
-    a rank on hosts of g = ``gpus_per_host`` GPUs and uniform routing, of a rank's x k copies
+    a rank on hosts of g = ``gpus_per_host`` GPUs and uniform routing, of a rank's :math:`x\kappa` copies
     (g - 1)/E go to the other GPUs of its host (NVLink) and (E - g)/E to other hosts (the network):
 
-    .. math:: 4\,x\,k\,h\,s\,\frac{g-1}{E} \text{ over NVLink}, \qquad 4\,x\,k\,h\,s\,\frac{E-g}{E} \text{ over the network}.
+    .. math:: 4\,x\,\kappa\,d_{model}\,s\,\frac{g-1}{E} \text{ over NVLink}, \qquad
+              4\,x\,\kappa\,d_{model}\,s\,\frac{E-g}{E} \text{ over the network}.
 
     >>> r = moe_step_bytes(4096, 4096, 2, 8, 8)                      # one host: all NVLink
     >>> r["nvlink"] == 4 * moe_all_to_all_bytes(4096, 4096, 2, 8), r["network"]

@@ -1,12 +1,13 @@
 r"""Mixture of experts: the dispatch and combine all-to-alls, executed and counted.
 
 An MoE layer holds E expert networks; a router sends each token to its
-top-k experts. With expert parallelism the experts live on different ranks
-(here one expert a rank, n = E), so every MoE layer needs two all-to-alls:
-*dispatch* (each token's hidden vector to the ranks of its experts) and
-*combine* (the experts' outputs back). Of a rank's x k copies, 1/E stay
-home when routing is uniform, so each all-to-all sends
-:math:`x\,k\,h\,s\,\frac{E-1}{E}` bytes per rank
+:math:`\kappa` highest-scoring experts (``top_k``). With expert parallelism
+the experts live on different ranks (here one expert a rank, n = E), so
+every MoE layer needs two all-to-alls: *dispatch* (each token's hidden
+vector of :math:`d_{model}` elements to the ranks of its experts) and
+*combine* (the experts' outputs back). Of a rank's :math:`x\kappa` copies,
+1/E stay home when routing is uniform, so each all-to-all sends
+:math:`x\,\kappa\,d_{model}\,s\,\frac{E-1}{E}` bytes per rank
 (:func:`commlib.cost.moe_all_to_all_bytes`; Lepikhin et al. 2021).
 
 :func:`dispatch` runs the dispatch with :func:`commlib.collectives.simulate.all_to_all`
@@ -32,7 +33,7 @@ __all__ = ["dispatch", "expert_loads", "imbalance"]
 
 
 def dispatch(tokens: int, hidden: int, top_k: int, experts: int, seed: int = 0) -> tuple[list[np.ndarray], list[int]]:
-    """Dispatch all-to-all with balanced routing: token t of rank i goes to experts (i + t + j) mod E, j < k.
+    """Dispatch all-to-all with balanced routing: token t of rank i goes to experts (i + t + j) mod E, j < top_k.
 
     Each rank holds ``tokens`` random fp64 vectors of ``hidden`` elements;
     ``tokens * top_k`` must be a multiple of ``experts`` so every expert gets
@@ -48,11 +49,11 @@ def dispatch(tokens: int, hidden: int, top_k: int, experts: int, seed: int = 0) 
     rng = np.random.default_rng(seed)
     send = []
     for i in range(experts):
-        x = rng.normal(size=(tokens, hidden))
+        vectors = rng.normal(size=(tokens, hidden))
         by_expert = [[] for _ in range(experts)]
         for t in range(tokens):
             for j in range(top_k):
-                by_expert[(i + t + j) % experts].append(x[t])
+                by_expert[(i + t + j) % experts].append(vectors[t])
         send.append(np.concatenate([np.ravel(b) for b in by_expert]))   # grouped by destination
     received, trace = collectives.all_to_all(send)
     return [r.reshape(-1, hidden) for r in received], [int(b) for b in trace.bytes_sent]

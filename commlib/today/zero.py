@@ -81,26 +81,27 @@ def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
 def prefetch_times(compute, gather) -> dict[str, float]:
     r"""Forward pass of ZeRO-3 / FSDP with and without prefetching the next layer's weights.
 
-    ``compute[l]`` and ``gather[l]`` are layer l's compute time and the time
-    to all-gather its weights (seconds). Without prefetch each gather waits
-    for the layer before it: :math:`\sum_l (g_l + c_l)`. With prefetch the
-    gather of layer l + 1 runs during the compute of layer l (one gather in
-    flight at a time, as FSDP's forward prefetch does), so layer l + 1 starts
+    ``compute[i]`` and ``gather[i]`` are layer i's compute time :math:`T_{c,i}`
+    and the time :math:`T_{m,i}` to all-gather its weights (seconds), for
+    layers :math:`i = 0, \dots, L-1`. Without prefetch each gather waits for
+    the layer before it: :math:`\sum_i (T_{m,i} + T_{c,i})`. With prefetch the
+    gather of layer i + 1 runs during the compute of layer i (one gather in
+    flight at a time, as FSDP's forward prefetch does), so layer i + 1 starts
     when both are done:
 
-    .. math:: T = g_0 + \sum_{l} \max(c_l, g_{l+1}) \quad (g_L = 0).
+    .. math:: T = T_{m,0} + \sum_{i} \max(T_{c,i}, T_{m,i+1}) \quad (T_{m,L} = 0).
 
     >>> prefetch_times([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
     {'serial': 9.0, 'prefetched': 7.0, 'compute': 6.0}
     >>> prefetch_times([1.0, 1.0], [3.0, 3.0])["prefetched"]
     7.0
     """
-    c = [float(x) for x in compute]
-    g = [float(x) for x in gather]
-    if not c or len(c) != len(g) or min(c + g) < 0:
+    t_c = [float(t) for t in compute]
+    t_m = [float(t) for t in gather]
+    if not t_c or len(t_c) != len(t_m) or min(t_c + t_m) < 0:
         raise ValueError("compute and gather must be equal-length, non-empty lists of times >= 0")
-    prefetched = g[0] + sum(max(c[i], g[i + 1] if i + 1 < len(g) else 0.0) for i in range(len(c)))
-    return {"serial": sum(c) + sum(g), "prefetched": prefetched, "compute": sum(c)}
+    prefetched = t_m[0] + sum(max(t_c[i], t_m[i + 1] if i + 1 < len(t_m) else 0.0) for i in range(len(t_c)))
+    return {"serial": sum(t_c) + sum(t_m), "prefetched": prefetched, "compute": sum(t_c)}
 
 
 def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,

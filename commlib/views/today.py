@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import cost, hardware
@@ -13,7 +15,7 @@ from .plots import MARKERS, color, figure
 
 __all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure",
-           "chooser_calculator", "sharding_calculator"]
+           "chooser_calculator", "sharding_calculator", "size_text"]
 
 
 def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
@@ -160,3 +162,22 @@ def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dty
     return make_calculator(today_calculators.sharding_results, controls, title="ZeRO: memory against traffic",
                            note="Mixed-precision Adam (2 + 2 + 12 B a parameter), activations not counted; "
                                 "ring collectives, bandwidth per direction; 1 GB = 10^9 B.")
+
+
+def size_text(nbytes: float, digits: int = 2) -> str:
+    """A byte count with an IEC prefix, to ``digits`` significant digits: ``size_text(1568609.4) == '1.5 MiB'``.
+
+    For a size known to within a few per cent at best (a crossover of a model with round constants).
+    """
+    from ..units import format_size
+
+    if not nbytes > 0:
+        raise ValueError(f"nbytes must be > 0, got {nbytes!r}")
+    if digits < 1:
+        raise ValueError(f"digits must be >= 1, got {digits!r}")
+    unit = next((2.0**e for e in (40, 30, 20, 10) if nbytes >= 2.0**e), 1.0)
+    value = float(f"{nbytes / unit:.{digits}g}")
+    if value >= 1024 and unit < 2.0**40:           # rounding reached the next prefix
+        unit, value = unit * 1024, float(f"{value / 1024:.{digits}g}")
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(value))))
+    return format_size(value * unit, binary=True, digits=decimals)

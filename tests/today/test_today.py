@@ -88,6 +88,9 @@ def test_powersgd_numbers_match_the_factors_sent():
     (lambda: today_calculators.chooser_results(size="12 parsecs"), "size"),
     (lambda: compression.train_compressed("zip", 0.1), "method"),
     (lambda: localsgd.run(0, 0.1, 1), "h"),
+    (lambda: tuning.crossovers("all_reduce", "pcie_node", smallest=0), "smallest"),
+    (lambda: tuning.crossovers("all_reduce", "pcie_node", rtol=2), "rtol"),
+    (lambda: tuning.crossovers("all_reduce", "pcie_node", per_octave=0), "per_octave"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
@@ -109,6 +112,44 @@ def test_chooser_rules():
     ll = tuning.predict("all_reduce", "ring", "LL", 1e9, tuning.machine("pcie_node"))
     simple = tuning.predict("all_reduce", "ring", "Simple", 1e9, tuning.machine("pcie_node"))
     assert math.isclose(ll.algbw * 2, simple.algbw)
+
+
+@pytest.mark.parametrize("collective,key", [
+    ("all_reduce", "nvswitch_node"), ("all_gather", "one_gpu_per_node"), ("all_reduce", "pcie_node"),
+    ("all_reduce", "one_gpu_per_node"), ("all_gather", "nvswitch_node"),
+])
+def test_crossovers_bracket_each_change_of_pick(collective, key):
+    mach = tuning.machine(key)
+    xs = tuning.crossovers(collective, key, smallest=64, largest=2.0**31)
+    assert xs
+
+    def pick(nbytes):
+        c = tuning.choose(collective, nbytes, key)
+        return c.algorithm, c.protocol
+
+    for x in xs:
+        # the pick differs on either side of the reported crossover, and the bracket is tight
+        assert pick(x.low) == x.below != x.above == pick(x.high)
+        assert 0 < x.high / x.low - 1 <= 1e-3 and x.low < x.size < x.high
+        # the two entries' predicted times (linear in M) meet inside the bracket
+        a, b = (tuning.predict(collective, *pair, 1.0, mach) for pair in (x.below, x.above))
+        meet = (b.latency - a.latency) / (1 / a.algbw - 1 / b.algbw)
+        assert x.low <= meet <= x.high
+    # no change is missed: the picks at both ends and between crossovers are the ones reported
+    assert pick(64) == xs[0].below and pick(2.0**31) == xs[-1].above
+    for x, y in zip(xs, xs[1:]):
+        assert x.above == y.below and x.high < y.low
+    bounds = [64.0] + [v for x in xs for v in (x.low, x.high)] + [2.0**31]
+    for lo, hi in zip(bounds[::2], bounds[1::2]):
+        assert len({pick(lo * (hi / lo) ** (i / 200)) for i in range(201)}) == 1
+
+
+def test_crossover_is_finer_than_a_power_of_two_grid():
+    # PAT's last power of two is 8 MiB, but the change lies near 15 MiB, almost a factor of two above
+    (x,) = tuning.crossovers("all_gather", "one_gpu_per_node")
+    last_pat = max(s for s, a, _ in tuning.winners("all_gather", [2.0**k for k in range(6, 32)], "one_gpu_per_node")
+                   if a == "pat")
+    assert last_pat <= x.low < 2 * last_pat and x.high / x.low < 1.01
 
 
 def test_tuning_and_cost_import_no_numpy():
@@ -176,3 +217,12 @@ def test_sharding_calculator_and_numpy_free_compute():
     import sys
     code = "import sys, commlib.today.calculators; print('numpy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
+def test_size_text_rounds_to_significant_digits_with_binary_prefixes():
+    assert today_views.size_text(1568609.4) == "1.5 MiB"
+    assert today_views.size_text(15.84e6) == "15 MiB"
+    assert today_views.size_text(679917.0) == "660 KiB"
+    assert today_views.size_text(3 * 2**30, digits=3) == "3.00 GiB"
+    with pytest.raises(ValueError, match="nbytes"):
+        today_views.size_text(0)
