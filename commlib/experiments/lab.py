@@ -36,7 +36,7 @@ from ..lab import explain, fit
 from . import claims
 
 __all__ = ["HOLDOUT_FROM", "REGIMES", "SPLITS", "synthetic_two_rank", "choose_regimes", "regimes_inside",
-           "regimes_chosen", "regimes_claim", "LabFits", "lab_fits", "chosen_fits"]
+           "regimes_chosen", "regimes_claim", "LabFits", "lab_fits", "chosen_fits", "rate_checks"]
 
 #: Held-out sizes below this many bytes are not graded: their times are a few microseconds, mostly noise.
 HOLDOUT_FROM = 2**12
@@ -192,3 +192,19 @@ def chosen_fits(fits: LabFits, series: Sequence[fit.Series], known_gamma: float 
     if fits.piecewise_better:
         return tuple(fit.fit_piecewise(s, regimes=fits.regimes, known_gamma=known_gamma) for s in series)
     return tuple(fit.fit_joint([s], known_gamma=known_gamma) for s in series)
+
+
+def rate_checks(fits: LabFits, series: Sequence[fit.Series], chosen: bool = True) -> tuple[fit.RateCheck, ...]:
+    """Each collective's fitted ``1/beta`` against its bus bandwidth measured at the largest size
+    (:func:`commlib.lab.fit.rate_check`), with the fitted rate's spread over the same splits that grade the fits.
+
+    ``chosen``: the models the held-out grade chose (:attr:`LabFits.chosen`, refitted on each split at the
+    same number of regimes); else the single lines.
+    """
+    piecewise = chosen and fits.piecewise_better
+    models = fits.chosen if chosen else fits.single
+
+    def refit(s: fit.Series):
+        return fit.fit_piecewise(s, regimes=fits.regimes) if piecewise else fit.fit_joint([s])
+
+    return tuple(fit.rate_check(m, s, refit, seeds=SPLITS) for m, s in zip(models, series))

@@ -19,12 +19,14 @@ import math
 from collections.abc import Sequence
 
 from ..units import check_fraction, check_nonnegative, check_positive
+from .fit import RateCheck
 from .measure import format_bytes
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "rate_text", "rate_phrase", "rate_conclusion", "rate_flag",
            "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion", "cache_share",
            "cache_phrase", "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "limits_sentence",
-           "grade_sentence", "regime_counts", "regimes_takeaway", "transfer_conclusion", "calculator_sentence"]
+           "grade_sentence", "regime_counts", "regimes_takeaway", "transfer_conclusion", "calculator_sentence",
+           "fit_busbw_sentence", "fit_busbw_flag"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -553,3 +555,72 @@ def calculator_sentence(piecewise_better: bool, regimes: int, moved: float, targ
     return (f"The calculator uses {which}. Carried to {_ranks_on(ranks, cores)}, they missed that run by a median "
             f"of {100 * moved:.0f} %; that grades sharing cores, not another number of ranks on cores of their own, "
             "which this run did not measure.")
+
+
+_CAUSE_WORDS = {"counts": "the counts", "start-up": "the start-ups", "fit": "the model's miss"}
+
+
+def _gbs(rate: float) -> str:
+    return "infinite" if math.isinf(rate) else f"{rate / 1e9:.2f}"
+
+
+def fit_busbw_flag(check: RateCheck) -> str:
+    """A short verdict for a table: does the fitted ``1/beta`` agree with busbw, and if not, which factor parts them.
+
+    >>> c = RateCheck("x", 2.0**26, 2.0**25, "ring", 2e9, (1.9e9, 2.1e9), 1.4e9, (1.3e9, 1.5e9), 1.0, 1.0, 0.7,
+    ...               1.3e9, 5)
+    >>> fit_busbw_flag(c)
+    "disagree: busbw is 0.70 of 1/beta, mostly the model's miss at 64 MiB"
+    """
+    if not check.disagree:
+        return "agree within their spread"
+    if math.isinf(check.fitted):
+        return "disagree: the fit found no cost per byte"
+    where = {"counts": f"at {format_bytes(check.nbytes)} ({check.algorithm.replace('_', '-')})", "start-up": "",
+             "fit": f"at {format_bytes(check.nbytes)}"}[check.cause]
+    return (f"disagree: busbw is {check.ratio:.2f} of 1/beta, mostly {_CAUSE_WORDS[check.cause]}"
+            + (f" {where}" if where else ""))
+
+
+def fit_busbw_sentence(check: RateCheck, what: str = "the line") -> str:
+    """Sentences (Markdown) that hold a fitted ``1/beta`` against the bus bandwidth measured at the largest size.
+
+    Agreement means their ranges overlap: the fitted rate's over the fit and
+    its refits on each way of holding sizes out, busbw's over the middle half
+    of the calls. Where they disagree the sentence gives the three factors
+    of :class:`commlib.lab.fit.RateCheck`, which multiply to the ratio, and
+    names the largest as the likely cause.
+
+    >>> c = RateCheck("x", 2.0**26, 2.0**25, "ring", 2e9, (1.9e9, 2.1e9), 1.4e9, (1.3e9, 1.5e9), 1.0, 1.0, 0.7,
+    ...               1.3e9, 5)
+    >>> print(fit_busbw_sentence(c)[:110])
+    The $1/\\beta$ of the line, 2.00 GB/s (1.90 to 2.10 over the fit and its five refits on held-out splits), and t
+    """
+    size, algorithm = format_bytes(check.nbytes), check.algorithm.replace("_", "-")
+    head = (rf"The $1/\beta$ of {what}, {_gbs(check.fitted)} GB/s ({_gbs(check.fitted_range[0])} to "
+            f"{_gbs(check.fitted_range[1])} over the fit and its {about(check.splits) if check.splits else 'no'} refits "
+            f"on held-out splits), and the bus bandwidth measured at {size}, {_gbs(check.busbw)} GB/s "
+            f"({_gbs(check.busbw_range[0])} to {_gbs(check.busbw_range[1])} over the middle half of the calls),")
+    if not check.disagree:
+        return head + " agree within their spread."
+    if math.isinf(check.fitted):
+        return head + " disagree: the fit found no cost per byte at that size, so its $1/\\beta$ is no rate at all."
+    text = (head + f" disagree by more than their spread: the measured rate is {check.ratio:.2f} of the fitted one. "
+            f"Three factors computed from this run multiply to that ratio: the bytes busbw counts over the bytes the "
+            f"algorithm run at {size} ({algorithm}) sends along its critical path ({check.counts:.2f}), the "
+            f"share of the model's time at {size} spent on bytes rather than start-ups ({check.byte_share:.2f}), and "
+            f"the model's time there over the measured time ({check.miss:.2f}). ")
+    if check.cause == "counts":
+        return text + (f"The counts part them most: $1/\\beta$ is a rate per byte that {algorithm} sends, busbw a "
+                       f"rate per byte of the ring's count, and at {size} the two counts differ.")
+    if check.cause == "start-up":
+        return text + (f"The start-ups part them most: at {size} they still take {100 * (1 - check.byte_share):.0f} % "
+                       "of the model's time, which busbw charges to the bytes.")
+    dearer = check.local < check.fitted
+    local = ("the time did not grow" if math.isinf(check.local) else
+             f"the extra bytes moved at {_gbs(check.local)} GB/s")
+    return text + ("The model's miss parts them most: the fit weighs every size alike by its relative error, so its "
+                   "slope is an average cost per byte over many sizes, and at the largest sizes a byte cost "
+                   f"{'more' if dearer else 'less'} than that average (between {format_bytes(check.below)} and "
+                   f"{size} {local}). The bus bandwidth at the largest size is the rate to quote for large messages; "
+                   "the fitted $1/\\beta$ is the rate that best fits all sizes at once.")

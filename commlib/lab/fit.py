@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from ..cost import COLLECTIVE_ALGORITHMS, algorithm_bandwidth, bus_bandwidth, collective_terms
+from ..cost import COLLECTIVE_ALGORITHMS, algorithm_bandwidth, bus_bandwidth, bus_factor, collective_terms
 from ..units import check_count, check_fraction, check_nonnegative, check_positive
 
 __all__ = [
@@ -63,6 +63,8 @@ __all__ = [
     "holdout_sizes",
     "leave_one_out",
     "busbw_at",
+    "RateCheck",
+    "rate_check",
     "transfer",
     "HoldoutResult",
     "RegimeError",
@@ -749,3 +751,123 @@ def transfer(models: Sequence[AlphaBeta | PiecewiseFit], fitted_on: Sequence[Ser
     if not used:
         raise ValueError("targets share no collective with the fitted series")
     return HoldoutResult(tuple(used), tuple(errors))
+
+
+@dataclass(frozen=True)
+class RateCheck:
+    r"""A fitted ``1/beta`` held against the bus bandwidth measured at one size, and the factors of the gap.
+
+    All rates in bytes/s. ``fitted`` is ``1/beta`` of the model's regime at
+    ``nbytes``, ``fitted_range`` its lowest and highest value over the fit
+    on all sizes and the refits on each split's fitted sizes
+    (:func:`split_sizes`); ``busbw`` is nccl-tests' bus bandwidth of the
+    median time there (no fit), ``busbw_range`` the same of the quartiles.
+    The three factors multiply exactly to ``busbw / fitted``:
+
+    .. math:: \frac{\text{busbw}}{1/\beta} = \underbrace{\frac{f M}{b(M)}}_{\texttt{counts}}
+              \cdot \underbrace{\frac{b\beta}{a\alpha + b\beta + c\gamma}}_{\texttt{byte\_share}}
+              \cdot \underbrace{\frac{T_\text{model}(M)}{T(M)}}_{\texttt{miss}}
+
+    with ``f`` the bus factor (:func:`commlib.cost.bus_factor`) and ``a``,
+    ``b``, ``c`` the counts of the algorithm the series ran at ``M``.
+    ``counts`` differs from 1 where that algorithm sends other bytes than
+    busbw's convention counts, ``byte_share`` where start-ups (or the
+    reduction) still take part of the time, ``miss`` where the model misses
+    the measured time at ``M``. ``local`` is the rate per byte between the
+    two largest sizes measured, ``(b(M) - b(M')) / (T(M) - T(M'))`` (inf if
+    the time did not grow), and ``below`` is ``M'``.
+    """
+
+    label: str
+    nbytes: float
+    below: float
+    algorithm: str
+    fitted: float
+    fitted_range: tuple[float, float]
+    busbw: float
+    busbw_range: tuple[float, float]
+    counts: float
+    byte_share: float
+    miss: float
+    local: float
+    splits: int
+
+    @property
+    def ratio(self) -> float:
+        """``busbw / fitted`` (0 where the fit found no cost per byte)."""
+        return self.busbw / self.fitted
+
+    @property
+    def disagree(self) -> bool:
+        """The fitted rate and busbw disagree by more than their spread: their ranges do not overlap."""
+        return self.fitted_range[0] > self.busbw_range[1] or self.fitted_range[1] < self.busbw_range[0]
+
+    @property
+    def cause(self) -> str:
+        """The factor farthest from 1 (on a log scale): ``"counts"``, ``"start-up"`` or ``"fit"``."""
+        if math.isinf(self.fitted):
+            return "fit"
+        factors = {"counts": self.counts, "start-up": self.byte_share, "fit": self.miss}
+        return max(factors, key=lambda k: abs(math.log(factors[k])) if factors[k] > 0 else math.inf)
+
+
+def _regime_at(model: AlphaBeta | PiecewiseFit, nbytes: float) -> AlphaBeta:
+    return model.regime(nbytes) if isinstance(model, PiecewiseFit) else model
+
+
+def rate_check(model: AlphaBeta | PiecewiseFit, series: Series, fitter=None, nbytes: float | None = None,
+               seeds: Sequence[int] = (0, 1, 2, 3, 4)) -> RateCheck:
+    """Hold the fitted ``1/beta`` of ``model`` against the bus bandwidth ``series`` measured at ``nbytes``.
+
+    ``nbytes`` defaults to the largest size measured. ``fitter`` maps a
+    :class:`Series` to a model of the same kind as ``model`` (for instance
+    ``lambda s: fit_joint([s])``); it is refitted on each split's fitted
+    sizes (``seeds`` of :func:`split_sizes`) to give the fitted rate's
+    spread; ``None`` gives no refits (the spread is the one fit). See
+    :class:`RateCheck` for the factors of the gap.
+
+    Timings that follow the model, with quartiles 2 % either side of each median:
+
+    >>> sizes = tuple(2.0 ** np.arange(10, 27))
+    >>> t = allreduce_model_times(sizes, 2, 5e-6, 1 / 2e9, "halving_doubling")
+    >>> s = Series("all_reduce", 2, sizes, tuple(t), "halving_doubling", tuple(0.98 * t), tuple(1.02 * t))
+    >>> c = rate_check(fit_joint([s]), s, lambda x: fit_joint([x]))
+    >>> c.disagree, round(c.fitted / 1e9, 3), round(c.busbw / 1e9, 3)      # start-ups: 10 us of 33.6 ms
+    (False, 2.0, 1.999)
+    """
+    if not isinstance(series, Series):
+        raise ValueError(f"series must be a Series, got {type(series).__name__}")
+    sizes = sorted(series.nbytes)
+    if len(sizes) < 2:
+        raise ValueError(f"{series.label} needs two sizes or more for a rate check, got {len(sizes)}")
+    at = sizes[-1] if nbytes is None else float(nbytes)
+    where = {x: i for i, x in enumerate(series.nbytes)}
+    if at not in where or at == sizes[0]:
+        raise ValueError(f"nbytes must be one of the measured sizes of {series.label} above the smallest "
+                         f"({', '.join(f'{x:g}' for x in sizes[1:])} bytes), got {nbytes!r}")
+    i = where[at]
+    measured = series.seconds[i]
+    below = sizes[sizes.index(at) - 1]
+    m = _regime_at(model, at)
+    terms = terms_at(series.op, at, series.n, series.algorithm)
+    model_time = terms.steps * m.alpha + terms.bytes * m.beta + terms.reduced * m.gamma
+    refits = [] if fitter is None else [fitter(split_sizes(series, seed)[0]) for seed in seeds]
+    rates = [m.bandwidth] + [_regime_at(r, at).bandwidth for r in refits]
+    busbw = bus_bandwidth(series.op, at, series.n, measured)
+    if series.low is not None and series.high is not None:
+        spread = (bus_bandwidth(series.op, at, series.n, series.high[i]),
+                  bus_bandwidth(series.op, at, series.n, series.low[i]))
+    else:
+        spread = (busbw, busbw)
+    grew = measured - series.seconds[where[below]]
+    extra = terms.bytes - terms_at(series.op, below, series.n, series.algorithm).bytes
+    if series.algorithm == "mpich":
+        from .mpich import algorithm as mpich_algorithm
+
+        algorithm = mpich_algorithm(series.op, at, series.n)
+    else:
+        algorithm = series.algorithm or "the default algorithm"
+    counts = bus_factor(series.op, series.n) * at / terms.bytes if terms.bytes else math.inf
+    return RateCheck(series.label, at, below, algorithm, m.bandwidth, (min(rates), max(rates)), busbw,
+                     (min(spread), max(spread)), counts, terms.bytes * m.beta / model_time if model_time > 0 else 0.0,
+                     model_time / measured, extra / grew if grew > 0 else math.inf, len(refits))

@@ -215,6 +215,10 @@ class SimResult:
         appear, are the applied gradients in the order of :attr:`staleness`
         and ``contributors.ravel()``; cancelled jobs follow the applied ones
         of the update that cancelled them; unfinished jobs come last, by learner.
+    capped
+        with ``lr_rule="distance"`` (one PS): for each applied gradient, in the
+        order of :attr:`staleness`, whether the cap ``eta_max`` set its rate
+        (``C/d^2 >= eta_max``) rather than the distance term; ``None`` otherwise.
     """
 
     protocol: str
@@ -232,6 +236,12 @@ class SimResult:
     diverged: bool = False
     w: np.ndarray | None = None
     jobs: tuple[Job, ...] | None = None
+    capped: np.ndarray | None = None
+
+    @property
+    def cap_share(self) -> float | None:
+        """Share (0 to 1) of the applied gradients whose rate the distance rule's cap set; ``None`` without it."""
+        return None if self.capped is None or self.capped.size == 0 else float(np.mean(self.capped))
 
     @property
     def updates(self) -> int:
@@ -708,6 +718,7 @@ def _replay(problem, times, stale, K, rng, lr, lr_rule, lr_c, eta_max, batch_siz
     hist = {0: w}
     gradient = problem.stochastic_gradient
     errors, losses, index = [], [], []
+    capped = [] if lr_rule == "distance" else None
     diverged = False
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for j in range(U):
@@ -715,6 +726,8 @@ def _replay(problem, times, stale, K, rng, lr, lr_rule, lr_c, eta_max, batch_siz
             reads = [hist[j - int(x)] for x in s]
             grads = [gradient(r, rng, batch_size) for r in reads]
             scales = _step_scales(lr_rule, lr, lr_c, eta_max, s, w, reads)
+            if capped is not None:  # the cap set the rate where the scale is eta_max / lr exactly
+                capped.extend(c == eta_max / lr for c in scales)
             g = sum(c * gi for c, gi in zip(scales, grads)) / K
             w = opt.step(w, g)
             hist[j + 1] = w
@@ -732,7 +745,8 @@ def _replay(problem, times, stale, K, rng, lr, lr_rule, lr_c, eta_max, batch_siz
                 errors.append(np.nan)
                 losses.append(np.nan)
                 index.append(j)
-    return np.asarray(errors), np.asarray(losses), np.asarray(index, dtype=np.int64), diverged, w
+    capped = None if capped is None else np.asarray(capped, dtype=bool)
+    return np.asarray(errors), np.asarray(losses), np.asarray(index, dtype=np.int64), diverged, w, capped
 
 
 def _replay_downpour(problem, jobs, shards, updates, rng, lr, lr_rule, lr_c, eta_max, batch_size, optimizer,
@@ -1059,13 +1073,13 @@ def replay(timed: SimResult, problem, lr: float = 0.1, lr_rule: str = "constant"
     lr, lr_c, eta_max, batch_size = _check_training(lr, lr_rule, lr_c, eta_max, batch_size, optimizer)
     eval_every = check_count("eval_every", eval_every, 1)
     seed = check_count("seed", seed, 0)
-    errors, losses, index, diverged, w = _replay(problem, timed.times, timed.staleness, timed.k,
-                                                 _data_rng(seed, timed.workers), lr, lr_rule, lr_c, eta_max,
-                                                 batch_size, optimizer, eval_every)
+    errors, losses, index, diverged, w, capped = _replay(problem, timed.times, timed.staleness, timed.k,
+                                                         _data_rng(seed, timed.workers), lr, lr_rule, lr_c,
+                                                         eta_max, batch_size, optimizer, eval_every)
     w0 = problem.init()
     return SimResult(timed.protocol, timed.workers, timed.k, timed.times, timed.staleness, timed.contributors,
                      timed.gradients_per_update, errors, losses, index, problem.error(w0), problem.loss(w0),
-                     diverged, w, timed.jobs)
+                     diverged, w, timed.jobs, capped)
 
 
 def replay_grid(schedules, problem, rates, batch_size: int = 16, *, seeds, lr_rule: str = "constant",

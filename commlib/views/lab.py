@@ -291,7 +291,8 @@ def _top_fitted_on(s: fit.Series, m: fit.AlphaBeta | fit.PiecewiseFit) -> str:
 
 
 def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
-               charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float, at: float | None = None):
+               charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float, at: float | None = None,
+               checks: Sequence[fit.RateCheck] | None = None):
     """Markdown table: each collective's bus bandwidth measured at the largest size ``at`` (no fit) and the
     ``1/beta`` of its model for the largest messages, without and with gamma charged, against the memory-copy
     rate measured in the same run (all in GB/s, 1 GB = 10^9 B).
@@ -299,19 +300,29 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
     ``models`` are the ones the held-out grade chose; a top regime fitted on
     two sizes is named a secant. A fitted value no copying library could
     reach (infinite, or more than a quarter above the copy rate) is flagged
-    (:func:`commlib.lab.explain.rate_flag`)."""
+    (:func:`commlib.lab.explain.rate_flag`). With ``checks`` (one
+    :class:`commlib.lab.fit.RateCheck` per series, from
+    :func:`commlib.experiments.lab.rate_checks`) a column says whether that
+    ``1/beta`` and the measured busbw agree within their spread, and if not
+    which factor parts them (:func:`commlib.lab.explain.fit_busbw_flag`)."""
     check_positive("copy_rate", copy_rate)
     if at is None:
         at = min(max(s.nbytes) for s in series)
     body = []
-    for s, m, g in zip(series, models, charged):
+    if checks is not None and len(checks) != len(series):
+        raise ValueError(f"checks must hold one RateCheck per series ({len(series)}), got {len(checks)}")
+    for i, (s, m, g) in enumerate(zip(series, models, charged)):
         hi = m.high if isinstance(m, fit.PiecewiseFit) else m
         hg = g.high if isinstance(g, fit.PiecewiseFit) else g
         bw = fit.busbw_at(s, at)
         flags = "; ".join(f"{w}: {f}" for w, f in (("without gamma", explain.rate_flag(hi.bandwidth, copy_rate)),
                                                     ("with gamma", explain.rate_flag(hg.bandwidth, copy_rate))) if f)
-        body.append([s.label, f"{bw / 1e9:.2f}", f"{bw / copy_rate:.2f}", f"{hi.bandwidth / 1e9:.2f}",
-                     f"{hg.bandwidth / 1e9:.2f}", _top_fitted_on(s, m), flags or "none"])
-    return markdown_table(["collective", f"busbw at {format_bytes(at)}, measured (GB/s)", "busbw / copy rate",
-                           "1/beta of the chosen model, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
-                           "1/beta fitted on", "flag"], body)
+        row = [s.label, f"{bw / 1e9:.2f}", f"{bw / copy_rate:.2f}", f"{hi.bandwidth / 1e9:.2f}",
+               f"{hg.bandwidth / 1e9:.2f}", _top_fitted_on(s, m)]
+        if checks is not None:
+            row.append(explain.fit_busbw_flag(checks[i]))
+        body.append(row + [flags or "none"])
+    head = ["collective", f"busbw at {format_bytes(at)}, measured (GB/s)", "busbw / copy rate",
+            "1/beta of the chosen model, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
+            "1/beta fitted on"]
+    return markdown_table(head + (["1/beta against busbw"] if checks is not None else []) + ["flag"], body)

@@ -8,6 +8,8 @@ test_claims_staleness.py.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -115,6 +117,27 @@ def test_distance_cap_phrase_names_the_best_constant_rate():
     assert w["distance_cap"] == "the distance rule does best with its cap at 0.5"
 
 
+def _capped_study(share):
+    study = _study((0.74, 0.553), (0.61, 0.575), (0.63, 0.553))
+    dist = study.sweeps["distance"]
+    runs = (SimpleNamespace(cap_share=0.2), SimpleNamespace(cap_share=share))   # caps 0.5 and 0.05
+    study.sweeps["distance"] = RateSweep(dist.name, dist.workers, dist.values, runs, dist.losses)
+    return study
+
+
+def test_distance_cap_phrase_says_how_often_the_cap_set_the_rate():
+    w = staleness.lr_rule_phrases(_capped_study(0.99))["distance_cap"]
+    assert "the cap set the rate of 99 % of its gradients" in w and "in effect, the constant rate 0.05" in w
+    assert w.endswith("its tie with the best constant rate is that rate's, not the distance term's")
+    w = staleness.lr_rule_phrases(_capped_study(0.5))["distance_cap"]
+    assert "50 % of its gradients and the distance term lowered the rate of the other 50 %" in w
+    assert "in effect" not in w and "tie" not in w
+    w = staleness.lr_rule_phrases(_capped_study(0.03))["distance_cap"]
+    assert "only 3 %" in w and "the distance term's, not the cap's" in w
+    with pytest.raises(ValueError, match="share"):
+        staleness.cap_share_phrase(1.2, 0.05)
+
+
 def _carry(const_losses, dist, stale):
     from commlib.experiments.sgd.staleness import CarryOver
 
@@ -133,6 +156,18 @@ def test_carry_over_phrases_branches():
     assert w["adapts"] == "yes"
     w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.588, 0.590))
     assert w["adapts"] == "no" and w["verdict"].startswith("no rule copes")
+    assert "distance_cap" not in w                                   # no cap shares recorded
+
+
+def test_carry_over_names_what_adapted_from_the_cap_shares():
+    from dataclasses import replace
+
+    w = staleness.carry_over_phrases(replace(_carry((0.587, 0.554), 0.562, 0.694), cap_shares=(0.99, 0.49)))
+    assert w["distance_cap"].startswith("the distance rule's cap 0.05 set the rate of 99 % of its gradients with 16 "
+                                        "learners and of 49 % with 256")
+    assert "the distance term" in w["distance_cap"] and w["distance_cap"].endswith("not the cap")
+    w = staleness.carry_over_phrases(replace(_carry((0.587, 0.554), 0.562, 0.694), cap_shares=(0.99, 0.95)))
+    assert w["distance_cap"].endswith("so the distance term adds little")
     w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.540, 0.560))
     assert w["verdict"].endswith("and the distance rule even beats the re-tuned constant rate")
 

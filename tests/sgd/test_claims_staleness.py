@@ -13,7 +13,9 @@ several seeds and asserts the direction of the effect the chapter states:
 * in Downpour SGD Adagrad ends lower than SGD at the shared rate and, by less,
   at each one's best rate (on one shared grid), and by about as much with one replica: not robustness to staleness;
 * carried from 16 to 256 learners, only the distance rule copes better than the unchanged constant rate, and
-  dividing the rate by the growth of the mean staleness overcorrects.
+  dividing the rate by the growth of the mean staleness overcorrects;
+* at its best cap with 16 learners the distance rule's cap sets the rate of nearly every gradient (the rule is,
+  in effect, that constant rate), while with 256 learners the distance term sets it for far more of them.
 """
 
 from __future__ import annotations
@@ -79,12 +81,22 @@ def test_tuned_neither_rule_beats_the_best_constant_rate(lr_study):
     assert "came from a smaller step" in words["tuned_verdict"]
 
 
+def test_at_its_best_cap_the_distance_rule_is_the_constant_rate(lr_study):
+    # The distance rule ties the best constant rate because its cap, equal to that rate, sets almost every
+    # gradient's rate. Control: the shared cap 0.5, where the distance term lowers most gradients' rate.
+    dist = lr_study.sweeps["distance"]
+    assert dist.cap_share(dist.best_value) >= staleness.CAP_RULES
+    assert np.isclose(dist.best_value, lr_study.sweeps["constant"].best_value)
+    assert dist.cap_share(0.5) < 0.5
+    assert "in effect, the constant rate" in staleness.lr_rule_phrases(lr_study)["distance_cap"]
+
+
 def test_the_staleness_rule_needs_its_own_base_rate_tuned(lr_study):
     sw = lr_study.sweeps["staleness"]
     assert sw.best_value != 0.5 and sw.loss(0.5) > sw.best_loss + TOL
     words = staleness.lr_rule_phrases(lr_study)
     assert "not the shared 0.5" in words["tuning"]
-    assert words["distance_cap"].endswith("the best constant rate itself")
+    assert "with its cap at 0.05, the best constant rate itself." in words["distance_cap"]
 
 
 @pytest.mark.parametrize("seed", (0, 1))
@@ -181,6 +193,9 @@ def test_carried_from_16_to_256_learners_the_distance_rule_copes_better_but_retu
     assert words["adapting"] == "distance"                            # only the distance rule adapts
     summary = staleness.lr_rule_summary(["constant"], words["adapts"], words["adapting"])
     assert "how far the parameters moved, not $1/\\tau$" in summary
+    before, after = carry.cap_shares                                  # what adapted: the distance term, not the cap
+    assert before >= staleness.CAP_RULES and after < before - 0.25
+    assert "what acts on the larger staleness is the distance term" in words["distance_cap"]
     v, loss = carry.carried["scaled"]                                 # eta scaled by 1/<tau>: overcorrects
     assert v < carry.constant.best_value and loss > carry.constant.best_loss + TOL
     assert words["scaled_how"] == "overcorrects"

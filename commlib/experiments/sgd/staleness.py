@@ -42,6 +42,8 @@ __all__ = [
     "LrRuleStudy",
     "lr_rule_study",
     "lr_rule_phrases",
+    "CAP_RULES",
+    "cap_share_phrase",
     "lr_rule_summary",
     "CarryOver",
     "carry_over_study",
@@ -172,6 +174,13 @@ class RateSweep:
         """The run at the grid's rate ``value``."""
         return self.runs[self._index(value)]
 
+    def cap_share(self, value: float) -> float | None:
+        """Of the distance rule's run at cap ``value``: the share of gradients whose rate the cap set (0 to 1).
+
+        ``None`` for a sweep of another rule.
+        """
+        return getattr(self.run(value), "cap_share", None)
+
     def _index(self, value: float) -> int:
         for i, v in enumerate(self.values):
             if np.isclose(v, value):
@@ -267,6 +276,36 @@ def lr_rule_study(workers: int = 16, updates: int = 2500, seed: int = 0, nominal
 
 _RULE_NAMES = {"staleness": "the rate/staleness rule", "distance": "the distance rule"}
 
+#: At least this share of gradients rated by the cap, and the distance rule is, in effect, the constant rate eta_max.
+CAP_RULES = 0.9
+
+
+def cap_share_phrase(share: float, cap: float, rules: float = CAP_RULES) -> str:
+    """What the distance rule's cap did in a run, as a sentence: ``share`` (0 to 1) of its gradients got the rate ``cap``.
+
+    At least ``rules`` of them: the rule ran, in effect, as the constant rate
+    ``cap``, so its result says nothing of the distance term. At most
+    ``1 - rules``: the cap hardly acted, the rule's result is the distance
+    term's. In between: both acted.
+
+    >>> cap_share_phrase(0.988, 0.05)[:95]
+    'There the cap set the rate of 99 % of its gradients: at its best the rule is, in effect, the co'
+    >>> cap_share_phrase(0.49, 0.05)[-78:]
+    '49 % of its gradients and the distance term lowered the rate of the other 51 %'
+    """
+    check_nonnegative("share", share)
+    if share > 1:
+        raise ValueError(f"share must be between 0 and 1, got {share}")
+    pct, rest = round(100 * share), 100 - round(100 * share)
+    if share >= rules:
+        return (f"There the cap set the rate of {pct} % of its gradients: at its best the rule is, in effect, the "
+                f"constant rate {cap:g}, and the distance term lowered the rate of only {rest} %")
+    if share <= 1 - rules:
+        return (f"There the cap set the rate of only {pct} % of its gradients: the rule's result is the distance "
+                "term's, not the cap's")
+    return (f"There the cap set the rate of {pct} % of its gradients and the distance term lowered the rate of the "
+            f"other {rest} %")
+
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -345,6 +384,12 @@ def lr_rule_phrases(study: LrRuleStudy, tol: float = 0.005) -> dict[str, str]:
         out["distance_cap"] = (f"the distance rule does best with its cap at {cap:g}, the best constant rate itself"
                                if np.isclose(cap, best.best_value) else
                                f"the distance rule does best with its cap at {cap:g}")
+        share = sw["distance"].cap_share(cap)
+        if share is not None:
+            out["distance_cap"] += ". " + cap_share_phrase(share, cap)
+            if share >= CAP_RULES and np.isclose(cap, best.best_value):
+                out["distance_cap"] += ("; its tie with the best constant rate is that rate's, not the distance "
+                                        "term's")
     beaten = [k for k in rules if places[k] == "below"]
     if not beaten:
         out["verdict"] = "constant"
@@ -373,6 +418,7 @@ class CarryOver:
     constant: RateSweep             #: constant rates with ``workers_to`` learners (holds the carried rate)
     carried: dict                   #: rule -> (its best value with ``workers_from`` learners, final loss now)
     mean_staleness: float           #: mean staleness (updates) with ``workers_to`` learners
+    cap_shares: tuple | None = None  #: the carried distance rule's cap share (0 to 1) before and after, if carried
 
 
 def carry_over_study(study: LrRuleStudy, workers: int = 256, rates=(0.05, 0.02, 0.01), seed: int = 0,
@@ -395,16 +441,20 @@ def carry_over_study(study: LrRuleStudy, workers: int = 256, rates=(0.05, 0.02, 
               "problem": training.make_problem(seed=0)}
     constant = rate_sweep("constant", rates, workers, **common)
     carried = {"constant": (carried_rate, constant.loss(carried_rate))}
+    shares = None
     for rule in ("distance", "staleness"):
         if rule in sw:
             v = sw[rule].best_value
-            carried[rule] = (v, rate_sweep(rule, (v,), workers, **common).losses[0])
+            moved = rate_sweep(rule, (v,), workers, **common)
+            carried[rule] = (v, moved.losses[0])
+            if rule == "distance":
+                shares = (sw[rule].cap_share(v), moved.cap_share(v))
     stale_to = float(constant.runs[0].staleness.mean())
     if scaled:
         # the best constant rate times <tau> before over <tau> after: eta * <tau> held, as if eta = eta_0 / <tau>
         v = carried_rate * study.mean_staleness / stale_to
         carried["scaled"] = (v, rate_sweep("constant", (v,), workers, **common).losses[0])
-    return CarryOver(study.workers, int(workers), constant, carried, stale_to)
+    return CarryOver(study.workers, int(workers), constant, carried, stale_to, shares)
 
 
 def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
@@ -417,7 +467,9 @@ def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
     * ``"adapts"`` (``"yes"``/``"no"``) and ``"adapting"`` (``"distance"``, ``"staleness"``, ``"both"`` or
       ``"none"``): which rules cope better, for :func:`lr_rule_summary`;
     * ``"scaled"`` and ``"scaled_how"`` (with the scaled run): what dividing the rate by the growth of the
-      mean staleness does, against the re-tuned rate.
+      mean staleness does, against the re-tuned rate;
+    * ``"distance_cap"`` (with the distance rule's cap shares): how often its cap set the rate before and
+      after the change, so that what adapted is named (the distance term, not the cap).
     """
     tol = check_nonnegative("tol", tol)
     c_value, c_loss = carry.carried["constant"]
@@ -452,6 +504,17 @@ def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
         out["scaled"] = (f"dividing the best constant rate by how much the mean staleness grew gives {v:.2g}, "
                          f"which {how}: it ends at {loss:.3f} nats")
         out["scaled_how"] = how
+    if carry.cap_shares is not None and "distance" in carry.carried:
+        before, after = carry.cap_shares
+        cap = carry.carried["distance"][0]
+        out["distance_cap"] = (f"the distance rule's cap {cap:g} set the rate of {round(100 * before)} % of its "
+                               f"gradients with {carry.workers_from} learners and of {round(100 * after)} % with "
+                               f"{carry.workers_to}")
+        if after < before - 0.1:
+            out["distance_cap"] += (": what acts on the larger staleness is the distance term, which lowers the "
+                                    "rate of the gradients read on parameters that have since moved far, not the cap")
+        else:
+            out["distance_cap"] += ": the cap sets the rate about as often as before, so the distance term adds little"
     return out
 
 
