@@ -30,7 +30,7 @@ __all__ = ["RACE_PROTOCOLS", "SHARED_RATE", "Race", "race_runs", "k_tuned_runs",
            "race_settings", "BATCH_SYNC_RATES", "BATCH_SYNC_SEEDS", "TARGET_ABOVE_OPTIMUM", "optimum",
            "level_text", "ranking", "warmup_loss", "sharpness_along", "LAW_RACE_LAWS", "LAW_NAMES", "LAW_RACE_PROTOCOLS",
            "LAW_RATES", "LAW_BUDGET", "law_race_settings", "law_grid", "law_best_runs", "time_ranking",
-           "law_race_words", "law_race_short", "shared_rate_order", "shared_rate_words"]
+           "law_race_words", "law_race_short", "WARMUP_STEPS", "shared_rate_order", "shared_rate_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -404,23 +404,31 @@ def warmup_loss(k: int, warm: bool, seed: int, small: bool = False, base_batch: 
     return math.inf if r.diverged else float(r.losses[-1])
 
 
+#: The warm-up lengths (steps) the warm-up contender is tuned over; one step, the shortest there is, is its limit.
+WARMUP_STEPS: tuple[int, ...] = (1, 2, 3, 5, 8)
+
+
 def _warm_words(v: claims.Verdict) -> str:
-    w = v.best[v.winner]
-    r = v.best[v.runner_up]
-    return (f"{v.winner} ends lower {_seeds_text(v)} ({level_text(w)} against {level_text(r)}; "
+    w, r = v.best[v.winner], v.best[v.runner_up]
+    steps = next(b.config["warmup_steps"] for b in v.best.values() if b.config)
+    length = f"the warm-up at its best length, {steps} {'step' if steps == 1 else 'steps'}"
+    if _level(v):
+        return (f"{length}, and no warm-up end level ({v.winner} {level_text(w)} against {level_text(r)}; "
+                f"{v.winner} lower {_seeds_text(v)}, by {_margin_text(v)} nats)")
+    return (f"with {length}, {v.winner} ends lower {_seeds_text(v)} ({level_text(w)} against {level_text(r)}; "
             f"by {_margin_text(v)} nats)")
 
 
 def _warmup_claim(k: int, small: bool) -> claims.Claim:
     s = {"k": k, "small": False}     # a few large steps: already small, and on fewer samples the rule means another k
-
-    def contender(warm: bool) -> claims.Contender:
-        return claims.Contender("warm-up" if warm else "no warm-up",
-                                lambda st, seed: warmup_loss(st["k"], warm, seed, st["small"]),
-                                uses=f"batch {8 * k} at the linear rule's rate {0.1 * k:g}, 4 epochs")
-
-    return claims.Claim(f"ch04.warmup_k{k}", f"At k = {k}, where the linear scaling rule breaks, does a 3-step "
-                        "warm-up end lower?", (contender(True), contender(False)), metric="final training loss (nats)",
+    uses = f"batch {8 * k} at the linear rule's rate {0.1 * k:g}, 4 epochs"
+    warm = claims.Contender("warm-up", lambda st, seed: warmup_loss(st["k"], True, seed, st["small"],
+                                                                    warmup_steps=st["warmup_steps"]),
+                            {"warmup_steps": WARMUP_STEPS}, uses=uses + ", its own warm-up length",
+                            limits={"warmup_steps": WARMUP_STEPS[0]})
+    none = claims.Contender("no warm-up", lambda st, seed: warmup_loss(st["k"], False, seed, st["small"]), uses=uses)
+    return claims.Claim(f"ch04.warmup_k{k}", f"At k = {k}, where the linear scaling rule breaks, does a warm-up, "
+                        "its length tuned, end lower?", (warm, none), metric="final training loss (nats)",
                         seeds=grids.SEEDS, shared=s, wording=_warm_words, chapter="04_sync_async_sgd",
                         source="goyal2017accurate")
 
