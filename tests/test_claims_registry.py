@@ -53,3 +53,12 @@ def test_a_tie_is_a_verdict_of_its_own():
     close = claims.Claim("t", "?", (same, other), metric="m")
     assert not claims.run(close).tied
     assert claims.run(claims.Claim("t", "?", (same, other), metric="m", tie=0.02)).tied
+
+
+def test_a_best_at_the_end_of_what_exists_is_no_edge():
+    """The shortest warm-up is one step: a best there is inside what can be tried (``Contender.limits``)."""
+    short = claims.Contender("a", lambda s, seed: s["steps"], {"steps": (1, 2, 3)})
+    other = claims.Contender("b", lambda s, seed: 5.0)
+    assert claims.run(claims.Claim("t", "?", (short, other), metric="m")).best["a"].at_edge == ("steps",)
+    limited = claims.Contender("a", short.run, short.grid, limits={"steps": 1})
+    assert claims.run(claims.Claim("t", "?", (limited, other), metric="m")).best["a"].at_edge == ()

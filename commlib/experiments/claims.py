@@ -48,6 +48,9 @@ class Contender:
     run: Callable[[dict, int], float]
     grid: Mapping[str, Sequence] = field(default_factory=dict)
     uses: str = ""
+    #: Tuned settings whose grid starts or ends at the end of what exists (the shortest warm-up, one step):
+    #: ``{setting: that value}``. A best there is no edge, since no grid could reach past it.
+    limits: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -124,12 +127,15 @@ def _configs(grid: Mapping[str, Sequence]) -> list[dict]:
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))] or [{}]
 
 
-def _edges(grid: Mapping[str, Sequence], config: dict) -> tuple[str, ...]:
-    """The tuned settings whose best value is the first or last of three or more ordered values."""
+def _edges(grid: Mapping[str, Sequence], config: dict, limits: Mapping[str, object] | None = None) -> tuple[str, ...]:
+    """The tuned settings whose best value is the first or last of three or more ordered values (unless that
+    value is the setting's limit, the end of what exists)."""
     out = []
     for k, values in grid.items():
         values = list(values)
         if len(values) >= 3 and all(isinstance(v, (int, float)) for v in values) and config[k] in (values[0], values[-1]):
+            if limits and k in limits and config[k] == limits[k]:
+                continue
             out.append(k)
     return tuple(out)
 
@@ -151,7 +157,7 @@ def run(claim: Claim) -> Verdict:
             values = tuple(float(c.run({**claim.shared, **config}, seed)) for seed in claim.seeds)
             scored.append((sign * statistics.fmean(values), config, values))
         _, config, values = min(scored, key=lambda t: t[0])
-        best[c.name] = Best(config, values, _edges(c.grid, config))
+        best[c.name] = Best(config, values, _edges(c.grid, config, c.limits))
     order = sorted(best, key=lambda name: sign * best[name].mean)
     winner, runner_up = order[0], order[1]
     gaps = [sign * (b - a) for a, b in zip(best[winner].values, best[runner_up].values)]

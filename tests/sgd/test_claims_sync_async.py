@@ -61,18 +61,36 @@ def test_k_sync_and_k_async_tie_under_exponential_times_only(seed):
     assert t["pareto"]["k_async"] < 0.5 * t["pareto"]["k_sync"]
 
 
-@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("law", ["shifted_exponential", "pareto"])
-def test_slow_and_stale_gradients_win_the_race(law, seed):
-    """An asynchronous K-protocol reaches K-sync's final loss first (control: K-sync, same budget and rate)."""
-    configs = [("k_sync", 4), ("k_async", 4), ("k_batch_async", 4)]
-    runs = {law: sync_async.law_time_runs(configs, 16, 100.0, law, lr=0.5, batch_size=8, seed=seed, problem=PROBLEM)}
-    phrases = sync_async.law_race_phrases(runs, 100.0)
-    assert phrases[law].startswith(("K-async", "K-batch-async"))
-    target = sync_async.tail_mean(runs[law]["K-sync (K = 4)"], window=0.25, end=100.0)
-    t_sync = sync_async.time_to_loss(runs[law]["K-sync (K = 4)"], target)
-    t_async = min(sync_async.time_to_loss(runs[law][f"{p} (K = 4)"], target) for p in ("K-async", "K-batch-async"))
-    assert t_async < 0.8 * t_sync
+def test_slow_and_stale_gradients_win_the_race(law):
+    """Each at its own rate (best inside the grid), K-sync reaches the target after both K-async and K-batch-async
+    on every seed, under both laws with a minimum time; the ranking names every protocol with its spread."""
+    v = claims.run(claims.claim(f"ch04.law_race_{law}", small=True))
+    sync = "K-sync (K = 4)"
+    assert v.winner != sync and all(not b.at_edge for b in v.best.values())
+    for other in ("K-async (K = 4)", "K-batch-async (K = 4)"):
+        assert all(s > a for s, a in zip(v.best[sync].values, v.best[other].values))
+    assert v.sentence.startswith(v.winner) and v.sentence.count(" ± ") >= 4
+    assert tuned_races.law_race_short({law: v}).startswith("K-async and K-batch-async")
+    assert "win the race" in tuned_races.law_race_words({law: v})
+
+
+def test_the_law_race_words_follow_the_verdicts():
+    """A K-sync level with an asynchronous protocol on one law is not called a win of the stale gradients."""
+    v = claims.run(claims.claim("ch04.law_race_pareto", small=True))
+    sync, fast = "K-sync (K = 4)", v.winner
+    level = dict(v.best)
+    level[sync] = claims.Best(v.best[sync].config, v.best[fast].values, ())
+    tied = claims.Verdict(v.claim, level, fast, sync, 0.0, 0.0, 0)
+    assert "win the race" not in tuned_races.law_race_words({"a": v, "b": tied})
+
+
+def test_the_order_at_a_shared_rate_depends_on_the_rate():
+    """At small shared rates asynchronous SGD ends below synchronous SGD, at large ones above (the takeaway)."""
+    order = tuned_races.shared_rate_order(small=True)
+    assert order[min(order)] == 0 and order[max(order)] == 5
+    words = tuned_races.shared_rate_words(order, 5)
+    assert "above fully synchronous SGD" in words and "below it" in words
 
 
 # ------------------------------------------------------------------ every protocol at its own tuned rate (the claims)
@@ -129,11 +147,16 @@ def test_k_batch_sync_is_faster_under_exponential_times_and_void_otherwise():
     assert not tuned_races.void_by_construction("exponential", seeds=(0,), updates=500)
 
 
-def test_warm_up_helps_at_128_in_most_seeds_and_hurts_at_256_in_all():
-    """Finding 10: the effect over seeds 0-4, not the most favourable seed."""
+def test_warm_up_at_its_own_length_and_none_end_level_where_the_rule_breaks():
+    """Finding 10, then warm-up given its own length: over seeds 0-4 neither wins at k = 128 or 256, and at 256
+    the three-step warm-up that seemed to lose was not warm-up at its best."""
     v128, v256 = _verdict("ch04.warmup_k128"), _verdict("ch04.warmup_k256")
-    assert v128.winner == "warm-up" and not v128.unanimous and f"{v128.wins} of 5" in v128.sentence
-    assert v256.winner == "no warm-up" and v256.unanimous
+    for v in (v128, v256):
+        assert not v.best["warm-up"].at_edge and abs(v.margin) <= 2 * v.spread
+        assert "end level" in v.sentence and f"{v.wins} of 5" in v.sentence
+    three = [tuned_races.warmup_loss(256, True, seed, warmup_steps=3) for seed in range(5)]
+    assert v256.best["warm-up"].config["warmup_steps"] < 3
+    assert v256.best["no warm-up"].mean < sum(three) / 5 and v256.best["warm-up"].mean < v256.best["no warm-up"].mean
 
 
 def test_the_linear_rules_rate_exceeds_two_over_the_sharpest_curvature():

@@ -16,7 +16,7 @@ from ... import hardware
 from ...sgd import scaling, training
 from ...sgd import simulate as sgd
 from ...units import check_count, check_positive
-from .summaries import RunEnd, protocol_label, tail_mean
+from .summaries import RunEnd, protocol_label
 
 __all__ = [
     "TIMELINE_PROTOCOLS",
@@ -39,9 +39,7 @@ __all__ = [
     "closed_form_update_time",
     "update_time_rows",
     "law_time_runs",
-    "time_to_loss",
     "repeat_share",
-    "law_race_phrases",
     "warmup_rows",
     "warmup_phrases",
     "KSweepPoint",
@@ -452,19 +450,6 @@ def law_time_runs(configs, workers: int, budget: float, compute: str = "shifted_
     return out
 
 
-def time_to_loss(run, target: float, smooth: int = 5) -> float:
-    """First wall-clock time (s) at which ``run``'s training loss (moving mean over ``smooth`` evaluations)
-    is at or below ``target``; ``inf`` if never."""
-    loss = np.asarray(run.losses, float)
-    if smooth > 1 and loss.size >= smooth:
-        loss = np.convolve(loss, np.ones(smooth) / smooth, mode="valid")
-        times = run.eval_times[smooth - 1:]
-    else:
-        times = run.eval_times
-    hit = np.nonzero(loss <= target)[0]
-    return float(times[hit[0]]) if hit.size else math.inf
-
-
 def repeat_share(run) -> float:
     """Share of a K-batch run's updates to which one learner gave two or more mini-batches.
 
@@ -472,31 +457,6 @@ def repeat_share(run) -> float:
     """
     c = np.sort(np.asarray(run.contributors), axis=1)
     return float(np.mean((np.diff(c, axis=1) == 0).any(axis=1)))
-
-
-def law_race_phrases(law_runs: dict, budget: float, reference: str = "K-sync (K = 4)") -> dict[str, str]:
-    """Who reaches the ``reference`` run's final loss first, per law, as Markdown phrases chosen from the runs.
-
-    ``law_runs``: ``{law: runs of law_time_runs}``. The target of a law is the reference's mean loss over
-    the last quarter of ``budget``. Keys: each law (the order, e.g. "K-async (K = 4) after 80.2 s, ..."),
-    and ``"verdict"``: whether an asynchronous protocol beat the reference under every law, some, or none.
-    """
-    out, beats = {}, []
-    for law, runs in law_runs.items():
-        target = tail_mean(runs[reference], window=0.25, end=budget)
-        reach = {label: time_to_loss(r, target) for label, r in runs.items()}
-        out[law] = ", ".join(f"{label} after {t:.1f} s" if math.isfinite(t) else f"{label} not within the budget"
-                             for label, t in sorted(reach.items(), key=lambda kv: kv[1]))
-        asyn = min(t for label, t in reach.items() if "async" in label)
-        beats.append(asyn < reach[reference])
-    if all(beats):
-        out["verdict"] = ("under both laws an asynchronous protocol gets there first: the slow and stale "
-                          "gradients win the race")
-    elif any(beats):
-        out["verdict"] = "the asynchronous protocols get there first under one law but not the other: mixed"
-    else:
-        out["verdict"] = "the asynchronous protocols do not get there first under either law"
-    return out
 
 
 def warmup_rows(ks=(16, 32, 64, 128, 256), base_batch: int = 8, base_lr: float = 0.1, epochs: float = 4.0,

@@ -9,6 +9,8 @@ prose share one set of runs). The claims registered here decide the chapter's se
 * ``ch04.staleness_cost``: asynchronous SGD against one learner that is never stale, on the same gradients;
 * ``ch04.k_tradeoff``: K-async for K = 1 ... n, each K tuned;
 * ``ch04.batch_sync``: K-batch-sync against K-sync, time to a target loss, eight seeds;
+* ``ch04.law_race_shifted_exponential`` and ``ch04.law_race_pareto``: K-sync, K-async and K-batch-async under
+  a compute-time law with a minimum time, each at its own rate, time to a target loss;
 * ``ch04.warmup_k128`` and ``ch04.warmup_k256``: warm-up against none where the linear scaling rule breaks.
 """
 
@@ -26,7 +28,9 @@ from .summaries import protocol_label, run_ends
 
 __all__ = ["RACE_PROTOCOLS", "SHARED_RATE", "Race", "race_runs", "k_tuned_runs", "void_by_construction",
            "race_settings", "BATCH_SYNC_RATES", "BATCH_SYNC_SEEDS", "TARGET_ABOVE_OPTIMUM", "optimum",
-           "level_text", "ranking", "warmup_loss", "sharpness_along"]
+           "level_text", "ranking", "warmup_loss", "sharpness_along", "LAW_RACE_LAWS", "LAW_NAMES", "LAW_RACE_PROTOCOLS",
+           "LAW_RATES", "LAW_BUDGET", "law_race_settings", "law_grid", "law_best_runs", "time_ranking",
+           "law_race_words", "law_race_short", "WARMUP_STEPS", "shared_rate_order", "shared_rate_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -235,6 +239,157 @@ def void_by_construction(law: str, workers: int = 16, k: int = 4, seeds=BATCH_SY
                for seed in seeds)
 
 
+# --------------------------------------------------------------------------- the K-protocols under laws with a minimum time
+
+#: The compute-time laws of the race of the K-protocols (parameters: ``sync_async.UPDATE_TIME_LAWS``): both
+#: have a minimum time, where K-async keeps work that K-sync cancels.
+LAW_RACE_LAWS: tuple[str, ...] = ("shifted_exponential", "pareto")
+#: How the prose names each law of the race.
+LAW_NAMES: dict[str, str] = {"shifted_exponential": "shifted exponential", "pareto": "Pareto"}
+#: The protocols raced under those laws (n = 16, K = 4). K-batch-sync is not among them: under both laws no
+#: learner finishes a second mini-batch before the K-th first one (:func:`void_by_construction`), so it runs
+#: exactly K-sync's schedule.
+LAW_RACE_PROTOCOLS: tuple[str, ...] = ("k_sync", "k_async", "k_batch_async")
+#: The rates each protocol of the law race is tuned over: every best (0.5 or 1) lies inside.
+LAW_RATES: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
+#: The wall-clock budget of the law race (seconds; a mean compute time is 2 s shifted exponential, 1.67 s Pareto).
+LAW_BUDGET = 150.0
+
+
+def law_race_settings(law: str, small: bool = False) -> dict:
+    """What every protocol of the race under ``law`` shares: learners, K, budget (s), batch, seeds, target (nats)."""
+    from .sync_async import UPDATE_TIME_LAWS
+
+    if law not in UPDATE_TIME_LAWS:
+        raise ValueError(f"law must be one of {sorted(UPDATE_TIME_LAWS)}, got {law!r}")
+    return {"law": law, "law_params": tuple(sorted(UPDATE_TIME_LAWS[law].items())), "workers": 16, "k": 4,
+            "budget": LAW_BUDGET, "batch_size": 8, "small": small, "seeds": grids.SEEDS,
+            "target": optimum(small)["loss"] + TARGET_ABOVE_OPTIMUM}
+
+
+def law_grid(protocol: str, s: dict) -> grids.Grid:
+    """``protocol`` under the law of settings ``s`` (:func:`law_race_settings`) at every rate of :data:`LAW_RATES`
+    and every seed, evaluated all along (cached: the claim, the figure and the prose share the runs)."""
+    return grids.grid_runs(protocol, s["workers"], s["k"], s["budget"], rates=LAW_RATES, seeds=s["seeds"],
+                           small=s["small"], batch_size=s["batch_size"], compute=s["law"],
+                           compute_params=s["law_params"], curves=True, points=40)
+
+
+def _law_contender(protocol: str) -> claims.Contender:
+    label = protocol_label(protocol, 16, 4)
+
+    def run(s: dict, seed: int) -> float:
+        return grids.time_to_level(law_grid(protocol, s).run(s["lr"], seed), s["target"])
+
+    return claims.Contender(label, run, {"lr": LAW_RATES},
+                            uses="16 learners, K = 4, the law's compute times, batches of 8, its own rate")
+
+
+def _seconds(values) -> str:
+    finite = [x for x in values if math.isfinite(x)]
+    if len(finite) < len(values):
+        return f"not within the budget in {len(values) - len(finite)} of {len(values)} seeds"
+    mean, sd = grids.mean_sd(finite)
+    d = grids.decimals(sd)
+    return f"{mean:.{d}f} ± {sd:.{d}f} s"
+
+
+def time_ranking(v: claims.Verdict) -> str:
+    """Every contender from the first to reach the target to the last, each with its time (mean ± spread over
+    the seeds) and best rate; then how the first compares with each other one, seed by seed: level where the
+    mean gap lies within two spreads of zero, else ahead by the gap, on how many seeds."""
+    order = sorted(v.best, key=lambda name: v.best[name].mean)
+    first = v.best[order[0]]
+    text = _and([f"{name} after {_seconds(v.best[name].values)} (rate {v.best[name].config['lr']:g})" for name in order])
+    pairs = []
+    for name in order[1:]:
+        gaps = [b - a for a, b in zip(first.values, v.best[name].values)]
+        wins = sum(g > 0 for g in gaps)
+        seeds = f"on all {len(gaps)} seeds" if wins == len(gaps) else f"in {wins} of {len(gaps)} seeds"
+        if not all(map(math.isfinite, gaps)):
+            pairs.append(f"ahead of {name} {seeds}")
+            continue
+        mean, sd = grids.mean_sd(gaps)
+        d = grids.decimals(sd)
+        if abs(mean) <= 2 * sd:
+            pairs.append(f"level with {name} (ahead {seeds}, by {mean:.{d}f} ± {sd:.{d}f} s)")
+        else:
+            pairs.append(f"ahead of {name} {seeds}, by {mean:.{d}f} ± {sd:.{d}f} s")
+    return f"{text}; {order[0]} is " + ", and ".join(pairs)
+
+
+def _law_claim(law: str, small: bool) -> claims.Claim:
+    s = law_race_settings(law, small=False)   # already small (a few seconds); on fewer samples it is another race
+    name = LAW_NAMES[law]
+    return claims.Claim(f"ch04.law_race_{law}", f"Under {name} compute times (n = 16, K = 4), each at its own best "
+                        "rate on the same budget, which protocol reaches a loss near the optimum first: K-sync, "
+                        "K-async or K-batch-async?", tuple(_law_contender(p) for p in LAW_RACE_PROTOCOLS),
+                        metric="time to the target loss (s)", seeds=s["seeds"], shared=s, wording=time_ranking,
+                        chapter="04_sync_async_sgd", source="dutta2018slow")
+
+
+@claims.register("ch04.law_race_shifted_exponential")
+def law_race_shifted_exponential(small: bool = False) -> claims.Claim:
+    """K-sync, K-async and K-batch-async (n = 16, K = 4) under shifted exponential times (shift 1 s, rate 1/s)."""
+    return _law_claim("shifted_exponential", small)
+
+
+@claims.register("ch04.law_race_pareto")
+def law_race_pareto(small: bool = False) -> claims.Claim:
+    """K-sync, K-async and K-batch-async (n = 16, K = 4) under Pareto times (tail index 2.5, minimum 1 s)."""
+    return _law_claim("pareto", small)
+
+
+def law_best_runs(v: claims.Verdict) -> dict:
+    """The runs of a law race's verdict ``v``: ``{label: (runs on every seed at its best rate, that rate)}``."""
+    s = v.claim.shared
+    out = {}
+    for protocol in LAW_RACE_PROTOCOLS:
+        label = protocol_label(protocol, s["workers"], s["k"])
+        rate = v.best[label].config["lr"]
+        g = law_grid(protocol, s)
+        out[label] = (tuple(g.run(rate, seed) for seed in g.seeds), rate)
+    return out
+
+
+def _behind(v: claims.Verdict, slow: str, fast: str) -> bool:
+    """``slow`` reaches the target after ``fast`` on every seed, by more than two spreads of the gap."""
+    gaps = [b - a for a, b in zip(v.best[fast].values, v.best[slow].values)]
+    if not all(g > 0 for g in gaps):
+        return False
+    if not all(map(math.isfinite, gaps)):
+        return True
+    mean, sd = grids.mean_sd(gaps)
+    return mean > 2 * sd
+
+
+def law_race_short(verdicts: dict) -> str:
+    """The law races in a few words, for a takeaway (``verdicts`` as for :func:`law_race_words`)."""
+    sync = protocol_label("k_sync", 16, 4)
+    seeds = len(next(iter(verdicts.values())).claim.seeds)
+    if all(_behind(v, sync, other) for v in verdicts.values() for other in v.best if other != sync):
+        return (f"K-async and K-batch-async, each at its own best rate, reach a loss near the optimum before K-sync "
+                f"on all {seeds} seeds")
+    return "K-sync, at its own best rate, is not behind both K-async and K-batch-async on every seed"
+
+
+def law_race_words(verdicts: dict) -> str:
+    """``verdicts``: ``{law name: verdict of a law race}``. Whether K-sync, which cancels work, is behind both
+    protocols that keep it, under every law, on every seed."""
+    sync = protocol_label("k_sync", 16, 4)
+    behind = {law: all(_behind(v, sync, other) for other in v.best if other != sync) for law, v in verdicts.items()}
+    laws = [law for law, b in behind.items() if b]
+    seeds = len(next(iter(verdicts.values())).claim.seeds)
+    if len(laws) == len(behind):
+        where = "under both laws" if len(laws) == 2 else f"under each of {_and(laws)}"
+        return (f"{where} K-sync, each protocol at its own best rate, reaches the target after both K-async and "
+                f"K-batch-async on all {seeds} seeds: here the slow and stale gradients win the race")
+    if laws:
+        return (f"K-sync reaches the target after both protocols that keep their work on all {seeds} seeds under "
+                f"{_and(laws)}, but not under {_and([law for law in behind if law not in laws])}")
+    return "under neither law do both protocols that keep their work reach the target before K-sync on every seed"
+
+
 # --------------------------------------------------------------------------- warm-up where the linear rule breaks
 
 
@@ -249,23 +404,31 @@ def warmup_loss(k: int, warm: bool, seed: int, small: bool = False, base_batch: 
     return math.inf if r.diverged else float(r.losses[-1])
 
 
+#: The warm-up lengths (steps) the warm-up contender is tuned over; one step, the shortest there is, is its limit.
+WARMUP_STEPS: tuple[int, ...] = (1, 2, 3, 5, 8)
+
+
 def _warm_words(v: claims.Verdict) -> str:
-    w = v.best[v.winner]
-    r = v.best[v.runner_up]
-    return (f"{v.winner} ends lower {_seeds_text(v)} ({level_text(w)} against {level_text(r)}; "
+    w, r = v.best[v.winner], v.best[v.runner_up]
+    steps = next(b.config["warmup_steps"] for b in v.best.values() if b.config)
+    length = f"the warm-up at its best length, {steps} {'step' if steps == 1 else 'steps'}"
+    if _level(v):
+        return (f"{length}, and no warm-up end level ({v.winner} {level_text(w)} against {level_text(r)}; "
+                f"{v.winner} lower {_seeds_text(v)}, by {_margin_text(v)} nats)")
+    return (f"with {length}, {v.winner} ends lower {_seeds_text(v)} ({level_text(w)} against {level_text(r)}; "
             f"by {_margin_text(v)} nats)")
 
 
 def _warmup_claim(k: int, small: bool) -> claims.Claim:
     s = {"k": k, "small": False}     # a few large steps: already small, and on fewer samples the rule means another k
-
-    def contender(warm: bool) -> claims.Contender:
-        return claims.Contender("warm-up" if warm else "no warm-up",
-                                lambda st, seed: warmup_loss(st["k"], warm, seed, st["small"]),
-                                uses=f"batch {8 * k} at the linear rule's rate {0.1 * k:g}, 4 epochs")
-
-    return claims.Claim(f"ch04.warmup_k{k}", f"At k = {k}, where the linear scaling rule breaks, does a 3-step "
-                        "warm-up end lower?", (contender(True), contender(False)), metric="final training loss (nats)",
+    uses = f"batch {8 * k} at the linear rule's rate {0.1 * k:g}, 4 epochs"
+    warm = claims.Contender("warm-up", lambda st, seed: warmup_loss(st["k"], True, seed, st["small"],
+                                                                    warmup_steps=st["warmup_steps"]),
+                            {"warmup_steps": WARMUP_STEPS}, uses=uses + ", its own warm-up length",
+                            limits={"warmup_steps": WARMUP_STEPS[0]})
+    none = claims.Contender("no warm-up", lambda st, seed: warmup_loss(st["k"], False, seed, st["small"]), uses=uses)
+    return claims.Claim(f"ch04.warmup_k{k}", f"At k = {k}, where the linear scaling rule breaks, does a warm-up, "
+                        "its length tuned, end lower?", (warm, none), metric="final training loss (nats)",
                         seeds=grids.SEEDS, shared=s, wording=_warm_words, chapter="04_sync_async_sgd",
                         source="goyal2017accurate")
 
@@ -373,6 +536,33 @@ def k_tuned_runs(small: bool = False, ks=(1, 2, 4, 8, 16), seed: int = 0) -> dic
 
 
 # --------------------------------------------------------------------------- short phrases chosen from the verdicts
+
+
+def shared_rate_order(small: bool = False) -> dict:
+    """Both at the same rate, for every rate of the grid: on how many seeds asynchronous SGD ends above fully
+    synchronous SGD (levels over the last quarter of the budget; the runs of the tuned claims, nothing new)."""
+    s = race_settings(small)
+    a, b = _grid("async", None, s), _grid("sync", None, s)
+    return {rate: sum(x > y for x, y in zip(a.levels(rate), b.levels(rate))) for rate in a.rates}
+
+
+def shared_rate_words(order: dict, seeds: int) -> str:
+    """``order`` from :func:`shared_rate_order`: at which shared rates asynchronous SGD ends above fully
+    synchronous SGD on every seed, at which below, and at which the seeds split."""
+    above = [f"{r:g}" for r, n in order.items() if n == seeds]
+    below = [f"{r:g}" for r, n in order.items() if n == 0]
+    split = [f"{r:g}" for r, n in order.items() if 0 < n < seeds]
+    parts = []
+    if above:
+        parts.append(f"above it on all {seeds} seeds at {'rate' if len(above) == 1 else 'rates'} {_and(above)}")
+    if below:
+        parts.append(f"below it on all {seeds} seeds at {'rate' if len(below) == 1 else 'rates'} {_and(below)}")
+    if split:
+        parts.append(f"the seeds split at {_and(split)}")
+    if not parts:
+        return ""
+    return "asynchronous SGD ends " + ", and ".join(parts).replace(" it ", " fully synchronous SGD ", 1)
+
 
 
 def short_words(v: claims.Verdict) -> str:

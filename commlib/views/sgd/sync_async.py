@@ -232,18 +232,31 @@ def update_time_table(rows: list[dict]):
     return markdown_table(head, body)
 
 
-def law_loss_figure(runs_by_law: dict, smooth: int = 3):
-    """Training loss against wall-clock time, one panel per compute-time law (runs of ``law_time_runs``)."""
+def law_loss_figure(runs_by_law: dict, target: float | None = None, smooth: int = 3):
+    """Training loss against wall-clock time, one panel per compute-time law, each protocol at its own best rate.
+
+    ``runs_by_law``: ``{law: {label: (runs on every seed, rate)}}``, as
+    :func:`~commlib.experiments.sgd.tuned_races.law_best_runs` gives. The first seed's run is drawn bold, the
+    others thin, so the spread over the seeds shows; ``target`` (nats), the loss the race is to, dotted.
+    """
     n = len(runs_by_law)
     fig, axes = figure(3.6 * n, 3.4, ncols=n)
     axes = np.atleast_1d(axes)
     for ax, (law, runs) in zip(axes, runs_by_law.items()):
-        for i, (label, r) in enumerate(runs.items()):
-            t = np.concatenate([[0.0], r.eval_times])
-            loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
-            ax.plot(t, loss, color=color(i), ls=["-", "--", "-.", ":"][i % 4], marker=MARKERS[i % len(MARKERS)],
-                    markevery=max(1, t.size // 8), ms=4, lw=1.5, label=label)
-        ymin = min(np.nanmin(r.losses) for r in runs.values())
+        lows = []
+        for i, (label, (seed_runs, rate)) in enumerate(runs.items()):
+            for j, r in enumerate(seed_runs):
+                t = np.concatenate([[0.0], r.eval_times])
+                loss = np.concatenate([[r.initial_loss], _smooth(np.asarray(r.losses, float), smooth)])
+                lows.append(np.nanmin(loss))
+                if j == 0:
+                    ax.plot(t, loss, color=color(i), ls=["-", "--", "-.", ":"][i % 4], marker=MARKERS[i % len(MARKERS)],
+                            markevery=max(1, t.size // 8), ms=4, lw=1.6, label=f"{label}, rate {rate:g}", zorder=3)
+                else:
+                    ax.plot(t, loss, color=color(i), lw=0.7, alpha=0.45, zorder=2)
+        if target is not None:
+            ax.axhline(target, color="0.3", ls=":", lw=1.2, label="target" if ax is axes[0] else None)
+        ymin = min(lows)
         ax.set_ylim(ymin * 0.9, ymin * 2.0)
         ax.set_title(law.replace("_", " ") + " compute times", fontsize=9)
         ax.set_xlabel("wall-clock time (s)")
