@@ -94,10 +94,10 @@ def _small_shared(n: int, overhead: float) -> dict:
 
 def _f_words(f: float) -> str:
     if f == 1.0:
-        return "with every start-up per-message overhead, paid one after another on the card (f = 1)"
+        return "with every start-up per-message overhead, paid one after another on the card ($f = 1$)"
     if f == 0.0:
-        return "with α paid once per stage (f = 0)"
-    return f"with a share f = {f:g} of α paid per message"
+        return "with α paid once per stage ($f = 0$)"
+    return f"with a share $f = {f:g}$ of α paid per message"
 
 
 def _small_same_cards(key: str, overhead: float) -> claims.Claim:
@@ -169,12 +169,12 @@ def _small_extra(key: str, n: int) -> claims.Claim:
         p0 = 1e3 * ps_cost.round_time(m, n, bw, servers=n, latency=lat, overhead=0.0)
         name0, b0 = ps_cost.best_allreduce(m, n, bw, lat, overhead=0.0)
         pieces = ps_cost.round_pieces(m, n, bw, servers=n, latency=lat, overhead=0.0)
-        return (f"counted one message at a time (f = 1), the parameter server on {2 * n} cards takes {p:.2f} ms, the "
+        return (f"counted one message at a time ($f = 1$), the parameter server on {2 * n} cards takes {p:.2f} ms, the "
                 f"ring on the workers' {n} cards {r:.2f} ms and the fastest all-reduce there, {alg}, {b:.2f} ms: "
-                f"{_gap(p, r, 'the ring')}, {_gap(p, b, alg)}. With α paid once per stage (f = 0) the parameter server "
+                f"{_gap(p, r, 'the ring')}, {_gap(p, b, alg)}. With α paid once per stage ($f = 0$) the parameter server "
                 f"takes {p0:.2f} ms ({pieces} pieces per shard), against {1e3 * b0:.2f} ms for the fastest all-reduce "
-                f"then, the {ps_cost.rival_label(name0)}. It beats the ring once f is below {_bound(f_ring)}, and the "
-                f"fastest all-reduce at each f once f is below {_bound(f_best)}")
+                f"then, the {ps_cost.rival_label(name0)}. It beats the ring once $f$ is below {_bound(f_ring)}, and the "
+                f"fastest all-reduce at each $f$ once $f$ is below {_bound(f_best)}")
 
     return claims.Claim(key, f"For a 1 MB gradient on {n} workers, does a PS with n extra server machines beat "
                              "all-reduce, and for what share f of α per message?",
