@@ -88,7 +88,7 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     faster = f"{verdict(c.winner, c.ring_seconds)} (PS on {ps_cards} cards, ring on {ring_cards})"
     same = f"{verdict(c.winner_same_cards, c.same_cards_seconds)} (both on {ps_cards} cards)"
     best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
-            else f"{c.smallest_k} server machines")
+            else f"{c.smallest_k} server machine{'' if c.smallest_k == 1 else 's'}")
     results = {
         "parameters": f"{hardware.model(model).params:,}",
         "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
