@@ -58,7 +58,10 @@ class Question:
     """An exercise's answer: ``solve()`` computes it with commlib.
 
     ``hints`` is a tuple of ``(test, text)``: when ``test(given, expected)``
-    is true for a wrong answer, ``text`` is shown. ``rel_tol`` is the
+    is true for a wrong answer, ``text`` is shown. A test that takes a third
+    argument gets the exercise's numbers as a dict (the book's values of the
+    givens, or the student's own), so that it can compute the mistaken answer
+    for the variant being checked. ``rel_tol`` is the
     relative tolerance for numbers; other answers must compare equal.
     ``givens`` are the numbers a per-student variant changes: ``solve`` takes
     each as a keyword argument whose default is the book's value.
@@ -68,7 +71,7 @@ class Question:
     solve: Callable[..., Any]
     unit: str = ""
     rel_tol: float = 0.01
-    hints: tuple[tuple[Callable[[Any, Any], bool], str], ...] = ()
+    hints: tuple[tuple[Callable[..., bool], str], ...] = ()
     hint: str = "Check the formula in the chapter and the units of each input."
     givens: tuple[Given, ...] = ()
 
@@ -227,6 +230,7 @@ def check(question_id: str, answer: Any, **givens: Any) -> Result:
     """
     q = _load(question_id)
     want = q.solve(**_givens(q, givens))
+    values = {**_book_values(q), **givens}   # the numbers of this variant, for hints that compute a mistake
     if answer is None or answer is ...:
         return Result(False, "No answer yet: replace the placeholder with your answer"
                              + (f" (in {q.unit})." if q.unit else "."))
@@ -237,17 +241,28 @@ def check(question_id: str, answer: Any, **givens: Any) -> Result:
         given, right = float(answer), float(want)
         if math.isclose(given, right, rel_tol=q.rel_tol, abs_tol=1e-12):
             return Result(True, f"Right: {_fmt(right, q.unit)}.")
-        hint = _hint(q, given, right)
+        hint = _hint(q, given, right, values)
         return Result(False, f"Not yet. {hint}")
     if answer == want:
         return Result(True, f"Right: {_fmt(want, q.unit)}.")
-    return Result(False, f"Not yet. {_hint(q, answer, want)}")
+    return Result(False, f"Not yet. {_hint(q, answer, want, values)}")
 
 
-def _hint(q: Question, given: Any, right: Any) -> str:
+def _takes_values(test: Callable) -> bool:
+    """Whether a hint's test takes the exercise's numbers as a third argument."""
+    try:
+        params = inspect.signature(test).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in positional)
+
+
+def _hint(q: Question, given: Any, right: Any, values: dict[str, Any] | None = None) -> str:
+    values = _book_values(q) if values is None else values
     for test, text in q.hints:
         try:
-            if test(given, right):
+            if test(given, right, values) if _takes_values(test) else test(given, right):
                 return text
         except (TypeError, ValueError, ZeroDivisionError):
             continue

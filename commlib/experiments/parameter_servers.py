@@ -7,14 +7,20 @@ servers' cards as extra rails (:func:`commlib.parameter_servers.cost.allreduce_o
 
 from __future__ import annotations
 
+import math
+
 from .. import hardware
 from ..parameter_servers import cost as ps_cost
 from . import claims
 
-__all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "byteps_one_spare_claim"]
+__all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
+           "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
 EXAMPLE = {"model": "bert_large", "dtype": "fp32", "n": 8, "link": "eth_100g"}
+
+#: Every all-reduce a parameter server is held against, each tried: chapter 2's flat ones and the direct one.
+ALLREDUCES = {"algorithm": ps_cost.RIVALS}
 
 
 def _example() -> dict:
@@ -22,17 +28,22 @@ def _example() -> dict:
             "bandwidth": hardware.link(EXAMPLE["link"]).bandwidth}
 
 
-def _ps(servers_per_worker: int, latency: bool = False):
+def _ps(servers_per_worker: int):
+    """The PS with ``servers_per_worker`` x n separate servers, its best cut, under the shared latency and overhead."""
     def run(s, seed):
         return 1e3 * ps_cost.round_time(s["nbytes"], s["n"], s["bandwidth"], servers=servers_per_worker * s["n"],
-                                        latency=s.get("latency", 0.0))
+                                        latency=s.get("latency", 0.0), overhead=s.get("overhead", 1.0))
     return run
 
 
 def _allreduce(cards_per_worker: int):
+    """An all-reduce of :data:`commlib.parameter_servers.cost.RIVALS` among the n workers, each with this many cards."""
     def run(s, seed):
-        return 1e3 * ps_cost.cost.allreduce_time(s["nbytes"], s["n"], cards_per_worker * s["bandwidth"],
-                                                 s.get("latency", 0.0), algorithm=s["algorithm"])
+        algorithm, lat, f = s.get("algorithm", "ring"), s.get("latency", 0.0), s.get("overhead", 1.0)
+        if cards_per_worker == 1:
+            return 1e3 * ps_cost.rival_time(s["nbytes"], s["n"], s["bandwidth"], lat, algorithm=algorithm, overhead=f)
+        return 1e3 * ps_cost.allreduce_on_same_cards(s["nbytes"], s["n"], (cards_per_worker - 1) * s["n"],
+                                                     s["bandwidth"], latency=lat, algorithm=algorithm, overhead=f)
     return run
 
 
@@ -41,12 +52,15 @@ def _ratio_words(v: claims.Verdict) -> str:
     return f"{b / a:.2f} times faster"
 
 
+def _algorithm(best: claims.Best) -> str:
+    return ps_cost.rival_label(best.config["algorithm"])
+
+
 @claims.register("ch03.ps_extra_machines")
 def ps_extra_machines_claim(small: bool = False) -> claims.Claim:
-    """BytePS's claim as it stands: k = n separate servers (2n cards) against the ring on the n workers' cards."""
+    """BytePS's claim as it stands: k = n separate servers (2n cards) against the all-reduce on the n workers' cards."""
     ps = claims.Contender("parameter server", _ps(1), uses="n workers + k = n server machines: 2n cards")
-    ring = claims.Contender("all-reduce", _allreduce(1), {"algorithm": ("ring", "halving_doubling")},
-                            uses="the n workers' n cards")
+    ring = claims.Contender("all-reduce", _allreduce(1), ALLREDUCES, uses="the n workers' n cards, its best algorithm")
 
     def wording(v: claims.Verdict) -> str:
         return f"the {v.winner} is {_ratio_words(v)}, on {'twice' if v.winner == 'parameter server' else 'half'} the cards"
@@ -54,15 +68,15 @@ def ps_extra_machines_claim(small: bool = False) -> claims.Claim:
     return claims.Claim("ch03.ps_extra_machines", "With k = n extra server machines, does the PS beat all-reduce?",
                         (ps, ring), metric="ms per round (bandwidth terms)", seeds=(0,), shared=_example(),
                         wording=wording, chapter="03_parameter_servers",
-                        source="round_time against allreduce_time; deterministic")
+                        source="round_time against rival_time; deterministic")
 
 
 @claims.register("ch03.ps_same_cards")
 def ps_same_cards_claim(small: bool = False) -> claims.Claim:
     """The PS with k = n separate servers against all-reduce given the same 2n cards (two per worker)."""
     ps = claims.Contender("parameter server", _ps(1), uses="n workers + k = n server machines: 2n cards")
-    ring = claims.Contender("all-reduce", _allreduce(2), {"algorithm": ("ring", "halving_doubling")},
-                            uses="the same 2n cards: two per worker, one ring per card")
+    ring = claims.Contender("all-reduce", _allreduce(2), ALLREDUCES,
+                            uses="the same 2n cards: two per worker, its best algorithm")
 
     def wording(v: claims.Verdict) -> str:
         return f"on the same cards the {v.winner} is {_ratio_words(v)}"
@@ -73,34 +87,114 @@ def ps_same_cards_claim(small: bool = False) -> claims.Claim:
                         source="round_time against allreduce_on_same_cards; deterministic")
 
 
-@claims.register("ch03.ps_small_message")
-def ps_small_message_claim(small: bool = False) -> claims.Claim:
-    """A 1 MB gradient on 32 workers, 25 Gb/s: the PS (k = n, one message at a time per card) against the best
-    all-reduce on the same 2n cards."""
+def _small_shared(n: int, overhead: float) -> dict:
     link = hardware.link("eth_25g")
-    shared = {"nbytes": 1e6, "n": 32, "bandwidth": link.bandwidth, "latency": link.latency}
-    ps = claims.Contender("parameter server", _ps(1, latency=True),
-                          uses="32 workers + 32 servers: 64 cards, one-port, its best number of pieces per shard")
-    allreduce = claims.Contender("all-reduce", _allreduce(2), {"algorithm": ("ring", "halving_doubling")},
-                                 uses="the same 64 cards: two per worker")
+    return {"nbytes": 1e6, "n": n, "bandwidth": link.bandwidth, "latency": link.latency, "overhead": overhead}
+
+
+def _f_words(f: float) -> str:
+    if f == 1.0:
+        return "with every start-up per-message overhead, paid one after another on the card ($f = 1$)"
+    if f == 0.0:
+        return "with α paid once per stage ($f = 0$)"
+    return f"with a share $f = {f:g}$ of α paid per message"
+
+
+def _small_same_cards(key: str, overhead: float) -> claims.Claim:
+    shared = _small_shared(32, overhead)
+    n = shared["n"]
+    ps = claims.Contender("parameter server", _ps(1),
+                          uses=f"{n} workers + {n} servers: {2 * n} cards, one message at a time per card, "
+                               "its best number of pieces per shard")
+    allreduce = claims.Contender("all-reduce", _allreduce(2), ALLREDUCES,
+                                 uses=f"the same {2 * n} cards: two per worker, its best algorithm under the same f")
 
     def wording(v: claims.Verdict) -> str:
-        best = v.best["all-reduce"]
-        # the one-port count charges every start-up serially; with alpha once per stage (no per-message overhead)
-        low = 1e3 * ps_cost.round_time(shared["nbytes"], shared["n"], shared["bandwidth"], servers=shared["n"],
-                                       latency=shared["latency"], overhead=0.0)
-        lead = (f"the all-reduce still leads, {best.mean:.2f} against {low:.2f} ms" if best.mean < low
-                else f"the parameter server leads, {low:.2f} against {best.mean:.2f} ms")
-        return (f"on the same 64 cards the best all-reduce ({best.config['algorithm'].replace('_', '-')}) takes "
-                f"{best.mean:.2f} ms against the parameter server's {v.best['parameter server'].mean:.2f} ms when every "
-                f"start-up is per-message overhead, paid one after another on the card: the {v.winner} is "
-                f"{_ratio_words(v)} under that count. The margin shrinks as less of α is per-message overhead: "
-                f"with α paid once per stage, {lead}")
+        ar, ps_best = v.best["all-reduce"], v.best["parameter server"]
+        who = (f"the fastest all-reduce on the same {2 * n} cards ({_algorithm(ar)}) takes {ar.mean:.2f} ms against "
+               f"the parameter server's {ps_best.mean:.2f} ms" if v.winner == "all-reduce" else
+               f"the parameter server takes {ps_best.mean:.2f} ms against {ar.mean:.2f} ms for the fastest all-reduce "
+               f"on the same {2 * n} cards ({_algorithm(ar)})")
+        return f"{_f_words(overhead)}, {who}: the {v.winner} is {_ratio_words(v)}"
 
-    return claims.Claim("ch03.ps_small_message", "For a 1 MB gradient on 32 workers, on the same cards, PS or all-reduce?",
+    return claims.Claim(key, f"For a 1 MB gradient on {n} workers, on the same cards, PS or all-reduce "
+                             f"(f = {overhead:g} of α per message)?",
                         (ps, allreduce), metric="ms per round, start-ups counted", seeds=(0,), shared=shared,
                         wording=wording, chapter="03_parameter_servers",
-                        source="round_time (one-port, best pieces per shard) against allreduce_time on 2B; deterministic")
+                        source="round_time (best pieces per shard) against allreduce_on_same_cards (every "
+                               "algorithm, the direct reduce-scatter/all-gather included), the same f; deterministic")
+
+
+@claims.register("ch03.ps_small_message")
+def ps_small_message_claim(small: bool = False) -> claims.Claim:
+    """A 1 MB gradient on 32 workers, 25 Gb/s, one-port (f = 1): the PS (k = n) against the best all-reduce on the
+    same 2n cards."""
+    return _small_same_cards("ch03.ps_small_message", 1.0)
+
+
+@claims.register("ch03.ps_small_message_f0")
+def ps_small_message_f0_claim(small: bool = False) -> claims.Claim:
+    """The same with α paid once per stage (f = 0), where the PS and the direct reduce-scatter/all-gather gain most."""
+    return _small_same_cards("ch03.ps_small_message_f0", 0.0)
+
+
+def _bound(f: float | None) -> str:
+    return "no share" if f is None else f"{math.floor(100 * f) / 100:.2f}"   # rounded down: a bound
+
+
+def _gap(ps_ms: float, other_ms: float, name: str) -> str:
+    """The parameter server against one all-reduce, in words: a near-tie within 5 %, else who is faster and by how much."""
+    r = ps_ms / other_ms
+    if abs(r - 1) < 0.05:
+        return f"a near-tie with {name} ({r:.2f} times its time)"
+    return f"{name} {r:.2f} times faster" if r > 1 else f"the parameter server {1 / r:.2f} times faster than {name}"
+
+
+def _small_extra(key: str, n: int) -> claims.Claim:
+    shared = _small_shared(n, 1.0)
+    ps = claims.Contender("parameter server", _ps(1),
+                          uses=f"{n} workers + {n} servers: {2 * n} cards, one message at a time per card, "
+                               "its best number of pieces per shard")
+    ring = claims.Contender("ring", _allreduce(1), uses=f"the workers' {n} cards")
+    allreduce = claims.Contender("fastest all-reduce", _allreduce(1), ALLREDUCES,
+                                 uses=f"the workers' {n} cards, its best algorithm")
+
+    def wording(v: claims.Verdict) -> str:
+        p, r, b = (v.best[name].mean for name in ("parameter server", "ring", "fastest all-reduce"))
+        alg = _algorithm(v.best["fastest all-reduce"])
+        m, bw, lat = shared["nbytes"], shared["bandwidth"], shared["latency"]
+        f_ring = ps_cost.overhead_to_beat(m, n, bw, 1e-3 * r, servers=n, latency=lat)
+        f_best = ps_cost.overhead_to_beat(m, n, bw, lambda f: ps_cost.best_allreduce(m, n, bw, lat, overhead=f)[1],
+                                          servers=n, latency=lat)
+        p0 = 1e3 * ps_cost.round_time(m, n, bw, servers=n, latency=lat, overhead=0.0)
+        name0, b0 = ps_cost.best_allreduce(m, n, bw, lat, overhead=0.0)
+        pieces = ps_cost.round_pieces(m, n, bw, servers=n, latency=lat, overhead=0.0)
+        return (f"counted one message at a time ($f = 1$), the parameter server on {2 * n} cards takes {p:.2f} ms, the "
+                f"ring on the workers' {n} cards {r:.2f} ms and the fastest all-reduce there, {alg}, {b:.2f} ms: "
+                f"{_gap(p, r, 'the ring')}, {_gap(p, b, alg)}. With α paid once per stage ($f = 0$) the parameter server "
+                f"takes {p0:.2f} ms ({pieces} pieces per shard), against {1e3 * b0:.2f} ms for the fastest all-reduce "
+                f"then, the {ps_cost.rival_label(name0)}. It beats the ring once $f$ is below {_bound(f_ring)}, and the "
+                f"fastest all-reduce at each $f$ once $f$ is below {_bound(f_best)}")
+
+    return claims.Claim(key, f"For a 1 MB gradient on {n} workers, does a PS with n extra server machines beat "
+                             "all-reduce, and for what share f of α per message?",
+                        (ps, ring, allreduce), metric="ms per round, start-ups counted (f = 1)", seeds=(0,),
+                        shared=shared, wording=wording, chapter="03_parameter_servers",
+                        source="round_time (best pieces per shard) against rival_time (every algorithm, the direct "
+                               "reduce-scatter/all-gather included); thresholds from overhead_to_beat against the "
+                               "ring and against best_allreduce at each f; deterministic")
+
+
+@claims.register("ch03.ps_small_message_extra")
+def ps_small_message_extra_claim(small: bool = False) -> claims.Claim:
+    """A 1 MB gradient on 32 workers: the PS with 32 extra servers against the all-reduces on the workers' cards."""
+    return _small_extra("ch03.ps_small_message_extra", 32)
+
+
+@claims.register("ch03.ps_small_message_extra_8")
+def ps_small_message_extra_8_claim(small: bool = False) -> claims.Claim:
+    """The same on 8 workers."""
+    return _small_extra("ch03.ps_small_message_extra_8", 8)
 
 
 @claims.register("ch03.byteps_one_spare")
@@ -115,9 +209,8 @@ def byteps_one_spare_claim(small: bool = False) -> claims.Claim:
                                                      algorithm=s["algorithm"])
 
     bps = claims.Contender("BytePS", byteps, uses="n GPU machines + one spare CPU machine: n + 1 cards")
-    allreduce = claims.Contender("all-reduce", _allreduce(1), {"algorithm": ("ring", "halving_doubling")},
-                                 uses="the n workers' n cards")
-    same = claims.Contender("all-reduce on the same cards", same_cards, {"algorithm": ("ring", "halving_doubling")},
+    allreduce = claims.Contender("all-reduce", _allreduce(1), ALLREDUCES, uses="the n workers' n cards")
+    same = claims.Contender("all-reduce on the same cards", same_cards, ALLREDUCES,
                             uses="the same n + 1 cards: the spare card's bandwidth spread over the workers")
 
     def wording(v: claims.Verdict) -> str:
@@ -127,11 +220,11 @@ def byteps_one_spare_claim(small: bool = False) -> claims.Claim:
         joint = "and" if (b < few) == (b < both) else "but"
         return (f"with a single spare CPU machine BytePS takes {b:.0f} ms, {first} the best all-reduce on the workers' "
                 f"cards ({few:.0f} ms, one card fewer) {joint} {second} the all-reduce given the same cards "
-                f"({both:.0f} ms)")
+                f"({both:.0f} ms, the {_algorithm(v.best['all-reduce on the same cards'])})")
 
     return claims.Claim("ch03.byteps_one_spare",
                         "Does one spare CPU machine let BytePS beat all-reduce, with one card more and on the same cards?",
                         (bps, allreduce, same), metric="ms per round (bandwidth terms)", seeds=(0,), shared=_example(),
                         wording=wording, chapter="03_parameter_servers",
-                        source="byteps_time (Jiang et al. 2020, sec. 4.1) against allreduce_time and "
+                        source="byteps_time (Jiang et al. 2020, sec. 4.1) against rival_time and "
                                "allreduce_on_same_cards; deterministic")

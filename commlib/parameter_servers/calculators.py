@@ -1,4 +1,8 @@
-"""What chapter 3's calculator computes: a parameter server against the fastest all-reduce.
+"""What chapter 3's calculator computes: a parameter server against ring all-reduce, and against the fastest
+all-reduce given the same cards.
+
+Bandwidth terms only: on the workers' n cards no all-reduce moves fewer bytes than the ring, so there the ring is
+the fastest; on the PS's n + k cards, dealt unevenly, the direct reduce-scatter/all-gather can be faster.
 
 Returns label -> text with units; numpy-free, so the page runs it too.
 """
@@ -28,7 +32,9 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
     ('ring all-reduce, 1.14x faster (PS on 12 cards, ring on 8)', '5 server machines')
     >>> r["faster on the same cards"]
-    'ring all-reduce, 1.71x faster (both on 12 cards)'
+    'direct reduce-scatter/all-gather, 1.71x faster (both on 12 cards)'
+    >>> r["PS bottleneck"]
+    'server NICs: 2.68 GB each way, 214.49 ms'
 
     A parameter server with k separate servers uses n + k network cards, the ring n: "faster"
     compares them as given, "faster on the same cards" gives the all-reduce's workers the servers' cards
@@ -61,20 +67,28 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
         }
     bw = hardware.link(worker_link).bandwidth
     bs = hardware.link(server_link).bandwidth
-    c = compare_ps_ring(nbytes, n, k, bw, None if colocated else bs, colocated=colocated)
+    c = compare_ps_ring(nbytes, n, k, bw, bs, colocated=colocated)   # a colocated round leaves bs unused
     traffic = ps_traffic(nbytes, n, k, colocated=colocated)
     def verdict(winner: str, t_ring: float) -> str:
         if winner == "tie":
             return "tie"
         if winner == "PS":
             return f"PS, {t_ring / c.ps_seconds:.2f}x faster"
-        return f"ring all-reduce, {c.ps_seconds / t_ring:.2f}x faster" if c.ps_seconds else "tie"
+        return f"{winner}, {c.ps_seconds / t_ring:.2f}x faster" if c.ps_seconds else "tie"
+
+    # the card that sets the PS's time: a worker's or a server's (colocated: a machine holding a shard)
+    if colocated:
+        who, moved, seconds = "shard hosts' NICs", traffic.busiest, traffic.busiest / bw
+    else:
+        worker, server = traffic.worker / bw, traffic.shard_host / bs
+        who, moved, seconds = (("server NICs", traffic.shard_host, server) if server >= worker
+                               else ("worker NICs", traffic.worker, worker))
 
     ps_cards, ring_cards = c.cards
     faster = f"{verdict(c.winner, c.ring_seconds)} (PS on {ps_cards} cards, ring on {ring_cards})"
     same = f"{verdict(c.winner_same_cards, c.same_cards_seconds)} (both on {ps_cards} cards)"
     best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
-            else f"{c.smallest_k} server machines")
+            else f"{c.smallest_k} server machine{'' if c.smallest_k == 1 else 's'}")
     results = {
         "parameters": f"{hardware.model(model).params:,}",
         "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
@@ -82,7 +96,7 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
         "ring all-reduce": format_time(c.ring_seconds),
         "faster": faster,
         "faster on the same cards": same,
-        "busiest PS machine, each way": format_size(traffic.busiest),
+        "PS bottleneck": f"{who}: {format_size(moved)} each way, {format_time(seconds)}",
         "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
         "smallest k (separate servers) to beat the ring": best,
     }

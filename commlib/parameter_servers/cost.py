@@ -32,9 +32,14 @@ __all__ = [
     "overhead_to_beat",
     "smallest_k_to_beat_ring",
     "best_allreduce",
+    "DIRECT",
+    "RIVALS",
+    "rival_label",
+    "rival_time",
     "byteps_split",
     "compare_ps_ring",
     "allreduce_on_same_cards",
+    "best_allreduce_on_same_cards",
     "same_cards_shares",
 ]
 
@@ -171,6 +176,7 @@ class PSComparison:
     ring_seconds: float
     smallest_k: int | None
     same_cards_seconds: float | None = None
+    same_cards_algorithm: str = "ring"
 
     @property
     def cards(self) -> tuple[int, int]:
@@ -179,11 +185,15 @@ class PSComparison:
 
     @property
     def winner_same_cards(self) -> str:
-        """The winner when the ring's workers get the PS's cards too (:func:`allreduce_on_same_cards`)."""
+        """The winner when the all-reduce's workers get the PS's cards too: ``"PS"``, ``"tie"`` or the fastest
+        all-reduce on them, by name (``"ring all-reduce"``, ``"direct reduce-scatter/all-gather"``;
+        :func:`best_allreduce_on_same_cards`)."""
         same = self.ring_seconds if self.same_cards_seconds is None else self.same_cards_seconds
         if math.isclose(self.ps_seconds, same, rel_tol=1e-9, abs_tol=0.0):
             return "tie"
-        return "PS" if self.ps_seconds < same else "ring all-reduce"
+        if self.ps_seconds < same:
+            return "PS"
+        return "ring all-reduce" if self.same_cards_algorithm == "ring" else rival_label(self.same_cards_algorithm)
 
     @property
     def winner(self) -> str:
@@ -346,8 +356,10 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
 
     ``overhead`` (f, 0 to 1) splits alpha: f alpha is per-message overhead, paid for each message on
     the card as above, and (1 - f) alpha latency, paid once per stage however many messages overlap
-    in it. f = 1 (the default) is the one-port count above; f = 0 charges each stage one alpha. A ring
-    step carries one message, so its time does not depend on f.
+    in it. f = 1 (the default) is the one-port count above; f = 0 charges each stage one alpha. A step of
+    the ring, halving-doubling, recursive doubling or the tree carries one message per card, so their
+    times do not depend on f; the direct reduce-scatter/all-gather (colocated, k = n: n - 1 messages
+    per card and stage, :func:`rival_time` with ``"direct"``) gains from f < 1 as the PS does.
 
     ``one_port=False`` lets all of a card's messages start at once (each
     transfer pays alpha once, as when flows are mapped onto links,
@@ -387,30 +399,50 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     return _piece_round(m, n, k, a, b_w, b_s, colocated, p, f)
 
 
-def overhead_to_beat(nbytes: float, workers: int, bandwidth: float, target: float, servers: int = 1,
+def overhead_to_beat(nbytes: float, workers: int, bandwidth: float, target, servers: int = 1,
                      latency: float = 0.0, server_bandwidth: float | None = None) -> float | None:
-    r"""The share f of alpha that may be per-message overhead for the PS round to come in below ``target`` seconds.
+    r"""The share f of alpha that may be per-message overhead for the PS round to come in below ``target``.
 
-    :func:`round_time` with ``overhead=f`` rises with f (every stage carries at least one message), so
-    bisection finds the f at which it crosses ``target``: the PS (best cut, separate servers) is faster
-    for every smaller share. Returns 1.0 when even the one-port count (f = 1) is below ``target``, and
-    None when not even f = 0 (alpha once per stage) is.
+    ``target`` is the rival's time in seconds, or a function of f giving it (a rival that itself
+    gains from f < 1, such as the fastest all-reduce at that f, :func:`best_allreduce`). Returns the
+    first f at which :func:`round_time` with ``overhead=f`` (the PS: best cut, separate servers)
+    reaches the target, found on a grid of 64 steps and then by bisection: the PS is faster for
+    every smaller share. Returns 1.0 when it is faster at every f up to the one-port count (f = 1),
+    and None when not even f = 0 (alpha once per stage) is.
 
     >>> round(overhead_to_beat(1e6, 32, 3.125e9, 1.24e-3, servers=32, latency=1e-5), 3)   # against the ring
     0.935
+    >>> best = lambda f: best_allreduce(1e6, 32, 3.125e9, 1e-5, overhead=f)[1]             # the fastest at each f
+    >>> round(overhead_to_beat(1e6, 32, 3.125e9, best, servers=32, latency=1e-5), 3)
+    0.226
     """
     def t(f: float) -> float:
         return round_time(nbytes, workers, bandwidth, servers=servers, latency=latency,
                           server_bandwidth=server_bandwidth, overhead=f)
-    target = check_positive("target", target)
-    if t(1.0) < target:
-        return 1.0
-    if t(0.0) >= target:
+    if callable(target):
+        rival = target
+    else:
+        fixed = check_positive("target", target)
+        def rival(f: float) -> float:
+            return fixed
+
+    def ahead(f: float) -> bool:
+        return t(f) < rival(f)
+
+    if not ahead(0.0):
         return None
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
+    grid = [i / 64 for i in range(65)]
+    lo = 0.0
+    for f in grid[1:]:
+        if not ahead(f):
+            hi = f
+            break
+        lo = f
+    else:
+        return 1.0
+    for _ in range(50):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t(mid) < target else (lo, mid)
+        lo, hi = (mid, hi) if ahead(mid) else (lo, mid)
     return lo
 
 
@@ -475,16 +507,66 @@ def smallest_k_to_beat_ring(nbytes: float, n: int, bandwidth_gpu: float, bandwid
     return None
 
 
-def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> tuple[str, float]:
-    """The fastest all-reduce of :data:`commlib.cost.ALLREDUCE_ALGORITHMS` for this size: ``(name, seconds)``.
+#: The direct reduce-scatter/all-gather: every rank sends each other rank its piece of the gradient,
+#: then the summed piece, n - 1 messages per card and stage; the colocated PS with k = n.
+DIRECT = "direct"
 
-    The fair rival of a parameter server: for small gradients start-ups
-    weigh, and on a power of two halving-doubling beats the ring (same
-    bytes, fewer start-ups). Algorithms that reject ``n`` are skipped.
+#: The all-reduces a parameter server is held against: chapter 2's flat algorithms and the direct one.
+RIVALS = (*cost.ALLREDUCE_ALGORITHMS, DIRECT)
+
+
+def rival_label(name: str) -> str:
+    """How the chapter names an all-reduce of :data:`RIVALS` (``"halving-doubling"``).
+
+    >>> rival_label("halving_doubling"), rival_label("direct")
+    ('halving-doubling', 'direct reduce-scatter/all-gather')
+    """
+    return "direct reduce-scatter/all-gather" if name == DIRECT else name.replace("_", "-")
+
+
+def rival_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0, algorithm: str = "ring",
+               overhead: float = 1.0) -> float:
+    r"""Seconds of one all-reduce of :data:`RIVALS` among n ranks, with a share ``overhead`` (f) of alpha per message.
+
+    The ring, tree, recursive doubling and halving-doubling send one message per card and step, so
+    f does not change them (:func:`commlib.cost.allreduce_time`); nor the naive master, charged
+    one-port. The direct reduce-scatter/all-gather (``"direct"``) sends n - 1 messages per card in
+    each of its two stages: it is :func:`round_time` colocated with k = n, which at f = 1 is the ring
+    exactly and at f = 0 pays alpha once per stage,
+
+    .. math:: T_{direct} = 2(n-1)flpha + 2(1-f)lpha + rac{2(n-1)M}{nB}.
+
+    >>> round(rival_time(1e6, 32, 3.125e9, 1e-5, "direct", overhead=0.0) * 1e3, 2)   # 2 alpha + 2(n-1)M/(nB)
+    0.64
+    >>> rival_time(1e6, 32, 3.125e9, 1e-5, "direct") == rival_time(1e6, 32, 3.125e9, 1e-5, "ring")
+    True
+    """
+    if algorithm == DIRECT:
+        n = check_count("n", n, minimum=1)
+        return 0.0 if n == 1 else round_time(nbytes, n, bandwidth, servers=n, latency=latency, colocated=True,
+                                             overhead=overhead)
+    f = check_nonnegative("overhead", overhead)
+    if f > 1:
+        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
+    return cost.allreduce_time(nbytes, n, bandwidth, latency, algorithm=algorithm)
+
+
+def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0,
+                   overhead: float = 1.0) -> tuple[str, float]:
+    """The fastest all-reduce of :data:`RIVALS` for this size and share f of alpha per message: ``(name, seconds)``.
+
+    The fair rival of a parameter server, under the same count of start-ups (:func:`rival_time`):
+    for small gradients start-ups weigh, and on a power of two halving-doubling beats the ring (same
+    bytes, fewer start-ups); with little of alpha per-message overhead (small f) the direct
+    reduce-scatter/all-gather, whose messages overlap, beats both. Algorithms that reject ``n``
+    are skipped; on a tie the first of :data:`RIVALS` is named.
 
     >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5)
     >>> name, round(t * 1e3, 2)
     ('halving_doubling', 0.72)
+    >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5, overhead=0.0)   # alpha once per stage
+    >>> name, round(t * 1e3, 2)
+    ('direct', 0.64)
     >>> best_allreduce(1e6, 6, 3.125e9, latency=1e-5)[0]      # off a power of two the doublings fold whole vectors
     'ring'
     >>> best_allreduce(1e6, 0, 3.125e9)
@@ -492,13 +574,16 @@ def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0
     ...
     ValueError: n must be a rank count some all-reduce runs on (>= 1), got 0
     """
+    f = check_nonnegative("overhead", overhead)
+    if f > 1:
+        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
     best = None
-    for name in cost.ALLREDUCE_ALGORITHMS:
+    for name in RIVALS:
         try:
-            t = cost.allreduce_time(nbytes, n, bandwidth, latency, algorithm=name)
+            t = rival_time(nbytes, n, bandwidth, latency, algorithm=name, overhead=f)
         except ValueError:
             continue
-        if best is None or t < best[1]:
+        if best is None or t < best[1] * (1 - 1e-12):   # a tie within rounding names the first
             best = (name, t)
     if best is None:
         raise ValueError(f"n must be a rank count some all-reduce runs on (>= 1), got {n!r}")
@@ -573,45 +658,79 @@ def same_cards_shares(nbytes: float, card_bandwidths) -> tuple[list[float], floa
 
 def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
                             server_bandwidth: float | None = None, latency: float = 0.0,
-                            algorithm: str = "ring") -> float:
+                            algorithm: str | None = None, overhead: float = 1.0) -> float:
     r"""Seconds of an all-reduce whose n workers get the network cards a PS with k separate servers uses.
 
     A parameter server with k separate server machines uses n + k cards; an all-reduce among the
     n workers, n. Given the servers' cards as extra rails, dealt round-robin to the workers (as NCCL
     spreads its channels over a host's NICs), worker i has card bandwidth
     :math:`B_i = B_w + c_iB_s` with :math:`c_i = \lfloor k/n \rfloor` or :math:`\lceil k/n \rceil`.
-    When k is a multiple of n the cards are even and ``algorithm`` runs on them. Otherwise the
-    all-reduce is a direct reduce-scatter/all-gather with shares fitted to the cards
-    (:func:`same_cards_shares`), 2(n - 1) start-ups like the ring, and bandwidth term
 
-    .. math:: T = \max\left(\frac{2(n-1)M}{\sum_i B_i},\ \frac{M}{B_{min}}\right),
-              \qquad B_{min} = B_w + \lfloor k/n \rfloor B_s:
+    ``algorithm`` is one of :data:`RIVALS`, or None (the default) for the fastest of them
+    (:func:`best_allreduce_on_same_cards`). When k is a multiple of n the cards are even and it runs
+    on them (:func:`rival_time`). Otherwise the ring and the other flat algorithms run at the pace of
+    the slowest card, :math:`B_{min} = B_w + \lfloor k/n \rfloor B_s`, and the direct
+    reduce-scatter/all-gather fits its shares to the cards (:func:`same_cards_shares`), with bandwidth
+    term
+
+    .. math:: T = \max\left(\frac{2(n-1)M}{\sum_i B_i},\ \frac{M}{B_{min}}\right):
 
     the first reached while :math:`2(n-1)B_{min} \ge \sum_i B_i`, the second a floor for every
-    all-reduce (each rank sends and receives at least M); or ``algorithm`` on :math:`B_{min}`
-    alone, when faster. For the bandwidth terms the PS never wins on the same cards and ties at
-    best: :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/B_{min}`, and
-    :math:`\max(M/x, M/y) \ge 2M/(x+y) > 2(n-1)M/\sum_i B_i` with :math:`x = B_w`,
-    :math:`y = kB_s/n`; it ties when k < n and the workers' own cards bound the PS.
+    all-reduce (each rank sends and receives at least M); its start-ups are those of
+    :func:`rival_time`, :math:`2(n-1)f\alpha + 2(1-f)\alpha` with f = ``overhead``.
+
+    For the bandwidth terms the PS never wins on the same cards and ties at best:
+    :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/B_{min}`, and with
+    :math:`b_1 = B_w`, :math:`b_2 = kB_s/n` (a worker's card, and the server bandwidth per worker),
+    :math:`\max(M/b_1, M/b_2) \ge 2M/(b_1+b_2) > 2(n-1)M/\sum_i B_i`; it ties when k < n and the
+    workers' own cards bound the PS.
 
     >>> round(allreduce_on_same_cards(1e8, 8, 8, 12.5e9) * 1e3, 2)   # 2 cards each: (n-1)/n M/B
     7.0
     >>> round(allreduce_on_same_cards(1.2e9, 8, 4, 12.5e9) * 1e3, 1)  # 12 cards: 14M/(12B)
     112.0
+    >>> round(allreduce_on_same_cards(1.2e9, 8, 4, 12.5e9, algorithm="ring") * 1e3, 1)  # the ring at the slowest card's pace
+    168.0
     >>> round(allreduce_on_same_cards(1e8, 8, 2, 1.25e9, 12.5e9) * 1e3, 1)  # six workers keep one slow card: M/B_w
     80.0
     """
+    if algorithm is None:
+        return best_allreduce_on_same_cards(nbytes, workers, servers, worker_bandwidth, server_bandwidth,
+                                            latency, overhead)[1]
     n, k = check_shards(workers, servers)
     b_w = check_positive("worker_bandwidth", worker_bandwidth)
     b_s = b_w if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
     a = check_nonnegative("latency", latency)
-    terms = cost.allreduce_terms(nbytes, n, algorithm)
     b_min = b_w + (k // n) * b_s
-    if k % n == 0:
-        return terms.time(b_min, a)
+    if k % n == 0 or algorithm != DIRECT:
+        return rival_time(nbytes, n, b_min, a, algorithm=algorithm, overhead=overhead)
+    f = check_nonnegative("overhead", overhead)
+    if f > 1:
+        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
     cards = [b_w + (k // n + (1 if i < k % n else 0)) * b_s for i in range(n)]
-    direct = 2 * (n - 1) * a + same_cards_shares(nbytes, cards)[1]
-    return min(direct, terms.time(b_min, a))
+    return 2 * (n - 1) * f * a + 2 * (1 - f) * a + same_cards_shares(nbytes, cards)[1]
+
+
+def best_allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
+                                 server_bandwidth: float | None = None, latency: float = 0.0,
+                                 overhead: float = 1.0) -> tuple[str, float]:
+    """The fastest all-reduce of :data:`RIVALS` on a PS's n + k cards (:func:`allreduce_on_same_cards`): ``(name, seconds)``.
+
+    On a tie the first of :data:`RIVALS` is named (the ring before the direct one on even cards).
+
+    >>> name, t = best_allreduce_on_same_cards(1.2e9, 8, 4, 12.5e9)
+    >>> name, round(t * 1e3, 1)
+    ('direct', 112.0)
+    >>> best_allreduce_on_same_cards(1e8, 8, 8, 12.5e9)[0]
+    'ring'
+    """
+    best = None
+    for name in RIVALS:
+        t = allreduce_on_same_cards(nbytes, workers, servers, worker_bandwidth, server_bandwidth, latency,
+                                    algorithm=name, overhead=overhead)
+        if best is None or t < best[1] * (1 - 1e-12):   # a tie within rounding names the first
+            best = (name, t)
+    return best
 
 
 def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
@@ -620,22 +739,22 @@ def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth:
     """PS round time against ring all-reduce time for one configuration, on the cards given and on the same cards.
 
     ``worker_bandwidth`` is each worker NIC, ``server_bandwidth`` each server
-    machine's NIC (ignored when ``colocated``), bytes/s each way. Also returns
-    the smallest number of non-colocated servers that beats the ring (on n + k
-    cards against its n), and the ring's time on the PS's n + k cards
-    (:func:`allreduce_on_same_cards`; colocated, both use the same n).
+    machine's NIC (unused by a colocated round, but still the NIC of the separate servers that
+    ``smallest_k`` counts), bytes/s each way. Also returns the smallest number of non-colocated
+    servers that beats the ring (on n + k cards against its n), and the fastest all-reduce on the
+    PS's n + k cards (:func:`best_allreduce_on_same_cards`; colocated, both use the same n).
 
     >>> c = compare_ps_ring(1e8, 8, 4, 12.5e9)
     >>> c.winner, c.smallest_k, c.cards, c.winner_same_cards
-    ('ring all-reduce', 5, (12, 8), 'ring all-reduce')
+    ('ring all-reduce', 5, (12, 8), 'direct reduce-scatter/all-gather')
     >>> compare_ps_ring(1e8, 8, 8, 12.5e9).winner, compare_ps_ring(1e8, 8, 8, 12.5e9).winner_same_cards
     ('PS', 'ring all-reduce')
     """
     t_ps = round_time(nbytes, workers, worker_bandwidth, servers=servers, latency=latency,
                       colocated=colocated, server_bandwidth=None if colocated else server_bandwidth)
     t_ring = cost.allreduce_time(nbytes, workers, worker_bandwidth, latency, algorithm="ring")
-    same = t_ring if colocated else allreduce_on_same_cards(nbytes, workers, servers, worker_bandwidth,
-                                                            server_bandwidth, latency)
+    name, same = (("ring", t_ring) if colocated else
+                  best_allreduce_on_same_cards(nbytes, workers, servers, worker_bandwidth, server_bandwidth, latency))
     best = (smallest_k_to_beat_ring(nbytes, workers, worker_bandwidth, server_bandwidth, latency)
             if nbytes > 0 else None)
-    return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best, same)
+    return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best, same, name)

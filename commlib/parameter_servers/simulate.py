@@ -394,9 +394,10 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
     Returns ``"k"`` (default 1..2n) with ``"ps"`` (k separate servers, s),
     ``"byteps_k"`` (0..max k) with ``"byteps"`` (:func:`commlib.cost.byteps_time`,
     its CPU machines at ``server_bandwidth``), the scalars ``"ring"`` and ``"colocated"``
-    (n shards on the workers), ``"ring_same_cards"`` for each k (an all-reduce on the PS's n + k
+    (n shards on the workers), ``"same_cards"`` for each k (the fastest all-reduce on the PS's n + k
     cards, :func:`allreduce_on_same_cards`), ``"k_star"`` (:func:`smallest_k_to_beat_ring`),
-    ``"winner"`` for each k (:func:`compare_ps_ring`) and the inputs.
+    ``"winner"`` for each k (:func:`compare_ps_ring`: the PS against the ring on the workers' cards),
+    ``"winner_same_cards"`` for each k (the same, on the same cards) and the inputs.
 
     >>> c = sharding_curves(1e9, 4, 1e9)
     >>> c["ps"].tolist()[:4], c["ring"], c["k_star"]
@@ -415,11 +416,13 @@ def sharding_curves(nbytes: float, n: int, bandwidth: float, server_bandwidth: f
         "byteps_k": kb,
         "byteps": np.array([byteps_time(nbytes, n, int(k), bandwidth, server_bandwidth) for k in kb]),
         "ring": cost.allreduce_time(nbytes, n, bandwidth, algorithm="ring"),
-        "ring_same_cards": np.array([allreduce_on_same_cards(nbytes, n, int(k), bandwidth, server_bandwidth)
-                                     for k in ks]),
+        "same_cards": np.array([allreduce_on_same_cards(nbytes, n, int(k), bandwidth, server_bandwidth)
+                                for k in ks]),
         "colocated": ps_time(nbytes, n, bandwidth, servers=n, colocated=True),
         "k_star": smallest_k_to_beat_ring(nbytes, n, bandwidth, server_bandwidth),
         "winner": [compare_ps_ring(nbytes, n, int(k), bandwidth, server_bandwidth).winner for k in ks],
+        "winner_same_cards": [compare_ps_ring(nbytes, n, int(k), bandwidth, server_bandwidth).winner_same_cards
+                              for k in ks],
     }
 
 

@@ -15,11 +15,17 @@ def _ratio(target: float, tol: float = 0.02):
     return lambda given, right: abs(given / right - target) < tol
 
 
+def _is(mistake, tol: float = 0.02):
+    """A hint's test: the answer is ``mistake(values)``, computed from the variant's own numbers."""
+    return lambda given, right, values: abs(given / mistake(values) - 1) < tol
+
+
 register(Question(
     "ch03.server_in_gb", lambda n=16: ps.ps_traffic(_VGG, n, 1).shard_host / 1e9, unit="GB",
     givens=(Given("n", (4, 8, 12, 24, 32), "{} workers"),),
     hints=((_ratio(2.0), "That counts both directions; the question asks what the server receives."),
-           (_ratio(1 / 16), "That is one worker's gradient; the single server receives one from each worker.")),
+           (_is(lambda v: _VGG / 1e9), "That is one worker's gradient; the single server receives one from each "
+                                       "worker.")),
     hint="One server receives the whole gradient M from each of the n workers: n x M bytes.",
 ))
 
@@ -50,8 +56,10 @@ register(Question(
     "ch03.byteps_ms",
     lambda k=4, size_mb=64: 1e3 * cost.byteps_time(parse_size(f"{size_mb} MB"), 8, k, parse_rate("200 Gb/s")), unit="ms",
     givens=(Given("k", (1, 2, 3, 6), "{} spare CPU machines"), Given("size_mb", (16, 32, 128, 256), "a {} MB tensor")),
-    hints=((_ratio(2 * 7 / 8 * 88 / 112), "That is the ring all-reduce time, with no CPU machines (k = 0)."),
-           (_ratio(88 / 112), "That is M/B, the time with k >= n CPU machines."),),
+    hints=((_is(lambda v: 1e3 * cost.byteps_time(parse_size(f"{v['size_mb']} MB"), 8, 0, parse_rate("200 Gb/s"))),
+            "That is the ring all-reduce time, with no CPU machines (k = 0)."),
+           (_is(lambda v: 1e3 * parse_size(f"{v['size_mb']} MB") / parse_rate("200 Gb/s")),
+            "That is M/B, the time with k >= n CPU machines."),),
     hint="T = 2n(n-1)M / ((n^2 + kn - 2k) B), with M in bytes and B = 200 Gb/s = 25 GB/s.",
 ))
 

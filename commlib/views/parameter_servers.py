@@ -193,18 +193,20 @@ def sharding_figure(c, title: str = ""):
     ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
             label="BytePS optimum, k CPU machines")
     ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce, the n workers' cards")
-    if "ring_same_cards" in c:
-        ax.plot(ks, 1e3 * c["ring_same_cards"], color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
-                label="direct reduce-scatter/all-gather, same n + k cards")
-    ax.plot([n], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[1],
-            label=f"PS colocated, n = {n} shards on the workers")
+    if "same_cards" in c:
+        ax.plot(ks, 1e3 * c["same_cards"], color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
+                label="fastest all-reduce on the same n + k cards")
+    # a colocated PS uses no server machine: it sits at k = 0, its n shards on the workers
+    ax.plot([0], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[1], zorder=5,
+            label=f"PS colocated: n = {n} shards on the workers, no server machine (k = 0)")
     ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
-    ax.annotate("k = n/2", (n / 2, 1e3 * t_ps.max()), xytext=(3, -12), textcoords="offset points", fontsize=8.5)
+    ax.annotate("k = n/2", (n / 2, 0), xytext=(3, 4), textcoords="offset points", fontsize=8.5)
     if k_star is not None and k_star <= ks[-1]:
         ax.annotate(f"PS wins from k = {k_star} (n + k cards)", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
                     textcoords="offset points", fontsize=9,
                     arrowprops=dict(arrowstyle="->", color=COLORS[7], lw=0.8))
     ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
+    ax.set_xlim(-0.5, ks[-1] + 0.5)
     ax.set_xlabel("server (CPU) machines k")
     ax.set_ylabel("time of one round (ms)")
     number, unit = format_rate(bandwidth, bits=True).split(" ", 1)
@@ -257,29 +259,38 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
 
 
 def servers_sweep(c, model_name: str = ""):
-    """Precomputed view of the calculator: PS time as k grows, one frame per k, ring time for reference.
+    """Precomputed view of the calculator: PS time as k grows, one frame per k, with the ring on the workers' cards
+    and the fastest all-reduce on the same cards for reference.
 
     ``c`` is :func:`commlib.parameter_servers.simulate.sharding_curves`; ``model_name`` labels the title."""
     ks, t_ps, t_ring, n, nbytes = [int(k) for k in c["k"]], c["ps"], c["ring"], c["n"], c["nbytes"]
+    same = c["same_cards"]
     name = model_name or "gradient"
+
+    def words(winner: str) -> str:
+        return {"PS": "PS wins", "tie": "tie"}.get(winner, "all-reduce wins")
 
     def draw(k):
         i = ks.index(k)
-        fig, ax = figure(6.4, 3.4)
-        ax.plot(ks, 1e3 * t_ps, color=COLORS[3], lw=1.5, marker=MARKERS[3], ms=3, label="PS, k servers")
-        ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce")
+        fig, ax = figure(6.4, 4.2)
+        ax.plot(ks, 1e3 * t_ps, color=COLORS[3], lw=1.5, marker=MARKERS[3], ms=3, label="PS, k servers (n + k cards)")
+        ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label=f"ring all-reduce, the workers' {n} cards")
+        ax.plot(ks, 1e3 * same, color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
+                label="fastest all-reduce, the same n + k cards")
         ax.plot([k], [1e3 * t_ps[i]], marker="o", ms=11, mfc="none", mec=COLORS[7], mew=2)
-        verdict = {"PS": "PS wins", "tie": "tie", "ring all-reduce": "ring wins"}[c["winner"][i]]
-        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])} on {n + k} cards, "
-                     f"ring {format_time(t_ring)} on {n} -> {verdict}", fontsize=9)
+        ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])} on {n + k} cards\n"
+                     f"against the ring on the workers' {n} cards, {format_time(t_ring)}: {words(c['winner'][i])}\n"
+                     f"against the fastest all-reduce on the same {n + k} cards, {format_time(same[i])}: "
+                     f"{words(c['winner_same_cards'][i])}", fontsize=9)
         ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
         ax.set_xticks(ks)
         ax.set_xlabel("server machines k")
         ax.set_ylabel("time of one round (ms)")
         ax.legend(loc="upper right", fontsize=8.5)
-        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.15, top=0.89)
+        fig.subplots_adjust(left=0.12, right=0.97, bottom=0.12, top=0.82)
         return fig
 
     return sweep_html(draw, ks, label="k = {}", start=0,
                       alt=f"PS round time against server count k for {name} with {n} workers, with the ring "
-                          "all-reduce time as a horizontal line")
+                          "all-reduce on the workers' cards as a horizontal dashed line and the fastest all-reduce "
+                          "on the same n + k cards as a dotted curve below the PS curve")

@@ -78,3 +78,51 @@ def test_overhead_share_one_is_the_one_port_count():
         assert ps.round_time(1e6, n, 3.125e9, servers=k, latency=1e-5, overhead=1.0) == a
     with pytest.raises(ValueError):
         ps.round_time(1e6, 8, 3.125e9, servers=8, latency=1e-5, overhead=1.5)
+
+
+@pytest.mark.parametrize("link_key", ["eth_10g", "eth_25g", "eth_100g"])
+@pytest.mark.parametrize("n", [3, 8, 32, 100])
+def test_on_the_same_cards_the_best_all_reduce_beats_the_ps_at_every_share_of_alpha_and_every_size(link_key, n):
+    # k = n separate servers on equal NICs against the all-reduces given two cards per worker, under the same f:
+    # the PS pays at least M/B + 2nf alpha + 2(1 - f) alpha, the direct reduce-scatter/all-gather
+    # (n - 1)M/(nB) + 2(n - 1)f alpha + 2(1 - f) alpha
+    from commlib import hardware
+    link = hardware.link(link_key)
+    for nbytes in (1e3, 1e5, 1e6, 1e8):
+        for f in (0.0, 0.25, 0.5, 1.0):
+            t_ps = ps.round_time(nbytes, n, link.bandwidth, servers=n, latency=link.latency, overhead=f)
+            name, same = ps.best_allreduce_on_same_cards(nbytes, n, n, link.bandwidth, latency=link.latency, overhead=f)
+            direct = ps.allreduce_on_same_cards(nbytes, n, n, link.bandwidth, latency=link.latency,
+                                                algorithm="direct", overhead=f)
+            assert same <= direct * (1 + 1e-12) and direct < t_ps, (nbytes, f, name)
+            lower = nbytes / link.bandwidth + 2 * n * f * link.latency + 2 * (1 - f) * link.latency
+            assert t_ps >= lower * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("n", [4, 8, 32])
+def test_the_fastest_all_reduce_is_tried_under_the_same_share_of_alpha_as_the_ps(n):
+    from commlib import hardware
+    link, m = hardware.link("eth_25g"), 1e6
+    for f in (0.0, 0.3, 1.0):
+        name, best = ps.best_allreduce(m, n, link.bandwidth, link.latency, overhead=f)
+        for algorithm in ps.RIVALS:
+            assert best <= ps.rival_time(m, n, link.bandwidth, link.latency, algorithm, overhead=f) * (1 + 1e-12)
+    # the direct one is the ring at f = 1 and gains as f falls; the ring and halving-doubling do not change
+    ring = ps.rival_time(m, n, link.bandwidth, link.latency, "ring")
+    assert ps.rival_time(m, n, link.bandwidth, link.latency, "direct", overhead=1.0) == pytest.approx(ring, rel=1e-12)
+    assert ps.rival_time(m, n, link.bandwidth, link.latency, "direct", overhead=0.0) == pytest.approx(
+        2 * link.latency + 2 * (n - 1) * m / (n * link.bandwidth), rel=1e-12)
+    for algorithm in ("ring", "halving_doubling"):
+        assert ps.rival_time(m, n, link.bandwidth, link.latency, algorithm, overhead=0.0) == \
+            ps.rival_time(m, n, link.bandwidth, link.latency, algorithm, overhead=1.0)
+    # the PS beats the fastest all-reduce at each f exactly below the threshold
+    def best(f):
+        return ps.best_allreduce(m, n, link.bandwidth, link.latency, overhead=f)[1]
+
+    f_star = ps.overhead_to_beat(m, n, link.bandwidth, best, servers=n, latency=link.latency)
+    def t(f):
+        return ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=f)
+
+    assert f_star is not None and 0 < f_star < 1
+    assert all(t(f) < best(f) for f in (0.0, f_star / 2, f_star - 1e-6))
+    assert t(min(1.0, f_star + 1e-6)) >= best(min(1.0, f_star + 1e-6))

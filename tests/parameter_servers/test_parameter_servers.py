@@ -472,6 +472,42 @@ def test_ch03_answers_match_hand_computation():
     assert check("ch03.smallest_k", 9).correct
 
 
+def _ch03_mistakes(qid: str, v: dict) -> dict[str, float]:
+    """Mistaken answers to a self-check, by hand from the variant's numbers: phrase of the hint -> value."""
+    vgg = 138_357_544 * 4
+    if qid == "ch03.server_in_gb":
+        right = v["n"] * vgg / 1e9
+        return {"both directions": 2 * right, "one worker's gradient": vgg / 1e9, "bits and bytes": 8 * right,
+                "GiB": v["n"] * vgg / 2**30}
+    if qid == "ch03.one_server_ms":
+        right = v["n"] * vgg / 12.5e9 * 1e3
+        return {"not 2 n M / B": 2 * right, "bits and bytes": v["n"] * vgg / 100e9 * 1e3}
+    assert qid == "ch03.byteps_ms"
+    n, k, m, b = 8, v["k"], v["size_mb"] * 1e6, 25e9
+    right = 2 * n * (n - 1) / (n * n + k * n - 2 * k) * m / b * 1e3
+    return {"ring all-reduce time": 2 * (n - 1) / n * m / b * 1e3, "M/B, the time": m / b * 1e3,
+            "bits and bytes": 8 * right, "MiB": right * 2**20 / 1e6}
+
+
+@pytest.mark.parametrize("qid", ["ch03.server_in_gb", "ch03.one_server_ms", "ch03.byteps_ms"])
+def test_ch03_hints_follow_each_variants_own_numbers(qid):
+    # every variant a graded assignment can draw: each hint fires for its own mistake, and for no other
+    import itertools
+
+    from commlib.check import check, givens_of
+
+    gs = givens_of(qid)
+    for combo in itertools.product(*(g.values for g in gs)):
+        v = dict(zip((g.name for g in gs), combo))
+        mistakes = _ch03_mistakes(qid, v)
+        for phrase, value in mistakes.items():
+            message = check(qid, value, **v).message
+            assert message.startswith("Not yet") and phrase in message, (v, phrase, message)
+            for other, other_value in mistakes.items():   # two slips that give one number may share a hint
+                if other != phrase and abs(other_value / value - 1) > 0.03:
+                    assert other not in message, (v, phrase, other, message)
+
+
 # ---------------------------------------------------------------- one-port round time
 
 @settings(max_examples=40, deadline=None)

@@ -14,10 +14,11 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 from commlib import hardware  # noqa: E402
 from commlib.parameter_servers import simulate as ps  # noqa: E402
-from commlib.units import format_time  # noqa: E402
+from commlib.units import format_size, format_time  # noqa: E402
 from commlib.views import parameter_servers as views  # noqa: E402
 
 BERT = 335_141_888 * 4          # BERT-Large fp32 gradient, bytes
@@ -124,11 +125,14 @@ def test_sharding_figure_ps_curve_is_the_busiest_nic():
     np.testing.assert_allclose(line.get_ydata(), 1e3 * np.maximum(m / b, n * m / (k * b)))
     ring = next(ln for ln in ax.get_lines() if ln.get_label().startswith("ring all-reduce, the n workers"))
     np.testing.assert_allclose(ring.get_ydata(), 1e3 * 2 * (n - 1) * m / (n * b))
-    same = next(ln for ln in ax.get_lines() if ln.get_label() == "direct reduce-scatter/all-gather, same n + k cards")
+    same = next(ln for ln in ax.get_lines() if ln.get_label() == "fastest all-reduce on the same n + k cards")
     # shares fitted to the cards: 2(n-1)M/((n+k)B), down to the floor M/b_min of the machines with fewest cards
     np.testing.assert_allclose(same.get_ydata(),
                                1e3 * np.maximum(2 * (n - 1) * m / ((n + k) * b), m / ((1 + k // n) * b)))
     assert (same.get_ydata() < line.get_ydata()).all()
+    # the colocated PS uses no server machine: drawn at k = 0, on the ring's time
+    star = next(ln for ln in ax.get_lines() if ln.get_label().startswith("PS colocated"))
+    assert list(star.get_xdata()) == [0] and star.get_ydata()[0] == pytest.approx(ring.get_ydata()[0])
     plt.close(fig)
 
 
@@ -171,3 +175,22 @@ def test_servers_sweep_has_one_frame_per_k():
     html = views.servers_sweep(ps.sharding_curves(m, 4, b, b, ks=[1, 2, 3]), "ResNet-50").data
     assert html.count('class="gotw-frame"') == 3
     assert 'data-label="k = 3"' in html
+
+
+def test_calculator_names_the_card_that_sets_the_ps_time_and_the_same_cards_rival():
+    # 10 Gb/s workers, 400 Gb/s servers: the server moves more bytes (2.68 GB) but the worker's 1.34 GB at 10 Gb/s
+    # sets the time
+    calc = views.ps_calculator(model="bert_large", n=8, k=4, worker_link="eth_10g", server_link="eth_400g")
+    w = hardware.link("eth_10g").bandwidth
+    assert calc.results["PS bottleneck"] == f"worker NICs: {format_size(BERT)} each way, {format_time(BERT / w)}"
+    # twelve cards dealt unevenly: the fastest all-reduce on them is the direct reduce-scatter/all-gather
+    calc = views.ps_calculator(model="bert_large", n=8, k=4)
+    assert calc.results["faster on the same cards"].startswith("direct reduce-scatter/all-gather, ")
+    assert calc.results["PS bottleneck"].startswith("server NICs: ")
+
+
+def test_calculator_smallest_k_uses_the_server_link_when_the_shards_sit_on_the_workers_too():
+    calc = views.ps_calculator(model="bert_large", n=8, k=4, server_link="eth_400g")
+    apart = calc.results["smallest k (separate servers) to beat the ring"]
+    calc.set(colocated=True)
+    assert calc.results["smallest k (separate servers) to beat the ring"] == apart == "2 server machines"
