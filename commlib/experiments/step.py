@@ -93,7 +93,11 @@ def nvlink_claim(small: bool = False) -> claims.Claim:
         (contender("NVSwitch", "six NVLink 2.0 links per GPU into a switch: 150 GB/s each way to any peer"),
          contender("DGX-1 cube mesh", "the same six links wired to peers: 25-50 GB/s each way per pair; "
                                       "the widest ring, or the three rings that use every link once")),
-        metric="ms on the links (start-ups and transfers, no reduction)", seeds=(0,), shared=shared,
+        metric="ms on the links (start-ups and transfers, no reduction)", shared=shared,
+        # The model is deterministic (every seed gives the same times, computed once): with both layouts charging
+        # one alpha per message the best of each come out equal, a tie within the quoted 0.01 ms, and the
+        # registry's rule for a margin that close asks for five seeds.
+        seeds=tuple(range(5)), tie=0.005,
         wording=wording, chapter="00_introduction",
         source="topology.map_concurrent over topology.widest_ring / topology.ring_cover; deterministic")
 
