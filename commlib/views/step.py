@@ -60,7 +60,8 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
     }
     return make_calculator(step_calculators.allreduce_results, controls, title="One gradient all-reduce",
                            note="Network: every rank has its own full-duplex link of the chosen kind into a switch "
-                                "that never blocks (for an NVLink preset, an NVSwitch; ranks beyond the largest "
+                                "that never blocks (for an NVLink preset, an NVSwitch, which NVLink 1.0 never had: a best "
+                                "case there; ranks beyond the largest "
                                 "NVLink domain of its generation are refused). Bandwidth per direction; "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B; "
                                 "algorithm and bus bandwidth as nccl-tests defines them. Memory bandwidth "
@@ -92,7 +93,8 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
                                 "torchvision counts). Compute: training FLOPs per sample x batch at utilization x "
                                 "peak FLOP/s. Communication: ring all-reduce of the gradient, bandwidth per "
                                 "direction, every rank with its own full-duplex link into a switch that never "
-                                "blocks (an NVSwitch for NVLink presets; ranks beyond the largest NVLink domain "
+                                "blocks (an NVSwitch for NVLink presets, a best case for NVLink 1.0, which had none; "
+                                "ranks beyond the largest NVLink domain "
                                 "of its generation are refused), nothing overlapped. The last row assumes the "
                                 "optimizer waits for every bucket (PyTorch DDP); a scheduler that overlaps the "
                                 "next forward pass too needs only T_c >= T_m.")
