@@ -6,6 +6,18 @@ the sum of both directions (NVLink 2.0's "300 GB/s" is 150 GB/s each way);
 where they do, the preset's ``note`` says so and ``vendor_figure`` keeps
 their words.
 
+Every PCIe row follows one convention: per direction, x16, the bytes the link
+offers to transaction-layer packets (TLPs). Generations 3-5 subtract the
+128b/130b line code; generations 6-7 (flit mode) subtract the flit's bytes
+that are not TLP -- a 256-byte flit holds 236 bytes of TLP, 6 of DLLP, 8 of
+CRC and 6 of FEC -- so PCIe 6.0 x16 offers about 118 GB/s and PCIe 7.0 x16
+about 236 GB/s each way. Packet headers are subtracted in no row
+(``payload_share`` is the share of the quoted rate that is left).
+
+An NVLink preset is one GPU's links together, and ``max_ranks`` is the most
+GPUs one NVLink domain of that generation joins in the systems its sources
+describe; beyond it, GPUs talk over the network.
+
 Latencies are typical one-message start-up costs (the alpha of the
 alpha-beta model), given as orders of magnitude: measured values depend on
 the software stack (TCP vs RDMA, NCCL vs MPI) far more than on the wire.
@@ -23,6 +35,8 @@ Tables are as of :data:`AS_OF`.
 125000000.0
 >>> link("nvlink5").quoted / 1e12, link("nvlink5").bandwidth / 1e9   # 1.8 TB/s quoted, both directions
 (1.8, 900.0)
+>>> round(link("pcie6_x16").bandwidth / 1e9)   # 256 GB/s quoted both ways; 236 of each 256-byte flit are TLP
+118
 >>> MODELS["vgg16"].params
 138357544
 >>> gradient_bytes("vgg16", "fp32")  # what one data-parallel step must move
@@ -39,6 +53,8 @@ __all__ = [
     "Model",
     "Accelerator",
     "ACCELERATORS",
+    "PCIE_CONVENTION",
+    "FLIT_TLP_SHARE",
     "accelerator",
     "LINKS",
     "MODELS",
@@ -65,6 +81,11 @@ class Link:
     prints it. ``quoted`` is that headline rate in bytes/s and ``quoted_both``
     says whether it sums both directions (then ``bandwidth`` is half of it);
     ``date`` is when the source published the figure (year, or year-month).
+    ``payload_share`` is the share of the quoted rate (one direction) left to packets after
+    the line code or the flit's own bytes: ``bandwidth`` = quoted (halved when both
+    directions are summed) x ``payload_share``. ``max_ranks`` is the most GPUs one domain
+    of this link joins (an NVLink generation's largest system in its sources, which
+    ``domain`` names); 0 where the book sets no limit (network cards, buses).
     """
 
     key: str
@@ -80,6 +101,9 @@ class Link:
     date: str = ""
     quoted: float = 0.0
     quoted_both: bool = False
+    payload_share: float = 1.0
+    max_ranks: int = 0
+    domain: str = ""
 
     @property
     def both_directions(self) -> float:
@@ -93,6 +117,12 @@ class Model:
 
     ``citation`` is the paper that introduced the model; ``count_citation`` the
     implementation whose count ``params`` is (``source`` says which one).
+
+    A batch counts samples (``sample`` names one, ``sample_size`` its size where it has one): tokens
+    for the language models, images for the CNNs. ``forward_macs`` is the multiply-accumulates of one forward pass over one
+    sample, as ``macs_source`` counts them; training costs
+    :attr:`training_flops_per_sample` = 3 x forward FLOPs (the backward pass twice the
+    forward), 2 FLOPs per multiply-accumulate.
     """
 
     key: str
@@ -102,6 +132,21 @@ class Model:
     citation: str
     note: str = ""
     count_citation: str = ""
+    sample: str = "token"
+    sample_size: str = ""
+    forward_macs: float = 0.0
+    macs_source: str = ""
+
+    @property
+    def training_flops_per_sample(self) -> float:
+        """FLOPs to train on one sample: 6 x ``forward_macs`` (6 Psi per token for a transformer).
+
+        >>> MODELS["gpt2"].training_flops_per_sample == 6 * MODELS["gpt2"].params
+        True
+        >>> round(MODELS["resnet50"].training_flops_per_sample / 1e9, 1)   # GFLOP per 224 x 224 image
+        24.5
+        """
+        return 6.0 * self.forward_macs
 
 
 GB = 1e9
@@ -109,15 +154,40 @@ Gb = 1e9 / 8
 
 _BOTH = "The vendor figure is both directions summed; bandwidth here is one direction."
 
-_PCIE = "The 128b/130b line code is subtracted: 16 lanes x rate x 128/130 / 8 bits."
+#: What every PCIe row offers: per direction, x16, the bytes left to transaction-layer packets (TLPs).
+PCIE_CONVENTION = ("Per direction, x16, the bytes offered to transaction-layer packets: gens 3-5 subtract the "
+                   "128b/130b line code, gens 6-7 (flit mode) the flit's non-TLP bytes (236 of 256 are TLP); "
+                   "packet headers are not subtracted.")
+
+#: Share of a flit-mode PCIe link's bytes that carry TLPs: a 256-byte flit holds 236 bytes of TLP,
+#: 6 of data-link-layer packets, 8 of CRC and 6 of FEC (PCI Express Base Specification 6.0).
+FLIT_TLP_SHARE = 236 / 256
 
 
-def _pcie(gen: int, rate_gt: float, figure: str, year: str, citation: str) -> Link:
-    per_direction = rate_gt * 1e9 * 16 * 128 / 130 / 8
-    return Link(f"pcie{gen}_x16", f"PCIe {gen}.0 x16", per_direction, 1e-6,
-                f"{rate_gt:g} GT/s per lane, ~{figure} GB/s per direction",
-                f"PCI-SIG, PCI Express Base Specification {gen}.0 ({rate_gt:g} GT/s, 128b/130b)", citation, _PCIE,
-                kind="bus", date=year, quoted=per_direction)
+def _pcie(gen: int, rate_gt: float, year: str, citation: str) -> Link:
+    """Gens 3-5: 128b/130b line code, the raw rate per direction quoted as 16 lanes x GT/s / 8."""
+    raw = rate_gt * 1e9 * 16 / 8
+    return Link(f"pcie{gen}_x16", f"PCIe {gen}.0 x16", raw * 128 / 130, 1e-6,
+                f"{rate_gt:g} GT/s per lane, 128b/130b ({raw / 1e9:g} GB/s raw per direction, x16)",
+                f"PCI-SIG, PCI Express Base Specification {gen}.0 ({rate_gt:g} GT/s, 128b/130b)", citation,
+                "The 128b/130b line code is subtracted: 16 lanes x rate x 128/130 / 8 bits. " + PCIE_CONVENTION,
+                kind="bus", date=year, quoted=raw, payload_share=128 / 130)
+
+
+def _pcie_flit(gen: int, rate_gt: float, quoted_gb: float, figure: str, year: str, citation: str, source: str) -> Link:
+    """Gens 6-7: PAM4 and flit mode, quoted by PCI-SIG for x16 with both directions summed."""
+    per_direction = quoted_gb * GB / 2
+    return Link(f"pcie{gen}_x16", f"PCIe {gen}.0 x16", per_direction * FLIT_TLP_SHARE, 1e-6, figure, source, citation,
+                _BOTH + " Flit mode has no line code; 236 of each 256-byte flit are TLP bytes (the rest DLLP, "
+                "CRC and FEC). " + PCIE_CONVENTION, kind="bus", date=year, quoted=quoted_gb * GB, quoted_both=True,
+                payload_share=FLIT_TLP_SHARE)
+
+
+def _nvlink(key: str, name: str, quoted_gb: float, figure: str, source: str, citation: str, year: str,
+            max_ranks: int, domain: str) -> Link:
+    """An NVLink generation: one GPU's links together, quoted with both directions summed."""
+    return Link(key, name, quoted_gb * GB / 2, 1e-6, figure, source, citation, f"{_BOTH} Domain: {domain}.",
+                kind="bus", date=year, quoted=quoted_gb * GB, quoted_both=True, max_ranks=max_ranks, domain=domain)
 
 
 def _network(key: str, name: str, gbit: int, latency: float, source: str, citation: str, year: str,
@@ -128,33 +198,42 @@ def _network(key: str, name: str, gbit: int, latency: float, source: str, citati
                 (text + " " + note).strip(), date=year, quoted=per_direction)
 
 
+#: Rubin's scale-out, in the form its sources support: two 800 Gb/s cards per GPU, not one of 1.6 Tb/s.
+_RUBIN_CARDS = ("A Rubin GPU has two such cards (ConnectX-9, 800 Gb/s each; NVIDIA's roadmap prints the pair as "
+                "'CX9 1600G'; Wheeler's Network, 2025).")
+
 _LINKS = [
-    # PCIe: 128b/130b encoding from gen 3 to gen 5; x16 lanes; figures per direction.
-    _pcie(3, 8, "15.75", "2010", "pcisig2010pcie3"),
-    _pcie(4, 16, "31.5", "2017", "pcisig2017pcie4"),
-    _pcie(5, 32, "63", "2019", "pcisig2019pcie5"),
-    # PCIe 6.0 drops the line code (PAM4 signalling, 256-byte flits carrying their own CRC and FEC);
-    # PCI-SIG quotes 256 GB/s for x16, both directions summed.
-    Link("pcie6_x16", "PCIe 6.0 x16", 64e9 * 16 / 8, 1e-6, "64 GT/s per lane, 256 GB/s (x16, both directions)",
-         "PCI-SIG, PCI Express Base Specification 6.0 (64 GT/s, PAM4, flit mode)", "pcisig2022pcie6",
-         _BOTH + " Flit mode has no line code; the flits' CRC and FEC bytes are not subtracted.",
-         kind="bus", date="2022-01", quoted=256 * GB, quoted_both=True),
+    # PCIe: x16, per direction, the bytes offered to TLPs (PCIE_CONVENTION). 128b/130b from gen 3 to gen 5.
+    _pcie(3, 8, "2010", "pcisig2010pcie3"),
+    _pcie(4, 16, "2017", "pcisig2017pcie4"),
+    _pcie(5, 32, "2019", "pcisig2019pcie5"),
+    # PCIe 6.0 and 7.0: PAM4 signalling and 256-byte flits; PCI-SIG quotes x16 with both directions summed.
+    _pcie_flit(6, 64, 256, "64 GT/s per lane, 256 GB/s (x16, both directions)", "2022-01", "pcisig2022pcie6",
+               "PCI-SIG, PCI Express Base Specification 6.0 (64 GT/s, PAM4, flit mode)"),
+    _pcie_flit(7, 128, 512, "128 GT/s per lane, up to 512 GB/s bi-directionally (x16)", "2025-06", "pcisig2025pcie7",
+               "PCI-SIG, PCI Express Base Specification 7.0 (128 GT/s, PAM4, flit mode)"),
     # NVLink: per GPU, all links of one GPU together; vendors quote both directions summed.
-    Link("nvlink1", "NVLink 1.0 (P100, 4 links)", 80 * GB, 1e-6, "160 GB/s per GPU",
-         "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", _BOTH, kind="bus",
-         date="2016", quoted=160 * GB, quoted_both=True),
-    Link("nvlink2", "NVLink 2.0 (V100, 6 links)", 150 * GB, 1e-6, "300 GB/s per GPU",
-         "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", _BOTH, kind="bus",
-         date="2017", quoted=300 * GB, quoted_both=True),
-    Link("nvlink3", "NVLink 3.0 (A100, 12 links)", 300 * GB, 1e-6, "600 GB/s per GPU",
-         "NVIDIA A100 Tensor Core GPU architecture whitepaper (12 links x 25 GB/s per direction)", "nvidia2020a100",
-         _BOTH, kind="bus", date="2020", quoted=600 * GB, quoted_both=True),
-    Link("nvlink4", "NVLink 4.0 (H100, 18 links)", 450 * GB, 1e-6, "900 GB/s per GPU",
-         "NVIDIA H100 Tensor Core GPU architecture whitepaper (18 links x 25 GB/s per direction)", "nvidia2022h100",
-         _BOTH, kind="bus", date="2022", quoted=900 * GB, quoted_both=True),
-    Link("nvlink5", "NVLink 5 (B200/GB200, 18 links)", 900 * GB, 1e-6, "1.8 TB/s per GPU",
-         "NVIDIA NVLink and NVLink Switch product page (18 links x 100 GB/s, both directions summed)",
-         "nvidia2024nvlink5", _BOTH, kind="bus", date="2024-03", quoted=1800 * GB, quoted_both=True),
+    # NVLink: per GPU, all links of one GPU together; vendors quote both directions summed. max_ranks: the
+    # largest NVLink domain of the generation in its sources (smith2018nvswitch for DGX-1 and DGX-2).
+    _nvlink("nvlink1", "NVLink 1.0 (P100, 4 links)", 160, "160 GB/s per GPU",
+            "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", "2016",
+            8, "8 GPUs wired directly (the DGX-1's hybrid cube mesh), no switch"),
+    _nvlink("nvlink2", "NVLink 2.0 (V100, 6 links)", 300, "300 GB/s per GPU",
+            "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", "2017",
+            16, "8 GPUs wired directly (DGX-1), or 16 behind NVSwitches (DGX-2)"),
+    _nvlink("nvlink3", "NVLink 3.0 (A100, 12 links)", 600, "600 GB/s per GPU",
+            "NVIDIA A100 Tensor Core GPU architecture whitepaper (12 links x 25 GB/s per direction)", "nvidia2020a100",
+            "2020", 8, "8 GPUs behind NVSwitches (DGX A100)"),
+    _nvlink("nvlink4", "NVLink 4.0 (H100, 18 links)", 900, "900 GB/s per GPU",
+            "NVIDIA H100 Tensor Core GPU architecture whitepaper (18 links x 25 GB/s per direction)", "nvidia2022h100",
+            "2022", 8, "8 GPUs behind NVSwitches (HGX H100)"),
+    _nvlink("nvlink5", "NVLink 5 (B200/GB200, 18 links)", 1800, "1.8 TB/s per GPU",
+            "NVIDIA NVLink and NVLink Switch product page (18 links x 100 GB/s, both directions summed)",
+            "nvidia2024nvlink5", "2024-03", 72, "72 GPUs behind NVLink Switches (GB200 NVL72)"),
+    _nvlink("nvlink6", "NVLink 6 (Rubin)", 3600, "3.6 TB/s per GPU",
+            "NVIDIA's Vera Rubin NVL144 figures (NVLink 6: 3,600 GB/s per GPU package, 72 x 3,600 GB/s = 260 TB/s "
+            "per rack), as read by Wheeler's Network", "wheeler2025rubin", "2025-11",
+            72, "72 GPU packages behind NVLink 6 switches (Vera Rubin NVL144, which counts dies)"),
     Link("upi", "Intel UPI (one link, 10.4 GT/s)", 20.8 * GB, 1e-7, "10.4 GT/s, 20.8 GB/s per direction",
          "Intel Xeon Scalable family technical overview (UPI at 10.4 GT/s)", "mulnix2017xeon",
          "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus", date="2017",
@@ -170,7 +249,7 @@ _LINKS = [
     _network("eth_400g", "Ethernet 400 Gb/s", 400, 5e-6, "IEEE 802.3bs (400GBASE)", "ieee8023", "2017",
              "Latency assumes RDMA (RoCE)."),
     _network("eth_800g", "Ethernet 800 Gb/s", 800, 5e-6, "IEEE 802.3df-2024 (800GBASE)", "ieee8023df", "2024-02",
-             "Latency assumes RDMA (RoCE)."),
+             "Latency assumes RDMA (RoCE). " + _RUBIN_CARDS),
     _network("ib_edr", "InfiniBand EDR 4x", 100, 1e-6, "InfiniBand Trade Association roadmap (EDR 4x)",
              "ibta_roadmap", "2024", "RDMA latency."),
     _network("ib_hdr", "InfiniBand HDR 4x", 200, 1e-6, "InfiniBand Trade Association roadmap (HDR 4x)",
@@ -179,7 +258,7 @@ _LINKS = [
              "ibta_roadmap", "2024", "RDMA latency."),
     _network("ib_xdr", "InfiniBand XDR 4x", 800, 1e-6,
              "InfiniBand Trade Association roadmap (XDR 4x); NVIDIA Quantum-X800, 800 Gb/s per port",
-             "nvidia2024quantumx800", "2024-03", "RDMA latency.", figure="800 Gb/s per port"),
+             "nvidia2024quantumx800", "2024-03", "RDMA latency. " + _RUBIN_CARDS, figure="800 Gb/s per port"),
 ]
 
 #: Link presets keyed by short name. Bandwidth in bytes/s per direction.
@@ -189,23 +268,35 @@ _TV = "torchvision reference implementation"
 _HF = "Hugging Face Transformers checkpoint"
 
 
-def _tv(key: str, name: str, params: int, paper: str, note: str = "", source: str = _TV) -> Model:
-    return Model(key, name, params, source, paper, note, count_citation="torchvision2016")
+#: Where the CNNs' forward multiply-accumulates come from: torchvision's model documentation lists them as
+#: "GFLOPS", counting one multiply-accumulate as one operation (its ResNet-50 figure, 4.09, is the layer-by-layer
+#: count of multiply-accumulates; tests/test_hardware.py holds the two together).
+_TV_MACS = "torchvision model documentation (the 'GFLOPS' column, one multiply-accumulate counted as one)"
+#: The transformers' rule: about one multiply-accumulate per parameter per token forward (Kaplan et al. 2020,
+#: C_forward ~ 2N), so training costs ~6 Psi FLOPs per token.
+_KAPLAN = "Kaplan et al. 2020: about one multiply-accumulate per parameter per token (C ~ 6N per token to train)"
+
+
+def _tv(key: str, name: str, params: int, paper: str, gmacs: float, note: str = "", source: str = _TV,
+        image: int = 224) -> Model:
+    return Model(key, name, params, source, paper, note, count_citation="torchvision2016",
+                 sample="image", sample_size=f"{image} x {image}", forward_macs=gmacs * 1e9, macs_source=_TV_MACS)
 
 
 def _hf(key: str, name: str, params: int, paper: str, checkpoint: str) -> Model:
     return Model(key, name, params, f"{_HF} {checkpoint!r}, without task head", paper,
-                 count_citation="wolf2020transformers")
+                 count_citation="wolf2020transformers", sample="token", forward_macs=float(params), macs_source=_KAPLAN)
 
 
 _MODELS = [
-    _tv("alexnet", "AlexNet", 61_100_840, "krizhevsky2012imagenet"),
-    _tv("resnet50", "ResNet-50", 25_557_032, "he2016deep",
+    _tv("alexnet", "AlexNet", 61_100_840, "krizhevsky2012imagenet", 0.71),
+    _tv("resnet50", "ResNet-50", 25_557_032, "he2016deep", 4.09,
         "Keras' ResNet50 reports 25,636,712 (its convolutions carry biases); the note's 25,583,592 is "
         "Keras' trainable part."),
-    _tv("vgg16", "VGG-16", 138_357_544, "simonyan2015very"),
-    _tv("inception_v3", "Inception v3", 27_161_264, "szegedy2016rethinking",
-        source=_TV + ", auxiliary classifier included"),
+    _tv("vgg16", "VGG-16", 138_357_544, "simonyan2015very", 15.47),
+    _tv("inception_v3", "Inception v3", 27_161_264, "szegedy2016rethinking", 5.71,
+        "Its multiply-accumulates are counted without the auxiliary classifier, which runs in training only.",
+        source=_TV + ", auxiliary classifier included", image=299),
     _hf("bert_base", "BERT-Base (uncased)", 109_482_240, "devlin2019bert", "bert-base-uncased"),
     _hf("bert_large", "BERT-Large (uncased)", 335_141_888, "devlin2019bert", "bert-large-uncased"),
     _hf("gpt2", "GPT-2 (124M)", 124_439_808, "radford2019language", "gpt2"),

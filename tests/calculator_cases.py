@@ -72,6 +72,8 @@ def calculators() -> dict:
 #: The cluster calculator times most algorithms on one host (h = 1) or one GPU per host (h = n) only.
 OPTION_SETTINGS = {
     "ch02 cluster": lambda values: ({"hosts": 1}, {"hosts": values["n"]}),
+    # NVLink presets refuse more ranks than one NVLink domain holds (8 GPUs for several generations)
+    "ch00 step": lambda values: ({"n": 8},),
 }
 
 

@@ -43,6 +43,38 @@ def test_pcie_generations_double():
     b3, b4, b5 = (hardware.LINKS[k].bandwidth for k in ("pcie3_x16", "pcie4_x16", "pcie5_x16"))
     assert b4 == pytest.approx(2 * b3) and b5 == pytest.approx(2 * b4)
     assert 15.7e9 < b3 < 15.8e9   # 8 GT/s x 16 lanes x 128/130 / 8 bits
+    b6, b7 = (hardware.LINKS[k].bandwidth for k in ("pcie6_x16", "pcie7_x16"))
+    assert b7 == pytest.approx(2 * b6)
+
+
+def test_every_pcie_row_follows_one_convention():
+    """Per direction, x16, bytes offered to TLPs: 128b/130b out for gens 3-5, the flit's non-TLP bytes for 6-7."""
+    rows = [item for key, item in hardware.LINKS.items() if key.startswith("pcie")]
+    assert [r.key for r in rows] == ["pcie3_x16", "pcie4_x16", "pcie5_x16", "pcie6_x16", "pcie7_x16"]
+    for item in rows:
+        assert hardware.PCIE_CONVENTION in item.note, item.key
+        gen = int(item.key[4])
+        lanes_rate = {3: 8, 4: 16, 5: 32, 6: 64, 7: 128}[gen] * 1e9 * 16 / 8     # raw bytes/s per direction
+        share = 128 / 130 if gen <= 5 else (256 - 6 - 8 - 6) / 256                 # flit: 236 of 256 bytes are TLP
+        assert item.payload_share == pytest.approx(share)
+        assert item.bandwidth == pytest.approx(lanes_rate * share), item.key
+    assert hardware.link("pcie6_x16").bandwidth == pytest.approx(118e9)
+    assert hardware.link("pcie7_x16").bandwidth == pytest.approx(236e9)
+    assert "PCIE_CONVENTION" not in hardware.__doc__ and "236 bytes of TLP" in hardware.__doc__
+
+
+def test_cnn_multiply_accumulates_agree_with_the_layer_count():
+    """torchvision's 'GFLOPS' are multiply-accumulates: the book's own layer tables give the same counts."""
+    from commlib.sgd import overlap
+    for key in ("alexnet", "resnet50", "vgg16"):
+        item = hardware.model(key)
+        assert item.forward_macs == pytest.approx(overlap.forward_macs(key), rel=0.01), key
+        assert item.training_flops_per_sample == pytest.approx(6 * overlap.forward_macs(key), rel=0.01)
+    for key in ("gpt2", "gpt2_xl", "bert_large"):
+        item = hardware.model(key)
+        assert item.sample == "token" and item.training_flops_per_sample == 6 * item.params
+    for item in hardware.MODELS.values():
+        assert item.forward_macs > 0 and item.macs_source and item.sample
 
 
 def test_exact_parameter_counts():
@@ -68,7 +100,8 @@ def test_unknown_keys_list_the_choices(call, word):
         call()
 
 
-LINKS_2026 = {"nvlink5": 1.8e12, "pcie6_x16": 256e9, "eth_800g": 100e9, "ib_xdr": 100e9}
+LINKS_2026 = {"nvlink5": 1.8e12, "nvlink6": 3.6e12, "pcie6_x16": 256e9, "pcie7_x16": 512e9, "eth_800g": 100e9,
+              "ib_xdr": 100e9}
 
 
 def test_links_of_2026_exist_with_their_quoted_figures():
@@ -77,7 +110,9 @@ def test_links_of_2026_exist_with_their_quoted_figures():
         assert item.quoted == pytest.approx(quoted)
         assert item.date >= "2022"
     assert hardware.link("nvlink5").bandwidth == pytest.approx(900e9)       # 1.8 TB/s, both directions summed
-    assert hardware.link("pcie6_x16").bandwidth == pytest.approx(128e9)     # 256 GB/s x16, both directions
+    assert hardware.link("nvlink6").bandwidth == pytest.approx(1.8e12)      # 3.6 TB/s, both directions summed
+    assert hardware.link("pcie6_x16").bandwidth == pytest.approx(118e9)     # 256 GB/s x16 both ways; 236/256 TLP
+    assert hardware.link("pcie7_x16").bandwidth == pytest.approx(236e9)     # 512 GB/s x16 both ways; 236/256 TLP
     assert hardware.link("eth_800g").bandwidth == pytest.approx(800e9 / 8)
     assert hardware.link("ib_xdr").bandwidth == pytest.approx(800e9 / 8)    # 800 Gb/s per port
 
@@ -86,16 +121,18 @@ def test_every_link_has_a_source_a_date_and_a_consistent_quoted_figure():
     for item in hardware.LINKS.values():
         assert item.source and item.citation and item.date, item.key
         assert 1990 <= int(item.date[:4]) <= 2026, item.key
-        # one direction = the quoted figure, halved when the vendor sums both directions
+        # one direction = the quoted figure, halved when the vendor sums both directions, times what the
+        # line code or the flit leaves to packets
         one_way = item.quoted / 2 if item.quoted_both else item.quoted
-        assert item.bandwidth == pytest.approx(one_way), item.key
+        assert 0.9 < item.payload_share <= 1, item.key
+        assert item.bandwidth == pytest.approx(one_way * item.payload_share), item.key
         assert ("both directions summed" in item.note) == item.quoted_both, item.key
         assert item.both_directions == pytest.approx(2 * item.bandwidth)
 
 
 def test_newer_generations_are_faster():
-    order = [["pcie3_x16", "pcie4_x16", "pcie5_x16", "pcie6_x16"],
-             ["nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5"],
+    order = [["pcie3_x16", "pcie4_x16", "pcie5_x16", "pcie6_x16", "pcie7_x16"],
+             ["nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink6"],
              ["eth_100g", "eth_200g", "eth_400g", "eth_800g"], ["ib_edr", "ib_hdr", "ib_ndr", "ib_xdr"]]
     for family in order:
         rates = [hardware.link(k).bandwidth for k in family]
@@ -111,6 +148,20 @@ def test_model_counts_cite_their_implementation_apart_from_the_paper():
     for key in {m.count_citation for m in hardware.MODELS.values()} | {a.citation for a in
                                                                        hardware.ACCELERATORS.values()}:
         assert "{" + key + "," in bib
+
+
+def test_nvlink_domains_are_bounded_and_only_nvlink_has_one():
+    sizes = {key: item.max_ranks for key, item in hardware.LINKS.items() if item.max_ranks}
+    assert sizes == {"nvlink1": 8, "nvlink2": 16, "nvlink3": 8, "nvlink4": 8, "nvlink5": 72, "nvlink6": 72}
+    for key in sizes:
+        assert "Domain:" in hardware.link(key).note
+
+
+def test_rubin_scale_out_is_two_800g_cards_not_one_of_1600g():
+    for key in ("eth_800g", "ib_xdr"):
+        item = hardware.link(key)
+        assert "two such cards" in item.note and item.bandwidth == pytest.approx(800e9 / 8)
+    assert not any(item.bandwidth == pytest.approx(1600e9 / 8) for item in hardware.LINKS.values() if item.kind == "network")
 
 
 def test_accelerators():

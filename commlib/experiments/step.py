@@ -19,6 +19,9 @@ __all__ = ["nvlink_allreduce_seconds", "NVLINK_LAYOUTS", "NVLINK_RINGS", "bandwi
 #: How eight V100s of one server reach each other over NVLink 2.0: behind an NVSwitch (DGX-2 style;
 #: each GPU's six links lumped into one 150 GB/s port each way) or wired directly as the DGX-1's
 #: hybrid cube-mesh (one or two links of 25 GB/s each way per pair, :data:`topology.DGX1_NVLINKS`).
+#: The preset's latency is one message's start-up, end to end (as the closed forms charge it): behind
+#: the switch a message crosses two links, so each carries half of it, and both layouts pay one alpha
+#: per message.
 NVLINK_LAYOUTS: dict[str, str] = {"NVSwitch": "switch", "DGX-1 cube mesh": "cube_mesh"}
 
 #: The rings an all-reduce may run, as (rings, both ways): one ring along the wiring's widest ring
@@ -40,6 +43,9 @@ def _nvlink_seconds(nbytes: int, layout: str, rings: str) -> float:
         places += [p[::-1] for p in places]
     share = topology.allreduce_trace(8, max(1, nbytes // len(places)))
     m = topology.machine(nvlink_layout=NVLINK_LAYOUTS[layout], nic=None)
+    for u, v, attrs in m.edges(data=True):
+        if "h0.nvswitch" in (u, v):
+            attrs["latency"] = hardware.link("nvlink2").latency / 2   # two links per message: one alpha in all
     return topology.map_concurrent(m, [(share, p) for p in places]).time
 
 
@@ -53,8 +59,8 @@ def nvlink_allreduce_seconds(nbytes: int, layout: str, rings: str = "one ring") 
     >>> m = 102_228_128
     >>> [round(1e3 * nvlink_allreduce_seconds(m, "DGX-1 cube mesh", r), 2) for r in NVLINK_RINGS]
     [3.59, 1.8, 1.21]
-    >>> round(1e3 * nvlink_allreduce_seconds(m, "NVSwitch"), 2)
-    1.22
+    >>> round(1e3 * nvlink_allreduce_seconds(m, "NVSwitch"), 2)   # the closed form's 2(n-1) alpha + 2(n-1)/n M / B
+    1.21
     """
     if layout not in NVLINK_LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(NVLINK_LAYOUTS)}, got {layout!r}")
@@ -77,7 +83,7 @@ def nvlink_claim(small: bool = False) -> claims.Claim:
         gap = 100 * abs(cube.mean / sw.mean - 1)
         if gap < 5:
             return (f"{cube.mean:.2f} ms on a DGX-1's cube mesh at its best ({cube.config['rings']}), "
-                    f"against {sw.mean:.2f} ms behind an NVSwitch: within {math.ceil(gap)} % of each other")
+                    f"against {sw.mean:.2f} ms behind an NVSwitch: within {max(1, math.ceil(gap))} % of each other")
         return (f"{sw.mean:.2f} ms behind an NVSwitch, and {cube.mean:.2f} ms on a DGX-1's cube mesh "
                 f"at its best ({cube.config['rings']}; {cube.mean / sw.mean:.1f} times as long)")
 
@@ -87,7 +93,11 @@ def nvlink_claim(small: bool = False) -> claims.Claim:
         (contender("NVSwitch", "six NVLink 2.0 links per GPU into a switch: 150 GB/s each way to any peer"),
          contender("DGX-1 cube mesh", "the same six links wired to peers: 25-50 GB/s each way per pair; "
                                       "the widest ring, or the three rings that use every link once")),
-        metric="ms on the links (start-ups and transfers, no reduction)", seeds=(0,), shared=shared,
+        metric="ms on the links (start-ups and transfers, no reduction)", shared=shared,
+        # The model is deterministic (every seed gives the same times, computed once): with both layouts charging
+        # one alpha per message the best of each come out equal, a tie within the quoted 0.01 ms, and the
+        # registry's rule for a margin that close asks for five seeds.
+        seeds=tuple(range(5)), tie=0.005,
         wording=wording, chapter="00_introduction",
         source="topology.map_concurrent over topology.widest_ring / topology.ring_cover; deterministic")
 

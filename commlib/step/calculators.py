@@ -6,18 +6,41 @@ label -> text with units, which the calculator shows; numpy-free, so the page ru
 
 from __future__ import annotations
 
+import math
+
 from .. import hardware
 from ..collectives import cost
 from ..step import cost as step_cost
 from ..units import Entry, check_count, format_rate, format_size, format_time
-from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds, training_flops
+from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds
 
-__all__ = ["allreduce_results", "step_results", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "TOKENS_ENTRY", "OVERLAP_ROW"]
+__all__ = ["allreduce_results", "step_results", "check_domain", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
+           "OVERLAP_ROW"]
 
 #: The free entries of chapter 0's calculators: what each control is called and its physical range.
 MEMORY_ENTRY = Entry("memory (GB/s)", "GB/s", 0.001, 100_000, zero="0 leaves the reduction out")
 UTILIZATION_ENTRY = Entry("utilization (%)", "%", 1, 100)
-TOKENS_ENTRY = Entry("tokens per rank", "tokens", 1, 100_000_000, whole=True)
+BATCH_ENTRY = Entry("batch per rank (samples)", "samples", 1, 100_000_000, whole=True)
+
+
+def check_domain(link: str, n: int) -> int:
+    """``n`` if one domain of ``link`` holds ``n`` ranks (its ``max_ranks``, 0 = no limit), else ValueError.
+
+    The calculators give every rank the preset's full rate to any peer: for NVLink that is a
+    non-blocking NVSwitch, and no NVLink domain holds more GPUs than its generation's largest system.
+
+    >>> check_domain("nvlink4", 8)
+    8
+    >>> check_domain("nvlink4", 64)     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ranks n must be at most 8 over NVLink 4.0 (H100, 18 links): its largest NVLink domain is 8 GPUs ...
+    """
+    item = hardware.link(link)
+    if item.max_ranks and n > item.max_ranks:
+        raise ValueError(f"ranks n must be at most {item.max_ranks} over {item.name}: its largest NVLink domain is "
+                         f"{item.domain}; beyond it, GPUs meet over a network link")
+    return n
 
 
 def _percent(part: float, whole: float) -> str:
@@ -29,7 +52,9 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     """Chapter 0's calculator: one gradient all-reduce of a preset model over a preset link.
 
     ``memory_gbs`` (GB/s) sets the reduction cost gamma = 3 / B_mem; 0 leaves
-    the reduction out. Returns label -> text with units.
+    the reduction out. Every rank has the preset's full rate to any peer: its own full-duplex
+    link into a switch that never blocks (for an NVLink preset, an NVSwitch), and ``n`` is refused
+    beyond one NVLink domain (:func:`check_domain`). Returns label -> text with units.
 
     >>> allreduce_results("vgg16", "fp32", 4, "eth_1g")["time of one all-reduce"]
     '6.64 s'
@@ -37,6 +62,7 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     memory_gbs = MEMORY_ENTRY.check(memory_gbs)
     nbytes = hardware.gradient_bytes(model, dtype)
     item = hardware.link(link)
+    check_domain(link, check_count("n", n, minimum=1))
     terms = cost.allreduce_terms(nbytes, n, algorithm)
     gamma = cost.reduction_gamma(memory_gbs * 1e9) if memory_gbs else 0.0
     seconds = terms.time(item.bandwidth, item.latency, gamma)
@@ -59,38 +85,49 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
 
 
 #: The step calculator's last row: could a perfect overlap of the all-reduce with the backward pass hide it?
-OVERLAP_ROW = "could overlap with backward hide T_m? (T_bwd = 4/6 T_c >= T_m)"
+OVERLAP_ROW = "could overlap with backward alone hide T_m (DDP)? (T_bwd = 4/6 T_c >= T_m)"
 
 
 def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
-                 tokens: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> dict[str, str]:
-    """Compute against communication for one step of a transformer (6 Psi FLOPs per token).
+                 batch: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> dict[str, str]:
+    """Compute against communication for one step: the model's training FLOPs per sample x the batch.
 
-    ``tokens`` is the batch per rank per step; ``utilization_pct`` the share of
-    the accelerator's peak FLOP/s that training achieves. Ring all-reduce of
-    the gradient in ``dtype``, nothing overlapped: the step takes T_c + T_m. The row
-    :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts at least T_m, which overlapping
-    the all-reduce with it needs to hide it; without overlap the step waits T_m all the same.
+    ``batch`` is the samples per rank per step: tokens for a transformer (6 Psi FLOPs each),
+    images for a CNN (6 x its forward multiply-accumulates each,
+    :attr:`commlib.hardware.Model.training_flops_per_sample`); ``utilization_pct`` the share of
+    the accelerator's peak FLOP/s that training achieves. Ring all-reduce of the gradient in
+    ``dtype``, every rank with its own full-duplex link into a switch that never blocks (``n``
+    refused beyond one NVLink domain), nothing overlapped: the step takes T_c + T_m. The row
+    :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts at least T_m, which
+    overlap needs to hide the all-reduce when the optimizer step waits for every bucket (PyTorch
+    DDP); a scheduler that overlaps it with the next forward pass too needs only T_c >= T_m.
 
     >>> step_results()[OVERLAP_ROW]
     'yes'
+    >>> step_results("resnet50", "v100", 40, 256, 8, "nvlink2", "fp32")["compute time T_c"]   # 256 images
+    '125.64 ms'
     """
     u = UTILIZATION_ENTRY.check(utilization_pct) / 100
-    tokens = int(TOKENS_ENTRY.check(tokens))
-    n = check_count("n", n, minimum=1)
-    params = hardware.model(model).params
+    batch = int(BATCH_ENTRY.check(batch))
+    n = check_domain(link, check_count("n", n, minimum=1))
+    net = hardware.model(model)
+    params, per_sample, unit = net.params, net.training_flops_per_sample, f"{net.sample}s"
     chip, item = hardware.accelerator(accelerator), hardware.link(link)
     s = hardware.dtype_bytes(dtype)
-    t_c = compute_time(training_flops(params, tokens), chip.peak_flops, u)
+    flops = per_sample * batch
+    t_c = compute_time(flops, chip.peak_flops, u)
     t_m = cost.allreduce_time(params * s, n, item.bandwidth, item.latency)
-    x_min = min_tokens_compute_bound(params, n, item.bandwidth, chip.peak_flops, u, s, item.latency)
+    x_min = min_tokens_compute_bound(params, n, item.bandwidth, chip.peak_flops, u, s, item.latency,
+                                     flops_per_sample=per_sample)
     return {
-        "FLOPs per rank per step": f"{training_flops(params, tokens):.3g} FLOP",
+        "one sample": (f"one {net.sample}{f' ({net.sample_size})' if net.sample_size else ''}: "
+                       f"{per_sample / 1e9:,.3g} GFLOP to train (6 x {net.forward_macs / 1e9:,.3g} G multiply-accumulates)"),
+        "FLOPs per rank per step": f"{flops:.3g} FLOP",
         "achieved FLOP/s": f"{chip.peak_flops * u / 1e12:.0f} TFLOP/s",
         "compute time T_c": format_time(t_c),
         "all-reduce time T_m": format_time(t_m),
         "efficiency T_c / (T_c + T_m)": f"{100 * step_cost.parallel_efficiency(t_c, t_m):.1f} %",
-        "smallest batch per rank with T_c >= T_m": f"{x_min:,.0f} tokens",
-        "smallest batch per rank with T_bwd >= T_m": f"{x_min / step_cost.BACKWARD_SHARE:,.0f} tokens",
+        "smallest batch per rank with T_c >= T_m": f"{math.ceil(x_min):,} {unit}",
+        "smallest batch per rank with T_bwd >= T_m": f"{math.ceil(x_min / step_cost.BACKWARD_SHARE):,} {unit}",
         OVERLAP_ROW: "yes" if step_cost.BACKWARD_SHARE * t_c >= t_m else "no",
     }

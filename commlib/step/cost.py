@@ -133,7 +133,7 @@ def training_flops(params: float, tokens: float) -> float:
     Forward pass 2 FLOPs per parameter per token (a multiply and an add),
     backward pass twice that (Kaplan et al. 2020, :math:`C \approx 6N` per
     token, non-embedding parameters). For other models use samples x training
-    FLOPs per sample instead.
+    FLOPs per sample instead (:attr:`commlib.hardware.Model.training_flops_per_sample`).
 
     >>> round(training_flops(124_439_808, 1024) / 1e12, 3)   # GPT-2, 1024 tokens, in TFLOP
     0.765
@@ -157,8 +157,8 @@ def compute_time(flops: float, peak_flops: float, utilization: float = 0.4) -> f
 
 def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops: float,
                              utilization: float = 0.4, dtype_bytes: int = 2, latency: float = 0.0,
-                             algorithm: str = "ring") -> float:
-    r"""Smallest batch per rank (tokens) for which compute time >= all-reduce time.
+                             algorithm: str = "ring", flops_per_sample: float | None = None) -> float:
+    r"""Smallest batch per rank (tokens, or samples) for which compute time >= all-reduce time.
 
     :math:`6\Psi x / (u F_{peak}) \ge T_m` gives :math:`x_{min} = u F_{peak}\,T_m / (6\Psi)`,
     with ``utilization`` :math:`u` and ``peak_flops`` :math:`F_{peak}` (FLOP/s),
@@ -166,10 +166,15 @@ def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops
     in bytes/s per direction and ``latency`` :math:`\alpha` in seconds. For the
     ring without latency, :math:`T_m = 2\frac{n-1}{n}\Psi s / B` and
     :math:`\Psi` cancels: :math:`x_{min} = \frac{n-1}{n}\,\frac{u F_{peak} s}{3B}`,
-    the same for every model.
+    the same for every model that costs :math:`6\Psi` per token. A model with another rule
+    passes its training FLOPs per sample as ``flops_per_sample`` (a CNN's: 6 x its forward
+    multiply-accumulates per image, :attr:`commlib.hardware.Model.training_flops_per_sample`),
+    and the batch is then in its samples.
 
     >>> round(min_tokens_compute_bound(1e9, 2, 50e9, 1e15, 0.5, 2))  # (1/2) x 5e14 x 2 / (3 x 5e10)
     3333
+    >>> round(min_tokens_compute_bound(1e9, 2, 50e9, 1e15, 0.5, 2, flops_per_sample=60e9))   # 10x the FLOPs
+    333
     """
     check_positive("params", params)
     n = check_count("n", n, minimum=1)
@@ -177,30 +182,35 @@ def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops
     achieved = peak_flops * check_fraction("utilization", utilization, open_low=True, open_high=False)
     check_positive("peak_flops", peak_flops)
     check_positive("dtype_bytes", dtype_bytes)
+    per_sample = 6.0 * params if flops_per_sample is None else check_positive("flops_per_sample", flops_per_sample)
     t_comm = cost.allreduce_time(params * dtype_bytes, n, bandwidth, latency, algorithm)
-    return achieved * t_comm / (6.0 * params)
+    return achieved * t_comm / per_sample
 
 
-#: Share of a training step's FLOPs in the backward pass (4 of the 6 per parameter and token): the only
-#: part a gradient all-reduce can run beside, since gradients exist only from the backward pass on.
+#: Share of a training step's FLOPs in the backward pass (4 of the 6 per parameter and token; for a CNN
+#: too, the backward pass costing twice the forward): all a gradient all-reduce can run beside when the
+#: optimizer step waits for every bucket before the next forward pass starts (PyTorch DDP).
 BACKWARD_SHARE = 4 / 6
 
 
 def min_tokens_backward_hides(params: float, n: int, bandwidth: float, peak_flops: float,
                               utilization: float = 0.4, dtype_bytes: int = 2, latency: float = 0.0,
-                              algorithm: str = "ring") -> float:
-    r"""Smallest batch per rank (tokens) for which the backward pass lasts as long as the all-reduce.
+                              algorithm: str = "ring", flops_per_sample: float | None = None) -> float:
+    r"""Smallest batch per rank for which the backward pass lasts as long as the all-reduce.
 
-    Overlap runs the all-reduce beside the backward pass only (:data:`BACKWARD_SHARE` of the step's
-    FLOPs), so hiding it needs :math:`T_{bwd} = \frac{4}{6}T_c \ge T_m`: :math:`x \ge \frac{3}{2}x_{min}`
+    When the optimizer step waits for every bucket (PyTorch DDP), the all-reduce runs beside the
+    backward pass only (:data:`BACKWARD_SHARE` of the step's FLOPs), so hiding it needs
+    :math:`T_{bwd} = \frac{4}{6}T_c \ge T_m`: :math:`x \ge \frac{3}{2}x_{min}`
     (:func:`min_tokens_compute_bound`). Even then the bucket of the input-side layers waits for the
-    end of backward (chapter 5).
+    end of backward (chapter 5). Schedulers that let the next iteration's forward pass start on the
+    layers already synchronised (ByteScheduler, Peng et al. 2019; P3, Jayarajan et al. 2019) overlap
+    the all-reduce with that forward pass as well, and need only :math:`T_c \ge T_m`, :math:`x \ge x_{min}`.
 
     >>> round(min_tokens_backward_hides(1e9, 2, 50e9, 1e15, 0.5, 2))   # 1.5 x 3333
     5000
     """
     return min_tokens_compute_bound(params, n, bandwidth, peak_flops, utilization, dtype_bytes, latency,
-                                    algorithm) / BACKWARD_SHARE
+                                    algorithm, flops_per_sample) / BACKWARD_SHARE
 
 
 def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float,

@@ -27,8 +27,9 @@ def alpha_beta_figure(link_key: str = "eth_10g", n: int = 8, algorithm: str = "r
     ax.loglog(sizes, transfer, color=COLORS[2], ls=":", lw=2, label=r"bandwidth term $b\,\beta$")
     cross = cost.latency_bandwidth_balance(n, item.bandwidth, item.latency, algorithm)
     ax.axvline(cross, color=COLORS[7], lw=0.8)
-    ax.annotate(f"terms equal near {format_size(cross)}", (cross, latency[0]), xytext=(8, 8),
-                textcoords="offset points", fontsize=9)
+    # below the curves, right of the line: the region under the total where nothing is drawn
+    ax.annotate(f"terms equal near {format_size(cross, digits=0)}", (cross, 0.04), xycoords=("data", "axes fraction"),
+                xytext=(6, 0), textcoords="offset points", ha="left", va="bottom", fontsize=9)
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("time (s)")
     ax.set_title(f"{algorithm} all-reduce, n = {n}, {item.name}")
@@ -58,7 +59,11 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
         "memory_gbs": number(memory_gbs, step_calculators.MEMORY_ENTRY.label),
     }
     return make_calculator(step_calculators.allreduce_results, controls, title="One gradient all-reduce",
-                           note="Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; "
+                           note="Network: every rank has its own full-duplex link of the chosen kind into a switch "
+                                "that never blocks (for an NVLink preset, an NVSwitch, which NVLink 1.0 never had: a best "
+                                "case there; ranks beyond the largest "
+                                "NVLink domain of its generation are refused). Bandwidth per direction; "
+                                "1 MB = 10^6 B, 1 MiB = 2^20 B; "
                                 "algorithm and bus bandwidth as nccl-tests defines them. Memory bandwidth "
                                 "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try "
                                 f"{format_rate(hardware.accelerator('v100').memory_bandwidth, digits=0)}, a V100's "
@@ -67,7 +72,7 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
 
 
 def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
-                    tokens: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> Calculator:
+                    batch: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> Calculator:
     """Compute against communication: FLOPs per step -> compute time, all-reduce time, smallest batch per rank.
 
     The computation is :func:`commlib.step.calculators.step_results`.
@@ -77,15 +82,22 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
         "accelerator": dropdown([(f"{a.name} ({a.peak_flops / 1e12:g} {a.dtype} TFLOP/s)", k)
                                  for k, a in hardware.ACCELERATORS.items()], accelerator, "GPU"),
         "utilization_pct": number(utilization_pct, step_calculators.UTILIZATION_ENTRY.label),
-        "tokens": number(tokens, step_calculators.TOKENS_ENTRY.label),
+        "batch": number(batch, step_calculators.BATCH_ENTRY.label),
         "n": integer(n, 1, 4096, "ranks n"),
         "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
     }
     return make_calculator(step_calculators.step_results, controls, title="Compute against communication",
-                           note="Compute: 6 x parameters x tokens FLOPs at utilization x peak FLOP/s. "
-                                "Communication: ring all-reduce of the gradient, bandwidth per direction, "
-                                "nothing overlapped.")
+                           note="A sample is a token for the language models (6 x parameters FLOPs to train, "
+                                "Kaplan et al.) and an image for the CNNs (6 x the forward multiply-accumulates "
+                                "torchvision counts). Compute: training FLOPs per sample x batch at utilization x "
+                                "peak FLOP/s. Communication: ring all-reduce of the gradient, bandwidth per "
+                                "direction, every rank with its own full-duplex link into a switch that never "
+                                "blocks (an NVSwitch for NVLink presets, a best case for NVLink 1.0, which had none; "
+                                "ranks beyond the largest NVLink domain "
+                                "of its generation are refused), nothing overlapped. The last row assumes the "
+                                "optimizer waits for every bucket (PyTorch DDP); a scheduler that overlaps the "
+                                "next forward pass too needs only T_c >= T_m.")
 
 
 def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_10g",

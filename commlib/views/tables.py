@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from IPython.display import Markdown
 
 from .. import hardware
-from ..units import format_rate, format_size, parse_rate, to_unit
+from ..units import parse_rate, to_unit
 
 __all__ = ["markdown_table", "links_table", "models_table", "rates_table"]
 
@@ -22,31 +22,41 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], cap
     return Markdown("\n".join(lines))
 
 
+def _number(value: float) -> str:
+    """Four significant figures below a thousand, whole numbers with separators above: one unit per column."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def links_table(keys: Sequence[str] | None = None) -> Markdown:
-    """Link presets: vendor figure next to one-direction bandwidth in bytes and bits per second."""
+    """Link presets: vendor figure next to one-direction bandwidth in GB/s and Gb/s, latency in µs."""
     keys = list(hardware.LINKS) if keys is None else list(keys)
     rows = []
     for key in keys:
         item = hardware.link(key)
-        rows.append([item.name, item.vendor_figure, format_rate(item.bandwidth), format_rate(item.bandwidth, bits=True),
-                     f"{item.latency * 1e6:g} µs", f"{item.source} {{cite}}`{item.citation}`", item.date])
-    headers = ["link", "vendor figure", "per direction (GB/s)", "per direction (Gb/s)", "typical latency",
+        rows.append([item.name, item.vendor_figure, _number(to_unit(item.bandwidth, "GB/s")),
+                     _number(to_unit(item.bandwidth, "Gb/s")), _number(item.latency * 1e6),
+                     f"{item.source} {{cite}}`{item.citation}`", item.date])
+    headers = ["link", "vendor figure", "per direction (GB/s)", "per direction (Gb/s)", "typical latency (µs)",
                "source", "dated"]
-    return markdown_table(headers, rows, caption=f"Link presets, as of {hardware.AS_OF}")
+    caption = f"Link presets, as of {hardware.AS_OF}"
+    if any(key.startswith("pcie") for key in keys):
+        caption += f". PCIe rows: {hardware.PCIE_CONVENTION[0].lower()}{hardware.PCIE_CONVENTION[1:]}"
+    return markdown_table(headers, rows, caption=caption)
 
 
 def models_table(keys: Sequence[str] | None = None, dtype: str = "fp32") -> Markdown:
-    """Model presets: exact parameter count, gradient bytes in ``dtype``, training state under mixed Adam."""
+    """Model presets: exact parameter count, gradient bytes in ``dtype`` (MB and MiB), training state under mixed Adam (GB)."""
     keys = list(hardware.MODELS) if keys is None else list(keys)
     rows = []
     for key in keys:
         item = hardware.model(key)
-        rows.append([item.name, f"{item.params:,}", format_size(hardware.gradient_bytes(key, dtype)),
-                     format_size(hardware.gradient_bytes(key, dtype), binary=True),
-                     format_size(hardware.training_state_bytes(key, "mixed_adam")),
+        nbytes = hardware.gradient_bytes(key, dtype)
+        rows.append([item.name, f"{item.params:,}", f"{nbytes / 1e6:,.1f}", f"{nbytes / 2**20:,.1f}",
+                     f"{hardware.training_state_bytes(key, 'mixed_adam') / 1e9:,.2f}",
                      f"{item.source} {{cite}}`{item.count_citation}`", f"{{cite}}`{item.citation}`"])
+    per_param = sum(hardware.TRAINING_STATE_BYTES["mixed_adam"].values())
     headers = ["model", "parameters", f"{dtype} gradient (MB)", f"{dtype} gradient (MiB)",
-               f"mixed-precision Adam state ({sum(hardware.TRAINING_STATE_BYTES['mixed_adam'].values())} B/param)", "count from", "paper"]
+               f"mixed-precision Adam state (GB, {per_param} B/param)", "count from", "paper"]
     return markdown_table(headers, rows, caption=f"Model presets, as of {hardware.AS_OF}")
 
 

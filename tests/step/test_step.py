@@ -94,17 +94,50 @@ def test_allreduce_results_matches_the_cost_model():
 
 def test_step_results_flags_compute_bound_by_the_threshold():
     base = dict(model="gpt2_xl", accelerator="h100", utilization_pct=40, n=64, link="ib_ndr", dtype="bf16")
-    r = step_calculators.step_results(tokens=1, **base)
+    r = step_calculators.step_results(batch=1, **base)
     x_min = float(r["smallest batch per rank with T_c >= T_m"].split()[0].replace(",", ""))
     x_bwd = float(r["smallest batch per rank with T_bwd >= T_m"].split()[0].replace(",", ""))
     assert x_bwd == pytest.approx(1.5 * x_min, rel=1e-3)       # the backward pass is 4 of the 6 FLOPs
-    assert step_calculators.step_results(tokens=int(x_bwd * 1.1), **base)[step_calculators.OVERLAP_ROW] == "yes"
+    assert step_calculators.step_results(batch=int(x_bwd * 1.1), **base)[step_calculators.OVERLAP_ROW] == "yes"
     # between x_min and 1.5 x_min: T_c >= T_m, yet the backward pass is too short to hide the all-reduce
-    assert step_calculators.step_results(tokens=int(x_min * 1.2), **base)[step_calculators.OVERLAP_ROW] == "no"
+    assert step_calculators.step_results(batch=int(x_min * 1.2), **base)[step_calculators.OVERLAP_ROW] == "no"
     with pytest.raises(ValueError, match=r"utilization \(%\)"):
         step_calculators.step_results(utilization_pct=0)
-    with pytest.raises(ValueError, match="tokens"):
-        step_calculators.step_results(tokens=0)
+    with pytest.raises(ValueError, match=r"batch per rank \(samples\)"):
+        step_calculators.step_results(batch=0)
+
+
+@pytest.mark.parametrize("model", list(hardware.MODELS))
+def test_step_calculator_charges_each_model_its_own_flops_per_sample(model):
+    """No calculator time for a CNN that disagrees with its per-sample FLOPs (6 x forward MACs per image)."""
+    out = step_calculators.step_results(model, "v100", 40, 256, 8, "nvlink2", "fp32")
+    item, chip = hardware.model(model), hardware.accelerator("v100")
+    expected = 256 * item.training_flops_per_sample / (0.4 * chip.peak_flops)
+    shown = out["compute time T_c"]
+    value, unit = shown.split()
+    assert float(value) * {"s": 1, "ms": 1e-3, "µs": 1e-6}[unit] == pytest.approx(expected, rel=0.01), shown
+    assert out["smallest batch per rank with T_c >= T_m"].endswith(f"{item.sample}s")
+    if item.sample == "image":   # a CNN reuses each weight at every position: far more than 6 FLOPs per parameter
+        assert item.training_flops_per_sample > 10 * 6 * item.params
+
+
+def test_resnet50_on_a_v100_against_the_layer_model():
+    """The referee's case: ResNet-50, 256 images on a V100 at 40 %: about 126 ms, as the layer tables give."""
+    from commlib.sgd import overlap
+    out = step_calculators.step_results("resnet50", "v100", 40, 256, 8, "nvlink2", "fp32")
+    t_fwd, t_bwd = overlap.step_compute_time("resnet50", 256, 0.4 * hardware.accelerator("v100").peak_flops)
+    assert float(out["compute time T_c"].split()[0]) * 1e-3 == pytest.approx(t_fwd + t_bwd, rel=0.01)
+
+
+@pytest.mark.parametrize("link, most", [("nvlink2", 16), ("nvlink4", 8), ("nvlink6", 72)])
+def test_calculators_refuse_ranks_beyond_one_nvlink_domain(link, most):
+    assert step_calculators.allreduce_results(n=most, link=link)["time of one all-reduce"]
+    for call in (lambda: step_calculators.allreduce_results(n=most + 1, link=link),
+                 lambda: step_calculators.step_results(n=most + 1, link=link)):
+        with pytest.raises(ValueError, match=rf"^ranks n must be at most {most} over NVLink"):
+            call()
+    # control: a network card sets no such limit
+    assert step_calculators.allreduce_results(n=1024, link="ib_ndr")["time of one all-reduce"]
 
 
 def test_step_imports_no_numpy():

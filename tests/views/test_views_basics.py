@@ -92,6 +92,12 @@ def test_step_calculator_shows_the_model_function_and_reports_bad_input():
 def test_allreduce_calculator_offers_the_links_of_2026():
     calc = basics.allreduce_calculator()
     keys = [value for _, value in calc.controls["link"].options]
-    assert {"nvlink5", "pcie6_x16", "eth_800g", "ib_xdr"} <= set(keys)
+    assert {"nvlink5", "nvlink6", "pcie6_x16", "pcie7_x16", "eth_800g", "ib_xdr"} <= set(keys)
     calc.set(link="ib_xdr")
+    assert calc.error is None
+    # the switch assumption is stated, and NVLink refuses more ranks than its largest domain holds
+    assert "never blocks" in calc._gotw_spec and "NVSwitch" in calc._gotw_spec
+    calc.set(link="nvlink4", n=9)
+    assert calc.error is not None and calc.error.startswith("ranks n must be at most 8")
+    calc.set(link="eth_10g", n=8)
     assert calc.error is None
