@@ -131,7 +131,7 @@ def pod_orders() -> dict[str, tuple]:
     """Ring orders for 10 nodes of a 4 x 4 pod: the snake's first ten, and the first closed ring found."""
     pod = grid_graph("pod", 4, 4, 10)
     return {"snake": tuple(topology.snake_order(4, 4)[:10]),
-            "closed ring": topology.ring_orders(pod, closed_only=True)[0]}
+            "closed ring": topology.ring_orders(pod, closed_only=True, limit=1)[0]}
 
 
 def odd_grid_orders(kind: str, rows: int = 3, cols: int = 3) -> dict[str, tuple]:
@@ -335,7 +335,7 @@ def grid_facts(shapes=((4, 4), (3, 3)), nbytes: int = SIZE) -> list[dict]:
             crossing = (n // 2) * (n - n // 2) * nbytes / n
             rows.append({"grid": f"{r} x {c} {kind}", "nodes": n, "links": g.number_of_edges(),
                          "diameter": nx.diameter(g), "bisection": width,
-                         "closed_ring": bool(topology.ring_orders(g, closed_only=True)),
+                         "closed_ring": bool(topology.ring_orders(g, closed_only=True, limit=1)),
                          "all_to_all_bound": crossing / (width * bandwidth)})
     return rows
 
@@ -599,3 +599,95 @@ def _tree(small: bool = False) -> claims.Claim:
                           uses=uses + "; of all 315 placements up to the tree's symmetries (tree_search) none is faster")),
         metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": TREE_SIZE}, wording=wording,
         chapter="06", source="commlib.network.topology.map_trace")
+
+
+# --------------------------------------------------------------- placement on note 000's hosts
+
+#: The chapter's five placements of 4 workers on note 000's hosts (:func:`commlib.network.placement.example_cluster`,
+#: 4 slots each), by name, and the key of the claim that compares the two schemes on each.
+PLACEMENTS = {"4 on host 3": {"host3": 4}, "2 on host 1, 2 on host 3": {"host1": 2, "host3": 2},
+              "1 each on hosts 0, 1, 3, 4": [0, 1, 3, 4], "4 on host 7": {"host7": 4},
+              "2 on host 3, 2 on host 7": {"host3": 2, "host7": 2}}
+PLACEMENT_KEYS = {"4 on host 3": "ch06.placement_host3", "2 on host 1, 2 on host 3": "ch06.placement_hosts1_3",
+                  "1 each on hosts 0, 1, 3, 4": "ch06.placement_hosts0_1_3_4", "4 on host 7": "ch06.placement_host7",
+                  "2 on host 3, 2 on host 7": "ch06.placement_hosts3_7"}
+#: The most shards the parameter server is tried with: two per worker (sixteen find nothing faster).
+MAX_SHARDS = 8
+PS_AGGREGATION = {"none": False, "within each host first": True}
+AR_NAME, PS_NAME = "all-reduce", "parameter server"
+
+
+@cache
+def placement_run(name: str, scheme: str, option: str, model: str = "resnet50", max_shards: int = MAX_SHARDS):
+    """One scheme on one of the chapter's placements (:data:`PLACEMENTS`): the all-reduce with ``option``
+    ``"ring"`` or ``"hierarchical"`` (:func:`commlib.network.placement.estimate`), or the parameter server
+    sharded over the workers, ``option`` a key of :data:`PS_AGGREGATION`, at its best number and layout of
+    shards (:func:`commlib.network.placement.best_sharded_ps`)."""
+    from ..network import placement
+
+    cluster = placement.example_cluster(slots=4)
+    where = PLACEMENTS[name]
+    if scheme == AR_NAME:
+        return placement.estimate(cluster, where, model=model, mode="allreduce", algorithm=option)
+    if scheme == PS_NAME:
+        return placement.best_sharded_ps(cluster, where, max_shards=max_shards, model=model,
+                                         aggregate=PS_AGGREGATION[option])
+    raise ValueError(f"scheme must be {AR_NAME!r} or {PS_NAME!r}, got {scheme!r}")
+
+
+def scheme_phrase(est) -> str:
+    """How a scheme ran at its best, in words: the all-reduce's algorithm, or the parameter server's shards.
+
+    >>> scheme_phrase(placement_run("1 each on hosts 0, 1, 3, 4", PS_NAME, "none"))
+    '4 shards: 3 on host 1, 1 on host 3'
+    """
+    if est.shards is None:
+        return est.algorithm
+    k = sum(est.shards)
+    held = [(h, a) for h, a in enumerate(est.shards) if a]
+    if k == 1:
+        text = f"one shard, on host {held[0][0]}"
+    elif len(held) == 1:
+        text = f"{k} shards, all on host {held[0][0]}"
+    else:
+        text = f"{k} shards: " + ", ".join(f"{a} on host {h}" for h, a in held)
+    if est.shards == est.counts:
+        text += ", one per worker"
+    return text + (", each host summing first" if est.algorithm == "hierarchical sharded ps" else "")
+
+
+def _placement_claim(name: str):
+    key = PLACEMENT_KEYS[name]
+
+    def build(small: bool = False) -> claims.Claim:
+        def run_with(scheme):
+            return lambda s, seed: placement_run(name, scheme, s["option"], s["model"]).time
+
+        def wording(v: claims.Verdict) -> str:
+            est = {c: placement_run(name, c, v.best[c].config["option"], v.claim.shared["model"])
+                   for c in (AR_NAME, PS_NAME)}
+            if v.tied:
+                return (f"the all-reduce at its best ({scheme_phrase(est[AR_NAME])}) and the parameter "
+                        f"server at its best ({scheme_phrase(est[PS_NAME])}) both take {est[AR_NAME].time:.2f} s")
+            w, r = est[v.winner], est[v.runner_up]
+            return (f"the {v.winner} at its best ({scheme_phrase(w)}) takes {w.time:.2f} s, the "
+                    f"{v.runner_up} at its best ({scheme_phrase(r)}) {r.time:.2f} s, {r.time / w.time:.2f} times as long")
+        return claims.Claim(
+            key, f"With 4 workers {name} of note 000's hosts, is a parameter server faster than an all-reduce, "
+                 "each at its best?",
+            (claims.Contender(AR_NAME, run_with(AR_NAME), {"option": ("ring", "hierarchical")},
+                              uses="the workers' hosts, links and network cards; a ring laid host by host (any order "
+                                   "of the hosts: each card carries one flow each way, the slowest bounds it) or "
+                                   "the hierarchical all-reduce where several workers share a host"),
+             claims.Contender(PS_NAME, run_with(PS_NAME), {"option": tuple(PS_AGGREGATION)},
+                              uses=f"the same hosts, links and cards: even shards held by the workers themselves "
+                                   f"(no server machine or card the all-reduce lacks), every number of shards 1 to "
+                                   f"{MAX_SHARDS} and every way to hold them on the hosts in use; push and pull "
+                                   "overlapped; or the workers of a host summing inside it first")),
+            metric="s", seeds=_TIE_SEEDS, shared={"model": "resnet50"}, wording=wording, chapter="06",
+            source="commlib.network.placement.estimate / best_sharded_ps", tie=1e-9)
+    return claims.register(key)(build)
+
+
+for _name in PLACEMENTS:
+    _placement_claim(_name)

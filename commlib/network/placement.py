@@ -91,6 +91,8 @@ __all__ = [
     "rank_placements",
     "best_placements",
     "best_placements_by_workers",
+    "sharded_ps",
+    "best_sharded_ps",
 ]
 
 #: Note 000's "inter" list, MB/s, one entry per machine, as printed in the note.
@@ -379,7 +381,9 @@ class Estimate:
     ``bottleneck_kind`` is ``"intra"`` or ``"inter"``, ``bottleneck_host`` the
     host whose link it is, ``bottleneck_bandwidth`` its bytes/s; all ``None``
     for a single worker (nothing to synchronise). ``server_host`` and
-    ``pipelined`` (push and pull overlapped) are set for a parameter server.
+    ``pipelined`` (push and pull overlapped) are set for a parameter server;
+    ``shards`` (shards held on each host) for one sharded over the workers
+    (:func:`sharded_ps`).
     """
 
     time: float
@@ -392,6 +396,7 @@ class Estimate:
     bottleneck_bandwidth: float | None
     server_host: int | None = None
     pipelined: bool | None = None
+    shards: tuple[int, ...] | None = None
 
     @property
     def workers(self) -> int:
@@ -409,7 +414,11 @@ class Estimate:
     def describe(self) -> str:
         """One sentence: placement, algorithm and bottleneck."""
         hosts = ", ".join(f"{c} on host {h}" for h, c in enumerate(self.counts) if c)
-        if self.mode == "ps":
+        if self.shards is not None:
+            held = ", ".join(f"{a} on host {h}" for h, a in enumerate(self.shards) if a)
+            first = "; each host sums first" if self.algorithm == "hierarchical sharded ps" else ""
+            algo = f"PS in {sum(self.shards)} shard(s) on the workers ({held}){first}"
+        elif self.mode == "ps":
             algo = f"PS on host {self.server_host}, push and pull " + ("overlapped" if self.pipelined else "in turn")
         else:
             algo = f"{self.algorithm} all-reduce"
@@ -606,3 +615,108 @@ def best_placements_by_workers(cluster: Cluster, workers: Sequence[int] = (2, 3,
     return {"model": model, "dtype": dtype, "top": top, "runs": runs}
 
 
+
+
+def _shard_layouts(shards: int, hosts: int):
+    """Every way to hold ``shards`` identical shards on ``hosts`` hosts (counts per host)."""
+    yield from _compositions(shards, [shards] * hosts)
+
+
+def _sharded_links(cluster: Cluster, counts, m: float, held, aggregate: bool):
+    """Seconds of each link a sharded PS round loads: [(seconds, kind, host, bytes/s)], and how they combine."""
+    n, k = sum(counts), sum(held)
+    used = [h for h, c in enumerate(counts) if c]
+    inter, intra = [], []
+    for h in used:
+        g, share = counts[h], held[h] / k
+        if len(used) > 1:
+            each_way = ((1 - share) + (len(used) - 1) * share) if aggregate else (g * (1 - share) + (n - g) * share)
+            inter.append((each_way * m / cluster.inter[h], "inter", h, cluster.inter[h]))
+        if g > 1:
+            if aggregate:     # ring reduce-scatter and all-gather inside the host
+                seconds = 2 * (g - 1) / g * m / cluster.intra[h]
+            else:             # the worker holding the most: -(-a // g) of the host's a shards
+                seconds = (share + (g - 2) * -(-held[h] // g) / k) * m / cluster.intra[h]
+            intra.append((seconds, "intra", h, cluster.intra[h]))
+    return inter, intra
+
+
+def sharded_ps(cluster: Cluster, placement, held: Mapping | Sequence[int], model: str | None = "resnet50",
+               dtype: str = "fp32", nbytes: float | None = None, aggregate: bool = False) -> Estimate:
+    r"""A parameter server sharded over the workers: ``held`` shards on each host (a mapping host -> shards,
+    or one count per host), even shards of M/k, k = their sum, spread over each host's workers as evenly
+    as they go; push and pull overlap (formulas in the module docstring).
+
+    Shards sit only on hosts that hold workers: the server uses the workers' own links, none the
+    all-reduce lacks. With ``aggregate`` the workers of each host first sum inside it (reduce-scatter),
+    the host's sums go to the shards, and the parameters come back and are all-gathered inside it; as
+    for the hierarchical all-reduce, only where several workers share a host and more than one host is
+    used (elsewhere the round is the plain one).
+
+    >>> c = Cluster((1e9, 1e9, 1e9), (1e8, 2e8, 2e8), (4, 4, 4))
+    >>> sharded_ps(c, [0, 1, 2], {1: 1, 2: 1}, nbytes=1e8).time   # host 0 holds none: its own 100 MB at 100 MB/s
+    1.0
+    >>> estimate(c, [0, 1, 2], nbytes=1e8).time                   # a ring: 2 * 2/3 * 100 MB through host 0's card
+    1.3333333333333333
+    >>> sharded_ps(c, {0: 4}, {0: 4}, nbytes=1e8).time       # one shard per worker: the ring's bytes, 1.5 M
+    0.15
+    """
+    if not isinstance(cluster, Cluster):
+        raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    if not isinstance(aggregate, bool):
+        raise ValueError(f"aggregate must be True or False, got {aggregate!r}")
+    m = _nbytes(model, dtype, nbytes)
+    counts = workers_per_host(cluster, placement)
+    if isinstance(held, Mapping):
+        per_host = [0] * cluster.hosts
+        for key, value in held.items():
+            per_host[_host_index(key, cluster.hosts)] += check_count(f"shards on {key}", value, minimum=0)
+    else:
+        per_host = [check_count(f"held[{h}]", a, minimum=0) for h, a in enumerate(held)]
+        if len(per_host) != cluster.hosts:
+            raise ValueError(f"held must give one shard count per host ({cluster.hosts}), got {len(per_host)}")
+    if sum(per_host) < 1:
+        raise ValueError("held must place at least one shard")
+    for h, a in enumerate(per_host):
+        if a and not counts[h]:
+            raise ValueError(f"held puts shards on host {h}, which has no worker; shards sit on the workers")
+    held = tuple(per_host)
+    aggregate = aggregate and sum(1 for c in counts if c) > 1 and max(counts) > 1   # as for the hierarchical all-reduce
+    algorithm = "hierarchical sharded ps" if aggregate else "sharded ps"
+    if sum(counts) == 1:
+        return Estimate(0.0, "ps", algorithm, counts, m, None, None, None, None, True, held)
+    inter, intra = _sharded_links(cluster, counts, m, held, aggregate)
+    worst = max(inter + intra, key=lambda t: (t[0], t[1] == "intra", -t[2]))
+    if aggregate:
+        t_in = max((t[0] for t in intra), default=0.0)
+        t_net = max((t[0] for t in inter), default=0.0)
+        time = t_in + t_net
+        worst = max(intra if t_in > t_net else inter, key=lambda t: (t[0], -t[2]))
+    else:
+        time = worst[0]
+    return Estimate(time, "ps", algorithm, counts, m, worst[1], worst[2], worst[3], None, True, held)
+
+
+def best_sharded_ps(cluster: Cluster, placement, max_shards: int = 8, model: str | None = "resnet50",
+                    dtype: str = "fp32", nbytes: float | None = None, aggregate: bool = False) -> Estimate:
+    """The fastest :func:`sharded_ps` over every number of shards 1..``max_shards`` and every way to hold
+    them on the hosts in use (ties go to fewer shards, then to the first layout found).
+
+    >>> best = best_sharded_ps(example_cluster(), [0, 1, 3, 4], nbytes=1e6)
+    >>> best.shards, round(best.time, 4)
+    ((0, 3, 0, 1, 0, 0, 0, 0), 0.0109)
+    """
+    max_shards = check_count("max_shards", max_shards)
+    counts = workers_per_host(cluster, placement)
+    used = [h for h, c in enumerate(counts) if c]
+    best = None
+    for k in range(1, max_shards + 1):
+        for layout in _shard_layouts(k, len(used)):
+            held = [0] * cluster.hosts
+            for h, a in zip(used, layout):
+                held[h] = a
+            est = sharded_ps(cluster, dict(enumerate(counts)), held, model=model, dtype=dtype, nbytes=nbytes,
+                             aggregate=aggregate)
+            if best is None or est.time < best.time * (1 - 1e-12):
+                best = est
+    return best

@@ -58,6 +58,7 @@ one link alone, so :math:`T = 2(n-1)(\alpha + M/(nB))` -- exactly
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -423,7 +424,8 @@ def is_closed_ring(g: nx.Graph, order: Sequence[Node]) -> bool:
     return all(g.has_edge(a, b) for a, b in zip(order, order[1:] + order[:1]))
 
 
-def ring_orders(g: nx.Graph, nodes: Sequence[Node] | None = None, closed_only: bool = False) -> list[tuple]:
+def ring_orders(g: nx.Graph, nodes: Sequence[Node] | None = None, closed_only: bool = False,
+                limit: int | None = None) -> list[tuple]:
     r"""Every logical ring through ``nodes`` (default: all rank nodes) whose hops are single links but for
     the closing one: the Hamiltonian paths of the subgraph from its first node, each closed.
 
@@ -433,16 +435,21 @@ def ring_orders(g: nx.Graph, nodes: Sequence[Node] | None = None, closed_only: b
     back in a snake over columns 1 to c-1, up column 0); a mesh with an odd number of nodes has none
     (colour it like a chess board: a closed ring alternates colours, so it needs as many of each),
     while the torus of the same size does. Each ring appears once per direction. Exhaustive search:
-    for the small graphs of the chapter (up to about 16 nodes).
+    for the small graphs of the chapter (up to about 16 nodes). ``limit``: stop after that many rings
+    (the first found, in the same order), e.g. ``limit=1`` to ask whether a closed ring exists.
 
     >>> ring_orders(mesh2d(2, 3))
     [(0, 1, 2, 5, 4, 3), (0, 3, 4, 1, 2, 5), (0, 3, 4, 5, 2, 1)]
+    >>> ring_orders(mesh2d(2, 3), limit=1)
+    [(0, 1, 2, 5, 4, 3)]
     >>> ring_orders(mesh2d(3, 3), closed_only=True), len(ring_orders(torus2d(3, 3), closed_only=True)) > 0
     ([], True)
     """
     nodes = sorted(rank_nodes(g).values(), key=_key) if nodes is None else list(nodes)
     if len(nodes) < 2 or len(set(nodes)) != len(nodes):
         raise ValueError(f"nodes must be two or more different nodes, got {nodes!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a whole number >= 1 or None, got {limit!r}")
     for v in nodes:
         if v not in g:
             raise ValueError(f"nodes names {v!r}, which is not a node of the topology")
@@ -457,6 +464,8 @@ def ring_orders(g: nx.Graph, nodes: Sequence[Node] | None = None, closed_only: b
                 out.append(tuple(path))
             return
         for v in sorted(sub.adj[path[-1]], key=_key):
+            if limit is not None and len(out) >= limit:
+                return
             if v not in seen:
                 seen.add(v)
                 path.append(v)
@@ -485,11 +494,9 @@ def bisection_links(g: nx.Graph) -> int:
     index = {v: i for i, v in enumerate(nodes)}
     links = [(1 << index[u]) | (1 << index[v]) for u, v in g.edges]
     best = len(links)
-    for side in range(1 << (n - 1)):            # node n-1 always on the other side: each split once
-        if bin(side).count("1") != n // 2:
-            continue
-        cut = sum(1 for m in links if bin(m & side).count("1") == 1)
-        best = min(best, cut)
+    for half in itertools.combinations(range(n - 1), n // 2):   # node n-1 always on the other side: each split once
+        side = sum(1 << i for i in half)
+        best = min(best, sum(1 for m in links if (m & side).bit_count() == 1))
     return best
 
 

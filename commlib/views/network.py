@@ -357,6 +357,26 @@ def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: fl
     return fig
 
 
+def placement_claims_table(verdicts: Sequence):
+    """Each placement's all-reduce and parameter server at their best, their times and the verdict.
+
+    ``verdicts`` are the chapter's placement claims (:data:`commlib.experiments.network.PLACEMENT_KEYS`)."""
+    from ..experiments import network as network_runs
+
+    body = []
+    for name, v in zip(network_runs.PLACEMENTS, verdicts):
+        est = {c: network_runs.placement_run(name, c, v.best[c].config["option"], v.claim.shared["model"])
+               for c in (network_runs.AR_NAME, network_runs.PS_NAME)}
+        ar, ps = est[network_runs.AR_NAME], est[network_runs.PS_NAME]
+        verdict = "tie" if v.tied else f"{v.winner}, {v.best[v.runner_up].mean / v.best[v.winner].mean:.2f} times faster"
+        body.append([name, network_runs.scheme_phrase(ar), f"{ar.time:.2f} s", network_runs.scheme_phrase(ps),
+                     f"{ps.time:.2f} s", verdict])
+    return markdown_table(["placement", "all-reduce at its best", "time", "parameter server at its best", "time",
+                           "verdict"], body,
+                          caption="Four workers training ResNet-50 (fp32 gradients) on note 000's hosts: each scheme "
+                                  "at its best on the same hosts, links and cards")
+
+
 def placement_calculator(cluster: placement.Cluster | None = None, where: str = "host3:2, host1:2",
                          model: str = "resnet50", dtype: str = "fp32", mode: str = "allreduce",
                          algorithm: str = "auto", pipelined: bool = True) -> Calculator:

@@ -310,3 +310,18 @@ def test_one_port_sharded_round_is_above_the_fastest_all_reduce_for_a_small_grad
         assert name == "halving_doubling"
         assert best < cost.allreduce_time(1e6, n, link.bandwidth, link.latency, algorithm="ring")
         assert ps.round_time(1e6, n, link.bandwidth, servers=n, latency=link.latency) > best
+
+
+def test_each_placement_at_its_best_the_sharded_parameter_server_ties_or_wins_and_more_shards_find_nothing():
+    from commlib.experiments import claims, network
+    for name, key in network.PLACEMENT_KEYS.items():
+        v = claims.run(claims.claim(key, small=True))
+        ps = min(network.placement_run(name, network.PS_NAME, o).time for o in network.PS_AGGREGATION)
+        wider = min(network.placement_run(name, network.PS_NAME, o, max_shards=2 * network.MAX_SHARDS).time
+                    for o in network.PS_AGGREGATION)
+        assert wider == pytest.approx(ps, rel=1e-12)                      # the shard grid is wide enough
+        if name == "1 each on hosts 0, 1, 3, 4":
+            assert v.winner == network.PS_NAME and not v.tied
+            assert v.best[network.AR_NAME].mean > 1.4 * v.best[network.PS_NAME].mean
+        else:
+            assert v.tied

@@ -293,3 +293,66 @@ def test_calculator_modules_import_no_numpy():
             "bad = [m for m in ('numpy', 'matplotlib', 'ipywidgets') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---------------------------------------------------------------- a parameter server sharded over the workers
+
+
+def test_one_shard_per_worker_on_one_host_moves_the_rings_bytes():
+    c = placement.example_cluster()
+    for g in (2, 3, 4):
+        ps = placement.sharded_ps(c, {"host3": g}, {"host3": g}, nbytes=M)
+        assert ps.time == pytest.approx(estimate(c, {"host3": g}, nbytes=M).time, rel=1e-12)
+    one = placement.sharded_ps(c, {"host3": 4}, {"host3": 1}, nbytes=M)   # one shard: its holder takes 3 M each way
+    assert one.time == pytest.approx(3 * M / c.intra[3])
+
+
+def test_sharded_links_carry_the_bytes_written_out_by_hand():
+    c = Cluster((1e9, 5e8, 2e9), (1e8, 2e8, 4e8), (4, 4, 4))
+    # 2 workers on host 0, 1 on host 1, 1 on host 2; k = 4 shards: 1 on host 0, 3 on host 2
+    ps = placement.sharded_ps(c, {0: 2, 1: 1, 2: 1}, {0: 1, 2: 3}, nbytes=M)
+    n, f = 4, {0: 1 / 4, 1: 0.0, 2: 3 / 4}
+    inter = {0: (2 * (1 - f[0]) + (n - 2) * f[0]) * M / 1e8, 1: (1 + (n - 1) * f[1] - f[1]) * M / 2e8,
+             2: ((1 - f[2]) + (n - 1) * f[2]) * M / 4e8}
+    intra0 = (f[0] + 0 * (1 / 4)) * M / 1e9     # g = 2: F_0 + (g - 2) f = F_0
+    assert ps.time == pytest.approx(max(*inter.values(), intra0))
+    assert (ps.bottleneck_kind, ps.bottleneck_host) == ("inter", 0)
+
+
+def test_summing_inside_each_host_first_gives_the_hierarchical_bytes():
+    c = placement.example_cluster()
+    for where in ({"host1": 2, "host3": 2}, {"host3": 2, "host7": 2}):
+        ar = estimate(c, where, nbytes=M, algorithm="hierarchical")
+        for held in ({1: 1} if 1 in where or "host1" in where else {3: 1}, {3: 1}):
+            ps = placement.sharded_ps(c, where, held, nbytes=M, aggregate=True)
+            assert ps.time == pytest.approx(ar.time, rel=1e-12)   # two hosts: each card carries M whatever the split
+    single = placement.sharded_ps(c, {"host3": 4}, {"host3": 4}, nbytes=M, aggregate=True)
+    assert single.algorithm == "sharded ps"                        # one host: nothing to sum first
+
+
+def test_uneven_shards_keep_bytes_off_the_slowest_card():
+    c = placement.example_cluster()
+    where = [0, 1, 3, 4]
+    best = placement.best_sharded_ps(c, where, nbytes=M)
+    assert best.shards[0] == 0                                     # host 0, the slowest card, holds none
+    assert best.time == pytest.approx(M / c.inter[0])              # its own gradient each way, no more
+    assert best.time < estimate(c, where, nbytes=M).time / 1.4     # the ring sends 1.5 M through it
+
+
+def test_shards_sit_only_on_hosts_with_workers_and_counts_are_checked():
+    c = placement.example_cluster()
+    with pytest.raises(ValueError, match="no worker"):
+        placement.sharded_ps(c, {"host3": 2}, {"host0": 1}, nbytes=M)
+    with pytest.raises(ValueError, match="at least one shard"):
+        placement.sharded_ps(c, {"host3": 2}, {"host3": 0}, nbytes=M)
+    with pytest.raises(ValueError, match="one shard count per host"):
+        placement.sharded_ps(c, {"host3": 2}, [1, 2], nbytes=M)
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2), min_size=4, max_size=4).filter(lambda xs: sum(xs) >= 2))
+def test_more_shards_allowed_never_slows_the_best(counts):
+    c = placement.example_cluster(slots=4)
+    where = dict(enumerate(counts))
+    assert (placement.best_sharded_ps(c, where, max_shards=6, nbytes=M).time
+            <= placement.best_sharded_ps(c, where, max_shards=3, nbytes=M).time * (1 + 1e-12))
