@@ -134,19 +134,20 @@ def collective_terms(op: str, nbytes: float, n: int, algorithm: str | None = Non
     r"""Coefficients for one collective (Thakur, Rabenseifner & Gropp 2005, sec. 4).
 
     ``nbytes`` (M) is the whole buffer as nccl-tests counts it: the message for
-    broadcast, reduce and all-reduce; the full gathered array for gather,
-    scatter, all-gather, reduce-scatter and all-to-all (each rank owns M/p).
+    broadcast, reduce and all-reduce; the whole array, n blocks of M/p, for gather,
+    scatter and all-gather (each rank's block, MPI's ``sendcount``, is M/p); each
+    rank's input for reduce-scatter; each rank's send buffer for all-to-all (p
+    blocks of M/p).
 
     Each algorithm's time is stated once, in :mod:`commlib.collectives.algorithms.primitives` (all-reduce:
-    :func:`allreduce_terms`).
-
-    The ``lg p`` forms assume p is a power of two; for other p the
-    ceiling is used. The records are in :mod:`commlib.collectives.algorithms.primitives`.
+    :func:`allreduce_terms`). The binomial trees use the ceiling of lg p; recursive
+    doubling, recursive halving and reduce-scatter + gather are costed for p a power of
+    two only (ValueError otherwise).
     """
     nbytes, n = _check_common(nbytes, n)
     if op == "all_reduce":
         return allreduce_terms(nbytes, n, algorithm or "ring")
-    return algorithms.algorithm(op, algorithm).terms(nbytes, n)
+    return algorithms.algorithm(op, algorithm).cost(nbytes, n)
 
 
 def collective_time(
