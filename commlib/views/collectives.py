@@ -299,10 +299,16 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
     }
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            choices=calculators.primitive_choices,
-                           note="M is the whole buffer as nccl-tests counts it (the gathered array for "
-                                "gather, all-gather, reduce-scatter, all-to-all). Network: every rank has its own full-duplex "
+                           note="M is the whole buffer, as nccl-tests and this book count it: the message for "
+                                "broadcast, reduce and all-reduce; n blocks of M/n for gather, scatter and all-gather "
+                                "(the whole array: an all-gather of 8 MiB blocks on 8 ranks is M = 64 MiB), for "
+                                "reduce-scatter (each rank's input) and for all-to-all (each rank's send buffer). "
+                                "Network: every rank has its own full-duplex "
                                 "link of the chosen kind into a switch that never blocks, and sends one message at "
-                                "a time; the results give the link's bandwidth and latency alpha. All-reduce offers "
+                                "a time; the results give the link's bandwidth and latency alpha. The naive "
+                                "all-reduce is the unpipelined master; its pipelined form is shown beside it. "
+                                "Recursive doubling, recursive halving and reduce-scatter + gather are costed for n a "
+                                "power of two, as MPICH runs them. All-reduce offers "
                                 "the algorithms that need nothing more (the pipelined trees need a chunk count, the "
                                 "hierarchical and multi-rail ones hosts, the tori a grid: chapter 2's cluster "
                                 "calculator has them). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
