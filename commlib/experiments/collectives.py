@@ -203,14 +203,17 @@ def primitive_run(name: str, n: int) -> PrimitiveRun:
 
     Rooted primitives use root 0. Broadcast and scatter start from rank 0's
     ``n`` chunks; gather and all-gather from one chunk per rank; the others
-    from ``n`` chunks per rank. Outputs are flat float arrays (NaN where a
-    rank's buffer was left unwritten), or ``None``.
+    from ``n`` chunks per rank. Outputs are what each rank's receive buffer
+    holds after the call, as flat float arrays (NaN where it was left
+    unwritten), or ``None`` for a rank that receives nothing (the non-roots
+    of reduce and gather; MPI leaves their send buffers as they were).
+    Broadcast's one buffer is both.
 
     >>> run = primitive_run("all_reduce", 3)
     >>> run.outputs[2].tolist()          # chunk c summed over three ranks: (c + 1) * 111
     [111.0, 222.0, 333.0]
-    >>> primitive_run("gather", 3).outputs[0].tolist()
-    [1.0, 10.0, 100.0]
+    >>> primitive_run("gather", 3).outputs[0].tolist(), primitive_run("gather", 3).outputs[1]
+    ([1.0, 10.0, 100.0], None)
     """
     if name not in PRIMITIVES:
         raise ValueError(f"name must be one of {', '.join(PRIMITIVES)}; got {name!r}")
@@ -241,6 +244,8 @@ def primitive_run(name: str, n: int) -> PrimitiveRun:
         inputs = full
         out, _ = collectives.all_to_all(full)
     outputs = [None if o is None else np.asarray(o, dtype=float).ravel() for o in out]
+    if name in ("reduce", "gather"):             # only the root has a receive buffer
+        outputs = [o if r == 0 else None for r, o in enumerate(outputs)]
     return PrimitiveRun(inputs, outputs)
 
 
