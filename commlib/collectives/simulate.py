@@ -67,6 +67,7 @@ __all__ = [
     "OrderDemo",
     "apply_op",
     "reduce_order_demo",
+    "sum_error_bound",
     "order_expression",
     "reduce",
     "broadcast",
@@ -250,6 +251,23 @@ def reduce_order_demo(values: Sequence, op: str = "sum") -> OrderDemo:
     """
     vals, f = _demo_values(values, op)
     return OrderDemo(_item(functools.reduce(f, vals)), _item(_tree_fold(list(vals), f)))
+
+
+def sum_error_bound(values: Sequence[float]) -> float:
+    r"""Bound on the rounding error of a float64 sum of ``values`` in any order: :math:`(n-1)\,u\sum_i |x_i|`.
+
+    u = 2^-53 is the unit roundoff of doubles. Each of the n - 1 additions rounds its result, an error of
+    at most u times that partial sum, and no partial sum exceeds the sum of the magnitudes (Goldberg
+    1991, "Errors in summation"; to first order in u). The bound is relative to the magnitudes, not to
+    the result: where terms cancel, the error can exceed the result itself.
+
+    >>> round(sum_error_bound([1e16, 1.0, -1e16, 1.0]), 2)     # 3 additions x 2**-53 x 2e16
+    6.66
+    """
+    vals = [float(v) for v in values]
+    if not vals:
+        raise ValueError("values must hold at least one number")
+    return float((len(vals) - 1) * (np.finfo(np.float64).eps / 2) * np.sum(np.abs(vals)))
 
 
 def order_expression(values: Sequence, op: str = "sum", order: str = "serial") -> str:
