@@ -353,7 +353,7 @@ def master_vs_ring_claim(small: bool = False) -> claims.Claim:
     master = claims.Contender(
         "master", lambda s, seed: 1e3 * master_seconds(s["nbytes"], s["n"], s["link"], s["chunks"]),
         {"chunks": MASTER_CHUNKS},
-        uses="one full-duplex port per rank; the master sends chunk k's sum while it takes in chunk k + 1, "
+        uses="one full-duplex port per rank; the master sends chunk j's sum while it takes in chunk j + 1, "
              "chunk count q tuned (q = 1: unpipelined)")
     ring = claims.Contender("ring", lambda s, seed: 1e3 * collective_seconds("all_reduce", "ring", s["nbytes"], s["n"],
                                                                              s["link"]),
@@ -389,8 +389,10 @@ def _reduce_claim(key: str, nbytes: float) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         t, o = v.best["binomial tree"], v.best["reduce-scatter + gather"]
         unit, scale = ("ms", 1.0) if max(t.mean, o.mean) >= 1 else ("µs", 1e3)
-        return (f"at {size} on {shared['n']} ranks the {v.winner} reduce is faster: the tree takes "
-                f"{scale * t.mean:.2f} {unit}, reduce-scatter + gather {scale * o.mean:.2f} {unit}")
+        ratio = max(t.mean, o.mean) / min(t.mean, o.mean)
+        return (f"at {size} on {shared['n']} ranks the binomial tree takes {scale * t.mean:.2f} {unit} and "
+                f"reduce-scatter + gather {scale * o.mean:.2f} {unit}: "
+                f"{'the tree' if v.winner == 'binomial tree' else v.winner} is {ratio:.1f} times faster")
 
     return claims.Claim(key, f"Which reduce of {size} on {shared['n']} ranks is faster, binomial tree or reduce-scatter "
                              f"+ gather?", (tree, split), metric="ms (alpha-beta)", seeds=(0,), shared=shared,

@@ -4,8 +4,8 @@ Unpipelined (:data:`ALGORITHM`), the master's port serialises :math:`2(p-1)` mes
 :math:`2(p-1)(\alpha + M\beta) + (p-1)M\gamma`.
 
 Pipelined (:data:`PIPELINED`, ``chunks`` = q): the vector is cut into q chunks of M/q. Each rank's
-link is full duplex, so while the master takes in chunk k + 1 from the ranks, one at a time, it
-sends chunk k's finished sum back to them, one at a time. The master's two directions are each
+link is full duplex, so while the master takes in chunk j + 1 from the ranks, one at a time, it
+sends chunk j's finished sum back to them, one at a time. The master's two directions are each
 busy for :math:`(p-1)q` messages, the sending one starting p - 1 messages late:
 
 .. math:: T = (p-1)(q+1)\left(\alpha + \frac{M}{q}\beta\right) + (p-1)M\gamma,
@@ -77,23 +77,21 @@ def pipelined_terms(nbytes: float, n: int, chunks: int | None = None) -> CostTer
 
 
 def pipelined_schedule(eng, n: int, length: int, chunks: int | None = None) -> None:
-    """Step t: the master takes in chunk t // (p - 1) from rank t % (p - 1) + 1, and sends chunk
-    t // (p - 1) - 1, finished one round of p - 1 steps earlier, to that same rank."""
+    """Step t: the master (rank 0) takes in chunk t // (n - 1) from rank t % (n - 1) + 1, and sends that
+    rank the chunk before it, whose sum was complete n - 1 steps earlier."""
     from ..engine import split_bounds
 
     q = chunks or 1
     bounds = split_bounds(0, length, q)
-    m = n - 1
-    for t in range(m * (q + 1)):
-        k, j = divmod(t, m)
-        rank = j + 1
+    for t in range((n - 1) * (q + 1)):
+        j, rank = t // (n - 1), t % (n - 1) + 1
         transfers = []
-        if k < q:             # chunk k in, added to the master's
-            piece = slice(int(bounds[k]), int(bounds[k + 1]))
-            transfers.append((rank, 0, piece, piece, True, k))
-        if k >= 1:            # chunk k - 1 is complete: back to the rank
-            piece = slice(int(bounds[k - 1]), int(bounds[k]))
-            transfers.append((0, rank, piece, piece, False, k - 1))
+        if j < q:             # chunk j in, added to the master's
+            piece = slice(int(bounds[j]), int(bounds[j + 1]))
+            transfers.append((rank, 0, piece, piece, True, j))
+        if j >= 1:            # chunk j - 1 is complete: its sum back to the rank
+            piece = slice(int(bounds[j - 1]), int(bounds[j]))
+            transfers.append((0, rank, piece, piece, False, j - 1))
         eng.run(transfers, "master")
 
 
@@ -122,7 +120,7 @@ def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, gamma: 
 
 
 PIPELINED = Algorithm(
-    name="naive_pipelined", label="naive, pipelined (master sends chunk k while taking in chunk k + 1)",
+    name="naive_pipelined", label="naive, pipelined (the master sends chunk j back while taking in chunk j + 1)",
     collective="all_reduce", terms=pipelined_terms, schedule=pipelined_schedule, params=("chunks",), check=check,
     constraint="any n; q chunks >= 1", family="pipelined", most_sent=lambda nbytes, n: (n - 1) * nbytes,
     source="the master of chapter 1, pipelined like a parameter server's push and pull",
