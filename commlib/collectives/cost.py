@@ -18,9 +18,10 @@ Every algorithm's form is defined once, in its record of the registry
 validates the arguments and reads it. The forms follow Thakur, Rabenseifner &
 Gropp (2005), "Optimization of Collective Communication Operations in MPICH",
 section by section as each docstring says; the ring all-reduce is Patarasuk &
-Yuan (2009). This module imports no numpy: it runs in the browser. Units: ``nbytes`` is the whole buffer (the all-reduce
-message; for all-gather, reduce-scatter and all-to-all the full array, as
-nccl-tests' S), ``n`` the number of ranks, ``bandwidth`` bytes/s per
+Yuan (2009). This module imports no numpy: it runs in the browser. Units: ``nbytes`` is the whole buffer, as
+nccl-tests' S (the all-reduce message; for gather and all-gather the whole
+gathered array, for reduce-scatter each rank's input, for all-to-all each
+rank's send buffer: n blocks of M/n in each case), ``n`` the number of ranks, ``bandwidth`` bytes/s per
 direction, ``latency`` seconds, ``gamma`` seconds per byte reduced.
 
 >>> round(allreduce_time(553.36e6, 4, 125e6), 3)   # VGG-16 over 1 GbE, ring
