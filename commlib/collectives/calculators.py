@@ -25,7 +25,8 @@ from .cluster import cluster_allreduce
 from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_algbw
 
 __all__ = ["bandwidth_conversion_results", "cluster_results", "PRIMITIVE_ALGORITHMS", "PRIMITIVE_OPS", "primitive_results",
-           "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY", "TARGET_ENTRY"]
+           "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY", "TARGET_ENTRY", "BUFFER_MEANINGS",
+           "BLOCK_COLLECTIVES", "buffer_meaning", "check_whole_blocks", "pipelined_master", "BEST_FORMS"]
 
 #: The free entries of these calculators: what each control is called and its physical range.
 RATE_ENTRY = rate_entry("bandwidth")
@@ -119,6 +120,64 @@ PRIMITIVE_OPS = {"broadcast": "broadcast", "reduce": "reduce", "gather": "gather
                  "all-reduce": "all_reduce"}
 
 
+#: What M is in each collective (nccl-tests' size, the book's M): one line of the primitive calculator;
+#: ``{block}`` is M/n where M is n blocks.
+BUFFER_MEANINGS = {
+    "broadcast": "the message the root sends to every rank",
+    "reduce": "the vector each rank contributes; the root gets the sum",
+    "all_reduce": "the vector each rank contributes; every rank gets the sum",
+    "gather": "the whole gathered array: n blocks of M/n = {block}, each rank's block (MPI's sendcount)",
+    "scatter": "the root's whole array: n blocks of M/n = {block}, one to each rank (MPI's recvcount)",
+    "all_gather": "the whole gathered array: n blocks of M/n = {block}, each rank's block (MPI's sendcount)",
+    "reduce_scatter": "the vector each rank contributes; each rank keeps one block of the sum, M/n = {block}",
+    "all_to_all": "each rank's send buffer: n blocks of M/n = {block}, one to each rank (MPI's sendcount)",
+}
+
+#: The collectives whose M is n blocks of M/n, one per rank.
+BLOCK_COLLECTIVES = tuple(op for op, text in BUFFER_MEANINGS.items() if "{block}" in text)
+
+
+def buffer_meaning(op: str, nbytes: float, n: int) -> str:
+    """What the buffer M of collective ``op`` is, with the block each rank sends or keeps where M is n blocks.
+
+    >>> buffer_meaning("all_gather", 64 * 2**20, 8)
+    "the whole gathered array: n blocks of M/n = 8.39 MB = 8.00 MiB, each rank's block (MPI's sendcount)"
+    """
+    block = nbytes / n
+    return BUFFER_MEANINGS[op].format(block=f"{format_size(block)} = {format_size(block, binary=True)}")
+
+
+def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = None) -> None:
+    """ValueError naming the buffer control when M is cut into n blocks of less than a byte each.
+
+    That is where M is n blocks (gather, scatter, all-gather, reduce-scatter, all-to-all), or where the
+    algorithm cuts M into pieces (its bytes per byte of M are then a fraction: the ring's 2(n - 1)/n).
+    """
+    if n < 2 or nbytes >= n:
+        return
+    if op in BLOCK_COLLECTIVES or cost.collective_terms(op, 1.0, n, algorithm).bytes % 1:
+        raise ValueError(f"{BUFFER_ENTRY.label} must be at least n bytes ({n} B on {n} ranks), one byte for each "
+                         f"rank's block of M/n; got {format_size(nbytes)}")
+
+
+def pipelined_master(nbytes: float, n: int, link: str) -> str:
+    """The master's best form beside the unpipelined one: pipelined at its best chunk count, as text.
+
+    >>> pipelined_master(64 * 2**20, 8, "eth_25g")
+    'q = 46 chunks: 156.88 ms (the master sends chunk j back while taking in chunk j + 1)'
+    """
+    from .algorithms import naive
+
+    item = hardware.link(link)
+    q = naive.best_chunks(nbytes, n, item.bandwidth, item.latency)
+    seconds = naive.PIPELINED.cost(nbytes, n, chunks=q).time(item.bandwidth, item.latency)
+    return f"q = {q} chunks: {format_time(seconds)} (the master sends chunk j back while taking in chunk j + 1)"
+
+
+#: All-reduces whose best form the calculator shows beside them: name -> (result label, function).
+BEST_FORMS = {"naive": ("same, pipelined at its best", pipelined_master)}
+
+
 def primitive_choices(primitive: str = "all-gather", algorithm: str = "ring", **_) -> dict[str, tuple[str, ...]]:
     """The algorithms the primitive calculator offers for ``primitive``: that collective's own.
 
@@ -148,12 +207,16 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
     item = hardware.link(link)
     n = check_count("n", n)
     terms = cost.collective_terms(op, nbytes, n, algorithm)
+    check_whole_blocks(op, nbytes, n, algorithm)
     seconds = terms.time(item.bandwidth, item.latency)
+    best = {label: form(nbytes, n, link) for label, form in [BEST_FORMS.get(algorithm, (None, None))] if label and n > 1}
     return {
         "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "M here is": buffer_meaning(op, nbytes, n),
         "link": f"{format_rate(item.bandwidth)} per direction, latency alpha {format_time(item.latency)}",
         "steps on the critical path (alpha count)": f"{terms.steps}",
         "bytes on the critical path": format_size(terms.bytes),
         "time": format_time(seconds),
         "latency share": format_percent(terms.steps * item.latency / seconds, 1) if seconds else "-",
+        **best,
     }

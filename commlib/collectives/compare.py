@@ -288,8 +288,8 @@ def trace_vs_formula(
 def master_link_bytes(trace, root: int = 0) -> int:
     """Bytes through the ``root`` rank's link, both directions: sent plus received.
 
-    For the naive all-reduce through a master with P ranks of N bytes each
-    this is :math:`2(P-1)N` -- (P-1) gradients in, (P-1) results out.
+    For the naive all-reduce through a master with n ranks of M bytes each
+    this is :math:`2(n-1)M` -- (n - 1) gradients in, (n - 1) results out.
     """
     root = check_count("root", root, minimum=0, maximum=trace.n - 1)
     return int(trace.bytes_sent[root] + trace.bytes_received[root])
@@ -311,7 +311,8 @@ def buffer_sizes(primitive: str, n: int, count: int) -> BufferSizes:
     For all-gather each rank sends ``count`` elements and receives
     ``n * count``; for all-to-all each rank sends ``n * count`` (one
     ``count``-element block per destination) and receives ``n * count``
-    (MPI's ``sendcount`` convention, MPI Forum 2021, sec. 6.5 and 6.8).
+    (MPI's ``sendcount`` convention, MPI Forum 2021: sec. 6.7, Gather-to-all, and sec. 6.8,
+    All-to-All Scatter/Gather).
     Measured from the executable versions in :mod:`commlib.collectives.simulate`:
     ``send`` is the length of the array a rank passes in, ``recv`` the length
     of the array it gets back.

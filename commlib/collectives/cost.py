@@ -18,9 +18,10 @@ Every algorithm's form is defined once, in its record of the registry
 validates the arguments and reads it. The forms follow Thakur, Rabenseifner &
 Gropp (2005), "Optimization of Collective Communication Operations in MPICH",
 section by section as each docstring says; the ring all-reduce is Patarasuk &
-Yuan (2009). This module imports no numpy: it runs in the browser. Units: ``nbytes`` is the whole buffer (the all-reduce
-message; for all-gather, reduce-scatter and all-to-all the full array, as
-nccl-tests' S), ``n`` the number of ranks, ``bandwidth`` bytes/s per
+Yuan (2009). This module imports no numpy: it runs in the browser. Units: ``nbytes`` is the whole buffer, as
+nccl-tests' S (the all-reduce message; for gather and all-gather the whole
+gathered array, for reduce-scatter each rank's input, for all-to-all each
+rank's send buffer: n blocks of M/n in each case), ``n`` the number of ranks, ``bandwidth`` bytes/s per
 direction, ``latency`` seconds, ``gamma`` seconds per byte reduced.
 
 >>> round(allreduce_time(553.36e6, 4, 125e6), 3)   # VGG-16 over 1 GbE, ring
@@ -134,19 +135,20 @@ def collective_terms(op: str, nbytes: float, n: int, algorithm: str | None = Non
     r"""Coefficients for one collective (Thakur, Rabenseifner & Gropp 2005, sec. 4).
 
     ``nbytes`` (M) is the whole buffer as nccl-tests counts it: the message for
-    broadcast, reduce and all-reduce; the full gathered array for gather,
-    scatter, all-gather, reduce-scatter and all-to-all (each rank owns M/p).
+    broadcast, reduce and all-reduce; the whole array, n blocks of M/p, for gather,
+    scatter and all-gather (each rank's block, MPI's ``sendcount``, is M/p); each
+    rank's input for reduce-scatter; each rank's send buffer for all-to-all (p
+    blocks of M/p).
 
     Each algorithm's time is stated once, in :mod:`commlib.collectives.algorithms.primitives` (all-reduce:
-    :func:`allreduce_terms`).
-
-    The ``lg p`` forms assume p is a power of two; for other p the
-    ceiling is used. The records are in :mod:`commlib.collectives.algorithms.primitives`.
+    :func:`allreduce_terms`). The binomial trees use the ceiling of lg p; recursive
+    doubling, recursive halving and reduce-scatter + gather are costed for p a power of
+    two only (ValueError otherwise).
     """
     nbytes, n = _check_common(nbytes, n)
     if op == "all_reduce":
         return allreduce_terms(nbytes, n, algorithm or "ring")
-    return algorithms.algorithm(op, algorithm).terms(nbytes, n)
+    return algorithms.algorithm(op, algorithm).cost(nbytes, n)
 
 
 def collective_time(

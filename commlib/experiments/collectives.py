@@ -47,6 +47,13 @@ __all__ = [
     "buffer_runs",
     "HotspotCounts",
     "hotspot_counts",
+    "CH01_SHARED",
+    "MASTER_CHUNKS",
+    "master_seconds",
+    "collective_seconds",
+    "master_vs_ring_claim",
+    "reduce_tree_short_claim",
+    "reduce_tree_long_claim",
     "RingRun",
     "ring_run",
     "TraceFormulaRuns",
@@ -196,14 +203,17 @@ def primitive_run(name: str, n: int) -> PrimitiveRun:
 
     Rooted primitives use root 0. Broadcast and scatter start from rank 0's
     ``n`` chunks; gather and all-gather from one chunk per rank; the others
-    from ``n`` chunks per rank. Outputs are flat float arrays (NaN where a
-    rank's buffer was left unwritten), or ``None``.
+    from ``n`` chunks per rank. Outputs are what each rank's receive buffer
+    holds after the call, as flat float arrays (NaN where it was left
+    unwritten), or ``None`` for a rank that receives nothing (the non-roots
+    of reduce and gather; MPI leaves their send buffers as they were).
+    Broadcast's one buffer is both.
 
     >>> run = primitive_run("all_reduce", 3)
     >>> run.outputs[2].tolist()          # chunk c summed over three ranks: (c + 1) * 111
     [111.0, 222.0, 333.0]
-    >>> primitive_run("gather", 3).outputs[0].tolist()
-    [1.0, 10.0, 100.0]
+    >>> primitive_run("gather", 3).outputs[0].tolist(), primitive_run("gather", 3).outputs[1]
+    ([1.0, 10.0, 100.0], None)
     """
     if name not in PRIMITIVES:
         raise ValueError(f"name must be one of {', '.join(PRIMITIVES)}; got {name!r}")
@@ -234,6 +244,8 @@ def primitive_run(name: str, n: int) -> PrimitiveRun:
         inputs = full
         out, _ = collectives.all_to_all(full)
     outputs = [None if o is None else np.asarray(o, dtype=float).ravel() for o in out]
+    if name in ("reduce", "gather"):             # only the root has a receive buffer
+        outputs = [o if r == 0 else None for r, o in enumerate(outputs)]
     return PrimitiveRun(inputs, outputs)
 
 
@@ -303,6 +315,101 @@ def hotspot_counts(ns: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: int = 
         naive.append(compare.master_link_bytes(tn, 0))
         ring.append(int((tr.bytes_sent + tr.bytes_received).max()))
     return HotspotCounts(ns, elements, tuple(naive), tuple(ring))
+
+
+# --- chapter 1: claims (alpha-beta times on one switched network, one full-duplex port per rank) ----------
+
+#: The shared settings of chapter 1's comparisons: the primitive calculator's defaults.
+CH01_SHARED = {"n": 8, "link": "eth_25g", "nbytes": 64 * 2**20}
+
+#: The chunk counts the pipelined master is tuned over (q = 1 is the unpipelined master).
+MASTER_CHUNKS = (1, 4, 8, 16, 32, 46, 64, 128, 256, 1024)
+
+
+def master_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
+    """Seconds of the all-reduce through a master cut into ``chunks`` pieces, pipelined (q = 1: unpipelined).
+
+    >>> round(1e3 * master_seconds(64 * 2**20, 8, "eth_25g", 1), 1)
+    300.8
+    """
+    from ..collectives.algorithms import naive
+
+    item = hardware.link(link)
+    return naive.PIPELINED.cost(nbytes, n, chunks=chunks).time(item.bandwidth, item.latency)
+
+
+def collective_seconds(op: str, algorithm: str, nbytes: float, n: int, link: str) -> float:
+    """Seconds of one collective under alpha-beta on ``link`` (:func:`commlib.cost.collective_time`)."""
+    from .. import cost
+
+    item = hardware.link(link)
+    return cost.collective_time(op, nbytes, n, item.bandwidth, item.latency, algorithm)
+
+
+@claims.register("ch01.master_vs_ring")
+def master_vs_ring_claim(small: bool = False) -> claims.Claim:
+    """The all-reduce through a master at its best (pipelined, its best chunk count) against the ring."""
+    shared = dict(CH01_SHARED)
+    master = claims.Contender(
+        "master", lambda s, seed: 1e3 * master_seconds(s["nbytes"], s["n"], s["link"], s["chunks"]),
+        {"chunks": MASTER_CHUNKS},
+        uses="one full-duplex port per rank; the master sends chunk j's sum while it takes in chunk j + 1, "
+             "chunk count q tuned (q = 1: unpipelined)")
+    ring = claims.Contender("ring", lambda s, seed: 1e3 * collective_seconds("all_reduce", "ring", s["nbytes"], s["n"],
+                                                                             s["link"]),
+                            uses="one full-duplex port per rank")
+
+    def wording(v: claims.Verdict) -> str:
+        m, r = v.best["master"], v.best["ring"]
+        q = m.config["chunks"]
+        if v.winner == "ring":
+            return (f"even pipelined at its best (q = {q} chunks) the master takes {m.mean:.1f} ms, and the ring "
+                    f"{r.mean:.1f} ms: the ring is {m.mean / r.mean:.1f} times faster")
+        return f"pipelined at its best (q = {q} chunks) the master takes {m.mean:.1f} ms, less than the ring's {r.mean:.1f} ms"
+
+    return claims.Claim(
+        "ch01.master_vs_ring", "Does the ring all-reduce 64 MiB on 8 ranks faster than a master at its best?",
+        (master, ring), metric="ms (alpha-beta)", seeds=(0,), shared=shared, wording=wording,
+        chapter="01_reduce_and_primitives", source="naive.PIPELINED and cost.collective_time on the eth_25g preset; "
+                                                   "deterministic")
+
+
+def _reduce_claim(key: str, nbytes: float) -> claims.Claim:
+    shared = {**CH01_SHARED, "nbytes": nbytes}
+
+    def contender(name: str, algorithm: str, uses: str) -> claims.Contender:
+        return claims.Contender(name, lambda s, seed: 1e3 * collective_seconds("reduce", algorithm, s["nbytes"], s["n"],
+                                                                               s["link"]), uses=uses)
+
+    tree = contender("binomial tree", "tree", "one full-duplex port per rank; whole vectors, ceil(log2 n) steps")
+    split = contender("reduce-scatter + gather", "reduce_scatter_gather",
+                      "one full-duplex port per rank; the vector cut into n blocks (Rabenseifner)")
+    size = f"{nbytes / 2**20:g} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:g} KiB"
+
+    def wording(v: claims.Verdict) -> str:
+        t, o = v.best["binomial tree"], v.best["reduce-scatter + gather"]
+        unit, scale = ("ms", 1.0) if max(t.mean, o.mean) >= 1 else ("µs", 1e3)
+        ratio = max(t.mean, o.mean) / min(t.mean, o.mean)
+        return (f"at {size} on {shared['n']} ranks the binomial tree takes {scale * t.mean:.2f} {unit} and "
+                f"reduce-scatter + gather {scale * o.mean:.2f} {unit}: "
+                f"{'the tree' if v.winner == 'binomial tree' else v.winner} is {ratio:.1f} times faster")
+
+    return claims.Claim(key, f"Which reduce of {size} on {shared['n']} ranks is faster, binomial tree or reduce-scatter "
+                             f"+ gather?", (tree, split), metric="ms (alpha-beta)", seeds=(0,), shared=shared,
+                        wording=wording, chapter="01_reduce_and_primitives",
+                        source="cost.collective_time on the eth_25g preset; deterministic")
+
+
+@claims.register("ch01.reduce_tree_short")
+def reduce_tree_short_claim(small: bool = False) -> claims.Claim:
+    """Short vectors: the tree's fewer start-ups win."""
+    return _reduce_claim("ch01.reduce_tree_short", 2**10)
+
+
+@claims.register("ch01.reduce_tree_long")
+def reduce_tree_long_claim(small: bool = False) -> claims.Claim:
+    """Long vectors: the tree's ceil(log2 n) whole vectors through the root lose to n blocks."""
+    return _reduce_claim("ch01.reduce_tree_long", 64 * 2**20)
 
 
 # --- chapter 2: ring all-reduce, chunk by chunk -------------------------------------------------------

@@ -10,8 +10,9 @@ Values the reader can follow: rank ``r`` starts with chunk ``c`` equal to
 ``(c + 1) * 10**r`` (:func:`commlib.experiments.collectives.digit_inputs`),
 so in any sum each decimal digit records one rank's contribution -- ``1111``
 is chunk 0 summed over four ranks, ``110`` is ranks 0 and 1 only. Cells are
-coloured by who contributed: one rank's own value in that rank's colour,
-partial sums in light grey, complete sums in dark blue (Okabe-Ito palette).
+coloured by who contributed: one rank's own value in that rank's colour
+(hatched from the sixth rank on), partial sums in light grey, complete sums in
+dark blue (Okabe-Ito palette; no rank is blue).
 
 Animations are returned as matplotlib ``FuncAnimation`` objects; a chapter
 shows them with :func:`commlib.views.animation.to_html`.
@@ -73,14 +74,23 @@ __all__ = [
     "bandwidth_converter",
 ]
 
-#: Colours of single-rank values (light enough for black text); dark blue is kept for complete sums.
-_RANK_COLORS = [PALETTE[k] for k in ("orange", "sky", "green", "purple", "yellow", "vermillion")]
+#: Colours of single-rank values (light enough for black text); dark blue is kept for complete sums, so
+#: no blue is a rank's (sky blue and dark blue are hard to tell apart). Ranks from the sixth on repeat the
+#: colours with a hatch (:func:`_rank_fill`), so every rank of up to ten looks different.
+_RANK_COLORS = [PALETTE[k] for k in ("orange", "green", "purple", "yellow", "vermillion")]
+_RANK_HATCHES = ("", "//")
 _LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)), (0, (1, 1))]
 _PARTIAL = "#DDDDDD"
 _FULL = PALETTE["blue"]
 
 
 # --- cells coloured by who contributed -------------------------------------------------------------
+
+def _rank_fill(rank: int) -> dict:
+    """Face colour and hatch of rank ``rank``'s cells: a colour of its own, hatched from the sixth rank on."""
+    k = len(_RANK_COLORS)
+    return {"facecolor": _RANK_COLORS[rank % k], "hatch": _RANK_HATCHES[(rank // k) % len(_RANK_HATCHES)]}
+
 
 def _cell_style(value, n: int) -> tuple[str, str]:
     """(fill colour, text colour) for one cell."""
@@ -108,9 +118,11 @@ def _draw_buffer(ax, x: float, y: float, values, n: int, width: float = 0.5, hei
     for i in range(slots):
         value = values[i] if i < len(values) else None
         fill, ink = _cell_style(value, n) if value is not None else ("white", "black")
+        who = contributors(value, n) if value is not None else frozenset()
+        hatch = _rank_fill(next(iter(who)))["hatch"] if len(who) == 1 else ""
         edge_w = 2.2 if i in highlight else 0.7
         ax.add_patch(Rectangle((x + i * width, y), width, height, facecolor=fill, edgecolor="black",
-                               linewidth=edge_w, linestyle="-" if value is not None else ":"))
+                               linewidth=edge_w, linestyle="-" if value is not None else ":", hatch=hatch))
         if value is not None:
             ax.text(x + (i + 0.5) * width, y + height / 2, _fmt(value), ha="center", va="center",
                     fontsize=fontsize, color=ink)
@@ -156,7 +168,7 @@ def reduce_animation(runs: ReduceRuns) -> FuncAnimation:
         pos = {r: (r, 0.0) for r in range(n)}
         for r, v in enumerate(values):
             ax.text(r, 0, _fmt(v), ha="center", va="center", fontsize=14,
-                    bbox=dict(boxstyle=box, fc=_RANK_COLORS[r % len(_RANK_COLORS)], ec="black"))
+                    bbox=dict(boxstyle=box, ec="black", **_rank_fill(r)))
         for k, moves in enumerate(steps, start=1):
             y = -k
             done, current = k <= shown, k == shown
@@ -299,10 +311,16 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
     }
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            choices=calculators.primitive_choices,
-                           note="M is the whole buffer as nccl-tests counts it (the gathered array for "
-                                "gather, all-gather, reduce-scatter, all-to-all). Network: every rank has its own full-duplex "
+                           note="M is the whole buffer, as nccl-tests and this book count it: the message for "
+                                "broadcast, reduce and all-reduce; n blocks of M/n for gather, scatter and all-gather "
+                                "(the whole array: an all-gather of 8 MiB blocks on 8 ranks is M = 64 MiB), for "
+                                "reduce-scatter (each rank's input) and for all-to-all (each rank's send buffer). "
+                                "Network: every rank has its own full-duplex "
                                 "link of the chosen kind into a switch that never blocks, and sends one message at "
-                                "a time; the results give the link's bandwidth and latency alpha. All-reduce offers "
+                                "a time; the results give the link's bandwidth and latency alpha. The naive "
+                                "all-reduce is the unpipelined master; its pipelined form is shown beside it. "
+                                "Recursive doubling, recursive halving and reduce-scatter + gather are costed for n a "
+                                "power of two, as MPICH runs them. All-reduce offers "
                                 "the algorithms that need nothing more (the pipelined trees need a chunk count, the "
                                 "hierarchical and multi-rail ones hosts, the tori a grid: chapter 2's cluster "
                                 "calculator has them). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
@@ -577,8 +595,7 @@ def partner_figure(runs: PartnerRuns):
             y = -s
             msgs = [m for m in trace.step_messages(s) if m.src < m.dst]
             for i in range(n):
-                ax.add_patch(Rectangle((i - 0.18, y - 0.18), 0.36, 0.36, fc=_RANK_COLORS[i % len(_RANK_COLORS)],
-                                       ec="black", zorder=3))
+                ax.add_patch(Rectangle((i - 0.18, y - 0.18), 0.36, 0.36, ec="black", zorder=3, **_rank_fill(i)))
             for m in msgs:
                 ax.add_patch(FancyArrowPatch((m.src, y + 0.18), (m.dst, y + 0.18), arrowstyle="<->",
                                              mutation_scale=8, connectionstyle="arc3,rad=-0.35", lw=1.0,
@@ -622,7 +639,7 @@ def hierarchical_figure(hosts: int = 2, per_host: int = 4):
                                     fc="#F2F2F2", ec="0.4"))
         ax.text(-0.75, y, f"host {hst}", ha="right", va="center", fontsize=9)
         for g in range(per_host):
-            ax.add_patch(Rectangle((g - 0.3, y - 0.25), 0.6, 0.5, fc=_RANK_COLORS[g % len(_RANK_COLORS)], ec="black"))
+            ax.add_patch(Rectangle((g - 0.3, y - 0.25), 0.6, 0.5, ec="black", **_rank_fill(g)))
             ax.text(g, y, f"{hst * per_host + g}", ha="center", va="center", fontsize=8)
             if g < per_host - 1:
                 ax.annotate("", xy=(g + 0.7, y), xytext=(g + 0.3, y), arrowprops=dict(arrowstyle="->", lw=1.3))
@@ -657,7 +674,7 @@ def torus_figure(rows: int = 3, cols: int = 4):
     ax.grid(False)
     for r in range(rows):
         for c in range(cols):
-            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, fc=_RANK_COLORS[c % len(_RANK_COLORS)], ec="black", zorder=3))
+            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, ec="black", zorder=3, **_rank_fill(c)))
             ax.text(c, -r, f"{r * cols + c}", ha="center", va="center", fontsize=8, zorder=4)
             if c < cols - 1:
                 ax.plot([c + 0.22, c + 0.78], [-r, -r], color="black", lw=1.3)

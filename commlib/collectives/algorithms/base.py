@@ -31,9 +31,11 @@ __all__ = ["CostTerms", "ZERO", "FAMILIES", "Algorithm", "log2_ceil", "log2_floo
 class CostTerms:
     """Coefficients of ``T = steps*alpha + bytes*beta + reduced*gamma`` on the critical path.
 
-    ``steps`` is the number of sequential steps (start-ups), ``bytes`` the
-    bytes through the busiest port summed over steps, ``reduced`` the bytes
-    the busiest rank combines, summed over steps.
+    ``steps`` is the number of sequential steps (start-ups); ``bytes`` the bytes on the critical
+    path: summed over the steps, the bytes through the busiest port in that step, one direction
+    of it (a port is full duplex: what a rank sends and what it receives in one step overlap, and
+    the larger counts); ``reduced`` the bytes the busiest rank combines, summed over steps. The
+    unpipelined master's 2(p - 1) M are its p - 1 messages in and p - 1 out, one after the other.
     """
 
     steps: int
