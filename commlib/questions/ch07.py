@@ -29,8 +29,8 @@ register(Question(
 ))
 
 register(Question(
-    "ch07.moe_mb", lambda tokens=4096, top_k=2: cost.moe_all_to_all_bytes(tokens, 4096, top_k, 8, "bf16") / 1e6, unit="MB",
-    givens=(Given("tokens", (1024, 2048, 8192), "{} tokens on each GPU"), Given("top_k", (1, 4), "top-{} routing")),
+    "ch07.moe_mb", lambda tokens=2048, top_k=1: cost.moe_all_to_all_bytes(tokens, 4096, top_k, 8, "bf16") / 1e6, unit="MB",
+    givens=(Given("tokens", (1024, 4096, 8192), "{} tokens on each GPU"), Given("top_k", (2, 4), "top-{} routing")),
     hints=((_ratio(8 / 7), "Copies routed to the rank's own expert never leave it: multiply by (E-1)/E."),),
     hint="tokens x top-k x hidden x 2 B x (E-1)/E, per all-to-all.",
 ))

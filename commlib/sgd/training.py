@@ -127,6 +127,31 @@ class Problem:
             size = check_count("size", size, 1)
         return self._gradient(self._w(w), rng.integers(0, self.n_train, size=size))
 
+    def stochastic_gradients(self, w: np.ndarray, rng: np.random.Generator, size: int, count: int) -> np.ndarray:
+        """``count`` gradients at the same ``w`` (one a worker), each on a fresh mini-batch of ``size``.
+
+        The batches are drawn in turn, as ``count`` calls of :meth:`stochastic_gradient` draw them, and the
+        gradients equal theirs; computed at once, which is faster. Rows: the workers.
+
+        >>> p = make_problem(seed=0, n_train=100, n_test=10)
+        >>> w = np.full(p.dim, 0.01)
+        >>> one = [p.stochastic_gradient(w, np_rng(5), 8)]
+        >>> rng = np_rng(5); many = p.stochastic_gradients(w, rng, 8, 3)
+        >>> many.shape, bool(np.array_equal(many[0], one[0]))
+        ((3, 210), True)
+        """
+        count = check_count("count", count, 1)
+        size = check_count("size", size, 1)
+        W = self._w(w)
+        idx = np.concatenate([rng.integers(0, self.n_train, size=size) for _ in range(count)])
+        x = self.x_train[idx]
+        p = _softmax(x @ W)
+        p[np.arange(idx.size), self.y_train[idx]] -= 1.0
+        g = x.reshape(count, size, -1).transpose(0, 2, 1) @ p.reshape(count, size, -1) / size
+        if self.l2:
+            g = g + self.l2 * W
+        return g.reshape(count, -1)
+
     def _gradient(self, W: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """:meth:`gradient` without its checks (``W`` shaped, ``idx`` valid indices)."""
         x = self.x_train[idx]

@@ -21,8 +21,9 @@ protocols trade bandwidth for latency:
   that tells the receiver the word has arrived: no separate synchronisation,
   so the smallest latency, but half the bytes on the wire are flags.
 * **LL128** sends 128-byte lines, 120 bytes of data and 8 bytes of flag:
-  efficiency 120/128 (NCCL's factor 0.92), nearly LL's latency, needs links
-  that keep 128-byte writes in order (NVLink).
+  efficiency 120/128 (NCCL's factor 0.92), nearly LL's latency, needs paths
+  that deliver 128-byte stores whole and in order (NVLink inside a node;
+  see :class:`Machine`).
 * **Simple** sends large chunks and synchronises with separate flags: full
   bandwidth, the largest latency.
 
@@ -70,9 +71,12 @@ COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 
 #: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (quoted, for comparison; the chooser
 #: below uses its own round numbers): the ring's base latency with LL (seconds), LL's bandwidth
-#: factor on rings, LL128's, tree all-reduce's and PAT's, and the NVLS latency inside a node.
+#: factor on rings, LL128's, tree all-reduce's and PAT's, and the NVLS latency inside a node; then
+#: what the chooser leaves out: LL's factor on trees, NVLS's efficiency on Hopper, and the part of
+#: PAT's latency that grows with the number of ranks (seconds a rank).
 NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92, "tree_factor": 0.92,
-               "pat_factor": 0.75, "nvls_latency": 25e-6}
+               "pat_factor": 0.75, "nvls_latency": 25e-6, "tree_ll_factor": 1 / 3.8, "nvls_efficiency_hopper": 0.85,
+               "pat_latency_per_rank": 2.8e-6}
 
 #: Latency of an in-switch (NVLS) operation inside a node, seconds: NCCL 2.30.7 charges
 #: 25 us for NVLS with Simple on NVLink and no base latency; the switch's
@@ -88,7 +92,12 @@ class Machine:
     one GPU can move (its NVLink inside a node, its NIC across nodes, the
     slower one when both are crossed); ``hop_latency`` the extra seconds per
     network hop; ``in_switch`` whether the switch can reduce (NVLink SHARP);
-    ``one_gpu_per_node`` whether PAT applies (NCCL enables it only then).
+    ``ll128`` whether NCCL enables LL128 by default: in NCCL 2.30.7 (``ncclTopoTuneModel``) only
+    where the GPUs of a node reach each other over NVLink (or a node has one GPU) and each GPU's
+    path to its network card stays within PCIe switches (through another GPU, PXN, on Hopper and
+    later), because LL128 relies on 128-byte stores arriving whole and in order, which those paths
+    keep and a path through the CPU does not; ``one_gpu_per_node`` whether PAT applies (NCCL
+    enables it only then).
     """
 
     key: str
@@ -98,6 +107,7 @@ class Machine:
     bandwidth: float
     hop_latency: float
     in_switch: bool
+    ll128: bool
     base_latency: float = 6.0e-6
 
     @property
@@ -110,10 +120,10 @@ class Machine:
 #: 16 nodes of one GPU on a 400 Gb/s network, and 8 GPUs on PCIe.
 MACHINES: dict[str, Machine] = {
     "nvswitch_node": Machine("nvswitch_node", "8 GPUs, NVSwitch with in-switch reduction", 8, 1,
-                             370e9, 0.0, True),
+                             370e9, 0.0, True, True),
     "one_gpu_per_node": Machine("one_gpu_per_node", "16 nodes x 1 GPU, 400 Gb/s network", 16, 16,
-                                50e9, 5.0e-6, False),
-    "pcie_node": Machine("pcie_node", "8 GPUs on PCIe 4 x16", 8, 1, 25e9, 1.0e-6, False),
+                                50e9, 5.0e-6, False, True),
+    "pcie_node": Machine("pcie_node", "8 GPUs on PCIe 4 x16", 8, 1, 25e9, 1.0e-6, False, False),
 }
 
 
@@ -164,9 +174,10 @@ def _hops(collective: str, algorithm: str, mach: Machine) -> float:
 def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach: Machine) -> Choice | None:
     """The entry for one (algorithm, protocol), or None where the machine or NCCL's rules exclude it.
 
-    Rules kept from NCCL: NVLS and PAT run Simple only; NVLS needs a switch
-    that reduces; PAT needs one GPU per node and serves all-gather and
-    reduce-scatter; LL128 needs NVLink (we allow it only on NVSwitch nodes).
+    Rules kept from NCCL 2.30.7: NVLS and PAT run Simple only; NVLS needs a
+    switch that reduces; PAT needs one GPU per node and serves all-gather and
+    reduce-scatter; tree serves all-reduce only; LL128 runs only where the
+    machine's ``ll128`` says NCCL enables it (NVLink or one GPU inside a node).
     Tree's bandwidth is taken as 0.92 of the link (NCCL's factor for tree
     all-reduce) and PAT's as 0.75 (likewise).
     """
@@ -185,7 +196,7 @@ def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach:
         return None
     if algorithm == "pat" and not mach.one_gpu_per_node:
         return None
-    if protocol == "LL128" and not mach.in_switch:
+    if protocol == "LL128" and not mach.ll128:
         return None
     efficiency, per_hop = PROTOCOLS[protocol]
     efficiency *= {"tree": NCCL_QUOTED["tree_factor"], "pat": NCCL_QUOTED["pat_factor"]}.get(algorithm, 1.0)

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sgd import training
 from ..units import check_count, check_nonnegative, check_positive
+from .book_problem import default_problem
 
 __all__ = ["LocalRun", "run", "best_over_grid", "equal_time_rounds", "LRS", "DILOCO_LRS", "OUTER_LRS",
-           "MOMENTA", "LARGE_BATCH_LRS", "large_batch"]
+           "MOMENTA", "LARGE_BATCH_LRS", "large_batch", "WORKERS", "COMPUTE", "JITTER", "COMM"]
 
 #: Inner learning-rate grids: plain averaging, and DiLoCo, whose outer momentum amplifies each
 #: round's change and so wants smaller inner rates (each rival gets its best rate from its grid).
@@ -41,6 +41,9 @@ OUTER_LRS = (0.3, 0.5, 0.7, 1.0)
 MOMENTA = (0.5, 0.7, 0.9)
 #: Synchronous SGD with an H times larger batch takes H times fewer, larger steps: higher rates.
 LARGE_BATCH_LRS = (1.0, 2.0, 4.0, 8.0, 16.0)
+#: The chapter's setting: workers, a step's compute time (seconds, before its random straggle), the mean
+#: straggle as a share of it, and the synchronisation's time (seconds: a slow network).
+WORKERS, COMPUTE, JITTER, COMM = 4, 1e-3, 0.2, 4e-3
 
 
 @dataclass(frozen=True)
@@ -63,9 +66,9 @@ class LocalRun:
         return float(self.losses[-1])
 
 
-def run(h: int, lr: float, rounds: int, workers: int = 4, batch: int = 16, outer: str = "average",
-        outer_lr: float = 0.7, momentum: float = 0.9, compute: float = 1e-3, jitter: float = 0.2,
-        comm: float = 4e-3, seed: int = 0, problem=None, record: bool = True) -> LocalRun:
+def run(h: int, lr: float, rounds: int, workers: int = WORKERS, batch: int = 16, outer: str = "average",
+        outer_lr: float = 0.7, momentum: float = 0.9, compute: float = COMPUTE, jitter: float = JITTER,
+        comm: float = COMM, seed: int = 0, problem=None, record: bool = True) -> LocalRun:
     """Train ``rounds`` rounds of H local steps; ``outer="average"`` (local SGD) or ``"nesterov"`` (DiLoCo).
 
     ``record=False`` evaluates the loss only at the end (the others are NaN): the same run, faster.
@@ -78,7 +81,7 @@ def run(h: int, lr: float, rounds: int, workers: int = 4, batch: int = 16, outer
         raise ValueError(f"outer must be 'average' or 'nesterov', got {outer!r}")
     compute, comm = check_positive("compute", compute), check_nonnegative("comm", comm)
     jitter = check_nonnegative("jitter", jitter)
-    p = training.make_problem(seed=0) if problem is None else problem
+    p = default_problem() if problem is None else problem
     rng = np.random.default_rng(seed)
     w = p.init()
     mom = np.zeros_like(w)
@@ -111,7 +114,7 @@ def run(h: int, lr: float, rounds: int, workers: int = 4, batch: int = 16, outer
                     outer_rate, outer_momentum)
 
 
-def equal_time_rounds(h: int, budget: float, compute: float = 1e-3, comm: float = 4e-3, jitter: float = 0.2) -> int:
+def equal_time_rounds(h: int, budget: float, compute: float = COMPUTE, comm: float = COMM, jitter: float = JITTER) -> int:
     """Rounds of H steps that fit in ``budget`` seconds on average (so every H gets the same wall clock)."""
     h = check_count("h", h, minimum=1)
     budget = check_positive("budget", budget)
@@ -140,9 +143,9 @@ def large_batch(h: int, budget: float, lrs=LARGE_BATCH_LRS, batch: int = 16, **k
     tuned over ``lrs``.
     """
     h = check_count("h", h, minimum=1)
-    compute = kwargs.pop("compute", 1e-3) * h
-    jitter = kwargs.get("jitter", 0.2)
-    comm = kwargs.get("comm", 4e-3)
+    compute = kwargs.pop("compute", COMPUTE) * h
+    jitter = kwargs.get("jitter", JITTER)
+    comm = kwargs.get("comm", COMM)
     rounds = equal_time_rounds(h, budget, compute=compute / h, comm=comm, jitter=jitter)
     runs = [run(1, lr, rounds, batch=h * batch, compute=compute, **kwargs) for lr in lrs]
     return min(runs, key=lambda r: r.final_loss if np.isfinite(r.final_loss) else np.inf)

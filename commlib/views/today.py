@@ -73,9 +73,11 @@ def zero_figure(params: int, n: int, dtype: str = "bf16"):
     return fig
 
 
-def loads_figure(loads_by_skew: dict):
-    """Token copies each expert's rank receives, one group of bars per skew."""
+def loads_figure(loads_by_skew: dict, title: str = ""):
+    """Token copies each expert's rank receives, one group of bars per skew; ``title`` names the routing."""
     fig, ax = figure(6.0, 3.4)
+    if title:
+        ax.set_title(title, fontsize=9)
     skews = list(loads_by_skew)
     experts = len(next(iter(loads_by_skew.values())))
     width = 0.8 / len(skews)

@@ -109,6 +109,11 @@ def test_chooser_rules():
     assert tuning.predict("all_gather", "pat", "Simple", 1e6, tuning.machine("nvswitch_node")) is None
     assert tuning.predict("all_reduce", "nvls", "LL", 1e6, tuning.machine("nvswitch_node")) is None
     assert tuning.predict("all_reduce", "nvls", "Simple", 1e6, tuning.machine("pcie_node")) is None
+    # LL128 where NCCL 2.30.7 enables it: NVLink inside the node, or one GPU a node; not over PCIe
+    assert tuning.predict("all_reduce", "ring", "LL128", 1e6, tuning.machine("pcie_node")) is None
+    for key in ("nvswitch_node", "one_gpu_per_node"):
+        assert tuning.predict("all_gather", "ring", "LL128", 1e6, tuning.machine(key)) is not None
+    assert tuning.predict("all_gather", "tree", "Simple", 1e6, tuning.machine("one_gpu_per_node")) is None
     ll = tuning.predict("all_reduce", "ring", "LL", 1e9, tuning.machine("pcie_node"))
     simple = tuning.predict("all_reduce", "ring", "Simple", 1e9, tuning.machine("pcie_node"))
     assert math.isclose(ll.algbw * 2, simple.algbw)
@@ -145,8 +150,9 @@ def test_crossovers_bracket_each_change_of_pick(collective, key):
 
 
 def test_crossover_is_finer_than_a_power_of_two_grid():
-    # PAT's last power of two is 8 MiB, but the change lies near 15 MiB, almost a factor of two above
-    (x,) = tuning.crossovers("all_gather", "one_gpu_per_node")
+    # PAT's last power of two is 8 MiB, but the change (to ring/LL128) lies near 11 MiB
+    x = tuning.crossovers("all_gather", "one_gpu_per_node")[0]
+    assert x.below == ("pat", "Simple")
     last_pat = max(s for s, a, _ in tuning.winners("all_gather", [2.0**k for k in range(6, 32)], "one_gpu_per_node")
                    if a == "pat")
     assert last_pat <= x.low < 2 * last_pat and x.high / x.low < 1.01
