@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "AS_OF",
+    "GENERIC_GPUS_PER_HOST",
     "Link",
     "Model",
     "Accelerator",
@@ -65,6 +66,10 @@ class Link:
     prints it. ``quoted`` is that headline rate in bytes/s and ``quoted_both``
     says whether it sums both directions (then ``bandwidth`` is half of it);
     ``date`` is when the source published the figure (year, or year-month).
+    ``domain`` is, for a link that joins the GPUs inside one system (NVLink), the most GPUs it
+    joins in one system its source describes; ``domain_system`` names that system and
+    ``domain_citation`` is the source. 0 where no source gives one (then
+    :data:`GENERIC_GPUS_PER_HOST` bounds a host).
     """
 
     key: str
@@ -80,6 +85,14 @@ class Link:
     date: str = ""
     quoted: float = 0.0
     quoted_both: bool = False
+    domain: int = 0
+    domain_system: str = ""
+    domain_citation: str = ""
+
+    @property
+    def gpus_per_host(self) -> int:
+        """The most GPUs a host may hold with this link between them: :attr:`domain`, else the generic bound."""
+        return self.domain or GENERIC_GPUS_PER_HOST
 
     @property
     def both_directions(self) -> float:
@@ -106,6 +119,10 @@ class Model:
 
 GB = 1e9
 Gb = 1e9 / 8
+
+#: The most GPUs the calculators put in one host whose link inside has no sourced system size
+#: (PCIe, UPI, a network card): a stated bound, twice the eight GPUs of the common 8-GPU server.
+GENERIC_GPUS_PER_HOST = 16
 
 _BOTH = "The vendor figure is both directions summed; bandwidth here is one direction."
 
@@ -142,19 +159,25 @@ _LINKS = [
     # NVLink: per GPU, all links of one GPU together; vendors quote both directions summed.
     Link("nvlink1", "NVLink 1.0 (P100, 4 links)", 80 * GB, 1e-6, "160 GB/s per GPU",
          "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", _BOTH, kind="bus",
-         date="2016", quoted=160 * GB, quoted_both=True),
+         date="2016", quoted=160 * GB, quoted_both=True, domain=8,
+         domain_system="DGX-1, 8 P100 in a hybrid cube-mesh", domain_citation="nvidia2016p100"),
     Link("nvlink2", "NVLink 2.0 (V100, 6 links)", 150 * GB, 1e-6, "300 GB/s per GPU",
          "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", _BOTH, kind="bus",
-         date="2017", quoted=300 * GB, quoted_both=True),
+         date="2017", quoted=300 * GB, quoted_both=True, domain=8,
+         domain_system="DGX-1 with V100, 8 V100 in a hybrid cube-mesh", domain_citation="nvidia2017dgx1v"),
     Link("nvlink3", "NVLink 3.0 (A100, 12 links)", 300 * GB, 1e-6, "600 GB/s per GPU",
          "NVIDIA A100 Tensor Core GPU architecture whitepaper (12 links x 25 GB/s per direction)", "nvidia2020a100",
-         _BOTH, kind="bus", date="2020", quoted=600 * GB, quoted_both=True),
+         _BOTH, kind="bus", date="2020", quoted=600 * GB, quoted_both=True, domain=8,
+         domain_system="DGX A100, 8 A100 on NVSwitch", domain_citation="nvidia2020a100"),
     Link("nvlink4", "NVLink 4.0 (H100, 18 links)", 450 * GB, 1e-6, "900 GB/s per GPU",
          "NVIDIA H100 Tensor Core GPU architecture whitepaper (18 links x 25 GB/s per direction)", "nvidia2022h100",
-         _BOTH, kind="bus", date="2022", quoted=900 * GB, quoted_both=True),
+         _BOTH, kind="bus", date="2022", quoted=900 * GB, quoted_both=True, domain=8,
+         domain_system="DGX H100, 8 H100 on NVSwitch", domain_citation="nvidia2022h100"),
     Link("nvlink5", "NVLink 5 (B200/GB200, 18 links)", 900 * GB, 1e-6, "1.8 TB/s per GPU",
          "NVIDIA NVLink and NVLink Switch product page (18 links x 100 GB/s, both directions summed)",
-         "nvidia2024nvlink5", _BOTH, kind="bus", date="2024-03", quoted=1800 * GB, quoted_both=True),
+         "nvidia2024nvlink5", _BOTH, kind="bus", date="2024-03", quoted=1800 * GB, quoted_both=True, domain=72,
+         domain_system="GB200 NVL72, 72 GPUs in one NVLink domain",
+         domain_citation="nvidia2024nvlink5"),
     Link("upi", "Intel UPI (one link, 10.4 GT/s)", 20.8 * GB, 1e-7, "10.4 GT/s, 20.8 GB/s per direction",
          "Intel Xeon Scalable family technical overview (UPI at 10.4 GT/s)", "mulnix2017xeon",
          "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus", date="2017",
