@@ -102,7 +102,7 @@ def test_every_chapter_with_exercises_gets_a_master_notebook_with_one_question_p
         for qid in qids:
             name = assignments.question_name(qid)
             assert f"name: {name}\npoints: {assignments.question_points(qid)}" in text, qid
-            assert f'check("{qid}", {name})' in text, qid
+            assert f'check("{qid}", {name}, answer_name="{name}")' in text, qid
             assert (f'draw("{qid}", student_id)' in text) == bool(givens_of(qid)), qid
         assert "{eval}" not in text and "{exercise}" not in text, path.name
 
