@@ -251,20 +251,15 @@ _CELL_ERRORS: dict[str, str] = {}
 _ASSIGNS = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)", re.M)
 
 
-def watch_answers(shell: Any = None) -> bool:
-    """Remember which answer cells of this notebook raised an error, and the error (graded notebooks).
+def watch_answers(shell: Any) -> bool:
+    """Remember which answer cells of a notebook raised an error, and the error (graded notebooks).
 
-    A cell that raises assigns nothing, so a graded test finds no answer; with this hook (an
-    IPython ``post_run_cell`` event, registered once) :func:`check` can say what the cell raised
-    instead of "no answer yet". Returns whether a notebook shell was found to watch.
+    A cell that raises assigns nothing, so a graded test finds no answer; with this hook on the
+    notebook's ``shell`` (``get_ipython()`` in a notebook; an IPython ``post_run_cell`` event,
+    registered once) :func:`check` can say what the cell raised instead of "no answer yet".
+    Returns whether there was a shell to watch (None outside a notebook).
     """
-    if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        shell = get_ipython()
-    if shell is None:
+    if shell is None or not hasattr(shell, "events"):
         return False
     for callback in list(shell.events.callbacks.get("post_run_cell", [])):
         if getattr(callback, "__name__", "") == "_remember_cell_error":

@@ -279,7 +279,7 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
             "is graded. When done, run the last cell and hand in the zip file it writes."),
         _otter(_config(path.stem, runs_on)),
         nbformat.v4.new_code_cell(setup.source + "\nfrom commlib.check import draw, watch_answers, yours\n\n"
-                                  "watch_answers()  # a cell that raises is graded with its error, not as unanswered"),
+                                  "watch_answers(get_ipython())  # a cell that raises is graded with its error, not as unanswered"),
         nbformat.v4.new_markdown_cell("Your student id, as your course knows you (in quotes):"),
         nbformat.v4.new_code_cell('student_id = "sample-student"  # SOLUTION'),
     ]
