@@ -11,7 +11,8 @@ Not yet. Your answer is 8 times the right one: did you mix bits and bytes (1 B =
 
 A wrong answer gets the question's own hints first, then generic ones for
 the slips this subject invites: bits vs bytes (x8), MB vs MiB (x1.049),
-GB vs GiB (x1.074), one direction vs both (x2), milli vs micro (x1000).
+GB vs GiB (x1.074), one direction vs both (x2), milli vs micro (x1000), bytes vs MB (x10^6),
+bytes vs GB (x10^9).
 
 A question may name *givens*: numbers of the exercise that a graded
 assignment draws afresh for each student (:func:`draw`, seeded by the
@@ -32,11 +33,13 @@ import importlib
 import inspect
 import math
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours"]
+__all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours",
+           "watch_answers", "unit_words", "ABS_TOL"]
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,11 @@ class Question:
     for the variant being checked. ``rel_tol`` is the
     relative tolerance for numbers; other answers must compare equal.
     ``givens`` are the numbers a per-student variant changes: ``solve`` takes
-    each as a keyword argument whose default is the book's value.
+    each as a keyword argument whose default is the book's value. ``means`` is
+    code a graded notebook runs with the exercise because its text refers to
+    something of the chapter (a calculator, a run, a table): each a code cell,
+    run after the chapter's setup cell, whose first line is a comment saying
+    what it shows.
     """
 
     id: str
@@ -74,6 +81,24 @@ class Question:
     hints: tuple[tuple[Callable[..., bool], str], ...] = ()
     hint: str = "Check the formula in the chapter and the units of each input."
     givens: tuple[Given, ...] = ()
+    means: tuple[str, ...] = ()
+
+
+#: How close to an answer of 0 a number must be (a relative tolerance accepts nothing else there).
+ABS_TOL = 1e-12
+
+#: Units whose symbol a sentence writes in words: "answer in times (×)", not "answer in x".
+_UNIT_WORDS = {"x": "times (×)"}
+_UNIT_SYMBOLS = {"x": "×"}
+
+
+def unit_words(unit: str) -> str:
+    """A question's unit as a sentence says it (``"x"`` -> ``"times (×)"``; others as they are).
+
+    >>> unit_words("x"), unit_words("GB")
+    ('times (×)', 'GB')
+    """
+    return _UNIT_WORDS.get(unit, unit)
 
 
 @dataclass(frozen=True)
@@ -99,6 +124,7 @@ _GENERIC = [
     (2.0, "did you count both directions of the link, or only one?"),
     (1000.0, "is a unit prefix off by 1000 (ms vs s, MB vs GB)?"),
     (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?"),
+    (1e9, "is the answer in bytes (or ns) where GB (10^9 B) or s was asked?"),
 ]
 
 
@@ -188,7 +214,7 @@ def draw(question_id: str, student: Any) -> dict[str, Any]:
 def _agrees(q: Question, given: Any, want: Any) -> bool:
     """Whether ``given`` passes for ``want`` (within the question's tolerance for numbers)."""
     if _is_number(want) and _is_number(given):
-        return math.isclose(float(given), float(want), rel_tol=q.rel_tol, abs_tol=1e-12)
+        return math.isclose(float(given), float(want), rel_tol=q.rel_tol, abs_tol=ABS_TOL)
     return given == want
 
 
@@ -202,7 +228,7 @@ def yours(question_id: str, student: Any) -> str:
     if not mine:
         return _Text("The book's numbers: this question is the same for everyone.")
     words = ", ".join(g.text.format(mine[g.name]) for g in q.givens)
-    return _Text(f"Your numbers: {words}. Everything else as in the exercise; answer in {q.unit or 'the unit asked'}.")
+    return _Text(f"Your numbers: {words}. Everything else as in the exercise; answer in {unit_words(q.unit) or 'the unit asked'}.")
 
 
 class _Text(str):
@@ -220,26 +246,68 @@ def _is_number(x: Any) -> bool:
 
 def _fmt(x: Any, unit: str) -> str:
     text = f"{x:.4g}" if isinstance(x, float) else str(x)
-    return f"{text} {unit}".strip()
+    return f"{text} {_UNIT_SYMBOLS.get(unit, unit)}".strip()
 
 
-def check(question_id: str, answer: Any, **givens: Any) -> Result:
+#: The error each answer's cell raised, by the name it assigns (filled by :func:`watch_answers`).
+_CELL_ERRORS: dict[str, str] = {}
+_ASSIGNS = re.compile(r"^([A-Za-z_]\w*)\s*=(?!=)", re.M)
+
+
+def watch_answers(shell: Any) -> bool:
+    """Remember which answer cells of a notebook raised an error, and the error (graded notebooks).
+
+    A cell that raises assigns nothing, so a graded test finds no answer; with this hook on the
+    notebook's ``shell`` (``get_ipython()`` in a notebook; an IPython ``post_run_cell`` event,
+    registered once) :func:`check` can say what the cell raised instead of "no answer yet".
+    Returns whether there was a shell to watch (None outside a notebook).
+    """
+    if shell is None or not hasattr(shell, "events"):
+        return False
+    for callback in list(shell.events.callbacks.get("post_run_cell", [])):
+        if getattr(callback, "__name__", "") == "_remember_cell_error":
+            shell.events.unregister("post_run_cell", callback)
+    shell.events.register("post_run_cell", _remember_cell_error)
+    return True
+
+
+def _remember_cell_error(result: Any) -> None:
+    error = result.error_before_exec or result.error_in_exec
+    info = getattr(result, "info", None)
+    for name in _ASSIGNS.findall(getattr(info, "raw_cell", "") or ""):
+        if error is None:
+            _CELL_ERRORS.pop(name, None)
+        else:
+            _CELL_ERRORS[name] = f"{type(error).__name__}: {error}"
+
+
+def check(question_id: str, answer: Any, *, answer_name: str | None = None, **givens: Any) -> Result:
     """Say whether ``answer`` is right for ``question_id``; if not, give a hint.
 
     ``givens`` are a student's own numbers (from :func:`draw`); without them, the book's.
+    ``answer_name`` is the variable a graded notebook asks the answer in: when its cell raised an
+    error (seen by :func:`watch_answers`), the message says so and quotes the error.
+
+    >>> _CELL_ERRORS["gbe_bytes"] = "SyntaxError: invalid syntax"
+    >>> check("ch00.gbe_bytes", None, answer_name="gbe_bytes")
+    Not yet: your cell raised an error: SyntaxError: invalid syntax. Fix it and run it again.
+    >>> del _CELL_ERRORS["gbe_bytes"]
     """
     q = _load(question_id)
     want = q.solve(**_givens(q, givens))
     values = {**_book_values(q), **givens}   # the numbers of this variant, for hints that compute a mistake
+    if answer is None and answer_name in _CELL_ERRORS:
+        return Result(False, f"Not yet: your cell raised an error: {_CELL_ERRORS[answer_name]}. "
+                             "Fix it and run it again.")
     if answer is None or answer is ...:
         return Result(False, "No answer yet: replace the placeholder with your answer"
-                             + (f" (in {q.unit})." if q.unit else "."))
+                             + (f" (in {unit_words(q.unit)})." if q.unit else "."))
     if _is_number(want):
         if not _is_number(answer):
-            return Result(False, f"Not yet. The answer is a number{' in ' + q.unit if q.unit else ''}; "
+            return Result(False, f"Not yet. The answer is a number{' in ' + unit_words(q.unit) if q.unit else ''}; "
                                  f"got {answer!r}.")
         given, right = float(answer), float(want)
-        if math.isclose(given, right, rel_tol=q.rel_tol, abs_tol=1e-12):
+        if math.isclose(given, right, rel_tol=q.rel_tol, abs_tol=ABS_TOL):
             return Result(True, f"Right: {_fmt(right, q.unit)}.")
         hint = _hint(q, given, right, values)
         return Result(False, f"Not yet. {hint}")

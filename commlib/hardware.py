@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "AS_OF",
+    "GENERIC_GPUS_PER_HOST",
     "Link",
     "Model",
     "Accelerator",
@@ -106,6 +107,11 @@ class Link:
     domain: str = ""
 
     @property
+    def gpus_per_host(self) -> int:
+        """The most GPUs a host may hold with this link between them: :attr:`max_ranks`, else the generic bound."""
+        return self.max_ranks or GENERIC_GPUS_PER_HOST
+
+    @property
     def both_directions(self) -> float:
         """Bytes/s summed over both directions (what many data sheets print)."""
         return 2 * self.bandwidth if self.duplex else self.bandwidth
@@ -151,6 +157,10 @@ class Model:
 
 GB = 1e9
 Gb = 1e9 / 8
+
+#: The most GPUs the calculators put in one host whose link inside has no sourced system size
+#: (PCIe, UPI, a network card): a stated bound, twice the eight GPUs of the common 8-GPU server.
+GENERIC_GPUS_PER_HOST = 16
 
 _BOTH = "The vendor figure is both directions summed; bandwidth here is one direction."
 

@@ -202,6 +202,34 @@ class Entry:
             raise ValueError(f"{self.label} must lie {self.range_text}, got {text.strip()!r}")
         return nbytes
 
+    def read(self, text: str) -> float:
+        """What the reader typed, a size (:attr:`unit` ``"B"``) or a rate (``"B/s"``), in bytes or bytes/s.
+
+        Every message opens with :attr:`label` and quotes the text as typed; a number out of range
+        (a negative one too) gets the range message, a number with no unit is asked for one.
+
+        >>> BUFFER = size_entry("buffer M")
+        >>> BUFFER.read("64 MiB")
+        67108864.0
+        >>> for typed in ("-5 MB", "64"):
+        ...     try:
+        ...         BUFFER.read(typed)
+        ...     except ValueError as err:
+        ...         print(err)
+        buffer M must lie between 0 B and 1 PB, got '-5 MB'
+        buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'
+        """
+        what, table = ("rate", RATE_UNITS) if self.unit == "B/s" else ("size", SIZE_UNITS)
+        try:
+            number, unit = _split(text, what)
+            if unit == "":
+                example = "{0} Gb/s or {0} GB/s" if what == "rate" else "{0} MiB or {0} MB"
+                raise ValueError(f"add a unit, e.g. {example.format(format_number(number))}; got {text.strip()!r}")
+            value = (parse_rate if what == "rate" else parse_size)(text.replace("-", "", 1) if number < 0 else text)
+        except ValueError as err:
+            raise ValueError(relabel_parse(err, self)) from None
+        return self.check_bytes(-value if number < 0 else value, text)
+
 
 #: The sizes a reader may type (a message, a buffer): 0 B to 1 PB, in bytes.
 SIZE_RANGE = (0.0, 1e15)
@@ -302,42 +330,66 @@ def to_unit(value: float, unit: str) -> float:
     raise ValueError(f"unknown unit {unit!r}")
 
 
-def _format(value: float, steps: list[tuple[float, str]], digits: int) -> str:
+def _significant(value: float, significant: int) -> str:
+    """``value`` to ``significant`` digits, trailing zeros dropped, never in exponent form above 1.
+
+    >>> _significant(3.125, 4), _significant(17.5, 4), _significant(140.0, 4), _significant(5.46875, 4)
+    ('3.125', '17.5', '140', '5.469')
+    >>> _significant(1234567.0, 4), _significant(0.0, 4)
+    ('1234567', '0')
+    """
+    if value == 0:
+        return "0"
+    if abs(value) >= 10 ** (significant - 1):
+        return f"{round(value):d}"
+    return f"{value:.{significant}g}"
+
+
+def _format(value: float, steps: list[tuple[float, str]], digits: int, significant: int | None = None) -> str:
     value = float(value)
     if math.isnan(value):
         return "nan"
     if math.isinf(value):
         return "inf"
-    for factor, name in steps:
-        if abs(value) >= factor:
-            return f"{value / factor:.{digits}f} {name}"
-    factor, name = steps[-1]
+    factor, name = next(((f, n) for f, n in steps if abs(value) >= f), steps[-1])
+    if significant is not None:
+        return f"{_significant(value / factor, significant)} {name}"
     return f"{value / factor:.{digits}f} {name}"
 
 
-def format_size(nbytes: float, binary: bool = False, digits: int = 2) -> str:
-    """Write a byte count with an SI (default) or IEC prefix: ``format_size(2**20, binary=True) == '1.00 MiB'``."""
+def format_size(nbytes: float, binary: bool = False, digits: int = 2, significant: int | None = None) -> str:
+    """Write a byte count with an SI (default) or IEC prefix: ``format_size(2**20, binary=True) == '1.00 MiB'``.
+
+    ``significant`` digits (trailing zeros dropped) instead of ``digits`` after the point:
+    ``format_size(2**26, binary=True, significant=4) == '64 MiB'``.
+    """
     if binary:
         steps = [(2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1.0, "B")]
     else:
         steps = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
-    return _format(nbytes, steps, digits)
+    return _format(nbytes, steps, digits, significant)
 
 
-def format_rate(bytes_per_second: float, bits: bool = False, digits: int = 2) -> str:
-    """Write a rate in bytes/s (``GB/s``) or, with ``bits=True``, in bits/s (``Gb/s``)."""
+def format_rate(bytes_per_second: float, bits: bool = False, digits: int = 2, significant: int | None = None) -> str:
+    """Write a rate in bytes/s (``GB/s``) or, with ``bits=True``, in bits/s (``Gb/s``).
+
+    With ``significant`` digits a link's rate reads as its arithmetic gives it:
+
+    >>> format_rate(parse_rate("25 Gb/s"), significant=4), format_rate(parse_rate("25 Gb/s"))
+    ('3.125 GB/s', '3.12 GB/s')
+    """
     if bits:
         value = bytes_per_second * BITS_PER_BYTE
         steps = [(1e12, "Tb/s"), (1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s"), (1.0, "b/s")]
     else:
         value = bytes_per_second
         steps = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")]
-    return _format(value, steps, digits)
+    return _format(value, steps, digits, significant)
 
 
-def format_time(seconds: float, digits: int = 2) -> str:
-    """Write a time in s, ms, µs or ns: ``format_time(0.00256) == '2.56 ms'``."""
-    return _format(seconds, [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")], digits)
+def format_time(seconds: float, digits: int = 2, significant: int | None = None) -> str:
+    """Write a time in s, ms, µs or ns: ``format_time(0.00256) == '2.56 ms'`` (``significant``: as for sizes)."""
+    return _format(seconds, [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")], digits, significant)
 
 
 def format_percent(fraction: float, digits: int = 2) -> str:

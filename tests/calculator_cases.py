@@ -96,11 +96,13 @@ def dropdown_states(calc, limit: int = MAX_STATES, seed: int = 0) -> list[dict]:
 
 
 def edge_cases(calc) -> list[dict]:
-    """One-control changes from the defaults: each slider's ends, awkward numbers and texts in each box."""
+    """One-control changes from the defaults: each slider's ends and a few values inside, awkward numbers and texts in each box."""
     cases: list[dict] = []
     for name, control in calc.controls.items():
         if isinstance(control, widgets.IntSlider):
-            cases += [{name: control.min}, {name: control.max}]
+            # the ends, and inside: the smallest values, a prime, a non-square and a square
+            inside = [v for v in (control.min + 1, control.min + 2, 7, 8, 12, 16) if control.min < v < control.max]
+            cases += [{name: control.min}, {name: control.max}] + [{name: v} for v in inside]
         elif isinstance(control, widgets.FloatText):
             cases += [{name: float(v)} for v in NUMBERS]
         elif isinstance(control, widgets.Text):
@@ -108,6 +110,8 @@ def edge_cases(calc) -> list[dict]:
     return cases
 
 
+#: Parameter names of the model layer that no control shows (a grid, a chunk count, a keyword with "_").
+_INTERNAL = re.compile(r"\b(grid|chunks|rails|links_per_rank|\w+_\w+ must)\b")
 _WORD = re.compile(r"(?<![a-z])(inf|nan|infx)(?![a-z])")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _PERCENT = re.compile(r"(-?\d[\d,]*(?:\.\d+)?) %")
@@ -117,12 +121,14 @@ MAX_DIGITS = 10
 
 
 def problems(calc) -> list[str]:
-    """What is wrong with what ``calc`` shows now: impossible numbers, or an error naming no control."""
+    """What is wrong with what ``calc`` shows now: impossible numbers, or an error that does not open with a control's label."""
     found = []
     labels = [c.description for c in calc.controls.values()]
     if calc.error is not None:
-        if not any(label in calc.error for label in labels):
-            found.append(f"error names no control the reader can see: {calc.error!r}")
+        if not any(calc.error.startswith(label) for label in labels):
+            found.append(f"error does not open with a control the reader can see: {calc.error!r}")
+        if _INTERNAL.search(calc.error):
+            found.append(f"error names a parameter the reader cannot see: {calc.error!r}")
         if "Traceback" in calc.error:
             found.append(f"a traceback: {calc.error!r}")
         return found

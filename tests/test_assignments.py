@@ -102,9 +102,144 @@ def test_every_chapter_with_exercises_gets_a_master_notebook_with_one_question_p
         for qid in qids:
             name = assignments.question_name(qid)
             assert f"name: {name}\npoints: {assignments.question_points(qid)}" in text, qid
-            assert f'check("{qid}", {name})' in text, qid
+            assert f'check("{qid}", {name}, answer_name="{name}")' in text, qid
             assert (f'draw("{qid}", student_id)' in text) == bool(givens_of(qid)), qid
         assert "{eval}" not in text and "{exercise}" not in text, path.name
+
+
+#: What an exercise's text may refer to, and the code a cell of its section must hold to give it.
+REFERENCES = [
+    (r"\bcalculator\b|\bthe chooser\b", r"_calculator\(", "a calculator"),
+    (r"\bin a run\b|\bcount them\b", r"\.allreduce\(|\.measure\(", "a run"),
+    (r"\b(table|figure) (above|below)\b|\b(above|below) shows\b", r"_table\(|_figure\(", "a table or figure"),
+    (r"\bchecker\.", r"def ring_allreduce\(", "the function to check"),
+    (r"\bof this chapter\b|\bthe chapter's (example|server|hosts|cluster)\b|\bthe scaling example\b",
+     r"\S", "what the chapter describes"),
+]
+#: What no graded notebook may say: references it cannot give (the source notes by number, a bare
+#: "the chapter's equation" where the equation itself belongs).
+FORBIDDEN = re.compile(r"note 000|\bthe chapter's (equation|figure)\b")
+
+
+def _sections(nb) -> list[tuple[str, list[str]]]:
+    """Each exercise's Markdown text, and the code cells that come with it (before its first question)."""
+    sections, text, code, asking = [], None, [], False
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## Exercise"):
+            if text is not None:
+                sections.append((text, code))
+            text, code, asking = "", [], False
+        elif text is not None and cell.cell_type == "markdown":
+            asking = asking or "# BEGIN QUESTION" in cell.source
+            text += cell.source + "\n"
+        elif text is not None and not asking:
+            code.append(cell.source)
+    if text is not None:
+        sections.append((text, code))
+    return sections
+
+
+def test_every_graded_notebook_gives_what_its_exercises_refer_to():
+    """A student has only the notebook: a calculator, a run, a table the text names must be a cell there."""
+    missing = []
+    for path in teachers.chapters():
+        nb = assignments.master_notebook(path)
+        if nb is None:
+            continue
+        sections = _sections(nb)
+        assert sections, path.name
+        for number, (text, code) in enumerate(sections, start=1):
+            for refers, gives, what in REFERENCES:
+                if re.search(refers, text, re.I) and not any(re.search(gives, c) for c in code):
+                    missing.append(f"{path.stem} exercise {number}: refers to {what} the notebook lacks")
+            missing += [f"{path.stem} exercise {number}: {m.group(0)!r}" for m in FORBIDDEN.finditer(text)]
+        for qid in (q for ex in teachers.exercises(path) for q in ex["checks"]):
+            missing += [f"{qid} hint: {m.group(0)!r}" for text in assignments.hints(qid) for m in FORBIDDEN.finditer(text)]
+    assert not missing, missing
+
+
+def test_each_exercise_means_runs_after_its_chapters_setup():
+    """The code a notebook gives for an exercise runs, with nothing but the chapter's setup cell before it."""
+    import contextlib
+    import io
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        for path in teachers.chapters():
+            qids = [q for ex in teachers.exercises(path) for q in ex["checks"] if _load(q).means]
+            if not qids:
+                continue
+            setup = assignments._setup_cell(nbformat.read(path, as_version=4), path).source
+            shell.reset()
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert shell.run_cell(setup.replace("%matplotlib inline", "")).success, path.name
+                for qid in qids:
+                    for code in _load(qid).means:
+                        assert code.startswith("# "), qid
+                        result = shell.run_cell(code)
+                        assert result.success, (qid, result.error_in_exec or result.error_before_exec)
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_exercise_text_keeps_its_spacing_and_its_equations():
+    texts = {ex["label"]: ex["text"] for ex in assignments.chapter_exercises(_chapter("01_reduce_and_primitives"))}
+    assert "1, 2, ..., 8" in texts["ch01-ex-subtract"]
+    texts = {ex["label"]: ex["text"] for ex in assignments.chapter_exercises(_chapter("03_parameter_servers"))}
+    assert "the equation $" in texts["ex-ps-smallest-k"] and "k^{*}" in texts["ex-ps-smallest-k"]
+
+
+def test_the_notebook_keeps_its_promises_about_units_tolerances_and_own_numbers():
+    nb = assignments.master_notebook(_chapter("02_ring_allreduce"))
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "marked *Your own numbers*" in text
+    assert text.count("*Your own numbers.*") == sum(1 for q in _questions("02_ring_allreduce") if givens_of(q))
+    assert "your answer in times (×)" in text and " in x" not in text
+    zero = assignments.master_notebook(_chapter("01_reduce_and_primitives"))
+    zero_text = "\n".join(c.source for c in zero.cells if c.cell_type == "markdown")
+    assert expected("ch01.subtract_tree") == 0
+    assert "accepted within 1e-12 of 0 (an absolute tolerance" in zero_text
+    setup = next(c.source for c in nb.cells if c.cell_type == "code" and "watch_answers(get_ipython())" in c.source)
+    assert "from commlib.check import draw, watch_answers, yours" in setup
+
+
+def test_points_come_from_the_flags():
+    nb = assignments.master_notebook(_chapter("02_ring_allreduce"), points=(2, 3))
+    text = "\n".join(c.source for c in nb.cells)
+    for qid in _questions("02_ring_allreduce"):
+        want = 2 + (3 if givens_of(qid) else 0)
+        assert f"name: {assignments.question_name(qid)}\npoints: {want}" in text
+    assert "points: 2\nhidden: false" in text and "points: 3\nhidden: true" in text
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "assignments.py"), *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_the_command_line_refuses_unknown_chapters_and_bad_pins_and_warns_without_a_pin(tmp_path):
+    done = _cli("--out", str(tmp_path), "--pin", "v1", "99_nowhere")
+    assert done.returncode == 2 and "unknown chapter(s): 99_nowhere" in done.stderr
+    assert "02_ring_allreduce" in done.stderr
+    for bad in ("v1; rm -rf ~", "$(id)", "a..b", "-x", "v1 `id`", "main.lock"):
+        done = _cli("--out", str(tmp_path), f"--pin={bad}", "--no-run-tests", "99_nowhere")
+        assert done.returncode == 2 and "pin must be a git tag" in done.stderr, bad
+    with pytest.raises(ValueError, match="pin must be"):
+        assignments.pinned(assignments.install_spec(_chapter("02_ring_allreduce")), "v1|sh")
+    helped = _cli("--help").stdout
+    for option in ("--out", "--runs-on", "--pin", "--public-points", "--hidden-points", "--no-run-tests"):
+        line = helped.split(option, 1)[1].split("\n  -", 1)[0]
+        assert len(line.split()) > 4, f"{option} is not described: {line!r}"
+
+
+def test_without_a_pin_the_command_warns_loudly(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(assignments, "write_assignment", lambda *a, **k: None)
+    assert assignments.main(["--out", str(tmp_path), "00_introduction"]) == 0
+    assert "WARNING: no --pin given" in capsys.readouterr().err
+    assert assignments.main(["--out", str(tmp_path), "--pin", "v1.0", "00_introduction"]) == 0
+    assert "WARNING" not in capsys.readouterr().err
 
 
 def test_every_chapter_has_per_student_numbers():
@@ -208,7 +343,10 @@ def test_a_syntax_error_a_missing_answer_and_no_student_id_are_graded_not_crashe
     graded = _grade(built[stem], _submission(built[stem], stem, tmp_path, answer, student=None))
     for qid in _questions(stem):
         result = graded[assignments.question_name(qid)]
-        if qid in (broken, missing):
+        if qid == broken:
+            assert result["score"] == 0 and "your cell raised an error: SyntaxError" in result["output"], \
+                result["output"]
+        elif qid == missing:
             assert result["score"] == 0 and "No answer yet" in result["output"], result["output"]
         else:
             assert result["score"] == assignments.PUBLIC_POINTS, result["output"]
@@ -217,10 +355,20 @@ def test_a_syntax_error_a_missing_answer_and_no_student_id_are_graded_not_crashe
 
 
 def test_a_pin_holds_students_and_autograder_to_one_version(tmp_path):
-    dist = assignments.write_assignment(_chapter("02_ring_allreduce"), tmp_path, run_tests=False, pin="v9.9")
+    dist = assignments.write_assignment(_chapter("02_ring_allreduce"), tmp_path, runs_on="colab", run_tests=False,
+                                        pin="v9.9")
     spec = assignments.install_spec(_chapter("02_ring_allreduce"))
     student = nbformat.read(dist / "student" / "02_ring_allreduce.ipynb", as_version=4)
     assert any(f"{spec}@v9.9" in c.source for c in student.cells if c.cell_type == "code")
+    # otter-grader: the students' Colab setup installs the version the autograder's environment has
+    installs = [c.source for c in student.cells if c.cell_type == "code" and "pip install" in c.source
+                and "otter-grader" in c.source]
+    assert installs and all(f"otter-grader=={assignments.otter_version()}" in c for c in installs), installs
+    import zipfile
+
+    with zipfile.ZipFile(assignments.autograder_zip(dist)) as archive:
+        environment = archive.read("environment.yml").decode()
+    assert f"otter-grader[grading,plugins]=={assignments.otter_version()}" in environment
     assert (tmp_path / "02_ring_allreduce" / "master" / "requirements.txt").read_text().strip() == f"{spec}@v9.9"
     with pytest.raises(ValueError, match="pin"):
         assignments.pinned(f"{spec}@v1", "v2")

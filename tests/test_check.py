@@ -60,3 +60,30 @@ def test_every_registered_question_accepts_its_own_answer(chapter):
 
 def test_registry_is_not_empty():
     assert checkmod.questions("ch00")
+
+
+def test_an_answer_in_bytes_where_gb_was_asked_gets_the_ten_to_the_nine_hint():
+    right = expected("ch02.ring_bytes_gb")
+    message = check("ch02.ring_bytes_gb", right * 1e9).message
+    assert "10^9" in message and message.startswith("Not yet. Your answer is 1e+09 times the right one")
+
+
+def test_a_cell_that_raised_is_named_with_its_error_not_taken_for_a_missing_answer():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    assert checkmod.watch_answers(shell) and checkmod.watch_answers(shell)   # registered once, however often
+    assert sum(cb.__name__ == "_remember_cell_error" for cb in shell.events.callbacks["post_run_cell"]) == 1
+    try:
+        shell.run_cell("gbe_bytes = 125e6 +")
+        shell.run_cell("other = 1 / 0")
+        message = check("ch00.gbe_bytes", None, answer_name="gbe_bytes").message
+        assert message.startswith("Not yet: your cell raised an error: SyntaxError")
+        assert check("ch00.gbe_bytes", None, answer_name="nothing_raised").message.startswith("No answer yet")
+        shell.run_cell("gbe_bytes = 125e6")
+        assert check("ch00.gbe_bytes", None, answer_name="gbe_bytes").message.startswith("No answer yet")
+        shell.run_cell("other = 1 / 0")
+        assert "ZeroDivisionError" in check("ch00.gbe_bytes", None, answer_name="other").message
+    finally:
+        checkmod._CELL_ERRORS.clear()
+        InteractiveShell.clear_instance()

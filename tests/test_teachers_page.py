@@ -32,3 +32,18 @@ def test_placeholders_split_a_chapter_and_reject_unknown_labels(tmp_path):
     assert first.count("{ref}") == 1 and "ch02-ex-bytes" in first and "ch02-ex-bytes" not in rest
     with pytest.raises(ValueError, match="does not have"):
         teachers.render("{{exercises 02_ring_allreduce no-such-exercise}}")
+
+
+def test_graded_assignments_are_four_numbered_steps_whose_options_the_command_has():
+    import re
+    import subprocess
+
+    page = teachers.TARGET.read_text(encoding="utf-8")
+    section = page.split("## Graded assignments", 1)[1].split("\n## ", 1)[0]
+    steps = re.findall(r"^(\d)\. \*\*(\w[\w ]*)\.\*\*", section, re.M)
+    assert steps == [("1", "Generate"), ("2", "Hand out"), ("3", "Collect"), ("4", "Grade")]
+    helped = subprocess.run([sys.executable, str(ROOT / "tools" / "assignments.py"), "--help"], capture_output=True,
+                            text=True, check=True).stdout
+    for option in set(re.findall(r"(--[a-z][a-z-]+)", section)):
+        assert option in helped, option
+    assert "PUBLIC_POINTS" not in section and "note 000" not in section

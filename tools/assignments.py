@@ -1,7 +1,8 @@
 """Write a graded otter-grader assignment for every chapter with exercises.
 
 Usage: python tools/assignments.py [--out _build/assignments] [--runs-on default|colab|jupyterlite] [--pin REV]
-                                   [--no-run-tests] [chapter stems ...]
+                                   [--public-points P] [--hidden-points H] [--no-run-tests] [chapter stems ...]
+(``--help`` describes each option.)
 
 For each chapter of the table of contents that has exercises, this writes
 
@@ -22,6 +23,12 @@ id: its hidden test recomputes the answer for those numbers with commlib and
 accepts it within the question's relative tolerance. A failing test says the
 self-check's hint. Every answer is computed by commlib when the test runs:
 no expected number is written into a test.
+
+The notebook stands on its own: where an exercise refers to something of the
+chapter (its calculator, a run, a table), the question's ``means``
+(``commlib/questions``) are code cells placed under the exercise's heading
+that give it; a reference to one of the chapter's equations is replaced by the
+equation itself.
 """
 
 from __future__ import annotations
@@ -41,9 +48,15 @@ import inline_values  # noqa: E402
 import teachers  # noqa: E402
 
 OUT = ROOT / "_build" / "assignments"
-#: Points of a test: the public one on the exercise's numbers, the hidden one on the student's own.
+#: Points of a test by default: the public one on the exercise's numbers, the hidden one on the student's
+#: own (``--public-points`` and ``--hidden-points`` change them).
 PUBLIC_POINTS = 1
 HIDDEN_POINTS = 1
+#: A git tag, branch or commit: letters, digits and ``._/-``, no ``..``, not ending in ``.lock`` or ``/``
+#: (``git check-ref-format``'s rules that matter here); nothing a shell would read as a command.
+_PIN = re.compile(r"^(?![./-])(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,100}(?<![./])$")
+_EQUATION = re.compile(r"\$\$\s*(?P<tex>.*?)\s*\$\$\s*\((?P<label>[\w:-]+)\)", re.S)
+_OTTER_PIP = re.compile(r"(%pip install -q otter-grader)(?![=\[\w-])")
 _DIRECTIVE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.S | re.M)
 _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
 _INSTALL = re.compile(r"""%pip install -q "(?P<spec>commlib(?:\[\w+\])? @ [^"]+)\"""")
@@ -60,9 +73,13 @@ def question_name(qid: str) -> str:
     return qid.split(".", 1)[1]
 
 
-def question_points(qid: str) -> int:
-    """Points of a question: its public test, plus its hidden test where it has per-student numbers."""
-    return PUBLIC_POINTS + (HIDDEN_POINTS if _loader().givens_of(qid) else 0)
+def question_points(qid: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)) -> int:
+    """Points of a question: its public test, plus its hidden test where it has per-student numbers.
+
+    ``points`` is (public, hidden), the points of each test.
+    """
+    public, hidden = points
+    return public + (hidden if _loader().givens_of(qid) else 0)
 
 
 def hints(qid: str) -> list[str]:
@@ -75,21 +92,38 @@ def hints(qid: str) -> list[str]:
     return [text for _, text in q.hints] + [q.hint]
 
 
-def _plain(text: str) -> str:
-    """Exercise text as Markdown any notebook front end shows: MyST roles read as words."""
+def _plain(text: str, equations: dict[str, str] | None = None) -> str:
+    """Exercise text as Markdown any notebook front end shows: MyST roles read as words.
+
+    A reference to one of the chapter's ``equations`` (label -> TeX) becomes the equation itself;
+    a citation is dropped with the space before it, and nothing else is touched:
+
+    >>> _plain("Reduce 1, 2, ..., 8 {cite}`x`. Or use {eq}`eq-a`.", {"eq-a": "T = M / B"})
+    'Reduce 1, 2, ..., 8. Or use the equation $T = M / B$.'
+    """
+    equations = equations or {}
+    dropped = "\x00"
 
     def role(m: re.Match) -> str:
         name, inner = m.group("role"), m.group("text")
+        if name == "eq" and inner in equations:
+            return "the equation $" + " ".join(equations[inner].split()).rstrip(" .,;") + "$"
         if name in ("eq", "numref"):
-            return "the chapter's equation"
+            return "the chapter's " + ("equation" if name == "eq" else "figure")
         if name in ("ref", "doc"):
             label = re.match(r"(.*?)\s*<[^>]+>$", inner)
             return label.group(1) if label else "the chapter"
         if name == "cite":
-            return ""
+            return dropped
         return inner
 
-    return re.sub(r" +([.,;)])", r"\1", _ROLE.sub(role, text)).strip()
+    return re.sub(r"\s*" + dropped, "", _ROLE.sub(role, text)).strip()
+
+
+def chapter_equations(nb) -> dict[str, str]:
+    """The chapter's labelled display equations (``$$ ... $$ (label)``), label -> TeX."""
+    return {m.group("label"): m.group("tex") for cell in nb.cells if cell.cell_type == "markdown"
+            for m in _EQUATION.finditer(cell.source)}
 
 
 def chapter_exercises(path: Path) -> list[dict]:
@@ -99,13 +133,14 @@ def chapter_exercises(path: Path) -> list[dict]:
     if problems:
         raise ValueError("; ".join(problems) + " (re-store the outputs: python tools/execute_notebooks.py)")
     texts = {}
+    equations = chapter_equations(nb)
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
         for m in _DIRECTIVE.finditer(cell.source):
             label = re.search(r"^:label:\s*(\S+)", m.group("body"), re.M)
             body = "\n".join(line for line in m.group("body").splitlines() if not line.startswith(":"))
-            texts[label.group(1) if label else ""] = _plain(body)
+            texts[label.group(1) if label else ""] = _plain(body, equations)
     found = []
     for ex in teachers.exercises(path):
         if ex["label"] not in texts:
@@ -152,17 +187,35 @@ tests:
 """
 
 
-def _question_cells(qid: str, letter: str) -> list:
+def tolerance_text(qid: str) -> str:
+    """How close an answer must be, in words: relative for most, absolute where the answer is 0.
+
+    >>> tolerance_text("ch00.gbe_bytes"), tolerance_text("ch01.subtract_tree"), tolerance_text("ch07.pat_winner")
+    ('within 1 %', 'within 1e-12 of 0 (an absolute tolerance: a relative one accepts nothing but 0)', 'exactly')
+    """
+    check = _loader()
+    q = check._load(qid)
+    answer = q.solve()
+    numeric = isinstance(answer, (int, float)) and not isinstance(answer, bool)
+    if not numeric or not q.rel_tol:
+        return "exactly"
+    if answer == 0:
+        return f"within {check.ABS_TOL:g} of 0 (an absolute tolerance: a relative one accepts nothing but 0)"
+    return f"within {100 * q.rel_tol:g} %"
+
+
+def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)) -> list:
     check = _loader()
     q = check._load(qid)
     name = question_name(qid)
-    unit = f" in {q.unit}" if q.unit else ""
+    unit = f" in {check.unit_words(q.unit)}" if q.unit else ""
     numeric = isinstance(q.solve(), (int, float))
-    tol = f"within {100 * q.rel_tol:g} %" if q.rel_tol and numeric else "exactly"
+    tol = tolerance_text(qid)
     kind = "a Python number" if numeric else "a Python string"
     has_own = bool(q.givens)
+    public, hidden = points
     cells = [
-        _otter(f"# BEGIN QUESTION\nname: {name}\npoints: {question_points(qid)}"),
+        _otter(f"# BEGIN QUESTION\nname: {name}\npoints: {question_points(qid, points)}"),
         nbformat.v4.new_markdown_cell(f"**({letter}) `{qid}`.** With the exercise's numbers: your answer{unit}, "
                                       f"as {kind} in `{name}`. Answers are accepted {tol}."),
         _otter("# BEGIN SOLUTION"),
@@ -171,8 +224,9 @@ def _question_cells(qid: str, letter: str) -> list:
     ]
     if has_own:
         cells += [
-            nbformat.v4.new_markdown_cell(f"The same question with your own numbers, drawn from your student id "
-                                          f"(run the next cell to see them): your answer{unit} in `{name}_yours`."),
+            nbformat.v4.new_markdown_cell(f"*Your own numbers.* The same question with numbers drawn from your "
+                                          f"student id (run the next cell to see them): your answer{unit} in "
+                                          f"`{name}_yours`."),
             nbformat.v4.new_code_cell(f'yours("{qid}", student_id)'),
             _otter("# BEGIN SOLUTION"),
             nbformat.v4.new_code_cell(f'{name}_yours = __import__("commlib.check").check.expected("{qid}", '
@@ -180,24 +234,34 @@ def _question_cells(qid: str, letter: str) -> list:
             _otter("# END SOLUTION"),
         ]
     cells.append(_otter("# BEGIN TESTS"))
-    cells.append(_test(PUBLIC_POINTS, False, f'''def test_exercise_numbers({name}):
+    cells.append(_test(public, False, f'''def test_exercise_numbers({name}):
     """The exercise's numbers, checked as the book's self-check does ({tol})."""
     from commlib.check import check
-    result = check("{qid}", {name})
+    result = check("{qid}", {name}, answer_name="{name}")
     assert result.correct, result.message
 '''))
     if has_own:
-        cells.append(_test(HIDDEN_POINTS, True, f'''def test_your_numbers({name}_yours, student_id):
-    """The student's own numbers, drawn from the student id; accepted {tol}."""
+        cells.append(_test(hidden, True, f'''def test_your_numbers({name}_yours, student_id):
+    """The student's own numbers, drawn from the student id; accepted as the exercise's are."""
     from commlib.check import check, draw
-    result = check("{qid}", {name}_yours, **draw("{qid}", student_id))
+    result = check("{qid}", {name}_yours, answer_name="{name}_yours", **draw("{qid}", student_id))
     assert result.correct, result.message
 '''))
     cells += [_otter("# END TESTS"), _otter("# END QUESTION")]
     return cells
 
 
-def master_notebook(path: Path, runs_on: str = "default"):
+def _means_cells(checks: list[str]) -> list:
+    """The code cells that give what an exercise's text refers to (its questions' ``means``), introduced."""
+    check = _loader()
+    code = list(dict.fromkeys(src for qid in checks for src in check._load(qid).means))
+    if not code:
+        return []
+    return [nbformat.v4.new_markdown_cell("From the chapter, for this exercise (run the cell):")] + [
+        nbformat.v4.new_code_cell(src) for src in code]
+
+
+def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)):
     """The otter master notebook of a chapter, or None if the chapter has no exercises with self-checks."""
     exercises = [ex for ex in chapter_exercises(path) if ex["checks"]]
     if not exercises:
@@ -210,18 +274,21 @@ def master_notebook(path: Path, runs_on: str = "default"):
             f"# {title}: graded exercises\n\n"
             "Type your student id in the cell below, then answer each question in the cell under it, "
             "as a Python number (the unit is given). `grader.check` runs the public test of a question "
-            "and shows a hint when the answer is not yet right. Questions marked *your own numbers* are "
+            "and shows a hint when the answer is not yet right. Parts marked *Your own numbers* are "
             "graded with numbers drawn from your student id, by hidden tests that run when your work "
             "is graded. When done, run the last cell and hand in the zip file it writes."),
         _otter(_config(path.stem, runs_on)),
-        nbformat.v4.new_code_cell(setup.source + "\nfrom commlib.check import draw, yours"),
+        nbformat.v4.new_code_cell(setup.source + "\nfrom commlib.check import draw, watch_answers, yours\n\n"
+                                  "watch_answers(get_ipython())  # a cell that raises is graded with its error, not as unanswered"),
         nbformat.v4.new_markdown_cell("Your student id, as your course knows you (in quotes):"),
         nbformat.v4.new_code_cell('student_id = "sample-student"  # SOLUTION'),
     ]
     for number, ex in enumerate(exercises, start=1):
-        cells.append(nbformat.v4.new_markdown_cell(f"## Exercise {number}\n\n{ex['text']}"))
+        cells.append(nbformat.v4.new_markdown_cell(f"## Exercise {number}"))
+        cells += _means_cells(ex["checks"])
+        cells.append(nbformat.v4.new_markdown_cell(ex["text"]))
         for i, qid in enumerate(ex["checks"]):
-            cells += _question_cells(qid, "abcdefghij"[i])
+            cells += _question_cells(qid, "abcdefghij"[i], points)
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})
@@ -251,19 +318,53 @@ def pinned(spec: str, pin: str | None) -> str:
     """
     if not pin:
         return spec
+    check_pin(pin)
     if "git+" not in spec or "@" in spec.split("git+", 1)[1]:
         raise ValueError(f"pin: the requirement {spec!r} is not an unpinned git address")
     return f"{spec}@{pin}"
 
 
+def check_pin(pin: str) -> str:
+    """``pin`` when it reads as a git tag, branch or commit; else ValueError (nothing a shell would run).
+
+    >>> check_pin("v1.0"), check_pin("3af0604")
+    ('v1.0', '3af0604')
+    >>> check_pin("v1; rm -rf ~")
+    Traceback (most recent call last):
+    ...
+    ValueError: pin must be a git tag, branch or commit (letters, digits and ._/-); got 'v1; rm -rf ~'
+    """
+    if not isinstance(pin, str) or not _PIN.match(pin):
+        raise ValueError(f"pin must be a git tag, branch or commit (letters, digits and ._/-); got {pin!r}")
+    return pin
+
+
+def otter_version() -> str:
+    """The otter-grader this assigns with: the autograder installs it, and so does the students' setup."""
+    from importlib.metadata import version
+
+    return version("otter-grader")
+
+
+def _pin_otter(dist: Path) -> None:
+    """Hold the students' ``%pip install otter-grader`` (Colab, JupyterLite) to the autograder's version."""
+    for notebook in dist.rglob("*.ipynb"):
+        text = notebook.read_text(encoding="utf-8")
+        pinned_text = _OTTER_PIP.sub(rf"\g<1>=={otter_version()}", text)
+        if pinned_text != text:
+            notebook.write_text(pinned_text, encoding="utf-8")
+
+
 def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_tests: bool = True,
-                     pin: str | None = None) -> Path | None:
+                     pin: str | None = None,
+                     points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)) -> Path | None:
     """Write the master notebook of a chapter and run ``otter assign`` on it; return the dist folder.
 
     ``pin`` (a git tag or commit) holds the library to one version in both places that install it:
-    the students' setup cell and the autograder's environment.
+    the students' setup cell and the autograder's environment; otter-grader itself is held to the
+    version that assigns, in both too. ``points`` is (public, hidden), the points of each test.
     """
-    nb = master_notebook(path, runs_on)
+    nb = master_notebook(path, runs_on, points)
     if nb is None:
         return None
     spec = install_spec(path)
@@ -283,6 +384,7 @@ def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_
     done = subprocess.run(command, cwd=master, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"otter assign failed for {path.name}:\n{done.stdout}\n{done.stderr}")
+    _pin_otter(dist)
     return dist
 
 
@@ -292,19 +394,63 @@ def autograder_zip(dist: Path) -> Path:
     return found
 
 
+def _points(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"points must be a whole number >= 0; got {text}")
+    return value
+
+
+def _pin_arg(text: str) -> str:
+    try:
+        return check_pin(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _current_commit() -> str | None:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapters", nargs="*", help="chapter stems (default: every chapter with exercises)")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--runs-on", choices=("default", "colab", "jupyterlite"), default="default")
-    parser.add_argument("--no-run-tests", action="store_true", help="do not grade the solutions while assigning")
-    parser.add_argument("--pin", default=None, help="a git tag or commit of the book: students and autograder install it")
+    names = [p.stem for p in teachers.chapters()]
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Each chapter gets OUT/<chapter>/master (the otter master notebook and requirements.txt) and "
+               "OUT/<chapter>/dist (student notebook, solution, autograder zip). Chapters: " + ", ".join(names))
+    parser.add_argument("chapters", nargs="*", metavar="chapter",
+                        help="chapter stems to write (default: every chapter with exercises)")
+    parser.add_argument("--out", type=Path, default=OUT,
+                        help=f"folder to write the assignments into (default: {OUT.relative_to(ROOT)})")
+    parser.add_argument("--runs-on", choices=("default", "colab", "jupyterlite"), default="default",
+                        help="where students run the notebook: 'default' (their own Jupyter), 'colab' or "
+                             "'jupyterlite' (then the notebook installs otter-grader itself, held to the "
+                             "autograder's version, and carries its tests)")
+    parser.add_argument("--pin", default=None, type=_pin_arg,
+                        help="a git tag or commit of the book: students and autograder install that version of "
+                             "its library (without it, whatever is newest on the day each installs)")
+    parser.add_argument("--public-points", type=_points, default=PUBLIC_POINTS,
+                        help=f"points of each question's public test, on the exercise's numbers (default "
+                             f"{PUBLIC_POINTS})")
+    parser.add_argument("--hidden-points", type=_points, default=HIDDEN_POINTS,
+                        help=f"points of each hidden test, on the student's own numbers (default {HIDDEN_POINTS})")
+    parser.add_argument("--no-run-tests", action="store_true",
+                        help="do not grade the solutions while assigning (faster; otter assign checks less)")
     args = parser.parse_args(argv)
-    paths = teachers.chapters()
-    if args.chapters:
-        paths = [p for p in paths if p.stem in args.chapters]
+    unknown = [c for c in args.chapters if c not in names]
+    if unknown:
+        parser.error(f"unknown chapter(s): {', '.join(unknown)}; choose from: {', '.join(names)}")
+    if args.pin is None:
+        commit = _current_commit()
+        print("WARNING: no --pin given. Students and the autograder will each install the book's library as it is "
+              "on the day they install it, which may differ from the version these assignments were written "
+              "with and from each other. Pass --pin with a tag or commit that is on the book's public "
+              f"repository{f' (this checkout is at {commit})' if commit else ''}.", file=sys.stderr)
+    paths = [p for p in teachers.chapters() if not args.chapters or p.stem in args.chapters]
     for path in paths:
-        dist = write_assignment(path, args.out, args.runs_on, not args.no_run_tests, args.pin)
+        dist = write_assignment(path, args.out, args.runs_on, not args.no_run_tests, args.pin,
+                                (args.public_points, args.hidden_points))
         if dist is not None:
             print(f"{path.stem}: {dist / 'student' / path.name} and {autograder_zip(dist).name}")
     return 0

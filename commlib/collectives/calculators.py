@@ -1,32 +1,24 @@
 """What the calculators of chapters 1 and 2 compute: one collective, an all-reduce on a cluster, algbw and busbw.
 
 Each ``*_results`` function takes the controls' values and returns label -> text with units;
-numpy-free, so the page runs it too.
+numpy-free, so the page runs it too. Sizes, rates and times are written to four significant
+digits, trailing zeros dropped, so that a link's rate reads as its arithmetic gives it
+(25 Gb/s = 3.125 GB/s). Each ``*_choices`` function gives the options a dropdown offers for the
+other controls' values: only what can run.
 """
 
 from __future__ import annotations
 
 from .. import hardware
-from ..units import (
-    Entry,
-    check_count,
-    format_percent,
-    format_rate,
-    format_size,
-    format_time,
-    parse_rate,
-    parse_size,
-    rate_entry,
-    relabel_parse,
-    size_entry,
-)
-from . import cost
-from .cluster import cluster_allreduce
+from ..units import Entry, check_count, format_percent, format_rate, format_size, format_time, rate_entry, size_entry
+from . import algorithms, cost
+from .cluster import NIC_CHOICES, check_hosts, cluster_allreduce
 from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_algbw
 
-__all__ = ["bandwidth_conversion_results", "cluster_results", "PRIMITIVE_ALGORITHMS", "PRIMITIVE_OPS", "primitive_results",
-           "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY", "TARGET_ENTRY", "BUFFER_MEANINGS",
-           "BLOCK_COLLECTIVES", "buffer_meaning", "check_whole_blocks", "pipelined_master", "BEST_FORMS"]
+__all__ = ["bandwidth_conversion_results", "cluster_results", "cluster_choices", "PRIMITIVE_ALGORITHMS",
+           "PRIMITIVE_OPS", "primitive_results", "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY",
+           "TARGET_ENTRY", "SIGNIFICANT", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
+           "check_whole_blocks", "pipelined_master", "BEST_FORMS"]
 
 #: The free entries of these calculators: what each control is called and its physical range.
 RATE_ENTRY = rate_entry("bandwidth")
@@ -34,29 +26,87 @@ BUFFER_ENTRY = size_entry("buffer M")
 COMPUTE_ENTRY = Entry("compute (ms/step)", "ms", 0.001, 1_000_000)
 TARGET_ENTRY = Entry("efficiency goal (%)", "%", 1, 99.9)
 
+#: Significant digits of every size, rate and time these calculators write.
+SIGNIFICANT = 4
+
+#: What a calculator says for one rank (or one GPU), where every time and bandwidth would be 0.
+NOTHING_TO_SEND = "none: with one {} there is nothing to send"
+
+
+def _size(nbytes: float) -> str:
+    return f"{format_size(nbytes, significant=SIGNIFICANT)} = {format_size(nbytes, binary=True, significant=SIGNIFICANT)}"
+
+
+def _rate(rate: float, both: bool = True) -> str:
+    text = format_rate(rate, significant=SIGNIFICANT)
+    return f"{text} = {format_rate(rate, bits=True, significant=SIGNIFICANT)}" if both else text
+
+
+def _time(seconds: float) -> str:
+    return format_time(seconds, significant=SIGNIFICANT)
+
 
 def bandwidth_conversion_results(value: str, direction: str = "algbw -> busbw", op: str = "all_reduce",
                                  n: int = 8) -> dict[str, str]:
     """The converter of the ring chapter: a rate with its unit, one way or the other (nccl-tests' convention).
 
     >>> bandwidth_conversion_results("10 GB/s", "algbw -> busbw", "all_reduce", 8)["bus bandwidth"]
-    '17.50 GB/s = 140.00 Gb/s'
+    '17.5 GB/s = 140 Gb/s'
+    >>> bandwidth_conversion_results("10 GB/s", "algbw -> busbw", "all_reduce", 1)["bus bandwidth"]
+    'none: with one rank there is nothing to send'
     """
-    try:
-        rate = RATE_ENTRY.check_bytes(parse_rate(value), value)
-    except ValueError as err:
-        raise ValueError(relabel_parse(err, RATE_ENTRY)) from None
+    rate = RATE_ENTRY.read(value)
+    if direction not in BANDWIDTH_DIRECTIONS:
+        raise ValueError(f"direction must be one of {', '.join(map(repr, BANDWIDTH_DIRECTIONS))}; got {direction!r}")
+    factor = bus_factor(op, n)
+    if factor == 0:
+        given, other = (("algorithm bandwidth", "bus bandwidth") if direction == "algbw -> busbw"
+                        else ("bus bandwidth", "algorithm bandwidth"))
+        return {"factor busbw / algbw": "0", given: _rate(rate), other: NOTHING_TO_SEND.format("rank")}
     if direction == "algbw -> busbw":
         algbw, busbw = rate, algbw_to_busbw(rate, n, op)
-    elif direction == "busbw -> algbw":
-        algbw, busbw = busbw_to_algbw(rate, n, op), rate
     else:
-        raise ValueError(f"direction must be one of {', '.join(map(repr, BANDWIDTH_DIRECTIONS))}; got {direction!r}")
+        algbw, busbw = busbw_to_algbw(rate, n, op), rate
     return {
-        "factor busbw / algbw": f"{bus_factor(op, n):.4f}",
-        "algorithm bandwidth": f"{format_rate(algbw)} = {format_rate(algbw, bits=True)}",
-        "bus bandwidth": f"{format_rate(busbw)} = {format_rate(busbw, bits=True)}",
+        "factor busbw / algbw": f"{factor:.4f}",
+        "algorithm bandwidth": _rate(algbw),
+        "bus bandwidth": _rate(busbw),
     }
+
+
+def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) -> dict[str, tuple]:
+    """What the cluster calculator offers for ``n`` GPUs on ``hosts`` hosts: algorithms that run, cards a host can hold.
+
+    An algorithm is offered where its record accepts ``n`` (the torus both ways wants a square
+    n >= 9) and is timed on these hosts with these cards (:func:`commlib.collectives.cluster.check_hosts`);
+    network cards per host up to the host's GPUs g (0 is one per GPU). Where ``hosts`` does not
+    divide ``n`` everything is offered, and the calculator says what is wrong with the hosts.
+
+    >>> cluster_choices(16, 2)["algorithm"]
+    ('ring', 'multi_rail_ring', 'hierarchical')
+    >>> "torus_both_ways" in cluster_choices(8, 1)["algorithm"], "torus_both_ways" in cluster_choices(9, 9)["algorithm"]
+    (False, True)
+    >>> cluster_choices(8, 4)["nics_per_host"]
+    (0, 1, 2)
+    """
+    every = tuple(algorithms.ALLREDUCE)
+    cards = tuple(v for _, v in NIC_CHOICES)
+    try:
+        n, hosts = check_count("n", n), check_count("hosts", hosts, maximum=n)
+    except ValueError:
+        return {"algorithm": every, "nics_per_host": cards}
+    if n % hosts:
+        return {"algorithm": every, "nics_per_host": cards}
+    g = n // hosts
+    offered = []
+    for name, record in algorithms.ALLREDUCE.items():
+        try:
+            record.checked(n, **({"hosts": hosts} if "hosts" in record.params else {}))
+            check_hosts(record, n, hosts, nics_per_host or None)
+        except ValueError:
+            continue
+        offered.append(name)
+    return {"algorithm": tuple(offered), "nics_per_host": tuple(v for v in cards if v <= g)}
 
 
 def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
@@ -72,7 +122,7 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
 
     >>> r = cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "multi_rail_ring", 100.0, 90.0, 0)
     >>> r["time of one all-reduce"]
-    '4.13 ms'
+    '4.134 ms'
     """
     nics = check_count("nics_per_host", nics_per_host, minimum=0)
     target = TARGET_ENTRY.check(target_percent) / 100.0
@@ -80,28 +130,27 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
     r = cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,
                           t_compute, target, nics_per_host=nics or None)
     if r.n == 1:
-        return {"gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
-                "time of one all-reduce": "0 s: with one GPU there is nothing to all-reduce"}
+        return {"gradient size": _size(r.nbytes), "time of one all-reduce": NOTHING_TO_SEND.format("GPU")}
     need = r.required_bandwidth
-    allowed = format_time(r.allowed_seconds)
+    allowed = _time(r.allowed_seconds)
     which = "inter-host" if r.searched == "inter" else "intra-host"
     if r.out_of_reach_because == "latency":
-        need_text = (f"out of reach: the latency terms alone take {format_time(r.latency_seconds)}, more than the "
+        need_text = (f"out of reach: the latency terms alone take {_time(r.latency_seconds)}, more than the "
                      f"{allowed} allowed")
     elif r.out_of_reach_because == "fixed link":
         fixed, where, other = ((intra_link, "inside a host", "between hosts") if r.searched == "inter"
                                else (inter_link, "between hosts", "inside a host"))
         need_text = (f"out of reach: with the {hardware.link(fixed).name} {where}, the all-reduce takes "
-                     f"{format_time(r.floor_seconds)} however fast the link {other}, more than the {allowed} allowed")
+                     f"{_time(r.floor_seconds)} however fast the link {other}, more than the {allowed} allowed")
     else:
-        need_text = f"{format_rate(need)} = {format_rate(need, bits=True)}"
+        need_text = _rate(need)
     return {
-        "gradient size": f"{format_size(r.nbytes)} = {format_size(r.nbytes, binary=True)}",
+        "gradient size": _size(r.nbytes),
         "GPUs per host g": f"{n // hosts}",
-        "time of one all-reduce": format_time(r.seconds),
-        "algorithm bandwidth (algbw)": format_rate(r.algbw),
-        "bus bandwidth (busbw)": format_rate(r.busbw),
-        "what its links carry per GPU": format_rate(r.bottleneck),
+        "time of one all-reduce": _time(r.seconds),
+        "algorithm bandwidth (algbw)": _rate(r.algbw, both=False),
+        "bus bandwidth (busbw)": _rate(r.busbw, both=False),
+        "what its links carry per GPU": _rate(r.bottleneck, both=False),
         "busbw / what its links carry": format_percent(r.bus_efficiency, 1),
         "parallel efficiency Tc/(Tc+Tm)": format_percent(r.parallel_efficiency, 1),
         f"{which} bandwidth for {format_percent(target, 0)}": need_text,
@@ -200,23 +249,24 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
     allowed = PRIMITIVE_ALGORITHMS[op]
     if algorithm not in allowed:
         raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
-    try:
-        nbytes = BUFFER_ENTRY.check_bytes(parse_size(size), size)
-    except ValueError as err:
-        raise ValueError(relabel_parse(err, BUFFER_ENTRY)) from None
+    nbytes = BUFFER_ENTRY.read(size)
     item = hardware.link(link)
     n = check_count("n", n)
+    shown = {"buffer M": _size(nbytes),
+             "link": f"{_rate(item.bandwidth, both=False)} per direction, latency alpha {_time(item.latency)}"}
+    if n == 1:
+        return {**shown, "time": NOTHING_TO_SEND.format("rank")}
     terms = cost.collective_terms(op, nbytes, n, algorithm)
     check_whole_blocks(op, nbytes, n, algorithm)
     seconds = terms.time(item.bandwidth, item.latency)
     best = {label: form(nbytes, n, link) for label, form in [BEST_FORMS.get(algorithm, (None, None))] if label and n > 1}
     return {
-        "buffer M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+        "buffer M": shown["buffer M"],
         "M here is": buffer_meaning(op, nbytes, n),
-        "link": f"{format_rate(item.bandwidth)} per direction, latency alpha {format_time(item.latency)}",
+        "link": shown["link"],
         "steps on the critical path (alpha count)": f"{terms.steps}",
-        "bytes on the critical path": format_size(terms.bytes),
-        "time": format_time(seconds),
+        "bytes on the critical path": format_size(terms.bytes, significant=SIGNIFICANT),
+        "time": _time(seconds),
         "latency share": format_percent(terms.steps * item.latency / seconds, 1) if seconds else "-",
         **best,
     }

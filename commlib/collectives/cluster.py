@@ -29,7 +29,7 @@ from ..units import (
 )
 from . import algorithms
 
-__all__ = ["allreduce_seconds", "bandwidth_for_time", "check_hosts", "ClusterResult", "cluster_allreduce",
+__all__ = ["allreduce_seconds", "bandwidth_for_time", "check_hosts", "check_gpus_per_host", "ClusterResult", "cluster_allreduce",
            "models_hosts", "NIC_CHOICES"]
 
 
@@ -109,7 +109,7 @@ def allreduce_seconds(
     latency = check_nonnegative("latency", latency)
     hosts = check_count("hosts", hosts, minimum=1, maximum=n)
     if n % hosts:
-        raise ValueError(f"hosts must divide n = {n} (ranks are spread evenly over hosts); got hosts = {hosts}")
+        raise ValueError(f"hosts must divide n = {n} (ranks are spread evenly over hosts); got {hosts}")
     inter_b = bandwidth if inter_bandwidth is None else check_positive("inter_bandwidth", inter_bandwidth)
     inter_l = latency if inter_latency is None else check_nonnegative("inter_latency", inter_latency)
     gamma = check_nonnegative("gamma", gamma)
@@ -177,6 +177,33 @@ def check_hosts(record: algorithms.Algorithm, n: int, hosts: int, nics_per_host:
         raise ValueError(f"network cards c: the {record.label} sends {record.flows_per_host} flows out of a host "
                          f"in a step, more than its {nics_per_host} card(s), which this model does not time; "
                          f"choose more cards per host")
+
+
+def check_gpus_per_host(n: int, hosts: int, intra: hardware.Link) -> None:
+    r"""ValueError naming the hosts when ``n / hosts`` GPUs are more than one host on ``intra`` holds.
+
+    The bound is the link's :attr:`commlib.hardware.Link.gpus_per_host`: for NVLink the largest
+    domain its sources describe (eight GPUs of a DGX; 72 of a GB200 NVL72), for any other link
+    the stated :data:`commlib.hardware.GENERIC_GPUS_PER_HOST`. Hosts that do not divide ``n`` are
+    left to :func:`allreduce_seconds`, which says so.
+
+    >>> try:
+    ...     check_gpus_per_host(16, 1, hardware.link("nvlink4"))
+    ... except ValueError as err:
+    ...     print(*str(err).split("; "), sep="\n")
+    hosts: 16 GPUs on 1 host is 16 GPUs a host
+    NVLink 4.0 (H100, 18 links) joins at most 8 in one system (8 GPUs behind NVSwitches (HGX H100)): choose at least 2 hosts
+    """
+    if n % hosts or n // hosts <= intra.gpus_per_host:
+        return
+    most = intra.gpus_per_host
+    system = (f"joins at most {most} in one system ({intra.domain})" if intra.max_ranks
+              else f"is given at most {most} GPUs a host here (no preset system holds more)")
+    fewest = -(-n // most)
+    while n % fewest:
+        fewest += 1
+    raise ValueError(f"hosts: {n} GPUs on {hosts} host{'s' if hosts > 1 else ''} is {n // hosts} GPUs a host; "
+                     f"{intra.name} {system}: choose at least {fewest} hosts")
 
 
 def bandwidth_for_time(seconds_at: Callable[[float], float], target: float, lo: float = 1.0,
@@ -285,8 +312,11 @@ def cluster_allreduce(
     """
     nbytes = hardware.gradient_bytes(model, dtype)
     n = check_count("n", n, minimum=1)
-    hosts = check_count("hosts", hosts, minimum=1, maximum=n)
+    hosts = check_count("hosts", hosts, minimum=1)
+    if hosts > n:
+        raise ValueError(f"hosts must be at most the GPUs n = {n} (a host holds at least one GPU); got {hosts}")
     intra, inter = hardware.link(intra_link), hardware.link(inter_link)
+    check_gpus_per_host(n, hosts, intra)
     t_compute = check_positive("t_compute", t_compute)
     target_efficiency = check_fraction("target_efficiency", target_efficiency)
 

@@ -22,8 +22,6 @@ from ..units import (
     format_rate,
     format_size,
     format_time,
-    parse_size,
-    relabel_parse,
     size_entry,
 )
 from . import fit, mpich
@@ -91,10 +89,7 @@ def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | f
     if collective not in table:
         raise ValueError(f"collective must be one of {', '.join(table)}; got {collective!r}")
     s, m = table[collective]
-    try:
-        nbytes = SIZE_ENTRY.check_bytes(parse_size(size), size)
-    except ValueError as err:
-        raise ValueError(relabel_parse(err, SIZE_ENTRY)) from None
+    nbytes = SIZE_ENTRY.read(size)
     n = check_count("ranks n", n, minimum=2)
     seconds = m.time(s.op, nbytes, n, s.algorithm)
     regime = m.regime(nbytes) if isinstance(m, fit.PiecewiseFit) else m

@@ -66,6 +66,13 @@ register(Question(
     givens=(Given("n", (8, 16, 32, 128), "{} ranks"),),
     hints=((lambda given, right: given == 126, "126 = 2(n - 1) is the ring; halving-doubling needs 2 log2 n."),),
     hint="log2 n halving steps, then log2 n doubling steps.",
+    means=(
+        "# A run of halving-doubling on n ranks (the exercise's 64, or your own number): its trace records\n"
+        "# every message and the step it is sent in; trace.steps counts the steps.\n"
+        "n = 64\n"
+        "_, trace = collectives.allreduce([np.arange(float(n))] * n, algorithm=\"halving_doubling\")\n"
+        "trace.step_messages(0)[:2]",
+    ),
 ))
 
 register(Question(
@@ -76,4 +83,8 @@ register(Question(
             "That is the chapter's 2 hosts; with 4 hosts the card carries 2(h-1)/h x M = 3/2 x M.")),
     hint="Flat ring: 2(n-1)/n x M through each host's card. Hierarchical with one card per host: the 8 shards "
          "of M/8 all pass through it, 2(h-1)/h x M in all, plus the NVLink phases inside the host.",
+    means=(
+        "# The chapter's cluster calculator: choose the model, GPUs, hosts, links and network cards of the exercise.\n"
+        "collectives_views.cluster_calculator()",
+    ),
 ))

@@ -44,6 +44,10 @@ register(Question(
                                              "more than the ring's 2(n-1)M/n."),
            (lambda given, right: given == 16, "k = n wins, but fewer servers already do."),),
     hint="PS wins once n M / (k B) < 2 (n-1) M / (n B): solve for the smallest whole k.",
+    means=(
+        "# The chapter's calculator: parameter server against ring all-reduce.\n"
+        "ps_views.ps_calculator(model=\"bert_large\", n=8, k=4)",
+    ),
 ))
 
 register(Question(
@@ -68,8 +72,8 @@ register(Question(
     lambda: to_unit(ps.ps_traffic(61.5e6 * hardware.dtype_bytes("fp32"), 8, 8, colocated=True).shard_host / 0.5,
                     "Gb/s"),
     unit="Gb/s",
-    hints=((_ratio(2.0), "That sums both directions (note 000's 4 x ... x 7/8); a full-duplex NIC needs "
-                         "half of it in each direction."),),
+    hints=((_ratio(2.0), "That sums both directions (sent and received together, 4 x ... x 7/8); a "
+                         "full-duplex NIC needs half of it in each direction."),),
     hint="Each machine sends 2 (n-1)/n x M per iteration as worker and server together; divide by the "
          "iteration time, then convert bytes to bits.",
 ))

@@ -38,6 +38,14 @@ register(Question(
            (lambda given, right: abs(given - 2**20) < 1,
             "1 MiB is the first bucket's cap; the others close at the default bucket_cap_mb."),),
     hint="DDP multiplies bucket_cap_mb = 25 by 1024 x 1024.",
+    means=(
+        "# The chapter's bucket table: ResNet-50 (fp32) in DDP's buckets, 16 GPUs on 25 Gb/s Ethernet.\n"
+        "link, ov_n = hardware.link(\"eth_25g\"), 16\n"
+        "t_fwd, t_bwd = overlap.step_compute_time(\"resnet50\", 32, 10e12)\n"
+        "ddp = overlap.overlap_timeline(\"resnet50\", n=ov_n, bandwidth=link.bandwidth, latency=link.latency,\n"
+        "                               t_backward=t_bwd, t_forward=t_fwd)\n"
+        "overlap_views.bucket_table(ddp, n=ov_n, bandwidth=link.bandwidth, latency=link.latency)",
+    ),
 ))
 
 register(Question(
@@ -61,4 +69,8 @@ register(Question(
     hints=((lambda given, right: given > 3 * right,
             "That is close to the whole all-reduce time: with buckets, most of it runs during backward."),),
     hint="Use overlap.overlap_timeline with the DDP defaults and read .exposed.",
+    means=(
+        "# The chapter's overlap calculator, set to its example.\n"
+        "overlap_views.overlap_calculator(model=\"resnet50\", n=16, link=\"eth_25g\", bucket_mib=25.0, tflops=10.0, batch=32)",
+    ),
 ))

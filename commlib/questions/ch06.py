@@ -51,12 +51,25 @@ register(Question(
     "ch06.near_nic_rate", _near_nic_rate_gbs, unit="GB/s",
     hints=((_ratio(12.5 / 7.877), "That is the NIC's line rate: check which PCIe link the GPU copy shares."),),
     hint="Two flows share the PCIe 3.0 x16 link from the switch to CPU 0: each gets half of 15.75 GB/s.",
+    means=(
+        "# The chapter's BytePS server: two hosts of 8 V100 (NVLink cube-mesh, two GPUs per PCIe switch), one\n"
+        "# 100 Gb/s card each on PCIe switch 0; the links GPU 0's copy and the host's exchange load.\n"
+        "byteps = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink=\"nvlink2\", network=\"eth_100g\",\n"
+        "                          nvlink_layout=\"cube_mesh\")\n"
+        "near = topology.map_flows(byteps, topology.staged_exchange(byteps, \"h0.gpu0\", 10**9))\n"
+        "topology_views.topology_figure(byteps, near, title=\"GPU 0 copies\", width=9.0, height=4.0, node_size=200,\n"
+        "                               equal=False)",
+    ),
 ))
 
 register(Question(
     "ch06.best4_vgg",
     lambda: placement.best_placements(placement.example_cluster(), 4, top=1, model="vgg16")[0].time, unit="s",
     hint="Try every placement with placement.best_placements, or reason: which host has the fastest intra-host link?",
+    means=(
+        "# The chapter's placement calculator, on its eight hosts: try placements of the workers.\n"
+        "topology_views.placement_calculator(where=\"host3:2, host1:2\", model=\"vgg16\", dtype=\"fp32\", mode=\"allreduce\")",
+    ),
 ))
 
 
@@ -78,6 +91,10 @@ register(Question(
            (_host2_link_only, "That is host 2's link alone. Which link carries the most gradients?")),
     hint="The server's network link (host 1, 233 MB/s) carries four gradients each way; host 2's own link "
          "(59.5 MB/s) carries one. The slower of the two bounds the round.",
+    means=(
+        "# The chapter's placement calculator, on its eight hosts.\n"
+        "topology_views.placement_calculator(where=\"host3:2, host1:2\", model=\"resnet50\", dtype=\"fp32\")",
+    ),
 ))
 
 register(Question(

@@ -58,6 +58,10 @@ register(Question(
 register(Question(
     "ch07.pat_winner", lambda: tuning.choose("all_gather", 64 * 2**10, "one_gpu_per_node").algorithm,
     hint="Use tuning.choose (or the calculator) for an all-gather of 64 KiB, one GPU a node.",
+    means=(
+        "# The chapter's chooser: which algorithm and protocol a collective of a given size gets.\n"
+        "today_views.chooser_calculator()",
+    ),
 ))
 
 register(Question(

@@ -10,6 +10,11 @@ register(Question(
            (lambda given, right: given == 2 * 4,
             "In step s a rank sends one chunk and receives one: n-1 steps per phase, not n.")),
     hint="Count the steps of both phases on n = 4 ranks: (n-1) + (n-1).",
+    means=(
+        "# Your ring: replace the body, then run checker.check_ring_allreduce(ring_allreduce) in a cell of its own.\n"
+        "def ring_allreduce(comm, array):\n"
+        "    raise NotImplementedError(\"replace this line with your ring\")",
+    ),
 ))
 
 register(Question(

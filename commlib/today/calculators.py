@@ -6,7 +6,7 @@ Each returns label -> text with units; numpy-free, so the page runs it too.
 from __future__ import annotations
 
 from .. import hardware
-from ..units import check_count, format_size, format_time, parse_size, relabel_parse, size_entry
+from ..units import check_count, format_size, format_time, size_entry
 from .algorithm_choice import candidates, machine
 from .cost import memory_per_rank, zero_bytes_per_rank
 
@@ -25,10 +25,7 @@ def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_r
     'nvls / Simple'
     """
     mach = machine(machine_key)
-    try:
-        nbytes = MESSAGE_ENTRY.check_bytes(parse_size(size), size)
-    except ValueError as err:
-        raise ValueError(relabel_parse(err, MESSAGE_ENTRY)) from None
+    nbytes = MESSAGE_ENTRY.read(size)
     ranked = candidates(collective, nbytes, mach)
     best = ranked[0]
     out = {

@@ -71,6 +71,7 @@ __all__ = [
     "NIC_CHOICES",
     "cluster_report",
     "cluster_calculator",
+    "host_bounds",
     "bandwidth_converter",
 ]
 
@@ -728,23 +729,31 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
         "target_percent": number(target_percent, calculators.TARGET_ENTRY.label),
     }
     return make_calculator(calculators.cluster_results, controls, title="Your cluster: one gradient all-reduce",
-                           note=("Network: hosts of g GPUs on the intra-host link, their network cards c on a "
-                                 "switch; every GPU sends one message at a time into the network. Bandwidth per direction; 1 MB = 10^6 B, "
-                                 "1 MiB = 2^20 B; algbw = M/t, busbw = algbw x 2(n-1)/n (nccl-tests); 'what its links carry "
-                                 "per GPU' is the busbw the algorithm would reach on these links with no latency "
-                                 "(more than one card's rate when it spreads a GPU's bytes over fast links inside "
-                                 "hosts or several cards). "
-                                 "Algorithms: the hierarchical one runs each phase on its own link and shares the "
-                                 "cards among a host's shards; the multi-rail ring runs one ring per card; in the "
-                                 "ring every step crosses hosts, at the slower link. The others are timed on one "
-                                 "host (h = 1) or one GPU per host (h = n), where one kind of link carries every "
-                                 "step, and refused on hosts of several GPUs, where some of their steps stay "
-                                 "inside a host; the pipelined trees take their best chunk count q. If no "
-                                 "bandwidth reaches the efficiency goal, the result says whether the latencies "
-                                 "or the other link stand in the way. "
-                                 "The torus both ways (square n) drives four links at once: sent one at a "
-                                 "time, its messages of a step go one after the other, so here it takes what the "
-                                 "one-way torus takes. Not modelled: overlap of compute and communication."))
+                           choices=calculators.cluster_choices,
+                           note=("Hosts of g GPUs on the link inside, c network cards each on a switch. Per "
+                                 "direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; busbw = algbw x 2(n-1)/n. The menus "
+                                 "offer what runs on these hosts: on hosts of several GPUs the ring, the "
+                                 "multi-rail ring and the hierarchical all-reduce, the others on h = 1 or h = n; "
+                                 f"at most g cards. {host_bounds()} Not modelled: overlap of compute and "
+                                 "communication."))
+
+
+def host_bounds() -> str:
+    """The most GPUs a host holds on each link inside, in words, from the link records.
+
+    >>> host_bounds()
+    'A host holds at most 8 GPUs on NVLink 1.0/2.0/3.0/4.0, 72 on NVLink 5, 16 on other links.'
+    """
+    by_size: dict[int, list[str]] = {}
+    for item in hardware.LINKS.values():
+        if item.domain:
+            by_size.setdefault(item.domain, []).append(item.name.split(" (")[0])
+    parts = []
+    for size, names in by_size.items():
+        family = names[0].rsplit(" ", 1)[0]
+        short = [names[0]] + [name.removeprefix(family + " ") for name in names[1:]]
+        parts.append(f"{size}{' GPUs' if not parts else ''} on {'/'.join(short)}")
+    return f"A host holds at most {', '.join(parts)}, {hardware.GENERIC_GPUS_PER_HOST} on other links."
 
 
 def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw", op: str = "all_reduce",

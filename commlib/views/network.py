@@ -373,7 +373,7 @@ def placement_claims_table(verdicts: Sequence):
                      f"{ps.time:.2f} s", verdict])
     return markdown_table(["placement", "all-reduce at its best", "time", "parameter server at its best", "time",
                            "verdict"], body,
-                          caption="Four workers training ResNet-50 (fp32 gradients) on note 000's hosts: each scheme "
+                          caption="Four workers training ResNet-50 (fp32 gradients) on the chapter's eight hosts: each scheme "
                                   "at its best on the same hosts, links and cards")
 
 
@@ -433,5 +433,5 @@ def placement_sweep(sweep: Mapping):
         return fig
 
     return sweep_html(draw, workers, label="{} workers", start=min(2, len(workers) - 1),
-                      alt="Bar charts of the fastest placements of workers on note 000's hosts, for all-reduce "
+                      alt="Bar charts of the fastest placements of workers on the chapter's eight hosts, for all-reduce "
                           "and for a parameter server")

@@ -156,7 +156,7 @@ def test_cluster_results_names_bad_parameters():
 
     for kwargs, word in (({"hosts": 3}, "hosts"), ({"target_percent": 100.0}, r"efficiency goal \(%\)"),
                          ({"t_compute_ms": 0.0}, r"compute \(ms/step\)"), ({"nics_per_host": -1}, "nics_per_host"),
-                         ({"algorithm": "torus_both_ways", "n": 12, "hosts": 2}, "grid")):
+                         ({"algorithm": "torus_both_ways", "n": 12, "hosts": 2}, "^n must be a square of at least 9")):
         with pytest.raises(ValueError, match=word):
             cluster.cluster_results(**kwargs)
 

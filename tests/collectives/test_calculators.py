@@ -20,7 +20,7 @@ def _seconds(text: str) -> float:
     return float(value) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}[unit]
 
 
-CLUSTER_ALGORITHMS = [v for _, v in views.cluster_calculator().controls["algorithm"].options]
+CLUSTER_ALGORITHMS = [v for _, v in views.cluster_calculator().full_options["algorithm"]]
 PRIMITIVE_ALLREDUCE = calculators.PRIMITIVE_ALGORITHMS["all_reduce"]
 
 
@@ -108,8 +108,9 @@ def test_every_cluster_algorithm_works_on_one_host_or_one_gpu_a_host_and_says_wh
 
     n = 16
     for hosts in (1, n):
-        r = calculators.cluster_results("resnet50", "fp16", n, hosts, "nvlink2", "eth_25g", algorithm, 100.0, 90.0)
-        assert r["time of one all-reduce"].endswith("s")
+        if algorithm in calculators.cluster_choices(n, hosts)["algorithm"]:
+            r = calculators.cluster_results("resnet50", "fp16", n, hosts, "nvlink5", "eth_25g", algorithm, 100.0, 90.0)
+            assert r["time of one all-reduce"].endswith("s")
     for hosts, nics in ((2, 0), (4, 1)):
         args = ("resnet50", "fp16", n, hosts, "nvlink2", "eth_25g", algorithm, 100.0, 90.0, nics)
         if models_hosts(algorithms.ALLREDUCE[algorithm]):
@@ -141,3 +142,84 @@ def test_out_of_reach_names_what_stands_in_the_way():
     # where some bandwidth suffices, it is given
     r = cluster_allreduce("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 0.1, 0.9)
     assert math.isfinite(r.required_bandwidth) and r.out_of_reach_because is None
+
+
+# --- what the cluster calculator offers ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("n, hosts", [(1, 1), (2, 2), (8, 1), (8, 8), (9, 1), (9, 9), (12, 3), (16, 2), (16, 16),
+                                      (64, 8)])
+def test_the_cluster_calculator_offers_exactly_the_algorithms_that_run_and_cards_up_to_the_gpus_a_host(n, hosts):
+    offered = calculators.cluster_choices(n, hosts)
+    for algorithm in algorithms.ALLREDUCE:
+        try:
+            calculators.cluster_results("resnet50", "fp16", n, hosts, "nvlink5", "eth_25g", algorithm, 100.0, 90.0)
+            runs = True
+        except ValueError:
+            runs = False
+        assert runs == (algorithm in offered["algorithm"]), (algorithm, n, hosts)
+    assert offered["nics_per_host"] == tuple(v for _, v in views.NIC_CHOICES if v <= n // hosts)
+    assert ("torus_both_ways" in offered["algorithm"]) == (n in (9, 16) and hosts in (1, n))
+
+
+def test_the_torus_both_ways_is_not_offered_for_eight_gpus_and_its_message_names_the_gpus():
+    calc = views.cluster_calculator(n=9, hosts=1, algorithm="torus_both_ways", intra_link="nvlink5")
+    assert calc.error is None and calc.controls["algorithm"].value == "torus_both_ways"
+    calc.set(n=8)
+    offered = [v for _, v in calc.controls["algorithm"].options]
+    assert "torus_both_ways" not in offered and calc.controls["algorithm"].value in offered and calc.error is None
+    with pytest.raises(ValueError, match=r"^n must be a square of at least 9 \(9, 16, 25, \.\.\.\) for the 2-D torus "
+                                         r"both ways; got 8$"):
+        calculators.cluster_results("resnet50", "fp16", 8, 1, "nvlink5", "eth_25g", "torus_both_ways", 100.0, 90.0)
+
+
+def test_network_cards_are_offered_up_to_the_gpus_of_a_host():
+    calc = views.cluster_calculator(n=16, hosts=2, nics_per_host=8)
+    assert [v for _, v in calc.controls["nics_per_host"].options] == [0, 1, 2, 4, 8]
+    calc.set(hosts=8)                                   # two GPUs a host: at most two cards
+    assert [v for _, v in calc.controls["nics_per_host"].options] == [0, 1, 2]
+    assert calc.controls["nics_per_host"].value in (0, 1, 2) and calc.error is None
+
+
+@pytest.mark.parametrize("link", [k for k in hardware.LINKS])
+def test_a_host_holds_at_most_the_gpus_its_link_inside_joins(link):
+    most = hardware.link(link).gpus_per_host
+    fits = calculators.cluster_results("resnet50", "fp16", 2 * most, 2, link, "eth_25g", "ring", 100.0, 90.0)
+    assert fits["GPUs per host g"] == str(most)
+    calc = views.cluster_calculator(n=2 * most, hosts=1, intra_link=link)
+    assert calc.error.startswith(f"hosts h: {2 * most} GPUs on 1 host is {2 * most} GPUs a host; {hardware.link(link).name}")
+    assert calc.error.endswith("choose at least 2 hosts")
+
+
+def test_rates_read_as_their_arithmetic_gives_them_and_one_rank_sends_nothing():
+    r = calculators.primitive_results("all-reduce", "ring", 8, "64 MiB", "eth_25g")
+    assert r["link"].startswith("3.125 GB/s per direction") and r["buffer M"] == "67.11 MB = 64 MiB"
+    converted = calculators.bandwidth_conversion_results("25 Gb/s", "algbw -> busbw", "all_reduce", 8)
+    assert converted["algorithm bandwidth"] == "3.125 GB/s = 25 Gb/s"
+    assert converted["bus bandwidth"] == "5.469 GB/s = 43.75 Gb/s"
+    for one in (calculators.primitive_results("all-reduce", "ring", 1)["time"],
+                calculators.bandwidth_conversion_results("1 GB/s", "busbw -> algbw", "all_reduce", 1)["algorithm bandwidth"],
+                calculators.bandwidth_conversion_results("1 GB/s", "algbw -> busbw", "all_gather", 1)["bus bandwidth"]):
+        assert one == "none: with one rank there is nothing to send"
+    cluster = calculators.cluster_results(n=1, hosts=1)
+    assert cluster["time of one all-reduce"] == "none: with one GPU there is nothing to send"
+
+
+@pytest.mark.parametrize("typed, message", [
+    ("-5 MB", "buffer M must lie between 0 B and 1 PB, got '-5 MB'"),
+    ("1.01 PB", "buffer M must lie between 0 B and 1 PB, got '1.01 PB'"),
+    ("64", "buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'"),
+])
+def test_a_typed_buffer_is_refused_in_one_style_quoting_what_was_typed(typed, message):
+    with pytest.raises(ValueError) as err:
+        calculators.primitive_results("all-reduce", "ring", 8, typed)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("typed, message", [
+    ("-3 GB/s", "bandwidth must lie between 1 MB/s and 100 TB/s, got '-3 GB/s'"),
+    ("25", "bandwidth: add a unit, e.g. 25 Gb/s or 25 GB/s; got '25'"),
+])
+def test_a_typed_rate_is_refused_in_one_style_quoting_what_was_typed(typed, message):
+    with pytest.raises(ValueError) as err:
+        calculators.bandwidth_conversion_results(typed)
+    assert str(err.value) == message

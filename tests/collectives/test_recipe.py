@@ -84,14 +84,14 @@ import numpy as np
 
 link = hardware.link("eth_100g")
 calc = views.cluster_calculator()
-options = [v for _, v in calc.controls["algorithm"].options]
+options = [v for _, v in calc.full_options["algorithm"]]
 arrays = [np.arange(64, dtype=np.int64) * (r + 1) for r in range(8)]
 res, trace = collectives.allreduce(arrays, "two_way_ring")
 out = {
     "registry": "two_way_ring" in algorithms.ALLREDUCE,
     "flat": "two_way_ring" in cost.ALLREDUCE_ALGORITHMS,
     "figure": "two_way_ring" in views.figure_algorithms(8),
-    "cluster_option": "two_way_ring" in options,
+    "cluster_option": "two_way_ring" in options and "two_way_ring" in calculators.cluster_choices(8, 8)["algorithm"],
     "correct": all(np.array_equal(r, sum(arrays)) for r in res),
     "own_links": cost.allreduce_time(1e8, 8, link.bandwidth, 0.0, "two_way_ring")
                  / cost.allreduce_time(1e8, 8, link.bandwidth, 0.0, "ring"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 
+import ipywidgets as widgets
 import pytest
 from calculator_cases import (
     OPTION_SETTINGS,
@@ -102,6 +103,25 @@ def test_edges_of_every_slider_and_box_are_shown_or_refused_by_name(built, name)
             disagreement = _page_agrees(calc)
             if disagreement:
                 bad.append(f"{state} {case}: {disagreement}")
+    calc.set(**defaults)
+    assert not bad, f"{name}: {len(bad)} problems, e.g. {bad[:5]}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_option_at_every_slider_setting_shows_results_or_an_error_that_opens_with_a_control(built, name):
+    """Each option of each dropdown, the others at their defaults, under each slider setting of edge_cases:
+    whatever error a reader can reach this way opens with the label of a control on screen and names no
+    parameter of the model that no control shows (a torus's grid, say)."""
+    calc = built[name]
+    defaults = calc.values()
+    sliders = [case for case in edge_cases(calc) if isinstance(calc.controls[next(iter(case))], widgets.IntSlider)]
+    bad = []
+    for control, values in choice_options(calc).items():
+        for value in values:
+            for case in [{}] + sliders:
+                calc.set(**defaults)
+                calc.set(**{control: value}, **case)
+                bad += [f"{control}={value!r} {case}: {p}" for p in problems(calc)]
     calc.set(**defaults)
     assert not bad, f"{name}: {len(bad)} problems, e.g. {bad[:5]}"
 

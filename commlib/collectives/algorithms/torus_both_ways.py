@@ -32,6 +32,8 @@ def check(n: int, grid=None) -> dict:
     """``grid`` = (k, k) with k >= 3 and k * k == n; default the square root of n."""
     k = math.isqrt(n)
     if grid is None:
+        if k < 3 or k * k != n:
+            raise ValueError(f"n must be a square of at least 9 (9, 16, 25, ...) for the 2-D torus both ways; got {n}")
         grid = (k, k)
     try:
         rows, cols = (int(x) for x in grid)
