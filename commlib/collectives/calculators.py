@@ -213,14 +213,14 @@ def pipelined_master(nbytes: float, n: int, link: str) -> str:
     """The master's best form beside the unpipelined one: pipelined at its best chunk count, as text.
 
     >>> pipelined_master(64 * 2**20, 8, "eth_25g")
-    'q = 46 chunks: 156.88 ms (the master sends chunk j back while taking in chunk j + 1)'
+    'q = 46 chunks: 156.9 ms (the master sends chunk j back while taking in chunk j + 1)'
     """
     from .algorithms import naive
 
     item = hardware.link(link)
     q = naive.best_chunks(nbytes, n, item.bandwidth, item.latency)
     seconds = naive.PIPELINED.cost(nbytes, n, chunks=q).time(item.bandwidth, item.latency)
-    return f"q = {q} chunks: {format_time(seconds)} (the master sends chunk j back while taking in chunk j + 1)"
+    return f"q = {q} chunks: {_time(seconds)} (the master sends chunk j back while taking in chunk j + 1)"
 
 
 #: All-reduces whose best form the calculator shows beside them: name -> (result label, function).

@@ -19,13 +19,25 @@ def test_the_per_rank_block_is_not_the_buffer():
     """An all-gather of 8 MiB blocks on 8 ranks is M = 64 MiB: eight times the bytes of M = 8 MiB."""
     whole = calculators.primitive_results("all-gather", "ring", 8, "64 MiB", "eth_25g")
     block = calculators.primitive_results("all-gather", "ring", 8, "8 MiB", "eth_25g")
-    assert whole["time"] == "18.86 ms" and block["time"] == "2.42 ms"
+    link = calculators.hardware.link("eth_25g")
+
+    def shown(nbytes):
+        seconds = calculators.cost.collective_terms("all_gather", nbytes, 8, "ring").time(link.bandwidth, link.latency)
+        return calculators._time(seconds)
+
+    assert whole["time"] == shown(64 * 2**20) and block["time"] == shown(8 * 2**20)
+    assert whole["time"] != block["time"]
 
 
 def test_the_naive_all_reduce_shows_its_pipelined_form():
     r = calculators.primitive_results("all-reduce", "naive", 8, "64 MiB", "eth_25g")
-    assert r["time"] == "300.79 ms"
-    assert r["same, pipelined at its best"].startswith("q = 46 chunks: 156.88 ms")
+    link = calculators.hardware.link("eth_25g")
+    unpipelined = naive.ALGORITHM.cost(64 * 2**20, 8).time(link.bandwidth, link.latency)
+    assert r["time"] == calculators._time(unpipelined)
+    q = naive.best_chunks(64 * 2**20, 8, link.bandwidth, link.latency)
+    best = naive.PIPELINED.cost(64 * 2**20, 8, chunks=q).time(link.bandwidth, link.latency)
+    assert r["same, pipelined at its best"].startswith(f"q = {q} chunks: {calculators._time(best)}")
+    assert best < unpipelined
     assert "same, pipelined at its best" not in calculators.primitive_results("all-reduce", "ring", 8, "64 MiB",
                                                                               "eth_25g")
     assert "same, pipelined at its best" not in calculators.primitive_results("all-reduce", "naive", 1, "64 MiB",
@@ -43,8 +55,10 @@ def test_blocks_below_a_byte_are_refused_by_the_buffers_name(primitive, algorith
 
 
 def test_whole_vector_algorithms_take_small_buffers():
-    assert calculators.primitive_results("broadcast", "tree", 16, "10 B", "eth_25g")["bytes on the critical path"] \
-        == "40.00 B"
+    shown = calculators.primitive_results("broadcast", "tree", 16, "10 B", "eth_25g")["bytes on the critical path"]
+    terms = calculators.cost.collective_terms("broadcast", 10, 16, "tree")
+    assert shown == calculators.format_size(terms.bytes, significant=calculators.SIGNIFICANT)
+    assert terms.bytes == 10 * 4        # the whole 10 B vector, once per level of a 16-rank tree
 
 
 @pytest.mark.parametrize("primitive, algorithm", [("all-gather", "recursive_doubling"),
