@@ -619,7 +619,7 @@ def rival_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0, al
 
     The ring, the tree, recursive doubling and halving-doubling send one message per card and step, and
     each step needs what the step before delivered. Cut into q pieces, as the PS cuts its shards (and as
-    NCCL pipelines its rings), a step can start on its first piece while the last pieces of the step
+    chapter 2's pipelined trees cut theirs), a step can start on its first piece while the last pieces of the step
     before are still in flight, so latency :math:`(1-\varphi)\alpha` that a step would wait for hides
     behind the card's other pieces (:func:`_chain`, at its best q). Each piece pays
     :math:`\varphi\alpha`, so at :math:`\varphi = 1` one piece is best and the time is chapter 2's

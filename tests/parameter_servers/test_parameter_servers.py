@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from commlib import cost, hardware, units
 from commlib.collectives import cost as collectives_cost
-from commlib.parameter_servers import cost as ps_cost
 from commlib.parameter_servers import calculators as ps_calculators
+from commlib.parameter_servers import cost as ps_cost
 from commlib.parameter_servers import simulate as ps
 from commlib.units import parse_rate, parse_size
 
@@ -673,7 +673,7 @@ def test_the_streaming_round_is_a_schedule_that_keeps_every_rule(n, k, q, phi):
         spans.sort()
         assert all(b[0] >= a[1] - 1e-15 for a, b in zip(spans, spans[1:]))
     landed = {}
-    for start, end, land, _, piece, kind in msgs:
+    for _, _, land, _, piece, kind in msgs:
         if kind == "push":
             landed[piece] = max(landed.get(piece, 0.0), land)
     assert all(start >= landed[piece] - 1e-15 for start, _, _, _, piece, kind in msgs if kind == "pull")
