@@ -42,6 +42,7 @@ __all__ = [
     "CostTerms",
     "allreduce_terms",
     "allreduce_time",
+    "allreduce_step_bytes",
     "collective_terms",
     "collective_time",
     "hierarchical_allreduce_time",
@@ -123,6 +124,21 @@ def allreduce_time(
     0.00256
     """
     return allreduce_terms(nbytes, n, algorithm, **params).time(bandwidth, latency, gamma)
+
+
+def allreduce_step_bytes(nbytes: float, n: int, algorithm: str = "ring") -> tuple[float, ...] | None:
+    """Bytes of each step's message, in order, for an all-reduce whose every step is one message per card
+    that needs what arrived in the step before; None for an algorithm that is not such a chain (the
+    registry's ``step_bytes``). Their count and sum are :func:`allreduce_terms`' steps and bytes.
+
+    >>> allreduce_step_bytes(800, 4, "ring"), allreduce_step_bytes(800, 4, "halving_doubling")
+    ((200.0, 200.0, 200.0, 200.0, 200.0, 200.0), (400.0, 200.0, 200.0, 400.0))
+    >>> print(allreduce_step_bytes(800, 4, "naive"))
+    None
+    """
+    nbytes, n = _check_common(nbytes, n)
+    record = algorithms.allreduce_algorithm(algorithm)
+    return None if record.step_bytes is None else tuple(float(b) for b in record.step_bytes(nbytes, n))
 
 
 def ring_bytes_per_rank(nbytes: float, n: int) -> float:

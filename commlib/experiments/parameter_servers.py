@@ -93,11 +93,12 @@ def _small_shared(n: int, overhead: float) -> dict:
 
 
 def _f_words(f: float) -> str:
+    """The share φ of α that holds the card for each message (``overhead``), in words."""
     if f == 1.0:
-        return "with every start-up per-message overhead, paid one after another on the card ($f = 1$)"
+        return r"with every start-up per-message overhead, paid one after another on the card ($\varphi = 1$)"
     if f == 0.0:
-        return "with α paid once per stage ($f = 0$)"
-    return f"with a share $f = {f:g}$ of α paid per message"
+        return r"with all of α latency in flight, holding no card ($\varphi = 0$)"
+    return rf"with a share $\varphi = {f:g}$ of α paid per message on the card"
 
 
 def _small_same_cards(key: str, overhead: float) -> claims.Claim:
@@ -107,7 +108,7 @@ def _small_same_cards(key: str, overhead: float) -> claims.Claim:
                           uses=f"{n} workers + {n} servers: {2 * n} cards, one message at a time per card, "
                                "its best number of pieces per shard")
     allreduce = claims.Contender("all-reduce", _allreduce(2), ALLREDUCES,
-                                 uses=f"the same {2 * n} cards: two per worker, its best algorithm under the same f")
+                                 uses=f"the same {2 * n} cards: two per worker, its best algorithm and cut under the same φ")
 
     def wording(v: claims.Verdict) -> str:
         ar, ps_best = v.best["all-reduce"], v.best["parameter server"]
@@ -115,26 +116,28 @@ def _small_same_cards(key: str, overhead: float) -> claims.Claim:
                f"the parameter server's {ps_best.mean:.2f} ms" if v.winner == "all-reduce" else
                f"the parameter server takes {ps_best.mean:.2f} ms against {ar.mean:.2f} ms for the fastest all-reduce "
                f"on the same {2 * n} cards ({_algorithm(ar)})")
-        return f"{_f_words(overhead)}, {who}: the {v.winner} is {_ratio_words(v)}"
+        close = ", a near-tie" if v.best[v.runner_up].mean < 1.05 * v.best[v.winner].mean else ""
+        return f"{_f_words(overhead)}, {who}: the {v.winner} is {_ratio_words(v)}{close}"
 
     return claims.Claim(key, f"For a 1 MB gradient on {n} workers, on the same cards, PS or all-reduce "
-                             f"(f = {overhead:g} of α per message)?",
+                             f"(φ = {overhead:g} of α per message)?",
                         (ps, allreduce), metric="ms per round, start-ups counted", seeds=(0,), shared=shared,
                         wording=wording, chapter="03_parameter_servers",
                         source="round_time (best pieces per shard) against allreduce_on_same_cards (every "
-                               "algorithm, the direct reduce-scatter/all-gather included), the same f; deterministic")
+                               "algorithm at its best cut, the direct reduce-scatter/all-gather included), the same "
+                               "φ; deterministic")
 
 
 @claims.register("ch03.ps_small_message")
 def ps_small_message_claim(small: bool = False) -> claims.Claim:
-    """A 1 MB gradient on 32 workers, 25 Gb/s, one-port (f = 1): the PS (k = n) against the best all-reduce on the
+    """A 1 MB gradient on 32 workers, 25 Gb/s, one-port (φ = 1): the PS (k = n) against the best all-reduce on the
     same 2n cards."""
     return _small_same_cards("ch03.ps_small_message", 1.0)
 
 
 @claims.register("ch03.ps_small_message_f0")
 def ps_small_message_f0_claim(small: bool = False) -> claims.Claim:
-    """The same with α paid once per stage (f = 0), where the PS and the direct reduce-scatter/all-gather gain most."""
+    """The same with all of α latency in flight (φ = 0), where the PS and the all-reduces gain most."""
     return _small_same_cards("ch03.ps_small_message_f0", 0.0)
 
 
@@ -155,34 +158,41 @@ def _small_extra(key: str, n: int) -> claims.Claim:
     ps = claims.Contender("parameter server", _ps(1),
                           uses=f"{n} workers + {n} servers: {2 * n} cards, one message at a time per card, "
                                "its best number of pieces per shard")
-    ring = claims.Contender("ring", _allreduce(1), uses=f"the workers' {n} cards")
+    ring = claims.Contender("ring", _allreduce(1), uses=f"the workers' {n} cards, its best cut under the same φ")
     allreduce = claims.Contender("fastest all-reduce", _allreduce(1), ALLREDUCES,
-                                 uses=f"the workers' {n} cards, its best algorithm")
+                                 uses=f"the workers' {n} cards, its best algorithm and cut under the same φ")
 
     def wording(v: claims.Verdict) -> str:
         p, r, b = (v.best[name].mean for name in ("parameter server", "ring", "fastest all-reduce"))
         alg = _algorithm(v.best["fastest all-reduce"])
         m, bw, lat = shared["nbytes"], shared["bandwidth"], shared["latency"]
-        f_ring = ps_cost.overhead_to_beat(m, n, bw, 1e-3 * r, servers=n, latency=lat)
+        f_ring = ps_cost.overhead_to_beat(m, n, bw, lambda f: ps_cost.rival_time(m, n, bw, lat, "ring", overhead=f),
+                                          servers=n, latency=lat)
         f_best = ps_cost.overhead_to_beat(m, n, bw, lambda f: ps_cost.best_allreduce(m, n, bw, lat, overhead=f)[1],
                                           servers=n, latency=lat)
         p0 = 1e3 * ps_cost.round_time(m, n, bw, servers=n, latency=lat, overhead=0.0)
         name0, b0 = ps_cost.best_allreduce(m, n, bw, lat, overhead=0.0)
+        tied = [ps_cost.rival_label(a) for a in ps_cost.RIVALS
+                if ps_cost.rival_time(m, n, bw, lat, a, overhead=0.0) <= b0 * (1 + 1e-9)]
+        then = (f"the {tied[0]}" if len(tied) == 1 else
+                f"the {', '.join(tied[:-1])} and {tied[-1]} alike")
         pieces = ps_cost.round_pieces(m, n, bw, servers=n, latency=lat, overhead=0.0)
-        return (f"counted one message at a time ($f = 1$), the parameter server on {2 * n} cards takes {p:.2f} ms, the "
-                f"ring on the workers' {n} cards {r:.2f} ms and the fastest all-reduce there, {alg}, {b:.2f} ms: "
-                f"{_gap(p, r, 'the ring')}, {_gap(p, b, alg)}. With α paid once per stage ($f = 0$) the parameter server "
-                f"takes {p0:.2f} ms ({pieces} pieces per shard), against {1e3 * b0:.2f} ms for the fastest all-reduce "
-                f"then, the {ps_cost.rival_label(name0)}. It beats the ring once $f$ is below {_bound(f_ring)}, and the "
-                f"fastest all-reduce at each $f$ once $f$ is below {_bound(f_best)}")
+        cut = "ever more pieces per shard" if pieces is None else f"{pieces} pieces per shard"
+        return (rf"counted one message at a time ($\varphi = 1$), the parameter server on {2 * n} cards takes {p:.2f} "
+                f"ms, the ring on the workers' {n} cards {r:.2f} ms and the fastest all-reduce there, {alg}, {b:.2f} ms: "
+                f"{_gap(p, r, 'the ring')}, {_gap(p, b, alg)}. With all of α latency in flight ($\\varphi = 0$) the "
+                f"parameter server tends to {p0:.2f} ms ({cut}), against {1e3 * b0:.2f} ms for the fastest all-reduce "
+                f"then, {then}, pieces hiding latency there too. It beats the ring (at its best "
+                f"cut) once $\\varphi$ is below {_bound(f_ring)}, and the fastest all-reduce at each $\\varphi$ once "
+                f"$\\varphi$ is below {_bound(f_best)}")
 
     return claims.Claim(key, f"For a 1 MB gradient on {n} workers, does a PS with n extra server machines beat "
-                             "all-reduce, and for what share f of α per message?",
-                        (ps, ring, allreduce), metric="ms per round, start-ups counted (f = 1)", seeds=(0,),
+                             "all-reduce, and for what share φ of α per message?",
+                        (ps, ring, allreduce), metric="ms per round, start-ups counted (φ = 1)", seeds=(0,),
                         shared=shared, wording=wording, chapter="03_parameter_servers",
-                        source="round_time (best pieces per shard) against rival_time (every algorithm, the direct "
-                               "reduce-scatter/all-gather included); thresholds from overhead_to_beat against the "
-                               "ring and against best_allreduce at each f; deterministic")
+                        source="round_time (best pieces per shard) against rival_time (every algorithm at its best "
+                               "cut, the direct reduce-scatter/all-gather included); thresholds from overhead_to_beat "
+                               "against the ring and against best_allreduce at each φ; deterministic")
 
 
 @claims.register("ch03.ps_small_message_extra")

@@ -35,6 +35,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     'direct reduce-scatter/all-gather, 1.71x faster (both on 12 cards)'
     >>> r["PS bottleneck"]
     'server NICs: 2.68 GB each way, 214.49 ms'
+    >>> ps_results("bert_large", "fp32", 256, 256)["faster on the same cards"]   # (n - 1)/n M/B against M/B
+    'ring all-reduce, 0.39 % faster: a near-tie (both on 512 cards)'
 
     A parameter server with k separate servers uses n + k network cards, the ring n: "faster"
     compares them as given, "faster on the same cards" gives the all-reduce's workers the servers' cards
@@ -70,11 +72,12 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     c = compare_ps_ring(nbytes, n, k, bw, bs, colocated=colocated)   # a colocated round leaves bs unused
     traffic = ps_traffic(nbytes, n, k, colocated=colocated)
     def verdict(winner: str, t_ring: float) -> str:
-        if winner == "tie":
+        if winner == "tie" or not c.ps_seconds:
             return "tie"
-        if winner == "PS":
-            return f"PS, {t_ring / c.ps_seconds:.2f}x faster"
-        return f"{winner}, {c.ps_seconds / t_ring:.2f}x faster" if c.ps_seconds else "tie"
+        ratio = t_ring / c.ps_seconds if winner == "PS" else c.ps_seconds / t_ring
+        if ratio < 1.01:   # a near-tie: say by how much, not "1.00x"
+            return f"{winner}, {100 * (ratio - 1):.2g} % faster: a near-tie"
+        return f"{winner}, {ratio:.2f}x faster"
 
     # the card that sets the PS's time: a worker's or a server's (colocated: a machine holding a shard)
     if colocated:

@@ -254,15 +254,15 @@ def ps_traffic(nbytes: float, workers: int, servers: int = 1, colocated: bool = 
     return PSTraffic(shard_host=n * m / k, worker=m, colocated=False)
 
 
-def _stages(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool,
-            p: int) -> tuple[float, float]:
-    """Seconds of an edge stage (push piece 1, or pull piece p) and of a middle one, with ``p`` pieces per shard.
+def _stages(m: float, n: int, k: int, alpha: float, b_w: float, b_s: float, colocated: bool,
+            q: int) -> tuple[float, float]:
+    """Seconds of an edge stage (push piece 1, or pull piece q) and of a middle one, with ``q`` pieces per shard.
 
-    A middle stage pulls piece j while pushing piece j + 1; a stage lasts as long as its busiest
-    card direction, each message alpha + bytes/B (one-port).
+    A middle stage pulls piece j while pushing piece j + 1; a stage lasts as long as its busiest card
+    direction, each message ``alpha`` (the start-up it holds the card for) + bytes/B (one-port).
     """
     def busy(messages: int, bw: float) -> float:
-        return messages * (a + m / (k * p * bw)) if messages else 0.0
+        return messages * (alpha + m / (k * q * bw)) if messages else 0.0
 
     if colocated:
         plain = k if k < n else 0                         # messages each way of a machine without a shard
@@ -274,50 +274,66 @@ def _stages(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocate
     return edge, middle
 
 
-def _piece_round(m: float, n: int, k: int, a: float, b_w: float, b_s: float, colocated: bool, p: int,
+def _piece_round(m: float, n: int, k: int, alpha: float, b_w: float, b_s: float, colocated: bool, q: int,
                  overhead: float = 1.0) -> float:
-    """One-port round with each shard cut into ``p`` equal pieces, all cards stepping through them together.
+    """One-port round with each shard cut into ``q`` equal pieces, all cards stepping through them together.
 
-    A share ``overhead`` of alpha is paid per message on the card; the rest is latency, paid once per stage."""
-    edge, middle = _stages(m, n, k, overhead * a, b_w, b_s, colocated, p)
-    return 2 * edge + (p - 1) * middle + (p + 1) * (1 - overhead) * a
+    A share ``overhead`` (phi) of alpha holds the card for each message; the rest, (1 - phi) alpha, is latency in
+    flight. Apart, a card direction carries only pushes or only pulls: the pushes stream, the pulls stream one
+    stage and one latency behind, and latency lies on the critical path twice (the last push, the last pull).
+    Colocated, one direction carries both, and the stages go in lockstep, each waiting (1 - phi) alpha for the
+    one before to land: an upper bound, exact with one piece."""
+    edge, middle = _stages(m, n, k, overhead * alpha, b_w, b_s, colocated, q)
+    flight = (1 - overhead) * alpha
+    return 2 * edge + (q - 1) * middle + (q + 1 if colocated else 2) * flight
 
 
 def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
                  colocated: bool = False, server_bandwidth: float | None = None,
                  overhead: float = 1.0) -> int | None:
-    r"""The number of pieces per shard that makes the one-port round (:func:`round_time`) fastest.
+    r"""The number of pieces q per shard that makes the one-port round (:func:`round_time`) fastest.
 
-    ``None`` when ``latency`` is 0 or no byte moves: then more pieces always help and the round
-    tends to the bandwidth-only time, :func:`ps_time`. The round time is convex in the number of
-    pieces p (start-ups grow like p, the last piece's bytes shrink like 1/p): doubling, then
-    bisection, finds the best whole p.
+    ``None`` when more pieces always help: no byte moves, ``latency`` is 0, or (separate servers) none of it
+    is per-message overhead (``overhead`` = 0); then the round tends to its limit, the bandwidth-only time
+    :func:`ps_time` plus the latency of the last push and of the last pull. The round time is convex in
+    q (start-ups grow like q, the last piece's bytes shrink like 1/q): doubling, then bisection, finds the
+    best whole q.
 
     >>> round_pieces(1e6, 32, 3.125e9, servers=32, latency=1e-5)   # 1 MB on 32 workers: one piece, push then pull
     1
     >>> round_pieces(1e6, 8, 3.125e9, servers=8, latency=1e-5)
     2
+    >>> print(round_pieces(1e6, 8, 3.125e9, servers=8, latency=1e-5, overhead=0.0))   # latency only: ever more pieces
+    None
     """
     m = check_nonnegative("nbytes", nbytes)
     n, k = check_shards(workers, servers, colocated)
     b_w = check_positive("bandwidth", bandwidth)
-    a = check_nonnegative("latency", latency)
+    alpha = check_nonnegative("latency", latency)
+    phi = _check_share(overhead)
     b_s = b_w if server_bandwidth is None or colocated else check_positive("server_bandwidth", server_bandwidth)
-    if a == 0 or m == 0:
+    if alpha == 0 or m == 0 or (phi == 0 and not colocated):
         return None
-    def t(p: int) -> float:
-        return _piece_round(m, n, k, a, b_w, b_s, colocated, p, overhead)
+    def t(q: int) -> float:
+        return _piece_round(m, n, k, alpha, b_w, b_s, colocated, q, phi)
     hi = 1
-    while t(2 * hi) < t(hi):                              # convex: the best p lies beyond hi
+    while t(2 * hi) < t(hi):                              # convex: the best q lies beyond hi
         hi *= 2
     lo, hi = 1, 2 * hi
-    while lo < hi:                                        # first p where one more piece no longer helps
+    while lo < hi:                                        # first q where one more piece no longer helps
         mid = (lo + hi) // 2
         if t(mid + 1) < t(mid):
             lo = mid + 1
         else:
             hi = mid
     return lo
+
+
+def _check_share(overhead: float) -> float:
+    phi = check_nonnegative("overhead", overhead)
+    if phi > 1:
+        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
+    return phi
 
 
 def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,
@@ -328,24 +344,24 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     The **one-port** model (``one_port=True``) is the one chapter 1 uses for
     the naive master: a NIC sends one message at a time and receives one at
     a time (full duplex: both at once), and each message of m bytes holds its
-    direction of the card for :math:`\alpha + m/B`.
+    direction of the card for :math:`\alpha + m/B` (``latency`` is alpha).
 
     A server can send no pull of a piece of its shard before all n pushes of
     that piece have arrived. With one message per shard the round is push,
-    then pull. Overlap needs each shard cut into p pieces, each its own
+    then pull. Overlap needs each shard cut into q pieces, each its own
     message with its own start-up; all cards step through the pieces
     together (push piece 1; pull piece j while pushing piece j + 1; pull
-    piece p), each stage as long as its busiest card direction. With k
-    separate server machines a worker sends k messages of M/(kp) per stage,
+    piece q), each stage as long as its busiest card direction. With k
+    separate server machines a worker sends k messages of M/(kq) per stage,
     a server receives n and sends n:
 
-    .. math:: T(p) = (p+1)\max\left(k\alpha + \frac{M}{pB_w},\ n\alpha + \frac{nM}{kpB_s}\right).
+    .. math:: T(q) = (q+1)\max\left(k\alpha + \frac{M}{qB_w},\ n\alpha + \frac{nM}{kqB_s}\right).
 
-    p = 1 is push then pull (``pipelined=False``); ``pipelined=True`` takes
-    the best p (:func:`round_pieces`), ``pieces`` a given one. Each piece
-    pays its start-ups, so pipelining is free only when alpha = 0: then T
-    falls towards the bandwidth-only :func:`ps_time` as p grows, and that
-    limit is returned.
+    q = 1 is push then pull (``pipelined=False``); ``pipelined=True`` takes
+    the best q (:func:`round_pieces`), ``pieces`` a given one. Each piece
+    pays its start-ups, so with all of alpha per-message overhead the best q
+    is finite; with alpha = 0, T falls towards the bandwidth-only
+    :func:`ps_time` as q grows, and that limit is returned.
 
     Colocated (shard j on worker j, k <= n): a machine with a shard sends
     k - 1 gradient pieces and receives n - 1 in a push stage, the reverse in
@@ -354,12 +370,21 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     this is exactly the ring all-reduce, :math:`2(n-1)(\alpha + M/(nB))`,
     and with k = 1 the naive master, :math:`2(n-1)(\alpha + M/B)`.
 
-    ``overhead`` (f, 0 to 1) splits alpha: f alpha is per-message overhead, paid for each message on
-    the card as above, and (1 - f) alpha latency, paid once per stage however many messages overlap
-    in it. f = 1 (the default) is the one-port count above; f = 0 charges each stage one alpha. A step of
-    the ring, halving-doubling, recursive doubling or the tree carries one message per card, so their
-    times do not depend on f; the direct reduce-scatter/all-gather (colocated, k = n: n - 1 messages
-    per card and stage, :func:`rival_time` with ``"direct"``) gains from f < 1 as the PS does.
+    ``overhead`` (:math:`\varphi`, 0 to 1) splits alpha: :math:`\varphi\alpha` is per-message overhead,
+    holding the card for each message as above, and :math:`(1-\varphi)\alpha` latency, time in flight that
+    holds no card. Apart, the push of piece j + 1 waits for nothing and only the pull of piece j waits for
+    the pushes of piece j, so the pulls run one stage and one latency behind the pushes, and latency lies
+    on the critical path twice, once for the last push and once for the last pull:
+
+    .. math:: T(q) = (q+1)\max\left(k\varphi\alpha + \frac{M}{qB_w},\ n\varphi\alpha + \frac{nM}{kqB_s}\right)
+              + 2(1-\varphi)\alpha.
+
+    :math:`\varphi = 1` (the default) is the one-port count above; at :math:`\varphi = 0` more pieces always
+    help and the round tends to :math:`\max(M/B_w, nM/(kB_s)) + 2\alpha`, :func:`ps_time`. Colocated, a
+    card direction carries pushes and pulls alike, and the model keeps the stages in lockstep, each
+    waiting :math:`(1-\varphi)\alpha` for the one before to land: :math:`q + 1` latencies, an upper bound,
+    exact with one piece. The all-reduces the PS is held against get the same accounting
+    (:func:`rival_time`).
 
     ``one_port=False`` lets all of a card's messages start at once (each
     transfer pays alpha once, as when flows are mapped onto links,
@@ -372,49 +397,49 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     0.00968
     >>> round(round_time(1e6, 8, 1e9, latency=1e-5, one_port=False), 5)   # start-ups at once: 2 alpha
     0.00802
-    >>> round(round_time(1e6, 8, 1e9, latency=1e-5, pieces=1, overhead=0.0), 5)   # alpha once per stage
-    0.01602
+    >>> round(round_time(1e6, 8, 1e9, latency=1e-5, overhead=0.0), 5)   # latency only: the limit, 8 MB + 2 alpha
+    0.00802
     """
     m = check_nonnegative("nbytes", nbytes)
     n, k = check_shards(workers, servers, colocated)
     b_w = check_positive("bandwidth", bandwidth)
-    a = check_nonnegative("latency", latency)
-    f = check_nonnegative("overhead", overhead)
-    if f > 1:
-        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
+    alpha = check_nonnegative("latency", latency)
+    phi = _check_share(overhead)
     if not one_port:
-        return ps_time(m, n, b_w, servers=k, latency=a, colocated=colocated,
-                            server_bandwidth=server_bandwidth, pipelined=pipelined)
+        return ps_time(m, n, b_w, servers=k, latency=alpha, colocated=colocated,
+                       server_bandwidth=server_bandwidth, pipelined=pipelined)
     b_s = b_w if server_bandwidth is None or colocated else check_positive("server_bandwidth", server_bandwidth)
     if m == 0:
         return 0.0
     if pieces is not None:
-        p = check_count("pieces", pieces, minimum=1)
+        q = check_count("pieces", pieces, minimum=1)
     elif not pipelined:
-        p = 1
+        q = 1
     else:
-        p = round_pieces(m, n, b_w, servers=k, latency=a, colocated=colocated, server_bandwidth=b_s, overhead=f)
-        if p is None:   # alpha = 0: many pieces, each direction of each card busy once (p middle stages of 1/p)
-            return _stages(m, n, k, 0.0, b_w, b_s, colocated, 1)[1]
-    return _piece_round(m, n, k, a, b_w, b_s, colocated, p, f)
+        q = round_pieces(m, n, b_w, servers=k, latency=alpha, colocated=colocated, server_bandwidth=b_s,
+                         overhead=phi)
+        if q is None:   # no per-message cost: many pieces, each card direction busy once, latency twice
+            return _stages(m, n, k, 0.0, b_w, b_s, colocated, 1)[1] + 2 * (1 - phi) * alpha
+    return _piece_round(m, n, k, alpha, b_w, b_s, colocated, q, phi)
 
 
 def overhead_to_beat(nbytes: float, workers: int, bandwidth: float, target, servers: int = 1,
                      latency: float = 0.0, server_bandwidth: float | None = None) -> float | None:
-    r"""The share f of alpha that may be per-message overhead for the PS round to come in below ``target``.
+    r"""The share :math:`\varphi` of alpha that may be per-message overhead for the PS round to come in below ``target``.
 
-    ``target`` is the rival's time in seconds, or a function of f giving it (a rival that itself
-    gains from f < 1, such as the fastest all-reduce at that f, :func:`best_allreduce`). Returns the
-    first f at which :func:`round_time` with ``overhead=f`` (the PS: best cut, separate servers)
-    reaches the target, found on a grid of 64 steps and then by bisection: the PS is faster for
-    every smaller share. Returns 1.0 when it is faster at every f up to the one-port count (f = 1),
-    and None when not even f = 0 (alpha once per stage) is.
+    ``target`` is the rival's time in seconds, or a function of the share giving it (a rival that itself
+    gains from a share below 1, such as the ring or the fastest all-reduce at that share,
+    :func:`rival_time`, :func:`best_allreduce`). Returns the first share at which :func:`round_time` with
+    ``overhead`` at it (the PS: best cut, separate servers) reaches the target, found on a grid of 64 steps
+    and then by bisection: the PS is faster for every smaller share. Returns 1.0 when it is faster at every
+    share up to the one-port count (1), and None when not even 0 (all of alpha latency) is.
 
-    >>> round(overhead_to_beat(1e6, 32, 3.125e9, 1.24e-3, servers=32, latency=1e-5), 3)   # against the ring
+    >>> ring = lambda phi: rival_time(1e6, 32, 3.125e9, 1e-5, "ring", overhead=phi)        # the ring at each share
+    >>> round(overhead_to_beat(1e6, 32, 3.125e9, ring, servers=32, latency=1e-5), 3)
     0.935
-    >>> best = lambda f: best_allreduce(1e6, 32, 3.125e9, 1e-5, overhead=f)[1]             # the fastest at each f
+    >>> best = lambda phi: best_allreduce(1e6, 32, 3.125e9, 1e-5, overhead=phi)[1]         # the fastest at each share
     >>> round(overhead_to_beat(1e6, 32, 3.125e9, best, servers=32, latency=1e-5), 3)
-    0.226
+    0.177
     """
     def t(f: float) -> float:
         return round_time(nbytes, workers, bandwidth, servers=servers, latency=latency,
@@ -524,20 +549,98 @@ def rival_label(name: str) -> str:
     return "direct reduce-scatter/all-gather" if name == DIRECT else name.replace("_", "-")
 
 
+def _chain(steps: tuple[float, ...], q: int | None, bandwidth: float, alpha: float, phi: float) -> float:
+    r"""Seconds of a chain of steps, one message per card and step, each step cut into ``q`` pieces.
+
+    Step s sends ``steps[s]`` bytes as q messages, each holding the card for
+    :math:`\tau_s = \varphi\alpha + m_s/(qB)`; piece j of step s + 1 needs piece j of step s to have
+    landed, :math:`(1-\varphi)\alpha` after it left. A card sends its pieces in order, so a path through
+    the schedule runs along the card within a step and down the dependencies between steps; the longest,
+    over every cut of the steps into runs of consecutive steps ("segments", each crossed once along a card), is
+
+    .. math:: T(q) = \sum_s \tau_s + (1-\varphi)\alpha
+              + \max_{\text{segments}} \sum_{seg}\left[(q-1)\max_{s \in seg}\tau_s + (|seg|-1)(1-\varphi)\alpha\right].
+
+    ``q=None`` is the limit of many pieces with no per-message overhead (:math:`\varphi\alpha = 0`): each
+    segment then costs its largest :math:`m_s/B` and its latencies. Equal steps take a closed form,
+    :math:`(S-1)\max(q\tau, \tau + (1-\varphi)\alpha) + q\tau + (1-\varphi)\alpha`; with q = 1 any chain is
+    :math:`\sum_s (\alpha + m_s/B)`, chapter 2's count.
+
+    >>> _chain((100.0,) * 4, 1, 1.0, 10.0, 0.5), _chain((100.0,) * 4, 4, 1.0, 10.0, 0.0)   # 4 (alpha + 100); 3 x 100 + 100 + 10
+    (440.0, 410.0)
+    >>> _chain((400.0, 200.0, 200.0, 400.0), None, 1.0, 10.0, 0.0)   # each step hides the latency of the next
+    1210.0
+    """
+    flight = (1 - phi) * alpha
+    if q is None:
+        base, piece = 0.0, [m / bandwidth for m in steps]
+    else:
+        piece = [(q - 1) * (phi * alpha + m / (q * bandwidth)) for m in steps]
+        base = sum(phi * alpha + m / (q * bandwidth) for m in steps)
+    count = len(steps)
+    if count == 0:
+        return 0.0
+    if all(m == steps[0] for m in steps):   # equal steps: one segment per step, or all in one
+        return base + flight + max(count * piece[0], piece[0] + (count - 1) * flight)
+    best = [0.0] + [-math.inf] * count      # best[i]: the longest path through the first i steps
+    for i in range(1, count + 1):
+        top = 0.0
+        for j in range(i - 1, -1, -1):
+            top = max(top, piece[j])
+            best[i] = max(best[i], best[j] + top + (i - j - 1) * flight)
+    return base + flight + best[count]
+
+
+def _chain_best(steps: tuple[float, ...], bandwidth: float, alpha: float, phi: float) -> float:
+    """The chain (:func:`_chain`) at its best number of pieces: T(q) is convex in q (a maximum of terms in
+    q and 1/q with non-negative weights), so doubling, then bisection; with no per-message overhead more
+    pieces always help and the limit is returned."""
+    if phi * alpha == 0:
+        return _chain(steps, None, bandwidth, alpha, phi)
+    def t(q: int) -> float:
+        return _chain(steps, q, bandwidth, alpha, phi)
+    hi = 1
+    while t(2 * hi) < t(hi):
+        hi *= 2
+    lo, hi = 1, 2 * hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if t(mid + 1) < t(mid):
+            lo = mid + 1
+        else:
+            hi = mid
+    return t(lo)
+
+
 def rival_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0, algorithm: str = "ring",
                overhead: float = 1.0) -> float:
-    r"""Seconds of one all-reduce of :data:`RIVALS` among n ranks, with a share ``overhead`` (f) of alpha per message.
+    r"""Seconds of one all-reduce of :data:`RIVALS` among n ranks, with a share ``overhead`` (:math:`\varphi`) of
+    alpha per message, each at its best under the accounting of :func:`round_time`.
 
-    The ring, tree, recursive doubling and halving-doubling send one message per card and step, so
-    f does not change them (:func:`commlib.cost.allreduce_time`); nor the naive master, charged
-    one-port. The direct reduce-scatter/all-gather (``"direct"``) sends n - 1 messages per card in
-    each of its two stages: it is :func:`round_time` colocated with k = n, which at f = 1 is the ring
-    exactly and at f = 0 pays alpha once per stage,
+    The ring, the tree, recursive doubling and halving-doubling send one message per card and step, and
+    each step needs what the step before delivered. Cut into q pieces, as the PS cuts its shards (and as
+    chapter 2's pipelined trees cut theirs), a step can start on its first piece while the last pieces of the step
+    before are still in flight, so latency :math:`(1-\varphi)\alpha` that a step would wait for hides
+    behind the card's other pieces (:func:`_chain`, at its best q). Each piece pays
+    :math:`\varphi\alpha`, so at :math:`\varphi = 1` one piece is best and the time is chapter 2's
+    :func:`commlib.cost.allreduce_time`; at :math:`\varphi = 0` the ring takes
+    :math:`(2n-3)\max(M/(nB), \alpha) + M/(nB) + \alpha`. Every step's latency still lies on the
+    path of the first piece, which no cut removes: a piece travels through every step.
 
-    .. math:: T_{direct} = 2(n-1)flpha + 2(1-f)lpha + rac{2(n-1)M}{nB}.
+    The direct reduce-scatter/all-gather (``"direct"``) sends n - 1 messages per card in each of its two
+    stages, which need not wait for one another within a stage: it is :func:`round_time` colocated with
+    k = n, which at :math:`\varphi = 1` is the ring exactly and pays latency once per stage,
+
+    .. math:: T_{direct} = 2(n-1)\varphi\alpha + 2(1-\varphi)\alpha + \frac{2(n-1)M}{nB}
+
+    (more pieces add start-ups and save no bytes: each card already carries its 2(n - 1)M/n). The naive
+    master keeps chapter 1's one-port count at every :math:`\varphi`: with :math:`2(n-1)M/B` on the master's
+    card it is far behind the others.
 
     >>> round(rival_time(1e6, 32, 3.125e9, 1e-5, "direct", overhead=0.0) * 1e3, 2)   # 2 alpha + 2(n-1)M/(nB)
     0.64
+    >>> round(rival_time(1e6, 32, 3.125e9, 1e-5, "ring", overhead=0.0) * 1e3, 2)     # 61 alpha + 2 x 10 us
+    0.63
     >>> rival_time(1e6, 32, 3.125e9, 1e-5, "direct") == rival_time(1e6, 32, 3.125e9, 1e-5, "ring")
     True
     """
@@ -545,28 +648,33 @@ def rival_time(nbytes: float, n: int, bandwidth: float, latency: float = 0.0, al
         n = check_count("n", n, minimum=1)
         return 0.0 if n == 1 else round_time(nbytes, n, bandwidth, servers=n, latency=latency, colocated=True,
                                              overhead=overhead)
-    f = check_nonnegative("overhead", overhead)
-    if f > 1:
-        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
-    return cost.allreduce_time(nbytes, n, bandwidth, latency, algorithm=algorithm)
+    phi = _check_share(overhead)
+    steps = cost.allreduce_step_bytes(nbytes, n, algorithm)
+    if steps is None or phi == 1 or not steps:
+        return cost.allreduce_time(nbytes, n, bandwidth, latency, algorithm=algorithm)
+    return _chain_best(steps, check_positive("bandwidth", bandwidth), check_nonnegative("latency", latency), phi)
 
 
 def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0,
                    overhead: float = 1.0) -> tuple[str, float]:
-    """The fastest all-reduce of :data:`RIVALS` for this size and share f of alpha per message: ``(name, seconds)``.
+    r"""The fastest all-reduce of :data:`RIVALS` for this size and share :math:`\varphi` of alpha per message: ``(name, seconds)``.
 
     The fair rival of a parameter server, under the same count of start-ups (:func:`rival_time`):
     for small gradients start-ups weigh, and on a power of two halving-doubling beats the ring (same
-    bytes, fewer start-ups); with little of alpha per-message overhead (small f) the direct
-    reduce-scatter/all-gather, whose messages overlap, beats both. Algorithms that reject ``n``
-    are skipped; on a tie the first of :data:`RIVALS` is named.
+    bytes, fewer start-ups); with little of alpha per-message overhead (a small share) pieces hide the
+    latency of the ring's and halving-doubling's steps, and the direct reduce-scatter/all-gather's
+    messages overlap. Algorithms that reject ``n`` are skipped; on a tie the first of :data:`RIVALS` is
+    named.
 
     >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5)
     >>> name, round(t * 1e3, 2)
     ('halving_doubling', 0.72)
-    >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5, overhead=0.0)   # alpha once per stage
+    >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5, overhead=0.2)   # pieces hide latency
     >>> name, round(t * 1e3, 2)
-    ('direct', 0.64)
+    ('halving_doubling', 0.67)
+    >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5, overhead=0.0)   # the ring and halving-doubling tie
+    >>> name, round(t * 1e3, 2)
+    ('ring', 0.63)
     >>> best_allreduce(1e6, 6, 3.125e9, latency=1e-5)[0]      # off a power of two the doublings fold whole vectors
     'ring'
     >>> best_allreduce(1e6, 0, 3.125e9)
@@ -574,9 +682,7 @@ def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0
     ...
     ValueError: n must be a rank count some all-reduce runs on (>= 1), got 0
     """
-    f = check_nonnegative("overhead", overhead)
-    if f > 1:
-        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
+    f = _check_share(overhead)
     best = None
     for name in RIVALS:
         try:
@@ -677,7 +783,7 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
 
     the first reached while :math:`2(n-1)B_{min} \ge \sum_i B_i`, the second a floor for every
     all-reduce (each rank sends and receives at least M); its start-ups are those of
-    :func:`rival_time`, :math:`2(n-1)f\alpha + 2(1-f)\alpha` with f = ``overhead``.
+    :func:`rival_time`, :math:`2(n-1)\varphi\alpha + 2(1-\varphi)\alpha` with :math:`\varphi` = ``overhead``.
 
     For the bandwidth terms the PS never wins on the same cards and ties at best:
     :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/B_{min}`, and with
@@ -704,9 +810,7 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
     b_min = b_w + (k // n) * b_s
     if k % n == 0 or algorithm != DIRECT:
         return rival_time(nbytes, n, b_min, a, algorithm=algorithm, overhead=overhead)
-    f = check_nonnegative("overhead", overhead)
-    if f > 1:
-        raise ValueError(f"overhead must be a share of alpha between 0 and 1, got {overhead!r}")
+    f = _check_share(overhead)
     cards = [b_w + (k // n + (1 if i < k % n else 0)) * b_s for i in range(n)]
     return 2 * (n - 1) * f * a + 2 * (1 - f) * a + same_cards_shares(nbytes, cards)[1]
 

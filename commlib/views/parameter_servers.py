@@ -254,7 +254,8 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
     return make_calculator(ps_calculators.ps_results, controls, title="Parameter server or ring all-reduce?",
                            note="Bandwidth terms only (large messages), full-duplex NICs, bandwidth per "
                                 "direction; push and pull pipelined. With the shards on the workers (colocated) the "
-                                "server NIC is unused. "
+                                "round leaves the server NIC unused; it then serves only k*, the fewest separate "
+                                "server machines that beat the ring. "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 

@@ -15,7 +15,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from commlib import cost, hardware, units
+from commlib.collectives import cost as collectives_cost
 from commlib.parameter_servers import calculators as ps_calculators
+from commlib.parameter_servers import cost as ps_cost
 from commlib.parameter_servers import simulate as ps
 from commlib.units import parse_rate, parse_size
 
@@ -631,3 +633,99 @@ def test_sharding_figure_title_writes_the_rate_without_trailing_zeros():
         fig = ps_views.sharding_figure(ps.sharding_curves(1e9, 8, rate, ks=range(1, 5)))
         assert words in fig.axes[0].get_title()
         plt.close(fig)
+
+
+# ---------------------------------------------------------------- latency in flight: phi < 1
+
+def streaming_schedule(m, n, k, alpha, bw, q, phi):
+    """Every message of a round with k separate servers on equal cards, timed: ``(start, end, landed, card
+    directions held, piece, kind)``. Each stage's messages are dealt to max(n, k) slots by an edge colouring of
+    K(n, k) (worker w and server i meet in slot (w - i) mod max(n, k)), each slot phi alpha + M/(kqB) long; the
+    pushes of piece j fill window j - 1 of length S = max(n, k) x slot, the pulls of piece j window j, shifted
+    by the latency (1 - phi) alpha."""
+    slot = phi * alpha + m / (k * q * bw)
+    width = max(n, k)
+    period, flight = width * slot, (1 - phi) * alpha
+    out = []
+    for j in range(q):
+        for w in range(n):
+            for i in range(k):
+                c = (w - i) % width
+                t = j * period + c * slot
+                out.append((t, t + slot, t + slot + flight, {("w", w, "send"), ("s", i, "recv")}, j, "push"))
+                t = (j + 1) * period + flight + c * slot
+                out.append((t, t + slot, t + slot + flight, {("s", i, "send"), ("w", w, "recv")}, j, "pull"))
+    return out
+
+
+@pytest.mark.parametrize("n, k, q, phi", [(4, 4, 3, 0.0), (8, 2, 5, 0.3), (3, 6, 2, 0.7), (5, 5, 1, 1.0),
+                                          (32, 32, 6, 0.0)])
+def test_the_streaming_round_is_a_schedule_that_keeps_every_rule(n, k, q, phi):
+    # the closed form is reached by a schedule in which no card direction holds two messages at once and no
+    # pull leaves before every push of its piece has landed; its last message lands at T(q)
+    m, bw, alpha = 1e6, 3.125e9, 1e-5
+    msgs = streaming_schedule(m, n, k, alpha, bw, q, phi)
+    held = {}
+    for start, end, _, cards, _, _ in msgs:
+        for card in cards:
+            held.setdefault(card, []).append((start, end))
+    for spans in held.values():
+        spans.sort()
+        assert all(b[0] >= a[1] - 1e-15 for a, b in zip(spans, spans[1:]))
+    landed = {}
+    for _, _, land, _, piece, kind in msgs:
+        if kind == "push":
+            landed[piece] = max(landed.get(piece, 0.0), land)
+    assert all(start >= landed[piece] - 1e-15 for start, _, _, _, piece, kind in msgs if kind == "pull")
+    makespan = max(land for _, _, land, _, _, _ in msgs)
+    assert makespan == pytest.approx(ps.round_time(m, n, bw, servers=k, latency=alpha, pieces=q, overhead=phi),
+                                     rel=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.floats(1, 1e9), n=st.integers(1, 40), k=st.integers(1, 40), bw=st.floats(1e6, 1e12),
+       lat=st.floats(1e-7, 1e-3), q=st.integers(1, 50))
+def test_latency_in_flight_has_the_one_port_count_and_the_bandwidth_round_as_limits(m, n, k, bw, lat, q):
+    # phi = 1: every start-up holds the card, the count of chapter 1; phi = 0: latency twice on the critical
+    # path, and with ever more pieces the bandwidth-only round plus the last push's and the last pull's latency
+    assert ps.round_time(m, n, bw, servers=k, latency=lat, pieces=q, overhead=1.0) == pytest.approx(
+        by_hand_pieces(m, n, k, lat, bw, bw, q), rel=1e-12)
+    limit = cost.ps_time(m, n, bw, servers=k, latency=lat)
+    assert ps.round_pieces(m, n, bw, servers=k, latency=lat, overhead=0.0) is None
+    assert ps.round_time(m, n, bw, servers=k, latency=lat, overhead=0.0) == pytest.approx(limit, rel=1e-12)
+    t_q = ps.round_time(m, n, bw, servers=k, latency=lat, pieces=q, overhead=0.0)
+    assert limit * (1 - 1e-12) <= t_q <= ps.round_time(m, n, bw, servers=k, latency=lat, pieces=q, overhead=0.5) * (
+        1 + 1e-12)
+    assert t_q == pytest.approx(limit + max(1 / bw, n / (k * bw)) * m / q, rel=1e-9)
+
+
+def chain_by_piece(steps, q, bw, alpha, phi):
+    """A chain all-reduce cut into q pieces a step, timed piece by piece: a card sends its pieces in order,
+    and piece j of step s + 1 leaves once piece j of step s has landed (every rank alike)."""
+    flight, prev, prev_tau = (1 - phi) * alpha, None, None
+    for size in steps:
+        tau, row = phi * alpha + size / (q * bw), []
+        for j in range(q):
+            t = 0.0
+            if j:
+                t = row[-1] + tau
+            elif prev is not None:
+                t = prev[-1] + prev_tau
+            if prev is not None:
+                t = max(t, prev[j] + prev_tau + flight)
+            row.append(t)
+        prev, prev_tau = row, tau
+    return prev[-1] + prev_tau + flight
+
+
+@pytest.mark.parametrize("algorithm", ["ring", "tree", "recursive_doubling", "halving_doubling"])
+@pytest.mark.parametrize("n", [2, 6, 8, 12])
+@pytest.mark.parametrize("phi", [0.05, 0.3, 1.0])
+def test_a_pipelined_rival_is_its_best_piece_by_piece_schedule(algorithm, n, phi):
+    m, bw, alpha = 1e6, 3.125e9, 1e-5
+    steps = collectives_cost.allreduce_step_bytes(m, n, algorithm)
+    assert len(steps) == cost.allreduce_terms(m, n, algorithm).steps
+    assert sum(steps) == pytest.approx(cost.allreduce_terms(m, n, algorithm).bytes, rel=1e-12)
+    best = min(chain_by_piece(steps, q, bw, alpha, phi) for q in range(1, 120))
+    assert ps_cost.rival_time(m, n, bw, alpha, algorithm, overhead=phi) == pytest.approx(best, rel=1e-12)
+    assert chain_by_piece(steps, 1, bw, alpha, phi) == pytest.approx(cost.allreduce_time(m, n, bw, alpha, algorithm))

@@ -114,6 +114,10 @@ class Algorithm:
       (:func:`commlib.collectives.cluster.check_hosts`);
     * ``most_sent``: optional ``most_sent(nbytes, n)``, the most bytes any one rank sends in all, where
       a closed form exists (NaN for an n it does not cover);
+    * ``step_bytes``: optional ``step_bytes(nbytes, n) -> tuple``, for an algorithm whose every step is one
+      message per card, each step needing what arrived in the step before: the bytes of each step's
+      message in order (their count and sum are ``terms``' steps and bytes). Chapter 3 cuts these steps
+      into pieces to pipeline them (:func:`commlib.parameter_servers.cost.rival_time`);
     * ``source``: where the algorithm and its cost come from.
     """
 
@@ -132,6 +136,7 @@ class Algorithm:
     fast: Callable[..., object] | None = None
     most_sent: Callable[[float, int], float] | None = None
     flows_per_host: int | None = None
+    step_bytes: Callable[[float, int], tuple[float, ...]] | None = None
     source: str = ""
 
     def __post_init__(self) -> None:

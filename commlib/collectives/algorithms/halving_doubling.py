@@ -33,9 +33,20 @@ def schedule(eng, n: int, length: int) -> None:
     halving_doubling(eng, n, length)
 
 
+def step_bytes(nbytes: float, n: int) -> tuple[float, ...]:
+    """Each step's message: the fold-in (M), halves M/2, ..., M/p', doubles back M/p', ..., M/2, the fold-out (M)."""
+    if n == 1:
+        return ()
+    d = log2_floor(n)
+    halves = tuple(nbytes / 2 ** i for i in range(1, d + 1))
+    fold = () if n & (n - 1) == 0 else (float(nbytes),)
+    return fold + halves + halves[::-1] + fold
+
+
 ALGORITHM = Algorithm(
     name="halving_doubling", label="halving-doubling (Rabenseifner)", collective="all_reduce", terms=terms,
     schedule=schedule, constraint="any n; not a power of two costs a fold-in and a fold-out",
     most_sent=lambda nbytes, n: 2 * (n - 1) / n * nbytes if n & (n - 1) == 0 else math.nan,
+    step_bytes=step_bytes,
     source="Rabenseifner (2004); Thakur, Rabenseifner & Gropp (2005), sec. 4.4",
 )

@@ -40,5 +40,6 @@ ALGORITHM = Algorithm(
     name="recursive_doubling", label="recursive doubling", collective="all_reduce", terms=terms,
     schedule=schedule, constraint="any n; not a power of two costs a fold-in and a fold-out",
     most_sent=lambda nbytes, n: math.log2(n) * nbytes if n & (n - 1) == 0 else math.nan,
+    step_bytes=lambda nbytes, n: (float(nbytes),) * (terms(nbytes, n).steps),
     source="Thakur, Rabenseifner & Gropp (2005), sec. 4.4",
 )

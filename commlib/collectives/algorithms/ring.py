@@ -48,5 +48,6 @@ def fast(trace, rows, f):
 ALGORITHM = Algorithm(
     name="ring", label="ring", collective="all_reduce", terms=terms, schedule=schedule, fast=fast,
     most_sent=lambda nbytes, n: 2 * (n - 1) / n * nbytes, flows_per_host=1,
+    step_bytes=lambda nbytes, n: (nbytes / n,) * (2 * (n - 1)),
     source="Patarasuk & Yuan (2009)",
 )

@@ -32,5 +32,6 @@ def schedule(eng, n: int, length: int) -> None:
 
 ALGORITHM = Algorithm(
     name="tree", label="binomial tree (unpipelined)", collective="all_reduce", terms=terms, schedule=schedule,
+    step_bytes=lambda nbytes, n: (float(nbytes),) * (2 * log2_ceil(n) if n > 1 else 0),
     source="Thakur, Rabenseifner & Gropp (2005), sec. 4.1-4.2",
 )
