@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..units import check_fraction, check_nonnegative, check_positive
+from ..units import check_count, check_fraction, check_nonnegative, check_positive
 from .fit import RateCheck
 from .measure import format_bytes
 
-__all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "rate_text", "rate_phrase", "rate_conclusion", "rate_flag",
+__all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion", "rate_flag",
            "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion", "cache_share",
            "cache_phrase", "growth_sentence", "suspects_sentence", "load_bound", "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion", "calculator_sentence",
@@ -47,6 +47,19 @@ def about(x: float) -> str:
     if x < 10.5:
         return _WORDS[max(1, round(x))]
     return f"{float(f'{x:.1g}'):g}"
+
+
+def figures(x: float, n: int = 2) -> str:
+    """``x`` to ``n`` significant figures, trailing zeros kept: no finer than a rerun agrees.
+
+    >>> figures(2.734), figures(1.0), figures(13.7), figures(0.0412), figures(374.0)
+    ('2.7', '1.0', '14', '0.041', '370')
+    """
+    check_count("n", n, minimum=1)
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    digits = n - 1 - math.floor(math.log10(abs(x)))
+    return f"{round(x, digits):.{max(digits, 0)}f}"
 
 
 def rate_text(rate: float) -> str:
@@ -141,8 +154,9 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                 "collectives (table) show how far that reading carries.")
     if rate > (1 + tolerance) * copy_rate:
         return (f"So on this machine {what} came out above the rate at which it copies memory, which a library "
-                "that copies each byte at least once cannot reach: the copy control ran slowed, or the library "
-                "moved fewer bytes than the cost model counts; either way it is no rate of copying.")
+                "that copies each byte at least once cannot reach: the copy control ran slowed, fewer ranks copied "
+                "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
+                "way it is no rate of copying.")
     return (f"So on this machine {what} is below one plain copy per byte: the library spends more than a copy's "
             "time on each byte (a second copy through a shared buffer, or waits between the ranks), and this run "
             "does not tell which." + loaded)
@@ -155,17 +169,19 @@ def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = RATE_TOL
     copy rate measured in the same run: a library that copies each byte at
     least once cannot move bytes faster than the machine copies them, so
     such a ``1/beta`` is a fitting artefact, not a rate (or the copies of the
-    control ran slowed by other programs). Empty otherwise.
+    control ran slowed by other programs, or fewer ranks copied at once than
+    in the control: a two-rank broadcast's root only sends). Empty otherwise.
 
     >>> rate_flag(float("inf"), 5e9), rate_flag(7e9, 5e9), rate_flag(3e9, 5e9)
-    ('infinite: no cost per byte found', 'above the measured copy rate: a fitting artefact, or the control ran slowed', '')
+    ('infinite: no cost per byte found', 'above the copy control: a fitting artefact, a control slowed by load, or fewer ranks copying at once than in the control', '')
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(inverse_beta) and inverse_beta > 0:
         return "infinite: no cost per byte found"
     check_positive("inverse_beta", inverse_beta)
     if inverse_beta > (1 + tolerance) * copy_rate:
-        return "above the measured copy rate: a fitting artefact, or the control ran slowed"
+        return ("above the copy control: a fitting artefact, a control slowed by load, or fewer ranks copying at once "
+                "than in the control")
     return ""
 
 
@@ -274,8 +290,9 @@ def cache_share(step: tuple[float, float, float], sizes: Sequence[float], rates:
     ``b`` is read over the control's middle halves, at its smallest and its
     largest, and held against the step on a log scale: at least half of it
     even at the smallest, ``"most"``; under 15 % even at the largest,
-    ``"none"``; at least 15 % at the smallest, ``"part"``; else the spread
-    straddles, ``"unclear"``. ``None`` where the control was not measured at
+    ``"none"``; under half even at the largest, ``"part"`` if at least 15 %
+    at the smallest, else ``"little"`` (at most a part); else the spread
+    straddles half the step, ``"unclear"``. ``None`` where the control was not measured at
     both sizes.
 
     >>> cache_share((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 16e9], [28e9, 15e9], [31e9, 17e9])
@@ -298,8 +315,8 @@ def cache_share(step: tuple[float, float, float], sizes: Sequence[float], rates:
         return "most"
     if share_hi < 0.15:
         return "none"
-    if share_lo >= 0.15:
-        return "part"
+    if share_hi < 0.5:
+        return "part" if share_lo >= 0.15 else "little"
     return "unclear"
 
 
@@ -328,13 +345,12 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
     text = (f"ran at {rates[i] / 1e9:.1f} GB/s per rank at {format_bytes(a)} ({low[i] / 1e9:.1f} to "
             f"{high[i] / 1e9:.1f} over the middle half of its calls) and {rates[j] / 1e9:.1f} GB/s at "
             f"{format_bytes(b)} ({low[j] / 1e9:.1f} to {high[j] / 1e9:.1f}): "
-            + (f"each byte copied got {g:.1f} times as dear (from {low[i] / high[j]:.1f} to {high[i] / low[j]:.1f} "
-               f"within those spreads), against {factor:.1f} times for {op}" if g >= 1 else
-               f"copying got faster, not slower (from {low[i] / high[j]:.1f} to {high[i] / low[j]:.1f} times as dear "
-               f"within those spreads), while each byte of {op} got {factor:.1f} times as dear"))
+            + f"each byte copied got {g:.1f} times as dear ({low[i] / high[j]:.1f} to {high[i] / low[j]:.1f} within "
+              f"those spreads), against {factor:.1f} times for {op}")
     return text + {"most": ", so the cache can explain most of it",
                    "none": ", so the cache does not explain the step there",
                    "part": ", so the cache can explain part of the step, not all of it",
+                   "little": ", so the cache can explain at most a small part of the step",
                    "unclear": ", and the control's spread is too wide for this run to tell whether the cache "
                               "explains the step"}[share]
 
@@ -481,7 +497,7 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     nums = f"({rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2})"
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)   # busbw ratio if the cores set it
     ratio = rate4 / rate2
-    total = (f"all {w4} ranks together moved {ranks4 * rate4 / 1e9:.2f} GB/s, all {w2} "
+    total = (f"all {w4} ranks together moved {ranks4 * rate4 / 1e9:.2f} GB/s, the {w2} ranks "
              f"{ranks2 * rate2 / 1e9:.2f} GB/s")
     if abs(limited - 1) > tolerance and abs(ratio / limited - 1) <= tolerance:
         return (f"The bus bandwidth at the largest size falls with the ranks {nums}, as the cores' share per rank does "
@@ -655,7 +671,7 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
         tail = ("; fitted on each sweep alone, both sweeps put " + ("it" if len(cuts) == 1 else "every one")
                 + " in the same place, so " + ("it is" if len(cuts) == 1 else "they are") + " the machine's.")
     elif not kept:
-        tail = ("; fitted on each sweep alone, the sweeps put " + ("it" if len(cuts) == 1 else "none of them")
+        tail = ("; fitted on each sweep alone, the sweeps " + ("do not put it" if len(cuts) == 1 else "put none of them")
                 + " in the same place, so this run cannot tell " + ("it" if len(cuts) == 1 else "them")
                 + " from load that fell on some sizes in one sweep.")
     else:

@@ -93,7 +93,7 @@ def test_gamma_charged_from_the_copy_rate_recovers_beta_and_the_old_conversion_d
 
 def test_rate_flags():
     assert explain.rate_flag(math.inf, 5e9).startswith("infinite")
-    assert explain.rate_flag(5.69e9, 4.5e9).startswith("above the measured copy rate")
+    assert explain.rate_flag(5.69e9, 4.5e9).startswith("above the copy control")
     assert explain.rate_flag(5.69e9, 5.14e9) == ""          # within a quarter: could be a copy rate
     assert explain.rate_phrase(math.inf, 5e9).startswith("not measurable")
 

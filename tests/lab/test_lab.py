@@ -413,4 +413,4 @@ def test_rate_table_puts_the_measured_busbw_beside_the_fit_and_names_a_secant():
     assert "busbw at 64 KiB, measured" in table and "a secant through both" in table
     line = str(lab_views.rate_table([s], [fit.fit_joint([s])], [fit.fit_joint([s])], 1e9).data)
     assert "7 sizes (one line)" in line
-    assert "above the measured copy rate" in line        # 2 GB/s against a 1 GB/s copy: flagged
+    assert "above the copy control" in line        # 2 GB/s against a 1 GB/s copy: flagged
