@@ -22,11 +22,12 @@ from ..units import check_count, check_fraction, check_nonnegative, check_positi
 from .fit import RateCheck
 from .measure import format_bytes
 
-__all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion", "rate_flag",
-           "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion", "cache_share",
-           "cache_phrase", "growth_sentence", "suspects_sentence", "load_bound", "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
-           "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion", "calculator_sentence",
-           "fit_busbw_sentence", "fit_busbw_flag"]
+__all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
+           "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
+           "cache_share", "cache_phrase", "growth_sentence", "suspects_sentence", "load_bound",
+           "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
+           "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
+           "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -172,8 +173,8 @@ def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = RATE_TOL
     control ran slowed by other programs, or fewer ranks copied at once than
     in the control: a two-rank broadcast's root only sends). Empty otherwise.
 
-    >>> rate_flag(float("inf"), 5e9), rate_flag(7e9, 5e9), rate_flag(3e9, 5e9)
-    ('infinite: no cost per byte found', 'above the copy control: a fitting artefact, a control slowed by load, or fewer ranks copying at once than in the control', '')
+    >>> rate_flag(float("inf"), 5e9), rate_flag(7e9, 5e9)[:50], rate_flag(3e9, 5e9)
+    ('infinite: no cost per byte found', 'above the copy control: a fitting artefact, a cont', '')
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(inverse_beta) and inverse_beta > 0:

@@ -516,7 +516,7 @@ def suspects(series: Sequence[Series], sweeps: Sequence[Sequence[Series]] = (),
             if s.low is not None and s.high is not None and (s.high[i] - s.low[i]) > spread * s.seconds[i]:
                 out.append(Suspect(s.op, x, f"its middle half of the calls spans {(s.high[i] - s.low[i]) / s.seconds[i]:.1f} "
                                             "times its median"))
-    for k, group in enumerate(zip(*sweeps) if sweeps else ()):
+    for group in (zip(*sweeps) if sweeps else ()):
         for i, x in enumerate(group[0].nbytes):
             meds = [g.seconds[i] for g in group]
             lows = [g.low[i] if g.low is not None else g.seconds[i] for g in group]
