@@ -212,14 +212,27 @@ def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     return f"about {count} core handover{plural}, {below} a scheduler time slice"
 
 
-def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
-    """The sentence that follows from :func:`alpha_phrase`: what oversubscription added to ``alpha``."""
+def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3, share: float | None = None,
+                     enough: float = CORE_SHARE_ENOUGH) -> str:
+    """The sentence that follows from :func:`alpha_phrase`: what oversubscription added to ``alpha``.
+
+    ``share``: the ranks' share of their cores' time over the run; below
+    ``enough``, other programs' turns are in ``alpha`` too, and the sentence
+    says so rather than charge all of it to switching between ranks.
+
+    >>> alpha_conclusion(40e-6, 4e-6, share=0.44)[-66:]
+    '(the ranks got 44 % of their cores), and their turns are in α too.'
+    """
     if alpha_phrase(alpha, handover, slice_s).startswith("of the order"):
         return ("Here the ranks did wait for the scheduler: other programs loaded the cores, or waiting ranks "
                 "kept polling for their whole slice.")
-    return ("A waiting rank does not keep its core for a whole slice: it is taken off as soon as it blocks or "
+    text = ("A waiting rank does not keep its core for a whole slice: it is taken off as soon as it blocks or "
             "yields, so what oversubscription adds to α is the cost of switching between ranks, step after "
             "step.")
+    if share is not None and share < enough:
+        text += (f" On this run other programs held the cores too (the ranks got {round(100 * max(share, 0.0))} % of "
+                 "their cores), and their turns are in α too.")
+    return text
 
 
 def pair_phrase(ratio: float, low: float | None = None, high: float | None = None) -> str:

@@ -479,3 +479,19 @@ def test_cuts_are_quoted_as_the_measured_sizes_around_them():
     words = explain.cuts_phrase(piece.crossovers, sizes)
     assert words.count("between") == 2 and "." not in words
     assert explain.cuts_phrase([5.66 * 2**20], sizes) == "between 4 and 8 MiB"
+
+
+def test_the_start_up_cost_of_sharing_cores_is_not_all_switching_on_a_loaded_machine():
+    assert "turns are in α too" in explain.alpha_conclusion(40e-6, 4e-6, share=0.44)
+    assert "turns are in α too" not in explain.alpha_conclusion(40e-6, 4e-6, share=0.97)
+
+
+def test_a_byte_getting_dearer_is_explained_by_what_the_run_measured():
+    # The cause of a growth above eight times is chosen from the copy control and the load checks, not assumed.
+    assert explain.growth_sentence(9.0, 2**23, 2**26) == ""                        # within a quarter of pure copying
+    cache = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0))
+    assert "cache can explain" in cache and "no timing in that range fails" in cache
+    load = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(7.9, 8.2), loaded=[2**25])
+    assert "does not explain" in load and "32 MiB fail a load check" in load
+    assert "too spread" in explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(6.0, 16.0))
+    assert "took longer" in explain.growth_sentence(0.5, 2**23, 2**26)
