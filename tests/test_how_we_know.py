@@ -32,6 +32,20 @@ def test_a_section_shows_the_evidence_and_carries_its_label():
     assert how.label("ch04.async_floor") == "claim-ch04-async-floor"
 
 
+def test_a_claim_the_chapter_runs_on_a_live_measurement_says_whose_numbers_the_page_shows():
+    import dataclasses
+
+    live = dataclasses.replace(toy(), live="synthetic timings with a planted break")
+    text = how.section(claims.run(live))
+    assert "The chapter says" not in text
+    assert "so the numbers it quotes are that run's, not these. On synthetic timings with a planted break, the test " \
+           "finds: async ends lower" in text
+    assert "The chapter says: async ends lower" in how.section(claims.run(toy()))
+    from commlib.experiments import lab as lab_runs
+
+    assert lab_runs.regimes_claim(small=True).live          # the lab's claim is one of them
+
+
 def test_a_cached_verdict_reads_back_exactly(tmp_path, monkeypatch):
     monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
     build = claims.register("test.toy")(lambda small=False: toy())

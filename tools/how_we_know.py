@@ -86,7 +86,10 @@ def section(verdict) -> str:
         f"({label(c.key)})=",
         f"## {c.question}",
         "",
-        f"*From {chapter}, claim `{c.key}`.* The chapter says: {verdict.sentence}",
+        (f"*From {chapter}, claim `{c.key}`.* The chapter runs this claim on a measurement it makes while it "
+         f"executes, so the numbers it quotes are that run's, not these. On {c.live}, the test finds: "
+         f"{verdict.sentence}" if getattr(c, "live", "") else
+         f"*From {chapter}, claim `{c.key}`.* The chapter says: {verdict.sentence}"),
         "",
         f"| contender | may use | tuned over | best setting | {column} | spread (sd) |",
         "| --- | --- | --- | --- | --- | --- |",

@@ -62,6 +62,9 @@ class Claim:
     ``lower_is_better`` orders the metric; ``wording(verdict) -> str`` chooses the sentence.
     ``tie`` (in the metric's units): where the two best differ by no more than this on every seed, the
     verdict is a tie (:attr:`Verdict.tied`) and the sentence names no winner.
+    ``live``: for a claim the chapter runs on a measurement it makes while it executes (so its numbers
+    are that run's), what the registry's version runs on instead, in words; the "How we know" page then
+    says the numbers it shows come from that, not from the chapter's run. Empty for every other claim.
     """
 
     key: str
@@ -75,6 +78,7 @@ class Claim:
     chapter: str = ""
     source: str = ""
     tie: float = 0.0
+    live: str = ""
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,30 @@ is known (``small=True``) by the registry-wide test.
 * ``ch08.regimes_out_of_sample``: does a piecewise fit predict sizes it never
   saw better than one alpha-beta line? Seeds are ways of holding sizes out
   (:func:`commlib.lab.fit.split_sizes`): seed 0 every other size, the others
-  one size of each neighbouring pair at random. The metric is the pooled
-  median ``|relative error|`` on held-out sizes from 4 KiB up. The piecewise
+  one size of each neighbouring pair at random. Each model is fitted on one
+  sweep's fitted sizes and graded on the *other* sweep's held-out sizes
+  (the run visits every size twice, in two shuffled orders): neighbouring
+  sizes of one sweep may share a load episode, two sweeps do not. The
+  metric is the pooled median ``|relative error|`` on held-out sizes from
+  4 KiB up. The piecewise
   fit's number of regimes (2, 3 or 4) is chosen *inside* each split, by
   leave-one-out on that split's fitted sizes alone (:func:`choose_regimes`),
   so the held-out sizes that grade it never choose it: picking the best of
   three counts by the same held-out error that is then reported would
   flatter the regimes.
 
+A load episode on a shared machine is correlated in time, not in size;
+:func:`simulate_run` plants one and times the calls in either design, and
+the small claim runs on the lab's design with the episode planted:
+
 >>> v = claims.run(regimes_claim(small=True))
->>> v.winner, regimes_chosen(v)
-('piecewise', (3, 3, 3, 3, 3))
+>>> v.winner, set(regimes_chosen(v))
+('piecewise', {3})
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections import Counter
 from collections.abc import Sequence
@@ -35,8 +44,9 @@ import numpy as np
 from ..lab import explain, fit
 from . import claims
 
-__all__ = ["HOLDOUT_FROM", "REGIMES", "SPLITS", "synthetic_two_rank", "choose_regimes", "regimes_inside",
-           "regimes_chosen", "regimes_claim", "LabFits", "lab_fits", "chosen_fits", "rate_checks"]
+__all__ = ["HOLDOUT_FROM", "REGIMES", "SPLITS", "Episode", "Design", "DESIGN", "OLD_DESIGN", "EPISODE", "simulate_run",
+           "synthetic_two_rank", "choose_regimes", "regimes_inside", "regimes_chosen", "regimes_claim", "LabFits",
+           "lab_fits", "reproduced_cuts", "chosen_fits", "rate_checks"]
 
 #: Held-out sizes below this many bytes are not graded: their times are a few microseconds, mostly noise.
 HOLDOUT_FROM = 2**12
@@ -46,29 +56,115 @@ REGIMES = (2, 3, 4)
 SPLITS = (0, 1, 2, 3, 4)
 
 _SIZES = tuple(float(2**k) for k in range(10, 27))
+_OPS = ("all_reduce", "all_gather")
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A load episode on a shared machine, correlated in time and not in size.
+
+    Every call that starts between ``start`` and ``end`` (fractions of the
+    run's calls, in the order they were made) takes ``delay`` seconds longer,
+    as a rank does that waits for its core while another program runs.
+    """
+
+    start: float
+    end: float
+    delay: float
+
+
+@dataclass(frozen=True)
+class Design:
+    """How a run orders its calls: the sizes' ``order`` in each of ``sweeps`` sweeps
+    (:func:`commlib.lab.measure.plan`), and whether the collectives are timed ``in_turns`` at each size
+    (else one collective's whole sweep after another's)."""
+
+    order: str
+    sweeps: int
+    in_turns: bool
+
+
+#: The lab's design (:func:`commlib.lab.measure.measure`): two shuffled sweeps, the collectives in turns.
+DESIGN = Design("shuffled", 2, True)
+#: The design it replaced: one sorted sweep of one collective after another, where a load episode that
+#: spans part of a sweep covers a run of neighbouring sizes of one collective.
+OLD_DESIGN = Design("sorted", 1, False)
+#: The small claim's planted load episode: 2 ms on every call made from 56 % to 88 % of the run. Under
+#: :data:`OLD_DESIGN` that is all-gather from 4 KiB to 4 MiB, as a load episode once made it look.
+EPISODE = Episode(0.56, 0.88, 2e-3)
+#: The three planted regimes: below 16 KiB, up to 8 MiB, above (size limit in bytes, model).
+_TRUTH = ((2**14, fit.AlphaBeta(2e-6, 1 / 1.0e9)), (2**23, fit.AlphaBeta(12e-6, 1 / 8e9)),
+          (float("inf"), fit.AlphaBeta(0.0, 1 / 2.5e9)))
+
+
+def simulate_run(design: Design = DESIGN, episode: Episode | None = EPISODE, noise: float = 0.03, seed: int = 0,
+                 calls: int = 10) -> tuple[tuple[fit.Series, ...], ...]:
+    """Two-rank timings with three planted regimes, made call by call as ``design`` orders the calls.
+
+    All-reduce and all-gather, MPICH's counts, 1 KiB to 64 MiB; ``calls``
+    calls per size in all, shared out over the sweeps; each call's time is
+    the planted model's times seeded log-normal ``noise``, plus the
+    ``episode``'s delay if it starts inside it. Returns one tuple of series
+    per sweep: each size's median and quartiles over that sweep's calls.
+    """
+    from ..lab.measure import plan
+
+    rng = np.random.default_rng(seed)
+    per = max(1, calls // design.sweeps)
+    schedule = []  # (sweep, op, size) in the order the calls are made
+    for k, sizes in enumerate(plan([int(x) for x in _SIZES], design.sweeps, design.order, seed)):
+        if design.in_turns:
+            schedule += [(k, op, x) for x in sizes for _ in range(per) for op in _OPS]
+        else:
+            schedule += [(k, op, x) for op in _OPS for x in sizes for _ in range(per)]
+    times: dict[tuple, list[float]] = {}
+    for i, (k, op, x) in enumerate(schedule):
+        t = next(m for cut, m in _TRUTH if x < cut).time(op, x, 2, "mpich") * float(np.exp(rng.normal(0.0, noise)))
+        if episode is not None and episode.start <= i / len(schedule) < episode.end:
+            t += episode.delay
+        times.setdefault((k, op, float(x)), []).append(t)
+    out = []
+    for k in range(design.sweeps):
+        sweep = []
+        for op in _OPS:
+            q = [np.percentile(times[(k, op, x)], [25, 50, 75]) for x in _SIZES]
+            sweep.append(fit.Series(op, 2, _SIZES, tuple(float(v[1]) for v in q), "mpich",
+                                    tuple(float(v[0]) for v in q), tuple(float(v[2]) for v in q)))
+        out.append(tuple(sweep))
+    return tuple(out)
 
 
 def synthetic_two_rank(noise: float = 0.03, seed: int = 0) -> tuple[fit.Series, ...]:
-    """Two-rank timings with three planted regimes (eager, in cache, out of cache), seeded noise.
+    """Two-rank timings with three planted regimes (eager, in cache, out of cache), seeded noise, no load.
 
     The truth the small claim is held against: below 16 KiB a small alpha
     and a slow beta, up to 8 MiB a larger alpha and a fast beta, above it a
     beta three times slower (the buffers out of cache). All-reduce and
-    all-gather, MPICH's counts, 1 KiB to 64 MiB.
+    all-gather, MPICH's counts, 1 KiB to 64 MiB, one sweep.
     """
-    rng = np.random.default_rng(seed)
-    regimes = ((2**14, fit.AlphaBeta(2e-6, 1 / 1.0e9)), (2**23, fit.AlphaBeta(12e-6, 1 / 8e9)),
-               (float("inf"), fit.AlphaBeta(0.0, 1 / 2.5e9)))
-    out = []
-    for op in ("all_reduce", "all_gather"):
-        t = [next(m for cut, m in regimes if x < cut).time(op, x, 2, "mpich") for x in _SIZES]
-        t = np.array(t) * np.exp(rng.normal(0.0, noise, len(t)))
-        out.append(fit.Series(op, 2, _SIZES, tuple(float(v) for v in t), "mpich"))
-    return tuple(out)
+    return simulate_run(Design("sorted", 1, True), None, noise, seed)[0]
+
+
+def _pairs(sweeps: Sequence) -> list[tuple[int, int]]:
+    """(fitted on, graded on): each sweep graded against the other; one sweep graded against itself."""
+    return [(a, b) for a in range(len(sweeps)) for b in range(len(sweeps)) if a != b] or [(0, 0)]
+
+
+def _cross(settings: dict, seed: int, fitter_for) -> float:
+    """Median |relative error| of models fitted on one sweep's fitted sizes, on the other sweep's held-out sizes."""
+    errors = []
+    for a, b in _pairs(settings["sweeps"]):
+        train = tuple(fit.split_sizes(s, seed)[0] for s in settings["sweeps"][a])
+        fitter = fitter_for(train)
+        for sa, sb in zip(train, settings["sweeps"][b]):
+            test = fit.split_sizes(sb, seed)[1]
+            model = fitter(sa)
+            errors.extend(float(e) for x, e in zip(test.nbytes, fit.relative_errors(model, test)) if x >= settings["lo"])
+    return float(np.median(np.abs(errors)))
 
 
 def _line(settings: dict, seed: int) -> float:
-    return fit.holdout_sizes(settings["series"], lambda s: fit.fit_joint([s]), lo=settings["lo"], seed=seed).median
+    return _cross(settings, seed, lambda train: lambda s: fit.fit_joint([s]))
 
 
 @functools.lru_cache(maxsize=256)
@@ -95,34 +191,50 @@ def regimes_inside(series: Sequence[fit.Series], seed: int, lo: float = HOLDOUT_
 
 
 def regimes_chosen(v: claims.Verdict) -> tuple[int, ...]:
-    """The number of regimes chosen inside each split of a verdict of :func:`regimes_claim`, seed by seed."""
+    """The number of regimes chosen inside each split and sweep fitted on, of a verdict of :func:`regimes_claim`."""
     shared = v.claim.shared
-    return tuple(regimes_inside(shared["series"], seed, shared["lo"]) for seed in v.claim.seeds)
+    return tuple(regimes_inside(shared["sweeps"][a], seed, shared["lo"]) for seed in v.claim.seeds
+                 for a, _ in _pairs(shared["sweeps"]))
 
 
 def _piecewise(settings: dict, seed: int) -> float:
-    k = regimes_inside(settings["series"], seed, settings["lo"])
-    return fit.holdout_sizes(settings["series"], lambda s: fit.fit_piecewise(s, regimes=k), lo=settings["lo"],
-                             seed=seed).median
+    def fitter_for(train):
+        k = choose_regimes(train, settings["lo"])
+        return lambda s: fit.fit_piecewise(s, regimes=k)
+
+    return _cross(settings, seed, fitter_for)
 
 
 def _wording(v: claims.Verdict) -> str:
     line, pw = v.best["one line"], v.best["piecewise"]
     return explain.grade_sentence(line.mean, pw.mean, regimes_chosen(v), v.spread, v.wins, v.seeds,
-                                  most=REGIMES[-1])
+                                  most=REGIMES[-1], sweeps=len(v.claim.shared["sweeps"]))
 
 
 @claims.register("ch08.regimes_out_of_sample")
-def regimes_claim(small: bool = False, series: Sequence[fit.Series] | None = None) -> claims.Claim:
-    """One line against a piecewise fit, its number of regimes chosen on fitted sizes, graded on held-out sizes.
+def regimes_claim(small: bool = False, series: Sequence[fit.Series] | None = None,
+                  sweeps: Sequence[Sequence[fit.Series]] | None = None) -> claims.Claim:
+    """One line against a piecewise fit, its number of regimes chosen on fitted sizes, graded on held-out sizes
+    of the other sweep.
 
-    ``series``: the chapter's two-rank measurement. Without it the claim
-    runs on :func:`synthetic_two_rank` (the small version, and the full one
-    where no measurement is at hand: timing the machine is the chapter's
-    job, not the registry's).
+    ``sweeps``: the chapter's two-rank measurement, one tuple of series per
+    sweep over the sizes; each model is fitted on one sweep's fitted sizes
+    and graded on the other sweep's held-out sizes, so a load episode that
+    fell on a few sizes of one sweep cannot grade the regimes it made.
+    ``series``: a run of one sweep (graded against itself). Without either
+    the claim runs on :func:`simulate_run`: three planted regimes and a
+    planted load episode under the lab's design (the small version, and the
+    full one where no measurement is at hand: timing the machine is the
+    chapter's job, not the registry's).
     """
-    data = tuple(series) if series is not None else synthetic_two_rank()
-    shared = {"series": data, "lo": HOLDOUT_FROM}
+    if sweeps is not None:
+        data = tuple(tuple(s) for s in sweeps)
+    elif series is not None:
+        data = (tuple(series),)
+    else:
+        data = simulate_run()
+    live = sweeps is not None or series is not None
+    shared = {"sweeps": data, "lo": HOLDOUT_FROM}
     return claims.Claim(
         "ch08.regimes_out_of_sample",
         "On the same measured sizes, does a piecewise alpha-beta fit predict sizes it never saw better than one line?",
@@ -131,27 +243,58 @@ def regimes_claim(small: bool = False, series: Sequence[fit.Series] | None = Non
                           "one (alpha, beta) per regime, cuts placed by the data (any regime of two sizes or more), "
                           "fitted on the same sizes; its number of regimes (2, 3 or 4) chosen by leave-one-out on "
                           "those fitted sizes alone")),
-        metric="median |relative error| on held-out sizes from 4 KiB",
+        metric="median |relative error| on held-out sizes from 4 KiB, of the other sweep",
         seeds=SPLITS,
         shared=shared,
         wording=_wording,
         chapter="08_mpi_lab",
-        source="measured on this machine" if series is not None else "synthetic: three planted regimes, 3 % noise",
+        source=("measured on this machine" if live else
+                "synthetic: three planted regimes, 3 % noise, and a load episode of 2 ms on every call made from "
+                "56 % to 88 % of the run, timed as the lab times (two shuffled sweeps, the collectives in turns)"),
+        live="timings with three planted regimes and a planted load episode, timed as the lab times",
     )
+
+
+def reproduced_cuts(piece: fit.PiecewiseFit, sweep_pieces: Sequence[fit.PiecewiseFit],
+                    sizes: Sequence[float]) -> tuple[bool, ...]:
+    """For each cut of ``piece``, whether every sweep's own fit (``sweep_pieces``) cuts in the same gap of ``sizes``.
+
+    A cut is placed in a gap between two measured sizes; a cut that only a
+    load episode made falls where that sweep's episode fell, and the other
+    sweep, whose load fell elsewhere, does not put one there.
+
+    >>> a = fit.PiecewiseFit((3000.0, 40000.0), (fit.AlphaBeta(1, 1), fit.AlphaBeta(1, 1), fit.AlphaBeta(1, 1)))
+    >>> b = fit.PiecewiseFit((2900.0, 9000.0), (fit.AlphaBeta(1, 1), fit.AlphaBeta(1, 1), fit.AlphaBeta(1, 1)))
+    >>> reproduced_cuts(a, [a, b], [1024.0 * 2**k for k in range(8)])
+    (True, False)
+    """
+    ladder = sorted(sizes)
+
+    def gap(cut: float) -> int:
+        return bisect.bisect_left(ladder, cut)
+
+    return tuple(all(any(gap(c) == gap(d) for d in p.crossovers) for p in sweep_pieces) for c in piece.crossovers)
 
 
 @dataclass(frozen=True)
 class LabFits:
-    """The two-rank run's fits and grades: the single lines, the piecewise fits, the held-out verdict."""
+    """The two-rank run's fits and grades: the single lines, the piecewise fits, the held-out verdict.
+
+    ``piece`` is fitted on every call of both sweeps; ``sweep_pieces`` holds, per sweep, each collective's
+    fit at the same number of regimes on that sweep's calls alone; ``reproduced`` says, per collective and
+    cut of ``piece``, whether every sweep's own fit cuts there too (:func:`reproduced_cuts`).
+    """
 
     single: tuple[fit.AlphaBeta, ...]
     piece: tuple[fit.PiecewiseFit, ...]
     regimes: int
     verdict: claims.Verdict
+    sweep_pieces: tuple[tuple[fit.PiecewiseFit, ...], ...] = ()
+    reproduced: tuple[tuple[bool, ...], ...] = ()
 
     @property
     def counts(self) -> tuple[int, ...]:
-        """The number of regimes chosen inside each split, on its fitted sizes alone."""
+        """The number of regimes chosen inside each split (and sweep fitted on), on its fitted sizes alone."""
         return regimes_chosen(self.verdict)
 
     @property
@@ -170,19 +313,23 @@ class LabFits:
         return self.piece if self.piecewise_better else self.single
 
 
-def lab_fits(series: Sequence[fit.Series]) -> LabFits:
-    """Fit one line and a piecewise model per series, and grade both on held-out sizes.
+def lab_fits(series: Sequence[fit.Series], sweeps: Sequence[Sequence[fit.Series]] | None = None) -> LabFits:
+    """Fit one line and a piecewise model per series, and grade both on held-out sizes of the other sweep.
 
-    The piecewise models shown use the number of regimes chosen most often
-    inside the splits (a tie going to the fewer), each chosen on a split's
-    fitted sizes alone: the grade is that of the rule that chose them, not
-    of a count chosen by the grade.
+    ``series``: every call pooled; ``sweeps``: the same collectives, one
+    tuple per sweep (``None``: one sweep, ``series`` itself). The piecewise
+    models shown use the number of regimes chosen most often inside the
+    splits (a tie going to the fewer), each chosen on a split's fitted sizes
+    alone: the grade is that of the rule that chose them, not of a count
+    chosen by the grade.
     """
-    verdict = claims.run(regimes_claim(series=series))
+    verdict = claims.run(regimes_claim(series=series) if sweeps is None else regimes_claim(sweeps=sweeps))
     tally = Counter(regimes_chosen(verdict))
     k = min(tally, key=lambda c: (-tally[c], c))
-    return LabFits(tuple(fit.fit_joint([s]) for s in series), tuple(fit.fit_piecewise(s, regimes=k) for s in series),
-                   k, verdict)
+    piece = tuple(fit.fit_piecewise(s, regimes=k) for s in series)
+    per = tuple(tuple(fit.fit_piecewise(s, regimes=k) for s in sw) for sw in (sweeps or (series,)))
+    reproduced = tuple(reproduced_cuts(p, [sw[i] for sw in per], s.nbytes) for i, (p, s) in enumerate(zip(piece, series)))
+    return LabFits(tuple(fit.fit_joint([s]) for s in series), piece, k, verdict, per, reproduced)
 
 
 def chosen_fits(fits: LabFits, series: Sequence[fit.Series], known_gamma: float = 0.0) -> tuple:

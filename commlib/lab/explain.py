@@ -18,15 +18,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..units import check_fraction, check_nonnegative, check_positive
+from ..units import check_count, check_fraction, check_nonnegative, check_positive
 from .fit import RateCheck
 from .measure import format_bytes
 
-__all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "rate_text", "rate_phrase", "rate_conclusion", "rate_flag",
-           "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion", "cache_share",
-           "cache_phrase", "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "limits_sentence",
-           "grade_sentence", "regime_counts", "regimes_takeaway", "transfer_conclusion", "calculator_sentence",
-           "fit_busbw_sentence", "fit_busbw_flag"]
+__all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
+           "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
+           "cache_share", "cache_phrase", "growth_sentence", "suspects_sentence", "load_bound",
+           "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
+           "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
+           "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -47,6 +48,19 @@ def about(x: float) -> str:
     if x < 10.5:
         return _WORDS[max(1, round(x))]
     return f"{float(f'{x:.1g}'):g}"
+
+
+def figures(x: float, n: int = 2) -> str:
+    """``x`` to ``n`` significant figures, trailing zeros kept: no finer than a rerun agrees.
+
+    >>> figures(2.734), figures(1.0), figures(13.7), figures(0.0412), figures(374.0)
+    ('2.7', '1.0', '14', '0.041', '370')
+    """
+    check_count("n", n, minimum=1)
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    digits = n - 1 - math.floor(math.log10(abs(x)))
+    return f"{round(x, digits):.{max(digits, 0)}f}"
 
 
 def rate_text(rate: float) -> str:
@@ -79,25 +93,46 @@ def rate_phrase(inverse_beta: float, copy_rate: float, tolerance: float = RATE_T
             "above the rate at which this machine copies memory")
 
 
+def load_bound(share: float) -> float:
+    """How many times load alone may slow a pairwise step, for ranks that got ``share`` of their cores' time.
+
+    A step between two ranks (a send and its matching receive) moves only
+    while both run; if each got a share ``s`` of its core, independently,
+    both run together for about ``s**2`` of the time, so the step may take up
+    to ``1/s**2`` times as long. The share is averaged over the whole run, so
+    the bound is a reading of the run, not of one size's timing.
+
+    >>> round(load_bound(0.31), 1)
+    10.4
+    """
+    check_fraction("share", min(share, 1.0))
+    return 1.0 / max(share, 1e-9) ** 2
+
+
+def _load_explains(rate: float, copy_rate: float, share: float | None, tolerance: float, enough: float) -> bool:
+    return share is not None and share < enough and rate * load_bound(share) >= (1 - tolerance) * copy_rate
+
+
 def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, tolerance: float = RATE_TOLERANCE,
                     enough: float = CORE_SHARE_ENOUGH, what: str = "the rate of all-reduce's bytes") -> str:
     """The sentence that follows from :func:`rate_phrase`: what a rate (bytes/s) stands for on this machine.
 
-    ``share`` is the ranks' share of their cores' time (see
-    :func:`core_share_sentence`): below ``enough``, other programs' turns on
-    the cores are blamed only if they close the gap, that is if the rate
-    divided by the share comes within ``tolerance`` of the copy rate. An
-    infinite rate, or one more than ``tolerance`` above the copy rate, is no
-    rate of copying (:func:`rate_flag`).
+    ``share`` is the ranks' share of their cores' time over the whole run
+    (see :func:`core_share_sentence`): below ``enough``, load from other
+    programs may slow a pairwise step up to :func:`load_bound` times; where
+    that could close the gap to the copy rate (within ``tolerance``), the
+    run cannot tell the library's rate from the load. An infinite rate, or
+    one more than ``tolerance`` above the copy rate, is no rate of copying
+    (:func:`rate_flag`).
 
     >>> rate_conclusion(float("inf"), 5e9)[:40]
     'So this run puts no rate on the rate of '
     >>> rate_conclusion(12e9, 5e9)[:90]
     "So on this machine the rate of all-reduce's bytes came out above the rate at which it copi"
-    >>> rate_conclusion(3.5e9, 5e9, share=0.6)[:100]
-    "So on this machine the rate of all-reduce's bytes is set largely by other programs' turns on the cor"
-    >>> rate_conclusion(0.96e9, 5.73e9, share=0.45)[-70:]    # load slows at most 2.2 times: the gap is 6 times
-    'hem at most 2.2 times: not enough to explain the gap to the copy rate.'
+    >>> rate_conclusion(0.7e9, 6.2e9, share=0.31)[:95]
+    "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
+    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-74:]    # load may slow a step up to 2.8 times; the gap is 31
+    'p to 2.8 times, not enough on its own to explain the gap to the copy rate.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
@@ -106,21 +141,23 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     loaded = ""
     if share is not None and share < enough:
         pct = round(100 * max(share, 0.0))
-        if share > 0 and rate / share >= (1 - tolerance) * copy_rate:
-            return (f"So on this machine {what} is set largely by other programs' turns on the cores: the ranks got "
-                    f"{pct} % of their cores' time, and a rank waiting for its core copies nothing (given all of "
-                    "it, the rate would reach the copy rate). Re-run the lab on an idle machine to read the "
-                    "library's own rate.")
-        loaded = (f" The ranks got {pct} % of their cores' time, which slows them at most "
-                  f"{1 / max(share, 1e-9):.1f} times: not enough to explain the gap to the copy rate.")
+        bound = load_bound(share)
+        how = (f"the ranks got {pct} % of their cores' time over the run, and a step between two ranks moves only "
+               f"while both run, so load alone may have slowed each step up to 1/{share:.2f}² = {bound:.1f} times")
+        if _load_explains(rate, copy_rate, share, tolerance, enough) and rate < (1 - tolerance) * copy_rate:
+            return (f"So this run cannot tell {what} from the load: {how}, enough to close the gap to the copy rate. "
+                    "Re-run the lab on an idle machine to read the library's own rate.")
+        loaded = f" The ranks got {pct} % of their cores' time over the run: load alone may have slowed each step " \
+                 f"up to {bound:.1f} times, not enough on its own to explain the gap to the copy rate."
     phrase = rate_phrase(rate, copy_rate, tolerance)
     if phrase.startswith("about"):
-        return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the memory-copy rate; the other "
+        return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the copy rate; the other "
                 "collectives (table) show how far that reading carries.")
     if rate > (1 + tolerance) * copy_rate:
         return (f"So on this machine {what} came out above the rate at which it copies memory, which a library "
-                "that copies each byte at least once cannot reach: the copy control ran slowed, or the library "
-                "moved fewer bytes than the cost model counts; either way it is no rate of copying.")
+                "that copies each byte at least once cannot reach: the copy control ran slowed, fewer ranks copied "
+                "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
+                "way it is no rate of copying.")
     return (f"So on this machine {what} is below one plain copy per byte: the library spends more than a copy's "
             "time on each byte (a second copy through a shared buffer, or waits between the ranks), and this run "
             "does not tell which." + loaded)
@@ -133,17 +170,19 @@ def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = RATE_TOL
     copy rate measured in the same run: a library that copies each byte at
     least once cannot move bytes faster than the machine copies them, so
     such a ``1/beta`` is a fitting artefact, not a rate (or the copies of the
-    control ran slowed by other programs). Empty otherwise.
+    control ran slowed by other programs, or fewer ranks copied at once than
+    in the control: a two-rank broadcast's root only sends). Empty otherwise.
 
-    >>> rate_flag(float("inf"), 5e9), rate_flag(7e9, 5e9), rate_flag(3e9, 5e9)
-    ('infinite: no cost per byte found', 'above the measured copy rate: a fitting artefact, or the control ran slowed', '')
+    >>> rate_flag(float("inf"), 5e9), rate_flag(7e9, 5e9)[:50], rate_flag(3e9, 5e9)
+    ('infinite: no cost per byte found', 'above the copy control: a fitting artefact, a cont', '')
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(inverse_beta) and inverse_beta > 0:
         return "infinite: no cost per byte found"
     check_positive("inverse_beta", inverse_beta)
     if inverse_beta > (1 + tolerance) * copy_rate:
-        return "above the measured copy rate: a fitting artefact, or the control ran slowed"
+        return ("above the copy control: a fitting artefact, a control slowed by load, or fewer ranks copying at once "
+                "than in the control")
     return ""
 
 
@@ -173,21 +212,50 @@ def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     return f"about {count} core handover{plural}, {below} a scheduler time slice"
 
 
-def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
-    """The sentence that follows from :func:`alpha_phrase`: what oversubscription added to ``alpha``."""
+def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3, share: float | None = None,
+                     enough: float = CORE_SHARE_ENOUGH) -> str:
+    """The sentence that follows from :func:`alpha_phrase`: what oversubscription added to ``alpha``.
+
+    ``share``: the ranks' share of their cores' time over the run; below
+    ``enough``, other programs' turns are in ``alpha`` too, and the sentence
+    says so rather than charge all of it to switching between ranks.
+
+    >>> alpha_conclusion(40e-6, 4e-6, share=0.44)[-66:]
+    '(the ranks got 44 % of their cores), and their turns are in α too.'
+    """
     if alpha_phrase(alpha, handover, slice_s).startswith("of the order"):
         return ("Here the ranks did wait for the scheduler: other programs loaded the cores, or waiting ranks "
                 "kept polling for their whole slice.")
-    return ("A waiting rank does not keep its core for a whole slice: it is taken off as soon as it blocks or "
+    text = ("A waiting rank does not keep its core for a whole slice: it is taken off as soon as it blocks or "
             "yields, so what oversubscription adds to α is the cost of switching between ranks, step after "
             "step.")
+    if share is not None and share < enough:
+        text += (f" On this run other programs held the cores too (the ranks got {round(100 * max(share, 0.0))} % of "
+                 "their cores), and their turns are in α too.")
+    return text
 
 
-def pair_phrase(ratio: float) -> str:
-    """How the point-to-point halving-doubling all-reduce compares with the ring (time ratio, hd / ring)."""
+def pair_phrase(ratio: float, low: float | None = None, high: float | None = None) -> str:
+    """How the point-to-point halving-doubling all-reduce compares with the ring (time ratio, hd / ring).
+
+    ``low`` and ``high``: the quartiles of the ratio over the sizes compared
+    (default: the ratio itself). Faster only if even ``high`` is below 1,
+    slower only if even ``low`` is above 1; else about as fast, within the
+    noise.
+
+    >>> pair_phrase(0.83, 0.7, 0.95)
+    'faster than the ring, as the model predicts.'
+    >>> pair_phrase(1.1, 0.9, 1.3)[:48]
+    'about as fast as the ring: within the noise (the'
+    """
     check_positive("ratio", ratio)
-    if ratio <= 1.2:
-        return "as fast as the ring or faster, as the model predicts."
+    low = ratio if low is None else low
+    high = ratio if high is None else high
+    if high < 1.0:
+        return "faster than the ring, as the model predicts."
+    if low <= 1.0:
+        return (f"about as fast as the ring: within the noise (the ratio spans {low:.2f} to {high:.2f} over the "
+                "middle half of the sizes), so this run cannot tell which is faster.")
     slower = "somewhat slower" if ratio <= 2.0 else "much slower"
     return (f"{slower} than the ring, although the model predicts the same bytes and fewer steps. Both were "
             "timed in turns, call by call, so a load that came and went on the machine fell on both alike: the "
@@ -222,77 +290,146 @@ def counts_conclusion(err_right: float, err_wrong: float, target: float = 0.2) -
             "counts give a fitted number its meaning only once the fit itself is good.")
 
 
-def _held(ranks: int, buffers: int) -> float:
-    check_positive("ranks", ranks)
-    return ranks * buffers / 2          # the collective's memory in use over a copy's, at equal size
+def cache_share(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
+                low: Sequence[float] | None = None, high: Sequence[float] | None = None) -> str | None:
+    """How much of a collective's steepest step the copy control explains: ``"most"``, ``"part"``, ``"none"``,
+    or ``"unclear"`` where the control's spread leaves it open.
 
+    ``step``: ``(a, b, factor)`` of :func:`commlib.lab.fit.steepest_step`,
+    each byte ``factor`` times dearer from ``a`` to ``b`` bytes. ``sizes``,
+    ``rates``, ``low``, ``high``: the copy control measured in the same run
+    at the same sizes (:func:`commlib.lab.runner.copy_control`: both ranks
+    copying at once, holding as much memory as the all-reduce), the rates
+    of its median and quartile times. The copies' slowdown from ``a`` to
+    ``b`` is read over the control's middle halves, at its smallest and its
+    largest, and held against the step on a log scale: at least half of it
+    even at the smallest, ``"most"``; under 15 % even at the largest,
+    ``"none"``; under half even at the largest, ``"part"`` if at least 15 %
+    at the smallest, else ``"little"`` (at most a part); else the spread
+    straddles half the step, ``"unclear"``. ``None`` where the control was not measured at
+    both sizes.
 
-def cache_share(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float], ranks: int,
-                buffers: int = 2) -> str | None:
-    """How much of a collective's steepest step the copy rates explain: ``"all"``, ``"part"``, ``"none"``.
-
-    ``None`` where the copies were not measured at the sizes that hold as
-    much memory as the collective on either side of its step. The rule is
-    :func:`cache_phrase`'s: copies dearer by at least half the step's excess
-    over 1 explain it, slower by less than 15 % do not, in between explain a
-    part.
-
-    >>> cache_share((2**23, 2**24, 2.2), [2**24, 2**25], [30e9, 16e9], 2)
-    'all'
+    >>> cache_share((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 16e9], [28e9, 15e9], [31e9, 17e9])
+    'most'
+    >>> cache_share((2**23, 2**24, 2.2), [2**23, 2**24], [6e9, 6e9], [3e9, 3e9], [11e9, 11e9])
+    'unclear'
     """
-    held = _held(ranks, buffers)
     a, b, factor = step
-    rate = {float(x): float(r) for x, r in zip(sizes, rates)}
-    ca, cb = held * a, held * b
-    if ca not in rate or cb not in rate:
+    low, high = low or rates, high or rates
+    at = {float(x): i for i, x in enumerate(sizes)}
+    if float(a) not in at or float(b) not in at:
         return None
-    g = rate[ca] / rate[cb]
-    if g - 1 >= 0.5 * (factor - 1):
-        return "all"
-    if g < 1.15:
+    if factor <= 1:
         return "none"
-    return "part"
+    i, j = at[float(a)], at[float(b)]
+    least, most = low[i] / high[j], high[i] / low[j]
+    share_lo = math.log(least) / math.log(factor) if least > 0 else -math.inf
+    share_hi = math.log(most) / math.log(factor)
+    if share_lo >= 0.5:
+        return "most"
+    if share_hi < 0.15:
+        return "none"
+    if share_hi < 0.5:
+        return "part" if share_lo >= 0.15 else "little"
+    return "unclear"
 
 
-def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float], ranks: int,
-                 buffers: int = 2, op: str = "the collective") -> str:
-    """Does the copy rate, measured at every size in the same run, explain a collective's steepest step?
+def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
+                 low: Sequence[float] | None = None, high: Sequence[float] | None = None,
+                 op: str = "the collective") -> str:
+    """Does the copy control, timed in turns with the collectives, explain a collective's steepest step?
 
-    ``step`` is the collective's ``(smaller, larger, factor)`` from
-    :func:`commlib.lab.fit.steepest_step`: between the two sizes each byte
-    got ``factor`` times dearer. ``sizes`` and ``rates`` are the copy rates
-    of :func:`commlib.lab.memory.copy_rates`. A copy of ``C`` bytes holds
-    ``2C`` bytes (source and destination); ``ranks`` ranks with a send and a
-    receive buffer each (``buffers``) hold ``ranks x buffers x M`` (more
-    with the library's own buffers). So the copies are read at the sizes
-    that hold as much memory as the collective on either side of its step.
-    If a byte copied gets at least half as much dearer there (in excess over
-    1) the cache explains the step; if the copies slow down by less than
-    15 %, it does not; in between, it explains a part (:func:`cache_share`).
-    Returns the end of a sentence that begins "the copy rate ...".
+    The rule is :func:`cache_share`'s. Returns the end of a sentence that
+    begins "the copy control ...".
 
-    >>> cache_phrase((2**23, 2**24, 2.2), [2**24, 2**25], [30e9, 16e9], 2, op="all-reduce")[-27:]
-    'the cache explains the step'
-    >>> cache_phrase((2**23, 2**24, 2.2), [2**24, 2**25], [30e9, 29e9], 2)[-44:]
+    >>> cache_phrase((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 16e9], op="all-reduce")[-35:]
+    'so the cache can explain most of it'
+    >>> cache_phrase((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 29e9])[-44:]
     'so the cache does not explain the step there'
     """
-    held = _held(ranks, buffers)
     a, b, factor = step
-    rate = {float(x): float(r) for x, r in zip(sizes, rates)}
-    ca, cb = held * a, held * b
-    share = cache_share(step, sizes, rates, ranks, buffers)
+    low, high = low or rates, high or rates
+    share = cache_share(step, sizes, rates, low, high)
     if share is None:
-        return (f"was not measured at {format_bytes(ca)} and {format_bytes(cb)}, the sizes at which a copy holds as "
-                f"much memory as {op} on either side of its step, so this run cannot test the cache")
-    g = rate[ca] / rate[cb]
-    text = (f"is {rate[ca] / 1e9:.1f} GB/s at {format_bytes(ca)} and {rate[cb] / 1e9:.1f} GB/s at "
-            f"{format_bytes(cb)}, the sizes at which a copy holds as much memory as {op}'s send and receive "
-            f"buffers on either side of its step: "
-            + (f"each byte copied got {g:.1f} times as dear, against {factor:.1f} times for {op}" if g >= 1 else
-               f"copying got faster, not slower, while each byte of {op} got {factor:.1f} times as dear"))
-    return text + {"all": ", so the cache explains the step",
+        return (f"was not measured at {format_bytes(a)} and {format_bytes(b)}, on either side of {op}'s step, "
+                "so this run cannot test the cache")
+    at = {float(x): i for i, x in enumerate(sizes)}
+    i, j = at[float(a)], at[float(b)]
+    g = rates[i] / rates[j]
+    text = (f"ran at {rates[i] / 1e9:.1f} GB/s per rank at {format_bytes(a)} ({low[i] / 1e9:.1f} to "
+            f"{high[i] / 1e9:.1f} over the middle half of its calls) and {rates[j] / 1e9:.1f} GB/s at "
+            f"{format_bytes(b)} ({low[j] / 1e9:.1f} to {high[j] / 1e9:.1f}): "
+            + f"each byte copied got {g:.1f} times as dear ({low[i] / high[j]:.1f} to {high[i] / low[j]:.1f} within "
+              f"those spreads), against {factor:.1f} times for {op}")
+    return text + {"most": ", so the cache can explain most of it",
                    "none": ", so the cache does not explain the step there",
-                   "part": ", so the cache explains part of the step, not all of it"}[share]
+                   "part": ", so the cache can explain part of the step, not all of it",
+                   "little": ", so the cache can explain at most a small part of the step",
+                   "unclear": ", and the control's spread is too wide for this run to tell whether the cache "
+                              "explains the step"}[share]
+
+
+def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[float, float] | None = None,
+                    loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE) -> str:
+    """What a collective's time growth over eight times the bytes says, with the cause chosen by the run's controls.
+
+    ``factor``: the time at ``hi`` over the time at ``lo`` bytes (``hi =
+    8 lo``); ``copy_factor``: the copy control's time ratio over the same
+    sizes, at its smallest and largest within its quartiles (``None``: not
+    measured); ``loaded``: sizes in ``[lo, hi]`` that failed a load check
+    (:func:`commlib.lab.fit.suspects`). A factor within ``tolerance`` of 1
+    or of 8, or between, needs no cause.
+
+    >>> growth_sentence(12.2, 2**23, 2**26, (7.9, 8.3), [2**24])[:60]
+    'Here each byte became 1.5 times dearer. The copy control did'
+    """
+    size = hi / lo
+    if factor < 1 - tolerance:
+        return ("Here the smaller message took longer: other programs' turns on the cores are mixed into the times, "
+                "which happens on a busy machine.")
+    if factor <= size * (1 + tolerance):
+        return ""
+    excess = factor / size
+    parts = []
+    if copy_factor is not None:
+        c_lo, c_hi = copy_factor[0] / size, copy_factor[1] / size
+        if c_lo >= excess ** 0.5:
+            parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
+                         "the buffers outgrowing a cache can explain much of it")
+        elif c_hi < excess ** 0.15:
+            parts.append(f"The copy control did not get dearer per byte over the same sizes ({c_lo:.1f} to "
+                         f"{c_hi:.1f} times), so a cache does not explain it")
+        else:
+            parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
+                         "too spread to tell whether a cache explains it")
+    if loaded:
+        where = ", ".join(format_bytes(x) for x in sorted(loaded))
+        parts.append(f"the timings at {where} fail a load check below, so load may explain it")
+    else:
+        parts.append("no timing in that range fails a load check")
+    return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
+
+
+def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
+    """The load checks' findings in words: how many of ``total`` timings failed, and which (``found``: the
+    :class:`commlib.lab.fit.Suspect` records of :func:`commlib.lab.fit.suspects`).
+
+    >>> from commlib.lab.fit import Suspect
+    >>> suspects_sentence([], 68)
+    'None of the 68 timings fails them.'
+    >>> suspects_sentence([Suspect("all_gather", 4096.0, "slower than the all-reduce of the same size")], 68)[:60]
+    '1 of the 68 timings fails them: all-gather at 4 KiB (slower '
+    """
+    check_positive("total", total)
+    if not found:
+        return f"None of the {total} timings fails them."
+    keys = list(dict.fromkeys((f.op, f.nbytes) for f in found))
+    whys = {k: "; ".join(f.why for f in found if (f.op, f.nbytes) == k) for k in keys}
+    listed = ", ".join(f"{op.replace('_', '-')} at {format_bytes(x)} ({whys[(op, x)]})" for op, x in keys[:shown])
+    more = f", and {len(keys) - shown} more" if len(keys) > shown else ""
+    return (f"{len(keys)} of the {total} timings {'fails' if len(keys) == 1 else 'fail'} them: {listed}{more}. "
+            "Read these as load, not as the machine: no algorithm makes them, and a regime that rests on them is "
+            "suspect.")
 
 
 def core_share_sentence(share: float | None, ranks: int, cores: int, enough: float = 0.9) -> str:
@@ -352,33 +489,59 @@ def cuts_phrase(cuts: Sequence[float], sizes: Sequence[float]) -> str:
 
 
 def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
-                        tolerance: float = RATE_TOLERANCE) -> str:
+                        tolerance: float = RATE_TOLERANCE, ranks2: int = 2, ranks4: int = 4) -> str:
     """How a collective's bus bandwidth at the largest size (bytes/s, measured) moved from two ranks to four.
 
-    ``cores2`` and ``cores4``: the cores each run had. Within ``tolerance``
-    the rates count as the same.
+    busbw is what each rank's link carried; all the ranks together moved
+    ``ranks x busbw``. If copying on the cores were the limit, each rank
+    would get ``min(cores, ranks) / ranks`` of a core, and busbw would move
+    by the ratio of those shares (half, from two ranks on two cores to four
+    on the same two). The measured ratio is held against that and against 1
+    (each rank with a link of its own: busbw unchanged), within
+    ``tolerance``; the sentence says which it matches.
 
-    >>> ranks_rate_sentence(1.0e9, 1.1e9, 2, 2)[-107:]
-    '(1.10 GB/s with four, 1.00 GB/s with two): the same cores do all the copying, whatever the number of ranks.'
+    >>> ranks_rate_sentence(0.69e9, 0.70e9, 2, 2)[:120]
+    'The bus bandwidth at the largest size hardly changes with the ranks (0.70 GB/s with four, 0.69 GB/s with two), though co'
+    >>> "as the cores' share per rank does" in ranks_rate_sentence(1.0e9, 0.52e9, 2, 2)
+    True
     """
     check_positive("rate2", rate2)
     check_positive("rate4", rate4)
-    nums = f"({rate4 / 1e9:.2f} GB/s with four, {rate2 / 1e9:.2f} GB/s with two)"
-    same = cores2 == cores4
-    if abs(rate4 / rate2 - 1) <= tolerance:
-        tail = ": the same cores do all the copying, whatever the number of ranks." if same else (
-            f", although four ranks had {_WORDS.get(cores4, str(cores4))} cores to copy with and two ranks "
-            f"{_WORDS.get(cores2, str(cores2))}.")
-        return f"The bus bandwidth at the largest size hardly changes with the ranks {nums}{tail}"
-    if rate4 > rate2:
-        tail = ", though the same cores do all the copying; this run does not say why." if same else (
-            f": four ranks had {_WORDS.get(cores4, str(cores4))} cores to copy with, two ranks "
-            f"{_WORDS.get(cores2, str(cores2))}.")
-        return f"The bus bandwidth at the largest size grows with the ranks {nums}{tail}"
-    tail = (": the same cores do all the copying, and four ranks also take turns on them." if same else
-            f", although four ranks had {_WORDS.get(cores4, str(cores4))} cores to copy with; this run does not "
-            "say why.")
-    return f"The bus bandwidth at the largest size falls with the ranks {nums}{tail}"
+    w4, w2 = _WORDS.get(ranks4, str(ranks4)), _WORDS.get(ranks2, str(ranks2))
+    nums = f"({rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2})"
+    limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)   # busbw ratio if the cores set it
+    ratio = rate4 / rate2
+    total = (f"all {w4} ranks together moved {ranks4 * rate4 / 1e9:.2f} GB/s, the {w2} ranks "
+             f"{ranks2 * rate2 / 1e9:.2f} GB/s")
+    if abs(limited - 1) > tolerance and abs(ratio / limited - 1) <= tolerance:
+        return (f"The bus bandwidth at the largest size falls with the ranks {nums}, as the cores' share per rank does "
+                f"({limited:.2f} times): {total}, so the same cores' copying set the rate of both runs.")
+    if abs(ratio - 1) <= tolerance:
+        if abs(limited - 1) <= tolerance:
+            return (f"The bus bandwidth at the largest size hardly changes with the ranks {nums}, and each rank had as "
+                    f"much of a core in both runs.")
+        return (f"The bus bandwidth at the largest size hardly changes with the ranks {nums}, though copying on the "
+                f"cores alone would have made it {limited:.2f} times as large: {total}, "
+                f"{ratio / limited:.1f} times as much through the same cores. So the {w2}-rank run was not limited by "
+                "copying on its cores: its ranks spent part of each step waiting, on each other or for a core.")
+    more = "grows" if ratio > 1 else "falls"
+    return (f"The bus bandwidth at the largest size {more} with the ranks {nums}: {ratio:.2f} times, against "
+            f"{limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own; {total}. "
+            "This run does not say why.")
+
+
+def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks2: int = 2, ranks4: int = 4) -> str:
+    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the measured busbw ratio and the cores' one.
+
+    >>> ranks_rate_short(0.69e9, 0.70e9, 2, 2)
+    'four ranks on two cores had 1.01 times the busbw of two, against 0.50 had copying on the cores set it'
+    """
+    check_positive("rate2", rate2)
+    check_positive("rate4", rate4)
+    limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)
+    w4, w2, c4 = (_WORDS.get(x, str(x)) for x in (ranks4, ranks2, cores4))
+    return (f"{w4} ranks on {c4} cores had {rate4 / rate2:.2f} times the busbw of {w2}, against {limited:.2f} had "
+            "copying on the cores set it")
 
 
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
@@ -392,6 +555,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     ``alpha4`` (s): the fitted start-up costs at two and four ranks; the
     switching between ranks is named when the four-rank run was
     ``oversubscribed`` and its alpha grew by a core ``handover`` or more.
+    Where load could explain the gap to the copy rate (:func:`load_bound`),
+    the copies are not blamed for it.
 
     >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
     "the library's copies, slower than one plain copy per byte; switching between ranks, "
@@ -407,9 +572,11 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         parts.append("the library's copies, at a rate this run could not pin down")
     elif abs(rate / copy_rate - 1) <= tolerance:
         parts.append("the library's copies, at about the rate this machine copies memory")
+    elif _load_explains(rate, copy_rate, share, tolerance, enough):
+        parts.append("the library's copies or the load, which this run cannot tell apart")
     else:
         parts.append("the library's copies, slower than one plain copy per byte")
-    if cache == "all":
+    if cache == "most":
         parts.append("the last-level cache, past which each byte got dearer")
     elif cache == "part":
         parts.append("in part the last-level cache, past which each byte got dearer")
@@ -418,39 +585,45 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     return "What limited this run, then, was " + "; ".join(parts) + "; and the lack of a real wire."
 
 
-def regime_counts(counts: Sequence[int], most: int | None = None) -> str:
+def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 1) -> str:
     """The numbers of regimes chosen inside the splits, in words, with how often each was chosen.
 
     ``most``: the largest count that was tried; where it was chosen, more
-    regimes might have done better, and the words say so.
+    regimes might have done better, and the words say so. ``sweeps``: with
+    two or more, each split was fitted on each sweep in turn, and ``counts``
+    holds one count per split and sweep.
 
     >>> regime_counts([3, 3, 3, 3, 3])
     'three regimes (the count leave-one-out picked on the fitted sizes of every split)'
     >>> regime_counts([3, 2, 3, 4, 3], most=4)[-95:]
     'three on 3 of 5 splits, two on 1, four on 1; four is the most tried, and more might fit better)'
+    >>> regime_counts([3, 3, 4, 3], sweeps=2)[-44:]
+    'three on 3 of 4 split-sweep fits, four on 1)'
     """
     if not counts:
         raise ValueError("counts must hold the number of regimes chosen in one split or more")
     for k in counts:
         check_positive("counts", k)
+    check_positive("sweeps", sweeps)
     tally = sorted(((counts.count(k), k) for k in set(counts)), key=lambda t: (-t[0], t[1]))
     lo, hi = min(counts), max(counts)
+    every, units = ("every split and sweep", "split-sweep fits") if sweeps > 1 else ("every split", "splits")
     if lo == hi:
-        text = (f"{_WORDS.get(lo, str(lo))} regimes (the count leave-one-out picked on the fitted sizes of every "
-                "split")
+        text = f"{_WORDS.get(lo, str(lo))} regimes (the count leave-one-out picked on the fitted sizes of {every}"
     else:
-        each = ", ".join(f"{_WORDS.get(k, str(k))} on {c}" + (f" of {len(counts)} splits" if i == 0 else "")
+        each = ", ".join(f"{_WORDS.get(k, str(k))} on {c}" + (f" of {len(counts)} {units}" if i == 0 else "")
                          for i, (c, k) in enumerate(tally))
         span = "or" if hi - lo == 1 else "to"
+        where = "each split's and sweep's" if sweeps > 1 else "each split's"
         text = (f"{_WORDS.get(lo, str(lo))} {span} {_WORDS.get(hi, str(hi))} regimes (the count leave-one-out picked "
-                f"on each split's fitted sizes: {each}")
+                f"on {where} fitted sizes: {each}")
     if most is not None and hi >= most:
         text += f"; {_WORDS.get(most, str(most))} is the most tried, and more might fit better"
     return text + ")"
 
 
 def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread: float, wins: int, splits: int,
-                   most: int | None = None) -> str:
+                   most: int | None = None, sweeps: int = 1) -> str:
     """Which model predicts sizes it never saw better, the single line or the piecewise fits, and by how much.
 
     ``line`` and ``piecewise`` are the median held-out errors (fractions,
@@ -458,15 +631,20 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     standard deviation of their difference over the splits, ``wins`` on how
     many splits the better one was better. ``counts``: the number of regimes
     chosen inside each split on its fitted sizes alone (:func:`regime_counts`;
-    ``most``: the largest count tried). A difference within the spread is
-    called a tie.
+    ``most``: the largest count tried). ``sweeps``: with two or more, each
+    model was fitted on one sweep and graded on another. A difference within
+    the spread is called a tie. What the sentence concludes is about this
+    run's timings; whether a cut is the machine's is for :func:`cut_sentence`,
+    which asks whether both sweeps put it there.
 
     >>> grade_sentence(0.144, 0.216, [3] * 5, 0.02, 5, 5)[:80]
     'the single line predicts them better than piecewise fits of three regimes (the c'
+    >>> grade_sentence(0.3, 0.1, [3] * 10, 0.02, 5, 5, sweeps=2).endswith("timings that held from sweep to sweep")
+    True
     """
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
-    k = "piecewise fits of " + regime_counts(counts, most)
+    k = "piecewise fits of " + regime_counts(counts, most, sweeps)
     where = f"on {wins} of {splits} ways of holding sizes out"
     if abs(line - piecewise) <= spread:
         return (f"the single line and {k} predict them about equally well ({100 * line:.0f} % against "
@@ -476,19 +654,64 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
         return (f"the single line predicts them better than {k} ({100 * line:.0f} % against "
                 f"{100 * piecewise:.0f} %, {where}): the extra regimes follow the noise of the points they were "
                 "fitted on, not the machine")
-    return (f"{k} predict them better than the single line ({100 * piecewise:.0f} % against {100 * line:.0f} %, "
-            f"{where}): the regimes are the machine's, not the noise's")
+    held = ("regimes in this run's timings that held from sweep to sweep" if sweeps > 1 else
+            "regimes in this run's timings (one sweep: a load episode on neighbouring sizes would look the same)")
+    return f"{k} predict them better than the single line ({100 * piecewise:.0f} % against {100 * line:.0f} %, {where}): {held}"
 
 
-def regimes_takeaway(piecewise_better: bool, line_better: bool = True) -> str:
+def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], sizes: Sequence[float],
+                 sweeps: int = 2) -> str:
+    """Where a collective's regimes change, and which of those cuts both sweeps put in the same place.
+
+    A cut that every sweep's own fit puts in the same gap between measured
+    sizes is called the machine's; one that a single sweep's fit puts there
+    may be a load episode that fell on those sizes in that sweep, and the
+    run cannot tell.
+
+    >>> sizes = [2.0**k for k in range(10, 27)]
+    >>> cut_sentence("all-reduce", [2**13.5, 2**22.5], [True, False], sizes)[:91]
+    'For all-reduce the cuts fall between 8 and 16 KiB and between 4 and 8 MiB; the first reappe'
+    """
+    if len(cuts) != len(reproduced):
+        raise ValueError(f"reproduced must hold one entry per cut ({len(cuts)}), got {len(reproduced)}")
+    if not cuts:
+        return f"For {op} the fit puts no cut: one regime."
+    head = f"For {op} the {'cut falls' if len(cuts) == 1 else 'cuts fall'} {cuts_phrase(cuts, sizes)}"
+    if sweeps < 2:
+        return head + "; with one sweep this run cannot tell a cut of the machine from a load episode."
+    ordinal = ("first", "second", "third", "fourth", "fifth")
+    kept = [i for i, r in enumerate(reproduced) if r]
+    if len(kept) == len(cuts):
+        tail = ("; fitted on each sweep alone, both sweeps put " + ("it" if len(cuts) == 1 else "every one")
+                + " in the same place, so " + ("it is" if len(cuts) == 1 else "they are") + " the machine's.")
+    elif not kept:
+        tail = ("; fitted on each sweep alone, the sweeps " + ("do not put it" if len(cuts) == 1 else "put none of them")
+                + " in the same place, so this run cannot tell " + ("it" if len(cuts) == 1 else "them")
+                + " from load that fell on some sizes in one sweep.")
+    else:
+        names = " and ".join(ordinal[i] if i < len(ordinal) else str(i + 1) for i in kept)
+        tail = (f"; the {names} reappear{'s' if len(kept) == 1 else ''} in the same place when each sweep is fitted "
+                "alone, so " + ("it is" if len(kept) == 1 else "they are") + " the machine's; this run cannot tell "
+                "the others from load that fell on some sizes in one sweep.")
+    return head + tail
+
+
+def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: int = 0, cuts: int = 0) -> str:
     """The takeaway on regimes, following the held-out grade of this run (neither better: a tie).
+
+    ``machine`` of all-reduce's ``cuts`` reappeared when each sweep was fitted alone (:func:`cut_sentence`).
 
     >>> regimes_takeaway(False, False)[-58:]
     ' apart: the regimes may be real, but its noise hides them.'
+    >>> regimes_takeaway(True, machine=1, cuts=3)[-71:]
+    "cut is the machine's only where both sweeps put it (here one of three)."
     """
     if piecewise_better:
-        return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes; here a "
-                "piecewise fit predicted held-out sizes better than one line, so its regimes are the machine's.")
+        of = f" (here {_WORDS.get(machine, str(machine))} of {_WORDS.get(cuts, str(cuts))})" if cuts else ""
+        return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
+                "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
+                "it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
+                f"machine's only where both sweeps put it{of}.")
     if line_better:
         return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
                 "regimes: here one line predicted held-out sizes better, so the extra regimes fitted noise.")

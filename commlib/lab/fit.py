@@ -71,6 +71,10 @@ __all__ = [
     "regime_errors",
     "split_sizes",
     "steepest_step",
+    "least_loaded",
+    "Suspect",
+    "SPREAD_LIMIT",
+    "suspects",
     "fit_alpha_beta",
     "fit_joint",
     "fit_piecewise",
@@ -430,6 +434,96 @@ def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0
         worst_at, worst = max(pick, key=lambda t: t[1])
         out.append(RegimeError(pick[0][0], pick[-1][0], len(pick), len(mine), float(np.median([e for _, e in pick])),
                                worst, worst_at, m))
+    return out
+
+
+def least_loaded(sweeps: Sequence[Series]) -> Series:
+    """One collective's sweeps over the same sizes, combined: at each size the sweep whose median is lower.
+
+    A load from other programs only ever slows a call down, so of two
+    sweeps timed at different moments the faster one at a size is the less
+    loaded there; its median and quartiles stand for that size. (With noise
+    alone this reads a little low, by a fraction of the spread.)
+
+    >>> a = Series("all_gather", 2, (1.0, 2.0), (1.0, 9.0), low=(0.9, 8.0), high=(1.1, 10.0))
+    >>> b = Series("all_gather", 2, (1.0, 2.0), (5.0, 2.0), low=(4.0, 1.9), high=(6.0, 2.1))
+    >>> least_loaded([a, b]).seconds, least_loaded([a, b]).low
+    ((1.0, 2.0), (0.9, 1.9))
+    """
+    sweeps = list(sweeps)
+    if not sweeps or not all(isinstance(s, Series) for s in sweeps):
+        raise ValueError("sweeps must be a non-empty sequence of Series")
+    first = sweeps[0]
+    if any(s.op != first.op or s.n != first.n or s.nbytes != first.nbytes for s in sweeps):
+        raise ValueError(f"sweeps must time the same collective at the same sizes ({first.label})")
+    pick = [min(range(len(sweeps)), key=lambda k: sweeps[k].seconds[i]) for i in range(len(first.nbytes))]
+
+    def take(name):
+        if any(getattr(s, name) is None for s in sweeps):
+            return None
+        return tuple(getattr(sweeps[k], name)[i] for i, k in enumerate(pick))
+
+    return Series(first.op, first.n, first.nbytes, take("seconds"), first.algorithm, take("low"), take("high"),
+                  first.label)
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A timing that no collective's algorithm explains, only load: ``op`` at ``nbytes`` bytes, and ``why``."""
+
+    op: str
+    nbytes: float
+    why: str
+
+
+#: Quartile spread (q3 - q1) over the median beyond which a size's calls are flagged as loaded.
+SPREAD_LIMIT = 1.0
+
+
+def suspects(series: Sequence[Series], sweeps: Sequence[Sequence[Series]] = (),
+             spread: float = SPREAD_LIMIT) -> list[Suspect]:
+    """Timings that fail a sanity check: the marks of load on a shared machine, not of the machine.
+
+    Three checks, each against the run's own spread:
+
+    * a reduce-scatter or an all-gather of ``M`` bytes slower than the
+      all-reduce of ``M`` on as many ranks, with their middle halves apart
+      (an all-reduce does at least as much: on two ranks MPICH's is a
+      reduce-scatter followed by an all-gather);
+    * a size whose middle half of the calls spans more than ``spread``
+      times its median;
+    * a size at which two sweeps (``sweeps``: one sequence of series per
+      sweep, in the order of ``series``) disagree, their middle halves apart
+      and one median more than 1.5 times the other.
+
+    >>> ar = Series("all_reduce", 2, (4096.0,), (6e-6,), low=(5e-6,), high=(7e-6,))
+    >>> ag = Series("all_gather", 2, (4096.0,), (2e-3,), low=(1.9e-3,), high=(2.2e-3,))
+    >>> [(s.op, s.why[:40]) for s in suspects([ar, ag])]
+    [('all_gather', 'slower than the all-reduce of the same s')]
+    """
+    out = []
+    by_op = {(s.op, s.n): s for s in series}
+    for s in series:
+        whole = by_op.get(("all_reduce", s.n))
+        for i, x in enumerate(s.nbytes):
+            if s.op in ("reduce_scatter", "all_gather") and whole is not None and x in whole.nbytes:
+                j = whole.nbytes.index(x)
+                lo = s.low[i] if s.low is not None else s.seconds[i]
+                hi = whole.high[j] if whole.high is not None else whole.seconds[j]
+                if lo > hi:
+                    out.append(Suspect(s.op, x, f"slower than the all-reduce of the same size "
+                                                f"({s.seconds[i] / whole.seconds[j]:.1f} times its time)"))
+            if s.low is not None and s.high is not None and (s.high[i] - s.low[i]) > spread * s.seconds[i]:
+                out.append(Suspect(s.op, x, f"its middle half of the calls spans {(s.high[i] - s.low[i]) / s.seconds[i]:.1f} "
+                                            "times its median"))
+    for group in (zip(*sweeps) if sweeps else ()):
+        for i, x in enumerate(group[0].nbytes):
+            meds = [g.seconds[i] for g in group]
+            lows = [g.low[i] if g.low is not None else g.seconds[i] for g in group]
+            highs = [g.high[i] if g.high is not None else g.seconds[i] for g in group]
+            a, b = min(range(len(group)), key=lambda j: meds[j]), max(range(len(group)), key=lambda j: meds[j])
+            if lows[b] > highs[a] and meds[b] > 1.5 * meds[a]:
+                out.append(Suspect(group[0].op, x, f"its sweeps disagree ({meds[b] / meds[a]:.1f} times)"))
     return out
 
 

@@ -5,12 +5,21 @@ Run it under MPI, one process per rank::
     mpiexec -n 4 python -m commlib.lab.measure --out results.json
     mpiexec -n 4 python -m commlib.lab.measure --impl ring        # the point-to-point ring
 
-For each operation and size it runs ``--warmup`` untimed calls, then timed
-ones until ``--repeats`` are done (or, after ``--min-repeats``, until
-``--budget`` seconds are spent on that size). One timed call is: a barrier,
-``MPI_Wtime``, the collective, ``MPI_Wtime``; its time is the *slowest*
-rank's (a collective is finished when its last rank is). The JSON holds the
-median and the spread (minimum, quartiles, maximum) per size.
+The sizes are visited ``--sweeps`` times (two by default), each sweep in
+its own seeded random order (``--order shuffled``), and at each size the
+operations are timed in turns, call by call. A load that comes and goes on
+a shared machine then falls on every operation alike and on sizes scattered
+over the ladder, different ones in each sweep: timed one operation at a
+time in sorted order, a load episode would cover a run of neighbouring
+sizes of one operation and look like a regime of the machine.
+
+At each size it runs ``--warmup`` untimed calls, then timed ones until
+``--repeats`` are done (or, after ``--min-repeats``, until ``--budget``
+seconds are spent on that size in that sweep). One timed call is: a
+barrier, ``MPI_Wtime``, the collective, ``MPI_Wtime``; its time is the
+*slowest* rank's (a collective is finished when its last rank is). The
+JSON holds the median and the spread (minimum, quartiles, maximum) per
+size over both sweeps, and every sample with its sweep and start time.
 
 Sizes follow nccl-tests: ``nbytes`` is the whole buffer -- the message for
 all-reduce and broadcast, the full array for reduce-scatter (each rank ends
@@ -43,7 +52,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["OPS", "IMPLS", "SCHEMA", "RESULT_KEYS", "size_ladder", "format_bytes", "summarize", "measure", "main"]
+__all__ = ["OPS", "CONTROLS", "ORDERS", "IMPLS", "SCHEMA", "RESULT_KEYS", "size_ladder", "format_bytes", "summarize",
+           "plan", "measure", "main"]
 
 #: Collectives this script can time (keys as in :data:`commlib.cost.COLLECTIVE_ALGORITHMS`).
 OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast")
@@ -51,11 +61,15 @@ OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast")
 #: ``"ring+halving_doubling"`` times the two point-to-point all-reduces in turns, call by call, so that
 #: both see the same load on the machine (two separate runs on a shared machine may not).
 IMPLS = ("mpi", "ring", "halving_doubling", "ring+halving_doubling")
+#: Controls timed in turns with the collectives (``--copy``): ``"copy"``, every rank copying a block at once.
+CONTROLS = ("copy",)
+#: Orders in which a run visits the sizes (:func:`plan`).
+ORDERS = ("shuffled", "sorted")
 #: Version tag of the JSON layout.
-SCHEMA = "commlib.lab.measure/1"
-#: Keys of every entry of ``results``.
+SCHEMA = "commlib.lab.measure/2"
+#: Keys of every entry of ``results`` (``sweep`` and ``at_s``: each sample's sweep and start time).
 RESULT_KEYS = ("op", "impl", "nbytes", "count", "repeats", "median_s", "min_s", "q1_s", "q3_s", "max_s",
-               "samples_s")
+               "samples_s", "sweep", "at_s")
 
 
 def size_ladder(min_bytes: int = 1024, max_bytes: int = 64 * 2**20, factor: int = 4) -> list[int]:
@@ -107,11 +121,52 @@ def _buffers(op: str, nbytes: int, p: int):
     return send, np.empty(count, np.float32), count
 
 
+def plan(sizes: Sequence[int], sweeps: int = 2, order: str = "shuffled", seed: int = 0) -> list[list[int]]:
+    """The order in which one run visits the sizes: one list per sweep.
+
+    ``"shuffled"`` visits each sweep's sizes in its own seeded random order,
+    so that a load that comes and goes on a shared machine falls on sizes
+    scattered over the ladder, different ones in each sweep, instead of on a
+    run of neighbouring sizes that a fit would read as a regime;
+    ``"sorted"`` visits them smallest first, every sweep alike.
+
+    >>> plan([1, 2, 3, 4], sweeps=1, order="sorted")
+    [[1, 2, 3, 4]]
+    >>> a, b = plan([1, 2, 3, 4, 5, 6], sweeps=2, seed=0)
+    >>> sorted(a) == sorted(b) == [1, 2, 3, 4, 5, 6] and a != b
+    True
+    """
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+    if not isinstance(sweeps, int) or isinstance(sweeps, bool) or sweeps < 1:
+        raise ValueError(f"sweeps must be a whole number >= 1, got {sweeps!r}")
+    sizes = sorted(int(x) for x in sizes)
+    if order == "sorted":
+        return [list(sizes) for _ in range(sweeps)]
+    rng = np.random.default_rng(seed)
+    return [[sizes[i] for i in rng.permutation(len(sizes))] for _ in range(sweeps)]
+
+
 def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str = "mpi", warmup: int = 2,
-            repeats: int = 10, min_repeats: int = 3, budget: float = 1.0, progress=None) -> list[dict]:
+            repeats: int = 10, min_repeats: int = 3, budget: float = 1.0, progress=None, sweeps: int = 2,
+            order: str = "shuffled", seed: int = 0, copy: bool = False) -> list[dict]:
     """Time each op at each size on ``comm``; return one dict per (op, size) with :data:`RESULT_KEYS`.
 
-    ``progress(i, total, op, nbytes)`` is called on rank 0 before each size.
+    The ops are timed *in turns* at each size, call by call (all-reduce,
+    reduce-scatter, all-gather, broadcast, all-reduce, ...), so a load that
+    comes and goes falls on all of them alike; the sizes are visited
+    ``sweeps`` times in the order :func:`plan` gives. ``repeats``,
+    ``min_repeats`` and ``budget`` (seconds, all the turns at one size
+    together) apply to each sweep. ``copy=True`` adds the copy control to
+    the turns (:data:`CONTROLS`): every rank copies a block of 1.5 times the
+    size at the same moment, its source and destination three buffers of
+    the size, as many as an all-reduce holds per rank (send, receive and
+    the library's temporary buffer).
+
+    Each entry pools its samples over the sweeps; ``sweep`` says from which
+    sweep each sample came and ``at_s`` when it started (seconds from the
+    start of the run), so a load episode can be seen in time.
+    ``progress(i, total, sweep, nbytes)`` is called on rank 0 before each size.
     """
     from mpi4py import MPI
 
@@ -126,6 +181,7 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
     for op in ops:
         if op not in OPS:
             raise ValueError(f"op must be one of {', '.join(OPS)}; got {op!r}")
+    schedule = plan(sizes, sweeps, order, seed)
 
     def run_once(op, send, recv, impl):
         if op == "all_reduce":
@@ -137,36 +193,60 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
             comm.Reduce_scatter_block(send, recv, op=MPI.SUM)
         elif op == "all_gather":
             comm.Allgather(send, recv)
-        else:
+        elif op == "broadcast":
             comm.Bcast(send, root=0)
+        else:  # the copy control: every rank copies its own block at once
+            np.copyto(recv, send)
 
-    results, total, i = [], len(ops) * len(sizes), 0
-    for op in ops:
-        for nbytes in sizes:
+    turns = impl.split("+")  # several implementations: timed in turns, call by call
+    entries = [(op, each) for op in ops for each in turns] + ([("copy", "numpy")] if copy else [])
+    pooled: dict[tuple, dict] = {}
+    total, i = sum(len(s) for s in schedule), 0
+    comm.Barrier()
+    start = MPI.Wtime()
+    for sweep, order_k in enumerate(schedule):
+        for nbytes in order_k:
             i += 1
             if progress is not None and comm.Get_rank() == 0:
-                progress(i, total, op, nbytes)
-            send, recv, count = _buffers(op, int(nbytes), p)
-            turns = impl.split("+")  # several implementations: timed in turns, call by call
+                progress(i, total, sweep + 1, nbytes)
+            bufs = {op: (_copy_buffers(int(nbytes)) if op == "copy" else _buffers(op, int(nbytes), p))
+                    for op in dict.fromkeys(op for op, _ in entries)}
             for _ in range(warmup):
-                for each in turns:
-                    run_once(op, send, recv, each)
-            samples: dict[str, list[float]] = {each: [] for each in turns}
-            spent = 0.0
-            while len(samples[turns[-1]]) < repeats and (len(samples[turns[-1]]) < min_repeats or spent < budget):
-                for each in turns:
+                for op, each in entries:
+                    run_once(op, bufs[op][0], bufs[op][1], each)
+            samples: dict[tuple, list[float]] = {e: [] for e in entries}
+            starts: dict[tuple, list[float]] = {e: [] for e in entries}
+            spent, done = 0.0, 0
+            while done < repeats and (done < min_repeats or spent < budget):
+                for op, each in entries:
                     comm.Barrier()
                     t0 = MPI.Wtime()
-                    run_once(op, send, recv, each)
+                    run_once(op, bufs[op][0], bufs[op][1], each)
                     dt = MPI.Wtime() - t0
                     slowest = comm.allreduce(dt, op=MPI.MAX)  # same value on every rank: same loop decisions
-                    samples[each].append(slowest)
+                    samples[(op, each)].append(slowest)
+                    starts[(op, each)].append(t0 - start)
                     spent += slowest
-            for each in turns:
-                results.append({"op": op, "impl": each, "nbytes": int(count * 4), "count": int(count),
-                                "repeats": len(samples[each]), **summarize(samples[each]),
-                                "samples_s": samples[each]})
+                done += 1
+            for op, each in entries:
+                count = bufs[op][2]
+                row = pooled.setdefault((op, each, int(count * 4)), {"samples_s": [], "sweep": [], "at_s": []})
+                row["samples_s"].extend(samples[(op, each)])
+                row["sweep"].extend([sweep] * len(samples[(op, each)]))
+                row["at_s"].extend(starts[(op, each)])
+            del bufs
+    results = []
+    for (op, each, nb), row in sorted(pooled.items(), key=lambda kv: (entries.index(kv[0][:2]), kv[0][2])):
+        results.append({"op": op, "impl": each, "nbytes": nb, "count": nb // 4, "repeats": len(row["samples_s"]),
+                        **summarize(row["samples_s"]), **row})
     return results
+
+
+def _copy_buffers(nbytes: int):
+    """The copy control's buffers at ``nbytes``: a block of 1.5 times the size, source and destination."""
+    count = max(1, (3 * nbytes // 2) // 4)
+    src = np.random.default_rng(0).random(count, dtype=np.float32)
+    return src, np.empty_like(src), max(1, nbytes // 4)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -180,7 +260,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--min-repeats", type=int, default=3)
-    ap.add_argument("--budget", type=float, default=1.0, help="seconds per size after --min-repeats")
+    ap.add_argument("--budget", type=float, default=1.0, help="seconds per size and sweep after --min-repeats")
+    ap.add_argument("--sweeps", type=int, default=2, help="times every size is visited")
+    ap.add_argument("--order", default="shuffled", choices=ORDERS, help="order of the sizes in each sweep")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the shuffled order")
+    ap.add_argument("--copy", action="store_true", help="time the copy control in turns with the collectives")
     ap.add_argument("--out", default="", help="write JSON here instead of stdout")
     ap.add_argument("--progress", action="store_true", help="one line per size on stderr (rank 0)")
     return ap
@@ -196,14 +280,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ops = [o for o in args.ops.split(",") if o]
     sizes = [int(s) for s in args.sizes.split(",") if s] or size_ladder(args.min_bytes, args.max_bytes, args.factor)
 
-    def progress(i, total, op, nbytes):
-        print(f"[{i}/{total}] {op} {format_bytes(nbytes)}", file=sys.stderr, flush=True)
+    def progress(i, total, sweep, nbytes):
+        print(f"[{i}/{total}] sweep {sweep} {format_bytes(nbytes)}", file=sys.stderr, flush=True)
 
     comm.Barrier()
     wall0, cpu0 = MPI.Wtime(), time.process_time()
     try:
         results = measure(comm, ops, sizes, args.impl, args.warmup, args.repeats, args.min_repeats, args.budget,
-                          progress if args.progress else None)
+                          progress if args.progress else None, args.sweeps, args.order, args.seed, args.copy)
     except ValueError as exc:
         if comm.Get_rank() == 0:
             print(f"error: {exc}", file=sys.stderr)
@@ -236,6 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "core_share": sum(cpu_s) / (wall_s * usable) if wall_s > 0 else None,
         "warmup": args.warmup,
         "repeats": args.repeats,
+        "sweeps": args.sweeps,
+        "order": args.order,
+        "seed": args.seed,
         "results": results,
     }
     text = json.dumps(doc, indent=1)

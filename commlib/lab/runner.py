@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..units import check_count
 from .fit import Series
 
@@ -49,7 +51,9 @@ __all__ = [
     "to_series",
     "machine_facts",
     "lab_cpus",
-    "ProgressByOp",
+    "ProgressBySweep",
+    "sweeps_of",
+    "copy_control",
 ]
 
 #: MPICH's names for its all-reduce algorithms (``MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM``) and the
@@ -243,8 +247,14 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
             sizes: Sequence[int] = (), impl: str = "mpi", warmup: int = 2, repeats: int = 10,
             min_repeats: int = 3, budget: float = 0.5, mpich_algorithm: str | None = None,
             timeout: float = 300.0, progress: Callable[[str], None] | None = print,
-            cpus: Sequence[int] | None = None) -> dict:
+            cpus: Sequence[int] | None = None, sweeps: int = 2, order: str = "shuffled", seed: int = 0,
+            copy: bool = False) -> dict:
     """Run :mod:`commlib.lab.measure` on ``n`` local ranks and return its JSON as a dict.
+
+    The ops are timed in turns at each size, ``sweeps`` times over the
+    sizes in ``order`` (seeded by ``seed``); ``repeats``, ``min_repeats``
+    and ``budget`` apply to each sweep; ``copy`` adds the copy control to
+    the turns (see :func:`commlib.lab.measure.measure`).
 
     ``mpich_algorithm`` forces MPICH's all-reduce algorithm (a key of
     :data:`MPICH_ALLREDUCE_ALGORITHMS`); ``None`` lets the library choose.
@@ -264,7 +274,9 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
         out = os.path.join(tmp, "results.json")
         args = ["commlib.lab.measure", "--ops", ",".join(ops), "--impl", impl, "--warmup", str(warmup),
                 "--repeats", str(repeats), "--min-repeats", str(min_repeats), "--budget", str(budget),
-                "--out", out, "--progress"]
+                "--sweeps", str(sweeps), "--order", order, "--seed", str(seed), "--out", out, "--progress"]
+        if copy:
+            args.append("--copy")
         if sizes:
             args += ["--sizes", ",".join(str(int(s)) for s in sizes)]
         run = run_mpi(n, args, timeout=timeout, progress=progress, env=env, cpus=cpus)
@@ -274,19 +286,19 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
         return load(out)
 
 
-_PROGRESS_LINE = re.compile(r"^\[\d+/\d+\] ([a-z_]+) ")
+_PROGRESS_LINE = re.compile(r"^\[\d+/\d+\] sweep (\d+) ")
 
 
-class ProgressByOp:
-    """A ``progress`` callback that prints one line per collective (not per size): short, stable output.
+class ProgressBySweep:
+    """A ``progress`` callback that prints one line per sweep (not per size): short, stable output.
 
-    Only the measurement's own progress lines (``[i/total] op size``) count;
-    anything else the MPI library writes to stderr (warnings, with host
-    names and process ids) is kept out of the output.
+    Only the measurement's own progress lines (``[i/total] sweep k size``)
+    count; anything else the MPI library writes to stderr (warnings, with
+    host names and process ids) is kept out of the output.
 
-    >>> p = ProgressByOp()
-    >>> p("[1/2] all_reduce 1 KiB"); p("[2/2] all_reduce 2 KiB"); p("[1699.2] [host:42] ucx WARN x")
-    measuring all_reduce ...
+    >>> p = ProgressBySweep()
+    >>> p("[1/4] sweep 1 1 KiB"); p("[2/4] sweep 1 2 KiB"); p("[1699.2] [host:42] ucx WARN x")
+    measuring, sweep 1 ...
     """
 
     def __init__(self, prefix: str = "") -> None:
@@ -297,7 +309,7 @@ class ProgressByOp:
         match = _PROGRESS_LINE.match(line)
         if match and match.group(1) not in self.seen:
             self.seen.append(match.group(1))
-            print(f"{self.prefix}measuring {match.group(1)} ...", flush=True)
+            print(f"{self.prefix}measuring, sweep {match.group(1)} ...", flush=True)
 
 
 def load(path: str | os.PathLike) -> dict:
@@ -309,19 +321,54 @@ def load(path: str | os.PathLike) -> dict:
     return doc
 
 
-def to_series(doc: dict, label: str | None = None) -> list[Series]:
+def _stats(row: dict, sweep: int | None) -> tuple[float, float, float]:
+    """(q1, median, q3) of a result row's samples, all of them or one sweep's."""
+    if sweep is None:
+        return row["q1_s"], row["median_s"], row["q3_s"]
+    mine = [t for t, k in zip(row["samples_s"], row.get("sweep", [0] * len(row["samples_s"]))) if k == sweep]
+    if not mine:
+        raise ValueError(f"sweep must be one of the run's sweeps (0 to {max(row.get('sweep', [0]))}), got {sweep}")
+    q1, med, q3 = np.percentile(mine, [25, 50, 75])
+    return float(q1), float(med), float(q3)
+
+
+def sweeps_of(doc: dict) -> int:
+    """How many sweeps over the sizes a measurement made (1 for runs that do not say)."""
+    return int(doc.get("sweeps", 1))
+
+
+def copy_control(doc: dict) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """The copy control of a run timed with ``copy=True``: ``(sizes, rates, low, high)``, bytes and bytes/s.
+
+    At size ``M`` every rank copied a block of ``1.5 M`` bytes at the same
+    moment; the rate is bytes copied per second and per rank, ``1.5 M`` over
+    the slowest rank's time: the median, and the rates of the quartile times
+    (``low`` from the third quartile, ``high`` from the first).
+    """
+    rows = sorted((r for r in doc["results"] if r["op"] == "copy"), key=lambda r: r["nbytes"])
+    if not rows:
+        raise ValueError("this measurement has no copy control (run it with copy=True)")
+    sizes = tuple(float(r["nbytes"]) for r in rows)
+    block = [3 * r["nbytes"] // 2 // 4 * 4 for r in rows]
+    return (sizes, tuple(b / r["median_s"] for b, r in zip(block, rows)),
+            tuple(b / r["q3_s"] for b, r in zip(block, rows)), tuple(b / r["q1_s"] for b, r in zip(block, rows)))
+
+
+def to_series(doc: dict, label: str | None = None, sweep: int | None = None) -> list[Series]:
     """One :class:`commlib.lab.fit.Series` per op of a measurement, with the cost-model algorithm it ran.
 
     A run that timed several implementations in turns gives one series per
     op and implementation. The algorithm is the point-to-point one for
     ``impl`` ring or halving_doubling, the forced MPICH one if the run forced it, else
-    :data:`AUTO_ALGORITHMS`. Spread is the quartiles.
+    :data:`AUTO_ALGORITHMS`. Spread is the quartiles. ``sweep`` (0, 1, ...):
+    the medians and quartiles of that sweep's calls alone; ``None``: of all.
+    The copy control is no collective and is left out (:func:`copy_control`).
     """
     n = int(doc["ranks"])
     default = doc.get("impl", "mpi")  # each entry names its own implementation when a run timed several
     forced = doc.get("allreduce_algorithm", "auto")
     out = []
-    for op, impl in dict.fromkeys((r["op"], r.get("impl", default)) for r in doc["results"]):
+    for op, impl in dict.fromkeys((r["op"], r.get("impl", default)) for r in doc["results"] if r["op"] != "copy"):
         rows = sorted((r for r in doc["results"] if r["op"] == op and r.get("impl", default) == impl),
                       key=lambda r: r["nbytes"])
         if impl in ("ring", "halving_doubling"):
@@ -335,8 +382,9 @@ def to_series(doc: dict, label: str | None = None) -> list[Series]:
         what = (f"{op} ({impl})" if impl != "mpi" else
                 f"{op} (MPICH {forced})" if op == "all_reduce" and forced != "auto" else op)
         name = label or f"{what}, {n} ranks"
-        out.append(Series(op, n, tuple(r["nbytes"] for r in rows), tuple(r["median_s"] for r in rows), algorithm,
-                          tuple(r["q1_s"] for r in rows), tuple(r["q3_s"] for r in rows), name))
+        stats = [_stats(r, sweep) for r in rows]
+        out.append(Series(op, n, tuple(r["nbytes"] for r in rows), tuple(m for _, m, _ in stats), algorithm,
+                          tuple(lo for lo, _, _ in stats), tuple(hi for _, _, hi in stats), name))
     return out
 
 

@@ -115,9 +115,10 @@ def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
                      copy: tuple[Sequence[float], Sequence[float]] | None = None):
     """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size.
 
-    ``copy``: ``(sizes, rates)`` of :func:`commlib.lab.memory.copy_rates`
-    measured in the same run, drawn as a black dashed line (bytes copied per
-    second), the control the collectives' rates are read against.
+    ``copy``: ``(sizes, rates)`` of the copy control measured in the same
+    run (:func:`commlib.lab.runner.copy_control`: every rank copying at
+    once), drawn as a black dashed line (bytes copied per second and rank),
+    the control the collectives' rates are read against.
     """
     if not series:
         raise ValueError("series must hold at least one Series")
@@ -131,7 +132,7 @@ def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
         if len(sizes) != len(rates) or not sizes:
             raise ValueError(f"copy must pair sizes with rates, got {len(sizes)} and {len(rates)}")
         ax.plot(sizes, [r / 1e9 for r in rates], "--", color=PALETTE["black"], lw=1.2,
-                label="memory copy, same cores (bytes copied/s)")
+                label="copy control, every rank at once (bytes copied/s per rank)")
     ax.set_yscale("log")
     ax.set_ylabel("bus bandwidth (GB/s, one direction)")
     _size_axis(ax)
@@ -155,7 +156,8 @@ def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, siz
 
 
 def terms_table(series: Sequence[fit.Series]):
-    """Markdown table of each series' cost-model counts: steps ``a``, bytes ``b`` and reduced bytes per byte of M."""
+    """Markdown table of each series' cost-model counts: steps ``a``, bytes ``b`` and bytes combined ``v`` per byte
+    of M (the front page's letters)."""
     body = []
     for s in series:
         for nbytes in sorted({min(s.nbytes), max(s.nbytes)}):
@@ -163,7 +165,7 @@ def terms_table(series: Sequence[fit.Series]):
             t = fit.terms_at(s.op, nbytes, s.n, s.algorithm)
             body.append([s.label, format_bytes(nbytes), name.replace("_", " "), s.n, t.steps,
                          f"{t.bytes / nbytes:.4g} M", f"{t.reduced / nbytes:.4g} M"])
-    return markdown_table(["collective", "at", "algorithm run", "ranks p", "steps a", "bytes b", "reduced c"],
+    return markdown_table(["collective", "at", "algorithm run", "ranks n", "steps a", "bytes b", "combined v"],
                           body)
 
 

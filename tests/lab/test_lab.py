@@ -46,7 +46,8 @@ def test_measure_json_has_every_key(four_rank_run):
     assert [(r["op"], r["nbytes"]) for r in results] == [(op, x) for op in measure.OPS for x in (1024, 8192)]
     for r in results:
         assert set(measure.RESULT_KEYS) <= set(r)
-        assert 2 <= r["repeats"] == len(r["samples_s"]) <= 3
+        assert 4 <= r["repeats"] == len(r["samples_s"]) == len(r["sweep"]) == len(r["at_s"]) <= 6  # two sweeps
+        assert set(r["sweep"]) == {0, 1}
         assert 0 < r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"]
         assert r["count"] * 4 == r["nbytes"]
     json.dumps(doc)  # plain JSON types only
@@ -67,7 +68,7 @@ def test_measure_json_becomes_series_with_the_right_algorithms(four_rank_run):
 def test_point_to_point_ring_is_timed_and_forced_mpich_algorithm_is_recorded():
     doc = runner.measure(n=3, ops=["all_reduce"], sizes=[4096], impl="ring", warmup=1, repeats=2, min_repeats=2,
                          timeout=TIMEOUT, progress=None)
-    assert doc["impl"] == "ring" and doc["results"][0]["repeats"] == 2
+    assert doc["impl"] == "ring" and doc["results"][0]["repeats"] == 4      # two per sweep, two sweeps
     (s,) = runner.to_series(doc)
     assert s.algorithm == "ring" and s.n == 3
     doc = runner.measure(n=2, ops=["all_reduce"], sizes=[4096], warmup=1, repeats=2, min_repeats=2,
@@ -86,8 +87,30 @@ def test_measure_reports_bad_arguments_instead_of_hanging():
 def test_progress_lines_stream_one_per_size():
     lines = []
     runner.measure(n=2, ops=["broadcast"], sizes=[1024, 2048], warmup=0, repeats=2, min_repeats=2,
-                   timeout=TIMEOUT, progress=lines.append)
-    assert lines == ["[1/2] broadcast 1 KiB", "[2/2] broadcast 2 KiB"]
+                   timeout=TIMEOUT, progress=lines.append, sweeps=1, order="sorted")
+    assert lines == ["[1/2] sweep 1 1 KiB", "[2/2] sweep 1 2 KiB"]
+
+
+def test_the_collectives_are_timed_in_turns_at_each_size_in_shuffled_sweeps():
+    # A load episode must fall on every collective alike, and on sizes scattered over the ladder, different
+    # ones in each sweep: the calls' start times say in what order they were made.
+    sizes = [1024, 2048, 4096, 8192, 16384]
+    doc = runner.measure(n=2, sizes=sizes, warmup=0, repeats=2, min_repeats=2, budget=0.0, timeout=TIMEOUT,
+                         progress=None, seed=3, copy=True)
+    calls = sorted((t, r["op"], r["nbytes"], k) for r in doc["results"]
+                   for t, k in zip(r["at_s"], r["sweep"]))
+    plan = measure.plan(sizes, 2, "shuffled", 3)
+    assert plan[0] != plan[1] and plan[0] != sorted(sizes)
+    visited = [list(dict.fromkeys(x for _, _, x, kk in calls if kk == k)) for k in range(2)]
+    assert visited == plan
+    turn = list(measure.OPS) + ["copy"]
+    for k in range(2):
+        for x in sizes:
+            ops = [op for _, op, xx, kk in calls if kk == k and xx == x]
+            assert ops == turn * 2                # in turns, call by call
+    sweeps = [runner.to_series(doc, sweep=k) for k in range(2)]
+    assert [s.op for s in sweeps[0]] == list(measure.OPS)          # the copy control is no collective
+    assert runner.copy_control(doc)[0] == tuple(float(x) for x in sizes)
 
 
 LEARNERS = {
@@ -181,13 +204,13 @@ def test_bus_bandwidth_of_a_measured_point_matches_cost():
 
 # ---------------------------------------------------------------- robustness on any machine, under load
 
-def test_progress_by_op_prints_one_line_per_collective_and_ignores_library_noise(capsys):
-    show = runner.ProgressByOp()
-    for line in ["[1/4] all_reduce 1 KiB", "[1699.123] [myhost:4242:0] ucx WARN something",
-                 "[2/4] all_reduce 4 KiB", "[myhost:1] warning", "[3/4] broadcast 1 KiB", ""]:
+def test_progress_by_sweep_prints_one_line_per_sweep_and_ignores_library_noise(capsys):
+    show = runner.ProgressBySweep()
+    for line in ["[1/4] sweep 1 1 KiB", "[1699.123] [myhost:4242:0] ucx WARN something",
+                 "[2/4] sweep 1 4 KiB", "[myhost:1] warning", "[3/4] sweep 2 1 KiB", ""]:
         show(line)
     # Host names and process ids in stray stderr lines must never reach the stored output.
-    assert capsys.readouterr().out.splitlines() == ["measuring all_reduce ...", "measuring broadcast ..."]
+    assert capsys.readouterr().out.splitlines() == ["measuring, sweep 1 ...", "measuring, sweep 2 ..."]
 
 
 def test_lab_cpus_are_usable_cores():
@@ -390,4 +413,4 @@ def test_rate_table_puts_the_measured_busbw_beside_the_fit_and_names_a_secant():
     assert "busbw at 64 KiB, measured" in table and "a secant through both" in table
     line = str(lab_views.rate_table([s], [fit.fit_joint([s])], [fit.fit_joint([s])], 1e9).data)
     assert "7 sizes (one line)" in line
-    assert "above the measured copy rate" in line        # 2 GB/s against a 1 GB/s copy: flagged
+    assert "above the copy control" in line        # 2 GB/s against a 1 GB/s copy: flagged
