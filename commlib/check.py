@@ -117,14 +117,21 @@ class Result:
 
 _REGISTRY: dict[str, Question] = {}
 
+#: Units a generic slip can explain: sizes, rates and times (a count, a ratio or a share has no
+#: bits, directions or prefixes to mix up, so those slips are never suggested for it).
+_SIZES = frozenset({"B", "kB", "MB", "GB", "MiB", "GiB", "KiB"})
+_RATES = frozenset({"B/s", "GB/s", "Gb/s", "MB/s"})
+_TIMES = frozenset({"s", "ms", "µs", "ns"})
+
+#: Generic slips: (factor, what it suggests, the units it can happen in).
 _GENERIC = [
-    (8.0, "did you mix bits and bytes (1 B = 8 b)?"),
-    (2.0**20 / 1e6, "did you mix MB (10^6 B) and MiB (2^20 B)?"),
-    (2.0**30 / 1e9, "did you mix GB (10^9 B) and GiB (2^30 B)?"),
-    (2.0, "did you count both directions of the link, or only one?"),
-    (1000.0, "is a unit prefix off by 1000 (ms vs s, MB vs GB)?"),
-    (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?"),
-    (1e9, "is the answer in bytes (or ns) where GB (10^9 B) or s was asked?"),
+    (8.0, "did you mix bits and bytes (1 B = 8 b)?", _SIZES | _RATES),
+    (2.0**20 / 1e6, "did you mix MB (10^6 B) and MiB (2^20 B)?", _SIZES | _RATES),
+    (2.0**30 / 1e9, "did you mix GB (10^9 B) and GiB (2^30 B)?", _SIZES | _RATES),
+    (2.0, "did you count both directions of the link, or only one?", _SIZES | _RATES | _TIMES),
+    (1000.0, "is a unit prefix off by 1000 (ms vs s, MB vs GB)?", _SIZES | _RATES | _TIMES),
+    (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?", _SIZES | _RATES | _TIMES),
+    (1e9, "is the answer in bytes (or ns) where GB (10^9 B) or s was asked?", _SIZES | _RATES | _TIMES),
 ]
 
 
@@ -309,11 +316,20 @@ def check(question_id: str, answer: Any, *, answer_name: str | None = None, **gi
         given, right = float(answer), float(want)
         if math.isclose(given, right, rel_tol=q.rel_tol, abs_tol=ABS_TOL):
             return Result(True, f"Right: {_fmt(right, q.unit)}.")
+        if givens and _same_as_book(q, given):
+            return Result(False, "Not yet. That is the answer for the exercise's own numbers; "
+                                 "work it out again with yours (printed by yours(...)).")
         hint = _hint(q, given, right, values)
         return Result(False, f"Not yet. {hint}")
     if answer == want:
         return Result(True, f"Right: {_fmt(want, q.unit)}.")
     return Result(False, f"Not yet. {_hint(q, answer, want, values)}")
+
+
+def _same_as_book(q: Question, given: float) -> bool:
+    """Whether a number answers the exercise with the book's numbers (a student's own differ)."""
+    book = q.solve(**_givens(q, {}))
+    return _is_number(book) and math.isclose(given, float(book), rel_tol=q.rel_tol, abs_tol=ABS_TOL)
 
 
 def _takes_values(test: Callable) -> bool:
@@ -337,7 +353,9 @@ def _hint(q: Question, given: Any, right: Any, values: dict[str, Any] | None = N
     if isinstance(given, float) and isinstance(right, float) and given != 0 and right != 0:
         ratio = given / right
         tol = max(q.rel_tol, 0.005)
-        for factor, text in _GENERIC:
+        for factor, text, units in _GENERIC:
+            if q.unit not in units:
+                continue
             if math.isclose(ratio, factor, rel_tol=tol):
                 return f"Your answer is {factor:.4g} times the right one: {text}"
             if math.isclose(ratio, 1 / factor, rel_tol=tol):

@@ -87,3 +87,34 @@ def test_a_cell_that_raised_is_named_with_its_error_not_taken_for_a_missing_answ
     finally:
         checkmod._CELL_ERRORS.clear()
         InteractiveShell.clear_instance()
+
+
+def test_generic_slips_are_suggested_only_where_the_unit_allows_them():
+    """A count or a ratio has no bits, link directions or unit prefixes to mix up."""
+    import importlib
+    import pkgutil
+
+    from commlib import check as chk
+    from commlib import questions
+    for module in pkgutil.iter_modules(questions.__path__):
+        importlib.import_module(f"commlib.questions.{module.name}")
+    slips = [text for _, text, _ in chk._GENERIC]
+    unitless = [q for q in chk._REGISTRY.values() if q.unit not in chk._SIZES | chk._RATES | chk._TIMES]
+    assert unitless
+    for q in unitless:
+        right = q.solve()
+        if not isinstance(right, (int, float)) or right == 0:
+            continue
+        for factor, _, _ in chk._GENERIC:
+            for wrong in (right * factor, right / factor):
+                message = chk.check(q.id, wrong).message
+                assert not any(slip in message for slip in slips), (q.id, wrong, message)
+
+
+def test_the_book_answer_given_for_own_numbers_is_named_as_such():
+    from commlib import check as chk
+    q = chk._load("ch02.hd_steps")
+    book = q.solve()
+    other = next(v for v in q.givens[0].values if q.solve(**{q.givens[0].name: v}) != book)
+    message = chk.check(q.id, book, **{q.givens[0].name: other}).message
+    assert "exercise's own numbers" in message

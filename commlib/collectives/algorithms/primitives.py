@@ -57,7 +57,7 @@ def _power_of_two(label: str):
     def check(n: int) -> dict:
         if n & (n - 1):
             raise ValueError(f"algorithm {label} is costed for ranks n a power of two (2, 4, 8, ...), as MPICH "
-                             f"runs it; got n = {n}: choose the ring, or n = {1 << (n.bit_length() - 1)} or "
+                             f"runs it; got n = {n}: choose another algorithm, or n = {1 << (n.bit_length() - 1)} or "
                              f"{1 << n.bit_length()}")
         return {}
     return check
