@@ -742,12 +742,12 @@ def host_bounds() -> str:
     """The most GPUs a host holds on each link inside, in words, from the link records.
 
     >>> host_bounds()
-    'A host holds at most 8 GPUs on NVLink 1.0/2.0/3.0/4.0, 72 on NVLink 5, 16 on other links.'
+    'A host holds at most 8 GPUs on NVLink 1.0, 16 on NVLink 2.0/3.0, 256 on NVLink 4.0, 72 on NVLink 5/6, 16 on other links.'
     """
     by_size: dict[int, list[str]] = {}
     for item in hardware.LINKS.values():
-        if item.domain:
-            by_size.setdefault(item.domain, []).append(item.name.split(" (")[0])
+        if item.max_ranks:
+            by_size.setdefault(item.max_ranks, []).append(item.name.split(" (")[0])
     parts = []
     for size, names in by_size.items():
         family = names[0].rsplit(" ", 1)[0]
