@@ -53,6 +53,8 @@ __all__ = [
     "AS_OF",
     "GENERIC_GPUS_PER_HOST",
     "Link",
+    "Framing",
+    "TCP_OVER_ETHERNET",
     "Model",
     "Accelerator",
     "ACCELERATORS",
@@ -169,6 +171,48 @@ Gb = 1e9 / 8
 GENERIC_GPUS_PER_HOST = 16
 
 _BOTH = "The vendor figure is both directions summed; bandwidth here is one direction."
+
+
+@dataclass(frozen=True)
+class Framing:
+    """How a full-size TCP segment travels over Ethernet, in bytes (what the link's rate carries besides data).
+
+    The frame's payload is the MTU: an IPv4 header (RFC 791), a TCP header with the timestamps option
+    (RFC 9293, RFC 7323) and the data. Around it the wire carries the Ethernet header and frame check
+    sequence, and between frames a preamble with its start delimiter and the inter-frame gap (IEEE 802.3).
+
+    >>> TCP_OVER_ETHERNET.payload, TCP_OVER_ETHERNET.wire
+    (1448, 1538)
+    >>> round(link("eth_1g").bandwidth * TCP_OVER_ETHERNET.payload_share / 1e6, 1)   # MB/s of data on 1 GbE
+    117.7
+    """
+
+    mtu: int = 1500
+    ip_header: int = 20
+    tcp_header: int = 32          # 20 bytes, and 12 for the timestamps option (10, padded)
+    ethernet_header: int = 14
+    frame_check: int = 4
+    preamble: int = 8             # 7 bytes of preamble, 1 start-of-frame delimiter
+    interframe_gap: int = 12
+
+    @property
+    def payload(self) -> int:
+        """Data bytes in one full-size segment."""
+        return self.mtu - self.ip_header - self.tcp_header
+
+    @property
+    def wire(self) -> int:
+        """Byte times one full-size segment takes on the wire, gap included."""
+        return self.mtu + self.ethernet_header + self.frame_check + self.preamble + self.interframe_gap
+
+    @property
+    def payload_share(self) -> float:
+        """Share of the link's rate left to data for a stream of full-size segments."""
+        return self.payload / self.wire
+
+
+#: TCP/IPv4 over Ethernet with the standard 1500-byte MTU.
+TCP_OVER_ETHERNET = Framing()
 
 #: What every PCIe row offers: per direction, x16, the bytes left to transaction-layer packets (TLPs).
 PCIE_CONVENTION = ("Per direction, x16, the bytes offered to transaction-layer packets: gens 3-5 subtract the "

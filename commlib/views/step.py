@@ -131,4 +131,6 @@ def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_1
         return fig
 
     return sweep_html(draw, ranks, label="n = {}", start=2,
-                      alt=f"Bar chart of all-reduce time per algorithm for {hardware.model(model).name}")
+                      alt=f"Bar chart with one bar per all-reduce algorithm ({', '.join(names)}): the time of one "
+                          f"all-reduce of {hardware.model(model).name}'s {dtype} gradient over {item.name}, "
+                          f"one frame per number of ranks")
