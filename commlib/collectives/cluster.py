@@ -192,9 +192,9 @@ def check_gpus_per_host(n: int, hosts: int, intra: hardware.Link) -> None:
     >>> try:
     ...     check_gpus_per_host(32, 1, hardware.link("nvlink3"))
     ... except ValueError as err:
-    ...     print(*str(err).split("; "), sep="\n")
+    ...     print(*str(err).split("; "), sep="\n")    # doctest: +ELLIPSIS
     hosts: 32 GPUs on 1 host is 32 GPUs a host
-    NVLink 3.0 (A100, 12 links) joins at most 16 in one system (16 A100s behind NVSwitches (two HGX A100 8-GPU baseboards joined back to back)): choose at least 2 hosts
+    NVLink 3.0 (A100, 12 links) joins at most 16 in one system (16 A100s behind NVSwitches (...)): choose at least 2 hosts
     """
     if n % hosts or n // hosts <= intra.gpus_per_host:
         return
