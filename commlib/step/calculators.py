@@ -75,7 +75,7 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     ``memory_gbs`` (GB/s) sets the reduction cost gamma = 3 / B_mem; 0 leaves
     the reduction out. Every rank has the preset's full rate to any peer: its own full-duplex
     link into a switch that never blocks (for an NVLink preset, an NVSwitch), and ``n`` is refused
-    beyond one NVLink domain (:func:`check_domain`). Returns label -> text with units.
+    beyond one NVLink domain or one host's bus (:func:`check_domain`). Returns label -> text with units.
 
     >>> allreduce_results("vgg16", "fp32", 4, "eth_1g")["time of one all-reduce"]
     '6.64 s'
@@ -124,8 +124,9 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     :attr:`commlib.hardware.Model.training_flops_per_sample`); ``utilization_pct`` the share of
     the accelerator's peak FLOP/s that training achieves. Ring all-reduce of the gradient in
     ``dtype``, every rank with its own full-duplex link into a switch that never blocks (``n``
-    refused beyond one NVLink domain), nothing overlapped: the step takes T_c + T_m. The row
-    :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts at least T_m, which
+    refused beyond one NVLink domain or one host's bus, :func:`check_domain`), nothing overlapped: the
+    step takes T_c + T_m. The row :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts
+    at least T_m, which
     overlap needs to hide the all-reduce when the optimizer step waits for every bucket (PyTorch
     DDP); a scheduler that overlaps it with the next forward pass too needs only T_c >= T_m.
 
