@@ -14,9 +14,11 @@ CRC and 6 of FEC -- so PCIe 6.0 x16 offers about 118 GB/s and PCIe 7.0 x16
 about 236 GB/s each way. Packet headers are subtracted in no row
 (``payload_share`` is the share of the quoted rate that is left).
 
-An NVLink preset is one GPU's links together, and ``max_ranks`` is the most
-GPUs one NVLink domain of that generation joins in the systems its sources
-describe; beyond it, GPUs talk over the network.
+An NVLink preset is one GPU's links together, and ``max_ranks`` is the
+largest NVLink domain of that generation in a system NVIDIA shipped, per the
+source ``domain_citation`` names (16 A100s of two HGX A100 baseboards, 256
+GH200s of a DGX GH200; a system only announced, such as the GB200 NVL576, does
+not count); beyond it, GPUs talk over the network.
 
 Latencies are typical one-message start-up costs (the alpha of the
 alpha-beta model), given as orders of magnitude: measured values depend on
@@ -51,6 +53,8 @@ __all__ = [
     "AS_OF",
     "GENERIC_GPUS_PER_HOST",
     "Link",
+    "Framing",
+    "TCP_OVER_ETHERNET",
     "Model",
     "Accelerator",
     "ACCELERATORS",
@@ -85,8 +89,10 @@ class Link:
     ``payload_share`` is the share of the quoted rate (one direction) left to packets after
     the line code or the flit's own bytes: ``bandwidth`` = quoted (halved when both
     directions are summed) x ``payload_share``. ``max_ranks`` is the most GPUs one domain
-    of this link joins (an NVLink generation's largest system in its sources, which
-    ``domain`` names); 0 where the book sets no limit (network cards, buses).
+    of this link joins: an NVLink generation's largest NVLink domain in a system NVIDIA shipped,
+    which ``domain`` describes and ``domain_citation`` sources; 0 where no system sets it
+    (network cards, PCIe, UPI: :attr:`gpus_per_host` then gives the stated generic bound).
+    ``joins_gpus`` is False for a link between CPU sockets (UPI), which no GPU drives itself.
     """
 
     key: str
@@ -105,6 +111,8 @@ class Link:
     payload_share: float = 1.0
     max_ranks: int = 0
     domain: str = ""
+    domain_citation: str = ""
+    joins_gpus: bool = True
 
     @property
     def gpus_per_host(self) -> int:
@@ -164,6 +172,48 @@ GENERIC_GPUS_PER_HOST = 16
 
 _BOTH = "The vendor figure is both directions summed; bandwidth here is one direction."
 
+
+@dataclass(frozen=True)
+class Framing:
+    """How a full-size TCP segment travels over Ethernet, in bytes (what the link's rate carries besides data).
+
+    The frame's payload is the MTU: an IPv4 header (RFC 791), a TCP header with the timestamps option
+    (RFC 9293, RFC 7323) and the data. Around it the wire carries the Ethernet header and frame check
+    sequence, and between frames a preamble with its start delimiter and the inter-frame gap (IEEE 802.3).
+
+    >>> TCP_OVER_ETHERNET.payload, TCP_OVER_ETHERNET.wire
+    (1448, 1538)
+    >>> round(link("eth_1g").bandwidth * TCP_OVER_ETHERNET.payload_share / 1e6, 1)   # MB/s of data on 1 GbE
+    117.7
+    """
+
+    mtu: int = 1500
+    ip_header: int = 20
+    tcp_header: int = 32          # 20 bytes, and 12 for the timestamps option (10, padded)
+    ethernet_header: int = 14
+    frame_check: int = 4
+    preamble: int = 8             # 7 bytes of preamble, 1 start-of-frame delimiter
+    interframe_gap: int = 12
+
+    @property
+    def payload(self) -> int:
+        """Data bytes in one full-size segment."""
+        return self.mtu - self.ip_header - self.tcp_header
+
+    @property
+    def wire(self) -> int:
+        """Byte times one full-size segment takes on the wire, gap included."""
+        return self.mtu + self.ethernet_header + self.frame_check + self.preamble + self.interframe_gap
+
+    @property
+    def payload_share(self) -> float:
+        """Share of the link's rate left to data for a stream of full-size segments."""
+        return self.payload / self.wire
+
+
+#: TCP/IPv4 over Ethernet with the standard 1500-byte MTU.
+TCP_OVER_ETHERNET = Framing()
+
 #: What every PCIe row offers: per direction, x16, the bytes left to transaction-layer packets (TLPs).
 PCIE_CONVENTION = ("Per direction, x16, the bytes offered to transaction-layer packets: gens 3-5 subtract the "
                    "128b/130b line code, gens 6-7 (flit mode) the flit's non-TLP bytes (236 of 256 are TLP); "
@@ -194,10 +244,14 @@ def _pcie_flit(gen: int, rate_gt: float, quoted_gb: float, figure: str, year: st
 
 
 def _nvlink(key: str, name: str, quoted_gb: float, figure: str, source: str, citation: str, year: str,
-            max_ranks: int, domain: str) -> Link:
-    """An NVLink generation: one GPU's links together, quoted with both directions summed."""
+            max_ranks: int, domain: str, domain_citation: str) -> Link:
+    """An NVLink generation: one GPU's links together, quoted with both directions summed.
+
+    ``max_ranks`` is the generation's largest NVLink domain in a shipped system, as ``domain_citation`` gives it.
+    """
     return Link(key, name, quoted_gb * GB / 2, 1e-6, figure, source, citation, f"{_BOTH} Domain: {domain}.",
-                kind="bus", date=year, quoted=quoted_gb * GB, quoted_both=True, max_ranks=max_ranks, domain=domain)
+                kind="bus", date=year, quoted=quoted_gb * GB, quoted_both=True, max_ranks=max_ranks, domain=domain,
+                domain_citation=domain_citation)
 
 
 def _network(key: str, name: str, gbit: int, latency: float, source: str, citation: str, year: str,
@@ -222,32 +276,34 @@ _LINKS = [
                "PCI-SIG, PCI Express Base Specification 6.0 (64 GT/s, PAM4, flit mode)"),
     _pcie_flit(7, 128, 512, "128 GT/s per lane, up to 512 GB/s bi-directionally (x16)", "2025-06", "pcisig2025pcie7",
                "PCI-SIG, PCI Express Base Specification 7.0 (128 GT/s, PAM4, flit mode)"),
-    # NVLink: per GPU, all links of one GPU together; vendors quote both directions summed.
     # NVLink: per GPU, all links of one GPU together; vendors quote both directions summed. max_ranks: the
-    # largest NVLink domain of the generation in its sources (smith2018nvswitch for DGX-1 and DGX-2).
+    # generation's largest NVLink domain in a system NVIDIA shipped, per domain_citation (announced-only systems,
+    # such as the GB200 NVL576, do not count).
     _nvlink("nvlink1", "NVLink 1.0 (P100, 4 links)", 160, "160 GB/s per GPU",
             "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", "2016",
-            8, "8 GPUs wired directly (the DGX-1's hybrid cube mesh), no switch"),
+            8, "8 P100s wired directly (the DGX-1's hybrid cube mesh), no switch", "nvidia2016p100"),
     _nvlink("nvlink2", "NVLink 2.0 (V100, 6 links)", 300, "300 GB/s per GPU",
             "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", "2017",
-            16, "8 GPUs wired directly (DGX-1), or 16 behind NVSwitches (DGX-2)"),
+            16, "16 V100s behind NVSwitches (DGX-2)", "smith2018nvswitch"),
     _nvlink("nvlink3", "NVLink 3.0 (A100, 12 links)", 600, "600 GB/s per GPU",
             "NVIDIA A100 Tensor Core GPU architecture whitepaper (12 links x 25 GB/s per direction)", "nvidia2020a100",
-            "2020", 8, "8 GPUs behind NVSwitches (DGX A100)"),
+            "2020", 16, "16 A100s behind NVSwitches (two HGX A100 8-GPU baseboards joined back to back)",
+            "nvidia2020hgxa100"),
     _nvlink("nvlink4", "NVLink 4.0 (H100, 18 links)", 900, "900 GB/s per GPU",
             "NVIDIA H100 Tensor Core GPU architecture whitepaper (18 links x 25 GB/s per direction)", "nvidia2022h100",
-            "2022", 8, "8 GPUs behind NVSwitches (HGX H100)"),
+            "2022", 256, "256 GH200 superchips behind two levels of NVLink Switches (DGX GH200)", "nvidia2023dgxgh200"),
     _nvlink("nvlink5", "NVLink 5 (B200/GB200, 18 links)", 1800, "1.8 TB/s per GPU",
             "NVIDIA NVLink and NVLink Switch product page (18 links x 100 GB/s, both directions summed)",
-            "nvidia2024nvlink5", "2024-03", 72, "72 GPUs behind NVLink Switches (GB200 NVL72)"),
+            "nvidia2024nvlink5", "2024-03", 72, "72 GPUs behind NVLink Switches (GB200 NVL72)", "nvidia2024nvlink5"),
     _nvlink("nvlink6", "NVLink 6 (Rubin)", 3600, "3.6 TB/s per GPU",
-            "NVIDIA's Vera Rubin NVL144 figures (NVLink 6: 3,600 GB/s per GPU package, 72 x 3,600 GB/s = 260 TB/s "
-            "per rack), as read by Wheeler's Network", "wheeler2025rubin", "2025-11",
-            72, "72 GPU packages behind NVLink 6 switches (Vera Rubin NVL144, which counts dies)"),
+            "NVIDIA's NVLink 6 figures for the Vera Rubin NVL72 rack (3,600 GB/s per GPU, 72 x 3,600 GB/s = 260 TB/s "
+            "per rack; announced in 2025 as the NVL144, counting dies), as read by Wheeler's Network",
+            "wheeler2025rubin", "2025-11",
+            72, "72 Rubin GPUs behind NVLink 6 switches (Vera Rubin NVL72)", "nvidia2026vrnvl72"),
     Link("upi", "Intel UPI (one link, 10.4 GT/s)", 20.8 * GB, 1e-7, "10.4 GT/s, 20.8 GB/s per direction",
          "Intel Xeon Scalable family technical overview (UPI at 10.4 GT/s)", "mulnix2017xeon",
          "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus", date="2017",
-         quoted=20.8 * GB),
+         quoted=20.8 * GB, joins_gpus=False),
     _network("eth_1g", "Ethernet 1 Gb/s", 1, 50e-6, "IEEE 802.3ab (1000BASE-T)", "ieee8023", "1999",
              "Latency is TCP through the kernel."),
     _network("eth_10g", "Ethernet 10 Gb/s", 10, 20e-6, "IEEE 802.3ae (10GBASE)", "ieee8023", "2002"),

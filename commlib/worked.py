@@ -54,6 +54,8 @@ class VGGExample:
     latency: float = 0.0
     over_n: tuple = ()
     n_limit: int | None = None
+    goodput: float = 0.0
+    t_step_framed: float = 0.0
 
     def rows(self) -> list[list[str]]:
         """(quantity, computed here, as the note has it) rows for a table."""
@@ -83,6 +85,8 @@ VGG16_OVER_N: tuple[int, ...] = (4, 16, 100, 400, 600)
 def vgg16_gigabit(ns=VGG16_OVER_N) -> VGGExample:
     """Recompute the VGG-16, 4 GPUs, 1 Gb/s Ethernet example (ring all-reduce, no overlap).
 
+    ``goodput`` is the link's rate left to data by TCP/IP over Ethernet
+    (:data:`commlib.hardware.TCP_OVER_ETHERNET`) and ``t_step_framed`` the step with the ring's bytes sent at it.
     ``over_n`` holds, for each n of ``ns``, ``(n, B without start-ups, B with the link's start-ups)``
     for the target efficiency (bytes/s; ``math.inf`` where no bandwidth reaches it), and ``n_limit``
     the most ranks for which any bandwidth does (:func:`commlib.cost.largest_ranks_for_efficiency`).
@@ -90,6 +94,8 @@ def vgg16_gigabit(ns=VGG16_OVER_N) -> VGGExample:
     >>> ex = vgg16_gigabit()
     >>> round(100 * ex.efficiency, 2), round(ex.t_step, 2), round(ex.bandwidth_90 / 1e6)
     (7.65, 7.19, 13582)
+    >>> round(ex.goodput / 1e6, 1), round(ex.t_step_framed, 2)
+    (117.7, 7.6)
     """
     note = VGG16_AS_REPORTED
     n, ts, link = note["n"], note["t_compute"], hardware.link("eth_1g").bandwidth
@@ -118,4 +124,6 @@ def vgg16_gigabit(ns=VGG16_OVER_N) -> VGGExample:
         over_n=tuple((m, cost.required_bandwidth(d, m, ts, target),
                       cost.required_bandwidth(d, m, ts, target, alpha)) for m in ns),
         n_limit=cost.largest_ranks_for_efficiency(ts, target, alpha),
+        goodput=link * hardware.TCP_OVER_ETHERNET.payload_share,
+        t_step_framed=ts + cost.allreduce_time(d, n, link * hardware.TCP_OVER_ETHERNET.payload_share),
     )

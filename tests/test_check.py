@@ -118,3 +118,30 @@ def test_the_book_answer_given_for_own_numbers_is_named_as_such():
     other = next(v for v in q.givens[0].values if q.solve(**{q.givens[0].name: v}) != book)
     message = chk.check(q.id, book, **{q.givens[0].name: other}).message
     assert "exercise's own numbers" in message
+
+@pytest.mark.parametrize("n", [8, 4, 16, 32, 64])
+def test_the_ring_exercise_names_its_factor_for_every_variant(n):
+    """The book's n and every drawn n: 2 M / B and (n-1)/n M / B get the ring's own hint, never a unit slip."""
+    from commlib import hardware
+    m, b = hardware.gradient_bytes("bert_large", "fp16"), hardware.link("eth_100g").bandwidth
+    givens = {} if n == 8 else {"n": n}
+    assert expected("ch00.bert_large_ring_ms", **givens) == pytest.approx(1e3 * 2 * (n - 1) / n * m / b)
+    for wrong in (2 * m / b, (n - 1) / n * m / b):
+        message = check("ch00.bert_large_ring_ms", 1e3 * wrong, **givens).message
+        assert "2(n-1)/n" in message and "GiB" not in message and "MiB" not in message, (n, message)
+
+
+@pytest.mark.parametrize("n", [64, 8, 16, 32, 128, 256])
+def test_the_min_batch_exercise_names_the_fp32_slip_for_every_variant(n):
+    from commlib.questions import ch00
+    givens = {} if n == 64 else {"n": n}
+    message = check("ch00.min_tokens_ndr", ch00._min_tokens_ndr(n, "fp32"), **givens).message
+    assert "fp32" in message, (n, message)
+
+
+@pytest.mark.parametrize("n, tc", [(16, 0.1), (4, 0.05), (8, 0.2), (32, 0.3), (64, 0.2)])
+def test_the_bandwidth_exercise_names_the_ring_factor_for_every_variant(n, tc):
+    givens = {} if (n, tc) == (16, 0.1) else {"n": n, "tc": tc}
+    whole = expected("ch00.resnet_bw_90", **givens) * n / (n - 1)
+    message = check("ch00.resnet_bw_90", whole, **givens).message
+    assert "2(n-1)/n" in message, (n, tc, message)

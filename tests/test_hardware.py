@@ -22,12 +22,16 @@ def test_citations_exist_in_the_bibliography():
     bib = (Path(__file__).parents[1] / "references.bib").read_text(encoding="utf-8")
     for item in list(hardware.LINKS.values()) + list(hardware.MODELS.values()):
         assert "{" + item.citation + "," in bib, item.citation
+    for item in hardware.LINKS.values():
+        if item.domain_citation:
+            assert "{" + item.domain_citation + "," in bib, item.domain_citation
 
 
 def test_every_nvlink_bounds_a_host_by_its_domain_and_the_others_by_the_stated_bound():
     for item in hardware.LINKS.values():
         if item.key.startswith("nvlink"):
-            assert item.max_ranks >= 8 and item.domain, item.key
+            assert item.max_ranks >= 8 and item.domain and item.domain_citation, item.key
+            assert str(item.max_ranks) in item.domain      # the domain's description names its size
             assert item.gpus_per_host == item.max_ranks
         else:
             assert item.max_ranks == 0 and not item.domain, item.key
@@ -162,7 +166,8 @@ def test_model_counts_cite_their_implementation_apart_from_the_paper():
 
 def test_nvlink_domains_are_bounded_and_only_nvlink_has_one():
     sizes = {key: item.max_ranks for key, item in hardware.LINKS.items() if item.max_ranks}
-    assert sizes == {"nvlink1": 8, "nvlink2": 16, "nvlink3": 8, "nvlink4": 8, "nvlink5": 72, "nvlink6": 72}
+    # the largest NVLink domain of a shipped system: DGX-1, DGX-2, two HGX A100 baseboards, DGX GH200, the NVL72 racks
+    assert sizes == {"nvlink1": 8, "nvlink2": 16, "nvlink3": 16, "nvlink4": 256, "nvlink5": 72, "nvlink6": 72}
     for key in sizes:
         assert "Domain:" in hardware.link(key).note
 
@@ -186,3 +191,8 @@ def test_jia_et_al_author_list():
     entry = bib[bib.index("{jia2018highly,"):]
     entry = entry[: entry.index("\n}")]
     assert "Hu, Guangxiao" in entry and "Guangzhong" not in entry
+
+
+def test_only_socket_links_are_marked_as_not_joining_gpus():
+    apart = {key for key, item in hardware.LINKS.items() if not item.joins_gpus}
+    assert apart == {"upi"} and "CPU sockets" in hardware.link("upi").note

@@ -183,16 +183,18 @@ def check_gpus_per_host(n: int, hosts: int, intra: hardware.Link) -> None:
     r"""ValueError naming the hosts when ``n / hosts`` GPUs are more than one host on ``intra`` holds.
 
     The bound is the link's :attr:`commlib.hardware.Link.gpus_per_host`: for NVLink the largest
-    domain its sources describe (eight GPUs of a DGX; 72 of a GB200 NVL72), for any other link
-    the stated :data:`commlib.hardware.GENERIC_GPUS_PER_HOST`. Hosts that do not divide ``n`` are
-    left to :func:`allreduce_seconds`, which says so.
+    NVLink domain of a shipped system of its generation (16 A100s of two HGX A100 baseboards; 72
+    GPUs of a GB200 NVL72), for any other link the stated
+    :data:`commlib.hardware.GENERIC_GPUS_PER_HOST`; the same bound chapter 0's calculators put on
+    ranks (:func:`commlib.step.calculators.check_domain`). Hosts that do not divide ``n`` are left to
+    :func:`allreduce_seconds`, which says so.
 
     >>> try:
-    ...     check_gpus_per_host(16, 1, hardware.link("nvlink4"))
+    ...     check_gpus_per_host(32, 1, hardware.link("nvlink3"))
     ... except ValueError as err:
-    ...     print(*str(err).split("; "), sep="\n")
-    hosts: 16 GPUs on 1 host is 16 GPUs a host
-    NVLink 4.0 (H100, 18 links) joins at most 8 in one system (8 GPUs behind NVSwitches (HGX H100)): choose at least 2 hosts
+    ...     print(*str(err).split("; "), sep="\n")    # doctest: +ELLIPSIS
+    hosts: 32 GPUs on 1 host is 32 GPUs a host
+    NVLink 3.0 (A100, 12 links) joins at most 16 in one system (16 A100s behind NVSwitches (...)): choose at least 2 hosts
     """
     if n % hosts or n // hosts <= intra.gpus_per_host:
         return

@@ -14,6 +14,20 @@ GIVENS = {
     "min_tokens_n": 64, "min_tokens_u": 0.4, "min_tokens_link": "ib_ndr",
 }
 
+def _is(mistake, tol: float = 0.005):
+    """A hint's test: the answer is ``mistake(values)``, computed from the variant's own numbers (``values``).
+
+    The tolerance is tighter than the generic hints' 1 %, so that a mistake close to a unit slip (n/(n-1) at
+    n = 16 lies 0.7 % from GB against GiB) is told apart by what it is.
+    """
+    return lambda given, right, values: abs(given / mistake(values) - 1) < tol
+
+
+def _bert_ring_ms(n: int, factor: float) -> float:
+    """BERT-Large's fp16 gradient over the exercise's link, ``factor`` x M / B, in ms (latency left out)."""
+    return 1e3 * factor * hardware.gradient_bytes("bert_large", "fp16") / hardware.link(GIVENS["bert_link"]).bandwidth
+
+
 register(Question(
     "ch00.gbe_bytes", lambda rate_gbps=1: parse_rate(f"{rate_gbps:g} Gb/s"), unit="B/s",
     givens=(Given("rate_gbps", (10, 25, 40, 100, 200, 400), "a link sold as {} Gb/s"),),
@@ -44,8 +58,11 @@ register(Question(
     lambda n=GIVENS["bert_n"]: 1e3 * cost.allreduce_time(hardware.gradient_bytes("bert_large", "fp16"), n,
                                       hardware.link(GIVENS["bert_link"]).bandwidth),
     unit="ms",
-    hints=((lambda given, right: abs(given / right - 8 / 7) < 0.02,
-            "Each rank sends 2(n-1)/n of the buffer, not 2 buffers: the factor is 2 x 7/8."),),
+    hints=((_is(lambda v: _bert_ring_ms(v["n"], 2)),
+            "That is 2 M / B: each rank sends 2(n-1)/n of the buffer, not two whole buffers."),
+           (_is(lambda v: _bert_ring_ms(v["n"], (v["n"] - 1) / v["n"])),
+            "That is half the ring: its reduce-scatter and its all-gather each send (n-1)/n of the buffer, "
+            "2(n-1)/n in all.")),
     givens=(Given("n", (4, 16, 32, 64), "{} GPUs"),),
     hint="Ring all-reduce time: 2(n-1)/n x M / B, with M in bytes and B in bytes per second.",
 ))
@@ -56,21 +73,34 @@ register(Question(
         cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), n, tc, GIVENS["resnet_bw_eff"]) / 1e9,
     givens=(Given("n", (4, 8, 32, 64), "{} GPUs"), Given("tc", (0.05, 0.2, 0.3), "T_c = {:g} s per step")),
     unit="GB/s",
+    hints=((_is(lambda v: cost.required_bandwidth(hardware.gradient_bytes("resnet50", "fp32"), v["n"], v["tc"],
+                                                  GIVENS["resnet_bw_eff"]) / 1e9 * v["n"] / (v["n"] - 1)),
+            "That charges each rank two whole buffers (2 M); the ring sends 2(n-1)/n M per rank."),),
     hint="Allowed communication time is (1 - ε)/ε x T_c; divide the bytes each rank sends by it.",
 ))
 
 
-def _min_tokens_ndr(n: int = GIVENS["min_tokens_n"]) -> float:
+def _min_tokens_ndr(n: int = GIVENS["min_tokens_n"], dtype: str = "bf16") -> float:
     ndr = hardware.link(GIVENS["min_tokens_link"])
     return step.min_tokens_compute_bound(hardware.model("gpt2_xl").params, n, ndr.bandwidth,
                                          hardware.accelerator("h100").peak_flops, GIVENS["min_tokens_u"],
-                                         hardware.dtype_bytes("bf16"), ndr.latency)
+                                         hardware.dtype_bytes(dtype), ndr.latency)
+
+
+def _min_tokens_whole_buffers(n: int) -> float:
+    """The mistake of charging the ring 2 M / B (two whole buffers) instead of 2(n-1)/n M / B."""
+    ndr = hardware.link(GIVENS["min_tokens_link"])
+    psi, chip = hardware.model("gpt2_xl").params, hardware.accelerator("h100")
+    t_m = 2 * (n - 1) * ndr.latency + 2 * psi * hardware.dtype_bytes("bf16") / ndr.bandwidth
+    return t_m * GIVENS["min_tokens_u"] * chip.peak_flops / step.training_flops(psi, 1)
 
 
 register(Question(
-    "ch00.min_tokens_ndr", _min_tokens_ndr, unit="tokens",
-    hints=((lambda given, right: abs(given / right - 2) < 0.05,
-            "That is the fp32 gradient: the ring here carries bf16, 2 bytes per parameter."),),
+    "ch00.min_tokens_ndr", lambda n=GIVENS["min_tokens_n"]: _min_tokens_ndr(n), unit="tokens",
+    hints=((_is(lambda v: _min_tokens_ndr(v["n"], "fp32"), tol=0.01),
+            "That is the fp32 gradient: the ring here carries bf16, 2 bytes per parameter."),
+           (_is(lambda v: _min_tokens_whole_buffers(v["n"])),
+            "That charges the ring 2 M / B: each rank sends 2(n-1)/n of the buffer, not two whole buffers.")),
     hint="Compute time 6 x parameters x tokens / (0.4 x peak FLOP/s) equals the all-reduce time; solve for tokens.",
     givens=(Given("n", (8, 16, 32, 128, 256), "{} H100s"),),
 ))

@@ -7,6 +7,7 @@ label -> text with units, which the calculator shows; numpy-free, so the page ru
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from .. import hardware
 from ..collectives import cost
@@ -14,8 +15,8 @@ from ..step import cost as step_cost
 from ..units import Entry, check_count, format_rate, format_size, format_time
 from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds
 
-__all__ = ["allreduce_results", "step_results", "check_domain", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
-           "OVERLAP_ROW"]
+__all__ = ["allreduce_results", "step_results", "check_domain", "LINK_KEYS", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
+           "OVERLAP_ROW", "BACKWARD_ROW"]
 
 #: The free entries of chapter 0's calculators: what each control is called and its physical range.
 MEMORY_ENTRY = Entry("memory (GB/s)", "GB/s", 0.001, 100_000, zero="0 leaves the reduction out")
@@ -23,24 +24,44 @@ UTILIZATION_ENTRY = Entry("utilization (%)", "%", 1, 100)
 BATCH_ENTRY = Entry("batch per rank (samples)", "samples", 1, 100_000_000, whole=True)
 
 
+#: The links chapter 0's calculators offer: every preset that joins GPUs (not UPI, which joins CPU sockets).
+LINK_KEYS: tuple[str, ...] = tuple(key for key, item in hardware.LINKS.items() if item.joins_gpus)
+
+
 def check_domain(link: str, n: int) -> int:
-    """``n`` if one domain of ``link`` holds ``n`` ranks (its ``max_ranks``, 0 = no limit), else ValueError.
+    """``n`` if one domain of ``link`` holds ``n`` ranks, else ValueError naming the control (ranks n).
 
-    The calculators give every rank the preset's full rate to any peer: for NVLink that is a
-    non-blocking NVSwitch, and no NVLink domain holds more GPUs than its generation's largest system.
+    The calculators give every rank the preset's full rate to any peer through a switch that never
+    blocks. For NVLink that switch is an NVSwitch, and no NVLink domain holds more GPUs than its
+    generation's largest shipped system (:attr:`commlib.hardware.Link.max_ranks`); no bus (PCIe, UPI)
+    has a switch joining more GPUs than one host holds, bounded by the stated
+    :data:`commlib.hardware.GENERIC_GPUS_PER_HOST` (:attr:`commlib.hardware.Link.gpus_per_host`). A network
+    link has no such bound. A link that joins CPU sockets, not GPUs, is refused by name.
 
-    >>> check_domain("nvlink4", 8)
-    8
-    >>> check_domain("nvlink4", 64)     # doctest: +ELLIPSIS
+    >>> check_domain("nvlink4", 256)
+    256
+    >>> check_domain("nvlink3", 64)     # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: ranks n must be at most 8 over NVLink 4.0 (H100, 18 links): its largest NVLink domain is 8 GPUs ...
+    ValueError: ranks n must be at most 16 over NVLink 3.0 (A100, 12 links): its largest NVLink domain is 16 A100s ...
+    >>> check_domain("pcie5_x16", 64)     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ranks n must be at most 16 over PCIe 5.0 x16: ...
     """
     item = hardware.link(link)
-    if item.max_ranks and n > item.max_ranks:
-        raise ValueError(f"ranks n must be at most {item.max_ranks} over {item.name}: its largest NVLink domain is "
-                         f"{item.domain}; beyond it, GPUs meet over a network link")
-    return n
+    if not item.joins_gpus:
+        raise ValueError(f"link: {item.name} joins CPU sockets, not GPUs; choose a GPU link (PCIe, NVLink) or a "
+                         f"network link")
+    if item.kind != "bus" or n <= item.gpus_per_host:
+        return n
+    if item.max_ranks:
+        why = f"its largest NVLink domain is {item.domain}"
+    else:
+        why = (f"one host's bus joins at most {item.gpus_per_host} GPUs here (no preset system puts more behind "
+               f"one switch)")
+    raise ValueError(f"ranks n must be at most {item.gpus_per_host} over {item.name}: {why}; beyond it, GPUs meet "
+                     f"over a network link")
 
 
 def _percent(part: float, whole: float) -> str:
@@ -54,7 +75,7 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     ``memory_gbs`` (GB/s) sets the reduction cost gamma = 3 / B_mem; 0 leaves
     the reduction out. Every rank has the preset's full rate to any peer: its own full-duplex
     link into a switch that never blocks (for an NVLink preset, an NVSwitch), and ``n`` is refused
-    beyond one NVLink domain (:func:`check_domain`). Returns label -> text with units.
+    beyond one NVLink domain or one host's bus (:func:`check_domain`). Returns label -> text with units.
 
     >>> allreduce_results("vgg16", "fp32", 4, "eth_1g")["time of one all-reduce"]
     '6.64 s'
@@ -84,8 +105,14 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     return out
 
 
+#: The backward pass's share of T_c as the rows below print it (4 of the 6 FLOPs per parameter and token).
+_BACKWARD = f"{Fraction(step_cost.BACKWARD_SHARE).limit_denominator(12)} T_c"
+
+#: The step calculator's row: the smallest batch per rank whose backward pass lasts at least T_m.
+BACKWARD_ROW = f"smallest batch per rank whose backward pass ({_BACKWARD}) >= T_m"
+
 #: The step calculator's last row: could a perfect overlap of the all-reduce with the backward pass hide it?
-OVERLAP_ROW = "could overlap with backward alone hide T_m (DDP)? (T_bwd = 4/6 T_c >= T_m)"
+OVERLAP_ROW = f"could the backward pass alone hide T_m by overlap (DDP)? ({_BACKWARD} >= T_m)"
 
 
 def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
@@ -97,8 +124,9 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     :attr:`commlib.hardware.Model.training_flops_per_sample`); ``utilization_pct`` the share of
     the accelerator's peak FLOP/s that training achieves. Ring all-reduce of the gradient in
     ``dtype``, every rank with its own full-duplex link into a switch that never blocks (``n``
-    refused beyond one NVLink domain), nothing overlapped: the step takes T_c + T_m. The row
-    :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts at least T_m, which
+    refused beyond one NVLink domain or one host's bus, :func:`check_domain`), nothing overlapped: the
+    step takes T_c + T_m. The row :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts
+    at least T_m, which
     overlap needs to hide the all-reduce when the optimizer step waits for every bucket (PyTorch
     DDP); a scheduler that overlaps it with the next forward pass too needs only T_c >= T_m.
 
@@ -128,6 +156,6 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
         "all-reduce time T_m": format_time(t_m),
         "efficiency T_c / (T_c + T_m)": f"{100 * step_cost.parallel_efficiency(t_c, t_m):.1f} %",
         "smallest batch per rank with T_c >= T_m": f"{math.ceil(x_min):,} {unit}",
-        "smallest batch per rank with T_bwd >= T_m": f"{math.ceil(x_min / step_cost.BACKWARD_SHARE):,} {unit}",
+        BACKWARD_ROW: f"{math.ceil(x_min / step_cost.BACKWARD_SHARE):,} {unit}",
         OVERLAP_ROW: "yes" if step_cost.BACKWARD_SHARE * t_c >= t_m else "no",
     }

@@ -101,7 +101,8 @@ def traffic_per_rank(params: float, recipe: str = "allreduce", n: int = 8, dtype
 
     * ``allreduce``: ring all-reduce of the gradients, :math:`2\frac{n-1}{n}\Psi s`.
     * ``parameter_server``: a worker pushes its gradient and pulls the parameters,
-      :math:`\Psi s` each way, about half of the all-reduce's; one of the k = ``servers``
+      :math:`\Psi s` each way, :math:`\frac{n}{2(n-1)}` of the all-reduce's (about half for large n,
+      all of it at n = 2); one of the k = ``servers``
       server machines' cards carries :math:`n\Psi s/k` each way (Li et al. 2014).
     * ``zero3``: ZeRO-3 / FSDP reduce-scatters the gradients and all-gathers the weights
       before the forward and again before the backward pass: :math:`3\frac{n-1}{n}\Psi s`,

@@ -53,7 +53,7 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
         "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
         "n": integer(n, 1, 1024, "ranks n"),
-        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+        "link": dropdown([(hardware.link(key).name, key) for key in step_calculators.LINK_KEYS], link, "link"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in cost.ALLREDUCE_ALGORITHMS], algorithm,
                               "algorithm"),
         "memory_gbs": number(memory_gbs, step_calculators.MEMORY_ENTRY.label),
@@ -61,8 +61,9 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
     return make_calculator(step_calculators.allreduce_results, controls, title="One gradient all-reduce",
                            note="Network: every rank has its own full-duplex link of the chosen kind into a switch "
                                 "that never blocks (for an NVLink preset, an NVSwitch, which NVLink 1.0 never had: a best "
-                                "case there; ranks beyond the largest "
-                                "NVLink domain of its generation are refused). Bandwidth per direction; "
+                                "case there). Ranks beyond the largest NVLink domain of a shipped system of its "
+                                f"generation, or beyond {hardware.GENERIC_GPUS_PER_HOST} on PCIe, are refused. "
+                                "Bandwidth per direction; "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B; "
                                 "algorithm and bus bandwidth as nccl-tests defines them. Memory bandwidth "
                                 "sets the reduction cost gamma = 3 / B_mem: 0 leaves it out; try "
@@ -84,7 +85,7 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
         "utilization_pct": number(utilization_pct, step_calculators.UTILIZATION_ENTRY.label),
         "batch": number(batch, step_calculators.BATCH_ENTRY.label),
         "n": integer(n, 1, 4096, "ranks n"),
-        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+        "link": dropdown([(hardware.link(key).name, key) for key in step_calculators.LINK_KEYS], link, "link"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
     }
     return make_calculator(step_calculators.step_results, controls, title="Compute against communication",
@@ -94,8 +95,9 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
                                 "peak FLOP/s. Communication: ring all-reduce of the gradient, bandwidth per "
                                 "direction, every rank with its own full-duplex link into a switch that never "
                                 "blocks (an NVSwitch for NVLink presets, a best case for NVLink 1.0, which had none; "
-                                "ranks beyond the largest NVLink domain "
-                                "of its generation are refused), nothing overlapped. The last row assumes the "
+                                "ranks beyond the largest NVLink domain of a shipped system of its generation, or "
+                                f"beyond {hardware.GENERIC_GPUS_PER_HOST} on PCIe, are refused), nothing overlapped. "
+                                "The last rows assume the "
                                 "optimizer waits for every bucket (PyTorch DDP); a scheduler that overlaps the "
                                 "next forward pass too needs only T_c >= T_m.")
 
@@ -129,4 +131,6 @@ def ranks_sweep(model: str = "resnet50", dtype: str = "fp32", link: str = "eth_1
         return fig
 
     return sweep_html(draw, ranks, label="n = {}", start=2,
-                      alt=f"Bar chart of all-reduce time per algorithm for {hardware.model(model).name}")
+                      alt=f"Bar chart with one bar per all-reduce algorithm ({', '.join(names)}): the time of one "
+                          f"all-reduce of {hardware.model(model).name}'s {dtype} gradient over {item.name}, "
+                          f"one frame per number of ranks")

@@ -1,5 +1,6 @@
 """commlib.step.cost: traffic per recipe, compute time from FLOPs, the compute-bound condition, calculators."""
 
+import re
 import subprocess
 import sys
 
@@ -96,7 +97,7 @@ def test_step_results_flags_compute_bound_by_the_threshold():
     base = dict(model="gpt2_xl", accelerator="h100", utilization_pct=40, n=64, link="ib_ndr", dtype="bf16")
     r = step_calculators.step_results(batch=1, **base)
     x_min = float(r["smallest batch per rank with T_c >= T_m"].split()[0].replace(",", ""))
-    x_bwd = float(r["smallest batch per rank with T_bwd >= T_m"].split()[0].replace(",", ""))
+    x_bwd = float(r[step_calculators.BACKWARD_ROW].split()[0].replace(",", ""))
     assert x_bwd == pytest.approx(1.5 * x_min, rel=1e-3)       # the backward pass is 4 of the 6 FLOPs
     assert step_calculators.step_results(batch=int(x_bwd * 1.1), **base)[step_calculators.OVERLAP_ROW] == "yes"
     # between x_min and 1.5 x_min: T_c >= T_m, yet the backward pass is too short to hide the all-reduce
@@ -129,15 +130,28 @@ def test_resnet50_on_a_v100_against_the_layer_model():
     assert float(out["compute time T_c"].split()[0]) * 1e-3 == pytest.approx(t_fwd + t_bwd, rel=0.01)
 
 
-@pytest.mark.parametrize("link, most", [("nvlink2", 16), ("nvlink4", 8), ("nvlink6", 72)])
-def test_calculators_refuse_ranks_beyond_one_nvlink_domain(link, most):
+@pytest.mark.parametrize("link", [k for k in step_calculators.LINK_KEYS if hardware.link(k).kind == "bus"])
+def test_calculators_refuse_ranks_beyond_one_host_on_every_bus(link):
+    """NVLink up to its largest shipped domain, PCIe up to the generic bound: the one bound chapter 2's hosts use."""
+    item = hardware.link(link)
+    most = item.gpus_per_host
+    assert most == (item.max_ranks or hardware.GENERIC_GPUS_PER_HOST)
     assert step_calculators.allreduce_results(n=most, link=link)["time of one all-reduce"]
+    assert step_calculators.step_results(n=most, link=link)["all-reduce time T_m"]
     for call in (lambda: step_calculators.allreduce_results(n=most + 1, link=link),
                  lambda: step_calculators.step_results(n=most + 1, link=link)):
-        with pytest.raises(ValueError, match=rf"^ranks n must be at most {most} over NVLink"):
+        with pytest.raises(ValueError, match=rf"^ranks n must be at most {most} over {re.escape(item.name)}: "):
             call()
     # control: a network card sets no such limit
     assert step_calculators.allreduce_results(n=1024, link="ib_ndr")["time of one all-reduce"]
+
+
+def test_the_socket_link_is_not_offered_and_refused_by_its_control():
+    assert "upi" in hardware.LINKS and "upi" not in step_calculators.LINK_KEYS
+    for call in (lambda: step_calculators.allreduce_results("resnet50", "fp32", 8, "upi"),
+                 lambda: step_calculators.step_results(n=8, link="upi")):
+        with pytest.raises(ValueError, match=r"^link: Intel UPI .* joins CPU sockets, not GPUs"):
+            call()
 
 
 def test_step_imports_no_numpy():

@@ -93,11 +93,15 @@ def test_allreduce_calculator_offers_the_links_of_2026():
     calc = basics.allreduce_calculator()
     keys = [value for _, value in calc.controls["link"].options]
     assert {"nvlink5", "nvlink6", "pcie6_x16", "pcie7_x16", "eth_800g", "ib_xdr"} <= set(keys)
+    assert "upi" not in keys                             # a link between CPU sockets, not GPUs
     calc.set(link="ib_xdr")
     assert calc.error is None
     # the switch assumption is stated, and NVLink refuses more ranks than its largest domain holds
     assert "never blocks" in calc._gotw_spec and "NVSwitch" in calc._gotw_spec
-    calc.set(link="nvlink4", n=9)
-    assert calc.error is not None and calc.error.startswith("ranks n must be at most 8")
+    most = hardware.link("nvlink3").max_ranks
+    calc.set(link="nvlink3", n=most + 1)
+    assert calc.error is not None and calc.error.startswith(f"ranks n must be at most {most}")
+    calc.set(link="pcie5_x16", n=hardware.GENERIC_GPUS_PER_HOST + 1)
+    assert calc.error is not None and calc.error.startswith(f"ranks n must be at most {hardware.GENERIC_GPUS_PER_HOST}")
     calc.set(link="eth_10g", n=8)
     assert calc.error is None
