@@ -117,17 +117,18 @@ class Result:
 
 _REGISTRY: dict[str, Question] = {}
 
-#: Units a generic slip can explain: sizes, rates and times (a count, a ratio or a share has no
-#: bits, directions or prefixes to mix up, so those slips are never suggested for it).
+#: Units a generic slip can explain: sizes, rates and times (a time is a size over a rate, so it
+#: inherits their slips; a count, a ratio or a share has no bits, directions or prefixes to mix up,
+#: so those slips are never suggested for it).
 _SIZES = frozenset({"B", "kB", "MB", "GB", "MiB", "GiB", "KiB"})
 _RATES = frozenset({"B/s", "GB/s", "Gb/s", "MB/s"})
 _TIMES = frozenset({"s", "ms", "µs", "ns"})
 
 #: Generic slips: (factor, what it suggests, the units it can happen in).
 _GENERIC = [
-    (8.0, "did you mix bits and bytes (1 B = 8 b)?", _SIZES | _RATES),
-    (2.0**20 / 1e6, "did you mix MB (10^6 B) and MiB (2^20 B)?", _SIZES | _RATES),
-    (2.0**30 / 1e9, "did you mix GB (10^9 B) and GiB (2^30 B)?", _SIZES | _RATES),
+    (8.0, "did you mix bits and bytes (1 B = 8 b)?", _SIZES | _RATES | _TIMES),
+    (2.0**20 / 1e6, "did you mix MB (10^6 B) and MiB (2^20 B)?", _SIZES | _RATES | _TIMES),
+    (2.0**30 / 1e9, "did you mix GB (10^9 B) and GiB (2^30 B)?", _SIZES | _RATES | _TIMES),
     (2.0, "did you count both directions of the link, or only one?", _SIZES | _RATES | _TIMES),
     (1000.0, "is a unit prefix off by 1000 (ms vs s, MB vs GB)?", _SIZES | _RATES | _TIMES),
     (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?", _SIZES | _RATES | _TIMES),
