@@ -86,7 +86,10 @@ class Link:
     the line code or the flit's own bytes: ``bandwidth`` = quoted (halved when both
     directions are summed) x ``payload_share``. ``max_ranks`` is the most GPUs one domain
     of this link joins (an NVLink generation's largest system in its sources, which
-    ``domain`` names); 0 where the book sets no limit (network cards, buses).
+    ``domain`` names); 0 where the book sets no limit (network cards, buses). ``switched`` is
+    False where a link wires its ends directly to fixed peers, with no switch between (NVLink 1.0's
+    cube mesh, UPI between two sockets): a rank's rate is then split over links to a few peers,
+    and no model that gives every rank the full rate to any peer holds for it.
     """
 
     key: str
@@ -102,6 +105,7 @@ class Link:
     date: str = ""
     quoted: float = 0.0
     quoted_both: bool = False
+    switched: bool = True
     payload_share: float = 1.0
     max_ranks: int = 0
     domain: str = ""
@@ -194,10 +198,11 @@ def _pcie_flit(gen: int, rate_gt: float, quoted_gb: float, figure: str, year: st
 
 
 def _nvlink(key: str, name: str, quoted_gb: float, figure: str, source: str, citation: str, year: str,
-            max_ranks: int, domain: str) -> Link:
+            max_ranks: int, domain: str, switched: bool = True) -> Link:
     """An NVLink generation: one GPU's links together, quoted with both directions summed."""
     return Link(key, name, quoted_gb * GB / 2, 1e-6, figure, source, citation, f"{_BOTH} Domain: {domain}.",
-                kind="bus", date=year, quoted=quoted_gb * GB, quoted_both=True, max_ranks=max_ranks, domain=domain)
+                kind="bus", date=year, quoted=quoted_gb * GB, quoted_both=True, max_ranks=max_ranks, domain=domain,
+                switched=switched)
 
 
 def _network(key: str, name: str, gbit: int, latency: float, source: str, citation: str, year: str,
@@ -227,7 +232,7 @@ _LINKS = [
     # largest NVLink domain of the generation in its sources (smith2018nvswitch for DGX-1 and DGX-2).
     _nvlink("nvlink1", "NVLink 1.0 (P100, 4 links)", 160, "160 GB/s per GPU",
             "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", "2016",
-            8, "8 GPUs wired directly (the DGX-1's hybrid cube mesh), no switch"),
+            8, "8 GPUs wired directly (the DGX-1's hybrid cube mesh), no switch", switched=False),
     _nvlink("nvlink2", "NVLink 2.0 (V100, 6 links)", 300, "300 GB/s per GPU",
             "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", "2017",
             16, "8 GPUs wired directly (DGX-1), or 16 behind NVSwitches (DGX-2)"),
@@ -247,7 +252,7 @@ _LINKS = [
     Link("upi", "Intel UPI (one link, 10.4 GT/s)", 20.8 * GB, 1e-7, "10.4 GT/s, 20.8 GB/s per direction",
          "Intel Xeon Scalable family technical overview (UPI at 10.4 GT/s)", "mulnix2017xeon",
          "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus", date="2017",
-         quoted=20.8 * GB),
+         quoted=20.8 * GB, switched=False),
     _network("eth_1g", "Ethernet 1 Gb/s", 1, 50e-6, "IEEE 802.3ab (1000BASE-T)", "ieee8023", "1999",
              "Latency is TCP through the kernel."),
     _network("eth_10g", "Ethernet 10 Gb/s", 10, 20e-6, "IEEE 802.3ae (10GBASE)", "ieee8023", "2002"),
