@@ -39,8 +39,10 @@ from ..experiments.collectives import (
     OperatorRun,
     PartnerRuns,
     PrimitiveRun,
+    ReduceRow,
     ReduceRuns,
     RingRun,
+    RoundingRun,
     TraceFormulaRuns,
     contributors,
 )
@@ -217,12 +219,42 @@ def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
                           rows, caption="Reduce: serial chain vs binomial tree")
 
 
+def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float):
+    """Markdown table: the unpipelined binomial tree against reduce-scatter + gather over n, and where they cross.
+
+    ``rows`` are :func:`commlib.experiments.collectives.reduce_comparison`'s, run with vectors of ``short``
+    and ``long`` bytes.
+    """
+    def t(seconds):
+        return format_time(seconds, significant=3)
+
+    body = []
+    for r in rows:
+        cross = "none: the tree is faster at every size" if math.isnan(r.crossover) else format_size(r.crossover, significant=3)
+        body.append([r.n, t(r.tree_short), t(r.split_short), t(r.tree_long), t(r.split_long), cross])
+    s, m = format_size(short, binary=True, significant=3), format_size(long, binary=True, significant=3)
+    headers = ["ranks n", f"tree, {s}", f"reduce-scatter + gather, {s}", f"tree, {m}", f"reduce-scatter + gather, {m}",
+               "reduce-scatter + gather faster above"]
+    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather")
+
+
+def rounding_table(runs: Sequence[RoundingRun]):
+    """Markdown table: how far apart the serial and the tree sum land in each format.
+
+    ``runs`` are :func:`commlib.experiments.collectives.rounding_runs`'s.
+    """
+    body = [[r.name, f"{r.unit:.1e}", f"{r.gap:.1e}", f"{r.error:.1e}"] for r in runs]
+    n, seeds = runs[0].n, runs[0].seeds
+    return markdown_table(["format", "unit roundoff u", "largest |serial - tree| / sum", "largest error / sum"],
+                          body, caption=f"{n} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
+
+
 def operator_table(runs: Sequence[OperatorRun]):
     """Markdown table: each operator reduced serially and as a tree (:func:`commlib.experiments.collectives.operator_runs`)."""
     rows = []
     for run in runs:
         same = "yes" if run.serial == run.tree else "**no**"
-        rows.append([run.op, run.serial_expression, f"{run.serial:g}", run.tree_expression, f"{run.tree:g}", same])
+        rows.append([collectives.OP_NAMES[run.op], run.serial_expression, f"{run.serial:g}", run.tree_expression, f"{run.tree:g}", same])
     headers = ["operator", "serial grouping", "serial result", "tree grouping", "tree result", "same?"]
     return markdown_table(headers, rows, caption="Serial vs tree order, run on real values")
 
@@ -321,8 +353,9 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
                                 "peer at its full rate; where GPUs are wired directly to a few fixed peers (NVLink "
                                 "1.0, and NVLink 2.0 in a DGX-1) a GPU's rate is split over its links and these "
                                 "times would be several times too low, so links with no switch are not offered. "
-                                "Ranks n are bounded by the largest domain of the link where it has one. The naive all-reduce is the unpipelined "
-                                f"master; its pipelined form is shown beside it. {calculators.POWER_OF_TWO_FORMS[0].upper()}"
+                                "Ranks n are bounded by the largest domain of the link where it has one. The naive "
+                                "all-reduce is the unpipelined master; its pipelined form is shown beside it. "
+                                f"{calculators.POWER_OF_TWO_FORMS[0].upper()}"
                                 f"{calculators.POWER_OF_TWO_FORMS[1:]} are costed for n a power of two, as MPICH runs "
                                 "them; the all-reduce's recursive doubling and halving-doubling fold the extra ranks "
                                 "in and out at any n. All-reduce offers "
@@ -336,7 +369,7 @@ def naive_hotspot_figure(counts: HotspotCounts):
 
     Dots are the counts of :func:`commlib.experiments.collectives.hotspot_counts`
     (the traces of :func:`commlib.collectives.simulate.allreduce`, ``"naive"`` and
-    ``"ring"``); lines are the closed forms 2(n-1)M and 4(n-1)M/n.
+    ``"ring"``); lines are the closed forms of :func:`commlib.collectives.compare.busiest_link_bytes`.
     """
     ps = list(counts.ns)
     nbytes = counts.nbytes
@@ -344,9 +377,14 @@ def naive_hotspot_figure(counts: HotspotCounts):
     grid = np.arange(min(ps), max(ps) + 1)
     fig, ax = figure(6.4, 3.8)
     kb = 1e3
-    ax.plot(grid, 2 * (grid - 1) * nbytes / kb, color=COLORS[3], lw=1.2, label="formula 2(n-1)M")
+
+    def formula(algorithm):
+        return [compare.busiest_link_bytes(algorithm, nbytes, int(k)) / kb for k in grid]
+
+    forms = compare.BUSIEST_LINK_FORMULAS
+    ax.plot(grid, formula("naive"), color=COLORS[3], lw=1.2, label=f"formula {forms['naive']}")
     ax.plot(ps, np.array(naive) / kb, MARKERS[3], color=COLORS[3], label="naive, master's link (trace)")
-    ax.plot(grid, 4 * (grid - 1) / grid * nbytes / kb, color=COLORS[0], lw=1.2, ls="--", label="formula 4(n-1)M/n")
+    ax.plot(grid, formula("ring"), color=COLORS[0], lw=1.2, ls="--", label=f"formula {forms['ring']}")
     ax.plot(ps, np.array(ring) / kb, MARKERS[0], color=COLORS[0], label="ring, any rank's link (trace)")
     ax.set_xlabel("ranks n")
     ax.set_ylabel(f"kB through the link, both directions\n(M = {format_size(nbytes)} per rank)")

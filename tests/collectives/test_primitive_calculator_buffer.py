@@ -4,8 +4,8 @@ naive all-reduce, and refuses what its forms do not cover, naming the control.""
 import pytest
 
 from commlib.collectives import calculators
-from commlib.step.calculators import check_domain
 from commlib.collectives.algorithms import naive
+from commlib.step.calculators import check_domain
 
 
 def test_every_collective_says_what_m_is_and_block_collectives_give_the_block():
