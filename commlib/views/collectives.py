@@ -245,7 +245,7 @@ def rounding_table(runs: Sequence[RoundingRun]):
     """
     body = [[r.name, f"{r.unit:.1e}", f"{r.gap:.1e}", f"{r.error:.1e}"] for r in runs]
     n, seeds = runs[0].n, runs[0].seeds
-    return markdown_table(["format", "unit roundoff u", "largest |serial - tree| / sum", "largest error / sum"],
+    return markdown_table(["format", "unit roundoff u", "largest |serial - tree| / sum", "largest error of either order / sum"],
                           body, caption=f"{n} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
 
 
