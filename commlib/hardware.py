@@ -93,6 +93,9 @@ class Link:
     which ``domain`` describes and ``domain_citation`` sources; 0 where no system sets it
     (network cards, PCIe, UPI: :attr:`gpus_per_host` then gives the stated generic bound).
     ``joins_gpus`` is False for a link between CPU sockets (UPI), which no GPU drives itself.
+    ``switched`` is False where a link wires its ends directly to fixed peers, with no switch
+    between (NVLink 1.0's cube mesh, UPI between two sockets): a rank's rate is then split over
+    links to a few peers, and no model that gives every rank the full rate to any peer holds for it.
     """
 
     key: str
@@ -108,6 +111,7 @@ class Link:
     date: str = ""
     quoted: float = 0.0
     quoted_both: bool = False
+    switched: bool = True
     payload_share: float = 1.0
     max_ranks: int = 0
     domain: str = ""
@@ -244,14 +248,14 @@ def _pcie_flit(gen: int, rate_gt: float, quoted_gb: float, figure: str, year: st
 
 
 def _nvlink(key: str, name: str, quoted_gb: float, figure: str, source: str, citation: str, year: str,
-            max_ranks: int, domain: str, domain_citation: str) -> Link:
+            max_ranks: int, domain: str, domain_citation: str, switched: bool = True) -> Link:
     """An NVLink generation: one GPU's links together, quoted with both directions summed.
 
     ``max_ranks`` is the generation's largest NVLink domain in a shipped system, as ``domain_citation`` gives it.
     """
     return Link(key, name, quoted_gb * GB / 2, 1e-6, figure, source, citation, f"{_BOTH} Domain: {domain}.",
                 kind="bus", date=year, quoted=quoted_gb * GB, quoted_both=True, max_ranks=max_ranks, domain=domain,
-                domain_citation=domain_citation)
+                domain_citation=domain_citation, switched=switched)
 
 
 def _network(key: str, name: str, gbit: int, latency: float, source: str, citation: str, year: str,
@@ -281,7 +285,7 @@ _LINKS = [
     # such as the GB200 NVL576, do not count).
     _nvlink("nvlink1", "NVLink 1.0 (P100, 4 links)", 160, "160 GB/s per GPU",
             "NVIDIA Tesla P100 whitepaper (4 links x 20 GB/s per direction)", "nvidia2016p100", "2016",
-            8, "8 P100s wired directly (the DGX-1's hybrid cube mesh), no switch", "nvidia2016p100"),
+            8, "8 P100s wired directly (the DGX-1's hybrid cube mesh), no switch", "nvidia2016p100", switched=False),
     _nvlink("nvlink2", "NVLink 2.0 (V100, 6 links)", 300, "300 GB/s per GPU",
             "NVIDIA Tesla V100 whitepaper (6 links x 25 GB/s per direction)", "nvidia2017v100", "2017",
             16, "16 V100s behind NVSwitches (DGX-2)", "smith2018nvswitch"),
@@ -303,7 +307,7 @@ _LINKS = [
     Link("upi", "Intel UPI (one link, 10.4 GT/s)", 20.8 * GB, 1e-7, "10.4 GT/s, 20.8 GB/s per direction",
          "Intel Xeon Scalable family technical overview (UPI at 10.4 GT/s)", "mulnix2017xeon",
          "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus", date="2017",
-         quoted=20.8 * GB, joins_gpus=False),
+         quoted=20.8 * GB, joins_gpus=False, switched=False),
     _network("eth_1g", "Ethernet 1 Gb/s", 1, 50e-6, "IEEE 802.3ab (1000BASE-T)", "ieee8023", "1999",
              "Latency is TCP through the kernel."),
     _network("eth_10g", "Ethernet 10 Gb/s", 10, 20e-6, "IEEE 802.3ae (10GBASE)", "ieee8023", "2002"),

@@ -13,6 +13,7 @@ the chapters that quote a claim and this page share one run.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -44,6 +45,23 @@ def _num(x: float) -> str:
     return f"{x:.3g}"
 
 
+_UNIT = re.compile(r"^(s|ms|µs|ns|GB/s|bytes)(?![\w/])|\((nats|s|ms)\)")
+
+
+def unit(metric: str) -> str:
+    """The unit a margin in ``metric`` is counted in, where the metric names one ("" where it does not).
+
+    >>> unit("ms (alpha-beta)"), unit("final loss (nats), mean over seeds"), unit("median |relative error|")
+    ('ms', 'nats', '')
+    """
+    found = _UNIT.search(metric)
+    return next((g for g in found.groups() if g), "") if found else ""
+
+
+def _margin(x: float, metric: str) -> str:
+    return f"{_num(x)} {unit(metric)}".rstrip()
+
+
 def _config(config: dict) -> str:
     return ", ".join(f"{k} = {v}" for k, v in config.items()) or "(nothing tuned)"
 
@@ -73,14 +91,14 @@ def section(verdict) -> str:
     one = len(c.seeds) == 1
     column = f"{c.metric}" if one else f"{c.metric}, mean over seeds"
     if verdict.tied:
-        outcome = (f"{verdict.winner} and {verdict.runner_up} tie: they differ by no more than {_num(c.tie)} "
+        outcome = (f"{verdict.winner} and {verdict.runner_up} tie: they differ by no more than {_margin(c.tie, c.metric)} "
                    f"on every seed.")
     elif one:
-        outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_num(verdict.margin)} "
+        outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_margin(verdict.margin, c.metric)} "
                    f"(one run: the comparison is deterministic).")
     else:
-        outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_num(verdict.margin)} on average "
-                   f"(spread {_num(verdict.spread)} across seeds), on {verdict.wins} of {verdict.seeds} seeds.")
+        outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_margin(verdict.margin, c.metric)} on "
+                   f"average (spread {_margin(verdict.spread, c.metric)} across seeds), on {verdict.wins} of {verdict.seeds} seeds.")
     chapter = f"{{doc}}`{c.chapter}`" if not str(c.chapter).isdigit() else f"chapter {c.chapter}"
     lines = [
         f"({label(c.key)})=",

@@ -10,6 +10,7 @@ other controls' values: only what can run.
 from __future__ import annotations
 
 from .. import hardware
+from ..step.calculators import check_domain
 from ..units import Entry, check_count, format_percent, format_rate, format_size, format_time, rate_entry, size_entry
 from . import algorithms, cost
 from .cluster import NIC_CHOICES, check_hosts, cluster_allreduce
@@ -18,7 +19,8 @@ from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_alg
 __all__ = ["bandwidth_conversion_results", "cluster_results", "cluster_choices", "PRIMITIVE_ALGORITHMS",
            "PRIMITIVE_OPS", "primitive_results", "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY",
            "TARGET_ENTRY", "SIGNIFICANT", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
-           "check_whole_blocks", "pipelined_master", "BEST_FORMS"]
+           "check_whole_blocks", "pipelined_master", "BEST_FORMS", "PRIMITIVE_LINKS", "POWER_OF_TWO_FORMS",
+           "check_switched", "NETWORK"]
 
 #: The free entries of these calculators: what each control is called and its physical range.
 RATE_ENTRY = rate_entry("bandwidth")
@@ -212,19 +214,73 @@ def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = N
 def pipelined_master(nbytes: float, n: int, link: str) -> str:
     """The master's best form beside the unpipelined one: pipelined at its best chunk count, as text.
 
+    Where one chunk is best (short messages: the start-ups of more chunks cost more than the halved
+    bytes save) there is no pipeline, and the text says so.
+
     >>> pipelined_master(64 * 2**20, 8, "eth_25g")
     'q = 46 chunks: 156.9 ms (the master sends chunk j back while taking in chunk j + 1)'
+    >>> pipelined_master(1024, 8, "eth_25g")
+    'q = 1: not worth pipelining (one chunk is fastest at this size)'
     """
     from .algorithms import naive
 
     item = hardware.link(link)
     q = naive.best_chunks(nbytes, n, item.bandwidth, item.latency)
+    if q == 1:
+        return "q = 1: not worth pipelining (one chunk is fastest at this size)"
     seconds = naive.PIPELINED.cost(nbytes, n, chunks=q).time(item.bandwidth, item.latency)
     return f"q = {q} chunks: {_time(seconds)} (the master sends chunk j back while taking in chunk j + 1)"
 
 
 #: All-reduces whose best form the calculator shows beside them: name -> (result label, function).
 BEST_FORMS = {"naive": ("same, pipelined at its best", pipelined_master)}
+
+
+#: The links the primitive calculator offers: those behind a switch (:attr:`commlib.hardware.Link.switched`).
+#: It gives every rank the link's full rate to any peer; where GPUs are wired directly to fixed peers
+#: (NVLink 1.0's cube mesh) or a link joins two sockets (UPI), a rank's rate is split over a few
+#: neighbours, and a pairwise exchange or a tree to any peer would be timed several times too fast.
+PRIMITIVE_LINKS: tuple[str, ...] = tuple(key for key, item in hardware.LINKS.items() if item.switched)
+
+
+#: What the primitive calculator assumes of the network, one of its results.
+NETWORK = "every rank's own full-duplex link into a switch that never blocks, one message at a time"
+
+
+def check_switched(link: str) -> hardware.Link:
+    """The link's record if a switch joins its ranks, else ValueError naming the link control.
+
+    >>> check_switched("eth_25g").name
+    'Ethernet 25 Gb/s'
+    >>> check_switched("nvlink1")    # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: link: NVLink 1.0 (P100, 4 links) joins fixed peers directly: ... no switch; this calculator ...
+    """
+    item = hardware.link(link)
+    if not item.switched:
+        raise ValueError(f"link: {item.name} joins fixed peers directly"
+                         + (f": {item.domain}" if item.domain else ", with no switch")
+                         + "; this calculator gives every rank the full rate to any peer through a switch: choose a "
+                           "link behind a switch")
+    return item
+
+
+def _power_of_two_forms() -> str:
+    """The calculator's forms whose record refuses an n that is not a power of two (6), in words."""
+    forms = []
+    for op, names in PRIMITIVE_ALGORITHMS.items():
+        for name in names:
+            try:
+                algorithms.algorithm(op, name).checked(6)
+            except ValueError:
+                forms.append(f"the {op.replace('_', '-')}'s {algorithms.algorithm(op, name).label}")
+    return ", ".join(forms[:-1]) + " and " + forms[-1] if len(forms) > 1 else "".join(forms)
+
+
+#: In words, the forms costed for n a power of two only (their records refuse other n), from the records:
+#: the all-reduce's recursive doubling and halving-doubling fold the extra ranks in and out at any n.
+POWER_OF_TWO_FORMS = _power_of_two_forms()
 
 
 def primitive_choices(primitive: str = "all-gather", algorithm: str = "ring", **_) -> dict[str, tuple[str, ...]]:
@@ -250,10 +306,11 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
     if algorithm not in allowed:
         raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
     nbytes = BUFFER_ENTRY.read(size)
-    item = hardware.link(link)
-    n = check_count("n", n)
+    item = check_switched(link)
+    n = check_domain(link, check_count("n", n))
     shown = {"buffer M": _size(nbytes),
-             "link": f"{_rate(item.bandwidth, both=False)} per direction, latency alpha {_time(item.latency)}"}
+             "link": f"{_rate(item.bandwidth, both=False)} per direction, latency alpha {_time(item.latency)}",
+             "network": NETWORK + (f" (its domain: {item.domain})" if item.domain else "")}
     if n == 1:
         return {**shown, "time": NOTHING_TO_SEND.format("rank")}
     terms = cost.collective_terms(op, nbytes, n, algorithm)
@@ -264,6 +321,7 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
         "buffer M": shown["buffer M"],
         "M here is": buffer_meaning(op, nbytes, n),
         "link": shown["link"],
+        "network": shown["network"],
         "steps on the critical path (alpha count)": f"{terms.steps}",
         "bytes on the critical path": format_size(terms.bytes, significant=SIGNIFICANT),
         "time": _time(seconds),

@@ -60,6 +60,8 @@ __all__ = [
     "FormulaRow",
     "trace_vs_formula",
     "master_link_bytes",
+    "busiest_link_bytes",
+    "BUSIEST_LINK_FORMULAS",
     "BufferSizes",
     "buffer_sizes",
 ]
@@ -283,6 +285,26 @@ def trace_vs_formula(
             trace_seconds=t_trace, formula_seconds=terms.time(bandwidth, latency),
         ))
     return rows
+
+
+#: :func:`busiest_link_bytes` in symbols, for the algorithms whose closed form chapter 1 draws.
+BUSIEST_LINK_FORMULAS = {"naive": "2(n-1)M", "ring": "4(n-1)M/n"}
+
+
+def busiest_link_bytes(algorithm: str, nbytes: float, n: int) -> float:
+    r"""Bytes through the busiest rank's link, both directions together, from the all-reduce's closed form.
+
+    Twice the most any rank sends (the record's ``most_sent``): in these all-reduces the busiest rank
+    takes in as much as it sends -- the master :math:`(n-1)M` each way, so :math:`2(n-1)M`; a ring
+    rank :math:`2\frac{n-1}{n}M` each way, so :math:`4\frac{n-1}{n}M`. NaN where the record gives no closed
+    form. Not the critical-path bytes of :func:`commlib.cost.allreduce_terms`, which count one direction of
+    the busiest port, step by step. The traces' count is :func:`master_link_bytes`.
+
+    >>> busiest_link_bytes("naive", 100, 8), busiest_link_bytes("ring", 100, 8)
+    (1400.0, 350.0)
+    """
+    n = check_count("n", n, minimum=1)
+    return 2.0 * _bytes_per_rank(algorithm, check_nonnegative("nbytes", nbytes), n)
 
 
 def master_link_bytes(trace, root: int = 0) -> int:

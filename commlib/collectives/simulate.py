@@ -61,6 +61,7 @@ __all__ = [
     "INT_ONLY_OPS",
     "DEMO_OPS",
     "OP_SYMBOLS",
+    "OP_NAMES",
     "ALLREDUCE_ALGORITHMS",
     "REDUCE_ALGORITHMS",
     "ColumnTrace",
@@ -89,14 +90,20 @@ OPS: dict[str, np.ufunc] = {
     "prod": np.multiply,
     "band": np.bitwise_and,
     "bor": np.bitwise_or,
+    "bxor": np.bitwise_xor,
 }
 #: Operators defined on integers (and booleans) only.
-INT_ONLY_OPS = ("band", "bor")
+INT_ONLY_OPS = ("band", "bor", "bxor")
 #: Operators :func:`reduce_order_demo` accepts: :data:`OPS` plus two that are not associative.
 DEMO_OPS: dict[str, np.ufunc] = {**OPS, "subtract": np.subtract, "power": np.power}
 #: How each operator is written in :func:`order_expression`.
-OP_SYMBOLS = {"sum": "+", "prod": "×", "subtract": "-", "power": "^", "band": "&", "bor": "|",
+OP_SYMBOLS = {"sum": "+", "prod": "×", "subtract": "-", "power": "**", "band": "&", "bor": "|", "bxor": "^",
               "max": "max", "min": "min"}
+#: Each operator's name as a reader says it, with its symbol where it has one (``^`` is XOR, as in C and
+#: Python; power is written ``**``).
+OP_NAMES = {"sum": "sum (+)", "prod": "product (×)", "subtract": "subtraction (-)", "power": "power (**)",
+            "band": "bitwise AND (&)", "bor": "bitwise OR (|)", "bxor": "bitwise XOR (^)", "max": "maximum",
+            "min": "minimum"}
 #: All-reduce algorithms :func:`allreduce` runs: every one of the registry :data:`commlib.collectives.algorithms.ALLREDUCE`.
 ALLREDUCE_ALGORITHMS = tuple(algorithms.ALLREDUCE)
 #: Algorithms of :func:`reduce`.
@@ -186,7 +193,7 @@ def _inplace_buffers(arrays, matrix: np.ndarray | None) -> list[np.ndarray]:
 def apply_op(op: str, a, b) -> np.ndarray:
     """Combine two arrays elementwise with operator ``op`` (a key of :data:`OPS`).
 
-    ``band`` and ``bor`` are bitwise AND and OR, defined for integers only.
+    ``band``, ``bor`` and ``bxor`` are bitwise AND, OR and XOR, defined for integers only.
 
     >>> apply_op("max", np.array([1, 5]), np.array([3, 2])).tolist()
     [3, 5]
@@ -244,10 +251,12 @@ def reduce_order_demo(values: Sequence, op: str = "sum") -> OrderDemo:
     OrderDemo(serial=10, tree=10)
     >>> reduce_order_demo([1, 2, 3, 4], "subtract")   # ((1-2)-3)-4 vs (1-2)-(3-4)
     OrderDemo(serial=-8, tree=0)
-    >>> reduce_order_demo([2, 3, 2, 1], "power")      # ((2^3)^2)^1 vs (2^3)^(2^1)
+    >>> reduce_order_demo([2, 3, 2, 1], "power")      # ((2**3)**2)**1 vs (2**3)**(2**1)
     OrderDemo(serial=64, tree=64)
-    >>> reduce_order_demo([2, 1, 3, 2], "power")      # ((2^1)^3)^2 vs (2^1)^(3^2)
+    >>> reduce_order_demo([2, 1, 3, 2], "power")      # ((2**1)**3)**2 vs (2**1)**(3**2)
     OrderDemo(serial=64, tree=512)
+    >>> reduce_order_demo([14, 11, 7, 15], "bxor")    # XOR, C's and Python's ^, is associative
+    OrderDemo(serial=13, tree=13)
     """
     vals, f = _demo_values(values, op)
     return OrderDemo(_item(functools.reduce(f, vals)), _item(_tree_fold(list(vals), f)))

@@ -15,6 +15,7 @@ back).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -25,12 +26,15 @@ from .. import hardware
 from ..collectives import compare
 from ..collectives import simulate as collectives
 from ..collectives.trace import Trace
-from ..units import check_count
+from ..units import check_count, format_time
 from . import claims
 
 __all__ = [
     "PRIMITIVES",
     "OPERATOR_CASES",
+    "ROUNDING_DTYPES",
+    "RoundingRun",
+    "rounding_runs",
     "one_port_allreduces",
     "TREE_MEDIUM_BYTES",
     "tree_non_power_of_two_claim",
@@ -48,12 +52,16 @@ __all__ = [
     "HotspotCounts",
     "hotspot_counts",
     "CH01_SHARED",
-    "MASTER_CHUNKS",
+    "master_chunk_grid",
     "master_seconds",
     "collective_seconds",
     "master_vs_ring_claim",
-    "reduce_tree_short_claim",
-    "reduce_tree_long_claim",
+    "REDUCE_SHORT",
+    "REDUCE_LONG",
+    "REDUCE_NS",
+    "REDUCE_CLAIMS",
+    "ReduceRow",
+    "reduce_comparison",
     "RingRun",
     "ring_run",
     "TraceFormulaRuns",
@@ -68,11 +76,12 @@ PRIMITIVES: tuple[str, ...] = (
     "broadcast", "reduce", "all_reduce", "gather", "all_gather", "scatter", "reduce_scatter", "all_to_all",
 )
 
-#: Operators and values the chapter runs: three that qualify, two that do not, and float rounding.
+#: Operators and values the chapter runs: four that qualify, two that do not, and float rounding.
 OPERATOR_CASES: tuple[tuple[str, tuple], ...] = (
     ("sum", (1, 2, 3, 4)),
     ("max", (3, 1, 4, 1)),
     ("band", (14, 11, 7, 15)),
+    ("bxor", (14, 11, 7, 15)),
     ("subtract", (1, 2, 3, 4)),
     ("power", (2, 1, 3, 2)),
     ("sum", (1e16, 1.0, -1e16, 1.0)),
@@ -187,6 +196,56 @@ def operator_runs(cases: Sequence[tuple[str, Sequence]] = OPERATOR_CASES) -> lis
         rows.append(OperatorRun(op, tuple(values), collectives.order_expression(values, op, "serial"), demo.serial,
                                 collectives.order_expression(values, op, "tree"), demo.tree))
     return rows
+
+
+#: The floating-point formats the rounding runs add in: numpy's names, with the book's.
+ROUNDING_DTYPES = (("float64", "fp64"), ("float32", "fp32"), ("float16", "fp16"))
+
+
+class RoundingRun(NamedTuple):
+    """How far apart the serial and the tree order land for one format, over seeded runs.
+
+    ``gap`` is the largest |serial - tree| / exact sum over the seeds; ``error`` the largest relative
+    error of either order against the exact sum of the same (rounded) values; ``unit`` the format's unit
+    roundoff u (half its machine epsilon).
+    """
+
+    dtype: str
+    name: str
+    n: int
+    seeds: int
+    unit: float
+    gap: float
+    error: float
+
+
+def rounding_runs(n: int = 1024, seeds: Sequence[int] = range(5),
+                  dtypes: Sequence[tuple[str, str]] = ROUNDING_DTYPES) -> list[RoundingRun]:
+    """Sum ``n`` uniform values in [0, 1) in each format, serially and as a tree, on each seed.
+
+    No term cancels another here; the two orders still differ by rounding, by a share that grows
+    with the format's unit roundoff. The values are drawn in float64 by
+    ``numpy.random.default_rng(seed)`` and rounded once to the format; each order then adds in the
+    format (:func:`commlib.collectives.simulate.reduce_order_demo`); the exact sum of the rounded values
+    is ``math.fsum``.
+
+    >>> r = rounding_runs(64, seeds=(0,))
+    >>> [x.name for x in r], r[0].gap < 1e-14 < r[2].gap
+    (['fp64', 'fp32', 'fp16'], True)
+    """
+    n = check_count("n", n, minimum=2)
+    seeds = tuple(seeds)
+    out = []
+    for dtype, name in dtypes:
+        gaps, errors = [], []
+        for seed in seeds:
+            values = np.random.default_rng(seed).random(n).astype(dtype)
+            demo = collectives.reduce_order_demo(list(values), "sum")
+            exact = math.fsum(float(v) for v in values)
+            gaps.append(abs(float(demo.serial) - float(demo.tree)) / exact)
+            errors.append(max(abs(float(demo.serial) - exact), abs(float(demo.tree) - exact)) / exact)
+        out.append(RoundingRun(dtype, name, n, len(seeds), float(np.finfo(dtype).eps) / 2, max(gaps), max(errors)))
+    return out
 
 
 # --- chapter 1: the eight primitives -----------------------------------------------------------
@@ -322,8 +381,18 @@ def hotspot_counts(ns: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: int = 
 #: The shared settings of chapter 1's comparisons: the primitive calculator's defaults.
 CH01_SHARED = {"n": 8, "link": "eth_25g", "nbytes": 64 * 2**20}
 
-#: The chunk counts the pipelined master is tuned over (q = 1 is the unpipelined master).
-MASTER_CHUNKS = (1, 4, 8, 16, 32, 46, 64, 128, 256, 1024)
+def master_chunk_grid(nbytes: float, n: int, link: str, most: int = 1024) -> tuple[int, ...]:
+    """The chunk counts the pipelined master is tuned over: powers of two from 1 (unpipelined) to ``most``, and
+    the exact optimum of its convex time (:func:`commlib.collectives.algorithms.naive.best_chunks`).
+
+    >>> master_chunk_grid(64 * 2**20, 8, "eth_25g")
+    (1, 2, 4, 8, 16, 32, 46, 64, 128, 256, 512, 1024)
+    """
+    from ..collectives.algorithms import naive
+
+    item = hardware.link(link)
+    powers = {2**k for k in range(most.bit_length()) if 2**k <= most}
+    return tuple(sorted(powers | {naive.best_chunks(nbytes, n, item.bandwidth, item.latency, most=most)}))
 
 
 def master_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
@@ -352,9 +421,9 @@ def master_vs_ring_claim(small: bool = False) -> claims.Claim:
     shared = dict(CH01_SHARED)
     master = claims.Contender(
         "master", lambda s, seed: 1e3 * master_seconds(s["nbytes"], s["n"], s["link"], s["chunks"]),
-        {"chunks": MASTER_CHUNKS},
+        {"chunks": master_chunk_grid(shared["nbytes"], shared["n"], shared["link"])},
         uses="one full-duplex port per rank; the master sends chunk j's sum while it takes in chunk j + 1, "
-             "chunk count q tuned (q = 1: unpipelined)")
+             "chunk count q tuned over powers of two and the exact optimum of its convex time (q = 1: unpipelined)")
     ring = claims.Contender("ring", lambda s, seed: 1e3 * collective_seconds("all_reduce", "ring", s["nbytes"], s["n"],
                                                                              s["link"]),
                             uses="one full-duplex port per rank")
@@ -362,54 +431,125 @@ def master_vs_ring_claim(small: bool = False) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         m, r = v.best["master"], v.best["ring"]
         q = m.config["chunks"]
+        master, ring = format_time(m.mean / 1e3, significant=3), format_time(r.mean / 1e3, significant=3)
         if v.winner == "ring":
-            return (f"even pipelined at its best (q = {q} chunks) the master takes {m.mean:.1f} ms, and the ring "
-                    f"{r.mean:.1f} ms: the ring is {m.mean / r.mean:.1f} times faster")
-        return f"pipelined at its best (q = {q} chunks) the master takes {m.mean:.1f} ms, less than the ring's {r.mean:.1f} ms"
+            return (f"even pipelined at its best (q = {q} chunks) the master takes {master}, and the ring "
+                    f"{ring}: the ring is {m.mean / r.mean:.1f} times faster")
+        return f"pipelined at its best (q = {q} chunks) the master takes {master}, less than the ring's {ring}"
 
     return claims.Claim(
         "ch01.master_vs_ring", "Does the ring all-reduce 64 MiB on 8 ranks faster than a master at its best?",
-        (master, ring), metric="ms (alpha-beta)", seeds=(0,), shared=shared, wording=wording,
-        chapter="01_reduce_and_primitives", source="naive.PIPELINED and cost.collective_time on the eth_25g preset; "
-                                                   "deterministic")
+        (master, ring), metric="ms", seeds=(0,), shared=shared, wording=wording,
+        chapter="01_reduce_and_primitives", source="naive.PIPELINED and cost.collective_time (alpha-beta) on the "
+                                                   "eth_25g preset; deterministic")
 
 
-def _reduce_claim(key: str, nbytes: float) -> claims.Claim:
-    shared = {**CH01_SHARED, "nbytes": nbytes}
+#: The reduce comparison's two vectors (bytes): a short one, where start-ups dominate, and a long one.
+REDUCE_SHORT, REDUCE_LONG = 2**10, 64 * 2**20
+
+#: The ranks the reduce comparison runs on: powers of two (reduce-scatter + gather is costed there only),
+#: from the two-rank case, where both reduces move M, to 64.
+REDUCE_NS = (2, 4, 8, 16, 64)
+
+
+class ReduceRow(NamedTuple):
+    """The unpipelined binomial tree against reduce-scatter + gather on ``n`` ranks (seconds, bytes).
+
+    ``crossover`` is the size above which reduce-scatter + gather is faster; NaN where the tree is
+    faster at every size (n = 2: both move M, and the tree takes one step fewer).
+    """
+
+    n: int
+    tree_short: float
+    split_short: float
+    tree_long: float
+    split_long: float
+    crossover: float
+
+
+def _size_text(nbytes: float) -> str:
+    return f"{nbytes / 2**20:g} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:g} KiB"
+
+
+def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", short: float = REDUCE_SHORT,
+                      long: float = REDUCE_LONG) -> list[ReduceRow]:
+    """Both reduces of a short and a long vector on each ``n`` (a power of two), and where they cross.
+
+    Alpha-beta times on ``link`` (:func:`collective_seconds`); the crossover is
+    :func:`commlib.collectives.compare.crossover_sizes` over 1 B to 1 TB.
+
+    >>> r = reduce_comparison((2, 8))
+    >>> [round(1e3 * x.tree_long, 2) for x in r], [round(1e3 * x.split_long, 2) for x in r]
+    ([21.48, 64.45], [21.49, 37.64])
+    >>> math.isnan(r[0].crossover), round(r[1].crossover / 1e3, 1)   # 3 alpha / ((3 - 7/4) beta) = 2.4 alpha B
+    (True, 75.0)
+    """
+    rows = []
+    for n in ns:
+        n = check_count("n", n, minimum=2)
+
+        def tree(m, n=n):
+            return collective_seconds("reduce", "tree", m, n, link)
+
+        def split(m, n=n):
+            return collective_seconds("reduce", "reduce_scatter_gather", m, n, link)
+
+        found = compare.crossover_sizes(tree, split, 1.0, 1e12)
+        rows.append(ReduceRow(n, tree(short), split(short), tree(long), split(long), found[0] if found else float("nan")))
+    return rows
+
+
+def _reduce_claim(key: str, nbytes: float, n: int) -> claims.Claim:
+    shared = {**CH01_SHARED, "nbytes": nbytes, "n": n}
 
     def contender(name: str, algorithm: str, uses: str) -> claims.Contender:
         return claims.Contender(name, lambda s, seed: 1e3 * collective_seconds("reduce", algorithm, s["nbytes"], s["n"],
                                                                                s["link"]), uses=uses)
 
-    tree = contender("binomial tree", "tree", "one full-duplex port per rank; whole vectors, ceil(log2 n) steps")
+    tree = contender("binomial tree", "tree", "one full-duplex port per rank; whole vectors, unpipelined, "
+                                              "ceil(log2 n) steps")
     split = contender("reduce-scatter + gather", "reduce_scatter_gather",
                       "one full-duplex port per rank; the vector cut into n blocks (Rabenseifner)")
-    size = f"{nbytes / 2**20:g} MiB" if nbytes >= 2**20 else f"{nbytes / 2**10:g} KiB"
+    size = _size_text(nbytes)
 
     def wording(v: claims.Verdict) -> str:
         t, o = v.best["binomial tree"], v.best["reduce-scatter + gather"]
-        unit, scale = ("ms", 1.0) if max(t.mean, o.mean) >= 1 else ("µs", 1e3)
         ratio = max(t.mean, o.mean) / min(t.mean, o.mean)
-        return (f"at {size} on {shared['n']} ranks the binomial tree takes {scale * t.mean:.2f} {unit} and "
-                f"reduce-scatter + gather {scale * o.mean:.2f} {unit}: "
-                f"{'the tree' if v.winner == 'binomial tree' else v.winner} is {ratio:.1f} times faster")
+        who = "the tree" if v.winner == "binomial tree" else v.winner
+        lead = (f"{who} is {ratio:.1f} times faster" if ratio >= 1.1 else
+                f"{who} is faster by {format_time(abs(t.mean - o.mean) / 1e3, significant=2)}")
+        return (f"at {size} on {n} ranks the unpipelined binomial tree takes "
+                f"{format_time(t.mean / 1e3, significant=3)} and reduce-scatter + gather "
+                f"{format_time(o.mean / 1e3, significant=3)}: {lead}")
 
-    return claims.Claim(key, f"Which reduce of {size} on {shared['n']} ranks is faster, binomial tree or reduce-scatter "
-                             f"+ gather?", (tree, split), metric="ms (alpha-beta)", seeds=(0,), shared=shared,
+    return claims.Claim(key, f"Which reduce of {size} on {n} ranks is faster, the unpipelined binomial tree or "
+                             f"reduce-scatter + gather?", (tree, split), metric="ms", seeds=(0,), shared=shared,
                         wording=wording, chapter="01_reduce_and_primitives",
-                        source="cost.collective_time on the eth_25g preset; deterministic")
+                        source="cost.collective_time (alpha-beta) on the eth_25g preset; deterministic")
 
 
-@claims.register("ch01.reduce_tree_short")
-def reduce_tree_short_claim(small: bool = False) -> claims.Claim:
-    """Short vectors: the tree's fewer start-ups win."""
-    return _reduce_claim("ch01.reduce_tree_short", 2**10)
+#: The reduce claims: key -> (bytes, ranks n). Short vectors on 8 and 64 ranks; long ones on 2 (where both
+#: reduces move M, the control), 4, 8 and 64.
+REDUCE_CLAIMS: dict[str, tuple[float, int]] = {
+    "ch01.reduce_tree_short": (REDUCE_SHORT, 8),
+    "ch01.reduce_tree_short_64": (REDUCE_SHORT, 64),
+    "ch01.reduce_tree_two_ranks": (REDUCE_LONG, 2),
+    "ch01.reduce_tree_long_4": (REDUCE_LONG, 4),
+    "ch01.reduce_tree_long": (REDUCE_LONG, 8),
+    "ch01.reduce_tree_long_64": (REDUCE_LONG, 64),
+}
 
 
-@claims.register("ch01.reduce_tree_long")
-def reduce_tree_long_claim(small: bool = False) -> claims.Claim:
-    """Long vectors: the tree's ceil(log2 n) whole vectors through the root lose to n blocks."""
-    return _reduce_claim("ch01.reduce_tree_long", 64 * 2**20)
+def _register_reduce_claim(key: str, nbytes: float, n: int):
+    def build(small: bool = False) -> claims.Claim:
+        """The unpipelined binomial tree against reduce-scatter + gather: closed forms, the same at any size."""
+        return _reduce_claim(key, nbytes, n)
+    build.__name__ = build.__qualname__ = key.split(".", 1)[1] + "_claim"
+    return claims.register(key)(build)
+
+
+for _key, (_bytes, _n) in REDUCE_CLAIMS.items():
+    _register_reduce_claim(_key, _bytes, _n)
 
 
 # --- chapter 2: ring all-reduce, chunk by chunk -------------------------------------------------------

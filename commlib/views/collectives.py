@@ -39,8 +39,10 @@ from ..experiments.collectives import (
     OperatorRun,
     PartnerRuns,
     PrimitiveRun,
+    ReduceRow,
     ReduceRuns,
     RingRun,
+    RoundingRun,
     TraceFormulaRuns,
     contributors,
 )
@@ -217,12 +219,42 @@ def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
                           rows, caption="Reduce: serial chain vs binomial tree")
 
 
+def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float):
+    """Markdown table: the unpipelined binomial tree against reduce-scatter + gather over n, and where they cross.
+
+    ``rows`` are :func:`commlib.experiments.collectives.reduce_comparison`'s, run with vectors of ``short``
+    and ``long`` bytes.
+    """
+    def t(seconds):
+        return format_time(seconds, significant=3)
+
+    body = []
+    for r in rows:
+        cross = "none: the tree is faster at every size" if math.isnan(r.crossover) else format_size(r.crossover, significant=3)
+        body.append([r.n, t(r.tree_short), t(r.split_short), t(r.tree_long), t(r.split_long), cross])
+    s, m = format_size(short, binary=True, significant=3), format_size(long, binary=True, significant=3)
+    headers = ["ranks n", f"tree, {s}", f"reduce-scatter + gather, {s}", f"tree, {m}", f"reduce-scatter + gather, {m}",
+               "reduce-scatter + gather faster above"]
+    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather")
+
+
+def rounding_table(runs: Sequence[RoundingRun]):
+    """Markdown table: how far apart the serial and the tree sum land in each format.
+
+    ``runs`` are :func:`commlib.experiments.collectives.rounding_runs`'s.
+    """
+    body = [[r.name, f"{r.unit:.1e}", f"{r.gap:.1e}", f"{r.error:.1e}"] for r in runs]
+    n, seeds = runs[0].n, runs[0].seeds
+    return markdown_table(["format", "unit roundoff u", "largest |serial - tree| / sum", "largest error of either order / sum"],
+                          body, caption=f"{n} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
+
+
 def operator_table(runs: Sequence[OperatorRun]):
     """Markdown table: each operator reduced serially and as a tree (:func:`commlib.experiments.collectives.operator_runs`)."""
     rows = []
     for run in runs:
         same = "yes" if run.serial == run.tree else "**no**"
-        rows.append([run.op, run.serial_expression, f"{run.serial:g}", run.tree_expression, f"{run.tree:g}", same])
+        rows.append([collectives.OP_NAMES[run.op], run.serial_expression, f"{run.serial:g}", run.tree_expression, f"{run.tree:g}", same])
     headers = ["operator", "serial grouping", "serial result", "tree grouping", "tree result", "same?"]
     return markdown_table(headers, rows, caption="Serial vs tree order, run on real values")
 
@@ -308,7 +340,7 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
         "algorithm": dropdown([(algorithms.label(a), a) for a in names], algorithm, "algorithm"),
         "n": integer(n, 1, 4096, "ranks n"),
         "size": text(size, calculators.BUFFER_ENTRY.label, "e.g. 64 MiB or 100 MB"),
-        "link": dropdown([(item.name, key) for key, item in hardware.LINKS.items()], link, "link"),
+        "link": dropdown([(hardware.link(key).name, key) for key in calculators.PRIMITIVE_LINKS], link, "link"),
     }
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            choices=calculators.primitive_choices,
@@ -316,12 +348,17 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
                                 "broadcast, reduce and all-reduce; n blocks of M/n for gather, scatter and all-gather "
                                 "(the whole array: an all-gather of 8 MiB blocks on 8 ranks is M = 64 MiB), for "
                                 "reduce-scatter (each rank's input) and for all-to-all (each rank's send buffer). "
-                                "Network: every rank has its own full-duplex "
-                                "link of the chosen kind into a switch that never blocks, and sends one message at "
-                                "a time; the results give the link's bandwidth and latency alpha. The naive "
+                                f"Network: {calculators.NETWORK}; the results give the link's bandwidth and latency "
+                                "alpha. An NVLink preset is timed as its GPUs behind NVSwitches, each reaching any "
+                                "peer at its full rate; where GPUs are wired directly to a few fixed peers (NVLink "
+                                "1.0, and NVLink 2.0 in a DGX-1) a GPU's rate is split over its links and these "
+                                "times would be several times too low, so links with no switch are not offered. "
+                                "Ranks n are bounded by the largest domain of the link where it has one. The naive "
                                 "all-reduce is the unpipelined master; its pipelined form is shown beside it. "
-                                "Recursive doubling, recursive halving and reduce-scatter + gather are costed for n a "
-                                "power of two, as MPICH runs them. All-reduce offers "
+                                f"{calculators.POWER_OF_TWO_FORMS[0].upper()}"
+                                f"{calculators.POWER_OF_TWO_FORMS[1:]} are costed for n a power of two, as MPICH runs "
+                                "them; the all-reduce's recursive doubling and halving-doubling fold the extra ranks "
+                                "in and out at any n. All-reduce offers "
                                 "the algorithms that need nothing more (the pipelined trees need a chunk count, the "
                                 "hierarchical and multi-rail ones hosts, the tori a grid: chapter 2's cluster "
                                 "calculator has them). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
@@ -332,7 +369,7 @@ def naive_hotspot_figure(counts: HotspotCounts):
 
     Dots are the counts of :func:`commlib.experiments.collectives.hotspot_counts`
     (the traces of :func:`commlib.collectives.simulate.allreduce`, ``"naive"`` and
-    ``"ring"``); lines are the closed forms 2(n-1)M and 4(n-1)M/n.
+    ``"ring"``); lines are the closed forms of :func:`commlib.collectives.compare.busiest_link_bytes`.
     """
     ps = list(counts.ns)
     nbytes = counts.nbytes
@@ -340,9 +377,14 @@ def naive_hotspot_figure(counts: HotspotCounts):
     grid = np.arange(min(ps), max(ps) + 1)
     fig, ax = figure(6.4, 3.8)
     kb = 1e3
-    ax.plot(grid, 2 * (grid - 1) * nbytes / kb, color=COLORS[3], lw=1.2, label="formula 2(n-1)M")
+
+    def formula(algorithm):
+        return [compare.busiest_link_bytes(algorithm, nbytes, int(k)) / kb for k in grid]
+
+    forms = compare.BUSIEST_LINK_FORMULAS
+    ax.plot(grid, formula("naive"), color=COLORS[3], lw=1.2, label=f"formula {forms['naive']}")
     ax.plot(ps, np.array(naive) / kb, MARKERS[3], color=COLORS[3], label="naive, master's link (trace)")
-    ax.plot(grid, 4 * (grid - 1) / grid * nbytes / kb, color=COLORS[0], lw=1.2, ls="--", label="formula 4(n-1)M/n")
+    ax.plot(grid, formula("ring"), color=COLORS[0], lw=1.2, ls="--", label=f"formula {forms['ring']}")
     ax.plot(ps, np.array(ring) / kb, MARKERS[0], color=COLORS[0], label="ring, any rank's link (trace)")
     ax.set_xlabel("ranks n")
     ax.set_ylabel(f"kB through the link, both directions\n(M = {format_size(nbytes)} per rank)")

@@ -367,3 +367,17 @@ def test_hier_speedup_hints_name_the_nic_assumption():
     flat16 = 30 * 10e-6 + 2 * 15 / 16 * m16 / 3.125e9
     two_hosts = flat16 / (intra + 2 * 10e-6 + 2 * (1 / 2) * m16 / 3.125e9)
     assert "2 hosts" in check("ch02.hier_speedup", two_hosts).message
+
+
+@pytest.mark.parametrize("algorithm", ["naive", "ring"])
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_busiest_link_bytes_is_what_the_trace_counts_both_ways(algorithm, n):
+    """Both directions through the busiest rank's link, not the critical-path bytes (one direction, per step)."""
+    from commlib.collectives import simulate
+
+    elements = 840
+    _, trace = simulate.allreduce([np.ones(elements) for _ in range(n)], algorithm=algorithm)
+    counted = int((trace.bytes_sent + trace.bytes_received).max())
+    assert compare.busiest_link_bytes(algorithm, elements * 8, n) == pytest.approx(counted)
+    if algorithm == "naive":
+        assert compare.master_link_bytes(trace, 0) == counted

@@ -5,6 +5,7 @@ import pytest
 
 from commlib.collectives import calculators
 from commlib.collectives.algorithms import naive
+from commlib.step.calculators import check_domain
 
 
 def test_every_collective_says_what_m_is_and_block_collectives_give_the_block():
@@ -68,3 +69,71 @@ def test_power_of_two_forms_refuse_other_n_by_the_controls_names(primitive, algo
     calculators.primitive_results(primitive, algorithm, 8, "64 MiB", "eth_25g")
     with pytest.raises(ValueError, match=r"^algorithm .* ranks n a power of two"):
         calculators.primitive_results(primitive, algorithm, 6, "64 MiB", "eth_25g")
+
+
+def _domain_error(link, n):
+    try:
+        check_domain(link, n)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+@pytest.mark.parametrize("link", calculators.PRIMITIVE_LINKS)
+def test_ranks_are_bounded_by_the_links_domain_as_chapter_0_bounds_them(link):
+    """The calculator refuses exactly the n that chapter 0's check_domain refuses, naming the ranks n control."""
+    for n in (2, 8, 9, 16, 17, 72, 73, 256, 257, 4096):
+        expected = _domain_error(link, n)
+        if expected is None:
+            assert calculators.primitive_results("all-reduce", "ring", n, "64 MiB", link)["time"]
+        else:
+            with pytest.raises(ValueError) as err:
+                calculators.primitive_results("all-reduce", "ring", n, "64 MiB", link)
+            assert str(err.value) == expected and expected.startswith("ranks n must be at most")
+
+
+def test_no_nvlink_domain_takes_4096_ranks():
+    """The referee's case: 4,096 ranks over NVLink 4.0 is no network that exists."""
+    with pytest.raises(ValueError, match=r"^ranks n must be at most"):
+        calculators.primitive_results("all-reduce", "ring", 4096, "64 MiB", "nvlink4")
+
+
+@pytest.mark.parametrize("link", [key for key, item in calculators.hardware.LINKS.items() if not item.switched])
+def test_links_with_no_switch_are_neither_offered_nor_timed(link):
+    """Directly wired links (NVLink 1.0's cube mesh, UPI between sockets) split a rank's rate over fixed peers."""
+    assert link not in calculators.PRIMITIVE_LINKS
+    with pytest.raises(ValueError, match=r"^link: .* joins fixed peers directly"):
+        calculators.primitive_results("all-to-all", "pairwise", 4, "64 MiB", link)
+
+
+def test_what_is_offered_is_every_switched_link_and_the_network_is_stated():
+    assert set(calculators.PRIMITIVE_LINKS) == {k for k, item in calculators.hardware.LINKS.items() if item.switched}
+    assert {"nvlink1", "upi"}.isdisjoint(calculators.PRIMITIVE_LINKS)
+    r = calculators.primitive_results("broadcast", "tree", 8, "64 MiB", "nvlink3")
+    assert r["network"].startswith(calculators.NETWORK) and calculators.hardware.link("nvlink3").domain in r["network"]
+
+
+def test_the_power_of_two_rule_names_the_forms_that_refuse_other_n_and_not_the_folding_all_reduces():
+    for op, names in calculators.PRIMITIVE_ALGORITHMS.items():
+        for name in names:
+            label = calculators.algorithms.algorithm(op, name).label
+            refused = _refuses(op, name, 6)
+            assert (f"the {op.replace('_', '-')}'s {label}" in calculators.POWER_OF_TWO_FORMS) == refused
+    six = calculators.primitive_results("all-reduce", "recursive_doubling", 6, "64 MiB", "eth_25g")
+    assert six["steps on the critical path (alpha count)"] == "4"
+
+
+def _refuses(op, name, n):
+    try:
+        calculators.primitive_results({v: k for k, v in calculators.PRIMITIVE_OPS.items()}[op], name, n, "64 MiB",
+                                      "eth_25g")
+    except ValueError:
+        return True
+    return False
+
+
+def test_one_chunk_is_not_called_a_pipeline():
+    r = calculators.primitive_results("all-reduce", "naive", 8, "1 KiB", "eth_25g")
+    assert naive.best_chunks(1024, 8, 3.125e9, 1e-5) == 1
+    assert r["same, pipelined at its best"].startswith("q = 1: not worth pipelining")
+    assert "chunk j + 1" not in r["same, pipelined at its best"]

@@ -85,6 +85,8 @@ def test_operator_runs_associative_operators_agree_others_do_not():
     assert sub.serial_expression == "((1 - 2) - 3) - 4"
     power = runs[("power", (2, 1, 3, 2))]
     assert (power.serial, power.tree) == (((2 ** 1) ** 3) ** 2, (2 ** 1) ** (3 ** 2))
+    xor = runs[("bxor", (14, 11, 7, 15))]
+    assert xor.serial == xor.tree == ((14 ^ 11) ^ 7) ^ 15                  # XOR is associative
     fp = runs[("sum", (1e16, 1.0, -1e16, 1.0))]
     assert fp.serial != fp.tree                            # rounding: the grouping decides what survives
     with pytest.raises(ValueError):
@@ -230,3 +232,52 @@ def test_partner_runs_bad_n():
         ce.partner_runs(6)
     with pytest.raises(ValueError, match="n must be"):
         ce.partner_runs(64)
+
+
+# --- chapter 1: rounding, the reduce over n, the master's grid -----------------------------------
+
+def test_rounding_runs_the_orders_drift_apart_more_in_lower_precision():
+    runs = ce.rounding_runs(1024, seeds=(0, 1, 2))
+    gaps = [r.gap for r in runs]
+    assert [r.name for r in runs] == ["fp64", "fp32", "fp16"]
+    assert gaps[0] < gaps[1] < gaps[2]
+    assert gaps[0] < 1e-13 and gaps[2] > 1e-3                 # last bits of a double; fp16 visibly
+    for r in runs:
+        assert r.gap <= 2 * r.error + 1e-300 and r.error <= (r.n - 1) * r.unit   # Goldberg's bound holds
+
+
+def test_reduce_comparison_against_hand_derived_alpha_beta_times():
+    alpha, beta = 1e-5, 1 / 3.125e9                            # the eth_25g preset
+    for r in ce.reduce_comparison((2, 4, 8, 64)):
+        d = math.ceil(math.log2(r.n))
+        for m, tree, split in ((ce.REDUCE_SHORT, r.tree_short, r.split_short), (ce.REDUCE_LONG, r.tree_long, r.split_long)):
+            assert tree == pytest.approx(d * (alpha + m * beta))
+            assert split == pytest.approx(2 * d * alpha + 2 * (r.n - 1) / r.n * m * beta)
+        if r.n == 2:
+            assert math.isnan(r.crossover)                      # both move M; the tree has one step fewer
+        else:
+            assert r.crossover == pytest.approx(d * alpha / ((d - 2 * (r.n - 1) / r.n) * beta))
+
+
+def test_the_reduce_claims_cover_the_ends_of_the_table_and_two_ranks():
+    """The takeaway's range of n comes from REDUCE_NS; the claims must back both of its ends."""
+    long_ns = {n for nbytes, n in ce.REDUCE_CLAIMS.values() if nbytes == ce.REDUCE_LONG}
+    short_ns = {n for nbytes, n in ce.REDUCE_CLAIMS.values() if nbytes == ce.REDUCE_SHORT}
+    above_two = [n for n in ce.REDUCE_NS if n > 2]
+    assert {2, min(above_two), max(above_two)} <= long_ns and max(ce.REDUCE_NS) in short_ns
+    from commlib.experiments import claims
+    for key, (nbytes, n) in ce.REDUCE_CLAIMS.items():
+        v = claims.run(claims.claim(key))
+        tree_wins = n == 2 or nbytes == ce.REDUCE_SHORT
+        assert (v.winner == "binomial tree") == tree_wins, key
+        assert f"on {n} ranks" in v.sentence and "unpipelined" in v.sentence
+
+
+def test_the_masters_grid_holds_its_exact_optimum_and_powers_of_two_around_it():
+    from commlib.collectives.algorithms import naive
+
+    grid = ce.master_chunk_grid(64 * 2**20, 8, "eth_25g")
+    assert grid[0] == 1 and grid[-1] == 1024 and naive.best_chunks(64 * 2**20, 8, 3.125e9, 1e-5) in grid
+    assert all(q & (q - 1) == 0 for q in grid if q != 46)
+    seconds = [ce.master_seconds(64 * 2**20, 8, "eth_25g", q) for q in range(1, 300)]
+    assert min(seconds) == pytest.approx(ce.master_seconds(64 * 2**20, 8, "eth_25g", 46))

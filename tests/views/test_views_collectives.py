@@ -95,7 +95,22 @@ def test_operator_table_marks_the_operators_that_change_with_the_order():
     rows = [r for r in rows if not set(r) <= set("|- ")]
     assert len(rows) == len(ce.OPERATOR_CASES)
     same = [r.rstrip(" |").rsplit("|", 1)[1].strip() for r in rows]
-    assert same == ["yes", "yes", "yes", "**no**", "**no**", "**no**"]   # float sum: 1e16 absorbs the 1s
+    assert same == ["yes", "yes", "yes", "yes", "**no**", "**no**", "**no**"]   # float sum: 1e16 absorbs the 1s
+    # power is written ** and XOR ^ (C's and Python's), each operator named in words
+    assert "((2 ** 1) ** 3) ** 2" in text and "((14 ^ 11) ^ 7) ^ 15" in text and "bitwise AND (&)" in text
+    assert "| bitwise XOR (^) |" in text and "2 ^ 1" not in text
+
+
+def test_reduce_comparison_table_shows_the_crossover_and_where_there_is_none():
+    rows = ce.reduce_comparison((2, 8))
+    text = vc.reduce_comparison_table(rows, ce.REDUCE_SHORT, ce.REDUCE_LONG).data
+    assert "| 2 |" in text and "none: the tree is faster at every size" in text
+    assert "75 kB" in text and "64 MiB" in text and "1 KiB" in text
+
+
+def test_rounding_table_has_one_row_per_format():
+    text = vc.rounding_table(ce.rounding_runs(64, seeds=(0,))).data
+    assert all(f"| {name} |" in text for _, name in ce.ROUNDING_DTYPES)
 
 
 # --- chapter 1: primitives -----------------------------------------------------------------------
@@ -124,6 +139,16 @@ def test_buffer_table_all_gather_vs_all_to_all():
     assert "sendcount = 3 element(s)" in text
     assert "| 2 | 3 | 6 | 6 | 6 |" in text
     assert "| 8 | 3 | 24 | 24 | 24 |" in text
+
+
+def test_naive_hotspot_lines_are_the_model_layers_closed_forms():
+    ps, elements = (2, 4, 8), 840
+    fig = vc.naive_hotspot_figure(ce.hotspot_counts(ps, elements))
+    ax = fig.axes[0]
+    grid = ax.lines[0].get_xdata()
+    n_bytes = elements * 8
+    np.testing.assert_allclose(ax.lines[0].get_ydata() * 1e3, [2 * (p - 1) * n_bytes for p in grid])
+    np.testing.assert_allclose(ax.lines[2].get_ydata() * 1e3, [4 * (p - 1) / p * n_bytes for p in grid])
 
 
 def test_naive_hotspot_dots_are_2_p_minus_1_n():
