@@ -150,12 +150,46 @@ def test_crossovers_bracket_each_change_of_pick(collective, key):
 
 
 def test_crossover_is_finer_than_a_power_of_two_grid():
-    # PAT's last power of two is 8 MiB, but the change (to ring/LL128) lies near 11 MiB
+    # PAT's last power of two is 1 MiB, but the change (to ring/LL128) lies near 1.9 MiB
     x = tuning.crossovers("all_gather", "one_gpu_per_node")[0]
     assert x.below == ("pat", "Simple")
     last_pat = max(s for s, a, _ in tuning.winners("all_gather", [2.0**k for k in range(6, 32)], "one_gpu_per_node")
                    if a == "pat")
     assert last_pat <= x.low < 2 * last_pat and x.high / x.low < 1.01
+
+
+def test_nvls_speeds_up_all_reduce_only_as_nccl_models_it():
+    mach = tuning.machine("nvswitch_node")
+    n, b, eff = mach.ranks, mach.bandwidth, tuning.NCCL_QUOTED["nvls_efficiency_hopper"]
+    ring = {c: tuning.predict(c, "ring", "Simple", 2**30, mach).algbw for c in tuning.COLLECTIVES}
+    nvls = {c: tuning.predict(c, "nvls", "Simple", 2**30, mach).algbw for c in tuning.COLLECTIVES}
+    # all-reduce: NCCL's efficiency times the maintainer's B n / (n + 1), above the ring's B n / (2(n - 1))
+    assert math.isclose(nvls["all_reduce"], eff * innetwork.nvls_algbw(n, b))
+    assert nvls["all_reduce"] > ring["all_reduce"]
+    # all-gather and reduce-scatter: no bus-to-algorithm conversion, (p - 1)/p twice, well below the ring
+    for c in ("all_gather", "reduce_scatter"):
+        assert math.isclose(nvls[c], b * n / (n + 1) * eff * ((n - 1) / n) ** 2)
+        assert nvls[c] < 0.6 * ring[c]
+        assert all(a != "nvls" for _, a, _ in tuning.winners(c, [2.0**k for k in range(6, 34)], mach))
+
+
+def test_tree_and_pat_bandwidth_follow_nccl_factors_and_conversion():
+    mach = tuning.machine("one_gpu_per_node")
+    b, q = mach.bandwidth, tuning.NCCL_QUOTED
+    tree = {p: tuning.predict("all_reduce", "tree", p, 1e6, mach).algbw for p in tuning.PROTOCOLS}
+    assert math.isclose(tree["Simple"], 0.5 * 0.92 * b)                     # halved, not n / (2(n - 1))
+    assert math.isclose(tree["LL"], tree["Simple"] / 3.8)
+    assert math.isclose(tree["LL128"], tree["Simple"] * 120 / 128)         # across nodes; 7/9 inside one
+    assert math.isclose(tuning.predict("all_gather", "pat", "Simple", 1e6, mach).algbw, q["pat_factor"] * b)
+
+
+def test_pat_latency_grows_linearly_with_ranks():
+    import dataclasses
+    base = tuning.machine("one_gpu_per_node")
+    lat = {n: tuning.predict("all_gather", "pat", "Simple", 0, dataclasses.replace(base, ranks=n, nodes=n)).latency
+           for n in (16, 32)}
+    hop = tuning.PROTOCOLS["Simple"][1] + base.hop_latency
+    assert math.isclose(lat[32] - lat[16], 16 * tuning.NCCL_QUOTED["pat_latency_per_rank"] + hop)
 
 
 def test_tuning_and_cost_import_no_numpy():
