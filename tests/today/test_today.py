@@ -208,6 +208,51 @@ def test_compression_bytes_formula():
     assert compression.step_bytes("topk", 21, 10, 4, k=21) == 3 * 21 * 8
 
 
+def test_local_sgd_runs_stop_by_the_budget_on_the_slowest_workers_clock():
+    budget = 0.15
+    runs = [localsgd.best_over_grid(h, budget, lrs=(0.5,)) for h in (1, 4, 16)] + [localsgd.large_batch(16, budget, lrs=(2.0,))]
+    for r in runs:
+        assert r.times[-1] <= budget and len(r.times) > 2
+    # the round that was cut would have ended past the budget: a run with one more round allowed goes past it
+    r = localsgd.run(16, 0.5, rounds=len(runs[2].times), jitter=0.2)
+    assert r.times[-1] > budget
+
+
+def test_large_batch_step_lasts_as_long_as_h_local_steps():
+    # without stragglers a step of H batches takes H steps' compute, as H local steps do
+    one = localsgd.run(1, 1.0, rounds=3, batch=64, micro=16, jitter=0.0)
+    local = localsgd.run(16, 0.5, rounds=3, jitter=0.0)
+    assert np.allclose(one.times, local.times)
+    # with stragglers its step is the sum of H draws, not one draw scaled by H: its spread shrinks like H's
+    big = localsgd.run(1, 1.0, rounds=200, batch=64, micro=16, workers=1, comm=0.0)
+    steps = np.diff(big.times) / (16 * localsgd.COMPUTE)
+    assert abs(steps.mean() - (1 + localsgd.JITTER)) < 0.02 and steps.std() < 2 * localsgd.JITTER / 16**0.5
+
+
+def test_local_steps_equal_the_worker_by_worker_loop():
+    from commlib.today.book_problem import default_problem
+    from commlib.today.local_sgd import _local_steps
+    p = default_problem()
+    w = np.linspace(-0.1, 0.1, p.dim)
+    got = _local_steps(p, w, np.random.default_rng(3), 5, 3, 16, 0.5)
+    rng = np.random.default_rng(3)
+    for i in range(3):
+        wi = w.copy()
+        for _ in range(5):
+            wi -= 0.5 * p.stochastic_gradient(wi, rng, 16)
+        assert np.allclose(got[i], wi, rtol=1e-12, atol=1e-14)
+
+
+def test_expert_loads_follow_sampling_without_replacement():
+    # top-2 of 8 by Zipf popularity (skew 1): expert 0 is picked with probability p0 + sum_j p_j p0 / (1 - p_j)
+    pop = 1 / np.arange(1, 9)
+    pop /= pop.sum()
+    chance = pop[0] + sum(pop[j] * pop[0] / (1 - pop[j]) for j in range(1, 8))
+    loads = sum(moe.expert_loads(2000, 2, 8, skew=1.0, seed=s) for s in range(3))
+    assert loads.sum() == 3 * 2000 * 8 * 2
+    assert abs(loads[0] / (3 * 2000 * 8) - chance) < 0.01
+
+
 def test_local_sgd_bytes_per_sample_fall_by_h():
     one, many = localsgd.run(1, 0.5, 2), localsgd.run(8, 0.5, 2)
     assert math.isclose(one.bytes_per_sample / many.bytes_per_sample, 8)
