@@ -36,7 +36,8 @@ The bandwidth factors, NVLS's and PAT's latencies are NCCL 2.30.7's
 (:data:`NCCL_QUOTED`); the link bandwidths and the other latencies are round
 constants of our own (:data:`MACHINES`, :data:`PROTOCOLS`). The chooser leaves
 out what NCCL also models: channels and threads (but for NVLS's channel
-factor), per-architecture caps on each protocol's bandwidth, the tree
+factor), the per-channel caps on LL128's and trees' bandwidth (they scale
+with the channel count; LL's cap, a whole GPU's, is kept), the tree
 correction factors for mid-sized messages and the tree pattern's discount, the
 extra latencies of a ring that crosses the network, the choice of chunk size,
 and the tuner plugins that may override everything. Times in seconds, sizes in
@@ -67,10 +68,12 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Cho
 #: Quoted for comparison only: the ring's base latency with LL (the chooser uses its own round numbers).
 #: Used by the chooser as they are: the bus-bandwidth factors of a ring over LL and LL128, of a tree
 #: all-reduce (0.92, then over LL a further 1/3.8, over LL128 7/9 inside one node and 120/128 across
-#: nodes), of PAT (0.75) and NVLS's efficiency on Hopper (0.85); the tree's conversion from bus to
+#: nodes), of PAT (0.75) and NVLS's efficiency on Hopper (0.85); the cap on LL's bus bandwidth (``llMaxBws``:
+#: 141 GB/s for Hopper GPUs in one node, 20.4 GB/s across more than two nodes of Intel CPUs); the tree's conversion from bus to
 #: algorithm bandwidth (halved); and the latencies of NVLS inside a node (25 us, no base latency) and
 #: the part of PAT's that grows with the number of ranks (2.8 us a rank).
 NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92,
+               "ll_max_bw_hopper_one_node": 141e9, "ll_max_bw_intel_many_nodes": 20.4e9,
                "tree_factor": 0.92, "tree_ll_factor": 1 / 3.8, "tree_ll128_factor_one_node": 7 / 9,
                "tree_ll128_factor_nodes": 120 / 128, "tree_ratio": 0.5,
                "pat_factor": 0.75, "pat_latency_per_rank": 2.8e-6,
@@ -117,8 +120,10 @@ class Machine:
     default 1, also through another GPU, PXN, or a CPU-to-GPU link); where the GPUs share
     one compute capability or are all Hopper or later; and on Volta or later. LL128
     relies on 128-byte stores arriving whole and in order, which those paths keep and
-    a path through the CPU's PCIe root does not. ``one_gpu_per_node`` says whether
-    PAT applies (NCCL enables it only then).
+    a path through the CPU's PCIe root does not. ``ll_cap`` the most bus bandwidth NCCL
+    grants LL on this machine, bytes/s (its ``llMaxBws``, by GPU generation in one node and
+    by CPU vendor across nodes; infinite where it does not bind). ``one_gpu_per_node`` says
+    whether PAT applies (NCCL enables it only then).
     """
 
     key: str
@@ -130,6 +135,7 @@ class Machine:
     in_switch: bool
     ll128: bool
     base_latency: float = 6.0e-6
+    ll_cap: float = math.inf
 
     @property
     def one_gpu_per_node(self) -> bool:
@@ -142,17 +148,18 @@ class Machine:
         return self.ranks / self.nodes
 
 
-#: Three machines, with round constants (not NCCL's): one 8-GPU NVSwitch node,
-#: 16 nodes of one GPU on a 400 Gb/s network, and 8 GPUs on PCIe. The NVSwitch node's
+#: Three machines, with round constants (not NCCL's): one 8-GPU NVSwitch node (H100),
+#: 16 nodes of one GPU on a 400 Gb/s network (Intel hosts), and 8 GPUs on PCIe (where LL's
+#: cap, 39 GB/s or more, does not bind). The NVSwitch node's
 #: 370 GB/s is what a ring all-reduce measured on 8 H100 GPUs (busbw, nccl-tests issue 212),
 #: so it already includes Simple's protocol overhead; it is also what NCCL's topology charges
 #: for 18 NVLink 4 links (20.6 GB/s each, ``SM90_NVLINK_BW`` in src/graph/topo.h). LL's and
 #: LL128's factors apply on top of it, as NCCL applies them on top of its own figure.
 MACHINES: dict[str, Machine] = {
     "nvswitch_node": Machine("nvswitch_node", "8 GPUs, NVSwitch with in-switch reduction", 8, 1,
-                             370e9, 0.0, True, True),
+                             370e9, 0.0, True, True, ll_cap=NCCL_QUOTED["ll_max_bw_hopper_one_node"]),
     "one_gpu_per_node": Machine("one_gpu_per_node", "16 nodes x 1 GPU, 400 Gb/s network", 16, 16,
-                                50e9, 5.0e-6, False, True),
+                                50e9, 5.0e-6, False, True, ll_cap=NCCL_QUOTED["ll_max_bw_intel_many_nodes"]),
     "pcie_node": Machine("pcie_node", "8 GPUs on PCIe 4 x16", 8, 1, 25e9, 1.0e-6, False, False),
 }
 
@@ -184,7 +191,8 @@ def bus_bandwidth(collective: str, algorithm: str, protocol: str, mach: Machine)
     r"""NCCL 2.30.7's bus bandwidth of one entry, bytes/s: B times the algorithm's and protocol's factors.
 
     Ring: the protocol's factor (:data:`PROTOCOLS`). Tree: 0.92, and over LL a further
-    1/3.8, over LL128 7/9 in one node or 120/128 across nodes. PAT: 0.75. NVLS inside a
+    1/3.8, over LL128 7/9 in one node or 120/128 across nodes. LL on either: at most the
+    machine's ``ll_cap``. PAT: 0.75. NVLS inside a
     node of p GPUs: its graph gets :math:`B\,p/(p+1)`, since NCCL's search
     (``ncclTopoSearchTryNvls`` in src/graph/search.cc) gives it one channel a GPU and
     charges each GPU's links twice for the channel it heads, :math:`(p+1)/p` of the
@@ -198,10 +206,12 @@ def bus_bandwidth(collective: str, algorithm: str, protocol: str, mach: Machine)
     """
     q, b = NCCL_QUOTED, mach.bandwidth
     if algorithm == "ring":
-        return b * PROTOCOLS[protocol][0]
+        bus = b * PROTOCOLS[protocol][0]
+        return min(bus, mach.ll_cap) if protocol == "LL" else bus
     if algorithm == "tree":
         ll128 = q["tree_ll128_factor_one_node"] if mach.nodes == 1 else q["tree_ll128_factor_nodes"]
-        return b * q["tree_factor"] * {"LL": q["tree_ll_factor"], "LL128": ll128, "Simple": 1.0}[protocol]
+        bus = b * q["tree_factor"] * {"LL": q["tree_ll_factor"], "LL128": ll128, "Simple": 1.0}[protocol]
+        return min(bus, mach.ll_cap) if protocol == "LL" else bus
     if algorithm == "pat":
         return b * q["pat_factor"]
     p = mach.per_node
@@ -331,7 +341,7 @@ def crossovers(collective: str, mach: Machine | str, smallest: float = 64.0, lar
     octave.
 
     >>> [(x.below, x.above) for x in crossovers("all_reduce", "nvswitch_node")]
-    [(('ring', 'LL'), ('nvls', 'Simple'))]
+    [(('ring', 'LL'), ('ring', 'LL128')), (('ring', 'LL128'), ('nvls', 'Simple'))]
     """
     mach = machine(mach) if isinstance(mach, str) else mach
     smallest, largest = check_nonnegative("smallest", smallest), check_nonnegative("largest", largest)

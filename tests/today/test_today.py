@@ -183,6 +183,15 @@ def test_tree_and_pat_bandwidth_follow_nccl_factors_and_conversion():
     assert math.isclose(tuning.predict("all_gather", "pat", "Simple", 1e6, mach).algbw, q["pat_factor"] * b)
 
 
+def test_ll_bus_bandwidth_is_capped_where_nccl_caps_it():
+    q = tuning.NCCL_QUOTED
+    nvs, net = tuning.machine("nvswitch_node"), tuning.machine("one_gpu_per_node")
+    assert nvs.bandwidth * q["ll_factor"] > nvs.ll_cap                      # the cap binds: 185 GB/s against 141
+    assert math.isclose(tuning.bus_bandwidth("all_reduce", "ring", "LL", nvs), q["ll_max_bw_hopper_one_node"])
+    assert math.isclose(tuning.bus_bandwidth("all_gather", "ring", "LL", net), q["ll_max_bw_intel_many_nodes"])
+    assert tuning.bus_bandwidth("all_gather", "ring", "LL128", nvs) == nvs.bandwidth * q["ll128_factor"]   # LL only
+
+
 def test_pat_latency_grows_linearly_with_ranks():
     import dataclasses
     base = tuning.machine("one_gpu_per_node")
