@@ -2,8 +2,8 @@ r"""How a collective library picks an algorithm and a protocol: a cost-model cho
 
 NCCL does not measure before it chooses. At start-up it fills a table, one
 entry per (collective, algorithm, protocol), with a *latency* (microseconds)
-and a *bus bandwidth* (GB/s), and for every call it takes the entry with the
-smallest predicted time (NCCL 2.30.7, ``src/graph/tuning.cc``,
+and an *algorithm bandwidth* (GB/s), and for every call it takes the entry with
+the smallest predicted time (NCCL 2.30.7, ``src/graph/tuning.cc``,
 ``ncclTopoTuneModel`` and ``ncclTopoGetAlgoTime``):
 
 .. math:: T = \alpha_{base} + a\,\alpha_{hop} + \frac{M}{B_{alg}},
@@ -12,33 +12,45 @@ each (algorithm, protocol) with its own constants: a base latency
 :math:`\alpha_{base}` plus a per-hop latency :math:`\alpha_{hop}` times the
 :math:`a` hops (messages) on the critical path (``2(n-1)`` for a ring
 all-reduce; for a tree a chain through the GPUs of a node plus ``log2`` of
-the node count, up and down), and the algorithm bandwidth :math:`B_{alg}`,
-the link bandwidth times a protocol efficiency, divided by the bus factor
-of the algorithm. The
-protocols trade bandwidth for latency:
+the node count, up and down). The algorithm bandwidth :math:`B_{alg}` starts
+as a *bus bandwidth*, the links' bandwidth B times factors for the algorithm
+and the protocol (:func:`bus_bandwidth`), which NCCL then converts
+(:func:`algorithm_bandwidth`): a ring's is divided by its bus factor, a tree
+all-reduce's halved, and for all-gather and reduce-scatter by any algorithm but
+the ring it is not converted at all. For all-gather and reduce-scatter M is the
+whole gathered buffer, n shares, as NCCL's tuner counts it
+(``ncclFuncMaxSendRecvCount`` in ``src/include/enqueue.h``). The protocols
+trade bandwidth for latency:
 
 * **LL** (low latency) sends 8-byte words, 4 bytes of data and a 4-byte flag
   that tells the receiver the word has arrived: no separate synchronisation,
   so the smallest latency, but half the bytes on the wire are flags.
-* **LL128** sends 128-byte lines, 120 bytes of data and 8 bytes of flag:
-  efficiency 120/128 (NCCL's factor 0.92), nearly LL's latency, needs paths
-  that deliver 128-byte stores whole and in order (NVLink inside a node;
-  see :class:`Machine`).
+* **LL128** sends 128-byte lines, 120 bytes of data and 8 bytes of flag
+  (NCCL charges 0.92 of the bandwidth, a little under 120/128), nearly LL's
+  latency; it needs paths that deliver 128-byte stores whole and in order
+  (see :class:`Machine`).
 * **Simple** sends large chunks and synchronises with separate flags: full
   bandwidth, the largest latency.
 
-This module keeps that *form* with a handful of round constants of our own
-(:data:`MACHINES`), not NCCL's tables, and leaves out what NCCL also models:
-channels and threads, per-architecture bandwidth caps, the tree correction
-factors for mid-sized messages, the choice of chunk size, and the tuner
-plugins that may override everything. Times in seconds, sizes in bytes,
-bandwidths in bytes/s per direction. No numpy: calculators run it anywhere.
+The bandwidth factors, NVLS's and PAT's latencies are NCCL 2.30.7's
+(:data:`NCCL_QUOTED`); the link bandwidths and the other latencies are round
+constants of our own (:data:`MACHINES`, :data:`PROTOCOLS`). The chooser leaves
+out what NCCL also models: channels and threads (but for NVLS's channel
+factor), the per-channel caps on LL128's and trees' bandwidth (they scale
+with the channel count; LL's cap, a whole GPU's, is kept), the tree
+correction factors for mid-sized messages and the tree pattern's discount, the
+extra latencies of a ring that crosses the network, the choice of chunk size,
+and the tuner plugins that may override everything. Times in seconds, sizes in
+bytes, bandwidths in bytes/s per direction. No numpy: calculators run it
+anywhere.
 
 >>> best = choose("all_reduce", 4 * 2**10, "nvswitch_node")
 >>> best.algorithm, best.protocol
 ('ring', 'LL')
 >>> choose("all_reduce", 256 * 2**20, "nvswitch_node").algorithm
 'nvls'
+>>> choose("all_gather", 256 * 2**20, "nvswitch_node").algorithm      # NVLS does not speed up all-gather
+'ring'
 """
 
 from __future__ import annotations
@@ -49,13 +61,29 @@ from dataclasses import dataclass
 from ..units import check_nonnegative
 
 __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Choice", "machine",
-           "NCCL_QUOTED", "NVLS_LATENCY", "predict", "candidates", "choose", "winners", "Crossover", "crossovers"]
+           "NCCL_QUOTED", "NVLS_LATENCY", "bus_bandwidth", "algorithm_bandwidth", "predict", "candidates", "choose",
+           "winners", "Crossover", "crossovers"]
 
-#: Protocol -> (share of the link bandwidth carrying data, latency per hop in seconds).
-#: LL: 4 data bytes per 8-byte word; LL128: 120 of 128 bytes; Simple: all of it.
+#: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (``ncclTopoTuneModel``), seconds or factors.
+#: Quoted for comparison only: the ring's base latency with LL (the chooser uses its own round numbers).
+#: Used by the chooser as they are: the bus-bandwidth factors of a ring over LL and LL128, of a tree
+#: all-reduce (0.92, then over LL a further 1/3.8, over LL128 7/9 inside one node and 120/128 across
+#: nodes), of PAT (0.75) and NVLS's efficiency on Hopper (0.85); the cap on LL's bus bandwidth (``llMaxBws``:
+#: 141 GB/s for Hopper GPUs in one node, 20.4 GB/s across more than two nodes of Intel CPUs); the tree's conversion from bus to
+#: algorithm bandwidth (halved); and the latencies of NVLS inside a node (25 us, no base latency) and
+#: the part of PAT's that grows with the number of ranks (2.8 us a rank).
+NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92,
+               "ll_max_bw_hopper_one_node": 141e9, "ll_max_bw_intel_many_nodes": 20.4e9,
+               "tree_factor": 0.92, "tree_ll_factor": 1 / 3.8, "tree_ll128_factor_one_node": 7 / 9,
+               "tree_ll128_factor_nodes": 120 / 128, "tree_ratio": 0.5,
+               "pat_factor": 0.75, "pat_latency_per_rank": 2.8e-6,
+               "nvls_latency": 25e-6, "nvls_efficiency_hopper": 0.85}
+
+#: Protocol -> (NCCL 2.30.7's bus-bandwidth factor on a ring, our latency per hop in seconds).
+#: LL carries 4 data bytes per 8-byte word (0.5); LL128 120 of 128 bytes, charged 0.92; Simple all of it.
 PROTOCOLS: dict[str, tuple[float, float]] = {
-    "LL": (0.5, 0.6e-6),
-    "LL128": (120 / 128, 1.2e-6),
+    "LL": (NCCL_QUOTED["ll_factor"], 0.6e-6),
+    "LL128": (NCCL_QUOTED["ll128_factor"], 1.2e-6),
     "Simple": (1.0, 4.0e-6),
 }
 
@@ -69,15 +97,6 @@ ALGORITHMS: dict[str, tuple[str, ...]] = {
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter")
 
-#: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (quoted, for comparison; the chooser
-#: below uses its own round numbers): the ring's base latency with LL (seconds), LL's bandwidth
-#: factor on rings, LL128's, tree all-reduce's and PAT's, and the NVLS latency inside a node; then
-#: what the chooser leaves out: LL's factor on trees, NVLS's efficiency on Hopper, and the part of
-#: PAT's latency that grows with the number of ranks (seconds a rank).
-NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92, "tree_factor": 0.92,
-               "pat_factor": 0.75, "nvls_latency": 25e-6, "tree_ll_factor": 1 / 3.8, "nvls_efficiency_hopper": 0.85,
-               "pat_latency_per_rank": 2.8e-6}
-
 #: Latency of an in-switch (NVLS) operation inside a node, seconds: NCCL 2.30.7 charges
 #: 25 us for NVLS with Simple on NVLink and no base latency; the switch's
 #: multicast set-up and reduction make it slower to start than a ring with LL.
@@ -90,14 +109,21 @@ class Machine:
 
     ``ranks`` GPUs on ``nodes`` nodes; ``bandwidth`` the bytes/s per direction
     one GPU can move (its NVLink inside a node, its NIC across nodes, the
-    slower one when both are crossed); ``hop_latency`` the extra seconds per
-    network hop; ``in_switch`` whether the switch can reduce (NVLink SHARP);
-    ``ll128`` whether NCCL enables LL128 by default: in NCCL 2.30.7 (``ncclTopoTuneModel``) only
-    where the GPUs of a node reach each other over NVLink (or a node has one GPU) and each GPU's
-    path to its network card stays within PCIe switches (through another GPU, PXN, on Hopper and
-    later), because LL128 relies on 128-byte stores arriving whole and in order, which those paths
-    keep and a path through the CPU does not; ``one_gpu_per_node`` whether PAT applies (NCCL
-    enables it only then).
+    slower one when both are crossed): like NCCL's, the chooser applies its
+    protocol factors on top of it; ``hop_latency`` the extra seconds per
+    network hop; ``in_switch`` whether the switch takes part (NVLink SHARP, NVLS:
+    it reduces for all-reduce and reduce-scatter, multicasts for all-gather);
+    ``ll128`` whether NCCL 2.30.7 enables LL128 by default (``ncclTopoTuneModel``): only
+    where the GPUs of a node reach each other over NVLink (directly or through one
+    other GPU) or a node has one GPU; where each GPU's path to its network card
+    stays within PCIe switches (on Hopper and later, with ``NCCL_LL128_C2C`` at its
+    default 1, also through another GPU, PXN, or a CPU-to-GPU link); where the GPUs share
+    one compute capability or are all Hopper or later; and on Volta or later. LL128
+    relies on 128-byte stores arriving whole and in order, which those paths keep and
+    a path through the CPU's PCIe root does not. ``ll_cap`` the most bus bandwidth NCCL
+    grants LL on this machine, bytes/s (its ``llMaxBws``, by GPU generation in one node and
+    by CPU vendor across nodes; infinite where it does not bind). ``one_gpu_per_node`` says
+    whether PAT applies (NCCL enables it only then).
     """
 
     key: str
@@ -109,20 +135,31 @@ class Machine:
     in_switch: bool
     ll128: bool
     base_latency: float = 6.0e-6
+    ll_cap: float = math.inf
 
     @property
     def one_gpu_per_node(self) -> bool:
         """True when every rank is on a node of its own."""
         return self.ranks == self.nodes
 
+    @property
+    def per_node(self) -> float:
+        """GPUs per node (NCCL's ``ppn``)."""
+        return self.ranks / self.nodes
 
-#: Three machines, with round constants (not NCCL's): one 8-GPU NVSwitch node,
-#: 16 nodes of one GPU on a 400 Gb/s network, and 8 GPUs on PCIe.
+
+#: Three machines, with round constants (not NCCL's): one 8-GPU NVSwitch node (H100),
+#: 16 nodes of one GPU on a 400 Gb/s network (Intel hosts), and 8 GPUs on PCIe (where LL's
+#: cap, 39 GB/s or more, does not bind). The NVSwitch node's
+#: 370 GB/s is what a ring all-reduce measured on 8 H100 GPUs (busbw, nccl-tests issue 212),
+#: so it already includes Simple's protocol overhead; it is also what NCCL's topology charges
+#: for 18 NVLink 4 links (20.6 GB/s each, ``SM90_NVLINK_BW`` in src/graph/topo.h). LL's and
+#: LL128's factors apply on top of it, as NCCL applies them on top of its own figure.
 MACHINES: dict[str, Machine] = {
     "nvswitch_node": Machine("nvswitch_node", "8 GPUs, NVSwitch with in-switch reduction", 8, 1,
-                             370e9, 0.0, True, True),
+                             370e9, 0.0, True, True, ll_cap=NCCL_QUOTED["ll_max_bw_hopper_one_node"]),
     "one_gpu_per_node": Machine("one_gpu_per_node", "16 nodes x 1 GPU, 400 Gb/s network", 16, 16,
-                                50e9, 5.0e-6, False, True),
+                                50e9, 5.0e-6, False, True, ll_cap=NCCL_QUOTED["ll_max_bw_intel_many_nodes"]),
     "pcie_node": Machine("pcie_node", "8 GPUs on PCIe 4 x16", 8, 1, 25e9, 1.0e-6, False, False),
 }
 
@@ -150,13 +187,57 @@ def machine(key: str) -> Machine:
     return MACHINES[key]
 
 
-def _bus_factor(collective: str, algorithm: str, n: int) -> float:
-    if algorithm == "nvls":
-        # the switch reduces: each rank sends M (or its share) once
-        return 1.0 if collective == "all_reduce" else (n - 1) / n
-    if collective == "all_reduce":
-        return 2 * (n - 1) / n
-    return (n - 1) / n
+def bus_bandwidth(collective: str, algorithm: str, protocol: str, mach: Machine) -> float:
+    r"""NCCL 2.30.7's bus bandwidth of one entry, bytes/s: B times the algorithm's and protocol's factors.
+
+    Ring: the protocol's factor (:data:`PROTOCOLS`). Tree: 0.92, and over LL a further
+    1/3.8, over LL128 7/9 in one node or 120/128 across nodes. LL on either: at most the
+    machine's ``ll_cap``. PAT: 0.75. NVLS inside a
+    node of p GPUs: its graph gets :math:`B\,p/(p+1)`, since NCCL's search
+    (``ncclTopoSearchTryNvls`` in src/graph/search.cc) gives it one channel a GPU and
+    charges each GPU's links twice for the channel it heads, :math:`(p+1)/p` of the
+    graph's bandwidth in all; NCCL then takes 0.85 of that (its efficiency on Hopper) times
+    :math:`(c-1)/c` for its c = p channels, doubled for all-reduce ("pipelines two
+    operations") and times :math:`(p-1)/p` for all-gather and reduce-scatter.
+
+    >>> m = machine("nvswitch_node")
+    >>> [round(bus_bandwidth(c, "nvls", "Simple", m) / 1e9, 1) for c in ("all_reduce", "all_gather")]
+    [489.2, 214.0]
+    """
+    q, b = NCCL_QUOTED, mach.bandwidth
+    if algorithm == "ring":
+        bus = b * PROTOCOLS[protocol][0]
+        return min(bus, mach.ll_cap) if protocol == "LL" else bus
+    if algorithm == "tree":
+        ll128 = q["tree_ll128_factor_one_node"] if mach.nodes == 1 else q["tree_ll128_factor_nodes"]
+        bus = b * q["tree_factor"] * {"LL": q["tree_ll_factor"], "LL128": ll128, "Simple": 1.0}[protocol]
+        return min(bus, mach.ll_cap) if protocol == "LL" else bus
+    if algorithm == "pat":
+        return b * q["pat_factor"]
+    p = mach.per_node
+    graph = b * p / (p + 1)
+    bus = graph * q["nvls_efficiency_hopper"] * (p - 1) / p
+    return bus * 2 if collective == "all_reduce" else bus * (p - 1) / p
+
+
+def algorithm_bandwidth(collective: str, algorithm: str, bus: float, n: int) -> float:
+    r"""NCCL 2.30.7's conversion of a bus bandwidth to the algorithm bandwidth, bytes/s.
+
+    A ring's, and NVLS all-reduce's, times :math:`n` over the ring's steps
+    (:math:`n/(2(n-1))` for all-reduce, :math:`n/(n-1)` for all-gather and
+    reduce-scatter); a tree's halved; for all-gather and reduce-scatter by any
+    algorithm but the ring, none (``if (!(a != NCCL_ALGO_RING && (coll ==
+    ncclFuncAllGather || coll == ncclFuncReduceScatter)))``).
+
+    >>> algorithm_bandwidth("all_gather", "ring", 7.0, 8), algorithm_bandwidth("all_gather", "pat", 7.0, 8)
+    (8.0, 7.0)
+    """
+    if algorithm != "ring" and collective != "all_reduce":
+        return bus
+    if algorithm in ("ring", "nvls"):
+        steps = 2 * (n - 1) if collective == "all_reduce" else n - 1
+        return bus * n / steps
+    return bus * NCCL_QUOTED["tree_ratio"]
 
 
 def _hops(collective: str, algorithm: str, mach: Machine) -> float:
@@ -174,12 +255,12 @@ def _hops(collective: str, algorithm: str, mach: Machine) -> float:
 def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach: Machine) -> Choice | None:
     """The entry for one (algorithm, protocol), or None where the machine or NCCL's rules exclude it.
 
-    Rules kept from NCCL 2.30.7: NVLS and PAT run Simple only; NVLS needs a
-    switch that reduces; PAT needs one GPU per node and serves all-gather and
-    reduce-scatter; tree serves all-reduce only; LL128 runs only where the
-    machine's ``ll128`` says NCCL enables it (NVLink or one GPU inside a node).
-    Tree's bandwidth is taken as 0.92 of the link (NCCL's factor for tree
-    all-reduce) and PAT's as 0.75 (likewise).
+    Rules kept from NCCL 2.30.7: NVLS and PAT run Simple only; NVLS needs an
+    NVSwitch that takes part; PAT needs one GPU per node and serves all-gather
+    and reduce-scatter; tree serves all-reduce only; LL128 runs only where the
+    machine's ``ll128`` says NCCL enables it. Bandwidth: NCCL's factors and
+    conversion (:func:`bus_bandwidth`, :func:`algorithm_bandwidth`). Latency:
+    NVLS's is NCCL's 25 us; PAT's adds NCCL's 2.8 us a rank to its log2(n) hops.
     """
     if collective not in COLLECTIVES:
         raise ValueError(f"collective must be one of {', '.join(COLLECTIVES)}, got {collective!r}")
@@ -198,14 +279,14 @@ def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach:
         return None
     if protocol == "LL128" and not mach.ll128:
         return None
-    efficiency, per_hop = PROTOCOLS[protocol]
-    efficiency *= {"tree": NCCL_QUOTED["tree_factor"], "pat": NCCL_QUOTED["pat_factor"]}.get(algorithm, 1.0)
     n = mach.ranks
-    algbw = mach.bandwidth * efficiency / _bus_factor(collective, algorithm, n)
+    algbw = algorithm_bandwidth(collective, algorithm, bus_bandwidth(collective, algorithm, protocol, mach), n)
     if algorithm == "nvls":
         latency = NVLS_LATENCY + mach.hop_latency
     else:
-        latency = mach.base_latency + _hops(collective, algorithm, mach) * (per_hop + mach.hop_latency)
+        latency = mach.base_latency + _hops(collective, algorithm, mach) * (PROTOCOLS[protocol][1] + mach.hop_latency)
+        if algorithm == "pat":
+            latency += n * NCCL_QUOTED["pat_latency_per_rank"]   # "still a linear part"
     return Choice(algorithm, protocol, latency, algbw, nbytes)
 
 
@@ -260,7 +341,7 @@ def crossovers(collective: str, mach: Machine | str, smallest: float = 64.0, lar
     octave.
 
     >>> [(x.below, x.above) for x in crossovers("all_reduce", "nvswitch_node")]
-    [(('ring', 'LL'), ('nvls', 'Simple'))]
+    [(('ring', 'LL'), ('ring', 'LL128')), (('ring', 'LL128'), ('nvls', 'Simple'))]
     """
     mach = machine(mach) if isinstance(mach, str) else mach
     smallest, largest = check_nonnegative("smallest", smallest), check_nonnegative("largest", largest)

@@ -72,11 +72,11 @@ def expert_loads(tokens: int, top_k: int, experts: int, skew: float = 0.0, seed:
     skew = check_nonnegative("skew", skew)
     rng = np.random.default_rng(seed)
     p = (np.arange(1, experts + 1, dtype=float)) ** -skew
-    p /= p.sum()
-    loads = np.zeros(experts, dtype=np.int64)
-    for _ in range(experts * tokens):
-        loads[rng.choice(experts, size=top_k, replace=False, p=p)] += 1
-    return loads
+    # top_k distinct experts per token, drawn one after another by popularity among those left: the same law as
+    # ranking log p plus Gumbel noise and keeping the top_k (the Gumbel-top-k trick), all tokens at once
+    keys = np.log(p) + rng.gumbel(size=(experts * tokens, experts))
+    chosen = np.argpartition(-keys, top_k - 1, axis=1)[:, :top_k]
+    return np.bincount(chosen.ravel(), minlength=experts).astype(np.int64)
 
 
 def imbalance(loads) -> float:

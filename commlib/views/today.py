@@ -122,17 +122,28 @@ def compression_bytes_figure(workers, table: dict, names: dict | None = None):
     return fig
 
 
-def local_sgd_figure(runs: dict):
-    """Loss against wall-clock time (left) and against bytes sent (right), one line per H."""
+def local_sgd_figure(runs: dict, budget: float | None = None):
+    """Loss against wall-clock time (left, zoomed on where the runs end) and against bytes sent (right), one line per run.
+
+    ``budget`` (seconds), if given, is drawn as a vertical line on the left: every run ends at or before it.
+    """
     fig, (a1, a2) = figure(10.0, 3.6, ncols=2)
     for i, (label, r) in enumerate(runs.items()):
         kw = dict(color=color(i), marker=MARKERS[i], ms=3, ls=["-", "--", "-.", ":", "-"][i % 5], label=label)
         a1.plot(r.times, r.losses, **kw)
         a2.semilogx(r.bytes_sent[1:], r.losses[1:], **kw)
-    a1.set_xlabel("wall-clock time (s)")
+    finals = [r.final_loss for r in runs.values()]
+    low, high = min(finals), max(finals)
+    pad = max(high - low, 1e-3)
+    a1.set_ylim(low - 0.3 * pad, high + 1.5 * pad)             # the last stretch, where the runs part
+    if budget is not None:
+        a1.axvline(budget, color="grey", lw=1, ls=":")
+        a1.annotate("budget", (budget, high + 1.3 * pad), ha="right", va="top", fontsize=8, color="grey")
+    a1.set_xlabel("wall-clock time, slowest worker (s)")
     a2.set_xlabel("bytes one worker has sent")
-    a1.set_ylabel("training loss (nats)")
-    a1.legend(fontsize=8)
+    a1.set_ylabel("training loss (nats), zoomed")
+    a2.set_ylabel("training loss (nats)")
+    a2.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
 
@@ -146,8 +157,9 @@ def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "al
         "size": text(size, today_calculators.MESSAGE_ENTRY.label, "64 MiB"),
     }
     return make_calculator(today_calculators.chooser_results, controls, title="Which algorithm and protocol?",
-                           note="A cost model in NCCL's form with round constants, not NCCL's tables. "
-                                "Bandwidth per direction; 1 MiB = 2^20 B.")
+                           note="A cost model in NCCL 2.30.7's form, with its bandwidth factors but round constants "
+                                "for the links and most latencies, not NCCL's tables. For all-gather and reduce-scatter "
+                                "M is the whole gathered buffer. Bandwidth per direction; 1 MiB = 2^20 B.")
 
 
 def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype: str = "bf16",

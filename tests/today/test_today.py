@@ -150,12 +150,55 @@ def test_crossovers_bracket_each_change_of_pick(collective, key):
 
 
 def test_crossover_is_finer_than_a_power_of_two_grid():
-    # PAT's last power of two is 8 MiB, but the change (to ring/LL128) lies near 11 MiB
+    # PAT's last power of two is 1 MiB, but the change (to ring/LL128) lies near 1.9 MiB
     x = tuning.crossovers("all_gather", "one_gpu_per_node")[0]
     assert x.below == ("pat", "Simple")
     last_pat = max(s for s, a, _ in tuning.winners("all_gather", [2.0**k for k in range(6, 32)], "one_gpu_per_node")
                    if a == "pat")
     assert last_pat <= x.low < 2 * last_pat and x.high / x.low < 1.01
+
+
+def test_nvls_speeds_up_all_reduce_only_as_nccl_models_it():
+    mach = tuning.machine("nvswitch_node")
+    n, b, eff = mach.ranks, mach.bandwidth, tuning.NCCL_QUOTED["nvls_efficiency_hopper"]
+    ring = {c: tuning.predict(c, "ring", "Simple", 2**30, mach).algbw for c in tuning.COLLECTIVES}
+    nvls = {c: tuning.predict(c, "nvls", "Simple", 2**30, mach).algbw for c in tuning.COLLECTIVES}
+    # all-reduce: NCCL's efficiency times the maintainer's B n / (n + 1), above the ring's B n / (2(n - 1))
+    assert math.isclose(nvls["all_reduce"], eff * innetwork.nvls_algbw(n, b))
+    assert nvls["all_reduce"] > ring["all_reduce"]
+    # all-gather and reduce-scatter: no bus-to-algorithm conversion, (p - 1)/p twice, well below the ring
+    for c in ("all_gather", "reduce_scatter"):
+        assert math.isclose(nvls[c], b * n / (n + 1) * eff * ((n - 1) / n) ** 2)
+        assert nvls[c] < 0.6 * ring[c]
+        assert all(a != "nvls" for _, a, _ in tuning.winners(c, [2.0**k for k in range(6, 34)], mach))
+
+
+def test_tree_and_pat_bandwidth_follow_nccl_factors_and_conversion():
+    mach = tuning.machine("one_gpu_per_node")
+    b, q = mach.bandwidth, tuning.NCCL_QUOTED
+    tree = {p: tuning.predict("all_reduce", "tree", p, 1e6, mach).algbw for p in tuning.PROTOCOLS}
+    assert math.isclose(tree["Simple"], 0.5 * 0.92 * b)                     # halved, not n / (2(n - 1))
+    assert math.isclose(tree["LL"], tree["Simple"] / 3.8)
+    assert math.isclose(tree["LL128"], tree["Simple"] * 120 / 128)         # across nodes; 7/9 inside one
+    assert math.isclose(tuning.predict("all_gather", "pat", "Simple", 1e6, mach).algbw, q["pat_factor"] * b)
+
+
+def test_ll_bus_bandwidth_is_capped_where_nccl_caps_it():
+    q = tuning.NCCL_QUOTED
+    nvs, net = tuning.machine("nvswitch_node"), tuning.machine("one_gpu_per_node")
+    assert nvs.bandwidth * q["ll_factor"] > nvs.ll_cap                      # the cap binds: 185 GB/s against 141
+    assert math.isclose(tuning.bus_bandwidth("all_reduce", "ring", "LL", nvs), q["ll_max_bw_hopper_one_node"])
+    assert math.isclose(tuning.bus_bandwidth("all_gather", "ring", "LL", net), q["ll_max_bw_intel_many_nodes"])
+    assert tuning.bus_bandwidth("all_gather", "ring", "LL128", nvs) == nvs.bandwidth * q["ll128_factor"]   # LL only
+
+
+def test_pat_latency_grows_linearly_with_ranks():
+    import dataclasses
+    base = tuning.machine("one_gpu_per_node")
+    lat = {n: tuning.predict("all_gather", "pat", "Simple", 0, dataclasses.replace(base, ranks=n, nodes=n)).latency
+           for n in (16, 32)}
+    hop = tuning.PROTOCOLS["Simple"][1] + base.hop_latency
+    assert math.isclose(lat[32] - lat[16], 16 * tuning.NCCL_QUOTED["pat_latency_per_rank"] + hop)
 
 
 def test_tuning_and_cost_import_no_numpy():
@@ -172,6 +215,51 @@ def test_compression_bytes_formula():
     run = compression.train_compressed("powersgd", 0.5, steps=5, rank=2)
     assert run.bytes_per_step == 2 * 3 / 4 * cost.powersgd_numbers(21, 10, 2) * 4
     assert compression.step_bytes("topk", 21, 10, 4, k=21) == 3 * 21 * 8
+
+
+def test_local_sgd_runs_stop_by_the_budget_on_the_slowest_workers_clock():
+    budget = 0.15
+    runs = [localsgd.best_over_grid(h, budget, lrs=(0.5,)) for h in (1, 4, 16)] + [localsgd.large_batch(16, budget, lrs=(2.0,))]
+    for r in runs:
+        assert r.times[-1] <= budget and len(r.times) > 2
+    # the round that was cut would have ended past the budget: a run with one more round allowed goes past it
+    r = localsgd.run(16, 0.5, rounds=len(runs[2].times), jitter=0.2)
+    assert r.times[-1] > budget
+
+
+def test_large_batch_step_lasts_as_long_as_h_local_steps():
+    # without stragglers a step of H batches takes H steps' compute, as H local steps do
+    one = localsgd.run(1, 1.0, rounds=3, batch=64, micro=16, jitter=0.0)
+    local = localsgd.run(16, 0.5, rounds=3, jitter=0.0)
+    assert np.allclose(one.times, local.times)
+    # with stragglers its step is the sum of H draws, not one draw scaled by H: its spread shrinks like H's
+    big = localsgd.run(1, 1.0, rounds=200, batch=64, micro=16, workers=1, comm=0.0)
+    steps = np.diff(big.times) / (16 * localsgd.COMPUTE)
+    assert abs(steps.mean() - (1 + localsgd.JITTER)) < 0.02 and steps.std() < 2 * localsgd.JITTER / 16**0.5
+
+
+def test_local_steps_equal_the_worker_by_worker_loop():
+    from commlib.today.book_problem import default_problem
+    from commlib.today.local_sgd import _local_steps
+    p = default_problem()
+    w = np.linspace(-0.1, 0.1, p.dim)
+    got = _local_steps(p, w, np.random.default_rng(3), 5, 3, 16, 0.5)
+    rng = np.random.default_rng(3)
+    for i in range(3):
+        wi = w.copy()
+        for _ in range(5):
+            wi -= 0.5 * p.stochastic_gradient(wi, rng, 16)
+        assert np.allclose(got[i], wi, rtol=1e-12, atol=1e-14)
+
+
+def test_expert_loads_follow_sampling_without_replacement():
+    # top-2 of 8 by Zipf popularity (skew 1): expert 0 is picked with probability p0 + sum_j p_j p0 / (1 - p_j)
+    pop = 1 / np.arange(1, 9)
+    pop /= pop.sum()
+    chance = pop[0] + sum(pop[j] * pop[0] / (1 - pop[j]) for j in range(1, 8))
+    loads = sum(moe.expert_loads(2000, 2, 8, skew=1.0, seed=s) for s in range(3))
+    assert loads.sum() == 3 * 2000 * 8 * 2
+    assert abs(loads[0] / (3 * 2000 * 8) - chance) < 0.01
 
 
 def test_local_sgd_bytes_per_sample_fall_by_h():
