@@ -527,10 +527,9 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
 
     Curves from :func:`commlib.collectives.compare.allreduce_seconds`; the sizes where
     the fastest algorithm changes (:func:`commlib.collectives.compare.switch_points`) are
-    marked with a dot on the lower envelope and a dotted line. Left of the
-    first switch the winner is the one with the fewest start-ups
-    (latency-bound); right of the last, one with the fewest bytes
-    (bandwidth-bound).
+    marked with a dot on the lower envelope and a dotted line. On one kind of link, grey bands
+    mark the sizes where start-ups take most of the fastest algorithm's time, the rest those
+    where its bytes do (:func:`commlib.collectives.compare.dominant_term_switches`).
     """
     item = hardware.link(link)
     inter = hardware.link(inter_link) if inter_link else item
@@ -559,9 +558,16 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
                     xytext=(0.98, 0.05 + 0.09 * j), textcoords="axes fraction", ha="right", va="bottom",
                     fontsize=11, bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9),
                     arrowprops=dict(arrowstyle="->", lw=0.9, color="0.3", shrinkA=2, shrinkB=4))
-    if switches:
-        ax.text(lo * 1.3, ax.get_ylim()[1] / 2.5, "latency-bound", fontsize=11, color="0.3")
-        ax.text(hi / 40, ax.get_ylim()[1] / 2.5, "bandwidth-bound", fontsize=11, color="0.3", ha="right")
+    if hosts == 1:
+        changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi)
+        edges = [lo] + [m for m, _ in changes] + [hi]
+        above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
+        for (a, b), term in zip(zip(edges, edges[1:]), above):
+            if term == "start-ups":
+                ax.axvspan(a, b, color="0.9", zorder=0, lw=0)
+        top = ax.get_ylim()[1] / 2.5
+        ax.text(lo * 1.3, top, f"{above[0]} dominate", fontsize=11, color="0.3")
+        ax.text(hi / 1.3, top, f"{above[-1]} dominate", fontsize=11, color="0.3", ha="right")
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     ax.set_title(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     ax.set_xlabel("message size M (bytes)", fontsize=12)
