@@ -722,9 +722,10 @@ def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4
     >>> w.wins[16], len(w.wins[97]) > 0
     ([], True)
     """
+    import hashlib
     import json
 
-    key = f"tree_window-{'-'.join(map(str, ranks))}-{per_decade}-{link}.json"
+    key = "tree_window-" + hashlib.sha256(f"{tuple(ranks)}-{per_decade}-{link}".encode()).hexdigest()[:16] + ".json"
     path = claims._cache_dir() / key
     if path.exists():
         try:
