@@ -479,7 +479,9 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
         rows.append([name, f"{steps:g}", f"{per_byte:.4g}"])
-    where = (f"n = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
+    where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
+             f"pipelined trees with q = {chunks} chunks; hierarchical and multi-rail ring with {hosts} hosts, "
+             f"one card per GPU; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {where}")
@@ -736,7 +738,10 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
     }
     return make_calculator(calculators.cluster_results, controls, title="Your cluster: one gradient all-reduce",
                            choices=calculators.cluster_choices,
-                           note=("Hosts of g GPUs on the link inside, c network cards each on a switch. Per "
+                           note=("Hosts of g GPUs on the link inside, c network cards each on a switch. Every "
+                                 "message pays its start-up alpha; a port carries its messages of a step one "
+                                 "after the other. The bandwidth a target needs between hosts is per network "
+                                 "card, then on all the cards of a host the algorithm drives. Per "
                                  "direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; busbw = algbw x 2(n-1)/n. The menus "
                                  "offer what runs on these hosts: on hosts of several GPUs the ring, the "
                                  "multi-rail ring and the hierarchical all-reduce, the others on h = 1 or h = n; "
