@@ -9,6 +9,8 @@ other controls' values: only what can run.
 
 from __future__ import annotations
 
+import math
+
 from .. import hardware
 from ..step.calculators import check_domain
 from ..units import Entry, check_count, format_percent, format_rate, format_size, format_time, rate_entry, size_entry
@@ -111,6 +113,25 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) ->
     return {"algorithm": tuple(offered), "nics_per_host": tuple(v for v in cards if v <= g)}
 
 
+def cluster_cards(algorithm: str, n: int, hosts: int, nics_per_host: int = 0) -> int:
+    """The network cards of a host the all-reduce drives at once: a host's card count is what it shares.
+
+    An algorithm that takes ``hosts`` itself (the hierarchical all-reduce, the multi-rail ring) uses
+    all c cards of a host (``nics_per_host``; 0: one per GPU), at most g; one whose every step sends
+    ``flows_per_host`` flows out of a host (the ring: one) uses that many; with one GPU a host, one.
+
+    >>> cluster_cards("ring", 16, 2, 8), cluster_cards("multi_rail_ring", 16, 2, 0), cluster_cards("hierarchical", 16, 2, 4)
+    (1, 8, 4)
+    """
+    record = algorithms.allreduce_algorithm(algorithm)
+    g = n // hosts
+    if g == 1:
+        return 1
+    if "hosts" in record.params:
+        return min(nics_per_host or g, g)
+    return record.flows_per_host or 1
+
+
 def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
                     intra_link: str = "nvlink2", inter_link: str = "eth_25g", algorithm: str = "ring",
                     t_compute_ms: float = 100.0, target_percent: float = 90.0,
@@ -146,6 +167,12 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
                      f"{_time(r.floor_seconds)} however fast the link {other}, more than the {allowed} allowed")
     else:
         need_text = _rate(need)
+    need_rows = {f"{which} bandwidth for {format_percent(target, 0)}": need_text}
+    if r.searched == "inter":
+        cards = cluster_cards(algorithm, n, hosts, nics)
+        need_rows = {f"{which} bandwidth for {format_percent(target, 0)}, per network card (c = {cards})": need_text}
+        if math.isfinite(need):
+            need_rows[f"the same on all {cards} card(s) of a host"] = _rate(cards * need)
     return {
         "gradient size": _size(r.nbytes),
         "GPUs per host g": f"{n // hosts}",
@@ -155,7 +182,7 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
         "what its links carry per GPU": _rate(r.bottleneck, both=False),
         "busbw / what its links carry": format_percent(r.bus_efficiency, 1),
         "parallel efficiency Tc/(Tc+Tm)": format_percent(r.parallel_efficiency, 1),
-        f"{which} bandwidth for {format_percent(target, 0)}": need_text,
+        **need_rows,
     }
 
 

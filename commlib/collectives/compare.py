@@ -56,6 +56,8 @@ __all__ = [
     "ClusterResult",
     "cluster_allreduce",
     "alpha_beta_coefficients",
+    "time_split",
+    "dominant_term_switches",
     "reduce_step_counts",
     "FormulaRow",
     "trace_vs_formula",
@@ -174,6 +176,54 @@ def switch_points(
     return out
 
 
+def time_split(algorithm: str, nbytes: float, n: int, bandwidth: float, latency: float) -> tuple[float, float]:
+    """``(start-ups, bytes)``: the seconds of one all-reduce on one uniform link spent on its alpha term and
+    on its beta term, the pipelined trees at their best q for this size.
+
+    >>> [round(x, 6) for x in time_split("ring", 1e6, 8, 1e9, 1e-5)]    # 14 start-ups; 1.75 MB at 1 GB/s
+    [0.00014, 0.00175]
+    """
+    from .algorithms.pipelined_tree import best_chunks
+
+    record = algorithms.allreduce_algorithm(algorithm)
+    params = {}
+    if "chunks" in record.params:
+        params["chunks"] = best_chunks(nbytes, n, bandwidth, latency, trees=2 if record.name == "double_binary_tree" else 1)
+    terms = record.cost(nbytes, n, **params)
+    return terms.steps * latency, terms.bytes / bandwidth
+
+
+def dominant_term_switches(curves: dict[str, Callable[[float], float]], n: int, bandwidth: float, latency: float,
+                           lo: float, hi: float, samples: int = 400) -> list[tuple[float, str]]:
+    """Where the term that takes most of the fastest algorithm's time changes: ``(size in bytes, the term
+    that dominates above it: "bytes" or "start-ups")``, for ``curves`` (keys: registry names on one uniform
+    link) between ``lo`` and ``hi``. A change of winner can hand the lead back to start-ups (halving-doubling
+    has more of them than recursive doubling), so there may be several.
+
+    >>> c = {a: (lambda m, a=a: allreduce_seconds(a, m, 8, 1e9, 1e-5)) for a in ("ring", "recursive_doubling")}
+    >>> [(round(m / 1e3), term) for m, term in dominant_term_switches(c, 8, 1e9, 1e-5, 1e2, 1e9)]
+    [(10, 'bytes')]
+    """
+    grid = np.geomspace(check_positive("lo", lo), check_positive("hi", hi), check_count("samples", samples, minimum=2))
+
+    def excess(m: float) -> float:
+        """Bytes' seconds less start-ups' seconds of the fastest algorithm at size m."""
+        winner = fastest({k: [c(m)] for k, c in curves.items()})[0]
+        up, on_bytes = time_split(winner, m, n, bandwidth, latency)
+        return on_bytes - up
+
+    signs = [excess(float(m)) >= 0 for m in grid]
+    out = []
+    for i in range(len(grid) - 1):
+        if signs[i] != signs[i + 1]:
+            left, right = float(grid[i]), float(grid[i + 1])
+            for _ in range(60):
+                mid = math.sqrt(left * right)
+                left, right = (left, mid) if (excess(mid) >= 0) == signs[i + 1] else (mid, right)
+            out.append((right, "bytes" if signs[i + 1] else "start-ups"))
+    return out
+
+
 def alpha_beta_coefficients(algorithm: str, n: int, hosts: int = 1,
                             grid: tuple[int, int] | None = None, chunks: int | None = None) -> tuple[float, float]:
     r"""``(a, k)`` of :math:`T = a\alpha + k M\beta` for one algorithm on one uniform link.
@@ -187,8 +237,8 @@ def alpha_beta_coefficients(algorithm: str, n: int, hosts: int = 1,
 
     >>> alpha_beta_coefficients("ring", 8), alpha_beta_coefficients("recursive_doubling", 8)
     ((14.0, 1.75), (3.0, 3.0))
-    >>> alpha_beta_coefficients("double_binary_tree", 8, chunks=8)   # 8 + 2*3 - 1 rounds
-    (13.0, 2.25)
+    >>> alpha_beta_coefficients("double_binary_tree", 8, chunks=8)   # 13 rounds, up to 4 messages a round
+    (36.0, 2.25)
     """
     q = (chunks or 1) if "chunks" in algorithms.allreduce_algorithm(algorithm).params else None
     a = allreduce_seconds(algorithm, 0.0, n, 1.0, 1.0, hosts=hosts, grid=grid, chunks=q)

@@ -224,6 +224,24 @@ class ColumnTrace(Trace):
         np.maximum.at(busiest, uniq // (self.n * self.n), per)
         return int(np.rint(busiest.sum()))
 
+    def startups(self, ports: str = "rank") -> int:
+        """Sum over steps of the most messages through one port (see :meth:`Trace.startups`)."""
+        if ports not in ("rank", "link"):
+            raise ValueError(f"ports must be 'rank' or 'link'; got {ports!r}")
+        nsteps, inv = self._step_index()
+        if nsteps == 0:
+            return 0
+        c = self.columns()
+        if ports == "rank":
+            sent = np.bincount(inv * self.n + c["src"], minlength=nsteps * self.n)
+            got = np.bincount(inv * self.n + c["dst"], minlength=nsteps * self.n)
+            return int(np.maximum(sent, got).reshape(nsteps, self.n).max(axis=1).sum())
+        key = (inv * self.n + c["src"]) * self.n + c["dst"]
+        uniq, per = np.unique(key, return_counts=True)
+        busiest = np.zeros(nsteps, dtype=np.int64)
+        np.maximum.at(busiest, uniq // (self.n * self.n), per)
+        return int(busiest.sum())
+
     @property
     def critical_reduced(self) -> int:
         """Sum over steps of the most bytes any one rank reduced in that step: the gamma term's bytes."""

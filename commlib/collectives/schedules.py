@@ -46,21 +46,21 @@ def ring_steps(groups: list[list[int]], bounds: list[np.ndarray], kind: str,
                label: Callable[[int, int], object]) -> list[list[tuple]]:
     """The transfers of a ring reduce-scatter (``kind="rs"``) or all-gather (``"ag"``), step by step.
 
-    Every group is a ring of ranks, all groups at once. Position ``p`` of a
-    group ends the reduce-scatter owning chunk ``p`` (``[bounds[p],
-    bounds[p+1])``): at step s it sends chunk (p - s - 1) mod g to position
-    p + 1, which combines it into its own copy. In the all-gather, position
-    p sends chunk (p - s) mod g, and the receiver overwrites.
+    Every group is a ring of ranks, all groups at once, each of ``size`` ranks. Position ``i`` of a
+    group ends the reduce-scatter owning chunk ``i`` (``[bounds[i],
+    bounds[i+1])``): at step s it sends chunk (i - s - 1) mod size to position
+    i + 1, which combines it into its own copy. In the all-gather, position
+    i sends chunk (i - s) mod size, and the receiver overwrites.
     """
-    g = len(groups[0])
+    size = len(groups[0])
     steps = []
-    for s in range(g - 1):
+    for s in range(size - 1):
         transfers = []
         for gi, (ranks, b) in enumerate(zip(groups, bounds)):
-            for p in range(g):
-                c = (p - s - 1) % g if kind == "rs" else (p - s) % g
+            for i in range(size):
+                c = (i - s - 1) % size if kind == "rs" else (i - s) % size
                 sl = slice(int(b[c]), int(b[c + 1]))
-                transfers.append((ranks[p], ranks[(p + 1) % g], sl, sl, kind == "rs", label(gi, c)))
+                transfers.append((ranks[i], ranks[(i + 1) % size], sl, sl, kind == "rs", label(gi, c)))
         steps.append(transfers)
     return steps
 

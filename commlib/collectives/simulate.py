@@ -8,13 +8,16 @@ end (a new array; the inputs are never modified, unless you ask
 :func:`allreduce` for ``inplace=True``) and ``trace`` is a
 :class:`~commlib.collectives.trace.Trace` listing every message, step by step. The cost
 model in :mod:`commlib.cost` charges what the trace shows:
-``trace.steps`` is the alpha coefficient, ``trace.critical_bytes`` the beta
+``trace.startups()`` is the alpha coefficient (``trace.steps`` when every rank
+sends one message a step), ``trace.critical_bytes`` the beta
 coefficient, ``trace.critical_reduced`` the gamma coefficient.
 
 The machine model is the one of Thakur, Rabenseifner & Gropp (2005): in one
 *step* every rank sends at most one message and receives at most one
 (single-port, full-duplex links), and a message of ``m`` bytes costs
-:math:`\alpha + m\beta`. A message's ``nbytes`` is elements sent times the
+:math:`\alpha + m\beta`. The few algorithms that let a rank send or receive
+several messages in one step (the pipelined trees, the multi-rail ring) pay a
+start-up for each: a port carries its messages one after the other. A message's ``nbytes`` is elements sent times the
 item size; ``reduced`` is the bytes the receiver combines with the operator.
 
 Operators (:data:`OPS`) are associative and commutative, so every algorithm
@@ -647,8 +650,9 @@ def allreduce(arrays, algorithm: str = "ring", op: str = "sum", hosts: int | Non
       the double tree, up a second tree over the ranks in reverse order,
       carrying the second half) and back down, reduction and broadcast
       overlapped; see :mod:`commlib.collectives.algorithms.pipelined_tree`. A rank may
-      send and receive several messages in one step (its port carries their
-      sum): ``trace.port_bytes`` is their beta coefficient.
+      send and receive several messages in one step; its port carries them
+      one after the other, each with its start-up: ``trace.startups()`` is
+      their alpha coefficient and ``trace.port_bytes`` their beta coefficient.
 
     Every algorithm is a record of the registry :mod:`commlib.collectives.algorithms`;
     this function validates its parameters and runs its ``schedule``.
@@ -741,12 +745,12 @@ def _per_phase(name: str, value, phases: list[str], check) -> np.ndarray:
 def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0, ports: str = "rank") -> float:
     r"""Seconds a traced run takes under the alpha-beta-gamma model, step by step.
 
-    .. math:: T = \sum_{\text{steps}} \Big[\alpha + \max_{\text{ports}} m\beta
+    .. math:: T = \sum_{\text{steps}} \Big[\max_{\text{ports}} (k\alpha + m\beta)
               + \max_{\text{ranks}} r\gamma\Big]
 
-    where m is the bytes a rank sends (or receives) in the step, its port
-    carrying its messages one after the other (with one message per rank and
-    step, the largest message), and r the bytes a rank reduces in the step.
+    where k is the number of messages a port sends (or receives) in the step and m their bytes,
+    the port carrying them one after the other, each with its own start-up (with one message per
+    rank and step, one start-up and the largest message), and r the bytes a rank reduces in the step.
     With ``ports="link"`` every directed (src, dst) pair is its own port (a
     rank with a link per neighbour, as on a torus).
     ``bandwidth`` (bytes/s, one direction), ``latency`` (s) and ``gamma``
@@ -780,10 +784,9 @@ def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0, ports: str = "ra
         return 0.0
     steps, inv = np.unique(cols["step"], return_inverse=True)
     ph = cols["phase"]
-    start = np.zeros(steps.size)
-    np.maximum.at(start, inv, lat[ph])
-    # a port carries its messages of a step one after the other: the busiest port, sending or receiving
-    seconds = cols["nbytes"] / bw[ph]
+    # a port carries its messages of a step one after the other, each with its start-up: the busiest
+    # port, sending or receiving
+    seconds = lat[ph] + cols["nbytes"] / bw[ph]
     if ports == "link":
         pair = cols["src"] * trace.n + cols["dst"]
         busy = np.zeros((1, steps.size, trace.n * trace.n))
@@ -794,7 +797,7 @@ def trace_time(trace: Trace, bandwidth, latency=0.0, gamma=0.0, ports: str = "ra
         np.add.at(busy[1], (inv, cols["dst"]), seconds)
     else:
         raise ValueError(f"ports must be 'rank' or 'link'; got {ports!r}")
-    worst = start + busy.max(axis=(0, 2))
+    worst = busy.max(axis=(0, 2))
     red = np.zeros((steps.size, trace.n))
     np.add.at(red, (inv, cols["dst"]), cols["reduced"] * gam[ph])
     return float(worst.sum() + red.max(axis=1).sum())

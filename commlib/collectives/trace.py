@@ -106,6 +106,27 @@ class Trace:
             largest[step] = max(largest.get(step, 0), value)
         return int(sum(largest.values()))
 
+    def startups(self, ports: str = "rank") -> int:
+        """Sum over steps of the most messages through one port: the alpha term's start-ups.
+
+        A port carries its messages of a step one after the other, each with its own start-up, and
+        the busiest port sets the step's count. ``ports="rank"``: a rank has one port, counted in
+        the direction (sent or received) with more messages; ``"link"``: every directed
+        (src, dst) pair is its own port (a rank with a link per neighbour, as on a torus). With one
+        message per rank and step it equals :attr:`steps`.
+        """
+        if ports not in ("rank", "link"):
+            raise ValueError(f"ports must be 'rank' or 'link'; got {ports!r}")
+        count: dict[tuple, int] = {}
+        for m in self.messages:
+            keys = [(m.step, "s", m.src), (m.step, "r", m.dst)] if ports == "rank" else [(m.step, m.src, m.dst)]
+            for key in keys:
+                count[key] = count.get(key, 0) + 1
+        most: dict[int, int] = {}
+        for key, c in count.items():
+            most[key[0]] = max(most.get(key[0], 0), c)
+        return int(sum(most.values()))
+
     def step_messages(self, step: int) -> list[Message]:
         """The messages of one step, in the order they were recorded."""
         return [m for m in self.messages if m.step == step]

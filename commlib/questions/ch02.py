@@ -34,7 +34,8 @@ def _hier_speedup(nics_per_host: int | None, hosts: int = 4) -> float:
 
 register(Question(
     "ch02.ring_bytes_gb", lambda n=8, size_gb=1.0: cost.ring_bytes_per_rank(size_gb * 1e9, n) / 1e9, unit="GB",
-    hints=((lambda given, right: abs(given - 2.0) < 0.01, "Not 2M: each rank sends (n - 1)/n of M per phase."),),
+    hints=((lambda given, right, v: abs(given / (2 * v["size_gb"]) - 1) < 0.005,
+            "Not 2M: each rank sends (n - 1)/n of M per phase."),),
     hint="Each rank sends 2(n - 1)/n x M bytes: n - 1 chunks of M/n in each of the two phases.",
     givens=(Given("n", (4, 6, 12, 16, 24, 32, 64), "{} GPUs"), Given("size_gb", (0.5, 2.0, 3.0, 4.0, 6.0), "a {:g} GB buffer")),
 ))
@@ -56,7 +57,8 @@ register(Question(
 
 register(Question(
     "ch02.busbw_gbs", lambda algbw=40.0, n=8: compare.algbw_to_busbw(algbw * 1e9, n) / 1e9, unit="GB/s",
-    hints=((lambda given, right: abs(given - 40 * 8 / 14) < 0.1, "You divided: busbw is algbw times 2(n-1)/n."),),
+    hints=((lambda given, right, v: abs(given / (v["algbw"] * v["n"] / (2 * (v["n"] - 1))) - 1) < 0.005,
+            "You divided: busbw is algbw times 2(n-1)/n."),),
     hint="busbw = algbw x 2(n - 1)/n for all-reduce.",
     givens=(Given("algbw", (12.0, 25.0, 60.0, 90.0, 150.0), "an algbw of {:g} GB/s"), Given("n", (4, 16, 32, 64), "{} GPUs")),
 ))
@@ -64,7 +66,8 @@ register(Question(
 register(Question(
     "ch02.hd_steps", lambda n=64: _hd_steps(n), unit="steps", rel_tol=0.0,
     givens=(Given("n", (8, 16, 32, 128), "{} ranks"),),
-    hints=((lambda given, right: given == 126, "126 = 2(n - 1) is the ring; halving-doubling needs 2 log2 n."),),
+    hints=((lambda given, right, v: given == 2 * (v["n"] - 1),
+            "That is 2(n - 1), the ring's count; halving-doubling needs 2 log2 n."),),
     hint="log2 n halving steps, then log2 n doubling steps.",
     means=(
         "# A run of halving-doubling on n ranks (the exercise's 64, or your own number): its trace records\n"

@@ -521,7 +521,9 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
         rows.append([name, f"{steps:g}", f"{per_byte:.4g}"])
-    where = (f"n = {n}; pipelined trees with q = {chunks} chunks; hierarchical with {hosts} hosts; "
+    where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
+             f"pipelined trees with q = {chunks} chunks; hierarchical and multi-rail ring with {hosts} hosts, "
+             f"one card per GPU; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {where}")
@@ -569,10 +571,9 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
 
     Curves from :func:`commlib.collectives.compare.allreduce_seconds`; the sizes where
     the fastest algorithm changes (:func:`commlib.collectives.compare.switch_points`) are
-    marked with a dot on the lower envelope and a dotted line. Left of the
-    first switch the winner is the one with the fewest start-ups
-    (latency-bound); right of the last, one with the fewest bytes
-    (bandwidth-bound).
+    marked with a dot on the lower envelope and a dotted line. On one kind of link, grey bands
+    mark the sizes where start-ups take most of the fastest algorithm's time, the rest those
+    where its bytes do (:func:`commlib.collectives.compare.dominant_term_switches`).
     """
     item = hardware.link(link)
     inter = hardware.link(inter_link) if inter_link else item
@@ -601,9 +602,16 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
                     xytext=(0.98, 0.05 + 0.09 * j), textcoords="axes fraction", ha="right", va="bottom",
                     fontsize=11, bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9),
                     arrowprops=dict(arrowstyle="->", lw=0.9, color="0.3", shrinkA=2, shrinkB=4))
-    if switches:
-        ax.text(lo * 1.3, ax.get_ylim()[1] / 2.5, "latency-bound", fontsize=11, color="0.3")
-        ax.text(hi / 40, ax.get_ylim()[1] / 2.5, "bandwidth-bound", fontsize=11, color="0.3", ha="right")
+    if hosts == 1:
+        changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi)
+        edges = [lo] + [m for m, _ in changes] + [hi]
+        above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
+        for (a, b), term in zip(zip(edges, edges[1:]), above):
+            if term == "start-ups":
+                ax.axvspan(a, b, color="0.9", zorder=0, lw=0)
+        top = ax.get_ylim()[1] / 2.5
+        ax.text(lo * 1.3, top, f"{above[0]} dominate", fontsize=11, color="0.3")
+        ax.text(hi / 1.3, top, f"{above[-1]} dominate", fontsize=11, color="0.3", ha="right")
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     ax.set_title(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     ax.set_xlabel("message size M (bytes)", fontsize=12)
@@ -772,7 +780,10 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
     }
     return make_calculator(calculators.cluster_results, controls, title="Your cluster: one gradient all-reduce",
                            choices=calculators.cluster_choices,
-                           note=("Hosts of g GPUs on the link inside, c network cards each on a switch. Per "
+                           note=("Hosts of g GPUs on the link inside, c network cards each on a switch. Every "
+                                 "message pays its start-up alpha; a port carries its messages of a step one "
+                                 "after the other. The bandwidth a target needs between hosts is per network "
+                                 "card, then on all the cards of a host the algorithm drives. Per "
                                  "direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; busbw = algbw x 2(n-1)/n. The menus "
                                  "offer what runs on these hosts: on hosts of several GPUs the ring, the "
                                  "multi-rail ring and the hierarchical all-reduce, the others on h = 1 or h = n; "

@@ -65,7 +65,12 @@ def test_closed_form_equals_the_executed_trace(name, n):
         total = sum(arrays)
         assert all(np.array_equal(r, total) for r in results), (name, n, params)
         terms = alg.cost(length * 8, n, **params)
-        assert trace.steps == terms.steps, (name, n, params)
+        # one start-up per message at the busiest port, for every algorithm alike
+        assert trace.startups(alg.ports) == terms.steps, (name, n, params)
+        if not alg.multi_port:
+            assert trace.steps == terms.steps, (name, n, params)
+        if alg.links_per_rank > 1:   # behind a switch: one port per rank carries all of a step's messages
+            assert trace.startups("rank") == alg.cost(length * 8, n, links_per_rank=1, **params).steps
         counted = trace.port_bytes if alg.ports == "rank" else trace.link_port_bytes
         assert counted == pytest.approx(terms.bytes, abs=1e-6), (name, n, params)
         assert trace.critical_reduced == pytest.approx(terms.reduced, abs=1e-6), (name, n, params)
@@ -116,7 +121,32 @@ def test_pipelined_trees_approach_3M_and_2M_and_the_double_tree_beats_the_single
     assert single.bytes == pytest.approx(3 * m, rel=0.01)
     assert double.bytes == pytest.approx(2 * m, rel=0.01)
     assert double.bytes < single.bytes
-    assert single.steps == double.steps == 4096 + 2 * (n.bit_length() - 1) - 1
+    # start-ups, one per message at the busiest port: 3 (in and out of an inner rank) and 4 (inner in one
+    # tree, leaf in the other) a round of the q + 2D - 1
+    assert single.steps == pytest.approx(3 * 4096, rel=0.01)
+    assert double.steps == pytest.approx(4 * 4096, rel=0.01)
+
+
+@pytest.mark.parametrize("n", [3, 7, 12, 16, 33, 96])
+@pytest.mark.parametrize("q", [1, 2, 9, 14])
+def test_tree_start_ups_are_the_busiest_ranks_messages_in_the_executed_trace(n, q):
+    """The trees' closed-form start-ups are the most messages any one rank sends (or receives) in a round,
+    summed over the rounds, counted rank by rank in the executed trace."""
+    from commlib.collectives.algorithms.pipelined_tree import rounds
+
+    for name in ("pipelined_tree", "double_binary_tree"):
+        _, trace = collectives.allreduce([np.arange(4 * n * q, dtype=np.int64)] * n, name, chunks=q)
+        per_round = {}
+        for m in trace.messages:
+            for key in ((m.step, "out", m.src), (m.step, "in", m.dst)):
+                per_round[key] = per_round.get(key, 0) + 1
+        most = {}
+        for (step, _, _), count in per_round.items():
+            most[step] = max(most.get(step, 0), count)
+        assert len(most) == trace.steps == rounds(n, q)
+        assert sum(most.values()) == cost.allreduce_terms(4 * n * q * 8, n, name, chunks=q).steps, (name, n, q)
+        if n >= 7 and q >= 2 * (n.bit_length() - 1):   # an inner rank's windows all open at once
+            assert max(most.values()) == (3 if name == "pipelined_tree" else 4)
 
 
 def test_best_chunks_is_no_worse_than_its_neighbours():

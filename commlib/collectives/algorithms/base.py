@@ -31,7 +31,9 @@ __all__ = ["CostTerms", "ZERO", "FAMILIES", "Algorithm", "log2_ceil", "log2_floo
 class CostTerms:
     """Coefficients of ``T = steps*alpha + bytes*beta + reduced*gamma`` on the critical path.
 
-    ``steps`` is the number of sequential steps (start-ups); ``bytes`` the bytes on the critical
+    ``steps`` is the number of start-ups on the critical path: one per sequential step where a rank
+    sends one message a step, and, where a port carries several messages in a step (the pipelined
+    trees), one per message, summed over the steps at the busiest port; ``bytes`` the bytes on the critical
     path: summed over the steps, the bytes through the busiest port in that step, one direction
     of it (a port is full duplex: what a rank sends and what it receives in one step overlap, and
     the larger counts); ``reduced`` the bytes the busiest rank combines, summed over steps. The
@@ -101,7 +103,7 @@ class Algorithm:
       share it; 4 for the torus both ways, one link per neighbour). ``terms(...).bytes`` counts the
       bytes through the busiest link on a network that has those links; on a network with fewer
       links per rank (hosts behind a switch have one) :meth:`cost` charges the messages that
-      share a port one after the other;
+      share a port one after the other, each with its start-up;
     * ``fast``: optional ``fast(trace, rows, op) -> reduced vector``, the same arithmetic as
       ``schedule`` in the same order, without per-step buffers (the ring's); the simulation uses
       it when no step-by-step record is asked for;
@@ -166,8 +168,8 @@ class Algorithm:
 
         ``links_per_rank`` is the network's: how many links each rank has (None: as many as the
         algorithm drives). With fewer than :attr:`links_per_rank` the messages a rank sends in one
-        step share its links, so the bytes term grows by the ratio (the steps and the bytes
-        reduced do not change).
+        step share its links, one after the other: the bytes term grows by the ratio, and so do
+        the start-ups, each message keeping its own (the bytes reduced do not change).
         """
         terms = self.terms(nbytes, n, **self.checked(n, **params))
         used = min(self.links_per_rank, max(n - 1, 1))   # a rank has at most n - 1 neighbours to drive links to
@@ -175,4 +177,5 @@ class Algorithm:
             return terms
         if not isinstance(links_per_rank, int) or links_per_rank < 1:
             raise ValueError(f"links_per_rank must be a whole number >= 1; got {links_per_rank!r}")
-        return CostTerms(terms.steps, terms.bytes * used / links_per_rank, terms.reduced)
+        share = -(-used // links_per_rank)              # messages a port carries in a step
+        return CostTerms(terms.steps * share, terms.bytes * used / links_per_rank, terms.reduced)

@@ -6,15 +6,20 @@ the same tree over the ranks in reverse order. The inner ranks of a heap are its
 other (Sanders, Speck & Träff 2009; NCCL 2.4, Jeaugey 2019). Each tree all-reduces M/2 in q
 chunks, both at once. A rank now takes in, per round, at most two chunks from its children
 and one from its parent in its inner tree plus one from its parent in its leaf tree: four
-chunks of M/(2q), so
+chunks of M/(2q), and sends as many: four messages each way, one after the other through its
+port, each with its own start-up (as every message of every algorithm here pays
+:math:`\alpha`), so
 
-.. math:: T \approx (q + 2D - 1)\,\alpha + 2M\beta + M\gamma \quad (q \gg D),
+.. math:: T \approx 4q\,\alpha + 2M\beta + M\gamma \quad (q \gg D),
 
 close to the ring's :math:`2\frac{p-1}{p}M\beta` with :math:`\lfloor\log_2 p\rfloor`-deep
-pipelines instead of p - 1 steps. :func:`terms` counts exactly.
+pipelines instead of p - 1 steps. :func:`terms` counts exactly (``steps``: the start-ups, the
+busiest port's messages summed over the q + 2D - 1 rounds).
 
->>> terms(4000, 2, chunks=1)    # 2 ranks, q = 1: 2 rounds, each port 2 chunks of 2000 B
+>>> terms(4000, 2, chunks=1)    # 2 ranks, q = 1: 2 rounds, a rank sends one message of 2000 B in each
 CostTerms(steps=2, bytes=4000.0, reduced=2000.0)
+>>> terms(4000, 8, chunks=100).steps   # 8 ranks: about 4 messages a round at the busiest port
+404
 """
 
 from __future__ import annotations

@@ -5,23 +5,29 @@ The n ranks sit g = n/h to a host on h hosts (``hosts``); each host has c networ
 into c parts and runs c rings at once, ring k leaving each host through a different card (NCCL
 builds several rings, "channels", and spreads them over the NICs). Ring k visits the GPUs of a
 host starting at local GPU k, so the c rings cross between two hosts through c different pairs
-of cards. On one uniform link the c rings together cost what one ring costs,
+of cards. A rank sends one message a step in each ring, c in all; a port carries its messages
+one after the other, each with its own start-up (as the pipelined trees' do). On one uniform link,
+all c through the rank's one port, the c rings cost
 
-.. math:: 2(n-1)\,\alpha + 2\frac{n-1}{n}M\beta + \frac{n-1}{n}M\gamma ,
+.. math:: 2(n-1)c\,\alpha + 2\frac{n-1}{n}M\beta + \frac{n-1}{n}M\gamma ,
 
-and on a cluster each step takes the slower of its two kinds of hop: :math:`M/(nc)` bytes
-through each card between hosts, :math:`M/n` through each GPU's link inside the host
-(:func:`seconds`). Each card thus carries :math:`2\frac{n-1}{n}\frac{M}{c}`.
+the ring's bytes with c times its start-ups. On a cluster each step takes the slower of its two
+kinds of port (:func:`seconds`): a card between hosts carries one ring's message of
+:math:`M/(nc)` bytes, while a GPU's link inside the host carries its messages of the other rings
+(c of them when c < g; g - 1 when c = g, since each GPU then leaves the host in one ring). Each
+card thus carries :math:`2\frac{n-1}{n}\frac{M}{c}`.
 
->>> terms(1600, 8)
+>>> terms(1600, 8, rails=1)
 CostTerms(steps=14, bytes=2800.0, reduced=1400.0)
+>>> terms(1600, 8, hosts=2, rails=4).steps       # 4 rings through each port: 4 start-ups a step
+56
 >>> round(seconds(1600, 8, 1e12, 0.0, 0.0, hosts=2, inter_bandwidth=100.0, rails=4), 6)  # 14 * 1600/32/100
 7.0
 """
 
 from __future__ import annotations
 
-from .base import Algorithm
+from .base import Algorithm, CostTerms
 from .ring import terms as ring_terms
 
 
@@ -39,14 +45,17 @@ def check(n: int, hosts: int = 1, rails: int | None = None) -> dict:
 
 
 def terms(nbytes: float, n: int, hosts: int = 1, rails: int | None = None):
-    """On one uniform link: the ring's terms (a rank's port carries its c messages of M/(nc) per step)."""
-    return ring_terms(nbytes, n)
+    """On one uniform link: the ring's bytes, c start-ups a step (a rank's port carries its c messages of M/(nc))."""
+    t = ring_terms(nbytes, n)
+    c = rails or n // hosts
+    return CostTerms(t.steps * c, t.bytes, t.reduced)
 
 
 def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float, *, hosts: int = 1,
             inter_bandwidth: float | None = None, inter_latency: float | None = None,
             nics_per_host: int | None = None, rails: int | None = None, **_) -> float:
-    """2(n-1) steps, each the slower hop: M/(nc) through a card between hosts, M/n inside a host.
+    """2(n-1) steps, each the slower port: one message of M/(nc) through a card between hosts, or a GPU's
+    messages of the other rings through its link inside the host, each with its start-up.
 
     With one GPU a host (g = 1) there is no hop inside a host: M/n through its one card.
 
@@ -60,14 +69,15 @@ def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: floa
     c = min(c, g)
     t = ring_terms(nbytes, n)
     if hosts == 1:
-        return t.time(bandwidth, latency, gamma)
+        return terms(nbytes, n, 1, c).time(bandwidth, latency, gamma)
     b_inter = bandwidth if inter_bandwidth is None else inter_bandwidth
     l_inter = latency if inter_latency is None else inter_latency
     if g == 1:                            # one GPU a host: no hop inside a host
         return t.steps * (l_inter + nbytes / n / b_inter) + t.reduced * gamma
-    lat = max(latency, l_inter)
-    step = max(nbytes / (n * c) / b_inter, nbytes / n / bandwidth)
-    return t.steps * (lat + step) + t.reduced * gamma
+    inside = c if c < g else g - 1        # a GPU's messages a step through its link inside the host
+    piece = nbytes / (n * c)
+    step = max(l_inter + piece / b_inter, inside * (latency + piece / bandwidth))
+    return t.steps * step + t.reduced * gamma
 
 
 def rail_rings(n: int, hosts: int, rails: int) -> list[list[int]]:

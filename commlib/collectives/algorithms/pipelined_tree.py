@@ -9,22 +9,28 @@ so the whole all-reduce takes
 
 .. math:: q + 2D - 1 \text{ rounds}.
 
-A round is one start-up: a rank's messages of a round leave at once through its port (full
-duplex), which carries their sum, so a round costs :math:`\alpha` plus the busiest port's bytes
-times :math:`\beta`. In the steady state an inner rank takes in two chunks from its children and
-one from its parent, and sends one up and two down: three chunks each way per round, so
+A rank sends and receives several messages in a round (to its parent and its two children), and
+its one port carries them one after the other, each with its own start-up, as every message of
+every other algorithm here pays :math:`\alpha`: a round costs the busiest port's messages times
+:math:`\alpha` plus their bytes times :math:`\beta`. In the steady state an inner rank takes in
+two chunks from its children and one from its parent, and sends one up and two down: three
+messages of M/q each way per round, so
 
-.. math:: T \approx (q + 2D - 1)\,\alpha + 3M\beta + 2M\gamma \quad (q \gg D),
+.. math:: T \approx 3q\,\alpha + 3M\beta + 2M\gamma \quad (q \gg D),
 
-three times the bytes of the ring's :math:`2\frac{p-1}{p}M`, but with start-ups that grow like
-:math:`\log_2 p` instead of p. :func:`terms` counts the rounds and the busiest port's load
-exactly, for any p and q. NCCL's trees are binary and pipelined this way; see
-:mod:`commlib.collectives.algorithms.double_binary_tree` for the pair of trees that halves the bytes.
+three times the bytes of the ring's :math:`2\frac{p-1}{p}M`; the pipeline is only
+:math:`2D - 1` rounds longer than the q rounds every chunk needs, where the ring's is p - 1 steps
+long. :func:`terms` counts the start-ups and the busiest port's load exactly, for any p and q
+(``steps`` is the start-ups, the busiest port's messages summed over rounds). NCCL's trees are
+binary and pipelined this way; see :mod:`commlib.collectives.algorithms.double_binary_tree` for the
+pair of trees that halves the bytes.
 
->>> terms(1200, 2, chunks=3)      # 2 ranks: 3 + 2 - 1 = 4 rounds of 400 B
+>>> terms(1200, 2, chunks=3)      # 2 ranks: 3 + 2 - 1 = 4 rounds, one message of 400 B each
 CostTerms(steps=4, bytes=1600.0, reduced=1200.0)
->>> terms(7000, 7, chunks=7).steps   # 7 ranks, D = 2: 7 + 4 - 1
+>>> rounds(7, 7)                  # 7 ranks, D = 2: 7 + 4 - 1 rounds
 10
+>>> terms(7000, 7, chunks=7).steps   # start-ups: up to three messages a round at an inner rank's port
+26
 """
 
 from __future__ import annotations
@@ -125,13 +131,22 @@ def _unit_loads_counted(n: int, q: int, trees: int) -> tuple[int, int, int]:
     return rounds, port, reduced
 
 
+def rounds(n: int, q: int) -> int:
+    """Rounds of a pipelined binary tree of q chunks on n ranks: q + 2D - 1 (0 on one rank)."""
+    return 0 if n == 1 else q + 2 * log2_floor(n) - 1
+
+
 def tree_terms(nbytes: float, n: int, q: int, trees: int) -> CostTerms:
-    """Terms of ``trees`` pipelined binary trees, each carrying M/trees in q chunks."""
+    """Terms of ``trees`` pipelined binary trees, each carrying M/trees in q chunks.
+
+    Every message is one chunk of M/(trees q), so the busiest port's messages, summed over the
+    rounds, are both its start-ups and (times the chunk) its bytes.
+    """
     if n == 1:
         return ZERO
-    rounds, port, red = unit_loads(n, q, trees)
+    _, port, red = unit_loads(n, q, trees)
     chunk = nbytes / (trees * q)
-    return CostTerms(rounds, port * chunk, red * chunk)
+    return CostTerms(port, port * chunk, red * chunk)
 
 
 def terms(nbytes: float, n: int, chunks: int | None = None) -> CostTerms:
@@ -143,13 +158,13 @@ def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, trees: 
                 gamma: float = 0.0, most: int = 4096) -> int:
     r"""The number of chunks q (1 .. ``most``) that makes the all-reduce fastest on this link: the exact optimum.
 
-    More chunks shorten the pipeline's fill and drain (2D - 1 rounds of M/q) but add a start-up
-    each. Every q up to :math:`q_0 = 2D + 1` is timed. Beyond it the rounds are :math:`q + 2D - 1`
-    and the busiest port's and reducer's chunk counts grow linearly in q (:func:`unit_loads`),
-    so the time is :math:`T(q) = A + qlpha + C/q` with constants A and C: convex in q, with its
-    real minimum at :math:`\sqrt{C/lpha}`. The two whole numbers around it (clamped to
-    :math:`q_0 .. ` ``most``) are timed too; no other q can be faster (a test compares every q up
-    to 4096).
+    More chunks shorten the pipeline's fill and drain (2D - 1 rounds of M/q) but add start-ups.
+    Every q up to :math:`q_0 = 2D + 1` is timed. Beyond it the busiest port's messages (its
+    start-ups) and the busiest reducer's chunk counts grow linearly in q (:func:`unit_loads`), by
+    s start-ups a chunk, so the time is :math:`T(q) = A + sq\alpha + C/q` with constants A and C:
+    convex in q, with its real minimum at :math:`\sqrt{C/(s\alpha)}`. The two whole numbers around
+    it (clamped to :math:`q_0 .. ` ``most``) are timed too; no other q can be faster (a test
+    compares every q up to 4096).
 
     >>> best_chunks(1e9, 16, 12.5e9, 0.0)      # no latency: as many chunks as allowed
     4096
@@ -166,16 +181,18 @@ def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, trees: 
 
     candidates = set(range(1, q0 + 1))
     if most > q0:
-        # T(q) = A + q alpha + C/q for q >= q0: C from the time at q0 and q0 + 1
+        # T(q) = A + s q alpha + C/q for q >= q0, s the start-ups one more chunk adds: C from the
+        # time at q0 and q0 + 1
+        s = unit_loads(n, q0 + 1, trees)[1] - unit_loads(n, q0, trees)[1]
         t0, t1 = seconds(q0), seconds(q0 + 1)
-        # T(q0) - T(q0 + 1) = -alpha + C (1/q0 - 1/(q0 + 1))
-        c = (t0 - t1 + latency) * q0 * (q0 + 1)
+        # T(q0) - T(q0 + 1) = -s alpha + C (1/q0 - 1/(q0 + 1))
+        c = (t0 - t1 + s * latency) * q0 * (q0 + 1)
         if c <= 0:
             pass                                  # T rises with q: q0 is the best of this range
         elif latency <= 0:
             candidates.add(most)                  # T falls with q: as many chunks as allowed
         else:
-            star = math.sqrt(c / latency)
+            star = math.sqrt(c / (s * latency))
             for q in (math.floor(star), math.ceil(star)):
                 candidates.add(max(q0, min(most, q)))
         candidates.add(q0 + 1)
