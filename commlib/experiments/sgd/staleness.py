@@ -59,6 +59,8 @@ __all__ = [
     "distance_run",
     "gap_text",
     "place",
+    "where",
+    "LEVEL",
     "LR_NAMES",
     "lr_rules_shared_rate",
     "lr_rules",
@@ -92,10 +94,11 @@ __all__ = [
 #: The learning rate the source notes use for every rule: the shared, untuned rate of the comparisons.
 NOTES_RATE = 0.5
 
-#: The grids each rule is tuned on: the constant rate eta, the staleness rule's base rate eta_0,
-#: the distance rule's cap eta_max (its C fixed). Each holds the source notes' rate 0.5.
+#: The grids of the chapter's figure (seed 0): the constant rate eta, the staleness rule's base rate eta_0,
+#: the distance rule's cap eta_max (its C fixed). Each holds the source notes' rate 0.5 and is a part of the
+#: claims' grid (:data:`grids.RATES`), on which the numbers the chapter quotes are tuned over five seeds.
 CONSTANT_RATES = (0.5, 0.1, 0.05, 0.02)
-STALENESS_BASES = (0.5, 0.25, 0.1)
+STALENESS_BASES = (0.5, 0.2, 0.1)
 DISTANCE_CAPS = (0.5, 0.1, 0.05, 0.02)
 #: The control without staleness (one learner) runs at these constant rates.
 CONTROL_RATES = (0.5, 0.05, 0.02)
@@ -150,8 +153,12 @@ class Stalls:
     every pull and push of every learner, with that learner's own seeded
     generator: with probability ``probability`` the transfer takes
     ``duration`` seconds (mean compute times), else nothing. Any learner may
-    stall, none stays slow: most gradients are as fresh as usual and a few
-    arrive hundreds of updates late, computed on parameters long gone.
+    stall, none stays slow. A job (pull, mini-batch, push) then takes
+    ``1 + 2 * probability * duration`` mean compute times on average, so with
+    the defaults every learner is stalled two thirds of the time: fewer
+    learners compute at once, so most gradients meet fewer updates than
+    without stalls, and the few that stall arrive hundreds of updates late
+    (:func:`stall_profile`).
 
     >>> rng = np.random.default_rng(0)
     >>> times = [Stalls(0.5, 10.0)(rng, 0) for _ in range(1000)]
@@ -329,6 +336,8 @@ def cap_share_phrase(share: float, cap: float, rules: float = CAP_RULES) -> str:
     if share > 1:
         raise ValueError(f"share must be between 0 and 1, got {share}")
     pct, rest = round(100 * share), 100 - round(100 * share)
+    if 0 < share < 1 and pct in (0, 100):       # not 100 % and 0 % where a few gradients differ
+        pct, rest = round(100 * share, 1), round(100 - round(100 * share, 1), 1)
     if share >= rules:
         return (f"There the cap set the rate of {pct} % of its gradients: at its best the rule is, in effect, the "
                 f"constant rate {cap:g}, and the distance term lowered the rate of only {rest} %")
@@ -722,9 +731,13 @@ def _quote(mean: float, sd: float, sign: str = "") -> str:
     return f"{mean:{sign}.{d}f} ± {sd1:.{d}f}"
 
 
-def _text(best: claims.Best) -> str:
-    """A contender's level over the seeds: ``mean ± spread nats``, no finer than the spread."""
-    return _quote(*grids.mean_sd(best.values)) + " nats"
+def _text(best: claims.Best, *others: claims.Best) -> str:
+    """A contender's level over the seeds: ``mean ± spread nats``, no finer than its spread nor than the spreads of
+    ``others`` (the levels it is compared with in the same sentence, so that all are quoted alike)."""
+    mean, sd = grids.mean_sd(best.values)
+    coarsest = max([float(f"{grids.mean_sd(b.values)[1]:.1g}") for b in (best, *others)])
+    d = grids.decimals(coarsest)
+    return f"{mean:.{d}f} ± {sd:.{d}f} nats"
 
 
 def _gap(a: claims.Best, b: claims.Best) -> tuple[float, float]:
@@ -752,11 +765,21 @@ def place(a: claims.Best, b: claims.Best) -> str:
     return "level with" if abs(mean) <= max(2 * sd, LEVEL) else ("below" if mean < 0 else "above")
 
 
+def where(a: claims.Best, b: claims.Best) -> str:
+    """:func:`place` in words for a sentence: ``"below"``, ``"above"``, ``"level with"`` (within two spreads) or
+    ``"within 0.001 nats of"`` (a gap beyond two spreads but below :data:`LEVEL`)."""
+    p = place(a, b)
+    mean, sd = _gap(a, b)
+    return f"within {LEVEL:g} nats of" if p == "level with" and abs(mean) > 2 * sd else p
+
+
 #: How the sentences name a contender in passing.
 SHORT = {"constant rate": "the constant rate", "rate/staleness rule": "the rate/staleness rule",
          "distance rule": "the distance rule", "one learner (no staleness)": "one learner",
          "Gupta et al.: synchronous rate / mean staleness": "Gupta et al.'s rate",
-         "constant rate tuned": "the tuned constant rate", "fully synchronous SGD": "synchronous SGD"}
+         "constant rate tuned": "the tuned constant rate", "fully synchronous SGD": "synchronous SGD",
+         "SGD": "SGD with 8 replicas", "Adagrad": "Adagrad with 8 replicas", "SGD, one replica": "SGD with one replica",
+         "Adagrad, one replica": "Adagrad with one replica"}
 
 
 def _seeds_clause(v: claims.Verdict) -> str:
@@ -836,10 +859,11 @@ def lr_shared_words(v: claims.Verdict) -> str:
     head = ("both rules end lower than the constant rate" if len(rules) == 2 else
             f"only the {LR_NAMES[rules[0]]} ends lower than the constant rate" if rules else
             "neither rule ends lower than the constant rate")
-    return (f"{head}: over the last quarter of the run the training loss averages {_text(b['constant'])} with the "
-            f"constant rate, {_text(b['staleness'])} with the rate/staleness rule and {_text(b['distance'])} with "
-            f"the distance rule (C = {SHARED_C:g}); one learner, with no staleness at all, ends at "
-            f"{_text(b['single'])}{_seeds_clause(v)}")
+    every = list(b.values())
+    return (f"{head}: over the last quarter of the run the training loss averages {_text(b['constant'], *every)} "
+            f"with the constant rate, {_text(b['staleness'], *every)} with the rate/staleness rule and "
+            f"{_text(b['distance'], *every)} with the distance rule (C = {SHARED_C:g}); one learner, with no "
+            f"staleness at all, ends at {_text(b['single'], *every)}{_seeds_clause(v)}")
 
 
 def lr_tuned_words(v: claims.Verdict) -> str:
@@ -848,13 +872,14 @@ def lr_tuned_words(v: claims.Verdict) -> str:
     b = {k: v.best[name] for k, name in LR_NAMES.items()}
     dist = b["distance"].config
     seeds = _seeds_clause(v)
-    return (f"the {v.claim.shared['workers']} asynchronous learners end at {_text(b['constant'])} at the best constant "
-            f"rate {b['constant'].config['lr']:g}, and one learner, with no staleness, at {_text(b['single'])} at its "
-            f"own best rate {b['single'].config['lr']:g}{seeds}. Against that best constant rate, the "
-            f"{LR_NAMES['staleness']} ends {place(b['staleness'], b['constant'])} it ({_text(b['staleness'])} at its "
-            f"best base rate {b['staleness'].config['lr']:g}) and the distance rule "
-            f"{place(b['distance'], b['constant'])} it ({_text(b['distance'])} at its best cap {dist['lr']:g} and "
-            f"C = {dist['lr_c']:g})")
+    every = list(b.values())
+    return (f"the {v.claim.shared['workers']} asynchronous learners end at {_text(b['constant'], *every)} at the best "
+            f"constant rate {b['constant'].config['lr']:g}, and one learner, with no staleness, at "
+            f"{_text(b['single'], *every)} at its own best rate {b['single'].config['lr']:g}{seeds}. Against that best "
+            f"constant rate, the {LR_NAMES['staleness']} ends {where(b['staleness'], b['constant'])} it "
+            f"({_text(b['staleness'], *every)} at its best base rate {b['staleness'].config['lr']:g}) and the distance "
+            f"rule {where(b['distance'], b['constant'])} it ({_text(b['distance'], *every)} at its best cap "
+            f"{dist['lr']:g} and C = {dist['lr_c']:g})")
 
 
 def lr_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str, str]:
@@ -873,9 +898,10 @@ def lr_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str,
     out = {"shared": shared.sentence, "tuned": tuned.sentence}
     single_best = t["single"]
     too_large = place(s["single"], single_best) == "above"
-    add = gap_text(s["constant"], s["single"])
+    add = _quote(*_gap(s["constant"], s["single"])) + " nats"
     out["control"] = (f"the rate is too large for these gradients even without staleness (one learner ends at "
-                      f"{_text(single_best)} at its best rate {single_best.config['lr']:g}), and staleness adds "
+                      f"{_text(single_best, s['single'])} at its best rate {single_best.config['lr']:g}), and "
+                      "staleness adds "
                       f"{add} on top" if too_large else f"staleness alone adds {add} at this rate")
     cost = gap_text(t["constant"], t["single"])
     out["staleness_cost"] = ("once the rate is tuned, staleness costs almost nothing here" if
@@ -971,8 +997,8 @@ def stalls_claim(small: bool = False) -> claims.Claim:
 def stall_words(v: claims.Verdict) -> str:
     """The stalls comparison in words: the best constant rate, and the rule against it."""
     c, z = v.best[LR_NAMES["constant"]], v.best[LR_NAMES["staleness"]]
-    return (f"the best constant rate, {c.config['lr']:g}, ends at {_text(c)} and the rate/staleness rule at its best "
-            f"base rate {z.config['lr']:g} at {_text(z)}, {place(z, c)} it (difference {gap_text(z, c)})"
+    return (f"the best constant rate, {c.config['lr']:g}, ends at {_text(c, z)} and the rate/staleness rule at its "
+            f"best base rate {z.config['lr']:g} at {_text(z, c)}, {where(z, c)} it (difference {gap_text(z, c)})"
             f"{_seeds_clause(v)}")
 
 
@@ -986,7 +1012,7 @@ def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2
 
     Each job is a pull, a mini-batch and a push; a transfer stalls with probability ``p`` for ``d`` mean
     compute times, so a job takes ``1 + 2 p d`` on average and a learner spends ``2 p d / (1 + 2 p d)`` of the
-    wall clock stalled (``"stalled_share"``). Measured over ``seeds``: gradients per mean compute time
+    wall clock stalled (``"job_time"``, ``"stalled_share"``). Measured over ``seeds``: gradients per mean compute time
     (``"throughput"``), and the median, 90th percentile, mean and largest staleness and the share of gradients
     more than 100 updates old, each as ``(without, with)`` stalls.
 
@@ -995,8 +1021,8 @@ def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2
     (0.667, True)
     """
     seeds = tuple(seeds)
-    out: dict = {"stalled_share": 2 * stalls.probability * stalls.duration /
-                 (1 + 2 * stalls.probability * stalls.duration)}
+    job = 1 + 2 * stalls.probability * stalls.duration
+    out: dict = {"job_time": job, "stalled_share": (job - 1) / job}
     rows = []
     for ct in (0.0, stalls):
         sch = _stall_schedules(workers, gradients, seeds, ct)
@@ -1040,11 +1066,10 @@ def _gupta_words(v) -> str:
     g, c, y = v.best[GUPTA], v.best[TUNED], v.best[SYNC]
     n = v.claim.shared["workers"]
     tau = sgd.expected_staleness("async", n)
-    where = place(g, c)
     return (f"with {n} learners, synchronous SGD's best rate {y.config['lr']:g} divided by ⟨τ⟩ = {tau:g} gives "
-            f"{gupta_rate(v.claim.shared, y.config['lr']):.3g}, which ends at {_text(g)}, {where} the constant rate "
-            f"tuned on the asynchronous run ({c.config['lr']:g}: {_text(c)}; difference {gap_text(g, c)})"
-            f"{_seeds_clause(v)}")
+            f"{gupta_rate(v.claim.shared, y.config['lr']):.3g}, which ends at {_text(g, c)}, {where(g, c)} the "
+            f"constant rate tuned on the asynchronous run ({c.config['lr']:g}: {_text(c, g)}; difference "
+            f"{gap_text(g, c)}){_seeds_clause(v)}")
 
 
 def _gupta_claim(workers: int, small: bool) -> claims.Claim:
@@ -1100,14 +1125,15 @@ def gupta_over_n(verdicts) -> str:
     for v in sorted(verdicts, key=lambda v: v.claim.shared["workers"]):
         groups.setdefault(place(v.best[GUPTA], v.best[TUNED]), []).append(v)
     parts = []
-    for i, (where, vs) in enumerate(groups.items()):
+    for i, (spot, vs) in enumerate(groups.items()):
         ns = _and([str(v.claim.shared["workers"]) for v in vs])
         what = "a constant rate tuned on the asynchronous run" if i == 0 else "it"
-        if where == "level with":
-            parts.append(f"lands level with {what} with {ns} learners")
+        if spot == "level with":
+            close = all(abs(_gap(v.best[GUPTA], v.best[TUNED])[0]) < LEVEL for v in vs)
+            parts.append(f"lands {f'within {LEVEL:g} nats of' if close else 'level with'} {what} with {ns} learners")
             continue
         gaps = [_quote(abs(_gap(v.best[GUPTA], v.best[TUNED])[0]), _gap(v.best[GUPTA], v.best[TUNED])[1]) for v in vs]
-        parts.append(f"ends {_and(gaps)} nats {where} {what} with {ns} learners")
+        parts.append(f"ends {_and(gaps)} nats {spot} {what} with {ns} learners")
     return _and(parts) + ", with no tuning of the asynchronous run"
 
 
@@ -1175,8 +1201,8 @@ def downpour(small: bool = False) -> claims.Claim:
 
 def downpour_shared_words(v: claims.Verdict) -> str:
     s, a = v.best[SGD_NAME], v.best[ADAGRAD_NAME]
-    return (f"Adagrad ends {_WORDS[place(a, s)]} SGD: {_text(a)} against {_text(s)} (difference {gap_text(a, s)})"
-            f"{_seeds_clause(v)}")
+    return (f"Adagrad ends {_WORDS[place(a, s)]} SGD: {_text(a, s)} against {_text(s, a)} (difference "
+            f"{gap_text(a, s)}){_seeds_clause(v)}")
 
 
 _WORDS = {"below": "lower than", "above": "higher than", "level with": "level with"}
@@ -1185,9 +1211,9 @@ _WORDS = {"below": "lower than", "above": "higher than", "level with": "level wi
 def downpour_tuned_words(v: claims.Verdict) -> str:
     s, a = v.best[SGD_NAME], v.best[ADAGRAD_NAME]
     s1, a1 = v.best[SGD_NAME + ONE], v.best[ADAGRAD_NAME + ONE]
-    return (f"Adagrad ends {_WORDS[place(a, s)]} SGD: {_text(a)} against {_text(s)} at their best rates "
+    return (f"Adagrad ends {_WORDS[place(a, s)]} SGD: {_text(a, s)} against {_text(s, a)} at their best rates "
             f"({a.config['lr']:g} and {s.config['lr']:g}; difference {gap_text(a, s)}); with one replica "
-            f"{_text(a1)} against {_text(s1)} ({a1.config['lr']:g} and {s1.config['lr']:g}; difference "
+            f"{_text(a1, s1)} against {_text(s1, a1)} ({a1.config['lr']:g} and {s1.config['lr']:g}; difference "
             f"{gap_text(a1, s1)}){_seeds_clause(v)}")
 
 
