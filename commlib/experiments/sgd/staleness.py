@@ -678,7 +678,7 @@ def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, t
 
 #: The distance rule's grids in the claims: its cap eta_max and its C. At the largest C the cap sets nearly every
 #: rate (the rule is then the constant rate eta_max, a contender of its own): a larger C only repeats that contender.
-CLAIM_CAPS: tuple[float, ...] = (0.02, 0.05, 0.1)
+CLAIM_CAPS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2)
 CLAIM_CS: tuple[float, ...] = (0.005, 0.02, 0.08)
 #: The distance rule's C at the source notes' shared rate (untuned, as every rule there).
 SHARED_C = 0.02
@@ -1166,8 +1166,9 @@ def _downpour_contender(optimizer: str, one: bool, tuned: bool, small: bool) -> 
 
     grid = {}
     if tuned:
-        # the small version tries the three rates around each one's best; the full one the shared grid
-        grid = {"lr": DOWNPOUR_RATES if not small else ((0.1, 0.05, 0.02) if optimizer == "sgd" else (0.2, 0.1, 0.05))}
+        # the small version (a smaller problem, whose best rates are larger) tries the rates around each one's best;
+        # the full one the shared grid
+        grid = {"lr": DOWNPOUR_RATES if not small else ((0.5, 0.2, 0.1, 0.05) if optimizer == "sgd" else (0.5, 0.2, 0.1))}
     who = "one replica (no other replica makes its gradients stale)" if one else "8 replicas"
     how = "plain SGD, one rate" if optimizer == "sgd" else "Adagrad in each shard, a base rate"
     at = "tuned over the grid" if tuned else f"at the shared rate {NOTES_RATE:g}"
