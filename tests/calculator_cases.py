@@ -74,6 +74,7 @@ OPTION_SETTINGS = {
     "ch02 cluster": lambda values: ({"hosts": 1}, {"hosts": values["n"]}),
     # NVLink presets refuse more ranks than one NVLink domain holds (8 GPUs for several generations)
     "ch00 step": lambda values: ({"n": 8},),
+    "ch05 overlap": lambda values: ({"n": 8},),
 }
 
 

@@ -8,6 +8,7 @@ Python: :mod:`commlib.sgd.calculator_model`).
 from __future__ import annotations
 
 from .. import hardware
+from ..step.calculators import check_domain
 from ..units import Entry, check_count, format_time
 from .calculator_model import sgd_calculator_results
 from .overlap import LAYER_MODELS, overlap_timeline, step_compute_time
@@ -32,10 +33,12 @@ def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g",
                     tflops: float = 10.0, batch: int = 32) -> dict[str, str]:
     """The overlap calculator: model, ranks, link, bucket cap, achieved TFLOP/s, batch -> what hides.
 
-    ``model`` a preset of :data:`LAYER_MODELS`; ``n`` ranks (2 to 1024);
+    ``model`` a preset of :data:`LAYER_MODELS`; ``n`` ranks (2 to 1024, and no
+    more than one domain of the link holds: :func:`commlib.step.calculators.check_domain`);
     ``link`` a preset of :data:`commlib.hardware.LINKS` (its bandwidth per
-    direction and latency); ``bucket_mib`` the bucket cap in MiB (0 = one
-    all-reduce per layer; the first bucket keeps DDP's 1 MiB); ``tflops`` the
+    direction and latency, to any peer); ``bucket_mib`` the cap of every bucket
+    after the first, in MiB (0 = each of them holds one layer; the first bucket
+    keeps DDP's 1 MiB); ``tflops`` the
     compute rate the GPU sustains, in 10^12 FLOP/s; ``batch`` samples per GPU
     (images, or tokens for transformers). Returns label -> text with units.
     Pure Python (no numpy), so it also runs in the browser.
@@ -47,10 +50,14 @@ def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g",
     Traceback (most recent call last):
     ...
     ValueError: n must be >= 2 and <= 1024, got 1
+    >>> overlap_results(n=1024, link="nvlink3")     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ranks n must be at most 8 over NVLink 3.0 (A100, 12 links): ...
     """
     if model not in LAYER_MODELS:
         raise ValueError(f"model must be one of {', '.join(LAYER_MODELS)}; got {model!r}")
-    n = check_count("n", n, 2, 1024)
+    n = check_domain(link, check_count("n", n, 2, 1024))
     item = hardware.link(link)
     bucket_mib = BUCKET_ENTRY.check(bucket_mib)
     tflops = TFLOPS_ENTRY.check(tflops)

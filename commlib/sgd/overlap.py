@@ -351,6 +351,21 @@ class OverlapResult:
         return self.t_end - self.t_backward
 
     @property
+    def idle(self) -> float:
+        """Seconds the communication stream waits between the first all-reduce's start and the last one's end.
+
+        0 means the stream never pauses once started: the link, not the order of the buckets, sets
+        when communication ends, and the exposed time is ``buckets[0].start + comm_total - t_backward``.
+        """
+        return max(0.0, self.buckets[-1].end - self.buckets[0].start - self.comm_total)
+
+    @property
+    def exposed_floor(self) -> float:
+        """The least these buckets can expose (s): one stream holds ``comm_total`` and the input-side bucket is
+        ready only when backward ends, so at least ``max(comm_total - t_backward, last all-reduce, 0)``."""
+        return max(0.0, self.comm_total - self.t_backward, self.buckets[-1].duration)
+
+    @property
     def hidden(self) -> float:
         """Seconds of communication that run during backward computation."""
         return float(sum(max(0.0, min(b.end, self.t_backward) - b.start) for b in self.buckets))

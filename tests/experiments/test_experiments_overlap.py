@@ -18,7 +18,7 @@ def test_bucket_cap_sweep_holds_one_timeline_per_latency_and_cap():
     for alpha, row in zip(sw.latencies, sw.runs):
         for cap, r in zip(caps, row):
             same = overlap.overlap_timeline("alexnet", n=4, bandwidth=1e9, t_backward=0.05, latency=alpha,
-                                            bucket_bytes=cap * 2**20, first_bucket_bytes=None)
+                                            bucket_bytes=cap * 2**20)      # DDP's 1 MiB first bucket
             assert r.exposed == same.exposed and len(r.buckets) == len(same.buckets)
     # latency is paid once per bucket: it never helps, and costs most where buckets are many
     extra = [b - a for a, b in zip(sw.exposed(0), sw.exposed(1))]
@@ -57,3 +57,19 @@ def test_link_sweep_rejects_bad_input():
         overlap_experiments.link_sweep(tflops=0.0)
     with pytest.raises(ValueError):
         overlap_experiments.link_sweep(links=("no_such_link",))
+
+
+def test_the_bucket_sweep_keeps_ddps_first_bucket_so_its_25_mib_point_is_the_timeline():
+    """Finding M5: the sweep at DDP's 25 MiB is DDP's timeline (first bucket 1 MiB), not a first bucket of 25 MiB."""
+    from commlib import hardware
+    from commlib.sgd import overlap
+
+    link = hardware.link("eth_25g")
+    _, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
+    sw = overlap_experiments.bucket_cap_sweep([25], latencies=(link.latency,), model="resnet50", n=16,
+                                              bandwidth=link.bandwidth, t_backward=t_bwd)
+    ddp = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency, t_backward=t_bwd)
+    assert sw.exposed(0)[0] == pytest.approx(ddp.exposed)
+    same = overlap_experiments.bucket_cap_sweep([25], latencies=(link.latency,), model="resnet50", n=16,
+                                                bandwidth=link.bandwidth, t_backward=t_bwd, first_bucket_bytes=None)
+    assert same.exposed(0)[0] != pytest.approx(ddp.exposed)      # a 25 MiB first bucket is another timeline

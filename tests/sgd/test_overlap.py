@@ -326,3 +326,26 @@ def test_schedule_names_mismatched_lengths():
     import pytest as _pytest
     with _pytest.raises(ValueError, match="ready and nbytes"):
         overlap.schedule([1.0], [1, 2], lambda m: 1.0)
+
+
+def test_the_exposed_time_is_at_least_the_communication_backward_cannot_hide():
+    """Overlap hides at most the backward time: exposed >= T_m - T_bwd, and >= the input-side bucket's all-reduce.
+    Over a link slower than backward the stream never pauses and the bound is met (the chapter's example)."""
+    from commlib import hardware
+
+    link = hardware.link("eth_25g")
+    for flops in (5e12, 10e12, 40e12, 400e12):
+        t_fwd, t_bwd = overlap.step_compute_time("resnet50", 32, flops)
+        for cap in (0, 4 * 2**20, overlap.DDP_BUCKET_BYTES, 200 * 2**20):
+            r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
+                                         t_backward=t_bwd, bucket_bytes=cap)
+            assert r.exposed >= r.exposed_floor - 1e-12
+            assert r.exposed_floor >= r.comm_total - r.t_backward and r.exposed_floor >= r.buckets[-1].duration
+    _, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
+    r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency, t_backward=t_bwd)
+    assert r.comm_total > r.t_backward and r.idle == pytest.approx(0.0, abs=1e-12)
+    assert r.exposed == pytest.approx(r.buckets[0].start + r.comm_total - r.t_backward)
+    _, t_fast = overlap.step_compute_time("resnet50", 32, 20e12)
+    fast = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
+                                    t_backward=t_fast)
+    assert fast.exposed > r.exposed                               # faster compute, more left in the open

@@ -193,3 +193,16 @@ def test_one_worker_or_rank_says_there_is_nothing_to_compare(built):
     placement.set(where="host0:1")
     assert placement.results["scheme"].startswith("none: one worker")
     placement.set(where="host3:2, host1:2")
+
+
+def test_the_overlap_calculator_refuses_more_ranks_than_an_nvlink_domain_holds(built):
+    """Finding M4: 1,024 ranks over NVLink 3.0 would show a share of a link no such domain has."""
+    calc = built["ch05 overlap"]
+    try:
+        for link in ("nvlink1", "nvlink3"):
+            calc.set(link=link, n=1024)
+            assert calc.error is not None and calc.error.startswith("ranks n must be at most 8"), calc.error
+        calc.set(link="nvlink3", n=8)
+        assert calc.error is None
+    finally:
+        calc.set(link="eth_25g", n=16)

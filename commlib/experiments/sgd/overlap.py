@@ -24,7 +24,7 @@ class BucketCapSweep:
     """Overlap timelines for each latency and each bucket cap.
 
     ``runs[i][j]`` is the timeline at latency ``latencies[i]`` (s) and bucket
-    cap ``caps_mib[j]`` (MiB, 0 = one all-reduce per layer).
+    cap ``caps_mib[j]`` (MiB; 0 = every bucket after the first holds one layer).
     """
 
     caps_mib: tuple[float, ...]
@@ -43,13 +43,15 @@ def bucket_cap_sweep(caps_mib, latencies=(0.0, 50e-6), **kwargs) -> BucketCapSwe
     bucket; large ones pay it rarely but wait for more of backward. Sweeping the
     cap at two latencies shows the optimum move. Other arguments go to
     :func:`commlib.sgd.overlap.overlap_timeline` (``model``, ``n``, ``bandwidth``,
-    ``t_backward``, ...); ``first_bucket_bytes`` defaults to ``None`` (every
-    bucket has the swept cap). Raises ValueError naming ``caps_mib`` or
+    ``t_backward``, ...). The cap swept is that of every bucket after the first,
+    as DDP's ``bucket_cap_mb`` is: the first bucket keeps DDP's 1 MiB
+    (``first_bucket_bytes``; ``None`` gives it the swept cap too), so the sweep
+    at 25 MiB is the chapter's timeline. Raises ValueError naming ``caps_mib`` or
     ``latencies`` when a value is negative or either is empty.
 
     >>> sw = bucket_cap_sweep([0, 100], latencies=(0.0, 1e-4), model="alexnet")
-    >>> [len(r.buckets) for r in sw.runs[0]]                  # one bucket per layer, then two
-    [8, 2]
+    >>> [len(r.buckets) for r in sw.runs[0]]     # one per layer; then the 1 MiB first bucket and two of 100 MiB
+    [8, 3]
     >>> all(b >= a for a, b in zip(sw.exposed(0), sw.exposed(1)))   # latency only adds exposed time
     True
     """
@@ -57,6 +59,7 @@ def bucket_cap_sweep(caps_mib, latencies=(0.0, 50e-6), **kwargs) -> BucketCapSwe
     latencies = tuple(check_nonnegative("latencies", a) for a in latencies)
     if caps.size == 0 or not latencies:
         raise ValueError("caps_mib and latencies must each hold at least one value >= 0")
+    kwargs.setdefault("first_bucket_bytes", overlap.DDP_FIRST_BUCKET_BYTES)
     runs = tuple(tuple(overlap.bucket_sweep(caps * 2**20, latency=alpha, **kwargs)) for alpha in latencies)
     return BucketCapSweep(tuple(caps.tolist()), latencies, runs)
 

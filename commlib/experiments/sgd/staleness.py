@@ -14,6 +14,7 @@ the same for SGD against Adagrad in Downpour SGD.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,20 +51,54 @@ __all__ = [
     "carry_over_phrases",
     "downpour_study",
     "downpour_phrases",
+    "CLAIM_CAPS",
+    "CLAIM_CS",
+    "SHARED_C",
+    "STALLS",
     "gupta_settings",
+    "distance_run",
+    "gap_text",
+    "place",
+    "where",
+    "LEVEL",
+    "LR_NAMES",
+    "lr_rules_shared_rate",
+    "lr_rules",
+    "lr_shared_words",
+    "lr_tuned_words",
+    "lr_claim_phrases",
+    "distance_phrase",
+    "stalls_claim",
+    "stall_words",
+    "stall_verdict",
+    "stall_profile",
+    "SYNC_RATES",
+    "GUPTA_WORKERS",
+    "GUPTA",
+    "TUNED",
+    "SYNC",
     "sync_grid",
     "gupta_rate",
     "gupta_rule",
-    "gupta_short",
+    "gupta_rule_n4",
+    "gupta_rule_n64",
+    "gupta_over_n",
+    "DOWNPOUR",
+    "downpour_shared_rate",
+    "downpour",
+    "downpour_shared_words",
+    "downpour_tuned_words",
+    "downpour_claim_phrases",
 ]
 
 #: The learning rate the source notes use for every rule: the shared, untuned rate of the comparisons.
 NOTES_RATE = 0.5
 
-#: The grids each rule is tuned on: the constant rate eta, the staleness rule's base rate eta_0,
-#: the distance rule's cap eta_max (its C fixed). Each holds the source notes' rate 0.5.
+#: The grids of the chapter's figure (seed 0): the constant rate eta, the staleness rule's base rate eta_0,
+#: the distance rule's cap eta_max (its C fixed). Each holds the source notes' rate 0.5 and is a part of the
+#: claims' grid (:data:`grids.RATES`), on which the numbers the chapter quotes are tuned over five seeds.
 CONSTANT_RATES = (0.5, 0.1, 0.05, 0.02)
-STALENESS_BASES = (0.5, 0.25, 0.1)
+STALENESS_BASES = (0.5, 0.2, 0.1)
 DISTANCE_CAPS = (0.5, 0.1, 0.05, 0.02)
 #: The control without staleness (one learner) runs at these constant rates.
 CONTROL_RATES = (0.5, 0.05, 0.02)
@@ -118,8 +153,12 @@ class Stalls:
     every pull and push of every learner, with that learner's own seeded
     generator: with probability ``probability`` the transfer takes
     ``duration`` seconds (mean compute times), else nothing. Any learner may
-    stall, none stays slow: most gradients are as fresh as usual and a few
-    arrive hundreds of updates late, computed on parameters long gone.
+    stall, none stays slow. A job (pull, mini-batch, push) then takes
+    ``1 + 2 * probability * duration`` mean compute times on average, so with
+    the defaults every learner is stalled two thirds of the time: fewer
+    learners compute at once, so most gradients meet fewer updates than
+    without stalls, and the few that stall arrive hundreds of updates late
+    (:func:`stall_profile`).
 
     >>> rng = np.random.default_rng(0)
     >>> times = [Stalls(0.5, 10.0)(rng, 0) for _ in range(1000)]
@@ -297,6 +336,8 @@ def cap_share_phrase(share: float, cap: float, rules: float = CAP_RULES) -> str:
     if share > 1:
         raise ValueError(f"share must be between 0 and 1, got {share}")
     pct, rest = round(100 * share), 100 - round(100 * share)
+    if 0 < share < 1 and pct in (0, 100):       # not 100 % and 0 % where a few gradients differ
+        pct, rest = round(100 * share, 1), round(100 - round(100 * share, 1), 1)
     if share >= rules:
         return (f"There the cap set the rate of {pct} % of its gradients: at its best the rule is, in effect, the "
                 f"constant rate {cap:g}, and the distance term lowered the rate of only {rest} %")
@@ -633,88 +674,597 @@ def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, t
     return out
 
 
-# --------------------------------------------------------------------------- Gupta et al.'s rule, as they meant it
+# --------------------------------------------------------------------------- the claims: five seeds, each rule tuned
+
+#: The distance rule's grids in the claims: its cap eta_max and its C. At the largest C the cap sets nearly every
+#: rate (the rule is then the constant rate eta_max, a contender of its own): a larger C only repeats that contender.
+CLAIM_CAPS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2)
+CLAIM_CS: tuple[float, ...] = (0.005, 0.02, 0.08)
+#: The distance rule's C at the source notes' shared rate (untuned, as every rule there).
+SHARED_C = 0.02
+#: The stalls of the claim ``ch05.stalls``: 1 % of transfers (every pull and every push) take 100 mean compute times.
+STALLS = Stalls(0.01, 100.0)
 
 
-def gupta_settings(small: bool = False) -> dict:
-    """The settings of the ``ch05.gupta_rule`` claim: learners, gradients, batch, seeds (small: fewer gradients)."""
-    return {"workers": 16, "gradients": 1000 if small else 2500, "batch_size": 8, "small": small,
+def gupta_settings(small: bool = False, workers: int = 16) -> dict:
+    """The settings of chapter 5's claims: learners, gradients, batch, seeds (small: fewer gradients, a smaller
+    problem)."""
+    return {"workers": workers, "gradients": 1000 if small else 2500, "batch_size": 8, "small": small,
             "seeds": grids.SEEDS}
 
 
-def _async_grid(s: dict, rates=grids.RATES, lr_rule: str = "constant") -> grids.Grid:
-    n = s["gradients"]
-    return grids.grid_runs("async", s["workers"], None, n * grids.update_time("async", s["workers"], None),
-                           rates=tuple(rates), seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"],
-                           lr_rule=lr_rule, updates=n)
+def _budget(s: dict, workers: int | None = None) -> float:
+    w = s["workers"] if workers is None else workers
+    return s["gradients"] * grids.update_time("async", w, None)
 
 
-def sync_grid(s: dict) -> grids.Grid:
-    """Fully synchronous SGD on the same number of gradients (``gradients / workers`` updates), at every rate."""
-    u = s["gradients"] // s["workers"]
-    return grids.grid_runs("sync", s["workers"], None, u * grids.update_time("sync", s["workers"], None),
-                           seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"], updates=u)
-
-
-def gupta_rate(s: dict) -> float:
-    r"""Gupta et al.'s rate for asynchronous SGD: synchronous SGD's best rate on the same gradients divided by
-    the mean staleness :math:`\langle\tau\rangle` (exactly ``workers - 1`` for exponential times)."""
-    return sync_grid(s).best_rate / sgd.expected_staleness("async", s["workers"])
+def _async_grid(s: dict, rates=grids.RATES, lr_rule: str = "constant", workers: int | None = None) -> grids.Grid:
+    w = s["workers"] if workers is None else workers
+    return grids.grid_runs("async", w, None, _budget(s, w), rates=tuple(rates), seeds=s["seeds"], small=s["small"],
+                           batch_size=s["batch_size"], lr_rule=lr_rule, updates=s["gradients"])
 
 
 def _async_level(g: grids.Grid, rate: float, seed: int) -> float:
     return grids.level(g.run(rate, seed), g.budget)
 
 
-def _gupta_words(v) -> str:
-    from .tuned_races import level_text
-
-    b = {name: v.best[name] for name in v.best}
-    g, c, z = (b[name] for name in ("Gupta et al.: synchronous rate / mean staleness", "constant rate tuned",
-                                    "Zhang et al.: rate / each gradient's staleness"))
-    gap = [a - x for a, x in zip(g.values, c.values)]
-    mean, sd = grids.mean_sd(gap)
-    d = grids.decimals(sd)
-    level = abs(mean) <= 2 * sd
-    return (f"Gupta et al.'s rate, with no tuning of the asynchronous run, ends at {level_text(g)}, "
-            + (f"level with the constant rate tuned on the asynchronous run itself ({level_text(c)}; "
-               if level else f"{'above' if mean > 0 else 'below'} the constant rate tuned on the asynchronous run "
-               f"({level_text(c)}; ")
-            + f"difference {mean:+.{d}f} ± {sd:.{d}f} nats), and the per-gradient rule at its best base rate "
-            f"{z.config['lr']:g} ends at {level_text(z)}")
+@functools.lru_cache(maxsize=512)
+def _distance_run(workers: int, gradients: int, batch_size: int, small: bool, cap: float, c: float, seed: int):
+    return sgd.simulate("async", workers, updates=gradients, seed=seed, problem=grids.problem(small), lr=cap,
+                        lr_rule="distance", lr_c=c, batch_size=batch_size, eval_every=max(1, gradients // 20))
 
 
-@claims.register("ch05.gupta_rule")
-def gupta_rule(small: bool = False) -> claims.Claim:
-    """Gupta et al.'s rule as they meant it (tune synchronous SGD, divide by the mean staleness) against a constant rate
-    tuned on the asynchronous run and against Zhang et al.'s per-gradient rule at its best base rate."""
+def distance_run(s: dict, cap: float, c: float, seed: int):
+    """The distance rule's run (cap ``cap``, ``C = c``) on the claims' settings ``s``: the same schedule and
+    mini-batches as the other contenders' runs of that seed."""
+    return _distance_run(s["workers"], s["gradients"], s["batch_size"], s["small"], float(cap), float(c), seed)
+
+
+def _distance_level(s: dict, cap: float, c: float, seed: int) -> float:
+    return grids.level(distance_run(s, cap, c, seed), _budget(s))
+
+
+def _quote(mean: float, sd: float, sign: str = "") -> str:
+    """``mean ± sd`` with the spread rounded to one significant digit and the mean quoted no finer."""
+    sd1 = float(f"{sd:.1g}") if sd > 0 else 0.0
+    d = grids.decimals(sd1)
+    return f"{mean:{sign}.{d}f} ± {sd1:.{d}f}"
+
+
+def _text(best: claims.Best, *others: claims.Best) -> str:
+    """A contender's level over the seeds: ``mean ± spread nats``, no finer than its spread nor than the spreads of
+    ``others`` (the levels it is compared with in the same sentence, so that all are quoted alike)."""
+    mean, sd = grids.mean_sd(best.values)
+    coarsest = max([float(f"{grids.mean_sd(b.values)[1]:.1g}") for b in (best, *others)])
+    d = grids.decimals(coarsest)
+    return f"{mean:.{d}f} ± {sd:.{d}f} nats"
+
+
+def _gap(a: claims.Best, b: claims.Best) -> tuple[float, float]:
+    """Mean and spread over the seeds of ``a - b`` (nats), seed by seed."""
+    return grids.mean_sd([x - y for x, y in zip(a.values, b.values)])
+
+
+def gap_text(a: claims.Best, b: claims.Best) -> str:
+    """``a - b`` over the seeds as ``mean ± spread`` (nats), no finer than the spread.
+
+    >>> gap_text(claims.Best({}, (0.56, 0.57), ()), claims.Best({}, (0.55, 0.55), ()))
+    '+0.015 ± 0.007 nats'
+    """
+    return _quote(*_gap(a, b), sign="+") + " nats"
+
+
+#: Nats: a mean gap smaller than this is level whatever its spread (the levels are quoted to 0.001 nats at best).
+LEVEL = 0.001
+
+
+def place(a: claims.Best, b: claims.Best) -> str:
+    """``"below"``, ``"level with"`` or ``"above"``: ``a`` against ``b``, level when the mean gap (seed by seed)
+    lies within two spreads of zero or below :data:`LEVEL`."""
+    mean, sd = _gap(a, b)
+    return "level with" if abs(mean) <= max(2 * sd, LEVEL) else ("below" if mean < 0 else "above")
+
+
+def where(a: claims.Best, b: claims.Best) -> str:
+    """:func:`place` in words for a sentence: ``"below"``, ``"above"``, ``"level with"`` (within two spreads) or
+    ``"within 0.001 nats of"`` (a gap beyond two spreads but below :data:`LEVEL`)."""
+    p = place(a, b)
+    mean, sd = _gap(a, b)
+    return f"within {LEVEL:g} nats of" if p == "level with" and abs(mean) > 2 * sd else p
+
+
+#: How the sentences name a contender in passing.
+SHORT = {"constant rate": "the constant rate", "rate/staleness rule": "the rate/staleness rule",
+         "distance rule": "the distance rule", "one learner (no staleness)": "one learner",
+         "Gupta et al.: synchronous rate / mean staleness": "Gupta et al.'s rate",
+         "constant rate tuned": "the tuned constant rate", "fully synchronous SGD": "synchronous SGD",
+         "SGD": "SGD with 8 replicas", "Adagrad": "Adagrad with 8 replicas", "SGD, one replica": "SGD with one replica",
+         "Adagrad, one replica": "Adagrad with one replica"}
+
+
+def _seeds_clause(v: claims.Verdict) -> str:
+    """Where the lowest does not win on every seed and the two best do not tie: on how many it does."""
+    if v.unanimous or v.tied:
+        return ""
+    return f" ({SHORT.get(v.winner, v.winner)} lowest in {v.wins} of {v.seeds} seeds)"
+
+
+LR_NAMES = {"constant": "constant rate", "staleness": "rate/staleness rule", "distance": "distance rule",
+            "single": "one learner (no staleness)"}
+
+
+def _lr_contenders(tuned: bool) -> tuple[claims.Contender, ...]:
+    """The three rules and the control, each tuned over its grid (``tuned``) or all at the shared rate 0.5."""
+    rates = {"lr": grids.RATES} if tuned else {}
+
+    def rate(st):
+        return st["lr"] if tuned else NOTES_RATE
+
+    def constant(st, seed):
+        return _async_level(_async_grid(st), rate(st), seed)
+
+    def zhang(st, seed):
+        return _async_level(_async_grid(st, lr_rule="staleness"), rate(st), seed)
+
+    def distance(st, seed):
+        return _distance_level(st, rate(st), st["lr_c"] if tuned else SHARED_C, seed)
+
+    def single(st, seed):
+        return _async_level(_async_grid(st, workers=1), rate(st), seed)
+
+    at = "its own rate tuned over the grid" if tuned else f"the shared rate {NOTES_RATE:g}"
+    return (
+        claims.Contender(LR_NAMES["constant"], constant, rates, uses=f"16 asynchronous learners, {at}"),
+        claims.Contender(LR_NAMES["staleness"], zhang, rates,
+                         uses=f"16 asynchronous learners, each gradient's rate divided by max(tau, 1); base rate: {at}"),
+        claims.Contender(LR_NAMES["distance"], distance,
+                         {"lr": CLAIM_CAPS, "lr_c": CLAIM_CS} if tuned else {},
+                         uses="16 asynchronous learners, rate min(C / ||w_j - w_(j-tau)||^2, cap); "
+                              + ("cap and C tuned over their grids" if tuned else
+                                 f"cap {NOTES_RATE:g}, C = {SHARED_C:g}"),
+                         limits={"lr_c": CLAIM_CS[-1]} if tuned else {}),
+        claims.Contender(LR_NAMES["single"], single, rates,
+                         uses=f"one learner (never stale), the same gradients and mini-batches, {at}"),
+    )
+
+
+def _lr_claim(key: str, tuned: bool, small: bool) -> claims.Claim:
     s = gupta_settings(small)
+    question = ("Tuned, does a learning-rate rule that reads the staleness end below a tuned constant rate, and what "
+                "does staleness cost against one learner?" if tuned else
+                f"At the source notes' shared rate {NOTES_RATE:g}, which rule ends lowest, and where does one learner "
+                "without staleness end?")
+    return claims.Claim(key, question, _lr_contenders(tuned), metric="mean training loss over the last quarter of "
+                        "the run (nats)", seeds=s["seeds"], shared=s,
+                        wording=lr_tuned_words if tuned else lr_shared_words, chapter="05_stale_gradients",
+                        source="gupta2016model,zhang2016staleness,dutta2018slow")
+
+
+@claims.register("ch05.lr_rules_shared_rate")
+def lr_rules_shared_rate(small: bool = False) -> claims.Claim:
+    """The source notes' comparison: every rule at the shared rate 0.5, and one learner (no staleness) at it."""
+    return _lr_claim("ch05.lr_rules_shared_rate", False, small)
+
+
+@claims.register("ch05.lr_rules")
+def lr_rules(small: bool = False) -> claims.Claim:
+    """Every rule at its best on the same 2,500 gradients, against one learner (no staleness) at its best."""
+    return _lr_claim("ch05.lr_rules", True, small)
+
+
+def lr_shared_words(v: claims.Verdict) -> str:
+    """The shared-rate comparison in words: each rule against the constant rate, and the control."""
+    b = {k: v.best[name] for k, name in LR_NAMES.items()}
+    rules = [k for k in ("staleness", "distance") if place(b[k], b["constant"]) == "below"]
+    head = ("both rules end lower than the constant rate" if len(rules) == 2 else
+            f"only the {LR_NAMES[rules[0]]} ends lower than the constant rate" if rules else
+            "neither rule ends lower than the constant rate")
+    every = list(b.values())
+    return (f"{head}: over the last quarter of the run the training loss averages {_text(b['constant'], *every)} "
+            f"with the constant rate, {_text(b['staleness'], *every)} with the rate/staleness rule and "
+            f"{_text(b['distance'], *every)} with the distance rule (C = {SHARED_C:g}); one learner, with no "
+            f"staleness at all, ends at {_text(b['single'], *every)}{_seeds_clause(v)}")
+
+
+def lr_tuned_words(v: claims.Verdict) -> str:
+    """The tuned comparison in words: the best constant rate against one learner, and each rule at its best
+    against that best constant rate."""
+    b = {k: v.best[name] for k, name in LR_NAMES.items()}
+    dist = b["distance"].config
+    seeds = _seeds_clause(v)
+    every = list(b.values())
+    return (f"the {v.claim.shared['workers']} asynchronous learners end at {_text(b['constant'], *every)} at the best "
+            f"constant rate {b['constant'].config['lr']:g}, and one learner, with no staleness, at "
+            f"{_text(b['single'], *every)} at its own best rate {b['single'].config['lr']:g}{seeds}. Against that best "
+            f"constant rate, the {LR_NAMES['staleness']} ends {where(b['staleness'], b['constant'])} it "
+            f"({_text(b['staleness'], *every)} at its best base rate {b['staleness'].config['lr']:g}) and the distance "
+            f"rule {where(b['distance'], b['constant'])} it ({_text(b['distance'], *every)} at its best cap "
+            f"{dist['lr']:g} and C = {dist['lr_c']:g})")
+
+
+def lr_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str, str]:
+    """The chapter's words on the learning-rate rules, from the claims ``ch05.lr_rules_shared_rate`` and
+    ``ch05.lr_rules`` (five seeds each; margins quoted no finer than their spread).
+
+    * ``"shared"``: the comparison at the shared rate, with the control;
+    * ``"control"``: what one learner at that rate says (too large even without staleness?) and what
+      staleness adds there;
+    * ``"staleness_cost"``: the cost of staleness at the best constant rate, against one learner at its best;
+    * ``"tuned"``: each rule at its best against the best constant rate; ``"tuned_verdict"`` and ``"verdict"``;
+    * ``"tuning"``: the rate/staleness rule's own best base rate.
+    """
+    s = {k: shared.best[name] for k, name in LR_NAMES.items()}
+    t = {k: tuned.best[name] for k, name in LR_NAMES.items()}
+    out = {"shared": shared.sentence, "tuned": tuned.sentence}
+    single_best = t["single"]
+    too_large = place(s["single"], single_best) == "above"
+    add = _quote(*_gap(s["constant"], s["single"])) + " nats"
+    out["control"] = (f"the rate is too large for these gradients even without staleness (one learner ends at "
+                      f"{_text(single_best, s['single'])} at its best rate {single_best.config['lr']:g}), and "
+                      "staleness adds "
+                      f"{add} on top" if too_large else f"staleness alone adds {add} at this rate")
+    cost = gap_text(t["constant"], t["single"])
+    out["staleness_cost"] = ("once the rate is tuned, staleness costs almost nothing here" if
+                             place(t["constant"], t["single"]) != "above" or _gap(t["constant"], t["single"])[0] < 0.002
+                             else "even at the tuned rate, staleness costs something") + \
+        f" (asynchronous learners minus one learner, each at its best rate: {cost})"
+    beaten = [k for k in ("staleness", "distance") if place(t[k], t["constant"]) == "below"]
+    lower = [k for k in ("staleness", "distance") if place(s[k], s["constant"]) == "below"]
+    if not beaten:
+        out["verdict"] = "constant"
+        out["tuned_verdict"] = "neither rule beats a well-chosen constant rate"
+        if lower:
+            out["tuned_verdict"] += (": what the rules gained at the shared rate came from a smaller step, not from "
+                                     "knowing the staleness")
+    elif len(beaten) == 2:
+        out["verdict"] = "rules"
+        out["tuned_verdict"] = "both rules beat the best constant rate: knowing the staleness helps here"
+    else:
+        out["verdict"] = "mixed"
+        out["tuned_verdict"] = (f"the evidence is mixed: the {LR_NAMES[beaten[0]]} beats the best constant rate, the "
+                                "other does not")
+    z = t["staleness"].config["lr"]
+    out["tuning"] = (f"the rate/staleness rule has a base rate of its own to tune: its best on the grid is {z:g}, not "
+                     f"the shared {NOTES_RATE:g}" if not np.isclose(z, NOTES_RATE) else
+                     f"the rate/staleness rule's best base rate on the grid is the shared {NOTES_RATE:g}, but it had "
+                     "to be found on a grid like any rate")
+    return out
+
+
+def distance_phrase(tuned: claims.Verdict) -> str:
+    """What the distance rule's tuning found: its best cap and C, and how often the cap set the rate there
+    (seed 0's run), so that a tie is read as the cap's or the distance term's."""
+    best = tuned.best[LR_NAMES["distance"]]
+    const = tuned.best[LR_NAMES["constant"]]
+    cap, c = best.config["lr"], best.config["lr_c"]
+    s = {**tuned.claim.shared}
+    share = distance_run(s, cap, c, tuned.claim.seeds[0]).cap_share
+    text = f"tuned over its cap ({_and([f'{x:g}' for x in CLAIM_CAPS])}) and C ({_and([f'{x:g}' for x in CLAIM_CS])}), "
+    text += f"the distance rule does best with its cap at {cap:g}"
+    text += ", the best constant rate itself," if np.isclose(cap, const.config["lr"]) else ","
+    text += f" and C = {c:g}"
+    if np.isclose(c, CLAIM_CS[-1]):
+        text += ", the largest C tried, where the distance term acts least"
+    text += ". " + cap_share_phrase(share, cap)
+    if share >= CAP_RULES and np.isclose(cap, const.config["lr"]) and place(best, const) == "level with":
+        text += ("; a smaller C, which lets the distance term set more of the rates, does no better: the rule's tie "
+                 "with the best constant rate is that rate's")
+    return text
+
+
+# --------------------------------------------------------------------------- stalls: a straggler that comes and goes
+
+
+@functools.lru_cache(maxsize=8)
+def _stall_schedules(workers: int, gradients: int, seeds: tuple, stalls: Stalls | float):
+    return tuple(sgd.schedule("async", workers, None, "exponential", gradients, seed, comm_time=stalls)
+                 for seed in seeds)
+
+
+@functools.lru_cache(maxsize=8)
+def _stall_grid(workers: int, gradients: int, seeds: tuple, small: bool, batch_size: int, lr_rule: str):
+    runs = sgd.replay_grid(_stall_schedules(workers, gradients, seeds, STALLS), grids.problem(small), grids.RATES,
+                           batch_size, seeds=seeds, lr_rule=lr_rule, eval_every=max(1, gradients // 20), tail=0.35)
+    return runs
+
+
+def _stall_level(s: dict, lr_rule: str, rate: float, seed: int) -> float:
+    runs = _stall_grid(s["workers"], s["gradients"], tuple(s["seeds"]), s["small"], s["batch_size"], lr_rule)
+    run = runs[s["seeds"].index(seed)][grids.RATES.index(rate)]
+    return grids.level(run, float(run.times[-1]))
+
+
+@claims.register("ch05.stalls")
+def stalls_claim(small: bool = False) -> claims.Claim:
+    """With learners that stall now and then (1 % of transfers for 100 mean compute times), does the per-gradient
+    rule, made for gradients of very different ages, beat a tuned constant rate?"""
+    s = gupta_settings(small)
+    contenders = (
+        claims.Contender(LR_NAMES["constant"], lambda st, seed: _stall_level(st, "constant", st["lr"], seed),
+                         {"lr": grids.RATES}, uses="16 asynchronous learners that stall; its own rate tuned"),
+        claims.Contender(LR_NAMES["staleness"], lambda st, seed: _stall_level(st, "staleness", st["lr"], seed),
+                         {"lr": grids.RATES},
+                         uses="16 asynchronous learners that stall; each gradient's rate divided by max(tau, 1), "
+                              "its base rate tuned"),
+    )
+    return claims.Claim("ch05.stalls", "When 1 % of transfers stall for 100 mean compute times, does the rate/staleness "
+                        "rule end below a tuned constant rate?", contenders,
+                        metric="mean training loss over the last quarter of each run's wall clock (nats)",
+                        seeds=s["seeds"], shared=s, wording=stall_words, chapter="05_stale_gradients",
+                        source="zhang2016staleness")
+
+
+def stall_words(v: claims.Verdict) -> str:
+    """The stalls comparison in words: the best constant rate, and the rule against it."""
+    c, z = v.best[LR_NAMES["constant"]], v.best[LR_NAMES["staleness"]]
+    return (f"the best constant rate, {c.config['lr']:g}, ends at {_text(c, z)} and the rate/staleness rule at its "
+            f"best base rate {z.config['lr']:g} at {_text(z, c)}, {where(z, c)} it (difference {gap_text(z, c)})"
+            f"{_seeds_clause(v)}")
+
+
+def stall_verdict(v: claims.Verdict) -> str:
+    """``"constant"`` when the rule does not end below the tuned constant rate under stalls, else ``"rules"``."""
+    return "rules" if place(v.best[LR_NAMES["staleness"]], v.best[LR_NAMES["constant"]]) == "below" else "constant"
+
+
+def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2500, seeds=grids.SEEDS) -> dict:
+    """What stalls do to the schedule of the claim ``ch05.stalls``, against the same learners without stalls.
+
+    Each job is a pull, a mini-batch and a push; a transfer stalls with probability ``p`` for ``d`` mean
+    compute times, so a job takes ``1 + 2 p d`` on average and a learner spends ``2 p d / (1 + 2 p d)`` of the
+    wall clock stalled (``"job_time"``, ``"stalled_share"``). Measured over ``seeds``: gradients per mean compute time
+    (``"throughput"``), and the median, 90th percentile, mean and largest staleness and the share of gradients
+    more than 100 updates old, each as ``(without, with)`` stalls.
+
+    >>> p = stall_profile(Stalls(0.01, 100.0), workers=4, gradients=400, seeds=(0,))
+    >>> round(p["stalled_share"], 3), p["throughput"][1] < p["throughput"][0]
+    (0.667, True)
+    """
+    seeds = tuple(seeds)
+    job = 1 + 2 * stalls.probability * stalls.duration
+    out: dict = {"job_time": job, "stalled_share": (job - 1) / job}
+    rows = []
+    for ct in (0.0, stalls):
+        sch = _stall_schedules(workers, gradients, seeds, ct)
+        stale = np.concatenate([x.staleness for x in sch])
+        rows.append({"throughput": float(np.mean([gradients / x.times[-1] for x in sch])),
+                     "median": float(np.median(stale)), "p90": float(np.percentile(stale, 90)),
+                     "mean": float(stale.mean()), "max": int(stale.max()), "over_100": float(np.mean(stale > 100))})
+    for key in rows[0]:
+        out[key] = (rows[0][key], rows[1][key])
+    return out
+
+
+# --------------------------------------------------------------------------- Gupta et al.'s rule, as they meant it
+
+#: Synchronous SGD's rates for Gupta et al.'s rule: the claims' grid and 10, so that its best with 64 learners
+#: (5) lies inside.
+SYNC_RATES: tuple[float, ...] = grids.RATES + (10.0,)
+#: The numbers of learners Gupta et al.'s rule is tried with: one claim each.
+GUPTA_WORKERS: tuple[int, ...] = (4, 16, 64)
+GUPTA = "Gupta et al.: synchronous rate / mean staleness"
+TUNED = "constant rate tuned"
+SYNC = "fully synchronous SGD"
+
+
+def sync_grid(s: dict) -> grids.Grid:
+    """Fully synchronous SGD on the same number of gradients (``gradients / workers`` updates), at every rate."""
+    u = s["gradients"] // s["workers"]
+    return grids.grid_runs("sync", s["workers"], None, u * grids.update_time("sync", s["workers"], None),
+                           rates=SYNC_RATES, seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"], updates=u)
+
+
+def gupta_rate(s: dict, sync_rate: float | None = None) -> float:
+    r"""Gupta et al.'s rate for asynchronous SGD: synchronous SGD's best rate on the same gradients (``sync_rate``,
+    or found on :data:`SYNC_RATES`) divided by the mean staleness :math:`\langle\tau\rangle` (exactly
+    ``workers - 1`` for exponential times)."""
+    rate = sync_grid(s).best_rate if sync_rate is None else float(sync_rate)
+    return rate / sgd.expected_staleness("async", s["workers"])
+
+
+def _gupta_words(v) -> str:
+    g, c, y = v.best[GUPTA], v.best[TUNED], v.best[SYNC]
+    n = v.claim.shared["workers"]
+    tau = sgd.expected_staleness("async", n)
+    return (f"with {n} learners, synchronous SGD's best rate {y.config['lr']:g} divided by ⟨τ⟩ = {tau:g} gives "
+            f"{gupta_rate(v.claim.shared, y.config['lr']):.3g}, which ends at {_text(g, c)}, {where(g, c)} the "
+            f"constant rate tuned on the asynchronous run ({c.config['lr']:g}: {_text(c, g)}; difference "
+            f"{gap_text(g, c)}){_seeds_clause(v)}")
+
+
+def _gupta_claim(workers: int, small: bool) -> claims.Claim:
+    s = gupta_settings(small, workers)
 
     def gupta(st, seed):
         rate = gupta_rate(st)
         return _async_level(_async_grid(st, rates=(rate,)), rate, seed)
 
+    def sync(st, seed):
+        g = sync_grid(st)
+        return grids.level(g.run(st["lr"], seed), g.budget)
+
     contenders = (
-        claims.Contender("Gupta et al.: synchronous rate / mean staleness", gupta,
-                         uses="the rate tuned for fully synchronous SGD on the same gradients, divided by <tau>"),
-        claims.Contender("constant rate tuned", lambda st, seed: _async_level(_async_grid(st), st["lr"], seed),
-                         {"lr": grids.RATES}, uses="a constant rate tuned on the asynchronous run itself"),
-        claims.Contender("Zhang et al.: rate / each gradient's staleness",
-                         lambda st, seed: _async_level(_async_grid(st, lr_rule="staleness"), st["lr"], seed),
-                         {"lr": grids.RATES}, uses="a base rate tuned, each gradient's rate divided by max(tau, 1)"),
+        claims.Contender(GUPTA, gupta, uses="the rate tuned for fully synchronous SGD on the same gradients, divided "
+                                            "by <tau>; no tuning of the asynchronous run"),
+        claims.Contender(TUNED, lambda st, seed: _async_level(_async_grid(st), st["lr"], seed), {"lr": grids.RATES},
+                         uses="a constant rate tuned on the asynchronous run itself"),
+        claims.Contender(SYNC, sync, {"lr": SYNC_RATES},
+                         uses="every learner's gradient averaged in each update, its rate tuned: the rate Gupta et al. "
+                              "divide"),
     )
-    return claims.Claim("ch05.gupta_rule", "Does Gupta et al.'s rule (tune synchronous SGD, divide its rate by the "
-                        "mean staleness) reach what a rate tuned on the asynchronous run reaches?", contenders,
+    key = "ch05.gupta_rule" if workers == 16 else f"ch05.gupta_rule_n{workers}"
+    return claims.Claim(key, f"With {workers} learners, does Gupta et al.'s rule (tune synchronous SGD, divide its rate "
+                        "by the mean staleness) reach what a rate tuned on the asynchronous run reaches?", contenders,
                         metric="mean training loss over the last quarter of the run (nats)", seeds=s["seeds"],
-                        shared=s, wording=_gupta_words, chapter="05_stale_gradients",
-                        source="gupta2016model,zhang2016staleness")
+                        shared=s, wording=_gupta_words, chapter="05_stale_gradients", source="gupta2016model")
 
 
-def gupta_short(v) -> str:
-    """The ``ch05.gupta_rule`` verdict in a few words."""
-    g, c = v.best["Gupta et al.: synchronous rate / mean staleness"], v.best["constant rate tuned"]
-    gap = [a - x for a, x in zip(g.values, c.values)]
-    mean, sd = grids.mean_sd(gap)
-    if abs(mean) <= 2 * sd:
-        return "lands level with a constant rate tuned on the asynchronous run, with no tuning of that run"
-    return ("lands below" if mean < 0 else "lands above") + " a constant rate tuned on the asynchronous run"
+@claims.register("ch05.gupta_rule")
+def gupta_rule(small: bool = False) -> claims.Claim:
+    """Gupta et al.'s rule as they meant it with 16 learners: tune synchronous SGD, divide by the mean staleness,
+    against a constant rate tuned on the asynchronous run."""
+    return _gupta_claim(16, small)
+
+
+@claims.register("ch05.gupta_rule_n4")
+def gupta_rule_n4(small: bool = False) -> claims.Claim:
+    """:func:`gupta_rule` with 4 learners."""
+    return _gupta_claim(4, small)
+
+
+@claims.register("ch05.gupta_rule_n64")
+def gupta_rule_n64(small: bool = False) -> claims.Claim:
+    """:func:`gupta_rule` with 64 learners."""
+    return _gupta_claim(64, small)
+
+
+def gupta_over_n(verdicts) -> str:
+    """What Gupta et al.'s rule does over the numbers of learners tried, in a few words (one verdict of
+    :func:`gupta_rule` and its siblings per number of learners)."""
+    groups: dict[str, list] = {}
+    for v in sorted(verdicts, key=lambda v: v.claim.shared["workers"]):
+        groups.setdefault(place(v.best[GUPTA], v.best[TUNED]), []).append(v)
+    parts = []
+    for i, (spot, vs) in enumerate(groups.items()):
+        ns = _and([str(v.claim.shared["workers"]) for v in vs])
+        what = "a constant rate tuned on the asynchronous run" if i == 0 else "it"
+        if spot == "level with":
+            close = all(abs(_gap(v.best[GUPTA], v.best[TUNED])[0]) < LEVEL for v in vs)
+            parts.append(f"lands {f'within {LEVEL:g} nats of' if close else 'level with'} {what} with {ns} learners")
+            continue
+        gaps = [_quote(abs(_gap(v.best[GUPTA], v.best[TUNED])[0]), _gap(v.best[GUPTA], v.best[TUNED])[1]) for v in vs]
+        parts.append(f"ends {_and(gaps)} nats {spot} {what} with {ns} learners")
+    return _and(parts) + ", with no tuning of the asynchronous run"
+
+
+# --------------------------------------------------------------------------- Downpour SGD: plain SGD against Adagrad
+
+#: The Downpour setting of the claims: replicas, PS shards, mean transfer time of a piece (mean compute times).
+DOWNPOUR = {"replicas": 8, "shards": 4, "comm_time": 0.1}
+SGD_NAME, ADAGRAD_NAME = "SGD", "Adagrad"
+ONE = ", one replica"
+
+
+@functools.lru_cache(maxsize=1024)
+def _downpour_level(replicas: int, optimizer: str, rate: float, seed: int, gradients: int, small: bool,
+                    batch_size: int, shards: int, comm_time: float) -> float:
+    def transfer(rng, w):
+        return float(rng.exponential(comm_time))
+
+    run = sgd.simulate("async", replicas, updates=gradients, seed=seed, problem=grids.problem(small), lr=rate,
+                       optimizer=optimizer, shards=shards, comm_time=transfer, batch_size=batch_size,
+                       eval_every=max(1, gradients // 40))
+    return _final_loss(run)
+
+
+def _downpour_contender(optimizer: str, one: bool, tuned: bool, small: bool) -> claims.Contender:
+    name = (SGD_NAME if optimizer == "sgd" else ADAGRAD_NAME) + (ONE if one else "")
+
+    def run(st, seed):
+        return _downpour_level(1 if one else st["replicas"], optimizer, float(st["lr"] if tuned else NOTES_RATE),
+                               seed, st["gradients"], st["small"], st["batch_size"], st["shards"], st["comm_time"])
+
+    grid = {}
+    if tuned:
+        # the small version (a smaller problem, whose best rates are larger) tries the rates around each one's best;
+        # the full one the shared grid
+        grid = {"lr": DOWNPOUR_RATES if not small else ((0.5, 0.2, 0.1, 0.05) if optimizer == "sgd" else (0.5, 0.2, 0.1))}
+    who = "one replica (no other replica makes its gradients stale)" if one else "8 replicas"
+    how = "plain SGD, one rate" if optimizer == "sgd" else "Adagrad in each shard, a base rate"
+    at = "tuned over the grid" if tuned else f"at the shared rate {NOTES_RATE:g}"
+    return claims.Contender(name, run, grid, uses=f"{who} over 4 PS shards, transfers of mean 0.1; {how} {at}")
+
+
+def _downpour_claim(key: str, tuned: bool, small: bool) -> claims.Claim:
+    s = {**gupta_settings(small), **DOWNPOUR}
+    del s["workers"]
+    contenders = tuple(_downpour_contender(o, one, tuned, small) for one in ((False, True) if tuned else (False,))
+                       for o in ("sgd", "adagrad"))
+    question = ("Each at its best rate, does per-shard Adagrad end below plain SGD in Downpour SGD, and by more than "
+                "with one replica, whose gradients no other replica makes stale?" if tuned else
+                f"At the shared rate {NOTES_RATE:g}, does per-shard Adagrad end below plain SGD in Downpour SGD?")
+    return claims.Claim(key, question, contenders, metric="mean training loss over the last quarter of the run (nats)",
+                        seeds=s["seeds"], shared=s, wording=downpour_tuned_words if tuned else downpour_shared_words,
+                        chapter="05_stale_gradients", source="dean2012large,duchi2011adaptive")
+
+
+@claims.register("ch05.downpour_shared_rate")
+def downpour_shared_rate(small: bool = False) -> claims.Claim:
+    """Downpour SGD with plain SGD and per-shard Adagrad, both at the source notes' rate 0.5."""
+    return _downpour_claim("ch05.downpour_shared_rate", False, small)
+
+
+@claims.register("ch05.downpour")
+def downpour(small: bool = False) -> claims.Claim:
+    """Downpour SGD with plain SGD and per-shard Adagrad, each at its best rate, with 8 replicas and with one."""
+    return _downpour_claim("ch05.downpour", True, small)
+
+
+def downpour_shared_words(v: claims.Verdict) -> str:
+    s, a = v.best[SGD_NAME], v.best[ADAGRAD_NAME]
+    return (f"Adagrad ends {_WORDS[place(a, s)]} SGD: {_text(a, s)} against {_text(s, a)} (difference "
+            f"{gap_text(a, s)}){_seeds_clause(v)}")
+
+
+_WORDS = {"below": "lower than", "above": "higher than", "level with": "level with"}
+
+
+def downpour_tuned_words(v: claims.Verdict) -> str:
+    s, a = v.best[SGD_NAME], v.best[ADAGRAD_NAME]
+    s1, a1 = v.best[SGD_NAME + ONE], v.best[ADAGRAD_NAME + ONE]
+    return (f"Adagrad ends {_WORDS[place(a, s)]} SGD: {_text(a, s)} against {_text(s, a)} at their best rates "
+            f"({a.config['lr']:g} and {s.config['lr']:g}; difference {gap_text(a, s)}); with one replica "
+            f"{_text(a1, s1)} against {_text(s1, a1)} ({a1.config['lr']:g} and {s1.config['lr']:g}; difference "
+            f"{gap_text(a1, s1)}){_seeds_clause(v)}")
+
+
+def _edge(v: claims.Verdict, one: bool = False) -> claims.Best:
+    """SGD minus Adagrad, seed by seed, with eight replicas or one: Adagrad's edge (nats) as a Best of its own."""
+    s, a = v.best[SGD_NAME + (ONE if one else "")], v.best[ADAGRAD_NAME + (ONE if one else "")]
+    return claims.Best({}, tuple(x - y for x, y in zip(s.values, a.values)), ())
+
+
+def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str, str]:
+    """The chapter's words on Downpour SGD from the claims ``ch05.downpour_shared_rate`` and ``ch05.downpour``.
+
+    ``"shared"``, ``"tuned"``: the two comparisons; ``"reading"``: how much of the edge at the shared rate
+    survives tuning; ``"control"`` and ``"takeaway"``: whether Adagrad's tuned edge is any larger with eight
+    replicas than with one (level within two spreads of the seed-by-seed difference); ``"robust"``: yes/no.
+    """
+    def q(best):
+        return _quote(*grids.mean_sd(best.values))
+
+    at = shared.best[SGD_NAME], shared.best[ADAGRAD_NAME]
+    edge_shared = claims.Best({}, tuple(x - y for x, y in zip(at[0].values, at[1].values)), ())
+    edge, edge1 = _edge(tuned), _edge(tuned, one=True)
+    out = {"shared": shared.sentence, "tuned": tuned.sentence}
+    tuned_place = place(tuned.best[ADAGRAD_NAME], tuned.best[SGD_NAME])
+    if tuned_place == "below" and place(at[1], at[0]) == "below" and edge.mean < edge_shared.mean:
+        out["reading"] = (f"most of Adagrad's advantage at the shared rate came from its smaller steps, but "
+                          f"{q(edge)} of the {q(edge_shared)} nats survive tuning")
+    elif tuned_place == "below":
+        out["reading"] = "Adagrad's advantage survives tuning"
+    else:
+        out["reading"] = (("tuned, the two are level" if tuned_place == "level with" else "tuned, plain SGD ends lower")
+                          + ": Adagrad's advantage at the shared rate came from its smaller steps")
+    more = place(edge, edge1)
+    out["takeaway"] = f"Adagrad ends {_WORDS[tuned_place]} SGD"
+    if tuned_place == "below" and more != "above":
+        out["control"] = (f"Adagrad's edge with one replica, whose gradients no other replica makes stale, is "
+                          f"{q(edge1)} nats, against {q(edge)} with eight (eight minus one: "
+                          f"{gap_text(edge, edge1)}). Its edge is no larger with staleness, so it is not robustness "
+                          "to staleness. Adagrad's per-parameter rates shrink over the run and a constant rate does "
+                          "not; whether a decaying rate for SGD would close the gap is not tested here")
+        out["takeaway"] += (", by no more than with one replica, whose gradients no other replica makes stale: an "
+                            "edge of Adagrad on this problem, not robustness to staleness")
+        out["robust"] = "no"
+    elif tuned_place == "below":
+        out["control"] = (f"Adagrad's edge with one replica is {q(edge1)} nats, against {q(edge)} with eight: part of "
+                          "its edge comes with staleness")
+        out["takeaway"] += ", and by more than with one replica: part of its edge comes with staleness"
+        out["robust"] = "yes"
+    else:
+        out["control"] = f"with one replica Adagrad's edge is {q(edge1)} nats: staleness does not make it larger"
+        out["takeaway"] += "; with one replica, whose gradients no other replica makes stale, its edge is no smaller"
+        out["robust"] = "no"
+    return out

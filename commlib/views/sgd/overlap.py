@@ -79,7 +79,7 @@ def bucket_sweep_figure(sweep: BucketCapSweep):
     """Step time after backward (exposed communication) against the bucket cap, for a few latencies.
 
     ``sweep`` comes from :func:`commlib.experiments.sgd.overlap.bucket_cap_sweep`
-    (caps in MiB, 0 = one all-reduce per layer).
+    (caps in MiB of every bucket after the first; 0 = one layer per bucket after the first).
     """
     fig, ax = figure(8.4, 3.6)
     caps = np.asarray(sweep.caps_mib, dtype=float)
@@ -89,7 +89,7 @@ def bucket_sweep_figure(sweep: BucketCapSweep):
                 label=f"latency α = {alpha * 1e6:g} µs")
         if np.any(caps == 0):
             ax.axhline(exposed[caps == 0][0], color=color(i), ls=":", lw=1,
-                       label=f"one all-reduce per layer, α = {alpha * 1e6:g} µs")
+                       label=f"cap 0: one layer per bucket after the first, α = {alpha * 1e6:g} µs")
         whole = runs[0].t_no_overlap - runs[0].t_backward
         ax.axhline(whole * 1e3, color=color(i), ls="--", lw=1,
                    label=f"no overlap: one all-reduce after backward, α = {alpha * 1e6:g} µs")
@@ -121,8 +121,10 @@ def overlap_calculator(model: str = "resnet50", n: int = 16, link: str = "eth_25
             "batch": integer(batch, 1, 4096, "batch per GPU"),
         },
         title="Overlap of all-reduce with backprop",
-        note="Bandwidth per direction; 1 MiB = 2^20 B; bucket cap 0 = one all-reduce per layer; "
-             "backward = 2 x forward; batch counts images (CNNs) or tokens (transformers).",
+        note="Bandwidth per direction, to any peer (NVLink: no more ranks than one domain holds); 1 MiB = 2^20 B; "
+             "the bucket cap applies to every bucket after the first, which keeps DDP's 1 MiB (cap 0: one layer "
+             "per bucket after the first); backward = 2 x forward; batch counts images (CNNs) or tokens "
+             "(transformers).",
     )
 
 

@@ -131,7 +131,8 @@ def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
         curves.append((sw.run(sw.best_value),
                        f"{name}, best rate {sw.best_value:g}", i, "--"))
     _loss_panel(ax1, curves, smooth)
-    rate_sweep_axes(ax2, sweeps, labels={k: f"{k}, base rate" for k in sweeps})
+    rate_sweep_axes(ax2, sweeps, labels={k: f"{k}, {'base rate η₀' if k.startswith('Adagrad') else 'rate η'}"
+                                         for k in sweeps})
     ax2.set_xlabel("rate")
     ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
     ax2.legend(fontsize=7)
