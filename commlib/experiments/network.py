@@ -628,7 +628,7 @@ def _tree_fat(small: bool = False) -> claims.Claim:
 
     def wording(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"on a fat tree the {v.winner} at its best rank order takes {w.mean:.2f} ms and "
+        return (f"the {v.winner} at its best rank order takes {w.mean:.2f} ms and "
                 f"{v.runner_up} at its best {r.mean:.2f} ms, {r.mean / w.mean:.2f} times as long")
     return claims.Claim(
         "ch06.tree_allreduce_fat",
