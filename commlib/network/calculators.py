@@ -52,7 +52,7 @@ def cluster_placement_results(cluster: Cluster, where: str = "host3:2, host1:2",
     out = {
         "gradient size": f"{format_size(est.nbytes)} = {format_size(est.nbytes, binary=True)}",
         "workers per host": " ".join(f"h{h}:{c}" for h, c in enumerate(est.counts) if c),
-        "scheme": (f"parameter server on host {est.server_host}" if mode == "ps"
+        "scheme": (f"parameter server (one unsharded server) on host {est.server_host}" if mode == "ps"
                    else f"{est.algorithm} all-reduce" if sum(est.counts) > 1 else "none: one worker, nothing to all-reduce"),
     }
     if mode == "ps":

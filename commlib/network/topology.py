@@ -257,17 +257,25 @@ def star(n: int, link: str = "eth_10g", hub: str = "switch", bandwidth: float | 
 
 
 def tree(n: int, arity: int = 2, link: str = "eth_10g", uplink: str | None = None,
-         bandwidth: float | None = None, latency: float | None = None) -> nx.Graph:
+         bandwidth: float | None = None, latency: float | None = None, fat: bool = False) -> nx.Graph:
     """``n`` ranks as the leaves of a switch tree; each switch has up to ``arity`` children.
 
     Leaves hang from level-1 switches ``"s1.0", "s1.1", ...``; those from
     level-2 switches, and so on up to one root. ``uplink`` (a link preset)
     sets the switch-to-switch links (default: same as ``link``); a slower
-    uplink is the *oversubscribed* tree of real clusters.
+    uplink is the *oversubscribed* tree of real clusters. With one rate at every
+    level, a switch's uplink carries what one leaf link does while the ranks
+    below it could send ``arity`` times that: each level up is oversubscribed
+    ``arity``:1. ``fat=True`` builds the non-blocking *fat tree* instead: each
+    uplink's bandwidth is its rate times the number of ranks below it.
 
     >>> g = tree(4, arity=2); sorted(n for n in g if isinstance(n, str))
     ['s1.0', 's1.1', 's2.0']
+    >>> tree(4, arity=2, fat=True)["s2.0"]["s1.0"]["bandwidth"] / tree(4, arity=2)["s2.0"]["s1.0"]["bandwidth"]
+    2.0
     """
+    if not isinstance(fat, bool):
+        raise ValueError(f"fat must be True or False, got {fat!r}")
     n = check_count("n", n, minimum=2)
     arity = check_count("arity", arity, minimum=2)
     leaf = link_attrs(link, bandwidth, latency)
@@ -276,6 +284,7 @@ def tree(n: int, arity: int = 2, link: str = "eth_10g", uplink: str | None = Non
     for i in range(n):
         _node(g, i, "node", i, (float(i), 0.0))
     level, children = 0, list(range(n))
+    below = {i: 1 for i in range(n)}          # leaves under each node
     while len(children) > 1:
         level += 1
         parents = []
@@ -285,7 +294,11 @@ def tree(n: int, arity: int = 2, link: str = "eth_10g", uplink: str | None = Non
             x = sum(g.nodes[c]["pos"][0] for c in group) / len(group)
             _node(g, name, "switch", None, (x, float(level)))
             for c in group:
-                g.add_edge(name, c, **(leaf if level == 1 else up))
+                attrs = dict(leaf if level == 1 else up)
+                if fat:
+                    attrs["bandwidth"] = below[c] * attrs["bandwidth"]
+                g.add_edge(name, c, **attrs)
+            below[name] = sum(below[c] for c in group)
             parents.append(name)
         children = parents
     return g

@@ -394,13 +394,15 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
         "where": text(where, "workers (host:count)", "host3:2, host1:2"),
         "model": dropdown([(item.name, key) for key, item in hardware.MODELS.items()], model, "model"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
-        "mode": dropdown([("all-reduce", "allreduce"), ("parameter server", "ps")], mode, "scheme"),
+        "mode": dropdown([("all-reduce", "allreduce"), ("parameter server (one unsharded server)", "ps")], mode,
+                         "scheme"),
         "algorithm": dropdown(list(placement.ALGORITHMS), algorithm, "all-reduce algorithm"),
         "pipelined": toggle(pipelined, "PS: push and pull overlap"),
     }
     return make_calculator(compute, controls, title="Placement estimator",
                            note=f"Hosts 0-{cluster.hosts - 1}, {cluster.slots[0]} slots each; per-host bandwidths "
-                                "per direction (1 MB = 10^6 B); latency ignored.")
+                                "per direction (1 MB = 10^6 B); latency ignored. The parameter server is one unsharded "
+                                "server, not sharded over the workers.")
 
 
 def placement_sweep(sweep: Mapping):

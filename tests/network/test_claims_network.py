@@ -151,6 +151,17 @@ def test_halving_doubling_on_the_tree_is_best_with_its_largest_exchanges_lowest(
             < min(runs.tree_time("ring", p, small) for p in orders.values()))
 
 
+def test_on_a_fat_tree_halving_doubling_beats_the_ring_at_every_size():
+    from commlib.experiments import network as runs
+    orders = runs.level_placements(8).values()
+    assert runs.tree_oversubscription(8) == 4.0
+    for size in (runs.TREE_SIZE // 10, runs.TREE_SIZE, 8 * runs.TREE_SIZE):
+        hd = min(runs.tree_time("halving_doubling", p, size, fat=True) for p in orders)
+        ring = min(runs.tree_time("ring", p, size, fat=True) for p in orders)
+        assert hd < ring
+        assert ring <= min(runs.tree_time("ring", p, size) for p in orders)     # the fat tree is never slower
+
+
 def test_the_best_tree_placement_shares_two_flows_low_and_four_at_the_root():
     from commlib.experiments import network as runs
     g = topology.placed(topology.tree(8, 2, runs.TREE_LINK), (0, 4, 2, 6, 1, 5, 3, 7))

@@ -221,6 +221,16 @@ def test_tree_has_one_root_and_leaves_are_ranks():
     assert len(topology.route(g, 0, 7)) - 1 == 6      # up three levels, down three
 
 
+def test_fat_tree_uplinks_carry_the_leaf_links_below_them():
+    plain, fat = topology.tree(8, 2, "eth_10g"), topology.tree(8, 2, "eth_10g", fat=True)
+    leaf = plain[0]["s1.0"]["bandwidth"]
+    assert fat[0]["s1.0"]["bandwidth"] == leaf
+    assert fat["s2.0"]["s1.0"]["bandwidth"] == 2 * leaf and fat["s3.0"]["s2.0"]["bandwidth"] == 4 * leaf
+    assert all(d["bandwidth"] == leaf for *_, d in plain.edges(data=True))     # one rate: oversubscribed
+    with pytest.raises(ValueError, match="fat"):
+        topology.tree(8, 2, fat="yes")
+
+
 def test_fully_connected_has_no_sharing_for_all_to_all():
     n = 5
     g = topology.fully_connected(n, "nvlink3")

@@ -140,7 +140,7 @@ def test_placement_calculator_shows_results_and_errors():
     calc.set(where="rack9")
     assert "host3:2" in calc.error
     calc.set(where="host3:4", mode="ps")
-    assert calc.error is None and calc.results["scheme"] == "parameter server on host 3"
+    assert calc.error is None and calc.results["scheme"] == "parameter server (one unsharded server) on host 3"
     assert calc.results["push and pull"].startswith("overlapped")
     cl = placement.example_cluster()
     # four local gradients through host 3's intra link, each way once; in turn, twice
