@@ -24,7 +24,8 @@ from .measure import format_bytes
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
-           "cache_share", "cache_phrase", "growth_sentence", "suspects_sentence", "load_bound",
+           "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "suspects_sentence",
+           "load_bound",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag"]
@@ -408,6 +409,52 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     else:
         parts.append("no timing in that range fails a load check")
     return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
+
+
+def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE) -> str:
+    """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
+
+    ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages count
+    as flat when eight times the bytes took less than ``sqrt(8)`` times as long
+    (nearer 1 than 8); large ones as proportional from ``8 (1 - tolerance)`` up.
+
+    >>> shape_takeaway(1.3, 8.4)[:60]
+    'A real collective showed here the two regimes the alpha-beta'
+    >>> "this run does not show the flat part" in shape_takeaway(338.0, 8.4)
+    True
+    """
+    check_positive("small", small)
+    check_positive("large", large)
+    flat, proportional = small < 8 ** 0.5, large >= 8 * (1 - tolerance)
+    if flat and proportional:
+        return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "
+                f"messages (eight times the bytes took {small:.1f} times as long from 1 KiB to 8 KiB), rising with "
+                f"the size for large ones ({large:.1f} times from 8 MiB to 64 MiB).")
+    missing = ("either regime" if not flat and not proportional else
+               "the flat part" if not flat else "the part proportional to size")
+    return (f"The alpha-beta model expects small messages to cost about the same whatever their size and large ones "
+            f"in proportion to it; here eight times the bytes took {small:.1f} times as long from 1 KiB to 8 KiB and "
+            f"{large:.1f} times from 8 MiB to 64 MiB, so this run does not show {missing} cleanly.")
+
+
+def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0) -> str:
+    """A fitted start-up cost (s) for the prose, or that the run does not fix it when its sweeps disagree.
+
+    ``sweeps``: the same fit on each sweep alone. Where the largest is more
+    than ``spread`` times the smallest (or one is not positive), quoting the
+    value to two figures would claim more than the run knows.
+
+    >>> alpha_quote(12.3e-6, [11e-6, 14e-6])
+    "the line's α is 12 µs"
+    >>> alpha_quote(12.3e-6, [3e-6, 40e-6])[:40]
+    "this run does not determine the line's α"
+    """
+    values = [float(a) for a in sweeps]
+    if values and (min(values) <= 0 or max(values) > spread * min(values)):
+        given = " and ".join(f"{figures(1e6 * a)} µs" for a in values)
+        return (f"this run does not determine the line's α: its sweeps, fitted alone, give {given}, more than "
+                f"{spread:g} times apart")
+    return f"the line's α is {figures(1e6 * alpha)} µs"
 
 
 def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
