@@ -535,59 +535,74 @@ def cuts_phrase(cuts: Sequence[float], sizes: Sequence[float]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def _normalised(rate2: float, rate4: float, share2: float | None, share4: float | None) -> float:
+    """busbw with four ranks over busbw with two, each divided by its run's share of its cores' time."""
+    check_positive("rate2", rate2)
+    check_positive("rate4", rate4)
+    s2, s4 = (1.0 if s is None else min(s, 1.0) for s in (share2, share4))
+    check_positive("share2", s2)
+    check_positive("share4", s4)
+    return (rate4 / s4) / (rate2 / s2)
+
+
 def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
-                        tolerance: float = RATE_TOLERANCE, ranks2: int = 2, ranks4: int = 4) -> str:
+                        tolerance: float = RATE_TOLERANCE, ranks2: int = 2, ranks4: int = 4,
+                        share2: float | None = None, share4: float | None = None) -> str:
     """How a collective's bus bandwidth at the largest size (bytes/s, measured) moved from two ranks to four.
 
     busbw is what each rank's link carried; all the ranks together moved
     ``ranks x busbw``. If copying on the cores were the limit, each rank
     would get ``min(cores, ranks) / ranks`` of a core, and busbw would move
     by the ratio of those shares (half, from two ranks on two cores to four
-    on the same two). The measured ratio is held against that and against 1
-    (each rank with a link of its own: busbw unchanged), within
-    ``tolerance``; the sentence says which it matches.
+    on the same two). The two runs ran at different moments of a shared
+    machine, so each busbw is first divided by its run's share of its cores'
+    time (``share2``, ``share4``: see :func:`core_share_sentence`; ``None``:
+    not reported, taken as 1). That ratio is held against the cores' one and
+    against 1 (each rank with a link of its own: busbw unchanged), within
+    ``tolerance``; a cause is named only where it matches one of them.
 
-    >>> ranks_rate_sentence(0.69e9, 0.70e9, 2, 2)[:120]
-    'The bus bandwidth at the largest size hardly changes with the ranks (0.70 GB/s with four, 0.69 GB/s with two), though co'
+    >>> ranks_rate_sentence(0.69e9, 0.70e9, 2, 2)[:107]
+    'The bus bandwidth at the largest size is about the same with the ranks (0.70 GB/s with four, 0.69 GB/s with'
     >>> "as the cores' share per rank does" in ranks_rate_sentence(1.0e9, 0.52e9, 2, 2)
     True
     """
-    check_positive("rate2", rate2)
-    check_positive("rate4", rate4)
+    ratio = _normalised(rate2, rate4, share2, share4)
     w4, w2 = _WORDS.get(ranks4, str(ranks4)), _WORDS.get(ranks2, str(ranks2))
     nums = f"({rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2})"
+    if share2 is not None and share4 is not None:
+        nums += (f"; the ranks got {100 * min(share4, 1.0):.0f} % of their cores' time with {w4} and "
+                 f"{100 * min(share2, 1.0):.0f} % with {w2}, so per unit of core time the {w4} ranks had "
+                 f"{ratio:.2f} times the busbw of the {w2}")
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)   # busbw ratio if the cores set it
-    ratio = rate4 / rate2
-    total = (f"all {w4} ranks together moved {ranks4 * rate4 / 1e9:.2f} GB/s, the {w2} ranks "
-             f"{ranks2 * rate2 / 1e9:.2f} GB/s")
     if abs(limited - 1) > tolerance and abs(ratio / limited - 1) <= tolerance:
         return (f"The bus bandwidth at the largest size falls with the ranks {nums}, as the cores' share per rank does "
-                f"({limited:.2f} times): {total}, so the same cores' copying set the rate of both runs.")
+                f"({limited:.2f} times), so the same cores' copying can explain the rate of both runs.")
     if abs(ratio - 1) <= tolerance:
         if abs(limited - 1) <= tolerance:
-            return (f"The bus bandwidth at the largest size hardly changes with the ranks {nums}, and each rank had as "
-                    f"much of a core in both runs.")
-        return (f"The bus bandwidth at the largest size hardly changes with the ranks {nums}, though copying on the "
-                f"cores alone would have made it {limited:.2f} times as large: {total}, "
-                f"{ratio / limited:.1f} times as much through the same cores. So the {w2}-rank run was not limited by "
-                "copying on its cores: its ranks spent part of each step waiting, on each other or for a core.")
+            return (f"The bus bandwidth at the largest size is about the same with the ranks {nums}, and each rank "
+                    f"had as much of a core in both runs.")
+        return (f"The bus bandwidth at the largest size is about the same with the ranks {nums}, though copying on "
+                f"the cores alone would have made it {limited:.2f} times as large: "
+                f"{ratio / limited:.1f} times as much through the same cores. So the {w2}-rank run was not limited "
+                "by copying on its cores; this run does not say what else held it back.")
     more = "grows" if ratio > 1 else "falls"
-    return (f"The bus bandwidth at the largest size {more} with the ranks {nums}: {ratio:.2f} times, against "
-            f"{limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own; {total}. "
+    return (f"The bus bandwidth at the largest size {more} with the ranks {nums}: {ratio:.2f} times per unit of core "
+            f"time, against {limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own. "
             "This run does not say why.")
 
 
-def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks2: int = 2, ranks4: int = 4) -> str:
-    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the measured busbw ratio and the cores' one.
+def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks2: int = 2, ranks4: int = 4,
+                     share2: float | None = None, share4: float | None = None) -> str:
+    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the busbw ratio per unit of core time and the cores' one.
 
     >>> ranks_rate_short(0.69e9, 0.70e9, 2, 2)
     'four ranks on two cores had 1.01 times the busbw of two, against 0.50 had copying on the cores set it'
     """
-    check_positive("rate2", rate2)
-    check_positive("rate4", rate4)
+    ratio = _normalised(rate2, rate4, share2, share4)
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)
     w4, w2, c4 = (_WORDS.get(x, str(x)) for x in (ranks4, ranks2, cores4))
-    return (f"{w4} ranks on {c4} cores had {rate4 / rate2:.2f} times the busbw of {w2}, against {limited:.2f} had "
+    per = " per unit of core time" if share2 is not None and share4 is not None else ""
+    return (f"{w4} ranks on {c4} cores had {ratio:.2f} times the busbw of {w2}{per}, against {limited:.2f} had "
             "copying on the cores set it")
 
 

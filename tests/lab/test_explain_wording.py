@@ -28,3 +28,24 @@ def test_alpha_is_quoted_only_where_the_sweeps_agree():
     assert "does not determine" in apart and "12 µs" not in apart and "3.0 µs and 40 µs" in apart
     assert "does not determine" in explain.alpha_quote(5e-6, [0.0, 5e-6])            # a sweep found no start-up
     assert "does not determine" not in explain.alpha_quote(5e-6, [4e-6, 8e-6])       # exactly 2x: still quoted
+
+
+def test_ranks_busbw_is_compared_per_unit_of_core_time():
+    # raw busbw equal, but the four-rank run got half the core time the two-rank run got: per unit of core time
+    # it moved twice as much, which neither the cores' share (0.5) nor a link per rank (1) predicts
+    text = explain.ranks_rate_sentence(1e9, 1e9, 2, 2, share2=0.9, share4=0.45)
+    assert "90 % with two" in text and "45 % of their cores' time with four" in text
+    assert "2.00 times the busbw" in text and "does not say why" in text
+    assert "not limited by copying" not in text and "about the same" not in text
+    # raw busbw halves, but only because the four-rank run got half the core time: about the same per core time
+    same = explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    assert "about the same" in same and "as the cores' share per rank does" not in same
+    # without the correction the same numbers would read as the cores' share
+    assert "as the cores' share per rank does" in explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2)
+    assert "per unit of core time" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    assert "1.00 times" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+
+
+def test_a_21_percent_difference_is_about_the_same_not_hardly_changed():
+    text = explain.ranks_rate_sentence(1e9, 1.21e9, 2, 4)
+    assert "about the same" in text and "hardly" not in text
