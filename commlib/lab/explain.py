@@ -25,7 +25,7 @@ from .measure import format_bytes
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
            "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "suspects_sentence",
-           "load_bound",
+           "load_bound", "load_gap",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag"]
@@ -110,8 +110,24 @@ def load_bound(share: float) -> float:
     return 1.0 / max(share, 1e-9) ** 2
 
 
+def load_gap(share: float) -> float:
+    """How large a gap between a pairwise step's rate and the copy control's, both timed under load, load can close.
+
+    Load may slow a step about :func:`load_bound` ``= 1/s**2`` times, but the
+    copy control ran in turns with the collectives, under the same load, on
+    one core per rank, so load slowed it about ``1/s`` times as well: loaded
+    held against loaded, load accounts for a gap of about ``1/s``. ``share``
+    is read to two decimals, the precision the prose prints it with.
+
+    >>> round(load_gap(0.31), 2)
+    3.23
+    """
+    check_fraction("share", min(share, 1.0))
+    return 1.0 / max(round(share, 2), 0.01)
+
+
 def _load_explains(rate: float, copy_rate: float, share: float | None, tolerance: float, enough: float) -> bool:
-    return share is not None and share < enough and rate * load_bound(share) >= (1 - tolerance) * copy_rate
+    return share is not None and share < enough and rate * load_gap(share) >= (1 - tolerance) * copy_rate
 
 
 def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, tolerance: float = RATE_TOLERANCE,
@@ -120,9 +136,11 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
 
     ``share`` is the ranks' share of their cores' time over the whole run
     (see :func:`core_share_sentence`): below ``enough``, load from other
-    programs may slow a pairwise step up to :func:`load_bound` times; where
-    that could close the gap to the copy rate (within ``tolerance``), the
-    run cannot tell the library's rate from the load. An infinite rate, or
+    programs slow a pairwise step about :func:`load_bound` times, and the
+    copy control, timed under the same load, about ``1/share`` times, so
+    load can close a gap of about :func:`load_gap` between them; where that
+    closes the gap to the copy rate (within ``tolerance``), the run cannot
+    tell the library's rate from the load. An infinite rate, or
     one more than ``tolerance`` above the copy rate, is no rate of copying
     (:func:`rate_flag`).
 
@@ -130,10 +148,10 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     'So this run puts no rate on the rate of '
     >>> rate_conclusion(12e9, 5e9)[:90]
     "So on this machine the rate of all-reduce's bytes came out above the rate at which it copi"
-    >>> rate_conclusion(0.7e9, 6.2e9, share=0.31)[:95]
+    >>> rate_conclusion(2.7e9, 6.2e9, share=0.31)[:95]
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
-    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-74:]    # load may slow a step up to 2.8 times; the gap is 31
-    'p to 2.8 times, not enough on its own to explain the gap to the copy rate.'
+    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-71:]    # loaded against loaded: about 1/0.6; the gap is 31
+    ' of about 1/0.60 = 1.7 times between them, not the 31.0 times measured.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
@@ -141,15 +159,17 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     check_positive("rate", rate)
     loaded = ""
     if share is not None and share < enough:
-        pct = round(100 * max(share, 0.0))
-        bound = load_bound(share)
-        how = (f"the ranks got {pct} % of their cores' time over the run, and a step between two ranks moves only "
-               f"while both run, so load alone may have slowed each step up to 1/{share:.2f}² = {bound:.1f} times")
+        s2 = round(min(share, 1.0), 2)      # the share as printed, and as used in the arithmetic below
+        how = (f"the ranks got {100 * s2:.0f} % of their cores' time over the run; a step between two ranks moves "
+               f"only while both run, so load slowed each step about 1/{s2:.2f}² = {load_bound(s2):.1f} times, but "
+               f"the copy control, timed in turns under the same load, about 1/{s2:.2f} = {load_gap(s2):.1f} times "
+               f"too, so load can close a gap of about {load_gap(s2):.1f} times between the two")
         if _load_explains(rate, copy_rate, share, tolerance, enough) and rate < (1 - tolerance) * copy_rate:
-            return (f"So this run cannot tell {what} from the load: {how}, enough to close the gap to the copy rate. "
-                    "Re-run the lab on an idle machine to read the library's own rate.")
-        loaded = f" The ranks got {pct} % of their cores' time over the run: load alone may have slowed each step " \
-                 f"up to {bound:.1f} times, not enough on its own to explain the gap to the copy rate."
+            return (f"So this run cannot tell {what} from the load: {how}, and the gap here is "
+                    f"{copy_rate / rate:.1f} times. Re-run the lab on an idle machine to read the library's own rate.")
+        loaded = (f" The ranks got {100 * s2:.0f} % of their cores' time over the run; the copy control ran under "
+                  f"the same load, so load can close a gap of about 1/{s2:.2f} = {load_gap(s2):.1f} times between "
+                  f"them, not the {copy_rate / rate:.1f} times measured.")
     phrase = rate_phrase(rate, copy_rate, tolerance)
     if phrase.startswith("about"):
         return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the copy rate; the other "
@@ -617,7 +637,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     ``alpha4`` (s): the fitted start-up costs at two and four ranks; the
     switching between ranks is named when the four-rank run was
     ``oversubscribed`` and its alpha grew by a core ``handover`` or more.
-    Where load could explain the gap to the copy rate (:func:`load_bound`),
+    Where load could explain the gap to the copy rate (:func:`load_gap`),
     the copies are not blamed for it.
 
     >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
