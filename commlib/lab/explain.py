@@ -8,9 +8,9 @@ saw for the model's accuracy. Each function returns a phrase that completes
 a sentence of the chapter; tests pin which phrase each regime of numbers gets.
 
 >>> rate_phrase(5e9, 5.2e9)
-'about the rate at which this machine copies memory'
+"about the copy control's rate in this run"
 >>> rate_phrase(2e9, 6e9)
-'well below the rate at which this machine copies memory'
+"well below the copy control's rate in this run"
 """
 
 from __future__ import annotations
@@ -86,12 +86,12 @@ def rate_phrase(inverse_beta: float, copy_rate: float, tolerance: float = RATE_T
         return "not measurable: the fit found no cost per byte there (beta = 0)"
     ratio = inverse_beta / copy_rate
     if abs(ratio - 1.0) <= tolerance:
-        return "about the rate at which this machine copies memory"
+        return "about the copy control's rate in this run"
     if ratio < 1.0:
-        return ("well below the rate at which this machine copies memory" if ratio < 0.5 else
-                "below the rate at which this machine copies memory")
-    return ("well above the rate at which this machine copies memory" if ratio > 2.0 else
-            "above the rate at which this machine copies memory")
+        return ("well below the copy control's rate in this run" if ratio < 0.5 else
+                "below the copy control's rate in this run")
+    return ("well above the copy control's rate in this run" if ratio > 2.0 else
+            "above the copy control's rate in this run")
 
 
 def load_bound(share: float) -> float:
@@ -147,7 +147,7 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     >>> rate_conclusion(float("inf"), 5e9)[:40]
     'So this run puts no rate on the rate of '
     >>> rate_conclusion(12e9, 5e9)[:90]
-    "So on this machine the rate of all-reduce's bytes came out above the rate at which it copi"
+    "So on this machine the rate of all-reduce's bytes came out above the copy control's rate i"
     >>> rate_conclusion(2.7e9, 6.2e9, share=0.31)[:95]
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
     >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-71:]    # loaded against loaded: about 1/0.6; the gap is 31
@@ -175,7 +175,7 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
         return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the copy rate; the other "
                 "collectives (table) show how far that reading carries.")
     if rate > (1 + tolerance) * copy_rate:
-        return (f"So on this machine {what} came out above the rate at which it copies memory, which a library "
+        return (f"So on this machine {what} came out above the copy control's rate ines memory, which a library "
                 "that copies each byte at least once cannot reach: the copy control ran slowed, fewer ranks copied "
                 "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
                 "way it is no rate of copying.")
@@ -357,11 +357,16 @@ def cache_share(step: tuple[float, float, float], sizes: Sequence[float], rates:
 
 def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
                  low: Sequence[float] | None = None, high: Sequence[float] | None = None,
-                 op: str = "the collective") -> str:
+                 op: str = "the collective", core_share: float | None = None,
+                 enough: float = CORE_SHARE_ENOUGH) -> str:
     """Does the copy control, timed in turns with the collectives, explain a collective's steepest step?
 
     The rule is :func:`cache_share`'s. Returns the end of a sentence that
-    begins "the copy control ...".
+    begins "the copy control ...". The control is timed by the wall clock: a
+    copy that outlasts a scheduler time slice is slowed by the slicing too,
+    so where the ranks got less than ``enough`` of their cores' time
+    (``core_share``) and the control got dearer, time slicing is named as
+    another cause.
 
     >>> cache_phrase((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 16e9], op="all-reduce")[-35:]
     'so the cache can explain most of it'
@@ -387,12 +392,25 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
                    "part": ", so the cache can explain part of the step, not all of it",
                    "little": ", so the cache can explain at most a small part of the step",
                    "unclear": ", and the control's spread is too wide for this run to tell whether the cache "
-                              "explains the step"}[share]
+                              "explains the step"}[share] + (_slicing(core_share) if share != "none" and g > 1
+                                                             and core_share is not None and core_share < enough
+                                                             else "")
+
+
+def _slicing(core_share: float) -> str:
+    return (f"; but the ranks got {100 * min(core_share, 1.0):.0f} % of their cores' time, and a copy that outlasts "
+            "a time slice is slowed by the slicing as well, so time slicing, not the cache, may be what made the "
+            "larger copies dearer")
 
 
 def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[float, float] | None = None,
-                    loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE) -> str:
+                    loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE,
+                    core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH) -> str:
     """What a collective's time growth over eight times the bytes says, with the cause chosen by the run's controls.
+
+    Where the copy control got dearer and the ranks got less than ``enough``
+    of their cores' time (``core_share``), time slicing is named beside the
+    cache (:func:`cache_phrase`).
 
     ``factor``: the time at ``hi`` over the time at ``lo`` bytes (``hi =
     8 lo``); ``copy_factor``: the copy control's time ratio over the same
@@ -416,7 +434,8 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
         c_lo, c_hi = copy_factor[0] / size, copy_factor[1] / size
         if c_lo >= excess ** 0.5:
             parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
-                         "the buffers outgrowing a cache can explain much of it")
+                         "the buffers outgrowing a cache can explain much of it"
+                         + (_slicing(core_share) if core_share is not None and core_share < enough else ""))
         elif c_hi < excess ** 0.15:
             parts.append(f"The copy control did not get dearer per byte over the same sizes ({c_lo:.1f} to "
                          f"{c_hi:.1f} times), so a cache does not explain it")
@@ -653,15 +672,17 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     if math.isinf(rate) or rate > (1 + tolerance) * copy_rate:
         parts.append("the library's copies, at a rate this run could not pin down")
     elif abs(rate / copy_rate - 1) <= tolerance:
-        parts.append("the library's copies, at about the rate this machine copies memory")
+        parts.append("the library's copies, at about the copy control's rate in this run")
     elif _load_explains(rate, copy_rate, share, tolerance, enough):
         parts.append("the library's copies or the load, which this run cannot tell apart")
     else:
         parts.append("the library's copies, slower than one plain copy per byte")
+    sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
+    cause = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
     if cache == "most":
-        parts.append("the last-level cache, past which each byte got dearer")
+        parts.append(f"{cause}, past which each byte got dearer")
     elif cache == "part":
-        parts.append("in part the last-level cache, past which each byte got dearer")
+        parts.append(f"in part {cause}, past which each byte got dearer")
     if oversubscribed and alpha4 - alpha2 >= handover:
         parts.append("switching between ranks, once there were more ranks than cores")
     return "What limited this run, then, was " + "; ".join(parts) + "; and the lack of a real wire."

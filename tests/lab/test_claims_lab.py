@@ -120,7 +120,7 @@ def test_a_two_rank_fit_predicts_four_ranks_only_when_the_steps_cost_the_same():
 @pytest.mark.parametrize(("ratio", "word"), [(1.0, "about"), (1.2, "about"), (0.6, "below"), (0.3, "well below"),
                                              (1.6, "above"), (3.0, "well above")])
 def test_the_rate_sentence_follows_the_copy_rate_control(ratio, word):
-    assert explain.rate_phrase(ratio * 5e9, 5e9).startswith(word + " the rate")
+    assert explain.rate_phrase(ratio * 5e9, 5e9).startswith(word + " the copy control's rate in this run")
 
 
 @pytest.mark.parametrize(("alpha_us", "words"), [(15.0, "about four core handovers"), (3.0, "about one core handover,"),
@@ -475,10 +475,11 @@ def test_what_limited_the_run_names_only_what_its_controls_found():
     assert "other programs" not in quiet and "cache" not in quiet and "switching" not in quiet
     assert "slower than one plain copy" in quiet and quiet.endswith("the lack of a real wire.")
     busy = explain.limits_sentence(5.5e9, 6e9, "most", 0.7, 5e-6, 40e-6, 4e-6, True)
-    assert "other programs, which took 30 %" in busy and "about the rate this machine copies" in busy
-    assert "last-level cache" in busy and "switching between ranks" in busy
+    assert "other programs, which took 30 %" in busy and "about the copy control's rate in this run" in busy
+    assert "last-level cache or time slicing" in busy and "switching between ranks" in busy
     assert "switching" not in explain.limits_sentence(1e9, 6e9, None, 0.97, 5e-6, 40e-6, 4e-6, False)
     assert "could not pin down" in explain.limits_sentence(math.inf, 6e9, "part", 0.97, 5e-6, 6e-6, 4e-6, True)
+    assert "time slicing" not in explain.limits_sentence(5.5e9, 6e9, "most", 0.97, 5e-6, 40e-6, 4e-6, True)
 
 
 def test_cuts_are_quoted_as_the_measured_sizes_around_them():

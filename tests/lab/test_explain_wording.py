@@ -49,3 +49,17 @@ def test_ranks_busbw_is_compared_per_unit_of_core_time():
 def test_a_21_percent_difference_is_about_the_same_not_hardly_changed():
     text = explain.ranks_rate_sentence(1e9, 1.21e9, 2, 4)
     assert "about the same" in text and "hardly" not in text
+
+
+def test_the_copy_control_is_named_as_this_runs_control_and_slicing_is_named_when_loaded():
+    # The control is timed by the wall clock: under load a copy that outlasts a time slice is slowed as well.
+    assert "this machine copies memory" not in explain.rate_phrase(5e9, 5.2e9)
+    assert explain.rate_phrase(5e9, 5.2e9) == "about the copy control's rate in this run"
+    step, sizes = (2**23, 2**24, 2.2), [2**23, 2**24]
+    loaded = explain.cache_phrase(step, sizes, [12e9, 4e9], core_share=0.45, op="all-reduce")
+    assert "the cache can explain most of it" in loaded and "45 %" in loaded and "time slicing" in loaded
+    assert "time slicing" not in explain.cache_phrase(step, sizes, [12e9, 4e9], core_share=0.97)
+    assert "time slicing" not in explain.cache_phrase(step, sizes, [12e9, 11.9e9], core_share=0.45)  # no slowdown
+    growth = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0), core_share=0.45)
+    assert "cache can explain much of it" in growth and "time slicing" in growth
+    assert "time slicing" not in explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0))
