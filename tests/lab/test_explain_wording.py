@@ -63,3 +63,11 @@ def test_the_copy_control_is_named_as_this_runs_control_and_slicing_is_named_whe
     growth = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0), core_share=0.45)
     assert "cache can explain much of it" in growth and "time slicing" in growth
     assert "time slicing" not in explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0))
+
+
+def test_regimes_are_not_said_to_hold_from_sweep_to_sweep_and_no_cut_is_none():
+    text = explain.grade_sentence(0.3, 0.1, [3] * 10, 0.02, 5, 5, sweeps=2)
+    assert "held from sweep to sweep" not in text and "graded on the other" in text
+    takeaway = explain.regimes_takeaway(True, machine=0, cuts=1)
+    assert "0 of" not in takeaway and "(here none of one)" in takeaway
+    assert "(here one of three)" in explain.regimes_takeaway(True, machine=1, cuts=3)
