@@ -498,7 +498,8 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0) -> s
 
 def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
     """The load checks' findings in words: how many of ``total`` timings failed, and which (``found``: the
-    :class:`commlib.lab.fit.Suspect` records of :func:`commlib.lab.fit.suspects`).
+    :class:`commlib.lab.fit.Suspect` records of :func:`commlib.lab.fit.suspects`). Above half, the run is
+    said to be too loaded to fit, before any parameter is quoted.
 
     >>> from commlib.lab.fit import Suspect
     >>> suspects_sentence([], 68)
@@ -513,9 +514,13 @@ def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
     whys = {k: "; ".join(f.why for f in found if (f.op, f.nbytes) == k) for k in keys}
     listed = ", ".join(f"{op.replace('_', '-')} at {format_bytes(x)} ({whys[(op, x)]})" for op, x in keys[:shown])
     more = f", and {len(keys) - shown} more" if len(keys) > shown else ""
-    return (f"{len(keys)} of the {total} timings {'fails' if len(keys) == 1 else 'fail'} them: {listed}{more}. "
+    text = (f"{len(keys)} of the {total} timings {'fails' if len(keys) == 1 else 'fail'} them: {listed}{more}. "
             "Read these as load, not as the machine: no algorithm makes them, and a regime that rests on them is "
             "suspect.")
+    if len(keys) > total / 2:
+        text += (" With more than half the timings failing, this run is too loaded to fit: the parameters below are "
+                 "what a fit of loaded timings gives, not the library's; re-run the lab on an idle machine.")
+    return text
 
 
 def core_share_sentence(share: float | None, ranks: int, cores: int, enough: float = 0.9) -> str:

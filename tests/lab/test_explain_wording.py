@@ -71,3 +71,14 @@ def test_regimes_are_not_said_to_hold_from_sweep_to_sweep_and_no_cut_is_none():
     takeaway = explain.regimes_takeaway(True, machine=0, cuts=1)
     assert "0 of" not in takeaway and "(here none of one)" in takeaway
     assert "(here one of three)" in explain.regimes_takeaway(True, machine=1, cuts=3)
+
+
+def test_a_run_with_most_timings_loaded_is_said_too_loaded_to_fit():
+    from commlib.lab.fit import Suspect
+
+    def found(n):
+        return [Suspect("all_reduce", 1024.0 * 2**k, "its sweeps disagree (2.0 times)") for k in range(n)]
+
+    assert "too loaded to fit" in explain.suspects_sentence(found(9), 16)
+    assert "too loaded to fit" not in explain.suspects_sentence(found(8), 16)      # half: not above half
+    assert "too loaded to fit" not in explain.suspects_sentence([], 16)
