@@ -1,0 +1,84 @@
+"""The lab's prose follows the run: synthetic runs where the wording must change with the numbers."""
+
+from __future__ import annotations
+
+from commlib.lab import explain
+
+
+def test_small_range_growth_gets_a_cause_from_the_load_checks():
+    # a loaded re-run: 1 KiB -> 8 KiB took 338 times as long
+    loaded = explain.growth_sentence(338.0, 2**10, 2**13, copy_factor=(7.8, 8.3), loaded=[2**11, 2**12])
+    assert "42.2 times dearer" in loaded and "load may explain it" in loaded
+    quiet = explain.growth_sentence(338.0, 2**10, 2**13, copy_factor=(7.8, 8.3))
+    assert "no timing in that range fails a load check" in quiet
+    assert explain.growth_sentence(1.3, 2**10, 2**13, copy_factor=(7.8, 8.3)) == ""   # flat: nothing to explain
+
+
+def test_first_takeaway_follows_the_measured_growth():
+    assert "showed here the two regimes" in explain.shape_takeaway(1.3, 8.4)
+    loaded = explain.shape_takeaway(338.0, 8.4)
+    assert "flat for small" not in loaded and "does not show the flat part" in loaded and "338.0" in loaded
+    assert "does not show the part proportional to size" in explain.shape_takeaway(1.3, 2.0)
+    assert "does not show either regime" in explain.shape_takeaway(40.0, 2.0)
+
+
+def test_alpha_is_quoted_only_where_the_sweeps_agree():
+    assert explain.alpha_quote(12.3e-6, [11e-6, 14e-6]) == "the line's α is 12 µs"
+    apart = explain.alpha_quote(12.3e-6, [3e-6, 40e-6])
+    assert "does not determine" in apart and "12 µs" not in apart and "3.0 µs and 40 µs" in apart
+    assert "does not determine" in explain.alpha_quote(5e-6, [0.0, 5e-6])            # a sweep found no start-up
+    assert "does not determine" not in explain.alpha_quote(5e-6, [4e-6, 8e-6])       # exactly 2x: still quoted
+
+
+def test_ranks_busbw_is_compared_per_unit_of_core_time():
+    # raw busbw equal, but the four-rank run got half the core time the two-rank run got: per unit of core time
+    # it moved twice as much, which neither the cores' share (0.5) nor a link per rank (1) predicts
+    text = explain.ranks_rate_sentence(1e9, 1e9, 2, 2, share2=0.9, share4=0.45)
+    assert "90 % with two" in text and "45 % of their cores' time with four" in text
+    assert "2.00 times the busbw" in text and "does not say why" in text
+    assert "not limited by copying" not in text and "about the same" not in text
+    # raw busbw halves, but only because the four-rank run got half the core time: about the same per core time
+    same = explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    assert "about the same" in same and "as the cores' share per rank does" not in same
+    # without the correction the same numbers would read as the cores' share
+    assert "as the cores' share per rank does" in explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2)
+    assert "per unit of core time" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    assert "1.00 times" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+
+
+def test_a_21_percent_difference_is_about_the_same_not_hardly_changed():
+    text = explain.ranks_rate_sentence(1e9, 1.21e9, 2, 4)
+    assert "about the same" in text and "hardly" not in text
+
+
+def test_the_copy_control_is_named_as_this_runs_control_and_slicing_is_named_when_loaded():
+    # The control is timed by the wall clock: under load a copy that outlasts a time slice is slowed as well.
+    assert "this machine copies memory" not in explain.rate_phrase(5e9, 5.2e9)
+    assert explain.rate_phrase(5e9, 5.2e9) == "about the copy control's rate in this run"
+    step, sizes = (2**23, 2**24, 2.2), [2**23, 2**24]
+    loaded = explain.cache_phrase(step, sizes, [12e9, 4e9], core_share=0.45, op="all-reduce")
+    assert "the cache can explain most of it" in loaded and "45 %" in loaded and "time slicing" in loaded
+    assert "time slicing" not in explain.cache_phrase(step, sizes, [12e9, 4e9], core_share=0.97)
+    assert "time slicing" not in explain.cache_phrase(step, sizes, [12e9, 11.9e9], core_share=0.45)  # no slowdown
+    growth = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0), core_share=0.45)
+    assert "cache can explain much of it" in growth and "time slicing" in growth
+    assert "time slicing" not in explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0))
+
+
+def test_regimes_are_not_said_to_hold_from_sweep_to_sweep_and_no_cut_is_none():
+    text = explain.grade_sentence(0.3, 0.1, [3] * 10, 0.02, 5, 5, sweeps=2)
+    assert "held from sweep to sweep" not in text and "graded on the other" in text
+    takeaway = explain.regimes_takeaway(True, machine=0, cuts=1)
+    assert "0 of" not in takeaway and "(here none of one)" in takeaway
+    assert "(here one of three)" in explain.regimes_takeaway(True, machine=1, cuts=3)
+
+
+def test_a_run_with_most_timings_loaded_is_said_too_loaded_to_fit():
+    from commlib.lab.fit import Suspect
+
+    def found(n):
+        return [Suspect("all_reduce", 1024.0 * 2**k, "its sweeps disagree (2.0 times)") for k in range(n)]
+
+    assert "too loaded to fit" in explain.suspects_sentence(found(9), 16)
+    assert "too loaded to fit" not in explain.suspects_sentence(found(8), 16)      # half: not above half
+    assert "too loaded to fit" not in explain.suspects_sentence([], 16)
