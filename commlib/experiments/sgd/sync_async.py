@@ -41,6 +41,7 @@ __all__ = [
     "law_time_runs",
     "repeat_share",
     "repeat_shares",
+    "repeat_words",
     "remaining_work",
     "warmup_rows",
     "warmup_phrases",
@@ -458,6 +459,21 @@ def repeat_shares(law: str, workers: int = 16, ks=(4, 8), updates: int = 200_000
     :data:`UPDATE_TIME_LAWS`) to which one learner gave two or more mini-batches (:func:`repeat_share`)."""
     params = UPDATE_TIME_LAWS[law] if law in UPDATE_TIME_LAWS else {}
     return {K: repeat_share(sgd.schedule("k_batch_sync", workers, K, law, updates, seed, **params)) for K in ks}
+
+
+def repeat_words(counts: dict[str, int], updates: int) -> str:
+    """How often a second mini-batch from one learner entered an update: ``counts`` maps a law's name to the
+    number of such updates among ``updates`` simulated ones.
+
+    >>> repeat_words({"the shifted exponential": 0, "Pareto": 0}, 20000)
+    'in none of 20,000 simulated updates under either law'
+    >>> repeat_words({"the shifted exponential": 1, "Pareto": 0}, 20000)
+    'in 1 (the shifted exponential) and 0 (Pareto) of 20,000 simulated updates'
+    """
+    if not any(counts.values()):
+        which = "either law" if len(counts) == 2 else "any law"
+        return f"in none of {updates:,} simulated updates under {which}"
+    return f"in {_and([f'{c} ({law})' for law, c in counts.items()])} of {updates:,} simulated updates"
 
 
 def remaining_work(law: str, workers: int = 16, k: int = 4, rounds: int = 4000, seed: int = 0) -> dict[str, float]:

@@ -20,7 +20,7 @@ from ...experiments.sgd.summaries import PROTOCOL_LABELS
 from ...experiments.sgd.summaries import protocol_label as _k_label
 from ...experiments.sgd.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves
 from ...sgd import simulate as sgd
-from ...sgd.calculator_model import calculator_problem
+from ...sgd.calculator_model import RATE_PER_GRADIENT, calculator_problem
 from ...sgd.calculators import STRAGGLER_ENTRY, sgd_results
 from ...units import check_count
 from ..animation import sweep_html, to_html
@@ -531,8 +531,10 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
              f"are that many times longer, at every step (1 = no straggler). Times in units of the mean "
              f"compute time of a learner; {updates} updates per timing run; loss and error from training softmax "
              f"regression on a smaller problem drawn like the chapter's ({problem['classes']} classes, "
-             f"{problem['features']} features, {problem['n_train']} training samples) on the same schedule "
-             f"for about {gradients} gradients (learning rate 0.5, batch 8).",
+             f"{problem['features']} features, {problem['n_train']} training samples) on the same schedule, "
+             f"every protocol for the same wall-clock time ({gradients}/n mean compute times: about {gradients} "
+             f"gradients from n learners), at {RATE_PER_GRADIENT:g} x K per update (batch 8); one seed, the test "
+             f"error with its standard error on {problem['n_test']} test samples.",
     )
     box = widgets.VBox([calc])
     box.calculator = calc
