@@ -48,7 +48,7 @@ from operator import mul
 from ..units import check_count, check_positive
 
 __all__ = ["PROTOCOLS", "LAWS", "Schedule", "schedule", "CalculatorProblem", "calculator_problem", "train",
-           "sgd_calculator_results"]
+           "sgd_calculator_results", "RATE_PER_GRADIENT"]
 
 #: The protocols (as in :data:`commlib.sgd.PROTOCOLS`).
 PROTOCOLS = ("sync", "k_sync", "k_batch_sync", "async", "k_async", "k_batch_async")
@@ -291,6 +291,18 @@ def train(problem: CalculatorProblem, sched: Schedule, updates: int, lr: float =
     return w, problem.loss(w), problem.error(w)
 
 
+#: The learning rate per gradient of the calculator's training runs: an update that averages ``K`` gradients
+#: takes ``K`` times it (the linear scaling rule), so that every protocol trains at a rate that suits it. On the
+#: calculator's problem and budget the best rate per gradient of every protocol lies between 0.2 and 0.4
+#: (``tests/sgd/test_calculator_model.py`` checks it).
+RATE_PER_GRADIENT = 0.3
+
+
+def _decimals(spread: float) -> int:
+    """Decimals that quote a value no finer than ``spread`` (its first significant digit)."""
+    return max(0, -math.floor(math.log10(spread))) if spread > 0 else 1
+
+
 def sgd_calculator_results(protocol: str = "k_async", workers: int = 8, k: int = 2, compute: str = "exponential",
                            slowdown: float = 1.0, updates: int = 600, gradients: int = 160,
                            seed: int = 0) -> dict[str, str]:
@@ -298,14 +310,30 @@ def sgd_calculator_results(protocol: str = "k_async", workers: int = 8, k: int =
 
     ``updates`` timing updates of ``protocol`` with ``workers`` learners (``k`` per update where the
     protocol uses it), compute times from ``compute``, one learner ``slowdown`` times slower (1 = none);
-    then the calculator's problem (:func:`calculator_problem`) trained on the first updates of the same
-    schedule, as many as take about ``gradients`` gradients (rate 0.5, batch 8). Raises ValueError
-    naming a bad parameter.
+    then the calculator's problem (:func:`calculator_problem`) trained on the same schedule for the same
+    wall-clock budget whatever the protocol: ``gradients / workers`` mean compute times, the time in which
+    ``workers`` learners compute about ``gradients`` gradients between them. Every protocol trains at
+    :data:`RATE_PER_GRADIENT` times its ``K`` per update, batch 8. The test error is quoted no finer than
+    its standard error on the test samples. Raises ValueError naming a bad parameter.
     """
     sched = schedule(protocol, workers, k, compute, slowdown, updates, seed)
-    trained = max(1, min(len(sched.times), check_count("gradients", gradients, 1) // sched.k))
-    _, loss, error = train(calculator_problem(), sched, trained, seed=seed)
     mean = LAW_MEANS[compute]           # the schedule's times are in the law's scale; report mean compute times
+    budget = check_count("gradients", gradients, 1) / sched.workers
+    longer = sched
+    while longer.times[-1] / mean <= budget:       # the timing run ends before the budget: a longer one
+        longer = schedule(protocol, workers, k, compute, slowdown, 2 * len(longer.times), seed)
+    trained = sum(1 for t in longer.times if t / mean <= budget)
+    lr = RATE_PER_GRADIENT * sched.k
+    problem = calculator_problem()
+    if trained:
+        _, loss, error = train(problem, longer, trained, lr=lr, seed=seed)
+        run = f"{trained} update" + ("" if trained == 1 else "s")
+    else:
+        w = problem.init()
+        loss, error = problem.loss(w), problem.error(w)
+        run = "no update: the first one comes later"
+    se = 100 * math.sqrt(max(error * (1 - error), 1e-12) / len(problem.y_test))
+    d = _decimals(se)
     per_update = sched.mean_time_per_update / mean
     return {
         "K used": f"{sched.k}",
@@ -314,7 +342,8 @@ def sgd_calculator_results(protocol: str = "k_async", workers: int = 8, k: int =
         "gradients per update": f"{sched.k}",
         "mean staleness": f"{sched.mean_staleness:.3f} updates",
         "largest staleness": f"{max(sched.staleness)} updates",
-        "training loss after the run": (f"{loss:.3f} nats after {trained} updates "
-                                        f"({sched.times[trained - 1] / mean:.1f} mean compute times)"),
-        "test error after the run": f"{100 * error:.1f} %",
+        "learning rate per update": f"{lr:g} ({RATE_PER_GRADIENT:g} per gradient x K = {sched.k})",
+        "training loss after the run": f"{loss:.3f} nats after {budget:g} mean compute times ({run})",
+        "test error after the run": (f"{100 * error:.{d}f} % ± {se:.{d}f} % (one standard error on "
+                                     f"{len(problem.y_test)} test samples)"),
     }

@@ -92,6 +92,8 @@ __all__ = [
     "replay",
     "replay_grid",
     "expected_value",
+    "expected_max_straggler",
+    "straggler_runtime_ratio",
     "expected_order_statistic",
     "expected_max",
     "runtime_ratio",
@@ -1277,6 +1279,46 @@ def runtime_ratio(P: int, distribution: str = "exponential", **params) -> float:
     """
     P = check_count("P", P, 1)
     return P * expected_max(P, distribution, **params) / expected_value(distribution, **params)
+
+
+def expected_max_straggler(n: int, slowdown: float, rate: float = 1.0) -> float:
+    r"""Expected slowest of ``n`` independent exponential compute times, one of them ``slowdown`` times slower
+    on average: a fully synchronous iteration with one persistent straggler (s).
+
+    With ``n - 1`` times of rate :math:`\mu` and one of rate :math:`\mu/s`,
+    :math:`E[\max] = \int_0^\infty \bigl(1 - (1 - e^{-\mu t/s})(1 - e^{-\mu t})^{n-1}\bigr)\,dt
+    = \frac{1}{\mu}\Bigl(H_{n-1} + \frac{(n-1)!}{\prod_{i=0}^{n-1}(1/s + i)}\Bigr)`,
+    expanding :math:`(1-e^{-\mu t})^{n-1}` by the binomial theorem (the second sum is Euler's beta
+    function :math:`B(1/s, n)`). ``slowdown = 1`` gives :math:`H_n/\mu`.
+
+    >>> round(expected_max_straggler(16, 4.0), 3)
+    5.142
+    >>> abs(expected_max_straggler(8, 1.0) - harmonic(8)) < 1e-12
+    True
+    """
+    n = check_count("n", n, 1)
+    s = check_positive("slowdown", slowdown)
+    rate = check_positive("rate", rate)
+    a = 1.0 / s
+    beta = 1.0
+    for i in range(1, n):                      # (n-1)! / prod_{i=0}^{n-1} (a + i), one factor at a time
+        beta *= i / (a + i)
+    return (harmonic(n - 1) + beta / a) / rate
+
+
+def straggler_runtime_ratio(n: int, slowdown: float) -> float:
+    r"""The runtime ratio :math:`E[T_\text{sync}]/E[T_\text{async}]` with one persistent straggler, in closed form.
+
+    Synchronous SGD waits :func:`expected_max_straggler` per update; asynchronous SGD receives
+    :math:`(n - 1) + 1/s` gradients per mean compute time (renewal theorem, learner by learner), one
+    update each. The ratio is their product.
+
+    >>> round(straggler_runtime_ratio(16, 4.0), 1)
+    78.4
+    """
+    n = check_count("n", n, 1)
+    s = check_positive("slowdown", slowdown)
+    return expected_max_straggler(n, s) * ((n - 1) + 1.0 / s)
 
 
 def monte_carlo_runtime_ratio(P: int, distribution: str = "exponential", trials: int = 10_000, seed: int = 0,

@@ -81,3 +81,24 @@ def test_the_event_loops_are_commlib_sgds(protocol, workers, k, slowdown):
     mine = sgd_calculator.schedule(protocol, workers, kk, "deterministic", slowdown, updates=15)
     assert list(mine.times) == ref.times.tolist()
     assert list(mine.staleness) == ref.staleness.tolist()
+
+
+@pytest.mark.parametrize("protocol, k", [("sync", 8), ("k_sync", 4), ("async", 1), ("k_async", 2),
+                                         ("k_batch_async", 4), ("k_batch_sync", 4)])
+def test_the_rate_per_gradient_lies_between_each_protocols_best_rates(protocol, k):
+    """Every protocol trains at RATE_PER_GRADIENT x K: on the calculator's problem and budget (eight learners,
+    20 mean compute times) each protocol's best rate per gradient, over a grid and three seeds, lies on either
+    side of it, within a factor of two, so the calculator compares protocols each near its own best rate."""
+    p = sgd_calculator.calculator_problem()
+    grid = (0.075, 0.15, 0.3, 0.6, 1.2)
+
+    def level(c):
+        out = []
+        for seed in range(3):
+            s = sgd_calculator.schedule(protocol, 8, k, "exponential", 1.0, 400, seed)
+            u = sum(1 for t in s.times if t <= 20.0)
+            out.append(sgd_calculator.train(p, s, u, lr=c * s.k, seed=seed)[1])
+        return sum(out) / len(out)
+
+    best = min(grid, key=level)
+    assert sgd_calculator.RATE_PER_GRADIENT / 2 <= best <= 2 * sgd_calculator.RATE_PER_GRADIENT, best

@@ -7,6 +7,7 @@ noise could decide) and asserts the direction of the effect against the control 
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -63,14 +64,16 @@ def test_k_sync_and_k_async_tie_under_exponential_times_only(seed):
 
 @pytest.mark.parametrize("law", ["shifted_exponential", "pareto"])
 def test_slow_and_stale_gradients_win_the_race(law):
-    """Each at its own rate (best inside the grid), K-sync reaches the target after both K-async and K-batch-async
-    on every seed, under both laws with a minimum time; the ranking names every protocol with its spread."""
+    """Each at its own K and rate (bests inside the grids, or at K = 1 or K = n), K-sync reaches the target after both
+    K-async and K-batch-async on every seed, under both laws with a minimum time; the ranking names every protocol
+    with its spread and its K."""
     v = claims.run(claims.claim(f"ch04.law_race_{law}", small=True))
-    sync = "K-sync (K = 4)"
+    sync = "K-sync"
     assert v.winner != sync and all(not b.at_edge for b in v.best.values())
-    for other in ("K-async (K = 4)", "K-batch-async (K = 4)"):
+    assert v.best[sync].config["K"] > 4           # K = 4 does not suit K-sync: it cancels nearly finished work
+    for other in ("K-async", "K-batch-async"):
         assert all(s > a for s, a in zip(v.best[sync].values, v.best[other].values))
-    assert v.sentence.startswith(v.winner) and v.sentence.count(" ± ") >= 4
+    assert v.sentence.startswith(v.winner) and v.sentence.count(" ± ") >= 5 and "K = " in v.sentence
     assert tuned_races.law_race_short({law: v}).startswith("K-async and K-batch-async")
     assert "win the race" in tuned_races.law_race_words({law: v})
 
@@ -78,11 +81,18 @@ def test_slow_and_stale_gradients_win_the_race(law):
 def test_the_law_race_words_follow_the_verdicts():
     """A K-sync level with an asynchronous protocol on one law is not called a win of the stale gradients."""
     v = claims.run(claims.claim("ch04.law_race_pareto", small=True))
-    sync, fast = "K-sync (K = 4)", v.winner
+    sync, fast = "K-sync", v.winner
     level = dict(v.best)
     level[sync] = claims.Best(v.best[sync].config, v.best[fast].values, ())
     tied = claims.Verdict(v.claim, level, fast, sync, 0.0, 0.0, 0)
     assert "win the race" not in tuned_races.law_race_words({"a": v, "b": tied})
+
+
+def test_no_time_is_quoted_finer_than_the_evaluations():
+    """A time to the target is known to one evaluation's spacing: the ranking quotes no decimal below it."""
+    v = claims.run(claims.claim("ch04.law_race_shifted_exponential", small=True))
+    assert tuned_races.law_spacing(v) >= 1.0
+    assert not re.search(r"\d\.\d+ ± \d", v.sentence), v.sentence
 
 
 def test_the_order_at_a_shared_rate_depends_on_the_rate():
@@ -118,8 +128,10 @@ def test_the_floor_at_one_shared_rate_is_not_the_tuned_verdict():
     assert race.equal_levels[a][0] > _verdict("ch04.async_vs_sync").best[a].mean + 0.05
     assert race.levelled[a] >= 4 and race.levelled[s] <= 1
     assert race.rates[a] != tuned_races.SHARED_RATE
-    for label, (mean, _) in race.errors.items():
-        assert abs(mean - race.optimum["error"]) < 2 * race.se, label
+    for label in race.errors:
+        gap, spread = tuned_races.error_gap(race, label)
+        assert gap > -2 * spread, label          # no protocol beats the optimum's test error beyond its spread
+    assert "percentage points above the optimum's" in tuned_races.error_words(race)
 
 
 def test_staleness_costs_about_nothing_at_the_tuned_rate():
@@ -137,20 +149,28 @@ def test_k_trade_off_tuned_per_k_small_k_level_full_sync_highest():
     assert all(not b.at_edge for b in v.best.values())
 
 
-def test_k_batch_sync_is_faster_under_exponential_times_and_void_otherwise():
-    """Finding 11: enough seeds to decide under exponential times; under laws with a minimum time the two
-    protocols run the same schedule, so the comparison is void by construction."""
+def test_k_batch_sync_is_faster_under_exponential_times_and_nearly_void_otherwise():
+    """Finding 11: enough seeds to decide under exponential times; under laws with a minimum time, at K = 4, a
+    second mini-batch from one learner almost never enters an update, while at large K it often does."""
     v = _verdict("ch04.batch_sync")
     assert v.winner == "K-batch-sync (K = 4)" and v.wins >= 6 and v.seeds >= 8
-    assert tuned_races.void_by_construction("shifted_exponential", seeds=(0, 1), updates=500, **SHIFTED)
-    assert tuned_races.void_by_construction("pareto", seeds=(0, 1), updates=500, **PARETO)
-    assert not tuned_races.void_by_construction("exponential", seeds=(0,), updates=500)
+    for law in ("shifted_exponential", "pareto"):
+        shares = sync_async.repeat_shares(law, ks=(4, 16), updates=2000)
+        assert shares[4] < 0.001 and shares[16] > 0.5
+    assert sync_async.repeat_shares("exponential", ks=(4,), updates=500)[4] > 0.1
+
+
+def test_what_k_sync_cancels_is_half_done_under_the_shifted_exponential():
+    w = sync_async.remaining_work("shifted_exponential", k=8, rounds=1000)
+    assert w["remaining"] == pytest.approx(0.5 * w["fresh"], rel=0.1)
+    p4, p12 = (sync_async.remaining_work("pareto", k=k, rounds=1000)["remaining"] for k in (4, 12))
+    assert p12 > p4                                    # Pareto: the longer a job has run, the more it still needs
 
 
 def test_warm_up_at_its_own_length_and_none_end_level_where_the_rule_breaks():
-    """Finding 10, then warm-up given its own length: over seeds 0-4 neither wins at k = 128 or 256, and at 256
-    the three-step warm-up that seemed to lose was not warm-up at its best."""
-    v128, v256 = _verdict("ch04.warmup_k128"), _verdict("ch04.warmup_k256")
+    """Finding 10, then warm-up given its own length: over seeds 0-4 neither wins at nu = 128 or 256 (batches 1,024
+    and 2,048), and at 256 the three-step warm-up that seemed to lose was not warm-up at its best."""
+    v128, v256 = _verdict("ch04.warmup_batch1024"), _verdict("ch04.warmup_batch2048")
     for v in (v128, v256):
         assert not v.best["warm-up"].at_edge and abs(v.margin) <= 2 * v.spread
         assert "end level" in v.sentence and f"{v.wins} of 5" in v.sentence

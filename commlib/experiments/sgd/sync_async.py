@@ -40,6 +40,9 @@ __all__ = [
     "update_time_rows",
     "law_time_runs",
     "repeat_share",
+    "repeat_shares",
+    "repeat_words",
+    "remaining_work",
     "warmup_rows",
     "warmup_phrases",
     "KSweepPoint",
@@ -356,8 +359,9 @@ def sim_summary(protocol, workers, k, compute, slowdown, updates, seed, problem,
     else:
         params, law = {}, compute
     timing = sgd.simulate(protocol, workers, k=k, compute=law, updates=updates, seed=seed, **params)
-    # the same seed gives the same schedule; train for as many updates as fit in the same number of gradients
-    u_train = max(1, min(updates, gradients // max(1, timing.k)))
+    # the same seed gives the same schedule (a longer run begins with the shorter one): train for as many updates
+    # as take about ``gradients`` gradients, whatever the timing run's length
+    u_train = max(1, gradients // max(1, timing.k))
     trained = sgd.simulate(protocol, workers, k=k, compute=law, updates=u_train, seed=seed, problem=problem, lr=lr,
                            batch_size=batch_size, eval_every=max(1, u_train // points), **params)
     return timing, trained
@@ -450,6 +454,52 @@ def law_time_runs(configs, workers: int, budget: float, compute: str = "shifted_
     return out
 
 
+def repeat_shares(law: str, workers: int = 16, ks=(4, 8), updates: int = 200_000, seed: int = 1) -> dict[int, float]:
+    """For each K of ``ks``: the share of ``updates`` K-batch-sync updates under ``law`` (parameters
+    :data:`UPDATE_TIME_LAWS`) to which one learner gave two or more mini-batches (:func:`repeat_share`)."""
+    params = UPDATE_TIME_LAWS[law] if law in UPDATE_TIME_LAWS else {}
+    return {K: repeat_share(sgd.schedule("k_batch_sync", workers, K, law, updates, seed, **params)) for K in ks}
+
+
+def repeat_words(counts: dict[str, int], updates: int) -> str:
+    """How often a second mini-batch from one learner entered an update: ``counts`` maps a law's name to the
+    number of such updates among ``updates`` simulated ones.
+
+    >>> repeat_words({"the shifted exponential": 0, "Pareto": 0}, 20000)
+    'in none of 20,000 simulated updates under either law'
+    >>> repeat_words({"the shifted exponential": 1, "Pareto": 0}, 20000)
+    'in 1 (the shifted exponential) and 0 (Pareto) of 20,000 simulated updates'
+    """
+    if not any(counts.values()):
+        which = "either law" if len(counts) == 2 else "any law"
+        return f"in none of {updates:,} simulated updates under {which}"
+    return f"in {_and([f'{c} ({law})' for law, c in counts.items()])} of {updates:,} simulated updates"
+
+
+def remaining_work(law: str, workers: int = 16, k: int = 4, rounds: int = 4000, seed: int = 0) -> dict[str, float]:
+    """What K-sync cancels: in each round ``workers`` learners start fresh jobs under ``law`` and the ``k``-th
+    finish ends the round. Returns the mean time of that finish (``"elapsed"``), the mean time a job still
+    running then would still need (``"remaining"``) and the mean of a fresh job (``"fresh"``), all in seconds.
+
+    Under the shifted exponential every running job is past its minimum by then and needs an exponential rest
+    (memoryless), half a fresh job's mean; under Pareto a job that has run ``t`` needs ``t/(shape - 1)`` more on
+    average, more the longer it has run.
+
+    >>> w = remaining_work("exponential", workers=8, k=2, rounds=2000)
+    >>> abs(w["remaining"] / w["fresh"] - 1) < 0.1          # memoryless: the rest is a fresh job
+    True
+    """
+    workers = check_count("workers", workers, 2)
+    k = check_count("k", k, 1, workers - 1)
+    params = UPDATE_TIME_LAWS[law] if law in UPDATE_TIME_LAWS else {}
+    run = sgd.simulate("sync", workers, compute=law, updates=check_count("rounds", rounds, 1), seed=seed,
+                       record_jobs=True, **params)
+    d = np.array([j.end - j.start for j in run.jobs if j.status == "applied"]).reshape(rounds, workers)
+    t_k = np.sort(d, axis=1)[:, k - 1:k]
+    rest = (d - t_k)[d > t_k]
+    return {"elapsed": float(t_k.mean()), "remaining": float(rest.mean()), "fresh": float(d.mean())}
+
+
 def repeat_share(run) -> float:
     """Share of a K-batch run's updates to which one learner gave two or more mini-batches.
 
@@ -497,16 +547,16 @@ def warmup_phrases(result: dict, tol: float = 0.02) -> dict[str, str]:
     ok = [r for r in rows if r["no warm-up"] <= small * (1 + tol)]
     bad = [r for r in rows if r["no warm-up"] > small * (1 + tol)]
     either = all(r["warm-up"] <= small * (1 + tol) for r in ok)
-    out = {"holds": (f"up to $k = {ok[-1]['k']}$ (rate {ok[-1]['rate']:g}) the linear rule ends within "
+    out = {"holds": (f"up to $\\nu = {ok[-1]['k']}$ (rate {ok[-1]['rate']:g}) the linear rule ends within "
                      f"{100 * tol:.0f} % of the small batch's {small:.3f} nats" + (", warm-up or not" if either else "")
                      if ok and (not bad or ok[-1]["k"] < bad[0]["k"]) else
                      f"the linear rule never ends within {100 * tol:.0f} % of the small batch's {small:.3f} nats")}
     if not bad:
-        out["breaks"] = "it does not break for any $k$ tried"
-        out["buys"] = "warm-up is not needed for any $k$ tried"
+        out["breaks"] = "it does not break for any $\\nu$ tried"
+        out["buys"] = "warm-up is not needed for any $\\nu$ tried"
         return out
     b = bad[0]
-    out["breaks"] = (f"at $k = {b['k']}$ (rate {b['rate']:g}, {b['steps']} steps) it ends at {b['no warm-up']:.3f} "
+    out["breaks"] = (f"at $\\nu = {b['k']}$ (rate {b['rate']:g}, {b['steps']} steps) it ends at {b['no warm-up']:.3f} "
                      f"nats without warm-up and {b['warm-up']:.3f} with a {w}-step warm-up")
     helped = [r for r in bad if r["warm-up"] < r["no warm-up"] * (1 - tol)]
     hurt = [r for r in bad if r["warm-up"] > r["no warm-up"] * (1 + tol)]
@@ -514,13 +564,13 @@ def warmup_phrases(result: dict, tol: float = 0.02) -> dict[str, str]:
     if helped:
         h = helped[0]
         share = 100 * (h["no warm-up"] - h["warm-up"]) / (h["no warm-up"] - small)
-        parts.append(f"at $k = {h['k']}$ warm-up closes {share:.0f} % of the gap to the small batch")
+        parts.append(f"at $\\nu = {h['k']}$ warm-up closes {share:.0f} % of the gap to the small batch")
     if hurt:
         h = hurt[0]
-        parts.append(f"at $k = {h['k']}$ ({h['steps']} steps in all) it makes things worse, {h['warm-up']:.3f} "
+        parts.append(f"at $\\nu = {h['k']}$ ({h['steps']} steps in all) it makes things worse, {h['warm-up']:.3f} "
                      f"nats against {h['no warm-up']:.3f} without")
     if not helped:
-        parts.insert(0, "warm-up does not rescue any $k$ where the rule breaks")
+        parts.insert(0, "warm-up does not rescue any $\\nu$ where the rule breaks")
     out["buys"] = "; ".join(parts)
     return out
 
@@ -538,6 +588,9 @@ class KSweepPoint:
     protocol: str
     timing: sgd.SimResult
     trained: sgd.SimResult
+    rate: float | None = None       #: the learning rate the training run used, where it was tuned for this K
+
+
 
 
 @dataclass(frozen=True)
@@ -547,11 +600,14 @@ class KSweep:
     protocol: str
     workers: int
     points: tuple[KSweepPoint, ...]
+    budget: float | None = None     #: the wall-clock budget every training run shares (mean compute times), if one
 
 
 def k_sweep_runs(protocol: str = "k_async", workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 600, seed: int = 0,
                  gradients: int = 1600, problem=None) -> KSweep:
-    """For each K: a timing run of ``updates`` updates and a training run of about ``gradients`` gradients.
+    """For each K: a timing run of ``updates`` updates and a training run of about ``gradients`` gradients, all at
+    one rate, 0.5 (so not a comparison of the K: for that, each K at its own rate on one wall-clock budget, see
+    :func:`commlib.experiments.sgd.tuned_races.k_sweep_tuned`).
 
     K = 1 is asynchronous SGD and K = ``workers`` fully synchronous SGD (the two
     ends of the K family); the K in between run ``protocol``. Both runs of a K

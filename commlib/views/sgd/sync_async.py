@@ -20,7 +20,7 @@ from ...experiments.sgd.summaries import PROTOCOL_LABELS
 from ...experiments.sgd.summaries import protocol_label as _k_label
 from ...experiments.sgd.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves
 from ...sgd import simulate as sgd
-from ...sgd.calculator_model import calculator_problem
+from ...sgd.calculator_model import RATE_PER_GRADIENT, calculator_problem
 from ...sgd.calculators import STRAGGLER_ENTRY, sgd_results
 from ...units import check_count
 from ..animation import sweep_html, to_html
@@ -355,8 +355,9 @@ def race_figure(race, smooth: int = 3):
 
     Left: training loss against wall-clock time, every protocol at the same rate per update. Middle: each at
     its own best rate. Both with the problem's optimum dotted. Right: the test error each reaches at its best
-    rate (mean over the seeds, over the last quarter of the budget), with error bars of one standard error of a
-    test error measured on the test set, and the optimum's test error with the same band.
+    rate (mean over the seeds, over the last quarter of the budget), with error bars of its spread over the seeds
+    (every model is scored on the same test samples, so the seeds, not one test set's sampling error, say what
+    differs), and the optimum's test error dotted.
     """
     fig, (ax1, ax2, ax3) = figure(10.8, 3.6, ncols=3)
     opt = race.optimum
@@ -377,14 +378,15 @@ def race_figure(race, smooth: int = 3):
     labels = list(race.errors)
     y = np.arange(len(labels))
     means = [100 * race.errors[label][0] for label in labels]
-    ax3.axvspan(100 * (opt["error"] - race.se), 100 * (opt["error"] + race.se), color=COLORS[7], alpha=0.15, lw=0)
+    spreads = [100 * race.errors[label][1] for label in labels]
     ax3.axvline(100 * opt["error"], color=COLORS[7], ls=(0, (1, 1)), lw=1.2, label=f"optimum ({100 * opt['error']:.2f} %)")
-    for i, (yy, m) in enumerate(zip(y, means)):
-        ax3.errorbar(m, yy, xerr=100 * race.se, fmt=MARKERS[i % len(MARKERS)], color=color(i), capsize=4)
+    for i, (yy, m, sd) in enumerate(zip(y, means, spreads)):
+        ax3.errorbar(m, yy, xerr=sd, fmt=MARKERS[i % len(MARKERS)], color=color(i), capsize=4)
     ax3.set_yticks(y, [label.replace(" (", "\n(") for label in labels], fontsize=8)
     ax3.invert_yaxis()
     ax3.set_xlabel("test error at the best rate (%)")
-    ax3.set_title(f"± one standard error on {opt['n_test']:,} test samples", fontsize=9)
+    ax3.set_title(f"± spread over {len(next(iter(race.error_values.values())))} seeds, "
+                  f"{opt['n_test']:,} test samples", fontsize=9)
     ax3.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
@@ -469,7 +471,7 @@ def warmup_table(result: dict):
     w = result["warmup_steps"]
     body = [[f"{r['k']}", f"{r['rate']:g}", f"{r['steps']}", f"{r['no warm-up']:.3f}", f"{r['warm-up']:.3f}",
              f"{result['small']:.3f}"] for r in result["rows"]]
-    return markdown_table(["k (batch k x 8)", "rate (linear rule)", "steps", "final loss, no warm-up",
+    return markdown_table(["ν (batch 8ν)", "rate (linear rule)", "steps", "final loss, no warm-up",
                            f"final loss, {w}-step warm-up", "small batch (rate 0.1)"], body)
 
 
@@ -480,16 +482,27 @@ _DISTS = ["exponential", "shifted_exponential", "pareto", "deterministic"]
 
 
 
-def _calc_figure(timing, trained):
+def _calc_figure(timing, trained, t_max: float | None = None, staleness_max: float | None = None,
+                 error_range: tuple[float, float] | None = None):
+    """Staleness histogram and test error against time; ``t_max``, ``staleness_max`` and ``error_range`` (%) fix
+    the axes, so that the frames of a sweep share them."""
     fig, (ax1, ax2) = figure(7.2, 2.8, ncols=2)
     staleness_histogram({"staleness": timing}, ax=ax1)
     ax1.get_legend().remove()
+    if staleness_max is not None:
+        ax1.set_xlim(-1, staleness_max)
     ax1.set_title(f"mean staleness {timing.staleness.mean():.2f}", fontsize=9)
     t = np.concatenate([[0.0], trained.eval_times])
-    ax2.plot(t, 100 * np.concatenate([[trained.initial_error], trained.errors]), color=COLORS[0])
+    err = 100 * np.concatenate([[trained.initial_error], trained.errors])
+    keep = np.isfinite(err)
+    ax2.plot(t[keep], err[keep], color=COLORS[0])
     ax2.set_xlabel("wall-clock time (mean compute times)")
     ax2.set_ylabel("test error (%)")
-    ax2.set_title(f"{trained.updates} updates", fontsize=9)
+    if t_max is not None:
+        ax2.set_xlim(0, t_max)
+    if error_range is not None:
+        ax2.set_ylim(*error_range)
+    ax2.set_title(f"{trained.updates:,} updates", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -508,7 +521,7 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
         sgd_results,
         {
             "protocol": dropdown([(PROTOCOL_LABELS[p], p) for p in sgd.PROTOCOLS], protocol, "protocol"),
-            "workers": integer(workers, 1, 64, "learners P"),
+            "workers": integer(workers, 1, 64, "learners n"),
             "k": integer(k, 1, 64, "K"),
             "compute": dropdown(_DISTS, compute, "compute-time law"),
             "slowdown": number(slowdown, STRAGGLER_ENTRY.label),
@@ -518,8 +531,10 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
              f"are that many times longer, at every step (1 = no straggler). Times in units of the mean "
              f"compute time of a learner; {updates} updates per timing run; loss and error from training softmax "
              f"regression on a smaller problem drawn like the chapter's ({problem['classes']} classes, "
-             f"{problem['features']} features, {problem['n_train']} training samples) on the same schedule "
-             f"for about {gradients} gradients (learning rate 0.5, batch 8).",
+             f"{problem['features']} features, {problem['n_train']} training samples) on the same schedule, "
+             f"every protocol for the same wall-clock time ({gradients}/n mean compute times: about {gradients} "
+             f"gradients from n learners), at {RATE_PER_GRADIENT:g} x K per update (batch 8); one seed, the test "
+             f"error with its standard error on {problem['n_test']} test samples.",
     )
     box = widgets.VBox([calc])
     box.calculator = calc
@@ -532,15 +547,22 @@ def sgd_sweep(sweep: KSweep):
     ``sweep`` comes from :func:`commlib.experiments.sgd.sync_async.k_sweep_runs`.
     """
     workers = sweep.workers
+    t_max = sweep.budget or max(float(p.trained.eval_times[-1]) for p in sweep.points)
+    stale_max = max(5.0, max(float(np.percentile(p.timing.staleness, 99.5)) for p in sweep.points) + 1)
+    errs = np.concatenate([100 * np.asarray(p.trained.errors, float) for p in sweep.points]
+                          + [[100 * p.trained.initial_error] for p in sweep.points])
+    errs = errs[np.isfinite(errs)]
+    error_range = (0.95 * float(errs.min()), 1.02 * float(errs.max()))
 
     def draw(point):
         timing = point.timing
-        fig = _calc_figure(timing, point.trained)
-        fig.suptitle(f"{_k_label(point.protocol, workers, point.k)}, n = {workers}: {timing.mean_time_per_update:.3f} "
-                     "mean compute times per update", fontsize=9)
+        fig = _calc_figure(timing, point.trained, t_max, stale_max, error_range)
+        rate = "" if point.rate is None else f", rate {point.rate:g}"
+        fig.suptitle(f"{_k_label(point.protocol, workers, point.k)}{rate}, n = {workers}: "
+                     f"{timing.mean_time_per_update:.3f} mean compute times per update", fontsize=9)
         fig.tight_layout()
         return fig
 
     return sweep_html(draw, list(sweep.points), label=lambda point: f"K = {point.k}",
-                      alt=f"Staleness histogram and test error curve of {sweep.protocol} SGD with {workers} learners "
-                          "for each K")
+                      alt=f"Staleness histogram and test error against wall-clock time of {sweep.protocol} SGD with "
+                          f"{workers} learners for each K, on shared axes")
