@@ -310,13 +310,32 @@ def _power_of_two_forms() -> str:
 POWER_OF_TWO_FORMS = _power_of_two_forms()
 
 
-def primitive_choices(primitive: str = "all-gather", algorithm: str = "ring", **_) -> dict[str, tuple[str, ...]]:
-    """The algorithms the primitive calculator offers for ``primitive``: that collective's own.
+def _runs_on(op: str, name: str, n: int) -> bool:
+    """Whether the record of ``name`` costs ``op`` on ``n`` ranks (some forms take only powers of two)."""
+    try:
+        algorithms.algorithm(op, name).checked(n)
+    except ValueError:
+        return False
+    return True
+
+
+def primitive_choices(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8,
+                      **_) -> dict[str, tuple[str, ...]]:
+    """The algorithms the primitive calculator offers for ``primitive`` on ``n`` ranks: that collective's own
+    that its records cost on ``n`` (forms for powers of two only are left out at other ``n``).
 
     >>> primitive_choices("broadcast")["algorithm"][:2]
     ('tree', 'scatter_allgather')
+    >>> "recursive_doubling" in primitive_choices("all-gather", n=6)["algorithm"]
+    False
     """
-    return {"algorithm": PRIMITIVE_ALGORITHMS[PRIMITIVE_OPS.get(primitive, primitive)]}
+    op = PRIMITIVE_OPS.get(primitive, primitive)
+    try:
+        n = int(n)
+    except (TypeError, ValueError):
+        return {"algorithm": PRIMITIVE_ALGORITHMS[op]}
+    offered = tuple(name for name in PRIMITIVE_ALGORITHMS[op] if n < 2 or _runs_on(op, name, n))
+    return {"algorithm": offered or PRIMITIVE_ALGORITHMS[op]}
 
 
 def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8, size: str = "64 MiB",

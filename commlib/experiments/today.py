@@ -297,7 +297,8 @@ def _large_batch(small: bool = False) -> claims.Claim:
         if local_outcome(v) == "ends level with":
             return (f"local SGD with H = {LOCAL_H} ends level with {rival}: {v.winner.split(',')[0]} lower by {gap} on "
                     f"average, in {v.wins} of {v.seeds} seeds")
-        return f"local SGD with H = {LOCAL_H} {local_outcome(v)} {rival} by {gap}, in {v.wins} of {v.seeds} seeds"
+        return (f"at the {LOCAL_BUDGET:g} s budget, local SGD with H = {LOCAL_H} {local_outcome(v)} {rival} by {gap}, "
+                f"in {v.wins} of {v.seeds} seeds (a ranking run at this budget only: it is not carried to others)")
     return claims.Claim(
         "ch07.local_vs_large_batch", f"At an equal wall-clock budget, does local SGD with H = {LOCAL_H} end lower than "
         f"synchronous SGD with a {LOCAL_H} times larger batch?",

@@ -16,10 +16,10 @@ def _tree_steps(n: int) -> int:
 register(Question(
     "ch01.tree_steps", lambda n=1000: _tree_steps(n), unit="steps", rel_tol=0.0,
     givens=(Given("n", (100, 300, 500, 2000, 3000), "{} workers"),),
-    hints=((lambda given, right: given == 999, "999 is the serial chain (n - 1 steps); the tree halves "
-                                               "the number of partial results at every step."),
-           (lambda given, right: abs(given - np.log2(1000)) < 0.5 and given != right,
-            "A step is a whole round: round log2(1000) up to the next whole number.")),
+    hints=((lambda given, right, v: given == v["n"] - 1, "That is the serial chain (n - 1 steps); the tree halves "
+                                                          "the number of partial results at every step."),
+           (lambda given, right, v: abs(given - np.log2(v["n"])) < 0.5 and given != right,
+            "A step is a whole round: round log2 n up to the next whole number.")),
     hint="Each tree step halves the number of partial results: ceil(log2 n) steps.",
 ))
 

@@ -13,6 +13,7 @@ from ... import cost, hardware
 from ...experiments.sgd.overlap import BucketCapSweep, LinkSweep
 from ...sgd import calculators as sgd_calculators
 from ...sgd import overlap
+from ...step import calculators as step_calculators
 from ...units import format_time
 from ..animation import sweep_html
 from ..calculator import Calculator, dropdown, integer, make_calculator, number
@@ -109,7 +110,7 @@ def overlap_calculator(model: str = "resnet50", n: int = 16, link: str = "eth_25
     """Model, ranks, link, bucket cap, achieved TFLOP/s, batch -> how much of the all-reduce hides
     (computed by :func:`commlib.sgd.sgd_calculators.overlap_results`)."""
     models = [(hardware.model(k).name, k) for k in overlap.LAYER_MODELS]
-    links = [(item.name, key) for key, item in hardware.LINKS.items()]
+    links = [(hardware.LINKS[key].name, key) for key in step_calculators.LINK_KEYS]   # links between GPUs
     return make_calculator(
         sgd_calculators.overlap_results,
         {
