@@ -118,13 +118,14 @@ class Result:
 _REGISTRY: dict[str, Question] = {}
 
 #: Units a generic slip can explain: sizes, rates and times (a time is a size over a rate, so it
-#: inherits their slips; a count, a ratio or a share has no bits, directions or prefixes to mix up,
+#: inherits their slips, as does a count of tokens computed to fill a time; a count, a ratio or a share has no bits, directions or prefixes to mix up,
 #: so those slips are never suggested for it).
 _SIZES = frozenset({"B", "kB", "MB", "GB", "MiB", "GiB", "KiB"})
 _RATES = frozenset({"B/s", "GB/s", "Gb/s", "MB/s"})
-_TIMES = frozenset({"s", "ms", "µs", "ns"})
+_TIMES = frozenset({"s", "ms", "µs", "ns", "tokens"})   # and what is computed from a time (tokens to fill it)
 
 #: Generic slips: (factor, what it suggests, the units it can happen in).
+SLIP_UNITS = _SIZES | _RATES | _TIMES
 _GENERIC = [
     (8.0, "did you mix bits and bytes (1 B = 8 b)?", _SIZES | _RATES | _TIMES),
     (2.0**20 / 1e6, "did you mix MB (10^6 B) and MiB (2^20 B)?", _SIZES | _RATES | _TIMES),

@@ -188,10 +188,11 @@ tests:
 
 
 def tolerance_text(qid: str) -> str:
-    """How close an answer must be, in words: relative for most, absolute where the answer is 0.
+    """How close an answer must be, in words: relative for most, absolute where the answer is 0 (said
+    without giving the answer away).
 
     >>> tolerance_text("ch00.gbe_bytes"), tolerance_text("ch01.subtract_tree"), tolerance_text("ch07.pat_winner")
-    ('within 1 %', 'within 1e-12 of 0 (an absolute tolerance: a relative one accepts nothing but 0)', 'exactly')
+    ('within 1 %', 'exactly, up to rounding (an absolute tolerance of 1e-12)', 'exactly')
     """
     check = _loader()
     q = check._load(qid)
@@ -200,7 +201,7 @@ def tolerance_text(qid: str) -> str:
     if not numeric or not q.rel_tol:
         return "exactly"
     if answer == 0:
-        return f"within {check.ABS_TOL:g} of 0 (an absolute tolerance: a relative one accepts nothing but 0)"
+        return f"exactly, up to rounding (an absolute tolerance of {check.ABS_TOL:g})"
     return f"within {100 * q.rel_tol:g} %"
 
 

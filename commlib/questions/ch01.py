@@ -30,13 +30,8 @@ register(Question(
     hint="Pair neighbours: (1-2), (3-4), (5-6), (7-8); then pair the results; then once more.",
 ))
 
-#: The rank counts an all-to-all variant may draw (the book's 8 first); hints read n back from the answer.
+#: The rank counts an all-to-all variant may draw (the book's 8 first).
 ALLTOALL_NS = (8, 4, 16, 32)
-
-
-def _ranks_for(ratio: float, rel: float = 0.002) -> int | None:
-    """The n of :data:`ALLTOALL_NS` for which ``ratio`` is 1/n, or None."""
-    return next((n for n in ALLTOALL_NS if abs(ratio * n - 1) < rel), None)
 
 
 register(Question(
@@ -44,9 +39,11 @@ register(Question(
     lambda n=8, count=1000: compare.buffer_sizes("all_to_all", n, count).recv * hardware.dtype_bytes("fp32") / 1e3,
     unit="kB",
     givens=(Given("n", ALLTOALL_NS[1:], "{} ranks"), Given("count", (500, 2000, 4096), "a sendcount of {} fp32 elements")),
-    hints=((lambda given, right: _ranks_for(given / right) is not None,
+    hints=((lambda given, right, v: abs(given / right * v["n"] - 1) < 0.002,
             "That is one block: a rank receives one block from every rank, itself included."),
-           (lambda given, right: _ranks_for(1 - given / right) is not None,
+           (lambda given, right: abs(given / right - 1 / 4) < 0.002,
+            "That counts elements, not bytes: fp32 is 4 bytes per element."),
+           (lambda given, right, v: abs((1 - given / right) * v["n"] - 1) < 0.002,
             "That leaves out the rank's own block: all-to-all keeps it in the receive buffer, so count all n."),
            (lambda given, right: abs(given / right - 1000 / 1024) < 0.002,
             "That is KiB (1024 B); the question asks for kB (1000 B)."),
