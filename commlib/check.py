@@ -118,8 +118,8 @@ class Result:
 _REGISTRY: dict[str, Question] = {}
 
 #: Units a generic slip can explain: sizes, rates and times (a time is a size over a rate, so it
-#: inherits their slips, as does a count of tokens computed to fill a time; a count, a ratio or a share has no bits, directions or prefixes to mix up,
-#: so those slips are never suggested for it).
+#: inherits their slips, as does a count of tokens computed to fill a time; a count, a ratio or a
+#: share has no bits, directions or prefixes to mix up, so those slips are never suggested for it).
 _SIZES = frozenset({"B", "kB", "MB", "GB", "MiB", "GiB", "KiB"})
 _RATES = frozenset({"B/s", "GB/s", "Gb/s", "MB/s"})
 _TIMES = frozenset({"s", "ms", "µs", "ns", "tokens"})   # and what is computed from a time (tokens to fill it)
