@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ...units import check_nonnegative, check_positive
 
-__all__ = ["CostTerms", "ZERO", "FAMILIES", "Algorithm", "log2_ceil", "log2_floor"]
+__all__ = ["CostTerms", "ZERO", "FAMILIES", "Algorithm", "check_chunks", "log2_ceil", "log2_floor"]
 
 
 @dataclass(frozen=True)
@@ -179,3 +179,18 @@ class Algorithm:
             raise ValueError(f"links_per_rank must be a whole number >= 1; got {links_per_rank!r}")
         share = -(-used // links_per_rank)              # messages a port carries in a step
         return CostTerms(terms.steps * share, terms.bytes * used / links_per_rank, terms.reduced)
+
+
+def check_chunks(n: int, chunks=None) -> dict:
+    """A pipelined algorithm's ``chunks`` q: a whole number >= 1, or None (the algorithm's default).
+
+    >>> check_chunks(8, 4.0), check_chunks(8)
+    ({'chunks': 4}, {'chunks': None})
+    """
+    if chunks is None:
+        return {"chunks": None}
+    from ...units import check_count
+
+    if isinstance(chunks, float) and chunks.is_integer():
+        chunks = int(chunks)
+    return {"chunks": check_count("chunks", chunks, minimum=1)}

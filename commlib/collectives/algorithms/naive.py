@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 
-from .base import ZERO, Algorithm, CostTerms
+from .base import ZERO, Algorithm, CostTerms, check_chunks
 
 
 def terms(nbytes: float, n: int) -> CostTerms:
@@ -56,15 +56,8 @@ ALGORITHM = Algorithm(
 )
 
 
-def check(n: int, chunks=None) -> dict:
-    """``chunks`` q: a whole number >= 1, or None (1, the unpipelined master)."""
-    if chunks is None:
-        return {"chunks": None}
-    from ...units import check_count
-
-    if isinstance(chunks, float) and chunks.is_integer():
-        chunks = int(chunks)
-    return {"chunks": check_count("chunks", chunks, minimum=1)}
+#: ``chunks`` q: a whole number >= 1, or None (1, the unpipelined master).
+check = check_chunks
 
 
 def pipelined_terms(nbytes: float, n: int, chunks: int | None = None) -> CostTerms:

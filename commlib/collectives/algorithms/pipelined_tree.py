@@ -38,18 +38,10 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from .base import ZERO, Algorithm, CostTerms, log2_floor
+from .base import ZERO, Algorithm, CostTerms, check_chunks, log2_floor
 
-
-def check(n: int, chunks=None) -> dict:
-    """``chunks`` q: a whole number >= 1, or None (1 for the closed form; the fastest q for a time)."""
-    if chunks is None:
-        return {"chunks": None}
-    from ...units import check_count
-
-    if isinstance(chunks, float) and chunks.is_integer():
-        chunks = int(chunks)
-    return {"chunks": check_count("chunks", chunks, minimum=1)}
+#: ``chunks`` q: a whole number >= 1, or None (1 for the closed form; the fastest q for a time).
+check = check_chunks
 
 
 def tree_positions(n: int, trees: int) -> list[list[int]]:
