@@ -1,0 +1,29 @@
+"""One idea a paragraph: no prose paragraph quotes more than five computed values (tools/prose_density.py)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import prose_density  # noqa: E402
+
+CHAPTERS = sorted((ROOT / "chapters").glob("0*.ipynb"))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_paragraph_carries_more_than_five_computed_values(path):
+    found = prose_density.dense(path)
+    assert not found, "\n".join(f"cell {i}: {n} values: {s}" for i, n, s in found)
+
+
+def test_the_count_sees_a_dense_paragraph_and_skips_tables_and_captions():
+    value = '{eval}`prose_views.text("k")`'
+    dense = " ".join([value] * 6)
+    table = "| a | b |\n|---|---|\n| " + " | ".join([value] * 6) + " |"
+    caption = "*Figure 1: " + dense + ".*"
+    assert len(prose_density.paragraphs(f"{dense}\n\n{table}\n\n{caption}")) == 1
+    counts = [len(prose_density.EVAL.findall(p)) for p in prose_density.paragraphs(f"{dense}\n\n{table}\n\n{caption}")]
+    assert counts == [6]
+    assert prose_density.paragraphs(f"{value} and {value}.") == [f"{value} and {value}."]

@@ -1,0 +1,83 @@
+"""How many computed values each prose paragraph of a chapter carries.
+
+A paragraph that quotes many computed numbers drowns its idea: the reader
+should meet one idea, a few numbers that show it, and find the rest in a
+small table, a figure or the calculator. This module counts the MyST inline
+expressions (``{eval}`...```, the book's only way of putting a computed value
+into prose) in each paragraph of a notebook's markdown cells. Tables (lines
+that start with ``|``), figure captions (a paragraph set wholly in italics, or
+the body of a ``figure`` directive) and code or included source are not
+prose and are skipped; exercises, solutions and admonitions are prose and count.
+
+Run ``python tools/prose_density.py [chapters/NN_x.ipynb ...]`` to list the
+paragraphs above the limit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+LIMIT = 5
+EVAL = re.compile(r"\{eval\}`[^`]*`")
+NOT_PROSE = re.compile(r"^(```+|:::+)\{(literalinclude|code-cell|code|math|figure|glue:figure)\}.*?^\1\s*$",
+                       re.M | re.S)
+PLAIN_FENCE = re.compile(r"^(```+)[^{\n]*\n.*?^\1\s*$", re.M | re.S)
+BLANK = re.compile(r"\n[ \t]*\n")
+
+
+def is_caption(paragraph: str) -> bool:
+    """A paragraph set wholly in italics (``*...*``, not bold) is a figure caption.
+
+    >>> is_caption("*Figure 2: the ring.*"), is_caption("**Bold** start, then text.")
+    (True, False)
+    """
+    p = paragraph.strip()
+    return p.startswith("*") and not p.startswith("**") and p.endswith("*") and not p.endswith("**")
+
+
+def paragraphs(markdown: str) -> list[str]:
+    """The prose paragraphs of one markdown cell: tables, captions, code and figures removed.
+
+    >>> paragraphs("One.\\n\\n| a | b |\\n|---|---|\\n\\n*A caption.*\\n\\n```{literalinclude} x.py\\n```\\n\\nTwo.")
+    ['One.', 'Two.']
+    """
+    text = PLAIN_FENCE.sub("", NOT_PROSE.sub("", markdown))
+    out = []
+    for block in BLANK.split(text):
+        lines = [ln for ln in block.splitlines() if not ln.lstrip().startswith("|")
+                 and not re.match(r"^\s*(```+|:::+)", ln) and not re.match(r"^\s*:\w[\w-]*:", ln)]
+        p = "\n".join(lines).strip()
+        if p and not is_caption(p):
+            out.append(p)
+    return out
+
+
+def dense(path: Path, limit: int = LIMIT) -> list[tuple[int, int, str]]:
+    """(cell index, count, first words) of every paragraph of ``path`` with more than ``limit`` computed values."""
+    found = []
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        for p in paragraphs("".join(cell["source"])):
+            n = len(EVAL.findall(p))
+            if n > limit:
+                found.append((index, n, EVAL.sub("#", p)[:90].replace("\n", " ")))
+    return found
+
+
+def main(argv: list[str]) -> int:
+    paths = [Path(a) for a in argv] or sorted(Path("chapters").glob("0*.ipynb"))
+    bad = 0
+    for path in paths:
+        for index, n, start in dense(path):
+            bad += 1
+            print(f"{path.name} cell {index}: {n} computed values (limit {LIMIT}): {start}...")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
