@@ -373,3 +373,19 @@ def test_a_pin_holds_students_and_autograder_to_one_version(tmp_path):
     assert (tmp_path / "02_ring_allreduce" / "master" / "requirements.txt").read_text().strip() == f"{spec}@v9.9"
     with pytest.raises(ValueError, match="pin"):
         assignments.pinned(f"{spec}@v1", "v2")
+
+
+def test_a_pin_that_moves_is_resolved_to_the_commit_it_names_now(tmp_path):
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    git("init", "-q", "-b", "main")
+    (tmp_path / "f").write_text("x")
+    git("add", "f")
+    git("commit", "-qm", "one")
+    git("tag", "v1")
+    head = git("rev-parse", "--short=12", "HEAD")
+    assert assignments.moving_pin("HEAD", tmp_path) == head
+    assert assignments.moving_pin("main", tmp_path) == head
+    assert assignments.moving_pin("v1", tmp_path) is None
+    assert assignments.moving_pin(head, tmp_path) is None

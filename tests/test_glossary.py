@@ -74,9 +74,10 @@ def first_unlinked_use(paragraphs: list[str], terms: tuple[str, ...], label: str
     for p in paragraphs:
         plain = re.sub(r"\{eval\}`[^`]*`", "", p)
         if any(pattern(t).search(plain) for t in terms):
-            links = (re.search(r"\{term\}`", p) and any(pattern(t).search(" ".join(re.findall(r"\{term\}`([^`]*)`", p)))
-                                                         for t in terms)) \
-                or re.search(r"\{ref\}`(?:[^`]*<)?(?:%s|glossary)>?`" % re.escape(label), p)
+            termed = " ".join(re.findall(r"\{term\}`([^`]*)`", p))
+            target = "(?:" + re.escape(label) + "|glossary)"
+            links = any(pattern(t).search(termed) for t in terms) \
+                or re.search(r"\{ref\}`(?:[^`]*<)?" + target + ">?`", p)
             return None if links else p
     return None
 

@@ -414,6 +414,22 @@ def _current_commit() -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
+def moving_pin(pin: str, cwd: Path = ROOT) -> str | None:
+    """The commit ``pin`` names now, if it is a name that moves (HEAD, a branch); None for a tag or a commit.
+
+    A branch or HEAD written into the students' install line would install whatever the branch
+    holds on the day each student installs, which is what pinning is meant to prevent.
+    """
+    def git(*args: str) -> str | None:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+    symbolic = pin.upper() in ("HEAD", "FETCH_HEAD", "ORIG_HEAD") or any(
+        subprocess.run(["git", "show-ref", "--verify", "--quiet", ref], cwd=cwd).returncode == 0
+        for ref in (f"refs/heads/{pin}", f"refs/remotes/{pin}"))
+    return git("rev-parse", "--short=12", f"{pin}^{{commit}}") if symbolic else None
+
+
 def main(argv: list[str]) -> int:
     names = [p.stem for p in teachers.chapters()]
     parser = argparse.ArgumentParser(
@@ -442,6 +458,10 @@ def main(argv: list[str]) -> int:
     unknown = [c for c in args.chapters if c not in names]
     if unknown:
         parser.error(f"unknown chapter(s): {', '.join(unknown)}; choose from: {', '.join(names)}")
+    if args.pin is not None and (commit := moving_pin(args.pin)) is not None:
+        print(f"NOTE: --pin {args.pin} names a branch or HEAD, which moves; pinning to the commit it names now, "
+              f"{commit}.", file=sys.stderr)
+        args.pin = commit
     if args.pin is None:
         commit = _current_commit()
         print("WARNING: no --pin given. Students and the autograder will each install the book's library as it is "

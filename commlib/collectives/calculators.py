@@ -132,6 +132,15 @@ def cluster_cards(algorithm: str, n: int, hosts: int, nics_per_host: int = 0) ->
     return record.flows_per_host or 1
 
 
+def _goal(target: float) -> str:
+    """The efficiency goal as the reader typed it, with no rounding that would change it.
+
+    >>> _goal(0.9), _goal(0.999), _goal(0.925)
+    ('90 %', '99.9 %', '92.5 %')
+    """
+    return f"{100 * target:.6g} %"
+
+
 def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, hosts: int = 2,
                     intra_link: str = "nvlink2", inter_link: str = "eth_25g", algorithm: str = "ring",
                     t_compute_ms: float = 100.0, target_percent: float = 90.0,
@@ -167,10 +176,10 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
                      f"{_time(r.floor_seconds)} however fast the link {other}, more than the {allowed} allowed")
     else:
         need_text = _rate(need)
-    need_rows = {f"{which} bandwidth for {format_percent(target, 0)}": need_text}
+    need_rows = {f"{which} bandwidth for {_goal(target)}": need_text}
     if r.searched == "inter":
         cards = cluster_cards(algorithm, n, hosts, nics)
-        need_rows = {f"{which} bandwidth for {format_percent(target, 0)}, per network card (c = {cards})": need_text}
+        need_rows = {f"{which} bandwidth for {_goal(target)}, per network card (c = {cards})": need_text}
         if math.isfinite(need):
             need_rows[f"the same on all {cards} card(s) of a host"] = _rate(cards * need)
     return {

@@ -242,3 +242,8 @@ def test_a_typed_rate_is_refused_in_one_style_quoting_what_was_typed(typed, mess
     with pytest.raises(ValueError) as err:
         calculators.bandwidth_conversion_results(typed)
     assert str(err.value) == message
+
+
+def test_the_goal_label_shows_the_goal_the_reader_typed():
+    results = calculators.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 99.9, 0)
+    assert any(k.startswith("inter-host bandwidth for 99.9 %") for k in results), list(results)
