@@ -26,6 +26,9 @@ export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 # One BLAS thread: how OpenBLAS splits a product over threads changes its last bits.
 export OPENBLAS_NUM_THREADS := 1
+# matplotlib's font cache lives with the environment it describes, so a cache left by another
+# environment (or one removed while the cache was being written) cannot break a figure.
+export MPLCONFIGDIR := $(CURDIR)/$(VENV)/mplconfig
 
 .PHONY: how-we-know help book test lint unit notebooks build-check browser frontends links lab serve bench student clean distclean outputs venv vendor chromium teachers convert assignments fp-check
 
