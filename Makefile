@@ -90,7 +90,7 @@ lint: $(STAMP)
 
 unit: $(STAMP)
 	$(BIN)/pytest -q tests commlib tools/student_copy.py tools/site_pages.py tools/execute_notebooks.py \
-	  tools/inline_values.py tools/live_calculators.py tools/accessibility.py --doctest-modules \
+	  tools/inline_values.py tools/live_calculators.py tools/accessibility.py tools/prose_density.py --doctest-modules \
 	  --ignore=tests/build --ignore=tests/browser --ignore=tests/frontends
 
 notebooks: $(STAMP)
