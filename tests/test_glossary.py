@@ -118,3 +118,22 @@ def test_the_check_sees_an_unlinked_use_and_accepts_a_linked_one():
     assert not first_unlinked_use(["The {term}`ring all-reduce` is fast."], ("ring all-reduce",), "ch-ring")
     assert not first_unlinked_use(["A reduce-scatter."], ("scatter",), "ch-primitives")
     assert first_unlinked_use(["Two all-reduces."], ("all-reduce",), "ch-primitives")
+
+
+def test_every_symbol_of_the_notation_table_names_a_chapter_that_uses_it():
+    """The front page's notation table gives each symbol the chapter that defines it; that chapter uses it."""
+    labels = chapter_labels()
+    text = (ROOT / "index.md").read_text(encoding="utf-8").split("(notation)=", 1)[1]
+    rows = [r for r in text.splitlines() if r.startswith("| $")]
+    assert len(rows) >= 40
+    for row in rows:
+        symbol, where = row.split("|")[1].strip(), row.rstrip(" |").rsplit("|", 1)[1].strip()
+        if where == "—":
+            continue
+        label = re.fullmatch(r"\{ref\}`\d <(ch-[a-z-]+)>`", where)
+        assert label and label.group(1) in labels, f"{symbol}: no chapter in the 'defined in' column"
+        first = re.findall(r"\$([^$]+)\$", symbol)[0].split("=")[0].strip()
+        maths = " ".join(re.findall(r"\$\$?([^$]+)\$\$?", " ".join(prose_paragraphs(CHAPTERS[labels[label.group(1)]]))))
+        def norm(t):
+            return re.sub(r"\\(?:text|mathrm)\{([^}]*)\}", r"{\1}", t).replace(" ", "")
+        assert norm(first) in norm(maths), f"{symbol}: not used in the mathematics of {label.group(1)}"
