@@ -180,8 +180,8 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
     if r.searched == "inter":
         cards = cluster_cards(algorithm, n, hosts, nics)
         need_rows = {f"{which} bandwidth for {_goal(target)}, per network card (c = {cards})": need_text}
-        if math.isfinite(need):
-            need_rows[f"the same on all {cards} card(s) of a host"] = _rate(cards * need)
+        if math.isfinite(need) and cards > 1:
+            need_rows[f"the same on all {cards} cards of a host"] = _rate(cards * need)
     return {
         "gradient size": _size(r.nbytes),
         "GPUs per host g": f"{n // hosts}",
