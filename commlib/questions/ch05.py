@@ -2,9 +2,8 @@
 
 from .. import hardware
 from ..check import Given, Question, register
-from ..sgd import overlap
+from ..sgd import overlap, stale_quadratic
 from ..sgd import simulate as sgd
-from ..sgd import stale_quadratic
 
 #: The givens of the exercises: the questions below read them and the chapter prints (glues) them.
 GIVENS = {"workers": 32, "k": 4, "base_rate": 0.4, "n": 16, "link": "eth_25g", "batch": 32, "flops": 10e12}
