@@ -2,7 +2,7 @@
 
 from .. import hardware
 from ..check import Given, Question, register
-from ..sgd import overlap
+from ..sgd import overlap, stale_quadratic
 from ..sgd import simulate as sgd
 
 #: The givens of the exercises: the questions below read them and the chapter prints (glues) them.
@@ -14,6 +14,26 @@ register(Question(
     givens=(Given("workers", (16, 48, 64), "{} learners"), Given("k", (2, 8), "an update every {} gradients")),
     hints=((lambda given, right: abs(given - GIVENS["k"] / GIVENS["workers"]) < 0.01, "You divided the wrong way round: n/K, not K/n."),),
     hint="Gupta et al.: gradients are on average about n/K updates out of date.",
+))
+
+register(Question(
+    "ch05.k_batch_at_k_equals_n", lambda workers=GIVENS["workers"]: sgd.expected_staleness("k_batch_async", workers, workers),
+    unit="updates", rel_tol=0.02,
+    givens=(Given("workers", (16, 48, 64), "{} learners"),),
+    hints=((lambda given, right: abs(given) < 1e-9,
+            "Zero is K-async with K = n (synchronous SGD). K-batch-async counts gradients, not learners: a fast "
+            "learner may push twice before the update."),
+           (lambda given, right: abs(given - 1) < 1e-9, "Close: of the other learners' pushes, count n - 1, not n."),),
+    hint="While a learner computes one mini-batch, each of the other n - 1 pushes about one gradient; the PS "
+         "applies an update every K = n of them.",
+))
+
+register(Question(
+    "ch05.stale_stable_step", lambda: stale_quadratic.largest_stable_step(1), unit="", rel_tol=0.01,
+    hints=((lambda given, right: abs(given - 2) < 0.01, "2 is the limit without staleness; the stale gradient lowers it."),
+           (lambda given, right: abs(given - 0.25) < 0.01,
+            "At a = 1/4 the two roots meet and turn complex; they stay inside the unit circle beyond it."),),
+    hint="The roots of z^2 - z + a multiply to a; when they are complex they have the same modulus.",
 ))
 
 register(Question(

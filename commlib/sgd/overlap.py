@@ -387,6 +387,14 @@ class OverlapResult:
         return self.t_forward + self.t_no_overlap
 
 
+def _one_per_bucket(ready, nbytes) -> tuple[list, list]:
+    """``ready`` and ``nbytes`` as lists, checked to have one entry per bucket."""
+    ready, nbytes = list(ready), list(nbytes)
+    if len(ready) != len(nbytes):
+        raise ValueError(f"ready and nbytes must have one entry per bucket, got {len(ready)} and {len(nbytes)}")
+    return ready, nbytes
+
+
 def schedule(ready, nbytes, comm_time) -> list[tuple[float, float]]:
     r"""Start and end of each all-reduce on one serial communication stream.
 
@@ -400,9 +408,7 @@ def schedule(ready, nbytes, comm_time) -> list[tuple[float, float]]:
     >>> schedule([1.0, 2.0], [10, 10], lambda m: 1.5)
     [(1.0, 2.5), (2.5, 4.0)]
     """
-    ready, nbytes = list(ready), list(nbytes)
-    if len(ready) != len(nbytes):
-        raise ValueError(f"ready and nbytes must have one entry per bucket, got {len(ready)} and {len(nbytes)}")
+    ready, nbytes = _one_per_bucket(ready, nbytes)
     out: list[tuple[float, float]] = []
     end = 0.0
     for r, m in zip(ready, nbytes, strict=True):

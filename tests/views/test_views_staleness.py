@@ -53,7 +53,12 @@ def test_staleness_figures_draw_the_runs(small_study):
     assert "K-async: simulated" in labels and "n/K (Gupta et al.)" in labels
     fig = staleness_views.lr_rule_figure(small_study)
     left, right = fig.get_axes()
-    assert len(left.get_lines()) == 6                                # three rules, best constant, two controls
+    assert len(left.get_lines()) == 4                                # three rules and the control, at the shared rate
+    colours = {ln.get_label().split(",")[0].split(" =")[0]: ln.get_color() for ln in left.get_lines()}
+    right_colours = {ln.get_label().split(",")[0]: ln.get_color() for ln in right.get_lines()
+                     if not ln.get_label().startswith("_")}
+    assert colours["constant η"] == right_colours["constant rate η"] == colours["one learner"]  # one colour, one rule
+    assert len(set(colours.values())) == 3
     assert all(np.all(np.isfinite(ln.get_ydata())) for ln in left.get_lines())
     curves = [ln for ln in right.get_lines() if not ln.get_label().startswith("_")]
     assert len(curves) == 4                                          # one labelled line per sweep

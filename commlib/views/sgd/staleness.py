@@ -64,14 +64,21 @@ _SWEEP_LABELS = {
 }
 
 
+#: One colour per rule or optimiser in every figure of the chapter; dashed: the control without staleness.
+_SWEEP_STYLES = {"constant": (0, "-"), "no staleness": (0, "--"), "staleness": (2, "-."), "distance": (3, ":"),
+                 "SGD": (0, "-"), "SGD, one replica": (0, "--"), "Adagrad": (5, "-"), "Adagrad, one replica": (5, "--")}
+
+
 def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int | None = None):
-    """Final training loss against the swept rate, one line per sweep; the best point of each is ringed."""
+    """Final training loss against the swept rate, one line per sweep; the best point of each is ringed.
+    A sweep's colour names its rule (or optimiser) and a dashed line its control without staleness."""
     labels = labels or {}
-    for i, (key, sw) in enumerate(sweeps.items()):
+    for j, (key, sw) in enumerate(sweeps.items()):
+        i, ls = _SWEEP_STYLES.get(key, (j, "-"))
         label = labels.get(key, _SWEEP_LABELS.get(key, key))
         if workers and key != "no staleness" and sw.workers > 1 and key in _SWEEP_LABELS:
             label += f", {sw.workers} learners"
-        ax.plot(sw.values, sw.losses, color=color(i), marker=MARKERS[i], ls=["-", "--", "-.", ":"][i % 4], lw=1.4,
+        ax.plot(sw.values, sw.losses, color=color(i), marker=MARKERS[i], ls=ls, lw=1.4,
                 label=label)
         ax.plot([sw.best_value], [sw.best_loss], ls="none", marker="o", ms=13, mfc="none", mec=color(i), mew=1.4)
     ax.set_xscale("log")
@@ -88,20 +95,17 @@ def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int |
 
 def lr_rule_figure(study, smooth: int = 3):
     """Left: loss curves at the nominal rate and at the best constant rate, with and without staleness.
-    Right: each rule's final loss over its grid (:func:`commlib.experiments.sgd.staleness.lr_rule_study`)."""
+    Right: each rule's final loss over its grid; a rule has one colour in both panels
+    (:func:`commlib.experiments.sgd.staleness.lr_rule_study`)."""
     sw, nominal = study.sweeps, study.nominal
     missing = [k for k in ("constant", "staleness", "distance", "no staleness") if k not in sw]
     if nominal is None or missing:
         raise ValueError("study must have a nominal rate and the sweeps constant, staleness, distance and "
                          f"no staleness (missing: {', '.join(missing) or 'nominal'})")
     fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
-    best = sw["constant"].best_value
-    curves = [(sw["constant"].run(nominal), f"constant η = {nominal:g}", 0, "-"),
-              (sw["staleness"].run(nominal), f"rate/staleness, η₀ = {nominal:g}", 2, "-."),
-              (sw["distance"].run(nominal), f"distance rule, η_max = {nominal:g}", 3, ":"),
-              (sw["no staleness"].run(nominal), f"one learner, η = {nominal:g}", 1, "--"),
-              (sw["constant"].run(best), f"best constant η = {best:g}", 0, (0, (1, 1))),
-              (sw["no staleness"].run(best), f"one learner, η = {best:g}", 1, (0, (3, 1, 1, 1)))]
+    curves = [(sw[key].run(nominal), f"{label} = {nominal:g}", *_SWEEP_STYLES[key])
+              for key, label in (("constant", "constant η"), ("staleness", "rate/staleness, η₀"),
+                                 ("distance", "distance rule, η_max"), ("no staleness", "one learner, η"))]
     _loss_panel(ax1, curves, smooth)
     rate_sweep_axes(ax2, {k: sw[k] for k in ("constant", "no staleness", "staleness", "distance") if k in sw},
                     workers=study.workers)
@@ -127,9 +131,9 @@ def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
     fig, (ax1, ax2) = figure(9.6, 4.0, ncols=2)
     curves = []
     for i, (name, sw) in enumerate((k, v) for k, v in sweeps.items() if "one replica" not in k):
-        curves.append((sw.run(nominal), f"{name}, rate {nominal:g}", i, "-"))
-        curves.append((sw.run(sw.best_value),
-                       f"{name}, best rate {sw.best_value:g}", i, "--"))
+        i = _SWEEP_STYLES.get(name, (i, "-"))[0]
+        curves.append((sw.run(nominal), f"{name}, rate {nominal:g}", i, ":"))
+        curves.append((sw.run(sw.best_value), f"{name}, best rate {sw.best_value:g}", i, "-"))
     _loss_panel(ax1, curves, smooth)
     rate_sweep_axes(ax2, sweeps, labels={k: f"{k}, {'base rate η₀' if k.startswith('Adagrad') else 'rate η'}"
                                          for k in sweeps})

@@ -1,0 +1,49 @@
+"""The stale quadratic of chapter 5's exercise: its stability limit against the recurrence itself."""
+
+import math
+
+import numpy as np
+import pytest
+
+from commlib.sgd import stale_quadratic as sq
+
+
+def _iterate(a: float, tau: int, updates: int) -> np.ndarray:
+    """w_{j+1} = w_j - a w_{j-tau}, every earlier iterate at the start value 1."""
+    w = [1.0] * (tau + 1)
+    for _ in range(updates):
+        w.append(w[-1] - a * w[-1 - tau])
+    return np.abs(np.array(w))
+
+
+@pytest.mark.parametrize("tau", [0, 1, 2, 3, 6])
+def test_limit_separates_decay_from_growth(tau):
+    """Just below the limit the iterates die out, just above it they grow: the limit is where the recurrence turns."""
+    limit = sq.largest_stable_step(tau)
+    assert _iterate(0.97 * limit, tau, 4000)[-50:].max() < 1e-3
+    assert _iterate(1.03 * limit, tau, 4000)[-50:].max() > 1e3
+
+
+def test_hand_derivations():
+    """Without staleness the limit is 2; one update stale, the roots of z^2 - z + a have |z|^2 = a, so it is 1."""
+    assert sq.largest_stable_step(0) == pytest.approx(2.0, abs=1e-8)
+    assert sq.largest_stable_step(1) == pytest.approx(1.0, abs=1e-8)
+    assert sq.spectral_radius(0.5, 1) == pytest.approx(math.sqrt(0.5))
+
+
+def test_limit_falls_with_staleness():
+    limits = [sq.largest_stable_step(t) for t in range(10)]
+    assert all(b < a for a, b in zip(limits, limits[1:]))
+
+
+def test_radius_matches_the_iterates():
+    """The spectral radius is the long-run shrink factor per update of the iterates."""
+    w = _iterate(0.3, 2, 600)
+    envelope = w[-40:].max() / w[-340:-300].max()        # peaks, not single iterates: the roots are complex
+    assert envelope ** (1 / 300) == pytest.approx(sq.spectral_radius(0.3, 2), rel=5e-3)
+
+
+@pytest.mark.parametrize("bad", [{"step": 0.0, "staleness": 1}, {"step": 0.5, "staleness": -1}])
+def test_bad_input_names_the_parameter(bad):
+    with pytest.raises(ValueError, match=next(k for k, v in bad.items() if v in (0.0, -1))):
+        sq.spectral_radius(**bad)
