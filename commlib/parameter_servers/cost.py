@@ -411,11 +411,14 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
     b_s = b_w if server_bandwidth is None or colocated else check_positive("server_bandwidth", server_bandwidth)
     if m == 0:
         return 0.0
-    if pieces is not None:
-        q = check_count("pieces", pieces, minimum=1)
-    elif not pipelined:
-        q = 1
-    else:
+    q = check_count("pieces", pieces, minimum=1) if pieces is not None else None if pipelined else 1
+    return _best_round(m, n, k, alpha, b_w, b_s, colocated, phi, q)
+
+
+def _best_round(m: float, n: int, k: int, alpha: float, b_w: float, b_s: float, colocated: bool, phi: float,
+                q: int | None) -> float:
+    """The one-port round of :func:`round_time` with ``q`` pieces per shard, or at its best cut if ``q`` is None."""
+    if q is None:
         q = round_pieces(m, n, b_w, servers=k, latency=alpha, colocated=colocated, server_bandwidth=b_s,
                          overhead=phi)
         if q is None:   # no per-message cost: many pieces, each card direction busy once, latency twice
