@@ -2,9 +2,13 @@
 
 A paragraph that quotes many computed numbers drowns its idea: the reader
 should meet one idea, a few numbers that show it, and find the rest in a
-small table, a figure or the calculator. This module counts the MyST inline
-expressions (``{eval}`...```, the book's only way of putting a computed value
-into prose) in each paragraph of a notebook's markdown cells. Tables (lines
+small table, a figure or the calculator. This module counts, in each paragraph
+of a notebook's markdown cells, the numbers the reader sees where the MyST
+inline expressions (``{eval}`...```, the book's only way of putting a computed
+value into prose) stand: one expression can carry several (a claim's sentence
+with its margins, "1.2 ms = 1,200 µs"), and each counts. The values are the
+ones stored in the cell's ``user_expressions``; an expression with no stored
+value counts as one. Tables (lines
 that start with ``|``), figure captions (a paragraph set wholly in italics, or
 the body of a ``figure`` directive) and code or included source are not
 prose and are skipped; exercises, solutions and admonitions are prose and count.
@@ -21,7 +25,9 @@ import sys
 from pathlib import Path
 
 LIMIT = 5
-EVAL = re.compile(r"\{eval\}`[^`]*`")
+EVAL = re.compile(r"\{eval\}`([^`]*)`")
+NUMBER = re.compile(r"(?<![\w.\-])[-+\u2212]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+MARKUP = re.compile(r"\{(?:ref|cite|numref|eq|term)\}`[^`]*`|<[^>]*>|\(#[^)]*\)")
 NOT_PROSE = re.compile(r"^(```+|:::+)\{(literalinclude|code-cell|code|math|figure|glue:figure)\}.*?^\1\s*$",
                        re.M | re.S)
 PLAIN_FENCE = re.compile(r"^(```+)[^{\n]*\n.*?^\1\s*$", re.M | re.S)
@@ -55,15 +61,38 @@ def paragraphs(markdown: str) -> list[str]:
     return out
 
 
+def numbers_in(result: dict | None) -> int:
+    """How many numbers a stored inline result shows (links and citations aside); one if nothing is stored.
+
+    >>> numbers_in({"status": "ok", "data": {"text/plain": "'1.2 ms = 1,200 µs'"}})
+    2
+    >>> numbers_in({"status": "ok", "data": {"text/markdown": "ResNet-50 **beats** fp16 ({ref}`how <claim-x-1>`)"}})
+    0
+    >>> numbers_in(None)
+    1
+    """
+    if not result or result.get("status") != "ok":
+        return 1
+    data = result.get("data", {})
+    text = "".join(data.get("text/markdown", data.get("text/plain", "")))
+    return len(NUMBER.findall(MARKUP.sub("", text)))
+
+
+def count(paragraph: str, stored: dict[str, dict]) -> int:
+    """The numbers ``paragraph``'s inline expressions show, given the cell's stored results by expression."""
+    return sum(numbers_in(stored.get(expression)) for expression in EVAL.findall(paragraph))
+
+
 def dense(path: Path, limit: int = LIMIT) -> list[tuple[int, int, str]]:
-    """(cell index, count, first words) of every paragraph of ``path`` with more than ``limit`` computed values."""
+    """(cell index, count, first words) of every paragraph of ``path`` showing more than ``limit`` computed numbers."""
     found = []
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     for index, cell in enumerate(cells):
         if cell["cell_type"] != "markdown":
             continue
+        stored = {e.get("expression"): e.get("result") for e in cell.get("metadata", {}).get("user_expressions", [])}
         for p in paragraphs("".join(cell["source"])):
-            n = len(EVAL.findall(p))
+            n = count(p, stored)
             if n > limit:
                 found.append((index, n, EVAL.sub("#", p)[:90].replace("\n", " ")))
     return found
@@ -75,7 +104,7 @@ def main(argv: list[str]) -> int:
     for path in paths:
         for index, n, start in dense(path):
             bad += 1
-            print(f"{path.name} cell {index}: {n} computed values (limit {LIMIT}): {start}...")
+            print(f"{path.name} cell {index}: {n} computed numbers (limit {LIMIT}): {start}...")
     return 1 if bad else 0
 
 
