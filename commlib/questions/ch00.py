@@ -12,6 +12,7 @@ GIVENS = {
     "bert_n": 8, "bert_link": "eth_100g",
     "resnet_bw_n": 16, "resnet_bw_tc": 0.1, "resnet_bw_eff": 0.9,
     "min_tokens_n": 64, "min_tokens_u": 0.4, "min_tokens_link": "ib_ndr",
+    "faster_n": 8, "faster_link": "eth_10g", "faster_tc": 0.4,
 }
 
 def _is(mistake, tol: float = 0.005):
@@ -32,6 +33,23 @@ register(Question(
     "ch00.gbe_bytes", lambda rate_gbps=1: parse_rate(f"{rate_gbps:g} Gb/s"), unit="B/s",
     givens=(Given("rate_gbps", (10, 25, 40, 100, 200, 400), "a link sold as {} Gb/s"),),
     hint="A link sold as 1 Gb/s moves 10^9 bits per second; divide by the bits in a byte.",
+))
+
+def _resnet_efficiency_pct(tc: float) -> float:
+    """ResNet-50's fp32 ring all-reduce on the exercise's ranks and link against ``tc`` seconds of compute, in %."""
+    link = hardware.link(GIVENS["faster_link"])
+    t_m = cost.allreduce_time(hardware.gradient_bytes("resnet50", "fp32"), GIVENS["faster_n"], link.bandwidth,
+                              link.latency)
+    return 100 * cost.parallel_efficiency(tc, t_m)
+
+
+register(Question(
+    "ch00.faster_gpu_eff", lambda: _resnet_efficiency_pct(GIVENS["faster_tc"] / 2), unit="%",
+    hints=((lambda given, right: abs(given / (_resnet_efficiency_pct(GIVENS["faster_tc"]) / 2) - 1) < 0.005,
+            "That halves the efficiency; but only T_c halves, T_m stays, so T_m / T_c doubles: 1 / (1 + 2r)."),
+           (lambda given, right: abs(given / _resnet_efficiency_pct(GIVENS["faster_tc"]) - 1) < 0.005,
+            "That is the old efficiency: the all-reduce time is the same, but the compute time halves.")),
+    hint="The network is unchanged, so T_m stays; halve T_c and use efficiency = 1 / (1 + T_m / T_c).",
 ))
 
 register(Question(

@@ -119,6 +119,7 @@ def traffic_per_rank(params: float, recipe: str = "allreduce", n: int = 8, dtype
         raise ValueError(f"recipe must be one of: {', '.join(TRAFFIC_RECIPES)}; got {recipe!r}")
     if dtype not in hardware.DTYPE_BYTES:
         raise ValueError(f"dtype must be one of {', '.join(hardware.DTYPE_BYTES)}, got {dtype!r}")
+    # The idea: the recipe's share of the buffer per worker, and per server card.
     label, what, factor, server = TRAFFIC_RECIPES[recipe]
     buffer = params * hardware.dtype_bytes(dtype)
     volume = factor(n) * buffer
@@ -180,12 +181,15 @@ def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops
     check_positive("params", params)
     n = check_count("n", n, minimum=1)
     check_positive("bandwidth", bandwidth)
-    achieved = peak_flops * check_fraction("utilization", utilization, open_low=True, open_high=False)
+    check_fraction("utilization", utilization, open_low=True, open_high=False)
     check_positive("peak_flops", peak_flops)
     check_positive("dtype_bytes", dtype_bytes)
-    per_sample = 6.0 * params if flops_per_sample is None else check_positive("flops_per_sample", flops_per_sample)
+    if flops_per_sample is not None:
+        check_positive("flops_per_sample", flops_per_sample)
+    # The idea: x samples compute for x F / (u F_peak); set that equal to T_m.
+    per_sample = 6.0 * params if flops_per_sample is None else flops_per_sample
     t_comm = cost.allreduce_time(params * dtype_bytes, n, bandwidth, latency, algorithm)
-    return achieved * t_comm / per_sample
+    return utilization * peak_flops * t_comm / per_sample
 
 
 #: Share of a training step's FLOPs in the backward pass (4 of the 6 per parameter and token; for a CNN
@@ -227,10 +231,11 @@ def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: floa
     >>> lo, hi
     (0.001, 0.00105)
     """
-    terms = cost.allreduce_terms(nbytes, n, algorithm)
     check_positive("bandwidth", bandwidth)
     check_nonnegative("latency", latency)
     check_nonnegative("gamma", gamma)
+    # The idea: the same terms, the arithmetic hidden behind the copy or added after it.
+    terms = cost.allreduce_terms(nbytes, n, algorithm)
     transfer, arithmetic = terms.bytes / bandwidth, terms.reduced * gamma
     start = terms.steps * latency
     return start + max(transfer, arithmetic), start + transfer + arithmetic

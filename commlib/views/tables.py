@@ -45,19 +45,23 @@ def links_table(keys: Sequence[str] | None = None) -> Markdown:
 
 
 def models_table(keys: Sequence[str] | None = None, dtype: str = "fp32") -> Markdown:
-    """Model presets: exact parameter count, gradient bytes in ``dtype`` (MB and MiB), training state under mixed Adam (GB)."""
+    """Model presets: exact parameter count, gradient bytes in ``dtype`` (MB), training state under mixed Adam (GB).
+
+    Five short columns, so that the table fits a page: the paper goes with the model's name, MiB is left to the
+    reader (``hardware.gradient_bytes(key, dtype) / 2**20``).
+    """
     keys = list(hardware.MODELS) if keys is None else list(keys)
     rows = []
     for key in keys:
         item = hardware.model(key)
         nbytes = hardware.gradient_bytes(key, dtype)
-        rows.append([item.name, f"{item.params:,}", f"{nbytes / 1e6:,.1f}", f"{nbytes / 2**20:,.1f}",
+        rows.append([f"{item.name} {{cite}}`{item.citation}`", f"{item.params:,}", f"{nbytes / 1e6:,.1f}",
                      f"{hardware.training_state_bytes(key, 'mixed_adam') / 1e9:,.2f}",
-                     f"{item.source} {{cite}}`{item.count_citation}`", f"{{cite}}`{item.citation}`"])
+                     f"{item.source} {{cite}}`{item.count_citation}`"])
     per_param = sum(hardware.TRAINING_STATE_BYTES["mixed_adam"].values())
-    headers = ["model", "parameters", f"{dtype} gradient (MB)", f"{dtype} gradient (MiB)",
-               f"mixed-precision Adam state (GB, {per_param} B/param)", "count from", "paper"]
-    return markdown_table(headers, rows, caption=f"Model presets, as of {hardware.AS_OF}")
+    headers = ["model", "parameters", f"{dtype} gradient (MB)", f"Adam state (GB, {per_param} B/param)", "count from"]
+    return markdown_table(headers, rows, caption=f"Model presets, as of {hardware.AS_OF}; Adam state: mixed-precision "
+                                                 f"Adam, {per_param} bytes per parameter")
 
 
 def rates_table(examples: Sequence[str]) -> Markdown:

@@ -105,3 +105,19 @@ def test_allreduce_calculator_offers_the_links_of_2026():
     assert calc.error is not None and calc.error.startswith(f"ranks n must be at most {hardware.GENERIC_GPUS_PER_HOST}")
     calc.set(link="eth_10g", n=8)
     assert calc.error is None
+
+
+def test_models_table_fits_a_page_and_cites_each_model():
+    # chapter 0's reference table: five columns (a seven-column one ran off a 1300 px page), every row a preset,
+    # the paper beside the model's name and the count's source in its own column
+    from commlib.views import tables
+
+    lines = tables.models_table().data.splitlines()
+    header = next(line for line in lines if line.startswith("| model"))
+    rows = [line for line in lines if line.startswith("| ") and line is not header and "---" not in line]
+    assert header.count("|") - 1 <= 5
+    assert len(rows) == len(hardware.MODELS)
+    for key, row in zip(hardware.MODELS, rows):
+        item = hardware.model(key)
+        assert row.startswith(f"| {item.name} {{cite}}`{item.citation}`")
+        assert f"{item.params:,}" in row and item.count_citation in row
