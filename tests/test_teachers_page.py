@@ -47,3 +47,13 @@ def test_graded_assignments_are_four_numbered_steps_whose_options_the_command_ha
     for option in set(re.findall(r"(--[a-z][a-z-]+)", section)):
         assert option in helped, option
     assert "PUBLIC_POINTS" not in section and "note 000" not in section
+
+
+def test_an_exercise_fenced_with_four_colons_is_one_exercise(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("::::{exercise}\n:label: ex-four\n\nWhy?\n::::")]
+    path = tmp_path / "99_x.ipynb"
+    nbformat.write(nb, path)
+    assert [e["label"] for e in teachers.exercises(path)] == ["ex-four"]

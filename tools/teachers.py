@@ -30,7 +30,7 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = Path(__file__).with_name("teachers_template.md")
 TARGET = ROOT / "chapters" / "teachers.md"
-EXERCISE = re.compile(r"(?=(?:`{3,}|:{3,})\{exercise\})")
+EXERCISE = re.compile(r"(?<![`:])(?=(?:`{3,}|:{3,})\{exercise\})")
 CHECK = re.compile(r"""check\(\s*['"](ch\d\d\.\w+)""")
 PLACEHOLDER = re.compile(r"\{\{exercises ([0-9A-Za-z_]+)((?: [\w-]+)*)\}\}")
 #: Roles whose value only a kernel knows: shown as an ellipsis in the question's summary.
