@@ -433,6 +433,20 @@ def _nbytes(model: str | None, dtype: str, nbytes: float | None) -> float:
     return float(hardware.gradient_bytes(model, dtype))
 
 
+def _placement_inputs(cluster: Cluster, placement, model: str | None, dtype: str, nbytes: float | None,
+                      **flags: bool) -> tuple[float, tuple[int, ...]]:
+    """The checked inputs every placement estimate starts from: gradient bytes M and workers per host.
+
+    ``flags`` are the estimate's yes/no options, each checked to be a bool under its own name.
+    """
+    if not isinstance(cluster, Cluster):
+        raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+    return _nbytes(model, dtype, nbytes), workers_per_host(cluster, placement)
+
+
 def _ring(cluster: Cluster, counts, m: float):
     n = sum(counts)
     used = [h for h, c in enumerate(counts) if c]
@@ -516,12 +530,7 @@ def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {algorithm!r}")
-    if not isinstance(cluster, Cluster):
-        raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
-    if not isinstance(pipelined, bool):
-        raise ValueError(f"pipelined must be True or False, got {pipelined!r}")
-    m = _nbytes(model, dtype, nbytes)
-    counts = workers_per_host(cluster, placement)
+    m, counts = _placement_inputs(cluster, placement, model, dtype, nbytes, pipelined=pipelined)
     n = sum(counts)
     if mode == "ps":
         hosts = range(cluster.hosts) if server_host is None else [_host_index(server_host, cluster.hosts)]
@@ -661,12 +670,7 @@ def sharded_ps(cluster: Cluster, placement, held: Mapping | Sequence[int], model
     >>> sharded_ps(c, {0: 4}, {0: 4}, nbytes=1e8).time       # one shard per worker: the ring's bytes, 1.5 M
     0.15
     """
-    if not isinstance(cluster, Cluster):
-        raise ValueError(f"cluster must be a Cluster, got {type(cluster).__name__}")
-    if not isinstance(aggregate, bool):
-        raise ValueError(f"aggregate must be True or False, got {aggregate!r}")
-    m = _nbytes(model, dtype, nbytes)
-    counts = workers_per_host(cluster, placement)
+    m, counts = _placement_inputs(cluster, placement, model, dtype, nbytes, aggregate=aggregate)
     if isinstance(held, Mapping):
         per_host = [0] * cluster.hosts
         for key, value in held.items():

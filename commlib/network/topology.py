@@ -789,14 +789,22 @@ def max_min_rates(paths: Mapping[Hashable, Sequence[Edge]], capacity: Mapping[Ed
     ...               {(0, 1): 4.0, (1, 2): 2.0})
     {'b': (1.0, (1, 2)), 'c': (1.0, (1, 2)), 'a': (3.0, (0, 1))}
     """
-    left: dict = {}
-    waiting: dict = {}
     for f, path in paths.items():
         if not path:
             raise ValueError(f"flow {f!r} crosses no link; every flow needs at least one")
         for e in path:
             if e not in capacity:
                 raise ValueError(f"link {e!r} of flow {f!r} has no capacity")
+    return _progressive_filling(paths, capacity)
+
+
+def _progressive_filling(paths: Mapping[Hashable, Sequence[Edge]], capacity: Mapping[Edge, float]
+                         ) -> dict[Hashable, tuple[float, Edge]]:
+    """The core of :func:`max_min_rates` (which checks its inputs): fill the fullest link, fix its flows, repeat."""
+    left: dict = {}       # capacity left on each link direction
+    waiting: dict = {}    # the flows still rising on each link direction
+    for f, path in paths.items():
+        for e in path:
             left[e] = float(capacity[e])
             waiting.setdefault(e, []).append(f)
     rates: dict = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import permutations
+
 import numpy as np
 
 from .. import hardware
@@ -101,6 +103,32 @@ register(Question(
     "ch06.nic_ratio", _nic_ratio, unit="",
     givens=(Given("hosts", (3, 4, 6), "{} hosts"), Given("per", (4, 16), "{} GPUs each")),
     hint="Flat ring: 2(n-1)/n of the buffer crosses each host's NIC; hierarchical: 2(h-1)/h.",
+))
+
+
+def _tree_hd_over_ring(nbytes: int = 8 * 10**6) -> float:
+    """Halving-doubling in its best order over the ring in rank order, latency aside, on the gallery's
+    binary switch tree of 8 ranks with one link rate at every level (4:1 oversubscribed at the root).
+
+    The orders tried are the 6 ways to give the exchange distances 4, 2, 1 to the tree's levels: rank
+    bit b becomes leaf bit ``perm[b]``."""
+    tree = topology.tree(8, 2, "eth_10g", latency=0.0)
+
+    def seconds(algorithm: str, leaves) -> float:
+        return topology.map_trace(tree, topology.allreduce_trace(8, nbytes, algorithm), list(leaves)).time
+
+    orders = [[sum(((r >> b) & 1) << perm[b] for b in range(3)) for r in range(8)] for perm in permutations(range(3))]
+    return min(seconds("halving_doubling", p) for p in orders) / seconds("ring", range(8))
+
+
+register(Question(
+    "ch06.tree_hd_over_ring", _tree_hd_over_ring, unit="",
+    hints=((_ratio(7 / 12), "That is the fat tree's answer: on this tree an uplink carries several flows at once, "
+                            "at B for all of them."),
+           (_ratio(2.0), "Count both phases of the ring and of halving-doubling, or neither."),
+           (_ratio(0.5), "Count both phases of the ring and of halving-doubling, or neither.")),
+    hint="In each step of halving-doubling, count the flows that share the busiest link direction and the bytes "
+         "each carries; the ring's flows never share one.",
 ))
 
 

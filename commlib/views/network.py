@@ -3,7 +3,9 @@ placement calculator.
 
 Links are coloured with matplotlib's ``viridis`` map (perceptually uniform,
 and readable under the common colour-vision deficiencies) by the bytes on their
-busier direction; idle links are drawn light grey and dashed. Node kinds
+busier direction; idle links are drawn light grey and dashed. A step-by-step
+scrubber counts flows instead of bytes, so it uses a map of its own (shades of
+purple, ``FLOWS_CMAP``): one colour scale, one meaning. Node kinds
 differ in shape as well as colour (Okabe-Ito palette), and every figure has
 a legend and a colour bar. Wrap-around links of a torus are drawn as arcs.
 """
@@ -15,6 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
@@ -48,6 +51,8 @@ __all__ = [
 ]
 
 CMAP = "viridis"
+#: The colour scale of flow counts (the step scrubber): purples from a visible light shade up, never viridis's bytes.
+FLOWS_CMAP = mpl.colors.LinearSegmentedColormap.from_list("flows", mpl.colormaps["Purples"](np.linspace(0.35, 1.0, 64)))
 
 _KIND = {  # marker, colour, legend label
     "node": ("o", PALETTE["blue"], "rank"),
@@ -75,16 +80,16 @@ def _label(node, data) -> str:
 
 def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping | None = None,
                   vmax: float | None = None, title: str = "", node_size: float = 260, labels: bool = True,
-                  equal: bool = True, fontsize: float = 7, title_size: float = 10):
+                  equal: bool = True, fontsize: float = 7, title_size: float = 10, cmap=None):
     """Draw topology ``g`` on ``ax``; colour links by ``loads`` (bytes per link, busier direction) or by
     ``mapped.undirected_load()``. Node labels are ``fontsize`` points, the title ``title_size``.
-    Returns the colour normalisation used (for a colour bar)."""
+    ``cmap`` is the colour map (default :data:`CMAP`). Returns the colour normalisation used (for a colour bar)."""
     topology.check_topology(g)
     if loads is None:
         loads = mapped.undirected_load() if mapped is not None else {}
     top = vmax if vmax is not None else max(list(loads.values()) + [1])
     norm = mpl.colors.Normalize(vmin=0, vmax=top)
-    cmap = mpl.colormaps[CMAP]
+    cmap = mpl.colormaps[CMAP] if cmap is None else cmap
     pos = {v: d["pos"] for v, d in g.nodes(data=True)}
     for u, v, d in topology.links_of(g):
         load = loads.get((u, v), loads.get((v, u), 0))
@@ -170,7 +175,7 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
             key = (u, v) if (u, v) in g.edges else (v, u)
             loads[key] = max(loads.get(key, 0), k)
         fig, ax = figure(6.4, 4.2)
-        norm = draw_topology(ax, g, loads=loads, vmax=max(top, 2),
+        norm = draw_topology(ax, g, loads=loads, vmax=max(top, 2), cmap=FLOWS_CMAP,
                              title=f"{title} step {step}: {format_time(s.time)}")
         kinds = sorted({d["kind"] for _, d in g.nodes(data=True)})
         handles = [Line2D([], [], marker=_KIND[k][0], color="none", markerfacecolor=_KIND[k][1],
@@ -178,7 +183,7 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
         handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="idle link"))
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=8,
                   frameon=False)
-        sm = mpl.cm.ScalarMappable(norm=norm, cmap=CMAP)
+        sm = mpl.cm.ScalarMappable(norm=norm, cmap=FLOWS_CMAP)
         bar = fig.colorbar(sm, ax=ax, shrink=0.75, pad=0.02, ticks=range(0, int(max(top, 2)) + 1))
         bar.set_label("flows sharing the busier direction", fontsize=8)
         return fig

@@ -163,7 +163,7 @@ def test_placement_sweep_has_one_frame_per_worker_count():
 
 def test_every_ch06_question_accepts_its_own_answer():
     ids = questions("ch06")
-    assert len(ids) == 7
+    assert len(ids) == 8
     for qid in ids:
         assert check(qid, expected(qid)).correct
 
@@ -175,6 +175,8 @@ def test_ch06_answers_match_independent_reasoning():
                                                            rel=1e-3)
     assert expected("ch06.nic_ratio") == pytest.approx((2 * 15 / 16) / (2 * 1 / 2))
     assert expected("ch06.maxmin_rate") == pytest.approx(2.0)                  # 3 GB/s minus flow a's 1 GB/s
+    # halving-doubling's three steps each take M/2B on the 4:1 tree, twice (3M/B); the ring 14 steps of M/8B
+    assert expected("ch06.tree_hd_over_ring") == pytest.approx(3 / (14 / 8))
     # server on host 1, one worker on each of hosts 0, 2, 3, 4: host 1's link carries 4 gradients
     # each way (233 MB/s), host 2's link one (59.5 MB/s); push and pull overlap
     m = hardware.gradient_bytes("resnet50", "fp32")
