@@ -113,6 +113,24 @@ def test_the_collectives_are_timed_in_turns_at_each_size_in_shuffled_sweeps():
     assert runner.copy_control(doc)[0] == tuple(float(x) for x in sizes)
 
 
+def test_the_copy_control_records_cpu_time_beside_wall_time():
+    # A copy slowed by other programs on its core is slower in wall time, not in CPU time: both are kept,
+    # one per call and per rank (the slowest), and the CPU-time rate comes from the CPU times alone.
+    sizes = [2**20, 2**22]
+    doc = runner.measure(n=2, ops=["broadcast"], sizes=sizes, warmup=1, repeats=3, min_repeats=3, timeout=TIMEOUT,
+                         progress=None, sweeps=1, copy=True)
+    rows = [r for r in doc["results"] if r["op"] == "copy"]
+    assert [len(r["cpu_s"]) for r in rows] == [r["repeats"] for r in rows]
+    assert all("cpu_s" not in r for r in doc["results"] if r["op"] != "copy")
+    cpu_sizes, cpu_rates = runner.copy_cpu_control(doc)
+    wall_sizes, wall_rates, _, _ = runner.copy_control(doc)
+    assert cpu_sizes == wall_sizes == tuple(float(x) for x in sizes)
+    # CPU time is spent within the wall time it is measured in: the CPU-time rate is never much the lower.
+    assert all(c >= 0.8 * w for c, w in zip(cpu_rates, wall_rates))
+    with pytest.raises(ValueError, match="CPU times"):
+        runner.copy_cpu_control({"results": [{k: v for k, v in r.items() if k != "cpu_s"} for r in rows]})
+
+
 LEARNERS = {
     "wrong_sum": ("def ring_allreduce(comm, array):\n    return array * comm.Get_size()\n", "wrong sum"),
     "no_reduction": ("def ring_allreduce(comm, array):\n    return array.copy()\n", "own input"),
