@@ -51,7 +51,7 @@ import numpy as np
 from ..collectives.cost import reduction_gamma
 from ..units import check_count, check_positive
 
-__all__ = ["CLOCKS", "copy_rates", "touched_rate", "copy_gamma", "handover_time", "pin"]
+__all__ = ["CLOCKS", "copy_rates", "touched_rate", "copy_gamma", "busbw_bound", "handover_time", "pin"]
 
 #: Bytes of memory traffic per byte copied: one read and one write.
 COPY_TOUCHES = 2
@@ -122,6 +122,25 @@ def copy_gamma(copy_rate: float, touches: int = 3) -> float:
     300.0
     """
     return reduction_gamma(touched_rate(copy_rate), touches)
+
+
+def busbw_bound(copy_rate: float, copies: int = 1, reduced: float = 0.5) -> float:
+    """The most bus bytes per second a shared-memory all-reduce can move, each rank copying at ``copy_rate``.
+
+    With no wire, every byte a rank receives is written by a copy: each bus
+    byte costs ``copies`` copies (one straight from the sender's buffer, two
+    through a shared buffer), and ``reduced`` bytes are combined per bus
+    byte (an all-reduce's reduce-scatter combines (n-1)/n M bytes of its
+    2(n-1)/n M bus bytes: one half, for any n) at :func:`copy_gamma` each.
+    Start-up costs and waits between ranks only lower it further.
+
+    >>> round(busbw_bound(10e9) / 1e9, 2), round(busbw_bound(10e9, copies=2) / 1e9, 2)   # GB/s
+    (5.71, 3.64)
+    """
+    copies = check_count("copies", copies, minimum=1)
+    if not reduced >= 0:
+        raise ValueError(f"reduced must be >= 0, got {reduced!r}")
+    return 1.0 / (copies / check_positive("copy_rate", copy_rate) + reduced * copy_gamma(copy_rate))
 
 
 def handover_time(rounds: int = 2000, cpu: int | None = None) -> float:
