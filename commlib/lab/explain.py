@@ -24,7 +24,8 @@ from .measure import format_bytes
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
-           "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "suspects_sentence",
+           "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "alpha_determined", "copy_clock_sentence",
+           "suspects_sentence",
            "load_bound", "load_gap",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
@@ -476,24 +477,68 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
             f"{large:.1f} times from 8 MiB to 64 MiB, so this run does not show {missing} cleanly.")
 
 
-def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0) -> str:
+def alpha_determined(sweeps: Sequence[float], spread: float = 2.0) -> bool:
+    """Whether the sweeps of a run, each fitted alone, agree on a start-up cost (s) within a factor ``spread``.
+
+    >>> alpha_determined([11e-6, 14e-6]), alpha_determined([3e-6, 40e-6]), alpha_determined([0.0, 5e-6])
+    (True, False, False)
+    """
+    check_positive("spread", spread)
+    values = [float(a) for a in sweeps]
+    return not values or (min(values) > 0 and max(values) <= spread * min(values))
+
+
+def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what: str = "the line's α",
+                show: bool = False) -> str:
     """A fitted start-up cost (s) for the prose, or that the run does not fix it when its sweeps disagree.
 
     ``sweeps``: the same fit on each sweep alone. Where the largest is more
     than ``spread`` times the smallest (or one is not positive), quoting the
-    value to two figures would claim more than the run knows.
+    value to two figures would claim more than the run knows. ``what`` names
+    the value; ``show`` adds the sweeps' own values where they agree too.
 
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6])
     "the line's α is 12 µs"
+    >>> alpha_quote(12.3e-6, [11e-6, 14e-6], what="the four-rank α", show=True)
+    'the four-rank α is 12 µs (its sweeps, fitted alone: 11 and 14 µs)'
     >>> alpha_quote(12.3e-6, [3e-6, 40e-6])[:40]
     "this run does not determine the line's α"
     """
     values = [float(a) for a in sweeps]
-    if values and (min(values) <= 0 or max(values) > spread * min(values)):
-        given = " and ".join(f"{figures(1e6 * a)} µs" for a in values)
-        return (f"this run does not determine the line's α: its sweeps, fitted alone, give {given}, more than "
+    given = " and ".join(f"{figures(1e6 * a)} µs" for a in values)
+    if not alpha_determined(values, spread):
+        return (f"this run does not determine {what}: its sweeps, fitted alone, give {given}, more than "
                 f"{spread:g} times apart")
-    return f"the line's α is {figures(1e6 * alpha)} µs"
+    shown = " and ".join(figures(1e6 * a) for a in values)
+    extra = f" (its sweeps, fitted alone: {shown} µs)" if show and values else ""
+    return f"{what} is {figures(1e6 * alpha)} µs{extra}"
+
+
+def copy_clock_sentence(wall: float, cpu: float, tolerance: float = 0.1) -> str:
+    """What the copy control's two clocks say together (rates in bytes/s): did load slow the copies?
+
+    ``wall``: bytes copied per second of wall time; ``cpu``: per second of
+    the copying thread's own CPU time. A thread that waits for its core
+    while other programs run loses wall time, not CPU time.
+
+    >>> copy_clock_sentence(10e9, 10.4e9)[:44]
+    'The two clocks agree within 10 %: the copies'
+    >>> copy_clock_sentence(5e9, 10e9)[:52]
+    'Per second of CPU time the copy ran 2.0 times as fas'
+    """
+    check_positive("wall", wall)
+    check_positive("cpu", cpu)
+    check_fraction("tolerance", tolerance)
+    ratio = cpu / wall
+    if abs(ratio - 1.0) <= tolerance:
+        return (f"The two clocks agree within {100 * tolerance:.0f} %: the copies had their cores to themselves, "
+                "and the wall-time rate is one thread's copy rate in this run, not a rate slowed by load.")
+    if ratio > 1.0:
+        return (f"Per second of CPU time the copy ran {figures(ratio)} times as fast as per second of wall time: "
+                "other programs held the cores during some copies, so the wall-time rate is partly the load's, "
+                "and the CPU-time rate is the nearer to one thread's copy rate.")
+    return (f"Per second of CPU time the copy ran at {figures(ratio)} times its wall-time rate: at this size the "
+            "clocks' own overheads weigh on the CPU time, and the wall-time rate is the one to read.")
 
 
 def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
@@ -652,7 +697,7 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
 
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
                     alpha4: float, handover: float, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
-                    enough: float = CORE_SHARE_ENOUGH) -> str:
+                    enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True) -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, switching ranks.
 
     ``rate``: all-reduce's bus bandwidth at the largest size, against the
@@ -660,7 +705,9 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     step; ``share``: the ranks' share of their cores' time; ``alpha2`` and
     ``alpha4`` (s): the fitted start-up costs at two and four ranks; the
     switching between ranks is named when the four-rank run was
-    ``oversubscribed`` and its alpha grew by a core ``handover`` or more.
+    ``oversubscribed`` and its alpha grew by a core ``handover`` or more,
+    and only where both alphas are ``alpha_known`` (their sweeps agree:
+    :func:`alpha_determined`).
     Where load could explain the gap to the copy rate (:func:`load_gap`),
     the copies are not blamed for it.
 
@@ -688,7 +735,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         parts.append(f"{cause}, past which each byte got dearer")
     elif cache == "part":
         parts.append(f"in part {cause}, past which each byte got dearer")
-    if oversubscribed and alpha4 - alpha2 >= handover:
+    if oversubscribed and alpha_known and alpha4 - alpha2 >= handover:
         parts.append("switching between ranks, once there were more ranks than cores")
     return "What limited this run, then, was " + "; ".join(parts) + "; and the lack of a real wire."
 

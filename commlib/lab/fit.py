@@ -54,6 +54,8 @@ from ..cost import COLLECTIVE_ALGORITHMS, algorithm_bandwidth, bus_bandwidth, bu
 from ..units import check_count, check_fraction, check_nonnegative, check_positive
 
 __all__ = [
+    "half_rate_size",
+    "measured_half_rate",
     "Series",
     "AlphaBeta",
     "PiecewiseFit",
@@ -672,6 +674,60 @@ def busbw_at(series: Series, nbytes: float, known_gamma: float = 0.0) -> float:
     if left <= 0:
         return math.inf
     return bus_bandwidth(series.op, nbytes, series.n, t) * t / left
+
+
+def _critical_rate(series: Series, nbytes: float, seconds: float) -> float:
+    # bytes sent along the critical path over the time: the rate the model's bandwidth term is the limit of
+    return terms_at(series.op, nbytes, series.n, series.algorithm).bytes / seconds
+
+
+def half_rate_size(model: AlphaBeta, series: Series) -> float:
+    r"""The size (bytes) at which a line's two terms are equal: the bytes then move at half its ``1/beta``.
+
+    With :math:`T = a\alpha + b\beta` the bytes on the critical path move
+    at :math:`b/T`, which tends to :math:`1/\beta` for large messages and is
+    half of it where :math:`a\alpha = b\beta`, at
+    :math:`M_{1/2} = a\alpha/(b_1\beta)` with :math:`b = b_1 M`. The counts
+    are those of the algorithm ``series`` ran at each size (MPICH's may
+    change with the size), so the size is found on a grid of 64 points per
+    doubling from 1 byte to 1 TiB; 0 for a line with no ``alpha``, infinite
+    for one with no ``beta``.
+
+    >>> s = Series("all_reduce", 2, (1024.0, 2.0**26), (1e-5, 0.08), "ring")
+    >>> round(half_rate_size(AlphaBeta(1e-6, 1e-9), s))   # ring, 2 ranks: 2 alpha = M beta
+    2000
+    """
+    if model.alpha == 0:
+        return 0.0
+    if model.beta == 0:
+        return math.inf
+    for x in np.geomspace(1.0, 2.0**40, 40 * 64 + 1):
+        t = terms_at(series.op, float(x), series.n, series.algorithm)
+        if t.bytes * model.beta >= t.steps * model.alpha:
+            return float(t.steps * model.alpha / (model.beta * t.bytes / x))
+    return math.inf
+
+
+def measured_half_rate(model: AlphaBeta, series: Series) -> tuple[float, float]:
+    """The two neighbouring measured sizes (bytes) between which the measured rate first reaches half ``1/beta``.
+
+    The rate is the bytes on the critical path of the algorithm run over the
+    measured median time, no fit; the check of :func:`half_rate_size`.
+    ``(0, smallest)`` where the smallest size already reaches it;
+    ``(largest, inf)`` where no size does.
+
+    >>> s = Series("all_reduce", 2, (1e4, 1e5, 1e6), (4e-5, 1.5e-4, 1.1e-3), "ring")
+    >>> measured_half_rate(AlphaBeta(1e-5, 1e-9), s)     # 0.25, then 0.67 GB/s: half of 1 GB/s is passed
+    (10000.0, 100000.0)
+    """
+    if model.beta == 0:
+        return float(max(series.nbytes)), math.inf
+    below = 0.0
+    for x, t in zip(series.nbytes, series.seconds):
+        if _critical_rate(series, x, t) >= 0.5 * model.bandwidth:
+            return below, float(x)
+        below = float(x)
+    return below, math.inf
 
 
 def median_relative_spread(series: Series | Sequence[Series]) -> float:

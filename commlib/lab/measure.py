@@ -161,7 +161,10 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
     the turns (:data:`CONTROLS`): every rank copies a block of 1.5 times the
     size at the same moment, its source and destination three buffers of
     the size, as many as an all-reduce holds per rank (send, receive and
-    the library's temporary buffer).
+    the library's temporary buffer). The copy control also records each
+    call's CPU time (``cpu_s``: ``time.thread_time`` of the copying thread,
+    the slowest rank's), beside its wall time: a copy slowed because other
+    programs held its core takes longer in wall time but not in CPU time.
 
     Each entry pools its samples over the sweeps; ``sweep`` says from which
     sweep each sample came and ``at_s`` when it started (seconds from the
@@ -216,13 +219,17 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
                     run_once(op, bufs[op][0], bufs[op][1], each)
             samples: dict[tuple, list[float]] = {e: [] for e in entries}
             starts: dict[tuple, list[float]] = {e: [] for e in entries}
+            cpu: dict[tuple, list[float]] = {e: [] for e in entries if e[0] in CONTROLS}
             spent, done = 0.0, 0
             while done < repeats and (done < min_repeats or spent < budget):
                 for op, each in entries:
                     comm.Barrier()
+                    c0 = time.thread_time() if op in CONTROLS else 0.0
                     t0 = MPI.Wtime()
                     run_once(op, bufs[op][0], bufs[op][1], each)
                     dt = MPI.Wtime() - t0
+                    if op in CONTROLS:  # the copying thread's own CPU time: what it costs when it runs
+                        cpu[(op, each)].append(comm.allreduce(time.thread_time() - c0, op=MPI.MAX))
                     slowest = comm.allreduce(dt, op=MPI.MAX)  # same value on every rank: same loop decisions
                     samples[(op, each)].append(slowest)
                     starts[(op, each)].append(t0 - start)
@@ -232,6 +239,8 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
                 count = bufs[op][2]
                 row = pooled.setdefault((op, each, int(count * 4)), {"samples_s": [], "sweep": [], "at_s": []})
                 row["samples_s"].extend(samples[(op, each)])
+                if (op, each) in cpu:
+                    row.setdefault("cpu_s", []).extend(cpu[(op, each)])
                 row["sweep"].extend([sweep] * len(samples[(op, each)]))
                 row["at_s"].extend(starts[(op, each)])
             del bufs

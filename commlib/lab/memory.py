@@ -1,4 +1,4 @@
-r"""Two controls for the lab's fit: how fast this machine copies memory, and how long a core handover takes.
+r"""Two controls for the lab's fit: a single thread's copy rate in this run, and how long a core handover takes.
 
 The alpha-beta fit of a collective on one machine says two things that
 sound like facts about the hardware: ``1/beta``, a rate of moving bytes,
@@ -6,9 +6,18 @@ and ``alpha``, a cost per message. Each needs a control measured in the
 same run, on the same cores, before a sentence may say what it *is*:
 
 * :func:`copy_rates` times ``numpy.copyto`` between two buffers of each
-  message size (one read and one write of every byte), the rate a
+  message size (one read and one write of every byte) on one thread: the
+  rate at which a single thread of this run copied, the rate a
   shared-memory MPI library's copies run at when nothing else gets in the
-  way (McCalpin 1995 measures the same thing as STREAM "Copy").
+  way. McCalpin 1995's STREAM "Copy" times the same operation, but with
+  every core copying at once: one thread's rate is no measure of the
+  memory's peak. ``clock="wall"`` times it in wall time (``time.perf_counter``),
+  which counts the moments the thread waited for its core while other
+  programs ran; ``clock="cpu"`` in the thread's own CPU time
+  (``time.thread_time``), which does not. On a loaded machine the
+  wall-time rate is the lower, and it is the load's, not the memory's.
+  (The lab's own copy control, timed in turns with the collectives, is
+  :func:`commlib.lab.runner.copy_control` and records both clocks too.)
 * :func:`handover_time` times two processes pinned to *one* core passing a
   byte back and forth through pipes: each pass blocks the sender and wakes
   the receiver, so half a round trip is the cost of handing the core from
@@ -27,6 +36,8 @@ converted before it prices a reduction (:func:`copy_gamma`).
 >>> rates = copy_rates([2**12], repeats=3)
 >>> rates[0] > 1e8          # any machine copies 4 KiB at more than 0.1 GB/s
 True
+>>> copy_rates([2**20], repeats=3, clock="cpu")[0] > 1e8    # in the thread's own CPU time
+True
 """
 
 from __future__ import annotations
@@ -40,7 +51,7 @@ import numpy as np
 from ..collectives.cost import reduction_gamma
 from ..units import check_count, check_positive
 
-__all__ = ["copy_rates", "touched_rate", "copy_gamma", "handover_time", "pin"]
+__all__ = ["CLOCKS", "copy_rates", "touched_rate", "copy_gamma", "busbw_bound", "handover_time", "pin"]
 
 #: Bytes of memory traffic per byte copied: one read and one write.
 COPY_TOUCHES = 2
@@ -52,15 +63,26 @@ def pin(cpus: Sequence[int] | None) -> None:
         os.sched_setaffinity(0, set(cpus))
 
 
-def copy_rates(sizes: Sequence[float], repeats: int = 7, cpus: Sequence[int] | None = None) -> list[float]:
-    """Bytes per second of ``numpy.copyto`` between two touched float32 buffers of each size (bytes).
+#: Clocks :func:`copy_rates` can time with: wall time, or the copying thread's own CPU time.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+
+
+def copy_rates(sizes: Sequence[float], repeats: int = 7, cpus: Sequence[int] | None = None,
+               clock: str = "wall") -> list[float]:
+    """Bytes per second of one thread's ``numpy.copyto`` between two touched float32 buffers of each size (bytes).
 
     The median of ``repeats`` timed copies after one untimed one; the
     buffers are written before timing, so no page is touched for the first
     time while the clock runs. ``cpus`` pins the process first (it stays
     pinned: call it from the process whose cores you want to measure).
+    ``clock``: ``"wall"`` (``time.perf_counter``) or ``"cpu"``
+    (``time.thread_time``, the thread's own CPU time, which a wait for the
+    core does not count).
     """
     repeats = check_count("repeats", repeats, minimum=1)
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {', '.join(CLOCKS)}; got {clock!r}")
+    now = CLOCKS[clock]
     pin(cpus)
     out = []
     for nbytes in sizes:
@@ -70,9 +92,9 @@ def copy_rates(sizes: Sequence[float], repeats: int = 7, cpus: Sequence[int] | N
         np.copyto(dst, src)
         samples = []
         for _ in range(repeats):
-            t0 = time.perf_counter()
+            t0 = now()
             np.copyto(dst, src)
-            samples.append(time.perf_counter() - t0)
+            samples.append(now() - t0)
         out.append(src.nbytes / max(float(np.median(samples)), 1e-9))
     return out
 
@@ -100,6 +122,25 @@ def copy_gamma(copy_rate: float, touches: int = 3) -> float:
     300.0
     """
     return reduction_gamma(touched_rate(copy_rate), touches)
+
+
+def busbw_bound(copy_rate: float, copies: int = 1, reduced: float = 0.5) -> float:
+    """The most bus bytes per second a shared-memory all-reduce can move, each rank copying at ``copy_rate``.
+
+    With no wire, every byte a rank receives is written by a copy: each bus
+    byte costs ``copies`` copies (one straight from the sender's buffer, two
+    through a shared buffer), and ``reduced`` bytes are combined per bus
+    byte (an all-reduce's reduce-scatter combines (n-1)/n M bytes of its
+    2(n-1)/n M bus bytes: one half, for any n) at :func:`copy_gamma` each.
+    Start-up costs and waits between ranks only lower it further.
+
+    >>> round(busbw_bound(10e9) / 1e9, 2), round(busbw_bound(10e9, copies=2) / 1e9, 2)   # GB/s
+    (5.71, 3.64)
+    """
+    copies = check_count("copies", copies, minimum=1)
+    if not reduced >= 0:
+        raise ValueError(f"reduced must be >= 0, got {reduced!r}")
+    return 1.0 / (copies / check_positive("copy_rate", copy_rate) + reduced * copy_gamma(copy_rate))
 
 
 def handover_time(rounds: int = 2000, cpu: int | None = None) -> float:

@@ -18,10 +18,11 @@ from ..lab import explain, fit, mpich
 from ..lab.measure import format_bytes
 from ..units import check_count, check_nonnegative, check_positive, format_rate, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, text
-from .plots import COLORS, MARKERS, PALETTE, figure
+from .plots import MARKERS, PALETTE, figure
 from .tables import markdown_table
 
-__all__ = ["fit_figure", "times_figure", "bandwidth_figure", "error_table", "fit_summary_table",
+__all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "series_marker", "half_rate_table",
+           "error_table", "fit_summary_table",
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table"]
 
@@ -35,112 +36,207 @@ def _size_axis(ax) -> None:
     ax.set_xlabel("message size (whole buffer)")
 
 
-def _measured(ax, s: fit.Series, i: int, label: str | None = None) -> None:
+#: One colour per meaning, the same in every figure of the lab: the collective MPICH ran (its own choice of
+#: algorithm), or the point-to-point all-reduce written with the algorithm the cost model counts (halving-doubling
+#: in a dark ochre: the palette's sky blue is too near all-reduce's blue to tell apart in one figure).
+_COLOR_OF = {("all_reduce", "mpich"): PALETTE["blue"], ("reduce_scatter", "mpich"): PALETTE["orange"],
+             ("all_gather", "mpich"): PALETTE["green"], ("broadcast", "mpich"): PALETTE["vermillion"],
+             ("all_reduce", "ring"): PALETTE["purple"], ("all_reduce", "halving_doubling"): "#8c6d1f"}
+#: One marker per number of ranks: a figure that holds runs of two and four ranks tells them apart by shape.
+_MARKER_OF = {2: "o", 4: "s", 8: "D"}
+#: Any other series (an algorithm forced on MPICH, say): dark grey, no colour of the table above.
+_OTHER = "#555555"
+#: Shown behind the relative errors: the band within the target (grey: no series' colour).
+_BAND = "#d9d9d9"
+
+
+def series_color(s: fit.Series) -> str:
+    """The colour of a series in every figure of the lab: it stands for the collective and the algorithm run.
+
+    >>> a = fit.Series("all_reduce", 2, (1024.0, 2048.0), (1e-5, 2e-5), "mpich")
+    >>> b = fit.Series("all_reduce", 4, (1024.0, 2048.0), (1e-5, 2e-5), "mpich")
+    >>> series_color(a) == series_color(b) != series_color(fit.Series("broadcast", 2, a.nbytes, a.seconds, "mpich"))
+    True
+    """
+    return _COLOR_OF.get((s.op, s.algorithm or "mpich"), _OTHER)
+
+
+def series_marker(s: fit.Series) -> str:
+    """The marker of a series: it stands for the number of ranks."""
+    return _MARKER_OF.get(s.n, MARKERS[s.n % len(MARKERS)])
+
+
+def _short(s: fit.Series) -> str:
+    return s.label.replace("_", "-")
+
+
+def _measured(ax, s: fit.Series, label: str | None = None) -> None:
     x = np.array(s.nbytes)
     y = np.array(s.seconds)
+    c, m = series_color(s), series_marker(s)
     if s.low is not None and s.high is not None:
         yerr = np.vstack([y - np.array(s.low), np.array(s.high) - y])
-        ax.errorbar(x, y, yerr=np.clip(yerr, 0, None), fmt=MARKERS[i % len(MARKERS)], color=COLORS[i % len(COLORS)],
-                    ms=5, capsize=2, lw=1, label=label if label is not None else f"{s.label}, measured")
+        ax.errorbar(x, y, yerr=np.clip(yerr, 0, None), fmt=m, color=c, ms=5, capsize=2, lw=1,
+                    label=label if label is not None else f"{s.label}, measured")
     else:
-        ax.plot(x, y, MARKERS[i % len(MARKERS)], color=COLORS[i % len(COLORS)], ms=5,
-                label=label if label is not None else f"{s.label}, measured")
+        ax.plot(x, y, m, color=c, ms=5, label=label if label is not None else f"{s.label}, measured")
 
 
-def _legend_below(fig, ax, count: int) -> None:
-    rows = (count + 2) // 3
-    handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, count), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.045 * rows + 0.02, 1, 1))
+def _label_ends(ax, ends: Sequence[tuple[float, str, str]], gap: float = 0.075) -> None:
+    """Name each line at its right end, in its colour, outside the axes: ``ends`` holds (last y, text, colour).
+
+    The names are pushed apart where lines end close together, so none hides another; no legend to decode.
+    """
+    lo, hi = ax.get_ylim()
+    log = ax.get_yscale() == "log"
+
+    def where(y: float) -> float:
+        if log:
+            return (np.log10(y) - np.log10(lo)) / (np.log10(hi) - np.log10(lo))
+        return (y - lo) / (hi - lo)
+
+    placed = sorted(((where(y), name, c) for y, name, c in ends), key=lambda t: t[0])
+    ys = [p[0] for p in placed]
+    for k in range(1, len(ys)):
+        ys[k] = max(ys[k], ys[k - 1] + gap)
+    shift = max(0.0, ys[-1] - 1.0) if ys else 0.0
+    for k, (_, name, c) in enumerate(placed):
+        ax.annotate(name, xy=(1.0, ys[k] - shift), xycoords="axes fraction", xytext=(6, 0),
+                    textcoords="offset points", color=c, fontsize=8, va="center", ha="left")
 
 
 def fit_figure(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
                title: str = "", target: float = 0.2):
-    """Left: measured median times (markers, bars: quartiles) and each model's prediction (lines), log-log.
+    """One panel per series, small multiples: measured median times and the model's prediction, and its error.
 
-    Right: relative error of the prediction at each size, in %, with the
-    band ``+-target`` shaded. A piecewise model's crossovers are dotted lines.
+    In each panel's upper part: the measured medians (markers, bars:
+    quartiles) and the model (a line), log-log, in the series' colour
+    (:func:`series_color`); a piecewise model's crossovers are dotted grey
+    lines. Beneath: the relative error at each size, in %, with the band
+    ``+-target`` shaded grey. Each panel is titled with its series.
     """
     if len(series) != len(models) or not series:
         raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
-    fig, (ax, bx) = figure(10.0, 4.2 + 0.3 * ((len(series) + 2) // 3), ncols=2)
+    ncols = 2 if len(series) == 4 else min(3, len(series))
+    groups = -(-len(series) // ncols)
+    fig, axes = figure(10.0, 3.4 * groups + 0.4, nrows=2 * groups, ncols=ncols, sharex="col",
+                       gridspec_kw={"height_ratios": [2.2, 1.0] * groups}, squeeze=False)
+    lim = max(50.0, min(300.0, 1.1 * max(abs(v) for s, m in zip(series, models)
+                                         for v in 100 * fit.relative_errors(m, s))))
     for i, (s, m) in enumerate(zip(series, models)):
-        _measured(ax, s, i, label=s.label)
+        ax, bx = axes[2 * (i // ncols), i % ncols], axes[2 * (i // ncols) + 1, i % ncols]
+        c = series_color(s)
+        _measured(ax, s, label="measured")
         grid = np.geomspace(min(s.nbytes), max(s.nbytes), 120)
-        pred = [m.time(s.op, x, s.n, s.algorithm) for x in grid]
-        ax.plot(grid, pred, "-", color=COLORS[i % len(COLORS)], lw=1.4, alpha=0.85)
-        err = 100 * fit.relative_errors(m, s)
-        bx.plot(s.nbytes, err, MARKERS[i % len(MARKERS)] + "-", color=COLORS[i % len(COLORS)], ms=5, lw=1)
+        ax.plot(grid, [m.time(s.op, x, s.n, s.algorithm) for x in grid], "-", color=c, lw=1.4, alpha=0.85,
+                label="fitted model")
+        bx.axhspan(-100 * target, 100 * target, color=_BAND, lw=0)
+        bx.axhline(0, color=PALETTE["black"], lw=0.8)
+        bx.plot(s.nbytes, 100 * fit.relative_errors(m, s), series_marker(s) + "-", color=c, ms=4, lw=1)
         if isinstance(m, fit.PiecewiseFit):
             for cut in m.crossovers:
                 for a in (ax, bx):
-                    a.axvline(cut, color=COLORS[i % len(COLORS)], ls=":", lw=1)
-    ax.set_yscale("log")
-    ax.set_ylabel("time per call (s)")
-    ax.set_title("markers: measured; lines: fitted model", fontsize=9)
-    _size_axis(ax)
-    bx.axhspan(-100 * target, 100 * target, color=PALETTE["sky"], alpha=0.18, lw=0)
-    bx.axhline(0, color=PALETTE["black"], lw=0.8)
-    lim = max(50.0, min(300.0, 1.1 * max(abs(v) for s, m in zip(series, models)
-                                         for v in 100 * fit.relative_errors(m, s))))
-    bx.set_ylim(-lim, lim)
-    bx.set_ylabel("(predicted - measured) / measured (%)")
-    bx.set_title(f"relative error; shaded: within {100 * target:.0f} %", fontsize=9)
-    _size_axis(bx)
-    if title:
-        fig.suptitle(title)
-    _legend_below(fig, ax, len(series))
+                    a.axvline(cut, color="#888888", ls=":", lw=1)
+        ax.set_yscale("log")
+        ax.set_title(_short(s), fontsize=9, color=c)
+        bx.set_ylim(-lim, lim)
+        _size_axis(bx)
+        if i % ncols == 0:
+            ax.set_ylabel("time per call (s)")
+            bx.set_ylabel("error (%)")
+        else:
+            bx.set_xlabel("")
+        if i // ncols < groups - 1:
+            bx.set_xlabel("")
+    for j in range(len(series), groups * ncols):  # empty places of the grid
+        axes[2 * (j // ncols), j % ncols].set_visible(False)
+        axes[2 * (j // ncols) + 1, j % ncols].set_visible(False)
+    note = ("markers: measured (bars: quartiles); line: fitted model"
+            + ("; dotted: the fit's cuts between regimes" if any(isinstance(m, fit.PiecewiseFit) for m in models)
+               else "")
+            + f"\nbeneath each: error of the model, (predicted - measured) / measured, grey within {100 * target:.0f} %")
+    fig.suptitle((title + "\n" if title else "") + note, fontsize=9)
+    fig.tight_layout()
     return fig
 
 
 def times_figure(series: Sequence[fit.Series], title: str = ""):
-    """Measured median times (bars: quartiles) of several series on one log-log plot."""
+    """Measured median times (bars: quartiles) of several series on one log-log plot, each named at its end.
+
+    Colour stands for the collective and algorithm (:func:`series_color`),
+    marker shape for the number of ranks (:func:`series_marker`).
+    """
     if not series:
         raise ValueError("series must hold at least one Series")
-    fig, ax = figure(6.4, 3.8)
-    for i, s in enumerate(series):
-        _measured(ax, s, i, label=s.label)
-        ax.plot(s.nbytes, s.seconds, "-", color=COLORS[i % len(COLORS)], lw=0.8, alpha=0.6)
+    fig, ax = figure(7.6, 3.8)
+    for s in series:
+        _measured(ax, s, label=s.label)
+        ax.plot(s.nbytes, s.seconds, "-", color=series_color(s), lw=0.8, alpha=0.6)
     ax.set_yscale("log")
     ax.set_ylabel("time per call (s)")
     _size_axis(ax)
-    ax.legend(fontsize=8, loc="upper left")
     if title:
         ax.set_title(title)
+    _label_ends(ax, [(s.seconds[-1], _short(s), series_color(s)) for s in series])
     fig.tight_layout()
     return fig
 
 
 def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
                      copy: tuple[Sequence[float], Sequence[float]] | None = None):
-    """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size.
+    """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size, each named at its end.
 
     ``copy``: ``(sizes, rates)`` of the copy control measured in the same
     run (:func:`commlib.lab.runner.copy_control`: every rank copying at
-    once), drawn as a black dashed line (bytes copied per second and rank),
-    the control the collectives' rates are read against.
+    once, timed in wall time), drawn as a black dashed line (bytes copied per
+    second and rank), the control the collectives' rates are read against.
     """
     if not series:
         raise ValueError("series must hold at least one Series")
-    fig, ax = figure(6.4, 3.8)
-    for i, s in enumerate(series):
+    fig, ax = figure(7.6, 3.8)
+    ends = []
+    for s in series:
         busbw = [cost.bus_bandwidth(s.op, x, s.n, t) / 1e9 for x, t in zip(s.nbytes, s.seconds)]
-        ax.plot(s.nbytes, busbw, MARKERS[i % len(MARKERS)] + "-",
-                color=COLORS[i % len(COLORS)], ms=5, lw=1, label=s.label)
+        ax.plot(s.nbytes, busbw, series_marker(s) + "-", color=series_color(s), ms=5, lw=1, label=s.label)
+        ends.append((busbw[-1], _short(s), series_color(s)))
     if copy is not None:
         sizes, rates = copy
         if len(sizes) != len(rates) or not sizes:
             raise ValueError(f"copy must pair sizes with rates, got {len(sizes)} and {len(rates)}")
         ax.plot(sizes, [r / 1e9 for r in rates], "--", color=PALETTE["black"], lw=1.2,
                 label="copy control, every rank at once (bytes copied/s per rank)")
+        ends.append((rates[-1] / 1e9, "copy control (wall time)", PALETTE["black"]))
     ax.set_yscale("log")
     ax.set_ylabel("bus bandwidth (GB/s, one direction)")
     _size_axis(ax)
-    ax.legend(fontsize=8, loc="upper left")
     if title:
         ax.set_title(title)
+    _label_ends(ax, ends)
     fig.tight_layout()
     return fig
+
+
+def half_rate_table(model: fit.AlphaBeta, series: fit.Series):
+    """Markdown table: where a line says its bytes move at half its ``1/beta``, and where the measurement says so.
+
+    The prediction is :func:`commlib.lab.fit.half_rate_size`; the check,
+    :func:`commlib.lab.fit.measured_half_rate`, the two measured sizes
+    between which the measured rate of the bytes on the critical path first
+    reaches half the line's ``1/beta``.
+    """
+    predicted = fit.half_rate_size(model, series)
+    below, above = fit.measured_half_rate(model, series)
+    said = "never" if predicted == float("inf") else format_bytes(predicted)
+    if above == float("inf"):
+        seen = f"above {format_bytes(below)}, the largest size (not reached)"
+    elif below == 0:
+        seen = f"at or below {format_bytes(above)}, the smallest size"
+    else:
+        seen = f"between {format_bytes(below)} and {format_bytes(above)}"
+    rate = "infinite (beta 0)" if model.beta == 0 else format_rate(model.bandwidth)
+    body = [[series.label, _alpha(model), rate, said, seen]]
+    return markdown_table(["series", "fitted alpha", "fitted 1/beta", "half of 1/beta, predicted",
+                           "half of 1/beta, measured"], body)
 
 
 def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, sizes: Sequence[float] | None = None):

@@ -113,6 +113,24 @@ def test_the_collectives_are_timed_in_turns_at_each_size_in_shuffled_sweeps():
     assert runner.copy_control(doc)[0] == tuple(float(x) for x in sizes)
 
 
+def test_the_copy_control_records_cpu_time_beside_wall_time():
+    # A copy slowed by other programs on its core is slower in wall time, not in CPU time: both are kept,
+    # one per call and per rank (the slowest), and the CPU-time rate comes from the CPU times alone.
+    sizes = [2**20, 2**22]
+    doc = runner.measure(n=2, ops=["broadcast"], sizes=sizes, warmup=1, repeats=3, min_repeats=3, timeout=TIMEOUT,
+                         progress=None, sweeps=1, copy=True)
+    rows = [r for r in doc["results"] if r["op"] == "copy"]
+    assert [len(r["cpu_s"]) for r in rows] == [r["repeats"] for r in rows]
+    assert all("cpu_s" not in r for r in doc["results"] if r["op"] != "copy")
+    cpu_sizes, cpu_rates = runner.copy_cpu_control(doc)
+    wall_sizes, wall_rates, _, _ = runner.copy_control(doc)
+    assert cpu_sizes == wall_sizes == tuple(float(x) for x in sizes)
+    # CPU time is spent within the wall time it is measured in: the CPU-time rate is never much the lower.
+    assert all(c >= 0.8 * w for c, w in zip(cpu_rates, wall_rates))
+    with pytest.raises(ValueError, match="CPU times"):
+        runner.copy_cpu_control({"results": [{k: v for k, v in r.items() if k != "cpu_s"} for r in rows]})
+
+
 LEARNERS = {
     "wrong_sum": ("def ring_allreduce(comm, array):\n    return array * comm.Get_size()\n", "wrong sum"),
     "no_reduction": ("def ring_allreduce(comm, array):\n    return array.copy()\n", "own input"),
@@ -414,3 +432,54 @@ def test_rate_table_puts_the_measured_busbw_beside_the_fit_and_names_a_secant():
     line = str(lab_views.rate_table([s], [fit.fit_joint([s])], [fit.fit_joint([s])], 1e9).data)
     assert "7 sizes (one line)" in line
     assert "above the copy control" in line        # 2 GB/s against a 1 GB/s copy: flagged
+
+
+def test_lab_figures_give_each_colour_one_meaning_and_name_lines_at_their_ends():
+    # A colour stands for the collective and algorithm in every figure, whatever its place in the list; the ranks
+    # are told apart by marker; lines are named at their ends, in their colour, with no legend to decode.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    sizes = (1024.0, 2048.0, 4096.0)
+
+    def series(op, n, algorithm="mpich"):
+        return fit.Series(op, n, sizes, (1e-5, 2e-5, 4e-5), algorithm, label=f"{op} ({algorithm}), {n} ranks")
+
+    two, four = series("all_reduce", 2), series("all_reduce", 4)
+    others = [series(op, 2) for op in ("reduce_scatter", "all_gather", "broadcast")]
+    p2p = [series("all_reduce", 4, "ring"), series("all_reduce", 4, "halving_doubling")]
+    assert lab_views.series_color(two) == lab_views.series_color(four)
+    assert lab_views.series_marker(two) != lab_views.series_marker(four)
+    colours = [lab_views.series_color(s) for s in [two, *others, *p2p]]
+    assert len(set(colours)) == len(colours)
+    fig = lab_views.times_figure([four, *p2p, two])
+    ax = fig.axes[0]
+    assert ax.get_legend() is None
+    named = {t.get_text(): t.get_color() for t in ax.texts}
+    assert named == {s.label.replace("_", "-"): lab_views.series_color(s) for s in [four, *p2p, two]}
+    plt.close(fig)
+    models = [fit.fit_joint([s]) for s in [two, *others]]
+    fig = lab_views.fit_figure([two, *others], models)
+    titles = [a.get_title() for a in fig.axes if a.get_visible() and a.get_title()]
+    assert titles == [s.label.replace("_", "-") for s in [two, *others]]   # one panel per series
+    plt.close(fig)
+
+
+def test_the_half_rate_size_is_where_the_two_terms_meet_and_the_measurement_brackets_it():
+    from commlib.lab import fit
+
+    sizes = tuple(2.0**k for k in range(10, 21))
+    model = fit.AlphaBeta(5e-6, 1 / 2e9)
+    s = fit.Series("all_reduce", 2, sizes, tuple(model.time("all_reduce", x, 2, "ring") for x in sizes), "ring")
+    half = fit.half_rate_size(model, s)
+    t = fit.terms_at("all_reduce", half, 2, "ring")
+    assert t.steps * model.alpha == pytest.approx(t.bytes * model.beta)
+    below, above = fit.measured_half_rate(model, s)
+    assert below < half <= above and above == 2 * below
+    assert fit.half_rate_size(fit.AlphaBeta(0.0, 1e-9), s) == 0.0
+    assert fit.measured_half_rate(fit.AlphaBeta(1.0, 1e-11), s) == (sizes[-1], float("inf"))   # 50 GB/s: never
