@@ -28,9 +28,7 @@ LIMIT = 5
 EVAL = re.compile(r"\{eval\}`([^`]*)`")
 NUMBER = re.compile(r"(?<![\w.\-])[-+\u2212]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 MARKUP = re.compile(r"\{(?:ref|cite|numref|eq|term)\}`[^`]*`|<[^>]*>|\(#[^)]*\)")
-NOT_PROSE = re.compile(r"^(```+|:::+)\{(literalinclude|code-cell|code|math|figure|glue:figure)\}.*?^\1\s*$",
-                       re.M | re.S)
-PLAIN_FENCE = re.compile(r"^(```+)[^{\n]*\n.*?^\1\s*$", re.M | re.S)
+CODE_DIRECTIVES = {"literalinclude", "code-cell", "code", "math", "figure", "glue:figure", "mermaid"}
 BLANK = re.compile(r"\n[ \t]*\n")
 
 
@@ -44,17 +42,45 @@ def is_caption(paragraph: str) -> bool:
     return p.startswith("*") and not p.startswith("**") and p.endswith("*") and not p.endswith("**")
 
 
+def _prose_lines(markdown: str) -> list[str]:
+    """The lines of ``markdown`` that are prose: directives' fences and options dropped, code and figures skipped.
+
+    Fences are matched as a stack, so a directive's closing fence is never taken for the opening of
+    a code block (an admonition right after another keeps its text).
+    """
+    out: list[str] = []
+    stack: list[tuple[str, bool]] = []  # (fence, skipped?)
+    for line in markdown.splitlines():
+        fence = re.match(r"^\s*(`{3,}|:{3,})\s*(\{([\w:-]+)\})?(.*)$", line)
+        skipping = any(skip for _, skip in stack)
+        if fence:
+            marks, name = fence.group(1), fence.group(3)
+            out.append("")  # a fence ends a paragraph
+            if name is None and stack and stack[-1][0] == marks:
+                stack.pop()
+                continue
+            if name is None and not fence.group(4).strip() and stack and marks[0] == stack[-1][0][0]:
+                stack.pop()
+                continue
+            stack.append((marks, skipping or name is None or name in CODE_DIRECTIVES))
+            continue
+        if skipping or (stack and re.match(r"^\s*:[\w-]+:", line)):
+            continue
+        out.append(line)
+    return out
+
+
 def paragraphs(markdown: str) -> list[str]:
     """The prose paragraphs of one markdown cell: tables, captions, code and figures removed.
 
     >>> paragraphs("One.\\n\\n| a | b |\\n|---|---|\\n\\n*A caption.*\\n\\n```{literalinclude} x.py\\n```\\n\\nTwo.")
     ['One.', 'Two.']
+    >>> paragraphs("```{admonition} A\\nFirst.\\n```\\n```{admonition} B\\n:class: tip\\nSecond.\\n```")
+    ['First.', 'Second.']
     """
-    text = PLAIN_FENCE.sub("", NOT_PROSE.sub("", markdown))
     out = []
-    for block in BLANK.split(text):
-        lines = [ln for ln in block.splitlines() if not ln.lstrip().startswith("|")
-                 and not re.match(r"^\s*(```+|:::+)", ln) and not re.match(r"^\s*:\w[\w-]*:", ln)]
+    for block in BLANK.split("\n".join(_prose_lines(markdown))):
+        lines = [ln for ln in block.splitlines() if not ln.lstrip().startswith("|")]
         p = "\n".join(lines).strip()
         if p and not is_caption(p):
             out.append(p)
