@@ -71,8 +71,14 @@ _PROTOCOL_COLORS = {
 
 
 def _protocol_color(label: str, i: int) -> str:
-    """The colour of the protocol a label names (``"K-async (K = 4), rate 0.2"``: K-async's); else the i-th."""
-    return _PROTOCOL_COLORS.get(label.split(" (")[0].split(",")[0], color(i))
+    """The colour of the protocol a label names (``"K-async (K = 4), rate 0.2"``: K-async's); else the i-th.
+
+    K-async and K-batch-async with ``K = 1`` are asynchronous SGD, and take its colour.
+    """
+    name = label.split(" (")[0].split(",")[0]
+    if name in ("K-async", "K-batch-async") and "(K = 1)" in label:
+        name = "asynchronous"
+    return _PROTOCOL_COLORS.get(name, color(i))
 
 
 def _count(n: int, noun: str) -> str:
@@ -291,8 +297,8 @@ def law_loss_figure(runs_by_law: dict, target: float | None = None, smooth: int 
         ax.set_ylim(ymin * 0.9, ymin * 2.0)
         ax.set_title(law.replace("_", " ") + " compute times", fontsize=9)
         ax.set_xlabel("wall-clock time (s)")
+        ax.legend(fontsize=7)                     # each panel names its own best K and rate
     axes[0].set_ylabel("training loss (nats)")
-    axes[0].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
