@@ -39,12 +39,7 @@ def k_async(workers: int, k: int, updates: int, seed: int = 0, compute: str = "e
     time. Returns (update times in s, staleness of each applied gradient, contributing learner of each
     applied gradient), in the order applied.
     """
-    workers = check_count("workers", workers, 1)
-    k = check_count("k", k, 1, workers)
-    updates = check_count("updates", updates, 1)
-    params = sgd._dist_params(compute, compute_params)
-    streams = sgd._Streams(workers, seed, compute, params, 0.0)
-    nexts = streams.iterators()
+    workers, k, updates, nexts = _setup(workers, k, updates, seed, compute, compute_params)
     env = simpy.Environment()
     grads = simpy.Store(env)
     inbox = [simpy.Store(env) for _ in range(workers)]

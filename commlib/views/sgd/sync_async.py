@@ -59,6 +59,28 @@ _FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE[
 _TIMELINE_FONT = 10.0
 
 
+#: One colour per protocol in every training figure of the chapter, so a colour always means the same protocol.
+_PROTOCOL_COLORS = {
+    "fully synchronous": PALETTE["blue"],
+    "K-sync": PALETTE["orange"],
+    "K-batch-sync": PALETTE["purple"],
+    "asynchronous": PALETTE["green"],
+    "K-async": PALETTE["vermillion"],
+    "K-batch-async": PALETTE["sky"],
+}
+
+
+def _protocol_color(label: str, i: int) -> str:
+    """The colour of the protocol a label names (``"K-async (K = 4), rate 0.2"``: K-async's); else the i-th.
+
+    K-async and K-batch-async with ``K = 1`` are asynchronous SGD, and take its colour.
+    """
+    name = label.split(" (")[0].split(",")[0]
+    if name in ("K-async", "K-batch-async") and "(K = 1)" in label:
+        name = "asynchronous"
+    return _PROTOCOL_COLORS.get(name, color(i))
+
+
 def _count(n: int, noun: str) -> str:
     """``"1 update"``, ``"3 updates"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
@@ -182,34 +204,48 @@ def runtime_ratio_table(rows: list[dict]):
 
 
 def runtime_ratio_figure(curves: RuntimeRatioCurves):
-    """Closed-form ratio against n for each law, Monte Carlo points on top, n ln n for scale.
+    """Closed-form ratio against n for each law, Monte Carlo points on top, n and n ln n for scale.
 
-    ``curves`` come from :func:`commlib.experiments.sgd.sync_async.runtime_ratio_curves`.
-    When they hold a straggler (one persistently slow learner) the figure adds
-    its simulated ratio, as markers joined by a thin line.
+    ``curves`` come from :func:`commlib.experiments.sgd.sync_async.runtime_ratio_curves`. Left: the
+    i.i.d. laws, lines the closed form and markers the simulation. When the curves hold a straggler (one
+    persistently slow learner), a right panel sets its simulated ratio beside the i.i.d. exponential's, so
+    no panel carries more than a handful of lines.
     """
-    fig, ax = figure(6.4, 5.0)
+    straggler = curves.straggler_simulated is not None
+    fig, axes = figure(10.0 if straggler else 6.4, 4.0, ncols=2 if straggler else 1, sharey=straggler)
+    axes = np.atleast_1d(axes)
     Ps = list(curves.Ps)
     grid = np.asarray(curves.grid)
+
+    def references(ax):
+        ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="n (no straggling)")
+        ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="n ln n")
+
+    ax = axes[0]
     for i, law in enumerate(curves.laws):
-        ax.plot(grid, list(curves.closed_form[law]), color=color(i), label=f"{law.replace('_', ' ')}: closed form")
-        ax.plot(Ps, list(curves.simulated[law]), ls="none", marker=MARKERS[i], color=color(i),
-                label=f"{law.replace('_', ' ')}: simulated")
-    if curves.straggler_simulated is not None:
-        i = len(curves.laws)
-        ax.plot(Ps, list(curves.straggler_simulated), ls="-", lw=0.8, marker=MARKERS[i], color=color(i),
+        ax.plot(grid, list(curves.closed_form[law]), color=color(i), marker=MARKERS[i], markevery=[],
+                label=law.replace("_", " "))
+        ax.plot(Ps, list(curves.simulated[law]), ls="none", marker=MARKERS[i], color=color(i))
+    references(ax)
+    ax.set_title("i.i.d. compute times: closed form (lines), simulated (markers)", fontsize=9)
+    if straggler:
+        ax = axes[1]
+        laws = list(curves.laws)
+        i = laws.index("exponential") if "exponential" in laws else 0
+        ax.plot(grid, list(curves.closed_form[laws[i]]), color=color(i),
+                label=f"{laws[i].replace('_', ' ')}, all alike: closed form")
+        ax.plot(Ps, list(curves.straggler_simulated), ls="-", lw=0.8, marker=MARKERS[3], color=COLORS[3],
                 label=f"one learner {curves.straggler.get('slowdown', 4.0):g}x slower: simulated")
-    ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="n (no straggling)")
-    ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="n ln n")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("learners n")
-    ax.set_ylabel("E[T_sync] / E[T_async]")
-    # below the axes: inside, the legend would cover the simulated points
-    ax.legend(fontsize=8.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+        references(ax)
+        ax.set_title("one persistently slow learner", fontsize=9)
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("learners n")
+        ax.legend(fontsize=8, loc="upper left")
+    axes[0].set_ylabel("E[T_sync] / E[T_async]")
     fig.tight_layout()
     return fig
-
 
 
 def update_time_table(rows: list[dict]):
@@ -250,18 +286,19 @@ def law_loss_figure(runs_by_law: dict, target: float | None = None, smooth: int 
                 loss = np.concatenate([[r.initial_loss], _smooth(np.asarray(r.losses, float), smooth)])
                 lows.append(np.nanmin(loss))
                 if j == 0:
-                    ax.plot(t, loss, color=color(i), ls=["-", "--", "-.", ":"][i % 4], marker=MARKERS[i % len(MARKERS)],
-                            markevery=max(1, t.size // 8), ms=4, lw=1.6, label=f"{label}, rate {rate:g}", zorder=3)
+                    ax.plot(t, loss, color=_protocol_color(label, i), ls=["-", "--", "-.", ":"][i % 4],
+                            marker=MARKERS[i % len(MARKERS)], markevery=max(1, t.size // 8), ms=4, lw=1.6,
+                            label=f"{label}, rate {rate:g}", zorder=3)
                 else:
-                    ax.plot(t, loss, color=color(i), lw=0.7, alpha=0.45, zorder=2)
+                    ax.plot(t, loss, color=_protocol_color(label, i), lw=0.7, alpha=0.45, zorder=2)
         if target is not None:
             ax.axhline(target, color="0.3", ls=":", lw=1.2, label="target" if ax is axes[0] else None)
         ymin = min(lows)
         ax.set_ylim(ymin * 0.9, ymin * 2.0)
         ax.set_title(law.replace("_", " ") + " compute times", fontsize=9)
         ax.set_xlabel("wall-clock time (s)")
+        ax.legend(fontsize=7)                     # each panel names its own best K and rate
     axes[0].set_ylabel("training loss (nats)")
-    axes[0].legend(fontsize=7)
     fig.tight_layout()
     return fig
 
@@ -335,8 +372,9 @@ def k_tradeoff_figure(runs: dict, optimum: float | None = None):
             r, rate = r
             label = f"{label}, rate {rate:g}"
         ax.plot(np.concatenate([[0.0], r.eval_times]), np.concatenate([[r.initial_loss], r.losses]),
-                color=color(i), lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5], marker=MARKERS[i % len(MARKERS)],
-                ms=4, markevery=(i % 4, 6), label=label)   # colour, dash and marker: each line stands apart
+                color=_protocol_color(label, i), lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5],
+                marker=MARKERS[i % len(MARKERS)], ms=4, markevery=(i % 4, 6), label=label)
+        # colour names the protocol (the K-async lines share one); dash and marker tell each K apart
     if optimum is not None:
         _optimum_line(ax, optimum)
     ymin = min(np.nanmin(r[0].losses if isinstance(r, tuple) else r.losses) for r in runs.values())
@@ -367,8 +405,8 @@ def race_figure(race, smooth: int = 3):
             t = np.concatenate([[0.0], r.eval_times])
             loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
             name = label if ax is ax1 else f"{label}, rate {race.rates[label]:g}"
-            ax.plot(t, loss, color=color(i), ls=["-", "--", "-.", ":"][i % 4], marker=MARKERS[i % len(MARKERS)],
-                    markevery=(i, 8), ms=4, lw=1.5, label=name)
+            ax.plot(t, loss, color=_protocol_color(label, i), ls=["-", "--", "-.", ":"][i % 4],
+                    marker=MARKERS[i % len(MARKERS)], markevery=(i, 8), ms=4, lw=1.5, label=name)
         _optimum_line(ax, opt["loss"])
         ax.set_ylim(opt["loss"] * 0.97, opt["loss"] * 1.6)
         ax.set_xlabel("wall-clock time (mean compute times)")
@@ -381,7 +419,7 @@ def race_figure(race, smooth: int = 3):
     spreads = [100 * race.errors[label][1] for label in labels]
     ax3.axvline(100 * opt["error"], color=COLORS[7], ls=(0, (1, 1)), lw=1.2, label=f"optimum ({100 * opt['error']:.2f} %)")
     for i, (yy, m, sd) in enumerate(zip(y, means, spreads)):
-        ax3.errorbar(m, yy, xerr=sd, fmt=MARKERS[i % len(MARKERS)], color=color(i), capsize=4)
+        ax3.errorbar(m, yy, xerr=sd, fmt=MARKERS[i % len(MARKERS)], color=_protocol_color(labels[i], i), capsize=4)
     ax3.set_yticks(y, [label.replace(" (", "\n(") for label in labels], fontsize=8)
     ax3.invert_yaxis()
     ax3.set_xlabel("test error at the best rate (%)")
