@@ -32,6 +32,7 @@ def test_claim_holds_with_every_contender_at_its_best(key):
         assert verdict.seeds >= 5, f"{key}: margin {verdict.margin:.3g} within three spreads: needs five seeds or more"
     sentence = verdict.sentence
     assert sentence, f"{key}: the claim has no wording"
+    assert verdict.headline, f"{key}: the claim's headline is empty"
     if not verdict.unanimous and not verdict.tied:
         assert f"{verdict.wins} of {verdict.seeds}" in sentence, f"{key}: not on every seed, and the sentence hides it"
 

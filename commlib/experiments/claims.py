@@ -79,6 +79,9 @@ class Claim:
     source: str = ""
     tie: float = 0.0
     live: str = ""
+    #: ``headline(verdict) -> str``: the answer in a few words, for prose that shows the numbers in a
+    #: table beside it (:func:`commlib.views.claims.verdict_table`); None: the full sentence serves.
+    headline: Callable[[Verdict], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,11 @@ class Verdict:
     @property
     def sentence(self) -> str:
         return self.claim.wording(self) if self.claim.wording is not None else ""
+
+    @property
+    def headline(self) -> str:
+        """The claim's short answer (its ``headline``), for prose beside the verdict's table; else the sentence."""
+        return self.claim.headline(self) if self.claim.headline is not None else self.sentence
 
 
 def _configs(grid: Mapping[str, Sequence]) -> list[dict]:

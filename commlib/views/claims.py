@@ -1,0 +1,64 @@
+"""A claim's verdict as a small table, so the prose keeps one short sentence and the numbers sit in rows.
+
+A claim's sentence (:attr:`commlib.experiments.claims.Verdict.sentence`) states the answer with its
+margin and spread; where several claims, or several contenders, meet in one paragraph, the numbers
+crowd out the idea. :func:`verdict_table` lays each contender at its best out as a row: its tuned
+settings, its metric's mean and spread over the seeds, and on how many seeds the winner won, so the
+paragraph can say what the runs mean and point at the table for the evidence.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+
+from .tables import markdown_table
+
+__all__ = ["verdict_table", "mean_spread"]
+
+
+def mean_spread(values: Sequence[float], spec: str = ".3g") -> str:
+    """Mean ± standard deviation over the seeds, both in ``spec`` (one value: no spread).
+
+    >>> mean_spread([0.551, 0.553, 0.552], ".3f"), mean_spread([2.0])
+    ('0.552 ± 0.001', '2')
+    """
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return format(mean, spec)
+    return f"{format(mean, spec)} ± {format(statistics.stdev(values), spec)}"
+
+
+def _setting(config: dict) -> str:
+    return ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}" for k, v in config.items()) or "-"
+
+
+def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
+                  label: Callable[[object], str] | None = None):
+    """Every contender of each verdict at its best, one row each: settings, metric over the seeds, wins.
+
+    ``verdicts`` are :class:`commlib.experiments.claims.Verdict` s; ``spec`` formats the metric;
+    ``label(verdict)`` names each claim's rows (default: its question). The winner's row says on
+    how many seeds it won, or "tie" where the claim calls the two best level.
+
+    >>> from commlib.experiments.claims import Claim, Contender, run
+    >>> a = Contender("a", lambda s, seed: 1.0 + seed / 100, {"lr": (0.1,)})
+    >>> b = Contender("b", lambda s, seed: 2.0, {})
+    >>> table = verdict_table([run(Claim("t", "which is lower?", (a, b), metric="loss"))], ".2f")
+    >>> print(table.data.splitlines()[2])
+    | which is lower? | a | lr = 0.1 | 1.02 ± 0.02 | ahead on 5 of 5 seeds |
+    """
+    rows = []
+    for v in verdicts:
+        name = label(v) if label else v.claim.question
+        for contender, best in sorted(v.best.items(), key=lambda kv: (kv[0] != v.winner, kv[0])):
+            if contender == v.winner:
+                outcome = "tie" if v.tied else f"ahead on {v.wins} of {v.seeds} seeds"
+            else:
+                outcome = ""
+            rows.append([name, contender, _setting(best.config), mean_spread(best.values, spec), outcome])
+            name = ""  # the claim is named on its first row
+    metric = verdicts[0].claim.metric if verdicts else "metric"
+    seeds = verdicts[0].seeds if verdicts else 0
+    return markdown_table(["claim", "contender", "its best settings", f"{metric} (mean ± sd over {seeds} seeds)",
+                           "verdict"], rows, caption=caption)

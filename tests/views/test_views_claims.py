@@ -1,0 +1,20 @@
+"""commlib.views.claims: a verdict as rows, the winner first with its wins, the claim named once."""
+
+from commlib.experiments.claims import Claim, Contender, run
+from commlib.views import claims as claims_view
+
+
+def _verdict(tie=0.0):
+    fast = Contender("fast", lambda s, seed: s["lr"] + seed / 1000, {"lr": (0.3, 0.1, 0.2)})
+    slow = Contender("slow", lambda s, seed: 0.5 + seed / 1000, {})
+    return run(Claim("k", "which is lower?", (slow, fast), metric="loss", tie=tie))
+
+
+def test_the_winner_comes_first_with_its_best_setting_and_wins():
+    lines = claims_view.verdict_table([_verdict()], ".2f").data.splitlines()
+    assert lines[2].startswith("| which is lower? | fast | lr = 0.1 | 0.10 ± 0.00 | ahead on 5 of 5 seeds |")
+    assert lines[3].startswith("|  | slow | - | 0.50 ± 0.00 |  |")
+
+
+def test_a_tie_says_tie():
+    assert "| tie |" in claims_view.verdict_table([_verdict(tie=1.0)]).data
