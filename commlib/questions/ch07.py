@@ -82,6 +82,10 @@ register(Question(
     "ch07.tree_ring_mb", _tree_ring_mb, unit="MB",
     hint="Set the two times equal: alpha_ring + M / B_ring = alpha_tree + M / B_tree, each alpha a base latency "
          "plus a hops x per-hop latency (2(n-1) hops for the ring, 2 log2 n for the tree), and solve for M.",
+    means=(
+        "# The chapter's chooser: which algorithm and protocol a collective of a given size gets.\n"
+        "today_views.chooser_calculator()",
+    ),
 ))
 
 
