@@ -11,7 +11,7 @@ from ..today import algorithm_choice as tuning
 from ..today import calculators as today_calculators
 from ..today import zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
-from .plots import MARKERS, color, figure
+from .plots import MARKERS, PALETTE, color, figure
 
 __all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure",
@@ -133,9 +133,13 @@ def loads_figure(loads_by_skew: dict, title: str = ""):
     return fig
 
 
+#: Colours after the control's black, the two blues kept apart (sky only when five others are taken).
+_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "vermillion", "purple", "sky", "yellow")]
+
+
 def _line_color(i: int) -> str:
     """Line i of a figure whose first line is the control: black for it, the palette after."""
-    return CONTROL_COLOR if i == 0 else color(i - 1)
+    return CONTROL_COLOR if i == 0 else _AFTER_CONTROL[(i - 1) % len(_AFTER_CONTROL)]
 
 
 def compression_figure(runs: dict):
