@@ -1,6 +1,6 @@
 """Self-checks for chapter 7 (today's collectives). Answers are computed, never typed in."""
 
-from .. import cost
+from .. import cost, hardware
 from ..check import Given, Question, register
 from ..today import algorithm_choice as tuning
 from ..today import in_network as innetwork
@@ -68,4 +68,40 @@ register(Question(
     "ch07.local_ratio",
     lambda: localsgd.run(1, 0.5, 1).bytes_per_sample / localsgd.run(16, 0.5, 1).bytes_per_sample, unit="x",
     hint="One synchronisation every H steps instead of every step.",
+))
+
+
+def _tree_ring_mb() -> float:
+    """The message size (MB) above which ring/Simple beats tree/Simple for an all-reduce, 16 nodes x 1 GPU."""
+    mach = tuning.machine("one_gpu_per_node")
+    ring, tree = (tuning.predict("all_reduce", a, "Simple", 0.0, mach) for a in ("ring", "tree"))
+    return (ring.latency - tree.latency) / (1 / tree.algbw - 1 / ring.algbw) / 1e6
+
+
+register(Question(
+    "ch07.tree_ring_mb", _tree_ring_mb, unit="MB",
+    hint="Set the two times equal: alpha_ring + M / B_ring = alpha_tree + M / B_tree, each alpha a base latency "
+         "plus a hops x per-hop latency (2(n-1) hops for the ring, 2 log2 n for the tree), and solve for M.",
+    means=(
+        "# The chapter's chooser: which algorithm and protocol a collective of a given size gets.\n"
+        "today_views.chooser_calculator()",
+    ),
+))
+
+
+def _compress_budget_ms(n: int = 16, r: int = 4) -> float:
+    """Milliseconds of compute PowerSGD may spend per step before it stops saving time (bandwidth terms)."""
+    full = 4096 * 4096 * hardware.dtype_bytes("fp32")
+    small = cost.powersgd_numbers(4096, 4096, r) * hardware.dtype_bytes("fp32")
+    return 1e3 * (cost.allreduce_time(full, n, 50e9) - cost.allreduce_time(small, n, 50e9))
+
+
+register(Question(
+    "ch07.compress_budget_ms", _compress_budget_ms, unit="ms",
+    givens=(Given("n", (8, 32, 64), "{} workers"), Given("r", (1, 8, 16), "rank r = {}")),
+    hints=((lambda given, right, g: abs(given / right - g["n"] / (2 * (g["n"] - 1))) < 0.01,
+            "A ring all-reduce sends 2(n-1)/n M per rank, not M."),
+           (_ratio(0.5), "fp32 is 4 bytes an element, not 2.")),
+    hint="The time saved is the uncompressed all-reduce's bandwidth term minus the compressed one's: "
+         "2(n-1)/n (M - M_c) / B, with M = 4096 x 4096 x 4 B and M_c = (4096 + 4096) r x 4 B.",
 ))

@@ -269,6 +269,7 @@ def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach:
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     nbytes = check_nonnegative("nbytes", nbytes)
+    # The idea: NCCL's rules exclude some pairs; the rest get a latency and an algorithm bandwidth.
     if collective not in ALGORITHMS[algorithm]:
         return None
     if algorithm in ("nvls", "pat") and protocol != "Simple":

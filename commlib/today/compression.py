@@ -185,6 +185,7 @@ def train_compressed(method: str, lr: float, steps: int = 300, workers: int = 4,
     shape = (p.x_train.shape[1], p.classes)
     rank = check_count("rank", rank, minimum=1, maximum=min(shape))
     k = check_count("k", k, minimum=1, maximum=p.dim)
+    # The idea: each worker compresses its gradient plus its error, the messages are combined, the rest is kept.
     rng = np.random.default_rng(seed)
     w = p.init()
     errors = np.zeros((workers, p.dim))                     # one row a worker

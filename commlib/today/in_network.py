@@ -63,6 +63,7 @@ def switch_allreduce_time(n: int, nbytes: int, link: str = "nvlink4", bandwidth:
     """
     n = check_count("n", n, minimum=2)
     nbytes = check_count("nbytes", nbytes, minimum=0)
+    # The idea: every rank sends its M bytes up to the switch and receives the sum, M bytes, down.
     g = topology.star(n, link=link, hub="switch", bandwidth=bandwidth, latency=0.0)
     flows = [topology.Flow(0, r, "hub", nbytes, "up") for r in range(n)]
     flows += [topology.Flow(0, "hub", r, nbytes, "down") for r in range(n)]

@@ -111,6 +111,7 @@ def run(h: int, lr: float, rounds: int | None = None, workers: int = WORKERS, ba
         raise ValueError(f"outer must be 'average' or 'nesterov', got {outer!r}")
     compute, comm = check_positive("compute", compute), check_nonnegative("comm", comm)
     jitter = check_nonnegative("jitter", jitter)
+    # The idea: H local steps on each copy, then one synchronisation of the parameters.
     p = default_problem() if problem is None else problem
     rng = np.random.default_rng(seed)
     w = p.init()

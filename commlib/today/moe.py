@@ -46,6 +46,7 @@ def dispatch(tokens: int, hidden: int, top_k: int, experts: int, seed: int = 0) 
     top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
     if tokens * top_k % experts:
         raise ValueError(f"tokens x top_k must be a multiple of experts ({experts}), got {tokens * top_k}")
+    # The idea: each rank sorts its token copies by expert, and one all-to-all delivers them.
     rng = np.random.default_rng(seed)
     send = []
     for i in range(experts):

@@ -55,6 +55,7 @@ def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
     grads = [np.asarray(g, dtype=float) for g in grads]
     n = len(grads)
     check_count("len(grads)", n, minimum=1)
+    # The idea: run the stage's collectives on the arrays, counting what each rank sends.
     params = np.zeros_like(grads[0]) if params is None else np.asarray(params, dtype=float)
     want = params - np.sum(grads, axis=0)          # an SGD step with rate 1 on the summed gradient
     sent = np.zeros(n, dtype=np.int64)
@@ -100,6 +101,7 @@ def prefetch_times(compute, gather) -> dict[str, float]:
     t_m = [float(t) for t in gather]
     if not t_c or len(t_c) != len(t_m) or min(t_c + t_m) < 0:
         raise ValueError("compute and gather must be equal-length, non-empty lists of times >= 0")
+    # The idea: gather layer 0, then each layer computes while the next layer's weights arrive.
     prefetched = t_m[0] + sum(max(t_c[i], t_m[i + 1] if i + 1 < len(t_m) else 0.0) for i in range(len(t_c)))
     return {"serial": sum(t_c) + sum(t_m), "prefetched": prefetched, "compute": sum(t_c)}
 

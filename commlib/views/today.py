@@ -11,29 +11,70 @@ from ..today import algorithm_choice as tuning
 from ..today import calculators as today_calculators
 from ..today import zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
-from .plots import MARKERS, color, figure
+from .plots import MARKERS, PALETTE, color, figure
 
 __all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure",
            "chooser_calculator", "sharding_calculator", "size_text"]
 
 
+#: One colour per algorithm, the same in every panel and figure of the chapter.
+ALGORITHM_COLORS = {alg: color(i) for i, alg in enumerate(tuning.ALGORITHMS)}
+
+#: The control (uncompressed, synchronous) is black in every figure of the chapter.
+CONTROL_COLOR = "black"
+
+
+def _label_ends(ax, items, log: bool = False, gap: float = 0.07) -> None:
+    """Write each line's name at its right end, ``items`` = (x, y, text, colour), nudged apart vertically.
+
+    ``gap`` is the least distance between two labels as a share of the axis height (in log10 units on a log axis).
+    """
+    if not items:
+        return
+    lo, hi = ax.get_ylim()
+    to = (lambda v: math.log10(v)) if log else (lambda v: v)
+    back = (lambda v: 10.0**v) if log else (lambda v: v)
+    step = gap * (to(hi) - to(lo))
+    items = sorted(items, key=lambda it: to(it[1]))
+    placed = []
+    for _, y, _, _ in items:
+        placed.append(to(y) if not placed else max(to(y), placed[-1] + step))
+    excess = placed[-1] - (to(hi) - step / 2)                 # keep the top label inside the axes
+    if excess > 0:
+        placed = [pos - excess for pos in placed]
+    ax.set_ylim(lo, hi)
+    for (x, _, text_, col), pos in zip(items, placed):
+        ax.annotate(text_, (x, back(pos)), color=col, fontsize=8, ha="left", va="center")
+
+
 def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
-    """Predicted time of every (algorithm, protocol) entry against M, one panel per machine; the winner in bold."""
+    """Predicted time of each algorithm (at its best protocol) against M, one panel per machine; the choice in grey.
+
+    One line per algorithm, coloured by algorithm (:data:`ALGORITHM_COLORS`) and named at its right end; the thick
+    grey line is the chooser's pick, and a dot marks each size where the pick changes (algorithm or protocol).
+    """
     sizes = 2.0 ** np.arange(6, 32)
     fig, axes = figure(4.0 * len(machines), 3.6, ncols=len(machines), sharey=False)
     for ax, key in zip(np.atleast_1d(axes), machines):
         mach = tuning.machine(key)
-        pairs = sorted({(c.algorithm, c.protocol) for c in tuning.candidates(collective, 1.0, mach)})
-        for i, (a, p) in enumerate(pairs):
-            t = [tuning.predict(collective, a, p, s, mach).time for s in sizes]
-            ax.loglog(sizes, t, color=color(i), marker=MARKERS[i % len(MARKERS)], markevery=5, ms=4,
-                      lw=1, label=f"{a}/{p}")
+        algorithms = [a for a in tuning.ALGORITHMS
+                      if any(c.algorithm == a for c in tuning.candidates(collective, 1.0, mach))]
         best = [tuning.choose(collective, s, mach).time for s in sizes]
-        ax.loglog(sizes, best, color="black", lw=3, alpha=0.35, label="chosen")
+        ax.loglog(sizes, best, color="black", lw=6, alpha=0.25, solid_capstyle="round")
+        ends = []
+        for a in algorithms:
+            t = [min(c.time for c in tuning.candidates(collective, s, mach) if c.algorithm == a) for s in sizes]
+            ax.loglog(sizes, t, color=ALGORITHM_COLORS[a], lw=1.2)
+            ends.append((sizes[-1] * 1.5, t[-1], a, ALGORITHM_COLORS[a]))
+        for x in tuning.crossovers(collective, mach):
+            ax.plot([x.size], [tuning.choose(collective, x.size, mach).time], "o", color="black", ms=4)
+        ax.set_xlim(sizes[0], sizes[-1] * 40)
+        _label_ends(ax, ends, log=True)
+        ax.annotate("chosen", (sizes[3], best[3]), xytext=(0, 8), textcoords="offset points", fontsize=8,
+                    color="dimgrey")
         ax.set_title(mach.name, fontsize=9)
         ax.set_xlabel("message M (bytes)")
-        ax.legend(fontsize=7)
     np.atleast_1d(axes)[0].set_ylabel("predicted time (s)")
     fig.tight_layout()
     return fig
@@ -92,32 +133,52 @@ def loads_figure(loads_by_skew: dict, title: str = ""):
     return fig
 
 
+#: Colours after the control's black, the two blues kept apart (sky only when five others are taken).
+_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "vermillion", "purple", "sky", "yellow")]
+
+
+def _line_color(i: int) -> str:
+    """Line i of a figure whose first line is the control: black for it, the palette after."""
+    return CONTROL_COLOR if i == 0 else _AFTER_CONTROL[(i - 1) % len(_AFTER_CONTROL)]
+
+
 def compression_figure(runs: dict):
-    """Loss against bytes one worker sent (from the first step on), one line per compressor; "none" is the control."""
+    """Loss against bytes one worker sent (from the first step on), one line per compressor; "none" is the control.
+
+    The control (the first run) is black; each line is named at its end.
+    """
     fig, ax = figure(6.0, 3.6)
+    ends = []
     for i, (name, r) in enumerate(runs.items()):
-        ax.semilogx(r.total_bytes[1:], r.losses[1:], color=color(i), marker=MARKERS[i], ms=4,
-                    ls=["-", "--", "-.", ":"][i % 4], label=f"{name} (rate {r.lr:g})")
+        ax.semilogx(r.total_bytes[1:], r.losses[1:], color=_line_color(i), marker=MARKERS[i], ms=4,
+                    ls=["-", "--", "-.", ":"][i % 4])
+        ends.append((r.total_bytes[-1] * 1.3, r.losses[-1], f"{name} (rate {r.lr:g})", _line_color(i)))
+    right = max(e[0] for e in ends)
+    ends = [(right, y, t, c) for _, y, t, c in ends]            # one column of names, right of every line
+    ax.set_xlim(right=right * 12)
+    _label_ends(ax, ends)
     ax.set_xlabel("bytes one worker has sent")
     ax.set_ylabel("training loss (nats)")
-    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
 
 def compression_bytes_figure(workers, table: dict, names: dict | None = None):
-    """Bytes one worker sends per step against the number of workers n, one line per method.
+    """Bytes one worker sends per step against the number of workers n, one line per method, named at its end.
 
-    ``table`` is :func:`commlib.today.compression.bytes_by_workers`'s result for ``workers``.
+    ``table`` is :func:`commlib.today.compression.bytes_by_workers`'s result for ``workers``; its first method
+    (the uncompressed control) is black, the others keep the colours of :func:`compression_figure`.
     """
     names = names or {}
     fig, ax = figure(6.0, 3.6)
+    ends = []
     for i, (method, values) in enumerate(table.items()):
-        ax.loglog(list(workers), values, color=color(i), marker=MARKERS[i], ms=4, ls=["-", "--", "-.", ":"][i % 4],
-                  label=names.get(method, method))
+        ax.loglog(list(workers), values, color=_line_color(i), marker=MARKERS[i], ms=4, ls=["-", "--", "-.", ":"][i % 4])
+        ends.append((list(workers)[-1] * 1.3, values[-1], names.get(method, method), _line_color(i)))
+    ax.set_xlim(right=list(workers)[-1] * 6)
+    _label_ends(ax, ends, log=True)
     ax.set_xlabel("workers n")
     ax.set_ylabel("bytes one worker sends per step")
-    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -125,13 +186,16 @@ def compression_bytes_figure(workers, table: dict, names: dict | None = None):
 def local_sgd_figure(runs: dict, budget: float | None = None):
     """Loss against wall-clock time (left, zoomed on where the runs end) and against bytes sent (right), one line per run.
 
-    ``budget`` (seconds), if given, is drawn as a vertical line on the left: every run ends at or before it.
+    The first run is the control (black); each line is named at its end on the right panel, in the same colour on
+    both. ``budget`` (seconds), if given, is drawn as a vertical line on the left: every run ends at or before it.
     """
     fig, (a1, a2) = figure(10.0, 3.6, ncols=2)
+    ends = []
     for i, (label, r) in enumerate(runs.items()):
-        kw = dict(color=color(i), marker=MARKERS[i], ms=3, ls=["-", "--", "-.", ":", "-"][i % 5], label=label)
+        kw = dict(color=_line_color(i), marker=MARKERS[i], ms=3, ls=["-", "--", "-.", ":", "-"][i % 5])
         a1.plot(r.times, r.losses, **kw)
         a2.semilogx(r.bytes_sent[1:], r.losses[1:], **kw)
+        ends.append((r.bytes_sent[-1] * 1.3, r.final_loss, label, _line_color(i)))
     finals = [r.final_loss for r in runs.values()]
     low, high = min(finals), max(finals)
     pad = max(high - low, 1e-3)
@@ -139,11 +203,14 @@ def local_sgd_figure(runs: dict, budget: float | None = None):
     if budget is not None:
         a1.axvline(budget, color="grey", lw=1, ls=":")
         a1.annotate("budget", (budget, high + 1.3 * pad), ha="right", va="top", fontsize=8, color="grey")
+    right = max(e[0] for e in ends)
+    ends = [(right, y, t, c) for _, y, t, c in ends]            # one column of names, right of every line
+    a2.set_xlim(right=right * 20)
+    _label_ends(a2, ends, gap=0.06)
     a1.set_xlabel("wall-clock time, slowest worker (s)")
     a2.set_xlabel("bytes one worker has sent")
     a1.set_ylabel("training loss (nats), zoomed")
     a2.set_ylabel("training loss (nats)")
-    a2.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig
 
