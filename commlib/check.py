@@ -355,6 +355,24 @@ def _own_hint(q: Question, given: Any, right: Any, values: dict[str, Any]) -> st
     return None
 
 
+def _also_given(factor: float, values: dict[str, Any]) -> str:
+    """A second reading of a unit slip's factor when one of the exercise's own numbers equals it.
+
+    A ring's "forgot to divide by n" at n = 8 is also a factor of 8, the bits-and-bytes slip: the
+    hint names both, so it does not send the student after the wrong one.
+
+    >>> _also_given(8.0, {"n": 8, "size_gb": 1.0})
+    ' Or: 8 is also n in this exercise; is a factor of n missing or extra?'
+    >>> _also_given(8.0, {"n": 16})
+    ''
+    """
+    names = [k for k, v in values.items()
+             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isclose(float(v), factor, rel_tol=1e-9)]
+    if not names:
+        return ""
+    return f" Or: {factor:.4g} is also {' and '.join(names)} in this exercise; is a factor of {names[0]} missing or extra?"
+
+
 def _hint(q: Question, given: Any, right: Any, values: dict[str, Any] | None = None) -> str:
     values = _book_values(q) if values is None else values
     own = _own_hint(q, given, right, values)
@@ -367,9 +385,9 @@ def _hint(q: Question, given: Any, right: Any, values: dict[str, Any] | None = N
             if q.unit not in units:
                 continue
             if math.isclose(ratio, factor, rel_tol=tol):
-                return f"Your answer is {factor:.4g} times the right one: {text}"
+                return f"Your answer is {factor:.4g} times the right one: {text}" + _also_given(factor, values)
             if math.isclose(ratio, 1 / factor, rel_tol=tol):
-                return f"Your answer is 1/{factor:.4g} of the right one: {text}"
+                return f"Your answer is 1/{factor:.4g} of the right one: {text}" + _also_given(factor, values)
         if given < 0 <= right or right < 0 <= given:
             return "The sign is wrong. " + q.hint
     return q.hint

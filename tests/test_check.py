@@ -145,3 +145,10 @@ def test_the_bandwidth_exercise_names_the_ring_factor_for_every_variant(n, tc):
     whole = expected("ch00.resnet_bw_90", **givens) * n / (n - 1)
     message = check("ch00.resnet_bw_90", whole, **givens).message
     assert "2(n-1)/n" in message, (n, tc, message)
+
+
+def test_a_unit_slip_factor_that_equals_one_of_the_exercise_numbers_names_both_readings():
+    from commlib.check import check
+
+    message = str(check("ch02.ring_bytes_gb", 2 * 7 * 1.0))  # 2(n - 1)M: forgot /n at n = 8
+    assert "bits and bytes" in message and "8 is also n" in message
