@@ -772,7 +772,8 @@ def partner_figure(runs: PartnerRuns):
         ax.set_xlim(-4.2, n - 0.4)
         ax.set_ylim(-rows + 0.4, 1.2)
         ax.set_title(f"{title}, n = {n}: {trace.steps} steps", fontsize=10)
-    fig.text(0.5, 0.01, "arcs: partners swap and add (black, solid) or swap finished sums and copy them (dark blue, dashed)", ha="center", fontsize=8)
+    fig.text(0.5, 0.01, "arcs: partners swap and add (black, solid) or swap finished sums and copy them "
+             "(dark blue, dashed)", ha="center", fontsize=8)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
