@@ -587,19 +587,31 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
 _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight"}
 
 
-def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None, chunks: int = 64):
-    """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link."""
+def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None,
+                       chunks: Sequence[int] = (1, 64)):
+    """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link.
+
+    An algorithm that cuts the message into q chunks (the pipelined trees) gets one value per q in
+    ``chunks``: a small message is sent as one chunk, a large one as many, and its start-ups and
+    bytes differ accordingly.
+    """
+    chunks = [check_count("chunks", q) for q in ([chunks] if isinstance(chunks, int) else chunks)]
     rows = []
     for a in compare.ALGORITHMS:
         record = algorithms.ALLREDUCE[a]
-        steps, per_byte = compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1,
-                                                          grid=grid, chunks=chunks)
+        qs = chunks if "chunks" in record.params else chunks[:1]
+        cells = [compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1,
+                                                 grid=grid, chunks=q) for q in qs]
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
-        rows.append([name, f"{steps:g}", f"{per_byte:.4g}"])
+        if len(qs) > 1:
+            rows.append([name, "; ".join(f"{steps:g} (q = {q})" for q, (steps, _) in zip(qs, cells)),
+                         "; ".join(f"{b:.4g} (q = {q})" for q, (_, b) in zip(qs, cells))])
+        else:
+            rows.append([name, f"{cells[0][0]:g}", f"{cells[0][1]:.4g}"])
     where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
-             f"pipelined trees with q = {chunks} chunks; hierarchical and multi-rail ring with {hosts} hosts, "
-             f"one card per GPU; "
+             f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks; hierarchical and multi-rail ring "
+             f"with {hosts} hosts, one card per GPU; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {where}")
@@ -673,7 +685,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
 
     curves = {a: curve(a) for a in names}
     relative = hosts == 1
-    sizes = np.geomspace(lo, hi, 161)
+    sizes = np.geomspace(lo, hi, 97)        # twelve a decade: smooth on log axes, and quick for the sweeps
     bound = np.array([compare.allreduce_lower_bound(m, n, item.bandwidth, item.latency) for m in sizes])
     scale = bound if relative else np.ones_like(sizes)
     times = {a: np.array([curves[a](m) for m in sizes]) for a in names}
@@ -696,7 +708,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
     for ax, group, title in zip(axes, groups, titles):
         for a in group:
-            ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(3 * order.index(a) % 20, 20),
+            ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(2 * order.index(a) % 12, 12),
                       label=compare.ALGORITHM_NAMES[a], **look[a])
         for j, (size, _, after) in enumerate(switches, start=1):
             ax.axvline(size, color="0.3", lw=0.8, ls=":")

@@ -532,3 +532,15 @@ def test_hierarchical_figure_two_hosts_arrows_both_ways():
     fig = vc.hierarchical_figure(2, 4)
     styles = [t.arrow_patch.get_arrowstyle() for t in fig.axes[0].texts if getattr(t, "arrow_patch", None)]
     assert sum(type(s).__name__ == "CurveAB" for s in styles) == 4   # the 4 inter-host rings, both ways
+
+
+def test_coefficients_table_gives_the_trees_one_entry_per_chunk_count():
+    text = vc.coefficients_table(n=16, hosts=2, chunks=(1, 64)).data
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| ")}
+    tree = compare.ALGORITHM_NAMES["double_binary_tree"]
+    small = compare.alpha_beta_coefficients("double_binary_tree", 16, chunks=1)[0]
+    large = compare.alpha_beta_coefficients("double_binary_tree", 16, chunks=64)[0]
+    assert rows[tree] == f"{small:g} (q = 1); {large:g} (q = 64)"
+    ring = compare.alpha_beta_coefficients("ring", 16)[0]
+    assert rows[compare.ALGORITHM_NAMES["ring"]] == f"{ring:g}"
+    assert small < ring < large            # few start-ups for a small message, many for a large one
