@@ -569,9 +569,11 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     ring_full = [compare.allreduce_seconds("ring", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     naive = [compare.allreduce_seconds("naive", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     limit = 2 * nbytes / item.bandwidth
-    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
-    ax.plot(ns, ring_full, MARKERS[1] + "--", color=COLORS[1], label="ring, with latency 2(n-1)α")
-    ax.plot(ns, naive, MARKERS[3] + ":", color=COLORS[3], label="naive, through a master")
+    # the colours of the comparison figure: the ring black (its two terms told apart by the dash), the naive grey
+    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=_CURVE_COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
+    ax.plot(ns, ring_full, MARKERS[1] + "--", color=_CURVE_COLORS[0], mfc="white",
+            label="ring, with latency 2(n-1)α")
+    ax.plot(ns, naive, MARKERS[4] + ":", color=_CURVE_COLORS[4], label="naive, through a master")
     ax.axhline(limit, color="0.4", lw=0.8)
     ax.annotate("limit 2M/B", (ns[-1], limit), xytext=(-60, 6), textcoords="offset points", fontsize=8)
     ax.set_xscale("log", base=2)
