@@ -48,6 +48,7 @@ __all__ = [
     "ALGORITHM_NAMES",
     "allreduce_seconds",
     "crossover_sizes",
+    "allreduce_lower_bound",
     "fastest",
     "switch_points",
     "algbw_to_busbw",
@@ -73,6 +74,27 @@ ALGORITHMS: tuple[str, ...] = tuple(algorithms.ALLREDUCE)
 
 #: Names to print for each algorithm: the registry's labels.
 ALGORITHM_NAMES: dict[str, str] = {name: a.label for name, a in algorithms.ALLREDUCE.items()}
+
+
+def allreduce_lower_bound(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:
+    r"""The least time any all-reduce of ``nbytes`` on ``n`` one-port ranks can take, in seconds.
+
+    Two bounds hold at once, so their larger one does (Chan et al. 2007):
+    the bytes, :math:`2\frac{n-1}{n}\frac{M}{B}` (Patarasuk and Yuan 2009: only the ranks add,
+    uncompressed), and the start-ups, :math:`\lceil\log_2 n\rceil\alpha` (a message joins what
+    two ranks know, so after k start-ups a rank knows at most :math:`2^k` ranks' data).
+    ``bandwidth`` in bytes/s per direction, ``latency`` in s.
+
+    >>> allreduce_lower_bound(1e9, 4, 1e9, 1e-6)      # the bytes: 2 * 3/4 s
+    1.5
+    >>> allreduce_lower_bound(0.0, 8, 1e9, 1e-6)      # the start-ups: 3 of them
+    3e-06
+    """
+    nbytes = check_nonnegative("nbytes", nbytes)
+    n = check_count("n", n, minimum=1)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    latency = check_nonnegative("latency", latency)
+    return max(2 * (n - 1) / n * nbytes / bandwidth, math.ceil(math.log2(n)) * latency)
 
 
 def crossover_sizes(

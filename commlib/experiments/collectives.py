@@ -93,6 +93,9 @@ OPERATOR_CASES: tuple[tuple[str, tuple], ...] = (
 def digit_inputs(n: int, chunks: int | None = None) -> list[np.ndarray]:
     """Rank ``r`` holds ``[(c + 1) * 10**r for c in range(chunks)]``: digits record contributions.
 
+    Counting chunks from 1, as the chapter's pictures do, chunk ``j`` of rank ``r`` is ``j * 10**r``:
+    in a sum, the digit in place ``r`` says whether rank ``r`` has contributed, and its value is ``j``.
+
     ``n`` ranks (1 to 8), ``chunks`` values per rank (1 to 9; default ``n``),
     so that no digit of a sum over ranks ever carries into the next.
 

@@ -6,10 +6,12 @@ here takes such a run as input and draws what it did: the values each rank
 holds come from the returned buffers and snapshots, the arrows from the
 trace's messages. Nothing is drawn from a hand-made script.
 
-Values the reader can follow: rank ``r`` starts with chunk ``c`` equal to
-``(c + 1) * 10**r`` (:func:`commlib.experiments.collectives.digit_inputs`),
-so in any sum each decimal digit records one rank's contribution -- ``1111``
-is chunk 0 summed over four ranks, ``110`` is ranks 0 and 1 only. Cells are
+Values the reader can follow: rank ``r`` starts with chunk ``j`` equal to
+``j * 10**r``, chunks numbered 1 to n in the pictures
+(:func:`commlib.experiments.collectives.digit_inputs`; the code numbers them from 0),
+so in any sum the digit in place ``r`` records rank ``r``'s contribution and its
+value the chunk -- ``1111`` is chunk 1 summed over four ranks, ``220`` is chunk 2
+of ranks 1 and 2 only. Cells are
 coloured by who contributed: one rank's own value in that rank's colour
 (hatched from the sixth rank on), partial sums in light grey, complete sums in
 dark blue (Okabe-Ito palette; no rank is blue).
@@ -63,11 +65,15 @@ __all__ = [
     "buffer_table",
     "naive_hotspot_figure",
     "ring_allreduce_animation",
+    "ring_allreduce_strip",
+    "ring_key_frames",
+    "ring_legend_handles",
     "ring_labels",
     "trace_formula_table",
     "ring_scaling_figure",
     "coefficients_table",
     "comparison_figure",
+    "double_binary_tree_figure",
     "hierarchical_figure",
     "torus_figure",
     "NIC_CHOICES",
@@ -401,6 +407,86 @@ def ring_labels(run: RingRun) -> list[str]:
     return [str(s) for s in run.trace.snapshot_labels]
 
 
+#: Arrow colours of the ring: a chunk on its way to be added (black), a finished chunk copied (dark blue,
+#: the colour of complete sums). No rank colour is black or blue, so each colour keeps one meaning.
+_ADD_ARROW = "black"
+_COPY_ARROW = _FULL
+
+
+def ring_legend_handles(n: int) -> list:
+    """Legend entries of the ring pictures: every rank's own colour, partial and complete sums, the
+    outline of a cell just written, and the two kinds of arrow."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Patch(edgecolor="black", lw=0.7, label=f"rank {r}'s own value", **_rank_fill(r)) for r in range(n)]
+    handles += [
+        Patch(facecolor=_PARTIAL, edgecolor="black", lw=0.7, label="partial sum (some ranks)"),
+        Patch(facecolor=_FULL, edgecolor="black", lw=0.7, label="complete sum (all ranks)"),
+        Patch(facecolor="white", edgecolor="black", lw=2.2, label="cell written this step"),
+        Line2D([], [], color=_ADD_ARROW, lw=1.6, marker=">", label="scatter-reduce: received, added"),
+        Line2D([], [], color=_COPY_ARROW, lw=1.6, marker=">", label="all-gather: received, copied"),
+    ]
+    return handles
+
+
+def _ring_frame_heading(n: int, frame: int) -> str:
+    if frame == 0:
+        return "start: rank i holds j·10^i in chunk j"
+    if frame <= n - 1:
+        return f"scatter-reduce, step {frame} of {n - 1}"
+    return f"all-gather, step {frame - (n - 1)} of {n - 1}"
+
+
+def _draw_ring_frame(ax, run: RingRun, frame: int, fontsize: float = 8) -> None:
+    """One frame of the ring on ``ax``: every rank's buffer (chunks numbered 1 to n, as their digits),
+    and the step's messages as arrows, each labelled on its arc with the chunk it carries."""
+    trace = run.trace
+    n = trace.n
+    steps = sorted({m.step for m in trace.messages})
+    radius, w, h = 2.2, 0.55, 0.5
+    angle = [math.pi / 2 - 2 * math.pi * r / n for r in range(n)]
+    centre = [(radius * math.cos(a), radius * math.sin(a)) for a in angle]
+    ax.clear()
+    ax.set_xlim(-radius - 1.9, radius + 1.9)
+    ax.set_ylim(-radius - 0.9, radius + 1.0)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    msgs = trace.step_messages(steps[frame - 1]) if frame >= 1 else []
+    written = {}
+    for m in msgs:
+        if isinstance(m.chunk, (int, np.integer)):
+            written.setdefault(m.dst, []).append(int(m.chunk))
+    for r in range(n):
+        cx, cy = centre[r]
+        x0, y0 = cx - n * w / 2, cy - h / 2
+        _draw_buffer(ax, x0, y0, trace.snapshots[frame][r], n, w, h, highlight=written.get(r, ()), fontsize=fontsize)
+        for c in range(n):      # chunk numbers under the cells: chunk c holds the digit c
+            ax.text(x0 + (c + 0.5) * w, y0 - 0.04, f"{c + 1}", ha="center", va="top", fontsize=fontsize - 1.5,
+                    color="0.35")
+        ax.text(cx, cy + h / 2 + 0.12, f"rank {r}", ha="center", va="bottom", fontsize=fontsize + 1,
+                fontweight="bold")
+    # an arrow starts and ends just inside its rank's buffer, on the line from the ring's centre
+    end = []
+    for a in angle:
+        c, s_ = abs(math.cos(a)), abs(math.sin(a))
+        edge = min(n * w / 2 / c if c > 1e-9 else math.inf, (h / 2 + 0.2) / s_ if s_ > 1e-9 else math.inf)
+        end.append(((radius - edge - 0.12) * math.cos(a), (radius - edge - 0.12) * math.sin(a)))
+    rad = 0.15    # arcs bend a little inwards, clear of the buffers
+    for m in msgs:
+        p, q = end[m.src], end[m.dst]
+        col = _ADD_ARROW if "reduce" in str(m.phase) else _COPY_ARROW
+        ax.add_patch(FancyArrowPatch(p, q, connectionstyle=f"arc3,rad={rad}", arrowstyle="-|>",
+                                     mutation_scale=14, lw=1.6, color=col))
+        # the label sits on its own arc: a quadratic curve's midpoint is the chord's midpoint moved
+        # rad/2 of the chord along its normal (arc3's control point is moved rad of it)
+        mx = (p[0] + q[0]) / 2 + rad / 2 * (q[1] - p[1])
+        my = (p[1] + q[1]) / 2 - rad / 2 * (q[0] - p[0])
+        chunk = f"chunk {int(m.chunk) + 1}" if isinstance(m.chunk, (int, np.integer)) else str(m.chunk)
+        ax.text(mx, my, chunk, fontsize=fontsize - 0.5, ha="center", va="center", color=col,
+                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec=col, lw=0.6))
+
+
 def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
     """Ring all-reduce on ``n`` ranks (2 to 6), one frame per step, on values the reader can follow.
 
@@ -409,61 +495,51 @@ def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
     2(n-1) the all-gather steps. Each frame shows every rank's buffer as
     :func:`commlib.collectives.simulate.allreduce` recorded it (``record=True``), and
     the messages of that step as arrows labelled with the chunk they carry;
-    cells just written have a thick border.
+    cells just written have a thick border. Chunks are numbered 1 to n, as
+    their digits are (the code numbers them from 0); a legend names every colour.
     """
-    trace = run.trace
-    n = check_count("n", trace.n, minimum=2, maximum=6)
-    steps = sorted({m.step for m in trace.messages})
-    snaps = trace.snapshots
-    labels = list(trace.snapshot_labels)
-    angle = [math.pi / 2 - 2 * math.pi * r / n for r in range(n)]
-    radius = 2.2
-    w, h = 0.55, 0.5
-    centre = [(radius * math.cos(a), radius * math.sin(a)) for a in angle]
+    n = check_count("n", run.trace.n, minimum=2, maximum=6)
+    labels = list(run.trace.snapshot_labels)
     style()
-    fig, ax = plt.subplots(figsize=(7.2, 6.4))
+    fig, ax = plt.subplots(figsize=(9.6, 6.4))
+    fig.subplots_adjust(left=0.0, right=0.7, top=0.88, bottom=0.0)
+    fig.legend(handles=ring_legend_handles(n), loc="center left", bbox_to_anchor=(0.69, 0.5), fontsize=9,
+               frameon=False)
 
     def draw(frame: int):
-        ax.clear()
-        ax.set_xlim(-radius - 2.2, radius + 2.2)
-        ax.set_ylim(-radius - 1.3, radius + 1.3)
-        ax.set_aspect("equal")
-        ax.axis("off")
-        msgs = trace.step_messages(steps[frame - 1]) if frame >= 1 else []
-        written = {}
-        for m in msgs:
-            chunk = m.chunk if isinstance(m.chunk, (int, np.integer)) else None
-            if chunk is not None:
-                written.setdefault(m.dst, []).append(int(chunk))
-        for r in range(n):
-            cx, cy = centre[r]
-            x0, y0 = cx - n * w / 2, cy - h / 2
-            _draw_buffer(ax, x0, y0, snaps[frame][r], n, w, h, highlight=written.get(r, ()), fontsize=8)
-            ax.text(cx, cy + h / 2 + 0.18, f"rank {r}", ha="center", va="bottom", fontsize=9, fontweight="bold")
-        for m in msgs:
-            (sx, sy), (dx, dy) = centre[m.src], centre[m.dst]
-            phase = str(m.phase)
-            col = COLORS[3] if "reduce" in phase else COLORS[0]
-            arrow = FancyArrowPatch((sx * 0.72, sy * 0.72), (dx * 0.72, dy * 0.72), connectionstyle="arc3,rad=-0.25",
-                                    arrowstyle="-|>", mutation_scale=14, lw=1.6, color=col)
-            ax.add_patch(arrow)
-            mx, my = (sx + dx) * 0.3, (sy + dy) * 0.3
-            ax.text(mx, my, f"chunk {m.chunk}", fontsize=7.5, ha="center", va="center", color=col,
-                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec=col, lw=0.6))
-        if frame == 0:
-            head = "start: rank r holds (c+1)·10^r in chunk c"
-        elif frame <= n - 1:
-            head = f"scatter-reduce, step {frame} of {n - 1}: receive a chunk, add it to yours"
-        else:
-            head = f"all-gather, step {frame - (n - 1)} of {n - 1}: receive a finished chunk, copy it"
-        ax.set_title(f"ring all-reduce, {n} ranks -- {labels[frame] if frame < len(labels) else ''}\n{head}",
-                     fontsize=10)
-        ax.text(0, -radius - 1.15, "grey: partial sum   dark blue: complete sum (every digit filled)",
-                ha="center", fontsize=8, color="0.3")
+        _draw_ring_frame(ax, run, frame)
+        ax.set_title(f"ring all-reduce, {n} ranks -- {labels[frame] if frame < len(labels) else ''}\n"
+                     f"{_ring_frame_heading(n, frame)}", fontsize=10)
         return []
 
     draw(0)
-    return FuncAnimation(fig, draw, frames=range(len(snaps)), interval=1200, blit=False)
+    return FuncAnimation(fig, draw, frames=range(len(run.trace.snapshots)), interval=1200, blit=False)
+
+
+def ring_key_frames(n: int) -> list[int]:
+    """The frames :func:`ring_allreduce_strip` shows: the start, the first step, the end of the
+    scatter-reduce (each rank owns one complete chunk) and the end (every rank holds every sum)."""
+    n = check_count("n", n, minimum=2)
+    return sorted({0, 1, n - 1, 2 * (n - 1)})
+
+
+def ring_allreduce_strip(run: RingRun):
+    """The animation's key frames (:func:`ring_key_frames`) side by side, with the full legend: the
+    ring for print and for a reader who does not press play."""
+    n = check_count("n", run.trace.n, minimum=2, maximum=6)
+    frames = ring_key_frames(n)
+    style()
+    cols = 2
+    rows = math.ceil(len(frames) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(10.0, 4.6 * rows + 1.2), squeeze=False)
+    for ax, frame in zip(axes.flat, frames):
+        _draw_ring_frame(ax, run, frame, fontsize=7.5)
+        ax.set_title(f"frame {frame}: {_ring_frame_heading(n, frame)}", fontsize=10)
+    for ax in list(axes.flat)[len(frames):]:
+        ax.axis("off")
+    fig.legend(handles=ring_legend_handles(n), loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.subplots_adjust(left=0.0, right=1.0, top=0.95, bottom=1.1 / (4.6 * rows + 1.2), wspace=0.02, hspace=0.12)
+    return fig
 
 
 def trace_formula_table(runs: TraceFormulaRuns):
@@ -493,9 +569,11 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     ring_full = [compare.allreduce_seconds("ring", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     naive = [compare.allreduce_seconds("naive", nbytes, int(k), item.bandwidth, item.latency) for k in ns]
     limit = 2 * nbytes / item.bandwidth
-    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
-    ax.plot(ns, ring_full, MARKERS[1] + "--", color=COLORS[1], label="ring, with latency 2(n-1)α")
-    ax.plot(ns, naive, MARKERS[3] + ":", color=COLORS[3], label="naive, through a master")
+    # the colours of the comparison figure: the ring black (its two terms told apart by the dash), the naive grey
+    ax.plot(ns, ring_bw, MARKERS[0] + "-", color=_CURVE_COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
+    ax.plot(ns, ring_full, MARKERS[1] + "--", color=_CURVE_COLORS[0], mfc="white",
+            label="ring, with latency 2(n-1)α")
+    ax.plot(ns, naive, MARKERS[4] + ":", color=_CURVE_COLORS[4], label="naive, through a master")
     ax.axhline(limit, color="0.4", lw=0.8)
     ax.annotate("limit 2M/B", (ns[-1], limit), xytext=(-60, 6), textcoords="offset points", fontsize=8)
     ax.set_xscale("log", base=2)
@@ -511,19 +589,31 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
 _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight"}
 
 
-def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None, chunks: int = 64):
-    """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link."""
+def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None,
+                       chunks: Sequence[int] = (1, 64)):
+    """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link.
+
+    An algorithm that cuts the message into q chunks (the pipelined trees) gets one value per q in
+    ``chunks``: a small message is sent as one chunk, a large one as many, and its start-ups and
+    bytes differ accordingly.
+    """
+    chunks = [check_count("chunks", q) for q in ([chunks] if isinstance(chunks, int) else chunks)]
     rows = []
     for a in compare.ALGORITHMS:
         record = algorithms.ALLREDUCE[a]
-        steps, per_byte = compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1,
-                                                          grid=grid, chunks=chunks)
+        qs = chunks if "chunks" in record.params else chunks[:1]
+        cells = [compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1,
+                                                 grid=grid, chunks=q) for q in qs]
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
-        rows.append([name, f"{steps:g}", f"{per_byte:.4g}"])
+        if len(qs) > 1:
+            rows.append([name, "; ".join(f"{steps:g} (q = {q})" for q, (steps, _) in zip(qs, cells)),
+                         "; ".join(f"{b:.4g} (q = {q})" for q, (_, b) in zip(qs, cells))])
+        else:
+            rows.append([name, f"{cells[0][0]:g}", f"{cells[0][1]:.4g}"])
     where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
-             f"pipelined trees with q = {chunks} chunks; hierarchical and multi-rail ring with {hosts} hosts, "
-             f"one card per GPU; "
+             f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks; hierarchical and multi-rail ring "
+             f"with {hosts} hosts, one card per GPU; "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {where}")
@@ -565,15 +655,27 @@ def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
     return out
 
 
+#: Curve colours in registry order: the first (the ring) black, as it appears in both panels; sky blue
+#: comes before dark blue so that, for n >= 4, they fall in different panels (the pipelined binary tree
+#: is never near the bound, the double binary tree is).
+_CURVE_COLORS = ["black", PALETTE["orange"], PALETTE["green"], PALETTE["vermillion"], "0.55", PALETTE["sky"],
+                 PALETTE["blue"], PALETTE["purple"]]
+
+
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
-    """Time of every all-reduce algorithm against message size (log-log), switch points marked.
+    """Every all-reduce algorithm against message size, switch points marked.
 
-    Curves from :func:`commlib.collectives.compare.allreduce_seconds`; the sizes where
-    the fastest algorithm changes (:func:`commlib.collectives.compare.switch_points`) are
-    marked with a dot on the lower envelope and a dotted line. On one kind of link, grey bands
-    mark the sizes where start-ups take most of the fastest algorithm's time, the rest those
-    where its bytes do (:func:`commlib.collectives.compare.dominant_term_switches`).
+    Curves from :func:`commlib.collectives.compare.allreduce_seconds`; the sizes where the fastest
+    algorithm changes (:func:`commlib.collectives.compare.switch_points`) are marked with a
+    numbered dot on the lower envelope and listed under the panels. On one kind of link
+    (``hosts == 1``) each time is drawn relative to the lower bound
+    (:func:`commlib.collectives.compare.allreduce_lower_bound`), in two panels of a few curves
+    each: the algorithms that come within 1.45 times the bound for the largest messages
+    (right) and the others (left, with the ring again for reference); grey bands mark the sizes
+    where start-ups take most of the fastest algorithm's time
+    (:func:`commlib.collectives.compare.dominant_term_switches`). On hosts of several GPUs the
+    times are drawn as they are, in one panel.
     """
     item = hardware.link(link)
     inter = hardware.link(inter_link) if inter_link else item
@@ -584,44 +686,68 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         return lambda m: compare.allreduce_seconds(a, m, n, item.bandwidth, item.latency, **kw)
 
     curves = {a: curve(a) for a in names}
-    sizes = np.geomspace(lo, hi, 161)
-    fig, ax = figure(8.6, 6.3)
-    for i, a in enumerate(names):
-        # colour, dash and marker all differ, and markers sit at different sizes on each line,
-        # so lines that coincide (ring, halving-doubling, torus at large M) stay distinguishable
-        ax.loglog(sizes, [curves[a](m) for m in sizes], color=COLORS[i % 8], lw=2.0,
-                  ls=_LINESTYLES[i % len(_LINESTYLES)], marker=MARKERS[i % len(MARKERS)], ms=7,
-                  markevery=(2 * i, 20), label=compare.ALGORITHM_NAMES[a])
+    relative = hosts == 1
+    sizes = np.geomspace(lo, hi, 97)        # twelve a decade: smooth on log axes, and quick for the sweeps
+    bound = np.array([compare.allreduce_lower_bound(m, n, item.bandwidth, item.latency) for m in sizes])
+    scale = bound if relative else np.ones_like(sizes)
+    times = {a: np.array([curves[a](m) for m in sizes]) for a in names}
+    if relative:
+        near = [a for a in names if times[a][-1] / bound[-1] < 1.45]
+        groups = [[a for a in names if a not in near] + [a for a in near if a == "ring"], near]
+        groups = [g for g in groups if g]
+        titles = ["far from the bound for large messages", "near the bound for large messages"][-len(groups):]
+    else:
+        groups, titles = [names], [""]
+    fig, axes = figure(4.4 * len(groups) + 0.4, 6.0, ncols=len(groups), sharey=True, squeeze=False)
+    axes = list(axes[0])
+    # one colour, dash and marker per algorithm, the same in every panel and for every n
+    order = [a for a in compare.ALGORITHMS if a in names]
+    look = {a: dict(color=_CURVE_COLORS[i % len(_CURVE_COLORS)], ls=_LINESTYLES[i % len(_LINESTYLES)],
+                    marker=MARKERS[i % len(MARKERS)]) for i, a in enumerate(order)}
     switches = compare.switch_points(curves, lo, hi)
-    for j, (size, before, after) in enumerate(switches):
-        t = curves[after](size)
-        ax.plot([size], [t], "o", color="black", ms=7, zorder=5)
-        ax.axvline(size, color="0.3", lw=0.8, ls=":")
-        # labels sit in the empty lower right (small times, large messages), an arrow to their dot
-        ax.annotate(f"{format_size(size)}: {_short_name(before)} → {_short_name(after)}", (size, t),
-                    xytext=(0.98, 0.05 + 0.09 * j), textcoords="axes fraction", ha="right", va="bottom",
-                    fontsize=11, bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.9),
-                    arrowprops=dict(arrowstyle="->", lw=0.9, color="0.3", shrinkA=2, shrinkB=4))
-    if hosts == 1:
-        changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi)
-        edges = [lo] + [m for m, _ in changes] + [hi]
-        above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
-        for (a, b), term in zip(zip(edges, edges[1:]), above):
-            if term == "start-ups":
-                ax.axvspan(a, b, color="0.9", zorder=0, lw=0)
-        top = ax.get_ylim()[1] / 2.5
-        ax.text(lo * 1.3, top, f"{above[0]} dominate", fontsize=11, color="0.3")
-        ax.text(hi / 1.3, top, f"{above[-1]} dominate", fontsize=11, color="0.3", ha="right")
+    changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi) if relative else []
+    edges = [lo] + [m for m, _ in changes] + [hi]
+    above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
+    for ax, group, title in zip(axes, groups, titles):
+        for a in group:
+            ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(2 * order.index(a) % 12, 12),
+                      label=compare.ALGORITHM_NAMES[a], **look[a])
+        for j, (size, _, after) in enumerate(switches, start=1):
+            ax.axvline(size, color="0.3", lw=0.8, ls=":")
+            if after in group:
+                y = curves[after](size) / (compare.allreduce_lower_bound(size, n, item.bandwidth, item.latency)
+                                           if relative else 1.0)
+                ax.plot([size], [y], "o", color="black", ms=7, zorder=5)
+                ax.annotate(f"{j}", (size, y), xytext=(4, -12), textcoords="offset points", fontsize=11,
+                            fontweight="bold")
+        if relative:
+            ax.axhline(1.0, color="black", lw=1.0)
+            for (a, b), term in zip(zip(edges, edges[1:]), above):
+                if term == "start-ups":
+                    ax.axvspan(a, b, color="0.9", zorder=0, lw=0)
+        ax.set_title(title, fontsize=12)
+        ax.set_xlabel("message size M (bytes)", fontsize=12)
+        ax.tick_params(labelsize=11)
+        ax.legend(fontsize=10.5, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False,
+                  handlelength=2.6)
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.yaxis.set_minor_locator(NullLocator())
+    if relative:
+        axes[0].set_ylabel("time / lower bound", fontsize=12)
+        top = axes[-1].get_ylim()[1] / 1.6
+        axes[0].text(lo * 1.3, top, f"{above[0]} dominate", fontsize=10.5, color="0.3")
+        axes[-1].text(hi / 1.3, top, f"{above[-1]} dominate", fontsize=10.5, color="0.3", ha="right")
+        # on the left of the last panel, where its curves are well above the bound
+        axes[-1].annotate("lower bound", (lo, 1.0), xytext=(4, 4), textcoords="offset points", ha="left",
+                          fontsize=10.5)
+    else:
+        axes[0].set_ylabel("time (s)", fontsize=12)
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
-    ax.set_title(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
-    ax.set_xlabel("message size M (bytes)", fontsize=12)
-    ax.set_ylabel("time (s)", fontsize=12)
-    ax.tick_params(labelsize=11)
-    ax.legend(fontsize=11, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False,
-              handlelength=2.6, columnspacing=1.5)
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_minor_locator(NullLocator())
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.3, top=0.93)
+    fig.suptitle(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
+    listed = "   ".join(f"{j}: {format_size(size)}, {_short_name(b)} → {_short_name(a)}"
+                        for j, (size, b, a) in enumerate(switches, start=1))
+    fig.text(0.5, 0.015, f"fastest changes at  {listed}", ha="center", fontsize=10.5)
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36, top=0.88, wspace=0.08)
     return fig
 
 
@@ -646,11 +772,12 @@ def partner_figure(runs: PartnerRuns):
             y = -s
             msgs = [m for m in trace.step_messages(s) if m.src < m.dst]
             for i in range(n):
-                ax.add_patch(Rectangle((i - 0.18, y - 0.18), 0.36, 0.36, ec="black", zorder=3, **_rank_fill(i)))
+                ax.add_patch(Rectangle((i - 0.18, y - 0.18), 0.36, 0.36, fc="white", ec="black", zorder=3))
             for m in msgs:
                 ax.add_patch(FancyArrowPatch((m.src, y + 0.18), (m.dst, y + 0.18), arrowstyle="<->",
                                              mutation_scale=8, connectionstyle="arc3,rad=-0.35", lw=1.0,
-                                             color=COLORS[0] if m.reduced else COLORS[1], zorder=2))
+                                             color=_ADD_ARROW if m.reduced else _COPY_ARROW,
+                                             ls="-" if m.reduced else "--", zorder=2))
             d = msgs[0].dst - msgs[0].src
             share = msgs[0].nbytes / runs.nbytes
             ax.text(-0.7, y, f"step {s + 1}: distance {d}, {_fraction(share)} M", ha="right", va="center",
@@ -660,7 +787,8 @@ def partner_figure(runs: PartnerRuns):
         ax.set_xlim(-4.2, n - 0.4)
         ax.set_ylim(-rows + 0.4, 1.2)
         ax.set_title(f"{title}, n = {n}: {trace.steps} steps", fontsize=10)
-    fig.text(0.5, 0.01, "arcs: partners swap and add (blue) or swap and copy (orange)", ha="center", fontsize=8)
+    fig.text(0.5, 0.01, "arcs: partners swap and add (black, solid) or swap finished sums and copy them "
+             "(dark blue, dashed)", ha="center", fontsize=8)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
@@ -670,6 +798,49 @@ def _fraction(x: float) -> str:
     if x >= 1:
         return f"{x:g} x"
     return f"1/{round(1 / x)} x"
+
+
+def double_binary_tree_figure(n: int = 8):
+    """NCCL's two trees on ``n`` ranks (2 to 16), one panel each, from the model's parent lists.
+
+    :func:`commlib.collectives.algorithms.double_binary_tree.parents` gives each rank's parent in
+    each tree (heap order, then the same ranks reversed). A rank with children is filled grey in
+    the tree where it has them; the other tree has it as a white leaf, so no rank is grey twice.
+    """
+    from ..collectives.algorithms import double_binary_tree as dbt
+
+    n = check_count("n", n, minimum=2, maximum=16)
+    trees, inner = dbt.parents(n), dbt.inner_ranks(n)
+    depth = max(1, math.floor(math.log2(n)))
+    fig, axes = figure(9.6, 1.6 + 1.0 * depth, ncols=2)
+    for k, (ax, parent) in enumerate(zip(axes, trees)):
+        ax.axis("off")
+        ax.grid(False)
+        # heap layout: the root on top, each level spread evenly; a rank's place is its heap position
+        place = {}
+        order = range(n) if k == 0 else range(n - 1, -1, -1)
+        for pos, r in enumerate(order):
+            level = math.floor(math.log2(pos + 1))
+            slot = pos - (2**level - 1)
+            place[r] = ((slot + 0.5) * n / 2**level, -level)
+        for r, p in enumerate(parent):
+            if p is not None:
+                (x0, y0), (x1, y1) = place[p], place[r]
+                ax.plot([x0, x1], [y0 - 0.2, y1 + 0.2], color="black", lw=1.2, zorder=1)
+        for r, (x, y) in place.items():
+            grey = r in inner[k]
+            ax.add_patch(Rectangle((x - 0.3, y - 0.2), 0.6, 0.4, facecolor="0.35" if grey else "white",
+                                   edgecolor="black", lw=1.0, zorder=2))
+            ax.text(x, y, f"{r}", ha="center", va="center", fontsize=10, color="white" if grey else "black",
+                    zorder=3)
+        ax.set_xlim(-0.2, n + 0.2)
+        ax.set_ylim(-depth - 0.5, 0.5)
+        ax.set_title(f"tree {k}: " + ("ranks in heap order" if k == 0 else "the same, ranks reversed") +
+                     f"\ninner ranks (grey): {', '.join(map(str, sorted(inner[k])))}", fontsize=10)
+    fig.text(0.5, 0.02, "grey: a rank with children in that tree; white: a leaf. "
+             "Each tree carries half of the message.", ha="center", fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
 
 
 def hierarchical_figure(hosts: int = 2, per_host: int = 4):

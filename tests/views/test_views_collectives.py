@@ -185,6 +185,51 @@ def test_ring_animation_one_frame_per_step(n):
         assert texts.count(value) == n                       # every rank holds every complete chunk
 
 
+def test_ring_animation_numbers_chunks_as_their_digits():
+    # chunk j of rank i holds j * 10**i: the arrow that carries a value names the chunk its digit gives
+    run = ce.ring_run(4)
+    anim = vc.ring_allreduce_animation(run)
+    ax = anim._fig.axes[0]
+    anim._func(1)
+    carried = sorted(t for t in _texts(ax) if t.startswith("chunk "))
+    sent = sorted(run.trace.step_messages(0), key=lambda m: m.chunk)
+    assert carried == [f"chunk {int(m.chunk) + 1}" for m in sent]
+    anim._func(2 * 3)
+    assert run.results[0][0] == 1111          # chunk 1: digit 1 from every rank
+    legend = [t.get_text() for t in anim._fig.legends[0].get_texts()]
+    assert [f"rank {r}'s own value" for r in range(4)] == legend[:4]
+    assert any("written" in t for t in legend) and any("complete" in t for t in legend)
+
+
+def test_ring_strip_shows_the_key_frames_with_a_full_legend():
+    run = ce.ring_run(4)
+    fig = vc.ring_allreduce_strip(run)
+    frames = vc.ring_key_frames(4)
+    assert frames == [0, 1, 3, 6]
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert [int(t.split(":")[0].split()[1]) for t in titles] == frames
+    assert len(fig.legends[0].get_texts()) == 4 + 5
+    # the last frame: every rank holds every complete chunk
+    last = _texts(fig.axes[3])
+    assert all(last.count(f"{j * 1111}") == 4 for j in range(1, 5))
+
+
+@pytest.mark.parametrize("n", [2, 5, 8, 13])
+def test_double_binary_tree_figure_no_rank_inner_twice(n):
+    from commlib.collectives.algorithms import double_binary_tree as dbt
+
+    inner = dbt.inner_ranks(n)
+    assert not inner[0] & inner[1]                       # a rank is inner in at most one tree
+    for parent in dbt.parents(n):
+        assert sum(p is None for p in parent) == 1       # one root a tree
+    fig = vc.double_binary_tree_figure(n)
+    for ax, inside in zip(fig.axes, inner):
+        boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
+        assert len(boxes) == n
+        assert sum(b.get_facecolor()[0] < 0.5 for b in boxes) == len(inside)
+        assert len(ax.lines) == n - 1                     # one edge per non-root rank
+
+
 def test_ring_animation_after_scatter_reduce_each_rank_owns_one_complete_chunk():
     n = 4
     anim = vc.ring_allreduce_animation(ce.ring_run(n))
@@ -216,21 +261,52 @@ def test_trace_formula_table_agrees():
 
 # --- chapter 2: comparison, hierarchy, torus ----------------------------------------------------------
 
+def _dots(fig):
+    return [line for ax in fig.axes for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
+
+
 def test_comparison_figure_marks_the_switch_points():
     fig = vc.comparison_figure(n=12, link="eth_10g")
-    ax = fig.axes[0]
     algorithms = vc.figure_algorithms(12)
     assert "hierarchical" not in algorithms and "double_binary_tree" in algorithms
-    assert len(ax.get_legend().get_texts()) == len(algorithms)
+    shown = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    assert set(shown) == {compare.ALGORITHM_NAMES[a] for a in algorithms}
+    assert all(len(ax.get_legend().get_texts()) <= 6 for ax in fig.axes)     # a handful of curves a panel
     item_b, item_l = 1.25e9, 20e-6
     curves = {a: (lambda m, a=a: compare.allreduce_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
     want = compare.switch_points(curves, 1e2, 1e10)
-    dots = [line for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
+    dots = _dots(fig)
     assert len(dots) == len(want) >= 1
-    for line, (size, _, _) in zip(dots, want):
+    for line, (size, _, after) in zip(sorted(dots, key=lambda d: d.get_xdata()[0]), want):
         assert line.get_xdata()[0] == pytest.approx(size)
+        # drawn relative to the lower bound: the fastest curve's ratio there
+        bound = compare.allreduce_lower_bound(size, 12, item_b, item_l)
+        assert line.get_ydata()[0] == pytest.approx(curves[after](size) / bound)
     # with 12 ranks (not a power of two) the ring is the large-message winner
     assert want[-1][2] in ("ring", "torus")
+
+
+def test_comparison_figure_is_relative_to_the_lower_bound():
+    fig = vc.comparison_figure(n=16, link="eth_100g")
+    ring = [line for ax in fig.axes for line in ax.lines if line.get_label() == compare.ALGORITHM_NAMES["ring"]]
+    assert len(ring) == 2                                   # in both panels, for reference
+    ratios = ring[0].get_ydata()
+    assert min(ratios) >= 1.0 and ratios[-1] == pytest.approx(1.0, abs=1e-3)   # the ring meets the bound
+    # one look per algorithm across the panels: a colour never stands for two algorithms
+    looks = {}
+    for ax in fig.axes:
+        for line in ax.lines:
+            if not line.get_label().startswith("_"):
+                looks.setdefault(line.get_color(), set()).add(line.get_label())
+    assert all(len(v) == 1 for v in looks.values())
+
+
+def test_lower_bound_is_below_every_algorithm():
+    for n in (2, 3, 8, 12, 16, 128):
+        for a in vc.figure_algorithms(n):
+            for m in (0.0, 1e3, 1e6, 1e9):
+                assert compare.allreduce_seconds(a, m, n, 12.5e9, 5e-6) >= compare.allreduce_lower_bound(
+                    m, n, 12.5e9, 5e-6) * (1 - 1e-12)
 
 
 def test_comparison_figure_with_hosts_includes_hierarchical():
@@ -394,12 +470,11 @@ def test_reduce_animation_fills_its_frame():
 def test_comparison_figure_readable_names_and_sizes(n):
     fig = vc.comparison_figure(n=n, link="eth_100g")
     _assert_readable(fig)
-    ax = fig.axes[0]
-    shown = [t.get_text() for t in ax.get_legend().get_texts()] + _texts(ax)
+    shown = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    shown += [t for ax in fig.axes for t in _texts(ax)] + [t.get_text() for t in fig.texts]
     assert not [s for s in shown if "_" in s]
-    arrows = [s for s in _texts(ax) if "→" in s]
-    dots = [line for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
-    assert len(arrows) == len(dots) >= 1
+    listed = [t.get_text() for t in fig.texts if "fastest changes" in t.get_text()]
+    assert len(listed) == 1 and listed[0].count("→") == len(_dots(fig)) >= 1
 
 
 def test_chapter0_ranks_sweep_readable_names_and_sizes(monkeypatch):
@@ -457,3 +532,15 @@ def test_hierarchical_figure_two_hosts_arrows_both_ways():
     fig = vc.hierarchical_figure(2, 4)
     styles = [t.arrow_patch.get_arrowstyle() for t in fig.axes[0].texts if getattr(t, "arrow_patch", None)]
     assert sum(type(s).__name__ == "CurveAB" for s in styles) == 4   # the 4 inter-host rings, both ways
+
+
+def test_coefficients_table_gives_the_trees_one_entry_per_chunk_count():
+    text = vc.coefficients_table(n=16, hosts=2, chunks=(1, 64)).data
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| ")}
+    tree = compare.ALGORITHM_NAMES["double_binary_tree"]
+    small = compare.alpha_beta_coefficients("double_binary_tree", 16, chunks=1)[0]
+    large = compare.alpha_beta_coefficients("double_binary_tree", 16, chunks=64)[0]
+    assert rows[tree] == f"{small:g} (q = 1); {large:g} (q = 64)"
+    ring = compare.alpha_beta_coefficients("ring", 16)[0]
+    assert rows[compare.ALGORITHM_NAMES["ring"]] == f"{ring:g}"
+    assert small < ring < large            # few start-ups for a small message, many for a large one

@@ -20,12 +20,32 @@ busiest port's messages summed over the q + 2D - 1 rounds).
 CostTerms(steps=2, bytes=4000.0, reduced=2000.0)
 >>> terms(4000, 8, chunks=100).steps   # 8 ranks: about 4 messages a round at the busiest port
 404
+>>> parents(4)                          # tree 0: 0 is the root; tree 1: 3 is
+[[None, 0, 0, 1], [2, 3, 3, None]]
 """
 
 from __future__ import annotations
 
 from .base import Algorithm, CostTerms
-from .pipelined_tree import check, run_trees, tree_seconds, tree_terms
+from .pipelined_tree import check, run_trees, tree_positions, tree_seconds, tree_terms
+
+
+def parents(n: int) -> list[list[int | None]]:
+    """For each of the two trees, every rank's parent (None for the root): heap order, then reversed.
+
+    In heap order the parent of position p is position (p - 1) // 2; a rank's position is its
+    number in tree 0 and n - 1 minus its number in tree 1 (:func:`tree_positions`).
+    """
+    out = []
+    for pos in tree_positions(n, 2):
+        rank_at = {p: r for r, p in enumerate(pos)}
+        out.append([None if pos[r] == 0 else rank_at[(pos[r] - 1) // 2] for r in range(n)])
+    return out
+
+
+def inner_ranks(n: int) -> list[frozenset[int]]:
+    """For each tree, the ranks that have children in it (the others are its leaves)."""
+    return [frozenset(p for p in tree if p is not None) for tree in parents(n)]
 
 
 def terms(nbytes: float, n: int, chunks: int | None = None) -> CostTerms:
