@@ -29,3 +29,9 @@ def test_the_count_sees_a_dense_paragraph_and_skips_tables_and_captions():
     claim = {"status": "ok", "data": {"text/markdown": "0.55 ± 0.01 against 0.56 ± 0.01 over 5 seeds, 3 rates"}}
     assert prose_density.count(value, {'prose_views.text("k")': claim}) == 6
     assert prose_density.paragraphs(f"{value} and {value}.") == [f"{value} and {value}."]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_no_table_entry_is_a_sentence_of_results(path):
+    found = prose_density.crowded_cells(path)
+    assert not found, "\n".join(f"cell {i}: a table entry with {n} values: {s}" for i, n, s in found)

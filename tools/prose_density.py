@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 
 LIMIT = 5
+#: A table cell that shows more numbers than this is a sentence in disguise, not a table's entry.
+CELL_LIMIT = 4
 EVAL = re.compile(r"\{eval\}`([^`]*)`")
 NUMBER = re.compile(r"(?<![\w.\-])[-+\u2212]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 MARKUP = re.compile(r"\{(?:ref|cite|numref|eq|term)\}`[^`]*`|<[^>]*>|\(#[^)]*\)")
@@ -124,6 +126,27 @@ def dense(path: Path, limit: int = LIMIT) -> list[tuple[int, int, str]]:
     return found
 
 
+def crowded_cells(path: Path, limit: int = CELL_LIMIT) -> list[tuple[int, int, str]]:
+    """(cell index, count, the table cell) of every table entry of ``path``'s markdown that shows more than ``limit`` numbers.
+
+    Tables are exempt from the paragraph limit because each entry is one value; a whole sentence of
+    results put into one entry is a paragraph again, and is counted as one.
+    """
+    found = []
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        stored = {e.get("expression"): e.get("result") for e in cell.get("metadata", {}).get("user_expressions", [])}
+        for line in "".join(cell["source"]).splitlines():
+            if line.lstrip().startswith("|"):
+                for entry in re.split(r"(?<!\\)\|", line.strip().strip("|")):
+                    n = count(entry, stored)
+                    if n > limit:
+                        found.append((index, n, EVAL.sub("#", entry.strip())[:90]))
+    return found
+
+
 def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or sorted(Path("chapters").glob("0*.ipynb"))
     bad = 0
@@ -131,6 +154,9 @@ def main(argv: list[str]) -> int:
         for index, n, start in dense(path):
             bad += 1
             print(f"{path.name} cell {index}: {n} computed numbers (limit {LIMIT}): {start}...")
+        for index, n, entry in crowded_cells(path):
+            bad += 1
+            print(f"{path.name} cell {index}: a table entry shows {n} computed numbers (limit {CELL_LIMIT}): {entry}")
     return 1 if bad else 0
 
 
