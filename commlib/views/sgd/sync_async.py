@@ -45,6 +45,8 @@ __all__ = [
     "scaling_table",
     "large_batch_figure",
     "warmup_table",
+    "warmup_verdict_table",
+    "shared_rate_table",
     "sgd_calculator",
     "sgd_sweep",
 ]
@@ -511,6 +513,33 @@ def warmup_table(result: dict):
              f"{result['small']:.3f}"] for r in result["rows"]]
     return markdown_table(["ν (batch 8ν)", "rate (linear rule)", "steps", "final loss, no warm-up",
                            f"final loss, {w}-step warm-up", "small batch (rate 0.1)"], body)
+
+
+def warmup_verdict_table(verdicts: dict, lengths) -> object:
+    """The warm-up claims (``{ν: verdict}``) as rows: final loss (mean ± sd over the seeds) of each contender.
+
+    The warm-up's best length is not shown: it is picked on the very seeds it is scored on, and other seeds pick
+    another; the column says what it was tuned over instead.
+    """
+    from ...experiments.sgd.grids import decimals, mean_sd
+
+    rows = []
+    for k, v in verdicts.items():
+        for name in ("warm-up", "no warm-up"):
+            mean, sd = mean_sd(v.best[name].values)
+            d = decimals(sd)
+            tuned = "length tuned over " + ", ".join(map(str, lengths)) + " steps" if name == "warm-up" else "-"
+            outcome = ("tie" if v.tied else f"lower on {v.wins} of {v.seeds} seeds") if name == v.winner else ""
+            rows.append([f"{k} (batch {8 * k:,})" if name == "warm-up" else "", name, tuned,
+                         f"{mean:.{d}f} ± {sd:.{d}f}", outcome])
+    seeds = next(iter(verdicts.values())).seeds if verdicts else 0
+    return markdown_table(["ν", "run", "warm-up", f"final training loss (nats, mean ± sd over {seeds} seeds)",
+                           "verdict"], rows)
+
+
+def shared_rate_table(rows: list) -> object:
+    """:func:`~commlib.experiments.sgd.tuned_races.shared_rate_rows` as a Markdown table."""
+    return markdown_table(["at one shared rate per update", "rates"], rows)
 
 
 # ----------------------------------------------------------------------------- calculator and sweep
