@@ -37,8 +37,10 @@ def test_two_way_headline_names_the_winner_or_calls_a_level_race():
 def test_ranking_headline_splits_level_from_higher():
     c = tuned_races.k_tradeoff(small=True)
     names = [x.name for x in c.contenders]
-    values = {n: tuple(0.545 + 0.0001 * i + 0.01 * (i // 3) * (i - 2) + 0.0005 * ((seed + i) % 2) for seed in range(5))
-              for i, n in enumerate(names)}
+    rows = [(0.5450, 0.5460, 0.5440, 0.5455, 0.5445), (0.5455, 0.5445, 0.5450, 0.5460, 0.5441),
+            (0.5447, 0.5452, 0.5462, 0.5443, 0.5451), (0.5550, 0.5560, 0.5540, 0.5555, 0.5545),
+            (0.5650, 0.5660, 0.5640, 0.5655, 0.5645)]
+    values = dict(zip(names, rows))
     v = _verdict(c, values, {n: {"lr": 0.1} for n in names})
     assert v.headline == (f"{names[0]}, {names[1]} and {names[2]} end level; {names[3]} and {names[4]} end higher")
 
