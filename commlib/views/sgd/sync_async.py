@@ -54,7 +54,9 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- job timelines
 
-_FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE["sky"]
+#: Job states in the timelines: greys and olive, none of the protocol colours below (a colour names one thing
+#: in the chapter: a protocol in the training figures, a job's state here).
+_FRESH, _STALE, _CANCELLED, _RUNNING = "#4D4D4D", "#999933", "#E6E6E6", "#B3B3B3"
 
 #: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
 #: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
@@ -438,10 +440,11 @@ def sharpness_figure(runs: dict):
     ``runs``: ``{label: sharpness_along(...)}`` from :func:`commlib.experiments.sgd.tuned_races.sharpness_along`.
     """
     fig, ax = figure(6.4, 3.4)
+    greys = ["#000000", "#808080"]     # runs, not protocols: black and grey, told apart by marker too
     for i, (label, d) in enumerate(runs.items()):
-        ax.plot(d["steps"], d["stable"], color=color(i), marker=MARKERS[i], ls="-", lw=1.5,
+        ax.plot(d["steps"], d["stable"], color=greys[i % 2], marker=MARKERS[i], ls="-", lw=1.5,
                 label=f"{label}: 2/λmax of the full-batch Hessian")
-        ax.plot(d["steps"], d["rates"], color=color(i), ls="--", lw=1.5, label=f"{label}: rate used")
+        ax.plot(d["steps"], d["rates"], color=greys[i % 2], ls="--", lw=1.5, label=f"{label}: rate used")
     ax.set_xlabel("step")
     ax.set_ylabel("learning rate")
     ax.set_ylim(bottom=0)
@@ -494,11 +497,14 @@ def scaling_table(metrics: dict):
 def large_batch_figure(runs: dict):
     """Training loss against epochs for the runs of :func:`large_batch_runs`."""
     fig, ax = figure(6.4, 3.6)
+    # black and grey, told apart by width, dash and marker: the chapter's colours name protocols, and these are runs
     styles = ["-", "--", "-", ":"]
-    widths = [5.0, 1.8, 1.6, 2.2]
+    widths = [5.0, 1.8, 1.4, 2.2]
+    greys = ["#B3B3B3", "#000000", "#000000", "#666666"]
+    markers = ["", "s", "", "^"]
     for i, (label, r) in enumerate(runs.items()):
-        ax.plot(r.epochs, r.losses, color=color(i), ls=styles[i % 4], lw=widths[i % 4], label=label,
-                alpha=0.6 if i == 0 else 1.0)
+        ax.plot(r.epochs, r.losses, color=greys[i % 4], ls=styles[i % 4], lw=widths[i % 4], label=label,
+                marker=markers[i % 4], markevery=max(1, len(r.epochs) // 8), markersize=4)
     ax.set_xlabel("epochs (passes over the training set)")
     ax.set_ylabel("training loss (nats)")
     ax.legend(fontsize=8)
