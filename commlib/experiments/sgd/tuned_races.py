@@ -122,11 +122,22 @@ def _two_way(v: claims.Verdict) -> str:
             f"lower {_seeds_text(v)}, by {_margin_text(v)} nats")
 
 
+def _two_way_headline(v: claims.Verdict) -> str:
+    """The two-way verdict in a few words, its numbers left to :func:`commlib.views.claims.verdict_table`."""
+    if not _level(v) and v.margin < min(grids.mean_sd(v.best[v.winner].values)[1],
+                                        grids.mean_sd(v.best[v.runner_up].values)[1]):
+        return f"{v.winner} and {v.runner_up} end closer than either one's spread over the seeds"
+    if _level(v):
+        return f"{v.winner} and {v.runner_up} end level"
+    return f"{v.winner} ends lower {_seeds_text(v)}"
+
+
 def _build_two(key: str, question: str, a: claims.Contender, b: claims.Contender, small: bool,
                source: str = "") -> claims.Claim:
     s = race_settings(small)
     return claims.Claim(key, question, (a, b), metric="mean training loss over the last quarter of the budget (nats)",
-                        seeds=s["seeds"], shared=s, wording=_two_way, chapter="04_sync_async_sgd", source=source)
+                        seeds=s["seeds"], shared=s, wording=_two_way, chapter="04_sync_async_sgd", source=source,
+                        headline=_two_way_headline)
 
 
 @claims.register("ch04.async_vs_sync")
@@ -157,12 +168,7 @@ def ranking(v: claims.Verdict) -> str:
     """Every contender from the lowest level to the highest, each with its spread and best rate; those within
     two spreads (of the differences over the seeds) of the lowest are called level with it."""
     order = sorted(v.best, key=lambda name: v.best[name].mean)
-    first = v.best[order[0]]
-    level, above = [order[0]], []
-    for name in order[1:]:
-        gaps = [b - a for a, b in zip(first.values, v.best[name].values)]
-        mean, sd = grids.mean_sd(gaps)
-        (level if mean <= 2 * sd else above).append(name)
+    level, above = _level_split(v)
 
     def item(name):
         b = v.best[name]
@@ -174,6 +180,27 @@ def ranking(v: claims.Verdict) -> str:
                  f"{_margin_text(v)} nats)")
     else:
         text += f". {order[0]} ends lowest on its own"
+    if above:
+        text += f"; {_and(above)} {'ends' if len(above) == 1 else 'end'} higher"
+    return text
+
+
+def _level_split(v: claims.Verdict) -> tuple[list[str], list[str]]:
+    """The contenders within two spreads (of the differences over the seeds) of the lowest, and the rest."""
+    order = sorted(v.best, key=lambda name: v.best[name].mean)
+    first = v.best[order[0]]
+    level, above = [order[0]], []
+    for name in order[1:]:
+        gaps = [b - a for a, b in zip(first.values, v.best[name].values)]
+        mean, sd = grids.mean_sd(gaps)
+        (level if mean <= 2 * sd else above).append(name)
+    return level, above
+
+
+def ranking_headline(v: claims.Verdict) -> str:
+    """The ranking in a few words: which end level at the bottom, which end higher."""
+    level, above = _level_split(v)
+    text = f"{_and(level)} end level" if len(level) > 1 else f"{level[0]} ends lowest"
     if above:
         text += f"; {_and(above)} {'ends' if len(above) == 1 else 'end'} higher"
     return text
@@ -192,7 +219,7 @@ def k_tradeoff(small: bool = False) -> claims.Claim:
     return claims.Claim("ch04.k_tradeoff", "On the same budget, each K at its own best rate, which K of K-async ends "
                         "lowest?", contenders, metric="mean training loss over the last quarter of the budget (nats)",
                         seeds=s["seeds"], shared=s, wording=ranking, chapter="04_sync_async_sgd",
-                        source="dutta2018slow")
+                        source="dutta2018slow", headline=ranking_headline)
 
 
 # --------------------------------------------------------------------------- K-batch-sync against K-sync
@@ -210,9 +237,19 @@ def _time_contender(protocol: str) -> claims.Contender:
                             uses="16 learners, K = 4, exponential compute times, batches of 8, its own rate")
 
 
+def batch_sync_ratio(v: claims.Verdict) -> float:
+    """The median over the seeds of the winner's time to the target over the runner-up's."""
+    return statistics.median(a / b for a, b in zip(v.best[v.winner].values, v.best[v.runner_up].values))
+
+
+def _batch_sync_headline(v: claims.Verdict) -> str:
+    name = {protocol_label(p, 16, 4): PROTOCOL_LABELS[p] for p in ("k_batch_sync", "k_sync")}
+    return f"{name.get(v.winner, v.winner)} reaches the target first {_seeds_text(v)}"
+
+
 def _batch_sync_words(v: claims.Verdict) -> str:
     w, r = v.best[v.winner], v.best[v.runner_up]
-    ratio = statistics.median(a / b for a, b in zip(w.values, r.values))
+    ratio = batch_sync_ratio(v)
     return (f"{v.winner} reaches the target first {_seeds_text(v)}: after {level_text(w, ' mean compute times')} "
             f"against {level_text(r, ' mean compute times')} (best rates {w.config['lr']:g} and "
             f"{r.config['lr']:g}; median ratio {ratio:.2f})")
@@ -227,7 +264,8 @@ def batch_sync(small: bool = False) -> claims.Claim:
                         "K-batch-sync reach a loss near the optimum sooner than K-sync?",
                         (_time_contender("k_batch_sync"), _time_contender("k_sync")),
                         metric="time to the target loss (mean compute times)", seeds=BATCH_SYNC_SEEDS, shared=s,
-                        wording=_batch_sync_words, chapter="04_sync_async_sgd", source="dutta2018slow")
+                        wording=_batch_sync_words, chapter="04_sync_async_sgd", source="dutta2018slow",
+                        headline=_batch_sync_headline)
 
 
 # --------------------------------------------------------------------------- the K-protocols under laws with a minimum time
@@ -347,6 +385,24 @@ def time_ranking(v: claims.Verdict) -> str:
     return f"{text}; {order[0]} is " + ", and ".join(pairs)
 
 
+def time_headline(v: claims.Verdict) -> str:
+    """The law race in a few words: the order, and which are level with the first (as :func:`time_ranking` judges)."""
+    res = law_spacing(v)
+    order = sorted(v.best, key=lambda name: v.best[name].mean)
+    first = v.best[order[0]]
+    level = []
+    for name in order[1:]:
+        gaps = [b - a for a, b in zip(first.values, v.best[name].values)]
+        if all(map(math.isfinite, gaps)):
+            mean, sd = grids.mean_sd(gaps)
+            if abs(mean) <= max(2 * sd, res):
+                level.append(name)
+    text = "in the order " + ", ".join(order)
+    if level:
+        text += f", with {order[0]} level with {_and(level)}"
+    return text
+
+
 def _law_claim(law: str, small: bool) -> claims.Claim:
     s = law_race_settings(law, small)
     name = LAW_NAMES[law]
@@ -355,7 +411,7 @@ def _law_claim(law: str, small: bool) -> claims.Claim:
                         "K-batch-sync, K-async or K-batch-async?",
                         tuple(_law_contender(p, small) for p in LAW_RACE_PROTOCOLS),
                         metric="time to the target loss (s)", seeds=s["seeds"], shared=s, wording=time_ranking,
-                        chapter="04_sync_async_sgd", source="dutta2018slow")
+                        chapter="04_sync_async_sgd", source="dutta2018slow", headline=time_headline)
 
 
 @claims.register("ch04.law_race_shifted_exponential")
@@ -457,6 +513,12 @@ def _warm_words(v: claims.Verdict) -> str:
             f"by {_margin_text(v)} nats)")
 
 
+def _warm_headline(v: claims.Verdict) -> str:
+    if _level(v):
+        return "warm-up and no warm-up end level"
+    return f"{v.winner} ends lower {_seeds_text(v)}"
+
+
 def _warmup_claim(k: int, small: bool) -> claims.Claim:
     s = {"k": k, "small": False}     # a few large steps: already small, and on fewer samples the rule means another k
     uses = f"batch {8 * k} at the linear rule's rate {0.1 * k:g}, 4 epochs"
@@ -469,7 +531,7 @@ def _warmup_claim(k: int, small: bool) -> claims.Claim:
                         "breaks, does a warm-up, "
                         "its length tuned, end lower?", (warm, none), metric="final training loss (nats)",
                         seeds=grids.SEEDS, shared=s, wording=_warm_words, chapter="04_sync_async_sgd",
-                        source="goyal2017accurate")
+                        source="goyal2017accurate", headline=_warm_headline)
 
 
 @claims.register("ch04.warmup_batch1024")
@@ -653,6 +715,29 @@ def shared_rate_words(order: dict, seeds: int) -> str:
         return ""
     return "asynchronous SGD ends " + ", and ".join(parts).replace(" it ", " fully synchronous SGD ", 1)
 
+
+
+def shared_rate_short(order: dict, seeds: int) -> str:
+    """``order`` from :func:`shared_rate_order` in a few words: where the order turns, if it turns once."""
+    rates = sorted(order)
+    below = [r for r in rates if order[r] == 0]
+    above = [r for r in rates if order[r] == seeds]
+    if below and above and len(below) + len(above) == len(rates) and max(below) < min(above):
+        return (f"asynchronous SGD ends below fully synchronous SGD on every seed at rates up to {max(below):g} "
+                f"and above it from {min(above):g}")
+    if below and above and len(below) + len(above) == len(rates) and max(above) < min(below):
+        return (f"asynchronous SGD ends above fully synchronous SGD on every seed at rates up to {max(above):g} "
+                f"and below it from {min(below):g}")
+    return "which of the two ends lower depends on the shared rate"
+
+
+def shared_rate_rows(order: dict, seeds: int) -> list[list[str]]:
+    """``order`` from :func:`shared_rate_order` as table rows: each outcome over the seeds, and the rates where it
+    happened."""
+    groups = {"below fully synchronous SGD on every seed": [r for r, n in order.items() if n == 0],
+              "above fully synchronous SGD on every seed": [r for r, n in order.items() if n == seeds],
+              "the seeds split": [r for r, n in order.items() if 0 < n < seeds]}
+    return [[f"asynchronous SGD ends {what}", ", ".join(f"{r:g}" for r in sorted(rs))] for what, rs in groups.items() if rs]
 
 
 def short_words(v: claims.Verdict) -> str:

@@ -45,6 +45,8 @@ __all__ = [
     "scaling_table",
     "large_batch_figure",
     "warmup_table",
+    "warmup_verdict_table",
+    "shared_rate_table",
     "sgd_calculator",
     "sgd_sweep",
 ]
@@ -52,7 +54,9 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- job timelines
 
-_FRESH, _STALE, _CANCELLED, _RUNNING = COLORS[0], COLORS[1], "#D9D9D9", PALETTE["sky"]
+#: Job states in the timelines: greys and olive, none of the protocol colours below (a colour names one thing
+#: in the chapter: a protocol in the training figures, a job's state here).
+_FRESH, _STALE, _CANCELLED, _RUNNING = "#4D4D4D", "#999933", "#E6E6E6", "#B3B3B3"
 
 #: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
 #: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
@@ -436,10 +440,11 @@ def sharpness_figure(runs: dict):
     ``runs``: ``{label: sharpness_along(...)}`` from :func:`commlib.experiments.sgd.tuned_races.sharpness_along`.
     """
     fig, ax = figure(6.4, 3.4)
+    greys = ["#000000", "#808080"]     # runs, not protocols: black and grey, told apart by marker too
     for i, (label, d) in enumerate(runs.items()):
-        ax.plot(d["steps"], d["stable"], color=color(i), marker=MARKERS[i], ls="-", lw=1.5,
+        ax.plot(d["steps"], d["stable"], color=greys[i % 2], marker=MARKERS[i], ls="-", lw=1.5,
                 label=f"{label}: 2/λmax of the full-batch Hessian")
-        ax.plot(d["steps"], d["rates"], color=color(i), ls="--", lw=1.5, label=f"{label}: rate used")
+        ax.plot(d["steps"], d["rates"], color=greys[i % 2], ls="--", lw=1.5, label=f"{label}: rate used")
     ax.set_xlabel("step")
     ax.set_ylabel("learning rate")
     ax.set_ylim(bottom=0)
@@ -492,11 +497,14 @@ def scaling_table(metrics: dict):
 def large_batch_figure(runs: dict):
     """Training loss against epochs for the runs of :func:`large_batch_runs`."""
     fig, ax = figure(6.4, 3.6)
+    # black and grey, told apart by width, dash and marker: the chapter's colours name protocols, and these are runs
     styles = ["-", "--", "-", ":"]
-    widths = [5.0, 1.8, 1.6, 2.2]
+    widths = [5.0, 1.8, 1.4, 2.2]
+    greys = ["#B3B3B3", "#000000", "#000000", "#666666"]
+    markers = ["", "s", "", "^"]
     for i, (label, r) in enumerate(runs.items()):
-        ax.plot(r.epochs, r.losses, color=color(i), ls=styles[i % 4], lw=widths[i % 4], label=label,
-                alpha=0.6 if i == 0 else 1.0)
+        ax.plot(r.epochs, r.losses, color=greys[i % 4], ls=styles[i % 4], lw=widths[i % 4], label=label,
+                marker=markers[i % 4], markevery=max(1, len(r.epochs) // 8), markersize=4)
     ax.set_xlabel("epochs (passes over the training set)")
     ax.set_ylabel("training loss (nats)")
     ax.legend(fontsize=8)
@@ -511,6 +519,33 @@ def warmup_table(result: dict):
              f"{result['small']:.3f}"] for r in result["rows"]]
     return markdown_table(["ν (batch 8ν)", "rate (linear rule)", "steps", "final loss, no warm-up",
                            f"final loss, {w}-step warm-up", "small batch (rate 0.1)"], body)
+
+
+def warmup_verdict_table(verdicts: dict, lengths) -> object:
+    """The warm-up claims (``{ν: verdict}``) as rows: final loss (mean ± sd over the seeds) of each contender.
+
+    The warm-up's best length is not shown: it is picked on the very seeds it is scored on, and other seeds pick
+    another; the column says what it was tuned over instead.
+    """
+    from ...experiments.sgd.grids import decimals, mean_sd
+
+    rows = []
+    for k, v in verdicts.items():
+        for name in ("warm-up", "no warm-up"):
+            mean, sd = mean_sd(v.best[name].values)
+            d = decimals(sd)
+            tuned = "length tuned over " + ", ".join(map(str, lengths)) + " steps" if name == "warm-up" else "-"
+            outcome = ("tie" if v.tied else f"lower on {v.wins} of {v.seeds} seeds") if name == v.winner else ""
+            rows.append([f"{k} (batch {8 * k:,})" if name == "warm-up" else "", name, tuned,
+                         f"{mean:.{d}f} ± {sd:.{d}f}", outcome])
+    seeds = next(iter(verdicts.values())).seeds if verdicts else 0
+    return markdown_table(["ν", "run", "warm-up", f"final training loss (nats, mean ± sd over {seeds} seeds)",
+                           "verdict"], rows)
+
+
+def shared_rate_table(rows: list) -> object:
+    """:func:`~commlib.experiments.sgd.tuned_races.shared_rate_rows` as a Markdown table."""
+    return markdown_table(["at one shared rate per update", "rates"], rows)
 
 
 # ----------------------------------------------------------------------------- calculator and sweep
