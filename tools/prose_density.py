@@ -106,6 +106,24 @@ def numbers_in(result: dict | None) -> int:
     return len(NUMBER.findall(MARKUP.sub("", text)))
 
 
+def _shown(result: dict | None) -> str:
+    if not result or result.get("status") != "ok":
+        return "#"
+    data = result.get("data", {})
+    return MARKUP.sub("", "".join(data.get("text/markdown", data.get("text/plain", ""))))
+
+
+def is_list_of_values(entry: str, stored: dict[str, dict]) -> bool:
+    """Whether a table entry, filled in, is a plain list of values (a grid of rates, a set of K), not a sentence.
+
+    >>> stored = {'v("g")': {"status": "ok", "data": {"text/markdown": "0.01, 0.02, 0.05, 0.1, 0.2"}}}
+    >>> is_list_of_values('{eval}`v("g")`', stored), is_list_of_values('{eval}`v("g")` at best, ahead', stored)
+    (True, False)
+    """
+    text = EVAL.sub(lambda m: _shown(stored.get(m.group(1))), entry)
+    return re.search(r"[A-Za-z]{3,}", text) is None
+
+
 def count(paragraph: str, stored: dict[str, dict]) -> int:
     """The numbers ``paragraph``'s inline expressions show, given the cell's stored results by expression."""
     return sum(numbers_in(stored.get(expression)) for expression in EVAL.findall(paragraph))
@@ -129,8 +147,9 @@ def dense(path: Path, limit: int = LIMIT) -> list[tuple[int, int, str]]:
 def crowded_cells(path: Path, limit: int = CELL_LIMIT) -> list[tuple[int, int, str]]:
     """(cell index, count, the table cell) of every table entry of ``path``'s markdown that shows more than ``limit`` numbers.
 
-    Tables are exempt from the paragraph limit because each entry is one value; a whole sentence of
-    results put into one entry is a paragraph again, and is counted as one.
+    Tables are exempt from the paragraph limit because each entry is one value (or a plain list of
+    values, such as a grid of rates); a whole sentence of results put into one entry is a paragraph
+    again, and is counted as one.
     """
     found = []
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
@@ -142,7 +161,7 @@ def crowded_cells(path: Path, limit: int = CELL_LIMIT) -> list[tuple[int, int, s
             if line.lstrip().startswith("|"):
                 for entry in re.split(r"(?<!\\)\|", line.strip().strip("|")):
                     n = count(entry, stored)
-                    if n > limit:
+                    if n > limit and not is_list_of_values(entry, stored):
                         found.append((index, n, EVAL.sub("#", entry.strip())[:90]))
     return found
 
