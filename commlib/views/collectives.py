@@ -36,6 +36,7 @@ from ..experiments.collectives import (
     PARTNER_ALGORITHMS,
     PRIMITIVES,
     HotspotCounts,
+    MasterRow,
     OperatorRun,
     PartnerRuns,
     PrimitiveRun,
@@ -56,6 +57,8 @@ __all__ = [
     "reduce_animation",
     "reduce_labels",
     "reduce_steps_table",
+    "master_table",
+    "algorithm_terms_table",
     "operator_table",
     "primitives_figure",
     "primitive_report",
@@ -219,11 +222,17 @@ def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
                           rows, caption="Reduce: serial chain vs binomial tree")
 
 
-def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float):
+def _link_words(link: str) -> str:
+    item = hardware.link(link)
+    return (f"over {item.name} ({format_rate(item.bandwidth)} per direction, alpha = "
+            f"{format_time(item.latency, significant=3)} a message)")
+
+
+def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float, link: str = "eth_25g"):
     """Markdown table: the unpipelined binomial tree against reduce-scatter + gather over n, and where they cross.
 
     ``rows`` are :func:`commlib.experiments.collectives.reduce_comparison`'s, run with vectors of ``short``
-    and ``long`` bytes.
+    and ``long`` bytes on ``link``.
     """
     def t(seconds):
         return format_time(seconds, significant=3)
@@ -235,7 +244,44 @@ def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float
     s, m = format_size(short, binary=True, significant=3), format_size(long, binary=True, significant=3)
     headers = ["ranks n", f"tree, {s}", f"reduce-scatter + gather, {s}", f"tree, {m}", f"reduce-scatter + gather, {m}",
                "reduce-scatter + gather faster above"]
-    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather")
+    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather, "
+                                                 + _link_words(link))
+
+
+def master_table(rows: Sequence[MasterRow], nbytes: float, n: int, link: str):
+    """Markdown table: the master one message at a time, pipelined, and the ring
+    (:func:`commlib.experiments.collectives.master_comparison`'s rows for ``nbytes`` on ``n`` ranks over ``link``)."""
+    ring = next(r.seconds for r in rows if r.chunks is None)
+    body = [[r.name, "-" if r.chunks is None else r.chunks, format_time(r.seconds, significant=3),
+             f"{r.seconds / ring:.1f}"] for r in rows]
+    caption = (f"All-reduce of M = {format_size(nbytes, binary=True, significant=3)} on n = {n} ranks "
+               + _link_words(link))
+    return markdown_table(["all-reduce", "chunks q", "time", "times the ring's"], body, caption=caption)
+
+
+def _b_text(b: float, n: int) -> str:
+    """b / M as a fraction over n where it is one (7/8), else as a number."""
+    from fractions import Fraction
+
+    f = Fraction(b).limit_denominator(64 * n)
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def algorithm_terms_table(n: int = 8):
+    """Markdown table: each algorithm of the primitive calculator, its start-ups a and bytes b (in units of M)
+    on ``n`` ranks, from :func:`commlib.cost.collective_terms`; forms for powers of two only left out elsewhere."""
+    body = []
+    for op, names in calculators.PRIMITIVE_ALGORITHMS.items():
+        for name in names:
+            record = algorithms.algorithm(op, name)
+            try:
+                record.checked(n)
+            except ValueError:
+                continue
+            terms = cost.collective_terms(op, 1.0, n, name)
+            body.append([op.replace("_", "-"), record.label, terms.steps, _b_text(terms.bytes, n)])
+    return markdown_table(["collective", "algorithm", "start-ups a", "bytes b (times M)"], body,
+                          caption=f"T = a alpha + b beta on n = {n} ranks, from the calculator's cost records")
 
 
 def rounding_table(runs: Sequence[RoundingRun]):
@@ -243,10 +289,14 @@ def rounding_table(runs: Sequence[RoundingRun]):
 
     ``runs`` are :func:`commlib.experiments.collectives.rounding_runs`'s.
     """
-    body = [[r.name, f"{r.unit:.1e}", f"{r.gap:.1e}", f"{r.error:.1e}"] for r in runs]
     n, seeds = runs[0].n, runs[0].seeds
-    return markdown_table(["format", "unit roundoff u", "largest |serial - tree| / sum", "largest error of either order / sum"],
-                          body, caption=f"{n} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
+    levels = math.ceil(math.log2(n))
+    body = [[r.name, f"{r.unit:.1e}", f"{r.serial_error:.1e}", f"{(n - 1) * r.unit:.1e}", f"{r.tree_error:.1e}",
+             f"{levels * r.unit:.1e}", f"{r.gap:.1e}"] for r in runs]
+    headers = ["format", "unit roundoff u", "serial: largest error / sum", "its bound (n - 1) u",
+               "tree: largest error / sum", "its bound ceil(log2 n) u", "largest |serial - tree| / sum"]
+    return markdown_table(headers, body,
+                          caption=f"{n:,} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
 
 
 def operator_table(runs: Sequence[OperatorRun]):
