@@ -394,24 +394,14 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
     }
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            choices=calculators.primitive_choices,
-                           note="M is the whole buffer, as nccl-tests and this book count it: the message for "
-                                "broadcast, reduce and all-reduce; n blocks of M/n for gather, scatter and all-gather "
-                                "(the whole array: an all-gather of 8 MiB blocks on 8 ranks is M = 64 MiB), for "
-                                "reduce-scatter (each rank's input) and for all-to-all (each rank's send buffer). "
-                                f"Network: {calculators.NETWORK}; the results give the link's bandwidth and latency "
-                                "alpha. An NVLink preset is timed as its GPUs behind NVSwitches, each reaching any "
-                                "peer at its full rate; where GPUs are wired directly to a few fixed peers (NVLink "
-                                "1.0, and NVLink 2.0 in a DGX-1) a GPU's rate is split over its links and these "
-                                "times would be several times too low, so links with no switch are not offered. "
-                                "Ranks n are bounded by the largest domain of the link where it has one. The naive "
-                                "all-reduce is the unpipelined master; its pipelined form is shown beside it. "
+                           note="M is the whole buffer, as nccl-tests counts it: the message for broadcast, reduce and "
+                                "all-reduce; n blocks of M/n for the others (an all-gather of 8 MiB blocks on 8 ranks "
+                                "is M = 64 MiB). Every rank has its own full-duplex link into a switch that never "
+                                "blocks, so links without one are not offered. "
                                 f"{calculators.POWER_OF_TWO_FORMS[0].upper()}"
-                                f"{calculators.POWER_OF_TWO_FORMS[1:]} are costed for n a power of two, as MPICH runs "
-                                "them; the all-reduce's recursive doubling and halving-doubling fold the extra ranks "
-                                "in and out at any n. All-reduce offers "
-                                "the algorithms that need nothing more (the pipelined trees need a chunk count, the "
-                                "hierarchical and multi-rail ones hosts, the tori a grid: chapter 2's cluster "
-                                "calculator has them). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
+                                f"{calculators.POWER_OF_TWO_FORMS[1:]} need n a power of two. The naive all-reduce is "
+                                "the unpipelined master, its pipelined form beside it; the other all-reduces are in "
+                                "chapter 2's cluster calculator. 1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
 def naive_hotspot_figure(counts: HotspotCounts):
