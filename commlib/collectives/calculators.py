@@ -37,8 +37,16 @@ SIGNIFICANT = 4
 NOTHING_TO_SEND = "none: with one {} there is nothing to send"
 
 
-def _size(nbytes: float) -> str:
-    return f"{format_size(nbytes, significant=SIGNIFICANT)} = {format_size(nbytes, binary=True, significant=SIGNIFICANT)}"
+def _size(nbytes: float, significant: int | None = SIGNIFICANT) -> str:
+    """A size in decimal and binary units, once where the two read alike (3 B); ``significant`` None: the
+    default digits of :func:`commlib.units.format_size`.
+
+    >>> _size(64 * 2**20), _size(3)
+    ('67.11 MB = 64 MiB', '3 B')
+    """
+    digits = {} if significant is None else {"significant": significant}
+    decimal, binary = format_size(nbytes, **digits), format_size(nbytes, binary=True, **digits)
+    return decimal if decimal == binary else f"{decimal} = {binary}"
 
 
 def _rate(rate: float, both: bool = True) -> str:
@@ -231,7 +239,7 @@ def buffer_meaning(op: str, nbytes: float, n: int) -> str:
     "the whole gathered array: n blocks of M/n = 8.39 MB = 8.00 MiB, each rank's block (MPI's sendcount)"
     """
     block = nbytes / n
-    return BUFFER_MEANINGS[op].format(block=f"{format_size(block)} = {format_size(block, binary=True)}")
+    return BUFFER_MEANINGS[op].format(block=_size(block, significant=None))
 
 
 def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = None) -> None:

@@ -35,6 +35,9 @@ __all__ = [
     "ROUNDING_DTYPES",
     "RoundingRun",
     "rounding_runs",
+    "ROUNDING_SEEDS",
+    "order_errors",
+    "ORDER_CLAIMS",
     "one_port_allreduces",
     "TREE_MEDIUM_BYTES",
     "tree_non_power_of_two_claim",
@@ -60,6 +63,8 @@ __all__ = [
     "REDUCE_LONG",
     "REDUCE_NS",
     "REDUCE_CLAIMS",
+    "MasterRow",
+    "master_comparison",
     "ReduceRow",
     "reduce_comparison",
     "RingRun",
@@ -209,8 +214,8 @@ class RoundingRun(NamedTuple):
     """How far apart the serial and the tree order land for one format, over seeded runs.
 
     ``gap`` is the largest |serial - tree| / exact sum over the seeds; ``error`` the largest relative
-    error of either order against the exact sum of the same (rounded) values; ``unit`` the format's unit
-    roundoff u (half its machine epsilon).
+    error of either order against the exact sum of the same (rounded) values, ``serial_error`` and
+    ``tree_error`` each order's own; ``unit`` the format's unit roundoff u (half its machine epsilon).
     """
 
     dtype: str
@@ -220,9 +225,32 @@ class RoundingRun(NamedTuple):
     unit: float
     gap: float
     error: float
+    serial_error: float = float("nan")
+    tree_error: float = float("nan")
 
 
-def rounding_runs(n: int = 1024, seeds: Sequence[int] = range(5),
+#: The seeds of the rounding runs and of the claims on the two orders' accuracy.
+ROUNDING_SEEDS = tuple(range(10))
+
+
+def order_errors(n: int, dtype: str, seed: int) -> tuple[float, float]:
+    """Relative errors (serial, tree) of summing ``n`` uniform values in [0, 1) in ``dtype``, seeded.
+
+    The values are drawn in float64 by ``numpy.random.default_rng(seed)`` and rounded once to ``dtype``;
+    each order adds in ``dtype`` (:func:`commlib.collectives.simulate.reduce_order_demo`); the exact sum of
+    the rounded values is ``math.fsum``.
+
+    >>> serial, tree = order_errors(1024, "float32", 0)
+    >>> tree < serial < 1023 * 2**-24
+    True
+    """
+    values = np.random.default_rng(seed).random(n).astype(dtype)
+    demo = collectives.reduce_order_demo(list(values), "sum")
+    exact = math.fsum(float(v) for v in values)
+    return abs(float(demo.serial) - exact) / exact, abs(float(demo.tree) - exact) / exact
+
+
+def rounding_runs(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS,
                   dtypes: Sequence[tuple[str, str]] = ROUNDING_DTYPES) -> list[RoundingRun]:
     """Sum ``n`` uniform values in [0, 1) in each format, serially and as a tree, on each seed.
 
@@ -240,15 +268,59 @@ def rounding_runs(n: int = 1024, seeds: Sequence[int] = range(5),
     seeds = tuple(seeds)
     out = []
     for dtype, name in dtypes:
-        gaps, errors = [], []
+        gaps, serials, trees = [], [], []
         for seed in seeds:
             values = np.random.default_rng(seed).random(n).astype(dtype)
             demo = collectives.reduce_order_demo(list(values), "sum")
             exact = math.fsum(float(v) for v in values)
             gaps.append(abs(float(demo.serial) - float(demo.tree)) / exact)
-            errors.append(max(abs(float(demo.serial) - exact), abs(float(demo.tree) - exact)) / exact)
-        out.append(RoundingRun(dtype, name, n, len(seeds), float(np.finfo(dtype).eps) / 2, max(gaps), max(errors)))
+            serials.append(abs(float(demo.serial) - exact) / exact)
+            trees.append(abs(float(demo.tree) - exact) / exact)
+        out.append(RoundingRun(dtype, name, n, len(seeds), float(np.finfo(dtype).eps) / 2, max(gaps),
+                               max(serials + trees), max(serials), max(trees)))
     return out
+
+
+#: The formats the accuracy claims run in: those where no seed sums exactly in either order.
+ORDER_CLAIMS = {"ch01.tree_sum_fp32": "float32", "ch01.tree_sum_fp16": "float16"}
+
+
+def _order_claim(key: str, dtype: str, small: bool) -> claims.Claim:
+    name = dict(ROUNDING_DTYPES)[dtype]
+    shared = {"n": 1024, "dtype": dtype}   # small as it is: a tenth of a second
+
+    def contender(order: int, uses: str) -> claims.Contender:
+        return claims.Contender(("serial order", "tree order")[order],
+                                lambda s, seed: order_errors(s["n"], s["dtype"], seed)[order], uses=uses)
+
+    serial = contender(0, f"((x1 + x2) + x3) + ...: n - 1 additions in a chain, each in {name}")
+    tree = contender(1, f"pairs, then pairs of pairs: ceil(log2 n) levels of additions, each in {name}")
+
+    def wording(v: claims.Verdict) -> str:
+        s, t = v.best["serial order"].values, v.best["tree order"].values
+        if v.winner == "tree order" and v.unanimous and all(b > 0 for b in t):
+            least = math.floor(min(a / b for a, b in zip(s, t)))
+            return (f"in {name} the tree order's error is smaller than the serial order's on each of the {v.seeds} "
+                    f"seeds, at least {least} times")
+        return (f"in {name} the {v.winner}'s error is the smaller in {v.wins} of {v.seeds} seeds, "
+                f"{v.best[v.runner_up].mean / v.best[v.winner].mean:.0f} times on average")
+
+    return claims.Claim(key, f"Which order sums {shared['n']:,} uniform values in [0, 1) in {name} more accurately, "
+                             f"the serial or the tree?", (serial, tree), metric="|error| / exact sum",
+                        seeds=ROUNDING_SEEDS, shared=shared, wording=wording, chapter="01_reduce_and_primitives",
+                        source="order_errors: numpy.random.default_rng(seed), the exact sum by math.fsum")
+
+
+def _register_order_claim(key: str, dtype: str):
+    def build(small: bool = False) -> claims.Claim:
+        """The serial against the tree order of a float sum: which errs less (seeded uniform values)."""
+        return _order_claim(key, dtype, small)
+    build.__name__ = build.__qualname__ = key.split(".", 1)[1] + "_claim"
+    return claims.register(key)(build)
+
+
+for _key, _dtype in ORDER_CLAIMS.items():
+    _register_order_claim(_key, _dtype)
 
 
 # --- chapter 1: the eight primitives -----------------------------------------------------------
@@ -436,8 +508,8 @@ def master_vs_ring_claim(small: bool = False) -> claims.Claim:
         q = m.config["chunks"]
         master, ring = format_time(m.mean / 1e3, significant=3), format_time(r.mean / 1e3, significant=3)
         if v.winner == "ring":
-            return (f"even pipelined at its best (q = {q} chunks) the master takes {master}, and the ring "
-                    f"{ring}: the ring is {m.mean / r.mean:.1f} times faster")
+            return (f"even pipelined at its best (q = {q} chunks) the master takes {m.mean / r.mean:.1f} times "
+                    f"as long as the ring")
         return f"pipelined at its best (q = {q} chunks) the master takes {master}, less than the ring's {ring}"
 
     return claims.Claim(
@@ -445,6 +517,25 @@ def master_vs_ring_claim(small: bool = False) -> claims.Claim:
         (master, ring), metric="ms", seeds=(0,), shared=shared, wording=wording,
         chapter="01_reduce_and_primitives", source="naive.PIPELINED and cost.collective_time (alpha-beta) on the "
                                                    "eth_25g preset; deterministic")
+
+
+class MasterRow(NamedTuple):
+    """One all-reduce of the master comparison: its name, chunk count q (None: not cut) and seconds."""
+
+    name: str
+    chunks: int | None
+    seconds: float
+
+
+def master_comparison(nbytes: float, n: int, link: str, best_chunks: int) -> list[MasterRow]:
+    """The master one message at a time, the master pipelined over ``best_chunks`` chunks, and the ring.
+
+    >>> [(r.name, r.chunks, round(1e3 * r.seconds, 1)) for r in master_comparison(64 * 2**20, 8, "eth_25g", 46)]
+    [('master, one message at a time', 1, 300.8), ('master, pipelined', 46, 156.9), ('ring', None, 37.7)]
+    """
+    return [MasterRow("master, one message at a time", 1, master_seconds(nbytes, n, link, 1)),
+            MasterRow("master, pipelined", best_chunks, master_seconds(nbytes, n, link, best_chunks)),
+            MasterRow("ring", None, collective_seconds("all_reduce", "ring", nbytes, n, link))]
 
 
 #: The reduce comparison's two vectors (bytes): a short one, where start-ups dominate, and a long one.
@@ -518,12 +609,11 @@ def _reduce_claim(key: str, nbytes: float, n: int) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         t, o = v.best["binomial tree"], v.best["reduce-scatter + gather"]
         ratio = max(t.mean, o.mean) / min(t.mean, o.mean)
-        who = "the tree" if v.winner == "binomial tree" else v.winner
-        lead = (f"{who} is {ratio:.1f} times faster" if ratio >= 1.1 else
-                f"{who} is faster by {format_time(abs(t.mean - o.mean) / 1e3, significant=2)}")
-        return (f"at {size} on {n} ranks the unpipelined binomial tree takes "
-                f"{format_time(t.mean / 1e3, significant=3)} and reduce-scatter + gather "
-                f"{format_time(o.mean / 1e3, significant=3)}: {lead}")
+        tree_name = "the unpipelined binomial tree"
+        who, other = ((tree_name, v.runner_up) if v.winner == "binomial tree" else (v.winner, tree_name))
+        lead = (f"{who} is {ratio:.1f} times faster than {other}" if ratio >= 1.1 else
+                f"{who} is faster than {other} by {format_time(abs(t.mean - o.mean) / 1e3, significant=2)}")
+        return f"at {size} on {n} ranks {lead}"
 
     return claims.Claim(key, f"Which reduce of {size} on {n} ranks is faster, the unpipelined binomial tree or "
                              f"reduce-scatter + gather?", (tree, split), metric="ms", seeds=(0,), shared=shared,

@@ -38,6 +38,7 @@ from ..experiments.collectives import (
     PARTNER_ALGORITHMS,
     PRIMITIVES,
     HotspotCounts,
+    MasterRow,
     OperatorRun,
     PartnerRuns,
     PrimitiveRun,
@@ -58,6 +59,8 @@ __all__ = [
     "reduce_animation",
     "reduce_labels",
     "reduce_steps_table",
+    "master_table",
+    "algorithm_terms_table",
     "operator_table",
     "primitives_figure",
     "primitive_report",
@@ -225,11 +228,17 @@ def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
                           rows, caption="Reduce: serial chain vs binomial tree")
 
 
-def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float):
+def _link_words(link: str) -> str:
+    item = hardware.link(link)
+    return (f"over {item.name} ({format_rate(item.bandwidth)} per direction, alpha = "
+            f"{format_time(item.latency, significant=3)} a message)")
+
+
+def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float, link: str = "eth_25g"):
     """Markdown table: the unpipelined binomial tree against reduce-scatter + gather over n, and where they cross.
 
     ``rows`` are :func:`commlib.experiments.collectives.reduce_comparison`'s, run with vectors of ``short``
-    and ``long`` bytes.
+    and ``long`` bytes on ``link``.
     """
     def t(seconds):
         return format_time(seconds, significant=3)
@@ -241,7 +250,44 @@ def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float
     s, m = format_size(short, binary=True, significant=3), format_size(long, binary=True, significant=3)
     headers = ["ranks n", f"tree, {s}", f"reduce-scatter + gather, {s}", f"tree, {m}", f"reduce-scatter + gather, {m}",
                "reduce-scatter + gather faster above"]
-    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather")
+    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather, "
+                                                 + _link_words(link))
+
+
+def master_table(rows: Sequence[MasterRow], nbytes: float, n: int, link: str):
+    """Markdown table: the master one message at a time, pipelined, and the ring
+    (:func:`commlib.experiments.collectives.master_comparison`'s rows for ``nbytes`` on ``n`` ranks over ``link``)."""
+    ring = next(r.seconds for r in rows if r.chunks is None)
+    body = [[r.name, "-" if r.chunks is None else r.chunks, format_time(r.seconds, significant=3),
+             f"{r.seconds / ring:.1f}"] for r in rows]
+    caption = (f"All-reduce of M = {format_size(nbytes, binary=True, significant=3)} on n = {n} ranks "
+               + _link_words(link))
+    return markdown_table(["all-reduce", "chunks q", "time", "times the ring's"], body, caption=caption)
+
+
+def _b_text(b: float, n: int) -> str:
+    """b / M as a fraction over n where it is one (7/8), else as a number."""
+    from fractions import Fraction
+
+    f = Fraction(b).limit_denominator(64 * n)
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def algorithm_terms_table(n: int = 8):
+    """Markdown table: each algorithm of the primitive calculator, its start-ups a and bytes b (in units of M)
+    on ``n`` ranks, from :func:`commlib.cost.collective_terms`; forms for powers of two only left out elsewhere."""
+    body = []
+    for op, names in calculators.PRIMITIVE_ALGORITHMS.items():
+        for name in names:
+            record = algorithms.algorithm(op, name)
+            try:
+                record.checked(n)
+            except ValueError:
+                continue
+            terms = cost.collective_terms(op, 1.0, n, name)
+            body.append([op.replace("_", "-"), record.label, terms.steps, _b_text(terms.bytes, n)])
+    return markdown_table(["collective", "algorithm", "start-ups a", "bytes b (times M)"], body,
+                          caption=f"T = a alpha + b beta on n = {n} ranks, from the calculator's cost records")
 
 
 def rounding_table(runs: Sequence[RoundingRun]):
@@ -249,10 +295,14 @@ def rounding_table(runs: Sequence[RoundingRun]):
 
     ``runs`` are :func:`commlib.experiments.collectives.rounding_runs`'s.
     """
-    body = [[r.name, f"{r.unit:.1e}", f"{r.gap:.1e}", f"{r.error:.1e}"] for r in runs]
     n, seeds = runs[0].n, runs[0].seeds
-    return markdown_table(["format", "unit roundoff u", "largest |serial - tree| / sum", "largest error of either order / sum"],
-                          body, caption=f"{n} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
+    levels = math.ceil(math.log2(n))
+    body = [[r.name, f"{r.unit:.1e}", f"{r.serial_error:.1e}", f"{(n - 1) * r.unit:.1e}", f"{r.tree_error:.1e}",
+             f"{levels * r.unit:.1e}", f"{r.gap:.1e}"] for r in runs]
+    headers = ["format", "unit roundoff u", "serial: largest error / sum", "its bound (n - 1) u",
+               "tree: largest error / sum", "its bound ceil(log2 n) u", "largest |serial - tree| / sum"]
+    return markdown_table(headers, body,
+                          caption=f"{n:,} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
 
 
 def operator_table(runs: Sequence[OperatorRun]):
@@ -350,24 +400,14 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
     }
     return make_calculator(calculators.primitive_results, controls, title="One collective under the alpha-beta model",
                            choices=calculators.primitive_choices,
-                           note="M is the whole buffer, as nccl-tests and this book count it: the message for "
-                                "broadcast, reduce and all-reduce; n blocks of M/n for gather, scatter and all-gather "
-                                "(the whole array: an all-gather of 8 MiB blocks on 8 ranks is M = 64 MiB), for "
-                                "reduce-scatter (each rank's input) and for all-to-all (each rank's send buffer). "
-                                f"Network: {calculators.NETWORK}; the results give the link's bandwidth and latency "
-                                "alpha. An NVLink preset is timed as its GPUs behind NVSwitches, each reaching any "
-                                "peer at its full rate; where GPUs are wired directly to a few fixed peers (NVLink "
-                                "1.0, and NVLink 2.0 in a DGX-1) a GPU's rate is split over its links and these "
-                                "times would be several times too low, so links with no switch are not offered. "
-                                "Ranks n are bounded by the largest domain of the link where it has one. The naive "
-                                "all-reduce is the unpipelined master; its pipelined form is shown beside it. "
+                           note="M is the whole buffer, as nccl-tests counts it: the message for broadcast, reduce and "
+                                "all-reduce; n blocks of M/n for the others (an all-gather of 8 MiB blocks on 8 ranks "
+                                "is M = 64 MiB). Every rank has its own full-duplex link into a switch that never "
+                                "blocks, so links without one are not offered. "
                                 f"{calculators.POWER_OF_TWO_FORMS[0].upper()}"
-                                f"{calculators.POWER_OF_TWO_FORMS[1:]} are costed for n a power of two, as MPICH runs "
-                                "them; the all-reduce's recursive doubling and halving-doubling fold the extra ranks "
-                                "in and out at any n. All-reduce offers "
-                                "the algorithms that need nothing more (the pipelined trees need a chunk count, the "
-                                "hierarchical and multi-rail ones hosts, the tori a grid: chapter 2's cluster "
-                                "calculator has them). Bandwidth per direction; 1 MB = 10^6 B, 1 MiB = 2^20 B.")
+                                f"{calculators.POWER_OF_TWO_FORMS[1:]} need n a power of two. The naive all-reduce is "
+                                "the unpipelined master, its pipelined form beside it; the other all-reduces are in "
+                                "chapter 2's cluster calculator. 1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
 def naive_hotspot_figure(counts: HotspotCounts):

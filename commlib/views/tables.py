@@ -14,9 +14,12 @@ __all__ = ["markdown_table", "links_table", "models_table", "rates_table"]
 
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], caption: str = "") -> Markdown:
     """A Markdown table (rendered by the notebook and by the website alike)."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    def cell(value: object) -> str:   # a pipe inside a cell, header or row, must not split it
+        return str(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
     for row in rows:
-        lines.append("| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |")
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
     if caption:
         lines = [f"**{caption}**", ""] + lines
     return Markdown("\n".join(lines))

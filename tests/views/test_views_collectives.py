@@ -10,6 +10,7 @@ digit-coded inputs, step counts n - 1, ceil(log2 n), 2(n - 1), bytes
 from __future__ import annotations
 
 import math
+import re
 
 import matplotlib
 
@@ -25,6 +26,7 @@ from commlib.experiments import collectives as ce  # noqa: E402
 from commlib.units import format_time  # noqa: E402
 from commlib.views import collectives as vc  # noqa: E402
 from commlib.views.animation import to_html  # noqa: E402
+from commlib.views.tables import markdown_table  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -111,6 +113,20 @@ def test_reduce_comparison_table_shows_the_crossover_and_where_there_is_none():
 def test_rounding_table_has_one_row_per_format():
     text = vc.rounding_table(ce.rounding_runs(64, seeds=(0,))).data
     assert all(f"| {name} |" in text for _, name in ce.ROUNDING_DTYPES)
+    # every line of the table splits into as many cells as the header has columns
+    assert len({_cell_count(line) for line in text.splitlines() if line.startswith("|")}) == 1
+
+
+def _cell_count(line: str) -> int:
+    """Cells of one Markdown table line: split at the pipes Markdown does not see escaped."""
+    return len(re.split(r"(?<!\\)\|", line.strip())) - 2
+
+
+def test_markdown_table_escapes_pipes_in_headers_and_rows():
+    text = markdown_table(["a", "|x - y|", "b"], [[1, "|z|", 3]]).data
+    header, rule, row = text.splitlines()
+    assert _cell_count(header) == _cell_count(rule) == _cell_count(row) == 3
+    assert "\\|x - y\\|" in header and "\\|z\\|" in row
 
 
 # --- chapter 1: primitives -----------------------------------------------------------------------
