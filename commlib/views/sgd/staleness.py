@@ -9,13 +9,16 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
+from ...experiments.sgd import staleness as staleness_experiments
 from ...experiments.sgd.staleness import NOTES_RATE
 from ...experiments.sgd.summaries import PROTOCOL_LABELS
+from ...sgd import stale_quadratic
 from ..plots import COLORS, MARKERS, color, figure
+from ..tables import markdown_table
 from .sync_async import _smooth, staleness_histogram
 
 __all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
-           "downpour_figure"]
+           "downpour_figure", "stable_step_table", "lr_table", "gupta_table", "carry_table", "downpour_table"]
 
 
 def staleness_vs_nk_figure(rows: list[dict], workers: int):
@@ -142,3 +145,48 @@ def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
     ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def stable_step_table(taus=(0, 1, 2, 4, 8, 16)):
+    """The stale quadratic's largest stable step by staleness: from the roots, in closed form, and its large-tau
+    approximation pi/(2 tau + 1) (:mod:`commlib.sgd.stale_quadratic`)."""
+    rows = [(t, f"{stale_quadratic.largest_stable_step(t):.3f}", f"{stale_quadratic.stable_step_closed_form(t):.3f}",
+             f"{np.pi / (2 * t + 1):.3f}") for t in taus]
+    return markdown_table(["staleness τ (updates)", "largest stable ζ = ηλ (from the roots)",
+                           "2 sin(π / (2(2τ + 1)))", "π / (2τ + 1)"], rows)
+
+
+def lr_table(shared, tuned):
+    """The learning-rate rules at the shared rate and each at its best, with the control (claims
+    ``ch05.lr_rules_shared_rate`` and ``ch05.lr_rules``)."""
+    return markdown_table(["contender", f"training loss at the shared rate {NOTES_RATE:g} (nats)",
+                           "best setting on its grid", "training loss at its best (nats)"],
+                          staleness_experiments.lr_rows(shared, tuned))
+
+
+def gupta_table(verdicts):
+    """Gupta et al.'s rule (synchronous SGD's best rate over the mean staleness) by number of learners, against a
+    constant rate tuned on the asynchronous run (claims ``ch05.gupta_rule*``)."""
+    return markdown_table(["learners n", "synchronous SGD's best rate", "⟨τ⟩ = n − 1", "Gupta et al.'s rate",
+                           "its training loss (nats)", "constant rate tuned on the asynchronous run",
+                           "its training loss (nats)", "Gupta minus tuned (nats)"],
+                          staleness_experiments.gupta_rows(verdicts))
+
+
+def carry_table(carry, gupta=None):
+    """Each rule's best setting for 16 learners carried unchanged to 256 (claim ``ch05.carry_over``), the constant
+    rate re-tuned there and, given its verdict, Gupta et al.'s rule re-applied there (``ch05.gupta_rule_n256``)."""
+    rows = list(staleness_experiments.carry_rows(carry))
+    if gupta is not None:
+        g, c = gupta.best[staleness_experiments.GUPTA], gupta.best[staleness_experiments.TUNED]
+        rate = staleness_experiments.gupta_rate(gupta.claim.shared, gupta.best[staleness_experiments.SYNC].config["lr"])
+        rows.append(("Gupta et al.'s rule re-applied (synchronous SGD re-tuned, divided by ⟨τ⟩)", f"rate {rate:.3g}",
+                     staleness_experiments._text(g, c)))
+    return markdown_table(["with 256 learners", "setting", "training loss (nats)"], rows)
+
+
+def downpour_table(shared, tuned):
+    """Downpour SGD: plain SGD against per-shard Adagrad, at the shared rate and tuned, with eight replicas and with
+    one (claims ``ch05.downpour_shared_rate`` and ``ch05.downpour``)."""
+    return markdown_table(["", f"at the shared rate {NOTES_RATE:g}, 8 replicas", "tuned, 8 replicas",
+                           "tuned, one replica (control)"], staleness_experiments.downpour_rows(shared, tuned))
