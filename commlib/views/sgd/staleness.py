@@ -83,7 +83,9 @@ def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int |
             label += f", {sw.workers} learners"
         ax.plot(sw.values, sw.losses, color=color(i), marker=MARKERS[i], ls=ls, lw=1.4,
                 label=label)
-        ax.plot([sw.best_value], [sw.best_loss], ls="none", marker="o", ms=13, mfc="none", mec=color(i), mew=1.4)
+        # rings of different sizes, so that two bests at the same point stay apart
+        ax.plot([sw.best_value], [sw.best_loss], ls="none", marker="o", ms=11 + 4 * j, mfc="none", mec=color(i),
+                mew=1.4)
     ax.set_xscale("log")
     ticks = []
     for v in sorted({v for sw in sweeps.values() for v in sw.values}):
@@ -91,7 +93,7 @@ def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int |
             ticks.append(v)
     ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("rate swept (η, η₀ or η_max)")
+    ax.set_xlabel("each rule's own rate on its grid: η, η₀ or η_max")
     ax.set_ylabel("final training loss (nats)")
     return ax
 
@@ -111,8 +113,12 @@ def lr_rule_figure(study, smooth: int = 3):
                                  ("distance", "distance rule, η_max"), ("no staleness", "one learner, η"))]
     _loss_panel(ax1, curves, smooth)
     rate_sweep_axes(ax2, {k: sw[k] for k in ("constant", "no staleness", "staleness", "distance") if k in sw},
-                    workers=study.workers)
+                    labels={"distance": f"distance rule, cap η_max (C = {study.lr_c:g})"}, workers=study.workers)
     ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
+    ax2.annotate(f"shared rate {nominal:g}", (nominal, 1.0), xycoords=("data", "axes fraction"), xytext=(-4, -10),
+                 textcoords="offset points", ha="right", fontsize=7)
+    ax1.set_title(f"at the shared rate {nominal:g}", fontsize=9)
+    ax2.set_title("each rule over its own grid; rings: each grid's best", fontsize=9)
     ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
