@@ -2,23 +2,34 @@
 
 from .. import hardware
 from ..check import Given, Question, register
+from ..experiments.sgd import staleness
 from ..sgd import overlap, stale_quadratic
 from ..sgd import simulate as sgd
 
 #: The givens of the exercises: the questions below read them and the chapter prints (glues) them.
-GIVENS = {"workers": 32, "k": 4, "base_rate": 0.4, "n": 16, "link": "eth_25g", "batch": 32, "flops": 10e12}
+GIVENS = {"workers": 32, "k": 4, "lr_workers": 16, "shared_rate": staleness.NOTES_RATE, "n": 16, "link": "eth_25g",
+          "batch": 32, "flops": 10e12}
+
+def _rule_of_thumb(given, right, values) -> bool:
+    """Whether ``given`` is Gupta et al.'s n/K for these numbers (the exercises ask for the exact mean (n-1)/K)."""
+    return abs(given - values["workers"] / values["k"]) < 1e-6 * max(1.0, values["workers"] / values["k"])
+
 
 register(Question(
     "ch05.mean_staleness", lambda workers=GIVENS["workers"], k=GIVENS["k"]: sgd.expected_staleness("k_batch_async", workers, k),
-    unit="updates", rel_tol=0.05,
+    unit="updates", rel_tol=0.005,
     givens=(Given("workers", (16, 48, 64), "{} learners"), Given("k", (2, 8), "an update every {} gradients")),
-    hints=((lambda given, right: abs(given - GIVENS["k"] / GIVENS["workers"]) < 0.01, "You divided the wrong way round: n/K, not K/n."),),
-    hint="Gupta et al.: gradients are on average about n/K updates out of date.",
+    hints=((lambda given, right, values: abs(given - values["k"] / values["workers"]) < 0.01,
+            "You divided the wrong way round: n/K, not K/n."),
+           (_rule_of_thumb, "That is Gupta et al.'s rule of thumb n/K, and a good estimate. The exact mean counts "
+                            "only the other n - 1 learners' gradients: (n - 1)/K."),),
+    hint="While a learner computes, each of the other n - 1 learners pushes about one gradient; the PS applies one "
+         "update per K of them.",
 ))
 
 register(Question(
     "ch05.k_batch_at_k_equals_n", lambda workers=GIVENS["workers"]: sgd.expected_staleness("k_batch_async", workers, workers),
-    unit="updates", rel_tol=0.02,
+    unit="updates", rel_tol=0.005,
     givens=(Given("workers", (16, 48, 64), "{} learners"),),
     hints=((lambda given, right: abs(given) < 1e-9,
             "Zero is K-async with K = n (synchronous SGD). K-batch-async counts gradients, not learners: a fast "
@@ -32,65 +43,52 @@ register(Question(
     "ch05.stale_stable_step", lambda: stale_quadratic.largest_stable_step(1), unit="", rel_tol=0.01,
     hints=((lambda given, right: abs(given - 2) < 0.01, "2 is the limit without staleness; the stale gradient lowers it."),
            (lambda given, right: abs(given - 0.25) < 0.01,
-            "At a = 1/4 the two roots meet and turn complex; they stay inside the unit circle beyond it."),),
-    hint="The roots of z^2 - z + a multiply to a; when they are complex they have the same modulus.",
+            "At zeta = 1/4 the two roots meet and turn complex; they stay inside the unit circle beyond it."),),
+    hint="The roots of z^2 - z + zeta multiply to zeta; when they are complex they have the same modulus.",
 ))
 
 register(Question(
-    "ch05.staleness_lr",
-    lambda workers=GIVENS["workers"], k=GIVENS["k"], base_rate=GIVENS["base_rate"]:
-        base_rate / sgd.expected_staleness("k_batch_async", workers, k),
-    unit="", rel_tol=0.05,
-    givens=(Given("workers", (16, 48, 64), "{} learners"), Given("k", (2, 8), "an update every {} gradients"),
-            Given("base_rate", (0.1, 0.2, 0.8), "a base learning rate of {:g}")),
-    hints=((lambda given, right: given > GIVENS["base_rate"],
-            "Divide the base rate by the average staleness, do not multiply."),),
-    hint="eta = eta_0 / <tau>, with <tau> about n/K.",
+    "ch05.rule_mean_rate",
+    lambda workers=GIVENS["lr_workers"], base_rate=GIVENS["shared_rate"]: staleness.mean_rule_rate(base_rate, workers),
+    unit="", rel_tol=0.01,
+    givens=(Given("workers", (4, 8, 64), "{} learners"), Given("base_rate", (0.2, 1.0), "a base rate of {:g}")),
+    hints=((lambda given, right, values: abs(given - values["base_rate"] / (values["workers"] - 1)) < 1e-3 * right,
+            "That is the base rate over the mean staleness, Gupta et al.'s rate. The rule divides each gradient's rate "
+            "by its own staleness, and the mean of 1/tau is not 1/(mean of tau): the fresh and one-update-old "
+            "gradients get the full base rate."),),
+    hint="Each update is the push of a learner drawn at random: P(tau = k) = p (1 - p)^k with p = 1/n. Sum "
+         "p (1 - p)^k / max(k, 1) over k, using the series of -ln(1 - q).",
 ))
 
-register(Question(
-    "ch05.ddp_bucket_bytes", lambda: float(overlap.DDP_BUCKET_BYTES), unit="B",
-    hints=((lambda given, right: abs(given - 25e6) < 1,
-            "That is 25 MB; DDP's bucket_cap_mb = 25 is multiplied by 1024 x 1024, so the cap is 25 MiB."),
-           (lambda given, right: right < given < 2 * right,
-            "A bucket may end larger than the cap (it closes once the cap is reached, with the whole last layer "
-            "in it); the question asks for the cap at which it closes."),
-           (lambda given, right: abs(given - 2**20) < 1,
-            "1 MiB is the first bucket's cap; the others close at the default bucket_cap_mb."),),
-    hint="DDP multiplies bucket_cap_mb = 25 by 1024 x 1024.",
-    means=(
-        "# The chapter's bucket table: ResNet-50 (fp32) in DDP's buckets, 16 GPUs on 25 Gb/s Ethernet.\n"
-        "link, ov_n = hardware.link(\"eth_25g\"), 16\n"
-        "t_fwd, t_bwd = overlap.step_compute_time(\"resnet50\", 32, 10e12)\n"
-        "ddp = overlap.overlap_timeline(\"resnet50\", n=ov_n, bandwidth=link.bandwidth, latency=link.latency,\n"
-        "                               t_backward=t_bwd, t_forward=t_fwd)\n"
-        "overlap_views.bucket_table(ddp, n=ov_n, bandwidth=link.bandwidth, latency=link.latency)",
-    ),
-))
-
-register(Question(
-    "ch05.resnet_buckets",
-    lambda: len(overlap.overlap_timeline("resnet50", n=8, bandwidth=hardware.link("eth_25g").bandwidth).buckets),
-    unit="buckets", rel_tol=0.0,
-    hint="Walk the layers from the output back; close a bucket once it holds 1 MiB (the first) or 25 MiB.",
-))
-
-
-def _exposed_ms() -> float:
+def _ddp(flops: float, batch: int = GIVENS["batch"]):
     link = hardware.link(GIVENS["link"])
-    t_fwd, t_bwd = overlap.step_compute_time("resnet50", GIVENS["batch"], GIVENS["flops"])
-    r = overlap.overlap_timeline("resnet50", n=GIVENS["n"], bandwidth=link.bandwidth, latency=link.latency,
-                                 t_backward=t_bwd, t_forward=t_fwd)
-    return 1e3 * r.exposed
+    t_fwd, t_bwd = overlap.step_compute_time("resnet50", batch, flops)
+    return overlap.overlap_timeline("resnet50", n=GIVENS["n"], bandwidth=link.bandwidth, latency=link.latency,
+                                    t_backward=t_bwd, t_forward=t_fwd)
 
 
 register(Question(
-    "ch05.resnet_exposed_ms", _exposed_ms, unit="ms", rel_tol=0.02,
-    hints=((lambda given, right: given > 3 * right,
-            "That is close to the whole all-reduce time: with buckets, most of it runs during backward."),),
-    hint="Use overlap.overlap_timeline with the DDP defaults and read .exposed.",
+    "ch05.exposed_at_twice_flops", lambda: 1e3 * _ddp(2 * GIVENS["flops"]).exposed, unit="ms", rel_tol=0.02,
+    hints=((lambda given, right: abs(given - 1e3 * _ddp(GIVENS["flops"]).exposed) < 0.5,
+            "That is the exposed time on the slower GPU. Backward halves; the all-reduces do not."),
+           (lambda given, right: given < 1e3 * _ddp(GIVENS["flops"]).exposed,
+            "Faster compute shortens backward, and with it the time the all-reduces can hide behind."),),
+    hint="On a stream that never pauses, exposed = T_m - T_bwd: keep T_m, halve T_bwd.",
     means=(
-        "# The chapter's overlap calculator, set to its example.\n"
+        "# The chapter's overlap calculator, set to its example: change the TFLOP/s.\n"
         "overlap_views.overlap_calculator(model=\"resnet50\", n=16, link=\"eth_25g\", bucket_mib=25.0, tflops=10.0, batch=32)",
     ),
+))
+
+
+def _balance_batch() -> float:
+    ddp = _ddp(GIVENS["flops"])
+    return GIVENS["batch"] * ddp.comm_total / ddp.t_backward
+
+
+register(Question(
+    "ch05.balance_batch", _balance_batch, unit="images", rel_tol=0.02,
+    hints=((lambda given, right: given < GIVENS["batch"],
+            "Here the all-reduces take longer than backward: the batch must grow, not shrink, for backward to catch up."),),
+    hint="T_bwd grows in proportion to the batch and T_m does not depend on it: scale the batch by T_m / T_bwd.",
 ))

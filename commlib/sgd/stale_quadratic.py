@@ -4,12 +4,16 @@ On the one-parameter quadratic :math:`l(w) = \lambda w^2 / 2` the gradient is :m
 a gradient that is always :math:`\tau` updates old turns the update of chapter 5,
 :math:`w_{j+1} = w_j - \eta\,\nabla l(w_{j-\tau})`, into the linear recurrence
 
-.. math:: w_{j+1} = w_j - a\, w_{j-\tau}, \qquad a = \eta\lambda .
+.. math:: w_{j+1} = w_j - \zeta\, w_{j-\tau}, \qquad \zeta = \eta\lambda .
 
 Its solutions are sums of :math:`z^j` over the roots :math:`z` of the characteristic polynomial
-:math:`z^{\tau+1} - z^{\tau} + a`, so it converges from every start exactly when every root lies inside
-the unit circle (spectral radius below one). Without staleness that is :math:`0 < a < 2`; this module
-finds the limit for any :math:`\tau` numerically, by bisection on the spectral radius.
+:math:`z^{\tau+1} - z^{\tau} + \zeta`, so it converges from every start exactly when every root lies inside
+the unit circle (spectral radius below one). Without staleness that is :math:`0 < \zeta < 2`; this module
+finds the limit for any :math:`\tau` numerically, by bisection on the spectral radius, and gives its closed form
+:math:`2\sin\big(\pi / (2(2\tau + 1))\big)`, about :math:`\pi/(2\tau + 1)` once :math:`\tau` is a few updates.
+
+The step :math:`\zeta` depends on the curvature :math:`\lambda`: on a loss with many parameters each
+eigendirection of the Hessian has its own, and the sharpest sets the largest stable rate.
 
 >>> round(largest_stable_step(0), 6), round(largest_stable_step(1), 6)
 (2.0, 1.0)
@@ -21,7 +25,7 @@ import numpy as np
 
 from ..units import check_count, check_positive
 
-__all__ = ["spectral_radius", "largest_stable_step"]
+__all__ = ["spectral_radius", "largest_stable_step", "stable_step_closed_form"]
 
 
 def _radius(a: float, tau: int) -> float:
@@ -44,9 +48,9 @@ def spectral_radius(step: float, staleness: int) -> float:
 
 
 def largest_stable_step(staleness: int, tol: float = 1e-10) -> float:
-    r"""The largest :math:`a = \eta\lambda` for which the stale iteration still converges (spectral radius < 1).
+    r"""The largest :math:`\zeta = \eta\lambda` for which the stale iteration still converges (spectral radius < 1).
 
-    The radius is below one for small :math:`a` and reaches one at the limit; bisection between 0 and 2,
+    The radius is below one for small :math:`\zeta` and reaches one at the limit; bisection between 0 and 2,
     the limit without staleness, finds it to within ``tol``.
 
     >>> [round(largest_stable_step(t), 3) for t in range(4)]
@@ -60,3 +64,17 @@ def largest_stable_step(staleness: int, tol: float = 1e-10) -> float:
         lo, hi = (mid, hi) if _radius(mid, tau) < 1.0 else (lo, mid)
     return (lo + hi) / 2
 
+
+
+def stable_step_closed_form(staleness: int) -> float:
+    r"""The same limit in closed form: :math:`2\sin\big(\pi / (2(2\tau + 1))\big)`.
+
+    At the limit a root sits on the unit circle, :math:`z = e^{i\theta}`; :math:`z^{\tau}(z - 1) = -\zeta`
+    asks for a real, negative left side, which first happens at :math:`\theta = \pi/(2\tau + 1)`, where
+    :math:`|z - 1| = 2\sin(\theta/2)`. For large :math:`\tau` the sine is its argument: :math:`\pi/(2\tau + 1)`.
+
+    >>> [round(stable_step_closed_form(t), 3) for t in range(4)]
+    [2.0, 1.0, 0.618, 0.445]
+    """
+    tau = check_count("staleness", staleness, 0)
+    return 2.0 * float(np.sin(np.pi / (2 * (2 * tau + 1))))

@@ -138,40 +138,6 @@ def test_distance_cap_phrase_says_how_often_the_cap_set_the_rate():
         staleness.cap_share_phrase(1.2, 0.05)
 
 
-def _carry(const_losses, dist, stale):
-    from commlib.experiments.sgd.staleness import CarryOver
-
-    constant = _sweep("constant", (0.05, 0.02), const_losses, workers=256)
-    return CarryOver(16, 256, constant, {"constant": (0.05, const_losses[0]), "distance": (0.05, dist),
-                                          "staleness": (0.25, stale)}, 227.0)
-
-
-def test_carry_over_phrases_branches():
-    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.562, 0.694))
-    assert w["carried"] == ("the constant rate 0.05 ends at 0.587 nats, the distance rule (cap 0.05) at 0.562 and "
-                            "the rate/staleness rule (base rate 0.25) at 0.694")
-    assert w["retuned"] == "re-tuned, the best constant rate is 0.02 (0.554 nats)"
-    assert w["verdict"] == ("the distance rule copes with the larger staleness better than the unchanged constant "
-                            "rate, the rate/staleness rule copes worse; yet re-tuning the constant rate does best")
-    assert w["adapts"] == "yes"
-    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.588, 0.590))
-    assert w["adapts"] == "no" and w["verdict"].startswith("no rule copes")
-    assert "distance_cap" not in w                                   # no cap shares recorded
-
-
-def test_carry_over_names_what_adapted_from_the_cap_shares():
-    from dataclasses import replace
-
-    w = staleness.carry_over_phrases(replace(_carry((0.587, 0.554), 0.562, 0.694), cap_shares=(0.99, 0.49)))
-    assert w["distance_cap"].startswith("the distance rule's cap 0.05 set the rate of 99 % of its gradients with 16 "
-                                        "learners and of 49 % with 256")
-    assert "the distance term" in w["distance_cap"] and w["distance_cap"].endswith("not the cap")
-    w = staleness.carry_over_phrases(replace(_carry((0.587, 0.554), 0.562, 0.694), cap_shares=(0.99, 0.95)))
-    assert w["distance_cap"].endswith("so the distance term adds little")
-    w = staleness.carry_over_phrases(_carry((0.587, 0.554), 0.540, 0.560))
-    assert w["verdict"].endswith("and the distance rule even beats the re-tuned constant rate")
-
-
 def test_summary_with_carry_over():
     assert staleness.lr_rule_summary(["constant"], "yes").endswith("the rate is not re-tuned")
     assert staleness.lr_rule_summary(["constant"], "no").endswith("not even when the setting changes and the rate "
@@ -180,14 +146,15 @@ def test_summary_with_carry_over():
         staleness.lr_rule_summary(["constant"], "maybe")
 
 
-def test_carry_over_needs_the_carried_rate_on_the_grid():
-    study = staleness.lr_rule_study(workers=2, updates=60, rates=(0.5, 0.05), bases=(0.5,), caps=None, control=None)
-    with pytest.raises(ValueError, match="best constant rate"):
-        staleness.carry_over_study(study, workers=4, rates=(0.3,))
-    carry = staleness.carry_over_study(study, workers=4, rates=(0.5, 0.05))
-    assert set(carry.carried) == {"constant", "staleness", "scaled"} and carry.workers_to == 4
-    plain = staleness.carry_over_study(study, workers=4, rates=(0.5, 0.05), scaled=False)
-    assert set(plain.carried) == {"constant", "staleness"}
+def test_mean_rule_rate_matches_the_simulated_rule():
+    """(1 + ln n)/n of the base rate: the mean of eta_0 / max(tau, 1) over a long asynchronous run."""
+    run = staleness.sgd.simulate("async", 8, updates=20000, seed=1)
+    measured = float((0.5 / np.maximum(run.staleness, 1)).mean())
+    assert staleness.mean_rule_rate(0.5, 8) == pytest.approx(measured, rel=0.03)
+    with pytest.raises(ValueError, match="workers"):
+        staleness.mean_rule_rate(0.5, 2.5)
+    with pytest.raises(ValueError, match="base"):
+        staleness.mean_rule_rate(-1.0, 4)
 
 
 def test_nk_agreement_on_a_small_run_and_bad_input():

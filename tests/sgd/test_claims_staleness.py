@@ -12,8 +12,8 @@ several seeds and asserts the direction of the effect the chapter states:
 * the rate/staleness rule's own base rate needs tuning (its best is not 0.5);
 * in Downpour SGD Adagrad ends lower than SGD at the shared rate and, by less,
   at each one's best rate (on one shared grid), and by about as much with one replica: not robustness to staleness;
-* carried from 16 to 256 learners, only the distance rule copes better than the unchanged constant rate, and
-  dividing the rate by the growth of the mean staleness overcorrects;
+* carried from 16 to 256 learners, only the distance rule copes better than the unchanged constant rate, and a
+  constant rate re-tuned there does best (Gupta et al.'s rule re-applied there lands beside it);
 * at its best cap with 16 learners the distance rule's cap sets the rate of nearly every gradient (the rule is,
   in effect, that constant rate), while with 256 learners the distance term sets it for far more of them.
 """
@@ -178,27 +178,50 @@ def test_bucket_size_is_a_trade_off(latency):
     assert exposed[best] < 0.8 * min(exposed[0], exposed[-1])
 
 
-@pytest.mark.parametrize("seed", (0, 1))
-def test_carried_from_16_to_256_learners_the_distance_rule_copes_better_but_retuning_wins(seed):
-    study = staleness.lr_rule_study(workers=16, updates=2500, seed=seed, nominal=None, rates=(0.1, 0.05, 0.02),
-                                    bases=(0.5, 0.25, 0.1), caps=(0.1, 0.05, 0.02), control=None)
-    carry = staleness.carry_over_study(study, workers=256, rates=(0.05, 0.02, 0.01), seed=seed)
-    c = carry.carried["constant"][1]
-    assert carry.mean_staleness > 150
-    assert carry.carried["distance"][1] < c - TOL                     # the distance rule adapts
-    assert carry.carried["staleness"][1] > c + TOL                    # the rate/staleness rule does not
-    assert carry.constant.best_loss < carry.carried["distance"][1] - TOL   # re-tuning still wins
-    words = staleness.carry_over_phrases(carry)
-    assert words["adapts"] == "yes" and words["verdict"].endswith("yet re-tuning the constant rate does best")
-    assert words["adapting"] == "distance"                            # only the distance rule adapts
-    summary = staleness.lr_rule_summary(["constant"], words["adapts"], words["adapting"])
-    assert "how far the parameters moved, not $1/\\tau$" in summary
-    before, after = carry.cap_shares                                  # what adapted: the distance term, not the cap
-    assert before >= staleness.CAP_RULES and after < before - 0.25
-    assert "what acts on the larger staleness is the distance term" in words["distance_cap"]
-    v, loss = carry.carried["scaled"]                                 # eta scaled by 1/<tau>: overcorrects
-    assert v < carry.constant.best_value and loss > carry.constant.best_loss + TOL
-    assert words["scaled_how"] == "overcorrects"
+def test_carried_from_16_to_256_learners_the_distance_rule_copes_better_but_retuning_wins():
+    """The claim ch05.carry_over at full size on one seed: each rule's 16-learner best (as the chapter's claim
+    ch05.lr_rules finds it) carried to 256 learners. The distance rule copes better than the carried constant rate,
+    the rate/staleness rule worse, and the re-tuned constant rate does best; the distance term, not the cap, acts."""
+    s = {**staleness.gupta_settings(False, 256), "seeds": (0,)}
+    const, base, (cap, c) = 0.05, 0.2, (0.05, 0.08)                  # the chapter's 16-learner bests
+    grid = staleness._async_grid(s)
+    carried = staleness._async_level(grid, const, 0)
+    zhang = staleness._async_level(staleness._async_grid(s, rates=(base,), lr_rule="staleness"), base, 0)
+    distance = staleness._distance_level(s, cap, c, 0)
+    retuned = min(staleness._async_level(grid, r, 0) for r in (0.05, 0.02, 0.01))
+    assert distance < carried - TOL and zhang > carried + TOL and retuned < distance - TOL
+    before = staleness.distance_run({**s, "workers": 16}, cap, c, 0).cap_share
+    after = staleness.distance_run(s, cap, c, 0).cap_share
+    assert before >= staleness.CAP_RULES and after < before - 0.1
+
+
+def test_carry_words_follow_the_places():
+    from commlib.experiments import claims
+
+    c = staleness.carry_over(small=True)
+
+    def verdict(constant, zhang, distance, retuned):
+        best = {staleness.CARRIED["constant"]: claims.Best({}, constant, ()),
+                staleness.CARRIED["staleness"]: claims.Best({}, zhang, ()),
+                staleness.CARRIED["distance"]: claims.Best({}, distance, ()),
+                staleness.RETUNED: claims.Best({"lr": 0.02}, retuned, ())}
+        return claims.Verdict(c, best, staleness.RETUNED, staleness.CARRIED["distance"], 0.0, 0.0, 5)
+
+    flat = (0.554, 0.553, 0.555, 0.554, 0.555)
+    up = tuple(x + 0.03 for x in flat)
+    v = verdict(up, tuple(x + 0.17 for x in flat), tuple(x + 0.008 for x in flat), flat)
+    assert staleness.carry_words(v) == ("the distance rule copes with the larger staleness better than the carried "
+                                        "constant rate, the rate/staleness rule copes worse; yet re-tuning the "
+                                        "constant rate does best (over 5 seeds)")
+    assert staleness.carry_adapting(v) == "distance"
+    summary = staleness.lr_rule_summary(["constant"], "yes", staleness.carry_adapting(v))
+    assert "how far the parameters moved, not each gradient's own $1/\\tau_j$" in summary
+    v = verdict(flat, up, up, flat)
+    assert staleness.carry_words(v).startswith("the rate/staleness rule and the distance rule copes worse") or \
+        "copes worse" in staleness.carry_words(v)
+    assert staleness.carry_adapting(v) == "none"
+    v = verdict(up, up, tuple(x - 0.01 for x in flat), flat)
+    assert "even ends below the re-tuned constant rate" in staleness.carry_words(v)
 
 
 @pytest.mark.parametrize("workers", staleness.GUPTA_WORKERS)
@@ -209,14 +232,17 @@ def test_gupta_rule_tune_synchronous_then_divide_by_mean_staleness(workers):
     from commlib.experiments import claims
 
     key = "ch05.gupta_rule" if workers == 16 else f"ch05.gupta_rule_n{workers}"
-    v = claims.run(claims.claim(key, small=True))
+    # With 256 learners the small problem's 1,000 gradients make 3 synchronous updates, too few to tune a rate on:
+    # that one runs at full size (a few seconds).
+    small = workers < 256
+    v = claims.run(claims.claim(key, small=small))
     g, c, y = v.best[staleness.GUPTA], v.best[staleness.TUNED], v.best[staleness.SYNC]
     assert not c.at_edge and not y.at_edge
     assert abs(g.mean - c.mean) < 0.01
-    s = staleness.gupta_settings(small=True, workers=workers)
+    s = staleness.gupta_settings(small=small, workers=workers)
     assert staleness.gupta_rate(s) == pytest.approx(y.config["lr"] / (workers - 1))
     where = staleness.place(g, c)
-    assert f"{where} the constant rate tuned" in v.sentence
+    assert f"{staleness.where(g, c)} the constant rate tuned" in v.sentence
     short = staleness.gupta_over_n([v])
     assert short.startswith(("lands level with", "lands within 0.001 nats of") if where == "level with" else "ends ")
     assert f"with {workers} learners" in short

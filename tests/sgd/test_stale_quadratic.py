@@ -47,3 +47,10 @@ def test_radius_matches_the_iterates():
 def test_bad_input_names_the_parameter(bad):
     with pytest.raises(ValueError, match=next(k for k, v in bad.items() if v in (0.0, -1))):
         sq.spectral_radius(**bad)
+
+
+@pytest.mark.parametrize("tau", [0, 1, 2, 3, 5, 8, 16, 40])
+def test_closed_form_is_the_bisected_limit(tau):
+    """2 sin(pi / (2 (2 tau + 1))) is the limit the bisection finds, and tends to pi / (2 tau + 1)."""
+    assert sq.stable_step_closed_form(tau) == pytest.approx(sq.largest_stable_step(tau), abs=1e-8)
+    assert sq.stable_step_closed_form(tau) * (2 * tau + 1) / math.pi == pytest.approx(1.0, abs=2.0 / (2 * tau + 1) ** 2)

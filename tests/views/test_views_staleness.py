@@ -79,3 +79,11 @@ def test_stalls_and_downpour_figures():
     labels = [ln.get_label() for ln in fig.get_axes()[0].get_lines()]
     assert labels == ["SGD, rate 0.5", f"SGD, best rate {dp['SGD'].best_value:g}", "Adagrad, rate 0.5",
                       f"Adagrad, best rate {dp['Adagrad'].best_value:g}"]
+
+
+def test_stable_step_table_sets_the_roots_beside_the_closed_form():
+    from commlib.views.sgd import staleness as views
+
+    table = views.stable_step_table((0, 1, 2)).data
+    assert "| 0 | 2.000 | 2.000 | 3.142 |" in table and "| 1 | 1.000 | 1.000 | 1.047 |" in table
+    assert "| 2 | 0.618 | 0.618 | 0.628 |" in table

@@ -46,9 +46,6 @@ __all__ = [
     "CAP_RULES",
     "cap_share_phrase",
     "lr_rule_summary",
-    "CarryOver",
-    "carry_over_study",
-    "carry_over_phrases",
     "downpour_study",
     "downpour_phrases",
     "CLAIM_CAPS",
@@ -82,7 +79,24 @@ __all__ = [
     "gupta_rule",
     "gupta_rule_n4",
     "gupta_rule_n64",
+    "gupta_rule_n256",
     "gupta_over_n",
+    "CARRY_WORKERS",
+    "CARRIED",
+    "RETUNED",
+    "carried_settings",
+    "carry_over",
+    "carry_words",
+    "carry_adapting",
+    "carry_rows",
+    "lr_rows",
+    "carry_cap_shares",
+    "carry_cap_phrase",
+    "mean_rule_rate",
+    "stall_short",
+    "distance_short",
+    "gupta_rows",
+    "downpour_rows",
     "DOWNPOUR",
     "downpour_shared_rate",
     "downpour",
@@ -450,119 +464,10 @@ def lr_rule_phrases(study: LrRuleStudy, tol: float = 0.005) -> dict[str, str]:
     return out
 
 
-@dataclass(frozen=True)
-class CarryOver:
-    """Each rule's best setting for one number of learners, run unchanged with more (see :func:`carry_over_study`)."""
-
-    workers_from: int
-    workers_to: int
-    constant: RateSweep             #: constant rates with ``workers_to`` learners (holds the carried rate)
-    carried: dict                   #: rule -> (its best value with ``workers_from`` learners, final loss now)
-    mean_staleness: float           #: mean staleness (updates) with ``workers_to`` learners
-    cap_shares: tuple | None = None  #: the carried distance rule's cap share (0 to 1) before and after, if carried
-
-
-def carry_over_study(study: LrRuleStudy, workers: int = 256, rates=(0.05, 0.02, 0.01), seed: int = 0,
-                     batch_size: int = 8, scaled: bool = True) -> CarryOver:
-    """Run each rule of ``study`` at its best value, unchanged, with ``workers`` learners; re-tune the constant rate.
-
-    A rate tuned for one setting meets another when the cluster grows: this
-    is the case where a rule that reads the staleness could adapt and a
-    constant rate cannot. ``rates`` (the constant rates re-tuned with
-    ``workers`` learners) must hold the best constant rate of ``study``.
-    With ``scaled``, the best constant rate is also carried divided by how
-    much the mean staleness grew (``carried["scaled"]``): the rule
-    eta_0/<tau> applied to the change of setting.
-    """
-    sw = study.sweeps
-    carried_rate = sw["constant"].best_value
-    if not any(np.isclose(v, carried_rate) for v in rates):
-        raise ValueError(f"rates must include the best constant rate of the study, {carried_rate:g}")
-    common = {"updates": study.updates, "seed": seed, "batch_size": batch_size, "lr_c": study.lr_c,
-              "problem": training.make_problem(seed=0)}
-    constant = rate_sweep("constant", rates, workers, **common)
-    carried = {"constant": (carried_rate, constant.loss(carried_rate))}
-    shares = None
-    for rule in ("distance", "staleness"):
-        if rule in sw:
-            v = sw[rule].best_value
-            moved = rate_sweep(rule, (v,), workers, **common)
-            carried[rule] = (v, moved.losses[0])
-            if rule == "distance":
-                shares = (sw[rule].cap_share(v), moved.cap_share(v))
-    stale_to = float(constant.runs[0].staleness.mean())
-    if scaled:
-        # the best constant rate times <tau> before over <tau> after: eta * <tau> held, as if eta = eta_0 / <tau>
-        v = carried_rate * study.mean_staleness / stale_to
-        carried["scaled"] = (v, rate_sweep("constant", (v,), workers, **common).losses[0])
-    return CarryOver(study.workers, int(workers), constant, carried, stale_to, shares)
-
-
-def carry_over_phrases(carry: CarryOver, tol: float = 0.005) -> dict[str, str]:
-    """What happens to each rule's setting when the learners grow in number, decided by ``carry``.
-
-    * ``"carried"``: the final losses of the carried settings;
-    * ``"retuned"``: the best constant rate with the new number of learners;
-    * ``"verdict"``: which rules cope with the change better than the unchanged constant rate, and whether
-      re-tuning the constant rate still does best;
-    * ``"adapts"`` (``"yes"``/``"no"``) and ``"adapting"`` (``"distance"``, ``"staleness"``, ``"both"`` or
-      ``"none"``): which rules cope better, for :func:`lr_rule_summary`;
-    * ``"scaled"`` and ``"scaled_how"`` (with the scaled run): what dividing the rate by the growth of the
-      mean staleness does, against the re-tuned rate;
-    * ``"distance_cap"`` (with the distance rule's cap shares): how often its cap set the rate before and
-      after the change, so that what adapted is named (the distance term, not the cap).
-    """
-    tol = check_nonnegative("tol", tol)
-    c_value, c_loss = carry.carried["constant"]
-    names = {"distance": "the distance rule (cap {:g})", "staleness": "the rate/staleness rule (base rate {:g})"}
-    rules = [k for k in ("distance", "staleness") if k in carry.carried]
-    items = [f"the constant rate {c_value:g} ends at {c_loss:.3f} nats"]
-    items += [f"{names[k].format(carry.carried[k][0])} at {carry.carried[k][1]:.3f}" for k in rules]
-    best = carry.constant
-    out = {"carried": _and(items),
-           "retuned": f"re-tuned, the best constant rate is {best.best_value:g} ({best.best_loss:.3f} nats)"}
-    better = [k for k in rules if carry.carried[k][1] < c_loss - tol]
-    worse = [k for k in rules if carry.carried[k][1] > c_loss + tol]
-    short = {"distance": "the distance rule", "staleness": "the rate/staleness rule"}
-    parts = []
-    if better:
-        parts.append(f"{_and([short[k] for k in better])} copes with the larger staleness better than the unchanged "
-                     "constant rate")
-    if worse:
-        parts.append(f"{_and([short[k] for k in worse])} copes worse")
-    if not better and not worse:
-        parts.append("no rule copes with the larger staleness better than the unchanged constant rate")
-    beats_retuned = [k for k in rules if carry.carried[k][1] < best.best_loss - tol]
-    parts.append("yet re-tuning the constant rate does best" if not beats_retuned else
-                 f"and {_and([short[k] for k in beats_retuned])} even beats the re-tuned constant rate")
-    out["verdict"] = ", ".join(parts[:-1]) + ("; " if len(parts) > 1 else "") + parts[-1]
-    out["adapts"] = "yes" if better else "no"
-    out["adapting"] = "both" if len(better) == 2 else (better[0] if better else "none")
-    if "scaled" in carry.carried:
-        v, loss = carry.carried["scaled"]
-        how = ("overcorrects" if v < best.best_value and loss > best.best_loss + tol else
-               "undercorrects" if v > best.best_value and loss > best.best_loss + tol else "does as well as re-tuning")
-        out["scaled"] = (f"dividing the best constant rate by how much the mean staleness grew gives {v:.2g}, "
-                         f"which {how}: it ends at {loss:.3f} nats")
-        out["scaled_how"] = how
-    if carry.cap_shares is not None and "distance" in carry.carried:
-        before, after = carry.cap_shares
-        cap = carry.carried["distance"][0]
-        out["distance_cap"] = (f"the distance rule's cap {cap:g} set the rate of {round(100 * before)} % of its "
-                               f"gradients with {carry.workers_from} learners and of {round(100 * after)} % with "
-                               f"{carry.workers_to}")
-        if after < before - 0.1:
-            out["distance_cap"] += (": what acts on the larger staleness is the distance term, which lowers the "
-                                    "rate of the gradients read on parameters that have since moved far, not the cap")
-        else:
-            out["distance_cap"] += ": the cap sets the rate about as often as before, so the distance term adds little"
-    return out
-
-
 def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = None) -> str:
-    """One sentence over several studies' ``lr_rule_phrases(...)["verdict"]`` and, optionally, a carry-over's
-    ``carry_over_phrases(...)["adapts"]`` and ``["adapting"]``: what the rules buy on this problem, naming the rule
-    that adapts to a change of setting."""
+    """One sentence over several studies' ``lr_rule_phrases(...)["verdict"]`` and, optionally, whether a rule adapts
+    to a change of setting (``adapts``, ``"yes"``/``"no"``) and which (``adapting``, from :func:`carry_adapting` on the
+    claim ``ch05.carry_over``): what the rules buy on this problem."""
     verdicts = list(verdicts)
     if not verdicts:
         raise ValueError("verdicts must hold at least one verdict")
@@ -570,7 +475,7 @@ def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = 
         raise ValueError(f"adapts must be None, 'yes' or 'no', got {adapts!r}")
     if adapting not in (None, "distance", "staleness", "both", "none"):
         raise ValueError(f"adapting must be None, 'distance', 'staleness', 'both' or 'none', got {adapting!r}")
-    what = {"distance": r"a rate that follows how far the parameters moved, not $1/\tau$,",
+    what = {"distance": r"a rate that follows how far the parameters moved, not each gradient's own $1/\tau_j$,",
             "staleness": "a rate divided by each gradient's staleness, not one that follows how far the parameters "
                          "moved,",
             "both": "a rate that follows the staleness or how far the parameters moved,",
@@ -923,12 +828,51 @@ def lr_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str,
         out["verdict"] = "mixed"
         out["tuned_verdict"] = (f"the evidence is mixed: the {LR_NAMES[beaten[0]]} beats the best constant rate, the "
                                 "other does not")
+    out["shared_head"] = lr_shared_words(shared).split(":")[0]
+    out["control_short"] = ("the rate is too large for these gradients even without staleness: one learner ends "
+                            "higher at the shared rate than at its own best" if too_large else
+                            "staleness alone costs something at this rate")
+    out["tuned_short"] = (f"the {LR_NAMES['staleness']} ends {where(t['staleness'], t['constant'])} the best constant "
+                          f"rate and the distance rule {where(t['distance'], t['constant'])} it")
     z = t["staleness"].config["lr"]
     out["tuning"] = (f"the rate/staleness rule has a base rate of its own to tune: its best on the grid is {z:g}, not "
                      f"the shared {NOTES_RATE:g}" if not np.isclose(z, NOTES_RATE) else
                      f"the rate/staleness rule's best base rate on the grid is the shared {NOTES_RATE:g}, but it had "
                      "to be found on a grid like any rate")
     return out
+
+
+def lr_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[str, ...]]:
+    """The learning-rate comparison as table rows, one per contender: ``(contender, at the shared rate, best
+    setting, tuned level)`` with the levels ``mean ± spread`` over the seeds."""
+    every = list(shared.best.values()) + list(tuned.best.values())
+    rows = []
+    for key, name in LR_NAMES.items():
+        cfg = tuned.best[name].config
+        setting = (f"cap {cfg['lr']:g}, C = {cfg['lr_c']:g}" if key == "distance" else
+                   f"base rate {cfg['lr']:g}" if key == "staleness" else f"rate {cfg['lr']:g}")
+        at = _text(shared.best[name], *every) + (f" (C = {SHARED_C:g})" if key == "distance" else "")
+        label = "one learner, no staleness (control)" if key == "single" else name
+        rows.append((label, at, setting, _text(tuned.best[name], *every)))
+    return rows
+
+
+def distance_short(tuned: claims.Verdict) -> str:
+    """What the distance rule's tuning found, in few numbers: where its best cap and C lie and how often the cap set
+    the rate there (the first seed's run)."""
+    best = tuned.best[LR_NAMES["distance"]]
+    const = tuned.best[LR_NAMES["constant"]]
+    cap, c = best.config["lr"], best.config["lr_c"]
+    share = distance_run({**tuned.claim.shared}, cap, c, tuned.claim.seeds[0]).cap_share
+    text = "its best cap is " + ("the best constant rate itself" if np.isclose(cap, const.config["lr"]) else
+                                 f"{cap:g}")
+    text += " and its best C the largest tried, where the distance term acts least" if np.isclose(c, CLAIM_CS[-1]) \
+        else f" and its best C {c:g}"
+    pct = round(100 * share, 1)
+    text += f"; there the cap set the rate of {pct:g} % of the gradients (first seed)"
+    if share >= CAP_RULES and np.isclose(cap, const.config["lr"]) and place(best, const) == "level with":
+        text += ": the rule's tie with the best constant rate is that rate's"
+    return text
 
 
 def distance_phrase(tuned: claims.Verdict) -> str:
@@ -1002,6 +946,14 @@ def stall_words(v: claims.Verdict) -> str:
             f"{_seeds_clause(v)}")
 
 
+def stall_short(v: claims.Verdict) -> str:
+    """The stalls comparison in few numbers (the levels stand in :func:`stall_words`): the rule against the best
+    constant rate, with the seed-by-seed difference."""
+    c, z = v.best[LR_NAMES["constant"]], v.best[LR_NAMES["staleness"]]
+    return (f"the rate/staleness rule at its best base rate ends {where(z, c)} the best constant rate (difference "
+            f"{gap_text(z, c)}){_seeds_clause(v)}")
+
+
 def stall_verdict(v: claims.Verdict) -> str:
     """``"constant"`` when the rule does not end below the tuned constant rate under stalls, else ``"rules"``."""
     return "rules" if place(v.best[LR_NAMES["staleness"]], v.best[LR_NAMES["constant"]]) == "below" else "constant"
@@ -1037,11 +989,11 @@ def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2
 
 # --------------------------------------------------------------------------- Gupta et al.'s rule, as they meant it
 
-#: Synchronous SGD's rates for Gupta et al.'s rule: the claims' grid and 10, so that its best with 64 learners
-#: (5) lies inside.
-SYNC_RATES: tuple[float, ...] = grids.RATES + (10.0,)
+#: Synchronous SGD's rates for Gupta et al.'s rule: the claims' grid, 10 and 20, so that its best with 64 and 256
+#: learners (whose total batch, and with it the best synchronous rate, grows with the learners) lies inside.
+SYNC_RATES: tuple[float, ...] = grids.RATES + (10.0, 20.0)
 #: The numbers of learners Gupta et al.'s rule is tried with: one claim each.
-GUPTA_WORKERS: tuple[int, ...] = (4, 16, 64)
+GUPTA_WORKERS: tuple[int, ...] = (4, 16, 64, 256)
 GUPTA = "Gupta et al.: synchronous rate / mean staleness"
 TUNED = "constant rate tuned"
 SYNC = "fully synchronous SGD"
@@ -1118,9 +1070,155 @@ def gupta_rule_n64(small: bool = False) -> claims.Claim:
     return _gupta_claim(64, small)
 
 
-def gupta_over_n(verdicts) -> str:
+@claims.register("ch05.gupta_rule_n256")
+def gupta_rule_n256(small: bool = False) -> claims.Claim:
+    """:func:`gupta_rule` with 256 learners: the rule re-applied after the cluster grows (synchronous SGD re-tuned
+    with 256 learners, its best rate divided by 255)."""
+    return _gupta_claim(256, small)
+
+
+# --------------------------------------------------------------------------- each rule's best carried to more learners
+
+#: The number of learners the 16-learner settings are carried to.
+CARRY_WORKERS = 256
+CARRIED = {"constant": "constant rate carried", "staleness": "rate/staleness rule carried",
+           "distance": "distance rule carried"}
+RETUNED = "constant rate re-tuned"
+
+
+@functools.lru_cache(maxsize=2)
+def carried_settings(small: bool = False) -> dict:
+    """Each rule's best setting with 16 learners, as the claim ``ch05.lr_rules`` found it over five seeds (its small
+    version when ``small``): ``{"constant": rate, "staleness": base rate, "distance": (cap, C)}``."""
+    v = claims.run(lr_rules(small=True)) if small else claims.verdict("ch05.lr_rules")
+    dist = v.best[LR_NAMES["distance"]].config
+    return {"constant": v.best[LR_NAMES["constant"]].config["lr"], "staleness": v.best[LR_NAMES["staleness"]].config["lr"],
+            "distance": (dist["lr"], dist["lr_c"])}
+
+
+@claims.register("ch05.carry_over")
+def carry_over(small: bool = False) -> claims.Claim:
+    """Each rule's best setting for 16 learners, carried unchanged to 256 learners, against a constant rate re-tuned
+    with 256: does a rule that reads the staleness adapt where a constant rate tuned for 16 learners does not?"""
+    s = gupta_settings(small, CARRY_WORKERS)
+
+    def constant(st, seed):
+        rate = carried_settings(st["small"])["constant"]
+        return _async_level(_async_grid(st), rate, seed)
+
+    def zhang(st, seed):
+        base = carried_settings(st["small"])["staleness"]
+        return _async_level(_async_grid(st, rates=(base,), lr_rule="staleness"), base, seed)
+
+    def distance(st, seed):
+        cap, c = carried_settings(st["small"])["distance"]
+        return _distance_level(st, cap, c, seed)
+
+    carried = "its best setting with 16 learners (claim ch05.lr_rules), unchanged"
+    contenders = (
+        claims.Contender(CARRIED["constant"], constant, uses=f"256 asynchronous learners; the constant rate at {carried}"),
+        claims.Contender(CARRIED["staleness"], zhang,
+                         uses=f"256 asynchronous learners; each gradient's rate divided by max(tau, 1), the base rate at "
+                              f"{carried}"),
+        claims.Contender(CARRIED["distance"], distance,
+                         uses=f"256 asynchronous learners; rate min(C / ||w_j - w_(j-tau)||^2, cap), cap and C at "
+                              f"{carried}"),
+        claims.Contender(RETUNED, lambda st, seed: _async_level(_async_grid(st), st["lr"], seed), {"lr": grids.RATES},
+                         uses="256 asynchronous learners; a constant rate tuned again with 256 learners"),
+    )
+    return claims.Claim("ch05.carry_over", "Carried unchanged from 16 to 256 learners, does a rule that reads the "
+                        "staleness (per gradient, or through how far the parameters moved) end below the carried "
+                        "constant rate, and below a constant rate re-tuned with 256 learners?", contenders,
+                        metric="mean training loss over the last quarter of the run (nats)", seeds=s["seeds"],
+                        shared=s, wording=carry_words, chapter="05_stale_gradients",
+                        source="zhang2016staleness,dutta2018slow")
+
+
+def carry_words(v: claims.Verdict) -> str:
+    """The carry-over in a short sentence (the numbers go in :func:`carry_table`): which carried rule ends below the
+    carried constant rate, and whether re-tuning still does best."""
+    c, r = v.best[CARRIED["constant"]], v.best[RETUNED]
+    better = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], c) == "below"]
+    worse = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], c) == "above"]
+    names = {"distance": "the distance rule", "staleness": "the rate/staleness rule"}
+    parts = []
+    if better:
+        parts.append(f"{_and([names[k] for k in better])} copes with the larger staleness better than the carried "
+                     "constant rate")
+    if worse:
+        parts.append(f"{_and([names[k] for k in worse])} copes worse")
+    if not parts:
+        parts.append("no rule copes with the larger staleness better than the carried constant rate")
+    beats = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], r) == "below"]
+    level = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], r) == "level with"]
+    tail = (f"and {_and([names[k] for k in beats])} even ends below the re-tuned constant rate" if beats else
+            f"and {_and([names[k] for k in level])} ends level with the re-tuned constant rate" if level else
+            "yet re-tuning the constant rate does best")
+    return ", ".join(parts) + "; " + tail + f" (over {len(v.claim.seeds)} seeds)"
+
+
+def carry_adapting(v: claims.Verdict) -> str:
+    """``"distance"``, ``"staleness"``, ``"both"`` or ``"none"``: the carried rules that end below the carried
+    constant rate (for :func:`lr_rule_summary`)."""
+    better = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], v.best[CARRIED["constant"]]) == "below"]
+    return "both" if len(better) == 2 else (better[0] if better else "none")
+
+
+def carry_rows(v: claims.Verdict) -> list[tuple[str, str, str]]:
+    """The carry-over's table rows: ``(contender, setting, level ± spread)`` for each contender of ``v``."""
+    sets = carried_settings(v.claim.shared["small"])
+    how = {CARRIED["constant"]: f"rate {sets['constant']:g}", CARRIED["staleness"]: f"base rate {sets['staleness']:g}",
+           CARRIED["distance"]: f"cap {sets['distance'][0]:g}, C = {sets['distance'][1]:g}",
+           RETUNED: f"rate {v.best[RETUNED].config.get('lr', float('nan')):g}"}
+    return [(name, how[name], _text(b)) for name, b in v.best.items()]
+
+
+def carry_cap_shares(v: claims.Verdict) -> tuple[float, float]:
+    """How often the carried distance rule's cap set the rate on the first seed, with 16 learners and with 256
+    (0 to 1 each): what acts when the staleness grows, the cap or the distance term."""
+    cap, c = carried_settings(v.claim.shared["small"])["distance"]
+    seed = v.claim.seeds[0]
+    before = distance_run({**v.claim.shared, "workers": 16}, cap, c, seed).cap_share
+    return before, distance_run({**v.claim.shared}, cap, c, seed).cap_share
+
+
+def carry_cap_phrase(v: claims.Verdict) -> str:
+    """:func:`carry_cap_shares` in words, naming what adapted."""
+    before, after = carry_cap_shares(v)
+
+    def pct(share):
+        p = round(100 * share)
+        return f"{round(100 * share, 1):g}" if 0 < share < 1 and p in (0, 100) else f"{p}"
+
+    text = (f"the carried distance rule's cap set the rate of {pct(before)} % of its gradients with 16 learners "
+            f"and of {pct(after)} % with {v.claim.shared['workers']} (first seed)")
+    if after < before - 0.1:
+        return text + ": what acts on the larger staleness is the distance term, not the cap"
+    return text + ": the cap sets the rate about as often as before, so the distance term adds little"
+
+
+def mean_rule_rate(base: float, workers: int) -> float:
+    r"""The mean rate of the rate/staleness rule :math:`\eta_0/\max(\tau_j, 1)` under asynchronous SGD on
+    ``workers`` learners with exponential compute times.
+
+    Each update is then the push of a learner drawn at random, so a gradient's staleness is geometric,
+    :math:`P(\tau = k) = p(1-p)^k` with :math:`p = 1/n`, and
+    :math:`E[1/\max(\tau, 1)] = p + p\sum_{k \ge 1} (1-p)^k / k = p(1 - \ln p) = (1 + \ln n)/n`.
+
+    >>> round(mean_rule_rate(0.5, 16), 4), mean_rule_rate(0.5, 1)
+    (0.1179, 0.5)
+    """
+    base = check_positive("base", base)
+    n = int(workers)
+    if n < 1 or n != workers:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+    return base * (1.0 + float(np.log(n))) / n
+
+
+def gupta_over_n(verdicts, margins: bool = True) -> str:
     """What Gupta et al.'s rule does over the numbers of learners tried, in a few words (one verdict of
-    :func:`gupta_rule` and its siblings per number of learners)."""
+    :func:`gupta_rule` and its siblings per number of learners); without ``margins``, the places only (the margins
+    then stand in a table, :func:`gupta_rows`)."""
     groups: dict[str, list] = {}
     for v in sorted(verdicts, key=lambda v: v.claim.shared["workers"]):
         groups.setdefault(place(v.best[GUPTA], v.best[TUNED]), []).append(v)
@@ -1133,8 +1231,21 @@ def gupta_over_n(verdicts) -> str:
             parts.append(f"lands {f'within {LEVEL:g} nats of' if close else 'level with'} {what} with {ns} learners")
             continue
         gaps = [_quote(abs(_gap(v.best[GUPTA], v.best[TUNED])[0]), _gap(v.best[GUPTA], v.best[TUNED])[1]) for v in vs]
-        parts.append(f"ends {_and(gaps)} nats {spot} {what} with {ns} learners")
+        parts.append(f"ends {_and(gaps) + ' nats ' if margins else ''}{spot} {what} with {ns} learners")
     return _and(parts) + ", with no tuning of the asynchronous run"
+
+
+def gupta_rows(verdicts) -> list[tuple[str, ...]]:
+    """Gupta et al.'s rule by number of learners as table rows: ``(learners, synchronous SGD's best rate, mean
+    staleness, the rule's rate, its level, the tuned constant rate and its level, the difference)``."""
+    rows = []
+    for v in sorted(verdicts, key=lambda v: v.claim.shared["workers"]):
+        g, c, y = v.best[GUPTA], v.best[TUNED], v.best[SYNC]
+        n = v.claim.shared["workers"]
+        rows.append((str(n), f"{y.config['lr']:g}", f"{sgd.expected_staleness('async', n):g}",
+                     f"{gupta_rate(v.claim.shared, y.config['lr']):.3g}", _text(g, c), f"{c.config['lr']:g}",
+                     _text(c, g), gap_text(g, c)))
+    return rows
 
 
 # --------------------------------------------------------------------------- Downpour SGD: plain SGD against Adagrad
@@ -1247,6 +1358,11 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dic
     else:
         out["reading"] = (("tuned, the two are level" if tuned_place == "level with" else "tuned, plain SGD ends lower")
                           + ": Adagrad's advantage at the shared rate came from its smaller steps")
+    out["shared_short"] = f"Adagrad ends {_WORDS[place(at[1], at[0])]} SGD"
+    out["tuned_short"] = f"Adagrad still ends {_WORDS[tuned_place]} SGD" if tuned_place == "below" else \
+        f"Adagrad ends {_WORDS[tuned_place]} SGD"
+    out["reading_short"] = ("most of Adagrad's advantage at the shared rate came from its smaller steps; a small part "
+                            "survives tuning" if out["reading"].startswith("most") else out["reading"])
     more = place(edge, edge1)
     out["takeaway"] = f"Adagrad ends {_WORDS[tuned_place]} SGD"
     if tuned_place == "below" and more != "above":
@@ -1257,14 +1373,38 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dic
                           "not; whether a decaying rate for SGD would close the gap is not tested here")
         out["takeaway"] += (", by no more than with one replica, whose gradients no other replica makes stale: an "
                             "edge of Adagrad on this problem, not robustness to staleness")
+        out["control_short"] = ("its edge is no larger with eight replicas than with one, whose gradients no other "
+                                "replica makes stale, so it is not robustness to staleness. Adagrad's per-parameter "
+                                "rates shrink over the run and a constant rate does not; whether a decaying rate for "
+                                "SGD would close the gap is not tested here")
         out["robust"] = "no"
     elif tuned_place == "below":
         out["control"] = (f"Adagrad's edge with one replica is {q(edge1)} nats, against {q(edge)} with eight: part of "
                           "its edge comes with staleness")
         out["takeaway"] += ", and by more than with one replica: part of its edge comes with staleness"
+        out["control_short"] = "its edge is larger with eight replicas than with one: part of it comes with staleness"
         out["robust"] = "yes"
     else:
         out["control"] = f"with one replica Adagrad's edge is {q(edge1)} nats: staleness does not make it larger"
         out["takeaway"] += "; with one replica, whose gradients no other replica makes stale, its edge is no smaller"
+        out["control_short"] = "with one replica, whose gradients no other replica makes stale, its edge is no smaller"
         out["robust"] = "no"
     return out
+
+
+def downpour_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[str, ...]]:
+    """The Downpour comparison as table rows: SGD, Adagrad and Adagrad's edge (SGD minus Adagrad, seed by seed),
+    each at the shared rate and tuned with eight replicas and with one (levels ``mean ± spread``, nats)."""
+    def cell(v, name):
+        if name not in v.best:
+            return "—"
+        b = v.best[name]
+        rate = f" (rate {b.config['lr']:g})" if "lr" in b.config else ""
+        return _text(b, *v.best.values()) + rate
+
+    at = shared.best[SGD_NAME], shared.best[ADAGRAD_NAME]
+    edges = (claims.Best({}, tuple(x - y for x, y in zip(at[0].values, at[1].values)), ()), _edge(tuned),
+             _edge(tuned, one=True))
+    return [(SGD_NAME, cell(shared, SGD_NAME), cell(tuned, SGD_NAME), cell(tuned, SGD_NAME + ONE)),
+            (ADAGRAD_NAME, cell(shared, ADAGRAD_NAME), cell(tuned, ADAGRAD_NAME), cell(tuned, ADAGRAD_NAME + ONE)),
+            ("Adagrad's edge (SGD minus Adagrad)", *(_quote(*grids.mean_sd(e.values)) + " nats" for e in edges))]

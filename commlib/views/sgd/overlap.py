@@ -60,6 +60,11 @@ def overlap_figure(result: overlap.OverlapResult, title: str = ""):
                     arrowprops={"arrowstyle": "<->", "color": COLORS[7]})
         ax.annotate(f"exposed {format_time(result.exposed)}", (result.t_end * ms, y), xytext=(6, 0),
                     textcoords="offset points", ha="left", va="center", fontsize=8)
+    first = result.buckets[0]
+    if first.ready < 0.02 * result.t_backward:      # its layers' backward is too short to see: name it
+        ax.annotate(f"bucket 0 ready at {format_time(first.ready)}", xy=(first.ready * ms, 2.0 + h / 2),
+                    xytext=(2, 14), textcoords="offset points", fontsize=7,
+                    arrowprops={"arrowstyle": "->", "color": COLORS[7], "lw": 0.8})
     ax.set_yticks(list(rows.values()), list(rows.keys()))
     ax.set_ylim(-0.6, 2.7)
     ax.set_xlim(0, max(result.t_no_overlap, result.t_end) * ms * 1.02)
@@ -82,25 +87,22 @@ def bucket_sweep_figure(sweep: BucketCapSweep):
     ``sweep`` comes from :func:`commlib.experiments.sgd.overlap.bucket_cap_sweep`
     (caps in MiB of every bucket after the first; 0 = one layer per bucket after the first).
     """
-    fig, ax = figure(8.4, 3.6)
+    fig, ax = figure(7.2, 3.6)
     caps = np.asarray(sweep.caps_mib, dtype=float)
     for i, (alpha, runs) in enumerate(zip(sweep.latencies, sweep.runs)):
         exposed = np.array([r.exposed for r in runs]) * 1e3
         ax.plot(caps[caps > 0], exposed[caps > 0], color=color(i), marker=MARKERS[i],
                 label=f"latency α = {alpha * 1e6:g} µs")
-        if np.any(caps == 0):
-            ax.axhline(exposed[caps == 0][0], color=color(i), ls=":", lw=1,
-                       label=f"cap 0: one layer per bucket after the first, α = {alpha * 1e6:g} µs")
         whole = runs[0].t_no_overlap - runs[0].t_backward
         ax.axhline(whole * 1e3, color=color(i), ls="--", lw=1,
-                   label=f"no overlap: one all-reduce after backward, α = {alpha * 1e6:g} µs")
+                   label="no overlap: one all-reduce after backward" if i == 0 else None)
     ax.axvline(overlap.DDP_BUCKET_BYTES / 2**20, color=COLORS[7], lw=0.8)
-    ax.annotate("DDP default 25 MiB", (overlap.DDP_BUCKET_BYTES / 2**20, ax.get_ylim()[1]), xytext=(4, -12),
-                textcoords="offset points", fontsize=8)
+    ax.annotate("DDP default 25 MiB", (overlap.DDP_BUCKET_BYTES / 2**20, ax.get_ylim()[1]), xytext=(-4, -12),
+                textcoords="offset points", fontsize=8, ha="right")
     ax.set_xscale("log")
     ax.set_xlabel("bucket cap (MiB)")
     ax.set_ylabel("communication left after backward (ms)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.legend(fontsize=7, loc="center right", bbox_to_anchor=(1.0, 0.65))
     fig.tight_layout()
     return fig
 

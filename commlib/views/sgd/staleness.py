@@ -9,13 +9,16 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
+from ...experiments.sgd import staleness as staleness_experiments
 from ...experiments.sgd.staleness import NOTES_RATE
 from ...experiments.sgd.summaries import PROTOCOL_LABELS
+from ...sgd import stale_quadratic
 from ..plots import COLORS, MARKERS, color, figure
+from ..tables import markdown_table
 from .sync_async import _smooth, staleness_histogram
 
 __all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
-           "downpour_figure"]
+           "downpour_figure", "stable_step_table", "lr_table", "gupta_table", "carry_table", "downpour_table"]
 
 
 def staleness_vs_nk_figure(rows: list[dict], workers: int):
@@ -80,7 +83,9 @@ def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int |
             label += f", {sw.workers} learners"
         ax.plot(sw.values, sw.losses, color=color(i), marker=MARKERS[i], ls=ls, lw=1.4,
                 label=label)
-        ax.plot([sw.best_value], [sw.best_loss], ls="none", marker="o", ms=13, mfc="none", mec=color(i), mew=1.4)
+        # rings of different sizes, so that two bests at the same point stay apart
+        ax.plot([sw.best_value], [sw.best_loss], ls="none", marker="o", ms=11 + 4 * j, mfc="none", mec=color(i),
+                mew=1.4)
     ax.set_xscale("log")
     ticks = []
     for v in sorted({v for sw in sweeps.values() for v in sw.values}):
@@ -88,7 +93,7 @@ def rate_sweep_axes(ax, sweeps: dict, labels: dict | None = None, workers: int |
             ticks.append(v)
     ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("rate swept (η, η₀ or η_max)")
+    ax.set_xlabel("each rule's own rate on its grid: η, η₀ or η_max")
     ax.set_ylabel("final training loss (nats)")
     return ax
 
@@ -108,8 +113,12 @@ def lr_rule_figure(study, smooth: int = 3):
                                  ("distance", "distance rule, η_max"), ("no staleness", "one learner, η"))]
     _loss_panel(ax1, curves, smooth)
     rate_sweep_axes(ax2, {k: sw[k] for k in ("constant", "no staleness", "staleness", "distance") if k in sw},
-                    workers=study.workers)
+                    labels={"distance": f"distance rule, cap η_max (C = {study.lr_c:g})"}, workers=study.workers)
     ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
+    ax2.annotate(f"shared rate {nominal:g}", (nominal, 1.0), xycoords=("data", "axes fraction"), xytext=(-4, -10),
+                 textcoords="offset points", ha="right", fontsize=7)
+    ax1.set_title(f"at the shared rate {nominal:g}", fontsize=9)
+    ax2.set_title("each rule over its own grid; rings: each grid's best", fontsize=9)
     ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -142,3 +151,48 @@ def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
     ax2.legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def stable_step_table(taus=(0, 1, 2, 4, 8, 16)):
+    """The stale quadratic's largest stable step by staleness: from the roots, in closed form, and its large-tau
+    approximation pi/(2 tau + 1) (:mod:`commlib.sgd.stale_quadratic`)."""
+    rows = [(t, f"{stale_quadratic.largest_stable_step(t):.3f}", f"{stale_quadratic.stable_step_closed_form(t):.3f}",
+             f"{np.pi / (2 * t + 1):.3f}") for t in taus]
+    return markdown_table(["staleness τ (updates)", "largest stable ζ = ηλ (from the roots)",
+                           "2 sin(π / (2(2τ + 1)))", "π / (2τ + 1)"], rows)
+
+
+def lr_table(shared, tuned):
+    """The learning-rate rules at the shared rate and each at its best, with the control (claims
+    ``ch05.lr_rules_shared_rate`` and ``ch05.lr_rules``)."""
+    return markdown_table(["contender", f"training loss at the shared rate {NOTES_RATE:g} (nats)",
+                           "best setting on its grid", "training loss at its best (nats)"],
+                          staleness_experiments.lr_rows(shared, tuned))
+
+
+def gupta_table(verdicts):
+    """Gupta et al.'s rule (synchronous SGD's best rate over the mean staleness) by number of learners, against a
+    constant rate tuned on the asynchronous run (claims ``ch05.gupta_rule*``)."""
+    return markdown_table(["learners n", "synchronous SGD's best rate", "⟨τ⟩ = n − 1", "Gupta et al.'s rate",
+                           "its training loss (nats)", "constant rate tuned on the asynchronous run",
+                           "its training loss (nats)", "Gupta minus tuned (nats)"],
+                          staleness_experiments.gupta_rows(verdicts))
+
+
+def carry_table(carry, gupta=None):
+    """Each rule's best setting for 16 learners carried unchanged to 256 (claim ``ch05.carry_over``), the constant
+    rate re-tuned there and, given its verdict, Gupta et al.'s rule re-applied there (``ch05.gupta_rule_n256``)."""
+    rows = list(staleness_experiments.carry_rows(carry))
+    if gupta is not None:
+        g, c = gupta.best[staleness_experiments.GUPTA], gupta.best[staleness_experiments.TUNED]
+        rate = staleness_experiments.gupta_rate(gupta.claim.shared, gupta.best[staleness_experiments.SYNC].config["lr"])
+        rows.append(("Gupta et al.'s rule re-applied (synchronous SGD re-tuned, divided by ⟨τ⟩)", f"rate {rate:.3g}",
+                     staleness_experiments._text(g, c)))
+    return markdown_table(["with 256 learners", "setting", "training loss (nats)"], rows)
+
+
+def downpour_table(shared, tuned):
+    """Downpour SGD: plain SGD against per-shard Adagrad, at the shared rate and tuned, with eight replicas and with
+    one (claims ``ch05.downpour_shared_rate`` and ``ch05.downpour``)."""
+    return markdown_table(["", f"at the shared rate {NOTES_RATE:g}, 8 replicas", "tuned, 8 replicas",
+                           "tuned, one replica (control)"], staleness_experiments.downpour_rows(shared, tuned))
