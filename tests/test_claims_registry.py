@@ -63,3 +63,12 @@ def test_a_best_at_the_end_of_what_exists_is_no_edge():
     assert claims.run(claims.Claim("t", "?", (short, other), metric="m")).best["a"].at_edge == ("steps",)
     limited = claims.Contender("a", short.run, short.grid, limits={"steps": 1})
     assert claims.run(claims.Claim("t", "?", (limited, other), metric="m")).best["a"].at_edge == ()
+
+
+def test_a_win_is_decided_by_a_sign_test_that_sharpens_with_seeds():
+    def verdict(wins, seeds):
+        a = claims.Contender("a", lambda s, seed: 0.0 if seed < wins else 2.0, {})
+        b = claims.Contender("b", lambda s, seed: 1.0, {})
+        return claims.run(claims.Claim("t", "?", (a, b), metric="m", seeds=tuple(range(seeds))))
+    assert verdict(5, 5).decided and not verdict(4, 5).decided
+    assert verdict(9, 10).decided and not verdict(8, 10).decided

@@ -24,6 +24,7 @@ inside its grid, that enough seeds back a close margin, and that the wording fol
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -117,6 +118,20 @@ class Verdict:
     def unanimous(self) -> bool:
         """The winner is ahead on every seed."""
         return self.wins == self.seeds
+
+    @property
+    def decided(self) -> bool:
+        """The winner leads on enough seeds that chance would do so less than one time in twenty (a sign test).
+
+        With five seeds that is all five; with ten, nine. A winner on the mean only, short of that, is
+        *level* with the runner-up: a headline or table should say so, not name a winner. The rule
+        sharpens as seeds are added, and a tie (:attr:`tied`) is never decided.
+        """
+        if self.tied:
+            return False
+        n, k = self.seeds, self.wins
+        p = sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n
+        return p < 0.05
 
     @property
     def tied(self) -> bool:

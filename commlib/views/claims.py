@@ -40,7 +40,8 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
     ``verdicts`` are :class:`commlib.experiments.claims.Verdict` s; ``spec`` formats the metric;
     ``label(verdict)`` names each claim's rows (default: its question). The winner's row says on
     how many seeds it won, or "tie" where the claim calls the two best level; a winner on the mean
-    that is not ahead on every seed is marked as such ("lower mean; ahead on only 3 of 5 seeds").
+    that does not lead on enough seeds to tell from chance (:attr:`Verdict.decided`, a sign test) is
+    marked level ("level (lower mean, ahead on only 3 of 5 seeds)").
 
     >>> from commlib.experiments.claims import Claim, Contender, run
     >>> a = Contender("a", lambda s, seed: 1.0 + seed / 100, {"lr": (0.1,)})
@@ -57,11 +58,11 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
                 outcome = ""
             elif v.tied:
                 outcome = "tie"
-            elif v.unanimous:
+            elif v.decided:
                 outcome = f"ahead on {v.wins} of {v.seeds} seeds"
-            else:  # best on the mean only: say so, so a split does not read as a win
+            else:  # best on the mean only, on too few seeds to tell from chance: level
                 mean = "lower" if v.claim.lower_is_better else "higher"
-                outcome = f"{mean} mean; ahead on only {v.wins} of {v.seeds} seeds"
+                outcome = f"level ({mean} mean, ahead on only {v.wins} of {v.seeds} seeds)"
             rows.append([name, contender, _setting(best.config), mean_spread(best.values, spec), outcome])
             name = ""  # the claim is named on its first row
     metric = verdicts[0].claim.metric if verdicts else "metric"

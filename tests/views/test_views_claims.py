@@ -24,4 +24,4 @@ def test_a_split_winner_is_marked_as_best_on_the_mean_only():
     a = Contender("a", lambda s, seed: 1.0 + (0.5 if seed in (0, 1) else -0.5), {})
     b = Contender("b", lambda s, seed: 1.0, {})
     table = claims_view.verdict_table([run(Claim("k", "which is lower?", (a, b), metric="loss"))]).data
-    assert "lower mean; ahead on only 3 of 5 seeds" in table
+    assert "level (lower mean, ahead on only 3 of 5 seeds)" in table
