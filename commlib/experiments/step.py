@@ -81,6 +81,9 @@ def nvlink_claim(small: bool = False) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         sw, cube = v.best["NVSwitch"], v.best["DGX-1 cube mesh"]
         gap = 100 * abs(cube.mean / sw.mean - 1)
+        if f"{cube.mean:.2f}" == f"{sw.mean:.2f}":
+            return (f"{cube.mean:.2f} ms on a DGX-1's cube mesh at its best ({cube.config['rings']}) and behind an "
+                    f"NVSwitch alike: equal in this model")
         if gap < 5:
             return (f"{cube.mean:.2f} ms on a DGX-1's cube mesh at its best ({cube.config['rings']}), "
                     f"against {sw.mean:.2f} ms behind an NVSwitch: within {max(1, math.ceil(gap))} % of each other")
