@@ -15,7 +15,8 @@ from ..step import cost as step_cost
 from ..units import Entry, check_count, format_rate, format_size, format_time
 from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds
 
-__all__ = ["allreduce_results", "step_results", "check_domain", "LINK_KEYS", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
+__all__ = ["allreduce_results", "step_results", "check_domain", "check_switched_domain", "LINK_KEYS",
+           "SWITCHED_LINK_KEYS", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
            "OVERLAP_ROW", "BACKWARD_ROW"]
 
 #: The free entries of chapter 0's calculators: what each control is called and its physical range.
@@ -27,12 +28,17 @@ BATCH_ENTRY = Entry("batch per rank (samples)", "samples", 1, 100_000_000, whole
 #: The links chapter 0's calculators offer: every preset that joins GPUs (not UPI, which joins CPU sockets).
 LINK_KEYS: tuple[str, ...] = tuple(key for key, item in hardware.LINKS.items() if item.joins_gpus)
 
+#: The links chapter 0's own calculators offer: those of :data:`LINK_KEYS` behind a switch
+#: (:attr:`commlib.hardware.Link.switched`), as chapter 1's; not NVLink 1.0, whose GPUs are wired to fixed peers.
+SWITCHED_LINK_KEYS: tuple[str, ...] = tuple(key for key in LINK_KEYS if hardware.LINKS[key].switched)
+
 
 def check_domain(link: str, n: int) -> int:
     """``n`` if one domain of ``link`` holds ``n`` ranks, else ValueError naming the control (ranks n).
 
     The calculators give every rank the preset's full rate to any peer through a switch that never
-    blocks. For NVLink that switch is an NVSwitch, and no NVLink domain holds more GPUs than its
+    blocks. For NVLink 2.0 and later that switch is an NVSwitch (chapter 0's calculators refuse NVLink 1.0,
+    which has none: :func:`check_switched_domain`), and no NVLink domain holds more GPUs than its
     generation's largest shipped system (:attr:`commlib.hardware.Link.max_ranks`); no bus (PCIe, UPI)
     has a switch joining more GPUs than one host holds, bounded by the stated
     :data:`commlib.hardware.GENERIC_GPUS_PER_HOST` (:attr:`commlib.hardware.Link.gpus_per_host`). A network
@@ -64,6 +70,26 @@ def check_domain(link: str, n: int) -> int:
                      f"over a network link")
 
 
+def check_switched_domain(link: str, n: int) -> int:
+    """:func:`check_domain`, then chapter 1's
+    :func:`commlib.collectives.calculators.check_switched`: ``n`` if a switch joins ``link``'s ranks and
+    one domain holds ``n``, else ValueError naming the control.
+
+    >>> check_switched_domain("nvlink2", 8)
+    8
+    >>> check_switched_domain("nvlink1", 8)     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: link: NVLink 1.0 (P100, 4 links) joins fixed peers directly: ... no switch; ...
+    """
+    # imported here, not at the top: that module imports this one
+    from ..collectives.calculators import check_switched
+
+    n = check_domain(link, n)
+    check_switched(link)
+    return n
+
+
 def _percent(part: float, whole: float) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "0 %"
 
@@ -74,8 +100,9 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
 
     ``memory_gbs`` (GB/s) sets the reduction cost gamma = 3 / B_mem; 0 leaves
     the reduction out. Every rank has the preset's full rate to any peer: its own full-duplex
-    link into a switch that never blocks (for an NVLink preset, an NVSwitch), and ``n`` is refused
-    beyond one NVLink domain or one host's bus (:func:`check_domain`). Returns label -> text with units.
+    link into a switch that never blocks (for NVLink 2.0 and later, an NVSwitch); a link with no switch
+    (NVLink 1.0) is refused, and so is ``n`` beyond one NVLink domain or one host's bus
+    (:func:`check_switched_domain`). Returns label -> text with units.
 
     >>> allreduce_results("vgg16", "fp32", 4, "eth_1g")["time of one all-reduce"]
     '6.64 s'
@@ -83,7 +110,7 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
     memory_gbs = MEMORY_ENTRY.check(memory_gbs)
     nbytes = hardware.gradient_bytes(model, dtype)
     item = hardware.link(link)
-    check_domain(link, check_count("n", n, minimum=1))
+    check_switched_domain(link, check_count("n", n, minimum=1))
     terms = cost.allreduce_terms(nbytes, n, algorithm)
     gamma = cost.reduction_gamma(memory_gbs * 1e9) if memory_gbs else 0.0
     seconds = terms.time(item.bandwidth, item.latency, gamma)
@@ -123,8 +150,8 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     images for a CNN (6 x its forward multiply-accumulates each,
     :attr:`commlib.hardware.Model.training_flops_per_sample`); ``utilization_pct`` the share of
     the accelerator's peak FLOP/s that training achieves. Ring all-reduce of the gradient in
-    ``dtype``, every rank with its own full-duplex link into a switch that never blocks (``n``
-    refused beyond one NVLink domain or one host's bus, :func:`check_domain`), nothing overlapped: the
+    ``dtype``, every rank with its own full-duplex link into a switch that never blocks (a link with no
+    switch refused, and ``n`` beyond one NVLink domain or one host's bus, :func:`check_switched_domain`), nothing overlapped: the
     step takes T_c + T_m. The row :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts
     at least T_m, which
     overlap needs to hide the all-reduce when the optimizer step waits for every bucket (PyTorch
@@ -137,7 +164,7 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     """
     u = UTILIZATION_ENTRY.check(utilization_pct) / 100
     batch = int(BATCH_ENTRY.check(batch))
-    n = check_domain(link, check_count("n", n, minimum=1))
+    n = check_switched_domain(link, check_count("n", n, minimum=1))
     net = hardware.model(model)
     params, per_sample, unit = net.params, net.training_flops_per_sample, f"{net.sample}s"
     chip, item = hardware.accelerator(accelerator), hardware.link(link)

@@ -7,11 +7,83 @@ import numpy as np
 from .. import cost, hardware
 from ..collectives import compare
 from ..step import calculators as step_calculators
+from ..step import cost as step_cost
 from ..units import format_rate, format_size, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, number
 from .plots import COLORS, figure
 
-__all__ = ["alpha_beta_figure", "allreduce_calculator", "step_calculator", "ranks_sweep"]
+__all__ = ["step_timeline_figure", "bandwidth_over_n_figure", "alpha_beta_figure", "allreduce_calculator", "step_calculator", "ranks_sweep"]
+
+
+def step_timeline_figure(model: str = "resnet50", dtype: str = "fp32", n: int = 8, link: str = "eth_10g",
+                         t_compute: float = 0.4, speedup: float = 4.0):
+    """One step on one rank as a timeline, three ways: compute then all-reduce; a GPU ``speedup`` times
+    faster on the same network; and the all-reduce overlapped with the backward pass, at best.
+
+    Compute in one colour, the all-reduce in another; the step's end is marked on each row. The
+    all-reduce of the overlapped row starts with the backward pass (after the forward pass's share of
+    ``t_compute``, :data:`commlib.step.cost.BACKWARD_SHARE`) and runs beside it.
+    """
+    item = hardware.link(link)
+    t_m = cost.allreduce_time(hardware.gradient_bytes(model, dtype), n, item.bandwidth, item.latency)
+    forward = (1 - step_cost.BACKWARD_SHARE) * t_compute
+    rows = [("compute, then all-reduce", [(0.0, t_compute, 0), (t_compute, t_m, 0)]),
+            (f"GPU {speedup:g}x faster, same network", [(0.0, t_compute / speedup, 0), (t_compute / speedup, t_m, 0)]),
+            ("overlapped with the backward pass", [(0.0, t_compute, 0), (forward, t_m, 1)])]
+    fig, ax = figure(7.2, 3.0)
+    colors = (COLORS[0], COLORS[1])
+    for i, (_, (comp, comm, *_)) in enumerate(rows):
+        y = len(rows) - 1 - i
+        start, width, _ = comp
+        ax.barh(y + 0.15, width, left=start, height=0.3, color=colors[0])
+        start, width, lane = comm
+        ax.barh(y + (0.15 if lane == 0 else -0.2), width, left=start, height=0.3, color=colors[1])
+        end = max(comp[0] + comp[1], comm[0] + comm[1])
+        ax.plot([end, end], [y - 0.4, y + 0.4], color=COLORS[7], lw=1)
+        ax.annotate(f"step {1e3 * end:.0f} ms", (end, y + 0.3), xytext=(4, 0), textcoords="offset points",
+                    va="center", fontsize=9)
+    ax.set_yticks(range(len(rows)), [label for label, _ in rows][::-1])
+    ax.set_xlabel("time within one step (s)")
+    ax.set_xlim(0, 1.3 * (t_compute + t_m))
+    ax.bar(0, 0, color=colors[0], label=r"compute $T_c$")
+    ax.bar(0, 0, color=colors[1], label=r"all-reduce $T_m$")
+    ax.legend(loc="lower right", fontsize=9)
+    ax.set_title(f"{hardware.model(model).name}, {dtype}, n = {n}, {item.name}")
+    fig.tight_layout()
+    return fig
+
+
+def bandwidth_over_n_figure(ns=None):
+    """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at the gigabit
+    preset's start-up alpha, at half of it and with none, and halving-doubling at alpha; a dashed line
+    marks each ring's limit n - 1 = T_m / (2 alpha), past which no bandwidth suffices."""
+    from ..experiments.step import ALPHA_SCALES
+    from ..worked import VGG16_AS_REPORTED as note
+
+    alpha = hardware.link("eth_1g").latency
+    ns = np.unique(np.geomspace(2, 2048, 200).astype(int)) if ns is None else np.asarray(ns)
+    fig, ax = figure(6.8, 3.8)
+    args = (note["d_bytes_used"], note["t_compute"], note["target_efficiency"])
+    for i, (scale, factor) in enumerate(ALPHA_SCALES.items()):
+        need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], factor * alpha) / 1e9 for n in ns]
+        ax.plot(ns, need, color=COLORS[i], lw=2, label=f"ring, {scale}")
+        limit = step_cost.largest_ranks_for_efficiency(args[1], args[2], factor * alpha)
+        if limit:   # the most ranks some bandwidth still serves
+            ax.axvline(limit, color=COLORS[i], ls="--", lw=1)
+            ax.annotate(f"n = {limit:,}", (limit, 0.5 - 0.1 * i), xycoords=("data", "axes fraction"), xytext=(-3, 0),
+                        textcoords="offset points", ha="right", va="center", fontsize=9, color=COLORS[i])
+    hd = [n for n in ns if int(n) & (int(n) - 1) == 0]
+    need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], alpha, "halving_doubling") / 1e9 for n in hd]
+    ax.plot(hd, need, color=COLORS[3], marker="o", ls=":", label="halving-doubling, α")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(5, 200)
+    ax.set_xlabel("ranks n")
+    ax.set_ylabel("bandwidth needed (GB/s, one direction)")
+    ax.set_title(f"VGG-16, {100 * note['target_efficiency']:.0f} % efficiency, α = {1e6 * alpha:.0f} µs")
+    ax.legend(loc="upper left", fontsize=9)
+    fig.tight_layout()
+    return fig
 
 
 def alpha_beta_figure(link_key: str = "eth_10g", n: int = 8, algorithm: str = "ring"):
@@ -53,7 +125,7 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
         "model": dropdown([(_model_label(k), k) for k in hardware.MODELS], model, "model"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
         "n": integer(n, 1, 1024, "ranks n"),
-        "link": dropdown([(hardware.link(key).name, key) for key in step_calculators.LINK_KEYS], link, "link"),
+        "link": dropdown([(hardware.link(key).name, key) for key in step_calculators.SWITCHED_LINK_KEYS], link, "link"),
         "algorithm": dropdown([(compare.ALGORITHM_NAMES[a], a) for a in cost.ALLREDUCE_ALGORITHMS], algorithm,
                               "algorithm"),
         "memory_gbs": number(memory_gbs, step_calculators.MEMORY_ENTRY.label),
@@ -85,7 +157,7 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
         "utilization_pct": number(utilization_pct, step_calculators.UTILIZATION_ENTRY.label),
         "batch": number(batch, step_calculators.BATCH_ENTRY.label),
         "n": integer(n, 1, 4096, "ranks n"),
-        "link": dropdown([(hardware.link(key).name, key) for key in step_calculators.LINK_KEYS], link, "link"),
+        "link": dropdown([(hardware.link(key).name, key) for key in step_calculators.SWITCHED_LINK_KEYS], link, "link"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
     }
     return make_calculator(step_calculators.step_results, controls, title="Compute against communication",

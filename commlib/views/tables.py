@@ -44,6 +44,11 @@ def links_table(keys: Sequence[str] | None = None) -> Markdown:
     caption = f"Link presets, as of {hardware.AS_OF}"
     if any(key.startswith("pcie") for key in keys):
         caption += f". PCIe rows: {hardware.PCIE_CONVENTION[0].lower()}{hardware.PCIE_CONVENTION[1:]}"
+        derived = [hardware.link(key).name for key in keys if "raw per direction" in hardware.link(key).vendor_figure]
+        if derived:   # PCI-SIG specifies the transfer rate and line code; the raw rate in brackets is worked from them
+            caption = caption.rstrip(".") + (f". For {derived[0]} to {derived[-1]} the vendor figure is the specified "
+                                             f"transfer rate per lane and line code; the raw rate in brackets is "
+                                             f"worked out from them, not quoted")
     return markdown_table(headers, rows, caption=caption)
 
 

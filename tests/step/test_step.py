@@ -130,7 +130,7 @@ def test_resnet50_on_a_v100_against_the_layer_model():
     assert float(out["compute time T_c"].split()[0]) * 1e-3 == pytest.approx(t_fwd + t_bwd, rel=0.01)
 
 
-@pytest.mark.parametrize("link", [k for k in step_calculators.LINK_KEYS if hardware.link(k).kind == "bus"])
+@pytest.mark.parametrize("link", [k for k in step_calculators.SWITCHED_LINK_KEYS if hardware.link(k).kind == "bus"])
 def test_calculators_refuse_ranks_beyond_one_host_on_every_bus(link):
     """NVLink up to its largest shipped domain, PCIe up to the generic bound: the one bound chapter 2's hosts use."""
     item = hardware.link(link)
@@ -144,6 +144,19 @@ def test_calculators_refuse_ranks_beyond_one_host_on_every_bus(link):
             call()
     # control: a network card sets no such limit
     assert step_calculators.allreduce_results(n=1024, link="ib_ndr")["time of one all-reduce"]
+
+
+def test_a_link_with_no_switch_is_not_offered_and_refused_as_chapter_1_refuses_it():
+    """Referee M1: NVLink 1.0 (the DGX-1's cube mesh) has no NVSwitch, so no full rate to any peer."""
+    from commlib.collectives import calculators as collective_calculators
+    assert "nvlink1" in step_calculators.LINK_KEYS and "nvlink1" not in step_calculators.SWITCHED_LINK_KEYS
+    assert set(step_calculators.SWITCHED_LINK_KEYS) <= set(collective_calculators.PRIMITIVE_LINKS)
+    for call in (lambda: step_calculators.allreduce_results("resnet50", "fp32", 8, "nvlink1"),
+                 lambda: step_calculators.step_results(n=8, link="nvlink1")):
+        with pytest.raises(ValueError, match=r"^link: NVLink 1.0 .* joins fixed peers directly"):
+            call()
+    # control: NVLink 2.0 behind an NVSwitch is timed
+    assert step_calculators.allreduce_results("resnet50", "fp32", 8, "nvlink2")["time of one all-reduce"]
 
 
 def test_the_socket_link_is_not_offered_and_refused_by_its_control():

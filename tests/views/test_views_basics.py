@@ -121,3 +121,27 @@ def test_models_table_fits_a_page_and_cites_each_model():
         item = hardware.model(key)
         assert row.startswith(f"| {item.name} {{cite}}`{item.citation}`")
         assert f"{item.params:,}" in row and item.count_citation in row
+
+
+def test_step_timeline_marks_each_step_end_where_the_model_puts_it():
+    """Reader item 1: compute then all-reduce, a faster GPU, and overlap; the overlapped step ends no later than T_c."""
+    import matplotlib.pyplot as plt
+
+    from commlib.step import cost as step_cost
+    fig = basics.step_timeline_figure("resnet50", "fp32", 8, "eth_10g", 0.4, 4)
+    eth = hardware.link("eth_10g")
+    t_m = cost.allreduce_time(hardware.gradient_bytes("resnet50", "fp32"), 8, eth.bandwidth, eth.latency)
+    ends = [t.get_text() for t in fig.axes[0].texts]
+    overlapped = max(0.4, (1 - step_cost.BACKWARD_SHARE) * 0.4 + t_m)
+    assert ends == [f"step {1e3 * e:.0f} ms" for e in (0.4 + t_m, 0.1 + t_m, overlapped)]
+    plt.close(fig)
+
+
+def test_bandwidth_over_n_marks_each_ring_limit_and_halving_alpha_doubles_it():
+    """Referee M3: the ring's limit n - 1 < T_m / (2 alpha) is drawn for alpha and alpha/2, none for alpha = 0."""
+    import matplotlib.pyplot as plt
+
+    fig = basics.bandwidth_over_n_figure()
+    limits = [int(t.get_text().split("= ")[1].replace(",", "")) for t in fig.axes[0].texts]
+    assert len(limits) == 2 and abs(limits[1] - 1 - 2 * (limits[0] - 1)) <= 1
+    plt.close(fig)
