@@ -30,7 +30,7 @@ register(Question(
 register(Question(
     "ch05.k_batch_at_k_equals_n", lambda workers=GIVENS["workers"]: sgd.expected_staleness("k_batch_async", workers, workers),
     unit="updates", rel_tol=0.005,
-    givens=(Given("workers", (16, 48, 64), "{} learners"),),
+    givens=(Given("workers", (16, 24, 40, 48, 64, 96), "{} learners"),),
     hints=((lambda given, right: abs(given) < 1e-9,
             "Zero is K-async with K = n (synchronous SGD). K-batch-async counts gradients, not learners: a fast "
             "learner may push twice before the update."),
