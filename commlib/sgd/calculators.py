@@ -8,7 +8,7 @@ Python: :mod:`commlib.sgd.calculator_model`).
 from __future__ import annotations
 
 from .. import hardware
-from ..step.calculators import check_domain
+from ..step.calculators import check_switched_domain
 from ..units import Entry, check_count, format_time
 from .calculator_model import sgd_calculator_results
 from .overlap import LAYER_MODELS, overlap_timeline, step_compute_time
@@ -34,7 +34,7 @@ def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g",
     """The overlap calculator: model, ranks, link, bucket cap, achieved TFLOP/s, batch -> what hides.
 
     ``model`` a preset of :data:`LAYER_MODELS`; ``n`` ranks (2 to 1024, and no
-    more than one domain of the link holds: :func:`commlib.step.calculators.check_domain`);
+    more than one domain of the link holds, or a link no switch joins: :func:`commlib.step.calculators.check_switched_domain`);
     ``link`` a preset of :data:`commlib.hardware.LINKS` (its bandwidth per
     direction and latency, to any peer); ``bucket_mib`` the cap of every bucket
     after the first, in MiB (0 = each of them holds one layer; the first bucket
@@ -57,7 +57,7 @@ def overlap_results(model: str = "resnet50", n: int = 16, link: str = "eth_25g",
     """
     if model not in LAYER_MODELS:
         raise ValueError(f"model must be one of {', '.join(LAYER_MODELS)}; got {model!r}")
-    n = check_domain(link, check_count("n", n, 2, 1024))
+    n = check_switched_domain(link, check_count("n", n, 2, 1024))
     item = hardware.link(link)
     bucket_mib = BUCKET_ENTRY.check(bucket_mib)
     tflops = TFLOPS_ENTRY.check(tflops)
