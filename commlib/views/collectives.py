@@ -424,7 +424,7 @@ def ring_legend_handles(n: int) -> list:
         Patch(facecolor=_PARTIAL, edgecolor="black", lw=0.7, label="partial sum (some ranks)"),
         Patch(facecolor=_FULL, edgecolor="black", lw=0.7, label="complete sum (all ranks)"),
         Patch(facecolor="white", edgecolor="black", lw=2.2, label="cell written this step"),
-        Line2D([], [], color=_ADD_ARROW, lw=1.6, marker=">", label="scatter-reduce: received, added"),
+        Line2D([], [], color=_ADD_ARROW, lw=1.6, marker=">", label="reduce-scatter: received, added"),
         Line2D([], [], color=_COPY_ARROW, lw=1.6, marker=">", label="all-gather: received, copied"),
     ]
     return handles
@@ -434,7 +434,7 @@ def _ring_frame_heading(n: int, frame: int) -> str:
     if frame == 0:
         return "start: rank i holds j·10^i in chunk j"
     if frame <= n - 1:
-        return f"scatter-reduce, step {frame} of {n - 1}"
+        return f"reduce-scatter, step {frame} of {n - 1}"
     return f"all-gather, step {frame - (n - 1)} of {n - 1}"
 
 
@@ -491,7 +491,7 @@ def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
     """Ring all-reduce on ``n`` ranks (2 to 6), one frame per step, on values the reader can follow.
 
     ``run`` is :func:`commlib.experiments.collectives.ring_run`'s recording.
-    Frame 0 is the start; frames 1 to n-1 are the scatter-reduce steps, n to
+    Frame 0 is the start; frames 1 to n-1 are the reduce-scatter steps, n to
     2(n-1) the all-gather steps. Each frame shows every rank's buffer as
     :func:`commlib.collectives.simulate.allreduce` recorded it (``record=True``), and
     the messages of that step as arrows labelled with the chunk they carry;
@@ -518,7 +518,7 @@ def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
 
 def ring_key_frames(n: int) -> list[int]:
     """The frames :func:`ring_allreduce_strip` shows: the start, the first step, the end of the
-    scatter-reduce (each rank owns one complete chunk) and the end (every rank holds every sum)."""
+    reduce-scatter (each rank owns one complete chunk) and the end (every rank holds every sum)."""
     n = check_count("n", n, minimum=2)
     return sorted({0, 1, n - 1, 2 * (n - 1)})
 
@@ -550,7 +550,7 @@ def trace_formula_table(runs: TraceFormulaRuns):
     bandwidth, latency = runs.bandwidth, runs.latency
     rows = []
     for row in runs.rows:
-        rows.append([row.n, format_size(row.nbytes), row.trace_steps, row.formula_steps,
+        rows.append([row.n, format_size(row.nbytes, significant=3), row.trace_steps, row.formula_steps,
                      f"{row.trace_bytes_per_rank:,}", f"{row.formula_bytes_per_rank:,.0f}",
                      format_time(row.trace_seconds, 3), format_time(row.formula_seconds, 3)])
     headers = ["n", "buffer M", "steps (trace)", "steps 2(n-1)", "bytes sent per rank (trace, B)",
@@ -572,7 +572,7 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     # the colours of the comparison figure: the ring black (its two terms told apart by the dash), the naive grey
     ax.plot(ns, ring_bw, MARKERS[0] + "-", color=_CURVE_COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
     ax.plot(ns, ring_full, MARKERS[1] + "--", color=_CURVE_COLORS[0], mfc="white",
-            label="ring, with latency 2(n-1)α")
+            label="ring, total (bytes + 2(n-1)α)")
     ax.plot(ns, naive, MARKERS[4] + ":", color=_CURVE_COLORS[4], label="naive, through a master")
     ax.axhline(limit, color="0.4", lw=0.8)
     ax.annotate("limit 2M/B", (ns[-1], limit), xytext=(-60, 6), textcoords="offset points", fontsize=8)
@@ -580,7 +580,7 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     ax.set_yscale("log")
     ax.set_xlabel("ranks n")
     ax.set_ylabel("time of one all-reduce (s)")
-    ax.set_title(f"M = {format_size(nbytes)} over {item.name} ({format_rate(item.bandwidth)} per direction)")
+    ax.set_title(f"M = {format_size(nbytes, significant=3)} over {item.name} ({format_rate(item.bandwidth)} per direction)")
     ax.legend(fontsize=8)
     _fast_log_layout(fig, ax, right=0.97)
     return fig
@@ -606,14 +606,20 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
                                                  grid=grid, chunks=q) for q in qs]
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
+        if "hosts" in record.params:    # a GPU's card and its link inside the host: two ports, not one
+            name += " (two ports per GPU: its card and its link inside the host)"
         if len(qs) > 1:
             rows.append([name, "; ".join(f"{steps:g} (q = {q})" for q, (steps, _) in zip(qs, cells)),
                          "; ".join(f"{b:.4g} (q = {q})" for q, (_, b) in zip(qs, cells))])
         else:
             rows.append([name, f"{cells[0][0]:g}", f"{cells[0][1]:.4g}"])
+    g = n // hosts
+    rail_steps = compare.alpha_beta_coefficients("ring", n)[0]
     where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
              f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks; hierarchical and multi-rail ring "
-             f"with {hosts} hosts, one card per GPU; "
+             f"with {hosts} hosts, one card per GPU; for the multi-rail ring, a and b count its busier port, a GPU's "
+             f"link inside the host, which carries the other {g - 1} rings' messages in each of the "
+             f"{rail_steps:g} steps ({g - 1} x {rail_steps:g} start-ups); "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {where}")
@@ -744,7 +750,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         axes[0].set_ylabel("time (s)", fontsize=12)
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     fig.suptitle(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
-    listed = "   ".join(f"{j}: {format_size(size)}, {_short_name(b)} → {_short_name(a)}"
+    # the sizes follow from start-ups, which are orders of magnitude (hardware.py): two significant digits
+    listed = "   ".join(f"{j}: {format_size(size, significant=2)}, {_short_name(b)} → {_short_name(a)}"
                         for j, (size, b, a) in enumerate(switches, start=1))
     fig.text(0.5, 0.015, f"fastest changes at  {listed}", ha="center", fontsize=10.5)
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36, top=0.88, wspace=0.08)
@@ -888,27 +895,33 @@ def hierarchical_figure(hosts: int = 2, per_host: int = 4):
 
 
 def torus_figure(rows: int = 3, cols: int = 4):
-    """A rows x cols torus: row rings (solid), column rings (dashed), wrap-around links drawn as arcs."""
+    """A rows x cols torus: row rings (solid), column rings (dashed), wrap-around links drawn as arcs.
+
+    The nodes are plain (white): colour here would say nothing the position does not, and elsewhere in
+    the chapter a fill colour names a rank. The column arcs bow out to the side, clear of the column lines.
+    """
     rows = check_count("rows", rows, minimum=2, maximum=6)
     cols = check_count("cols", cols, minimum=2, maximum=8)
-    fig, ax = figure(1.6 + 1.1 * cols, 1.2 + 1.0 * rows)
+    fig, ax = figure(1.9 + 1.1 * cols, 1.5 + 1.0 * rows)
     ax.axis("off")
     ax.grid(False)
     for r in range(rows):
         for c in range(cols):
-            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, ec="black", zorder=3, **_rank_fill(c)))
+            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, ec="black", fc="white", zorder=3))
             ax.text(c, -r, f"{r * cols + c}", ha="center", va="center", fontsize=8, zorder=4)
             if c < cols - 1:
                 ax.plot([c + 0.22, c + 0.78], [-r, -r], color="black", lw=1.3)
             if r < rows - 1:
                 ax.plot([c, c], [-r - 0.22, -r - 0.78], color=COLORS[3], lw=1.3, ls="--")
-        ax.add_patch(FancyArrowPatch((cols - 1 + 0.22, -r + 0.1), (-0.22, -r + 0.1), connectionstyle="arc3,rad=0.18",
-                                     arrowstyle="-", lw=0.9, color="0.35"))
+        # row wrap-around: from the row's last node over the top of the row back to its first
+        ax.add_patch(FancyArrowPatch((cols - 1, -r + 0.22), (0, -r + 0.22), connectionstyle="arc3,rad=0.12",
+                                     arrowstyle="-", lw=0.9, color="black"))
     for c in range(cols):
-        ax.add_patch(FancyArrowPatch((c + 0.1, -(rows - 1) - 0.22), (c + 0.1, 0.22), connectionstyle="arc3,rad=0.12",
+        # column wrap-around: from the column's bottom node, bowing into the gap on its right, back to its top
+        ax.add_patch(FancyArrowPatch((c + 0.22, -(rows - 1)), (c + 0.22, 0), connectionstyle="arc3,rad=0.25",
                                      arrowstyle="-", lw=0.9, color=COLORS[3], ls="--"))
-    ax.set_xlim(-0.9, cols - 0.1 + 0.6)
-    ax.set_ylim(-rows + 0.2, 0.9)
+    ax.set_xlim(-0.6, cols - 1 + 0.9)
+    ax.set_ylim(-rows + 0.4, 0.9)
     ax.set_aspect("equal")
     ax.set_title(f"{rows} x {cols} torus: rows (solid) then columns (dashed), wrap-around arcs", fontsize=9)
     fig.tight_layout()
