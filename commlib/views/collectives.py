@@ -842,10 +842,12 @@ def double_binary_tree_figure(n: int = 8):
                     zorder=3)
         ax.set_xlim(-0.2, n + 0.2)
         ax.set_ylim(-depth - 0.5, 0.5)
+        # the schedule gives tree 0 the first half of the vector, tree 1 the second (double_binary_tree.schedule)
         ax.set_title(f"tree {k}: " + ("ranks in heap order" if k == 0 else "the same, ranks reversed") +
-                     f"\ninner ranks (grey): {', '.join(map(str, sorted(inner[k])))}", fontsize=10)
+                     f"\n{('first', 'second')[k]} half of the message; "
+                     f"inner ranks (grey): {', '.join(map(str, sorted(inner[k])))}", fontsize=10)
     fig.text(0.5, 0.02, "grey: a rank with children in that tree; white: a leaf. "
-             "Each tree carries half of the message.", ha="center", fontsize=9)
+             "A double binary tree with NCCL's property, not NCCL's own construction.", ha="center", fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
