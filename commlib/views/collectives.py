@@ -37,6 +37,7 @@ from ..collectives import simulate as collectives
 from ..experiments.collectives import (
     PARTNER_ALGORITHMS,
     PRIMITIVES,
+    TORUS4_CYCLES,
     HotspotCounts,
     OperatorRun,
     PartnerRuns,
@@ -927,6 +928,57 @@ def torus_figure(rows: int = 3, cols: int = 4):
     ax.set_aspect("equal")
     ax.set_title(f"{rows} x {cols} torus: rows (solid) then columns (dashed), wrap-around arcs", fontsize=9)
     fig.tight_layout()
+    return fig
+
+
+def _torus_link(ax, a: int, b: int, cols: int, rows: int, **kw) -> None:
+    """One link of a rows x cols torus between nodes ``a`` and ``b``: a straight line between grid
+    neighbours, an arc for a wrap-around link (over the row, or bowing into the gap right of the column)."""
+    (ra, ca), (rb, cb) = divmod(a, cols), divmod(b, cols)
+    if ra == rb and abs(ca - cb) == 1:
+        lo = min(ca, cb)
+        ax.plot([lo + 0.22, lo + 0.78], [-ra, -ra], **kw)
+    elif ca == cb and abs(ra - rb) == 1:
+        lo = min(ra, rb)
+        ax.plot([ca, ca], [-lo - 0.22, -lo - 0.78], **kw)
+    elif ra == rb:
+        ax.add_patch(FancyArrowPatch((cols - 1, -ra + 0.22), (0, -ra + 0.22), connectionstyle="arc3,rad=0.12",
+                                     arrowstyle="-", **kw))
+    else:
+        ax.add_patch(FancyArrowPatch((ca + 0.22, -(rows - 1)), (ca + 0.22, 0), connectionstyle="arc3,rad=0.25",
+                                     arrowstyle="-", **kw))
+
+
+def torus_cycles_figure():
+    """The 4 x 4 torus split into two Hamiltonian cycles that share no link (:data:`TORUS4_CYCLES`).
+
+    Each panel draws every link of the torus thin and grey and one cycle's 16 links thick: the two
+    panels together use each of the torus's 32 links once. A ring all-reduce runs along each cycle in
+    each direction, four rings on a quarter of the buffer each.
+    """
+    rows = cols = 4
+    fig, axes = figure(9.0, 5.0, ncols=2)
+    everything = {frozenset((r * cols + c, r * cols + (c + 1) % cols)) for r in range(rows) for c in range(cols)} | \
+        {frozenset((r * cols + c, ((r + 1) % rows) * cols + c)) for r in range(rows) for c in range(cols)}
+    for k, (ax, cycle) in enumerate(zip(axes, TORUS4_CYCLES)):
+        ax.axis("off")
+        ax.grid(False)
+        for a, b in (tuple(e) for e in everything):
+            _torus_link(ax, a, b, cols, rows, color="0.8", lw=0.8)
+        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+            _torus_link(ax, a, b, cols, rows, color="black", lw=2.4)
+        for node in range(rows * cols):
+            r, c = divmod(node, cols)
+            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, ec="black", fc="white", zorder=3))
+            ax.text(c, -r, f"{node}", ha="center", va="center", fontsize=8, zorder=4)
+        ax.set_xlim(-0.6, cols - 1 + 0.9)
+        ax.set_ylim(-rows + 0.4, 0.9)
+        ax.set_aspect("equal")
+        ax.set_title(f"cycle {k + 1}: " + " - ".join(map(str, cycle[:6])) + " - ...", fontsize=9)
+    fig.text(0.5, 0.02, "thick: the cycle's 16 links; grey: the other 16, the other cycle's.\n"
+             "A ring runs along each cycle both ways: four rings, a quarter of the buffer each.",
+             ha="center", fontsize=9)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.97))
     return fig
 
 
