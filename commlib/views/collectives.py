@@ -581,7 +581,7 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     ax.set_yscale("log")
     ax.set_xlabel("ranks n")
     ax.set_ylabel("time of one all-reduce (s)")
-    ax.set_title(f"M = {format_size(nbytes, significant=3)} over {item.name} ({format_rate(item.bandwidth)} per direction)")
+    ax.set_title(f"M = {format_size(nbytes, significant=3)} over {item.name} ({format_rate(item.bandwidth, significant=3)} per direction)")
     ax.legend(fontsize=8)
     _fast_log_layout(fig, ax, right=0.97)
     return fig
@@ -752,7 +752,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     fig.suptitle(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     # the sizes follow from start-ups, which are orders of magnitude (hardware.py): two significant digits
-    listed = "   ".join(f"{j}: {format_size(size, significant=2)}, {_short_name(b)} → {_short_name(a)}"
+    listed = "   ".join(f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {_short_name(b)} → {_short_name(a)}"
                         for j, (size, b, a) in enumerate(switches, start=1))
     fig.text(0.5, 0.015, f"fastest changes at  {listed}", ha="center", fontsize=10.5)
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36, top=0.88, wspace=0.08)
