@@ -24,6 +24,11 @@ def _hd_steps(n: int) -> int:
     return trace.steps
 
 
+def _byte_ratio(n: int, hosts: int) -> float:
+    """A flat ring's bytes through a host's cards over the hierarchical all-reduce's: ((n-1)/n) / ((h-1)/h)."""
+    return cost.ring_bytes_per_rank(1.0, n) / cost.ring_bytes_per_rank(1.0, hosts)
+
+
 def _hier_speedup(nics_per_host: int | None, hosts: int = 4) -> float:
     """Flat ring over hierarchical time: ResNet-50 fp16, hosts x 8 GPUs, NVLink 2.0 inside, 25 Gb/s between."""
     args = ("resnet50", "fp16", 8 * hosts, hosts, "nvlink2", "eth_25g")
@@ -35,7 +40,9 @@ def _hier_speedup(nics_per_host: int | None, hosts: int = 4) -> float:
 register(Question(
     "ch02.ring_bytes_gb", lambda n=8, size_gb=1.0: cost.ring_bytes_per_rank(size_gb * 1e9, n) / 1e9, unit="GB",
     hints=((lambda given, right, v: abs(given / (2 * v["size_gb"]) - 1) < 0.005,
-            "Not 2M: each rank sends (n - 1)/n of M per phase."),),
+            "Not 2M: each rank sends (n - 1)/n of M per phase."),
+           (lambda given, right: abs(given / (right / 2) - 1) < 0.005,
+            "That is one phase: the reduce-scatter sends (n - 1)/n of M, and the all-gather sends as much again.")),
     hint="Each rank sends 2(n - 1)/n x M bytes: n - 1 chunks of M/n in each of the two phases.",
     givens=(Given("n", (4, 6, 12, 16, 24, 32, 64), "{} GPUs"), Given("size_gb", (0.5, 2.0, 3.0, 4.0, 6.0), "a {:g} GB buffer")),
 ))
@@ -58,7 +65,9 @@ register(Question(
 register(Question(
     "ch02.busbw_gbs", lambda algbw=40.0, n=8: compare.algbw_to_busbw(algbw * 1e9, n) / 1e9, unit="GB/s",
     hints=((lambda given, right, v: abs(given / (v["algbw"] * v["n"] / (2 * (v["n"] - 1))) - 1) < 0.005,
-            "You divided: busbw is algbw times 2(n-1)/n."),),
+            "You divided: busbw is algbw times 2(n-1)/n."),
+           (lambda given, right: abs(given / (right / 2) - 1) < 0.005,
+            "(n-1)/n is the factor for all-gather and reduce-scatter; an all-reduce is both, 2(n-1)/n.")),
     hint="busbw = algbw x 2(n - 1)/n for all-reduce.",
     givens=(Given("algbw", (12.0, 25.0, 60.0, 90.0, 150.0), "an algbw of {:g} GB/s"), Given("n", (4, 16, 32, 64), "{} GPUs")),
 ))
@@ -83,7 +92,10 @@ register(Question(
     hints=((lambda given, right: abs(given / _hier_speedup(None) - 1) < 0.02,
             "That is the speed-up with one NIC per GPU; here the 8 GPUs of a host share one card."),
            (lambda given, right: abs(given / _hier_speedup(1, hosts=2) - 1) < 0.02,
-            "That is the chapter's 2 hosts; with 4 hosts the card carries 2(h-1)/h x M = 3/2 x M.")),
+            "That is the chapter's 2 hosts; with 4 hosts the card carries 2(h-1)/h x M = 3/2 x M."),
+           (lambda given, right: abs(given / _byte_ratio(16, 2) - 1) < 0.005,
+            "That is the chapter's byte ratio (n-1)/n / ((h-1)/h) for 2 hosts of 8; here n = 32 and h = 4, "
+            "and the NVLink phases add time.")),
     hint="Flat ring: 2(n-1)/n x M through each host's card. Hierarchical with one card per host: the 8 shards "
          "of M/8 all pass through it, 2(h-1)/h x M in all, plus the NVLink phases inside the host.",
     means=(

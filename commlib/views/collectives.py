@@ -37,6 +37,7 @@ from ..collectives import simulate as collectives
 from ..experiments.collectives import (
     PARTNER_ALGORITHMS,
     PRIMITIVES,
+    TORUS4_CYCLES,
     HotspotCounts,
     MasterRow,
     OperatorRun,
@@ -464,7 +465,7 @@ def ring_legend_handles(n: int) -> list:
         Patch(facecolor=_PARTIAL, edgecolor="black", lw=0.7, label="partial sum (some ranks)"),
         Patch(facecolor=_FULL, edgecolor="black", lw=0.7, label="complete sum (all ranks)"),
         Patch(facecolor="white", edgecolor="black", lw=2.2, label="cell written this step"),
-        Line2D([], [], color=_ADD_ARROW, lw=1.6, marker=">", label="scatter-reduce: received, added"),
+        Line2D([], [], color=_ADD_ARROW, lw=1.6, marker=">", label="reduce-scatter: received, added"),
         Line2D([], [], color=_COPY_ARROW, lw=1.6, marker=">", label="all-gather: received, copied"),
     ]
     return handles
@@ -474,7 +475,7 @@ def _ring_frame_heading(n: int, frame: int) -> str:
     if frame == 0:
         return "start: rank i holds j·10^i in chunk j"
     if frame <= n - 1:
-        return f"scatter-reduce, step {frame} of {n - 1}"
+        return f"reduce-scatter, step {frame} of {n - 1}"
     return f"all-gather, step {frame - (n - 1)} of {n - 1}"
 
 
@@ -531,7 +532,7 @@ def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
     """Ring all-reduce on ``n`` ranks (2 to 6), one frame per step, on values the reader can follow.
 
     ``run`` is :func:`commlib.experiments.collectives.ring_run`'s recording.
-    Frame 0 is the start; frames 1 to n-1 are the scatter-reduce steps, n to
+    Frame 0 is the start; frames 1 to n-1 are the reduce-scatter steps, n to
     2(n-1) the all-gather steps. Each frame shows every rank's buffer as
     :func:`commlib.collectives.simulate.allreduce` recorded it (``record=True``), and
     the messages of that step as arrows labelled with the chunk they carry;
@@ -558,7 +559,7 @@ def ring_allreduce_animation(run: RingRun) -> FuncAnimation:
 
 def ring_key_frames(n: int) -> list[int]:
     """The frames :func:`ring_allreduce_strip` shows: the start, the first step, the end of the
-    scatter-reduce (each rank owns one complete chunk) and the end (every rank holds every sum)."""
+    reduce-scatter (each rank owns one complete chunk) and the end (every rank holds every sum)."""
     n = check_count("n", n, minimum=2)
     return sorted({0, 1, n - 1, 2 * (n - 1)})
 
@@ -590,7 +591,7 @@ def trace_formula_table(runs: TraceFormulaRuns):
     bandwidth, latency = runs.bandwidth, runs.latency
     rows = []
     for row in runs.rows:
-        rows.append([row.n, format_size(row.nbytes), row.trace_steps, row.formula_steps,
+        rows.append([row.n, format_size(row.nbytes, significant=3), row.trace_steps, row.formula_steps,
                      f"{row.trace_bytes_per_rank:,}", f"{row.formula_bytes_per_rank:,.0f}",
                      format_time(row.trace_seconds, 3), format_time(row.formula_seconds, 3)])
     headers = ["n", "buffer M", "steps (trace)", "steps 2(n-1)", "bytes sent per rank (trace, B)",
@@ -612,7 +613,7 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     # the colours of the comparison figure: the ring black (its two terms told apart by the dash), the naive grey
     ax.plot(ns, ring_bw, MARKERS[0] + "-", color=_CURVE_COLORS[0], label="ring, bandwidth term 2(n-1)/n·M/B")
     ax.plot(ns, ring_full, MARKERS[1] + "--", color=_CURVE_COLORS[0], mfc="white",
-            label="ring, with latency 2(n-1)α")
+            label="ring, total (bytes + 2(n-1)α)")
     ax.plot(ns, naive, MARKERS[4] + ":", color=_CURVE_COLORS[4], label="naive, through a master")
     ax.axhline(limit, color="0.4", lw=0.8)
     ax.annotate("limit 2M/B", (ns[-1], limit), xytext=(-60, 6), textcoords="offset points", fontsize=8)
@@ -620,7 +621,7 @@ def ring_scaling_figure(nbytes: float = 100e6, link: str = "eth_100g", ns: Seque
     ax.set_yscale("log")
     ax.set_xlabel("ranks n")
     ax.set_ylabel("time of one all-reduce (s)")
-    ax.set_title(f"M = {format_size(nbytes)} over {item.name} ({format_rate(item.bandwidth)} per direction)")
+    ax.set_title(f"M = {format_size(nbytes, significant=3)} over {item.name} ({format_rate(item.bandwidth, significant=3)} per direction)")
     ax.legend(fontsize=8)
     _fast_log_layout(fig, ax, right=0.97)
     return fig
@@ -646,14 +647,20 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
                                                  grid=grid, chunks=q) for q in qs]
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
+        if "hosts" in record.params:    # a GPU's card and its link inside the host: two ports, not one
+            name += " (two ports per GPU: its card and its link inside the host)"
         if len(qs) > 1:
             rows.append([name, "; ".join(f"{steps:g} (q = {q})" for q, (steps, _) in zip(qs, cells)),
                          "; ".join(f"{b:.4g} (q = {q})" for q, (_, b) in zip(qs, cells))])
         else:
             rows.append([name, f"{cells[0][0]:g}", f"{cells[0][1]:.4g}"])
+    g = n // hosts
+    rail_steps = compare.alpha_beta_coefficients("ring", n)[0]
     where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
              f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks; hierarchical and multi-rail ring "
-             f"with {hosts} hosts, one card per GPU; "
+             f"with {hosts} hosts, one card per GPU; for the multi-rail ring, a and b count its busier port, a GPU's "
+             f"link inside the host, which carries the other {g - 1} rings' messages in each of the "
+             f"{rail_steps:g} steps ({g - 1} x {rail_steps:g} start-ups); "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {where}")
@@ -784,7 +791,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         axes[0].set_ylabel("time (s)", fontsize=12)
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     fig.suptitle(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
-    listed = "   ".join(f"{j}: {format_size(size)}, {_short_name(b)} → {_short_name(a)}"
+    # the sizes follow from start-ups, which are orders of magnitude (hardware.py): two significant digits
+    listed = "   ".join(f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {_short_name(b)} → {_short_name(a)}"
                         for j, (size, b, a) in enumerate(switches, start=1))
     fig.text(0.5, 0.015, f"fastest changes at  {listed}", ha="center", fontsize=10.5)
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36, top=0.88, wspace=0.08)
@@ -875,10 +883,12 @@ def double_binary_tree_figure(n: int = 8):
                     zorder=3)
         ax.set_xlim(-0.2, n + 0.2)
         ax.set_ylim(-depth - 0.5, 0.5)
+        # the schedule gives tree 0 the first half of the vector, tree 1 the second (double_binary_tree.schedule)
         ax.set_title(f"tree {k}: " + ("ranks in heap order" if k == 0 else "the same, ranks reversed") +
-                     f"\ninner ranks (grey): {', '.join(map(str, sorted(inner[k])))}", fontsize=10)
+                     f"\n{('first', 'second')[k]} half of the message; "
+                     f"inner ranks (grey): {', '.join(map(str, sorted(inner[k])))}", fontsize=10)
     fig.text(0.5, 0.02, "grey: a rank with children in that tree; white: a leaf. "
-             "Each tree carries half of the message.", ha="center", fontsize=9)
+             "A double binary tree with NCCL's property, not NCCL's own construction.", ha="center", fontsize=9)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
@@ -928,30 +938,87 @@ def hierarchical_figure(hosts: int = 2, per_host: int = 4):
 
 
 def torus_figure(rows: int = 3, cols: int = 4):
-    """A rows x cols torus: row rings (solid), column rings (dashed), wrap-around links drawn as arcs."""
+    """A rows x cols torus: row rings (solid), column rings (dashed), wrap-around links drawn as arcs.
+
+    The nodes are plain (white): colour here would say nothing the position does not, and elsewhere in
+    the chapter a fill colour names a rank. The column arcs bow out to the side, clear of the column lines.
+    """
     rows = check_count("rows", rows, minimum=2, maximum=6)
     cols = check_count("cols", cols, minimum=2, maximum=8)
-    fig, ax = figure(1.6 + 1.1 * cols, 1.2 + 1.0 * rows)
+    fig, ax = figure(1.9 + 1.1 * cols, 1.5 + 1.0 * rows)
     ax.axis("off")
     ax.grid(False)
     for r in range(rows):
         for c in range(cols):
-            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, ec="black", zorder=3, **_rank_fill(c)))
+            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, ec="black", fc="white", zorder=3))
             ax.text(c, -r, f"{r * cols + c}", ha="center", va="center", fontsize=8, zorder=4)
             if c < cols - 1:
                 ax.plot([c + 0.22, c + 0.78], [-r, -r], color="black", lw=1.3)
             if r < rows - 1:
                 ax.plot([c, c], [-r - 0.22, -r - 0.78], color=COLORS[3], lw=1.3, ls="--")
-        ax.add_patch(FancyArrowPatch((cols - 1 + 0.22, -r + 0.1), (-0.22, -r + 0.1), connectionstyle="arc3,rad=0.18",
-                                     arrowstyle="-", lw=0.9, color="0.35"))
+        # row wrap-around: from the row's last node over the top of the row back to its first
+        ax.add_patch(FancyArrowPatch((cols - 1, -r + 0.22), (0, -r + 0.22), connectionstyle="arc3,rad=0.12",
+                                     arrowstyle="-", lw=0.9, color="black"))
     for c in range(cols):
-        ax.add_patch(FancyArrowPatch((c + 0.1, -(rows - 1) - 0.22), (c + 0.1, 0.22), connectionstyle="arc3,rad=0.12",
+        # column wrap-around: from the column's bottom node, bowing into the gap on its right, back to its top
+        ax.add_patch(FancyArrowPatch((c + 0.22, -(rows - 1)), (c + 0.22, 0), connectionstyle="arc3,rad=0.25",
                                      arrowstyle="-", lw=0.9, color=COLORS[3], ls="--"))
-    ax.set_xlim(-0.9, cols - 0.1 + 0.6)
-    ax.set_ylim(-rows + 0.2, 0.9)
+    ax.set_xlim(-0.6, cols - 1 + 0.9)
+    ax.set_ylim(-rows + 0.4, 0.9)
     ax.set_aspect("equal")
     ax.set_title(f"{rows} x {cols} torus: rows (solid) then columns (dashed), wrap-around arcs", fontsize=9)
     fig.tight_layout()
+    return fig
+
+
+def _torus_link(ax, a: int, b: int, cols: int, rows: int, **kw) -> None:
+    """One link of a rows x cols torus between nodes ``a`` and ``b``: a straight line between grid
+    neighbours, an arc for a wrap-around link (over the row, or bowing into the gap right of the column)."""
+    (ra, ca), (rb, cb) = divmod(a, cols), divmod(b, cols)
+    if ra == rb and abs(ca - cb) == 1:
+        lo = min(ca, cb)
+        ax.plot([lo + 0.22, lo + 0.78], [-ra, -ra], **kw)
+    elif ca == cb and abs(ra - rb) == 1:
+        lo = min(ra, rb)
+        ax.plot([ca, ca], [-lo - 0.22, -lo - 0.78], **kw)
+    elif ra == rb:
+        ax.add_patch(FancyArrowPatch((cols - 1, -ra + 0.22), (0, -ra + 0.22), connectionstyle="arc3,rad=0.12",
+                                     arrowstyle="-", **kw))
+    else:
+        ax.add_patch(FancyArrowPatch((ca + 0.22, -(rows - 1)), (ca + 0.22, 0), connectionstyle="arc3,rad=0.25",
+                                     arrowstyle="-", **kw))
+
+
+def torus_cycles_figure():
+    """The 4 x 4 torus split into two Hamiltonian cycles that share no link (:data:`TORUS4_CYCLES`).
+
+    Each panel draws every link of the torus thin and grey and one cycle's 16 links thick: the two
+    panels together use each of the torus's 32 links once. A ring all-reduce runs along each cycle in
+    each direction, four rings on a quarter of the buffer each.
+    """
+    rows = cols = 4
+    fig, axes = figure(9.0, 5.0, ncols=2)
+    everything = {frozenset((r * cols + c, r * cols + (c + 1) % cols)) for r in range(rows) for c in range(cols)} | \
+        {frozenset((r * cols + c, ((r + 1) % rows) * cols + c)) for r in range(rows) for c in range(cols)}
+    for k, (ax, cycle) in enumerate(zip(axes, TORUS4_CYCLES)):
+        ax.axis("off")
+        ax.grid(False)
+        for a, b in (tuple(e) for e in everything):
+            _torus_link(ax, a, b, cols, rows, color="0.8", lw=0.8)
+        for a, b in zip(cycle, cycle[1:] + cycle[:1]):
+            _torus_link(ax, a, b, cols, rows, color="black", lw=2.4)
+        for node in range(rows * cols):
+            r, c = divmod(node, cols)
+            ax.add_patch(Rectangle((c - 0.22, -r - 0.22), 0.44, 0.44, ec="black", fc="white", zorder=3))
+            ax.text(c, -r, f"{node}", ha="center", va="center", fontsize=8, zorder=4)
+        ax.set_xlim(-0.6, cols - 1 + 0.9)
+        ax.set_ylim(-rows + 0.4, 0.9)
+        ax.set_aspect("equal")
+        ax.set_title(f"cycle {k + 1}: " + " - ".join(map(str, cycle[:6])) + " - ...", fontsize=9)
+    fig.text(0.5, 0.02, "thick: the cycle's 16 links; grey: the other 16, the other cycle's.\n"
+             "A ring runs along each cycle both ways: four rings, a quarter of the buffer each.",
+             ha="center", fontsize=9)
+    fig.tight_layout(rect=(0, 0.1, 1, 0.97))
     return fig
 
 

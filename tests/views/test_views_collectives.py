@@ -560,3 +560,13 @@ def test_coefficients_table_gives_the_trees_one_entry_per_chunk_count():
     ring = compare.alpha_beta_coefficients("ring", 16)[0]
     assert rows[compare.ALGORITHM_NAMES["ring"]] == f"{ring:g}"
     assert small < ring < large            # few start-ups for a small message, many for a large one
+
+
+def test_torus_cycles_figure_draws_each_torus_link_in_exactly_one_cycle():
+    links = [frozenset(e) for c in ce.TORUS4_CYCLES for e in zip(c, c[1:] + c[:1])]
+    assert all(sorted(c) == list(range(16)) for c in ce.TORUS4_CYCLES)      # each visits every node once
+    torus = {frozenset((r * 4 + c, r * 4 + (c + 1) % 4)) for r in range(4) for c in range(4)} | \
+        {frozenset((r * 4 + c, ((r + 1) % 4) * 4 + c)) for r in range(4) for c in range(4)}
+    assert set(links) == torus and len(links) == 32                            # every torus link once, no other
+    fig = vc.torus_cycles_figure()
+    assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["cycle 1", "cycle 2"]
