@@ -72,3 +72,10 @@ def test_a_win_is_decided_by_a_sign_test_that_sharpens_with_seeds():
         return claims.run(claims.Claim("t", "?", (a, b), metric="m", seeds=tuple(range(seeds))))
     assert verdict(5, 5).decided and not verdict(4, 5).decided
     assert verdict(9, 10).decided and not verdict(8, 10).decided
+
+
+def test_a_deterministic_claim_is_decided_by_its_one_run():
+    a = claims.Contender("a", lambda s, seed: 1.0, {})
+    b = claims.Contender("b", lambda s, seed: 2.0, {})
+    v = claims.run(claims.Claim("t", "?", (a, b), metric="m", seeds=(0,)))
+    assert v.deterministic and v.decided

@@ -120,15 +120,23 @@ class Verdict:
         return self.wins == self.seeds
 
     @property
+    def deterministic(self) -> bool:
+        """Every contender's best gave the same value on every seed (or there is one seed): no noise to test."""
+        return all(len(set(b.values)) == 1 for b in self.best.values())
+
+    @property
     def decided(self) -> bool:
         """The winner leads on enough seeds that chance would do so less than one time in twenty (a sign test).
 
-        With five seeds that is all five; with ten, nine. A winner on the mean only, short of that, is
+        With five seeds that is all five; with ten, nine; a deterministic claim (:attr:`deterministic`) is
+        decided by its one answer. A winner on the mean only, short of that, is
         *level* with the runner-up: a headline or table should say so, not name a winner. The rule
         sharpens as seeds are added, and a tie (:attr:`tied`) is never decided.
         """
         if self.tied:
             return False
+        if self.deterministic:  # a closed form or a fixed schedule: one run says all there is
+            return self.unanimous
         n, k = self.seeds, self.wins
         p = sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n
         return p < 0.05
