@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours",
-           "watch_answers", "unit_words", "ABS_TOL"]
+           "watch_answers", "unit_words", "exercise_means", "means_of", "ABS_TOL"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,29 @@ SLIP_TOL = 0.003
 _TWO = ("twice the right one: did you count both phases, or both directions of the link, where one belongs?",
         "half the right one: is one of two phases or directions missing?",
         _SIZES | _RATES | _TIMES)
+
+
+#: What an exercise without a self-check refers to of its chapter (a calculator, a table), by the exercise's
+#: label: code cells a graded notebook runs with it, as a :class:`Question`'s ``means`` (see there).
+_EXERCISE_MEANS: dict[str, tuple[str, ...]] = {}
+
+
+def exercise_means(label: str, *code: str) -> None:
+    """Register the ``means`` of an exercise that has no self-check (called by ``commlib/questions/chNN.py``):
+    each a code cell whose first line is a comment saying what it shows."""
+    for source in code:
+        if not source.startswith("# "):
+            raise ValueError(f"{label}: a means cell must open with a comment saying what it shows")
+    _EXERCISE_MEANS[label] = tuple(code)
+
+
+def means_of(label: str, chapter: str) -> tuple[str, ...]:
+    """The means registered for exercise ``label`` of ``chapter`` (``"ch03"``); none if it has none."""
+    try:
+        importlib.import_module(f"commlib.questions.{chapter}")
+    except ModuleNotFoundError:
+        pass
+    return _EXERCISE_MEANS.get(label, ())
 
 
 def register(question: Question) -> Question:

@@ -115,15 +115,17 @@ def _given(g) -> str:
 
 def assignment_tables(paths: list[Path]) -> str:
     """A table per chapter with exercises: each question of its assignment, points, own numbers, hints."""
-    from assignments import chapter_exercises, hints, question_name, question_points
+    from assignments import MANUAL_POINTS, asks_reasoning, chapter_exercises, hints, manual_name, question_name, question_points
 
     from commlib.check import _load
 
     sections = []
     for path in paths:
         stem = path.stem
-        qids = [qid for ex in chapter_exercises(path) for qid in ex["checks"]]
-        if not qids:
+        found = chapter_exercises(path)
+        qids = [qid for ex in found for qid in ex["checks"]]
+        manual = [ex for ex in found if asks_reasoning(ex)]
+        if not found:
             continue
         rows = []
         for qid in qids:
@@ -133,7 +135,12 @@ def assignment_tables(paths: list[Path]) -> str:
             tol = f"{100 * q.rel_tol:g} %" if q.rel_tol and numeric else "exact"
             said = " ".join(f"“{h.rstrip('.')}.”" for h in hints(qid)).replace("|", "/")
             rows.append(f"| `{question_name(qid)}` (`{qid}`) | {question_points(qid)} | {own} | {tol} | {said} |")
-        total = sum(question_points(qid) for qid in qids)
+        for ex in manual:
+            what = "the reasoning beside its number" if ex["checks"] else "the answer"
+            rows.append(f"| `{manual_name(ex['label'])}` ({{ref}}`{ex['label']}`, free response) | {MANUAL_POINTS} | "
+                        f"none (the exercise's) | graded by hand | none: {what} is graded by hand, with the book's "
+                        "solution as the rubric (in the solution notebook, not the student's) |")
+        total = sum(question_points(qid) for qid in qids) + MANUAL_POINTS * len(manual)
         sections.append(f"### Assignment {{doc}}`{stem}` ({total} points)\n\n"
                         "| Question | Points | Numbers per student | Tolerance | Hints for wrong answers |\n"
                         "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
