@@ -544,3 +544,21 @@ def test_coefficients_table_gives_the_trees_one_entry_per_chunk_count():
     ring = compare.alpha_beta_coefficients("ring", 16)[0]
     assert rows[compare.ALGORITHM_NAMES["ring"]] == f"{ring:g}"
     assert small < ring < large            # few start-ups for a small message, many for a large one
+
+
+def test_set_keeps_each_dropdown_showing_the_value_it_computes_with():
+    """set() stands only the calculator's own observer aside: a dropdown's label still follows its value,
+    so the menu shows the algorithm the results are computed for."""
+    calc = vc.cluster_calculator()
+    calc.set(n=32, hosts=4, algorithm="hierarchical")
+    menu = calc.controls["algorithm"]
+    assert menu.value == "hierarchical" and calc.error is None
+    assert menu.label == compare.ALGORITHM_NAMES["hierarchical"]
+    assert menu.index == list(menu._options_values).index("hierarchical")
+    calc.controls["algorithm"].value = "ring"          # a change from the screen still recomputes
+    assert menu.label == compare.ALGORITHM_NAMES["ring"]
+    ring = dict(calc.results)
+    calc.set(algorithm="hierarchical")
+    assert calc.results != ring and menu.label == compare.ALGORITHM_NAMES["hierarchical"]
+    assert sum(1 for c in calc.controls.values() for _ in c._trait_notifiers.get("value", {}).get("change", [])
+               if _ == calc._changed) == len(calc.controls)     # observed once each, however often set() runs
