@@ -252,14 +252,36 @@ def test_the_notebook_keeps_its_promises_about_units_tolerances_and_own_numbers(
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "marked *Your own numbers*" in text
     assert text.count("*Your own numbers.*") == sum(1 for q in _questions("02_ring_allreduce") if givens_of(q))
-    assert "your answer in times (×)" in text and " in x" not in text
+    assert "your answer as a ratio, a plain number (2.5 for 2.5 ×)" in text
+    assert " in x" not in text and "in times" not in text
     zero = assignments.master_notebook(_chapter("01_reduce_and_primitives"))
     zero_text = "\n".join(c.source for c in zero.cells if c.cell_type == "markdown")
     assert expected("ch01.subtract_tree") == 0
-    assert "accepted exactly, up to rounding (an absolute tolerance of 1e-12)" in zero_text
+    assert "accepted within 1e-12 of the right value, either way (a rounding error, no more)" in zero_text
     assert "of 0" not in zero_text          # the tolerance does not give the answer away
     setup = next(c.source for c in nb.cells if c.cell_type == "code" and "watch_answers(get_ipython())" in c.source)
     assert "from commlib.check import draw, watch_answers, yours" in setup
+
+
+def test_a_part_is_lettered_only_where_its_exercise_has_several():
+    for stem in ("01_reduce_and_primitives", "02_ring_allreduce"):
+        nb = assignments.master_notebook(_chapter(stem))
+        for (text, _), ex in zip(_sections(nb), assignments.chapter_exercises(_chapter(stem))):
+            parts = len(ex["checks"]) + assignments.asks_reasoning(ex)
+            assert ("**(a) " in text) == (parts > 1), (ex["label"], parts)
+            assert ("**(b) " in text) == (parts > 1), ex["label"]
+    tree = next(text for text, _ in _sections(assignments.master_notebook(_chapter("01_reduce_and_primitives")))
+                if "**(b) Free response" in text)
+    assert "**(a) `ch01.tree_steps`" in tree       # its number, then its derivation
+
+
+def test_the_own_numbers_test_is_hidden_unless_asked_public():
+    hidden = "\n".join(c.source for c in assignments.master_notebook(_chapter("02_ring_allreduce")).cells)
+    public = "\n".join(c.source for c in assignments.master_notebook(_chapter("02_ring_allreduce"),
+                                                                    public_own=True).cells)
+    own = sum(1 for q in _questions("02_ring_allreduce") if givens_of(q))
+    assert own and hidden.count("\nhidden: true") == own and "\nhidden: true" not in public
+    assert public.count("def test_your_numbers(") == own and "tests that `grader.check` runs too" in public
 
 
 def test_points_come_from_the_flags():
@@ -287,7 +309,7 @@ def test_the_command_line_refuses_unknown_chapters_and_bad_pins_and_warns_withou
         assignments.pinned(assignments.install_spec(_chapter("02_ring_allreduce")), "v1|sh")
     helped = _cli("--help").stdout
     for option in ("--out", "--runs-on", "--pin", "--public-points", "--hidden-points", "--manual-points",
-                   "--no-run-tests"):
+                   "--public-own-numbers", "--no-run-tests"):
         line = helped.split(option, 1)[1].split("\n  -", 1)[0]
         assert len(line.split()) > 4, f"{option} is not described: {line!r}"
 

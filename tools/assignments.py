@@ -1,8 +1,8 @@
 """Write a graded otter-grader assignment for every chapter with exercises.
 
 Usage: python tools/assignments.py [--out _build/assignments] [--runs-on default|colab|jupyterlite] [--pin REV]
-                                   [--public-points P] [--hidden-points H] [--manual-points M] [--no-run-tests]
-                                   [chapter stems ...]
+                                   [--public-points P] [--hidden-points H] [--manual-points M]
+                                   [--public-own-numbers] [--no-run-tests] [chapter stems ...]
 (``--help`` describes each option.)
 
 For each chapter of the table of contents that has exercises, this writes
@@ -96,8 +96,8 @@ def question_points(qid: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_P
 def hints(qid: str) -> list[str]:
     """The hints a wrong answer to ``qid`` can get: the question's own, then its general one.
 
-    (Every numeric question also gets the slips every question invites:
-    bits for bytes, MB for MiB, GB for GiB, one direction for both, a prefix off by 1000.)
+    (Every numeric question also gets those every question invites: a factor n/(n-1) or 2 of the
+    formula, bits for bytes, kB for KiB, MB for MiB, GB for GiB, a prefix off by 1000.)
     """
     q = _loader()._load(qid)
     return [text for _, text in q.hints] + [q.hint]
@@ -260,7 +260,7 @@ def tolerance_text(qid: str) -> str:
     without giving the answer away).
 
     >>> tolerance_text("ch00.gbe_bytes"), tolerance_text("ch01.subtract_tree"), tolerance_text("ch07.pat_winner")
-    ('within 1 %', 'exactly, up to rounding (an absolute tolerance of 1e-12)', 'exactly')
+    ('within 1 %', 'within 1e-12 of the right value, either way (a rounding error, no more)', 'exactly')
     """
     check = _loader()
     q = check._load(qid)
@@ -269,15 +269,32 @@ def tolerance_text(qid: str) -> str:
     if not numeric or not q.rel_tol:
         return "exactly"
     if answer == 0:
-        return f"exactly, up to rounding (an absolute tolerance of {check.ABS_TOL:g})"
+        return f"within {check.ABS_TOL:g} of the right value, either way (a rounding error, no more)"
     return f"within {100 * q.rel_tol:g} %"
 
 
-def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)) -> list:
+def answer_unit(unit: str) -> str:
+    """How the notebook asks for an answer in ``unit``: " in GB"; a ratio ("x") as a plain number.
+
+    >>> answer_unit("GB"), answer_unit("x"), answer_unit("")
+    (' in GB', ' as a ratio, a plain number (2.5 for 2.5 ×)', '')
+    """
+    if unit == "x":
+        return " as a ratio, a plain number (2.5 for 2.5 ×)"
+    return f" in {unit}" if unit else ""
+
+
+def _part(letter: str) -> str:
+    """The bold opening of a part: "(b) " where an exercise has several parts, nothing where it has one."""
+    return f"({letter}) " if letter else ""
+
+
+def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
+                    public_own: bool = False) -> list:
     check = _loader()
     q = check._load(qid)
     name = question_name(qid)
-    unit = f" in {check.unit_words(q.unit)}" if q.unit else ""
+    unit = answer_unit(q.unit)
     numeric = isinstance(q.solve(), (int, float))
     tol = tolerance_text(qid)
     kind = "a Python number" if numeric else "a Python string"
@@ -285,7 +302,7 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     public, hidden = points
     cells = [
         _otter(f"# BEGIN QUESTION\nname: {name}\npoints: {question_points(qid, points)}"),
-        nbformat.v4.new_markdown_cell(f"**({letter}) `{qid}`.** With the exercise's numbers: your answer{unit}, "
+        nbformat.v4.new_markdown_cell(f"**{_part(letter)}`{qid}`.** With the exercise's numbers: your answer{unit}, "
                                       f"as {kind} in `{name}`. Answers are accepted {tol}."),
         _otter("# BEGIN SOLUTION"),
         nbformat.v4.new_code_cell(f'{name} = __import__("commlib.check").check.expected("{qid}")  # SOLUTION'),
@@ -294,7 +311,7 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     if has_own:
         cells += [
             nbformat.v4.new_markdown_cell(f"*Your own numbers.* The same question with numbers drawn from your "
-                                          f"student id (run the next cell to see them): your answer{unit} in "
+                                          f"student id (run the next cell to see them): your answer{unit}, in "
                                           f"`{name}_yours`."),
             nbformat.v4.new_code_cell(f'yours("{qid}", student_id)'),
             _otter("# BEGIN SOLUTION"),
@@ -310,7 +327,7 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     assert result.correct, result.message
 '''))
     if has_own:
-        cells.append(_test(hidden, True, f'''def test_your_numbers({name}_yours, student_id):
+        cells.append(_test(hidden, not public_own, f'''def test_your_numbers({name}_yours, student_id):
     """The student's own numbers, drawn from the student id; accepted as the exercise's are."""
     from commlib.check import check, draw
     result = check("{qid}", {name}_yours, answer_name="{name}_yours", **draw("{qid}", student_id))
@@ -330,7 +347,7 @@ def _manual_cells(ex: dict, letter: str, points: int = MANUAL_POINTS) -> list:
     rubric = ex["solution"] or "The book gives no solution for this exercise: grade by the exercise's text."
     return [
         _otter(f"# BEGIN QUESTION\nname: {name}\nmanual: true\npoints: {points}"),
-        nbformat.v4.new_markdown_cell(f"**({letter}) Free response, graded by hand.** Write {what} in the "
+        nbformat.v4.new_markdown_cell(f"**{_part(letter)}Free response, graded by hand.** Write {what} in the "
                                       "Markdown cell below, in words and formulas ($...$ for mathematics)."),
         _otter("# BEGIN SOLUTION"),
         nbformat.v4.new_markdown_cell("**For the grader: the book's solution, as the rubric.** Give the points "
@@ -353,8 +370,12 @@ def _means_cells(checks: list[str], label: str = "", chapter: str = "") -> list:
 
 
 def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
-                    manual_points: int = MANUAL_POINTS):
-    """The otter master notebook of a chapter, or None if the chapter has no exercises."""
+                    manual_points: int = MANUAL_POINTS, public_own: bool = False):
+    """The otter master notebook of a chapter, or None if the chapter has no exercises.
+
+    ``public_own`` makes the test on a student's own numbers public (``grader.check`` runs it, with its
+    hint), for formative use; by default it is hidden until grading.
+    """
     exercises = chapter_exercises(path)
     if not exercises:
         return None
@@ -368,8 +389,10 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
             "a number as a Python number (the unit is given), a free response in words and formulas in "
             "its Markdown cell. `grader.check` runs the public test of a numeric question "
             "and shows a hint when the answer is not yet right. Parts marked *Your own numbers* are "
-            "graded with numbers drawn from your student id, by hidden tests that run when your work "
-            "is graded; free responses are graded by hand. When done, run the last cell and hand in "
+            "graded with numbers drawn from your student id, by "
+            + ("tests that `grader.check` runs too" if public_own else
+               "hidden tests that run when your work is graded")
+            + "; free responses are graded by hand. When done, run the last cell and hand in "
             "the zip file it writes."),
         _otter(_config(path.stem, runs_on)),
         nbformat.v4.new_code_cell(setup.source + "\nfrom commlib.check import draw, watch_answers, yours\n\n"
@@ -381,10 +404,12 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
         cells.append(nbformat.v4.new_markdown_cell(f"## Exercise {number}"))
         cells += _means_cells(ex["checks"], ex["label"], f"ch{path.stem[:2]}")
         cells.append(nbformat.v4.new_markdown_cell(ex["text"]))
+        parts = len(ex["checks"]) + asks_reasoning(ex)
+        letters = "abcdefghij" if parts > 1 else [""] * parts     # "(a)" only where a "(b)" follows
         for i, qid in enumerate(ex["checks"]):
-            cells += _question_cells(qid, "abcdefghij"[i], points)
+            cells += _question_cells(qid, letters[i], points, public_own)
         if asks_reasoning(ex):
-            cells += _manual_cells(ex, "abcdefghij"[len(ex["checks"])], manual_points)
+            cells += _manual_cells(ex, letters[len(ex["checks"])], manual_points)
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})
@@ -454,15 +479,16 @@ def _pin_otter(dist: Path) -> None:
 def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_tests: bool = True,
                      pin: str | None = None,
                      points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
-                     manual_points: int = MANUAL_POINTS) -> Path | None:
+                     manual_points: int = MANUAL_POINTS, public_own: bool = False) -> Path | None:
     """Write the master notebook of a chapter and run ``otter assign`` on it; return the dist folder.
 
     ``pin`` (a git tag or commit) holds the library to one version in both places that install it:
     the students' setup cell and the autograder's environment; otter-grader itself is held to the
     version that assigns, in both too. ``points`` is (public, hidden), the points of each test;
-    ``manual_points`` those of each free-response question.
+    ``manual_points`` those of each free-response question; ``public_own`` makes the tests on the
+    students' own numbers public (formative use).
     """
-    nb = master_notebook(path, runs_on, points, manual_points)
+    nb = master_notebook(path, runs_on, points, manual_points, public_own)
     if nb is None:
         return None
     spec = install_spec(path)
@@ -552,6 +578,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--manual-points", type=_points, default=MANUAL_POINTS,
                         help=f"points of each free-response question, graded by hand against the book's "
                              f"solution (default {MANUAL_POINTS})")
+    parser.add_argument("--public-own-numbers", action="store_true",
+                        help="make the test on each student's own numbers public, so that grader.check runs it "
+                             "with its hint (formative use; by default it is hidden until grading)")
     parser.add_argument("--no-run-tests", action="store_true",
                         help="do not grade the solutions while assigning (faster; otter assign checks less)")
     args = parser.parse_args(argv)
@@ -571,7 +600,8 @@ def main(argv: list[str]) -> int:
     paths = [p for p in teachers.chapters() if not args.chapters or p.stem in args.chapters]
     for path in paths:
         dist = write_assignment(path, args.out, args.runs_on, not args.no_run_tests, args.pin,
-                                (args.public_points, args.hidden_points), args.manual_points)
+                                (args.public_points, args.hidden_points), args.manual_points,
+                                args.public_own_numbers)
         if dist is not None:
             print(f"{path.stem}: {dist / 'student' / path.name} and {autograder_zip(dist).name}")
     return 0
