@@ -9,10 +9,15 @@ Right: 1.25e+08 B/s.
 >>> check("ch00.gbe_bytes", 1e9)            # forgot bits vs bytes
 Not yet. Your answer is 8 times the right one: did you mix bits and bytes (1 B = 8 b)?
 
-A wrong answer gets the question's own hints first, then generic ones for
-the slips this subject invites: bits vs bytes (x8), MB vs MiB (x1.049),
-GB vs GiB (x1.074), one direction vs both (x2), milli vs micro (x1000), bytes vs MB (x10^6),
-bytes vs GB (x10^9).
+A wrong answer gets the question's own hints first, then the factors the
+collectives' formulas are made of: n/(n-1) or (n-1)/n for a count n of the
+exercise (a factor (n-1)/n missing or extra), 2 or 1/2 (one of two phases or
+directions); then generic ones for the unit slips this subject invites: bits vs
+bytes (x8), kB vs KiB (x1.024), MB vs MiB (x1.049), GB vs GiB (x1.074), milli
+vs micro (x1000), bytes vs MB (x10^6), bytes vs GB (x10^9). A slip is named only
+when the answer's ratio to the right one lies within 0.3 % of its factor and
+nearer to it than to any other explanation; a formula's factor comes first, so
+that 16/15 = 1.067 at n = 16 is never taken for the GB-GiB slip (1.074).
 
 A question may name *givens*: numbers of the exercise that a graded
 assignment draws afresh for each student (:func:`draw`, seeded by the
@@ -39,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours",
-           "watch_answers", "unit_words", "ABS_TOL"]
+           "watch_answers", "unit_words", "exercise_means", "means_of", "ABS_TOL"]
 
 
 @dataclass(frozen=True)
@@ -128,13 +133,46 @@ _TIMES = frozenset({"s", "ms", "µs", "ns", "tokens"})   # and what is computed 
 SLIP_UNITS = _SIZES | _RATES | _TIMES
 _GENERIC = [
     (8.0, "did you mix bits and bytes (1 B = 8 b)?", _SIZES | _RATES | _TIMES),
+    (2.0**10 / 1e3, "did you mix kB (10^3 B) and KiB (2^10 B)?", _SIZES | _RATES | _TIMES),
     (2.0**20 / 1e6, "did you mix MB (10^6 B) and MiB (2^20 B)?", _SIZES | _RATES | _TIMES),
     (2.0**30 / 1e9, "did you mix GB (10^9 B) and GiB (2^30 B)?", _SIZES | _RATES | _TIMES),
-    (2.0, "did you count both directions of the link, or only one?", _SIZES | _RATES | _TIMES),
     (1000.0, "is a unit prefix off by 1000 (ms vs s, MB vs GB)?", _SIZES | _RATES | _TIMES),
     (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?", _SIZES | _RATES | _TIMES),
     (1e9, "is the answer in bytes (or ns) where GB (10^9 B) or s was asked?", _SIZES | _RATES | _TIMES),
 ]
+
+#: How close an answer's ratio to the right one must lie to a slip's factor for the hint to name it
+#: (tighter than a question's tolerance: n/(n-1) = 1.067 at n = 16 is 0.65 % from the GiB slip's 1.074).
+SLIP_TOL = 0.003
+
+#: A factor of two: what it suggests when the answer is twice, or half, the right one; the units it can
+#: happen in (a formula's 2, as in the ring's 2(n-1)/n: one of two phases, or a link's two directions).
+_TWO = ("twice the right one: did you count both phases, or both directions of the link, where one belongs?",
+        "half the right one: is one of two phases or directions missing?",
+        _SIZES | _RATES | _TIMES)
+
+
+#: What an exercise without a self-check refers to of its chapter (a calculator, a table), by the exercise's
+#: label: code cells a graded notebook runs with it, as a :class:`Question`'s ``means`` (see there).
+_EXERCISE_MEANS: dict[str, tuple[str, ...]] = {}
+
+
+def exercise_means(label: str, *code: str) -> None:
+    """Register the ``means`` of an exercise that has no self-check (called by ``commlib/questions/chNN.py``):
+    each a code cell whose first line is a comment saying what it shows."""
+    for source in code:
+        if not source.startswith("# "):
+            raise ValueError(f"{label}: a means cell must open with a comment saying what it shows")
+    _EXERCISE_MEANS[label] = tuple(code)
+
+
+def means_of(label: str, chapter: str) -> tuple[str, ...]:
+    """The means registered for exercise ``label`` of ``chapter`` (``"ch03"``); none if it has none."""
+    try:
+        importlib.import_module(f"commlib.questions.{chapter}")
+    except ModuleNotFoundError:
+        pass
+    return _EXERCISE_MEANS.get(label, ())
 
 
 def register(question: Question) -> Question:
@@ -373,22 +411,67 @@ def _also_given(factor: float, values: dict[str, Any]) -> str:
     return f" Or: {factor:.4g} is also {' and '.join(names)} in this exercise; is a factor of {names[0]} missing or extra?"
 
 
+def _counts(values: dict[str, Any]) -> list[tuple[str, int]]:
+    """The exercise's whole numbers of 3 or more (a count n, of GPUs or hosts), by name: each makes
+    n/(n-1) and (n-1)/n, the factors a ring's or a tree's formula is made of."""
+    return [(k, v) for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool) and v >= 3]
+
+
+def _formula_factors(q: Question, values: dict[str, Any]) -> list[tuple[float, str]]:
+    """The factors the collectives' formulas are built of, from this exercise's own numbers, with
+    what each suggests: n/(n-1) and (n-1)/n for each count n; 2 and 1/2 where the unit allows.
+
+    >>> [round(f, 4) for f, _ in _formula_factors(_load("ch02.busbw_gbs"), {"algbw": 12.0, "n": 16})]
+    [1.0667, 0.9375, 2.0, 0.5]
+    """
+    found = []
+    for name, n in _counts(values):
+        found.append((n / (n - 1), f"Your answer is {name}/({name}-1) = {n}/{n - 1} times the right one: "
+                                   f"is a factor ({name}-1)/{name} missing?"))
+        found.append(((n - 1) / n, f"Your answer is ({name}-1)/{name} = {n - 1}/{n} of the right one: "
+                                   f"is a factor ({name}-1)/{name} too many, or {name}/({name}-1) missing?"))
+    twice, half, units = _TWO
+    if q.unit in units:
+        found += [(2.0, f"Your answer is {twice}"), (0.5, f"Your answer is {half}")]
+    return found
+
+
+def _unit_slips(q: Question, values: dict[str, Any]) -> list[tuple[float, str]]:
+    """The generic unit slips this question's unit can have, each way round, with their hints."""
+    found = []
+    for factor, text, units in _GENERIC:
+        if q.unit in units:
+            also = _also_given(factor, values)
+            found.append((factor, f"Your answer is {factor:.4g} times the right one: {text}" + also))
+            found.append((1 / factor, f"Your answer is 1/{factor:.4g} of the right one: {text}" + also))
+    return found
+
+
+def _nearest(ratio: float, candidates: list[tuple[float, str]]) -> tuple[float, str] | None:
+    """The candidate whose factor lies nearest ``ratio`` (on a log scale), if within :data:`SLIP_TOL`."""
+    if not candidates:
+        return None
+    distance, text = min((abs(math.log(ratio / f)), text) for f, text in candidates)
+    return (distance, text) if distance <= math.log1p(SLIP_TOL) else None
+
+
 def _hint(q: Question, given: Any, right: Any, values: dict[str, Any] | None = None) -> str:
+    """The hint for a wrong answer: the question's own; else a formula's factor (n/(n-1), 2) that the
+    ratio matches; else the generic unit slip nearest the ratio, if it is nearer to it than to any
+    formula's factor; else the question's general hint."""
     values = _book_values(q) if values is None else values
     own = _own_hint(q, given, right, values)
     if own is not None:
         return own
-    if isinstance(given, float) and isinstance(right, float) and given != 0 and right != 0:
-        ratio = given / right
-        tol = max(q.rel_tol, 0.005)
-        for factor, text, units in _GENERIC:
-            if q.unit not in units:
-                continue
-            if math.isclose(ratio, factor, rel_tol=tol):
-                return f"Your answer is {factor:.4g} times the right one: {text}" + _also_given(factor, values)
-            if math.isclose(ratio, 1 / factor, rel_tol=tol):
-                return f"Your answer is 1/{factor:.4g} of the right one: {text}" + _also_given(factor, values)
-        if given < 0 <= right or right < 0 <= given:
+    if _is_number(given) and _is_number(right) and float(given) != 0 and float(right) != 0:
+        ratio = float(given) / float(right)
+        if ratio > 0:
+            formula = _nearest(ratio, _formula_factors(q, values))
+            if formula is not None:
+                return formula[1]
+            slip = _nearest(ratio, _unit_slips(q, values))
+            if slip is not None:
+                return slip[1]
+        if float(given) < 0 <= float(right) or float(right) < 0 <= float(given):
             return "The sign is wrong. " + q.hint
     return q.hint
-

@@ -211,20 +211,22 @@ class Entry:
         >>> BUFFER = size_entry("buffer M")
         >>> BUFFER.read("64 MiB")
         67108864.0
-        >>> for typed in ("-5 MB", "64"):
+        >>> for typed in ("-5 MB", "64", "0"):
         ...     try:
         ...         BUFFER.read(typed)
         ...     except ValueError as err:
         ...         print(err)
         buffer M must lie between 0 B and 1 PB, got '-5 MB'
         buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'
+        buffer M: add a unit, e.g. 64 MiB or 64 MB; got '0'
         """
         what, table = ("rate", RATE_UNITS) if self.unit == "B/s" else ("size", SIZE_UNITS)
         try:
             number, unit = _split(text, what)
             if unit == "":
                 example = "{0} Gb/s or {0} GB/s" if what == "rate" else "{0} MiB or {0} MB"
-                raise ValueError(f"add a unit, e.g. {example.format(format_number(number))}; got {text.strip()!r}")
+                shown = number if number > 0 else (25 if what == "rate" else 64)   # "0 MiB" is no example
+                raise ValueError(f"add a unit, e.g. {example.format(format_number(shown))}; got {text.strip()!r}")
             value = (parse_rate if what == "rate" else parse_size)(text.replace("-", "", 1) if number < 0 else text)
         except ValueError as err:
             raise ValueError(relabel_parse(err, self)) from None

@@ -152,3 +152,70 @@ def test_a_unit_slip_factor_that_equals_one_of_the_exercise_numbers_names_both_r
 
     message = str(check("ch02.ring_bytes_gb", 2 * 7 * 1.0))  # 2(n - 1)M: forgot /n at n = 8
     assert "bits and bytes" in message and "8 is also n" in message
+
+
+# -- the factors of a formula come before the unit slips, and a slip is named only where it fits best --------
+
+def test_two_times_algbw_at_sixteen_gpus_is_the_missing_ring_factor_not_a_gib_slip():
+    """busbw = algbw x 2(n-1)/n; a student's 2 x algbw at n = 16 is 16/15 = 1.067 times the right one,
+    0.65 % from the GB-GiB factor 1.074: the hint names n/(n-1), never GiB."""
+    mine = {"algbw": 12.0, "n": 16}
+    message = check("ch02.busbw_gbs", 2 * 12.0, **mine).message
+    assert "n/(n-1) = 16/15" in message and "(n-1)/n missing" in message, message
+    assert "GiB" not in message
+    right = expected("ch02.busbw_gbs", **mine)
+    message = check("ch02.busbw_gbs", right * 15 / 16, **mine).message
+    assert "(n-1)/n = 15/16 of the right one" in message and "GiB" not in message, message
+
+
+@pytest.mark.parametrize("n", [4, 8, 16, 32, 64])
+def test_a_missing_n_over_n_minus_one_is_never_taken_for_a_unit_slip(n):
+    mine = {"algbw": 25.0, "n": n}
+    right = expected("ch02.busbw_gbs", **mine)
+    for wrong, words in ((right * n / (n - 1), f"{n}/{n - 1} times"), (right * (n - 1) / n, f"{n - 1}/{n} of")):
+        message = check("ch02.busbw_gbs", wrong, **mine).message
+        assert words in message and "did you mix" not in message, (n, message)
+
+
+def test_a_unit_slip_is_named_only_within_its_tight_tolerance():
+    right = expected("ch00.resnet_bw_90")
+    gib = 2**30 / 1e9
+    assert "GiB" in check("ch00.resnet_bw_90", right * gib).message
+    assert "GiB" in check("ch00.resnet_bw_90", right * gib * 1.002).message     # rounding of the slip
+    off = check("ch00.resnet_bw_90", right * gib * 1.006).message               # 0.6 % off: not the slip
+    assert "GiB" not in off and "did you mix" not in off, off
+
+
+def test_the_nearest_explanation_wins():
+    """Two candidates within the tolerance of each other's neighbourhood: the hint names the nearer one."""
+    from commlib.check import _nearest
+    candidates = [(1.0240, "kB"), (1.0249, "near")]
+    assert _nearest(1.0242, candidates)[1] == "kB"
+    assert _nearest(1.0248, candidates)[1] == "near"
+    assert _nearest(1.04, candidates) is None
+
+
+def test_kilobytes_and_kibibytes():
+    right = expected("ch00.resnet_bw_90")
+    assert "kB (10^3 B) and KiB (2^10 B)" in check("ch00.resnet_bw_90", right * 1.024).message
+    assert "kB (10^3 B) and KiB (2^10 B)" in check("ch00.resnet_bw_90", right / 1.024).message
+
+
+def test_half_the_right_answer_names_a_missing_phase_or_direction():
+    right = expected("ch00.resnet_bw_90")
+    message = check("ch00.resnet_bw_90", right / 2).message
+    assert "half the right one" in message and "phases or directions" in message, message
+
+
+def test_the_formula_factors_are_not_offered_where_the_unit_has_no_phases():
+    """A count or a ratio can be n/(n-1) off, but has no phase or direction to halve."""
+    from commlib import check as chk
+    twice, half, _ = chk._TWO
+    unitless = [q for q in (chk._load(qid) for qid in chk.questions("ch04")) if q.unit not in chk.SLIP_UNITS]
+    assert unitless
+    for q in unitless:
+        right = q.solve()
+        if isinstance(right, (int, float)) and right:
+            for wrong in (right * 2, right / 2):
+                message = chk.check(q.id, wrong).message
+                assert twice not in message and half not in message, (q.id, message)

@@ -57,3 +57,17 @@ def test_an_exercise_fenced_with_four_colons_is_one_exercise(tmp_path):
     path = tmp_path / "99_x.ipynb"
     nbformat.write(nb, path)
     assert [e["label"] for e in teachers.exercises(path)] == ["ex-four"]
+
+
+def test_the_page_says_what_the_tools_do():
+    """Computed values are filled in, the exercises without a self-check are named, the hand-out path is whole."""
+    page = teachers.TARGET.read_text(encoding="utf-8")
+    table = page.split("## Every exercise", 1)[1].split("\n## ", 1)[0]
+    assert "…" not in table and "NVIDIA quotes 600 GB/s" in table
+    assert "Every exercise names a self-check" not in page
+    unchecked = [ex["label"] for p in teachers.chapters() for ex in teachers.exercises(p) if not ex["checks"]]
+    assert unchecked and f"The {len(unchecked)} that do not" in page
+    assert all(f"{{ref}}`{label}`" in page.split("The " + str(len(unchecked)) + " that do not", 1)[1].split(
+        "the learner runs", 1)[0] for label in unchecked)
+    assert "only on the exercise's numbers" not in page
+    assert "Zip the folder `_build/assignments/<chapter>/dist/student/`" in page

@@ -1,7 +1,8 @@
 """Write a graded otter-grader assignment for every chapter with exercises.
 
 Usage: python tools/assignments.py [--out _build/assignments] [--runs-on default|colab|jupyterlite] [--pin REV]
-                                   [--public-points P] [--hidden-points H] [--no-run-tests] [chapter stems ...]
+                                   [--public-points P] [--hidden-points H] [--manual-points M]
+                                   [--public-own-numbers] [--no-run-tests] [chapter stems ...]
 (``--help`` describes each option.)
 
 For each chapter of the table of contents that has exercises, this writes
@@ -15,7 +16,13 @@ For each chapter of the table of contents that has exercises, this writes
   notebook (``dist/student``), the solution notebook and the autograder
   archive (``dist/autograder/*-autograder_*.zip``).
 
-Each self-check id of an exercise is one question. Its public test is the
+Each self-check id of an exercise is one question. An exercise without a
+self-check (a derivation, an explanation, a trace by hand) is a free-response
+question graded by hand, and so is the reasoning an exercise with a self-check
+asks for (its text says "derive", "explain", "why", "show that", "argue" or
+"justify"): the student writes it in a Markdown cell; the solution notebook
+and the autograder's copy carry the book's solution as the grader's rubric,
+the student's notebook does not. A numeric question's public test is the
 self-check on the exercise's numbers, as the book accepts it. A question
 whose numbers can vary (``givens`` in ``commlib/questions``) also asks the
 student's own numbers, drawn from a hash of the student id and the question
@@ -52,10 +59,14 @@ OUT = ROOT / "_build" / "assignments"
 #: own (``--public-points`` and ``--hidden-points`` change them).
 PUBLIC_POINTS = 1
 HIDDEN_POINTS = 1
+#: Points of a free-response question, graded by hand (``--manual-points``).
+MANUAL_POINTS = 2
+#: Words with which an exercise asks for reasoning, not only a number: its answer gets a free-response part.
+REASONING = re.compile(r"\b(derive|explain|why|show that|argue|justify)\b", re.I)
 #: A git tag, branch or commit: letters, digits and ``._/-``, no ``..``, not ending in ``.lock`` or ``/``
 #: (``git check-ref-format``'s rules that matter here); nothing a shell would read as a command.
 _PIN = re.compile(r"^(?![./-])(?!.*\.\.)(?!.*//)(?!.*\.lock$)[A-Za-z0-9._/-]{1,100}(?<![./])$")
-_EQUATION = re.compile(r"\$\$\s*(?P<tex>.*?)\s*\$\$\s*\((?P<label>[\w:-]+)\)", re.S)
+_EQUATION = re.compile(r"\$\$\s*(?P<tex>(?:(?!\$\$).)*?)\s*\$\$\s*\((?P<label>[\w:-]+)\)", re.S)
 _OTTER_PIP = re.compile(r"(%pip install -q otter-grader)(?![=\[\w-])")
 _DIRECTIVE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.S | re.M)
 _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
@@ -85,8 +96,8 @@ def question_points(qid: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_P
 def hints(qid: str) -> list[str]:
     """The hints a wrong answer to ``qid`` can get: the question's own, then its general one.
 
-    (Every numeric question also gets the slips every question invites:
-    bits for bytes, MB for MiB, GB for GiB, one direction for both, a prefix off by 1000.)
+    (Every numeric question also gets those every question invites: a factor n/(n-1) or 2 of the
+    formula, bits for bytes, kB for KiB, MB for MiB, GB for GiB, a prefix off by 1000.)
     """
     q = _loader()._load(qid)
     return [text for _, text in q.hints] + [q.hint]
@@ -126,8 +137,63 @@ def chapter_equations(nb) -> dict[str, str]:
             for m in _EQUATION.finditer(cell.source)}
 
 
+def manual_name(label: str) -> str:
+    """The otter question name of an exercise's free-response part (``ch02-ex-derive`` -> ``ch02_ex_derive``)."""
+    return re.sub(r"\W", "_", label)
+
+
+def asks_reasoning(ex: dict) -> bool:
+    """Whether an exercise is (or has) a free-response part, graded by hand: it has no self-check, or
+    its text asks for a derivation or an explanation besides the number its self-check takes."""
+    return not ex["checks"] or bool(REASONING.search(ex["text"]))
+
+
+_SOLUTION = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-(?P<end>start|end)\}[ \t]*(?P<label>\S*)[^\n]*\n"
+                       r"(?:^:[^\n]*\n)*(?P=fence)[ \t]*$\n?", re.M)
+
+
+def _output_text(cell) -> str:
+    """The text a code cell's stored outputs show (printed text and plain results), at most 30 lines."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append(out.get("text", ""))
+        elif "text/plain" in out.get("data", {}):
+            parts.append(out["data"]["text/plain"])
+    lines = "".join(p if p.endswith("\n") else p + "\n" for p in parts).splitlines()
+    return "\n".join(lines[:30] + (["..."] if len(lines) > 30 else []))
+
+
+def chapter_solutions(nb, equations: dict[str, str] | None = None) -> dict[str, str]:
+    """Each exercise's solution as Markdown (label -> text): its prose, its code as code blocks with the
+    output the chapter stored, from ``{solution-start} label`` to ``{solution-end}``."""
+    found: dict[str, list[str]] = {}
+    label = None
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            if label is not None:
+                code = f"```python\n{cell.source.strip()}\n```"
+                shown = _output_text(cell)
+                found[label].append(code + (f"\n\nwhich shows\n\n```text\n{shown}\n```" if shown else ""))
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        text, at = cell.source, 0
+        for m in _SOLUTION.finditer(text):
+            if label is not None:
+                found[label].append(text[at:m.start()])
+            label = m.group("label") if m.group("end") == "start" else None
+            if label is not None:
+                found[label] = []
+            at = m.end()
+        if label is not None:
+            found[label].append(text[at:])
+    return {k: _plain("\n\n".join(p.strip() for p in parts if p.strip()), equations) for k, parts in found.items()}
+
+
 def chapter_exercises(path: Path) -> list[dict]:
-    """The chapter's exercises in order: label, text (Markdown, computed numbers filled in), self-check ids."""
+    """The chapter's exercises in order: label, text (Markdown, computed numbers filled in), self-check ids,
+    and the book's solution (Markdown; empty if the chapter gives none)."""
     nb = nbformat.read(path, as_version=4)
     nb, problems = inline_values.substitute(nb, path.name)
     if problems:
@@ -141,11 +207,13 @@ def chapter_exercises(path: Path) -> list[dict]:
             label = re.search(r"^:label:\s*(\S+)", m.group("body"), re.M)
             body = "\n".join(line for line in m.group("body").splitlines() if not line.startswith(":"))
             texts[label.group(1) if label else ""] = _plain(body, equations)
+    solutions = chapter_solutions(nb, equations)
     found = []
     for ex in teachers.exercises(path):
         if ex["label"] not in texts:
             raise ValueError(f"{path.name}: exercise {ex['label']} not found as an exercise directive")
-        found.append({"label": ex["label"], "text": texts[ex["label"]], "checks": ex["checks"]})
+        found.append({"label": ex["label"], "text": texts[ex["label"]], "checks": ex["checks"],
+                      "solution": solutions.get(ex["label"], "")})
     return found
 
 
@@ -192,7 +260,7 @@ def tolerance_text(qid: str) -> str:
     without giving the answer away).
 
     >>> tolerance_text("ch00.gbe_bytes"), tolerance_text("ch01.subtract_tree"), tolerance_text("ch07.pat_winner")
-    ('within 1 %', 'exactly, up to rounding (an absolute tolerance of 1e-12)', 'exactly')
+    ('within 1 %', 'within 1e-12 of the right value, either way (a rounding error, no more)', 'exactly')
     """
     check = _loader()
     q = check._load(qid)
@@ -201,15 +269,32 @@ def tolerance_text(qid: str) -> str:
     if not numeric or not q.rel_tol:
         return "exactly"
     if answer == 0:
-        return f"exactly, up to rounding (an absolute tolerance of {check.ABS_TOL:g})"
+        return f"within {check.ABS_TOL:g} of the right value, either way (a rounding error, no more)"
     return f"within {100 * q.rel_tol:g} %"
 
 
-def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)) -> list:
+def answer_unit(unit: str) -> str:
+    """How the notebook asks for an answer in ``unit``: " in GB"; a ratio ("x") as a plain number.
+
+    >>> answer_unit("GB"), answer_unit("x"), answer_unit("")
+    (' in GB', ' as a ratio, a plain number (2.5 for 2.5 ×)', '')
+    """
+    if unit == "x":
+        return " as a ratio, a plain number (2.5 for 2.5 ×)"
+    return f" in {unit}" if unit else ""
+
+
+def _part(letter: str) -> str:
+    """The bold opening of a part: "(b) " where an exercise has several parts, nothing where it has one."""
+    return f"({letter}) " if letter else ""
+
+
+def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
+                    public_own: bool = False) -> list:
     check = _loader()
     q = check._load(qid)
     name = question_name(qid)
-    unit = f" in {check.unit_words(q.unit)}" if q.unit else ""
+    unit = answer_unit(q.unit)
     numeric = isinstance(q.solve(), (int, float))
     tol = tolerance_text(qid)
     kind = "a Python number" if numeric else "a Python string"
@@ -217,7 +302,7 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     public, hidden = points
     cells = [
         _otter(f"# BEGIN QUESTION\nname: {name}\npoints: {question_points(qid, points)}"),
-        nbformat.v4.new_markdown_cell(f"**({letter}) `{qid}`.** With the exercise's numbers: your answer{unit}, "
+        nbformat.v4.new_markdown_cell(f"**{_part(letter)}`{qid}`.** With the exercise's numbers: your answer{unit}, "
                                       f"as {kind} in `{name}`. Answers are accepted {tol}."),
         _otter("# BEGIN SOLUTION"),
         nbformat.v4.new_code_cell(f'{name} = __import__("commlib.check").check.expected("{qid}")  # SOLUTION'),
@@ -226,7 +311,7 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     if has_own:
         cells += [
             nbformat.v4.new_markdown_cell(f"*Your own numbers.* The same question with numbers drawn from your "
-                                          f"student id (run the next cell to see them): your answer{unit} in "
+                                          f"student id (run the next cell to see them): your answer{unit}, in "
                                           f"`{name}_yours`."),
             nbformat.v4.new_code_cell(f'yours("{qid}", student_id)'),
             _otter("# BEGIN SOLUTION"),
@@ -242,7 +327,7 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     assert result.correct, result.message
 '''))
     if has_own:
-        cells.append(_test(hidden, True, f'''def test_your_numbers({name}_yours, student_id):
+        cells.append(_test(hidden, not public_own, f'''def test_your_numbers({name}_yours, student_id):
     """The student's own numbers, drawn from the student id; accepted as the exercise's are."""
     from commlib.check import check, draw
     result = check("{qid}", {name}_yours, answer_name="{name}_yours", **draw("{qid}", student_id))
@@ -252,19 +337,46 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     return cells
 
 
-def _means_cells(checks: list[str]) -> list:
-    """The code cells that give what an exercise's text refers to (its questions' ``means``), introduced."""
+def _manual_cells(ex: dict, letter: str, points: int = MANUAL_POINTS) -> list:
+    """A free-response question, graded by hand: the student's Markdown cell; the book's solution as the
+    grader's rubric in the solution notebook and the autograder's copy (otter replaces it with an empty
+    response cell in the student's)."""
+    name = manual_name(ex["label"])
+    what = ("your reasoning: the derivation or explanation the exercise asks for" if ex["checks"]
+            else "your answer")
+    rubric = ex["solution"] or "The book gives no solution for this exercise: grade by the exercise's text."
+    return [
+        _otter(f"# BEGIN QUESTION\nname: {name}\nmanual: true\npoints: {points}"),
+        nbformat.v4.new_markdown_cell(f"**{_part(letter)}Free response, graded by hand.** Write {what} in the "
+                                      "Markdown cell below, in words and formulas ($...$ for mathematics)."),
+        _otter("# BEGIN SOLUTION"),
+        nbformat.v4.new_markdown_cell("**For the grader: the book's solution, as the rubric.** Give the points "
+                                      "for the steps it takes, in any words.\n\n" + rubric),
+        _otter("# END SOLUTION"),
+        _otter("# END QUESTION"),
+    ]
+
+
+def _means_cells(checks: list[str], label: str = "", chapter: str = "") -> list:
+    """The code cells that give what an exercise's text refers to (its questions' ``means``, or the
+    exercise's own where it has no self-check), introduced."""
     check = _loader()
-    code = list(dict.fromkeys(src for qid in checks for src in check._load(qid).means))
+    code = list(dict.fromkeys([src for qid in checks for src in check._load(qid).means]
+                              + list(check.means_of(label, chapter) if label else ())))
     if not code:
         return []
     return [nbformat.v4.new_markdown_cell("From the chapter, for this exercise (run the cell):")] + [
         nbformat.v4.new_code_cell(src) for src in code]
 
 
-def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)):
-    """The otter master notebook of a chapter, or None if the chapter has no exercises with self-checks."""
-    exercises = [ex for ex in chapter_exercises(path) if ex["checks"]]
+def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
+                    manual_points: int = MANUAL_POINTS, public_own: bool = False):
+    """The otter master notebook of a chapter, or None if the chapter has no exercises.
+
+    ``public_own`` makes the test on a student's own numbers public (``grader.check`` runs it, with its
+    hint), for formative use; by default it is hidden until grading.
+    """
+    exercises = chapter_exercises(path)
     if not exercises:
         return None
     chapter = nbformat.read(path, as_version=4)
@@ -273,11 +385,15 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
     cells = [
         nbformat.v4.new_markdown_cell(
             f"# {title}: graded exercises\n\n"
-            "Type your student id in the cell below, then answer each question in the cell under it, "
-            "as a Python number (the unit is given). `grader.check` runs the public test of a question "
+            "Type your student id in the cell below, then answer each question in the cell under it: "
+            "a number as a Python number (the unit is given), a free response in words and formulas in "
+            "its Markdown cell. `grader.check` runs the public test of a numeric question "
             "and shows a hint when the answer is not yet right. Parts marked *Your own numbers* are "
-            "graded with numbers drawn from your student id, by hidden tests that run when your work "
-            "is graded. When done, run the last cell and hand in the zip file it writes."),
+            "graded with numbers drawn from your student id, by "
+            + ("tests that `grader.check` runs too" if public_own else
+               "hidden tests that run when your work is graded")
+            + "; free responses are graded by hand. When done, run the last cell and hand in "
+            "the zip file it writes."),
         _otter(_config(path.stem, runs_on)),
         nbformat.v4.new_code_cell(setup.source + "\nfrom commlib.check import draw, watch_answers, yours\n\n"
                                   "watch_answers(get_ipython())  # a cell that raises is graded with its error, not as unanswered"),
@@ -286,10 +402,14 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
     ]
     for number, ex in enumerate(exercises, start=1):
         cells.append(nbformat.v4.new_markdown_cell(f"## Exercise {number}"))
-        cells += _means_cells(ex["checks"])
+        cells += _means_cells(ex["checks"], ex["label"], f"ch{path.stem[:2]}")
         cells.append(nbformat.v4.new_markdown_cell(ex["text"]))
+        parts = len(ex["checks"]) + asks_reasoning(ex)
+        letters = "abcdefghij" if parts > 1 else [""] * parts     # "(a)" only where a "(b)" follows
         for i, qid in enumerate(ex["checks"]):
-            cells += _question_cells(qid, "abcdefghij"[i], points)
+            cells += _question_cells(qid, letters[i], points, public_own)
+        if asks_reasoning(ex):
+            cells += _manual_cells(ex, letters[len(ex["checks"])], manual_points)
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})
@@ -358,14 +478,17 @@ def _pin_otter(dist: Path) -> None:
 
 def write_assignment(path: Path, out: Path = OUT, runs_on: str = "default", run_tests: bool = True,
                      pin: str | None = None,
-                     points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS)) -> Path | None:
+                     points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
+                     manual_points: int = MANUAL_POINTS, public_own: bool = False) -> Path | None:
     """Write the master notebook of a chapter and run ``otter assign`` on it; return the dist folder.
 
     ``pin`` (a git tag or commit) holds the library to one version in both places that install it:
     the students' setup cell and the autograder's environment; otter-grader itself is held to the
-    version that assigns, in both too. ``points`` is (public, hidden), the points of each test.
+    version that assigns, in both too. ``points`` is (public, hidden), the points of each test;
+    ``manual_points`` those of each free-response question; ``public_own`` makes the tests on the
+    students' own numbers public (formative use).
     """
-    nb = master_notebook(path, runs_on, points)
+    nb = master_notebook(path, runs_on, points, manual_points, public_own)
     if nb is None:
         return None
     spec = install_spec(path)
@@ -452,6 +575,12 @@ def main(argv: list[str]) -> int:
                              f"{PUBLIC_POINTS})")
     parser.add_argument("--hidden-points", type=_points, default=HIDDEN_POINTS,
                         help=f"points of each hidden test, on the student's own numbers (default {HIDDEN_POINTS})")
+    parser.add_argument("--manual-points", type=_points, default=MANUAL_POINTS,
+                        help=f"points of each free-response question, graded by hand against the book's "
+                             f"solution (default {MANUAL_POINTS})")
+    parser.add_argument("--public-own-numbers", action="store_true",
+                        help="make the test on each student's own numbers public, so that grader.check runs it "
+                             "with its hint (formative use; by default it is hidden until grading)")
     parser.add_argument("--no-run-tests", action="store_true",
                         help="do not grade the solutions while assigning (faster; otter assign checks less)")
     args = parser.parse_args(argv)
@@ -471,7 +600,8 @@ def main(argv: list[str]) -> int:
     paths = [p for p in teachers.chapters() if not args.chapters or p.stem in args.chapters]
     for path in paths:
         dist = write_assignment(path, args.out, args.runs_on, not args.no_run_tests, args.pin,
-                                (args.public_points, args.hidden_points))
+                                (args.public_points, args.hidden_points), args.manual_points,
+                                args.public_own_numbers)
         if dist is not None:
             print(f"{path.stem}: {dist / 'student' / path.name} and {autograder_zip(dist).name}")
     return 0

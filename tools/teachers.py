@@ -12,7 +12,9 @@ never falls behind the chapters:
   placeholder listed (to split a chapter over two sessions);
 - ``{{every exercise}}`` -- a section per chapter of the table of contents,
   with each exercise's label, self-check(s) and the first sentence of its
-  question.
+  question;
+- ``{{without self-check}}`` -- the exercises that have none (reasoning, graded
+  by hand), and ``{{without self-check count}}`` how many.
 
 ``--check`` writes nothing and exits 1 if chapters/teachers.md is not what
 the template and the chapters give (the build runs the generator; the test
@@ -33,13 +35,17 @@ TARGET = ROOT / "chapters" / "teachers.md"
 EXERCISE = re.compile(r"(?<![`:])(?=(?:`{3,}|:{3,})\{exercise\})")
 CHECK = re.compile(r"""check\(\s*['"](ch\d\d\.\w+)""")
 PLACEHOLDER = re.compile(r"\{\{exercises ([0-9A-Za-z_]+)((?: [\w-]+)*)\}\}")
-#: Roles whose value only a kernel knows: shown as an ellipsis in the question's summary.
+#: Roles whose value only a kernel knows, where the notebook stores none: shown as an ellipsis in the summary.
 COMPUTED = re.compile(r"\{(?:eval|glue(?::\w+)?)\}`[^`]*`")
 
 
 def exercises(path: Path) -> list[dict]:
-    """Each exercise of a notebook, in order: label, self-check ids, first sentence of the question."""
-    cells = nbformat.read(path, as_version=4).cells
+    """Each exercise of a notebook, in order: label, self-check ids, first sentence of the question (with the
+    values the chapter computed, as its stored outputs show them; "…" where none is stored)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from inline_values import substitute
+
+    cells = substitute(nbformat.read(path, as_version=4), path.name)[0].cells
     text = "\n".join(c.source for c in cells)
     found = []
     for part in EXERCISE.split(text)[1:]:
@@ -103,6 +109,9 @@ def render(template: str, root: Path = ROOT) -> str:
         rows = "\n".join(f"| {_ref(ex)} | {ex['question'].replace('|', '/')} |" for ex in found)
         sections.append(f"### {{doc}}`{stem}`\n\n| Exercise (self-check) | Question |\n| --- | --- |\n{rows}\n")
     out = out.replace("{{every exercise}}", "\n".join(sections).rstrip("\n"))
+    unchecked = [ex for found in by_chapter.values() for ex in found if not ex["checks"]]
+    out = out.replace("{{without self-check count}}", str(len(unchecked)))
+    out = out.replace("{{without self-check}}", ", ".join(_ref(ex) for ex in unchecked))
     if "{{assignments}}" in out:
         out = out.replace("{{assignments}}", assignment_tables(chapters(root)))
     return out
@@ -115,15 +124,17 @@ def _given(g) -> str:
 
 def assignment_tables(paths: list[Path]) -> str:
     """A table per chapter with exercises: each question of its assignment, points, own numbers, hints."""
-    from assignments import chapter_exercises, hints, question_name, question_points
+    from assignments import MANUAL_POINTS, asks_reasoning, chapter_exercises, hints, manual_name, question_name, question_points
 
     from commlib.check import _load
 
     sections = []
     for path in paths:
         stem = path.stem
-        qids = [qid for ex in chapter_exercises(path) for qid in ex["checks"]]
-        if not qids:
+        found = chapter_exercises(path)
+        qids = [qid for ex in found for qid in ex["checks"]]
+        manual = [ex for ex in found if asks_reasoning(ex)]
+        if not found:
             continue
         rows = []
         for qid in qids:
@@ -133,13 +144,19 @@ def assignment_tables(paths: list[Path]) -> str:
             tol = f"{100 * q.rel_tol:g} %" if q.rel_tol and numeric else "exact"
             said = " ".join(f"“{h.rstrip('.')}.”" for h in hints(qid)).replace("|", "/")
             rows.append(f"| `{question_name(qid)}` (`{qid}`) | {question_points(qid)} | {own} | {tol} | {said} |")
-        total = sum(question_points(qid) for qid in qids)
+        for ex in manual:
+            what = "the reasoning beside its number" if ex["checks"] else "the answer"
+            rows.append(f"| `{manual_name(ex['label'])}` ({{ref}}`{ex['label']}`, free response) | {MANUAL_POINTS} | "
+                        f"none (the exercise's) | graded by hand | none: {what} is graded by hand, with the book's "
+                        "solution as the rubric (in the solution notebook, not the student's) |")
+        total = sum(question_points(qid) for qid in qids) + MANUAL_POINTS * len(manual)
         sections.append(f"### Assignment {{doc}}`{stem}` ({total} points)\n\n"
                         "| Question | Points | Numbers per student | Tolerance | Hints for wrong answers |\n"
                         "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
     return ("Each assignment's questions, with their points, the numbers each student draws "
-            "and the hints a wrong answer gets (besides those for the slips every question invites: "
-            "bits for bytes, MB for MiB, GB for GiB, one direction for both, a prefix off by 1000).\n\n"
+            "and the hints a wrong answer gets (besides those every numeric question gets: a factor "
+            "n/(n-1) or 2 of the formula, and the unit slips bits for bytes, kB for KiB, MB for MiB, "
+            "GB for GiB, a prefix off by 1000).\n\n"
             + "\n".join(sections).rstrip("\n"))
 
 

@@ -1,7 +1,7 @@
 """Self-checks for the parameter-server chapter (chapter 3). Answers are computed, never typed in."""
 
 from .. import cost, hardware
-from ..check import Given, Question, register
+from ..check import Given, Question, exercise_means, register
 from ..parameter_servers import simulate as ps
 from ..units import parse_rate, parse_size, to_unit
 
@@ -77,3 +77,10 @@ register(Question(
     hint="Each machine sends 2 (n-1)/n x M per iteration as worker and server together; divide by the "
          "iteration time, then convert bytes to bits.",
 ))
+
+
+exercise_means(
+    "ex-ps-predict-k",
+    "# The chapter's calculator: parameter server against ring all-reduce.\n"
+    "ps_views.ps_calculator(model=\"bert_large\", n=8, k=4)",
+)

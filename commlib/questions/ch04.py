@@ -7,7 +7,7 @@ read off the page; a hint that names a mistake computes it from the variant's ow
 import math
 
 from .. import hardware
-from ..check import Given, Question, register
+from ..check import Given, Question, exercise_means, register
 from ..sgd import scaling
 from ..sgd import simulate as sgd
 
@@ -83,3 +83,10 @@ register(Question(
             "That is the 3x slower GPU of the example, 0.3 s of compute: use your GPU's compute time."),),
     hint="T(n) = T(1) + ring all-reduce time of the fp32 gradient (nothing overlaps); efficiency = T(1)/T(n).",
 ))
+
+
+exercise_means(
+    "ex-straggler-why",
+    "# The chapter's calculator: synchronous against asynchronous SGD, with a straggler factor.\n"
+    "sync_async_views.sgd_calculator(protocol=\"k_async\", workers=8, k=2, compute=\"exponential\", slowdown=1.0)",
+)

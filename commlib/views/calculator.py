@@ -111,9 +111,15 @@ class Calculator(widgets.VBox):
         spec = web_spec(compute, self.controls, note, first=1 if title else 0, choices=choices)
         spec["title"] = title
         self._gotw_spec = json.dumps(spec, sort_keys=True)
+        self._setting = False
         for control in self.controls.values():
-            control.observe(lambda _change: self.refresh(), names="value")
+            control.observe(self._changed, names="value")
         self.refresh()
+
+    def _changed(self, _change) -> None:
+        """A control's value changed: recompute, unless :meth:`set` is setting several at once."""
+        if not self._setting:
+            self.refresh()
 
     def values(self) -> dict[str, Any]:
         """The current value of every control, by name."""
@@ -162,19 +168,18 @@ class Calculator(widgets.VBox):
         for name in values:
             if name not in self.controls:
                 raise ValueError(f"unknown control {name!r}; controls are {', '.join(self.controls)}")
-        with self.hold_trait_notifications():
-            for control in self.controls.values():
-                control.unobserve_all("value")
-            try:
-                for name, value in values.items():
-                    control = self.controls[name]
-                    full = self.full_options.get(name)
-                    if full is not None and value not in control._options_values:
-                        control.options = tuple(full)   # offered again; refresh() narrows them to what works
-                    control.value = value
-            finally:
-                for control in self.controls.values():
-                    control.observe(lambda _change: self.refresh(), names="value")
+        # Only the calculator's own observer stands aside while the values are set (it would recompute
+        # from a half-set state); the controls' own observers (a dropdown's label follows its value) work on.
+        self._setting = True
+        try:
+            for name, value in values.items():
+                control = self.controls[name]
+                full = self.full_options.get(name)
+                if full is not None and value not in control._options_values:
+                    control.options = tuple(full)   # offered again; refresh() narrows them to what works
+                control.value = value
+        finally:
+            self._setting = False
         return self.refresh()
 
 

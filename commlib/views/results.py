@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import importlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -56,18 +57,29 @@ def check_range(name: str, value, lo=None, hi=None) -> None:
 
 
 def relabel(message: str, labels: Mapping[str, str]) -> str:
-    """A model's message that opens with a control's parameter name, opened with the label the reader sees.
+    """A model's message told with the labels the reader sees: one that opens with a control's parameter
+    name opens with its label, and a parameter quoted with its value (``n = 16``) is named by its label.
 
     >>> relabel("hosts must divide n = 16; got hosts = 3", {"hosts": "hosts h", "n": "GPUs n"})
-    'hosts h must divide n = 16; got hosts = 3'
+    'hosts h must divide GPUs n = 16; got hosts h = 3'
     >>> relabel("where: host must be in 0..7, got 9", {"where": "workers (host:count)"})
     'workers (host:count): host must be in 0..7, got 9'
+    >>> relabel("GPUs n = 16 is too many", {"n": "GPUs n"})
+    'GPUs n = 16 is too many'
     """
-    if any(label and message.startswith(label) for label in labels.values()):
-        return message
+    if not any(label and message.startswith(label) for label in labels.values()):
+        for name, label in labels.items():
+            if label and label != name and (message.startswith(name + " ") or message.startswith(name + ":")):
+                message = label + message[len(name):]
+                break
     for name, label in labels.items():
-        if label and label != name and (message.startswith(name + " ") or message.startswith(name + ":")):
-            return label + message[len(name):]
+        if not label or label == name:
+            continue
+
+        def named(m: re.Match, label: str = label, text: str = message) -> str:
+            return m.group(0) if text[:m.end()].endswith(label) else label
+
+        message = re.sub(rf"(?<![\w.]){re.escape(name)}(?= ?=(?!=))", named, message)
     return message
 
 

@@ -229,6 +229,9 @@ def test_rates_read_as_their_arithmetic_gives_them_and_one_rank_sends_nothing():
     ("-5 MB", "buffer M must lie between 0 B and 1 PB, got '-5 MB'"),
     ("1.01 PB", "buffer M must lie between 0 B and 1 PB, got '1.01 PB'"),
     ("64", "buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'"),
+    ("0", "buffer M: add a unit, e.g. 64 MiB or 64 MB; got '0'"),           # "e.g. 0 MiB" is no example
+    ("-2", "buffer M: add a unit, e.g. 64 MiB or 64 MB; got '-2'"),
+    ("0.5", "buffer M: add a unit, e.g. 0.5 MiB or 0.5 MB; got '0.5'"),
 ])
 def test_a_typed_buffer_is_refused_in_one_style_quoting_what_was_typed(typed, message):
     with pytest.raises(ValueError) as err:
@@ -239,6 +242,7 @@ def test_a_typed_buffer_is_refused_in_one_style_quoting_what_was_typed(typed, me
 @pytest.mark.parametrize("typed, message", [
     ("-3 GB/s", "bandwidth must lie between 1 MB/s and 100 TB/s, got '-3 GB/s'"),
     ("25", "bandwidth: add a unit, e.g. 25 Gb/s or 25 GB/s; got '25'"),
+    ("0", "bandwidth: add a unit, e.g. 25 Gb/s or 25 GB/s; got '0'"),
 ])
 def test_a_typed_rate_is_refused_in_one_style_quoting_what_was_typed(typed, message):
     with pytest.raises(ValueError) as err:

@@ -88,3 +88,20 @@ def test_shipped_sources_run_without_numpy(tmp_path):
     ok, bad = done.stdout.strip().splitlines()
     assert ok == results.results_table({"size": units.format_size(2.5e6)})
     assert bad == results.error_html("nbytes must be >= 0, got -1")
+
+
+def test_a_message_names_every_control_by_its_label_not_only_the_first():
+    labels = {"hosts": "hosts h", "n": "GPUs n"}
+    assert results.relabel("hosts must divide n = 32 (ranks are spread evenly over hosts); got 3", labels) == \
+        "hosts h must divide GPUs n = 32 (ranks are spread evenly over hosts); got 3"
+    assert results.relabel("got hosts = 3 and n=8", labels) == "got hosts h = 3 and GPUs n=8"
+    assert results.relabel("GPUs n = 32 is too many for hosts h = 4", labels) == \
+        "GPUs n = 32 is too many for hosts h = 4"                       # already named: left as it is
+    assert results.relabel("nodes = 3; n == 2", labels) == "nodes = 3; n == 2"   # a word, a comparison: left
+
+
+def test_the_cluster_calculator_names_the_gpus_control_in_its_divisibility_message():
+    from commlib.views import collectives as vc
+    calc = vc.cluster_calculator()
+    calc.set(n=32, hosts=3)
+    assert calc.error.startswith("hosts h must divide GPUs n = 32"), calc.error
