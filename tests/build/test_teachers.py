@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TEACHERS = (ROOT / "chapters" / "teachers.md").read_text()
 CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
-EXERCISE = re.compile(r"(?=(?:`{3,}|:{3,})\{exercise\})")
+EXERCISE = re.compile(r"(?<![`:])(?=(?:`{3,}|:{3,})\{exercise\})")
 
 
 def _exercises(path: Path) -> list[tuple[str, list[str]]]:

@@ -562,7 +562,6 @@ def test_coefficients_table_gives_the_trees_one_entry_per_chunk_count():
     assert small < ring < large            # few start-ups for a small message, many for a large one
 
 
-<<<<<<< HEAD
 def test_torus_cycles_figure_draws_each_torus_link_in_exactly_one_cycle():
     links = [frozenset(e) for c in ce.TORUS4_CYCLES for e in zip(c, c[1:] + c[:1])]
     assert all(sorted(c) == list(range(16)) for c in ce.TORUS4_CYCLES)      # each visits every node once
@@ -571,7 +570,8 @@ def test_torus_cycles_figure_draws_each_torus_link_in_exactly_one_cycle():
     assert set(links) == torus and len(links) == 32                            # every torus link once, no other
     fig = vc.torus_cycles_figure()
     assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["cycle 1", "cycle 2"]
-=======
+
+
 def test_set_keeps_each_dropdown_showing_the_value_it_computes_with():
     """set() stands only the calculator's own observer aside: a dropdown's label still follows its value,
     so the menu shows the algorithm the results are computed for."""
@@ -588,4 +588,3 @@ def test_set_keeps_each_dropdown_showing_the_value_it_computes_with():
     assert calc.results != ring and menu.label == compare.ALGORITHM_NAMES["hierarchical"]
     assert sum(1 for c in calc.controls.values() for _ in c._trait_notifiers.get("value", {}).get("change", [])
                if _ == calc._changed) == len(calc.controls)     # observed once each, however often set() runs
->>>>>>> wt-tools
