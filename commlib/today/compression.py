@@ -64,7 +64,8 @@ def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k
     bytes (4 for fp32, the default; 2 for bf16): the control all-reduces
     :math:`2\frac{n-1}{n} s_v d` bytes (a ring); PowerSGD all-reduces its factors,
     :math:`2\frac{n-1}{n} s_v(\text{rows} + \text{cols})r`; top-k is all-gathered, one message
-    to each of the n - 1 others, a value and a 4-byte index an entry: :math:`(n-1)\,(s_v + 4)k`; sign is summed in two phases (an all-to-all of
+    to each of the n - 1 others, a value and a 4-byte index an entry: :math:`(n-1)\,(s_v + 4)k`;
+    sign is summed in two phases (an all-to-all of
     packed sign chunks to their owners, then an all-gather of the owners' re-signed chunks), each phase
     n - 1 chunks of :math:`\lceil d/n \rceil` signs packed in :math:`\lceil \lceil d/n \rceil / 8 \rceil`
     bytes with a 4-byte scale. So top-k's bytes grow with n while the others stay under twice their
