@@ -13,7 +13,7 @@ from ..today import zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, PALETTE, color, figure
 
-__all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
+__all__ = ["verdicts_table", "link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure",
            "chooser_calculator", "sharding_calculator", "size_text"]
 
@@ -262,3 +262,31 @@ def size_text(nbytes: float, digits: int = 2) -> str:
         unit, value = unit * 1024, float(f"{value / 1024:.{digits}g}")
     decimals = max(0, digits - 1 - int(math.floor(math.log10(value))))
     return format_size(value * unit, binary=True, digits=decimals)
+
+
+#: Short names for the rows of chapter 7's verdict tables (the claims' questions are long).
+VERDICT_LABELS = {
+    "ch07.compressors_reach_control": "compressors against the control",
+    "ch07.topk_keep_fraction": "top-k, much stronger compression",
+    "ch07.topk_one_entry": "top-k keeping one entry",
+    "ch07.local_vs_sync": "local SGD against synchronous SGD",
+    "ch07.local_vs_sync_no_stragglers": "the same, no stragglers",
+    "ch07.local_vs_sync_fast_sync": "the same, a fast synchronisation",
+    "ch07.local_vs_large_batch": "local SGD against a larger batch",
+    "ch07.diloco_vs_averaging": "DiLoCo against plain averaging",
+}
+
+
+def verdicts_table(keys, caption: str = "", spec: str = ".3f"):
+    """The verdicts of the claims ``keys`` (cached runs) as one table: each contender at its best, over the seeds.
+
+    Rows are named by :data:`VERDICT_LABELS` (else the claim's question); see
+    :func:`commlib.views.claims.verdict_table`.
+    """
+    from ..experiments import claims
+    from ..experiments import today as _registered  # noqa: F401  (registers chapter 7's claims)
+    from .claims import verdict_table
+
+    return verdict_table([claims.verdict(k) for k in keys], spec, caption,
+                         label=lambda v: VERDICT_LABELS.get(v.claim.key, v.claim.question))
+
