@@ -13,7 +13,7 @@ from ..today import zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, PALETTE, color, figure
 
-__all__ = ["verdicts_table", "link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
+__all__ = ["verdicts_table", "protocols_figure", "link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure",
            "chooser_calculator", "sharding_calculator", "size_text"]
 
@@ -46,6 +46,34 @@ def _label_ends(ax, items, log: bool = False, gap: float = 0.07) -> None:
     ax.set_ylim(lo, hi)
     for (x, _, text_, col), pos in zip(items, placed):
         ax.annotate(text_, (x, back(pos)), color=col, fontsize=8, ha="left", va="center")
+
+
+#: One line style per protocol (the protocols figure draws one algorithm, so colour stays the algorithm's).
+PROTOCOL_STYLES = {"LL": ":", "LL128": "--", "Simple": "-"}
+
+
+def protocols_figure(machine_key: str = "nvswitch_node", collective: str = "all_reduce", algorithm: str = "ring"):
+    """Predicted time of one algorithm over each of its protocols against M: latency traded for bandwidth.
+
+    Each protocol's line is named at its right end; the algorithm's colour is the chooser figure's.
+    """
+    mach = tuning.machine(machine_key)
+    sizes = 2.0 ** np.arange(6, 32)
+    fig, ax = figure(5.6, 3.4)
+    ends = []
+    for proto in tuning.PROTOCOLS:
+        if tuning.predict(collective, algorithm, proto, 1.0, mach) is None:
+            continue
+        t = [tuning.predict(collective, algorithm, proto, s, mach).time for s in sizes]
+        ax.loglog(sizes, t, PROTOCOL_STYLES[proto], color=ALGORITHM_COLORS[algorithm], lw=1.5)
+        ends.append((sizes[-1] * 1.5, t[-1], f"{algorithm}/{proto}", ALGORITHM_COLORS[algorithm]))
+    ax.set_xlim(sizes[0], sizes[-1] * 60)
+    _label_ends(ax, ends, log=True, gap=0.09)
+    ax.set_title(mach.name, fontsize=9)
+    ax.set_xlabel("message M (bytes)")
+    ax.set_ylabel("predicted time (s)")
+    fig.tight_layout()
+    return fig
 
 
 def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
