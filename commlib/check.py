@@ -361,7 +361,8 @@ def check(question_id: str, answer: Any, *, answer_name: str | None = None, **gi
                                  "work it out again with yours (printed by yours(...)).")
         hint = _hint(q, given, right, values)
         return Result(False, f"Not yet. {hint}")
-    if answer == want:
+    if answer == want or (isinstance(answer, str) and isinstance(want, str)
+                          and answer.strip().casefold() == want.casefold()):   # a name, in any case
         return Result(True, f"Right: {_fmt(want, q.unit)}.")
     return Result(False, f"Not yet. {_hint(q, answer, want, values)}")
 

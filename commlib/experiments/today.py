@@ -134,6 +134,13 @@ def _reach(small: bool = False) -> claims.Claim:
                 f"{', '.join(names[:-1])} and {names[-1]} all end within {_percent(bound)} of the control's final loss "
                 f"on every seed, and each one's gap varies by up to {_percent(_one_digit_up(spread))} from seed to "
                 f"seed; the lowest on average, {v.winner}, ends below {v.runner_up} in {v.wins} of {v.seeds} seeds")
+
+    def headline(v: claims.Verdict) -> str:
+        ctrl = v.best["control"].values
+        worst = max(abs(b / c - 1) for n in names for b, c in zip(v.best[n].values, ctrl))
+        spread = max(statistics.stdev([b / c - 1 for b, c in zip(v.best[n].values, ctrl)]) for n in names)
+        return (f"{', '.join(names[:-1])} and {names[-1]} all end within {_percent(_one_digit_up(max(worst, spread)))} "
+                "of the control's loss on every seed")
     return claims.Claim(
         "ch07.compressors_reach_control",
         f"With {TRAIN_WORKERS} workers and the same number of steps, how close do PowerSGD, top-k and sign, each with error "
@@ -142,7 +149,7 @@ def _reach(small: bool = False) -> claims.Claim:
                                uses=f"{TRAIN_WORKERS} workers, batch 32, {'no compression' if m == 'none' else 'error feedback'}, "
                                     f"{_USES[m]}") for m in compression.METHODS),
         metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS},
-        wording=wording, chapter="07", source="commlib.today.compression.train_compressed")
+        wording=wording, chapter="07", source="commlib.today.compression.train_compressed", headline=headline)
 
 
 @claims.register("ch07.topk_keep_fraction")
@@ -158,6 +165,11 @@ def _keep(small: bool = False) -> claims.Claim:
                     "so this problem cannot tell them apart")
         return (f"top-k {lower} ends lower, by {abs(v.margin):.3f} nats (spread {v.spread:.3f}), in {v.wins} of "
                 f"{v.seeds} seeds")
+
+    def headline(v: claims.Verdict) -> str:
+        if abs(v.margin) <= 3 * v.spread:
+            return f"keeping {few} entries and keeping {many} end level"
+        return f"top-k {v.winner.split(' (')[0]} ends lower"
     return claims.Claim(
         "ch07.topk_keep_fraction",
         "On the book's problem, does top-k keeping 10 % of the entries end lower than keeping 1 %?",
@@ -166,7 +178,7 @@ def _keep(small: bool = False) -> claims.Claim:
          claims.Contender(f"keeping {few} ({few / dim:.0%})", _train("topk", few), {"lr": _FEW_LRS},
                           uses="the same, its own rate tuned")),
         metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
-        source="commlib.today.compression.train_compressed")
+        source="commlib.today.compression.train_compressed", headline=headline)
 
 
 @claims.register("ch07.topk_one_entry")
@@ -175,13 +187,19 @@ def _one(small: bool = False) -> claims.Claim:
         ctrl, one = v.best["control"], v.best["top-k keeping 1"]
         return (f"keeping a single entry falls behind: {one.mean:.3f} nats at its best rate ({one.config['lr']:g}) "
                 f"against the control's {ctrl.mean:.3f}, in {v.wins} of {v.seeds} seeds")
+
+    def headline(v: claims.Verdict) -> str:
+        if v.winner != "control":
+            return "keeping a single entry does not fall behind the control"
+        return ("keeping a single entry falls behind the control on every seed" if v.unanimous else
+                f"keeping a single entry falls behind the control on {v.wins} of {v.seeds} seeds")
     return claims.Claim(
         "ch07.topk_one_entry", "On the book's problem, does top-k keeping one entry reach the uncompressed control?",
         (claims.Contender("control", _train("none"), {"lr": _LRS}, uses=f"{TRAIN_WORKERS} workers, batch 32, ring all-reduce, fp32"),
          claims.Contender("top-k keeping 1", _train("topk", 1), {"lr": _ONE_LRS},
                           uses="the same workers and steps, error feedback, all-gathered")),
         metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
-        source="commlib.today.compression.train_compressed")
+        source="commlib.today.compression.train_compressed", headline=headline)
 
 
 @dataclass(frozen=True)
@@ -277,6 +295,10 @@ def _diloco(small: bool = False) -> claims.Claim:
         return (f"DiLoCo, its outer rate ({dil.config['outer_lr']:g}), momentum ({mom:g}) and inner "
                 f"rate ({dil.config['lr']:g}) tuned, {verb} plain averaging at H = {LOCAL_H} by {abs(v.margin):.3f} nats "
                 f"(spread {v.spread:.3f}), in {v.wins} of {v.seeds} seeds")
+
+    def headline(v: claims.Verdict) -> str:
+        verb = "ends below" if v.winner == "DiLoCo" else "ends above"
+        return f"tuned DiLoCo {verb} plain averaging, by a small margin, on {v.wins} of {v.seeds} seeds"
     return claims.Claim(
         "ch07.diloco_vs_averaging", f"At H = {LOCAL_H} and an equal wall-clock budget, does DiLoCo's outer Nesterov "
         "step end lower than plain averaging?",
@@ -285,7 +307,7 @@ def _diloco(small: bool = False) -> claims.Claim:
          claims.Contender("plain averaging", _local("average"), {"lr": local_sgd.LRS}, uses="the same, inner rate tuned")),
         metric="final loss (nats)", seeds=_SEEDS,
         shared={"h": LOCAL_H, "budget": 0.2, "momentum": 0.7} if small else {"h": LOCAL_H, "budget": LOCAL_BUDGET},
-        wording=wording, chapter="07", source="commlib.today.local_sgd.run")
+        wording=wording, chapter="07", source="commlib.today.local_sgd.run", headline=headline)
 
 
 @claims.register("ch07.local_vs_large_batch")
@@ -299,6 +321,9 @@ def _large_batch(small: bool = False) -> claims.Claim:
                     f"average, in {v.wins} of {v.seeds} seeds")
         return (f"at the {LOCAL_BUDGET:g} s budget, local SGD with H = {LOCAL_H} {local_outcome(v)} {rival} by {gap}, "
                 f"in {v.wins} of {v.seeds} seeds (a ranking run at this budget only: it is not carried to others)")
+
+    def headline(v: claims.Verdict) -> str:
+        return f"local SGD {local_outcome(v)} synchronous SGD with a {LOCAL_H} times larger batch, at this budget"
     return claims.Claim(
         "ch07.local_vs_large_batch", f"At an equal wall-clock budget, does local SGD with H = {LOCAL_H} end lower than "
         f"synchronous SGD with a {LOCAL_H} times larger batch?",
@@ -308,7 +333,7 @@ def _large_batch(small: bool = False) -> claims.Claim:
                           uses=f"4 workers, batch {16 * LOCAL_H}, one all-reduce a step, each step as long as "
                                f"{LOCAL_H} local steps (the sum of {LOCAL_H} random step times)")),
         metric="final loss (nats)", seeds=_SEEDS, shared={"h": LOCAL_H, "budget": 0.2 if small else LOCAL_BUDGET},
-        wording=wording, chapter="07", source="commlib.today.local_sgd.large_batch")
+        wording=wording, chapter="07", source="commlib.today.local_sgd.large_batch", headline=headline)
 
 
 def _local_at(h: int):
@@ -349,6 +374,9 @@ def _local_sync(key: str):
                         f"{abs(v.margin):.3f} nats on average (spread {v.spread:.3f}), in {v.wins} of {v.seeds} seeds")
             return (f"{setting}, local SGD with H = {LOCAL_H} {local_outcome(v)} synchronous SGD by {abs(v.margin):.3f} nats "
                     f"(spread {v.spread:.3f}), in {v.wins} of {v.seeds} seeds")
+
+        def headline(v: claims.Verdict) -> str:
+            return f"{words}, local SGD {local_outcome(v)} synchronous SGD"
         return claims.Claim(
             key, f"At an equal wall-clock budget, {words}, does local SGD with H = {LOCAL_H} end lower than "
             "synchronous SGD?",
@@ -357,7 +385,7 @@ def _local_sync(key: str):
              claims.Contender("synchronous SGD", _local_at(1), {"lr": local_sgd.SYNC_LRS},
                               uses="4 workers, batch 16, one all-reduce a step (H = 1), rate tuned")),
             metric="final loss (nats)", seeds=_SEEDS, shared={"budget": 0.2 if small else LOCAL_BUDGET, **timing},
-            wording=wording, chapter="07", source="commlib.today.local_sgd.run")
+            wording=wording, chapter="07", source="commlib.today.local_sgd.run", headline=headline)
     return build
 
 

@@ -3,8 +3,6 @@
 from .. import cost, hardware
 from ..check import Given, Question, register
 from ..today import algorithm_choice as tuning
-from ..today import in_network as innetwork
-from ..today import local_sgd as localsgd
 from ..today import zero
 from ..units import parse_size
 
@@ -49,13 +47,6 @@ register(Question(
 ))
 
 register(Question(
-    "ch07.switch_busbw", lambda n=8: innetwork.busbw_ideal(n, 370e9)["switch_busbw"] / 1e9, unit="GB/s",
-    givens=(Given("n", (4, 16, 32, 64), "{} GPUs"),),
-    hints=((_ratio(8 / 14), "That is algbw; nccl-tests multiplies it by 2(n-1)/n."),),
-    hint="algbw = B when the switch reduces; busbw = algbw x 2(n-1)/n.",
-))
-
-register(Question(
     "ch07.pat_winner", lambda: tuning.choose("all_gather", 64 * 2**10, "one_gpu_per_node").algorithm,
     hint="Use tuning.choose (or the calculator) for an all-gather of 64 KiB, one GPU a node.",
     means=(
@@ -64,10 +55,34 @@ register(Question(
     ),
 ))
 
+def _topk_crossover(value_bytes: int = 2, percent: float = 1.0) -> int:
+    """The fewest workers at which top-k keeping ``percent`` % of a 1000 x 1000 gradient sends more than a ring."""
+    from ..today import compression
+    return compression.crossover_workers("topk", 1000, 1000, k=round(10_000 * percent), value_bytes=value_bytes)
+
+
 register(Question(
-    "ch07.local_ratio",
-    lambda: localsgd.run(1, 0.5, 1).bytes_per_sample / localsgd.run(16, 0.5, 1).bytes_per_sample, unit="x",
-    hint="One synchronisation every H steps instead of every step.",
+    "ch07.topk_crossover_n", _topk_crossover, unit="workers",
+    givens=(Given("percent", (0.5, 2.0, 5.0), "keeping {:g} % of the entries"),),
+    hints=((lambda given, right: abs(given - 1.5 * right) <= 2,   # the fp32 rule, 1/rho
+            "That is 1/rho, the fp32 rule; with bf16 values and 4-byte indices an entry costs 6 bytes against 2 x 2."),),
+    hint="Top-k sends (n-1) rho d (s + s_idx) bytes, the ring 2 (n-1)/n d s: more once n > 2 s / ((s + s_idx) rho).",
+))
+
+
+def _break_even_tokens(gbps: float = 800.0) -> float:
+    """Tokens per GPU at which a layer's compute equals its flat-ring gather (H100, u = 0.4, 64 GPUs, bf16)."""
+    h100 = hardware.accelerator("h100")
+    c, g = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, gbps * 1e9 / 8)
+    return 4096 * g / c
+
+
+register(Question(
+    "ch07.break_even_tokens", _break_even_tokens, unit="tokens",
+    givens=(Given("gbps", (200.0, 400.0, 1600.0), "a {:g} Gb/s card"),),
+    hints=((_ratio(8.0), "Gb/s are bits: divide by 8 for bytes per second."),
+           (_ratio(64 / 63), "A ring all-gather sends (n-1)/n of the layer, not all of it.")),
+    hint="Set 2 (Psi/L) x / (u F_peak) = (n-1)/n (Psi/L) s / B and solve for x: x* = u F_peak s (n-1)/n / (2B).",
 ))
 
 

@@ -56,13 +56,16 @@ _VALUE = 4   # fp32 bytes a number
 _INDEX = 4   # int32 bytes an index
 
 
-def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k: int = 21) -> float:
+def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k: int = 21,
+               value_bytes: int = _VALUE) -> float:
     r"""Bytes one worker sends per step for a ``rows`` x ``cols`` gradient (the formula the simulation counts).
 
-    With :math:`d` = rows x cols entries, n = ``workers`` and fp32 values: the control all-reduces
-    :math:`2\frac{n-1}{n} 4d` bytes (a ring); PowerSGD all-reduces its factors,
-    :math:`2\frac{n-1}{n} 4(\text{rows} + \text{cols})r`; top-k is all-gathered, one message
-    to each of the n - 1 others: :math:`(n-1)\,8k`; sign is summed in two phases (an all-to-all of
+    With :math:`d` = rows x cols entries, n = ``workers`` and values of :math:`s_v` = ``value_bytes``
+    bytes (4 for fp32, the default; 2 for bf16): the control all-reduces
+    :math:`2\frac{n-1}{n} s_v d` bytes (a ring); PowerSGD all-reduces its factors,
+    :math:`2\frac{n-1}{n} s_v(\text{rows} + \text{cols})r`; top-k is all-gathered, one message
+    to each of the n - 1 others, a value and a 4-byte index an entry: :math:`(n-1)\,(s_v + 4)k`;
+    sign is summed in two phases (an all-to-all of
     packed sign chunks to their owners, then an all-gather of the owners' re-signed chunks), each phase
     n - 1 chunks of :math:`\lceil d/n \rceil` signs packed in :math:`\lceil \lceil d/n \rceil / 8 \rceil`
     bytes with a 4-byte scale. So top-k's bytes grow with n while the others stay under twice their
@@ -74,18 +77,21 @@ def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k
     [1654, 488, 10584, 630]
     >>> round(step_bytes("none", 4096, 4096, 64) / step_bytes("sign", 4096, 4096, 64))
     32
+    >>> round(step_bytes("none", 4096, 4096, 64, value_bytes=2) / step_bytes("sign", 4096, 4096, 64))
+    16
     """
     rows = check_count("rows", rows, minimum=1)
     cols = check_count("cols", cols, minimum=1)
     workers = check_count("workers", workers, minimum=1)
+    value_bytes = check_count("value_bytes", value_bytes, minimum=1)
     d = rows * cols
     ring = 2 * (workers - 1) / workers
     if method == "none":
-        return ring * d * _VALUE
+        return ring * d * value_bytes
     if method == "powersgd":
-        return ring * cost.powersgd_numbers(rows, cols, rank) * _VALUE
+        return ring * cost.powersgd_numbers(rows, cols, rank) * value_bytes
     if method == "topk":
-        return (workers - 1) * k * (_VALUE + _INDEX)
+        return (workers - 1) * k * (value_bytes + _INDEX)
     if method == "sign":
         chunk = -(-d // workers)                      # entries a worker owns, the last chunk padded
         return 2 * (workers - 1) * (-(-chunk // 8) + _VALUE)
@@ -112,15 +118,19 @@ def bytes_by_workers(workers, rows: int | None = None, cols: int | None = None, 
 
 
 def crossover_workers(method: str, rows: int | None = None, cols: int | None = None, rank: int = DEFAULT_RANK,
-                      k: int = DEFAULT_K, limit: int = 4096) -> int | None:
-    """The fewest workers (2 or more) at which ``method`` sends at least the control's bytes; ``None`` up to ``limit``.
+                      k: int = DEFAULT_K, limit: int = 4096, value_bytes: int = _VALUE) -> int | None:
+    r"""The fewest workers (2 or more) at which ``method`` sends more than the control's bytes; ``None`` up to ``limit``.
 
-    Top-k's 8-byte pairs against the ring's 4 bytes, about twice over: top-k keeping a share
-    :math:`\rho` of the entries sends more from :math:`n = 1/\rho` on; sign only once its chunks are
-    so small that their 4-byte scales outweigh the fp32 entries they stand for (n near d); PowerSGD never.
+    Top-k's pairs of :math:`s_v + s_i` bytes (value and 4-byte index) against the ring's :math:`s_v`
+    bytes, about twice over: top-k keeping a share :math:`\rho` of the entries sends more once
+    :math:`n > 2 s_v / ((s_v + s_i)\rho)`, :math:`1/\rho` in fp32 and :math:`2/(3\rho)` in bf16; sign only
+    once its chunks are so small that their 4-byte scales outweigh the entries they stand for (n near d);
+    PowerSGD never.
 
     >>> crossover_workers("topk"), crossover_workers("sign"), crossover_workers("powersgd")
-    (10, 168, None)
+    (11, 169, None)
+    >>> crossover_workers("topk", value_bytes=2)
+    7
     """
     if method not in METHODS or method == "none":
         raise ValueError(f"method must be one of {', '.join(METHODS[1:])}, got {method!r}")
@@ -128,7 +138,8 @@ def crossover_workers(method: str, rows: int | None = None, cols: int | None = N
         rows, cols = problem_shape()
     limit = check_count("limit", limit, minimum=2)
     for n in range(2, limit + 1):
-        if step_bytes(method, rows, cols, n, rank, k) >= step_bytes("none", rows, cols, n, rank, k):
+        if step_bytes(method, rows, cols, n, rank, k, value_bytes) > step_bytes("none", rows, cols, n, rank, k,
+                                                                                value_bytes):
             return n
     return None
 

@@ -107,22 +107,45 @@ def prefetch_times(compute, gather) -> dict[str, float]:
 
 
 def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
-                        utilization: float = 0.4, dtype_bytes: int = 2) -> tuple[float, float]:
+                        utilization: float = 0.4, dtype_bytes: int = 2, per_node: int = 1,
+                        node_bandwidth: float | None = None) -> tuple[float, float]:
     r"""One transformer layer's forward compute and weight all-gather time, seconds (equal layers).
 
     Compute: :math:`2\,(\Psi/L)\,x / (u F_{peak})` (2 FLOPs per parameter and
-    token). Gather: a ring all-gather of the layer's weights,
-    :math:`\frac{n-1}{n}(\Psi/L)\,s / B`.
+    token). Gather, bandwidth terms only, with :math:`M = (\Psi/L)\,s` the layer's bytes:
+
+    * ``per_node=1`` (n nodes of one GPU, each with its own network card of
+      ``bandwidth``): a flat ring all-gather, :math:`\frac{n-1}{n} M / B`;
+    * ``per_node=g > 1`` (n/g nodes of g GPUs, one card of ``bandwidth`` per GPU,
+      ``node_bandwidth`` inside a node): the hierarchical all-gather of chapter 2,
+      first across nodes (each GPU gathers the M/g its node's peers on the other
+      nodes hold, on its own card), then inside the node over NVLink:
+      :math:`\frac{h-1}{h}\frac{M}{g B} + \frac{g-1}{g}\frac{M}{B_{node}}`, h = n/g nodes.
 
     >>> c, g = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
     >>> round(c * 1e3, 3), round(g * 1e3, 3)
     (2.048, 3.938)
+    >>> round(1e3 * forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9, per_node=8,
+    ...                                 node_bandwidth=450e9)[1], 3)    # 0.4375 + 0.3889 ms
+    0.826
     """
     params = check_count("params", params, minimum=1)
     layers = check_count("layers", layers, minimum=1)
     n = check_count("n", n, minimum=1)
     tokens = check_count("tokens", tokens, minimum=1)
+    per_node = check_count("per_node", per_node, minimum=1)
     if peak_flops <= 0 or bandwidth <= 0 or not 0 < utilization <= 1:
         raise ValueError("peak_flops and bandwidth must be > 0 and utilization in (0, 1]")
+    if n % per_node:
+        raise ValueError(f"per_node must divide n = {n}; got {per_node}")
+    if per_node > 1 and (node_bandwidth is None or node_bandwidth <= 0):
+        raise ValueError("node_bandwidth (bytes/s inside a node) must be > 0 when per_node > 1")
     per_layer = params / layers
-    return 2 * per_layer * tokens / (utilization * peak_flops), (n - 1) / n * per_layer * dtype_bytes / bandwidth
+    layer_bytes = per_layer * dtype_bytes
+    compute = 2 * per_layer * tokens / (utilization * peak_flops)
+    if per_node == 1:
+        return compute, (n - 1) / n * layer_bytes / bandwidth
+    nodes = n // per_node
+    across = (nodes - 1) / nodes * layer_bytes / per_node / bandwidth
+    inside = (per_node - 1) / per_node * layer_bytes / node_bandwidth
+    return compute, across + inside

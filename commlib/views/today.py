@@ -13,7 +13,7 @@ from ..today import zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, PALETTE, color, figure
 
-__all__ = ["link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
+__all__ = ["verdicts_table", "protocols_figure", "link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure",
            "chooser_calculator", "sharding_calculator", "size_text"]
 
@@ -48,11 +48,39 @@ def _label_ends(ax, items, log: bool = False, gap: float = 0.07) -> None:
         ax.annotate(text_, (x, back(pos)), color=col, fontsize=8, ha="left", va="center")
 
 
+#: One line style per protocol (the protocols figure draws one algorithm, so colour stays the algorithm's).
+PROTOCOL_STYLES = {"LL": ":", "LL128": "--", "Simple": "-"}
+
+
+def protocols_figure(machine_key: str = "nvswitch_node", collective: str = "all_reduce", algorithm: str = "ring"):
+    """Predicted time of one algorithm over each of its protocols against M: latency traded for bandwidth.
+
+    Each protocol's line is named at its right end; the algorithm's colour is the chooser figure's.
+    """
+    mach = tuning.machine(machine_key)
+    sizes = 2.0 ** np.arange(6, 32)
+    fig, ax = figure(5.6, 3.4)
+    ends = []
+    for proto in tuning.PROTOCOLS:
+        if tuning.predict(collective, algorithm, proto, 1.0, mach) is None:
+            continue
+        t = [tuning.predict(collective, algorithm, proto, s, mach).time for s in sizes]
+        ax.loglog(sizes, t, PROTOCOL_STYLES[proto], color=ALGORITHM_COLORS[algorithm], lw=1.5)
+        ends.append((sizes[-1] * 1.5, t[-1], f"{algorithm}/{proto}", ALGORITHM_COLORS[algorithm]))
+    ax.set_xlim(sizes[0], sizes[-1] * 60)
+    _label_ends(ax, ends, log=True, gap=0.09)
+    ax.set_title(mach.name, fontsize=9)
+    ax.set_xlabel("message M (bytes)")
+    ax.set_ylabel("predicted time (s)")
+    fig.tight_layout()
+    return fig
+
+
 def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
     """Predicted time of each algorithm (at its best protocol) against M, one panel per machine; the choice in grey.
 
-    One line per algorithm, coloured by algorithm (:data:`ALGORITHM_COLORS`) and named at its right end; the thick
-    grey line is the chooser's pick, and a dot marks each size where the pick changes (algorithm or protocol).
+    One line per algorithm, coloured by algorithm (:data:`ALGORITHM_COLORS`) and named at its right end; the pale
+    grey band beneath them is the chooser's pick.
     """
     sizes = 2.0 ** np.arange(6, 32)
     fig, axes = figure(4.0 * len(machines), 3.6, ncols=len(machines), sharey=False)
@@ -61,14 +89,12 @@ def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "o
         algorithms = [a for a in tuning.ALGORITHMS
                       if any(c.algorithm == a for c in tuning.candidates(collective, 1.0, mach))]
         best = [tuning.choose(collective, s, mach).time for s in sizes]
-        ax.loglog(sizes, best, color="black", lw=6, alpha=0.25, solid_capstyle="round")
+        ax.loglog(sizes, best, color="black", lw=3.5, alpha=0.15, solid_capstyle="round", zorder=0)
         ends = []
         for a in algorithms:
             t = [min(c.time for c in tuning.candidates(collective, s, mach) if c.algorithm == a) for s in sizes]
             ax.loglog(sizes, t, color=ALGORITHM_COLORS[a], lw=1.2)
             ends.append((sizes[-1] * 1.5, t[-1], a, ALGORITHM_COLORS[a]))
-        for x in tuning.crossovers(collective, mach):
-            ax.plot([x.size], [tuning.choose(collective, x.size, mach).time], "o", color="black", ms=4)
         ax.set_xlim(sizes[0], sizes[-1] * 40)
         _label_ends(ax, ends, log=True)
         ax.annotate("chosen", (sizes[3], best[3]), xytext=(0, 8), textcoords="offset points", fontsize=8,
@@ -134,7 +160,7 @@ def loads_figure(loads_by_skew: dict, title: str = ""):
 
 
 #: Colours after the control's black, the two blues kept apart (sky only when five others are taken).
-_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "vermillion", "purple", "sky", "yellow")]
+_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "purple", "sky", "vermillion", "yellow")]
 
 
 def _line_color(i: int) -> str:
@@ -142,21 +168,24 @@ def _line_color(i: int) -> str:
     return CONTROL_COLOR if i == 0 else _AFTER_CONTROL[(i - 1) % len(_AFTER_CONTROL)]
 
 
-def compression_figure(runs: dict):
+def compression_figure(runs: dict, names: dict | None = None):
     """Loss against bytes one worker sent (from the first step on), one line per compressor; "none" is the control.
 
-    The control (the first run) is black; each line is named at its end.
+    The control (the first run) is black; each line is named at its end, by ``names`` (method -> name) where given
+    (the lines end level, so each name sits below its line's end, at two heights in turn).
     """
+    names = names or {}
     fig, ax = figure(6.0, 3.6)
     ends = []
     for i, (name, r) in enumerate(runs.items()):
         ax.semilogx(r.total_bytes[1:], r.losses[1:], color=_line_color(i), marker=MARKERS[i], ms=4,
                     ls=["-", "--", "-.", ":"][i % 4])
-        ends.append((r.total_bytes[-1] * 1.3, r.losses[-1], f"{name} (rate {r.lr:g})", _line_color(i)))
-    right = max(e[0] for e in ends)
-    ends = [(right, y, t, c) for _, y, t, c in ends]            # one column of names, right of every line
-    ax.set_xlim(right=right * 12)
-    _label_ends(ax, ends)
+        ends.append((r.total_bytes[-1] * 1.3, r.losses[-1], names.get(name, name), _line_color(i)))
+    ends.sort(key=lambda e: e[0])                                # the lines end level: name each below its own end,
+    lo, hi = ax.get_ylim()                                       # in the order they end, at two heights in turn
+    ax.set_ylim(lo - 0.14 * (hi - lo), hi)
+    for k, (x, y, t, c) in enumerate(ends):
+        ax.annotate(t, (x / 1.3, y - (0.03 + 0.06 * (k % 2)) * (hi - lo)), color=c, fontsize=8, ha="center", va="top")
     ax.set_xlabel("bytes one worker has sent")
     ax.set_ylabel("training loss (nats)")
     fig.tight_layout()
@@ -207,6 +236,12 @@ def local_sgd_figure(runs: dict, budget: float | None = None):
     ends = [(right, y, t, c) for _, y, t, c in ends]            # one column of names, right of every line
     a2.set_xlim(right=right * 20)
     _label_ends(a2, ends, gap=0.06)
+    last = max(float(r.times[-1]) for r in runs.values())      # the same names on the left, right of the budget
+    edge = max(last, budget or 0.0)
+    lo_t = min(float(r.times[0]) for r in runs.values())
+    a1.set_xlim(right=edge + 0.35 * (edge - lo_t))
+    _label_ends(a1, [(edge + 0.02 * (edge - lo_t), r.final_loss, label, _line_color(i))
+                     for i, (label, r) in enumerate(runs.items())], gap=0.06)
     a1.set_xlabel("wall-clock time, slowest worker (s)")
     a2.set_xlabel("bytes one worker has sent")
     a1.set_ylabel("training loss (nats), zoomed")
@@ -262,3 +297,31 @@ def size_text(nbytes: float, digits: int = 2) -> str:
         unit, value = unit * 1024, float(f"{value / 1024:.{digits}g}")
     decimals = max(0, digits - 1 - int(math.floor(math.log10(value))))
     return format_size(value * unit, binary=True, digits=decimals)
+
+
+#: Short names for the rows of chapter 7's verdict tables (the claims' questions are long).
+VERDICT_LABELS = {
+    "ch07.compressors_reach_control": "compressors against the control",
+    "ch07.topk_keep_fraction": "top-k, much stronger compression",
+    "ch07.topk_one_entry": "top-k keeping one entry",
+    "ch07.local_vs_sync": "local SGD against synchronous SGD",
+    "ch07.local_vs_sync_no_stragglers": "the same, no stragglers",
+    "ch07.local_vs_sync_fast_sync": "the same, a fast synchronisation",
+    "ch07.local_vs_large_batch": "local SGD against a larger batch",
+    "ch07.diloco_vs_averaging": "DiLoCo against plain averaging",
+}
+
+
+def verdicts_table(keys, caption: str = "", spec: str = ".3f"):
+    """The verdicts of the claims ``keys`` (cached runs) as one table: each contender at its best, over the seeds.
+
+    Rows are named by :data:`VERDICT_LABELS` (else the claim's question); see
+    :func:`commlib.views.claims.verdict_table`.
+    """
+    from ..experiments import claims
+    from ..experiments import today as _registered  # noqa: F401  (registers chapter 7's claims)
+    from .claims import verdict_table
+
+    return verdict_table([claims.verdict(k) for k in keys], spec, caption,
+                         label=lambda v: VERDICT_LABELS.get(v.claim.key, v.claim.question))
+
