@@ -164,7 +164,9 @@ def compare_figure(panels: Sequence[tuple], width: float = 9.0, height: float = 
 
 
 def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
-    """A scrubber over the steps of a mapped collective: each frame colours the links by that step's flows."""
+    """A scrubber over the steps of a mapped collective: each frame colours the links by that step's flows,
+    and its title gives the step's time, the bytes of its slowest flow and how many flows share its
+    busiest link direction."""
     top = max((max(s.link_flows.values(), default=0) for s in mapped.steps), default=1)
     index = {s.step: s for s in mapped.steps}
 
@@ -175,8 +177,11 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
             key = (u, v) if (u, v) in g.edges else (v, u)
             loads[key] = max(loads.get(key, 0), k)
         fig, ax = figure(6.4, 4.2)
+        busiest = max(s.link_flows.values(), default=0)
+        what = (f"\n{format_size(s.slowest.nbytes)} a flow, {busiest} flow{'s' if busiest != 1 else ''} "
+                "on the busiest link direction" if s.slowest is not None else "")
         norm = draw_topology(ax, g, loads=loads, vmax=max(top, 2), cmap=FLOWS_CMAP,
-                             title=f"{title} step {step}: {format_time(s.time)}")
+                             title=f"{title} step {step}: {format_time(s.time)}{what}")
         kinds = sorted({d["kind"] for _, d in g.nodes(data=True)})
         handles = [Line2D([], [], marker=_KIND[k][0], color="none", markerfacecolor=_KIND[k][1],
                           markeredgecolor="black", markersize=8, label=_KIND[k][2]) for k in kinds if k in _KIND]
