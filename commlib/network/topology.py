@@ -581,7 +581,7 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
             g.add_edge(p + f"gpu{j}", p + f"pcie{k}", **pcie_attrs)
     if nic is not None:
         xs = g.nodes[p + f"pcie{nic_switch}"]["pos"][0]
-        _node(g, p + "nic", "nic", None, (xs - 1.0, 1.9))
+        _node(g, p + "nic", "nic", None, (xs - 1.0, 3.0))   # above the CPUs: its edge to "net" clears them
         g.add_edge(p + "nic", p + f"pcie{nic_switch}", **pcie_attrs)
         g.nodes[p + "nic"]["port"] = nic
     if nvl_attrs is not None and nvlink_layout == "cube_mesh":

@@ -350,14 +350,15 @@ def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: fl
     ``ranked`` is :func:`commlib.network.placement.rank_placements` (name, estimate), fastest first."""
     ranked = list(ranked)
     fig, ax = figure(width, height)
-    names = [name for name, _ in ranked][::-1]
     ests = [e for _, e in ranked][::-1]
+    names = [f"{name}\n{e.bottleneck}" for (name, _), e in zip(ranked[::-1], ests)]   # what bounds it, under its name
     colors = [PALETTE["vermillion"] if e.bottleneck_kind == "inter" else PALETTE["blue"] for e in ests]
     bars = ax.barh(names, [e.time for e in ests], color=colors)
-    for bar, e in zip(bars, ests):
-        ax.annotate(f"{format_time(e.time)}; {e.bottleneck}", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+    for bar, e in zip(bars, ests):      # one unit, seconds, on every bar
+        ax.annotate(f"{e.time:.2f} s", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
-    ax.set_xlim(0, max(e.time for e in ests) * 2.2)
+    ax.set_xlim(0, max(e.time for e in ests) * 1.2)
+    ax.tick_params(axis="y", labelsize=8)
     ax.set_xlabel("synchronisation time per iteration (s)")
     handles = [Line2D([], [], color=PALETTE["blue"], lw=6, label="bounded inside a host"),
                Line2D([], [], color=PALETTE["vermillion"], lw=6, label="bounded by a network link")]

@@ -123,7 +123,9 @@ def test_placement_figure_lists_fastest_first():
                                                                  "mid": {"host1": 2}}))
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == ["slow", "mid", "fast"]             # barh draws bottom up: fastest on top
+    assert [t.split("\n")[0] for t in labels] == ["slow", "mid", "fast"]   # barh draws bottom up: fastest on top
+    assert all("host" in t.split("\n")[1] for t in labels)               # what bounds each, under its name
+    assert all(a.get_text().endswith(" s") for a in ax.texts)             # one unit on every bar
     widths = [p.get_width() for p in ax.patches]
     assert widths == sorted(widths, reverse=True)
 
