@@ -507,9 +507,11 @@ def bisection_links(g: nx.Graph) -> int:
     index = {v: i for i, v in enumerate(nodes)}
     links = [(1 << index[u]) | (1 << index[v]) for u, v in g.edges]
     best = len(links)
-    for half in itertools.combinations(range(n - 1), n // 2):   # node n-1 always on the other side: each split once
-        side = sum(1 << i for i in half)
-        best = min(best, sum(1 for m in links if (m & side).bit_count() == 1))
+    # The side without node n-1 holds n//2 nodes or, for odd n, the larger half: every split once.
+    for size in sorted({n // 2, n - n // 2}):
+        for half in itertools.combinations(range(n - 1), size):
+            side = sum(1 << i for i in half)
+            best = min(best, sum(1 for m in links if (m & side).bit_count() == 1))
     return best
 
 
@@ -579,7 +581,7 @@ def machine(gpus: int = 8, gpus_per_switch: int = 2, nvlink: str | None = "nvlin
             g.add_edge(p + f"gpu{j}", p + f"pcie{k}", **pcie_attrs)
     if nic is not None:
         xs = g.nodes[p + f"pcie{nic_switch}"]["pos"][0]
-        _node(g, p + "nic", "nic", None, (xs - 1.0, 1.9))
+        _node(g, p + "nic", "nic", None, (xs - 1.0, 3.0))   # above the CPUs: its edge to "net" clears them
         g.add_edge(p + "nic", p + f"pcie{nic_switch}", **pcie_attrs)
         g.nodes[p + "nic"]["port"] = nic
     if nvl_attrs is not None and nvlink_layout == "cube_mesh":

@@ -16,20 +16,20 @@ def _ratio(target: float, tol: float = 0.02):
     return lambda given, right: abs(given / right - target) < tol
 
 
-def _closing_hops(rows: int = 4, cols: int = 6) -> int:
+def _closing_hops(rows: int = 3, cols: int = 6) -> int:
     order = topology.snake_order(rows, cols)
     return len(topology.route(topology.mesh2d(rows, cols, "eth_10g"), order[-1], order[0])) - 1
 
 
-def _near_nic_rate_gbs() -> float:
+def _near_nic_rate_gbs(pcie: str = "pcie4_x16") -> float:
     c = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g",
-                         nvlink_layout="cube_mesh")
+                         nvlink_layout="cube_mesh", pcie=pcie)
     nbytes = 10**9
     res = topology.map_flows(c, topology.staged_exchange(c, "h0.gpu0", nbytes))
     return nbytes / res.time / 1e9
 
 
-def _nic_ratio(hosts: int = 2, per: int = 8, length: int = 4096) -> float:
+def _nic_ratio(hosts: int = 4, per: int = 8, length: int = 4096) -> float:
     arrays = [np.ones(length, dtype=np.float32) for _ in range(hosts * per)]
     c = topology.cluster(hosts, gpus_per_host=per)
     _, flat = collectives.allreduce(arrays, "ring")
@@ -38,26 +38,36 @@ def _nic_ratio(hosts: int = 2, per: int = 8, length: int = 4096) -> float:
 
 
 register(Question(
-    "ch06.nvlink2_one_way", lambda: hardware.link("nvlink2").bandwidth / 1e9, unit="GB/s",
-    hint="The 300 GB/s of a V100 adds both directions of its six links.",
+    "ch06.nvlink2_one_way", lambda: hardware.link("nvlink3").bandwidth / 1e9, unit="GB/s",
+    hints=((lambda given, right: abs(given / right - 2) < 0.02, "That sums both directions: NVIDIA's figure adds "
+                                                               "what a GPU sends and what it receives."),
+           (lambda given, right: abs(given / right - 1 / 12) < 0.002, "That is one link; the question asks for all "
+                                                                      "of the GPU's links at once.")),
+    hint="The 600 GB/s of an A100 adds both directions of its twelve links.",
 ))
 
 register(Question(
     "ch06.mesh_closing_hops", _closing_hops, unit="links", rel_tol=0.0,
-    givens=(Given("rows", (2, 6, 8), "{} rows"), Given("cols", (3, 4, 5, 8), "{} columns")),
+    givens=(Given("rows", (5, 7, 9), "{} rows"), Given("cols", (3, 4, 5, 8), "{} columns")),
     hints=((lambda given, right: given == 1, "One hop is what the wrap-around link of a torus gives; a mesh has none."),),
-    hint="The snake ends in row 3, column 0; the ring closes back to row 0, column 0 along column 0.",
+    hint="Find where the snake ends: in column 0 of the last row when the number of rows is even, in the last "
+         "column when it is odd. The closing hop runs from there back to row 0, column 0 along mesh links only.",
 ))
 
 register(Question(
     "ch06.near_nic_rate", _near_nic_rate_gbs, unit="GB/s",
-    hints=((_ratio(12.5 / 7.877), "That is the NIC's line rate: check which PCIe link the GPU copy shares."),),
-    hint="Two flows share the PCIe 3.0 x16 link from the switch to CPU 0: each gets half of 15.75 GB/s.",
+    hints=((lambda given, right: abs(given - _near_nic_rate_gbs("pcie3_x16")) < 0.02,
+            "That is the PCIe 3.0 server of the chapter's text; redo it with PCIe 4.0's rate per direction."),
+           (lambda given, right: abs(given - hardware.link("pcie4_x16").bandwidth / 2e9) < 0.02,
+            "That is each flow's share of the PCIe 4.0 link, but the exchange also crosses the network card: "
+            "which of the two is slower?")),
+    hint="Two flows share the PCIe link from switch P0 to CPU 0, each at half its rate; the exchange also "
+         "crosses the card. The slower of the two sets the rate.",
     means=(
         "# The chapter's BytePS server: two hosts of 8 V100 (NVLink cube-mesh, two GPUs per PCIe switch), one\n"
         "# 100 Gb/s card each on PCIe switch 0; the links GPU 0's copy and the host's exchange load.\n"
         "byteps = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink=\"nvlink2\", network=\"eth_100g\",\n"
-        "                          nvlink_layout=\"cube_mesh\")\n"
+        "                          nvlink_layout=\"cube_mesh\", pcie=\"pcie4_x16\")\n"
         "near = topology.map_flows(byteps, topology.staged_exchange(byteps, \"h0.gpu0\", 10**9))\n"
         "topology_views.topology_figure(byteps, near, title=\"GPU 0 copies\", width=9.0, height=4.0, node_size=200,\n"
         "                               equal=False)",
@@ -121,26 +131,49 @@ def _tree_hd_over_ring(nbytes: int = 8 * 10**6) -> float:
     return min(seconds("halving_doubling", p) for p in orders) / seconds("ring", range(8))
 
 
+def _tree_hd_over_ring_with_latency() -> float:
+    """The same ratio with each link's latency (the gallery's tree as the chapter maps it)."""
+    from ..experiments import network as network_runs
+    orders = network_runs.level_placements(8).values()
+    return (min(network_runs.tree_time("halving_doubling", p) for p in orders)
+            / min(network_runs.tree_time("ring", p) for p in orders))
+
+
 register(Question(
     "ch06.tree_hd_over_ring", _tree_hd_over_ring, unit="",
     hints=((_ratio(7 / 12), "That is the fat tree's answer: on this tree an uplink carries several flows at once, "
                             "at B for all of them."),
            (_ratio(2.0), "Count both phases of the ring and of halving-doubling, or neither."),
-           (_ratio(0.5), "Count both phases of the ring and of halving-doubling, or neither.")),
+           (_ratio(0.5), "Count both phases of the ring and of halving-doubling, or neither."),
+           (lambda given, right: abs(given - _tree_hd_over_ring_with_latency()) < 0.01,
+            "That is the ratio with each link's latency, printed after the solution; the exercise asks for the "
+            "bandwidth terms alone, latency aside.")),
     hint="In each step of halving-doubling, count the flows that share the busiest link direction and the bytes "
          "each carries; the ring's flows never share one.",
 ))
 
 
-def _max_min_d() -> float:
-    paths = {"a": [(0, 1), (1, 2)], "x": [(1, 2)], "y": [(1, 2)], "d": [(0, 1)]}
-    return topology.max_min_rates(paths, {(0, 1): 3e9, (1, 2): 3e9})["d"][0] / 1e9
+#: The max-min exercise: three link directions of different rates (bytes/s), and the links each flow crosses.
+MAXMIN_CAPACITY = {(0, 1): 4e9, (1, 2): 3e9, (2, 3): 0.6e9}
+MAXMIN_PATHS = {"a": [(0, 1), (1, 2)], "x": [(1, 2), (2, 3)], "y": [(1, 2)], "d": [(0, 1)]}
+
+
+def _max_min_rate(flow: str = "d") -> float:
+    return topology.max_min_rates(MAXMIN_PATHS, MAXMIN_CAPACITY)[flow][0] / 1e9
+
+
+def _other_flow(name: str):
+    return lambda given, right: abs(given - _max_min_rate(name)) < 0.01
 
 
 register(Question(
-    "ch06.maxmin_rate", _max_min_d, unit="GB/s",
-    hints=((_ratio(0.75), "That is d's equal share of link 0->1 (half of it); flow a cannot use its half there."),
-           (_ratio(1.5), "That is the whole link: flow a still needs its 1 GB/s on link 0->1.")),
-    hint="Fill progressively: link 1->2 fills first, at 1 GB/s for each of its three flows; then give d what "
-         "is left of link 0->1.",
+    "ch06.maxmin_rate", _max_min_rate, unit="GB/s",
+    hints=((lambda given, right: abs(given - MAXMIN_CAPACITY[(0, 1)] / 2e9) < 0.01,
+            "That is d's equal share of link 0->1 (half of it); flow a cannot use its half there."),
+           (lambda given, right: abs(given - MAXMIN_CAPACITY[(0, 1)] / 1e9) < 0.01,
+            "That is the whole link: flow a still needs its own rate on link 0->1."),
+           (_other_flow("x"), "That is flow x's rate, held by link 2->3; d never meets x. Go on filling."),
+           (_other_flow("a"), "That is flow a's rate (and y's), set on link 1->2; d takes what a leaves of link 0->1.")),
+    hint="Fill progressively: raise every rate together; link 2->3 fills first and fixes x; then link 1->2 fixes a "
+         "and y; then give d what is left of link 0->1.",
 ))

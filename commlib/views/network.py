@@ -164,7 +164,9 @@ def compare_figure(panels: Sequence[tuple], width: float = 9.0, height: float = 
 
 
 def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
-    """A scrubber over the steps of a mapped collective: each frame colours the links by that step's flows."""
+    """A scrubber over the steps of a mapped collective: each frame colours the links by that step's flows,
+    and its title gives the step's time, the bytes of its slowest flow and how many flows share its
+    busiest link direction."""
     top = max((max(s.link_flows.values(), default=0) for s in mapped.steps), default=1)
     index = {s.step: s for s in mapped.steps}
 
@@ -175,8 +177,11 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
             key = (u, v) if (u, v) in g.edges else (v, u)
             loads[key] = max(loads.get(key, 0), k)
         fig, ax = figure(6.4, 4.2)
+        busiest = max(s.link_flows.values(), default=0)
+        what = (f"\n{format_size(s.slowest.nbytes)} a flow, {busiest} flow{'s' if busiest != 1 else ''} "
+                "on the busiest link direction" if s.slowest is not None else "")
         norm = draw_topology(ax, g, loads=loads, vmax=max(top, 2), cmap=FLOWS_CMAP,
-                             title=f"{title} step {step}: {format_time(s.time)}")
+                             title=f"{title} step {step}: {format_time(s.time)}{what}")
         kinds = sorted({d["kind"] for _, d in g.nodes(data=True)})
         handles = [Line2D([], [], marker=_KIND[k][0], color="none", markerfacecolor=_KIND[k][1],
                           markeredgecolor="black", markersize=8, label=_KIND[k][2]) for k in kinds if k in _KIND]
@@ -345,14 +350,15 @@ def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: fl
     ``ranked`` is :func:`commlib.network.placement.rank_placements` (name, estimate), fastest first."""
     ranked = list(ranked)
     fig, ax = figure(width, height)
-    names = [name for name, _ in ranked][::-1]
     ests = [e for _, e in ranked][::-1]
+    names = [f"{name}\n{e.bottleneck}" for (name, _), e in zip(ranked[::-1], ests)]   # what bounds it, under its name
     colors = [PALETTE["vermillion"] if e.bottleneck_kind == "inter" else PALETTE["blue"] for e in ests]
     bars = ax.barh(names, [e.time for e in ests], color=colors)
-    for bar, e in zip(bars, ests):
-        ax.annotate(f"{format_time(e.time)}; {e.bottleneck}", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
+    for bar, e in zip(bars, ests):      # one unit, seconds, on every bar
+        ax.annotate(f"{e.time:.2f} s", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
                     xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
-    ax.set_xlim(0, max(e.time for e in ests) * 2.2)
+    ax.set_xlim(0, max(e.time for e in ests) * 1.2)
+    ax.tick_params(axis="y", labelsize=8)
     ax.set_xlabel("synchronisation time per iteration (s)")
     handles = [Line2D([], [], color=PALETTE["blue"], lw=6, label="bounded inside a host"),
                Line2D([], [], color=PALETTE["vermillion"], lw=6, label="bounded by a network link")]

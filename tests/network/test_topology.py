@@ -557,3 +557,13 @@ def test_ring_search_finds_every_ring_and_a_cover_that_uses_each_link_once():
         topology.ring_cover(k4)                     # three links per rank: no set of rings uses each once
     with pytest.raises(ValueError, match="ranks"):
         topology.hamiltonian_rings({(1, 2): 1, (2, 3): 1, (1, 3): 1})
+
+
+def test_bisection_links_tries_the_last_node_in_the_smaller_half_of_an_odd_graph():
+    import networkx as nx
+    g = nx.complete_graph(4)
+    g.add_edge(0, 4)                                  # node 4 hangs from node 0 alone
+    nx.set_node_attributes(g, {v: v for v in g.nodes}, "rank")
+    # {0, 4} against {1, 2, 3} cuts the three links of node 0 inside the clique; a split with node 4 on the
+    # larger side cuts at least four
+    assert topology.bisection_links(g) == 3

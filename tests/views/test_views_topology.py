@@ -123,7 +123,9 @@ def test_placement_figure_lists_fastest_first():
                                                                  "mid": {"host1": 2}}))
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels == ["slow", "mid", "fast"]             # barh draws bottom up: fastest on top
+    assert [t.split("\n")[0] for t in labels] == ["slow", "mid", "fast"]   # barh draws bottom up: fastest on top
+    assert all("host" in t.split("\n")[1] for t in labels)               # what bounds each, under its name
+    assert all(a.get_text().endswith(" s") for a in ax.texts)             # one unit on every bar
     widths = [p.get_width() for p in ax.patches]
     assert widths == sorted(widths, reverse=True)
 
@@ -169,12 +171,14 @@ def test_every_ch06_question_accepts_its_own_answer():
 
 
 def test_ch06_answers_match_independent_reasoning():
-    assert expected("ch06.nvlink2_one_way") == pytest.approx(hardware.LINKS["nvlink2"].both_directions / 2 / 1e9)
-    assert expected("ch06.mesh_closing_hops") == 3                  # 4 rows: up column 0, three links
-    assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["pcie3_x16"].bandwidth / 2 / 1e9,
-                                                           rel=1e-3)
-    assert expected("ch06.nic_ratio") == pytest.approx((2 * 15 / 16) / (2 * 1 / 2))
-    assert expected("ch06.maxmin_rate") == pytest.approx(2.0)                  # 3 GB/s minus flow a's 1 GB/s
+    assert expected("ch06.nvlink2_one_way") == pytest.approx(hardware.LINKS["nvlink3"].both_directions / 2 / 1e9)
+    assert expected("ch06.mesh_closing_hops") == 2 + 5              # 3 rows: back across the row and up, 2 + 5 links
+    # PCIe 4.0: half of the shared link is above the card's line rate, so the card sets the rate
+    assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["eth_100g"].bandwidth / 1e9, rel=1e-3)
+    assert hardware.LINKS["pcie4_x16"].bandwidth / 2 > hardware.LINKS["eth_100g"].bandwidth
+    assert expected("ch06.nic_ratio") == pytest.approx((2 * 31 / 32) / (2 * 3 / 4))    # 4 hosts of 8
+    # x: 0.6 GB/s on link 2->3; a and y: (3 - 0.6) / 2 on link 1->2; d: 4 GB/s minus a's 1.2
+    assert expected("ch06.maxmin_rate") == pytest.approx(4 - (3 - 0.6) / 2)
     # halving-doubling's three steps each take M/2B on the 4:1 tree, twice (3M/B); the ring 14 steps of M/8B
     assert expected("ch06.tree_hd_over_ring") == pytest.approx(3 / (14 / 8))
     # server on host 1, one worker on each of hosts 0, 2, 3, 4: host 1's link carries 4 gradients
@@ -199,7 +203,10 @@ def test_ch06_wrong_answers_get_hints():
     assert "overlap" in check("ch06.ps_host1", expected("ch06.ps_host1") * 2).message
     m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.example_cluster()
     assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
-    assert "both directions" in check("ch06.nvlink2_one_way", 300.0).message
+    assert "both directions" in check("ch06.nvlink2_one_way", 600.0).message
+    assert "flow x's rate" in check("ch06.maxmin_rate", 0.6).message
+    assert "latency" in check("ch06.tree_hd_over_ring", 1.53).message
+    assert "PCIe 3.0" in check("ch06.near_nic_rate", 7.88).message
     assert not check("ch06.mesh_closing_hops", 1).correct
 
 
