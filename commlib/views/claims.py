@@ -58,14 +58,20 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
                 outcome = ""
             elif v.tied:
                 outcome = "tie"
+            elif v.deterministic:
+                outcome = "ahead" if v.decided else "level"
             elif v.decided:
                 outcome = f"ahead on {v.wins} of {v.seeds} seeds"
             else:  # best on the mean only, on too few seeds to tell from chance: level
                 mean = "lower" if v.claim.lower_is_better else "higher"
                 outcome = f"level ({mean} mean, ahead on only {v.wins} of {v.seeds} seeds)"
-            rows.append([name, contender, _setting(best.config), mean_spread(best.values, spec), outcome])
+            value = format(best.mean, spec) if v.deterministic else mean_spread(best.values, spec)
+            rows.append([name, contender, _setting(best.config), value, outcome])
             name = ""  # the claim is named on its first row
     metric = verdicts[0].claim.metric if verdicts else "metric"
     seeds = verdicts[0].seeds if verdicts else 0
-    return markdown_table(["claim", "contender", "its best settings", f"{metric} (mean ± sd over {seeds} seeds)",
-                           "verdict"], rows, caption=caption)
+    if verdicts and all(v.deterministic for v in verdicts):
+        column = f"{metric} (a deterministic model: one run)"
+    else:
+        column = f"{metric} (mean ± sd over {seeds} seeds)"
+    return markdown_table(["claim", "contender", "its best settings", column, "verdict"], rows, caption=caption)

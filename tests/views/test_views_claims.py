@@ -25,3 +25,10 @@ def test_a_split_winner_is_marked_as_best_on_the_mean_only():
     b = Contender("b", lambda s, seed: 1.0, {})
     table = claims_view.verdict_table([run(Claim("k", "which is lower?", (a, b), metric="loss"))]).data
     assert "level (lower mean, ahead on only 3 of 5 seeds)" in table
+
+
+def test_a_deterministic_verdict_shows_one_value_and_no_seed_count():
+    a = Contender("a", lambda s, seed: 1.0, {})
+    b = Contender("b", lambda s, seed: 2.0, {})
+    table = claims_view.verdict_table([run(Claim("k", "?", (a, b), metric="ms", seeds=(0,)))], ".1f").data
+    assert "one run" in table and "| 1.0 | ahead |" in table and "seeds" not in table
