@@ -14,7 +14,8 @@ from ..parameter_servers import cost as ps_cost
 from . import claims
 
 __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
-           "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim"]
+           "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
+           "small_message_thresholds"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
 EXAMPLE = {"model": "bert_large", "dtype": "fp32", "n": 8, "link": "eth_100g"}
@@ -119,10 +120,16 @@ def _small_same_cards(key: str, overhead: float) -> claims.Claim:
         close = ", a near-tie" if v.best[v.runner_up].mean < 1.05 * v.best[v.winner].mean else ""
         return f"{_f_words(overhead)}, {who}: the {v.winner} is {_ratio_words(v)}{close}"
 
+    def headline(v: claims.Verdict) -> str:
+        if not v.decided:
+            return rf"at $\varphi = {overhead:g}$ the two are level"
+        close = ", a near-tie" if v.best[v.runner_up].mean < 1.05 * v.best[v.winner].mean else ""
+        return rf"at $\varphi = {overhead:g}$ the {v.winner} is faster{close}"
+
     return claims.Claim(key, f"For a 1 MB gradient on {n} workers, on the same cards, PS or all-reduce "
                              f"(φ = {overhead:g} of α per message)?",
                         (ps, allreduce), metric="ms per round, start-ups counted", seeds=(0,), shared=shared,
-                        wording=wording, chapter="03_parameter_servers",
+                        wording=wording, headline=headline, chapter="03_parameter_servers",
                         source="round_time (best pieces per shard) against allreduce_on_same_cards (every "
                                "algorithm at its best cut, the direct reduce-scatter/all-gather included), the same "
                                "φ; deterministic")
@@ -153,6 +160,30 @@ def _gap(ps_ms: float, other_ms: float, name: str) -> str:
     return f"{name} {r:.2f} times faster" if r > 1 else f"the parameter server {1 / r:.2f} times faster than {name}"
 
 
+def small_message_thresholds(n: int) -> dict:
+    """For the 1 MB gradient of the start-up section on n workers, PS with k = n separate servers: the shares φ
+    below which it beats the ring (``f_ring``) and every all-reduce (``f_best``), rounded down (None: no share
+    does), and the rounds at φ = 0 (ms): the PS's (``ps0_ms``, with its cut ``pieces``, None: ever more) and the
+    fastest all-reduce's (``best0_ms``, by every algorithm in ``best0``)."""
+    shared = _small_shared(n, 1.0)
+    m, bw, lat = shared["nbytes"], shared["bandwidth"], shared["latency"]
+    f_ring = ps_cost.overhead_to_beat(m, n, bw, lambda f: ps_cost.rival_time(m, n, bw, lat, "ring", overhead=f),
+                                      servers=n, latency=lat)
+    f_best = ps_cost.overhead_to_beat(m, n, bw, lambda f: ps_cost.best_allreduce(m, n, bw, lat, overhead=f)[1],
+                                      servers=n, latency=lat)
+    _, b0 = ps_cost.best_allreduce(m, n, bw, lat, overhead=0.0)
+    return {"f_ring": f_ring, "f_best": f_best,
+            "ps0_ms": 1e3 * ps_cost.round_time(m, n, bw, servers=n, latency=lat, overhead=0.0),
+            "pieces": ps_cost.round_pieces(m, n, bw, servers=n, latency=lat, overhead=0.0),
+            "best0_ms": 1e3 * b0,
+            "best0": [ps_cost.rival_label(a) for a in ps_cost.RIVALS
+                      if ps_cost.rival_time(m, n, bw, lat, a, overhead=0.0) <= b0 * (1 + 1e-9)]}
+
+
+def _below(f: float | None, rival: str) -> str:
+    return (f"beats {rival} at no share φ" if f is None else rf"beats {rival} once $\varphi$ is below {_bound(f)}")
+
+
 def _small_extra(key: str, n: int) -> claims.Claim:
     shared = _small_shared(n, 1.0)
     ps = claims.Contender("parameter server", _ps(1),
@@ -165,31 +196,31 @@ def _small_extra(key: str, n: int) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         p, r, b = (v.best[name].mean for name in ("parameter server", "ring", "fastest all-reduce"))
         alg = _algorithm(v.best["fastest all-reduce"])
-        m, bw, lat = shared["nbytes"], shared["bandwidth"], shared["latency"]
-        f_ring = ps_cost.overhead_to_beat(m, n, bw, lambda f: ps_cost.rival_time(m, n, bw, lat, "ring", overhead=f),
-                                          servers=n, latency=lat)
-        f_best = ps_cost.overhead_to_beat(m, n, bw, lambda f: ps_cost.best_allreduce(m, n, bw, lat, overhead=f)[1],
-                                          servers=n, latency=lat)
-        p0 = 1e3 * ps_cost.round_time(m, n, bw, servers=n, latency=lat, overhead=0.0)
-        name0, b0 = ps_cost.best_allreduce(m, n, bw, lat, overhead=0.0)
-        tied = [ps_cost.rival_label(a) for a in ps_cost.RIVALS
-                if ps_cost.rival_time(m, n, bw, lat, a, overhead=0.0) <= b0 * (1 + 1e-9)]
+        t = small_message_thresholds(n)
+        tied = t["best0"]
         then = (f"the {tied[0]}" if len(tied) == 1 else
                 f"the {', '.join(tied[:-1])} and {tied[-1]} alike")
-        pieces = ps_cost.round_pieces(m, n, bw, servers=n, latency=lat, overhead=0.0)
-        cut = "ever more pieces per shard" if pieces is None else f"{pieces} pieces per shard"
+        cut = "ever more pieces per shard" if t["pieces"] is None else f"{t['pieces']} pieces per shard"
         return (rf"counted one message at a time ($\varphi = 1$), the parameter server on {2 * n} cards takes {p:.2f} "
                 f"ms, the ring on the workers' {n} cards {r:.2f} ms and the fastest all-reduce there, {alg}, {b:.2f} ms: "
                 f"{_gap(p, r, 'the ring')}, {_gap(p, b, alg)}. With all of α latency in flight ($\\varphi = 0$) the "
-                f"parameter server tends to {p0:.2f} ms ({cut}), against {1e3 * b0:.2f} ms for the fastest all-reduce "
-                f"then, {then}, pieces hiding latency there too. It beats the ring (at its best "
-                f"cut) once $\\varphi$ is below {_bound(f_ring)}, and the fastest all-reduce at each $\\varphi$ once "
-                f"$\\varphi$ is below {_bound(f_best)}")
+                f"parameter server tends to {t['ps0_ms']:.2f} ms ({cut}), against {t['best0_ms']:.2f} ms for the fastest "
+                f"all-reduce then, {then}, pieces hiding latency there too. It beats the ring (at its best "
+                f"cut) once $\\varphi$ is below {_bound(t['f_ring'])}, and the fastest all-reduce at each $\\varphi$ once "
+                f"$\\varphi$ is below {_bound(t['f_best'])}")
+
+    def headline(v: claims.Verdict) -> str:
+        t = small_message_thresholds(n)
+        who = _algorithm(v.best[v.winner]) if v.winner == "fastest all-reduce" else f"the {v.winner}"
+        lead = (f"one message at a time {who} is fastest" if v.decided else
+                "one message at a time the contenders are level")
+        return (f"{lead}; the parameter server {_below(t['f_ring'], 'the ring')} and "
+                f"{_below(t['f_best'], 'every all-reduce')}")
 
     return claims.Claim(key, f"For a 1 MB gradient on {n} workers, does a PS with n extra server machines beat "
                              "all-reduce, and for what share φ of α per message?",
                         (ps, ring, allreduce), metric="ms per round, start-ups counted (φ = 1)", seeds=(0,),
-                        shared=shared, wording=wording, chapter="03_parameter_servers",
+                        shared=shared, wording=wording, headline=headline, chapter="03_parameter_servers",
                         source="round_time (best pieces per shard) against rival_time (every algorithm at its best "
                                "cut, the direct reduce-scatter/all-gather included); thresholds from overhead_to_beat "
                                "against the ring and against best_allreduce at each φ; deterministic")

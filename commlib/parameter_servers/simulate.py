@@ -441,7 +441,7 @@ def demo_round(n: int = 3, k: int = 2, colocated: bool = False, length: int = 6,
 
 
 def traffic_check(configs: Sequence[tuple[int, int, bool]] = ((4, 1, False), (4, 2, False), (4, 4, False),
-                                                               (4, 2, True), (4, 4, True)),
+                                                               (4, 1, True), (4, 2, True), (4, 4, True)),
                   length: int = 8, seed: int = 0) -> list[dict]:
     """Executed rounds (:func:`demo_round`, ``length`` float64 values) against :func:`ps_traffic`.
 

@@ -130,3 +130,28 @@ def test_the_fastest_all_reduce_is_tried_under_the_same_share_of_alpha_as_the_ps
     assert f_star is not None and 0 < f_star < 1
     assert all(t(f) < best(f) for f in (0.0, f_star / 2, f_star - 1e-6))
     assert t(min(1.0, f_star + 1e-6)) >= best(min(1.0, f_star + 1e-6))
+
+
+@pytest.mark.parametrize("n", [8, 32])
+def test_small_message_headline_quotes_the_thresholds_where_the_ps_crosses_each_rival(n):
+    # the headline's shares are overhead_to_beat's, rounded down; below them the PS (k = n) beats that rival
+    from commlib import hardware
+    from commlib.experiments import claims as claims_mod
+    from commlib.experiments.parameter_servers import small_message_thresholds
+    link, m = hardware.link("eth_25g"), 1e6
+    t = small_message_thresholds(n)
+    assert 0 < t["f_best"] < t["f_ring"] < 1
+    ring = ps.cost.allreduce_time(m, n, link.bandwidth, link.latency, algorithm="ring")
+    assert ps.round_time(m, n, link.bandwidth, servers=n, latency=link.latency, overhead=t["f_ring"] - 1e-6) < ring
+    key = "ch03.ps_small_message_extra" + ("_8" if n == 8 else "")
+    v = claims_mod.run(claims_mod.claim(key, small=True))
+    assert v.decided and v.winner != "parameter server"
+    for f in (t["f_ring"], t["f_best"]):
+        assert f"{int(100 * f) / 100:.2f}" in v.headline
+    assert t["ps0_ms"] < t["best0_ms"]   # with all of alpha latency the PS wins: why the thresholds exist
+
+
+def test_colocated_single_server_moves_n_minus_one_gradients_each_way():
+    from commlib.parameter_servers import simulate
+    row = next(r for r in simulate.traffic_check() if (r["workers"], r["servers"], r["colocated"]) == (4, 1, True))
+    assert row["equal"] and row["closed_form"] == 3 * 8 * 8   # 3 M, M = 8 fp64 values

@@ -139,7 +139,7 @@ def test_sharding_figure_ps_curve_is_the_busiest_nic():
 def test_traffic_table_has_simulation_equal_to_closed_form_in_every_row():
     text = views.traffic_table(ps.traffic_check()).data
     rows = [r for r in text.splitlines() if re.match(r"^\| \d", r)]
-    assert len(rows) == 5
+    assert len(rows) == 6
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         sent, received, closed = (float(c.split()[0]) for c in cells[3:6])
