@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from .. import hardware
-from ..step.calculators import check_domain
+from ..step.calculators import check_domain, check_switched
 from ..units import Entry, check_count, format_percent, format_rate, format_size, format_time, rate_entry, size_entry
 from . import algorithms, cost
 from .cluster import NIC_CHOICES, check_hosts, cluster_allreduce
@@ -289,25 +289,6 @@ PRIMITIVE_LINKS: tuple[str, ...] = tuple(key for key, item in hardware.LINKS.ite
 
 #: What the primitive calculator assumes of the network, one of its results.
 NETWORK = "every rank's own full-duplex link into a switch that never blocks, one message at a time"
-
-
-def check_switched(link: str) -> hardware.Link:
-    """The link's record if a switch joins its ranks, else ValueError naming the link control.
-
-    >>> check_switched("eth_25g").name
-    'Ethernet 25 Gb/s'
-    >>> check_switched("nvlink1")    # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: link: NVLink 1.0 (P100, 4 links) joins fixed peers directly: ... no switch; this calculator ...
-    """
-    item = hardware.link(link)
-    if not item.switched:
-        raise ValueError(f"link: {item.name} joins fixed peers directly"
-                         + (f": {item.domain}" if item.domain else ", with no switch")
-                         + "; this calculator gives every rank the full rate to any peer through a switch: choose a "
-                           "link behind a switch")
-    return item
 
 
 def _power_of_two_forms() -> str:

@@ -15,7 +15,7 @@ from ..step import cost as step_cost
 from ..units import Entry, check_count, format_rate, format_size, format_time
 from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds
 
-__all__ = ["allreduce_results", "step_results", "check_domain", "check_switched_domain", "LINK_KEYS",
+__all__ = ["allreduce_results", "step_results", "check_domain", "check_switched", "check_switched_domain", "LINK_KEYS",
            "SWITCHED_LINK_KEYS", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
            "OVERLAP_ROW", "BACKWARD_ROW"]
 
@@ -70,10 +70,28 @@ def check_domain(link: str, n: int) -> int:
                      f"over a network link")
 
 
+def check_switched(link: str) -> hardware.Link:
+    """The link's record if a switch joins its ranks, else ValueError naming the link control.
+
+    >>> check_switched("eth_25g").name
+    'Ethernet 25 Gb/s'
+    >>> check_switched("nvlink1")    # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: link: NVLink 1.0 (P100, 4 links) joins fixed peers directly: ... no switch; this calculator ...
+    """
+    item = hardware.link(link)
+    if not item.switched:
+        raise ValueError(f"link: {item.name} joins fixed peers directly"
+                         + (f": {item.domain}" if item.domain else ", with no switch")
+                         + "; this calculator gives every rank the full rate to any peer through a switch: choose a "
+                           "link behind a switch")
+    return item
+
+
 def check_switched_domain(link: str, n: int) -> int:
-    """:func:`check_domain`, then chapter 1's
-    :func:`commlib.collectives.calculators.check_switched`: ``n`` if a switch joins ``link``'s ranks and
-    one domain holds ``n``, else ValueError naming the control.
+    """:func:`check_domain`, then :func:`check_switched` (chapter 1's rule): ``n`` if a switch joins
+    ``link``'s ranks and one domain holds ``n``, else ValueError naming the control.
 
     >>> check_switched_domain("nvlink2", 8)
     8
@@ -82,9 +100,6 @@ def check_switched_domain(link: str, n: int) -> int:
     ...
     ValueError: link: NVLink 1.0 (P100, 4 links) joins fixed peers directly: ... no switch; ...
     """
-    # imported here, not at the top: that module imports this one
-    from ..collectives.calculators import check_switched
-
     n = check_domain(link, n)
     check_switched(link)
     return n

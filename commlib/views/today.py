@@ -312,16 +312,15 @@ VERDICT_LABELS = {
 }
 
 
-def verdicts_table(keys, caption: str = "", spec: str = ".3f"):
-    """The verdicts of the claims ``keys`` (cached runs) as one table: each contender at its best, over the seeds.
+def verdicts_table(verdicts, caption: str = "", spec: str = ".3f"):
+    """Chapter 7's claims' ``verdicts`` (:func:`commlib.experiments.claims.verdict` of each key) as one table:
+    each contender at its best, over the seeds.
 
     Rows are named by :data:`VERDICT_LABELS` (else the claim's question); see
     :func:`commlib.views.claims.verdict_table`.
     """
-    from ..experiments import claims
-    from ..experiments import today as _registered  # noqa: F401  (registers chapter 7's claims)
     from .claims import verdict_table
 
-    return verdict_table([claims.verdict(k) for k in keys], spec, caption,
+    return verdict_table(list(verdicts), spec, caption,
                          label=lambda v: VERDICT_LABELS.get(v.claim.key, v.claim.question))
 
