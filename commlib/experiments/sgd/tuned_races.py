@@ -261,8 +261,11 @@ def _batch_sync_headline(v: claims.Verdict) -> str:
     name = {protocol_label(p, 16, 4): PROTOCOL_LABELS[p] for p in ("k_batch_sync", "k_sync")}
     if not v.decided:
         return f"{name.get(v.winner, v.winner)} and {name.get(v.runner_up, v.runner_up)} reach the target level"
-    return (f"{name.get(v.winner, v.winner)} reaches the target first {_seeds_text(v)}, by "
+    text = (f"{name.get(v.winner, v.winner)} reaches the target first {_seeds_text(v)}, by "
             f"{_margin_text(v)} mean compute times")
+    if v.margin <= v.spread:
+        text += ": the sign test over the seeds calls the order, but the gap is no larger than its spread"
+    return text
 
 
 def _batch_sync_words(v: claims.Verdict) -> str:
