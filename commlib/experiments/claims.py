@@ -29,7 +29,7 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Contender", "Claim", "Best", "Verdict", "run", "register", "load", "REGISTRY", "claim", "verdict"]
+__all__ = ["Contender", "Claim", "Best", "Verdict", "sign_test", "run", "register", "load", "REGISTRY", "claim", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,17 @@ class Best:
         return statistics.fmean(self.values)
 
 
+def sign_test(wins: int, seeds: int) -> bool:
+    """Whether leading on ``wins`` of ``seeds`` paired runs is more than chance would do one time in twenty
+    (a one-sided sign test): the rule of :attr:`Verdict.decided`, for any two contenders' paired runs.
+
+    >>> sign_test(5, 5), sign_test(4, 5), sign_test(9, 10), sign_test(8, 10)
+    (True, False, True, False)
+    """
+    p = sum(math.comb(seeds, j) for j in range(wins, seeds + 1)) / 2**seeds
+    return p < 0.05
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What a claim's run found: every contender's best, the winner, the margin and its spread."""
@@ -137,9 +148,7 @@ class Verdict:
             return False
         if self.deterministic:  # a closed form or a fixed schedule: one run says all there is
             return self.unanimous
-        n, k = self.seeds, self.wins
-        p = sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n
-        return p < 0.05
+        return sign_test(self.wins, self.seeds)
 
     @property
     def tied(self) -> bool:

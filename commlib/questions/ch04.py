@@ -54,7 +54,8 @@ register(Question(
     unit="%",
     givens=(Given("t1", (0.1, 0.15, 0.3), "{:g} s per iteration on one GPU"),
             Given("tn", (0.35, 0.4, 0.5), "{:g} s per iteration on 8 GPUs")),
-    hints=((_near(8.0), "You multiplied by n: scaling efficiency is speedup / n, not n x speedup."),
+    hints=((_near(8.0), "That is the speedup n T(1)/T(n) written in percent: efficiency is speedup / n, "
+                        "a share of 100 %."),
            # the speedup n T(1)/T(n) against the answer 100 T(1)/T(n), in percent: 8/100 for any times
            (_near(0.08),
             "That is the speedup; divide by the number of GPUs."),

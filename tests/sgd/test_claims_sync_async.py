@@ -116,7 +116,7 @@ def test_tuned_asynchronous_sgd_ends_below_tuned_synchronous_sgd():
     assert v.winner == "asynchronous (K = 1)" and v.unanimous and v.margin > 3 * v.spread
     assert all(not b.at_edge for b in v.best.values())
     assert v.best["asynchronous (K = 1)"].config["lr"] < v.best["fully synchronous (K = n = 16)"].config["lr"]
-    assert "ends lower" in v.sentence and "on all 5 seeds" in v.sentence
+    assert "ends lower" in v.sentence and f"on all {v.seeds} seeds" in v.sentence
 
 
 def test_the_floor_at_one_shared_rate_is_not_the_tuned_verdict():
@@ -134,10 +134,14 @@ def test_the_floor_at_one_shared_rate_is_not_the_tuned_verdict():
     assert "percentage points above the optimum's" in tuned_races.error_words(race)
 
 
-def test_staleness_costs_about_nothing_at_the_tuned_rate():
-    v = _verdict("ch04.staleness_cost")
-    assert abs(v.margin) <= 2 * v.spread + 0.002
-    assert tuned_races.staleness_cost_words(v).startswith("once the rate is tuned")
+def test_staleness_costs_little_at_the_tuned_rate():
+    """On ten seeds one learner, never stale, ends lower (the sign test decides it), by a small part of the gap
+    between asynchronous and fully synchronous SGD."""
+    v, race = _verdict("ch04.staleness_cost"), _verdict("ch04.async_vs_sync")
+    assert v.seeds == 10 and v.decided and v.winner == "one learner (never stale)"
+    assert 3 * v.margin < race.margin
+    words = tuned_races.staleness_cost_words(v, race)
+    assert words.startswith("staleness costs about") and "small next to" in words
 
 
 def test_k_trade_off_tuned_per_k_small_k_level_full_sync_highest():

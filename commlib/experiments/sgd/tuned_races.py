@@ -4,7 +4,8 @@ Every protocol's rate is tuned over :data:`~commlib.experiments.sgd.grids.RATES`
 (:func:`~commlib.experiments.sgd.grids.grid_runs`, cached, so the claims, the figures and the
 prose share one set of runs). The claims registered here decide the chapter's sentences:
 
-* ``ch04.async_vs_sync``: which ends lower on the same budget, synchronous or asynchronous SGD;
+* ``ch04.async_vs_sync``: which ends lower on the same budget, synchronous or asynchronous SGD (this and the next
+  two on :data:`TWO_WAY_SEEDS`, ten seeds);
 * ``ch04.k_sync_vs_k_async``: K-sync against K-async (K = 4), the tie the exponential law predicts;
 * ``ch04.staleness_cost``: asynchronous SGD against one learner that is never stale, on the same gradients;
 * ``ch04.k_tradeoff``: K-async for K = 1 ... n, each K tuned;
@@ -26,7 +27,7 @@ from . import grids
 from .summaries import PROTOCOL_LABELS, protocol_label, run_ends
 from .sync_async import KSweep, KSweepPoint
 
-__all__ = ["RACE_PROTOCOLS", "SHARED_RATE", "Race", "race_runs", "k_tuned_runs",
+__all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "time_groups", "SHARED_RATE", "Race", "race_runs", "k_tuned_runs",
            "race_settings", "BATCH_SYNC_RATES", "BATCH_SYNC_SEEDS", "TARGET_ABOVE_OPTIMUM", "optimum",
            "level_text", "ranking", "warmup_loss", "sharpness_along", "LAW_RACE_LAWS", "LAW_NAMES", "LAW_RACE_PROTOCOLS",
            "LAW_RATES", "LAW_BUDGET", "LAW_KS", "law_spacing", "error_gap", "error_words", "k_sweep_tuned",
@@ -103,38 +104,53 @@ def _seeds_text(v: claims.Verdict) -> str:
     return f"on all {v.seeds} seeds" if v.unanimous else f"in {v.wins} of {v.seeds} seeds"
 
 
-def _level(v: claims.Verdict) -> bool:
-    """The two best are level: the margin lies within two spreads of zero."""
-    return abs(v.margin) <= 2 * v.spread
+def _within_spreads(v: claims.Verdict) -> bool:
+    """The winner's margin is smaller than either contender's own spread over the seeds."""
+    return v.margin < min(grids.mean_sd(v.best[v.winner].values)[1], grids.mean_sd(v.best[v.runner_up].values)[1])
+
+
+def _apart(first: claims.Best, other: claims.Best, resolution: float = 0.0) -> bool:
+    """``first`` is ahead of ``other`` (lower) by the rule of :attr:`~commlib.experiments.claims.Verdict.decided`, a
+    sign test over the paired seeds, and on average by more than ``resolution`` (what the metric can resolve)."""
+    gaps = [b - a for a, b in zip(first.values, other.values)]
+    if not claims.sign_test(sum(g > 0 for g in gaps), len(gaps)):
+        return False
+    finite = [g for g in gaps if math.isfinite(g)]
+    return len(finite) < len(gaps) or statistics.fmean(finite) > resolution
 
 
 def _two_way(v: claims.Verdict) -> str:
     w, r = v.best[v.winner], v.best[v.runner_up]
     rates = f"best rates {w.config['lr']:g} and {r.config['lr']:g}"
-    if not _level(v) and v.margin < min(grids.mean_sd(w.values)[1], grids.mean_sd(r.values)[1]):
-        return (f"{v.winner} and {v.runner_up} end within {_margin_text(v)} nats of each other, less than either "
-                f"one's spread over the seeds ({level_text(w)} against {level_text(r)}, {rates}), the first lower "
-                f"{_seeds_text(v)}")
-    if _level(v):
+    if not v.decided:
         return (f"{v.winner} and {v.runner_up} end level ({level_text(w)} against {level_text(r)}, {rates}; "
-                f"the first lower {_seeds_text(v)}, by {_margin_text(v)} nats)")
+                f"the first lower in only {v.wins} of {v.seeds} seeds, by {_margin_text(v)} nats)")
+    if _within_spreads(v):
+        return (f"{v.winner} ends lower than {v.runner_up} {_seeds_text(v)}, but by {_margin_text(v)} nats, less "
+                f"than either one's spread over the seeds ({level_text(w)} against {level_text(r)}, {rates})")
     return (f"{v.winner} ends lower than {v.runner_up}: {level_text(w)} against {level_text(r)} ({rates}), "
             f"lower {_seeds_text(v)}, by {_margin_text(v)} nats")
 
 
 def _two_way_headline(v: claims.Verdict) -> str:
-    """The two-way verdict in a few words, its numbers left to :func:`commlib.views.claims.verdict_table`."""
-    if not _level(v) and v.margin < min(grids.mean_sd(v.best[v.winner].values)[1],
-                                        grids.mean_sd(v.best[v.runner_up].values)[1]):
-        return f"{v.winner} and {v.runner_up} end closer than either one's spread over the seeds"
-    if _level(v):
+    """The two-way verdict in a few words, its numbers left to :func:`commlib.views.claims.verdict_table`: a winner
+    only where :attr:`~commlib.experiments.claims.Verdict.decided`."""
+    if not v.decided:
         return f"{v.winner} and {v.runner_up} end level"
+    if _within_spreads(v):
+        return (f"{v.winner} ends lower {_seeds_text(v)}, but by {v.margin:.{grids.decimals(v.spread)}f} nats, less "
+                f"than either one's spread over the seeds")
     return f"{v.winner} ends lower {_seeds_text(v)}"
+
+
+#: The seeds of the three two-way races (asynchronous against synchronous, staleness, K-sync against K-async): ten,
+#: as their margins are a few thousandths of a nat; the sign test then calls a winner ahead on 9 of them or more.
+TWO_WAY_SEEDS: tuple[int, ...] = tuple(range(10))
 
 
 def _build_two(key: str, question: str, a: claims.Contender, b: claims.Contender, small: bool,
                source: str = "") -> claims.Claim:
-    s = race_settings(small)
+    s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
     return claims.Claim(key, question, (a, b), metric="mean training loss over the last quarter of the budget (nats)",
                         seeds=s["seeds"], shared=s, wording=_two_way, chapter="04_sync_async_sgd", source=source,
                         headline=_two_way_headline)
@@ -165,8 +181,9 @@ def staleness_cost(small: bool = False) -> claims.Claim:
 
 
 def ranking(v: claims.Verdict) -> str:
-    """Every contender from the lowest level to the highest, each with its spread and best rate; those within
-    two spreads (of the differences over the seeds) of the lowest are called level with it."""
+    """Every contender from the lowest level to the highest, each with its spread and best rate; those the lowest
+    does not lead by the sign test over the seeds (:attr:`~commlib.experiments.claims.Verdict.decided`) are
+    called level with it."""
     order = sorted(v.best, key=lambda name: v.best[name].mean)
     level, above = _level_split(v)
 
@@ -176,8 +193,8 @@ def ranking(v: claims.Verdict) -> str:
 
     text = "; ".join(item(n) for n in order)
     if len(level) > 1:
-        text += (f". {_and(level)} end level ({v.winner} below {v.runner_up} {_seeds_text(v)}, by "
-                 f"{_margin_text(v)} nats)")
+        text += (f". {_and(level)} end level ({v.winner} below {v.runner_up} in only {v.wins} of {v.seeds} seeds, "
+                 f"by {_margin_text(v)} nats)")
     else:
         text += f". {order[0]} ends lowest on its own"
     if above:
@@ -186,14 +203,12 @@ def ranking(v: claims.Verdict) -> str:
 
 
 def _level_split(v: claims.Verdict) -> tuple[list[str], list[str]]:
-    """The contenders within two spreads (of the differences over the seeds) of the lowest, and the rest."""
+    """The contenders the lowest does not lead by the sign test over the seeds (level with it), and the rest."""
     order = sorted(v.best, key=lambda name: v.best[name].mean)
     first = v.best[order[0]]
     level, above = [order[0]], []
     for name in order[1:]:
-        gaps = [b - a for a, b in zip(first.values, v.best[name].values)]
-        mean, sd = grids.mean_sd(gaps)
-        (level if mean <= 2 * sd else above).append(name)
+        (above if _apart(first, v.best[name]) else level).append(name)
     return level, above
 
 
@@ -244,13 +259,21 @@ def batch_sync_ratio(v: claims.Verdict) -> float:
 
 def _batch_sync_headline(v: claims.Verdict) -> str:
     name = {protocol_label(p, 16, 4): PROTOCOL_LABELS[p] for p in ("k_batch_sync", "k_sync")}
-    return f"{name.get(v.winner, v.winner)} reaches the target first {_seeds_text(v)}"
+    if not v.decided:
+        return f"{name.get(v.winner, v.winner)} and {name.get(v.runner_up, v.runner_up)} reach the target level"
+    text = (f"{name.get(v.winner, v.winner)} reaches the target first {_seeds_text(v)}, by "
+            f"{_margin_text(v)} mean compute times")
+    if v.margin <= v.spread:
+        text += ": the sign test over the seeds calls the order, but the gap is no larger than its spread"
+    return text
 
 
 def _batch_sync_words(v: claims.Verdict) -> str:
     w, r = v.best[v.winner], v.best[v.runner_up]
     ratio = batch_sync_ratio(v)
-    return (f"{v.winner} reaches the target first {_seeds_text(v)}: after {level_text(w, ' mean compute times')} "
+    first = f"reaches the target first {_seeds_text(v)}" if v.decided else \
+        f"and {v.runner_up} reach the target level ({v.winner} first in only {v.wins} of {v.seeds} seeds)"
+    return (f"{v.winner} {first}, by {_margin_text(v)} mean compute times: after {level_text(w, ' mean compute times')} "
             f"against {level_text(r, ' mean compute times')} (best rates {w.config['lr']:g} and "
             f"{r.config['lr']:g}; median ratio {ratio:.2f})")
 
@@ -360,9 +383,9 @@ def _law_config(b: claims.Best) -> str:
 
 def time_ranking(v: claims.Verdict) -> str:
     """Every contender from the first to reach the target to the last, each with its time (mean ± spread over
-    the seeds), best K and rate; then how the first compares with each other one, seed by seed: level where the
-    mean gap lies within two spreads of zero or within the evaluations' spacing, else ahead by the gap, on how
-    many seeds. No time is quoted finer than its spread or that spacing."""
+    the seeds), best K and rate; then how the first compares with each other one, seed by seed: ahead where the
+    sign test over the seeds decides it (:attr:`~commlib.experiments.claims.Verdict.decided`) and the mean gap
+    exceeds the evaluations' spacing, else level. No time is quoted finer than its spread or that spacing."""
     res = law_spacing(v)
     order = sorted(v.best, key=lambda name: v.best[name].mean)
     first = v.best[order[0]]
@@ -378,29 +401,36 @@ def time_ranking(v: claims.Verdict) -> str:
             continue
         mean, sd = grids.mean_sd(gaps)
         d = grids.decimals(max(sd, res))
-        if abs(mean) <= max(2 * sd, res):
+        if not _apart(first, v.best[name], res):
             pairs.append(f"level with {name} (ahead {seeds}, by {mean:.{d}f} ± {sd:.{d}f} s)")
         else:
             pairs.append(f"ahead of {name} {seeds}, by {mean:.{d}f} ± {sd:.{d}f} s")
     return f"{text}; {order[0]} is " + ", and ".join(pairs)
 
 
-def time_headline(v: claims.Verdict) -> str:
-    """The law race in a few words: the order, and which are level with the first (as :func:`time_ranking` judges)."""
+def time_groups(v: claims.Verdict) -> list[list[str]]:
+    """The contenders of a law race in groups, first to last: a new group starts where a contender is behind every
+    member of the group before, by the sign test over the seeds and by more than the evaluations' spacing
+    (:func:`_apart`); within a group no order is decided."""
     res = law_spacing(v)
     order = sorted(v.best, key=lambda name: v.best[name].mean)
-    first = v.best[order[0]]
-    level = []
+    groups = [[order[0]]]
     for name in order[1:]:
-        gaps = [b - a for a, b in zip(first.values, v.best[name].values)]
-        if all(map(math.isfinite, gaps)):
-            mean, sd = grids.mean_sd(gaps)
-            if abs(mean) <= max(2 * sd, res):
-                level.append(name)
-    text = "in the order " + ", ".join(order)
-    if level:
-        text += f", with {order[0]} level with {_and(level)}"
-    return text
+        if all(_apart(v.best[m], v.best[name], res) for m in groups[-1]):
+            groups.append([name])
+        else:
+            groups[-1].append(name)
+    return groups
+
+
+def time_headline(v: claims.Verdict) -> str:
+    """The law race in a few words: which reach the target first, which next (:func:`time_groups`)."""
+    words = []
+    for i, group in enumerate(time_groups(v)):
+        where = "first" if i == 0 else "then"
+        level = " (level)" if len(group) > 1 else ""
+        words.append(f"{_and(group)} {where}{level}" if i == 0 else f"{where} {_and(group)}{level}")
+    return ", ".join(words)
 
 
 def _law_claim(law: str, small: bool) -> claims.Claim:
@@ -444,15 +474,9 @@ def law_best_runs(v: claims.Verdict) -> dict:
 
 
 def _behind(v: claims.Verdict, slow: str, fast: str) -> bool:
-    """``slow`` reaches the target after ``fast`` on every seed, by more than two spreads of the gap and more than
-    the evaluations' spacing."""
+    """``slow`` reaches the target after ``fast`` on every seed, by more on average than the evaluations' spacing."""
     gaps = [b - a for a, b in zip(v.best[fast].values, v.best[slow].values)]
-    if not all(g > 0 for g in gaps):
-        return False
-    if not all(map(math.isfinite, gaps)):
-        return True
-    mean, sd = grids.mean_sd(gaps)
-    return mean > max(2 * sd, law_spacing(v))
+    return all(g > 0 for g in gaps) and _apart(v.best[fast], v.best[slow], law_spacing(v))
 
 
 #: The protocols that cancel work at an update, and those that keep it.
@@ -506,15 +530,15 @@ def _warm_words(v: claims.Verdict) -> str:
     w, r = v.best[v.winner], v.best[v.runner_up]
     # the best length is picked on the seeds it is scored on, and another five seeds pick another: not named
     length = "the warm-up at the length that suits these seeds best"
-    if _level(v):
+    if not v.decided:
         return (f"{length}, and no warm-up end level ({v.winner} {level_text(w)} against {level_text(r)}; "
-                f"{v.winner} lower {_seeds_text(v)}, by {_margin_text(v)} nats)")
+                f"{v.winner} lower in only {v.wins} of {v.seeds} seeds, by {_margin_text(v)} nats)")
     return (f"with {length}, {v.winner} ends lower {_seeds_text(v)} ({level_text(w)} against {level_text(r)}; "
             f"by {_margin_text(v)} nats)")
 
 
 def _warm_headline(v: claims.Verdict) -> str:
-    if _level(v):
+    if not v.decided:
         return "warm-up and no warm-up end level"
     return f"{v.winner} ends lower {_seeds_text(v)}"
 
@@ -743,17 +767,23 @@ def shared_rate_rows(order: dict, seeds: int) -> list[list[str]]:
 def short_words(v: claims.Verdict) -> str:
     """The two-way verdict in a few words, e.g. "asynchronous SGD ends lower, by 0.012 ± 0.001 nats"."""
     name = {"asynchronous (K = 1)": "asynchronous SGD", "fully synchronous (K = n = 16)": "fully synchronous SGD"}
-    if _level(v):
+    if not v.decided:
         return f"the two end level (within {_margin_text(v)} nats)"
     return f"{name.get(v.winner, v.winner)} ends lower, by {_margin_text(v)} nats"
 
 
-def staleness_cost_words(v: claims.Verdict) -> str:
-    """What the ``ch04.staleness_cost`` verdict says staleness costs at the tuned rate."""
+def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
+    """What the ``ch04.staleness_cost`` verdict ``v`` says staleness costs at the tuned rate, beside the gap between
+    asynchronous and fully synchronous SGD of ``race`` (the ``ch04.async_vs_sync`` verdict)."""
     stale = "asynchronous (K = 1)"
-    cost = v.margin if v.winner != stale else -v.margin
-    if _level(v):
+    d = grids.decimals(v.spread)
+    if not v.decided:
         return ("once the rate is tuned, staleness costs no more than the spread between seeds "
-                f"({cost:+.{grids.decimals(v.spread)}f} nats)")
-    return (f"even at the tuned rate staleness costs {_margin_text(v)} nats" if cost > 0 else
-            f"at the tuned rate the stale run even ends {_margin_text(v)} nats lower")
+                f"({(v.margin if v.winner != stale else -v.margin):+.{d}f} nats)")
+    if v.winner == stale:
+        return f"at the tuned rate the stale run even ends {v.margin:.{d}f} nats lower"
+    text = f"staleness costs about {v.margin:.{d}f} nats at the tuned rate"
+    if race.decided and 3 * v.margin < race.margin:
+        text += (f": real, but small next to the gap between asynchronous and fully synchronous SGD "
+                 f"({race.margin:.{grids.decimals(race.spread)}f} nats)")
+    return text

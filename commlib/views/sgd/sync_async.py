@@ -207,6 +207,12 @@ def runtime_ratio_table(rows: list[dict]):
                            "gap", "n ln n"], body)
 
 
+#: The runtime-ratio figure's compute-time laws: black, told apart by line style (colours name protocols).
+_LAW_STYLES = ("-", "-.", (0, (5, 1.5)))
+#: The reference lines n and n ln n.
+_REFERENCE_GREY = "#888888"
+
+
 def runtime_ratio_figure(curves: RuntimeRatioCurves):
     """Closed-form ratio against n for each law, Monte Carlo points on top, n and n ln n for scale.
 
@@ -222,23 +228,25 @@ def runtime_ratio_figure(curves: RuntimeRatioCurves):
     grid = np.asarray(curves.grid)
 
     def references(ax):
-        ax.plot(grid, grid, color=COLORS[7], ls=":", lw=1, label="n (no straggling)")
-        ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=COLORS[7], ls="--", lw=1, label="n ln n")
+        ax.plot(grid, grid, color=_REFERENCE_GREY, ls=":", lw=1, label="n (no straggling)")
+        ax.plot(grid[1:], grid[1:] * np.log(grid[1:]), color=_REFERENCE_GREY, ls="--", lw=1, label="n ln n")
 
+    # the chapter's colours name protocols; a compute-time law is told by its line style and marker, in black
     ax = axes[0]
     for i, law in enumerate(curves.laws):
-        ax.plot(grid, list(curves.closed_form[law]), color=color(i), marker=MARKERS[i], markevery=[],
-                label=law.replace("_", " "))
-        ax.plot(Ps, list(curves.simulated[law]), ls="none", marker=MARKERS[i], color=color(i))
+        ls = _LAW_STYLES[i % len(_LAW_STYLES)]
+        ax.plot(grid, list(curves.closed_form[law]), color=COLORS[7], ls=ls, lw=1.3, marker=MARKERS[i],
+                markevery=[], label=law.replace("_", " "))
+        ax.plot(Ps, list(curves.simulated[law]), ls="none", marker=MARKERS[i], color=COLORS[7], mfc="white")
     references(ax)
     ax.set_title("i.i.d. compute times: closed form (lines), simulated (markers)", fontsize=9)
     if straggler:
         ax = axes[1]
         laws = list(curves.laws)
         i = laws.index("exponential") if "exponential" in laws else 0
-        ax.plot(grid, list(curves.closed_form[laws[i]]), color=color(i),
-                label=f"{laws[i].replace('_', ' ')}, all alike: closed form")
-        ax.plot(Ps, list(curves.straggler_simulated), ls="-", lw=0.8, marker=MARKERS[3], color=COLORS[3],
+        ax.plot(grid, list(curves.closed_form[laws[i]]), color=COLORS[7], ls=_LAW_STYLES[i % len(_LAW_STYLES)],
+                lw=1.3, label=f"{laws[i].replace('_', ' ')}, all alike: closed form")
+        ax.plot(Ps, list(curves.straggler_simulated), ls="-", lw=0.8, marker=MARKERS[3], color=COLORS[7],
                 label=f"one learner {curves.straggler.get('slowdown', 4.0):g}x slower: simulated")
         references(ax)
         ax.set_title("one persistently slow learner", fontsize=9)
