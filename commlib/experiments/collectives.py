@@ -301,7 +301,7 @@ def _order_claim(key: str, dtype: str, small: bool) -> claims.Claim:
         if v.winner == "tree order" and v.unanimous and all(b > 0 for b in t):
             least = math.floor(min(a / b for a, b in zip(s, t)))
             return (f"in {name} the tree order's error is smaller than the serial order's on each of the {v.seeds} "
-                    f"seeds, at least {least} times")
+                    f"seeds, by a factor of at least {least}")
         return (f"in {name} the {v.winner}'s error is the smaller in {v.wins} of {v.seeds} seeds, "
                 f"{v.best[v.runner_up].mean / v.best[v.winner].mean:.0f} times on average")
 

@@ -58,6 +58,9 @@ register(Question(
     givens=(Given("n", (4, 8, 32, 64), "{} workers"),),
     unit="GB",
     hints=((lambda given, right: abs(given / right - 0.5) < 0.01,
-            "Count both directions: (n - 1) gradients come in and (n - 1) results go out."),),
+            "Count both directions: (n - 1) gradients come in and (n - 1) results go out."),
+           (lambda given, right, v: abs(given / right - v["n"] / (v["n"] - 1)) < 0.002,
+            "That counts n gradients each way; the master neither sends to nor receives from itself: "
+            "(n - 1) come in and (n - 1) go out."),),
     hint="The master's link carries 2(n - 1) M bytes, with M the gradient in bytes.",
 ))

@@ -406,9 +406,11 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
                                 "is M = 64 MiB). Every rank has its own full-duplex link into a switch that never "
                                 "blocks, so links without one are not offered. "
                                 f"{calculators.POWER_OF_TWO_FORMS[0].upper()}"
-                                f"{calculators.POWER_OF_TWO_FORMS[1:]} need n a power of two. The naive all-reduce is "
-                                "the unpipelined master, its pipelined form beside it; the other all-reduces are in "
-                                "chapter 2's cluster calculator. 1 MB = 10^6 B, 1 MiB = 2^20 B.")
+                                f"{calculators.POWER_OF_TWO_FORMS[1:]} need n a power of two. The all-reduce menu offers the "
+                                "flat all-reduces: ring, tree, recursive doubling, halving-doubling and naive, the "
+                                "unpipelined master, its pipelined form beside it; the pipelined, two-level and "
+                                "multi-link all-reduces need chapter 2's cluster calculator. "
+                                "1 MB = 10^6 B, 1 MiB = 2^20 B.")
 
 
 def naive_hotspot_figure(counts: HotspotCounts):
