@@ -162,6 +162,22 @@ def stable_step_table(taus=(0, 1, 2, 4, 8, 16)):
                            "2 sin(π / (2(2τ + 1)))", "π / (2τ + 1)"], rows)
 
 
+def random_staleness_table(limits):
+    """The stale quadratic's largest stable step with a staleness that never varies (``n - 1`` updates) against the
+    chapter's asynchronous protocol, whose staleness is random with the same mean: ``limits`` maps ``n`` to the
+    latter (:func:`commlib.sgd.stale_quadratic.random_staleness_stable_step`)."""
+    rows = [(n, n - 1, f"{stale_quadratic.stable_step_closed_form(n - 1):.3f}", f"{limit:.2f}")
+            for n, limit in limits.items()]
+    return markdown_table(["learners n", "mean staleness n − 1", "largest stable ζ, always n − 1 updates old",
+                           "largest stable ζ, asynchronous SGD (random staleness)"], rows)
+
+
+def stall_table(verdict):
+    """The rules under stalls, each at its best (claim ``ch05.stalls``)."""
+    return markdown_table(["with stalls", "best setting on its grid", "training loss (nats)",
+                           "minus the best constant rate (nats)"], staleness_experiments.stall_rows(verdict))
+
+
 def lr_table(shared, tuned):
     """The learning-rate rules at the shared rate and each at its best, with the control (claims
     ``ch05.lr_rules_shared_rate`` and ``ch05.lr_rules``)."""
@@ -173,7 +189,7 @@ def lr_table(shared, tuned):
 def gupta_table(verdicts):
     """Gupta et al.'s rule (synchronous SGD's best rate over the mean staleness) by number of learners, against a
     constant rate tuned on the asynchronous run (claims ``ch05.gupta_rule*``)."""
-    return markdown_table(["learners n", "synchronous SGD's best rate", "⟨τ⟩ = n − 1", "Gupta et al.'s rate",
+    return markdown_table(["learners n", "synchronous SGD's updates", "synchronous SGD's best rate", "⟨τ⟩ = n − 1", "Gupta et al.'s rate",
                            "its training loss (nats)", "constant rate tuned on the asynchronous run",
                            "its training loss (nats)", "Gupta minus tuned (nats)"],
                           staleness_experiments.gupta_rows(verdicts))
