@@ -34,7 +34,7 @@ def staleness_vs_nk_figure(rows: list[dict], workers: int):
                 label=f"{PROTOCOL_LABELS[protocol]}: simulated")
     ax.set_xlabel(f"n/K (n = {workers} learners)")
     ax.set_ylabel("mean staleness (updates)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -55,7 +55,7 @@ def _loss_panel(ax, curves, smooth: int):
     ax.set_ylim(ymin * 0.95, ymin * 1.6)
     ax.set_xlabel("gradients applied")
     ax.set_ylabel("training loss (nats)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, handlelength=3.5)
 
 
 #: How each swept value is named in legends.
@@ -119,7 +119,7 @@ def lr_rule_figure(study, smooth: int = 3):
                  textcoords="offset points", ha="right", fontsize=7)
     ax1.set_title(f"at the shared rate {nominal:g}", fontsize=9)
     ax2.set_title("each rule over its own grid; rings: each grid's best", fontsize=9)
-    ax2.legend(fontsize=7)
+    ax2.legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -128,7 +128,9 @@ def stalls_figure(study):
     """Final loss over each rule's grid when learners stall now and then."""
     fig, ax = figure(6.4, 3.6)
     rate_sweep_axes(ax, study.sweeps, workers=study.workers)
-    ax.legend(fontsize=8)
+    if "distance" not in study.sweeps:
+        ax.set_xlabel("each rule's own rate on its grid: η or η₀")
+    ax.legend(fontsize=8, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -148,7 +150,7 @@ def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
                                          for k in sweeps})
     ax2.set_xlabel("rate")
     ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
-    ax2.legend(fontsize=7)
+    ax2.legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
     return fig
 
