@@ -50,7 +50,7 @@ register(Question(
 register(Question(
     "ch05.rule_mean_rate",
     lambda workers=GIVENS["lr_workers"], base_rate=GIVENS["shared_rate"]: staleness.mean_rule_rate(base_rate, workers),
-    unit="", rel_tol=0.01,
+    unit="", rel_tol=0.03,
     givens=(Given("workers", (4, 8, 64), "{} learners"), Given("base_rate", (0.2, 1.0), "a base rate of {:g}")),
     hints=((lambda given, right, values: abs(given - values["base_rate"] / (values["workers"] - 1)) < 1e-3 * right,
             "That is the base rate over the mean staleness, Gupta et al.'s rate. The rule divides each gradient's rate "

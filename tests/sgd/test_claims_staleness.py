@@ -296,3 +296,4 @@ def test_with_stalls_the_rule_still_does_not_beat_a_tuned_constant_rate():
     v = claims.run(claims.claim("ch05.stalls", small=True))
     assert staleness.stall_verdict(v) == "constant"
     assert "the rate/staleness rule at its best" in v.sentence
+    assert staleness.LR_NAMES["distance"] in v.best and "the distance rule at its best cap" in v.sentence  # r2 M4

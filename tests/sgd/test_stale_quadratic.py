@@ -54,3 +54,23 @@ def test_closed_form_is_the_bisected_limit(tau):
     """2 sin(pi / (2 (2 tau + 1))) is the limit the bisection finds, and tends to pi / (2 tau + 1)."""
     assert sq.stable_step_closed_form(tau) == pytest.approx(sq.largest_stable_step(tau), abs=1e-8)
     assert sq.stable_step_closed_form(tau) * (2 * tau + 1) / math.pi == pytest.approx(1.0, abs=2.0 / (2 * tau + 1) ** 2)
+
+
+@pytest.mark.parametrize("workers", [4, 16])
+def test_random_staleness_is_far_more_forgiving_than_a_constant_one(workers):
+    """Referee r2 M1: under asynchronous SGD (random, geometric staleness of mean n - 1) the quadratic stays stable at
+    steps far beyond the limit of a staleness that is always n - 1 updates old, on every seed."""
+    for seed in (0, 1):
+        limit = sq.random_staleness_stable_step(workers, updates=8000, seed=seed)
+        assert limit > 2 * sq.stable_step_closed_form(workers - 1)
+        assert limit < 2.0
+
+
+def test_random_staleness_with_one_learner_is_plain_gradient_descent():
+    """One learner is never stale: the limit is that of tau = 0, 2 (to the bisection's resolution)."""
+    assert sq.random_staleness_stable_step(1, updates=2000) == pytest.approx(2.0, rel=0.02)
+
+
+def test_random_staleness_limit_falls_with_the_learners():
+    limits = [sq.random_staleness_stable_step(n, updates=8000) for n in (4, 16, 64)]
+    assert limits[0] > limits[1] > limits[2]

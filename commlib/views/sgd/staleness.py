@@ -34,7 +34,7 @@ def staleness_vs_nk_figure(rows: list[dict], workers: int):
                 label=f"{PROTOCOL_LABELS[protocol]}: simulated")
     ax.set_xlabel(f"n/K (n = {workers} learners)")
     ax.set_ylabel("mean staleness (updates)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -55,7 +55,7 @@ def _loss_panel(ax, curves, smooth: int):
     ax.set_ylim(ymin * 0.95, ymin * 1.6)
     ax.set_xlabel("gradients applied")
     ax.set_ylabel("training loss (nats)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, handlelength=3.5)
 
 
 #: How each swept value is named in legends.
@@ -119,7 +119,7 @@ def lr_rule_figure(study, smooth: int = 3):
                  textcoords="offset points", ha="right", fontsize=7)
     ax1.set_title(f"at the shared rate {nominal:g}", fontsize=9)
     ax2.set_title("each rule over its own grid; rings: each grid's best", fontsize=9)
-    ax2.legend(fontsize=7)
+    ax2.legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -128,7 +128,9 @@ def stalls_figure(study):
     """Final loss over each rule's grid when learners stall now and then."""
     fig, ax = figure(6.4, 3.6)
     rate_sweep_axes(ax, study.sweeps, workers=study.workers)
-    ax.legend(fontsize=8)
+    if "distance" not in study.sweeps:
+        ax.set_xlabel("each rule's own rate on its grid: η or η₀")
+    ax.legend(fontsize=8, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -148,7 +150,7 @@ def downpour_figure(sweeps: dict, nominal: float = NOTES_RATE, smooth: int = 3):
                                          for k in sweeps})
     ax2.set_xlabel("rate")
     ax2.axvline(nominal, color=COLORS[7], lw=0.8, ls=":")
-    ax2.legend(fontsize=7)
+    ax2.legend(fontsize=7, handlelength=3.5)
     fig.tight_layout()
     return fig
 
@@ -162,6 +164,22 @@ def stable_step_table(taus=(0, 1, 2, 4, 8, 16)):
                            "2 sin(π / (2(2τ + 1)))", "π / (2τ + 1)"], rows)
 
 
+def random_staleness_table(limits):
+    """The stale quadratic's largest stable step with a staleness that never varies (``n - 1`` updates) against the
+    chapter's asynchronous protocol, whose staleness is random with the same mean: ``limits`` maps ``n`` to the
+    latter (:func:`commlib.sgd.stale_quadratic.random_staleness_stable_step`)."""
+    rows = [(n, n - 1, f"{stale_quadratic.stable_step_closed_form(n - 1):.3f}", f"{limit:.2f}")
+            for n, limit in limits.items()]
+    return markdown_table(["learners n", "mean staleness n − 1", "largest stable ζ, always n − 1 updates old",
+                           "largest stable ζ, asynchronous SGD (random staleness)"], rows)
+
+
+def stall_table(verdict):
+    """The rules under stalls, each at its best (claim ``ch05.stalls``)."""
+    return markdown_table(["with stalls", "best setting on its grid", "training loss (nats)",
+                           "minus the best constant rate (nats)"], staleness_experiments.stall_rows(verdict))
+
+
 def lr_table(shared, tuned):
     """The learning-rate rules at the shared rate and each at its best, with the control (claims
     ``ch05.lr_rules_shared_rate`` and ``ch05.lr_rules``)."""
@@ -173,7 +191,7 @@ def lr_table(shared, tuned):
 def gupta_table(verdicts):
     """Gupta et al.'s rule (synchronous SGD's best rate over the mean staleness) by number of learners, against a
     constant rate tuned on the asynchronous run (claims ``ch05.gupta_rule*``)."""
-    return markdown_table(["learners n", "synchronous SGD's best rate", "⟨τ⟩ = n − 1", "Gupta et al.'s rate",
+    return markdown_table(["learners n", "synchronous SGD's updates", "synchronous SGD's best rate", "⟨τ⟩ = n − 1", "Gupta et al.'s rate",
                            "its training loss (nats)", "constant rate tuned on the asynchronous run",
                            "its training loss (nats)", "Gupta minus tuned (nats)"],
                           staleness_experiments.gupta_rows(verdicts))
