@@ -2,12 +2,11 @@
 
 from .. import hardware
 from ..check import Given, Question, register
-from ..experiments.sgd import staleness
 from ..sgd import overlap, stale_quadratic
 from ..sgd import simulate as sgd
 
 #: The givens of the exercises: the questions below read them and the chapter prints (glues) them.
-GIVENS = {"workers": 32, "k": 4, "lr_workers": 16, "shared_rate": staleness.NOTES_RATE, "n": 16, "link": "eth_25g",
+GIVENS = {"workers": 32, "k": 4, "lr_workers": 16, "shared_rate": sgd.NOTES_RATE, "n": 16, "link": "eth_25g",
           "batch": 32, "flops": 10e12}
 
 def _rule_of_thumb(given, right, values) -> bool:
@@ -49,7 +48,7 @@ register(Question(
 
 register(Question(
     "ch05.rule_mean_rate",
-    lambda workers=GIVENS["lr_workers"], base_rate=GIVENS["shared_rate"]: staleness.mean_rule_rate(base_rate, workers),
+    lambda workers=GIVENS["lr_workers"], base_rate=GIVENS["shared_rate"]: sgd.mean_rule_rate(base_rate, workers),
     unit="", rel_tol=0.03,
     givens=(Given("workers", (4, 8, 64), "{} learners"), Given("base_rate", (0.2, 1.0), "a base rate of {:g}")),
     hints=((lambda given, right, values: abs(given - values["base_rate"] / (values["workers"] - 1)) < 1e-3 * right,

@@ -80,6 +80,7 @@ import numpy as np
 from ..units import check_count, check_nonnegative, check_positive
 
 __all__ = [
+    "NOTES_RATE", "mean_rule_rate",
     "PROTOCOLS",
     "DISTRIBUTIONS",
     "LR_RULES",
@@ -1337,6 +1338,28 @@ def monte_carlo_runtime_ratio(P: int, distribution: str = "exponential", trials:
     sync = simulate("sync", P, compute=distribution, updates=trials, seed=seed, **params)
     asyn = simulate("async", P, compute=distribution, updates=trials * P, seed=seed + 1, **params)
     return sync.mean_time_per_update / asyn.mean_time_per_update
+
+
+#: The learning rate the source notes use for every rule (the chapter on stale gradients' shared rate).
+NOTES_RATE = 0.5
+
+
+def mean_rule_rate(base: float, workers: int) -> float:
+    r"""The mean rate of the rate/staleness rule :math:`\eta_0/\max(\tau_j, 1)` under asynchronous SGD on
+    ``workers`` learners with exponential compute times.
+
+    Each update is then the push of a learner drawn at random, so a gradient's staleness is geometric,
+    :math:`P(\tau = k) = p(1-p)^k` with :math:`p = 1/n`, and
+    :math:`E[1/\max(\tau, 1)] = p + p\sum_{k \ge 1} (1-p)^k / k = p(1 - \ln p) = (1 + \ln n)/n`.
+
+    >>> round(mean_rule_rate(0.5, 16), 4), mean_rule_rate(0.5, 1)
+    (0.1179, 0.5)
+    """
+    base = check_positive("base", base)
+    n = int(workers)
+    if n < 1 or n != workers:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+    return base * (1.0 + math.log(n)) / n
 
 
 def expected_staleness(protocol: str, workers: int, k: int | None = None) -> float:

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...sgd import simulate as sgd
 from ...sgd import training
+from ...sgd.simulate import mean_rule_rate  # noqa: F401  (the chapter reads it here, beside its runs)
 from ...units import check_nonnegative, check_positive
 from .. import claims
 from . import grids
@@ -106,7 +107,7 @@ __all__ = [
 ]
 
 #: The learning rate the source notes use for every rule: the shared, untuned rate of the comparisons.
-NOTES_RATE = 0.5
+NOTES_RATE = sgd.NOTES_RATE
 
 #: The grids of the chapter's figure (seed 0): the constant rate eta, the staleness rule's base rate eta_0,
 #: the distance rule's cap eta_max (its C fixed). Each holds the source notes' rate 0.5 and is a part of the
@@ -1253,24 +1254,6 @@ def carry_cap_phrase(v: claims.Verdict) -> str:
     if after < before - 0.1:
         return text + ": what acts on the larger staleness is the distance term, not the cap"
     return text + ": the cap sets the rate about as often as before, so the distance term adds little"
-
-
-def mean_rule_rate(base: float, workers: int) -> float:
-    r"""The mean rate of the rate/staleness rule :math:`\eta_0/\max(\tau_j, 1)` under asynchronous SGD on
-    ``workers`` learners with exponential compute times.
-
-    Each update is then the push of a learner drawn at random, so a gradient's staleness is geometric,
-    :math:`P(\tau = k) = p(1-p)^k` with :math:`p = 1/n`, and
-    :math:`E[1/\max(\tau, 1)] = p + p\sum_{k \ge 1} (1-p)^k / k = p(1 - \ln p) = (1 + \ln n)/n`.
-
-    >>> round(mean_rule_rate(0.5, 16), 4), mean_rule_rate(0.5, 1)
-    (0.1179, 0.5)
-    """
-    base = check_positive("base", base)
-    n = int(workers)
-    if n < 1 or n != workers:
-        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
-    return base * (1.0 + float(np.log(n))) / n
 
 
 def gupta_over_n(verdicts, margins: bool = True) -> str:

@@ -197,10 +197,10 @@ def gupta_table(verdicts):
                           staleness_experiments.gupta_rows(verdicts))
 
 
-def carry_table(carry, gupta=None):
+def carry_table(rows, gupta=None):
     """Each rule's best setting for 16 learners carried unchanged to 256 (claim ``ch05.carry_over``), the constant
     rate re-tuned there and, given its verdict, Gupta et al.'s rule re-applied there (``ch05.gupta_rule_n256``)."""
-    rows = list(staleness_experiments.carry_rows(carry))
+    rows = list(rows)
     if gupta is not None:
         g, c = gupta.best[staleness_experiments.GUPTA], gupta.best[staleness_experiments.TUNED]
         rate = staleness_experiments.gupta_rate(gupta.claim.shared, gupta.best[staleness_experiments.SYNC].config["lr"])
