@@ -63,8 +63,9 @@ def step_timeline_figure(model: str = "resnet50", dtype: str = "fp32", n: int = 
 
 def bandwidth_over_n_figure(ns=None):
     """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at the gigabit
-    preset's start-up alpha, at half of it and with none, and halving-doubling at alpha; a dashed line
-    marks each ring's limit n - 1 = T_m / (2 alpha), past which no bandwidth suffices."""
+    preset's start-up alpha, at half of it and with none (a thin grey line, on top: halving-doubling at
+    alpha, purple squares, lies almost on it), and halving-doubling at alpha; a dashed line marks each
+    ring's limit n - 1 = T_m / (2 alpha), past which no bandwidth suffices, labelled along it."""
     from ..experiments.step import ALPHA_SCALES
     from ..worked import VGG16_AS_REPORTED as note
 
@@ -72,17 +73,20 @@ def bandwidth_over_n_figure(ns=None):
     ns = np.unique(np.geomspace(2, 2048, 200).astype(int)) if ns is None else np.asarray(ns)
     fig, ax = figure(6.8, 3.8)
     args = (note["d_bytes_used"], note["t_compute"], note["target_efficiency"])
-    for i, (scale, factor) in enumerate(ALPHA_SCALES.items()):
+    styles = {1.0: dict(color=COLORS[0], lw=2), 0.5: dict(color=COLORS[1], lw=2), 0.0: dict(color="0.55", lw=1)}
+    for scale, factor in ALPHA_SCALES.items():
+        style = styles.get(factor, dict(lw=2))
         need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], factor * alpha) / 1e9 for n in ns]
-        ax.plot(ns, need, color=COLORS[i], lw=2, label=f"ring, {scale}")
+        line, = ax.plot(ns, need, label=f"ring, {scale}", zorder=3 if factor == 0 else 2, **style)
         limit = step_cost.largest_ranks_for_efficiency(args[1], args[2], factor * alpha)
-        if limit:   # the most ranks some bandwidth still serves
-            ax.axvline(limit, color=COLORS[i], ls="--", lw=1)
-            ax.annotate(f"n = {limit:,}", (limit, 0.5 - 0.1 * i), xycoords=("data", "axes fraction"), xytext=(-3, 0),
-                        textcoords="offset points", ha="right", va="center", fontsize=9, color=COLORS[i])
+        if limit:   # the most ranks some bandwidth still serves; labelled along its line, below the curves
+            ax.axvline(limit, color=line.get_color(), ls="--", lw=1)
+            ax.annotate(f"n = {limit:,}", (limit, 0.03), xycoords=("data", "axes fraction"), xytext=(2, 0),
+                        textcoords="offset points", ha="left", va="bottom", rotation=90, fontsize=9,
+                        color=line.get_color())
     hd = [n for n in ns if int(n) & (int(n) - 1) == 0]
     need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], alpha, "halving_doubling") / 1e9 for n in hd]
-    ax.plot(hd, need, color=COLORS[3], marker="o", ls=":", label="halving-doubling, α")
+    ax.plot(hd, need, color=COLORS[5], marker="s", ms=5, ls=":", label="halving-doubling, α", zorder=2)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(5, 200)
