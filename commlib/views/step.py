@@ -65,7 +65,7 @@ def bandwidth_over_n_figure(ns=None):
     """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at the gigabit
     preset's start-up alpha, at half of it and with none (a thin grey line, on top: halving-doubling at
     alpha, purple squares, lies almost on it), and halving-doubling at alpha; a dashed line marks each
-    ring's limit n - 1 = T_m / (2 alpha), past which no bandwidth suffices, labelled along it."""
+    ring's limit n - 1 = budget / (2 alpha), past which no bandwidth suffices, labelled along it."""
     from ..experiments.step import ALPHA_SCALES
     from ..worked import VGG16_AS_REPORTED as note
 
