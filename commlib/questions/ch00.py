@@ -1,7 +1,7 @@
 """Self-checks for the introduction (chapter 0). Answers are computed, never typed in."""
 
 from .. import cost, hardware
-from ..check import Given, Question, exercise_means, register
+from ..check import Given, Question, register
 from ..step import cost as step
 from ..units import parse_rate
 

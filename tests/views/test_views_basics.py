@@ -124,7 +124,10 @@ def test_models_table_fits_a_page_and_cites_each_model():
 
 
 def test_step_timeline_marks_each_step_end_where_the_model_puts_it():
-    """Reader item 1: compute then all-reduce, a faster GPU, and overlap; the overlapped step ends after T_c (its last bucket waits for the end of backward) but before T_c + T_m."""
+    """Reader item 1: compute then all-reduce, a faster GPU, and overlap in buckets.
+
+    The overlapped step ends after T_c (its last bucket waits for the end of backward), before T_c + T_m.
+    """
     import matplotlib.pyplot as plt
 
     from commlib.step import cost as step_cost
