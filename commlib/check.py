@@ -14,7 +14,8 @@ collectives' formulas are made of: n/(n-1) or (n-1)/n for a count n of the
 exercise (a factor (n-1)/n missing or extra), 2 or 1/2 (one of two phases or
 directions); then generic ones for the unit slips this subject invites: bits vs
 bytes (x8), kB vs KiB (x1.024), MB vs MiB (x1.049), GB vs GiB (x1.074), milli
-vs micro (x1000), bytes vs MB (x10^6), bytes vs GB (x10^9). A slip is named only
+vs micro (x1000), bytes vs MB (x10^6), bytes vs GB (x10^9), and for a percent a
+fraction (x100). A slip is named only
 when the answer's ratio to the right one lies within 0.3 % of its factor and
 nearer to it than to any other explanation; a formula's factor comes first, so
 that 16/15 = 1.067 at n = 16 is never taken for the GB-GiB slip (1.074).
@@ -139,6 +140,7 @@ _GENERIC = [
     (1000.0, "is a unit prefix off by 1000 (ms vs s, MB vs GB)?", _SIZES | _RATES | _TIMES),
     (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?", _SIZES | _RATES | _TIMES),
     (1e9, "is the answer in bytes (or ns) where GB (10^9 B) or s was asked?", _SIZES | _RATES | _TIMES),
+    (100.0, "did you mix a fraction and a percent (x100)?", frozenset({"%"})),
 ]
 
 #: How close an answer's ratio to the right one must lie to a slip's factor for the hint to name it

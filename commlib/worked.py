@@ -74,7 +74,7 @@ class VGGExample:
              f"{note['bandwidth_90_mb']:,} MB/s"],
             [f"B for ε = {target}, in bits", f"{to_unit(self.bandwidth_90, 'Mb/s'):,.0f} Mb/s",
              f"{note['bandwidth_90_mbit']:,} Mbit/s"],
-            ["most growth of B as n grows, bytes alone (α = 0): n/(n-1)", f"{self.growth_limit:.4f}", f"{note['growth']}"],
+            ["most growth of B as n grows, bytes alone (start-ups left out): n/(n-1)", f"{self.growth_limit:.4f}", f"{note['growth']}"],
         ]
 
 

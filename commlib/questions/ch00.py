@@ -1,7 +1,7 @@
 """Self-checks for the introduction (chapter 0). Answers are computed, never typed in."""
 
 from .. import cost, hardware
-from ..check import Given, Question, exercise_means, register
+from ..check import Given, Question, register
 from ..step import cost as step
 from ..units import parse_rate
 
@@ -122,14 +122,3 @@ register(Question(
     hint="Compute time 6 x parameters x tokens / (0.4 x peak FLOP/s) equals the all-reduce time; solve for tokens.",
     givens=(Given("n", (8, 16, 32, 128, 256), "{} H100s"),),
 ))
-
-
-exercise_means(
-    "ex-intro-ps-card",
-    "# The chapter's table: GPT-2 XL's bytes per worker and through one server's card (n = 64, k = 8, bf16)\n"
-    "psi = hardware.model(\"gpt2_xl\").params\n"
-    "display(tables_views.markdown_table(\n"
-    "    [\"recipe\", \"per worker, each way (GB)\", \"through one server's card, each way (GB)\"],\n"
-    "    [[t.label, f\"{t.sent / 1e9:.2f}\", \"-\" if t.server is None else f\"{t.server / 1e9:.2f}\"]\n"
-    "     for t in (step.traffic_per_rank(psi, r, 64, \"bf16\", servers=8) for r in step.TRAFFIC_RECIPES)]))",
-)

@@ -41,6 +41,7 @@ from ..units import check_count, check_fraction, check_nonnegative, check_positi
 __all__ = [
     "BACKWARD_SHARE",
     "min_tokens_backward_hides",
+    "bucketed_overlap",
     "parallel_efficiency",
     "communication_time_for_efficiency",
     "required_bandwidth",
@@ -216,6 +217,31 @@ def min_tokens_backward_hides(params: float, n: int, bandwidth: float, peak_flop
     """
     return min_tokens_compute_bound(params, n, bandwidth, peak_flops, utilization, dtype_bytes, latency,
                                     algorithm, flops_per_sample) / BACKWARD_SHARE
+
+
+def bucketed_overlap(t_compute: float, nbytes: float, n: int, bandwidth: float, latency: float,
+                     buckets: int = 4, algorithm: str = "ring") -> list[tuple[float, float]]:
+    r"""Start and duration of each bucket's all-reduce when the all-reduce overlaps the backward pass.
+
+    The backward pass (:data:`BACKWARD_SHARE` of ``t_compute``, after the forward pass) produces the
+    gradient from the output side; split into ``buckets`` equal buckets, bucket :math:`k` is ready
+    when the backward pass is :math:`k/K` done, and its all-reduce starts when it is ready and the
+    previous bucket's has ended. The last bucket is ready only at the end of the backward pass, so the
+    step ends after ``t_compute`` by at least one bucket's all-reduce.
+
+    >>> [round(s, 3) for s, _ in bucketed_overlap(0.3, 4e6, 2, 1e9, 0.0, 2)]   # backward 0.1 - 0.3 s
+    [0.2, 0.3]
+    """
+    check_positive("t_compute", t_compute)
+    check_count("buckets", buckets)
+    forward = (1 - BACKWARD_SHARE) * t_compute
+    each = cost.allreduce_time(nbytes / buckets, n, bandwidth, latency, algorithm)
+    out, free = [], 0.0
+    for k in range(1, buckets + 1):
+        start = max(forward + BACKWARD_SHARE * t_compute * k / buckets, free)
+        out.append((start, each))
+        free = start + each
+    return out
 
 
 def reduction_time_bounds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float,

@@ -16,33 +16,41 @@ __all__ = ["step_timeline_figure", "bandwidth_over_n_figure", "alpha_beta_figure
 
 
 def step_timeline_figure(model: str = "resnet50", dtype: str = "fp32", n: int = 8, link: str = "eth_10g",
-                         t_compute: float = 0.4, speedup: float = 4.0):
+                         t_compute: float = 0.4, speedup: float = 4.0, buckets: int = 4):
     """One step on one rank as a timeline, three ways: compute then all-reduce; a GPU ``speedup`` times
-    faster on the same network; and the all-reduce overlapped with the backward pass, at best.
+    faster on the same network; and the all-reduce overlapped with the backward pass in ``buckets``.
 
-    Compute in one colour, the all-reduce in another; the step's end is marked on each row. The
-    all-reduce of the overlapped row starts with the backward pass (after the forward pass's share of
-    ``t_compute``, :data:`commlib.step.cost.BACKWARD_SHARE`) and runs beside it.
+    Compute in one colour, the all-reduce in another; the step's end is marked on each row. On the
+    overlapped row a tick marks where the forward pass ends and the backward pass
+    (:data:`commlib.step.cost.BACKWARD_SHARE` of ``t_compute``) begins, and each bucket's all-reduce
+    starts when the backward pass has produced it (:func:`commlib.step.cost.bucketed_overlap`): the
+    last, input-side bucket only after the backward pass ends.
     """
     item = hardware.link(link)
-    t_m = cost.allreduce_time(hardware.gradient_bytes(model, dtype), n, item.bandwidth, item.latency)
+    nbytes = hardware.gradient_bytes(model, dtype)
+    t_m = cost.allreduce_time(nbytes, n, item.bandwidth, item.latency)
     forward = (1 - step_cost.BACKWARD_SHARE) * t_compute
-    rows = [("compute, then all-reduce", [(0.0, t_compute, 0), (t_compute, t_m, 0)]),
-            (f"GPU {speedup:g}x faster, same network", [(0.0, t_compute / speedup, 0), (t_compute / speedup, t_m, 0)]),
-            ("overlapped with the backward pass", [(0.0, t_compute, 0), (forward, t_m, 1)])]
+    pieces = step_cost.bucketed_overlap(t_compute, nbytes, n, item.bandwidth, item.latency, buckets)
+    rows = [("compute, then all-reduce", (0.0, t_compute), [(t_compute, t_m)], 0),
+            (f"GPU {speedup:g}x faster, same network", (0.0, t_compute / speedup), [(t_compute / speedup, t_m)], 0),
+            (f"overlapped, {buckets} buckets", (0.0, t_compute), pieces, 1)]
     fig, ax = figure(7.2, 3.0)
     colors = (COLORS[0], COLORS[1])
-    for i, (_, (comp, comm, *_)) in enumerate(rows):
+    for i, (_, comp, comm, lane) in enumerate(rows):
         y = len(rows) - 1 - i
-        start, width, _ = comp
-        ax.barh(y + 0.15, width, left=start, height=0.3, color=colors[0])
-        start, width, lane = comm
-        ax.barh(y + (0.15 if lane == 0 else -0.2), width, left=start, height=0.3, color=colors[1])
-        end = max(comp[0] + comp[1], comm[0] + comm[1])
+        ax.barh(y + 0.15, comp[1], left=comp[0], height=0.3, color=colors[0])
+        for start, width in comm:
+            ax.barh(y + (0.15 if lane == 0 else -0.2), width, left=start, height=0.3, color=colors[1],
+                    edgecolor="white", linewidth=0.8)
+        if lane:
+            ax.plot([forward, forward], [y, y + 0.3], color="white", lw=1.5)
+            ax.annotate("forward | backward", (forward, y + 0.3), xytext=(0, 2), textcoords="offset points",
+                        ha="center", va="bottom", fontsize=8)
+        end = max(comp[0] + comp[1], *(s + w for s, w in comm))
         ax.plot([end, end], [y - 0.4, y + 0.4], color=COLORS[7], lw=1)
         ax.annotate(f"step {1e3 * end:.0f} ms", (end, y + 0.3), xytext=(4, 0), textcoords="offset points",
                     va="center", fontsize=9)
-    ax.set_yticks(range(len(rows)), [label for label, _ in rows][::-1])
+    ax.set_yticks(range(len(rows)), [label for label, *_ in rows][::-1])
     ax.set_xlabel("time within one step (s)")
     ax.set_xlim(0, 1.3 * (t_compute + t_m))
     ax.bar(0, 0, color=colors[0], label=r"compute $T_c$")
@@ -55,8 +63,9 @@ def step_timeline_figure(model: str = "resnet50", dtype: str = "fp32", n: int = 
 
 def bandwidth_over_n_figure(ns=None):
     """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at the gigabit
-    preset's start-up alpha, at half of it and with none, and halving-doubling at alpha; a dashed line
-    marks each ring's limit n - 1 = T_m / (2 alpha), past which no bandwidth suffices."""
+    preset's start-up alpha, at half of it and with none (a thin grey line, on top: halving-doubling at
+    alpha, purple squares, lies almost on it), and halving-doubling at alpha; a dashed line marks each
+    ring's limit n - 1 = budget / (2 alpha), past which no bandwidth suffices, labelled along it."""
     from ..experiments.step import ALPHA_SCALES
     from ..worked import VGG16_AS_REPORTED as note
 
@@ -64,17 +73,20 @@ def bandwidth_over_n_figure(ns=None):
     ns = np.unique(np.geomspace(2, 2048, 200).astype(int)) if ns is None else np.asarray(ns)
     fig, ax = figure(6.8, 3.8)
     args = (note["d_bytes_used"], note["t_compute"], note["target_efficiency"])
-    for i, (scale, factor) in enumerate(ALPHA_SCALES.items()):
+    styles = {1.0: dict(color=COLORS[0], lw=2), 0.5: dict(color=COLORS[1], lw=2), 0.0: dict(color="0.55", lw=1)}
+    for scale, factor in ALPHA_SCALES.items():
+        style = styles.get(factor, dict(lw=2))
         need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], factor * alpha) / 1e9 for n in ns]
-        ax.plot(ns, need, color=COLORS[i], lw=2, label=f"ring, {scale}")
+        line, = ax.plot(ns, need, label=f"ring, {scale}", zorder=3 if factor == 0 else 2, **style)
         limit = step_cost.largest_ranks_for_efficiency(args[1], args[2], factor * alpha)
-        if limit:   # the most ranks some bandwidth still serves
-            ax.axvline(limit, color=COLORS[i], ls="--", lw=1)
-            ax.annotate(f"n = {limit:,}", (limit, 0.5 - 0.1 * i), xycoords=("data", "axes fraction"), xytext=(-3, 0),
-                        textcoords="offset points", ha="right", va="center", fontsize=9, color=COLORS[i])
+        if limit:   # the most ranks some bandwidth still serves; labelled along its line, below the curves
+            ax.axvline(limit, color=line.get_color(), ls="--", lw=1)
+            ax.annotate(f"n = {limit:,}", (limit, 0.03), xycoords=("data", "axes fraction"), xytext=(2, 0),
+                        textcoords="offset points", ha="left", va="bottom", rotation=90, fontsize=9,
+                        color=line.get_color())
     hd = [n for n in ns if int(n) & (int(n) - 1) == 0]
     need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], alpha, "halving_doubling") / 1e9 for n in hd]
-    ax.plot(hd, need, color=COLORS[3], marker="o", ls=":", label="halving-doubling, α")
+    ax.plot(hd, need, color=COLORS[5], marker="s", ms=5, ls=":", label="halving-doubling, α", zorder=2)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(5, 200)
