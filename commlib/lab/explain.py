@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from ..units import check_count, check_fraction, check_nonnegative, check_positive
 from .fit import RateCheck
 from .measure import format_bytes
+from .memory import busbw_bound
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
@@ -131,18 +132,34 @@ def _load_explains(rate: float, copy_rate: float, share: float | None, tolerance
     return share is not None and share < enough and rate * load_gap(share) >= (1 - tolerance) * copy_rate
 
 
+def _load_premise(s2: float) -> str:
+    """The load model in words, with the share as printed: what every loaded comparison of the lab assumes."""
+    return (f"the ranks got {100 * s2:.0f} % of their cores' time over the run; if each rank's turns on its core "
+            f"fell independently of the other's, a step between two ranks, which moves only while both run, was "
+            f"slowed about 1/{s2:.2f}² = {load_bound(s2):.1f} times, and the copy control, one core per rank, timed "
+            f"in turns under the same load, about 1/{s2:.2f} = {load_gap(s2):.1f} times, so load can close a gap of "
+            f"about {load_gap(s2):.1f} times between the two")
+
+
 def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, tolerance: float = RATE_TOLERANCE,
-                    enough: float = CORE_SHARE_ENOUGH, what: str = "the rate of all-reduce's bytes") -> str:
+                    enough: float = CORE_SHARE_ENOUGH, what: str = "the rate of all-reduce's bytes",
+                    too_loaded: bool = False) -> str:
     """The sentence that follows from :func:`rate_phrase`: what a rate (bytes/s) stands for on this machine.
 
     ``share`` is the ranks' share of their cores' time over the whole run
-    (see :func:`core_share_sentence`): below ``enough``, load from other
-    programs slow a pairwise step about :func:`load_bound` times, and the
-    copy control, timed under the same load, about ``1/share`` times, so
-    load can close a gap of about :func:`load_gap` between them; where that
-    closes the gap to the copy rate (within ``tolerance``), the run cannot
-    tell the library's rate from the load. An infinite rate, or
-    one more than ``tolerance`` above the copy rate, is no rate of copying
+    (see :func:`core_share_sentence`): below ``enough``, and assuming each
+    rank's turns on its core fall independently of the other's, load from
+    other programs slows a pairwise step about :func:`load_bound` times, and
+    the copy control, timed under the same load, about ``1/share`` times, so
+    load can close a gap of about :func:`load_gap` between them (the premise
+    is printed whichever way the comparison goes); where that closes the gap
+    to the copy rate (within ``tolerance``), the run cannot tell the
+    library's rate from the load. ``too_loaded``: more than half the
+    timings failed a load check (:func:`suspects_sentence`); the rate is
+    then not put down to the library. A rate below what two copies per byte
+    and the reduction allow (:func:`commlib.lab.memory.busbw_bound`) is
+    said to need more than a second copy. An infinite rate, or one more
+    than ``tolerance`` above the copy rate, is no rate of copying
     (:func:`rate_flag`).
 
     >>> rate_conclusion(float("inf"), 5e9)[:40]
@@ -152,7 +169,7 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     >>> rate_conclusion(2.7e9, 6.2e9, share=0.31)[:95]
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
     >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-71:]    # loaded against loaded: about 1/0.6; the gap is 31
-    ' of about 1/0.60 = 1.7 times between them, not the 31.0 times measured.'
+    ' a gap of about 1.7 times between the two, not the 31.0 times measured.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
@@ -161,28 +178,31 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     loaded = ""
     if share is not None and share < enough:
         s2 = round(min(share, 1.0), 2)      # the share as printed, and as used in the arithmetic below
-        how = (f"the ranks got {100 * s2:.0f} % of their cores' time over the run; a step between two ranks moves "
-               f"only while both run, so load slowed each step about 1/{s2:.2f}² = {load_bound(s2):.1f} times, but "
-               f"the copy control, timed in turns under the same load, about 1/{s2:.2f} = {load_gap(s2):.1f} times "
-               f"too, so load can close a gap of about {load_gap(s2):.1f} times between the two")
+        how = _load_premise(s2)
         if _load_explains(rate, copy_rate, share, tolerance, enough) and rate < (1 - tolerance) * copy_rate:
             return (f"So this run cannot tell {what} from the load: {how}, and the gap here is "
                     f"{copy_rate / rate:.1f} times. Re-run the lab on an idle machine to read the library's own rate.")
-        loaded = (f" The ranks got {100 * s2:.0f} % of their cores' time over the run; the copy control ran under "
-                  f"the same load, so load can close a gap of about 1/{s2:.2f} = {load_gap(s2):.1f} times between "
-                  f"them, not the {copy_rate / rate:.1f} times measured.")
+        loaded = (f" The load does not close the gap: {how}, not the {copy_rate / rate:.1f} times measured.")
     phrase = rate_phrase(rate, copy_rate, tolerance)
     if phrase.startswith("about"):
         return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the copy rate; the other "
                 "collectives (table) show how far that reading carries.")
     if rate > (1 + tolerance) * copy_rate:
-        return (f"So on this machine {what} came out above the copy control's rate ines memory, which a library "
+        return (f"So on this machine {what} came out above the copy control's rate in this run, which a library "
                 "that copies each byte at least once cannot reach: the copy control ran slowed, fewer ranks copied "
                 "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
                 "way it is no rate of copying.")
+    two = busbw_bound(copy_rate, copies=2)
+    second = (f" Even two copies per byte and the reduction would allow {rate_text(two)}, above the measured rate: "
+              "a second copy through a shared buffer would not bring it this low alone."
+              if rate < (1 - tolerance) * two else "")
+    if too_loaded:
+        return (f"So on this machine {what} is below one plain copy per byte; with more than half the timings "
+                "failing a load check, this run does not say whether the library or the load spent the extra "
+                "time." + second + loaded)
     return (f"So on this machine {what} is below one plain copy per byte: the library spends more than a copy's "
             "time on each byte (a second copy through a shared buffer, or waits between the ranks), and this run "
-            "does not tell which." + loaded)
+            "does not tell which." + second + loaded)
 
 
 def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = RATE_TOLERANCE) -> str:
@@ -625,13 +645,17 @@ def cuts_phrase(cuts: Sequence[float], sizes: Sequence[float]) -> str:
 
 
 def _normalised(rate2: float, rate4: float, share2: float | None, share4: float | None) -> float:
-    """busbw with four ranks over busbw with two, each divided by its run's share of its cores' time."""
+    """busbw with four ranks over busbw with two, each divided by the square of its run's share of its cores' time.
+
+    The lab's one load model (:func:`load_bound`): a step between two ranks
+    moves only while both run, so a share ``s`` slows it about ``1/s**2``.
+    """
     check_positive("rate2", rate2)
     check_positive("rate4", rate4)
     s2, s4 = (1.0 if s is None else min(s, 1.0) for s in (share2, share4))
     check_positive("share2", s2)
     check_positive("share4", s4)
-    return (rate4 / s4) / (rate2 / s2)
+    return (rate4 / s4**2) / (rate2 / s2**2)
 
 
 def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
@@ -644,9 +668,10 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     would get ``min(cores, ranks) / ranks`` of a core, and busbw would move
     by the ratio of those shares (half, from two ranks on two cores to four
     on the same two). The two runs ran at different moments of a shared
-    machine, so each busbw is first divided by its run's share of its cores'
-    time (``share2``, ``share4``: see :func:`core_share_sentence`; ``None``:
-    not reported, taken as 1). That ratio is held against the cores' one and
+    machine, so each busbw is first divided by the square of its run's share
+    of its cores' time (``share2``, ``share4``: see :func:`core_share_sentence`;
+    ``None``: not reported, taken as 1), the load model of
+    :func:`rate_conclusion` (:func:`load_bound`). That ratio is held against the cores' one and
     against 1 (each rank with a link of its own: busbw unchanged), within
     ``tolerance``; a cause is named only where it matches one of them.
 
@@ -660,7 +685,8 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     nums = f"({rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2})"
     if share2 is not None and share4 is not None:
         nums += (f"; the ranks got {100 * min(share4, 1.0):.0f} % of their cores' time with {w4} and "
-                 f"{100 * min(share2, 1.0):.0f} % with {w2}, so per unit of core time the {w4} ranks had "
+                 f"{100 * min(share2, 1.0):.0f} % with {w2}, so with each busbw divided by the square of its "
+                 f"run's share (a step moves only while both its ranks run), the {w4} ranks had "
                  f"{ratio:.2f} times the busbw of the {w2}")
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)   # busbw ratio if the cores set it
     if abs(limited - 1) > tolerance and abs(ratio / limited - 1) <= tolerance:
@@ -675,14 +701,14 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
                 f"{ratio / limited:.1f} times as much through the same cores. So the {w2}-rank run was not limited "
                 "by copying on its cores; this run does not say what else held it back.")
     more = "grows" if ratio > 1 else "falls"
-    return (f"The bus bandwidth at the largest size {more} with the ranks {nums}: {ratio:.2f} times per unit of core "
-            f"time, against {limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own. "
+    return (f"The bus bandwidth at the largest size {more} with the ranks {nums}: {ratio:.2f} times allowing for the "
+            f"load, against {limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own. "
             "This run does not say why.")
 
 
 def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks2: int = 2, ranks4: int = 4,
                      share2: float | None = None, share4: float | None = None) -> str:
-    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the busbw ratio per unit of core time and the cores' one.
+    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the busbw ratio allowing for the load and the cores' one.
 
     >>> ranks_rate_short(0.69e9, 0.70e9, 2, 2)
     'four ranks on two cores had 1.01 times the busbw of two, against 0.50 had copying on the cores set it'
@@ -690,15 +716,18 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
     ratio = _normalised(rate2, rate4, share2, share4)
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)
     w4, w2, c4 = (_WORDS.get(x, str(x)) for x in (ranks4, ranks2, cores4))
-    per = " per unit of core time" if share2 is not None and share4 is not None else ""
+    per = " allowing for the load" if share2 is not None and share4 is not None else ""
     return (f"{w4} ranks on {c4} cores had {ratio:.2f} times the busbw of {w2}{per}, against {limited:.2f} had "
             "copying on the cores set it")
 
 
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
                     alpha4: float, handover: float, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
-                    enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True) -> str:
+                    enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False) -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, switching ranks.
+
+    ``too_loaded``: more than half the timings failed a load check; a gap
+    to the copy rate is then not put down to the library's copies alone.
 
     ``rate``: all-reduce's bus bandwidth at the largest size, against the
     ``copy_rate`` (bytes/s); ``cache``: :func:`cache_share` of its steepest
@@ -712,7 +741,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     the copies are not blamed for it.
 
     >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
-    "the library's copies, slower than one plain copy per byte; switching between ranks, "
+    "the library's copies, slower than one plain copy per byte; and switching between ran"
     """
     check_positive("copy_rate", copy_rate)
     for name, v in (("alpha2", alpha2), ("alpha4", alpha4)):
@@ -725,7 +754,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         parts.append("the library's copies, at a rate this run could not pin down")
     elif abs(rate / copy_rate - 1) <= tolerance:
         parts.append("the library's copies, at about the copy control's rate in this run")
-    elif _load_explains(rate, copy_rate, share, tolerance, enough):
+    elif too_loaded or _load_explains(rate, copy_rate, share, tolerance, enough):
         parts.append("the library's copies or the load, which this run cannot tell apart")
     else:
         parts.append("the library's copies, slower than one plain copy per byte")
@@ -737,7 +766,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         parts.append(f"in part {cause}, past which each byte got dearer")
     if oversubscribed and alpha_known and alpha4 - alpha2 >= handover:
         parts.append("switching between ranks, once there were more ranks than cores")
-    return "What limited this run, then, was " + "; ".join(parts) + "; and the lack of a real wire."
+    listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
+    return "What limited this run, then, was " + listed + "."
 
 
 def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 1) -> str:

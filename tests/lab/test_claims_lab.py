@@ -432,6 +432,22 @@ def test_load_closes_only_the_gap_left_between_two_loaded_timings():
                                                                        "bytes is below one plain copy")
 
 
+def test_the_rate_conclusion_prints_its_load_premise_either_way_and_blames_the_library_only_when_it_may():
+    # The premise (a step needs both ranks running: 1/s^2; the copy 1/s) is printed whether load closes the gap
+    # or not; a run whose timings mostly fail the load checks does not put the gap down to the library; and a
+    # rate below what two copies and the reduction allow is not explained by "a second copy" alone.
+    closes = explain.rate_conclusion(2.2e9, 6.2e9, share=0.31)
+    stays = explain.rate_conclusion(0.53e9, 3.05e9, share=0.31)
+    for words in (closes, stays):
+        assert "independently" in words and "1/0.31² = 10.4 times" in words and "1/0.31 = 3.2 times" in words
+    assert "the library spends more than a copy's time" in stays
+    loaded = explain.rate_conclusion(0.53e9, 3.05e9, share=0.31, too_loaded=True)
+    assert "the library spends" not in loaded and "whether the library or the load" in loaded
+    two = memory.busbw_bound(3.05e9, copies=2)
+    assert "Even two copies per byte and the reduction would allow 1.11 GB/s" in stays and 0.53e9 < two
+    assert "Even two copies" not in explain.rate_conclusion(0.95e9, 3.05e9, share=0.97)   # within the bound
+
+
 def test_the_measured_bus_bandwidth_takes_the_reduction_off_only_when_asked():
     t = _times("all_reduce", 2, "mpich", 5e-6, 1 / 3e9, gamma=1 / 6e9)
     s = fit.Series("all_reduce", 2, SIZES, t, "mpich")
@@ -473,7 +489,9 @@ def test_the_bandwidth_at_four_ranks_is_said_as_measured(rate4, word):
 def test_what_limited_the_run_names_only_what_its_controls_found():
     quiet = explain.limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 6e-6, 4e-6, True)
     assert "other programs" not in quiet and "cache" not in quiet and "switching" not in quiet
-    assert "slower than one plain copy" in quiet and quiet.endswith("the lack of a real wire.")
+    assert "slower than one plain copy" in quiet and quiet.endswith("per byte.") and "wire" not in quiet
+    assert "cannot tell apart" in explain.limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 6e-6, 4e-6, True,
+                                                          too_loaded=True)
     busy = explain.limits_sentence(5.5e9, 6e9, "most", 0.7, 5e-6, 40e-6, 4e-6, True)
     assert "other programs, which took 30 %" in busy and "about the copy control's rate in this run" in busy
     assert "last-level cache or time slicing" in busy and "switching between ranks" in busy

@@ -30,20 +30,22 @@ def test_alpha_is_quoted_only_where_the_sweeps_agree():
     assert "does not determine" not in explain.alpha_quote(5e-6, [4e-6, 8e-6])       # exactly 2x: still quoted
 
 
-def test_ranks_busbw_is_compared_per_unit_of_core_time():
-    # raw busbw equal, but the four-rank run got half the core time the two-rank run got: per unit of core time
-    # it moved twice as much, which neither the cores' share (0.5) nor a link per rank (1) predicts
+def test_ranks_busbw_is_compared_with_the_load_model_of_the_rate_comparison():
+    # One load model throughout (explain.load_bound): a step between two ranks moves only while both run, so a
+    # share s slows it about 1/s^2. Raw busbw equal, but the four-rank run got half the core time: allowing for
+    # the load it moved 4 times as much, which neither the cores' share (0.5) nor a link per rank (1) predicts.
     text = explain.ranks_rate_sentence(1e9, 1e9, 2, 2, share2=0.9, share4=0.45)
     assert "90 % with two" in text and "45 % of their cores' time with four" in text
-    assert "2.00 times the busbw" in text and "does not say why" in text
+    assert "4.00 times the busbw" in text and "does not say why" in text and "square of its run's share" in text
     assert "not limited by copying" not in text and "about the same" not in text
-    # raw busbw halves, but only because the four-rank run got half the core time: about the same per core time
-    same = explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    # raw busbw a quarter, but only because the four-rank run got half the core time: about the same
+    same = explain.ranks_rate_sentence(1e9, 0.25e9, 2, 2, share2=0.9, share4=0.45)
     assert "about the same" in same and "as the cores' share per rank does" not in same
-    # without the correction the same numbers would read as the cores' share
+    # without the correction a halving would read as the cores' share
     assert "as the cores' share per rank does" in explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2)
-    assert "per unit of core time" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
-    assert "1.00 times" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    assert "allowing for the load" in explain.ranks_rate_short(1e9, 0.25e9, 2, 2, share2=0.9, share4=0.45)
+    assert "1.00 times" in explain.ranks_rate_short(1e9, 0.25e9, 2, 2, share2=0.9, share4=0.45)
+    assert explain._normalised(1e9, 1e9, 0.5, 1.0) == 0.25            # the same model as load_bound
 
 
 def test_a_21_percent_difference_is_about_the_same_not_hardly_changed():
