@@ -48,6 +48,10 @@ _MARKER_OF = {2: "o", 4: "s", 8: "D"}
 _OTHER = "#555555"
 #: Shown behind the relative errors: the band within the target (grey: no series' colour).
 _BAND = "#d9d9d9"
+#: The copy control per second of CPU time (mid grey: the wall-time control is black, and no series is grey).
+_COPY_CPU = "#999999"
+#: One line style per number of ranks, beside the marker: two runs of one collective share its colour.
+_LINE_OF = {2: "-", 4: "--", 8: ":"}
 
 
 def series_color(s: fit.Series) -> str:
@@ -164,14 +168,16 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
     """Measured median times (bars: quartiles) of several series on one log-log plot, each named at its end.
 
     Colour stands for the collective and algorithm (:func:`series_color`),
-    marker shape for the number of ranks (:func:`series_marker`).
+    marker shape and line style for the number of ranks (:func:`series_marker`;
+    solid for two, dashed for four), so two runs of one collective differ in
+    both.
     """
     if not series:
         raise ValueError("series must hold at least one Series")
     fig, ax = figure(7.6, 3.8)
     for s in series:
         _measured(ax, s, label=s.label)
-        ax.plot(s.nbytes, s.seconds, "-", color=series_color(s), lw=0.8, alpha=0.6)
+        ax.plot(s.nbytes, s.seconds, _LINE_OF.get(s.n, "-."), color=series_color(s), lw=1.0, alpha=0.7)
     ax.set_yscale("log")
     ax.set_ylabel("time per call (s)")
     _size_axis(ax)
@@ -183,13 +189,18 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
 
 
 def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
-                     copy: tuple[Sequence[float], Sequence[float]] | None = None):
+                     copy: tuple[Sequence[float], Sequence[float]] | None = None,
+                     copy_cpu: tuple[Sequence[float], Sequence[float]] | None = None):
     """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size, each named at its end.
 
     ``copy``: ``(sizes, rates)`` of the copy control measured in the same
     run (:func:`commlib.lab.runner.copy_control`: every rank copying at
     once, timed in wall time), drawn as a black dashed line (bytes copied per
     second and rank), the control the collectives' rates are read against.
+    ``copy_cpu``: the same copies over the copying thread's CPU time
+    (:func:`commlib.lab.runner.copy_cpu_control`), a grey dashed line: where
+    it stays up while the wall-time line falls, the copies waited for their
+    cores rather than copied more slowly.
     """
     if not series:
         raise ValueError("series must hold at least one Series")
@@ -199,13 +210,15 @@ def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
         busbw = [cost.bus_bandwidth(s.op, x, s.n, t) / 1e9 for x, t in zip(s.nbytes, s.seconds)]
         ax.plot(s.nbytes, busbw, series_marker(s) + "-", color=series_color(s), ms=5, lw=1, label=s.label)
         ends.append((busbw[-1], _short(s), series_color(s)))
-    if copy is not None:
-        sizes, rates = copy
+    for control, colour, clock in ((copy, PALETTE["black"], "wall time"), (copy_cpu, _COPY_CPU, "CPU time")):
+        if control is None:
+            continue
+        sizes, rates = control
         if len(sizes) != len(rates) or not sizes:
-            raise ValueError(f"copy must pair sizes with rates, got {len(sizes)} and {len(rates)}")
-        ax.plot(sizes, [r / 1e9 for r in rates], "--", color=PALETTE["black"], lw=1.2,
-                label="copy control, every rank at once (bytes copied/s per rank)")
-        ends.append((rates[-1] / 1e9, "copy control (wall time)", PALETTE["black"]))
+            raise ValueError(f"a copy control must pair sizes with rates, got {len(sizes)} and {len(rates)}")
+        ax.plot(sizes, [r / 1e9 for r in rates], "--", color=colour, lw=1.2,
+                label=f"copy control, every rank at once (bytes copied per second of {clock}, per rank)")
+        ends.append((rates[-1] / 1e9, f"copy control ({clock})", colour))
     ax.set_yscale("log")
     ax.set_ylabel("bus bandwidth (GB/s, one direction)")
     _size_axis(ax)
