@@ -229,25 +229,49 @@ def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
     return fig
 
 
-def half_rate_table(model: fit.AlphaBeta, series: fit.Series):
+def _bytes2(nbytes: float) -> str:
+    """A size to two significant figures, in binary prefixes: a prediction carries no more."""
+    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if nbytes >= factor:
+            return f"{explain.figures(nbytes / factor)} {unit}"
+    return f"{explain.figures(nbytes)} B"
+
+
+def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[fit.AlphaBeta] = ()):
     """Markdown table: where a line says its bytes move at half its ``1/beta``, and where the measurement says so.
 
     The prediction is :func:`commlib.lab.fit.half_rate_size`; the check,
     :func:`commlib.lab.fit.measured_half_rate`, the two measured sizes
     between which the measured rate of the bytes on the critical path first
-    reaches half the line's ``1/beta``.
+    reaches half the line's ``1/beta``. ``sweeps``: the same line fitted on
+    each sweep alone; where their alphas disagree
+    (:func:`commlib.lab.explain.alpha_determined`), the run does not fix
+    alpha, and the table gives each sweep's alpha and prediction instead of
+    one. Values to two significant figures.
     """
-    predicted = fit.half_rate_size(model, series)
+    alphas = [m.alpha for m in sweeps]
+    known = explain.alpha_determined(alphas)
     below, above = fit.measured_half_rate(model, series)
-    said = "never" if predicted == float("inf") else format_bytes(predicted)
+
+    def said(m: fit.AlphaBeta) -> str:
+        size = fit.half_rate_size(m, series)
+        return "never" if size == float("inf") else _bytes2(size)
+
     if above == float("inf"):
         seen = f"above {format_bytes(below)}, the largest size (not reached)"
     elif below == 0:
         seen = f"at or below {format_bytes(above)}, the smallest size"
     else:
         seen = f"between {format_bytes(below)} and {format_bytes(above)}"
-    rate = "infinite (beta 0)" if model.beta == 0 else format_rate(model.bandwidth)
-    body = [[series.label, _alpha(model), rate, said, seen]]
+    rate = "infinite (beta 0)" if model.beta == 0 else f"{explain.figures(model.bandwidth / 1e9)} GB/s"
+    if known:
+        alpha = _alpha(model) if model.alpha < 1e-9 else f"{explain.figures(1e6 * model.alpha)} µs"
+        predicted = said(model)
+    else:
+        alpha = ("not determined: its sweeps, fitted alone, give "
+                 + " and ".join(f"{explain.figures(1e6 * a)} µs" for a in alphas))
+        predicted = " and ".join(said(m) for m in sweeps) + " (one per sweep)"
+    body = [[series.label, alpha, rate, predicted, seen]]
     return markdown_table(["series", "fitted alpha", "fitted 1/beta", "half of 1/beta, predicted",
                            "half of 1/beta, measured"], body)
 
