@@ -475,17 +475,23 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
 
     ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages count
-    as flat when eight times the bytes took less than ``sqrt(8)`` times as long
-    (nearer 1 than 8); large ones as proportional from ``8 (1 - tolerance)`` up.
+    as flat when eight times the bytes took from ``1 - tolerance`` times as
+    long (a smaller message taking longer is load, not a flat part) to less
+    than ``sqrt(8)`` times (nearer 1 than 8); large ones as proportional from
+    ``8 (1 - tolerance)`` to ``8 (1 + tolerance)`` (beyond it each byte got
+    dearer: not proportional either).
 
     >>> shape_takeaway(1.3, 8.4)[:60]
     'A real collective showed here the two regimes the alpha-beta'
     >>> "this run does not show the flat part" in shape_takeaway(338.0, 8.4)
     True
+    >>> "does not show either regime" in shape_takeaway(0.0087, 8.9 * 2)
+    True
     """
     check_positive("small", small)
     check_positive("large", large)
-    flat, proportional = small < 8 ** 0.5, large >= 8 * (1 - tolerance)
+    flat = 1 - tolerance <= small < 8 ** 0.5
+    proportional = 8 * (1 - tolerance) <= large <= 8 * (1 + tolerance)
     if flat and proportional:
         return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "
                 f"messages (eight times the bytes took {small:.1f} times as long from 1 KiB to 8 KiB), rising with "
@@ -493,8 +499,8 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     missing = ("either regime" if not flat and not proportional else
                "the flat part" if not flat else "the part proportional to size")
     return (f"The alpha-beta model expects small messages to cost about the same whatever their size and large ones "
-            f"in proportion to it; here eight times the bytes took {small:.1f} times as long from 1 KiB to 8 KiB and "
-            f"{large:.1f} times from 8 MiB to 64 MiB, so this run does not show {missing} cleanly.")
+            f"in proportion to it; here eight times the bytes took {figures(small)} times as long from 1 KiB to 8 KiB "
+            f"and {figures(large)} times from 8 MiB to 64 MiB, so this run does not show {missing} cleanly.")
 
 
 def alpha_determined(sweeps: Sequence[float], spread: float = 2.0) -> bool:

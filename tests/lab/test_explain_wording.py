@@ -17,9 +17,26 @@ def test_small_range_growth_gets_a_cause_from_the_load_checks():
 def test_first_takeaway_follows_the_measured_growth():
     assert "showed here the two regimes" in explain.shape_takeaway(1.3, 8.4)
     loaded = explain.shape_takeaway(338.0, 8.4)
-    assert "flat for small" not in loaded and "does not show the flat part" in loaded and "338.0" in loaded
+    assert "flat for small" not in loaded and "does not show the flat part" in loaded and "340 times" in loaded
     assert "does not show the part proportional to size" in explain.shape_takeaway(1.3, 2.0)
     assert "does not show either regime" in explain.shape_takeaway(40.0, 2.0)
+
+
+def test_the_first_takeaway_calls_flat_and_proportional_only_within_their_bounds():
+    # flat: 1 - tolerance <= small < sqrt(8); proportional: 8 (1 - tolerance) <= large <= 8 (1 + tolerance)
+    tol = explain.RATE_TOLERANCE
+    ok = "showed here the two regimes"
+    assert ok in explain.shape_takeaway(1 - tol, 8.0)                       # lower bound of flat: in
+    below = explain.shape_takeaway(0.0087, 8.9)                             # the smaller message took longer
+    assert ok not in below and "does not show the flat part" in below and "0.0 times" not in below
+    assert "0.0087" in below
+    assert ok not in explain.shape_takeaway(0.99 * (1 - tol), 8.0)
+    assert ok in explain.shape_takeaway(0.99 * 8**0.5, 8.0)                  # upper bound of flat: just in
+    assert ok not in explain.shape_takeaway(8**0.5, 8.0)                     # and out
+    assert ok in explain.shape_takeaway(1.3, 8 * (1 + tol))                  # upper bound of proportional: in
+    steep = explain.shape_takeaway(1.3, 1.01 * 8 * (1 + tol))                # each byte got dearer: out
+    assert ok not in steep and "does not show the part proportional to size" in steep
+    assert ok in explain.shape_takeaway(1.3, 8 * (1 - tol)) and ok not in explain.shape_takeaway(1.3, 0.99 * 8 * (1 - tol))
 
 
 def test_alpha_is_quoted_only_where_the_sweeps_agree():
