@@ -136,9 +136,9 @@ def _load_premise(s2: float) -> str:
     """The load model in words, with the share as printed: what every loaded comparison of the lab assumes."""
     return (f"the ranks got {100 * s2:.0f} % of their cores' time over the run; if each rank's turns on its core "
             f"fell independently of the other's, a step between two ranks, which moves only while both run, was "
-            f"slowed about 1/{s2:.2f}² = {load_bound(s2):.1f} times, and the copy control, one core per rank, timed "
-            f"in turns under the same load, about 1/{s2:.2f} = {load_gap(s2):.1f} times, so load can close a gap of "
-            f"about {load_gap(s2):.1f} times between the two")
+            f"slowed about {load_bound(s2):.1f} times (one over the share squared), and the copy control, one core "
+            f"per rank, timed in turns under the same load, about {load_gap(s2):.1f} times (one over the share), so "
+            f"load can close a gap of about that much between the two")
 
 
 def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, tolerance: float = RATE_TOLERANCE,
@@ -168,8 +168,8 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     "So on this machine the rate of all-reduce's bytes came out above the copy control's rate i"
     >>> rate_conclusion(2.7e9, 6.2e9, share=0.31)[:95]
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
-    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-71:]    # loaded against loaded: about 1/0.6; the gap is 31
-    ' a gap of about 1.7 times between the two, not the 31.0 times measured.'
+    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-70:]    # loaded against loaded: about 1/0.6; the gap is 31
+    'a gap of about that much between the two, not the 31.0 times measured.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:

@@ -16,7 +16,7 @@ from .. import cost
 from ..lab import calculators as predict
 from ..lab import explain, fit, mpich
 from ..lab.measure import format_bytes
-from ..units import check_count, check_nonnegative, check_positive, format_rate, format_time
+from ..units import check_count, check_nonnegative, check_positive
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, PALETTE, figure
 from .tables import markdown_table
@@ -265,7 +265,7 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
         seen = f"between {format_bytes(below)} and {format_bytes(above)}"
     rate = "infinite (beta 0)" if model.beta == 0 else f"{explain.figures(model.bandwidth / 1e9)} GB/s"
     if known:
-        alpha = _alpha(model) if model.alpha < 1e-9 else f"{explain.figures(1e6 * model.alpha)} µs"
+        alpha = _alpha(model)
         predicted = said(model)
     else:
         alpha = ("not determined: its sweeps, fitted alone, give "
@@ -282,8 +282,8 @@ def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, siz
     if sizes is not None:
         keep = set(float(x) for x in sizes)
         rows = [r for r in rows if r.nbytes in keep]
-    body = [[format_bytes(r.nbytes), format_time(r.measured), format_time(r.predicted),
-             f"{100 * r.relative_error:+.1f} %", format_rate(r.algbw), format_rate(r.busbw)] for r in rows]
+    body = [[format_bytes(r.nbytes), _time(r.measured, 3), _time(r.predicted), f"{100 * r.relative_error:+.0f} %",
+             _rate(r.algbw, 3), _rate(r.busbw, 3)] for r in rows]
     headers = ["size", "measured (median)", "predicted", "error", "algbw", "busbw"]
     return markdown_table(headers, body, caption=series.label)
 
@@ -302,13 +302,29 @@ def terms_table(series: Sequence[fit.Series]):
                           body)
 
 
+def _rate(bytes_per_second: float, n: int = 2) -> str:
+    """A rate to ``n`` significant figures (a fitted or measured rate is no finer than a rerun agrees)."""
+    for factor, unit in ((1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")):
+        if bytes_per_second >= factor:
+            return f"{explain.figures(bytes_per_second / factor, n)} {unit}"
+    return f"{explain.figures(bytes_per_second, n)} B/s"
+
+
+def _time(seconds: float, n: int = 2) -> str:
+    """A time to ``n`` significant figures, in s, ms, µs or ns."""
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if seconds >= factor:
+            return f"{explain.figures(seconds / factor, n)} {unit}"
+    return f"{explain.figures(seconds / 1e-9, n)} ns"
+
+
 def _inverse_beta(m: fit.AlphaBeta) -> str:
-    return "beta 0 s/B (no size dependence)" if m.beta == 0 else f"1/beta {format_rate(m.bandwidth)}"
+    return "beta 0 s/B (no size dependence)" if m.beta == 0 else f"1/beta {_rate(m.bandwidth)}"
 
 
 def _alpha(m: fit.AlphaBeta, resolution: float = 1e-9) -> str:
     # a fitted alpha below a clock's resolution is the fit finding no flat part, not a 0 s start-up cost
-    return format_time(m.alpha) if m.alpha >= resolution else "none measurable (fitted 0)"
+    return _time(m.alpha) if m.alpha >= resolution else "none measurable (fitted 0)"
 
 
 def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
