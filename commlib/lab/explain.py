@@ -25,7 +25,8 @@ from .memory import busbw_bound
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
-           "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "alpha_determined", "copy_clock_sentence",
+           "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
+           "alpha_determined", "copy_clock_sentence", "step_load_note",
            "suspects_sentence",
            "load_bound", "load_gap",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
@@ -526,26 +527,39 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6])
     "the line's α is 12 µs"
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6], what="the four-rank α", show=True)
-    'the four-rank α is 12 µs (its sweeps, fitted alone: 11 and 14 µs)'
+    'the four-rank α is 12 µs (its sweeps, fitted alone: 11 µs and 14 µs)'
     >>> alpha_quote(12.3e-6, [3e-6, 40e-6])[:40]
     "this run does not determine the line's α"
     """
     values = [float(a) for a in sweeps]
-    given = " and ".join(f"{figures(1e6 * a)} µs" for a in values)
+    given = " and ".join(time_text(a) for a in values)
     if not alpha_determined(values, spread):
         return (f"this run does not determine {what}: its sweeps, fitted alone, give {given}, more than "
                 f"{spread:g} times apart")
-    shown = " and ".join(figures(1e6 * a) for a in values)
-    extra = f" (its sweeps, fitted alone: {shown} µs)" if show and values else ""
-    return f"{what} is {figures(1e6 * alpha)} µs{extra}"
+    extra = f" (its sweeps, fitted alone: {given})" if show and values else ""
+    return f"{what} is {time_text(alpha)}{extra}"
 
 
-def copy_clock_sentence(wall: float, cpu: float, tolerance: float = 0.1) -> str:
+def time_text(seconds: float) -> str:
+    """A time to two significant figures, in µs below a millisecond and in ms from there.
+
+    >>> time_text(12.3e-6), time_text(3.3e-3), time_text(0.0)
+    ('12 µs', '3.3 ms', '0 µs')
+    """
+    if seconds >= 1e-3:
+        return f"{figures(1e3 * seconds)} ms"
+    return f"{figures(1e6 * seconds)} µs"
+
+
+def copy_clock_sentence(wall: float, cpu: float, tolerance: float = 0.1, slowed: float | None = None) -> str:
     """What the copy control's two clocks say together (rates in bytes/s): did load slow the copies?
 
     ``wall``: bytes copied per second of wall time; ``cpu``: per second of
     the copying thread's own CPU time. A thread that waits for its core
-    while other programs run loses wall time, not CPU time.
+    while other programs run loses wall time, not CPU time. ``slowed``: the
+    fraction of the copy calls whose wall time exceeded their CPU time by
+    more than ``tolerance`` (``None``: not counted); from 0.9 up the load is
+    said to have fallen on the copies, not on some of them.
 
     >>> copy_clock_sentence(10e9, 10.4e9)[:44]
     'The two clocks agree within 10 %: the copies'
@@ -561,10 +575,36 @@ def copy_clock_sentence(wall: float, cpu: float, tolerance: float = 0.1) -> str:
                 "and the wall-time rate is one thread's copy rate in this run, not a rate slowed by load.")
     if ratio > 1.0:
         return (f"Per second of CPU time the copy ran {figures(ratio)} times as fast as per second of wall time: "
-                "other programs held the cores during some copies, so the wall-time rate is partly the load's, "
+                f"other programs held the cores during {_which_copies(slowed)}, so the wall-time rate is partly the "
+                "load's, "
                 "and the CPU-time rate is the nearer to one thread's copy rate.")
     return (f"Per second of CPU time the copy ran at {figures(ratio)} times its wall-time rate: at this size the "
             "clocks' own overheads weigh on the CPU time, and the wall-time rate is the one to read.")
+
+
+def _which_copies(slowed: float | None) -> str:
+    if slowed is None:
+        return "some copies"
+    if slowed >= 0.9:
+        return "the copies (nearly every one ran slower by the wall clock than by its own CPU time)"
+    return f"some copies ({100 * slowed:.0f} % of them ran slower by the wall clock than by their own CPU time)"
+
+
+def step_load_note(step: tuple[float, float, float], loaded: Sequence[float]) -> str:
+    """A caveat for a fit-free step in cost per byte (:func:`commlib.lab.fit.steepest_step`): does it rest on a
+    timing that failed a load check (``loaded``: those sizes, :func:`commlib.lab.fit.suspects`)?
+
+    >>> step_load_note((2**20, 2**21, 2.0), [2**20])
+    'The timing at 1 MiB fails a load check, so load may explain the step.'
+    >>> step_load_note((2**20, 2**21, 2.0), [2**24])
+    ''
+    """
+    ends = [x for x in step[:2] if x in set(float(v) for v in loaded)]
+    if not ends:
+        return ""
+    where = " and ".join(format_bytes(x) for x in ends)
+    verb = "fails" if len(ends) == 1 else "fail"
+    return f"The timing{'s' if len(ends) > 1 else ''} at {where} {verb} a load check, so load may explain the step."
 
 
 def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:

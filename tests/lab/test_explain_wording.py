@@ -101,3 +101,15 @@ def test_a_run_with_most_timings_loaded_is_said_too_loaded_to_fit():
     assert "too loaded to fit" in explain.suspects_sentence(found(9), 16)
     assert "too loaded to fit" not in explain.suspects_sentence(found(8), 16)      # half: not above half
     assert "too loaded to fit" not in explain.suspects_sentence([], 16)
+
+
+def test_the_copy_clocks_say_the_load_fell_on_the_copies_when_it_fell_on_nearly_every_one():
+    assert "during the copies" in explain.copy_clock_sentence(3.05e9, 10.4e9, slowed=0.98)
+    assert "during some copies (40 %" in explain.copy_clock_sentence(3.05e9, 10.4e9, slowed=0.4)
+    assert "during some copies" in explain.copy_clock_sentence(3.05e9, 10.4e9)
+
+
+def test_a_step_in_cost_per_byte_says_when_it_rests_on_a_loaded_timing():
+    step = (2**20, 2**21, 3.0)
+    assert "1 MiB fails a load check" in explain.step_load_note(step, [2**20, 2**25])
+    assert explain.step_load_note(step, [2**25]) == ""
