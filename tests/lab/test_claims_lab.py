@@ -205,6 +205,21 @@ def test_the_two_point_to_point_all_reduces_are_timed_in_turns_in_one_run():
     assert len(doc["rank_cpu_s"]) == 2 and 0 < doc["core_share"] <= 1.05
 
 
+def test_the_shared_memory_collectives_are_offered_only_below_thread_multiple():
+    # Why the lab's broadcast is MPICH's generic binomial tree: mpi4py initialises MPI at MPI_THREAD_MULTIPLE,
+    # and the installed library's shared-memory table offers release_gather only when is_multi_threaded=no.
+    _mpi()
+    from mpi4py import MPI
+
+    assert MPI.Query_thread() == MPI.THREAD_MULTIPLE
+    table = mpich.shm_table()
+    if table is None:
+        pytest.skip("no MPICH shared-memory selection table found in this Python's libmpi")
+    for op in ("broadcast", "all_reduce"):
+        assert "release_gather" in mpich.shm_choice(op, False, table)
+        assert mpich.shm_choice(op, True, table) is None
+
+
 def test_the_thresholds_are_those_of_the_installed_library():
     # How the chapter knows which algorithm MPICH runs: the selection table compiled into the libmpi the
     # lab runs, held against commlib.lab.mpich (the control is the library itself, not a memory of it).
