@@ -194,16 +194,21 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                 "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
                 "way it is no rate of copying.")
     two = busbw_bound(copy_rate, copies=2)
-    second = (f" Even two copies per byte and the reduction would allow {rate_text(two)}, above the measured rate: "
-              "a second copy through a shared buffer would not bring it this low alone."
-              if rate < (1 - tolerance) * two else "")
+    if rate < (1 - tolerance) * two:     # below what two copies and the reduction allow: not a second copy alone
+        below = (f"below one plain copy per byte, and below the {rate_text(two)} that two copies per byte and the "
+                 "reduction would allow, so a second copy through a shared buffer cannot explain it alone")
+        who = ("more than half the timings fail a load check, and this run does not say whether the library or the "
+               "load spent the rest" if too_loaded else
+               "the library spends the rest waiting, or on work the counts leave out, and this run does not say "
+               "which")
+        return f"So on this machine {what} is {below}: {who}." + loaded
     if too_loaded:
         return (f"So on this machine {what} is below one plain copy per byte; with more than half the timings "
                 "failing a load check, this run does not say whether the library or the load spent the extra "
-                "time." + second + loaded)
+                "time." + loaded)
     return (f"So on this machine {what} is below one plain copy per byte: the library spends more than a copy's "
             "time on each byte (a second copy through a shared buffer, or waits between the ranks), and this run "
-            "does not tell which." + second + loaded)
+            "does not tell which." + loaded)
 
 
 def rate_flag(inverse_beta: float, copy_rate: float, tolerance: float = RATE_TOLERANCE) -> str:
@@ -787,7 +792,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     the copies are not blamed for it.
 
     >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
-    "the library's copies, slower than one plain copy per byte; and switching between ran"
+    "the library's work on each byte (its copies and waits), slower than one plain copy p"
     """
     check_positive("copy_rate", copy_rate)
     for name, v in (("alpha2", alpha2), ("alpha4", alpha4)):
@@ -803,7 +808,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     elif too_loaded or _load_explains(rate, copy_rate, share, tolerance, enough):
         parts.append("the library's copies or the load, which this run cannot tell apart")
     else:
-        parts.append("the library's copies, slower than one plain copy per byte")
+        parts.append("the library's work on each byte (its copies and waits), slower than one plain copy per byte")
     sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
     cause = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
     if cache == "most":
