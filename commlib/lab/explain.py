@@ -591,8 +591,9 @@ def _which_copies(slowed: float | None) -> str:
     if slowed is None:
         return "some copies"
     if slowed >= 0.9:
-        return "the copies (nearly every one ran slower by the wall clock than by its own CPU time)"
-    return f"some copies ({100 * slowed:.0f} % of them ran slower by the wall clock than by their own CPU time)"
+        return "the copies (nearly every one at this size ran slower by the wall clock than by its own CPU time)"
+    return (f"some copies ({100 * slowed:.0f} % of those at this size ran slower by the wall clock than by their own "
+            "CPU time)")
 
 
 def step_load_note(step: tuple[float, float, float], loaded: Sequence[float]) -> str:
