@@ -316,7 +316,8 @@ class LabFits:
 def lab_fits(series: Sequence[fit.Series], sweeps: Sequence[Sequence[fit.Series]] | None = None) -> LabFits:
     """Fit one line and a piecewise model per series, and grade both on held-out sizes of the other sweep.
 
-    ``series``: every call pooled; ``sweeps``: the same collectives, one
+    ``series``: the timings to fit (the lab's: each size's less loaded sweep,
+    :func:`commlib.lab.runner.least_loaded_series`); ``sweeps``: the same collectives, one
     tuple per sweep (``None``: one sweep, ``series`` itself). The piecewise
     models shown use the number of regimes chosen most often inside the
     splits (a tie going to the fewer), each chosen on a split's fitted sizes

@@ -323,6 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "mpi_library": " ".join(MPI.Get_library_version().splitlines()[0].split()),
         "mpi4py": mpi4py.__version__,
         "allreduce_algorithm": os.environ.get("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "auto"),
+        "thread_level": MPI.Query_thread(),  # MPICH's shared-memory collectives depend on it (mpich.shm_choice)
+        "thread_multiple": MPI.THREAD_MULTIPLE,
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "wall_s": wall_s,
         "rank_cpu_s": cpu_s,

@@ -52,7 +52,7 @@ import sys
 
 from ..units import check_count, check_nonnegative
 
-__all__ = ["THRESHOLDS", "OPS", "algorithm", "algorithms", "library_table"]
+__all__ = ["THRESHOLDS", "OPS", "algorithm", "algorithms", "library_table", "shm_table", "shm_choice", "shm_sentence"]
 
 #: MPICH's default thresholds (bytes, or processes for ``bcast_min_procs``).
 THRESHOLDS = {
@@ -130,3 +130,75 @@ def library_table(paths=None) -> dict | None:
         if start >= 0:
             return json.JSONDecoder().raw_decode(data[start:].decode("latin-1"))[0]
     return None
+
+
+_SHM_START = b'{"collective=bcast":{"comm_type=intra":{"is_multi_threaded='
+_SHM_NAMES = {"broadcast": "collective=bcast", "all_reduce": "collective=allreduce"}
+
+
+def shm_table(paths=None) -> dict | None:
+    """The shared-memory (ch4 POSIX) selection table compiled into the installed MPICH, or None if not found.
+
+    On one node MPICH asks this table first; where it offers no algorithm for
+    a call, MPICH falls back to its generic table (:func:`library_table`).
+    """
+    if paths is None:
+        paths = sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmpi.so*")))
+    for path in paths:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        start = data.find(_SHM_START)
+        if start >= 0:
+            return json.JSONDecoder().raw_decode(data[start:].decode("latin-1"))[0]
+    return None
+
+
+def shm_choice(op: str, multi_threaded: bool, table: dict | None) -> str | None:
+    """The shared-memory algorithm ``table`` (:func:`shm_table`) offers ``op`` on one node, or None for none.
+
+    The table's branches are conditions; ``is_multi_threaded=no`` holds only
+    when MPI was initialised below ``MPI_THREAD_MULTIPLE`` (mpi4py asks for
+    ``MPI_THREAD_MULTIPLE`` by default). Commutative sums are assumed.
+
+    >>> t = {"collective=bcast": {"comm_type=intra": {"is_multi_threaded=no": {"algorithm=X_release_gather": {}}}}}
+    >>> shm_choice("broadcast", False, t), shm_choice("broadcast", True, t), shm_choice("all_gather", False, t)
+    ('X_release_gather', None, None)
+    """
+    node = (table or {}).get(_SHM_NAMES.get(op, ""), {}).get("comm_type=intra", {})
+    while node:
+        key = next(iter(node))
+        if key.startswith("algorithm="):
+            return key[len("algorithm="):]
+        if key == "is_multi_threaded=no" and multi_threaded or key == "is_multi_threaded=yes" and not multi_threaded:
+            return None
+        if key not in ("is_multi_threaded=no", "is_multi_threaded=yes", "is_commutative=yes"):
+            return None
+        node = node[key]
+    return None
+
+
+def shm_sentence(doc: dict, table: dict | None) -> str:
+    """Why a run's broadcast and all-reduce are (or may not be) MPICH's generic algorithms, in words.
+
+    ``doc``: a :mod:`commlib.lab.measure` result, which records the ranks'
+    thread level; ``table``: :func:`shm_table`.
+
+    >>> t = {"collective=bcast": {"comm_type=intra": {"is_multi_threaded=no": {"algorithm=X_release_gather": {}}}}}
+    >>> shm_sentence({"thread_level": 3, "thread_multiple": 3}, t)[:63]
+    'On one node MPICH first asks its shared-memory layer, whose tab'
+    """
+    level, multiple = doc.get("thread_level"), doc.get("thread_multiple")
+    if level is None or table is None:
+        return ("On one node MPICH first asks its shared-memory layer, which may broadcast through a shared buffer "
+                "instead; this run could not read which, so the tree is the model's best reading, not a certainty.")
+    threaded = level == multiple
+    offered = {op: shm_choice(op, threaded, table) for op in ("broadcast", "all_reduce")}
+    if not any(offered.values()):
+        return ("On one node MPICH first asks its shared-memory layer, whose table in the installed library offers "
+                "its shared-buffer broadcast and all-reduce only to a program that runs MPI below "
+                "MPI_THREAD_MULTIPLE. mpi4py starts MPI at MPI_THREAD_MULTIPLE, and the ranks of this run report "
+                "that level (MPI.Query_thread()), so MPICH fell back to its generic table: the binomial tree for "
+                "broadcast and reduce-scatter + all-gather for all-reduce.")
+    names = ", ".join(f"{op.replace('_', '-')}: {name}" for op, name in offered.items() if name)
+    return (f"On one node MPICH first asks its shared-memory layer, and at this run's thread level its table offers "
+            f"shared-buffer algorithms ({names}); for those the model's counts are not what ran.")

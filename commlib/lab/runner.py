@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..units import check_count
-from .fit import Series
+from .fit import Series, least_loaded
 
 __all__ = [
     "MPICH_ALLREDUCE_ALGORITHMS",
@@ -55,6 +55,7 @@ __all__ = [
     "sweeps_of",
     "copy_control",
     "copy_cpu_control",
+    "least_loaded_series",
 ]
 
 #: MPICH's names for its all-reduce algorithms (``MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM``) and the
@@ -338,24 +339,53 @@ def sweeps_of(doc: dict) -> int:
     return int(doc.get("sweeps", 1))
 
 
-def copy_control(doc: dict) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+def _copy_rows(doc: dict) -> list[dict]:
+    rows = sorted((r for r in doc["results"] if r["op"] == "copy"), key=lambda r: r["nbytes"])
+    if not rows:
+        raise ValueError("this measurement has no copy control (run it with copy=True)")
+    return rows
+
+
+def _least_loaded_sweep(row: dict) -> int:
+    """The sweep whose calls have the lower median at this row's size (the rule of :func:`least_loaded_series`)."""
+    sweeps = sorted(set(row.get("sweep", [0] * len(row["samples_s"]))))
+    return min(sweeps, key=lambda k: _stats(row, k)[1])
+
+
+def _copy_stats(row: dict, least_loaded: bool) -> tuple[float, float, float, list[float] | None]:
+    """(q1, median, q3, CPU times) of a copy row: all its calls, or those of its less loaded sweep."""
+    cpu = row.get("cpu_s")
+    if not least_loaded:
+        return row["q1_s"], row["median_s"], row["q3_s"], cpu
+    k = _least_loaded_sweep(row)
+    q1, med, q3 = _stats(row, k)
+    labels = row.get("sweep", [0] * len(row["samples_s"]))
+    return q1, med, q3, (None if cpu is None else [c for c, kk in zip(cpu, labels) if kk == k])
+
+
+def copy_control(doc: dict, least_loaded: bool = False
+                 ) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
     """The copy control of a run timed with ``copy=True``: ``(sizes, rates, low, high)``, bytes and bytes/s.
 
     At size ``M`` every rank copied a block of ``1.5 M`` bytes at the same
     moment; the rate is bytes copied per second and per rank, ``1.5 M`` over
     the slowest rank's time: the median, and the rates of the quartile times
     (``low`` from the third quartile, ``high`` from the first).
+    ``least_loaded``: at each size, the calls of the sweep with the lower
+    median only, the rule :func:`least_loaded_series` applies to the
+    collectives (so both sides of a comparison are treated alike); else
+    every call pooled.
     """
-    rows = sorted((r for r in doc["results"] if r["op"] == "copy"), key=lambda r: r["nbytes"])
-    if not rows:
-        raise ValueError("this measurement has no copy control (run it with copy=True)")
+    rows = _copy_rows(doc)
+    stats = [_copy_stats(r, least_loaded) for r in rows]
     sizes = tuple(float(r["nbytes"]) for r in rows)
     block = [3 * r["nbytes"] // 2 // 4 * 4 for r in rows]
-    return (sizes, tuple(b / r["median_s"] for b, r in zip(block, rows)),
-            tuple(b / r["q3_s"] for b, r in zip(block, rows)), tuple(b / r["q1_s"] for b, r in zip(block, rows)))
+    return (sizes, tuple(b / med for b, (_, med, _, _) in zip(block, stats)),
+            tuple(b / q3 for b, (_, _, q3, _) in zip(block, stats)),
+            tuple(b / q1 for b, (q1, _, _, _) in zip(block, stats)))
 
 
-def copy_cpu_control(doc: dict) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def copy_cpu_control(doc: dict, least_loaded: bool = False) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The copy control's rates over CPU time instead of wall time: ``(sizes, rates)``, bytes and bytes/s.
 
     ``1.5 M`` over the median of the slowest rank's CPU time per call
@@ -365,14 +395,28 @@ def copy_cpu_control(doc: dict) -> tuple[tuple[float, ...], tuple[float, ...]]:
     is the lower, load slowed the copy, and the CPU-time rate is the nearer
     to what one thread's copy costs when it runs. Neither is the memory's
     peak: one thread per rank copies, and the clock's resolution blurs the
-    smallest sizes.
+    smallest sizes. ``least_loaded``: the calls of the sweep
+    :func:`copy_control` keeps at each size with the same flag.
     """
     rows = sorted((r for r in doc["results"] if r["op"] == "copy"), key=lambda r: r["nbytes"])
     if not rows or any("cpu_s" not in r for r in rows):
         raise ValueError("this measurement has no CPU times of the copy control (run it with copy=True)")
     sizes = tuple(float(r["nbytes"]) for r in rows)
     block = [3 * r["nbytes"] // 2 // 4 * 4 for r in rows]
-    return sizes, tuple(b / max(float(np.median(r["cpu_s"])), 1e-9) for b, r in zip(block, rows))
+    cpus = [_copy_stats(r, least_loaded)[3] for r in rows]
+    return sizes, tuple(b / max(float(np.median(c)), 1e-9) for b, c in zip(block, cpus))
+
+
+def least_loaded_series(doc: dict, label: str | None = None) -> list[Series]:
+    """:func:`to_series`, but at each size only the sweep whose median is lower (:func:`commlib.lab.fit.least_loaded`).
+
+    Load only slows calls down, so the faster of two sweeps timed at
+    different moments is the less loaded at that size. With noise alone
+    the choice reads a little low: the lower of two medians, by a fraction
+    of the spread. A run of one sweep gives :func:`to_series` itself.
+    """
+    sweeps = [to_series(doc, label, sweep=k) for k in range(sweeps_of(doc))]
+    return [least_loaded(group) for group in zip(*sweeps)]
 
 
 def to_series(doc: dict, label: str | None = None, sweep: int | None = None) -> list[Series]:

@@ -16,7 +16,7 @@ from .. import cost
 from ..lab import calculators as predict
 from ..lab import explain, fit, mpich
 from ..lab.measure import format_bytes
-from ..units import check_count, check_nonnegative, check_positive, format_rate, format_time
+from ..units import check_count, check_nonnegative, check_positive
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, PALETTE, figure
 from .tables import markdown_table
@@ -48,6 +48,10 @@ _MARKER_OF = {2: "o", 4: "s", 8: "D"}
 _OTHER = "#555555"
 #: Shown behind the relative errors: the band within the target (grey: no series' colour).
 _BAND = "#d9d9d9"
+#: The copy control per second of CPU time (mid grey: the wall-time control is black, and no series is grey).
+_COPY_CPU = "#999999"
+#: One line style per number of ranks, beside the marker: two runs of one collective share its colour.
+_LINE_OF = {2: "-", 4: "--", 8: ":"}
 
 
 def series_color(s: fit.Series) -> str:
@@ -164,14 +168,16 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
     """Measured median times (bars: quartiles) of several series on one log-log plot, each named at its end.
 
     Colour stands for the collective and algorithm (:func:`series_color`),
-    marker shape for the number of ranks (:func:`series_marker`).
+    marker shape and line style for the number of ranks (:func:`series_marker`;
+    solid for two, dashed for four), so two runs of one collective differ in
+    both.
     """
     if not series:
         raise ValueError("series must hold at least one Series")
     fig, ax = figure(7.6, 3.8)
     for s in series:
         _measured(ax, s, label=s.label)
-        ax.plot(s.nbytes, s.seconds, "-", color=series_color(s), lw=0.8, alpha=0.6)
+        ax.plot(s.nbytes, s.seconds, _LINE_OF.get(s.n, "-."), color=series_color(s), lw=1.0, alpha=0.7)
     ax.set_yscale("log")
     ax.set_ylabel("time per call (s)")
     _size_axis(ax)
@@ -183,13 +189,18 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
 
 
 def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
-                     copy: tuple[Sequence[float], Sequence[float]] | None = None):
+                     copy: tuple[Sequence[float], Sequence[float]] | None = None,
+                     copy_cpu: tuple[Sequence[float], Sequence[float]] | None = None):
     """Bus bandwidth (nccl-tests' busbw, GB/s) of each series against message size, each named at its end.
 
     ``copy``: ``(sizes, rates)`` of the copy control measured in the same
     run (:func:`commlib.lab.runner.copy_control`: every rank copying at
     once, timed in wall time), drawn as a black dashed line (bytes copied per
     second and rank), the control the collectives' rates are read against.
+    ``copy_cpu``: the same copies over the copying thread's CPU time
+    (:func:`commlib.lab.runner.copy_cpu_control`), a grey dashed line: where
+    it stays up while the wall-time line falls, the copies waited for their
+    cores rather than copied more slowly.
     """
     if not series:
         raise ValueError("series must hold at least one Series")
@@ -199,13 +210,15 @@ def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
         busbw = [cost.bus_bandwidth(s.op, x, s.n, t) / 1e9 for x, t in zip(s.nbytes, s.seconds)]
         ax.plot(s.nbytes, busbw, series_marker(s) + "-", color=series_color(s), ms=5, lw=1, label=s.label)
         ends.append((busbw[-1], _short(s), series_color(s)))
-    if copy is not None:
-        sizes, rates = copy
+    for control, colour, clock in ((copy, PALETTE["black"], "wall time"), (copy_cpu, _COPY_CPU, "CPU time")):
+        if control is None:
+            continue
+        sizes, rates = control
         if len(sizes) != len(rates) or not sizes:
-            raise ValueError(f"copy must pair sizes with rates, got {len(sizes)} and {len(rates)}")
-        ax.plot(sizes, [r / 1e9 for r in rates], "--", color=PALETTE["black"], lw=1.2,
-                label="copy control, every rank at once (bytes copied/s per rank)")
-        ends.append((rates[-1] / 1e9, "copy control (wall time)", PALETTE["black"]))
+            raise ValueError(f"a copy control must pair sizes with rates, got {len(sizes)} and {len(rates)}")
+        ax.plot(sizes, [r / 1e9 for r in rates], "--", color=colour, lw=1.2,
+                label=f"copy control, every rank at once (bytes copied per second of {clock}, per rank)")
+        ends.append((rates[-1] / 1e9, f"copy control ({clock})", colour))
     ax.set_yscale("log")
     ax.set_ylabel("bus bandwidth (GB/s, one direction)")
     _size_axis(ax)
@@ -216,25 +229,49 @@ def bandwidth_figure(series: Sequence[fit.Series], title: str = "",
     return fig
 
 
-def half_rate_table(model: fit.AlphaBeta, series: fit.Series):
+def _bytes2(nbytes: float) -> str:
+    """A size to two significant figures, in binary prefixes: a prediction carries no more."""
+    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if nbytes >= factor:
+            return f"{explain.figures(nbytes / factor)} {unit}"
+    return f"{explain.figures(nbytes)} B"
+
+
+def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[fit.AlphaBeta] = ()):
     """Markdown table: where a line says its bytes move at half its ``1/beta``, and where the measurement says so.
 
     The prediction is :func:`commlib.lab.fit.half_rate_size`; the check,
     :func:`commlib.lab.fit.measured_half_rate`, the two measured sizes
     between which the measured rate of the bytes on the critical path first
-    reaches half the line's ``1/beta``.
+    reaches half the line's ``1/beta``. ``sweeps``: the same line fitted on
+    each sweep alone; where their alphas disagree
+    (:func:`commlib.lab.explain.alpha_determined`), the run does not fix
+    alpha, and the table gives each sweep's alpha and prediction instead of
+    one. Values to two significant figures.
     """
-    predicted = fit.half_rate_size(model, series)
+    alphas = [m.alpha for m in sweeps]
+    known = explain.alpha_determined(alphas)
     below, above = fit.measured_half_rate(model, series)
-    said = "never" if predicted == float("inf") else format_bytes(predicted)
+
+    def said(m: fit.AlphaBeta) -> str:
+        size = fit.half_rate_size(m, series)
+        return "never" if size == float("inf") else _bytes2(size)
+
     if above == float("inf"):
         seen = f"above {format_bytes(below)}, the largest size (not reached)"
     elif below == 0:
         seen = f"at or below {format_bytes(above)}, the smallest size"
     else:
         seen = f"between {format_bytes(below)} and {format_bytes(above)}"
-    rate = "infinite (beta 0)" if model.beta == 0 else format_rate(model.bandwidth)
-    body = [[series.label, _alpha(model), rate, said, seen]]
+    rate = "infinite (beta 0)" if model.beta == 0 else f"{explain.figures(model.bandwidth / 1e9)} GB/s"
+    if known:
+        alpha = _alpha(model)
+        predicted = said(model)
+    else:
+        alpha = ("not determined: its sweeps, fitted alone, give "
+                 + " and ".join(f"{explain.figures(1e6 * a)} µs" for a in alphas))
+        predicted = " and ".join(said(m) for m in sweeps) + " (one per sweep)"
+    body = [[series.label, alpha, rate, predicted, seen]]
     return markdown_table(["series", "fitted alpha", "fitted 1/beta", "half of 1/beta, predicted",
                            "half of 1/beta, measured"], body)
 
@@ -245,8 +282,8 @@ def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, siz
     if sizes is not None:
         keep = set(float(x) for x in sizes)
         rows = [r for r in rows if r.nbytes in keep]
-    body = [[format_bytes(r.nbytes), format_time(r.measured), format_time(r.predicted),
-             f"{100 * r.relative_error:+.1f} %", format_rate(r.algbw), format_rate(r.busbw)] for r in rows]
+    body = [[format_bytes(r.nbytes), _time(r.measured, 3), _time(r.predicted), f"{100 * r.relative_error:+.0f} %",
+             _rate(r.algbw, 3), _rate(r.busbw, 3)] for r in rows]
     headers = ["size", "measured (median)", "predicted", "error", "algbw", "busbw"]
     return markdown_table(headers, body, caption=series.label)
 
@@ -265,13 +302,29 @@ def terms_table(series: Sequence[fit.Series]):
                           body)
 
 
+def _rate(bytes_per_second: float, n: int = 2) -> str:
+    """A rate to ``n`` significant figures (a fitted or measured rate is no finer than a rerun agrees)."""
+    for factor, unit in ((1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")):
+        if bytes_per_second >= factor:
+            return f"{explain.figures(bytes_per_second / factor, n)} {unit}"
+    return f"{explain.figures(bytes_per_second, n)} B/s"
+
+
+def _time(seconds: float, n: int = 2) -> str:
+    """A time to ``n`` significant figures, in s, ms, µs or ns."""
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if seconds >= factor:
+            return f"{explain.figures(seconds / factor, n)} {unit}"
+    return f"{explain.figures(seconds / 1e-9, n)} ns"
+
+
 def _inverse_beta(m: fit.AlphaBeta) -> str:
-    return "beta 0 s/B (no size dependence)" if m.beta == 0 else f"1/beta {format_rate(m.bandwidth)}"
+    return "beta 0 s/B (no size dependence)" if m.beta == 0 else f"1/beta {_rate(m.bandwidth)}"
 
 
 def _alpha(m: fit.AlphaBeta, resolution: float = 1e-9) -> str:
     # a fitted alpha below a clock's resolution is the fit finding no flat part, not a 0 s start-up cost
-    return format_time(m.alpha) if m.alpha >= resolution else "none measurable (fitted 0)"
+    return _time(m.alpha) if m.alpha >= resolution else "none measurable (fitted 0)"
 
 
 def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],

@@ -17,9 +17,26 @@ def test_small_range_growth_gets_a_cause_from_the_load_checks():
 def test_first_takeaway_follows_the_measured_growth():
     assert "showed here the two regimes" in explain.shape_takeaway(1.3, 8.4)
     loaded = explain.shape_takeaway(338.0, 8.4)
-    assert "flat for small" not in loaded and "does not show the flat part" in loaded and "338.0" in loaded
+    assert "flat for small" not in loaded and "does not show the flat part" in loaded and "340 times" in loaded
     assert "does not show the part proportional to size" in explain.shape_takeaway(1.3, 2.0)
     assert "does not show either regime" in explain.shape_takeaway(40.0, 2.0)
+
+
+def test_the_first_takeaway_calls_flat_and_proportional_only_within_their_bounds():
+    # flat: 1 - tolerance <= small < sqrt(8); proportional: 8 (1 - tolerance) <= large <= 8 (1 + tolerance)
+    tol = explain.RATE_TOLERANCE
+    ok = "showed here the two regimes"
+    assert ok in explain.shape_takeaway(1 - tol, 8.0)                       # lower bound of flat: in
+    below = explain.shape_takeaway(0.0087, 8.9)                             # the smaller message took longer
+    assert ok not in below and "does not show the flat part" in below and "0.0 times" not in below
+    assert "0.0087" in below
+    assert ok not in explain.shape_takeaway(0.99 * (1 - tol), 8.0)
+    assert ok in explain.shape_takeaway(0.99 * 8**0.5, 8.0)                  # upper bound of flat: just in
+    assert ok not in explain.shape_takeaway(8**0.5, 8.0)                     # and out
+    assert ok in explain.shape_takeaway(1.3, 8 * (1 + tol))                  # upper bound of proportional: in
+    steep = explain.shape_takeaway(1.3, 1.01 * 8 * (1 + tol))                # each byte got dearer: out
+    assert ok not in steep and "does not show the part proportional to size" in steep
+    assert ok in explain.shape_takeaway(1.3, 8 * (1 - tol)) and ok not in explain.shape_takeaway(1.3, 0.99 * 8 * (1 - tol))
 
 
 def test_alpha_is_quoted_only_where_the_sweeps_agree():
@@ -30,20 +47,22 @@ def test_alpha_is_quoted_only_where_the_sweeps_agree():
     assert "does not determine" not in explain.alpha_quote(5e-6, [4e-6, 8e-6])       # exactly 2x: still quoted
 
 
-def test_ranks_busbw_is_compared_per_unit_of_core_time():
-    # raw busbw equal, but the four-rank run got half the core time the two-rank run got: per unit of core time
-    # it moved twice as much, which neither the cores' share (0.5) nor a link per rank (1) predicts
+def test_ranks_busbw_is_compared_with_the_load_model_of_the_rate_comparison():
+    # One load model throughout (explain.load_bound): a step between two ranks moves only while both run, so a
+    # share s slows it about 1/s^2. Raw busbw equal, but the four-rank run got half the core time: allowing for
+    # the load it moved 4 times as much, which neither the cores' share (0.5) nor a link per rank (1) predicts.
     text = explain.ranks_rate_sentence(1e9, 1e9, 2, 2, share2=0.9, share4=0.45)
     assert "90 % with two" in text and "45 % of their cores' time with four" in text
-    assert "2.00 times the busbw" in text and "does not say why" in text
+    assert "4.00 times the busbw" in text and "does not say why" in text and "square of its run's share" in text
     assert "not limited by copying" not in text and "about the same" not in text
-    # raw busbw halves, but only because the four-rank run got half the core time: about the same per core time
-    same = explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    # raw busbw a quarter, but only because the four-rank run got half the core time: about the same
+    same = explain.ranks_rate_sentence(1e9, 0.25e9, 2, 2, share2=0.9, share4=0.45)
     assert "about the same" in same and "as the cores' share per rank does" not in same
-    # without the correction the same numbers would read as the cores' share
+    # without the correction a halving would read as the cores' share
     assert "as the cores' share per rank does" in explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2)
-    assert "per unit of core time" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
-    assert "1.00 times" in explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.9, share4=0.45)
+    assert "allowing for the load" in explain.ranks_rate_short(1e9, 0.25e9, 2, 2, share2=0.9, share4=0.45)
+    assert "1.00 times" in explain.ranks_rate_short(1e9, 0.25e9, 2, 2, share2=0.9, share4=0.45)
+    assert explain._normalised(1e9, 1e9, 0.5, 1.0) == 0.25            # the same model as load_bound
 
 
 def test_a_21_percent_difference_is_about_the_same_not_hardly_changed():
@@ -82,3 +101,15 @@ def test_a_run_with_most_timings_loaded_is_said_too_loaded_to_fit():
     assert "too loaded to fit" in explain.suspects_sentence(found(9), 16)
     assert "too loaded to fit" not in explain.suspects_sentence(found(8), 16)      # half: not above half
     assert "too loaded to fit" not in explain.suspects_sentence([], 16)
+
+
+def test_the_copy_clocks_say_the_load_fell_on_the_copies_when_it_fell_on_nearly_every_one():
+    assert "during the copies" in explain.copy_clock_sentence(3.05e9, 10.4e9, slowed=0.98)
+    assert "during some copies (40 %" in explain.copy_clock_sentence(3.05e9, 10.4e9, slowed=0.4)
+    assert "during some copies" in explain.copy_clock_sentence(3.05e9, 10.4e9)
+
+
+def test_a_step_in_cost_per_byte_says_when_it_rests_on_a_loaded_timing():
+    step = (2**20, 2**21, 3.0)
+    assert "1 MiB fails a load check" in explain.step_load_note(step, [2**20, 2**25])
+    assert explain.step_load_note(step, [2**25]) == ""
