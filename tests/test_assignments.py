@@ -159,7 +159,6 @@ FORBIDDEN = re.compile(r"note 000|\bthe chapter's (equation|figure)\b")
 #: Free-response exercises whose text refers to something of the chapter that their graded notebook does not
 #: give yet, with why (each is graded by hand, so the grader sees the gap; the list may only shrink).
 MEANS_PENDING = {
-    "ch01-ex-two-ways": "its calculator belongs in commlib/questions/ch01.py (exercise_means), edited elsewhere",
     "ex-lab-half-rate": "it needs the lab's own measurement, which the lab notebook makes",
 }
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import hardware
-from ..check import Given, Question, register
+from ..check import Given, Question, exercise_means, register
 from ..collectives import compare
 from ..collectives import simulate as collectives
 
@@ -64,3 +64,16 @@ register(Question(
             "(n - 1) come in and (n - 1) go out."),),
     hint="The master's link carries 2(n - 1) M bytes, with M the gradient in bytes.",
 ))
+
+
+exercise_means(
+    "ch01-ex-alltoall",
+    "# The chapter's calculator: one collective under alpha-beta (choose all-to-all and type M).\n"
+    "collectives_views.primitive_calculator(primitive=\"all-to-all\", n=8)",
+)
+
+exercise_means(
+    "ch01-ex-two-ways",
+    "# The chapter's calculator: one collective under alpha-beta (compare the algorithms' bytes).\n"
+    "collectives_views.primitive_calculator(primitive=\"all-reduce\", n=8)",
+)

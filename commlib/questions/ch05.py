@@ -1,7 +1,7 @@
 """Self-checks for chapter 5 (stale gradients, overlap with backprop). Answers are computed, never typed in."""
 
 from .. import hardware
-from ..check import Given, Question, register
+from ..check import Given, Question, exercise_means, register
 from ..sgd import overlap, stale_quadratic
 from ..sgd import simulate as sgd
 
@@ -91,3 +91,11 @@ register(Question(
             "Here the all-reduces take longer than backward: the batch must grow, not shrink, for backward to catch up."),),
     hint="T_bwd grows in proportion to the batch and T_m does not depend on it: scale the batch by T_m / T_bwd.",
 ))
+
+
+exercise_means(
+    "ex-small-batch-overlap",
+    "# The chapter's calculator: how much communication hides behind the backward pass.\n"
+    "overlap_views.overlap_calculator(model=\"bert_base\", n=16, link=\"eth_25g\", bucket_mib=25.0, tflops=10.0, "
+    "batch=32)",
+)

@@ -55,6 +55,7 @@ register(Question(
     ),
 ))
 
+
 def _topk_crossover(value_bytes: int = 2, percent: float = 1.0) -> int:
     """The fewest workers at which top-k keeping ``percent`` % of a 1000 x 1000 gradient sends more than a ring."""
     from ..today import compression
@@ -63,7 +64,7 @@ def _topk_crossover(value_bytes: int = 2, percent: float = 1.0) -> int:
 
 register(Question(
     "ch07.topk_crossover_n", _topk_crossover, unit="workers",
-    givens=(Given("percent", (0.5, 2.0, 5.0), "keeping {:g} % of the entries"),),
+    givens=(Given("percent", (0.5, 2.0, 2.5, 4.0, 5.0, 10.0), "keeping {:g} % of the entries"),),
     hints=((lambda given, right: abs(given - 1.5 * right) <= 2,   # the fp32 rule, 1/rho
             "That is 1/rho, the fp32 rule; with bf16 values and 4-byte indices an entry costs 6 bytes against 2 x 2."),),
     hint="Top-k sends (n-1) rho d (s + s_idx) bytes, the ring 2 (n-1)/n d s: more once n > 2 s / ((s + s_idx) rho).",
@@ -79,7 +80,7 @@ def _break_even_tokens(gbps: float = 800.0) -> float:
 
 register(Question(
     "ch07.break_even_tokens", _break_even_tokens, unit="tokens",
-    givens=(Given("gbps", (200.0, 400.0, 1600.0), "a {:g} Gb/s card"),),
+    givens=(Given("gbps", (100.0, 200.0, 400.0, 1600.0, 3200.0), "a {:g} Gb/s card"),),
     hints=((_ratio(8.0), "Gb/s are bits: divide by 8 for bytes per second."),
            (_ratio(64 / 63), "A ring all-gather sends (n-1)/n of the layer, not all of it.")),
     hint="Set 2 (Psi/L) x / (u F_peak) = (n-1)/n (Psi/L) s / B and solve for x: x* = u F_peak s (n-1)/n / (2B).",
