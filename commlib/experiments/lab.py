@@ -46,7 +46,7 @@ from . import claims
 
 __all__ = ["HOLDOUT_FROM", "REGIMES", "SPLITS", "Episode", "Design", "DESIGN", "OLD_DESIGN", "EPISODE", "simulate_run",
            "synthetic_two_rank", "choose_regimes", "regimes_inside", "regimes_chosen", "regimes_claim", "LabFits",
-           "lab_fits", "reproduced_cuts", "chosen_fits", "rate_checks"]
+           "lab_fits", "reproduced_cuts", "chosen_fits", "rate_checks", "grade_words"]
 
 #: Held-out sizes below this many bytes are not graded: their times are a few microseconds, mostly noise.
 HOLDOUT_FROM = 2**12
@@ -205,10 +205,17 @@ def _piecewise(settings: dict, seed: int) -> float:
     return _cross(settings, seed, fitter_for)
 
 
-def _wording(v: claims.Verdict) -> str:
+def grade_words(v: claims.Verdict, tally: bool = True) -> str:
+    """The verdict of :func:`regimes_claim` in words (:func:`commlib.lab.explain.grade_sentence`); ``tally``:
+    with False, how often each number of regimes was chosen is left to
+    :func:`commlib.views.lab.regime_count_table`."""
     line, pw = v.best["one line"], v.best["piecewise"]
     return explain.grade_sentence(line.mean, pw.mean, regimes_chosen(v), v.spread, v.wins, v.seeds,
-                                  most=REGIMES[-1], sweeps=len(v.claim.shared["sweeps"]))
+                                  most=REGIMES[-1], sweeps=len(v.claim.shared["sweeps"]), tally=tally)
+
+
+def _wording(v: claims.Verdict) -> str:
+    return grade_words(v)
 
 
 @claims.register("ch08.regimes_out_of_sample")

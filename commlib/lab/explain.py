@@ -385,7 +385,7 @@ def cache_share(step: tuple[float, float, float], sizes: Sequence[float], rates:
 def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
                  low: Sequence[float] | None = None, high: Sequence[float] | None = None,
                  op: str = "the collective", core_share: float | None = None,
-                 enough: float = CORE_SHARE_ENOUGH) -> str:
+                 enough: float = CORE_SHARE_ENOUGH, short: bool = False) -> str:
     """Does the copy control, timed in turns with the collectives, explain a collective's steepest step?
 
     The rule is :func:`cache_share`'s. Returns the end of a sentence that
@@ -393,7 +393,8 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
     copy that outlasts a scheduler time slice is slowed by the slicing too,
     so where the ranks got less than ``enough`` of their cores' time
     (``core_share``) and the control got dearer, time slicing is named as
-    another cause.
+    another cause. ``short``: the control's rates at the two sizes are left to a table beside the prose
+    (:func:`commlib.views.lab.cache_table`); the slowdown, its range and the collective's step stay.
 
     >>> cache_phrase((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 16e9], op="all-reduce")[-35:]
     'so the cache can explain most of it'
@@ -409,11 +410,13 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
     at = {float(x): i for i, x in enumerate(sizes)}
     i, j = at[float(a)], at[float(b)]
     g = rates[i] / rates[j]
-    text = (f"ran at {rates[i] / 1e9:.1f} GB/s per rank at {format_bytes(a)} ({low[i] / 1e9:.1f} to "
-            f"{high[i] / 1e9:.1f} over the middle half of its calls) and {rates[j] / 1e9:.1f} GB/s at "
-            f"{format_bytes(b)} ({low[j] / 1e9:.1f} to {high[j] / 1e9:.1f}): "
+    rates_words = ("ran at the rates in the table: " if short else
+                   f"ran at {rates[i] / 1e9:.1f} GB/s per rank at {format_bytes(a)} ({low[i] / 1e9:.1f} to "
+                   f"{high[i] / 1e9:.1f} over the middle half of its calls) and {rates[j] / 1e9:.1f} GB/s at "
+                   f"{format_bytes(b)} ({low[j] / 1e9:.1f} to {high[j] / 1e9:.1f}): ")
+    text = (rates_words
             + f"each byte copied got {g:.1f} times as dear ({low[i] / high[j]:.1f} to {high[i] / low[j]:.1f} within "
-              f"those spreads), against {factor:.1f} times for {op}")
+              f"{'the middle halves of its calls' if short else 'those spreads'}), against {factor:.1f} times for {op}")
     return text + {"most": ", so the cache can explain most of it",
                    "none": ", so the cache does not explain the step there",
                    "part": ", so the cache can explain part of the step, not all of it",
@@ -500,13 +503,13 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     proportional = 8 * (1 - tolerance) <= large <= 8 * (1 + tolerance)
     if flat and proportional:
         return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "
-                f"messages (eight times the bytes took {small:.1f} times as long from 1 KiB to 8 KiB), rising with "
-                f"the size for large ones ({large:.1f} times from 8 MiB to 64 MiB).")
+                f"messages (eight times the bytes took {small:.1f} times as long), rising with "
+                f"the size for large ones ({large:.1f} times).")
     missing = ("either regime" if not flat and not proportional else
                "the flat part" if not flat else "the part proportional to size")
     return (f"The alpha-beta model expects small messages to cost about the same whatever their size and large ones "
-            f"in proportion to it; here eight times the bytes took {figures(small)} times as long from 1 KiB to 8 KiB "
-            f"and {figures(large)} times from 8 MiB to 64 MiB, so this run does not show {missing} cleanly.")
+            f"in proportion to it; here eight times the bytes took {figures(small)} times as long among the smallest "
+            f"sizes and {figures(large)} times among the largest, so this run does not show {missing} cleanly.")
 
 
 def alpha_determined(sweeps: Sequence[float], spread: float = 2.0) -> bool:
@@ -616,7 +619,8 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float]) ->
 def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
     """The load checks' findings in words: how many of ``total`` timings failed, and which (``found``: the
     :class:`commlib.lab.fit.Suspect` records of :func:`commlib.lab.fit.suspects`). Above half, the run is
-    said to be too loaded to fit, before any parameter is quoted.
+    said to be too loaded to fit, before any parameter is quoted. ``shown``: how many are listed in words;
+    with 0, only the count, for prose beside a table of them (:func:`commlib.views.lab.suspects_table`).
 
     >>> from commlib.lab.fit import Suspect
     >>> suspects_sentence([], 68)
@@ -631,7 +635,9 @@ def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
     whys = {k: "; ".join(f.why for f in found if (f.op, f.nbytes) == k) for k in keys}
     listed = ", ".join(f"{op.replace('_', '-')} at {format_bytes(x)} ({whys[(op, x)]})" for op, x in keys[:shown])
     more = f", and {len(keys) - shown} more" if len(keys) > shown else ""
-    text = (f"{len(keys)} of the {total} timings {'fails' if len(keys) == 1 else 'fail'} them: {listed}{more}. "
+    fail = f"{len(keys)} of the {total} timings {'fails' if len(keys) == 1 else 'fail'} them"
+    text = (f"{fail}; the table below lists {'it' if len(keys) == 1 else 'them'}. " if shown == 0 else
+            f"{fail}: {listed}{more}. ") + (
             "Read these as load, not as the machine: no algorithm makes them, and a regime that rests on them is "
             "suspect.")
     if len(keys) > total / 2:
@@ -712,7 +718,7 @@ def _normalised(rate2: float, rate4: float, share2: float | None, share4: float 
 
 def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
                         tolerance: float = RATE_TOLERANCE, ranks2: int = 2, ranks4: int = 4,
-                        share2: float | None = None, share4: float | None = None) -> str:
+                        share2: float | None = None, share4: float | None = None, short: bool = False) -> str:
     """How a collective's bus bandwidth at the largest size (bytes/s, measured) moved from two ranks to four.
 
     busbw is what each rank's link carried; all the ranks together moved
@@ -725,7 +731,8 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     ``None``: not reported, taken as 1), the load model of
     :func:`rate_conclusion` (:func:`load_bound`). That ratio is held against the cores' one and
     against 1 (each rank with a link of its own: busbw unchanged), within
-    ``tolerance``; a cause is named only where it matches one of them.
+    ``tolerance``; a cause is named only where it matches one of them. ``short``: each run's busbw and share
+    are left to a table beside the prose (:func:`commlib.views.lab.ranks_rate_table`).
 
     >>> ranks_rate_sentence(0.69e9, 0.70e9, 2, 2)[:107]
     'The bus bandwidth at the largest size is about the same with the ranks (0.70 GB/s with four, 0.69 GB/s with'
@@ -734,12 +741,14 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     """
     ratio = _normalised(rate2, rate4, share2, share4)
     w4, w2 = _WORDS.get(ranks4, str(ranks4)), _WORDS.get(ranks2, str(ranks2))
-    nums = f"({rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2})"
+    nums = ("(the table gives both)" if short else
+            f"({rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2})")
     if share2 is not None and share4 is not None:
-        nums += (f"; the ranks got {100 * min(share4, 1.0):.0f} % of their cores' time with {w4} and "
-                 f"{100 * min(share2, 1.0):.0f} % with {w2}, so with each busbw divided by the square of its "
-                 f"run's share (a step moves only while both its ranks run), the {w4} ranks had "
-                 f"{ratio:.2f} times the busbw of the {w2}")
+        shares = ("" if short else f"; the ranks got {100 * min(share4, 1.0):.0f} % of their cores' time with {w4} "
+                  f"and {100 * min(share2, 1.0):.0f} % with {w2}, so")
+        nums += (f"{shares}{';' if short else ''} with each busbw divided by the square of its run's share"
+                 f"{' of its cores' + chr(39) + ' time, as the table gives it' if short else ''} (a step moves only "
+                 f"while both its ranks run), the {w4} ranks had {ratio:.2f} times the busbw of the {w2}")
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)   # busbw ratio if the cores set it
     if abs(limited - 1) > tolerance and abs(ratio / limited - 1) <= tolerance:
         return (f"The bus bandwidth at the largest size falls with the ranks {nums}, as the cores' share per rank does "
@@ -822,13 +831,14 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     return "What limited this run, then, was " + listed + "."
 
 
-def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 1) -> str:
+def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 1, tally: bool = True) -> str:
     """The numbers of regimes chosen inside the splits, in words, with how often each was chosen.
 
     ``most``: the largest count that was tried; where it was chosen, more
     regimes might have done better, and the words say so. ``sweeps``: with
     two or more, each split was fitted on each sweep in turn, and ``counts``
-    holds one count per split and sweep.
+    holds one count per split and sweep. ``tally``: with False, how often each count was chosen is left to a
+    table beside the prose (:func:`commlib.views.lab.regime_count_table`).
 
     >>> regime_counts([3, 3, 3, 3, 3])
     'three regimes (the count leave-one-out picked on the fitted sizes of every split)'
@@ -842,25 +852,25 @@ def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 
     for k in counts:
         check_positive("counts", k)
     check_positive("sweeps", sweeps)
-    tally = sorted(((counts.count(k), k) for k in set(counts)), key=lambda t: (-t[0], t[1]))
+    chosen = sorted(((counts.count(k), k) for k in set(counts)), key=lambda t: (-t[0], t[1]))
     lo, hi = min(counts), max(counts)
     every, units = ("every split and sweep", "split-sweep fits") if sweeps > 1 else ("every split", "splits")
     if lo == hi:
         text = f"{_WORDS.get(lo, str(lo))} regimes (the count leave-one-out picked on the fitted sizes of {every}"
     else:
         each = ", ".join(f"{_WORDS.get(k, str(k))} on {c}" + (f" of {len(counts)} {units}" if i == 0 else "")
-                         for i, (c, k) in enumerate(tally))
+                         for i, (c, k) in enumerate(chosen))
         span = "or" if hi - lo == 1 else "to"
         where = "each split's and sweep's" if sweeps > 1 else "each split's"
         text = (f"{_WORDS.get(lo, str(lo))} {span} {_WORDS.get(hi, str(hi))} regimes (the count leave-one-out picked "
-                f"on {where} fitted sizes: {each}")
+                f"on {where} fitted sizes" + (f": {each}" if tally else "; the table gives how often each"))
     if most is not None and hi >= most:
         text += f"; {_WORDS.get(most, str(most))} is the most tried, and more might fit better"
     return text + ")"
 
 
 def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread: float, wins: int, splits: int,
-                   most: int | None = None, sweeps: int = 1) -> str:
+                   most: int | None = None, sweeps: int = 1, tally: bool = True) -> str:
     """Which model predicts sizes it never saw better, the single line or the piecewise fits, and by how much.
 
     ``line`` and ``piecewise`` are the median held-out errors (fractions,
@@ -872,7 +882,7 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     model was fitted on one sweep and graded on another. A difference within
     the spread is called a tie. What the sentence concludes is about this
     run's timings; whether a cut is the machine's is for :func:`cut_sentence`,
-    which asks whether both sweeps put it there.
+    which asks whether both sweeps put it there. ``tally``: as for :func:`regime_counts`.
 
     >>> grade_sentence(0.144, 0.216, [3] * 5, 0.02, 5, 5)[:80]
     'the single line predicts them better than piecewise fits of three regimes (the c'
@@ -881,7 +891,7 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     """
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
-    k = "piecewise fits of " + regime_counts(counts, most, sweeps)
+    k = "piecewise fits of " + regime_counts(counts, most, sweeps, tally)
     where = f"on {wins} of {splits} ways of holding sizes out"
     if abs(line - piecewise) <= spread:
         return (f"the single line and {k} predict them about equally well ({100 * line:.0f} % against "
@@ -1043,14 +1053,16 @@ def fit_busbw_flag(check: RateCheck) -> str:
             + (f" {where}" if where else ""))
 
 
-def fit_busbw_sentence(check: RateCheck, what: str = "the line") -> str:
+def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "all") -> str:
     """Sentences (Markdown) that hold a fitted ``1/beta`` against the bus bandwidth measured at the largest size.
 
     Agreement means their ranges overlap: the fitted rate's over the fit and
     its refits on each way of holding sizes out, busbw's over the middle half
     of the calls. Where they disagree the sentence gives the three factors
     of :class:`commlib.lab.fit.RateCheck`, which multiply to the ratio, and
-    names the largest as the likely cause.
+    names the largest as the likely cause. ``part``: ``"all"``; ``"short"``, the two rates and their verdict,
+    their ranges and the three factors left to a table beside the prose (:func:`commlib.views.lab.fit_busbw_table`);
+    ``"cause"``, only the sentences that name the largest factor (empty where they agree).
 
     >>> c = RateCheck("x", 2.0**26, 2.0**25, "ring", 2e9, (1.9e9, 2.1e9), 1.4e9, (1.3e9, 1.5e9), 1.0, 1.0, 0.7,
     ...               1.3e9, 5)
@@ -1058,6 +1070,21 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line") -> str:
     The $1/\\beta$ of the line, 2.00 GB/s (1.90 to 2.10 over the fit and its five refits on held-out splits), and t
     """
     size, algorithm = format_bytes(check.nbytes), check.algorithm.replace("_", "-")
+    if part not in ("all", "short", "cause"):
+        raise ValueError(f"part must be 'all', 'short' or 'cause', got {part!r}")
+    if part == "short":
+        head = (rf"The $1/\beta$ of {what}, {_gbs(check.fitted)} GB/s, and the bus bandwidth measured at {size}, "
+                f"{_gbs(check.busbw)} GB/s,")
+        if not check.disagree:
+            return head + " agree within their spread (the table gives both ranges)."
+        if math.isinf(check.fitted):
+            return head + " disagree: the fit found no cost per byte at that size, so its $1/\\beta$ is no rate at all."
+        return (head + f" disagree by more than their spread (the table gives both ranges): the measured rate is "
+                f"{check.ratio:.2f} of the fitted one. The table also gives the three factors computed from this run "
+                "that multiply to that ratio.")
+    if part == "cause":
+        if not check.disagree or math.isinf(check.fitted):
+            return ""
     head = (rf"The $1/\beta$ of {what}, {_gbs(check.fitted)} GB/s ({_gbs(check.fitted_range[0])} to "
             f"{_gbs(check.fitted_range[1])} over the fit and its {about(check.splits) if check.splits else 'no'} refits "
             f"on held-out splits), and the bus bandwidth measured at {size}, {_gbs(check.busbw)} GB/s "
@@ -1071,6 +1098,8 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line") -> str:
             f"algorithm run at {size} ({algorithm}) sends along its critical path ({check.counts:.2f}), the "
             f"share of the model's time at {size} spent on bytes rather than start-ups ({check.byte_share:.2f}), and "
             f"the model's time there over the measured time ({check.miss:.2f}). ")
+    if part == "cause":
+        text = ""
     if check.cause == "counts":
         return text + (f"The counts part them most: $1/\\beta$ is a rate per byte that {algorithm} sends, busbw a "
                        f"rate per byte of the ring's count, and at {size} the two counts differ.")

@@ -8,6 +8,7 @@ arithmetic beyond what :mod:`commlib.lab.fit` and :mod:`commlib.cost` return.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -24,7 +25,8 @@ from .tables import markdown_table
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "series_marker", "half_rate_table",
            "error_table", "fit_summary_table",
            "model_calculator", "terms_table", "verdict", "placement",
-           "compare_spread", "rate_table"]
+           "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
+           "ranks_rate_table"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -477,3 +479,67 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
             "1/beta of the chosen model, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
             "1/beta fitted on"]
     return markdown_table(head + (["1/beta against busbw"] if checks is not None else []) + ["flag"], body)
+
+
+def suspects_table(found: Sequence[fit.Suspect]):
+    """Markdown table of the timings that failed the load checks (:func:`commlib.lab.fit.suspects`): collective,
+    size and each check it failed; the prose gives their count (:func:`commlib.lab.explain.suspects_sentence`)."""
+    keys = list(dict.fromkeys((f.op, f.nbytes) for f in found))
+    body = [[op.replace("_", "-"), format_bytes(x), "; ".join(f.why for f in found if (f.op, f.nbytes) == (op, x))]
+            for op, x in keys]
+    return markdown_table(["collective", "size", "check failed"], body)
+
+
+def regime_count_table(counts: Sequence[int]):
+    """Markdown table: how often leave-one-out chose each number of regimes over the split-sweep fits
+    (:func:`commlib.experiments.lab.regimes_chosen`), beside :func:`commlib.lab.explain.grade_sentence` with
+    ``tally=False``."""
+    check_count("counts", len(counts))
+    body = [[k, f"{counts.count(k)} of {len(counts)}"] for k in sorted(set(counts))]
+    return markdown_table(["regimes chosen", "split-sweep fits"], body)
+
+
+def cache_table(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
+                low: Sequence[float], high: Sequence[float]):
+    """Markdown table: the copy control's rate per rank on either side of a collective's steepest ``step``
+    (:func:`commlib.lab.fit.steepest_step`), median and middle half of its calls, in GB/s; beside
+    :func:`commlib.lab.explain.cache_phrase` with ``short=True``."""
+    at = {float(x): i for i, x in enumerate(sizes)}
+    body = [[format_bytes(x), f"{rates[at[float(x)]] / 1e9:.1f}",
+             f"{low[at[float(x)]] / 1e9:.1f} to {high[at[float(x)]] / 1e9:.1f}"]
+            for x in step[:2] if float(x) in at]
+    return markdown_table(["copy control at", "rate per rank, median (GB/s)", "middle half of the calls (GB/s)"],
+                          body)
+
+
+def fit_busbw_table(check: fit.RateCheck):
+    """Markdown table: a fitted ``1/beta`` and the busbw measured at the largest size, each with its range, and
+    the three factors that multiply to their ratio (:class:`commlib.lab.fit.RateCheck`); beside
+    :func:`commlib.lab.explain.fit_busbw_sentence` with ``part="short"``."""
+    size, algorithm = format_bytes(check.nbytes), check.algorithm.replace("_", "-")
+    body = [[r"fitted $1/\beta$ (GB/s)", explain._gbs(check.fitted),
+             f"{explain._gbs(check.fitted_range[0])} to {explain._gbs(check.fitted_range[1])} over the fit and its "
+             f"{explain.about(check.splits) if check.splits else 'no'} refits"],
+            [f"busbw measured at {size} (GB/s)", explain._gbs(check.busbw),
+             f"{explain._gbs(check.busbw_range[0])} to {explain._gbs(check.busbw_range[1])} over the middle half "
+             "of the calls"]]
+    if check.disagree and not math.isinf(check.fitted):
+        body += [[f"factor: bytes busbw counts over bytes {algorithm} sends", f"{check.counts:.2f}", ""],
+                 ["factor: share of the model's time spent on bytes", f"{check.byte_share:.2f}", ""],
+                 ["factor: model's time over measured time", f"{check.miss:.2f}", ""],
+                 ["busbw over fitted $1/\\beta$ (the factors' product)", f"{check.ratio:.2f}", ""]]
+    return markdown_table(["quantity", "value", "range"], body)
+
+
+def ranks_rate_table(rate2: float, rate4: float, share2: float | None, share4: float | None,
+                     ranks2: int = 2, ranks4: int = 4):
+    """Markdown table: each run's busbw at the largest size, its share of its cores' time and busbw over the
+    square of that share (the lab's load model); beside :func:`commlib.lab.explain.ranks_rate_sentence` with
+    ``short=True``."""
+    body = []
+    for ranks, rate, share in ((ranks2, rate2, share2), (ranks4, rate4, share4)):
+        s = 1.0 if share is None else min(share, 1.0)
+        body.append([ranks, f"{rate / 1e9:.2f}", "not reported" if share is None else f"{100 * s:.0f} %",
+                     f"{rate / s**2 / 1e9:.2f}"])
+    return markdown_table(["ranks", "busbw at the largest size (GB/s)", "share of the cores' time",
+                           "busbw / share² (GB/s)"], body)
