@@ -129,14 +129,18 @@ def count(paragraph: str, stored: dict[str, dict]) -> int:
     return sum(numbers_in(stored.get(expression)) for expression in EVAL.findall(paragraph))
 
 
+def _markdown_cells(path: Path):
+    """(index, cell, its stored inline results by expression) for each markdown cell of the notebook ``path``."""
+    for index, cell in enumerate(json.loads(Path(path).read_text(encoding="utf-8"))["cells"]):
+        if cell["cell_type"] == "markdown":
+            yield index, cell, {e.get("expression"): e.get("result")
+                                for e in cell.get("metadata", {}).get("user_expressions", [])}
+
+
 def dense(path: Path, limit: int = LIMIT) -> list[tuple[int, int, str]]:
     """(cell index, count, first words) of every paragraph of ``path`` showing more than ``limit`` computed numbers."""
     found = []
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    for index, cell in enumerate(cells):
-        if cell["cell_type"] != "markdown":
-            continue
-        stored = {e.get("expression"): e.get("result") for e in cell.get("metadata", {}).get("user_expressions", [])}
+    for index, cell, stored in _markdown_cells(path):
         for p in paragraphs("".join(cell["source"])):
             n = count(p, stored)
             if n > limit:
@@ -152,11 +156,7 @@ def crowded_cells(path: Path, limit: int = CELL_LIMIT) -> list[tuple[int, int, s
     again, and is counted as one.
     """
     found = []
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    for index, cell in enumerate(cells):
-        if cell["cell_type"] != "markdown":
-            continue
-        stored = {e.get("expression"): e.get("result") for e in cell.get("metadata", {}).get("user_expressions", [])}
+    for index, cell, stored in _markdown_cells(path):
         for line in "".join(cell["source"]).splitlines():
             if line.lstrip().startswith("|"):
                 for entry in re.split(r"(?<!\\)\|", line.strip().strip("|")):

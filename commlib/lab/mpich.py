@@ -113,6 +113,20 @@ def algorithms(op: str, sizes, n: int) -> list[str]:
 _TABLE_START = b'{"collective=bcast":{"comm_type=intra":{"comm_size<8"'
 
 
+def _table_in_library(opening: bytes, paths=None) -> dict | None:
+    """The JSON table that starts with ``opening`` in the first of ``paths`` holding it (default: the
+    installed ``libmpi.so*``), or None."""
+    if paths is None:
+        paths = sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmpi.so*")))
+    for path in paths:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        start = data.find(opening)
+        if start >= 0:
+            return json.JSONDecoder().raw_decode(data[start:].decode("latin-1"))[0]
+    return None
+
+
 def library_table(paths=None) -> dict | None:
     """The algorithm-selection table compiled into the installed MPICH (``libmpi``), or None if not found.
 
@@ -121,15 +135,7 @@ def library_table(paths=None) -> dict | None:
     is MPICH's JSON: nested conditions (``"comm_size<8"``,
     ``"avg_msg_size<=12288"``, ...) down to ``"algorithm=MPIR_..."``.
     """
-    if paths is None:
-        paths = sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmpi.so*")))
-    for path in paths:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        start = data.find(_TABLE_START)
-        if start >= 0:
-            return json.JSONDecoder().raw_decode(data[start:].decode("latin-1"))[0]
-    return None
+    return _table_in_library(_TABLE_START, paths)
 
 
 _SHM_START = b'{"collective=bcast":{"comm_type=intra":{"is_multi_threaded='
@@ -142,15 +148,7 @@ def shm_table(paths=None) -> dict | None:
     On one node MPICH asks this table first; where it offers no algorithm for
     a call, MPICH falls back to its generic table (:func:`library_table`).
     """
-    if paths is None:
-        paths = sorted(glob.glob(os.path.join(sys.prefix, "lib", "libmpi.so*")))
-    for path in paths:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        start = data.find(_SHM_START)
-        if start >= 0:
-            return json.JSONDecoder().raw_decode(data[start:].decode("latin-1"))[0]
-    return None
+    return _table_in_library(_SHM_START, paths)
 
 
 def shm_choice(op: str, multi_threaded: bool, table: dict | None) -> str | None:
