@@ -22,7 +22,7 @@ __all__ = ["bandwidth_conversion_results", "cluster_results", "cluster_choices",
            "PRIMITIVE_OPS", "primitive_results", "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY",
            "TARGET_ENTRY", "SIGNIFICANT", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
            "check_whole_blocks", "pipelined_master", "BEST_FORMS", "PRIMITIVE_LINKS", "POWER_OF_TWO_FORMS",
-           "check_switched", "NETWORK"]
+           "check_switched", "check_inside", "check_between", "NETWORK"]
 
 #: The free entries of these calculators: what each control is called and its physical range.
 RATE_ENTRY = rate_entry("bandwidth")
@@ -87,7 +87,10 @@ def bandwidth_conversion_results(value: str, direction: str = "algbw -> busbw", 
 
 
 def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) -> dict[str, tuple]:
-    """What the cluster calculator offers for ``n`` GPUs on ``hosts`` hosts: algorithms that run, cards a host can hold.
+    """What the cluster calculator offers for ``n`` GPUs on ``hosts`` hosts: algorithms that run, cards a host can
+    hold, a bus that joins GPUs through a switch inside a host (:func:`check_inside`) and a network between hosts
+    (:func:`check_between`); a host of more GPUs than its link inside joins is left to the calculator's
+    message, which names the hosts to choose.
 
     An algorithm is offered where its record accepts ``n`` (the torus both ways wants a square
     n >= 9) and is timed on these hosts with these cards (:func:`commlib.collectives.cluster.check_hosts`);
@@ -103,12 +106,14 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) ->
     """
     every = tuple(algorithms.ALLREDUCE)
     cards = tuple(v for _, v in NIC_CHOICES)
+    inside = tuple(key for key in hardware.LINKS if _offered(check_inside, key))
+    between = tuple(key for key in hardware.LINKS if _offered(check_between, key))
     try:
         n, hosts = check_count("n", n), check_count("hosts", hosts, maximum=n)
     except ValueError:
-        return {"algorithm": every, "nics_per_host": cards}
+        return {"algorithm": every, "nics_per_host": cards, "intra_link": inside, "inter_link": between}
     if n % hosts:
-        return {"algorithm": every, "nics_per_host": cards}
+        return {"algorithm": every, "nics_per_host": cards, "intra_link": inside, "inter_link": between}
     g = n // hosts
     offered = []
     for name, record in algorithms.ALLREDUCE.items():
@@ -118,7 +123,63 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) ->
         except ValueError:
             continue
         offered.append(name)
-    return {"algorithm": tuple(offered), "nics_per_host": tuple(v for v in cards if v <= g)}
+    return {"algorithm": tuple(offered), "nics_per_host": tuple(v for v in cards if v <= g),
+            "intra_link": inside, "inter_link": between}
+
+
+def _offered(check, link: str) -> bool:
+    """Whether ``check(link)`` passes."""
+    try:
+        check(link)
+    except ValueError:
+        return False
+    return True
+
+
+def check_inside(link: str) -> hardware.Link:
+    """The link's record if it can join the GPUs of one host, else ValueError naming the control (intra_link).
+
+    The cluster calculator gives every GPU of a host the link inside at its full rate to any other GPU of
+    the host: a bus (PCIe, NVLink) behind a switch. NVLink 1.0's cube mesh wires fixed peers, UPI joins CPU
+    sockets (:func:`commlib.step.calculators.check_switched`, :func:`~commlib.step.calculators.check_domain`),
+    and a network card is the link between hosts. A rack whose NVLink domain spans several trays (GB200 NVL72)
+    is one host here, of up to its domain's GPUs.
+
+    >>> check_inside("nvlink4").name
+    'NVLink 4.0 (H100, 18 links)'
+    >>> check_inside("upi")     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: intra_link: Intel UPI ... joins CPU sockets, not GPUs; ...
+    """
+    item = hardware.link(link)
+    if item.kind != "bus":
+        raise ValueError(f"intra_link: {item.name} is a network card, the link between hosts; inside a host choose a "
+                         "PCIe or NVLink link")
+    try:
+        check_domain(link, 1)
+        return check_switched(link)
+    except ValueError as err:
+        text = str(err)
+        raise ValueError("intra_link" + text[len("link"):] if text.startswith("link:") else text) from None
+
+
+def check_between(link: str) -> hardware.Link:
+    """The link's record if it is a network between hosts (Ethernet, InfiniBand), else ValueError (inter_link).
+
+    >>> check_between("ib_ndr").name
+    'InfiniBand NDR'
+    >>> check_between("pcie4_x16")     # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: inter_link: PCIe 4.0 x16 is a bus inside one host, not a network between hosts; ...
+    """
+    item = hardware.link(link)
+    if item.kind != "network":
+        raise ValueError(f"inter_link: {item.name} is a bus inside one host, not a network between hosts; choose an "
+                         "Ethernet or InfiniBand link (an NVLink domain over several trays, as in a GB200 NVL72, is "
+                         "one host here)")
+    return item
 
 
 def cluster_cards(algorithm: str, n: int, hosts: int, nics_per_host: int = 0) -> int:
@@ -165,6 +226,11 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
     '4.134 ms'
     """
     nics = check_count("nics_per_host", nics_per_host, minimum=0)
+    n_checked, hosts_checked = check_count("n", n), check_count("hosts", hosts)
+    if hosts_checked <= n_checked and n_checked % hosts_checked == 0 and n_checked > hosts_checked:
+        check_inside(intra_link)                 # several GPUs a host share the link inside
+    if hosts_checked > 1:
+        check_between(inter_link)
     target = TARGET_ENTRY.check(target_percent) / 100.0
     t_compute = COMPUTE_ENTRY.check(t_compute_ms) / 1e3
     r = cluster_allreduce(model, dtype, n, hosts, intra_link, inter_link, algorithm,

@@ -1067,7 +1067,8 @@ def cluster_calculator(model: str = "resnet50", dtype: str = "fp16", n: int = 16
                                  "direction; 1 MB = 10^6 B, 1 MiB = 2^20 B; busbw = algbw x 2(n-1)/n. The menus "
                                  "offer what runs on these hosts: on hosts of several GPUs the ring, the "
                                  "multi-rail ring and the hierarchical all-reduce, the others on h = 1 or h = n; "
-                                 f"at most g cards. {host_bounds()} Not modelled: overlap of compute and "
+                                 "at most g cards; links that join GPUs through a switch (not NVLink 1.0's "
+                                 f"cube mesh, not UPI). {host_bounds()} Not modelled: overlap of compute and "
                                  "communication."))
 
 

@@ -6,6 +6,7 @@ port), whatever links an algorithm would drive on a network built for it.
 """
 
 import math
+import re
 
 import pytest
 
@@ -201,7 +202,7 @@ def test_network_cards_are_offered_up_to_the_gpus_of_a_host():
     assert calc.controls["nics_per_host"].value in (0, 1, 2) and calc.error is None
 
 
-@pytest.mark.parametrize("link", [k for k in hardware.LINKS])
+@pytest.mark.parametrize("link", calculators.cluster_choices()["intra_link"])
 def test_a_host_holds_at_most_the_gpus_its_link_inside_joins(link):
     most = hardware.link(link).gpus_per_host
     fits = calculators.cluster_results("resnet50", "fp16", 2 * most, 2, link, "eth_25g", "ring", 100.0, 90.0)
@@ -253,3 +254,21 @@ def test_a_typed_rate_is_refused_in_one_style_quoting_what_was_typed(typed, mess
 def test_the_goal_label_shows_the_goal_the_reader_typed():
     results = calculators.cluster_results("resnet50", "fp16", 16, 2, "nvlink2", "eth_25g", "ring", 100.0, 99.9, 0)
     assert any(k.startswith("inter-host bandwidth for 99.9 %") for k in results), list(results)
+
+
+@pytest.mark.parametrize("n, hosts", [(16, 2), (16, 16), (8, 1), (144, 2)])
+def test_cluster_link_menus_offer_a_switched_bus_inside_and_a_network_between(n, hosts):
+    """NVLink 1.0's cube mesh (fixed peers) and UPI (between sockets) never join a host's GPUs; a bus never
+    joins hosts; what the menus leave out the model refuses, naming the control."""
+    menus = calculators.cluster_choices(n, hosts)
+    for key in menus["intra_link"]:
+        item = hardware.link(key)
+        assert item.kind == "bus" and item.switched and item.joins_gpus, key
+    assert menus["inter_link"] and all(hardware.link(key).kind == "network" for key in menus["inter_link"])
+    for key, item in hardware.LINKS.items():
+        if key not in menus["intra_link"]:
+            with pytest.raises(ValueError, match=rf"^intra_link: {re.escape(item.name)}"):
+                calculators.cluster_results("resnet50", "fp16", 16, 2, key, "eth_100g")
+        if key not in menus["inter_link"]:
+            with pytest.raises(ValueError, match=rf"^inter_link: {re.escape(item.name)}"):
+                calculators.cluster_results("resnet50", "fp16", 16, 2, "nvlink4", key)
