@@ -660,8 +660,9 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
     rail_steps = compare.alpha_beta_coefficients("ring", n)[0]
     where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
              f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks; hierarchical and multi-rail ring "
-             f"with {hosts} hosts, one card per GPU; for the multi-rail ring, a and b count its busier port, a GPU's "
-             f"link inside the host, which carries the other {g - 1} rings' messages in each of the "
+             f"with {hosts} hosts, one card per GPU; the hierarchical row's b adds bytes inside a host to bytes between "
+             f"hosts, as if one link carried both; for the multi-rail ring, a and b count its port busiest in "
+             f"messages, a GPU's link inside the host, which carries the other {g - 1} rings' messages in each of the "
              f"{rail_steps:g} steps ({g - 1} x {rail_steps:g} start-ups); "
              f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
