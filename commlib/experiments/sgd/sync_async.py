@@ -43,6 +43,7 @@ __all__ = [
     "repeat_shares",
     "repeat_words",
     "remaining_work",
+    "remaining_work_closed",
     "warmup_rows",
     "warmup_phrases",
     "KSweepPoint",
@@ -146,7 +147,9 @@ RUNTIME_RATIO_LAWS = {
 
 
 #: One slow node: learner 0's exponential compute times are ``slowdown`` times longer, persistently
-#: (:func:`commlib.sgd.simulate.simulate` with ``compute="straggler"``). Not i.i.d., so no closed form: simulated only.
+#: (:func:`commlib.sgd.simulate.simulate` with ``compute="straggler"``). Not i.i.d., so the runtime theorem does not
+#: cover it; the synchronous update still has a closed form for exponential times
+#: (:func:`commlib.sgd.simulate.expected_max_straggler`), which checks the simulation.
 STRAGGLER_LAW = {"base": "exponential", "slowdown": 4.0}
 
 
@@ -498,6 +501,24 @@ def remaining_work(law: str, workers: int = 16, k: int = 4, rounds: int = 4000, 
     t_k = np.sort(d, axis=1)[:, k - 1:k]
     rest = (d - t_k)[d > t_k]
     return {"elapsed": float(t_k.mean()), "remaining": float(rest.mean()), "fresh": float(d.mean())}
+
+
+def remaining_work_closed(law: str, workers: int = 16, k: int = 4) -> dict[str, float]:
+    r"""The closed forms of :func:`remaining_work` (s), from the order statistics of ``workers`` i.i.d. times:
+    ``"elapsed"`` :math:`\mathbb{E}[X_{k:n}]`, ``"remaining"`` the mean over the :math:`n - k` jobs still running of
+    :math:`\mathbb{E}[X_{j:n}] - \mathbb{E}[X_{k:n}]`, ``"fresh"`` :math:`\mathbb{E}[X]`.
+
+    >>> w = remaining_work_closed("shifted_exponential", k=8)
+    >>> round(w["elapsed"], 3), round(w["remaining"], 3), round(w["fresh"], 3)    # 1 + H_16 - H_8; memoryless: 1/mu
+    (1.663, 1.0, 2.0)
+    """
+    workers = check_count("workers", workers, 2)
+    k = check_count("k", k, 1, workers - 1)
+    params = UPDATE_TIME_LAWS[law] if law in UPDATE_TIME_LAWS else {}
+    elapsed = sgd.expected_order_statistic(k, workers, law, **params)
+    later = [sgd.expected_order_statistic(j, workers, law, **params) for j in range(k + 1, workers + 1)]
+    return {"elapsed": elapsed, "remaining": sum(later) / len(later) - elapsed,
+            "fresh": sgd.expected_value(law, **params)}
 
 
 def repeat_share(run) -> float:

@@ -32,7 +32,9 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "time_groups", "SHARED_RATE", "Rac
            "level_text", "ranking", "warmup_loss", "sharpness_along", "LAW_RACE_LAWS", "LAW_NAMES", "LAW_RACE_PROTOCOLS",
            "LAW_RATES", "LAW_BUDGET", "LAW_KS", "law_spacing", "error_gap", "error_words", "k_sweep_tuned",
            "law_race_settings", "law_grid", "law_best_runs", "time_ranking",
-           "law_race_words", "law_race_short", "WARMUP_STEPS", "shared_rate_order", "shared_rate_words"]
+           "law_race_words", "law_race_short", "WARMUP_STEPS", "shared_rate_order", "shared_rate_words", "SPLIT_NAMES",
+           "staleness_split", "staleness_split_words", "staleness_split_short", "never_stale_falling", "WARMUP_KS",
+           "warmup_range_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -178,6 +180,96 @@ def staleness_cost(small: bool = False) -> claims.Claim:
     return _build_two("ch04.staleness_cost", "Each at its own best rate, what does staleness cost: asynchronous SGD "
                       "with 16 learners against one learner, never stale, on as many gradients?",
                       _level_contender("async", None), _single_contender(), small)
+
+
+def _never_stale_grid(s: dict, rates: tuple[float, ...]) -> tuple[grids.Grid, float]:
+    """One learner, never stale, for as many gradients as asynchronous SGD applies within the budget of ``s``, at
+    every rate of ``rates``; and its budget (mean compute times: one gradient each)."""
+    updates = _grid("async", None, s).updates()
+    return grids.grid_runs("async", 1, None, float(updates), rates=rates, seeds=s["seeds"], small=s["small"],
+                           batch_size=s["batch_size"]), float(updates)
+
+
+def _at_shared_rate(name: str, protocol: str | None) -> claims.Contender:
+    """A contender at the claim's shared rate ``lr`` (not tuned): ``protocol`` with 16 learners, or (None) one
+    learner never stale on as many gradients as asynchronous SGD."""
+
+    def run(s: dict, seed: int) -> float:
+        if protocol is None:
+            g, budget = _never_stale_grid(s, (s["lr"],))
+            return grids.level(g.run(s["lr"], seed), budget)
+        return grids.level(_grid(protocol, None, s).run(s["lr"], seed), s["budget"])
+
+    return claims.Contender(name, run, uses="the shared rate per update, " + (
+        "one learner, as many gradients as asynchronous SGD, batches of 8" if protocol is None else
+        "16 learners, exponential compute times, batches of 8"))
+
+
+#: The contenders of ``ch04.shared_rate_staleness``, by role.
+SPLIT_NAMES = {"async": "asynchronous (K = 1)", "one": "one learner (never stale)",
+               "sync": "fully synchronous (K = n = 16)"}
+
+
+def staleness_split(v: claims.Verdict) -> dict:
+    """``v``, the ``ch04.shared_rate_staleness`` verdict, seed by seed: the gap (nats) between asynchronous and fully
+    synchronous SGD at the shared rate, the part of it between asynchronous SGD and one learner never stale (what
+    staleness costs), its share of the gap, and on how many seeds the never-stale learner ends between the two.
+    Each as ``(mean, sd)`` over the seeds."""
+    a, one, sync = (v.best[SPLIT_NAMES[r]].values for r in ("async", "one", "sync"))
+    gap = [x - y for x, y in zip(a, sync)]
+    stale = [x - y for x, y in zip(a, one)]
+    return {"gap": grids.mean_sd(gap), "stale": grids.mean_sd(stale),
+            "share": grids.mean_sd([100 * st / g for st, g in zip(stale, gap)]),
+            "between": sum(x > y > z for x, y, z in zip(a, one, sync)), "seeds": len(gap)}
+
+
+def staleness_split_words(v: claims.Verdict) -> str:
+    """How the gap at the shared rate splits, from :func:`staleness_split`, no number finer than its spread."""
+    d = staleness_split(v)
+    (gap, gap_sd), (stale, stale_sd), (share, share_sd) = d["gap"], d["stale"], d["share"]
+    g, st = grids.decimals(gap_sd), grids.decimals(stale_sd)
+    sh = max(0, grids.decimals(share_sd))
+    if d["between"] != d["seeds"] or not claims.sign_test(d["between"], d["seeds"]):
+        return (f"one learner that is never stale does not end between the two on every seed (on {d['between']} of "
+                f"{d['seeds']}), so this run does not split the gap of {gap:.{g}f} ± {gap_sd:.{g}f} nats")
+    return (f"one learner that is never stale, at the same rate on as many gradients, ends between the two on all "
+            f"{d['seeds']} seeds: of the {gap:.{g}f} ± {gap_sd:.{g}f} nats by which asynchronous SGD ends above "
+            f"fully synchronous SGD, {stale:.{st}f} ± {stale_sd:.{st}f} ({share:.{sh}f} ± {share_sd:.{sh}f} %, seed "
+            f"by seed) is staleness, and the rest comes with applying one gradient per update instead of an average "
+            f"of {v.claim.shared['workers']}")
+
+
+def staleness_split_short(v: claims.Verdict) -> str:
+    """The split in a few words, for a takeaway."""
+    d = staleness_split(v)
+    if d["between"] != d["seeds"]:
+        return "staleness and the noise of one gradient per update were not told apart there"
+    share, sd = d["share"]
+    sh = max(0, grids.decimals(sd))
+    return (f"at rate {v.claim.shared['lr']:g}, staleness makes {share:.{sh}f} ± {sd:.{sh}f} % of asynchronous SGD's "
+            f"gap to fully synchronous SGD, the noise of one gradient per update the rest")
+
+
+@claims.register("ch04.shared_rate_staleness")
+def shared_rate_staleness(small: bool = False) -> claims.Claim:
+    """At the shared rate per update: asynchronous SGD, one learner never stale on as many gradients, fully
+    synchronous SGD; how much of the first's gap to the last is staleness."""
+    s = {**race_settings(small), "lr": SHARED_RATE}
+    contenders = (_at_shared_rate(SPLIT_NAMES["async"], "async"), _at_shared_rate(SPLIT_NAMES["one"], None),
+                  _at_shared_rate(SPLIT_NAMES["sync"], "sync"))
+    return claims.Claim("ch04.shared_rate_staleness", f"At one shared rate per update ({SHARED_RATE:g}), how much of "
+                        "the gap between asynchronous and fully synchronous SGD is staleness: where does one learner, "
+                        "never stale, on as many gradients, end?", contenders,
+                        metric="mean training loss over the last quarter of the budget (nats)", seeds=s["seeds"],
+                        shared=s, wording=staleness_split_words, chapter="04_sync_async_sgd", source="dutta2018slow",
+                        headline=ranking_headline)
+
+
+def never_stale_falling(small: bool = False, rate: float = SHARED_RATE) -> int:
+    """On how many seeds one learner never stale, at ``rate``, is still falling at the end of its budget."""
+    s = race_settings(small)
+    g, budget = _never_stale_grid(s, (rate,))
+    return sum(run_ends({"one": g.run(rate, sd)}, budget)[0].descending for sd in g.seeds)
 
 
 def ranking(v: claims.Verdict) -> str:
@@ -558,6 +650,24 @@ def _warmup_claim(k: int, small: bool) -> claims.Claim:
                         source="goyal2017accurate", headline=_warm_headline)
 
 
+@claims.register("ch04.warmup_batch640")
+def warmup_k80(small: bool = False) -> claims.Claim:
+    """Warm-up against none at ν = 80 (batch 640, rate 8: below 2/λ_max at the optimum), seeds 0-4."""
+    return _warmup_claim(80, small)
+
+
+@claims.register("ch04.warmup_batch768")
+def warmup_k96(small: bool = False) -> claims.Claim:
+    """Warm-up against none at ν = 96 (batch 768, rate 9.6: above 2/λ_max at the optimum), seeds 0-4."""
+    return _warmup_claim(96, small)
+
+
+@claims.register("ch04.warmup_batch896")
+def warmup_k112(small: bool = False) -> claims.Claim:
+    """Warm-up against none at ν = 112 (batch 896, rate 11.2), seeds 0-4."""
+    return _warmup_claim(112, small)
+
+
 @claims.register("ch04.warmup_batch1024")
 def warmup_k128(small: bool = False) -> claims.Claim:
     """Warm-up against none at ν = 128 (batch 1,024, rate 12.8), seeds 0-4."""
@@ -568,6 +678,53 @@ def warmup_k128(small: bool = False) -> claims.Claim:
 def warmup_k256(small: bool = False) -> claims.Claim:
     """Warm-up against none at ν = 256 (batch 2,048, rate 25.6), seeds 0-4."""
     return _warmup_claim(256, small)
+
+
+#: The ν of the warm-up claims: around where the linear rate 0.1 ν crosses 2/λ_max at the optimum (ν ≈ 91), and beyond.
+WARMUP_KS: tuple[int, ...] = (80, 96, 112, 128, 256)
+
+
+def small_batch_losses(small: bool = False, seeds: tuple[int, ...] = grids.SEEDS) -> tuple[float, ...]:
+    """The small batch's final training loss (nats) on every seed: batch 8 at rate 0.1 for the warm-up claims' 4 epochs."""
+    return tuple(warmup_loss(1, False, seed, small) for seed in seeds)
+
+
+def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: float, base_lr: float = 0.1,
+                       tol: float = 0.02) -> dict[str, str]:
+    """``verdicts``: ``{ν: verdict of a warm-up claim}``; ``small``: the small batch's loss on the same seeds;
+    ``stable_rate``: 2/λ_max at the optimum. Phrases, from the runs: ``"range"``, how far above the small batch the
+    rule without warm-up ends at each ν, seed by seed (within ``tol`` where its mean is), and where
+    0.1 ν crosses ``stable_rate``; ``"warm"``, what a tuned warm-up does at each ν; ``"short"``, for a takeaway."""
+    excess, holds, breaks = {}, [], []
+    for k, v in sorted(verdicts.items()):
+        e = grids.mean_sd([100 * (x / y - 1) for x, y in zip(v.best["no warm-up"].values, small)])
+        excess[k] = e
+        (holds if e[0] <= 100 * tol else breaks).append(k)
+    items = [f"$\\nu = {k}$ (rate {base_lr * k:g}) {m:.{grids.decimals(sd)}f} ± {sd:.{grids.decimals(sd)}f} %"
+             for k, (m, sd) in excess.items()]
+    cross = stable_rate / base_lr
+    text = (f"without warm-up the rule ends above the small batch's {statistics.fmean(small):.3f} nats by "
+            f"{_and(items)} (seed by seed)")
+    if holds and breaks and max(holds) < cross < min(breaks):
+        text += (f": within {100 * tol:.0f} % up to $\\nu = {max(holds)}$, above it from $\\nu = {min(breaks)}$. "
+                 f"Between the two lies $\\nu \\approx {cross:.0f}$, where the linear rate $0.1\\,\\nu$ crosses "
+                 f"$2/\\lambda_{{\\max}}$ at the optimum, {stable_rate:.1f}")
+    warm_ok = [k for k in breaks if verdicts[k].best["warm-up"].mean <= statistics.fmean(small) * (1 + tol)]
+    lower = [k for k in breaks if verdicts[k].best["warm-up"].mean < verdicts[k].best["no warm-up"].mean]
+    called = [k for k in lower if verdicts[k].decided and verdicts[k].winner == "warm-up"]
+    ks = lambda xs: _and([f"$\\nu = {k}$" if i == 0 else str(k) for i, k in enumerate(xs)])  # noqa: E731
+    if warm_ok:
+        warm = f"a warm-up, its length tuned, brings {ks(warm_ok)} within {100 * tol:.0f} % of the small batch"
+    else:
+        warm = (f"a warm-up, its length tuned, brings no $\\nu$ from {min(breaks)} on within {100 * tol:.0f} % of the "
+                f"small batch" if breaks else "no $\\nu$ tried needs a warm-up")
+    if lower:
+        warm += (f"; it lowers the mean final loss at {ks(lower)}, "
+                 + ("but on too few seeds to call (the table)" if not called else
+                    f"and on enough seeds to call at {ks(called)}"))
+    short = (f"the rule held up to $\\nu = {max(holds)}$ and a warm-up did not carry it further"
+             if holds and not warm_ok else "see the runs")
+    return {"range": text, "warm": warm, "short": short}
 
 
 def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: int = 8, base_lr: float = 0.1,
