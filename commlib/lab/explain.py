@@ -31,7 +31,7 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "load_bound", "load_gap",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
-           "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag"]
+           "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -238,13 +238,16 @@ def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     """What a fitted per-step ``alpha`` (s) looks like next to one core handover and a scheduler slice (s).
 
     A time slice is milliseconds (``slice_s``, the order of a Linux
-    scheduler slice); a handover is microseconds. The number of handovers
+    scheduler slice); a handover is microseconds. The handover is measured
+    between processes that block on a pipe and give the core up at once
+    (:func:`commlib.lab.memory.handover_time`), while MPI ranks poll, so
+    alpha is set beside it as a size, not counted in handovers. The number
     is said as it is, no finer than :func:`about`.
 
     >>> alpha_phrase(15e-6, 3.9e-6)
-    'about four core handovers, far below a scheduler time slice'
+    'the size of about four voluntary handovers of a core, far below a scheduler time slice'
     >>> alpha_phrase(0.2e-6, 3.9e-6)
-    'less than one core handover, far below a scheduler time slice'
+    'less than one voluntary handover of a core, far below a scheduler time slice'
     """
     check_nonnegative("alpha", alpha)
     check_positive("handover", handover)
@@ -254,10 +257,10 @@ def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     handovers = alpha / handover
     below = "far below" if alpha < 0.1 * slice_s else "below"
     if handovers < 0.5:
-        return f"less than one core handover, {below} a scheduler time slice"
+        return f"less than one voluntary handover of a core, {below} a scheduler time slice"
     count = about(handovers)
     plural = "" if count == "one" else "s"
-    return f"about {count} core handover{plural}, {below} a scheduler time slice"
+    return f"the size of about {count} voluntary handover{plural} of a core, {below} a scheduler time slice"
 
 
 def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3, share: float | None = None,
@@ -451,13 +454,17 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
 
     >>> growth_sentence(12.2, 2**23, 2**26, (7.9, 8.3), [2**24])[:60]
     'Here each byte became 1.5 times dearer. The copy control did'
+    >>> growth_sentence(1.5, 2**10, 2**13, None, [2**11, 2**13])
+    'The timings at 2 KiB, 8 KiB fail a load check below, so load is mixed into this factor.'
     """
     size = hi / lo
+    where = ", ".join(format_bytes(x) for x in sorted(set(loaded)))
     if factor < 1 - tolerance:
         return ("Here the smaller message took longer: other programs' turns on the cores are mixed into the times, "
                 "which happens on a busy machine.")
     if factor <= size * (1 + tolerance):
-        return ""
+        return (f"The timings at {where} fail a load check below, so load is mixed into this factor." if loaded
+                else "")
     excess = factor / size
     parts = []
     if copy_factor is not None:
@@ -473,14 +480,14 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
             parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
                          "too spread to tell whether a cache explains it")
     if loaded:
-        where = ", ".join(format_bytes(x) for x in sorted(loaded))
         parts.append(f"the timings at {where} fail a load check below, so load may explain it")
     else:
         parts.append("no timing in that range fails a load check")
     return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
 
 
-def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE) -> str:
+def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE,
+                   loaded: Sequence[float] = ()) -> str:
     """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
 
     ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages count
@@ -496,20 +503,24 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     True
     >>> "does not show either regime" in shape_takeaway(0.0087, 8.9 * 2)
     True
+    >>> "The timings at 2 KiB fail a load check" in shape_takeaway(1.5, 12.0, loaded=[2**11])
+    True
     """
     check_positive("small", small)
     check_positive("large", large)
     flat = 1 - tolerance <= small < 8 ** 0.5
     proportional = 8 * (1 - tolerance) <= large <= 8 * (1 + tolerance)
+    load = (f" The timings at {', '.join(format_bytes(x) for x in sorted(set(loaded)))} fail a load check, so load is "
+            "mixed into these factors." if loaded else "")
     if flat and proportional:
         return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "
                 f"messages (eight times the bytes took {small:.1f} times as long), rising with "
-                f"the size for large ones ({large:.1f} times).")
+                f"the size for large ones ({large:.1f} times).{load}")
     missing = ("either regime" if not flat and not proportional else
                "the flat part" if not flat else "the part proportional to size")
     return (f"The alpha-beta model expects small messages to cost about the same whatever their size and large ones "
             f"in proportion to it; here eight times the bytes took {figures(small)} times as long among the smallest "
-            f"sizes and {figures(large)} times among the largest, so this run does not show {missing} cleanly.")
+            f"sizes and {figures(large)} times among the largest, so this run does not show {missing} cleanly.{load}")
 
 
 def alpha_determined(sweeps: Sequence[float], spread: float = 2.0) -> bool:
@@ -702,18 +713,29 @@ def cuts_phrase(cuts: Sequence[float], sizes: Sequence[float]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def _normalised(rate2: float, rate4: float, share2: float | None, share4: float | None) -> float:
-    """busbw with four ranks over busbw with two, each divided by the square of its run's share of its cores' time.
+#: The allowances for load a busbw ratio is read under: none, dividing each run's busbw by its share of its cores'
+#: time, or by the square of it (a step between two ranks moves only while both run, if their turns are independent).
+LOAD_POWERS = (0, 1, 2)
 
-    The lab's one load model (:func:`load_bound`): a step between two ranks
-    moves only while both run, so a share ``s`` slows it about ``1/s**2``.
+
+def _normalised(rate2: float, rate4: float, share2: float | None, share4: float | None, power: int = 2) -> float:
+    """busbw with four ranks over busbw with two, each divided by its run's share of its cores' time to ``power``.
+
+    ``power`` 0 is the ratio as measured; 1 charges the load once; 2 assumes that a step between two ranks
+    moves only while both run and that their turns are independent, which two ranks sharing one core are not
+    (they never run at once). No allowance is tested by the run, so a conclusion must hold under all of them.
     """
     check_positive("rate2", rate2)
     check_positive("rate4", rate4)
     s2, s4 = (1.0 if s is None else min(s, 1.0) for s in (share2, share4))
     check_positive("share2", s2)
     check_positive("share4", s4)
-    return (rate4 / s4**2) / (rate2 / s2**2)
+    return (rate4 / s4**power) / (rate2 / s2**power)
+
+
+def _ratios(rate2: float, rate4: float, share2: float | None, share4: float | None) -> list[float]:
+    powers = LOAD_POWERS if share2 is not None and share4 is not None else (0,)
+    return [_normalised(rate2, rate4, share2, share4, p) for p in powers]
 
 
 def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
@@ -726,60 +748,76 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     would get ``min(cores, ranks) / ranks`` of a core, and busbw would move
     by the ratio of those shares (half, from two ranks on two cores to four
     on the same two). The two runs ran at different moments of a shared
-    machine, so each busbw is first divided by the square of its run's share
-    of its cores' time (``share2``, ``share4``: see :func:`core_share_sentence`;
-    ``None``: not reported, taken as 1), the load model of
-    :func:`rate_conclusion` (:func:`load_bound`). That ratio is held against the cores' one and
-    against 1 (each rank with a link of its own: busbw unchanged), within
-    ``tolerance``; a cause is named only where it matches one of them. ``short``: each run's busbw and share
-    are left to a table beside the prose (:func:`commlib.views.lab.ranks_rate_table`).
+    machine, and how much their loads slowed each is not measured: the
+    ratio is read as measured and under each allowance of :data:`LOAD_POWERS`
+    (``share2``, ``share4``: each run's share of its cores' time, see
+    :func:`core_share_sentence`; ``None``: not reported, the ratio as
+    measured alone). A cause is named only where every reading matches it,
+    within ``tolerance``: the cores' share, or 1 (each rank with a link of
+    its own: busbw unchanged). ``short``: each run's busbw and share are
+    left to a table beside the prose (:func:`commlib.views.lab.ranks_rate_table`).
 
     >>> ranks_rate_sentence(0.69e9, 0.70e9, 2, 2)[:107]
     'The bus bandwidth at the largest size is about the same with the ranks (0.70 GB/s with four, 0.69 GB/s with'
-    >>> "as the cores' share per rank does" in ranks_rate_sentence(1.0e9, 0.52e9, 2, 2)
+    >>> "near the cores' share per rank" in ranks_rate_sentence(1.0e9, 0.52e9, 2, 2)
+    True
+    >>> "cannot tell what set the rate" in ranks_rate_sentence(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79)
     True
     """
-    ratio = _normalised(rate2, rate4, share2, share4)
+    ratios = _ratios(rate2, rate4, share2, share4)
+    lo, hi = min(ratios), max(ratios)
     w4, w2 = _WORDS.get(ranks4, str(ranks4)), _WORDS.get(ranks2, str(ranks2))
-    nums = ("(the table gives both)" if short else
-            f"({rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2})")
-    if share2 is not None and share4 is not None:
-        shares = ("" if short else f"; the ranks got {100 * min(share4, 1.0):.0f} % of their cores' time with {w4} "
-                  f"and {100 * min(share2, 1.0):.0f} % with {w2}, so")
-        nums += (f"{shares}{';' if short else ''} with each busbw divided by the square of its run's share"
-                 f"{' of its cores' + chr(39) + ' time, as the table gives it' if short else ''} (a step moves only "
-                 f"while both its ranks run), the {w4} ranks had {ratio:.2f} times the busbw of the {w2}")
+    nums = ("the table gives both" if short else
+            f"{rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2}")
+    if len(ratios) > 1:
+        shares = ("as the table gives them" if short else f"{100 * min(share4, 1.0):.0f} % with {w4} and "
+                  f"{100 * min(share2, 1.0):.0f} % with {w2}")
+        readings = (f"As measured, the {w4} ranks had {ratios[0]:.2f} times the busbw of the {w2}; with each busbw "
+                    f"divided by its run's share of its cores' time ({shares}), {ratios[1]:.2f} times, and divided by "
+                    f"the square of it, {ratios[2]:.2f} times. The run does not measure how the load slowed a step, "
+                    "so no one of these readings is known to be right.")
+    else:
+        readings = f"The {w4} ranks had {ratios[0]:.2f} times the busbw of the {w2}."
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)   # busbw ratio if the cores set it
-    if abs(limited - 1) > tolerance and abs(ratio / limited - 1) <= tolerance:
-        return (f"The bus bandwidth at the largest size falls with the ranks {nums}, as the cores' share per rank does "
-                f"({limited:.2f} times), so the same cores' copying can explain the rate of both runs.")
-    if abs(ratio - 1) <= tolerance:
+    near = [abs(limited - 1) > tolerance and abs(r / limited - 1) <= tolerance for r in ratios]
+    same = [abs(r - 1) <= tolerance for r in ratios]
+    against = f"against {limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own"
+    if all(near):
+        return (f"The bus bandwidth at the largest size falls with the ranks ({nums}). {readings} Every reading is "
+                f"near the cores' share per rank ({limited:.2f} times), not 1.")
+    if all(same):
         if abs(limited - 1) <= tolerance:
-            return (f"The bus bandwidth at the largest size is about the same with the ranks {nums}, and each rank "
-                    f"had as much of a core in both runs.")
-        return (f"The bus bandwidth at the largest size is about the same with the ranks {nums}, though copying on "
-                f"the cores alone would have made it {limited:.2f} times as large: "
-                f"{ratio / limited:.1f} times as much through the same cores. So the {w2}-rank run was not limited "
-                "by copying on its cores; this run does not say what else held it back.")
-    more = "grows" if ratio > 1 else "falls"
-    return (f"The bus bandwidth at the largest size {more} with the ranks {nums}: {ratio:.2f} times allowing for the "
-            f"load, against {limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own. "
-            "This run does not say why.")
+            return (f"The bus bandwidth at the largest size is about the same with the ranks ({nums}), and each rank "
+                    f"had as much of a core in both runs. {readings}")
+        return (f"The bus bandwidth at the largest size is about the same with the ranks ({nums}). {readings} Every "
+                f"reading is near 1, though copying on the cores alone would have made it {limited:.2f}. So the "
+                f"{w2}-rank run was not limited by copying on its cores; this run does not say what else held it back.")
+    more = "grows" if lo > 1 else "falls" if hi < 1 else "moves"
+    verdict = ("Which of the two it is nearer depends on the reading, so this run cannot tell what set the rate."
+               if any(near) or any(same) else "This run does not say why.")
+    return (f"The bus bandwidth at the largest size {more} with the ranks ({nums}). {readings} The readings span "
+            f"{lo:.2f} to {hi:.2f}, {against}. {verdict}")
 
 
 def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks2: int = 2, ranks4: int = 4,
                      share2: float | None = None, share4: float | None = None) -> str:
-    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the busbw ratio allowing for the load and the cores' one.
+    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the busbw ratio as measured and under each allowance
+    for the load, against the cores' share.
 
     >>> ranks_rate_short(0.69e9, 0.70e9, 2, 2)
     'four ranks on two cores had 1.01 times the busbw of two, against 0.50 had copying on the cores set it'
+    >>> ranks_rate_short(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79)[:94]
+    'four ranks on two cores had 0.79 times the busbw of two as measured, 0.55 to 0.66 allowing for'
     """
-    ratio = _normalised(rate2, rate4, share2, share4)
+    ratios = _ratios(rate2, rate4, share2, share4)
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)
     w4, w2, c4 = (_WORDS.get(x, str(x)) for x in (ranks4, ranks2, cores4))
-    per = " allowing for the load" if share2 is not None and share4 is not None else ""
-    return (f"{w4} ranks on {c4} cores had {ratio:.2f} times the busbw of {w2}{per}, against {limited:.2f} had "
-            "copying on the cores set it")
+    if len(ratios) == 1:
+        return (f"{w4} ranks on {c4} cores had {ratios[0]:.2f} times the busbw of {w2}, against {limited:.2f} had "
+                "copying on the cores set it")
+    return (f"{w4} ranks on {c4} cores had {ratios[0]:.2f} times the busbw of {w2} as measured, "
+            f"{min(ratios[1:]):.2f} to {max(ratios[1:]):.2f} allowing for the load in two ways, against "
+            f"{limited:.2f} had copying on the cores set it; the run cannot tell which allowance holds")
 
 
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
@@ -842,8 +880,8 @@ def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 
 
     >>> regime_counts([3, 3, 3, 3, 3])
     'three regimes (the count leave-one-out picked on the fitted sizes of every split)'
-    >>> regime_counts([3, 2, 3, 4, 3], most=4)[-95:]
-    'three on 3 of 5 splits, two on 1, four on 1; four is the most tried, and more might fit better)'
+    >>> regime_counts([3, 2, 3, 4, 3], most=4)[-127:]
+    'three on 3 of 5 splits, two on 1, four on 1; four, the largest count tried, was picked, so more regimes might have done better)'
     >>> regime_counts([3, 3, 4, 3], sweeps=2)[-44:]
     'three on 3 of 4 split-sweep fits, four on 1)'
     """
@@ -865,7 +903,8 @@ def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 
         text = (f"{_WORDS.get(lo, str(lo))} {span} {_WORDS.get(hi, str(hi))} regimes (the count leave-one-out picked "
                 f"on {where} fitted sizes" + (f": {each}" if tally else "; the table gives how often each"))
     if most is not None and hi >= most:
-        text += f"; {_WORDS.get(most, str(most))} is the most tried, and more might fit better"
+        text += (f"; {_WORDS.get(most, str(most))}, the largest count tried, was picked, so more regimes might have "
+                 "done better")
     return text + ")"
 
 
@@ -888,23 +927,75 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     'the single line predicts them better than piecewise fits of three regimes (the c'
     >>> grade_sentence(0.3, 0.1, [3] * 10, 0.02, 5, 5, sweeps=2)[-61:]
     'whether each cut held in both sweeps is a question of its own'
+    >>> "noise" in grade_sentence(0.144, 0.216, [3] * 5, 0.02, 5, 5)
+    False
     """
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
     k = "piecewise fits of " + regime_counts(counts, most, sweeps, tally)
     where = f"on {wins} of {splits} ways of holding sizes out"
     if abs(line - piecewise) <= spread:
-        return (f"the single line and {k} predict them about equally well ({100 * line:.0f} % against "
-                f"{100 * piecewise:.0f} %, a difference within its spread; the better one won {where}): this run "
-                "cannot tell them apart; the regimes may be real, but its noise hides them")
+        return (f"the single line and {k} predict them about equally well: a median miss of {100 * line:.0f} % "
+                f"against {100 * piecewise:.0f} %, a difference within its spread, the better one winning {where}. "
+                "Over all sizes together this run cannot tell them apart")
     if line < piecewise:
-        return (f"the single line predicts them better than {k} ({100 * line:.0f} % against "
-                f"{100 * piecewise:.0f} %, {where}): the extra regimes follow the noise of the points they were "
-                "fitted on, not the machine")
+        return (f"the single line predicts them better than {k}: a median miss of {100 * line:.0f} % against "
+                f"{100 * piecewise:.0f} %, {where}. Over all sizes together the extra regimes cost more than they "
+                "gain; a median over every size says nothing of a regime of a few sizes, which the grade by size "
+                "below looks for")
     held = ("regimes in this run's timings, fitted on one sweep and graded on the other; whether each cut held in "
             "both sweeps is a question of its own" if sweeps > 1 else
             "regimes in this run's timings (one sweep: a load episode on neighbouring sizes would look the same)")
-    return f"{k} predict them better than the single line ({100 * piecewise:.0f} % against {100 * line:.0f} %, {where}): {held}"
+    return (f"{k} predict them better than the single line: a median miss of {100 * piecewise:.0f} % against "
+            f"{100 * line:.0f} %, {where}. These are {held}")
+
+
+def band_sentence(line: float, piecewise: float, spread: float, wins: int, splits: int, op: str, start: float,
+                  sizes: Sequence[float]) -> str:
+    """Which model predicted held-out sizes better on the largest sizes alone, from each collective's top cut up.
+
+    ``line`` and ``piecewise``: the median held-out errors there (fractions, means over ``splits`` ways
+    of holding sizes out; NaN: no held-out size in the band); ``spread``: the standard deviation of their
+    difference; ``op`` and ``start``: the first collective and where its band starts (bytes), among the
+    measured ``sizes``.
+
+    >>> band_sentence(0.45, 0.15, 0.05, 5, 5, "all-reduce", 2**21.5, [2.0**k for k in range(10, 27)])[:86]
+    "Graded on the largest sizes alone, from each collective's top cut up (for all-reduce f"
+    """
+    first = min((x for x in sizes if x >= start), default=max(sizes))
+    head = (f"Graded on the largest sizes alone, from each collective's top cut up (for {op} from "
+            f"{format_bytes(first)}), ")
+    if not (math.isfinite(line) and math.isfinite(piecewise)):
+        return head + "no held-out size fell there, so this run does not grade them there."
+    for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
+        check_nonnegative(name, v)
+    where = f"on {wins} of {splits} ways of holding sizes out"
+    if abs(line - piecewise) <= spread:
+        return (head + f"the two predict held-out sizes about equally well ({100 * line:.0f} % against "
+                f"{100 * piecewise:.0f} %, a difference within its spread).")
+    if piecewise < line:
+        return (head + f"the regimes predict held-out sizes better: the single line misses them by a median of "
+                f"{100 * line:.0f} %, the piecewise fits by {100 * piecewise:.0f} %, {where}. The line leaves out a "
+                "regime of the largest messages, which its median over every size hides.")
+    return (head + f"the single line predicts held-out sizes better there too: {100 * line:.0f} % against "
+            f"{100 * piecewise:.0f} %, {where}.")
+
+
+def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least: int = 3) -> str:
+    """A line's errors of one sign over the largest sizes (:func:`commlib.lab.fit.one_sign_tail`), in words;
+    empty where that run is shorter than ``least`` sizes (noise changes sign from size to size).
+
+    >>> tail_phrase("all-reduce", [2.0**21, 2.0**22, 2.0**23], [-0.18, -0.41, -0.66])
+    "all-reduce's line predicts too short a time at every size from 2 MiB up (by 18 to 66 %)"
+    """
+    if len(sizes) != len(errors):
+        raise ValueError(f"sizes and errors must pair up, got {len(sizes)} and {len(errors)}")
+    if len(sizes) < least:
+        return ""
+    way = "too short" if errors[0] < 0 else "too long"
+    lo, hi = sorted((100 * min(abs(e) for e in errors), 100 * max(abs(e) for e in errors)))
+    return (f"{op}'s line predicts {way} a time at every size from {format_bytes(min(sizes))} up "
+            f"(by {lo:.0f} to {hi:.0f} %)")
 
 
 def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], sizes: Sequence[float],
@@ -944,28 +1035,38 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
     return head + tail
 
 
-def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: int = 0, cuts: int = 0) -> str:
-    """The takeaway on regimes, following the held-out grade of this run (neither better: a tie).
+def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: int = 0, cuts: int = 0,
+                     top: str = "tie") -> str:
+    """The takeaway on regimes, following the held-out grades of this run (neither better: a tie).
 
     ``machine`` of all-reduce's ``cuts`` reappeared when each sweep was fitted alone (:func:`cut_sentence`).
+    ``top``: who predicted held-out sizes better from the top cut up (:func:`band_sentence`): ``"piecewise"``,
+    ``"one line"`` or ``"tie"``.
 
-    >>> regimes_takeaway(False, False)[-58:]
-    ' apart: the regimes may be real, but its noise hides them.'
+    >>> regimes_takeaway(False, False)[-71:]
+    'a median over every size can hide a regime of the few largest messages.'
     >>> regimes_takeaway(True, machine=1, cuts=3)[-71:]
     "cut is the machine's only where both sweeps put it (here one of three)."
+    >>> "the top regime did" in regimes_takeaway(False, True, top="piecewise")
+    True
     """
     if piecewise_better:
         of = f" (here {_WORDS.get(machine, 'none') if machine else 'none'} of {_WORDS.get(cuts, str(cuts))})" if cuts else ""
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
                 "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
-                "it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
+                f"it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
                 f"machine's only where both sweeps put it{of}.")
-    if line_better:
-        return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
-                "regimes: here one line predicted held-out sizes better, so the extra regimes fitted noise.")
-    return ("A piecewise fit always meets its own points better than one line, but that is no evidence of "
-            "regimes: here held-out sizes could not tell one line from the regimes (the difference lay within its "
-            "spread), so this run cannot tell them apart: the regimes may be real, but its noise hides them.")
+    head = ("A piecewise fit always meets its own points better than one line, so grade both on sizes they did not "
+            "see, over all sizes and over the largest alone: ")
+    overall = ("here one line predicted held-out sizes better over all sizes" if line_better else
+               "here held-out sizes over all sizes could not tell one line from the regimes")
+    if top == "piecewise":
+        return (head + overall + ", but from the top cut up the top regime did, so the line underprices or "
+                "overprices the largest messages, and the calculator uses the top regime there.")
+    if top == "one line":
+        return head + overall + ", and from the top cut up as well: the extra regimes did not earn their parameters."
+    return (head + overall + ", and from the top cut up the two could not be told apart either; a median over "
+            "every size can hide a regime of the few largest messages.")
 
 
 def _ranks_on(ranks: int, cores: int) -> str:
@@ -1003,23 +1104,37 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
             "on cores of their own.")
 
 
-def calculator_sentence(piecewise_better: bool, regimes: int, moved: float, target: float = 0.2,
-                        line_better: bool = True, ranks: int = 4, cores: int = 4) -> str:
+def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float, target: float = 0.2,
+                        line_better: bool = True, ranks: int = 4, cores: int = 4, top: str = "tie",
+                        tail: str = "") -> str:
     """What the calculator below uses and how far to trust it at other rank counts.
 
-    ``moved``: the median miss of those models on the run with ``ranks``
-    ranks on ``cores`` cores. Only a run with a core per rank says how far
-    the models carry to another number of ranks (:func:`transfer_conclusion`).
+    ``regimes``: the piecewise fits' number of regimes, or the counts tried in words (``"two to four"``).
+    ``top``: who predicted held-out sizes better from the top cut up (:func:`band_sentence`); where the top
+    regime did, the calculator uses it there. ``tail``: :func:`tail_phrase` of the line's errors; where the
+    calculator uses the single line for the largest sizes and they err one way, the sentence warns of it.
+    ``moved``: the median miss of those models on the run with ``ranks`` ranks on ``cores`` cores. Only a run
+    with a core per rank says how far the models carry to another number of ranks (:func:`transfer_conclusion`).
+
+    >>> calculator_sentence(False, "two to four", 0.3, top="piecewise", cores=2)[:100]
+    "The calculator uses each collective's single line below its top cut and its top regime from there up"
+    >>> "predicts too short" in calculator_sentence(False, "two to four", 0.3, tail="all-reduce's line predicts too short a time")
+    True
     """
     check_nonnegative("moved", moved)
     k = _WORDS.get(regimes, str(regimes))
     if piecewise_better:
         which = f"the {k}-regime fits, which predicted held-out sizes better than one line"
+    elif top == "piecewise":
+        which = ("each collective's single line below its top cut and its top regime from there up: of the two, "
+                 "each predicted held-out sizes better where it is used")
     elif line_better:
-        which = f"the single lines, which predicted held-out sizes better than {k} regimes"
+        which = f"the single lines, which predicted held-out sizes better than piecewise fits of {k} regimes"
     else:
-        which = (f"the single lines: held-out sizes could not tell them from {k} regimes apart, and the simpler "
-                 "model stands in")
+        which = (f"the single lines: held-out sizes could not tell them from piecewise fits of {k} regimes, and the "
+                 "simpler model stands in")
+    if tail and not piecewise_better and top != "piecewise":
+        which += f". Read its answers for the largest messages with care: {tail}"
     if ranks <= cores:
         return (f"The calculator uses {which}. Carried to {_ranks_on(ranks, cores)}, they missed that run by a "
                 f"median of {100 * moved:.0f} %, {_trust(moved, target)}.")

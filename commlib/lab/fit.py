@@ -59,6 +59,8 @@ __all__ = [
     "Series",
     "AlphaBeta",
     "PiecewiseFit",
+    "one_sign_tail",
+    "MIN_GRADED",
     "ErrorRow",
     "design_matrix",
     "terms_at",
@@ -406,11 +408,23 @@ class RegimeError:
     worst: float
     worst_at: float
     model: AlphaBeta
+    #: The smallest and largest size the regime was fitted on (bytes), inside the graded window or not.
+    first: float = math.nan
+    last: float = math.nan
 
     @property
     def exact(self) -> bool:
         """Two sizes and two unknowns: the regime passes through both, so its error says nothing."""
         return self.fitted <= 2
+
+    @property
+    def graded(self) -> bool:
+        """Enough of its points in the graded window (:data:`MIN_GRADED`), beyond the two that fix it, to grade it."""
+        return not self.exact and self.points >= MIN_GRADED
+
+
+#: The fewest points of a regime in the graded window for its errors to grade it.
+MIN_GRADED = 3
 
 
 def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0.0,
@@ -435,8 +449,33 @@ def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0
             continue
         worst_at, worst = max(pick, key=lambda t: t[1])
         out.append(RegimeError(pick[0][0], pick[-1][0], len(pick), len(mine), float(np.median([e for _, e in pick])),
-                               worst, worst_at, m))
+                               worst, worst_at, m, mine[0][0], mine[-1][0]))
     return out
+
+
+def one_sign_tail(model: AlphaBeta | PiecewiseFit, series: Series) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The largest sizes over which ``model`` errs one way: ``(sizes, relative errors)``, from the largest size down.
+
+    The run stops at the first size whose error has the other sign (or is
+    0). Noise changes sign from size to size; a long run of one sign at the
+    large end is a feature of the machine the model leaves out (a regime of
+    the largest messages), however small the model's median error.
+
+    >>> s = Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0), (1.0, 2.0, 4.0, 8.0))
+    >>> one_sign_tail(AlphaBeta(0.0, 0.5), s)[0]
+    (1.0, 2.0, 4.0, 8.0)
+    >>> one_sign_tail(AlphaBeta(0.0, 1.0), Series("all_reduce", 2, (1.0, 2.0, 4.0), (1.1, 1.9, 4.4)))[0]
+    (4.0,)
+    """
+    pts = sorted(zip(series.nbytes, (float(e) for e in relative_errors(model, series))))
+    sign = math.copysign(1.0, pts[-1][1]) if pts[-1][1] else 0.0
+    tail = []
+    for x, e in reversed(pts):
+        if not sign or math.copysign(1.0, e) != sign or e == 0:
+            break
+        tail.append((x, e))
+    tail.reverse()
+    return tuple(x for x, _ in tail), tuple(e for _, e in tail)
 
 
 def least_loaded(sweeps: Sequence[Series]) -> Series:

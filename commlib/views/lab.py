@@ -23,7 +23,7 @@ from .plots import MARKERS, PALETTE, figure
 from .tables import markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "series_marker", "half_rate_table",
-           "error_table", "fit_summary_table",
+           "error_table", "fit_summary_table", "model_name",
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
            "ranks_rate_table"]
@@ -278,16 +278,45 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
                            "half of 1/beta, measured"], body)
 
 
-def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, sizes: Sequence[float] | None = None):
-    """Markdown table: measured and predicted time, relative error, algbw and busbw at each size."""
+def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, sizes: Sequence[float] | None = None,
+                name: str = "", line: fit.AlphaBeta | None = None):
+    """Markdown table: measured and predicted time, relative error, algbw and busbw at each size.
+
+    ``name`` names ``model`` in the caption and the columns; ``line``: a single line whose prediction and
+    error get columns of their own beside the model's (left out where it is the model itself).
+    """
     rows = fit.error_table(model, series)
-    if sizes is not None:
-        keep = set(float(x) for x in sizes)
-        rows = [r for r in rows if r.nbytes in keep]
-    body = [[format_bytes(r.nbytes), _time(r.measured, 3), _time(r.predicted), f"{100 * r.relative_error:+.0f} %",
-             _rate(r.algbw, 3), _rate(r.busbw, 3)] for r in rows]
-    headers = ["size", "measured (median)", "predicted", "error", "algbw", "busbw"]
-    return markdown_table(headers, body, caption=series.label)
+    beside = fit.error_table(line, series) if line is not None and line != model else None
+    keep = None if sizes is None else set(float(x) for x in sizes)
+    body = []
+    for i, r in enumerate(rows):
+        if keep is not None and r.nbytes not in keep:
+            continue
+        row = [format_bytes(r.nbytes), _time(r.measured, 3), _time(r.predicted), f"{100 * r.relative_error:+.0f} %"]
+        if beside is not None:
+            row += [_time(beside[i].predicted), f"{100 * beside[i].relative_error:+.0f} %"]
+        body.append(row + [_rate(r.algbw, 3), _rate(r.busbw, 3)])
+    what = name or "the model"
+    headers = ["size", "measured (median)", f"predicted by {what}", "error"]
+    if beside is not None:
+        headers += ["predicted by the single line", "error of the line"]
+    return markdown_table(headers + ["algbw", "busbw"], body,
+                          caption=f"{series.label}: {what}" + (" against the single line" if beside is not None else ""))
+
+
+def model_name(model: fit.AlphaBeta | fit.PiecewiseFit, line: fit.AlphaBeta | None = None) -> str:
+    """A model in words, for a caption: the single line, a fit of k regimes, or a line below a cut and regimes above.
+
+    >>> a, b = fit.AlphaBeta(1e-6, 1e-9), fit.AlphaBeta(0.0, 2e-9)
+    >>> model_name(a), model_name(fit.PiecewiseFit((1e6,), (a, b))), model_name(fit.PiecewiseFit((2**21.5,), (a, b)), a)
+    ('the single line', 'the fit of two regimes', 'the single line below 2.8 MiB, the top regime above')
+    """
+    if not isinstance(model, fit.PiecewiseFit):
+        return "the single line"
+    if line is not None and model.models[0] == line:
+        rest = "the top regime" if len(model.models) == 2 else "the fit's regimes"
+        return f"the single line below {_bytes2(model.crossovers[0])}, {rest} above"
+    return f"the fit of {_count_word(len(model.models))} regimes"
 
 
 def terms_table(series: Sequence[fit.Series]):
@@ -333,22 +362,27 @@ def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBe
                       lo: float = 4 * 2**10, hi: float = 64 * 2**20, target: float = 0.2):
     """Markdown table, one row per regime: its sizes and points, fitted alpha and 1/beta, median and worst |error|.
 
-    Errors are over the sizes in [lo, hi]; a regime of two sizes passes
-    through both, so its errors say nothing and the table says so. The last
-    column names the regimes whose worst error misses ``target``.
+    Each regime is shown over all the sizes it was fitted on; its errors are
+    over its sizes in [lo, hi]. A regime of two sizes passes through both,
+    so its errors say nothing and the table says so; one with fewer than
+    :data:`commlib.lab.fit.MIN_GRADED` sizes in [lo, hi] is not graded. The
+    last column names the regimes whose worst error misses ``target``.
     """
     body = []
     for s, m in zip(series, models):
         for r in fit.regime_errors(m, s, lo, hi):
             if r.exact:
                 med, worst, note = "0 (fitted on 2 sizes)", "0 (fitted on 2 sizes)", "exact by construction"
+            elif not r.graded:
+                med = worst = "not graded"
+                note = f"not graded: {r.points} of its sizes from {format_bytes(lo)}"
             else:
                 med, worst = f"{100 * r.median:.1f} %", f"{100 * r.worst:.1f} % at {format_bytes(r.worst_at)}"
                 note = "meets" if r.worst <= target else "misses"
-            body.append([s.label, f"{format_bytes(r.lo)} to {format_bytes(r.hi)}", r.points, _alpha(r.model),
-                         _inverse_beta(r.model), med, worst, note])
-    headers = ["collective", "regime (sizes)", "points", "alpha", "1/beta", "median error", "worst error",
-               f"worst within {100 * target:.0f} %"]
+            body.append([s.label, f"{format_bytes(r.first)} to {format_bytes(r.last)}", r.fitted, r.points,
+                         _alpha(r.model), _inverse_beta(r.model), med, worst, note])
+    headers = ["collective", "regime (sizes fitted)", "sizes fitted", f"sizes graded (from {format_bytes(lo)})",
+               "alpha", "1/beta", "median error", "worst error", f"worst within {100 * target:.0f} %"]
     return markdown_table(headers, body)
 
 
@@ -533,13 +567,16 @@ def fit_busbw_table(check: fit.RateCheck):
 
 def ranks_rate_table(rate2: float, rate4: float, share2: float | None, share4: float | None,
                      ranks2: int = 2, ranks4: int = 4):
-    """Markdown table: each run's busbw at the largest size, its share of its cores' time and busbw over the
-    square of that share (the lab's load model); beside :func:`commlib.lab.explain.ranks_rate_sentence` with
+    """Markdown table: each run's busbw at the largest size, its share of its cores' time, and busbw over that
+    share and over its square (two allowances for the load, neither tested by the run), with the ratio of the
+    two runs under each reading in the last row; beside :func:`commlib.lab.explain.ranks_rate_sentence` with
     ``short=True``."""
     body = []
     for ranks, rate, share in ((ranks2, rate2, share2), (ranks4, rate4, share4)):
         s = 1.0 if share is None else min(share, 1.0)
         body.append([ranks, f"{rate / 1e9:.2f}", "not reported" if share is None else f"{100 * s:.0f} %",
-                     f"{rate / s**2 / 1e9:.2f}"])
+                     f"{rate / s / 1e9:.2f}", f"{rate / s**2 / 1e9:.2f}"])
+    body.append([f"{ranks4} over {ranks2}", *(f"{explain._normalised(rate2, rate4, share2, share4, p):.2f}"
+                                              if p is not None else "" for p in (0, None, 1, 2))])
     return markdown_table(["ranks", "busbw at the largest size (GB/s)", "share of the cores' time",
-                           "busbw / share² (GB/s)"], body)
+                           "busbw / share (GB/s)", "busbw / share² (GB/s)"], body)

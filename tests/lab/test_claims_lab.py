@@ -123,9 +123,11 @@ def test_the_rate_sentence_follows_the_copy_rate_control(ratio, word):
     assert explain.rate_phrase(ratio * 5e9, 5e9).startswith(word + " the copy control's rate in this run")
 
 
-@pytest.mark.parametrize(("alpha_us", "words"), [(15.0, "about four core handovers"), (3.0, "about one core handover,"),
-                                                 (0.5, "less than one"), (40.0, "about 10 core"),
-                                                 (117.0, "about 40 core handovers"), (300.0, "about 100 core")])
+@pytest.mark.parametrize(("alpha_us", "words"), [(15.0, "the size of about four voluntary handovers"),
+                                                 (3.0, "the size of about one voluntary handover of"),
+                                                 (0.5, "less than one"), (40.0, "the size of about 10 voluntary"),
+                                                 (117.0, "the size of about 40 voluntary handovers"),
+                                                 (300.0, "the size of about 100 voluntary")])
 def test_the_handover_count_is_said_as_it_is(alpha_us, words):
     # 15 µs against 3.9 µs is about four handovers, not "some tens": the words follow the ratio.
     assert explain.alpha_phrase(alpha_us * 1e-6, 3.9e-6 if alpha_us == 15.0 else 3e-6).startswith(words)
@@ -133,7 +135,7 @@ def test_the_handover_count_is_said_as_it_is(alpha_us, words):
 
 def test_alpha_is_called_a_time_slice_only_when_it_is_one():
     handover = 3e-6
-    assert explain.alpha_phrase(13e-6, handover).startswith("about four core handovers")
+    assert explain.alpha_phrase(13e-6, handover).startswith("the size of about four voluntary handovers")
     assert "far below" in explain.alpha_phrase(6e-6, handover)
     assert explain.alpha_phrase(2.8e-3, handover) == "of the order of a scheduler time slice"
     assert "switching" in explain.alpha_conclusion(13e-6, handover)
@@ -351,15 +353,15 @@ def test_on_one_line_with_noise_the_grade_does_not_claim_regimes(seed):
     assert "machine's" not in fits.verdict.sentence
     assert "single line" in explain.calculator_sentence(fits.piecewise_better, fits.regimes, 0.1,
                                                          line_better=fits.line_better)
-    takeaway = explain.regimes_takeaway(fits.piecewise_better, fits.line_better)
-    assert ("fitted noise" in takeaway) == fits.line_better
-    assert "machine's" not in takeaway
+    takeaway = explain.regimes_takeaway(fits.piecewise_better, fits.line_better, top=fits.top_winner)
+    assert "noise" not in takeaway and "machine's" not in takeaway
+    assert fits.top_winner != "piecewise" and fits.by_size == fits.single   # no top regime on one line
 
 
 def test_a_tie_is_said_as_one():
     assert "could not tell" in explain.regimes_takeaway(False, False)
     assert "could not tell" in explain.calculator_sentence(False, 3, 0.1, line_better=False)
-    assert "better than three regimes" in explain.calculator_sentence(False, 3, 0.1, line_better=True)
+    assert "better than piecewise fits of three regimes" in explain.calculator_sentence(False, 3, 0.1, line_better=True)
 
 
 def test_the_grade_sentence_follows_the_numbers():
@@ -372,8 +374,9 @@ def test_the_grade_sentence_follows_the_numbers():
 def test_the_counts_chosen_in_the_splits_are_said_as_they_fell():
     assert "three on 3 of 5 splits, two on 2" in explain.regime_counts([3, 2, 3, 2, 3])
     assert explain.regime_counts([2, 3, 4, 3, 3]).startswith("two to four regimes")
-    assert "most tried" in explain.regime_counts([4, 4, 4, 4, 4], most=4)
-    assert "most tried" not in explain.regime_counts([3, 3, 3, 3, 3], most=4)
+    assert "the largest count tried, was picked" in explain.regime_counts([4, 4, 4, 4, 4], most=4)
+    assert "largest count tried" not in explain.regime_counts([3, 3, 3, 3, 3], most=4)
+    assert ") (" not in explain.grade_sentence(0.29, 0.35, [2, 4, 3], 0.02, 5, 5, most=4)   # no stacked brackets
 
 
 def test_a_good_fit_with_wrong_parameters_is_said_only_of_good_fits():
@@ -498,7 +501,7 @@ def test_the_bandwidth_at_four_ranks_is_said_as_measured(rate4, word):
     text = explain.ranks_rate_sentence(1e9, rate4, 2, 2)
     assert word in text
     assert ("not limited by copying on its cores" in text) == (word == "is about the same")
-    assert ("as the cores' share per rank does" in text) == (word == "falls")
+    assert ("near the cores' share per rank" in text) == (word == "falls")
     assert "same cores do all the copying, whatever" not in text
     assert "each rank had as much of a core" in explain.ranks_rate_sentence(1e9, 1.01e9, 2, 4)
     assert "1.01 times the busbw of two, against 0.50" in explain.ranks_rate_short(1e9, 1.01e9, 2, 2)
@@ -540,3 +543,45 @@ def test_a_byte_getting_dearer_is_explained_by_what_the_run_measured():
     assert "does not explain" in load and "32 MiB fail a load check" in load
     assert "too spread" in explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(6.0, 16.0))
     assert "took longer" in explain.growth_sentence(0.5, 2**23, 2**26)
+
+
+# --------------------------------------------------------------------------- the largest sizes, graded alone
+def test_a_top_regime_the_overall_median_hides_is_found_and_used_by_the_calculator():
+    # The planted truth: a top regime from 8 MiB three times slower per byte. The grade from the top cut up
+    # must find it, and the calculator must use it there, whatever the median over every size says.
+    sweeps = lab_runs.simulate_run()
+    series = [fit.least_loaded(list(g)) for g in zip(*sweeps)]
+    fits = lab_runs.lab_fits(series, sweeps)
+    assert fits.top_winner == "piecewise"
+    top = fits.by_size[0]
+    assert isinstance(top, fit.PiecewiseFit) and top.time("all_reduce", 2**26, 2, "mpich") > fits.single[0].time(
+        "all_reduce", 2**26, 2, "mpich")
+    assert "regimes predict held-out sizes better" in lab_runs.band_words(fits.top_verdict)
+
+
+def test_one_line_on_one_line_keeps_the_line_at_the_top_too():
+    t = tuple(fit.synthetic_times(SIZES, "all_reduce", 2, 5e-6, 1 / 5e9, noise=0.03, algorithm="mpich", seed=1))
+    s = fit.Series("all_reduce", 2, SIZES, t, "mpich")
+    fits = lab_runs.lab_fits([s])
+    assert fits.top_winner != "piecewise" and fits.by_size == fits.single
+
+
+def test_the_band_and_tail_words_follow_the_numbers():
+    sizes = [2.0**k for k in range(10, 27)]
+    assert "about equally well" in explain.band_sentence(0.4, 0.41, 0.05, 3, 5, "all-reduce", 2**22, sizes)
+    assert "better there too" in explain.band_sentence(0.2, 0.4, 0.05, 5, 5, "all-reduce", 2**22, sizes)
+    assert "from 4 MiB" in explain.band_sentence(0.5, 0.2, 0.05, 5, 5, "all-reduce", 2**21.5, sizes)
+    assert "no held-out size" in explain.band_sentence(float("nan"), 0.2, 0.05, 5, 5, "all-reduce", 2**26, sizes)
+    assert explain.tail_phrase("all-reduce", [2.0**25, 2.0**26], [-0.5, -0.6]) == ""       # two sizes: noise can
+    assert "too long" in explain.tail_phrase("all-reduce", [1.0, 2.0, 4.0], [0.3, 0.2, 0.4])
+    s = fit.Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0), (1.0, 2.5, 3.0, 9.0))
+    assert fit.one_sign_tail(fit.AlphaBeta(0.0, 1.0), s)[0] == (8.0,)
+
+
+def test_the_calculator_sentence_warns_of_a_one_sided_line_only_where_it_uses_the_line():
+    tail = "all-reduce's line predicts too short a time at every size from 2 MiB up (by 18 to 67 %)"
+    assert tail in explain.calculator_sentence(False, "two to four", 0.3, tail=tail)
+    assert tail not in explain.calculator_sentence(False, "two to four", 0.3, tail=tail, top="piecewise")
+    assert "top regime" in explain.calculator_sentence(False, "two to four", 0.3, top="piecewise")
+    assert "top cut up the top regime did" in explain.regimes_takeaway(False, True, top="piecewise")
+    assert "fitted noise" not in explain.regimes_takeaway(False, True, top="one line")

@@ -421,6 +421,40 @@ def test_fit_summary_gives_each_regime_its_worst_error_and_names_an_exact_one():
     assert "exact by construction" in high and "32 MiB to 64 MiB" in high
 
 
+def test_fit_summary_shows_a_regimes_whole_span_and_grades_only_three_points_or_more():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    sizes = tuple(2.0**k for k in range(10, 27))
+    s = fit.Series("broadcast", 2, sizes, tuple(fit.AlphaBeta(5e-6, 1e-10).time("broadcast", x, 2) for x in sizes))
+    pw = fit.PiecewiseFit((2**12 * 1.41,), (fit.fit_joint([s.subset(hi=2**12)]), fit.fit_joint([s.subset(lo=2**13)])))
+    low, high = [line for line in lab_views.fit_summary_table([s], [pw]).data.splitlines()
+                 if line.startswith("| broadcast")]
+    assert "| 1 KiB to 4 KiB | 3 | 1 |" in low and "not graded" in low and "meets" not in low
+    assert "| 8 KiB to 64 MiB | 14 | 14 |" in high and "not graded" not in high
+
+
+def test_the_error_table_names_its_model_and_puts_the_line_beside_it():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    s = _series(5e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27)))
+    line = fit.fit_joint([s])
+    hybrid = fit.PiecewiseFit((2**21.5,), (line, fit.AlphaBeta(0.0, 2e-10)))
+    text = lab_views.error_table(hybrid, s, name=lab_views.model_name(hybrid, line), line=line).data
+    assert "the single line below 2.8 MiB, the top regime above" in text and "predicted by the single line" in text
+    alone = lab_views.error_table(line, s, name=lab_views.model_name(line)).data
+    assert "predicted by the single line" in alone and "error of the line" not in alone
+
+
+def test_the_ranks_table_gives_both_allowances_and_the_ratio_under_each():
+    from commlib.views import lab as lab_views
+
+    text = lab_views.ranks_rate_table(1.05e9, 0.83e9, 0.66, 0.79).data
+    assert "busbw / share (GB/s)" in text and "busbw / share² (GB/s)" in text
+    assert "| 4 over 2 | 0.79 |  | 0.66 | 0.55 |" in text
+
+
 def test_rate_table_puts_the_measured_busbw_beside_the_fit_and_names_a_secant():
     from commlib.views import lab as lab_views
 
