@@ -217,8 +217,8 @@ class Framing:
 
     @property
     def ack_wire(self) -> int:
-        """Byte times one acknowledgement without data takes on the wire: its headers, padded to the
-        shortest frame, then the preamble and the gap."""
+        """Byte times one acknowledgement without data takes on the wire: its headers (padded to the
+        shortest frame were they shorter), then the preamble and the gap."""
         frame = max(self.ip_header + self.tcp_header + self.ethernet_header + self.frame_check, self.min_frame)
         return frame + self.preamble + self.interframe_gap
 
