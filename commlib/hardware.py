@@ -198,6 +198,7 @@ class Framing:
     frame_check: int = 4
     preamble: int = 8             # 7 bytes of preamble, 1 start-of-frame delimiter
     interframe_gap: int = 12
+    min_frame: int = 64           # the shortest Ethernet frame, header and check sequence included (IEEE 802.3)
 
     @property
     def payload(self) -> int:
@@ -213,6 +214,29 @@ class Framing:
     def payload_share(self) -> float:
         """Share of the link's rate left to data for a stream of full-size segments."""
         return self.payload / self.wire
+
+    @property
+    def ack_wire(self) -> int:
+        """Byte times one acknowledgement without data takes on the wire: its headers (padded to the
+        shortest frame were they shorter), then the preamble and the gap."""
+        frame = max(self.ip_header + self.tcp_header + self.ethernet_header + self.frame_check, self.min_frame)
+        return frame + self.preamble + self.interframe_gap
+
+    def payload_share_with_acks(self, segments_per_ack: int = 2) -> float:
+        """Share of a card's outgoing rate left to data when it also acknowledges an incoming stream as large.
+
+        In a ring every card sends one stream and receives another; its receiver acknowledges the incoming
+        data on the same outgoing wire, one ACK per ``segments_per_ack`` full-size segments (RFC 9293 asks
+        for at least one every second full-size segment; receivers that coalesce segments send fewer).
+
+        >>> TCP_OVER_ETHERNET.ack_wire
+        90
+        >>> round(link("eth_1g").bandwidth * TCP_OVER_ETHERNET.payload_share_with_acks() / 1e6, 1)   # MB/s, 1 GbE
+        114.3
+        """
+        if not isinstance(segments_per_ack, int) or segments_per_ack < 1:
+            raise ValueError(f"segments_per_ack must be a whole number of segments >= 1, got {segments_per_ack!r}")
+        return segments_per_ack * self.payload / (segments_per_ack * self.wire + self.ack_wire)
 
 
 #: TCP/IPv4 over Ethernet with the standard 1500-byte MTU.

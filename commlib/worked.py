@@ -56,6 +56,7 @@ class VGGExample:
     n_limit: int | None = None
     goodput: float = 0.0
     t_step_framed: float = 0.0
+    t_step_acked: float = 0.0
 
     def rows(self) -> list[list[str]]:
         """(quantity, computed here, as the note has it) rows for a table."""
@@ -86,7 +87,9 @@ def vgg16_gigabit(ns=VGG16_OVER_N) -> VGGExample:
     """Recompute the VGG-16, 4 GPUs, 1 Gb/s Ethernet example (ring all-reduce, no overlap).
 
     ``goodput`` is the link's rate left to data by TCP/IP over Ethernet
-    (:data:`commlib.hardware.TCP_OVER_ETHERNET`) and ``t_step_framed`` the step with the ring's bytes sent at it.
+    (:data:`commlib.hardware.TCP_OVER_ETHERNET`) and ``t_step_framed`` the step with the ring's bytes sent at it;
+    ``t_step_acked`` the step when each card also carries the ACKs of the stream it receives, one per two
+    full-size segments (:meth:`commlib.hardware.Framing.payload_share_with_acks`).
     ``over_n`` holds, for each n of ``ns``, ``(n, B without start-ups, B with the link's start-ups)``
     for the target efficiency (bytes/s; ``math.inf`` where no bandwidth reaches it), and ``n_limit``
     the most ranks for which any bandwidth does (:func:`commlib.cost.largest_ranks_for_efficiency`).
@@ -94,8 +97,8 @@ def vgg16_gigabit(ns=VGG16_OVER_N) -> VGGExample:
     >>> ex = vgg16_gigabit()
     >>> round(100 * ex.efficiency, 2), round(ex.t_step, 2), round(ex.bandwidth_90 / 1e6)
     (7.65, 7.19, 13582)
-    >>> round(ex.goodput / 1e6, 1), round(ex.t_step_framed, 2)
-    (117.7, 7.6)
+    >>> round(ex.goodput / 1e6, 1), round(ex.t_step_framed, 2), round(ex.t_step_acked, 2)
+    (117.7, 7.6, 7.81)
     """
     note = VGG16_AS_REPORTED
     n, ts, link = note["n"], note["t_compute"], hardware.link("eth_1g").bandwidth
@@ -126,4 +129,5 @@ def vgg16_gigabit(ns=VGG16_OVER_N) -> VGGExample:
         n_limit=cost.largest_ranks_for_efficiency(ts, target, alpha),
         goodput=link * hardware.TCP_OVER_ETHERNET.payload_share,
         t_step_framed=ts + cost.allreduce_time(d, n, link * hardware.TCP_OVER_ETHERNET.payload_share),
+        t_step_acked=ts + cost.allreduce_time(d, n, link * hardware.TCP_OVER_ETHERNET.payload_share_with_acks()),
     )

@@ -128,7 +128,7 @@ def bandwidth_over_n_claim(small: bool = False) -> claims.Claim:
         return {scale: v.best[f"n = 400, {scale}"].mean / v.best[f"n = 4, {scale}"].mean for scale in ALPHA_SCALES}
 
     def growth(r: float) -> str:
-        return f"about {r:.0f} times" if r >= 2.5 else f"{r:.1f} times" if r >= 1.05 else f"{r:.2f} times"
+        return f"{r:.1f} times" if r >= 1.05 else f"{r:.2f} times"
 
     def headline(v: claims.Verdict) -> str:
         r = ratios(v)

@@ -56,6 +56,7 @@ __all__ = [
     "training_flops",
     "compute_time",
     "min_tokens_compute_bound",
+    "batch_for_time",
     "reduction_time_bounds",
     "reduction_shares",
 ]
@@ -187,9 +188,30 @@ def min_tokens_compute_bound(params: float, n: int, bandwidth: float, peak_flops
     check_positive("dtype_bytes", dtype_bytes)
     if flops_per_sample is not None:
         check_positive("flops_per_sample", flops_per_sample)
+    t_comm = cost.allreduce_time(params * dtype_bytes, n, bandwidth, latency, algorithm)
+    return batch_for_time(t_comm, params, peak_flops, utilization, flops_per_sample)
+
+
+def batch_for_time(t_comm: float, params: float, peak_flops: float, utilization: float = 0.4,
+                   flops_per_sample: float | None = None) -> float:
+    r"""Batch per rank (tokens, or samples) whose compute lasts ``t_comm`` seconds: :math:`u F_{peak} T_m / (6\Psi)`.
+
+    :func:`min_tokens_compute_bound` calls it with a one-link all-reduce's time; pass any other
+    all-reduce's time (a hierarchical one, :func:`commlib.cost.hierarchical_allreduce_time`) to get
+    the smallest batch per rank for which that all-reduce is no longer than the compute.
+    ``flops_per_sample`` as in :func:`min_tokens_compute_bound`.
+
+    >>> round(batch_for_time(0.012, 1e9, 1e15, 0.5))   # 0.5 x 1e15 x 0.012 / 6e9
+    1000
+    """
+    check_nonnegative("t_comm", t_comm)
+    check_positive("params", params)
+    check_positive("peak_flops", peak_flops)
+    check_fraction("utilization", utilization, open_low=True, open_high=False)
+    if flops_per_sample is not None:
+        check_positive("flops_per_sample", flops_per_sample)
     # The idea: x samples compute for x F / (u F_peak); set that equal to T_m.
     per_sample = 6.0 * params if flops_per_sample is None else flops_per_sample
-    t_comm = cost.allreduce_time(params * dtype_bytes, n, bandwidth, latency, algorithm)
     return utilization * peak_flops * t_comm / per_sample
 
 

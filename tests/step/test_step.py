@@ -71,6 +71,33 @@ def test_min_tokens_is_where_compute_meets_communication(params, n, gbs, u, s):
     assert x == pytest.approx((n - 1) / n * peak * u * s / (3 * gbs * 1e9), rel=1e-9)
 
 
+def test_batch_for_time_meets_a_hierarchical_all_reduce_and_refuses_bad_input():
+    """The batch whose compute lasts a given all-reduce's time: the compute time it gives is that time."""
+    m, nv4, ib = hardware.gradient_bytes("gpt2_xl", "bf16"), hardware.link("nvlink4"), hardware.link("ib_ndr")
+    t_m = cost.hierarchical_allreduce_time(m, 8, 8, nv4.bandwidth, ib.bandwidth, nv4.latency, ib.latency)
+    params, peak = hardware.model("gpt2_xl").params, hardware.accelerator("h100").peak_flops
+    x = step.batch_for_time(t_m, params, peak, 0.4)
+    assert step.compute_time(step.training_flops(params, x), peak, 0.4) == pytest.approx(t_m, rel=1e-12)
+    # the flat ring over the same cards needs a larger batch: only a GPU's share of the gradient crosses each card
+    assert step.min_tokens_compute_bound(params, 64, ib.bandwidth, peak, 0.4, 2, ib.latency) > 4 * x
+    for bad in ({"t_comm": -1.0}, {"utilization": 0.0}, {"flops_per_sample": 0.0}):
+        args = {"t_comm": t_m, "params": params, "peak_flops": peak, "utilization": 0.4} | bad
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            step.batch_for_time(**args)
+
+
+def test_acks_take_a_share_of_the_outgoing_wire():
+    framing = hardware.TCP_OVER_ETHERNET
+    # one ACK per segment costs more than one per two; both leave less than headers alone
+    assert framing.payload_share_with_acks(1) < framing.payload_share_with_acks(2) < framing.payload_share
+    # an ACK carries headers only: with the timestamps option 70 bytes of frame; without it, padded to the shortest frame
+    assert framing.ack_wire == 20 + 32 + 14 + 4 + 8 + 12
+    assert hardware.Framing(tcp_header=20).ack_wire == framing.min_frame + framing.preamble + framing.interframe_gap
+    for bad in (0, 1.5):
+        with pytest.raises(ValueError, match="segments_per_ack"):
+            framing.payload_share_with_acks(bad)
+
+
 def test_reduction_bounds_order_and_hand_case():
     lo, hi = step.reduction_time_bounds(1e6, 2, 1e9, 0.0, 1e-10)
     assert (lo, hi) == pytest.approx((1e-3, 1.05e-3))
