@@ -326,11 +326,7 @@ def _large_batch(small: bool = False) -> claims.Claim:
                 f"in {v.wins} of {v.seeds} seeds (a ranking run at this budget only: it is not carried to others)")
 
     def headline(v: claims.Verdict) -> str:
-        rival = f"synchronous SGD with a {LOCAL_H} times larger batch"
-        if local_outcome(v) == "ends level with":
-            return f"local SGD ends level with {rival}, at this budget"
-        return (f"local SGD {local_outcome(v)} {rival}, at this budget, by {abs(v.margin):.3f} nats "
-                f"(spread {v.spread:.3f}) on average, in {v.wins} of {v.seeds} seeds")
+        return f"local SGD {local_outcome(v)} synchronous SGD with a {LOCAL_H} times larger batch, at this budget"
     return claims.Claim(
         "ch07.local_vs_large_batch", f"At an equal wall-clock budget, does local SGD with H = {LOCAL_H} end lower than "
         f"synchronous SGD with a {LOCAL_H} times larger batch?",
