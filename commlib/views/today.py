@@ -215,8 +215,9 @@ def compression_bytes_figure(workers, table: dict, names: dict | None = None):
 def local_sgd_figure(runs: dict, budget: float | None = None):
     """Loss against wall-clock time (left, zoomed on where the runs end) and against bytes sent (right), one line per run.
 
-    The first run is the control (black); each line is named at its end on the right panel, in the same colour on
-    both. ``budget`` (seconds), if given, is drawn as a vertical line on the left: every run ends at or before it.
+    The first run is the control (black); each line is named in its colour on both panels, in a column right of where
+    the lines end, in the order of their final losses. ``budget`` (seconds), if given, is drawn as a vertical line on the
+    left: every run ends at or before it.
     """
     fig, (a1, a2) = figure(10.0, 3.6, ncols=2)
     ends = []

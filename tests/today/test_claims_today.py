@@ -122,3 +122,30 @@ def test_sign_two_phase_trains_with_server_error_feedback():
     ctrl = compression.train_compressed("none", 0.5, steps=100, workers=4)
     assert run.final_loss < ctrl.final_loss * 1.02
     assert run.bytes_per_step < ctrl.bytes_per_step / 15
+
+
+def _race(gap: float, noise: float = 0.001):
+    """A toy local-SGD verdict: local SGD's loss ``gap`` below synchronous SGD's on average, alternating by ``noise``."""
+    from commlib.experiments import claims
+    from commlib.experiments import today as today_runs
+    local = claims.Contender(f"local SGD, H = {today_runs.LOCAL_H}", lambda s, seed: 0.5 + noise * (seed % 2 - 0.5))
+    sync = claims.Contender("synchronous SGD", lambda s, seed: 0.5 + gap)
+    return claims.run(claims.Claim("toy", "does local SGD end lower?", (local, sync), metric="final loss (nats)"))
+
+
+def test_race_cause_and_takeaway_follow_the_verdicts():
+    from commlib.experiments import today as today_runs
+    slow, plain, fast = _race(0.020), _race(0.021), _race(0.003)
+    assert today_runs.local_gap(slow) == pytest.approx(0.020 + 0.001 / 10, abs=1e-9)   # local: -0.0005 on 3 seeds, +0.0005 on 2
+    cause = today_runs.race_cause(slow, plain, fast)
+    assert "most of the gap" in cause and "0.020" in cause and "0.003" in cause
+    # the fast synchronisation turns the outcome, the stragglers do not: the sync decides the race
+    assert "decides the race" in today_runs.race_cause(slow, plain, _race(-0.01))
+    # stragglers that change the gap, or a fast sync that keeps most of it: no cause is claimed
+    assert today_runs.race_cause(slow, _race(0.005), fast) == ""
+    assert today_runs.race_cause(slow, plain, _race(0.015)) == ""
+    assert today_runs.race_takeaway(slow, fast) == ("Here local SGD ends below synchronous SGD by 0.020 nats when syncs "
+                                                    "are slow, and ends below it by 0.003 nats when fast")
+    level = _race(0.001, noise=0.01)
+    assert today_runs.local_outcome(level) == "ends level with"
+    assert today_runs.race_takeaway(slow, level).endswith("and ends level with it when fast")
