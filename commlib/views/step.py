@@ -144,8 +144,8 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
     }
     return make_calculator(step_calculators.allreduce_results, controls, title="One gradient all-reduce",
                            note="Network: every rank has its own full-duplex link of the chosen kind into a switch "
-                                "that never blocks (for an NVLink preset, an NVSwitch, which NVLink 1.0 never had: a best "
-                                "case there). Ranks beyond the largest NVLink domain of a shipped system of its "
+                                "that never blocks (for an NVLink preset, an NVSwitch; NVLink 1.0, which had none, is refused). "
+                                "Ranks beyond the largest NVLink domain the presets' sources describe for its "
                                 f"generation, or beyond {hardware.GENERIC_GPUS_PER_HOST} on PCIe, are refused. "
                                 "Bandwidth per direction; "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B; "
@@ -178,9 +178,9 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
                                 "torchvision counts). Compute: training FLOPs per sample x batch at utilization x "
                                 "peak FLOP/s. Communication: ring all-reduce of the gradient, bandwidth per "
                                 "direction, every rank with its own full-duplex link into a switch that never "
-                                "blocks (an NVSwitch for NVLink presets, a best case for NVLink 1.0, which had none; "
-                                "ranks beyond the largest NVLink domain of a shipped system of its generation, or "
-                                f"beyond {hardware.GENERIC_GPUS_PER_HOST} on PCIe, are refused), nothing overlapped. "
+                                "blocks (an NVSwitch for NVLink presets; refused: NVLink 1.0, which had none, and ranks beyond "
+                                "the largest NVLink domain the presets' sources describe for its generation or "
+                                f"beyond {hardware.GENERIC_GPUS_PER_HOST} on PCIe), nothing overlapped. "
                                 "The last rows assume the "
                                 "optimizer waits for every bucket (PyTorch DDP); a scheduler that overlaps the "
                                 "next forward pass too needs only T_c >= T_m.")
