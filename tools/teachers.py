@@ -148,9 +148,11 @@ def assignment_tables(paths: list[Path]) -> str:
             what = "the reasoning beside its number" if ex["checks"] else "the answer"
             rows.append(f"| `{manual_name(ex['label'])}` ({{ref}}`{ex['label']}`, free response) | {MANUAL_POINTS} | "
                         f"none (the exercise's) | graded by hand | none: {what} is graded by hand, with the book's "
-                        "solution as the rubric (in the solution notebook, not the student's) |")
-        total = sum(question_points(qid) for qid in qids) + MANUAL_POINTS * len(manual)
-        sections.append(f"### Assignment {{doc}}`{stem}` ({total} points)\n\n"
+                        "solution as the rubric (step 5 above; not in the student's notebook) |")
+        automatic, by_hand = sum(question_points(qid) for qid in qids), MANUAL_POINTS * len(manual)
+        split = (f"{automatic} graded automatically, {by_hand} by hand" if automatic and by_hand
+                 else "all graded automatically" if automatic else "all by hand")
+        sections.append(f"### Assignment {{doc}}`{stem}` ({automatic + by_hand} points: {split})\n\n"
                         "| Question | Points | Numbers per student | Tolerance | Hints for wrong answers |\n"
                         "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
     return ("Each assignment's questions, with their points, the numbers each student draws "
