@@ -158,7 +158,8 @@ def assignment_tables(paths: list[Path]) -> str:
     return ("Each assignment's questions, with their points, the numbers each student draws "
             "and the hints a wrong answer gets (besides those every numeric question gets: a factor "
             "n/(n-1) or 2 of the formula, and the unit slips bits for bytes, kB for KiB, MB for MiB, "
-            "GB for GiB, a prefix off by 1000).\n\n"
+            "GB for GiB, a prefix off by 1000, a percent for a fraction or a ratio; and, where the answer reads "
+            "a model's parameter count, a rounded count, told to use the exact one the notebook gives).\n\n"
             + "\n".join(sections).rstrip("\n"))
 
 
