@@ -15,7 +15,8 @@ exercise (a factor (n-1)/n missing or extra), 2 or 1/2 (one of two phases or
 directions); then generic ones for the unit slips this subject invites: bits vs
 bytes (x8), kB vs KiB (x1.024), MB vs MiB (x1.049), GB vs GiB (x1.074), milli
 vs micro (x1000), bytes vs MB (x10^6), bytes vs GB (x10^9), and for a percent a
-fraction (x100). A slip is named only
+fraction (x100), for a ratio a percent (x100); where the answer reads a model's
+parameter count, a rounded count (340M for BERT-Large's 335 141 888). A slip is named only
 when the answer's ratio to the right one lies within 0.3 % of its factor and
 nearer to it than to any other explanation; a formula's factor comes first, so
 that 16/15 = 1.067 at n = 16 is never taken for the GB-GiB slip (1.074).
@@ -40,12 +41,13 @@ import inspect
 import math
 import random
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours",
-           "watch_answers", "unit_words", "exercise_means", "means_of", "ABS_TOL"]
+           "watch_answers", "unit_words", "exercise_means", "means_of", "presets_used", "preset_facts", "ABS_TOL"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ _GENERIC = [
     (1e6, "is a unit prefix off by a million (µs vs s, B vs MB)?", _SIZES | _RATES | _TIMES),
     (1e9, "is the answer in bytes (or ns) where GB (10^9 B) or s was asked?", _SIZES | _RATES | _TIMES),
     (100.0, "did you mix a fraction and a percent (x100)?", frozenset({"%"})),
+    (100.0, "did you mix a ratio and a percent (x100)? A ratio is a plain number: 2.5 for 2.5 ×.", frozenset({"x"})),
 ]
 
 #: How close an answer's ratio to the right one must lie to a slip's factor for the hint to name it
@@ -175,6 +178,96 @@ def means_of(label: str, chapter: str) -> tuple[str, ...]:
     except ModuleNotFoundError:
         pass
     return _EXERCISE_MEANS.get(label, ())
+
+
+_PRESET_TABLES = (("model", "MODELS"), ("link", "LINKS"), ("accelerator", "ACCELERATORS"))
+
+
+class _Reading(dict):
+    """A hardware table that notes each key read from it (see :func:`_reading_presets`)."""
+
+    def __init__(self, table: dict, kind: str, seen: list, swap: dict) -> None:
+        super().__init__(table)
+        self.kind, self.seen, self.swap = kind, seen, swap
+
+    def __getitem__(self, key: Any) -> Any:
+        self.seen.append((self.kind, key))
+        return self.swap.get((self.kind, key)) or super().__getitem__(key)
+
+
+@contextmanager
+def _reading_presets(swap: dict | None = None) -> Iterator[list]:
+    """Note which records of the hardware tables (models, links, accelerators) the code inside reads, as
+    ``(kind, key)`` in order; ``swap`` maps ``(kind, key)`` to a record read in its place (a mistake to
+    reproduce, such as a rounded parameter count). Everything is restored on leaving."""
+    from . import hardware
+
+    seen: list = []
+    swap = swap or {}
+    saved = {name: getattr(hardware, name) for kind, table in _PRESET_TABLES for name in (kind, table)}
+
+    def reader(kind: str) -> Callable:
+        def read(key: str) -> Any:
+            seen.append((kind, key))
+            return swap.get((kind, key)) or saved[kind](key)
+        return read
+
+    try:
+        for kind, table in _PRESET_TABLES:
+            setattr(hardware, kind, reader(kind))
+            setattr(hardware, table, _Reading(saved[table], kind, seen, swap))
+        yield seen
+    finally:
+        for name, value in saved.items():
+            setattr(hardware, name, value)
+
+
+def presets_used(question_id: str, **givens: Any) -> list:
+    """The records of the hardware tables a question's answer reads (its models, links, accelerators), in the
+    order it first reads them, for the book's numbers or a student's own ``givens``.
+
+    >>> [r.key for r in presets_used("ch00.min_tokens_ndr")]
+    ['ib_ndr', 'gpt2_xl', 'h100']
+    """
+    from . import hardware
+
+    q = _load(question_id)
+    with _reading_presets() as seen:
+        q.solve(**_givens(q, givens))
+    return [getattr(hardware, kind)(key) for kind, key in dict.fromkeys(seen)]
+
+
+def _grouped(count: int) -> str:
+    """A whole number with its digits grouped in threes by thin spaces: ``1 557 611 200``."""
+    return f"{count:,}".replace(",", "\u2009")
+
+
+def preset_facts(question_id: str) -> list[str]:
+    """What a student needs of the book's hardware tables to answer a question, one sentence (Markdown) each,
+    from the records its answer reads: a model's exact parameter count, an accelerator's peak, a link as it is
+    sold and its start-up latency (and its rate per direction where the bytes it carries are fewer than the
+    figure sold says). A link's rate per direction is otherwise left to the student: converting it is part of
+    many exercises.
+
+    >>> preset_facts("ch00.gpt2xl_adam_gb")
+    ['GPT-2 XL has 1\u2009557\u2009611\u2009200 parameters (`1_557_611_200` in Python).']
+    """
+    from .hardware import Accelerator, Link, Model
+
+    facts = []
+    order = (Model, Accelerator, Link)
+    for record in sorted(presets_used(question_id), key=lambda r: [isinstance(r, kind) for kind in order].index(True)):
+        if isinstance(record, Model):
+            facts.append(f"{record.name} has {_grouped(record.params)} parameters (`{record.params:_}` in Python).")
+        elif isinstance(record, Accelerator):
+            facts.append(f"The {record.name} computes at most {record.peak_flops / 1e12:g} TFLOP/s in dense "
+                         f"{record.dtype} (`{record.peak_flops / 1e12:g}e12` FLOP/s).")
+        elif isinstance(record, Link):
+            rate = (f", which leaves {record.bandwidth / 1e9:.4g} GB/s per direction for data"
+                    if record.payload_share != 1.0 else "")
+            facts.append(f"{record.name}: sold as {record.vendor_figure}{rate}; a message's start-up latency "
+                         f"is \u03b1 = {record.latency * 1e6:g} \u00b5s.")
+    return facts
 
 
 def register(question: Question) -> Question:
@@ -351,7 +444,11 @@ def check(question_id: str, answer: Any, *, answer_name: str | None = None, **gi
     if answer is None or answer is ...:
         return Result(False, "No answer yet: replace the placeholder with your answer"
                              + (f" (in {unit_words(q.unit)})." if q.unit else "."))
+    answer = _one_number(answer)
     if _is_number(want):
+        if isinstance(answer, _Many):
+            return Result(False, f"Not yet: give one number{' in ' + unit_words(q.unit) if q.unit else ''}, "
+                                 f"not {answer.size} of them.")
         if not _is_number(answer):
             return Result(False, f"Not yet. The answer is a number{' in ' + unit_words(q.unit) if q.unit else ''}; "
                                  f"got {answer!r}.")
@@ -367,6 +464,33 @@ def check(question_id: str, answer: Any, *, answer_name: str | None = None, **gi
                           and answer.strip().casefold() == want.casefold()):   # a name, in any case
         return Result(True, f"Right: {_fmt(want, q.unit)}.")
     return Result(False, f"Not yet. {_hint(q, answer, want, values)}")
+
+
+class _Many:
+    """An answer that holds several numbers (an array or a list of them) where one was asked."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"{self.size} numbers"
+
+
+def _one_number(answer: Any) -> Any:
+    """An answer as one number where it is an array or a list holding one (``np.array([1.75])`` is 1.75); a
+    :class:`_Many` where it holds several numbers; anything else as it is.
+
+    >>> _one_number([1.75]), _one_number((2,)), _one_number([1.0, 2.0]), _one_number("x")
+    (1.75, 2, 2 numbers, 'x')
+    """
+    if isinstance(answer, (str, bytes, dict)) or answer is None or answer is ...:
+        return answer
+    size = getattr(answer, "size", None)
+    if size is not None and getattr(answer, "ndim", 0) > 0:      # a numpy array (of any shape)
+        return answer.reshape(-1)[0].item() if size == 1 else _Many(int(size))
+    if isinstance(answer, (list, tuple)) and answer and all(_is_number(x) for x in answer):
+        return answer[0] if len(answer) == 1 else _Many(len(answer))
+    return answer
 
 
 def _same_as_book(q: Question, given: float) -> bool:
@@ -458,10 +582,49 @@ def _nearest(ratio: float, candidates: list[tuple[float, str]]) -> tuple[float, 
     return (distance, text) if distance <= math.log1p(SLIP_TOL) else None
 
 
+def _rounded_counts(params: int) -> list[int]:
+    """The counts a student may use in place of a model's exact ``params``: rounded, or cut, to one, two or
+    three significant digits (a paper's "340M" for BERT-Large's 335 141 888, "1.5B" for GPT-2 XL).
+
+    >>> _rounded_counts(1_557_611_200)
+    [2000000000, 1000000000, 1600000000, 1500000000, 1560000000, 1550000000]
+    """
+    found = []
+    for digits in (1, 2, 3):
+        unit = 10 ** (len(str(params)) - digits)
+        found += [round(params / unit) * unit, params // unit * unit]
+    return [c for c in dict.fromkeys(found) if c != params]
+
+
+def _rounded_count(q: Question, given: float, values: dict[str, Any]) -> str | None:
+    """The hint for an answer computed from a rounded parameter count of a model the question reads, if
+    one of :func:`_rounded_counts` gives it (within :data:`SLIP_TOL`); else None. It comes before the unit
+    slips, which the hint then adds (25 000 000 for ResNet-50's 25 557 032 is also within 0.3 % of 1/1.024, the
+    kB-KiB slip)."""
+    from . import hardware
+
+    try:
+        with _reading_presets() as seen:
+            q.solve(**values)
+    except (TypeError, ValueError):
+        return None
+    for kind, key in dict.fromkeys(seen):
+        if kind != "model":
+            continue
+        record = hardware.model(key)
+        for count in _rounded_counts(record.params):
+            with _reading_presets({("model", key): replace(record, params=count)}):
+                mistaken = q.solve(**values)
+            if _is_number(mistaken) and mistaken and math.isclose(given, float(mistaken), rel_tol=SLIP_TOL):
+                return (f"That is the answer for {_grouped(count)} parameters, a rounded count: use the exact "
+                        f"count given, {record.name}'s {_grouped(record.params)}.")
+    return None
+
+
 def _hint(q: Question, given: Any, right: Any, values: dict[str, Any] | None = None) -> str:
     """The hint for a wrong answer: the question's own; else a formula's factor (n/(n-1), 2) that the
-    ratio matches; else the generic unit slip nearest the ratio, if it is nearer to it than to any
-    formula's factor; else the question's general hint."""
+    ratio matches; else a rounded parameter count that gives it; else the generic unit slip nearest the
+    ratio, if it is nearer to it than to any formula's factor; else the question's general hint."""
     values = _book_values(q) if values is None else values
     own = _own_hint(q, given, right, values)
     if own is not None:
@@ -472,7 +635,10 @@ def _hint(q: Question, given: Any, right: Any, values: dict[str, Any] | None = N
             formula = _nearest(ratio, _formula_factors(q, values))
             if formula is not None:
                 return formula[1]
+            rounded = _rounded_count(q, float(given), values) if 0.5 < ratio < 2 else None   # a count to 1 digit or more
             slip = _nearest(ratio, _unit_slips(q, values))
+            if rounded is not None:
+                return rounded + (" Or: " + slip[1][0].lower() + slip[1][1:] if slip is not None else "")
             if slip is not None:
                 return slip[1]
         if float(given) < 0 <= float(right) or float(right) < 0 <= float(given):

@@ -211,7 +211,7 @@ class Entry:
         >>> BUFFER = size_entry("buffer M")
         >>> BUFFER.read("64 MiB")
         67108864.0
-        >>> for typed in ("-5 MB", "64", "0"):
+        >>> for typed in ("-5 MB", "64", "0", "64 Mib"):
         ...     try:
         ...         BUFFER.read(typed)
         ...     except ValueError as err:
@@ -219,6 +219,10 @@ class Entry:
         buffer M must lie between 0 B and 1 PB, got '-5 MB'
         buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'
         buffer M: add a unit, e.g. 64 MiB or 64 MB; got '0'
+        buffer M: 'Mib' counts bits; give the size in bytes (B, kB, MB, GB, KiB, MiB, GiB), e.g. 64 MiB; got '64 Mib'
+
+        A size in bits (``Mb``, ``Mib``: one letter from ``MB`` and ``MiB``) is refused: a calculator's sizes
+        are bytes, and its units say so.
         """
         what, table = ("rate", RATE_UNITS) if self.unit == "B/s" else ("size", SIZE_UNITS)
         try:
@@ -227,6 +231,10 @@ class Entry:
                 example = "{0} Gb/s or {0} GB/s" if what == "rate" else "{0} MiB or {0} MB"
                 shown = number if number > 0 else (25 if what == "rate" else 64)   # "0 MiB" is no example
                 raise ValueError(f"add a unit, e.g. {example.format(format_number(shown))}; got {text.strip()!r}")
+            if what == "size" and unit in SIZE_UNITS and (unit == "bit" or unit.endswith("b")):   # bits
+                raise ValueError(f"{unit!r} counts bits; give the size in bytes (B, kB, MB, GB, KiB, MiB, GiB), "
+                                 f"e.g. {format_number(abs(number))} {'B' if unit == 'bit' else unit[:-1] + 'B'}; "
+                                 f"got {text.strip()!r}")
             value = (parse_rate if what == "rate" else parse_size)(text.replace("-", "", 1) if number < 0 else text)
         except ValueError as err:
             raise ValueError(relabel_parse(err, self)) from None

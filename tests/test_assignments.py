@@ -475,3 +475,97 @@ def test_a_pin_that_moves_is_resolved_to_the_commit_it_names_now(tmp_path):
     assert assignments.moving_pin("main", tmp_path) == head
     assert assignments.moving_pin("v1", tmp_path) is None
     assert assignments.moving_pin(head, tmp_path) is None
+
+
+# -- what a student is given, and grading by hand ----------------------------------------------------------
+
+def _facts(markdown: str) -> dict[str, float]:
+    """The numbers of the book's hardware tables a student notebook states: parameter counts by model name,
+    peaks by GPU name, start-up latencies by link name."""
+    found = {m.group(1): float(m.group(2).replace("_", "")) for m in
+             re.finditer(r"^- (.+?) has .+? parameters \(`([\d_]+)` in Python\)", markdown, re.M)}
+    found |= {m.group(1): float(m.group(2)) for m in
+              re.finditer(r"^- The (.+?) computes at most .+? \(`([\d.e]+)` FLOP/s\)", markdown, re.M)}
+    found |= {m.group(1): float(m.group(2)) * 1e-6 for m in
+              re.finditer(r"^- (.+?): sold as .+? α = ([\d.]+) µs\.", markdown, re.M)}
+    return found
+
+
+def test_chapter_0s_student_notebook_states_the_counts_and_peak_and_answers_from_them_pass(built):
+    """Exercises that need a model's size or a GPU's peak state them; answers worked from the stated numbers
+    alone (by the chapter's formulas, not commlib) pass the self-checks the public tests run."""
+    nb = nbformat.read(built["00_introduction"] / "student" / "00_introduction.ipynb", as_version=4)
+    given = _facts("\n".join(c.source for c in nb.cells if c.cell_type == "markdown"))
+    resnet, gpt, bert = given["ResNet-50"], given["GPT-2 XL"], given["BERT-Large (uncased)"]
+    peak, ndr, eth10 = given["H100 SXM5"], given["InfiniBand NDR 4x"], given["Ethernet 10 Gb/s"]
+    ring = 2 * 7 / 8   # 8 ranks
+    worked = {
+        "ch00.resnet50_fp16_mib": 2 * resnet / 2**20,
+        "ch00.gpt2xl_adam_gb": 16 * gpt / 1e9,
+        "ch00.bert_large_ring_ms": 1e3 * ring * 2 * bert / (100e9 / 8),
+        "ch00.resnet_bw_90": 2 * 15 / 16 * 4 * resnet / (0.1 / 9) / 1e9,
+        "ch00.faster_gpu_eff": 100 * 0.2 / (0.2 + 2 * 7 * eth10 + ring * 4 * resnet / (10e9 / 8)),
+        "ch00.min_tokens_ndr": (2 * 63 * ndr + 2 * 63 / 64 * 2 * gpt / (400e9 / 8)) * 0.4 * peak / (6 * gpt),
+    }
+    for qid, answer in worked.items():
+        assert check(qid, answer).correct, (qid, check(qid, answer).message)
+    assert "has 335" in "\n".join(c.source for c in nb.cells)      # the exact count, not the paper's 340M
+
+
+def test_each_question_shows_its_points_and_the_autograder_runs_the_books_python(built):
+    import zipfile
+
+    stem = "02_ring_allreduce"
+    nb = nbformat.read(built[stem] / "student" / f"{stem}.ipynb", as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for qid in _questions(stem):
+        assert f"`{qid}` ({assignments.points_text(assignments.question_points(qid))})" in text, qid
+    assert f"Free response `ch02_ex_derive`, graded by hand ({assignments.MANUAL_POINTS} points)" in text
+    with zipfile.ZipFile(assignments.autograder_zip(built[stem])) as archive:
+        environment = archive.read("environment.yml").decode()
+    assert f"python={sys.version_info.major}.{sys.version_info.minor}\n" in environment
+
+
+def test_free_responses_are_collected_beside_the_rubric_and_the_points_added_up(built, tmp_path):
+    import csv
+
+    import free_responses
+
+    stem = "02_ring_allreduce"
+    dist = built[stem]
+    nb = nbformat.read(dist / "student" / f"{stem}.ipynb", as_version=4)
+    answers = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
+    answers[0].source = "Each of the $n-1$ steps of a phase sends $M/n$."
+    for cell in nb.cells:
+        if cell.source.startswith("student_id ="):
+            cell.source = f"student_id = {STUDENT!r}"
+    handed = tmp_path / "in"
+    handed.mkdir()
+    nbformat.write(nb, handed / f"{stem}.ipynb")
+    import zipfile
+
+    with zipfile.ZipFile(handed / "other.zip", "w") as archive:     # a zip as the last cell writes it
+        archive.writestr(f"{stem}.ipynb", nbformat.writes(nbformat.read(dist / "student" / f"{stem}.ipynb", 4)))
+    out = tmp_path / "out"
+    assert free_responses.main([str(dist), str(handed), "--out", str(out)]) == 0
+    derive = (out / "ch02_ex_derive.md").read_text()
+    solution = next(ex["solution"] for ex in assignments.chapter_exercises(_chapter(stem)) if ex["label"] == "ch02-ex-derive")
+    assert solution in derive and f"### {STUDENT} ({stem}.ipynb)" in derive
+    assert "Each of the $n-1$ steps of a phase sends $M/n$." in derive and "*(no answer)*" in derive
+    assert "Without looking back" in derive or "without looking back" in derive     # the exercise itself
+    assert "_Type your answer here" not in (out / "ch02_ex_trace.md").read_text()
+    sheet = out / "points.csv"
+    rows = list(csv.reader(sheet.open()))
+    manual = [ex for ex in assignments.chapter_exercises(_chapter(stem)) if assignments.asks_reasoning(ex)]
+    assert rows[0] == ["file", "student_id"] + [f"{assignments.manual_name(ex['label'])} (of {assignments.MANUAL_POINTS})"
+                                                for ex in manual] + ["total by hand"]
+    assert [r[:2] for r in rows[1:]] == [[f"{stem}.ipynb", STUDENT], [f"other.zip/{stem}.ipynb", ""]]
+    rows[1][2:-1] = ["2", "1.5"] + ["0"] * (len(manual) - 2)
+    rows[2][2:-1] = ["0"] * len(manual)
+    csv.writer(sheet.open("w", newline="")).writerows(rows)
+    assert free_responses.main(["--total", str(sheet)]) == 0
+    assert [r[-1] for r in csv.reader(sheet.open())][1:] == ["3.5", "0"]
+    rows[1][2] = "3"                          # above the question's 2 points
+    csv.writer(sheet.open("w", newline="")).writerows(rows)
+    with pytest.raises(ValueError, match="from 0 to 2; got 3"):
+        free_responses.total(sheet)

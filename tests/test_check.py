@@ -230,3 +230,53 @@ def test_the_formula_factors_are_not_offered_where_the_unit_has_no_phases():
             for wrong in (right * 2, right / 2):
                 message = chk.check(q.id, wrong).message
                 assert twice not in message and half not in message, (q.id, message)
+
+
+def test_an_answer_in_a_one_element_array_or_list_is_that_number_and_several_are_refused():
+    import numpy as np
+
+    right = expected("ch02.ring_bytes_gb")
+    for boxed in (np.array([right]), np.array([[right]]), [right], (right,)):
+        assert check("ch02.ring_bytes_gb", boxed).correct, repr(boxed)
+    assert "8 times" in check("ch02.ring_bytes_gb", np.array([8 * right])).message
+    for many in (np.array([right, right]), [right, 1.0]):
+        result = check("ch02.ring_bytes_gb", many)
+        assert not result.correct and "give one number in GB, not 2 of them" in result.message
+
+
+def test_a_ratio_typed_as_a_percent_is_named():
+    right = expected("ch02.hier_speedup")
+    assert "a ratio and a percent (x100)" in check("ch02.hier_speedup", 100 * right).message
+    assert "a fraction and a percent (x100)" in check("ch00.faster_gpu_eff", expected("ch00.faster_gpu_eff") / 100).message
+
+
+def test_halving_doublings_one_phase_is_named():
+    assert "one phase" in check("ch02.hd_steps", expected("ch02.hd_steps") // 2).message
+
+
+def test_the_presets_a_question_reads_are_stated_with_their_exact_numbers():
+    from commlib import hardware
+
+    facts = " ".join(checkmod.preset_facts("ch00.min_tokens_ndr"))
+    assert "1\u2009557\u2009611\u2009200 parameters (`1_557_611_200` in Python)" in facts
+    assert "989.4 TFLOP/s in dense bf16" in facts and "α = 1 µs" in facts
+    assert hardware.model("gpt2_xl") is checkmod.presets_used("ch00.min_tokens_ndr")[1]
+    assert checkmod.preset_facts("ch00.gbe_bytes") == []
+    # a link is given as sold; its rate per direction only where the bytes it carries are fewer
+    (nvlink,) = checkmod.preset_facts("ch00.nvlink3_one_way")
+    assert "600 GB/s per GPU" in nvlink and "300" not in nvlink
+    assert any("per direction for data" in f for f in checkmod.preset_facts("ch06.near_nic_rate"))
+    assert hardware.model("gpt2_xl").params == 1_557_611_200    # the tracing leaves the tables as they were
+    assert type(hardware.MODELS) is dict
+
+
+@pytest.mark.parametrize("qid, model, count", [("ch00.bert_large_ring_ms", "bert_large", 340_000_000),
+                                               ("ch00.gpt2xl_adam_gb", "gpt2_xl", 1_500_000_000),
+                                               ("ch02.gpt2xl_ms", "gpt2_xl", 1_500_000_000)])
+def test_an_answer_from_a_rounded_parameter_count_is_told_to_use_the_exact_one(qid, model, count):
+    from commlib import hardware
+
+    exact = hardware.model(model).params
+    wrong = expected(qid) * count / exact      # these answers grow as the parameter count
+    message = check(qid, wrong).message
+    assert "a rounded count: use the exact count given" in message and f"{exact:,}".replace(",", "\u2009") in message

@@ -34,18 +34,19 @@ def test_placeholders_split_a_chapter_and_reject_unknown_labels(tmp_path):
         teachers.render("{{exercises 02_ring_allreduce no-such-exercise}}")
 
 
-def test_graded_assignments_are_four_numbered_steps_whose_options_the_command_has():
+def test_graded_assignments_are_five_numbered_steps_whose_options_the_commands_have():
     import re
     import subprocess
 
     page = teachers.TARGET.read_text(encoding="utf-8")
     section = page.split("## Graded assignments", 1)[1].split("\n## ", 1)[0]
     steps = re.findall(r"^(\d)\. \*\*(\w[\w ]*)\.\*\*", section, re.M)
-    assert steps == [("1", "Generate"), ("2", "Hand out"), ("3", "Collect"), ("4", "Grade")]
-    helped = subprocess.run([sys.executable, str(ROOT / "tools" / "assignments.py"), "--help"], capture_output=True,
-                            text=True, check=True).stdout
+    assert steps == [("1", "Generate"), ("2", "Hand out"), ("3", "Collect"), ("4", "Grade"), ("5", "Grade by hand")]
+    helped = "".join(subprocess.run([sys.executable, str(ROOT / "tools" / tool), "--help"], capture_output=True,
+                                    text=True, check=True).stdout for tool in ("assignments.py", "free_responses.py"))
     for option in set(re.findall(r"(--[a-z][a-z-]+)", section)):
         assert option in helped, option
+    assert "tools/free_responses.py --total" in section and "otter's score plus that sum" in section
     assert "PUBLIC_POINTS" not in section and "note 000" not in section
 
 
@@ -71,3 +72,21 @@ def test_the_page_says_what_the_tools_do():
         "the learner runs", 1)[0] for label in unchecked)
     assert "only on the exercise's numbers" not in page
     assert "Zip the folder `_build/assignments/<chapter>/dist/student/`" in page
+
+
+def test_each_assignment_says_how_many_of_its_points_are_graded_automatically_and_how_many_by_hand():
+    import re
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import assignments
+
+    page = teachers.TARGET.read_text(encoding="utf-8")
+    headings = re.findall(r"^### Assignment \{doc\}`(\w+)` \((\d+) points: (.*)\)$", page, re.M)
+    assert len(headings) >= 8
+    for stem, total, split in headings:
+        found = assignments.chapter_exercises(ROOT / "chapters" / f"{stem}.ipynb")
+        automatic = sum(assignments.question_points(q) for ex in found for q in ex["checks"])
+        by_hand = assignments.MANUAL_POINTS * sum(assignments.asks_reasoning(ex) for ex in found)
+        assert int(total) == automatic + by_hand, stem
+        if automatic and by_hand:
+            assert split == f"{automatic} graded automatically, {by_hand} by hand", stem

@@ -123,3 +123,12 @@ def test_binary_prefix_excess_grows_and_names_its_parameter():
     assert gaps == sorted(gaps) and gaps[0] == pytest.approx(0.024)
     with pytest.raises(ValueError, match="prefix"):
         binary_prefix_excess("Mi")
+
+
+@pytest.mark.parametrize("typed, suggested", [("64 Mib", "64 MiB"), ("64 Mb", "64 MB"), ("8 bit", "8 B"), ("3 Gb", "3 GB")])
+def test_a_size_entry_refuses_bits_and_names_the_byte_unit(typed, suggested):
+    from commlib.units import size_entry
+
+    with pytest.raises(ValueError, match=f"buffer M: .* counts bits; give the size in bytes .*e.g. {suggested};"):
+        size_entry("buffer M").read(typed)
+    assert size_entry("buffer M").read("2 bytes") == 2.0

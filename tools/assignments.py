@@ -35,7 +35,12 @@ The notebook stands on its own: where an exercise refers to something of the
 chapter (its calculator, a run, a table), the question's ``means``
 (``commlib/questions``) are code cells placed under the exercise's heading
 that give it; a reference to one of the chapter's equations is replaced by the
-equation itself.
+equation itself; and what its answers read of the book's hardware tables (a
+model's exact parameter count, a GPU's peak, a link as sold and its latency:
+``commlib.check.preset_facts``) is stated under its text. Each question's
+heading gives its points. The free responses are collected for grading by
+hand with ``tools/free_responses.py``; the autograder's environment runs the
+Python this command runs with (the book's).
 """
 
 from __future__ import annotations
@@ -239,6 +244,7 @@ def _config(stem: str, runs_on: str) -> str:
     return f"""
 # ASSIGNMENT CONFIG
 name: {stem}
+python_version: "{sys.version_info.major}.{sys.version_info.minor}"
 requirements: requirements.txt
 strip_solutions_from_all_cells: true
 runs_on: {runs_on}
@@ -284,6 +290,11 @@ def answer_unit(unit: str) -> str:
     return f" in {unit}" if unit else ""
 
 
+def points_text(points: int) -> str:
+    """Points in words: "1 point", "2 points"."""
+    return f"{points} point{'' if points == 1 else 's'}"
+
+
 def _part(letter: str) -> str:
     """The bold opening of a part: "(b) " where an exercise has several parts, nothing where it has one."""
     return f"({letter}) " if letter else ""
@@ -302,7 +313,8 @@ def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POI
     public, hidden = points
     cells = [
         _otter(f"# BEGIN QUESTION\nname: {name}\npoints: {question_points(qid, points)}"),
-        nbformat.v4.new_markdown_cell(f"**{_part(letter)}`{qid}`.** With the exercise's numbers: your answer{unit}, "
+        nbformat.v4.new_markdown_cell(f"**{_part(letter)}`{qid}` ({points_text(question_points(qid, points))}).** "
+                                      f"With the exercise's numbers: your answer{unit}, "
                                       f"as {kind} in `{name}`. Answers are accepted {tol}."),
         _otter("# BEGIN SOLUTION"),
         nbformat.v4.new_code_cell(f'{name} = __import__("commlib.check").check.expected("{qid}")  # SOLUTION'),
@@ -347,8 +359,9 @@ def _manual_cells(ex: dict, letter: str, points: int = MANUAL_POINTS) -> list:
     rubric = ex["solution"] or "The book gives no solution for this exercise: grade by the exercise's text."
     return [
         _otter(f"# BEGIN QUESTION\nname: {name}\nmanual: true\npoints: {points}"),
-        nbformat.v4.new_markdown_cell(f"**{_part(letter)}Free response, graded by hand.** Write {what} in the "
-                                      "Markdown cell below, in words and formulas ($...$ for mathematics)."),
+        nbformat.v4.new_markdown_cell(f"**{_part(letter)}Free response `{name}`, graded by hand "
+                                      f"({points_text(points)}).** Write {what} in the Markdown cell below, in words "
+                                      "and formulas ($...$ for mathematics)."),
         _otter("# BEGIN SOLUTION"),
         nbformat.v4.new_markdown_cell("**For the grader: the book's solution, as the rubric.** Give the points "
                                       "for the steps it takes, in any words.\n\n" + rubric),
@@ -367,6 +380,16 @@ def _means_cells(checks: list[str], label: str = "", chapter: str = "") -> list:
         return []
     return [nbformat.v4.new_markdown_cell("From the chapter, for this exercise (run the cell):")] + [
         nbformat.v4.new_code_cell(src) for src in code]
+
+
+def _facts_cell(checks: list[str]) -> list:
+    """A Markdown cell with what the exercise's answers read of the book's hardware tables (a model's exact
+    parameter count, a GPU's peak, a link as sold and its latency), which the exercise's text may not say."""
+    facts = list(dict.fromkeys(f for qid in checks for f in _loader().preset_facts(qid)))
+    if not facts:
+        return []
+    return [nbformat.v4.new_markdown_cell("From the book's hardware tables (its presets), for this exercise:\n\n"
+                                          + "\n".join(f"- {f}" for f in facts))]
 
 
 def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
@@ -404,6 +427,7 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
         cells.append(nbformat.v4.new_markdown_cell(f"## Exercise {number}"))
         cells += _means_cells(ex["checks"], ex["label"], f"ch{path.stem[:2]}")
         cells.append(nbformat.v4.new_markdown_cell(ex["text"]))
+        cells += _facts_cell(ex["checks"])
         parts = len(ex["checks"]) + asks_reasoning(ex)
         letters = "abcdefghij" if parts > 1 else [""] * parts     # "(a)" only where a "(b)" follows
         for i, qid in enumerate(ex["checks"]):

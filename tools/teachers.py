@@ -148,15 +148,18 @@ def assignment_tables(paths: list[Path]) -> str:
             what = "the reasoning beside its number" if ex["checks"] else "the answer"
             rows.append(f"| `{manual_name(ex['label'])}` ({{ref}}`{ex['label']}`, free response) | {MANUAL_POINTS} | "
                         f"none (the exercise's) | graded by hand | none: {what} is graded by hand, with the book's "
-                        "solution as the rubric (in the solution notebook, not the student's) |")
-        total = sum(question_points(qid) for qid in qids) + MANUAL_POINTS * len(manual)
-        sections.append(f"### Assignment {{doc}}`{stem}` ({total} points)\n\n"
+                        "solution as the rubric (step 5 above; not in the student's notebook) |")
+        automatic, by_hand = sum(question_points(qid) for qid in qids), MANUAL_POINTS * len(manual)
+        split = (f"{automatic} graded automatically, {by_hand} by hand" if automatic and by_hand
+                 else "all graded automatically" if automatic else "all by hand")
+        sections.append(f"### Assignment {{doc}}`{stem}` ({automatic + by_hand} points: {split})\n\n"
                         "| Question | Points | Numbers per student | Tolerance | Hints for wrong answers |\n"
                         "| --- | --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
     return ("Each assignment's questions, with their points, the numbers each student draws "
             "and the hints a wrong answer gets (besides those every numeric question gets: a factor "
             "n/(n-1) or 2 of the formula, and the unit slips bits for bytes, kB for KiB, MB for MiB, "
-            "GB for GiB, a prefix off by 1000).\n\n"
+            "GB for GiB, a prefix off by 1000, a percent for a fraction or a ratio; and, where the answer reads "
+            "a model's parameter count, a rounded count, told to use the exact one the notebook gives).\n\n"
             + "\n".join(sections).rstrip("\n"))
 
 

@@ -346,8 +346,8 @@ _ITEM = re.compile(r"^(?:host|h)?(\d+):(\d+)$")
 def parse_placement(text: str) -> dict[int, int]:
     """Read ``"host3:2, host1:2"`` (host:workers items, commas or spaces between) into ``{3: 2, 1: 2}``.
 
-    >>> parse_placement("host3:2, host1:2")
-    {3: 2, 1: 2}
+    >>> parse_placement("host3:2, host1:2"), parse_placement("host3: 2 ,host1 : 2")
+    ({3: 2, 1: 2}, {3: 2, 1: 2})
     >>> parse_placement("host3:2, host3:2")
     Traceback (most recent call last):
     ...
@@ -360,7 +360,7 @@ def parse_placement(text: str) -> dict[int, int]:
     if not isinstance(text, str):
         raise ValueError(f"placement must be a string like 'host3:2, host1:2', got {text!r}")
     out: dict[int, int] = {}
-    items = [t for t in re.split(r"[,\s]+", text.strip()) if t]
+    items = [t for t in re.split(r"[,\s]+", re.sub(r"\s*:\s*", ":", text.strip())) if t]   # "host3 : 2" too
     for item in items:
         match = _ITEM.match(item)
         if not match:

@@ -15,7 +15,10 @@ from ..parameter_servers import cost as parameter_servers_cost
 from ..units import check_count, format_size, format_time
 from .cost import compare_ps_ring, ps_traffic
 
-__all__ = ["ps_results"]
+__all__ = ["ps_results", "SAME_CARDS"]
+
+#: The label of the comparison on the same cards: the all-reduce's workers get the servers' cards as extra rails.
+SAME_CARDS = "faster on the same cards (the all-reduce's workers given the servers' cards)"
 
 
 def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: int = 4, colocated: bool = False,
@@ -31,15 +34,15 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     >>> r = ps_results("bert_large", "fp32", 8, 4)
     >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
     ('ring all-reduce, 1.14x faster (PS on 12 cards, ring on 8)', '5 server machines')
-    >>> r["faster on the same cards"]
+    >>> r[SAME_CARDS]
     'direct reduce-scatter/all-gather, 1.71x faster (both on 12 cards)'
     >>> r["PS bottleneck"]
     'server NICs: 2.68 GB each way, 214.49 ms'
-    >>> ps_results("bert_large", "fp32", 256, 256)["faster on the same cards"]   # (n - 1)/n M/B against M/B
+    >>> ps_results("bert_large", "fp32", 256, 256)[SAME_CARDS]   # (n - 1)/n M/B against M/B
     'ring all-reduce, 0.39 % faster: a near-tie (both on 512 cards)'
 
     A parameter server with k separate servers uses n + k network cards, the ring n: "faster"
-    compares them as given, "faster on the same cards" gives the all-reduce's workers the servers' cards
+    compares them as given, :data:`SAME_CARDS` gives the all-reduce's workers the servers' cards
     as extra rails (:func:`commlib.parameter_servers.cost.allreduce_on_same_cards`: a direct
     reduce-scatter/all-gather with shares fitted to the cards), and says "tie" where the workers' own
     cards bound both.
@@ -77,7 +80,7 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
         ratio = t_ring / c.ps_seconds if winner == "PS" else c.ps_seconds / t_ring
         if ratio < 1.01:   # a near-tie: say by how much, not "1.00x"
             return f"{winner}, {100 * (ratio - 1):.2g} % faster: a near-tie"
-        return f"{winner}, {ratio:.2f}x faster"
+        return f"{winner}, {ratio:.3g}x faster"   # 3 significant digits: 1.14x, 402x
 
     # the card that sets the PS's time: a worker's or a server's (colocated: a machine holding a shard)
     if colocated:
@@ -98,7 +101,7 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
         "PS round": format_time(c.ps_seconds),
         "ring all-reduce": format_time(c.ring_seconds),
         "faster": faster,
-        "faster on the same cards": same,
+        SAME_CARDS: same,
         "PS bottleneck": f"{who}: {format_size(moved)} each way, {format_time(seconds)}",
         "ring rank, each way": format_size(cost.ring_bytes_per_rank(nbytes, n)),
         "smallest k (separate servers) to beat the ring": best,

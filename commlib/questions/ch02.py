@@ -76,7 +76,10 @@ register(Question(
     "ch02.hd_steps", lambda n=64: _hd_steps(n), unit="steps", rel_tol=0.0,
     givens=(Given("n", (8, 16, 32, 128), "{} ranks"),),
     hints=((lambda given, right, v: given == 2 * (v["n"] - 1),
-            "That is 2(n - 1), the ring's count; halving-doubling needs 2 log2 n."),),
+            "That is 2(n - 1), the ring's count; halving-doubling needs 2 log2 n."),
+           (lambda given, right, v: given == right / 2,
+            "That is one phase: the reduce-scatter's log2 n halving steps; the all-gather's log2 n doubling "
+            "steps follow.")),
     hint="log2 n halving steps, then log2 n doubling steps.",
     means=(
         "# A run of halving-doubling on n ranks (the exercise's 64, or your own number): its trace records\n"

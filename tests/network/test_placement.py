@@ -356,3 +356,11 @@ def test_more_shards_allowed_never_slows_the_best(counts):
     where = dict(enumerate(counts))
     assert (placement.best_sharded_ps(c, where, max_shards=6, nbytes=M).time
             <= placement.best_sharded_ps(c, where, max_shards=3, nbytes=M).time * (1 + 1e-12))
+
+
+def test_a_placement_may_have_spaces_around_its_colons_and_commas():
+    from commlib.network.calculators import placement_results
+    from commlib.network.placement import parse_placement
+
+    assert parse_placement("host3: 2 ,host1 : 2") == parse_placement("host3:2, host1:2") == {3: 2, 1: 2}
+    assert placement_results("host3: 2, host1: 2") == placement_results("host3:2, host1:2")

@@ -18,6 +18,7 @@ import pytest  # noqa: E402
 
 from commlib import hardware  # noqa: E402
 from commlib.parameter_servers import simulate as ps  # noqa: E402
+from commlib.parameter_servers.calculators import SAME_CARDS  # noqa: E402
 from commlib.units import format_size, format_time  # noqa: E402
 from commlib.views import parameter_servers as views  # noqa: E402
 
@@ -38,9 +39,9 @@ def test_calculator_k_equal_n_shows_ps_winning():
     ps_s, ring_s = BERT / E100, 2 * 7 * BERT / (8 * E100)
     assert calc.results["PS round"] == format_time(ps_s)
     assert calc.results["ring all-reduce"] == format_time(ring_s)
-    assert calc.results["faster"] == f"PS, {ring_s / ps_s:.2f}x faster (PS on 16 cards, ring on 8)"
+    assert calc.results["faster"] == f"PS, {ring_s / ps_s:.3g}x faster (PS on 16 cards, ring on 8)"
     # on the same 16 cards (two per worker) the ring takes (n-1)/n M/B and wins
-    assert calc.results["faster on the same cards"] == f"ring all-reduce, {ps_s / (ring_s / 2):.2f}x faster (both on 16 cards)"
+    assert calc.results[SAME_CARDS] == f"ring all-reduce, {ps_s / (ring_s / 2):.3g}x faster (both on 16 cards)"
     # k0 = 64 / 14 = 4.57 -> 5
     assert calc.results["smallest k (separate servers) to beat the ring"] == "5 server machines"
     assert format_time(ps_s) in calc.output.value
@@ -49,7 +50,7 @@ def test_calculator_k_equal_n_shows_ps_winning():
 def test_calculator_half_as_many_servers_loses_and_colocated_ties():
     calc = views.ps_calculator(model="bert_large", n=8, k=4)
     ps_s, ring_s = 8 * BERT / (4 * E100), 2 * 7 * BERT / (8 * E100)
-    assert calc.results["faster"] == f"ring all-reduce, {ps_s / ring_s:.2f}x faster (PS on 12 cards, ring on 8)"
+    assert calc.results["faster"] == f"ring all-reduce, {ps_s / ring_s:.3g}x faster (PS on 12 cards, ring on 8)"
     calc.set(colocated=True, k=8)
     assert calc.results["faster"] == "tie (PS on 8 cards, ring on 8)"
     assert calc.results["PS round"] == calc.results["ring all-reduce"] == format_time(ring_s)
@@ -71,7 +72,7 @@ def test_calculator_same_cards_says_tie_when_the_workers_cards_bound_both():
     # the PS's own time: given the same cards it ties (it beat the ring on the workers' cards alone)
     calc = views.ps_calculator(model="bert_large", n=8, k=2, worker_link="eth_10g", server_link="eth_100g")
     assert calc.results["faster"].startswith("PS, ")
-    assert calc.results["faster on the same cards"] == "tie (both on 10 cards)"
+    assert calc.results[SAME_CARDS] == "tie (both on 10 cards)"
 
 
 def test_calculator_two_workers_have_no_winning_k():
@@ -185,7 +186,7 @@ def test_calculator_names_the_card_that_sets_the_ps_time_and_the_same_cards_riva
     assert calc.results["PS bottleneck"] == f"worker NICs: {format_size(BERT)} each way, {format_time(BERT / w)}"
     # twelve cards dealt unevenly: the fastest all-reduce on them is the direct reduce-scatter/all-gather
     calc = views.ps_calculator(model="bert_large", n=8, k=4)
-    assert calc.results["faster on the same cards"].startswith("direct reduce-scatter/all-gather, ")
+    assert calc.results[SAME_CARDS].startswith("direct reduce-scatter/all-gather, ")
     assert calc.results["PS bottleneck"].startswith("server NICs: ")
 
 
@@ -194,3 +195,11 @@ def test_calculator_smallest_k_uses_the_server_link_when_the_shards_sit_on_the_w
     apart = calc.results["smallest k (separate servers) to beat the ring"]
     calc.set(colocated=True)
     assert calc.results["smallest k (separate servers) to beat the ring"] == apart == "2 server machines"
+
+
+def test_the_same_cards_row_says_the_workers_get_the_servers_cards_and_rounds_to_three_digits():
+    from commlib.parameter_servers.calculators import ps_results
+
+    r = ps_results("bert_large", "fp32", 256, 256, worker_link="eth_1g", server_link="ib_xdr")
+    assert "the all-reduce's workers given the servers' cards" in SAME_CARDS
+    assert re.fullmatch(r"ring all-reduce, \d{3}x faster \(both on 512 cards\)", r[SAME_CARDS]), r[SAME_CARDS]
