@@ -1,4 +1,5 @@
-"""The layers: model -> experiments -> views -> notebooks, no import cycle, no import up the layers.
+"""The layers: ground -> subjects -> formula sheet and self-checks -> experiments -> views -> notebooks,
+no import cycle, no import up the layers (CONTRIBUTING.md's layout).
 
 The model layer never imports the view layer's libraries, and a view runs no experiment.
 """
@@ -54,9 +55,31 @@ def _module_deps(path: Path, module_level_only: bool = False) -> set[str]:
     return deps - {_module_name(path)}
 
 
+#: The layers of CONTRIBUTING.md's layout, bottom up: the ground; the subjects; the formula sheet, the
+#: worked examples and the self-checks (each reads several subjects); the experiments; the views.
+GROUND = {"commlib", "commlib.units", "commlib.hardware"}
+SUBJECTS = {"step", "collectives", "parameter_servers", "sgd", "network", "today", "lab"}
+ABOVE_SUBJECTS = {"commlib.cost", "commlib.worked", "commlib.check", "commlib.questions"}
+
+
 def _layer(module: str) -> int:
-    """0 model, 1 experiments, 2 views."""
-    return 2 if module.startswith("commlib.views") else 1 if module.startswith("commlib.experiments") else 0
+    """0 ground, 1 subjects, 2 formula sheet and self-checks, 3 experiments, 4 views."""
+    top = ".".join(module.split(".")[:2])
+    if module in GROUND:
+        return 0
+    if top.partition(".")[2] in SUBJECTS:
+        return 1
+    if top in ABOVE_SUBJECTS:
+        return 2
+    if top == "commlib.experiments":
+        return 3
+    if top == "commlib.views":
+        return 4
+    raise AssertionError(f"{module} is in no layer of CONTRIBUTING.md's layout: place it there and here")
+
+
+def test_every_module_has_a_layer():
+    assert sorted({_layer(m) for m in MODULES}) == [0, 1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("path", MODEL_FILES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -74,7 +97,13 @@ def test_model_module_imports_no_view_library(path):
 
 def test_no_import_runs_up_the_layers():
     up = sorted((m, d) for m, p in MODULES.items() for d in _module_deps(p) if _layer(d) > _layer(m))
-    assert not up, f"imports against the layers (model -> experiments -> views): {up}"
+    assert not up, f"imports against the layers (ground -> subjects -> formula sheet and self-checks -> experiments -> views): {up}"
+
+
+def test_a_subject_reads_another_subjects_modules_not_the_formula_sheet():
+    """The formula sheet lists the subjects' closed forms; a subject imports them from the subject that defines them."""
+    sheet = sorted((m, d) for m, p in MODULES.items() if _layer(m) == 1 for d in _module_deps(p) if d == "commlib.cost")
+    assert not sheet, f"subjects importing commlib.cost instead of a subject's cost module: {sheet}"
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -168,7 +168,7 @@ def check_between(link: str) -> hardware.Link:
     """The link's record if it is a network between hosts (Ethernet, InfiniBand), else ValueError (inter_link).
 
     >>> check_between("ib_ndr").name
-    'InfiniBand NDR'
+    'InfiniBand NDR 4x'
     >>> check_between("pcie4_x16")     # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..cost import algbw_to_busbw, busbw_to_algbw  # defined next to the bus factor; read here too
 from ..units import check_count, check_nonnegative, check_positive
 from . import algorithms, cost
 from .cluster import ClusterResult, allreduce_seconds, bandwidth_for_time, cluster_allreduce
+from .cost import algbw_to_busbw, busbw_to_algbw  # defined next to the bus factor; read here too
 
 __all__ = [
     "ALGORITHMS",
@@ -205,12 +205,10 @@ def time_split(algorithm: str, nbytes: float, n: int, bandwidth: float, latency:
     >>> [round(x, 6) for x in time_split("ring", 1e6, 8, 1e9, 1e-5)]    # 14 start-ups; 1.75 MB at 1 GB/s
     [0.00014, 0.00175]
     """
-    from .algorithms.pipelined_tree import best_chunks
-
     record = algorithms.allreduce_algorithm(algorithm)
     params = {}
-    if "chunks" in record.params:
-        params["chunks"] = best_chunks(nbytes, n, bandwidth, latency, trees=2 if record.name == "double_binary_tree" else 1)
+    if "chunks" in record.params and record.best_chunks is not None:
+        params["chunks"] = record.best_chunks(nbytes, n, bandwidth, latency)
     terms = record.cost(nbytes, n, **params)
     return terms.steps * latency, terms.bytes / bandwidth
 

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from ..cost import COLLECTIVE_ALGORITHMS, algorithm_bandwidth, bus_bandwidth, bus_factor, collective_terms
+from ..collectives.cost import COLLECTIVE_ALGORITHMS, algorithm_bandwidth, bus_bandwidth, bus_factor, collective_terms
 from ..units import check_count, check_fraction, check_nonnegative, check_positive
 
 __all__ = [

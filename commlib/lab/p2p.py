@@ -191,7 +191,7 @@ def selftest(comm=None, counts=(0, 1, 3, 10, 1000, 4097), seed: int = 0) -> list
     """
     from mpi4py import MPI
 
-    from ..cost import allreduce_terms
+    from ..collectives.cost import allreduce_terms
 
     comm = MPI.COMM_WORLD if comm is None else comm
     failures = []

@@ -388,7 +388,7 @@ def round_time(nbytes: float, workers: int, bandwidth: float, servers: int = 1, 
 
     ``one_port=False`` lets all of a card's messages start at once (each
     transfer pays alpha once, as when flows are mapped onto links,
-    :func:`commlib.network.topology.map_flows`): that is :func:`commlib.ps_time`.
+    :func:`commlib.network.topology.map_flows`): that is :func:`commlib.parameter_servers.cost.ps_time`.
     With ``latency=0`` the two agree.
 
     >>> round(round_time(1e6, 8, 1e9, latency=1e-5, pipelined=False), 5)   # one server: 2 x (8 start-ups + 8 MB)

@@ -1,6 +1,6 @@
 r"""The SGD calculator of chapter 4 in plain Python: the same code in a kernel and in the website's page.
 
-The chapter's simulations (:mod:`commlib.sgd`, :mod:`commlib.training`) use
+The chapter's simulations (:mod:`commlib.sgd.simulate`, :mod:`commlib.sgd.training`) use
 numpy; the website's Python (Pyodide's core) has none. This module is the
 calculator's own, smaller, numpy-free model, and the kernel calls it too, so
 that a reader sees the same numbers in JupyterLab and on the website:
@@ -50,10 +50,10 @@ from ..units import check_count, check_positive
 __all__ = ["PROTOCOLS", "LAWS", "Schedule", "schedule", "CalculatorProblem", "calculator_problem", "train",
            "sgd_calculator_results", "RATE_PER_GRADIENT"]
 
-#: The protocols (as in :data:`commlib.sgd.PROTOCOLS`).
+#: The protocols (as in :data:`commlib.sgd.simulate.PROTOCOLS`).
 PROTOCOLS = ("sync", "k_sync", "k_batch_sync", "async", "k_async", "k_batch_async")
 
-#: The compute-time laws of the calculator (as :data:`commlib.sgd.DISTRIBUTIONS` with their defaults).
+#: The compute-time laws of the calculator (as :data:`commlib.sgd.simulate.DISTRIBUTIONS` with their defaults).
 LAWS = ("exponential", "shifted_exponential", "pareto", "deterministic")
 
 _PARETO_SHAPE = 2.5

@@ -32,9 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..collectives import simulate as collectives
-from ..cost import ZERO_STAGES
 from ..units import check_count
-from .cost import OPTIMIZER_BYTES, memory_per_rank
+from .cost import OPTIMIZER_BYTES, ZERO_STAGES, memory_per_rank
 
 __all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "forward_layer_times"]
 

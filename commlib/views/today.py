@@ -267,7 +267,7 @@ def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "al
 
 def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype: str = "bf16",
                         link: str = "ib_ndr") -> Calculator:
-    """ZeRO stage against memory and traffic. Compute: :func:`commlib.today.today_calculators.sharding_results`."""
+    """ZeRO stage against memory and traffic. Compute: :func:`commlib.today.calculators.sharding_results`."""
     networks = [(lk.name, key) for key, lk in hardware.LINKS.items() if lk.kind == "network"]
     controls = {
         "model": dropdown([(m.name, key) for key, m in hardware.MODELS.items()], model, "model"),

@@ -48,10 +48,11 @@ def name_of(alg: algorithms.Algorithm) -> str:
     return alg.name
 
 
-def exact_length(n: int, params: dict) -> int:
-    """A vector length that every piece of every algorithm divides evenly."""
+def exact_length(alg: algorithms.Algorithm, n: int, params: dict) -> int:
+    """A vector length that every piece of the algorithm divides evenly."""
     q = params.get("chunks", 1)
-    return 4 * math.lcm(n * params.get("rails", 1), 1 << (n.bit_length() - 1), 2 * q, *params.get("grid", (1,)))
+    return 4 * math.lcm(alg.even_length(n), n * params.get("rails", 1), 1 << (n.bit_length() - 1), 2 * q,
+                        *params.get("grid", (1,)))
 
 
 @pytest.mark.parametrize("name", list(algorithms.ALLREDUCE))
@@ -59,7 +60,7 @@ def exact_length(n: int, params: dict) -> int:
 def test_closed_form_equals_the_executed_trace(name, n):
     alg = algorithms.ALLREDUCE[name]
     for params in params_for(alg, n):
-        length = exact_length(n, params)
+        length = exact_length(alg, n, params)
         arrays = [np.arange(length, dtype=np.int64) * (r + 1) for r in range(n)]
         results, trace = collectives.allreduce(arrays, name, **params)
         total = sum(arrays)
@@ -91,6 +92,14 @@ def test_one_source_of_names():
     for name, alg in algorithms.ALLREDUCE.items():
         assert alg.name == name and alg.collective == "all_reduce" and alg.schedule is not None
         assert alg.label and alg.source and alg.terms.__doc__
+
+
+def test_every_registered_module_runs_in_the_page():
+    """The registry imports its modules by name: each must load without numpy, as the website's Python does."""
+    from commlib.views.calculator import pure_python_modules
+
+    for module in algorithms._MODULES:
+        assert pure_python_modules(f"commlib.collectives.algorithms.{module}") is not None, module
 
 
 def test_registry_and_cost_import_without_numpy():
@@ -219,10 +228,6 @@ C = collectives
 Trace = collectives.Trace
 
 
-def largest_pow2(n: int) -> int:
-    return 1 << (n.bit_length() - 1)
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 64), st.integers(0, 200), st.sampled_from(COST_ALGS), st.sampled_from([1, 2, 4, 8]))
 def test_allreduce_trace_within_one_element_per_step(n, length, alg, itemsize):
@@ -234,7 +239,7 @@ def test_allreduce_trace_within_one_element_per_step(n, length, alg, itemsize):
     # each step's largest piece is at least the average piece and at most one element more
     assert terms.bytes - 1e-9 <= trace.critical_bytes <= terms.bytes + slack
     assert terms.reduced - 1e-9 <= trace.critical_reduced <= terms.reduced + slack
-    if length % n == 0 and (alg not in ("halving_doubling",) or length % largest_pow2(n) == 0):
+    if length % algorithms.allreduce_algorithm(alg).even_length(n) == 0:   # every step's pieces of one size
         assert trace.critical_bytes == pytest.approx(terms.bytes, abs=1e-9)
 
 

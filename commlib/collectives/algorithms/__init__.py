@@ -8,8 +8,9 @@ algorithms are in :mod:`commlib.collectives.algorithms.primitives`. Everything e
 * :func:`commlib.collectives.simulate.allreduce` runs ``schedule`` on real arrays;
 * :mod:`commlib.collectives.compare`, the calculators, the figures and the tests iterate :data:`ALLREDUCE`.
 
-Adding an all-reduce algorithm is one new module here with an ``ALGORITHM`` record, one line in
-:data:`_MODULES`, its test, and a notebook cell (CONTRIBUTING.md shows a worked example).
+Adding an all-reduce algorithm is one new module here with an ``ALGORITHM`` record and its name on one
+line of :data:`_MODULES`: the registry-wide tests then run and cost it (CONTRIBUTING.md shows a worked
+example, and what the chapters need besides).
 
 This package imports no numpy: the schedules import the step engine when they run.
 
@@ -23,31 +24,33 @@ CostTerms(steps=6, bytes=1800.0, reduced=900.0)
 
 from __future__ import annotations
 
-from . import (
-    double_binary_tree,
-    halving_doubling,
-    hierarchical,
-    multi_rail_ring,
-    naive,
-    pipelined_tree,
-    primitives,
-    recursive_doubling,
-    ring,
-    torus,
-    torus_both_ways,
-    tree,
-)
+import importlib
+
+from . import primitives
 from .base import ZERO, Algorithm, CostTerms, log2_ceil, log2_floor
 
 __all__ = ["Algorithm", "CostTerms", "ZERO", "ALLREDUCE", "COLLECTIVES", "allreduce_algorithm", "algorithm",
            "names", "label", "log2_ceil", "log2_floor"]
 
-#: The all-reduce modules, in the order the book lists them (flat ones first).
-_MODULES = (ring, tree, recursive_doubling, halving_doubling, naive, pipelined_tree, double_binary_tree,
-            multi_rail_ring, hierarchical, torus, torus_both_ways)
+#: The all-reduce modules of this package, one a line, in the order the book lists them (flat ones first);
+#: each is imported here and its ``ALGORITHM`` registered.
+_MODULES = (
+    "ring",
+    "tree",
+    "recursive_doubling",
+    "halving_doubling",
+    "naive",
+    "pipelined_tree",
+    "double_binary_tree",
+    "multi_rail_ring",
+    "hierarchical",
+    "torus",
+    "torus_both_ways",
+)
 
 #: Every all-reduce algorithm by name.
-ALLREDUCE: dict[str, Algorithm] = {m.ALGORITHM.name: m.ALGORITHM for m in _MODULES}
+ALLREDUCE: dict[str, Algorithm] = {
+    record.name: record for record in (importlib.import_module(f"{__name__}.{m}").ALGORITHM for m in _MODULES)}
 
 #: Every collective's algorithms by name; the first of each is its default.
 COLLECTIVES: dict[str, dict[str, Algorithm]] = {

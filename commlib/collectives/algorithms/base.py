@@ -120,6 +120,12 @@ class Algorithm:
       message per card, each step needing what arrived in the step before: the bytes of each step's
       message in order (their count and sum are ``terms``' steps and bytes). Chapter 3 cuts these steps
       into pieces to pipeline them (:func:`commlib.parameter_servers.cost.rival_time`);
+    * ``best_chunks``: for a record that takes ``chunks``, optional ``best_chunks(nbytes, n, bandwidth, latency)``,
+      the fastest q on one uniform link (what :func:`commlib.collectives.compare.time_split` uses);
+    * ``pieces``: optional ``pieces(n)``, how finely the schedule cuts the vector: when its length (in
+      elements) is a multiple of :meth:`even_length` (``pieces(n)``; None: n, the ring's n pieces), the
+      messages of a step are all of one size and the trace counts exactly the closed form's bytes;
+      otherwise a step's largest message may be one element more (the tests read it, never the name);
     * ``source``: where the algorithm and its cost come from.
     """
 
@@ -139,6 +145,8 @@ class Algorithm:
     most_sent: Callable[[float, int], float] | None = None
     flows_per_host: int | None = None
     step_bytes: Callable[[float, int], tuple[float, ...]] | None = None
+    best_chunks: Callable[[float, int, float, float], int] | None = None
+    pieces: Callable[[int], int] | None = None
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -149,6 +157,10 @@ class Algorithm:
         if (self.links_per_rank > 1) != (self.family in ("multi-link",)) and self.family != "two-level":
             raise ValueError(f"{self.name!r}: a rank that drives several links is family 'multi-link' (or "
                              f"'two-level' with hosts or a grid); family {self.family!r} has links_per_rank = 1")
+
+    def even_length(self, n: int) -> int:
+        """The vector lengths whose every step's messages are of one size are the multiples of this (see ``pieces``)."""
+        return n if self.pieces is None else self.pieces(n)
 
     @property
     def ports(self) -> str:

@@ -27,7 +27,7 @@ CostTerms(steps=2, bytes=4000.0, reduced=2000.0)
 from __future__ import annotations
 
 from .base import Algorithm, CostTerms
-from .pipelined_tree import check, run_trees, tree_positions, tree_seconds, tree_terms
+from .pipelined_tree import best_chunks, check, run_trees, tree_positions, tree_seconds, tree_terms
 
 
 def parents(n: int) -> list[list[int | None]]:
@@ -61,6 +61,6 @@ def schedule(eng, n: int, length: int, chunks: int | None = None) -> None:
 ALGORITHM = Algorithm(
     name="double_binary_tree", label="double binary tree (NCCL)", collective="all_reduce", terms=terms,
     schedule=schedule, params=("chunks",), check=check, constraint="any n; q chunks >= 1", family="pipelined",
-    seconds=tree_seconds(2), multi_port=True,
+    seconds=tree_seconds(2), multi_port=True, best_chunks=lambda m, n, b, lat: best_chunks(m, n, b, lat, trees=2),
     source="Sanders, Speck & Träff (2009); Jeaugey (2019), NCCL 2.4 double binary trees",
 )

@@ -116,5 +116,6 @@ PIPELINED = Algorithm(
     name="naive_pipelined", label="naive, pipelined (the master sends chunk j back while taking in chunk j + 1)",
     collective="all_reduce", terms=pipelined_terms, schedule=pipelined_schedule, params=("chunks",), check=check,
     constraint="any n; q chunks >= 1", family="pipelined", most_sent=lambda nbytes, n: (n - 1) * nbytes,
+    best_chunks=best_chunks,
     source="the master of chapter 1, pipelined like a parameter server's push and pull",
 )

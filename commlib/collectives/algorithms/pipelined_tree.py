@@ -247,6 +247,6 @@ def schedule(eng, n: int, length: int, chunks: int | None = None) -> None:
 ALGORITHM = Algorithm(
     name="pipelined_tree", label="pipelined binary tree", collective="all_reduce", terms=terms,
     schedule=schedule, params=("chunks",), check=check, constraint="any n; q chunks >= 1", family="pipelined",
-    seconds=tree_seconds(1), multi_port=True,
+    seconds=tree_seconds(1), multi_port=True, best_chunks=lambda m, n, b, lat: best_chunks(m, n, b, lat, trees=1),
     source="Sanders, Speck & Träff (2009); NVIDIA NCCL 2.4 trees (Jeaugey 2019)",
 )

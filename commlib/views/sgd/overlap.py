@@ -112,7 +112,7 @@ def bucket_sweep_figure(sweep: BucketCapSweep, reference_latency: float | None =
 def overlap_calculator(model: str = "resnet50", n: int = 16, link: str = "eth_25g", bucket_mib: float = 25.0,
                        tflops: float = 10.0, batch: int = 32) -> Calculator:
     """Model, ranks, link, bucket cap, achieved TFLOP/s, batch -> how much of the all-reduce hides
-    (computed by :func:`commlib.sgd.sgd_calculators.overlap_results`)."""
+    (computed by :func:`commlib.sgd.calculators.overlap_results`)."""
     models = [(hardware.model(k).name, k) for k in overlap.LAYER_MODELS]
     links = [(hardware.LINKS[key].name, key) for key in step_calculators.SWITCHED_LINK_KEYS]   # links between GPUs, behind a switch
     return make_calculator(
