@@ -70,8 +70,8 @@ def _torus_closing_hops(rows: int = 3, cols: int = 6) -> int:
 register(Question(
     "ch06.torus_closing_hops", _torus_closing_hops, unit="links", rel_tol=0.0,
     givens=(Given("rows", (5, 7, 9), "{} rows"), Given("cols", (3, 4, 5, 8), "{} columns")),
-    hints=((lambda given, right: given == 1, "One wrap-around link closes the ring when the snake ends in column 0; "
-                                             "with an odd number of rows, where does it end?"),
+    hints=((lambda given, right: given == 1, "One wrap-around link closes the ring only when the snake ends in "
+                                             "column 0, as it does with an even number of rows."),
            (lambda given, right: given == _closing_hops(), "That is the mesh's count; the torus has wrap-around links.")),
     hint="With an odd number of rows the snake ends in the last column of the last row: one wrap-around link "
          "back to row 0, one back to column 0.",
