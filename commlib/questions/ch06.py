@@ -69,12 +69,15 @@ def _torus_closing_hops(rows: int = 3, cols: int = 6) -> int:
 
 register(Question(
     "ch06.torus_closing_hops", _torus_closing_hops, unit="links", rel_tol=0.0,
-    givens=(Given("rows", (5, 7, 9), "{} rows"), Given("cols", (3, 4, 5, 8), "{} columns")),
-    hints=((lambda given, right: given == 1, "One wrap-around link closes the ring only when the snake ends in "
-                                             "column 0, as it does with an even number of rows."),
-           (lambda given, right: given == _closing_hops(), "That is the mesh's count; the torus has wrap-around links.")),
-    hint="With an odd number of rows the snake ends in the last column of the last row: one wrap-around link "
-         "back to row 0, one back to column 0.",
+    givens=(Given("rows", (4, 5, 6, 7, 9), "{} rows"), Given("cols", (3, 4, 5, 8), "{} columns")),
+    hints=((lambda given, right: given == 1 and right == 2, "One wrap-around link closes the ring only when the snake "
+                                                            "ends in column 0, as it does with an even number of rows."),
+           (lambda given, right: given == 2 and right == 1, "With an even number of rows the snake ends in column 0 of "
+                                                            "the last row: the column's wrap-around link closes it."),
+           (lambda given, right: given > 2, "That counts mesh links; a torus's wrap-around links join the two ends of "
+                                           "every row and every column.")),
+    hint="Find where the snake ends: in column 0 of the last row when the number of rows is even (one wrap-around "
+         "link back to row 0), in the last column when it is odd (one wrap-around link per dimension).",
 ))
 
 register(Question(

@@ -208,7 +208,7 @@ def test_ch06_wrong_answers_get_hints():
     assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
     assert "both directions" in check("ch06.nvlink2_pair_one_way", 100.0).message
     assert "one link" in check("ch06.nvlink2_pair_one_way", 25.0).message
-    assert "mesh's count" in check("ch06.torus_closing_hops", 7).message
+    assert "mesh links" in check("ch06.torus_closing_hops", 7).message
     assert "flow x's rate" in check("ch06.maxmin_rate", 0.6).message
     assert "latency" in check("ch06.tree_hd_over_ring", ch06_questions._tree_hd_over_ring_with_latency()).message
     assert "PCIe 3.0" in check("ch06.near_nic_rate", 7.88).message
