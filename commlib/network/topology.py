@@ -25,8 +25,15 @@ fluid model of networks, **max-min fair sharing** (Bertsekas & Gallager
   full (its bottleneck), and the capacity it cannot use goes to the others;
 * when a flow has sent its :math:`m_f` bytes it leaves, and the rates of
   the rest are computed again: the survivors speed up;
-* a flow also pays the latency of every link on its path, and finishes at
-  :math:`t_f = \sum_{e \in p_f} \alpha_e + (\text{time its bytes took})`;
+* a flow also pays one start-up, once per message, and finishes at
+  :math:`t_f = \alpha_f + (\text{time its bytes took})`. A link preset's
+  latency is per message, end to end (:class:`commlib.hardware.Link`), so a
+  flow pays the largest latency on its path once,
+  :math:`\alpha_f = \max_{e \in p_f} \alpha_e`, however many links and
+  switches it crosses (no per-switch delay is modelled).
+  ``startup="links"`` charges every link's latency instead,
+  :math:`\alpha_f = \sum_{e \in p_f} \alpha_e`, for comparison: a message
+  through three links of one preset then pays its start-up three times;
 * a step lasts as long as its slowest flow, :math:`T_s = \max_f t_f`, and
   the collective takes :math:`T = \sum_s T_s` (steps do not overlap).
 
@@ -34,7 +41,7 @@ fluid model of networks, **max-min fair sharing** (Bertsekas & Gallager
 gets an equal share :math:`B_e / |F_e|` of each link on its path
 (:math:`F_e` the flows of the step on direction :math:`e`), at its tightest
 link, for the whole step,
-:math:`t_f = \sum_{e \in p_f} \alpha_e + m_f / \min_{e \in p_f} (B_e / |F_e|)`.
+:math:`t_f = \alpha_f + m_f / \min_{e \in p_f} (B_e / |F_e|)`.
 A max-min rate is never below that share, so equal sharing can only
 overestimate; for the symmetric patterns of collectives (every flow of a
 step alone on its links, or all flows of a step alike) the two agree.
@@ -98,6 +105,7 @@ __all__ = [
     "route",
     "max_min_rates",
     "SHARING",
+    "STARTUP",
     "map_flows",
     "map_trace",
     "map_concurrent",
@@ -747,6 +755,7 @@ class Mapped:
     bottleneck: Edge | None
     routes: dict = field(default_factory=dict, repr=False)
     sharing: str = "max-min"
+    startup: str = "message"
 
     def load(self, u: Node, v: Node) -> int:
         """Total bytes that went ``u -> v``."""
@@ -826,6 +835,18 @@ def _progressive_filling(paths: Mapping[Hashable, Sequence[Edge]], capacity: Map
 
 SHARING = ("max-min", "equal")
 
+#: How a flow pays start-ups (:func:`map_flows`): ``"message"``, once, the largest latency on its path (a
+#: preset's latency is per message, end to end); ``"links"``, the latency of every link it crosses, summed.
+STARTUP = ("message", "links")
+
+
+def _startup(g: nx.Graph, path: Sequence[Edge], startup: str) -> float:
+    """The start-up a flow along ``path`` pays (s): the largest of its links' latencies, or their sum."""
+    latencies = [g.edges[e].get("latency", 0.0) for e in path]
+    if not latencies:
+        return 0.0
+    return max(latencies) if startup == "message" else sum(latencies)
+
 
 def _equal_share_times(g: nx.Graph, flows: Sequence, paths: Sequence, counts: Mapping) -> list:
     out = []
@@ -863,8 +884,17 @@ def _max_min_times(g: nx.Graph, flows: Sequence, paths: Sequence) -> list:
     return out
 
 
-def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min") -> Mapped:
+def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min", startup: str = "message") -> Mapped:
     r"""Route every flow and time every step (the model in the module docstring).
+
+    ``startup="message"`` (default) charges each flow one start-up, the
+    largest latency on its path; ``startup="links"`` charges the latency of
+    every link it crosses. A message between two leaves of a switch tree of
+    10 Gb/s Ethernet (20 us a message) crosses six links through the root:
+
+    >>> t = tree(8, 2, "eth_10g")
+    >>> [round(1e6 * map_flows(t, [Flow(0, 0, 7, 0)], startup=s).time) for s in STARTUP]
+    [20, 120]
 
     ``sharing="max-min"`` (default) shares each link max-min fairly and
     recomputes the rates whenever a flow of the step finishes;
@@ -889,6 +919,8 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min") -> M
     check_topology(g)
     if sharing not in SHARING:
         raise ValueError(f"sharing must be one of {', '.join(SHARING)}, got {sharing!r}")
+    if startup not in STARTUP:
+        raise ValueError(f"startup must be one of {', '.join(STARTUP)}, got {startup!r}")
     flows = list(flows)
     routes: dict = {}
     by_step: dict[int, list[Flow]] = {}
@@ -921,7 +953,7 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min") -> M
         for f, path, (transfer, held) in zip(step_flows, paths, timed):
             if not path:
                 continue
-            t = sum(g.edges[e].get("latency", 0.0) for e in path) + transfer
+            t = _startup(g, path, startup) + transfer
             if worst_flow is None or t > worst:
                 tight = min(held, key=lambda e: (-held[e], _edge_key(e))) if held else None
                 worst, worst_flow, worst_edge = t, f, tight
@@ -933,17 +965,17 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min") -> M
     bottleneck = None
     if blame:
         bottleneck = min(blame, key=lambda e: (-blame[e], _key(e[0]), _key(e[1])))
-    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes, sharing)
+    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes, sharing, startup)
 
 
 def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int, Node] | None = None,
-              sharing: str = "max-min") -> Mapped:
+              sharing: str = "max-min", startup: str = "message") -> Mapped:
     """Map a collective's :class:`~commlib.collectives.trace.Trace` onto topology ``g``.
 
     ``placement[i]`` is the node rank ``i`` runs on; by default the node
     whose ``rank`` attribute is ``i``. Messages become :class:`Flow` s and
     are timed by :func:`map_flows` with ``sharing`` (``"max-min"`` or
-    ``"equal"``).
+    ``"equal"``) and ``startup`` (``"message"`` or ``"links"``).
     """
     if not isinstance(trace, Trace):
         raise ValueError(f"trace must be a commlib.collectives.trace.Trace, got {type(trace).__name__}")
@@ -963,11 +995,11 @@ def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int
     if len({nodes[r] for r in range(trace.n)}) != trace.n:
         raise ValueError("placement must put every rank on a different node")
     flows = [Flow(m.step, nodes[m.src], nodes[m.dst], m.nbytes, m.phase) for m in trace.messages]
-    return map_flows(g, flows, sharing)
+    return map_flows(g, flows, sharing, startup)
 
 
 def map_concurrent(g: nx.Graph, runs: Sequence[tuple[Trace, Sequence[Node] | Mapping[int, Node]]],
-                   sharing: str = "max-min") -> Mapped:
+                   sharing: str = "max-min", startup: str = "message") -> Mapped:
     """Several collectives at once: ``runs`` is ``[(trace, placement), ...]``, their step ``s`` all together.
 
     How a library drives several rings (NCCL's *channels*), each over its own ranks' order, or rings in
@@ -989,7 +1021,7 @@ def map_concurrent(g: nx.Graph, runs: Sequence[tuple[Trace, Sequence[Node] | Map
         if len({nodes[r] for r in range(trace.n)}) != trace.n:
             raise ValueError("placement must put every rank on a different node")
         flows.extend(Flow(m.step, nodes[m.src], nodes[m.dst], m.nbytes, m.phase) for m in trace.messages)
-    return map_flows(g, flows, sharing)
+    return map_flows(g, flows, sharing, startup)
 
 
 def allreduce_trace(n: int, nbytes: int, algorithm: str = "ring", **kwargs) -> Trace:
@@ -1131,10 +1163,10 @@ def ps_star(workers: int, nbytes: int, servers: int = 1, link: str = "eth_10g", 
     a worker's link k flows, so every flow crosses two links and gets
     :math:`\min(B/n, B/k)`:
 
-    .. math:: T = 2\left(2\alpha + \max\left(\frac{M}{B}, \frac{nM}{kB}\right)\right),
+    .. math:: T = 2\left(\alpha + \max\left(\frac{M}{B}, \frac{nM}{kB}\right)\right),
 
-    :func:`commlib.cost.ps_time` with ``pipelined=False`` and a latency of
-    2 alpha per transfer (two links). With one server its link carries nM in
+    :func:`commlib.cost.ps_time` with ``pipelined=False``: each transfer pays
+    its start-up alpha once, across both links (:func:`map_flows`). With one server its link carries nM in
     each direction, 2nM in all: the hot spot of the parameter-server chapter.
 
     >>> g, run = ps_star(4, 10**6, link="eth_10g", latency=0.0)

@@ -37,13 +37,21 @@ def _nic_ratio(hosts: int = 4, per: int = 8, length: int = 4096) -> float:
     return topology.map_trace(c, flat).load("h0.nic", "net") / topology.map_trace(c, hier).load("h0.nic", "net")
 
 
+def _pair_one_way_gbs(a: int = 0, b: int = 3) -> float:
+    """GB/s per direction between GPUs ``a`` and ``b`` of the hybrid cube-mesh, over the NVLinks that join them."""
+    return placement.v100_nvlink_bandwidth(topology.DGX1_NVLINKS[a, b]) / 1e9
+
+
 register(Question(
-    "ch06.nvlink2_one_way", lambda: hardware.link("nvlink3").bandwidth / 1e9, unit="GB/s",
+    "ch06.nvlink2_pair_one_way", _pair_one_way_gbs, unit="GB/s",
     hints=((lambda given, right: abs(given / right - 2) < 0.02, "That sums both directions: NVIDIA's figure adds "
                                                                "what a GPU sends and what it receives."),
-           (lambda given, right: abs(given / right - 1 / 12) < 0.002, "That is one link; the question asks for all "
-                                                                      "of the GPU's links at once.")),
-    hint="The 600 GB/s of an A100 adds both directions of its twelve links.",
+           (lambda given, right: abs(given / right - 1 / 2) < 0.01, "That is one link; GPUs 0 and 3 are joined by two."),
+           (lambda given, right: abs(given / right - 3) < 0.03, "That is all six of the GPU's links; only two of them "
+                                                               "go to GPU 3."),
+           (lambda given, right: abs(given / right - 6) < 0.06, "That is NVIDIA's whole figure: both directions of all "
+                                                               "six links.")),
+    hint="The 300 GB/s of a V100 adds both directions of its six links; the pair has two of them.",
 ))
 
 register(Question(
@@ -52,6 +60,24 @@ register(Question(
     hints=((lambda given, right: given == 1, "One hop is what the wrap-around link of a torus gives; a mesh has none."),),
     hint="Find where the snake ends: in column 0 of the last row when the number of rows is even, in the last "
          "column when it is odd. The closing hop runs from there back to row 0, column 0 along mesh links only.",
+))
+
+def _torus_closing_hops(rows: int = 3, cols: int = 6) -> int:
+    order = topology.snake_order(rows, cols)
+    return len(topology.route(topology.torus2d(rows, cols, "eth_10g"), order[-1], order[0])) - 1
+
+
+register(Question(
+    "ch06.torus_closing_hops", _torus_closing_hops, unit="links", rel_tol=0.0,
+    givens=(Given("rows", (4, 5, 6, 7, 9), "{} rows"), Given("cols", (3, 4, 5, 8), "{} columns")),
+    hints=((lambda given, right: given == 1 and right == 2, "One wrap-around link closes the ring only when the snake "
+                                                            "ends in column 0, as it does with an even number of rows."),
+           (lambda given, right: given == 2 and right == 1, "With an even number of rows the snake ends in column 0 of "
+                                                            "the last row: the column's wrap-around link closes it."),
+           (lambda given, right: given > 2, "That counts mesh links; a torus's wrap-around links join the two ends of "
+                                           "every row and every column.")),
+    hint="Find where the snake ends: in column 0 of the last row when the number of rows is even (one wrap-around "
+         "link back to row 0), in the last column when it is odd (one wrap-around link per dimension).",
 ))
 
 register(Question(

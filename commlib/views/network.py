@@ -111,8 +111,17 @@ def draw_topology(ax, g, mapped: topology.Mapped | None = None, loads: Mapping |
                    edgecolors="black", linewidths=0.8, zorder=3)
         if labels:
             for v in nodes:
-                ax.annotate(_label(v, g.nodes[v]), pos[v], ha="center", va="center", fontsize=fontsize,
-                            color="white" if kind in ("node", "gpu") else "black", zorder=4)
+                text = _label(v, g.nodes[v])
+                if kind == "nic":           # wider than its triangle: below left, clear of its links up and down right
+                    ax.annotate(text, pos[v], xytext=(-5, -5), textcoords="offset points", ha="right", va="top",
+                                fontsize=fontsize, zorder=4)
+                elif kind == "switch" and g.nodes[v]["rank"] is None and len(text) > 2 and not any(
+                        pos[w][1] > pos[v][1] for w in g.adj[v]):   # a top switch's long name: below left, under its links
+                    ax.annotate(text, pos[v], xytext=(-6, -7), textcoords="offset points", ha="right", va="top",
+                                fontsize=fontsize, zorder=4)
+                else:
+                    ax.annotate(text, pos[v], ha="center", va="center", fontsize=fontsize,
+                                color="white" if kind in ("node", "gpu") else "black", zorder=4)
     ax.set_title(title, fontsize=title_size)
     if equal:
         ax.set_aspect("equal", adjustable="datalim")
@@ -222,7 +231,8 @@ def grid_figure(panels: Sequence[tuple], ncols: int = 2, width: float = 7.5, hei
     cax.grid(False)
     bar.set_label(unit_label, fontsize=fontsize)
     bar.ax.tick_params(labelsize=fontsize)
-    fig.legend(handles=_handles([p[0] for p in panels]), loc="lower center", ncol=4, fontsize=fontsize,
+    handles = _handles([p[0] for p in panels])
+    fig.legend(handles=handles, loc="lower center", ncol=min(5, len(handles)), fontsize=fontsize,  # one row, under the bar's label
                frameon=False, bbox_to_anchor=(0.5, 0.0))
     return fig
 

@@ -19,6 +19,7 @@ from commlib.network import (
     topology,  # noqa: E402
 )
 from commlib.network.topology import Flow  # noqa: E402
+from commlib.questions import ch06 as ch06_questions  # noqa: E402
 from commlib.units import format_time  # noqa: E402
 from commlib.views import network as tview  # noqa: E402
 
@@ -165,14 +166,16 @@ def test_placement_sweep_has_one_frame_per_worker_count():
 
 def test_every_ch06_question_accepts_its_own_answer():
     ids = questions("ch06")
-    assert len(ids) == 8
+    assert len(ids) == 9
     for qid in ids:
         assert check(qid, expected(qid)).correct
 
 
 def test_ch06_answers_match_independent_reasoning():
-    assert expected("ch06.nvlink2_one_way") == pytest.approx(hardware.LINKS["nvlink3"].both_directions / 2 / 1e9)
+    # a V100's NVLink figure sums both directions of six links; GPUs 0 and 3 of the cube-mesh share two
+    assert expected("ch06.nvlink2_pair_one_way") == pytest.approx(hardware.LINKS["nvlink2"].both_directions / 2 / 6 * 2 / 1e9)
     assert expected("ch06.mesh_closing_hops") == 2 + 5              # 3 rows: back across the row and up, 2 + 5 links
+    assert expected("ch06.torus_closing_hops") == 2                 # one wrap-around link per dimension
     # PCIe 4.0: half of the shared link is above the card's line rate, so the card sets the rate
     assert expected("ch06.near_nic_rate") == pytest.approx(hardware.LINKS["eth_100g"].bandwidth / 1e9, rel=1e-3)
     assert hardware.LINKS["pcie4_x16"].bandwidth / 2 > hardware.LINKS["eth_100g"].bandwidth
@@ -203,9 +206,11 @@ def test_ch06_wrong_answers_get_hints():
     assert "overlap" in check("ch06.ps_host1", expected("ch06.ps_host1") * 2).message
     m, cl = hardware.gradient_bytes("resnet50", "fp32"), placement.example_cluster()
     assert "host 2's link alone" in check("ch06.ps_host1", m / cl.inter[2]).message
-    assert "both directions" in check("ch06.nvlink2_one_way", 600.0).message
+    assert "both directions" in check("ch06.nvlink2_pair_one_way", 100.0).message
+    assert "one link" in check("ch06.nvlink2_pair_one_way", 25.0).message
+    assert "mesh links" in check("ch06.torus_closing_hops", 7).message
     assert "flow x's rate" in check("ch06.maxmin_rate", 0.6).message
-    assert "latency" in check("ch06.tree_hd_over_ring", 1.53).message
+    assert "latency" in check("ch06.tree_hd_over_ring", ch06_questions._tree_hd_over_ring_with_latency()).message
     assert "PCIe 3.0" in check("ch06.near_nic_rate", 7.88).message
     assert not check("ch06.mesh_closing_hops", 1).correct
 
