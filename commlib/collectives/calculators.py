@@ -323,7 +323,7 @@ def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = N
     >>> check_whole_blocks("all_gather", 10, 4)
     Traceback (most recent call last):
     ...
-    ValueError: buffer M must be a multiple of n bytes (4 B on 4 ranks): its n blocks of M/n are each one rank's; got 10.00 B, blocks of 2.5 B
+    ValueError: buffer M must be a multiple of n bytes (4 B on 4 ranks), n blocks of M/n; got 10.00 B: blocks of 2.5 B
     """
     if abs(nbytes - round(nbytes)) > 1e-9 * max(1.0, nbytes):
         raise ValueError(f"{BUFFER_ENTRY.label} must be a whole number of bytes; got {format_size(nbytes)}")
@@ -334,8 +334,8 @@ def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = N
                          f"rank's block of M/n; got {format_size(nbytes)}")
     block = nbytes / n
     if op in BLOCK_COLLECTIVES and abs(block - round(block)) > 1e-9 * max(1.0, block):
-        raise ValueError(f"{BUFFER_ENTRY.label} must be a multiple of n bytes ({n} B on {n} ranks): its n blocks "
-                         f"of M/n are each one rank's; got {format_size(nbytes)}, blocks of {block:.4g} B")
+        raise ValueError(f"{BUFFER_ENTRY.label} must be a multiple of n bytes ({n} B on {n} ranks), n blocks of M/n; "
+                         f"got {format_size(nbytes)}: blocks of {block:.4g} B")
 
 
 def pipelined_master(nbytes: float, n: int, link: str) -> str:
