@@ -309,16 +309,33 @@ def buffer_meaning(op: str, nbytes: float, n: int) -> str:
 
 
 def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = None) -> None:
-    """ValueError naming the buffer control when M is cut into n blocks of less than a byte each.
+    """ValueError naming the buffer control when M is no whole number of bytes, or its n blocks are not.
 
-    That is where M is n blocks (gather, scatter, all-gather, reduce-scatter, all-to-all), or where the
-    algorithm cuts M into pieces (its bytes per byte of M are then a fraction: the ring's 2(n - 1)/n).
+    M is n blocks of M/n where the collective is defined on blocks (gather, scatter, all-gather,
+    reduce-scatter, all-to-all: MPI's sendcount is one block), so M must be a multiple of n bytes there;
+    where only the algorithm cuts M into pieces (the ring's 2(n - 1)/n bytes per byte of M), the pieces may
+    differ by a byte, but each rank needs one, so M must be at least n bytes.
+
+    >>> check_whole_blocks("all_gather", 10.5, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: buffer M must be a whole number of bytes; got 10.50 B
+    >>> check_whole_blocks("all_gather", 10, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: buffer M must be a multiple of n bytes (4 B on 4 ranks), n blocks of M/n; got 10.00 B: blocks of 2.5 B
     """
-    if n < 2 or nbytes >= n:
+    if abs(nbytes - round(nbytes)) > 1e-9 * max(1.0, nbytes):
+        raise ValueError(f"{BUFFER_ENTRY.label} must be a whole number of bytes; got {format_size(nbytes)}")
+    if n < 2:
         return
-    if op in BLOCK_COLLECTIVES or cost.collective_terms(op, 1.0, n, algorithm).bytes % 1:
+    if nbytes < n and (op in BLOCK_COLLECTIVES or cost.collective_terms(op, 1.0, n, algorithm).bytes % 1):
         raise ValueError(f"{BUFFER_ENTRY.label} must be at least n bytes ({n} B on {n} ranks), one byte for each "
                          f"rank's block of M/n; got {format_size(nbytes)}")
+    block = nbytes / n
+    if op in BLOCK_COLLECTIVES and abs(block - round(block)) > 1e-9 * max(1.0, block):
+        raise ValueError(f"{BUFFER_ENTRY.label} must be a multiple of n bytes ({n} B on {n} ranks), n blocks of M/n; "
+                         f"got {format_size(nbytes)}: blocks of {block:.4g} B")
 
 
 def pipelined_master(nbytes: float, n: int, link: str) -> str:

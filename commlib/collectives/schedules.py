@@ -25,11 +25,11 @@ def _new_trace(n: int, name: str) -> ColumnTrace:
 
 
 def tree_reduce_steps(n: int, root: int) -> list[list[tuple[int, int]]]:
-    """Binomial-tree reduce: at step k, relative rank v with v mod 2^(k+1) == 2^k sends to v - 2^k."""
+    """Binomial-tree reduce: at step l, relative rank i with i mod 2^(l+1) == 2^l sends to i - 2^l."""
     out = []
-    for k in range(log2_ceil(n)):
-        mask = 1 << k
-        out.append([((v + root) % n, (v - mask + root) % n) for v in range(n) if v % (2 * mask) == mask])
+    for level in range(log2_ceil(n)):
+        mask = 1 << level   # 2^l
+        out.append([((i + root) % n, (i - mask + root) % n) for i in range(n) if i % (2 * mask) == mask])
     return out
 
 

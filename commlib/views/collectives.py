@@ -41,6 +41,7 @@ from ..experiments.collectives import (
     HotspotCounts,
     MasterRow,
     OperatorRun,
+    OrderCount,
     PartnerRuns,
     PrimitiveRun,
     ReduceRow,
@@ -49,6 +50,7 @@ from ..experiments.collectives import (
     RoundingRun,
     TraceFormulaRuns,
     contributors,
+    rounding_bound,
 )
 from ..units import check_count, format_rate, format_size, format_time
 from .calculator import Calculator, dropdown, integer, make_calculator, number, text
@@ -63,6 +65,8 @@ __all__ = [
     "master_table",
     "algorithm_terms_table",
     "operator_table",
+    "rounding_table",
+    "order_table",
     "primitives_figure",
     "primitive_report",
     "primitive_calculator",
@@ -294,16 +298,35 @@ def algorithm_terms_table(n: int = 8):
 def rounding_table(runs: Sequence[RoundingRun]):
     """Markdown table: how far apart the serial and the tree sum land in each format.
 
-    ``runs`` are :func:`commlib.experiments.collectives.rounding_runs`'s.
+    ``runs`` are :func:`commlib.experiments.collectives.rounding_runs`'s. Each order's bound is the rigorous
+    one, :func:`commlib.experiments.collectives.rounding_bound`, not its first-order form.
     """
     n, seeds = runs[0].n, runs[0].seeds
     levels = math.ceil(math.log2(n))
-    body = [[r.name, f"{r.unit:.1e}", f"{r.serial_error:.1e}", f"{(n - 1) * r.unit:.1e}", f"{r.tree_error:.1e}",
-             f"{levels * r.unit:.1e}", f"{r.gap:.1e}"] for r in runs]
-    headers = ["format", "unit roundoff u", "serial: largest error / sum", "its bound (n - 1) u",
-               "tree: largest error / sum", "its bound ceil(log2 n) u", "largest |serial - tree| / sum"]
+    body = [[r.name, f"{r.unit:.1e}", f"{r.serial_error:.1e}", f"{rounding_bound(n - 1, r.unit):.3g}",
+             f"{r.tree_error:.1e}", f"{rounding_bound(levels, r.unit):.3g}", f"{r.gap:.1e}"] for r in runs]
+    headers = ["format", "unit roundoff u_fp", "serial: largest error / sum",
+               "its bound (n - 1) u_fp / (1 - (n - 1) u_fp)", "tree: largest error / sum",
+               "its bound ceil(log2 n) u_fp / (1 - ceil(log2 n) u_fp)", "largest |serial - tree| / sum"]
     return markdown_table(headers, body,
-                          caption=f"{n:,} uniform values in [0, 1), summed serially and as a tree ({seeds} seeds)")
+                          caption=f"{n:,} uniform values in [0, 1), summed serially and as a tree "
+                                  f"(largest over {seeds} seeds)")
+
+
+def order_table(counts: Sequence[OrderCount]):
+    """Markdown table: on how many seeds the tree order errs less than the serial one, by format and n.
+
+    ``counts`` are :func:`commlib.experiments.collectives.order_count` s of the accuracy claims; the ratio of
+    the medians comes with its spread over resampled seeds.
+    """
+    body = [[c.name, f"{c.n:,}", f"{c.less}", f"{c.same}", f"{c.more}", f"{c.serial_median:.1e}",
+             f"{c.tree_median:.1e}", f"{c.ratio:.2g} ({c.ratio_low:.2g} to {c.ratio_high:.2g})"] for c in counts]
+    headers = ["format", "values n", "tree errs less", "as much", "tree errs more",
+               "serial: median error / sum", "tree: median error / sum", "ratio of the medians (90% of resamples)"]
+    seeds = counts[0].seeds if counts else 0
+    return markdown_table(headers, body,
+                          caption=f"Uniform values in [0, 1), summed serially and as a tree: on how many of {seeds} "
+                                  f"seeds the tree order errs less than the serial one, as much and more")
 
 
 def operator_table(runs: Sequence[OperatorRun]):

@@ -55,6 +55,22 @@ def test_blocks_below_a_byte_are_refused_by_the_buffers_name(primitive, algorith
         calculators.primitive_results(primitive, algorithm, n, size, "eth_25g")
 
 
+@pytest.mark.parametrize("primitive, algorithm, n, size, message", [
+    ("all-gather", "ring", 2, "10.5 B", r"^buffer M must be a whole number of bytes; got 10.50 B"),
+    ("all-reduce", "tree", 2, "10.5 B", r"^buffer M must be a whole number of bytes"),
+    ("all-gather", "ring", 4, "10 B", r"^buffer M must be a multiple of n bytes \(4 B on 4 ranks\).*blocks of 2.5 B"),
+    ("all-to-all", "pairwise", 6, "64 MiB", r"^buffer M must be a multiple of n bytes \(6 B on 6 ranks\)"),
+])
+def test_blocks_of_a_fraction_of_a_byte_are_refused_by_the_buffers_name(primitive, algorithm, n, size, message):
+    with pytest.raises(ValueError, match=message):
+        calculators.primitive_results(primitive, algorithm, n, size, "eth_25g")
+
+
+def test_an_algorithm_that_cuts_the_vector_takes_uneven_pieces():
+    """A ring all-reduce of 10 B on 4 ranks cuts it into pieces of 2 and 3 B: no refusal, the time is shown."""
+    assert calculators.primitive_results("all-reduce", "ring", 4, "10 B", "eth_25g")["time"]
+
+
 def test_whole_vector_algorithms_take_small_buffers():
     shown = calculators.primitive_results("broadcast", "tree", 16, "10 B", "eth_25g")["bytes on the critical path"]
     terms = calculators.cost.collective_terms("broadcast", 10, 16, "tree")
@@ -125,7 +141,7 @@ def test_the_power_of_two_rule_names_the_forms_that_refuse_other_n_and_not_the_f
 
 def _refuses(op, name, n):
     try:
-        calculators.primitive_results({v: k for k, v in calculators.PRIMITIVE_OPS.items()}[op], name, n, "64 MiB",
+        calculators.primitive_results({v: k for k, v in calculators.PRIMITIVE_OPS.items()}[op], name, n, "48 MiB",
                                       "eth_25g")
     except ValueError:
         return True

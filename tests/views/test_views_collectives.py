@@ -117,6 +117,24 @@ def test_rounding_table_has_one_row_per_format():
     assert len({_cell_count(line) for line in text.splitlines() if line.startswith("|")}) == 1
 
 
+def test_rounding_table_shows_the_rigorous_bounds():
+    text = vc.rounding_table(ce.rounding_runs(1024, seeds=(0,))).data
+    fp16 = next(line for line in text.splitlines() if line.startswith("| fp16 |"))
+    assert "| 0.998 |" in fp16                 # (n - 1) u / (1 - (n - 1) u) in fp16 at n = 1,024, not 0.4995
+    assert "u_fp" in text and "| u |" not in text
+
+
+def test_order_table_has_one_row_per_claim_and_counts_that_add_up():
+    from commlib.experiments import claims
+    counts = [ce.order_count(claims.run(claims.claim(k, small=True))) for k in ce.ORDER_CLAIMS]
+    text = vc.order_table(counts).data
+    rows = [line for line in text.splitlines() if line.startswith("| fp")]
+    assert len(rows) == len(ce.ORDER_CLAIMS)
+    for c in counts:
+        assert c.less + c.same + c.more == c.seeds
+    assert len({_cell_count(line) for line in text.splitlines() if line.startswith("|")}) == 1
+
+
 def _cell_count(line: str) -> int:
     """Cells of one Markdown table line: split at the pipes Markdown does not see escaped."""
     return len(re.split(r"(?<!\\)\|", line.strip())) - 2
