@@ -142,7 +142,7 @@ def exercise_players(page) -> list[dict]:
         try:
             page.wait_for_function(
                 "([id, f]) => window.gotwProbe.player(id).frame !== f",
-                arg=[pid, after_next["frame"]], timeout=10_000, polling=50,
+                arg=[pid, after_next["frame"]], timeout=30_000, polling=50,  # a loaded machine delays timers
             )
         except Exception:  # noqa: BLE001 - reported through the result
             played = False
