@@ -72,6 +72,7 @@ def test_a_win_is_decided_by_a_sign_test_that_sharpens_with_seeds():
         return claims.run(claims.Claim("t", "?", (a, b), metric="m", seeds=tuple(range(seeds))))
     assert verdict(5, 5).decided and not verdict(4, 5).decided
     assert verdict(9, 10).decided and not verdict(8, 10).decided
+    assert verdict(8, 8).decided and not verdict(7, 8).decided      # two-sided: either contender may lead
 
 
 def test_a_deterministic_claim_is_decided_by_its_one_run():

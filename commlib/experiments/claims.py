@@ -99,14 +99,19 @@ class Best:
 
 
 def sign_test(wins: int, seeds: int) -> bool:
-    """Whether leading on ``wins`` of ``seeds`` paired runs is more than chance would do one time in twenty
-    (a one-sided sign test): the rule of :attr:`Verdict.decided`, for any two contenders' paired runs.
+    """Whether leading on ``wins`` of ``seeds`` paired runs is more than chance would do one time in sixteen,
+    counting a lead by either contender (a two-sided sign test, since the winner is whichever leads): the rule of
+    :attr:`Verdict.decided`, for any two contenders' paired runs.
 
-    >>> sign_test(5, 5), sign_test(4, 5), sign_test(9, 10), sign_test(8, 10)
-    (True, False, True, False)
+    Five of five seeds is the least that decides with five (chance gives it one time in sixteen); seven of eight
+    does not (one time in fourteen); nine of ten does (one time in 47).
+
+    >>> sign_test(5, 5), sign_test(4, 5), sign_test(7, 8), sign_test(8, 8), sign_test(9, 10), sign_test(8, 10)
+    (True, False, False, True, True, False)
     """
-    p = sum(math.comb(seeds, j) for j in range(wins, seeds + 1)) / 2**seeds
-    return p < 0.05
+    wins = max(wins, seeds - wins)
+    p = 2 * sum(math.comb(seeds, j) for j in range(wins, seeds + 1)) / 2**seeds
+    return p <= 1 / 16
 
 
 @dataclass(frozen=True)
@@ -137,9 +142,10 @@ class Verdict:
 
     @property
     def decided(self) -> bool:
-        """The winner leads on enough seeds that chance would do so less than one time in twenty (a sign test).
+        """The winner leads on enough seeds that chance would do so, either way, at most one time in sixteen
+        (:func:`sign_test`).
 
-        With five seeds that is all five; with ten, nine; a deterministic claim (:attr:`deterministic`) is
+        With five seeds that is all five; with eight, all eight; with ten, nine; a deterministic claim (:attr:`deterministic`) is
         decided by its one answer. A winner on the mean only, short of that, is
         *level* with the runner-up: a headline or table should say so, not name a winner. The rule
         sharpens as seeds are added, and a tie (:attr:`tied`) is never decided.
