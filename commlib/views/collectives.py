@@ -235,7 +235,7 @@ def reduce_steps_table(counts: Sequence[tuple[int, int, int, int]]):
 
 def _link_words(link: str) -> str:
     item = hardware.link(link)
-    return (f"over {item.name} ({format_rate(item.bandwidth)} per direction, alpha = "
+    return (f"over {item.name} ({format_rate(item.bandwidth, significant=4)} per direction, alpha = "
             f"{format_time(item.latency, significant=3)} a message)")
 
 
