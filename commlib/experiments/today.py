@@ -31,7 +31,7 @@ from . import claims
 
 __all__ = ["BYTES_WORKERS", "NAMES", "TRAIN_LRS", "TRAIN_STEPS", "TRAIN_WORKERS", "LOCAL_BUDGET", "LOCAL_H",
            "LOCAL_SETTINGS", "local_outcome", "local_gap", "race_cause", "race_takeaway", "MoeExample", "MOE_EXAMPLE",
-           "MOE_SEEDS", "moe_imbalances", "bytes_phrase"]
+           "MOE_SEEDS", "moe_imbalances", "bytes_phrase", "way_words"]
 
 #: Workers in every compression training run.
 TRAIN_WORKERS = 4
@@ -428,6 +428,31 @@ def race_cause(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verdict
                 f"against {g_fast:.3f} with the fast one, and by about as much without stragglers ({g_plain:.3f}): on "
                 "this problem the slow synchronisation makes most of the gap, the stragglers little of it.")
     return ""
+
+
+_TENTHS = ("one tenth", "two tenths", "three tenths", "four tenths", "half", "six tenths", "seven tenths",
+           "eight tenths", "nine tenths")
+
+
+def way_words(share: float) -> str:
+    """How far along a way ``share`` (0 to 1) lies, in tenths: a share that moves by several points from one set of
+    seeds to another is quoted no finer.
+
+    >>> way_words(0.947), way_words(0.5), way_words(0.97), way_words(1.2)
+    ('about nine tenths of the way', 'about half the way', 'nearly all of the way', 'all of the way or beyond')
+    """
+    if not math.isfinite(share):
+        raise ValueError(f"share must be finite, got {share!r}")
+    if share <= 0:
+        return "none of the way"
+    if share >= 1:
+        return "all of the way or beyond"
+    tenths = math.floor(10 * share + 0.5)
+    if tenths == 0:
+        return "less than a tenth of the way"
+    if tenths == 10:
+        return "nearly all of the way"
+    return f"about {_TENTHS[tenths - 1]} " + ("the way" if tenths == 5 else "of the way")
 
 
 def race_takeaway(slow: claims.Verdict, fast: claims.Verdict) -> str:

@@ -755,7 +755,8 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     measured alone). A cause is named only where every reading matches it,
     within ``tolerance``: the cores' share, or 1 (each rank with a link of
     its own: busbw unchanged). ``short``: each run's busbw and share are
-    left to a table beside the prose (:func:`commlib.views.lab.ranks_rate_table`).
+    left to a table beside the prose (:func:`commlib.views.lab.ranks_rate_table`), and so is each reading's ratio
+    (its last row): the sentence keeps the span of the readings and what it is held against.
 
     >>> ranks_rate_sentence(0.69e9, 0.70e9, 2, 2)[:107]
     'The bus bandwidth at the largest size is about the same with the ranks (0.70 GB/s with four, 0.69 GB/s with'
@@ -769,9 +770,13 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     w4, w2 = _WORDS.get(ranks4, str(ranks4)), _WORDS.get(ranks2, str(ranks2))
     nums = ("the table gives both" if short else
             f"{rate4 / 1e9:.2f} GB/s with {w4}, {rate2 / 1e9:.2f} GB/s with {w2}")
-    if len(ratios) > 1:
-        shares = ("as the table gives them" if short else f"{100 * min(share4, 1.0):.0f} % with {w4} and "
-                  f"{100 * min(share2, 1.0):.0f} % with {w2}")
+    if len(ratios) > 1 and short:
+        readings = (f"The run does not measure how the load slowed a step, so the table's last row reads the {w4} "
+                    f"ranks' busbw over the {w2}'s three ways: as measured, with each busbw divided by its run's share "
+                    "of its cores' time, and divided by the square of it; no one of these readings is known to be "
+                    "right.")
+    elif len(ratios) > 1:
+        shares = f"{100 * min(share4, 1.0):.0f} % with {w4} and {100 * min(share2, 1.0):.0f} % with {w2}"
         readings = (f"As measured, the {w4} ranks had {ratios[0]:.2f} times the busbw of the {w2}; with each busbw "
                     f"divided by its run's share of its cores' time ({shares}), {ratios[1]:.2f} times, and divided by "
                     f"the square of it, {ratios[2]:.2f} times. The run does not measure how the load slowed a step, "
@@ -800,24 +805,34 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
 
 
 def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks2: int = 2, ranks4: int = 4,
-                     share2: float | None = None, share4: float | None = None) -> str:
-    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the busbw ratio as measured and under each allowance
-    for the load, against the cores' share.
+                     share2: float | None = None, share4: float | None = None,
+                     tolerance: float = RATE_TOLERANCE) -> str:
+    """:func:`ranks_rate_sentence` in a phrase for a takeaway: the busbw ratio (its span over the readings of the
+    load), against the cores' share, and the sentence's verdict.
 
     >>> ranks_rate_short(0.69e9, 0.70e9, 2, 2)
-    'four ranks on two cores had 1.01 times the busbw of two, against 0.50 had copying on the cores set it'
-    >>> ranks_rate_short(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79)[:94]
-    'four ranks on two cores had 0.79 times the busbw of two as measured, 0.55 to 0.66 allowing for'
+    'four ranks on two cores had 1.01 times the busbw of two, against 0.50 had copying on the cores set it: not limited by copying'
+    >>> text = ranks_rate_short(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79)
+    >>> text[:91], text[-37:]
+    ('four ranks on two cores had 0.55 to 0.79 times the busbw of two, by how the load is allowed', 'the run cannot tell what set the rate')
     """
     ratios = _ratios(rate2, rate4, share2, share4)
+    lo, hi = min(ratios), max(ratios)
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)
     w4, w2, c4 = (_WORDS.get(x, str(x)) for x in (ranks4, ranks2, cores4))
-    if len(ratios) == 1:
-        return (f"{w4} ranks on {c4} cores had {ratios[0]:.2f} times the busbw of {w2}, against {limited:.2f} had "
-                "copying on the cores set it")
-    return (f"{w4} ranks on {c4} cores had {ratios[0]:.2f} times the busbw of {w2} as measured, "
-            f"{min(ratios[1:]):.2f} to {max(ratios[1:]):.2f} allowing for the load in two ways, against "
-            f"{limited:.2f} had copying on the cores set it; the run cannot tell which allowance holds")
+    near = [abs(limited - 1) > tolerance and abs(r / limited - 1) <= tolerance for r in ratios]
+    same = [abs(r - 1) <= tolerance for r in ratios]
+    had = f"{lo:.2f} times" if len(ratios) == 1 else f"{lo:.2f} to {hi:.2f} times"
+    text = f"{w4} ranks on {c4} cores had {had} the busbw of {w2}"
+    text += ", by how the load is allowed for," if len(ratios) > 1 else ","
+    text += f" against {limited:.2f} had copying on the cores set it"
+    if all(near):
+        return text + ": near the cores' share under every reading"
+    if all(same) and abs(limited - 1) > tolerance:
+        return text + ": not limited by copying"
+    if any(near) or any(same):
+        return text + "; the run cannot tell what set the rate"
+    return text + "; the run does not say why"
 
 
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from commlib.lab import explain
 
 
@@ -60,11 +62,19 @@ def test_ranks_busbw_is_read_as_measured_and_under_each_load_allowance():
     assert "1.00 times the busbw" in text and "4.00 times" in text and "2.00 times" in text
     assert "not limited by copying" not in text and "can explain" not in text
     # the stored run: 0.79 raw, 0.66 over the shares, 0.55 over their squares: nearer 0.5 only under one reading
+    full = explain.ranks_rate_sentence(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79)
+    assert "0.79 times" in full and "0.66 times" in full and "0.55 times" in full
+    assert "cannot tell what set the rate" in full and "can explain" not in full
+    # beside the table (short): each reading's ratio is the table's last row; the prose keeps their span, a few numbers
     stored = explain.ranks_rate_sentence(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79, short=True)
-    assert "0.79 times" in stored and "0.66 times" in stored and "0.55 times" in stored
-    assert "cannot tell what set the rate" in stored and "can explain" not in stored
+    assert "0.79 times" not in stored and "span 0.55 to 0.79, against 0.50" in stored and "last row" in stored
+    assert "cannot tell what set the rate" in stored
+    assert len(re.findall(r"\d+(?:\.\d+)?", stored)) <= 5
     short = explain.ranks_rate_short(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79)
-    assert "0.79 times" in short and "0.55 to 0.66" in short and "cannot tell" in short
+    assert "0.55 to 0.79 times" in short and "cannot tell what set the rate" in short
+    # the takeaway follows the sentence's verdict: every reading near the cores' share is said so, not "cannot tell"
+    near = explain.ranks_rate_short(1e9, 0.5e9, 2, 2, share2=0.95, share4=0.95)
+    assert near.endswith("near the cores' share under every reading") and "cannot tell" not in near
     # every reading near the cores' share: said so, without a cause
     halved = explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2, share2=0.95, share4=0.95)
     assert "near the cores' share per rank" in halved and "can explain" not in halved

@@ -67,9 +67,78 @@ def test_warm_headline_turns_with_the_runs():
     assert level.headline == "warm-up and no warm-up end level"
     apart = _verdict(c, {"warm-up": (0.60, 0.61, 0.62, 0.60, 0.61), "no warm-up": (0.9, 0.95, 0.92, 0.91, 0.93)}, cfg)
     assert apart.headline == "warm-up ends lower on all 5 seeds"
-    table = views.warmup_verdict_table({128: level, 256: apart}, tuned_races.WARMUP_STEPS).data
-    assert "length tuned over 1, 2, 3, 5, 8 steps" in table and "warmup_steps" not in table   # the best length unnamed
-    assert "lower on 5 of 5 seeds" in table
+    small = (0.55,) * 5
+    rows = tuned_races.warmup_range_rows({256: apart, 128: level}, small, stable_rate=9.0)
+    assert [r[0] for r in rows] == ["128 (batch 1,024)", "256 (batch 2,048)"]               # in order of ν
+    assert rows[0][1:3] == ["12.8", "1.42"] and rows[1][1:3] == ["25.6", "2.84"]           # 0.1 ν, and ÷ 9
+    assert rows[1][3] == "68 ± 3 %" and rows[1][4] == "11 ± 2 %"    # 100 (0.922 / 0.55 - 1), 100 (0.608 / 0.55 - 1)
+    assert rows[0][5] == level.headline and rows[1][5] == apart.headline
+    table = views.warmup_range_table(rows, tuned_races.WARMUP_STEPS, 5).data
+    assert "its length tuned over 1, 2, 3, 5, 8 steps" in table and "warmup_steps" not in table  # best length unnamed
+    assert "warm-up ends lower on all 5 seeds" in table
+
+
+def _warm_verdicts(excess: dict[int, tuple[float, float]], small: tuple[float, ...]) -> dict:
+    """Warm-up verdicts by hand: at each ν, (no warm-up, warm-up) end that many % above ``small``, with a little noise."""
+    cfg = {"warm-up": {"warmup_steps": 3}, "no warm-up": {}}
+    noise = (0.001, -0.001, 0.0005, -0.0005, 0.0)
+    return {k: _verdict(tuned_races.warmup_k128(small=True),
+                        {"no warm-up": tuple(y * (1 + none / 100) + e for y, e in zip(small, noise)),
+                         "warm-up": tuple(y * (1 + warm / 100) - e for y, e in zip(small, noise))}, cfg)
+            for k, (none, warm) in excess.items()}
+
+
+def test_warmup_range_words_say_the_answer_with_few_numbers():
+    import re
+
+    small = (0.55, 0.56, 0.555, 0.558, 0.552)
+    # the warm-up lower on average at every ν from 96 on, but on only 3 of the 5 seeds
+    verdicts = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 5.95), 112: (20.0, 19.95), 128: (30.0, 29.95)}, small)
+    words = tuned_races.warmup_range_words(verdicts, small, stable_rate=9.1)
+    assert words["head"] == ("without warm-up the rule ends within 2 % of the small batch up to $\\nu = 80$ and "
+                             "above it from $\\nu = 96$")
+    assert words["cross"] == "$\\nu \\approx 91$, between the last $\\nu$ that held and the first that broke"
+    assert words["warm"] == ("a warm-up, its length tuned, brings no $\\nu$ from 96 on within 2 % of the small batch; "
+                             "it lowers the mean final loss at every $\\nu$ from 96 on, but on too few seeds to call "
+                             "(the table)")
+    assert words["short"] == "the rule held up to $\\nu = 80$ and a warm-up did not carry it further"
+    for text in words.values():       # the numbers of every ν are the table's, not the prose's
+        assert len(re.findall(r"(?<![\w.\-])\d[\d,]*(?:\.\d+)?", text)) <= 5, text
+    # the crossing outside the gap between the last ν that held and the first that broke: not said to lie between
+    assert tuned_races.warmup_range_words(verdicts, small, stable_rate=12.0)["cross"] == "$\\nu \\approx 120$"
+    # lower on every seed at two ν: called there
+    called = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 5.95), 112: (20.0, 19.0), 128: (30.0, 29.0)}, small)
+    assert tuned_races.warmup_range_words(called, small, 9.1)["warm"].endswith(
+        "it lowers the mean final loss at every $\\nu$ from 96 on, and on enough seeds to call at $\\nu = 112$ and 128")
+    # a warm-up that brings a broken ν back within 2 %
+    fixed = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 1.0)}, small)
+    assert tuned_races.warmup_range_words(fixed, small, 9.1)["warm"].startswith(
+        "a warm-up, its length tuned, brings $\\nu = 96$ within 2 % of the small batch")
+
+
+def test_staleness_split_lead_and_rows_follow_the_seeds():
+    import re
+
+    c = tuned_races.shared_rate_staleness(small=True)
+    a, one, sync = (tuned_races.SPLIT_NAMES[r] for r in ("async", "one", "sync"))
+    cfg = {n: {} for n in (a, one, sync)}
+    split = _verdict(c, {a: (0.73, 0.74, 0.72, 0.75, 0.73), one: (0.66, 0.67, 0.66, 0.68, 0.65),
+                         sync: (0.57, 0.58, 0.56, 0.57, 0.57)}, cfg)
+    lead = tuned_races.staleness_split_lead(split)
+    workers = c.shared["workers"]
+    assert lead.startswith("one learner that is never stale, at the same rate on as many gradients, ends between "
+                           "the two on all 5 seeds: staleness makes ") and lead.endswith(f"average of {workers} the rest")
+    assert len(re.findall(r"\d+(?:\.\d+)?", lead)) <= 5
+    rows = tuned_races.staleness_split_rows(split)
+    assert [r[1] for r in rows] == ["0.164 ± 0.009", "0.070 ± 0.007", "0.09 ± 0.01"]      # gap = staleness + rest
+    share = tuned_races.staleness_split(split)["share"][0]
+    assert f"{share:.0f}" in lead and f"{share:.0f}" in rows[1][2] and f"{100 - share:.0f}" in rows[2][2]
+    assert "share of the gap" in views.staleness_split_table(rows).data
+    # the never-stale learner above asynchronous SGD on one seed: no split is claimed, and the table keeps the gap only
+    mixed = _verdict(c, {a: (0.73, 0.74, 0.72, 0.75, 0.73), one: (0.66, 0.67, 0.66, 0.68, 0.74),
+                         sync: (0.57, 0.58, 0.56, 0.57, 0.57)}, cfg)
+    assert "does not end between the two on every seed (on 4 of 5)" in tuned_races.staleness_split_lead(mixed)
+    assert len(tuned_races.staleness_split_rows(mixed)) == 1
 
 
 def test_shared_rate_short_and_rows_follow_the_order():

@@ -33,8 +33,9 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "time_groups", "SHARED_RATE", "Rac
            "LAW_RATES", "LAW_BUDGET", "LAW_KS", "law_spacing", "error_gap", "error_words", "k_sweep_tuned",
            "law_race_settings", "law_grid", "law_best_runs", "time_ranking",
            "law_race_words", "law_race_short", "WARMUP_STEPS", "shared_rate_order", "shared_rate_words", "SPLIT_NAMES",
-           "staleness_split", "staleness_split_words", "staleness_split_short", "never_stale_falling", "WARMUP_KS",
-           "warmup_range_words"]
+           "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
+           "staleness_split_rows", "never_stale_falling", "WARMUP_KS",
+           "warmup_range_words", "warmup_range_rows"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -219,6 +220,7 @@ def staleness_split(v: claims.Verdict) -> dict:
     gap = [x - y for x, y in zip(a, sync)]
     stale = [x - y for x, y in zip(a, one)]
     return {"gap": grids.mean_sd(gap), "stale": grids.mean_sd(stale),
+            "rest": grids.mean_sd([y - z for y, z in zip(one, sync)]),
             "share": grids.mean_sd([100 * st / g for st, g in zip(stale, gap)]),
             "between": sum(x > y > z for x, y, z in zip(a, one, sync)), "seeds": len(gap)}
 
@@ -237,6 +239,40 @@ def staleness_split_words(v: claims.Verdict) -> str:
             f"fully synchronous SGD, {stale:.{st}f} ± {stale_sd:.{st}f} ({share:.{sh}f} ± {share_sd:.{sh}f} %, seed "
             f"by seed) is staleness, and the rest comes with applying one gradient per update instead of an average "
             f"of {v.claim.shared['workers']}")
+
+
+def staleness_split_lead(v: claims.Verdict) -> str:
+    """The split in one sentence for the prose, its nats left to :func:`staleness_split_rows`' table: whether the
+    never-stale learner ends between the two on every seed, and if so staleness's share of the gap."""
+    d = staleness_split(v)
+    if d["between"] != d["seeds"] or not claims.sign_test(d["between"], d["seeds"]):
+        return (f"one learner that is never stale does not end between the two on every seed (on {d['between']} of "
+                f"{d['seeds']}), so this run does not split the gap")
+    share, sd = d["share"]
+    sh = max(0, grids.decimals(sd))
+    return (f"one learner that is never stale, at the same rate on as many gradients, ends between the two on all "
+            f"{d['seeds']} seeds: staleness makes {share:.{sh}f} ± {sd:.{sh}f} % of the gap (seed by seed), applying "
+            f"one gradient per update instead of an average of {v.claim.shared['workers']} the rest")
+
+
+def staleness_split_rows(v: claims.Verdict) -> list[list[str]]:
+    """The split of :func:`staleness_split` as table rows (part, nats, share of the gap), each mean ± sd over the
+    seeds, seed by seed; the two parts only where the never-stale learner ends between the two on every seed."""
+    d = staleness_split(v)
+
+    def nats(key):
+        mean, sd = d[key]
+        return f"{mean:.{grids.decimals(sd)}f} ± {sd:.{grids.decimals(sd)}f}"
+
+    rows = [["the whole gap: asynchronous SGD above fully synchronous SGD", nats("gap"), "100 %"]]
+    if d["between"] == d["seeds"] and claims.sign_test(d["between"], d["seeds"]):
+        share, sd = d["share"]
+        sh = max(0, grids.decimals(sd))
+        rows += [["staleness: asynchronous SGD above the never-stale learner", nats("stale"),
+                  f"{share:.{sh}f} ± {sd:.{sh}f} %"],
+                 [f"one gradient per update instead of an average of {v.claim.shared['workers']}: the never-stale "
+                  "learner above fully synchronous SGD", nats("rest"), f"{100 - share:.{sh}f} ± {sd:.{sh}f} %"]]
+    return rows
 
 
 def staleness_split_short(v: claims.Verdict) -> str:
@@ -689,42 +725,83 @@ def small_batch_losses(small: bool = False, seeds: tuple[int, ...] = grids.SEEDS
     return tuple(warmup_loss(1, False, seed, small) for seed in seeds)
 
 
+def _excess(values, small: tuple[float, ...]) -> list[float]:
+    """How far above the small batch each seed's final loss ends (%), seed by seed."""
+    return [100 * (x / y - 1) for x, y in zip(values, small)]
+
+
+def _percent_text(values: list[float]) -> str:
+    """Mean ± sd (%) no finer than the spread; how many seeds diverged where any did."""
+    bad = sum(not math.isfinite(x) for x in values)
+    if bad:
+        return f"diverges on {bad} of {len(values)} seeds"
+    m, sd = grids.mean_sd(values)
+    d = grids.decimals(sd)
+    return f"{m:.{d}f} ± {sd:.{d}f} %"
+
+
+def _ks(xs: list[int], every: list[int]) -> str:
+    """``ν = 96 and 112``; ``every ν from 96 on`` where ``xs`` is all of ``every``; ``3 of the 4`` otherwise."""
+    if xs == every and len(xs) > 2:
+        return f"every $\\nu$ from {xs[0]} on"
+    if len(xs) <= 2:
+        return _and([f"$\\nu = {k}$" if i == 0 else str(k) for i, k in enumerate(xs)])
+    return f"{len(xs)} of the {len(every)} $\\nu$ from {every[0]} on"
+
+
 def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: float, base_lr: float = 0.1,
                        tol: float = 0.02) -> dict[str, str]:
     """``verdicts``: ``{ν: verdict of a warm-up claim}``; ``small``: the small batch's loss on the same seeds;
-    ``stable_rate``: 2/λ_max at the optimum. Phrases, from the runs: ``"range"``, how far above the small batch the
-    rule without warm-up ends at each ν, seed by seed (within ``tol`` where its mean is), and where
-    0.1 ν crosses ``stable_rate``; ``"warm"``, what a tuned warm-up does at each ν; ``"short"``, for a takeaway."""
-    excess, holds, breaks = {}, [], []
+    ``stable_rate``: 2/λ_max at the optimum. Phrases from the runs, each with a few numbers (the numbers of every ν
+    are :func:`warmup_range_rows`' table): ``"head"``, up to which ν the rule without warm-up ends within ``tol`` of
+    the small batch (its mean over the seeds of the excess seed by seed) and from which it ends above;
+    ``"cross"``, the ν where ``base_lr`` ν crosses ``stable_rate``, and whether it lies between the two;
+    ``"warm"``, what a tuned warm-up does where the rule breaks; ``"short"``, for a takeaway."""
+    holds, breaks = [], []
     for k, v in sorted(verdicts.items()):
-        e = grids.mean_sd([100 * (x / y - 1) for x, y in zip(v.best["no warm-up"].values, small)])
-        excess[k] = e
-        (holds if e[0] <= 100 * tol else breaks).append(k)
-    items = [f"$\\nu = {k}$ (rate {base_lr * k:g}) {m:.{grids.decimals(sd)}f} ± {sd:.{grids.decimals(sd)}f} %"
-             for k, (m, sd) in excess.items()]
+        mean = statistics.fmean(_excess(v.best["no warm-up"].values, small))
+        (holds if mean <= 100 * tol else breaks).append(k)
+    pct = f"{100 * tol:.0f} %"
+    if holds and breaks and max(holds) < min(breaks):
+        head = (f"without warm-up the rule ends within {pct} of the small batch up to $\\nu = {max(holds)}$ and above "
+                f"it from $\\nu = {min(breaks)}$")
+    elif not breaks:
+        head = f"without warm-up the rule ends within {pct} of the small batch at every $\\nu$ tried"
+    elif not holds:
+        head = f"without warm-up the rule ends more than {pct} above the small batch at every $\\nu$ tried"
+    else:
+        head = (f"without warm-up the rule ends within {pct} of the small batch at {_ks(holds, holds)} and above it "
+                f"at {_ks(breaks, breaks)}")
     cross = stable_rate / base_lr
-    text = (f"without warm-up the rule ends above the small batch's {statistics.fmean(small):.3f} nats by "
-            f"{_and(items)} (seed by seed)")
+    cross_text = f"$\\nu \\approx {cross:.0f}$"
     if holds and breaks and max(holds) < cross < min(breaks):
-        text += (f": within {100 * tol:.0f} % up to $\\nu = {max(holds)}$, above it from $\\nu = {min(breaks)}$. "
-                 f"Between the two lies $\\nu \\approx {cross:.0f}$, where the linear rate $0.1\\,\\nu$ crosses "
-                 f"$2/\\lambda_{{\\max}}$ at the optimum, {stable_rate:.1f}")
+        cross_text += ", between the last $\\nu$ that held and the first that broke"
     warm_ok = [k for k in breaks if verdicts[k].best["warm-up"].mean <= statistics.fmean(small) * (1 + tol)]
     lower = [k for k in breaks if verdicts[k].best["warm-up"].mean < verdicts[k].best["no warm-up"].mean]
     called = [k for k in lower if verdicts[k].decided and verdicts[k].winner == "warm-up"]
-    ks = lambda xs: _and([f"$\\nu = {k}$" if i == 0 else str(k) for i, k in enumerate(xs)])  # noqa: E731
     if warm_ok:
-        warm = f"a warm-up, its length tuned, brings {ks(warm_ok)} within {100 * tol:.0f} % of the small batch"
+        warm = f"a warm-up, its length tuned, brings {_ks(warm_ok, breaks)} within {pct} of the small batch"
     else:
-        warm = (f"a warm-up, its length tuned, brings no $\\nu$ from {min(breaks)} on within {100 * tol:.0f} % of the "
+        warm = (f"a warm-up, its length tuned, brings no $\\nu$ from {min(breaks)} on within {pct} of the "
                 f"small batch" if breaks else "no $\\nu$ tried needs a warm-up")
     if lower:
-        warm += (f"; it lowers the mean final loss at {ks(lower)}, "
+        warm += (f"; it lowers the mean final loss at {_ks(lower, breaks)}, "
                  + ("but on too few seeds to call (the table)" if not called else
-                    f"and on enough seeds to call at {ks(called)}"))
+                    f"and on enough seeds to call at {_ks(called, breaks)}"))
     short = (f"the rule held up to $\\nu = {max(holds)}$ and a warm-up did not carry it further"
              if holds and not warm_ok else "see the runs")
-    return {"range": text, "warm": warm, "short": short}
+    return {"head": head, "cross": cross_text, "warm": warm, "short": short}
+
+
+def warmup_range_rows(verdicts: dict, small: tuple[float, ...], stable_rate: float,
+                      base_lr: float = 0.1) -> list[list[str]]:
+    """One row per ν of ``verdicts`` (``{ν: verdict of a warm-up claim}``): ν and its batch, the linear rule's rate,
+    that rate as a multiple of ``stable_rate`` (2/λ_max at the optimum), how far above the small batch (``small``, its
+    loss on the same seeds) each contender ends (%, mean ± sd of the excess seed by seed), and the claim's headline."""
+    return [[f"{k} (batch {8 * k:,})", f"{base_lr * k:g}", f"{base_lr * k / stable_rate:.2f}",
+             _percent_text(_excess(v.best["no warm-up"].values, small)),
+             _percent_text(_excess(v.best["warm-up"].values, small)), v.headline]
+            for k, v in sorted(verdicts.items())]
 
 
 def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: int = 8, base_lr: float = 0.1,

@@ -45,7 +45,8 @@ __all__ = [
     "scaling_table",
     "large_batch_figure",
     "warmup_table",
-    "warmup_verdict_table",
+    "warmup_range_table",
+    "staleness_split_table",
     "shared_rate_table",
     "sgd_calculator",
     "sgd_sweep",
@@ -529,26 +530,24 @@ def warmup_table(result: dict):
                            f"final loss, {w}-step warm-up", "small batch (rate 0.1)"], body)
 
 
-def warmup_verdict_table(verdicts: dict, lengths) -> object:
-    """The warm-up claims (``{ν: verdict}``) as rows: final loss (mean ± sd over the seeds) of each contender.
+def warmup_range_table(rows: list, lengths, seeds: int) -> object:
+    """:func:`~commlib.experiments.sgd.tuned_races.warmup_range_rows` as a Markdown table: per ν, the linear rule's
+    rate against 2/λ_max at the optimum, how far above the small batch it ends without and with a warm-up (its length
+    tuned over ``lengths``), and the warm-up claim's verdict over ``seeds`` seeds.
 
     The warm-up's best length is not shown: it is picked on the very seeds it is scored on, and other seeds pick
     another; the column says what it was tuned over instead.
     """
-    from ...experiments.sgd.grids import decimals, mean_sd
+    tuned = ", ".join(map(str, lengths))
+    return markdown_table(["ν (batch 8ν)", "rate (linear rule)", "rate ÷ (2/λmax at the optimum)",
+                           f"above the small batch, no warm-up (%, mean ± sd over {seeds} seeds)",
+                           f"above the small batch, warm-up, its length tuned over {tuned} steps (%)",
+                           "verdict, warm-up against none"], rows)
 
-    rows = []
-    for k, v in verdicts.items():
-        for name in ("warm-up", "no warm-up"):
-            mean, sd = mean_sd(v.best[name].values)
-            d = decimals(sd)
-            tuned = "length tuned over " + ", ".join(map(str, lengths)) + " steps" if name == "warm-up" else "-"
-            outcome = ("tie" if v.tied else f"lower on {v.wins} of {v.seeds} seeds") if name == v.winner else ""
-            rows.append([f"{k} (batch {8 * k:,})" if name == "warm-up" else "", name, tuned,
-                         f"{mean:.{d}f} ± {sd:.{d}f}", outcome])
-    seeds = next(iter(verdicts.values())).seeds if verdicts else 0
-    return markdown_table(["ν", "run", "warm-up", f"final training loss (nats, mean ± sd over {seeds} seeds)",
-                           "verdict"], rows)
+
+def staleness_split_table(rows: list) -> object:
+    """:func:`~commlib.experiments.sgd.tuned_races.staleness_split_rows` as a Markdown table."""
+    return markdown_table(["at the shared rate, seed by seed", "nats (mean ± sd)", "share of the gap"], rows)
 
 
 def shared_rate_table(rows: list) -> object:
