@@ -341,7 +341,7 @@ def presets_named(text: str) -> list:
     found: list[tuple[int, Any]] = []
     plain = re.sub(r"\\,|\\ |~", " ", text)
     for form in sorted((f for f, rs in owners.items() if len(rs) == 1), key=len, reverse=True):
-        pattern = r"(?<![\w.])" + r"\s+".join(re.escape(word) for word in form.split()) + r"(?![\w])"
+        pattern = r"(?<![\w.])" + r"\s+".join(re.escape(word) for word in form.split()) + r"s?(?![\w])"   # "H100s" too
         for m in re.finditer(pattern, plain):
             if not any(m.start() < end and start < m.end() for start, end in taken):
                 taken.append((m.start(), m.end()))

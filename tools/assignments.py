@@ -32,12 +32,15 @@ self-check's hint. Every answer is computed by commlib when the test runs:
 no expected number is written into a test.
 
 The notebook stands on its own: where an exercise refers to something of the
-chapter (its calculator, a run, a table), the question's ``means``
+chapter (its calculator, a run), the question's ``means``
 (``commlib/questions``) are code cells placed under the exercise's heading
-that give it; a reference to one of the chapter's equations is replaced by the
-equation itself; and what its answers read of the book's hardware tables (a
-model's exact parameter count, a GPU's peak, a link as sold and its latency:
-``commlib.check.preset_facts``) is stated under its text. Each question's
+that give it; a table or figure it calls by name ("the coefficients table") or
+that ``commlib.check.exercise_shows`` names is copied as the chapter shows it
+(its stored output); a reference to one of the chapter's equations is replaced
+by the equation itself; and what its answers read of the book's hardware tables,
+or its text names (a model's exact parameter count, a GPU's peak, a link as sold
+and its latency: ``commlib.check.preset_facts``, ``presets_named``), is stated
+under its text, free responses included. Each question's
 heading gives its points. The free responses are collected for grading by
 hand with ``tools/free_responses.py``; the autograder's environment runs the
 Python this command runs with (the book's).
@@ -107,7 +110,7 @@ def hints(qid: str) -> list[str]:
     formula, bits for bytes, kB for KiB, MB for MiB, GB for GiB, a prefix off by 1000.)
     """
     q = _loader()._load(qid)
-    return [text for _, text in q.hints] + [q.hint]
+    return list(dict.fromkeys([text for _, text in q.hints] + [q.hint]))   # each once
 
 
 def _plain(text: str, equations: dict[str, str] | None = None) -> str:
