@@ -568,9 +568,17 @@ def test_free_responses_are_collected_beside_the_rubric_and_the_points_added_up(
     assert free_responses.main(["--total", str(sheet)]) == 0
     assert [r[-1] for r in csv.reader(sheet.open())][1:] == ["3.5", "0"]
     rows[1][2] = "3"                          # above the question's 2 points
+    rows[1][3] = ""                           # not graded yet
+    rows[2][2] = "two"                        # not a number
     csv.writer(sheet.open("w", newline="")).writerows(rows)
-    with pytest.raises(ValueError, match="from 0 to 2; got 3"):
+    before = sheet.read_text()
+    with pytest.raises(ValueError, match="from 0 to 2; got '3'") as refused:
         free_responses.total(sheet)
+    message = str(refused.value)
+    assert "3 cells to fix" in message and "not graded yet (empty)" in message and "got 'two'" in message
+    assert f"{STUDENT} ({stem}.ipynb), {rows[0][3]}: not graded yet" in message
+    assert sheet.read_text() == before        # nothing written
+    assert free_responses.main(["--total", str(sheet)]) == 1
 
 
 def test_free_responses_state_the_presets_they_name_and_show_the_tables_and_figures_they_refer_to():
