@@ -41,13 +41,14 @@ import inspect
 import math
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours",
-           "watch_answers", "unit_words", "exercise_means", "means_of", "presets_used", "preset_facts", "ABS_TOL"]
+           "watch_answers", "unit_words", "exercise_means", "means_of", "exercise_shows", "shows_of", "presets_used",
+           "preset_facts", "presets_named", "record_facts", "ABS_TOL"]
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,31 @@ def means_of(label: str, chapter: str) -> tuple[str, ...]:
     return _EXERCISE_MEANS.get(label, ())
 
 
+#: What an exercise refers to that its chapter shows and a graded notebook copies as the book shows it (a table
+#: or a figure the text does not call by its name), by the exercise's label: text that picks the chapter's cell
+#: (a code cell whose stored output it is, or a Markdown cell whose tables it is).
+_EXERCISE_SHOWS: dict[str, tuple[str, ...]] = {}
+
+
+def exercise_shows(label: str, *cells: str) -> None:
+    """Register what exercise ``label`` refers to of its chapter as the chapter shows it (called by
+    ``commlib/questions/chNN.py``): for each, text found in the chapter's cell that shows it, such as the call
+    that makes a table (``"staleness_views.lr_table("``) or a line of a Markdown table."""
+    for text in cells:
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{label}: a shown cell is picked by text found in it, got {text!r}")
+    _EXERCISE_SHOWS[label] = tuple(cells)
+
+
+def shows_of(label: str, chapter: str) -> tuple[str, ...]:
+    """What :func:`exercise_shows` registered for exercise ``label`` of ``chapter`` (``"ch05"``); none if nothing."""
+    try:
+        importlib.import_module(f"commlib.questions.{chapter}")
+    except ModuleNotFoundError:
+        pass
+    return _EXERCISE_SHOWS.get(label, ())
+
+
 _PRESET_TABLES = (("model", "MODELS"), ("link", "LINKS"), ("accelerator", "ACCELERATORS"))
 
 
@@ -252,11 +278,17 @@ def preset_facts(question_id: str) -> list[str]:
     >>> preset_facts("ch00.gpt2xl_adam_gb")
     ['GPT-2 XL has 1\u2009557\u2009611\u2009200 parameters (`1_557_611_200` in Python).']
     """
+    return record_facts(presets_used(question_id))
+
+
+def record_facts(records: Iterable) -> list[str]:
+    """The sentences of :func:`preset_facts` for records of the hardware tables (models, accelerators, links):
+    models first, then accelerators, then links, each once."""
     from .hardware import Accelerator, Link, Model
 
     facts = []
     order = (Model, Accelerator, Link)
-    for record in sorted(presets_used(question_id), key=lambda r: [isinstance(r, kind) for kind in order].index(True)):
+    for record in sorted(dict.fromkeys(records), key=lambda r: [isinstance(r, kind) for kind in order].index(True)):
         if isinstance(record, Model):
             facts.append(f"{record.name} has {_grouped(record.params)} parameters (`{record.params:_}` in Python).")
         elif isinstance(record, Accelerator):
@@ -268,6 +300,53 @@ def preset_facts(question_id: str) -> list[str]:
             facts.append(f"{record.name}: sold as {record.vendor_figure}{rate}; a message's start-up latency "
                          f"is \u03b1 = {record.latency * 1e6:g} \u00b5s.")
     return facts
+
+
+def _aliases(name: str) -> set[str]:
+    """The ways a text names a record of the hardware tables, from its name: the name itself; without its
+    parenthesis ("NVLink 5" for "NVLink 5 (B200/GB200, 18 links)", "BERT-Large" for "BERT-Large (uncased)");
+    without a trailing lane count ("InfiniBand NDR" for "InfiniBand NDR 4x", "PCIe 4.0" for "PCIe 4.0 x16"); a
+    technology and its rate or generation either way round ("100 Gb/s Ethernet", "NDR InfiniBand"); and for an accelerator's
+    "H100 SXM5" its chip, "H100" (see :func:`presets_named`)."""
+    bare = re.sub(r"\s*\([^)]*\)\s*$", "", name)
+    found = {name, bare}
+    lanes = re.sub(r"\s+(?:\d+x|x\d+)$", "", bare)
+    found.add(lanes)
+    swapped = re.fullmatch(r"(?P<what>[A-Za-z][\w-]*) (?P<rest>\d[\d.]* [kMGT]?b/s|[A-Z]{3})", lanes)
+    if swapped:
+        found.add(f"{swapped.group('rest')} {swapped.group('what')}")
+    return {a for a in found if a}
+
+
+def presets_named(text: str) -> list:
+    """The records of the hardware tables (models, accelerators, links) a text names, in the order it first
+    names them: by name or a shorter form of it (:func:`_aliases`), an accelerator also by its chip ("H100"),
+    the longest name first where names overlap ("NVLink 4.0 (H100, 18 links)" is a link, not the GPU). A form
+    that two records share names neither.
+
+    >>> [r.key for r in presets_named("Eight ranks on 100 Gb/s Ethernet, then NDR InfiniBand and an H100.")]
+    ['eth_100g', 'ib_ndr', 'h100']
+    """
+    from . import hardware
+
+    owners: dict[str, set] = {}
+    for table in (hardware.MODELS, hardware.LINKS, hardware.ACCELERATORS):
+        for record in table.values():
+            forms = _aliases(record.name)
+            if table is hardware.ACCELERATORS:
+                forms.add(record.name.split()[0])
+            for form in forms:
+                owners.setdefault(form, set()).add(record)
+    taken: list[tuple[int, int]] = []
+    found: list[tuple[int, Any]] = []
+    plain = re.sub(r"\\,|\\ |~", " ", text)
+    for form in sorted((f for f, rs in owners.items() if len(rs) == 1), key=len, reverse=True):
+        pattern = r"(?<![\w.])" + r"\s+".join(re.escape(word) for word in form.split()) + r"s?(?![\w])"   # "H100s" too
+        for m in re.finditer(pattern, plain):
+            if not any(m.start() < end and start < m.end() for start, end in taken):
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), next(iter(owners[form]))))
+    return list(dict.fromkeys(record for _, record in sorted(found, key=lambda f: f[0])))
 
 
 def register(question: Question) -> Question:

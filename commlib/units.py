@@ -211,7 +211,7 @@ class Entry:
         >>> BUFFER = size_entry("buffer M")
         >>> BUFFER.read("64 MiB")
         67108864.0
-        >>> for typed in ("-5 MB", "64", "0", "64 Mib"):
+        >>> for typed in ("-5 MB", "64", "0", "64 Mib", "1e400 MB"):
         ...     try:
         ...         BUFFER.read(typed)
         ...     except ValueError as err:
@@ -220,6 +220,7 @@ class Entry:
         buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'
         buffer M: add a unit, e.g. 64 MiB or 64 MB; got '0'
         buffer M: 'Mib' counts bits; give the size in bytes (B, kB, MB, GB, KiB, MiB, GiB), e.g. 64 MiB; got '64 Mib'
+        buffer M must lie between 0 B and 1 PB, got '1e400 MB'
 
         A size in bits (``Mb``, ``Mib``: one letter from ``MB`` and ``MiB``) is refused: a calculator's sizes
         are bytes, and its units say so.
@@ -235,6 +236,8 @@ class Entry:
                 raise ValueError(f"{unit!r} counts bits; give the size in bytes (B, kB, MB, GB, KiB, MiB, GiB), "
                                  f"e.g. {format_number(abs(number))} {'B' if unit == 'bit' else unit[:-1] + 'B'}; "
                                  f"got {text.strip()!r}")
+            if not math.isfinite(number * table.get(unit, 1.0)):   # "1e400 GB/s": beyond any float, so beyond the range
+                raise ValueError(f"{self.label} must lie {self.range_text}, got {text.strip()!r}")
             value = (parse_rate if what == "rate" else parse_size)(text.replace("-", "", 1) if number < 0 else text)
         except ValueError as err:
             raise ValueError(relabel_parse(err, self)) from None
@@ -291,6 +294,14 @@ def _split(text: str, what: str) -> tuple[float, str]:
     return number, match.group(2)
 
 
+def _finite(number: float, factor: float, text: str, what: str) -> float:
+    """``number * factor`` if it is a finite float; else ValueError quoting ``text`` ("1e400 GB/s")."""
+    value = number * factor
+    if not math.isfinite(value):
+        raise ValueError(f"cannot read {what} {text!r}: the number is too large to compute with")
+    return value
+
+
 def parse_size(text: str) -> float:
     """Read a size such as ``"553.44 MB"``, ``"64 MiB"`` or ``"1 Gb"``; return bytes.
 
@@ -306,7 +317,7 @@ def parse_size(text: str) -> float:
             f"unknown size unit {unit!r} in {text!r}; use one of B, kB, MB, GB, TB, KiB, MiB, GiB, "
             "or bits (b, kb, Mb, Gb)"
         )
-    return check_nonnegative("size", number * SIZE_UNITS[unit])
+    return check_nonnegative("size", _finite(number, SIZE_UNITS[unit], text, "size"))
 
 
 def parse_rate(text: str) -> float:
@@ -321,7 +332,7 @@ def parse_rate(text: str) -> float:
             f"unknown rate unit {unit!r} in {text!r}; use bytes (B/s, MB/s, GB/s, GiB/s) "
             "or bits (b/s, Mb/s, Gb/s, Gbps)"
         )
-    return check_nonnegative("rate", number * RATE_UNITS[unit])
+    return check_nonnegative("rate", _finite(number, RATE_UNITS[unit], text, "rate"))
 
 
 def parse_time(text: str) -> float:
@@ -329,7 +340,7 @@ def parse_time(text: str) -> float:
     number, unit = _split(text, "time")
     if unit not in _TIME_UNITS:
         raise ValueError(f"unknown time unit {unit!r} in {text!r}; use one of {', '.join(_TIME_UNITS)}")
-    return check_nonnegative("time", number * _TIME_UNITS[unit])
+    return check_nonnegative("time", _finite(number, _TIME_UNITS[unit], text, "time"))
 
 
 def to_unit(value: float, unit: str) -> float:

@@ -146,7 +146,8 @@ def test_manual_points_come_from_the_flag():
 REFERENCES = [
     (r"\bcalculator\b|\bthe chooser\b", r"_calculator\(", "a calculator"),
     (r"\bin a run\b|\bcount them\b", r"\.allreduce\(|\.measure\(", "a run"),
-    (r"\b(table|figure) (above|below)\b|\b(above|below) shows\b", r"_table\(|_figure\(", "a table or figure"),
+    (r"\b(table|figure) (above|below)\b|\b(above|below) shows\b|\bthe (?:[\w-]+ )?(?:table|figure)s?\b",
+     r"_table\(|_figure\(", "a table or figure"),
     (r"\bchecker\.", r"def ring_allreduce\(", "the function to check"),
     (r"\bof this chapter\b|\bthe chapter's (example|server|hosts|cluster)\b|\bthe scaling example\b",
      r"\S", "what the chapter describes"),
@@ -200,7 +201,8 @@ def test_every_graded_notebook_gives_what_its_exercises_refer_to():
             for refers, gives, what in REFERENCES:
                 if labels[number - 1] in MEANS_PENDING:
                     continue
-                if re.search(refers, text, re.I) and not any(re.search(gives, c) for c in code):
+                shown = what == "a table or figure" and f"{assignments.SHOWN} (as the book shows it):" in text
+                if re.search(refers, text, re.I) and not any(re.search(gives, c) for c in code) and not shown:
                     missing.append(f"{path.stem} exercise {number}: refers to {what} the notebook lacks")
             missing += [f"{path.stem} exercise {number}: {m.group(0)!r}" for m in FORBIDDEN.finditer(text)]
         for qid in (q for ex in teachers.exercises(path) for q in ex["checks"]):
@@ -566,6 +568,61 @@ def test_free_responses_are_collected_beside_the_rubric_and_the_points_added_up(
     assert free_responses.main(["--total", str(sheet)]) == 0
     assert [r[-1] for r in csv.reader(sheet.open())][1:] == ["3.5", "0"]
     rows[1][2] = "3"                          # above the question's 2 points
+    rows[1][3] = ""                           # not graded yet
+    rows[2][2] = "two"                        # not a number
     csv.writer(sheet.open("w", newline="")).writerows(rows)
-    with pytest.raises(ValueError, match="from 0 to 2; got 3"):
+    before = sheet.read_text()
+    with pytest.raises(ValueError, match="from 0 to 2; got '3'") as refused:
         free_responses.total(sheet)
+    message = str(refused.value)
+    assert "3 cells to fix" in message and "not graded yet (empty)" in message and "got 'two'" in message
+    assert f"{STUDENT} ({stem}.ipynb), {rows[0][3]}: not graded yet" in message
+    assert sheet.read_text() == before        # nothing written
+    assert free_responses.main(["--total", str(sheet)]) == 1
+
+
+def test_free_responses_state_the_presets_they_name_and_show_the_tables_and_figures_they_refer_to():
+    """A free response that names a link, a model or a GPU gets the numbers of the book's hardware tables for it,
+    as numeric questions do (chapter 2's three on 100 Gb/s Ethernet: its alpha of 5 us); a table or figure
+    it calls by name comes with it, as the book shows it."""
+    from commlib import hardware
+
+    named = 0
+    for path in teachers.chapters():
+        nb = assignments.master_notebook(path)
+        if nb is None:
+            continue
+        exercises = assignments.chapter_exercises(path)
+        for (text, _), ex in zip(_sections(nb), exercises):
+            for record in assignments.exercise_presets(ex):
+                named += 1
+                assert record.name in text.split("From the book's hardware tables", 1)[-1], (ex["label"], record.key)
+            for fact in assignments.exercise_facts(ex):
+                assert f"- {fact}" in text, (ex["label"], fact)
+            for record in __import__("commlib.check").check.presets_named(ex["text"]):
+                assert record in assignments.exercise_presets(ex), (ex["label"], record.key)
+    assert named >= 15
+    eth = hardware.link("eth_100g")
+    sections = dict(zip((ex["label"] for ex in assignments.chapter_exercises(_chapter("02_ring_allreduce"))),
+                        _sections(assignments.master_notebook(_chapter("02_ring_allreduce")))))
+    for label in ("ch02-ex-slow-link", "ch02-ex-why-trees", "ch02-ex-bound"):
+        text = sections[label][0]
+        assert "100 Gb/s Ethernet" in " ".join(text.split()) and not next(
+            ex for ex in assignments.chapter_exercises(_chapter("02_ring_allreduce")) if ex["label"] == label)["checks"]
+        assert f"- {eth.name}: sold as 100 Gb/s; a message's start-up latency is \u03b1 = 5 \u00b5s." in text, label
+        assert eth.latency == 5e-6
+    why_trees, bound = sections["ch02-ex-why-trees"][0], sections["ch02-ex-bound"][0]
+    assert f"{assignments.SHOWN} (as the book shows it):" in why_trees
+    assert "| algorithm | start-ups a (x alpha) | bytes b (x M, each x beta) |" in why_trees   # the coefficients table
+    assert "](data:image/png;base64," in bound and "lower bound" in bound                  # the comparison figure
+    intro = dict(zip((ex["label"] for ex in assignments.chapter_exercises(_chapter("00_introduction"))),
+                     _sections(assignments.master_notebook(_chapter("00_introduction")))))
+    assert "VGG-16 has" in intro["ex-intro-n-limit"][0] and "Ethernet 1 Gb/s: sold as" in intro["ex-intro-n-limit"][0]
+    assert "InfiniBand NDR 4x: sold as 400 Gb/s" in intro["ex-intro-balance"][0]
+
+
+def test_a_reference_that_opens_a_sentence_opens_with_a_capital():
+    texts = {ex["label"]: ex["text"] for p in (_chapter("03_parameter_servers"), _chapter("05_stale_gradients"))
+             for ex in assignments.chapter_exercises(p)}
+    assert texts["ex-ps-why-server"].startswith("The chapter counted")
+    assert texts["ex-stale-quadratic"].startswith("Derive. The equation")

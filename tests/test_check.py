@@ -280,3 +280,32 @@ def test_an_answer_from_a_rounded_parameter_count_is_told_to_use_the_exact_one(q
     wrong = expected(qid) * count / exact      # these answers grow as the parameter count
     message = check(qid, wrong).message
     assert "a rounded count: use the exact count given" in message and f"{exact:,}".replace(",", "\u2009") in message
+
+
+def test_a_text_names_presets_by_their_names_and_the_usual_short_forms():
+    from commlib import hardware
+
+    def keys(text):
+        return [r.key for r in checkmod.presets_named(text)]
+
+    assert keys("16 ranks of 100 Gb/s\nEthernet, then Ethernet 100 Gb/s again") == ["eth_100g"]
+    assert keys("NVLink 4.0 (H100, 18 links) between H100s") == ["nvlink4", "h100"]   # the longest name first
+    assert keys("InfiniBand NDR 4x ($\\alpha$ = 1 µs), NDR InfiniBand, HDR InfiniBand") == ["ib_ndr", "ib_hdr"]
+    assert keys("GPT-2 XL and BERT-Large on NVLink 2.0 and PCIe 4.0") == ["gpt2_xl", "bert_large", "nvlink2", "pcie4_x16"]
+    assert keys("a 1100 Gb/s Ethernet, NVLink 50, GH100, 100 Gb/s, NVLink") == []      # no part of a word or number
+    assert keys("the ResNet-50 example on 25 Gb/s Ethernet") == ["resnet50", "eth_25g"]
+    # every record can be named by its own name
+    for table in (hardware.MODELS, hardware.LINKS, hardware.ACCELERATORS):
+        for record in table.values():
+            assert checkmod.presets_named(f"On {record.name}, predict.") == [record], record.key
+    assert checkmod.record_facts([hardware.link("eth_100g")] * 2) == [
+        "Ethernet 100 Gb/s: sold as 100 Gb/s; a message's start-up latency is \u03b1 = 5 \u00b5s."]
+
+
+def test_the_bytes_ratio_alone_is_not_the_hierarchical_speedup():
+    right = expected("ch02.hier_speedup")
+    bytes_only = (31 / 32) / (3 / 4)
+    assert abs(bytes_only / right - 1) < 0.01            # within the usual 1 %: the question must be tighter
+    result = check("ch02.hier_speedup", bytes_only)
+    assert not result.correct and "bytes ratio" in result.message and "start-ups count too" in result.message
+    assert check("ch02.hier_speedup", round(right, 2)).correct

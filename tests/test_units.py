@@ -132,3 +132,18 @@ def test_a_size_entry_refuses_bits_and_names_the_byte_unit(typed, suggested):
     with pytest.raises(ValueError, match=f"buffer M: .* counts bits; give the size in bytes .*e.g. {suggested};"):
         size_entry("buffer M").read(typed)
     assert size_entry("buffer M").read("2 bytes") == 2.0
+
+
+def test_a_number_too_large_for_a_float_gets_the_range_and_the_text_typed():
+    from commlib.units import parse_rate, parse_size, rate_entry, size_entry
+
+    for typed in ("1e400 GB/s", "1e308 TB/s", "-1e400 GB/s"):
+        with pytest.raises(ValueError) as refused:
+            rate_entry("bandwidth").read(typed)
+        assert str(refused.value) == f"bandwidth must lie between 1 MB/s and 100 TB/s, got {typed!r}"
+        assert "inf" not in str(refused.value)
+    with pytest.raises(ValueError, match=r"buffer M must lie between 0 B and 1 PB, got '1e400 MB'"):
+        size_entry("buffer M").read("1e400 MB")
+    for parse, typed in ((parse_rate, "1e400 GB/s"), (parse_size, "1e308 TB")):
+        with pytest.raises(ValueError, match=f"cannot read .*'{typed}': the number is too large"):
+            parse(typed)

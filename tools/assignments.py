@@ -32,12 +32,15 @@ self-check's hint. Every answer is computed by commlib when the test runs:
 no expected number is written into a test.
 
 The notebook stands on its own: where an exercise refers to something of the
-chapter (its calculator, a run, a table), the question's ``means``
+chapter (its calculator, a run), the question's ``means``
 (``commlib/questions``) are code cells placed under the exercise's heading
-that give it; a reference to one of the chapter's equations is replaced by the
-equation itself; and what its answers read of the book's hardware tables (a
-model's exact parameter count, a GPU's peak, a link as sold and its latency:
-``commlib.check.preset_facts``) is stated under its text. Each question's
+that give it; a table or figure it calls by name ("the coefficients table") or
+that ``commlib.check.exercise_shows`` names is copied as the chapter shows it
+(its stored output); a reference to one of the chapter's equations is replaced
+by the equation itself; and what its answers read of the book's hardware tables,
+or its text names (a model's exact parameter count, a GPU's peak, a link as sold
+and its latency: ``commlib.check.preset_facts``, ``presets_named``), is stated
+under its text, free responses included. Each question's
 heading gives its points. The free responses are collected for grading by
 hand with ``tools/free_responses.py``; the autograder's environment runs the
 Python this command runs with (the book's).
@@ -75,6 +78,8 @@ _EQUATION = re.compile(r"\$\$\s*(?P<tex>(?:(?!\$\$).)*?)\s*\$\$\s*\((?P<label>[\
 _OTTER_PIP = re.compile(r"(%pip install -q otter-grader)(?![=\[\w-])")
 _DIRECTIVE = re.compile(r"^(?P<fence>:{3,}|`{3,})\{exercise\}[^\n]*\n(?P<body>.*?)^(?P=fence)\s*$", re.S | re.M)
 _ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<text>[^`]*)`")
+#: The words that open what a notebook copies of its chapter for an exercise (a table, a figure).
+SHOWN = "From the chapter, for this exercise"
 _INSTALL = re.compile(r"""%pip install -q "(?P<spec>commlib(?:\[\w+\])? @ [^"]+)\"""")
 
 
@@ -105,7 +110,7 @@ def hints(qid: str) -> list[str]:
     formula, bits for bytes, kB for KiB, MB for MiB, GB for GiB, a prefix off by 1000.)
     """
     q = _loader()._load(qid)
-    return [text for _, text in q.hints] + [q.hint]
+    return list(dict.fromkeys([text for _, text in q.hints] + [q.hint]))   # each once
 
 
 def _plain(text: str, equations: dict[str, str] | None = None) -> str:
@@ -116,6 +121,8 @@ def _plain(text: str, equations: dict[str, str] | None = None) -> str:
 
     >>> _plain("Reduce 1, 2, ..., 8 {cite}`x`. Or use {eq}`eq-a`.", {"eq-a": "T = M / B"})
     'Reduce 1, 2, ..., 8. Or use the equation $T = M / B$.'
+    >>> _plain("Derive. {eq}`eq-a` holds. {ref}`sec-b` counted it.", {"eq-a": "T = M / B"})
+    'Derive. The equation $T = M / B$ holds. The chapter counted it.'
     """
     equations = equations or {}
     dropped = "\x00"
@@ -133,7 +140,9 @@ def _plain(text: str, equations: dict[str, str] | None = None) -> str:
             return dropped
         return inner
 
-    return re.sub(r"\s*" + dropped, "", _ROLE.sub(role, text)).strip()
+    text = re.sub(r"\s*" + dropped, "", _ROLE.sub(role, text)).strip()
+    # a reference that opens a sentence opens with a capital: "The chapter counted ...", "Derive. The equation ..."
+    return re.sub(r"(^|[.!?]\s+)the (chapter|equation)\b", lambda m: f"{m.group(1)}The {m.group(2)}", text)
 
 
 def chapter_equations(nb) -> dict[str, str]:
@@ -382,10 +391,85 @@ def _means_cells(checks: list[str], label: str = "", chapter: str = "") -> list:
         nbformat.v4.new_code_cell(src) for src in code]
 
 
-def _facts_cell(checks: list[str]) -> list:
+def exercise_presets(ex: dict) -> list:
+    """The records of the book's hardware tables an exercise needs beyond its self-checks' (models,
+    accelerators, links): those its text names ("100 Gb/s Ethernet", "ResNet-50", "H100"), and, where it is
+    graded by hand, those its solution's code reads by key (``hardware.link("eth_1g")``: the example's link
+    that the text calls "the VGG-16 example")."""
+    from commlib import hardware
+
+    check = _loader()
+    found = check.presets_named(ex["text"])
+    if asks_reasoning(ex):
+        code = "\n".join(re.findall(r"```python\n(.*?)```", ex.get("solution", ""), re.S))
+        tables = {"link": hardware.LINKS, "model": hardware.MODELS, "accelerator": hardware.ACCELERATORS}
+        quoted = sorted((m.start(), table[m.group(2)]) for table in tables.values()
+                        for m in re.finditer(r"""(['"])(\w+)\1""", code) if m.group(2) in table)
+        found += [record for _, record in quoted]
+    return list(dict.fromkeys(found))
+
+
+def exercise_facts(ex: dict) -> list[str]:
+    """What an exercise's answers read of the book's hardware tables, one sentence each: its self-checks'
+    presets (:func:`commlib.check.preset_facts`) and those of :func:`exercise_presets`."""
+    check = _loader()
+    return list(dict.fromkeys([f for qid in ex["checks"] for f in check.preset_facts(qid)]
+                              + check.record_facts(exercise_presets(ex))))
+
+
+#: A table or figure an exercise calls by its name ("the coefficients table", "The comparison figure"): the
+#: chapter's code cell that calls ``coefficients_table(`` or ``comparison_figure(`` shows it.
+_NAMED = re.compile(r"\bthe (?P<name>[a-z]+) (?P<kind>table|figure)\b", re.I)
+#: A Markdown table: its lines, each opening with "|".
+_MD_TABLE = re.compile(r"(?:^\|[^\n]*\n?)+", re.M)
+
+
+def _shown(cell) -> str:
+    """What a chapter's cell shows, as Markdown: a code cell's stored output (a table in Markdown or HTML, a figure
+    as an image with its caption), or a Markdown cell's tables."""
+    if cell.cell_type == "markdown":
+        return "\n\n".join(m.group(0).strip() for m in _MD_TABLE.finditer(cell.source))
+    parts = []
+    figure = cell.metadata.get("mystnb", {})
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        if "text/markdown" in data:
+            parts.append(data["text/markdown"].strip())
+        elif "text/html" in data:
+            parts.append(data["text/html"].strip())
+        elif "image/png" in data:
+            alt = figure.get("image", {}).get("alt", "the chapter's figure").replace("]", ")").replace("[", "(")
+            caption = figure.get("figure", {}).get("caption", "")
+            image = "".join(data["image/png"].split())
+            parts.append(f"![{alt}](data:image/png;base64,{image})" + (f"\n\n*{caption}*" if caption else ""))
+    return "\n\n".join(parts)
+
+
+def shown_cells(nb, ex: dict, chapter: str) -> list[str]:
+    """What an exercise refers to that its chapter shows, as the book shows it (Markdown, one per table or figure):
+    a table or figure its text calls by name (see ``_NAMED``), and what ``commlib.check.exercise_shows`` registered
+    for it. ``nb`` is the chapter with its computed values filled in; ValueError where a registered pick finds no
+    cell that shows something."""
+    picks = [f"{m.group('name').lower()}_{m.group('kind').lower()}(" for m in _NAMED.finditer(ex["text"])]
+    named = set(picks)
+    picks += list(_loader().shows_of(ex["label"], chapter))
+    found = []
+    for pick in dict.fromkeys(picks):
+        cells = [c for c in nb.cells if c.cell_type == "code" and pick in c.source and c.get("outputs")]
+        cells = cells or [c for c in nb.cells if pick not in named and c.cell_type == "markdown" and pick in c.source]
+        shown = _shown(cells[0]) if cells else ""
+        if not shown and pick not in named:
+            raise ValueError(f"{ex['label']}: no cell of the chapter shows {pick!r} (re-store its outputs?)")
+        if shown:
+            found.append(_plain(shown))
+    return list(dict.fromkeys(found))
+
+
+def _facts_cell(ex: dict) -> list:
     """A Markdown cell with what the exercise's answers read of the book's hardware tables (a model's exact
-    parameter count, a GPU's peak, a link as sold and its latency), which the exercise's text may not say."""
-    facts = list(dict.fromkeys(f for qid in checks for f in _loader().preset_facts(qid)))
+    parameter count, a GPU's peak, a link as sold and its latency), which the exercise's text may not say;
+    free responses included."""
+    facts = exercise_facts(ex)
     if not facts:
         return []
     return [nbformat.v4.new_markdown_cell("From the book's hardware tables (its presets), for this exercise:\n\n"
@@ -403,6 +487,7 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
     if not exercises:
         return None
     chapter = nbformat.read(path, as_version=4)
+    filled = inline_values.substitute(chapter, path.name)[0]
     setup = _setup_cell(chapter, path)
     title = _title(chapter)
     cells = [
@@ -426,8 +511,12 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
     for number, ex in enumerate(exercises, start=1):
         cells.append(nbformat.v4.new_markdown_cell(f"## Exercise {number}"))
         cells += _means_cells(ex["checks"], ex["label"], f"ch{path.stem[:2]}")
+        shown = shown_cells(filled, ex, f"ch{path.stem[:2]}")
+        if shown:
+            cells.append(nbformat.v4.new_markdown_cell(f"{SHOWN} (as the book shows it):"))
+            cells += [nbformat.v4.new_markdown_cell(text) for text in shown]
         cells.append(nbformat.v4.new_markdown_cell(ex["text"]))
-        cells += _facts_cell(ex["checks"])
+        cells += _facts_cell(ex)
         parts = len(ex["checks"]) + asks_reasoning(ex)
         letters = "abcdefghij" if parts > 1 else [""] * parts     # "(a)" only where a "(b)" follows
         for i, qid in enumerate(ex["checks"]):

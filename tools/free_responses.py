@@ -13,13 +13,15 @@ writes, or a folder of them. Otter grades the numeric questions; the free-respon
   (headed with its maximum), empty for the grader to fill in, and a column for their sum.
 
 ``--total points.csv`` adds up a filled-in sheet instead (each row's points by hand, checked against
-each question's maximum) and writes the sum into its last column.
+each question's maximum) and writes the sum into its last column; where cells are empty (not graded yet),
+not numbers or out of range, it lists them all and writes nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import re
 import sys
 import zipfile
@@ -124,26 +126,36 @@ def collect(dist: Path, submissions: list[Path], out: Path) -> list[Path]:
 
 
 def total(sheet: Path) -> list[dict]:
-    """Add up a filled-in points sheet: each row's points by hand, written into its last column; ValueError
-    naming the row and the question where a cell is empty, not a number, or above the question's maximum."""
+    """Add up a filled-in points sheet: each row's points by hand, written into its last column. Every cell is
+    checked first; ValueError lists all the cells that are not yet graded (empty), not a number, or outside
+    0 to the question's maximum, each by its row and question, and the sheet is left as it was."""
     with sheet.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
         header = list(rows[0].keys()) if rows else []
     graded = [h for h in header if re.fullmatch(r"\w+ \(of \d+\)", h)]
+    problems = []
     for row in rows:
         points = 0.0
+        who = row.get("student_id") or row["file"]
         for column in graded:
             most = int(column.rsplit("(of ", 1)[1].rstrip(")"))
             text = (row[column] or "").strip()
+            if not text:
+                problems.append(f"{who} ({row['file']}), {column}: not graded yet (empty)")
+                continue
             try:
                 value = float(text)
             except ValueError:
-                raise ValueError(f"{row['file']}: {column} must be a number of points from 0 to {most}; "
-                                 f"got {text!r}") from None
+                value = math.nan
             if not 0 <= value <= most:
-                raise ValueError(f"{row['file']}: {column} must be a number of points from 0 to {most}; got {text}")
+                problems.append(f"{who} ({row['file']}), {column}: must be a number of points from 0 to {most}; "
+                                f"got {text!r}")
+                continue
             points += value
         row[TOTAL] = f"{points:g}"
+    if problems:
+        raise ValueError(f"{sheet}: {len(problems)} cell{'' if len(problems) == 1 else 's'} to fix before the "
+                         "points add up (nothing written):\n  " + "\n  ".join(problems))
     with sheet.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=header)
         writer.writeheader()

@@ -36,6 +36,8 @@ EXERCISE = re.compile(r"(?<![`:])(?=(?:`{3,}|:{3,})\{exercise\})")
 CHECK = re.compile(r"""check\(\s*['"](ch\d\d\.\w+)""")
 PLACEHOLDER = re.compile(r"\{\{exercises ([0-9A-Za-z_]+)((?: [\w-]+)*)\}\}")
 #: Roles whose value only a kernel knows, where the notebook stores none: shown as an ellipsis in the summary.
+#: The longest first sentence the page quotes whole (in characters); a longer one ends in an ellipsis.
+QUOTE_MAX = 400
 COMPUTED = re.compile(r"\{(?:eval|glue(?::\w+)?)\}`[^`]*`")
 
 
@@ -55,8 +57,10 @@ def exercises(path: Path) -> list[dict]:
         # the question: the lines after the directive's options, up to its closing fence
         lines = [line for line in body.splitlines()[1:] if line.strip() and not line.startswith(":")
                  and not line.startswith("```")]
-        question = COMPUTED.sub("…", " ".join(lines[:3]))
+        question = COMPUTED.sub("…", " ".join(lines))
         sentence = re.split(r"(?<=[.?!])\s", question, maxsplit=1)[0] if question else ""
+        if len(sentence) > QUOTE_MAX:   # a sentence too long to quote whole: cut at a word, and say so
+            sentence = sentence[:QUOTE_MAX].rsplit(" ", 1)[0].rstrip(",;:") + " …"
         found.append({"label": label.group(1) if label else "", "checks": list(dict.fromkeys(CHECK.findall(part))),
                       "question": sentence})
     return found
@@ -117,6 +121,16 @@ def render(template: str, root: Path = ROOT) -> str:
     return out
 
 
+def _sentence(text: str) -> str:
+    """A hint as a sentence: ending in its own "?" or "!", else in one full stop.
+
+    >>> _sentence("Which link is slower?"), _sentence("Count both phases."), _sentence("Count both phases")
+    ('Which link is slower?', 'Count both phases.', 'Count both phases.')
+    """
+    text = text.strip()
+    return text if text.endswith(("?", "!")) else text.rstrip(".") + "."
+
+
 def _given(g) -> str:
     values = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in g.values)
     return re.sub(r"\{[^}]*\}", f"[{values}]", g.text, count=1)
@@ -142,7 +156,7 @@ def assignment_tables(paths: list[Path]) -> str:
             own = "; ".join(_given(g) for g in q.givens) or "none (the exercise's)"
             numeric = isinstance(q.solve(), (int, float))
             tol = f"{100 * q.rel_tol:g} %" if q.rel_tol and numeric else "exact"
-            said = " ".join(f"“{h.rstrip('.')}.”" for h in hints(qid)).replace("|", "/")
+            said = " ".join(f"“{_sentence(h)}”" for h in hints(qid)).replace("|", "/")
             rows.append(f"| `{question_name(qid)}` (`{qid}`) | {question_points(qid)} | {own} | {tol} | {said} |")
         for ex in manual:
             what = "the reasoning beside its number" if ex["checks"] else "the answer"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from .. import hardware
-from ..step.calculators import check_domain, check_switched
+from ..step.calculators import NOTHING_TO_SEND, check_domain, check_switched
 from ..units import Entry, check_count, format_percent, format_rate, format_size, format_time, rate_entry, size_entry
 from . import algorithms, cost
 from .cluster import NIC_CHOICES, check_hosts, cluster_allreduce
@@ -32,9 +32,6 @@ TARGET_ENTRY = Entry("efficiency goal (%)", "%", 1, 99.9)
 
 #: Significant digits of every size, rate and time these calculators write.
 SIGNIFICANT = 4
-
-#: What a calculator says for one rank (or one GPU), where every time and bandwidth would be 0.
-NOTHING_TO_SEND = "none: with one {} there is nothing to send"
 
 
 def _size(nbytes: float, significant: int | None = SIGNIFICANT) -> str:

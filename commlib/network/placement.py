@@ -293,7 +293,7 @@ def smallest_denominator(values: Sequence[float], limit: int = 1024) -> int:
     return d
 
 
-_HOST = re.compile(r"^\s*(?:host|h)?\s*(\d+)\s*$")
+_HOST = re.compile(r"^\s*(?:host|h)?\s*(\d+)\s*$", re.I)   # "host3", "Host3", "H3", "3"
 
 
 def _host_index(key, hosts: int) -> int:
@@ -340,7 +340,7 @@ def workers_per_host(cluster: Cluster, placement) -> tuple[int, ...]:
     return tuple(counts)
 
 
-_ITEM = re.compile(r"^(?:host|h)?(\d+):(\d+)$")
+_ITEM = re.compile(r"^(?:host|h)?(\d+):(\d+)$", re.I)
 
 
 def parse_placement(text: str) -> dict[int, int]:
@@ -356,6 +356,12 @@ def parse_placement(text: str) -> dict[int, int]:
     Traceback (most recent call last):
     ...
     ValueError: placement must read like 'host3:2, host1:2' (host:workers), got '3-2'
+    >>> parse_placement("host3:1,5")
+    Traceback (most recent call last):
+    ...
+    ValueError: placement: '5' names no host: commas separate host:workers items, and a count must be a whole number, like host3:2
+    >>> parse_placement("HOST3:2, H1:1") == parse_placement("host3:2, h1:1")    # any case
+    True
     """
     if not isinstance(text, str):
         raise ValueError(f"placement must be a string like 'host3:2, host1:2', got {text!r}")
@@ -363,6 +369,11 @@ def parse_placement(text: str) -> dict[int, int]:
     items = [t for t in re.split(r"[,\s]+", re.sub(r"\s*:\s*", ":", text.strip())) if t]   # "host3 : 2" too
     for item in items:
         match = _ITEM.match(item)
+        whole = "a count must be a whole number, like host3:2"
+        if not match and re.fullmatch(r"\d+", item) and out:       # "host3:1,5": a decimal comma in a count
+            raise ValueError(f"placement: {item!r} names no host: commas separate host:workers items, and {whole}")
+        if not match and re.fullmatch(r"(?:host|h)?\d+:\d*[.,]\d*", item, re.I):   # "host3:1.5"
+            raise ValueError(f"placement: {item!r}: {whole}")
         if not match:
             raise ValueError(f"placement must read like 'host3:2, host1:2' (host:workers), got {item!r}")
         h, c = int(match.group(1)), int(match.group(2))

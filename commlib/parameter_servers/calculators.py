@@ -15,7 +15,10 @@ from ..parameter_servers import cost as parameter_servers_cost
 from ..units import check_count, format_size, format_time
 from .cost import compare_ps_ring, ps_traffic
 
-__all__ = ["ps_results", "SAME_CARDS"]
+__all__ = ["ps_results", "SAME_CARDS", "MAX_WORKERS", "MAX_SERVERS"]
+
+#: The most workers n and server machines (or shards) k the calculator takes (its sliders' ends).
+MAX_WORKERS = MAX_SERVERS = 256
 
 #: The label of the comparison on the same cards: the all-reduce's workers get the servers' cards as extra rails.
 SAME_CARDS = "faster on the same cards (the all-reduce's workers given the servers' cards)"
@@ -38,6 +41,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     'direct reduce-scatter/all-gather, 1.71x faster (both on 12 cards)'
     >>> r["PS bottleneck"]
     'server NICs: 2.68 GB each way, 214.49 ms'
+    >>> ps_results("bert_large", "fp32", 256, 4, server_link="eth_10g")["smallest k (separate servers) to beat the ring"]
+    '1286 server machines, more than the 256 the calculator offers'
     >>> ps_results("bert_large", "fp32", 256, 256)[SAME_CARDS]   # (n - 1)/n M/B against M/B
     'ring all-reduce, 0.39 % faster: a near-tie (both on 512 cards)'
 
@@ -56,8 +61,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     if dtype not in hardware.DTYPE_BYTES:
         raise ValueError(f"dtype must be one of {', '.join(hardware.DTYPE_BYTES)}, got {dtype!r}")
     nbytes = hardware.gradient_bytes(model, dtype)
-    n = check_count("n", n, minimum=1, maximum=256)
-    k = check_count("k", k, minimum=1, maximum=256)
+    n = check_count("n", n, minimum=1, maximum=MAX_WORKERS)
+    k = check_count("k", k, minimum=1, maximum=MAX_SERVERS)
     if colocated and k > n:
         raise ValueError(f"k must be <= n ({n}) when the shards sit on the workers, got {k}")
     networks = [key for key, item in hardware.LINKS.items() if item.kind == "network"]
@@ -95,6 +100,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     same = f"{verdict(c.winner_same_cards, c.same_cards_seconds)} (both on {ps_cards} cards)"
     best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
             else f"{c.smallest_k} server machine{'' if c.smallest_k == 1 else 's'}")
+    if c.smallest_k is not None and c.smallest_k > MAX_SERVERS:   # say so, rather than offer a k the slider lacks
+        best += f", more than the {MAX_SERVERS} the calculator offers"
     results = {
         "parameters": f"{hardware.model(model).params:,}",
         "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",

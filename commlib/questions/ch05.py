@@ -1,7 +1,7 @@
 """Self-checks for chapter 5 (stale gradients, overlap with backprop). Answers are computed, never typed in."""
 
 from .. import hardware
-from ..check import Given, Question, exercise_means, register
+from ..check import Given, Question, exercise_means, exercise_shows, register
 from ..sgd import overlap, stale_quadratic
 from ..sgd import simulate as sgd
 
@@ -99,3 +99,7 @@ exercise_means(
     "overlap_views.overlap_calculator(model=\"bert_base\", n=16, link=\"eth_25g\", bucket_mib=25.0, tflops=10.0, "
     "batch=32)",
 )
+
+
+# "Compare it with the table's best constant rate": the chapter's table of the learning-rate rules.
+exercise_shows("ex-rule-mean-rate", "staleness_views.lr_table(")

@@ -1,7 +1,7 @@
 """Self-checks for chapter 7 (today's collectives). Answers are computed, never typed in."""
 
 from .. import cost, hardware
-from ..check import Given, Question, register
+from ..check import Given, Question, exercise_shows, register
 from ..today import algorithm_choice as tuning
 from ..today import zero
 from ..units import parse_size
@@ -121,3 +121,7 @@ register(Question(
     hint="The time saved is the uncompressed all-reduce's bandwidth term minus the compressed one's: "
          "2(n-1)/n (M - M_c) / B, with M = 4096 x 4096 x 4 B and M_c = (4096 + 4096) r x 4 B.",
 ))
+
+
+# "the chooser's constants (the tables after the chooser's code ...; the bandwidth factors in the first table)"
+exercise_shows("ex-today-tree", "| algorithm | protocol | bus bandwidth", "| machine | $B$ (GB/s, per direction)")

@@ -15,9 +15,12 @@ from ..step import cost as step_cost
 from ..units import Entry, check_count, format_rate, format_size, format_time
 from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds
 
-__all__ = ["allreduce_results", "step_results", "check_domain", "check_switched", "check_switched_domain", "LINK_KEYS",
+__all__ = ["allreduce_results", "step_results", "NOTHING_TO_SEND", "check_domain", "check_switched", "check_switched_domain", "LINK_KEYS",
            "SWITCHED_LINK_KEYS", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
            "OVERLAP_ROW", "BACKWARD_ROW"]
+
+#: What a calculator shows for a time with one rank (or GPU): no ratio of zero times, no "0.00 ns" (``.format("GPU")``).
+NOTHING_TO_SEND = "none: with one {} there is nothing to send"
 
 #: The free entries of chapter 0's calculators: what each control is called and its physical range.
 MEMORY_ENTRY = Entry("memory (GB/s)", "GB/s", 0.001, 100_000, zero="0 leaves the reduction out")
@@ -121,11 +124,16 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
 
     >>> allreduce_results("vgg16", "fp32", 4, "eth_1g")["time of one all-reduce"]
     '6.64 s'
+    >>> allreduce_results("vgg16", "fp32", 1, "eth_1g")["time of one all-reduce"]
+    'none: with one GPU there is nothing to send'
     """
     memory_gbs = MEMORY_ENTRY.check(memory_gbs)
     nbytes = hardware.gradient_bytes(model, dtype)
     item = hardware.link(link)
     check_switched_domain(link, check_count("n", n, minimum=1))
+    if n == 1:   # one GPU: no all-reduce, and no ratio of zero times
+        return {"gradient size": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
+                "time of one all-reduce": NOTHING_TO_SEND.format("GPU")}
     terms = cost.allreduce_terms(nbytes, n, algorithm)
     gamma = cost.reduction_gamma(memory_gbs * 1e9) if memory_gbs else 0.0
     seconds = terms.time(item.bandwidth, item.latency, gamma)

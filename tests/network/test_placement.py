@@ -364,3 +364,16 @@ def test_a_placement_may_have_spaces_around_its_colons_and_commas():
 
     assert parse_placement("host3: 2 ,host1 : 2") == parse_placement("host3:2, host1:2") == {3: 2, 1: 2}
     assert placement_results("host3: 2, host1: 2") == placement_results("host3:2, host1:2")
+
+
+def test_the_placement_box_says_why_a_count_is_refused_and_takes_any_case():
+    from commlib.network.placement import parse_placement
+
+    with pytest.raises(ValueError, match=r"'5' names no host: commas separate host:workers items, and a count "
+                                         r"must be a whole number, like host3:2"):
+        parse_placement("host3:1,5")
+    with pytest.raises(ValueError, match=r"'host3:1.5': a count must be a whole number"):
+        parse_placement("host3:1.5")
+    assert parse_placement("HOST3:2, H1:1") == parse_placement("Host3:2 h1:1") == {3: 2, 1: 1}
+    with pytest.raises(ValueError, match="must read like"):
+        parse_placement("5")

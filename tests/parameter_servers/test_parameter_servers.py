@@ -729,3 +729,15 @@ def test_a_pipelined_rival_is_its_best_piece_by_piece_schedule(algorithm, n, phi
     best = min(chain_by_piece(steps, q, bw, alpha, phi) for q in range(1, 120))
     assert ps_cost.rival_time(m, n, bw, alpha, algorithm, overhead=phi) == pytest.approx(best, rel=1e-12)
     assert chain_by_piece(steps, 1, bw, alpha, phi) == pytest.approx(cost.allreduce_time(m, n, bw, alpha, algorithm))
+
+
+def test_the_smallest_k_beyond_the_slider_says_so():
+    r = ps_calculators.ps_results("bert_large", "fp32", 256, 4, server_link="eth_1g")
+    best = r["smallest k (separate servers) to beat the ring"]
+    k = int(best.split()[0])
+    assert k > ps_calculators.MAX_SERVERS and best.endswith(f"more than the {ps_calculators.MAX_SERVERS} the "
+                                                            "calculator offers")
+    with pytest.raises(ValueError, match="k must be >= 1 and <= 256"):
+        ps_calculators.ps_results("bert_large", "fp32", 8, ps_calculators.MAX_SERVERS + 1)
+    assert "offers" not in ps_calculators.ps_results("bert_large", "fp32", 8, 4)[
+        "smallest k (separate servers) to beat the ring"]

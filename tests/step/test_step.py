@@ -219,3 +219,12 @@ def test_step_results_names_the_percent_range(pct):
     with pytest.raises(ValueError, match=r"utilization \(%\) must .*100"):
         step_calculators.step_results(utilization_pct=pct)
     assert step_calculators.step_results(utilization_pct=100)[step_calculators.OVERLAP_ROW] in ("yes", "no")
+
+
+def test_one_gpu_has_nothing_to_send_in_the_words_of_chapter_2s_calculator():
+    from commlib.collectives import calculators as collectives_calculators
+
+    out = step_calculators.allreduce_results("vgg16", "fp32", 1, "eth_1g")
+    assert out["time of one all-reduce"] == step_calculators.NOTHING_TO_SEND.format("GPU")
+    assert collectives_calculators.NOTHING_TO_SEND is step_calculators.NOTHING_TO_SEND     # one wording, one place
+    assert not any(text.startswith("0") or "ns" in text for text in out.values())
