@@ -182,3 +182,51 @@ def test_beyond_the_rings_limit_halving_doubling_still_reaches_the_target():
     hd = step.required_bandwidth(args[0], n, *args[1:], algorithm="halving_doubling")
     no_alpha = step.required_bandwidth(args[0], n, args[1], args[2])                           # control: bytes only
     assert no_alpha < hd < 1.1 * no_alpha
+
+
+def test_a_start_up_matched_to_the_wire_bites_only_far_beyond_the_claims_ranks():
+    """Referee round 2, M1: gigabit TCP's start-up on a 100 Gb/s-class wire is a mismatch; the 100 GbE (RoCE) start-up
+    lifts the ring's growth from n = 4 to n = 400 only a little above bytes alone, and its wall lies in the thousands."""
+    from commlib.experiments import claims
+    from commlib.experiments import step as ex
+
+    v = claims.run(claims.claim("ch00.bandwidth_over_n", small=True))
+    growth = {name: best.mean for name, best in v.best.items()}
+    few, many = ex.OVER_N
+    assert growth[ex.NO_STARTUP] == pytest.approx((many - 1) / many / ((few - 1) / few))   # control: bytes alone
+    assert growth[ex.NO_STARTUP] < growth[ex.MATCHED_STARTUP] < 1.1 * growth[ex.NO_STARTUP]
+    assert growth[ex.MATCHED_STARTUP] < growth["half of gigabit TCP"] < growth["gigabit TCP"]
+    assert ex.startup_seconds(ex.MATCHED_STARTUP) == hardware.link("eth_100g").latency
+    note = worked.VGG16_AS_REPORTED
+    wall = step.largest_ranks_for_efficiency(note["t_compute"], note["target_efficiency"],
+                                             ex.startup_seconds(ex.MATCHED_STARTUP))
+    assert wall > 10 * many and ex.ranks_in_words(wall) in v.headline
+    # the wire the target needs is faster than the gigabit link the 50 us start-up belongs to
+    need = step.required_bandwidth(note["d_bytes_used"], few, note["t_compute"], note["target_efficiency"])
+    assert need > 50 * hardware.link("eth_1g").bandwidth
+
+
+def test_the_hosts_row_is_the_best_of_the_cluster_calculators_algorithms():
+    """Referee round 2, M2: on 8 hosts of 8 H100s every algorithm the cluster calculator offers, each at its best,
+    against the ring among single-GPU hosts; the multi-rail ring (one ring per card) beats the hierarchical
+    all-reduce, whose phases run in series, and its best ring count is one per card."""
+    from commlib.collectives import compare
+    from commlib.collectives.calculators import cluster_choices
+    from commlib.experiments import claims
+    from commlib.experiments import step as ex
+
+    c = claims.claim("ch00.hosts_allreduce")
+    e = ex.HOSTS_EXAMPLE
+    offered = cluster_choices(e["n"], e["hosts"], 0)["algorithm"]
+    assert sorted(ex.hosts_contenders().values()) == sorted(offered)
+    assert {x.name for x in c.contenders} == {ex.SINGLE_GPU_HOSTS, *ex.hosts_contenders()}
+    for name in offered:   # timed as chapter 2's calculator times it
+        want = compare.cluster_allreduce(e["model"], e["dtype"], e["n"], e["hosts"], e["intra"], e["inter"], name)
+        assert ex.hosts_allreduce_seconds(name, e["hosts"]) == pytest.approx(want.seconds)
+    v = claims.run(c)
+    labels = {label: name for label, name in ex.hosts_contenders().items()}
+    assert labels[v.winner] == "multi_rail_ring" and v.best[v.winner].config == {"rails": e["n"] // e["hosts"]}
+    assert v.best[v.winner].mean < v.best["hierarchical (intra, inter, intra)"].mean < v.best[ex.SINGLE_GPU_HOSTS].mean
+    ndr = hardware.link(e["inter"])   # the control is the ring among single-GPU hosts of the chapter's first table
+    flat = cost.allreduce_time(hardware.gradient_bytes(e["model"], e["dtype"]), e["n"], ndr.bandwidth, ndr.latency)
+    assert v.best[ex.SINGLE_GPU_HOSTS].mean == pytest.approx(1e3 * flat)
