@@ -30,7 +30,8 @@ import networkx as nx
 from ..network import placement, topology
 from . import claims
 
-__all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ratio", "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
+__all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ratio",
+           "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
            "grid_facts", "row_orders", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
            "tree_time", "tree_search"]
 
@@ -297,7 +298,7 @@ def _mesh_snake(small: bool = False) -> claims.Claim:
         return f"the snake takes {v.best['snake order'].mean / v.best['closed ring'].mean:.2f} times the closed ring's time"
     return claims.Claim(
         "ch06.mesh_snake_vs_closed_ring", "On a 4 x 4 mesh, how much does the snake order's closing detour cost against a closed ring?",
-        (claims.Contender("snake order", run_with("snake"), {"ways": WAYS}, uses="a 4 x 4 mesh of " + LINK_WORDS + "; one ring or one each way"),
+        (claims.Contender("snake order", run_with("snake"), {"ways": WAYS}, uses=f"a 4 x 4 mesh of {LINK_WORDS}; one ring or one each way"),
          claims.Contender("closed ring", run_with("closed ring"), {"ways": WAYS}, uses="the same mesh and choices")),
         metric="µs", seeds=_DETERMINISTIC, shared={"nbytes": SMALL_SIZE if small else SIZE}, wording=wording,
         headline=headline, chapter="06", source="commlib.network.topology.map_trace")
