@@ -27,10 +27,11 @@ from functools import cache
 
 import networkx as nx
 
-from ..network import topology
+from ..network import placement, topology
 from . import claims
 
-__all__ = ["SIZE", "SMALL_SIZE", "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
+__all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ratio",
+           "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
            "grid_facts", "row_orders", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
            "tree_time", "tree_search"]
 
@@ -38,25 +39,31 @@ __all__ = ["SIZE", "SMALL_SIZE", "grid_graph", "ring_time", "rdma_exchange_time"
 SIZE = 64 * 2**20
 SMALL_SIZE = 4 * 2**20
 LINK = "nvlink2"
+#: The grids' links in words: each carries the nvlink2 preset's rate, a V100's six NVLink 2.0 links together.
+LINK_WORDS = placement.nvlink2_grid_words()
+#: Bytes/s per direction of one NVLink 2.0 link: the nvlink2 preset divided by a V100's six links
+#: (:func:`commlib.network.placement.v100_nvlink_bandwidth`), its latency unchanged; no preset holds it.
+ONE_LINK_BANDWIDTH = placement.v100_nvlink_bandwidth(1)
 WAYS = ("one way", "both ways")
 _DETERMINISTIC = (0,)            # one seed: the model has no noise
 _TIE_SEEDS = (0, 1, 2, 3, 4)     # a tie carries five (the same run, cached)
 
 
-def grid_graph(kind: str, rows: int, cols: int, used: int | None = None):
-    """``"mesh"``, ``"torus"`` or ``"pod"`` (the first ``used`` nodes of a torus pod) of NVLink 2.0 links."""
+def grid_graph(kind: str, rows: int, cols: int, used: int | None = None, bandwidth: float | None = None):
+    """``"mesh"``, ``"torus"`` or ``"pod"`` (the first ``used`` nodes of a torus pod) of :data:`LINK` links,
+    each at ``bandwidth`` bytes/s per direction where given (the preset's latency either way)."""
     if kind == "mesh":
-        return topology.mesh2d(rows, cols, LINK)
+        return topology.mesh2d(rows, cols, LINK, bandwidth)
     if kind == "torus":
-        return topology.torus2d(rows, cols, LINK)
+        return topology.torus2d(rows, cols, LINK, bandwidth)
     if kind == "pod":
-        return topology.torus_pod(rows, cols, used, LINK)
+        return topology.torus_pod(rows, cols, used, LINK, bandwidth)
     raise ValueError(f"kind must be 'mesh', 'torus' or 'pod', got {kind!r}")
 
 
 @cache
 def ring_time(kind: str, rows: int, cols: int, order: tuple, ways: str, nbytes: int,
-              used: int | None = None) -> float:
+              used: int | None = None, bandwidth: float | None = None) -> float:
     """Seconds for a ring all-reduce of ``nbytes`` per rank through ``order`` (one way, or a ring each way
     on half the buffer each, :func:`commlib.network.topology.mirrored`), mapped onto the grid."""
     if ways not in WAYS:
@@ -64,7 +71,7 @@ def ring_time(kind: str, rows: int, cols: int, order: tuple, ways: str, nbytes: 
     trace = topology.allreduce_trace(len(order), nbytes)
     if ways == "both ways":
         trace = topology.mirrored(trace)
-    return topology.map_trace(grid_graph(kind, rows, cols, used), trace, list(order)).time
+    return topology.map_trace(grid_graph(kind, rows, cols, used, bandwidth), trace, list(order)).time
 
 
 @cache
@@ -78,11 +85,12 @@ def ring_flows(kind: str, rows: int, cols: int, order: tuple, ways: str, nbytes:
 
 
 @cache
-def rings_run(kind: str, rows: int, cols: int, rings: tuple, nbytes: int) -> topology.Mapped:
+def rings_run(kind: str, rows: int, cols: int, rings: tuple, nbytes: int,
+              bandwidth: float | None = None) -> topology.Mapped:
     """Several rings at once, each order in ``rings`` running one way on an equal share of the buffer
     (:func:`commlib.network.topology.map_concurrent`)."""
     share = topology.allreduce_trace(len(rings[0]), max(1, nbytes // len(rings)))
-    return topology.map_concurrent(grid_graph(kind, rows, cols), [(share, list(r)) for r in rings])
+    return topology.map_concurrent(grid_graph(kind, rows, cols, None, bandwidth), [(share, list(r)) for r in rings])
 
 
 def covering_rings(kind: str, rows: int, cols: int) -> tuple:
@@ -168,18 +176,20 @@ def _ring_contender(name: str, kind: str, rows: int, cols: int, orders: dict, us
 def _set_contender(name: str, kind: str, rows: int, cols: int, orders: dict, sets: dict,
                    uses: str = "") -> claims.Contender:
     """A contender tuned over one ring order one way or both ways, and over the ring sets ``sets``
-    (``{name: orders}``, each order one way on an equal share of the buffer)."""
+    (``{name: orders}``, each order one way on an equal share of the buffer). A shared ``"bandwidth"``
+    (bytes/s per direction) sets every link's rate in place of the preset's."""
     single = {f"{o}, {w}": (o, w) for o in orders for w in WAYS}
 
     def run(s: dict, seed: int) -> float:
+        bandwidth = s.get("bandwidth")
         if s["rings"] in single:
             order, ways = single[s["rings"]]
-            return 1e6 * ring_time(kind, rows, cols, orders[order], ways, s["nbytes"])
-        return 1e6 * rings_run(kind, rows, cols, sets[s["rings"]], s["nbytes"]).time
+            return 1e6 * ring_time(kind, rows, cols, orders[order], ways, s["nbytes"], None, bandwidth)
+        return 1e6 * rings_run(kind, rows, cols, sets[s["rings"]], s["nbytes"], bandwidth).time
     return claims.Contender(name, run, {"rings": (*single, *sets)}, uses=uses)
 
 
-def ring_bound(kind: str, rows: int, cols: int, nbytes: int) -> float:
+def ring_bound(kind: str, rows: int, cols: int, nbytes: int, bandwidth: float | None = None) -> float:
     r"""Seconds below which no set of ring all-reduces of ``nbytes`` per rank can finish on the grid,
     latency aside: each rank sends :math:`2\frac{n-1}{n}M` however the rings run, and the node with
     the fewest links :math:`d` sends it over :math:`d` link directions of bandwidth :math:`B`.
@@ -187,11 +197,23 @@ def ring_bound(kind: str, rows: int, cols: int, nbytes: int) -> float:
     >>> round(1e6 * ring_bound("mesh", 4, 4, SIZE), 1), round(1e6 * ring_bound("torus", 4, 4, SIZE), 1)
     (419.4, 209.7)
     """
-    g = grid_graph(kind, rows, cols)
+    g = grid_graph(kind, rows, cols, None, bandwidth)
     n = g.number_of_nodes()
     degree = min(d for _, d in g.degree())
     bandwidth = min(d["bandwidth"] for *_, d in g.edges(data=True))
     return 2 * (n - 1) / n * nbytes / (degree * bandwidth)
+
+
+def startup_ratio(nbytes: int, bandwidth: float | None = None) -> float:
+    r""":math:`M/(\alpha B)`: the buffer ``nbytes`` over the bytes a grid link moves in one start-up (:data:`LINK`'s
+    latency, at ``bandwidth`` or the preset's rate). The larger it is, the less the start-ups, the same on a
+    mesh and a torus, weigh against the bandwidth terms the torus's extra links shorten.
+
+    >>> round(startup_ratio(SMALL_SIZE)), round(startup_ratio(SMALL_SIZE, ONE_LINK_BANDWIDTH))
+    (28, 168)
+    """
+    attrs = topology.link_attrs(LINK, bandwidth)
+    return nbytes / (attrs["latency"] * attrs["bandwidth"])
 
 
 def _us(v: claims.Verdict, name: str) -> float:
@@ -202,16 +224,21 @@ def _set_name(config: dict) -> str:
     return config["rings"]
 
 
-def _grid_claim(key: str, nbytes: int) -> claims.Claim:
+def _grid_claim(key: str, nbytes: int, bandwidth: float | None = None) -> claims.Claim:
     orders = _orders_4x4()
     cover = {"two rings covering every link, each both ways": covering_rings("torus", 4, 4)}
-    uses = "NVLink 2.0 links; the snake, row order or the closed ring, one ring or one each way"
+    links = LINK_WORDS if bandwidth is None else (
+        f"links of {bandwidth / 1e9:g} GB/s per direction each (one NVLink 2.0 link: the nvlink2 preset divided by "
+        f"a V100's {placement.V100_NVLINKS} links, its latency)")
+    uses = links + "; the snake, row order or the closed ring, one ring or one each way"
+    shared = {"nbytes": nbytes} if bandwidth is None else {"nbytes": nbytes, "bandwidth": bandwidth}
+    on = "" if bandwidth is None else f"on links of {bandwidth / 1e9:g} GB/s per direction, "
 
     def wording(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
         mesh = v.best["4 x 4 mesh"]
-        bound = 1e6 * ring_bound("mesh", 4, 4, v.claim.shared["nbytes"])
-        return (f"for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the {v.winner} is {r.mean / w.mean:.2f} times "
+        bound = 1e6 * ring_bound("mesh", 4, 4, v.claim.shared["nbytes"], v.claim.shared.get("bandwidth"))
+        return (f"{on}for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the {v.winner} is {r.mean / w.mean:.2f} times "
                 f"faster, {w.mean:.1f} µs ({_set_name(w.config)}) "
                 f"against {r.mean:.1f} µs ({_set_name(r.config)}); the mesh's time is {100 * (mesh.mean / bound - 1):.0f} % "
                 f"above the {bound:.1f} µs bandwidth bound that no set of rings can beat on it (its corners have "
@@ -219,16 +246,16 @@ def _grid_claim(key: str, nbytes: int) -> claims.Claim:
 
     def headline(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the {v.winner.split()[-1]} is "
+        return (f"{on}for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the {v.winner.split()[-1]} is "
                 f"{r.mean / w.mean:.1f} times faster")
     return claims.Claim(
-        key, f"On a 4 x 4 grid, for {nbytes / 2**20:g} MiB per rank, is a ring all-reduce faster on a torus than on "
-             "a mesh, each with its best rings?",
+        key, f"On a 4 x 4 grid of {links.split(' (')[0]}, for {nbytes / 2**20:g} MiB per rank, is a ring all-reduce "
+             "faster on a torus than on a mesh, each with its best rings?",
         (_set_contender("4 x 4 mesh", "mesh", 4, 4, orders, {},
                         uses=uses + " (the closed ring both ways meets the mesh's bound, ring_bound, up to latency)"),
          _set_contender("4 x 4 torus", "torus", 4, 4, orders, cover,
                         uses=uses + "; or two rings that together use every link once (ring_cover), each both ways")),
-        metric="µs", seeds=_DETERMINISTIC, shared={"nbytes": nbytes}, wording=wording, headline=headline,
+        metric="µs", seeds=_DETERMINISTIC, shared=shared, wording=wording, headline=headline,
         chapter="06", source="commlib.network.topology.map_trace / map_concurrent", tie=1e-6)
 
 
@@ -243,6 +270,14 @@ def _mesh_vs_torus_small(small: bool = False) -> claims.Claim:
     """The same grids for a sixteenth of the buffer, 4 MiB per rank (the registry's rerun: 1 MiB), where
     start-ups weigh more and the torus's extra links gain less."""
     return _grid_claim("ch06.mesh_vs_torus_small_buffer", SMALL_SIZE // 4 if small else SMALL_SIZE)
+
+
+@claims.register("ch06.mesh_vs_torus_one_link")
+def _mesh_vs_torus_one_link(small: bool = False) -> claims.Claim:
+    """The small buffer, 4 MiB per rank, on grids whose links are one NVLink 2.0 link each, 25 GB/s per direction
+    (:data:`ONE_LINK_BANDWIDTH`; the registry's rerun: 1 MiB): what decides the torus's gain is the buffer against
+    the start-ups' worth of bytes, M / (alpha B), not M alone."""
+    return _grid_claim("ch06.mesh_vs_torus_one_link", SMALL_SIZE // 4 if small else SMALL_SIZE, ONE_LINK_BANDWIDTH)
 
 
 @claims.register("ch06.mesh_snake_vs_closed_ring")
@@ -263,7 +298,7 @@ def _mesh_snake(small: bool = False) -> claims.Claim:
         return f"the snake takes {v.best['snake order'].mean / v.best['closed ring'].mean:.2f} times the closed ring's time"
     return claims.Claim(
         "ch06.mesh_snake_vs_closed_ring", "On a 4 x 4 mesh, how much does the snake order's closing detour cost against a closed ring?",
-        (claims.Contender("snake order", run_with("snake"), {"ways": WAYS}, uses="NVLink 2.0 mesh; one ring or one each way"),
+        (claims.Contender("snake order", run_with("snake"), {"ways": WAYS}, uses=f"a 4 x 4 mesh of {LINK_WORDS}; one ring or one each way"),
          claims.Contender("closed ring", run_with("closed ring"), {"ways": WAYS}, uses="the same mesh and choices")),
         metric="µs", seeds=_DETERMINISTIC, shared={"nbytes": SMALL_SIZE if small else SIZE}, wording=wording,
         headline=headline, chapter="06", source="commlib.network.topology.map_trace")
@@ -296,7 +331,7 @@ def _pod(small: bool = False) -> claims.Claim:
 
 @claims.register("ch06.odd_grid")
 def _odd(small: bool = False) -> claims.Claim:
-    uses = ("NVLink 2.0 links; every ring of single-link hops but the closing one, or the snake, "
+    uses = (LINK_WORDS + "; every ring of single-link hops but the closing one, or the snake, "
             "one ring or one each way")
 
     def wording(v: claims.Verdict) -> str:
@@ -344,7 +379,7 @@ def chain_time(kind: str, layout: tuple, chunks: int, nbytes: int) -> float:
 def _rows(small: bool = False) -> claims.Claim:
     orders = row_orders(4)
     layouts = {"-".join(map(str, p)): p for p in itertools.permutations(range(4))}
-    uses = "row 0 of the 4 x 4 grid, NVLink 2.0 links; every ring order of its 4 nodes; one ring or one each way"
+    uses = "row 0 of the 4 x 4 grid, " + LINK_WORDS + "; every ring order of its 4 nodes; one ring or one each way"
 
     def chain_run(s: dict, seed: int) -> float:
         return 1e6 * chain_time("mesh", layouts[s["layout"]], s["q"], s["nbytes"])
@@ -716,6 +751,11 @@ def tree_search(algorithm: str = "halving_doubling", n: int = 8, nbytes: int = T
     return best, tree_time(algorithm, best, nbytes), len(found)
 
 
+def _article(name: str) -> str:
+    """A tree contender's name in a sentence: "the ring all-reduce", but "halving-doubling" (a method's name)."""
+    return name if name == "halving-doubling" else f"the {name}"
+
+
 @claims.register("ch06.tree_allreduce")
 def _tree(small: bool = False) -> claims.Claim:
     orders = level_placements(8)   # small or not, the gallery's size: at a tenth of it the start-ups decide
@@ -728,11 +768,11 @@ def _tree(small: bool = False) -> claims.Claim:
 
     def wording(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"the {v.winner} at its best rank order takes {w.mean:.1f} ms ({w.config['order']}) and "
-                f"{v.runner_up} at its best {r.mean:.1f} ms ({r.config['order']}), {r.mean / w.mean:.2f} times as long")
+        return (f"{_article(v.winner)} at its best rank order takes {w.mean:.1f} ms ({w.config['order']}) and "
+                f"{_article(v.runner_up)} at its best {r.mean:.1f} ms ({r.config['order']}), {r.mean / w.mean:.2f} times as long")
 
     def headline(v: claims.Verdict) -> str:
-        return f"the {v.winner} is {v.best[v.runner_up].mean / v.best[v.winner].mean:.1f} times faster"
+        return f"{_article(v.winner)} is {v.best[v.runner_up].mean / v.best[v.winner].mean:.1f} times faster"
     return claims.Claim(
         "ch06.tree_allreduce",
         "On a binary switch tree of 8 ranks, is a ring all-reduce faster than halving-doubling, each at its best rank order?",
@@ -755,11 +795,11 @@ def _tree_fat(small: bool = False) -> claims.Claim:
 
     def wording(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"the {v.winner} at its best rank order takes {w.mean:.2f} ms and "
-                f"{v.runner_up} at its best {r.mean:.2f} ms, {r.mean / w.mean:.2f} times as long")
+        return (f"{_article(v.winner)} at its best rank order takes {w.mean:.2f} ms and "
+                f"{_article(v.runner_up)} at its best {r.mean:.2f} ms, {r.mean / w.mean:.2f} times as long")
 
     def headline(v: claims.Verdict) -> str:
-        return f"the {v.winner} is {v.best[v.runner_up].mean / v.best[v.winner].mean:.2f} times faster"
+        return f"{_article(v.winner)} is {v.best[v.runner_up].mean / v.best[v.winner].mean:.2f} times faster"
     return claims.Claim(
         "ch06.tree_allreduce_fat",
         "On a non-blocking fat tree of 8 ranks, is a ring all-reduce faster than halving-doubling, each at its "

@@ -77,6 +77,8 @@ __all__ = [
     "POWER9_NVLINKS_PER_GPU",
     "V100_NVLINKS",
     "v100_nvlink_bandwidth",
+    "nvlink2_grid_words",
+    "hierarchical_phases",
     "power9_nvlink_ratios",
     "MODES",
     "ALGORITHMS",
@@ -155,6 +157,20 @@ def v100_nvlink_bandwidth(links: int = 1) -> float:
     if links > V100_NVLINKS:
         raise ValueError(f"links must be in 1..{V100_NVLINKS} (a V100's NVLink 2.0 links), got {links}")
     return links * hardware.link("nvlink2").bandwidth / V100_NVLINKS
+
+
+def nvlink2_grid_words(short: bool = False) -> str:
+    """How the links of a grid built from the ``nvlink2`` preset are named in prose and captions: each link
+    carries the preset's rate per direction, all of a V100's six NVLink 2.0 links taken together (one NVLink
+    2.0 link is a sixth of it, :func:`v100_nvlink_bandwidth`).
+
+    >>> nvlink2_grid_words(short=True)
+    'links of 150 GB/s per direction each (the nvlink2 preset)'
+    """
+    words = f"links of {hardware.link('nvlink2').bandwidth / 1e9:.0f} GB/s per direction each (the nvlink2 preset"
+    if short:
+        return words + ")"
+    return words + ": a V100's six NVLink 2.0 links taken together; a hypothetical grid)"
 
 
 def power9_nvlink_ratios() -> tuple[float, float]:
@@ -473,13 +489,19 @@ def _ring(cluster: Cluster, counts, m: float):
     return 2 * (n - 1) / n * m / bw, kind, host, bw
 
 
-def _hierarchical(cluster: Cluster, counts, m: float):
+def _hierarchical_terms(cluster: Cluster, counts, m: float):
+    """``(t_intra, h_intra, t_inter, h_inter)``: one intra-host phase (the slowest host's) and the network phase."""
     used = [h for h, c in enumerate(counts) if c]
     k = len(used)
     intra_terms = [((counts[h] - 1) / counts[h] * m / cluster.intra[h], h) for h in used]
     t_intra, h_intra = max(intra_terms, key=lambda t: (t[0], -t[1]))
     h_inter = min(used, key=lambda h: (cluster.inter[h], h))
     t_inter = 2 * (k - 1) / k * m / cluster.inter[h_inter]
+    return t_intra, h_intra, t_inter, h_inter
+
+
+def _hierarchical(cluster: Cluster, counts, m: float):
+    t_intra, h_intra, t_inter, h_inter = _hierarchical_terms(cluster, counts, m)
     if 2 * t_intra > t_inter:
         return 2 * t_intra + t_inter, "intra", h_intra, cluster.intra[h_intra]
     return 2 * t_intra + t_inter, "inter", h_inter, cluster.inter[h_inter]
@@ -512,6 +534,21 @@ def _ps(cluster: Cluster, counts, m: float, s: int, pipelined: bool):
     links = _ps_links(cluster, counts, m, s)
     _, bw, kind, host = max(enumerate(links), key=lambda x: (x[1][0] / x[1][1], -x[0]))[1]
     return t, kind, host, bw
+
+
+def hierarchical_phases(cluster: Cluster, placement, model: str | None = "resnet50", dtype: str = "fp32",
+                        nbytes: float | None = None) -> dict:
+    """The hierarchical all-reduce's terms in :func:`estimate` (they add): ``"inside"``, the reduce-scatter and
+    all-gather inside the slowest host (``"inside_host"``), and ``"network"``, the all-reduce across the hosts'
+    cards, bounded by the slowest card (``"network_host"``), in seconds.
+
+    >>> c = Cluster((1e9, 1e8), (1e8, 1e8), (4, 4))
+    >>> p = hierarchical_phases(c, {0: 2, 1: 2}, nbytes=1e8); round(p["inside"], 3), p["inside_host"], p["network"]
+    (1.0, 1, 1.0)
+    """
+    m, counts = _placement_inputs(cluster, placement, model, dtype, nbytes)
+    t_intra, h_intra, t_inter, h_inter = _hierarchical_terms(cluster, counts, m)
+    return {"inside": 2 * t_intra, "inside_host": h_intra, "network": t_inter, "network_host": h_inter}
 
 
 def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype: str = "fp32",

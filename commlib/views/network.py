@@ -279,7 +279,8 @@ def ring_check_table(rows: Sequence[Mapping]):
 
 def sharing_table(results: Mapping):
     """Equal shares against max-min fair sharing, from :func:`commlib.network.topology.sharing_comparison`'s results."""
-    labels = {"mesh one way": "ring all-reduce on a 4 x 4 mesh, row order",
+    labels = {"mesh one way": "ring all-reduce on a 4 x 4 mesh of " + placement.nvlink2_grid_words(short=True)
+                              + ", row order",
               "mesh both ways": "the same, a second ring the other way",
               "byteps": "one BytePS round on a switch star"}
     rows = []
@@ -310,7 +311,7 @@ def grid_facts_table(rows: Sequence[Mapping]):
     return markdown_table(["grid", "nodes", "links", "diameter (hops)", "bisection width (links)",
                            "closed ring of single links", "all-to-all at least"], body,
                           caption="Graph facts of the grids, and the least time an all-to-all of 64 MiB per rank "
-                                  "needs across the bisection (NVLink 2.0 links)")
+                                  f"needs across the bisection, on {placement.nvlink2_grid_words()}")
 
 
 def ring_claims_table(verdicts: Sequence):
@@ -324,8 +325,9 @@ def ring_claims_table(verdicts: Sequence):
             config = ", ".join(str(x) for x in best.config.values()) or "-"
             body.append([v.claim.question, name, config, f"{best.mean:.1f} {v.claim.metric}"])
     return markdown_table(["question", "contender", "its best rings (order and ways)", "time"], body,
-                          caption="Every contender at its best rings, on the same links "
-                                  "(ring all-reduce of 64 MiB per rank, NVLink 2.0)")
+                          caption="Every contender at its best rings, on the same links: ring all-reduce of 64 MiB "
+                                  "per rank unless its question says otherwise, on "
+                                  f"{placement.nvlink2_grid_words()} unless its question names another rate")
 
 
 # ---------------------------------------------------------------------------- placement
