@@ -23,6 +23,14 @@ def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_r
     >>> r = chooser_results("nvswitch_node", "all_reduce", "1 GiB")
     >>> r["winner"]
     'nvls / Simple'
+
+    The algorithm bandwidth is nccl-tests' algbw, M over the predicted time; the rate of the bandwidth term is what
+    it tends to for large messages, where the latency part no longer counts:
+
+    >>> small = chooser_results("nvswitch_node", "all_reduce", "64 KiB")
+    >>> algbw, term = small["algorithm bandwidth M / time (algbw)"], small["rate of its bandwidth term (large messages)"]
+    >>> float(algbw.split()[0]) < float(term.split()[0]) / 10
+    True
     """
     mach = machine(machine_key)
     nbytes = MESSAGE_ENTRY.read(size)
@@ -34,7 +42,9 @@ def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_r
         "winner": f"{best.algorithm} / {best.protocol}",
         "predicted time": format_time(best.time),
         "latency part": format_time(best.latency),
-        "algorithm bandwidth": f"{best.algbw / 1e9:.1f} GB/s",
+        "algorithm bandwidth M / time (algbw)": (f"{nbytes / best.time / 1e9:.3g} GB/s" if nbytes and best.time > 0
+                                                 else "none: nothing to send"),
+        "rate of its bandwidth term (large messages)": f"{best.algbw / 1e9:.1f} GB/s",
     }
     if len(ranked) > 1:
         second = ranked[1]

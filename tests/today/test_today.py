@@ -320,3 +320,15 @@ def test_size_text_rounds_to_significant_digits_with_binary_prefixes():
     assert today_views.size_text(3 * 2**30, digits=3) == "3.00 GiB"
     with pytest.raises(ValueError, match="nbytes"):
         today_views.size_text(0)
+
+
+@pytest.mark.parametrize("size", ["1 KiB", "64 KiB", "64 MiB"])
+def test_chooser_algbw_is_the_message_over_the_predicted_time(size):
+    """nccl-tests' algbw is M over the time, at every size; the bandwidth term's rate is shown apart."""
+    from commlib.units import parse_size
+    r = today_calculators.chooser_results("nvswitch_node", "all_reduce", size)
+    algbw = float(r["algorithm bandwidth M / time (algbw)"].split()[0]) * 1e9
+    value, unit = r["predicted time"].split()
+    seconds = float(value) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}[unit]
+    assert algbw == pytest.approx(parse_size(size) / seconds, rel=2e-2)
+    assert algbw <= float(r["rate of its bandwidth term (large messages)"].split()[0]) * 1e9 * 1.001
