@@ -677,14 +677,15 @@ def _rounded_counts(params: int) -> list[int]:
 
 def _rounded_count(q: Question, given: float, values: dict[str, Any]) -> str | None:
     """The hint for an answer computed from a rounded parameter count of a model the question reads, if
-    one of :func:`_rounded_counts` gives it (within :data:`SLIP_TOL`); else None. It comes before the unit
+    one of :func:`_rounded_counts` gives it (within :data:`SLIP_TOL`) and the answer depends on the count (moving
+    by at least a fifth of the count's own change: a ratio of two times barely does); else None. It comes before the unit
     slips, which the hint then adds (25 000 000 for ResNet-50's 25 557 032 is also within 0.3 % of 1/1.024, the
     kB-KiB slip)."""
     from . import hardware
 
     try:
         with _reading_presets() as seen:
-            q.solve(**values)
+            right = q.solve(**values)
     except (TypeError, ValueError):
         return None
     for kind, key in dict.fromkeys(seen):
@@ -694,6 +695,9 @@ def _rounded_count(q: Question, given: float, values: dict[str, Any]) -> str | N
         for count in _rounded_counts(record.params):
             with _reading_presets({("model", key): replace(record, params=count)}):
                 mistaken = q.solve(**values)
+            if _is_number(right) and _is_number(mistaken) and float(right) and (
+                    abs(float(mistaken) / float(right) - 1) < 0.2 * abs(count / record.params - 1)):
+                continue    # the answer barely depends on the count (a ratio of two times): it explains no miss
             if _is_number(mistaken) and mistaken and math.isclose(given, float(mistaken), rel_tol=SLIP_TOL):
                 return (f"That is the answer for {_grouped(count)} parameters, a rounded count: use the exact "
                         f"count given, {record.name}'s {_grouped(record.params)}.")
