@@ -1329,8 +1329,8 @@ def gupta_retune_words(verdicts) -> str:
     >>> def v(n, rate):
     ...     c = claims.Claim("t", "?", (), metric="nats", shared={"workers": n})
     ...     return claims.Verdict(c, {SYNC: claims.Best({"lr": rate}, (0.5,), ())}, SYNC, SYNC, 0.0, 0.0, 1)
-    >>> gupta_retune_words([v(16, 1.0), v(4, 0.2)])[:58]
-    'its best rate (third column) is 0.2, 1 with 4, 16 learners'
+    >>> gupta_retune_words([v(16, 1.0), v(4, 0.2), v(256, 5.0)])[:73]
+    'its best rate (third column) rises from 0.2 with 4 learners to 5 with 256'
     >>> gupta_retune_words([v(16, 1.0), v(4, 1.0)])[:52]
     'its best rate is 1 for every number of learners from'
     """
@@ -1339,9 +1339,13 @@ def gupta_retune_words(verdicts) -> str:
     if len(set(values)) == 1:
         return (f"its best rate is {values[0]:g} for every number of learners from {ns[0]} to {ns[-1]} (third "
                 "column), so one tuning of synchronous SGD serves them all")
-    return (f"its best rate (third column) is {', '.join(f'{r:g}' for r in values)} with {', '.join(map(str, ns))} "
-            "learners, so a rate tuned for one $n$ does not serve another, and the rule carries over only by re-tuning "
-            "synchronous SGD for each $n$")
+    if values == sorted(values) or values == sorted(values, reverse=True):
+        moves = (f"{'rises' if values[-1] > values[0] else 'falls'} from {values[0]:g} with {ns[0]} learners to "
+                 f"{values[-1]:g} with {ns[-1]}")
+    else:
+        moves = f"moves between {min(values):g} and {max(values):g} from {ns[0]} to {ns[-1]} learners"
+    return (f"its best rate (third column) {moves}, so a rate tuned for one $n$ does not serve another, and the rule "
+            "carries over only by re-tuning synchronous SGD for each $n$")
 
 
 def gupta_rows(verdicts) -> list[tuple[str, ...]]:
@@ -1458,7 +1462,7 @@ def downpour_cost_words(v: claims.Verdict) -> str:
     is the smaller."""
     s, a = v.best[STALENESS_COST["sgd"]], v.best[STALENESS_COST["adagrad"]]
     smaller = "Adagrad" if v.winner == STALENESS_COST["adagrad"] else "SGD"
-    clause = f"smaller for {smaller} in {v.wins} of {v.seeds} seeds"
+    clause = f"smaller for {smaller} on every seed" if v.unanimous else f"smaller for {smaller} in {v.wins} of {v.seeds} seeds"
     return (f"at the untuned rate {NOTES_RATE:g}, staleness costs SGD {_quote(*grids.mean_sd(s.values), sign='+')} "
             f"nats and Adagrad {_quote(*grids.mean_sd(a.values), sign='+')} nats ({clause})")
 
@@ -1550,9 +1554,9 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict,
         if tuned_place == "below" and more != "above":
             # the tuned control alone cannot tell robustness apart: say what it shows, then where it can show
             out["control_short"] = ("its edge is no larger with eight replicas than with one, whose gradients no "
-                                    f"other replica makes stale. Yet {out['sensitivity']}. Adagrad's per-parameter "
-                                    "rates shrink over the run and a constant rate does not; whether a decaying rate "
-                                    "for SGD would close the gap is not tested here")
+                                    "other replica makes stale")
+            out["sensitivity_cost"] += (". Adagrad's per-parameter rates shrink over the run and a constant rate does "
+                                        "not; whether a decaying rate for SGD would close the gap is not tested here")
             out["takeaway"] = (f"Adagrad ends {_WORDS[tuned_place]} SGD, by no more than with one replica, whose "
                                f"gradients no other replica makes stale; but {out['sensitivity_takeaway']}")
     return out
@@ -1576,7 +1580,8 @@ def _sensitivity(tuned: claims.Verdict, cost: claims.Verdict) -> dict[str, str]:
         short = "tuned, Adagrad's edge is no larger with staleness than without"
     tail = ("the robustness of a smaller, shrinking step" if adagrad_less else
             "Adagrad is no more robust to staleness than SGD even there")
-    return {"sensitivity": f"{head}. At the untuned rate it can: {cost.sentence.split(', ', 1)[1]}: {tail}",
+    at_rate = f"At the untuned rate it can: {cost.sentence.split(', ', 1)[1]}: {tail}"
+    return {"sensitivity": f"{head}. {at_rate}", "sensitivity_head": head, "sensitivity_cost": at_rate,
             "sensitivity_takeaway": f"{short}; at the untuned rate {NOTES_RATE:g} staleness costs "
                                     f"{'SGD more than Adagrad' if adagrad_less else 'Adagrad no less than SGD'}"
                                     f" ({tail})"}
