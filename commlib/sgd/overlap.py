@@ -59,6 +59,7 @@ __all__ = [
     "schedule",
     "overlap_timeline",
     "bucket_sweep",
+    "step_floor_overlapping_forward",
 ]
 
 #: DDP's default bucket cap: ``bucket_cap_mb=25`` times 1024 * 1024, i.e. 25 MiB (Li et al. 2020).
@@ -503,3 +504,25 @@ def bucket_sweep(bucket_sizes, **kwargs) -> list[OverlapResult]:
     return [overlap_timeline(bucket_bytes=b, **kwargs) for b in bucket_sizes]
 
 
+
+
+def step_floor_overlapping_forward(t_forward: float, t_backward: float, comm_total: float) -> float:
+    r"""The shortest step (s) when the next forward pass may start on layers already synchronised.
+
+    DDP's optimizer step waits for every bucket, so the input-side bucket's all-reduce, which starts only
+    when backward ends, is always exposed. Priority schedulers (ByteScheduler, Peng et al. 2019; P3,
+    Jayarajan et al. 2019) let the next forward pass start on the input-side layers as soon as they are
+    synchronised, so communication hides behind the forward pass too. Then neither the GPU nor the link
+    can do less than its own work per step: :math:`\max(T_\text{fwd} + T_\text{bwd}, T_m)`, with
+    ``comm_total`` the all-reduce time :math:`T_m` summed over the buckets. A floor, not a schedule: it
+    assumes a perfect scheduler that never leaves the link or the GPU idle.
+
+    >>> step_floor_overlapping_forward(0.026, 0.052, 0.063)   # compute-bound: the link is never the limit
+    0.078
+    >>> step_floor_overlapping_forward(0.010, 0.020, 0.063)   # link-bound
+    0.063
+    """
+    t_forward = check_nonnegative("t_forward", t_forward)
+    t_backward = check_nonnegative("t_backward", t_backward)
+    comm_total = check_nonnegative("comm_total", comm_total)
+    return max(t_forward + t_backward, comm_total)

@@ -160,8 +160,12 @@ def test_mean_rule_rate_matches_the_simulated_rule():
 def test_nk_agreement_on_a_small_run_and_bad_input():
     rows = staleness.staleness_vs_nk(workers=8, ks=(1, 4), updates=2000, seed=0)
     gaps = staleness.nk_agreement(rows)
-    assert set(gaps) == {"k_batch_async", "k_async", "n/K"}
+    assert set(gaps) == {"k_batch_async", "k_async", "n/K", "n/K k_batch_async", "n/K k_batch_async least",
+                         "n/K k_async", "n/K k_async least"}
     assert gaps["k_batch_async"] < 0.2 and gaps["k_async"] < 0.2   # simulation matches the exact means
     assert gaps["n/K"] >= 0.9                                       # the rule of thumb is off by about one
+    # the exact means: n/K - 1 for K-async at every K; n/K - 1/K for K-batch-async, so 1 at K = 1 and 1/4 at K = 4
+    assert gaps["n/K k_async"] == pytest.approx(1.0) and gaps["n/K k_async least"] == pytest.approx(1.0)
+    assert gaps["n/K k_batch_async"] == pytest.approx(1.0) and gaps["n/K k_batch_async least"] == pytest.approx(0.25)
     with pytest.raises(ValueError, match="rows"):
         staleness.nk_agreement([])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from commlib.experiments import claims
 from commlib.experiments.sgd import staleness
 
 SEEDS = (0, 1, 2)
@@ -297,3 +298,29 @@ def test_with_stalls_the_rule_still_does_not_beat_a_tuned_constant_rate():
     assert staleness.stall_verdict(v) == "constant"
     assert "the rate/staleness rule at its best" in v.sentence
     assert staleness.LR_NAMES["distance"] in v.best and "the distance rule at its best cap" in v.sentence  # r2 M4
+
+
+def test_downpour_staleness_costs_sgd_more_than_adagrad_at_the_shared_rate_only():
+    """Finding: tuned, staleness costs SGD nothing here, so the tuned control cannot show robustness; at the shared
+    rate 0.5 staleness (8 replicas against one) costs plain SGD several times what it costs Adagrad."""
+    s = {**staleness.gupta_settings(), **staleness.DOWNPOUR}
+    common = (2500, False, s["batch_size"], s["shards"], s["comm_time"])
+    def cost(optimizer, rate, seed):
+        return (staleness._downpour_level(8, optimizer, rate, seed, *common)
+                - staleness._downpour_level(1, optimizer, rate, seed, *common))
+    for seed in (0, 1):
+        assert cost("sgd", 0.5, seed) > 0.02 and cost("sgd", 0.5, seed) > 3 * cost("adagrad", 0.5, seed)
+        assert abs(cost("sgd", 0.05, seed)) < 0.005          # at SGD's tuned rate, staleness costs it nothing
+
+
+def test_downpour_wording_says_where_robustness_can_show():
+    v = {key: claims.run(claims.claim(key, small=True))
+         for key in ("ch05.downpour_shared_rate", "ch05.downpour", "ch05.downpour_staleness_cost")}
+    words = staleness.downpour_claim_phrases(v["ch05.downpour_shared_rate"], v["ch05.downpour"],
+                                             v["ch05.downpour_staleness_cost"])
+    assert "untuned rate" in words["sensitivity"] and "untuned rate" in words["sensitivity_takeaway"]
+    assert "not robustness to staleness" not in words["takeaway"]
+    smaller = v["ch05.downpour_staleness_cost"].winner == staleness.STALENESS_COST["adagrad"]
+    assert ("robustness of a smaller, shrinking step" in words["sensitivity"]) == (
+        smaller and staleness.place(*(v["ch05.downpour_staleness_cost"].best[staleness.STALENESS_COST[o]]
+                                      for o in ("adagrad", "sgd"))) == "below")

@@ -349,3 +349,16 @@ def test_the_exposed_time_is_at_least_the_communication_backward_cannot_hide():
     fast = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
                                     t_backward=t_fast)
     assert fast.exposed > r.exposed                               # faster compute, more left in the open
+
+
+def test_overlapping_forward_floor_lies_below_ddp_and_above_each_resource():
+    link = hardware.link("eth_25g")
+    t_fwd, t_bwd = overlap.step_compute_time("resnet50", 32, 10e12)
+    r = overlap.overlap_timeline("resnet50", n=16, bandwidth=link.bandwidth, latency=link.latency,
+                                 t_backward=t_bwd, t_forward=t_fwd)
+    floor = overlap.step_floor_overlapping_forward(r.t_forward, r.t_backward, r.comm_total)
+    # DDP exposes at least the input-side bucket's all-reduce, which a scheduler overlapping the next forward need not
+    assert r.t_forward + r.t_backward <= floor < r.iteration_time
+    assert floor >= r.comm_total
+    with pytest.raises(ValueError, match="comm_total"):
+        overlap.step_floor_overlapping_forward(0.01, 0.02, -1.0)

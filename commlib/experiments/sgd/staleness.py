@@ -71,6 +71,9 @@ __all__ = [
     "stall_verdict",
     "stall_profile",
     "SYNC_RATES",
+    "sync_budget",
+    "gupta_retune_words",
+    "path_sharpness",
     "GUPTA_WORKERS",
     "GUPTA",
     "TUNED",
@@ -104,6 +107,9 @@ __all__ = [
     "downpour_shared_words",
     "downpour_tuned_words",
     "downpour_claim_phrases",
+    "downpour_staleness_cost",
+    "downpour_cost_words",
+    "STALENESS_COST",
 ]
 
 #: The learning rate the source notes use for every rule: the shared, untuned rate of the comparisons.
@@ -146,17 +152,23 @@ def nk_agreement(rows: list[dict]) -> dict[str, float]:
     """Largest gaps (updates) in the rows of :func:`staleness_vs_nk`.
 
     ``"k_batch_async"`` and ``"k_async"``: simulation against the exact mean;
-    ``"n/K"``: either protocol's simulated mean against the rule of thumb n/K.
+    ``"n/K"``: either protocol's simulated mean against the rule of thumb n/K;
+    ``"n/K <protocol>"`` and ``"n/K <protocol> least"``: the largest and smallest gap between n/K and
+    that protocol's exact mean over the rows (K-batch-async: 1/K; K-async: exactly one update at every K).
 
     >>> nk_agreement([{"n/K": 4.0, "k_batch_async": 3.7, "k_batch_async exact": 3.75,
-    ...                "k_async": 3.1, "k_async exact": 3.0}])
-    {'k_batch_async': 0.05, 'k_async': 0.1, 'n/K': 0.9}
+    ...                "k_async": 3.1, "k_async exact": 3.0}])   # doctest: +NORMALIZE_WHITESPACE
+    {'k_batch_async': 0.05, 'k_async': 0.1, 'n/K': 0.9, 'n/K k_batch_async': 0.25, 'n/K k_batch_async least': 0.25,
+     'n/K k_async': 1.0, 'n/K k_async least': 1.0}
     """
     if not rows:
         raise ValueError("rows must hold at least one row of staleness_vs_nk")
     protocols = ("k_batch_async", "k_async")
     out = {p: max(abs(r[p] - r[p + " exact"]) for r in rows) for p in protocols}
     out["n/K"] = max(abs(r[p] - r["n/K"]) for r in rows for p in protocols)
+    for p in protocols:
+        out[f"n/K {p}"] = max(abs(r["n/K"] - r[p + " exact"]) for r in rows)
+        out[f"n/K {p} least"] = min(abs(r["n/K"] - r[p + " exact"]) for r in rows)
     return {k: round(float(v), 12) for k, v in out.items()}
 
 
@@ -1058,9 +1070,43 @@ TUNED = "constant rate tuned"
 SYNC = "fully synchronous SGD"
 
 
+def path_sharpness(problem, points: int = 11) -> tuple[float, float]:
+    """The loss's sharpest curvature on the way to the optimum: the largest :meth:`sharpness` at ``points`` evenly
+    spaced points of the straight line from the start (all-zero weights) to the optimum, and the fraction of the
+    way where it lies. Early in training the curvature is larger than at the optimum, so a stability limit
+    computed there is the loosest one the run meets.
+
+    >>> from commlib.sgd import training
+    >>> p = training.make_problem(seed=0, n_train=200, n_test=10)
+    >>> peak, where = path_sharpness(p, points=5)
+    >>> bool(peak >= max(p.sharpness(p.init()), p.sharpness(p.optimum))), 0 <= where <= 1
+    (True, True)
+    """
+    if points < 2:
+        raise ValueError(f"points must be 2 or more; got {points}")
+    start, end = problem.init(), problem.optimum
+    fractions = np.linspace(0.0, 1.0, points)
+    values = [problem.sharpness(start + f * (end - start)) for f in fractions]
+    i = int(np.argmax(values))
+    return float(values[i]), float(fractions[i])
+
+
+def sync_budget(workers: int, gradients: int) -> tuple[int, int]:
+    """Synchronous SGD's share of a budget of ``gradients``: whole updates of ``workers`` gradients each, so
+    ``(updates, gradients it uses)``; with many learners it uses up to ``workers - 1`` fewer than the budget.
+
+    >>> sync_budget(16, 2500), sync_budget(256, 2500)
+    ((156, 2496), (9, 2304))
+    """
+    if workers < 1 or gradients < workers:
+        raise ValueError(f"workers must be 1 to gradients ({gradients}); got {workers}")
+    updates = gradients // workers
+    return updates, updates * workers
+
+
 def sync_grid(s: dict) -> grids.Grid:
     """Fully synchronous SGD on the same number of gradients (``gradients / workers`` updates), at every rate."""
-    u = s["gradients"] // s["workers"]
+    u, _ = sync_budget(s["workers"], s["gradients"])
     return grids.grid_runs("sync", s["workers"], None, u * grids.update_time("sync", s["workers"], None),
                            rates=SYNC_RATES, seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"], updates=u)
 
@@ -1276,6 +1322,32 @@ def gupta_over_n(verdicts, margins: bool = True) -> str:
     return _and(parts) + ", with no tuning of the asynchronous run"
 
 
+def gupta_retune_words(verdicts) -> str:
+    """Whether synchronous SGD's best rate (what Gupta et al.'s rule divides) moves with the number of learners, from
+    the claims ``ch05.gupta_rule*``: if it does, a rate tuned for one n does not serve another.
+
+    >>> def v(n, rate):
+    ...     c = claims.Claim("t", "?", (), metric="nats", shared={"workers": n})
+    ...     return claims.Verdict(c, {SYNC: claims.Best({"lr": rate}, (0.5,), ())}, SYNC, SYNC, 0.0, 0.0, 1)
+    >>> gupta_retune_words([v(16, 1.0), v(4, 0.2), v(256, 5.0)])[:73]
+    'its best rate (third column) rises from 0.2 with 4 learners to 5 with 256'
+    >>> gupta_retune_words([v(16, 1.0), v(4, 1.0)])[:52]
+    'its best rate is 1 for every number of learners from'
+    """
+    rates = sorted((v.claim.shared["workers"], v.best[SYNC].config["lr"]) for v in verdicts)
+    ns, values = [n for n, _ in rates], [r for _, r in rates]
+    if len(set(values)) == 1:
+        return (f"its best rate is {values[0]:g} for every number of learners from {ns[0]} to {ns[-1]} (third "
+                "column), so one tuning of synchronous SGD serves them all")
+    if values == sorted(values) or values == sorted(values, reverse=True):
+        moves = (f"{'rises' if values[-1] > values[0] else 'falls'} from {values[0]:g} with {ns[0]} learners to "
+                 f"{values[-1]:g} with {ns[-1]}")
+    else:
+        moves = f"moves between {min(values):g} and {max(values):g} from {ns[0]} to {ns[-1]} learners"
+    return (f"its best rate (third column) {moves}, so a rate tuned for one $n$ does not serve another, and the rule "
+            "carries over only by re-tuning synchronous SGD for each $n$")
+
+
 def gupta_rows(verdicts) -> list[tuple[str, ...]]:
     """Gupta et al.'s rule by number of learners as table rows: ``(learners, synchronous SGD's updates on the shared
     budget of gradients, its best rate, mean
@@ -1284,7 +1356,7 @@ def gupta_rows(verdicts) -> list[tuple[str, ...]]:
     for v in sorted(verdicts, key=lambda v: v.claim.shared["workers"]):
         g, c, y = v.best[GUPTA], v.best[TUNED], v.best[SYNC]
         n = v.claim.shared["workers"]
-        rows.append((str(n), f"{v.claim.shared['gradients'] // n:,}", f"{y.config['lr']:g}",
+        rows.append((str(n), f"{sync_budget(n, v.claim.shared['gradients'])[0]:,}", f"{y.config['lr']:g}",
                      f"{sgd.expected_staleness('async', n):g}",
                      f"{gupta_rate(v.claim.shared, y.config['lr']):.3g}", _text(g, c), f"{c.config['lr']:g}",
                      _text(c, g), gap_text(g, c)))
@@ -1354,6 +1426,47 @@ def downpour(small: bool = False) -> claims.Claim:
     return _downpour_claim("ch05.downpour", True, small)
 
 
+STALENESS_COST = {"sgd": SGD_NAME + ": 8 replicas minus one", "adagrad": ADAGRAD_NAME + ": 8 replicas minus one"}
+
+
+@claims.register("ch05.downpour_staleness_cost")
+def downpour_staleness_cost(small: bool = False) -> claims.Claim:
+    """What staleness costs plain SGD and per-shard Adagrad in Downpour SGD at the source notes' rate 0.5: the
+    loss with 8 replicas minus the loss with one replica (whose gradients no other replica makes stale), seed by
+    seed. At tuned rates the claim ``ch05.downpour`` shows staleness costing SGD nothing, so that is where a
+    difference in robustness could not show; at the untuned rate it can."""
+    s = {**gupta_settings(small), **DOWNPOUR}
+    del s["workers"]
+
+    def cost(optimizer):
+        def run(st, seed):
+            args = (optimizer, NOTES_RATE, seed, st["gradients"], st["small"], st["batch_size"], st["shards"],
+                    st["comm_time"])
+            return _downpour_level(st["replicas"], *args) - _downpour_level(1, *args)
+        how = "plain SGD, one rate" if optimizer == "sgd" else "Adagrad in each shard, a base rate"
+        return claims.Contender(STALENESS_COST[optimizer], run,
+                                uses=f"{how} {NOTES_RATE:g}; 8 replicas and one replica over 4 PS shards, transfers "
+                                     "of mean 0.1, the same seeds")
+    return claims.Claim("ch05.downpour_staleness_cost",
+                        f"At the shared rate {NOTES_RATE:g}, does staleness (8 replicas against one) raise the final "
+                        "loss of per-shard Adagrad less than that of plain SGD in Downpour SGD?",
+                        (cost("sgd"), cost("adagrad")),
+                        metric="mean training loss over the last quarter of the run with 8 replicas minus that with "
+                               "one replica (nats)",
+                        seeds=s["seeds"], shared=s, wording=downpour_cost_words, chapter="05_stale_gradients",
+                        source="dean2012large,duchi2011adaptive")
+
+
+def downpour_cost_words(v: claims.Verdict) -> str:
+    """What staleness costs each optimiser at the shared rate, with spreads and on how many seeds the winner's
+    is the smaller."""
+    s, a = v.best[STALENESS_COST["sgd"]], v.best[STALENESS_COST["adagrad"]]
+    smaller = "Adagrad" if v.winner == STALENESS_COST["adagrad"] else "SGD"
+    clause = f"smaller for {smaller} on every seed" if v.unanimous else f"smaller for {smaller} in {v.wins} of {v.seeds} seeds"
+    return (f"at the untuned rate {NOTES_RATE:g}, staleness costs SGD {_quote(*grids.mean_sd(s.values), sign='+')} "
+            f"nats and Adagrad {_quote(*grids.mean_sd(a.values), sign='+')} nats ({clause})")
+
+
 def downpour_shared_words(v: claims.Verdict) -> str:
     s, a = v.best[SGD_NAME], v.best[ADAGRAD_NAME]
     return (f"Adagrad ends {_WORDS[place(a, s)]} SGD: {_text(a, s)} against {_text(s, a)} (difference "
@@ -1378,12 +1491,16 @@ def _edge(v: claims.Verdict, one: bool = False) -> claims.Best:
     return claims.Best({}, tuple(x - y for x, y in zip(s.values, a.values)), ())
 
 
-def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str, str]:
-    """The chapter's words on Downpour SGD from the claims ``ch05.downpour_shared_rate`` and ``ch05.downpour``.
+def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict,
+                           cost: claims.Verdict | None = None) -> dict[str, str]:
+    """The chapter's words on Downpour SGD from the claims ``ch05.downpour_shared_rate``, ``ch05.downpour`` and
+    (``cost``) ``ch05.downpour_staleness_cost``.
 
     ``"shared"``, ``"tuned"``: the two comparisons; ``"reading"``: how much of the edge at the shared rate
     survives tuning; ``"control"`` and ``"takeaway"``: whether Adagrad's tuned edge is any larger with eight
     replicas than with one (level within two spreads of the seed-by-seed difference); ``"robust"``: yes/no.
+    With ``cost``: ``"sensitivity"``, whether the tuned runs could show robustness at all (what staleness costs
+    SGD once tuned) and what it costs each optimiser at the untuned shared rate, where they could.
     """
     def q(best):
         return _quote(*grids.mean_sd(best.values))
@@ -1432,7 +1549,42 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dic
         out["takeaway"] += "; with one replica, whose gradients no other replica makes stale, its edge is no smaller"
         out["control_short"] = "with one replica, whose gradients no other replica makes stale, its edge is no smaller"
         out["robust"] = "no"
+    if cost is not None:
+        out.update(_sensitivity(tuned, cost))
+        if tuned_place == "below" and more != "above":
+            # the tuned control alone cannot tell robustness apart: say what it shows, then where it can show
+            out["control_short"] = ("its edge is no larger with eight replicas than with one, whose gradients no "
+                                    "other replica makes stale")
+            out["sensitivity_cost"] += (". Adagrad's per-parameter rates shrink over the run and a constant rate does "
+                                        "not; whether a decaying rate for SGD would close the gap is not tested here")
+            out["takeaway"] = (f"Adagrad ends {_WORDS[tuned_place]} SGD, by no more than with one replica, whose "
+                               f"gradients no other replica makes stale; but {out['sensitivity_takeaway']}")
     return out
+
+
+def _sensitivity(tuned: claims.Verdict, cost: claims.Verdict) -> dict[str, str]:
+    """Whether the tuned runs can show robustness to staleness (``"sensitivity"``, ``"sensitivity_takeaway"``):
+    staleness must first cost tuned SGD something; and what it costs each optimiser at the shared rate."""
+    s, s1 = tuned.best[SGD_NAME], tuned.best[SGD_NAME + ONE]
+    sgd_cost = claims.Best({}, tuple(x - y for x, y in zip(s.values, s1.values)), ())
+    c_s, c_a = cost.best[STALENESS_COST["sgd"]], cost.best[STALENESS_COST["adagrad"]]
+    adagrad_less = cost.winner == STALENESS_COST["adagrad"] and place(c_a, c_s) == "below"
+    if place(s, s1) == "level with":
+        quoted = _quote(*grids.mean_sd(sgd_cost.values), sign="+")
+        head = (f"once tuned, staleness costs SGD nothing measurable here ({quoted} nats), so at tuned rates this "
+                "problem cannot show robustness to staleness")
+        short = "once tuned, staleness costs SGD nothing here, so this problem cannot show robustness at tuned rates"
+    else:
+        head = (f"tuned, staleness costs SGD {_quote(*grids.mean_sd(sgd_cost.values), sign='+')} nats, and Adagrad's "
+                "edge is no larger with it")
+        short = "tuned, Adagrad's edge is no larger with staleness than without"
+    tail = ("the robustness of a smaller, shrinking step" if adagrad_less else
+            "Adagrad is no more robust to staleness than SGD even there")
+    at_rate = f"At the untuned rate it can: {cost.sentence.split(', ', 1)[1]}: {tail}"
+    return {"sensitivity": f"{head}. {at_rate}", "sensitivity_head": head, "sensitivity_cost": at_rate,
+            "sensitivity_takeaway": f"{short}; at the untuned rate {NOTES_RATE:g} staleness costs "
+                                    f"{'SGD more than Adagrad' if adagrad_less else 'Adagrad no less than SGD'}"
+                                    f" ({tail})"}
 
 
 def downpour_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[str, ...]]:

@@ -127,7 +127,8 @@ def lr_rule_figure(study, smooth: int = 3):
 def stalls_figure(study):
     """Final loss over each rule's grid when learners stall now and then."""
     fig, ax = figure(6.4, 3.6)
-    rate_sweep_axes(ax, study.sweeps, workers=study.workers)
+    rate_sweep_axes(ax, study.sweeps, labels={"distance": f"distance rule, cap η_max (C = {study.lr_c:g})"},
+                    workers=study.workers)
     if "distance" not in study.sweeps:
         ax.set_xlabel("each rule's own rate on its grid: η or η₀")
     ax.legend(fontsize=8, handlelength=3.5)
