@@ -712,8 +712,11 @@ def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
     Left out: those that drive several links at once (``links_per_rank > 1``: they need a link per neighbour),
     those whose parameters ``n`` cannot satisfy, the two-link ones
     (hierarchical, multi-rail ring) when there is only one host, and, on hosts of several GPUs,
-    those not timed there (:func:`commlib.collectives.cluster.models_hosts`).
+    those not timed there (:func:`commlib.collectives.cluster.models_hosts`). On one host that is
+    :func:`commlib.collectives.compare.one_port_allreduces`.
     """
+    if hosts == 1:
+        return list(compare.one_port_allreduces(n))
     out = []
     for name, a in algorithms.ALLREDUCE.items():
         if a.links_per_rank > 1 or (hosts == 1 and "hosts" in a.params):
