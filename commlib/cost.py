@@ -34,6 +34,7 @@ from .collectives.cost import (
     CostTerms,
     algbw_to_busbw,
     algorithm_bandwidth,
+    allreduce_step_bytes,
     allreduce_terms,
     allreduce_time,
     bus_bandwidth,
@@ -47,16 +48,39 @@ from .collectives.cost import (
     ring_bytes_per_rank,
     torus_allreduce_time,
 )
-from .parameter_servers.cost import byteps_split, byteps_time, ps_time, ps_traffic
+from .parameter_servers.cost import (
+    allreduce_on_same_cards,
+    best_allreduce,
+    best_allreduce_on_same_cards,
+    byteps_split,
+    byteps_time,
+    compare_ps_ring,
+    overhead_to_beat,
+    ps_beats_ring,
+    ps_time,
+    ps_traffic,
+    rival_time,
+    round_pieces,
+    round_time,
+    same_cards_shares,
+    smallest_k_to_beat_ring,
+)
 from .step.cost import (
+    batch_for_time,
+    bucketed_overlap,
     communication_overhead,
     communication_time_for_efficiency,
     compute_time,
     largest_ranks_for_efficiency,
+    min_tokens_backward_hides,
+    min_tokens_compute_bound,
     parallel_efficiency,
+    reduction_shares,
+    reduction_time_bounds,
     required_bandwidth,
     scaling_efficiency,
     speedup,
+    traffic_per_rank,
     training_flops,
 )
 from .today.cost import (
@@ -69,18 +93,26 @@ from .today.cost import (
     zero_bytes_per_rank,
 )
 
+#: Public functions of the subjects' cost modules that are not closed forms, so not listed here:
+#: a check of an argument and the name a chapter gives a rival (both in :mod:`commlib.parameter_servers.cost`).
+NOT_FORMULAS = {"commlib.parameter_servers.cost": ("check_shards", "rival_label")}
+
 __all__ = [
     # collectives (chapters 1 and 2)
     "ALLREDUCE_ALGORITHMS", "COLLECTIVE_ALGORITHMS", "BUS_FACTORS", "BANDWIDTH_DIRECTIONS", "CostTerms",
     "allreduce_terms", "allreduce_time", "collective_terms", "collective_time", "hierarchical_allreduce_time",
     "torus_allreduce_time", "ring_bytes_per_rank", "latency_bandwidth_balance", "reduction_gamma", "bus_factor",
-    "algbw_to_busbw", "busbw_to_algbw", "bus_bandwidth", "algorithm_bandwidth",
+    "algbw_to_busbw", "busbw_to_algbw", "bus_bandwidth", "algorithm_bandwidth", "allreduce_step_bytes",
     # one step, efficiency (chapter 0)
     "parallel_efficiency", "communication_time_for_efficiency", "required_bandwidth", "largest_ranks_for_efficiency",
     "speedup",
-    "scaling_efficiency", "communication_overhead", "training_flops", "compute_time",
+    "scaling_efficiency", "communication_overhead", "training_flops", "compute_time", "traffic_per_rank",
+    "reduction_time_bounds", "reduction_shares", "batch_for_time", "min_tokens_compute_bound",
+    "min_tokens_backward_hides", "bucketed_overlap",
     # parameter servers (chapter 3)
-    "ps_time", "byteps_time", "byteps_split", "ps_traffic",
+    "ps_time", "byteps_time", "byteps_split", "ps_traffic", "round_time", "round_pieces", "ps_beats_ring",
+    "overhead_to_beat", "smallest_k_to_beat_ring", "rival_time", "best_allreduce", "same_cards_shares",
+    "allreduce_on_same_cards", "best_allreduce_on_same_cards", "compare_ps_ring",
     # today's collectives (chapter 7)
     "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
     "powersgd_numbers", "moe_step_bytes",

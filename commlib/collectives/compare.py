@@ -67,6 +67,7 @@ __all__ = [
     "BUSIEST_LINK_FORMULAS",
     "BufferSizes",
     "buffer_sizes",
+    "one_port_allreduces",
 ]
 
 #: Every all-reduce algorithm the book compares, in registry order (:data:`commlib.collectives.algorithms.ALLREDUCE`).
@@ -74,6 +75,29 @@ ALGORITHMS: tuple[str, ...] = tuple(algorithms.ALLREDUCE)
 
 #: Names to print for each algorithm: the registry's labels.
 ALGORITHM_NAMES: dict[str, str] = {name: a.label for name, a in algorithms.ALLREDUCE.items()}
+
+
+def one_port_allreduces(n: int) -> tuple[str, ...]:
+    """The all-reduces a switched network of ``n`` ranks runs as they are, in registry order: those whose record
+    drives one link a rank (``links_per_rank == 1``), takes no ``hosts`` and accepts ``n``.
+
+    The flat ones (:data:`commlib.cost.ALLREDUCE_ALGORITHMS`), and besides them the pipelined trees and the
+    one-way torus (whose grid any ``n`` makes). Chapter 2's comparisons and figure on one kind of link read it.
+
+    >>> from commlib.cost import ALLREDUCE_ALGORITHMS
+    >>> set(ALLREDUCE_ALGORITHMS) <= set(one_port_allreduces(16)), "torus_both_ways" in one_port_allreduces(16)
+    (True, False)
+    """
+    out = []
+    for name, record in algorithms.ALLREDUCE.items():
+        if record.links_per_rank > 1 or "hosts" in record.params:
+            continue
+        try:
+            record.checked(n)
+        except ValueError:
+            continue
+        out.append(name)
+    return tuple(out)
 
 
 def allreduce_lower_bound(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:

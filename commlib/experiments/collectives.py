@@ -993,19 +993,9 @@ def tree_vs_ring_claim(small: bool = False) -> claims.Claim:
 
 
 def one_port_allreduces(n: int) -> tuple[str, ...]:
-    """The all-reduces a switched network of ``n`` ranks runs as they are: one port each, no hosts, valid for ``n``."""
-    from ..collectives import algorithms
-
-    out = []
-    for name, record in algorithms.ALLREDUCE.items():
-        if record.links_per_rank > 1 or "hosts" in record.params:
-            continue
-        try:
-            record.checked(n)
-        except ValueError:
-            continue
-        out.append(name)
-    return tuple(out)
+    """The all-reduces a switched network of ``n`` ranks runs as they are: one port each, no hosts, valid for ``n``
+    (:func:`commlib.collectives.compare.one_port_allreduces`, which chapter 2's figure reads too)."""
+    return compare.one_port_allreduces(n)
 
 
 def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:

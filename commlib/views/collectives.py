@@ -712,8 +712,11 @@ def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
     Left out: those that drive several links at once (``links_per_rank > 1``: they need a link per neighbour),
     those whose parameters ``n`` cannot satisfy, the two-link ones
     (hierarchical, multi-rail ring) when there is only one host, and, on hosts of several GPUs,
-    those not timed there (:func:`commlib.collectives.cluster.models_hosts`).
+    those not timed there (:func:`commlib.collectives.cluster.models_hosts`). On one host that is
+    :func:`commlib.collectives.compare.one_port_allreduces`.
     """
+    if hosts == 1:
+        return list(compare.one_port_allreduces(n))
     out = []
     for name, a in algorithms.ALLREDUCE.items():
         if a.links_per_rank > 1 or (hosts == 1 and "hosts" in a.params):
@@ -733,6 +736,33 @@ def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
 #: is never near the bound, the double binary tree is).
 _CURVE_COLORS = ["black", PALETTE["orange"], PALETTE["green"], PALETTE["vermillion"], "0.55", PALETTE["sky"],
                  PALETTE["blue"], PALETTE["purple"]]
+
+
+def curve_looks(count: int) -> list[tuple[int, int, int]]:
+    """``count`` distinct looks, as (colour, dash, marker) indices into the curve colours, dashes and markers.
+
+    The first eight are the i-th colour, the i-th dash (wrapping after seven) and the i-th marker. Each
+    further one is the first unused combination (colour varying fastest) that shares at most one of colour,
+    dash and marker with every look before it (the first 50 looks do); once none is left, the first unused
+    one. Past every combination (8 x 7 x 8 = 448) it raises ValueError. Deterministic: the i-th look never
+    depends on ``count``.
+
+    >>> looks = curve_looks(9)
+    >>> looks[0], looks[7], looks[8]      # the ring's; the eighth's (its dash wraps); the ninth shares at most one with each
+    ((0, 0, 0), (7, 0, 7), (2, 1, 0))
+    """
+    nc, nd, nk = len(_CURVE_COLORS), len(_LINESTYLES), len(MARKERS)
+    if not isinstance(count, int) or not 0 <= count <= nc * nd * nk:
+        raise ValueError(f"count must be an integer from 0 to {nc * nd * nk}; got {count!r}")
+    looks = [(i, i % nd, i) for i in range(min(count, nc))]
+    spare = [(c, d, k) for k in range(nk) for d in range(nd) for c in range(nc)]
+    for apart in (2, 1):        # first: shares at most one property with each look; then: any unused one
+        for cand in spare:
+            if len(looks) >= count:
+                break
+            if all(sum(x != y for x, y in zip(cand, old)) >= apart for old in looks):
+                looks.append(cand)
+    return looks
 
 
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
@@ -776,8 +806,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     axes = list(axes[0])
     # one colour, dash and marker per algorithm, the same in every panel and for every n
     order = [a for a in compare.ALGORITHMS if a in names]
-    look = {a: dict(color=_CURVE_COLORS[i % len(_CURVE_COLORS)], ls=_LINESTYLES[i % len(_LINESTYLES)],
-                    marker=MARKERS[i % len(MARKERS)]) for i, a in enumerate(order)}
+    look = {a: dict(color=_CURVE_COLORS[c], ls=_LINESTYLES[d], marker=MARKERS[k])
+            for a, (c, d, k) in zip(order, curve_looks(len(order)))}
     switches = compare.switch_points(curves, lo, hi)
     changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi) if relative else []
     edges = [lo] + [m for m, _ in changes] + [hi]

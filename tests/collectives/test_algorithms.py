@@ -313,3 +313,24 @@ def test_torus_trace_equals_cost(n, grid):
     bw, lat, gamma = 25e9, 5e-6, 2e-10
     want = cost.torus_allreduce_time(m, rows, cols, bw, lat, gamma)
     assert C.trace_time(trace, bw, lat, gamma) == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("family, links, ok", [("flat", 1, True), ("flat", 2, False), ("pipelined", 2, False),
+                                               ("two-level", 1, True), ("two-level", 4, True),
+                                               ("multi-link", 2, True), ("multi-link", 1, False)])
+def test_a_family_says_whether_its_ranks_drive_several_links(family, links, ok):
+    from commlib.collectives.algorithms.base import DRIVES_SEVERAL_LINKS, FAMILIES
+
+    assert set(DRIVES_SEVERAL_LINKS) == set(FAMILIES)
+    ring = algorithms.ALLREDUCE["ring"]
+    kw = dict(name="x", label="x", collective="all_reduce", terms=ring.terms, schedule=ring.schedule,
+              family=family, links_per_rank=links)
+    if ok:
+        assert algorithms.Algorithm(**kw).links_per_rank == links
+    else:
+        with pytest.raises(ValueError, match="several links"):
+            algorithms.Algorithm(**kw)
+    # every record of the registry keeps its family's rule
+    for record in algorithms.ALLREDUCE.values():
+        must = DRIVES_SEVERAL_LINKS[record.family]
+        assert must is None or must == (record.links_per_rank > 1)

@@ -45,6 +45,76 @@ def test_cluster_calculator_never_beats_one_port_per_rank(algorithm, n, link):
     assert parse_rate(r["bus bandwidth (busbw)"]) <= hardware.link(link).bandwidth * 1.005
 
 
+def _offered(check, links):
+    out = []
+    for link in links:
+        try:
+            check(link)
+        except ValueError:
+            continue
+        out.append(link)
+    return out
+
+
+_OPTIONS = views.cluster_calculator().full_options
+INSIDE = _offered(calculators.check_inside, [v for _, v in _OPTIONS["intra_link"]])
+BETWEEN = _offered(calculators.check_between, [v for _, v in _OPTIONS["inter_link"]])
+NICS = [v for _, v in _OPTIONS["nics_per_host"]]
+
+
+def _cluster_cases(count=160, seed=20):
+    """Seeded samples over every offered algorithm, link inside and between, host count, GPUs a host and cards."""
+    import random
+
+    rng = random.Random(seed)
+    cases = [(a, 1, 4, INSIDE[0], BETWEEN[0], 0) for a in CLUSTER_ALGORITHMS]     # each on one host of four
+    while len(cases) < count:
+        hosts, g = rng.choice([1, 2, 3, 4, 8, 16]), rng.choice([1, 2, 4, 8])
+        if hosts * g < 2:
+            continue
+        cases.append((rng.choice(CLUSTER_ALGORITHMS), hosts, g, rng.choice(INSIDE), rng.choice(BETWEEN),
+                      rng.choice([c for c in NICS if c <= g])))
+    return cases
+
+
+def test_the_sample_covers_every_offered_link_and_one_host():
+    cases = _cluster_cases()
+    assert set(INSIDE) <= {c[3] for c in cases if c[2] > 1} and set(BETWEEN) <= {c[4] for c in cases if c[1] > 1}
+    assert {1, 2, 16} <= {c[1] for c in cases} and {1, 2, 4, 8} <= {c[2] for c in cases}
+    ran = []
+    for algorithm, hosts, g, intra, inter, nics in cases:
+        try:
+            calculators.cluster_results("resnet50", "fp16", hosts * g, hosts, intra, inter, algorithm, 100.0, 90.0, nics)
+        except ValueError:
+            continue
+        ran.append((hosts, g))
+    # most run: on one host, on hosts of one GPU and on hosts of several
+    assert len(ran) >= 60 and {h == 1 for h, _ in ran} == {True, False} and any(1 < h and g > 1 for h, g in ran)
+
+
+@pytest.mark.parametrize("algorithm, hosts, g, intra, inter, nics", _cluster_cases())
+def test_cluster_calculator_never_beats_what_the_ports_can_carry(algorithm, hosts, g, intra, inter, nics):
+    """Any hosts, GPUs a host, links and cards: no time below what the ports and the cards between hosts carry.
+
+    Each of the n = hosts * g GPUs must send 2(n-1)/n M through its port inside the host and its share of the
+    host's c cards (c = g for one card a GPU); each host must send 2(h-1)/h M out through its c cards. On one
+    host (h = 1, a switched bus) that is the ring's bound on the link inside.
+    """
+    n = hosts * g
+    try:
+        r = calculators.cluster_results("resnet50", "fp16", n, hosts, intra, inter, algorithm, 100.0, 90.0, nics)
+    except ValueError:
+        return                                     # not offered here (its message says why)
+    nbytes = parse_size(r["gradient size"].split(" = ")[0])
+    b_in, b_out, cards = hardware.link(intra).bandwidth, hardware.link(inter).bandwidth, nics or g
+    per_gpu = (b_in if g > 1 else 0.0) + (cards * b_out / g if hosts > 1 else 0.0)
+    bound = 2 * (n - 1) / n * nbytes / per_gpu
+    if hosts > 1:
+        bound = max(bound, 2 * (hosts - 1) / hosts * nbytes / (cards * b_out))
+    assert _seconds(r["time of one all-reduce"]) >= bound * (1 - 5e-3)   # printed to 3-4 digits
+    assert float(r["busbw / what its links carry"].split()[0]) <= 100.0 + 0.05
+
+
 @pytest.mark.parametrize("algorithm", PRIMITIVE_ALLREDUCE)
 @pytest.mark.parametrize("n", [2, 3, 8, 16])
 def test_primitive_calculator_offers_only_one_port_all_reduces_and_each_runs(algorithm, n):

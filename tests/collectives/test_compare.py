@@ -280,8 +280,10 @@ def test_cluster_errors_name_the_parameter(kwargs, word):
 
 # --- executable collectives against the formulas --------------------------------------------------
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
-def test_ring_trace_agrees_with_formula(n):
+@pytest.mark.parametrize("n", [2, 5])
+def test_trace_vs_formula_rows_carry_the_ring_s_trace_and_formula(n):
+    """The rows chapter 2's claim reads; that every algorithm's trace equals its closed form is
+    tests/collectives/test_algorithms.py's registry-wide test, so two ring sizes suffice here."""
     (row,) = compare.trace_vs_formula([n], elements=12 * n)
     m = 12 * n * 8
     assert row.trace_steps == row.formula_steps == 2 * (n - 1)

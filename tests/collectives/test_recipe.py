@@ -76,17 +76,40 @@ def test_only_the_module_and_its_registry_line_differ(copy_with_recipe):
     assert len(diff) == len(RECIPES), diff
 
 
-#: The registry-wide test files, run whole in the copy (the registry's own doctests list it, so they are left out).
+#: The registry-wide test files, run whole in the copy: every test that reads the registry
+#: (ALLREDUCE, figure_algorithms, one_port_allreduces) and that a new algorithm could turn red.
 REGISTRY_WIDE = ["tests/collectives/test_algorithms.py", "tests/collectives/test_simulate_collectives.py",
                  "tests/collectives/test_compare.py", "tests/collectives/test_cost.py",
                  "tests/collectives/test_calculators.py", "tests/collectives/test_primitive_calculator_buffer.py",
-                 "tests/test_layers.py"]
+                 "tests/views/test_views_collectives.py", "tests/test_layers.py"]
+
+#: The tests of chapter 2's claims that iterate the registry (the rest of that file runs no algorithm by list).
+REGISTRY_CLAIMS = ("tests/collectives/test_claims_collectives.py", "extra_summing_machines or off_powers_of_two")
+
+#: The modules whose doctests run in the copy, as ``make unit`` runs them: the whole collectives
+#: package (the registry's own doctests included) and chapter 2's figures.
+REGISTRY_DOCTESTS = ["commlib/collectives", "commlib/views/collectives.py", "commlib/cost.py"]
 
 
 def test_the_registry_wide_tests_pass_with_it(copy_with_recipe):
     out = run(copy_with_recipe, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-x", *REGISTRY_WIDE)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert all(f"test_closed_form_equals_the_executed_trace[1-{name}] PASSED" in out.stdout for name in RECIPES)
+
+
+def test_the_registry_claims_tests_pass_with_it(copy_with_recipe):
+    path, selected = REGISTRY_CLAIMS
+    out = run(copy_with_recipe, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x", path, "-k", selected)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout and " deselected" in out.stdout
+
+
+def test_the_doctests_pass_with_it(copy_with_recipe):
+    out = run(copy_with_recipe, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--doctest-modules",
+              *REGISTRY_DOCTESTS)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    ran = re.search(r"(\d+) passed", out.stdout)
+    assert ran and int(ran.group(1)) >= 10, out.stdout[-1000:]      # the doctests were found and run
 
 
 def test_chapter_1_and_2_calculators_never_mislead_with_it(copy_with_recipe):

@@ -305,7 +305,10 @@ def test_comparison_figure_marks_the_switch_points():
     assert "hierarchical" not in algorithms and "double_binary_tree" in algorithms
     shown = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
     assert set(shown) == {compare.ALGORITHM_NAMES[a] for a in algorithms}
-    assert all(len(ax.get_legend().get_texts()) <= 6 for ax in fig.axes)     # a handful of curves a panel
+    # a handful of curves a panel: today's eight algorithms give at most six (the ring is in both panels);
+    # each algorithm added to the registry may add one curve to a panel
+    assert all(len(ax.get_legend().get_texts()) <= 6 + max(0, len(algorithms) - 8) for ax in fig.axes)
+    assert all(len(ax.get_legend().get_texts()) < len(algorithms) for ax in fig.axes)   # the panels split them
     item_b, item_l = 1.25e9, 20e-6
     curves = {a: (lambda m, a=a: compare.allreduce_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
     want = compare.switch_points(curves, 1e2, 1e10)
@@ -326,13 +329,33 @@ def test_comparison_figure_is_relative_to_the_lower_bound():
     assert len(ring) == 2                                   # in both panels, for reference
     ratios = ring[0].get_ydata()
     assert min(ratios) >= 1.0 and ratios[-1] == pytest.approx(1.0, abs=1e-3)   # the ring meets the bound
-    # one look per algorithm across the panels: a colour never stands for two algorithms
-    looks = {}
+    # one look per algorithm across the panels: a look (colour, dash, marker) never stands for two algorithms,
+    # and while there are no more algorithms than colours, a colour never does either
+    looks, colours = {}, {}
     for ax in fig.axes:
         for line in ax.lines:
             if not line.get_label().startswith("_"):
-                looks.setdefault(line.get_color(), set()).add(line.get_label())
+                # the dash as drawn: get_linestyle() says "--" for every custom dash pattern
+                look = (line.get_color(), repr(line._unscaled_dash_pattern), line.get_marker())
+                looks.setdefault(look, set()).add(line.get_label())
+                colours.setdefault(line.get_color(), set()).add(line.get_label())
     assert all(len(v) == 1 for v in looks.values())
+    labels = set().union(*looks.values())
+    assert len(labels) == len(vc.figure_algorithms(16))
+    if len(labels) <= len(vc._CURVE_COLORS):
+        assert all(len(v) == 1 for v in colours.values())
+
+
+@pytest.mark.parametrize("count", [1, 8, 9, 50, 51, 448])
+def test_curve_looks_are_distinct_and_keep_the_first_eight(count):
+    looks = vc.curve_looks(count)
+    assert len(looks) == len(set(looks)) == count
+    assert looks[:8] == [(i, i % len(vc._LINESTYLES), i) for i in range(min(count, 8))]   # today's figures
+    assert looks == vc.curve_looks(448)[:count]                                          # never depends on count
+    for i, a in enumerate(looks[:50]):       # the first fifty share at most one of colour, dash, marker
+        assert all(sum(x != y for x, y in zip(a, b)) >= 2 for b in looks[:i])
+    with pytest.raises(ValueError, match="count"):
+        vc.curve_looks(449)
 
 
 def test_lower_bound_is_below_every_algorithm():

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ...units import check_nonnegative, check_positive
 
-__all__ = ["CostTerms", "ZERO", "FAMILIES", "Algorithm", "check_chunks", "log2_ceil", "log2_floor"]
+__all__ = ["CostTerms", "ZERO", "FAMILIES", "DRIVES_SEVERAL_LINKS", "Algorithm", "check_chunks", "log2_ceil", "log2_floor"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,12 @@ FAMILIES = {
     "two-level": "ranks on hosts (parameter hosts) or on a grid (parameter grid)",
     "multi-link": "no parameter, but a rank sends on several links at once (links_per_rank > 1)",
 }
+# "multi-link" has no member among the book's algorithms (the torus both ways drives four links, but needs its
+# grid: "two-level"); it is the family of CONTRIBUTING.md's worked example, two rings both ways.
+
+#: Whether a family's ranks drive several links at once (``links_per_rank > 1``): True, they must; False, they
+#: must not; None, either (a grid's ranks may drive a link per neighbour, as the torus both ways does).
+DRIVES_SEVERAL_LINKS = {"flat": False, "pipelined": False, "two-level": None, "multi-link": True}
 
 #: Nothing to do (one rank).
 ZERO = CostTerms(0, 0.0, 0.0)
@@ -154,7 +160,8 @@ class Algorithm:
             raise ValueError(f"family of {self.name!r} must be one of {', '.join(FAMILIES)}; got {self.family!r}")
         if not isinstance(self.links_per_rank, int) or self.links_per_rank < 1:
             raise ValueError(f"links_per_rank of {self.name!r} must be a whole number >= 1; got {self.links_per_rank!r}")
-        if (self.links_per_rank > 1) != (self.family in ("multi-link",)) and self.family != "two-level":
+        must = DRIVES_SEVERAL_LINKS[self.family]
+        if must is not None and must != (self.links_per_rank > 1):
             raise ValueError(f"{self.name!r}: a rank that drives several links is family 'multi-link' (or "
                              f"'two-level' with hosts or a grid); family {self.family!r} has links_per_rank = 1")
 
