@@ -211,7 +211,7 @@ class Entry:
         >>> BUFFER = size_entry("buffer M")
         >>> BUFFER.read("64 MiB")
         67108864.0
-        >>> for typed in ("-5 MB", "64", "0", "64 Mib", "1e400 MB"):
+        >>> for typed in ("-5 MB", "64", "0", "64 Mib", "64 Mbit", "1e400 MB"):
         ...     try:
         ...         BUFFER.read(typed)
         ...     except ValueError as err:
@@ -220,6 +220,7 @@ class Entry:
         buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'
         buffer M: add a unit, e.g. 64 MiB or 64 MB; got '0'
         buffer M: 'Mib' counts bits; give the size in bytes (B, kB, MB, GB, KiB, MiB, GiB), e.g. 64 MiB; got '64 Mib'
+        buffer M: unknown size unit 'Mbit'; give the size in bytes (B, kB, MB, GB, TB, KiB, MiB, GiB), e.g. 64 MiB; got '64 Mbit'
         buffer M must lie between 0 B and 1 PB, got '1e400 MB'
 
         A size in bits (``Mb``, ``Mib``: one letter from ``MB`` and ``MiB``) is refused: a calculator's sizes
@@ -236,6 +237,9 @@ class Entry:
                 raise ValueError(f"{unit!r} counts bits; give the size in bytes (B, kB, MB, GB, KiB, MiB, GiB), "
                                  f"e.g. {format_number(abs(number))} {'B' if unit == 'bit' else unit[:-1] + 'B'}; "
                                  f"got {text.strip()!r}")
+            if what == "size" and unit not in SIZE_UNITS:   # the box's own units, not parse_size's bits as well
+                raise ValueError(f"unknown size unit {unit!r}; give the size in bytes (B, kB, MB, GB, TB, KiB, MiB, "
+                                 f"GiB), e.g. 64 MiB; got {text.strip()!r}")
             if not math.isfinite(number * table.get(unit, 1.0)):   # "1e400 GB/s": beyond any float, so beyond the range
                 raise ValueError(f"{self.label} must lie {self.range_text}, got {text.strip()!r}")
             value = (parse_rate if what == "rate" else parse_size)(text.replace("-", "", 1) if number < 0 else text)
