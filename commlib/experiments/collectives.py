@@ -617,6 +617,32 @@ def master_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
     return naive.PIPELINED.cost(nbytes, n, chunks=chunks).time(item.bandwidth, item.latency)
 
 
+def chain_chunk_grid(nbytes: float, n: int, link: str, most: int = 1024) -> tuple[int, ...]:
+    """The chunk counts the pipelined chain reduce is tuned over: powers of two from 1 (the unpipelined chain)
+    to ``most``, and the exact optimum of its convex time (:func:`commlib.collectives.algorithms.chain.best_chunks`).
+
+    >>> chain_chunk_grid(64 * 2**20, 8, "eth_25g")
+    (1, 2, 4, 8, 16, 32, 64, 114, 128, 256, 512, 1024)
+    """
+    from ..collectives.algorithms import chain
+
+    item = hardware.link(link)
+    powers = {2**k for k in range(most.bit_length()) if 2**k <= most}
+    return tuple(sorted(powers | {chain.best_chunks(nbytes, n, item.bandwidth, item.latency, most=most)}))
+
+
+def chain_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
+    """Seconds of the chain reduce cut into ``chunks`` pieces, pipelined (q = 1: the unpipelined serial chain).
+
+    >>> round(1e3 * chain_seconds(64 * 2**20, 8, "eth_25g", 114), 1)
+    23.8
+    """
+    from ..collectives.algorithms import chain
+
+    item = hardware.link(link)
+    return chain.PIPELINED.cost(nbytes, n, chunks=chunks).time(item.bandwidth, item.latency)
+
+
 def collective_seconds(op: str, algorithm: str, nbytes: float, n: int, link: str) -> float:
     """Seconds of one collective under alpha-beta on ``link`` (:func:`commlib.cost.collective_time`)."""
     from .. import cost
@@ -682,10 +708,12 @@ REDUCE_NS = (2, 4, 8, 16, 64)
 
 
 class ReduceRow(NamedTuple):
-    """The unpipelined binomial tree against reduce-scatter + gather on ``n`` ranks (seconds, bytes).
+    """The unpipelined binomial tree against reduce-scatter + gather on ``n`` ranks (seconds, bytes), and the
+    chain pipelined at its best chunk count on the long vector.
 
-    ``crossover`` is the size above which reduce-scatter + gather is faster; NaN where the tree is
-    faster at every size (n = 2: both move M, and the tree takes one step fewer).
+    ``crossover`` is the size above which reduce-scatter + gather is faster than the tree; NaN where the tree
+    is faster at every size (n = 2: both move M, and the tree takes one step fewer). ``chain_long`` is the
+    pipelined chain's time on the long vector, at its best chunk count ``chain_chunks``.
     """
 
     n: int
@@ -694,6 +722,8 @@ class ReduceRow(NamedTuple):
     tree_long: float
     split_long: float
     crossover: float
+    chain_long: float
+    chain_chunks: int
 
 
 def _size_text(nbytes: float) -> str:
@@ -705,14 +735,20 @@ def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", shor
     """Both reduces of a short and a long vector on each ``n`` (a power of two), and where they cross.
 
     Alpha-beta times on ``link`` (:func:`collective_seconds`); the crossover is
-    :func:`commlib.collectives.compare.crossover_sizes` over 1 B to 1 TB.
+    :func:`commlib.collectives.compare.crossover_sizes` over 1 B to 1 TB. The pipelined chain runs the long
+    vector at its best chunk count (:func:`commlib.collectives.algorithms.chain.best_chunks`).
 
     >>> r = reduce_comparison((2, 8))
     >>> [round(1e3 * x.tree_long, 2) for x in r], [round(1e3 * x.split_long, 2) for x in r]
     ([21.48, 64.45], [21.49, 37.64])
+    >>> [(round(1e3 * x.chain_long, 2), x.chain_chunks) for x in r]   # 2 ranks: one message of M; 8: 6 + 114 chunks
+    [(21.48, 1), (23.81, 114)]
     >>> math.isnan(r[0].crossover), round(r[1].crossover / 1e3, 1)   # 3 alpha / ((3 - 7/4) beta) = 2.4 alpha B
     (True, 75.0)
     """
+    from ..collectives.algorithms import chain
+
+    item = hardware.link(link)
     rows = []
     for n in ns:
         n = check_count("n", n, minimum=2)
@@ -724,7 +760,9 @@ def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", shor
             return collective_seconds("reduce", "reduce_scatter_gather", m, n, link)
 
         found = compare.crossover_sizes(tree, split, 1.0, 1e12)
-        rows.append(ReduceRow(n, tree(short), split(short), tree(long), split(long), found[0] if found else float("nan")))
+        q = chain.best_chunks(long, n, item.bandwidth, item.latency)
+        rows.append(ReduceRow(n, tree(short), split(short), tree(long), split(long), found[0] if found else float("nan"),
+                              chain_seconds(long, n, link, q), q))
     return rows
 
 
@@ -739,21 +777,45 @@ def _reduce_claim(key: str, nbytes: float, n: int) -> claims.Claim:
                                               "ceil(log2 n) steps")
     split = contender("reduce-scatter + gather", "reduce_scatter_gather",
                       "one full-duplex port per rank; the vector cut into n blocks (Rabenseifner)")
+    chain = claims.Contender(
+        "pipelined chain", lambda s, seed: 1e3 * chain_seconds(s["nbytes"], s["n"], s["link"], s["chunks"]),
+        {"chunks": chain_chunk_grid(nbytes, n, shared["link"])}, limits={"chunks": 1},
+        uses="one full-duplex port per rank; the serial chain cut into q chunks, each rank passing chunk j on while "
+             "it takes in chunk j + 1, q tuned over powers of two and the exact optimum of its convex time "
+             "(q = 1: the unpipelined chain)")
     size = _size_text(nbytes)
 
     def wording(v: claims.Verdict) -> str:
-        t, o = v.best["binomial tree"], v.best["reduce-scatter + gather"]
-        ratio = max(t.mean, o.mean) / min(t.mean, o.mean)
-        tree_name = "the unpipelined binomial tree"
-        who, other = ((tree_name, v.runner_up) if v.winner == "binomial tree" else (v.winner, tree_name))
-        lead = (f"{who} is {ratio:.1f} times faster than {other}" if ratio >= 1.1 else
-                f"{who} is faster than {other} by {format_time(abs(t.mean - o.mean) / 1e3, significant=2)}")
-        return f"at {size} on {n} ranks {lead}"
+        q = v.best["pipelined chain"].config["chunks"] if "pipelined chain" in v.best else 1
+        names = {"binomial tree": "the unpipelined binomial tree", "reduce-scatter + gather": "reduce-scatter + gather",
+                 "pipelined chain": (f"the chain pipelined over its best q = {q} chunks" if q > 1 else
+                                     "the chain (unpipelined at its best, q = 1)")}
 
-    return claims.Claim(key, f"Which reduce of {size} on {n} ranks is faster, the unpipelined binomial tree or "
-                             f"reduce-scatter + gather?", (tree, split), metric="ms", seeds=(0,), shared=shared,
+        def compared(a: str, b: str) -> str:
+            x, y = v.best[a].mean, v.best[b].mean
+            ratio = y / x
+            return (f"{names[a]} is {ratio:.1f} times faster than {names[b]}" if ratio >= 1.1 else
+                    f"{names[a]} is faster than {names[b]} by {format_time((y - x) / 1e3, significant=2)}")
+
+        order = sorted(v.best, key=lambda name: v.best[name].mean)
+        text = f"at {size} on {n} ranks {compared(order[0], order[1])}"
+        if order[0] == "pipelined chain":
+            fast, slow = sorted(("binomial tree", "reduce-scatter + gather"), key=lambda name: v.best[name].mean)
+            text += f", and {compared(fast, slow)}"
+        return text
+
+    # On two ranks the chain and the tree are the same single message of M: the chain is no third contender.
+    if n == 2:
+        return claims.Claim(key, f"Which reduce of {size} on {n} ranks is faster, the unpipelined binomial tree (on two "
+                                 f"ranks also the chain) or reduce-scatter + gather?", (tree, split), metric="ms",
+                            seeds=(0,), shared=shared, wording=wording, chapter="01_reduce_and_primitives",
+                            source="cost.collective_time (alpha-beta) on the eth_25g preset; deterministic")
+    return claims.Claim(key, f"Which reduce of {size} on {n} ranks is fastest: the unpipelined binomial tree, "
+                             f"reduce-scatter + gather, or the chain pipelined at its best chunk count?",
+                        (tree, split, chain), metric="ms", seeds=(0,), shared=shared,
                         wording=wording, chapter="01_reduce_and_primitives",
-                        source="cost.collective_time (alpha-beta) on the eth_25g preset; deterministic")
+                        source="cost.collective_time and chain.PIPELINED (alpha-beta) on the eth_25g preset; "
+                               "deterministic")
 
 
 #: The reduce claims: key -> (bytes, ranks n). Short vectors on 8 and 64 ranks; long ones on 2 (where both

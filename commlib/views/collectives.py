@@ -240,7 +240,8 @@ def _link_words(link: str) -> str:
 
 
 def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float, link: str = "eth_25g"):
-    """Markdown table: the unpipelined binomial tree against reduce-scatter + gather over n, and where they cross.
+    """Markdown table: the unpipelined binomial tree against reduce-scatter + gather over n, where they cross, and
+    the chain pipelined at its best chunk count on the long vector.
 
     ``rows`` are :func:`commlib.experiments.collectives.reduce_comparison`'s, run with vectors of ``short``
     and ``long`` bytes on ``link``.
@@ -251,11 +252,13 @@ def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float
     body = []
     for r in rows:
         cross = "none: the tree is faster at every size" if math.isnan(r.crossover) else format_size(r.crossover, significant=3)
-        body.append([r.n, t(r.tree_short), t(r.split_short), t(r.tree_long), t(r.split_long), cross])
+        body.append([r.n, t(r.tree_short), t(r.split_short), t(r.tree_long), t(r.split_long),
+                     f"{t(r.chain_long)} (q = {r.chain_chunks})", cross])
     s, m = format_size(short, binary=True, significant=3), format_size(long, binary=True, significant=3)
     headers = ["ranks n", f"tree, {s}", f"reduce-scatter + gather, {s}", f"tree, {m}", f"reduce-scatter + gather, {m}",
-               "reduce-scatter + gather faster above"]
-    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather, "
+               f"pipelined chain, {m} (best q)", "reduce-scatter + gather faster than the tree above"]
+    return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather, and "
+                                                 "the chain pipelined over its best chunk count q, "
                                                  + _link_words(link))
 
 
