@@ -206,6 +206,58 @@ def shows_of(label: str, chapter: str) -> tuple[str, ...]:
     return _EXERCISE_SHOWS.get(label, ())
 
 
+#: The code an exercise asks a student to write (a function), by the exercise's label: (name, the cell the student
+#: fills, the book's reference solution as ``module:function``); a graded notebook collects the cell as a free
+#: response graded by hand, with the book's solution and the reference's source as the rubric.
+_EXERCISE_CODE: dict[str, tuple[str, str, str]] = {}
+
+
+def exercise_code(label: str, name: str, stub: str, reference: str) -> None:
+    """Register the code exercise ``label`` asks for (called by ``commlib/questions/chNN.py``): ``name`` names its
+    free-response question, ``stub`` is the code cell the student fills (opening with a comment saying what to
+    do), ``reference`` the book's solution as ``module:function`` (its source is the grader's rubric)."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or not stub.startswith("# ") or ":" not in reference:
+        raise ValueError(f"{label}: a code answer needs a name, a stub opening with a comment, and module:function")
+    _EXERCISE_CODE[label] = (name, stub, reference)
+
+
+def code_of(label: str, chapter: str) -> tuple[str, str, str] | None:
+    """What :func:`exercise_code` registered for exercise ``label`` of ``chapter`` (``"ch08"``); None if nothing."""
+    try:
+        importlib.import_module(f"commlib.questions.{chapter}")
+    except ModuleNotFoundError:
+        pass
+    return _EXERCISE_CODE.get(label)
+
+
+def reference_source(reference: str) -> str:
+    """The source of a reference solution named ``module:function`` (``commlib.lab.p2p:ring_allreduce``)."""
+    module, function = reference.split(":", 1)
+    return inspect.getsource(getattr(importlib.import_module(module), function))
+
+
+#: Exercises that need the student's own run of the chapter's lab (its fitted numbers, its figures), by label:
+#: why. A graded notebook says, under such an exercise, to run the chapter's lab first and answer from that run.
+_EXERCISE_RUNS: dict[str, str] = {}
+
+
+def exercise_needs_run(label: str, why: str) -> None:
+    """Register that exercise ``label`` needs the student's own run of its chapter's lab, and ``why`` (what of the
+    run it reads), called by ``commlib/questions/chNN.py``."""
+    if not why.strip():
+        raise ValueError(f"{label}: say what of the run the exercise reads")
+    _EXERCISE_RUNS[label] = why
+
+
+def run_needed(label: str, chapter: str) -> str:
+    """What of its chapter's run exercise ``label`` reads (:func:`exercise_needs_run`); empty if it needs none."""
+    try:
+        importlib.import_module(f"commlib.questions.{chapter}")
+    except ModuleNotFoundError:
+        pass
+    return _EXERCISE_RUNS.get(label, "")
+
+
 _PRESET_TABLES = (("model", "MODELS"), ("link", "LINKS"), ("accelerator", "ACCELERATORS"))
 
 

@@ -158,16 +158,15 @@ FORBIDDEN = re.compile(r"note 000|\bthe chapter's (equation|figure)\b")
 
 
 #: Free-response exercises whose text refers to something of the chapter that their graded notebook does not
-#: give yet, with why (each is graded by hand, so the grader sees the gap; the list may only shrink).
-MEANS_PENDING = {
-    "ex-lab-half-rate": "it needs the lab's own measurement, which the lab notebook makes",
-}
+#: give yet, with why (each is graded by hand, so the grader sees the gap; the list may only shrink). An exercise
+#: that reads the student's own run of a lab (``commlib.check.exercise_needs_run``) says to run the lab first instead.
+MEANS_PENDING: dict[str, str] = {}
 
 
 def _sections(nb) -> list[tuple[str, list[str]]]:
     """Each exercise's Markdown text as the student sees it (the grader's rubric left out), and the code
     cells that come with it (before its first question)."""
-    sections, text, code, asking, rubric = [], None, [], False, False
+    sections, text, code, asking, rubric, prompt = [], None, [], False, False, False
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith("## Exercise"):
             if text is not None:
@@ -175,12 +174,15 @@ def _sections(nb) -> list[tuple[str, list[str]]]:
             text, code, asking = "", [], False
         elif text is not None and cell.cell_type == "markdown":
             asking = asking or "# BEGIN QUESTION" in cell.source
+            if "# BEGIN PROMPT" in cell.source or "# END PROMPT" in cell.source:
+                prompt = "# BEGIN PROMPT" in cell.source
+                continue
             if "# BEGIN SOLUTION" in cell.source or "# END SOLUTION" in cell.source:
                 rubric = "# BEGIN SOLUTION" in cell.source
                 continue
             if not rubric:
                 text += cell.source + "\n"
-        elif text is not None and not asking:
+        elif text is not None and (not asking or prompt):   # a code answer's cell: what the student fills
             code.append(cell.source)
     if text is not None:
         sections.append((text, code))
@@ -199,7 +201,7 @@ def test_every_graded_notebook_gives_what_its_exercises_refer_to():
         labels = [ex["label"] for ex in assignments.chapter_exercises(path)]
         for number, (text, code) in enumerate(sections, start=1):
             for refers, gives, what in REFERENCES:
-                if labels[number - 1] in MEANS_PENDING:
+                if labels[number - 1] in MEANS_PENDING or assignments.RUN_FIRST in text:
                     continue
                 shown = what == "a table or figure" and f"{assignments.SHOWN} (as the book shows it):" in text
                 if re.search(refers, text, re.I) and not any(re.search(gives, c) for c in code) and not shown:
@@ -626,3 +628,43 @@ def test_a_reference_that_opens_a_sentence_opens_with_a_capital():
              for ex in assignments.chapter_exercises(p)}
     assert texts["ex-ps-why-server"].startswith("The chapter counted")
     assert texts["ex-stale-quadratic"].startswith("Derive. The equation")
+
+
+def test_chapter_08_collects_the_ring_as_code_and_says_to_run_the_lab_where_an_exercise_reads_the_run(tmp_path):
+    """The lab's ring is a code cell the student fills, collected for grading by hand beside the reference
+    solution; every exercise that reads the student's own run says to run the chapter's lab first."""
+    import free_responses
+
+    from commlib.check import code_of, reference_source, run_needed
+
+    stem = "08_mpi_lab"
+    exercises = assignments.chapter_exercises(_chapter(stem))
+    needs_run = [ex["label"] for ex in exercises if run_needed(ex["label"], "ch08")]
+    assert {"ex-lab-half-rate", "ex-lab-copy-bound"} <= set(needs_run)
+    master = assignments.master_notebook(_chapter(stem))
+    for (text, _), ex in zip(_sections(master), exercises):
+        assert (assignments.RUN_FIRST in text) == (ex["label"] in needs_run), ex["label"]
+        if ex["label"] in needs_run:
+            assert "`make student`" in text and "your run's numbers" in text, ex["label"]
+    name, stub, reference = code_of("ex-lab-ring", "ch08")
+    dist = assignments.write_assignment(_chapter(stem), tmp_path / "built", run_tests=False)
+    student = nbformat.read(dist / "student" / f"{stem}.ipynb", as_version=4)
+    answers = [c for c in student.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
+    (ring,) = [c for c in answers if c.cell_type == "code"]
+    assert ring.source == stub and "def ring_allreduce(comm, array):" in ring.source
+    markdown = "\n".join(c.source for c in student.cells if c.cell_type == "markdown")
+    assert "For the grader" not in markdown and "def ring_allreduce(comm, array, *" not in markdown
+    assert sum(assignments.RUN_FIRST in c.source for c in student.cells) == len(needs_run)
+    ring.source = stub.replace('raise NotImplementedError("replace this line with your ring")', "return my_ring(array)")
+    for cell in student.cells:
+        if cell.source.startswith("student_id ="):
+            cell.source = f"student_id = {STUDENT!r}"
+    handed = tmp_path / "in"
+    handed.mkdir()
+    nbformat.write(student, handed / f"{stem}.ipynb")
+    out = tmp_path / "out"
+    assert free_responses.main([str(dist), str(handed), "--out", str(out)]) == 0
+    collected = (out / f"{name}.md").read_text()
+    assert "return my_ring(array)" in collected and f"### {STUDENT} ({stem}.ipynb)" in collected
+    assert reference_source(reference).strip() in collected          # the rubric: the reference's source
+    assert "Write `ring_allreduce(comm, array)`" in collected         # the exercise itself

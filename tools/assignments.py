@@ -40,7 +40,11 @@ that ``commlib.check.exercise_shows`` names is copied as the chapter shows it
 by the equation itself; and what its answers read of the book's hardware tables,
 or its text names (a model's exact parameter count, a GPU's peak, a link as sold
 and its latency: ``commlib.check.preset_facts``, ``presets_named``), is stated
-under its text, free responses included. Each question's
+under its text, free responses included. Code an exercise asks the student to write
+(``commlib.check.exercise_code``) is a free response graded by hand: a code cell the student fills,
+collected beside the book's reference solution as the rubric. An exercise that reads the student's own
+run of the chapter's lab (``commlib.check.exercise_needs_run``) says, under its text, to run the
+chapter's lab first and answer with that run's numbers. Each question's
 heading gives its points. The free responses are collected for grading by
 hand with ``tools/free_responses.py``; the autograder's environment runs the
 Python this command runs with (the book's).
@@ -379,6 +383,46 @@ def _manual_cells(ex: dict, letter: str, points: int = MANUAL_POINTS) -> list:
     ]
 
 
+def _code_cells(ex: dict, code: tuple[str, str, str], letter: str, points: int = MANUAL_POINTS) -> list:
+    """The code an exercise asks for, as a free-response question graded by hand: the student's code cell (the
+    registered stub, which otter keeps as the answer cell and ``tools/free_responses.py`` collects), and the book's
+    solution with the reference's source as the grader's rubric in the solution notebook and the autograder's copy."""
+    name, stub, reference = code
+    source = _loader().reference_source(reference).rstrip()
+    rubric = ((ex["solution"] + "\n\n") if ex["solution"] else "") + (
+        f"The book's reference solution (`{reference.replace(':', '.')}`):\n\n```python\n{source}\n```")
+    return [
+        _otter(f"# BEGIN QUESTION\nname: {name}\nmanual: true\npoints: {points}"),
+        nbformat.v4.new_markdown_cell(f"**{_part(letter)}Free response `{name}`, graded by hand "
+                                      f"({points_text(points)}).** Write your code in the code cell below, in place "
+                                      "of its body; it is collected as you leave it and graded by hand."),
+        _otter("# BEGIN PROMPT"),
+        nbformat.v4.new_code_cell(stub),
+        _otter("# END PROMPT"),
+        _otter("# BEGIN SOLUTION"),
+        nbformat.v4.new_markdown_cell("**For the grader: the book's solution, as the rubric.** Give the points "
+                                      "for the steps it takes, in any code that does them.\n\n" + rubric),
+        _otter("# END SOLUTION"),
+        _otter("# END QUESTION"),
+    ]
+
+
+#: The words that open the cell under an exercise that needs the student's own run of the chapter's lab.
+RUN_FIRST = "Run the chapter's lab first"
+
+
+def _run_cell(label: str, chapter: str, number: int) -> list:
+    """Under an exercise that reads the student's own run of the lab (``commlib.check.exercise_needs_run``): a
+    Markdown cell saying to run the chapter's lab first and answer with that run's numbers."""
+    why = _loader().run_needed(label, chapter)
+    if not why:
+        return []
+    return [nbformat.v4.new_markdown_cell(
+        f"**{RUN_FIRST}** (chapter {number}'s notebook, in the student copy of the book your course hands out: "
+        f"`make student` writes it), then answer with your run's numbers, not the book's. This exercise reads "
+        f"{why}, which this notebook does not measure.")]
+
+
 def _means_cells(checks: list[str], label: str = "", chapter: str = "") -> list:
     """The code cells that give what an exercise's text refers to (its questions' ``means``, or the
     exercise's own where it has no self-check), introduced."""
@@ -516,13 +560,17 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
             cells.append(nbformat.v4.new_markdown_cell(f"{SHOWN} (as the book shows it):"))
             cells += [nbformat.v4.new_markdown_cell(text) for text in shown]
         cells.append(nbformat.v4.new_markdown_cell(ex["text"]))
+        cells += _run_cell(ex["label"], f"ch{path.stem[:2]}", int(path.stem[:2]))
         cells += _facts_cell(ex)
-        parts = len(ex["checks"]) + asks_reasoning(ex)
+        code = _loader().code_of(ex["label"], f"ch{path.stem[:2]}")
+        parts = bool(code) + len(ex["checks"]) + asks_reasoning(ex)
         letters = "abcdefghij" if parts > 1 else [""] * parts     # "(a)" only where a "(b)" follows
+        if code:                                                   # the code first: the questions ask about it
+            cells += _code_cells(ex, code, letters[0], manual_points)
         for i, qid in enumerate(ex["checks"]):
-            cells += _question_cells(qid, letters[i], points, public_own)
+            cells += _question_cells(qid, letters[bool(code) + i], points, public_own)
         if asks_reasoning(ex):
-            cells += _manual_cells(ex, letters[len(ex["checks"])], manual_points)
+            cells += _manual_cells(ex, letters[bool(code) + len(ex["checks"])], manual_points)
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})

@@ -1,7 +1,7 @@
 """Self-checks for the MPI lab (chapter 8). Answers are computed by commlib, never typed in."""
 
 from .. import cost
-from ..check import Given, Question, register
+from ..check import Given, Question, exercise_code, exercise_needs_run, register
 
 register(Question(
     "ch08.ring_steps", lambda: cost.allreduce_terms(2**20, 4, "ring").steps, unit="Sendrecv calls",
@@ -10,12 +10,16 @@ register(Question(
            (lambda given, right: given == 2 * 4,
             "In step s a rank sends one chunk and receives one: n-1 steps per phase, not n.")),
     hint="Count the steps of both phases on n = 4 ranks: (n-1) + (n-1).",
-    means=(
-        "# Your ring: replace the body, then run checker.check_ring_allreduce(ring_allreduce) in a cell of its own.\n"
-        "def ring_allreduce(comm, array):\n"
-        "    raise NotImplementedError(\"replace this line with your ring\")",
-    ),
 ))
+
+# The ring itself, graded by hand: the student's cell is collected beside the reference solution.
+exercise_code(
+    "ex-lab-ring", "ring_allreduce_code",
+    "# Your ring: replace the body, then run checker.check_ring_allreduce(ring_allreduce) in a cell of its own.\n"
+    "def ring_allreduce(comm, array):\n"
+    "    raise NotImplementedError(\"replace this line with your ring\")",
+    "commlib.lab.p2p:ring_allreduce",
+)
 
 register(Question(
     "ch08.busbw_gbs", lambda ms=80: cost.bus_bandwidth("all_reduce", 64 * 2**20, 4, ms / 1e3) / 1e9, unit="GB/s",
@@ -36,3 +40,8 @@ register(Question(
             "the 1/n does not."),),
     hint="Set 2(n-1) alpha = 2(n-1)/n M beta and solve for M (beta = 1/bandwidth).",
 ))
+
+# The last two exercises read the student's own run of the lab: its fit, its figures, its copy control.
+exercise_needs_run("ex-lab-half-rate", "the run's fitted $\\alpha$ and $1/\\beta$, its measured rates and the figure in "
+                   "*What $1/\\beta$ measures here*")
+exercise_needs_run("ex-lab-copy-bound", "the run's bus bandwidth at the largest size and its copy control")
