@@ -417,9 +417,10 @@ def batch_sync_ratio_words(v: claims.Verdict, time_ratio: float) -> str:
 def _batch_sync_words(v: claims.Verdict) -> str:
     w, r = v.best[v.winner], v.best[v.runner_up]
     ratio = batch_sync_ratio(v)
-    first = f"reaches the target first {_seeds_text(v)}" if v.decided else \
-        f"and {v.runner_up} reach the target level ({v.winner} first in only {v.wins} of {v.seeds} seeds)"
-    return (f"{v.winner} {first}, by {_margin_text(v)} mean compute times: after {level_text(w, ' mean compute times')} "
+    first = f"reaches the target first {_seeds_text(v)}, by {_margin_text(v)} mean compute times" if v.decided else \
+        (f"and {v.runner_up} reach the target level ({v.winner} first in only {v.wins} of {v.seeds} seeds, by "
+         f"{_margin_text(v)} mean compute times)")
+    return (f"{v.winner} {first}: after {level_text(w, ' mean compute times')} "
             f"against {level_text(r, ' mean compute times')} (best rates {w.config['lr']:g} and "
             f"{r.config['lr']:g}; median ratio {ratio:.2f})")
 
