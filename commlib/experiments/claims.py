@@ -29,7 +29,8 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Contender", "Claim", "Best", "Verdict", "sign_test", "run", "register", "load", "REGISTRY", "claim", "verdict"]
+__all__ = ["Contender", "Claim", "Best", "Verdict", "sign_test", "run", "register", "load", "REGISTRY", "claim", "verdict",
+           "cached"]
 
 
 @dataclass(frozen=True)
@@ -309,3 +310,22 @@ def verdict(key: str) -> Verdict:
     tmp.write_text(json.dumps(_to_json(v)), encoding="utf-8")
     tmp.replace(path)
     return v
+
+
+def cached(name: str, compute: Callable[[], Sequence[float]]) -> tuple[float, ...]:
+    """``compute()``, a list of numbers (a reference run a chapter sets its claims against), computed once per
+    version of the code and cached on disk beside the verdicts of :func:`verdict`, read back exactly."""
+    import json
+
+    path = _cache_dir() / f"{name}.json"
+    if path.exists():
+        try:
+            return tuple(float(x) for x in json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, TypeError):
+            pass
+    values = tuple(float(x) for x in compute())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(list(values)), encoding="utf-8")
+    tmp.replace(path)
+    return values

@@ -6,9 +6,9 @@ samples, so the global batch is ``n b``), as in the PowerAI DDL benchmarks
 ``T(n)`` on ``n`` workers:
 
 * throughput: :math:`\Theta(n) = n b / T(n)` samples per second;
-* speedup: :math:`S(n) = \Theta(n)/\Theta(1) = n\,T(1)/T(n)` -- how much
+* speedup: :math:`\mathrm{Sp}(n) = \Theta(n)/\Theta(1) = n\,T(1)/T(n)` -- how much
   faster ``n`` workers get through the same ``n b`` samples than one worker;
-* scaling efficiency: :math:`E(n) = S(n)/n = T(1)/T(n)`, 1.0 being perfect;
+* scaling efficiency: :math:`E(n) = \mathrm{Sp}(n)/n = T(1)/T(n)`, 1.0 being perfect;
 * communication overhead: :math:`T(n) - T(1)` seconds per iteration (the
   iteration grows only because of communication, the per-worker work being
   the same), or as a share of :math:`T(n)`.

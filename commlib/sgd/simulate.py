@@ -95,6 +95,7 @@ __all__ = [
     "expected_value",
     "expected_max_straggler",
     "straggler_runtime_ratio",
+    "straggler_gradient_rate",
     "expected_order_statistic",
     "expected_max",
     "runtime_ratio",
@@ -1307,6 +1308,20 @@ def expected_max_straggler(n: int, slowdown: float, rate: float = 1.0) -> float:
     return (harmonic(n - 1) + beta / a) / rate
 
 
+def straggler_gradient_rate(n: int, slowdown: float, rate: float = 1.0) -> float:
+    r"""Gradients per unit of time the asynchronous PS receives from ``n`` learners, one of them ``slowdown`` times
+    slower on average: :math:`\mu\,((n - 1) + 1/s)` by the renewal theorem, learner by learner (per mean compute
+    time with ``rate = 1``).
+
+    >>> straggler_gradient_rate(16, 4.0)
+    15.25
+    """
+    n = check_count("n", n, 1)
+    s = check_positive("slowdown", slowdown)
+    rate = check_positive("rate", rate)
+    return ((n - 1) + 1.0 / s) * rate
+
+
 def straggler_runtime_ratio(n: int, slowdown: float) -> float:
     r"""The runtime ratio :math:`E[T_\text{sync}]/E[T_\text{async}]` with one persistent straggler, in closed form.
 
@@ -1319,7 +1334,7 @@ def straggler_runtime_ratio(n: int, slowdown: float) -> float:
     """
     n = check_count("n", n, 1)
     s = check_positive("slowdown", slowdown)
-    return expected_max_straggler(n, s) * ((n - 1) + 1.0 / s)
+    return expected_max_straggler(n, s) * straggler_gradient_rate(n, s)
 
 
 def monte_carlo_runtime_ratio(P: int, distribution: str = "exponential", trials: int = 10_000, seed: int = 0,

@@ -58,6 +58,44 @@ def test_batch_sync_headline_and_ratio():
                      {fast: {"lr": 1.0}, slow: {"lr": 1.0}})
     assert ahead.headline == "K-batch-sync reaches the target first on all 5 seeds, by 1.8 ± 0.4 mean compute times"
     assert tuned_races.batch_sync_ratio(v) == sorted(a / b for a, b in zip(v.best[fast].values, v.best[slow].values))[2]
+    # level: the ratio of the times per update is the fact; the race's ratios are quoted as their range, no median
+    words = tuned_races.batch_sync_ratio_words(v, 0.9)
+    assert words == ("K-batch-sync's time per update is 0.90 of K-sync's (closed form), a gain of 10 % per update, "
+                     "but the race over 5 seeds cannot resolve a gap of that size: seed by seed, K-batch-sync's time "
+                     "to the target is 0.90 to 1.09 of K-sync's")
+    # decided, by more than the gap's spread: the race's median ratio beside the ratio per update
+    apart = _verdict(c, {fast: (18.0, 19.0, 20.0, 21.0, 21.0), slow: (20.0, 21.0, 22.0, 23.5, 23.0)},
+                     {fast: {"lr": 1.0}, slow: {"lr": 1.0}})
+    assert tuned_races.batch_sync_ratio_words(apart, 0.9).endswith(
+        f"in the race K-batch-sync's time to the target is {tuned_races.batch_sync_ratio(apart):.2f} of K-sync's "
+        "(median over the 5 seeds)")
+
+
+def test_race_short_words_say_whether_test_error_tells_the_two_apart():
+    c = tuned_races.async_vs_sync(small=True)
+    a, s = (x.name for x in c.contenders)
+    v = _verdict(c, {a: (0.540, 0.541, 0.542, 0.541, 0.540), s: (0.560, 0.561, 0.559, 0.560, 0.562)},
+                 {a: {"lr": 0.05}, s: {"lr": 1.0}})
+    race = tuned_races.Race(400.0, 0.5, 0, {}, {}, {}, {}, {}, {}, 0.0, {},
+                            error_values={a: (0.10, 0.11, 0.09, 0.10, 0.10), s: (0.10, 0.10, 0.10, 0.11, 0.09)})
+    assert tuned_races.short_words(v) == "asynchronous SGD ends lower, by 0.020 ± 0.002 nats"
+    assert tuned_races.short_words(v, race).endswith(" nats in training loss; test error does not tell them apart")
+    apart = tuned_races.Race(400.0, 0.5, 0, {}, {}, {}, {}, {}, {}, 0.0, {},
+                             error_values={a: (0.10, 0.11, 0.09, 0.10, 0.10), s: (0.12, 0.13, 0.11, 0.12, 0.125)})
+    assert tuned_races.short_words(v, apart).endswith("in training loss; in test error asynchronous SGD is lower, "
+                                                      "by 2.1 ± 0.2 points seed by seed")
+
+
+def test_cached_values_are_computed_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return [0.5, float("inf")]
+
+    assert claims.cached("toy.values", compute) == (0.5, float("inf"))
+    assert claims.cached("toy.values", compute) == (0.5, float("inf")) and len(calls) == 1
 
 
 def test_warm_headline_turns_with_the_runs():
@@ -95,11 +133,11 @@ def test_warmup_range_words_say_the_answer_with_few_numbers():
     # the warm-up lower on average at every ν from 96 on, but on only 3 of the 5 seeds
     verdicts = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 5.95), 112: (20.0, 19.95), 128: (30.0, 29.95)}, small)
     words = tuned_races.warmup_range_words(verdicts, small, stable_rate=9.1)
-    assert words["head"] == ("without warm-up the rule ends within 2 % of the small batch up to $\\nu = 80$ and "
+    assert words["head"] == ("without warm-up the rule ends within about 2 % of the small batch up to $\\nu = 80$ and "
                              "above it from $\\nu = 96$")
     assert words["cross"] == "$\\nu \\approx 91$, between the last $\\nu$ that held and the first that broke"
-    assert words["warm"] == ("a warm-up, its length tuned, brings no $\\nu$ from 96 on within 2 % of the small batch; "
-                             "it lowers the mean final loss at every $\\nu$ from 96 on, but on too few seeds to call "
+    assert words["warm"] == ("a warm-up, its length tuned, brings no $\\nu$ from 96 on within about 2 % of the small "
+                             "batch; it lowers the mean final loss at every $\\nu$ from 96 on, but on too few seeds to call "
                              "(the table)")
     assert words["short"] == "the rule held up to $\\nu = 80$ and a warm-up did not carry it further"
     for text in words.values():       # the numbers of every ν are the table's, not the prose's
@@ -113,7 +151,7 @@ def test_warmup_range_words_say_the_answer_with_few_numbers():
     # a warm-up that brings a broken ν back within 2 %
     fixed = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 1.0)}, small)
     assert tuned_races.warmup_range_words(fixed, small, 9.1)["warm"].startswith(
-        "a warm-up, its length tuned, brings $\\nu = 96$ within 2 % of the small batch")
+        "a warm-up, its length tuned, brings $\\nu = 96$ within about 2 % of the small batch")
 
 
 def test_staleness_split_lead_and_rows_follow_the_seeds():

@@ -32,7 +32,8 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "time_groups", "SHARED_RATE", "Rac
            "level_text", "ranking", "warmup_loss", "sharpness_along", "LAW_RACE_LAWS", "LAW_NAMES", "LAW_RACE_PROTOCOLS",
            "LAW_RATES", "LAW_BUDGET", "LAW_KS", "law_spacing", "error_gap", "error_words", "k_sweep_tuned",
            "law_race_settings", "law_grid", "law_best_runs", "time_ranking",
-           "law_race_words", "law_race_short", "WARMUP_STEPS", "shared_rate_order", "shared_rate_words", "SPLIT_NAMES",
+           "law_race_words", "law_race_short", "batch_sync_ratio_words", "WARMUP_STEPS", "shared_rate_order",
+           "shared_rate_words", "SPLIT_NAMES",
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
            "staleness_split_rows", "never_stale_falling", "WARMUP_KS",
            "warmup_range_words", "warmup_range_rows"]
@@ -396,12 +397,30 @@ def _batch_sync_headline(v: claims.Verdict) -> str:
     return text
 
 
+def batch_sync_ratio_words(v: claims.Verdict, time_ratio: float) -> str:
+    """What the race ``v`` (the ``ch04.batch_sync`` verdict) says beside ``time_ratio``, K-batch-sync's time per
+    update over K-sync's (closed form): the two ratios are set side by side only where the race decides its order
+    (:attr:`~commlib.experiments.claims.Verdict.decided`) by more than the gap's spread; else the seed-by-seed
+    ratios of the times to the target are given as a range, since their median over the seeds is noise."""
+    ratios = [a / b for a, b in zip(v.best[v.winner].values, v.best[v.runner_up].values)]
+    name = {protocol_label(p, 16, 4): PROTOCOL_LABELS[p] for p in ("k_batch_sync", "k_sync")}
+    first, second = name.get(v.winner, v.winner), name.get(v.runner_up, v.runner_up)
+    per_update = (f"K-batch-sync's time per update is {time_ratio:.2f} of K-sync's (closed form), a gain of "
+                  f"{100 * (1 - time_ratio):.0f} % per update")
+    if v.decided and v.margin > v.spread:
+        return (f"{per_update}; in the race {first}'s time to the target is {batch_sync_ratio(v):.2f} of "
+                f"{second}'s (median over the {v.seeds} seeds)")
+    return (f"{per_update}, but the race over {v.seeds} seeds cannot resolve a gap of that size: seed by seed, "
+            f"{first}'s time to the target is {min(ratios):.2f} to {max(ratios):.2f} of {second}'s")
+
+
 def _batch_sync_words(v: claims.Verdict) -> str:
     w, r = v.best[v.winner], v.best[v.runner_up]
     ratio = batch_sync_ratio(v)
-    first = f"reaches the target first {_seeds_text(v)}" if v.decided else \
-        f"and {v.runner_up} reach the target level ({v.winner} first in only {v.wins} of {v.seeds} seeds)"
-    return (f"{v.winner} {first}, by {_margin_text(v)} mean compute times: after {level_text(w, ' mean compute times')} "
+    first = f"reaches the target first {_seeds_text(v)}, by {_margin_text(v)} mean compute times" if v.decided else \
+        (f"and {v.runner_up} reach the target level ({v.winner} first in only {v.wins} of {v.seeds} seeds, by "
+         f"{_margin_text(v)} mean compute times)")
+    return (f"{v.winner} {first}: after {level_text(w, ' mean compute times')} "
             f"against {level_text(r, ' mean compute times')} (best rates {w.config['lr']:g} and "
             f"{r.config['lr']:g}; median ratio {ratio:.2f})")
 
@@ -615,8 +634,9 @@ def law_race_short(verdicts: dict) -> str:
     """The law races in a few words, for a takeaway (``verdicts`` as for :func:`law_race_words`)."""
     seeds = len(next(iter(verdicts.values())).claim.seeds)
     if all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP):
-        return (f"K-async and K-batch-async, each at its own best K and rate, reach a loss near the optimum before "
-                f"K-sync at its own best K and rate, on all {seeds} seeds")
+        above = next(iter(verdicts.values())).claim.shared["target"] - optimum(False)["loss"]
+        return (f"K-async and K-batch-async, each at its own best K and rate, reach a loss {above:.2f} nats above the "
+                f"optimum before K-sync at its own best K and rate, on all {seeds} seeds")
     return "K-sync, at its own best K and rate, is not behind both K-async and K-batch-async on every seed"
 
 
@@ -721,8 +741,10 @@ WARMUP_KS: tuple[int, ...] = (80, 96, 112, 128, 256)
 
 
 def small_batch_losses(small: bool = False, seeds: tuple[int, ...] = grids.SEEDS) -> tuple[float, ...]:
-    """The small batch's final training loss (nats) on every seed: batch 8 at rate 0.1 for the warm-up claims' 4 epochs."""
-    return tuple(warmup_loss(1, False, seed, small) for seed in seeds)
+    """The small batch's final training loss (nats) on every seed: batch 8 at rate 0.1 for the warm-up claims' 4 epochs.
+    Trained once per version of the code and cached on disk beside the claims' verdicts (:func:`claims.cached`)."""
+    name = f"ch04.small_batch_losses{'_small' if small else ''}_{'-'.join(map(str, seeds))}"
+    return claims.cached(name, lambda: [warmup_loss(1, False, seed, small) for seed in seeds])
 
 
 def _excess(values, small: tuple[float, ...]) -> list[float]:
@@ -761,7 +783,7 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
     for k, v in sorted(verdicts.items()):
         mean = statistics.fmean(_excess(v.best["no warm-up"].values, small))
         (holds if mean <= 100 * tol else breaks).append(k)
-    pct = f"{100 * tol:.0f} %"
+    pct = f"about {100 * tol:.0f} %"      # the excess at the last ν that holds is about its own spread from it
     if holds and breaks and max(holds) < min(breaks):
         head = (f"without warm-up the rule ends within {pct} of the small batch up to $\\nu = {max(holds)}$ and above "
                 f"it from $\\nu = {min(breaks)}$")
@@ -998,12 +1020,24 @@ def shared_rate_rows(order: dict, seeds: int) -> list[list[str]]:
     return [[f"asynchronous SGD ends {what}", ", ".join(f"{r:g}" for r in sorted(rs))] for what, rs in groups.items() if rs]
 
 
-def short_words(v: claims.Verdict) -> str:
-    """The two-way verdict in a few words, e.g. "asynchronous SGD ends lower, by 0.012 ± 0.001 nats"."""
+def short_words(v: claims.Verdict, race: Race | None = None) -> str:
+    """The two-way verdict in a few words, e.g. "asynchronous SGD ends lower, by 0.012 ± 0.001 nats"; with ``race``
+    (:func:`race_runs`), "in training loss", and whether the test errors of the two at their best rates tell them
+    apart (their paired difference over the seeds beyond two spreads, as :func:`error_words` judges)."""
     name = {"asynchronous (K = 1)": "asynchronous SGD", "fully synchronous (K = n = 16)": "fully synchronous SGD"}
     if not v.decided:
-        return f"the two end level (within {_margin_text(v)} nats)"
-    return f"{name.get(v.winner, v.winner)} ends lower, by {_margin_text(v)} nats"
+        text = f"the two end level (within {_margin_text(v)} nats)"
+    else:
+        text = f"{name.get(v.winner, v.winner)} ends lower, by {_margin_text(v)} nats"
+    if race is None:
+        return text
+    mean, sd = error_gap(race, v.winner, v.runner_up)
+    d = grids.decimals(sd)
+    if abs(mean) <= 2 * sd:
+        return text + " in training loss; test error does not tell them apart"
+    lower = v.winner if mean < 0 else v.runner_up
+    return (text + f" in training loss; in test error {name.get(lower, lower)} is lower, by {abs(mean):.{d}f} ± "
+            f"{sd:.{d}f} points seed by seed")
 
 
 def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
