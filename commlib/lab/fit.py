@@ -56,6 +56,7 @@ from ..units import check_count, check_fraction, check_nonnegative, check_positi
 __all__ = [
     "half_rate_size",
     "measured_half_rate",
+    "half_rate_crossings",
     "Series",
     "AlphaBeta",
     "PiecewiseFit",
@@ -788,6 +789,28 @@ def measured_half_rate(model: AlphaBeta, series: Series) -> tuple[float, float]:
             return below, float(x)
         below = float(x)
     return below, math.inf
+
+
+def half_rate_crossings(model: AlphaBeta, series: Series) -> list[tuple[float, float]]:
+    """Every pair of neighbouring measured sizes (bytes) between which the measured rate rises through half ``1/beta``.
+
+    :func:`measured_half_rate` gives the first; a rate that falls back below
+    half (a load at one size, or a regime of dearer bytes) and rises again
+    gives more. ``(0, smallest)`` where the smallest size already reaches it.
+
+    >>> s = Series("all_reduce", 2, (1e4, 1e5, 1e6, 1e7), (4e-5, 1.5e-4, 4e-3, 1.1e-2), "ring")
+    >>> half_rate_crossings(AlphaBeta(1e-5, 1e-9), s)     # 0.25, 0.67, 0.25, 0.91 GB/s against half of 1 GB/s
+    [(10000.0, 100000.0), (1000000.0, 10000000.0)]
+    """
+    if model.beta == 0:
+        return []
+    out, below, was = [], 0.0, False
+    for x, t in sorted(zip(series.nbytes, series.seconds)):
+        now = _critical_rate(series, x, t) >= 0.5 * model.bandwidth
+        if now and not was:
+            out.append((below, float(x)))
+        below, was = float(x), now
+    return out
 
 
 def median_relative_spread(series: Series | Sequence[Series]) -> float:

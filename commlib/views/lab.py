@@ -245,7 +245,8 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
     The prediction is :func:`commlib.lab.fit.half_rate_size`; the check,
     :func:`commlib.lab.fit.measured_half_rate`, the two measured sizes
     between which the measured rate of the bytes on the critical path first
-    reaches half the line's ``1/beta``. ``sweeps``: the same line fitted on
+    reaches half the line's ``1/beta``, and every later pair where it rises
+    through half again (:func:`commlib.lab.fit.half_rate_crossings`). ``sweeps``: the same line fitted on
     each sweep alone; where their alphas disagree
     (:func:`commlib.lab.explain.alpha_determined`), the run does not fix
     alpha, and the table gives each sweep's alpha and prediction instead of
@@ -265,6 +266,10 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
         seen = f"at or below {format_bytes(above)}, the smallest size"
     else:
         seen = f"between {format_bytes(below)} and {format_bytes(above)}"
+    again = fit.half_rate_crossings(model, series)[1:]
+    if again:   # the rate fell back below half and rose again
+        seen += "; it fell back and rose through it again between " + ", ".join(
+            f"{format_bytes(a)} and {format_bytes(b)}" for a, b in again)
     rate = "infinite (beta 0)" if model.beta == 0 else f"{explain.figures(model.bandwidth / 1e9)} GB/s"
     if known:
         alpha = _alpha(model)

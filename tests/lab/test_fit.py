@@ -315,3 +315,12 @@ def test_a_two_size_regime_with_a_positive_intercept_is_exact():
     pw = fit.PiecewiseFit((2**24 * 1.41,), (fit.fit_joint([s.subset(hi=2**24)]), fit.fit_joint([s.subset(lo=2**25)])))
     high = fit.regime_errors(pw, s)[-1]
     assert high.exact and not high.clamped and not high.graded and high.own_worst < fit.EXACT_TOLERANCE
+
+
+def test_every_upward_half_rate_crossing_is_found_and_the_first_matches_measured_half_rate():
+    # rates 0.25, 0.67, 0.25, 0.91 GB/s against half of 1 GB/s: up, down, up again (2 ranks, ring: b = M)
+    s = fit.Series("all_reduce", 2, (1e4, 1e5, 1e6, 1e7), (4e-5, 1.5e-4, 4e-3, 1.1e-2), "ring")
+    m = fit.AlphaBeta(1e-5, 1e-9)
+    crossings = fit.half_rate_crossings(m, s)
+    assert crossings == [(1e4, 1e5), (1e6, 1e7)] and crossings[0] == fit.measured_half_rate(m, s)
+    assert fit.half_rate_crossings(fit.AlphaBeta(1e-5, 0.0), s) == []
