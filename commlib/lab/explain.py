@@ -740,6 +740,10 @@ def _sizes_between(cut: float, sizes: Sequence[float]) -> str:
     return f"between {lo} and {hi}"
 
 
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def cuts_phrase(cuts: Sequence[float], sizes: Sequence[float]) -> str:
     """Where a piecewise fit's cuts fall, as the measured sizes on either side: no finer than the run knows.
 
@@ -995,7 +999,8 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
     k = "piecewise fits of " + regime_counts(counts, most, sweeps, tally)
-    where = f"on {wins} of {splits} ways of holding sizes out"
+    where = (f"on all {_WORDS.get(splits, str(splits))} ways of holding sizes out" if wins == splits else
+             f"on {wins} of {splits} ways of holding sizes out")
     if abs(line - piecewise) <= spread:
         return (f"the single line and {k} predict them about equally well: a median miss of {100 * line:.0f} % "
                 f"against {100 * piecewise:.0f} %, a difference within its spread, the better one winning {where}. "
@@ -1036,7 +1041,8 @@ def band_sentence(line: float, piecewise: float, spread: float, wins: int, split
         return head + "no held-out size fell there, so this run does not grade them there."
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
-    where = f"on {wins} of {splits} ways of holding sizes out"
+    where = (f"on all {_WORDS.get(splits, str(splits))} ways of holding sizes out" if wins == splits else
+             f"on {wins} of {splits} ways of holding sizes out")
     if abs(line - piecewise) <= spread:
         return (head + f"the two predict held-out sizes about equally well ({100 * line:.0f} % against "
                 f"{100 * piecewise:.0f} %, a difference within its spread).")
@@ -1077,12 +1083,16 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
     >>> sizes = [2.0**k for k in range(10, 27)]
     >>> cut_sentence("all-reduce", [2**13.5, 2**22.5], [True, False], sizes)[:91]
     'For all-reduce the cuts fall between 8 and 16 KiB and between 4 and 8 MiB; the first reappe'
+    >>> cut_sentence("all-reduce", [2**15.5, 2**17.5, 2**21.5], [False] * 3, sizes)[:77]
+    'For all-reduce the cuts fall in the gaps just below 64 KiB, 256 KiB and 4 MiB'
     """
     if len(cuts) != len(reproduced):
         raise ValueError(f"reproduced must hold one entry per cut ({len(cuts)}), got {len(reproduced)}")
     if not cuts:
         return f"For {op} the fit puts no cut: one regime."
-    head = f"For {op} the {'cut falls' if len(cuts) == 1 else 'cuts fall'} {cuts_phrase(cuts, sizes)}"
+    where = (cuts_phrase(cuts, sizes) if len(cuts) < 3 else    # three or more: one size each, the gap's top
+             "in the gaps just below " + _and([format_bytes(min((x for x in sizes if x > c), default=c)) for c in cuts]))
+    head = f"For {op} the {'cut falls' if len(cuts) == 1 else 'cuts fall'} {where}"
     if sweeps < 2:
         return head + "; with one sweep this run cannot tell a cut of the machine from a load episode."
     ordinal = ("first", "second", "third", "fourth", "fifth")
