@@ -477,7 +477,7 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     'The timings at 2 KiB, 8 KiB fail a load check below, so load is mixed into this factor.'
     """
     size = hi / lo
-    where = ", ".join(format_bytes(x) for x in sorted(set(loaded)))
+    where = _sizes_listed(loaded)
     if factor < 1 - tolerance:
         return ("Here the smaller message took longer: other programs' turns on the cores are mixed into the times, "
                 "which happens on a busy machine.")
@@ -505,6 +505,18 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
 
 
+def _sizes_listed(sizes: Sequence[float]) -> str:
+    """Sizes (bytes) in words: one or two by name, three or more as a count and a span (two numbers, not many).
+
+    >>> _sizes_listed([2**11, 2**13]), _sizes_listed([2**10, 2**11, 2**12, 2**13])
+    ('2 KiB, 8 KiB', 'four sizes from 1 KiB to 8 KiB')
+    """
+    xs = sorted(set(sizes))
+    if len(xs) <= 2:
+        return ", ".join(format_bytes(x) for x in xs)
+    return f"{_WORDS.get(len(xs), str(len(xs)))} sizes from {format_bytes(xs[0])} to {format_bytes(xs[-1])}"
+
+
 def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE,
                    loaded: Sequence[float] = ()) -> str:
     """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
@@ -529,7 +541,7 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     check_positive("large", large)
     flat = 1 - tolerance <= small < 8 ** 0.5
     proportional = 8 * (1 - tolerance) <= large <= 8 * (1 + tolerance)
-    load = (f" The timings at {', '.join(format_bytes(x) for x in sorted(set(loaded)))} fail a load check, so load is "
+    load = (f" The timings at {_sizes_listed(loaded)} fail a load check, so load is "
             "mixed into these factors." if loaded else "")
     if flat and proportional:
         return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "

@@ -16,7 +16,7 @@ def test_small_range_growth_gets_a_cause_from_the_load_checks():
     assert explain.growth_sentence(1.3, 2**10, 2**13, copy_factor=(7.8, 8.3)) == ""   # flat: nothing to explain
     # flat, but timings in the range failed a load check: they are named all the same
     flat = explain.growth_sentence(1.5, 2**10, 2**13, copy_factor=(7.8, 8.3), loaded=[2**11, 2**12, 2**13, 2**12])
-    assert flat == "The timings at 2 KiB, 4 KiB, 8 KiB fail a load check below, so load is mixed into this factor."
+    assert flat == "The timings at three sizes from 2 KiB to 8 KiB fail a load check below, so load is mixed into this factor."
 
 
 def test_first_takeaway_follows_the_measured_growth():
@@ -166,3 +166,9 @@ def test_the_band_sentence_says_where_the_band_starts_and_how_many_points_it_gra
 def test_a_pair_ratio_on_both_sides_of_one_is_not_called_noise():
     text = explain.pair_phrase(0.93, 0.79, 1.05)
     assert "noise" not in text and "varies over the sizes" in text
+
+
+def test_many_loaded_sizes_are_named_by_count_and_span():
+    text = explain.shape_takeaway(1.1, 11.0, loaded=[2**10, 2**11, 2**12, 2**13])
+    assert "The timings at four sizes from 1 KiB to 8 KiB fail a load check" in text
+    assert "The timings at 2 KiB fail a load check" in explain.shape_takeaway(1.5, 12.0, loaded=[2**11])
