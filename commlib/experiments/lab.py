@@ -283,10 +283,14 @@ def top_band(series: Sequence[fit.Series], regimes: int) -> tuple[float, ...]:
 
 def band_words(v: claims.Verdict) -> str:
     """The verdict of :func:`top_band_claim` in words (:func:`commlib.lab.explain.band_sentence`)."""
-    first = v.claim.shared["sweeps"][0][0]
-    start = v.claim.shared["band"][0]
+    shared = v.claim.shared
+    first = shared["sweeps"][0][0]
+    start = shared["band"][0]
+    graded = [sum(1 for s, b in zip(shared["sweeps"][other], shared["band"])
+                  for x in fit.split_sizes(s, seed)[1].nbytes if x >= max(shared["lo"], b))
+              for seed in v.claim.seeds for _, other in _pairs(shared["sweeps"])]   # the points _cross grades
     return explain.band_sentence(v.best["one line"].mean, v.best["piecewise"].mean, v.spread, v.wins, v.seeds,
-                                 first.op.replace("_", "-"), start, first.nbytes)
+                                 first.op.replace("_", "-"), start, first.nbytes, graded)
 
 
 @claims.register("ch08.top_band_out_of_sample")

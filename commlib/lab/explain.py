@@ -26,7 +26,7 @@ from .memory import busbw_bound
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
            "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
-           "alpha_determined", "copy_clock_sentence", "step_load_note",
+           "alpha_determined", "alpha_usable", "alpha_clause", "copy_clock_sentence", "step_load_note",
            "suspects_sentence",
            "load_bound", "load_gap",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
@@ -263,6 +263,25 @@ def alpha_phrase(alpha: float, handover: float, slice_s: float = 1e-3) -> str:
     return f"the size of about {count} voluntary handover{plural} of a core, {below} a scheduler time slice"
 
 
+def alpha_clause(alpha: float, handover: float, sweeps: Sequence[float], line_error: float | None = None,
+                 what: str = "the fitted four-rank α", target: float = 0.2) -> str:
+    """A full clause on a fitted ``alpha`` (s) next to a core ``handover`` (s), or on why the run does not fix it.
+
+    The value is set beside a handover only where it means something (:func:`alpha_usable`: ``sweeps`` agree
+    and the line's median ``line_error`` is within ``target``).
+
+    >>> alpha_clause(15e-6, 3.9e-6, [14e-6, 16e-6], 0.1)
+    'the fitted four-rank α was the size of about four voluntary handovers of a core, far below a scheduler time slice'
+    >>> alpha_clause(15e-6, 3.9e-6, [14e-6, 16e-6], 0.48)[27:]
+    'not fixed by this run (its line misses its own points by a median of 48 %), so it is not set against a handover'
+    """
+    if alpha_usable(sweeps, line_error, target=target):
+        return f"{what} was {alpha_phrase(alpha, handover)}"
+    why = ("its sweeps, fitted alone, disagree" if not alpha_determined(sweeps) else
+           f"its line misses its own points by a median of {100 * line_error:.0f} %")
+    return f"{what} was not fixed by this run ({why}), so it is not set against a handover"
+
+
 def alpha_conclusion(alpha: float, handover: float, slice_s: float = 1e-3, share: float | None = None,
                      enough: float = CORE_SHARE_ENOUGH) -> str:
     """The sentence that follows from :func:`alpha_phrase`: what oversubscription added to ``alpha``.
@@ -291,13 +310,13 @@ def pair_phrase(ratio: float, low: float | None = None, high: float | None = Non
 
     ``low`` and ``high``: the quartiles of the ratio over the sizes compared
     (default: the ratio itself). Faster only if even ``high`` is below 1,
-    slower only if even ``low`` is above 1; else about as fast, within the
-    noise.
+    slower only if even ``low`` is above 1; else about as fast: the ratio
+    varies over the sizes, on both sides of 1.
 
     >>> pair_phrase(0.83, 0.7, 0.95)
     'faster than the ring, as the model predicts.'
     >>> pair_phrase(1.1, 0.9, 1.3)[:48]
-    'about as fast as the ring: within the noise (the'
+    'about as fast as the ring: the ratio varies over'
     """
     check_positive("ratio", ratio)
     low = ratio if low is None else low
@@ -305,8 +324,8 @@ def pair_phrase(ratio: float, low: float | None = None, high: float | None = Non
     if high < 1.0:
         return "faster than the ring, as the model predicts."
     if low <= 1.0:
-        return (f"about as fast as the ring: within the noise (the ratio spans {low:.2f} to {high:.2f} over the "
-                "middle half of the sizes), so this run cannot tell which is faster.")
+        return (f"about as fast as the ring: the ratio varies over the sizes (it spans {low:.2f} to {high:.2f} over "
+                "the middle half of them), on both sides of 1, so this run cannot tell which is faster.")
     slower = "somewhat slower" if ratio <= 2.0 else "much slower"
     return (f"{slower} than the ring, although the model predicts the same bytes and fewer steps. Both were "
             "timed in turns, call by call, so a load that came and went on the machine fell on both alike: the "
@@ -458,7 +477,7 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     'The timings at 2 KiB, 8 KiB fail a load check below, so load is mixed into this factor.'
     """
     size = hi / lo
-    where = ", ".join(format_bytes(x) for x in sorted(set(loaded)))
+    where = _sizes_listed(loaded)
     if factor < 1 - tolerance:
         return ("Here the smaller message took longer: other programs' turns on the cores are mixed into the times, "
                 "which happens on a busy machine.")
@@ -486,6 +505,18 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
 
 
+def _sizes_listed(sizes: Sequence[float]) -> str:
+    """Sizes (bytes) in words: one or two by name, three or more as a count and a span (two numbers, not many).
+
+    >>> _sizes_listed([2**11, 2**13]), _sizes_listed([2**10, 2**11, 2**12, 2**13])
+    ('2 KiB, 8 KiB', 'four sizes from 1 KiB to 8 KiB')
+    """
+    xs = sorted(set(sizes))
+    if len(xs) <= 2:
+        return ", ".join(format_bytes(x) for x in xs)
+    return f"{_WORDS.get(len(xs), str(len(xs)))} sizes from {format_bytes(xs[0])} to {format_bytes(xs[-1])}"
+
+
 def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE,
                    loaded: Sequence[float] = ()) -> str:
     """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
@@ -510,7 +541,7 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     check_positive("large", large)
     flat = 1 - tolerance <= small < 8 ** 0.5
     proportional = 8 * (1 - tolerance) <= large <= 8 * (1 + tolerance)
-    load = (f" The timings at {', '.join(format_bytes(x) for x in sorted(set(loaded)))} fail a load check, so load is "
+    load = (f" The timings at {_sizes_listed(loaded)} fail a load check, so load is "
             "mixed into these factors." if loaded else "")
     if flat and proportional:
         return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "
@@ -534,14 +565,31 @@ def alpha_determined(sweeps: Sequence[float], spread: float = 2.0) -> bool:
     return not values or (min(values) > 0 and max(values) <= spread * min(values))
 
 
+def alpha_usable(sweeps: Sequence[float], line_error: float | None = None, spread: float = 2.0,
+                 target: float = 0.2) -> bool:
+    """Whether a line's fitted alpha means something: its sweeps agree (:func:`alpha_determined`) and the line
+    fits its own points, its median ``|relative error|`` ``line_error`` (a fraction; ``None``: not checked) within
+    ``target``. A fitted number of a line that misses its points is the fit's, not the machine's.
+
+    >>> alpha_usable([11e-6, 14e-6], 0.08), alpha_usable([11e-6, 14e-6], 0.48), alpha_usable([3e-6, 40e-6], 0.08)
+    (True, False, False)
+    """
+    if line_error is not None:
+        check_nonnegative("line_error", line_error)
+    return alpha_determined(sweeps, spread) and (line_error is None or line_error <= target)
+
+
 def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what: str = "the line's α",
-                show: bool = False) -> str:
+                show: bool = False, line_error: float | None = None, target: float = 0.2) -> str:
     """A fitted start-up cost (s) for the prose, or that the run does not fix it when its sweeps disagree.
 
     ``sweeps``: the same fit on each sweep alone. Where the largest is more
     than ``spread`` times the smallest (or one is not positive), quoting the
     value to two figures would claim more than the run knows. ``what`` names
     the value; ``show`` adds the sweeps' own values where they agree too.
+    ``line_error``: the line's median ``|relative error|`` on its own points
+    (a fraction), said beside the value; beyond ``target`` the line does not
+    fit, and its alpha is not quoted as the machine's (:func:`alpha_usable`).
 
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6])
     "the line's α is 12 µs"
@@ -549,13 +597,23 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     'the four-rank α is 12 µs (its sweeps, fitted alone: 11 µs and 14 µs)'
     >>> alpha_quote(12.3e-6, [3e-6, 40e-6])[:40]
     "this run does not determine the line's α"
+    >>> alpha_quote(12.3e-6, [11e-6, 14e-6], line_error=0.48)[:81]
+    "this run does not fix the line's α: the line misses its own points by a median of"
+    >>> alpha_quote(12.3e-6, [11e-6, 14e-6], line_error=0.081)
+    "the line's α is 12 µs (the line misses its own points by a median of 8 %)"
     """
     values = [float(a) for a in sweeps]
     given = " and ".join(time_text(a) for a in values)
     if not alpha_determined(values, spread):
         return (f"this run does not determine {what}: its sweeps, fitted alone, give {given}, more than "
                 f"{spread:g} times apart")
-    extra = f" (its sweeps, fitted alone: {given})" if show and values else ""
+    missed = "" if line_error is None else f"the line misses its own points by a median of {100 * line_error:.0f} %"
+    if line_error is not None and not alpha_usable(values, line_error, spread, target):
+        return (f"this run does not fix {what}: {missed}, beyond the {100 * target:.0f} % target, so the fitted "
+                f"{time_text(alpha)} is the fit's, not a start-up cost of the machine")
+    notes = [f"its sweeps, fitted alone: {given}"] if show and values else []
+    notes += [missed] if missed else []
+    extra = f" ({'; '.join(notes)})" if notes else ""
     return f"{what} is {time_text(alpha)}{extra}"
 
 
@@ -694,6 +752,10 @@ def _sizes_between(cut: float, sizes: Sequence[float]) -> str:
     return f"between {lo} and {hi}"
 
 
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def cuts_phrase(cuts: Sequence[float], sizes: Sequence[float]) -> str:
     """Where a piecewise fit's cuts fall, as the measured sizes on either side: no finer than the run knows.
 
@@ -786,7 +848,8 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
     limited = (min(cores4, ranks4) / ranks4) / (min(cores2, ranks2) / ranks2)   # busbw ratio if the cores set it
     near = [abs(limited - 1) > tolerance and abs(r / limited - 1) <= tolerance for r in ratios]
     same = [abs(r - 1) <= tolerance for r in ratios]
-    against = f"against {limited:.2f} if copying on the cores set it and 1 if each rank had a link of its own"
+    against = (f"against {limited:.2f} if the ranks' time on the cores set it and 1 if each rank had a link of its "
+               "own")
     if all(near):
         return (f"The bus bandwidth at the largest size falls with the ranks ({nums}). {readings} Every reading is "
                 f"near the cores' share per rank ({limited:.2f} times), not 1.")
@@ -811,7 +874,7 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
     load), against the cores' share, and the sentence's verdict.
 
     >>> ranks_rate_short(0.69e9, 0.70e9, 2, 2)
-    'four ranks on two cores had 1.01 times the busbw of two, against 0.50 had copying on the cores set it: not limited by copying'
+    "four ranks on two cores had 1.01 times the busbw of two, against 0.50 had the ranks' time on the cores set it: not limited by copying"
     >>> text = ranks_rate_short(1.05e9, 0.83e9, 2, 2, share2=0.66, share4=0.79)
     >>> text[:91], text[-37:]
     ('four ranks on two cores had 0.55 to 0.79 times the busbw of two, by how the load is allowed', 'the run cannot tell what set the rate')
@@ -825,7 +888,7 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
     had = f"{lo:.2f} times" if len(ratios) == 1 else f"{lo:.2f} to {hi:.2f} times"
     text = f"{w4} ranks on {c4} cores had {had} the busbw of {w2}"
     text += ", by how the load is allowed for," if len(ratios) > 1 else ","
-    text += f" against {limited:.2f} had copying on the cores set it"
+    text += f" against {limited:.2f} had the ranks' time on the cores set it"
     if all(near):
         return text + ": near the cores' share under every reading"
     if all(same) and abs(limited - 1) > tolerance:
@@ -849,8 +912,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     ``alpha4`` (s): the fitted start-up costs at two and four ranks; the
     switching between ranks is named when the four-rank run was
     ``oversubscribed`` and its alpha grew by a core ``handover`` or more,
-    and only where both alphas are ``alpha_known`` (their sweeps agree:
-    :func:`alpha_determined`).
+    and only where both alphas are ``alpha_known`` (their sweeps agree and
+    their lines fit their points: :func:`alpha_usable`).
     Where load could explain the gap to the copy rate (:func:`load_gap`),
     the copies are not blamed for it.
 
@@ -948,7 +1011,8 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
     k = "piecewise fits of " + regime_counts(counts, most, sweeps, tally)
-    where = f"on {wins} of {splits} ways of holding sizes out"
+    where = (f"on all {_WORDS.get(splits, str(splits))} ways of holding sizes out" if wins == splits else
+             f"on {wins} of {splits} ways of holding sizes out")
     if abs(line - piecewise) <= spread:
         return (f"the single line and {k} predict them about equally well: a median miss of {100 * line:.0f} % "
                 f"against {100 * piecewise:.0f} %, a difference within its spread, the better one winning {where}. "
@@ -966,25 +1030,31 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
 
 
 def band_sentence(line: float, piecewise: float, spread: float, wins: int, splits: int, op: str, start: float,
-                  sizes: Sequence[float]) -> str:
+                  sizes: Sequence[float], graded: Sequence[int] = ()) -> str:
     """Which model predicted held-out sizes better on the largest sizes alone, from each collective's top cut up.
 
     ``line`` and ``piecewise``: the median held-out errors there (fractions, means over ``splits`` ways
     of holding sizes out; NaN: no held-out size in the band); ``spread``: the standard deviation of their
     difference; ``op`` and ``start``: the first collective and where its band starts (bytes), among the
-    measured ``sizes``.
+    measured ``sizes``. The band starts at the top cut or at the third-largest size, whichever is lower, so
+    that it holds three sizes or more. ``graded``: how many held-out points the band held, in each way of
+    holding sizes out and each sweep (empty: not said).
 
-    >>> band_sentence(0.45, 0.15, 0.05, 5, 5, "all-reduce", 2**21.5, [2.0**k for k in range(10, 27)])[:86]
-    "Graded on the largest sizes alone, from each collective's top cut up (for all-reduce f"
+    >>> band_sentence(0.45, 0.15, 0.05, 5, 5, "all-reduce", 2**21.5, [2.0**k for k in range(10, 27)], [6, 8])[112:162]
+    '(for all-reduce from 4 MiB; 6 to 8 held-out points'
     """
     first = min((x for x in sizes if x >= start), default=max(sizes))
-    head = (f"Graded on the largest sizes alone, from each collective's top cut up (for {op} from "
-            f"{format_bytes(first)}), ")
+    counts = sorted(set(int(g) for g in graded))
+    held = ("" if not counts else f"; {counts[0]} held-out points in all" if len(counts) == 1 else
+            f"; {counts[0]} to {counts[-1]} held-out points in all, by the way of holding sizes out")
+    head = (f"Graded on the largest sizes alone, from each collective's top cut or third-largest size, whichever is "
+            f"lower, up (for {op} from {format_bytes(first)}{held}), ")
     if not (math.isfinite(line) and math.isfinite(piecewise)):
         return head + "no held-out size fell there, so this run does not grade them there."
     for name, v in (("line", line), ("piecewise", piecewise), ("spread", spread)):
         check_nonnegative(name, v)
-    where = f"on {wins} of {splits} ways of holding sizes out"
+    where = (f"on all {_WORDS.get(splits, str(splits))} ways of holding sizes out" if wins == splits else
+             f"on {wins} of {splits} ways of holding sizes out")
     if abs(line - piecewise) <= spread:
         return (head + f"the two predict held-out sizes about equally well ({100 * line:.0f} % against "
                 f"{100 * piecewise:.0f} %, a difference within its spread).")
@@ -1025,12 +1095,16 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
     >>> sizes = [2.0**k for k in range(10, 27)]
     >>> cut_sentence("all-reduce", [2**13.5, 2**22.5], [True, False], sizes)[:91]
     'For all-reduce the cuts fall between 8 and 16 KiB and between 4 and 8 MiB; the first reappe'
+    >>> cut_sentence("all-reduce", [2**15.5, 2**17.5, 2**21.5], [False] * 3, sizes)[:77]
+    'For all-reduce the cuts fall in the gaps just below 64 KiB, 256 KiB and 4 MiB'
     """
     if len(cuts) != len(reproduced):
         raise ValueError(f"reproduced must hold one entry per cut ({len(cuts)}), got {len(reproduced)}")
     if not cuts:
         return f"For {op} the fit puts no cut: one regime."
-    head = f"For {op} the {'cut falls' if len(cuts) == 1 else 'cuts fall'} {cuts_phrase(cuts, sizes)}"
+    where = (cuts_phrase(cuts, sizes) if len(cuts) < 3 else    # three or more: one size each, the gap's top
+             "in the gaps just below " + _and([format_bytes(min((x for x in sizes if x > c), default=c)) for c in cuts]))
+    head = f"For {op} the {'cut falls' if len(cuts) == 1 else 'cuts fall'} {where}"
     if sweeps < 2:
         return head + "; with one sweep this run cannot tell a cut of the machine from a load episode."
     ordinal = ("first", "second", "third", "fourth", "fifth")
@@ -1051,12 +1125,13 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
 
 
 def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: int = 0, cuts: int = 0,
-                     top: str = "tie") -> str:
+                     top: str = "tie", too_loaded: bool = False) -> str:
     """The takeaway on regimes, following the held-out grades of this run (neither better: a tie).
 
     ``machine`` of all-reduce's ``cuts`` reappeared when each sweep was fitted alone (:func:`cut_sentence`).
     ``top``: who predicted held-out sizes better from the top cut up (:func:`band_sentence`): ``"piecewise"``,
-    ``"one line"`` or ``"tie"``.
+    ``"one line"`` or ``"tie"``. ``too_loaded``: more than half the timings failed a load check; the
+    grades of this run are then said to be its load's as much as the machine's.
 
     >>> regimes_takeaway(False, False)[-71:]
     'a median over every size can hide a regime of the few largest messages.'
@@ -1064,7 +1139,17 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
     "cut is the machine's only where both sweeps put it (here one of three)."
     >>> "the top regime did" in regimes_takeaway(False, True, top="piecewise")
     True
+    >>> regimes_takeaway(True, too_loaded=True)[-62:]
+    'so its grades say as much about the load as about the machine.'
     """
+    text = _regimes_takeaway(piecewise_better, line_better, machine, cuts, top)
+    if too_loaded:
+        text += (" This run was too loaded to fit: more than half its timings failed a load check, so its grades say "
+                 "as much about the load as about the machine.")
+    return text
+
+
+def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, cuts: int, top: str) -> str:
     if piecewise_better:
         of = f" (here {_WORDS.get(machine, 'none') if machine else 'none'} of {_WORDS.get(cuts, str(cuts))})" if cuts else ""
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
@@ -1121,8 +1206,11 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
 
 def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float, target: float = 0.2,
                         line_better: bool = True, ranks: int = 4, cores: int = 4, top: str = "tie",
-                        tail: str = "") -> str:
+                        tail: str = "", too_loaded: bool = False) -> str:
     """What the calculator below uses and how far to trust it at other rank counts.
+
+    ``too_loaded``: more than half the timings failed a load check; the sentence then says the models fit the
+    load as much as the machine.
 
     ``regimes``: the piecewise fits' number of regimes, or the counts tried in words (``"two to four"``).
     ``top``: who predicted held-out sizes better from the top cut up (:func:`band_sentence`); where the top
@@ -1135,8 +1223,19 @@ def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float
     "The calculator uses each collective's single line below its top cut and its top regime from there up"
     >>> "predicts too short" in calculator_sentence(False, "two to four", 0.3, tail="all-reduce's line predicts too short a time")
     True
+    >>> calculator_sentence(True, 2, 0.1, too_loaded=True)[-61:]
+    'answers are estimates of this loaded run, not of the machine.'
     """
     check_nonnegative("moved", moved)
+    text = _calculator_sentence(piecewise_better, regimes, moved, target, line_better, ranks, cores, top, tail)
+    if too_loaded:
+        text += (" More than half this run's timings failed a load check, so the run was too loaded to fit, and "
+                 "the calculator's answers are estimates of this loaded run, not of the machine.")
+    return text
+
+
+def _calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float, target: float, line_better: bool,
+                         ranks: int, cores: int, top: str, tail: str) -> str:
     k = _WORDS.get(regimes, str(regimes))
     if piecewise_better:
         which = f"the {k}-regime fits, which predicted held-out sizes better than one line"

@@ -56,11 +56,13 @@ from ..units import check_count, check_fraction, check_nonnegative, check_positi
 __all__ = [
     "half_rate_size",
     "measured_half_rate",
+    "half_rate_crossings",
     "Series",
     "AlphaBeta",
     "PiecewiseFit",
     "one_sign_tail",
     "MIN_GRADED",
+    "EXACT_TOLERANCE",
     "ErrorRow",
     "design_matrix",
     "terms_at",
@@ -350,8 +352,11 @@ def fit_piecewise(series: Series | Sequence[Series], min_points: int = 2, regime
     and a beta, so that the data, not the rule, places the cuts: with 3, a
     break between the second- and third-largest sizes could never be found
     (the top regime would have to start one size lower). A regime of two
-    sizes passes through both exactly, so it is no test of itself: grade a
-    piecewise fit on sizes it never saw (:func:`holdout_sizes`), and see
+    sizes passes through both exactly when the secant between them has a
+    non-negative intercept, and is then no test of itself; where the
+    intercept is negative the constraint sets alpha to 0 and the regime
+    misses both (:attr:`RegimeError.clamped`). Grade a piecewise fit on
+    sizes it never saw (:func:`holdout_sizes`), and see
     :func:`regime_errors` for each regime's points and worst miss.
 
     >>> sizes = 2.0 ** np.arange(10, 27)
@@ -412,19 +417,36 @@ class RegimeError:
     first: float = math.nan
     last: float = math.nan
 
+    #: The largest |relative error| over the regime's own sizes (fractions), in or out of the graded window.
+    own_worst: float = 0.0
+
+    @property
+    def clamped(self) -> bool:
+        """Two sizes that the regime misses (beyond :data:`EXACT_TOLERANCE`): for a fitted regime, the fit's
+        constraint (alpha, beta >= 0) was active.
+
+        The secant through two points has a negative intercept where the later point is
+        dearer per byte than the line from the origin would make it; the fit then sets
+        alpha to 0 and no longer passes through either point.
+        """
+        return self.fitted <= 2 and self.own_worst > EXACT_TOLERANCE
+
     @property
     def exact(self) -> bool:
-        """Two sizes and two unknowns: the regime passes through both, so its error says nothing."""
-        return self.fitted <= 2
+        """Two sizes, two unknowns and the constraint inactive: the regime passes through both, so its error says nothing."""
+        return self.fitted <= 2 and not self.clamped
 
     @property
     def graded(self) -> bool:
-        """Enough of its points in the graded window (:data:`MIN_GRADED`), beyond the two that fix it, to grade it."""
-        return not self.exact and self.points >= MIN_GRADED
+        """Its errors grade it: enough points in the graded window (:data:`MIN_GRADED`), or two sizes it misses (:attr:`clamped`)."""
+        return self.clamped or (not self.exact and self.points >= MIN_GRADED)
 
 
 #: The fewest points of a regime in the graded window for its errors to grade it.
 MIN_GRADED = 3
+
+#: Below this largest |relative error| a regime of two sizes passes through both (the fit's constraint inactive).
+EXACT_TOLERANCE = 1e-9
 
 
 def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0.0,
@@ -449,7 +471,7 @@ def regime_errors(model: AlphaBeta | PiecewiseFit, series: Series, lo: float = 0
             continue
         worst_at, worst = max(pick, key=lambda t: t[1])
         out.append(RegimeError(pick[0][0], pick[-1][0], len(pick), len(mine), float(np.median([e for _, e in pick])),
-                               worst, worst_at, m, mine[0][0], mine[-1][0]))
+                               worst, worst_at, m, mine[0][0], mine[-1][0], max(e for _, e in mine)))
     return out
 
 
@@ -767,6 +789,28 @@ def measured_half_rate(model: AlphaBeta, series: Series) -> tuple[float, float]:
             return below, float(x)
         below = float(x)
     return below, math.inf
+
+
+def half_rate_crossings(model: AlphaBeta, series: Series) -> list[tuple[float, float]]:
+    """Every pair of neighbouring measured sizes (bytes) between which the measured rate rises through half ``1/beta``.
+
+    :func:`measured_half_rate` gives the first; a rate that falls back below
+    half (a load at one size, or a regime of dearer bytes) and rises again
+    gives more. ``(0, smallest)`` where the smallest size already reaches it.
+
+    >>> s = Series("all_reduce", 2, (1e4, 1e5, 1e6, 1e7), (4e-5, 1.5e-4, 4e-3, 1.1e-2), "ring")
+    >>> half_rate_crossings(AlphaBeta(1e-5, 1e-9), s)     # 0.25, 0.67, 0.25, 0.91 GB/s against half of 1 GB/s
+    [(10000.0, 100000.0), (1000000.0, 10000000.0)]
+    """
+    if model.beta == 0:
+        return []
+    out, below, was = [], 0.0, False
+    for x, t in sorted(zip(series.nbytes, series.seconds)):
+        now = _critical_rate(series, x, t) >= 0.5 * model.bandwidth
+        if now and not was:
+            out.append((below, float(x)))
+        below, was = float(x), now
+    return out
 
 
 def median_relative_spread(series: Series | Sequence[Series]) -> float:

@@ -113,7 +113,10 @@ def copy_gamma(copy_rate: float, touches: int = 3) -> float:
 
     A reduction reads two bytes and writes one for each byte reduced
     (``touches`` = 3), a copy reads one and writes one: at the same memory
-    traffic a byte reduced costs 3/2 of a byte copied. This is
+    traffic a byte reduced costs 3/2 of a byte copied. That counts each
+    write once, as streaming stores write; where a write first reads its
+    cache line in (write-allocate), a copy moves more traffic per byte and
+    the ratio is smaller. This is
     :func:`commlib.collectives.cost.reduction_gamma` of the copy's
     :func:`touched_rate`, not of the copy rate itself (that would charge
     each reduced byte twice over).

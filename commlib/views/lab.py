@@ -26,7 +26,7 @@ __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "se
            "error_table", "fit_summary_table", "model_name",
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
-           "ranks_rate_table"]
+           "ranks_rate_table", "secant_sentence"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -245,7 +245,8 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
     The prediction is :func:`commlib.lab.fit.half_rate_size`; the check,
     :func:`commlib.lab.fit.measured_half_rate`, the two measured sizes
     between which the measured rate of the bytes on the critical path first
-    reaches half the line's ``1/beta``. ``sweeps``: the same line fitted on
+    reaches half the line's ``1/beta``, and every later pair where it rises
+    through half again (:func:`commlib.lab.fit.half_rate_crossings`). ``sweeps``: the same line fitted on
     each sweep alone; where their alphas disagree
     (:func:`commlib.lab.explain.alpha_determined`), the run does not fix
     alpha, and the table gives each sweep's alpha and prediction instead of
@@ -265,6 +266,10 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
         seen = f"at or below {format_bytes(above)}, the smallest size"
     else:
         seen = f"between {format_bytes(below)} and {format_bytes(above)}"
+    again = fit.half_rate_crossings(model, series)[1:]
+    if again:   # the rate fell back below half and rose again
+        seen += "; it fell back and rose through it again between " + ", ".join(
+            f"{format_bytes(a)} and {format_bytes(b)}" for a, b in again)
     rate = "infinite (beta 0)" if model.beta == 0 else f"{explain.figures(model.bandwidth / 1e9)} GB/s"
     if known:
         alpha = _alpha(model)
@@ -364,7 +369,9 @@ def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBe
 
     Each regime is shown over all the sizes it was fitted on; its errors are
     over its sizes in [lo, hi]. A regime of two sizes passes through both,
-    so its errors say nothing and the table says so; one with fewer than
+    so its errors say nothing and the table says so, unless the fit clamped
+    its alpha at 0 (:attr:`commlib.lab.fit.RegimeError.clamped`): that one
+    misses them and is graded like any other; one with fewer than
     :data:`commlib.lab.fit.MIN_GRADED` sizes in [lo, hi] is not graded. The
     last column names the regimes whose worst error misses ``target``.
     """
@@ -379,6 +386,10 @@ def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBe
             else:
                 med, worst = f"{100 * r.median:.1f} %", f"{100 * r.worst:.1f} % at {format_bytes(r.worst_at)}"
                 note = "meets" if r.worst <= target else "misses"
+                if r.clamped:
+                    held = "alpha" if r.model.alpha == 0 else "beta" if r.model.beta == 0 else ""
+                    note += f" (2 sizes, {held} clamped at 0: " if held else " (2 sizes: "
+                    note += "it passes through neither)"
             body.append([s.label, f"{format_bytes(r.first)} to {format_bytes(r.last)}", r.fitted, r.points,
                          _alpha(r.model), _inverse_beta(r.model), med, worst, note])
     headers = ["collective", "regime (sizes fitted)", "sizes fitted", f"sizes graded (from {format_bytes(lo)})",
@@ -474,7 +485,42 @@ def _top_fitted_on(s: fit.Series, m: fit.AlphaBeta | fit.PiecewiseFit) -> str:
     if not isinstance(m, fit.PiecewiseFit):
         return f"{len(s.nbytes)} sizes (one line)"
     top = fit.regime_errors(m, s)[-1]
-    return f"{top.fitted} sizes: a secant through both" if top.exact else f"{top.fitted} sizes (top regime)"
+    if top.exact:
+        return f"{top.fitted} sizes: a secant through both"
+    if top.clamped:
+        errs = [float(e) for x, e in zip(s.nbytes, fit.relative_errors(m, s)) if top.first <= x <= top.last]
+        misses = "/".join(f"{100 * e:+.0f}" for e in sorted(errs, key=lambda e: -e))
+        held = "alpha clamped at 0" if top.model.alpha == 0 else "beta clamped at 0" if top.model.beta == 0 else "fitted"
+        return f"{top.fitted} sizes, {held}: misses them by {misses} %"
+    return f"{top.fitted} sizes (top regime)"
+
+
+def secant_sentence(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit]) -> str:
+    """What a top regime fitted on two sizes is, for the regimes at hand: a secant, or a clamped line that misses both.
+
+    Empty where no top regime was fitted on two sizes.
+
+    >>> s = fit.Series("all_reduce", 2, (1e3, 2e3, 3e7, 6e7), (1e-5, 1.1e-5, 1e-2, 3e-2), "ring")
+    >>> low = fit.fit_joint([s.subset(hi=2e3)])
+    >>> secant_sentence([s], [fit.PiecewiseFit((1e6,), (low, fit.fit_joint([s.subset(lo=3e7)])))])[-54:]
+    'α at 0 and misses both points (all-reduce: +15/-23 %).'
+    """
+    tops = []
+    for s, m in zip(series, models):
+        if isinstance(m, fit.PiecewiseFit):
+            top = fit.regime_errors(m, s)[-1]
+            if top.fitted <= 2:
+                tops.append((s, m, top))
+    if not tops:
+        return ""
+    text = ("A top regime fitted on two sizes passes through both when the line between them starts at or above "
+            "zero: its 1/β is then the slope between them, a secant, which no other point has tested.")
+    clamped = [(s, m) for s, m, top in tops if top.clamped]
+    if clamped:
+        what = "; ".join(f"{s.op.replace('_', '-')}: {_top_fitted_on(s, m).split('misses them by ')[1]}" for s, m in clamped)
+        text += (" Where that line would start below zero (a negative α), the fit, which keeps α and β "
+                 f"at 0 or above, sets α at 0 and misses both points ({what}).")
+    return text
 
 
 def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
@@ -485,7 +531,8 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
     rate measured in the same run (all in GB/s, 1 GB = 10^9 B).
 
     ``models`` are the ones the held-out grade chose; a top regime fitted on
-    two sizes is named a secant. A fitted value no copying library could
+    two sizes is named a secant where it passes through both, and its misses
+    are given where the fit clamped its alpha at 0. A fitted value no copying library could
     reach (infinite, or more than a quarter above the copy rate) is flagged
     (:func:`commlib.lab.explain.rate_flag`). With ``checks`` (one
     :class:`commlib.lab.fit.RateCheck` per series, from

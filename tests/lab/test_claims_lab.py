@@ -144,7 +144,7 @@ def test_alpha_is_called_a_time_slice_only_when_it_is_one():
 
 def test_halving_doubling_is_called_slower_only_when_measured_slower():
     assert explain.pair_phrase(0.95).startswith("faster")
-    assert explain.pair_phrase(1.1, 0.9, 1.3).startswith("about as fast as the ring: within the noise")
+    assert explain.pair_phrase(1.1, 0.9, 1.3).startswith("about as fast as the ring: the ratio varies over the sizes")
     assert explain.pair_phrase(0.9, 0.8, 1.05).startswith("about as fast")      # faster only beyond the spread
     assert explain.pair_phrase(1.15).startswith("somewhat slower")
     assert explain.pair_phrase(1.5).startswith("somewhat slower")

@@ -16,7 +16,7 @@ def test_small_range_growth_gets_a_cause_from_the_load_checks():
     assert explain.growth_sentence(1.3, 2**10, 2**13, copy_factor=(7.8, 8.3)) == ""   # flat: nothing to explain
     # flat, but timings in the range failed a load check: they are named all the same
     flat = explain.growth_sentence(1.5, 2**10, 2**13, copy_factor=(7.8, 8.3), loaded=[2**11, 2**12, 2**13, 2**12])
-    assert flat == "The timings at 2 KiB, 4 KiB, 8 KiB fail a load check below, so load is mixed into this factor."
+    assert flat == "The timings at three sizes from 2 KiB to 8 KiB fail a load check below, so load is mixed into this factor."
 
 
 def test_first_takeaway_follows_the_measured_growth():
@@ -129,3 +129,46 @@ def test_a_step_in_cost_per_byte_says_when_it_rests_on_a_loaded_timing():
     step = (2**20, 2**21, 3.0)
     assert "1 MiB fails a load check" in explain.step_load_note(step, [2**20, 2**25])
     assert explain.step_load_note(step, [2**25]) == ""
+
+
+def test_alpha_is_quoted_only_where_its_line_fits_its_points():
+    ok = explain.alpha_quote(17e-6, [15e-6, 19e-6], line_error=0.12)
+    assert ok.startswith("the line's α is 17 µs") and "median of 12 %" in ok
+    bad = explain.alpha_quote(17e-6, [15e-6, 19e-6], line_error=0.48)
+    assert "does not fix" in bad and "48 %" in bad and " is 17 µs" not in bad
+    assert explain.alpha_usable([15e-6, 19e-6], 0.2) and not explain.alpha_usable([15e-6, 19e-6], 0.21)
+    clause = explain.alpha_clause(17e-6, 3e-6, [15e-6, 19e-6], 0.48)
+    assert clause.startswith("the fitted four-rank α was not fixed") and "handovers" not in clause
+    assert "about six voluntary handovers" in explain.alpha_clause(17e-6, 3e-6, [15e-6, 19e-6], 0.1)
+
+
+def test_switching_between_ranks_needs_a_usable_alpha():
+    args = (1e9, 1.05e9, None, 0.97, 5e-6, 40e-6, 4e-6, True)
+    assert "switching between ranks" in explain.limits_sentence(*args, alpha_known=True)
+    assert "switching between ranks" not in explain.limits_sentence(*args, alpha_known=False)
+
+
+def test_a_run_too_loaded_to_fit_qualifies_the_calculator_and_the_takeaway():
+    assert "too loaded to fit" in explain.calculator_sentence(True, 2, 0.1, too_loaded=True)
+    assert "too loaded" not in explain.calculator_sentence(True, 2, 0.1)
+    assert "too loaded to fit" in explain.regimes_takeaway(False, True, too_loaded=True)
+    assert "too loaded" not in explain.regimes_takeaway(False, True)
+
+
+def test_the_band_sentence_says_where_the_band_starts_and_how_many_points_it_grades():
+    sizes = [2.0**k for k in range(10, 27)]
+    text = explain.band_sentence(0.45, 0.15, 0.05, 5, 5, "all-reduce", 2**23.5, sizes, [5, 7, 6])
+    assert "top cut or third-largest size, whichever is lower" in text and "from 16 MiB" in text
+    assert "5 to 7 held-out points" in text
+    assert "held-out points" not in explain.band_sentence(0.45, 0.15, 0.05, 5, 5, "all-reduce", 2**23.5, sizes)
+
+
+def test_a_pair_ratio_on_both_sides_of_one_is_not_called_noise():
+    text = explain.pair_phrase(0.93, 0.79, 1.05)
+    assert "noise" not in text and "varies over the sizes" in text
+
+
+def test_many_loaded_sizes_are_named_by_count_and_span():
+    text = explain.shape_takeaway(1.1, 11.0, loaded=[2**10, 2**11, 2**12, 2**13])
+    assert "The timings at four sizes from 1 KiB to 8 KiB fail a load check" in text
+    assert "The timings at 2 KiB fail a load check" in explain.shape_takeaway(1.5, 12.0, loaded=[2**11])

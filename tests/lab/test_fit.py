@@ -288,3 +288,39 @@ def test_steepest_step_finds_where_bytes_get_dearer():
     assert (lo, hi) == (2**24, 2**25) and factor == pytest.approx(4.0)
     with pytest.raises(ValueError, match="two or more"):
         fit.steepest_step(fit.Series("broadcast", 2, SIZES, tuple(t), "tree"), lo=2**26)
+
+
+def _clamped_top():
+    # Two top sizes whose secant has a negative intercept: 10 ms at 32 MiB, 30 ms at 64 MiB (2 ranks, ring).
+    sizes = SIZES[:-2] + (2.0**25, 2.0**26)
+    t = tuple(ring_time(x, 2, 5e-6, 1e-10) for x in SIZES[:-2]) + (1e-2, 3e-2)
+    s = fit.Series("all_reduce", 2, sizes, t, "ring")
+    pw = fit.PiecewiseFit((2**24 * 1.41,), (fit.fit_joint([s.subset(hi=2**24)]), fit.fit_joint([s.subset(lo=2**25)])))
+    return s, pw
+
+
+def test_a_two_size_regime_whose_alpha_is_clamped_misses_both_points_and_is_graded():
+    s, pw = _clamped_top()
+    assert pw.high.alpha == 0.0                       # the constraint was active
+    low, high = fit.regime_errors(pw, s, lo=2**12)
+    assert high.fitted == 2 and high.clamped and not high.exact and high.graded
+    # alpha = 0, relative least squares on 1.5 v - 1 and v - 1: v = 10/13, errors +2/13 and -3/13, worked by hand
+    assert math.isclose(high.worst, 3 / 13, rel_tol=1e-6) and high.worst_at == 2.0**26
+    assert not low.clamped and not low.exact
+
+
+def test_a_two_size_regime_with_a_positive_intercept_is_exact():
+    t = tuple(ring_time(x, 2, 5e-6, 1e-10) for x in SIZES)
+    s = fit.Series("all_reduce", 2, SIZES, t, "ring")
+    pw = fit.PiecewiseFit((2**24 * 1.41,), (fit.fit_joint([s.subset(hi=2**24)]), fit.fit_joint([s.subset(lo=2**25)])))
+    high = fit.regime_errors(pw, s)[-1]
+    assert high.exact and not high.clamped and not high.graded and high.own_worst < fit.EXACT_TOLERANCE
+
+
+def test_every_upward_half_rate_crossing_is_found_and_the_first_matches_measured_half_rate():
+    # rates 0.25, 0.67, 0.25, 0.91 GB/s against half of 1 GB/s: up, down, up again (2 ranks, ring: b = M)
+    s = fit.Series("all_reduce", 2, (1e4, 1e5, 1e6, 1e7), (4e-5, 1.5e-4, 4e-3, 1.1e-2), "ring")
+    m = fit.AlphaBeta(1e-5, 1e-9)
+    crossings = fit.half_rate_crossings(m, s)
+    assert crossings == [(1e4, 1e5), (1e6, 1e7)] and crossings[0] == fit.measured_half_rate(m, s)
+    assert fit.half_rate_crossings(fit.AlphaBeta(1e-5, 0.0), s) == []

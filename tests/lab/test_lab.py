@@ -459,8 +459,8 @@ def test_rate_table_puts_the_measured_busbw_beside_the_fit_and_names_a_secant():
     from commlib.views import lab as lab_views
 
     sizes = tuple(float(2**k) for k in range(10, 17))
-    s = fit.Series("all_reduce", 2, sizes, tuple(5e-6 + x / 2e9 for x in sizes), "mpich")
     two_top = fit.PiecewiseFit((2.0**15 * 1.4,), (fit.AlphaBeta(5e-6, 1 / 2e9), fit.AlphaBeta(5e-6, 1 / 2e9)))
+    s = fit.Series("all_reduce", 2, sizes, tuple(two_top.time("all_reduce", x, 2, "mpich") for x in sizes), "mpich")
     table = str(lab_views.rate_table([s], [two_top], [two_top], 1e9).data)
     assert "busbw at 64 KiB, measured" in table and "a secant through both" in table
     line = str(lab_views.rate_table([s], [fit.fit_joint([s])], [fit.fit_joint([s])], 1e9).data)
@@ -517,3 +517,24 @@ def test_the_half_rate_size_is_where_the_two_terms_meet_and_the_measurement_brac
     assert below < half <= above and above == 2 * below
     assert fit.half_rate_size(fit.AlphaBeta(0.0, 1e-9), s) == 0.0
     assert fit.measured_half_rate(fit.AlphaBeta(1.0, 1e-11), s) == (sizes[-1], float("inf"))   # 50 GB/s: never
+
+
+def test_a_clamped_two_size_regime_is_graded_and_named_not_called_exact():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    sizes = tuple(2.0**k for k in range(10, 27))
+    t = tuple(fit.AlphaBeta(5e-6, 1e-10).time("all_reduce", x, 2, "ring") for x in sizes[:-2]) + (1e-2, 3e-2)
+    s = fit.Series("all_reduce", 2, sizes, t, "ring")
+    pw = fit.PiecewiseFit((2**24 * 1.41,), (fit.fit_joint([s.subset(hi=2**24)]), fit.fit_joint([s.subset(lo=2**25)])))
+    high = [line for line in lab_views.fit_summary_table([s], [pw]).data.splitlines() if line.startswith("| all_reduce")][-1]
+    assert "exact by construction" not in high and "misses (2 sizes, alpha clamped at 0" in high
+    assert "23.1 % at 64 MiB" in high                   # -3/13 at 64 MiB, the worse of the two
+    sentence = lab_views.secant_sentence([s], [pw])
+    assert "misses both points (all-reduce: +15/-23 %)" in sentence
+    exact = fit.PiecewiseFit(pw.crossovers, (pw.low, fit.AlphaBeta(1e-3, 1e-10)))
+    t2 = tuple(exact.time("all_reduce", x, 2, "ring") for x in sizes)
+    s2 = fit.Series("all_reduce", 2, sizes, t2, "ring")
+    pw2 = fit.PiecewiseFit(pw.crossovers, (fit.fit_joint([s2.subset(hi=2**24)]), fit.fit_joint([s2.subset(lo=2**25)])))
+    assert "misses" not in lab_views.secant_sentence([s2], [pw2]) and "secant" in lab_views.secant_sentence([s2], [pw2])
+    assert lab_views.secant_sentence([s2], [fit.fit_joint([s2])]) == ""
