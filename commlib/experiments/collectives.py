@@ -591,6 +591,20 @@ def hotspot_counts(ns: Sequence[int] = (2, 3, 4, 6, 8, 12, 16), elements: int = 
 #: The shared settings of chapter 1's comparisons: the primitive calculator's defaults.
 CH01_SHARED = {"n": 8, "link": "eth_25g", "nbytes": 64 * 2**20}
 
+def _chunk_grid(best_chunks, nbytes: float, n: int, link: str, most: int) -> tuple[int, ...]:
+    """Powers of two from 1 to ``most`` and the exact optimum ``best_chunks`` gives on ``link``: a pipelined
+    schedule's chunk counts to tune over (its time is convex in the count, so the optimum is its best)."""
+    item = hardware.link(link)
+    powers = {2**k for k in range(most.bit_length()) if 2**k <= most}
+    return tuple(sorted(powers | {best_chunks(nbytes, n, item.bandwidth, item.latency, most=most)}))
+
+
+def _pipelined_seconds(record, nbytes: float, n: int, link: str, chunks: int) -> float:
+    """Seconds of a pipelined schedule's record cut into ``chunks`` pieces on ``link``."""
+    item = hardware.link(link)
+    return record.cost(nbytes, n, chunks=chunks).time(item.bandwidth, item.latency)
+
+
 def master_chunk_grid(nbytes: float, n: int, link: str, most: int = 1024) -> tuple[int, ...]:
     """The chunk counts the pipelined master is tuned over: powers of two from 1 (unpipelined) to ``most``, and
     the exact optimum of its convex time (:func:`commlib.collectives.algorithms.naive.best_chunks`).
@@ -600,9 +614,7 @@ def master_chunk_grid(nbytes: float, n: int, link: str, most: int = 1024) -> tup
     """
     from ..collectives.algorithms import naive
 
-    item = hardware.link(link)
-    powers = {2**k for k in range(most.bit_length()) if 2**k <= most}
-    return tuple(sorted(powers | {naive.best_chunks(nbytes, n, item.bandwidth, item.latency, most=most)}))
+    return _chunk_grid(naive.best_chunks, nbytes, n, link, most)
 
 
 def master_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
@@ -613,8 +625,7 @@ def master_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
     """
     from ..collectives.algorithms import naive
 
-    item = hardware.link(link)
-    return naive.PIPELINED.cost(nbytes, n, chunks=chunks).time(item.bandwidth, item.latency)
+    return _pipelined_seconds(naive.PIPELINED, nbytes, n, link, chunks)
 
 
 def chain_chunk_grid(nbytes: float, n: int, link: str, most: int = 1024) -> tuple[int, ...]:
@@ -626,9 +637,7 @@ def chain_chunk_grid(nbytes: float, n: int, link: str, most: int = 1024) -> tupl
     """
     from ..collectives.algorithms import chain
 
-    item = hardware.link(link)
-    powers = {2**k for k in range(most.bit_length()) if 2**k <= most}
-    return tuple(sorted(powers | {chain.best_chunks(nbytes, n, item.bandwidth, item.latency, most=most)}))
+    return _chunk_grid(chain.best_chunks, nbytes, n, link, most)
 
 
 def chain_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
@@ -639,8 +648,7 @@ def chain_seconds(nbytes: float, n: int, link: str, chunks: int) -> float:
     """
     from ..collectives.algorithms import chain
 
-    item = hardware.link(link)
-    return chain.PIPELINED.cost(nbytes, n, chunks=chunks).time(item.bandwidth, item.latency)
+    return _pipelined_seconds(chain.PIPELINED, nbytes, n, link, chunks)
 
 
 def collective_seconds(op: str, algorithm: str, nbytes: float, n: int, link: str) -> float:
