@@ -238,7 +238,8 @@ def _grid_claim(key: str, nbytes: int, bandwidth: float | None = None) -> claims
         w, r = v.best[v.winner], v.best[v.runner_up]
         mesh = v.best["4 x 4 mesh"]
         bound = 1e6 * ring_bound("mesh", 4, 4, v.claim.shared["nbytes"], v.claim.shared.get("bandwidth"))
-        return (f"{on}for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the {v.winner} is {r.mean / w.mean:.2f} times "
+        return (f"with ring all-reduces on both grids, {on}for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the "
+                f"{v.winner} is {r.mean / w.mean:.2f} times "
                 f"faster, {w.mean:.1f} µs ({_set_name(w.config)}) "
                 f"against {r.mean:.1f} µs ({_set_name(r.config)}); the mesh's time is {100 * (mesh.mean / bound - 1):.0f} % "
                 f"above the {bound:.1f} µs bandwidth bound that no set of rings can beat on it (its corners have "

@@ -34,8 +34,8 @@ fluid model of networks, **max-min fair sharing** (Bertsekas & Gallager
   ``startup="links"`` charges every link's latency instead,
   :math:`\alpha_f = \sum_{e \in p_f} \alpha_e`, for comparison: a message
   through three links of one preset then pays its start-up three times;
-* a step lasts as long as its slowest flow, :math:`T_s = \max_f t_f`, and
-  the collective takes :math:`T = \sum_s T_s` (steps do not overlap).
+* a step lasts as long as its slowest flow, :math:`T_{\text{step}} = \max_f t_f`, and
+  the collective takes :math:`T = \sum_{\text{steps}} T_{\text{step}}` (steps do not overlap).
 
 ``sharing="equal"`` keeps the coarser model, for comparison: every flow
 gets an equal share :math:`B_e / |F_e|` of each link on its path

@@ -319,15 +319,25 @@ def ring_claims_table(verdicts: Sequence):
 
     ``verdicts`` are :class:`commlib.experiments.claims.Verdict` s of the chapter's ring claims.
     """
+    metrics = {v.claim.metric for v in verdicts}
+    if len(metrics) != 1:
+        raise ValueError(f"verdicts must share one metric, got {sorted(metrics)}")
     body = []
     for v in verdicts:
         for name, best in v.best.items():
-            config = ", ".join(str(x) for x in best.config.values()) or "-"
-            body.append([v.claim.question, name, config, f"{best.mean:.1f} {v.claim.metric}"])
-    return markdown_table(["question", "contender", "its best rings (order and ways)", "time"], body,
-                          caption="Every contender at its best rings, on the same links: ring all-reduce of 64 MiB "
-                                  "per rank unless its question says otherwise, on "
+            body.append([v.claim.question, name, _ring_settings(best.config), f"{best.mean:.1f}"])
+    return markdown_table(["question", "contender", "its best settings: ring order and ways, or the chain's nodes "
+                           "and pipeline chunks", f"time ({metrics.pop()})"], body,
+                          caption="Every contender at its best, on the same links: ring all-reduces (on the mesh row "
+                                  "also a pipelined chain) of 64 MiB per rank unless its question says otherwise, on "
                                   f"{placement.nvlink2_grid_words()} unless its question names another rate")
+
+
+def _ring_settings(config: dict) -> str:
+    """A ring contender's best settings in words: its order and ways as tuned, or a chain's nodes and chunks."""
+    if "layout" in config:
+        return f"ranks 0-3 on nodes {config['layout']}, {config['q']} pipeline chunks"
+    return ", ".join(str(x) for x in config.values()) or "-"
 
 
 # ---------------------------------------------------------------------------- placement
