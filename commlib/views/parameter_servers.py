@@ -57,11 +57,14 @@ def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = F
 
 
 _STAGE_TEXT = {
-    "start": ("its gradient ∇l", "its shard of the parameters w"),
-    "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients"),
+    "start": ("its gradient ∇l", "their part of the parameters w"),
+    "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients, beside w"),
     "update": ("its gradient ∇l", "new parameters w − η·Σ∇l/n"),
     "pull": ("the new parameters w", "new parameters w"),
 }
+
+#: Stages whose servers show a sum of gradients, with the parameters w drawn above it.
+_KEEPS_W = ("push",)
 
 _CAPTIONS = {
     "start": "start: each worker holds its gradient; each shard's server holds its part of w",
@@ -111,6 +114,8 @@ def push_pull_frames(r: ps.PSRound):
             a, b = r.bounds[j]
             title = f"shard {j} (on worker {j})" if colocated else f"server {j} (machine {n + j})"
             _cells(ax, host_x[j], server_y, stage.servers[j], shards[a:b], title)
+            if stage.label in _KEEPS_W:   # the sum sits beside w, which the update still needs
+                _cells(ax, host_x[j], server_y + _CELL + 0.5, r.stages[0].servers[j], shards[a:b], "w, kept")
         if stage.step is not None:
             for m in r.trace.step_messages(stage.step):
                 j = m.chunk
@@ -142,7 +147,7 @@ def push_pull_frames(r: ps.PSRound):
         for row, line in enumerate(lines):
             ax.text(0, -0.55 - 0.42 * row, line, fontsize=9.5, ha="left", va="top")
         ax.set_xlim(-0.3, span + 0.3)
-        ax.set_ylim(-2.3 if colocated else -1.9, server_y + _CELL + 0.5)
+        ax.set_ylim(-2.3 if colocated else -1.9, server_y + 2 * _CELL + 1.0)
         kind = "colocated" if colocated else "separate server machines"
         ax.set_title(f"One synchronous PS round: n = {n} workers, k = {k} shards ({kind}), η = {lr:g}",
                      fontsize=10)
