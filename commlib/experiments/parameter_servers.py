@@ -15,7 +15,7 @@ from . import claims
 
 __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
            "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
-           "small_message_thresholds"]
+           "small_message_thresholds", "own_cards_sentence", "same_cards_sentence", "thresholds_sentence"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
 EXAMPLE = {"model": "bert_large", "dtype": "fp32", "n": 8, "link": "eth_100g"}
@@ -269,3 +269,57 @@ def byteps_one_spare_claim(small: bool = False) -> claims.Claim:
                         wording=wording, chapter="03_parameter_servers",
                         source="byteps_time (Jiang et al. 2020, sec. 4.1) against rival_time and "
                                "allreduce_on_same_cards; deterministic")
+
+
+
+def _fastest(v: claims.Verdict) -> str:
+    """The winner of a 1 MB verdict on the workers' own cards, as the chapter names it."""
+    if not v.decided:
+        return "no contender"
+    return _algorithm(v.best[v.winner]) if v.winner == "fastest all-reduce" else f"the {v.winner}"
+
+
+
+def own_cards_sentence(verdicts) -> str:
+    """One plain sentence for the table of :func:`ps_small_message_extra_claim` and its 8-worker twin: which is
+    fastest, one message at a time, and whether the parameter server, on twice the cards, comes last."""
+    winners = {_fastest(v) for v in verdicts}
+    ns = [str(v.claim.shared["n"]) for v in verdicts]
+    if len(winners) == 1:
+        lead = f"{winners.pop()} is fastest for {ns[0]} workers" + "".join(f" and for {n}" for n in ns[1:])
+    else:
+        lead = "; ".join(f"for {n} workers {_fastest(v)} is fastest" for n, v in zip(ns, verdicts))
+    last = all(v.best["parameter server"].mean > max(b.mean for c, b in v.best.items() if c != "parameter server")
+               for v in verdicts)
+    times = {1: "", 2: " both times"}.get(len(verdicts), " every time")
+    place = f", and the parameter server, on twice the cards, comes last{times}" if last else ""
+    return f"Counted one message at a time, {lead}{place}"
+
+
+def same_cards_sentence(verdicts) -> str:
+    """One plain sentence for the table of :func:`ps_small_message_claim` and its φ = 0 twin: who is faster on
+    the same 2n cards at each share φ, and by how much."""
+    cards = 2 * verdicts[0].claim.shared["n"]
+
+    def how(v: claims.Verdict) -> str:
+        r = v.best[v.runner_up].mean / v.best[v.winner].mean
+        return ("only just (a near-tie)" if r < 1.05 else f"{r:.1f} times") + \
+            rf" at $\varphi = {v.claim.shared['overhead']:g}$"
+
+    winners = {v.winner for v in verdicts}
+    if len(winners) == 1 and all(v.decided for v in verdicts):
+        return f"On the same {cards} cards the {winners.pop()} is faster at both shares: " + ", and ".join(
+            how(v) for v in verdicts)
+    return f"On the same {cards} cards " + "; ".join(
+        (f"the {v.winner} is faster, {how(v)}" if v.decided else
+         rf"the two are level at $\varphi = {v.claim.shared['overhead']:g}$") for v in verdicts)
+
+
+def thresholds_sentence(ns=(32, 8)) -> str:
+    """Below which shares φ the parameter server of :func:`small_message_thresholds` beats the ring and every
+    all-reduce on the workers' cards, for each number of workers in ``ns`` (the first in full)."""
+    t = [small_message_thresholds(n) for n in ns]
+    first = (f"with {ns[0]} workers it {_below(t[0]['f_ring'], 'the ring')} and "
+             f"{_below(t[0]['f_best'], 'every all-reduce')}")
+    rest = "".join(f"; with {n}, below {_bound(x['f_ring'])} and {_bound(x['f_best'])}" for n, x in zip(ns[1:], t[1:]))
+    return rf"The parameter server gains as $\varphi$ falls: {first}{rest}"

@@ -283,9 +283,23 @@ def _piece_round(m: float, n: int, k: int, alpha: float, b_w: float, b_s: float,
     stage and one latency behind, and latency lies on the critical path twice (the last push, the last pull).
     Colocated, one direction carries both, and the stages go in lockstep, each waiting (1 - phi) alpha for the
     one before to land: an upper bound, exact with one piece."""
+    if not colocated:
+        return _apart_round(m, n, k, overhead * alpha, (1 - overhead) * alpha, b_w, b_s, q)
     edge, middle = _stages(m, n, k, overhead * alpha, b_w, b_s, colocated, q)
     flight = (1 - overhead) * alpha
-    return 2 * edge + (q - 1) * middle + (q + 1 if colocated else 2) * flight
+    return 2 * edge + (q - 1) * middle + (q + 1) * flight
+
+
+def _apart_round(m: float, n: int, k: int, phi_alpha: float, flight: float, b_w: float, b_s: float,
+                 q: int) -> float:
+    """A round with k separate servers and each shard cut into ``q`` pieces: q + 1 stages and two latencies.
+
+    ``phi_alpha`` is the part of a start-up that holds the card for each message, ``flight`` the latency that
+    holds none. In a stage a worker's card handles k messages of M/(kq) bytes each way, a server's n.
+    """
+    worker = k * (phi_alpha + m / (k * q * b_w))
+    server = n * (phi_alpha + m / (k * q * b_s))
+    return (q + 1) * max(worker, server) + 2 * flight
 
 
 def round_pieces(nbytes: float, workers: int, bandwidth: float, servers: int = 1, latency: float = 0.0,

@@ -34,14 +34,17 @@ def _setting(config: dict) -> str:
 
 
 def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
-                  label: Callable[[object], str] | None = None):
+                  label: Callable[[object], str] | None = None, columns: Sequence[str] | None = None,
+                  setting: Callable[[dict], str] | None = None):
     """Every contender of each verdict at its best, one row each: settings, metric over the seeds, wins.
 
     ``verdicts`` are :class:`commlib.experiments.claims.Verdict` s; ``spec`` formats the metric;
     ``label(verdict)`` names each claim's rows (default: its question). The winner's row says on
     how many seeds it won, or "tie" where the claim calls the two best level; a winner on the mean
     that does not lead on enough seeds to tell from chance (:attr:`Verdict.decided`, a sign test) is
-    marked level ("level (lower mean, ahead on only 3 of 5 seeds)").
+    marked level ("level (lower mean, ahead on only 3 of 5 seeds)"). ``columns`` renames the five
+    columns for a chapter's readers, and ``setting(config)`` words a contender's best settings
+    (default: ``name = value``, "-" for none).
 
     >>> from commlib.experiments.claims import Claim, Contender, run
     >>> a = Contender("a", lambda s, seed: 1.0 + seed / 100, {"lr": (0.1,)})
@@ -66,7 +69,7 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
                 mean = "lower" if v.claim.lower_is_better else "higher"
                 outcome = f"level ({mean} mean, ahead on only {v.wins} of {v.seeds} seeds)"
             value = format(best.mean, spec) if v.deterministic else mean_spread(best.values, spec)
-            rows.append([name, contender, _setting(best.config), value, outcome])
+            rows.append([name, contender, (setting or _setting)(best.config), value, outcome])
             name = ""  # the claim is named on its first row
     metric = verdicts[0].claim.metric if verdicts else "metric"
     seeds = verdicts[0].seeds if verdicts else 0
@@ -74,4 +77,5 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
         column = f"{metric} (a deterministic model: one run)"
     else:
         column = f"{metric} (mean ± sd over {seeds} seeds)"
-    return markdown_table(["claim", "contender", "its best settings", column, "verdict"], rows, caption=caption)
+    headers = list(columns) if columns else ["claim", "contender", "its best settings", column, "verdict"]
+    return markdown_table(headers, rows, caption=caption)

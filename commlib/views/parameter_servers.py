@@ -11,6 +11,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from .. import hardware
 from ..parameter_servers import calculators as ps_calculators
+from ..parameter_servers import cost as ps_cost
 from ..parameter_servers import simulate as ps
 from ..units import format_rate, format_size, format_time
 from .animation import sweep_html, to_html
@@ -24,6 +25,10 @@ __all__ = [
     "volumes_figure",
     "sharding_figure",
     "traffic_table",
+    "agreement",
+    "start_up_table",
+    "pieces_words",
+    "kstar_words",
     "ps_calculator",
     "servers_sweep",
 ]
@@ -52,11 +57,14 @@ def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = F
 
 
 _STAGE_TEXT = {
-    "start": ("its gradient ∇l", "its shard of the parameters w"),
-    "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients"),
+    "start": ("its gradient ∇l", "their part of the parameters w"),
+    "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients, beside w"),
     "update": ("its gradient ∇l", "new parameters w − η·Σ∇l/n"),
     "pull": ("the new parameters w", "new parameters w"),
 }
+
+#: Stages whose servers show a sum of gradients, with the parameters w drawn above it.
+_KEEPS_W = ("push",)
 
 _CAPTIONS = {
     "start": "start: each worker holds its gradient; each shard's server holds its part of w",
@@ -106,6 +114,8 @@ def push_pull_frames(r: ps.PSRound):
             a, b = r.bounds[j]
             title = f"shard {j} (on worker {j})" if colocated else f"server {j} (machine {n + j})"
             _cells(ax, host_x[j], server_y, stage.servers[j], shards[a:b], title)
+            if stage.label in _KEEPS_W:   # the sum sits beside w, which the update still needs
+                _cells(ax, host_x[j], server_y + _CELL + 0.5, r.stages[0].servers[j], shards[a:b], "w, kept")
         if stage.step is not None:
             for m in r.trace.step_messages(stage.step):
                 j = m.chunk
@@ -137,7 +147,7 @@ def push_pull_frames(r: ps.PSRound):
         for row, line in enumerate(lines):
             ax.text(0, -0.55 - 0.42 * row, line, fontsize=9.5, ha="left", va="top")
         ax.set_xlim(-0.3, span + 0.3)
-        ax.set_ylim(-2.3 if colocated else -1.9, server_y + _CELL + 0.5)
+        ax.set_ylim(-2.3 if colocated else -1.9, server_y + 2 * _CELL + 1.0)
         kind = "colocated" if colocated else "separate server machines"
         ax.set_title(f"One synchronous PS round: n = {n} workers, k = {k} shards ({kind}), η = {lr:g}",
                      fontsize=10)
@@ -225,6 +235,50 @@ def traffic_table(rows):
                "simulated: most received by one NIC", "closed form (each way)", "equal"]
     return markdown_table(headers, body, caption="Executed parameter-server rounds against the closed form: "
                                                  "bytes through the busiest NIC, each way")
+
+
+def agreement(error: float) -> str:
+    """How closely an executed round agrees with its reference, in words: "exactly", or within the largest error.
+
+    >>> agreement(0.0), agreement(2.2e-16)
+    ('exactly', 'to within 2.2e-16')
+    """
+    return "exactly" if error == 0 else f"to within {error:.1e}"
+
+
+def pieces_words(pieces: int | None) -> str:
+    """The best cut of :func:`commlib.parameter_servers.cost.round_pieces`, in words.
+
+    >>> pieces_words(1), pieces_words(2), pieces_words(None)
+    ('one piece per shard: push, then pull', '2 pieces per shard', 'ever more pieces per shard')
+    """
+    if pieces is None:
+        return "ever more pieces per shard"
+    return "one piece per shard: push, then pull" if pieces == 1 else f"{pieces} pieces per shard"
+
+
+def kstar_words(k_min: int | None) -> str:
+    """:func:`commlib.parameter_servers.cost.smallest_k_to_beat_ring`'s answer, in words (None: no k).
+
+    >>> kstar_words(None), kstar_words(5)
+    ('no number of servers beats the ring', 'the fewest servers that beat the ring are $k^*$ = 5')
+    """
+    return "no number of servers beats the ring" if k_min is None else f"the fewest servers that beat the ring are $k^*$ = {k_min}"
+
+
+def start_up_table(verdicts, caption: str, case: str, label, metric: str):
+    """The start-up section's verdicts (1 MB claims of :mod:`commlib.experiments.parameter_servers`) as a table in
+    the chapter's words: one row per design at its best, its algorithm by name, the winner marked "fastest".
+
+    ``case`` heads the first column and ``label(verdict)`` fills it; ``metric`` heads the times' column.
+    """
+    from .claims import verdict_table
+
+    table = verdict_table(list(verdicts), ".2f", caption, label=label,
+                          columns=(case, "design", "its best algorithm", metric, "fastest"),
+                          setting=lambda config: ps_cost.rival_label(config["algorithm"]) if config else "-")
+    table.data = table.data.replace("| ahead |", "| yes |")
+    return table
 
 
 def _model_label(key: str) -> str:

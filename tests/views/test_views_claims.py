@@ -32,3 +32,10 @@ def test_a_deterministic_verdict_shows_one_value_and_no_seed_count():
     b = Contender("b", lambda s, seed: 2.0, {})
     table = claims_view.verdict_table([run(Claim("k", "?", (a, b), metric="ms", seeds=(0,)))], ".1f").data
     assert "one run" in table and "| 1.0 | ahead |" in table and "seeds" not in table
+
+
+def test_columns_and_settings_can_be_worded_for_a_chapter():
+    lines = claims_view.verdict_table([_verdict()], ".2f", columns=("case", "design", "tuned", "loss", "outcome"),
+                                      setting=lambda config: f"rate {config['lr']}" if config else "none").data.splitlines()
+    assert lines[0] == "| case | design | tuned | loss | outcome |"
+    assert "| fast | rate 0.1 |" in lines[2] and "| slow | none |" in lines[3]
