@@ -92,8 +92,8 @@ register(Question(
             "Gb/s are bits: divide by 8 for bytes per second."),
            (lambda given, right, g: abs(given / _break_even_tokens(g["gbps"], node=False) - 1) < 0.02,
             "The NVLink gather inside the node takes time too, and a faster card does not shorten it.")),
-    hint="x* = u F_peak s / 2 x ((h-1)/h / (g B) + (g-1)/g / B_node), with h = 8 nodes, g = 8 GPUs a node, "
-         "B the card's bytes per second and B_node NVLink's.",
+    hint="x* = u F_peak s / 2 x ((h-1)/h / (g B_NIC) + (g-1)/g / B_intra), with h = 8 nodes, g = 8 GPUs a node, "
+         "B_NIC the card's bytes per second and B_intra NVLink's.",
 ))
 
 
