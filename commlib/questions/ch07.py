@@ -12,7 +12,7 @@ def _ratio(target: float, tol: float = 0.02):
 
 
 register(Question(
-    "ch07.zero3_gb", lambda n=64, billions=7.5: cost.zero_bytes_per_rank(billions * 1e9, n, 3, "bf16") / 1e9, unit="GB",
+    "ch07.zero3_gb", lambda n=64, billions=30.0: cost.zero_bytes_per_rank(billions * 1e9, n, 3, "bf16") / 1e9, unit="GB",
     givens=(Given("n", (16, 32, 128, 256), "{} GPUs"), Given("billions", (1.3, 13.0, 70.0), "a model of {:g} billion parameters")),
     hints=((_ratio(2 / 3), "That is stages 0-2. Stage 3 gathers the parameters twice (forward and backward) "
                            "and reduce-scatters the gradient: three passes."),
@@ -21,7 +21,7 @@ register(Question(
 ))
 
 register(Question(
-    "ch07.zero2_mem_gb", lambda n=64, billions=7.5: zero.memory_per_rank(billions * 1e9, n, 2) / 1e9, unit="GB",
+    "ch07.zero2_mem_gb", lambda n=64, billions=30.0: zero.memory_per_rank(billions * 1e9, n, 2) / 1e9, unit="GB",
     givens=(Given("n", (16, 32, 128, 256), "{} GPUs"), Given("billions", (1.3, 13.0, 70.0), "a model of {:g} billion parameters")),
     hint="Stage 2 keeps the 2-byte weights whole and divides gradients (2 B) and optimizer state (12 B) by n.",
 ))
@@ -56,34 +56,44 @@ register(Question(
 ))
 
 
-def _topk_crossover(value_bytes: int = 2, percent: float = 1.0) -> int:
+def _topk_crossover(value_bytes: int = 4, index_bytes: int = 2, percent: float = 1.0) -> int:
     """The fewest workers at which top-k keeping ``percent`` % of a 1000 x 1000 gradient sends more than a ring."""
     from ..today import compression
-    return compression.crossover_workers("topk", 1000, 1000, k=round(10_000 * percent), value_bytes=value_bytes)
+    return compression.crossover_workers("topk", 1000, 1000, k=round(10_000 * percent), value_bytes=value_bytes,
+                                         index_bytes=index_bytes)
 
 
 register(Question(
     "ch07.topk_crossover_n", _topk_crossover, unit="workers",
     givens=(Given("percent", (0.5, 2.0, 2.5, 4.0, 5.0, 10.0), "keeping {:g} % of the entries"),),
-    hints=((lambda given, right: abs(given - 1.5 * right) <= 2,   # the fp32 rule, 1/rho
-            "That is 1/rho, the fp32 rule; with bf16 values and 4-byte indices an entry costs 6 bytes against 2 x 2."),),
+    hints=((lambda given, right, g: abs(given - _topk_crossover(index_bytes=4, percent=g["percent"])) <= 2,
+            "That is the rule n > 1/rho, for an entry as dear as the ring's 2 s (4-byte indices with fp32 values, "
+            "or 2-byte ones with bf16): here an fp32 value and a 2-byte index cost 6 bytes against the ring's 2 x 4."),),
     hint="Top-k sends (n-1) rho d (s + s_idx) bytes, the ring 2 (n-1)/n d s: more once n > 2 s / ((s + s_idx) rho).",
 ))
 
 
-def _break_even_tokens(gbps: float = 800.0) -> float:
-    """Tokens per GPU at which a layer's compute equals its flat-ring gather (H100, u = 0.4, 64 GPUs, bf16)."""
+def _break_even_tokens(gbps: float = 800.0, node: bool = True) -> float:
+    """Tokens per GPU at which a layer's compute equals its hierarchical gather (8 nodes of 8 H100s on NVLink 4, a
+    ``gbps`` card per GPU, u = 0.4, bf16); without the ``node`` (NVLink) part, the gather across the nodes alone."""
     h100 = hardware.accelerator("h100")
-    c, g = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, gbps * 1e9 / 8)
+    nvlink = hardware.link("nvlink4").bandwidth * (1.0 if node else 1e12)
+    c, g = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, gbps * 1e9 / 8, per_node=8,
+                                    node_bandwidth=nvlink)
     return 4096 * g / c
 
 
 register(Question(
     "ch07.break_even_tokens", _break_even_tokens, unit="tokens",
-    givens=(Given("gbps", (100.0, 200.0, 400.0, 1600.0, 3200.0), "a {:g} Gb/s card"),),
-    hints=((_ratio(8.0), "Gb/s are bits: divide by 8 for bytes per second."),
-           (_ratio(64 / 63), "A ring all-gather sends (n-1)/n of the layer, not all of it.")),
-    hint="Set 2 (Psi/L) x / (u F_peak) = (n-1)/n (Psi/L) s / B and solve for x: x* = u F_peak s (n-1)/n / (2B).",
+    givens=(Given("gbps", (100.0, 200.0, 1600.0, 3200.0), "a {:g} Gb/s card"),),
+    hints=((lambda given, right, g: abs(given / (_break_even_tokens(400.0) * 400.0 / g["gbps"]) - 1) < 0.02,
+            "Only the part of the gather that crosses the cards scales with their speed; the NVLink part stays."),
+           (lambda given, right, g: abs(given / _break_even_tokens(8 * g["gbps"]) - 1) < 0.02,
+            "Gb/s are bits: divide by 8 for bytes per second."),
+           (lambda given, right, g: abs(given / _break_even_tokens(g["gbps"], node=False) - 1) < 0.02,
+            "The NVLink gather inside the node takes time too, and a faster card does not shorten it.")),
+    hint="x* = u F_peak s / 2 x ((h-1)/h / (g B_NIC) + (g-1)/g / B_intra), with h = 8 nodes, g = 8 GPUs a node, "
+         "B_NIC the card's bytes per second and B_intra NVLink's.",
 ))
 
 

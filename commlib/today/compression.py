@@ -57,14 +57,15 @@ _INDEX = 4   # int32 bytes an index
 
 
 def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k: int = 21,
-               value_bytes: int = _VALUE) -> float:
+               value_bytes: int = _VALUE, index_bytes: int = _INDEX) -> float:
     r"""Bytes one worker sends per step for a ``rows`` x ``cols`` gradient (the formula the simulation counts).
 
     With :math:`d` = rows x cols entries, n = ``workers`` and values of :math:`s_v` = ``value_bytes``
     bytes (4 for fp32, the default; 2 for bf16): the control all-reduces
     :math:`2\frac{n-1}{n} s_v d` bytes (a ring); PowerSGD all-reduces its factors,
     :math:`2\frac{n-1}{n} s_v(\text{rows} + \text{cols})r`; top-k is all-gathered, one message
-    to each of the n - 1 others, a value and a 4-byte index an entry: :math:`(n-1)\,(s_v + 4)k`;
+    to each of the n - 1 others, a value and an index of :math:`s_i` = ``index_bytes`` bytes (4, an int32, by
+    default) an entry: :math:`(n-1)\,(s_v + s_i)k`;
     sign is summed in two phases (an all-to-all of
     packed sign chunks to their owners, then an all-gather of the owners' re-signed chunks), each phase
     n - 1 chunks of :math:`\lceil d/n \rceil` signs packed in :math:`\lceil \lceil d/n \rceil / 8 \rceil`
@@ -84,6 +85,7 @@ def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k
     cols = check_count("cols", cols, minimum=1)
     workers = check_count("workers", workers, minimum=1)
     value_bytes = check_count("value_bytes", value_bytes, minimum=1)
+    index_bytes = check_count("index_bytes", index_bytes, minimum=1)
     d = rows * cols
     ring = 2 * (workers - 1) / workers
     if method == "none":
@@ -91,7 +93,7 @@ def step_bytes(method: str, rows: int, cols: int, workers: int, rank: int = 2, k
     if method == "powersgd":
         return ring * cost.powersgd_numbers(rows, cols, rank) * value_bytes
     if method == "topk":
-        return (workers - 1) * k * (value_bytes + _INDEX)
+        return (workers - 1) * k * (value_bytes + index_bytes)
     if method == "sign":
         chunk = -(-d // workers)                      # entries a worker owns, the last chunk padded
         return 2 * (workers - 1) * (-(-chunk // 8) + _VALUE)
@@ -118,10 +120,11 @@ def bytes_by_workers(workers, rows: int | None = None, cols: int | None = None, 
 
 
 def crossover_workers(method: str, rows: int | None = None, cols: int | None = None, rank: int = DEFAULT_RANK,
-                      k: int = DEFAULT_K, limit: int = 4096, value_bytes: int = _VALUE) -> int | None:
+                      k: int = DEFAULT_K, limit: int = 4096, value_bytes: int = _VALUE,
+                      index_bytes: int = _INDEX) -> int | None:
     r"""The fewest workers (2 or more) at which ``method`` sends more than the control's bytes; ``None`` up to ``limit``.
 
-    Top-k's pairs of :math:`s_v + s_i` bytes (value and 4-byte index) against the ring's :math:`s_v`
+    Top-k's pairs of :math:`s_v + s_i` bytes (value and index, ``index_bytes``) against the ring's :math:`s_v`
     bytes, about twice over: top-k keeping a share :math:`\rho` of the entries sends more once
     :math:`n > 2 s_v / ((s_v + s_i)\rho)`, :math:`1/\rho` in fp32 and :math:`2/(3\rho)` in bf16; sign only
     once its chunks are so small that their 4-byte scales outweigh the entries they stand for (n near d);
@@ -131,6 +134,8 @@ def crossover_workers(method: str, rows: int | None = None, cols: int | None = N
     (11, 169, None)
     >>> crossover_workers("topk", value_bytes=2)
     7
+    >>> crossover_workers("topk", 1000, 1000, k=10_000, index_bytes=2)   # 2-byte indices: n > 4/(3 rho)
+    134
     """
     if method not in METHODS or method == "none":
         raise ValueError(f"method must be one of {', '.join(METHODS[1:])}, got {method!r}")
@@ -138,8 +143,8 @@ def crossover_workers(method: str, rows: int | None = None, cols: int | None = N
         rows, cols = problem_shape()
     limit = check_count("limit", limit, minimum=2)
     for n in range(2, limit + 1):
-        if step_bytes(method, rows, cols, n, rank, k, value_bytes) > step_bytes("none", rows, cols, n, rank, k,
-                                                                                value_bytes):
+        if step_bytes(method, rows, cols, n, rank, k, value_bytes, index_bytes) > step_bytes("none", rows, cols, n,
+                                                                                             rank, k, value_bytes):
             return n
     return None
 
