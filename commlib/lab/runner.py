@@ -8,7 +8,9 @@ hosts instead (see :func:`command_text`); that is shown, not run, here.
 
 A run can be pinned to a few CPU cores (``cpus=``, Linux): the ranks
 inherit the affinity of ``mpiexec``, so "four ranks on two cores" means
-the same on a laptop and on a 64-core server (:func:`lab_cpus`).
+the same on a laptop and on a 64-core server (:func:`lab_cpus`). Within
+that set each rank of :mod:`commlib.lab.measure` then binds itself to one
+core, round robin (:func:`commlib.lab.measure.rank_core`).
 
 >>> command_text(8, ["commlib.lab.measure", "--out", "r.json"], hosts=["a", "b"], python="python",
 ...              mpiexec="mpiexec")
@@ -261,8 +263,9 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
     ``mpich_algorithm`` forces MPICH's all-reduce algorithm (a key of
     :data:`MPICH_ALLREDUCE_ALGORITHMS`); ``None`` lets the library choose.
     ``progress`` receives one line per size. ``cpus`` pins the ranks to
-    those cores (:func:`lab_cpus`); the JSON's ``cpu_count`` then counts
-    only them. ``timeout`` (seconds) is generous on purpose: a loaded
+    those cores (:func:`lab_cpus`), and each rank binds itself to one of
+    them, round robin (``rank_cores`` in the JSON); the JSON's ``cpu_count``
+    then counts only them. ``timeout`` (seconds) is generous on purpose: a loaded
     machine is slow, not broken. Raises RuntimeError with the ranks' error
     output if the run fails or times out.
     """
