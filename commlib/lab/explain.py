@@ -28,7 +28,7 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
            "alpha_determined", "alpha_usable", "alpha_clause", "copy_clock_sentence", "step_load_note",
            "suspects_sentence",
-           "load_bound", "load_gap",
+           "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS"]
@@ -129,8 +129,41 @@ def load_gap(share: float) -> float:
     return 1.0 / max(round(share, 2), 0.01)
 
 
-def _load_explains(rate: float, copy_rate: float, share: float | None, tolerance: float, enough: float) -> bool:
-    return share is not None and share < enough and rate * load_gap(share) >= (1 - tolerance) * copy_rate
+def rate_cause(rate: float, copy_rate: float, share: float | None = None, tolerance: float = RATE_TOLERANCE,
+               enough: float = CORE_SHARE_ENOUGH) -> str:
+    """What can close the gap between a rate (bytes/s) below the copy rate and the copy rate, tested together.
+
+    The candidates are load (a gap of :func:`load_gap` when ``share`` is
+    below ``enough``) and a second copy per byte through a shared buffer
+    with the reduction (:func:`commlib.lab.memory.busbw_bound` with two
+    copies), each within ``tolerance``; the two are tested alone and,
+    because load slows a step whatever the library does per byte, together
+    (the rate times the load's gap held against the two-copy bound).
+    Returns ``"copy"`` (within ``tolerance`` of the copy rate, or above it),
+    ``"load"`` (load alone closes it), ``"second copy"`` (a second copy
+    alone does), ``"load and second copy"`` (only the two together) or
+    ``"neither"``. Load is tried first: where it closes the gap alone, the
+    run cannot say a second copy was spent at all.
+
+    >>> rate_cause(5e9, 5.2e9), rate_cause(2.7e9, 6.2e9, 0.31), rate_cause(1.2e9, 3.05e9)
+    ('copy', 'load', 'second copy')
+    >>> rate_cause(0.79e9, 4.10e9, 0.40), rate_cause(0.2e9, 6.2e9, 0.6), rate_cause(0.5e9, 3.05e9)
+    ('load and second copy', 'neither', 'neither')
+    """
+    check_positive("copy_rate", copy_rate)
+    check_positive("rate", rate)
+    if rate >= (1 - tolerance) * copy_rate:
+        return "copy"
+    loaded = share is not None and share < enough
+    gap = load_gap(share) if loaded else 1.0
+    if loaded and rate * gap >= (1 - tolerance) * copy_rate:
+        return "load"
+    two = (1 - tolerance) * busbw_bound(copy_rate, copies=2)
+    if rate >= two:
+        return "second copy"
+    if loaded and rate * gap >= two:
+        return "load and second copy"
+    return "neither"
 
 
 def _load_premise(s2: float) -> str:
@@ -159,7 +192,9 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     timings failed a load check (:func:`suspects_sentence`); the rate is
     then not put down to the library. A rate below what two copies per byte
     and the reduction allow (:func:`commlib.lab.memory.busbw_bound`) is
-    said to need more than a second copy. An infinite rate, or one more
+    said to need more than a second copy, unless the load's gap and a
+    second copy together close it (:func:`rate_cause`: load alone, the two
+    together, or neither, each worded). An infinite rate, or one more
     than ``tolerance`` above the copy rate, is no rate of copying
     (:func:`rate_flag`).
 
@@ -169,21 +204,39 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     "So on this machine the rate of all-reduce's bytes came out above the copy control's rate i"
     >>> rate_conclusion(2.7e9, 6.2e9, share=0.31)[:95]
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
-    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-70:]    # loaded against loaded: about 1/0.6; the gap is 31
-    'a gap of about that much between the two, not the 31.0 times measured.'
+    >>> rate_conclusion(0.79e9, 4.10e9, share=0.40)[:83]     # 2.5 times 0.79 GB/s: within the two-copy bound
+    "So this run cannot tell the rate of all-reduce's bytes from a second copy slowed by"
+    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-78:]    # loaded against loaded: about 1/0.6; the gap is 31
+    'the rate would be 0.33 GB/s, still more than 25 % below what two copies allow.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
         return f"So this run puts no rate on {what}: no time per byte was left to read one from."
     check_positive("rate", rate)
+    cause = rate_cause(rate, copy_rate, share, tolerance, enough)
     loaded = ""
+    two = busbw_bound(copy_rate, copies=2)
     if share is not None and share < enough:
         s2 = round(min(share, 1.0), 2)      # the share as printed, and as used in the arithmetic below
         how = _load_premise(s2)
-        if _load_explains(rate, copy_rate, share, tolerance, enough) and rate < (1 - tolerance) * copy_rate:
+        if cause == "load":
             return (f"So this run cannot tell {what} from the load: {how}, and the gap here is "
                     f"{copy_rate / rate:.1f} times. Re-run the lab on an idle machine to read the library's own rate.")
-        loaded = (f" The load does not close the gap: {how}, not the {copy_rate / rate:.1f} times measured.")
+        if cause == "load and second copy":
+            return (f"So this run cannot tell {what} from a second copy slowed by the load. It is below one plain "
+                    f"copy per byte, and below the {rate_text(two)} that two copies per byte and the reduction would "
+                    f"allow, so neither a second copy through a shared buffer nor the load closes the gap alone: "
+                    f"{how}, not the {copy_rate / rate:.1f} times measured. Together they can: with the load's "
+                    f"{load_gap(s2):.1f} times taken off, the rate would be {rate_text(rate * load_gap(s2))}, no more "
+                    f"than {100 * tolerance:.0f} % below what two copies allow. Re-run the lab on an idle machine "
+                    "to tell the library's copies from the load.")
+        if cause == "neither":
+            loaded = (f" Nor does the load close the gap, alone or with a second copy: {how}, not the "
+                      f"{copy_rate / rate:.1f} times measured; with that taken off, the rate would be "
+                      f"{rate_text(rate * load_gap(s2))}, still more than {100 * tolerance:.0f} % below what two "
+                      "copies allow.")
+        else:
+            loaded = f" The load does not close the gap: {how}, not the {copy_rate / rate:.1f} times measured."
     phrase = rate_phrase(rate, copy_rate, tolerance)
     if phrase.startswith("about"):
         return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the copy rate; the other "
@@ -193,8 +246,7 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                 "that copies each byte at least once cannot reach: the copy control ran slowed, fewer ranks copied "
                 "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
                 "way it is no rate of copying.")
-    two = busbw_bound(copy_rate, copies=2)
-    if rate < (1 - tolerance) * two:     # below what two copies and the reduction allow: not a second copy alone
+    if cause == "neither":     # below what two copies and the reduction allow: not a second copy alone
         below = (f"below one plain copy per byte, and below the {rate_text(two)} that two copies per byte and the "
                  "reduction would allow, so a second copy through a shared buffer cannot explain it alone")
         who = ("more than half the timings fail a load check, and this run does not say whether the library or the "
@@ -915,7 +967,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     and only where both alphas are ``alpha_known`` (their sweeps agree and
     their lines fit their points: :func:`alpha_usable`).
     Where load could explain the gap to the copy rate (:func:`load_gap`),
-    the copies are not blamed for it.
+    alone or with a second copy per byte (:func:`rate_cause`), the copies
+    are not blamed for it.
 
     >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
     "the library's work on each byte (its copies and waits), slower than one plain copy p"
@@ -931,7 +984,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         parts.append("the library's copies, at a rate this run could not pin down")
     elif abs(rate / copy_rate - 1) <= tolerance:
         parts.append("the library's copies, at about the copy control's rate in this run")
-    elif too_loaded or _load_explains(rate, copy_rate, share, tolerance, enough):
+    elif too_loaded or rate_cause(rate, copy_rate, share, tolerance, enough) in ("load", "load and second copy"):
         parts.append("the library's copies or the load, which this run cannot tell apart")
     else:
         parts.append("the library's work on each byte (its copies and waits), slower than one plain copy per byte")
