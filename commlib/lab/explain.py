@@ -520,13 +520,19 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     8 lo``); ``copy_factor``: the copy control's time ratio over the same
     sizes, at its smallest and largest within its quartiles (``None``: not
     measured); ``loaded``: sizes in ``[lo, hi]`` that failed a load check
-    (:func:`commlib.lab.fit.suspects`). A factor within ``tolerance`` of 1
-    or of 8, or between, needs no cause.
+    (:func:`commlib.lab.fit.suspects`). A factor from ``1 - tolerance`` to
+    ``size (1 + tolerance)`` needs no cause, and is said as what it is:
+    within ``tolerance`` of 1 (a pure start-up cost), within it of the size
+    ratio (pure copying), or between the two, where both terms weigh.
 
     >>> growth_sentence(12.2, 2**23, 2**26, (7.9, 8.3), [2**24])[:60]
     'Here each byte became 1.5 times dearer. The copy control did'
-    >>> growth_sentence(1.5, 2**10, 2**13, None, [2**11, 2**13])
+    >>> growth_sentence(1.5, 2**10, 2**13, None, [2**11, 2**13])[-87:]
     'The timings at 2 KiB, 8 KiB fail a load check below, so load is mixed into this factor.'
+    >>> growth_sentence(1.1, 2**10, 2**13)[:68]
+    'That is within 25 % of 1, a pure start-up cost: at these sizes the s'
+    >>> growth_sentence(8.4, 2**23, 2**26)[:60]
+    'That is within 25 % of 8, pure copying: each byte cost about'
     """
     size = hi / lo
     where = _sizes_listed(loaded)
@@ -534,8 +540,21 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
         return ("Here the smaller message took longer: other programs' turns on the cores are mixed into the times, "
                 "which happens on a busy machine.")
     if factor <= size * (1 + tolerance):
-        return (f"The timings at {where} fail a load check below, so load is mixed into this factor." if loaded
-                else "")
+        pct, n = f"{100 * tolerance:.0f} %", f"{size:g}"
+        if factor <= 1 + tolerance:
+            said = (f"That is within {pct} of 1, a pure start-up cost: at these sizes the start-up cost is nearly "
+                    "all of the time.")
+        elif factor >= size * (1 - tolerance):
+            said = (f"That is within {pct} of {n}, pure copying: each byte cost about as much at the larger sizes "
+                    "as at the smaller.")
+        else:
+            said = (f"That is more than {pct} from both 1 (a pure start-up cost) and {n} (pure copying): both "
+                    "terms weigh at these sizes, the start-up cost the "
+                    + ("more" if factor < size ** 0.5 else "less") + " (the factor is nearer "
+                    + ("1" if factor < size ** 0.5 else n) + " than " + (n if factor < size ** 0.5 else "1")
+                    + " on a log scale).")
+        return said + (f" The timings at {where} fail a load check below, so load is mixed into this factor."
+                       if loaded else "")
     excess = factor / size
     parts = []
     if copy_factor is not None:
@@ -573,10 +592,11 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
                    loaded: Sequence[float] = ()) -> str:
     """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
 
-    ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages count
-    as flat when eight times the bytes took from ``1 - tolerance`` times as
+    ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages show
+    the start-up regime when eight times the bytes took from ``1 - tolerance`` times as
     long (a smaller message taking longer is load, not a flat part) to less
-    than ``sqrt(8)`` times (nearer 1 than 8); large ones as proportional from
+    than ``sqrt(8)`` times (nearer 1 than 8), and are called nearly flat only
+    up to ``1 + tolerance``; large ones as proportional from
     ``8 (1 - tolerance)`` to ``8 (1 + tolerance)`` (beyond it each byte got
     dearer: not proportional either).
 
@@ -596,9 +616,12 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     load = (f" The timings at {_sizes_listed(loaded)} fail a load check, so load is "
             "mixed into these factors." if loaded else "")
     if flat and proportional:
-        return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "
-                f"messages (eight times the bytes took {small:.1f} times as long), rising with "
-                f"the size for large ones ({large:.1f} times).{load}")
+        small_words = ("nearly flat for small messages (eight times the bytes took "
+                       f"{small:.1f} times as long, within {100 * tolerance:.0f} % of 1)" if small <= 1 + tolerance else
+                       "a start-up cost that outweighs the bytes for small messages (eight times the bytes took "
+                       f"{small:.1f} times as long, nearer 1 than 8 but not flat)")
+        return (f"A real collective showed here the two regimes the alpha-beta model describes: {small_words}, "
+                f"rising with the size for large ones ({large:.1f} times).{load}")
     missing = ("either regime" if not flat and not proportional else
                "the flat part" if not flat else "the part proportional to size")
     return (f"The alpha-beta model expects small messages to cost about the same whatever their size and large ones "
