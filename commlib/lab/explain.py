@@ -1148,6 +1148,8 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
 
     >>> tail_phrase("all-reduce", [2.0**21, 2.0**22, 2.0**23], [-0.18, -0.41, -0.66])
     "all-reduce's line predicts too short a time at every size from 2 MiB up (by 18 to 66 %)"
+    >>> tail_phrase("all-reduce", [2.0**20, 2.0**21, 2.0**22], [-0.004, -0.3, -0.7])[-15:]   # 0.4 % is not "0"
+    '(by up to 70 %)'
     """
     if len(sizes) != len(errors):
         raise ValueError(f"sizes and errors must pair up, got {len(sizes)} and {len(errors)}")
@@ -1155,8 +1157,8 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
         return ""
     way = "too short" if errors[0] < 0 else "too long"
     lo, hi = sorted((100 * min(abs(e) for e in errors), 100 * max(abs(e) for e in errors)))
-    return (f"{op}'s line predicts {way} a time at every size from {format_bytes(min(sizes))} up "
-            f"(by {lo:.0f} to {hi:.0f} %)")
+    by = f"by up to {hi:.0f} %" if round(lo) == 0 else f"by {lo:.0f} to {hi:.0f} %"
+    return f"{op}'s line predicts {way} a time at every size from {format_bytes(min(sizes))} up ({by})"
 
 
 def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], sizes: Sequence[float],
@@ -1232,8 +1234,8 @@ def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, c
                 "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
                 f"it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
                 f"machine's only where both sweeps put it{of}.")
-    head = ("A piecewise fit always meets its own points better than one line, so grade both on sizes they did not "
-            "see, over all sizes and over the largest alone: ")
+    head = ("A piecewise fit always meets its own points at least as well as one line, so grade both on sizes they "
+            "did not see, over all sizes and over the largest alone: ")
     overall = ("here one line predicted held-out sizes better over all sizes" if line_better else
                "here held-out sizes over all sizes could not tell one line from the regimes")
     if top == "piecewise":

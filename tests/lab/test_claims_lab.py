@@ -612,6 +612,10 @@ def test_the_band_and_tail_words_follow_the_numbers():
     assert "no held-out size" in explain.band_sentence(float("nan"), 0.2, 0.05, 5, 5, "all-reduce", 2**26, sizes)
     assert explain.tail_phrase("all-reduce", [2.0**25, 2.0**26], [-0.5, -0.6]) == ""       # two sizes: noise can
     assert "too long" in explain.tail_phrase("all-reduce", [1.0, 2.0, 4.0], [0.3, 0.2, 0.4])
+    # a lower bound that rounds to 0 % is not printed as "by 0 to 70 %"
+    near = explain.tail_phrase("all-reduce", [1.0, 2.0, 4.0], [-0.004, -0.3, -0.7])
+    assert near.endswith("(by up to 70 %)") and "0 to" not in near
+    assert explain.tail_phrase("all-reduce", [1.0, 2.0, 4.0], [-0.006, -0.3, -0.7]).endswith("(by 1 to 70 %)")
     s = fit.Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0), (1.0, 2.5, 3.0, 9.0))
     assert fit.one_sign_tail(fit.AlphaBeta(0.0, 1.0), s)[0] == (8.0,)
 
