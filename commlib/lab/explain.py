@@ -26,7 +26,7 @@ from .memory import busbw_bound
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
            "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
-           "alpha_determined", "alpha_usable", "alpha_clause", "copy_clock_sentence", "step_load_note",
+           "alpha_determined", "alpha_usable", "slope_quote", "sweep_match_sentence", "alpha_clause", "copy_clock_sentence", "step_load_note",
            "suspects_sentence",
            "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
@@ -692,6 +692,54 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     return f"{what} is {time_text(alpha)}{extra}"
 
 
+def slope_quote(bandwidth: float, usable: bool, what: str = "its $1/\\beta$") -> str:
+    r"""A line's fitted ``1/beta`` (bytes/s) for the prose, on the same gate as its alpha (:func:`alpha_usable`).
+
+    Where the line fits (``usable``) the rate is quoted as the line's, to be
+    held against the bus bandwidth measured further down; where it does not,
+    the slope of a line that misses its points is the fit's as much as its
+    alpha is, and the words say so and point to the measured rate instead.
+
+    >>> print(slope_quote(1.13e9, True))
+    its $1/\beta$ is 1.1 GB/s (held against the bus bandwidth measured at the largest size further down)
+    >>> print(slope_quote(1.13e9, False)[:88])
+    its $1/\beta$, 1.1 GB/s, is the same line's slope, and so the fit's as much as its α is:
+    """
+    check_positive("bandwidth", bandwidth)
+    rate = f"{figures(bandwidth / 1e9)} GB/s"
+    if usable:
+        return f"{what} is {rate} (held against the bus bandwidth measured at the largest size further down)"
+    return (f"{what}, {rate}, is the same line's slope, and so the fit's as much as its α is: the rate of the "
+            "machine to read is the bus bandwidth measured at the largest size further down, which needs no fit")
+
+
+def sweep_match_sentence(op_sweep: int, copy_sweep: int, nbytes: float, op: str = "all-reduce") -> str:
+    """Whether a collective and the copy control it is held against kept the same sweep at a size (``nbytes``).
+
+    Each side keeps, at each size, its own less loaded sweep
+    (:func:`commlib.lab.runner.kept_sweep`): the same sweep means the two
+    were timed in the same turns, under the same load; different sweeps,
+    at different moments of the run, under whatever load each met.
+
+    >>> sweep_match_sentence(1, 1, 2**26)[:62]
+    'At 64 MiB all-reduce and the copy control kept the same sweep,'
+    >>> sweep_match_sentence(0, 1, 2**26)[:70]
+    'At 64 MiB all-reduce kept its first sweep and the copy control its sec'
+    """
+    ordinal = ("first", "second", "third", "fourth")
+
+    def nth(k: int) -> str:
+        return ordinal[k] if 0 <= k < len(ordinal) else f"sweep {k + 1}'s"
+
+    size = format_bytes(nbytes)
+    if op_sweep == copy_sweep:
+        return (f"At {size} {op} and the copy control kept the same sweep, the {nth(op_sweep)}, so the two sides of "
+                "this comparison were timed in the same turns.")
+    return (f"At {size} {op} kept its {nth(op_sweep)} sweep and the copy control its {nth(copy_sweep)}: each side is "
+            "its own less loaded sweep, so the two were timed at different moments of the run, not in the same "
+            "turns, and the load on one need not be the load on the other.")
+
+
 def time_text(seconds: float) -> str:
     """A time to two significant figures, in µs below a millisecond and in ms from there.
 
@@ -743,21 +791,31 @@ def _which_copies(slowed: float | None) -> str:
             "CPU time)")
 
 
-def step_load_note(step: tuple[float, float, float], loaded: Sequence[float]) -> str:
+def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], holds: bool = True) -> str:
     """A caveat for a fit-free step in cost per byte (:func:`commlib.lab.fit.steepest_step`): does it rest on a
-    timing that failed a load check (``loaded``: those sizes, :func:`commlib.lab.fit.suspects`)?
+    timing that failed a load check (``loaded``: those sizes, :func:`commlib.lab.fit.suspects`), and does the
+    series keep it (``holds``: :func:`commlib.lab.fit.step_holds`; where not, the step is called suspect)?
 
     >>> step_load_note((2**20, 2**21, 2.0), [2**20])
     'The timing at 1 MiB fails a load check, so load may explain the step.'
     >>> step_load_note((2**20, 2**21, 2.0), [2**24])
     ''
+    >>> step_load_note((2**20, 2**21, 2.0), [], holds=False)[:72]
+    'The step is suspect: the cost per byte does not stay up across it (its m'
     """
     ends = [x for x in step[:2] if x in set(float(v) for v in loaded)]
-    if not ends:
-        return ""
-    where = " and ".join(format_bytes(x) for x in ends)
-    verb = "fails" if len(ends) == 1 else "fail"
-    return f"The timing{'s' if len(ends) > 1 else ''} at {where} {verb} a load check, so load may explain the step."
+    text = ""
+    if ends:
+        where = " and ".join(format_bytes(x) for x in ends)
+        verb = "fails" if len(ends) == 1 else "fail"
+        text = (f"The timing{'s' if len(ends) > 1 else ''} at {where} {verb} a load check, so load may explain the "
+                "step.")
+    if not holds:
+        text += (" " if text else "") + (
+            "The step is suspect: the cost per byte does not stay up across it (its median from "
+            f"{format_bytes(step[1])} up is less than the square root of the step's factor above its median up to "
+            f"{format_bytes(step[0])}), so one timing, not a change in the machine, may make it.")
+    return text
 
 
 def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:

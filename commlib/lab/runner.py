@@ -53,6 +53,7 @@ __all__ = [
     "to_series",
     "machine_facts",
     "lab_cpus",
+    "kept_sweep",
     "ProgressBySweep",
     "sweeps_of",
     "copy_control",
@@ -353,6 +354,19 @@ def _least_loaded_sweep(row: dict) -> int:
     """The sweep whose calls have the lower median at this row's size (the rule of :func:`least_loaded_series`)."""
     sweeps = sorted(set(row.get("sweep", [0] * len(row["samples_s"]))))
     return min(sweeps, key=lambda k: _stats(row, k)[1])
+
+
+def kept_sweep(doc: dict, op: str, nbytes: float, impl: str | None = None) -> int:
+    """The sweep :func:`least_loaded_series` (or :func:`copy_control` with ``least_loaded``, for ``op="copy"``)
+    keeps for ``op`` at ``nbytes``: the one whose median is lower (0 for a run of one sweep).
+
+    ``impl``: which implementation's row, where a run timed several (default: the first found).
+    """
+    rows = [r for r in doc["results"] if r["op"] == op and float(r["nbytes"]) == float(nbytes)
+            and (impl is None or r.get("impl") == impl)]
+    if not rows:
+        raise ValueError(f"op and nbytes must name a timed row, got {op!r} at {nbytes!r} bytes")
+    return _least_loaded_sweep(rows[0])
 
 
 def _copy_stats(row: dict, least_loaded: bool) -> tuple[float, float, float, list[float] | None]:

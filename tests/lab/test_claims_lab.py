@@ -627,3 +627,33 @@ def test_the_calculator_sentence_warns_of_a_one_sided_line_only_where_it_uses_th
     assert "top regime" in explain.calculator_sentence(False, "two to four", 0.3, top="piecewise")
     assert "top cut up the top regime did" in explain.regimes_takeaway(False, True, top="piecewise")
     assert "fitted noise" not in explain.regimes_takeaway(False, True, top="one line")
+
+
+def test_the_copy_control_and_the_collective_say_which_sweep_each_kept():
+    # Each side keeps its own less loaded sweep at each size: the sentence says whether they are the same turns.
+    from commlib.lab import runner
+
+    def row(op, first, second):
+        return {"op": op, "impl": "mpi", "nbytes": 2**26, "samples_s": [first] * 3 + [second] * 3,
+                "sweep": [0] * 3 + [1] * 3}
+
+    doc = {"results": [row("all_reduce", 2.0, 1.0), row("copy", 0.5, 0.9)]}
+    assert runner.kept_sweep(doc, "all_reduce", 2**26) == 1 and runner.kept_sweep(doc, "copy", 2**26) == 0
+    apart = explain.sweep_match_sentence(1, 0, 2**26)
+    assert apart.startswith("At 64 MiB all-reduce kept its second sweep and the copy control its first")
+    assert "not in the same turns" in apart
+    same = explain.sweep_match_sentence(1, 1, 2**26)
+    assert "kept the same sweep, the second" in same and "in the same turns" in same
+    with pytest.raises(ValueError, match="op and nbytes"):
+        runner.kept_sweep(doc, "broadcast", 2**26)
+
+
+def test_the_slope_of_a_line_is_quoted_on_the_same_gate_as_its_alpha():
+    line_error = 0.23                                             # beyond the 20 % target
+    usable = explain.alpha_usable([2.5e-6, 2.2e-6], line_error)
+    assert usable is False
+    withheld = explain.slope_quote(1.13e9, usable)
+    assert "the fit's as much as its α is" in withheld and "needs no fit" in withheld
+    assert "is 1.1 GB/s (held against" not in withheld
+    quoted = explain.slope_quote(1.13e9, explain.alpha_usable([2.5e-6, 2.2e-6], 0.08))
+    assert quoted.startswith(r"its $1/\beta$ is 1.1 GB/s") and "fit's" not in quoted
