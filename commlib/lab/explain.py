@@ -227,9 +227,10 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                     f"copy per byte, and below the {rate_text(two)} that two copies per byte and the reduction would "
                     f"allow, so neither a second copy through a shared buffer nor the load closes the gap alone: "
                     f"{how}, not the {copy_rate / rate:.1f} times measured. Together they can: with the load's "
-                    f"{load_gap(s2):.1f} times taken off, the rate would be {rate_text(rate * load_gap(s2))}, no more "
-                    f"than {100 * tolerance:.0f} % below what two copies allow. Re-run the lab on an idle machine "
-                    "to tell the library's copies from the load.")
+                    f"{load_gap(s2):.1f} times taken off, the rate would be {rate_text(rate * load_gap(s2))}, "
+                    + ("at or above" if rate * load_gap(s2) >= two else f"within {100 * tolerance:.0f} % of")
+                    + " what two copies allow. Re-run the lab on an idle machine to tell the library's copies from "
+                    "the load.")
         if cause == "neither":
             loaded = (f" Nor does the load close the gap, alone or with a second copy: {how}, not the "
                       f"{copy_rate / rate:.1f} times measured; with that taken off, the rate would be "
@@ -801,7 +802,7 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     >>> step_load_note((2**20, 2**21, 2.0), [2**24])
     ''
     >>> step_load_note((2**20, 2**21, 2.0), [], holds=False)[:72]
-    'The step is suspect: the cost per byte does not stay up across it (its m'
+    'The step is suspect: the cost per byte does not stay up after it (its me'
     """
     ends = [x for x in step[:2] if x in set(float(v) for v in loaded)]
     text = ""
@@ -812,9 +813,9 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
                 "step.")
     if not holds:
         text += (" " if text else "") + (
-            "The step is suspect: the cost per byte does not stay up across it (its median from "
-            f"{format_bytes(step[1])} up is less than the square root of the step's factor above its median up to "
-            f"{format_bytes(step[0])}), so one timing, not a change in the machine, may make it.")
+            "The step is suspect: the cost per byte does not stay up after it (its median from "
+            f"{format_bytes(step[1])} up is above its median up to {format_bytes(step[0])} by less than the square "
+            "root of the step's factor), so one timing, not a change in the machine, may make it.")
     return text
 
 
