@@ -1034,8 +1034,12 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
 
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
                     alpha4: float, handover: float, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
-                    enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False) -> str:
+                    enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
+                    step_holds: bool = True) -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, switching ranks.
+
+    ``step_holds``: whether the series keeps the steepest step the cache is held against
+    (:func:`commlib.lab.fit.step_holds`); a suspect step names no cause, so the cache is not listed.
 
     ``too_loaded``: more than half the timings failed a load check; a gap
     to the copy rate is then not put down to the library's copies alone.
@@ -1072,7 +1076,9 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         parts.append("the library's work on each byte (its copies and waits), slower than one plain copy per byte")
     sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
     cause = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
-    if cache == "most":
+    if not step_holds:
+        pass
+    elif cache == "most":
         parts.append(f"{cause}, past which each byte got dearer")
     elif cache == "part":
         parts.append(f"in part {cause}, past which each byte got dearer")

@@ -660,3 +660,10 @@ def test_the_slope_of_a_line_is_quoted_on_the_same_gate_as_its_alpha():
     assert "is 1.1 GB/s (held against" not in withheld
     quoted = explain.slope_quote(1.13e9, explain.alpha_usable([2.5e-6, 2.2e-6], 0.08))
     assert quoted.startswith(r"its $1/\beta$ is 1.1 GB/s") and "fit's" not in quoted
+
+
+def test_a_suspect_step_is_not_listed_among_what_limited_the_run():
+    kept = explain.limits_sentence(1e9, 6e9, "most", 0.97, 5e-6, 6e-6, 4e-6, False)
+    assert "last-level cache" in kept
+    suspect = explain.limits_sentence(1e9, 6e9, "most", 0.97, 5e-6, 6e-6, 4e-6, False, step_holds=False)
+    assert "cache" not in suspect and suspect.startswith("What limited this run, then, was the library's work")
