@@ -530,10 +530,10 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     'Here each byte became 1.5 times dearer. The copy control did'
     >>> growth_sentence(1.5, 2**10, 2**13, None, [2**11, 2**13])[-87:]
     'The timings at 2 KiB, 8 KiB fail a load check below, so load is mixed into this factor.'
-    >>> growth_sentence(1.1, 2**10, 2**13)[:68]
-    'That is within 25 % of 1, a pure start-up cost: at these sizes the s'
+    >>> growth_sentence(1.1, 2**10, 2**13)[:69]
+    "That is within a quarter of a pure start-up cost's factor: at these s"
     >>> growth_sentence(8.4, 2**23, 2**26)[:60]
-    'That is within 25 % of 8, pure copying: each byte cost about'
+    "That is within a quarter of pure copying's factor: each byte"
     """
     size = hi / lo
     where = _sizes_listed(loaded)
@@ -541,19 +541,19 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
         return ("Here the smaller message took longer: other programs' turns on the cores are mixed into the times, "
                 "which happens on a busy machine.")
     if factor <= size * (1 + tolerance):
-        pct, n = f"{100 * tolerance:.0f} %", f"{size:g}"
+        part = _part_words(tolerance)
         if factor <= 1 + tolerance:
-            said = (f"That is within {pct} of 1, a pure start-up cost: at these sizes the start-up cost is nearly "
-                    "all of the time.")
+            said = (f"That is within {part} of a pure start-up cost's factor: at these sizes the start-up cost is "
+                    "nearly all of the time.")
         elif factor >= size * (1 - tolerance):
-            said = (f"That is within {pct} of {n}, pure copying: each byte cost about as much at the larger sizes "
-                    "as at the smaller.")
+            said = (f"That is within {part} of pure copying's factor: each byte cost about as much at the larger "
+                    "sizes as at the smaller.")
         else:
-            said = (f"That is more than {pct} from both 1 (a pure start-up cost) and {n} (pure copying): both "
-                    "terms weigh at these sizes, the start-up cost the "
-                    + ("more" if factor < size ** 0.5 else "less") + " (the factor is nearer "
-                    + ("1" if factor < size ** 0.5 else n) + " than " + (n if factor < size ** 0.5 else "1")
-                    + " on a log scale).")
+            nearer = factor < size ** 0.5
+            said = (f"That is more than {part} away from both a pure start-up cost's factor and pure copying's: "
+                    "both terms weigh at these sizes, the start-up cost the " + ("more" if nearer else "less")
+                    + " (on a log scale the factor is nearer " + ("a pure start-up cost's" if nearer else
+                                                                  "pure copying's") + ").")
         return said + (f" The timings at {where} fail a load check below, so load is mixed into this factor."
                        if loaded else "")
     excess = factor / size
@@ -575,6 +575,15 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     else:
         parts.append("no timing in that range fails a load check")
     return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
+
+
+def _part_words(fraction: float) -> str:
+    """A tolerance in words where it is a common fraction, else in per cent: a limit, not a measured number.
+
+    >>> _part_words(0.25), _part_words(0.5), _part_words(0.2)
+    ('a quarter', 'a half', '20 %')
+    """
+    return {0.25: "a quarter", 0.5: "a half", 0.1: "a tenth"}.get(round(fraction, 6), f"{100 * fraction:.0f} %")
 
 
 def _sizes_listed(sizes: Sequence[float]) -> str:
@@ -618,9 +627,10 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
             "mixed into these factors." if loaded else "")
     if flat and proportional:
         small_words = ("nearly flat for small messages (eight times the bytes took "
-                       f"{small:.1f} times as long, within {100 * tolerance:.0f} % of 1)" if small <= 1 + tolerance else
+                       f"{small:.1f} times as long, within {_part_words(tolerance)} of no growth)"
+                       if small <= 1 + tolerance else
                        "a start-up cost that outweighs the bytes for small messages (eight times the bytes took "
-                       f"{small:.1f} times as long, nearer 1 than 8 but not flat)")
+                       f"{small:.1f} times as long: nearer no growth than growth in proportion, but not flat)")
         return (f"A real collective showed here the two regimes the alpha-beta model describes: {small_words}, "
                 f"rising with the size for large ones ({large:.1f} times).{load}")
     missing = ("either regime" if not flat and not proportional else
@@ -714,13 +724,14 @@ def slope_quote(bandwidth: float, usable: bool, what: str = "its $1/\\beta$") ->
             "machine to read is the bus bandwidth measured at the largest size further down, which needs no fit")
 
 
-def sweep_match_sentence(op_sweep: int, copy_sweep: int, nbytes: float, op: str = "all-reduce") -> str:
+def sweep_match_sentence(op_sweep: int, copy_sweep: int, nbytes: float | None = None, op: str = "all-reduce") -> str:
     """Whether a collective and the copy control it is held against kept the same sweep at a size (``nbytes``).
 
     Each side keeps, at each size, its own less loaded sweep
     (:func:`commlib.lab.runner.kept_sweep`): the same sweep means the two
     were timed in the same turns, under the same load; different sweeps,
     at different moments of the run, under whatever load each met.
+    ``nbytes``: the size, named; ``None``: "the largest size".
 
     >>> sweep_match_sentence(1, 1, 2**26)[:62]
     'At 64 MiB all-reduce and the copy control kept the same sweep,'
@@ -732,7 +743,7 @@ def sweep_match_sentence(op_sweep: int, copy_sweep: int, nbytes: float, op: str 
     def nth(k: int) -> str:
         return ordinal[k] if 0 <= k < len(ordinal) else f"sweep {k + 1}'s"
 
-    size = format_bytes(nbytes)
+    size = "the largest size" if nbytes is None else format_bytes(nbytes)
     if op_sweep == copy_sweep:
         return (f"At {size} {op} and the copy control kept the same sweep, the {nth(op_sweep)}, so the two sides of "
                 "this comparison were timed in the same turns.")
@@ -813,9 +824,9 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
                 "step.")
     if not holds:
         text += (" " if text else "") + (
-            "The step is suspect: the cost per byte does not stay up after it (its median from "
-            f"{format_bytes(step[1])} up is above its median up to {format_bytes(step[0])} by less than the square "
-            "root of the step's factor), so one timing, not a change in the machine, may make it.")
+            "The step is suspect: the cost per byte does not stay up after it (its median above the step exceeds "
+            "its median below by less than the square root of the step's factor), so one timing, not a change in "
+            "the machine, may make it.")
     return text
 
 
