@@ -206,8 +206,8 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
     >>> rate_conclusion(0.79e9, 4.10e9, share=0.40)[:83]     # 2.5 times 0.79 GB/s: within the two-copy bound
     "So this run cannot tell the rate of all-reduce's bytes from a second copy slowed by"
-    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-78:]    # loaded against loaded: about 1/0.6; the gap is 31
-    'the rate would be 0.33 GB/s, still more than 25 % below what two copies allow.'
+    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-80:]    # loaded against loaded: about 1/0.6; the gap is 31
+    'gap taken off the rate is still more than a quarter below what two copies allow.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
@@ -226,16 +226,15 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
             return (f"So this run cannot tell {what} from a second copy slowed by the load. It is below one plain "
                     f"copy per byte, and below the {rate_text(two)} that two copies per byte and the reduction would "
                     f"allow, so neither a second copy through a shared buffer nor the load closes the gap alone: "
-                    f"{how}, not the {copy_rate / rate:.1f} times measured. Together they can: with the load's "
-                    f"{load_gap(s2):.1f} times taken off, the rate would be {rate_text(rate * load_gap(s2))}, "
-                    + ("at or above" if rate * load_gap(s2) >= two else f"within {100 * tolerance:.0f} % of")
+                    f"{how}, not the {copy_rate / rate:.1f} times measured. Together they can: with the load's gap "
+                    "taken off, the rate is "
+                    + ("at or above" if rate * load_gap(s2) >= two else f"within {_part_words(tolerance)} of")
                     + " what two copies allow. Re-run the lab on an idle machine to tell the library's copies from "
                     "the load.")
         if cause == "neither":
             loaded = (f" Nor does the load close the gap, alone or with a second copy: {how}, not the "
-                      f"{copy_rate / rate:.1f} times measured; with that taken off, the rate would be "
-                      f"{rate_text(rate * load_gap(s2))}, still more than {100 * tolerance:.0f} % below what two "
-                      "copies allow.")
+                      f"{copy_rate / rate:.1f} times measured, and with the load's gap taken off the rate is still "
+                      f"more than {_part_words(tolerance)} below what two copies allow.")
         else:
             loaded = f" The load does not close the gap: {how}, not the {copy_rate / rate:.1f} times measured."
     phrase = rate_phrase(rate, copy_rate, tolerance)
