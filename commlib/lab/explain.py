@@ -26,9 +26,9 @@ from .memory import busbw_bound
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
            "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
-           "alpha_determined", "alpha_usable", "alpha_clause", "copy_clock_sentence", "step_load_note",
-           "suspects_sentence",
-           "load_bound", "load_gap",
+           "alpha_determined", "alpha_usable", "slope_quote", "sweep_match_sentence", "alpha_clause",
+           "copy_clock_sentence", "step_load_note", "suspects_sentence",
+           "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS"]
@@ -129,8 +129,41 @@ def load_gap(share: float) -> float:
     return 1.0 / max(round(share, 2), 0.01)
 
 
-def _load_explains(rate: float, copy_rate: float, share: float | None, tolerance: float, enough: float) -> bool:
-    return share is not None and share < enough and rate * load_gap(share) >= (1 - tolerance) * copy_rate
+def rate_cause(rate: float, copy_rate: float, share: float | None = None, tolerance: float = RATE_TOLERANCE,
+               enough: float = CORE_SHARE_ENOUGH) -> str:
+    """What can close the gap between a rate (bytes/s) below the copy rate and the copy rate, tested together.
+
+    The candidates are load (a gap of :func:`load_gap` when ``share`` is
+    below ``enough``) and a second copy per byte through a shared buffer
+    with the reduction (:func:`commlib.lab.memory.busbw_bound` with two
+    copies), each within ``tolerance``; the two are tested alone and,
+    because load slows a step whatever the library does per byte, together
+    (the rate times the load's gap held against the two-copy bound).
+    Returns ``"copy"`` (within ``tolerance`` of the copy rate, or above it),
+    ``"load"`` (load alone closes it), ``"second copy"`` (a second copy
+    alone does), ``"load and second copy"`` (only the two together) or
+    ``"neither"``. Load is tried first: where it closes the gap alone, the
+    run cannot say a second copy was spent at all.
+
+    >>> rate_cause(5e9, 5.2e9), rate_cause(2.7e9, 6.2e9, 0.31), rate_cause(1.2e9, 3.05e9)
+    ('copy', 'load', 'second copy')
+    >>> rate_cause(0.79e9, 4.10e9, 0.40), rate_cause(0.2e9, 6.2e9, 0.6), rate_cause(0.5e9, 3.05e9)
+    ('load and second copy', 'neither', 'neither')
+    """
+    check_positive("copy_rate", copy_rate)
+    check_positive("rate", rate)
+    if rate >= (1 - tolerance) * copy_rate:
+        return "copy"
+    loaded = share is not None and share < enough
+    gap = load_gap(share) if loaded else 1.0
+    if loaded and rate * gap >= (1 - tolerance) * copy_rate:
+        return "load"
+    two = (1 - tolerance) * busbw_bound(copy_rate, copies=2)
+    if rate >= two:
+        return "second copy"
+    if loaded and rate * gap >= two:
+        return "load and second copy"
+    return "neither"
 
 
 def _load_premise(s2: float) -> str:
@@ -159,7 +192,9 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     timings failed a load check (:func:`suspects_sentence`); the rate is
     then not put down to the library. A rate below what two copies per byte
     and the reduction allow (:func:`commlib.lab.memory.busbw_bound`) is
-    said to need more than a second copy. An infinite rate, or one more
+    said to need more than a second copy, unless the load's gap and a
+    second copy together close it (:func:`rate_cause`: load alone, the two
+    together, or neither, each worded). An infinite rate, or one more
     than ``tolerance`` above the copy rate, is no rate of copying
     (:func:`rate_flag`).
 
@@ -169,21 +204,39 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     "So on this machine the rate of all-reduce's bytes came out above the copy control's rate i"
     >>> rate_conclusion(2.7e9, 6.2e9, share=0.31)[:95]
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
-    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-70:]    # loaded against loaded: about 1/0.6; the gap is 31
-    'a gap of about that much between the two, not the 31.0 times measured.'
+    >>> rate_conclusion(0.79e9, 4.10e9, share=0.40)[:83]     # 2.5 times 0.79 GB/s: within the two-copy bound
+    "So this run cannot tell the rate of all-reduce's bytes from a second copy slowed by"
+    >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-80:]    # loaded against loaded: about 1/0.6; the gap is 31
+    'gap taken off the rate is still more than a quarter below what two copies allow.'
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
         return f"So this run puts no rate on {what}: no time per byte was left to read one from."
     check_positive("rate", rate)
+    cause = rate_cause(rate, copy_rate, share, tolerance, enough)
     loaded = ""
+    two = busbw_bound(copy_rate, copies=2)
     if share is not None and share < enough:
         s2 = round(min(share, 1.0), 2)      # the share as printed, and as used in the arithmetic below
         how = _load_premise(s2)
-        if _load_explains(rate, copy_rate, share, tolerance, enough) and rate < (1 - tolerance) * copy_rate:
+        if cause == "load":
             return (f"So this run cannot tell {what} from the load: {how}, and the gap here is "
                     f"{copy_rate / rate:.1f} times. Re-run the lab on an idle machine to read the library's own rate.")
-        loaded = (f" The load does not close the gap: {how}, not the {copy_rate / rate:.1f} times measured.")
+        if cause == "load and second copy":
+            return (f"So this run cannot tell {what} from a second copy slowed by the load. It is below one plain "
+                    f"copy per byte, and below the {rate_text(two)} that two copies per byte and the reduction would "
+                    f"allow, so neither a second copy through a shared buffer nor the load closes the gap alone: "
+                    f"{how}, not the {copy_rate / rate:.1f} times measured. Together they can: with the load's gap "
+                    "taken off, the rate is "
+                    + ("at or above" if rate * load_gap(s2) >= two else f"within {_part_words(tolerance)} of")
+                    + " what two copies allow. Re-run the lab on an idle machine to tell the library's copies from "
+                    "the load.")
+        if cause == "neither":
+            loaded = (f" Nor does the load close the gap, alone or with a second copy: {how}, not the "
+                      f"{copy_rate / rate:.1f} times measured, and with the load's gap taken off the rate is still "
+                      f"more than {_part_words(tolerance)} below what two copies allow.")
+        else:
+            loaded = f" The load does not close the gap: {how}, not the {copy_rate / rate:.1f} times measured."
     phrase = rate_phrase(rate, copy_rate, tolerance)
     if phrase.startswith("about"):
         return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the copy rate; the other "
@@ -193,8 +246,7 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                 "that copies each byte at least once cannot reach: the copy control ran slowed, fewer ranks copied "
                 "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
                 "way it is no rate of copying.")
-    two = busbw_bound(copy_rate, copies=2)
-    if rate < (1 - tolerance) * two:     # below what two copies and the reduction allow: not a second copy alone
+    if cause == "neither":     # below what two copies and the reduction allow: not a second copy alone
         below = (f"below one plain copy per byte, and below the {rate_text(two)} that two copies per byte and the "
                  "reduction would allow, so a second copy through a shared buffer cannot explain it alone")
         who = ("more than half the timings fail a load check, and this run does not say whether the library or the "
@@ -468,13 +520,19 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     8 lo``); ``copy_factor``: the copy control's time ratio over the same
     sizes, at its smallest and largest within its quartiles (``None``: not
     measured); ``loaded``: sizes in ``[lo, hi]`` that failed a load check
-    (:func:`commlib.lab.fit.suspects`). A factor within ``tolerance`` of 1
-    or of 8, or between, needs no cause.
+    (:func:`commlib.lab.fit.suspects`). A factor from ``1 - tolerance`` to
+    ``size (1 + tolerance)`` needs no cause, and is said as what it is:
+    within ``tolerance`` of 1 (a pure start-up cost), within it of the size
+    ratio (pure copying), or between the two, where both terms weigh.
 
     >>> growth_sentence(12.2, 2**23, 2**26, (7.9, 8.3), [2**24])[:60]
     'Here each byte became 1.5 times dearer. The copy control did'
-    >>> growth_sentence(1.5, 2**10, 2**13, None, [2**11, 2**13])
+    >>> growth_sentence(1.5, 2**10, 2**13, None, [2**11, 2**13])[-87:]
     'The timings at 2 KiB, 8 KiB fail a load check below, so load is mixed into this factor.'
+    >>> growth_sentence(1.1, 2**10, 2**13)[:69]
+    "That is within a quarter of a pure start-up cost's factor: at these s"
+    >>> growth_sentence(8.4, 2**23, 2**26)[:60]
+    "That is within a quarter of pure copying's factor: each byte"
     """
     size = hi / lo
     where = _sizes_listed(loaded)
@@ -482,8 +540,21 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
         return ("Here the smaller message took longer: other programs' turns on the cores are mixed into the times, "
                 "which happens on a busy machine.")
     if factor <= size * (1 + tolerance):
-        return (f"The timings at {where} fail a load check below, so load is mixed into this factor." if loaded
-                else "")
+        part = _part_words(tolerance)
+        if factor <= 1 + tolerance:
+            said = (f"That is within {part} of a pure start-up cost's factor: at these sizes the start-up cost is "
+                    "nearly all of the time.")
+        elif factor >= size * (1 - tolerance):
+            said = (f"That is within {part} of pure copying's factor: each byte cost about as much at the larger "
+                    "sizes as at the smaller.")
+        else:
+            nearer = factor < size ** 0.5
+            said = (f"That is more than {part} away from both a pure start-up cost's factor and pure copying's: "
+                    "both terms weigh at these sizes, the start-up cost the " + ("more" if nearer else "less")
+                    + " (on a log scale the factor is nearer " + ("a pure start-up cost's" if nearer else
+                                                                  "pure copying's") + ").")
+        return said + (f" The timings at {where} fail a load check below, so load is mixed into this factor."
+                       if loaded else "")
     excess = factor / size
     parts = []
     if copy_factor is not None:
@@ -505,6 +576,15 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
 
 
+def _part_words(fraction: float) -> str:
+    """A tolerance in words where it is a common fraction, else in per cent: a limit, not a measured number.
+
+    >>> _part_words(0.25), _part_words(0.5), _part_words(0.2)
+    ('a quarter', 'a half', '20 %')
+    """
+    return {0.25: "a quarter", 0.5: "a half", 0.1: "a tenth"}.get(round(fraction, 6), f"{100 * fraction:.0f} %")
+
+
 def _sizes_listed(sizes: Sequence[float]) -> str:
     """Sizes (bytes) in words: one or two by name, three or more as a count and a span (two numbers, not many).
 
@@ -521,10 +601,11 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
                    loaded: Sequence[float] = ()) -> str:
     """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
 
-    ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages count
-    as flat when eight times the bytes took from ``1 - tolerance`` times as
+    ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages show
+    the start-up regime when eight times the bytes took from ``1 - tolerance`` times as
     long (a smaller message taking longer is load, not a flat part) to less
-    than ``sqrt(8)`` times (nearer 1 than 8); large ones as proportional from
+    than ``sqrt(8)`` times (nearer 1 than 8), and are called nearly flat only
+    up to ``1 + tolerance``; large ones as proportional from
     ``8 (1 - tolerance)`` to ``8 (1 + tolerance)`` (beyond it each byte got
     dearer: not proportional either).
 
@@ -544,9 +625,13 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     load = (f" The timings at {_sizes_listed(loaded)} fail a load check, so load is "
             "mixed into these factors." if loaded else "")
     if flat and proportional:
-        return (f"A real collective showed here the two regimes the alpha-beta model describes: nearly flat for small "
-                f"messages (eight times the bytes took {small:.1f} times as long), rising with "
-                f"the size for large ones ({large:.1f} times).{load}")
+        small_words = ("nearly flat for small messages (eight times the bytes took "
+                       f"{small:.1f} times as long, within {_part_words(tolerance)} of no growth)"
+                       if small <= 1 + tolerance else
+                       "a start-up cost that outweighs the bytes for small messages (eight times the bytes took "
+                       f"{small:.1f} times as long: nearer no growth than growth in proportion, but not flat)")
+        return (f"A real collective showed here the two regimes the alpha-beta model describes: {small_words}, "
+                f"rising with the size for large ones ({large:.1f} times).{load}")
     missing = ("either regime" if not flat and not proportional else
                "the flat part" if not flat else "the part proportional to size")
     return (f"The alpha-beta model expects small messages to cost about the same whatever their size and large ones "
@@ -617,6 +702,55 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     return f"{what} is {time_text(alpha)}{extra}"
 
 
+def slope_quote(bandwidth: float, usable: bool, what: str = "its $1/\\beta$") -> str:
+    r"""A line's fitted ``1/beta`` (bytes/s) for the prose, on the same gate as its alpha (:func:`alpha_usable`).
+
+    Where the line fits (``usable``) the rate is quoted as the line's, to be
+    held against the bus bandwidth measured further down; where it does not,
+    the slope of a line that misses its points is the fit's as much as its
+    alpha is, and the words say so and point to the measured rate instead.
+
+    >>> print(slope_quote(1.13e9, True))
+    its $1/\beta$ is 1.1 GB/s (held against the bus bandwidth measured at the largest size further down)
+    >>> print(slope_quote(1.13e9, False)[:88])
+    its $1/\beta$, 1.1 GB/s, is the same line's slope, and so the fit's as much as its α is:
+    """
+    check_positive("bandwidth", bandwidth)
+    rate = f"{figures(bandwidth / 1e9)} GB/s"
+    if usable:
+        return f"{what} is {rate} (held against the bus bandwidth measured at the largest size further down)"
+    return (f"{what}, {rate}, is the same line's slope, and so the fit's as much as its α is: the rate of the "
+            "machine to read is the bus bandwidth measured at the largest size further down, which needs no fit")
+
+
+def sweep_match_sentence(op_sweep: int, copy_sweep: int, nbytes: float | None = None, op: str = "all-reduce") -> str:
+    """Whether a collective and the copy control it is held against kept the same sweep at a size (``nbytes``).
+
+    Each side keeps, at each size, its own less loaded sweep
+    (:func:`commlib.lab.runner.kept_sweep`): the same sweep means the two
+    were timed in the same turns, under the same load; different sweeps,
+    at different moments of the run, under whatever load each met.
+    ``nbytes``: the size, named; ``None``: "the largest size".
+
+    >>> sweep_match_sentence(1, 1, 2**26)[:62]
+    'At 64 MiB all-reduce and the copy control kept the same sweep,'
+    >>> sweep_match_sentence(0, 1, 2**26)[:70]
+    'At 64 MiB all-reduce kept its first sweep and the copy control its sec'
+    """
+    ordinal = ("first", "second", "third", "fourth")
+
+    def nth(k: int) -> str:
+        return ordinal[k] if 0 <= k < len(ordinal) else f"sweep {k + 1}'s"
+
+    size = "the largest size" if nbytes is None else format_bytes(nbytes)
+    if op_sweep == copy_sweep:
+        return (f"At {size} {op} and the copy control kept the same sweep, the {nth(op_sweep)}, so the two sides of "
+                "this comparison were timed in the same turns.")
+    return (f"At {size} {op} kept its {nth(op_sweep)} sweep and the copy control its {nth(copy_sweep)}: each side is "
+            "its own less loaded sweep, so the two were timed at different moments of the run, not in the same "
+            "turns, and the load on one need not be the load on the other.")
+
+
 def time_text(seconds: float) -> str:
     """A time to two significant figures, in µs below a millisecond and in ms from there.
 
@@ -668,21 +802,31 @@ def _which_copies(slowed: float | None) -> str:
             "CPU time)")
 
 
-def step_load_note(step: tuple[float, float, float], loaded: Sequence[float]) -> str:
+def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], holds: bool = True) -> str:
     """A caveat for a fit-free step in cost per byte (:func:`commlib.lab.fit.steepest_step`): does it rest on a
-    timing that failed a load check (``loaded``: those sizes, :func:`commlib.lab.fit.suspects`)?
+    timing that failed a load check (``loaded``: those sizes, :func:`commlib.lab.fit.suspects`), and does the
+    series keep it (``holds``: :func:`commlib.lab.fit.step_holds`; where not, the step is called suspect)?
 
     >>> step_load_note((2**20, 2**21, 2.0), [2**20])
     'The timing at 1 MiB fails a load check, so load may explain the step.'
     >>> step_load_note((2**20, 2**21, 2.0), [2**24])
     ''
+    >>> step_load_note((2**20, 2**21, 2.0), [], holds=False)[:72]
+    'The step is suspect: the cost per byte does not stay up after it (its me'
     """
     ends = [x for x in step[:2] if x in set(float(v) for v in loaded)]
-    if not ends:
-        return ""
-    where = " and ".join(format_bytes(x) for x in ends)
-    verb = "fails" if len(ends) == 1 else "fail"
-    return f"The timing{'s' if len(ends) > 1 else ''} at {where} {verb} a load check, so load may explain the step."
+    text = ""
+    if ends:
+        where = " and ".join(format_bytes(x) for x in ends)
+        verb = "fails" if len(ends) == 1 else "fail"
+        text = (f"The timing{'s' if len(ends) > 1 else ''} at {where} {verb} a load check, so load may explain the "
+                "step.")
+    if not holds:
+        text += (" " if text else "") + (
+            "The step is suspect: the cost per byte does not stay up after it (its median above the step exceeds "
+            "its median below by less than the square root of the step's factor), so one timing, not a change in "
+            "the machine, may make it.")
+    return text
 
 
 def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
@@ -900,8 +1044,12 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
 
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
                     alpha4: float, handover: float, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
-                    enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False) -> str:
+                    enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
+                    step_holds: bool = True) -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, switching ranks.
+
+    ``step_holds``: whether the series keeps the steepest step the cache is held against
+    (:func:`commlib.lab.fit.step_holds`); a suspect step names no cause, so the cache is not listed.
 
     ``too_loaded``: more than half the timings failed a load check; a gap
     to the copy rate is then not put down to the library's copies alone.
@@ -915,7 +1063,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     and only where both alphas are ``alpha_known`` (their sweeps agree and
     their lines fit their points: :func:`alpha_usable`).
     Where load could explain the gap to the copy rate (:func:`load_gap`),
-    the copies are not blamed for it.
+    alone or with a second copy per byte (:func:`rate_cause`), the copies
+    are not blamed for it.
 
     >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
     "the library's work on each byte (its copies and waits), slower than one plain copy p"
@@ -931,13 +1080,15 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         parts.append("the library's copies, at a rate this run could not pin down")
     elif abs(rate / copy_rate - 1) <= tolerance:
         parts.append("the library's copies, at about the copy control's rate in this run")
-    elif too_loaded or _load_explains(rate, copy_rate, share, tolerance, enough):
+    elif too_loaded or rate_cause(rate, copy_rate, share, tolerance, enough) in ("load", "load and second copy"):
         parts.append("the library's copies or the load, which this run cannot tell apart")
     else:
         parts.append("the library's work on each byte (its copies and waits), slower than one plain copy per byte")
     sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
     cause = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
-    if cache == "most":
+    if not step_holds:
+        pass
+    elif cache == "most":
         parts.append(f"{cause}, past which each byte got dearer")
     elif cache == "part":
         parts.append(f"in part {cause}, past which each byte got dearer")
@@ -1072,6 +1223,8 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
 
     >>> tail_phrase("all-reduce", [2.0**21, 2.0**22, 2.0**23], [-0.18, -0.41, -0.66])
     "all-reduce's line predicts too short a time at every size from 2 MiB up (by 18 to 66 %)"
+    >>> tail_phrase("all-reduce", [2.0**20, 2.0**21, 2.0**22], [-0.004, -0.3, -0.7])[-15:]   # 0.4 % is not "0"
+    '(by up to 70 %)'
     """
     if len(sizes) != len(errors):
         raise ValueError(f"sizes and errors must pair up, got {len(sizes)} and {len(errors)}")
@@ -1079,8 +1232,8 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
         return ""
     way = "too short" if errors[0] < 0 else "too long"
     lo, hi = sorted((100 * min(abs(e) for e in errors), 100 * max(abs(e) for e in errors)))
-    return (f"{op}'s line predicts {way} a time at every size from {format_bytes(min(sizes))} up "
-            f"(by {lo:.0f} to {hi:.0f} %)")
+    by = f"by up to {hi:.0f} %" if round(lo) == 0 else f"by {lo:.0f} to {hi:.0f} %"
+    return f"{op}'s line predicts {way} a time at every size from {format_bytes(min(sizes))} up ({by})"
 
 
 def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], sizes: Sequence[float],
@@ -1156,8 +1309,8 @@ def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, c
                 "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
                 f"it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
                 f"machine's only where both sweeps put it{of}.")
-    head = ("A piecewise fit always meets its own points better than one line, so grade both on sizes they did not "
-            "see, over all sizes and over the largest alone: ")
+    head = ("A piecewise fit always meets its own points at least as well as one line, so grade both on sizes they "
+            "did not see, over all sizes and over the largest alone: ")
     overall = ("here one line predicted held-out sizes better over all sizes" if line_better else
                "here held-out sizes over all sizes could not tell one line from the regimes")
     if top == "piecewise":

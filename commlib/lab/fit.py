@@ -77,6 +77,7 @@ __all__ = [
     "regime_errors",
     "split_sizes",
     "steepest_step",
+    "step_holds",
     "least_loaded",
     "Suspect",
     "SPREAD_LIMIT",
@@ -607,6 +608,37 @@ def steepest_step(series: Series, lo: float = 0.0) -> tuple[float, float, float]
     steps = [((x0, x1), (t1 / t0) / (x1 / x0)) for (x0, t0), (x1, t1) in zip(pts, pts[1:])]
     (a, b), factor = max(steps, key=lambda s: s[1])
     return a, b, float(factor)
+
+
+def step_holds(series: Series, step: tuple[float, float, float], lo: float = 0.0, keep: float = 0.5) -> bool:
+    """Whether a :func:`steepest_step` is a step of the whole series, not one timing: does the cost per byte stay up?
+
+    The cost per byte (time over size) is compared over every measured size
+    ``>= lo`` up to the step's smaller size ``a`` and over every size from
+    its larger ``b`` up, by their medians. A step the series keeps holds at
+    least ``keep`` of its factor on a log scale across it (``keep = 0.5``:
+    the square root); where the cost per byte falls back after ``b``, or was
+    as high before ``a``, a single slow (or fast) timing made the step, and
+    it is suspect.
+
+    >>> s = Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0, 16.0), (1.0, 2.0, 8.0, 16.0, 32.0))
+    >>> step_holds(s, steepest_step(s))             # dearer from 4 bytes up, and it stays so
+    True
+    >>> spike = Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0, 16.0), (1.0, 2.0, 8.0, 8.0, 16.0))
+    >>> steepest_step(spike), step_holds(spike, steepest_step(spike))   # one slow timing at 4 bytes
+    ((2.0, 4.0, 2.0), False)
+    """
+    a, b, factor = step
+    if not 0 < keep <= 1:
+        raise ValueError(f"keep must be in (0, 1], got {keep!r}")
+    per = sorted((x, t / x) for x, t in zip(series.nbytes, series.seconds) if x >= lo and x > 0)
+    below = [c for x, c in per if x <= a]
+    above = [c for x, c in per if x >= b]
+    if not below or not above:
+        raise ValueError(f"step must lie within the series' sizes >= lo ({lo} bytes), got {a} to {b}")
+    if factor <= 1:
+        return True
+    return float(np.median(above)) / float(np.median(below)) >= factor ** keep
 
 
 def predict(model: AlphaBeta | PiecewiseFit, series: Series) -> np.ndarray:

@@ -34,6 +34,13 @@ point-to-point version of :mod:`commlib.lab.p2p` instead;
 ``--impl ring+halving_doubling`` times both in turns, call by call, so
 that a load that comes and goes on a shared machine falls on both alike.
 
+Each rank binds itself to one core at start (:func:`rank_core`): of the
+cores it inherited from ``mpiexec``, the one its rank on this machine
+picks, round robin. With as many cores as ranks each rank has a core of its
+own for the whole run; with fewer, the ranks share them evenly (ranks 0 and
+2 on the first of two cores, 1 and 3 on the second), never at the
+scheduler's whim. The JSON records each rank's core (``rank_cores``).
+
 >>> [format_bytes(x) for x in size_ladder(1024, 64 * 2**20, 8)]
 ['1 KiB', '8 KiB', '64 KiB', '512 KiB', '4 MiB', '32 MiB']
 >>> summarize([3.0, 1.0, 2.0, 4.0, 5.0])["median_s"]
@@ -53,7 +60,7 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = ["OPS", "CONTROLS", "ORDERS", "IMPLS", "SCHEMA", "RESULT_KEYS", "size_ladder", "format_bytes", "summarize",
-           "plan", "measure", "main"]
+           "plan", "rank_core", "bind_rank", "measure", "main"]
 
 #: Collectives this script can time (keys as in :data:`commlib.cost.COLLECTIVE_ALGORITHMS`).
 OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast")
@@ -70,6 +77,36 @@ SCHEMA = "commlib.lab.measure/2"
 #: Keys of every entry of ``results`` (``sweep`` and ``at_s``: each sample's sweep and start time).
 RESULT_KEYS = ("op", "impl", "nbytes", "count", "repeats", "median_s", "min_s", "q1_s", "q3_s", "max_s",
                "samples_s", "sweep", "at_s")
+
+
+def rank_core(local_rank: int, cores: Sequence[int]) -> int:
+    """The core a rank binds to: ``cores`` (those it may use) sorted, picked round robin by its rank on this machine.
+
+    With at least as many cores as ranks every rank gets a core of its own;
+    with fewer, ranks ``r`` and ``r + len(cores)`` share one.
+
+    >>> [rank_core(r, (5, 3)) for r in range(4)], rank_core(0, (7,))
+    ([3, 5, 3, 5], 7)
+    """
+    if not isinstance(local_rank, int) or local_rank < 0:
+        raise ValueError(f"local_rank must be a whole number >= 0, got {local_rank!r}")
+    if not cores:
+        raise ValueError("cores must name at least one core")
+    ordered = sorted(int(c) for c in cores)
+    return ordered[local_rank % len(ordered)]
+
+
+def bind_rank(local_rank: int) -> tuple[tuple[int, ...], int | None]:
+    """Bind this process to :func:`rank_core` of the cores it may use now; returns those cores and the one chosen.
+
+    Where the OS cannot pin processes (not Linux) nothing is bound: ``((), None)``.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return (), None
+    cores = tuple(sorted(os.sched_getaffinity(0)))
+    core = rank_core(local_rank, cores)
+    os.sched_setaffinity(0, {core})
+    return cores, core
 
 
 def size_ladder(min_bytes: int = 1024, max_bytes: int = 64 * 2**20, factor: int = 4) -> list[int]:
@@ -286,6 +323,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
+    # One core per rank (round robin where the cores are fewer), chosen by the rank on this machine.
+    allowed, core = bind_rank(comm.Split_type(MPI.COMM_TYPE_SHARED).Get_rank())
     ops = [o for o in args.ops.split(",") if o]
     sizes = [int(s) for s in args.sizes.split(",") if s] or size_ladder(args.min_bytes, args.max_bytes, args.factor)
 
@@ -306,10 +345,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     cpu_s = comm.gather(time.process_time() - cpu0, root=0)
     wall_s = comm.allreduce(MPI.Wtime() - wall0, op=MPI.MAX)
     hosts = comm.gather(platform.node(), root=0)
+    rank_cores = comm.gather(core, root=0)
     if comm.Get_rank() != 0:
         return 0
-    # The cores the ranks may run on: all of the machine's, unless the run was pinned to a few.
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    # The cores the ranks may run on (before each bound itself to one): all of the machine's, unless the run was
+    # pinned to a few.
+    cpus = len(allowed) if allowed else (os.cpu_count() or 1)
     usable = min(cpus, comm.Get_size()) if len(set(hosts)) == 1 else comm.Get_size()
     doc = {
         "schema": SCHEMA,
@@ -320,6 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cpu_count": cpus,
         "machine_cpu_count": os.cpu_count() or 1,
         "oversubscribed": len(set(hosts)) == 1 and comm.Get_size() > cpus,
+        "rank_cores": rank_cores,
         "mpi_library": " ".join(MPI.Get_library_version().splitlines()[0].split()),
         "mpi4py": mpi4py.__version__,
         "allreduce_algorithm": os.environ.get("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "auto"),

@@ -8,7 +8,9 @@ hosts instead (see :func:`command_text`); that is shown, not run, here.
 
 A run can be pinned to a few CPU cores (``cpus=``, Linux): the ranks
 inherit the affinity of ``mpiexec``, so "four ranks on two cores" means
-the same on a laptop and on a 64-core server (:func:`lab_cpus`).
+the same on a laptop and on a 64-core server (:func:`lab_cpus`). Within
+that set each rank of :mod:`commlib.lab.measure` then binds itself to one
+core, round robin (:func:`commlib.lab.measure.rank_core`).
 
 >>> command_text(8, ["commlib.lab.measure", "--out", "r.json"], hosts=["a", "b"], python="python",
 ...              mpiexec="mpiexec")
@@ -51,6 +53,7 @@ __all__ = [
     "to_series",
     "machine_facts",
     "lab_cpus",
+    "kept_sweep",
     "ProgressBySweep",
     "sweeps_of",
     "copy_control",
@@ -261,8 +264,9 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
     ``mpich_algorithm`` forces MPICH's all-reduce algorithm (a key of
     :data:`MPICH_ALLREDUCE_ALGORITHMS`); ``None`` lets the library choose.
     ``progress`` receives one line per size. ``cpus`` pins the ranks to
-    those cores (:func:`lab_cpus`); the JSON's ``cpu_count`` then counts
-    only them. ``timeout`` (seconds) is generous on purpose: a loaded
+    those cores (:func:`lab_cpus`), and each rank binds itself to one of
+    them, round robin (``rank_cores`` in the JSON); the JSON's ``cpu_count``
+    then counts only them. ``timeout`` (seconds) is generous on purpose: a loaded
     machine is slow, not broken. Raises RuntimeError with the ranks' error
     output if the run fails or times out.
     """
@@ -350,6 +354,19 @@ def _least_loaded_sweep(row: dict) -> int:
     """The sweep whose calls have the lower median at this row's size (the rule of :func:`least_loaded_series`)."""
     sweeps = sorted(set(row.get("sweep", [0] * len(row["samples_s"]))))
     return min(sweeps, key=lambda k: _stats(row, k)[1])
+
+
+def kept_sweep(doc: dict, op: str, nbytes: float, impl: str | None = None) -> int:
+    """The sweep :func:`least_loaded_series` (or :func:`copy_control` with ``least_loaded``, for ``op="copy"``)
+    keeps for ``op`` at ``nbytes``: the one whose median is lower (0 for a run of one sweep).
+
+    ``impl``: which implementation's row, where a run timed several (default: the first found).
+    """
+    rows = [r for r in doc["results"] if r["op"] == op and float(r["nbytes"]) == float(nbytes)
+            and (impl is None or r.get("impl") == impl)]
+    if not rows:
+        raise ValueError(f"op and nbytes must name a timed row, got {op!r} at {nbytes!r} bytes")
+    return _least_loaded_sweep(rows[0])
 
 
 def _copy_stats(row: dict, least_loaded: bool) -> tuple[float, float, float, list[float] | None]:

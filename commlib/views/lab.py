@@ -502,8 +502,8 @@ def secant_sentence(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta
 
     >>> s = fit.Series("all_reduce", 2, (1e3, 2e3, 3e7, 6e7), (1e-5, 1.1e-5, 1e-2, 3e-2), "ring")
     >>> low = fit.fit_joint([s.subset(hi=2e3)])
-    >>> secant_sentence([s], [fit.PiecewiseFit((1e6,), (low, fit.fit_joint([s.subset(lo=3e7)])))])[-54:]
-    'α at 0 and misses both points (all-reduce: +15/-23 %).'
+    >>> secant_sentence([s], [fit.PiecewiseFit((1e6,), (low, fit.fit_joint([s.subset(lo=3e7)])))])[-57:]
+    'α to zero and misses both points (all-reduce: +15/-23 %).'
     """
     tops = []
     for s, m in zip(series, models):
@@ -514,12 +514,12 @@ def secant_sentence(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta
     if not tops:
         return ""
     text = ("A top regime fitted on two sizes passes through both when the line between them starts at or above "
-            "zero: its 1/β is then the slope between them, a secant, which no other point has tested.")
+            "zero: its rate per byte is then the slope between them, a secant, which no other point has tested.")
     clamped = [(s, m) for s, m, top in tops if top.clamped]
     if clamped:
         what = "; ".join(f"{s.op.replace('_', '-')}: {_top_fitted_on(s, m).split('misses them by ')[1]}" for s, m in clamped)
         text += (" Where that line would start below zero (a negative α), the fit, which keeps α and β "
-                 f"at 0 or above, sets α at 0 and misses both points ({what}).")
+                 f"at zero or above, sets α to zero and misses both points ({what}).")
     return text
 
 

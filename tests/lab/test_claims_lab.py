@@ -434,10 +434,10 @@ def test_load_closes_only_the_gap_left_between_two_loaded_timings():
     assert explain.load_bound(0.31) == pytest.approx(1 / 0.31**2)
     assert explain.load_gap(0.31) == pytest.approx(1 / 0.31)
     assert explain.load_gap(0.3137) == pytest.approx(1 / 0.31)      # the share as printed, to two decimals
-    nine = explain.rate_conclusion(0.69e9, 6.2e9, share=0.31)
+    nine = explain.rate_conclusion(0.45e9, 6.2e9, share=0.31)       # 3.2 x 0.45 = 1.5 GB/s: below two copies too
     assert not nine.startswith("So this run cannot tell") and "about 3.2 times (one over the share)" in nine
-    assert "up to" not in nine and "not the 9.0 times measured" in nine
-    assert "cannot tell apart" not in explain.limits_sentence(0.69e9, 6.2e9, None, 0.31, 5e-6, 6e-6, 4e-6, False)
+    assert "up to" not in nine and "not the 13.8 times measured" in nine
+    assert "cannot tell apart" not in explain.limits_sentence(0.45e9, 6.2e9, None, 0.31, 5e-6, 6e-6, 4e-6, False)
     three = explain.rate_conclusion(2.2e9, 6.2e9, share=0.31)        # a gap of 2.8: load can close it
     assert three.startswith("So this run cannot tell") and "about 10.4 times (one over the share squared)" in three
     assert "about 3.2 times (one over the share)" in three and "up to" not in three
@@ -455,18 +455,60 @@ def test_the_rate_conclusion_prints_its_load_premise_either_way_and_blames_the_l
     # or not; a run whose timings mostly fail the load checks does not put the gap down to the library; and a
     # rate below what two copies and the reduction allow is not explained by "a second copy" alone.
     closes = explain.rate_conclusion(2.2e9, 6.2e9, share=0.31)
-    stays = explain.rate_conclusion(0.53e9, 3.05e9, share=0.31)
+    stays = explain.rate_conclusion(0.2e9, 3.05e9, share=0.31)       # 3.2 x 0.2 = 0.65 GB/s: below two copies
     for words in (closes, stays):
         assert "independently" in words and "10.4 times (one over the share squared)" in words and "3.2 times (one over the share)" in words
     assert "the library spends the rest" in stays
-    loaded = explain.rate_conclusion(0.53e9, 3.05e9, share=0.31, too_loaded=True)
+    loaded = explain.rate_conclusion(0.2e9, 3.05e9, share=0.31, too_loaded=True)
     assert "the library spends" not in loaded and "whether the library or the load" in loaded
     two = memory.busbw_bound(3.05e9, copies=2)
-    assert "below the 1.11 GB/s that two copies per byte and the reduction would allow" in stays and 0.53e9 < two
+    assert "below the 1.11 GB/s that two copies per byte and the reduction would allow" in stays and 0.2e9 < two
     assert "cannot explain it alone" in loaded
     near = explain.rate_conclusion(0.95e9, 3.05e9, share=0.97)                   # within the two-copy bound
     assert "two copies" not in near and "the library spends more than a copy's time" in near
     assert "whether the library or the load" in explain.rate_conclusion(0.95e9, 3.05e9, share=0.97, too_loaded=True)
+
+
+def test_load_and_a_second_copy_are_tested_together_not_only_one_at_a_time():
+    # Copy rate 4.0 GB/s; two copies and the reduction allow busbw_bound(4e9, 2) = 1.46 GB/s; the ranks got 40 % of
+    # their cores, so load closes a gap of 1/0.40 = 2.5 between loaded timings. Each branch on constructed numbers.
+    copy, two, tol = 4.0e9, memory.busbw_bound(4.0e9, copies=2), explain.RATE_TOLERANCE
+    assert two == pytest.approx(1.455e9, rel=1e-3)
+    cases = {                                   # rate: (share, expected cause)
+        3.5e9: (0.40, "copy"),                  # within 25 % of the copy rate
+        1.3e9: (0.40, "load"),                  # 2.5 x 1.3 = 3.25 >= 0.75 x 4.0 = 3.0
+        1.2e9: (None, "second copy"),           # 1.2 >= 0.75 x 1.46 = 1.09, no load to call on
+        1.1e9: (0.40, "second copy"),           # 2.5 x 1.1 = 2.75 < 3.0: load alone falls short; 1.1 >= 1.09
+        0.8e9: (0.40, "load and second copy"),  # 0.8 < 1.09 and 2.5 x 0.8 = 2.0 < 3.0, but 2.0 >= 1.09
+        0.4e9: (0.40, "neither"),               # 2.5 x 0.4 = 1.0 < 1.09
+        0.8e9 + 1: (None, "neither"),           # the same rate on an idle machine: only the library is left
+    }
+    for rate, (share, cause) in cases.items():
+        assert explain.rate_cause(rate, copy, share) == cause, (rate, share)
+    assert explain.rate_cause(0.8e9, copy, 0.95) == "neither"         # a share above CORE_SHARE_ENOUGH: no load
+    # The load's gap alone fails and the two-copy bound alone fails, yet together they close it.
+    assert 0.8e9 * explain.load_gap(0.40) < (1 - tol) * copy and 0.8e9 < (1 - tol) * two
+    both = explain.rate_conclusion(0.8e9, copy, share=0.40)
+    assert both.startswith("So this run cannot tell the rate of all-reduce's bytes from a second copy slowed by "
+                           "the load")
+    assert "neither a second copy through a shared buffer nor the load closes the gap alone" in both
+    assert "with the load's gap taken off, the rate is at or above what two copies allow" in both
+    assert "library spends" not in both
+    near = explain.rate_conclusion(0.5e9, copy, share=0.40)      # 2.5 x 0.5 = 1.25: within 25 % below 1.46
+    assert explain.rate_cause(0.5e9, copy, 0.40) == "load and second copy"
+    assert "the rate is within a quarter of what two copies allow" in near
+    assert "cannot tell apart" in explain.limits_sentence(0.8e9, copy, None, 0.40, 5e-6, 6e-6, 4e-6, False)
+    alone = explain.rate_conclusion(1.3e9, copy, share=0.40)
+    assert alone.startswith("So this run cannot tell the rate of all-reduce's bytes from the load:")
+    second = explain.rate_conclusion(1.1e9, copy, share=0.40)
+    assert "a second copy through a shared buffer, or waits between the ranks" in second
+    assert "The load does not close the gap" in second
+    neither = explain.rate_conclusion(0.4e9, copy, share=0.40)
+    assert "the library spends the rest waiting" in neither and "alone or with a second copy" in neither
+    assert "the rate is still more than a quarter below what two copies allow" in neither
+    assert "cannot tell apart" not in explain.limits_sentence(0.4e9, copy, None, 0.40, 5e-6, 6e-6, 4e-6, False)
+    idle = explain.rate_conclusion(0.8e9, copy, share=None)
+    assert "cannot explain it alone" in idle and "load" not in idle
 
 
 def test_the_measured_bus_bandwidth_takes_the_reduction_off_only_when_asked():
@@ -536,7 +578,7 @@ def test_the_start_up_cost_of_sharing_cores_is_not_all_switching_on_a_loaded_mac
 
 def test_a_byte_getting_dearer_is_explained_by_what_the_run_measured():
     # The cause of a growth above eight times is chosen from the copy control and the load checks, not assumed.
-    assert explain.growth_sentence(9.0, 2**23, 2**26) == ""                        # within a quarter of pure copying
+    assert explain.growth_sentence(9.0, 2**23, 2**26).startswith("That is within a quarter of pure copying")
     cache = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0))
     assert "cache can explain" in cache and "no timing in that range fails" in cache
     load = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(7.9, 8.2), loaded=[2**25])
@@ -574,6 +616,10 @@ def test_the_band_and_tail_words_follow_the_numbers():
     assert "no held-out size" in explain.band_sentence(float("nan"), 0.2, 0.05, 5, 5, "all-reduce", 2**26, sizes)
     assert explain.tail_phrase("all-reduce", [2.0**25, 2.0**26], [-0.5, -0.6]) == ""       # two sizes: noise can
     assert "too long" in explain.tail_phrase("all-reduce", [1.0, 2.0, 4.0], [0.3, 0.2, 0.4])
+    # a lower bound that rounds to 0 % is not printed as "by 0 to 70 %"
+    near = explain.tail_phrase("all-reduce", [1.0, 2.0, 4.0], [-0.004, -0.3, -0.7])
+    assert near.endswith("(by up to 70 %)") and "0 to" not in near
+    assert explain.tail_phrase("all-reduce", [1.0, 2.0, 4.0], [-0.006, -0.3, -0.7]).endswith("(by 1 to 70 %)")
     s = fit.Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0), (1.0, 2.5, 3.0, 9.0))
     assert fit.one_sign_tail(fit.AlphaBeta(0.0, 1.0), s)[0] == (8.0,)
 
@@ -585,3 +631,41 @@ def test_the_calculator_sentence_warns_of_a_one_sided_line_only_where_it_uses_th
     assert "top regime" in explain.calculator_sentence(False, "two to four", 0.3, top="piecewise")
     assert "top cut up the top regime did" in explain.regimes_takeaway(False, True, top="piecewise")
     assert "fitted noise" not in explain.regimes_takeaway(False, True, top="one line")
+
+
+def test_the_copy_control_and_the_collective_say_which_sweep_each_kept():
+    # Each side keeps its own less loaded sweep at each size: the sentence says whether they are the same turns.
+    from commlib.lab import runner
+
+    def row(op, first, second):
+        return {"op": op, "impl": "mpi", "nbytes": 2**26, "samples_s": [first] * 3 + [second] * 3,
+                "sweep": [0] * 3 + [1] * 3}
+
+    doc = {"results": [row("all_reduce", 2.0, 1.0), row("copy", 0.5, 0.9)]}
+    assert runner.kept_sweep(doc, "all_reduce", 2**26) == 1 and runner.kept_sweep(doc, "copy", 2**26) == 0
+    apart = explain.sweep_match_sentence(1, 0, 2**26)
+    assert apart.startswith("At 64 MiB all-reduce kept its second sweep and the copy control its first")
+    assert "not in the same turns" in apart
+    same = explain.sweep_match_sentence(1, 1)
+    assert same.startswith("At the largest size all-reduce")
+    assert "kept the same sweep, the second" in same and "in the same turns" in same
+    with pytest.raises(ValueError, match="op and nbytes"):
+        runner.kept_sweep(doc, "broadcast", 2**26)
+
+
+def test_the_slope_of_a_line_is_quoted_on_the_same_gate_as_its_alpha():
+    line_error = 0.23                                             # beyond the 20 % target
+    usable = explain.alpha_usable([2.5e-6, 2.2e-6], line_error)
+    assert usable is False
+    withheld = explain.slope_quote(1.13e9, usable)
+    assert "the fit's as much as its α is" in withheld and "needs no fit" in withheld
+    assert "is 1.1 GB/s (held against" not in withheld
+    quoted = explain.slope_quote(1.13e9, explain.alpha_usable([2.5e-6, 2.2e-6], 0.08))
+    assert quoted.startswith(r"its $1/\beta$ is 1.1 GB/s") and "fit's" not in quoted
+
+
+def test_a_suspect_step_is_not_listed_among_what_limited_the_run():
+    kept = explain.limits_sentence(1e9, 6e9, "most", 0.97, 5e-6, 6e-6, 4e-6, False)
+    assert "last-level cache" in kept
+    suspect = explain.limits_sentence(1e9, 6e9, "most", 0.97, 5e-6, 6e-6, 4e-6, False, step_holds=False)
+    assert "cache" not in suspect and suspect.startswith("What limited this run, then, was the library's work")

@@ -13,10 +13,24 @@ def test_small_range_growth_gets_a_cause_from_the_load_checks():
     assert "42.2 times dearer" in loaded and "load may explain it" in loaded
     quiet = explain.growth_sentence(338.0, 2**10, 2**13, copy_factor=(7.8, 8.3))
     assert "no timing in that range fails a load check" in quiet
-    assert explain.growth_sentence(1.3, 2**10, 2**13, copy_factor=(7.8, 8.3)) == ""   # flat: nothing to explain
-    # flat, but timings in the range failed a load check: they are named all the same
+    # No cause is needed from 1 - tolerance to 8 (1 + tolerance), but the factor is said as what it is, never left blank.
+    tol = explain.RATE_TOLERANCE
+    one = explain.growth_sentence(1.2, 2**10, 2**13, copy_factor=(7.8, 8.3))
+    assert one.startswith("That is within a quarter of a pure start-up cost's factor") and "load" not in one
+    assert explain.growth_sentence(1 - tol, 2**10, 2**13).startswith("That is within a quarter of a pure start-up")
+    both = explain.growth_sentence(1.3, 2**10, 2**13, copy_factor=(7.8, 8.3))
+    assert "more than a quarter away from both" in both and "the start-up cost the more" in both
+    assert not re.search(r"\d", both)                  # a limit in words: no digits to crowd the paragraph
+    assert "the start-up cost the less" in explain.growth_sentence(3.5, 2**10, 2**13)
+    assert "within a quarter of pure copying's factor" in explain.growth_sentence(8 * (1 - tol), 2**10, 2**13)
+    assert "within a quarter of pure copying's factor" in explain.growth_sentence(8 * (1 + tol), 2**10, 2**13)
+    assert "dearer" in explain.growth_sentence(1.01 * 8 * (1 + tol), 2**10, 2**13)
+    for f in (0.8, 1.0, 1.3, 2.0, 5.0, 7.0, 9.9):
+        assert explain.growth_sentence(f, 2**10, 2**13)
+    # timings in the range that failed a load check are named all the same
     flat = explain.growth_sentence(1.5, 2**10, 2**13, copy_factor=(7.8, 8.3), loaded=[2**11, 2**12, 2**13, 2**12])
-    assert flat == "The timings at three sizes from 2 KiB to 8 KiB fail a load check below, so load is mixed into this factor."
+    assert flat.endswith(" The timings at three sizes from 2 KiB to 8 KiB fail a load check below, so load is mixed "
+                         "into this factor.")
 
 
 def test_first_takeaway_follows_the_measured_growth():
@@ -44,6 +58,11 @@ def test_the_first_takeaway_calls_flat_and_proportional_only_within_their_bounds
     steep = explain.shape_takeaway(1.3, 1.01 * 8 * (1 + tol))                # each byte got dearer: out
     assert ok not in steep and "does not show the part proportional to size" in steep
     assert ok in explain.shape_takeaway(1.3, 8 * (1 - tol)) and ok not in explain.shape_takeaway(1.3, 0.99 * 8 * (1 - tol))
+    # "nearly flat" only within the tolerance of 1; beyond it, up to sqrt(8), the words give the number and say
+    # it is not flat.
+    assert "nearly flat" in explain.shape_takeaway(1 + tol, 8.0)
+    mid = explain.shape_takeaway(2.7, 8.0)
+    assert ok in mid and "nearly flat" not in mid and "2.7 times as long: nearer no growth than growth in proportion, but not flat" in mid
 
 
 def test_alpha_is_quoted_only_where_the_sweeps_agree():

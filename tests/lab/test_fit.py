@@ -324,3 +324,29 @@ def test_every_upward_half_rate_crossing_is_found_and_the_first_matches_measured
     crossings = fit.half_rate_crossings(m, s)
     assert crossings == [(1e4, 1e5), (1e6, 1e7)] and crossings[0] == fit.measured_half_rate(m, s)
     assert fit.half_rate_crossings(fit.AlphaBeta(1e-5, 0.0), s) == []
+
+
+def test_a_steepest_step_made_by_one_timing_is_told_from_one_the_series_keeps():
+    from commlib.lab import explain
+
+    sizes = tuple(2.0**k for k in range(20, 27))                       # 1 MiB to 64 MiB
+    kept = fit.Series("all_reduce", 2, sizes, tuple(x * (1e-9 if x < 2**22 else 2e-9) for x in sizes))
+    step = fit.steepest_step(kept, lo=2**20)
+    assert step[:2] == (2.0**21, 2.0**22) and step[2] == pytest.approx(2.0)
+    assert fit.step_holds(kept, step, lo=2**20)
+    assert "suspect" not in explain.step_load_note(step, [], holds=fit.step_holds(kept, step, lo=2**20))
+    # one slow timing at 4 MiB: the same step, but the cost per byte falls back after it
+    spike = fit.Series("all_reduce", 2, sizes, tuple(x * (2e-9 if x == 2**22 else 1e-9) for x in sizes))
+    step = fit.steepest_step(spike, lo=2**20)
+    assert step[:2] == (2.0**21, 2.0**22) and not fit.step_holds(spike, step, lo=2**20)
+    note = explain.step_load_note(step, [2**22], holds=False)
+    assert note.startswith("The timing at 4 MiB fails a load check") and "The step is suspect" in note
+    # a step that only half holds (the cost per byte stays 1.3 times up after a 2-times step): below sqrt(2)
+    half = fit.Series("all_reduce", 2, sizes, tuple(x * {2**22: 2e-9}.get(x, 1.3e-9 if x > 2**22 else 1e-9)
+                                                   for x in sizes))
+    assert not fit.step_holds(half, fit.steepest_step(half, lo=2**20), lo=2**20)
+    assert fit.step_holds(half, fit.steepest_step(half, lo=2**20), lo=2**20, keep=0.3)
+    with pytest.raises(ValueError, match="keep"):
+        fit.step_holds(kept, step, keep=0.0)
+    with pytest.raises(ValueError, match="step"):
+        fit.step_holds(kept, (2.0**30, 2.0**31, 2.0), lo=2**20)

@@ -253,6 +253,31 @@ def test_pinned_run_counts_only_its_cores_and_knows_it_is_oversubscribed():
     # Two ranks on one core: oversubscribed on any machine, however many cores it has.
     assert doc["cpu_count"] == 1 and doc["oversubscribed"] is True
     assert doc["machine_cpu_count"] == (os.cpu_count() or 1)
+    assert doc["rank_cores"] == [one[0], one[0]]
+
+
+def test_each_rank_binds_itself_to_a_core_of_its_own_when_there_are_enough():
+    # The chapter says "one rank per core": the ranks must not merely share a set of cores that the OS
+    # schedules them on; each binds itself to its own, and with fewer cores than ranks they share evenly.
+    two = runner.lab_cpus(2)
+    if len(two) < 2:
+        pytest.skip("needs two cores this process may pin to")
+    doc = runner.measure(n=2, ops=["broadcast"], sizes=[1024], warmup=0, repeats=2, min_repeats=2, cpus=two,
+                         timeout=TIMEOUT, progress=None)
+    assert doc["cpu_count"] == 2 and doc["oversubscribed"] is False
+    assert doc["rank_cores"] == sorted(two)
+    four = runner.measure(n=4, ops=["broadcast"], sizes=[1024], warmup=0, repeats=2, min_repeats=2, cpus=two,
+                          timeout=TIMEOUT, progress=None)
+    assert four["rank_cores"] == sorted(two) * 2 and four["oversubscribed"] is True
+
+
+def test_the_core_a_rank_binds_to_is_round_robin_over_the_sorted_cores():
+    assert [measure.rank_core(r, (9, 4)) for r in range(5)] == [4, 9, 4, 9, 4]
+    assert [measure.rank_core(r, (2, 3, 5)) for r in range(3)] == [2, 3, 5]       # enough cores: one each
+    with pytest.raises(ValueError, match="cores"):
+        measure.rank_core(0, ())
+    with pytest.raises(ValueError, match="local_rank"):
+        measure.rank_core(-1, (0,))
 
 
 def test_pinning_to_a_core_this_process_may_not_use_is_refused():
