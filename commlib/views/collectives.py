@@ -659,16 +659,21 @@ _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight"}
 
 
 def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None,
-                       chunks: Sequence[int] = (1, 64)):
+                       chunks: Sequence[int] = (1, 64), algorithms_shown: Sequence[str] | None = None):
     """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link.
 
     An algorithm that cuts the message into q chunks (the pipelined trees) gets one value per q in
     ``chunks``: a small message is sent as one chunk, a large one as many, and its start-ups and
-    bytes differ accordingly.
+    bytes differ accordingly. ``algorithms_shown`` picks rows (registry names, in the order given;
+    default: every algorithm of the registry); the caption names only the settings those rows use.
     """
     chunks = [check_count("chunks", q) for q in ([chunks] if isinstance(chunks, int) else chunks)]
+    shown = tuple(compare.ALGORITHMS if algorithms_shown is None else algorithms_shown)
+    unknown = [a for a in shown if a not in algorithms.ALLREDUCE]
+    if unknown or not shown:
+        raise ValueError(f"algorithms_shown must name one or more of {', '.join(compare.ALGORITHMS)}; got {unknown or 'none'}")
     rows = []
-    for a in compare.ALGORITHMS:
+    for a in shown:
         record = algorithms.ALLREDUCE[a]
         qs = chunks if "chunks" in record.params else chunks[:1]
         cells = [compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1,
@@ -684,15 +689,22 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
             rows.append([name, f"{cells[0][0]:g}", f"{cells[0][1]:.4g}"])
     g = n // hosts
     rail_steps = compare.alpha_beta_coefficients("ring", n)[0]
-    where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
-             f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks; hierarchical and multi-rail ring "
-             f"with {hosts} hosts, one card per GPU; the hierarchical row's b adds bytes inside a host to bytes between "
-             f"hosts, as if one link carried both; for the multi-rail ring, a and b count its port busiest in "
-             f"messages, a GPU's link inside the host, which carries the other {g - 1} rings' messages in each of the "
-             f"{rail_steps:g} steps ({g - 1} x {rail_steps:g} start-ups); "
-             f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
+    where = [f"n = {n}"]
+    if any("chunks" in algorithms.ALLREDUCE[a].params for a in shown):
+        where.append(f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks")
+    if any("hosts" in algorithms.ALLREDUCE[a].params for a in shown):
+        where.append(f"{hosts} hosts, one card per GPU")
+    if "hierarchical" in shown:
+        where.append("the hierarchical row's b adds bytes inside a host to bytes between hosts, as if one link "
+                     "carried both")
+    if "multi_rail_ring" in shown:
+        where.append(f"for the multi-rail ring, a and b count its port busiest in messages, a GPU's link inside the "
+                     f"host, which carries the other {g - 1} rings' messages in each of the {rail_steps:g} steps "
+                     f"({g - 1} x {rail_steps:g} start-ups)")
+    if any(a.startswith("torus") for a in shown):
+        where.append(f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
-                          caption=f"T = a alpha + b beta, b in units of M; {where}")
+                          caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
 
 
 def _fast_log_layout(fig, ax, right: float) -> None:
