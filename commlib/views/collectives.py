@@ -864,10 +864,18 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     fig.suptitle(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     # the sizes follow from start-ups, which are orders of magnitude (hardware.py): two significant digits
-    listed = "   ".join(f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {_short_name(b)} → {_short_name(a)}"
-                        for j, (size, b, a) in enumerate(switches, start=1))
-    fig.text(0.5, 0.015, f"fastest changes at  {listed}", ha="center", fontsize=10.5)
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36, top=0.88, wspace=0.08)
+    entries = [f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {_short_name(b)} → {_short_name(a)}"
+               for j, (size, b, a) in enumerate(switches, start=1)]
+    # wrapped to the figure's width (about 12 characters an inch at this size), so that a long list wraps
+    # instead of running off the figure
+    budget, lines = int(12 * fig.get_figwidth()), ["fastest changes at "]
+    for e in entries:
+        if len(lines[-1]) + 3 + len(e) > budget and lines[-1] != "fastest changes at ":
+            lines.append(e)
+        else:
+            lines[-1] = f"{lines[-1]}  {e}" if lines[-1] == "fastest changes at " else f"{lines[-1]}   {e}"
+    fig.text(0.5, 0.012, "\n".join(lines), ha="center", va="bottom", fontsize=10.5, linespacing=1.3)
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36 + 0.03 * (len(lines) - 1), top=0.88, wspace=0.08)
     return fig
 
 
@@ -1038,7 +1046,7 @@ def torus_figure(rows: int = 3, cols: int = 4):
     ax.set_xlim(-0.6, cols - 1 + 0.9)
     ax.set_ylim(-rows + 0.4, 0.9)
     ax.set_aspect("equal")
-    ax.set_title(f"{rows} x {cols} torus: rows (solid) then columns (dashed), wrap-around arcs", fontsize=9)
+    ax.set_title(f"{rows} x {cols} torus: rows (solid), columns (dashed), rows again; wrap-around arcs", fontsize=9)
     fig.tight_layout()
     return fig
 
