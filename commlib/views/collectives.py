@@ -659,16 +659,21 @@ _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight"}
 
 
 def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None,
-                       chunks: Sequence[int] = (1, 64)):
+                       chunks: Sequence[int] = (1, 64), algorithms_shown: Sequence[str] | None = None):
     """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link.
 
     An algorithm that cuts the message into q chunks (the pipelined trees) gets one value per q in
     ``chunks``: a small message is sent as one chunk, a large one as many, and its start-ups and
-    bytes differ accordingly.
+    bytes differ accordingly. ``algorithms_shown`` picks rows (registry names, in the order given;
+    default: every algorithm of the registry); the caption names only the settings those rows use.
     """
     chunks = [check_count("chunks", q) for q in ([chunks] if isinstance(chunks, int) else chunks)]
+    shown = tuple(compare.ALGORITHMS if algorithms_shown is None else algorithms_shown)
+    unknown = [a for a in shown if a not in algorithms.ALLREDUCE]
+    if unknown or not shown:
+        raise ValueError(f"algorithms_shown must name one or more of {', '.join(compare.ALGORITHMS)}; got {unknown or 'none'}")
     rows = []
-    for a in compare.ALGORITHMS:
+    for a in shown:
         record = algorithms.ALLREDUCE[a]
         qs = chunks if "chunks" in record.params else chunks[:1]
         cells = [compare.alpha_beta_coefficients(a, n, hosts=hosts if "hosts" in record.params else 1,
@@ -684,15 +689,22 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
             rows.append([name, f"{cells[0][0]:g}", f"{cells[0][1]:.4g}"])
     g = n // hosts
     rail_steps = compare.alpha_beta_coefficients("ring", n)[0]
-    where = (f"n = {n}; every message pays its start-up, a port's messages of a step one after the other; "
-             f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks; hierarchical and multi-rail ring "
-             f"with {hosts} hosts, one card per GPU; the hierarchical row's b adds bytes inside a host to bytes between "
-             f"hosts, as if one link carried both; for the multi-rail ring, a and b count its port busiest in "
-             f"messages, a GPU's link inside the host, which carries the other {g - 1} rings' messages in each of the "
-             f"{rail_steps:g} steps ({g - 1} x {rail_steps:g} start-ups); "
-             f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
+    where = [f"n = {n}"]
+    if any("chunks" in algorithms.ALLREDUCE[a].params for a in shown):
+        where.append(f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks")
+    if any("hosts" in algorithms.ALLREDUCE[a].params for a in shown):
+        where.append(f"{hosts} hosts, one card per GPU")
+    if "hierarchical" in shown:
+        where.append("the hierarchical row's b adds bytes inside a host to bytes between hosts, as if one link "
+                     "carried both")
+    if "multi_rail_ring" in shown:
+        where.append(f"for the multi-rail ring, a and b count its port busiest in messages, a GPU's link inside the "
+                     f"host, which carries the other {g - 1} rings' messages in each of the {rail_steps:g} steps "
+                     f"({g - 1} x {rail_steps:g} start-ups)")
+    if any(a.startswith("torus") for a in shown):
+        where.append(f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
     return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
-                          caption=f"T = a alpha + b beta, b in units of M; {where}")
+                          caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
 
 
 def _fast_log_layout(fig, ax, right: float) -> None:
@@ -852,10 +864,18 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     fig.suptitle(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     # the sizes follow from start-ups, which are orders of magnitude (hardware.py): two significant digits
-    listed = "   ".join(f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {_short_name(b)} → {_short_name(a)}"
-                        for j, (size, b, a) in enumerate(switches, start=1))
-    fig.text(0.5, 0.015, f"fastest changes at  {listed}", ha="center", fontsize=10.5)
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36, top=0.88, wspace=0.08)
+    entries = [f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {_short_name(b)} → {_short_name(a)}"
+               for j, (size, b, a) in enumerate(switches, start=1)]
+    # wrapped to the figure's width (about 12 characters an inch at this size), so that a long list wraps
+    # instead of running off the figure
+    budget, lines = int(12 * fig.get_figwidth()), ["fastest changes at "]
+    for e in entries:
+        if len(lines[-1]) + 3 + len(e) > budget and lines[-1] != "fastest changes at ":
+            lines.append(e)
+        else:
+            lines[-1] = f"{lines[-1]}  {e}" if lines[-1] == "fastest changes at " else f"{lines[-1]}   {e}"
+    fig.text(0.5, 0.012, "\n".join(lines), ha="center", va="bottom", fontsize=10.5, linespacing=1.3)
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36 + 0.03 * (len(lines) - 1), top=0.88, wspace=0.08)
     return fig
 
 
@@ -1026,7 +1046,7 @@ def torus_figure(rows: int = 3, cols: int = 4):
     ax.set_xlim(-0.6, cols - 1 + 0.9)
     ax.set_ylim(-rows + 0.4, 0.9)
     ax.set_aspect("equal")
-    ax.set_title(f"{rows} x {cols} torus: rows (solid) then columns (dashed), wrap-around arcs", fontsize=9)
+    ax.set_title(f"{rows} x {cols} torus: rows (solid), columns (dashed), rows again; wrap-around arcs", fontsize=9)
     fig.tight_layout()
     return fig
 

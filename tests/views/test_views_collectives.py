@@ -603,6 +603,22 @@ def test_coefficients_table_gives_the_trees_one_entry_per_chunk_count():
     assert small < ring < large            # few start-ups for a small message, many for a large one
 
 
+def test_coefficients_table_shows_only_the_rows_asked_for_and_captions_only_their_settings():
+    shown = ("ring", "tree", "recursive_doubling", "halving_doubling", "naive", "pipelined_tree", "double_binary_tree")
+    text = vc.coefficients_table(n=16, chunks=(1, 64), algorithms_shown=shown).data
+    rows = [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ")][2:]
+    assert rows == [compare.ALGORITHM_NAMES[a] for a in shown]
+    caption = text.splitlines()[0]
+    assert "multi-rail" not in caption and "hierarchical" not in caption and "torus" not in caption
+    assert "q = 1 or 64" in caption
+    torus = vc.coefficients_table(n=16, algorithms_shown=("ring", "torus")).data
+    assert "4x4 grid" in torus.splitlines()[0] and "q = " not in torus.splitlines()[0]
+    full = vc.coefficients_table(n=16).data
+    assert all(compare.ALGORITHM_NAMES[a] in full for a in compare.ALGORITHMS)
+    with pytest.raises(ValueError, match="algorithms_shown"):
+        vc.coefficients_table(n=16, algorithms_shown=("ring", "no_such_algorithm"))
+
+
 def test_torus_cycles_figure_draws_each_torus_link_in_exactly_one_cycle():
     links = [frozenset(e) for c in ce.TORUS4_CYCLES for e in zip(c, c[1:] + c[:1])]
     assert all(sorted(c) == list(range(16)) for c in ce.TORUS4_CYCLES)      # each visits every node once
