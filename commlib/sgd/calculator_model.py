@@ -33,7 +33,7 @@ mean 1; ``shifted_exponential``: 1 plus an exponential of mean 1;
 >>> sgd_calculator_results("k_sync", workers=4, k=5)
 Traceback (most recent call last):
 ...
-ValueError: K must be >= 1 and <= 4, got 5
+ValueError: K must lie between 1 and workers = 4, got K = 5
 """
 
 from __future__ import annotations
