@@ -114,6 +114,8 @@ def check_count(name: str, value: int, minimum: int = 1, maximum: int | None = N
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     value = int(value)
     if value < minimum or (maximum is not None and value > maximum):
+        if maximum == minimum:   # one value allowed: not "must be >= 1 and <= 1"
+            raise ValueError(f"{name} must be {minimum}, got {value}")
         hi = "" if maximum is None else f" and <= {maximum}"
         raise ValueError(f"{name} must be >= {minimum}{hi}, got {value}")
     return value
@@ -231,7 +233,7 @@ class Entry:
             number, unit = _split(text, what)
             if unit == "":
                 example = "{0} Gb/s or {0} GB/s" if what == "rate" else "{0} MiB or {0} MB"
-                shown = number if number > 0 else (25 if what == "rate" else 64)   # "0 MiB" is no example
+                shown = number if 0 < number < math.inf else (25 if what == "rate" else 64)   # "0 MiB", "inf MiB": no example
                 raise ValueError(f"add a unit, e.g. {example.format(format_number(shown))}; got {text.strip()!r}")
             if what == "size" and unit in SIZE_UNITS and (unit == "bit" or unit.endswith("b")):   # bits
                 raise ValueError(f"{unit!r} counts bits; give the size in bytes (B, kB, MB, GB, KiB, MiB, GiB), "

@@ -147,3 +147,21 @@ def test_a_number_too_large_for_a_float_gets_the_range_and_the_text_typed():
     for parse, typed in ((parse_rate, "1e400 GB/s"), (parse_size, "1e308 TB")):
         with pytest.raises(ValueError, match=f"cannot read .*'{typed}': the number is too large"):
             parse(typed)
+
+
+def test_a_count_with_one_allowed_value_says_that_value():
+    with pytest.raises(ValueError) as refused:
+        units.check_count("K", 2, 1, 1)
+    assert str(refused.value) == "K must be 1, got 2"
+    with pytest.raises(ValueError, match=r"^K must be >= 1 and <= 4, got 5$"):
+        units.check_count("K", 5, 1, 4)
+
+
+@pytest.mark.parametrize("typed", ["1e400", "1e309"])
+def test_a_unitless_number_too_large_for_a_float_gets_a_finite_example(typed):
+    from commlib.units import rate_entry, size_entry
+
+    for entry, example in ((size_entry("buffer M"), "64 MiB"), (rate_entry("bandwidth"), "25 Gb/s")):
+        with pytest.raises(ValueError) as refused:
+            entry.read(typed)
+        assert f"add a unit, e.g. {example}" in str(refused.value) and "inf" not in str(refused.value)

@@ -33,7 +33,7 @@ mean 1; ``shifted_exponential``: 1 plus an exponential of mean 1;
 >>> sgd_calculator_results("k_sync", workers=4, k=5)
 Traceback (most recent call last):
 ...
-ValueError: K must be >= 1 and <= 4, got 5
+ValueError: K must lie between 1 and workers = 4, got K = 5
 """
 
 from __future__ import annotations
@@ -125,7 +125,10 @@ def schedule(protocol: str, workers: int, k: int | None, compute: str = "exponen
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}")
     P = check_count("workers", workers, 1)
-    K = P if protocol == "sync" else 1 if protocol == "async" else check_count("K", k, 1, P)
+    K = P if protocol == "sync" else 1 if protocol == "async" else check_count("K", k, 1)
+    if K > P:   # name the bound the reader set: not "K must be >= 1 and <= 1"
+        raise ValueError(f"K must be 1 when workers = 1, got K = {K}" if P == 1 else
+                         f"K must lie between 1 and workers = {P}, got K = {K}")
     slowdown = check_positive("straggler factor", slowdown)
     if slowdown < 1:
         raise ValueError(f"straggler factor must be >= 1 (1 = no straggler), got {slowdown}")

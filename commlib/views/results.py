@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import importlib
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -154,6 +155,12 @@ def _coerce(control: Mapping[str, Any], raw: Any) -> Any:
     if kind == "choice":
         return control["options"][int(raw)]
     if kind == "int":
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw != int(raw):
+            name = control.get("label") or control["name"]   # NaN, inf, 2.5 or null: not int()'s bare message
+            shown = "NaN" if isinstance(raw, float) and math.isnan(raw) else (
+                format_number(raw) if isinstance(raw, float) else repr(raw))
+            got = "" if raw is None else f", got {shown}"
+            raise ValueError(f"{name} must be a whole number{got}")
         return int(raw)
     if kind == "float":
         return float(raw)
@@ -176,7 +183,10 @@ def run_spec(spec_json: str, values_json: str) -> str:
     spec = json.loads(spec_json)
     raw = json.loads(values_json)
     controls = spec["controls"]
-    values = {c["name"]: _coerce(c, raw[c["name"]]) for c in controls}
+    try:
+        values = {c["name"]: _coerce(c, raw[c["name"]]) for c in controls}
+    except ValueError as exc:   # a whole-number control holding NaN or inf: its message, as for any bad entry
+        return error_html(str(exc))
     ranges = {c["name"]: c.get("range") for c in controls}
     labels = {c["name"]: c.get("label", "") for c in controls}
     try:
@@ -198,9 +208,9 @@ def run_choices(spec_json: str, values_json: str) -> str:
         return json.dumps({"shown": {}, "values": {}})
     raw = json.loads(values_json)
     controls = spec["controls"]
-    values = {c["name"]: _coerce(c, raw[c["name"]]) for c in controls}
     options = {c["name"]: c["options"] for c in controls if c["kind"] == "choice"}
     try:
+        values = {c["name"]: _coerce(c, raw[c["name"]]) for c in controls}
         shown, settled = settle(resolve(spec["choices"], spec.get("keywords")), values, options)
     except ValueError:
         return json.dumps({"shown": {}, "values": {}})

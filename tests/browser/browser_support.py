@@ -54,6 +54,7 @@ class Visit:
     players: list[dict] = field(default_factory=list)
     screenshot: Path | None = None
     axe: list[dict] = field(default_factory=list)
+    controls: list[dict] = field(default_factory=list)
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -153,3 +154,38 @@ def exercise_players(page) -> list[dict]:
         results.append({"id": pid, "before": before, "after_next": after_next, "played": played,
                         "paused": paused, "first": first})
     return results
+
+
+#: The widget controls whose accessible names the tests check: a slider's handle and the editable
+#: number box (readout) beside it.
+NAMED_CONTROLS = {"handle": ".widget-subarea .noUi-handle", "readout": ".widget-subarea .widget-readout"}
+
+
+def control_names(page) -> list[dict]:
+    """Each slider handle and readout of the page as chromium's accessibility tree exposes it.
+
+    One dict per element: ``kind`` (a key of :data:`NAMED_CONTROLS`), ``role``, ``name`` (the computed
+    accessible name), ``ignored`` (not in the tree: a readout the widget hides), ``disabled`` (the
+    tree's "disabled" property) and ``tabindex``.
+    """
+    cdp = page.context.new_cdp_session(page)
+    try:
+        root = cdp.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
+        found = []
+        for kind, selector in NAMED_CONTROLS.items():
+            for node in cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": selector})["nodeIds"]:
+                ax = cdp.send("Accessibility.getPartialAXTree", {"nodeId": node, "fetchRelatives": False})["nodes"][0]
+                props = {p["name"]: p.get("value", {}).get("value") for p in ax.get("properties", [])}
+                attrs = cdp.send("DOM.getAttributes", {"nodeId": node})["attributes"]
+                attrs = dict(zip(attrs[::2], attrs[1::2]))
+                found.append({
+                    "kind": kind,
+                    "role": ax.get("role", {}).get("value", ""),
+                    "name": (ax.get("name") or {}).get("value", ""),
+                    "ignored": ax.get("ignored", False),
+                    "disabled": bool(props.get("disabled")),
+                    "tabindex": attrs.get("tabindex"),
+                })
+    finally:
+        cdp.detach()
+    return found

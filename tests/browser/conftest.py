@@ -20,6 +20,7 @@ from browser_support import (  # noqa: E402
     SITE,
     Visit,
     _QuietHandler,
+    control_names,
     exercise_players,
     html_path,
     open_page,
@@ -65,6 +66,7 @@ def visit(browser, site_url):
             context, page = open_page(browser, site_url, site_url + html_path(docname), mode, record)
             try:
                 record.probe = settle(page)
+                record.controls = control_names(page)
                 record.axe = run_axe(page)
                 shot = SHOTS / mode / (docname.replace("/", "__") + ".png")
                 shot.parent.mkdir(parents=True, exist_ok=True)

@@ -116,3 +116,20 @@ def test_no_serious_accessibility_violation(visit, page, mode):
     bad = [v for v in visit(page, mode).axe if v["impact"] in AXE_BLOCKING]
     assert not bad, f"{page} ({mode}): " + "; ".join(
         f"{v['id']} ({v['impact']}: {v['help']}) at {', '.join(v['nodes'][:4])}" for v in bad)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_slider_and_its_number_box_have_a_name(visit, page):
+    """A screen reader names each slider's handle and the editable number box beside it (not "slider",
+    not an unnamed text field); a disabled one is announced as disabled and left out of the tab order."""
+    controls = visit(page, "light").controls
+    handles = [c for c in controls if c["kind"] == "handle"]
+    readouts = [c for c in controls if c["kind"] == "readout" and not c["ignored"]]
+    for c in handles:
+        assert not c["ignored"] and c["role"] == "slider", f"{page}: a slider handle is not exposed as a slider: {c}"
+    for c in handles + readouts:
+        assert c["name"].strip(), f"{page}: a slider's {c['kind']} has no accessible name: {c}"
+    for c in readouts:
+        assert c["role"] == "textbox" and c["name"].endswith("(value)"), f"{page}: slider number box {c}"
+    for c in handles:
+        assert c["disabled"] == (c["tabindex"] == "-1"), f"{page}: a disabled handle must leave the tab order: {c}"

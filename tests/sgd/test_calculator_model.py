@@ -102,3 +102,15 @@ def test_the_rate_per_gradient_lies_between_each_protocols_best_rates(protocol, 
 
     best = min(grid, key=level)
     assert sgd_calculator.RATE_PER_GRADIENT / 2 <= best <= 2 * sgd_calculator.RATE_PER_GRADIENT, best
+
+
+def test_k_above_the_learners_names_the_learners_in_the_calculators_words():
+    from commlib.sgd.calculators import sgd_results
+    from commlib.views.results import evaluate
+
+    labels = {"workers": "learners n", "k": "K"}
+    one = evaluate(sgd_results, {"protocol": "k_async", "workers": 1, "k": 2}, labels=labels)[2]
+    assert one == "K must be 1 when learners n = 1, got K = 2"
+    four = evaluate(sgd_results, {"protocol": "k_batch_sync", "workers": 4, "k": 5}, labels=labels)[2]
+    assert four == "K must lie between 1 and learners n = 4, got K = 5"
+    assert evaluate(sgd_results, {"protocol": "sync", "workers": 1, "k": 2}, labels=labels)[2] is None   # sync ignores K

@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from commlib import units
 from commlib.views import results
 from commlib.views.calculator import dropdown, integer, make_calculator, number, pure_python_modules, text, web_spec
@@ -105,3 +107,13 @@ def test_the_cluster_calculator_names_the_gpus_control_in_its_divisibility_messa
     calc = vc.cluster_calculator()
     calc.set(n=32, hosts=3)
     assert calc.error.startswith("hosts h must divide GPUs n = 32"), calc.error
+
+
+@pytest.mark.parametrize("raw, said", [("NaN", ", got NaN"), ("Infinity", ", got inf"), ("2.5", ", got 2.5"), ("null", "")])
+def test_a_whole_number_control_holding_nan_gets_a_message_naming_it(raw, said):
+    spec = json.dumps({"compute": "builtins:dict", "note": "",
+                       "controls": [{"name": "n", "kind": "int", "label": "ranks n", "range": [1, 8]}]})
+    shown = results.run_spec(spec, '{"n": ' + raw + '}')
+    assert shown == results.error_html(f"ranks n must be a whole number{said}")
+    assert "<td" in results.run_spec(spec, '{"n": 3}')
+    assert results.run_choices(spec, '{"n": ' + raw + '}') == json.dumps({"shown": {}, "values": {}})

@@ -15,8 +15,10 @@
  *   the page is computed once, unseen, so that its modules and caches are warm.
  *   From then on every change calls commlib.views.results.run_spec, whose HTML
  *   replaces the results: the same text, and the same error message, as in a
- *   kernel. The results area is a polite live region (aria-live), so a screen
- *   reader announces the new results; sliders get their label as accessible name.
+ *   kernel. After each change a polite live region beside the results (aria-live,
+ *   visually hidden) says the first result in one line ("Results: time per update
+ *   1.3"), not the whole table; a bad entry's message is announced by its own
+ *   role="alert". Sliders get their label as accessible name (widgets-setup.js).
  * - not live (simulations that need numpy, or a computation that is not a
  *   module-level function): the controls are disabled and a line says the
  *   calculator needs a live kernel, and why; the results shown are those stored.
@@ -211,10 +213,28 @@
     var state = { shown: stored };
     live.push({ spec: spec, children: children, output: output, state: state });
     whenRendered(model, watchInView);
+    var announcer = null;
     whenRendered(output, function (el) {
-      el.setAttribute("aria-live", "polite");
-      el.setAttribute("aria-atomic", "true");
+      // A quiet live region beside the results says what changed in one line; the results area itself
+      // is not live, so a screen reader does not re-read the whole table on every change.
+      announcer = document.createElement("div");
+      announcer.className = "gotw-announce";
+      announcer.setAttribute("aria-live", "polite");
+      announcer.setAttribute("aria-atomic", "true");
+      announcer.style.cssText = "position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;" +
+        "overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap";
+      el.parentNode.insertBefore(announcer, el.nextSibling);
     });
+    function announce(html) {
+      // The first result, in words ("Results: time per update 1.3"); an error is announced by its own
+      // role="alert", so nothing is added for it.
+      if (!announcer) { return; }
+      var doc = new DOMParser().parseFromString(html, "text/html");
+      var row = doc.querySelector(".gotw-results tr");
+      var th = row && row.querySelector("th"), td = row && row.querySelector("td");
+      announcer.textContent = doc.querySelector(".gotw-error") || !th || !td ? "" :
+        "Results: " + th.textContent.trim() + " " + td.textContent.trim();
+    }
     function recompute() {
       if (applying) { return; }
       var ticket = ++pending;
@@ -235,6 +255,7 @@
         run.destroy();
         state.shown = html;
         output.set("value", html);
+        announce(html);
         window.gotwLastRecompute = { ms: performance.now() - started, loading: loading };
       }, function () {
         output.set("value", banner("This calculator could not start Python in this page; " +

@@ -12,7 +12,14 @@
  * 3. A slider's handle (role "slider") has no accessible name of its own: the
  *    widget's visible label sits beside it, not tied to it. Name every handle
  *    after its label as the widgets render, so a screen reader says
- *    "learners P, slider, 8", not just "slider".
+ *    "learners P, slider, 8", not just "slider". The editable number box beside
+ *    it (".widget-readout", contenteditable) is named "<label> (value)" and, when
+ *    it has no role, given role "textbox": not an unnamed text field.
+ * 4. A disabled slider (ipywidgets marks it with a "disabled" attribute on the
+ *    slider and a readout that is no longer editable) keeps its handle in the tab
+ *    order and says nothing of being disabled: while disabled, its handle and
+ *    readout get aria-disabled="true" and the handle tabindex="-1" (given back
+ *    when it is enabled again).
  */
 (function () {
   "use strict";
@@ -46,13 +53,40 @@
     set: function (value) { current = withHub(value); }
   });
 
+  var SLIDER_BOX = ".widget-slider, .jupyter-widget-slider, .widget-hslider, .widget-vslider";
+  function labelOf(box) {
+    var label = box && box.querySelector("label");
+    return label ? label.textContent.replace(/\s+/g, " ").trim() : "";
+  }
+  function setAttr(el, name, value) {
+    if (value === null) {
+      if (el.hasAttribute(name)) { el.removeAttribute(name); }
+    } else if (el.getAttribute(name) !== value) {
+      el.setAttribute(name, value);
+    }
+  }
   function nameSliders() {
-    var handles = document.querySelectorAll('.noUi-handle[role="slider"]:not([aria-label])');
+    var handles = document.querySelectorAll('.noUi-handle[role="slider"]');
     Array.prototype.forEach.call(handles, function (handle) {
-      var box = handle.closest(".widget-slider, .jupyter-widget-slider, .widget-hslider, .widget-vslider");
-      var label = box && box.querySelector("label");
-      var name = label && label.textContent.trim();
-      if (name) { handle.setAttribute("aria-label", name); }
+      var box = handle.closest(SLIDER_BOX);
+      var name = labelOf(box);
+      if (name && !handle.hasAttribute("aria-label")) { handle.setAttribute("aria-label", name); }
+      var slider = handle.closest(".noUi-target");
+      var disabled = Boolean(slider && slider.hasAttribute("disabled"));
+      setAttr(handle, "aria-disabled", disabled ? "true" : null);
+      setAttr(handle, "tabindex", disabled ? "-1" : "0");
+    });
+    var readouts = document.querySelectorAll(".widget-readout");
+    Array.prototype.forEach.call(readouts, function (readout) {
+      var box = readout.closest(SLIDER_BOX);
+      if (!box) { return; }   // (a Valid widget's readout is plain text, not a box)
+      var name = labelOf(box);
+      if (name && !readout.hasAttribute("aria-label")) { readout.setAttribute("aria-label", name + " (value)"); }
+      if (!readout.hasAttribute("role")) { readout.setAttribute("role", "textbox"); }
+      var slider = box.querySelector(".noUi-target");
+      var disabled = readout.getAttribute("contenteditable") === "false" ||
+        Boolean(slider && slider.hasAttribute("disabled"));
+      setAttr(readout, "aria-disabled", disabled ? "true" : null);
     });
   }
   function watchSliders() {
@@ -62,7 +96,8 @@
       if (queued) { return; }
       queued = true;
       setTimeout(function () { queued = false; nameSliders(); }, 0);
-    }).observe(document.body, { childList: true, subtree: true });
+    }).observe(document.body, { childList: true, subtree: true, attributes: true,
+                                attributeFilter: ["disabled", "contenteditable"] });
   }
   if (document.body) { watchSliders(); } else { document.addEventListener("DOMContentLoaded", watchSliders); }
 })();
