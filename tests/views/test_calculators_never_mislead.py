@@ -250,3 +250,28 @@ def test_every_size_box_takes_whole_bytes_inside_the_range(built, entry):
             assert calc.error is None or SIZE_WORDS not in calc.error, (name, entry, calc.error)
         finally:
             calc.set(**{control: default})
+
+
+@pytest.mark.parametrize("n, hosts", [(16, 2), (8, 4), (16, 1), (16, 16)])
+def test_the_cluster_calculators_cards_are_offered_only_where_they_change_the_result(built, n, hosts):
+    """Chapter 2: over the algorithm menu, the network cards dropdown either changes the results or offers one
+    value and the results say in one line why (a flat ring crosses one card per host)."""
+    calc = built["ch02 cluster"]
+    try:
+        calc.set(n=n, hosts=hosts)
+        for algorithm in [v for _, v in calc.controls["algorithm"].options]:
+            calc.set(algorithm=algorithm)
+            offered = [v for _, v in calc.controls["nics_per_host"].options]
+            shown = {}
+            for cards in offered:
+                calc.set(nics_per_host=cards)
+                assert calc.error is None, (algorithm, cards, calc.error)
+                shown[cards] = json.dumps(calc.results, sort_keys=True)
+            if len(offered) > 1:
+                assert len(set(shown.values())) > 1, f"{algorithm} on {hosts} hosts: the cards {offered} change nothing"
+                assert "network cards c" not in calc.results
+            else:
+                assert calc.results["network cards c"].startswith("not used: "), (algorithm, calc.results)
+            assert not calc.error and (_page_agrees(calc) is None), _page_agrees(calc)
+    finally:
+        calc.set(n=16, hosts=2, algorithm="ring", nics_per_host=1)
