@@ -10,7 +10,8 @@ Two traps it exists to defuse:
   memory and buses in bytes per second ("300 GB/s"). One byte is 8 bits, so
   1 Gb/s = 0.125 GB/s.
 * **1000 vs 1024.** "MB" is 10**6 bytes (SI); "MiB" is 2**20 bytes (IEC).
-  The difference is 4.9 % at mega and 7.4 % at giga.
+  The difference is 4.9 % at mega and 7.4 % at giga. "KB" has both readings
+  (JEDEC's 1024 B, a slip for SI's 1000 B): it is refused, never guessed.
 
 >>> parse_size("64 MiB")
 67108864.0
