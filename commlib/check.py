@@ -39,6 +39,7 @@ import hashlib
 import importlib
 import inspect
 import math
+import numbers
 import random
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -48,7 +49,7 @@ from typing import Any
 
 __all__ = ["Given", "Question", "Result", "register", "check", "questions", "expected", "givens_of", "draw", "yours",
            "watch_answers", "unit_words", "exercise_means", "means_of", "exercise_shows", "shows_of", "presets_used",
-           "preset_facts", "presets_named", "record_facts", "ABS_TOL"]
+           "preset_facts", "presets_named", "record_facts", "is_whole", "ABS_TOL"]
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ class Question:
     is true for a wrong answer, ``text`` is shown. A test that takes a third
     argument gets the exercise's numbers as a dict (the book's values of the
     givens, or the student's own), so that it can compute the mistaken answer
-    for the variant being checked. ``rel_tol`` is the
-    relative tolerance for numbers; other answers must compare equal.
+    for the variant being checked. ``rel_tol`` is the relative tolerance for
+    numbers; a whole number (``solve`` returns an int: a count) and other answers must compare equal.
     ``givens`` are the numbers a per-student variant changes: ``solve`` takes
     each as a keyword argument whose default is the book's value. ``means`` is
     code a graded notebook runs with the exercise because its text refers to
@@ -487,6 +488,8 @@ def draw(question_id: str, student: Any) -> dict[str, Any]:
 def _agrees(q: Question, given: Any, want: Any) -> bool:
     """Whether ``given`` passes for ``want`` (within the question's tolerance for numbers)."""
     if _is_number(want) and _is_number(given):
+        if is_whole(want):
+            return float(given) == float(want)
         return math.isclose(float(given), float(want), rel_tol=q.rel_tol, abs_tol=ABS_TOL)
     return given == want
 
@@ -509,6 +512,16 @@ class _Text(str):
 
     def __repr__(self) -> str:
         return str(self)
+
+
+def is_whole(x: Any) -> bool:
+    """Whether an answer is a whole number (an int, numpy's too, not a bool; a count, most often): checked
+    exactly, never within a tolerance.
+
+    >>> is_whole(6), is_whole(6.0), is_whole(True)
+    (True, False, False)
+    """
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 def _is_number(x: Any) -> bool:
@@ -584,7 +597,18 @@ def check(question_id: str, answer: Any, *, answer_name: str | None = None, **gi
             return Result(False, f"Not yet. The answer is a number{' in ' + unit_words(q.unit) if q.unit else ''}; "
                                  f"got {answer!r}.")
         given, right = float(answer), float(want)
-        if math.isclose(given, right, rel_tol=q.rel_tol, abs_tol=ABS_TOL):
+        if math.isnan(given) or math.isinf(given):   # nan == nothing: say so rather than miss with a hint
+            what = "not a number (NaN)" if math.isnan(given) else f"infinite ({given})"
+            return Result(False, f"Not yet: your answer is {what}. Check the cell that computes it "
+                                 f"(a 0/0, an inf - inf, or a division by zero?) and give one finite number"
+                                 f"{' in ' + unit_words(q.unit) if q.unit else ''}.")
+        if is_whole(want):   # a count is exact: 1 % of 134 workers would accept 133 and 135
+            if not given.is_integer():
+                return Result(False, f"Not yet. The answer is a whole number"
+                                     f"{' of ' + unit_words(q.unit) if q.unit else ''}; got {answer!r}.")
+            if given == right:
+                return Result(True, f"Right: {_fmt(want, q.unit)}.")
+        elif math.isclose(given, right, rel_tol=q.rel_tol, abs_tol=ABS_TOL):
             return Result(True, f"Right: {_fmt(right, q.unit)}.")
         if givens and _own_hint(q, given, right, values) is None and _same_as_book(q, given):
             return Result(False, "Not yet. That is the answer for the exercise's own numbers; "
@@ -627,7 +651,7 @@ def _one_number(answer: Any) -> Any:
 def _same_as_book(q: Question, given: float) -> bool:
     """Whether a number answers the exercise with the book's numbers (a student's own differ)."""
     book = q.solve(**_givens(q, {}))
-    return _is_number(book) and math.isclose(given, float(book), rel_tol=q.rel_tol, abs_tol=ABS_TOL)
+    return _is_number(book) and _agrees(q, given, book)
 
 
 def _takes_values(test: Callable) -> bool:

@@ -10,7 +10,8 @@ Two traps it exists to defuse:
   memory and buses in bytes per second ("300 GB/s"). One byte is 8 bits, so
   1 Gb/s = 0.125 GB/s.
 * **1000 vs 1024.** "MB" is 10**6 bytes (SI); "MiB" is 2**20 bytes (IEC).
-  The difference is 4.9 % at mega and 7.4 % at giga.
+  The difference is 4.9 % at mega and 7.4 % at giga. "KB" has both readings
+  (JEDEC's 1024 B, a slip for SI's 1000 B): it is refused, never guessed.
 
 >>> parse_size("64 MiB")
 67108864.0
@@ -46,6 +47,7 @@ __all__ = [
     "format_number",
     "Entry",
     "SIZE_RANGE",
+    "SIZE_WORDS",
     "RATE_RANGE",
     "size_entry",
     "rate_entry",
@@ -54,7 +56,7 @@ __all__ = [
 
 BITS_PER_BYTE = 8
 
-_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_SI = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}   # no "K": see _refuse_ambiguous
 _IEC = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
 
 #: Size units and their value in bytes ("b" is a bit, "B" a byte).
@@ -76,6 +78,9 @@ for _p, _f in _SI.items():
     RATE_UNITS[f"{_p}bps"] = _f / BITS_PER_BYTE
 
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0, "h": 3600.0}
+
+#: Units with a capital K outside "Ki": JEDEC's KB is 1024 B, SI's kB 1000 B, so "64 KB" has two readings.
+_AMBIGUOUS_K = re.compile(r"^K(?!i)(B|b|bit|byte|bytes)?(/s|ps)?$")
 
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
 
@@ -199,9 +204,30 @@ class Entry:
         return float(value)
 
     def check_bytes(self, nbytes: float, text: str) -> float:
-        """A size or rate read from ``text`` (bytes or bytes/s; ``lo`` and ``hi`` in the same) inside the range."""
+        """A size or rate read from ``text`` (bytes or bytes/s; ``lo`` and ``hi`` in the same) inside the range.
+
+        With :attr:`whole` (every size box) the bytes must be a whole number: a message of half a byte,
+        or of 1e-300 B, is no message.
+
+        >>> size_entry("message M").check_bytes(0.5, "0.5 B")
+        Traceback (most recent call last):
+        ...
+        ValueError: message M must be a whole number of bytes between 0 B and 1 PB, got '0.5 B'
+        >>> size_entry("message M").check_bytes(314572.8, "0.3 MiB")
+        Traceback (most recent call last):
+        ...
+        ValueError: message M must be a whole number of bytes between 0 B and 1 PB, got '0.3 MiB' = 314572.8 B
+        """
         if not (self.lo <= nbytes <= self.hi):
             raise ValueError(f"{self.label} must lie {self.range_text}, got {text.strip()!r}")
+        if self.whole:
+            whole = float(round(nbytes))
+            if abs(nbytes - whole) > 1e-12 * nbytes:   # 1.1 kB is 1100.0000000000002 B in floats; 1e-300 B no byte
+                shown = f"{nbytes:.12g} B"   # every digit that tells it from a whole number
+                same = text.strip().replace(" ", "") == shown.replace(" ", "")
+                raise ValueError(f"{self.label} must be a whole number of bytes {self.range_text}, "
+                                 f"got {text.strip()!r}{'' if same else ' = ' + shown}")
+            return whole
         return nbytes
 
     def read(self, text: str) -> float:
@@ -231,6 +257,7 @@ class Entry:
         what, table = ("rate", RATE_UNITS) if self.unit == "B/s" else ("size", SIZE_UNITS)
         try:
             number, unit = _split(text, what)
+            _refuse_ambiguous(number, unit, text, what)
             if unit == "":
                 example = "{0} Gb/s or {0} GB/s" if what == "rate" else "{0} MiB or {0} MB"
                 shown = number if 0 < number < math.inf else (25 if what == "rate" else 64)   # "0 MiB", "inf MiB": no example
@@ -250,16 +277,18 @@ class Entry:
         return self.check_bytes(-value if number < 0 else value, text)
 
 
-#: The sizes a reader may type (a message, a buffer): 0 B to 1 PB, in bytes.
+#: The sizes a reader may type in any calculator's size box (a message, a buffer): a whole number of
+#: bytes from 0 B to 1 PB. Every size box reads through :func:`size_entry`, so all state this one range.
 SIZE_RANGE = (0.0, 1e15)
+#: :data:`SIZE_RANGE` in words, as every size box's message gives it.
+SIZE_WORDS = "between 0 B and 1 PB"
 #: The rates a reader may type (a link, a memory): 1 MB/s to 100 TB/s, in bytes per second.
 RATE_RANGE = (1e6, 1e14)
 
 
-def size_entry(label: str, lo: float = SIZE_RANGE[0]) -> Entry:
-    """The range of a size typed with its unit (bytes inside), named by the control's ``label``."""
-    low = f"{format_number(lo)} B"
-    return Entry(label, "B", lo, SIZE_RANGE[1], words=f"between {low} and 1 PB")
+def size_entry(label: str) -> Entry:
+    """The range of a size typed with its unit (bytes inside), named by the control's ``label``: :data:`SIZE_RANGE`."""
+    return Entry(label, "B", *SIZE_RANGE, whole=True, words=SIZE_WORDS)
 
 
 def rate_entry(label: str) -> Entry:
@@ -300,6 +329,28 @@ def _split(text: str, what: str) -> tuple[float, str]:
     return number, match.group(2)
 
 
+def _refuse_ambiguous(number: float, unit: str, text: str, what: str) -> None:
+    """Refuse a capital-K unit that is not ``Ki`` ("64 KB": 1000 or 1024 bytes?), offering both readings.
+
+    >>> _refuse_ambiguous(64, "KB", "64 KB", "size")
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot read size '64 KB': 'KB' is ambiguous; write 64 kB (1 kB = 1000 B) or 64 KiB (1 KiB = 1024 B)
+    >>> _refuse_ambiguous(64, "Kb/s", "64 Kb/s", "rate")
+    Traceback (most recent call last):
+    ...
+    ValueError: cannot read rate '64 Kb/s': 'Kb/s' is ambiguous; write 64 kb/s (1 kb = 1000 b) or 64 Kib/s (1 Kib = 1024 b)
+    """
+    match = _AMBIGUOUS_K.match(unit)
+    if not match:
+        return
+    base, per = match.group(1) or "B", match.group(2) or ""
+    base = {"bit": "b", "byte": "B", "bytes": "B"}.get(base, base)
+    shown = format_number(abs(number))
+    raise ValueError(f"cannot read {what} {text.strip()!r}: {unit!r} is ambiguous; write {shown} k{base}{per} "
+                     f"(1 k{base} = 1000 {base}) or {shown} Ki{base}{per} (1 Ki{base} = 1024 {base})")
+
+
 def _finite(number: float, factor: float, text: str, what: str) -> float:
     """``number * factor`` if it is a finite float; else ValueError quoting ``text`` ("1e400 GB/s")."""
     value = number * factor
@@ -318,6 +369,7 @@ def parse_size(text: str) -> float:
     (1024.0, 1000.0)
     """
     number, unit = _split(text, "size")
+    _refuse_ambiguous(number, unit, text, "size")
     if unit not in SIZE_UNITS:
         raise ValueError(
             f"unknown size unit {unit!r} in {text!r}; use one of B, kB, MB, GB, TB, KiB, MiB, GiB, "
@@ -333,6 +385,7 @@ def parse_rate(text: str) -> float:
     125000000.0
     """
     number, unit = _split(text, "rate")
+    _refuse_ambiguous(number, unit, text, "rate")
     if unit not in RATE_UNITS:
         raise ValueError(
             f"unknown rate unit {unit!r} in {text!r}; use bytes (B/s, MB/s, GB/s, GiB/s) "
@@ -435,5 +488,5 @@ def binary_prefix_excess(prefix: str) -> float:
     """
     if prefix not in ("K", "M", "G", "T", "P"):
         raise ValueError(f"prefix must be one of K, M, G, T, P, got {prefix!r}")
-    return SIZE_UNITS[f"{prefix}iB"] / SIZE_UNITS[f"{prefix}B"] - 1
+    return SIZE_UNITS[f"{prefix}iB"] / SIZE_UNITS[f"{prefix.lower() if prefix == 'K' else prefix}B"] - 1
 

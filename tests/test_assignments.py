@@ -260,7 +260,7 @@ def test_the_notebook_keeps_its_promises_about_units_tolerances_and_own_numbers(
     zero = assignments.master_notebook(_chapter("01_reduce_and_primitives"))
     zero_text = "\n".join(c.source for c in zero.cells if c.cell_type == "markdown")
     assert expected("ch01.subtract_tree") == 0
-    assert "accepted within 1e-12 of the right value, either way (a rounding error, no more)" in zero_text
+    assert "Answers are accepted exactly: a whole number." in zero_text     # an int answer is exact, 0 too
     assert "of 0" not in zero_text          # the tolerance does not give the answer away
     setup = next(c.source for c in nb.cells if c.cell_type == "code" and "watch_answers(get_ipython())" in c.source)
     assert "from commlib.check import draw, watch_answers, yours" in setup
@@ -662,9 +662,21 @@ def test_chapter_08_collects_the_ring_as_code_and_says_to_run_the_lab_where_an_e
     handed = tmp_path / "in"
     handed.mkdir()
     nbformat.write(student, handed / f"{stem}.ipynb")
+    untouched = nbformat.read(dist / "student" / f"{stem}.ipynb", as_version=4)   # the stub as handed out
+    nbformat.write(untouched, handed / "untouched.ipynb")
     out = tmp_path / "out"
     assert free_responses.main([str(dist), str(handed), "--out", str(out)]) == 0
     collected = (out / f"{name}.md").read_text()
     assert "return my_ring(array)" in collected and f"### {STUDENT} ({stem}.ipynb)" in collected
+    # the student's code in a code block; the untouched stub is not attempted, 0 points, and not shown as an answer
+    assert "```python\n" + ring.source.rstrip() + "\n```" in collected
+    theirs = collected.split("(untouched.ipynb)", 1)[1].split("---", 1)[0]
+    assert "*(not attempted: the code cell is as handed out)*" in theirs and "**Points:** 0 of" in theirs
+    assert "NotImplementedError" not in theirs
+    import csv
+
+    rows = {r["file"]: r for r in csv.DictReader((out / "points.csv").open())}
+    (column,) = [c for c in rows["untouched.ipynb"] if c.startswith(f"{name} (of ")]
+    assert rows["untouched.ipynb"][column] == "0" and rows[f"{stem}.ipynb"][column] == ""
     assert reference_source(reference).strip() in collected          # the rubric: the reference's source
     assert "Write `ring_allreduce(comm, array)`" in collected         # the exercise itself

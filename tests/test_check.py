@@ -1,6 +1,7 @@
 """commlib.check: right answers pass, wrong ones get a useful hint."""
 
 import importlib
+import math
 import pkgutil
 
 import pytest
@@ -318,3 +319,27 @@ def test_a_ratio_that_barely_depends_on_the_count_gets_no_rounded_count_hint():
     right = expected("ch02.hier_speedup")
     for factor in (1.004, 0.996):
         assert "rounded count" not in str(check("ch02.hier_speedup", right * factor))
+
+
+@pytest.mark.parametrize("answer, words", [(math.nan, "not a number (NaN)"), (math.inf, "infinite (inf)"),
+                                           (-math.inf, "infinite (-inf)")])
+def test_an_answer_that_is_not_a_finite_number_is_told_so_not_given_a_generic_hint(answer, words):
+    for qid in ("ch00.gbe_bytes", "ch08.ring_steps"):
+        result = check(qid, answer)
+        assert not result.correct
+        assert result.message.startswith(f"Not yet: your answer is {words}."), result.message
+
+
+def test_a_count_is_checked_exactly_not_within_a_tolerance():
+    """1 % of 134 workers (top-k at 0.5 %) would accept 133 and 135; a count is exact, and a fraction of one is named."""
+    from commlib.check import draw
+
+    assert check("ch08.ring_steps", 6).correct and check("ch08.ring_steps", 6.0).correct
+    refused = check("ch08.ring_steps", 6.05)
+    assert not refused.correct and refused.message.startswith("Not yet. The answer is a whole number of Sendrecv calls")
+    crossover = expected("ch07.topk_crossover_n", percent=0.5)
+    assert crossover > 100, crossover        # where 1 % is more than one worker
+    assert check("ch07.topk_crossover_n", crossover, percent=0.5).correct
+    for wrong in (crossover - 1, crossover + 1):
+        assert not check("ch07.topk_crossover_n", wrong, percent=0.5).correct, wrong
+    assert draw("ch07.topk_crossover_n", "s1")    # variants still drawn

@@ -165,3 +165,41 @@ def test_a_unitless_number_too_large_for_a_float_gets_a_finite_example(typed):
         with pytest.raises(ValueError) as refused:
             entry.read(typed)
         assert f"add a unit, e.g. {example}" in str(refused.value) and "inf" not in str(refused.value)
+
+
+@pytest.mark.parametrize("typed, kilo, kibi", [
+    ("64 KB", "64 kB (1 kB = 1000 B)", "64 KiB (1 KiB = 1024 B)"),
+    ("64 Kb", "64 kb (1 kb = 1000 b)", "64 Kib (1 Kib = 1024 b)"),
+    ("3 KB/s", "3 kB/s (1 kB = 1000 B)", "3 KiB/s (1 KiB = 1024 B)"),
+    ("3 Kbps", "3 kbps (1 kb = 1000 b)", "3 Kibps (1 Kib = 1024 b)"),
+    ("3 Kbit/s", "3 kb/s (1 kb = 1000 b)", "3 Kib/s (1 Kib = 1024 b)"),
+])
+def test_a_capital_k_is_refused_as_ambiguous_and_both_readings_offered(typed, kilo, kibi):
+    """JEDEC's KB is 1024 B, SI's kB 1000 B: "64 KB" is never read silently as one of them."""
+    from commlib.units import rate_entry, size_entry
+
+    parse = units.parse_rate if "/s" in typed or "ps" in typed else units.parse_size
+    with pytest.raises(ValueError) as refused:
+        parse(typed)
+    assert "ambiguous" in str(refused.value) and kilo in str(refused.value) and kibi in str(refused.value)
+    entry = rate_entry("bandwidth") if parse is units.parse_rate else size_entry("message M")
+    with pytest.raises(ValueError, match=f"^{entry.label}: .*ambiguous") as refused:
+        entry.read(typed)
+    assert kilo in str(refused.value) and kibi in str(refused.value)
+    for unit_table in (units.SIZE_UNITS, units.RATE_UNITS):
+        assert not [u for u in unit_table if u.startswith("K") and not u.startswith("Ki")]
+
+
+def test_the_unambiguous_kilo_units_still_read():
+    assert units.parse_size("64 kB") == 64_000 and units.parse_size("64 KiB") == 65_536
+    assert units.parse_rate("8 kb/s") == 1000 and units.parse_rate("1 KiB/s") == 1024
+
+
+def test_a_size_box_takes_whole_bytes_only_and_says_its_range():
+    from commlib.units import SIZE_WORDS, size_entry
+
+    box = size_entry("message M")
+    for typed in ("0.5 B", "1e-300 B", "0.3 MiB"):
+        with pytest.raises(ValueError, match=f"^message M must be a whole number of bytes {SIZE_WORDS}, got '{typed}'"):
+            box.read(typed)
+    assert box.read("1.1 kB") == 1100.0 and box.read("0 B") == 0.0

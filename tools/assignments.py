@@ -278,13 +278,18 @@ def tolerance_text(qid: str) -> str:
     """How close an answer must be, in words: relative for most, absolute where the answer is 0 (said
     without giving the answer away).
 
-    >>> tolerance_text("ch00.gbe_bytes"), tolerance_text("ch01.subtract_tree"), tolerance_text("ch07.pat_winner")
-    ('within 1 %', 'within 1e-12 of the right value, either way (a rounding error, no more)', 'exactly')
+    >>> tolerance_text("ch00.gbe_bytes"), tolerance_text("ch02.ring_bytes_gb"), tolerance_text("ch07.pat_winner")
+    ('within 1 %', 'within 1 %', 'exactly')
+    >>> tolerance_text("ch08.ring_steps")    # a count: 1 % of 134 workers would take 133 and 135
+    'exactly: a whole number'
+
     """
     check = _loader()
     q = check._load(qid)
     answer = q.solve()
     numeric = isinstance(answer, (int, float)) and not isinstance(answer, bool)
+    if check.is_whole(answer):
+        return "exactly: a whole number"
     if not numeric or not q.rel_tol:
         return "exactly"
     if answer == 0:

@@ -8,9 +8,12 @@ writes, or a folder of them. Otter grades the numeric questions; the free-respon
 (``manual: true``) it leaves out of its score. This writes, into ``FOLDER`` (``free_responses`` by default):
 
 - ``<question>.md`` for each free-response question: the exercise, the book's solution as the rubric,
-  then every submission's answer under its student id, each with a line for its points;
+  then every submission's answer under its student id (code in a code block), each with a line for its
+  points; an answer left as handed out (a code cell's stub, otter's placeholder) or empty is marked not
+  attempted, or no answer, with 0 points;
 - ``points.csv``: a row per submission (file, student id), a column per free-response question
-  (headed with its maximum), empty for the grader to fill in, and a column for their sum.
+  (headed with its maximum), empty for the grader to fill in (0 where nothing was answered), and a
+  column for their sum.
 
 ``--total points.csv`` adds up a filled-in sheet instead (each row's points by hand, checked against
 each question's maximum) and writes the sum into its last column; where cells are empty (not graded yet),
@@ -52,6 +55,7 @@ def _questions(nb) -> dict[str, dict]:
         if current is not None:
             if "otter_answer_cell" in tags:
                 current["answer"].append(text)
+                current["code"].append(cell.cell_type == "code")
             elif "otter_assign_solution_cell" in tags:
                 current["rubric"].append(text)
             elif END in text:
@@ -64,11 +68,58 @@ def _questions(nb) -> dict[str, dict]:
         m = PROMPT.search(text)
         if m:
             current = found[m.group("name")] = {"points": int(m.group("points")), "exercise": "\n\n".join(exercise),
-                                                 "answer": [], "rubric": []}
+                                                 "answer": [], "code": [], "rubric": []}
         asking = asking or cell.metadata.get("editable") is False
         if not asking:
             exercise.append(text)
     return found
+
+
+def _fenced(text: str) -> str:
+    """Code as a Markdown code block, its fence longer than any run of backticks inside it.
+
+    >>> print(_fenced("x = 1"))
+    ```python
+    x = 1
+    ```
+    """
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}python\n{text.rstrip()}\n{fence}"
+
+
+def answer_text(theirs: dict, handed_out: dict) -> tuple[str, str]:
+    r"""A submission's answer to one question as the grader's file shows it, and the points to fill in for it:
+    code in a code block; ``("*(not attempted...)*", "0")`` where every answer cell is as handed out (the stub of
+    a code answer, otter's placeholder) or empty, and ``(answer, "")`` for the grader to mark otherwise.
+
+    >>> stub = {"answer": ["# Your ring\ndef ring(a):\n    raise NotImplementedError"], "code": [True]}
+    >>> answer_text(stub, stub)
+    ('*(not attempted: the code cell is as handed out)*', '0')
+    >>> answer_text({"answer": [UNTOUCHED], "code": [False]}, {"answer": [UNTOUCHED], "code": [False]})
+    ('*(no answer)*', '0')
+    >>> print(answer_text({"answer": ["def ring(a):\n    return a"], "code": [True]}, stub)[0])
+    ```python
+    def ring(a):
+        return a
+    ```
+    """
+    given = theirs.get("answer", [])
+    code = theirs.get("code", [False] * len(given))
+    stubs = {a.strip() for a, is_code in zip(handed_out.get("answer", []), handed_out.get("code", [])) if is_code}
+    shown, untouched_code = [], False
+    for text, is_code in zip(given, code):
+        if text.strip() in ("", UNTOUCHED):
+            continue
+        if is_code and text.strip() in stubs:
+            untouched_code = True
+            continue
+        shown.append(_fenced(text) if is_code else text.strip())
+    if shown:
+        return "\n\n".join(shown), ""
+    if untouched_code:
+        return "*(not attempted: the code cell is as handed out)*", "0"
+    return "*(no answer)*", "0"
 
 
 def _notebooks(paths: list[Path]) -> list[tuple[str, object]]:
@@ -102,7 +153,10 @@ def collect(dist: Path, submissions: list[Path], out: Path) -> list[Path]:
     questions = _questions(nbformat.read(key, as_version=4))
     if not questions:
         raise ValueError(f"{key}: this assignment has no free-response question")
+    copies = sorted((dist / "student").glob("*.ipynb"))   # what the students were handed: a stub is no answer
+    handed_out = _questions(nbformat.read(copies[0], as_version=4)) if copies else {}
     handed = [(where, nb, _questions(nb)) for where, nb in _notebooks(submissions)]
+    marks = {}   # (submission, question) -> points filled in: 0 where there is nothing to grade
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, q in questions.items():
@@ -110,9 +164,10 @@ def collect(dist: Path, submissions: list[Path], out: Path) -> list[Path]:
                  "## The rubric: the book's solution", "\n\n".join(q["rubric"]).replace(
                      "**For the grader: the book's solution, as the rubric.** ", ""), "## The answers"]
         for where, nb, theirs in handed:
-            answer = "\n\n".join(a for a in theirs.get(name, {}).get("answer", []) if a.strip() != UNTOUCHED).strip()
+            answer, points = answer_text(theirs.get(name, {}), handed_out.get(name, {}))
+            marks[where, name] = points
             parts += [f"### {student_id(nb) or '(no student id)'} ({where})",
-                      answer or "*(no answer)*", f"**Points:** ____ of {q['points']}", "---"]
+                      answer, f"**Points:** {points or '____'} of {q['points']}", "---"]
         path = out / f"{name}.md"
         path.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
         written.append(path)
@@ -121,7 +176,7 @@ def collect(dist: Path, submissions: list[Path], out: Path) -> list[Path]:
         rows = csv.writer(f)
         rows.writerow(["file", "student_id"] + [f"{name} (of {q['points']})" for name, q in questions.items()] + [TOTAL])
         for where, nb, _ in handed:
-            rows.writerow([where, student_id(nb)] + [""] * (len(questions) + 1))
+            rows.writerow([where, student_id(nb)] + [marks[where, name] for name in questions] + [""])
     return written + [sheet]
 
 

@@ -140,7 +140,7 @@ def assignment_tables(paths: list[Path]) -> str:
     """A table per chapter with exercises: each question of its assignment, points, own numbers, hints."""
     from assignments import MANUAL_POINTS, asks_reasoning, chapter_exercises, hints, manual_name, question_name, question_points
 
-    from commlib.check import _load
+    from commlib.check import _load, is_whole
 
     sections = []
     for path in paths:
@@ -155,7 +155,8 @@ def assignment_tables(paths: list[Path]) -> str:
             q = _load(qid)
             own = "; ".join(_given(g) for g in q.givens) or "none (the exercise's)"
             numeric = isinstance(q.solve(), (int, float))
-            tol = f"{100 * q.rel_tol:g} %" if q.rel_tol and numeric else "exact"
+            tol = ("exact (a whole number)" if is_whole(q.solve()) else f"{100 * q.rel_tol:g} %" if q.rel_tol and numeric
+                   else "exact")
             said = " ".join(f"“{_sentence(h)}”" for h in hints(qid)).replace("|", "/")
             rows.append(f"| `{question_name(qid)}` (`{qid}`) | {question_points(qid)} | {own} | {tol} | {said} |")
         for ex in manual:

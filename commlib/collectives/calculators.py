@@ -20,7 +20,7 @@ from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_alg
 
 __all__ = ["bandwidth_conversion_results", "cluster_results", "cluster_choices", "PRIMITIVE_ALGORITHMS",
            "PRIMITIVE_OPS", "primitive_results", "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY",
-           "TARGET_ENTRY", "SIGNIFICANT", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
+           "TARGET_ENTRY", "SIGNIFICANT", "cards_unused", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
            "check_whole_blocks", "pipelined_master", "BEST_FORMS", "PRIMITIVE_LINKS", "POWER_OF_TWO_FORMS",
            "check_switched", "check_inside", "check_between", "NETWORK"]
 
@@ -83,7 +83,7 @@ def bandwidth_conversion_results(value: str, direction: str = "algbw -> busbw", 
     }
 
 
-def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) -> dict[str, tuple]:
+def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **values) -> dict[str, tuple]:
     """What the cluster calculator offers for ``n`` GPUs on ``hosts`` hosts: algorithms that run, cards a host can
     hold, a bus that joins GPUs through a switch inside a host (:func:`check_inside`) and a network between hosts
     (:func:`check_between`); a host of more GPUs than its link inside joins is left to the calculator's
@@ -91,15 +91,16 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) ->
 
     An algorithm is offered where its record accepts ``n`` (the torus both ways wants a square
     n >= 9) and is timed on these hosts with these cards (:func:`commlib.collectives.cluster.check_hosts`);
-    network cards per host up to the host's GPUs g (0 is one per GPU). Where ``hosts`` does not
+    network cards per host up to the host's GPUs g (0 is one per GPU), or the one card an algorithm that
+    drives no more crosses (:func:`cards_unused`: the results say why). Where ``hosts`` does not
     divide ``n`` everything is offered, and the calculator says what is wrong with the hosts.
 
     >>> cluster_choices(16, 2)["algorithm"]
     ('ring', 'multi_rail_ring', 'hierarchical')
     >>> "torus_both_ways" in cluster_choices(8, 1)["algorithm"], "torus_both_ways" in cluster_choices(9, 9)["algorithm"]
     (False, True)
-    >>> cluster_choices(8, 4)["nics_per_host"]
-    (0, 1, 2)
+    >>> cluster_choices(8, 4, algorithm="hierarchical")["nics_per_host"], cluster_choices(8, 4, algorithm="ring")["nics_per_host"]
+    ((0, 1, 2), (1,))
     """
     every = tuple(algorithms.ALLREDUCE)
     cards = tuple(v for _, v in NIC_CHOICES)
@@ -120,8 +121,34 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **_) ->
         except ValueError:
             continue
         offered.append(name)
+    algorithm = values.get("algorithm", "ring")
+    if algorithm in algorithms.ALLREDUCE and cards_unused(algorithm, n, hosts):   # one value, and results say why
+        cards = (1,)
     return {"algorithm": tuple(offered), "nics_per_host": tuple(v for v in cards if v <= g),
             "intra_link": inside, "inter_link": between}
+
+
+def cards_unused(algorithm: str, n: int, hosts: int) -> str:
+    """Why the cluster calculator's network cards c change nothing for ``algorithm`` on these hosts ("" when they count).
+
+    Only an all-reduce that takes the hosts itself (the multi-rail ring: a ring per card; the hierarchical
+    all-reduce: a host's shards over its cards) drives several cards of a host, and only between hosts of
+    several GPUs; a flat ring across hosts crosses one card per host whatever a host holds.
+
+    >>> cards_unused("ring", 16, 2)
+    'the ring crosses one card per host, however many a host holds; c counts for the multi-rail ring and the hierarchical all-reduce'
+    >>> cards_unused("hierarchical", 16, 2), cards_unused("hierarchical", 16, 1)[:40]
+    ('', 'one host: no network between hosts, no c')
+    """
+    record = algorithms.allreduce_algorithm(algorithm)
+    if hosts == 1:
+        return "one host: no network between hosts, no card to count"
+    if n == hosts:
+        return "one GPU per host: each host sends through one card"
+    if "hosts" in record.params:
+        return ""
+    return (f"the {record.label} crosses one card per host, however many a host holds; c counts for the "
+            "multi-rail ring and the hierarchical all-reduce")
 
 
 def _offered(check, link: str) -> bool:
@@ -253,9 +280,11 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
         need_rows = {f"{which} bandwidth for {_goal(target)}, per network card (c = {cards})": need_text}
         if math.isfinite(need) and cards > 1:
             need_rows[f"the same on all {cards} cards of a host"] = _rate(cards * need)
+    unused = cards_unused(algorithm, n, hosts)
     return {
         "gradient size": _size(r.nbytes),
         "GPUs per host g": f"{n // hosts}",
+        **({"network cards c": f"not used: {unused}"} if unused else {}),
         "time of one all-reduce": _time(r.seconds),
         "algorithm bandwidth (algbw)": _rate(r.algbw, both=False),
         "bus bandwidth (busbw)": _rate(r.busbw, both=False),

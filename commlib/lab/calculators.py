@@ -29,8 +29,8 @@ from .measure import format_bytes
 
 __all__ = ["regime_sizes", "latency_term", "fitted_model_results", "SIZE_ENTRY"]
 
-#: The lab calculator's free entry: what the control is called and its physical range (1 B to 1 PB).
-SIZE_ENTRY = size_entry("message size", lo=1.0)
+#: The lab calculator's free entry: what the control is called and its physical range (every size box's: units.SIZE_RANGE).
+SIZE_ENTRY = size_entry("message size")
 
 
 def regime_sizes(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, nbytes: float) -> tuple[float, float]:

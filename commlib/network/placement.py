@@ -372,6 +372,14 @@ def parse_placement(text: str) -> dict[int, int]:
     Traceback (most recent call last):
     ...
     ValueError: placement must read like 'host3:2, host1:2' (host:workers), got '3-2'
+    >>> parse_placement("host 3:2")
+    Traceback (most recent call last):
+    ...
+    ValueError: placement must read like 'host3:2, host1:2' (host:workers, no space inside a host name: host3, not host 3), got 'host 3:2'
+    >>> parse_placement("host1:2 x3")
+    Traceback (most recent call last):
+    ...
+    ValueError: placement must read like 'host3:2, host1:2' (host:workers), got 'host1:2 x3' (at 'x3')
     >>> parse_placement("host3:1,5")
     Traceback (most recent call last):
     ...
@@ -390,8 +398,12 @@ def parse_placement(text: str) -> dict[int, int]:
             raise ValueError(f"placement: {item!r} names no host: commas separate host:workers items, and {whole}")
         if not match and re.fullmatch(r"(?:host|h)?\d+:\d*[.,]\d*", item, re.I):   # "host3:1.5"
             raise ValueError(f"placement: {item!r}: {whole}")
+        if not match and re.search(r"\b(?:host|h)\s+\d", text, re.I):   # "host 3:2": the space splits the name
+            raise ValueError(f"placement must read like 'host3:2, host1:2' (host:workers, no space inside a host "
+                             f"name: host3, not host 3), got {text.strip()!r}")
         if not match:
-            raise ValueError(f"placement must read like 'host3:2, host1:2' (host:workers), got {item!r}")
+            at = "" if item == text.strip() else f" (at {item!r})"
+            raise ValueError(f"placement must read like 'host3:2, host1:2' (host:workers), got {text.strip()!r}{at}")
         h, c = int(match.group(1)), int(match.group(2))
         if h in out:  # host3:2, host3:2 could mean 4 workers or a slip: refuse rather than guess
             raise ValueError(f"placement names host {h} twice ({item!r}); give each host once with its count")

@@ -377,3 +377,19 @@ def test_the_placement_box_says_why_a_count_is_refused_and_takes_any_case():
     assert parse_placement("HOST3:2, H1:1") == parse_placement("Host3:2 h1:1") == {3: 2, 1: 1}
     with pytest.raises(ValueError, match="must read like"):
         parse_placement("5")
+
+
+@pytest.mark.parametrize("typed, shown", [
+    ("host 3:2", "no space inside a host name: host3, not host 3), got 'host 3:2'"),
+    ("host3:2, h 1:1", "no space inside a host name: host3, not host 3), got 'host3:2, h 1:1'"),
+    ("host1:2 x3", "(host:workers), got 'host1:2 x3' (at 'x3')"),
+])
+def test_the_placement_box_names_itself_and_shows_the_whole_entry_and_the_form(typed, shown):
+    """A space inside a host name ("host 3:2") is refused with the entry as typed, not a fragment ('host')."""
+    from commlib.network.calculators import placement_results
+
+    with pytest.raises(ValueError) as refused:
+        placement_results(typed)
+    message = str(refused.value)
+    assert message.startswith("where: placement must read like 'host3:2, host1:2'"), message
+    assert message.endswith(shown), message

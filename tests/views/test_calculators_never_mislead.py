@@ -209,3 +209,69 @@ def test_the_overlap_calculator_refuses_more_ranks_than_an_nvlink_domain_holds(b
         assert "nvlink1" not in [v for _, v in calc.controls["link"].options], "no switch joins NVLink 1.0"
     finally:
         calc.set(link="eth_25g", n=16)
+
+
+def _size_boxes(built):
+    """Every calculator's message-size box: (calculator name, control name)."""
+    return [(name, control) for name, calc in built.items() for control, widget in calc.controls.items()
+            if isinstance(widget, widgets.Text) and control == "size"]
+
+
+@pytest.mark.parametrize("entry", ["0.5 B", "1e-300 B", "0.3 MiB", "1e18 PiB", "-1 MB"])
+def test_every_size_box_states_one_range_and_refuses_the_same_entries(built, entry):
+    """One physical range for a message size (units.SIZE_RANGE), used by every calculator's size box, named there."""
+    from commlib.units import SIZE_WORDS
+
+    boxes = _size_boxes(built)
+    assert {name for name, _ in boxes} >= {"ch01 primitive", "ch07 chooser", "ch08 lab"}, boxes
+    for name, control in boxes:
+        calc = built[name]
+        default = calc.values()[control]
+        label = calc.controls[control].description
+        calc.set(**{control: entry})
+        try:
+            assert calc.error is not None, (name, entry, calc.results)
+            assert calc.error.startswith(label) and SIZE_WORDS in calc.error, (name, calc.error)
+            assert repr(entry) in calc.error, (name, calc.error)
+        finally:
+            calc.set(**{control: default})
+
+
+@pytest.mark.parametrize("entry", ["1 B", "1.1 kB", "64 MiB", "0 B", "1 PB"])
+def test_every_size_box_takes_whole_bytes_inside_the_range(built, entry):
+    from commlib.units import SIZE_WORDS
+
+    for name, control in _size_boxes(built):
+        calc = built[name]
+        default = calc.values()[control]
+        calc.set(**{control: entry})
+        try:
+            # inside the range: shown, or refused for what the collective needs (M at least n bytes), not the range
+            assert calc.error is None or SIZE_WORDS not in calc.error, (name, entry, calc.error)
+        finally:
+            calc.set(**{control: default})
+
+
+@pytest.mark.parametrize("n, hosts", [(16, 2), (8, 4), (16, 1), (16, 16)])
+def test_the_cluster_calculators_cards_are_offered_only_where_they_change_the_result(built, n, hosts):
+    """Chapter 2: over the algorithm menu, the network cards dropdown either changes the results or offers one
+    value and the results say in one line why (a flat ring crosses one card per host)."""
+    calc = built["ch02 cluster"]
+    try:
+        calc.set(n=n, hosts=hosts)
+        for algorithm in [v for _, v in calc.controls["algorithm"].options]:
+            calc.set(algorithm=algorithm)
+            offered = [v for _, v in calc.controls["nics_per_host"].options]
+            shown = {}
+            for cards in offered:
+                calc.set(nics_per_host=cards)
+                assert calc.error is None, (algorithm, cards, calc.error)
+                shown[cards] = json.dumps(calc.results, sort_keys=True)
+            if len(offered) > 1:
+                assert len(set(shown.values())) > 1, f"{algorithm} on {hosts} hosts: the cards {offered} change nothing"
+                assert "network cards c" not in calc.results
+            else:
+                assert calc.results["network cards c"].startswith("not used: "), (algorithm, calc.results)
+            assert not calc.error and (_page_agrees(calc) is None), _page_agrees(calc)
+    finally:
+        calc.set(n=16, hosts=2, algorithm="ring", nics_per_host=1)
