@@ -80,3 +80,23 @@ def test_a_deterministic_claim_is_decided_by_its_one_run():
     b = claims.Contender("b", lambda s, seed: 2.0, {})
     v = claims.run(claims.Claim("t", "?", (a, b), metric="m", seeds=(0,)))
     assert v.deterministic and v.decided
+
+
+def test_held_out_seeds_score_the_best_that_the_tuning_seeds_picked():
+    """A setting that is lucky on the seeds that pick it wins the pick, but the held-out seeds alone score it: the
+    verdict's values, wins and seed count are theirs, the tuning runs are kept apart, and no seed may do both."""
+    # "lucky" looks best on seeds 0-4 and is worst elsewhere; "steady" is the same everywhere
+    lucky = claims.Contender("a", lambda s, seed: (0.0 if seed < 5 else 3.0) if s["x"] == 1 else 1.5 + 0.01 * s["x"],
+                             {"x": (0, 1, 2)})
+    steady = claims.Contender("b", lambda s, seed: 1.0 + 0.001 * seed)
+    same = claims.run(claims.Claim("t", "?", (lucky, steady), metric="m"))
+    assert same.winner == "a" and same.best["a"].config == {"x": 1} and same.unanimous and same.best["a"].tuned == ()
+    held = claims.run(claims.Claim("t", "?", (lucky, steady), metric="m", scoring_seeds=tuple(range(5, 15))))
+    assert held.best["a"].config == {"x": 1}                       # picked on the tuning seeds, as before
+    assert held.best["a"].values == (3.0,) * 10 and held.best["a"].tuned == (0.0,) * 5
+    assert held.winner == "b" and held.seeds == 10 and held.wins == 10 and held.decided
+    assert held.claim.scored_seeds == tuple(range(5, 15))
+    back = claims._from_json(held.claim, claims._to_json(held))   # the disk cache keeps both sets of runs
+    assert back.best["a"].tuned == held.best["a"].tuned and back.best["a"].values == held.best["a"].values
+    with pytest.raises(ValueError, match="held-out"):
+        claims.run(claims.Claim("t", "?", (lucky, steady), metric="m", scoring_seeds=(4, 5)))
