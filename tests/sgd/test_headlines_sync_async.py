@@ -177,6 +177,19 @@ def test_staleness_split_lead_and_rows_follow_the_seeds():
                          sync: (0.57, 0.58, 0.56, 0.57, 0.57)}, cfg)
     assert "does not end between the two on every seed (on 4 of 5)" in tuned_races.staleness_split_lead(mixed)
     assert len(tuned_races.staleness_split_rows(mixed)) == 1
+    # fully synchronous SGD still falling at the end of the budget: the split is at this budget, not between floors
+    assert tuned_races.staleness_split_lead(split, 5).startswith("at this budget (where fully synchronous SGD has not "
+                                                                  "yet settled), one learner")
+    assert "this budget" in tuned_races.staleness_split_short(split, 5)
+    assert "this budget" not in tuned_races.staleness_split_short(split, 0)
+
+
+def test_the_levels_at_the_shared_rate_are_called_floors_only_where_no_run_still_falls():
+    settled = tuned_races.floor_lead({"fully synchronous SGD": 0, "the never-stale learner": 0}, 5)
+    assert "error floor*:" in settled and "this budget" not in settled
+    moving = tuned_races.floor_lead({"fully synchronous SGD": 5, "the never-stale learner": 1}, 5)
+    assert "fully synchronous SGD on 5 of 5 seeds and the never-stale learner on 1 of 5 seeds" in moving
+    assert "at this budget" in moving and moving.startswith("These are not all floors")
 
 
 def test_shared_rate_short_and_rows_follow_the_order():
