@@ -100,3 +100,46 @@ def test_held_out_seeds_score_the_best_that_the_tuning_seeds_picked():
     assert back.best["a"].tuned == held.best["a"].tuned and back.best["a"].values == held.best["a"].values
     with pytest.raises(ValueError, match="held-out"):
         claims.run(claims.Claim("t", "?", (lucky, steady), metric="m", scoring_seeds=(4, 5)))
+
+
+def test_arrays_are_cached_on_disk_and_read_back_exactly(tmp_path, monkeypatch):
+    import numpy as np
+
+    monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.array([0.1, np.nan, 3.0]), "name": np.array("k_async"), "n": np.array([[1, 2]], np.int64)}
+
+    first = claims.cached_arrays("t", compute)
+    again = claims.cached_arrays("t", compute)
+    assert len(calls) == 1 and str(again["name"]) == "k_async" and again["n"].dtype == np.int64
+    assert np.array_equal(first["x"], again["x"], equal_nan=True)
+
+
+def test_a_grid_of_runs_read_back_from_disk_is_the_grid_trained(tmp_path, monkeypatch):
+    import dataclasses
+
+    import numpy as np
+
+    from commlib.experiments.sgd import grids
+
+    monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
+    args = dict(protocol="k_async", workers=4, k=2, budget=30.0, rates=(0.2, 1.0), seeds=(0, 1), small=True, points=5)
+    trained = grids.grid_runs.__wrapped__(**args)
+    assert len(list(tmp_path.rglob("grid-*.npz"))) == 1
+    read = grids.grid_runs.__wrapped__(**args)           # from disk
+    from commlib.sgd import simulate as sgd
+
+    u = trained.updates()
+    direct = sgd.replay_grid([sgd.schedule("k_async", 4, 2, "exponential", u, seed) for seed in (0, 1)],
+                             grids.problem(True), (0.2, 1.0), 8, seeds=(0, 1), eval_every=max(1, u // 5), tail=0.35)
+    for a, b in zip(sum(map(list, direct), []), sum(map(list, read.runs), [])):
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if x is None or y is None:
+                assert x is None and y is None, f.name
+                continue
+            x, y = np.asarray(x), np.asarray(y)
+            assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f.name

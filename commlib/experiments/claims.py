@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["Contender", "Claim", "Best", "Verdict", "sign_test", "run", "register", "load", "REGISTRY", "claim", "verdict",
-           "cached"]
+           "cached", "cached_arrays"]
 
 
 @dataclass(frozen=True)
@@ -353,3 +353,28 @@ def cached(name: str, compute: Callable[[], Sequence[float]]) -> tuple[float, ..
     tmp.write_text(json.dumps(list(values)), encoding="utf-8")
     tmp.replace(path)
     return values
+
+
+def cached_arrays(name: str, compute: Callable[[], Mapping[str, object]]) -> dict:
+    """``compute()``, named arrays (the runs a figure draws, a grid of runs), computed once per version of the code
+    and cached on disk beside the verdicts of :func:`verdict` as NumPy's ``.npz`` (no pickle), read back exactly:
+    :func:`cached` for what is more than a list of numbers."""
+    import os
+    import zipfile
+
+    import numpy as np
+
+    path = _cache_dir() / f"{name}.npz"
+    if path.exists():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                return {k: stored[k] for k in stored.files}
+        except (ValueError, OSError, KeyError, zipfile.BadZipFile):
+            pass
+    arrays = {k: np.asarray(v) for k, v in compute().items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as out:
+        np.savez(out, **arrays)
+    tmp.replace(path)
+    return arrays
