@@ -881,8 +881,19 @@ def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: 
 
     Returns ``{"steps", "rates", "sharpness", "stable"}``: the rate of each step, :math:`\\lambda_{\\max}`
     of the full-batch Hessian at the parameters it started from, and :math:`2/\\lambda_{\\max}`, the
-    largest rate a quadratic with that curvature tolerates.
+    largest rate a quadratic with that curvature tolerates. Computed once per version of the code and kept on disk
+    (:func:`~commlib.experiments.claims.cached`).
     """
+    args = (k, seed, warm, base_batch, base_lr, epochs, warmup_steps, small)
+    flat = claims.cached("sharpness-" + "-".join(map(str, args)),
+                         lambda: _sharpness_flat(k, seed, warm, base_batch, base_lr, epochs, warmup_steps, small))
+    n = len(flat) // 2
+    rates, sharp = list(flat[:n]), list(flat[n:])
+    return {"steps": list(range(n)), "rates": rates, "sharpness": sharp, "stable": [2.0 / s for s in sharp]}
+
+
+def _sharpness_flat(k, seed, warm, base_batch, base_lr, epochs, warmup_steps, small) -> list[float]:
+    """:func:`sharpness_along`'s run: the rate of every step, then the sharpness at every step."""
     problem = grids.problem(small)
     big = base_batch * k
     steps = max(1, int(epochs * problem.n_train / big))
@@ -897,8 +908,7 @@ def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: 
         w = w - rate * problem.stochastic_gradient(w, rng, big)
         if not all(map(math.isfinite, w)):
             break
-    return {"steps": list(range(len(rates))), "rates": rates, "sharpness": sharp,
-            "stable": [2.0 / s for s in sharp]}
+    return [float(r) for r in rates] + [float(x) for x in sharp]
 
 
 # --------------------------------------------------------------------------- what the race figure and the prose show
