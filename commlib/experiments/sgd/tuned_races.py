@@ -257,10 +257,12 @@ def floor_lead(falling: dict, seeds: int) -> str:
     what = ("at a constant rate SGD settles where the noise of its steps balances the pull of the gradient")
     if not moving:
         return f"No run is still falling: these are Dutta et al.'s *error floor*: {what}"
-    names = _and([f"{name} on {n} of {seeds} seeds" for name, n in moving.items()])
-    return (f"These are not all floors: at the end of the budget the loss is still falling for {names}, so the "
-            f"levels, and the gap between them, are where the runs stand at this budget. Dutta et al.'s *error "
-            f"floor* is the level they head for: {what}")
+    where = "on every seed" if all(n == seeds for n in moving.values()) else "on some seeds"
+    verb = "is" if len(moving) == 1 else "are"
+    return (f"These are not all floors: at the end of the budget {_and(list(moving))} {verb} still falling {where} "
+            f"(last column), "
+            f"so the levels, and the gap between them, are where the runs stand at this budget. Dutta et al.'s "
+            f"*error floor* is the level they head for: {what}")
 
 
 def _at_budget(falling: int) -> str:
@@ -439,12 +441,12 @@ def batch_sync_ratio_words(v: claims.Verdict, time_ratio: float) -> str:
     # Wald's identity: both apply the same updates (K fresh gradients at the current parameters), so the number of
     # updates to the target has one distribution, independent of the updates' times; the expected time to the
     # target is then that number's mean times the mean time per update.
-    argument = (f"The argument settles the comparison, not the race: both apply the same updates, an average of K "
-                f"fresh gradients at the current parameters, so the number of updates "
-                f"to the target has the same distribution under both, and it does not depend on how long the "
-                f"updates take; by Wald's identity the expected time to the target is the expected number of "
-                f"updates times the expected time per update, so K-batch-sync takes {time_ratio:.2f} of K-sync's "
-                f"time in expectation")
+    argument = ("The argument settles the comparison, not the race: both apply the same updates, an average of K "
+                "fresh gradients at the current parameters, so the number of updates "
+                "to the target has the same distribution under both, and it does not depend on how long the "
+                "updates take; by Wald's identity the expected time to the target is the expected number of "
+                "updates times the expected time per update, so K-batch-sync's expected time to the target is "
+                "K-sync's times that ratio of their times per update")
     if v.decided and v.margin > v.spread:
         return (f"{per_update}; in the race {first}'s time to the target is {batch_sync_ratio(v):.2f} of "
                 f"{second}'s (median over the {v.seeds} seeds). {argument}")
