@@ -80,3 +80,66 @@ def test_a_deterministic_claim_is_decided_by_its_one_run():
     b = claims.Contender("b", lambda s, seed: 2.0, {})
     v = claims.run(claims.Claim("t", "?", (a, b), metric="m", seeds=(0,)))
     assert v.deterministic and v.decided
+
+
+def test_held_out_seeds_score_the_best_that_the_tuning_seeds_picked():
+    """A setting that is lucky on the seeds that pick it wins the pick, but the held-out seeds alone score it: the
+    verdict's values, wins and seed count are theirs, the tuning runs are kept apart, and no seed may do both."""
+    # "lucky" looks best on seeds 0-4 and is worst elsewhere; "steady" is the same everywhere
+    lucky = claims.Contender("a", lambda s, seed: (0.0 if seed < 5 else 3.0) if s["x"] == 1 else 1.5 + 0.01 * s["x"],
+                             {"x": (0, 1, 2)})
+    steady = claims.Contender("b", lambda s, seed: 1.0 + 0.001 * seed)
+    same = claims.run(claims.Claim("t", "?", (lucky, steady), metric="m"))
+    assert same.winner == "a" and same.best["a"].config == {"x": 1} and same.unanimous and same.best["a"].tuned == ()
+    held = claims.run(claims.Claim("t", "?", (lucky, steady), metric="m", scoring_seeds=tuple(range(5, 15))))
+    assert held.best["a"].config == {"x": 1}                       # picked on the tuning seeds, as before
+    assert held.best["a"].values == (3.0,) * 10 and held.best["a"].tuned == (0.0,) * 5
+    assert held.winner == "b" and held.seeds == 10 and held.wins == 10 and held.decided
+    assert held.claim.scored_seeds == tuple(range(5, 15))
+    back = claims._from_json(held.claim, claims._to_json(held))   # the disk cache keeps both sets of runs
+    assert back.best["a"].tuned == held.best["a"].tuned and back.best["a"].values == held.best["a"].values
+    with pytest.raises(ValueError, match="held-out"):
+        claims.run(claims.Claim("t", "?", (lucky, steady), metric="m", scoring_seeds=(4, 5)))
+
+
+def test_arrays_are_cached_on_disk_and_read_back_exactly(tmp_path, monkeypatch):
+    import numpy as np
+
+    monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.array([0.1, np.nan, 3.0]), "name": np.array("k_async"), "n": np.array([[1, 2]], np.int64)}
+
+    first = claims.cached_arrays("t", compute)
+    again = claims.cached_arrays("t", compute)
+    assert len(calls) == 1 and str(again["name"]) == "k_async" and again["n"].dtype == np.int64
+    assert np.array_equal(first["x"], again["x"], equal_nan=True)
+
+
+def test_a_grid_of_runs_read_back_from_disk_is_the_grid_trained(tmp_path, monkeypatch):
+    import dataclasses
+
+    import numpy as np
+
+    from commlib.experiments.sgd import grids
+
+    monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
+    args = dict(protocol="k_async", workers=4, k=2, budget=30.0, rates=(0.2, 1.0), seeds=(0, 1), small=True, points=5)
+    trained = grids.grid_runs.__wrapped__(**args)
+    assert len(list(tmp_path.rglob("grid-*.npz"))) == 1
+    read = grids.grid_runs.__wrapped__(**args)           # from disk
+    from commlib.sgd import simulate as sgd
+
+    u = trained.updates()
+    direct = sgd.replay_grid([sgd.schedule("k_async", 4, 2, "exponential", u, seed) for seed in (0, 1)],
+                             grids.problem(True), (0.2, 1.0), 8, seeds=(0, 1), eval_every=max(1, u // 5), tail=0.35)
+    for a, b in zip(sum(map(list, direct), []), sum(map(list, read.runs), [])):
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if x is None or y is None:
+                assert x is None and y is None, f.name
+                continue
+            x, y = np.asarray(x), np.asarray(y)
+            assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f.name

@@ -88,7 +88,10 @@ def section(verdict) -> str:
         rows.append(f"| {contender.name} | {contender.uses or '-'} | {_grid(contender.grid)} | {_config(best.config)} "
                     f"| {_num(best.mean)} | {spread} |")
     seeds = ", ".join(map(str, c.seeds))
-    one = len(c.seeds) == 1
+    if getattr(c, "scoring_seeds", ()):
+        seeds = (f"{seeds} to tune each contender; its best is then scored on the held-out seeds "
+                 f"{', '.join(map(str, c.scoring_seeds))}, which alone decide the verdict")
+    one = len(c.scored_seeds) == 1
     column = f"{c.metric}" if one else f"{c.metric}, mean over seeds"
     if verdict.tied:
         outcome = (f"{verdict.winner} and {verdict.runner_up} tie: they differ by no more than {_margin(c.tie, c.metric)} "

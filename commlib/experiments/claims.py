@@ -5,7 +5,9 @@ budget?"), its contenders and what each may use, the grid each is tuned over, th
 metric. :func:`run` tunes every contender over its own grid on every seed, on the same shared
 settings (hardware, budget), and returns a :class:`Verdict`: each contender's best configuration,
 its metric on every seed, the margin between the two best and its spread, and on how many seeds
-the winner wins. The chapter's sentence is ``claim.wording(verdict)``, never typed.
+the winner wins. The chapter's sentence is ``claim.wording(verdict)``, never typed. Where the tuning
+picks among many settings (a K and a rate), a claim names held-out ``scoring_seeds``: each contender
+is tuned on ``seeds`` and its best is scored on the others, so the pick's luck does not decide the order.
 
 Claims are defined beside their subject's experiments (``commlib/experiments/<subject>``) and
 registered here with :func:`register`, as algorithms are in their registry; one registry-wide test
@@ -30,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["Contender", "Claim", "Best", "Verdict", "sign_test", "run", "register", "load", "REGISTRY", "claim", "verdict",
-           "cached"]
+           "cached", "cached_arrays"]
 
 
 @dataclass(frozen=True)
@@ -84,15 +86,27 @@ class Claim:
     #: ``headline(verdict) -> str``: the answer in a few words, for prose that shows the numbers in a
     #: table beside it (:func:`commlib.views.claims.verdict_table`); None: the full sentence serves.
     headline: Callable[[Verdict], str] | None = None
+    #: Held-out seeds. Where each contender's best is picked by runs, the runs that picked it favour whoever the
+    #: pick suited; with ``scoring_seeds`` every contender is tuned on ``seeds`` and its best alone is run again on
+    #: these, which decide the verdict (its values, margin, wins). Empty: the tuning seeds score too.
+    scoring_seeds: tuple[int, ...] = ()
+
+    @property
+    def scored_seeds(self) -> tuple[int, ...]:
+        """The seeds whose runs decide the verdict: the held-out :attr:`scoring_seeds`, else :attr:`seeds`."""
+        return tuple(self.scoring_seeds) or tuple(self.seeds)
 
 
 @dataclass(frozen=True)
 class Best:
-    """A contender at its best: the configuration with the best mean over the seeds, and its runs."""
+    """A contender at its best: the configuration with the best mean over the tuning seeds, and its runs on the
+    seeds that score it (:attr:`Claim.scored_seeds`); ``tuned``: its runs on the tuning seeds, where those are
+    held apart from the scoring seeds (else empty)."""
 
     config: dict
     values: tuple[float, ...]
     at_edge: tuple[str, ...]
+    tuned: tuple[float, ...] = ()
 
     @property
     def mean(self) -> float:
@@ -129,7 +143,8 @@ class Verdict:
 
     @property
     def seeds(self) -> int:
-        return len(self.claim.seeds)
+        """How many seeds decide the verdict (the held-out scoring seeds where the claim has them)."""
+        return len(self.claim.scored_seeds)
 
     @property
     def unanimous(self) -> bool:
@@ -197,6 +212,9 @@ def run(claim: Claim) -> Verdict:
         raise ValueError(f"claim {claim.key!r} needs two or more contenders; got {len(claim.contenders)}")
     if not claim.seeds:
         raise ValueError(f"claim {claim.key!r} needs one or more seeds")
+    if set(claim.scoring_seeds) & set(claim.seeds):
+        raise ValueError(f"claim {claim.key!r}: scoring seeds {sorted(set(claim.scoring_seeds) & set(claim.seeds))} "
+                         "are also tuning seeds; held-out seeds must be others")
     sign = 1.0 if claim.lower_is_better else -1.0
     best: dict[str, Best] = {}
     for c in claim.contenders:
@@ -208,7 +226,11 @@ def run(claim: Claim) -> Verdict:
             values = tuple(float(c.run({**claim.shared, **config}, seed)) for seed in claim.seeds)
             scored.append((sign * statistics.fmean(values), config, values))
         _, config, values = min(scored, key=lambda t: t[0])
-        best[c.name] = Best(config, values, _edges(c.grid, config, c.limits))
+        tuned: tuple[float, ...] = ()
+        if claim.scoring_seeds:      # the best, picked above, scored afresh on seeds that did not pick it
+            tuned = values
+            values = tuple(float(c.run({**claim.shared, **config}, seed)) for seed in claim.scoring_seeds)
+        best[c.name] = Best(config, values, _edges(c.grid, config, c.limits), tuned)
     order = sorted(best, key=lambda name: sign * best[name].mean)
     winner, runner_up = order[0], order[1]
     gaps = [sign * (b - a) for a, b in zip(best[winner].values, best[runner_up].values)]
@@ -278,13 +300,15 @@ def _cache_dir():
 
 
 def _to_json(v: Verdict) -> dict:
-    return {"best": {k: {"config": b.config, "values": list(b.values), "at_edge": list(b.at_edge)}
+    return {"best": {k: {"config": b.config, "values": list(b.values), "at_edge": list(b.at_edge),
+                         "tuned": list(b.tuned)}
                      for k, b in v.best.items()},
             "winner": v.winner, "runner_up": v.runner_up, "margin": v.margin, "spread": v.spread, "wins": v.wins}
 
 
 def _from_json(c: Claim, d: dict) -> Verdict:
-    best = {k: Best(b["config"], tuple(b["values"]), tuple(b["at_edge"])) for k, b in d["best"].items()}
+    best = {k: Best(b["config"], tuple(b["values"]), tuple(b["at_edge"]), tuple(b.get("tuned", ())))
+            for k, b in d["best"].items()}
     return Verdict(c, best, d["winner"], d["runner_up"], d["margin"], d["spread"], d["wins"])
 
 
@@ -329,3 +353,28 @@ def cached(name: str, compute: Callable[[], Sequence[float]]) -> tuple[float, ..
     tmp.write_text(json.dumps(list(values)), encoding="utf-8")
     tmp.replace(path)
     return values
+
+
+def cached_arrays(name: str, compute: Callable[[], Mapping[str, object]]) -> dict:
+    """``compute()``, named arrays (the runs a figure draws, a grid of runs), computed once per version of the code
+    and cached on disk beside the verdicts of :func:`verdict` as NumPy's ``.npz`` (no pickle), read back exactly:
+    :func:`cached` for what is more than a list of numbers."""
+    import os
+    import zipfile
+
+    import numpy as np
+
+    path = _cache_dir() / f"{name}.npz"
+    if path.exists():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                return {k: stored[k] for k in stored.files}
+        except (ValueError, OSError, KeyError, zipfile.BadZipFile):
+            pass
+    arrays = {k: np.asarray(v) for k, v in compute().items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as out:
+        np.savez(out, **arrays)
+    tmp.replace(path)
+    return arrays

@@ -15,6 +15,7 @@ gives; its *level* is its mean training loss over the evaluations in the last qu
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import statistics
 from collections.abc import Sequence
@@ -130,6 +131,9 @@ def grid_runs(protocol: str, workers: int = 16, k: int | None = None, budget: fl
     >>> g = grid_runs("sync", workers=4, budget=40.0, rates=(0.2, 1.0), seeds=(0, 1), small=True, points=10)
     >>> g.updates(), len(g.runs), len(g.runs[0]), g.best_rate
     (19, 2, 2, 1.0)
+
+    The runs are also kept on disk, once per version of the code (:func:`~commlib.experiments.claims.cached_arrays`),
+    so a chapter executed again reads them back instead of training them again.
     """
     workers = check_count("workers", workers, 1)
     budget = check_positive("budget", budget)
@@ -138,11 +142,50 @@ def grid_runs(protocol: str, workers: int = 16, k: int | None = None, budget: fl
         updates = max(1, int(budget / update_time(protocol, workers, k, compute, **params)))
     updates = check_count("updates", updates, 1)
     seeds = tuple(seeds)
-    schedules = [sgd.schedule(protocol, workers, k, compute, updates, seed, **params) for seed in seeds]
-    runs = sgd.replay_grid(schedules, problem(small), rates, batch_size, seeds=seeds, lr_rule=lr_rule,
-                           eval_every=max(1, updates // points), tail=None if curves else 0.35)
-    return Grid(protocol, workers, None if protocol in ("sync", "async") else k, budget, tuple(rates), seeds,
-                tuple(tuple(row) for row in runs))
+    rates = tuple(float(r) for r in rates)
+    args = (protocol, workers, k, budget, rates, seeds, batch_size, compute, small, points, lr_rule, updates,
+            tuple(compute_params), curves)
+
+    def train() -> dict:
+        schedules = [sgd.schedule(protocol, workers, k, compute, updates, seed, **params) for seed in seeds]
+        runs = sgd.replay_grid(schedules, problem(small), rates, batch_size, seeds=seeds, lr_rule=lr_rule,
+                               eval_every=max(1, updates // points), tail=None if curves else 0.35)
+        return _pack(runs)
+
+    from .. import claims
+
+    name = "grid-" + hashlib.sha256(repr(args).encode()).hexdigest()[:20]
+    runs = _unpack(claims.cached_arrays(name, train), len(seeds), len(rates))
+    return Grid(protocol, workers, None if protocol in ("sync", "async") else k, budget, rates, seeds, runs)
+
+
+def _pack(runs: list[list[sgd.SimResult]]) -> dict:
+    """A grid's runs (``runs[seed][rate]``, as :func:`~commlib.sgd.simulate.replay_grid` gives) as named arrays: each
+    seed's schedule once, every run's curves, end and parameters."""
+    first = runs[0][0]
+    out = {"protocol": np.array(first.protocol), "workers": np.array(first.workers), "k": np.array(first.k),
+           "eval_index": np.asarray(first.eval_index), "initial": np.array([first.initial_error, first.initial_loss]),
+           "errors": np.array([[r.errors for r in row] for row in runs]),
+           "losses": np.array([[r.losses for r in row] for row in runs]),
+           "diverged": np.array([[r.diverged for r in row] for row in runs]),
+           "w": np.array([[r.w for r in row] for row in runs])}
+    for i, row in enumerate(runs):
+        t = row[0]
+        if t.jobs is not None or t.capped is not None:
+            raise ValueError("a grid's runs record no jobs and no capped rates")
+        out.update({f"times{i}": t.times, f"staleness{i}": t.staleness, f"contributors{i}": t.contributors,
+                    f"per_update{i}": t.gradients_per_update})
+    return out
+
+
+def _unpack(d: dict, n_seeds: int, n_rates: int) -> tuple[tuple[sgd.SimResult, ...], ...]:
+    """:func:`_pack`'s arrays back as ``runs[seed][rate]``."""
+    protocol, workers, k = str(d["protocol"]), int(d["workers"]), int(d["k"])
+    e0, l0 = (float(x) for x in d["initial"])
+    return tuple(tuple(sgd.SimResult(protocol, workers, k, d[f"times{i}"], d[f"staleness{i}"], d[f"contributors{i}"],
+                                     d[f"per_update{i}"], d["errors"][i, r].copy(), d["losses"][i, r].copy(),
+                                     d["eval_index"], e0, l0, bool(d["diverged"][i, r]), d["w"][i, r].copy())
+                       for r in range(n_rates)) for i in range(n_seeds))
 
 
 def decimals(spread: float) -> int:

@@ -7,6 +7,7 @@ or :mod:`commlib.sgd.scaling` and returns results; the figures in
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -538,9 +539,32 @@ def warmup_rows(ks=(16, 32, 64, 128, 256), base_batch: int = 8, base_lr: float =
     with a ``warmup_steps``-step linear warm-up from ``base_lr`` (Goyal et al. 2017), against the small
     batch (``small_loss``: its final loss if already trained, e.g. by :func:`large_batch_runs`).
     Returns ``{"small": loss, "rows": [{"k", "rate", "steps", "no warm-up", "warm-up"}, ...]}`` (nats).
+    On the chapters' problem (``problem`` None) the losses are trained once per version of the code and kept on
+    disk (:func:`~commlib.experiments.claims.cached`).
     """
-    problem = training.make_problem(seed=0) if problem is None else problem
     warmup_steps = check_count("warmup_steps", warmup_steps, 1)
+    ks = tuple(check_count("k", k, 1) for k in ks)
+    if problem is None:
+        from .. import claims
+
+        args = (ks, base_batch, base_lr, epochs, warmup_steps, seed, small_loss)
+        name = "warmup-rows-" + hashlib.sha256(repr(args).encode()).hexdigest()[:20]
+        flat = claims.cached(name, lambda: _flat_warmup_rows(_warmup_rows(
+            ks, base_batch, base_lr, epochs, warmup_steps, seed, training.make_problem(seed=0), small_loss)))
+        rows = [{"k": int(k), "rate": rate, "steps": int(steps), "no warm-up": plain, "warm-up": warm}
+                for k, rate, steps, plain, warm in zip(*(iter(flat[1:]),) * 5)]
+        return {"small": flat[0], "rows": rows, "warmup_steps": warmup_steps}
+    return _warmup_rows(ks, base_batch, base_lr, epochs, warmup_steps, seed, problem, small_loss)
+
+
+def _flat_warmup_rows(result: dict) -> list[float]:
+    """:func:`warmup_rows`' result as numbers: the small batch's loss, then k, rate, steps and both losses per row."""
+    return [result["small"]] + [float(r[key]) for r in result["rows"]
+                                for key in ("k", "rate", "steps", "no warm-up", "warm-up")]
+
+
+def _warmup_rows(ks, base_batch, base_lr, epochs, warmup_steps, seed, problem, small_loss) -> dict:
+    """:func:`warmup_rows` trained on ``problem``."""
     if small_loss is None:
         steps = max(1, int(epochs * problem.n_train / base_batch))
         small_loss = float(training.train(problem, base_lr, base_batch, steps, seed=seed, eval_every=steps).losses[-1])

@@ -35,7 +35,7 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "time_groups", "SHARED_RATE", "Rac
            "law_race_words", "law_race_short", "batch_sync_ratio_words", "WARMUP_STEPS", "shared_rate_order",
            "shared_rate_words", "SPLIT_NAMES",
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
-           "staleness_split_rows", "never_stale_falling", "WARMUP_KS",
+           "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
            "warmup_range_words", "warmup_range_rows"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
@@ -242,16 +242,46 @@ def staleness_split_words(v: claims.Verdict) -> str:
             f"of {v.claim.shared['workers']}")
 
 
-def staleness_split_lead(v: claims.Verdict) -> str:
+def floor_lead(falling: dict, seeds: int) -> str:
+    """Whether the levels at the shared rate are floors: ``falling`` maps each row's name to the seeds on which its
+    run is still falling at the end of the budget. Where none is, they are Dutta et al.'s error floor; else the
+    sentence names the rows that have not settled and calls the levels what they are, where the runs stand at this
+    budget.
+
+    >>> floor_lead({"asynchronous SGD": 0}, 5)[:24]
+    'No run is still falling:'
+    >>> "at this budget" in floor_lead({"asynchronous SGD": 0, "fully synchronous SGD": 5}, 5)
+    True
+    """
+    moving = {name: n for name, n in falling.items() if n}
+    what = ("at a constant rate SGD settles where the noise of its steps balances the pull of the gradient")
+    if not moving:
+        return f"No run is still falling: these are Dutta et al.'s *error floor*: {what}"
+    where = "on every seed" if all(n == seeds for n in moving.values()) else "on some seeds"
+    verb = "is" if len(moving) == 1 else "are"
+    return (f"These are not all floors: at the end of the budget {_and(list(moving))} {verb} still falling {where} "
+            f"(last column), "
+            f"so the levels, and the gap between them, are where the runs stand at this budget. Dutta et al.'s "
+            f"*error floor* is the level they head for: {what}")
+
+
+def _at_budget(falling: int) -> str:
+    return "at this budget (where fully synchronous SGD has not yet settled), " if falling else ""
+
+
+def staleness_split_lead(v: claims.Verdict, falling: int = 0) -> str:
     """The split in one sentence for the prose, its nats left to :func:`staleness_split_rows`' table: whether the
-    never-stale learner ends between the two on every seed, and if so staleness's share of the gap."""
+    never-stale learner ends between the two on every seed, and if so staleness's share of the gap (``falling``: the
+    seeds on which fully synchronous SGD is still falling at the end of the budget; then the split is at this
+    budget, not between two floors)."""
     d = staleness_split(v)
     if d["between"] != d["seeds"] or not claims.sign_test(d["between"], d["seeds"]):
         return (f"one learner that is never stale does not end between the two on every seed (on {d['between']} of "
                 f"{d['seeds']}), so this run does not split the gap")
     share, sd = d["share"]
     sh = max(0, grids.decimals(sd))
-    return (f"one learner that is never stale, at the same rate on as many gradients, ends between the two on all "
+    return (f"{_at_budget(falling)}one learner that is never stale, at the same rate on as many gradients, ends "
+            f"between the two on all "
             f"{d['seeds']} seeds: staleness makes {share:.{sh}f} ± {sd:.{sh}f} % of the gap (seed by seed), applying "
             f"one gradient per update instead of an average of {v.claim.shared['workers']} the rest")
 
@@ -276,14 +306,15 @@ def staleness_split_rows(v: claims.Verdict) -> list[list[str]]:
     return rows
 
 
-def staleness_split_short(v: claims.Verdict) -> str:
-    """The split in a few words, for a takeaway."""
+def staleness_split_short(v: claims.Verdict, falling: int = 0) -> str:
+    """The split in a few words, for a takeaway (``falling`` as for :func:`staleness_split_lead`)."""
     d = staleness_split(v)
     if d["between"] != d["seeds"]:
         return "staleness and the noise of one gradient per update were not told apart there"
     share, sd = d["share"]
     sh = max(0, grids.decimals(sd))
-    return (f"at rate {v.claim.shared['lr']:g}, staleness makes {share:.{sh}f} ± {sd:.{sh}f} % of asynchronous SGD's "
+    budget = " and this budget, where fully synchronous SGD has not yet settled" if falling else ""
+    return (f"at rate {v.claim.shared['lr']:g}{budget}, staleness makes {share:.{sh}f} ± {sd:.{sh}f} % of asynchronous SGD's "
             f"gap to fully synchronous SGD, the noise of one gradient per update the rest")
 
 
@@ -407,11 +438,20 @@ def batch_sync_ratio_words(v: claims.Verdict, time_ratio: float) -> str:
     first, second = name.get(v.winner, v.winner), name.get(v.runner_up, v.runner_up)
     per_update = (f"K-batch-sync's time per update is {time_ratio:.2f} of K-sync's (closed form), a gain of "
                   f"{100 * (1 - time_ratio):.0f} % per update")
+    # Wald's identity: both apply the same updates (K fresh gradients at the current parameters), so the number of
+    # updates to the target has one distribution, independent of the updates' times; the expected time to the
+    # target is then that number's mean times the mean time per update.
+    argument = ("The argument settles the comparison, not the race: both apply the same updates, an average of K "
+                "fresh gradients at the current parameters, so the number of updates "
+                "to the target has the same distribution under both, and it does not depend on how long the "
+                "updates take; by Wald's identity the expected time to the target is the expected number of "
+                "updates times the expected time per update, so K-batch-sync's expected time to the target is "
+                "K-sync's times that ratio of their times per update")
     if v.decided and v.margin > v.spread:
         return (f"{per_update}; in the race {first}'s time to the target is {batch_sync_ratio(v):.2f} of "
-                f"{second}'s (median over the {v.seeds} seeds)")
+                f"{second}'s (median over the {v.seeds} seeds). {argument}")
     return (f"{per_update}, but the race over {v.seeds} seeds cannot resolve a gap of that size: seed by seed, "
-            f"{first}'s time to the target is {min(ratios):.2f} to {max(ratios):.2f} of {second}'s")
+            f"{first}'s time to the target is {min(ratios):.2f} to {max(ratios):.2f} of {second}'s. {argument}")
 
 
 def _batch_sync_words(v: claims.Verdict) -> str:
@@ -462,25 +502,32 @@ LAW_RATES_SMALL: tuple[float, ...] = LAW_RATES       # on narrower K grids the b
 LAW_BUDGET = 150.0
 #: Evaluations per run of the law race: the time to the target is known to one evaluation's spacing.
 LAW_POINTS = 60
+#: The held-out seeds that score the law race: each protocol's K and rate are picked on :data:`grids.SEEDS` and
+#: its best is run again on these ten, which alone order the protocols (no pick's luck decides the order).
+LAW_SCORING_SEEDS: tuple[int, ...] = tuple(range(5, 15))
 
 
 def law_race_settings(law: str, small: bool = False) -> dict:
-    """What every protocol of the race under ``law`` shares: learners, budget (s), batch, seeds, target (nats)."""
+    """What every protocol of the race under ``law`` shares: learners, budget (s), batch, the seeds that tune and
+    the held-out seeds that score, target (nats)."""
     from .sync_async import UPDATE_TIME_LAWS
 
     if law not in UPDATE_TIME_LAWS:
         raise ValueError(f"law must be one of {sorted(UPDATE_TIME_LAWS)}, got {law!r}")
     return {"law": law, "law_params": tuple(sorted(UPDATE_TIME_LAWS[law].items())), "workers": 16,
             "budget": LAW_BUDGET, "batch_size": 8, "small": False, "seeds": grids.SEEDS,
+            "scoring_seeds": LAW_SCORING_SEEDS,
             "target": optimum(False)["loss"] + TARGET_ABOVE_OPTIMUM, "points": LAW_POINTS // 2 if small else LAW_POINTS}
 
 
-def law_grid(protocol: str, k: int, s: dict, rates: tuple[float, ...] = LAW_RATES) -> grids.Grid:
+def law_grid(protocol: str, k: int, s: dict, rates: tuple[float, ...] = LAW_RATES,
+             seeds: tuple[int, ...] | None = None) -> grids.Grid:
     """``protocol`` with ``k`` under the law of settings ``s`` (:func:`law_race_settings`) at rate per update
-    ``c * k`` for every rate per gradient ``c`` of ``rates``, on every seed, evaluated all along (cached: the
-    claim, the figure and the prose share the runs)."""
+    ``c * k`` for every rate per gradient ``c`` of ``rates``, on every seed of ``seeds`` (default: the tuning
+    seeds), evaluated all along (cached: the claim, the figure and the prose share the runs)."""
     return grids.grid_runs(protocol, s["workers"], k, s["budget"], rates=tuple(c * k for c in rates),
-                           seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"], compute=s["law"],
+                           seeds=s["seeds"] if seeds is None else tuple(seeds), small=s["small"],
+                           batch_size=s["batch_size"], compute=s["law"],
                            compute_params=s["law_params"], curves=True, points=s["points"])
 
 
@@ -491,7 +538,10 @@ def _law_contender(protocol: str, small: bool = False) -> claims.Contender:
 
     def run(s: dict, seed: int) -> float:
         k, c = s["K"], s["rate per gradient"]
-        return grids.time_to_level(law_grid(protocol, k, s, rates).run(c * k, seed), s["target"])
+        if seed in s["seeds"]:       # tuning: the whole rate grid at once
+            return grids.time_to_level(law_grid(protocol, k, s, rates).run(c * k, seed), s["target"])
+        # scoring a best on the held-out seeds: that K and rate alone
+        return grids.time_to_level(law_grid(protocol, k, s, (c,), s["scoring_seeds"]).run(c * k, seed), s["target"])
 
     lowest = min(ks)
     limits = {"K": 16} if lowest > 1 else {"K": 1}
@@ -587,8 +637,9 @@ def _law_claim(law: str, small: bool) -> claims.Claim:
                         "best K and rate on the same budget, which reaches a loss near the optimum first: K-sync, "
                         "K-batch-sync, K-async or K-batch-async?",
                         tuple(_law_contender(p, small) for p in LAW_RACE_PROTOCOLS),
-                        metric="time to the target loss (s)", seeds=s["seeds"], shared=s, wording=time_ranking,
-                        chapter="04_sync_async_sgd", source="dutta2018slow", headline=time_headline)
+                        metric="time to the target loss (s)", seeds=s["seeds"], scoring_seeds=s["scoring_seeds"],
+                        shared=s, wording=time_ranking, chapter="04_sync_async_sgd", source="dutta2018slow",
+                        headline=time_headline)
 
 
 @claims.register("ch04.law_race_shifted_exponential")
@@ -608,13 +659,13 @@ _LAW_PROTOCOL = {PROTOCOL_LABELS[p]: p for p in LAW_RACE_PROTOCOLS}
 
 
 def law_best_runs(v: claims.Verdict) -> dict:
-    """The runs of a law race's verdict ``v``, each protocol at its best K and rate only:
-    ``{"K-sync (K = 12)": (runs on every seed, rate per update)}``."""
+    """The runs of a law race's verdict ``v``, each protocol at its best K and rate only, on the seeds that score
+    it: ``{"K-sync (K = 12)": (runs on every scoring seed, rate per update)}``."""
     s = v.claim.shared
     out = {}
     for name, b in sorted(v.best.items(), key=lambda item: item[1].mean):
         k, c = b.config["K"], b.config["rate per gradient"]
-        g = law_grid(_LAW_PROTOCOL[name], k, s, rates=(c,))
+        g = law_grid(_LAW_PROTOCOL[name], k, s, rates=(c,), seeds=v.claim.scored_seeds)
         out[protocol_label(_LAW_PROTOCOL[name], s["workers"], k)] = (tuple(g.run(c * k, seed) for seed in g.seeds),
                                                                      c * k)
     return out
@@ -632,7 +683,7 @@ CANCEL, KEEP = ("K-sync",), ("K-async", "K-batch-async")
 
 def law_race_short(verdicts: dict) -> str:
     """The law races in a few words, for a takeaway (``verdicts`` as for :func:`law_race_words`)."""
-    seeds = len(next(iter(verdicts.values())).claim.seeds)
+    seeds = next(iter(verdicts.values())).seeds
     if all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP):
         above = next(iter(verdicts.values())).claim.shared["target"] - optimum(False)["loss"]
         return (f"K-async and K-batch-async, each at its own best K and rate, reach a loss {above:.2f} nats above the "
@@ -645,7 +696,7 @@ def law_race_words(verdicts: dict) -> str:
     protocols that keep it, under every law, on every seed."""
     behind = {law: all(_behind(v, slow, fast) for slow in CANCEL for fast in KEEP) for law, v in verdicts.items()}
     laws = [law for law, b in behind.items() if b]
-    seeds = len(next(iter(verdicts.values())).claim.seeds)
+    seeds = next(iter(verdicts.values())).seeds
     if len(laws) == len(behind):
         where = "under both laws" if len(laws) == 2 else f"under each of {_and(laws)}"
         return (f"{where} K-sync, every protocol at its own best K and rate, reaches the target after both K-async "
@@ -832,8 +883,19 @@ def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: 
 
     Returns ``{"steps", "rates", "sharpness", "stable"}``: the rate of each step, :math:`\\lambda_{\\max}`
     of the full-batch Hessian at the parameters it started from, and :math:`2/\\lambda_{\\max}`, the
-    largest rate a quadratic with that curvature tolerates.
+    largest rate a quadratic with that curvature tolerates. Computed once per version of the code and kept on disk
+    (:func:`~commlib.experiments.claims.cached`).
     """
+    args = (k, seed, warm, base_batch, base_lr, epochs, warmup_steps, small)
+    flat = claims.cached("sharpness-" + "-".join(map(str, args)),
+                         lambda: _sharpness_flat(k, seed, warm, base_batch, base_lr, epochs, warmup_steps, small))
+    n = len(flat) // 2
+    rates, sharp = list(flat[:n]), list(flat[n:])
+    return {"steps": list(range(n)), "rates": rates, "sharpness": sharp, "stable": [2.0 / s for s in sharp]}
+
+
+def _sharpness_flat(k, seed, warm, base_batch, base_lr, epochs, warmup_steps, small) -> list[float]:
+    """:func:`sharpness_along`'s run: the rate of every step, then the sharpness at every step."""
     problem = grids.problem(small)
     big = base_batch * k
     steps = max(1, int(epochs * problem.n_train / big))
@@ -848,8 +910,7 @@ def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: 
         w = w - rate * problem.stochastic_gradient(w, rng, big)
         if not all(map(math.isfinite, w)):
             break
-    return {"steps": list(range(len(rates))), "rates": rates, "sharpness": sharp,
-            "stable": [2.0 / s for s in sharp]}
+    return [float(r) for r in rates] + [float(x) for x in sharp]
 
 
 # --------------------------------------------------------------------------- what the race figure and the prose show
