@@ -131,7 +131,7 @@ QUOTED_LINK_CLAIMS: tuple[LinkClaim, ...] = (
     LinkClaim("CPU-GPU over NVLink 2.0 ('63 GiB/s')", "63 GiB/s", None,
               "measured between a POWER9 CPU and a V100 (Lutz et al. 2020), binary units"),
     LinkClaim("CPU-GPU over PCIe ('16GB/s')", "16 GB/s", "pcie3_x16",
-              "PCIe 3.0 x16, one direction, rounded up"),
+              "PCIe 3.0 x16, one direction, the raw rate before 128b/130b encoding"),
     LinkClaim("QPI/UPI and X-Bus ('about 31 GiB/s')", "31 GiB/s", "upi",
               "binary units; number of links and direction not given"),
     LinkClaim("NIC through a switch ('10Gb/s')", "10 Gb/s", "eth_10g", "bits per second"),

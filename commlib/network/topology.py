@@ -1238,13 +1238,16 @@ def sharing_comparison(nbytes: int = 64 * 2**20, link: str = "nvlink2", workers:
     * ``"byteps"``: one BytePS round (:func:`commlib.parameter_servers.simulate.byteps_round`,
       ``workers`` GPU machines, ``cpu_machines`` CPU machines) on a switch
       star of ``network`` links, no latency. Its shards differ in size, so
-      small flows finish early and max-min hands their share on.
+      small flows finish early and max-min hands their share on. ``("byteps", "link bound")``: what the links
+      allow for that round, push then pull, each step's busiest link direction carrying that step's bytes.
 
     >>> r = sharing_comparison(nbytes=16 * 2**20, ps_bytes=10**6)
     >>> math.isclose(r["mesh both ways", "equal"], r["mesh both ways", "max-min"], rel_tol=1e-12)
     True
     >>> round(r["byteps", "equal"] / r["byteps", "max-min"], 2)
     1.15
+    >>> r["byteps", "link bound"] < r["byteps", "max-min"]    # max-min does not reach what the links allow
+    True
     """
     order = list(range(16))
     trace = allreduce_trace(16, nbytes)
@@ -1260,6 +1263,11 @@ def sharing_comparison(nbytes: int = 64 * 2**20, link: str = "nvlink2", workers:
     g = star(workers + cpu_machines, network, hub="switch", latency=0.0)
     for sharing in SHARING:
         out["byteps", sharing] = map_trace(g, t, sharing=sharing).time
+    # The trace runs the whole push, then the whole pull: each step ends no sooner than its busiest link direction
+    # has carried that step's bytes, a bound no sharing can beat (the link bound).
+    steps = map_trace(g, t).steps
+    out["byteps", "link bound"] = sum(max((b / g.edges[e]["bandwidth"] for e, b in s.link_bytes.items()), default=0.0)
+                                        for s in steps)
     return out
 
 
