@@ -418,7 +418,7 @@ def large_gain_words(shares: dict[int, float]) -> dict[str, str]:
     >>> w["most"]
     'at H = 16 most of that gain, at H = 64 only part of it'
     >>> w["why"]
-    'at this budget more samples per synchronisation pay for most of it at H = 16 and only part at H = 64, the many small steps between syncs for the rest'
+    'what pays is more samples per synchronisation at H = 16, the many small steps between syncs as well at H = 64'
     >>> large_gain_words({16: 0.94, 64: 0.85})["most"]
     'most of that gain at H = 16 and 64'
     """
@@ -427,17 +427,17 @@ def large_gain_words(shares: dict[int, float]) -> dict[str, str]:
     if len(set(amount.values())) == 1:
         most = f"{amount[hs[0]]} of that gain at H = " + " and ".join(map(str, hs))
         if amount[hs[0]] == "most":
-            why = "at this budget what pays is more samples per synchronisation, not the many small steps between syncs"
+            why = "what pays is more samples per synchronisation, not the many small steps between syncs"
             so = ("So, at both H, most of local SGD's gain comes from taking more samples per synchronisation, which "
                   "the larger synchronous batch takes too, not from the many small steps between syncs.")
             return {"most": most, "why": why, "so": so}
     else:
         most = ", ".join(f"at H = {h} {amount[h]} of " + ("that gain" if i == 0 else "it") for i, h in enumerate(hs))
-    why = ("at this budget more samples per synchronisation pay for "
-           + " and ".join(f"{amount[h]}" + (" of it" if i == 0 else "") + f" at H = {h}" for i, h in enumerate(hs))
-           + ", the many small steps between syncs for the rest")
     few = [h for h in hs if amount[h] == "most"]
     many = [h for h in hs if amount[h] != "most"]
+    steps = "the many small steps between syncs" + (" as well" if few else "")
+    why = ((f"what pays is more samples per synchronisation at H = {' and '.join(map(str, few))}, " if few else
+            "what pays is more samples per synchronisation and ") + f"{steps} at H = {' and '.join(map(str, many))}")
     where = " and ".join(map(str, many))
     if few:
         so = (f"So at H = {' and '.join(map(str, few))} most of local SGD's gain comes from taking more samples per "
