@@ -361,7 +361,7 @@ def _large_batch_claim(h: int):
         def headline(v: claims.Verdict) -> str:
             outcome = large_outcome(v)
             by = f" (by about {_about(v.margin, v.spread)} nats)" if outcome != local_outcome(v) else ""
-            return f"with H = {h}, local SGD {outcome} {rival}{by}, at this budget"
+            return f"with H = {h}, local SGD {outcome} synchronous SGD with an H times larger batch{by}, at this budget"
         return claims.Claim(
             key, f"At an equal wall-clock budget, does local SGD with H = {h} end lower than synchronous SGD with a "
             f"{h} times larger batch?",
