@@ -121,10 +121,10 @@ def busbw_ideal(n: int, bandwidth: float) -> dict[str, float]:
 #: (the effective NVLink bandwidth after protocol overhead; the line rate is 450 GB/s),
 #: NVLS about 480 GB/s busbw, 275 GB/s algbw. Bytes/s.
 MEASURED_H100 = {"n": 8, "line_rate": 450e9, "ring_busbw": 370e9, "nvls_busbw": 480e9, "nvls_algbw": 275e9}
-#: All-gathers of 1 GB on one H100 node as a user reports them, bytes/s, not the tuner's model: NVLS about
-#: 300 GB/s, the ring about 350 GB/s (NVIDIA/nccl issue 1506).
-REPORTED_ALL_GATHER_H100 = {"nvls": 300e9, "ring": 350e9}
-__all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw", "REPORTED_ALL_GATHER_H100"]
+#: All-gathers of 1 GB on one 8-GPU NVSwitch node as a user reports them (the GPU is not named), bytes/s, not the
+#: tuner's model: NVLS about 300 GB/s, the ring about 350 GB/s (NVIDIA/nccl issue 1506).
+REPORTED_ALL_GATHER_NVSWITCH = {"nvls": 300e9, "ring": 350e9}
+__all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw", "REPORTED_ALL_GATHER_NVSWITCH"]
 
 
 def nvls_algbw(n: int, bandwidth: float) -> float:

@@ -308,7 +308,8 @@ VERDICT_LABELS = {
     "ch07.local_vs_sync": "local SGD against synchronous SGD",
     "ch07.local_vs_sync_no_stragglers": "the same, no stragglers",
     "ch07.local_vs_sync_fast_sync": "the same, a fast synchronisation",
-    "ch07.local_vs_large_batch": "local SGD against a larger batch",
+    "ch07.local_vs_large_batch": "local SGD against a larger batch, H = 16",
+    "ch07.local_vs_large_batch_h64": "the same, H = 64",
     "ch07.diloco_vs_averaging": "DiLoCo against plain averaging",
 }
 

@@ -164,3 +164,30 @@ def test_the_large_batch_share_of_the_way_is_quoted_in_tenths():
     assert today_runs.way_words(-0.1) == "none of the way" and today_runs.way_words(1.0) == "all of the way or beyond"
     with pytest.raises(ValueError, match="share"):
         today_runs.way_words(float("nan"))
+
+
+def test_the_large_batch_words_follow_its_share_at_each_h():
+    # at H = 64 the share moves from 0.53 (seeds 0-4) to 0.64 (seeds 5-14): both are "only part", H = 16's 0.91-0.94 "most"
+    from commlib.experiments import today as today_runs
+    for s64 in (0.53, 0.64):
+        words = today_runs.large_gain_words({16: 0.94, 64: s64})
+        assert words["most"] == "at H = 16 most of that gain, at H = 64 only part of it"
+        assert words["why"].endswith("steps between syncs as well at H = 64") and "H = 64, where syncs are rarer still" in words["so"]
+    same = today_runs.large_gain_words({16: 0.91, 64: 0.85})
+    assert same["most"] == "most of that gain at H = 16 and 64" and "not the many small steps" in same["why"]
+    assert "only part" in today_runs.large_gain_words({16: 0.5, 64: 0.4})["so"]
+
+
+def test_a_lead_on_every_seed_within_three_spreads_is_level_or_just_below():
+    from commlib.experiments import claims
+    from commlib.experiments import today as today_runs
+    gaps = (0.0019, 0.0018, 0.0014, 0.0004, 0.0004)                 # the H = 16 large batch's, 5 of 5 seeds
+    local = claims.Contender("local SGD, H = 16", lambda s, seed: 0.55)
+    large = claims.Contender("large-batch synchronous SGD", lambda s, seed: 0.55 + gaps[seed])
+    v = claims.run(claims.Claim("toy", "?", (local, large), metric="final loss (nats)"))
+    assert v.unanimous and today_runs.local_outcome(v) == "ends below"
+    assert today_runs.large_outcome(v) == "ends level with or just below"
+    assert today_runs._about(v.margin, v.spread) == "0.001"
+    clear = claims.run(claims.Claim("toy", "?", (local, claims.Contender(
+        "large-batch synchronous SGD", lambda s, seed: 0.56 + gaps[seed] / 10)), metric="final loss (nats)"))
+    assert today_runs.large_outcome(clear) == "ends below"
