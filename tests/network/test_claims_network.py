@@ -174,6 +174,27 @@ def test_on_a_fat_tree_halving_doubling_beats_the_ring_at_every_size():
         assert ring <= min(runs.tree_time("ring", p, size) for p in orders)     # the fat tree is never slower
 
 
+def test_the_double_binary_tree_on_the_tree_falls_between_the_ring_and_halving_doubling():
+    """At the gallery's size, each at its best: the ring, then NCCL's double binary tree (its placement searched,
+    its q tuned), then halving-doubling; the searched placement beats the 6 level placements and rank order."""
+    from commlib.experiments import network as runs
+    placement = runs.tree_dbt_placement()
+    assert sorted(placement) == list(range(8))
+    for q in (runs.TREE_DBT_SEARCH_CHUNKS, 32):
+        mine = runs.tree_time("double_binary_tree", placement, chunks=q)
+        others = [*runs.level_placements(8).values(), tuple(range(8))]
+        assert all(mine < runs.tree_time("double_binary_tree", p, chunks=q) for p in others)
+    times = [runs.tree_time("double_binary_tree", placement, chunks=q) for q in runs.TREE_DBT_CHUNKS]
+    best_q = times.index(min(times))
+    assert 0 < best_q < len(times) - 1                       # the grid of q brackets the best
+    orders = runs.level_placements(8).values()
+    ring = min(runs.tree_time("ring", p) for p in orders)
+    hd = min(runs.tree_time("halving_doubling", p) for p in orders)
+    assert ring < min(times) < hd
+    with pytest.raises(ValueError):
+        runs.tree_time("double_binary_tree", placement, chunks=0)
+
+
 def test_the_best_tree_placement_shares_two_flows_low_and_four_at_the_root():
     from commlib.experiments import network as runs
     g = topology.placed(topology.tree(8, 2, runs.TREE_LINK), (0, 4, 2, 6, 1, 5, 3, 7))
