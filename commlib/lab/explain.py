@@ -524,12 +524,21 @@ def _slicing(core_share: float) -> str:
 
 def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[float, float] | None = None,
                     loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE,
-                    core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH) -> str:
+                    core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH,
+                    copy_cpu_factor: float | None = None) -> str:
     """What a collective's time growth over eight times the bytes says, with the cause chosen by the run's controls.
 
-    Where the copy control got dearer and the ranks got less than ``enough``
-    of their cores' time (``core_share``), time slicing is named beside the
-    cache (:func:`cache_phrase`).
+    Where the copy control got dearer by the wall clock, its own CPU time
+    decides (``copy_cpu_factor``: the copy's CPU-time ratio over the same
+    sizes, :func:`commlib.lab.runner.copy_cpu_control`): a cache makes each
+    byte dearer on both clocks, time slicing on the wall clock alone. Where
+    the CPU clock shows the growth too (per byte, at least the square root
+    of the collective's, the test the wall clock passed), the cache can
+    explain it; where it shows none (within ``tolerance`` of 1 or below),
+    the wall clock's growth is time slicing, not the cache; in between, a
+    cache explains a part at most. Without CPU times, and with the ranks
+    below ``enough`` of their cores' time (``core_share``), time slicing is
+    named beside the cache (:func:`cache_phrase`).
 
     ``factor``: the time at ``hi`` over the time at ``lo`` bytes (``hi =
     8 lo``); ``copy_factor``: the copy control's time ratio over the same
@@ -548,6 +557,10 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     "That is within a quarter of a pure start-up cost's factor: at these s"
     >>> growth_sentence(8.4, 2**23, 2**26)[:60]
     "That is within a quarter of pure copying's factor: each byte"
+    >>> growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29, copy_cpu_factor=7.4)[146:247]
+    'by its own CPU time: per second of CPU time the copy did not get dearer, so the cache does not explai'
+    >>> growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), copy_cpu_factor=20.0)[40:139]
+    'The copy control got 2.6 to 2.9 times dearer per byte over the same sizes by the wall clock and 2.5'
     """
     size = hi / lo
     where = _sizes_listed(loaded)
@@ -574,7 +587,21 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     parts = []
     if copy_factor is not None:
         c_lo, c_hi = copy_factor[0] / size, copy_factor[1] / size
-        if c_lo >= excess ** 0.5:
+        if c_lo >= excess ** 0.5 and copy_cpu_factor is not None:
+            cpu = copy_cpu_factor / size
+            head = (f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes by the "
+                    f"wall clock and {cpu:.1f} times by its own CPU time")
+            if cpu >= excess ** 0.5:
+                parts.append(head + ", so the buffers outgrowing a cache can explain it: the copy got dearer on both "
+                             "clocks")
+            elif cpu <= 1 + tolerance:
+                parts.append(head + ": per second of CPU time the copy did not get dearer, so the cache does not "
+                             "explain it; the copy's growth by the wall clock is time slicing, which may have made the "
+                             "collective's bytes dearer too")
+            else:
+                parts.append(head + ", so a cache explains a part of it at most; the rest of the copy's growth by "
+                             "the wall clock is time slicing")
+        elif c_lo >= excess ** 0.5:
             parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
                          "the buffers outgrowing a cache can explain much of it"
                          + (_slicing(core_share) if core_share is not None and core_share < enough else ""))
@@ -1361,15 +1388,16 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
                      top: str = "tie", too_loaded: bool = False) -> str:
     """The takeaway on regimes, following the held-out grades of this run (neither better: a tie).
 
-    ``machine`` of all-reduce's ``cuts`` reappeared when each sweep was fitted alone (:func:`cut_sentence`).
+    ``machine`` of all-reduce's ``cuts`` are the machine's (:func:`cut_kinds`: both sweeps put them in the same
+    place and the ranks' CPU time shows them too).
     ``top``: who predicted held-out sizes better from the top cut up (:func:`band_sentence`): ``"piecewise"``,
     ``"one line"`` or ``"tie"``. ``too_loaded``: more than half the timings failed a load check; the
     grades of this run are then said to be its load's as much as the machine's.
 
     >>> regimes_takeaway(False, False)[-71:]
     'a median over every size can hide a regime of the few largest messages.'
-    >>> regimes_takeaway(True, machine=1, cuts=3)[-71:]
-    "cut is the machine's only where both sweeps put it (here one of three)."
+    >>> regimes_takeaway(True, machine=1, cuts=3)[-68:]
+    'a steady load makes the same cut in both sweeps (here one of three).'
     >>> "the top regime did" in regimes_takeaway(False, True, top="piecewise")
     True
     >>> regimes_takeaway(True, too_loaded=True)[-62:]
@@ -1388,7 +1416,8 @@ def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, c
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
                 "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
                 f"it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
-                f"machine's only where both sweeps put it{of}.")
+                f"machine's only where both sweeps put it and the ranks' own CPU time shows it too, since a steady "
+                f"load makes the same cut in both sweeps{of}.")
     head = ("A piecewise fit always meets its own points at least as well as one line, so grade both on sizes they "
             "did not see, over all sizes and over the largest alone: ")
     overall = ("here one line predicted held-out sizes better over all sizes" if line_better else
