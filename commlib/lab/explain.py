@@ -726,6 +726,8 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     "this run does not determine the line's α"
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6], line_error=0.48)[:81]
     "this run does not fix the line's α: the line misses its own points by a median of"
+    >>> alpha_quote(1.8e-3, [2.1e-3, 2.0e-3], show=True)[-85:]
+    "both on one side of it: the fit keeps each size's faster sweep, and so mixes the two)"
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6], line_error=0.081)
     "the line's α is 12 µs (the line misses its own points by a median of 8 %)"
     """
@@ -738,7 +740,10 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     if line_error is not None and not alpha_usable(values, line_error, spread, target):
         return (f"this run does not fix {what}: {missed}, beyond the {100 * target:.0f} % target, so the fitted "
                 f"{time_text(alpha)} is the fit's, not a start-up cost of the machine")
-    notes = [f"its sweeps, fitted alone: {given}"] if show and values else []
+    outside = bool(values) and not min(values) <= alpha <= max(values)
+    notes = [f"its sweeps, fitted alone: {given}" + (", both on one side of it: the fit keeps each size's faster "
+                                                     "sweep, and so mixes the two" if outside else "")
+             ] if show and values else []
     notes += [missed] if missed else []
     extra = f" ({'; '.join(notes)})" if notes else ""
     return f"{what} is {time_text(alpha)}{extra}"
@@ -844,7 +849,8 @@ def _which_copies(slowed: float | None) -> str:
             "CPU time)")
 
 
-def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], holds: bool = True) -> str:
+def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], holds: bool = True,
+                   clock: tuple[float, float] | None = None, tolerance: float = RATE_TOLERANCE) -> str:
     """A caveat for a fit-free step in cost per byte (:func:`commlib.lab.fit.steepest_step`): does it rest on a
     timing that failed a load check (``loaded``: those sizes, :func:`commlib.lab.fit.suspects`), and does the
     series keep it (``holds``: :func:`commlib.lab.fit.step_holds`; where not, the step is called suspect)?
@@ -855,6 +861,14 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     ''
     >>> step_load_note((2**20, 2**21, 2.0), [], holds=False)[:72]
     'The step is suspect: the cost per byte does not stay up after it (its me'
+    >>> step_load_note((2**20, 2**21, 4.0), [], clock=(4.0, 1.0))[:90]
+    "By the ranks' own CPU time each byte got 1.0 times dearer there, not 4.0: the ranks waited"
+
+    ``clock``: how many times dearer each byte got across the step by the
+    wall clock and by the ranks' own CPU time
+    (:func:`commlib.lab.runner.clock_steps`); a step the CPU clock does not
+    show (less than ``1 - tolerance`` of the wall clock's) is said to be the
+    waits for the cores.
     """
     ends = [x for x in step[:2] if x in set(float(v) for v in loaded)]
     text = ""
@@ -868,6 +882,14 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
             "The step is suspect: the cost per byte does not stay up after it (its median above the step exceeds "
             "its median below by less than the square root of the step's factor), so one timing, not a change in "
             "the machine, may make it.")
+    if clock is not None:
+        wall, cpu = clock
+        text += (" " if text else "") + (
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, not {wall:.1f}: the ranks "
+            "waited for their cores, so time slicing under load, not the machine, makes the step."
+            if cpu < (1 - tolerance) * wall else
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there too: the step shows on both "
+            "clocks.")
     return text
 
 

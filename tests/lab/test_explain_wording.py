@@ -253,3 +253,19 @@ def test_the_copys_cpu_clock_decides_whether_the_cache_explains_the_large_size_g
     # Without the CPU clock the older hedge stays: the cache, or time slicing under load.
     hedge = explain.growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29)
     assert "can explain much of it" in hedge and "time slicing, not the cache, may be" in hedge
+
+
+def test_a_pooled_alpha_outside_both_sweeps_says_why():
+    outside = explain.alpha_quote(1.8e-3, [2.1e-3, 2.0e-3], what="all-reduce's α with four ranks", show=True)
+    assert "both on one side of it" in outside and "mixes the two" in outside
+    inside = explain.alpha_quote(2.05e-3, [2.1e-3, 2.0e-3], show=True)
+    assert "one side" not in inside
+
+
+def test_the_step_note_reads_the_cpu_clock():
+    step = (2.0**20, 2.0**21, 4.0)
+    sliced = explain.step_load_note(step, [2**20], clock=(4.0, 0.9))
+    assert "load may explain the step" in sliced and "time slicing under load, not the machine" in sliced
+    both = explain.step_load_note(step, [], clock=(4.0, 3.5))
+    assert "shows on both clocks" in both and "time slicing" not in both
+    assert explain.step_load_note(step, []) == ""
