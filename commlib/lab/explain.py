@@ -740,7 +740,8 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     if line_error is not None and not alpha_usable(values, line_error, spread, target):
         return (f"this run does not fix {what}: {missed}, beyond the {100 * target:.0f} % target, so the fitted "
                 f"{time_text(alpha)} is the fit's, not a start-up cost of the machine")
-    outside = bool(values) and not min(values) <= alpha <= max(values)
+    outside = (bool(values) and not min(values) <= alpha <= max(values)     # and so printed: not equal at 2 figures
+               and time_text(alpha) not in {time_text(a) for a in values})
     notes = [f"its sweeps, fitted alone: {given}" + (", both on one side of it: the fit keeps each size's faster "
                                                      "sweep, and so mixes the two" if outside else "")
              ] if show and values else []
@@ -1434,7 +1435,9 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
 
 def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, cuts: int, top: str) -> str:
     if piecewise_better:
-        of = f" (here {_WORDS.get(machine, 'none') if machine else 'none'} of {_WORDS.get(cuts, str(cuts))})" if cuts else ""
+        of = ((" (here the one cut is" + ("" if machine else " not") + ")") if cuts == 1 else
+              f" (here {_WORDS.get(machine, 'none') if machine else 'none'} of {_WORDS.get(cuts, str(cuts))})" if cuts
+              else "")
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
                 "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
                 f"it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "

@@ -125,7 +125,7 @@ def test_regimes_are_not_said_to_hold_from_sweep_to_sweep_and_no_cut_is_none():
     text = explain.grade_sentence(0.3, 0.1, [3] * 10, 0.02, 5, 5, sweeps=2)
     assert "held from sweep to sweep" not in text and "graded on the other" in text
     takeaway = explain.regimes_takeaway(True, machine=0, cuts=1)
-    assert "0 of" not in takeaway and "(here none of one)" in takeaway
+    assert "0 of" not in takeaway and "(here the one cut is not)" in takeaway
     assert "(here one of three)" in explain.regimes_takeaway(True, machine=1, cuts=3)
 
 
@@ -269,3 +269,9 @@ def test_the_step_note_reads_the_cpu_clock():
     both = explain.step_load_note(step, [], clock=(4.0, 3.5))
     assert "shows on both clocks" in both and "time slicing" not in both
     assert explain.step_load_note(step, []) == ""
+
+
+def test_the_pooled_alpha_is_called_outside_only_where_the_printed_values_show_it():
+    assert "one side" not in explain.alpha_quote(3.46e-3, [3.54e-3, 3.9e-3], show=True)     # 3.5 ms and 3.5 ms
+    assert explain.regimes_takeaway(True, machine=0, cuts=1).endswith("(here the one cut is not).")
+    assert explain.regimes_takeaway(True, machine=1, cuts=1).endswith("(here the one cut is).")
