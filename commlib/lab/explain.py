@@ -229,18 +229,18 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
         how = _load_premise(s2)
         bound = (f"the {rate_text(one)} that one copy per byte and the reduction would allow (an all-reduce "
                  "reduces however often it copies)")
-        short = (f"the {one / rate:.1f} times by which the rate falls below {bound}, {copy_rate / rate:.1f} times "
-                 "below the copy rate itself")
+        short = (f"the {one / rate:.1f} times by which the rate falls below what one copy per byte and the "
+                 "reduction would allow (an all-reduce reduces however often it copies)")
         if cause == "load":
-            return (f"So this run cannot tell {what} from the load: {how}. The rate is {copy_rate / rate:.1f} times "
-                    f"below the copy rate and {one / rate:.1f} times below {bound}; with the load's gap taken off, "
+            return (f"So this run cannot tell {what} from the load: {how}. The rate is {one / rate:.1f} times "
+                    f"below {bound}; with the load's gap taken off, "
                     "it is " + ("at or above" if rate * load_gap(s2) >= one else f"within {_part_words(tolerance)} of")
                     + " what one copy and the reduction allow. Re-run the lab on an idle machine to read the "
                     "library's own rate.")
         if cause == "load and second copy":
-            return (f"So this run cannot tell {what} from a second copy slowed by the load. It is below the "
-                    f"{rate_text(one)} that one copy per byte and the reduction would allow, and below the "
-                    f"{rate_text(two)} that two copies per byte and the reduction would allow, so neither a second "
+            return (f"So this run cannot tell {what} from a second copy slowed by the load. It is below what one "
+                    f"copy per byte and the reduction would allow, and below the {rate_text(two)} that two copies "
+                    "per byte and the reduction would allow, so neither a second "
                     f"copy through a shared buffer nor the load closes the gap alone: {how}, not {short}. Together "
                     "they can: with the load's gap taken off, the rate is "
                     + ("at or above" if rate * load_gap(s2) >= two else f"within {_part_words(tolerance)} of")
