@@ -30,7 +30,7 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "copy_clock_sentence", "step_load_note", "suspects_sentence",
            "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
-           "grade_sentence", "regime_counts", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
+           "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
@@ -134,11 +134,14 @@ def rate_cause(rate: float, copy_rate: float, share: float | None = None, tolera
     """What can close the gap between a rate (bytes/s) below the copy rate and the copy rate, tested together.
 
     The candidates are load (a gap of :func:`load_gap` when ``share`` is
-    below ``enough``) and a second copy per byte through a shared buffer
-    with the reduction (:func:`commlib.lab.memory.busbw_bound` with two
-    copies), each within ``tolerance``; the two are tested alone and,
-    because load slows a step whatever the library does per byte, together
-    (the rate times the load's gap held against the two-copy bound).
+    below ``enough``) and a second copy per byte through a shared buffer,
+    each within ``tolerance``. An all-reduce reduces however often it
+    copies, so both are held against a bound that charges the reduction
+    (:func:`commlib.lab.memory.busbw_bound`): load alone against one copy
+    per bus byte and the reduction, a second copy against two copies and
+    the reduction; the two are tested alone and, because load slows a step
+    whatever the library does per byte, together (the rate times the
+    load's gap held against the two-copy bound).
     Returns ``"copy"`` (within ``tolerance`` of the copy rate, or above it),
     ``"load"`` (load alone closes it), ``"second copy"`` (a second copy
     alone does), ``"load and second copy"`` (only the two together) or
@@ -147,8 +150,10 @@ def rate_cause(rate: float, copy_rate: float, share: float | None = None, tolera
 
     >>> rate_cause(5e9, 5.2e9), rate_cause(2.7e9, 6.2e9, 0.31), rate_cause(1.2e9, 3.05e9)
     ('copy', 'load', 'second copy')
-    >>> rate_cause(0.79e9, 4.10e9, 0.40), rate_cause(0.2e9, 6.2e9, 0.6), rate_cause(0.5e9, 3.05e9)
+    >>> rate_cause(0.5e9, 4.10e9, 0.40), rate_cause(0.2e9, 6.2e9, 0.6), rate_cause(0.5e9, 3.05e9)
     ('load and second copy', 'neither', 'neither')
+    >>> rate_cause(0.555e9, 3.13e9, 0.29)    # 3.45 x 0.555 = 1.91 GB/s: at or above one copy and the reduction, 1.79
+    'load'
     """
     check_positive("copy_rate", copy_rate)
     check_positive("rate", rate)
@@ -156,7 +161,7 @@ def rate_cause(rate: float, copy_rate: float, share: float | None = None, tolera
         return "copy"
     loaded = share is not None and share < enough
     gap = load_gap(share) if loaded else 1.0
-    if loaded and rate * gap >= (1 - tolerance) * copy_rate:
+    if loaded and rate * gap >= (1 - tolerance) * busbw_bound(copy_rate, copies=1):
         return "load"
     two = (1 - tolerance) * busbw_bound(copy_rate, copies=2)
     if rate >= two:
@@ -187,7 +192,8 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     the copy control, timed under the same load, about ``1/share`` times, so
     load can close a gap of about :func:`load_gap` between them (the premise
     is printed whichever way the comparison goes); where that closes the gap
-    to the copy rate (within ``tolerance``), the run cannot tell the
+    to what one copy per byte and the reduction allow (within ``tolerance``:
+    an all-reduce reduces however often it copies), the run cannot tell the
     library's rate from the load. ``too_loaded``: more than half the
     timings failed a load check (:func:`suspects_sentence`); the rate is
     then not put down to the library. A rate below what two copies per byte
@@ -204,10 +210,12 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     "So on this machine the rate of all-reduce's bytes came out above the copy control's rate i"
     >>> rate_conclusion(2.7e9, 6.2e9, share=0.31)[:95]
     "So this run cannot tell the rate of all-reduce's bytes from the load: the ranks got 31 % of the"
-    >>> rate_conclusion(0.79e9, 4.10e9, share=0.40)[:83]     # 2.5 times 0.79 GB/s: within the two-copy bound
+    >>> rate_conclusion(0.5e9, 4.10e9, share=0.40)[:83]     # 2.5 times 0.5 GB/s: within the two-copy bound
     "So this run cannot tell the rate of all-reduce's bytes from a second copy slowed by"
     >>> rate_conclusion(0.2e9, 6.2e9, share=0.6)[-80:]    # loaded against loaded: about 1/0.6; the gap is 31
     'gap taken off the rate is still more than a quarter below what two copies allow.'
+    >>> "3.2 times below the 1.79 GB/s that one copy" in rate_conclusion(0.555e9, 3.13e9, share=0.29)  # 3.45 x 0.555
+    True
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(rate) and rate > 0:
@@ -215,28 +223,35 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
     check_positive("rate", rate)
     cause = rate_cause(rate, copy_rate, share, tolerance, enough)
     loaded = ""
-    two = busbw_bound(copy_rate, copies=2)
+    one, two = busbw_bound(copy_rate, copies=1), busbw_bound(copy_rate, copies=2)
     if share is not None and share < enough:
         s2 = round(min(share, 1.0), 2)      # the share as printed, and as used in the arithmetic below
         how = _load_premise(s2)
+        bound = (f"the {rate_text(one)} that one copy per byte and the reduction would allow (an all-reduce "
+                 "reduces however often it copies)")
+        short = (f"the {one / rate:.1f} times by which the rate falls below what one copy per byte and the "
+                 "reduction would allow (an all-reduce reduces however often it copies)")
         if cause == "load":
-            return (f"So this run cannot tell {what} from the load: {how}, and the gap here is "
-                    f"{copy_rate / rate:.1f} times. Re-run the lab on an idle machine to read the library's own rate.")
+            return (f"So this run cannot tell {what} from the load: {how}. The rate is {one / rate:.1f} times "
+                    f"below {bound}; with the load's gap taken off, "
+                    "it is " + ("at or above" if rate * load_gap(s2) >= one else f"within {_part_words(tolerance)} of")
+                    + " what one copy and the reduction allow. Re-run the lab on an idle machine to read the "
+                    "library's own rate.")
         if cause == "load and second copy":
-            return (f"So this run cannot tell {what} from a second copy slowed by the load. It is below one plain "
-                    f"copy per byte, and below the {rate_text(two)} that two copies per byte and the reduction would "
-                    f"allow, so neither a second copy through a shared buffer nor the load closes the gap alone: "
-                    f"{how}, not the {copy_rate / rate:.1f} times measured. Together they can: with the load's gap "
-                    "taken off, the rate is "
+            return (f"So this run cannot tell {what} from a second copy slowed by the load. It is below what one "
+                    f"copy per byte and the reduction would allow, and below the {rate_text(two)} that two copies "
+                    "per byte and the reduction would allow, so neither a second "
+                    f"copy through a shared buffer nor the load closes the gap alone: {how}, not {short}. Together "
+                    "they can: with the load's gap taken off, the rate is "
                     + ("at or above" if rate * load_gap(s2) >= two else f"within {_part_words(tolerance)} of")
                     + " what two copies allow. Re-run the lab on an idle machine to tell the library's copies from "
                     "the load.")
         if cause == "neither":
-            loaded = (f" Nor does the load close the gap, alone or with a second copy: {how}, not the "
-                      f"{copy_rate / rate:.1f} times measured, and with the load's gap taken off the rate is still "
-                      f"more than {_part_words(tolerance)} below what two copies allow.")
+            loaded = (f" Nor does the load close the gap, alone or with a second copy: {how}, not {short}, and "
+                      f"with the load's gap taken off the rate is still more than {_part_words(tolerance)} below "
+                      "what two copies allow.")
         else:
-            loaded = f" The load does not close the gap: {how}, not the {copy_rate / rate:.1f} times measured."
+            loaded = f" The load does not close the gap: {how}, not {short}."
     phrase = rate_phrase(rate, copy_rate, tolerance)
     if phrase.startswith("about"):
         return (f"So on this machine {what} is, within {100 * tolerance:.0f} %, the copy rate; the other "
@@ -509,12 +524,21 @@ def _slicing(core_share: float) -> str:
 
 def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[float, float] | None = None,
                     loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE,
-                    core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH) -> str:
+                    core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH,
+                    copy_cpu_factor: float | None = None) -> str:
     """What a collective's time growth over eight times the bytes says, with the cause chosen by the run's controls.
 
-    Where the copy control got dearer and the ranks got less than ``enough``
-    of their cores' time (``core_share``), time slicing is named beside the
-    cache (:func:`cache_phrase`).
+    Where the copy control got dearer by the wall clock, its own CPU time
+    decides (``copy_cpu_factor``: the copy's CPU-time ratio over the same
+    sizes, :func:`commlib.lab.runner.copy_cpu_control`): a cache makes each
+    byte dearer on both clocks, time slicing on the wall clock alone. Where
+    the CPU clock shows the growth too (per byte, at least the square root
+    of the collective's, the test the wall clock passed), the cache can
+    explain it; where it shows none (within ``tolerance`` of 1 or below),
+    the wall clock's growth is time slicing, not the cache; in between, a
+    cache explains a part at most. Without CPU times, and with the ranks
+    below ``enough`` of their cores' time (``core_share``), time slicing is
+    named beside the cache (:func:`cache_phrase`).
 
     ``factor``: the time at ``hi`` over the time at ``lo`` bytes (``hi =
     8 lo``); ``copy_factor``: the copy control's time ratio over the same
@@ -533,6 +557,10 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     "That is within a quarter of a pure start-up cost's factor: at these s"
     >>> growth_sentence(8.4, 2**23, 2**26)[:60]
     "That is within a quarter of pure copying's factor: each byte"
+    >>> growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29, copy_cpu_factor=7.4)[146:247]
+    'by its own CPU time: per second of CPU time the copy did not get dearer, so the cache does not explai'
+    >>> growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), copy_cpu_factor=20.0)[40:139]
+    'The copy control got 2.6 to 2.9 times dearer per byte over the same sizes by the wall clock and 2.5'
     """
     size = hi / lo
     where = _sizes_listed(loaded)
@@ -559,7 +587,21 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     parts = []
     if copy_factor is not None:
         c_lo, c_hi = copy_factor[0] / size, copy_factor[1] / size
-        if c_lo >= excess ** 0.5:
+        if c_lo >= excess ** 0.5 and copy_cpu_factor is not None:
+            cpu = copy_cpu_factor / size
+            head = (f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes by the "
+                    f"wall clock and {cpu:.1f} times by its own CPU time")
+            if cpu >= excess ** 0.5:
+                parts.append(head + ", so the buffers outgrowing a cache can explain it: the copy got dearer on both "
+                             "clocks")
+            elif cpu <= 1 + tolerance:
+                parts.append(head + ": per second of CPU time the copy did not get dearer, so the cache does not "
+                             "explain it; the copy's growth by the wall clock is time slicing, which may have made the "
+                             "collective's bytes dearer too")
+            else:
+                parts.append(head + ", so a cache explains a part of it at most; the rest of the copy's growth by "
+                             "the wall clock is time slicing")
+        elif c_lo >= excess ** 0.5:
             parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
                          "the buffers outgrowing a cache can explain much of it"
                          + (_slicing(core_share) if core_share is not None and core_share < enough else ""))
@@ -684,6 +726,8 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     "this run does not determine the line's α"
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6], line_error=0.48)[:81]
     "this run does not fix the line's α: the line misses its own points by a median of"
+    >>> alpha_quote(1.8e-3, [2.1e-3, 2.0e-3], show=True)[-85:]
+    "both on one side of it: the fit keeps each size's faster sweep, and so mixes the two)"
     >>> alpha_quote(12.3e-6, [11e-6, 14e-6], line_error=0.081)
     "the line's α is 12 µs (the line misses its own points by a median of 8 %)"
     """
@@ -696,7 +740,11 @@ def alpha_quote(alpha: float, sweeps: Sequence[float], spread: float = 2.0, what
     if line_error is not None and not alpha_usable(values, line_error, spread, target):
         return (f"this run does not fix {what}: {missed}, beyond the {100 * target:.0f} % target, so the fitted "
                 f"{time_text(alpha)} is the fit's, not a start-up cost of the machine")
-    notes = [f"its sweeps, fitted alone: {given}"] if show and values else []
+    outside = (bool(values) and not min(values) <= alpha <= max(values)     # and so printed: not equal at 2 figures
+               and time_text(alpha) not in {time_text(a) for a in values})
+    notes = [f"its sweeps, fitted alone: {given}" + (", both on one side of it: the fit keeps each size's faster "
+                                                     "sweep, and so mixes the two" if outside else "")
+             ] if show and values else []
     notes += [missed] if missed else []
     extra = f" ({'; '.join(notes)})" if notes else ""
     return f"{what} is {time_text(alpha)}{extra}"
@@ -802,7 +850,8 @@ def _which_copies(slowed: float | None) -> str:
             "CPU time)")
 
 
-def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], holds: bool = True) -> str:
+def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], holds: bool = True,
+                   clock: tuple[float, float] | None = None, tolerance: float = RATE_TOLERANCE) -> str:
     """A caveat for a fit-free step in cost per byte (:func:`commlib.lab.fit.steepest_step`): does it rest on a
     timing that failed a load check (``loaded``: those sizes, :func:`commlib.lab.fit.suspects`), and does the
     series keep it (``holds``: :func:`commlib.lab.fit.step_holds`; where not, the step is called suspect)?
@@ -813,6 +862,14 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     ''
     >>> step_load_note((2**20, 2**21, 2.0), [], holds=False)[:72]
     'The step is suspect: the cost per byte does not stay up after it (its me'
+    >>> step_load_note((2**20, 2**21, 4.0), [], clock=(4.0, 1.0))[:90]
+    "By the ranks' own CPU time each byte got 1.0 times dearer there, not 4.0: the ranks waited"
+
+    ``clock``: how many times dearer each byte got across the step by the
+    wall clock and by the ranks' own CPU time
+    (:func:`commlib.lab.runner.clock_steps`); a step the CPU clock does not
+    show (less than ``1 - tolerance`` of the wall clock's) is said to be the
+    waits for the cores.
     """
     ends = [x for x in step[:2] if x in set(float(v) for v in loaded)]
     text = ""
@@ -826,6 +883,14 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
             "The step is suspect: the cost per byte does not stay up after it (its median above the step exceeds "
             "its median below by less than the square root of the step's factor), so one timing, not a change in "
             "the machine, may make it.")
+    if clock is not None:
+        wall, cpu = clock
+        text += (" " if text else "") + (
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, not {wall:.1f}: the ranks "
+            "waited for their cores, so time slicing under load, not the machine, makes the step."
+            if cpu < (1 - tolerance) * wall else
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there too: the step shows on both "
+            "clocks.")
     return text
 
 
@@ -1236,20 +1301,67 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
     return f"{op}'s line predicts {way} a time at every size from {format_bytes(min(sizes))} up ({by})"
 
 
+def cut_kinds(reproduced: Sequence[bool], clocks: Sequence[tuple[float, float] | None] | None = None,
+              core_share: float | None = None, tolerance: float = RATE_TOLERANCE,
+              enough: float = CORE_SHARE_ENOUGH) -> list[str]:
+    """Whose each cut is: ``"machine"``, ``"slicing"``, ``"steady load?"`` or ``"episode?"``.
+
+    Two sweeps that put a cut in the same gap rule out only load that comes
+    and goes (``"episode?"`` where they do not). A steady load, one the
+    ranks shared with other programs for the whole run (``core_share``
+    below ``enough``), makes the same cut in both sweeps: a call that
+    outlasts a scheduler slice waits for its cores, and each byte looks
+    dearer from there up. The ranks' own CPU time tells the two apart
+    (``clocks``: per cut, how many times dearer each byte got across it by
+    the wall clock and by CPU time, :func:`commlib.lab.runner.clock_steps`):
+    a cut the CPU clock shows too (its step at least ``1 - tolerance`` of the
+    wall clock's) is the machine's; one it does not is the waits for the
+    cores (``"slicing"``). Without CPU times, a cut both sweeps put in the
+    same place is the machine's only on a machine the ranks had (nearly) to
+    themselves; under load it is ``"steady load?"``: the run cannot tell.
+
+    >>> cut_kinds([True, True, False], [(1.1, 1.0), (4.0, 0.9), None], core_share=0.29)
+    ['machine', 'slicing', 'episode?']
+    >>> cut_kinds([True], None, core_share=0.29), cut_kinds([True], None, core_share=0.97)
+    (['steady load?'], ['machine'])
+    """
+    if clocks is not None and len(clocks) != len(reproduced):
+        raise ValueError(f"clocks must hold one entry per cut ({len(reproduced)}), got {len(clocks)}")
+    loaded = core_share is not None and core_share < enough
+    kinds = []
+    for i, again in enumerate(reproduced):
+        step = clocks[i] if clocks is not None else None
+        if not again:
+            kinds.append("episode?")
+        elif step is not None:
+            wall, cpu = step
+            kinds.append("machine" if cpu >= (1 - tolerance) * wall else "slicing")
+        else:
+            kinds.append("steady load?" if loaded else "machine")
+    return kinds
+
+
 def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], sizes: Sequence[float],
-                 sweeps: int = 2) -> str:
-    """Where a collective's regimes change, and which of those cuts both sweeps put in the same place.
+                 sweeps: int = 2, clocks: Sequence[tuple[float, float] | None] | None = None,
+                 core_share: float | None = None, tolerance: float = RATE_TOLERANCE,
+                 enough: float = CORE_SHARE_ENOUGH) -> str:
+    """Where a collective's regimes change, and whose each cut is (:func:`cut_kinds`).
 
     A cut that every sweep's own fit puts in the same gap between measured
-    sizes is called the machine's; one that a single sweep's fit puts there
-    may be a load episode that fell on those sizes in that sweep, and the
-    run cannot tell.
+    sizes is not a load episode that fell on those sizes in one sweep; it is
+    called the machine's only where the ranks' own CPU time shows it too
+    (``clocks``), or, without CPU times, where the ranks had their cores
+    (``core_share`` at least ``enough``). A cut the CPU clock does not show
+    is the waits for the cores under a steady load; one that a single
+    sweep's fit puts there may be a load episode, and the run cannot tell.
 
     >>> sizes = [2.0**k for k in range(10, 27)]
     >>> cut_sentence("all-reduce", [2**13.5, 2**22.5], [True, False], sizes)[:91]
     'For all-reduce the cuts fall between 8 and 16 KiB and between 4 and 8 MiB; the first reappe'
     >>> cut_sentence("all-reduce", [2**15.5, 2**17.5, 2**21.5], [False] * 3, sizes)[:77]
     'For all-reduce the cuts fall in the gaps just below 64 KiB, 256 KiB and 4 MiB'
+    >>> cut_sentence("all-reduce", [2**20.5], [True], sizes, clocks=[(4.0, 0.9)], core_share=0.29)[-84:]
+    'time slicing under the load both sweeps shared, not the machine, makes it this size.'
     """
     if len(cuts) != len(reproduced):
         raise ValueError(f"reproduced must hold one entry per cut ({len(cuts)}), got {len(reproduced)}")
@@ -1260,36 +1372,55 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
     head = f"For {op} the {'cut falls' if len(cuts) == 1 else 'cuts fall'} {where}"
     if sweeps < 2:
         return head + "; with one sweep this run cannot tell a cut of the machine from a load episode."
+    kinds = cut_kinds(reproduced, clocks, core_share, tolerance, enough)
     ordinal = ("first", "second", "third", "fourth", "fifth")
-    kept = [i for i, r in enumerate(reproduced) if r]
-    if len(kept) == len(cuts):
-        tail = ("; fitted on each sweep alone, both sweeps put " + ("it" if len(cuts) == 1 else "every one")
-                + " in the same place, so " + ("it is" if len(cuts) == 1 else "they are") + " the machine's.")
-    elif not kept:
-        tail = ("; fitted on each sweep alone, the sweeps " + ("do not put it" if len(cuts) == 1 else "put none of them")
-                + " in the same place, so this run cannot tell " + ("it" if len(cuts) == 1 else "them")
-                + " from load that fell on some sizes in one sweep.")
-    else:
-        names = " and ".join(ordinal[i] if i < len(ordinal) else str(i + 1) for i in kept)
-        tail = (f"; the {names} reappear{'s' if len(kept) == 1 else ''} in the same place when each sweep is fitted "
-                "alone, so " + ("it is" if len(kept) == 1 else "they are") + " the machine's; this run cannot tell "
-                "the others from load that fell on some sizes in one sweep.")
-    return head + tail
+    share = f"{100 * min(core_share, 1.0):.0f} %" if core_share is not None else ""
+    parts = []
+    for kind in ("machine", "slicing", "steady load?", "episode?"):
+        mine = [i for i, k in enumerate(kinds) if k == kind]
+        if not mine:
+            continue
+        one, every = len(mine) == 1, len(mine) == len(cuts)
+        it = "it" if one else "them"
+        name = it if every else "the " + " and ".join(ordinal[i] if i < len(ordinal) else str(i + 1) for i in mine)
+        if kind == "episode?":
+            parts.append(("fitted on each sweep alone, the sweeps " + ("do not put it" if one else "put none of them")
+                          + " in the same place, so " if every else "")
+                         + f"this run cannot tell {name} from load that fell on some sizes in one sweep")
+            continue
+        same = ("fitted on each sweep alone, both sweeps put " + ("it" if one else "every one") + " in the same place"
+                if every else f"{name} reappear{'s' if one else ''} in the same place when each sweep is fitted alone")
+        if kind == "machine":
+            how = ", and the ranks' own CPU time shows " + it + " too" if clocks is not None else ""
+            parts.append(f"{same}{how}, so {'it is' if one else 'they are'} the machine's")
+        elif kind == "slicing":
+            walls = " and ".join(f"{clocks[i][0]:.1f}" for i in mine)
+            cpus = " and ".join(f"{clocks[i][1]:.1f}" for i in mine)
+            parts.append(f"{same}, but that rules out only load that comes and goes: across {it} each byte got "
+                         f"{walls} times dearer by the wall clock and {cpus} times by the ranks' own CPU time, so the "
+                         "ranks waited for their cores there; time slicing under the load both sweeps shared, not "
+                         f"the machine, makes {it} this size")
+        else:
+            parts.append(f"{same}, but that rules out only load that comes and goes: the ranks got {share} of their "
+                         "cores' time over the whole run, a steady load that makes the same cut in both sweeps where "
+                         f"a call starts to outlast a time slice, so this run cannot tell {it} from the load")
+    return head + "; " + "; ".join(parts) + "."
 
 
 def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: int = 0, cuts: int = 0,
                      top: str = "tie", too_loaded: bool = False) -> str:
     """The takeaway on regimes, following the held-out grades of this run (neither better: a tie).
 
-    ``machine`` of all-reduce's ``cuts`` reappeared when each sweep was fitted alone (:func:`cut_sentence`).
+    ``machine`` of all-reduce's ``cuts`` are the machine's (:func:`cut_kinds`: both sweeps put them in the same
+    place and the ranks' CPU time shows them too).
     ``top``: who predicted held-out sizes better from the top cut up (:func:`band_sentence`): ``"piecewise"``,
     ``"one line"`` or ``"tie"``. ``too_loaded``: more than half the timings failed a load check; the
     grades of this run are then said to be its load's as much as the machine's.
 
     >>> regimes_takeaway(False, False)[-71:]
     'a median over every size can hide a regime of the few largest messages.'
-    >>> regimes_takeaway(True, machine=1, cuts=3)[-71:]
-    "cut is the machine's only where both sweeps put it (here one of three)."
+    >>> regimes_takeaway(True, machine=1, cuts=3)[-68:]
+    'a steady load makes the same cut in both sweeps (here one of three).'
     >>> "the top regime did" in regimes_takeaway(False, True, top="piecewise")
     True
     >>> regimes_takeaway(True, too_loaded=True)[-62:]
@@ -1304,11 +1435,14 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
 
 def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, cuts: int, top: str) -> str:
     if piecewise_better:
-        of = f" (here {_WORDS.get(machine, 'none') if machine else 'none'} of {_WORDS.get(cuts, str(cuts))})" if cuts else ""
+        of = ((" (here the one cut is" + ("" if machine else " not") + ")") if cuts == 1 else
+              f" (here {_WORDS.get(machine, 'none') if machine else 'none'} of {_WORDS.get(cuts, str(cuts))})" if cuts
+              else "")
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
                 "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
                 f"it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
-                f"machine's only where both sweeps put it{of}.")
+                f"machine's only where both sweeps put it and the ranks' own CPU time shows it too, since a steady "
+                f"load makes the same cut in both sweeps{of}.")
     head = ("A piecewise fit always meets its own points at least as well as one line, so grade both on sizes they "
             "did not see, over all sizes and over the largest alone: ")
     overall = ("here one line predicted held-out sizes better over all sizes" if line_better else

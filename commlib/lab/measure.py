@@ -198,10 +198,14 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
     the turns (:data:`CONTROLS`): every rank copies a block of 1.5 times the
     size at the same moment, its source and destination three buffers of
     the size, as many as an all-reduce holds per rank (send, receive and
-    the library's temporary buffer). The copy control also records each
-    call's CPU time (``cpu_s``: ``time.thread_time`` of the copying thread,
-    the slowest rank's), beside its wall time: a copy slowed because other
-    programs held its core takes longer in wall time but not in CPU time.
+    the library's temporary buffer). Every call's CPU time is recorded
+    beside its wall time (``cpu_s``: ``time.thread_time`` of the calling
+    thread): a call slowed because other programs held its core takes longer
+    in wall time but not in CPU time. For the copy control it is the slowest
+    rank's; for a collective the least-scheduled rank's (the smallest), since
+    a rank that waits for another polls and so spends CPU time while the
+    step cannot move: the least-scheduled rank's time bounds what the call
+    cost while all its ranks ran.
 
     Each entry pools its samples over the sweeps; ``sweep`` says from which
     sweep each sample came and ``at_s`` when it started (seconds from the
@@ -256,17 +260,17 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
                     run_once(op, bufs[op][0], bufs[op][1], each)
             samples: dict[tuple, list[float]] = {e: [] for e in entries}
             starts: dict[tuple, list[float]] = {e: [] for e in entries}
-            cpu: dict[tuple, list[float]] = {e: [] for e in entries if e[0] in CONTROLS}
+            cpu: dict[tuple, list[float]] = {e: [] for e in entries}
             spent, done = 0.0, 0
             while done < repeats and (done < min_repeats or spent < budget):
                 for op, each in entries:
                     comm.Barrier()
-                    c0 = time.thread_time() if op in CONTROLS else 0.0
+                    c0 = time.thread_time()
                     t0 = MPI.Wtime()
                     run_once(op, bufs[op][0], bufs[op][1], each)
                     dt = MPI.Wtime() - t0
-                    if op in CONTROLS:  # the copying thread's own CPU time: what it costs when it runs
-                        cpu[(op, each)].append(comm.allreduce(time.thread_time() - c0, op=MPI.MAX))
+                    c1 = time.thread_time() - c0  # the calling thread's own CPU time: what it cost when it ran
+                    cpu[(op, each)].append(comm.allreduce(c1, op=MPI.MAX if op in CONTROLS else MPI.MIN))
                     slowest = comm.allreduce(dt, op=MPI.MAX)  # same value on every rank: same loop decisions
                     samples[(op, each)].append(slowest)
                     starts[(op, each)].append(t0 - start)
@@ -276,8 +280,7 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
                 count = bufs[op][2]
                 row = pooled.setdefault((op, each, int(count * 4)), {"samples_s": [], "sweep": [], "at_s": []})
                 row["samples_s"].extend(samples[(op, each)])
-                if (op, each) in cpu:
-                    row.setdefault("cpu_s", []).extend(cpu[(op, each)])
+                row.setdefault("cpu_s", []).extend(cpu[(op, each)])
                 row["sweep"].extend([sweep] * len(samples[(op, each)]))
                 row["at_s"].extend(starts[(op, each)])
             del bufs

@@ -58,6 +58,7 @@ __all__ = [
     "sweeps_of",
     "copy_control",
     "copy_cpu_control",
+    "clock_steps",
     "least_loaded_series",
 ]
 
@@ -422,6 +423,56 @@ def copy_cpu_control(doc: dict, least_loaded: bool = False) -> tuple[tuple[float
     block = [3 * r["nbytes"] // 2 // 4 * 4 for r in rows]
     cpus = [_copy_stats(r, least_loaded)[3] for r in rows]
     return sizes, tuple(b / max(float(np.median(c)), 1e-9) for b, c in zip(block, cpus))
+
+
+def _clock_medians(row: dict) -> tuple[float, float | None]:
+    """(wall, CPU) medians of a row's calls in its less loaded sweep (the sweep :func:`least_loaded_series` keeps)."""
+    k = _least_loaded_sweep(row)
+    labels = row.get("sweep", [0] * len(row["samples_s"]))
+    wall = float(np.median([t for t, kk in zip(row["samples_s"], labels) if kk == k]))
+    cpu = row.get("cpu_s")
+    return wall, (None if cpu is None else float(np.median([c for c, kk in zip(cpu, labels) if kk == k])))
+
+
+def clock_steps(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[float, float] | None]:
+    """How much dearer each byte got across each cut, by the wall clock and by the ranks' own CPU time.
+
+    For each cut (bytes, between two measured sizes), ``(wall, cpu)``: the
+    time per byte at the smallest size above the cut over that at the
+    largest size below it, from the medians of the calls :func:`least_loaded_series`
+    keeps, in wall time and in CPU time (``cpu_s``, the least-scheduled
+    rank's :func:`time.thread_time` per call). A change in the machine
+    (a protocol, a cache) shows on both clocks; a change made by waits for
+    the core (a call that outlasts a time slice on a loaded machine) shows on
+    the wall clock alone. ``None`` for a cut with no measured size on one
+    side, or where the run recorded no CPU times for ``op``.
+
+    >>> row = lambda nb, wall, cpu: {"op": "all_reduce", "nbytes": nb, "samples_s": [wall] * 3, "cpu_s": [cpu] * 3}
+    >>> doc = {"results": [row(2**20, 4e-4, 3e-4), row(2**21, 3.2e-3, 6e-4)]}
+    >>> [tuple(round(x, 2) for x in step) for step in clock_steps(doc, "all_reduce", [1.5 * 2**20])]
+    [(4.0, 1.0)]
+    """
+    rows = sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"])
+    if not rows:
+        raise ValueError(f"op must name a timed collective of this run, got {op!r}")
+    seen: dict[float, dict] = {}
+    for r in rows:     # the first implementation's row at each size
+        seen.setdefault(float(r["nbytes"]), r)
+    sizes = sorted(seen)
+    out: list[tuple[float, float] | None] = []
+    for cut in cuts:
+        below = [x for x in sizes if x < cut]
+        above = [x for x in sizes if x > cut]
+        if not below or not above:
+            out.append(None)
+            continue
+        lo, hi = below[-1], above[0]
+        (w_lo, c_lo), (w_hi, c_hi) = _clock_medians(seen[lo]), _clock_medians(seen[hi])
+        if c_lo is None or c_hi is None or c_lo <= 0 or w_lo <= 0:
+            out.append(None)
+            continue
+        out.append(((w_hi / hi) / (w_lo / lo), (c_hi / hi) / (c_lo / lo)))
+    return out
 
 
 def least_loaded_series(doc: dict, label: str | None = None) -> list[Series]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from commlib.lab import explain
+import pytest
+
+from commlib.lab import explain, runner
 
 
 def test_small_range_growth_gets_a_cause_from_the_load_checks():
@@ -123,7 +125,7 @@ def test_regimes_are_not_said_to_hold_from_sweep_to_sweep_and_no_cut_is_none():
     text = explain.grade_sentence(0.3, 0.1, [3] * 10, 0.02, 5, 5, sweeps=2)
     assert "held from sweep to sweep" not in text and "graded on the other" in text
     takeaway = explain.regimes_takeaway(True, machine=0, cuts=1)
-    assert "0 of" not in takeaway and "(here none of one)" in takeaway
+    assert "0 of" not in takeaway and "(here the one cut is not)" in takeaway
     assert "(here one of three)" in explain.regimes_takeaway(True, machine=1, cuts=3)
 
 
@@ -191,3 +193,85 @@ def test_many_loaded_sizes_are_named_by_count_and_span():
     text = explain.shape_takeaway(1.1, 11.0, loaded=[2**10, 2**11, 2**12, 2**13])
     assert "The timings at four sizes from 1 KiB to 8 KiB fail a load check" in text
     assert "The timings at 2 KiB fail a load check" in explain.shape_takeaway(1.5, 12.0, loaded=[2**11])
+
+
+def _run(wall, cpu, sizes=(2**19, 2**20, 2**21, 2**22)):
+    """A constructed two-sweep run of all-reduce: per size, the calls' wall and CPU times (the same in both sweeps)."""
+    return {"results": [{"op": "all_reduce", "nbytes": x, "samples_s": [w] * 6, "cpu_s": [c] * 6,
+                         "sweep": [0, 0, 0, 1, 1, 1]} for x, w, c in zip(sizes, wall, cpu)]}
+
+
+def test_a_cut_both_sweeps_share_is_the_machines_only_where_the_cpu_clock_shows_it_too():
+    sizes = [2.0**k for k in range(19, 23)]
+    cut = [1.5 * 2**20]                                    # between 1 and 2 MiB, put there by both sweeps
+    # Steady load: from 2 MiB up a call outlasts a time slice and waits for its cores. The wall time per byte
+    # steps 4 times; the ranks' own CPU time per call only doubles with the bytes (no step per byte).
+    sliced = _run([100e-6, 412e-6, 3.30e-3, 6.6e-3], [90e-6, 180e-6, 360e-6, 720e-6])
+    (step,) = runner.clock_steps(sliced, "all_reduce", cut)
+    assert step == pytest.approx((4.0, 1.0), rel=0.01)
+    assert explain.cut_kinds([True], [step], core_share=0.29) == ["slicing"]
+    words = explain.cut_sentence("all-reduce", cut, [True], sizes, clocks=[step], core_share=0.29)
+    assert "the machine's" not in words and "rules out only load that comes and goes" in words
+    assert "4.0 times dearer by the wall clock and 1.0 times by the ranks' own CPU time" in words
+    # Control: a protocol switch makes each byte dearer on both clocks; then the cut is the machine's.
+    switch = _run([100e-6, 200e-6, 1.6e-3, 3.2e-3], [95e-6, 190e-6, 1.5e-3, 3.0e-3])
+    (step,) = runner.clock_steps(switch, "all_reduce", cut)
+    assert step[1] >= (1 - explain.RATE_TOLERANCE) * step[0]
+    assert explain.cut_sentence("all-reduce", cut, [True], sizes, clocks=[step], core_share=0.29).endswith(
+        "and the ranks' own CPU time shows it too, so it is the machine's.")
+    # Without CPU times, two sweeps cannot tell a cut from a steady load: under load the run says so ...
+    blind = explain.cut_sentence("all-reduce", cut, [True], sizes, core_share=0.29)
+    assert "the machine's" not in blind and "the ranks got 29 % of their cores' time" in blind
+    assert "cannot tell it from the load" in blind
+    # ... and on a machine the ranks had to themselves a reproduced cut is the machine's, as before.
+    assert explain.cut_sentence("all-reduce", cut, [True], sizes, core_share=0.97).endswith("so it is the machine's.")
+    # A cut one sweep alone puts there stays a possible load episode, whatever the clocks say.
+    assert explain.cut_kinds([False], [(1.2, 1.2)], core_share=0.97) == ["episode?"]
+    # A cut with no measured size on one side has no clock step.
+    assert runner.clock_steps(sliced, "all_reduce", [2**18]) == [None]
+    assert runner.clock_steps({"results": [{k: v for k, v in r.items() if k != "cpu_s"} for r in sliced["results"]]},
+                              "all_reduce", cut) == [None]
+
+
+def test_the_regimes_takeaway_asks_the_cpu_clock_before_calling_a_cut_the_machines():
+    words = explain.regimes_takeaway(True, machine=0, cuts=3)
+    assert "the ranks' own CPU time shows it too" in words and "a steady load makes the same cut" in words
+    assert words.endswith("(here none of three).")
+
+
+def test_the_copys_cpu_clock_decides_whether_the_cache_explains_the_large_size_growth():
+    # The referee's run: all-reduce 10.2 times over 8 -> 64 MiB (1.3 per byte); the copy 2.6 to 2.9 times dearer
+    # per byte by the wall clock, but by its own CPU time the copy did not get dearer (64 MiB: 11.8 GB/s).
+    slicing = explain.growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29, copy_cpu_factor=7.4)
+    assert "0.9 times by its own CPU time" in slicing and "the cache does not explain it" in slicing
+    assert "can explain" not in slicing and "time slicing" in slicing
+    cache = explain.growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29, copy_cpu_factor=20.0)
+    assert "a cache can explain it: the copy got dearer on both clocks" in cache
+    # A collective 2 times dearer per byte; the copy 1.3 times by CPU time: above 1.25, below 2 ** 0.5.
+    part = explain.growth_sentence(16.0, 2**23, 2**26, (20.8, 23.2), core_share=0.29, copy_cpu_factor=10.4)
+    assert "a cache explains a part of it at most" in part
+    # Without the CPU clock the older hedge stays: the cache, or time slicing under load.
+    hedge = explain.growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29)
+    assert "can explain much of it" in hedge and "time slicing, not the cache, may be" in hedge
+
+
+def test_a_pooled_alpha_outside_both_sweeps_says_why():
+    outside = explain.alpha_quote(1.8e-3, [2.1e-3, 2.0e-3], what="all-reduce's α with four ranks", show=True)
+    assert "both on one side of it" in outside and "mixes the two" in outside
+    inside = explain.alpha_quote(2.05e-3, [2.1e-3, 2.0e-3], show=True)
+    assert "one side" not in inside
+
+
+def test_the_step_note_reads_the_cpu_clock():
+    step = (2.0**20, 2.0**21, 4.0)
+    sliced = explain.step_load_note(step, [2**20], clock=(4.0, 0.9))
+    assert "load may explain the step" in sliced and "time slicing under load, not the machine" in sliced
+    both = explain.step_load_note(step, [], clock=(4.0, 3.5))
+    assert "shows on both clocks" in both and "time slicing" not in both
+    assert explain.step_load_note(step, []) == ""
+
+
+def test_the_pooled_alpha_is_called_outside_only_where_the_printed_values_show_it():
+    assert "one side" not in explain.alpha_quote(3.46e-3, [3.54e-3, 3.9e-3], show=True)     # 3.5 ms and 3.5 ms
+    assert explain.regimes_takeaway(True, machine=0, cuts=1).endswith("(here the one cut is not).")
+    assert explain.regimes_takeaway(True, machine=1, cuts=1).endswith("(here the one cut is).")
