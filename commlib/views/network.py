@@ -386,7 +386,7 @@ def example_lists_table():
     for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
         rows.append([h, f"{a:.10g}", f"{e:.10g}", f"{a / e:.2f}"])
     return markdown_table(["host", "intra (MB/s, as printed)", "inter (MB/s, as printed)", "intra / inter"], rows,
-                          caption="Note 000's eight hosts, an illustrative cluster: rates measured under load, "
+                          caption="Note 000's eight hosts, an illustrative cluster: rates achieved under load, "
                                   "far below the links' capacities, one entry per host")
 
 
