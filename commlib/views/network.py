@@ -43,6 +43,7 @@ __all__ = [
     "hierarchy_table",
     "grid_facts_table",
     "ring_claims_table",
+    "leaf_order_setting",
     "example_lists_table",
     "claims_table",
     "placement_figure",
@@ -324,14 +325,38 @@ def ring_claims_table(verdicts: Sequence):
         raise ValueError(f"verdicts must share one metric, got {sorted(metrics)}")
     body = []
     for v in verdicts:
+        question = v.claim.question
         for name, best in v.best.items():
-            body.append([v.claim.question, name, _ring_settings(best.config), f"{best.mean:.1f}"])
+            body.append([question, name, _ring_settings(best.config), f"{best.mean:.1f}"])
+            question = ""  # each question on its first row only
     return markdown_table(["question", "contender", "its best settings: ring order and ways, a two-dimensional "
                            "all-reduce, or the chain's nodes and pipeline chunks", f"time ({metrics.pop()})"], body,
                           caption="Every contender at its best, on the same links: ring all-reduces (on the mesh row "
                                   "also a pipelined chain, and two-dimensional all-reduces where the question asks "
                                   "for each grid's best algorithm) of 64 MiB per rank unless its question says otherwise, on "
                                   f"{placement.nvlink2_grid_words()} unless its question names another rate")
+
+
+def leaf_order_setting(config: dict) -> str:
+    """A switch-tree contender's best rank order in plain words: the ranks on the leaves, left to right.
+
+    ``config["order"]`` names one of :func:`commlib.experiments.network.level_placements`.
+
+    >>> leaf_order_setting({"order": "distances 4, 2, 1 from the leaf switches up"})
+    'ranks on the leaves, left to right: 0, 4, 2, 6, 1, 5, 3, 7'
+    >>> leaf_order_setting({"order": "distances 1, 2, 4 from the leaf switches up"})
+    'ranks in order on the leaves: 0, 1, 2, 3, 4, 5, 6, 7'
+    """
+    from ..experiments import network as network_runs
+
+    orders = network_runs.level_placements(8)
+    if config.get("order") not in orders:
+        raise ValueError(f"order must be one of {sorted(orders)}, got {config.get('order')!r}")
+    leaf_of = orders[config["order"]]
+    leaves = sorted(range(len(leaf_of)), key=lambda r: leaf_of[r])
+    words = ", ".join(map(str, leaves))
+    return f"ranks in order on the leaves: {words}" if leaves == sorted(leaves) else \
+        f"ranks on the leaves, left to right: {words}"
 
 
 def _ring_settings(config: dict) -> str:
@@ -356,15 +381,13 @@ def claims_table():
 
 
 def example_lists_table():
-    """Note 000's per-host lists: MB/s as printed, the same in Mb/s, and the ratio intra / inter."""
+    """Note 000's per-host lists, an illustrative cluster: MB/s as printed and the ratio intra / inter."""
     rows = []
-    mbit_inter = placement.as_megabits(placement.EXAMPLE_INTER_MB_S)
-    mbit_intra = placement.as_megabits(placement.EXAMPLE_INTRA_MB_S)
     for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
-        rows.append([h, f"{a:.10g}", f"{mbit_intra[h]:.10g}", f"{e:.10g}", f"{mbit_inter[h]:.10g}", f"{a / e:.2f}"])
-    return markdown_table(["host", "intra (MB/s, as printed)", "intra x 8 (Mb/s)", "inter (MB/s, as printed)",
-                           "inter x 8 (Mb/s)", "intra / inter"], rows,
-                          caption="Note 000's measured bandwidth lists, one entry per host")
+        rows.append([h, f"{a:.10g}", f"{e:.10g}", f"{a / e:.2f}"])
+    return markdown_table(["host", "intra (MB/s, as printed)", "inter (MB/s, as printed)", "intra / inter"], rows,
+                          caption="Note 000's eight hosts, an illustrative cluster: rates achieved under load, "
+                                  "far below the links' capacities, one entry per host")
 
 
 def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: float = 7.0, height: float = 3.4):
