@@ -340,8 +340,12 @@ def ring_claims_table(verdicts: Sequence):
 def leaf_order_setting(config: dict) -> str:
     """A switch-tree contender's best rank order in plain words: the ranks on the leaves, left to right.
 
-    ``config["order"]`` names one of :func:`commlib.experiments.network.level_placements`.
+    ``config["order"]`` names one of :func:`commlib.experiments.network.level_placements`; a contender tuned
+    over pipeline chunks alone (the double binary tree, laid out on the fastest of all placements) is named by
+    its chunks.
 
+    >>> leaf_order_setting({"chunks": 32})
+    'the fastest of all placements, 32 pipeline chunks'
     >>> leaf_order_setting({"order": "distances 4, 2, 1 from the leaf switches up"})
     'ranks on the leaves, left to right: 0, 4, 2, 6, 1, 5, 3, 7'
     >>> leaf_order_setting({"order": "distances 1, 2, 4 from the leaf switches up"})
@@ -349,6 +353,8 @@ def leaf_order_setting(config: dict) -> str:
     """
     from ..experiments import network as network_runs
 
+    if "order" not in config and "chunks" in config:
+        return f"the fastest of all placements, {config['chunks']} pipeline chunks"
     orders = network_runs.level_placements(8)
     if config.get("order") not in orders:
         raise ValueError(f"order must be one of {sorted(orders)}, got {config.get('order')!r}")
