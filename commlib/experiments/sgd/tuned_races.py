@@ -700,8 +700,8 @@ CANCEL, KEEP = ("K-sync",), ("K-async", "K-batch-async")
 
 def _within_spacing(verdicts: dict) -> str:
     """Where K-sync is behind a protocol that keeps its work on a seed by no more than the evaluations' spacing (a
-    lead the metric cannot resolve, though the mean gap exceeds it): e.g. " (on 1 of these seeds under the Pareto
-    law by less than the evaluations' spacing)"; empty where every lead exceeds it."""
+    lead the metric cannot resolve, though the mean gap exceeds it): e.g. " (of these leads, 1 under the Pareto law is
+    shorter than the evaluations' spacing)"; empty where every lead exceeds it."""
     close = {}
     for law, v in verdicts.items():
         res = law_spacing(v)
@@ -711,7 +711,8 @@ def _within_spacing(verdicts: dict) -> str:
             close[law] = n
     if not close:
         return ""
-    return f" (by less than the evaluations' spacing on {_and([f'{n} seed-by-seed lead' + ('s' if n > 1 else '') + f' under {law}' for law, n in close.items()])})"
+    verb = "is" if sum(close.values()) == 1 else "are"
+    return f" (of these leads, {_and([f'{n} under {law}' for law, n in close.items()])} {verb} shorter than the evaluations' spacing)"
 
 
 def law_race_short(verdicts: dict) -> str:
