@@ -32,6 +32,15 @@ def test_a_section_shows_the_evidence_and_carries_its_label():
     assert how.label("ch04.async_floor") == "claim-ch04-async-floor"
 
 
+def test_a_lead_the_sign_test_does_not_call_is_shown_as_level():
+    verdict = claims.run(toy())
+    level = claims.Verdict(verdict.claim, verdict.best, verdict.winner, verdict.runner_up, verdict.margin,
+                           verdict.spread, 3)                    # ahead on 3 of 5 seeds only
+    text = how.section(level)
+    assert "async leads sync by" in text and "on 3 of 5 seeds: too few for the sign test to call, so the two are " \
+                                              "level." in text and "is ahead of" not in text
+
+
 def test_a_claim_the_chapter_runs_on_a_live_measurement_says_whose_numbers_the_page_shows():
     import dataclasses
 

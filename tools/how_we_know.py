@@ -99,6 +99,10 @@ def section(verdict) -> str:
     elif one:
         outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_margin(verdict.margin, c.metric)} "
                    f"(one run: the comparison is deterministic).")
+    elif not verdict.decided:       # a lead on the mean only: the sign test does not call it
+        outcome = (f"{verdict.winner} leads {verdict.runner_up} by {_margin(verdict.margin, c.metric)} on average "
+                   f"(spread {_margin(verdict.spread, c.metric)} across seeds), on {verdict.wins} of {verdict.seeds} "
+                   "seeds: too few for the sign test to call, so the two are level.")
     else:
         outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_margin(verdict.margin, c.metric)} on "
                    f"average (spread {_margin(verdict.spread, c.metric)} across seeds), on {verdict.wins} of {verdict.seeds} seeds.")

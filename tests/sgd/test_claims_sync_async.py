@@ -12,7 +12,7 @@ import re
 import pytest
 
 from commlib.experiments import claims
-from commlib.experiments.sgd import sync_async, tuned_races
+from commlib.experiments.sgd import grids, sync_async, tuned_races
 from commlib.sgd import calculators as sgd_calculators
 from commlib.sgd import simulate as sgd
 from commlib.sgd import training
@@ -96,6 +96,24 @@ def test_the_law_race_words_follow_the_verdicts():
     assert "win the race" not in tuned_races.law_race_words({"a": v, "b": tied})
 
 
+def test_the_law_race_words_flag_leads_within_the_spacing_and_bests_at_the_cap():
+    """A seed on which K-sync is behind by no more than the evaluations' spacing is said to be so; a batch protocol
+    whose best K is the cap K = n is named, with why a larger K was not tried."""
+    v = claims.run(claims.claim("ch04.law_race_pareto", small=True))
+    res = tuned_races.law_spacing(v)
+    fast = dict(v.best)
+    close = [a + (res / 2 if i == 0 else 10 * res) for i, a in enumerate(v.best["K-async"].values)]
+    fast["K-sync"] = claims.Best(v.best["K-sync"].config, tuple(close), ())
+    fast["K-batch-async"] = claims.Best({**v.best["K-batch-async"].config, "K": v.claim.shared["workers"]},
+                                        tuple(a - 20 * res for a in v.best["K-async"].values), ())
+    near = claims.Verdict(v.claim, fast, "K-batch-async", "K-async", 1.0, 0.1, v.seeds)
+    words = tuned_races.law_race_words({"the Pareto law": near})
+    assert "(of these leads, 1 under the Pareto law is shorter than the evaluations' spacing)" in words
+    assert tuned_races.law_cap_words({"the Pareto law": near}).startswith("K-batch-async's best $K$ lies at that cap under the Pareto law.")
+    at_cap = {"a": near, "b": near}
+    assert tuned_races.law_cap_words(at_cap).startswith("K-batch-async's best $K$ lies at that cap under both laws")
+
+
 def test_no_time_is_quoted_finer_than_the_evaluations():
     """A time to the target is known to one evaluation's spacing: the ranking quotes no decimal below it."""
     v = claims.run(claims.claim("ch04.law_race_shifted_exponential", small=True))
@@ -143,13 +161,34 @@ def test_the_floor_at_one_shared_rate_is_not_the_tuned_verdict():
 
 
 def test_staleness_costs_little_at_the_tuned_rate():
-    """On ten seeds one learner, never stale, ends lower (the sign test decides it), by a small part of the gap
-    between asynchronous and fully synchronous SGD."""
+    """Each rate picked on five seeds and scored on thirty held-out ones, staleness costs at most a small part of the
+    gap between asynchronous and fully synchronous SGD, and the wording follows the sign test. On the chapter's
+    problem the two end level (15 of 30); picked and scored on the same ten seeds, the never-stale learner had come
+    out ahead on 9 of 10, by 0.0014 nats, a lead fresh seeds did not repeat."""
     v, race = _verdict("ch04.staleness_cost"), _verdict("ch04.async_vs_sync")
-    assert v.seeds == 10 and v.decided and v.winner == "one learner (never stale)"
-    assert 3 * v.margin < race.margin
+    assert v.claim.scoring_seeds == tuned_races.TWO_WAY_SCORING_SEEDS and v.seeds == 30
+    assert not set(v.claim.seeds) & set(v.claim.scoring_seeds)
+    assert 3 * abs(v.margin) < race.margin          # at most a small part of the gap, whichever way the sign test goes
     words = tuned_races.staleness_cost_words(v, race)
-    assert words.startswith("staleness costs about") and "small next to" in words
+    if v.decided:       # the small problem: the never-stale learner ahead on enough held-out seeds to call
+        assert v.winner == "one learner (never stale)"
+        assert words.startswith("staleness costs about") and "small next to" in words
+    else:               # the chapter's problem: level on the held-out seeds
+        assert words.startswith("once the rate is tuned, staleness costs no more than the spread between seeds")
+        assert "between asynchronous and fully synchronous SGD" in words
+    level = claims.Verdict(v.claim, v.best, v.winner, v.runner_up, v.margin, v.spread, 15)     # 15 of 30: level
+    assert tuned_races.staleness_cost_words(level, race).startswith("once the rate is tuned, staleness costs no more")
+
+
+def test_the_two_way_races_are_scored_on_held_out_seeds():
+    """The three two-way races pick each rate on the chapter's five seeds (the figures' runs) and score it on
+    thirty others; the wording's seed count is the scoring seeds'."""
+    for key in ("ch04.async_vs_sync", "ch04.k_sync_vs_k_async", "ch04.staleness_cost"):
+        c = claims.claim(key, small=True)
+        assert c.seeds == grids.SEEDS and len(c.scoring_seeds) == 30 and not set(c.seeds) & set(c.scoring_seeds)
+        plan = tuned_races.seed_plan(c)
+        assert plan == {"pick": 5, "score": "30, held out", "ahead": "21 of 30"}
+    assert tuned_races.seed_plan(claims.claim("ch04.k_tradeoff", small=True))["score"] == "the same"
 
 
 def test_k_trade_off_tuned_per_k_small_k_level_full_sync_highest():

@@ -134,8 +134,8 @@ def test_warmup_range_words_say_the_answer_with_few_numbers():
     # the warm-up lower on average at every ν from 96 on, but on only 3 of the 5 seeds
     verdicts = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 5.95), 112: (20.0, 19.95), 128: (30.0, 29.95)}, small)
     words = tuned_races.warmup_range_words(verdicts, small, stable_rate=9.1)
-    assert words["head"] == ("without warm-up the rule ends within about 2 % of the small batch up to $\\nu = 80$ and "
-                             "above it from $\\nu = 96$")
+    assert words["head"] == ("without warm-up the rule ends 1.0 ± 0.1 % above the small batch at $\\nu = 80$ and "
+                             "further above from $\\nu = 96$")
     assert words["cross"] == "$\\nu \\approx 91$, between the last $\\nu$ that held and the first that broke"
     assert words["warm"] == ("a warm-up, its length tuned, brings no $\\nu$ from 96 on within about 2 % of the small "
                              "batch; it lowers the mean final loss at every $\\nu$ from 96 on, but on too few seeds to call "
