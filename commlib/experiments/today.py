@@ -31,7 +31,7 @@ from . import claims
 
 __all__ = ["BYTES_WORKERS", "NAMES", "TRAIN_LRS", "TRAIN_STEPS", "TRAIN_WORKERS", "LOCAL_BUDGET", "LOCAL_H",
            "LOCAL_SETTINGS", "LARGE_BATCH_KEYS", "local_outcome", "large_outcome", "paired_gaps", "median_spread",
-           "seed_noise", "large_share", "large_shares_by_seed",
+           "seed_noise", "large_share", "large_shares_by_seed", "large_share_median",
            "large_gain_words", "local_gap", "race_cause", "race_takeaway", "MoeExample", "MOE_EXAMPLE",
            "MOE_SEEDS", "moe_imbalances", "bytes_phrase", "way_words"]
 
@@ -447,6 +447,12 @@ def large_share(large: claims.Verdict, sync: claims.Verdict) -> float:
 def large_shares_by_seed(large: claims.Verdict, sync: claims.Verdict) -> tuple[float, ...]:
     """:func:`large_share` seed by seed: how widely it moves (one seed's tuned rate may nearly diverge)."""
     return tuple((s - b) / (s - loc) for s, b, loc in zip(*_shares(large, sync)))
+
+
+def large_share_median(large: claims.Verdict, sync: claims.Verdict) -> float:
+    """:func:`large_share` on the median seed (:func:`large_shares_by_seed`): one seed on which the control's tuned
+    rate nearly diverges pulls the mean of the seeds' losses, not this."""
+    return statistics.median(large_shares_by_seed(large, sync))
 
 
 def _amount(share: float) -> str:
