@@ -26,7 +26,7 @@ from .memory import busbw_bound
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
            "cache_share", "cache_phrase", "step_cause", "STEP_CAUSES", "FAULT_JUMP", "rate_cause_note",
-           "step_scope", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
+           "step_scope", "pages_words", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
            "alpha_determined", "alpha_usable", "slope_quote", "sweep_match_sentence", "alpha_clause",
            "copy_clock_sentence", "step_load_note", "suspects_sentence",
            "load_bound", "load_gap", "rate_cause",
@@ -578,8 +578,14 @@ def step_cause(step: tuple[float, float, float], sizes: Sequence[float], rates: 
     return "allocation" if faults[1] - faults[0] >= jump else "unknown"
 
 
-def _pages_words(fraction: float) -> str:
-    return f"{100 * fraction:.0f} %" if fraction >= 0.01 else "under 1 %"
+def pages_words(fraction: float) -> str:
+    """Fresh pages per call as a share of the message, in per cent: whole per cent, ``"under 1 %"`` for a share that
+    rounds to 0 but is not, ``"0 %"`` for none.
+
+    >>> pages_words(0.5), pages_words(0.0001), pages_words(0.0)
+    ('50 %', 'under 1 %', '0 %')
+    """
+    return f"{100 * fraction:.0f} %" if fraction >= 0.005 or fraction == 0 else "under 1 %"
 
 
 def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
@@ -648,8 +654,8 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
         if faults is None:
             return (head + ". Allocation, a buffer mapped and faulted in afresh on every call, is a candidate this "
                     "run does not test")
-        pages = (f"each call of {op} mapped in fresh pages amounting to {_pages_words(faults[0])} of the message at "
-                 f"{format_bytes(a)} and {_pages_words(faults[1])} at {format_bytes(b)}")
+        pages = (f"each call of {op} mapped in fresh pages amounting to {pages_words(faults[0])} of the message at "
+                 f"{format_bytes(a)} and {pages_words(faults[1])} at {format_bytes(b)}")
         if faults[1] - faults[0] >= FAULT_JUMP:
             return (head + f". The step coincides with allocation: {pages}, as where a temporary buffer is mapped "
                     "anew on every call, so allocation is the cause the run's page counts point to (the run did "

@@ -598,7 +598,7 @@ def cache_table(step: tuple[float, float, float], sizes: Sequence[float], rates:
         if cpu_rates is not None:
             row.append(f"{cpu_rates[i] / 1e9:.1f}")
         if faults is not None:
-            row.append(f"{100 * faults[k]:.0f} %")
+            row.append(explain.pages_words(faults[k]))  # as the prose words it
         body.append(row)
     head = ["copy control at", "rate per rank, median (GB/s)", "middle half of the calls (GB/s)"]
     if cpu_rates is not None:
