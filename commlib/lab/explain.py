@@ -608,7 +608,8 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
     shows the step too; then allocation, where the pages mapped in afresh per
     call jumped across the step, or a cause the run does not identify.
     ``short``: the control's rates at the two sizes are left to a table beside the prose
-    (:func:`commlib.views.lab.cache_table`); the slowdown, its range and the collective's step stay.
+    (:func:`commlib.views.lab.cache_table`); the slowdown, its range and the collective's step stay (with
+    ``cpu_rates``, the range and the fresh pages' shares are left to the table too).
 
     >>> cache_phrase((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 16e9], op="all-reduce")[-35:]
     'so the cache can explain most of it'
@@ -636,8 +637,9 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
     if cpu_rates is not None and factor > 1:
         gc = cpu_rates[i] / cpu_rates[j]
         cause = step_cause(step, sizes, rates, low, high, cpu_rates, clock, faults, tolerance)
-        text = (rates_words + f"each byte copied got {g:.1f} times as dear by the wall clock {spread} and {gc:.1f} "
-                f"times by its own CPU time, against {factor:.1f} times for {op}")
+        text = (rates_words + f"each byte copied got {g:.1f} times as dear by the wall clock"
+                + ("" if short else f" {spread}")     # short: the table beside gives the middle halves
+                + f" and {gc:.1f} times by its own CPU time, against {factor:.1f} times for {op}")
         if cause == "cache":
             return text + ", so the buffers outgrowing a cache can explain the step: the copy got dearer on both clocks"
         if cause == "cache part":
@@ -654,13 +656,16 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
         if faults is None:
             return (head + ". Allocation, a buffer mapped and faulted in afresh on every call, is a candidate this "
                     "run does not test")
-        pages = (f"each call of {op} mapped in fresh pages amounting to {pages_words(faults[0])} of the message at "
-                 f"{format_bytes(a)} and {pages_words(faults[1])} at {format_bytes(b)}")
+        pages = (f"the fresh pages each call of {op} mapped in rose from {pages_words(faults[0])} of the message at "
+                 f"{format_bytes(a)} to {pages_words(faults[1])} at {format_bytes(b)}" if not short else
+                 f"the fresh pages each call of {op} mapped in, as a share of the message, "
+                 + ("jumped" if faults[1] - faults[0] >= FAULT_JUMP else "did not jump")
+                 + " across the step (the table's last column)")
         if faults[1] - faults[0] >= FAULT_JUMP:
             return (head + f". The step coincides with allocation: {pages}, as where a temporary buffer is mapped "
                     "anew on every call, so allocation is the cause the run's page counts point to (the run did "
                     "not time the calls without it)")
-        return head + f". Nor is it allocation: {pages}, no jump, so this run does not identify what made the step"
+        return head + f". Nor is it allocation: {pages}, so this run does not identify what made the step"
     text = (rates_words
             + f"each byte copied got {g:.1f} times as dear {spread}, against {factor:.1f} times for {op}")
     return text + {"most": ", so the cache can explain most of it",

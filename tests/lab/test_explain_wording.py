@@ -291,6 +291,10 @@ def test_the_copy_cpu_clock_rules_out_the_cache_and_the_collectives_clock_rules_
         assert "not the cache" in text and "nor time slicing" in text and "1.8 times" in text
         assert "time slicing, not the cache, may be" not in text     # the wall-clock-only reading is gone
         assert ("coincides with allocation" in text) == (cause == "allocation")
+        assert ("jumped across the step" in text) == (cause == "allocation")      # short: the table gives the shares
+        long = explain.cache_phrase(STEP, SIZES_STEP, WALL, op="all-reduce", cpu_rates=flat, clock=(1.5, 1.8),
+                                    faults=faults)
+        assert ("at 32 MiB" in long.split("nor time slicing")[1]) == (faults is not None)
         assert ("does not identify" in text) == (cause == "unknown")
         assert ("candidate this run does not test" in text) == (cause == "untested allocation")
     # The copy got dearer on its CPU clock too: the cache can explain the step, whatever the pages did.
@@ -316,8 +320,9 @@ def test_what_limited_the_run_names_the_step_cause_the_clocks_leave():
 
 
 def test_fault_fractions_read_the_pages_per_call_of_the_kept_sweep():
-    row = lambda nb, f: {"op": "all_reduce", "nbytes": nb, "samples_s": [1.0, 1.0, 2.0, 2.0], "sweep": [0, 0, 1, 1],
-                         "faults": f}
+    def row(nb, f):
+        return {"op": "all_reduce", "nbytes": nb, "samples_s": [1.0, 1.0, 2.0, 2.0], "sweep": [0, 0, 1, 1], "faults": f}
+
     doc = {"page_bytes": 4096, "results": [row(2**24, [205, 205, 4000, 4000]), row(2**25, [4097, 4097, 0, 0])]}
     (lo, hi), = runner.fault_fractions(doc, "all_reduce", [1.5 * 2**24])
     assert lo == pytest.approx(205 * 4096 / 2**24) and hi == pytest.approx(4097 * 4096 / 2**25)
