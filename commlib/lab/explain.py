@@ -25,7 +25,8 @@ from .memory import busbw_bound
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
-           "cache_share", "cache_phrase", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
+           "cache_share", "cache_phrase", "step_cause", "STEP_CAUSES", "FAULT_JUMP", "rate_cause_note",
+           "step_scope", "pages_words", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
            "alpha_determined", "alpha_usable", "slope_quote", "sweep_match_sentence", "alpha_clause",
            "copy_clock_sentence", "step_load_note", "suspects_sentence",
            "load_bound", "load_gap", "rate_cause",
@@ -169,6 +170,37 @@ def rate_cause(rate: float, copy_rate: float, share: float | None = None, tolera
     if loaded and rate * gap >= two:
         return "load and second copy"
     return "neither"
+
+
+def rate_cause_note(rate: float, copy_rate: float, share: float | None = None, tolerance: float = RATE_TOLERANCE,
+                    enough: float = CORE_SHARE_ENOUGH) -> str:
+    """A bracket for a short mention of a rate below the copy rate: what :func:`rate_cause` says can close the gap.
+
+    Empty where the rate is within ``tolerance`` of the copy rate, above it, or where nothing tested closes the gap.
+
+    >>> rate_cause_note(0.57e9, 2.92e9, 0.27), rate_cause_note(5e9, 5.2e9)
+    (' (which the load alone can explain)', '')
+    """
+    return {"load": " (which the load alone can explain)",
+            "second copy": " (which a second copy per byte can explain)",
+            "load and second copy": " (which the load and a second copy together can explain)",
+            }.get(rate_cause(rate, copy_rate, share, tolerance, enough), "")
+
+
+def step_scope(step: tuple[float, float, float], overall: tuple[float, float, float], lo: float) -> str:
+    """Where a steepest step searched from ``lo`` bytes up stands among all sizes (``overall``: the steepest of all).
+
+    Empty where both are the same step; else a bracket naming the larger jump below ``lo``.
+
+    >>> step_scope((2**24, 2**25, 1.7), (2**19, 2**20, 3.6), 2**20)
+    ' (over all sizes the largest jump, 3.6 times, falls between 512 KiB and 1 MiB, below that range)'
+    """
+    if (float(overall[0]), float(overall[1])) == (float(step[0]), float(step[1])):
+        return ""
+    return (f" (over all sizes the largest jump, {overall[2]:.1f} times, falls between {format_bytes(overall[0])} "
+            f"and {format_bytes(overall[1])}, below that range)") if overall[1] <= lo else (
+            f" (over all sizes the largest jump, {overall[2]:.1f} times, falls between {format_bytes(overall[0])} "
+            f"and {format_bytes(overall[1])})")
 
 
 def _load_premise(s2: float) -> str:
@@ -377,8 +409,12 @@ def pair_phrase(ratio: float, low: float | None = None, high: float | None = Non
 
     ``low`` and ``high``: the quartiles of the ratio over the sizes compared
     (default: the ratio itself). Faster only if even ``high`` is below 1,
-    slower only if even ``low`` is above 1; else about as fast: the ratio
-    varies over the sizes, on both sides of 1.
+    slower only if even ``low`` is above 1; else, with a median more than 5 %
+    below 1, faster at the median but not at every size; else about as fast:
+    the ratio varies over the sizes, on both sides of 1.
+
+    >>> pair_phrase(0.81, 0.70, 1.01)[:60]
+    'faster at the median, as the model predicts, but not at ever'
 
     >>> pair_phrase(0.83, 0.7, 0.95)
     'faster than the ring, as the model predicts.'
@@ -390,6 +426,10 @@ def pair_phrase(ratio: float, low: float | None = None, high: float | None = Non
     high = ratio if high is None else high
     if high < 1.0:
         return "faster than the ring, as the model predicts."
+    if low <= 1.0 and ratio < 1 - 0.05:
+        return (f"faster at the median, as the model predicts, but not at every size: the ratio varies over the "
+                f"sizes (it spans {low:.2f} to {high:.2f} over the middle half of them), reaching 1, so this run "
+                "cannot tell that it is faster at every size.")
     if low <= 1.0:
         return (f"about as fast as the ring: the ratio varies over the sizes (it spans {low:.2f} to {high:.2f} over "
                 "the middle half of them), on both sides of 1, so this run cannot tell which is faster.")
@@ -471,24 +511,113 @@ def cache_share(step: tuple[float, float, float], sizes: Sequence[float], rates:
     return "unclear"
 
 
+#: The rise, across a step in cost per byte, in the pages a call maps in afresh, as a fraction of the message's bytes,
+#: that puts the step beside allocation (:func:`step_cause`): a quarter of the message faulted in and zeroed anew on
+#: every call, work of the order of a copy of that quarter.
+FAULT_JUMP = 0.25
+
+#: The causes :func:`step_cause` can name for a collective's steepest step in cost per byte.
+STEP_CAUSES = ("untested", "none", "unclear", "cache", "cache part", "slicing", "allocation", "unknown",
+               "untested allocation")
+
+
+def step_cause(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
+               low: Sequence[float] | None = None, high: Sequence[float] | None = None,
+               cpu_rates: Sequence[float] | None = None, clock: tuple[float, float] | None = None,
+               faults: tuple[float, float] | None = None, tolerance: float = RATE_TOLERANCE,
+               jump: float = FAULT_JUMP) -> str:
+    """Which cause of a collective's steepest step the run's controls leave standing (one of :data:`STEP_CAUSES`).
+
+    Without the copy control's CPU-time rates (``cpu_rates``, at ``sizes``,
+    :func:`commlib.lab.runner.copy_cpu_control`) the wall clock alone decides,
+    as :func:`cache_share` does: ``"cache"`` (most), ``"cache part"`` (part or
+    little), ``"none"`` or ``"unclear"``; ``"untested"`` where the control was
+    not measured at both sizes. With them, the copy's CPU clock decides the
+    cache, since time slicing slows a copy by the wall clock only: per byte
+    at least the square root of the step's factor dearer, ``"cache"``; within
+    ``tolerance`` of no change or cheaper, not the cache; in between,
+    ``"cache part"``. Where the cache is ruled out, the collective's own
+    clocks (``clock``: ``(wall, cpu)`` per-byte factors of
+    :func:`commlib.lab.runner.clock_steps`) decide time slicing: a step its
+    CPU clock shows less than ``1 - tolerance`` of is ``"slicing"``; one it
+    shows on both clocks is neither, and the pages mapped in per call
+    (``faults``: below and above the step, as fractions of the message,
+    :func:`commlib.lab.runner.fault_fractions`) then name ``"allocation"``
+    where they rose by ``jump`` of the message or more, ``"unknown"`` where
+    they did not, and ``"untested allocation"`` where the run did not count
+    them (or recorded no clocks for the collective).
+
+    >>> sizes, wall = [2**24, 2**25], [12e9, 3.1e9]
+    >>> step_cause((2**24, 2**25, 1.7), sizes, wall, cpu_rates=[12e9, 11e9], clock=(1.5, 1.8), faults=(0.05, 0.5))
+    'allocation'
+    >>> step_cause((2**24, 2**25, 1.7), sizes, wall, cpu_rates=[12e9, 6e9], clock=(1.5, 1.8), faults=(0.05, 0.5))
+    'cache'
+    >>> step_cause((2**24, 2**25, 1.7), sizes, wall, cpu_rates=[12e9, 11e9], clock=(3.8, 1.0))
+    'slicing'
+    """
+    a, b, factor = step
+    share = cache_share(step, sizes, rates, low, high)
+    if share is None:
+        return "untested"
+    if cpu_rates is None:
+        return {"most": "cache", "part": "cache part", "little": "cache part"}.get(share, share)
+    if factor <= 1:
+        return "none"
+    at = {float(x): i for i, x in enumerate(sizes)}
+    gc = cpu_rates[at[float(a)]] / cpu_rates[at[float(b)]]
+    if gc >= factor ** 0.5:
+        return "cache"
+    if gc > 1 + tolerance:
+        return "cache part"
+    if clock is None:
+        return "untested allocation"
+    if clock[1] < (1 - tolerance) * clock[0]:
+        return "slicing"
+    if faults is None:
+        return "untested allocation"
+    return "allocation" if faults[1] - faults[0] >= jump else "unknown"
+
+
+def pages_words(fraction: float) -> str:
+    """Fresh pages per call as a share of the message, in per cent: whole per cent, ``"under 1 %"`` for a share that
+    rounds to 0 but is not, ``"0 %"`` for none.
+
+    >>> pages_words(0.5), pages_words(0.0001), pages_words(0.0)
+    ('50 %', 'under 1 %', '0 %')
+    """
+    return f"{100 * fraction:.0f} %" if fraction >= 0.005 or fraction == 0 else "under 1 %"
+
+
 def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
                  low: Sequence[float] | None = None, high: Sequence[float] | None = None,
                  op: str = "the collective", core_share: float | None = None,
-                 enough: float = CORE_SHARE_ENOUGH, short: bool = False) -> str:
+                 enough: float = CORE_SHARE_ENOUGH, short: bool = False,
+                 cpu_rates: Sequence[float] | None = None, clock: tuple[float, float] | None = None,
+                 faults: tuple[float, float] | None = None, tolerance: float = RATE_TOLERANCE) -> str:
     """Does the copy control, timed in turns with the collectives, explain a collective's steepest step?
 
-    The rule is :func:`cache_share`'s. Returns the end of a sentence that
-    begins "the copy control ...". The control is timed by the wall clock: a
-    copy that outlasts a scheduler time slice is slowed by the slicing too,
-    so where the ranks got less than ``enough`` of their cores' time
-    (``core_share``) and the control got dearer, time slicing is named as
-    another cause. ``short``: the control's rates at the two sizes are left to a table beside the prose
-    (:func:`commlib.views.lab.cache_table`); the slowdown, its range and the collective's step stay.
+    Returns the end of a sentence that begins "the copy control ...".
+    Without ``cpu_rates`` the rule is :func:`cache_share`'s, on the wall
+    clock: a copy that outlasts a scheduler time slice is slowed by the
+    slicing too, so where the ranks got less than ``enough`` of their cores'
+    time (``core_share``) and the control got dearer, time slicing is named
+    as another cause. With the copy's CPU-time rates (and the collective's
+    ``clock`` and ``faults``), :func:`step_cause` decides, and the words
+    give each clock's factor: not the cache where per CPU second the copy
+    did not get dearer; not time slicing where the collective's own CPU time
+    shows the step too; then allocation, where the pages mapped in afresh per
+    call jumped across the step, or a cause the run does not identify.
+    ``short``: the control's rates at the two sizes are left to a table beside the prose
+    (:func:`commlib.views.lab.cache_table`); the slowdown, its range and the collective's step stay (with
+    ``cpu_rates``, the range and the fresh pages' shares are left to the table too).
 
     >>> cache_phrase((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 16e9], op="all-reduce")[-35:]
     'so the cache can explain most of it'
     >>> cache_phrase((2**23, 2**24, 2.2), [2**23, 2**24], [30e9, 29e9])[-44:]
     'so the cache does not explain the step there'
+    >>> cache_phrase((2**24, 2**25, 1.7), [2**24, 2**25], [12e9, 3.1e9], cpu_rates=[12e9, 11e9],
+    ...              clock=(1.5, 1.8), faults=(0.05, 0.5), short=True).split(": ", 2)[2][:68]
+    'not the cache, since per second of CPU time the copy did not get dea'
     """
     a, b, factor = step
     low, high = low or rates, high or rates
@@ -503,9 +632,42 @@ def cache_phrase(step: tuple[float, float, float], sizes: Sequence[float], rates
                    f"ran at {rates[i] / 1e9:.1f} GB/s per rank at {format_bytes(a)} ({low[i] / 1e9:.1f} to "
                    f"{high[i] / 1e9:.1f} over the middle half of its calls) and {rates[j] / 1e9:.1f} GB/s at "
                    f"{format_bytes(b)} ({low[j] / 1e9:.1f} to {high[j] / 1e9:.1f}): ")
+    spread = (f"({low[i] / high[j]:.1f} to {high[i] / low[j]:.1f} within "
+              f"{'the middle halves of its calls' if short else 'those spreads'})")
+    if cpu_rates is not None and factor > 1:
+        gc = cpu_rates[i] / cpu_rates[j]
+        cause = step_cause(step, sizes, rates, low, high, cpu_rates, clock, faults, tolerance)
+        text = (rates_words + f"each byte copied got {g:.1f} times as dear by the wall clock"
+                + ("" if short else f" {spread}")     # short: the table beside gives the middle halves
+                + f" and {gc:.1f} times by its own CPU time, against {factor:.1f} times for {op}")
+        if cause == "cache":
+            return text + ", so the buffers outgrowing a cache can explain the step: the copy got dearer on both clocks"
+        if cause == "cache part":
+            head = text + ", so a cache explains a part of the step at most"
+        else:
+            head = (text + ": not the cache, since per second of CPU time the copy did not get dearer"
+                    + (" (its growth by the wall clock is time slicing)" if g > 1 + tolerance else ""))
+        if cause == "slicing" or clock is None:
+            return head + (f"; {op}'s own CPU time shows the step less ({clock[1]:.1f} times), so waits for the "
+                           "cores, time slicing, can explain it" if clock is not None else "")
+        head += (f"; nor time slicing, since {op}'s own CPU time shows the step too ({clock[1]:.1f} times)"
+                 if clock[1] >= (1 - tolerance) * clock[0] else
+                 f"; {op}'s own CPU time shows it less ({clock[1]:.1f} times), so time slicing can explain the rest")
+        if faults is None:
+            return (head + ". Allocation, a buffer mapped and faulted in afresh on every call, is a candidate this "
+                    "run does not test")
+        pages = (f"the fresh pages each call of {op} mapped in rose from {pages_words(faults[0])} of the message at "
+                 f"{format_bytes(a)} to {pages_words(faults[1])} at {format_bytes(b)}" if not short else
+                 f"the fresh pages each call of {op} mapped in, as a share of the message, "
+                 + ("jumped" if faults[1] - faults[0] >= FAULT_JUMP else "did not jump")
+                 + " across the step (the table's last column)")
+        if faults[1] - faults[0] >= FAULT_JUMP:
+            return (head + f". The step coincides with allocation: {pages}, as where a temporary buffer is mapped "
+                    "anew on every call, so allocation is the cause the run's page counts point to (the run did "
+                    "not time the calls without it)")
+        return head + f". Nor is it allocation: {pages}, so this run does not identify what made the step"
     text = (rates_words
-            + f"each byte copied got {g:.1f} times as dear ({low[i] / high[j]:.1f} to {high[i] / low[j]:.1f} within "
-              f"{'the middle halves of its calls' if short else 'those spreads'}), against {factor:.1f} times for {op}")
+            + f"each byte copied got {g:.1f} times as dear {spread}, against {factor:.1f} times for {op}")
     return text + {"most": ", so the cache can explain most of it",
                    "none": ", so the cache does not explain the step there",
                    "part": ", so the cache can explain part of the step, not all of it",
@@ -767,8 +929,10 @@ def slope_quote(bandwidth: float, usable: bool, what: str = "its $1/\\beta$") ->
     rate = f"{figures(bandwidth / 1e9)} GB/s"
     if usable:
         return f"{what} is {rate} (held against the bus bandwidth measured at the largest size further down)"
-    return (f"{what}, {rate}, is the same line's slope, and so the fit's as much as its α is: the rate of the "
-            "machine to read is the bus bandwidth measured at the largest size further down, which needs no fit")
+    return (f"{what}, {rate}, is the same line's slope, and so the fit's as much as its α is: the rate to read "
+            "is the bus bandwidth measured at the largest size further down, which needs no fit, though it too is "
+            "the rate of the machine, the library and the load together, which the sections below take apart as "
+            "far as the run allows")
 
 
 def sweep_match_sentence(op_sweep: int, copy_sweep: int, nbytes: float | None = None, op: str = "all-reduce") -> str:
@@ -995,10 +1159,12 @@ def _normalised(rate2: float, rate4: float, share2: float | None, share4: float 
     ``power`` 0 is the ratio as measured; 1 charges the load once; 2 assumes that a step between two ranks
     moves only while both run and that their turns are independent, which two ranks sharing one core are not
     (they never run at once). No allowance is tested by the run, so a conclusion must hold under all of them.
+    Each share is read to two decimals, as the prose prints it and as :func:`load_gap` reads it.
     """
     check_positive("rate2", rate2)
     check_positive("rate4", rate4)
-    s2, s4 = (1.0 if s is None else min(s, 1.0) for s in (share2, share4))
+    # each share read to two decimals, as printed (the convention of load_gap)
+    s2, s4 = (1.0 if s is None else round(min(s, 1.0), 2) for s in (share2, share4))
     check_positive("share2", s2)
     check_positive("share4", s4)
     return (rate4 / s4**power) / (rate2 / s2**power)
@@ -1110,8 +1276,15 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
                     alpha4: float, handover: float, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
                     enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
-                    step_holds: bool = True) -> str:
-    """What limited the run, from its controls: other programs, the copies, the cache, switching ranks.
+                    step_holds: bool = True, cause: str | None = None, step_from: float | None = None) -> str:
+    """What limited the run, from its controls: other programs, the copies, the cache, allocation, switching ranks.
+
+    ``cause``: :func:`step_cause` of the steepest step (from ``step_from``
+    bytes up), which replaces ``cache`` where given: the cache where the
+    copy's CPU clock allows it, allocation where the pages mapped in per call
+    jumped across a step both of the collective's clocks show, and a step of
+    no identified cause where the run's clocks rule out the cache and time
+    slicing.
 
     ``step_holds``: whether the series keeps the steepest step the cache is held against
     (:func:`commlib.lab.fit.step_holds`); a suspect step names no cause, so the cache is not listed.
@@ -1150,13 +1323,26 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     else:
         parts.append("the library's work on each byte (its copies and waits), slower than one plain copy per byte")
     sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
-    cause = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
+    llc = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
+    where = f" from {format_bytes(step_from)} up" if step_from is not None else ""
     if not step_holds:
         pass
+    elif cause is not None:
+        if cause == "cache":
+            parts.append("the last-level cache, past which each byte got dearer")
+        elif cause == "cache part":
+            parts.append("in part the last-level cache, past which each byte got dearer")
+        elif cause == "allocation":
+            parts.append(f"allocation, most likely: fresh pages mapped and faulted in on every call{where}, where "
+                         "each byte got dearer on both clocks")
+        elif cause in ("unknown", "untested allocation"):
+            parts.append(f"a step in cost per byte{where} that neither the cache nor time slicing explains, whose "
+                         "cause this run does not identify"
+                         + (" (allocation is a candidate it does not test)" if cause == "untested allocation" else ""))
     elif cache == "most":
-        parts.append(f"{cause}, past which each byte got dearer")
+        parts.append(f"{llc}, past which each byte got dearer")
     elif cache == "part":
-        parts.append(f"in part {cause}, past which each byte got dearer")
+        parts.append(f"in part {llc}, past which each byte got dearer")
     if oversubscribed and alpha_known and alpha4 - alpha2 >= handover:
         parts.append("switching between ranks, once there were more ranks than cores")
     listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]

@@ -54,6 +54,11 @@ import json
 import os
 import platform
 import sys
+
+try:  # Unix only: page faults per call (:func:`_faults`)
+    import resource
+except ImportError:  # pragma: no cover - not Unix
+    resource = None
 import time
 from collections.abc import Sequence
 
@@ -142,6 +147,19 @@ def summarize(samples: Sequence[float]) -> dict:
             "max_s": float(a.max())}
 
 
+def _faults() -> int:
+    """Minor page faults of the calling thread so far (of the process where the OS counts no thread's); 0 without
+    ``resource``.
+
+    A minor fault is a page mapped in on first touch, zeroed where it is fresh from the OS: a library that maps a
+    buffer afresh on every call (glibc serves large blocks by ``mmap``) pays one per page it touches, every call.
+    """
+    if resource is None:
+        return 0
+    who = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+    return int(resource.getrusage(who).ru_minflt)
+
+
 def _buffers(op: str, nbytes: int, p: int):
     count = max(1, nbytes // 4)
     if op in ("reduce_scatter", "all_gather"):
@@ -205,7 +223,10 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
     rank's; for a collective the least-scheduled rank's (the smallest), since
     a rank that waits for another polls and so spends CPU time while the
     step cannot move: the least-scheduled rank's time bounds what the call
-    cost while all its ranks ran.
+    cost while all its ranks ran. Beside both clocks each call's minor page
+    faults are recorded (``faults``: the most any rank took during the call,
+    :func:`_faults`): pages the call mapped in afresh, as where the library
+    allocates a temporary buffer the allocator maps anew on every call.
 
     Each entry pools its samples over the sweeps; ``sweep`` says from which
     sweep each sample came and ``at_s`` when it started (seconds from the
@@ -261,15 +282,19 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
             samples: dict[tuple, list[float]] = {e: [] for e in entries}
             starts: dict[tuple, list[float]] = {e: [] for e in entries}
             cpu: dict[tuple, list[float]] = {e: [] for e in entries}
+            faults: dict[tuple, list[int]] = {e: [] for e in entries}
             spent, done = 0.0, 0
             while done < repeats and (done < min_repeats or spent < budget):
                 for op, each in entries:
                     comm.Barrier()
+                    f0 = _faults()
                     c0 = time.thread_time()
                     t0 = MPI.Wtime()
                     run_once(op, bufs[op][0], bufs[op][1], each)
                     dt = MPI.Wtime() - t0
                     c1 = time.thread_time() - c0  # the calling thread's own CPU time: what it cost when it ran
+                    f1 = _faults() - f0  # pages this call mapped in (outside both clocks' windows)
+                    faults[(op, each)].append(int(comm.allreduce(f1, op=MPI.MAX)))
                     cpu[(op, each)].append(comm.allreduce(c1, op=MPI.MAX if op in CONTROLS else MPI.MIN))
                     slowest = comm.allreduce(dt, op=MPI.MAX)  # same value on every rank: same loop decisions
                     samples[(op, each)].append(slowest)
@@ -281,6 +306,7 @@ def measure(comm, ops: Sequence[str] = OPS, sizes: Sequence[int] = (), impl: str
                 row = pooled.setdefault((op, each, int(count * 4)), {"samples_s": [], "sweep": [], "at_s": []})
                 row["samples_s"].extend(samples[(op, each)])
                 row.setdefault("cpu_s", []).extend(cpu[(op, each)])
+                row.setdefault("faults", []).extend(faults[(op, each)])
                 row["sweep"].extend([sweep] * len(samples[(op, each)]))
                 row["at_s"].extend(starts[(op, each)])
             del bufs
@@ -370,6 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "allreduce_algorithm": os.environ.get("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", "auto"),
         "thread_level": MPI.Query_thread(),  # MPICH's shared-memory collectives depend on it (mpich.shm_choice)
         "thread_multiple": MPI.THREAD_MULTIPLE,
+        "page_bytes": resource.getpagesize() if resource is not None else None,
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "wall_s": wall_s,
         "rank_cpu_s": cpu_s,

@@ -59,6 +59,7 @@ __all__ = [
     "copy_control",
     "copy_cpu_control",
     "clock_steps",
+    "fault_fractions",
     "least_loaded_series",
 ]
 
@@ -472,6 +473,50 @@ def clock_steps(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[float, 
             out.append(None)
             continue
         out.append(((w_hi / hi) / (w_lo / lo), (c_hi / hi) / (c_lo / lo)))
+    return out
+
+
+def fault_fractions(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[float, float] | None]:
+    """The pages each call mapped in afresh on either side of each cut, as fractions of the message's bytes.
+
+    For each cut (bytes, between two measured sizes), ``(below, above)``:
+    the median minor page faults per call (``faults``: the most any rank
+    took, :func:`commlib.lab.measure.measure`) times the page size
+    (``page_bytes``), over the message size, at the largest size below the
+    cut and the smallest above it, from the calls of the sweep
+    :func:`least_loaded_series` keeps. A library whose temporary buffer the
+    allocator maps anew on every call (glibc maps blocks above its mmap
+    threshold, at most 32 MiB on 64-bit systems) faults in every page of it
+    it touches, every call. ``None`` for a cut with no measured size on one
+    side, or where the run did not count faults.
+
+    >>> row = lambda nb, f: {"op": "all_reduce", "nbytes": nb, "samples_s": [1.0] * 3, "faults": [f] * 3}
+    >>> doc = {"page_bytes": 4096, "results": [row(2**24, 205), row(2**25, 4097)]}
+    >>> [tuple(round(x, 2) for x in f) for f in fault_fractions(doc, "all_reduce", [1.5 * 2**24])]
+    [(0.05, 0.5)]
+    """
+    rows = sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"])
+    if not rows:
+        raise ValueError(f"op must name a timed collective of this run, got {op!r}")
+    seen: dict[float, dict] = {}
+    for r in rows:     # the first implementation's row at each size
+        seen.setdefault(float(r["nbytes"]), r)
+    sizes, page = sorted(seen), doc.get("page_bytes")
+
+    def fraction(x: float) -> float | None:
+        row = seen[x]
+        if "faults" not in row or not page:
+            return None
+        k = _least_loaded_sweep(row)
+        labels = row.get("sweep", [0] * len(row["samples_s"]))
+        return float(np.median([f for f, kk in zip(row["faults"], labels) if kk == k])) * page / x
+
+    out: list[tuple[float, float] | None] = []
+    for cut in cuts:
+        below = [x for x in sizes if x < cut]
+        above = [x for x in sizes if x > cut]
+        pair = (fraction(below[-1]), fraction(above[0])) if below and above else (None, None)
+        out.append(None if None in pair else pair)
     return out
 
 

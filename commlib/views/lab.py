@@ -581,16 +581,31 @@ def regime_count_table(counts: Sequence[int]):
 
 
 def cache_table(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
-                low: Sequence[float], high: Sequence[float]):
+                low: Sequence[float], high: Sequence[float], cpu_rates: Sequence[float] | None = None,
+                faults: tuple[float, float] | None = None, op: str = "all-reduce"):
     """Markdown table: the copy control's rate per rank on either side of a collective's steepest ``step``
     (:func:`commlib.lab.fit.steepest_step`), median and middle half of its calls, in GB/s; beside
-    :func:`commlib.lab.explain.cache_phrase` with ``short=True``."""
+    :func:`commlib.lab.explain.cache_phrase` with ``short=True``. ``cpu_rates``: the same copies over their CPU
+    time (:func:`commlib.lab.runner.copy_cpu_control`), a column; ``faults``: the collective's fresh pages per call
+    below and above the step as fractions of the message (:func:`commlib.lab.runner.fault_fractions`), a column."""
     at = {float(x): i for i, x in enumerate(sizes)}
-    body = [[format_bytes(x), f"{rates[at[float(x)]] / 1e9:.1f}",
-             f"{low[at[float(x)]] / 1e9:.1f} to {high[at[float(x)]] / 1e9:.1f}"]
-            for x in step[:2] if float(x) in at]
-    return markdown_table(["copy control at", "rate per rank, median (GB/s)", "middle half of the calls (GB/s)"],
-                          body)
+    body = []
+    for k, x in enumerate(step[:2]):
+        if float(x) not in at:
+            continue
+        i = at[float(x)]
+        row = [format_bytes(x), f"{rates[i] / 1e9:.1f}", f"{low[i] / 1e9:.1f} to {high[i] / 1e9:.1f}"]
+        if cpu_rates is not None:
+            row.append(f"{cpu_rates[i] / 1e9:.1f}")
+        if faults is not None:
+            row.append(explain.pages_words(faults[k]))  # as the prose words it
+        body.append(row)
+    head = ["copy control at", "rate per rank, median (GB/s)", "middle half of the calls (GB/s)"]
+    if cpu_rates is not None:
+        head.append("rate per CPU second, median (GB/s)")
+    if faults is not None:
+        head.append(f"{op}: fresh pages per call, share of the message")
+    return markdown_table(head, body)
 
 
 def fit_busbw_table(check: fit.RateCheck):
@@ -620,7 +635,7 @@ def ranks_rate_table(rate2: float, rate4: float, share2: float | None, share4: f
     ``short=True``."""
     body = []
     for ranks, rate, share in ((ranks2, rate2, share2), (ranks4, rate4, share4)):
-        s = 1.0 if share is None else min(share, 1.0)
+        s = 1.0 if share is None else round(min(share, 1.0), 2)  # as printed, and as the prose's arithmetic reads it
         body.append([ranks, f"{rate / 1e9:.2f}", "not reported" if share is None else f"{100 * s:.0f} %",
                      f"{rate / s / 1e9:.2f}", f"{rate / s**2 / 1e9:.2f}"])
     body.append([f"{ranks4} over {ranks2}", *(f"{explain._normalised(rate2, rate4, share2, share4, p):.2f}"

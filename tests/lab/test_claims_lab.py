@@ -145,7 +145,9 @@ def test_alpha_is_called_a_time_slice_only_when_it_is_one():
 def test_halving_doubling_is_called_slower_only_when_measured_slower():
     assert explain.pair_phrase(0.95).startswith("faster")
     assert explain.pair_phrase(1.1, 0.9, 1.3).startswith("about as fast as the ring: the ratio varies over the sizes")
-    assert explain.pair_phrase(0.9, 0.8, 1.05).startswith("about as fast")      # faster only beyond the spread
+    assert explain.pair_phrase(0.9, 0.8, 1.05).startswith("faster at the median")  # not at every size: the spread
+    assert "cannot tell that it is faster at every size" in explain.pair_phrase(0.9, 0.8, 1.05)
+    assert explain.pair_phrase(0.97, 0.8, 1.05).startswith("about as fast")     # a median within 5 % of 1
     assert explain.pair_phrase(1.15).startswith("somewhat slower")
     assert explain.pair_phrase(1.5).startswith("somewhat slower")
     assert explain.pair_phrase(4.0).startswith("much slower")

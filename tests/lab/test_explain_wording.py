@@ -275,3 +275,70 @@ def test_the_pooled_alpha_is_called_outside_only_where_the_printed_values_show_i
     assert "one side" not in explain.alpha_quote(3.46e-3, [3.54e-3, 3.9e-3], show=True)     # 3.5 ms and 3.5 ms
     assert explain.regimes_takeaway(True, machine=0, cuts=1).endswith("(here the one cut is not).")
     assert explain.regimes_takeaway(True, machine=1, cuts=1).endswith("(here the one cut is).")
+
+
+# Constructed clocks for a step between 16 and 32 MiB: the copy control's wall rate falls 3.8 times (time slicing
+# under load), all-reduce's step is 1.7 times per byte.
+STEP, SIZES_STEP, WALL = (2**24, 2**25, 1.7), [2**24, 2**25], [11.9e9, 3.1e9]
+
+
+def test_the_copy_cpu_clock_rules_out_the_cache_and_the_collectives_clock_rules_out_slicing():
+    flat = [12e9, 11e9]     # per CPU second the copy did not get dearer
+    for faults, cause in (((0.0001, 0.5), "allocation"), ((0.05, 0.06), "unknown"), (None, "untested allocation")):
+        assert explain.step_cause(STEP, SIZES_STEP, WALL, cpu_rates=flat, clock=(1.5, 1.8), faults=faults) == cause
+        text = explain.cache_phrase(STEP, SIZES_STEP, WALL, op="all-reduce", core_share=0.27, short=True,
+                                    cpu_rates=flat, clock=(1.5, 1.8), faults=faults)
+        assert "not the cache" in text and "nor time slicing" in text and "1.8 times" in text
+        assert "time slicing, not the cache, may be" not in text     # the wall-clock-only reading is gone
+        assert ("coincides with allocation" in text) == (cause == "allocation")
+        assert ("jumped across the step" in text) == (cause == "allocation")      # short: the table gives the shares
+        long = explain.cache_phrase(STEP, SIZES_STEP, WALL, op="all-reduce", cpu_rates=flat, clock=(1.5, 1.8),
+                                    faults=faults)
+        assert ("at 32 MiB" in long.split("nor time slicing")[1]) == (faults is not None)
+        assert ("does not identify" in text) == (cause == "unknown")
+        assert ("candidate this run does not test" in text) == (cause == "untested allocation")
+    # The copy got dearer on its CPU clock too: the cache can explain the step, whatever the pages did.
+    dearer = [12e9, 5e9]
+    assert explain.step_cause(STEP, SIZES_STEP, WALL, cpu_rates=dearer, clock=(1.5, 1.8), faults=(0.0, 0.5)) == "cache"
+    assert "can explain the step" in explain.cache_phrase(STEP, SIZES_STEP, WALL, cpu_rates=dearer, clock=(1.5, 1.8))
+    # The collective's own CPU clock shows no step: waits for the cores, time slicing.
+    assert explain.step_cause(STEP, SIZES_STEP, WALL, cpu_rates=flat, clock=(3.8, 1.0)) == "slicing"
+    assert "time slicing, can explain it" in explain.cache_phrase(STEP, SIZES_STEP, WALL, cpu_rates=flat,
+                                                                   clock=(3.8, 1.0))
+    # Without the CPU rates the wall clock alone decides, as before.
+    assert explain.step_cause(STEP, SIZES_STEP, WALL, [11e9, 2.8e9], [12.5e9, 3.2e9]) == "cache"
+
+
+def test_what_limited_the_run_names_the_step_cause_the_clocks_leave():
+    args = (0.57e9, 2.92e9, "unclear", 0.27, 2e-6, 4e-3, 4e-6, True)
+    alloc = explain.limits_sentence(*args, alpha_known=False, cause="allocation", step_from=2**25)
+    assert "allocation" in alloc and "from 32 MiB up" in alloc and "cache" not in alloc
+    unknown = explain.limits_sentence(*args, alpha_known=False, cause="untested allocation", step_from=2**25)
+    assert "does not identify" in unknown and "allocation is a candidate it does not test" in unknown
+    assert "cache" in explain.limits_sentence(*args, alpha_known=False, cause="cache")
+    assert "allocation" not in explain.limits_sentence(*args, alpha_known=False, cause="slicing")
+
+
+def test_fault_fractions_read_the_pages_per_call_of_the_kept_sweep():
+    def row(nb, f):
+        return {"op": "all_reduce", "nbytes": nb, "samples_s": [1.0, 1.0, 2.0, 2.0], "sweep": [0, 0, 1, 1], "faults": f}
+
+    doc = {"page_bytes": 4096, "results": [row(2**24, [205, 205, 4000, 4000]), row(2**25, [4097, 4097, 0, 0])]}
+    (lo, hi), = runner.fault_fractions(doc, "all_reduce", [1.5 * 2**24])
+    assert lo == pytest.approx(205 * 4096 / 2**24) and hi == pytest.approx(4097 * 4096 / 2**25)
+    assert runner.fault_fractions(doc, "all_reduce", [2**26]) == [None]
+    bare = {"results": [{k: v for k, v in r.items() if k != "faults"} for r in doc["results"]]}
+    assert runner.fault_fractions(bare, "all_reduce", [1.5 * 2**24]) == [None]
+
+
+def test_the_takeaway_names_what_closes_the_gap_and_the_step_scope_the_larger_jump():
+    assert explain.rate_cause_note(0.57e9, 2.92e9, 0.27) == " (which the load alone can explain)"
+    assert explain.rate_cause_note(0.5e9, 3.05e9) == ""          # nothing tested closes it: no bracket
+    assert "512 KiB and 1 MiB" in explain.step_scope((2**24, 2**25, 1.7), (2**19, 2**20, 3.6), 2**20)
+    assert explain.step_scope((2**24, 2**25, 1.7), (2**24, 2**25, 1.7), 2**20) == ""
+
+
+def test_the_ranks_table_and_the_prose_read_the_share_alike():
+    # 0.2675 printed as 27 %: both divide by 0.27, so 1/s**2 is 13.7 in both places, not 14.0 in one.
+    assert explain._normalised(1e9, 1e9, 0.2675, 1.0) == pytest.approx(0.27**2)
+    assert explain.load_bound(round(0.2675, 2)) == pytest.approx(1 / explain._normalised(1e9, 1e9, 0.2675, 1.0))

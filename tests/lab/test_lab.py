@@ -135,6 +135,13 @@ def test_every_call_records_cpu_time_beside_wall_time():
     assert all(c >= 0.8 * w for c, w in zip(cpu_rates, wall_rates))
     with pytest.raises(ValueError, match="CPU times"):
         runner.copy_cpu_control({"results": [{k: v for k, v in r.items() if k != "cpu_s"} for r in rows]})
+    # Every call's fresh pages are counted too (a whole number per call), and the page size with them.
+    assert doc["page_bytes"] and doc["page_bytes"] >= 4096
+    for r in doc["results"]:
+        assert len(r["faults"]) == r["repeats"] and all(isinstance(f, int) and f >= 0 for f in r["faults"])
+    # The copy control copies into buffers made before the timed calls: it maps no fresh pages in the median call.
+    assert all(sorted(r["faults"])[len(r["faults"]) // 2] == 0 for r in rows)
+    assert all(f is not None for f in runner.fault_fractions(doc, "broadcast", [2**21]))
 
 
 LEARNERS = {
