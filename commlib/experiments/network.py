@@ -765,6 +765,35 @@ def tree_placements(n: int = 8) -> list[tuple]:
     return out
 
 
+#: The host counts the chapter maps the flat ring and the hierarchical all-reduce on (4 hosts is an exercise's; a
+#: flat ring through 64 hosts of 8 GPUs takes minutes to map, since each of its 2(n-1) steps shares out n flows).
+HIER_HOSTS = (2, 8, 16, 32)
+
+
+def hierarchy_trend(hosts: tuple[int, ...] = HIER_HOSTS, per_host: int = 8, nbytes: int = 64 * 2**20,
+                    network: str = "eth_100g") -> dict[int, dict[str, float]]:
+    """The flat ring and the hierarchical all-reduce (:func:`topology.hierarchy_runs`) on each number of hosts:
+    ``{hosts: {"flat": s, "hierarchical": s, "gain": flat / hierarchical, "bytes": flat's bytes through host 0's
+    card over the hierarchical one's}}``, start-ups included; computed once per version of the code
+    (:func:`claims.cached`).
+
+    >>> t = hierarchy_trend((2,), per_host=2, nbytes=2**20)
+    >>> t[2]["bytes"], t[2]["gain"] > 1
+    (1.5, True)
+    """
+    def compute():
+        out = []
+        for h in hosts:
+            r = topology.hierarchy_runs(h, per_host, nbytes, network)
+            out += [r["ring"].time, r["hierarchical"].time,
+                    r["ring"].load("h0.nic", "net") / r["hierarchical"].load("h0.nic", "net")]
+        return out
+    name = f"ch06-hierarchy-{'-'.join(map(str, hosts))}-{per_host}-{nbytes}-{network}"
+    v = claims.cached(name, compute)
+    return {h: {"flat": v[3 * i], "hierarchical": v[3 * i + 1], "gain": v[3 * i] / v[3 * i + 1], "bytes": v[3 * i + 2]}
+            for i, h in enumerate(hosts)}
+
+
 TREE_LINK = "eth_10g"
 TREE_SIZE = 8 * 10**6
 

@@ -41,6 +41,7 @@ __all__ = [
     "ring_check_table",
     "sharing_table",
     "hierarchy_table",
+    "hierarchy_trend_table",
     "grid_facts_table",
     "ring_claims_table",
     "leaf_order_setting",
@@ -305,6 +306,19 @@ def hierarchy_table(runs: Mapping):
                                   f"{runs['per_host']} GPUs, {hardware.link(runs['network']).name}")
 
 
+def hierarchy_trend_table(trend: Mapping[int, Mapping[str, float]], per_host: int = 8, nbytes: int = 64 * 2**20,
+                          network: str = "eth_100g"):
+    """Flat ring against hierarchical all-reduce over the number of hosts
+    (:func:`commlib.experiments.network.hierarchy_trend` run with the same ``per_host``, ``nbytes`` and ``network``)."""
+    rows = [[hosts, hosts * per_host, format_time(r["flat"]), format_time(r["hierarchical"]), f"{r['gain']:.2f}",
+             f"{r['bytes']:.3f}"] for hosts, r in sorted(trend.items())]
+    return markdown_table(["hosts", "GPUs", "flat ring", "hierarchical", "time gain",
+                           "bytes through host 0's card, flat / hierarchical"], rows,
+                          caption=f"Flat ring against hierarchical all-reduce as hosts are added: "
+                                  f"{format_size(nbytes, binary=True)} per GPU, {per_host} GPUs per host, "
+                                  f"{hardware.link(network).name}, start-ups included")
+
+
 def grid_facts_table(rows: Sequence[Mapping]):
     """:func:`commlib.experiments.network.grid_facts`'s rows: what a mesh and a torus of the same size differ in."""
     body = [[r["grid"], r["nodes"], r["links"], r["diameter"], r["bisection"], "yes" if r["closed_ring"] else "no",
@@ -392,8 +406,8 @@ def example_lists_table():
     for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
         rows.append([h, f"{a:.10g}", f"{e:.10g}", f"{a / e:.2f}"])
     return markdown_table(["host", "intra (MB/s, as printed)", "inter (MB/s, as printed)", "intra / inter"], rows,
-                          caption="Note 000's eight hosts, an illustrative cluster: rates achieved under load, "
-                                  "far below the links' capacities, one entry per host")
+                          caption="Note 000's eight hosts, an illustrative cluster, one entry per host; read here, an "
+                                  "inference, as rates achieved, not link capacities")
 
 
 def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: float = 7.0, height: float = 3.4):

@@ -111,6 +111,17 @@ def test_hierarchy_table_names_the_nic_as_bottleneck():
     assert text.count("h0.nic -> net") == 2
 
 
+def test_hierarchy_trend_table_has_one_row_per_host_count_and_its_gain():
+    from commlib.experiments import network as network_runs
+    trend = network_runs.hierarchy_trend((4, 2), per_host=2, nbytes=2**20)
+    runs = topology.hierarchy_runs(hosts=2, per_host=2, nbytes=2**20)
+    text = tview.hierarchy_trend_table(trend, per_host=2, nbytes=2**20).data
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [int(r.split("|")[1]) for r in rows] == [2, 4]       # sorted by hosts
+    assert float(rows[0].split("|")[5]) == round(runs["ring"].time / runs["hierarchical"].time, 2)
+    assert float(rows[1].split("|")[6]) == round(7 / 4 / (3 / 2), 3)   # 2(n-1)/n over 2(h-1)/h, n = 8, h = 4
+
+
 def test_tables_list_every_claim_and_host():
     # header and separator rows, then one row each
     assert tview.claims_table().data.count("\n| ") == len(placement.link_claims()) + 2
