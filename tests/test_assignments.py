@@ -212,6 +212,18 @@ def test_every_graded_notebook_gives_what_its_exercises_refer_to():
     assert not missing, missing
 
 
+def test_a_shown_sentence_of_the_chapter_is_copied_as_its_paragraph():
+    """Chapter 7's tree exercise reads the chooser's tables and the sentence that converts a tree's bus bandwidth
+    ("a tree's is halved"), which no table says: the notebook copies that paragraph, not the cell's tables again."""
+    nb = assignments.master_notebook(_chapter("07_todays_collectives"))
+    label = "ex-today-tree"
+    text = next(t for (t, _), ex in zip(_sections(nb), assignments.chapter_exercises(_chapter("07_todays_collectives")))
+                if ex["label"] == label)
+    shown = text.split(f"{assignments.SHOWN} (as the book shows it):", 1)[1].split("**Why trees", 1)[0]
+    assert "converts bus bandwidth to algorithm bandwidth" in shown and "is halved" in " ".join(shown.split())
+    assert shown.count("| algorithm | protocol |") == 1 and shown.count("| machine |") == 1
+
+
 def test_each_exercise_means_runs_after_its_chapters_setup():
     """The code a notebook gives for an exercise runs, with nothing but the chapter's setup cell before it."""
     import contextlib

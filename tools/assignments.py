@@ -541,11 +541,15 @@ _NAMED = re.compile(r"\bthe (?P<name>[a-z]+) (?P<kind>table|figure)\b", re.I)
 _MD_TABLE = re.compile(r"(?:^\|[^\n]*\n?)+", re.M)
 
 
-def _shown(cell) -> str:
+def _shown(cell, pick: str = "") -> str:
     """What a chapter's cell shows, as Markdown: a code cell's stored output (a table in Markdown or HTML, a figure
-    as an image with its caption), or a Markdown cell's tables."""
+    as an image with its caption), or a Markdown cell's tables; where ``pick`` is a Markdown cell's text outside its
+    tables, the paragraph that holds it."""
     if cell.cell_type == "markdown":
-        return "\n\n".join(m.group(0).strip() for m in _MD_TABLE.finditer(cell.source))
+        tables = [m.group(0).strip() for m in _MD_TABLE.finditer(cell.source)]
+        if pick and not any(pick in table for table in tables):
+            return next((p.strip() for p in re.split(r"\n\s*\n", cell.source) if pick in p), "")
+        return "\n\n".join(tables)
     parts = []
     figure = cell.metadata.get("mystnb", {})
     for out in cell.get("outputs", []):
@@ -574,7 +578,7 @@ def shown_cells(nb, ex: dict, chapter: str) -> list[str]:
     for pick in dict.fromkeys(picks):
         cells = [c for c in nb.cells if c.cell_type == "code" and pick in c.source and c.get("outputs")]
         cells = cells or [c for c in nb.cells if pick not in named and c.cell_type == "markdown" and pick in c.source]
-        shown = _shown(cells[0]) if cells else ""
+        shown = _shown(cells[0], pick) if cells else ""
         if not shown and pick not in named:
             raise ValueError(f"{ex['label']}: no cell of the chapter shows {pick!r} (re-store its outputs?)")
         if shown:
