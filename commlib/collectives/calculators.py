@@ -349,7 +349,7 @@ def least_bytes(op: str, n: int, algorithm: str | None = None) -> int:
     """The smallest buffer M the primitive calculator takes for ``op`` on ``n`` ranks: n bytes where M is cut into
     n blocks or pieces (one byte for each), else 0 (see :func:`check_whole_blocks`).
 
-    >>> least_bytes("all_gather", 8), least_bytes("broadcast", 8, "binomial_tree"), least_bytes("all_gather", 1)
+    >>> least_bytes("all_gather", 8), least_bytes("broadcast", 8, "tree"), least_bytes("all_gather", 1)
     (8, 0, 0)
     """
     if n < 2:
