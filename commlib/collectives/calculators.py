@@ -20,7 +20,8 @@ from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_alg
 
 __all__ = ["bandwidth_conversion_results", "cluster_results", "cluster_choices", "PRIMITIVE_ALGORITHMS",
            "PRIMITIVE_OPS", "primitive_results", "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY",
-           "TARGET_ENTRY", "SIGNIFICANT", "cards_unused", "INSIDE_UNUSED", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
+           "TARGET_ENTRY", "SIGNIFICANT", "cards_unused",
+           "INSIDE_UNUSED", "least_bytes", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
            "check_whole_blocks", "pipelined_master", "BEST_FORMS", "PRIMITIVE_LINKS", "POWER_OF_TWO_FORMS",
            "check_switched", "check_inside", "check_between", "NETWORK"]
 
