@@ -83,6 +83,10 @@ _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min":
 _AMBIGUOUS_K = re.compile(r"^K(?!i)(B|b|bit|byte|bytes)?(/s|ps)?$")
 
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d[\d_]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
+#: Spaces that some write between groups of three digits ("1 000 GB/s", with a thin space in typeset text), by name.
+_GROUP_SPACES = {" ": "a space", "\u00a0": "a no-break space", "\u2009": "a thin space",
+                 "\u202f": "a narrow no-break space"}
+_GROUPED = re.compile(r"^\s*([-+]?\d{1,3}(?:[ \u00a0\u2009\u202f]\d{3})+(?:\.\d*)?)\s*[A-Za-zµ/]*\s*$")
 
 
 def _check_real(name: str, value: float) -> float:
@@ -322,6 +326,13 @@ def _split(text: str, what: str) -> tuple[float, str]:
         raise ValueError(f"cannot read {what} {text!r}: a comma is ambiguous (decimal mark or thousands?); "
                          "write 1.5 or 1500")
     match = _NUMBER.match(text)
+    grouped = None if match else _GROUPED.match(text)
+    if grouped:   # "1 000 GB/s": a thousands separator, which is read nowhere (1,000 is refused too)
+        number = grouped.group(1)
+        separator = next(c for c in number if c in _GROUP_SPACES)
+        joined = "".join(c for c in number if c not in _GROUP_SPACES) + text.strip()[len(number):]
+        raise ValueError(f"cannot read {what} {text.strip()!r}: {_GROUP_SPACES[separator]} between digits is not read "
+                         f"as a thousands separator; write {joined}")
     if not match:
         example = {"size": "64 MiB", "rate": "25 Gb/s"}.get(what, "2 ms")
         raise ValueError(f"cannot read {what} {text!r}: expected a number then a unit, e.g. '{example}'")

@@ -212,6 +212,18 @@ def test_every_graded_notebook_gives_what_its_exercises_refer_to():
     assert not missing, missing
 
 
+def test_a_shown_sentence_of_the_chapter_is_copied_as_its_paragraph():
+    """Chapter 7's tree exercise reads the chooser's tables and the sentence that converts a tree's bus bandwidth
+    ("a tree's is halved"), which no table says: the notebook copies that paragraph, not the cell's tables again."""
+    nb = assignments.master_notebook(_chapter("07_todays_collectives"))
+    label = "ex-today-tree"
+    text = next(t for (t, _), ex in zip(_sections(nb), assignments.chapter_exercises(_chapter("07_todays_collectives")))
+                if ex["label"] == label)
+    shown = text.split(f"{assignments.SHOWN} (as the book shows it):", 1)[1].split("**Why trees", 1)[0]
+    assert "converts bus bandwidth to algorithm bandwidth" in shown and "is halved" in " ".join(shown.split())
+    assert shown.count("| algorithm | protocol |") == 1 and shown.count("| machine |") == 1
+
+
 def test_each_exercise_means_runs_after_its_chapters_setup():
     """The code a notebook gives for an exercise runs, with nothing but the chapter's setup cell before it."""
     import contextlib
@@ -276,6 +288,64 @@ def test_a_part_is_lettered_only_where_its_exercise_has_several():
     tree = next(text for text, _ in _sections(assignments.master_notebook(_chapter("01_reduce_and_primitives")))
                 if "**(b) Free response" in text)
     assert "**(a) `ch01.tree_steps`" in tree       # its number, then its derivation
+
+
+#: A collected answer's heading: its letters, then its self-check id or its free response's name.
+_HEADING = re.compile(r"^\*\*(?:\((?P<letters>[a-h](?:, [a-h])*)\) )?(?:`(?P<qid>ch\d\d\.\w+)`|Free response `(?P<name>\w+)`)",
+                      re.M)
+
+
+def test_each_answer_carries_the_letter_of_the_part_of_its_exercise_that_it_answers():
+    """Where an exercise letters its own parts ("(a) Derive ... (b) Compute ..."), each collected answer carries the
+    letter of the part it answers: a number that of the solution's part ("(b) ..." opening a line) under which the
+    book calls its self-check; the free response the parts no number answers. Elsewhere answers are lettered (a),
+    (b), ... where there are several. Every chapter."""
+    seen_lettered = 0
+    for path in teachers.chapters():
+        found = assignments.chapter_exercises(path)
+        if not found:
+            continue
+        nb = assignments.master_notebook(path)
+        for (text, _), ex in zip(_sections(nb), found, strict=True):
+            heads = [(m.group("letters") or "", m.group("qid") or m.group("name")) for m in _HEADING.finditer(text)]
+            code = assignments._loader().code_of(ex["label"], f"ch{path.stem[:2]}")
+            assert len(heads) == len(ex["checks"]) + assignments.asks_reasoning(ex) + bool(code), ex["label"]
+            parts = list(dict.fromkeys(re.findall(r"(?<![\w$])\(([a-h])\)\s", ex["text"])))
+            if not parts:
+                want = [chr(ord("a") + i) for i in range(len(heads))] if len(heads) > 1 else [""]
+                assert [letters for letters, _ in heads] == want, ex["label"]
+                continue
+            seen_lettered += 1
+            assert parts == list("abcdefgh"[:len(parts)]), (ex["label"], parts)
+            for letters, key in heads:
+                assert set(letters.split(", ")) <= set(parts) | {""}, (ex["label"], key, letters)
+                if key in ex["checks"]:
+                    at = ex["solution"].index(f'check("{key}"')
+                    opened = re.findall(r"^\(([a-h])\) ", ex["solution"][:at], re.M)
+                    assert opened and letters == opened[-1], (ex["label"], key, letters, opened)
+            taken = {letter for letters, _ in heads for letter in letters.split(", ") if letter}
+            assert taken == set(parts) or (len(heads) == 1 and not heads[0][0]), (ex["label"], taken, parts)
+            assert [letters for letters, _ in heads] == sorted(letters for letters, _ in heads), ex["label"]
+    assert seen_lettered >= 4
+    chapter7 = {ex["label"]: text for (text, _), ex in zip(
+        _sections(assignments.master_notebook(_chapter("07_todays_collectives"))),
+        assignments.chapter_exercises(_chapter("07_todays_collectives")))}
+    for label, qid in (("ex-today-compress-pays", "compress_budget_ms"), ("ex-today-topk-n", "topk_crossover_n"),
+                       ("ex-today-tree", "tree_ring_mb"), ("ex-today-break-even", "break_even_tokens")):
+        text = chapter7[label]
+        free, number = f"**(a) Free response `{assignments.manual_name(label)}`", f"**(b) `ch07.{qid}`"
+        assert free in text and number in text and text.index(free) < text.index(number), label
+
+
+def test_an_exercise_that_letters_its_parts_must_say_in_its_solution_which_part_a_number_answers():
+    ex = {"label": "ex-x", "text": "(a) Derive it. (b) Compute it.", "checks": ["ch02.ring_bytes_gb"],
+          "solution": "Both: the number is 1.75."}
+    with pytest.raises(ValueError, match="which part ch02.ring_bytes_gb answers"):
+        assignments.answer_letters(ex)
+    ex["solution"] = '(a) So.\n\n(b) As in (a), check("ch02.ring_bytes_gb", 1.75)'
+    assert assignments.answer_letters(ex) == {"ch02.ring_bytes_gb": "b", "ex_x": "a"}
+    ex["text"] = "Derive it, then compute it."     # no parts of its own: lettered in order
+    assert assignments.answer_letters(ex) == {"ch02.ring_bytes_gb": "a", "ex_x": "b"}
 
 
 def test_the_own_numbers_test_is_hidden_unless_asked_public():

@@ -8,7 +8,7 @@ import pytest
 
 import commlib.questions
 from commlib import check as checkmod
-from commlib.check import check, expected, questions
+from commlib.check import check, draw, expected, questions
 
 
 def test_right_and_wrong():
@@ -310,6 +310,33 @@ def test_the_bytes_ratio_alone_is_not_the_hierarchical_speedup():
     result = check("ch02.hier_speedup", bytes_only)
     assert not result.correct and "bytes ratio" in result.message and "start-ups count too" in result.message
     assert check("ch02.hier_speedup", round(right, 2)).correct
+
+
+def test_the_slips_the_notebooks_invite_get_their_own_hints():
+    """Each computed here, from the exercise's numbers, the way the slip makes it."""
+    from commlib import hardware
+    from commlib.collectives import compare
+    from commlib.today import algorithm_choice as tuning
+
+    # ch02: NVLink 2.0 at the 300 GB/s it is sold as (both directions) instead of 150 GB/s a direction
+    nvlink, eth = hardware.link("nvlink2"), hardware.link("eth_25g")
+    nbytes = hardware.gradient_bytes("resnet50", "fp16")
+    times = [compare.allreduce_seconds(alg, nbytes, 32, 300e9, nvlink.latency, hosts=4, inter_bandwidth=eth.bandwidth,
+                                       inter_latency=eth.latency, nics_per_host=k, links_per_rank=1)
+             for alg, k in (("ring", None), ("hierarchical", 1))]
+    sold = times[0] / times[1]
+    assert abs(sold / expected("ch02.hier_speedup") - 1) > 0.003          # outside the tolerance
+    assert "adds both directions" in check("ch02.hier_speedup", round(sold, 3)).message
+    # ch07: the tree's bus bandwidth converted as a ring's, x n/(2(n-1)), not halved
+    mach = tuning.machine("one_gpu_per_node")
+    ring, tree = (tuning.predict("all_reduce", a, "Simple", 0.0, mach) for a in ("ring", "tree"))
+    n = mach.ranks
+    as_ring = (ring.latency - tree.latency) / (1 / (2 * tree.algbw * n / (2 * (n - 1))) - 1 / ring.algbw) / 1e6
+    assert "NCCL halves a tree's" in check("ch07.tree_ring_mb", round(as_ring, 1)).message
+    # ch08: alpha / beta, the 1/n dropped, on the exercise's numbers and on a student's own
+    assert "That is alpha / beta" in check("ch08.balance_kb", 10e-6 * 2e9 / 1e3).message
+    own = draw("ch08.balance_kb", "s2024-0117")
+    assert "That is alpha / beta" in check("ch08.balance_kb", own["alpha_us"] * 1e-6 * 2e9 / 1e3, **own).message
 
 
 def test_a_ratio_that_barely_depends_on_the_count_gets_no_rounded_count_hint():

@@ -75,6 +75,8 @@ def test_the_page_says_what_the_tools_do():
 
 
 def test_each_assignment_says_how_many_of_its_points_are_graded_automatically_and_how_many_by_hand():
+    """Every chapter's total on the page, and its split, are those of the questions its generated notebook collects
+    (numbers, free responses and code alike)."""
     import re
 
     sys.path.insert(0, str(ROOT / "tools"))
@@ -82,11 +84,33 @@ def test_each_assignment_says_how_many_of_its_points_are_graded_automatically_an
 
     page = teachers.TARGET.read_text(encoding="utf-8")
     headings = re.findall(r"^### Assignment \{doc\}`(\w+)` \((\d+) points: (.*)\)$", page, re.M)
-    assert len(headings) >= 8
+    with_exercises = [p.stem for p in teachers.chapters() if teachers.exercises(p)]
+    assert [stem for stem, _, _ in headings] == with_exercises
     for stem, total, split in headings:
-        found = assignments.chapter_exercises(ROOT / "chapters" / f"{stem}.ipynb")
-        automatic = sum(assignments.question_points(q) for ex in found for q in ex["checks"])
-        by_hand = assignments.MANUAL_POINTS * sum(assignments.asks_reasoning(ex) for ex in found)
-        assert int(total) == automatic + by_hand, stem
+        nb = assignments.master_notebook(ROOT / "chapters" / f"{stem}.ipynb")
+        questions = [(int(re.search(r"^points: (\d+)$", c.source, re.M).group(1)), "manual: true" in c.source)
+                     for c in nb.cells if c.cell_type == "markdown" and "# BEGIN QUESTION" in c.source]
+        automatic = sum(points for points, manual in questions if not manual)
+        by_hand = sum(points for points, manual in questions if manual)
+        assert int(total) == automatic + by_hand, (stem, total, automatic, by_hand)
         if automatic and by_hand:
             assert split == f"{automatic} graded automatically, {by_hand} by hand", stem
+        section = page.split(f"### Assignment {{doc}}`{stem}`", 1)[1].split("\n### ", 1)[0]
+        rows = re.findall(r"^\| `\w+` [^|]*\| (\d+) \|", section, re.M)
+        assert sum(map(int, rows)) == int(total) and len(rows) == len(questions), stem
+
+
+def test_the_page_counts_chapter_8s_ring_collected_as_code():
+    page = teachers.TARGET.read_text(encoding="utf-8")
+    section = page.split("### Assignment {doc}`08_mpi_lab`", 1)[1].split("\n### ", 1)[0]
+    assert "`ring_allreduce_code` ({ref}`ex-lab-ring`, code)" in section
+
+
+def test_help_prints_the_usage_and_writes_nothing():
+    import subprocess
+
+    before = teachers.TARGET.stat().st_mtime_ns
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "teachers.py"), "--help"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0 and "--check" in done.stdout and "wrote" not in done.stdout
+    assert teachers.TARGET.stat().st_mtime_ns == before

@@ -1,6 +1,7 @@
 """commlib.units: parsing and formatting sizes, rates and times."""
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -40,6 +41,22 @@ def test_a_comma_is_refused_not_guessed(text):
     """1,5 is one and a half in much of Europe: a comma could be a decimal mark or a thousands separator."""
     with pytest.raises(ValueError, match="comma is ambiguous"):
         units.parse_rate(text)
+
+
+@pytest.mark.parametrize("text, separator, joined", [
+    ("1 000 GB/s", "a space", "1000 GB/s"), ("1\u2009000 GB/s", "a thin space", "1000 GB/s"),
+    ("1\u202f000.5 MB/s", "a narrow no-break space", "1000.5 MB/s"), ("10\u00a0000 B/s", "a no-break space", "10000 B/s"),
+])
+def test_a_space_between_groups_of_digits_is_refused_and_named(text, separator, joined):
+    """"1 000 GB/s" (a space or a thin space as thousands separator) is refused with a message naming the separator and
+    the number written without it, in every box that reads a size or a rate."""
+    with pytest.raises(ValueError, match=f"^cannot read rate .*: {separator} between digits is not read as a thousands "
+                                         f"separator; write {re.escape(joined)}$"):
+        units.parse_rate(text)
+    with pytest.raises(ValueError, match=f"^buffer M: cannot read .*: {separator} between digits"):
+        units.size_entry("buffer M").read(text.replace("/s", ""))
+    with pytest.raises(ValueError, match="expected a number then a unit"):
+        units.parse_rate("1 00 GB/s")                 # not groups of three: no separator to name
 
 
 def test_bits_and_bytes_differ_by_eight():

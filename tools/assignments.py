@@ -45,7 +45,10 @@ under its text, free responses included. Code an exercise asks the student to wr
 collected beside the book's reference solution as the rubric. An exercise that reads the student's own
 run of the chapter's lab (``commlib.check.exercise_needs_run``) says, under its text, to run the
 chapter's lab first and answer with that run's numbers. Each question's
-heading gives its points. The free responses are collected for grading by
+heading gives its points, and, where an exercise has several answers, the
+letter of its part: the exercise's own "(b)" where its text letters its parts
+(a number the part under which the book's solution calls its self-check),
+(a), (b), ... in order elsewhere. The free responses are collected for grading by
 hand with ``tools/free_responses.py``; the autograder's environment runs the
 Python this command runs with (the book's).
 """
@@ -314,8 +317,73 @@ def points_text(points: int) -> str:
 
 
 def _part(letter: str) -> str:
-    """The bold opening of a part: "(b) " where an exercise has several parts, nothing where it has one."""
-    return f"({letter}) " if letter else ""
+    """The bold opening of a part: "(b) " where an exercise has several parts, nothing where it has one;
+    "(a, c) " for an answer to several of an exercise's own parts."""
+    return f"({', '.join(letter)}) " if letter else ""
+
+
+#: A part an exercise letters itself, "(a) ..." (not a formula's "$f(a)$", nor a back-reference such as "(a),").
+_PART = re.compile(r"(?<![\w$\\])\((?P<letter>[a-h])\)(?=\s)")
+
+
+def exercise_parts(text: str) -> dict[str, str]:
+    """The parts an exercise's text letters itself, letter -> its text (from its first "(a)" to the next part's);
+    empty where it letters none. The letters run from "a" in order; a later "(a)" refers back to a part.
+
+    >>> exercise_parts("Intro. (a) Derive it. (b) Compute it; does (a) hold?")
+    {'a': '(a) Derive it. ', 'b': '(b) Compute it; does (a) hold?'}
+    >>> exercise_parts("Compute $f(a) = 2$.")
+    {}
+    """
+    starts: dict[str, int] = {}
+    for m in _PART.finditer(text):
+        letter = m.group("letter")
+        if letter not in starts and letter == "abcdefgh"[len(starts)]:
+            starts[letter] = m.start()
+    bounds = list(starts.values()) + [len(text)]
+    return {letter: text[bounds[i]:bounds[i + 1]] for i, letter in enumerate(starts)}
+
+
+def solution_part(solution: str, needle: str) -> str:
+    """The part of the book's solution in which ``needle`` (a self-check's call, a reference's name) first stands:
+    the furthest part the solution has opened, "(b) ...", before it; empty where it opens none before it or
+    ``needle`` is not in it.
+
+    >>> solution_part('(a) So. (b) Then, as in (a), this: check("ch07.x", 1)', 'check("ch07.x"')
+    'b'
+    """
+    at = solution.find(needle)
+    if at < 0:
+        return ""
+    return max((m.group("letter") for m in _PART.finditer(solution[:at])), default="")
+
+
+def answer_letters(ex: dict, code: tuple[str, str, str] | None = None) -> dict[str, str]:
+    """The part letter(s) of each answer an exercise collects, keyed by its code answer's name, its self-check ids
+    and, where it asks for reasoning, ``manual_name(label)``: in order, "" where it has one answer only.
+
+    Where the exercise letters its own parts, each answer carries the letter of the part it answers: a number (or
+    code) the part of the book's solution in which its self-check is called (or its reference named); the free
+    response the parts no number answers and those that ask for reasoning (all of them: no letter). Elsewhere the
+    answers are lettered (a), (b), ... in the order they come: code, numbers, free response. ValueError where the
+    exercise letters its parts and the solution does not tell which part a number answers.
+    """
+    keys = ([code[0]] if code else []) + list(ex["checks"]) + ([manual_name(ex["label"])] if asks_reasoning(ex) else [])
+    parts = exercise_parts(ex["text"])
+    if not parts:
+        return dict(zip(keys, "abcdefghij" if len(keys) > 1 else [""] * len(keys)))
+    letters: dict[str, str] = {}
+    for key in keys[:len(keys) - asks_reasoning(ex)]:
+        needle = f'check("{key}"' if key in ex["checks"] else code[2].rsplit(":", 1)[1].rsplit(".", 1)[-1] + "("
+        letter = solution_part(ex.get("solution", ""), needle)
+        if letter not in parts:
+            raise ValueError(f"{ex['label']}: its text letters its parts ({', '.join(parts)}), but its solution does "
+                             f"not tell which part {key} answers (call it under that part's letter)")
+        letters[key] = letter
+    if asks_reasoning(ex):
+        free = "".join(p for p, text in parts.items() if p not in letters.values() or REASONING.search(text))
+        letters[keys[-1]] = "" if free == "".join(parts) and len(keys) == 1 else free or "".join(parts)
+    return letters
 
 
 def _question_cells(qid: str, letter: str, points: tuple[int, int] = (PUBLIC_POINTS, HIDDEN_POINTS),
@@ -473,11 +541,15 @@ _NAMED = re.compile(r"\bthe (?P<name>[a-z]+) (?P<kind>table|figure)\b", re.I)
 _MD_TABLE = re.compile(r"(?:^\|[^\n]*\n?)+", re.M)
 
 
-def _shown(cell) -> str:
+def _shown(cell, pick: str = "") -> str:
     """What a chapter's cell shows, as Markdown: a code cell's stored output (a table in Markdown or HTML, a figure
-    as an image with its caption), or a Markdown cell's tables."""
+    as an image with its caption), or a Markdown cell's tables; where ``pick`` is a Markdown cell's text outside its
+    tables, the paragraph that holds it."""
     if cell.cell_type == "markdown":
-        return "\n\n".join(m.group(0).strip() for m in _MD_TABLE.finditer(cell.source))
+        tables = [m.group(0).strip() for m in _MD_TABLE.finditer(cell.source)]
+        if pick and not any(pick in table for table in tables):
+            return next((p.strip() for p in re.split(r"\n\s*\n", cell.source) if pick in p), "")
+        return "\n\n".join(tables)
     parts = []
     figure = cell.metadata.get("mystnb", {})
     for out in cell.get("outputs", []):
@@ -506,7 +578,7 @@ def shown_cells(nb, ex: dict, chapter: str) -> list[str]:
     for pick in dict.fromkeys(picks):
         cells = [c for c in nb.cells if c.cell_type == "code" and pick in c.source and c.get("outputs")]
         cells = cells or [c for c in nb.cells if pick not in named and c.cell_type == "markdown" and pick in c.source]
-        shown = _shown(cells[0]) if cells else ""
+        shown = _shown(cells[0], pick) if cells else ""
         if not shown and pick not in named:
             raise ValueError(f"{ex['label']}: no cell of the chapter shows {pick!r} (re-store its outputs?)")
         if shown:
@@ -568,14 +640,17 @@ def master_notebook(path: Path, runs_on: str = "default", points: tuple[int, int
         cells += _run_cell(ex["label"], f"ch{path.stem[:2]}", int(path.stem[:2]))
         cells += _facts_cell(ex)
         code = _loader().code_of(ex["label"], f"ch{path.stem[:2]}")
-        parts = bool(code) + len(ex["checks"]) + asks_reasoning(ex)
-        letters = "abcdefghij" if parts > 1 else [""] * parts     # "(a)" only where a "(b)" follows
-        if code:                                                   # the code first: the questions ask about it
-            cells += _code_cells(ex, code, letters[0], manual_points)
-        for i, qid in enumerate(ex["checks"]):
-            cells += _question_cells(qid, letters[bool(code) + i], points, public_own)
+        letters = answer_letters(ex, code)       # "(a)" only where a "(b)" follows; the exercise's own where it has
+        answers = []                             # the code first: the questions ask about it
+        if code:
+            answers.append((letters[code[0]], _code_cells(ex, code, letters[code[0]], manual_points)))
+        answers += [(letters[qid], _question_cells(qid, letters[qid], points, public_own)) for qid in ex["checks"]]
         if asks_reasoning(ex):
-            cells += _manual_cells(ex, letters[bool(code) + len(ex["checks"])], manual_points)
+            letter = letters[manual_name(ex["label"])]
+            answers.append((letter, _manual_cells(ex, letter, manual_points)))
+        if exercise_parts(ex["text"]):           # in the order of the exercise's own parts
+            answers.sort(key=lambda answer: answer[0])
+        cells += [cell for _, answer in answers for cell in answer]
     nb = nbformat.v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"}})

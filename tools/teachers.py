@@ -140,7 +140,7 @@ def assignment_tables(paths: list[Path]) -> str:
     """A table per chapter with exercises: each question of its assignment, points, own numbers, hints."""
     from assignments import MANUAL_POINTS, asks_reasoning, chapter_exercises, hints, manual_name, question_name, question_points
 
-    from commlib.check import _load, is_whole
+    from commlib.check import _load, code_of, is_whole
 
     sections = []
     for path in paths:
@@ -148,6 +148,7 @@ def assignment_tables(paths: list[Path]) -> str:
         found = chapter_exercises(path)
         qids = [qid for ex in found for qid in ex["checks"]]
         manual = [ex for ex in found if asks_reasoning(ex)]
+        coded = [(ex, code) for ex in found if (code := code_of(ex["label"], f"ch{stem[:2]}"))]
         if not found:
             continue
         rows = []
@@ -159,12 +160,16 @@ def assignment_tables(paths: list[Path]) -> str:
                    else "exact")
             said = " ".join(f"“{_sentence(h)}”" for h in hints(qid)).replace("|", "/")
             rows.append(f"| `{question_name(qid)}` (`{qid}`) | {question_points(qid)} | {own} | {tol} | {said} |")
+        for ex, (name, _, reference) in coded:
+            rows.append(f"| `{name}` ({{ref}}`{ex['label']}`, code) | {MANUAL_POINTS} | none (the exercise's) | "
+                        f"graded by hand | none: the code is graded by hand, with the book's reference solution "
+                        f"(`{reference.replace(':', '.')}`) as the rubric (step 5 above; not in the student's notebook) |")
         for ex in manual:
             what = "the reasoning beside its number" if ex["checks"] else "the answer"
             rows.append(f"| `{manual_name(ex['label'])}` ({{ref}}`{ex['label']}`, free response) | {MANUAL_POINTS} | "
                         f"none (the exercise's) | graded by hand | none: {what} is graded by hand, with the book's "
                         "solution as the rubric (step 5 above; not in the student's notebook) |")
-        automatic, by_hand = sum(question_points(qid) for qid in qids), MANUAL_POINTS * len(manual)
+        automatic, by_hand = sum(question_points(qid) for qid in qids), MANUAL_POINTS * (len(manual) + len(coded))
         split = (f"{automatic} graded automatically, {by_hand} by hand" if automatic and by_hand
                  else "all graded automatically" if automatic else "all by hand")
         sections.append(f"### Assignment {{doc}}`{stem}` ({automatic + by_hand} points: {split})\n\n"
@@ -179,8 +184,16 @@ def assignment_tables(paths: list[Path]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     epilog=f"Without --check, writes {TARGET.relative_to(ROOT)}.")
+    parser.add_argument("--check", action="store_true",
+                        help=f"write nothing; exit 1 if {TARGET.relative_to(ROOT)} is not what the template and the "
+                             "chapters give")
+    args = parser.parse_args(argv)
     text = render(TEMPLATE.read_text(encoding="utf-8"))
-    if "--check" in argv:
+    if args.check:
         if TARGET.read_text(encoding="utf-8") != text:
             print(f"{TARGET} is out of date: run python tools/teachers.py")
             return 1

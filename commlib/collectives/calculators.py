@@ -13,14 +13,15 @@ import math
 
 from .. import hardware
 from ..step.calculators import NOTHING_TO_SEND, check_domain, check_switched
-from ..units import Entry, check_count, format_percent, format_rate, format_size, format_time, rate_entry, size_entry
+from ..units import SIZE_WORDS, Entry, check_count, format_percent, format_rate, format_size, format_time, rate_entry, size_entry
 from . import algorithms, cost
 from .cluster import NIC_CHOICES, check_hosts, cluster_allreduce
 from .cost import BANDWIDTH_DIRECTIONS, algbw_to_busbw, bus_factor, busbw_to_algbw
 
 __all__ = ["bandwidth_conversion_results", "cluster_results", "cluster_choices", "PRIMITIVE_ALGORITHMS",
            "PRIMITIVE_OPS", "primitive_results", "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY",
-           "TARGET_ENTRY", "SIGNIFICANT", "cards_unused", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
+           "TARGET_ENTRY", "SIGNIFICANT", "cards_unused",
+           "INSIDE_UNUSED", "least_bytes", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
            "check_whole_blocks", "pipelined_master", "BEST_FORMS", "PRIMITIVE_LINKS", "POWER_OF_TWO_FORMS",
            "check_switched", "check_inside", "check_between", "NETWORK"]
 
@@ -92,7 +93,8 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **value
     An algorithm is offered where its record accepts ``n`` (the torus both ways wants a square
     n >= 9) and is timed on these hosts with these cards (:func:`commlib.collectives.cluster.check_hosts`);
     network cards per host up to the host's GPUs g (0 is one per GPU), or the one card an algorithm that
-    drives no more crosses (:func:`cards_unused`: the results say why). Where ``hosts`` does not
+    drives no more crosses (:func:`cards_unused`: the results say why); on hosts of one GPU each, only the
+    link inside that is chosen, which no message crosses (the results say so). Where ``hosts`` does not
     divide ``n`` everything is offered, and the calculator says what is wrong with the hosts.
 
     >>> cluster_choices(16, 2)["algorithm"]
@@ -101,6 +103,8 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **value
     (False, True)
     >>> cluster_choices(8, 4, algorithm="hierarchical")["nics_per_host"], cluster_choices(8, 4, algorithm="ring")["nics_per_host"]
     ((0, 1, 2), (1,))
+    >>> cluster_choices(8, 8, intra_link="nvlink4")["intra_link"]
+    ('nvlink4',)
     """
     every = tuple(algorithms.ALLREDUCE)
     cards = tuple(v for _, v in NIC_CHOICES)
@@ -124,8 +128,15 @@ def cluster_choices(n: int = 16, hosts: int = 2, nics_per_host: int = 0, **value
     algorithm = values.get("algorithm", "ring")
     if algorithm in algorithms.ALLREDUCE and cards_unused(algorithm, n, hosts):   # one value, and results say why
         cards = (1,)
+    if g == 1:                  # one GPU a host: no link inside; the one value it has, and the results say why
+        current = values.get("intra_link")
+        inside = (current,) if current in hardware.LINKS else inside[:1]
     return {"algorithm": tuple(offered), "nics_per_host": tuple(v for v in cards if v <= g),
             "intra_link": inside, "inter_link": between}
+
+
+#: The cluster calculator's row for the link inside a host on hosts of one GPU each.
+INSIDE_UNUSED = "not used: one GPU per host, every message crosses the link between hosts"
 
 
 def cards_unused(algorithm: str, n: int, hosts: int) -> str:
@@ -284,6 +295,7 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
     return {
         "gradient size": _size(r.nbytes),
         "GPUs per host g": f"{n // hosts}",
+        **({"link inside a host": INSIDE_UNUSED} if n == hosts else {}),
         **({"network cards c": f"not used: {unused}"} if unused else {}),
         "time of one all-reduce": _time(r.seconds),
         "algorithm bandwidth (algbw)": _rate(r.algbw, both=False),
@@ -334,6 +346,18 @@ def buffer_meaning(op: str, nbytes: float, n: int) -> str:
     return BUFFER_MEANINGS[op].format(block=_size(block, significant=None))
 
 
+def least_bytes(op: str, n: int, algorithm: str | None = None) -> int:
+    """The smallest buffer M the primitive calculator takes for ``op`` on ``n`` ranks: n bytes where M is cut into
+    n blocks or pieces (one byte for each), else 0 (see :func:`check_whole_blocks`).
+
+    >>> least_bytes("all_gather", 8), least_bytes("broadcast", 8, "tree"), least_bytes("all_gather", 1)
+    (8, 0, 0)
+    """
+    if n < 2:
+        return 0
+    return n if op in BLOCK_COLLECTIVES or cost.collective_terms(op, 1.0, n, algorithm).bytes % 1 else 0
+
+
 def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = None) -> None:
     """ValueError naming the buffer control when M is no whole number of bytes, or its n blocks are not.
 
@@ -353,9 +377,7 @@ def check_whole_blocks(op: str, nbytes: float, n: int, algorithm: str | None = N
     """
     if abs(nbytes - round(nbytes)) > 1e-9 * max(1.0, nbytes):
         raise ValueError(f"{BUFFER_ENTRY.label} must be a whole number of bytes; got {format_size(nbytes)}")
-    if n < 2:
-        return
-    if nbytes < n and (op in BLOCK_COLLECTIVES or cost.collective_terms(op, 1.0, n, algorithm).bytes % 1):
+    if nbytes < least_bytes(op, n, algorithm):
         raise ValueError(f"{BUFFER_ENTRY.label} must be at least n bytes ({n} B on {n} ranks), one byte for each "
                          f"rank's block of M/n; got {format_size(nbytes)}")
     block = nbytes / n
@@ -445,6 +467,18 @@ def primitive_choices(primitive: str = "all-gather", algorithm: str = "ring", n:
     return {"algorithm": offered or PRIMITIVE_ALGORITHMS[op]}
 
 
+def _buffer_range(message: str, op: str, n, algorithm: str) -> str:
+    """A buffer box's range message with the least buffer that ``op`` on ``n`` ranks takes in place of 0 B."""
+    try:
+        least = least_bytes(op, check_count("n", n), algorithm)
+    except ValueError:           # n itself is wrong: its own message comes once the buffer is right
+        return message
+    if not least:
+        return message
+    return message.replace(SIZE_WORDS, f"between {least} B (a byte for each of the {least} ranks) and "
+                                       f"{SIZE_WORDS.rsplit(' and ', 1)[1]}")
+
+
 def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n: int = 8, size: str = "64 MiB",
                       link: str = "eth_25g") -> dict[str, str]:
     """Chapter 1's calculator: one collective under alpha-beta (:func:`commlib.cost.collective_terms`), as text.
@@ -458,7 +492,10 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
     allowed = PRIMITIVE_ALGORITHMS[op]
     if algorithm not in allowed:
         raise ValueError(f"algorithm for {primitive} must be one of {', '.join(allowed)}; got {algorithm!r}")
-    nbytes = BUFFER_ENTRY.read(size)
+    try:
+        nbytes = BUFFER_ENTRY.read(size)
+    except ValueError as err:    # its range, from the least buffer these ranks take: "between 8 B (...) and 1 PB"
+        raise ValueError(_buffer_range(str(err), op, n, algorithm)) from None
     item = check_switched(link)
     n = check_domain(link, check_count("n", n))
     shown = {"buffer M": _size(nbytes),

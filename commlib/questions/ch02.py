@@ -37,6 +37,19 @@ def _hier_speedup(nics_per_host: int | None, hosts: int = 4) -> float:
     return flat.seconds / hier.seconds
 
 
+def _hier_speedup_nvlink_as_sold() -> float:
+    """The same speed-up with NVLink 2.0 taken at the bandwidth it is sold as, both directions summed (a slip)."""
+    intra, inter = hardware.link("nvlink2"), hardware.link("eth_25g")
+    nbytes, n, hosts = hardware.gradient_bytes("resnet50", "fp16"), 32, 4
+
+    def seconds(algorithm: str, nics_per_host: int | None) -> float:
+        return compare.allreduce_seconds(algorithm, nbytes, n, 2 * intra.bandwidth, intra.latency, hosts=hosts,
+                                         inter_bandwidth=inter.bandwidth, inter_latency=inter.latency,
+                                         nics_per_host=nics_per_host, links_per_rank=1)
+
+    return seconds("ring", None) / seconds("hierarchical", 1)
+
+
 register(Question(
     "ch02.ring_bytes_gb", lambda n=8, size_gb=1.0: cost.ring_bytes_per_rank(size_gb * 1e9, n) / 1e9, unit="GB",
     hints=((lambda given, right, v: abs(given / (2 * v["size_gb"]) - 1) < 0.005,
@@ -103,7 +116,9 @@ register(Question(
             "and the NVLink phases add time."),
            (lambda given, right: abs(given / _byte_ratio(32, 4) - 1) < 0.002,
             "That is the bytes ratio through a host's card, (n-1)/n / ((h-1)/h); the start-ups count too, and "
-            "the NVLink phases inside the host add time.")),
+            "the NVLink phases inside the host add time."),
+           (lambda given, right: abs(given / _hier_speedup_nvlink_as_sold() - 1) < 0.002,
+            "NVLink 2.0's 300 GB/s per GPU adds both directions: a GPU sends at 150 GB/s.")),
     hint="Flat ring: 2(n-1)/n x M through each host's card. Hierarchical with one card per host: the 8 shards "
          "of M/8 all pass through it, 2(h-1)/h x M in all, plus the NVLink phases inside the host.",
     means=(

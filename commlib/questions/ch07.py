@@ -97,15 +97,20 @@ register(Question(
 ))
 
 
-def _tree_ring_mb() -> float:
-    """The message size (MB) above which ring/Simple beats tree/Simple for an all-reduce, 16 nodes x 1 GPU."""
+def _tree_ring_mb(tree_as_ring: bool = False) -> float:
+    """The message size (MB) above which ring/Simple beats tree/Simple for an all-reduce, 16 nodes x 1 GPU;
+    ``tree_as_ring``: the slip of converting the tree's bus bandwidth as a ring's, x n/(2(n-1)), not halving it."""
     mach = tuning.machine("one_gpu_per_node")
     ring, tree = (tuning.predict("all_reduce", a, "Simple", 0.0, mach) for a in ("ring", "tree"))
-    return (ring.latency - tree.latency) / (1 / tree.algbw - 1 / ring.algbw) / 1e6
+    tree_bw = 2 * tree.algbw * mach.ranks / (2 * (mach.ranks - 1)) if tree_as_ring else tree.algbw
+    return (ring.latency - tree.latency) / (1 / tree_bw - 1 / ring.algbw) / 1e6
 
 
 register(Question(
     "ch07.tree_ring_mb", _tree_ring_mb, unit="MB",
+    hints=((lambda given, right: abs(given / _tree_ring_mb(tree_as_ring=True) - 1) < 0.005,
+            "That converts the tree's bus bandwidth as a ring's, x n/(2(n-1)); NCCL halves a tree's: "
+            "B_tree = busbw / 2."),),
     hint="Set the two times equal: alpha_ring + M / B_ring = alpha_tree + M / B_tree, each alpha a base latency "
          "plus a hops x per-hop latency (2(n-1) hops for the ring, 2 log2 n for the tree), and solve for M.",
     means=(
@@ -134,4 +139,5 @@ register(Question(
 
 
 # "the chooser's constants (the tables after the chooser's code ...; the bandwidth factors in the first table)"
-exercise_shows("ex-today-tree", "| algorithm | protocol | bus bandwidth", "| machine | $B$ (GB/s, per direction)")
+exercise_shows("ex-today-tree", "| algorithm | protocol | bus bandwidth", "converts bus bandwidth to algorithm bandwidth",
+               "| machine | $B$ (GB/s, per direction)")

@@ -37,7 +37,9 @@ register(Question(
     givens=(Given("alpha_us", (2, 5, 20, 50), "alpha = {} µs"), Given("n", (8, 16), "{} ranks")),
     hints=((lambda given, right: abs(given / right - 0.75) < 0.01,
             "The latency term has 2(n-1) alphas and the bandwidth term 2(n-1)/n M betas: the (n-1) cancel, "
-            "the 1/n does not."),),
+            "the 1/n does not."),
+           (lambda given, right, g: abs(given / right * g["n"] - 1) < 0.005,
+            "That is alpha / beta: the 1/n of the bandwidth term does not cancel, so M = n alpha / beta.")),
     hint="Set 2(n-1) alpha = 2(n-1)/n M beta and solve for M (beta = 1/bandwidth).",
 ))
 

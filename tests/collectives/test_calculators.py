@@ -278,6 +278,22 @@ def test_network_cards_are_offered_up_to_the_gpus_of_a_host():
     assert calc.controls["nics_per_host"].value in (0, 1, 2) and calc.error is None
 
 
+def test_on_hosts_of_one_gpu_the_link_inside_offers_one_choice_and_the_results_say_it_is_not_used():
+    """It changes nothing there (every message crosses the network), so the menu offers only the link chosen, as
+    the network cards' menu does where they count for nothing, and a results row says why."""
+    calc = views.cluster_calculator(n=8, hosts=2, intra_link="nvlink4")
+    assert len(calc.controls["intra_link"].options) > 1 and "link inside a host" not in calc.results
+    calc.set(hosts=8)
+    assert [v for _, v in calc.controls["intra_link"].options] == ["nvlink4"] and calc.error is None
+    assert calc.results["link inside a host"] == calculators.INSIDE_UNUSED
+    assert calc.results["network cards c"].startswith("not used")
+    for algorithm in calculators.cluster_choices(8, 8)["algorithm"]:
+        assert len({str(calculators.cluster_results("resnet50", "fp16", 8, 8, link, "eth_25g", algorithm))
+                    for link in ("nvlink2", "nvlink5", "pcie4_x16")}) == 1, algorithm
+    calc.set(hosts=2)
+    assert len(calc.controls["intra_link"].options) > 1 and calc.controls["intra_link"].value == "nvlink4"
+
+
 @pytest.mark.parametrize("link", calculators.cluster_choices()["intra_link"])
 def test_a_host_holds_at_most_the_gpus_its_link_inside_joins(link):
     most = hardware.link(link).gpus_per_host
@@ -303,8 +319,8 @@ def test_rates_read_as_their_arithmetic_gives_them_and_one_rank_sends_nothing():
 
 
 @pytest.mark.parametrize("typed, message", [
-    ("-5 MB", "buffer M must lie between 0 B and 1 PB, got '-5 MB'"),
-    ("1.01 PB", "buffer M must lie between 0 B and 1 PB, got '1.01 PB'"),
+    ("-5 MB", "buffer M must lie between 8 B (a byte for each of the 8 ranks) and 1 PB, got '-5 MB'"),   # its least buffer
+    ("1.01 PB", "buffer M must lie between 8 B (a byte for each of the 8 ranks) and 1 PB, got '1.01 PB'"),
     ("64", "buffer M: add a unit, e.g. 64 MiB or 64 MB; got '64'"),
     ("0", "buffer M: add a unit, e.g. 64 MiB or 64 MB; got '0'"),           # "e.g. 0 MiB" is no example
     ("-2", "buffer M: add a unit, e.g. 64 MiB or 64 MB; got '-2'"),
@@ -341,8 +357,10 @@ def test_cluster_link_menus_offer_a_switched_bus_inside_and_a_network_between(n,
         item = hardware.link(key)
         assert item.kind == "bus" and item.switched and item.joins_gpus, key
     assert menus["inter_link"] and all(hardware.link(key).kind == "network" for key in menus["inter_link"])
+    assert (len(menus["intra_link"]) == 1) == (n == hosts)      # one GPU a host: no link inside to choose
+    shared = calculators.cluster_choices(16, 2)                 # the hosts the refusals below are asked on
     for key, item in hardware.LINKS.items():
-        if key not in menus["intra_link"]:
+        if key not in shared["intra_link"]:
             with pytest.raises(ValueError, match=rf"^intra_link: {re.escape(item.name)}"):
                 calculators.cluster_results("resnet50", "fp16", 16, 2, key, "eth_100g")
         if key not in menus["inter_link"]:

@@ -56,7 +56,8 @@ def test_blocks_below_a_byte_are_refused_by_the_buffers_name(primitive, algorith
 
 
 @pytest.mark.parametrize("primitive, algorithm, n, size, message", [
-    ("all-gather", "ring", 2, "10.5 B", r"^buffer M must be a whole number of bytes between 0 B and 1 PB, got '10.5 B'"),
+    ("all-gather", "ring", 2, "10.5 B",
+     r"^buffer M must be a whole number of bytes between 2 B \(a byte for each of the 2 ranks\) and 1 PB, got '10.5 B'"),
     ("all-reduce", "tree", 2, "10.5 B", r"^buffer M must be a whole number of bytes"),
     ("all-gather", "ring", 4, "10 B", r"^buffer M must be a multiple of n bytes \(4 B on 4 ranks\).*blocks of 2.5 B"),
     ("all-to-all", "pairwise", 6, "64 MiB", r"^buffer M must be a multiple of n bytes \(6 B on 6 ranks\)"),
