@@ -44,7 +44,7 @@ def results_table(results: Mapping[str, str], note: str = "") -> str:
 
 def error_html(message: str) -> str:
     """HTML for a bad input's message, shown where the results were."""
-    return ("<div class='gotw-error' role='alert' style='color:#D55E00;font-weight:bold'>"
+    return ("<div class='gotw-error' role='alert' style='color:#9E3D00;font-weight:bold'>"
             f"{html.escape(message)}</div>")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from browser_support import PAGES, SITE, TIMEOUT_MS, Visit, html_path, open_page
+from browser_support import AXE_BLOCKING, PAGES, SITE, TIMEOUT_MS, Visit, html_path, open_page, run_axe
 
 from commlib.views.results import run_spec
 
@@ -174,6 +174,9 @@ def test_calculators_recompute_in_the_page_as_commlib_does(browser, site_url, do
                     if "gotw-error" in shown:
                         text = page.locator(".gotw-error").first.inner_text()
                         assert text and "Traceback" not in text, text
+                        # the message itself must be readable: axe with the error showing (contrast included)
+                        blocking = [v for v in run_axe(page) if v["impact"] in AXE_BLOCKING]
+                        assert blocking == [], f"{docname} calculator {i} with an error showing: {blocking}"
                     break
     finally:
         context.close()
