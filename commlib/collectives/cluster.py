@@ -29,7 +29,8 @@ from ..units import (
 )
 from . import algorithms
 
-__all__ = ["allreduce_seconds", "port_bytes", "bandwidth_for_time", "check_hosts", "check_gpus_per_host", "ClusterResult", "cluster_allreduce",
+__all__ = ["allreduce_seconds", "port_bytes",
+           "bandwidth_for_time", "check_hosts", "check_gpus_per_host", "ClusterResult", "cluster_allreduce",
            "models_hosts", "NIC_CHOICES"]
 
 

@@ -320,7 +320,8 @@ def test_comparison_figure_marks_the_switch_points():
         bound = compare.allreduce_lower_bound(size, 12, item_b, item_l)
         assert line.get_ydata()[0] == pytest.approx(curves[after](size) / bound)
     # the switch marks are open circles, twice a curve's filled marker: they do not read as a curve's points
-    curve_marks = [line for ax in fig.axes for line in ax.lines if len(line.get_xdata()) > 1 and line.get_marker() not in ("None", "", " ", None)]
+    curve_marks = [line for ax in fig.axes for line in ax.lines
+                   if len(line.get_xdata()) > 1 and line.get_marker() not in ("None", "", " ", None)]
     assert all(d.get_markerfacecolor() == "none" and d.get_markersize() >= 2 * c.get_markersize()
                for d in dots for c in curve_marks)
     assert all(c.get_markerfacecolor() != "none" for c in curve_marks)
