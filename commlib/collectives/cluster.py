@@ -29,7 +29,8 @@ from ..units import (
 )
 from . import algorithms
 
-__all__ = ["allreduce_seconds", "bandwidth_for_time", "check_hosts", "check_gpus_per_host", "ClusterResult", "cluster_allreduce",
+__all__ = ["allreduce_seconds", "port_bytes",
+           "bandwidth_for_time", "check_hosts", "check_gpus_per_host", "ClusterResult", "cluster_allreduce",
            "models_hosts", "NIC_CHOICES"]
 
 
@@ -133,6 +134,24 @@ def allreduce_seconds(
 
 #: A link so fast that its bytes take no time that shows (bytes/s): what "infinitely fast" is here.
 _INSTANT = 1e30
+
+
+def port_bytes(algorithm: str, n: int, hosts: int) -> tuple[float, float]:
+    r"""``(inside, between)``: bytes per byte of the message that one GPU's busiest link inside the host, and its
+    busiest network card, carry on the critical path, for ``n`` GPUs on ``hosts`` hosts (one card per GPU).
+
+    Read off :func:`allreduce_seconds` with no latency, one link at 1 B/s and the other instant. For the
+    hierarchical all-reduce the two add up to the flat ring's :math:`2\frac{n-1}{n}`:
+    :math:`2\frac{g-1}{g} + 2\frac{h-1}{hg}`.
+
+    >>> port_bytes("hierarchical", 16, 2)     # 2*7/8 inside, 2*(1/2)/8 between
+    (1.75, 0.125)
+    >>> port_bytes("multi_rail_ring", 16, 2)  # 7 of 8 rings through the link inside, 1 through the card
+    (1.640625, 0.234375)
+    """
+    def at(intra: float, inter: float) -> float:
+        return allreduce_seconds(algorithm, 1.0, n, intra, 0.0, hosts=hosts, inter_bandwidth=inter, inter_latency=0.0)
+    return float(at(1.0, _INSTANT)), float(at(_INSTANT, 1.0))
 
 
 def models_hosts(record: algorithms.Algorithm) -> bool:

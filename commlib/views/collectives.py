@@ -659,19 +659,27 @@ _NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight"}
 
 
 def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None = None,
-                       chunks: Sequence[int] = (1, 64), algorithms_shown: Sequence[str] | None = None):
+                       chunks: Sequence[int] = (1, 64), algorithms_shown: Sequence[str] | None = None,
+                       split_by_port: bool = False):
     """Markdown table: each algorithm's start-ups a and bytes b in units of M, on one uniform link.
 
     An algorithm that cuts the message into q chunks (the pipelined trees) gets one value per q in
     ``chunks``: a small message is sent as one chunk, a large one as many, and its start-ups and
     bytes differ accordingly. ``algorithms_shown`` picks rows (registry names, in the order given;
     default: every algorithm of the registry); the caption names only the settings those rows use.
+    ``split_by_port`` (with ``hosts`` > 1) splits the bytes into two columns, those through a GPU's
+    link inside the host and those through its network card (:func:`commlib.collectives.cluster.port_bytes`),
+    for rows that run on ``hosts`` hosts (the ring, the multi-rail ring, hierarchical).
     """
     chunks = [check_count("chunks", q) for q in ([chunks] if isinstance(chunks, int) else chunks)]
     shown = tuple(compare.ALGORITHMS if algorithms_shown is None else algorithms_shown)
     unknown = [a for a in shown if a not in algorithms.ALLREDUCE]
     if unknown or not shown:
         raise ValueError(f"algorithms_shown must name one or more of {', '.join(compare.ALGORITHMS)}; got {unknown or 'none'}")
+    if split_by_port and (hosts < 2 or any(a != "ring" and "hosts" not in algorithms.ALLREDUCE[a].params
+                                            for a in shown)):
+        raise ValueError("split_by_port needs hosts > 1 and rows that run on hosts (ring, multi_rail_ring, "
+                         f"hierarchical); got hosts = {hosts}, {', '.join(shown)}")
     rows = []
     for a in shown:
         record = algorithms.ALLREDUCE[a]
@@ -680,9 +688,12 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
                                                  grid=grid, chunks=q) for q in qs]
         links = _NUMBER_WORDS.get(record.links_per_rank, str(record.links_per_rank))
         name = compare.ALGORITHM_NAMES[a] + (f" ({links} links per rank)" if record.links_per_rank > 1 else "")
-        if "hosts" in record.params:    # a GPU's card and its link inside the host: two ports, not one
+        if "hosts" in record.params and not split_by_port:  # a GPU's card and its link inside the host: two ports
             name += " (two ports per GPU: its card and its link inside the host)"
-        if len(qs) > 1:
+        if split_by_port:
+            inside, between = cluster.port_bytes(a, n, hosts)
+            rows.append([name, f"{cells[0][0]:g}", f"{inside:.4g}", f"{between:.4g}"])
+        elif len(qs) > 1:
             rows.append([name, "; ".join(f"{steps:g} (q = {q})" for q, (steps, _) in zip(qs, cells)),
                          "; ".join(f"{b:.4g} (q = {q})" for q, (_, b) in zip(qs, cells))])
         else:
@@ -694,16 +705,24 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
         where.append(f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks")
     if any("hosts" in algorithms.ALLREDUCE[a].params for a in shown):
         where.append(f"{hosts} hosts, one card per GPU")
-    if "hierarchical" in shown:
+    if split_by_port:
+        where.append("bytes per GPU, the most one GPU sends through each of its two ports; a flat ring's GPU sends "
+                     "all its bytes through one of them (a GPU at a host's edge through its card)")
+    elif "hierarchical" in shown:
         where.append("the hierarchical row's b adds bytes inside a host to bytes between hosts, as if one link "
                      "carried both")
-    if "multi_rail_ring" in shown:
+    if "multi_rail_ring" in shown and split_by_port:
+        where.append(f"the multi-rail ring's a counts the messages of the other {g - 1} rings that cross a GPU's "
+                     f"link inside the host in each of the {rail_steps:g} steps ({g - 1} x {rail_steps:g})")
+    elif "multi_rail_ring" in shown:
         where.append(f"for the multi-rail ring, a and b count its port busiest in messages, a GPU's link inside the "
                      f"host, which carries the other {g - 1} rings' messages in each of the {rail_steps:g} steps "
                      f"({g - 1} x {rail_steps:g} start-ups)")
     if any(a.startswith("torus") for a in shown):
         where.append(f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
-    return markdown_table(["algorithm", "start-ups a (x alpha)", "bytes b (x M, each x beta)"], rows,
+    bytes_columns = (["bytes inside the host (x M)", "bytes between hosts (x M)"] if split_by_port
+                     else ["bytes b (x M, each x beta)"])
+    return markdown_table(["algorithm", "start-ups a (x alpha)", *bytes_columns], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
 
 
@@ -780,13 +799,18 @@ def curve_looks(count: int) -> list[tuple[int, int, int]]:
     return looks
 
 
+#: Where the fastest algorithm changes: a large open circle round the envelope, unlike every curve's marker
+#: (filled, half its size), so that it does not read as one of the curve's points.
+_SWITCH_MARK = dict(marker="o", ms=15, mfc="none", mec="black", mew=2.0, ls="none", zorder=5)
+
+
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
     """Every all-reduce algorithm against message size, switch points marked.
 
     Curves from :func:`commlib.collectives.compare.allreduce_seconds`; the sizes where the fastest
     algorithm changes (:func:`commlib.collectives.compare.switch_points`) are marked with a
-    numbered dot on the lower envelope and listed under the panels. On one kind of link
+    numbered open circle on the lower envelope and listed under the panels. On one kind of link
     (``hosts == 1``) each time is drawn relative to the lower bound
     (:func:`commlib.collectives.compare.allreduce_lower_bound`), in two panels of a few curves
     each: the algorithms that come within 1.45 times the bound for the largest messages
@@ -836,8 +860,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
             if after in group:
                 y = curves[after](size) / (compare.allreduce_lower_bound(size, n, item.bandwidth, item.latency)
                                            if relative else 1.0)
-                ax.plot([size], [y], "o", color="black", ms=7, zorder=5)
-                ax.annotate(f"{j}", (size, y), xytext=(4, -12), textcoords="offset points", fontsize=11,
+                ax.plot([size], [y], **_SWITCH_MARK)
+                ax.annotate(f"{j}", (size, y), xytext=(6, -16), textcoords="offset points", fontsize=11,
                             fontweight="bold")
         if relative:
             ax.axhline(1.0, color="black", lw=1.0)

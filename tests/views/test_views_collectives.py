@@ -21,7 +21,7 @@ import pytest  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 from commlib import cost  # noqa: E402
-from commlib.collectives import calculators, compare
+from commlib.collectives import calculators, cluster, compare
 from commlib.experiments import collectives as ce  # noqa: E402
 from commlib.units import format_time  # noqa: E402
 from commlib.views import collectives as vc  # noqa: E402
@@ -319,6 +319,12 @@ def test_comparison_figure_marks_the_switch_points():
         # drawn relative to the lower bound: the fastest curve's ratio there
         bound = compare.allreduce_lower_bound(size, 12, item_b, item_l)
         assert line.get_ydata()[0] == pytest.approx(curves[after](size) / bound)
+    # the switch marks are open circles, twice a curve's filled marker: they do not read as a curve's points
+    curve_marks = [line for ax in fig.axes for line in ax.lines
+                   if len(line.get_xdata()) > 1 and line.get_marker() not in ("None", "", " ", None)]
+    assert all(d.get_markerfacecolor() == "none" and d.get_markersize() >= 2 * c.get_markersize()
+               for d in dots for c in curve_marks)
+    assert all(c.get_markerfacecolor() != "none" for c in curve_marks)
     # with 12 ranks (not a power of two) the ring is the large-message winner
     assert want[-1][2] in ("ring", "torus")
 
@@ -645,3 +651,17 @@ def test_set_keeps_each_dropdown_showing_the_value_it_computes_with():
     assert calc.results != ring and menu.label == compare.ALGORITHM_NAMES["hierarchical"]
     assert sum(1 for c in calc.controls.values() for _ in c._trait_notifiers.get("value", {}).get("change", [])
                if _ == calc._changed) == len(calc.controls)     # observed once each, however often set() runs
+
+
+def test_coefficients_table_can_split_the_bytes_by_port_and_the_hierarchical_parts_add_to_the_ring():
+    shown = ("ring", "multi_rail_ring", "hierarchical")
+    text = vc.coefficients_table(n=16, hosts=2, algorithms_shown=shown, split_by_port=True).data
+    assert "bytes inside the host (x M)" in text and "bytes between hosts (x M)" in text
+    assert "as if one link carried both" not in text
+    inside, between = cluster.port_bytes("hierarchical", 16, 2)
+    assert inside + between == pytest.approx(compare.alpha_beta_coefficients("ring", 16)[1])
+    assert "| 1.75 | 0.125 |" in text
+    # the default keeps the one bytes column
+    assert "bytes b (x M, each x beta)" in vc.coefficients_table(n=16, hosts=2, algorithms_shown=shown).data
+    with pytest.raises(ValueError, match="split_by_port"):
+        vc.coefficients_table(n=16, algorithms_shown=("ring", "torus"), split_by_port=True)
