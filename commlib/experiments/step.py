@@ -17,7 +17,7 @@ from ..network import topology
 from ..step import cost as step
 from . import claims
 
-__all__ = ["nvlink_allreduce_seconds", "NVLINK_LAYOUTS", "NVLINK_RINGS", "bandwidth_over_n_claim", "nvlink_claim", "ALPHA_SCALES",
+__all__ = ["nvlink_allreduce_seconds", "NVLINK_LAYOUTS", "NVLINK_RINGS", "bandwidth_over_n_claim", "nvlink_claim",
            "STARTUPS", "MATCHED_STARTUP", "NO_STARTUP", "OVER_N", "startup_seconds", "ranks_in_words",
            "HOSTS_EXAMPLE", "SINGLE_GPU_HOSTS", "hosts_allreduce_seconds", "hosts_contenders", "hosts_claim"]
 
@@ -107,10 +107,7 @@ def nvlink_claim(small: bool = False) -> claims.Claim:
         source="topology.map_concurrent over topology.widest_ring / topology.ring_cover; deterministic")
 
 
-#: The start-up scales the VGG-16 figure draws the ring at: the gigabit preset's alpha, half of it, and none.
-ALPHA_SCALES: dict[str, float] = {"α": 1.0, "α/2": 0.5, "α = 0": 0.0}
-
-#: The start-ups the VGG-16 claim runs the ring at, as (preset, share of its latency): gigabit TCP's (the 1 GbE
+#: The start-ups the VGG-16 claim and figure run the ring at, as (preset, share of its latency): gigabit TCP's (the 1 GbE
 #: preset's: a slow software stack), half of it, the 100 Gb/s Ethernet preset's (RDMA over Converged Ethernet: a
 #: start-up matched to a wire as fast as the target needs), and none (the control: bytes alone).
 STARTUPS: dict[str, tuple[str, float]] = {"gigabit TCP": ("eth_1g", 1.0), "half of gigabit TCP": ("eth_1g", 0.5),

@@ -62,38 +62,44 @@ def step_timeline_figure(model: str = "resnet50", dtype: str = "fp32", n: int = 
 
 
 def bandwidth_over_n_figure(ns=None):
-    """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at the gigabit
-    preset's start-up alpha, at half of it and with none (a thin grey line, on top: halving-doubling at
-    alpha, purple squares, lies almost on it), and halving-doubling at alpha; a dashed line marks each
+    """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at each start-up of
+    :data:`commlib.experiments.step.STARTUPS` (gigabit TCP's alpha, half of it, 100 Gb/s RoCE's, matched to a wire
+    that fast, and none: a thin grey line, on top), each in its own colour, dash and marker, and halving-doubling at
+    gigabit TCP's alpha (purple squares, almost on the grey line); a dashed line in its ring's colour marks each
     ring's limit n - 1 = budget / (2 alpha), past which no bandwidth suffices, labelled along it."""
-    from ..experiments.step import ALPHA_SCALES
+    from ..experiments.step import NO_STARTUP, STARTUPS, startup_seconds
     from ..worked import VGG16_AS_REPORTED as note
 
-    alpha = hardware.link("eth_1g").latency
-    ns = np.unique(np.geomspace(2, 2048, 200).astype(int)) if ns is None else np.asarray(ns)
+    alpha = startup_seconds(next(iter(STARTUPS)))   # gigabit TCP's, the example's first start-up
+    ns = np.unique(np.geomspace(2, 16384, 240).astype(int)) if ns is None else np.asarray(ns)
     fig, ax = figure(6.8, 3.8)
     args = (note["d_bytes_used"], note["t_compute"], note["target_efficiency"])
-    styles = {1.0: dict(color=COLORS[0], lw=2), 0.5: dict(color=COLORS[1], lw=2), 0.0: dict(color="0.55", lw=1)}
-    for scale, factor in ALPHA_SCALES.items():
-        style = styles.get(factor, dict(lw=2))
-        need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], factor * alpha) / 1e9 for n in ns]
-        line, = ax.plot(ns, need, label=f"ring, {scale}", zorder=3 if factor == 0 else 2, **style)
-        limit = step_cost.largest_ranks_for_efficiency(args[1], args[2], factor * alpha)
+    # colour-blind-safe colours, each ring also its own dash and marker (evenly spaced along the line)
+    looks = iter([dict(color=COLORS[0], lw=2, ls="-", marker="o"), dict(color=COLORS[1], lw=2, ls="--", marker="^"),
+                  dict(color=COLORS[3], lw=2, ls="-.", marker="D")])
+    for name in STARTUPS:
+        start_up = startup_seconds(name)
+        style = dict(color="0.55", lw=1) if name == NO_STARTUP else dict(next(looks), ms=5, markevery=0.1)
+        need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], start_up) / 1e9 for n in ns]
+        label = "ring, no start-up" if name == NO_STARTUP else f"ring, α = {1e6 * start_up:.0f} µs ({name})"
+        line, = ax.plot(ns, need, label=label, zorder=3 if name == NO_STARTUP else 2, **style)
+        limit = step_cost.largest_ranks_for_efficiency(args[1], args[2], start_up)
         if limit:   # the most ranks some bandwidth still serves; labelled along its line, below the curves
-            ax.axvline(limit, color=line.get_color(), ls="--", lw=1)
+            ax.axvline(limit, color=line.get_color(), ls=(0, (4, 3)), lw=1)
             ax.annotate(f"n = {limit:,}", (limit, 0.03), xycoords=("data", "axes fraction"), xytext=(2, 0),
                         textcoords="offset points", ha="left", va="bottom", rotation=90, fontsize=9,
                         color=line.get_color())
     hd = [n for n in ns if int(n) & (int(n) - 1) == 0]
     need = [step_cost.required_bandwidth(args[0], int(n), args[1], args[2], alpha, "halving_doubling") / 1e9 for n in hd]
-    ax.plot(hd, need, color=COLORS[5], marker="s", ms=5, ls=":", label="halving-doubling, α", zorder=2)
+    ax.plot(hd, need, color=COLORS[5], marker="s", ms=5, ls=":",
+            label=f"halving-doubling, α = {1e6 * alpha:.0f} µs", zorder=2)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(5, 200)
     ax.set_xlabel("ranks n")
     ax.set_ylabel("bandwidth needed (GB/s, one direction)")
-    ax.set_title(f"VGG-16, {100 * note['target_efficiency']:.0f} % efficiency, α = {1e6 * alpha:.0f} µs")
-    ax.legend(loc="upper left", fontsize=9)
+    ax.set_title(f"VGG-16, {100 * note['target_efficiency']:.0f} % efficiency")
+    ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     return fig
 

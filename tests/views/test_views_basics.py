@@ -143,10 +143,22 @@ def test_step_timeline_marks_each_step_end_where_the_model_puts_it():
 
 
 def test_bandwidth_over_n_marks_each_ring_limit_and_halving_alpha_doubles_it():
-    """Referee M3: the ring's limit n - 1 < T_m / (2 alpha) is drawn for alpha and alpha/2, none for alpha = 0."""
+    """Referee M3: the ring's limit n - 1 < T_m / (2 alpha) is drawn for every start-up of STARTUPS but none; halving
+    alpha doubles it; the matched start-up's limit lies within the x-axis; every ring line differs in dash and marker."""
     import matplotlib.pyplot as plt
 
+    from commlib.experiments.step import MATCHED_STARTUP, STARTUPS, startup_seconds
+    from commlib.step.cost import largest_ranks_for_efficiency
+    from commlib.worked import VGG16_AS_REPORTED as note
+
     fig = basics.bandwidth_over_n_figure()
-    limits = [int(t.get_text().split("= ")[1].replace(",", "")) for t in fig.axes[0].texts]
-    assert len(limits) == 2 and abs(limits[1] - 1 - 2 * (limits[0] - 1)) <= 1
+    ax = fig.axes[0]
+    limits = [int(t.get_text().split("= ")[1].replace(",", "")) for t in ax.texts]
+    assert len(limits) == len(STARTUPS) - 1 and abs(limits[1] - 1 - 2 * (limits[0] - 1)) <= 1
+    matched = largest_ranks_for_efficiency(note["t_compute"], note["target_efficiency"], startup_seconds(MATCHED_STARTUP))
+    assert matched in limits and ax.get_xlim()[1] > matched
+    rings = [line for line in ax.get_lines() if line.get_label().startswith("ring, α")]   # the rings with a start-up
+    assert len(rings) == len(STARTUPS) - 1
+    assert len({(line.get_linestyle(), line.get_marker(), line.get_color()) for line in rings}) == len(rings)
+    assert len({line.get_linestyle() for line in rings}) == len({line.get_marker() for line in rings}) == len(rings)
     plt.close(fig)
