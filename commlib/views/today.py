@@ -15,7 +15,7 @@ from .plots import MARKERS, PALETTE, color, figure
 
 __all__ = ["verdicts_table", "protocols_figure", "link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure",
-           "chooser_calculator", "sharding_calculator", "size_text"]
+           "chooser_calculator", "sharding_calculator", "size_text", "choices_table"]
 
 
 #: One colour per algorithm, the same in every panel and figure of the chapter.
@@ -298,6 +298,30 @@ def size_text(nbytes: float, digits: int = 2) -> str:
         unit, value = unit * 1024, float(f"{value / 1024:.{digits}g}")
     decimals = max(0, digits - 1 - int(math.floor(math.log10(value))))
     return format_size(value * unit, binary=True, digits=decimals)
+
+
+#: The machines and collectives of chapter 7's table of choices, one row each.
+CHOICE_CASES = tuple((m, c) for m in ("nvswitch_node", "one_gpu_per_node", "pcie_node")
+                     for c in ("all_reduce", "all_gather"))
+
+
+def choices_table(cases=CHOICE_CASES):
+    """The chooser's picks along M, one row per (machine key, collective) of ``cases``.
+
+    Each row lists the (algorithm, protocol) pairs in the order M grows, and the sizes where the pick changes
+    (:func:`commlib.today.algorithm_choice.crossovers`, quoted by :func:`size_text` to two digits).
+    """
+    from .tables import markdown_table
+
+    rows = []
+    for key, collective in cases:
+        xs = tuning.crossovers(collective, key)
+        only = tuning.choose(collective, 1.0, tuning.machine(key))      # the pick at every size, if it never changes
+        picks = [xs[0].below] + [x.above for x in xs] if xs else [(only.algorithm, only.protocol)]
+        rows.append([tuning.machine(key).name, collective.replace("_", "-"),
+                     " → ".join("/".join(p) for p in picks),
+                     ", ".join(size_text(x.size) for x in xs) or "none"])
+    return markdown_table(["machine", "collective", "picks, smallest M first", "the pick changes at about"], rows)
 
 
 #: Short names for the rows of chapter 7's verdict tables (the claims' questions are long).

@@ -149,6 +149,15 @@ def test_crossovers_bracket_each_change_of_pick(collective, key):
         assert len({pick(lo * (hi / lo) ** (i / 200)) for i in range(201)}) == 1
 
 
+def test_choices_table_lists_each_pick_once_in_order_with_its_crossovers():
+    text = today_views.choices_table([("nvswitch_node", "all_reduce"), ("pcie_node", "all_gather")]).data
+    xs = tuning.crossovers("all_reduce", "nvswitch_node")
+    row = next(line for line in text.splitlines() if "all-reduce" in line)
+    picks = " → ".join("/".join(p) for p in [xs[0].below] + [x.above for x in xs])
+    assert picks in row and all(today_views.size_text(x.size) in row for x in xs)
+    assert len(text.splitlines()) == 4          # a header, its rule and one row per case
+
+
 def test_crossover_is_finer_than_a_power_of_two_grid():
     # PAT's last power of two is 1 MiB, but the change (to ring/LL128) lies near 1.9 MiB
     x = tuning.crossovers("all_gather", "one_gpu_per_node")[0]
