@@ -93,7 +93,6 @@ __all__ = [
     "carry_words",
     "carry_adapting",
     "carry_rows",
-    "stability_headroom",
     "lr_rows",
     "carry_cap_shares",
     "carry_cap_phrase",
@@ -1092,42 +1091,6 @@ def path_sharpness(problem, points: int = 11) -> tuple[float, float]:
     return float(values[i]), float(fractions[i])
 
 
-def stability_headroom(tuned_rates: dict[int, float], limits: dict[int, float], sharpness: float) -> dict:
-    """How far each tuned rate lies below the stability limit of its staleness: for every number of learners ``n``
-    in ``tuned_rates`` (the constant rate tuned on the asynchronous run) and ``limits`` (the largest stable step
-    ``zeta`` of asynchronous SGD's random staleness on the quadratic), the limit as a rate at the curvature
-    ``sharpness`` (``zeta / sharpness``) over the tuned rate. Returns the smallest such fold, the ``n`` where it
-    lies, and the words the chapter uses: does the limit come down to the rate the noise favours?
-
-    >>> h = stability_headroom({4: 0.05, 16: 0.05}, {4: 1.0, 16: 0.5}, 1.0)
-    >>> h["fold"], h["workers"], h["binds"]
-    (10.0, 16, False)
-    >>> stability_headroom({16: 0.5}, {16: 0.4}, 1.0)["binds"]
-    True
-    """
-    if sharpness <= 0:
-        raise ValueError(f"sharpness must be positive; got {sharpness}")
-    common = sorted(set(tuned_rates) & set(limits))
-    if not common:
-        raise ValueError("tuned_rates and limits must share a number of learners")
-    folds = {n: limits[n] / sharpness / tuned_rates[n] for n in common}
-    n = min(folds, key=folds.get)
-    fold = float(folds[n])
-    binds = fold <= 1.0
-    span = f"{common[0]} to {common[-1]} learners" if len(common) > 1 else f"{common[0]} learners"
-    if binds:
-        words = (f"On this problem it does, with {n} learners: there the limit lies at or below the tuned rate, "
-                 "and staleness sets the rate")
-        short = f"on this problem it does, with {n} learners"
-    else:
-        words = (f"On this problem, at the tuned rates, it does not: with {span} each tuned rate lies at least "
-                 f"{fold:.0f}-fold below the limit that asynchronous SGD's random staleness allows at the loss's "
-                 "sharpest curvature on the way to the optimum")
-        short = (f"on this problem, at the tuned rates, it does not: with {span} the limit stays at least "
-                 f"{fold:.0f}-fold above the tuned rate")
-    return {"fold": fold, "workers": n, "binds": binds, "words": words, "short": short}
-
-
 def sync_budget(workers: int, gradients: int) -> tuple[int, int]:
     """Synchronous SGD's share of a budget of ``gradients``: whole updates of ``workers`` gradients each, so
     ``(updates, gradients it uses)``; with many learners it uses up to ``workers - 1`` fewer than the budget.
@@ -1594,11 +1557,8 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict,
                                     "other replica makes stale")
             out["sensitivity_cost"] += (". Adagrad's per-parameter rates shrink over the run and a constant rate does "
                                         "not; whether a decaying rate for SGD would close the gap is not tested here")
-            # one idea: where the tuned edge comes from (the untuned rate's reading stays in the body)
-            small = "small " if out["reading"].startswith("most") else ""
-            size = "as large" if more == "level with" else "larger"
-            out["takeaway"] = (f"Adagrad's {small}edge over tuned SGD is {size} with one replica, whose gradients no "
-                               "other replica makes stale, so it does not come from robustness to staleness")
+            out["takeaway"] = (f"Adagrad ends {_WORDS[tuned_place]} SGD, by no more than with one replica, whose "
+                               f"gradients no other replica makes stale; but {out['sensitivity_takeaway']}")
     return out
 
 
