@@ -174,7 +174,9 @@ def test_staleness_costs_little_at_the_tuned_rate():
     words = tuned_races.staleness_cost_words(v, race)
     assert words.startswith("once the rate is tuned, staleness costs a small but consistent")
     mean, sd = tuned_races.staleness_share(v, race)
-    assert 0 < mean < 100 / 3 and f"{mean:.{max(0, grids.decimals(sd))}f} ±" in words
+    assert 0 < mean < 100 / 3 and f"about {mean:.{max(0, grids.decimals(sd))}f} % of the" in words
+    short = tuned_races.staleness_cost_short(v, race)
+    assert short.startswith("once the rate is tuned, staleness costs a small but consistent amount, about ")
     assert "% of the" in words and "by which asynchronous SGD ends below fully synchronous SGD" in words
     level = claims.Verdict(v.claim, v.best, v.winner, v.runner_up, v.margin, v.spread, 15)     # 15 of 30: level
     assert tuned_races.staleness_cost_words(level, race).startswith("once the rate is tuned, staleness costs no more")

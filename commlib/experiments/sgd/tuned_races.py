@@ -37,7 +37,7 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "shared_rate_words", "SPLIT_NAMES",
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
            "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
-           "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "grid_step_words",
+           "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "two_way_step_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
@@ -1168,14 +1168,31 @@ def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
         return f"at the tuned rate the stale run even ends {v.margin:.{d}f} nats lower"
     share = staleness_share(v, race)
     small = "a small but consistent " if race.decided and 3 * v.margin < race.margin else ""
-    text = (f"once the rate is tuned, staleness costs {small}{v.margin:.{d}f} ± {v.spread:.{d}f} nats, seed by seed "
-            f"(the never-stale replay ends lower {_seeds_text(v)})")
+    seeds = "on every held-out seed" if v.unanimous else f"on {v.wins} of {v.seeds} held-out seeds"
+    text = f"once the rate is tuned, staleness costs {small}{v.margin:.{d}f} ± {v.spread:.{d}f} nats ({seeds})"
     if race.decided and share is not None:
         (mean, sd), lower = share, "below" if race.winner == stale else "above"
-        sh = max(0, grids.decimals(sd))
-        text += (f", {mean:.{sh}f} ± {sd:.{sh}f} % of the {race.margin:.{grids.decimals(race.spread)}f} nats by which "
-                 f"asynchronous SGD ends {lower} fully synchronous SGD")
+        text += (f", about {mean:.{max(0, grids.decimals(sd))}f} % of the "
+                 f"{race.margin:.{grids.decimals(race.spread)}f} nats by which asynchronous SGD ends {lower} fully "
+                 "synchronous SGD")
     return text
+
+
+def staleness_cost_short(v: claims.Verdict, race: claims.Verdict) -> str:
+    """:func:`staleness_cost_words` in a few words, for a takeaway: whether staleness costs anything once the rate is
+    tuned and, where it does and both verdicts score the same runs, its share of asynchronous SGD's gap to fully
+    synchronous SGD."""
+    stale = "asynchronous (K = 1)"
+    share = staleness_share(v, race)
+    if not v.decided:
+        return "once the rate is tuned, staleness costs no more than the spread between seeds"
+    if v.winner == stale:
+        return "at the tuned rate the stale run even ends lower"
+    text = "once the rate is tuned, staleness costs a small but consistent amount"
+    if race.decided and share is not None:
+        (mean, sd), lead = share, "lead over" if race.winner == stale else "gap to"
+        text += f", about {mean:.{max(0, grids.decimals(sd))}f} % of asynchronous SGD's {lead} fully synchronous SGD"
+    return text + (", on every held-out seed" if v.unanimous else "")
 
 
 def staleness_share(v: claims.Verdict, race: claims.Verdict) -> tuple[float, float] | None:
