@@ -1010,7 +1010,7 @@ def simulate(
 
 def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "exponential", updates: int = 10_000,
              seed: int = 0, comm_time: float | Callable[[np.random.Generator, int], float] = 0.0, *,
-             record_jobs: bool = False, **compute_params) -> SimResult:
+             record_jobs: bool = False, fresh: bool = False, **compute_params) -> SimResult:
     """Phase one of :func:`simulate`: the schedule of ``updates`` PS updates, nothing trained.
 
     Who computes when, when each update happens (:attr:`SimResult.times`), which learners
@@ -1019,9 +1019,17 @@ def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "
     :func:`simulate`. The event loops are the lean ones :func:`simulate` runs (a heap of
     finish times; plain numpy for K-sync).
 
+    ``fresh=True`` is the control without staleness: the same schedule (the same updates at the
+    same times, from the same learners, so a replay draws the same mini-batches), but every
+    staleness set to 0, so a replay evaluates each gradient on the current parameters. Against the
+    schedule itself, seed by seed, it isolates what staleness costs.
+
     >>> s = schedule("k_async", workers=4, k=2, updates=5, seed=0)
     >>> s.contributors.shape, s.losses is None
     ((5, 2), True)
+    >>> f = schedule("k_async", workers=4, k=2, updates=5, seed=0, fresh=True)
+    >>> bool(np.array_equal(f.times, s.times)), int(f.staleness.max())
+    (True, 0)
     """
     protocol = _check_protocol(protocol)
     workers = check_count("workers", workers, 1)
@@ -1033,6 +1041,8 @@ def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "
         comm_time = check_nonnegative("comm_time", comm_time)
     if not isinstance(record_jobs, (bool, np.bool_)):
         raise ValueError(f"record_jobs must be True or False, got {record_jobs!r}")
+    if not isinstance(fresh, (bool, np.bool_)):
+        raise ValueError(f"fresh must be True or False, got {fresh!r}")
     streams = _Streams(workers, seed, compute, params, comm_time)
     log = [] if record_jobs else None
     if protocol in ("sync", "k_sync"):
@@ -1046,6 +1056,9 @@ def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "
     else:
         times, stale, contrib = _run_k_batch_async(streams, workers, K, updates, log)
     per_update = np.full(updates, K, dtype=np.int64)
+    if fresh:
+        stale = np.zeros_like(stale)
+        log = None if log is None else [(*entry[:5], 0 if entry[3] == "applied" else entry[5]) for entry in log]
     jobs = None if log is None else tuple(Job(*entry) for entry in log)
     return SimResult(protocol, workers, K, times, stale, contrib, per_update, jobs=jobs)
 

@@ -34,7 +34,8 @@ def test_two_way_headline_names_the_winner_or_calls_a_level_race():
     assert level.headline.endswith("end level")
     # ahead on every seed, by less than either one's spread: the winner is named, and the margin beside it
     close = _verdict(c, {a: (0.540, 0.550, 0.545, 0.555, 0.548), s: (0.5403, 0.5503, 0.5453, 0.5553, 0.5483)}, cfg)
-    assert close.headline.startswith(f"{a} ends lower on all 5 seeds, but by 0.000")
+    assert close.headline.startswith(f"{a} ends lower on all 5 seeds, by 0.00030 ± 0.00000 nats seed by seed: "
+                                     "consistent, though less than either one's spread")
 
 
 def test_ranking_headline_splits_level_from_higher():
@@ -165,8 +166,9 @@ def test_staleness_split_lead_and_rows_follow_the_seeds():
                          sync: (0.57, 0.58, 0.56, 0.57, 0.57)}, cfg)
     lead = tuned_races.staleness_split_lead(split)
     workers = c.shared["workers"]
-    assert lead.startswith("one learner that is never stale, at the same rate on as many gradients, ends between "
-                           "the two on all 5 seeds: staleness makes ") and lead.endswith(f"average of {workers} the rest")
+    assert lead.startswith("asynchronous SGD's own updates and mini-batches, replayed at the same rate with every "
+                           "gradient computed at the current parameters, end between the two on all 5 seeds: "
+                           "staleness makes ") and lead.endswith(f"average of {workers} the rest")
     assert len(re.findall(r"\d+(?:\.\d+)?", lead)) <= 5
     rows = tuned_races.staleness_split_rows(split)
     assert [r[1] for r in rows] == ["0.164 ± 0.009", "0.070 ± 0.007", "0.09 ± 0.01"]      # gap = staleness + rest
@@ -180,7 +182,7 @@ def test_staleness_split_lead_and_rows_follow_the_seeds():
     assert len(tuned_races.staleness_split_rows(mixed)) == 1
     # fully synchronous SGD still falling at the end of the budget: the split is at this budget, not between floors
     assert tuned_races.staleness_split_lead(split, 5).startswith("at this budget (where fully synchronous SGD has not "
-                                                                  "yet settled), one learner")
+                                                                  "yet settled), asynchronous SGD's own updates")
     assert "this budget" in tuned_races.staleness_split_short(split, 5)
     assert "this budget" not in tuned_races.staleness_split_short(split, 0)
 

@@ -658,3 +658,42 @@ def test_replay_grid_names_a_bad_argument(bad, match):
     kwargs = {"rates": (0.1,), "seeds": (0, 1), **bad}
     with pytest.raises(ValueError, match=match):
         sgd.replay_grid(scheds, p, kwargs.pop("rates"), seeds=kwargs.pop("seeds"), **kwargs)
+
+
+# --------------------------------------------------------------------------- the never-stale control: fresh=True
+
+
+def _by_hand(problem, timed, seed, lr, batch_size):
+    """Plain SGD on ``timed``'s updates, written out: the mini-batches drawn one gradient after another from the
+    run's data generator (the child 2P of the seed's SeedSequence), each gradient on the version its staleness names."""
+    P, K = timed.workers, timed.k
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2 * P + 2)[2 * P])
+    versions = [problem.init()]
+    for j in range(timed.updates):
+        stale = timed.staleness[j * K:(j + 1) * K]
+        g = sum(problem.gradient(versions[j - int(s)], rng.integers(0, problem.n_train, size=batch_size))
+                for s in stale) / K
+        versions.append(versions[j] - lr * g)
+    return versions[-1]
+
+
+@pytest.mark.parametrize("protocol, k", [("async", None), ("k_async", 2)])
+def test_fresh_keeps_the_schedule_and_the_mini_batches_and_drops_the_staleness(protocol, k):
+    from commlib.sgd.training import make_problem
+
+    p = make_problem(seed=0, n_train=300, n_test=50)
+    stale = sgd.schedule(protocol, 6, k, updates=80, seed=4)
+    fresh = sgd.schedule(protocol, 6, k, updates=80, seed=4, fresh=True)
+    np.testing.assert_array_equal(fresh.times, stale.times)
+    np.testing.assert_array_equal(fresh.contributors, stale.contributors)
+    assert fresh.staleness.shape == stale.staleness.shape and not fresh.staleness.any() and stale.staleness.any()
+    # the same mini-batch stream: each replay is plain SGD by hand on the one generator, stale reads or fresh ones
+    for timed in (stale, fresh):
+        run = sgd.replay(timed, p, lr=0.3, batch_size=4, seed=4, eval_every=80)
+        np.testing.assert_allclose(run.w, _by_hand(p, timed, 4, 0.3, 4), rtol=1e-10, atol=1e-12)
+    a, b = (sgd.replay(t, p, lr=0.3, batch_size=4, seed=4, eval_every=80).w for t in (stale, fresh))
+    assert not np.allclose(a, b)                  # the staleness is what differs, and it matters
+    jobs = sgd.schedule(protocol, 6, k, updates=20, seed=4, fresh=True, record_jobs=True).jobs
+    assert all(j.staleness == 0 for j in jobs if j.status == "applied")
+    with pytest.raises(ValueError, match="fresh"):
+        sgd.schedule(protocol, 6, k, updates=5, fresh="yes")

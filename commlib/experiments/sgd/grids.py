@@ -119,12 +119,15 @@ class Grid:
 def grid_runs(protocol: str, workers: int = 16, k: int | None = None, budget: float = 400.0,
               rates: tuple[float, ...] = RATES, seeds: tuple[int, ...] = SEEDS, batch_size: int = 8,
               compute: str = "exponential", small: bool = False, points: int = 20, lr_rule: str = "constant",
-              updates: int | None = None, compute_params: tuple = (), curves: bool = False) -> Grid:
+              updates: int | None = None, compute_params: tuple = (), curves: bool = False,
+              fresh: bool = False) -> Grid:
     """Train ``protocol`` (``workers`` learners, ``k`` where it uses K) on the chapters' problem at every rate and seed.
 
     ``updates`` (default: as many as fit in ``budget`` on average, :func:`update_time`) and
     ``points`` evaluations per run; ``compute_params`` are the compute-time law's parameters as
-    ``(name, value)`` pairs. Cached: the same arguments return the same :class:`Grid`. The first seed's
+    ``(name, value)`` pairs. ``fresh=True`` trains the same schedules with every staleness set to 0
+    (:func:`~commlib.sgd.simulate.schedule`'s control without staleness: the same updates and
+    mini-batches, each gradient at the current parameters). Cached: the same arguments return the same :class:`Grid`. The first seed's
     runs are evaluated all along; the others, unless ``curves``, only over the last 35 % of their
     updates (which holds the last quarter of the budget that :func:`level` reads).
 
@@ -144,10 +147,10 @@ def grid_runs(protocol: str, workers: int = 16, k: int | None = None, budget: fl
     seeds = tuple(seeds)
     rates = tuple(float(r) for r in rates)
     args = (protocol, workers, k, budget, rates, seeds, batch_size, compute, small, points, lr_rule, updates,
-            tuple(compute_params), curves)
+            tuple(compute_params), curves) + (("fresh",) if fresh else ())
 
     def train() -> dict:
-        schedules = [sgd.schedule(protocol, workers, k, compute, updates, seed, **params) for seed in seeds]
+        schedules = [sgd.schedule(protocol, workers, k, compute, updates, seed, fresh=fresh, **params) for seed in seeds]
         runs = sgd.replay_grid(schedules, problem(small), rates, batch_size, seeds=seeds, lr_rule=lr_rule,
                                eval_every=max(1, updates // points), tail=None if curves else 0.35)
         return _pack(runs)

@@ -7,7 +7,8 @@ prose share one set of runs). The claims registered here decide the chapter's se
 * ``ch04.async_vs_sync``: which ends lower on the same budget, synchronous or asynchronous SGD (this and the next
   two tuned on :data:`TWO_WAY_SEEDS` and scored on :data:`TWO_WAY_SCORING_SEEDS`, thirty held-out seeds);
 * ``ch04.k_sync_vs_k_async``: K-sync against K-async (K = 4), the tie the exponential law predicts;
-* ``ch04.staleness_cost``: asynchronous SGD against one learner that is never stale, on the same gradients;
+* ``ch04.staleness_cost``: asynchronous SGD against its own schedule replayed never stale (the same updates and
+  mini-batches, each gradient at the current parameters);
 * ``ch04.k_tradeoff``: K-async for K = 1 ... n, each K tuned;
 * ``ch04.batch_sync``: K-batch-sync against K-sync, time to a target loss, eight seeds;
 * ``ch04.law_race_shifted_exponential`` and ``ch04.law_race_pareto``: the four K-protocols under a compute-time
@@ -36,7 +37,8 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "shared_rate_words", "SPLIT_NAMES",
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
            "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
-           "warmup_range_words", "warmup_range_rows"]
+           "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
+           "two_way_step_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -89,19 +91,23 @@ def _level_contender(protocol: str, k: int | None, workers: int = 16) -> claims.
                             uses=f"{workers} learners, exponential compute times, batches of 8, its own rate")
 
 
-def _single_contender() -> claims.Contender:
-    """One learner, never stale, for as many gradients as asynchronous SGD applies within the budget."""
+def _fresh_contender() -> claims.Contender:
+    """Asynchronous SGD's own schedule with every staleness set to 0: the same updates and mini-batches, each gradient
+    computed at the current parameters (:func:`~commlib.sgd.simulate.schedule` with ``fresh=True``)."""
 
     def run(s: dict, seed: int) -> float:
-        updates = _grid("async", None, s).updates()
         held = _scoring(s, seed)
-        extra = {} if held is None else {"rates": (s["lr"],)}
-        g = grids.grid_runs("async", 1, None, float(updates), seeds=(held or s)["seeds"], small=s["small"],
-                            batch_size=s["batch_size"], **extra)
-        return grids.level(g.run(s["lr"], seed), float(updates))
+        g = _grid("async", None, s, fresh=True) if held is None else \
+            _grid("async", None, held, rates=(s["lr"],), fresh=True)
+        return grids.level(g.run(s["lr"], seed), s["budget"])
 
-    return claims.Contender("one learner (never stale)", run, {"lr": grids.RATES},
-                            uses="one learner, the same number of gradients and batch, its own rate")
+    return claims.Contender(FRESH_NAME, run, {"lr": grids.RATES},
+                            uses="asynchronous SGD's schedule and mini-batches (16 learners), every gradient at the "
+                                 "current parameters, its own rate")
+
+
+#: The never-stale control of chapter 4: asynchronous SGD's schedule replayed with staleness 0.
+FRESH_NAME = "asynchronous, never stale (same updates and mini-batches)"
 
 
 def level_text(best: claims.Best, unit: str = " nats") -> str:
@@ -142,8 +148,9 @@ def _two_way(v: claims.Verdict) -> str:
         return (f"{v.winner} and {v.runner_up} end level ({level_text(w)} against {level_text(r)}, {rates}; "
                 f"the first lower in only {v.wins} of {v.seeds} seeds, by {_margin_text(v)} nats)")
     if _within_spreads(v):
-        return (f"{v.winner} ends lower than {v.runner_up} {_seeds_text(v)}, but by {_margin_text(v)} nats, less "
-                f"than either one's spread over the seeds ({level_text(w)} against {level_text(r)}, {rates})")
+        return (f"{v.winner} ends lower than {v.runner_up} {_seeds_text(v)}, by {_margin_text(v)} nats seed by seed: "
+                f"consistent, though less than either one's spread over the seeds ({level_text(w)} against "
+                f"{level_text(r)}, {rates})")
     return (f"{v.winner} ends lower than {v.runner_up}: {level_text(w)} against {level_text(r)} ({rates}), "
             f"lower {_seeds_text(v)}, by {_margin_text(v)} nats")
 
@@ -154,8 +161,8 @@ def _two_way_headline(v: claims.Verdict) -> str:
     if not v.decided:
         return f"{v.winner} and {v.runner_up} end level"
     if _within_spreads(v):
-        return (f"{v.winner} ends lower {_seeds_text(v)}, but by {v.margin:.{grids.decimals(v.spread)}f} nats, less "
-                f"than either one's spread over the seeds")
+        return (f"{v.winner} ends lower {_seeds_text(v)}, by {_margin_text(v)} nats seed by seed: consistent, though "
+                f"less than either one's spread over the seeds")
     return f"{v.winner} ends lower {_seeds_text(v)}"
 
 
@@ -164,8 +171,8 @@ def _two_way_headline(v: claims.Verdict) -> str:
 TWO_WAY_SEEDS: tuple[int, ...] = grids.SEEDS
 #: The held-out seeds that score them (each contender's best rate alone, run again): thirty, as their margins are
 #: a few ten-thousandths to a few thousandths of a nat, at or below the spread between seeds; the sign test then
-#: calls a winner ahead on 21 of 30 or more. Picked and scored on the same seeds, a staleness cost of 0.0014 nats
-#: came out "ahead on 9 of 10" and vanished on fresh seeds.
+#: calls a winner ahead on 21 of 30 or more. (An earlier never-stale control, one learner, drew other mini-batches
+#: than asynchronous SGD; its unpaired differences hid the staleness cost the paired replay now measures.)
 TWO_WAY_SCORING_SEEDS: tuple[int, ...] = tuple(range(5, 35))
 
 
@@ -195,23 +202,23 @@ def k_sync_vs_k_async(small: bool = False) -> claims.Claim:
 
 @claims.register("ch04.staleness_cost")
 def staleness_cost(small: bool = False) -> claims.Claim:
-    """Asynchronous SGD (16 learners, stale) against one learner (never stale) on the same gradients, each tuned."""
+    """Asynchronous SGD (16 learners, stale) against its own schedule replayed with staleness 0 (the same updates and
+    mini-batches, each gradient at the current parameters), each tuned."""
     return _build_two("ch04.staleness_cost", "Each at its own best rate, what does staleness cost: asynchronous SGD "
-                      "with 16 learners against one learner, never stale, on as many gradients?",
-                      _level_contender("async", None), _single_contender(), small)
+                      "with 16 learners against the same updates on the same mini-batches with every gradient "
+                      "computed at the current parameters?",
+                      _level_contender("async", None), _fresh_contender(), small)
 
 
 def _never_stale_grid(s: dict, rates: tuple[float, ...]) -> tuple[grids.Grid, float]:
-    """One learner, never stale, for as many gradients as asynchronous SGD applies within the budget of ``s``, at
-    every rate of ``rates``; and its budget (mean compute times: one gradient each)."""
-    updates = _grid("async", None, s).updates()
-    return grids.grid_runs("async", 1, None, float(updates), rates=rates, seeds=s["seeds"], small=s["small"],
-                           batch_size=s["batch_size"]), float(updates)
+    """Asynchronous SGD's schedule of ``s`` replayed with staleness 0 (the same updates and mini-batches, each gradient
+    at the current parameters), at every rate of ``rates``; and its budget (mean compute times)."""
+    return _grid("async", None, s, rates=rates, fresh=True), float(s["budget"])
 
 
 def _at_shared_rate(name: str, protocol: str | None) -> claims.Contender:
-    """A contender at the claim's shared rate ``lr`` (not tuned): ``protocol`` with 16 learners, or (None) one
-    learner never stale on as many gradients as asynchronous SGD."""
+    """A contender at the claim's shared rate ``lr`` (not tuned): ``protocol`` with 16 learners, or (None)
+    asynchronous SGD's schedule replayed with staleness 0 (the same updates and mini-batches)."""
 
     def run(s: dict, seed: int) -> float:
         if protocol is None:
@@ -220,19 +227,20 @@ def _at_shared_rate(name: str, protocol: str | None) -> claims.Contender:
         return grids.level(_grid(protocol, None, s).run(s["lr"], seed), s["budget"])
 
     return claims.Contender(name, run, uses="the shared rate per update, " + (
-        "one learner, as many gradients as asynchronous SGD, batches of 8" if protocol is None else
+        "asynchronous SGD's schedule and mini-batches, every gradient at the current parameters, batches of 8"
+        if protocol is None else
         "16 learners, exponential compute times, batches of 8"))
 
 
 #: The contenders of ``ch04.shared_rate_staleness``, by role.
-SPLIT_NAMES = {"async": "asynchronous (K = 1)", "one": "one learner (never stale)",
+SPLIT_NAMES = {"async": "asynchronous (K = 1)", "one": FRESH_NAME,
                "sync": "fully synchronous (K = n = 16)"}
 
 
 def staleness_split(v: claims.Verdict) -> dict:
     """``v``, the ``ch04.shared_rate_staleness`` verdict, seed by seed: the gap (nats) between asynchronous and fully
-    synchronous SGD at the shared rate, the part of it between asynchronous SGD and one learner never stale (what
-    staleness costs), its share of the gap, and on how many seeds the never-stale learner ends between the two.
+    synchronous SGD at the shared rate, the part of it between asynchronous SGD and its schedule replayed never stale
+    (what staleness costs), its share of the gap, and on how many seeds the never-stale replay ends between the two.
     Each as ``(mean, sd)`` over the seeds."""
     a, one, sync = (v.best[SPLIT_NAMES[r]].values for r in ("async", "one", "sync"))
     gap = [x - y for x, y in zip(a, sync)]
@@ -250,9 +258,10 @@ def staleness_split_words(v: claims.Verdict) -> str:
     g, st = grids.decimals(gap_sd), grids.decimals(stale_sd)
     sh = max(0, grids.decimals(share_sd))
     if d["between"] != d["seeds"] or not claims.sign_test(d["between"], d["seeds"]):
-        return (f"one learner that is never stale does not end between the two on every seed (on {d['between']} of "
+        return (f"the never-stale replay does not end between the two on every seed (on {d['between']} of "
                 f"{d['seeds']}), so this run does not split the gap of {gap:.{g}f} ± {gap_sd:.{g}f} nats")
-    return (f"one learner that is never stale, at the same rate on as many gradients, ends between the two on all "
+    return (f"asynchronous SGD's own updates and mini-batches, replayed at the same rate with every gradient "
+            f"computed at the current parameters, end between the two on all "
             f"{d['seeds']} seeds: of the {gap:.{g}f} ± {gap_sd:.{g}f} nats by which asynchronous SGD ends above "
             f"fully synchronous SGD, {stale:.{st}f} ± {stale_sd:.{st}f} ({share:.{sh}f} ± {share_sd:.{sh}f} %, seed "
             f"by seed) is staleness, and the rest comes with applying one gradient per update instead of an average "
@@ -288,24 +297,24 @@ def _at_budget(falling: int) -> str:
 
 def staleness_split_lead(v: claims.Verdict, falling: int = 0) -> str:
     """The split in one sentence for the prose, its nats left to :func:`staleness_split_rows`' table: whether the
-    never-stale learner ends between the two on every seed, and if so staleness's share of the gap (``falling``: the
+    never-stale replay ends between the two on every seed, and if so staleness's share of the gap (``falling``: the
     seeds on which fully synchronous SGD is still falling at the end of the budget; then the split is at this
     budget, not between two floors)."""
     d = staleness_split(v)
     if d["between"] != d["seeds"] or not claims.sign_test(d["between"], d["seeds"]):
-        return (f"one learner that is never stale does not end between the two on every seed (on {d['between']} of "
+        return (f"the never-stale replay does not end between the two on every seed (on {d['between']} of "
                 f"{d['seeds']}), so this run does not split the gap")
     share, sd = d["share"]
     sh = max(0, grids.decimals(sd))
-    return (f"{_at_budget(falling)}one learner that is never stale, at the same rate on as many gradients, ends "
-            f"between the two on all "
+    return (f"{_at_budget(falling)}asynchronous SGD's own updates and mini-batches, replayed at the same rate with "
+            f"every gradient computed at the current parameters, end between the two on all "
             f"{d['seeds']} seeds: staleness makes {share:.{sh}f} ± {sd:.{sh}f} % of the gap (seed by seed), applying "
             f"one gradient per update instead of an average of {v.claim.shared['workers']} the rest")
 
 
 def staleness_split_rows(v: claims.Verdict) -> list[list[str]]:
     """The split of :func:`staleness_split` as table rows (part, nats, share of the gap), each mean ± sd over the
-    seeds, seed by seed; the two parts only where the never-stale learner ends between the two on every seed."""
+    seeds, seed by seed; the two parts only where the never-stale replay ends between the two on every seed."""
     d = staleness_split(v)
 
     def nats(key):
@@ -316,10 +325,10 @@ def staleness_split_rows(v: claims.Verdict) -> list[list[str]]:
     if d["between"] == d["seeds"] and claims.sign_test(d["between"], d["seeds"]):
         share, sd = d["share"]
         sh = max(0, grids.decimals(sd))
-        rows += [["staleness: asynchronous SGD above the never-stale learner", nats("stale"),
+        rows += [["staleness: asynchronous SGD above its never-stale replay", nats("stale"),
                   f"{share:.{sh}f} ± {sd:.{sh}f} %"],
                  [f"one gradient per update instead of an average of {v.claim.shared['workers']}: the never-stale "
-                  "learner above fully synchronous SGD", nats("rest"), f"{100 - share:.{sh}f} ± {sd:.{sh}f} %"]]
+                  "replay above fully synchronous SGD", nats("rest"), f"{100 - share:.{sh}f} ± {sd:.{sh}f} %"]]
     return rows
 
 
@@ -337,21 +346,22 @@ def staleness_split_short(v: claims.Verdict, falling: int = 0) -> str:
 
 @claims.register("ch04.shared_rate_staleness")
 def shared_rate_staleness(small: bool = False) -> claims.Claim:
-    """At the shared rate per update: asynchronous SGD, one learner never stale on as many gradients, fully
-    synchronous SGD; how much of the first's gap to the last is staleness."""
+    """At the shared rate per update: asynchronous SGD, its schedule replayed never stale (the same updates and
+    mini-batches), fully synchronous SGD; how much of the first's gap to the last is staleness."""
     s = {**race_settings(small), "lr": SHARED_RATE}
     contenders = (_at_shared_rate(SPLIT_NAMES["async"], "async"), _at_shared_rate(SPLIT_NAMES["one"], None),
                   _at_shared_rate(SPLIT_NAMES["sync"], "sync"))
     return claims.Claim("ch04.shared_rate_staleness", f"At one shared rate per update ({SHARED_RATE:g}), how much of "
-                        "the gap between asynchronous and fully synchronous SGD is staleness: where does one learner, "
-                        "never stale, on as many gradients, end?", contenders,
+                        "the gap between asynchronous and fully synchronous SGD is staleness: where does asynchronous SGD's "
+                        "schedule, replayed on the same mini-batches with every gradient fresh, end?", contenders,
                         metric="mean training loss over the last quarter of the budget (nats)", seeds=s["seeds"],
                         shared=s, wording=staleness_split_words, chapter="04_sync_async_sgd", source="dutta2018slow",
                         headline=ranking_headline)
 
 
 def never_stale_falling(small: bool = False, rate: float = SHARED_RATE) -> int:
-    """On how many seeds one learner never stale, at ``rate``, is still falling at the end of its budget."""
+    """On how many seeds asynchronous SGD's schedule replayed never stale, at ``rate``, is still falling at the end of
+    its budget."""
     s = race_settings(small)
     g, budget = _never_stale_grid(s, (rate,))
     return sum(run_ends({"one": g.run(rate, sd)}, budget)[0].descending for sd in g.seeds)
@@ -408,9 +418,10 @@ def k_tradeoff(small: bool = False) -> claims.Claim:
     s = race_settings(small)
     contenders = tuple(_level_contender("async" if K == 1 else ("sync" if K == 16 else "k_async"),
                                         None if K in (1, 16) else K) for K in (1, 2, 4, 8, 16))
+    s = {**s, "seeds": TWO_WAY_SEEDS, "scoring_seeds": TWO_WAY_SCORING_SEEDS}
     return claims.Claim("ch04.k_tradeoff", "On the same budget, each K at its own best rate, which K of K-async ends "
                         "lowest?", contenders, metric="mean training loss over the last quarter of the budget (nats)",
-                        seeds=s["seeds"], shared=s, wording=ranking, chapter="04_sync_async_sgd",
+                        seeds=s["seeds"], scoring_seeds=s["scoring_seeds"], shared=s, wording=ranking, chapter="04_sync_async_sgd",
                         source="dutta2018slow", headline=ranking_headline)
 
 
@@ -1142,7 +1153,8 @@ def short_words(v: claims.Verdict, race: Race | None = None) -> str:
 
 def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
     """What the ``ch04.staleness_cost`` verdict ``v`` says staleness costs at the tuned rate, beside the gap between
-    asynchronous and fully synchronous SGD of ``race`` (the ``ch04.async_vs_sync`` verdict)."""
+    asynchronous and fully synchronous SGD of ``race`` (the ``ch04.async_vs_sync`` verdict): where both are scored on
+    the same seeds, staleness's share of that gap seed by seed."""
     stale = "asynchronous (K = 1)"
     d = grids.decimals(v.spread)
     if not v.decided:
@@ -1154,11 +1166,74 @@ def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
         return text + ")"
     if v.winner == stale:
         return f"at the tuned rate the stale run even ends {v.margin:.{d}f} nats lower"
-    text = f"staleness costs about {v.margin:.{d}f} nats at the tuned rate"
-    if race.decided and 3 * v.margin < race.margin:
-        text += (f": real, but small next to the gap between asynchronous and fully synchronous SGD "
-                 f"({race.margin:.{grids.decimals(race.spread)}f} nats)")
+    share = staleness_share(v, race)
+    small = "a small but consistent " if race.decided and 3 * v.margin < race.margin else ""
+    seeds = "on every held-out seed" if v.unanimous else f"on {v.wins} of {v.seeds} held-out seeds"
+    text = f"once the rate is tuned, staleness costs {small}{v.margin:.{d}f} ± {v.spread:.{d}f} nats ({seeds})"
+    if race.decided and share is not None:
+        (mean, sd), lower = share, "below" if race.winner == stale else "above"
+        text += (f", about {mean:.{max(0, grids.decimals(sd))}f} % of the "
+                 f"{race.margin:.{grids.decimals(race.spread)}f} nats by which asynchronous SGD ends {lower} fully "
+                 "synchronous SGD")
     return text
+
+
+def staleness_cost_short(v: claims.Verdict, race: claims.Verdict) -> str:
+    """:func:`staleness_cost_words` in a few words, for a takeaway: whether staleness costs anything once the rate is
+    tuned and, where it does and both verdicts score the same runs, its share of asynchronous SGD's gap to fully
+    synchronous SGD."""
+    stale = "asynchronous (K = 1)"
+    share = staleness_share(v, race)
+    if not v.decided:
+        return "once the rate is tuned, staleness costs no more than the spread between seeds"
+    if v.winner == stale:
+        return "at the tuned rate the stale run even ends lower"
+    text = "once the rate is tuned, staleness costs a small but consistent amount"
+    if race.decided and share is not None:
+        (mean, sd), lead = share, "lead over" if race.winner == stale else "gap to"
+        text += f", about {mean:.{max(0, grids.decimals(sd))}f} % of asynchronous SGD's {lead} fully synchronous SGD"
+    return text + (", on every held-out seed" if v.unanimous else "")
+
+
+def staleness_share(v: claims.Verdict, race: claims.Verdict) -> tuple[float, float] | None:
+    """Staleness's cost as a share (%) of the gap between asynchronous and fully synchronous SGD (its size, whichever
+    ends lower), seed by seed, as (mean, sd):
+    ``v`` the ``ch04.staleness_cost`` verdict, ``race`` the ``ch04.async_vs_sync`` one; None unless the two score
+    asynchronous SGD on the same runs."""
+    stale = "asynchronous (K = 1)"
+    if stale not in v.best or stale not in race.best:
+        return None
+    a, a2 = v.best[stale].values, race.best[stale].values
+    if len(a) != len(a2) or any(x != y for x, y in zip(a, a2)):
+        return None
+    fresh = v.best[next(n for n in v.best if n != stale)].values
+    sync = race.best[next(n for n in race.best if n != stale)].values
+    return grids.mean_sd([100 * (x - f) / abs(x - y) for x, f, y in zip(a, fresh, sync)])
+
+
+def grid_step_words(names_grids: dict) -> dict:
+    """What one step of the rate grid does near each best: ``names_grids`` maps a name to a tuned
+    :class:`~commlib.experiments.sgd.grids.Grid`. Returns the smallest and largest factor between neighbouring rates
+    (``"ratio_lo"``, ``"ratio_hi"``) and, over the grids, the smallest and largest rise of the mean level (nats) from
+    the best rate to the nearer of its neighbours (``"step_lo"``, ``"step_hi"``)."""
+    rates = grids.RATES
+    ratios = [b / a for a, b in zip(rates, rates[1:])]
+    steps = []
+    for g in names_grids.values():
+        i = g.rates.index(g.best_rate)
+        best = statistics.fmean(g.levels(g.best_rate))
+        near = [statistics.fmean(g.levels(g.rates[j])) - best for j in (i - 1, i + 1) if 0 <= j < len(g.rates)]
+        steps.append(min(near))
+    return {"ratio_lo": min(ratios), "ratio_hi": max(ratios), "step_lo": min(steps), "step_hi": max(steps)}
+
+
+def two_way_step_words(small: bool = False) -> dict:
+    """:func:`grid_step_words` for the five tuned contenders of the chapter's two-way races (and the K trade-off's
+    asynchronous, K = 4 and fully synchronous runs), on the seeds that pick their rates."""
+    s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
+    return grid_step_words({"async": _grid("async", None, s), "sync": _grid("sync", None, s),
+                            "k_async": _grid("k_async", 4, s), "k_sync": _grid("k_sync", 4, s),
+                            "fresh": _grid("async", None, s, fresh=True)})
 
 
 # --------------------------------------------------------------------------- the seeds of each race, and the rule
