@@ -611,7 +611,8 @@ def steepest_step(series: Series, lo: float = 0.0) -> tuple[float, float, float]
 
 
 def step_holds(series: Series, step: tuple[float, float, float], lo: float = 0.0, keep: float = 0.5,
-               cpu: Sequence[float] | None = None) -> bool:
+               cpu: Sequence[float] | None = None, pages: Sequence[float] | None = None,
+               jump: float = 0.25) -> bool:
     """Whether a :func:`steepest_step` is a step of the whole series, not one timing: does the cost per byte stay up?
 
     The cost per byte (time over size) is compared over every measured size
@@ -627,7 +628,11 @@ def step_holds(series: Series, step: tuple[float, float, float], lo: float = 0.0
     Time slicing inflates wall-clock timings on either side of a step, and
     can hide one the machine keeps; the CPU clock is tested too, against the
     step's factor on that clock, and the step is suspect only where neither
-    clock keeps it.
+    clock keeps it. ``pages``: the fresh pages each call mapped in at each
+    size, as fractions of the message (:func:`commlib.lab.runner.page_shares`);
+    where they rose by ``jump`` or more across the step and stayed up at
+    every size above it, a change in the work itself (allocation) keeps the
+    step whatever the clocks' medians say, so it is not suspect.
 
     >>> s = Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0, 16.0), (1.0, 2.0, 8.0, 16.0, 32.0))
     >>> step_holds(s, steepest_step(s))             # dearer from 4 bytes up, and it stays so
@@ -656,9 +661,14 @@ def step_holds(series: Series, step: tuple[float, float, float], lo: float = 0.0
 
     if kept(series.seconds, factor):
         return True
+    at = {float(x): i for i, x in enumerate(series.nbytes)}
+    if pages is not None:
+        if len(pages) != len(series.nbytes):
+            raise ValueError(f"pages must give one share per size of the series ({len(series.nbytes)}), got {len(pages)}")
+        if float(a) in at and all(pages[i] - pages[at[float(a)]] >= jump for x, i in at.items() if x >= b):
+            return True
     if cpu is None:
         return False
-    at = {float(x): i for i, x in enumerate(series.nbytes)}
     if float(a) not in at or float(b) not in at or cpu[at[float(a)]] <= 0:
         return False
     cpu_factor = (cpu[at[float(b)]] / b) / (cpu[at[float(a)]] / a)

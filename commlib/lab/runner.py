@@ -60,6 +60,7 @@ __all__ = [
     "copy_cpu_control",
     "clock_steps",
     "cpu_seconds",
+    "page_shares",
     "fault_fractions",
     "least_loaded_series",
 ]
@@ -458,6 +459,28 @@ def cpu_seconds(doc: dict, op: str, sizes: Sequence[float]) -> list[float] | Non
         if cpu is None:
             return None
         out.append(cpu)
+    return out
+
+
+def page_shares(doc: dict, op: str, sizes: Sequence[float]) -> list[float] | None:
+    """The pages each call of ``op`` mapped in afresh at each of ``sizes``, as fractions of the message: the
+    median of the kept sweep's calls (as :func:`fault_fractions` reads them), for
+    :func:`commlib.lab.fit.step_holds`. ``None`` where the run did not count faults.
+
+    >>> row = lambda nb, f: {"op": "all_reduce", "nbytes": nb, "samples_s": [1.0] * 3, "faults": [f] * 3}
+    >>> page_shares({"page_bytes": 4096, "results": [row(2**24, 0), row(2**25, 4096)]}, "all_reduce", [2**24, 2**25])
+    [0.0, 0.5]
+    """
+    cuts = [float(x) - 0.5 for x in sizes]      # each size is the smallest above a cut just below it
+    out = []
+    for x, pair in zip(sizes, fault_fractions(doc, op, cuts)):
+        if pair is None:
+            last = fault_fractions(doc, op, [float(x) + 0.5])[0]    # the smallest size has nothing below it
+            if last is None:
+                return None
+            out.append(last[0])
+        else:
+            out.append(pair[1])
     return out
 
 

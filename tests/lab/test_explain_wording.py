@@ -397,3 +397,18 @@ def test_the_ranks_verb_reads_the_tolerance_and_each_load_allowance():
     assert "stays about the same with the ranks as measured, and is lower under both load allowances" in text
     assert "falls with the ranks (" not in text
     assert "falls with the ranks (" in explain.ranks_rate_sentence(1e9, 0.5e9, 2, 2, share2=0.95, share4=0.95)
+
+
+def test_a_page_share_that_jumps_and_stays_up_keeps_the_step():
+    sizes = tuple(float(2**k) for k in range(20, 27))
+    wall = tuple(x * c for x, c in zip(sizes, (5.4e-9, 4.2e-9, 8.6e-9, 1.0e-9, 1.5e-9, 2.1e-9, 2.2e-9)))
+    series, step = fit.Series("all_reduce", 2, sizes, wall), (2.0**24, 2.0**25, 1.4)
+    assert fit.step_holds(series, step, lo=2**20, pages=(0, 0, 0, 0, 0, 0.5, 0.5))
+    assert not fit.step_holds(series, step, lo=2**20, pages=(0, 0, 0, 0, 0, 0.5, 0.0))     # it fell back at 64 MiB
+    def row(nb, f):
+        return {"op": "all_reduce", "nbytes": nb, "samples_s": [1.0] * 3, "faults": [f] * 3}
+
+    doc = {"page_bytes": 4096, "results": [row(2**24, 0), row(2**25, 4096), row(2**26, 8192)]}
+    assert runner.page_shares(doc, "all_reduce", [2**24, 2**25, 2**26]) == pytest.approx([0.0, 0.5, 0.5])
+    assert runner.page_shares({"results": [{k: v for k, v in r.items() if k != "faults"} for r in doc["results"]]},
+                              "all_reduce", [2**24, 2**25]) is None
