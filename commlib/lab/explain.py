@@ -788,9 +788,9 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
             parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
                          "too spread to tell whether a cache explains it")
     if faults is not None and faults[1] - faults[0] >= jump:
-        parts.append(f"the fresh pages each call mapped in rose from {pages_words(faults[0])} of the message at "
-                     f"{format_bytes(lo)} to {pages_words(faults[1])} at {format_bytes(hi)}, so allocation, a buffer "
-                     "mapped and faulted in afresh on every call, can explain part of it too")
+        parts.append(f"the fresh pages each call mapped in rose by {_part_words(jump)} of the message or more over "
+                     "the same sizes, so allocation, a buffer mapped and faulted in afresh on every call, can explain "
+                     "part of it too")
     if loaded:
         parts.append(f"the timings at {where} fail a load check below, so load may explain it")
     else:
@@ -1044,8 +1044,8 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     ''
     >>> step_load_note((2**20, 2**21, 2.0), [], holds=False)[:72]
     'The step is suspect: the cost per byte does not stay up after it (its me'
-    >>> step_load_note((2**20, 2**21, 4.0), [], clock=(4.0, 1.0))[:90]
-    "By the ranks' own CPU time each byte got 1.0 times dearer there, not 4.0: the ranks waited"
+    >>> step_load_note((2**20, 2**21, 4.0), [], clock=(4.0, 1.0))[:101]
+    "By the ranks' own CPU time each byte got 1.0 times dearer there, far less than by the wall clock: the"
 
     ``clock``: how many times dearer each byte got across the step by the
     wall clock and by the ranks' own CPU time
@@ -1068,11 +1068,11 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     if clock is not None:
         wall, cpu = clock
         text += (" " if text else "") + (
-            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, not {wall:.1f}: the ranks "
-            "waited for their cores, so time slicing under load, not the machine, makes the step."
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, far less than by the wall clock: "
+            "the ranks waited for their cores, so time slicing under load, not the machine, makes the step."
             if cpu <= 1 + tolerance else
-            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, not {wall:.1f}: that much is a "
-            "change in the work itself, and time slicing makes the rest on the wall clock."
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, less than by the wall clock: that "
+            "much is a change in the work itself, and time slicing makes the rest on the wall clock."
             if cpu < (1 - tolerance) * wall else
             f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there too: the step shows on both "
             "clocks.")
