@@ -1260,11 +1260,11 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
         return "grows" if r > 1 + tolerance else "falls" if r < 1 - tolerance else "stays about the same"
 
     measured, allowed = verb(ratios[0]), {verb(r) for r in ratios[1:]}
+    compared = {"grows": "higher", "stays about the same": "about the same", "falls": "lower"}
+    under = "both load allowances" if len(ratios) == 3 and len(allowed) == 1 else "the load allowances"
     more = (measured + " with the ranks" if not allowed or allowed == {measured} else
-            f"{measured} with the ranks as measured, and "
-            + ({"grows": "is higher", "falls": "is lower", "stays about the same": "is about the same"}[allowed.pop()]
-               + f" under {'both load allowances' if len(ratios) == 3 else 'the load allowance'}"
-               if len(allowed) == 1 else "moves both ways under the load allowances"))
+            f"{measured} with the ranks as measured, and is "
+            + " or ".join(compared[v] for v in compared if v in allowed) + f" under {under}")
     verdict = ("Which of the two it is nearer depends on the reading, so this run cannot tell what set the rate."
                if any(near) or any(same) else "This run does not say why.")
     return (f"The bus bandwidth at the largest size {more} ({nums}). {readings} The readings span "

@@ -412,3 +412,5 @@ def test_a_page_share_that_jumps_and_stays_up_keeps_the_step():
     assert runner.page_shares(doc, "all_reduce", [2**24, 2**25, 2**26]) == pytest.approx([0.0, 0.5, 0.5])
     assert runner.page_shares({"results": [{k: v for k, v in r.items() if k != "faults"} for r in doc["results"]]},
                               "all_reduce", [2**24, 2**25]) is None
+    mixed = explain.ranks_rate_sentence(1e9, 0.97e9, 2, 2, share2=0.5, share4=0.6, short=True)   # 0.97, 0.81, 0.67
+    assert "stays about the same with the ranks as measured, and is about the same or lower under the load" in mixed
