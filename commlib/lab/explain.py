@@ -518,7 +518,8 @@ FAULT_JUMP = 0.25
 
 #: The causes :func:`step_cause` can name for a collective's steepest step in cost per byte.
 STEP_CAUSES = ("untested", "none", "unclear", "cache", "cache part", "slicing", "allocation", "unknown",
-               "untested allocation")
+               "untested allocation", "allocation and slicing", "unknown and slicing",
+               "untested allocation and slicing")
 
 
 def step_cause(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
@@ -538,14 +539,19 @@ def step_cause(step: tuple[float, float, float], sizes: Sequence[float], rates: 
     ``tolerance`` of no change or cheaper, not the cache; in between,
     ``"cache part"``. Where the cache is ruled out, the collective's own
     clocks (``clock``: ``(wall, cpu)`` per-byte factors of
-    :func:`commlib.lab.runner.clock_steps`) decide time slicing: a step its
-    CPU clock shows less than ``1 - tolerance`` of is ``"slicing"``; one it
-    shows on both clocks is neither, and the pages mapped in per call
-    (``faults``: below and above the step, as fractions of the message,
-    :func:`commlib.lab.runner.fault_fractions`) then name ``"allocation"``
-    where they rose by ``jump`` of the message or more, ``"unknown"`` where
-    they did not, and ``"untested allocation"`` where the run did not count
-    them (or recorded no clocks for the collective).
+    :func:`commlib.lab.runner.clock_steps`) split the step in two. Time
+    slicing makes a byte dearer by the wall clock alone, so it can explain
+    the step only where the CPU clock shows none of it (within ``tolerance``
+    of 1 or below): ``"slicing"``. The CPU clock's step is a change in the
+    work itself, and the pages mapped in per call (``faults``: below and
+    above the step, as fractions of the message,
+    :func:`commlib.lab.runner.fault_fractions`) are held against it: they
+    name ``"allocation"`` where they rose by ``jump`` of the message or
+    more, ``"unknown"`` where they did not, and ``"untested allocation"``
+    where the run did not count them (or recorded no clocks for the
+    collective). Where the wall clock's step also exceeds the CPU clock's
+    (the CPU clock shows less than ``1 - tolerance`` of it), time slicing
+    makes the rest: ``" and slicing"`` is added.
 
     >>> sizes, wall = [2**24, 2**25], [12e9, 3.1e9]
     >>> step_cause((2**24, 2**25, 1.7), sizes, wall, cpu_rates=[12e9, 11e9], clock=(1.5, 1.8), faults=(0.05, 0.5))
@@ -554,6 +560,8 @@ def step_cause(step: tuple[float, float, float], sizes: Sequence[float], rates: 
     'cache'
     >>> step_cause((2**24, 2**25, 1.7), sizes, wall, cpu_rates=[12e9, 11e9], clock=(3.8, 1.0))
     'slicing'
+    >>> step_cause((2**24, 2**25, 3.0), sizes, wall, cpu_rates=[12e9, 11e9], clock=(2.99, 1.65), faults=(0.0, 0.5))
+    'allocation and slicing'
     """
     a, b, factor = step
     share = cache_share(step, sizes, rates, low, high)
@@ -571,11 +579,11 @@ def step_cause(step: tuple[float, float, float], sizes: Sequence[float], rates: 
         return "cache part"
     if clock is None:
         return "untested allocation"
-    if clock[1] < (1 - tolerance) * clock[0]:
+    if clock[1] <= 1 + tolerance:    # the CPU clock shows no step: the waits for the cores make all of it
         return "slicing"
-    if faults is None:
-        return "untested allocation"
-    return "allocation" if faults[1] - faults[0] >= jump else "unknown"
+    cause = ("untested allocation" if faults is None else
+             "allocation" if faults[1] - faults[0] >= jump else "unknown")
+    return cause + (" and slicing" if clock[1] < (1 - tolerance) * clock[0] else "")
 
 
 def pages_words(fraction: float) -> str:
@@ -687,7 +695,8 @@ def _slicing(core_share: float) -> str:
 def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[float, float] | None = None,
                     loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE,
                     core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH,
-                    copy_cpu_factor: float | None = None) -> str:
+                    copy_cpu_factor: float | None = None, faults: tuple[float, float] | None = None,
+                    jump: float = FAULT_JUMP) -> str:
     """What a collective's time growth over eight times the bytes says, with the cause chosen by the run's controls.
 
     Where the copy control got dearer by the wall clock, its own CPU time
@@ -708,6 +717,11 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
     measured); ``loaded``: sizes in ``[lo, hi]`` that failed a load check
     (:func:`commlib.lab.fit.suspects`). A factor from ``1 - tolerance`` to
     ``size (1 + tolerance)`` needs no cause, and is said as what it is:
+    ``faults``: the pages each call mapped in afresh at ``lo`` and at ``hi``,
+    as fractions of the message (:func:`commlib.lab.runner.fault_fractions`);
+    where they rose by ``jump`` or more, allocation is named beside the
+    controls' causes.
+
     within ``tolerance`` of 1 (a pure start-up cost), within it of the size
     ratio (pure copying), or between the two, where both terms weigh.
 
@@ -773,6 +787,10 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
         else:
             parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
                          "too spread to tell whether a cache explains it")
+    if faults is not None and faults[1] - faults[0] >= jump:
+        parts.append(f"the fresh pages each call mapped in rose by {_part_words(jump)} of the message or more over "
+                     "the same sizes, so allocation, a buffer mapped and faulted in afresh on every call, can explain "
+                     "part of it too")
     if loaded:
         parts.append(f"the timings at {where} fail a load check below, so load may explain it")
     else:
@@ -1026,8 +1044,8 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     ''
     >>> step_load_note((2**20, 2**21, 2.0), [], holds=False)[:72]
     'The step is suspect: the cost per byte does not stay up after it (its me'
-    >>> step_load_note((2**20, 2**21, 4.0), [], clock=(4.0, 1.0))[:90]
-    "By the ranks' own CPU time each byte got 1.0 times dearer there, not 4.0: the ranks waited"
+    >>> step_load_note((2**20, 2**21, 4.0), [], clock=(4.0, 1.0))[:101]
+    "By the ranks' own CPU time each byte got 1.0 times dearer there, far less than by the wall clock: the"
 
     ``clock``: how many times dearer each byte got across the step by the
     wall clock and by the ranks' own CPU time
@@ -1050,8 +1068,11 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     if clock is not None:
         wall, cpu = clock
         text += (" " if text else "") + (
-            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, not {wall:.1f}: the ranks "
-            "waited for their cores, so time slicing under load, not the machine, makes the step."
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, far less than by the wall clock: "
+            "the ranks waited for their cores, so time slicing under load, not the machine, makes the step."
+            if cpu <= 1 + tolerance else
+            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, less than by the wall clock: that "
+            "much is a change in the work itself, and time slicing makes the rest on the wall clock."
             if cpu < (1 - tolerance) * wall else
             f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there too: the step shows on both "
             "clocks.")
@@ -1235,10 +1256,18 @@ def ranks_rate_sentence(rate2: float, rate4: float, cores2: int, cores4: int,
         return (f"The bus bandwidth at the largest size is about the same with the ranks ({nums}). {readings} Every "
                 f"reading is near 1, though copying on the cores alone would have made it {limited:.2f}. So the "
                 f"{w2}-rank run was not limited by copying on its cores; this run does not say what else held it back.")
-    more = "grows" if lo > 1 else "falls" if hi < 1 else "moves"
+    def verb(r: float) -> str:
+        return "grows" if r > 1 + tolerance else "falls" if r < 1 - tolerance else "stays about the same"
+
+    measured, allowed = verb(ratios[0]), {verb(r) for r in ratios[1:]}
+    compared = {"grows": "higher", "stays about the same": "about the same", "falls": "lower"}
+    under = "both load allowances" if len(ratios) == 3 and len(allowed) == 1 else "the load allowances"
+    more = (measured + " with the ranks" if not allowed or allowed == {measured} else
+            f"{measured} with the ranks as measured, and is "
+            + " or ".join(compared[v] for v in compared if v in allowed) + f" under {under}")
     verdict = ("Which of the two it is nearer depends on the reading, so this run cannot tell what set the rate."
                if any(near) or any(same) else "This run does not say why.")
-    return (f"The bus bandwidth at the largest size {more} with the ranks ({nums}). {readings} The readings span "
+    return (f"The bus bandwidth at the largest size {more} ({nums}). {readings} The readings span "
             f"{lo:.2f} to {hi:.2f}, {against}. {verdict}")
 
 
@@ -1282,9 +1311,11 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     ``cause``: :func:`step_cause` of the steepest step (from ``step_from``
     bytes up), which replaces ``cache`` where given: the cache where the
     copy's CPU clock allows it, allocation where the pages mapped in per call
-    jumped across a step both of the collective's clocks show, and a step of
-    no identified cause where the run's clocks rule out the cache and time
-    slicing.
+    jumped across a step the collective's CPU clock shows (named whatever
+    ``step_holds`` says: the page counts, not one timing, point to it), and
+    a step of no identified cause where the run's clocks rule out the cache
+    and time slicing; a cause ``" and slicing"`` adds that time slicing made
+    the rest of the step on the wall clock.
 
     ``step_holds``: whether the series keeps the steepest step the cache is held against
     (:func:`commlib.lab.fit.step_holds`); a suspect step names no cause, so the cache is not listed.
@@ -1325,20 +1356,24 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
     llc = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
     where = f" from {format_bytes(step_from)} up" if step_from is not None else ""
-    if not step_holds:
+    base, sliced_too, _ = (cause or "").partition(" and slicing")
+    rest_words = " (time slicing made the rest of it on the wall clock)" if sliced_too else ""
+    if not step_holds and base != "allocation":    # allocation is named from the page counts, whatever the wall clock
         pass
     elif cause is not None:
+        cause = base
         if cause == "cache":
             parts.append("the last-level cache, past which each byte got dearer")
         elif cause == "cache part":
             parts.append("in part the last-level cache, past which each byte got dearer")
         elif cause == "allocation":
             parts.append(f"allocation, most likely: fresh pages mapped and faulted in on every call{where}, where "
-                         "each byte got dearer on both clocks")
+                         "each byte got dearer on the CPU clock" + (rest_words or " too"))
         elif cause in ("unknown", "untested allocation"):
             parts.append(f"a step in cost per byte{where} that neither the cache nor time slicing explains, whose "
                          "cause this run does not identify"
-                         + (" (allocation is a candidate it does not test)" if cause == "untested allocation" else ""))
+                         + (" (allocation is a candidate it does not test)" if cause == "untested allocation" else "")
+                         + rest_words)
     elif cache == "most":
         parts.append(f"{llc}, past which each byte got dearer")
     elif cache == "part":

@@ -610,7 +610,9 @@ def steepest_step(series: Series, lo: float = 0.0) -> tuple[float, float, float]
     return a, b, float(factor)
 
 
-def step_holds(series: Series, step: tuple[float, float, float], lo: float = 0.0, keep: float = 0.5) -> bool:
+def step_holds(series: Series, step: tuple[float, float, float], lo: float = 0.0, keep: float = 0.5,
+               cpu: Sequence[float] | None = None, pages: Sequence[float] | None = None,
+               jump: float = 0.25) -> bool:
     """Whether a :func:`steepest_step` is a step of the whole series, not one timing: does the cost per byte stay up?
 
     The cost per byte (time over size) is compared over every measured size
@@ -621,24 +623,56 @@ def step_holds(series: Series, step: tuple[float, float, float], lo: float = 0.0
     as high before ``a``, a single slow (or fast) timing made the step, and
     it is suspect.
 
+    ``cpu``: the same calls' CPU seconds at each of the series' sizes
+    (:func:`commlib.lab.runner.cpu_seconds`), where the run recorded them.
+    Time slicing inflates wall-clock timings on either side of a step, and
+    can hide one the machine keeps; the CPU clock is tested too, against the
+    step's factor on that clock, and the step is suspect only where neither
+    clock keeps it. ``pages``: the fresh pages each call mapped in at each
+    size, as fractions of the message (:func:`commlib.lab.runner.page_shares`);
+    where they rose by ``jump`` or more across the step and stayed up at
+    every size above it, a change in the work itself (allocation) keeps the
+    step whatever the clocks' medians say, so it is not suspect.
+
     >>> s = Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0, 16.0), (1.0, 2.0, 8.0, 16.0, 32.0))
     >>> step_holds(s, steepest_step(s))             # dearer from 4 bytes up, and it stays so
     True
     >>> spike = Series("all_reduce", 2, (1.0, 2.0, 4.0, 8.0, 16.0), (1.0, 2.0, 8.0, 8.0, 16.0))
     >>> steepest_step(spike), step_holds(spike, steepest_step(spike))   # one slow timing at 4 bytes
     ((2.0, 4.0, 2.0), False)
+    >>> step_holds(spike, (2.0, 4.0, 2.0), cpu=(1.0, 2.0, 8.0, 16.0, 32.0))   # the CPU clock keeps it
+    True
     """
     a, b, factor = step
     if not 0 < keep <= 1:
         raise ValueError(f"keep must be in (0, 1], got {keep!r}")
-    per = sorted((x, t / x) for x, t in zip(series.nbytes, series.seconds) if x >= lo and x > 0)
-    below = [c for x, c in per if x <= a]
-    above = [c for x, c in per if x >= b]
-    if not below or not above:
-        raise ValueError(f"step must lie within the series' sizes >= lo ({lo} bytes), got {a} to {b}")
-    if factor <= 1:
+    if cpu is not None and len(cpu) != len(series.nbytes):
+        raise ValueError(f"cpu must give one time per size of the series ({len(series.nbytes)}), got {len(cpu)}")
+
+    def kept(seconds: Sequence[float], f: float) -> bool:
+        per = sorted((x, t / x) for x, t in zip(series.nbytes, seconds) if x >= lo and x > 0)
+        below = [c for x, c in per if x <= a]
+        above = [c for x, c in per if x >= b]
+        if not below or not above:
+            raise ValueError(f"step must lie within the series' sizes >= lo ({lo} bytes), got {a} to {b}")
+        if f <= 1:
+            return True
+        return float(np.median(above)) / float(np.median(below)) >= f ** keep
+
+    if kept(series.seconds, factor):
         return True
-    return float(np.median(above)) / float(np.median(below)) >= factor ** keep
+    at = {float(x): i for i, x in enumerate(series.nbytes)}
+    if pages is not None:
+        if len(pages) != len(series.nbytes):
+            raise ValueError(f"pages must give one share per size of the series ({len(series.nbytes)}), got {len(pages)}")
+        if float(a) in at and all(pages[i] - pages[at[float(a)]] >= jump for x, i in at.items() if x >= b):
+            return True
+    if cpu is None:
+        return False
+    if float(a) not in at or float(b) not in at or cpu[at[float(a)]] <= 0:
+        return False
+    cpu_factor = (cpu[at[float(b)]] / b) / (cpu[at[float(a)]] / a)
+    return cpu_factor > 1 and kept(cpu, cpu_factor)
 
 
 def predict(model: AlphaBeta | PiecewiseFit, series: Series) -> np.ndarray:

@@ -59,6 +59,8 @@ __all__ = [
     "copy_control",
     "copy_cpu_control",
     "clock_steps",
+    "cpu_seconds",
+    "page_shares",
     "fault_fractions",
     "least_loaded_series",
 ]
@@ -435,6 +437,53 @@ def _clock_medians(row: dict) -> tuple[float, float | None]:
     return wall, (None if cpu is None else float(np.median([c for c, kk in zip(cpu, labels) if kk == k])))
 
 
+def cpu_seconds(doc: dict, op: str, sizes: Sequence[float]) -> list[float] | None:
+    """The least-scheduled rank's CPU seconds per call of ``op`` at each of ``sizes``: the median of the calls
+    :func:`least_loaded_series` keeps (the first implementation's row at each size), for
+    :func:`commlib.lab.fit.step_holds`. ``None`` where the run recorded no CPU time at one of the sizes.
+
+    >>> row = lambda nb, wall, cpu: {"op": "all_reduce", "nbytes": nb, "samples_s": [wall] * 3, "cpu_s": [cpu] * 3}
+    >>> cpu_seconds({"results": [row(2**20, 4e-4, 3e-4), row(2**21, 3.2e-3, 6e-4)]}, "all_reduce", [2**20, 2**21])
+    [0.0003, 0.0006]
+    """
+    seen: dict[float, dict] = {}
+    for r in sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"]):
+        seen.setdefault(float(r["nbytes"]), r)
+    if not seen:
+        raise ValueError(f"op must name a timed collective of this run, got {op!r}")
+    out = []
+    for x in sizes:
+        if float(x) not in seen:
+            raise ValueError(f"sizes must be measured sizes of {op}, got {x!r}")
+        cpu = _clock_medians(seen[float(x)])[1]
+        if cpu is None:
+            return None
+        out.append(cpu)
+    return out
+
+
+def page_shares(doc: dict, op: str, sizes: Sequence[float]) -> list[float] | None:
+    """The pages each call of ``op`` mapped in afresh at each of ``sizes``, as fractions of the message: the
+    median of the kept sweep's calls (as :func:`fault_fractions` reads them), for
+    :func:`commlib.lab.fit.step_holds`. ``None`` where the run did not count faults.
+
+    >>> row = lambda nb, f: {"op": "all_reduce", "nbytes": nb, "samples_s": [1.0] * 3, "faults": [f] * 3}
+    >>> page_shares({"page_bytes": 4096, "results": [row(2**24, 0), row(2**25, 4096)]}, "all_reduce", [2**24, 2**25])
+    [0.0, 0.5]
+    """
+    cuts = [float(x) - 0.5 for x in sizes]      # each size is the smallest above a cut just below it
+    out = []
+    for x, pair in zip(sizes, fault_fractions(doc, op, cuts)):
+        if pair is None:
+            last = fault_fractions(doc, op, [float(x) + 0.5])[0]    # the smallest size has nothing below it
+            if last is None:
+                return None
+            out.append(last[0])
+        else:
+            out.append(pair[1])
+    return out
+
+
 def clock_steps(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[float, float] | None]:
     """How much dearer each byte got across each cut, by the wall clock and by the ranks' own CPU time.
 
@@ -485,8 +534,8 @@ def fault_fractions(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[flo
     (``page_bytes``), over the message size, at the largest size below the
     cut and the smallest above it, from the calls of the sweep
     :func:`least_loaded_series` keeps. A library whose temporary buffer the
-    allocator maps anew on every call (glibc maps blocks above its mmap
-    threshold, at most 32 MiB on 64-bit systems) faults in every page of it
+    allocator maps anew on every call (glibc maps blocks from its mmap
+    threshold up, at most 32 MiB on 64-bit systems) faults in every page of it
     it touches, every call. ``None`` for a cut with no measured size on one
     side, or where the run did not count faults.
 

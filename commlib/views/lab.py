@@ -239,6 +239,11 @@ def _bytes2(nbytes: float) -> str:
     return f"{explain.figures(nbytes)} B"
 
 
+#: How near half of ``1/beta`` the largest size's measured rate must be for :func:`half_rate_table` to say it is back
+#: at about half there: within 5 %, finer than two significant figures can tell apart.
+HALF_NEAR = 0.05
+
+
 def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[fit.AlphaBeta] = ()):
     """Markdown table: where a line says its bytes move at half its ``1/beta``, and where the measurement says so.
 
@@ -270,6 +275,11 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
     if again:   # the rate fell back below half and rose again
         seen += "; it fell back and rose through it again between " + ", ".join(
             f"{format_bytes(a)} and {format_bytes(b)}" for a, b in again)
+    if model.beta > 0 and above != float("inf"):    # the largest size's rate, where it sits near the line of half
+        x, t = max(zip(series.nbytes, series.seconds))
+        near = fit._critical_rate(series, x, t) / (0.5 * model.bandwidth)
+        if abs(near - 1) <= HALF_NEAR:
+            seen += f"; it is back at about half at {format_bytes(x)}"
     rate = "infinite (beta 0)" if model.beta == 0 else f"{explain.figures(model.bandwidth / 1e9)} GB/s"
     if known:
         alpha = _alpha(model)
