@@ -437,6 +437,16 @@ def _clock_medians(row: dict) -> tuple[float, float | None]:
     return wall, (None if cpu is None else float(np.median([c for c, kk in zip(cpu, labels) if kk == k])))
 
 
+def _first_row_by_size(doc: dict, op: str) -> dict[float, dict]:
+    """``op``'s rows of a run by message size (bytes), the first implementation's row at each size."""
+    seen: dict[float, dict] = {}
+    for r in sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"]):
+        seen.setdefault(float(r["nbytes"]), r)
+    if not seen:
+        raise ValueError(f"op must name a timed collective of this run, got {op!r}")
+    return seen
+
+
 def cpu_seconds(doc: dict, op: str, sizes: Sequence[float]) -> list[float] | None:
     """The least-scheduled rank's CPU seconds per call of ``op`` at each of ``sizes``: the median of the calls
     :func:`least_loaded_series` keeps (the first implementation's row at each size), for
@@ -446,11 +456,7 @@ def cpu_seconds(doc: dict, op: str, sizes: Sequence[float]) -> list[float] | Non
     >>> cpu_seconds({"results": [row(2**20, 4e-4, 3e-4), row(2**21, 3.2e-3, 6e-4)]}, "all_reduce", [2**20, 2**21])
     [0.0003, 0.0006]
     """
-    seen: dict[float, dict] = {}
-    for r in sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"]):
-        seen.setdefault(float(r["nbytes"]), r)
-    if not seen:
-        raise ValueError(f"op must name a timed collective of this run, got {op!r}")
+    seen = _first_row_by_size(doc, op)
     out = []
     for x in sizes:
         if float(x) not in seen:
@@ -502,12 +508,7 @@ def clock_steps(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[float, 
     >>> [tuple(round(x, 2) for x in step) for step in clock_steps(doc, "all_reduce", [1.5 * 2**20])]
     [(4.0, 1.0)]
     """
-    rows = sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"])
-    if not rows:
-        raise ValueError(f"op must name a timed collective of this run, got {op!r}")
-    seen: dict[float, dict] = {}
-    for r in rows:     # the first implementation's row at each size
-        seen.setdefault(float(r["nbytes"]), r)
+    seen = _first_row_by_size(doc, op)
     sizes = sorted(seen)
     out: list[tuple[float, float] | None] = []
     for cut in cuts:
@@ -544,12 +545,7 @@ def fault_fractions(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[flo
     >>> [tuple(round(x, 2) for x in f) for f in fault_fractions(doc, "all_reduce", [1.5 * 2**24])]
     [(0.05, 0.5)]
     """
-    rows = sorted((r for r in doc["results"] if r["op"] == op), key=lambda r: r["nbytes"])
-    if not rows:
-        raise ValueError(f"op must name a timed collective of this run, got {op!r}")
-    seen: dict[float, dict] = {}
-    for r in rows:     # the first implementation's row at each size
-        seen.setdefault(float(r["nbytes"]), r)
+    seen = _first_row_by_size(doc, op)
     sizes, page = sorted(seen), doc.get("page_bytes")
 
     def fraction(x: float) -> float | None:
