@@ -1218,7 +1218,7 @@ def _hier_against_multi_rail(key: str, network: str) -> claims.Claim:
     hier = claims.Contender("hierarchical all-reduce", seconds("hierarchical"),
                             uses="the same cards; reduce-scatter inside each host, ring among hosts, all-gather "
                                  "inside, the phases in series (unpipelined)")
-    names = f"{hardware.link(intra).name} inside, {hardware.link(inter).name} between"
+    names = f"{hardware.link(intra).name.split(' (')[0]} inside, {hardware.link(inter).name} between"
 
     def wording(v: claims.Verdict) -> str:
         a, b = v.best[v.winner].mean, v.best[v.runner_up].mean
