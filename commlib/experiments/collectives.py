@@ -1194,3 +1194,51 @@ def tree_non_power_of_two_claim(small: bool = False) -> claims.Claim:
 def tree_power_of_two_claim(small: bool = False) -> claims.Claim:
     """The control: on 128 ranks, a power of two, halving-doubling beats the tree at the same size."""
     return _tree_against_the_rest("ch02.tree_power_of_two", 128, TREE_MEDIUM_BYTES)
+
+
+#: The hierarchical claims' networks: the chapter's slow one (25 Gb/s Ethernet beside NVLink 2.0) and a fast one
+#: (InfiniBand NDR beside NVLink 4.0, a host like a DGX H100's), each with one card per GPU.
+HIER_NETWORKS = {"slow": ("nvlink2", "eth_25g"), "fast": ("nvlink4", "ib_ndr")}
+
+
+def _hier_against_multi_rail(key: str, network: str) -> claims.Claim:
+    """The hierarchical all-reduce against the multi-rail flat ring on the same cards (finding: going hierarchical
+    pays by bytes only where the link inside a host is faster than h c times a card, B_intra > h c B_NIC)."""
+    intra, inter = HIER_NETWORKS[network]
+    shared = {"model": "gpt2_xl", "dtype": "bf16", "n": 16, "hosts": 2, "intra": intra, "inter": inter, "cards": 8}
+
+    def seconds(algorithm):
+        def run(s, seed):
+            return 1e3 * compare.cluster_allreduce(s["model"], s["dtype"], s["n"], s["hosts"], s["intra"], s["inter"],
+                                                   algorithm, nics_per_host=s["cards"]).seconds
+        return run
+
+    flat = claims.Contender("multi-rail ring", seconds("multi_rail_ring"),
+                            uses="one flat ring per card on M/c of the buffer, each through its own card")
+    hier = claims.Contender("hierarchical all-reduce", seconds("hierarchical"),
+                            uses="the same cards; reduce-scatter inside each host, ring among hosts, all-gather "
+                                 "inside, the phases in series (unpipelined)")
+    names = f"{hardware.link(intra).name.split(' (')[0]} inside, {hardware.link(inter).name} between"
+
+    def wording(v: claims.Verdict) -> str:
+        a, b = v.best[v.winner].mean, v.best[v.runner_up].mean
+        return (f"the {v.winner} is {b / a:.2f} times faster than the {v.runner_up} "
+                f"({a:.1f} ms against {b:.1f} ms)")
+
+    return claims.Claim(key, f"On 2 hosts of 8 GPUs with 8 cards each ({names}), which all-reduces GPT-2 XL's "
+                             "gradient faster: the hierarchical all-reduce or a flat ring on the same cards?",
+                        (flat, hier), metric="ms for one all-reduce of GPT-2 XL's bf16 gradient (alpha-beta)",
+                        seeds=(0,), shared=shared, wording=wording, chapter="02_ring_allreduce",
+                        source="compare.cluster_allreduce; deterministic (one seed)")
+
+
+@claims.register("ch02.hier_vs_multi_rail_slow")
+def hier_vs_multi_rail_slow_claim(small: bool = False) -> claims.Claim:
+    """On the chapter's slow network (25 Gb/s Ethernet beside NVLink 2.0) the hierarchical all-reduce wins."""
+    return _hier_against_multi_rail("ch02.hier_vs_multi_rail_slow", "slow")
+
+
+@claims.register("ch02.hier_vs_multi_rail_fast")
+def hier_vs_multi_rail_fast_claim(small: bool = False) -> claims.Claim:
+    """The control: on a fast network (InfiniBand NDR beside NVLink 4.0) the flat multi-rail ring wins."""
+    return _hier_against_multi_rail("ch02.hier_vs_multi_rail_fast", "fast")
