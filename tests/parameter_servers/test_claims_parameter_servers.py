@@ -155,3 +155,23 @@ def test_colocated_single_server_moves_n_minus_one_gradients_each_way():
     from commlib.parameter_servers import simulate
     row = next(r for r in simulate.traffic_check() if (r["workers"], r["servers"], r["colocated"]) == (4, 1, True))
     assert row["equal"] and row["closed_form"] == 3 * 8 * 8   # 3 M, M = 8 fp64 values
+
+
+def _own_cards_verdict(ps_ms, ring_ms, n):
+    import dataclasses
+
+    from commlib.experiments import claims
+    claim = claims.claim("ch03.ps_small_message_extra")
+    claim = dataclasses.replace(claim, shared={**claim.shared, "n": n})
+    best = {"parameter server": claims.Best({}, (ps_ms,), ()), "ring": claims.Best({}, (ring_ms,), ()),
+            "fastest all-reduce": claims.Best({"algorithm": "halving_doubling"}, (0.5,), ())}
+    return claims.Verdict(claim, best, "fastest all-reduce", "ring", 0.0, 0.0, 1)
+
+
+@pytest.mark.parametrize("ps_ms, near", [(1.03, True), (1.30, False)])
+def test_own_cards_sentence_says_a_near_tie_rather_than_hiding_it_behind_last(ps_ms, near):
+    from commlib.experiments import parameter_servers as ps_experiments
+    text = ps_experiments.own_cards_sentence([_own_cards_verdict(ps_ms, 1.0, 32), _own_cards_verdict(ps_ms, 1.0, 8)])
+    assert "comes last both times" in text
+    assert ("near-tie" in text and "3 % behind the ring" in text) == near
+    assert ("near-tie" in text) == near
