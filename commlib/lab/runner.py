@@ -293,7 +293,11 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
         if not run.ok or not os.path.exists(out):
             why = "timed out" if run.timed_out else f"exited with status {run.returncode}"
             raise RuntimeError(f"measurement {why}: {run.stderr.strip()[-2000:]}")
-        return load(out)
+        doc = load(out)
+    if doc["ranks"] != n:  # each process saw a world of its own: mpi4py's MPI library is not mpiexec's
+        raise RuntimeError(f"asked for {n} ranks, the run had {doc['ranks']}: mpi4py uses another MPI library "
+                           f"({doc.get('mpi_library')}) than {launch_command(n, ['x'])[0]}; set MPI4PY_LIBMPI")
+    return doc
 
 
 _PROGRESS_LINE = re.compile(r"^\[\d+/\d+\] sweep (\d+) ")

@@ -576,3 +576,16 @@ def test_a_clamped_two_size_regime_is_graded_and_named_not_called_exact():
     pw2 = fit.PiecewiseFit(pw.crossovers, (fit.fit_joint([s2.subset(hi=2**24)]), fit.fit_joint([s2.subset(lo=2**25)])))
     assert "misses" not in lab_views.secant_sentence([s2], [pw2]) and "secant" in lab_views.secant_sentence([s2], [pw2])
     assert lab_views.secant_sentence([s2], [fit.fit_joint([s2])]) == ""
+
+
+def test_measure_refuses_a_run_whose_ranks_each_saw_a_world_of_their_own(monkeypatch):
+    # mpi4py bound to another MPI library than mpiexec's: every process is a singleton (ranks = 1)
+    def singletons(n, args, **kwargs):
+        out = args[args.index("--out") + 1]
+        with open(out, "w", encoding="utf-8") as fh:
+            json.dump({"ranks": 1, "mpi_library": "Open MPI v4.1.6", "results": []}, fh)
+        return runner.RunResult(("mpiexec",), 0, "", "", False)
+
+    monkeypatch.setattr(runner, "run_mpi", singletons)
+    with pytest.raises(RuntimeError, match="asked for 2 ranks, the run had 1.*MPI4PY_LIBMPI"):
+        runner.measure(n=2, sizes=[1024], progress=None)

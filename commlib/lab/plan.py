@@ -1,0 +1,81 @@
+"""The lab's measurement plan, in one place: what chapter 8 measures, and the run of it stored with the book.
+
+The chapter measures the machine it runs on with :func:`run` ("your run"). A run of the same plan on an idle
+machine with a core for every rank is stored beside this module (:func:`stored`), so that every reader, on the
+website too, sees one clean result next to their own. :func:`run` returns a dict of the plan's parts:
+
+``two``    the four collectives on 2 ranks, two sweeps, with the copy control, each rank on a core of its own
+           where the machine has two;
+``four``   the same on 4 ranks on those same two cores (oversubscribed on purpose);
+``pair4``  the point-to-point ring and halving-doubling all-reduce on those 4 ranks, timed in turns;
+``free4``  4 ranks with a core each, or None where the lab may use fewer than 4 cores;
+``gloo``   PyTorch's gloo all-reduce on 2 processes, or None without PyTorch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from . import runner, torch_measure
+
+__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "PARTS", "run", "stored", "save"]
+
+SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
+SIZES4 = SIZES[::2]                          # 1 KiB, 4 KiB, ... 64 MiB
+GLOO_SIZES = (2**12, 2**16, 2**20, 2**24)
+PARTS = ("two", "four", "pair4", "free4", "gloo")
+_TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
+_DATA = Path(__file__).with_name("data")
+
+
+def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = PARTS) -> dict[str, dict | None]:
+    """Measure the plan's ``parts`` on this machine (each part as described in the module's docstring)."""
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown:
+        raise ValueError(f"parts must be among {', '.join(PARTS)}; got {', '.join(map(repr, unknown))}")
+    cores = runner.lab_cpus(2)
+    out: dict[str, dict | None] = {}
+    if "two" in parts:
+        out["two"] = runner.measure(n=2, sizes=SIZES, cpus=cores, sweeps=2, copy=True, progress=progress, **_TIMING)
+    if "four" in parts:
+        out["four"] = runner.measure(n=4, sizes=SIZES4, cpus=cores, progress=progress, **_TIMING)
+    if "pair4" in parts:
+        out["pair4"] = runner.measure(n=4, ops=["all_reduce"], sizes=SIZES4, impl="ring+halving_doubling",
+                                      cpus=cores, progress=None, **_TIMING)
+    if "free4" in parts:
+        cores4 = runner.lab_cpus(4)
+        out["free4"] = (runner.measure(n=4, sizes=SIZES4, cpus=cores4, progress=None, **_TIMING)
+                        if len(cores4) == 4 else None)
+    if "gloo" in parts:
+        out["gloo"] = torch_measure.run(n=2, sizes=GLOO_SIZES, timeout=300)
+    return out
+
+
+def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = None) -> list[Path]:
+    """Write each measured part to ``folder/<part>.json`` (and ``about`` to ``machine.json``); the paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, doc in docs.items():
+        if doc is not None:
+            paths.append(folder / f"{name}.json")
+            paths[-1].write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    if about is not None:
+        paths.append(folder / "machine.json")
+        paths[-1].write_text(json.dumps(about, indent=1) + "\n", encoding="utf-8")
+    return paths
+
+
+def stored() -> dict[str, dict | None]:
+    """The plan's run on an idle machine, as stored with the book: each part's JSON (None where absent), plus
+    ``"machine"``: what that machine was (processor, cores, libraries, date)."""
+    docs: dict[str, dict | None] = {}
+    for name in PARTS:
+        path = _DATA / f"{name}.json"
+        docs[name] = (runner.load(path) if name != "gloo" else json.loads(path.read_text(encoding="utf-8"))) \
+            if path.exists() else None
+    machine = _DATA / "machine.json"
+    docs["machine"] = json.loads(machine.read_text(encoding="utf-8")) if machine.exists() else None
+    return docs

@@ -1,0 +1,56 @@
+"""Run the lab's plan (commlib.lab.plan) on this machine and store it as the book's reference run.
+
+Meant for an idle machine with at least four free cores, MPICH and mpi4py (and PyTorch for the gloo part):
+
+    python tools/lab_reference.py --out commlib/lab/data
+
+It records what the machine was (processor, cores, load, library versions, date) in machine.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from commlib.lab import plan, runner  # noqa: E402
+
+
+def _cpu_model() -> str | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="folder for the JSON files")
+    args = parser.parse_args(argv)
+    before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    docs = plan.run(progress=None)
+    try:
+        import torch
+        torch_version = torch.__version__
+    except ImportError:
+        torch_version = None
+    about = {"date": datetime.date.today().isoformat(), "cpu_model": _cpu_model(), "machine": platform.machine(),
+             "python": platform.python_version(), "torch": torch_version, "load_average_before": before,
+             "load_average_after": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+             **runner.machine_facts()}
+    for path in plan.save(docs, args.out, about):
+        print(path, path.stat().st_size, "bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
