@@ -143,3 +143,15 @@ def test_a_grid_of_runs_read_back_from_disk_is_the_grid_trained(tmp_path, monkey
                 continue
             x, y = np.asarray(x), np.asarray(y)
             assert x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f.name
+
+
+def test_seeds_on_which_both_give_the_same_value_are_left_out_of_the_sign_test():
+    # 41 leads, 16 losses, 43 equal (chapter 1's fp16 count): the standard sign test calls it; counting the equal
+    # seeds as the runner-up's would not
+    def value(seed):
+        return 0.0 if seed < 41 else (2.0 if seed < 57 else 1.0)
+    a = claims.Contender("a", lambda s, seed: value(seed), {})
+    b = claims.Contender("b", lambda s, seed: 1.0, {})
+    v = claims.run(claims.Claim("t", "?", (a, b), metric="m", seeds=tuple(range(100))))
+    assert (v.wins, v.losses, v.equal) == (41, 16, 43) and v.decided
+    assert not claims.sign_test(41, 100)                      # the old count, every non-win a loss

@@ -68,3 +68,11 @@ def test_a_cached_verdict_reads_back_exactly(tmp_path, monkeypatch):
     finally:
         claims.REGISTRY.pop("test.toy", None)
     assert build is not None
+
+
+def test_equal_seeds_are_said_and_left_out():
+    verdict = claims.run(toy())
+    some_equal = claims.Verdict(verdict.claim, verdict.best, verdict.winner, verdict.runner_up, verdict.margin,
+                                verdict.spread, 3, 0)          # ahead on 3, behind on none, equal on 2
+    text = how.section(some_equal)
+    assert "on 3 of 5 seeds (behind on 0, equal on 2, which the sign test leaves out): too few" in text

@@ -78,6 +78,15 @@ def _shared(shared) -> str:
     return ", ".join(parts) or "nothing else"
 
 
+def _behind(verdict) -> str:
+    """Where some seeds gave both the same value: on how many the runner-up led and how many were equal (the sign
+    test leaves the equal ones out)."""
+    if not verdict.equal:
+        return ""
+    return (f" (behind on {verdict.seeds - verdict.wins - verdict.equal}, equal on {verdict.equal}, which the sign "
+            "test leaves out)")
+
+
 def section(verdict) -> str:
     """The page's section for one claim's verdict."""
     c = verdict.claim
@@ -102,10 +111,11 @@ def section(verdict) -> str:
     elif not verdict.decided:       # a lead on the mean only: the sign test does not call it
         outcome = (f"{verdict.winner} leads {verdict.runner_up} by {_margin(verdict.margin, c.metric)} on average "
                    f"(spread {_margin(verdict.spread, c.metric)} across seeds), on {verdict.wins} of {verdict.seeds} "
-                   "seeds: too few for the sign test to call, so the two are level.")
+                   f"seeds{_behind(verdict)}: too few for the sign test to call, so the two are level.")
     else:
         outcome = (f"{verdict.winner} is ahead of {verdict.runner_up} by {_margin(verdict.margin, c.metric)} on "
-                   f"average (spread {_margin(verdict.spread, c.metric)} across seeds), on {verdict.wins} of {verdict.seeds} seeds.")
+                   f"average (spread {_margin(verdict.spread, c.metric)} across seeds), on {verdict.wins} of {verdict.seeds} "
+                   f"seeds{_behind(verdict)}.")
     chapter = f"{{doc}}`{c.chapter}`" if not str(c.chapter).isdigit() else f"chapter {c.chapter}"
     lines = [
         f"({label(c.key)})=",

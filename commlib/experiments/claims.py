@@ -113,19 +113,28 @@ class Best:
         return statistics.fmean(self.values)
 
 
-def sign_test(wins: int, seeds: int) -> bool:
-    """Whether leading on ``wins`` of ``seeds`` paired runs is more than chance would do one time in sixteen,
-    counting a lead by either contender (a two-sided sign test, since the winner is whichever leads): the rule of
-    :attr:`Verdict.decided`, for any two contenders' paired runs.
+def sign_test(wins: int, seeds: int, losses: int | None = None) -> bool:
+    """Whether leading on ``wins`` of ``seeds`` paired runs, and trailing on ``losses`` of them, is more than chance
+    would do one time in sixteen, counting a lead by either contender (a two-sided sign test, since the winner is
+    whichever leads): the rule of :attr:`Verdict.decided`, for any two contenders' paired runs. Seeds on which the
+    two are equal say nothing about which is better and are left out, as the sign test does; without ``losses``
+    every seed that is not a win is a loss.
 
     Five of five seeds is the least that decides with five (chance gives it one time in sixteen); seven of eight
-    does not (one time in fourteen); nine of ten does (one time in 47).
+    does not (one time in fourteen); nine of ten does (one time in 47). Leading on 41 of 100 and trailing on 16
+    (43 equal) decides; 41 against 59 does not.
 
     >>> sign_test(5, 5), sign_test(4, 5), sign_test(7, 8), sign_test(8, 8), sign_test(9, 10), sign_test(8, 10)
     (True, False, False, True, True, False)
+    >>> sign_test(41, 100, losses=16), sign_test(41, 100), sign_test(0, 3, losses=0)
+    (True, False, False)
     """
-    wins = max(wins, seeds - wins)
-    p = 2 * sum(math.comb(seeds, j) for j in range(wins, seeds + 1)) / 2**seeds
+    losses = seeds - wins if losses is None else losses
+    trials = wins + losses
+    if trials == 0:
+        return False
+    lead = max(wins, losses)
+    p = 2 * sum(math.comb(trials, j) for j in range(lead, trials + 1)) / 2**trials
     return p <= 1 / 16
 
 
@@ -140,6 +149,13 @@ class Verdict:
     margin: float
     spread: float
     wins: int
+    #: seeds on which the runner-up is ahead (None: every seed that is not a win); equal seeds count for neither
+    losses: int | None = None
+
+    @property
+    def equal(self) -> int:
+        """Seeds on which the two best gave the same value (neither is ahead there)."""
+        return self.seeds - self.wins - (self.seeds - self.wins if self.losses is None else self.losses)
 
     @property
     def seeds(self) -> int:
@@ -170,7 +186,7 @@ class Verdict:
             return False
         if self.deterministic:  # a closed form or a fixed schedule: one run says all there is
             return self.unanimous
-        return sign_test(self.wins, self.seeds)
+        return sign_test(self.wins, self.seeds, self.losses)
 
     @property
     def tied(self) -> bool:
@@ -235,7 +251,8 @@ def run(claim: Claim) -> Verdict:
     winner, runner_up = order[0], order[1]
     gaps = [sign * (b - a) for a, b in zip(best[winner].values, best[runner_up].values)]
     spread = statistics.stdev(gaps) if len(gaps) > 1 else 0.0
-    return Verdict(claim, best, winner, runner_up, statistics.fmean(gaps), spread, sum(g > 0 for g in gaps))
+    return Verdict(claim, best, winner, runner_up, statistics.fmean(gaps), spread, sum(g > 0 for g in gaps),
+                   sum(g < 0 for g in gaps))
 
 
 #: Every registered claim by key: a function ``build(small=False) -> Claim``. ``small=True`` builds
@@ -303,13 +320,14 @@ def _to_json(v: Verdict) -> dict:
     return {"best": {k: {"config": b.config, "values": list(b.values), "at_edge": list(b.at_edge),
                          "tuned": list(b.tuned)}
                      for k, b in v.best.items()},
-            "winner": v.winner, "runner_up": v.runner_up, "margin": v.margin, "spread": v.spread, "wins": v.wins}
+            "winner": v.winner, "runner_up": v.runner_up, "margin": v.margin, "spread": v.spread, "wins": v.wins,
+            "losses": v.losses}
 
 
 def _from_json(c: Claim, d: dict) -> Verdict:
     best = {k: Best(b["config"], tuple(b["values"]), tuple(b["at_edge"]), tuple(b.get("tuned", ())))
             for k, b in d["best"].items()}
-    return Verdict(c, best, d["winner"], d["runner_up"], d["margin"], d["spread"], d["wins"])
+    return Verdict(c, best, d["winner"], d["runner_up"], d["margin"], d["spread"], d["wins"], d.get("losses"))
 
 
 def verdict(key: str) -> Verdict:

@@ -135,7 +135,7 @@ def _apart(first: claims.Best, other: claims.Best, resolution: float = 0.0) -> b
     """``first`` is ahead of ``other`` (lower) by the rule of :attr:`~commlib.experiments.claims.Verdict.decided`, a
     sign test over the paired seeds, and on average by more than ``resolution`` (what the metric can resolve)."""
     gaps = [b - a for a, b in zip(first.values, other.values)]
-    if not claims.sign_test(sum(g > 0 for g in gaps), len(gaps)):
+    if not claims.sign_test(sum(g > 0 for g in gaps), len(gaps), sum(g < 0 for g in gaps)):
         return False
     finite = [g for g in gaps if math.isfinite(g)]
     return len(finite) < len(gaps) or statistics.fmean(finite) > resolution
