@@ -75,6 +75,8 @@ __all__ = [
     "naive_hotspot_figure",
     "pipeline_phases",
     "pipeline_figure",
+    "PIPELINE_PHASE_WORDS",
+    "MASTER_PHASE_WORDS",
     "ring_allreduce_animation",
     "ring_allreduce_strip",
     "ring_key_frames",
@@ -468,6 +470,10 @@ def pipeline_phases(sends: Sequence[PipelineSend]) -> list[str]:
 
 #: The band labels :func:`pipeline_figure` writes over each phase, by default.
 PIPELINE_PHASE_WORDS = {"fill": "pipeline fills", "full": "every link busy", "drain": "pipeline drains"}
+
+#: The band labels of the pipelined master, whose port carries a chunk each way between its fill and drain.
+MASTER_PHASE_WORDS = {"fill": "fills: no sum to send yet", "full": "in and out at once",
+                      "drain": "drains: nothing left to take in"}
 
 
 def pipeline_figure(sends: Sequence[PipelineSend], n: int, root: str = "root", title: str = "",
