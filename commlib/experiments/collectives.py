@@ -713,8 +713,8 @@ def pipeline_sends(schedule: str, n: int = 4, chunks: int = 3) -> list[PipelineS
     run on real buffers by :class:`commlib.collectives.engine.StepEngine`.
 
     >>> sends = pipeline_sends("chain", 4, 3)
-    >>> max(s.step for s in sends) + 1, [s for s in sends if s.step == 2]
-    (5, [PipelineSend(step=2, src=3, dst=2, chunk=2), PipelineSend(step=2, src=2, dst=1, chunk=1), PipelineSend(step=2, src=1, dst=0, chunk=0)])
+    >>> max(s.step for s in sends) + 1, [(s.src, s.dst, s.chunk) for s in sends if s.step == 2]
+    (5, [(3, 2, 2), (2, 1, 1), (1, 0, 0)])
     """
     from ..collectives.algorithms import chain, naive
     from ..collectives.engine import ColumnTrace, StepEngine
