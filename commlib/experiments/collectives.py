@@ -74,6 +74,9 @@ __all__ = [
     "REDUCE_CLAIMS",
     "MasterRow",
     "master_comparison",
+    "PIPELINES",
+    "PipelineSend",
+    "pipeline_sends",
     "ReduceRow",
     "reduce_comparison",
     "RingRun",
@@ -686,6 +689,48 @@ def master_vs_ring_claim(small: bool = False) -> claims.Claim:
         (master, ring), metric="ms", seeds=(0,), shared=shared, wording=wording,
         chapter="01_reduce_and_primitives", source="naive.PIPELINED and cost.collective_time (alpha-beta) on the "
                                                    "eth_25g preset; deterministic")
+
+
+#: The pipelined schedules :func:`pipeline_sends` runs: the chain reduce and the master all-reduce.
+PIPELINES: tuple[str, ...] = ("chain", "master")
+
+
+class PipelineSend(NamedTuple):
+    """One message of a pipelined schedule: at ``step`` (from 0), rank ``src`` sends chunk ``chunk`` (from 0) to ``dst``."""
+
+    step: int
+    src: int
+    dst: int
+    chunk: int
+
+
+def pipeline_sends(schedule: str, n: int = 4, chunks: int = 3) -> list[PipelineSend]:
+    """Run the pipelined ``schedule`` ("chain" or "master") on ``n`` ranks (2 to 8) cut into ``chunks`` (1 to 8)
+    pieces, and read who sends which chunk to whom at each step from its trace.
+
+    The schedules are the records the chapter's costs and tests use
+    (:data:`commlib.collectives.algorithms.chain.PIPELINED`, :data:`commlib.collectives.algorithms.naive.PIPELINED`),
+    run on real buffers by :class:`commlib.collectives.engine.StepEngine`.
+
+    >>> sends = pipeline_sends("chain", 4, 3)
+    >>> max(s.step for s in sends) + 1, [(s.src, s.dst, s.chunk) for s in sends if s.step == 2]
+    (5, [(3, 2, 2), (2, 1, 1), (1, 0, 0)])
+    """
+    from ..collectives.algorithms import chain, naive
+    from ..collectives.engine import ColumnTrace, StepEngine
+
+    records = {"chain": chain.PIPELINED, "master": naive.PIPELINED}
+    if schedule not in records:
+        raise ValueError(f"schedule must be one of {', '.join(PIPELINES)}; got {schedule!r}")
+    n = check_count("n", n, minimum=2, maximum=8)
+    q = check_count("chunks", chunks, minimum=1, maximum=8)
+    record = records[schedule]
+    length = q * n
+    trace = ColumnTrace(n, f"{record.collective}:{record.name}")
+    engine = StepEngine(trace, [np.arange(length, dtype=np.float64) for _ in range(n)], np.add,
+                        multi_port=record.multi_port)
+    record.schedule(engine, n, length, **record.checked(n, chunks=q))
+    return [PipelineSend(m.step, m.src, m.dst, int(m.chunk)) for m in trace.messages]
 
 
 class MasterRow(NamedTuple):

@@ -43,6 +43,7 @@ from ..experiments.collectives import (
     OperatorRun,
     OrderCount,
     PartnerRuns,
+    PipelineSend,
     PrimitiveRun,
     ReduceRow,
     ReduceRuns,
@@ -72,6 +73,10 @@ __all__ = [
     "primitive_calculator",
     "buffer_table",
     "naive_hotspot_figure",
+    "pipeline_phases",
+    "pipeline_figure",
+    "PIPELINE_PHASE_WORDS",
+    "MASTER_PHASE_WORDS",
     "ring_allreduce_animation",
     "ring_allreduce_strip",
     "ring_key_frames",
@@ -437,6 +442,91 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
                                 "unpipelined master, its pipelined form beside it; the pipelined, two-level and "
                                 "multi-link all-reduces need chapter 2's cluster calculator. "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
+
+
+# --- chapter 1: a pipelined schedule, steps x ranks ------------------------------------------------
+
+#: Chunk colours (light, for black text) and hatches: a chunk differs from the next in both.
+_CHUNK_COLORS = [PALETTE[k] for k in ("orange", "sky", "yellow", "green", "purple")]
+_CHUNK_HATCHES = ("", "//", "..", "\\\\", "xx")
+
+
+def pipeline_phases(sends: Sequence[PipelineSend]) -> list[str]:
+    """Each step's phase: "fill" before the step at which most messages first travel at once, "drain" after the
+    last such step, "full" in between (read from the sends, not from a formula).
+
+    >>> from commlib.experiments.collectives import pipeline_sends
+    >>> pipeline_phases(pipeline_sends("chain", 4, 3))
+    ['fill', 'fill', 'full', 'drain', 'drain']
+    """
+    if not sends:
+        raise ValueError("sends must hold at least one message")
+    steps = max(s.step for s in sends) + 1
+    busy = [sum(1 for s in sends if s.step == t) for t in range(steps)]
+    top = max(busy)
+    first, last = busy.index(top), steps - 1 - busy[::-1].index(top)
+    return ["fill" if t < first else "drain" if t > last else "full" for t in range(steps)]
+
+
+#: The band labels :func:`pipeline_figure` writes over each phase, by default.
+PIPELINE_PHASE_WORDS = {"fill": "pipeline fills", "full": "every link busy", "drain": "pipeline drains"}
+
+#: The band labels of the pipelined master, whose port carries a chunk each way between its fill and drain.
+MASTER_PHASE_WORDS = {"fill": "fills: no sum to send yet", "full": "in and out at once",
+                      "drain": "drains: nothing left to take in"}
+
+
+def pipeline_figure(sends: Sequence[PipelineSend], n: int, root: str = "root", title: str = "",
+                    phase_words: Mapping[str, str] = PIPELINE_PHASE_WORDS):
+    """A steps x ranks grid of a pipelined schedule: the cell at (step t, rank i) shows the chunk rank i sends at
+    step t, its number written in it and an arrow to the rank it goes to; colour and hatch also follow the chunk.
+    Shaded bands above the grid mark the steps in which the pipeline fills and drains (:func:`pipeline_phases`).
+
+    ``sends`` is :func:`commlib.experiments.collectives.pipeline_sends`'s list for ``n`` ranks; ``root`` names
+    rank 0's role in its row label; ``phase_words`` the labels over the fill, full and drain steps.
+    """
+    n = check_count("n", n, minimum=2, maximum=8)
+    if any(not 0 <= s.src < n or not 0 <= s.dst < n for s in sends):
+        raise ValueError(f"sends must run between ranks 0 to {n - 1}")
+    phases = pipeline_phases(sends)
+    steps = len(phases)
+    fig, ax = figure(1.6 + 0.62 * steps, 1.3 + 0.5 * n)
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    w, h = 0.92, 0.8
+    for t, phase in enumerate(phases):     # the bands: where the pipeline fills and drains
+        if phase != "full":
+            ax.add_patch(Rectangle((t - 0.5, -0.5), 1, n, facecolor="#EEEEEE", edgecolor="none", zorder=0))
+    for start in range(steps):             # one label over each run of steps with the same phase
+        if start == 0 or phases[start] != phases[start - 1]:
+            stop = start
+            while stop + 1 < steps and phases[stop + 1] == phases[start]:
+                stop += 1
+            words = phase_words[phases[start]]
+            ax.text((start + stop) / 2, n - 0.3, words, ha="center", va="bottom", fontsize=8, style="italic")
+    for s in sends:
+        y = n - 1 - s.src
+        k = s.chunk % len(_CHUNK_COLORS)
+        ax.add_patch(Rectangle((s.step - w / 2, y - h / 2), w, h, facecolor=_CHUNK_COLORS[k],
+                               hatch=_CHUNK_HATCHES[(s.chunk // len(_CHUNK_COLORS) + k) % len(_CHUNK_HATCHES)],
+                               edgecolor="black", lw=0.8, zorder=2))
+        label = ax.text(s.step, y + 0.1, str(s.chunk), ha="center", va="center", fontsize=11, fontweight="bold",
+                        zorder=3)
+        note = ax.text(s.step, y - 0.24, f"to {s.dst}", ha="center", va="center", fontsize=7, zorder=3)
+        for item in (label, note):
+            item.set_bbox(dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.85))
+    ax.set_xlim(-0.6, steps - 0.4)
+    ax.set_ylim(-0.6, n + 0.15)
+    ax.set_xticks(range(steps))
+    ax.set_xlabel("step")
+    ax.set_yticks(range(n))
+    ax.set_yticklabels([f"rank {n - 1 - y}" + (f" ({root})" if n - 1 - y == 0 else "") for y in range(n)])
+    ax.tick_params(length=0)
+    if title:
+        ax.set_title(title, fontsize=10, pad=14)
+    fig.tight_layout()
+    return fig
 
 
 def naive_hotspot_figure(counts: HotspotCounts):

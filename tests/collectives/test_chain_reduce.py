@@ -66,3 +66,25 @@ def test_pipelined_chain_beats_both_unpipelined_reduces_on_a_long_vector():
 def test_bad_chunks_are_refused():
     with pytest.raises(ValueError, match="chunks"):
         chain.PIPELINED.cost(1e6, 8, chunks=0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+@pytest.mark.parametrize("q", [1, 2, 3, 8])
+def test_the_figures_sends_take_the_closed_forms_steps(n, q):
+    from commlib.experiments.collectives import pipeline_sends
+
+    sends = pipeline_sends("chain", n, q)
+    assert max(s.step for s in sends) + 1 == n - 2 + q == chain.pipelined_terms(1.0, n, q).steps
+    # rank i passes chunk j to rank i - 1 at step j + (n - 1 - i): every chunk over every link, once
+    assert sorted((s.src, s.chunk) for s in sends) == sorted((i, j) for i in range(1, n) for j in range(q))
+    assert all(s.dst == s.src - 1 and s.step == s.chunk + n - 1 - s.src for s in sends)
+    # the root finishes chunk j at step n - 2 + j
+    assert sorted((s.chunk, s.step) for s in sends if s.dst == 0) == [(j, n - 2 + j) for j in range(q)]
+
+
+def test_the_figures_sends_refuse_bad_input():
+    from commlib.experiments.collectives import pipeline_sends
+
+    for kwargs, word in (({"n": 1}, "n"), ({"chunks": 0}, "chunks"), ({"schedule": "ring"}, "schedule")):
+        with pytest.raises(ValueError, match=word):
+            pipeline_sends(**{"schedule": "chain", **kwargs})

@@ -55,3 +55,17 @@ def test_pipelining_halves_at_most_the_masters_bandwidth_term():
     assert big.bytes == pytest.approx(7e9, rel=1e-3)          # (n - 1) M, against 2 (n - 1) M unpipelined
     with pytest.raises(ValueError, match="chunks"):
         naive.PIPELINED.cost(1e6, 8, chunks=0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 8])
+@pytest.mark.parametrize("q", [1, 3, 5])
+def test_the_figures_sends_take_the_closed_forms_steps(n, q):
+    from commlib.experiments.collectives import pipeline_sends
+
+    sends = pipeline_sends("master", n, q)
+    assert max(s.step for s in sends) + 1 == (n - 1) * (q + 1) == naive.pipelined_terms(1.0, n, q).steps
+    into = [s for s in sends if s.dst == 0]
+    out = [s for s in sends if s.src == 0]
+    assert len(into) == len(out) == (n - 1) * q and len(sends) == 2 * (n - 1) * q
+    # nothing goes back in the first n - 1 steps (fill), nothing comes in during the last n - 1 (drain)
+    assert min(s.step for s in out) == n - 1 and max(s.step for s in into) == (n - 1) * q - 1

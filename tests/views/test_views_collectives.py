@@ -665,3 +665,31 @@ def test_coefficients_table_can_split_the_bytes_by_port_and_the_hierarchical_par
     assert "bytes b (x M, each x beta)" in vc.coefficients_table(n=16, hosts=2, algorithms_shown=shown).data
     with pytest.raises(ValueError, match="split_by_port"):
         vc.coefficients_table(n=16, algorithms_shown=("ring", "torus"), split_by_port=True)
+
+
+@pytest.mark.parametrize("schedule, n, q", [("chain", 4, 3), ("master", 4, 3), ("chain", 6, 2)])
+def test_pipeline_figure_draws_one_numbered_cell_per_send(schedule, n, q):
+    sends = ce.pipeline_sends(schedule, n, q)
+    fig = vc.pipeline_figure(sends, n)
+    ax = fig.axes[0]
+    texts = [t.get_text() for t in ax.texts]
+    # every send is a cell holding its chunk number and its destination, so no colour is needed to read it
+    assert sorted(t for t in texts if t.isdigit()) == sorted(str(s.chunk) for s in sends)
+    assert sorted(t for t in texts if t.startswith("to ")) == sorted(f"to {s.dst}" for s in sends)
+    cells = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_edgecolor()[3] > 0]
+    assert len(cells) == len(sends)
+    # neighbouring chunks differ in hatch as well as colour
+    by_chunk = {s.chunk: c for s, c in zip(sends, cells)}
+    assert all(by_chunk[j].get_hatch() != by_chunk[j + 1].get_hatch() for j in range(q - 1))
+    plt.close(fig)
+
+
+def test_pipeline_phases_fill_and_drain():
+    # chain (q >= n - 1): the pipeline fills for n - 2 steps and drains for n - 2; the master for n - 1 each way
+    for n, q in ((4, 3), (5, 4), (3, 6)):
+        assert vc.pipeline_phases(ce.pipeline_sends("chain", n, q)) == (
+            ["fill"] * (n - 2) + ["full"] * (q - n + 2) + ["drain"] * (n - 2))
+        assert vc.pipeline_phases(ce.pipeline_sends("master", n, q)) == (
+            ["fill"] * (n - 1) + ["full"] * ((n - 1) * (q - 1)) + ["drain"] * (n - 1))
+    with pytest.raises(ValueError, match="sends"):
+        vc.pipeline_phases([])
