@@ -1731,7 +1731,7 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
 
     >>> regimes_takeaway(False, False, loaded=False)[-71:]
     'a median over every size can hide a regime of the few largest messages.'
-    >>> regimes_takeaway(False, False)[-70:]
+    >>> regimes_takeaway(False, False)[-69:]
     'misses regimes that are there, so a tie is not evidence for one line.'
     >>> regimes_takeaway(True, machine=1, cuts=3)[-68:]
     'a steady load makes the same cut in both sweeps (here one of three).'
