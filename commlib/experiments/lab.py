@@ -307,7 +307,7 @@ def control_sentence(runs: Sequence[int] = CONTROL_RUNS) -> str:
     without, the held-out grade found the planted regimes (:func:`commlib.lab.explain.control_sentence`)."""
     loaded, clean = regimes_control(runs)
     return explain.control_sentence(loaded.found, loaded.tied, loaded.wrong, len(loaded.runs), clean.found,
-                                    clean.wrong, len(clean.runs))
+                                    clean.wrong, len(clean.runs), loaded.runs)
 
 
 def _synthetic_wording(v: claims.Verdict) -> str:

@@ -1481,10 +1481,11 @@ def power_caveat(line_won: bool, loaded: bool = True, power: str | None = None) 
 
 
 def control_sentence(found: int, tied: int, wrong: int, runs: int, clean_found: int, clean_wrong: int,
-                     clean_runs: int) -> str:
+                     clean_runs: int, seeds: Sequence[int] = ()) -> str:
     """The held-out grade's control in sentences: on ``runs`` simulated runs with three planted regimes and a
     load episode, on how many it found them, could not tell (``tied``) and preferred the single line
-    (``wrong``); the same without the episode; and what a tie on a loaded run is then worth.
+    (``wrong``); the same without the episode; and what a tie on a loaded run is then worth. ``seeds``: the
+    simulated runs' seeds, said where given.
 
     >>> control_sentence(3, 3, 2, 8, 8, 0, 8)[:80]
     'Over eight simulated runs like this one, with the same planted regimes and load '
@@ -1498,8 +1499,10 @@ def control_sentence(found: int, tied: int, wrong: int, runs: int, clean_found: 
     if wrong:
         parts.append(f"preferred the single line, wrongly, on {wrong}")
     clean = f"all {_WORDS.get(clean_runs, str(clean_runs))}" if clean_found == clean_runs else f"{clean_found} of {clean_runs}"
-    text = (f"Over {n} simulated runs like this one, with the same planted regimes and load episode (seeds 0 to "
-            f"{runs - 1}), the grade {_and(parts)}; without the load episode it found them on {clean}"
+    which = (f" (seeds {seeds[0]} to {seeds[-1]})" if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[-1] + 1))
+             else f" (seeds {', '.join(map(str, seeds))})" if seeds else "")
+    text = (f"Over {n} simulated runs like this one, with the same planted regimes and load episode{which}, the grade "
+            f"{_and(parts)}; without the load episode it found them on {clean}"
             + (f" and preferred the line on {clean_wrong}" if clean_wrong else "") + ".")
     if found < runs:
         text += (f" Under load this grade {_misses(found, runs)} regimes that are there, so a tie, or a win of the "
