@@ -32,7 +32,8 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
-           "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS"]
+           "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS",
+           "power_phrase", "power_caveat", "control_sentence"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -1423,8 +1424,95 @@ def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 
     return text + ")"
 
 
+def _misses(found: int, runs: int) -> str:
+    """How often a grade that found real regimes on ``found`` of ``runs`` runs misses them, in a word."""
+    missed = runs - found
+    return "often misses" if 2 * missed >= runs else "sometimes misses" if missed else "missed none of"
+
+
+def power_phrase(found: int, wrong: int, runs: int, clean_found: int, clean_runs: int) -> str:
+    """The held-out grade's power under load, from its control: on ``runs`` simulated runs with three planted
+    regimes and a load episode it found them on ``found`` and preferred the single line on ``wrong``; without
+    the episode it found them on ``clean_found`` of ``clean_runs``. A clause for :func:`power_caveat`.
+
+    >>> power_phrase(3, 2, 8, 8, 8)[:61]
+    'under load this grade often misses regimes that are there (on'
+    >>> power_phrase(8, 0, 8, 8, 8)
+    ''
+    """
+    check_count("runs", runs)
+    check_count("clean_runs", clean_runs)
+    check_count("found", found, 0, runs)
+    check_count("wrong", wrong, 0, runs - found)
+    check_count("clean_found", clean_found, 0, clean_runs)
+    if found == runs:
+        return ""
+    n = _WORDS.get(runs, str(runs))
+    line = f" and preferred the single line on {wrong}" if wrong else ""
+    clean = (f"all {_WORDS.get(clean_runs, str(clean_runs))}" if clean_found == clean_runs else
+             f"{clean_found} of {clean_runs}")
+    return (f"under load this grade {_misses(found, runs)} regimes that are there (on {n} simulated runs with three "
+            f"planted regimes and a load episode, timed as this lab times, it found them on {found}{line}; "
+            f"without the load episode, on {clean})")
+
+
+#: The caveat where no control numbers are given (:func:`power_caveat`).
+_POWER = "under load this grade often misses regimes that are there"
+
+
+def power_caveat(line_won: bool, loaded: bool = True, power: str | None = None) -> str:
+    """What a tie (or, with ``line_won``, a win of the single line) of the held-out grade is worth on a run that
+    may have been ``loaded``: "" on a run whose load checks found nothing; else ``power`` (:func:`power_phrase`;
+    None: the same without the control's numbers; "": the control found no loss of power, nothing to say),
+    and that the outcome is no evidence for one line.
+
+    >>> power_caveat(False)
+    'under load this grade often misses regimes that are there, so a tie is not evidence for one line'
+    >>> power_caveat(False, loaded=False), power_caveat(True, power="")
+    ('', '')
+    """
+    if not loaded:
+        return ""
+    clause = _POWER if power is None else power
+    if not clause:
+        return ""
+    return clause + (", so neither a tie nor the single line's win is evidence for one line" if line_won else
+                     ", so a tie is not evidence for one line")
+
+
+def control_sentence(found: int, tied: int, wrong: int, runs: int, clean_found: int, clean_wrong: int,
+                     clean_runs: int, seeds: Sequence[int] = ()) -> str:
+    """The held-out grade's control in sentences: on ``runs`` simulated runs with three planted regimes and a
+    load episode, on how many it found them, could not tell (``tied``) and preferred the single line
+    (``wrong``); the same without the episode; and what a tie on a loaded run is then worth. ``seeds``: the
+    simulated runs' seeds, said where given.
+
+    >>> control_sentence(3, 3, 2, 8, 8, 0, 8)[:80]
+    'Over eight simulated runs like this one, with the same planted regimes and load '
+    """
+    if found + tied + wrong != runs:
+        raise ValueError(f"found, tied and wrong must add up to runs ({runs}), got {found + tied + wrong}")
+    n = _WORDS.get(runs, str(runs))
+    parts = [f"found the planted regimes on {'all ' + n if found == runs else found}"]
+    if tied:
+        parts.append(f"could not tell on {tied}")
+    if wrong:
+        parts.append(f"preferred the single line, wrongly, on {wrong}")
+    clean = f"all {_WORDS.get(clean_runs, str(clean_runs))}" if clean_found == clean_runs else f"{clean_found} of {clean_runs}"
+    which = (f" (seeds {seeds[0]} to {seeds[-1]})" if len(seeds) > 1 and list(seeds) == list(range(seeds[0], seeds[-1] + 1))
+             else f" (seeds {', '.join(map(str, seeds))})" if seeds else "")
+    text = (f"Over {n} simulated runs like this one, with the same planted regimes and load episode{which}, the grade "
+            f"{_and(parts)}; without the load episode it found them on {clean}"
+            + (f" and preferred the line on {clean_wrong}" if clean_wrong else "") + ".")
+    if found < runs:
+        text += (f" Under load this grade {_misses(found, runs)} regimes that are there, so a tie, or a win of the "
+                 "single line, on a loaded run is not evidence for one line.")
+    return text
+
+
 def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread: float, wins: int, splits: int,
-                   most: int | None = None, sweeps: int = 1, tally: bool = True) -> str:
+                   most: int | None = None, sweeps: int = 1, tally: bool = True, loaded: bool = True,
+                   power: str | None = None) -> str:
     """Which model predicts sizes it never saw better, the single line or the piecewise fits, and by how much.
 
     ``line`` and ``piecewise`` are the median held-out errors (fractions,
@@ -1436,7 +1524,9 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     model was fitted on one sweep and graded on another. A difference within
     the spread is called a tie. What the sentence concludes is about this
     run's timings; whether a cut is the machine's is for :func:`cut_sentence`,
-    which asks whether both sweeps put it there. ``tally``: as for :func:`regime_counts`.
+    which asks whether both sweeps put it there. ``tally``: as for :func:`regime_counts`. ``loaded`` and
+    ``power``: where the line wins or the two tie, what that is worth on a run that may have been loaded
+    (:func:`power_caveat`).
 
     >>> grade_sentence(0.144, 0.216, [3] * 5, 0.02, 5, 5)[:80]
     'the single line predicts them better than piecewise fits of three regimes (the c'
@@ -1451,14 +1541,16 @@ def grade_sentence(line: float, piecewise: float, counts: Sequence[int], spread:
     where = (f"on all {_WORDS.get(splits, str(splits))} ways of holding sizes out" if wins == splits else
              f"on {wins} of {splits} ways of holding sizes out")
     if abs(line - piecewise) <= spread:
+        caveat = power_caveat(False, loaded, power)
         return (f"the single line and {k} predict them about equally well: a median miss of {100 * line:.0f} % "
                 f"against {100 * piecewise:.0f} %, a difference within its spread, the better one winning {where}. "
-                "Over all sizes together this run cannot tell them apart")
+                "Over all sizes together this run cannot tell them apart" + (f"; {caveat}" if caveat else ""))
     if line < piecewise:
+        caveat = power_caveat(True, loaded, power)
         return (f"the single line predicts them better than {k}: a median miss of {100 * line:.0f} % against "
                 f"{100 * piecewise:.0f} %, {where}. Over all sizes together the extra regimes cost more than they "
                 "gain; a median over every size says nothing of a regime of a few sizes, which the grade by size "
-                "below looks for")
+                "below looks for" + (f". And {caveat}" if caveat else ""))
     held = ("regimes in this run's timings, fitted on one sweep and graded on the other; whether each cut held in "
             "both sweeps is a question of its own" if sweeps > 1 else
             "regimes in this run's timings (one sweep: a load episode on neighbouring sizes would look the same)")
@@ -1629,17 +1721,21 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
 
 
 def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: int = 0, cuts: int = 0,
-                     top: str = "tie", too_loaded: bool = False) -> str:
+                     top: str = "tie", too_loaded: bool = False, loaded: bool = True, power: str | None = None) -> str:
     """The takeaway on regimes, following the held-out grades of this run (neither better: a tie).
 
     ``machine`` of all-reduce's ``cuts`` are the machine's (:func:`cut_kinds`: both sweeps put them in the same
     place and the ranks' CPU time shows them too).
     ``top``: who predicted held-out sizes better from the top cut up (:func:`band_sentence`): ``"piecewise"``,
     ``"one line"`` or ``"tie"``. ``too_loaded``: more than half the timings failed a load check; the
-    grades of this run are then said to be its load's as much as the machine's.
+    grades of this run are then said to be its load's as much as the machine's. ``loaded`` and ``power``: where
+    the grade over all sizes tied or picked one line, what that is worth on a run that may have been loaded
+    (:func:`power_caveat`; the chapter's runs share a machine, so by default it may have been).
 
-    >>> regimes_takeaway(False, False)[-71:]
+    >>> regimes_takeaway(False, False, loaded=False)[-71:]
     'a median over every size can hide a regime of the few largest messages.'
+    >>> regimes_takeaway(False, False)[-69:]
+    'misses regimes that are there, so a tie is not evidence for one line.'
     >>> regimes_takeaway(True, machine=1, cuts=3)[-68:]
     'a steady load makes the same cut in both sweeps (here one of three).'
     >>> "the top regime did" in regimes_takeaway(False, True, top="piecewise")
@@ -1648,6 +1744,9 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
     'so its grades say as much about the load as about the machine.'
     """
     text = _regimes_takeaway(piecewise_better, line_better, machine, cuts, top)
+    caveat = "" if piecewise_better else power_caveat(line_better, loaded, power)
+    if caveat:
+        text += f" {caveat[0].upper()}{caveat[1:]}."
     if too_loaded:
         text += (" This run was too loaded to fit: more than half its timings failed a load check, so its grades say "
                  "as much about the load as about the machine.")
@@ -1714,8 +1813,11 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
 
 def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float, target: float = 0.2,
                         line_better: bool = True, ranks: int = 4, cores: int = 4, top: str = "tie",
-                        tail: str = "", too_loaded: bool = False) -> str:
+                        tail: str = "", too_loaded: bool = False, loaded: bool = True, power: str | None = None) -> str:
     """What the calculator below uses and how far to trust it at other rank counts.
+
+    ``loaded`` and ``power``: where the calculator uses the single lines because the grade over all sizes tied
+    or picked one line, what that is worth on a run that may have been loaded (:func:`power_caveat`).
 
     ``too_loaded``: more than half the timings failed a load check; the sentence then says the models fit the
     load as much as the machine.
@@ -1735,7 +1837,8 @@ def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float
     'answers are estimates of this loaded run, not of the machine.'
     """
     check_nonnegative("moved", moved)
-    text = _calculator_sentence(piecewise_better, regimes, moved, target, line_better, ranks, cores, top, tail)
+    caveat = "" if piecewise_better else power_caveat(line_better, loaded, power)
+    text = _calculator_sentence(piecewise_better, regimes, moved, target, line_better, ranks, cores, top, tail, caveat)
     if too_loaded:
         text += (" More than half this run's timings failed a load check, so the run was too loaded to fit, and "
                  "the calculator's answers are estimates of this loaded run, not of the machine.")
@@ -1743,7 +1846,7 @@ def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float
 
 
 def _calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float, target: float, line_better: bool,
-                         ranks: int, cores: int, top: str, tail: str) -> str:
+                         ranks: int, cores: int, top: str, tail: str, caveat: str = "") -> str:
     k = _WORDS.get(regimes, str(regimes))
     if piecewise_better:
         which = f"the {k}-regime fits, which predicted held-out sizes better than one line"
@@ -1755,6 +1858,9 @@ def _calculator_sentence(piecewise_better: bool, regimes: int | str, moved: floa
     else:
         which = (f"the single lines: held-out sizes could not tell them from piecewise fits of {k} regimes, and the "
                  "simpler model stands in")
+    if caveat:
+        which += (f" for want of better evidence, not because the machine has one regime: {caveat}" if not line_better
+                  and top != "piecewise" else f"; {caveat}")
     if tail and not piecewise_better and top != "piecewise":
         which += f". Read its answers for the largest messages with care: {tail}"
     if ranks <= cores:
