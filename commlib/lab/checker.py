@@ -65,7 +65,7 @@ LIBRARY_COLLECTIVES = frozenset(
 
 
 def library_collectives(source: str, name: str = "ring_allreduce") -> list[tuple[str, int]]:
-    """The library collectives (:data:`LIBRARY_COLLECTIVES`) that function ``name`` in ``source`` calls, as
+    r"""The library collectives (:data:`LIBRARY_COLLECTIVES`) that function ``name`` in ``source`` calls, as
     (method, line counted from the function's ``def``); the whole source where it defines no such function.
 
     >>> library_collectives("def ring_allreduce(comm, a):\n    comm.Allreduce(a.copy(), a)\n    return a\n")
