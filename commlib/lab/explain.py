@@ -27,14 +27,14 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
            "cache_share", "cache_phrase", "step_cause", "STEP_CAUSES", "FAULT_JUMP", "rate_cause_note",
            "step_scope", "pages_words", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
-           "alpha_determined", "alpha_usable", "slope_quote", "sweep_match_sentence", "alpha_clause",
+           "alpha_determined", "alpha_usable", "dearer", "slope_quote", "sweep_match_sentence", "alpha_clause",
            "copy_clock_sentence", "step_load_note", "suspects_sentence",
            "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS",
            "machine_words", "your_run_sentence", "oversubscription_sentence", "oversubscription_takeaway",
-           "pair_sentence"]
+           "pair_sentence", "gloo_sentence"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -55,6 +55,18 @@ def about(x: float) -> str:
     if x < 10.5:
         return _WORDS[max(1, round(x))]
     return f"{float(f'{x:.1g}'):g}"
+
+
+def dearer(factor: float) -> str:
+    """How much dearer a byte got, as a factor of its cost: "N times dearer" from 1 up, "P % cheaper" below.
+
+    >>> dearer(4.5), dearer(0.7), dearer(1.0)
+    ('4.5 times dearer', '30 % cheaper', '1.0 times dearer')
+    """
+    check_positive("factor", factor)
+    if factor < 0.95:
+        return f"{round(100 * (1 - factor))} % cheaper"
+    return f"{factor:.1f} times dearer"
 
 
 def figures(x: float, n: int = 2) -> str:
@@ -1070,7 +1082,7 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     if clock is not None:
         wall, cpu = clock
         text += (" " if text else "") + (
-            f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, far less than by the wall clock: "
+            f"By the ranks' own CPU time each byte got {dearer(cpu)} there, far less than by the wall clock: "
             "the ranks waited for their cores, so time slicing under load, not the machine, makes the step."
             if cpu <= 1 + tolerance else
             f"By the ranks' own CPU time each byte got {cpu:.1f} times dearer there, less than by the wall clock: that "
@@ -1619,10 +1631,10 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
             how = ", and the ranks' own CPU time shows " + it + " too" if clocks is not None else ""
             parts.append(f"{same}{how}, so {'it is' if one else 'they are'} the machine's")
         elif kind == "slicing":
-            walls = " and ".join(f"{clocks[i][0]:.1f}" for i in mine)
-            cpus = " and ".join(f"{clocks[i][1]:.1f}" for i in mine)
+            walls = " and ".join(dearer(clocks[i][0]) for i in mine)
+            cpus = " and ".join(dearer(clocks[i][1]) for i in mine)
             parts.append(f"{same}, but that rules out only load that comes and goes: across {it} each byte got "
-                         f"{walls} times dearer by the wall clock and {cpus} times by the ranks' own CPU time, so the "
+                         f"{walls} by the wall clock and {cpus} by the ranks' own CPU time, so the "
                          "ranks waited for their cores there; time slicing under the load both sweeps shared, not "
                          f"the machine, makes {it} this size")
         else:
@@ -1996,3 +2008,22 @@ def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float 
         parts.append(f"From {format_bytes(split)} up, where both send the same bytes, it took a median {m:.2f} of it: "
                      f"{word}.")
     return " ".join(parts)
+
+
+def gloo_sentence(sizes: Sequence[float], gloo: Sequence[float], mpi: Sequence[float]) -> str:
+    """How PyTorch's gloo all-reduce compared with MPICH's on the same ranks: its time over MPICH's at the
+    smallest and the largest of ``sizes`` (times in seconds, same order).
+
+    >>> gloo_sentence([4096, 2**24], [80e-6, 12e-3], [7e-6, 6e-3])
+    "In the reference run gloo's all-reduce took 11 times MPICH's time at 4 KiB and 2.0 times at 16 MiB: slower at every size it timed, sending over TCP where MPICH copies through shared memory."
+    """
+    if not (len(sizes) == len(gloo) == len(mpi)) or not sizes:
+        raise ValueError("sizes, gloo and mpi must be non-empty and of the same length")
+    q = [check_positive("gloo", g) / check_positive("mpi", m) for g, m in zip(gloo, mpi)]
+    text = (f"In the reference run gloo's all-reduce took {figures(q[0])} times MPICH's time at "
+            f"{format_bytes(sizes[0])} and {figures(q[-1])} times at {format_bytes(sizes[-1])}")
+    if min(q) > 1 + RATE_TOLERANCE:
+        return text + ": slower at every size it timed, sending over TCP where MPICH copies through shared memory."
+    if max(q) < 1 - RATE_TOLERANCE:
+        return text + ": faster than MPICH here."
+    return text + "."
