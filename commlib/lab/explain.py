@@ -1869,7 +1869,7 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
                    "the fitted $1/\\beta$ is the rate that best fits all sizes at once.")
 
 
-def machine_words(machine: dict, library: str | None = None) -> str:
+def machine_words(machine: dict, library: str | None = None, brief: bool = False) -> str:
     """The machine a stored run was made on, in the book's words, from its recorded facts (``plan.stored()``'s
     ``"machine"``): processor, cores, memory, how idle it was, the date and the libraries.
 
@@ -1877,6 +1877,9 @@ def machine_words(machine: dict, library: str | None = None) -> str:
     ...                "load_average_before": 0.3, "date": "2026-11-26", "torch": "2.11.0+cu130"},
     ...               "MPICH Version: 5.0.2")
     'a 16-core Intel Xeon server with 135 GB of memory, idle (a load average of 0.3 as the run began), on 2026-11-26, with MPICH 5.0.2 (and PyTorch 2.11 for gloo)'
+    >>> machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
+    ...                "load_average_before": 0.3}, brief=True)
+    'a 16-core Intel Xeon server, idle'
     """
     cpu = (machine.get("cpu_model") or "x86-64").replace("(R)", "").replace("(TM)", "")
     cpu = " ".join(w for w in cpu.split() if w not in ("Processor", "CPU"))
@@ -1884,9 +1887,11 @@ def machine_words(machine: dict, library: str | None = None) -> str:
     memory = machine.get("memory_bytes")
     kind = "server" if cores >= 8 and (memory or 0) >= 64e9 else "machine"
     text = f"a {cores}-core {cpu} {kind}"
+    load = machine.get("load_average_before")
+    if brief:  # the rest goes in a table beside it
+        return text + ("" if load is None else ", idle" if load < 0.1 * cores + 0.5 else ", not idle")
     if memory:
         text += f" with {memory / 1e9:.0f} GB of memory"
-    load = machine.get("load_average_before")
     if load is not None:
         text += (f", idle (a load average of {load:.1f} as the run began)" if load < 0.1 * cores + 0.5
                  else f", not idle (a load average of {load:.1f} as the run began)")
@@ -1931,10 +1936,12 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
 
 
 def oversubscription_sentence(size: float, two: float, four: float, free: float | None, alpha2: float,
-                              alpha4: float, alpha_known: bool = True, slice_s: float = 1e-3) -> str:
+                              alpha4: float, alpha_known: bool = True, slice_s: float = 1e-3,
+                              part: str = "both") -> str:
     """What putting two ranks on each core did to a small all-reduce: its time at ``size`` bytes on four ranks
     sharing two cores (``four``, s) against two ranks (``two``) and four ranks with a core each (``free``, or
     None), and the fitted per-step start-up cost at two and four ranks against a scheduler slice (``slice_s``).
+    ``part``: ``"times"`` or ``"alpha"`` for one of the two sentences alone, ``"both"`` for both.
 
     >>> oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6)
     'At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two ranks: 3.2 times as long as the same four ranks with a core each. Per step the fitted α rose from 3.0 µs on two ranks to 9.6 µs, far below a scheduler time slice of about a millisecond: the ranks did not wait out slices; what sharing a core added is the cost of switching between ranks, step after step.'
@@ -1952,15 +1959,20 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     factor = four / base
     text += (f"{figures(factor) if factor < 10 else about(factor)} times as long"
              + (" as the same four ranks with a core each." if free is not None else "."))
+    if part not in ("both", "times", "alpha"):
+        raise ValueError(f"part must be 'both', 'times' or 'alpha'; got {part!r}")
     if not alpha_known:
-        return text + " The fitted α of the two runs is not fixed well enough to say how much of it is per step."
-    text += f" Per step the fitted α rose from {time_text(alpha2)} on two ranks to {time_text(alpha4)}"
-    if alpha4 >= 0.5 * slice_s:
-        return text + (", of the order of a scheduler time slice of about a millisecond: a step waited for its "
-                       "rank to get a core back.")
-    below = "far below" if alpha4 < 0.1 * slice_s else "below"
-    return text + (f", {below} a scheduler time slice of about a millisecond: the ranks did not wait out slices; "
-                   "what sharing a core added is the cost of switching between ranks, step after step.")
+        alpha = "The fitted α of the two runs is not fixed well enough to say how much of it is per step."
+    else:
+        alpha = f"Per step the fitted α rose from {time_text(alpha2)} on two ranks to {time_text(alpha4)}"
+        if alpha4 >= 0.5 * slice_s:
+            alpha += (", of the order of a scheduler time slice of about a millisecond: a step waited for its "
+                      "rank to get a core back.")
+        else:
+            below = "far below" if alpha4 < 0.1 * slice_s else "below"
+            alpha += (f", {below} a scheduler time slice of about a millisecond: the ranks did not wait out "
+                      "slices; what sharing a core added is the cost of switching between ranks, step after step.")
+    return {"times": text, "alpha": alpha, "both": text + " " + alpha}[part]
 
 
 def oversubscription_takeaway(size: float, two: float, four: float, free: float | None) -> str:
