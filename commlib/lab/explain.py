@@ -1873,10 +1873,11 @@ def machine_words(machine: dict, library: str | None = None, brief: bool = False
     """The machine a stored run was made on, in the book's words, from its recorded facts (``plan.stored()``'s
     ``"machine"``): processor, cores, memory, how idle it was, the date and the libraries.
 
-    >>> machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
+    >>> print(machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
     ...                "load_average_before": 0.3, "date": "2026-11-26", "torch": "2.11.0+cu130"},
-    ...               "MPICH Version: 5.0.2")
-    'a 16-core Intel Xeon server with 135 GB of memory, idle (a load average of 0.3 as the run began), on 2026-11-26, with MPICH 5.0.2 (and PyTorch 2.11 for gloo)'
+    ...               "MPICH Version: 5.0.2"))  # doctest: +NORMALIZE_WHITESPACE
+    a 16-core Intel Xeon server with 135 GB of memory, idle (a load average of 0.3 as the run began), on
+    2026-11-26, with MPICH 5.0.2 (and PyTorch 2.11 for gloo)
     >>> machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
     ...                "load_average_before": 0.3}, brief=True)
     'a 16-core Intel Xeon server, idle'
@@ -1912,8 +1913,10 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
     """How your run of the plan differs from the stored reference run: the ranks' share of their cores, and
     all-reduce's time at the smallest and the largest size (``ref_times``, ``your_times``: seconds at ``sizes``).
 
-    >>> your_run_sentence({"core_share": 0.99}, {"core_share": 0.4}, [6e-6, 0.02], [30e-6, 0.05], [1024, 2**26])
-    "Your ranks got 40 % of their cores' time, the reference run's 99 %: other programs shared your cores. Your all-reduce took 5.0 times the reference run's time at 1 KiB and 2.5 times at 64 MiB."
+    >>> print(your_run_sentence({"core_share": 0.99}, {"core_share": 0.4}, [6e-6, 0.02], [30e-6, 0.05],
+    ...                         [1024, 2**26]))  # doctest: +NORMALIZE_WHITESPACE
+    Your ranks got 40 % of their cores' time, the reference run's 99 %: other programs shared your cores. Your
+    all-reduce took 5.0 times the reference run's time at 1 KiB and 2.5 times at 64 MiB.
     >>> your_run_sentence({"core_share": 0.99}, {"core_share": 0.98}, [6e-6, 0.02], [6.3e-6, 0.021], [1024, 2**26])[-75:]
     "Your all-reduce took about the reference run's time at 1 KiB and at 64 MiB."
     """
@@ -1943,8 +1946,11 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     None), and the fitted per-step start-up cost at two and four ranks against a scheduler slice (``slice_s``).
     ``part``: ``"times"`` or ``"alpha"`` for one of the two sentences alone, ``"both"`` for both.
 
-    >>> oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6)
-    'At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two ranks: 3.2 times as long as the same four ranks with a core each. Per step the fitted α rose from 3.0 µs on two ranks to 9.6 µs, far below a scheduler time slice of about a millisecond: the ranks did not wait out slices; what sharing a core added is the cost of switching between ranks, step after step.'
+    >>> print(oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6))  # doctest: +NORMALIZE_WHITESPACE
+    At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two
+    ranks: 3.2 times as long as the same four ranks with a core each. Per step the fitted α rose from 3.0 µs on
+    two ranks to 9.6 µs, far below a scheduler time slice of about a millisecond: the ranks did not wait out
+    slices; what sharing a core added is the cost of switching between ranks, step after step.
     >>> oversubscription_sentence(1024, 7e-6, 5e-3, None, 2.4e-6, 1.5e-3)[:120]
     'At 1 KiB, four ranks on two cores took 5.0 ms, against 7.0 µs for two ranks: 700 times as long. Per step the fitted α ro'
     """
@@ -1979,8 +1985,9 @@ def oversubscription_takeaway(size: float, two: float, four: float, free: float 
     """The takeaway on oversubscription: the measured slowdown of a small all-reduce (as in
     :func:`oversubscription_sentence`), in words no finer than one run knows it.
 
-    >>> oversubscription_takeaway(1024, 6.1e-6, 37e-6, 11.5e-6)
-    'More ranks than cores puts the cost of switching between ranks into α: here a 1 KiB all-reduce on four ranks sharing two cores took about three times as long as on four ranks with a core each (37 µs against 12 µs).'
+    >>> print(oversubscription_takeaway(1024, 6.1e-6, 37e-6, 11.5e-6))  # doctest: +NORMALIZE_WHITESPACE
+    More ranks than cores puts the cost of switching between ranks into α: here a 1 KiB all-reduce on four ranks
+    sharing two cores took about three times as long as on four ranks with a core each (37 µs against 12 µs).
     """
     base, what = (free, "on four ranks with a core each") if free is not None else (two, "on two ranks")
     factor = check_positive("four", four) / check_positive("base", base)
@@ -1994,8 +2001,11 @@ def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float 
     where start-up costs weigh most and halving-doubling's fewer steps count, and from ``split`` up, where the two
     send the same bytes.
 
-    >>> print(pair_sentence([2**10, 2**12, 2**18, 2**20, 2**24], [0.81, 0.88, 0.83, 0.98, 1.02]))
-    Below 1 MiB, where start-up costs weigh most, halving-doubling took a median 0.83 of the ring's time: faster, as its fewer steps predict. From 1 MiB up, where both send the same bytes, it took a median 1.00 of it: about as fast, as the model predicts.
+    >>> print(pair_sentence([2**10, 2**12, 2**18, 2**20, 2**24],
+    ...                      [0.81, 0.88, 0.83, 0.98, 1.02]))  # doctest: +NORMALIZE_WHITESPACE
+    Below 1 MiB, where start-up costs weigh most, halving-doubling took a median 0.83 of the ring's time: faster,
+    as its fewer steps predict. From 1 MiB up, where both send the same bytes, it took a median 1.00 of it: about
+    as fast, as the model predicts.
     """
     if len(sizes) != len(ratios) or not sizes:
         raise ValueError("sizes and ratios must be non-empty and of the same length")
@@ -2026,8 +2036,9 @@ def gloo_sentence(sizes: Sequence[float], gloo: Sequence[float], mpi: Sequence[f
     """How PyTorch's gloo all-reduce compared with MPICH's on the same ranks: its time over MPICH's at the
     smallest and the largest of ``sizes`` (times in seconds, same order).
 
-    >>> gloo_sentence([4096, 2**24], [80e-6, 12e-3], [7e-6, 6e-3])
-    "In the reference run gloo's all-reduce took 11 times MPICH's time at 4 KiB and 2.0 times at 16 MiB: slower at every size it timed, sending over TCP where MPICH copies through shared memory."
+    >>> print(gloo_sentence([4096, 2**24], [80e-6, 12e-3], [7e-6, 6e-3]))  # doctest: +NORMALIZE_WHITESPACE
+    In the reference run gloo's all-reduce took 11 times MPICH's time at 4 KiB and 2.0 times at 16 MiB: slower at
+    every size it timed, sending over TCP where MPICH copies through shared memory.
     """
     if not (len(sizes) == len(gloo) == len(mpi)) or not sizes:
         raise ValueError("sizes, gloo and mpi must be non-empty and of the same length")
