@@ -26,6 +26,7 @@ Hint: the all-gather phase is missing
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import importlib.util
 import inspect
@@ -43,13 +44,57 @@ import numpy as np
 
 from ..collectives.engine import split_bounds
 
-__all__ = ["Verdict", "check_ring_allreduce", "rank_input", "expected_sum", "diagnose", "DEFAULT_COUNTS"]
+__all__ = ["Verdict", "check_ring_allreduce", "rank_input", "expected_sum", "diagnose", "DEFAULT_COUNTS",
+           "LIBRARY_COLLECTIVES", "library_collectives"]
 
 #: Columns at which a printed verdict wraps: a page column of the book shows about 78 monospace characters.
 WIDTH = 76
 
 #: Array lengths tried: a multiple of 4, a length 4 does not divide, a length shorter than 4 ranks.
 DEFAULT_COUNTS = (12, 10, 3)
+
+
+#: The MPI library's own collectives (mpi4py's buffer and object forms, blocking and not): the exercise asks for the
+#: ring built from point-to-point messages, so a function that calls one of these is refused before it runs.
+LIBRARY_COLLECTIVES = frozenset(
+    f"{prefix}{name}" for name in ("Allreduce", "Reduce", "Reduce_scatter", "Reduce_scatter_block", "Allgather",
+                                   "Allgatherv", "Bcast", "Gather", "Gatherv", "Scatter", "Scatterv", "Alltoall",
+                                   "Alltoallv", "Scan", "Exscan")
+    for prefix in ("", "I")) | {"allreduce", "reduce", "allgather", "bcast", "gather", "scatter", "alltoall",
+                                "scan", "exscan"}
+
+
+def library_collectives(source: str, name: str = "ring_allreduce") -> list[tuple[str, int]]:
+    r"""The library collectives (:data:`LIBRARY_COLLECTIVES`) that function ``name`` in ``source`` calls, as
+    (method, line counted from the function's ``def``); the whole source where it defines no such function.
+
+    >>> library_collectives("def ring_allreduce(comm, a):\n    comm.Allreduce(a.copy(), a)\n    return a\n")
+    [('Allreduce', 2)]
+    >>> library_collectives("def ring_allreduce(comm, a):\n    comm.Sendrecv(a, dest=0, source=0)\n    return a\n")
+    []
+    """
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return []  # the worker reports the syntax error with its line
+    node, first = tree, 1
+    for top in tree.body:
+        if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)) and top.name == name:
+            node, first = top, top.lineno
+    return [(call.func.attr, call.lineno - first + 1) for call in ast.walk(node)
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in LIBRARY_COLLECTIVES]
+
+
+def _target_source(target: str) -> str | None:
+    """The source text of a worker target (a file, or a module named as ``pkg.mod``), or None."""
+    try:
+        if target.endswith(".py") or os.path.sep in target:
+            return Path(target).read_text(encoding="utf-8")
+        spec = importlib.util.find_spec(target.split(":", 1)[0])
+        return Path(spec.origin).read_text(encoding="utf-8") if spec and spec.origin else None
+    except (OSError, ImportError, ValueError):
+        return None
 
 
 def _wrap(text: str, indent: int) -> str:
@@ -147,6 +192,24 @@ def _load_function(target: str, name: str) -> Callable:
     return fn
 
 
+def _where(exc: BaseException, fn: Callable) -> str:
+    """Where in the learner's function an exception came from: its own line, counted from the ``def`` (line 1),
+    and whether the error was raised inside MPI (or another library) called from that line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    code = getattr(fn, "__code__", None)
+    if code is None or not frames:
+        return ""
+    first = code.co_firstlineno
+    own = [f for f in frames if f.filename == code.co_filename and f.lineno is not None and f.lineno >= first]
+    if not own:
+        return ""
+    line = own[-1].lineno - first + 1
+    if frames[-1] is own[-1] and not type(exc).__module__.startswith("mpi4py"):
+        return f" (line {line} of your function)"
+    inside = "MPI" if type(exc).__module__.startswith("mpi4py") or "mpi4py" in frames[-1].filename else "a library"
+    return f" (raised inside {inside}, called from line {line} of your function)"
+
+
 def _write(outdir: str, rank: int, report: dict) -> None:
     path = os.path.join(outdir, f"rank{rank}.json")
     with open(path + ".tmp", "w", encoding="utf-8") as fh:
@@ -173,9 +236,7 @@ def _worker(target: str, name: str, outdir: str, counts: Sequence[int], seed: in
         try:
             got = fn(comm, x.copy())
         except Exception as exc:
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = f" (line {tb[-1].lineno})" if tb else ""
-            report["error"] = f"{type(exc).__name__}: {exc}{where} for length {count}"
+            report["error"] = f"{type(exc).__name__}: {exc}{_where(exc, fn)} for length {count}"
             _write(outdir, rank, report)
             comm.Abort(4)  # the other ranks may be waiting for this one: end the run now
             return 4
@@ -234,6 +295,13 @@ def check_ring_allreduce(learner, n: int = 4, counts: Sequence[int] = DEFAULT_CO
             target, fname = _source_file(learner, name, tmp)
         except ValueError as exc:
             return Verdict(False, str(exc), "define ring_allreduce(comm, array) in a cell or a .py file.")
+        source = _target_source(target)
+        used = library_collectives(source, target.split(":", 1)[1] if ":" in target else fname) if source else []
+        if used:
+            calls = ", ".join(f"{m} (line {line})" for m, line in used)
+            return Verdict(False, f"your function calls the MPI library's own collective: {calls}",
+                           "the exercise is to build the all-reduce from point-to-point messages: use "
+                           "comm.Sendrecv only, and no Allreduce, Reduce_scatter, Allgather or other collective.")
         args = ["commlib.lab.checker", "--worker", "--target", target, "--name", fname, "--outdir", tmp,
                 "--counts", ",".join(map(str, counts)), "--seed", str(seed)]
         def started() -> bool:
@@ -260,9 +328,9 @@ def _verdict(reports: dict, run, n: int, counts: Sequence[int], timeout: float) 
         if msg.startswith("could not load"):
             return Verdict(False, msg, "the function must be named ring_allreduce and take (comm, array).")
         return Verdict(False, f"your function raised {msg}",
-                       "the line number counts from the top of your function. If the error is about buffer "
-                       "sizes, print the chunk bounds of each step: a receive buffer must be exactly as long "
-                       "as the chunk sent to it.")
+                       "the line number counts from the top of your function (its def is line 1). If the error "
+                       "is about buffer sizes, print the chunk bounds of each step: a receive buffer must be "
+                       "exactly as long as the chunk sent to it.")
     for r in range(n):
         for case in reports.get(r, {}).get("cases", []):
             if case["problem"] != "ok":

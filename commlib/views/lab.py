@@ -26,7 +26,7 @@ __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "se
            "error_table", "fit_summary_table", "model_name",
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
-           "ranks_rate_table", "secant_sentence"]
+           "ranks_rate_table", "secant_sentence", "runs_figure"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -186,6 +186,32 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
     if title:
         ax.set_title(title)
     _label_ends(ax, [(s.seconds[-1], _short(s), series_color(s)) for s in series])
+    fig.tight_layout()
+    return fig
+
+
+#: Your run against the reference run: black for the reference (no collective's colour), vermillion for yours.
+_RUN_COLORS = {"reference run": "#000000", "your run": PALETTE["vermillion"]}
+
+
+def runs_figure(reference: Sequence[fit.Series], yours: Sequence[fit.Series], title: str = ""):
+    """Your run of the lab's plan beside the stored reference run: median times of the same series (one per number
+    of ranks, say), colour for the run, marker and line style for the number of ranks, each named at its end."""
+    if not reference or len(reference) != len(yours):
+        raise ValueError("reference and yours must hold the same, non-empty list of series")
+    fig, ax = figure(7.6, 3.8)
+    ends = []
+    for run, group in (("reference run", reference), ("your run", yours)):
+        c = _RUN_COLORS[run]
+        for s in group:
+            ax.plot(s.nbytes, s.seconds, _LINE_OF.get(s.n, "-."), marker=series_marker(s), color=c, lw=1.0, ms=5)
+            ends.append((s.seconds[-1], f"{run}, {s.n} ranks", c))
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call (s)")
+    _size_axis(ax)
+    if title:
+        ax.set_title(title)
+    _label_ends(ax, ends)
     fig.tight_layout()
     return fig
 

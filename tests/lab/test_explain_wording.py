@@ -212,7 +212,9 @@ def test_a_cut_both_sweeps_share_is_the_machines_only_where_the_cpu_clock_shows_
     assert explain.cut_kinds([True], [step], core_share=0.29) == ["slicing"]
     words = explain.cut_sentence("all-reduce", cut, [True], sizes, clocks=[step], core_share=0.29)
     assert "the machine's" not in words and "rules out only load that comes and goes" in words
-    assert "4.0 times dearer by the wall clock and 1.0 times by the ranks' own CPU time" in words
+    assert "4.0 times dearer by the wall clock and 1.0 times dearer by the ranks' own CPU time" in words
+    # A byte that got cheaper reads as a share saved, not as "0.7 times dearer"
+    assert explain.dearer(0.7) == "30 % cheaper" and explain.dearer(4.5) == "4.5 times dearer"
     # Control: a protocol switch makes each byte dearer on both clocks; then the cut is the machine's.
     switch = _run([100e-6, 200e-6, 1.6e-3, 3.2e-3], [95e-6, 190e-6, 1.5e-3, 3.0e-3])
     (step,) = runner.clock_steps(switch, "all_reduce", cut)
@@ -414,3 +416,29 @@ def test_a_page_share_that_jumps_and_stays_up_keeps_the_step():
                               "all_reduce", [2**24, 2**25]) is None
     mixed = explain.ranks_rate_sentence(1e9, 0.97e9, 2, 2, share2=0.5, share4=0.6, short=True)   # 0.97, 0.81, 0.67
     assert "stays about the same with the ranks as measured, and is about the same or lower under the load" in mixed
+
+
+def test_the_reference_machine_and_your_run_are_told_from_their_data():
+    words = explain.machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
+                                   "load_average_before": 0.3, "date": "2026-11-26"}, "MPICH Version: 5.0.2")
+    assert words.startswith("a 16-core Intel Xeon server") and "idle" in words and "MPICH 5.0.2" in words
+    busy = explain.machine_words({"cpu_model": "Some CPU", "cpu_count": 2, "load_average_before": 3.0})
+    assert "not idle" in busy and "server" not in busy
+    mine = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.33}, [6e-6, 0.04], [30e-6, 0.1],
+                                     [2**10, 2**26])
+    assert "33 %" in mine and "other programs shared your cores" in mine and "5.0 times" in mine
+
+
+def test_oversubscription_words_follow_the_fitted_alpha_against_a_slice():
+    fast = explain.oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6)
+    assert "3.2 times as long as the same four ranks with a core each" in fast and "did not wait out slices" in fast
+    slow = explain.oversubscription_sentence(1024, 7e-6, 5e-3, None, 2.4e-6, 1.5e-3)
+    assert "of the order of a scheduler time slice" in slow and "700 times" in slow
+    assert "not fixed" in explain.oversubscription_sentence(1024, 7e-6, 5e-3, None, 2e-6, 1e-3, alpha_known=False)
+    assert "about three times as long" in explain.oversubscription_takeaway(1024, 6.1e-6, 37e-6, 11.5e-6)
+
+
+def test_halving_doubling_is_read_apart_where_steps_and_where_bytes_decide():
+    words = explain.pair_sentence([2**10, 2**14, 2**20, 2**26], [0.8, 0.85, 0.99, 1.01])
+    assert "Below 1 MiB" in words and "faster, as its fewer steps predict" in words and "about as fast" in words
+    assert "did not show" in explain.pair_sentence([2**10, 2**14], [0.99, 1.0])

@@ -192,6 +192,33 @@ def test_checker_reports_missing_all_gather_phase(tmp_path):
     assert not verdict.correct and "all-gather" in verdict.hint
 
 
+def test_checker_refuses_a_function_that_calls_a_library_collective():
+    # The cheat gives the right sum, so only the refusal can fail it; it names the call and its line.
+    source = ("def ring_allreduce(comm, array):\n"
+              "    out = np.empty_like(array)\n"
+              "    comm.Allreduce(array, out)\n"
+              "    return out\n")
+    verdict = checker.check_ring_allreduce(source, n=4, timeout=TIMEOUT)
+    assert not verdict.correct
+    assert "library's own collective: Allreduce (line 3)" in verdict.message and "Sendrecv" in verdict.hint
+    assert checker.library_collectives("def ring_allreduce(comm, a):\n    return comm.allreduce(a)\n") == [
+        ("allreduce", 2)]
+
+
+def test_checker_places_an_mpi_error_on_the_learners_own_line():
+    # A receive buffer too short for the message: MPI raises inside mpi4py, called from line 4 of the function.
+    source = ("def ring_allreduce(comm, array):\n"
+              "    p, r = comm.Get_size(), comm.Get_rank()\n"
+              "    got = np.empty(1, dtype=array.dtype)\n"
+              "    comm.Sendrecv(array, dest=(r + 1) % p, recvbuf=got, source=(r - 1) % p)\n"
+              "    return array\n")
+    verdict = checker.check_ring_allreduce(source, n=4, timeout=TIMEOUT)
+    assert not verdict.correct
+    assert "raised inside MPI, called from line 4 of your function" in verdict.message
+    raised = checker.check_ring_allreduce(LEARNERS["raises"][0], n=4, timeout=TIMEOUT)
+    assert "(line 2 of your function)" in raised.message
+
+
 def test_checker_accepts_the_reference_solution_as_module_and_as_function():
     from commlib.lab import p2p
 
