@@ -26,6 +26,8 @@ the constant staleness of the same mean.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..units import check_count, check_positive
@@ -107,6 +109,7 @@ def _random_staleness_grow(steps: np.ndarray, workers: int, updates: int, seed: 
     return log_scale + np.log(np.maximum(tail, 1e-300)) > 0.0
 
 
+@functools.lru_cache(maxsize=64)  # the chapter asks for the same limits in its table and its headroom
 def random_staleness_stable_step(workers: int, updates: int = 20_000, seed: int = 0, rounds: int = 3,
                                  points: int = 24) -> float:
     r"""The largest :math:`\zeta = \eta\lambda` for which asynchronous SGD on the quadratic, with ``workers``

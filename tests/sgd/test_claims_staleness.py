@@ -319,8 +319,61 @@ def test_downpour_wording_says_where_robustness_can_show():
     words = staleness.downpour_claim_phrases(v["ch05.downpour_shared_rate"], v["ch05.downpour"],
                                              v["ch05.downpour_staleness_cost"])
     assert "untuned rate" in words["sensitivity"] and "untuned rate" in words["sensitivity_takeaway"]
-    assert "not robustness to staleness" not in words["takeaway"]
+    assert "untuned rate" not in words["takeaway"] and "robustness to staleness" in words["takeaway"]  # one idea
     smaller = v["ch05.downpour_staleness_cost"].winner == staleness.STALENESS_COST["adagrad"]
     assert ("robustness of a smaller, shrinking step" in words["sensitivity"]) == (
         smaller and staleness.place(*(v["ch05.downpour_staleness_cost"].best[staleness.STALENESS_COST[o]]
                                       for o in ("adagrad", "sgd"))) == "below")
+
+
+# --------------------------------------------------------------------------- when staleness costs accuracy
+
+def test_headroom_divides_the_random_staleness_limit_by_one_learners_rate():
+    """The chapter's headroom: the limit of asynchronous SGD's random staleness (not the fixed-delay closed form),
+    as a rate at the curvature, over the rate one never-stale learner favours (not the asynchronous tuned rate)."""
+    from commlib.sgd import stale_quadratic
+
+    peak, noise_rate = 0.43, 0.05
+    random = {n: tuple(stale_quadratic.random_staleness_stable_step(n, updates=5000, seed=s) for s in (0, 1))
+              for n in (4, 256)}
+    h = staleness.stability_headroom(noise_rate, random, peak)
+    assert h["workers"] == 256 and not h["binds"]
+    assert h["fold"] == pytest.approx(np.mean(random[256]) / peak / noise_rate)
+    assert 3 < h["fold"] < 8 and "-fold or more above the rate one never-stale learner favours" in h["words"]
+    # a fixed delay of the same mean would bind at 256 learners: the closed form is below the noise's rate
+    fixed = {n: (stale_quadratic.stable_step_closed_form(n - 1),) for n in (4, 256)}
+    assert staleness.stability_headroom(noise_rate, fixed, peak)["binds"]
+    # a smaller rate to divide (the asynchronous tuned rate) would have shown a larger fold
+    assert staleness.stability_headroom(0.02, random, peak)["fold"] > h["fold"]
+    with pytest.raises(ValueError, match="noise_rate"):
+        staleness.stability_headroom(0.0, random, peak)
+    with pytest.raises(ValueError, match="limits"):
+        staleness.stability_headroom(noise_rate, {256: ()}, peak)
+
+
+def test_rate_shift_names_the_largest_n_whose_rate_falls_and_what_it_costs():
+    one = claims.Best({"lr": 0.05}, (0.550, 0.552, 0.551), ())
+    same = claims.Best({"lr": 0.05}, (0.551, 0.552, 0.551), ())
+    lower_level = claims.Best({"lr": 0.02}, (0.551, 0.552, 0.551), ())
+    lower_dear = claims.Best({"lr": 0.02}, (0.560, 0.563, 0.561), ())
+    r = staleness.rate_shift(one, {16: same, 64: lower_dear, 256: lower_level})
+    assert r["workers"] == 256 and "at no measurable cost" in r["short"] and "level with" in r["words"]
+    r = staleness.rate_shift(one, {16: same, 256: lower_dear})
+    assert "at a cost of +0.01" in r["short"] and "above one learner" in r["words"]
+    r = staleness.rate_shift(one, {4: same, 16: same})
+    assert r["workers"] is None and "does not lower the best rate" in r["short"]
+
+
+def test_momentum_words_follow_the_seeds():
+    stale = claims.Best({"lr": 0.01}, (0.60, 0.59, 0.60), ())
+    one = claims.Best({"lr": 0.01}, (0.63, 0.64, 0.63), ())
+    assert "do end lower than one learner (on 3 of 3 seeds)" in staleness.momentum_words(256, stale, one)
+    assert "do not end lower" in staleness.momentum_words(256, one, stale)
+
+
+def test_levels_at_runs_the_claims_one_learner_on_its_settings():
+    """levels_at(1, rate) is the control of ch05.lr_rules at that rate, seed by seed (the same gradients)."""
+    claim = claims.claim("ch05.lr_rules", small=True)
+    single = next(c for c in claim.contenders if c.name == staleness.LR_NAMES["single"])
+    got = staleness.levels_at(1, 0.05, small=True)
+    assert got.values == tuple(single.run({**claim.shared, "lr": 0.05}, seed) for seed in claim.seeds)
