@@ -29,7 +29,7 @@ from ..units import (
 )
 from . import algorithms
 
-__all__ = ["allreduce_seconds", "port_bytes",
+__all__ = ["allreduce_seconds", "port_bytes", "port_startups",
            "bandwidth_for_time", "check_hosts", "check_gpus_per_host", "ClusterResult", "cluster_allreduce",
            "models_hosts", "NIC_CHOICES"]
 
@@ -152,6 +152,26 @@ def port_bytes(algorithm: str, n: int, hosts: int) -> tuple[float, float]:
     def at(intra: float, inter: float) -> float:
         return allreduce_seconds(algorithm, 1.0, n, intra, 0.0, hosts=hosts, inter_bandwidth=inter, inter_latency=0.0)
     return float(at(1.0, _INSTANT)), float(at(_INSTANT, 1.0))
+
+
+def port_startups(algorithm: str, n: int, hosts: int) -> tuple[float, float]:
+    """``(inside, between)``: the start-ups that one GPU's busiest link inside the host, and its busiest network
+    card, pay on the critical path, for ``n`` GPUs on ``hosts`` hosts (one card per GPU); :func:`port_bytes`'s
+    start-ups.
+
+    Read off :func:`allreduce_seconds` with instant links, a start-up of 1 s on one kind and none on the other.
+    A flat ring's step waits for its slowest pair, so it counts every step on both; the hierarchical
+    all-reduce's phases add up.
+
+    >>> port_startups("hierarchical", 16, 2)     # 2*7 inside, 2*1 between
+    (14.0, 2.0)
+    >>> port_startups("multi_rail_ring", 16, 2)  # the link inside carries 7 rings' messages in each of 30 steps
+    (210.0, 30.0)
+    """
+    def at(intra: float, inter: float) -> float:
+        return allreduce_seconds(algorithm, 1.0, n, _INSTANT, intra, hosts=hosts, inter_bandwidth=_INSTANT,
+                                 inter_latency=inter)
+    return float(at(1.0, 0.0)), float(at(0.0, 1.0))
 
 
 def models_hosts(record: algorithms.Algorithm) -> bool:

@@ -782,7 +782,8 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
             name += " (two ports per GPU: its card and its link inside the host)"
         if split_by_port:
             inside, between = cluster.port_bytes(a, n, hosts)
-            rows.append([name, f"{cells[0][0]:g}", f"{inside:.4g}", f"{between:.4g}"])
+            a_inside, a_between = cluster.port_startups(a, n, hosts)
+            rows.append([name, f"{a_inside:g}", f"{a_between:g}", f"{inside:.4g}", f"{between:.4g}"])
         elif len(qs) > 1:
             rows.append([name, "; ".join(f"{steps:g} (q = {q})" for q, (steps, _) in zip(qs, cells)),
                          "; ".join(f"{b:.4g} (q = {q})" for q, (_, b) in zip(qs, cells))])
@@ -796,23 +797,27 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
     if any("hosts" in algorithms.ALLREDUCE[a].params for a in shown):
         where.append(f"{hosts} hosts, one card per GPU")
     if split_by_port:
-        where.append("bytes per GPU, the most one GPU sends through each of its two ports; a flat ring's GPU sends "
-                     "all its bytes through one of them (a GPU at a host's edge through its card)")
+        where.append("start-ups and bytes per GPU, the most one GPU pays and sends through each of its two ports; "
+                     "a flat ring's GPU sends all its bytes through one of them (a GPU at a host's edge through its "
+                     "card), but every step of the ring waits for that GPU, so the ring's row shows its whole count "
+                     "under both ports")
     elif "hierarchical" in shown:
         where.append("the hierarchical row's b adds bytes inside a host to bytes between hosts, as if one link "
                      "carried both")
     if "multi_rail_ring" in shown and split_by_port:
-        where.append(f"the multi-rail ring's a counts the messages of the other {g - 1} rings that cross a GPU's "
-                     f"link inside the host in each of the {rail_steps:g} steps ({g - 1} x {rail_steps:g})")
+        where.append(f"the multi-rail ring's start-ups inside the host count the messages of the other {g - 1} rings "
+                     f"that cross a GPU's link inside the host in each of the {rail_steps:g} steps "
+                     f"({g - 1} x {rail_steps:g})")
     elif "multi_rail_ring" in shown:
         where.append(f"for the multi-rail ring, a and b count its port busiest in messages, a GPU's link inside the "
                      f"host, which carries the other {g - 1} rings' messages in each of the {rail_steps:g} steps "
                      f"({g - 1} x {rail_steps:g} start-ups)")
     if any(a.startswith("torus") for a in shown):
         where.append(f"torus on a {'x'.join(map(str, grid or collectives.most_square_grid(n)))} grid")
-    bytes_columns = (["bytes inside the host (x M)", "bytes between hosts (x M)"] if split_by_port
-                     else ["bytes b (x M, each x beta)"])
-    return markdown_table(["algorithm", "start-ups a (x alpha)", *bytes_columns], rows,
+    columns = (["start-ups inside the host (x alpha)", "start-ups between hosts (x alpha)",
+                "bytes inside the host (x M)", "bytes between hosts (x M)"] if split_by_port
+               else ["start-ups a (x alpha)", "bytes b (x M, each x beta)"])
+    return markdown_table(["algorithm", *columns], rows,
                           caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
 
 

@@ -660,7 +660,10 @@ def test_coefficients_table_can_split_the_bytes_by_port_and_the_hierarchical_par
     assert "as if one link carried both" not in text
     inside, between = cluster.port_bytes("hierarchical", 16, 2)
     assert inside + between == pytest.approx(compare.alpha_beta_coefficients("ring", 16)[1])
-    assert "| 1.75 | 0.125 |" in text
+    assert "| 14 | 2 | 1.75 | 0.125 |" in text          # the start-ups split by port too
+    assert "start-ups inside the host (x alpha)" in text and "start-ups a (x alpha)" not in text
+    a_inside, a_between = cluster.port_startups("hierarchical", 16, 2)
+    assert a_inside + a_between == compare.alpha_beta_coefficients("hierarchical", 16, hosts=2)[0]
     # the default keeps the one bytes column
     assert "bytes b (x M, each x beta)" in vc.coefficients_table(n=16, hosts=2, algorithms_shown=shown).data
     with pytest.raises(ValueError, match="split_by_port"):
