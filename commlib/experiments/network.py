@@ -27,13 +27,15 @@ from functools import cache
 
 import networkx as nx
 
+from .. import hardware
 from ..network import placement, topology
 from . import claims
 
 __all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ratio",
            "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
            "grid_facts", "row_orders", "TWO_D", "two_d_run", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
-           "tree_time", "tree_search"]
+           "tree_time", "tree_search", "HIER_HOSTS", "hierarchy_trend", "hierarchy_low", "grid_tree_bound",
+           "tree_dbt_bound"]
 
 #: The chapter's message (bytes per rank) and the registry test's.
 SIZE = 64 * 2**20
@@ -765,9 +767,10 @@ def tree_placements(n: int = 8) -> list[tuple]:
     return out
 
 
-#: The host counts the chapter maps the flat ring and the hierarchical all-reduce on (4 hosts is an exercise's; a
-#: flat ring through 64 hosts of 8 GPUs takes minutes to map, since each of its 2(n-1) steps shares out n flows).
-HIER_HOSTS = (2, 8, 16, 32)
+#: The host counts the chapter maps the flat ring and the hierarchical all-reduce on, close enough around the
+#: gain's lowest point (near 12 hosts) to place it (a flat ring through 64 hosts of 8 GPUs takes minutes to map,
+#: since each of its 2(n-1) steps shares out n flows).
+HIER_HOSTS = (2, 4, 8, 12, 16, 24, 32)
 
 
 def hierarchy_trend(hosts: tuple[int, ...] = HIER_HOSTS, per_host: int = 8, nbytes: int = 64 * 2**20,
@@ -792,6 +795,55 @@ def hierarchy_trend(hosts: tuple[int, ...] = HIER_HOSTS, per_host: int = 8, nbyt
     v = claims.cached(name, compute)
     return {h: {"flat": v[3 * i], "hierarchical": v[3 * i + 1], "gain": v[3 * i] / v[3 * i + 1], "bytes": v[3 * i + 2]}
             for i, h in enumerate(hosts)}
+
+
+def hierarchy_low(trend: dict[int, dict[str, float]], within: float = 0.02) -> dict:
+    """Where :func:`hierarchy_trend`'s time gain is lowest: ``{"hosts": h, "gain": g, "from": a, "to": b, "shape": s}``,
+    ``h`` the host count run with the lowest gain, ``a`` to ``b`` the host counts around it whose gains are all within
+    ``within`` (a fraction) of that lowest one, and ``s`` the trend's shape in words ("dips and then grows again",
+    "falls as hosts are added" or "grows as hosts are added").
+
+    >>> low = hierarchy_low({2: {"gain": 1.6}, 8: {"gain": 1.09}, 12: {"gain": 1.077}, 16: {"gain": 1.083},
+    ...                      32: {"gain": 1.15}}, within=0.01)
+    >>> low["hosts"], low["from"], low["to"], low["shape"]
+    (12, 12, 16, 'dips and then grows again')
+    >>> hierarchy_low({2: {"gain": 1.6}, 8: {"gain": 1.09}, 12: {"gain": 1.077}, 16: {"gain": 1.083}}, 0.02)["from"]
+    8
+    """
+    if not trend:
+        raise ValueError("trend must hold at least one host count")
+    if not 0 <= within < 1:
+        raise ValueError(f"within must be in [0, 1), got {within}")
+    hosts = sorted(trend)
+    low = min(hosts, key=lambda h: trend[h]["gain"])
+    near = [h for h in hosts if trend[h]["gain"] <= trend[low]["gain"] * (1 + within)]
+    i = hosts.index(low)
+    a = b = i                      # the run of neighbouring host counts, around the lowest, all near it
+    while a > 0 and hosts[a - 1] in near:
+        a -= 1
+    while b < len(hosts) - 1 and hosts[b + 1] in near:
+        b += 1
+    shape = ("dips and then grows again" if low not in (hosts[0], hosts[-1])
+             else "falls as hosts are added" if low == hosts[-1] else "grows as hosts are added")
+    return {"hosts": low, "gain": trend[low]["gain"], "from": hosts[a], "to": hosts[b], "shape": shape}
+
+
+def grid_tree_bound(g: nx.Graph, nbytes: int = SIZE) -> float:
+    r"""Seconds below which no all-reduce that spreads ``nbytes`` per rank over spanning trees of ``g`` (reduce up
+    each tree, broadcast down it, each tree on its share) can take, start-ups left out: a spanning tree of
+    :math:`n` nodes crosses :math:`n - 1` links, so trees carrying the whole buffer fill at least :math:`(n-1)M`
+    bytes of link directions each way, spread at best evenly over the graph's :math:`|E|` links of bandwidth
+    :math:`B`: :math:`\frac{n-1}{|E|} \frac{M}{B}` (the packing bound of Nash-Williams and Tutte).
+
+    >>> mesh, torus = grid_graph("mesh", 4, 4), grid_graph("torus", 4, 4)
+    >>> round(grid_tree_bound(mesh) / grid_tree_bound(torus), 4)   # 32 links against 24
+    1.3333
+    """
+    n, links = g.number_of_nodes(), g.number_of_edges()
+    if n < 2 or links < n - 1:
+        raise ValueError(f"g must be a connected graph of at least 2 nodes, got {n} nodes and {links} links")
+    bandwidth = min(d["bandwidth"] for *_, d in g.edges(data=True))
+    return (n - 1) * nbytes / (links * bandwidth)
 
 
 TREE_LINK = "eth_10g"
@@ -885,6 +937,24 @@ def tree_dbt_placement(nbytes: int = TREE_SIZE) -> tuple:
     """The double binary tree's placement on the gallery's tree: the fastest of all :func:`tree_placements` at
     ``TREE_DBT_SEARCH_CHUNKS`` chunks."""
     return tree_search("double_binary_tree", 8, nbytes, chunks=TREE_DBT_SEARCH_CHUNKS)[0]
+
+
+def tree_dbt_bound(nbytes: int = TREE_SIZE, n: int = 8) -> float:
+    """Seconds below which the double binary tree cannot run on the gallery's tree, whatever its placement or
+    chunk count: the most bytes one rank sends (a rank with two children in one tree sends :math:`M/2` up and
+    :math:`M/2` to each child there, and :math:`M/2` up the other tree, where it is a leaf: :math:`2M`) over
+    that rank's one leaf link.
+
+    >>> round(1e3 * tree_dbt_bound(), 1)   # ms: 2M/B for 8 MB on 10 Gb/s
+    12.8
+    """
+    from collections import Counter
+
+    sent: Counter = Counter()
+    for m in topology.allreduce_trace(n, nbytes, "double_binary_tree",
+                                    chunks=TREE_DBT_SEARCH_CHUNKS).messages:
+        sent[m.src] += m.nbytes
+    return max(sent.values()) / hardware.link(TREE_LINK).bandwidth
 
 
 def _article(name: str) -> str:

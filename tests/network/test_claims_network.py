@@ -6,6 +6,7 @@ The chapters glue the same functions at full size; these runs are smaller but th
 
 from __future__ import annotations
 
+import networkx as nx
 import pytest
 
 from commlib import cost, hardware
@@ -427,3 +428,57 @@ def test_the_torus_gains_more_at_its_best_algorithm_on_a_larger_buffer():
         v = claims.run(claims.claim(key, small=True))
         gains.append(v.best["4 x 4 mesh"].mean / v.best["4 x 4 torus"].mean)
     assert gains[0] > gains[1] > 1
+
+
+def test_the_double_binary_tree_bound_holds_for_every_placement_and_chunk_count():
+    """2M over a leaf link: no placement or q beats it, the searched one comes near, and it is above the ring's time."""
+    from commlib.experiments import network as runs
+    bound = runs.tree_dbt_bound()
+    assert bound == pytest.approx(2 * runs.TREE_SIZE / hardware.link(runs.TREE_LINK).bandwidth, rel=1e-3)
+    placement = runs.tree_dbt_placement()
+    for q in runs.TREE_DBT_CHUNKS:
+        assert runs.tree_time("double_binary_tree", placement, chunks=q) >= bound
+    for p in [*runs.level_placements(8).values(), tuple(range(8))]:
+        assert runs.tree_time("double_binary_tree", p, chunks=runs.TREE_DBT_SEARCH_CHUNKS) >= bound
+    assert bound > min(runs.tree_time("ring", p) for p in runs.level_placements(8).values())
+
+
+def test_spanning_tree_bounds_of_the_grids_are_their_link_counts_and_the_torus_best_comes_near_its_own():
+    from commlib.experiments import network as runs
+    mesh, torus = runs.grid_graph("mesh", 4, 4), runs.grid_graph("torus", 4, 4)
+    b = hardware.link(runs.LINK).bandwidth
+    assert runs.grid_tree_bound(mesh) == pytest.approx(15 * runs.SIZE / (24 * b))
+    assert runs.grid_tree_bound(torus) == pytest.approx(15 * runs.SIZE / (32 * b))
+    # the torus's two-dimensional all-reduce is no faster than the bound, and within its start-ups of it
+    t2d = runs.two_d_run("torus", 4, 4, "two-dimensional, rows and columns both ways", runs.SIZE).time
+    assert runs.grid_tree_bound(torus) <= t2d <= 1.1 * runs.grid_tree_bound(torus)
+    lone = nx.Graph()
+    lone.add_node(0)
+    with pytest.raises(ValueError):
+        runs.grid_tree_bound(lone)
+
+
+def test_hierarchy_low_places_the_least_gain_and_its_neighbours():
+    from commlib.experiments import network as runs
+    trend = {h: {"gain": g} for h, g in {2: 1.65, 4: 1.2, 8: 1.09, 12: 1.077, 16: 1.083, 24: 1.11, 32: 1.15}.items()}
+    low = runs.hierarchy_low(trend, 0.02)
+    assert (low["hosts"], low["from"], low["to"], low["shape"]) == (12, 8, 16, "dips and then grows again")
+    assert runs.hierarchy_low(trend, 0.0)["from"] == runs.hierarchy_low(trend, 0.0)["to"] == 12
+    falling = {h: {"gain": 2.0 / h} for h in (2, 4, 8)}
+    assert runs.hierarchy_low(falling)["shape"] == "falls as hosts are added"
+    assert runs.hierarchy_low({2: {"gain": 1.0}, 4: {"gain": 1.5}})["shape"] == "grows as hosts are added"
+    with pytest.raises(ValueError):
+        runs.hierarchy_low({})
+    with pytest.raises(ValueError):
+        runs.hierarchy_low(trend, 1.5)
+
+
+def test_the_chapter_host_counts_bracket_the_hierarchy_gain_lowest_point():
+    """The chapter's host counts have a count on each side of the least gain, and the gain rises on both sides."""
+    from commlib.experiments import network as runs
+    trend = runs.hierarchy_trend()
+    low = runs.hierarchy_low(trend)
+    hosts = sorted(trend)
+    i = hosts.index(low["hosts"])
+    assert 0 < i < len(hosts) - 1
+    assert trend[hosts[i - 1]]["gain"] > low["gain"] < trend[hosts[i + 1]]["gain"]
