@@ -78,6 +78,32 @@ class VGGExample:
             ["most growth of B as n grows, bytes alone (start-ups left out): n/(n-1)", f"{self.growth_limit:.4f}", f"{note['growth']}"],
         ]
 
+    def lesson_rows(self) -> list[list[str]]:
+        """(quantity, computed here) rows for the chapter's table: the lesson, without the audit of the note."""
+        target = format_percent(self.target_efficiency, 0)
+        return [
+            ["gradient M (the note's value)", format_size(self.d_note)],
+            ["link B", format_rate(self.bandwidth) + " = " + format_rate(self.bandwidth, bits=True)],
+            ["communication T_m", f"{self.t_comm:.3f} s"],
+            ["efficiency ε", f"{100 * self.efficiency:.2f} %"],
+            ["step time T_c / ε", f"{self.t_step:.2f} s (measured: {self.t_step_measured} s)"],
+            [f"B for ε = {target}", f"{to_unit(self.bandwidth_90, 'MB/s'):,.0f} MB/s = "
+                                    f"{to_unit(self.bandwidth_90, 'Gb/s'):.1f} Gb/s"],
+        ]
+
+    def note_agrees(self) -> bool:
+        """Whether the note's results (efficiency, step time, bandwidth for the target in MB/s and Mbit/s, the
+        growth n/(n-1)) equal this recomputation, each rounded to the digits the note prints.
+
+        >>> vgg16_gigabit().note_agrees()
+        True
+        """
+        note = VGG16_AS_REPORTED
+        return (round(self.efficiency, 4) == note["efficiency"] and round(self.t_step, 2) == note["t_step"]
+                and round(to_unit(self.bandwidth_90, "MB/s")) == note["bandwidth_90_mb"]
+                and round(to_unit(self.bandwidth_90, "Mb/s"), -1) == note["bandwidth_90_mbit"]
+                and round(self.growth_limit, 5) == note["growth"])
+
 
 #: Rank counts at which the example's requirement is recomputed with the link's start-ups.
 VGG16_OVER_N: tuple[int, ...] = (4, 16, 100, 400, 600)

@@ -46,3 +46,12 @@ def test_headers_first_account_for_most_of_the_gap_to_the_measurement():
     assert ex.goodput == pytest.approx(hardware.link("eth_1g").bandwidth * 1448 / 1538)
     assert ex.t_step < ex.t_step_framed < ex.t_step_measured       # headers close most of the gap, not more
     assert (ex.t_step_measured - ex.t_step_framed) < 0.1 * (ex.t_step_measured - ex.t_step)
+
+
+def test_the_lesson_table_leaves_the_audit_out_and_the_note_agrees_only_where_its_digits_do(monkeypatch):
+    ex = worked.vgg16_gigabit()
+    rows = ex.lesson_rows()
+    assert all(len(r) == 2 for r in rows) and not any("n/(n-1)" in r[0] for r in rows)
+    assert ex.note_agrees()
+    monkeypatch.setitem(worked.VGG16_AS_REPORTED, "t_step", 7.2)
+    assert not ex.note_agrees()

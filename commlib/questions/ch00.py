@@ -13,6 +13,7 @@ GIVENS = {
     "resnet_bw_n": 16, "resnet_bw_tc": 0.1, "resnet_bw_eff": 0.9,
     "min_tokens_n": 64, "min_tokens_u": 0.4, "min_tokens_link": "ib_ndr",
     "faster_n": 8, "faster_link": "eth_10g", "faster_tc": 0.4,
+    "fusion_link": "nvlink5", "fusion_memory": "v100", "fusion_n": 8,
 }
 
 def _is(mistake, tol: float = 0.005):
@@ -121,4 +122,25 @@ register(Question(
             "That charges the ring 2 M / B: each rank sends 2(n-1)/n of the buffer, not two whole buffers.")),
     hint="Compute time 6 x parameters x tokens / (0.4 x peak FLOP/s) equals the all-reduce time; solve for tokens.",
     givens=(Given("n", (8, 16, 32, 128, 256), "{} H100s"),),
+))
+
+
+def _fused_over_copy(link_key: str = GIVENS["fusion_link"], gamma_scale: float = 1.0) -> float:
+    """The ring's all-reduce of ResNet-50's fp32 gradient with the reduction fused into the copy, over the copy alone,
+    on ``link_key`` behind a V100's memory (start-ups left out); ``gamma_scale`` scales gamma (a mistake's)."""
+    link, memory = hardware.link(link_key), hardware.accelerator(GIVENS["fusion_memory"]).memory_bandwidth
+    nbytes, n = hardware.gradient_bytes("resnet50", "fp32"), GIVENS["fusion_n"]
+    fused, _ = step.reduction_time_bounds(nbytes, n, link.bandwidth, 0.0, gamma_scale * cost.reduction_gamma(memory))
+    return fused / cost.allreduce_time(nbytes, n, link.bandwidth, 0.0)
+
+
+register(Question(
+    "ch00.fusion_ratio", lambda: _fused_over_copy(), unit="x",
+    hints=((lambda given, right: abs(given * right - 1) < 0.005,
+            "That is the copy's time over the reduction's; the question asks for the reduction's over the copy's."),
+           (lambda given, right: abs(given / _fused_over_copy(gamma_scale=2) - 1) < 0.005,
+            "That reduces every byte sent; the ring adds only in its first half, v = b/2."),
+           (lambda given, right: abs(given / _fused_over_copy(gamma_scale=1 / 3) - 1) < 0.005,
+            "That is the copy's own time; adding reads two inputs and writes one, gamma = 3 / B_mem per byte.")),
+    hint="Fused, the time is max(b beta, v gamma); for the ring v = b/2 and gamma = 3 / B_mem, so the ratio is 3B / (2 B_mem).",
 ))

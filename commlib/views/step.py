@@ -65,7 +65,7 @@ def bandwidth_over_n_figure(ns=None):
     """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at each start-up of
     :data:`commlib.experiments.step.STARTUPS` (gigabit TCP's alpha, half of it, 100 Gb/s RoCE's, matched to a wire
     that fast, and none: a thin grey line, on top), each in its own colour, dash and marker, and halving-doubling at
-    gigabit TCP's alpha (purple squares, almost on the grey line); a dashed line in its ring's colour marks each
+    gigabit TCP's alpha (reddish-purple squares, almost on the grey line); a dashed line in its ring's colour marks each
     ring's limit n - 1 = budget / (2 alpha), past which no bandwidth suffices, labelled along it."""
     from ..experiments.step import NO_STARTUP, STARTUPS, startup_seconds
     from ..worked import VGG16_AS_REPORTED as note
