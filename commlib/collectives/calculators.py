@@ -22,8 +22,8 @@ __all__ = ["bandwidth_conversion_results", "cluster_results", "cluster_choices",
            "PRIMITIVE_OPS", "primitive_results", "primitive_choices", "RATE_ENTRY", "BUFFER_ENTRY", "COMPUTE_ENTRY",
            "TARGET_ENTRY", "SIGNIFICANT", "cards_unused",
            "INSIDE_UNUSED", "least_bytes", "NOTHING_TO_SEND", "BUFFER_MEANINGS", "BLOCK_COLLECTIVES", "buffer_meaning",
-           "check_whole_blocks", "pipelined_master", "BEST_FORMS", "PRIMITIVE_LINKS", "POWER_OF_TWO_FORMS",
-           "check_switched", "check_inside", "check_between", "NETWORK"]
+           "check_whole_blocks", "pipelined_master", "pipelined_chain", "BEST_FORMS", "PRIMITIVE_LINKS",
+           "POWER_OF_TWO_FORMS", "check_switched", "check_inside", "check_between", "NETWORK"]
 
 #: The free entries of these calculators: what each control is called and its physical range.
 RATE_ENTRY = rate_entry("bandwidth")
@@ -407,8 +407,34 @@ def pipelined_master(nbytes: float, n: int, link: str) -> str:
     return f"q = {q} chunks: {_time(seconds)} (the master sends chunk j back while taking in chunk j + 1)"
 
 
-#: All-reduces whose best form the calculator shows beside them: name -> (result label, function).
-BEST_FORMS = {"naive": ("same, pipelined at its best", pipelined_master)}
+def pipelined_chain(nbytes: float, n: int, link: str) -> str:
+    """Chapter 1's fastest reduce of long vectors beside the two the calculator offers: the chain pipelined at its
+    best chunk count (:func:`commlib.collectives.algorithms.chain.best_chunks`), as text.
+
+    Where one chunk is best (short messages) the chain is the unpipelined serial chain, n - 1 whole vectors one
+    after another, and the text says so.
+
+    >>> pipelined_chain(64 * 2**20, 8, "eth_25g")
+    'q = 114 chunks: 23.81 ms (each rank passes chunk j on while it takes in chunk j + 1)'
+    >>> pipelined_chain(1024, 8, "eth_25g")
+    'q = 1: 72.29 µs (not worth pipelining: the serial chain, n - 1 whole vectors one after another)'
+    """
+    from .algorithms import chain
+
+    item = hardware.link(link)
+    q = chain.best_chunks(nbytes, n, item.bandwidth, item.latency)
+    seconds = chain.PIPELINED.cost(nbytes, n, chunks=q).time(item.bandwidth, item.latency)
+    if q == 1:
+        return f"q = 1: {_time(seconds)} (not worth pipelining: the serial chain, n - 1 whole vectors one after another)"
+    return f"q = {q} chunks: {_time(seconds)} (each rank passes chunk j on while it takes in chunk j + 1)"
+
+
+#: Best forms the calculator shows beside a collective's algorithm: (collective, algorithm) -> (result label,
+#: function of M, n and link). The master's pipelined form beside the naive all-reduce; beside either reduce,
+#: the chain pipelined at its best, a reduce the menu does not offer.
+BEST_FORMS = {("all_reduce", "naive"): ("same, pipelined at its best", pipelined_master),
+              **{("reduce", name): ("chain reduce, pipelined at its best (not in the menu)", pipelined_chain)
+                 for name in PRIMITIVE_ALGORITHMS["reduce"]}}
 
 
 #: The links the primitive calculator offers: those behind a switch (:attr:`commlib.hardware.Link.switched`).
@@ -506,7 +532,8 @@ def primitive_results(primitive: str = "all-gather", algorithm: str = "ring", n:
     terms = cost.collective_terms(op, nbytes, n, algorithm)
     check_whole_blocks(op, nbytes, n, algorithm)
     seconds = terms.time(item.bandwidth, item.latency)
-    best = {label: form(nbytes, n, link) for label, form in [BEST_FORMS.get(algorithm, (None, None))] if label and n > 1}
+    best = {label: form(nbytes, n, link) for label, form in [BEST_FORMS.get((op, algorithm), (None, None))]
+            if label and n > 1}
     return {
         "buffer M": shown["buffer M"],
         "M here is": buffer_meaning(op, nbytes, n),

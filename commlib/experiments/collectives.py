@@ -78,6 +78,8 @@ __all__ = [
     "PipelineSend",
     "pipeline_sends",
     "ReduceRow",
+    "chain_tie_ratio",
+    "chain_fill_ratio",
     "reduce_comparison",
     "RingRun",
     "ring_run",
@@ -817,6 +819,44 @@ def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", shor
         rows.append(ReduceRow(n, tree(short), split(short), tree(long), split(long), found[0] if found else float("nan"),
                               chain_seconds(long, n, link, q), q))
     return rows
+
+
+def chain_tie_ratio(n: int) -> float:
+    r"""How long a vector the pipelined chain needs to beat reduce-scatter + gather on ``n`` ranks: the ratio
+    :math:`r = M\beta/((n-2)\alpha)` of the bytes' time to the start-ups that fill its pipeline, above which the
+    chain at its best chunk count is the faster of the two (the same on every link).
+
+    At its best q, taken as a real number, the chain takes :math:`(n-2)\alpha + M\beta + 2\sqrt{(n-2)\alpha M\beta}
+    = (n-2)\alpha(1+\sqrt r)^2`; reduce-scatter + gather takes :math:`a\alpha + kM\beta` with a and k read from
+    its cost record (:func:`commlib.cost.collective_terms`: :math:`2\log_2 n` steps, :math:`k = 2(n-1)/n`).
+    With :math:`c = a/(n-2)` and :math:`s = \sqrt r` they tie where :math:`(k-1)s^2 - 2s + (c-1) = 0`; the larger
+    root is returned (on 4 ranks the unpipelined chain also beats it on tiny vectors, where the tree beats both).
+    As n grows, k tends to 2 and c to 0, so r tends to :math:`(1+\sqrt2)^2`.
+
+    >>> [round(chain_tie_ratio(n), 2) for n in (4, 8, 16, 64)]
+    [11.66, 7.11, 6.17, 5.81]
+    """
+    from .. import cost
+
+    n = check_count("n", n, minimum=3)
+    terms = cost.collective_terms("reduce", 1.0, n, "reduce_scatter_gather")   # per byte of M
+    k, c = terms.bytes, terms.steps / (n - 2)
+    if k <= 1 or (k - 1) * (c - 1) > 1:
+        raise ValueError(f"n: reduce-scatter + gather and the chain do not tie on {n} ranks")
+    s = (1 + math.sqrt(1 - (k - 1) * (c - 1))) / (k - 1)
+    return s * s
+
+
+def chain_fill_ratio(nbytes: float, n: int, link: str) -> float:
+    r"""The ratio :math:`M\beta/((n-2)\alpha)` of ``nbytes`` on ``n`` ranks over ``link``: how many times the bytes'
+    time outweighs the start-ups that fill the chain's pipeline (compare :func:`chain_tie_ratio`).
+
+    >>> round(chain_fill_ratio(64 * 2**20, 64, "eth_25g"), 1), round(chain_fill_ratio(64 * 2**20, 64, "eth_400g"), 2)
+    (34.6, 4.33)
+    """
+    item = hardware.link(link)
+    n = check_count("n", n, minimum=3)
+    return nbytes / item.bandwidth / ((n - 2) * item.latency)
 
 
 def _reduce_claim(key: str, nbytes: float, n: int, link: str = CH01_SHARED["link"]) -> claims.Claim:

@@ -439,7 +439,8 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
                                 f"{calculators.POWER_OF_TWO_FORMS[0].upper()}"
                                 f"{calculators.POWER_OF_TWO_FORMS[1:]} need n a power of two. The all-reduce menu offers the "
                                 "flat all-reduces: ring, tree, recursive doubling, halving-doubling and naive, the "
-                                "unpipelined master, its pipelined form beside it; the pipelined, two-level and "
+                                "unpipelined master, its pipelined form beside it; beside either reduce the "
+                                "chain pipelined at its best, which the menu does not offer; the pipelined, two-level and "
                                 "multi-link all-reduces need chapter 2's cluster calculator. "
                                 "1 MB = 10^6 B, 1 MiB = 2^20 B.")
 

@@ -46,6 +46,27 @@ def test_the_naive_all_reduce_shows_its_pipelined_form():
     assert naive.best_chunks(64 * 2**20, 8, 3.125e9, 1e-5) == 46
 
 
+def test_either_reduce_shows_the_pipelined_chain_at_its_best_and_no_other_collective_does():
+    """The chapter's fastest long-vector reduce is not in the menu; its line beside either reduce lets a reader see
+    it win over 25 Gb/s Ethernet and lose to reduce-scatter + gather over 400 Gb/s (64 MiB, 64 ranks)."""
+    from commlib.collectives.algorithms import chain
+    label = "chain reduce, pipelined at its best (not in the menu)"
+    for link, chain_wins in (("eth_25g", True), ("eth_400g", False)):
+        item = calculators.hardware.link(link)
+        q = chain.best_chunks(64 * 2**20, 64, item.bandwidth, item.latency)
+        best = chain.PIPELINED.cost(64 * 2**20, 64, chunks=q).time(item.bandwidth, item.latency)
+        split = calculators.cost.collective_terms("reduce", 64 * 2**20, 64, "reduce_scatter_gather").time(
+            item.bandwidth, item.latency)
+        for algorithm in calculators.PRIMITIVE_ALGORITHMS["reduce"]:
+            r = calculators.primitive_results("reduce", algorithm, 64, "64 MiB", link)
+            assert r[label].startswith(f"q = {q} chunks: {calculators._time(best)}")
+        assert (best < split) == chain_wins
+    short = calculators.primitive_results("reduce", "tree", 8, "1 KiB", "eth_25g")[label]
+    assert short.startswith("q = 1:") and "not worth pipelining" in short
+    assert label not in calculators.primitive_results("broadcast", "tree", 8, "64 MiB", "eth_25g")
+    assert label not in calculators.primitive_results("reduce", "tree", 1, "64 MiB", "eth_25g")
+
+
 @pytest.mark.parametrize("primitive, algorithm, n, size", [
     ("all-to-all", "bruck", 4096, "1 B"), ("all-gather", "ring", 8, "7 B"), ("all-reduce", "ring", 16, "10 B"),
     ("broadcast", "scatter_allgather", 8, "4 B"),

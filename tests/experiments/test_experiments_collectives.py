@@ -284,6 +284,42 @@ def test_the_chains_win_on_the_long_vector_is_the_slow_links_not_every_links():
     assert not fast.best["pipelined chain"].at_edge and "over Ethernet 400 Gb/s" in fast.sentence
 
 
+@pytest.mark.parametrize("link", ["eth_25g", "eth_400g"])
+@pytest.mark.parametrize("n", [4, 8, 16, 64])
+def test_the_chains_tie_ratio_matches_a_direct_search_over_the_vector(n, link):
+    """Where the chain at its best whole chunk count and reduce-scatter + gather take the same time, searched over
+    M on a real link, the ratio M beta / ((n - 2) alpha) is the closed form's (whose q is a real number), and the
+    chain wins just above it and loses just below."""
+    from commlib.collectives import compare
+    from commlib.collectives.algorithms import chain
+    item = ce.hardware.link(link)
+
+    def chain_best(m):
+        return ce.chain_seconds(m, n, link, chain.best_chunks(m, n, item.bandwidth, item.latency))
+
+    def split(m):
+        return ce.collective_seconds("reduce", "reduce_scatter_gather", m, n, link)
+
+    tie = max(compare.crossover_sizes(chain_best, split, 1.0, 1e12))
+    r = ce.chain_tie_ratio(n)
+    assert ce.chain_fill_ratio(tie, n, link) == pytest.approx(r, rel=2e-3)
+    m = r * (n - 2) * item.latency * item.bandwidth
+    assert chain_best(1.05 * m) < split(1.05 * m) and chain_best(m / 1.05) > split(m / 1.05)
+
+
+def test_the_chains_tie_ratio_falls_to_its_limit_and_brackets_the_chapters_two_links():
+    """It falls from 4 to 64 ranks; from 64 on it stays within 1 % of (1 + sqrt 2)^2, its limit as n grows."""
+    ratios = [ce.chain_tie_ratio(n) for n in (4, 8, 16, 64)]
+    assert all(a > b for a, b in zip(ratios, ratios[1:]))
+    limit = (1 + math.sqrt(2)) ** 2
+    assert ce.chain_tie_ratio(2**20) == pytest.approx(limit, rel=1e-4)
+    assert all(ce.chain_tie_ratio(2**k) == pytest.approx(limit, rel=0.01) for k in range(6, 21))
+    assert ce.chain_fill_ratio(ce.REDUCE_LONG, 64, "eth_25g") > ratios[0] > ratios[3]
+    assert ce.chain_fill_ratio(ce.REDUCE_LONG, 64, "eth_400g") < ratios[3]
+    with pytest.raises(ValueError, match="^n"):
+        ce.chain_tie_ratio(2)
+
+
 def test_the_masters_grid_holds_its_exact_optimum_and_powers_of_two_around_it():
     from commlib.collectives.algorithms import naive
 
