@@ -39,7 +39,8 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
            "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
            "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
-           "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_rate_words"]
+           "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
+           "staleness_rate_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -1256,13 +1257,14 @@ def coarse_step_words(small: bool = False) -> dict:
 
 
 def fine_grid_words() -> dict:
-    """The finer grids of the two-way races (:data:`FINE_RATES`) for the prose: ``"grids"``, each protocol's rates
-    in words; ``"ratio_lo"`` and ``"ratio_hi"``, the smallest and largest factor between neighbouring rates."""
+    """The finer grids of the two-way races (:data:`FINE_RATES`) for the prose: ``"rows"``, each group of protocols
+    that shares a grid with its rates as a list; ``"ratio_lo"`` and ``"ratio_hi"``, the smallest and largest factor
+    between neighbouring rates."""
     names = {"async": "asynchronous SGD and its never-stale replay", "sync": "fully synchronous SGD",
              "k_async": "K-sync and K-async ($K = 4$)"}
     ratios = [b / a for rates in FINE_RATES.values() for a, b in zip(rates, rates[1:])]
-    text = "; ".join(f"{name} over {', '.join(f'{r:g}' for r in FINE_RATES[key])}" for key, name in names.items())
-    return {"grids": text, "ratio_lo": min(ratios), "ratio_hi": max(ratios)}
+    rows = [[name, ", ".join(f"{r:g}" for r in FINE_RATES[key])] for key, name in names.items()]
+    return {"rows": rows, "ratio_lo": min(ratios), "ratio_hi": max(ratios)}
 
 
 def fine_falling(protocol: str, k: int | None, rate: float, small: bool = False) -> int:
@@ -1283,18 +1285,23 @@ def staleness_cost_by_rate(small: bool = False) -> dict[float, tuple[float, floa
     return {r: grids.mean_sd([x - y for x, y in zip(stale.levels(r), fresh.levels(r))]) for r in rates}
 
 
+def staleness_cost_at(by_rate: dict[float, tuple[float, float]], rate: float) -> str:
+    """The cost of staleness at ``rate`` from :func:`staleness_cost_by_rate`, "mean ± sd", no finer than its spread."""
+    mean, sd = by_rate[rate]
+    d = grids.decimals(sd)
+    return f"{mean:.{d}f} ± {sd:.{d}f}"
+
+
 def staleness_rate_words(by_rate: dict[float, tuple[float, float]], low: float, high: float) -> str:
-    """The cost of staleness at two rates of :func:`staleness_cost_by_rate` (``low`` below ``high``), each no finer
-    than its spread over the seeds: how much more it costs at the higher rate, or that it does not."""
+    """How the cost of staleness (:func:`staleness_cost_by_rate`) at rate ``high`` compares with that at ``low``
+    (below it): how many times as much, where the two differ by more than their spreads together, else that it is not
+    clearly more."""
     if not low < high:
         raise ValueError(f"low ({low!r}) must lie below high ({high!r})")
     (a, sa), (b, sb) = by_rate[low], by_rate[high]
-    d = grids.decimals(min(sa, sb))
-    text = (f"on the seeds that pick the rates, staleness costs {a:.{d}f} ± {sa:.{d}f} nats at rate {low:g} and "
-            f"{b:.{d}f} ± {sb:.{d}f} at rate {high:g}")
     if a > 0 and b - a > sa + sb:
-        return text + f", about {b / a:.0f} times as much"
-    return text + ", not clearly more"
+        return f"about {b / a:.0f} times as much at rate {high:g} as at {low:g}"
+    return f"not clearly more at rate {high:g} than at {low:g}"
 
 
 # --------------------------------------------------------------------------- the seeds of each race, and the rule
