@@ -278,3 +278,20 @@ def test_sgd_results_reports_async_staleness_and_time():
 def test_sgd_results_names_the_bad_parameter(bad, name):
     with pytest.raises(ValueError, match=name):
         sgd_calculators.sgd_results(**bad)
+
+
+def test_the_cost_of_staleness_at_two_rates_is_worded_from_its_spreads():
+    by_rate = {0.035: (0.00014, 0.00003), 0.05: (0.00038, 0.00007), 0.06: (0.00016, 0.00005)}
+    assert tuned_races.staleness_rate_words(by_rate, 0.035, 0.05) == "about 3 times as much at rate 0.05 as at 0.035"
+    assert tuned_races.staleness_rate_words(by_rate, 0.035, 0.06) == "not clearly more at rate 0.06 than at 0.035"
+    assert tuned_races.staleness_cost_at(by_rate, 0.05) == "0.00038 ± 0.00007"
+    with pytest.raises(ValueError, match="low"):
+        tuned_races.staleness_rate_words(by_rate, 0.05, 0.035)
+
+
+def test_the_two_way_races_tune_on_grids_finer_than_the_coarse_one():
+    coarse = min(b / a for a, b in zip(grids.RATES, grids.RATES[1:]))
+    fine = tuned_races.fine_grid_words()
+    assert fine["ratio_hi"] < coarse / 1.5 and fine["ratio_lo"] > 1
+    for rates in tuned_races.FINE_RATES.values():
+        assert list(rates) == sorted(set(rates))

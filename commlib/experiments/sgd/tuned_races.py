@@ -2,7 +2,8 @@
 
 Every protocol's rate is tuned over :data:`~commlib.experiments.sgd.grids.RATES` on five seeds
 (:func:`~commlib.experiments.sgd.grids.grid_runs`, cached, so the claims, the figures and the
-prose share one set of runs). The claims registered here decide the chapter's sentences:
+prose share one set of runs); the three two-way races, whose margins are less than one step of that grid, tune
+over the finer :data:`FINE_RATES`. The claims registered here decide the chapter's sentences:
 
 * ``ch04.async_vs_sync``: which ends lower on the same budget, synchronous or asynchronous SGD (this and the next
   two tuned on :data:`TWO_WAY_SEEDS` and scored on :data:`TWO_WAY_SCORING_SEEDS`, thirty held-out seeds);
@@ -38,7 +39,8 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
            "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
            "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
-           "two_way_step_words"]
+           "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
+           "staleness_rate_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -79,29 +81,33 @@ def _scoring(s: dict, seed: int) -> dict | None:
     return {**s, "seeds": tuple(s["scoring_seeds"])}
 
 
-def _level_contender(protocol: str, k: int | None, workers: int = 16) -> claims.Contender:
+def _level_contender(protocol: str, k: int | None, workers: int = 16,
+                     rates: tuple[float, ...] = grids.RATES) -> claims.Contender:
+    """``protocol`` (``k`` where it uses K) tuned over ``rates`` on the claim's seeds, its best run again on the
+    held-out seeds."""
     label = protocol_label(protocol, workers, k)
 
     def run(s: dict, seed: int) -> float:
         held = _scoring(s, seed)
-        g = _grid(protocol, k, s) if held is None else _grid(protocol, k, held, rates=(s["lr"],))
+        g = _grid(protocol, k, s, rates=rates) if held is None else _grid(protocol, k, held, rates=(s["lr"],))
         return grids.level(g.run(s["lr"], seed), s["budget"])
 
-    return claims.Contender(label, run, {"lr": grids.RATES},
+    return claims.Contender(label, run, {"lr": rates},
                             uses=f"{workers} learners, exponential compute times, batches of 8, its own rate")
 
 
-def _fresh_contender() -> claims.Contender:
+def _fresh_contender(rates: tuple[float, ...] = grids.RATES) -> claims.Contender:
     """Asynchronous SGD's own schedule with every staleness set to 0: the same updates and mini-batches, each gradient
-    computed at the current parameters (:func:`~commlib.sgd.simulate.schedule` with ``fresh=True``)."""
+    computed at the current parameters (:func:`~commlib.sgd.simulate.schedule` with ``fresh=True``), tuned over
+    ``rates``."""
 
     def run(s: dict, seed: int) -> float:
         held = _scoring(s, seed)
-        g = _grid("async", None, s, fresh=True) if held is None else \
+        g = _grid("async", None, s, rates=rates, fresh=True) if held is None else \
             _grid("async", None, held, rates=(s["lr"],), fresh=True)
         return grids.level(g.run(s["lr"], seed), s["budget"])
 
-    return claims.Contender(FRESH_NAME, run, {"lr": grids.RATES},
+    return claims.Contender(FRESH_NAME, run, {"lr": rates},
                             uses="asynchronous SGD's schedule and mini-batches (16 learners), every gradient at the "
                                  "current parameters, its own rate")
 
@@ -123,7 +129,7 @@ def _margin_text(v: claims.Verdict) -> str:
 
 
 def _seeds_text(v: claims.Verdict) -> str:
-    return f"on all {v.seeds} seeds" if v.unanimous else f"in {v.wins} of {v.seeds} seeds"
+    return f"on all {v.seeds} seeds" if v.unanimous else f"on {v.wins} of {v.seeds} seeds"
 
 
 def _within_spreads(v: claims.Verdict) -> bool:
@@ -175,6 +181,18 @@ TWO_WAY_SEEDS: tuple[int, ...] = grids.SEEDS
 #: than asynchronous SGD; its unpaired differences hid the staleness cost the paired replay now measures.)
 TWO_WAY_SCORING_SEEDS: tuple[int, ...] = tuple(range(5, 35))
 
+#: The finer rate grids the three two-way races tune over, a factor of about 1.2 between neighbours around each
+#: protocol's best on the coarse :data:`~commlib.experiments.sgd.grids.RATES` (asynchronous SGD and its never-stale
+#: replay share theirs), wide enough to hold the best of the registry test's smaller problem too (two to three times
+#: higher). Their margins are a few ten-thousandths of a nat, less than one step of the coarse grid, and the cost of
+#: staleness grows with the rate: a coarse grid whose best lies above the optimum overstates it.
+FINE_RATES: dict[str, tuple[float, ...]] = {
+    "async": (0.025, 0.03, 0.035, 0.04, 0.05, 0.06, 0.07, 0.085, 0.1, 0.12),
+    "sync": (0.7, 0.85, 1.0, 1.2, 1.4, 1.7, 2.0, 2.5, 3.0, 3.5),
+    "k_async": (0.1, 0.12, 0.14, 0.17, 0.2, 0.25, 0.33, 0.4, 0.5, 0.6),
+    "k_sync": (0.1, 0.12, 0.14, 0.17, 0.2, 0.25, 0.33, 0.4, 0.5, 0.6),
+}
+
 
 def _build_two(key: str, question: str, a: claims.Contender, b: claims.Contender, small: bool,
                source: str = "") -> claims.Claim:
@@ -188,16 +206,18 @@ def _build_two(key: str, question: str, a: claims.Contender, b: claims.Contender
 def async_vs_sync(small: bool = False) -> claims.Claim:
     """Asynchronous against fully synchronous SGD, 16 learners, each at its own rate, on the same budget."""
     return _build_two("ch04.async_vs_sync", "On the same wall-clock budget, each at its own best rate, which ends "
-                      "lower: asynchronous or fully synchronous SGD?", _level_contender("async", None),
-                      _level_contender("sync", None), small, source="dutta2018slow")
+                      "lower: asynchronous or fully synchronous SGD?",
+                      _level_contender("async", None, rates=FINE_RATES["async"]),
+                      _level_contender("sync", None, rates=FINE_RATES["sync"]), small, source="dutta2018slow")
 
 
 @claims.register("ch04.k_sync_vs_k_async")
 def k_sync_vs_k_async(small: bool = False) -> claims.Claim:
     """K-sync against K-async (K = 4): the same time per update under exponential times."""
     return _build_two("ch04.k_sync_vs_k_async", "Under exponential compute times, each at its own best rate, does "
-                      "K-async (K = 4) end lower than K-sync (K = 4)?", _level_contender("k_async", 4),
-                      _level_contender("k_sync", 4), small, source="dutta2018slow")
+                      "K-async (K = 4) end lower than K-sync (K = 4)?",
+                      _level_contender("k_async", 4, rates=FINE_RATES["k_async"]),
+                      _level_contender("k_sync", 4, rates=FINE_RATES["k_sync"]), small, source="dutta2018slow")
 
 
 @claims.register("ch04.staleness_cost")
@@ -207,7 +227,8 @@ def staleness_cost(small: bool = False) -> claims.Claim:
     return _build_two("ch04.staleness_cost", "Each at its own best rate, what does staleness cost: asynchronous SGD "
                       "with 16 learners against the same updates on the same mini-batches with every gradient "
                       "computed at the current parameters?",
-                      _level_contender("async", None), _fresh_contender(), small)
+                      _level_contender("async", None, rates=FINE_RATES["async"]),
+                      _fresh_contender(FINE_RATES["async"]), small)
 
 
 def _never_stale_grid(s: dict, rates: tuple[float, ...]) -> tuple[grids.Grid, float]:
@@ -1214,10 +1235,9 @@ def staleness_share(v: claims.Verdict, race: claims.Verdict) -> tuple[float, flo
 def grid_step_words(names_grids: dict) -> dict:
     """What one step of the rate grid does near each best: ``names_grids`` maps a name to a tuned
     :class:`~commlib.experiments.sgd.grids.Grid`. Returns the smallest and largest factor between neighbouring rates
-    (``"ratio_lo"``, ``"ratio_hi"``) and, over the grids, the smallest and largest rise of the mean level (nats) from
-    the best rate to the nearer of its neighbours (``"step_lo"``, ``"step_hi"``)."""
-    rates = grids.RATES
-    ratios = [b / a for a, b in zip(rates, rates[1:])]
+    of those grids (``"ratio_lo"``, ``"ratio_hi"``) and, over the grids, the smallest and largest rise of the mean
+    level (nats) from the best rate to the nearer of its neighbours (``"step_lo"``, ``"step_hi"``)."""
+    ratios = [b / a for g in names_grids.values() for a, b in zip(g.rates, g.rates[1:])]
     steps = []
     for g in names_grids.values():
         i = g.rates.index(g.best_rate)
@@ -1227,13 +1247,61 @@ def grid_step_words(names_grids: dict) -> dict:
     return {"ratio_lo": min(ratios), "ratio_hi": max(ratios), "step_lo": min(steps), "step_hi": max(steps)}
 
 
-def two_way_step_words(small: bool = False) -> dict:
-    """:func:`grid_step_words` for the five tuned contenders of the chapter's two-way races (and the K trade-off's
-    asynchronous, K = 4 and fully synchronous runs), on the seeds that pick their rates."""
+def coarse_step_words(small: bool = False) -> dict:
+    """:func:`grid_step_words` for the protocols the coarse grid :data:`~commlib.experiments.sgd.grids.RATES` tunes in
+    the chapter's figures and K trade-off (asynchronous, K-sync and K-async with K = 4, fully synchronous), on the
+    five seeds that pick their rates."""
     s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
     return grid_step_words({"async": _grid("async", None, s), "sync": _grid("sync", None, s),
-                            "k_async": _grid("k_async", 4, s), "k_sync": _grid("k_sync", 4, s),
-                            "fresh": _grid("async", None, s, fresh=True)})
+                            "k_async": _grid("k_async", 4, s), "k_sync": _grid("k_sync", 4, s)})
+
+
+def fine_grid_words() -> dict:
+    """The finer grids of the two-way races (:data:`FINE_RATES`) for the prose: ``"rows"``, each group of protocols
+    that shares a grid with its rates as a list; ``"ratio_lo"`` and ``"ratio_hi"``, the smallest and largest factor
+    between neighbouring rates."""
+    names = {"async": "asynchronous SGD and its never-stale replay", "sync": "fully synchronous SGD",
+             "k_async": "K-sync and K-async ($K = 4$)"}
+    ratios = [b / a for rates in FINE_RATES.values() for a, b in zip(rates, rates[1:])]
+    rows = [[name, ", ".join(f"{r:g}" for r in FINE_RATES[key])] for key, name in names.items()]
+    return {"rows": rows, "ratio_lo": min(ratios), "ratio_hi": max(ratios)}
+
+
+def fine_falling(protocol: str, k: int | None, rate: float, small: bool = False) -> int:
+    """On how many of the seeds that pick the two-way races' rates ``protocol`` (``k`` where it uses K), at ``rate``
+    (a rate of its finer grid, :data:`FINE_RATES`), is still falling at the end of the budget."""
+    s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
+    g = _grid(protocol, k, s, rates=FINE_RATES[protocol])
+    return sum(run_ends({protocol: g.run(rate, sd)}, s["budget"])[0].descending for sd in g.seeds)
+
+
+def staleness_cost_by_rate(small: bool = False) -> dict[float, tuple[float, float]]:
+    """What staleness costs at every rate of asynchronous SGD's finer grid (:data:`FINE_RATES`): its level minus that
+    of its never-stale replay (nats), seed by seed on the seeds that pick the rates, as ``{rate: (mean, sd)}`` (the
+    runs of ``ch04.staleness_cost``, nothing new)."""
+    s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
+    rates = FINE_RATES["async"]
+    stale, fresh = _grid("async", None, s, rates=rates), _grid("async", None, s, rates=rates, fresh=True)
+    return {r: grids.mean_sd([x - y for x, y in zip(stale.levels(r), fresh.levels(r))]) for r in rates}
+
+
+def staleness_cost_at(by_rate: dict[float, tuple[float, float]], rate: float) -> str:
+    """The cost of staleness at ``rate`` from :func:`staleness_cost_by_rate`, "mean ± sd", no finer than its spread."""
+    mean, sd = by_rate[rate]
+    d = grids.decimals(sd)
+    return f"{mean:.{d}f} ± {sd:.{d}f}"
+
+
+def staleness_rate_words(by_rate: dict[float, tuple[float, float]], low: float, high: float) -> str:
+    """How the cost of staleness (:func:`staleness_cost_by_rate`) at rate ``high`` compares with that at ``low``
+    (below it): how many times as much, where the two differ by more than their spreads together, else that it is not
+    clearly more."""
+    if not low < high:
+        raise ValueError(f"low ({low!r}) must lie below high ({high!r})")
+    (a, sa), (b, sb) = by_rate[low], by_rate[high]
+    if a > 0 and b - a > sa + sb:
+        return f"about {b / a:.0f} times as much at rate {high:g} as at {low:g}"
+    return f"not clearly more at rate {high:g} than at {low:g}"
 
 
 # --------------------------------------------------------------------------- the seeds of each race, and the rule
