@@ -9,7 +9,8 @@ website too, sees one clean result next to their own. :func:`run` returns a dict
 ``four``   the same on 4 ranks on those same two cores (oversubscribed on purpose);
 ``pair4``  the point-to-point ring and halving-doubling all-reduce on those 4 ranks, timed in turns;
 ``free4``  4 ranks with a core each, or None where the lab may use fewer than 4 cores;
-``gloo``   PyTorch's gloo all-reduce on 2 processes, or None without PyTorch.
+``gloo``   PyTorch's gloo all-reduce on 2 processes bound to the same two cores as ``two``, or None without
+           PyTorch.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from pathlib import Path
 
 from . import runner, torch_measure
 
-__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "PARTS", "run", "stored", "save"]
+__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "run", "stored", "save"]
 
 SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
 SIZES4 = SIZES[::2]                          # 1 KiB, 4 KiB, ... 64 MiB
-GLOO_SIZES = (2**12, 2**16, 2**20, 2**24)
+GLOO_SIZES = SIZES4                          # gloo at the four-rank sizes, on the two-rank run's cores
+GLOO_REPEATS = 15
 PARTS = ("two", "four", "pair4", "free4", "gloo")
 _TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
 _DATA = Path(__file__).with_name("data")
@@ -49,7 +51,7 @@ def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = 
         out["free4"] = (runner.measure(n=4, sizes=SIZES4, cpus=cores4, progress=None, **_TIMING)
                         if len(cores4) == 4 else None)
     if "gloo" in parts:
-        out["gloo"] = torch_measure.run(n=2, sizes=GLOO_SIZES, timeout=300)
+        out["gloo"] = torch_measure.run(n=2, sizes=GLOO_SIZES, repeats=GLOO_REPEATS, timeout=300, cpus=cores)
     return out
 
 

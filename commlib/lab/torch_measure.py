@@ -43,12 +43,20 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _worker(sizes: Sequence[int], warmup: int, repeats: int, out: str) -> int:
+def _worker(sizes: Sequence[int], warmup: int, repeats: int, out: str, cpus: Sequence[int] = ()) -> int:
     import torch
     import torch.distributed as dist
 
+    rank_env = int(os.environ.get("RANK", "0"))
+    core = None
+    if cpus and hasattr(os, "sched_setaffinity"):   # one core per rank, as the MPI ranks are bound (runner.measure)
+        core = cpus[rank_env % len(cpus)]
+        os.sched_setaffinity(0, {core})
+        torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, n = dist.get_rank(), dist.get_world_size()
+    cores = [None] * n
+    dist.all_gather_object(cores, core)
     results = []
     for nbytes in sizes:
         x = torch.ones(max(1, nbytes // 4), dtype=torch.float32)
@@ -67,8 +75,10 @@ def _worker(sizes: Sequence[int], warmup: int, repeats: int, out: str) -> int:
         results.append({"op": "all_reduce", "impl": "torch_gloo", "nbytes": int(x.numel() * 4),
                         "count": int(x.numel()), "repeats": repeats, **summarize(samples), "samples_s": samples})
     if rank == 0:
+        usable = len(set(cpus)) if cpus else (os.cpu_count() or 1)
         doc = {"schema": SCHEMA, "ranks": n, "impl": "torch_gloo", "dtype": "float32", "hosts": 1,
-               "cpu_count": os.cpu_count() or 1, "oversubscribed": n > (os.cpu_count() or 1),
+               "cpu_count": usable, "machine_cpu_count": os.cpu_count() or 1, "rank_cores": cores,
+               "oversubscribed": n > usable,
                "mpi_library": "gloo (torch " + torch.__version__ + ")", "allreduce_algorithm": "auto",
                "warmup": warmup, "repeats": repeats, "results": results}
         with open(out, "w", encoding="utf-8") as fh:
@@ -78,8 +88,11 @@ def _worker(sizes: Sequence[int], warmup: int, repeats: int, out: str) -> int:
 
 
 def run(n: int = 2, sizes: Sequence[int] = (2**12, 2**16, 2**20, 2**24), warmup: int = 2, repeats: int = 5,
-        timeout: float = 120.0) -> dict | None:
+        timeout: float = 120.0, cpus: Sequence[int] | None = None) -> dict | None:
     """Time gloo all-reduce on ``n`` local processes; the JSON dict, or None without PyTorch.
+
+    ``cpus``: bind rank r to core ``cpus[r % len(cpus)]`` (one thread each), as :func:`commlib.lab.runner.measure`
+    binds the MPI ranks, so the two libraries run on the same cores; the JSON's ``rank_cores`` says where each ran.
 
     Raises RuntimeError if PyTorch is there but the run fails or times out.
     """
@@ -95,7 +108,7 @@ def run(n: int = 2, sizes: Sequence[int] = (2**12, 2**16, 2**20, 2**24), warmup:
             env = loopback_env({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "RANK": str(rank),
                                 "WORLD_SIZE": str(n), "GLOO_SOCKET_IFNAME": "lo"})
             cmd = [sys.executable, "-m", "commlib.lab.torch_measure", out, str(warmup), str(repeats),
-                   ",".join(str(int(s)) for s in sizes)]
+                   ",".join(str(int(s)) for s in sizes), ",".join(str(int(c)) for c in (cpus or ()))]
             procs.append(subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True))
         deadline = time.monotonic() + timeout
         errors = []
@@ -116,4 +129,5 @@ def run(n: int = 2, sizes: Sequence[int] = (2**12, 2**16, 2**20, 2**24), warmup:
 
 if __name__ == "__main__":
     _out, _warm, _reps, _sizes = sys.argv[1:5]
-    sys.exit(_worker([int(s) for s in _sizes.split(",")], int(_warm), int(_reps), _out))
+    _cpus = [int(c) for c in sys.argv[5].split(",")] if len(sys.argv) > 5 and sys.argv[5] else []
+    sys.exit(_worker([int(s) for s in _sizes.split(",")], int(_warm), int(_reps), _out, _cpus))
