@@ -42,6 +42,8 @@ __all__ = [
     "order_errors",
     "exact_sum",
     "rounding_bound",
+    "SIGNIFICAND_BITS",
+    "unit_roundoff",
     "ORDER_NS",
     "ORDER_CLAIMS",
     "OrderCount",
@@ -224,6 +226,22 @@ def operator_runs(cases: Sequence[tuple[str, Sequence]] = OPERATOR_CASES) -> lis
 
 #: The floating-point formats the rounding runs add in: numpy's names, with the book's.
 ROUNDING_DTYPES = (("float64", "fp64"), ("float32", "fp32"), ("float16", "fp16"))
+
+
+#: Significant bits of each format, the implicit leading bit included (IEEE 754 binary64, binary32, binary16;
+#: bfloat16 keeps fp32's 8 exponent bits and 7 stored fraction bits). numpy has no bfloat16 to ask.
+SIGNIFICAND_BITS = {"fp64": 53, "fp32": 24, "fp16": 11, "bf16": 8}
+
+
+def unit_roundoff(name: str) -> float:
+    """A format's unit roundoff u = 2**-p for p significant bits: half the gap between 1 and the next number.
+
+    >>> unit_roundoff("fp16"), unit_roundoff("bf16") / unit_roundoff("fp16")
+    (0.00048828125, 8.0)
+    """
+    if name not in SIGNIFICAND_BITS:
+        raise ValueError(f"name must be one of {sorted(SIGNIFICAND_BITS)}; got {name!r}")
+    return 2.0 ** -SIGNIFICAND_BITS[name]
 
 
 class RoundingRun(NamedTuple):

@@ -265,6 +265,14 @@ def test_order_errors_are_measured_against_the_exact_rational_sum(dtype):
         assert tree <= 2 * math.ceil(math.log2(256)) * float(np.finfo(dtype).eps) / 2
 
 
+def test_unit_roundoff_agrees_with_numpy_where_numpy_has_the_format():
+    for dtype, name in ce.ROUNDING_DTYPES:
+        assert ce.unit_roundoff(name) == float(np.finfo(dtype).eps) / 2
+    assert ce.unit_roundoff("bf16") == 8 * ce.unit_roundoff("fp16") == 2.0 ** -8
+    with pytest.raises(ValueError, match="name"):
+        ce.unit_roundoff("fp12")
+
+
 def test_fsum_is_not_the_exact_sum_in_fp64():
     # the control for the test above: on fp64 values fsum's rounding shows, so a reference taken from it would differ
     from fractions import Fraction
