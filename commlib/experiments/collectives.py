@@ -20,6 +20,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
@@ -39,7 +40,10 @@ __all__ = [
     "rounding_runs",
     "ROUNDING_SEEDS",
     "order_errors",
+    "exact_sum",
     "rounding_bound",
+    "SIGNIFICAND_BITS",
+    "unit_roundoff",
     "ORDER_NS",
     "ORDER_CLAIMS",
     "OrderCount",
@@ -224,6 +228,22 @@ def operator_runs(cases: Sequence[tuple[str, Sequence]] = OPERATOR_CASES) -> lis
 ROUNDING_DTYPES = (("float64", "fp64"), ("float32", "fp32"), ("float16", "fp16"))
 
 
+#: Significant bits of each format, the implicit leading bit included (IEEE 754 binary64, binary32, binary16;
+#: bfloat16 keeps fp32's 8 exponent bits and 7 stored fraction bits). numpy has no bfloat16 to ask.
+SIGNIFICAND_BITS = {"fp64": 53, "fp32": 24, "fp16": 11, "bf16": 8}
+
+
+def unit_roundoff(name: str) -> float:
+    """A format's unit roundoff u = 2**-p for p significant bits: half the gap between 1 and the next number.
+
+    >>> unit_roundoff("fp16"), unit_roundoff("bf16") / unit_roundoff("fp16")
+    (0.00048828125, 8.0)
+    """
+    if name not in SIGNIFICAND_BITS:
+        raise ValueError(f"name must be one of {sorted(SIGNIFICAND_BITS)}; got {name!r}")
+    return 2.0 ** -SIGNIFICAND_BITS[name]
+
+
 class RoundingRun(NamedTuple):
     """How far apart the serial and the tree order land for one format, over seeded runs.
 
@@ -248,15 +268,41 @@ class RoundingRun(NamedTuple):
 ROUNDING_SEEDS = tuple(range(100))
 
 
+def exact_sum(values: Sequence[float]) -> Fraction:
+    """The exact rational sum of finite floats, with no rounding at all.
+
+    Every finite float is an integer over a power of two, so the sum is an integer over the largest
+    of those powers: integer arithmetic, exact and fast. ``math.fsum`` is not enough here: it returns
+    the sum *correctly rounded* to a double, off by up to half an fp64 unit in the last place, the size
+    of the fp64 errors being measured.
+
+    >>> exact_sum([1e16, 1.0, -1e16, 1.0])
+    Fraction(2, 1)
+    >>> exact_sum([0.1, 0.2]) == Fraction(0.1) + Fraction(0.2) != Fraction(math.fsum([0.1, 0.2]))
+    True
+    """
+    ratios = [float(v).as_integer_ratio() for v in values]
+    if not ratios:
+        return Fraction(0)
+    den = max(d for _, d in ratios)   # every denominator is a power of two, so each divides the largest
+    return Fraction(sum(num * (den // d) for num, d in ratios), den)
+
+
+def _relative_error(result: float, exact: Fraction) -> float:
+    """|result - exact| / exact, computed exactly and rounded once."""
+    return float(abs(Fraction(result) - exact) / exact)
+
+
 @functools.cache
-def _order_sums(n: int, dtype: str, seed: int) -> tuple[float, float, float]:
+def _order_sums(n: int, dtype: str, seed: int) -> tuple[float, float, Fraction]:
     """(serial sum, tree sum, exact sum) of ``n`` seeded uniform values rounded to ``dtype``; each order adds in ``dtype``.
 
-    Cached: the rounding table and both contenders of an accuracy claim read the same runs.
+    The exact sum is a :class:`~fractions.Fraction` (:func:`exact_sum`). Cached: the rounding table and
+    both contenders of an accuracy claim read the same runs.
     """
     values = np.random.default_rng(seed).random(n).astype(dtype)
     demo = collectives.reduce_order_demo(list(values), "sum")
-    return float(demo.serial), float(demo.tree), math.fsum(float(v) for v in values)
+    return float(demo.serial), float(demo.tree), exact_sum(values.tolist())
 
 
 def order_errors(n: int, dtype: str, seed: int) -> tuple[float, float]:
@@ -264,7 +310,7 @@ def order_errors(n: int, dtype: str, seed: int) -> tuple[float, float]:
 
     The values are drawn in float64 by ``numpy.random.default_rng(seed)`` and rounded once to ``dtype``;
     each order adds in ``dtype`` (:func:`commlib.collectives.simulate.reduce_order_demo`); the exact sum of
-    the rounded values is ``math.fsum``. Neither order errs less on every seed.
+    the rounded values is their rational sum (:func:`exact_sum`). Neither order errs less on every seed.
 
     >>> serial, tree = order_errors(1024, "float32", 0)
     >>> tree < serial < 1023 * 2**-24
@@ -275,7 +321,7 @@ def order_errors(n: int, dtype: str, seed: int) -> tuple[float, float]:
     """
     n = check_count("n", n, minimum=2)
     serial, tree, exact = _order_sums(n, str(dtype), int(seed))
-    return abs(serial - exact) / exact, abs(tree - exact) / exact
+    return _relative_error(serial, exact), _relative_error(tree, exact)
 
 
 def rounding_bound(roundings: int, unit: float) -> float:
@@ -302,7 +348,7 @@ def rounding_runs(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS,
     with the format's unit roundoff. The values are drawn in float64 by
     ``numpy.random.default_rng(seed)`` and rounded once to the format; each order then adds in the
     format (:func:`commlib.collectives.simulate.reduce_order_demo`); the exact sum of the rounded values
-    is ``math.fsum``.
+    is their rational sum (:func:`exact_sum`), so even fp64's errors are measured exactly.
 
     >>> r = rounding_runs(64, seeds=(0,))
     >>> [x.name for x in r], r[0].gap < 1e-14 < r[2].gap
@@ -315,9 +361,9 @@ def rounding_runs(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS,
         gaps, serials, trees = [], [], []
         for seed in seeds:
             serial, tree, exact = _order_sums(n, dtype, int(seed))
-            gaps.append(abs(serial - tree) / exact)
-            serials.append(abs(serial - exact) / exact)
-            trees.append(abs(tree - exact) / exact)
+            gaps.append(float(abs(Fraction(serial) - Fraction(tree)) / exact))
+            serials.append(_relative_error(serial, exact))
+            trees.append(_relative_error(tree, exact))
         out.append(RoundingRun(dtype, name, n, len(seeds), float(np.finfo(dtype).eps) / 2, max(gaps),
                                max(serials + trees), max(serials), max(trees)))
     return out
@@ -403,7 +449,7 @@ def _order_claim(key: str, dtype: str, n: int, small: bool) -> claims.Claim:
                              f"the serial or the tree?", (serial, tree), metric="|error| / exact sum",
                         seeds=seeds, shared=shared, wording=wording, headline=headline,
                         chapter="01_reduce_and_primitives",
-                        source="order_errors: numpy.random.default_rng(seed), the exact sum by math.fsum")
+                        source="order_errors: numpy.random.default_rng(seed), the exact rational sum (exact_sum)")
 
 
 def _register_order_claim(key: str, dtype: str, n: int):

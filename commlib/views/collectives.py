@@ -261,7 +261,7 @@ def reduce_comparison_table(rows: Sequence[ReduceRow], short: float, long: float
                      f"{t(r.chain_long)} (q = {r.chain_chunks})", cross])
     s, m = format_size(short, binary=True, significant=3), format_size(long, binary=True, significant=3)
     headers = ["ranks n", f"tree, {s}", f"reduce-scatter + gather, {s}", f"tree, {m}", f"reduce-scatter + gather, {m}",
-               f"pipelined chain, {m} (best q)", "reduce-scatter + gather faster than the tree above"]
+               f"pipelined chain, {m} (best q)", "size M above which reduce-scatter + gather beats the tree"]
     return markdown_table(headers, body, caption="Reduce: unpipelined binomial tree vs reduce-scatter + gather, and "
                                                  "the chain pipelined over its best chunk count q, "
                                                  + _link_words(link))

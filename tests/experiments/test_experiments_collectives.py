@@ -246,6 +246,42 @@ def test_rounding_runs_the_orders_drift_apart_more_in_lower_precision():
         assert r.gap <= 2 * r.error + 1e-300 and r.error <= (r.n - 1) * r.unit   # Goldberg's bound holds
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_order_errors_are_measured_against_the_exact_rational_sum(dtype):
+    # the reference is the sum in rationals, not math.fsum: fsum rounds to the nearest double, an error of
+    # up to half an fp64 unit, as large as the fp64 errors being measured (it misses on most fp64 seeds)
+    from fractions import Fraction
+
+    for seed in range(5):
+        values = np.random.default_rng(seed).random(256).astype(dtype)
+        exact = sum((Fraction(float(v)) for v in values), Fraction(0))
+        assert ce.exact_sum(values.tolist()) == exact
+        serial, tree = ce.order_errors(256, dtype, seed)
+        acc = values[0]
+        for v in values[1:]:
+            acc = acc + v                                  # the serial order, each addition in dtype
+        serial_sum = float(acc)
+        assert serial == float(abs(Fraction(serial_sum) - exact) / exact)
+        assert tree <= 2 * math.ceil(math.log2(256)) * float(np.finfo(dtype).eps) / 2
+
+
+def test_unit_roundoff_agrees_with_numpy_where_numpy_has_the_format():
+    for dtype, name in ce.ROUNDING_DTYPES:
+        assert ce.unit_roundoff(name) == float(np.finfo(dtype).eps) / 2
+    assert ce.unit_roundoff("bf16") == 8 * ce.unit_roundoff("fp16") == 2.0 ** -8
+    with pytest.raises(ValueError, match="name"):
+        ce.unit_roundoff("fp12")
+
+
+def test_fsum_is_not_the_exact_sum_in_fp64():
+    # the control for the test above: on fp64 values fsum's rounding shows, so a reference taken from it would differ
+    from fractions import Fraction
+
+    values = np.random.default_rng(0).random(256).tolist()
+    assert Fraction(math.fsum(values)) != ce.exact_sum(values)
+    assert ce.exact_sum([1e16, 1.0, -1e16, 1.0]) == 2 and ce.exact_sum([]) == 0
+
+
 def test_reduce_comparison_against_hand_derived_alpha_beta_times():
     alpha, beta = 1e-5, 1 / 3.125e9                            # the eth_25g preset
     for r in ce.reduce_comparison((2, 4, 8, 64)):

@@ -108,6 +108,7 @@ def test_reduce_comparison_table_shows_the_crossover_and_where_there_is_none():
     text = vc.reduce_comparison_table(rows, ce.REDUCE_SHORT, ce.REDUCE_LONG).data
     assert "| 2 |" in text and "none: the tree is faster at every size" in text
     assert "75 kB" in text and "64 MiB" in text and "1 KiB" in text
+    assert "size M above which reduce-scatter + gather beats the tree" in text
 
 
 def test_rounding_table_has_one_row_per_format():
