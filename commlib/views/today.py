@@ -124,9 +124,33 @@ def link_loads_figure(loads: dict, nbytes: float):
     return fig
 
 
-def zero_figure(params: int, n: int, dtype: str = "bf16"):
-    """Memory per rank against bytes sent per step, one point per ZeRO stage."""
+def zero_fit_words(params: int, n: int, gpu: hardware.Accelerator) -> str:
+    """Which ZeRO stages' model state fits in ``gpu``'s memory (:func:`commlib.cost.fitting_stages`), a sentence.
+
+    >>> import textwrap
+    >>> print(textwrap.fill(zero_fit_words(7_500_000_000, 64, hardware.accelerator("h100")), 100))
+    Plain data parallelism needs 120 GB of model state per GPU, more than one H100 SXM5's 80 GB holds:
+    the model does not fit without sharding, and fits from stage 1 on.
+    """
+    if gpu.memory is None:
+        raise ValueError(f"gpu {gpu.key!r} has no memory size")
+    fits = cost.fitting_stages(params, n, gpu.memory)
+    plain, mem = cost.memory_per_rank(params, n, 0) / 1e9, gpu.memory / 1e9
+    if 0 in fits:
+        return (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, within one {gpu.name}'s "
+                f"{mem:.0f} GB: this model fits without sharding.")
+    head = (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, more than one {gpu.name}'s "
+            f"{mem:.0f} GB holds: the model does not fit without sharding")
+    return head + (f", and fits from stage {min(fits)} on." if fits else ", nor at any stage on these GPUs.")
+
+
+def zero_figure(params: int, n: int, dtype: str = "bf16", gpu: hardware.Accelerator | None = None):
+    """Memory per rank against bytes sent per step, one point per ZeRO stage; with ``gpu``, a dashed line at its memory."""
     fig, ax = figure(5.5, 3.6)
+    if gpu is not None and gpu.memory is not None:
+        ax.axhline(gpu.memory / 1e9, color=CONTROL_COLOR, linestyle="--", linewidth=1)
+        ax.annotate(f"one {gpu.name}'s memory ({gpu.memory / 1e9:.0f} GB)", (0.02, gpu.memory / 1e9),
+                    xycoords=("axes fraction", "data"), textcoords="offset points", xytext=(0, -11), fontsize=8)
     for st in cost.ZERO_STAGES:
         mem = zero.memory_per_rank(params, n, st) / 1e9
         sent = cost.zero_bytes_per_rank(params, n, st, dtype) / 1e9
