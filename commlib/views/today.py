@@ -77,28 +77,32 @@ def protocols_figure(machine_key: str = "nvswitch_node", collective: str = "all_
 
 
 def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
-    """Predicted time of each algorithm (at its best protocol) against M, one panel per machine; the choice in grey.
+    """Predicted time of each algorithm (at its best protocol) against M, one panel per machine; the choice marked.
 
-    One line per algorithm, coloured by algorithm (:data:`ALGORITHM_COLORS`) and named at its right end; the pale
-    grey band beneath them is the chooser's pick.
+    One line per algorithm, coloured by algorithm (:data:`ALGORITHM_COLORS`) and named at its right end; the thick
+    grey band beneath them is the chooser's pick, and a black dot on it marks each size where the pick changes
+    (:func:`commlib.today.algorithm_choice.crossovers`: a change of algorithm or of protocol alone).
     """
     sizes = 2.0 ** np.arange(6, 32)
     fig, axes = figure(4.0 * len(machines), 3.6, ncols=len(machines), sharey=False)
-    for ax, key in zip(np.atleast_1d(axes), machines):
+    for i, (ax, key) in enumerate(zip(np.atleast_1d(axes), machines)):
         mach = tuning.machine(key)
         algorithms = [a for a in tuning.ALGORITHMS
                       if any(c.algorithm == a for c in tuning.candidates(collective, 1.0, mach))]
         best = [tuning.choose(collective, s, mach).time for s in sizes]
-        ax.loglog(sizes, best, color="black", lw=3.5, alpha=0.15, solid_capstyle="round", zorder=0)
+        ax.loglog(sizes, best, color="black", lw=6, alpha=0.3, solid_capstyle="round", zorder=0)
         ends = []
         for a in algorithms:
             t = [min(c.time for c in tuning.candidates(collective, s, mach) if c.algorithm == a) for s in sizes]
             ax.loglog(sizes, t, color=ALGORITHM_COLORS[a], lw=1.2)
             ends.append((sizes[-1] * 1.5, t[-1], a, ALGORITHM_COLORS[a]))
+        cross = [math.sqrt(x.low * x.high) for x in tuning.crossovers(collective, mach, sizes[0], sizes[-1])]
+        ax.scatter(cross, [tuning.choose(collective, m, mach).time for m in cross], color="black", s=18, zorder=3)
         ax.set_xlim(sizes[0], sizes[-1] * 40)
         _label_ends(ax, ends, log=True)
-        ax.annotate("chosen", (sizes[3], best[3]), xytext=(0, 8), textcoords="offset points", fontsize=8,
-                    color="dimgrey")
+        if i == 0:
+            ax.text(0.03, 0.97, "grey band: the pick\ndots: the pick changes", transform=ax.transAxes, fontsize=8,
+                    va="top", color="dimgrey")
         ax.set_title(mach.name, fontsize=9)
         ax.set_xlabel("message M (bytes)")
     np.atleast_1d(axes)[0].set_ylabel("predicted time (s)")

@@ -372,3 +372,12 @@ def test_the_calculator_says_how_far_a_state_overflows_the_gpu(monkeypatch):
     monkeypatch.setitem(hardware.ACCELERATORS, "h100", small)
     r = today_calculators.sharding_results("gpt2_xl", 1, 0)      # 1,557,611,200 x 16 B = 24.9 GB
     assert r["fits one H100 SXM5 (10 GB)?"] == "no: 2.5 times its memory"
+
+
+def test_the_chooser_figure_marks_every_change_of_pick():
+    from commlib.today import algorithm_choice as tuning
+    fig = today_views.chooser_figure()
+    for ax, key in zip(fig.axes, ("nvswitch_node", "one_gpu_per_node", "pcie_node")):
+        dots = [c for c in ax.collections if len(c.get_offsets())]
+        changes = tuning.crossovers("all_reduce", key, 2.0**6, 2.0**31)
+        assert sum(len(c.get_offsets()) for c in dots) == len(changes) > 0
