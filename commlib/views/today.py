@@ -187,8 +187,8 @@ def loads_figure(loads_by_skew: dict, title: str = ""):
     return fig
 
 
-#: Colours after the control's black, the two blues kept apart (sky only when five others are taken).
-_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "purple", "sky", "vermillion", "yellow")]
+#: Colours after the control's black, the two blues kept apart (sky only when six others are taken).
+_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "purple", "vermillion", "sky", "yellow")]
 
 
 def _line_color(i: int) -> str:
