@@ -85,6 +85,7 @@ from .step.cost import (
 )
 from .today.cost import (
     ZERO_STAGES,
+    fitting_stages,
     in_network_allreduce_time,
     memory_per_rank,
     moe_all_to_all_bytes,
@@ -114,6 +115,6 @@ __all__ = [
     "overhead_to_beat", "smallest_k_to_beat_ring", "rival_time", "best_allreduce", "same_cards_shares",
     "allreduce_on_same_cards", "best_allreduce_on_same_cards", "compare_ps_ring",
     # today's collectives (chapter 7)
-    "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
+    "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "fitting_stages", "moe_all_to_all_bytes", "in_network_allreduce_time",
     "powersgd_numbers", "moe_step_bytes",
 ]

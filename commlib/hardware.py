@@ -410,6 +410,8 @@ class Accelerator:
 
     ``memory_bandwidth`` is the vendor's figure for the GPU's memory (HBM), in
     bytes/s, from the same source; ``None`` where the book does not use it.
+    ``memory`` is how much that memory holds, in bytes, as the vendor states it (1 GB = 10^9 B);
+    ``None`` where the book does not use it.
     """
 
     key: str
@@ -420,6 +422,7 @@ class Accelerator:
     citation: str
     date: str
     memory_bandwidth: float | None = None
+    memory: float | None = None
 
 
 _ACCELERATORS = [
@@ -428,8 +431,8 @@ _ACCELERATORS = [
                 memory_bandwidth=900 * GB),
     Accelerator("a100", "A100 SXM4", 312e12, "bf16", "NVIDIA A100 whitepaper (312 dense bf16 TFLOP/s)",
                 "nvidia2020a100", "2020"),
-    Accelerator("h100", "H100 SXM5", 989.4e12, "bf16", "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s)",
-                "nvidia2022h100", "2022"),
+    Accelerator("h100", "H100 SXM5", 989.4e12, "bf16", "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s, 80 GB of HBM3)",
+                "nvidia2022h100", "2022", memory=80 * GB),
 ]
 
 #: Accelerator presets keyed by short name: peak dense FLOP/s as the vendor states it.

@@ -10,7 +10,10 @@ from ..units import check_count, format_size, format_time, size_entry
 from .algorithm_choice import candidates, machine
 from .cost import memory_per_rank, zero_bytes_per_rank
 
-__all__ = ["chooser_results", "sharding_results", "MESSAGE_ENTRY"]
+__all__ = ["chooser_results", "sharding_results", "MESSAGE_ENTRY", "FIT_GPU"]
+
+#: The GPU whose memory the sharding calculator checks the model state against (activations not counted).
+FIT_GPU = "h100"
 
 #: The chooser's free entry: what the control is called and its physical range.
 MESSAGE_ENTRY = size_entry("message M")
@@ -64,9 +67,12 @@ def sharding_results(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype:
     sent = zero_bytes_per_rank(params, n, stage, dtype)
     bw = hardware.link(link).bandwidth
     plain = zero_bytes_per_rank(params, n, 0, dtype)
+    state, gpu = memory_per_rank(params, n, stage), hardware.accelerator(FIT_GPU)
     return {
         "parameters": f"{params:,}",
-        "model state per rank": format_size(memory_per_rank(params, n, stage)),
+        "model state per rank": format_size(state),
+        f"fits one {gpu.name} ({gpu.memory / 1e9:.0f} GB)?": (
+            "yes" if state <= gpu.memory else f"no: {state / gpu.memory:.1f} times its memory"),
         "bytes sent per step": format_size(sent),
         "against plain data parallelism": f"{sent / plain:.2f} x" if plain else "no traffic (n = 1)",
         "time on the link (bandwidth term)": format_time(sent / bw),

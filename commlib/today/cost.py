@@ -18,7 +18,7 @@ from .. import hardware
 from ..units import check_count, check_nonnegative, check_positive
 
 __all__ = ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
-           "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank"]
+           "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank", "fitting_stages"]
 
 
 #: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
@@ -160,3 +160,15 @@ def memory_per_rank(params: int, n: int, stage: int, weight_bytes: int = 2, grad
     g = grad_bytes / (n if stage >= 2 else 1)
     o = optimizer_bytes / (n if stage >= 1 else 1)
     return params * (w + g + o)
+
+
+def fitting_stages(params: int, n: int, memory: float) -> tuple[int, ...]:
+    """The ZeRO stages whose model state per rank (:func:`memory_per_rank`) fits in ``memory`` bytes (activations not
+    counted): ``()`` where none does.
+
+    >>> fitting_stages(7_500_000_000, 64, 80e9), fitting_stages(7_500_000_000, 1, 80e9)
+    ((1, 2, 3), ())
+    """
+    if not memory > 0:
+        raise ValueError(f"memory must be > 0 bytes, got {memory!r}")
+    return tuple(st for st in ZERO_STAGES if memory_per_rank(params, n, st) <= memory)

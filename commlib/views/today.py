@@ -77,28 +77,32 @@ def protocols_figure(machine_key: str = "nvswitch_node", collective: str = "all_
 
 
 def chooser_figure(collective: str = "all_reduce", machines=("nvswitch_node", "one_gpu_per_node", "pcie_node")):
-    """Predicted time of each algorithm (at its best protocol) against M, one panel per machine; the choice in grey.
+    """Predicted time of each algorithm (at its best protocol) against M, one panel per machine; the choice marked.
 
-    One line per algorithm, coloured by algorithm (:data:`ALGORITHM_COLORS`) and named at its right end; the pale
-    grey band beneath them is the chooser's pick.
+    One line per algorithm, coloured by algorithm (:data:`ALGORITHM_COLORS`) and named at its right end; the thick
+    grey band beneath them is the chooser's pick, and a black dot on it marks each size where the pick changes
+    (:func:`commlib.today.algorithm_choice.crossovers`: a change of algorithm or of protocol alone).
     """
     sizes = 2.0 ** np.arange(6, 32)
     fig, axes = figure(4.0 * len(machines), 3.6, ncols=len(machines), sharey=False)
-    for ax, key in zip(np.atleast_1d(axes), machines):
+    for i, (ax, key) in enumerate(zip(np.atleast_1d(axes), machines)):
         mach = tuning.machine(key)
         algorithms = [a for a in tuning.ALGORITHMS
                       if any(c.algorithm == a for c in tuning.candidates(collective, 1.0, mach))]
         best = [tuning.choose(collective, s, mach).time for s in sizes]
-        ax.loglog(sizes, best, color="black", lw=3.5, alpha=0.15, solid_capstyle="round", zorder=0)
+        ax.loglog(sizes, best, color="black", lw=6, alpha=0.3, solid_capstyle="round", zorder=0)
         ends = []
         for a in algorithms:
             t = [min(c.time for c in tuning.candidates(collective, s, mach) if c.algorithm == a) for s in sizes]
             ax.loglog(sizes, t, color=ALGORITHM_COLORS[a], lw=1.2)
             ends.append((sizes[-1] * 1.5, t[-1], a, ALGORITHM_COLORS[a]))
+        cross = [math.sqrt(x.low * x.high) for x in tuning.crossovers(collective, mach, sizes[0], sizes[-1])]
+        ax.scatter(cross, [tuning.choose(collective, m, mach).time for m in cross], color="black", s=18, zorder=3)
         ax.set_xlim(sizes[0], sizes[-1] * 40)
         _label_ends(ax, ends, log=True)
-        ax.annotate("chosen", (sizes[3], best[3]), xytext=(0, 8), textcoords="offset points", fontsize=8,
-                    color="dimgrey")
+        if i == 0:
+            ax.text(0.03, 0.97, "grey band: the pick\ndots: the pick changes", transform=ax.transAxes, fontsize=8,
+                    va="top", color="dimgrey")
         ax.set_title(mach.name, fontsize=9)
         ax.set_xlabel("message M (bytes)")
     np.atleast_1d(axes)[0].set_ylabel("predicted time (s)")
@@ -124,9 +128,33 @@ def link_loads_figure(loads: dict, nbytes: float):
     return fig
 
 
-def zero_figure(params: int, n: int, dtype: str = "bf16"):
-    """Memory per rank against bytes sent per step, one point per ZeRO stage."""
+def zero_fit_words(params: int, n: int, gpu: hardware.Accelerator) -> str:
+    """Which ZeRO stages' model state fits in ``gpu``'s memory (:func:`commlib.cost.fitting_stages`), a sentence.
+
+    >>> import textwrap
+    >>> print(textwrap.fill(zero_fit_words(7_500_000_000, 64, hardware.accelerator("h100")), 100))
+    Plain data parallelism needs 120 GB of model state per GPU, more than one H100 SXM5's 80 GB holds:
+    the model does not fit without sharding, and fits from stage 1 on.
+    """
+    if gpu.memory is None:
+        raise ValueError(f"gpu {gpu.key!r} has no memory size")
+    fits = cost.fitting_stages(params, n, gpu.memory)
+    plain, mem = cost.memory_per_rank(params, n, 0) / 1e9, gpu.memory / 1e9
+    if 0 in fits:
+        return (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, within one {gpu.name}'s "
+                f"{mem:.0f} GB: this model fits without sharding.")
+    head = (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, more than one {gpu.name}'s "
+            f"{mem:.0f} GB holds: the model does not fit without sharding")
+    return head + (f", and fits from stage {min(fits)} on." if fits else ", nor at any stage on these GPUs.")
+
+
+def zero_figure(params: int, n: int, dtype: str = "bf16", gpu: hardware.Accelerator | None = None):
+    """Memory per rank against bytes sent per step, one point per ZeRO stage; with ``gpu``, a dashed line at its memory."""
     fig, ax = figure(5.5, 3.6)
+    if gpu is not None and gpu.memory is not None:
+        ax.axhline(gpu.memory / 1e9, color=CONTROL_COLOR, linestyle="--", linewidth=1)
+        ax.annotate(f"one {gpu.name}'s memory ({gpu.memory / 1e9:.0f} GB)", (0.02, gpu.memory / 1e9),
+                    xycoords=("axes fraction", "data"), textcoords="offset points", xytext=(0, -11), fontsize=8)
     for st in cost.ZERO_STAGES:
         mem = zero.memory_per_rank(params, n, st) / 1e9
         sent = cost.zero_bytes_per_rank(params, n, st, dtype) / 1e9
@@ -159,8 +187,8 @@ def loads_figure(loads_by_skew: dict, title: str = ""):
     return fig
 
 
-#: Colours after the control's black, the two blues kept apart (sky only when five others are taken).
-_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "purple", "sky", "vermillion", "yellow")]
+#: Colours after the control's black, the two blues kept apart (sky only when six others are taken).
+_AFTER_CONTROL = [PALETTE[k] for k in ("blue", "orange", "green", "purple", "vermillion", "sky", "yellow")]
 
 
 def _line_color(i: int) -> str:

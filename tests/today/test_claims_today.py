@@ -237,3 +237,31 @@ def test_one_outlying_seed_does_not_turn_a_lead_on_every_seed_into_level():
     assert today_runs.large_outcome(split) == "ends level with"
     with pytest.raises(ValueError, match="gaps"):
         today_runs.median_spread(())
+
+
+def test_the_summary_of_the_large_batch_quotes_each_h_and_adds_the_rest():
+    # the chapter's median-seed shares, 0.93 at H = 16 and 0.71 at H = 64: no rule drawn from H = 16 alone
+    from commlib.experiments import today as today_runs
+    words = today_runs.large_summary({16: 0.93, 64: 0.71})
+    assert "about nine tenths of the way" in words["way"] and "about seven tenths of the way at H = 64" in words["way"]
+    assert words["rest"].startswith("on this problem") and words["rest"].endswith("small steps between syncs add the rest")
+    assert "not the many small steps" not in words["rest"]
+    assert "part of the gain" in today_runs.large_summary({16: 0.6, 64: 0.4})["rest"]
+    assert today_runs.large_summary({16: 1.0, 64: 1.3})["rest"].endswith("pay for all of the gain")
+    mixed = today_runs.large_summary({16: 1.0, 64: 0.7})["rest"]
+    assert "all of the gain at H = 16" in mixed and mixed.endswith("at H = 64, where the many small steps between syncs add the rest")
+    with pytest.raises(ValueError, match="shares"):
+        today_runs.large_summary({})
+
+
+def test_a_lead_on_every_seed_within_the_noise_says_both_in_its_headline():
+    # the table says "ahead on 5 of 5 seeds", the outcome "level with or just below": the headline reconciles them
+    import dataclasses
+
+    from commlib.experiments import today as today_runs
+    claim = today_runs._large_batch_claim(16)(small=True)
+    v = dataclasses.replace(_toy_verdict(*H16), claim=claim)
+    words = claim.headline(v)
+    assert "level with or just below" in words and "ahead on every seed, but by about 0.001 nats" in words
+    assert "less than twice the seed-to-seed noise" in words and "0.002 nats a best run moves" in claim.wording(v)
+    assert today_runs._ahead(dataclasses.replace(v, wins=4)) == "ahead on 4 of 5 seeds"

@@ -341,3 +341,43 @@ def test_chooser_algbw_is_the_message_over_the_predicted_time(size):
     seconds = float(value) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}[unit]
     assert algbw == pytest.approx(parse_size(size) / seconds, rel=2e-2)
     assert algbw <= float(r["rate of its bandwidth term (large messages)"].split()[0]) * 1e9 * 1.001
+
+
+def test_the_zero_state_is_checked_against_one_gpus_memory():
+    from commlib import cost, hardware
+    gpu = hardware.accelerator("h100")
+    assert gpu.memory == 80e9
+    # 7.5 B parameters on 64 GPUs: 120 GB unsharded, 31.9 GB at stage 1; a 1 B model fits unsharded (16 GB)
+    assert cost.fitting_stages(7_500_000_000, 64, gpu.memory) == (1, 2, 3)
+    assert cost.fitting_stages(10**9, 64, gpu.memory) == (0, 1, 2, 3)
+    assert cost.fitting_stages(10**12, 8, gpu.memory) == ()
+    with pytest.raises(ValueError, match="memory"):
+        cost.fitting_stages(10**9, 8, 0)
+    words = today_views.zero_fit_words(7_500_000_000, 64, gpu)
+    assert "120 GB" in words and "80 GB" in words and "does not fit without sharding" in words and "stage 1 on" in words
+    assert "fits without sharding" in today_views.zero_fit_words(10**9, 64, gpu)
+    assert "nor at any stage" in today_views.zero_fit_words(10**12, 8, gpu)
+    with pytest.raises(ValueError, match="memory"):
+        today_views.zero_fit_words(10**9, 8, hardware.accelerator("a100"))
+    fig = today_views.zero_figure(7_500_000_000, 64, gpu=gpu)
+    assert any(abs(line.get_ydata()[0] - 80.0) < 1e-9 for line in fig.axes[0].get_lines())
+    assert today_calculators.sharding_results("gpt2_xl", 1, 0)["fits one H100 SXM5 (80 GB)?"] == "yes"
+
+
+def test_the_calculator_says_how_far_a_state_overflows_the_gpu(monkeypatch):
+    import dataclasses
+
+    from commlib import hardware
+    small = dataclasses.replace(hardware.accelerator("h100"), memory=10e9)
+    monkeypatch.setitem(hardware.ACCELERATORS, "h100", small)
+    r = today_calculators.sharding_results("gpt2_xl", 1, 0)      # 1,557,611,200 x 16 B = 24.9 GB
+    assert r["fits one H100 SXM5 (10 GB)?"] == "no: 2.5 times its memory"
+
+
+def test_the_chooser_figure_marks_every_change_of_pick():
+    from commlib.today import algorithm_choice as tuning
+    fig = today_views.chooser_figure()
+    for ax, key in zip(fig.axes, ("nvswitch_node", "one_gpu_per_node", "pcie_node")):
+        dots = [c for c in ax.collections if len(c.get_offsets())]
+        changes = tuning.crossovers("all_reduce", key, 2.0**6, 2.0**31)
+        assert sum(len(c.get_offsets()) for c in dots) == len(changes) > 0
