@@ -115,6 +115,40 @@ def test_the_law_race_words_flag_leads_within_the_spacing_and_bests_at_the_cap()
     assert tuned_races.law_cap_words(at_cap).startswith("K-batch-async's best $K$ lies at that cap under both laws")
 
 
+def test_the_memoryless_control_does_not_put_k_sync_last():
+    """The control of the law race: under exponential times, K-sync and K-batch-sync tried down to K = 1 (their best
+    K moves below 4), K-sync is not behind both protocols that keep their work on every seed; the words then say that
+    the minimum compute time is what puts K-sync last where the laws with one do, and not where they do not."""
+    v = claims.run(claims.claim("ch04.law_race_exponential", small=True))
+    assert v.claim.shared["law"] == tuned_races.LAW_CONTROL == "exponential"
+    assert min(tuned_races.law_ks("exponential")["k_sync"]) == 1 and all(not b.at_edge for b in v.best.values())
+    assert not all(tuned_races._behind(v, "K-sync", fast) for fast in tuned_races.KEEP)
+    res = tuned_races.law_spacing(v)
+    behind = dict(v.best)
+    behind["K-sync"] = claims.Best(v.best["K-sync"].config,
+                                   tuple(max(a, b) + 10 * res for a, b in zip(v.best["K-async"].values,
+                                                                              v.best["K-batch-async"].values)), ())
+    law = claims.Verdict(v.claim, behind, "K-async", "K-sync", 1.0, 0.1, v.seeds)
+    words = tuned_races.law_control_words(v, {"the Pareto law": law})
+    assert words.endswith("so the minimum compute time is what puts K-sync last")
+    assert "behind neither" in words or "by the sign test" in words
+    assert "puts K-sync last" not in tuned_races.law_control_words(v, {"the Pareto law": v})
+    assert tuned_races.law_control_words(law, {"the Pareto law": law}).endswith("does not alone explain its place")
+
+
+def test_the_k_trade_off_tunes_every_k_on_a_finer_grid():
+    """Each K of the K trade-off is tuned on a grid as fine as the two-way races' (the same grids at K = 1, 4 and
+    16, so its table and theirs show one best rate per protocol)."""
+    c = claims.claim("ch04.k_tradeoff", small=True)
+    grids_ = [x.grid["lr"] for x in c.contenders]
+    assert grids_ == list(tuned_races.K_TRADEOFF_RATES.values())
+    assert [tuned_races.K_TRADEOFF_RATES[k] for k in (1, 4, 16)] == [tuned_races.FINE_RATES[p]
+                                                                     for p in ("async", "k_async", "sync")]
+    coarse = min(b / a for a, b in zip(grids.RATES, grids.RATES[1:]))
+    for rates in grids_:
+        assert list(rates) == sorted(set(rates)) and max(b / a for a, b in zip(rates, rates[1:])) < coarse / 1.5
+
+
 def test_no_time_is_quoted_finer_than_the_evaluations():
     """A time to the target is known to one evaluation's spacing: the ranking quotes no decimal below it."""
     v = claims.run(claims.claim("ch04.law_race_shifted_exponential", small=True))
@@ -176,7 +210,8 @@ def test_staleness_costs_little_at_the_tuned_rate():
     mean, sd = tuned_races.staleness_share(v, race)
     assert 0 < mean < 100 / 3 and f"about {mean:.{max(0, grids.decimals(sd))}f} % of the" in words
     short = tuned_races.staleness_cost_short(v, race)
-    assert short.startswith("once the rate is tuned, staleness costs a small but consistent amount, about ")
+    assert short.startswith("once the rate is tuned, staleness costs a small but consistent ") and " nats" in short
+    assert "%" not in short                         # nats beside nats: no second percentage next to the trade-off's
     assert "% of the" in words and "by which asynchronous SGD ends below fully synchronous SGD" in words
     level = claims.Verdict(v.claim, v.best, v.winner, v.runner_up, v.margin, v.spread, 15)     # 15 of 30: level
     assert tuned_races.staleness_cost_words(level, race).startswith("once the rate is tuned, staleness costs no more")

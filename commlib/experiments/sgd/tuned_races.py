@@ -2,18 +2,20 @@
 
 Every protocol's rate is tuned over :data:`~commlib.experiments.sgd.grids.RATES` on five seeds
 (:func:`~commlib.experiments.sgd.grids.grid_runs`, cached, so the claims, the figures and the
-prose share one set of runs); the three two-way races, whose margins are less than one step of that grid, tune
-over the finer :data:`FINE_RATES`. The claims registered here decide the chapter's sentences:
+prose share one set of runs); the three two-way races and the K trade-off, whose margins are less than one step
+of that grid, tune over the finer :data:`FINE_RATES` and :data:`K_TRADEOFF_RATES`. The claims registered here
+decide the chapter's sentences:
 
 * ``ch04.async_vs_sync``: which ends lower on the same budget, synchronous or asynchronous SGD (this and the next
   two tuned on :data:`TWO_WAY_SEEDS` and scored on :data:`TWO_WAY_SCORING_SEEDS`, thirty held-out seeds);
 * ``ch04.k_sync_vs_k_async``: K-sync against K-async (K = 4), the tie the exponential law predicts;
 * ``ch04.staleness_cost``: asynchronous SGD against its own schedule replayed never stale (the same updates and
   mini-batches, each gradient at the current parameters);
-* ``ch04.k_tradeoff``: K-async for K = 1 ... n, each K tuned;
+* ``ch04.k_tradeoff``: K-async for K = 1 ... n, each K tuned on its finer grid (:data:`K_TRADEOFF_RATES`);
 * ``ch04.batch_sync``: K-batch-sync against K-sync, time to a target loss, eight seeds;
 * ``ch04.law_race_shifted_exponential`` and ``ch04.law_race_pareto``: the four K-protocols under a compute-time
   law with a minimum time, each at its own K and rate, time to a target loss;
+* ``ch04.law_race_exponential``: the same race under memoryless (exponential) compute times, the control;
 * ``ch04.warmup_batch1024`` and ``ch04.warmup_batch2048``: warm-up against none where the linear scaling rule breaks.
 """
 
@@ -40,7 +42,8 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
            "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
-           "staleness_rate_words"]
+           "staleness_rate_words", "K_TRADEOFF_RATES", "k_rate_words", "LAW_CONTROL", "law_control_words",
+           "law_control_short", "law_ks"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -192,6 +195,24 @@ FINE_RATES: dict[str, tuple[float, ...]] = {
     "k_async": (0.1, 0.12, 0.14, 0.17, 0.2, 0.25, 0.33, 0.4, 0.5, 0.6),
     "k_sync": (0.1, 0.12, 0.14, 0.17, 0.2, 0.25, 0.33, 0.4, 0.5, 0.6),
 }
+
+#: The rates each K of the K trade-off (K-async, n = 16) is tuned over: the two-way races' finer grids for K = 1
+#: (asynchronous), K = 4 and K = 16 (fully synchronous), and grids as fine around the best of K = 2 and K = 8, wide
+#: enough to hold the best of the registry test's smaller problem too. Its margins, a few ten-thousandths of a nat
+#: between neighbouring K, are less than one step of the coarse grid.
+K_TRADEOFF_RATES: dict[int, tuple[float, ...]] = {
+    1: FINE_RATES["async"],
+    2: (0.04, 0.05, 0.06, 0.07, 0.085, 0.1, 0.12, 0.14, 0.17, 0.2, 0.25),
+    4: FINE_RATES["k_async"],
+    8: (0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.85, 1.0, 1.2),
+    16: FINE_RATES["sync"],
+}
+
+
+def _k_protocol(K: int, workers: int = 16) -> tuple[str, int | None]:
+    """K-async with ``K`` of ``workers`` learners as the simulator names it: asynchronous at K = 1, fully synchronous
+    at K = n."""
+    return ("async", None) if K == 1 else (("sync", None) if K == workers else ("k_async", K))
 
 
 def _build_two(key: str, question: str, a: claims.Contender, b: claims.Contender, small: bool,
@@ -435,15 +456,43 @@ def _and(items: list[str]) -> str:
 
 @claims.register("ch04.k_tradeoff")
 def k_tradeoff(small: bool = False) -> claims.Claim:
-    """K-async for K = 1, 2, 4, 8, 16 (K = 1 asynchronous, K = n fully synchronous), each K at its own rate."""
+    """K-async for K = 1, 2, 4, 8, 16 (K = 1 asynchronous, K = n fully synchronous), each K at its own rate, tuned on
+    its finer grid (:data:`K_TRADEOFF_RATES`)."""
     s = race_settings(small)
-    contenders = tuple(_level_contender("async" if K == 1 else ("sync" if K == 16 else "k_async"),
-                                        None if K in (1, 16) else K) for K in (1, 2, 4, 8, 16))
+    contenders = tuple(_level_contender(*_k_protocol(K, s["workers"]), rates=K_TRADEOFF_RATES[K])
+                       for K in K_TRADEOFF_RATES)
     s = {**s, "seeds": TWO_WAY_SEEDS, "scoring_seeds": TWO_WAY_SCORING_SEEDS}
     return claims.Claim("ch04.k_tradeoff", "On the same budget, each K at its own best rate, which K of K-async ends "
                         "lowest?", contenders, metric="mean training loss over the last quarter of the budget (nats)",
                         seeds=s["seeds"], scoring_seeds=s["scoring_seeds"], shared=s, wording=ranking, chapter="04_sync_async_sgd",
                         source="dutta2018slow", headline=ranking_headline)
+
+
+def k_rate_words(v: claims.Verdict, step: float = 1.2) -> str:
+    """How the best rate of the K trade-off (``v``, the ``ch04.k_tradeoff`` verdict) grows with K: up to which K in
+    proportion to K (each best rate over K within ``step``, about one step of the finer grids, of K = 1's), and how
+    beyond it. The rates themselves are left to the verdict's table.
+
+    >>> from types import SimpleNamespace as N
+    >>> c = N(contenders=[N(name=str(k)) for k in (1, 2, 4, 8, 16)])
+    >>> best = {str(k): N(config={"lr": r}) for k, r in zip((1, 2, 4, 8, 16), (0.035, 0.07, 0.14, 0.35, 1.2))}
+    >>> k_rate_words(N(claim=c, best=best))
+    'The best rate grows with $K$, the number of gradients each update averages: in proportion to $K$ up to $K = 4$, and faster beyond it'
+    """
+    ks = list(K_TRADEOFF_RATES)
+    rates = [v.best[c.name].config["lr"] for c in v.claim.contenders]
+    if any(b <= a for a, b in zip(rates, rates[1:])):
+        return "The best rate does not grow steadily with $K$"
+    base = rates[0] / ks[0]
+    within = [abs(math.log(r / k / base)) <= math.log(step) for k, r in zip(ks, rates)]
+    last = next((i for i, ok in enumerate(within) if not ok), len(ks))
+    text = "The best rate grows with $K$, the number of gradients each update averages: "
+    if last == len(ks):
+        return text + "in proportion to $K$"
+    beyond = "faster" if rates[last] / ks[last] > base else "more slowly"
+    if last <= 1:
+        return text + f"{beyond} than in proportion to $K$"
+    return text + f"in proportion to $K$ up to $K = {ks[last - 1]}$, and {beyond} beyond it"
 
 
 # --------------------------------------------------------------------------- K-batch-sync against K-sync
@@ -532,8 +581,12 @@ def batch_sync(small: bool = False) -> claims.Claim:
 #: The compute-time laws of the race of the K-protocols (parameters: ``sync_async.UPDATE_TIME_LAWS``): both
 #: have a minimum time, where K-async keeps work that K-sync cancels.
 LAW_RACE_LAWS: tuple[str, ...] = ("shifted_exponential", "pareto")
+#: The control of the law race: the same race under memoryless compute times, where K-async keeps no work that
+#: K-sync would have to repeat.
+LAW_CONTROL = "exponential"
 #: How the prose names each law of the race.
-LAW_NAMES: dict[str, str] = {"shifted_exponential": "shifted exponential", "pareto": "Pareto"}
+LAW_NAMES: dict[str, str] = {"shifted_exponential": "shifted exponential", "pareto": "Pareto",
+                             "exponential": "exponential (memoryless, the control)"}
 #: The protocols raced under those laws (n = 16), each at its own K and rate.
 LAW_RACE_PROTOCOLS: tuple[str, ...] = ("k_sync", "k_batch_sync", "k_async", "k_batch_async")
 #: The K each protocol of the law race is tuned over (K <= n = 16 in every protocol). K-async and K-batch-async at
@@ -543,6 +596,21 @@ LAW_KS: dict[str, tuple[int, ...]] = {"k_sync": (4, 8, 12, 16), "k_batch_sync": 
 #: The smaller K grids of the registry test: three values around each protocol's best.
 LAW_KS_SMALL: dict[str, tuple[int, ...]] = {"k_sync": (8, 12, 16), "k_batch_sync": (8, 12, 16),
                                             "k_async": (1, 2, 4), "k_batch_async": (8, 12, 16)}
+#: The K grids of the control (:data:`LAW_CONTROL`): under memoryless times K-sync's and K-batch-sync's best K moves
+#: below 4, so their grids reach down to K = 1, the smallest there is; the others are :data:`LAW_KS`.
+LAW_CONTROL_KS: dict[str, tuple[int, ...]] = {**LAW_KS, "k_sync": (1, 2, 4, 8, 12, 16),
+                                              "k_batch_sync": (1, 2, 4, 8, 12, 16)}
+LAW_CONTROL_KS_SMALL: dict[str, tuple[int, ...]] = {**LAW_KS_SMALL, "k_sync": (1, 2, 4, 8),
+                                                    "k_batch_sync": (1, 2, 4, 8)}
+
+
+def law_ks(law: str, small: bool = False) -> dict[str, tuple[int, ...]]:
+    """The K each protocol of the race under ``law`` is tuned over (the control's reach lower)."""
+    if law == LAW_CONTROL:
+        return LAW_CONTROL_KS_SMALL if small else LAW_CONTROL_KS
+    return LAW_KS_SMALL if small else LAW_KS
+
+
 #: The rates per gradient each protocol of the law race is tuned over: an update of K gradients takes K times
 #: that rate (the linear scaling rule, its factor tuned). Every best (0.125 or 0.18) lies inside.
 LAW_RATES: tuple[float, ...] = (0.09, 0.125, 0.18, 0.25)
@@ -580,9 +648,9 @@ def law_grid(protocol: str, k: int, s: dict, rates: tuple[float, ...] = LAW_RATE
                            compute_params=s["law_params"], curves=True, points=s["points"])
 
 
-def _law_contender(protocol: str, small: bool = False) -> claims.Contender:
+def _law_contender(protocol: str, small: bool = False, law: str = "pareto") -> claims.Contender:
     label = PROTOCOL_LABELS[protocol]
-    ks = (LAW_KS_SMALL if small else LAW_KS)[protocol]
+    ks = law_ks(law, small)[protocol]
     rates = LAW_RATES_SMALL if small else LAW_RATES
 
     def run(s: dict, seed: int) -> float:
@@ -685,7 +753,7 @@ def _law_claim(law: str, small: bool) -> claims.Claim:
     return claims.Claim(f"ch04.law_race_{law}", f"Under {name} compute times (n = 16), each protocol at its own "
                         "best K and rate on the same budget, which reaches a loss near the optimum first: K-sync, "
                         "K-batch-sync, K-async or K-batch-async?",
-                        tuple(_law_contender(p, small) for p in LAW_RACE_PROTOCOLS),
+                        tuple(_law_contender(p, small, law) for p in LAW_RACE_PROTOCOLS),
                         metric="time to the target loss (s)", seeds=s["seeds"], scoring_seeds=s["scoring_seeds"],
                         shared=s, wording=time_ranking, chapter="04_sync_async_sgd", source="dutta2018slow",
                         headline=time_headline)
@@ -701,6 +769,13 @@ def law_race_shifted_exponential(small: bool = False) -> claims.Claim:
 def law_race_pareto(small: bool = False) -> claims.Claim:
     """The four K-protocols (n = 16), each at its own K and rate, under Pareto times (tail index 2.5, minimum 1 s)."""
     return _law_claim("pareto", small)
+
+
+@claims.register("ch04.law_race_exponential")
+def law_race_exponential(small: bool = False) -> claims.Claim:
+    """The control of the law race: the four K-protocols (n = 16), each at its own K and rate, under memoryless
+    exponential times (rate 1/s), where K-async keeps no work that K-sync repeats."""
+    return _law_claim(LAW_CONTROL, small)
 
 
 #: The protocol behind each contender's name in a law race.
@@ -773,6 +848,51 @@ def law_race_words(verdicts: dict) -> str:
         return (f"K-sync reaches the target after both protocols that keep their work on all {seeds} seeds under "
                 f"{_and(laws)}, but not under {_and([law for law in behind if law not in laws])}")
     return "under neither law do both protocols that keep their work reach the target before K-sync on every seed"
+
+
+def _order_words(v: claims.Verdict) -> str:
+    """Where K-sync stands in the race ``v`` against the protocols that keep their work."""
+    if all(_behind(v, slow, fast) for slow in CANCEL for fast in KEEP):
+        return f"K-sync reaches the target after both K-async and K-batch-async on all {v.seeds} seeds"
+    gaps = {fast: sum(b > a for a, b in zip(v.best[fast].values, v.best["K-sync"].values)) for fast in KEEP}
+    apart = [fast for fast in KEEP if _apart(v.best[fast], v.best["K-sync"], law_spacing(v))]
+    counts = _and([f"{fast} on {n} of {v.seeds}" for fast, n in gaps.items()])
+    if not apart:
+        return (f"K-sync is behind neither K-async nor K-batch-async by the sign test (it reaches the target after "
+                f"{counts} held-out seeds)")
+    return f"K-sync reaches the target after {counts} held-out seeds, behind {_and(apart)} by the sign test"
+
+
+def _groups_words(v: claims.Verdict) -> str:
+    """The order of a law race in words: "all four protocols reach the target level" where no order is decided,
+    else :func:`time_headline`."""
+    if len(time_groups(v)) == 1:
+        n = len(v.best)
+        return f"all {({2: 'two', 3: 'three', 4: 'four'}).get(n, n)} protocols reach the target level"
+    return time_headline(v)
+
+
+def law_control_words(control: claims.Verdict, verdicts: dict) -> str:
+    """The control ``control`` (the ``ch04.law_race_exponential`` verdict) against the law races ``verdicts``
+    (``{law name: verdict}``): where K-sync stands under memoryless times, and what that says of the minimum time."""
+    behind = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
+    behind_control = all(_behind(control, slow, fast) for slow in CANCEL for fast in KEEP)
+    text = (f"under memoryless (exponential) compute times, with K-sync and K-batch-sync tried down to $K = 1$, "
+            f"{_groups_words(control)}: {_order_words(control)}")
+    if behind and not behind_control:
+        return text + (". Under both laws with a minimum time it is behind both on every seed, so the minimum compute "
+                       "time is what puts K-sync last")
+    if behind and behind_control:
+        return text + (". K-sync is behind without a minimum compute time too, so the minimum time does not alone "
+                       "explain its place")
+    return text + ". The laws with a minimum time do not put K-sync behind both on every seed either"
+
+
+def law_control_short(control: claims.Verdict) -> str:
+    """The control in a few words, for a takeaway."""
+    if all(_behind(control, slow, fast) for slow in CANCEL for fast in KEEP):
+        return "under memoryless compute times, the control, K-sync is behind them too"
+    return f"under memoryless compute times, the control, {_groups_words(control)}"
 
 
 # --------------------------------------------------------------------------- warm-up where the linear rule breaks
@@ -1077,13 +1197,13 @@ def error_words(race: Race) -> str:
 
 
 def k_tuned_runs(small: bool = False, ks=(1, 2, 4, 8, 16), seed: int = 0) -> dict:
-    """For each K of the trade-off, the run of ``seed`` at that K's best rate: ``{label: (run, rate)}``."""
+    """For each K of the trade-off, the run of ``seed`` at that K's best rate on its finer grid
+    (:data:`K_TRADEOFF_RATES`, the runs that pick the rates of ``ch04.k_tradeoff``): ``{label: (run, rate)}``."""
     s = race_settings(small)
     out = {}
     for K in ks:
-        protocol = "async" if K == 1 else ("sync" if K == s["workers"] else "k_async")
-        k = None if K in (1, s["workers"]) else K
-        g = _grid(protocol, k, s)
+        protocol, k = _k_protocol(K, s["workers"])
+        g = _grid(protocol, k, s, rates=K_TRADEOFF_RATES[K])
         out[protocol_label(protocol, s["workers"], k)] = (g.run(g.best_rate, seed), g.best_rate)
     return out
 
@@ -1201,18 +1321,19 @@ def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
 
 def staleness_cost_short(v: claims.Verdict, race: claims.Verdict) -> str:
     """:func:`staleness_cost_words` in a few words, for a takeaway: whether staleness costs anything once the rate is
-    tuned and, where it does and both verdicts score the same runs, its share of asynchronous SGD's gap to fully
-    synchronous SGD."""
+    tuned and, where it does, how many nats, beside asynchronous SGD's gap to fully synchronous SGD (in nats too: a
+    share in % would read like the other percentages near it)."""
     stale = "asynchronous (K = 1)"
-    share = staleness_share(v, race)
     if not v.decided:
         return "once the rate is tuned, staleness costs no more than the spread between seeds"
     if v.winner == stale:
         return "at the tuned rate the stale run even ends lower"
-    text = "once the rate is tuned, staleness costs a small but consistent amount"
-    if race.decided and share is not None:
-        (mean, sd), lead = share, "lead over" if race.winner == stale else "gap to"
-        text += f", about {mean:.{max(0, grids.decimals(sd))}f} % of asynchronous SGD's {lead} fully synchronous SGD"
+    d = grids.decimals(v.spread)
+    text = f"once the rate is tuned, staleness costs a small but consistent {v.margin:.{d}f} ± {v.spread:.{d}f} nats"
+    if race.decided:
+        lead = "lead over" if race.winner == stale else "gap to"
+        text += (f", against asynchronous SGD's {lead} fully synchronous SGD of "
+                 f"{race.margin:.{grids.decimals(race.spread)}f} nats")
     return text + (", on every held-out seed" if v.unanimous else "")
 
 
@@ -1249,21 +1370,26 @@ def grid_step_words(names_grids: dict) -> dict:
 
 def coarse_step_words(small: bool = False) -> dict:
     """:func:`grid_step_words` for the protocols the coarse grid :data:`~commlib.experiments.sgd.grids.RATES` tunes in
-    the chapter's figures and K trade-off (asynchronous, K-sync and K-async with K = 4, fully synchronous), on the
-    five seeds that pick their rates."""
+    the chapter's race figure (asynchronous, K-sync and K-async with K = 4, fully synchronous), on the five seeds that
+    pick their rates."""
     s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
     return grid_step_words({"async": _grid("async", None, s), "sync": _grid("sync", None, s),
                             "k_async": _grid("k_async", 4, s), "k_sync": _grid("k_sync", 4, s)})
 
 
 def fine_grid_words() -> dict:
-    """The finer grids of the two-way races (:data:`FINE_RATES`) for the prose: ``"rows"``, each group of protocols
+    """The finer grids of the two-way races and the K trade-off (:data:`FINE_RATES`, :data:`K_TRADEOFF_RATES`) for
+    the prose: ``"rows"``, each group of protocols
     that shares a grid with its rates as a list; ``"ratio_lo"`` and ``"ratio_hi"``, the smallest and largest factor
     between neighbouring rates."""
-    names = {"async": "asynchronous SGD and its never-stale replay", "sync": "fully synchronous SGD",
-             "k_async": "K-sync and K-async ($K = 4$)"}
-    ratios = [b / a for rates in FINE_RATES.values() for a, b in zip(rates, rates[1:])]
+    names = {"async": "asynchronous SGD and its never-stale replay ($K = 1$ of the K trade-off)",
+             "sync": "fully synchronous SGD ($K = n$ of the K trade-off)",
+             "k_async": "K-sync and K-async ($K = 4$, K-async's also in the K trade-off)"}
+    grids_ = [FINE_RATES[key] for key in names] + [K_TRADEOFF_RATES[K] for K in (2, 8)]
+    ratios = [b / a for rates in grids_ for a, b in zip(rates, rates[1:])]
     rows = [[name, ", ".join(f"{r:g}" for r in FINE_RATES[key])] for key, name in names.items()]
+    rows += [[f"K-async, $K = {K}$ (the K trade-off)", ", ".join(f"{r:g}" for r in K_TRADEOFF_RATES[K])]
+             for K in (2, 8)]
     return {"rows": rows, "ratio_lo": min(ratios), "ratio_hi": max(ratios)}
 
 
