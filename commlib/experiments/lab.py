@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lab import explain, fit
+from ..lab.measure import format_bytes
 from . import claims
 
 __all__ = ["HOLDOUT_FROM", "REGIMES", "SPLITS", "Episode", "Design", "DESIGN", "OLD_DESIGN", "EPISODE", "simulate_run",
@@ -579,3 +580,32 @@ def rate_checks(fits: LabFits, series: Sequence[fit.Series], chosen: bool = True
         return fit.fit_piecewise(s, regimes=fits.regimes) if piecewise else fit.fit_joint([s])
 
     return tuple(fit.rate_check(m, s, refit, seeds=SPLITS) for m, s in zip(models, series))
+
+
+def grades_rows(v: claims.Verdict, band: claims.Verdict) -> list[tuple[str, str, float, float]]:
+    """The two held-out grades of the two-rank run as rows of :func:`commlib.views.lab.grades_table`: what was
+    held out, and each model's median miss, averaged over the ways of holding sizes out."""
+    shared = band.claim.shared
+    graded = [sum(1 for s, b in zip(shared["sweeps"][other], shared["band"])
+                  for x in fit.split_sizes(s, seed)[1].nbytes if x >= max(shared["lo"], b))
+              for seed in band.claim.seeds for _, other in _pairs(shared["sweeps"])]
+    ways = explain.about(len(v.claim.seeds))
+    return [(f"every size from {format_bytes(v.claim.shared['lo'])}",
+             f"about half the sizes, {ways} ways, graded on the other sweep", v.best["one line"].mean,
+             v.best["piecewise"].mean),
+            ("the largest sizes alone, from each collective's top cut",
+             f"{min(graded)} to {max(graded)} points, the same {ways} ways", band.best["one line"].mean,
+             band.best["piecewise"].mean)]
+
+
+def grades_short(v: claims.Verdict, band: claims.Verdict) -> str:
+    """Who won each held-out grade, in two short sentences (the numbers are in :func:`grades_rows`'s table)."""
+    def who(x: claims.Verdict) -> str:
+        won = outcome(x)
+        name = {"piecewise": "the regime fits", "one line": "the single lines"}.get(won)
+        if name is None:
+            return "neither model predicted held-out sizes better by more than the spread over the ways"
+        on = (f"all {explain.about(x.seeds)}" if x.wins == x.seeds else
+              f"{explain.about(x.wins)} of the {explain.about(x.seeds)}")
+        return f"{name} predicted held-out sizes better, on {on} ways"
+    return f"Over every size, {who(v)}. On the largest sizes alone, {who(band)}."

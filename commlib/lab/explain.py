@@ -1328,8 +1328,12 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
                     alpha4: float, handover: float | None, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
                     enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
-                    step_holds: bool = True, cause: str | None = None, step_from: float | None = None) -> str:
+                    step_holds: bool = True, cause: str | None = None, step_from: float | None = None,
+                    cache_span: tuple[float, float] | None = None) -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, allocation, switching ranks.
+
+    ``cache_span``: the sizes (bytes) over which the copy control, read at the collective's footprint, got dearer
+    per byte with it (:func:`cache_until`); named as a cache where ``cause`` names another.
 
     ``cause``: :func:`step_cause` of the steepest step (from ``step_from``
     bytes up), which replaces ``cache`` where given: the cache where the
@@ -1392,6 +1396,10 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         elif cause == "cache part":
             parts.append("in part the last-level cache, past which each byte got dearer")
         elif cause == "allocation":
+            if cache_span is not None:
+                parts.append(f"the last-level cache, most likely, from {format_bytes(cache_span[0])} to "
+                             f"{format_bytes(cache_span[1])}, where the copy control at the same footprint got dearer "
+                             "per byte too")
             parts.append(f"allocation, most likely: fresh pages mapped and faulted in on every call{where}, where "
                          "each byte got dearer on the CPU clock" + (rest_words or " too"))
         elif cause in ("unknown", "untested allocation"):
@@ -1813,7 +1821,7 @@ def _trust(moved: float, target: float) -> str:
             "far enough that at another number of ranks its answers are guesses to check with a run")
 
 
-def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.2) -> str:
+def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.2, quote: bool = True) -> str:
     """What the grade at another number of ranks tests, and how far it carries (``moved``: the median miss).
 
     With a core per rank only the number of ranks changed, and the miss says
@@ -1828,8 +1836,9 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
     """
     check_nonnegative("moved", moved)
     if ranks <= cores:
+        miss = f"a miss of {100 * moved:.0f} %" if quote else "a miss of that size"   # quote: not given beside it
         return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks had a core each, so this grade tests the number of "
-                f"ranks alone, and a miss of {100 * moved:.0f} % is {_trust(moved, target)}.")
+                f"ranks alone, and {miss} is {_trust(moved, target)}.")
     return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks shared {_WORDS.get(cores, str(cores))} cores, so this "
             "grade tests oversubscription as much as the number of ranks: the counts carry the algorithm from two "
             "ranks to four, but not what sharing the cores does to each step, and it says nothing of more ranks "
@@ -2076,11 +2085,13 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
 
 def oversubscription_sentence(size: float, two: float, four: float, free: float | None, alpha2: float,
                               alpha4: float, alpha_known: bool = True, slice_s: float = 1e-3,
-                              part: str = "both") -> str:
+                              part: str = "both", alpha_base: str = "two ranks") -> str:
     """What putting two ranks on each core did to a small all-reduce: its time at ``size`` bytes on four ranks
     sharing two cores (``four``, s) against two ranks (``two``) and four ranks with a core each (``free``, or
     None), and the fitted per-step start-up cost at two and four ranks against a scheduler slice (``slice_s``).
     ``part``: ``"times"`` or ``"alpha"`` for one of the two sentences alone, ``"both"`` for both.
+    ``alpha_base``: the run ``alpha2`` was fitted on, the control α is held against (four ranks with a core
+    each, where it was run, differ from the shared run in the sharing alone).
 
     >>> print(oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6))  # doctest: +NORMALIZE_WHITESPACE
     At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two
@@ -2106,7 +2117,7 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     if not alpha_known:
         alpha = "The fitted α of the two runs is not fixed well enough to say how much of it is per step."
     else:
-        alpha = f"Per step the fitted α rose from {time_text(alpha2)} on two ranks to {time_text(alpha4)}"
+        alpha = f"Per step the fitted α rose from {time_text(alpha2)} on {alpha_base} to {time_text(alpha4)}"
         if alpha4 >= 0.5 * slice_s:
             alpha += (", of the order of a scheduler time slice of about a millisecond: a step waited for its "
                       "rank to get a core back.")
@@ -2360,7 +2371,8 @@ def gloo_setup(gloo: dict, mpi: dict) -> str:
     return f"gloo's {ranks} ranks ran {where}, {calls}in a run of their own, not in turns with MPI."
 
 
-def gloo_ratio(size: float, gloo: tuple[float, float], mpi: tuple[float, float]) -> str:
+def gloo_ratio(size: float, gloo: tuple[float, float], mpi: tuple[float, float], who: str = "gloo's all-reduce"
+               ) -> str:
     """gloo's time over MPICH's at one ``size``, as the range the middle halves of both's calls allow (``gloo``,
     ``mpi``: first and third quartile, seconds): no finer than that spread.
 
@@ -2368,7 +2380,7 @@ def gloo_ratio(size: float, gloo: tuple[float, float], mpi: tuple[float, float])
     "at 64 MiB gloo's all-reduce took 0.80 to 1.1 times MPICH's time"
     """
     lo, hi = gloo[0] / mpi[1], gloo[1] / mpi[0]
-    return f"at {format_bytes(size)} gloo's all-reduce took {_ratio_range(lo, hi)} times MPICH's time"
+    return f"at {format_bytes(size)} {who} took {_ratio_range(lo, hi)} times MPICH's time"
 
 
 def vm_note(machine: dict) -> str:
@@ -2381,3 +2393,51 @@ def vm_note(machine: dict) -> str:
         return ""
     return ("This machine is a virtual one: the share sees only its own cores, and other guests of the same host, "
             "which share its last-level cache and its memory, are invisible to it.")
+
+
+def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: float,
+                         tolerance: float = 0.15) -> str:
+    """Whether all-reduce's bus bandwidth at ``size`` falls with the number of ranks or with sharing cores:
+    ``two`` on two ranks, ``free`` on four with a core each (None: not run), ``shared`` on four sharing two cores
+    (bytes/s). A ratio within ``tolerance`` of 1 is "about the same".
+
+    >>> ranks_busbw_sentence(1.70e9, 1.53e9, 0.95e9, 2**26)[:100]
+    "At 64 MiB four ranks with a core each moved 0.90 of two ranks' bus bandwidth, four ranks sharing two"
+    """
+    if free is None:
+        return (f"At {format_bytes(size)} four ranks sharing two cores moved {shared / two:.2f} of two ranks' bus "
+                "bandwidth; without four ranks on a core each the run cannot tell the number of ranks from the "
+                "sharing.")
+    f, s = free / two, shared / two
+    text = (f"At {format_bytes(size)} four ranks with a core each moved {f:.2f} of two ranks' bus bandwidth, four "
+            f"ranks sharing two cores {s:.2f}: ")
+    if abs(f - 1) <= tolerance and s < 1 - tolerance:
+        return text + "the bus bandwidth falls when ranks share cores, hardly with their number."
+    if f < 1 - tolerance and s < (1 - tolerance) * f:
+        return text + "it falls with the number of ranks, and further when they share cores."
+    if f < 1 - tolerance:
+        return text + "it falls with the number of ranks, and sharing cores adds little."
+    return text + "neither the number of ranks nor sharing cores moved it much."
+
+
+def cache_until(sizes: Sequence[float], op_seconds: Sequence[float], copy_wall: Sequence[float],
+                copy_cpu: Sequence[float] | None, lo: float, rise: float = RISE) -> tuple[float, float] | None:
+    """The sizes from ``lo`` up over which, doubling after doubling, both the collective (``op_seconds``) and the
+    copy control read at its footprint (``copy_wall``, ``copy_cpu``: rates at ``sizes``) got more than ``rise``
+    times dearer per byte: ``(first, last)`` in bytes, or None.
+
+    >>> cache_until([2**22, 2**23, 2**24, 2**25], [1, 2.4, 6.1, 19.8], [12.3e9, 8.5e9, 6.7e9, 6.5e9], None, 2**22)
+    (4194304, 16777216)
+    """
+    start = next((i for i, x in enumerate(sizes) if x >= lo), None)
+    if start is None:
+        return None
+    span = []
+    for i in range(start, len(sizes) - 1):
+        ok = (_rises(op_seconds, sizes, i) > rise and copy_wall[i] / copy_wall[i + 1] > rise
+              and (copy_cpu is None or copy_cpu[i] / copy_cpu[i + 1] > rise))
+        if ok:
+            span.append(i)
+        elif span:
+            break
+    return (sizes[span[0]], sizes[span[-1] + 1]) if span else None
