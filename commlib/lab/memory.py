@@ -42,13 +42,12 @@ True
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Sequence
 
 import numpy as np
-
-import math
 
 from ..collectives.cost import allreduce_terms, reduction_gamma
 from ..units import check_count, check_positive
