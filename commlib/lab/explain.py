@@ -2283,8 +2283,8 @@ def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float],
     >>> print(clean_rate_sentence("all-reduce", [2**24, 2**25, 2**26], [2.73e9, 1.7e9, 1.7e9],
     ...                           [6.38e9, 6.48e9, 6.46e9], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
     One piece of that work the run did count: from 32 MiB up, each call of all-reduce also faulted in fresh pages
-    for half the message, work the bounds leave out. At 16 MiB, the largest size without fresh pages, its bus bandwidth was 2.73 GB/s, between the
-    bounds of one copy per byte (3.65 GB/s) and of two (2.32 GB/s), each with the reduction: there a second copy
+    for half the message, work the bounds leave out. At 16 MiB, the largest size without fresh pages, its bus
+    bandwidth was 2.73 GB/s, between the bounds of one copy per byte (3.65 GB/s) and of two (2.32 GB/s), each with the reduction: there a second copy
     through a shared buffer can explain the rate, and at the largest sizes the fresh pages are the run's
     candidate for the rest.
     """
@@ -2299,8 +2299,8 @@ def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float],
     share = pages[fresh[0]]
     words = "half the message" if abs(share - 0.5) < 0.05 else f"{pages_words(share)} of the message"
     head = (f"One piece of that work the run did count: from {format_bytes(sizes[fresh[0]])} up, each call of {op} "
-            f"also faulted in fresh pages for {words}, work the bounds leave out. At {format_bytes(sizes[i])}, the largest size without fresh pages, its bus "
-            f"bandwidth was {rate_text(rates[i])}, ")
+            f"also faulted in fresh pages for {words}, work the bounds leave out. At {format_bytes(sizes[i])}, the "
+            f"largest size without fresh pages, its bus bandwidth was {rate_text(rates[i])}, ")
     r = rates[i]
     if r > (1 + tolerance) * one:
         return head + f"above the bound of one copy per byte with the reduction ({rate_text(one)})."
