@@ -2284,7 +2284,8 @@ def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float],
     ...                           [6.38e9, 6.48e9, 6.46e9], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
     One piece of that work the run did count: from 32 MiB up, each call of all-reduce also faulted in fresh pages
     for half the message, work the bounds leave out. At 16 MiB, the largest size without fresh pages, its bus
-    bandwidth was 2.73 GB/s, between the bounds of one copy per byte (3.65 GB/s) and of two (2.32 GB/s), each with the reduction: there a second copy
+    bandwidth was 2.73 GB/s, between the bounds of one copy per byte (3.65 GB/s) and of two (2.32 GB/s), each
+    with the reduction: there a second copy
     through a shared buffer can explain the rate, and at the largest sizes the fresh pages are the run's
     candidate for the rest.
     """
