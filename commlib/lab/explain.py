@@ -711,8 +711,11 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
                     loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE,
                     core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH,
                     copy_cpu_factor: float | None = None, faults: tuple[float, float] | None = None,
-                    jump: float = FAULT_JUMP) -> str:
+                    jump: float = FAULT_JUMP, matched: bool = False) -> str:
     """What a collective's time growth over eight times the bytes says, with the cause chosen by the run's controls.
+
+    ``matched``: the control's factors were read where its buffers hold as much memory as the collective's
+    (:func:`commlib.lab.memory.matched_control`), and the words say so.
 
     Where the copy control got dearer by the wall clock, its own CPU time
     decides (``copy_cpu_factor``: the copy's CPU-time ratio over the same
@@ -776,11 +779,13 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
                        if loaded else "")
     excess = factor / size
     parts = []
+    control = ("The copy control, read where its buffers hold as much memory as the collective's," if matched
+               else "The copy control")
     if copy_factor is not None:
         c_lo, c_hi = copy_factor[0] / size, copy_factor[1] / size
         if c_lo >= excess ** 0.5 and copy_cpu_factor is not None:
             cpu = copy_cpu_factor / size
-            head = (f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes by the "
+            head = (f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes by the "
                     f"wall clock and {cpu:.1f} times by its own CPU time")
             if cpu >= excess ** 0.5:
                 parts.append(head + ", so the buffers outgrowing a cache can explain it: the copy got dearer on both "
@@ -793,14 +798,17 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
                 parts.append(head + ", so a cache explains a part of it at most; the rest of the copy's growth by "
                              "the wall clock is time slicing")
         elif c_lo >= excess ** 0.5:
-            parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
+            parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
                          "the buffers outgrowing a cache can explain much of it"
                          + (_slicing(core_share) if core_share is not None and core_share < enough else ""))
         elif c_hi < excess ** 0.15:
-            parts.append(f"The copy control did not get dearer per byte over the same sizes ({c_lo:.1f} to "
+            parts.append(f"{control} did not get dearer per byte over the same sizes ({c_lo:.1f} to "
                          f"{c_hi:.1f} times), so a cache does not explain it")
+        elif c_lo >= excess ** 0.15 and c_hi < excess ** 0.5:
+            parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so the "
+                         "buffers outgrowing a cache can explain part of it, not all")
         else:
-            parts.append(f"The copy control got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
+            parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
                          "too spread to tell whether a cache explains it")
     if faults is not None and faults[1] - faults[0] >= jump:
         parts.append(f"the fresh pages each call mapped in rose by {_part_words(jump)} of the message or more over "
@@ -1320,8 +1328,12 @@ def ranks_rate_short(rate2: float, rate4: float, cores2: int, cores4: int, ranks
 def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: float | None, alpha2: float,
                     alpha4: float, handover: float | None, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
                     enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
-                    step_holds: bool = True, cause: str | None = None, step_from: float | None = None) -> str:
+                    step_holds: bool = True, cause: str | None = None, step_from: float | None = None,
+                    cache_span: tuple[float, float] | None = None) -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, allocation, switching ranks.
+
+    ``cache_span``: the sizes (bytes) over which the copy control, read at the collective's footprint, got dearer
+    per byte with it (:func:`cache_until`); named as a cache where ``cause`` names another.
 
     ``cause``: :func:`step_cause` of the steepest step (from ``step_from``
     bytes up), which replaces ``cache`` where given: the cache where the
@@ -1384,6 +1396,10 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
         elif cause == "cache part":
             parts.append("in part the last-level cache, past which each byte got dearer")
         elif cause == "allocation":
+            if cache_span is not None:
+                parts.append(f"the last-level cache, most likely, from {format_bytes(cache_span[0])} to "
+                             f"{format_bytes(cache_span[1])}, where the copy control at the same footprint got dearer "
+                             "per byte too")
             parts.append(f"allocation, most likely: fresh pages mapped and faulted in on every call{where}, where "
                          "each byte got dearer on the CPU clock" + (rest_words or " too"))
         elif cause in ("unknown", "untested allocation"):
@@ -1676,8 +1692,8 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
                  enough: float = CORE_SHARE_ENOUGH) -> str:
     """Where a collective's regimes change, and whose each cut is (:func:`cut_kinds`).
 
-    A cut that every sweep's own fit puts in the same gap between measured
-    sizes is not a load episode that fell on those sizes in one sweep; it is
+    A cut that every sweep's own fit puts within one gap of the same place
+    (:func:`commlib.experiments.lab.reproduced_cuts`) is not a load episode that fell on those sizes in one sweep; it is
     called the machine's only where the ranks' own CPU time shows it too
     (``clocks``), or, without CPU times, where the ranks had their cores
     (``core_share`` at least ``enough``). A cut the CPU clock does not show
@@ -1714,11 +1730,12 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
         name = it if every else "the " + " and ".join(ordinal[i] if i < len(ordinal) else str(i + 1) for i in mine)
         if kind == "episode?":
             parts.append(("fitted on each sweep alone, the sweeps " + ("do not put it" if one else "put none of them")
-                          + " in the same place, so " if every else "")
+                          + " within a size step of each other, so " if every else "")
                          + f"this run cannot tell {name} from load that fell on some sizes in one sweep")
             continue
-        same = ("fitted on each sweep alone, both sweeps put " + ("it" if one else "every one") + " in the same place"
-                if every else f"{name} reappear{'s' if one else ''} in the same place when each sweep is fitted alone")
+        same = ("fitted on each sweep alone, both sweeps put " + ("it" if one else "every one")
+                + " within a size step of each other" if every else
+                f"{name} reappear{'s' if one else ''} within a size step when each sweep is fitted alone")
         if kind == "machine":
             how = ", and the ranks' own CPU time shows " + it + " too" if clocks is not None else ""
             parts.append(f"{same}{how}, so {'it is' if one else 'they are'} the machine's")
@@ -1777,8 +1794,8 @@ def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, c
         return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
                 "load that comes and goes: time the sizes in a shuffled order, twice, and grade a fit on the sweep "
                 f"it did not see. Here the regimes predicted the other sweep better than one line, and a cut is the "
-                f"machine's only where both sweeps put it and the ranks' own CPU time shows it too, since a steady "
-                f"load makes the same cut in both sweeps{of}.")
+                f"machine's only where both sweeps put it within a size step and the ranks' own CPU time shows it "
+                f"too, since a steady load makes the same cut in both sweeps{of}.")
     head = ("A piecewise fit always meets its own points at least as well as one line, so grade both on sizes they "
             "did not see, over all sizes and over the largest alone: ")
     overall = ("here one line predicted held-out sizes better over all sizes" if line_better else
@@ -1804,7 +1821,7 @@ def _trust(moved: float, target: float) -> str:
             "far enough that at another number of ranks its answers are guesses to check with a run")
 
 
-def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.2) -> str:
+def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.2, quote: bool = True) -> str:
     """What the grade at another number of ranks tests, and how far it carries (``moved``: the median miss).
 
     With a core per rank only the number of ranks changed, and the miss says
@@ -1819,8 +1836,9 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
     """
     check_nonnegative("moved", moved)
     if ranks <= cores:
+        miss = f"a miss of {100 * moved:.0f} %" if quote else "a miss of that size"   # quote: not given beside it
         return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks had a core each, so this grade tests the number of "
-                f"ranks alone, and a miss of {100 * moved:.0f} % is {_trust(moved, target)}.")
+                f"ranks alone, and {miss} is {_trust(moved, target)}.")
     return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks shared {_WORDS.get(cores, str(cores))} cores, so this "
             "grade tests oversubscription as much as the number of ranks: the counts carry the algorithm from two "
             "ranks to four, but not what sharing the cores does to each step, and it says nothing of more ranks "
@@ -1975,25 +1993,46 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
                    "the fitted $1/\\beta$ is the rate that best fits all sizes at once.")
 
 
+def is_virtual(machine: dict) -> bool:
+    """Whether a run's machine was a virtual one: its recorded ``"virtual"`` flag (the CPU's ``hypervisor``
+    flag) where it has one, else a processor name with no model number, the generic name a hypervisor shows its
+    guests ("Intel(R) Xeon(R) Processor").
+
+    >>> is_virtual({"cpu_model": "Intel(R) Xeon(R) Processor"}), is_virtual({"cpu_model": "AMD EPYC 7763"})
+    (True, False)
+    """
+    if machine.get("virtual") is not None:
+        return bool(machine["virtual"])
+    model = machine.get("cpu_model")
+    return bool(model) and not any(ch.isdigit() for ch in model)
+
+
 def machine_words(machine: dict, library: str | None = None, brief: bool = False) -> str:
     """The machine a stored run was made on, in the book's words, from its recorded facts (``plan.stored()``'s
     ``"machine"``): processor, cores, memory, how idle it was, the date and the libraries.
 
+    A virtual machine is named so (:func:`is_virtual`): its idleness is its own cores', and other guests of the
+    same host, sharing its cache and memory, are invisible to it.
+
     >>> print(machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
     ...                "load_average_before": 0.3, "date": "2026-11-26", "torch": "2.11.0+cu130"},
     ...               "MPICH Version: 5.0.2"))  # doctest: +NORMALIZE_WHITESPACE
-    a 16-core Intel Xeon server with 135 GB of memory, idle (a load average of 0.3 as the run began), on
-    2026-11-26, with MPICH 5.0.2 (and PyTorch 2.11 for gloo)
+    a 16-core cloud virtual machine (Intel Xeon) with 135 GB of memory, idle (a load average of 0.3 as the run
+    began), on 2026-11-26, with MPICH 5.0.2 (and PyTorch 2.11 for gloo)
     >>> machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
     ...                "load_average_before": 0.3}, brief=True)
-    'a 16-core Intel Xeon server, idle'
+    'a 16-core cloud virtual machine (Intel Xeon), idle'
+    >>> machine_words({"cpu_model": "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", "cpu_count": 16,
+    ...                "memory_bytes": 135e9, "load_average_before": 0.3}, brief=True)
+    'a 16-core Intel Xeon Gold 6338 @ 2.00GHz server, idle'
     """
     cpu = (machine.get("cpu_model") or "x86-64").replace("(R)", "").replace("(TM)", "")
     cpu = " ".join(w for w in cpu.split() if w not in ("Processor", "CPU"))
     cores = check_count("cpu_count", machine["cpu_count"], minimum=1)
     memory = machine.get("memory_bytes")
     kind = "server" if cores >= 8 and (memory or 0) >= 64e9 else "machine"
-    text = f"a {cores}-core {cpu} {kind}"
+    text = (f"a {cores}-core cloud virtual machine ({cpu})" if is_virtual(machine) else
+            f"a {cores}-core {cpu} {kind}")
     load = machine.get("load_average_before")
     if brief:  # the rest goes in a table beside it
         return text + ("" if load is None else ", idle" if load < 0.1 * cores + 0.5 else ", not idle")
@@ -2046,11 +2085,13 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
 
 def oversubscription_sentence(size: float, two: float, four: float, free: float | None, alpha2: float,
                               alpha4: float, alpha_known: bool = True, slice_s: float = 1e-3,
-                              part: str = "both") -> str:
+                              part: str = "both", alpha_base: str = "two ranks") -> str:
     """What putting two ranks on each core did to a small all-reduce: its time at ``size`` bytes on four ranks
     sharing two cores (``four``, s) against two ranks (``two``) and four ranks with a core each (``free``, or
     None), and the fitted per-step start-up cost at two and four ranks against a scheduler slice (``slice_s``).
     ``part``: ``"times"`` or ``"alpha"`` for one of the two sentences alone, ``"both"`` for both.
+    ``alpha_base``: the run ``alpha2`` was fitted on, the control α is held against (four ranks with a core
+    each, where it was run, differ from the shared run in the sharing alone).
 
     >>> print(oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6))  # doctest: +NORMALIZE_WHITESPACE
     At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two
@@ -2076,7 +2117,7 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     if not alpha_known:
         alpha = "The fitted α of the two runs is not fixed well enough to say how much of it is per step."
     else:
-        alpha = f"Per step the fitted α rose from {time_text(alpha2)} on two ranks to {time_text(alpha4)}"
+        alpha = f"Per step the fitted α rose from {time_text(alpha2)} on {alpha_base} to {time_text(alpha4)}"
         if alpha4 >= 0.5 * slice_s:
             alpha += (", of the order of a scheduler time slice of about a millisecond: a step waited for its "
                       "rank to get a core back.")
@@ -2156,3 +2197,272 @@ def gloo_sentence(sizes: Sequence[float], gloo: Sequence[float], mpi: Sequence[f
     if max(q) < 1 - RATE_TOLERANCE:
         return text + ": faster than MPICH here."
     return text + "."
+
+
+#: A doubling over which each byte got more than this many times dearer counts as a rise (:func:`large_story`).
+RISE = 1.1
+
+
+def _rises(times: Sequence[float], sizes: Sequence[float], i: int) -> float:
+    """How many times dearer each byte got from ``sizes[i]`` to ``sizes[i + 1]``."""
+    return (times[i + 1] / times[i]) / (sizes[i + 1] / sizes[i])
+
+
+def large_story(op: str, sizes: Sequence[float], sweeps: Sequence[Sequence[float]],
+                cpu: Sequence[float] | None, copy_wall: Sequence[float], copy_cpu: Sequence[float] | None,
+                pages: Sequence[float] | None, lo: float, rise: float = RISE, jump: float = FAULT_JUMP) -> str:
+    """The large-message regime told once: over which sizes from ``lo`` up each byte of ``op`` got dearer at every
+    doubling in every sweep (``sweeps``: each sweep's median seconds at ``sizes``), whether the ranks' own CPU time
+    (``cpu``, seconds at ``sizes``) shows it too, and the two causes the run measured beside it: up to which size
+    the copy control, read at the collective's footprint (``copy_wall``, ``copy_cpu``: rates at ``sizes``,
+    :func:`commlib.lab.memory.matched_control`), got dearer per byte too, as where buffers outgrow a cache; and
+    from which size each call mapped in fresh pages for ``jump`` of the message or more (``pages``: shares of the
+    message at ``sizes``, :func:`commlib.lab.runner.page_shares`). A doubling counts as a rise where each byte got
+    more than ``rise`` times dearer.
+
+    >>> sizes = [2.0**k for k in range(22, 27)]
+    >>> print(large_story("all-reduce", sizes, [[1, 2.4, 6.1, 19.8, 40], [1.1, 2.9, 7.2, 20, 40]],
+    ...                   [1, 2.4, 6.1, 19.8, 40], [12.3e9, 8.5e9, 6.7e9, 6.5e9, 6.5e9], None,
+    ...                   [0, 0, 0, 0.5, 0.5], lo=2**22))  # doctest: +NORMALIZE_WHITESPACE
+    From 4 MiB to 32 MiB each byte of all-reduce got dearer at every doubling, in both sweeps and on both clocks;
+    the fits put the cut in one gap or the next of these, by the sweep. The run measured two causes beside it. Up
+    to 16 MiB the copy control, read where its buffers hold as much memory as all-reduce's, got dearer per byte
+    too, as where buffers outgrow a cache. From 32 MiB each call mapped in fresh pages for half the message, and
+    none below: the temporary buffer of half the message is then past glibc's largest threshold for reusing a
+    freed block, so it is mapped and faulted in afresh on every call.
+    """
+    sizes = list(sizes)
+    if any(len(t) != len(sizes) for t in sweeps) or not sweeps:
+        raise ValueError("each sweep must hold one time per size")
+    start = next((i for i, x in enumerate(sizes) if x >= lo), None)
+    if start is None or start >= len(sizes) - 1:
+        return f"This run measured {op} at no two sizes from {format_bytes(lo)} up."
+    gaps = range(start, len(sizes) - 1)
+    up = [i for i in gaps if all(_rises(t, sizes, i) > rise for t in sweeps)]
+    if not up:
+        return f"From {format_bytes(lo)} up no doubling made each byte of {op} dearer in every sweep."
+    first = up[0]
+    last = first
+    while last + 1 in up:
+        last += 1
+    both = cpu is not None and all(_rises(cpu, sizes, i) > rise for i in range(first, last + 1))
+    every = "both" if len(sweeps) == 2 else "all"
+    text = (f"From {format_bytes(sizes[first])} to {format_bytes(sizes[last + 1])} each byte of {op} got dearer at "
+            f"every doubling, in {every} sweeps" + (" and on both clocks" if both else "")
+            + "; the fits put the cut in one gap or the next of these, by the sweep.")
+    # a copy rate r is bytes per second: each byte got r[i] / r[i + 1] times dearer across a doubling
+    cache = [i for i in range(first, last + 1) if copy_wall[i] / copy_wall[i + 1] > rise
+             and (copy_cpu is None or copy_cpu[i] / copy_cpu[i + 1] > rise)]
+    fresh = None if pages is None else next((i for i in range(len(sizes)) if pages[i] >= jump), None)
+    causes = []
+    if cache:
+        causes.append(f"Up to {format_bytes(sizes[cache[-1] + 1])} the copy control, read where its buffers hold as "
+                      f"much memory as {op}'s, got dearer per byte too, as where buffers outgrow a cache.")
+    if fresh is not None and fresh <= last + 1:
+        share = pages[fresh]
+        words = "half the message" if abs(share - 0.5) < 0.05 else f"{pages_words(share)} of the message"
+        none_below = all(p < 0.005 for p in pages[:fresh])
+        causes.append(f"From {format_bytes(sizes[fresh])} each call mapped in fresh pages for {words}"
+                      + (", and none below" if none_below else "")
+                      + ": the temporary buffer of half the message is then past glibc's largest threshold for "
+                        "reusing a freed block, so it is mapped and faulted in afresh on every call.")
+    if not causes:
+        return text + " Neither the copy control nor the page counts got dearer with it: the run does not say why."
+    return (text + f" The run measured {_WORDS.get(len(causes), str(len(causes)))} cause"
+            + ("s" if len(causes) > 1 else "") + " beside it. " + " ".join(causes))
+
+
+def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float], copy_rates: Sequence[float],
+                        pages: Sequence[float], jump: float = FAULT_JUMP,
+                        tolerance: float = RATE_TOLERANCE) -> str:
+    """The rate comparison made again at the largest size whose calls mapped in no fresh pages (``pages``: shares
+    of the message at ``sizes``, below ``jump``): ``op``'s bus bandwidth there (``rates``) against the bounds of one
+    and of two copies per bus byte with the reduction, from the copy control at the same size
+    (:func:`commlib.lab.memory.busbw_bound`).
+
+    >>> print(clean_rate_sentence("all-reduce", [2**24, 2**25, 2**26], [2.73e9, 1.7e9, 1.7e9],
+    ...                           [6.38e9, 6.48e9, 6.46e9], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
+    One piece of that work the run did count: from 32 MiB up, each call of all-reduce also faulted in fresh pages
+    for half the message, work the bounds leave out. At 16 MiB, the largest size without fresh pages, its bus
+    bandwidth was 2.73 GB/s, between the bounds of one copy per byte (3.65 GB/s) and of two (2.32 GB/s), each
+    with the reduction: there a second copy
+    through a shared buffer can explain the rate, and at the largest sizes the fresh pages are the run's
+    candidate for the rest.
+    """
+    clean = [i for i, p in enumerate(pages) if p < jump]
+    fresh = [i for i, p in enumerate(pages) if p >= jump]
+    if not fresh:
+        return f"No call of {op} mapped in fresh pages for {_part_words(jump)} of the message or more."
+    if not clean:
+        return f"Every size of {op} mapped in fresh pages on every call: the run has no size without them."
+    i = clean[-1]
+    one, two = busbw_bound(copy_rates[i], 1), busbw_bound(copy_rates[i], 2)
+    share = pages[fresh[0]]
+    words = "half the message" if abs(share - 0.5) < 0.05 else f"{pages_words(share)} of the message"
+    head = (f"One piece of that work the run did count: from {format_bytes(sizes[fresh[0]])} up, each call of {op} "
+            f"also faulted in fresh pages for {words}, work the bounds leave out. At {format_bytes(sizes[i])}, the "
+            f"largest size without fresh pages, its bus bandwidth was {rate_text(rates[i])}, ")
+    r = rates[i]
+    if r > (1 + tolerance) * one:
+        return head + f"above the bound of one copy per byte with the reduction ({rate_text(one)})."
+    if r >= (1 - tolerance) * two:
+        return (head + f"between the bounds of one copy per byte ({rate_text(one)}) and of two ({rate_text(two)}), "
+                "each with the reduction: there a second copy through a shared buffer can explain the rate, and at "
+                "the largest sizes the fresh pages are the run's candidate for the rest.")
+    return (head + f"below the bound of two copies per byte with the reduction ({rate_text(two)}) there too: "
+            "waits or work the counts leave out take the rest even without fresh pages.")
+
+
+def graded_range(sweep_misses: Sequence[float]) -> tuple[float, float]:
+    """The lowest and highest of a grade's median misses, one per sweep graded against."""
+    if not sweep_misses:
+        raise ValueError("sweep_misses must not be empty")
+    return min(sweep_misses), max(sweep_misses)
+
+
+def transfer_grade(piece: float, single: float, piece_sweeps: Sequence[float], single_sweeps: Sequence[float],
+                   target: float = 0.2) -> str:
+    """The grade at another number of ranks, with its range over the sweeps graded against: ``piece`` and
+    ``single`` the regime fits' and single lines' median misses against the faster sweep at each size; the
+    ``*_sweeps`` the same against each sweep alone. The regime fits are called better only where their whole
+    range lies below the lines'; the target is met, missed, or reached "at the target's edge" where the range
+    straddles it.
+
+    >>> print(transfer_grade(0.18, 0.19, [0.21, 0.20], [0.29, 0.21]))  # doctest: +NORMALIZE_WHITESPACE
+    about 20 % (18 to 21 % by which sweep is graded), at the target's edge; the single lines miss by 19 to 29 %,
+    a range that overlaps the regime fits', so neither is the better here
+    """
+    lo, hi = graded_range([piece, *piece_sweeps])
+    slo, shi = graded_range([single, *single_sweeps])
+    mid = (lo + hi) / 2
+    where = ("at the target's edge" if lo <= target < hi else "within the target" if hi <= target
+             else "outside the target")
+    text = (f"about {100 * mid:.0f} % ({100 * lo:.0f} to {100 * hi:.0f} % by which sweep is graded), {where}; "
+            f"the single lines miss by {100 * slo:.0f} to {100 * shi:.0f} %")
+    if hi < slo:
+        return text + ", every one of them more, so the regime fits are the better here"
+    if shi < lo:
+        return text + ", every one of them less, so the single lines are the better here"
+    return text + ", a range that overlaps the regime fits', so neither is the better here"
+
+
+def _ratio_range(lo: float, hi: float) -> str:
+    """A ratio's range in two significant figures, or one value where both ends round alike."""
+    a, b = figures(lo), figures(hi)
+    return f"about {figures((lo + hi) / 2)}" if float(a) == float(b) else f"{a} to {b}"
+
+
+def gloo_setup(gloo: dict, mpi: dict) -> str:
+    """How gloo's timing was set up against MPICH's (``gloo``, ``mpi``: the two runs' documents): on which cores,
+    how many calls, and that it was timed in a run of its own, not in turns with MPI.
+
+    >>> gloo_setup({"ranks": 2, "rank_cores": [0, 1], "repeats": 15}, {"rank_cores": [0, 1]})[:70]
+    "gloo's two ranks ran on the same two cores as MPICH's, one each, 15 ca"
+    >>> gloo_setup({"ranks": 2, "repeats": 5, "cpu_count": 16}, {"rank_cores": [0, 1]})[:60]
+    "gloo's two ranks ran on any of 16 cores, not bound like MPIC"
+    """
+    ranks = _WORDS.get(gloo.get("ranks", 2), str(gloo.get("ranks", 2)))
+    cores = gloo.get("rank_cores")
+    calls = f"{gloo.get('repeats')} calls a size, " if gloo.get("repeats") else ""
+    if cores and sorted(cores) == sorted(mpi.get("rank_cores") or []):
+        where = f"on the same {_WORDS.get(len(set(cores)), str(len(set(cores))))} cores as MPICH's" + (
+            ", one each" if len(set(cores)) == len(cores) else "")
+    else:
+        where = f"on any of {gloo.get('cpu_count', 'the machine')} cores, not bound like MPICH's"
+    return f"gloo's {ranks} ranks ran {where}, {calls}in a run of their own, not in turns with MPI."
+
+
+def gloo_ratio(size: float, gloo: tuple[float, float], mpi: tuple[float, float], who: str = "gloo's all-reduce"
+               ) -> str:
+    """gloo's time over MPICH's at one ``size``, as the range the middle halves of both's calls allow (``gloo``,
+    ``mpi``: first and third quartile, seconds): no finer than that spread.
+
+    >>> gloo_ratio(2**26, (38.2e-3, 45.2e-3), (39.9e-3, 47.9e-3))
+    "at 64 MiB gloo's all-reduce took 0.80 to 1.1 times MPICH's time"
+    """
+    lo, hi = gloo[0] / mpi[1], gloo[1] / mpi[0]
+    return f"at {format_bytes(size)} {who} took {_ratio_range(lo, hi)} times MPICH's time"
+
+
+def vm_note(machine: dict) -> str:
+    """On a virtual machine, what its core share cannot see (:func:`is_virtual`); empty elsewhere.
+
+    >>> vm_note({"cpu_model": "Intel(R) Xeon(R) Processor"})[:41]
+    'This machine is a virtual one: the share '
+    """
+    if not is_virtual(machine):
+        return ""
+    return ("This machine is a virtual one: the share sees only its own cores, and other guests of the same host, "
+            "which share its last-level cache and its memory, are invisible to it.")
+
+
+def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: float,
+                         tolerance: float = 0.15) -> str:
+    """Whether all-reduce's bus bandwidth at ``size`` falls with the number of ranks or with sharing cores:
+    ``two`` on two ranks, ``free`` on four with a core each (None: not run), ``shared`` on four sharing two cores
+    (bytes/s). A ratio within ``tolerance`` of 1 is "about the same".
+
+    >>> ranks_busbw_sentence(1.70e9, 1.53e9, 0.95e9, 2**26)[:100]
+    "At 64 MiB four ranks with a core each moved 0.90 of two ranks' bus bandwidth, four ranks sharing two"
+    """
+    if free is None:
+        return (f"At {format_bytes(size)} four ranks sharing two cores moved {shared / two:.2f} of two ranks' bus "
+                "bandwidth; without four ranks on a core each the run cannot tell the number of ranks from the "
+                "sharing.")
+    f, s = free / two, shared / two
+    text = (f"At {format_bytes(size)} four ranks with a core each moved {f:.2f} of two ranks' bus bandwidth, four "
+            f"ranks sharing two cores {s:.2f}: ")
+    if abs(f - 1) <= tolerance and s < 1 - tolerance:
+        return text + "the bus bandwidth falls when ranks share cores, hardly with their number."
+    if f < 1 - tolerance and s < (1 - tolerance) * f:
+        return text + "it falls with the number of ranks, and further when they share cores."
+    if f < 1 - tolerance:
+        return text + "it falls with the number of ranks, and sharing cores adds little."
+    return text + "neither the number of ranks nor sharing cores moved it much."
+
+
+def cache_until(sizes: Sequence[float], op_seconds: Sequence[float], copy_wall: Sequence[float],
+                copy_cpu: Sequence[float] | None, lo: float, rise: float = RISE) -> tuple[float, float] | None:
+    """The sizes from ``lo`` up over which, doubling after doubling, both the collective (``op_seconds``) and the
+    copy control read at its footprint (``copy_wall``, ``copy_cpu``: rates at ``sizes``) got more than ``rise``
+    times dearer per byte: ``(first, last)`` in bytes, or None.
+
+    >>> cache_until([2**22, 2**23, 2**24, 2**25], [1, 2.4, 6.1, 19.8], [12.3e9, 8.5e9, 6.7e9, 6.5e9], None, 2**22)
+    (4194304, 16777216)
+    """
+    start = next((i for i, x in enumerate(sizes) if x >= lo), None)
+    if start is None:
+        return None
+    span = []
+    for i in range(start, len(sizes) - 1):
+        ok = (_rises(op_seconds, sizes, i) > rise and copy_wall[i] / copy_wall[i + 1] > rise
+              and (copy_cpu is None or copy_cpu[i] / copy_cpu[i + 1] > rise))
+        if ok:
+            span.append(i)
+        elif span:
+            break
+    return (sizes[span[0]], sizes[span[-1] + 1]) if span else None
+
+
+def ring_vs_library(ring_alpha: float, lib_alpha: float, size: float, ring_time: float, lib_time: float,
+                    tolerance: float = RATE_TOLERANCE) -> str:
+    """The point-to-point ring against the library's all-reduce on the same ranks: their fitted start-up cost per
+    step (``ring_alpha``, ``lib_alpha``, s, each on its own algorithm's counts) and their times at ``size``.
+
+    >>> ring_vs_library(12e-6, 9.2e-6, 2**26, 81e-3, 106e-3)[:79]
+    "Fitted per step on its own counts, the point-to-point ring's α is 12 µs against"
+    """
+    check_positive("lib_alpha", lib_alpha)
+    ratio = check_positive("ring_time", ring_time) / check_positive("lib_time", lib_time)
+    if ring_alpha > (1 + tolerance) * lib_alpha:
+        start = ("larger: each of its steps is a call from Python through mpi4py and a NumPy addition, where the "
+                 "library's steps run in its own compiled loop, and that start-up lands in α")
+    elif ring_alpha < (1 - tolerance) * lib_alpha:
+        start = "smaller, so the ring's extra time at small sizes comes from its more numerous steps"
+    else:
+        start = "about the same, so the ring's extra time at small sizes comes from its more numerous steps"
+    word = ("faster; the run does not take apart why" if ratio < 1 - 0.05 else
+            "slower" if ratio > 1 + 0.05 else "about as fast")
+    return (f"Fitted per step on its own counts, the point-to-point ring's α is {time_text(ring_alpha)} against "
+            f"{time_text(lib_alpha)} for the library's all-reduce on the same ranks, {start}. At "
+            f"{format_bytes(size)} the ring took {ratio:.2f} of the library's time: {word}.")

@@ -42,16 +42,18 @@ True
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
-from ..collectives.cost import reduction_gamma
+from ..collectives.cost import allreduce_terms, reduction_gamma
 from ..units import check_count, check_positive
 
-__all__ = ["CLOCKS", "copy_rates", "touched_rate", "copy_gamma", "busbw_bound", "handover_time", "pin"]
+__all__ = ["CLOCKS", "copy_rates", "touched_rate", "copy_gamma", "busbw_bound", "handover_time", "pin",
+           "COPY_BLOCK", "copy_footprint", "allreduce_footprint", "footprint_ratio", "at_sizes", "matched_control"]
 
 #: Bytes of memory traffic per byte copied: one read and one write.
 COPY_TOUCHES = 2
@@ -144,6 +146,86 @@ def busbw_bound(copy_rate: float, copies: int = 1, reduced: float = 0.5) -> floa
     if not reduced >= 0:
         raise ValueError(f"reduced must be >= 0, got {reduced!r}")
     return 1.0 / (copies / check_positive("copy_rate", copy_rate) + reduced * copy_gamma(copy_rate))
+
+
+#: The lab's copy control (:mod:`commlib.lab.measure`): at message size M each rank copies a block of this many M.
+COPY_BLOCK = 1.5
+
+
+def copy_footprint(nbytes: float, n: int, block: float = COPY_BLOCK) -> float:
+    """Bytes of buffers the copy control's ``n`` ranks touch at message size ``nbytes``: each a source and a
+    destination of ``block`` times the message.
+
+    >>> copy_footprint(2**20, 2) / 2**20       # two ranks, 1.5 M each way: 6 M
+    6.0
+    """
+    return check_count("n", n, minimum=1) * 2 * block * check_positive("nbytes", nbytes)
+
+
+def allreduce_footprint(nbytes: float, n: int, algorithm: str = "halving_doubling") -> float:
+    """Bytes of buffers the ``n`` ranks of an all-reduce of ``nbytes`` touch at the least: each its send and its
+    receive buffer, and the part of a temporary buffer its reduce-scatter receives into, the bytes it reduces
+    (:func:`commlib.collectives.cost.allreduce_terms`'s ``reduced``; the library's shared-memory buffers come on top).
+
+    >>> allreduce_footprint(2**20, 2) / 2**20  # two ranks: 2 M each and half the message into the temporary
+    5.0
+    """
+    n = check_count("n", n, minimum=2)
+    terms = allreduce_terms(check_positive("nbytes", nbytes), n, algorithm)
+    return n * (2 * nbytes + terms.reduced)
+
+
+def footprint_ratio(n: int, algorithm: str = "halving_doubling", block: float = COPY_BLOCK) -> float:
+    """The all-reduce's footprint over the copy control's at the same message size, on ``n`` ranks: the copy
+    control at ``ratio * M`` touches as much memory as the all-reduce at ``M``.
+
+    >>> round(footprint_ratio(2), 4)
+    0.8333
+    """
+    return allreduce_footprint(1.0, n, algorithm) / copy_footprint(1.0, n, block)
+
+
+def at_sizes(sizes: Sequence[float], values: Sequence[float], targets: Sequence[float]) -> list[float]:
+    """``values`` measured at ``sizes`` (increasing), read at ``targets`` by straight lines between neighbouring
+    sizes on log-log axes; a target outside the measured sizes takes the value at the nearer end.
+
+    >>> [round(v, 6) for v in at_sizes([1.0, 4.0], [2.0, 8.0], [2.0, 0.5, 9.0])]
+    [4.0, 2.0, 8.0]
+    """
+    if len(sizes) != len(values) or not sizes:
+        raise ValueError(f"sizes and values must have the same, non-zero length, got {len(sizes)} and {len(values)}")
+    xs = [math.log(check_positive("sizes", x)) for x in sizes]
+    ys = [math.log(check_positive("values", y)) for y in values]
+    if any(b <= a for a, b in zip(xs, xs[1:])):
+        raise ValueError("sizes must increase")
+    out = []
+    for t in targets:
+        lt = math.log(check_positive("targets", t))
+        if lt <= xs[0]:
+            out.append(float(values[0]))
+            continue
+        if lt >= xs[-1]:
+            out.append(float(values[-1]))
+            continue
+        j = next(k for k in range(1, len(xs)) if xs[k] >= lt)
+        w = (lt - xs[j - 1]) / (xs[j] - xs[j - 1])
+        out.append(math.exp(ys[j - 1] + w * (ys[j] - ys[j - 1])))
+    return out
+
+
+def matched_control(sizes: Sequence[float], *series: Sequence[float], n: int = 2,
+                    algorithm: str = "halving_doubling") -> tuple[list[float], ...]:
+    """The copy control's rates (each of ``series``, measured at ``sizes``) at the footprint of an all-reduce of
+    each of ``sizes``: read at :func:`footprint_ratio` times the size (:func:`at_sizes`), so that a cache both
+    outgrow shows at the same message size in both. Below the smallest measured size the smallest size's rate is
+    kept.
+
+    >>> round(matched_control([2**20, 2**21, 2**22], [12e9, 6e9, 6e9], n=2)[0][1] / 1e9, 2)  # 5/6 of 2 MiB
+    7.2
+    """
+    ratio = footprint_ratio(n, algorithm)
+    targets = [ratio * x for x in sizes]
+    return tuple(at_sizes(sizes, s, targets) for s in series)
 
 
 def handover_time(rounds: int = 2000, cpu: int | None = None) -> float:

@@ -619,7 +619,7 @@ def machine_facts() -> dict:
     """What limits a one-machine lab: CPU cores, last-level cache and memory, read from the OS.
 
     Keys: ``cpu_count``; ``llc_bytes`` (largest CPU cache, None if unknown);
-    ``memory_bytes`` (None if unknown). Linux reads ``/sys`` and
+    ``memory_bytes`` (None if unknown); ``virtual`` (the CPU's ``hypervisor`` flag; Linux only). Linux reads ``/sys`` and
     ``/proc``; elsewhere the unknowns stay None.
     """
     facts: dict = {"cpu_count": os.cpu_count() or 1, "llc_bytes": None, "memory_bytes": None}
@@ -635,6 +635,12 @@ def machine_facts() -> dict:
             sizes.append(int(text[:-1]) * units[text[-1]])
     if sizes:
         facts["llc_bytes"] = max(sizes)
+    try:  # a guest of a hypervisor: its idleness is its own cores', not its host's (explain.is_virtual)
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            flags = next((line for line in fh if line.startswith("flags")), "")
+        facts["virtual"] = "hypervisor" in flags.split() if flags else None
+    except OSError:
+        pass
     try:
         with open("/proc/meminfo", encoding="utf-8") as fh:
             for line in fh:

@@ -618,12 +618,13 @@ def regime_count_table(counts: Sequence[int]):
 
 def cache_table(step: tuple[float, float, float], sizes: Sequence[float], rates: Sequence[float],
                 low: Sequence[float], high: Sequence[float], cpu_rates: Sequence[float] | None = None,
-                faults: tuple[float, float] | None = None, op: str = "all-reduce"):
+                faults: tuple[float, float] | None = None, op: str = "all-reduce", control: str = "copy control at"):
     """Markdown table: the copy control's rate per rank on either side of a collective's steepest ``step``
     (:func:`commlib.lab.fit.steepest_step`), median and middle half of its calls, in GB/s; beside
     :func:`commlib.lab.explain.cache_phrase` with ``short=True``. ``cpu_rates``: the same copies over their CPU
     time (:func:`commlib.lab.runner.copy_cpu_control`), a column; ``faults``: the collective's fresh pages per call
-    below and above the step as fractions of the message (:func:`commlib.lab.runner.fault_fractions`), a column."""
+    below and above the step as fractions of the message (:func:`commlib.lab.runner.fault_fractions`), a column;
+    ``control``: the first column's head (the rates may be read at the collective's footprint)."""
     at = {float(x): i for i, x in enumerate(sizes)}
     body = []
     for k, x in enumerate(step[:2]):
@@ -636,7 +637,7 @@ def cache_table(step: tuple[float, float, float], sizes: Sequence[float], rates:
         if faults is not None:
             row.append(explain.pages_words(faults[k]))  # as the prose words it
         body.append(row)
-    head = ["copy control at", "rate per rank, median (GB/s)", "middle half of the calls (GB/s)"]
+    head = [control, "rate per rank, median (GB/s)", "middle half of the calls (GB/s)"]
     if cpu_rates is not None:
         head.append("rate per CPU second, median (GB/s)")
     if faults is not None:
@@ -678,3 +679,22 @@ def ranks_rate_table(rate2: float, rate4: float, share2: float | None, share4: f
                                               if p is not None else "" for p in (0, None, 1, 2))])
     return markdown_table(["ranks", "busbw at the largest size (GB/s)", "share of the cores' time",
                            "busbw / share (GB/s)", "busbw / share² (GB/s)"], body)
+
+
+def grades_table(rows: Sequence[tuple[str, str, float, float]]):
+    """Markdown table of out-of-sample grades: per row the grade, the points held out, and the median miss of the
+    single lines and of the regime fits (fractions, shown in per cent); beside
+    :func:`commlib.experiments.lab.grades_short`."""
+    return markdown_table(["grade", "points held out", "single lines' median miss", "regime fits' median miss"],
+                          [[g, held, f"{100 * line:.0f} %", f"{100 * piece:.0f} %"] for g, held, line, piece in rows])
+
+
+def ranks_table(rows: Sequence[tuple[str, float, Sequence[float], float, float, float]], small: float, large: float):
+    """Markdown table of all-reduce on two and four ranks, one row per run (``rows``: label, the line's fitted
+    alpha (s), each sweep's alpha fitted alone (s), the line's median miss on its own points (fraction), the time
+    at ``small`` bytes (s) and the bus bandwidth at ``large`` bytes (bytes/s)); beside
+    :func:`commlib.lab.explain.ranks_busbw_sentence`."""
+    body = [[label, f"{1e6 * a:.1f}", " and ".join(explain.figures(1e6 * x) for x in sweeps), f"{100 * miss:.0f} %",
+             explain.time_text(t), f"{bw / 1e9:.2f}"] for label, a, sweeps, miss, t, bw in rows]
+    return markdown_table(["all-reduce", "α of the line (µs)", "each sweep alone (µs)", "line's median miss",
+                           f"time at {format_bytes(small)}", f"busbw at {format_bytes(large)} (GB/s)"], body)

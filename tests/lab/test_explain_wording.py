@@ -421,7 +421,10 @@ def test_a_page_share_that_jumps_and_stays_up_keeps_the_step():
 def test_the_reference_machine_and_your_run_are_told_from_their_data():
     words = explain.machine_words({"cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 16, "memory_bytes": 135e9,
                                    "load_average_before": 0.3, "date": "2026-11-26"}, "MPICH Version: 5.0.2")
-    assert words.startswith("a 16-core Intel Xeon server") and "idle" in words and "MPICH 5.0.2" in words
+    assert words.startswith("a 16-core cloud virtual machine (Intel Xeon)") and "idle" in words and "MPICH 5.0.2" in words
+    real = explain.machine_words({"cpu_model": "AMD EPYC 7763 64-Core Processor", "cpu_count": 16,
+                                  "memory_bytes": 135e9, "load_average_before": 0.3, "virtual": False})
+    assert real.startswith("a 16-core AMD EPYC 7763 64-Core server")
     busy = explain.machine_words({"cpu_model": "Some CPU", "cpu_count": 2, "load_average_before": 3.0})
     assert "not idle" in busy and "server" not in busy
     mine = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.33}, [6e-6, 0.04], [30e-6, 0.1],
