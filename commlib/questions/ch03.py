@@ -79,6 +79,31 @@ register(Question(
 ))
 
 
+#: The sparse exercise's embedding table: rows, values per row (fp32), rows each worker touches per step, and the
+#: bytes of the row index that travels with every pushed row.
+SPARSE = {"table_rows": 10_000_000, "width": 64, "touched": 10_000, "index_bytes": 8}
+_E25 = hardware.link("eth_25g").bandwidth
+
+
+def _sparse_push(touched: int, index_bytes: int = SPARSE["index_bytes"]) -> float:
+    return touched * (SPARSE["width"] * hardware.dtype_bytes("fp32") + index_bytes)
+
+
+register(Question(
+    "ch03.sparse_ps_ms",
+    lambda touched=SPARSE["touched"]: 1e3 * cost.ps_time(_sparse_push(touched), 8, _E25, servers=8), unit="ms",
+    givens=(Given("touched", (2_000, 5_000, 20_000, 40_000, 80_000), "{} rows touched per worker and step"),),
+    hints=((_is(lambda v: 1e3 * cost.allreduce_time(SPARSE["table_rows"] * SPARSE["width"] * hardware.dtype_bytes("fp32"),
+                                                    8, _E25, algorithm="ring")),
+            "That is the dense ring all-reduce of the whole table; the parameter server moves only the touched rows."),
+           (_is(lambda v: 1e3 * cost.ps_time(_sparse_push(v["touched"], 0), 8, _E25, servers=8), tol=0.01),
+            "Each pushed row also carries its 8-byte row index."),
+           (_ratio(2.0), "Full-duplex NICs, push and pull pipelined: a card sends and receives at once."),),
+    hint="A worker pushes rows x (64 x 4 B + 8 B) and pulls as much; with k = n servers each server card carries "
+         "the same bytes, so the round is that push over B (25 Gb/s = 3.125 GB/s).",
+))
+
+
 exercise_means(
     "ex-ps-predict-k",
     "# The chapter's calculator: parameter server against ring all-reduce.\n"

@@ -172,7 +172,7 @@ def volumes_figure(v):
     ``v`` is :func:`commlib.parameter_servers.simulate.server_and_ring_volumes` with ``nbytes = 1`` (n ranks, one of which
     holds the server: a colocated parameter server with one shard)."""
     p = v["processes"]
-    fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2)
+    fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2, sharey=True)   # one scale: the right server line is half as steep
     ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
              label="PS server, in + out: 2(n−1)M")
     ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
@@ -183,22 +183,29 @@ def volumes_figure(v):
     ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
              label="ring rank NIC: 2(n−1)M/n")
     ax2.set_title("Each way, on the busiest NIC", fontsize=10)
+    ax1.set_ylabel("bytes, in units of M (gradient size)")
     for ax in (ax1, ax2):
         ax.set_xlabel("ranks n (one of them holds the server)")
-        ax.set_ylabel("bytes, in units of M (gradient size)")
         ax.legend(loc="upper left", fontsize=8.5)
     fig.tight_layout()
     return fig
 
 
+#: The sharding figure's time axis stops at this multiple of the ring's time, so that the curves separate where the
+#: decision is made; the parameter server's points above it are marked at the top edge with their times.
+CLIP_RING_TIMES = 1.6
+
+
 def sharding_figure(c, title: str = ""):
     """Round time against the number of server machines k: PS apart, BytePS, colocated PS, ring.
 
-    ``c`` is :func:`commlib.parameter_servers.simulate.sharding_curves`."""
+    ``c`` is :func:`commlib.parameter_servers.simulate.sharding_curves`. Blue marks the all-reduces (dashed on the
+    workers' n cards, dotted on the same n + k cards). The time axis stops at :data:`CLIP_RING_TIMES` times the
+    ring's time where the parameter server's few-server points lie far above it; those are marked at the top edge."""
     ks, t_ps, kb, t_bp = c["k"], c["ps"], c["byteps_k"], c["byteps"]
     t_ring, t_col, k_star, n = c["ring"], c["colocated"], c["k_star"], c["n"]
     nbytes, bandwidth = c["nbytes"], c["bandwidth"]
-    fig, ax = figure(6.4, 3.8)
+    fig, ax = figure(7.2, 5.0)
     ax.plot(ks, 1e3 * t_ps, color=COLORS[3], marker=MARKERS[3], ms=4, lw=1.8, label="PS, k separate server machines")
     ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
             label="BytePS optimum, k CPU machines")
@@ -208,21 +215,29 @@ def sharding_figure(c, title: str = ""):
                 label="fastest all-reduce on the same n + k cards")
     # a colocated PS uses no server machine: it sits at k = 0, its n shards on the workers
     ax.plot([0], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[1], zorder=5,
-            label=f"PS colocated: n = {n} shards on the workers, no server machine (k = 0)")
+            label=f"PS colocated (k = 0): n = {n} shards on the workers")
     ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
     ax.annotate("k = n/2", (n / 2, 0), xytext=(3, 4), textcoords="offset points", fontsize=8.5)
     if k_star is not None and k_star <= ks[-1]:
         ax.annotate(f"PS wins from k = {k_star} (n + k cards)", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
                     textcoords="offset points", fontsize=9,
                     arrowprops=dict(arrowstyle="->", color=COLORS[7], lw=0.8))
-    ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
+    top = 1.08e3 * max(t_ps.max(), t_ring)
+    if top > 1e3 * CLIP_RING_TIMES * t_ring:
+        top = 1e3 * CLIP_RING_TIMES * t_ring
+        above = [(int(k), 1e3 * t) for k, t in zip(ks, t_ps) if 1e3 * t > top]
+        ax.plot([k for k, _ in above], [0.97 * top] * len(above), ls="none", marker="^", ms=7, color=COLORS[3],
+                zorder=6)
+        ax.annotate("▲ off the scale: " + "; ".join(f"k = {k}, {t:.0f} ms" for k, t in above), (0.4, 0.96),
+                    xycoords="axes fraction", fontsize=8.5, va="top", color=COLORS[7])
+    ax.set_ylim(0, top)
     ax.set_xlim(-0.5, ks[-1] + 0.5)
     ax.set_xlabel("server (CPU) machines k")
     ax.set_ylabel("time of one round (ms)")
     number, unit = format_rate(bandwidth, bits=True).split(" ", 1)
     rate = f"{number.rstrip('0').rstrip('.') if '.' in number else number} {unit}"   # 100 Gb/s, 2.5 Gb/s
     ax.set_title(title or f"M = {format_size(nbytes)}, n = {n} workers, {rate} per direction", fontsize=10)
-    ax.legend(loc="upper right", fontsize=8.5)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, fontsize=8.5, frameon=False)
     fig.tight_layout()
     return fig
 

@@ -175,3 +175,39 @@ def test_own_cards_sentence_says_a_near_tie_rather_than_hiding_it_behind_last(ps
     assert "comes last both times" in text
     assert ("near-tie" in text and "3 % behind the ring" in text) == near
     assert ("near-tie" in text) == near
+
+
+def test_fast_server_cards_lead_is_small_and_put_down_to_the_schedules_counted():
+    """With server cards 16 times the workers' the model shows the PS a little ahead of every all-reduce it counts on
+    the same cards; the sentence says so and names why (no schedule uses the fast cards as relay points), and the
+    lead vanishes when the server cards are only as fast as the workers'."""
+    from commlib import hardware
+    from commlib.experiments import claims
+    from commlib.experiments import parameter_servers as experiments
+
+    v = claims.run(claims.claim("ch03.ps_fast_server_cards"))
+    p, a = v.best["parameter server"].mean, v.best["all-reduce"].mean
+    assert v.winner == "parameter server" and 1.0 < a / p < 1.2
+    assert "a little ahead" in v.sentence and "relay points" in v.sentence and "not from a better schedule" in v.sentence
+    c, link = experiments.FAST_SERVER_CARDS, hardware.link(experiments.FAST_SERVER_CARDS["worker_link"])
+    ps_equal = ps.round_time(c["nbytes"], c["n"], link.bandwidth, servers=c["servers"], latency=link.latency,
+                             overhead=c["overhead"])
+    _, ar_equal = ps.best_allreduce_on_same_cards(c["nbytes"], c["n"], c["servers"], link.bandwidth,
+                                                  latency=link.latency, overhead=c["overhead"])
+    assert ar_equal < ps_equal
+
+
+@pytest.mark.parametrize("n", [4, 8, 16, 7])
+def test_byteps_with_one_cpu_machine_matches_the_ps_with_k_star_servers_for_even_n_only(n):
+    """n^2 + n - 2 = (n+2)(n-1): BytePS with k = 1 takes 2nM/((n+2)B), the PS's nM/(k*B) at k* = n/2 + 1; odd n differ."""
+    from commlib.experiments import parameter_servers as experiments
+
+    m, b = 1e9, 1e10
+    t_bp, k_star = ps.byteps_time(m, n, 1, b), ps.smallest_k_to_beat_ring(m, n, b)
+    t_ps = ps.ps_time(m, n, b, servers=k_star)
+    sentence = experiments.byteps_coincidence_sentence(m, n, b)
+    if n % 2 == 0:
+        assert k_star == n // 2 + 1 and t_bp == pytest.approx(t_ps) == pytest.approx(2 * n * m / ((n + 2) * b))
+        assert f"{1e3 * t_bp:.0f} ms" in sentence
+    else:
+        assert t_bp != pytest.approx(t_ps) and sentence == ""
