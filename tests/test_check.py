@@ -370,3 +370,21 @@ def test_a_count_is_checked_exactly_not_within_a_tolerance():
     for wrong in (crossover - 1, crossover + 1):
         assert not check("ch07.topk_crossover_n", wrong, percent=0.5).correct, wrong
     assert draw("ch07.topk_crossover_n", "s1")    # variants still drawn
+
+
+@pytest.mark.parametrize("n, mib", [(8, 64), (4, 16), (16, 128), (64, 256)])
+def test_the_pipelined_chain_exercise_names_each_slip_for_every_variant(n, mib):
+    """The best q with alpha halved is sqrt 2 times the best q at the book's alpha; q unchanged, q doubled, and q
+    halved or cut by sqrt 2 each get their own hint, for the book's numbers and for drawn ones."""
+    from commlib import hardware
+    from commlib.collectives.algorithms import chain
+    link = hardware.link("eth_25g")
+    givens = {} if (n, mib) == (8, 64) else {"n": n, "mib": mib}
+    before = chain.real_best_chunks(mib * 2**20, n, link.bandwidth, link.latency)
+    right = expected("ch01.chain_q_half_alpha", **givens)
+    assert right == pytest.approx(math.sqrt(2) * before)
+    assert check("ch01.chain_q_half_alpha", right, **givens).correct
+    for wrong, words in ((before, "chapter's start-up"), (2 * before, "does not double"), (before / 2, "grows"),
+                         (before / math.sqrt(2), "grows")):
+        result = check("ch01.chain_q_half_alpha", wrong, **givens)
+        assert not result.correct and words in result.message, (n, mib, result.message)

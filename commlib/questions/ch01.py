@@ -6,6 +6,7 @@ from .. import hardware
 from ..check import Given, Question, exercise_means, register
 from ..collectives import compare
 from ..collectives import simulate as collectives
+from ..collectives.algorithms import chain
 
 
 def _tree_steps(n: int) -> int:
@@ -63,6 +64,27 @@ register(Question(
             "That counts n gradients each way; the master neither sends to nor receives from itself: "
             "(n - 1) come in and (n - 1) go out."),),
     hint="The master's link carries 2(n - 1) M bytes, with M the gradient in bytes.",
+))
+
+
+def _chain_q_half_alpha(n: int = 8, mib: int = 64) -> float:
+    """The pipelined chain's best chunk count, as a real number, on ``n`` ranks reducing ``mib`` MiB over
+    25 Gb/s Ethernet with its start-up halved."""
+    link = hardware.link("eth_25g")
+    return chain.real_best_chunks(mib * 2**20, n, link.bandwidth, link.latency / 2)
+
+
+register(Question(
+    "ch01.chain_q_half_alpha", _chain_q_half_alpha, unit="chunks",
+    givens=(Given("n", (4, 16, 32, 64), "{} ranks"), Given("mib", (16, 32, 128, 256), "{} MiB")),
+    hints=((lambda given, right: abs(given / right - 2**-0.5) < 0.01,
+            "That is the best q at the chapter's start-up; halve alpha first."),
+           (lambda given, right: abs(given / right - 2**0.5) < 0.01,
+            "Halving alpha does not double the best q: q = sqrt((n - 2) M beta / alpha) grows with "
+            "1 / sqrt(alpha), so by a factor sqrt 2."),
+           (lambda given, right: any(abs(given / right - f) < 0.01 for f in (0.5, 2**-1.5)),
+            "The best q grows when alpha falls: a chunk's start-up is cheaper, so more, smaller chunks pay."),),
+    hint="The best q is sqrt((n - 2) M beta / alpha): halving alpha multiplies it by sqrt 2.",
 ))
 
 

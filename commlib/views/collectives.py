@@ -300,7 +300,7 @@ def algorithm_terms_table(n: int = 8):
             terms = cost.collective_terms(op, 1.0, n, name)
             body.append([op.replace("_", "-"), record.label, terms.steps, _b_text(terms.bytes, n)])
     return markdown_table(["collective", "algorithm", "start-ups a", "bytes b (times M)"], body,
-                          caption=f"T = a alpha + b beta on n = {n} ranks, from the calculator's cost records")
+                          caption=f"T = a alpha + b beta on n = {n} ranks, the start-ups and bytes the calculator counts")
 
 
 def rounding_table(runs: Sequence[RoundingRun]):
@@ -512,9 +512,9 @@ def pipeline_figure(sends: Sequence[PipelineSend], n: int, root: str = "root", t
         ax.add_patch(Rectangle((s.step - w / 2, y - h / 2), w, h, facecolor=_CHUNK_COLORS[k],
                                hatch=_CHUNK_HATCHES[(s.chunk // len(_CHUNK_COLORS) + k) % len(_CHUNK_HATCHES)],
                                edgecolor="black", lw=0.8, zorder=2))
-        label = ax.text(s.step, y + 0.1, str(s.chunk), ha="center", va="center", fontsize=11, fontweight="bold",
+        label = ax.text(s.step, y + 0.12, str(s.chunk), ha="center", va="center", fontsize=12, fontweight="bold",
                         zorder=3)
-        note = ax.text(s.step, y - 0.24, f"to {s.dst}", ha="center", va="center", fontsize=7, zorder=3)
+        note = ax.text(s.step, y - 0.22, f"to {s.dst}", ha="center", va="center", fontsize=9, zorder=3)
         for item in (label, note):
             item.set_bbox(dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.85))
     ax.set_xlim(-0.6, steps - 0.4)

@@ -356,6 +356,16 @@ def test_the_chains_tie_ratio_falls_to_its_limit_and_brackets_the_chapters_two_l
         ce.chain_tie_ratio(2)
 
 
+def test_the_chapters_closed_form_root_is_the_tie_ratio():
+    """Chapter 1's fold solves (1 + sqrt r)^2 = 2 log2 n / (n - 2) + 2 (n - 1) / n r for its larger root,
+    sqrt r = n / (n - 2) (1 + sqrt(2 (n - 1 - log2 n) / n)); it is chain_tie_ratio's r on every power of two."""
+    for n in [2**k for k in range(2, 21)]:
+        root = n / (n - 2) * (1 + math.sqrt(2 * (n - 1 - math.log2(n)) / n))
+        assert root**2 == pytest.approx(ce.chain_tie_ratio(n), rel=1e-12)
+        r = root**2
+        assert (1 + root) ** 2 == pytest.approx(2 * math.log2(n) / (n - 2) + 2 * (n - 1) / n * r, rel=1e-12)
+
+
 def test_the_masters_grid_holds_its_exact_optimum_and_powers_of_two_around_it():
     from commlib.collectives.algorithms import naive
 

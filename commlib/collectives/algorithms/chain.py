@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+from ...units import check_count
 from .base import ZERO, Algorithm, CostTerms, check_chunks
 
 
@@ -57,6 +58,20 @@ def pipelined_schedule(eng, n: int, length: int, chunks: int | None = None) -> N
         eng.run(transfers, "chain")
 
 
+def real_best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float = 0.0) -> float:
+    r"""The chunk count q, taken as a real number, at which the pipelined chain is fastest:
+    :math:`\sqrt{(n-2)M(\beta+\gamma)/\alpha}`, where its start-ups :math:`q\alpha` and the bytes its fill carries,
+    :math:`(n-2)M(\beta+\gamma)/q`, are equal (:func:`best_chunks` times the whole numbers around it).
+
+    >>> round(real_best_chunks(64 * 2**20, 8, 3.125e9, 1e-5), 1)
+    113.5
+    """
+    n = check_count("n", n, minimum=3)
+    if nbytes <= 0 or bandwidth <= 0 or latency <= 0:
+        raise ValueError("nbytes, bandwidth and latency must be positive")
+    return math.sqrt((n - 2) * nbytes * (1 / bandwidth + gamma) / latency)
+
+
 def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float = 0.0,
                 most: int = 4096) -> int:
     r"""The chunk count q (1 .. ``most``) that makes the pipelined chain fastest on this link.
@@ -72,7 +87,7 @@ def best_chunks(nbytes: float, n: int, bandwidth: float, latency: float, gamma: 
         return 1
     if latency <= 0:
         return most
-    star = math.sqrt((n - 2) * nbytes * (1 / bandwidth + gamma) / latency)
+    star = real_best_chunks(nbytes, n, bandwidth, latency, gamma)
     candidates = {max(1, min(most, q)) for q in (math.floor(star), math.ceil(star))}
 
     def seconds(q: int) -> float:
