@@ -800,13 +800,14 @@ def hierarchy_trend(hosts: tuple[int, ...] = HIER_HOSTS, per_host: int = 8, nbyt
 def hierarchy_low(trend: dict[int, dict[str, float]], within: float = 0.02) -> dict:
     """Where :func:`hierarchy_trend`'s time gain is lowest: ``{"hosts": h, "gain": g, "from": a, "to": b, "shape": s}``,
     ``h`` the host count run with the lowest gain, ``a`` to ``b`` the host counts around it whose gains are all within
-    ``within`` (a fraction) of that lowest one, and ``s`` the trend's shape in words ("dips and then grows again",
+    ``within`` (a fraction) of that lowest one, and ``s`` the trend's shape in words ("falls, levels off and then grows
+    again" where several host counts lie that near the lowest, "dips and then grows again" where it stands alone,
     "falls as hosts are added" or "grows as hosts are added").
 
     >>> low = hierarchy_low({2: {"gain": 1.6}, 8: {"gain": 1.09}, 12: {"gain": 1.077}, 16: {"gain": 1.083},
     ...                      32: {"gain": 1.15}}, within=0.01)
     >>> low["hosts"], low["from"], low["to"], low["shape"]
-    (12, 12, 16, 'dips and then grows again')
+    (12, 12, 16, 'falls, levels off and then grows again')
     >>> hierarchy_low({2: {"gain": 1.6}, 8: {"gain": 1.09}, 12: {"gain": 1.077}, 16: {"gain": 1.083}}, 0.02)["from"]
     8
     """
@@ -823,7 +824,9 @@ def hierarchy_low(trend: dict[int, dict[str, float]], within: float = 0.02) -> d
         a -= 1
     while b < len(hosts) - 1 and hosts[b + 1] in near:
         b += 1
-    shape = ("dips and then grows again" if low not in (hosts[0], hosts[-1])
+    interior = low not in (hosts[0], hosts[-1])
+    shape = ("falls, levels off and then grows again" if interior and hosts[a] < hosts[b]
+             else "dips and then grows again" if interior
              else "falls as hosts are added" if low == hosts[-1] else "grows as hosts are added")
     return {"hosts": low, "gain": trend[low]["gain"], "from": hosts[a], "to": hosts[b], "shape": shape}
 

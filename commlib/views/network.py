@@ -28,7 +28,7 @@ from ..units import check_count, format_size, format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, make_calculator, text, toggle
 from .plots import PALETTE, figure, style
-from .tables import markdown_table
+from .tables import folded, links_table, markdown_table
 
 __all__ = [
     "draw_topology",
@@ -38,6 +38,7 @@ __all__ = [
     "grid_figure",
     "gallery_figure",
     "ps_star_figure",
+    "links_overview",
     "ring_check_table",
     "sharing_table",
     "hierarchy_table",
@@ -266,6 +267,20 @@ def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
     _legend(fig, ax, g, norm, "MB on the link's busier direction (whole round)", fontsize=fontsize)
     fig.tight_layout()
     return fig
+
+
+#: The link presets the chapter's main table shows: the buses, socket link and networks its examples use, and one
+#: current generation of each kind; the rest of :data:`hardware.LINKS` sits in a closed box below it.
+OVERVIEW_LINKS = ("pcie3_x16", "pcie5_x16", "upi", "nvlink2", "nvlink4", "eth_100g", "ib_ndr")
+
+
+def links_overview(keys: Sequence[str] = OVERVIEW_LINKS):
+    """A short table of ``keys`` (no note on PCIe's counting), then every link preset, note and all, in a dropdown."""
+    from IPython.display import Markdown
+
+    short = links_table(keys, note=False, title=f"{len(keys)} of the {len(hardware.LINKS)} link presets")
+    full = folded(links_table(), f"All {len(hardware.LINKS)} link presets, and how the PCIe rows are counted")
+    return Markdown(f"{short.data}\n\n{full.data}")
 
 
 def ring_check_table(rows: Sequence[Mapping]):
