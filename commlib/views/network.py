@@ -34,6 +34,7 @@ __all__ = [
     "draw_topology",
     "topology_figure",
     "compare_figure",
+    "rings_figure",
     "steps_sweep",
     "grid_figure",
     "gallery_figure",
@@ -175,6 +176,50 @@ def compare_figure(panels: Sequence[tuple], width: float = 9.0, height: float = 
     return fig
 
 
+def rings_figure(g, rings: Sequence[Sequence], width: float = 8.0, height: float = 4.2, fontsize: float = 10):
+    """The distinct rings of ``rings`` (orders of ``g``'s nodes; a ring and its reverse count once), one panel each,
+    every ring's links drawn in a colour of its own and the other links dashed grey."""
+    distinct: list[tuple] = []
+    seen: list[frozenset] = []
+    for order in rings:
+        hops = frozenset(frozenset(h) for h in zip(order, (*order[1:], order[0])))
+        if hops not in seen:
+            seen.append(hops)
+            distinct.append(tuple(order))
+    if not distinct:
+        raise ValueError("rings must hold at least one ring")
+    colours = [PALETTE["orange"], PALETTE["purple"], PALETTE["vermillion"], PALETTE["sky"]]
+    style()
+    fig, axes = plt.subplots(1, len(distinct), figsize=(width, height))
+    axes = [axes] if len(distinct) == 1 else list(axes)
+    handles = []
+    for j, (ax, order, hops) in enumerate(zip(axes, distinct, seen)):
+        colour = colours[j % len(colours)]
+        loads = {(u, v): 1 for u, v, _ in topology.links_of(g) if frozenset((u, v)) in hops}
+        draw_topology(ax, g, loads=loads, vmax=1, cmap=mpl.colors.ListedColormap([colour]), node_size=380,
+                      fontsize=fontsize - 1, title_size=fontsize + 1,
+                      title=f"ring {j + 1}: " + " ".join(map(str, order[:4])) + " ...")
+        handles.append(Line2D([], [], color=colour, lw=3.2, label=f"ring {j + 1}'s links"))
+    handles += [h for h in _handles([g]) if h.get_label() != "idle link"]
+    handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="a link of another ring"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=fontsize - 1, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def _three_figures(nbytes: int) -> str:
+    """A flow's bytes to three significant figures, so that a chunk cut to whole elements reads as the share it is.
+
+    >>> _three_figures(999_936), _three_figures(499_968), _three_figures(2 * 10**6)
+    ('1.00 MB', '500 kB', '2.00 MB')
+    """
+    rounded = float(f"{nbytes:.3g}")
+    scale = next((f for f in (1e12, 1e9, 1e6, 1e3) if rounded >= f), 1.0)
+    if scale == 1.0:                    # whole bytes
+        return format_size(rounded, digits=0)
+    return format_size(rounded, digits=max(0, 2 - int(np.floor(np.log10(rounded / scale)))))
+
+
 def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
     """A scrubber over the steps of a mapped collective: each frame colours the links by that step's flows,
     and its title gives the step's time, the bytes of its slowest flow and how many flows share its
@@ -190,7 +235,7 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
             loads[key] = max(loads.get(key, 0), k)
         fig, ax = figure(6.4, 4.2)
         busiest = max(s.link_flows.values(), default=0)
-        what = (f"\n{format_size(s.slowest.nbytes)} a flow, {busiest} flow{'s' if busiest != 1 else ''} "
+        what = (f"\n{_three_figures(s.slowest.nbytes)} a flow, {busiest} flow{'s' if busiest != 1 else ''} "
                 "on the busiest link direction" if s.slowest is not None else "")
         norm = draw_topology(ax, g, loads=loads, vmax=max(top, 2), cmap=FLOWS_CMAP,
                              title=f"{title} step {step}: {format_time(s.time)}{what}")
