@@ -35,6 +35,7 @@ __all__ = [
     "topology_figure",
     "compare_figure",
     "rings_figure",
+    "max_min_figure",
     "steps_sweep",
     "grid_figure",
     "gallery_figure",
@@ -204,6 +205,38 @@ def rings_figure(g, rings: Sequence[Sequence], width: float = 8.0, height: float
     handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="a link of another ring"))
     fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=fontsize - 1, frameon=False)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def max_min_figure(paths: Mapping[str, Sequence[tuple]], capacity: Mapping[tuple, float],
+                   names: Mapping[tuple, str] | None = None, width: float = 6.4, height: float = 2.8):
+    """Flows on a line of links (``paths``: each flow's links as ``(u, v)`` pairs of consecutive node numbers), one
+    arrow a flow over the links it crosses, labelled with its max-min rate (:func:`topology.max_min_rates`) in GB/s
+    and the full link that holds it back. ``names`` names the links (default ``"link u → v"``)."""
+    rates = topology.max_min_rates(paths, capacity)
+    names = {e: f"link {e[0]} → {e[1]}" for e in capacity} | dict(names or {})
+    nodes = sorted({v for p in paths.values() for e in p for v in e})
+    fig, ax = figure(width, height)
+    for (u, v), cap in capacity.items():
+        ax.plot([u, v], [0, 0], color="#BBBBBB", lw=10, solid_capstyle="butt", zorder=1)
+        ax.annotate(f"{names[u, v]}: {cap / 1e9:g} GB/s", ((u + v) / 2, -0.2), ha="center", va="top", fontsize=9)
+    ax.scatter(nodes, [0] * len(nodes), s=260, c=PALETTE["blue"], edgecolors="black", zorder=3)
+    for v in nodes:
+        ax.annotate(str(v), (v, 0), ha="center", va="center", color="white", fontsize=9, zorder=4)
+    colours = [PALETTE[k] for k in ("orange", "vermillion", "purple", "green", "sky", "black")]
+    for j, (name, path) in enumerate(paths.items()):
+        rate = rates[name][0]
+        start, end = min(u for u, _ in path), max(v for _, v in path)
+        y = 0.35 + 0.32 * j
+        colour = colours[j % len(colours)]
+        ax.annotate("", xy=(end - 0.06, y), xytext=(start + 0.06, y),
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.4})
+        full = [e for e in path if sum(rates[f][0] for f, q in paths.items() if e in q) >= capacity[e] * (1 - 1e-9)]
+        held = f", held by {names[full[0]]}" if full else ""
+        ax.annotate(f"{name}: {rate / 1e9:.2f} GB/s{held}", (end + 0.08, y), va="center", fontsize=9, color="black")
+    ax.set_xlim(min(nodes) - 0.3, max(nodes) + 1.6)
+    ax.set_ylim(-0.5, 0.35 + 0.32 * len(paths))
+    ax.axis("off")
     return fig
 
 
