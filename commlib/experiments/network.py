@@ -336,10 +336,10 @@ def _best_algorithm_claim(key: str, nbytes: int) -> claims.Claim:
             each = (f"{torus.mean:.1f} µs on the torus ({torus.config['algorithm']}) against {mesh.mean:.1f} µs on the "
                     f"mesh ({mesh.config['algorithm']})")
         if v.tied:
-            return f"each grid at its best all-reduce, rings or two-dimensional, for {mib} the grids tie: {each}"
+            return f"with each grid at its best all-reduce, rings or two-dimensional, and {mib}, the grids tie: {each}"
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"each grid at its best all-reduce, rings or two-dimensional, for {mib} the {v.winner.split()[-1]} is "
-                f"{r.mean / w.mean:.2f} times faster: {each}")
+        return (f"with each grid at its best all-reduce, rings or two-dimensional, and {mib}, the "
+                f"{v.winner.split()[-1]} is {r.mean / w.mean:.2f} times faster: {each}")
 
     def headline(v: claims.Verdict) -> str:
         mib = f"{v.claim.shared['nbytes'] / 2**20:g} MiB per rank"
@@ -486,8 +486,8 @@ def _rows(small: bool = False) -> claims.Claim:
 
     def headline(v: claims.Verdict) -> str:
         t, ring, chain = v.best["torus row"], v.best["mesh row, rings"], v.best["mesh row, pipelined chain"]
-        return (f"with ring algorithms on both the torus row is {ring.mean / t.mean:.1f} times faster; against a "
-                f"pipelined chain on the mesh row, {chain.mean / t.mean:.1f} times")
+        return (f"with ring algorithms on both rows, the torus row is {ring.mean / t.mean:.1f} times faster; against "
+                f"the mesh row's pipelined chain, {chain.mean / t.mean:.1f} times")
     return claims.Claim(
         "ch06.row_rings", "For an all-reduce along one row of a 4 x 4 grid, is the torus faster than the mesh, each "
                           "with its best algorithm?",
