@@ -336,10 +336,10 @@ def _best_algorithm_claim(key: str, nbytes: int) -> claims.Claim:
             each = (f"{torus.mean:.1f} µs on the torus ({torus.config['algorithm']}) against {mesh.mean:.1f} µs on the "
                     f"mesh ({mesh.config['algorithm']})")
         if v.tied:
-            return f"each grid at its best all-reduce, rings or two-dimensional, for {mib} the grids tie: {each}"
+            return f"with each grid at its best all-reduce, rings or two-dimensional, and {mib}, the grids tie: {each}"
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"each grid at its best all-reduce, rings or two-dimensional, for {mib} the {v.winner.split()[-1]} is "
-                f"{r.mean / w.mean:.2f} times faster: {each}")
+        return (f"with each grid at its best all-reduce, rings or two-dimensional, and {mib}, the "
+                f"{v.winner.split()[-1]} is {r.mean / w.mean:.2f} times faster: {each}")
 
     def headline(v: claims.Verdict) -> str:
         mib = f"{v.claim.shared['nbytes'] / 2**20:g} MiB per rank"
@@ -486,8 +486,8 @@ def _rows(small: bool = False) -> claims.Claim:
 
     def headline(v: claims.Verdict) -> str:
         t, ring, chain = v.best["torus row"], v.best["mesh row, rings"], v.best["mesh row, pipelined chain"]
-        return (f"with ring algorithms on both the torus row is {ring.mean / t.mean:.1f} times faster; against a "
-                f"pipelined chain on the mesh row, {chain.mean / t.mean:.1f} times")
+        return (f"with ring algorithms on both rows, the torus row is {ring.mean / t.mean:.1f} times faster; against "
+                f"the mesh row's pipelined chain, {chain.mean / t.mean:.1f} times")
     return claims.Claim(
         "ch06.row_rings", "For an all-reduce along one row of a 4 x 4 grid, is the torus faster than the mesh, each "
                           "with its best algorithm?",
@@ -800,13 +800,14 @@ def hierarchy_trend(hosts: tuple[int, ...] = HIER_HOSTS, per_host: int = 8, nbyt
 def hierarchy_low(trend: dict[int, dict[str, float]], within: float = 0.02) -> dict:
     """Where :func:`hierarchy_trend`'s time gain is lowest: ``{"hosts": h, "gain": g, "from": a, "to": b, "shape": s}``,
     ``h`` the host count run with the lowest gain, ``a`` to ``b`` the host counts around it whose gains are all within
-    ``within`` (a fraction) of that lowest one, and ``s`` the trend's shape in words ("dips and then grows again",
+    ``within`` (a fraction) of that lowest one, and ``s`` the trend's shape in words ("falls, levels off and then grows
+    again" where several host counts lie that near the lowest, "dips and then grows again" where it stands alone,
     "falls as hosts are added" or "grows as hosts are added").
 
     >>> low = hierarchy_low({2: {"gain": 1.6}, 8: {"gain": 1.09}, 12: {"gain": 1.077}, 16: {"gain": 1.083},
     ...                      32: {"gain": 1.15}}, within=0.01)
     >>> low["hosts"], low["from"], low["to"], low["shape"]
-    (12, 12, 16, 'dips and then grows again')
+    (12, 12, 16, 'falls, levels off and then grows again')
     >>> hierarchy_low({2: {"gain": 1.6}, 8: {"gain": 1.09}, 12: {"gain": 1.077}, 16: {"gain": 1.083}}, 0.02)["from"]
     8
     """
@@ -823,7 +824,9 @@ def hierarchy_low(trend: dict[int, dict[str, float]], within: float = 0.02) -> d
         a -= 1
     while b < len(hosts) - 1 and hosts[b + 1] in near:
         b += 1
-    shape = ("dips and then grows again" if low not in (hosts[0], hosts[-1])
+    interior = low not in (hosts[0], hosts[-1])
+    shape = ("falls, levels off and then grows again" if interior and hosts[a] < hosts[b]
+             else "dips and then grows again" if interior
              else "falls as hosts are added" if low == hosts[-1] else "grows as hosts are added")
     return {"hosts": low, "gain": trend[low]["gain"], "from": hosts[a], "to": hosts[b], "shape": shape}
 

@@ -28,16 +28,19 @@ from ..units import check_count, format_size, format_time
 from .animation import sweep_html
 from .calculator import Calculator, dropdown, make_calculator, text, toggle
 from .plots import PALETTE, figure, style
-from .tables import markdown_table
+from .tables import folded, links_table, markdown_table
 
 __all__ = [
     "draw_topology",
     "topology_figure",
     "compare_figure",
+    "rings_figure",
+    "max_min_figure",
     "steps_sweep",
     "grid_figure",
     "gallery_figure",
     "ps_star_figure",
+    "links_overview",
     "ring_check_table",
     "sharing_table",
     "hierarchy_table",
@@ -174,6 +177,82 @@ def compare_figure(panels: Sequence[tuple], width: float = 9.0, height: float = 
     return fig
 
 
+def rings_figure(g, rings: Sequence[Sequence], width: float = 8.0, height: float = 4.2, fontsize: float = 10):
+    """The distinct rings of ``rings`` (orders of ``g``'s nodes; a ring and its reverse count once), one panel each,
+    every ring's links drawn in a colour of its own and the other links dashed grey."""
+    distinct: list[tuple] = []
+    seen: list[frozenset] = []
+    for order in rings:
+        hops = frozenset(frozenset(h) for h in zip(order, (*order[1:], order[0])))
+        if hops not in seen:
+            seen.append(hops)
+            distinct.append(tuple(order))
+    if not distinct:
+        raise ValueError("rings must hold at least one ring")
+    colours = [PALETTE["orange"], PALETTE["purple"], PALETTE["vermillion"], PALETTE["sky"]]
+    style()
+    fig, axes = plt.subplots(1, len(distinct), figsize=(width, height))
+    axes = [axes] if len(distinct) == 1 else list(axes)
+    handles = []
+    for j, (ax, order, hops) in enumerate(zip(axes, distinct, seen)):
+        colour = colours[j % len(colours)]
+        loads = {(u, v): 1 for u, v, _ in topology.links_of(g) if frozenset((u, v)) in hops}
+        draw_topology(ax, g, loads=loads, vmax=1, cmap=mpl.colors.ListedColormap([colour]), node_size=380,
+                      fontsize=fontsize - 1, title_size=fontsize + 1,
+                      title=f"ring {j + 1}: " + " ".join(map(str, order[:4])) + " ...")
+        handles.append(Line2D([], [], color=colour, lw=3.2, label=f"ring {j + 1}'s links"))
+    handles += [h for h in _handles([g]) if h.get_label() != "idle link"]
+    handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="a link of another ring"))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=fontsize - 1, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def max_min_figure(paths: Mapping[str, Sequence[tuple]], capacity: Mapping[tuple, float],
+                   names: Mapping[tuple, str] | None = None, width: float = 6.4, height: float = 2.8):
+    """Flows on a line of links (``paths``: each flow's links as ``(u, v)`` pairs of consecutive node numbers), one
+    arrow a flow over the links it crosses, labelled with its max-min rate (:func:`topology.max_min_rates`) in GB/s
+    and the full link that holds it back. ``names`` names the links (default ``"link u → v"``)."""
+    rates = topology.max_min_rates(paths, capacity)
+    names = {e: f"link {e[0]} → {e[1]}" for e in capacity} | dict(names or {})
+    nodes = sorted({v for p in paths.values() for e in p for v in e})
+    fig, ax = figure(width, height)
+    for (u, v), cap in capacity.items():
+        ax.plot([u, v], [0, 0], color="#BBBBBB", lw=10, solid_capstyle="butt", zorder=1)
+        ax.annotate(f"{names[u, v]}: {cap / 1e9:g} GB/s", ((u + v) / 2, -0.2), ha="center", va="top", fontsize=9)
+    ax.scatter(nodes, [0] * len(nodes), s=260, c=PALETTE["blue"], edgecolors="black", zorder=3)
+    for v in nodes:
+        ax.annotate(str(v), (v, 0), ha="center", va="center", color="white", fontsize=9, zorder=4)
+    colours = [PALETTE[k] for k in ("orange", "vermillion", "purple", "green", "sky", "black")]
+    for j, (name, path) in enumerate(paths.items()):
+        rate = rates[name][0]
+        start, end = min(u for u, _ in path), max(v for _, v in path)
+        y = 0.35 + 0.32 * j
+        colour = colours[j % len(colours)]
+        ax.annotate("", xy=(end - 0.06, y), xytext=(start + 0.06, y),
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 2.4})
+        full = [e for e in path if sum(rates[f][0] for f, q in paths.items() if e in q) >= capacity[e] * (1 - 1e-9)]
+        held = f", held by {names[full[0]]}" if full else ""
+        ax.annotate(f"{name}: {rate / 1e9:.2f} GB/s{held}", (end + 0.08, y), va="center", fontsize=9, color="black")
+    ax.set_xlim(min(nodes) - 0.3, max(nodes) + 1.6)
+    ax.set_ylim(-0.5, 0.35 + 0.32 * len(paths))
+    ax.axis("off")
+    return fig
+
+
+def _three_figures(nbytes: int) -> str:
+    """A flow's bytes to three significant figures, so that a chunk cut to whole elements reads as the share it is.
+
+    >>> _three_figures(999_936), _three_figures(499_968), _three_figures(2 * 10**6)
+    ('1.00 MB', '500 kB', '2.00 MB')
+    """
+    rounded = float(f"{nbytes:.3g}")
+    scale = next((f for f in (1e12, 1e9, 1e6, 1e3) if rounded >= f), 1.0)
+    if scale == 1.0:                    # whole bytes
+        return format_size(rounded, digits=0)
+    return format_size(rounded, digits=max(0, 2 - int(np.floor(np.log10(rounded / scale)))))
+
+
 def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
     """A scrubber over the steps of a mapped collective: each frame colours the links by that step's flows,
     and its title gives the step's time, the bytes of its slowest flow and how many flows share its
@@ -189,7 +268,7 @@ def steps_sweep(g, mapped: topology.Mapped, title: str = "", alt: str = ""):
             loads[key] = max(loads.get(key, 0), k)
         fig, ax = figure(6.4, 4.2)
         busiest = max(s.link_flows.values(), default=0)
-        what = (f"\n{format_size(s.slowest.nbytes)} a flow, {busiest} flow{'s' if busiest != 1 else ''} "
+        what = (f"\n{_three_figures(s.slowest.nbytes)} a flow, {busiest} flow{'s' if busiest != 1 else ''} "
                 "on the busiest link direction" if s.slowest is not None else "")
         norm = draw_topology(ax, g, loads=loads, vmax=max(top, 2), cmap=FLOWS_CMAP,
                              title=f"{title} step {step}: {format_time(s.time)}{what}")
@@ -266,6 +345,20 @@ def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
     _legend(fig, ax, g, norm, "MB on the link's busier direction (whole round)", fontsize=fontsize)
     fig.tight_layout()
     return fig
+
+
+#: The link presets the chapter's main table shows: the buses, socket link and networks its examples use, and one
+#: current generation of each kind; the rest of :data:`hardware.LINKS` sits in a closed box below it.
+OVERVIEW_LINKS = ("pcie3_x16", "pcie5_x16", "upi", "nvlink2", "nvlink4", "eth_100g", "ib_ndr")
+
+
+def links_overview(keys: Sequence[str] = OVERVIEW_LINKS):
+    """A short table of ``keys`` (no note on PCIe's counting), then every link preset, note and all, in a dropdown."""
+    from IPython.display import Markdown
+
+    short = links_table(keys, note=False, title=f"{len(keys)} of the {len(hardware.LINKS)} link presets")
+    full = folded(links_table(), f"All {len(hardware.LINKS)} link presets, and how the PCIe rows are counted")
+    return Markdown(f"{short.data}\n\n{full.data}")
 
 
 def ring_check_table(rows: Sequence[Mapping]):

@@ -9,7 +9,7 @@ from IPython.display import Markdown
 from .. import hardware
 from ..units import parse_rate, to_unit
 
-__all__ = ["markdown_table", "links_table", "models_table", "rates_table"]
+__all__ = ["markdown_table", "folded", "links_table", "models_table", "rates_table"]
 
 
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], caption: str = "") -> Markdown:
@@ -25,13 +25,22 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]], cap
     return Markdown("\n".join(lines))
 
 
+def folded(table: Markdown, title: str) -> Markdown:
+    """``table`` inside a closed dropdown box titled ``title`` (MyST; the page opens it on a click)."""
+    return Markdown(f"````{{admonition}} {title}\n:class: dropdown\n\n{table.data}\n````")
+
+
 def _number(value: float) -> str:
     """Four significant figures below a thousand, whole numbers with separators above: one unit per column."""
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
-def links_table(keys: Sequence[str] | None = None) -> Markdown:
-    """Link presets: vendor figure next to one-direction bandwidth in GB/s and Gb/s, latency in µs."""
+def links_table(keys: Sequence[str] | None = None, *, note: bool = True, title: str = "Link presets") -> Markdown:
+    """Link presets: vendor figure next to one-direction bandwidth in GB/s and Gb/s, latency in µs.
+
+    ``title`` opens the caption; ``note=False`` leaves out the caption's note on how PCIe rows are counted (for a short
+    table whose full version, note and all, is shown elsewhere on the page).
+    """
     keys = list(hardware.LINKS) if keys is None else list(keys)
     rows = []
     for key in keys:
@@ -41,8 +50,8 @@ def links_table(keys: Sequence[str] | None = None) -> Markdown:
                      f"{item.source} {{cite}}`{item.citation}`", item.date])
     headers = ["link", "vendor figure", "per direction (GB/s)", "per direction (Gb/s)", "typical latency (µs)",
                "source", "dated"]
-    caption = f"Link presets, as of {hardware.AS_OF}"
-    if any(key.startswith("pcie") for key in keys):
+    caption = f"{title}, as of {hardware.AS_OF}"
+    if note and any(key.startswith("pcie") for key in keys):
         caption += f". PCIe rows: {hardware.PCIE_CONVENTION[0].lower()}{hardware.PCIE_CONVENTION[1:]}"
         derived = [hardware.link(key).name for key in keys if "raw per direction" in hardware.link(key).vendor_figure]
         if derived:   # PCI-SIG specifies the transfer rate and line code; the raw rate in brackets is worked from them

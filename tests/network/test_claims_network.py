@@ -462,8 +462,9 @@ def test_hierarchy_low_places_the_least_gain_and_its_neighbours():
     from commlib.experiments import network as runs
     trend = {h: {"gain": g} for h, g in {2: 1.65, 4: 1.2, 8: 1.09, 12: 1.077, 16: 1.083, 24: 1.11, 32: 1.15}.items()}
     low = runs.hierarchy_low(trend, 0.02)
-    assert (low["hosts"], low["from"], low["to"], low["shape"]) == (12, 8, 16, "dips and then grows again")
+    assert (low["hosts"], low["from"], low["to"], low["shape"]) == (12, 8, 16, "falls, levels off and then grows again")
     assert runs.hierarchy_low(trend, 0.0)["from"] == runs.hierarchy_low(trend, 0.0)["to"] == 12
+    assert runs.hierarchy_low(trend, 0.0)["shape"] == "dips and then grows again"
     falling = {h: {"gain": 2.0 / h} for h in (2, 4, 8)}
     assert runs.hierarchy_low(falling)["shape"] == "falls as hosts are added"
     assert runs.hierarchy_low({2: {"gain": 1.0}, 4: {"gain": 1.5}})["shape"] == "grows as hosts are added"

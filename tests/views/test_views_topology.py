@@ -238,3 +238,37 @@ def test_placement_calculator_compute_takes_exactly_its_controls():
     for calc in (tview.placement_calculator(), tview.placement_calculator(placement.example_cluster(slots=2))):
         assert list(inspect.signature(calc.compute).parameters) == list(calc.controls)
     assert calc.compute is not network_calculators.placement_results          # the custom cluster is bound, not a control
+
+
+def test_rings_figure_draws_each_distinct_ring_once_in_its_own_colour():
+    from commlib.experiments import network as runs
+    torus = topology.torus2d(4, 4, "nvlink2")
+    rings = runs.covering_rings("torus", 4, 4)          # two rings, each with its reverse
+    fig = tview.rings_figure(torus, rings)
+    assert len(fig.axes) == 2
+    solid = [{tuple(line.get_color()) if not isinstance(line.get_color(), str) else line.get_color()
+              for line in ax.lines if line.get_linestyle() == "-"} for ax in fig.axes]
+    assert all(len(colours) == 1 for colours in solid) and solid[0] != solid[1]
+    with pytest.raises(ValueError):
+        tview.rings_figure(torus, [])
+
+
+def test_max_min_figure_labels_each_flow_with_its_rate_and_holding_link():
+    link1, link2 = (0, 1), (1, 2)
+    paths = {"A": [link1, link2], "B": [link1], "C": [link1], "D": [link2]}
+    fig = tview.max_min_figure(paths, {link1: 1e9, link2: 1e9}, names={link1: "link 1", link2: "link 2"})
+    texts = {t.get_text() for t in fig.axes[0].texts}
+    assert "A: 0.33 GB/s, held by link 1" in texts and "D: 0.67 GB/s, held by link 2" in texts
+
+
+def test_the_scrubber_gives_a_chunk_cut_to_whole_elements_as_its_share():
+    assert tview._three_figures(999_936) == "1.00 MB"
+    assert tview._three_figures(124_992) == "125 kB"
+    assert tview._three_figures(12) == "12 B"
+
+
+def test_links_overview_folds_all_presets_and_the_pcie_note_into_a_dropdown():
+    text = tview.links_overview().data
+    short, full = text.split("````{admonition}", 1)
+    assert short.count("\n| ") == len(tview.OVERVIEW_LINKS) + 2 and "PCIe rows" not in short   # header, rule, rows
+    assert full.count("\n| ") == len(hardware.LINKS) + 2 and "PCIe rows" in full and ":class: dropdown" in full
