@@ -9,8 +9,8 @@ website too, sees one clean result next to their own. :func:`run` returns a dict
 ``four``   the same on 4 ranks on those same two cores (oversubscribed on purpose);
 ``pair4``  the point-to-point ring and halving-doubling all-reduce on those 4 ranks, timed in turns;
 ``free4``  4 ranks with a core each, or None where the lab may use fewer than 4 cores;
-``gloo``   PyTorch's gloo all-reduce on 2 processes bound to the same two cores as ``two``, or None without
-           PyTorch.
+``gloo``   PyTorch's gloo all-reduce on 2 processes that share the same two cores as ``two`` (all their
+           threads; gloo runs helper threads), or None without PyTorch.
 """
 
 from __future__ import annotations

@@ -47,11 +47,13 @@ def _worker(sizes: Sequence[int], warmup: int, repeats: int, out: str, cpus: Seq
     import torch
     import torch.distributed as dist
 
-    rank_env = int(os.environ.get("RANK", "0"))
     core = None
-    if cpus and hasattr(os, "sched_setaffinity"):   # one core per rank, as the MPI ranks are bound (runner.measure)
-        core = cpus[rank_env % len(cpus)]
-        os.sched_setaffinity(0, {core})
+    if cpus and hasattr(os, "sched_setaffinity"):
+        # The MPI ranks' cores, shared by the whole process: gloo runs helper threads (its TCP loop) beside the
+        # calling thread, and binding all of them to one core each would make them queue for it, a handicap the
+        # single-threaded MPI ranks do not have. Both libraries get the same cores; gloo spreads over them itself.
+        core = sorted(set(cpus))
+        os.sched_setaffinity(0, set(cpus))
         torch.set_num_threads(1)
     dist.init_process_group("gloo")
     rank, n = dist.get_rank(), dist.get_world_size()
@@ -91,8 +93,9 @@ def run(n: int = 2, sizes: Sequence[int] = (2**12, 2**16, 2**20, 2**24), warmup:
         timeout: float = 120.0, cpus: Sequence[int] | None = None) -> dict | None:
     """Time gloo all-reduce on ``n`` local processes; the JSON dict, or None without PyTorch.
 
-    ``cpus``: bind rank r to core ``cpus[r % len(cpus)]`` (one thread each), as :func:`commlib.lab.runner.measure`
-    binds the MPI ranks, so the two libraries run on the same cores; the JSON's ``rank_cores`` says where each ran.
+    ``cpus``: run every rank, with all its threads, on these cores (the cores :func:`commlib.lab.runner.measure`
+    gave the MPI ranks), so the two libraries use the same hardware; the JSON's ``rank_cores`` says where each
+    rank might run. One core each would crowd gloo's helper threads onto its rank's core.
 
     Raises RuntimeError if PyTorch is there but the run fails or times out.
     """
