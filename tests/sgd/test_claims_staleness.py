@@ -411,6 +411,8 @@ def test_carry_c_words_say_when_tuning_with_16_learners_cannot_tell_the_c_that_c
     mixed = {0.1: (at16, b(0.570, 0.571, 0.572)), 10.0: (at16, b(0.600, 0.601, 0.602))}
     words = staleness.carry_c_words(v, mixed)
     assert "every C from 0.1 to 10 ends level" in words and "cannot tell" in words
+    assert "the rule ends -0.03" in words and "nats from the carried constant rate with C = 0.1" in words
+    assert "ends level with the carried constant rate with C = 10" in words
     both = {0.1: (at16, b(0.570, 0.571, 0.572)), 10.0: (at16, b(0.580, 0.581, 0.582))}
     assert "any of them carries" in staleness.carry_c_words(v, both)
 
@@ -418,3 +420,5 @@ def test_carry_c_words_say_when_tuning_with_16_learners_cannot_tell_the_c_that_c
 def test_momentum_row_names_each_number_of_learners():
     words = staleness.momentum_row_words(0.01, {16: "a", 4: "b", 256: "c"})
     assert words == "at 0.01, asynchronous SGD minus one learner is b with 4 learners, a with 16 and c with 256"
+    words = staleness.momentum_row_words(0.01, {16: "level", 4: "level", 256: "c"})
+    assert words.endswith("c with 256 learners, and level with one learner with 4 and 16")
