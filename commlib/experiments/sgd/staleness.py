@@ -1121,9 +1121,14 @@ def half_step_up(rate: float, grid) -> float:
 
 
 def _rate_range(low: float, high: float) -> str:
-    """``"low"`` or ``"about low-high"``, each to one significant figure."""
-    a, b = _one_figure(low), _one_figure(high)
-    return a if a == b else f"about {a}–{b}"
+    """``"low"`` (as tried) or ``"about low–high"``, ``high`` to one significant figure: ``low`` alone where ``high``
+    lies within 15 % of it (or rounds to no more than it).
+
+    >>> _rate_range(0.02, 0.0316), _rate_range(0.025, 0.0274), _rate_range(0.05, 0.05)
+    ('about 0.02–0.03', '0.025', '0.05')
+    """
+    b = _one_figure(high)
+    return f"{low:g}" if high <= 1.15 * low or float(b) <= low else f"about {low:g}–{b}"
 
 
 def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], sharpness: float,
