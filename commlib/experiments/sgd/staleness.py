@@ -97,6 +97,12 @@ __all__ = [
     "levels_at",
     "rate_shift",
     "momentum_words",
+    "momentum_gaps",
+    "momentum_row_words",
+    "half_step_up",
+    "CARRY_CS",
+    "carry_c_levels",
+    "carry_c_words",
     "lr_rows",
     "carry_cap_shares",
     "carry_cap_phrase",
@@ -1059,16 +1065,19 @@ def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2
     return out
 
 
-# --------------------------------------------------------------------------- Gupta et al.'s rule, as they meant it
+# --------------------------------------------------------------------------- Gupta et al.'s rule, with a fixed batch per learner
 
 #: Synchronous SGD's rates for Gupta et al.'s rule: the claims' grid, 10 and 20, so that its best with 64 and 256
-#: learners (whose total batch, and with it the best synchronous rate, grows with the learners) lies inside.
-SYNC_RATES: tuple[float, ...] = grids.RATES + (10.0, 20.0)
+#: learners (whose total batch, and with it the best synchronous rate, grows with the learners) lies inside, and
+#: 0.3, 0.7, 3, 4 and 7 between the grid's steps around each best, so that the rate Gupta et al. divide is tuned as
+#: finely as the asynchronous rate it is compared with (the grid's steps of 2 to 2.5 had handed it losses and wins).
+SYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.3, 0.7, 3.0, 4.0, 7.0, 10.0, 20.0)))
 #: The numbers of learners Gupta et al.'s rule is tried with: one claim each.
 GUPTA_WORKERS: tuple[int, ...] = (4, 16, 64, 256)
-#: The constant rates the asynchronous run is tuned over against Gupta et al.'s rule: the claims' grid and 0.07, so
-#: that the grid's step from 0.05 to 0.1 does not hand the rule (0.0667 with 4 learners) a win the grid made.
-GUPTA_ASYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.07,)))
+#: The constant rates the asynchronous run is tuned over against Gupta et al.'s rule: the claims' grid, 0.07, 0.025
+#: and 0.03, so that the grid's steps from 0.02 to 0.05 and from 0.05 to 0.1 do not hand the rule (0.0667 with 4
+#: learners, 0.0275 with 256) a win the grid made: the rival is tuned as finely as the rate the rule divides.
+GUPTA_ASYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.025, 0.03, 0.07)))
 GUPTA = "Gupta et al.: synchronous rate / mean staleness"
 TUNED = "constant rate tuned"
 SYNC = "fully synchronous SGD"
@@ -1100,7 +1109,30 @@ def _one_figure(x: float) -> str:
     return f"{float(f'{x:.1g}'):g}"
 
 
-def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], sharpness: float) -> dict:
+def half_step_up(rate: float, grid) -> float:
+    """Half a step of ``grid`` above ``rate`` (the geometric mean of ``rate`` and the next rate tried above it; the
+    rate itself where none is): how far above a grid's best the best of a finer grid may lie.
+
+    >>> round(half_step_up(0.02, (0.01, 0.02, 0.05)), 4), half_step_up(0.05, (0.02, 0.05))
+    (0.0316, 0.05)
+    """
+    above = [r for r in grid if r > rate]
+    return float(np.sqrt(rate * min(above))) if above else float(rate)
+
+
+def _rate_range(low: float, high: float) -> str:
+    """``"low"`` (as tried) or ``"about low–high"``, ``high`` to one significant figure: ``low`` alone where ``high``
+    lies within 15 % of it (or rounds to no more than it).
+
+    >>> _rate_range(0.02, 0.0316), _rate_range(0.025, 0.0274), _rate_range(0.05, 0.05)
+    ('about 0.02–0.03', '0.025', '0.05')
+    """
+    b = _one_figure(high)
+    return f"{low:g}" if high <= 1.15 * low or float(b) <= low else f"about {low:g}–{b}"
+
+
+def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], sharpness: float,
+                       grid=()) -> dict:
     """How far the stability limit of asynchronous SGD's *random* staleness lies above the rate the noise favours.
 
     ``noise_rate``: one never-stale learner's tuned rate, the rate the mini-batches' noise favours with staleness
@@ -1110,13 +1142,17 @@ def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], 
     ``noise_rate``, averaged over the seeds. Returns the smallest such fold (``fold``), its spread over the seeds
     (``spread``), the ``n`` where it lies (``workers``), whether the limit comes down to the noise's rate on some seed
     (``binds``), and the chapter's words, the fold to one significant figure (the rate grid's neighbours are about
-    twofold apart, so the rate it divides is known no finer).
+    twofold apart, so the rate it divides is known no finer). With ``grid``, the rates ``noise_rate`` was tuned over,
+    the words quote the fold as a range: from the fold at half a grid step above ``noise_rate`` (where a finer grid's
+    best may lie, :func:`half_step_up`) to the fold at ``noise_rate``.
 
     >>> h = stability_headroom(0.05, {4: (1.0, 1.2), 256: (0.09, 0.11)}, 0.4)
     >>> round(h["fold"], 2), h["workers"], h["binds"]
     (5.0, 256, False)
     >>> h["short"]
     'with 4 to 256 learners the limit of their random staleness stays about 5-fold or more above the rate one never-stale learner favours'
+    >>> stability_headroom(0.05, {4: (1.0, 1.2), 256: (0.09, 0.11)}, 0.4, grid=(0.02, 0.05, 0.07))["short"][-79:]
+    'stays about 4- to 5-fold or more above the rate one never-stale learner favours'
     >>> stability_headroom(0.05, {256: (0.1, 0.01)}, 0.4)["binds"]
     True
     """
@@ -1136,10 +1172,12 @@ def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], 
                  f"never-stale learner favours, {noise_rate:g}")
         short = f"with {worst} learners the limit of their random staleness comes down to it"
     else:
-        words = (f"{span}, its limit at the loss's sharpest curvature stays about {_one_figure(fold)}-fold or more "
+        low = _one_figure(fold * noise_rate / half_step_up(noise_rate, grid)) if grid else _one_figure(fold)
+        folds_text = f"{_one_figure(fold)}-fold" if low == _one_figure(fold) else f"{low}- to {_one_figure(fold)}-fold"
+        words = (f"{span}, its limit at the loss's sharpest curvature stays about {folds_text} or more "
                  f"above the rate one never-stale learner favours, {noise_rate:g}")
         short = (f"{span.replace('from ', 'with ', 1)} the limit of their random staleness stays about "
-                 f"{_one_figure(fold)}-fold or more above the rate one never-stale learner favours")
+                 f"{folds_text} or more above the rate one never-stale learner favours")
     return {"fold": float(fold), "spread": float(spread), "workers": n, "binds": binds, "words": words,
             "short": short}
 
@@ -1152,18 +1190,22 @@ def levels_at(workers: int, rate: float, small: bool = False) -> claims.Best:
                                            for seed in s["seeds"]), ())
 
 
-def rate_shift(single: claims.Best, tuned: dict[int, claims.Best]) -> dict:
+def rate_shift(single: claims.Best, tuned: dict[int, claims.Best], grid=()) -> dict:
     """Does staleness move the best rate, and what does the move cost? ``single``: one never-stale learner at its
     best; ``tuned``: for each number of learners, the constant rate tuned on the asynchronous run at its best (the
     claims ``ch05.gupta_rule*``, on the same gradients and seeds). Returns the largest ``workers`` whose tuned rate
     lies below one learner's (``None`` if none does) and the chapter's words: how far the rate falls and the tuned
-    run's loss against one learner's, seed by seed (``words``), and in short (``short``).
+    run's loss against one learner's, seed by seed (``words``), and in short (``short``). With ``grid``, the rates the
+    tuned run was tuned over, the rate it falls to is quoted no finer than the grid: from the grid's best to half a
+    step above it (:func:`half_step_up`), where a finer grid's best may lie.
 
     >>> one = claims.Best({"lr": 0.05}, (0.550, 0.552), ())
     >>> r = rate_shift(one, {16: claims.Best({"lr": 0.05}, (0.551, 0.552), ()),
     ...                      256: claims.Best({"lr": 0.02}, (0.551, 0.552), ())})
     >>> r["short"]
     'with 256 learners staleness lowers the best rate, to 0.02, at no measurable cost'
+    >>> rate_shift(one, {256: claims.Best({"lr": 0.02}, (0.551, 0.552), ())}, grid=(0.01, 0.02, 0.05))["short"][:68]
+    'with 256 learners staleness lowers the best rate, to about 0.02–0.03'
     >>> r["workers"], r["words"].split(" favours, ")[1]
     (256, 'and the run at that rate ends level with one learner at its best (+0.0005 ± 0.0007 nats)')
     """
@@ -1175,10 +1217,12 @@ def rate_shift(single: claims.Best, tuned: dict[int, claims.Best]) -> dict:
                           f"or above the {base:g} one learner favours")}
     n = max(lower)
     b = tuned[n]
+    rate = b.config["lr"]
+    to = _rate_range(rate, min(half_step_up(rate, grid), base)) if grid else f"{rate:g}"
     cost = "at no measurable cost" if place(b, single) == "level with" else f"at a cost of {gap_text(b, single)}"
-    return {"workers": n, "short": f"with {n} learners staleness lowers the best rate, to {b.config['lr']:g}, {cost}",
+    return {"workers": n, "short": f"with {n} learners staleness lowers the best rate, to {to}, {cost}",
             "words": (f"with {n} learners the rate tuned on the asynchronous run falls to "
-                                    f"{b.config['lr']:g}, below the {base:g} one learner favours, and the run at "
+                                    f"{to}, below the {base:g} one learner favours, and the run at "
                                     f"that rate ends {where(b, single)} one learner at its best "
                                     f"({gap_text(b, single)})")}
 
@@ -1268,8 +1312,9 @@ def _gupta_claim(workers: int, small: bool) -> claims.Claim:
 
 @claims.register("ch05.gupta_rule")
 def gupta_rule(small: bool = False) -> claims.Claim:
-    """Gupta et al.'s rule as they meant it with 16 learners: tune synchronous SGD, divide by the mean staleness,
-    against a constant rate tuned on the asynchronous run."""
+    """Gupta et al.'s rule with 16 learners: tune synchronous SGD, divide by the mean staleness, against a constant
+    rate tuned on the asynchronous run. Each learner's batch stays fixed (``batch_size``), whereas Gupta et al. shrink
+    it as learners are added; the claim tests the division by the mean staleness, not their batch recipe."""
     return _gupta_claim(16, small)
 
 
@@ -1412,6 +1457,91 @@ def carry_cap_phrase(v: claims.Verdict) -> str:
     return text + ": the cap sets the rate about as often as before, so the distance term adds little"
 
 
+#: The C values the carried distance rule is tried with beside its tuned one (:func:`carry_c_words`), at its tuned cap.
+CARRY_CS: tuple[float, ...] = (0.08, 0.32, 1.28, 5.12, 20.48)
+
+
+def carry_c_levels(v: claims.Verdict) -> dict[float, tuple[claims.Best, claims.Best]]:
+    """The distance rule at the carried cap with each C of :data:`CARRY_CS`, on the carry-over's settings and seeds:
+    ``{C: (its levels with 16 learners, its levels with 256)}``, computed once per version of the code."""
+    cap, _ = carried_settings(v.claim.shared["small"])["distance"]
+    st, seeds = dict(v.claim.shared), v.claim.seeds
+    st16 = {**st, "workers": 16}
+
+    def compute():
+        return [_distance_level(x, cap, c, seed) for c in CARRY_CS for x in (st16, st) for seed in seeds]
+
+    flat = claims.cached(f"ch05.carry_c{'_small' if st['small'] else ''}", compute)
+    k = len(seeds)
+    return {c: (claims.Best({"lr": cap, "lr_c": c}, tuple(flat[(2 * i) * k:(2 * i + 1) * k]), ()),
+                claims.Best({"lr": cap, "lr_c": c}, tuple(flat[(2 * i + 1) * k:(2 * i + 2) * k]), ()))
+            for i, c in enumerate(CARRY_CS)}
+
+
+def carry_c_words(v: claims.Verdict, levels: dict[float, tuple[claims.Best, claims.Best]]) -> str:
+    """Does the carried distance rule's edge depend on a C that tuning with 16 learners can tell? ``levels`` from
+    :func:`carry_c_levels`. The words name the C values that end level with 16 learners and the edge over the carried
+    constant rate, with 256, at the smallest and the largest of them.
+
+    >>> c = claims.Claim("t", "?", (), metric="nats", shared={"workers": 256})
+    >>> const = claims.Best({"lr": 0.05}, (0.60, 0.61), ())
+    >>> v = claims.Verdict(c, {CARRIED["constant"]: const}, "", "", 0.0, 0.0, 1)
+    >>> b = lambda *x: claims.Best({}, x, ())
+    >>> carry_c_words(v, {0.1: (b(0.55, 0.56), b(0.57, 0.58)), 10: (b(0.55, 0.56), b(0.60, 0.61))})[:64]
+    'with 16 learners every C from 0.1 to 10 ends level with the othe'
+    """
+    const = v.best[CARRIED["constant"]]
+    cs = sorted(levels)
+    ref = levels[cs[0]][0]
+    same = [c for c in cs if place(levels[c][0], ref) == "level with"]
+    lo, hi = min(same), max(same)
+    acts = [c for c in same if place(levels[c][1], const) == "below"]
+    if len(acts) == len(same):
+        tail = "so any of them carries, whichever tuning with 16 learners picks"
+    else:
+        tail = ("so the rule carries only where C is small enough for the distance term to act, and tuning with 16 "
+                "learners cannot tell those C from the others")
+    def at(c):
+        b = levels[c][1]
+        return (f"ends {gap_text(b, const)} from the carried constant rate" if place(b, const) != "level with" else
+                f"ends {where(b, const)} the carried constant rate")
+
+    return (f"with 16 learners every C from {lo:g} to {hi:g} ends level with the others, but carried to "
+            f"{v.claim.shared['workers']} learners the rule {at(lo)} with C = {lo:g} and {at(hi)} with C = {hi:g}: "
+            f"{tail}")
+
+
+def momentum_gaps(rate: float, workers=(4, 16, 64, 256), small: bool = False) -> dict[int, str]:
+    """At the constant ``rate``, each number of asynchronous learners minus one learner (never stale), seed by seed
+    (:func:`levels_at`), as ``mean ± spread nats``, or ``"level"`` where :func:`place` finds them level: how the
+    implicit momentum of asynchrony grows with the learners."""
+    def compute():
+        return [x for n in (1, *workers) for x in levels_at(n, rate, small).values]
+
+    flat = claims.cached(f"ch05.momentum_{rate:g}{'_small' if small else ''}_{'_'.join(map(str, workers))}", compute)
+    k = len(flat) // (len(workers) + 1)
+    one = claims.Best({"lr": rate}, tuple(flat[:k]), ())
+    stale = {n: claims.Best({"lr": rate}, tuple(flat[(i + 1) * k:(i + 2) * k]), ()) for i, n in enumerate(workers)}
+    return {n: "level" if place(b, one) == "level with" else gap_text(b, one) for n, b in stale.items()}
+
+
+def momentum_row_words(rate: float, gaps: dict[int, str]) -> str:
+    """:func:`momentum_gaps` in a sentence.
+
+    >>> momentum_row_words(0.01, {4: "level", 16: "level", 64: "-0.007 ± 0.003 nats", 256: "-0.04 ± 0.003 nats"})[36:]
+    'learner is -0.007 ± 0.003 nats with 64 learners and -0.04 ± 0.003 nats with 256, and level with one learner with 4 and 16'
+    """
+    ns = sorted(gaps)
+    level = [n for n in ns if gaps[n] == "level"]
+    apart = [n for n in ns if gaps[n] != "level"]
+    parts = [f"{gaps[n]} with {n}" for n in apart]
+    if parts:
+        parts[0] += " learners"
+        head = f"at {rate:g}, asynchronous SGD minus one learner is {_and(parts)}"
+        return head + (f", and level with one learner with {_and([str(n) for n in level])}" if level else "")
+    return f"at {rate:g}, asynchronous SGD ends level with one learner with {_and([str(n) for n in ns])} learners"
+
+
 def gupta_over_n(verdicts, margins: bool = True) -> str:
     """What Gupta et al.'s rule does over the numbers of learners tried, in a few words (one verdict of
     :func:`gupta_rule` and its siblings per number of learners); without ``margins``, the places only (the margins
@@ -1436,16 +1566,26 @@ def gupta_retune_words(verdicts) -> str:
     """Whether synchronous SGD's best rate (what Gupta et al.'s rule divides) moves with the number of learners, from
     the claims ``ch05.gupta_rule*``: if it does, a rate tuned for one n does not serve another.
 
+    With each learner's batch fixed, as here, synchronous SGD's total batch grows with the learners, and so may its
+    best rate; Gupta et al. instead shrink each learner's batch as learners are added (the total batch fixed), under
+    which synchronous SGD is the same run for every n and is tuned once. The words say so.
+
     >>> def v(n, rate):
     ...     c = claims.Claim("t", "?", (), metric="nats", shared={"workers": n})
     ...     return claims.Verdict(c, {SYNC: claims.Best({"lr": rate}, (0.5,), ())}, SYNC, SYNC, 0.0, 0.0, 1)
+    >>> def v(n, rate):
+    ...     c = claims.Claim("t", "?", (), metric="nats", shared={"workers": n, "batch_size": 8})
+    ...     return claims.Verdict(c, {SYNC: claims.Best({"lr": rate}, (0.5,), ())}, SYNC, SYNC, 0.0, 0.0, 1)
     >>> gupta_retune_words([v(16, 1.0), v(4, 0.2), v(256, 5.0)])[:73]
     'its best rate (third column) rises from 0.2 with 4 learners to 5 with 256'
+    >>> "with each learner's batch fixed at 8" in gupta_retune_words([v(16, 1.0), v(4, 0.2)])
+    True
     >>> gupta_retune_words([v(16, 1.0), v(4, 1.0)])[:52]
     'its best rate is 1 for every number of learners from'
     """
     rates = sorted((v.claim.shared["workers"], v.best[SYNC].config["lr"]) for v in verdicts)
     ns, values = [n for n, _ in rates], [r for _, r in rates]
+    batch = next(iter(verdicts)).claim.shared["batch_size"]
     if len(set(values)) == 1:
         return (f"its best rate is {values[0]:g} for every number of learners from {ns[0]} to {ns[-1]} (third "
                 "column), so one tuning of synchronous SGD serves them all")
@@ -1454,8 +1594,9 @@ def gupta_retune_words(verdicts) -> str:
                  f"{values[-1]:g} with {ns[-1]}")
     else:
         moves = f"moves between {min(values):g} and {max(values):g} from {ns[0]} to {ns[-1]} learners"
-    return (f"its best rate (third column) {moves}, so a rate tuned for one $n$ does not serve another, and the rule "
-            "carries over only by re-tuning synchronous SGD for each $n$")
+    return (f"its best rate (third column) {moves}: with each learner's batch fixed at {batch}, as here, synchronous "
+            "SGD's total batch grows with $n$, a rate tuned for one $n$ does not serve another, and the rule carries "
+            "over only by re-tuning synchronous SGD for each $n$")
 
 
 def gupta_rows(verdicts) -> list[tuple[str, ...]]:
