@@ -62,7 +62,8 @@ from dataclasses import dataclass
 from ..units import check_nonnegative
 
 __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Choice", "machine",
-           "NCCL_QUOTED", "NCCL_NVLINK_LATENCIES", "NVLS_LATENCY", "bus_bandwidth", "algorithm_bandwidth", "predict", "candidates", "choose",
+           "NCCL_QUOTED", "NCCL_NVLINK_LATENCIES",
+           "NVLS_LATENCY", "bus_bandwidth", "algorithm_bandwidth", "predict", "candidates", "choose",
            "winners", "Crossover", "crossovers"]
 
 #: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (``ncclTopoTuneModel``), seconds or factors.
