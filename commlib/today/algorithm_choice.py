@@ -33,7 +33,8 @@ trade bandwidth for latency:
   bandwidth, the largest latency.
 
 The bandwidth factors, NVLS's and PAT's latencies are NCCL 2.30.7's
-(:data:`NCCL_QUOTED`); the link bandwidths and the other latencies are round
+(:data:`NCCL_QUOTED`), and so are the ring's and tree's latencies on the NVSwitch
+node (:data:`NCCL_NVLINK_LATENCIES`); the link bandwidths and the other latencies are round
 constants of our own (:data:`MACHINES`, :data:`PROTOCOLS`). The chooser leaves
 out what NCCL also models: channels and threads (but for NVLS's channel
 factor), the per-channel caps on LL128's and trees' bandwidth (they scale
@@ -61,7 +62,8 @@ from dataclasses import dataclass
 from ..units import check_nonnegative
 
 __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Choice", "machine",
-           "NCCL_QUOTED", "NVLS_LATENCY", "bus_bandwidth", "algorithm_bandwidth", "predict", "candidates", "choose",
+           "NCCL_QUOTED", "NCCL_NVLINK_LATENCIES",
+           "NVLS_LATENCY", "bus_bandwidth", "algorithm_bandwidth", "predict", "candidates", "choose",
            "winners", "Crossover", "crossovers"]
 
 #: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (``ncclTopoTuneModel``), seconds or factors.
@@ -78,6 +80,14 @@ NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor":
                "tree_ll128_factor_nodes": 120 / 128, "tree_ratio": 0.5,
                "pat_factor": 0.75, "pat_latency_per_rank": 2.8e-6,
                "nvls_latency": 25e-6, "nvls_efficiency_hopper": 0.85}
+
+#: NCCL 2.30.7's own latencies over NVLink, (algorithm, protocol) -> (base latency, latency per hop), seconds:
+#: its ``baseLatencies`` for the ring and the tree and its ``hwLatencies`` for NVLink (src/graph/tuning.cc).
+#: The chooser uses them on a machine whose ``nccl_nvlink_latencies`` is set (the NVSwitch node).
+NCCL_NVLINK_LATENCIES: dict[tuple[str, str], tuple[float, float]] = {
+    ("ring", "LL"): (6.6e-6, 0.6e-6), ("ring", "LL128"): (14.0e-6, 1.9e-6), ("ring", "Simple"): (8.4e-6, 3.4e-6),
+    ("tree", "LL"): (6.8e-6, 0.6e-6), ("tree", "LL128"): (14.0e-6, 1.25e-6), ("tree", "Simple"): (8.4e-6, 4.0e-6),
+}
 
 #: Protocol -> (NCCL 2.30.7's bus-bandwidth factor on a ring, our latency per hop in seconds).
 #: LL carries 4 data bytes per 8-byte word (0.5); LL128 120 of 128 bytes, charged 0.92; Simple all of it.
@@ -120,7 +130,10 @@ class Machine:
     default 1, also through another GPU, PXN, or a CPU-to-GPU link); where the GPUs share
     one compute capability or are all Hopper or later; and on Volta or later. LL128
     relies on 128-byte stores arriving whole and in order, which those paths keep and
-    a path through the CPU's PCIe root does not. ``ll_cap`` the most bus bandwidth NCCL
+    a path through the CPU's PCIe root does not. ``base_latency`` a round base latency of our own, used with
+    :data:`PROTOCOLS`' per-hop latencies, unless ``nccl_nvlink_latencies`` is set: then ring and tree take
+    NCCL 2.30.7's own base and NVLink per-hop latencies by protocol (:data:`NCCL_NVLINK_LATENCIES`).
+    ``ll_cap`` the most bus bandwidth NCCL
     grants LL on this machine, bytes/s (its ``llMaxBws``, by GPU generation in one node and
     by CPU vendor across nodes; infinite where it does not bind). ``one_gpu_per_node`` says
     whether PAT applies (NCCL enables it only then).
@@ -136,6 +149,13 @@ class Machine:
     ll128: bool
     base_latency: float = 6.0e-6
     ll_cap: float = math.inf
+    nccl_nvlink_latencies: bool = False
+
+    def latencies(self, algorithm: str, protocol: str) -> tuple[float, float]:
+        """(base latency, latency per hop before ``hop_latency``), seconds, of a ring or tree entry."""
+        if self.nccl_nvlink_latencies:
+            return NCCL_NVLINK_LATENCIES[algorithm, protocol]
+        return self.base_latency, PROTOCOLS[protocol][1]
 
     @property
     def one_gpu_per_node(self) -> bool:
@@ -148,7 +168,8 @@ class Machine:
         return self.ranks / self.nodes
 
 
-#: Three machines, with round constants (not NCCL's): one 8-GPU NVSwitch node (H100),
+#: Three machines, with round constants (not NCCL's) but for the NVSwitch node's latencies, which are
+#: NCCL's own over NVLink (:data:`NCCL_NVLINK_LATENCIES`): one 8-GPU NVSwitch node (H100),
 #: 16 nodes of one GPU on a 400 Gb/s network (Intel hosts), and 8 GPUs on PCIe (where LL's
 #: cap, 39 GB/s or more, does not bind). The NVSwitch node's
 #: 370 GB/s is what a ring all-reduce measured on 8 H100 GPUs (busbw, nccl-tests issue 212),
@@ -157,7 +178,8 @@ class Machine:
 #: LL128's factors apply on top of it, as NCCL applies them on top of its own figure.
 MACHINES: dict[str, Machine] = {
     "nvswitch_node": Machine("nvswitch_node", "8 GPUs, NVSwitch with in-switch reduction", 8, 1,
-                             370e9, 0.0, True, True, ll_cap=NCCL_QUOTED["ll_max_bw_hopper_one_node"]),
+                             370e9, 0.0, True, True, ll_cap=NCCL_QUOTED["ll_max_bw_hopper_one_node"],
+                             nccl_nvlink_latencies=True),
     "one_gpu_per_node": Machine("one_gpu_per_node", "16 nodes x 1 GPU, 400 Gb/s network", 16, 16,
                                 50e9, 5.0e-6, False, True, ll_cap=NCCL_QUOTED["ll_max_bw_intel_many_nodes"]),
     "pcie_node": Machine("pcie_node", "8 GPUs on PCIe 4 x16", 8, 1, 25e9, 1.0e-6, False, False),
@@ -285,7 +307,8 @@ def predict(collective: str, algorithm: str, protocol: str, nbytes: float, mach:
     if algorithm == "nvls":
         latency = NVLS_LATENCY + mach.hop_latency
     else:
-        latency = mach.base_latency + _hops(collective, algorithm, mach) * (PROTOCOLS[protocol][1] + mach.hop_latency)
+        base, hop = mach.latencies(algorithm, protocol)
+        latency = base + _hops(collective, algorithm, mach) * (hop + mach.hop_latency)
         if algorithm == "pat":
             latency += n * NCCL_QUOTED["pat_latency_per_rank"]   # "still a linear part"
     return Choice(algorithm, protocol, latency, algbw, nbytes)
@@ -342,7 +365,7 @@ def crossovers(collective: str, mach: Machine | str, smallest: float = 64.0, lar
     octave.
 
     >>> [(x.below, x.above) for x in crossovers("all_reduce", "nvswitch_node")]
-    [(('ring', 'LL'), ('ring', 'LL128')), (('ring', 'LL128'), ('nvls', 'Simple'))]
+    [(('ring', 'LL'), ('nvls', 'Simple'))]
     """
     mach = machine(mach) if isinstance(mach, str) else mach
     smallest, largest = check_nonnegative("smallest", smallest), check_nonnegative("largest", largest)

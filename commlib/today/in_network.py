@@ -124,7 +124,11 @@ MEASURED_H100 = {"n": 8, "line_rate": 450e9, "ring_busbw": 370e9, "nvls_busbw": 
 #: All-gathers of 1 GB on one 8-GPU NVSwitch node as a user reports them (the GPU is not named), bytes/s, not the
 #: tuner's model: NVLS about 300 GB/s, the ring about 350 GB/s (NVIDIA/nccl issue 1506).
 REPORTED_ALL_GATHER_NVSWITCH = {"nvls": 300e9, "ring": 350e9}
-__all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw", "REPORTED_ALL_GATHER_NVSWITCH"]
+#: NCCL's own all-reduce picks on one node of 8 H100 GPUs, as a user logs them for nccl-tests' sizes (doubling from
+#: 8 bytes): ring/LL up to 1 MiB, NVLS/Simple from 2 MiB ("8B~1MB ... RING ... LL", "2MB~16GB ... NVLS ... SIMPLE",
+#: NVIDIA/nccl-tests issue 309), bytes.
+LOGGED_PICKS_H100_NODE = {"ring_ll_up_to": 2.0**20, "nvls_from": 2.0**21}
+__all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw", "REPORTED_ALL_GATHER_NVSWITCH", "LOGGED_PICKS_H100_NODE"]
 
 
 def nvls_algbw(n: int, bandwidth: float) -> float:

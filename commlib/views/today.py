@@ -288,9 +288,10 @@ def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "al
         "size": text(size, today_calculators.MESSAGE_ENTRY.label, "64 MiB"),
     }
     return make_calculator(today_calculators.chooser_results, controls, title="Which algorithm and protocol?",
-                           note="A cost model in NCCL 2.30.7's form, with its bandwidth factors but round constants "
-                                "for the links and most latencies, not NCCL's tables. For all-gather and reduce-scatter "
-                                "M is the whole gathered buffer. Bandwidth per direction; 1 MiB = 2^20 B.")
+                           note="A cost model in NCCL 2.30.7's form, with its bandwidth factors and its latencies on the "
+                                "NVSwitch node, but round constants for the links and the other latencies. "
+                                "For all-gather and reduce-scatter M is the whole gathered buffer. "
+                                "Bandwidth per direction; 1 MiB = 2^20 B.")
 
 
 def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype: str = "bf16",

@@ -26,6 +26,19 @@ def test_chooser_takes_in_switch_for_large_and_ring_ll_for_small_on_nvswitch():
     assert (small.algorithm, small.protocol) == ("ring", "LL")
 
 
+def test_nvswitch_node_goes_from_ring_ll_straight_to_nvls_with_nccls_latencies():
+    # NCCL 2.30.7's own ring latencies on NVLink: LL128's base (14 us) is twice LL's, so it never wins;
+    # a user's NCCL log on an 8-GPU H100 node shows ring/LL up to 1 MB and NVLS/Simple from 2 MB.
+    mach = tuning.machine("nvswitch_node")
+    ll128 = tuning.predict("all_reduce", "ring", "LL128", 0.0, mach)
+    assert ll128.latency == pytest.approx(14.0e-6 + 2 * (mach.ranks - 1) * 1.9e-6)
+    xs = tuning.crossovers("all_reduce", mach)
+    assert [(x.below, x.above) for x in xs] == [(("ring", "LL"), ("nvls", "Simple"))]
+    assert 1e6 < xs[0].size < 2e6
+    other = tuning.machine("pcie_node")
+    assert other.latencies("ring", "LL") == (other.base_latency, tuning.PROTOCOLS["LL"][1])
+
+
 def test_zero3_sends_more_than_zero2_and_holds_less():
     from commlib.today import zero
     assert cost.zero_bytes_per_rank(10**9, 64, 3) > cost.zero_bytes_per_rank(10**9, 64, 2)
