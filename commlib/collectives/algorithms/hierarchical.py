@@ -118,6 +118,102 @@ def hierarchical_allreduce_time(
     return t + inter.time(shard_bandwidth, inter_latency, gamma)
 
 
+def pipelined_hierarchical_allreduce_time(
+    nbytes: float,
+    hosts: int,
+    per_host: int,
+    intra_bandwidth: float,
+    inter_bandwidth: float,
+    intra_latency: float = 0.0,
+    inter_latency: float = 0.0,
+    gamma: float = 0.0,
+    nics_per_host: int | None = None,
+    chunks: int = 1,
+) -> float:
+    r"""The hierarchical all-reduce pipelined: its NVLink phases overlap its network phase, chunk by chunk.
+
+    The buffer is cut into q = ``chunks`` chunks of M/q, and each chunk goes through the three phases of
+    :func:`hierarchical_allreduce_time`. In round r the GPU's link inside the host reduce-scatters chunk r and
+    all-gathers chunk r - 2, one after the other (both use the same port), while its card all-reduces chunk r - 1
+    across hosts; a round lasts as long as the busier of the two ports. With
+
+    .. math::
+
+        a_\text{rs} = (g-1)\Big(lpha_\text{intra} + \frac{M}{gq B_\text{intra}} + \frac{M}{gq}\gamma\Big),\quad
+        a_\text{ag} = (g-1)\Big(lpha_\text{intra} + \frac{M}{gq B_\text{intra}}\Big),\quad
+        e = 2(h-1)\Big(lpha_\text{inter} + \frac{M}{ghq B_\text{shard}}\Big) + (h-1)\frac{M}{ghq}\gamma ,
+
+    the q + 2 rounds take, for q >= 2,
+
+    .. math:: T = a_\text{rs} + \max(a_\text{rs}, e) + (q-2)\max(a_\text{rs} + a_\text{ag}, e)
+              + \max(a_\text{ag}, e) + a_\text{ag},
+
+    and for q = 1 the phases in series, :func:`hierarchical_allreduce_time` exactly. As q grows, T tends to the
+    longer of the two ports' totals (the bytes inside the host against those through the card) plus q times
+    the start-ups of a chunk: more chunks shorten the fill and add start-ups, so a best q exists.
+    ``nics_per_host`` sets :math:`B_\text{shard}` as in :func:`hierarchical_allreduce_time`.
+
+    >>> # 2 hosts x 4 ranks, 1200 B, intra link 1 kB/s, inter 10 B/s: in series 1.8 + 30 s; pipelined -> about 30
+    >>> pipelined_hierarchical_allreduce_time(1200, 2, 4, 1000.0, 10.0, chunks=1)
+    31.8
+    >>> round(pipelined_hierarchical_allreduce_time(1200, 2, 4, 1000.0, 10.0, chunks=10), 6)  # 30 + 0.18 fill
+    30.18
+    """
+    from ...units import check_count, check_nonnegative, check_positive
+
+    chunks = check_count("chunks", chunks, minimum=1)
+    if chunks == 1:
+        return hierarchical_allreduce_time(nbytes, hosts, per_host, intra_bandwidth, inter_bandwidth, intra_latency,
+                                           inter_latency, gamma, nics_per_host=nics_per_host)
+    nbytes = check_nonnegative("nbytes", nbytes)
+    hosts = check_count("hosts", hosts)
+    per_host = check_count("per_host", per_host)
+    intra_bandwidth = check_positive("intra_bandwidth", intra_bandwidth)
+    inter_bandwidth = check_positive("inter_bandwidth", inter_bandwidth)
+    intra_latency = check_nonnegative("intra_latency", intra_latency)
+    inter_latency = check_nonnegative("inter_latency", inter_latency)
+    gamma = check_nonnegative("gamma", gamma)
+    shard_bandwidth = inter_bandwidth
+    if nics_per_host is not None:
+        nics_per_host = check_count("nics_per_host", nics_per_host, minimum=1)
+        shard_bandwidth = inter_bandwidth * min(nics_per_host, per_host) / per_host
+    chunk = nbytes / chunks
+    intra = ring_reduce_scatter_terms(chunk, per_host)
+    a_rs = intra.time(intra_bandwidth, intra_latency, gamma)
+    a_ag = intra.time(intra_bandwidth, intra_latency, 0.0)
+    e = ring_terms(chunk / per_host, hosts).time(shard_bandwidth, inter_latency, gamma) if hosts > 1 else 0.0
+    return (a_rs + max(a_rs, e) + (chunks - 2) * max(a_rs + a_ag, e) + max(a_ag, e) + a_ag)
+
+
+def pays_threshold(hosts: int, per_host: int, cards: int, nic_bandwidth: float, pipelined: bool = False) -> float:
+    r"""The link inside a host (bytes/s) above which the hierarchical all-reduce beats the multi-rail ring on the
+    same ``cards`` c cards a host, by bytes alone (no start-ups), where that ring is bound by its cards.
+
+    In series (:func:`hierarchical_allreduce_time`) the saving on the cards, :math:`2\frac{g-1}{n}\frac{M}{cB_\text{NIC}}`,
+    must exceed the NVLink phases' :math:`2\frac{g-1}{g}\frac{M}{B_\text{intra}}`: :math:`B_\text{intra} > hcB_\text{NIC}`.
+    Pipelined over many chunks (:func:`pipelined_hierarchical_allreduce_time`) the time is the longer of the two
+    ports' totals; the card's, :math:`2\frac{h-1}{h}\frac{M}{cB_\text{NIC}}`, is always below the ring's
+    :math:`2\frac{n-1}{n}\frac{M}{cB_\text{NIC}}`, so only the NVLink phases must be; with one card a GPU (c = g,
+    the only case taken here: with fewer, the ring is bound by its link inside the host there):
+    :math:`B_\text{intra} > cB_\text{NIC}\frac{(g-1)n}{g(n-1)}`, between :math:`\frac{g-1}{g}cB_\text{NIC}` and
+    :math:`cB_\text{NIC}`, and falling a little as hosts are added.
+
+    >>> pays_threshold(2, 8, 8, 50e9) / 1e9, round(pays_threshold(2, 8, 8, 50e9, pipelined=True) / 1e9, 1)
+    (800.0, 373.3)
+    """
+    from ...units import check_count, check_positive
+
+    hosts, per_host = check_count("hosts", hosts, minimum=2), check_count("per_host", per_host, minimum=2)
+    cards = check_count("cards", cards, minimum=1, maximum=per_host)
+    nic_bandwidth = check_positive("nic_bandwidth", nic_bandwidth)
+    n = hosts * per_host
+    if pipelined and cards != per_host:
+        raise ValueError(f"cards must be per_host = {per_host} (one card a GPU) for the pipelined threshold; got {cards}")
+    if not pipelined:
+        return hosts * cards * nic_bandwidth
+    return cards * nic_bandwidth * (per_host - 1) * n / (per_host * (n - 1))
+
+
 def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float, *, hosts: int,
             inter_bandwidth: float, inter_latency: float, nics_per_host: int | None = None, **_) -> float:
     """Each phase on its own link: :func:`hierarchical_allreduce_time`."""

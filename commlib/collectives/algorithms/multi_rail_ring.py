@@ -23,6 +23,10 @@ CostTerms(steps=14, bytes=2800.0, reduced=1400.0)
 56
 >>> round(seconds(1600, 8, 1e12, 0.0, 0.0, hosts=2, inter_bandwidth=100.0, rails=4), 6)  # 14 * 1600/32/100
 7.0
+>>> # a start-up of 1 s inside the host: 3 messages a step, 3 start-ups; overlapped, one
+>>> [round(seconds(1600, 8, 1e12, 1.0, 0.0, hosts=2, inter_bandwidth=1e12, inter_latency=0.0,
+...                overlapped_startups=o), 6) for o in (False, True)]
+[42.0, 14.0]
 """
 
 from __future__ import annotations
@@ -53,9 +57,13 @@ def terms(nbytes: float, n: int, hosts: int = 1, rails: int | None = None):
 
 def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: float, *, hosts: int = 1,
             inter_bandwidth: float | None = None, inter_latency: float | None = None,
-            nics_per_host: int | None = None, rails: int | None = None, **_) -> float:
+            nics_per_host: int | None = None, rails: int | None = None, overlapped_startups: bool = False,
+            **_) -> float:
     """2(n-1) steps, each the slower port: one message of M/(nc) through a card between hosts, or a GPU's
     messages of the other rings through its link inside the host, each with its start-up.
+
+    ``overlapped_startups``: the rings (NCCL's channels, each on its own thread block) start their messages of a
+    step at once, so the link inside the host pays one start-up a step, not one a message (its bytes unchanged).
 
     With one GPU a host (g = 1) there is no hop inside a host: M/n through its one card.
 
@@ -76,7 +84,8 @@ def seconds(nbytes: float, n: int, bandwidth: float, latency: float, gamma: floa
         return t.steps * (l_inter + nbytes / n / b_inter) + t.reduced * gamma
     inside = c if c < g else g - 1        # a GPU's messages a step through its link inside the host
     piece = nbytes / (n * c)
-    step = max(l_inter + piece / b_inter, inside * (latency + piece / bandwidth))
+    inside_startups = 1 if overlapped_startups else inside
+    step = max(l_inter + piece / b_inter, inside_startups * latency + inside * piece / bandwidth)
     return t.steps * step + t.reduced * gamma
 
 
