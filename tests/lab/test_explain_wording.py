@@ -386,7 +386,7 @@ def test_a_step_kept_on_the_cpu_clock_is_not_suspect_and_allocation_is_named():
                                                        cause="allocation", step_from=2**25)
     assert "allocation" not in explain.limits_sentence(*args, alpha_known=False, step_holds=False, cause="unknown")
     grew = explain.growth_sentence(17.3, 2**23, 2**26, (20.8, 23.2), copy_cpu_factor=7.4, faults=(0.0, 0.5))
-    assert "time slicing" in grew and "allocation" in grew and "rose by a quarter of the message" in grew
+    assert "time slicing" in grew and "allocation" in grew and "rose by half the message" in grew
     assert "allocation" not in explain.growth_sentence(17.3, 2**23, 2**26, (20.8, 23.2), copy_cpu_factor=7.4,
                                                        faults=(0.0, 0.01))
     with pytest.raises(ValueError):
