@@ -792,28 +792,29 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
             head = (f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes by the "
                     f"wall clock and {cpu:.1f} times by its own CPU time")
             if cpu >= excess ** 0.5:
-                parts.append(head + ", so the buffers outgrowing a cache can explain it: the copy got dearer on both "
+                parts.append(head + ", so the buffers outgrowing a level of the memory hierarchy can explain it: the "
+                             "copy got dearer on both "
                              "clocks")
             elif cpu <= 1 + tolerance:
                 parts.append(head + ": per second of CPU time the copy did not get dearer, so the cache does not "
                              "explain it; the copy's growth by the wall clock is time slicing, which may have made the "
                              "collective's bytes dearer too")
             else:
-                parts.append(head + ", so a cache explains a part of it at most; the rest of the copy's growth by "
+                parts.append(head + ", so the memory hierarchy explains a part of it at most; the rest of the copy's growth by "
                              "the wall clock is time slicing")
         elif c_lo >= excess ** 0.5:
             parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
-                         "the buffers outgrowing a cache can explain much of it"
+                         "the buffers outgrowing a level of the memory hierarchy can explain much of it"
                          + (_slicing(core_share) if core_share is not None and core_share < enough else ""))
         elif c_hi < excess ** 0.15:
             parts.append(f"{control} did not get dearer per byte over the same sizes ({c_lo:.1f} to "
-                         f"{c_hi:.1f} times), so a cache does not explain it")
+                         f"{c_hi:.1f} times), so the memory hierarchy does not explain it")
         elif c_lo >= excess ** 0.15 and c_hi < excess ** 0.5:
             parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so the "
-                         "buffers outgrowing a cache can explain part of it, not all")
+                         "buffers outgrowing a level of the memory hierarchy can explain part of it, not all")
         else:
             parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
-                         "too spread to tell whether a cache explains it")
+                         "too spread to tell whether the memory hierarchy explains it")
     if faults is not None and faults[1] - faults[0] >= jump:
         rise = faults[1] - faults[0]
         by = "half the message" if abs(rise - 0.5) < 0.05 else f"{pages_words(rise)} of the message"
@@ -1161,9 +1162,9 @@ def suspects_sentence(found: Sequence, total: int, shown: int = 6, sweep_limit: 
     check_positive("total", total)
     within = ""
     if sweep_limit is not None and gap is not None and gap[1]:
-        within = (f" The sweep check lets two sweeps differ by up to {sweep_limit:g} times; at {gap[1]} of them "
-                  f"their middle halves were apart, by up to {gap[0]:.2f} times, a difference between moments "
-                  "of the run that every number quoted from one sweep carries.")
+        within = (f" The sweep check lets two sweeps differ by up to {sweep_limit:g} times; at {gap[1]} timings "
+                  f"the two sweeps' middle halves were apart, one median up to {gap[0]:.2f} times the other: a "
+                  "difference between moments of the run that every number quoted from one sweep carries.")
     if not found:
         return f"None of the {total} timings fails them." + within
     keys = list(dict.fromkeys((f.op, f.nbytes) for f in found))
@@ -2448,6 +2449,18 @@ def _ratio_range(lo: float, hi: float) -> str:
     return f"about {figures((lo + hi) / 2)}" if float(a) == float(b) else f"{a} to {b}"
 
 
+def ratio_range(values: Sequence[float]) -> str:
+    """Several readings of one ratio (the kept timings and each sweep alone) as the range they span, in two
+    significant figures, or one value where both ends round alike.
+
+    >>> ratio_range([1.46, 1.45, 1.52]), ratio_range([1.51, 1.52])
+    ('1.4 to 1.5', 'about 1.5')
+    """
+    if not values:
+        raise ValueError("values must not be empty")
+    return _ratio_range(min(values), max(values))
+
+
 def gloo_setup(gloo: dict, mpi: dict) -> str:
     """How gloo's timing was set up against MPICH's (``gloo``, ``mpi``: the two runs' documents): on which cores,
     how many calls, and that it was timed in a run of its own, not in turns with MPI.
@@ -2499,12 +2512,13 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
     >>> args = ([2**10, 2**20, 2**24, 2**26], [2.3e-4, 2e-3, 11.9e-3, 55.6e-3], [3.4e-3, 3.9e-3, 13.4e-3, 58.4e-3],
     ...         [3.8e-3, 6.5e-3, 17.1e-3, 62.8e-3], [8.5e-6, 3.6e-4, 8e-3, 45e-3], [9e-6, 4e-4, 9e-3, 48e-3])
     >>> print(gloo_spread(*args))  # doctest: +NORMALIZE_WHITESPACE
-    At 1 KiB and 1 MiB the middle half of gloo's calls spans more than 100 % of the median: a call
-    either ended at once or waited out a time slice, as gloo's threads outnumber the two cores. By the chapter's
-    own check these sizes are time-slice-bound, load of gloo's own making, so no single ratio describes them: at
-    1 KiB gloo's all-reduce took 26 to 450 times MPICH's time.
-    >>> gloo_spread(*args, part="clean")
-    "from 16 MiB up, where gloo's calls pass the check, gloo took 1.2 to 2.1 times MPICH's time"
+    In the reference run, at two sizes up to 1 MiB, the middle half of gloo's calls spans more than 100 % of the
+    median: a call either ended at once or waited out a time slice, as gloo's threads outnumber the two cores. By
+    the chapter's own check these sizes are time-slice-bound, load of gloo's own making, so no single ratio
+    describes them: at the smallest, gloo's all-reduce took 26 to 450 times MPICH's time.
+    >>> print(gloo_spread(*args, part="clean"))  # doctest: +NORMALIZE_WHITESPACE
+    from 16 MiB up, where gloo's calls pass the check, gloo took 1.2 to 2.1 times MPICH's time, the range
+    narrowing with the size to 1.2 to 1.4 times at the largest
     """
     sizes = list(sizes)
     bad = [i for i in range(len(sizes)) if high[i] - low[i] > spread * median[i]]
@@ -2517,21 +2531,26 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
         hi = max(high[i] / mpi_low[i] for i in idx)
         where = (f"from {format_bytes(sizes[clean_from])} up" if clean_from < len(sizes) - 1
                  else f"at {format_bytes(sizes[-1])}")
-        return f"{where}, where gloo's calls pass the check, gloo took {_ratio_range(lo, hi)} times MPICH's time"
+        first = f"{where}, where gloo's calls pass the check, gloo took {_ratio_range(lo, hi)} times MPICH's time"
+        last = _ratio_range(low[-1] / mpi_high[-1], high[-1] / mpi_low[-1])
+        if clean_from == len(sizes) - 1 or last == _ratio_range(lo, hi):
+            return first
+        return first + f", the range narrowing with the size to {last} times at the largest"
     if part != "bound":
         raise ValueError(f"part must be 'bound' or 'clean', got {part!r}")
     if not bad:
         return (f"At every size the middle half of gloo's calls spans at most {100 * spread:.0f} % of the median: "
                 "no size is time-slice-bound by the chapter's own check.")
     i = bad[0]
-    listed = [sizes[j] for j in bad]
-    named = " and ".join(format_bytes(x) for x in listed) if len(listed) <= 2 else _sizes_listed(listed)
-    return (f"At {named} the middle half of gloo's calls spans more than "
+    k = len(bad)
+    named = (f"at {format_bytes(sizes[i])}" if k == 1 else
+             f"at {_WORDS.get(k, str(k))} sizes up to {format_bytes(sizes[bad[-1]])}")
+    return (f"In the reference run, {named}, the middle half of gloo's calls spans more than "
             f"{100 * spread:.0f} % of the median: a call either ended at once or waited out a time slice, as gloo's "
-            "threads outnumber the two cores. By the chapter's own check these sizes are time-slice-bound, load of "
-            "gloo's own making, so no single ratio describes them: at "
-            f"{format_bytes(sizes[i])} gloo's all-reduce took {_ratio_range(low[i] / mpi_high[i], high[i] / mpi_low[i])}"
-            " times MPICH's time.")
+            "threads outnumber the two cores. By the chapter's own check "
+            + ("this size is" if k == 1 else "these sizes are") + " time-slice-bound, load of gloo's own making, so "
+            "no single ratio describes " + ("it" if k == 1 else "them") + ": at the smallest, gloo's all-reduce took "
+            f"{_ratio_range(low[i] / mpi_high[i], high[i] / mpi_low[i])} times MPICH's time.")
 
 
 def vm_note(machine: dict) -> str:
