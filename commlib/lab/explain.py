@@ -2262,12 +2262,13 @@ def gloo_sentence(sizes: Sequence[float], gloo: Sequence[float], mpi: Sequence[f
     return text + "."
 
 
-def hierarchy_words(held: float | None, llc: float | None) -> str:
+def hierarchy_words(held: float | None, llc: float | None, quote: bool = True) -> str:
     """What a copy control that got dearer per byte with the collective says about the memory: a memory-hierarchy
     effect, named no more precisely than the run allows. ``held``: bytes of buffers at the largest size of the rise;
     ``llc``: the last-level cache the machine lists (bytes; None: not known). Where the buffers stayed below half
     of it, the effect lies well below the listed cache: a guest's share of it, a smaller level or the TLB's reach
-    could each make it, and the run tests none of them apart.
+    could each make it, and the run tests none of them apart. ``quote``: give the two sizes (else the words alone,
+    for a paragraph that quotes enough numbers already).
 
     >>> print(hierarchy_words(80 * 2**20, 300 * 2**20))  # doctest: +NORMALIZE_WHITESPACE
     a memory-hierarchy effect with buffers of 80 MiB at most, well below the 300 MiB last-level cache the machine
@@ -2278,6 +2279,9 @@ def hierarchy_words(held: float | None, llc: float | None) -> str:
     if held is None or not llc:
         return "a memory-hierarchy effect; this run does not identify which level"
     where = ("well below" if held < llc / 2 else "near" if held <= 2 * llc else "above")
+    if not quote:
+        return (f"a memory-hierarchy effect, with buffers {where} the last-level cache the machine lists; this run "
+                "does not identify which level")
     return (f"a memory-hierarchy effect with buffers of {format_bytes(held)} at most, {where} the "
             f"{format_bytes(llc)} last-level cache the machine lists; this run does not identify which level")
 
@@ -2344,7 +2348,8 @@ def large_story(op: str, sizes: Sequence[float], sweeps: Sequence[Sequence[float
     if cache:
         causes.append(f"Up to {format_bytes(sizes[cache[-1] + 1])} the copy control, read where its buffers hold as "
                       f"much memory as {op}'s, got dearer per byte too: "
-                      + hierarchy_words(None if footprint is None else footprint * sizes[cache[-1] + 1], llc) + ".")
+                      + hierarchy_words(None if footprint is None else footprint * sizes[cache[-1] + 1], llc,
+                                        quote=False) + ".")
     if fresh is not None and fresh <= last + 1:
         share = pages[fresh]
         words = "half the message" if abs(share - 0.5) < 0.05 else f"{pages_words(share)} of the message"
