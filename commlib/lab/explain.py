@@ -711,8 +711,12 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
                     loaded: Sequence[float] = (), tolerance: float = RATE_TOLERANCE,
                     core_share: float | None = None, enough: float = CORE_SHARE_ENOUGH,
                     copy_cpu_factor: float | None = None, faults: tuple[float, float] | None = None,
-                    jump: float = FAULT_JUMP, matched: bool = False) -> str:
+                    jump: float = FAULT_JUMP, matched: bool = False,
+                    sweep_factors: Sequence[float] = ()) -> str:
     """What a collective's time growth over eight times the bytes says, with the cause chosen by the run's controls.
+
+    ``sweep_factors``: the same growth in each sweep alone; where given, the cost per byte is quoted as the range
+    they and ``factor`` span, no finer than the sweeps agree.
 
     ``matched``: the control's factors were read where its buffers hold as much memory as the collective's
     (:func:`commlib.lab.memory.matched_control`), and the words say so.
@@ -788,37 +792,69 @@ def growth_sentence(factor: float, lo: float, hi: float, copy_factor: tuple[floa
             head = (f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes by the "
                     f"wall clock and {cpu:.1f} times by its own CPU time")
             if cpu >= excess ** 0.5:
-                parts.append(head + ", so the buffers outgrowing a cache can explain it: the copy got dearer on both "
+                parts.append(head + ", so the buffers outgrowing a level of the memory hierarchy can explain it: the "
+                             "copy got dearer on both "
                              "clocks")
             elif cpu <= 1 + tolerance:
                 parts.append(head + ": per second of CPU time the copy did not get dearer, so the cache does not "
                              "explain it; the copy's growth by the wall clock is time slicing, which may have made the "
                              "collective's bytes dearer too")
             else:
-                parts.append(head + ", so a cache explains a part of it at most; the rest of the copy's growth by "
+                parts.append(head + ", so the memory hierarchy explains a part of it at most; the rest of the copy's growth by "
                              "the wall clock is time slicing")
         elif c_lo >= excess ** 0.5:
             parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so "
-                         "the buffers outgrowing a cache can explain much of it"
+                         "the buffers outgrowing a level of the memory hierarchy can explain much of it"
                          + (_slicing(core_share) if core_share is not None and core_share < enough else ""))
         elif c_hi < excess ** 0.15:
             parts.append(f"{control} did not get dearer per byte over the same sizes ({c_lo:.1f} to "
-                         f"{c_hi:.1f} times), so a cache does not explain it")
+                         f"{c_hi:.1f} times), so the memory hierarchy does not explain it")
         elif c_lo >= excess ** 0.15 and c_hi < excess ** 0.5:
             parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, so the "
-                         "buffers outgrowing a cache can explain part of it, not all")
+                         "buffers outgrowing a level of the memory hierarchy can explain part of it, not all")
         else:
             parts.append(f"{control} got {c_lo:.1f} to {c_hi:.1f} times dearer per byte over the same sizes, "
-                         "too spread to tell whether a cache explains it")
+                         "too spread to tell whether the memory hierarchy explains it")
     if faults is not None and faults[1] - faults[0] >= jump:
-        parts.append(f"the fresh pages each call mapped in rose by {_part_words(jump)} of the message or more over "
+        rise = faults[1] - faults[0]
+        by = "half the message" if abs(rise - 0.5) < 0.05 else f"{pages_words(rise)} of the message"
+        parts.append(f"the fresh pages each call mapped in rose by {by} over "
                      "the same sizes, so allocation, a buffer mapped and faulted in afresh on every call, can explain "
                      "part of it too")
     if loaded:
         parts.append(f"the timings at {where} fail a load check below, so load may explain it")
     else:
         parts.append("no timing in that range fails a load check")
-    return f"Here each byte became {excess:.1f} times dearer. " + "; ".join(parts) + "."
+    if sweep_factors:
+        every = [factor, *sweep_factors]
+        dearer_by = f"{_ratio_range(min(every) / size, max(every) / size)} times dearer, by the sweep"
+    else:
+        dearer_by = f"{excess:.1f} times dearer"
+    return f"Here each byte became {dearer_by}. " + "; ".join(parts) + "."
+
+
+def large_growth_words(large: float, sweeps: Sequence[float], size: float = 8.0,
+                       tolerance: float = RATE_TOLERANCE) -> tuple[str, str]:
+    """A growth factor over ``size`` times the bytes, as the range it and each sweep's own factor (``sweeps``) span,
+    and a note on what a fixed cost per byte would give: ``(range words, note)``.
+
+    >>> large_growth_words(15.6, [16.2, 13.9])[0]
+    '14 to 16 times as long (the two sweeps read alone)'
+    >>> large_growth_words(15.6, [16.2, 13.9])[1]
+    'more than the 8 a fixed cost per byte would give: each byte got dearer'
+    >>> large_growth_words(8.2, [8.0])[1]
+    'about the 8 a fixed cost per byte would give'
+    """
+    every = [check_positive("large", large), *sweeps]
+    k = _WORDS.get(len(sweeps), str(len(sweeps)))
+    words = f"{_ratio_range(min(every), max(every))} times as long" + (f" (the {k} sweeps read alone)" if sweeps else "")
+    if min(every) > size * (1 + tolerance):
+        note = f"more than the {size:.0f} a fixed cost per byte would give: each byte got dearer"
+    elif max(every) < size * (1 - tolerance):
+        note = f"less than the {size:.0f} a fixed cost per byte would give: the start-up cost still weighs"
+    else:
+        note = f"about the {size:.0f} a fixed cost per byte would give"
+    return words, note
 
 
 def _part_words(fraction: float) -> str:
@@ -843,7 +879,7 @@ def _sizes_listed(sizes: Sequence[float]) -> str:
 
 
 def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE,
-                   loaded: Sequence[float] = ()) -> str:
+                   loaded: Sequence[float] = (), large_sweeps: Sequence[float] = ()) -> str:
     """The first takeaway, as the run's two growth factors (time over eight times the bytes) allow it.
 
     ``small``: 1 KiB to 8 KiB; ``large``: 8 MiB to 64 MiB. Small messages show
@@ -852,7 +888,8 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
     than ``sqrt(8)`` times (nearer 1 than 8), and are called nearly flat only
     up to ``1 + tolerance``; large ones as proportional from
     ``8 (1 - tolerance)`` to ``8 (1 + tolerance)`` (beyond it each byte got
-    dearer: not proportional either).
+    dearer: not proportional either). ``large_sweeps``: the large factor in each sweep alone; where given, it is
+    quoted as the range they and ``large`` span.
 
     >>> shape_takeaway(1.3, 8.4)[:60]
     'A real collective showed here the two regimes the alpha-beta'
@@ -877,11 +914,16 @@ def shape_takeaway(small: float, large: float, tolerance: float = RATE_TOLERANCE
                        f"{small:.1f} times as long: nearer no growth than growth in proportion, but not flat)")
         return (f"A real collective showed here the two regimes the alpha-beta model describes: {small_words}, "
                 f"rising with the size for large ones ({large:.1f} times).{load}")
+    big = [large, *large_sweeps]
+    large_words = (f"{_ratio_range(min(big), max(big))} times as long, by the sweep" if large_sweeps
+                   else f"{figures(large)} times")
+    if large > 8 * (1 + tolerance):
+        large_words += ": more than the 8 a fixed cost per byte would give, since each byte got dearer"
     missing = ("either regime" if not flat and not proportional else
                "the flat part" if not flat else "the part proportional to size")
     return (f"The alpha-beta model expects small messages to cost about the same whatever their size and large ones "
             f"in proportion to it; here eight times the bytes took {figures(small)} times as long among the smallest "
-            f"sizes and {figures(large)} times among the largest, so this run does not show {missing} cleanly.{load}")
+            f"sizes and {large_words} among the largest, so this run does not show {missing} cleanly.{load}")
 
 
 def alpha_determined(sweeps: Sequence[float], spread: float = 2.0) -> bool:
@@ -1102,11 +1144,14 @@ def step_load_note(step: tuple[float, float, float], loaded: Sequence[float], ho
     return text
 
 
-def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
+def suspects_sentence(found: Sequence, total: int, shown: int = 6, sweep_limit: float | None = None,
+                      gap: tuple[float, int] | None = None) -> str:
     """The load checks' findings in words: how many of ``total`` timings failed, and which (``found``: the
     :class:`commlib.lab.fit.Suspect` records of :func:`commlib.lab.fit.suspects`). Above half, the run is
     said to be too loaded to fit, before any parameter is quoted. ``shown``: how many are listed in words;
     with 0, only the count, for prose beside a table of them (:func:`commlib.views.lab.suspects_table`).
+    ``sweep_limit`` and ``gap``: the sweep check's tolerance and :func:`commlib.lab.fit.sweep_gap`; where given,
+    the sentence says how far apart the sweeps came within it, so that a pass is not read as agreement.
 
     >>> from commlib.lab.fit import Suspect
     >>> suspects_sentence([], 68)
@@ -1115,8 +1160,13 @@ def suspects_sentence(found: Sequence, total: int, shown: int = 6) -> str:
     '1 of the 68 timings fails them: all-gather at 4 KiB (slower '
     """
     check_positive("total", total)
+    within = ""
+    if sweep_limit is not None and gap is not None and gap[1]:
+        within = (f" The sweep check lets two sweeps differ by up to {sweep_limit:g} times; at {gap[1]} timings "
+                  f"the two sweeps' middle halves were apart, one median up to {gap[0]:.2f} times the other: a "
+                  "difference between moments of the run that every number quoted from one sweep carries.")
     if not found:
-        return f"None of the {total} timings fails them."
+        return f"None of the {total} timings fails them." + within
     keys = list(dict.fromkeys((f.op, f.nbytes) for f in found))
     whys = {k: "; ".join(f.why for f in found if (f.op, f.nbytes) == k) for k in keys}
     listed = ", ".join(f"{op.replace('_', '-')} at {format_bytes(x)} ({whys[(op, x)]})" for op, x in keys[:shown])
@@ -1329,8 +1379,12 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
                     alpha4: float, handover: float | None, oversubscribed: bool, tolerance: float = RATE_TOLERANCE,
                     enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
                     step_holds: bool = True, cause: str | None = None, step_from: float | None = None,
-                    cache_span: tuple[float, float] | None = None) -> str:
+                    cache_span: tuple[float, float] | None = None, footprint: float | None = None,
+                    llc: float | None = None) -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, allocation, switching ranks.
+
+    ``footprint`` and ``llc``: buffers of the message size the collective touches and the last-level cache the
+    machine lists (bytes), for the words of ``cache_span`` (:func:`hierarchy_words`).
 
     ``cache_span``: the sizes (bytes) over which the copy control, read at the collective's footprint, got dearer
     per byte with it (:func:`cache_until`); named as a cache where ``cause`` names another.
@@ -1383,7 +1437,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     else:
         parts.append("the library's work on each byte (its copies and waits), slower than one plain copy per byte")
     sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
-    llc = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
+    llc_words = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
     where = f" from {format_bytes(step_from)} up" if step_from is not None else ""
     base, sliced_too, _ = (cause or "").partition(" and slicing")
     rest_words = " (time slicing made the rest of it on the wall clock)" if sliced_too else ""
@@ -1397,9 +1451,10 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
             parts.append("in part the last-level cache, past which each byte got dearer")
         elif cause == "allocation":
             if cache_span is not None:
-                parts.append(f"the last-level cache, most likely, from {format_bytes(cache_span[0])} to "
-                             f"{format_bytes(cache_span[1])}, where the copy control at the same footprint got dearer "
-                             "per byte too")
+                held = None if footprint is None else footprint * cache_span[1]
+                parts.append(f"from {format_bytes(cache_span[0])} to {format_bytes(cache_span[1])}, where the copy "
+                             "control at the same footprint got dearer per byte too, "
+                             + hierarchy_words(held, llc).replace("; this run", " (this run") + ")")
             parts.append(f"allocation, most likely: fresh pages mapped and faulted in on every call{where}, where "
                          "each byte got dearer on the CPU clock" + (rest_words or " too"))
         elif cause in ("unknown", "untested allocation"):
@@ -1408,9 +1463,9 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
                          + (" (allocation is a candidate it does not test)" if cause == "untested allocation" else "")
                          + rest_words)
     elif cache == "most":
-        parts.append(f"{llc}, past which each byte got dearer")
+        parts.append(f"{llc_words}, past which each byte got dearer")
     elif cache == "part":
-        parts.append(f"in part {llc}, past which each byte got dearer")
+        parts.append(f"in part {llc_words}, past which each byte got dearer")
     if oversubscribed and alpha_known and alpha4 - alpha2 >= (alpha2 if handover is None else handover):
         parts.append("switching between ranks, once there were more ranks than cores")
     listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
@@ -1847,8 +1902,12 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
 
 def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float, target: float = 0.2,
                         line_better: bool = True, ranks: int = 4, cores: int = 4, top: str = "tie",
-                        tail: str = "", too_loaded: bool = False, loaded: bool = True, power: str | None = None) -> str:
+                        tail: str = "", too_loaded: bool = False, loaded: bool = True, power: str | None = None,
+                        moved_range: tuple[float, float] | None = None) -> str:
     """What the calculator below uses and how far to trust it at other rank counts.
+
+    ``moved_range``: the grade's range over the sweeps graded against (:func:`transfer_grade`); where given, the
+    miss is quoted as that range, the same figure the grade itself gives.
 
     ``loaded`` and ``power``: where the calculator uses the single lines because the grade over all sizes tied
     or picked one line, what that is worth on a run that may have been loaded (:func:`power_caveat`).
@@ -1872,7 +1931,8 @@ def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float
     """
     check_nonnegative("moved", moved)
     caveat = "" if piecewise_better else power_caveat(line_better, loaded, power)
-    text = _calculator_sentence(piecewise_better, regimes, moved, target, line_better, ranks, cores, top, tail, caveat)
+    text = _calculator_sentence(piecewise_better, regimes, moved, target, line_better, ranks, cores, top, tail, caveat,
+                                moved_range)
     if too_loaded:
         text += (" More than half this run's timings failed a load check, so the run was too loaded to fit, and "
                  "the calculator's answers are estimates of this loaded run, not of the machine.")
@@ -1880,7 +1940,10 @@ def calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float
 
 
 def _calculator_sentence(piecewise_better: bool, regimes: int | str, moved: float, target: float, line_better: bool,
-                         ranks: int, cores: int, top: str, tail: str, caveat: str = "") -> str:
+                         ranks: int, cores: int, top: str, tail: str, caveat: str = "",
+                         moved_range: tuple[float, float] | None = None) -> str:
+    miss = (f"{percent_range(*moved_range)} by which sweep is graded" if moved_range is not None
+            else f"{100 * moved:.0f} %")
     k = _WORDS.get(regimes, str(regimes))
     if piecewise_better:
         which = f"the {k}-regime fits, which predicted held-out sizes better than one line"
@@ -1899,9 +1962,9 @@ def _calculator_sentence(piecewise_better: bool, regimes: int | str, moved: floa
         which += f". Read its answers for the largest messages with care: {tail}"
     if ranks <= cores:
         return (f"The calculator uses {which}. Carried to {_ranks_on(ranks, cores)}, they missed that run by a "
-                f"median of {100 * moved:.0f} %, {_trust(moved, target)}.")
+                f"median of {miss}, {_trust(moved, target)}.")
     return (f"The calculator uses {which}. Carried to {_ranks_on(ranks, cores)}, they missed that run by a median "
-            f"of {100 * moved:.0f} %; that grades sharing cores, not another number of ranks on cores of their own, "
+            f"of {miss}; that grades sharing cores, not another number of ranks on cores of their own, "
             "which this run did not measure.")
 
 
@@ -2199,6 +2262,30 @@ def gloo_sentence(sizes: Sequence[float], gloo: Sequence[float], mpi: Sequence[f
     return text + "."
 
 
+def hierarchy_words(held: float | None, llc: float | None, quote: bool = True) -> str:
+    """What a copy control that got dearer per byte with the collective says about the memory: a memory-hierarchy
+    effect, named no more precisely than the run allows. ``held``: bytes of buffers at the largest size of the rise;
+    ``llc``: the last-level cache the machine lists (bytes; None: not known). Where the buffers stayed below half
+    of it, the effect lies well below the listed cache: a guest's share of it, a smaller level or the TLB's reach
+    could each make it, and the run tests none of them apart. ``quote``: give the two sizes (else the words alone,
+    for a paragraph that quotes enough numbers already).
+
+    >>> print(hierarchy_words(80 * 2**20, 300 * 2**20))  # doctest: +NORMALIZE_WHITESPACE
+    a memory-hierarchy effect with buffers of 80 MiB at most, well below the 300 MiB last-level cache the machine
+    lists; this run does not identify which level
+    >>> hierarchy_words(None, None)
+    'a memory-hierarchy effect; this run does not identify which level'
+    """
+    if held is None or not llc:
+        return "a memory-hierarchy effect; this run does not identify which level"
+    where = ("well below" if held < llc / 2 else "near" if held <= 2 * llc else "above")
+    if not quote:
+        return (f"a memory-hierarchy effect, with buffers {where} the last-level cache the machine lists; this run "
+                "does not identify which level")
+    return (f"a memory-hierarchy effect with buffers of {format_bytes(held)} at most, {where} the "
+            f"{format_bytes(llc)} last-level cache the machine lists; this run does not identify which level")
+
+
 #: A doubling over which each byte got more than this many times dearer counts as a rise (:func:`large_story`).
 RISE = 1.1
 
@@ -2210,7 +2297,8 @@ def _rises(times: Sequence[float], sizes: Sequence[float], i: int) -> float:
 
 def large_story(op: str, sizes: Sequence[float], sweeps: Sequence[Sequence[float]],
                 cpu: Sequence[float] | None, copy_wall: Sequence[float], copy_cpu: Sequence[float] | None,
-                pages: Sequence[float] | None, lo: float, rise: float = RISE, jump: float = FAULT_JUMP) -> str:
+                pages: Sequence[float] | None, lo: float, rise: float = RISE, jump: float = FAULT_JUMP,
+                footprint: float | None = None, llc: float | None = None) -> str:
     """The large-message regime told once: over which sizes from ``lo`` up each byte of ``op`` got dearer at every
     doubling in every sweep (``sweeps``: each sweep's median seconds at ``sizes``), whether the ranks' own CPU time
     (``cpu``, seconds at ``sizes``) shows it too, and the two causes the run measured beside it: up to which size
@@ -2218,7 +2306,8 @@ def large_story(op: str, sizes: Sequence[float], sweeps: Sequence[Sequence[float
     :func:`commlib.lab.memory.matched_control`), got dearer per byte too, as where buffers outgrow a cache; and
     from which size each call mapped in fresh pages for ``jump`` of the message or more (``pages``: shares of the
     message at ``sizes``, :func:`commlib.lab.runner.page_shares`). A doubling counts as a rise where each byte got
-    more than ``rise`` times dearer.
+    more than ``rise`` times dearer. ``footprint`` (buffers of the message size the collective touches) and ``llc``
+    (the last-level cache the machine lists, bytes) set the control's words (:func:`hierarchy_words`).
 
     >>> sizes = [2.0**k for k in range(22, 27)]
     >>> print(large_story("all-reduce", sizes, [[1, 2.4, 6.1, 19.8, 40], [1.1, 2.9, 7.2, 20, 40]],
@@ -2227,9 +2316,10 @@ def large_story(op: str, sizes: Sequence[float], sweeps: Sequence[Sequence[float
     From 4 MiB to 32 MiB each byte of all-reduce got dearer at every doubling, in both sweeps and on both clocks;
     the fits put the cut in one gap or the next of these, by the sweep. The run measured two causes beside it. Up
     to 16 MiB the copy control, read where its buffers hold as much memory as all-reduce's, got dearer per byte
-    too, as where buffers outgrow a cache. From 32 MiB each call mapped in fresh pages for half the message, and
-    none below: the temporary buffer of half the message is then past glibc's largest threshold for reusing a
-    freed block, so it is mapped and faulted in afresh on every call.
+    too: a memory-hierarchy effect; this run does not identify which level. From 32 MiB each call mapped in fresh
+    pages for half the message, and none below: MPICH's temporary buffer, of the whole message, of which each call
+    touches half, is then past glibc's largest threshold for reusing a freed block, so it is mapped and faulted in
+    afresh on every call.
     """
     sizes = list(sizes)
     if any(len(t) != len(sizes) for t in sweeps) or not sweeps:
@@ -2257,15 +2347,18 @@ def large_story(op: str, sizes: Sequence[float], sweeps: Sequence[Sequence[float
     causes = []
     if cache:
         causes.append(f"Up to {format_bytes(sizes[cache[-1] + 1])} the copy control, read where its buffers hold as "
-                      f"much memory as {op}'s, got dearer per byte too, as where buffers outgrow a cache.")
+                      f"much memory as {op}'s, got dearer per byte too: "
+                      + hierarchy_words(None if footprint is None else footprint * sizes[cache[-1] + 1], llc,
+                                        quote=False) + ".")
     if fresh is not None and fresh <= last + 1:
         share = pages[fresh]
         words = "half the message" if abs(share - 0.5) < 0.05 else f"{pages_words(share)} of the message"
         none_below = all(p < 0.005 for p in pages[:fresh])
         causes.append(f"From {format_bytes(sizes[fresh])} each call mapped in fresh pages for {words}"
                       + (", and none below" if none_below else "")
-                      + ": the temporary buffer of half the message is then past glibc's largest threshold for "
-                        "reusing a freed block, so it is mapped and faulted in afresh on every call.")
+                      + ": MPICH's temporary buffer, of the whole message, of which each call touches half, is then "
+                        "past glibc's largest threshold for reusing a freed block, so it is mapped and faulted in "
+                        "afresh on every call.")
     if not causes:
         return text + " Neither the copy control nor the page counts got dearer with it: the run does not say why."
     return (text + f" The run measured {_WORDS.get(len(causes), str(len(causes)))} cause"
@@ -2320,6 +2413,16 @@ def graded_range(sweep_misses: Sequence[float]) -> tuple[float, float]:
     return min(sweep_misses), max(sweep_misses)
 
 
+def percent_range(lo: float, hi: float) -> str:
+    """Two fractions as a range of whole per cents, or one where both round alike.
+
+    >>> percent_range(0.151, 0.162), percent_range(0.151, 0.154)
+    ('15 to 16 %', '15 %')
+    """
+    a, b = round(100 * lo), round(100 * hi)
+    return f"{a} %" if a == b else f"{a} to {b} %"
+
+
 def transfer_grade(piece: float, single: float, piece_sweeps: Sequence[float], single_sweeps: Sequence[float],
                    target: float = 0.2) -> str:
     """The grade at another number of ranks, with its range over the sweeps graded against: ``piece`` and
@@ -2329,15 +2432,14 @@ def transfer_grade(piece: float, single: float, piece_sweeps: Sequence[float], s
     straddles it.
 
     >>> print(transfer_grade(0.18, 0.19, [0.21, 0.20], [0.29, 0.21]))  # doctest: +NORMALIZE_WHITESPACE
-    about 20 % (18 to 21 % by which sweep is graded), at the target's edge; the single lines miss by 19 to 29 %,
+    18 to 21 % by which sweep is graded, at the target's edge; the single lines miss by 19 to 29 %,
     a range that overlaps the regime fits', so neither is the better here
     """
     lo, hi = graded_range([piece, *piece_sweeps])
     slo, shi = graded_range([single, *single_sweeps])
-    mid = (lo + hi) / 2
     where = ("at the target's edge" if lo <= target < hi else "within the target" if hi <= target
              else "outside the target")
-    text = (f"about {100 * mid:.0f} % ({100 * lo:.0f} to {100 * hi:.0f} % by which sweep is graded), {where}; "
+    text = (f"{percent_range(lo, hi)} by which sweep is graded, {where}; "
             f"the single lines miss by {100 * slo:.0f} to {100 * shi:.0f} %")
     if hi < slo:
         return text + ", every one of them more, so the regime fits are the better here"
@@ -2352,6 +2454,18 @@ def _ratio_range(lo: float, hi: float) -> str:
     return f"about {figures((lo + hi) / 2)}" if float(a) == float(b) else f"{a} to {b}"
 
 
+def ratio_range(values: Sequence[float]) -> str:
+    """Several readings of one ratio (the kept timings and each sweep alone) as the range they span, in two
+    significant figures, or one value where both ends round alike.
+
+    >>> ratio_range([1.46, 1.45, 1.52]), ratio_range([1.51, 1.52])
+    ('1.4 to 1.5', 'about 1.5')
+    """
+    if not values:
+        raise ValueError("values must not be empty")
+    return _ratio_range(min(values), max(values))
+
+
 def gloo_setup(gloo: dict, mpi: dict) -> str:
     """How gloo's timing was set up against MPICH's (``gloo``, ``mpi``: the two runs' documents): on which cores,
     how many calls, and that it was timed in a run of its own, not in turns with MPI.
@@ -2360,10 +2474,18 @@ def gloo_setup(gloo: dict, mpi: dict) -> str:
     "gloo's two ranks ran on the same two cores as MPICH's, one each, 15 ca"
     >>> gloo_setup({"ranks": 2, "repeats": 5, "cpu_count": 16}, {"rank_cores": [0, 1]})[:60]
     "gloo's two ranks ran on any of 16 cores, not bound like MPIC"
+    >>> gloo_setup({"ranks": 2, "rank_cores": [[0, 1], [0, 1]], "repeats": 15}, {"rank_cores": [0, 1]})[:60]
+    'gloo runs helper threads (its TCP loop among them) beside ea'
     """
     ranks = _WORDS.get(gloo.get("ranks", 2), str(gloo.get("ranks", 2)))
     cores = gloo.get("rank_cores")
     calls = f"{gloo.get('repeats')} calls a size, " if gloo.get("repeats") else ""
+    mine = sorted(mpi.get("rank_cores") or [])
+    if cores and all(isinstance(c, list) for c in cores) and all(sorted(c) == mine for c in cores):
+        k = _WORDS.get(len(mine), str(len(mine)))
+        return (f"gloo runs helper threads (its TCP loop among them) beside each rank's main thread, so its {ranks} "
+                f"processes were given the same {k} cores as MPICH's single-threaded ranks, every thread free to run "
+                f"on either; {calls}in a run of their own, not in turns with MPI.")
     if cores and sorted(cores) == sorted(mpi.get("rank_cores") or []):
         where = f"on the same {_WORDS.get(len(set(cores)), str(len(set(cores))))} cores as MPICH's" + (
             ", one each" if len(set(cores)) == len(cores) else "")
@@ -2384,6 +2506,58 @@ def gloo_ratio(size: float, gloo: tuple[float, float], mpi: tuple[float, float],
     return f"at {format_bytes(size)} {who} took {_ratio_range(lo, hi)} times MPICH's time"
 
 
+def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[float], high: Sequence[float],
+                mpi_low: Sequence[float], mpi_high: Sequence[float], spread: float = 1.0, part: str = "bound") -> str:
+    """gloo's timings read with the chapter's spread check (:func:`commlib.lab.fit.suspects`): the sizes whose
+    middle half of the calls (``low`` to ``high``, s) spans more than ``spread`` times the ``median`` are
+    time-slice-bound, and only ranges, paired with MPICH's quartiles (``mpi_low``, ``mpi_high``) at the same
+    ``sizes``, are quoted for them. ``part="bound"``: which sizes, why, and the range at the smallest;
+    ``part="clean"``: the range over the sizes from which every one passes the check.
+
+    >>> args = ([2**10, 2**20, 2**24, 2**26], [2.3e-4, 2e-3, 11.9e-3, 55.6e-3], [3.4e-3, 3.9e-3, 13.4e-3, 58.4e-3],
+    ...         [3.8e-3, 6.5e-3, 17.1e-3, 62.8e-3], [8.5e-6, 3.6e-4, 8e-3, 45e-3], [9e-6, 4e-4, 9e-3, 48e-3])
+    >>> print(gloo_spread(*args))  # doctest: +NORMALIZE_WHITESPACE
+    In the reference run, at two sizes up to 1 MiB, the middle half of gloo's calls spans more than 100 % of the
+    median: a call either ended at once or waited out a time slice, as gloo's threads outnumber the two cores. By
+    the chapter's own check these sizes are time-slice-bound, load of gloo's own making, so no single ratio
+    describes them: at the smallest, gloo's all-reduce took 26 to 450 times MPICH's time.
+    >>> print(gloo_spread(*args, part="clean"))  # doctest: +NORMALIZE_WHITESPACE
+    from 16 MiB up, where gloo's calls pass the check, gloo took 1.2 to 2.1 times MPICH's time, the range
+    narrowing with the size to 1.2 to 1.4 times at the largest
+    """
+    sizes = list(sizes)
+    bad = [i for i in range(len(sizes)) if high[i] - low[i] > spread * median[i]]
+    clean_from = next((i for i in range(len(sizes)) if all(j not in bad for j in range(i, len(sizes)))), None)
+    if part == "clean":
+        if clean_from is None:
+            return "at no size from which gloo's calls pass the check"
+        idx = range(clean_from, len(sizes))
+        lo = min(low[i] / mpi_high[i] for i in idx)
+        hi = max(high[i] / mpi_low[i] for i in idx)
+        where = (f"from {format_bytes(sizes[clean_from])} up" if clean_from < len(sizes) - 1
+                 else f"at {format_bytes(sizes[-1])}")
+        first = f"{where}, where gloo's calls pass the check, gloo took {_ratio_range(lo, hi)} times MPICH's time"
+        last = _ratio_range(low[-1] / mpi_high[-1], high[-1] / mpi_low[-1])
+        if clean_from == len(sizes) - 1 or last == _ratio_range(lo, hi):
+            return first
+        return first + f", the range narrowing with the size to {last} times at the largest"
+    if part != "bound":
+        raise ValueError(f"part must be 'bound' or 'clean', got {part!r}")
+    if not bad:
+        return (f"At every size the middle half of gloo's calls spans at most {100 * spread:.0f} % of the median: "
+                "no size is time-slice-bound by the chapter's own check.")
+    i = bad[0]
+    k = len(bad)
+    named = (f"at {format_bytes(sizes[i])}" if k == 1 else
+             f"at {_WORDS.get(k, str(k))} sizes up to {format_bytes(sizes[bad[-1]])}")
+    return (f"In the reference run, {named}, the middle half of gloo's calls spans more than "
+            f"{100 * spread:.0f} % of the median: a call either ended at once or waited out a time slice, as gloo's "
+            "threads outnumber the two cores. By the chapter's own check "
+            + ("this size is" if k == 1 else "these sizes are") + " time-slice-bound, load of gloo's own making, so "
+            "no single ratio describes " + ("it" if k == 1 else "them") + ": at the smallest, gloo's all-reduce took "
+            f"{_ratio_range(low[i] / mpi_high[i], high[i] / mpi_low[i])} times MPICH's time.")
+
+
 def vm_note(machine: dict) -> str:
     """On a virtual machine, what its core share cannot see (:func:`is_virtual`); empty elsewhere.
 
@@ -2394,6 +2568,20 @@ def vm_note(machine: dict) -> str:
         return ""
     return ("This machine is a virtual one: the share sees only its own cores, and other guests of the same host, "
             "which share its last-level cache and its memory, are invisible to it.")
+
+
+def shares_sentence(share4: float, share2: float, tolerance: float = 0.05) -> str:
+    """The four-rank and two-rank runs' shares of their cores (``share4``, ``share2``), and what that leaves open.
+
+    >>> shares_sentence(1.0, 1.0)[-88:]  # doctest: +ELLIPSIS
+    '...e same, and load the shares cannot see (on the shared cache or memory) can still differ.'
+    """
+    text = (f"The two runs were made at different moments; the ranks got {100 * min(share4, 1):.0f} % of their cores' "
+            f"time in the four-rank run and {100 * min(share2, 1):.0f} % in the two-rank one")
+    if abs(share4 - share2) <= tolerance:
+        return (text + ": their shares of the cores were the same, and load the shares cannot see (on the shared "
+                "cache or memory) can still differ.")
+    return text + ": the loads differed."
 
 
 def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: float,
@@ -2444,25 +2632,62 @@ def cache_until(sizes: Sequence[float], op_seconds: Sequence[float], copy_wall: 
     return (sizes[span[0]], sizes[span[-1] + 1]) if span else None
 
 
-def ring_vs_library(ring_alpha: float, lib_alpha: float, size: float, ring_time: float, lib_time: float,
+def ring_vs_library(ring_alpha: float, lib_alpha: float, sizes: Sequence[float], ring_times: Sequence[float],
+                    lib_times: Sequence[float], ring_pages: Sequence[float] | None = None,
+                    lib_pages: Sequence[float] | None = None, part: str = "alpha", jump: float = FAULT_JUMP,
                     tolerance: float = RATE_TOLERANCE) -> str:
-    """The point-to-point ring against the library's all-reduce on the same ranks: their fitted start-up cost per
-    step (``ring_alpha``, ``lib_alpha``, s, each on its own algorithm's counts) and their times at ``size``.
+    """The point-to-point ring against the library's all-reduce on the same ranks, from two runs made apart.
 
-    >>> ring_vs_library(12e-6, 9.2e-6, 2**26, 81e-3, 106e-3)[:79]
+    ``part="alpha"``: their fitted start-up cost per step (``ring_alpha``, ``lib_alpha``, s, each on its own
+    algorithm's counts), with the likely cause of a larger one named as a suspect, not a finding.
+    ``part="time"``: their times (``ring_times``, ``lib_times``, s, at ``sizes``) compared at the largest size at
+    which neither mapped in fresh pages for ``jump`` of the message or more (``ring_pages``, ``lib_pages``: shares of
+    the message, :func:`commlib.lab.runner.page_shares`), with the fresh pages at the largest size named as a
+    measured difference; the two were timed in separate runs, and the sentence says so.
+
+    >>> ring_vs_library(12e-6, 9.2e-6, [2**26], [81e-3], [106e-3])[:79]
     "Fitted per step on its own counts, the point-to-point ring's α is 12 µs against"
+    >>> print(ring_vs_library(25e-6, 10e-6, [2**24, 2**26], [9.9e-3, 60e-3], [18.3e-3, 80e-3], [0, 0.03], [0, 0.5],
+    ...                       part="time"))  # doctest: +NORMALIZE_WHITESPACE
+    At 64 MiB each call of the library's all-reduce mapped in fresh pages for half the message, the ring's for 3 %
+    of it. At 16 MiB, the largest size at which neither did, the ring took 0.54 of the library's time: faster. The
+    two were timed in separate runs, not in turns, so load that came and went could fall on one and not the other;
+    the run does not take apart why the ring was faster.
     """
     check_positive("lib_alpha", lib_alpha)
-    ratio = check_positive("ring_time", ring_time) / check_positive("lib_time", lib_time)
-    if ring_alpha > (1 + tolerance) * lib_alpha:
-        start = ("larger: each of its steps is a call from Python through mpi4py and a NumPy addition, where the "
-                 "library's steps run in its own compiled loop, and that start-up lands in α")
-    elif ring_alpha < (1 - tolerance) * lib_alpha:
-        start = "smaller, so the ring's extra time at small sizes comes from its more numerous steps"
+    if part == "alpha":
+        if ring_alpha > (1 + tolerance) * lib_alpha:
+            start = ("larger. Each of its steps is a call from Python through mpi4py and a NumPy addition, where the "
+                     "library's steps run in its own compiled loop: the likely cause, though this run, made on ranks "
+                     "that share cores, does not test it apart from the sharing")
+        elif ring_alpha < (1 - tolerance) * lib_alpha:
+            start = "smaller, so the ring's extra time at small sizes comes from its more numerous steps"
+        else:
+            start = "about the same, so the ring's extra time at small sizes comes from its more numerous steps"
+        return (f"Fitted per step on its own counts, the point-to-point ring's α is {time_text(ring_alpha)} against "
+                f"{time_text(lib_alpha)} for the library's all-reduce on the same ranks, {start}.")
+    if part != "time":
+        raise ValueError(f"part must be 'alpha' or 'time', got {part!r}")
+    sizes = list(sizes)
+    if not (len(sizes) == len(ring_times) == len(lib_times)) or not sizes:
+        raise ValueError("sizes, ring_times and lib_times must be non-empty and of the same length")
+    rp = list(ring_pages) if ring_pages is not None else [0.0] * len(sizes)
+    lp = list(lib_pages) if lib_pages is not None else [0.0] * len(sizes)
+    clean = [i for i in range(len(sizes)) if rp[i] < jump and lp[i] < jump]
+    i = clean[-1] if clean else len(sizes) - 1
+    ratio = check_positive("ring_time", ring_times[i]) / check_positive("lib_time", lib_times[i])
+    word = "faster" if ratio < 1 - 0.05 else "slower" if ratio > 1 + 0.05 else "about as fast"
+    text = ""
+    if i < len(sizes) - 1:
+
+        def share(p: float) -> str:
+            return "half the message" if abs(p - 0.5) < 0.05 else f"{100 * p:.0f} % of it"
+
+        text = (f"At {format_bytes(sizes[-1])} each call of the library's all-reduce mapped in fresh pages for "
+                f"{share(lp[-1])}, the ring's for {share(rp[-1])}. ")
+        where = f"At {format_bytes(sizes[i])}, the largest size at which neither did, "
     else:
-        start = "about the same, so the ring's extra time at small sizes comes from its more numerous steps"
-    word = ("faster; the run does not take apart why" if ratio < 1 - 0.05 else
-            "slower" if ratio > 1 + 0.05 else "about as fast")
-    return (f"Fitted per step on its own counts, the point-to-point ring's α is {time_text(ring_alpha)} against "
-            f"{time_text(lib_alpha)} for the library's all-reduce on the same ranks, {start}. At "
-            f"{format_bytes(size)} the ring took {ratio:.2f} of the library's time: {word}.")
+        where = f"At {format_bytes(sizes[i])}, "
+    text += (f"{where}the ring took {ratio:.2f} of the library's time: {word}. The two were timed in separate runs, "
+             "not in turns, so load that came and went could fall on one and not the other")
+    return text + ("; the run does not take apart why the ring was faster." if word == "faster" else ".")

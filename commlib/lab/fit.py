@@ -81,6 +81,8 @@ __all__ = [
     "least_loaded",
     "Suspect",
     "SPREAD_LIMIT",
+    "SWEEP_LIMIT",
+    "sweep_gap",
     "suspects",
     "fit_alpha_beta",
     "fit_joint",
@@ -542,10 +544,13 @@ class Suspect:
 
 #: Quartile spread (q3 - q1) over the median beyond which a size's calls are flagged as loaded.
 SPREAD_LIMIT = 1.0
+#: Two sweeps disagree at a size where their middle halves are apart and one median is more than this many times
+#: the other (:func:`suspects`).
+SWEEP_LIMIT = 1.5
 
 
 def suspects(series: Sequence[Series], sweeps: Sequence[Sequence[Series]] = (),
-             spread: float = SPREAD_LIMIT) -> list[Suspect]:
+             spread: float = SPREAD_LIMIT, sweep_limit: float = SWEEP_LIMIT) -> list[Suspect]:
     """Timings that fail a sanity check: the marks of load on a shared machine, not of the machine.
 
     Three checks, each against the run's own spread:
@@ -558,7 +563,7 @@ def suspects(series: Sequence[Series], sweeps: Sequence[Sequence[Series]] = (),
       times its median;
     * a size at which two sweeps (``sweeps``: one sequence of series per
       sweep, in the order of ``series``) disagree, their middle halves apart
-      and one median more than 1.5 times the other.
+      and one median more than ``sweep_limit`` times the other.
 
     >>> ar = Series("all_reduce", 2, (4096.0,), (6e-6,), low=(5e-6,), high=(7e-6,))
     >>> ag = Series("all_gather", 2, (4096.0,), (2e-3,), low=(1.9e-3,), high=(2.2e-3,))
@@ -586,9 +591,32 @@ def suspects(series: Sequence[Series], sweeps: Sequence[Sequence[Series]] = (),
             lows = [g.low[i] if g.low is not None else g.seconds[i] for g in group]
             highs = [g.high[i] if g.high is not None else g.seconds[i] for g in group]
             a, b = min(range(len(group)), key=lambda j: meds[j]), max(range(len(group)), key=lambda j: meds[j])
-            if lows[b] > highs[a] and meds[b] > 1.5 * meds[a]:
+            if lows[b] > highs[a] and meds[b] > sweep_limit * meds[a]:
                 out.append(Suspect(group[0].op, x, f"its sweeps disagree ({meds[b] / meds[a]:.1f} times)"))
     return out
+
+
+def sweep_gap(sweeps: Sequence[Sequence[Series]]) -> tuple[float, int]:
+    """How far apart the sweeps came where their middle halves did not overlap: ``(the largest ratio of two medians
+    there, how many (collective, size) pairs)``; ``(1.0, 0)`` where they overlapped everywhere. ``sweeps``: one
+    sequence of series per sweep, as for :func:`suspects`, whose tolerance this is read against.
+
+    >>> a = [Series("all_reduce", 2, (1.0, 2.0), (1.0, 2.0), low=(0.9, 1.9), high=(1.1, 2.1))]
+    >>> b = [Series("all_reduce", 2, (1.0, 2.0), (1.3, 2.0), low=(1.2, 1.9), high=(1.4, 2.1))]
+    >>> sweep_gap([a, b])
+    (1.3, 1)
+    """
+    worst, apart = 1.0, 0
+    for group in (zip(*sweeps) if sweeps else ()):
+        for i in range(len(group[0].nbytes)):
+            meds = [g.seconds[i] for g in group]
+            lows = [g.low[i] if g.low is not None else g.seconds[i] for g in group]
+            highs = [g.high[i] if g.high is not None else g.seconds[i] for g in group]
+            a, b = meds.index(min(meds)), meds.index(max(meds))
+            if lows[b] > highs[a]:
+                apart += 1
+                worst = max(worst, meds[b] / meds[a])
+    return worst, apart
 
 
 def steepest_step(series: Series, lo: float = 0.0) -> tuple[float, float, float]:

@@ -650,7 +650,7 @@ def test_a_byte_getting_dearer_is_explained_by_what_the_run_measured():
     # The cause of a growth above eight times is chosen from the copy control and the load checks, not assumed.
     assert explain.growth_sentence(9.0, 2**23, 2**26).startswith("That is within a quarter of pure copying")
     cache = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0))
-    assert "cache can explain" in cache and "no timing in that range fails" in cache
+    assert "memory hierarchy can explain" in cache and "no timing in that range fails" in cache
     load = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(7.9, 8.2), loaded=[2**25])
     assert "does not explain" in load and "32 MiB fail a load check" in load
     assert "too spread" in explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(6.0, 16.0))

@@ -117,7 +117,7 @@ def test_the_copy_control_is_named_as_this_runs_control_and_slicing_is_named_whe
     assert "time slicing" not in explain.cache_phrase(step, sizes, [12e9, 4e9], core_share=0.97)
     assert "time slicing" not in explain.cache_phrase(step, sizes, [12e9, 11.9e9], core_share=0.45)  # no slowdown
     growth = explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0), core_share=0.45)
-    assert "cache can explain much of it" in growth and "time slicing" in growth
+    assert "memory hierarchy can explain much of it" in growth and "time slicing" in growth
     assert "time slicing" not in explain.growth_sentence(16.0, 2**23, 2**26, copy_factor=(14.0, 18.0))
 
 
@@ -248,10 +248,10 @@ def test_the_copys_cpu_clock_decides_whether_the_cache_explains_the_large_size_g
     assert "0.9 times by its own CPU time" in slicing and "the cache does not explain it" in slicing
     assert "can explain" not in slicing and "time slicing" in slicing
     cache = explain.growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29, copy_cpu_factor=20.0)
-    assert "a cache can explain it: the copy got dearer on both clocks" in cache
+    assert "memory hierarchy can explain it: the copy got dearer on both clocks" in cache
     # A collective 2 times dearer per byte; the copy 1.3 times by CPU time: above 1.25, below 2 ** 0.5.
     part = explain.growth_sentence(16.0, 2**23, 2**26, (20.8, 23.2), core_share=0.29, copy_cpu_factor=10.4)
-    assert "a cache explains a part of it at most" in part
+    assert "the memory hierarchy explains a part of it at most" in part
     # Without the CPU clock the older hedge stays: the cache, or time slicing under load.
     hedge = explain.growth_sentence(10.2, 2**23, 2**26, (20.8, 23.2), core_share=0.29)
     assert "can explain much of it" in hedge and "time slicing, not the cache, may be" in hedge
@@ -386,7 +386,7 @@ def test_a_step_kept_on_the_cpu_clock_is_not_suspect_and_allocation_is_named():
                                                        cause="allocation", step_from=2**25)
     assert "allocation" not in explain.limits_sentence(*args, alpha_known=False, step_holds=False, cause="unknown")
     grew = explain.growth_sentence(17.3, 2**23, 2**26, (20.8, 23.2), copy_cpu_factor=7.4, faults=(0.0, 0.5))
-    assert "time slicing" in grew and "allocation" in grew and "rose by a quarter of the message" in grew
+    assert "time slicing" in grew and "allocation" in grew and "rose by half the message" in grew
     assert "allocation" not in explain.growth_sentence(17.3, 2**23, 2**26, (20.8, 23.2), copy_cpu_factor=7.4,
                                                        faults=(0.0, 0.01))
     with pytest.raises(ValueError):
