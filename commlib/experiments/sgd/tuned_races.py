@@ -1239,35 +1239,41 @@ def error_gap(race: Race, a: str, b: str | None = None) -> tuple[float, float]:
     return grids.mean_sd([100 * (x - y) for x, y in zip(race.error_values[a], other)])
 
 
+def _short_name(label: str) -> str:
+    """A protocol's label without its K, for a sentence: "asynchronous SGD", "K-sync"."""
+    name = label.split(" (K =")[0]
+    return name if name.startswith("K-") else f"{name} SGD"
+
+
 def error_words(race: Race) -> str:
     """What the test errors at the best rates show, from the paired differences over the held-out seeds: how far
     above the optimum's each lies, and which pairs of protocols the sign test over the seeds tells apart (the rule
-    of every verdict of the chapter, :func:`~commlib.experiments.claims.sign_test`)."""
+    of every verdict of the chapter, :func:`~commlib.experiments.claims.sign_test`); the numbers are the figure's."""
     labels = list(race.error_values)
-    apart, level = [], []
+    below: dict[str, list[str]] = {}
+    pairs = 0
     for i, a in enumerate(labels):
         for b in labels[i + 1:]:
+            pairs += 1
             gaps = [y - x for x, y in zip(race.error_values[a], race.error_values[b])]
             wins, losses = sum(g > 0 for g in gaps), sum(g < 0 for g in gaps)
-            mean, sd = error_gap(race, a, b)
-            (apart if claims.sign_test(wins, len(gaps), losses) else level).append((a, b, mean, sd,
-                                                                                   max(wins, losses)))
+            if claims.sign_test(wins, len(gaps), losses):
+                low, high = (a, b) if wins > losses else (b, a)
+                below.setdefault(high, []).append(low)
     gaps = [error_gap(race, a) for a in labels]
-    lo = min(m for m, _ in gaps)
-    hi = max(m for m, _ in gaps)
+    lo, hi = min(m for m, _ in gaps), max(m for m, _ in gaps)
     d = grids.decimals(max(sd for _, sd in gaps))
-    n = len(next(iter(race.error_values.values())))
     span = f"at most {hi:.{d}f}" if round(lo, d) <= 0 < round(hi, d) else f"{lo:.{d}f} to {hi:.{d}f}"
-    text = (f"each lies {span} percentage points above the optimum's on the same test samples "
-            f"(seed by seed, spread up to {max(sd for _, sd in gaps):.{d}f})")
-    if not apart:
+    n = len(next(iter(race.error_values.values())))
+    text = f"each lies {span} percentage points above the optimum's on the same test samples"
+    if not below:
         return text + f"; by the sign test over the {n} seeds no two protocols differ"
-    a, b, mean, sd, count = max(apart, key=lambda t: abs(t[2]))
-    d = grids.decimals(sd)
-    low, high = (a, b) if mean < 0 else (b, a)
-    return (text + f"; {low} ends below {high} on {count} of {n} seeds, by {abs(mean):.{d}f} ± {sd:.{d}f} points"
-            + (f" (the sign test tells {len(apart)} of the {len(apart) + len(level)} pairs apart)"
-               if len(apart) + len(level) > 1 else ""))
+    parts = []
+    for high, lows in sorted(below.items(), key=lambda kv: -len(kv[1])):
+        names = [_short_name(x) for x in sorted(lows, key=labels.index)]
+        parts.append(f"{_and(names)} {'each end' if len(names) > 1 else 'ends'} below {_short_name(high)}")
+    rest = "; the other pairs are level" if sum(map(len, below.values())) < pairs else ""
+    return text + f"; by the sign test over the {n} seeds, " + ", and ".join(parts) + rest
 
 
 def sync_falling_words(falling: int, seeds: int, seed: int, end) -> str:
@@ -1378,7 +1384,7 @@ def short_words(v: claims.Verdict, error: claims.Verdict | None = None) -> str:
         text += " in training loss; its test error is also lower"
     else:
         text += f" in training loss; in test error {name.get(error.winner, error.winner)} is lower"
-    return text + f", on {error.wins} of {error.seeds} held-out seeds, by {_margin_text(error)} points"
+    return text + " (by the sign test over the held-out seeds)"
 
 
 def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
