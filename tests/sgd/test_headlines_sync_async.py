@@ -91,7 +91,7 @@ def test_race_short_words_say_whether_test_error_tells_the_two_apart():
     assert level.sentence.startswith("in test error asynchronous SGD and fully synchronous SGD end level")
     apart = _verdict(e, {a: (20.0, 20.1, 20.2, 20.0, 20.3), s: (20.5, 20.6, 20.7, 20.5, 20.4)}, cfg)
     assert tuned_races.short_words(v, apart).endswith(
-        "in training loss; its test error is also lower (by the sign test over the held-out seeds)")
+        "in training loss; its test error is also lower, by the sign test over the held-out seeds")
     assert apart.sentence.startswith("in test error asynchronous SGD ends lower, on all 5 held-out seeds")
 
 

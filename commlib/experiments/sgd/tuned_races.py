@@ -1384,7 +1384,7 @@ def short_words(v: claims.Verdict, error: claims.Verdict | None = None) -> str:
         text += " in training loss; its test error is also lower"
     else:
         text += f" in training loss; in test error {name.get(error.winner, error.winner)} is lower"
-    return text + " (by the sign test over the held-out seeds)"
+    return text + ", by the sign test over the held-out seeds"
 
 
 def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:
