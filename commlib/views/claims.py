@@ -33,9 +33,20 @@ def _setting(config: dict) -> str:
     return ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}" for k, v in config.items()) or "-"
 
 
+def _counts(first: Sequence[float], other: Sequence[float], lower_is_better: bool = True) -> tuple[int, int, int]:
+    """Seeds on which ``first`` is ahead of ``other``, behind it, and equal to it (paired by seed)."""
+    sign = 1.0 if lower_is_better else -1.0
+    gaps = [sign * (b - a) for a, b in zip(first, other)]
+    return sum(g > 0 for g in gaps), sum(g < 0 for g in gaps), sum(g == 0 for g in gaps)
+
+
+def _count_words(ahead: int, behind: int, equal: int) -> str:
+    return f"ahead on {ahead}, behind on {behind}" + (f", equal on {equal}" if equal else "")
+
+
 def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
                   label: Callable[[object], str] | None = None, columns: Sequence[str] | None = None,
-                  setting: Callable[[dict], str] | None = None):
+                  setting: Callable[[dict], str] | None = None, counts: bool = False, by_claim: bool = False):
     """Every contender of each verdict at its best, one row each: settings, metric over the seeds, wins.
 
     ``verdicts`` are :class:`commlib.experiments.claims.Verdict` s; ``spec`` formats the metric;
@@ -46,6 +57,11 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
     columns for a chapter's readers, and ``setting(config)`` words a contender's best settings
     (default: ``name = value``, "-" for none).
 
+    ``counts``: every row also counts the seeds, paired with the winner's (the contender with the best mean):
+    a level winner's cell gives its leads, losses and ties ("level (lower mean, ahead on 2, behind on 5, equal on
+    3 of 10 seeds)"), and each other contender's cell whether the sign test puts it behind the winner and on how
+    many seeds. ``by_claim``: rows in the order of the claim's contenders (e.g. by K), not the winner first.
+
     >>> from commlib.experiments.claims import Claim, Contender, run
     >>> a = Contender("a", lambda s, seed: 1.0 + seed / 100, {"lr": (0.1,)})
     >>> b = Contender("b", lambda s, seed: 2.0, {})
@@ -53,12 +69,26 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
     >>> print(table.data.splitlines()[2])
     | which is lower? | a | lr = 0.1 | 1.02 ± 0.02 | ahead on 5 of 5 seeds |
     """
+    from ..experiments.claims import sign_test
+
     rows = []
     for v in verdicts:
         name = label(v) if label else v.claim.question
-        for contender, best in sorted(v.best.items(), key=lambda kv: (kv[0] != v.winner, kv[0])):
+        items = sorted(v.best.items(), key=lambda kv: (kv[0] != v.winner, kv[0]))
+        if by_claim:
+            place = {c.name: i for i, c in enumerate(v.claim.contenders)}
+            items = sorted(v.best.items(), key=lambda kv: place.get(kv[0], len(place)))
+        for contender, best in items:
             if contender != v.winner:
                 outcome = ""
+                if counts and not v.deterministic:
+                    ahead, behind, equal = _counts(v.best[v.winner].values, best.values, v.claim.lower_is_better)
+                    n = len(best.values)
+                    if sign_test(ahead, n, behind):
+                        outcome = f"behind {v.winner} on {ahead} of {n} seeds"
+                    else:
+                        outcome = f"level with {v.winner} (behind on {ahead}, ahead on {behind}" + (
+                            f", equal on {equal}" if equal else "") + f" of {n} seeds)"
             elif v.tied:
                 outcome = "tie"
             elif v.deterministic:
@@ -67,7 +97,11 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
                 outcome = f"ahead on {v.wins} of {v.seeds} seeds"
             else:  # best on the mean only, on too few seeds to tell from chance: level
                 mean = "lower" if v.claim.lower_is_better else "higher"
-                outcome = f"level ({mean} mean, ahead on only {v.wins} of {v.seeds} seeds)"
+                if counts:
+                    outcome = f"level ({mean} mean, {_count_words(v.wins, v.seeds - v.wins - v.equal, v.equal)} " \
+                              f"of {v.seeds} seeds)"
+                else:
+                    outcome = f"level ({mean} mean, ahead on only {v.wins} of {v.seeds} seeds)"
             value = format(best.mean, spec) if v.deterministic else mean_spread(best.values, spec)
             rows.append([name, contender, (setting or _setting)(best.config), value, outcome])
             name = ""  # the claim is named on its first row

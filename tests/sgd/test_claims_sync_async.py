@@ -171,6 +171,16 @@ def _verdict(key: str, small: bool = True):
     return claims.run(claims.claim(key, small=small))
 
 
+def test_test_error_is_scored_at_the_training_loss_rates_on_the_same_held_out_runs():
+    """ch04.async_vs_sync_error scores each protocol's test error at the rate that training loss picked, on the same
+    held-out seeds: its rates are ch04.async_vs_sync's, and its wording follows the sign test."""
+    v, race = _verdict("ch04.async_vs_sync_error"), _verdict("ch04.async_vs_sync")
+    assert {n: b.config["lr"] for n, b in v.best.items()} == {n: b.config["lr"] for n, b in race.best.items()}
+    assert v.seeds == race.seeds == len(tuned_races.TWO_WAY_SCORING_SEEDS)
+    assert all(15 < b.mean < 40 for b in v.best.values())         # test errors in %, near the optimum's
+    assert ("ends lower" in v.sentence) == v.decided
+
+
 def test_tuned_asynchronous_sgd_ends_below_tuned_synchronous_sgd():
     """Finding 8: each tuned on the same budget, asynchronous SGD ends lower, on every seed, its best inside the grid."""
     v = _verdict("ch04.async_vs_sync")
@@ -182,13 +192,15 @@ def test_tuned_asynchronous_sgd_ends_below_tuned_synchronous_sgd():
 
 def test_the_floor_at_one_shared_rate_is_not_the_tuned_verdict():
     """At rate 0.5 asynchronous SGD levels off (Dutta et al.'s floor at that rate), far above where its tuned rate
-    takes it, while synchronous SGD is still falling: no floor to compare. The test errors cannot tell the
-    protocols apart."""
+    takes it, while synchronous SGD is still falling: no floor to compare. No protocol's test error, at its best rate
+    on the finer grid over the held-out seeds, beats the optimum's beyond its spread."""
     race = tuned_races.race_runs(small=True)
     a, s = "asynchronous (K = 1)", "fully synchronous (K = n = 16)"
     assert race.equal_levels[a][0] > _verdict("ch04.async_vs_sync").best[a].mean + 0.05
     assert race.levelled[a] >= 4 and race.levelled[s] <= 1
     assert race.rates[a] != tuned_races.SHARED_RATE
+    assert race.error_rates[a] in tuned_races.FINE_RATES["async"] and race.error_rates[s] in tuned_races.FINE_RATES["sync"]
+    assert len(race.error_values[a]) == len(tuned_races.TWO_WAY_SCORING_SEEDS)
     for label in race.errors:
         gap, spread = tuned_races.error_gap(race, label)
         assert gap > -2 * spread, label          # no protocol beats the optimum's test error beyond its spread

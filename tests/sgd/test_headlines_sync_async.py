@@ -74,18 +74,52 @@ def test_batch_sync_headline_and_ratio():
 
 
 def test_race_short_words_say_whether_test_error_tells_the_two_apart():
+    """The takeaway's test-error clause follows the sign test over the held-out seeds (ch04.async_vs_sync_error),
+    the rule of every verdict, not a multiple of the spread."""
     c = tuned_races.async_vs_sync(small=True)
+    e = tuned_races.async_vs_sync_error(small=True)
     a, s = (x.name for x in c.contenders)
-    v = _verdict(c, {a: (0.540, 0.541, 0.542, 0.541, 0.540), s: (0.560, 0.561, 0.559, 0.560, 0.562)},
-                 {a: {"lr": 0.05}, s: {"lr": 1.0}})
-    race = tuned_races.Race(400.0, 0.5, 0, {}, {}, {}, {}, {}, {}, 0.0, {},
-                            error_values={a: (0.10, 0.11, 0.09, 0.10, 0.10), s: (0.10, 0.10, 0.10, 0.11, 0.09)})
+    assert [x.name for x in e.contenders] == [a, s]
+    assert e.scoring_seeds == c.scoring_seeds and e.seeds == c.seeds
+    cfg = {a: {"lr": 0.05}, s: {"lr": 1.0}}
+    v = _verdict(c, {a: (0.540, 0.541, 0.542, 0.541, 0.540), s: (0.560, 0.561, 0.559, 0.560, 0.562)}, cfg)
     assert tuned_races.short_words(v) == "asynchronous SGD ends lower, by 0.020 ± 0.002 nats"
-    assert tuned_races.short_words(v, race).endswith(" nats in training loss; test error does not tell them apart")
-    apart = tuned_races.Race(400.0, 0.5, 0, {}, {}, {}, {}, {}, {}, 0.0, {},
-                             error_values={a: (0.10, 0.11, 0.09, 0.10, 0.10), s: (0.12, 0.13, 0.11, 0.12, 0.125)})
-    assert tuned_races.short_words(v, apart).endswith("in training loss; in test error asynchronous SGD is lower, "
-                                                      "by 2.1 ± 0.2 points seed by seed")
+    # lower on 4 of 5 seeds by a mean far beyond twice its spread: the sign test still calls them level
+    level = _verdict(e, {a: (20.0, 20.1, 20.2, 20.0, 20.3), s: (20.5, 20.6, 20.7, 20.5, 20.2)}, cfg)
+    assert tuned_races.short_words(v, level).endswith(
+        " nats in training loss; by the sign test, test error does not tell them apart")
+    assert level.sentence.startswith("in test error asynchronous SGD and fully synchronous SGD end level")
+    apart = _verdict(e, {a: (20.0, 20.1, 20.2, 20.0, 20.3), s: (20.5, 20.6, 20.7, 20.5, 20.4)}, cfg)
+    assert tuned_races.short_words(v, apart).endswith(
+        "in training loss; its test error is also lower, by the sign test over the held-out seeds")
+    assert apart.sentence.startswith("in test error asynchronous SGD ends lower, on all 5 held-out seeds")
+
+
+def test_error_words_follow_the_sign_test():
+    """Two protocols' test errors are apart only where the sign test over the seeds says so."""
+    a, s = "asynchronous (K = 1)", "fully synchronous (K = n = 16)"
+    opt = {"error": 0.20}
+    close = tuned_races.Race(400.0, 0.5, 0, {}, {}, {}, {}, {}, {}, 0.0, opt,
+                             error_values={a: (0.200, 0.201, 0.202, 0.200, 0.203),
+                                           s: (0.205, 0.206, 0.207, 0.205, 0.202)})
+    assert tuned_races.error_words(close).endswith("; by the sign test over the 5 seeds no two protocols differ")
+    apart = tuned_races.Race(400.0, 0.5, 0, {}, {}, {}, {}, {}, {}, 0.0, opt,
+                             error_values={a: (0.200, 0.201, 0.202, 0.200, 0.203),
+                                           s: (0.205, 0.206, 0.207, 0.205, 0.204)})
+    assert tuned_races.error_words(apart).endswith(
+        "; by the sign test over the 5 seeds, asynchronous SGD ends below fully synchronous SGD")
+
+
+def test_sync_falling_words_say_no_more_than_the_runs():
+    from types import SimpleNamespace as N
+
+    words = tuned_races.sync_falling_words(1, 5, 0, N(descending=True, fall=0.013))
+    assert words.startswith("At its best rate fully synchronous SGD is still falling at the end of the budget on 1 of "
+                            "the 5 seeds")
+    assert "(seed 0, the figure's run, among them: its fitted loss falls by 1.3 % across the last quarter)" in words
+    assert "could narrow" in words and "can change the order" not in words
+    assert "seed 0" not in tuned_races.sync_falling_words(1, 5, 0, N(descending=False, fall=0.002))
+    assert "stopped falling" in tuned_races.sync_falling_words(0, 5, 0, N(descending=False, fall=0.002))
 
 
 def test_cached_values_are_computed_once(tmp_path, monkeypatch):

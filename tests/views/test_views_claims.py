@@ -39,3 +39,21 @@ def test_columns_and_settings_can_be_worded_for_a_chapter():
                                       setting=lambda config: f"rate {config['lr']}" if config else "none").data.splitlines()
     assert lines[0] == "| case | design | tuned | loss | outcome |"
     assert "| fast | rate 0.1 |" in lines[2] and "| slow | none |" in lines[3]
+
+
+def test_counts_pair_every_row_with_the_winner_and_by_claim_keeps_the_claims_order():
+    """With ``counts`` a level winner's cell gives its leads, losses and ties, and every other row whether the sign
+    test puts it behind the winner; ``by_claim`` lists the rows in the claim's order (e.g. by K)."""
+    a = Contender("a", lambda s, seed: 1.0 + (0.5 if seed in (0, 1) else -0.5 if seed in (2, 3) else 0.0), {})
+    b = Contender("b", lambda s, seed: 1.0, {})
+    c = Contender("c", lambda s, seed: 3.0 + seed, {})
+    v = run(Claim("k", "which is lower?", (c, a, b), metric="loss"))
+    table = claims_view.verdict_table([v], ".2f", counts=True, by_claim=True).data
+    assert "level (lower mean, ahead on 2, behind on 2, equal on 1 of 5 seeds)" in table
+    assert "behind a on 5 of 5 seeds" in table
+    assert "level with a (behind on 2, ahead on 2, equal on 1 of 5 seeds)" in table
+    rows = table.splitlines()[2:]
+    assert [r.split(" | ")[1] for r in rows] == ["c", "a", "b"]
+    # without them the table is as before
+    plain = claims_view.verdict_table([v], ".2f").data
+    assert "level (lower mean, ahead on only 2 of 5 seeds)" in plain and "behind" not in plain

@@ -8,6 +8,7 @@ decide the chapter's sentences:
 
 * ``ch04.async_vs_sync``: which ends lower on the same budget, synchronous or asynchronous SGD (this and the next
   two tuned on :data:`TWO_WAY_SEEDS` and scored on :data:`TWO_WAY_SCORING_SEEDS`, thirty held-out seeds);
+* ``ch04.async_vs_sync_error``: the same two by test error, at the same rates and on the same held-out runs;
 * ``ch04.k_sync_vs_k_async``: K-sync against K-async (K = 4), the tie the exponential law predicts;
 * ``ch04.staleness_cost``: asynchronous SGD against its own schedule replayed never stale (the same updates and
   mini-batches, each gradient at the current parameters);
@@ -43,7 +44,7 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
            "staleness_rate_words", "K_TRADEOFF_RATES", "k_rate_words", "LAW_CONTROL", "law_control_words",
-           "law_control_short", "law_ks"]
+           "law_control_short", "law_ks", "tail_error", "sync_falling_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -250,6 +251,70 @@ def staleness_cost(small: bool = False) -> claims.Claim:
                       "computed at the current parameters?",
                       _level_contender("async", None, rates=FINE_RATES["async"]),
                       _fresh_contender(FINE_RATES["async"]), small)
+
+
+def tail_error(run, budget: float) -> float:
+    """A run's test error (%) averaged over the last quarter of ``budget``, the window :func:`grids.level` reads."""
+    keep = run.eval_times > 0.75 * budget
+    return 100 * float(run.errors[keep].mean())
+
+
+def _tuned_rate(protocol: str, k: int | None, rates: tuple[float, ...], small: bool = False) -> float:
+    """``protocol``'s best rate of ``rates`` by training loss on :data:`TWO_WAY_SEEDS` (the pick of the two-way
+    races, from their cached runs)."""
+    return _grid(protocol, k, {**race_settings(small), "seeds": TWO_WAY_SEEDS}, rates=rates).best_rate
+
+
+def _error_contender(protocol: str, k: int | None, rate: float, workers: int = 16) -> claims.Contender:
+    """``protocol`` at ``rate`` (its best by training loss, :func:`_tuned_rate`), scored by test error: the runs of
+    the two-way races, nothing new trained."""
+    label = protocol_label(protocol, workers, k)
+
+    def run(s: dict, seed: int) -> float:
+        held = _scoring(s, seed)
+        tuning = {**s, "seeds": TWO_WAY_SEEDS}
+        g = _grid(protocol, k, held if held is not None else tuning, rates=(s["lr"],) if held is not None
+                  else FINE_RATES[protocol])
+        return tail_error(g.run(s["lr"], seed), s["budget"])
+
+    return claims.Contender(label, run, {"lr": (rate,)},
+                            uses=f"{workers} learners, exponential compute times, batches of 8, its rate the best of "
+                                 "its finer grid by training loss on the tuning seeds (ch04.async_vs_sync's), not "
+                                 "tuned again on test error")
+
+
+def _error_words(v: claims.Verdict) -> str:
+    w, r = v.best[v.winner], v.best[v.runner_up]
+    name = {"asynchronous (K = 1)": "asynchronous SGD", "fully synchronous (K = n = 16)": "fully synchronous SGD"}
+    first, second = name.get(v.winner, v.winner), name.get(v.runner_up, v.runner_up)
+    levels = (f"{level_text(w, ' %')} against {level_text(r, ' %')}, rates {w.config['lr']:g} and "
+              f"{r.config['lr']:g}")
+    if not v.decided:
+        return (f"in test error {first} and {second} end level ({levels}; the first lower on only {v.wins} of "
+                f"{v.seeds} held-out seeds, by {_margin_text(v)} points)")
+    return (f"in test error {first} ends lower, {_seeds_text(v).replace('seeds', 'held-out seeds')}, by "
+            f"{_margin_text(v)} percentage points seed by seed ({levels})")
+
+
+def _error_headline(v: claims.Verdict) -> str:
+    name = {"asynchronous (K = 1)": "asynchronous SGD", "fully synchronous (K = n = 16)": "fully synchronous SGD"}
+    if not v.decided:
+        return "in test error the two end level"
+    return (f"in test error {name.get(v.winner, v.winner)} ends lower "
+            f"{_seeds_text(v).replace('seeds', 'held-out seeds')}, by {_margin_text(v)} points")
+
+
+@claims.register("ch04.async_vs_sync_error")
+def async_vs_sync_error(small: bool = False) -> claims.Claim:
+    """Asynchronous against fully synchronous SGD by test error, each at its best rate by training loss (the rates
+    and runs of ``ch04.async_vs_sync``), on the same held-out seeds."""
+    s = {**race_settings(small), "seeds": TWO_WAY_SEEDS, "scoring_seeds": TWO_WAY_SCORING_SEEDS}
+    contenders = tuple(_error_contender(p, None, _tuned_rate(p, None, FINE_RATES[p], small)) for p in ("async", "sync"))
+    return claims.Claim("ch04.async_vs_sync_error", "On the same wall-clock budget, each at its own best rate (by "
+                        "training loss), which ends with the lower test error: asynchronous or fully synchronous SGD?",
+                        contenders, metric="mean test error over the last quarter of the budget (%)",
+                        seeds=s["seeds"], scoring_seeds=s["scoring_seeds"], shared=s, wording=_error_words,
+                        chapter="04_sync_async_sgd", source="dutta2018slow", headline=_error_headline)
 
 
 def _never_stale_grid(s: dict, rates: tuple[float, ...]) -> tuple[grids.Grid, float]:
@@ -1109,11 +1174,13 @@ def _sharpness_flat(k, seed, warm, base_batch, base_lr, epochs, warmup_steps, sm
 
 @dataclass(frozen=True)
 class Race:
-    """The race of chapter 4: each protocol at the shared rate and at its own best rate (runs of seed ``seed``),
-    how each run at the shared rate ends on every seed, and the test error at the best rates.
+    """The race of chapter 4: each protocol at the shared rate and at its own best rate on the coarse grid (runs of
+    seed ``seed``), how each run at the shared rate ends on every seed, and the test error at the best rates.
 
-    ``errors[label]`` is the mean and spread over the seeds of the test error (share) over the last quarter
-    of the budget, ``error_values[label]`` that error on every seed; ``se`` the binomial standard error of one
+    ``errors[label]`` is the mean and spread over the held-out seeds (:data:`TWO_WAY_SCORING_SEEDS`) of the test
+    error (share) over the last quarter of the budget, each protocol at its best rate on its finer grid
+    (:data:`FINE_RATES`, ``error_rates[label]``, picked by training loss on :data:`TWO_WAY_SEEDS`: the runs of the
+    two-way races), ``error_values[label]`` that error on every held-out seed; ``se`` the binomial standard error of one
     test error measured on the ``n_test`` test samples at the optimum's error rate, :math:`\\sqrt{e(1-e)/n}`:
     the uncertainty of one model's error rate, not the yardstick for two models scored on the same test set
     (for those, :func:`error_gap`: the paired difference, seed by seed). ``tuned_falling[label]``: on how many
@@ -1133,6 +1200,7 @@ class Race:
     optimum: dict
     error_values: dict = None
     tuned_falling: dict = None
+    error_rates: dict = None   #: label -> the rate the test errors are at: its best on the finer grid
 
 
 def race_runs(small: bool = False, protocols=RACE_PROTOCOLS, shared_rate: float = SHARED_RATE,
@@ -1141,6 +1209,7 @@ def race_runs(small: bool = False, protocols=RACE_PROTOCOLS, shared_rate: float 
     s = race_settings(small)
     opt = optimum(small)
     equal, tuned, rates, levelled, equal_levels, errors, values, falling = {}, {}, {}, {}, {}, {}, {}, {}
+    error_rates = {}
     for protocol, k in protocols:
         g = _grid(protocol, k, s)
         label = protocol_label(protocol, s["workers"], k)
@@ -1151,17 +1220,18 @@ def race_runs(small: bool = False, protocols=RACE_PROTOCOLS, shared_rate: float 
         ends = [run_ends({label: g.run(shared_rate, sd)}, s["budget"])[0] for sd in g.seeds]
         levelled[label] = sum(not e.descending for e in ends)
         equal_levels[label] = grids.mean_sd(g.levels(shared_rate))
-        errs = []
-        for sd in g.seeds:
-            r = g.run(best, sd)
-            keep = r.eval_times > 0.75 * s["budget"]
-            errs.append(float(r.errors[keep].mean()))
+        # test errors: each at its best rate on its finer grid (by training loss, on the tuning seeds), scored on
+        # the held-out seeds, the runs of the two-way races
+        fine = _tuned_rate(protocol, k, FINE_RATES[protocol], small)
+        held = _grid(protocol, k, {**s, "seeds": TWO_WAY_SCORING_SEEDS}, rates=(fine,))
+        errs = [tail_error(held.run(fine, sd), s["budget"]) / 100 for sd in held.seeds]
+        error_rates[label] = fine
         errors[label] = grids.mean_sd(errs)
         values[label] = tuple(errs)
         falling[label] = sum(run_ends({label: g.run(best, sd)}, s["budget"])[0].descending for sd in g.seeds)
     se = math.sqrt(opt["error"] * (1 - opt["error"]) / opt["n_test"])
     return Race(s["budget"], shared_rate, seed, equal, tuned, rates, levelled, equal_levels, errors, se, opt,
-                values, falling)
+                values, falling, error_rates)
 
 
 def error_gap(race: Race, a: str, b: str | None = None) -> tuple[float, float]:
@@ -1171,29 +1241,56 @@ def error_gap(race: Race, a: str, b: str | None = None) -> tuple[float, float]:
     return grids.mean_sd([100 * (x - y) for x, y in zip(race.error_values[a], other)])
 
 
+def _short_name(label: str) -> str:
+    """A protocol's label without its K, for a sentence: "asynchronous SGD", "K-sync"."""
+    name = label.split(" (K =")[0]
+    return name if name.startswith("K-") else f"{name} SGD"
+
+
 def error_words(race: Race) -> str:
-    """What the test errors at the best rates show, from the paired differences over the seeds: for each pair of
-    protocols and for each protocol against the optimum, whether the difference stands out of its spread."""
+    """What the test errors at the best rates show, from the paired differences over the held-out seeds: how far
+    above the optimum's each lies, and which pairs of protocols the sign test over the seeds tells apart (the rule
+    of every verdict of the chapter, :func:`~commlib.experiments.claims.sign_test`); the numbers are the figure's."""
     labels = list(race.error_values)
-    apart, level = [], []
+    below: dict[str, list[str]] = {}
+    pairs = 0
     for i, a in enumerate(labels):
         for b in labels[i + 1:]:
-            mean, sd = error_gap(race, a, b)
-            (apart if abs(mean) > 2 * sd else level).append((a, b, mean, sd))
+            pairs += 1
+            gaps = [y - x for x, y in zip(race.error_values[a], race.error_values[b])]
+            wins, losses = sum(g > 0 for g in gaps), sum(g < 0 for g in gaps)
+            if claims.sign_test(wins, len(gaps), losses):
+                low, high = (a, b) if wins > losses else (b, a)
+                below.setdefault(high, []).append(low)
     gaps = [error_gap(race, a) for a in labels]
-    lo = min(m for m, _ in gaps)
-    hi = max(m for m, _ in gaps)
+    lo, hi = min(m for m, _ in gaps), max(m for m, _ in gaps)
     d = grids.decimals(max(sd for _, sd in gaps))
-    text = (f"each lies {lo:.{d}f} to {hi:.{d}f} percentage points above the optimum's on the same test samples "
-            f"(seed by seed, spread up to {max(sd for _, sd in gaps):.{d}f})")
-    if not apart:
-        return text + "; no two protocols differ by more than two spreads of their paired difference over the seeds"
-    a, b, mean, sd = max(apart, key=lambda t: abs(t[2]))
-    d = grids.decimals(sd)
-    low, high = (a, b) if mean < 0 else (b, a)
-    return (text + f"; {low} ends below {high} by {abs(mean):.{d}f} ± {sd:.{d}f} points, seed by seed"
-            + (f" ({len(apart)} of {len(apart) + len(level)} pairs differ by more than two spreads)"
-               if len(apart) + len(level) > 1 else ""))
+    span = f"at most {hi:.{d}f}" if round(lo, d) <= 0 < round(hi, d) else f"{lo:.{d}f} to {hi:.{d}f}"
+    n = len(next(iter(race.error_values.values())))
+    text = f"each lies {span} percentage points above the optimum's on the same test samples"
+    if not below:
+        return text + f"; by the sign test over the {n} seeds no two protocols differ"
+    parts = []
+    for high, lows in sorted(below.items(), key=lambda kv: -len(kv[1])):
+        names = [_short_name(x) for x in sorted(lows, key=labels.index)]
+        parts.append(f"{_and(names)} {'each end' if len(names) > 1 else 'ends'} below {_short_name(high)}")
+    rest = "; the other pairs are level" if sum(map(len, below.values())) < pairs else ""
+    return text + f"; by the sign test over the {n} seeds, " + ", and ".join(parts) + rest
+
+
+def sync_falling_words(falling: int, seeds: int, seed: int, end) -> str:
+    """Whether fully synchronous SGD at its best rate is still falling at the end of the budget: on ``falling`` of
+    ``seeds`` seeds, and on ``seed`` (the figure's run) by ``end``'s fall (a :class:`RunEnd`). Says no more than
+    that: how a longer budget would end was not run."""
+    if not falling:
+        return (f"At its best rate fully synchronous SGD has stopped falling at the end of the budget on all "
+                f"{seeds} seeds that pick the rates")
+    text = (f"At its best rate fully synchronous SGD is still falling at the end of the budget on {falling} of the "
+            f"{seeds} seeds that pick the rates")
+    if end.descending:
+        text += (f" (seed {seed}, the figure's run, among them: its fitted loss falls by {100 * end.fall:.1f} % across "
+                 f"the last quarter)")
+    return text + ", so a longer budget could narrow its gap to the others; longer budgets were not run here"
 
 
 def k_tuned_runs(small: bool = False, ks=(1, 2, 4, 8, 16), seed: int = 0) -> dict:
@@ -1272,24 +1369,24 @@ def shared_rate_rows(order: dict, seeds: int) -> list[list[str]]:
     return [[f"asynchronous SGD ends {what}", ", ".join(f"{r:g}" for r in sorted(rs))] for what, rs in groups.items() if rs]
 
 
-def short_words(v: claims.Verdict, race: Race | None = None) -> str:
-    """The two-way verdict in a few words, e.g. "asynchronous SGD ends lower, by 0.012 ± 0.001 nats"; with ``race``
-    (:func:`race_runs`), "in training loss", and whether the test errors of the two at their best rates tell them
-    apart (their paired difference over the seeds beyond two spreads, as :func:`error_words` judges)."""
+def short_words(v: claims.Verdict, error: claims.Verdict | None = None) -> str:
+    """The two-way verdict in a few words, e.g. "asynchronous SGD ends lower, by 0.012 ± 0.001 nats"; with ``error``
+    (the ``ch04.async_vs_sync_error`` verdict: test error at the same rates, on the same held-out seeds), "in
+    training loss" and what the test errors show by the same sign test."""
     name = {"asynchronous (K = 1)": "asynchronous SGD", "fully synchronous (K = n = 16)": "fully synchronous SGD"}
     if not v.decided:
         text = f"the two end level (within {_margin_text(v)} nats)"
     else:
         text = f"{name.get(v.winner, v.winner)} ends lower, by {_margin_text(v)} nats"
-    if race is None:
+    if error is None:
         return text
-    mean, sd = error_gap(race, v.winner, v.runner_up)
-    d = grids.decimals(sd)
-    if abs(mean) <= 2 * sd:
-        return text + " in training loss; test error does not tell them apart"
-    lower = v.winner if mean < 0 else v.runner_up
-    return (text + f" in training loss; in test error {name.get(lower, lower)} is lower, by {abs(mean):.{d}f} ± "
-            f"{sd:.{d}f} points seed by seed")
+    if not error.decided:
+        return text + " in training loss; by the sign test, test error does not tell them apart"
+    if v.decided and error.winner == v.winner:
+        text += " in training loss; its test error is also lower"
+    else:
+        text += f" in training loss; in test error {name.get(error.winner, error.winner)} is lower"
+    return text + ", by the sign test over the held-out seeds"
 
 
 def staleness_cost_words(v: claims.Verdict, race: claims.Verdict) -> str:

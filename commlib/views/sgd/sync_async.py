@@ -405,15 +405,16 @@ def race_figure(race, smooth: int = 3):
     """The race of chapter 4 (:func:`commlib.experiments.sgd.tuned_races.race_runs`) in three panels.
 
     Left: training loss against wall-clock time, every protocol at the same rate per update. Middle: each at
-    its own best rate. Both with the problem's optimum dotted. Right: the test error each reaches at its best
-    rate (mean over the seeds, over the last quarter of the budget), with error bars of its spread over the seeds
+    its own best rate (on the coarse grid). Both with the problem's optimum dotted. Right: the test error each reaches
+    at the rate of ``race.error_rates`` (its best on the finer grid; mean over the held-out seeds, over the last
+    quarter of the budget), with error bars of its spread over the seeds
     (every model is scored on the same test samples, so the seeds, not one test set's sampling error, say what
     differs), and the optimum's test error dotted.
     """
     fig, (ax1, ax2, ax3) = figure(10.8, 3.6, ncols=3)
     opt = race.optimum
     for ax, runs, title in ((ax1, race.equal, f"every protocol at rate {race.shared_rate:g}"),
-                            (ax2, race.tuned, "each at its own best rate")):
+                            (ax2, race.tuned, "each at its own best rate (coarse grid)")):
         for i, (label, r) in enumerate(runs.items()):
             t = np.concatenate([[0.0], r.eval_times])
             loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
@@ -433,10 +434,13 @@ def race_figure(race, smooth: int = 3):
     ax3.axvline(100 * opt["error"], color=COLORS[7], ls=(0, (1, 1)), lw=1.2, label=f"optimum ({100 * opt['error']:.2f} %)")
     for i, (yy, m, sd) in enumerate(zip(y, means, spreads)):
         ax3.errorbar(m, yy, xerr=sd, fmt=MARKERS[i % len(MARKERS)], color=_protocol_color(labels[i], i), capsize=4)
-    ax3.set_yticks(y, [label.replace(" (", "\n(") for label in labels], fontsize=8)
+    rates = race.error_rates or {}
+    ax3.set_yticks(y, [label.replace(" (", "\n(") + (f"\nrate {rates[label]:g}" if label in rates else "")
+                       for label in labels], fontsize=8)
     ax3.invert_yaxis()
-    ax3.set_xlabel("test error at the best rate (%)")
-    ax3.set_title(f"± spread over {len(next(iter(race.error_values.values())))} seeds, "
+    ax3.set_xlabel("test error at the best rate on the finer grid (%)" if rates else "test error at the best rate (%)")
+    held = "held-out " if rates else ""
+    ax3.set_title(f"± spread over {len(next(iter(race.error_values.values())))} {held}seeds, "
                   f"{opt['n_test']:,} test samples", fontsize=9)
     ax3.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
