@@ -415,6 +415,48 @@ def test_carry_c_words_say_when_tuning_with_16_learners_cannot_tell_the_c_that_c
     assert "ends level with the carried constant rate with C = 10" in words
     both = {0.1: (at16, b(0.570, 0.571, 0.572)), 10.0: (at16, b(0.580, 0.581, 0.582))}
     assert "any of them carries" in staleness.carry_c_words(v, both)
+    # the caveat the takeaway and the section's summary carry: only where a larger, level C does nothing
+    caveat = staleness.carry_c_caveat(v, mixed)
+    assert caveat == "at a C that tuning with 16 learners cannot tell from larger, inert ones"
+    assert staleness.carry_c_caveat(v, both) == ""
+    apart = {0.1: (at16, b(0.570, 0.571, 0.572)), 10.0: (b(0.600, 0.601, 0.602), b(0.600, 0.601, 0.602))}
+    assert staleness.carry_c_caveat(v, apart) == ""          # tuning with 16 learners tells the C apart
+    plain = staleness.lr_plain_summary(["constant"], "distance", 256, caveat)
+    assert plain.endswith("without re-tuning (at a C that tuning with 16 learners cannot tell from larger, inert ones)")
+    assert staleness.lr_plain_summary(["constant"], "staleness", 256, caveat).endswith("without re-tuning")
+
+
+def test_carry_words_put_the_caveat_after_the_distance_rule():
+    c = staleness.carry_over(small=True)
+    flat = (0.554, 0.553, 0.555, 0.554, 0.555)
+
+    def b(shift):
+        return claims.Best({"lr": 0.025}, tuple(x + shift for x in flat), ())
+
+    v = claims.Verdict(c, {staleness.CARRIED["constant"]: b(0.03), staleness.CARRIED["staleness"]: b(0.17),
+                           staleness.CARRIED["distance"]: b(0.008), staleness.RETUNED: b(0.0)},
+                       staleness.RETUNED, staleness.CARRIED["distance"], 0.0, 0.0, 5)
+    assert staleness.carry_words(v, "at a C").startswith("the distance rule copes with the larger staleness better "
+                                                         "than the carried constant rate (at a C), the rate/staleness")
+    assert "(at a C)" not in staleness.carry_words(v)
+
+
+def test_carry_over_retunes_the_constant_rate_as_finely_as_the_gupta_claim():
+    """Referee l7q, finding 1: the carry-over's re-tuned constant rate and the Gupta claim's tuned rate with 256
+    learners are one contender, tuned over one grid on the same runs, so the chapter quotes one re-tuned rate."""
+    carry = {x.name: x for x in staleness.carry_over().contenders}
+    gupta = {x.name: x for x in staleness.gupta_rule_n256().contenders}
+    assert dict(carry[staleness.RETUNED].grid) == dict(gupta[staleness.TUNED].grid) == {"lr": staleness.GUPTA_ASYNC_RATES}
+    assert staleness.carry_over().shared == staleness.gupta_rule_n256().shared
+
+
+def test_downpour_grids_add_a_rate_between_the_steps_next_to_each_best():
+    """Referee l7q, finding 3: each optimiser's grid holds the shared grid and a rate between two of its steps."""
+    tuned = {x.name: dict(x.grid)["lr"] for x in staleness.downpour().contenders}
+    for name, extra in ((staleness.SGD_NAME, 0.07), (staleness.ADAGRAD_NAME, 0.15)):
+        for grid in (tuned[name], tuned[name + staleness.ONE]):
+            assert set(staleness.DOWNPOUR_RATES) < set(grid) and extra in grid
+            assert min(grid) < extra < max(grid)
 
 
 def test_momentum_row_names_each_number_of_learners():

@@ -91,6 +91,7 @@ __all__ = [
     "carried_settings",
     "carry_over",
     "carry_words",
+    "carry_c_caveat",
     "carry_adapting",
     "carry_rows",
     "stability_headroom",
@@ -134,10 +135,12 @@ DISTANCE_CAPS = (0.5, 0.1, 0.05, 0.02)
 #: The control without staleness (one learner) runs at these constant rates.
 CONTROL_RATES = (0.5, 0.05, 0.02)
 
-#: Rates of the Downpour comparison: plain SGD's eta and Adagrad's base rate, on one shared grid.
+#: Rates of the Downpour comparison: plain SGD's eta and Adagrad's base rate share this grid, and each adds a rate
+#: between the grid's steps next to its best (0.07 for SGD, 0.15 for Adagrad), so that neither best, nor Adagrad's
+#: edge, is set by the grid's steps of 2 to 2.5.
 DOWNPOUR_RATES = (0.5, 0.2, 0.1, 0.05, 0.02)
-DOWNPOUR_SGD_RATES = DOWNPOUR_RATES
-DOWNPOUR_ADAGRAD_RATES = DOWNPOUR_RATES
+DOWNPOUR_SGD_RATES = tuple(sorted(DOWNPOUR_RATES + (0.07,), reverse=True))
+DOWNPOUR_ADAGRAD_RATES = tuple(sorted(DOWNPOUR_RATES + (0.15,), reverse=True))
 
 
 def staleness_vs_nk(workers: int = 16, ks=(1, 2, 4, 8, 16), updates: int = 20000, seed: int = 0) -> list[dict]:
@@ -487,11 +490,12 @@ def lr_rule_phrases(study: LrRuleStudy, tol: float = 0.005) -> dict[str, str]:
     return out
 
 
-def lr_plain_summary(verdicts, adapting: str, workers: int = 256) -> str:
+def lr_plain_summary(verdicts, adapting: str, workers: int = 256, caveat: str = "") -> str:
     """The learning-rate section's result in plain words, before either rule is introduced: whether a rule beats a
     tuned constant rate (``verdicts``: :func:`lr_rule_phrases`-style ``"constant"``/``"rules"``/``"mixed"``), and
     which rule, if any, copes better when carried to ``workers`` learners without re-tuning (``adapting``, from
-    :func:`carry_adapting`)."""
+    :func:`carry_adapting`), with the distance rule's ``caveat`` (:func:`carry_c_caveat`) in brackets where it is
+    among them."""
     verdicts = list(verdicts)
     text = ("tuned, neither rule beats a constant rate on this problem" if all(v == "constant" for v in verdicts) else
             "tuned, the rules beat a constant rate on this problem" if all(v == "rules" for v in verdicts) else
@@ -500,6 +504,8 @@ def lr_plain_summary(verdicts, adapting: str, workers: int = 256) -> str:
     if adapting in names:
         text += (f"; {names[adapting]} {'lose' if adapting == 'both' else 'loses'} less than a constant rate when "
                  f"moved to {workers} learners without re-tuning")
+        if caveat and adapting in ("distance", "both"):
+            text += f" ({'the distance rule ' if adapting == 'both' else ''}{caveat})"
     return text
 
 
@@ -1364,7 +1370,7 @@ def carry_over(small: bool = False) -> claims.Claim:
 
     def constant(st, seed):
         rate = carried_settings(st["small"])["constant"]
-        return _async_level(_async_grid(st), rate, seed)
+        return _async_level(_async_grid(st, rates=GUPTA_ASYNC_RATES), rate, seed)
 
     def zhang(st, seed):
         base = carried_settings(st["small"])["staleness"]
@@ -1383,8 +1389,10 @@ def carry_over(small: bool = False) -> claims.Claim:
         claims.Contender(CARRIED["distance"], distance,
                          uses=f"256 asynchronous learners; rate min(C / ||w_j - w_(j-tau)||^2, cap), cap and C at "
                               f"{carried}"),
-        claims.Contender(RETUNED, lambda st, seed: _async_level(_async_grid(st), st["lr"], seed), {"lr": grids.RATES},
-                         uses="256 asynchronous learners; a constant rate tuned again with 256 learners"),
+        claims.Contender(RETUNED, lambda st, seed: _async_level(_async_grid(st, rates=GUPTA_ASYNC_RATES), st["lr"], seed),
+                         {"lr": GUPTA_ASYNC_RATES},
+                         uses="256 asynchronous learners; a constant rate tuned again with 256 learners, over the grid "
+                              "the tuned rate of ch05.gupta_rule_n256 uses (the same runs)"),
     )
     return claims.Claim("ch05.carry_over", "Carried unchanged from 16 to 256 learners, does a rule that reads the "
                         "staleness (per gradient, or through how far the parameters moved) end below the carried "
@@ -1394,9 +1402,10 @@ def carry_over(small: bool = False) -> claims.Claim:
                         source="zhang2016staleness,dutta2018slow")
 
 
-def carry_words(v: claims.Verdict) -> str:
+def carry_words(v: claims.Verdict, caveat: str = "") -> str:
     """The carry-over in a short sentence (the numbers go in :func:`carry_table`): which carried rule ends below the
-    carried constant rate, and whether re-tuning still does best."""
+    carried constant rate, and whether re-tuning still does best. ``caveat`` (from :func:`carry_c_caveat`), where
+    the distance rule is among those that cope better, follows that clause in brackets."""
     c, r = v.best[CARRIED["constant"]], v.best[RETUNED]
     better = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], c) == "below"]
     worse = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], c) == "above"]
@@ -1404,7 +1413,7 @@ def carry_words(v: claims.Verdict) -> str:
     parts = []
     if better:
         parts.append(f"{_and([names[k] for k in better])} copes with the larger staleness better than the carried "
-                     "constant rate")
+                     "constant rate" + (f" ({caveat})" if caveat and "distance" in better else ""))
     if worse:
         parts.append(f"{_and([names[k] for k in worse])} copes worse")
     if not parts:
@@ -1509,6 +1518,31 @@ def carry_c_words(v: claims.Verdict, levels: dict[float, tuple[claims.Best, clai
     return (f"with 16 learners every C from {lo:g} to {hi:g} ends level with the others, but carried to "
             f"{v.claim.shared['workers']} learners the rule {at(lo)} with C = {lo:g} and {at(hi)} with C = {hi:g}: "
             f"{tail}")
+
+
+def carry_c_caveat(v: claims.Verdict, levels: dict[float, tuple[claims.Best, claims.Best]]) -> str:
+    """The condition the carried distance rule's edge holds under, in words, or ``""`` where it needs none:
+    ``levels`` from :func:`carry_c_levels`. Where tuning with 16 learners ends every C of ``levels`` level with the
+    others, the carried C's edge over the carried constant rate with 256 learners shows, and the largest C's does
+    not, the edge holds only at a C that tuning cannot tell from larger ones that do nothing.
+
+    >>> c = claims.Claim("t", "?", (), metric="nats", shared={"workers": 256, "small": True})
+    >>> const = claims.Best({"lr": 0.05}, (0.60, 0.61), ())
+    >>> v = claims.Verdict(c, {CARRIED["constant"]: const}, "", "", 0.0, 0.0, 1)
+    >>> b = lambda *x: claims.Best({}, x, ())
+    >>> carry_c_caveat(v, {0.1: (b(0.55, 0.56), b(0.57, 0.58)), 10: (b(0.55, 0.56), b(0.60, 0.61))})
+    'at a C that tuning with 16 learners cannot tell from larger, inert ones'
+    >>> carry_c_caveat(v, {0.1: (b(0.55, 0.56), b(0.57, 0.58)), 10: (b(0.55, 0.56), b(0.57, 0.58))})
+    ''
+    """
+    const = v.best[CARRIED["constant"]]
+    cs = sorted(levels)
+    same = [c for c in cs if place(levels[c][0], levels[cs[0]][0]) == "level with"]
+    inert = [c for c in same if place(levels[c][1], const) != "below"]
+    acts = [c for c in same if place(levels[c][1], const) == "below"]
+    if inert and acts and max(inert) > max(acts):
+        return "at a C that tuning with 16 learners cannot tell from larger, inert ones"
+    return ""
 
 
 def momentum_gaps(rate: float, workers=(4, 16, 64, 256), small: bool = False) -> dict[int, str]:
@@ -1645,7 +1679,8 @@ def _downpour_contender(optimizer: str, one: bool, tuned: bool, small: bool) -> 
     if tuned:
         # the small version (a smaller problem, whose best rates are larger) tries the rates around each one's best;
         # the full one the shared grid
-        grid = {"lr": DOWNPOUR_RATES if not small else ((0.5, 0.2, 0.1, 0.05) if optimizer == "sgd" else (0.5, 0.2, 0.1))}
+        full = DOWNPOUR_SGD_RATES if optimizer == "sgd" else DOWNPOUR_ADAGRAD_RATES
+        grid = {"lr": full if not small else ((0.5, 0.2, 0.1, 0.05) if optimizer == "sgd" else (0.5, 0.2, 0.1))}
     who = "one replica (no other replica makes its gradients stale)" if one else "8 replicas"
     how = "plain SGD, one rate" if optimizer == "sgd" else "Adagrad in each shard, a base rate"
     at = "tuned over the grid" if tuned else f"at the shared rate {NOTES_RATE:g}"
