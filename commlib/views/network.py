@@ -509,7 +509,7 @@ def _placement_bars(ax, names: Sequence[str], ests: Sequence[placement.Estimate]
     host then its network phase, each in its link's colour."""
     colour = {"inside": PALETTE["blue"], "network": PALETTE["vermillion"], "intra": PALETTE["blue"],
               "inter": PALETTE["vermillion"]}
-    for i, (name, e) in enumerate(zip(names, ests)):
+    for i, e in enumerate(ests):
         left = 0.0
         for where, _, seconds in (e.phases or ((e.bottleneck_kind or "intra", None, e.time),)):
             ax.barh(i, seconds, left=left, color=colour[where], edgecolor="white", linewidth=0.8)
