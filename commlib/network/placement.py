@@ -422,7 +422,10 @@ class Estimate:
     for a single worker (nothing to synchronise). ``server_host`` and
     ``pipelined`` (push and pull overlapped) are set for a parameter server;
     ``shards`` (shards held on each host) for one sharded over the workers
-    (:func:`sharded_ps`).
+    (:func:`sharded_ps`). ``phases``, for a hierarchical all-reduce, is ``((where, host, seconds), ...)``:
+    ``("inside", h, s)``, its reduce-scatter and all-gather inside the slowest host, and ``("network", h, s)``,
+    its all-reduce across the cards, bounded by the slowest; ``time`` is their sum (they run one after another
+    here), :attr:`pipelined_bound` the longer of the two.
     """
 
     time: float
@@ -436,6 +439,19 @@ class Estimate:
     server_host: int | None = None
     pipelined: bool | None = None
     shards: tuple[int, ...] | None = None
+    phases: tuple[tuple[str, int, float], ...] | None = None
+
+    @property
+    def pipelined_bound(self) -> float:
+        """About what a pipelined run would take, its phases overlapped: the longest phase (``time`` where the run
+        has no phases in series).
+
+        >>> c = Cluster((1e9, 1e8), (1e8, 1e8), (4, 4))
+        >>> e = estimate(c, {0: 2, 1: 2}, nbytes=1e8, algorithm="hierarchical")
+        >>> round(e.time, 3), round(e.pipelined_bound, 3)     # 1 s inside host 1, then 1 s across the cards
+        (2.0, 1.0)
+        """
+        return self.time if not self.phases else max(s for _, _, s in self.phases)
 
     @property
     def workers(self) -> int:
@@ -552,7 +568,8 @@ def hierarchical_phases(cluster: Cluster, placement, model: str | None = "resnet
                         nbytes: float | None = None) -> dict:
     """The hierarchical all-reduce's terms in :func:`estimate` (they add): ``"inside"``, the reduce-scatter and
     all-gather inside the slowest host (``"inside_host"``), and ``"network"``, the all-reduce across the hosts'
-    cards, bounded by the slowest card (``"network_host"``), in seconds.
+    cards, bounded by the slowest card (``"network_host"``), in seconds; ``"pipelined"``, the longer of the two,
+    about what a run that overlaps the phases would take (:attr:`Estimate.pipelined_bound`).
 
     >>> c = Cluster((1e9, 1e8), (1e8, 1e8), (4, 4))
     >>> p = hierarchical_phases(c, {0: 2, 1: 2}, nbytes=1e8); round(p["inside"], 3), p["inside_host"], p["network"]
@@ -560,7 +577,8 @@ def hierarchical_phases(cluster: Cluster, placement, model: str | None = "resnet
     """
     m, counts = _placement_inputs(cluster, placement, model, dtype, nbytes)
     t_intra, h_intra, t_inter, h_inter = _hierarchical_terms(cluster, counts, m)
-    return {"inside": 2 * t_intra, "inside_host": h_intra, "network": t_inter, "network_host": h_inter}
+    return {"inside": 2 * t_intra, "inside_host": h_intra, "network": t_inter, "network_host": h_inter,
+            "pipelined": max(2 * t_intra, t_inter)}
 
 
 def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype: str = "fp32",
@@ -616,7 +634,11 @@ def estimate(cluster: Cluster, placement, model: str | None = "resnet50", dtype:
         t, kind, host, bw = timed[algorithm]
     else:
         t, kind, host, bw = runs[algorithm](cluster, counts, m)
-    return Estimate(t, "allreduce", algorithm, counts, m, kind, host, bw)
+    phases = None
+    if algorithm == "hierarchical":
+        t_intra, h_intra, t_inter, h_inter = _hierarchical_terms(cluster, counts, m)
+        phases = (("inside", h_intra, 2 * t_intra), ("network", h_inter, t_inter))
+    return Estimate(t, "allreduce", algorithm, counts, m, kind, host, bw, phases=phases)
 
 
 def rank_placements(cluster: Cluster, candidates: Mapping[str, object], **kwargs) -> list[tuple[str, Estimate]]:

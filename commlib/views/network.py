@@ -503,6 +503,34 @@ def example_lists_table():
                                   "inference, as rates achieved, not link capacities")
 
 
+def _placement_bars(ax, names: Sequence[str], ests: Sequence[placement.Estimate]) -> None:
+    """One bar per estimate, coloured by what bounds it: blue inside a host, vermilion a network link; a run whose
+    phases are charged one after another (a hierarchical all-reduce) is two stacked segments, its phase inside a
+    host then its network phase, each in its link's colour."""
+    colour = {"inside": PALETTE["blue"], "network": PALETTE["vermillion"], "intra": PALETTE["blue"],
+              "inter": PALETTE["vermillion"]}
+    for i, e in enumerate(ests):
+        left = 0.0
+        for where, _, seconds in (e.phases or ((e.bottleneck_kind or "intra", None, e.time),)):
+            ax.barh(i, seconds, left=left, color=colour[where], edgecolor="white", linewidth=0.8)
+            left += seconds
+    ax.set_yticks(range(len(names)), names)
+
+
+def _placement_handles() -> list:
+    """The legend of :func:`_placement_bars`: a bar of both colours is a run of two phases, one after the other."""
+    return [Line2D([], [], color=PALETTE["blue"], lw=6, label="time bounded inside a host"),
+            Line2D([], [], color=PALETTE["vermillion"], lw=6, label="time bounded by a network link")]
+
+
+def _bound_words(e: placement.Estimate) -> str:
+    """What bounds an estimate, in words; for phases in series, each phase's link."""
+    if not e.phases:
+        return e.bottleneck
+    (_, h_in, _), (_, h_net, _) = e.phases
+    return f"inside host {h_in}, then host {h_net}'s card"
+
+
 def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: float = 7.0, height: float = 3.4):
     """Horizontal bars: candidate placements ranked by synchronisation time, each labelled with its bottleneck.
 
@@ -510,18 +538,15 @@ def placement_figure(ranked: Sequence[tuple[str, placement.Estimate]], width: fl
     ranked = list(ranked)
     fig, ax = figure(width, height)
     ests = [e for _, e in ranked][::-1]
-    names = [f"{name}\n{e.bottleneck}" for (name, _), e in zip(ranked[::-1], ests)]   # what bounds it, under its name
-    colors = [PALETTE["vermillion"] if e.bottleneck_kind == "inter" else PALETTE["blue"] for e in ests]
-    bars = ax.barh(names, [e.time for e in ests], color=colors)
-    for bar, e in zip(bars, ests):      # one unit, seconds, on every bar
-        ax.annotate(f"{e.time:.2f} s", (bar.get_width(), bar.get_y() + bar.get_height() / 2),
-                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+    names = [f"{name}\n{_bound_words(e)}" for (name, _), e in zip(ranked[::-1], ests)]   # what bounds it, under its name
+    _placement_bars(ax, names, ests)
+    for i, e in enumerate(ests):      # one unit, seconds, on every bar
+        ax.annotate(f"{e.time:.2f} s", (e.time, i), xytext=(4, 0), textcoords="offset points", va="center",
+                    fontsize=8)
     ax.set_xlim(0, max(e.time for e in ests) * 1.2)
     ax.tick_params(axis="y", labelsize=8)
     ax.set_xlabel("synchronisation time per iteration (s)")
-    handles = [Line2D([], [], color=PALETTE["blue"], lw=6, label="bounded inside a host"),
-               Line2D([], [], color=PALETTE["vermillion"], lw=6, label="bounded by a network link")]
-    ax.legend(handles=handles, loc="upper right", fontsize=8)
+    ax.legend(handles=_placement_handles(), loc="upper right", fontsize=8)
     ax.grid(axis="y", visible=False)
     fig.tight_layout()
     return fig
@@ -588,8 +613,7 @@ def placement_sweep(sweep: Mapping):
         for ax, mode, title in zip(axes, ("allreduce", "ps"), ("all-reduce", "parameter server")):
             best = runs[n][mode][::-1]
             names = [" ".join(f"h{h}:{c}" for h, c in enumerate(e.counts) if c) for e in best]
-            colors = [PALETTE["vermillion"] if e.bottleneck_kind == "inter" else PALETTE["blue"] for e in best]
-            ax.barh(names, [e.time for e in best], color=colors)
+            _placement_bars(ax, names, best)
             for i, e in enumerate(best):
                 ax.annotate(format_time(e.time), (e.time, i), xytext=(3, 0), textcoords="offset points",
                             va="center", fontsize=8)
@@ -597,9 +621,7 @@ def placement_sweep(sweep: Mapping):
             ax.set_title(f"{title}: {top} best of all placements", fontsize=9)
             ax.set_xlabel("time per iteration (s)")
             ax.tick_params(axis="y", labelsize=8)
-        handles = [Line2D([], [], color=PALETTE["blue"], lw=6, label="bounded inside a host"),
-                   Line2D([], [], color=PALETTE["vermillion"], lw=6, label="bounded by a network link")]
-        fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False)
+        fig.legend(handles=_placement_handles(), loc="lower center", ncol=3, fontsize=8, frameon=False)
         fig.suptitle(f"{hardware.model(model).name}, {dtype}, {n} workers", fontsize=10)
         fig.tight_layout(rect=(0, 0.08, 1, 1))
         return fig

@@ -483,3 +483,22 @@ def test_the_chapter_host_counts_bracket_the_hierarchy_gain_lowest_point():
     i = hosts.index(low["hosts"])
     assert 0 < i < len(hosts) - 1
     assert trend[hosts[i - 1]]["gain"] > low["gain"] < trend[hosts[i + 1]]["gain"]
+
+
+def test_hierarchy_closed_form_matches_the_mapped_runs():
+    from commlib.experiments import network as runs
+
+    nbytes = 3 * 2**20
+    closed = runs.hierarchy_closed((2, 3, 4), per_host=4, nbytes=nbytes)
+    for h in (2, 3, 4):
+        r = topology.hierarchy_runs(h, 4, nbytes)
+        assert r["ring"].time == pytest.approx(closed[h]["flat"], rel=1e-3)
+        assert r["hierarchical"].time == pytest.approx(closed[h]["hierarchical"], rel=1e-3)
+
+
+def test_hierarchy_dip_moves_to_more_hosts_as_the_buffer_grows():
+    from commlib.experiments import network as runs
+
+    dips = runs.hierarchy_dips((4 * 2**20, 16 * 2**20, 64 * 2**20))
+    lows = [d["hosts"] for d in dips.values()]
+    assert lows == sorted(lows) and lows[0] < lows[-1]

@@ -393,3 +393,17 @@ def test_the_placement_box_names_itself_and_shows_the_whole_entry_and_the_form(t
     message = str(refused.value)
     assert message.startswith("where: placement must read like 'host3:2, host1:2'"), message
     assert message.endswith(shown), message
+
+
+def test_a_hierarchical_estimate_carries_its_phases_and_their_pipelined_bound():
+    c = placement.example_cluster()
+    for where in ({1: 2, 3: 2}, {3: 2, 7: 2}, {2: 2, 6: 2}):
+        est = estimate(c, where, model="resnet50", algorithm="hierarchical")
+        p = placement.hierarchical_phases(c, where, model="resnet50")
+        (_, h_in, t_in), (_, h_net, t_net) = est.phases
+        assert (h_in, h_net) == (p["inside_host"], p["network_host"])
+        assert math.isclose(t_in + t_net, est.time)                       # in series here
+        assert math.isclose(est.pipelined_bound, max(t_in, t_net)) and est.pipelined_bound == p["pipelined"]
+        assert est.pipelined_bound < est.time
+    ring = estimate(c, {1: 2, 3: 2}, model="resnet50", algorithm="ring")
+    assert ring.phases is None and ring.pipelined_bound == ring.time

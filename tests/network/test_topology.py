@@ -575,3 +575,25 @@ def test_bisection_links_tries_the_last_node_in_the_smaller_half_of_an_odd_graph
     # {0, 4} against {1, 2, 3} cuts the three links of node 0 inside the clique; a split with node 4 on the
     # larger side cuts at least four
     assert topology.bisection_links(g) == 3
+
+
+def _phase_seconds(mapped, prefix):
+    return sum(s.time for s in mapped.steps if s.slowest is not None and s.slowest.label.startswith(prefix))
+
+
+@pytest.mark.parametrize("nvlink", ["nvlink2", None])
+def test_pipelined_bound_is_the_longest_phase_the_two_inside_phases_together(nvlink):
+    # with NVLink the network phase is the longest; without it (PCIe inside the host) the inside phases may be
+    c = topology.cluster(2, gpus_per_host=4, network="eth_100g", nvlink=nvlink)
+    hier = map_trace(c, topology.allreduce_trace(8, 2**20, "hierarchical", hosts=2))
+    inside, network = _phase_seconds(hier, "intra"), _phase_seconds(hier, "inter")
+    assert math.isclose(inside + network, hier.time)
+    assert math.isclose(topology.pipelined_bound(hier), max(inside, network))
+    assert topology.pipelined_bound(hier) < hier.time
+
+
+def test_pipelined_bound_of_a_ring_is_its_time():
+    # both phases of a ring run on the same links: nothing overlaps
+    c = topology.cluster(2, gpus_per_host=4, network="eth_100g")
+    flat = map_trace(c, topology.allreduce_trace(8, 2**20, "ring"))
+    assert math.isclose(topology.pipelined_bound(flat), flat.time)
