@@ -15,7 +15,9 @@ from . import claims
 
 __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
            "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
-           "ps_fast_server_cards_claim",
+           "ps_fast_server_cards_claim", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
+           "kstar_small_sentence", "alpha_scaling_sentence", "few_times_words",
+           "crossover_multiples",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
@@ -149,6 +151,9 @@ def ps_small_message_f0_claim(small: bool = False) -> claims.Claim:
     return _small_same_cards("ch03.ps_small_message_f0", 0.0)
 
 
+#: The parameter server's schedule run among the workers on the same cards, a shard on each fast card's machine.
+OWN_SCHEDULE = "parameter server's schedule among the workers"
+
 #: Server cards much faster than the workers' (16 times), a few servers, a small gradient, half of α per message.
 FAST_SERVER_CARDS = {"n": 16, "servers": 3, "nbytes": 300e3, "overhead": 0.5,
                      "worker_link": "eth_25g", "server_link": "eth_400g"}
@@ -175,25 +180,35 @@ def ps_fast_server_cards_claim(small: bool = False) -> claims.Claim:
                                                      s["server_bandwidth"], latency=s["latency"],
                                                      algorithm=s["algorithm"], overhead=s["overhead"])
 
+    def own_schedule(s, seed):
+        return 1e3 * ps_cost.colocated_on_fast_cards_time(s["nbytes"], s["n"], s["servers"], s["bandwidth"],
+                                                          s["server_bandwidth"], latency=s["latency"],
+                                                          overhead=s["overhead"])
+
     k = c["servers"]
     contenders = (claims.Contender("parameter server", ps,
                                    uses=f"{c['n']} workers + {k} faster server machines, its best number of pieces"),
                   claims.Contender("all-reduce", allreduce, ALLREDUCES,
                                    uses=f"the same cards: the {k} server cards dealt to {k} of the workers, its best "
-                                        "algorithm and cut under the same φ"))
+                                        "algorithm and cut under the same φ"),
+                  claims.Contender(OWN_SCHEDULE, own_schedule,
+                                   uses=f"the same cards dealt the same way, a shard on each of the {k} machines with "
+                                        "a fast card (its traffic on that card), its best number of pieces"))
 
     def wording(v: claims.Verdict) -> str:
-        p, a = v.best["parameter server"].mean, v.best["all-reduce"].mean
+        p, a, o = (v.best[name].mean for name in ("parameter server", "all-reduce", OWN_SCHEDULE))
         alg = _algorithm(v.best["all-reduce"])
-        if v.winner == "parameter server":
-            size = "a little" if a < 1.2 * p else "well"
-            return (f"the model puts the parameter server {size} ahead: {1e3 * p:.0f} µs against {1e3 * a:.0f} µs for "
-                    f"the fastest all-reduce it counts on the same cards, the {alg}. That lead comes from the list of "
-                    "all-reduces, not from a better schedule: none of them uses the faster extra cards as relay "
-                    "points. The ring and the other step-by-step algorithms run at the pace of the slowest card, and "
-                    f"the {alg} sends $n-1$ messages on every card, fast or slow")
-        return (f"even here the all-reduce is ahead: the {alg} takes {1e3 * a:.0f} µs on the same cards against the "
-                f"parameter server's {1e3 * p:.0f} µs")
+        listed = (f"the fastest all-reduce the chapter counts on the same cards, the {alg}, takes {1e3 * a:.0f} µs "
+                  f"against the parameter server's {1e3 * p:.0f} µs, since none of those algorithms uses the faster "
+                  f"extra cards as relay points")
+        if o <= p:
+            close = ("a near-tie with the separate servers" if p < 1.05 * o else
+                     f"{p / o:.2f} times faster than the separate servers")
+            return (f"{listed}. The parameter server's own schedule, run among the workers with a shard on each machine "
+                    f"that holds a fast card, takes {1e3 * o:.0f} µs on those same cards ({close}): each host's push "
+                    "to its own shard stays inside the machine")
+        return (f"{listed}; the parameter server's own schedule among the workers, a shard on each machine that holds "
+                f"a fast card, takes {1e3 * o:.0f} µs, so here the separate servers are ahead")
 
     return claims.Claim("ch03.ps_fast_server_cards",
                         "With server cards 16 times the workers', does the PS beat every all-reduce counted on the "
@@ -409,3 +424,138 @@ def thresholds_sentence(ns=(32, 8)) -> str:
              f"{_below(t[0]['f_best'], 'every all-reduce')}")
     rest = "".join(f"; with {n}, below {_bound(x['f_ring'])} and {_bound(x['f_best'])}" for n, x in zip(ns[1:], t[1:]))
     return rf"The parameter server gains as $\varphi$ falls: {first}{rest}"
+
+
+#: The gradient sizes (bytes) the crossover scan brackets, and its points per decade.
+CROSSOVER_RANGE, CROSSOVER_POINTS = (1.0, 1e10), 20
+
+
+def crossover_size(n: int, algorithm: str | None = None, latency: float | None = None, link: str = "eth_25g") -> float:
+    r"""The smallest gradient size (bytes) from which the parameter server with k = n separate servers (2n cards,
+    its best cut, one message at a time: :math:`\varphi = 1`) beats an all-reduce on the n workers' cards: ``algorithm``
+    (one of :data:`commlib.parameter_servers.cost.RIVALS`, at its best cut), or None for the fastest of them at each
+    size (:func:`commlib.parameter_servers.cost.best_allreduce`). ``latency`` is alpha (None: the link's).
+
+    Found on a geometric grid over :data:`CROSSOVER_RANGE`, then by bisection. Every time here scales with alpha
+    and M/B together, so the crossover is a fixed multiple of :math:`n\alpha B` for each n and rival. Raises
+    ValueError unless the all-reduce is ahead at the smallest size, the parameter server at the largest, and they
+    cross once on the grid.
+
+    >>> [round(crossover_size(8, a) / 1e6, 2) for a in ("ring", "halving_doubling", None)]
+    [1.25, 1.95, 1.95]
+    >>> round(crossover_size(8, "ring", latency=5e-6) / 1e6, 3)   # half the latency, half the size
+    0.625
+    """
+    item = hardware.link(link)
+    bw = item.bandwidth
+    lat = item.latency if latency is None else latency
+
+    def ahead(m: float) -> bool:
+        rival = (ps_cost.best_allreduce(m, n, bw, lat)[1] if algorithm is None else
+                 ps_cost.rival_time(m, n, bw, lat, algorithm=algorithm))
+        return ps_cost.round_time(m, n, bw, servers=n, latency=lat) < rival
+
+    lo, hi = CROSSOVER_RANGE
+    count = round(CROSSOVER_POINTS * math.log10(hi / lo))
+    grid = [lo * (hi / lo) ** (i / count) for i in range(count + 1)]
+    marks = [ahead(m) for m in grid]
+    flips = [i for i in range(count) if marks[i] != marks[i + 1]]
+    if marks[0] or not marks[-1] or len(flips) != 1:
+        raise ValueError(f"the parameter server and {algorithm or 'the fastest all-reduce'} on {n} workers do not "
+                         f"cross once between {lo:g} and {hi:g} bytes")
+    a, b = grid[flips[0]], grid[flips[0] + 1]
+    for _ in range(60):
+        mid = math.sqrt(a * b)
+        a, b = (a, mid) if ahead(mid) else (mid, b)
+    return b
+
+
+def _crossover(key: str, n: int) -> claims.Claim:
+    link = hardware.link("eth_25g")
+    shared = {"n": n, "latency": link.latency}
+
+    def run(s, seed):
+        return crossover_size(s["n"], s.get("algorithm", "ring"), s["latency"]) / 1e6
+
+    ps_side = f"against the parameter server with k = {n} separate servers ({2 * n} cards, its best cut)"
+    ring = claims.Contender("ring", run, uses=f"the workers' {n} cards, φ = 1, {ps_side}")
+    fastest = claims.Contender("fastest all-reduce", run, ALLREDUCES,
+                               uses=f"the workers' {n} cards, the algorithm that holds out longest, φ = 1, {ps_side}")
+
+    def wording(v: claims.Verdict) -> str:
+        r, b = v.best["ring"].mean, v.best["fastest all-reduce"].mean
+        alg = _algorithm(v.best["fastest all-reduce"])
+        last = ("and every all-reduce from the same size" if math.isclose(r, b, rel_tol=1e-6) else
+                f"and every all-reduce from {b:.2f} MB ({alg} holds out longest)")
+        return rf"with {n} workers the parameter server with $k = n$ beats the ring from {r:.2f} MB {last}"
+
+    return claims.Claim(key, f"From what gradient size does a parameter server with k = n = {n} separate servers beat "
+                             "the ring and every all-reduce on the workers' cards (25 Gb/s Ethernet, one message at "
+                             "a time)?",
+                        (ring, fastest), metric="MB from which the parameter server wins (larger: the all-reduce "
+                                                "holds out longer)",
+                        seeds=(0,), lower_is_better=False, shared=shared, wording=wording,
+                        chapter="03_parameter_servers",
+                        source="crossover_size: round_time (best pieces per shard) against rival_time (each algorithm "
+                               "at its best cut), a geometric scan from 1 B to 10 GB and bisection; deterministic")
+
+
+@claims.register("ch03.ps_crossover")
+def ps_crossover_claim(small: bool = False) -> claims.Claim:
+    """The smallest gradient size from which the PS with k = n = 8 separate servers beats the ring, and every
+    all-reduce, on the workers' 8 cards (25 Gb/s Ethernet, φ = 1)."""
+    return _crossover("ch03.ps_crossover", 8)
+
+
+@claims.register("ch03.ps_crossover_32")
+def ps_crossover_32_claim(small: bool = False) -> claims.Claim:
+    """The same on 32 workers."""
+    return _crossover("ch03.ps_crossover_32", 32)
+
+
+def crossover_multiples(verdicts) -> list[float]:
+    """Each verdict's crossover against the ring in units of n alpha B (alpha and B of the 25 Gb/s cards)."""
+    bw = hardware.link("eth_25g").bandwidth
+    return [v.best["ring"].mean * 1e6 / (v.claim.shared["n"] * v.claim.shared["latency"] * bw) for v in verdicts]
+
+
+def few_times_words(verdicts) -> str:
+    r"""How many times :math:`n\alpha B` the crossovers against the ring are, in words: "a few times" where every
+    one lies between 2 and 10, else "up to m times"."""
+    m = crossover_multiples(verdicts)
+    return "a few times" if all(2 <= x < 10 for x in m) else f"up to {max(m):.0f} times"
+
+
+def alpha_scaling_sentence(verdicts, link: str = "eth_100g") -> str:
+    """How the crossovers of :func:`ps_crossover_claim` (the first verdict) move with alpha: its two sizes recomputed
+    with ``link``'s alpha on the same cards, and whether they moved in proportion to alpha."""
+    first = verdicts[0]
+    n, alpha = first.claim.shared["n"], first.claim.shared["latency"]
+    lat = hardware.link(link).latency
+    ring, best = first.best["ring"].mean, first.best["fastest all-reduce"].mean
+    ring2 = crossover_size(n, "ring", lat) / 1e6
+    best2 = crossover_size(n, first.best["fastest all-reduce"].config["algorithm"], lat) / 1e6
+    even = all(math.isclose(x, lat / alpha, rel_tol=1e-3) for x in (ring2 / ring, best2 / best))
+    move = "in proportion to α" if even else "with α, though not in proportion"
+    return (f"These sizes move {move}: with the {1e6 * lat:g} µs start-up this book takes for "
+            f"{hardware.link(link).name}, on these same cards, the {n} workers' two crossovers "
+            f"{'fall' if ring2 < ring else 'rise'} to {ring2:.2f} and {best2:.2f} MB")
+
+
+def kstar_small_sentence(nbytes: float, n: int, link: str = "eth_25g") -> str:
+    """:func:`commlib.parameter_servers.cost.smallest_k_to_beat_ring` for ``nbytes`` on ``n`` workers with start-ups
+    counted, in words; where no k beats the ring, how close the best k comes (every k up to 2n tried) and from what
+    size the parameter server with k = n wins (:func:`crossover_size`)."""
+    item = hardware.link(link)
+    bw, lat = item.bandwidth, item.latency
+    k_min = ps_cost.smallest_k_to_beat_ring(nbytes, n, bw, latency=lat)
+    if k_min is not None:
+        return f"the fewest servers that beat the ring are $k^*$ = {k_min}"
+    times = {k: ps_cost.round_time(nbytes, n, bw, servers=k, latency=lat) for k in range(1, 2 * n + 1)}
+    k_best = min(times, key=times.get)
+    behind = 100 * (times[k_best] / ps_cost.rival_time(nbytes, n, bw, lat, algorithm="ring") - 1)
+    near = "only " if behind < 5 else ""
+    who = "it" if k_best == n else "the parameter server with $k = n$"
+    return (f"no number of servers beats the ring, though the best ($k$ = {k_best}) is {near}{behind:.0f} % behind, "
+            f"and from about {crossover_size(n, 'ring', lat, link) / 1e6:.2f} MB {who} wins")
+

@@ -28,6 +28,7 @@ __all__ = [
     "ps_traffic",
     "round_time",
     "round_pieces",
+    "colocated_on_fast_cards_time",
     "ps_beats_ring",
     "overhead_to_beat",
     "smallest_k_to_beat_ring",
@@ -117,14 +118,14 @@ def ps_time(
 def byteps_time(nbytes: float, n: int, k: int, bandwidth: float, server_bandwidth: float | None = None) -> float:
     r"""BytePS' optimal communication time with n GPU machines and k CPU machines.
 
-    Jiang et al. (2020, sec. 4.1): CPU machines each sum a fraction x of the
-    gradient, GPU machines (colocated summation) each a fraction y, with
-    kx + ny = 1 (:func:`byteps_split`). A CPU machine moves nxM each way on
+    Jiang et al. (2020, sec. 4.1): CPU machines each sum a fraction f_c of the
+    gradient, GPU machines (colocated summation) each a fraction f_g, with
+    k f_c + n f_g = 1 (:func:`byteps_split`). A CPU machine moves n f_c M each way on
     its NIC of ``server_bandwidth`` :math:`B_s` (default ``bandwidth``); a GPU
-    machine moves kxM + 2(n-1)yM each way on its NIC of ``bandwidth``
+    machine moves (k f_c + 2(n-1) f_g)M each way on its NIC of ``bandwidth``
     :math:`B_w`. The round takes as long as the busier:
 
-    .. math:: T = \max\left(\frac{nxM}{B_s},\ \frac{(kx + 2(n-1)y)M}{B_w}\right).
+    .. math:: T = \max\left(\frac{nf_cM}{B_s},\ \frac{(kf_c + 2(n-1)f_g)M}{B_w}\right).
 
     On equal NICs the balanced split gives
     :math:`T = \frac{2n(n-1)M}{(n^2+kn-2k)B}` for k <= n and M/B for k >= n;
@@ -140,8 +141,8 @@ def byteps_time(nbytes: float, n: int, k: int, bandwidth: float, server_bandwidt
     k = check_count("k", k, minimum=0)
     bandwidth = check_positive("bandwidth", bandwidth)
     b_s = bandwidth if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
-    x, y = byteps_split(n, k, bandwidth / b_s)
-    return max(n * x * nbytes / b_s, (k * x + 2 * (n - 1) * y) * nbytes / bandwidth)
+    f_c, f_g = byteps_split(n, k, bandwidth / b_s)
+    return max(n * f_c * nbytes / b_s, (k * f_c + 2 * (n - 1) * f_g) * nbytes / bandwidth)
 
 
 @dataclass(frozen=True)
@@ -714,17 +715,17 @@ def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0
 
 
 def byteps_split(n: int, k: int, bandwidth_ratio: float = 1.0) -> tuple[float, float]:
-    r"""BytePS' optimal share of the summation: (x per CPU machine, y per GPU machine).
+    r"""BytePS' optimal share of the summation: (f_c per CPU machine, f_g per GPU machine).
 
     With n GPU machines (each running a colocated summation service) and k
-    CPU machines, kx + ny = 1. A CPU machine moves nxM each way on its NIC of
-    :math:`B_s`, a GPU machine (kx + 2(n-1)y)M on its NIC of :math:`B_w`;
+    CPU machines, k f_c + n f_g = 1. A CPU machine moves n f_c M each way on its NIC of
+    :math:`B_s`, a GPU machine (k f_c + 2(n-1) f_g)M on its NIC of :math:`B_w`;
     equalising the two with :math:`r = B_w/B_s` (``bandwidth_ratio``) gives
 
-    .. math:: x = \frac{2(n-1)}{n^2 r + kn - 2k}, \qquad y = \frac{1 - kx}{n},
+    .. math:: f_c = \frac{2(n-1)}{n^2 r + kn - 2k}, \qquad f_g = \frac{1 - kf_c}{n},
 
-    while y >= 0; past that the CPU machines take everything, y = 0 and
-    x = 1/k. On equal NICs (r = 1), :math:`y = \frac{n-k}{n^2+kn-2k}` and y = 0
+    while f_g >= 0; past that the CPU machines take everything, f_g = 0 and
+    f_c = 1/k. On equal NICs (r = 1), :math:`f_g = \frac{n-k}{n^2+kn-2k}` and f_g = 0
     from k = n on (Jiang et al. 2020, sec. 4.1).
 
     >>> byteps_split(4, 0), byteps_split(4, 4), byteps_split(4, 2)
@@ -739,10 +740,10 @@ def byteps_split(n: int, k: int, bandwidth_ratio: float = 1.0) -> tuple[float, f
         return 0.0, 1.0
     if k == 0:
         return 0.0, 1.0 / n
-    x = 2 * (n - 1) / (n * n * r + k * n - 2 * k)
-    if k * x >= 1:
+    f_c = 2 * (n - 1) / (n * n * r + k * n - 2 * k)
+    if k * f_c >= 1:
         return 1.0 / k, 0.0
-    return x, (1 - k * x) / n
+    return f_c, (1 - k * f_c) / n
 
 
 def same_cards_shares(nbytes: float, card_bandwidths) -> tuple[list[float], float]:
@@ -830,6 +831,51 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
     f = _check_share(overhead)
     cards = [b_w + (k // n + (1 if i < k % n else 0)) * b_s for i in range(n)]
     return 2 * (n - 1) * f * a + 2 * (1 - f) * a + same_cards_shares(nbytes, cards)[1]
+
+
+def colocated_on_fast_cards_time(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
+                                 server_bandwidth: float, latency: float = 0.0, overhead: float = 1.0) -> float:
+    r"""Seconds of the parameter server's own schedule run among the workers on a PS's n + k cards, at its best cut.
+
+    The k server cards are dealt to k of the n workers (k < n, as :func:`allreduce_on_same_cards` deals them), and
+    each of those machines holds one shard: its shard's traffic (n - 1 pushes in, n - 1 pulls out: its own
+    worker's push stays inside the machine) crosses the extra card, its worker's traffic its own card (k - 1
+    pushes out and pulls in), and every other worker sends k pushes and receives k pulls on its card. Each card
+    direction carries only pushes or only pulls, so the round is that of separate servers
+    (:func:`round_time`, ``overhead`` :math:`\varphi` of alpha per message) with n - 1 messages on a server card:
+
+    .. math:: T(q) = (q+1)\max\left(k\varphi\alpha + \frac{M}{qB_w},\
+              (n-1)\left(\varphi\alpha + \frac{M}{kqB_s}\right)\right) + 2(1-\varphi)\alpha,
+
+    at its best number of pieces q per shard (more pieces always help where :math:`\varphi\alpha = 0`: the limit).
+
+    >>> round(colocated_on_fast_cards_time(300e3, 16, 3, 3.125e9, 50e9, 1e-5, overhead=0.5) * 1e6)   # 2 x 111 + 10 us
+    232
+    """
+    m = check_nonnegative("nbytes", nbytes)
+    n, k = check_shards(workers, servers)
+    if k >= n:
+        raise ValueError(f"servers must be fewer than the workers ({n}) to be dealt to some of them, got {k}")
+    b_w = check_positive("worker_bandwidth", worker_bandwidth)
+    b_s = check_positive("server_bandwidth", server_bandwidth)
+    alpha = check_nonnegative("latency", latency)
+    phi = _check_share(overhead)
+    flight = 2 * (1 - phi) * alpha
+    if m == 0:
+        return 0.0
+    if phi * alpha == 0:
+        return max(m / b_w, (n - 1) * m / (k * b_s)) + flight
+
+    def t(q: int) -> float:
+        return (q + 1) * max(k * phi * alpha + m / (q * b_w), (n - 1) * (phi * alpha + m / (k * q * b_s))) + flight
+    hi = 1
+    while t(2 * hi) < t(hi):    # convex in q: doubling, then bisection for the first q where one more no longer helps
+        hi *= 2
+    lo, hi = 1, 2 * hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if t(mid + 1) < t(mid) else (lo, mid)
+    return t(lo)
 
 
 def best_allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,

@@ -319,9 +319,9 @@ def byteps_round(params, gradients: Sequence, cpu_machines: int = 0, lr: float =
                  record: bool = True) -> PSRound:
     r"""One BytePS round: summation split between k CPU machines and the n GPU machines.
 
-    The parameters are cut into k shards of (about) x*L elements for the CPU
-    machines (trace ranks n..n+k-1) followed by n shards of y*L elements,
-    one on each GPU machine (ranks 0..n-1), with (x, y) from
+    The parameters are cut into k shards of (about) f_c L elements for the CPU
+    machines (trace ranks n..n+k-1) followed by n shards of f_g L elements,
+    one on each GPU machine (ranks 0..n-1), with (f_c, f_g) from
     :func:`byteps_split` (rounded to whole elements, largest remainder first;
     empty shards are dropped). Everything else is :func:`ps_round`: push, sum,
     SGD step, pull. k = 0 is colocated PS (= all-reduce traffic); k >= n is a
@@ -338,8 +338,8 @@ def byteps_round(params, gradients: Sequence, cpu_machines: int = 0, lr: float =
     n = len(grads)
     k = check_count("cpu_machines", cpu_machines, minimum=0)
     lr = check_nonnegative("lr", lr)
-    x, y = byteps_split(n, k)
-    sizes = _sizes_from_fractions(p.size, [x] * k + [y] * n)
+    f_c, f_g = byteps_split(n, k)
+    sizes = _sizes_from_fractions(p.size, [f_c] * k + [f_g] * n)
     owners_all = list(range(n, n + k)) + list(range(n))
     bounds, owners, start = [], [], 0
     for size, owner in zip(sizes, owners_all):

@@ -98,7 +98,13 @@ register(Question(
             "That is the dense ring all-reduce of the whole table; the parameter server moves only the touched rows."),
            (_is(lambda v: 1e3 * cost.ps_time(_sparse_push(v["touched"], 0), 8, _E25, servers=8), tol=0.01),
             "Each pushed row also carries its 8-byte row index."),
-           (_ratio(2.0), "Full-duplex NICs, push and pull pipelined: a card sends and receives at once."),),
+           (_ratio(2.0), "Full-duplex NICs, push and pull pipelined: a card sends and receives at once."),
+           (_is(lambda v: 1e3 * cost.collective_time("all_gather", 8 * _sparse_push(v["touched"]), 8, _E25)),
+            "That is the sparse all-gather among the 8 workers, each receiving the other 7 pushes; the "
+            "parameter server's cards carry one push each way."),
+           (_is(lambda v: 1e3 * cost.ps_time(_sparse_push(v["touched"]), 8, _E25, servers=8, colocated=True)),
+            "That is the colocated parameter server on the workers' 8 cards; the question puts the "
+            "rows on 8 separate servers."),),
     hint="A worker pushes rows x (64 x 4 B + 8 B) and pulls as much; with k = n servers each server card carries "
          "the same bytes, so the round is that push over B (25 Gb/s = 3.125 GB/s).",
 ))
