@@ -67,7 +67,8 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Cho
            "winners", "Crossover", "crossovers"]
 
 #: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (``ncclTopoTuneModel``), seconds or factors.
-#: Quoted for comparison only: the ring's base latency with LL (the chooser uses its own round numbers).
+#: Quoted for comparison only: the ring's base latency with LL (the chooser uses its own round numbers) and
+#: LL's cap on two nodes of Intel CPUs (39.0 GB/s; the chooser's machine has more nodes).
 #: Used by the chooser as they are: the bus-bandwidth factors of a ring over LL and LL128, of a tree
 #: all-reduce (0.92, then over LL a further 1/3.8, over LL128 7/9 inside one node and 120/128 across
 #: nodes), of PAT (0.75) and NVLS's efficiency on Hopper (0.85); the cap on LL's bus bandwidth (``llMaxBws``:
@@ -76,6 +77,7 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Cho
 #: the part of PAT's that grows with the number of ranks (2.8 us a rank).
 NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92,
                "ll_max_bw_hopper_one_node": 141e9, "ll_max_bw_intel_many_nodes": 20.4e9,
+               "ll_max_bw_intel_two_nodes": 39.0e9,
                "tree_factor": 0.92, "tree_ll_factor": 1 / 3.8, "tree_ll128_factor_one_node": 7 / 9,
                "tree_ll128_factor_nodes": 120 / 128, "tree_ratio": 0.5,
                "pat_factor": 0.75, "pat_latency_per_rank": 2.8e-6,
