@@ -305,8 +305,8 @@ def presets_used(question_id: str, **givens: Any) -> list:
     """The records of the hardware tables a question's answer reads (its models, links, accelerators), in the
     order it first reads them, for the book's numbers or a student's own ``givens``.
 
-    >>> [r.key for r in presets_used("ch00.min_tokens_ndr")]
-    ['ib_ndr', 'gpt2_xl', 'h100']
+    >>> [r.key for r in presets_used("ch00.min_tokens")]
+    ['eth_200g', 'gpt2', 'a100']
     """
     from . import hardware
 

@@ -334,7 +334,8 @@ _LINKS = [
          quoted=20.8 * GB, joins_gpus=False, switched=False),
     _network("eth_1g", "Ethernet 1 Gb/s", 1, 50e-6, "IEEE 802.3ab (1000BASE-T)", "ieee8023", "1999",
              "Latency is TCP through the kernel."),
-    _network("eth_10g", "Ethernet 10 Gb/s", 10, 20e-6, "IEEE 802.3ae (10GBASE)", "ieee8023", "2002"),
+    _network("eth_10g", "Ethernet 10 Gb/s", 10, 20e-6, "IEEE 802.3ae (10GBASE)", "ieee8023", "2002",
+             "Latency is TCP through the kernel."),
     _network("eth_25g", "Ethernet 25 Gb/s", 25, 10e-6, "IEEE 802.3by (25GBASE)", "ieee8023", "2016",
              "Latency is an assumed start-up, a round figure for messages through the kernel's TCP stack and "
              "one switch; the standard fixes the rate, not the start-up."),

@@ -571,7 +571,8 @@ def test_chapter_0s_student_notebook_states_the_counts_and_peak_and_answers_from
     nb = nbformat.read(built["00_introduction"] / "student" / "00_introduction.ipynb", as_version=4)
     given = _facts("\n".join(c.source for c in nb.cells if c.cell_type == "markdown"))
     resnet, gpt, bert = given["ResNet-50"], given["GPT-2 XL"], given["BERT-Large (uncased)"]
-    peak, ndr, eth10 = given["H100 SXM5"], given["InfiniBand NDR 4x"], given["Ethernet 10 Gb/s"]
+    gpt2, a100, eth200 = given["GPT-2 (124M)"], given["A100 SXM4"], given["Ethernet 200 Gb/s"]
+    eth10 = given["Ethernet 10 Gb/s"]
     ring = 2 * 7 / 8   # 8 ranks
     worked = {
         "ch00.resnet50_fp16_mib": 2 * resnet / 2**20,
@@ -579,7 +580,7 @@ def test_chapter_0s_student_notebook_states_the_counts_and_peak_and_answers_from
         "ch00.bert_large_ring_ms": 1e3 * ring * 2 * bert / (100e9 / 8),
         "ch00.resnet_bw_90": 2 * 15 / 16 * 4 * resnet / (0.1 / 9) / 1e9,
         "ch00.faster_gpu_eff": 100 * 0.2 / (0.2 + 2 * 7 * eth10 + ring * 4 * resnet / (10e9 / 8)),
-        "ch00.min_tokens_ndr": (2 * 63 * ndr + 2 * 63 / 64 * 2 * gpt / (400e9 / 8)) * 0.4 * peak / (6 * gpt),
+        "ch00.min_tokens": (2 * 255 * eth200 + 2 * 255 / 256 * 2 * gpt2 / (200e9 / 8)) * 0.4 * a100 / (6 * gpt2),
     }
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     memory, wire = (float(x) for x in re.search(r"V100's memory, ([\d.]+) GB/s.*?, ([\d.]+) GB/s each way", text,

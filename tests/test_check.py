@@ -143,12 +143,14 @@ def test_the_ring_exercise_names_its_factor_for_every_variant(n):
         assert "2(n-1)/n" in message and "GiB" not in message and "MiB" not in message, (n, message)
 
 
-@pytest.mark.parametrize("n", [64, 8, 16, 32, 128, 256])
-def test_the_min_batch_exercise_names_the_fp32_slip_for_every_variant(n):
+@pytest.mark.parametrize("n", [256, 32, 64, 128, 512])
+def test_the_min_batch_exercise_names_the_fp32_slip_and_the_left_out_start_ups_for_every_variant(n):
     from commlib.questions import ch00
-    givens = {} if n == 64 else {"n": n}
-    message = check("ch00.min_tokens_ndr", ch00._min_tokens_ndr(n, "fp32"), **givens).message
+    givens = {} if n == 256 else {"n": n}
+    message = check("ch00.min_tokens", ch00._min_tokens(n, "fp32"), **givens).message
     assert "fp32" in message, (n, message)
+    result = check("ch00.min_tokens", ch00._min_tokens_no_latency(n), **givens)
+    assert not result.correct and "start-ups" in result.message, (n, result.message)
 
 
 @pytest.mark.parametrize("n, tc", [(16, 0.1), (4, 0.05), (8, 0.2), (32, 0.3), (64, 0.2)])
@@ -258,10 +260,10 @@ def test_halving_doublings_one_phase_is_named():
 def test_the_presets_a_question_reads_are_stated_with_their_exact_numbers():
     from commlib import hardware
 
-    facts = " ".join(checkmod.preset_facts("ch00.min_tokens_ndr"))
-    assert "1\u2009557\u2009611\u2009200 parameters (`1_557_611_200` in Python)" in facts
-    assert "989.4 TFLOP/s in dense bf16" in facts and "α = 1 µs" in facts
-    assert hardware.model("gpt2_xl") is checkmod.presets_used("ch00.min_tokens_ndr")[1]
+    facts = " ".join(checkmod.preset_facts("ch00.min_tokens"))
+    assert "124\u2009439\u2009808 parameters (`124_439_808` in Python)" in facts
+    assert "312 TFLOP/s in dense bf16" in facts and "α = 5 µs" in facts
+    assert hardware.model("gpt2") is checkmod.presets_used("ch00.min_tokens")[1]
     assert checkmod.preset_facts("ch00.gbe_bytes") == []
     # a link is given as sold; its rate per direction only where the bytes it carries are fewer
     (nvlink,) = checkmod.preset_facts("ch00.nvlink3_one_way")

@@ -11,7 +11,8 @@ GIVENS = {
     "nvlink3_link": "nvlink3",
     "bert_n": 8, "bert_link": "eth_100g",
     "resnet_bw_n": 16, "resnet_bw_tc": 0.1, "resnet_bw_eff": 0.9,
-    "min_tokens_n": 64, "min_tokens_u": 0.4, "min_tokens_link": "ib_ndr",
+    "min_tokens_n": 256, "min_tokens_u": 0.4, "min_tokens_link": "eth_200g", "min_tokens_model": "gpt2",
+    "min_tokens_gpu": "a100",
     "faster_n": 8, "faster_link": "eth_10g", "faster_tc": 0.4,
     "fusion_link": "nvlink5", "fusion_memory": "v100", "fusion_n": 8,
 }
@@ -99,29 +100,41 @@ register(Question(
 ))
 
 
-def _min_tokens_ndr(n: int = GIVENS["min_tokens_n"], dtype: str = "bf16") -> float:
-    ndr = hardware.link(GIVENS["min_tokens_link"])
-    return step.min_tokens_compute_bound(hardware.model("gpt2_xl").params, n, ndr.bandwidth,
-                                         hardware.accelerator("h100").peak_flops, GIVENS["min_tokens_u"],
-                                         hardware.dtype_bytes(dtype), ndr.latency)
+def _min_tokens(n: int = GIVENS["min_tokens_n"], dtype: str = "bf16") -> float:
+    link = hardware.link(GIVENS["min_tokens_link"])
+    return step.min_tokens_compute_bound(hardware.model(GIVENS["min_tokens_model"]).params, n, link.bandwidth,
+                                         hardware.accelerator(GIVENS["min_tokens_gpu"]).peak_flops,
+                                         GIVENS["min_tokens_u"], hardware.dtype_bytes(dtype), link.latency)
 
 
 def _min_tokens_whole_buffers(n: int) -> float:
     """The mistake of charging the ring 2 M / B (two whole buffers) instead of 2(n-1)/n M / B."""
-    ndr = hardware.link(GIVENS["min_tokens_link"])
-    psi, chip = hardware.model("gpt2_xl").params, hardware.accelerator("h100")
-    t_m = 2 * (n - 1) * ndr.latency + 2 * psi * hardware.dtype_bytes("bf16") / ndr.bandwidth
+    link = hardware.link(GIVENS["min_tokens_link"])
+    psi, chip = hardware.model(GIVENS["min_tokens_model"]).params, hardware.accelerator(GIVENS["min_tokens_gpu"])
+    t_m = 2 * (n - 1) * link.latency + 2 * psi * hardware.dtype_bytes("bf16") / link.bandwidth
     return t_m * GIVENS["min_tokens_u"] * chip.peak_flops / step.training_flops(psi, 1)
 
 
+def _min_tokens_no_latency(n: int) -> float:
+    """The mistake of leaving the start-ups out ({eq}`eq-min-batch` alone)."""
+    link = hardware.link(GIVENS["min_tokens_link"])
+    return step.min_tokens_compute_bound(hardware.model(GIVENS["min_tokens_model"]).params, n, link.bandwidth,
+                                         hardware.accelerator(GIVENS["min_tokens_gpu"]).peak_flops,
+                                         GIVENS["min_tokens_u"], hardware.dtype_bytes("bf16"), 0.0)
+
+
 register(Question(
-    "ch00.min_tokens_ndr", lambda n=GIVENS["min_tokens_n"]: _min_tokens_ndr(n), unit="tokens",
-    hints=((_is(lambda v: _min_tokens_ndr(v["n"], "fp32"), tol=0.01),
+    "ch00.min_tokens", lambda n=GIVENS["min_tokens_n"]: _min_tokens(n), unit="tokens",
+    hints=((_is(lambda v: _min_tokens(v["n"], "fp32"), tol=0.01),
             "That is the fp32 gradient: the ring here carries bf16, 2 bytes per parameter."),
            (_is(lambda v: _min_tokens_whole_buffers(v["n"])),
-            "That charges the ring 2 M / B: each rank sends 2(n-1)/n of the buffer, not two whole buffers.")),
-    hint="Compute time 6 x parameters x tokens / (0.4 x peak FLOP/s) equals the all-reduce time; solve for tokens.",
-    givens=(Given("n", (8, 16, 32, 128, 256), "{} H100s"),),
+            "That charges the ring 2 M / B: each rank sends 2(n-1)/n of the buffer, not two whole buffers."),
+           (_is(lambda v: _min_tokens_no_latency(v["n"])),
+            "That leaves the start-ups out: the ring's T_m also has 2(n-1) alpha, and for a model this small "
+            "they count.")),
+    hint="Compute time 6 x parameters x tokens / (u x peak FLOP/s) equals the all-reduce time, start-ups "
+         "included; solve for tokens.",
+    givens=(Given("n", (32, 64, 128, 512), "{} A100s"),),
 ))
 
 

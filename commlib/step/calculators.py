@@ -184,6 +184,8 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     'yes'
     >>> step_results("resnet50", "v100", 40, 256, 8, "nvlink2", "fp32")["compute time T_c"]   # 256 images
     '125.64 ms'
+    >>> step_results(n=1)["smallest batch per rank with T_c >= T_m"]   # as allreduce_results says at n = 1
+    'none: with one GPU there is nothing to send'
     """
     u = UTILIZATION_ENTRY.check(utilization_pct) / 100
     batch = int(BATCH_ENTRY.check(batch))
@@ -197,15 +199,16 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     t_m = cost.allreduce_time(params * s, n, item.bandwidth, item.latency)
     x_min = min_tokens_compute_bound(params, n, item.bandwidth, chip.peak_flops, u, s, item.latency,
                                      flops_per_sample=per_sample)
+    none = NOTHING_TO_SEND.format("GPU")   # one GPU: no all-reduce, and no batch it must hide ("none", as above)
     return {
         "one sample": (f"one {net.sample}{f' ({net.sample_size})' if net.sample_size else ''}: "
                        f"{per_sample / 1e9:,.3g} GFLOP to train (6 x {net.forward_macs / 1e9:,.3g} G multiply-accumulates)"),
         "FLOPs per rank per step": f"{flops:.3g} FLOP",
         "achieved FLOP/s": f"{chip.peak_flops * u / 1e12:.0f} TFLOP/s",
         "compute time T_c": format_time(t_c),
-        "all-reduce time T_m": format_time(t_m),
+        "all-reduce time T_m": none if n == 1 else format_time(t_m),
         "efficiency T_c / (T_c + T_m)": f"{100 * step_cost.parallel_efficiency(t_c, t_m):.1f} %",
-        "smallest batch per rank with T_c >= T_m": f"{math.ceil(x_min):,} {unit}",
-        BACKWARD_ROW: f"{math.ceil(x_min / step_cost.BACKWARD_SHARE):,} {unit}",
+        "smallest batch per rank with T_c >= T_m": none if n == 1 else f"{math.ceil(x_min):,} {unit}",
+        BACKWARD_ROW: none if n == 1 else f"{math.ceil(x_min / step_cost.BACKWARD_SHARE):,} {unit}",
         OVERLAP_ROW: "yes" if step_cost.BACKWARD_SHARE * t_c >= t_m else "no",
     }

@@ -228,3 +228,12 @@ def test_one_gpu_has_nothing_to_send_in_the_words_of_chapter_2s_calculator():
     assert out["time of one all-reduce"] == step_calculators.NOTHING_TO_SEND.format("GPU")
     assert collectives_calculators.NOTHING_TO_SEND is step_calculators.NOTHING_TO_SEND     # one wording, one place
     assert not any(text.startswith("0") or "ns" in text for text in out.values())
+
+
+def test_step_results_say_none_at_one_gpu_as_the_allreduce_calculator_does():
+    one = step_calculators.step_results(n=1)
+    said = step_calculators.allreduce_results("gpt2_xl", "bf16", 1, "ib_ndr")["time of one all-reduce"]
+    assert said == step_calculators.NOTHING_TO_SEND.format("GPU")
+    for row in ("all-reduce time T_m", "smallest batch per rank with T_c >= T_m", step_calculators.BACKWARD_ROW):
+        assert one[row] == said, row
+    assert "none" not in step_calculators.step_results(n=2)["smallest batch per rank with T_c >= T_m"]
