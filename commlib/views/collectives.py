@@ -797,18 +797,19 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
         where.append(f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks")
     if any("hosts" in algorithms.ALLREDUCE[a].params for a in shown):
         where.append(f"{hosts} hosts, one card per GPU")
+    notes = []          # with split_by_port the caption is one line, and what explains the rows goes under the table
     if split_by_port:
-        where.append("start-ups and bytes per GPU, the most one GPU pays and sends through each of its two ports; "
-                     "a flat ring's GPU sends all its bytes through one of them (a GPU at a host's edge through its "
-                     "card), but every step of the ring waits for that GPU, so the ring's row shows its whole count "
-                     "under both ports")
+        where.append("start-ups and bytes per GPU through each of its two ports")
+        notes.append("Each entry is the most one GPU pays and sends through that port. A flat ring's GPU sends all its "
+                     "bytes through one of them (a GPU at a host's edge through its card), but every step of the ring "
+                     "waits for that GPU, so the ring's row shows its whole count under both ports.")
     elif "hierarchical" in shown:
         where.append("the hierarchical row's b adds bytes inside a host to bytes between hosts, as if one link "
                      "carried both")
     if "multi_rail_ring" in shown and split_by_port:
-        where.append(f"the multi-rail ring's start-ups inside the host count the messages of the other {g - 1} rings "
+        notes.append(f"The multi-rail ring's start-ups inside the host count the messages of the other {g - 1} rings "
                      f"that cross a GPU's link inside the host in each of the {rail_steps:g} steps "
-                     f"({g - 1} x {rail_steps:g})")
+                     f"({g - 1} x {rail_steps:g}).")
     elif "multi_rail_ring" in shown:
         where.append(f"for the multi-rail ring, a and b count its port busiest in messages, a GPU's link inside the "
                      f"host, which carries the other {g - 1} rings' messages in each of the {rail_steps:g} steps "
@@ -818,8 +819,9 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
     columns = (["start-ups inside the host (x alpha)", "start-ups between hosts (x alpha)",
                 "bytes inside the host (x M)", "bytes between hosts (x M)"] if split_by_port
                else ["start-ups a (x alpha)", "bytes b (x M, each x beta)"])
-    return markdown_table(["algorithm", *columns], rows,
-                          caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
+    table = markdown_table(["algorithm", *columns], rows,
+                           caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
+    return type(table)(table.data + "".join(f"\n\n{note}" for note in notes)) if notes else table
 
 
 def _fast_log_layout(fig, ax, right: float) -> None:
