@@ -901,6 +901,10 @@ def curve_looks(count: int) -> list[tuple[int, int, int]]:
 #: (filled, half its size), so that it does not read as one of the curve's points.
 _SWITCH_MARK = dict(marker="o", ms=15, mfc="none", mec="black", mew=2.0, ls="none", zorder=5)
 
+#: Where the lower bound switches from start-ups to bytes, the size at which every curve over the bound peaks: a
+#: dashed line across the whole panel, unlike the dotted lines at the switch circles.
+_BOUND_SWITCH_LINE = dict(color="black", lw=1.4, ls=(0, (6, 3)), zorder=1)
+
 
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
@@ -914,8 +918,11 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     each: the algorithms that come within 1.45 times the bound for the largest messages
     (right) and the others (left, with the ring again for reference); grey bands mark the sizes
     where start-ups take most of the fastest algorithm's time
-    (:func:`commlib.collectives.compare.dominant_term_switches`). On hosts of several GPUs the
-    times are drawn as they are, in one panel.
+    (:func:`commlib.collectives.compare.dominant_term_switches`), and a dashed line the size where
+    the bound switches from start-ups to bytes (:func:`commlib.collectives.compare.lower_bound_switch`),
+    where every curve peaks; a white gap inside the grey, where the fastest algorithm's bytes already
+    outweigh its start-ups, is named under the panels. On hosts of several GPUs the times are drawn
+    as they are, in one panel.
     """
     item = hardware.link(link)
     inter = hardware.link(inter_link) if inter_link else item
@@ -939,7 +946,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         titles = ["far from the bound for large messages", "near the bound for large messages"][-len(groups):]
     else:
         groups, titles = [names], [""]
-    fig, axes = figure(4.4 * len(groups) + 0.4, 6.0, ncols=len(groups), sharey=True, squeeze=False)
+    height = 7.0 if relative else 6.0       # two more legend entries (the grey band, the bound's switch)
+    fig, axes = figure(4.4 * len(groups) + 0.4, height, ncols=len(groups), sharey=True, squeeze=False)
     axes = list(axes[0])
     # one colour, dash and marker per algorithm, the same in every panel and for every n
     order = [a for a in compare.ALGORITHMS if a in names]
@@ -949,6 +957,12 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi) if relative else []
     edges = [lo] + [m for m, _ in changes] + [hi]
     above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
+    first_band = above.index("start-ups") if "start-ups" in above else -1
+    # bytes-dominated stretches with start-ups on both sides: white gaps inside the grey
+    gaps = [(edges[k], edges[k + 1]) for k in range(1, len(above) - 1)
+            if above[k] == "bytes" and above[k - 1] == above[k + 1] == "start-ups"]
+    peak = compare.lower_bound_switch(n, item.bandwidth, item.latency) if relative and n > 1 else 0.0
+    peak_text = format_size(float(f"{peak:.3g}"), significant=3) if peak else ""
     for ax, group, title in zip(axes, groups, titles):
         for a in group:
             ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(2 * order.index(a) % 12, 12),
@@ -963,9 +977,12 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
                             fontweight="bold")
         if relative:
             ax.axhline(1.0, color="black", lw=1.0)
-            for (a, b), term in zip(zip(edges, edges[1:]), above):
+            for k, ((a, b), term) in enumerate(zip(zip(edges, edges[1:]), above)):
                 if term == "start-ups":
-                    ax.axvspan(a, b, color="0.9", zorder=0, lw=0)
+                    ax.axvspan(a, b, color="0.9", zorder=0, lw=0,
+                               label="start-ups take most of the fastest's time" if k == first_band else None)
+            if lo < peak < hi:
+                ax.axvline(peak, label=f"the bound's switch, {peak_text} (the peak)", **_BOUND_SWITCH_LINE)
         ax.set_title(title, fontsize=12)
         ax.set_xlabel("message size M (bytes)", fontsize=12)
         ax.tick_params(labelsize=11)
@@ -996,8 +1013,16 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
             lines.append(e)
         else:
             lines[-1] = f"{lines[-1]}  {e}" if lines[-1] == "fastest changes at " else f"{lines[-1]}   {e}"
+    for a, b in gaps:
+        mid = math.sqrt(a * b)
+        fastest = compare.fastest({k: [f(mid)] for k, f in curves.items()})[0]
+        lines.append(f"white gap in the grey, {format_size(float(f'{a:.2g}'), significant=2)} to "
+                     f"{format_size(float(f'{b:.2g}'), significant=2)}: there {_short_name(fastest)}'s bytes "
+                     "already outweigh its start-ups")
     fig.text(0.5, 0.012, "\n".join(lines), ha="center", va="bottom", fontsize=10.5, linespacing=1.3)
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36 + 0.03 * (len(lines) - 1), top=0.88, wspace=0.08)
+    # the legends and the lines under them, in inches: a legend below the panels, then the text
+    bottom = (2.16 + (0.55 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=bottom, top=1 - 0.72 / height, wspace=0.08)
     return fig
 
 
