@@ -49,6 +49,7 @@ __all__ = [
     "allreduce_seconds",
     "crossover_sizes",
     "allreduce_lower_bound",
+    "lower_bound_switch",
     "fastest",
     "switch_points",
     "algbw_to_busbw",
@@ -120,6 +121,23 @@ def allreduce_lower_bound(nbytes: float, n: int, bandwidth: float, latency: floa
     latency = check_nonnegative("latency", latency)
     return max(2 * (n - 1) / n * nbytes / bandwidth, math.ceil(math.log2(n)) * latency)
 
+
+
+def lower_bound_switch(n: int, bandwidth: float, latency: float) -> float:
+    r"""The message size in bytes where :func:`allreduce_lower_bound` switches from start-ups to bytes.
+
+    There :math:`2\frac{n-1}{n}\frac{M}{B} = \lceil\log_2 n\rceil\alpha`, so
+    :math:`M = \lceil\log_2 n\rceil\,\alpha B\,\frac{n}{2(n-1)}`. Every algorithm's time over the bound peaks
+    there: below it the bound stays fixed while a time grows, above it the bound grows like :math:`M`, faster than
+    any time (each is a sum of start-ups and bytes). Needs ``n`` >= 2 (one rank has nothing to all-reduce).
+
+    >>> lower_bound_switch(4, 1e9, 1e-6)      # 2 start-ups of 1 us against 1.5 M / (1 GB/s)
+    1333.3333333333333
+    """
+    n = check_count("n", n, minimum=2)
+    bandwidth = check_positive("bandwidth", bandwidth)
+    latency = check_nonnegative("latency", latency)
+    return math.ceil(math.log2(n)) * latency * bandwidth * n / (2 * (n - 1))
 
 def crossover_sizes(
     f: Callable[[float], float],

@@ -797,18 +797,19 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
         where.append(f"pipelined trees with q = {' or '.join(map(str, chunks))} chunks")
     if any("hosts" in algorithms.ALLREDUCE[a].params for a in shown):
         where.append(f"{hosts} hosts, one card per GPU")
+    notes = []          # with split_by_port the caption is one line, and what explains the rows goes under the table
     if split_by_port:
-        where.append("start-ups and bytes per GPU, the most one GPU pays and sends through each of its two ports; "
-                     "a flat ring's GPU sends all its bytes through one of them (a GPU at a host's edge through its "
-                     "card), but every step of the ring waits for that GPU, so the ring's row shows its whole count "
-                     "under both ports")
+        where.append("start-ups and bytes per GPU through each of its two ports")
+        notes.append("Each entry is the most one GPU pays and sends through that port. A flat ring's GPU sends all its "
+                     "bytes through one of them (a GPU at a host's edge through its card), but every step of the ring "
+                     "waits for that GPU, so the ring's row shows its whole count under both ports.")
     elif "hierarchical" in shown:
         where.append("the hierarchical row's b adds bytes inside a host to bytes between hosts, as if one link "
                      "carried both")
     if "multi_rail_ring" in shown and split_by_port:
-        where.append(f"the multi-rail ring's start-ups inside the host count the messages of the other {g - 1} rings "
+        notes.append(f"The multi-rail ring's start-ups inside the host count the messages of the other {g - 1} rings "
                      f"that cross a GPU's link inside the host in each of the {rail_steps:g} steps "
-                     f"({g - 1} x {rail_steps:g})")
+                     f"({g - 1} x {rail_steps:g}).")
     elif "multi_rail_ring" in shown:
         where.append(f"for the multi-rail ring, a and b count its port busiest in messages, a GPU's link inside the "
                      f"host, which carries the other {g - 1} rings' messages in each of the {rail_steps:g} steps "
@@ -818,8 +819,9 @@ def coefficients_table(n: int = 16, hosts: int = 2, grid: tuple[int, int] | None
     columns = (["start-ups inside the host (x alpha)", "start-ups between hosts (x alpha)",
                 "bytes inside the host (x M)", "bytes between hosts (x M)"] if split_by_port
                else ["start-ups a (x alpha)", "bytes b (x M, each x beta)"])
-    return markdown_table(["algorithm", *columns], rows,
-                          caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
+    table = markdown_table(["algorithm", *columns], rows,
+                           caption=f"T = a alpha + b beta, b in units of M; {'; '.join(where)}")
+    return type(table)(table.data + "".join(f"\n\n{note}" for note in notes)) if notes else table
 
 
 def _fast_log_layout(fig, ax, right: float) -> None:
@@ -899,6 +901,10 @@ def curve_looks(count: int) -> list[tuple[int, int, int]]:
 #: (filled, half its size), so that it does not read as one of the curve's points.
 _SWITCH_MARK = dict(marker="o", ms=15, mfc="none", mec="black", mew=2.0, ls="none", zorder=5)
 
+#: Where the lower bound switches from start-ups to bytes, the size at which every curve over the bound peaks: a
+#: dashed line across the whole panel, unlike the dotted lines at the switch circles.
+_BOUND_SWITCH_LINE = dict(color="black", lw=1.4, ls=(0, (6, 3)), zorder=1)
+
 
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
@@ -912,8 +918,11 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     each: the algorithms that come within 1.45 times the bound for the largest messages
     (right) and the others (left, with the ring again for reference); grey bands mark the sizes
     where start-ups take most of the fastest algorithm's time
-    (:func:`commlib.collectives.compare.dominant_term_switches`). On hosts of several GPUs the
-    times are drawn as they are, in one panel.
+    (:func:`commlib.collectives.compare.dominant_term_switches`), and a dashed line the size where
+    the bound switches from start-ups to bytes (:func:`commlib.collectives.compare.lower_bound_switch`),
+    where every curve peaks; a white gap inside the grey, where the fastest algorithm's bytes already
+    outweigh its start-ups, is named under the panels. On hosts of several GPUs the times are drawn
+    as they are, in one panel.
     """
     item = hardware.link(link)
     inter = hardware.link(inter_link) if inter_link else item
@@ -937,7 +946,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         titles = ["far from the bound for large messages", "near the bound for large messages"][-len(groups):]
     else:
         groups, titles = [names], [""]
-    fig, axes = figure(4.4 * len(groups) + 0.4, 6.0, ncols=len(groups), sharey=True, squeeze=False)
+    height = 7.0 if relative else 6.0       # two more legend entries (the grey band, the bound's switch)
+    fig, axes = figure(4.4 * len(groups) + 0.4, height, ncols=len(groups), sharey=True, squeeze=False)
     axes = list(axes[0])
     # one colour, dash and marker per algorithm, the same in every panel and for every n
     order = [a for a in compare.ALGORITHMS if a in names]
@@ -947,6 +957,12 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi) if relative else []
     edges = [lo] + [m for m, _ in changes] + [hi]
     above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
+    first_band = above.index("start-ups") if "start-ups" in above else -1
+    # bytes-dominated stretches with start-ups on both sides: white gaps inside the grey
+    gaps = [(edges[k], edges[k + 1]) for k in range(1, len(above) - 1)
+            if above[k] == "bytes" and above[k - 1] == above[k + 1] == "start-ups"]
+    peak = compare.lower_bound_switch(n, item.bandwidth, item.latency) if relative and n > 1 else 0.0
+    peak_text = format_size(float(f"{peak:.3g}"), significant=3) if peak else ""
     for ax, group, title in zip(axes, groups, titles):
         for a in group:
             ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(2 * order.index(a) % 12, 12),
@@ -961,9 +977,12 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
                             fontweight="bold")
         if relative:
             ax.axhline(1.0, color="black", lw=1.0)
-            for (a, b), term in zip(zip(edges, edges[1:]), above):
+            for k, ((a, b), term) in enumerate(zip(zip(edges, edges[1:]), above)):
                 if term == "start-ups":
-                    ax.axvspan(a, b, color="0.9", zorder=0, lw=0)
+                    ax.axvspan(a, b, color="0.9", zorder=0, lw=0,
+                               label="start-ups take most of the fastest's time" if k == first_band else None)
+            if lo < peak < hi:
+                ax.axvline(peak, label=f"the bound's switch, {peak_text} (the peak)", **_BOUND_SWITCH_LINE)
         ax.set_title(title, fontsize=12)
         ax.set_xlabel("message size M (bytes)", fontsize=12)
         ax.tick_params(labelsize=11)
@@ -994,8 +1013,16 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
             lines.append(e)
         else:
             lines[-1] = f"{lines[-1]}  {e}" if lines[-1] == "fastest changes at " else f"{lines[-1]}   {e}"
+    for a, b in gaps:
+        mid = math.sqrt(a * b)
+        fastest = compare.fastest({k: [f(mid)] for k, f in curves.items()})[0]
+        lines.append(f"white gap in the grey, {format_size(float(f'{a:.2g}'), significant=2)} to "
+                     f"{format_size(float(f'{b:.2g}'), significant=2)}: there {_short_name(fastest)}'s bytes "
+                     "already outweigh its start-ups")
     fig.text(0.5, 0.012, "\n".join(lines), ha="center", va="bottom", fontsize=10.5, linespacing=1.3)
-    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.36 + 0.03 * (len(lines) - 1), top=0.88, wspace=0.08)
+    # the legends and the lines under them, in inches: a legend below the panels, then the text
+    bottom = (2.16 + (0.55 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=bottom, top=1 - 0.72 / height, wspace=0.08)
     return fig
 
 

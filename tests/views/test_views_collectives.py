@@ -20,7 +20,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
-from commlib import cost  # noqa: E402
+from commlib import cost, hardware  # noqa: E402
 from commlib.collectives import calculators, cluster, compare
 from commlib.experiments import collectives as ce  # noqa: E402
 from commlib.units import format_time  # noqa: E402
@@ -300,16 +300,21 @@ def _dots(fig):
     return [line for ax in fig.axes for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]
 
 
+def _curve_entries(ax):
+    """The legend's entries that name an algorithm (not the grey band or the bound's switch)."""
+    return [t.get_text() for t in ax.get_legend().get_texts() if t.get_text() in compare.ALGORITHM_NAMES.values()]
+
+
 def test_comparison_figure_marks_the_switch_points():
     fig = vc.comparison_figure(n=12, link="eth_10g")
     algorithms = vc.figure_algorithms(12)
     assert "hierarchical" not in algorithms and "double_binary_tree" in algorithms
-    shown = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+    shown = [t for ax in fig.axes for t in _curve_entries(ax)]
     assert set(shown) == {compare.ALGORITHM_NAMES[a] for a in algorithms}
     # a handful of curves a panel: today's eight algorithms give at most six (the ring is in both panels);
     # each algorithm added to the registry may add one curve to a panel
-    assert all(len(ax.get_legend().get_texts()) <= 6 + max(0, len(algorithms) - 8) for ax in fig.axes)
-    assert all(len(ax.get_legend().get_texts()) < len(algorithms) for ax in fig.axes)   # the panels split them
+    assert all(len(_curve_entries(ax)) <= 6 + max(0, len(algorithms) - 8) for ax in fig.axes)
+    assert all(len(_curve_entries(ax)) < len(algorithms) for ax in fig.axes)   # the panels split them
     item_b, item_l = 1.25e9, 20e-6
     curves = {a: (lambda m, a=a: compare.allreduce_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
     want = compare.switch_points(curves, 1e2, 1e10)
@@ -341,7 +346,7 @@ def test_comparison_figure_is_relative_to_the_lower_bound():
     looks, colours = {}, {}
     for ax in fig.axes:
         for line in ax.lines:
-            if not line.get_label().startswith("_"):
+            if line.get_label() in compare.ALGORITHM_NAMES.values():
                 # the dash as drawn: get_linestyle() says "--" for every custom dash pattern
                 look = (line.get_color(), repr(line._unscaled_dash_pattern), line.get_marker())
                 looks.setdefault(look, set()).add(line.get_label())
@@ -351,6 +356,36 @@ def test_comparison_figure_is_relative_to_the_lower_bound():
     assert len(labels) == len(vc.figure_algorithms(16))
     if len(labels) <= len(vc._CURVE_COLORS):
         assert all(len(v) == 1 for v in colours.values())
+
+
+@pytest.mark.parametrize("n", [12, 16])
+def test_comparison_figure_marks_the_bound_switch_where_every_curve_peaks_and_names_the_white_gap(n):
+    eth = hardware.link("eth_100g")
+    fig = vc.comparison_figure(n=n, link="eth_100g")
+    peak = compare.lower_bound_switch(n, eth.bandwidth, eth.latency)
+    assert compare.allreduce_lower_bound(peak, n, eth.bandwidth, eth.latency) == pytest.approx(
+        2 * (n - 1) / n * peak / eth.bandwidth) == pytest.approx(np.ceil(np.log2(n)) * eth.latency)
+    for ax in fig.axes:
+        marks = [line for line in ax.lines if line.get_label().startswith("the bound's switch")]
+        assert len(marks) == 1 and marks[0].get_xdata()[0] == pytest.approx(peak)
+        assert f"{peak / 1e3:.0f} kB" in marks[0].get_label()
+        # dashed, unlike the dotted lines at the switch circles
+        assert marks[0].get_linestyle() == "--" and all(
+            line.get_linestyle() == ":" for line in ax.lines if len(line.get_xdata()) == 2 and line is not marks[0]
+            and line.get_xdata()[0] == line.get_xdata()[1])
+        assert any(t.get_text().startswith("start-ups take most") for t in ax.get_legend().get_texts())
+        # each curve over the bound is highest at the switch (within one grid step of the drawn sizes)
+        for line in ax.lines:
+            if line.get_label() in compare.ALGORITHM_NAMES.values():
+                x, y = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+                assert abs(np.log10(x[np.argmax(y)] / peak)) <= 1 / 12 + 1e-9
+    # on these n recursive doubling's bytes outweigh its start-ups just below circle 1: a white gap, named
+    gap = [t.get_text() for t in fig.texts if "white gap" in t.get_text()]
+    assert len(gap) == 1 and "recursive doubling's bytes" in gap[0]
+    changes = compare.dominant_term_switches(
+        {a: (lambda m, a=a: compare.allreduce_seconds(a, m, n, eth.bandwidth, eth.latency))
+         for a in vc.figure_algorithms(n)}, n, eth.bandwidth, eth.latency, 1e2, 1e10)
+    assert [t for _, t in changes] == ["bytes", "start-ups", "bytes"]
 
 
 @pytest.mark.parametrize("count", [1, 8, 9, 50, 51, 448])
