@@ -2182,8 +2182,8 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     shared run against each of the control's), no finer than the run knows them.
 
     >>> oversubscription_sentence(1024, 8.7e-6, 38.9e-6, 13.7e-6, 3.2e-6, 10e-6, fours=[38.9e-6, 56.5e-6],
-    ...                           frees=[13.7e-6, 14.3e-6], alphas4=[15e-6, 10e-6], part="times")[-80:]
-    '2.7 to 4.1 times as long, by the sweep, as the same four ranks with a core each.'
+    ...                           frees=[13.7e-6, 14.3e-6], alphas4=[15e-6, 10e-6], part="times")[-134:]
+    "2.7 to 4.1 times as long, by the sweep, as the same four ranks with a core each (the table gives each run's time on its faster sweep)."
 
     >>> print(oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6))  # doctest: +NORMALIZE_WHITESPACE
     At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two
@@ -2204,9 +2204,12 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     text += (f"{_time_span(bases)} for four ranks with a core each and " if free is not None else "")
     text += f"{time_text(two)} for two ranks: "
     ranged = len(fours) > 1 or len(bases) > 1
-    text += (f"{_factor_span(fours, bases)} times as long"
-             + (", by the sweep," if ranged else "")
-             + (" as the same four ranks with a core each." if free is not None else "."))
+    if ranged and free is not None:     # the runs' times stand in the table beside it; the ratios carry the spread
+        text = (f"At {format_bytes(size)}, four ranks on two cores took {_factor_span(fours, bases)} times as long, "
+                "by the sweep, as the same four ranks with a core each (the table gives each run's time on its faster sweep).")
+    else:
+        text += (f"{_factor_span(fours, bases)} times as long" + (", by the sweep," if ranged else "")
+                 + (" as the same four ranks with a core each." if free is not None else "."))
     if part not in ("both", "times", "alpha"):
         raise ValueError(f"part must be 'both', 'times' or 'alpha'; got {part!r}")
     if not alpha_known:
@@ -2241,7 +2244,7 @@ def oversubscription_takeaway(size: float, two: float, four: float, free: float 
         bs = list(frees) if frees and free is not None else [base]
         return (f"More ranks than cores puts the cost of switching between ranks into α: here a {format_bytes(size)} "
                 f"all-reduce on four ranks sharing two cores took {_factor_span(fs, bs)} times as long as {what}, "
-                f"by the sweep ({_time_span(fs)} against {_time_span(bs)}).")
+                "by the sweep.")
     return (f"More ranks than cores puts the cost of switching between ranks into α: here a {format_bytes(size)} "
             f"all-reduce on four ranks sharing two cores took about {about(factor)} times as long as {what} "
             f"({time_text(four)} against {time_text(base)}).")
@@ -2641,7 +2644,8 @@ def shares_sentence(share4: float, share2: float, tolerance: float = 0.05) -> st
 
 
 def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: float,
-                         tolerance: float = 0.15, cores: tuple[int, int, int] | None = None) -> str:
+                         tolerance: float = 0.15, cores: tuple[int, int, int] | None = None,
+                         part: str = "both") -> str:
     """Whether all-reduce's bus bandwidth at ``size`` falls with the number of ranks or with sharing cores:
     ``two`` on two ranks, ``free`` on four with a core each (None: not run), ``shared`` on four sharing two cores
     (bytes/s). A ratio within ``tolerance`` of 1 is "about the same".
@@ -2650,6 +2654,8 @@ def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: fl
     so with half a core per rank it would fall to half were the cores' time the limit; given the cores, the
     sentence holds the shared run against that share and against its controls per core (all ranks' busbw over
     the cores they ran on), and says whether sharing cost anything beyond each rank's smaller share of a core.
+    ``part``: ``"share"`` (the ratios against each rank's share) or ``"per_core"`` (the bus bytes per core and the
+    verdict) for one of the two sentences alone, ``"both"`` for both.
 
     >>> ranks_busbw_sentence(1.70e9, 1.53e9, 0.95e9, 2**26)[:100]
     "At 64 MiB four ranks with a core each moved 0.90 of two ranks' bus bandwidth, four ranks sharing two"
@@ -2666,10 +2672,15 @@ def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: fl
         limited = (cs / 4) / (c2 / 2)      # the shared run's busbw over two ranks', were the cores' time the limit
         per = [two * 2 / c2, free * 4 / cf, shared * 4 / cs]    # bus bytes per second per core
         f, s = free / two, shared / two
-        text = (f"At {format_bytes(size)} four ranks with a core each moved {f:.2f} of two ranks' bus bandwidth, four "
-                f"ranks sharing two cores {s:.2f}, against {limited:.2f} had each rank's share of a core set it. "
-                f"Per core, the shared run moved {per[2] / 1e9:.2f} GB/s of bus bytes, against {per[0] / 1e9:.2f} "
+        if part not in ("both", "share", "per_core"):
+            raise ValueError(f"part must be 'both', 'share' or 'per_core'; got {part!r}")
+        share = (f"At {format_bytes(size)} four ranks with a core each moved {f:.2f} of two ranks' bus bandwidth, four "
+                 f"ranks sharing two cores {s:.2f}, against {limited:.2f} had each rank's share of a core set it.")
+        if part == "share":
+            return share
+        text = (f"Per core, the shared run moved {per[2] / 1e9:.2f} GB/s of bus bytes, against {per[0] / 1e9:.2f} "
                 f"GB/s with two ranks and {per[1] / 1e9:.2f} GB/s with four ranks with a core each: ")
+        text = text if part == "per_core" else share + " " + text
         number = ("hardly with their number" if abs(f - 1) <= tolerance else "and with their number")
         if s >= 1 - tolerance:
             return text + "neither the number of ranks nor sharing cores moved the bus bandwidth per rank much."

@@ -445,10 +445,10 @@ def test_oversubscription_is_quoted_as_ranges_by_sweep():
     sweeps = dict(fours=[38.9e-6, 56.5e-6], frees=[13.7e-6, 14.3e-6])
     times = explain.oversubscription_sentence(1024, 8.7e-6, 38.9e-6, 13.7e-6, 3.2e-6, 10e-6, alphas4=[15e-6, 10e-6],
                                               **sweeps)
-    assert "took 39 to 56 µs, against 14 µs" in times and "2.7 to 4.1 times as long, by the sweep," in times
+    assert "2.7 to 4.1 times as long, by the sweep," in times and "the table gives each run's time" in times
     assert "to 10 to 15 µs by the sweep" in times
     take = explain.oversubscription_takeaway(1024, 8.7e-6, 38.9e-6, 13.7e-6, **sweeps)
-    assert "took 2.7 to 4.1 times as long as on four ranks with a core each, by the sweep" in take
+    assert "took 2.7 to 4.1 times as long as on four ranks with a core each, by the sweep." in take
     assert "about" not in take
 
 
