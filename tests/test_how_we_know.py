@@ -47,6 +47,7 @@ def test_a_claim_the_chapter_runs_on_a_live_measurement_says_whose_numbers_the_p
     live = dataclasses.replace(toy(), live="synthetic timings with a planted break")
     text = how.section(claims.run(live))
     assert "The chapter says" not in text
+    assert "reference run stored with the book" in text
     assert "so the numbers it quotes are that run's, not these. On synthetic timings with a planted break, the test " \
            "finds: async ends lower" in text
     assert "The chapter says: async ends lower" in how.section(claims.run(toy()))

@@ -121,8 +121,9 @@ def section(verdict) -> str:
         f"({label(c.key)})=",
         f"## {c.question}",
         "",
-        (f"*From {chapter}, claim `{c.key}`.* The chapter runs this claim on a measurement it makes while it "
-         f"executes, so the numbers it quotes are that run's, not these. On {c.live}, the test finds: "
+        (f"*From {chapter}, claim `{c.key}`.* The chapter's text reads this claim on the reference run stored "
+         f"with the book (commlib/lab/data), and shows the reader's own run beside it, so the numbers it quotes "
+         f"are that run's, not these. On {c.live}, the test finds: "
          f"{verdict.sentence}" if getattr(c, "live", "") else
          f"*From {chapter}, claim `{c.key}`.* The chapter says: {verdict.sentence}"),
         "",

@@ -1467,7 +1467,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     elif cache == "part":
         parts.append(f"in part {llc_words}, past which each byte got dearer")
     if oversubscribed and alpha_known and alpha4 - alpha2 >= (alpha2 if handover is None else handover):
-        parts.append("switching between ranks, once there were more ranks than cores")
+        parts.append("for small messages, switching between ranks, once there were more ranks than cores (it "
+                     "showed in α, the per-step start-up cost)")
     listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
     return "What limited this run, then, was " + listed + "."
 
@@ -2146,15 +2147,43 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
                    f"{format_bytes(sizes[0])} and {figures(ratios[1])} times at {format_bytes(sizes[1])}.")
 
 
+def _time_span(values: Sequence[float]) -> str:
+    """Times (s) as one time, or a range where they differ at the figures shown ("39 to 57 µs")."""
+    lo, hi = time_text(min(values)), time_text(max(values))
+    if lo == hi:
+        return lo
+    lo_num, _, lo_unit = lo.partition(" ")
+    hi_num, _, hi_unit = hi.partition(" ")
+    return f"{lo_num} to {hi}" if lo_unit == hi_unit else f"{lo} to {hi}"
+
+
+def _factor_span(fours: Sequence[float], bases: Sequence[float]) -> str:
+    """The ratios of each sweep's time on one run to each sweep's on the other (the runs are not paired), as one
+    figure or a range."""
+    ratios = [f / b for f in fours for b in bases]
+    lo, hi = min(ratios), max(ratios)
+    words = [figures(r) if r < 10 else about(r) for r in (lo, hi)]
+    return words[0] if words[0] == words[1] else f"{words[0]} to {words[1]}"
+
+
 def oversubscription_sentence(size: float, two: float, four: float, free: float | None, alpha2: float,
                               alpha4: float, alpha_known: bool = True, slice_s: float = 1e-3,
-                              part: str = "both", alpha_base: str = "two ranks") -> str:
+                              part: str = "both", alpha_base: str = "two ranks",
+                              fours: Sequence[float] | None = None, frees: Sequence[float] | None = None,
+                              alphas4: Sequence[float] | None = None) -> str:
     """What putting two ranks on each core did to a small all-reduce: its time at ``size`` bytes on four ranks
     sharing two cores (``four``, s) against two ranks (``two``) and four ranks with a core each (``free``, or
     None), and the fitted per-step start-up cost at two and four ranks against a scheduler slice (``slice_s``).
     ``part``: ``"times"`` or ``"alpha"`` for one of the two sentences alone, ``"both"`` for both.
     ``alpha_base``: the run ``alpha2`` was fitted on, the control α is held against (four ranks with a core
     each, where it was run, differ from the shared run in the sharing alone).
+    ``fours``, ``frees`` (s) and ``alphas4`` (s): the shared run's and its control's times at ``size`` and the
+    shared run's fitted α, each sweep alone; given, the sentence quotes them as ranges by sweep (each sweep of the
+    shared run against each of the control's), no finer than the run knows them.
+
+    >>> oversubscription_sentence(1024, 8.7e-6, 38.9e-6, 13.7e-6, 3.2e-6, 10e-6, fours=[38.9e-6, 56.5e-6],
+    ...                           frees=[13.7e-6, 14.3e-6], alphas4=[15e-6, 10e-6], part="times")[-134:]
+    "2.7 to 4.1 times as long, by the sweep, as the same four ranks with a core each (the table gives each run's time on its faster sweep)."
 
     >>> print(oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6))  # doctest: +NORMALIZE_WHITESPACE
     At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two
@@ -2169,18 +2198,26 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     check_nonnegative("alpha2", alpha2)
     check_nonnegative("alpha4", alpha4)
     base = free if free is not None else two
-    text = f"At {format_bytes(size)}, four ranks on two cores took {time_text(four)}, against "
-    text += (f"{time_text(free)} for four ranks with a core each and " if free is not None else "")
+    fours = list(fours) if fours else [four]
+    bases = list(frees) if frees and free is not None else [base]
+    text = f"At {format_bytes(size)}, four ranks on two cores took {_time_span(fours)}, against "
+    text += (f"{_time_span(bases)} for four ranks with a core each and " if free is not None else "")
     text += f"{time_text(two)} for two ranks: "
-    factor = four / base
-    text += (f"{figures(factor) if factor < 10 else about(factor)} times as long"
-             + (" as the same four ranks with a core each." if free is not None else "."))
+    ranged = len(fours) > 1 or len(bases) > 1
+    if ranged and free is not None:     # the runs' times stand in the table beside it; the ratios carry the spread
+        text = (f"At {format_bytes(size)}, four ranks on two cores took {_factor_span(fours, bases)} times as long, "
+                "by the sweep, as the same four ranks with a core each (the table gives each run's time on its faster sweep).")
+    else:
+        text += (f"{_factor_span(fours, bases)} times as long" + (", by the sweep," if ranged else "")
+                 + (" as the same four ranks with a core each." if free is not None else "."))
     if part not in ("both", "times", "alpha"):
         raise ValueError(f"part must be 'both', 'times' or 'alpha'; got {part!r}")
     if not alpha_known:
         alpha = "The fitted α of the two runs is not fixed well enough to say how much of it is per step."
     else:
-        alpha = f"Per step the fitted α rose from {time_text(alpha2)} on {alpha_base} to {time_text(alpha4)}"
+        shown = _time_span(alphas4) + " by the sweep" if alphas4 and _time_span(alphas4) != time_text(
+            min(alphas4)) else time_text(alpha4)
+        alpha = f"Per step the fitted α rose from {time_text(alpha2)} on {alpha_base} to {shown}"
         if alpha4 >= 0.5 * slice_s:
             alpha += (", of the order of a scheduler time slice of about a millisecond: a step waited for its "
                       "rank to get a core back.")
@@ -2191,7 +2228,8 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     return {"times": text, "alpha": alpha, "both": text + " " + alpha}[part]
 
 
-def oversubscription_takeaway(size: float, two: float, four: float, free: float | None) -> str:
+def oversubscription_takeaway(size: float, two: float, four: float, free: float | None,
+                              fours: Sequence[float] | None = None, frees: Sequence[float] | None = None) -> str:
     """The takeaway on oversubscription: the measured slowdown of a small all-reduce (as in
     :func:`oversubscription_sentence`), in words no finer than one run knows it.
 
@@ -2201,15 +2239,26 @@ def oversubscription_takeaway(size: float, two: float, four: float, free: float 
     """
     base, what = (free, "on four ranks with a core each") if free is not None else (two, "on two ranks")
     factor = check_positive("four", four) / check_positive("base", base)
+    if fours or frees:      # ranges by sweep (see :func:`oversubscription_sentence`)
+        fs = list(fours) if fours else [four]
+        bs = list(frees) if frees and free is not None else [base]
+        return (f"More ranks than cores puts the cost of switching between ranks into α: here a {format_bytes(size)} "
+                f"all-reduce on four ranks sharing two cores took {_factor_span(fs, bs)} times as long as {what}, "
+                "by the sweep.")
     return (f"More ranks than cores puts the cost of switching between ranks into α: here a {format_bytes(size)} "
             f"all-reduce on four ranks sharing two cores took about {about(factor)} times as long as {what} "
             f"({time_text(four)} against {time_text(base)}).")
 
 
-def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float = 2**20) -> str:
+def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float = 2**20,
+                  predicted: float | None = None) -> str:
     """Halving-doubling against the ring (time ratios, hd / ring, at ``sizes``), read apart below ``split`` bytes,
     where start-up costs weigh most and halving-doubling's fewer steps count, and from ``split`` up, where the two
-    send the same bytes.
+    send the same bytes. ``predicted``: the ratio of the two step counts (halving-doubling's over the ring's), what
+    the model predicts where start-up costs dominate; a faster median below ``split`` is held against it.
+
+    >>> pair_sentence([2**10, 2**12], [0.84, 0.89], predicted=4 / 6)[-61:]
+    'faster, though by less than the 0.67 its step count predicts.'
 
     >>> print(pair_sentence([2**10, 2**12, 2**18, 2**20, 2**24],
     ...                      [0.81, 0.88, 0.83, 0.98, 1.02]))  # doctest: +NORMALIZE_WHITESPACE
@@ -2228,7 +2277,12 @@ def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float 
     parts = []
     if small:
         m = median(small)
-        word = ("faster, as its fewer steps predict" if m < 1 - 0.05 else
+        word = ("faster, as its fewer steps predict" if m < 1 - 0.05 and predicted is None else
+                f"faster, though by less than the {predicted:.2f} its step count predicts"
+                if m < 1 - 0.05 and m > predicted + 0.05 else
+                f"faster, by more than the {predicted:.2f} its step count predicts"
+                if m < 1 - 0.05 and m < predicted - 0.05 else
+                f"faster, about the {predicted:.2f} its step count predicts" if m < 1 - 0.05 else
                 "about as fast: its fewer steps did not show" if m <= 1 + 0.05 else
                 "slower, against the model")
         parts.append(f"Below {format_bytes(split)}, where start-up costs weigh most, halving-doubling took a median "
@@ -2566,8 +2620,13 @@ def vm_note(machine: dict) -> str:
     """
     if not is_virtual(machine):
         return ""
-    return ("This machine is a virtual one: the share sees only its own cores, and other guests of the same host, "
+    text = ("This machine is a virtual one: the share sees only its own cores, and other guests of the same host, "
             "which share its last-level cache and its memory, are invisible to it.")
+    if machine.get("thread_siblings") is None:     # no map of which virtual CPUs are threads of one physical core
+        text += (" Its cores are virtual CPUs (a core, in this chapter, is one virtual CPU), and the run did not "
+                 "record which of them are threads of one physical core: \"a core each\" means a virtual CPU each, "
+                 "two of which may share a physical core.")
+    return text
 
 
 def shares_sentence(share4: float, share2: float, tolerance: float = 0.05) -> str:
@@ -2585,14 +2644,54 @@ def shares_sentence(share4: float, share2: float, tolerance: float = 0.05) -> st
 
 
 def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: float,
-                         tolerance: float = 0.15) -> str:
+                         tolerance: float = 0.15, cores: tuple[int, int, int] | None = None,
+                         part: str = "both") -> str:
     """Whether all-reduce's bus bandwidth at ``size`` falls with the number of ranks or with sharing cores:
     ``two`` on two ranks, ``free`` on four with a core each (None: not run), ``shared`` on four sharing two cores
     (bytes/s). A ratio within ``tolerance`` of 1 is "about the same".
 
+    ``cores``: the cores each run had (two ranks, four with a core each, four sharing). busbw is counted per rank,
+    so with half a core per rank it would fall to half were the cores' time the limit; given the cores, the
+    sentence holds the shared run against that share and against its controls per core (all ranks' busbw over
+    the cores they ran on), and says whether sharing cost anything beyond each rank's smaller share of a core.
+    ``part``: ``"share"`` (the ratios against each rank's share) or ``"per_core"`` (the bus bytes per core and the
+    verdict) for one of the two sentences alone, ``"both"`` for both.
+
     >>> ranks_busbw_sentence(1.70e9, 1.53e9, 0.95e9, 2**26)[:100]
     "At 64 MiB four ranks with a core each moved 0.90 of two ranks' bus bandwidth, four ranks sharing two"
+    >>> print(ranks_busbw_sentence(1.398e9, 1.264e9, 0.865e9, 2**26, cores=(2, 4, 2)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    At 64 MiB four ranks with a core each moved 0.90 of two ranks' bus bandwidth, four ranks sharing two cores 0.62,
+    against 0.50 had each rank's share of a core set it. Per core, the shared run moved 1.73 GB/s of bus bytes,
+    against 1.40 GB/s with two ranks and 1.26 GB/s with four ranks with a core each: the bus bandwidth per rank
+    falls when ranks share cores, hardly with their number, and by less than each rank's smaller share of a core;
+    per core, sharing cost no bandwidth.
     """
+    if cores is not None and free is not None:
+        c2, cf, cs = (min(c, r) for c, r in zip(cores, (2, 4, 4)))
+        limited = (cs / 4) / (c2 / 2)      # the shared run's busbw over two ranks', were the cores' time the limit
+        per = [two * 2 / c2, free * 4 / cf, shared * 4 / cs]    # bus bytes per second per core
+        f, s = free / two, shared / two
+        if part not in ("both", "share", "per_core"):
+            raise ValueError(f"part must be 'both', 'share' or 'per_core'; got {part!r}")
+        share = (f"At {format_bytes(size)} four ranks with a core each moved {f:.2f} of two ranks' bus bandwidth, four "
+                 f"ranks sharing two cores {s:.2f}, against {limited:.2f} had each rank's share of a core set it.")
+        if part == "share":
+            return share
+        text = (f"Per core, the shared run moved {per[2] / 1e9:.2f} GB/s of bus bytes, against {per[0] / 1e9:.2f} "
+                f"GB/s with two ranks and {per[1] / 1e9:.2f} GB/s with four ranks with a core each: ")
+        text = text if part == "per_core" else share + " " + text
+        number = ("hardly with their number" if abs(f - 1) <= tolerance else "and with their number")
+        if s >= 1 - tolerance:
+            return text + "neither the number of ranks nor sharing cores moved the bus bandwidth per rank much."
+        if per[2] > (1 + tolerance) * max(per[:2]):
+            return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, and by less than "
+                    "each rank's smaller share of a core; per core, sharing cost no bandwidth.")
+        if per[2] >= (1 - tolerance) * max(per[:2]):
+            return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, by about each "
+                    "rank's smaller share of a core; per core, sharing cost about nothing.")
+        return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, by more than each "
+                "rank's smaller share of a core: per core, sharing cost bandwidth too.")
     if free is None:
         return (f"At {format_bytes(size)} four ranks sharing two cores moved {shared / two:.2f} of two ranks' bus "
                 "bandwidth; without four ranks on a core each the run cannot tell the number of ranks from the "

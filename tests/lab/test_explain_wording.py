@@ -441,6 +441,24 @@ def test_oversubscription_words_follow_the_fitted_alpha_against_a_slice():
     assert "about three times as long" in explain.oversubscription_takeaway(1024, 6.1e-6, 37e-6, 11.5e-6)
 
 
+def test_oversubscription_is_quoted_as_ranges_by_sweep():
+    sweeps = dict(fours=[38.9e-6, 56.5e-6], frees=[13.7e-6, 14.3e-6])
+    times = explain.oversubscription_sentence(1024, 8.7e-6, 38.9e-6, 13.7e-6, 3.2e-6, 10e-6, alphas4=[15e-6, 10e-6],
+                                              **sweeps)
+    assert "2.7 to 4.1 times as long, by the sweep," in times and "the table gives each run's time" in times
+    assert "to 10 to 15 µs by the sweep" in times
+    take = explain.oversubscription_takeaway(1024, 8.7e-6, 38.9e-6, 13.7e-6, **sweeps)
+    assert "took 2.7 to 4.1 times as long as on four ranks with a core each, by the sweep." in take
+    assert "about" not in take
+
+
+def test_halving_doubling_is_held_against_its_step_count():
+    less = explain.pair_sentence([2**10, 2**12, 2**20], [0.84, 0.89, 1.0], predicted=4 / 6)
+    assert "faster, though by less than the 0.67 its step count predicts" in less
+    assert "faster, about the 0.67" in explain.pair_sentence([2**10], [0.68], predicted=4 / 6)
+    assert "faster, by more than the 0.67" in explain.pair_sentence([2**10], [0.5], predicted=4 / 6)
+
+
 def test_halving_doubling_is_read_apart_where_steps_and_where_bytes_decide():
     words = explain.pair_sentence([2**10, 2**14, 2**20, 2**26], [0.8, 0.85, 0.99, 1.01])
     assert "Below 1 MiB" in words and "faster, as its fewer steps predict" in words and "about as fast" in words

@@ -109,6 +109,20 @@ def test_bus_bandwidth_falls_with_sharing_cores_or_with_ranks():
     assert "cannot tell" in explain.ranks_busbw_sentence(1.7e9, None, 0.95e9, 2**26)
 
 
+def test_bus_bandwidth_with_shared_cores_is_held_against_each_rank_share_and_per_core():
+    kept = explain.ranks_busbw_sentence(1.398e9, 1.264e9, 0.865e9, 2**26, cores=(2, 4, 2))
+    assert "against 0.50 had each rank's share of a core set it" in kept
+    assert "Per core, the shared run moved 1.73 GB/s of bus bytes, against 1.40 GB/s with two ranks and 1.26" in kept
+    assert "by less than each rank's smaller share of a core; per core, sharing cost no bandwidth" in kept
+    parts = [explain.ranks_busbw_sentence(1.398e9, 1.264e9, 0.865e9, 2**26, cores=(2, 4, 2), part=p)
+             for p in ("share", "per_core")]
+    assert " ".join(parts) == kept and parts[0].endswith("set it.") and parts[1].startswith("Per core")
+    half = explain.ranks_busbw_sentence(1.4e9, 1.3e9, 0.7e9, 2**26, cores=(2, 4, 2))
+    assert "by about each rank's smaller share of a core" in half
+    worse = explain.ranks_busbw_sentence(1.4e9, 1.3e9, 0.4e9, 2**26, cores=(2, 4, 2))
+    assert "by more than each rank's smaller share of a core: per core, sharing cost bandwidth too" in worse
+
+
 def test_gloo_is_described_by_its_cores_and_its_ratios_by_their_spread():
     shared = explain.gloo_setup({"ranks": 2, "rank_cores": [[0, 1], [0, 1]], "repeats": 15}, {"rank_cores": [0, 1]})
     assert "helper threads" in shared and "the same two cores as MPICH's single-threaded ranks" in shared
