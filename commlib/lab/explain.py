@@ -1894,7 +1894,7 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
     if ranks <= cores:
         miss = f"a miss of {100 * moved:.0f} %" if quote else "a miss of that size"   # quote: not given beside it
         return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks had a core each, so this grade tests the number of "
-                f"ranks alone, and {miss} is {_trust(moved, target)}.")
+                f"ranks, one core each (the cores grew with them), and {miss} is {_trust(moved, target)}.")
     return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks shared {_WORDS.get(cores, str(cores))} cores, so this "
             "grade tests oversubscription as much as the number of ranks: the counts carry the algorithm from two "
             "ranks to four, but not what sharing the cores does to each step, and it says nothing of more ranks "
@@ -2665,7 +2665,8 @@ def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: fl
     against 0.50 had each rank's share of a core set it. Per core, the shared run moved 1.73 GB/s of bus bytes,
     against 1.40 GB/s with two ranks and 1.26 GB/s with four ranks with a core each: the bus bandwidth per rank
     falls when ranks share cores, hardly with their number, and by less than each rank's smaller share of a core;
-    per core, sharing cost no bandwidth.
+    per core, sharing cost no bandwidth in this run (its three runs were made one after another, on virtual CPUs that
+    may share physical cores).
     """
     if cores is not None and free is not None:
         c2, cf, cs = (min(c, r) for c, r in zip(cores, (2, 4, 4)))
@@ -2686,10 +2687,11 @@ def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: fl
             return text + "neither the number of ranks nor sharing cores moved the bus bandwidth per rank much."
         if per[2] > (1 + tolerance) * max(per[:2]):
             return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, and by less than "
-                    "each rank's smaller share of a core; per core, sharing cost no bandwidth.")
+                    "each rank's smaller share of a core; per core, sharing cost no bandwidth in this run (its three runs "
+                    "were made one after another, on virtual CPUs that may share physical cores).")
         if per[2] >= (1 - tolerance) * max(per[:2]):
             return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, by about each "
-                    "rank's smaller share of a core; per core, sharing cost about nothing.")
+                    "rank's smaller share of a core; per core, sharing cost about nothing in this run.")
         return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, by more than each "
                 "rank's smaller share of a core: per core, sharing cost bandwidth too.")
     if free is None:
