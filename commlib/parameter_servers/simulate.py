@@ -352,9 +352,14 @@ def byteps_round(params, gradients: Sequence, cpu_machines: int = 0, lr: float =
 
 
 def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
-    r"""The PS-vs-ring volumes of note 002, and the like-for-like per-direction ones.
+    r"""The hot spot: a separate server's NIC against a ring rank's, and note 002's colocated counts.
 
-    With M = ``nbytes`` and n ranks (``processes``), one of which holds the server:
+    With M = ``nbytes`` and n workers (``processes``):
+
+    * ``"ps_separate_each_way"``: :math:`nM`, one server on a machine of its own
+      (eq-ps-apart with k = 1), its NIC per direction;
+
+    and with n ranks, one of which holds the server (a colocated PS with k = 1):
 
     * ``"ps_server_total"``: :math:`2(n-1)M`, bytes in *plus* out at the server;
     * ``"ring_rank_sent"``: :math:`2(n-1)M/n`, bytes one ring rank *sends*;
@@ -367,8 +372,8 @@ def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray
     ratio is n/2, not n.
 
     >>> v = server_and_ring_volumes(1.0, [4])
-    >>> {k: v[k].tolist() for k in ("ps_server_total", "ring_rank_sent", "ps_server_each_way")}
-    {'ps_server_total': [6.0], 'ring_rank_sent': [1.5], 'ps_server_each_way': [3.0]}
+    >>> {k: v[k].tolist() for k in ("ps_separate_each_way", "ps_server_total", "ring_rank_sent", "ps_server_each_way")}
+    {'ps_separate_each_way': [4.0], 'ps_server_total': [6.0], 'ring_rank_sent': [1.5], 'ps_server_each_way': [3.0]}
     """
     m = check_nonnegative("nbytes", nbytes)
     p = np.asarray(processes)
@@ -377,7 +382,9 @@ def server_and_ring_volumes(nbytes: float, processes: Sequence[int] | np.ndarray
     p = p.astype(float)
     each_way = np.array([ps_traffic(m, int(q), 1, colocated=True).shard_host for q in p])
     ring = np.array([cost.ring_bytes_per_rank(m, int(q)) for q in p])
+    separate = np.array([ps_traffic(m, int(q), 1).shard_host for q in p])
     return {
+        "ps_separate_each_way": separate,
         "ps_server_total": 2 * each_way,
         "ring_rank_sent": ring,
         "ps_server_each_way": each_way,

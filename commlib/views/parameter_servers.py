@@ -168,26 +168,20 @@ def push_pull_animation(r: ps.PSRound):
 
 
 def volumes_figure(v):
-    """The source note's two volumes against n, and the like-for-like per-direction comparison, in units of M.
+    """The hot spot, like for like: bytes each way on one separate server's NIC and on a ring rank's, in units of M.
 
-    ``v`` is :func:`commlib.parameter_servers.simulate.server_and_ring_volumes` with ``nbytes = 1`` (n ranks, one of which
-    holds the server: a colocated parameter server with one shard)."""
+    ``v`` is :func:`commlib.parameter_servers.simulate.server_and_ring_volumes` with ``nbytes = 1`` (n workers and one
+    server on a machine of its own, eq-ps-apart with k = 1)."""
     p = v["processes"]
-    fig, (ax1, ax2) = figure(9.0, 3.6, ncols=2, sharey=True)   # one scale: the right server line is half as steep
-    ax1.plot(p, v["ps_server_total"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
-             label="PS server, in + out: 2(n−1)M")
-    ax1.plot(p, v["ring_rank_sent"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
-             label="ring rank, sent: 2(n−1)M/n")
-    ax1.set_title("As the source note counts them", fontsize=10)
-    ax2.plot(p, v["ps_server_each_way"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
-             label="PS server NIC: (n−1)M")
-    ax2.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
-             label="ring rank NIC: 2(n−1)M/n")
-    ax2.set_title("Each way, on the busiest NIC", fontsize=10)
-    ax1.set_ylabel("bytes, in units of M (gradient size)")
-    for ax in (ax1, ax2):
-        ax.set_xlabel("ranks n (one of them holds the server)")
-        ax.legend(loc="upper left", fontsize=8.5)
+    fig, ax = figure(5.6, 3.6)
+    ax.plot(p, v["ps_separate_each_way"], color=COLORS[3], lw=2, marker=MARKERS[3], markevery=8, ms=4,
+            label="PS server NIC: nM")
+    ax.plot(p, v["ring_rank_each_way"], color=COLORS[0], lw=2, ls="--", marker=MARKERS[0], markevery=8, ms=4,
+            label="ring rank NIC: 2(n−1)M/n")
+    ax.set_title("Each way, per NIC", fontsize=10)
+    ax.set_ylabel("bytes, in units of M (gradient size)")
+    ax.set_xlabel("workers n (the server on a machine of its own)")
+    ax.legend(loc="upper left", fontsize=8.5)
     fig.tight_layout()
     return fig
 

@@ -344,6 +344,9 @@ def test_the_server_load_grows_with_n_while_the_ring_rank_stays_below_two_gradie
     v = ps.server_and_ring_volumes(1.0, list(range(2, 65)))
     server, ring = v["ps_server_each_way"], v["ring_rank_each_way"]
     assert (server[1:] > server[:-1]).all() and server[-1] == pytest.approx(63.0)
+    # the chapter's own model: one server on a machine of its own, nM each way
+    separate = v["ps_separate_each_way"]
+    assert (separate[1:] > separate[:-1]).all() and separate[-1] == pytest.approx(64.0)
     assert (ring < 2.0).all() and ring[-1] - ring[0] < 1.0
 
 

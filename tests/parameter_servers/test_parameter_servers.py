@@ -399,6 +399,8 @@ def test_server_and_ring_volumes_and_the_like_for_like_ratio():
     np.testing.assert_allclose(v["ring_rank_sent"], 2 * (p - 1) / p)
     np.testing.assert_allclose(v["ps_server_total"] / v["ring_rank_sent"], p)
     np.testing.assert_allclose(v["ps_server_each_way"] / v["ring_rank_each_way"], p / 2)
+    # the chapter's hot spot: one server on a machine of its own, nM each way (eq-ps-apart with k = 1)
+    np.testing.assert_allclose(v["ps_separate_each_way"], p)
 
 
 def test_compare_reports_winner_and_smallest_k():
