@@ -1234,8 +1234,9 @@ def rate_shift(single: claims.Best, tuned: dict[int, claims.Best], grid=()) -> d
 
 
 def momentum_words(workers: int, stale: claims.Best, single: claims.Best) -> str:
-    """At one small rate (``stale.config["lr"]``), do ``workers`` stale learners end lower than one learner, as the
-    implicit momentum of asynchrony (Mitliagkas et al.) predicts? The chapter's words, seed by seed.
+    """At one small rate (``stale.config["lr"]``), do ``workers`` stale learners end lower than one learner, as a
+    reading by the implicit momentum of asynchrony (Mitliagkas et al.) would have it? The chapter's words, seed by
+    seed: a hypothesis the data are consistent with or not, not a test of it.
 
     >>> words = momentum_words(256, claims.Best({"lr": 0.01}, (0.60, 0.59), ()),
     ...                        claims.Best({"lr": 0.01}, (0.63, 0.64), ()))
@@ -1245,7 +1246,8 @@ def momentum_words(workers: int, stale: claims.Best, single: claims.Best) -> str
     rate = stale.config["lr"]
     wins = sum(a < b for a, b in zip(stale.values, single.values))
     if place(stale, single) == "below":
-        return (f"it enlarges each step's effect, and at the grid's smallest rate, {rate:g}, the {workers} stale "
+        return (f"it would enlarge each step's effect, so that a smaller rate does the work of a larger one; "
+                f"consistent with that, at the grid's smallest rate, {rate:g}, the {workers} stale "
                 f"learners do end lower than one learner (on {wins} of {len(stale.values)} seeds)")
     return (f"it would enlarge each step's effect, but at the grid's smallest rate, {rate:g}, the {workers} stale "
             f"learners do not end lower than one learner, so these runs do not show it")
