@@ -235,13 +235,13 @@ def _grid_claim(key: str, nbytes: int, bandwidth: float | None = None) -> claims
         f"a V100's {placement.V100_NVLINKS} links, its latency)")
     uses = links + "; the snake, row order or the closed ring, one ring or one each way"
     shared = {"nbytes": nbytes} if bandwidth is None else {"nbytes": nbytes, "bandwidth": bandwidth}
-    on = "" if bandwidth is None else f"on links of {bandwidth / 1e9:g} GB/s per direction, "
+    on = "" if bandwidth is None else f", on links of {bandwidth / 1e9:g} GB/s per direction,"
 
     def wording(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
         mesh = v.best["4 x 4 mesh"]
         bound = 1e6 * ring_bound("mesh", 4, 4, v.claim.shared["nbytes"], v.claim.shared.get("bandwidth"))
-        return (f"with ring all-reduces on both grids, {on}for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the "
+        return (f"with ring all-reduces on both grids, for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank{on} the "
                 f"{v.winner} is {r.mean / w.mean:.2f} times "
                 f"faster, {w.mean:.1f} µs ({_set_name(w.config)}) "
                 f"against {r.mean:.1f} µs ({_set_name(r.config)}); the mesh's time is {100 * (mesh.mean / bound - 1):.0f} % "
@@ -250,7 +250,7 @@ def _grid_claim(key: str, nbytes: int, bandwidth: float | None = None) -> claims
 
     def headline(v: claims.Verdict) -> str:
         w, r = v.best[v.winner], v.best[v.runner_up]
-        return (f"{on}for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank the {v.winner.split()[-1]} is "
+        return (f"for {v.claim.shared['nbytes'] / 2**20:g} MiB per rank{on} the {v.winner.split()[-1]} is "
                 f"{r.mean / w.mean:.1f} times faster")
     return claims.Claim(
         key, f"On a 4 x 4 grid of {links.split(' (')[0]}, for {nbytes / 2**20:g} MiB per rank, is a ring all-reduce "
