@@ -54,7 +54,7 @@ def test_batch_sync_headline_and_ratio():
     fast, slow = (x.name for x in c.contenders)
     v = _verdict(c, {fast: (18.0, 19.0, 20.0, 21.0, 24.0), slow: (20.0, 21.0, 22.0, 23.0, 22.0)},
                  {fast: {"lr": 1.0}, slow: {"lr": 1.0}})
-    assert v.headline == "K-batch-sync and K-sync reach the target level"      # 4 of 5: not decided (a sign test)
+    assert v.headline == "K-batch-sync and K-sync are level in time to the target"      # 4 of 5: not decided (a sign test)
     ahead = _verdict(c, {fast: (18.0, 19.0, 20.0, 21.0, 21.0), slow: (20.0, 21.0, 22.0, 23.0, 22.0)},
                      {fast: {"lr": 1.0}, slow: {"lr": 1.0}})
     assert ahead.headline == "K-batch-sync reaches the target first on all 5 seeds, by 1.8 ± 0.4 mean compute times"

@@ -378,7 +378,7 @@ def staleness_split_words(v: claims.Verdict) -> str:
 def floor_lead(falling: dict, seeds: int) -> str:
     """Whether the levels at the shared rate are floors: ``falling`` maps each row's name to the seeds on which its
     run is still falling at the end of the budget. Where none is, they are Dutta et al.'s error floor; else the
-    sentence names the rows that have not settled and calls the levels what they are, where the runs stand at this
+    sentence names the rows that have not settled and calls the final losses what they are, where the runs stand at this
     budget.
 
     >>> floor_lead({"asynchronous SGD": 0}, 5)[:24]
@@ -394,8 +394,8 @@ def floor_lead(falling: dict, seeds: int) -> str:
     verb = "is" if len(moving) == 1 else "are"
     return (f"These are not all floors: at the end of the budget {_and(list(moving))} {verb} still falling {where} "
             f"(last column), "
-            f"so the levels, and the gap between them, are where the runs stand at this budget. Dutta et al.'s "
-            f"*error floor* is the level they head for: {what}")
+            f"so the final losses, and the gap between them, are where the runs stand at this budget. Dutta et al.'s "
+            f"*error floor* is the loss they head for: {what}")
 
 
 def _at_budget(falling: int) -> str:
@@ -583,7 +583,7 @@ def batch_sync_ratio(v: claims.Verdict) -> float:
 def _batch_sync_headline(v: claims.Verdict) -> str:
     name = {protocol_label(p, 16, 4): PROTOCOL_LABELS[p] for p in ("k_batch_sync", "k_sync")}
     if not v.decided:
-        return f"{name.get(v.winner, v.winner)} and {name.get(v.runner_up, v.runner_up)} reach the target level"
+        return f"{name.get(v.winner, v.winner)} and {name.get(v.runner_up, v.runner_up)} are level in time to the target"
     text = (f"{name.get(v.winner, v.winner)} reaches the target first {_seeds_text(v)}, by "
             f"{_margin_text(v)} mean compute times")
     if v.margin <= v.spread:
@@ -621,7 +621,7 @@ def _batch_sync_words(v: claims.Verdict) -> str:
     w, r = v.best[v.winner], v.best[v.runner_up]
     ratio = batch_sync_ratio(v)
     first = f"reaches the target first {_seeds_text(v)}, by {_margin_text(v)} mean compute times" if v.decided else \
-        (f"and {v.runner_up} reach the target level ({v.winner} first in only {v.wins} of {v.seeds} seeds, by "
+        (f"and {v.runner_up} are level in time to the target ({v.winner} first in only {v.wins} of {v.seeds} seeds, by "
          f"{_margin_text(v)} mean compute times)")
     return (f"{v.winner} {first}: after {level_text(w, ' mean compute times')} "
             f"against {level_text(r, ' mean compute times')} (best rates {w.config['lr']:g} and "
@@ -929,11 +929,11 @@ def _order_words(v: claims.Verdict) -> str:
 
 
 def _groups_words(v: claims.Verdict) -> str:
-    """The order of a law race in words: "all four protocols reach the target level" where no order is decided,
+    """The order of a law race in words: "all four protocols are level in time to the target" where no order is decided,
     else :func:`time_headline`."""
     if len(time_groups(v)) == 1:
         n = len(v.best)
-        return f"all {({2: 'two', 3: 'three', 4: 'four'}).get(n, n)} protocols reach the target level"
+        return f"all {({2: 'two', 3: 'three', 4: 'four'}).get(n, n)} protocols are level in time to the target"
     return time_headline(v)
 
 
