@@ -214,14 +214,18 @@ def test_every_graded_notebook_gives_what_its_exercises_refer_to():
 
 def test_a_shown_sentence_of_the_chapter_is_copied_as_its_paragraph():
     """Chapter 7's tree exercise reads the chooser's tables and the sentence that converts a tree's bus bandwidth
-    ("a tree's is halved"), which no table says: the notebook copies that paragraph, not the cell's tables again."""
+    ("a tree's is halved"), which no table says: the notebook copies those paragraphs once, no table twice."""
     nb = assignments.master_notebook(_chapter("07_todays_collectives"))
     label = "ex-today-tree"
     text = next(t for (t, _), ex in zip(_sections(nb), assignments.chapter_exercises(_chapter("07_todays_collectives")))
                 if ex["label"] == label)
     shown = text.split(f"{assignments.SHOWN} (as the book shows it):", 1)[1].split("**Why trees", 1)[0]
     assert "converts bus bandwidth to algorithm bandwidth" in shown and "is halved" in " ".join(shown.split())
-    assert shown.count("| algorithm | protocol |") == 1 and shown.count("| machine |") == 1
+    # the main text's factor table and the fold's full one share a header; no row of either is copied twice
+    rows = [line for line in shown.splitlines() if line.startswith("| ") and not line.startswith("| algorithm |")
+            and not line.startswith("| ---")]
+    assert rows and len(rows) == len(set(rows)) and shown.count("| machine |") == 1
+    assert shown.count("| algorithm | protocol |") == 2   # the factor table and, in the fold, its full rows
 
 
 def test_each_exercise_means_runs_after_its_chapters_setup():

@@ -328,6 +328,7 @@ def _hand_answers():
         "ch01.subtract_tree": ((1 - 2) - (3 - 4)) - ((5 - 6) - (7 - 8)),
         "ch01.alltoall_recv_kb": 8 * 1000 * 4 / 1e3,
         "ch01.master_gb": 2 * 15 * resnet * 4 / 1e9,
+        "ch01.chain_q_half_alpha": ((8 - 2) * 64 * 2**20 / 3.125e9 / (10e-6 / 2)) ** 0.5,  # sqrt((n-2) M beta / alpha)
         "ch02.ring_bytes_gb": 2 * 7 / 8,
         "ch02.gpt2xl_ms": 1e3 * (2 * 31 / 32 * gpt2xl * 2 / 25e9 + 62 * 1e-6),
         "ch02.crossover_kb": (14 - 3) * 20e-6 / ((3 - 7 / 4) / 1.25e9) / 1e3,
