@@ -319,6 +319,17 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
                            "half of 1/beta, measured"], body)
 
 
+def _signed_pct(fraction: float) -> str:
+    """A relative error as a signed whole percent, "0 %" without a sign where it rounds to zero (its sign there is
+    the last bits of a floating-point sum, which differ between processors).
+
+    >>> _signed_pct(0.123), _signed_pct(-0.004), _signed_pct(0.004), _signed_pct(-0.2)
+    ('+12 %', '0 %', '0 %', '-20 %')
+    """
+    pct = round(100 * fraction)
+    return "0 %" if pct == 0 else f"{pct:+d} %"
+
+
 def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, sizes: Sequence[float] | None = None,
                 name: str = "", line: fit.AlphaBeta | None = None):
     """Markdown table: measured and predicted time, relative error, algbw and busbw at each size.
@@ -333,9 +344,9 @@ def error_table(model: fit.AlphaBeta | fit.PiecewiseFit, series: fit.Series, siz
     for i, r in enumerate(rows):
         if keep is not None and r.nbytes not in keep:
             continue
-        row = [format_bytes(r.nbytes), _time(r.measured, 3), _time(r.predicted), f"{100 * r.relative_error:+.0f} %"]
+        row = [format_bytes(r.nbytes), _time(r.measured, 3), _time(r.predicted), _signed_pct(r.relative_error)]
         if beside is not None:
-            row += [_time(beside[i].predicted), f"{100 * beside[i].relative_error:+.0f} %"]
+            row += [_time(beside[i].predicted), _signed_pct(beside[i].relative_error)]
         body.append(row + [_rate(r.algbw, 3), _rate(r.busbw, 3)])
     what = name or "the model"
     headers = ["size", "measured (median)", f"predicted by {what}", "error"]
