@@ -4,7 +4,10 @@ Meant for an idle machine with at least four free cores, MPICH and mpi4py (and P
 
     python tools/lab_reference.py --out commlib/lab/data
 
-It records what the machine was (processor, cores, load, library versions, date) in machine.json.
+It records what the machine was (processor, cores, load, library versions, date) in machine.json. With
+``--parts`` it measures only those parts of the plan (for example the stored-only controls,
+``--parts four_single,two_single``) and records the machine in ``machine_<part>+<part>.json`` instead, so that
+the run the other parts came from keeps its record.
 """
 
 from __future__ import annotations
@@ -35,9 +38,13 @@ def _cpu_model() -> str | None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder for the JSON files")
+    parser.add_argument("--parts", default=",".join(plan.PARTS),
+                        help="comma-separated parts of the plan to measure (default: all, the stored-only ones too)")
     args = parser.parse_args(argv)
+    parts = tuple(p for p in args.parts.split(",") if p)
+    whole = set(parts) == set(plan.PARTS)
     before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    docs = plan.run(progress=None)
+    docs = plan.run(progress=None, parts=parts)
     try:
         import torch
         torch_version = torch.__version__
@@ -47,7 +54,8 @@ def main(argv=None) -> int:
              "python": platform.python_version(), "torch": torch_version, "load_average_before": before,
              "load_average_after": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
              **runner.machine_facts()}
-    for path in plan.save(docs, args.out, about):
+    for path in plan.save(docs, args.out, about, about_name="machine.json" if whole else
+                          "machine_" + "+".join(parts) + ".json"):
         print(path, path.stat().st_size, "bytes")
     return 0
 

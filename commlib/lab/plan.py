@@ -11,6 +11,16 @@ website too, sees one clean result next to their own. :func:`run` returns a dict
 ``free4``  4 ranks with a core each, or None where the lab may use fewer than 4 cores;
 ``gloo``   PyTorch's gloo all-reduce on 2 processes that share the same two cores as ``two`` (all their
            threads; gloo runs helper threads), or None without PyTorch.
+
+Four more parts are a control made for the stored run only (:data:`STORED_ONLY`; :func:`run` leaves them out
+unless asked): the library's all-reduce as ``four`` and ``two`` ran it, on the same ranks and cores, once at
+mpi4py's default thread level, ``MPI_THREAD_MULTIPLE`` (at which MPICH leaves out its shared-memory collectives),
+and right after it with each rank asking MPI for ``MPI_THREAD_SINGLE``, so that the two levels are compared within
+one run:
+
+``four_multiple``, ``four_single``  all-reduce on 4 ranks on the two cores of ``four`` (the library the ring of
+                                    ``pair4`` is set against);
+``two_multiple``, ``two_single``    all-reduce on 2 ranks on the cores of ``two`` (the MPICH gloo is set against).
 """
 
 from __future__ import annotations
@@ -21,19 +31,25 @@ from pathlib import Path
 
 from . import runner, torch_measure
 
-__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "run", "stored", "save"]
+__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "RUN_PARTS",
+           "run", "stored", "save"]
 
 SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
 SIZES4 = SIZES[::2]                          # 1 KiB, 4 KiB, ... 64 MiB
 GLOO_SIZES = SIZES4                          # gloo at the four-rank sizes, on the two-rank run's cores
 GLOO_REPEATS = 15
-PARTS = ("two", "four", "pair4", "free4", "gloo")
+PARTS = ("two", "four", "pair4", "free4", "gloo", "four_multiple", "four_single", "two_multiple", "two_single")
+STORED_ONLY = ("four_multiple", "four_single", "two_multiple", "two_single")  # the stored run's thread-level control
+THREAD_LEVEL = {"four_multiple": "multiple", "four_single": "single", "two_multiple": "multiple",
+                "two_single": "single"}  # what each control part's ranks ask MPI for
+RUN_PARTS = tuple(p for p in PARTS if p not in STORED_ONLY)  # what :func:`run` measures by default
 _TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
 _DATA = Path(__file__).with_name("data")
 
 
-def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = PARTS) -> dict[str, dict | None]:
-    """Measure the plan's ``parts`` on this machine (each part as described in the module's docstring)."""
+def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = RUN_PARTS) -> dict[str, dict | None]:
+    """Measure the plan's ``parts`` on this machine (each part as described in the module's docstring); by
+    default all but the stored-only controls."""
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         raise ValueError(f"parts must be among {', '.join(PARTS)}; got {', '.join(map(repr, unknown))}")
@@ -52,11 +68,20 @@ def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = 
                         if len(cores4) == 4 else None)
     if "gloo" in parts:
         out["gloo"] = torch_measure.run(n=2, sizes=GLOO_SIZES, repeats=GLOO_REPEATS, timeout=300, cpus=cores)
+    for part in ("four_multiple", "four_single"):
+        if part in parts:
+            out[part] = runner.measure(n=4, ops=["all_reduce"], sizes=SIZES4, cpus=cores, progress=None,
+                                       thread_level=THREAD_LEVEL[part], **_TIMING)
+    for part in ("two_multiple", "two_single"):
+        if part in parts:
+            out[part] = runner.measure(n=2, ops=["all_reduce"], sizes=SIZES, cpus=cores, sweeps=2, progress=None,
+                                       thread_level=THREAD_LEVEL[part], **_TIMING)
     return out
 
 
-def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = None) -> list[Path]:
-    """Write each measured part to ``folder/<part>.json`` (and ``about`` to ``machine.json``); the paths."""
+def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = None,
+         about_name: str = "machine.json") -> list[Path]:
+    """Write each measured part to ``folder/<part>.json`` (and ``about`` to ``folder/<about_name>``); the paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -65,7 +90,7 @@ def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = 
             paths.append(folder / f"{name}.json")
             paths[-1].write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     if about is not None:
-        paths.append(folder / "machine.json")
+        paths.append(folder / about_name)
         paths[-1].write_text(json.dumps(about, indent=1) + "\n", encoding="utf-8")
     return paths
 

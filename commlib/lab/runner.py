@@ -41,6 +41,7 @@ from .fit import Series, least_loaded
 
 __all__ = [
     "MPICH_ALLREDUCE_ALGORITHMS",
+    "THREAD_LEVELS",
     "AUTO_ALGORITHMS",
     "RunResult",
     "mpiexec_path",
@@ -72,6 +73,9 @@ MPICH_ALLREDUCE_ALGORITHMS = {
     "recursive_doubling": "recursive_doubling",
     "reduce_scatter_allgather": "halving_doubling",
 }
+
+#: The thread support a rank may ask of MPI at start (``MPI_Init_thread``), in mpi4py's names, least first.
+THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 
 #: Cost-model algorithm assumed for each op when the library chooses by itself: ``"mpich"``, the one
 #: MPICH's automatic selection runs at each size and rank count (:mod:`commlib.lab.mpich`; for
@@ -257,7 +261,7 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
             min_repeats: int = 3, budget: float = 0.5, mpich_algorithm: str | None = None,
             timeout: float = 300.0, progress: Callable[[str], None] | None = print,
             cpus: Sequence[int] | None = None, sweeps: int = 2, order: str = "shuffled", seed: int = 0,
-            copy: bool = False) -> dict:
+            copy: bool = False, thread_level: str | None = None) -> dict:
     """Run :mod:`commlib.lab.measure` on ``n`` local ranks and return its JSON as a dict.
 
     The ops are timed in turns at each size, ``sweeps`` times over the
@@ -273,13 +277,22 @@ def measure(n: int = 4, ops: Sequence[str] = ("all_reduce", "reduce_scatter", "a
     then counts only them. ``timeout`` (seconds) is generous on purpose: a loaded
     machine is slow, not broken. Raises RuntimeError with the ranks' error
     output if the run fails or times out.
+
+    ``thread_level`` is the thread support each rank asks of MPI when it
+    starts (one of :data:`THREAD_LEVELS`; the JSON's ``thread_level`` records
+    what it got). ``None`` keeps mpi4py's default, ``"multiple"``, at which
+    MPICH switches off its shared-memory collectives (:mod:`commlib.lab.mpich`).
     """
     env = {}
+    if thread_level is not None and thread_level not in THREAD_LEVELS:
+        raise ValueError(f"thread_level must be None or one of {', '.join(THREAD_LEVELS)}; got {thread_level!r}")
     if mpich_algorithm is not None:
         if mpich_algorithm not in MPICH_ALLREDUCE_ALGORITHMS:
             raise ValueError(f"mpich_algorithm must be one of {', '.join(MPICH_ALLREDUCE_ALGORITHMS)}; "
                              f"got {mpich_algorithm!r}")
         env = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": mpich_algorithm}
+    if thread_level is not None:
+        env["MPI4PY_RC_THREAD_LEVEL"] = thread_level  # mpi4py reads it before MPI_Init_thread
     with tempfile.TemporaryDirectory(prefix="commlib-lab-") as tmp:
         out = os.path.join(tmp, "results.json")
         args = ["commlib.lab.measure", "--ops", ",".join(ops), "--impl", impl, "--warmup", str(warmup),

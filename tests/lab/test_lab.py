@@ -77,6 +77,18 @@ def test_point_to_point_ring_is_timed_and_forced_mpich_algorithm_is_recorded():
     assert runner.to_series(doc)[0].algorithm == "ring"
 
 
+def test_thread_level_reaches_mpi_before_it_starts():
+    # mpi4py asks for MPI_THREAD_MULTIPLE unless told otherwise; the control asks for SINGLE and must get it
+    from mpi4py import MPI
+
+    kw = dict(n=2, ops=["all_reduce"], sizes=[4096], warmup=0, repeats=2, min_repeats=2, sweeps=1,
+              timeout=TIMEOUT, progress=None)
+    assert runner.measure(thread_level="single", **kw)["thread_level"] == MPI.THREAD_SINGLE
+    assert runner.measure(**kw)["thread_level"] == runner.measure(thread_level="multiple", **kw)["thread_level"]
+    with pytest.raises(ValueError, match="thread_level"):
+        runner.measure(n=2, thread_level="SINGLE", progress=None)
+
+
 def test_measure_reports_bad_arguments_instead_of_hanging():
     with pytest.raises(RuntimeError, match="all_reduce only"):
         runner.measure(n=2, ops=["broadcast"], sizes=[1024], impl="ring", timeout=TIMEOUT, progress=None)

@@ -35,6 +35,31 @@ def test_the_stored_gloo_run_is_pytorchs(stored):
     assert not stored["gloo"]["oversubscribed"]
 
 
+def test_the_readers_run_leaves_out_the_stored_only_controls():
+    import inspect
+
+    assert inspect.signature(plan.run).parameters["parts"].default == plan.RUN_PARTS
+    assert plan.RUN_PARTS == ("two", "four", "pair4", "free4", "gloo")
+    assert set(plan.STORED_ONLY) == set(plan.THREAD_LEVEL) and set(plan.STORED_ONLY) < set(plan.PARTS)
+
+
+@pytest.mark.parametrize("part, mirror", [("four_single", "four"), ("four_multiple", "four"),
+                                          ("two_single", "two"), ("two_multiple", "two")])
+def test_each_thread_level_control_mirrors_the_run_it_checks(stored, part, mirror):
+    # same ranks, cores and sizes as the run it checks; only the thread level differs between the pair
+    from mpi4py import MPI
+
+    doc, ref = stored[part], stored[mirror]
+    if doc is None:
+        pytest.skip(f"the stored run has no {part} part yet")
+    assert doc["ranks"] == ref["ranks"] and doc["rank_cores"] == ref["rank_cores"]
+    assert doc["oversubscribed"] == ref["oversubscribed"]
+    (series,) = runner.to_series(doc)
+    assert series.op == "all_reduce" and tuple(series.nbytes) == tuple(runner.to_series(ref)[0].nbytes)
+    want = MPI.THREAD_SINGLE if plan.THREAD_LEVEL[part] == "single" else MPI.THREAD_MULTIPLE
+    assert doc["thread_level"] == want
+
+
 def test_unknown_parts_are_refused():
     with pytest.raises(ValueError, match="parts must be among"):
         plan.run(parts=("three",))
