@@ -447,8 +447,9 @@ def primitive_calculator(primitive: str = "all-gather", algorithm: str = "ring",
 
 # --- chapter 1: a pipelined schedule, steps x ranks ------------------------------------------------
 
-#: Chunk colours (light, for black text) and hatches: a chunk differs from the next in both.
-_CHUNK_COLORS = [PALETTE[k] for k in ("orange", "sky", "yellow", "green", "purple")]
+#: Chunk cells are white, with a hatch per chunk: the rank colours of the chapter's other figures (and the blue of a
+#: complete sum) keep their meaning, and the chunk's number, written in its cell, names it.
+_CHUNK_FILL = "white"
 _CHUNK_HATCHES = ("", "//", "..", "\\\\", "xx")
 
 
@@ -480,7 +481,8 @@ MASTER_PHASE_WORDS = {"fill": "fills: no sum to send yet", "full": "in and out a
 def pipeline_figure(sends: Sequence[PipelineSend], n: int, root: str = "root", title: str = "",
                     phase_words: Mapping[str, str] = PIPELINE_PHASE_WORDS):
     """A steps x ranks grid of a pipelined schedule: the cell at (step t, rank i) shows the chunk rank i sends at
-    step t, its number written in it and an arrow to the rank it goes to; colour and hatch also follow the chunk.
+    step t, its number written in it and the rank it goes to; the hatch also follows the chunk (no colour: the chapter's
+    colours name ranks).
     Shaded bands above the grid mark the steps in which the pipeline fills and drains (:func:`pipeline_phases`).
 
     ``sends`` is :func:`commlib.experiments.collectives.pipeline_sends`'s list for ``n`` ranks; ``root`` names
@@ -508,9 +510,8 @@ def pipeline_figure(sends: Sequence[PipelineSend], n: int, root: str = "root", t
             ax.text((start + stop) / 2, n - 0.3, words, ha="center", va="bottom", fontsize=8, style="italic")
     for s in sends:
         y = n - 1 - s.src
-        k = s.chunk % len(_CHUNK_COLORS)
-        ax.add_patch(Rectangle((s.step - w / 2, y - h / 2), w, h, facecolor=_CHUNK_COLORS[k],
-                               hatch=_CHUNK_HATCHES[(s.chunk // len(_CHUNK_COLORS) + k) % len(_CHUNK_HATCHES)],
+        ax.add_patch(Rectangle((s.step - w / 2, y - h / 2), w, h, facecolor=_CHUNK_FILL,
+                               hatch=_CHUNK_HATCHES[s.chunk % len(_CHUNK_HATCHES)],
                                edgecolor="black", lw=0.8, zorder=2))
         label = ax.text(s.step, y + 0.12, str(s.chunk), ha="center", va="center", fontsize=12, fontweight="bold",
                         zorder=3)

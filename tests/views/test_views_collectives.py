@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 from commlib import cost, hardware  # noqa: E402
@@ -717,9 +718,11 @@ def test_pipeline_figure_draws_one_numbered_cell_per_send(schedule, n, q):
     assert sorted(t for t in texts if t.startswith("to ")) == sorted(f"to {s.dst}" for s in sends)
     cells = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_edgecolor()[3] > 0]
     assert len(cells) == len(sends)
-    # neighbouring chunks differ in hatch as well as colour
+    # neighbouring chunks differ in hatch; no chunk takes a rank's colour or a complete sum's blue
     by_chunk = {s.chunk: c for s, c in zip(sends, cells)}
     assert all(by_chunk[j].get_hatch() != by_chunk[j + 1].get_hatch() for j in range(q - 1))
+    taken = {to_hex(c) for c in vc._RANK_COLORS + [vc._FULL]}
+    assert not {to_hex(c.get_facecolor()) for c in cells} & taken
     plt.close(fig)
 
 
