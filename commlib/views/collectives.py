@@ -903,7 +903,8 @@ def curve_looks(count: int) -> list[tuple[int, int, int]]:
 _SWITCH_MARK = dict(marker="o", ms=15, mfc="none", mec="black", mew=2.0, ls="none", zorder=5)
 
 #: Where the lower bound switches from start-ups to bytes, the size at which every curve over the bound peaks: a
-#: dashed line across the whole panel, unlike the dotted lines at the switch circles.
+#: dashed line across the whole panel, the figure's only vertical line (the switch circles have none, so that two
+#: lines of different meaning never sit side by side; the footer lists where the fastest changes).
 _BOUND_SWITCH_LINE = dict(color="black", lw=1.4, ls=(0, (6, 3)), zorder=1)
 
 
@@ -917,12 +918,9 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     (``hosts == 1``) each time is drawn relative to the lower bound
     (:func:`commlib.collectives.compare.allreduce_lower_bound`), in two panels of a few curves
     each: the algorithms that come within 1.45 times the bound for the largest messages
-    (right) and the others (left, with the ring again for reference); grey bands mark the sizes
-    where start-ups take most of the fastest algorithm's time
-    (:func:`commlib.collectives.compare.dominant_term_switches`), and a dashed line the size where
+    (right) and the others (left, with the ring again for reference); a dashed line marks the size where
     the bound switches from start-ups to bytes (:func:`commlib.collectives.compare.lower_bound_switch`),
-    where every curve peaks; a white gap inside the grey, where the fastest algorithm's bytes already
-    outweigh its start-ups, is named under the panels. On hosts of several GPUs the times are drawn
+    where every curve peaks, the figure's only vertical line. On hosts of several GPUs the times are drawn
     as they are, in one panel.
     """
     item = hardware.link(link)
@@ -947,7 +945,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         titles = ["far from the bound for large messages", "near the bound for large messages"][-len(groups):]
     else:
         groups, titles = [names], [""]
-    height = 7.0 if relative else 6.0       # two more legend entries (the grey band, the bound's switch)
+    height = 6.75 if relative else 6.0      # one more legend entry (the bound's switch)
     fig, axes = figure(4.4 * len(groups) + 0.4, height, ncols=len(groups), sharey=True, squeeze=False)
     axes = list(axes[0])
     # one colour, dash and marker per algorithm, the same in every panel and for every n
@@ -955,13 +953,9 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     look = {a: dict(color=_CURVE_COLORS[c], ls=_LINESTYLES[d], marker=MARKERS[k])
             for a, (c, d, k) in zip(order, curve_looks(len(order)))}
     switches = compare.switch_points(curves, lo, hi)
+    # what takes most of the fastest algorithm's time at the smallest and at the largest size, named at the edges
     changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi) if relative else []
-    edges = [lo] + [m for m, _ in changes] + [hi]
     above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
-    first_band = above.index("start-ups") if "start-ups" in above else -1
-    # bytes-dominated stretches with start-ups on both sides: white gaps inside the grey
-    gaps = [(edges[k], edges[k + 1]) for k in range(1, len(above) - 1)
-            if above[k] == "bytes" and above[k - 1] == above[k + 1] == "start-ups"]
     peak = compare.lower_bound_switch(n, item.bandwidth, item.latency) if relative and n > 1 else 0.0
     peak_text = format_size(float(f"{peak:.3g}"), significant=3) if peak else ""
     for ax, group, title in zip(axes, groups, titles):
@@ -969,7 +963,6 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
             ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(2 * order.index(a) % 12, 12),
                       label=compare.ALGORITHM_NAMES[a], **look[a])
         for j, (size, _, after) in enumerate(switches, start=1):
-            ax.axvline(size, color="0.3", lw=0.8, ls=":")
             if after in group:
                 y = curves[after](size) / (compare.allreduce_lower_bound(size, n, item.bandwidth, item.latency)
                                            if relative else 1.0)
@@ -978,10 +971,6 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
                             fontweight="bold")
         if relative:
             ax.axhline(1.0, color="black", lw=1.0)
-            for k, ((a, b), term) in enumerate(zip(zip(edges, edges[1:]), above)):
-                if term == "start-ups":
-                    ax.axvspan(a, b, color="0.9", zorder=0, lw=0,
-                               label="start-ups take most of the fastest's time" if k == first_band else None)
             if lo < peak < hi:
                 ax.axvline(peak, label=f"the bound's switch, {peak_text} (the peak)", **_BOUND_SWITCH_LINE)
         ax.set_title(title, fontsize=12)
@@ -1014,15 +1003,9 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
             lines.append(e)
         else:
             lines[-1] = f"{lines[-1]}  {e}" if lines[-1] == "fastest changes at " else f"{lines[-1]}   {e}"
-    for a, b in gaps:
-        mid = math.sqrt(a * b)
-        fastest = compare.fastest({k: [f(mid)] for k, f in curves.items()})[0]
-        lines.append(f"white gap in the grey, {format_size(float(f'{a:.2g}'), significant=2)} to "
-                     f"{format_size(float(f'{b:.2g}'), significant=2)}: there {_short_name(fastest)}'s bytes "
-                     "already outweigh its start-ups")
     fig.text(0.5, 0.012, "\n".join(lines), ha="center", va="bottom", fontsize=10.5, linespacing=1.3)
     # the legends and the lines under them, in inches: a legend below the panels, then the text
-    bottom = (2.16 + (0.55 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
+    bottom = (2.16 + (0.3 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
     fig.subplots_adjust(left=0.1, right=0.98, bottom=bottom, top=1 - 0.72 / height, wspace=0.08)
     return fig
 
