@@ -676,9 +676,16 @@ def _distance_level(s: dict, cap: float, c: float, seed: int) -> float:
 
 
 def _quote(mean: float, sd: float, sign: str = "") -> str:
-    """``mean ± sd`` with the spread rounded to one significant digit and the mean quoted no finer."""
+    """``mean ± sd`` with the spread rounded to one significant digit and the mean quoted no finer; a difference
+    between identical runs (mean and spread both 0 at the quoted decimals) reads ``0``.
+
+    >>> _quote(-2e-5, 1.2e-5, sign="+"), _quote(0.0, 0.0, sign="+"), _quote(1e-17, 2e-17, sign="+")
+    ('-0.00002 ± 0.00001', '0', '0')
+    """
     sd1 = float(f"{sd:.1g}") if sd > 0 else 0.0
     d = grids.decimals(sd1)
+    if round(mean, d) == 0 and round(sd1, d) == 0:   # identical runs, up to the last bits of a sum
+        return "0"
     return f"{mean:{sign}.{d}f} ± {sd1:.{d}f}"
 
 

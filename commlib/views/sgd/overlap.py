@@ -23,7 +23,7 @@ from ..tables import markdown_table
 __all__ = ["overlap_figure", "bucket_sweep_figure", "overlap_calculator", "bucket_table", "overlap_sweep"]
 
 
-def overlap_figure(result: overlap.OverlapResult, title: str = ""):
+def overlap_figure(result: overlap.OverlapResult, title: str = "", t_max: float | None = None):
     """Gantt chart: backward compute per layer, the bucketed all-reduces, and the same step without overlap.
 
     Layers and the bucket that carries them share a colour, so a reader can
@@ -67,7 +67,7 @@ def overlap_figure(result: overlap.OverlapResult, title: str = ""):
                     arrowprops={"arrowstyle": "->", "color": COLORS[7], "lw": 0.8})
     ax.set_yticks(list(rows.values()), list(rows.keys()))
     ax.set_ylim(-0.6, 2.7)
-    ax.set_xlim(0, max(result.t_no_overlap, result.t_end) * ms * 1.02)
+    ax.set_xlim(0, (t_max if t_max is not None else max(result.t_no_overlap, result.t_end)) * ms * 1.02)
     ax.set_xlabel("time from the start of backward (ms)")
     ax.grid(axis="y", visible=False)
     ax.set_title(title or f"{len(result.buckets)} buckets; {100 * result.hidden_fraction:.0f} % of the "
@@ -150,9 +150,12 @@ def overlap_sweep(sweep: LinkSweep):
     ``sweep`` comes from :func:`commlib.experiments.sgd.overlap.link_sweep`.
     """
 
+    # one time axis for every frame, so that backward keeps its length and the communication visibly shrinks
+    t_max = max(max(r.t_no_overlap, r.t_end) for r in sweep.runs.values())
+
     def draw(key):
         item, r = hardware.link(key), sweep.runs[key]
-        return overlap_figure(r, title=f"{item.name}: {len(r.buckets)} buckets, "
+        return overlap_figure(r, t_max=t_max, title=f"{item.name}: {len(r.buckets)} buckets, "
                                        f"{100 * r.hidden_fraction:.0f} % hidden, {format_time(r.exposed)} exposed")
 
     return sweep_html(draw, list(sweep.runs), label=lambda key: hardware.link(key).name,

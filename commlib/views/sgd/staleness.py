@@ -175,10 +175,19 @@ def random_staleness_table(limits):
                            "largest stable ζ, asynchronous SGD (random staleness)"], rows)
 
 
+def _bare(rows):
+    """``rows`` with the unit dropped from every entry: the tables name it once, in their headers.
+
+    >>> _bare([("a", "0.55 ± 0.01 nats (C = 1)")])
+    [('a', '0.55 ± 0.01 (C = 1)')]
+    """
+    return [tuple(c.replace(" nats", "") if isinstance(c, str) else c for c in row) for row in rows]
+
+
 def stall_table(verdict):
     """The rules under stalls, each at its best (claim ``ch05.stalls``)."""
     return markdown_table(["with stalls", "best setting on its grid", "training loss (nats)",
-                           "minus the best constant rate (nats)"], staleness_experiments.stall_rows(verdict))
+                           "minus the best constant rate (nats)"], _bare(staleness_experiments.stall_rows(verdict)))
 
 
 def lr_table(shared, tuned):
@@ -186,7 +195,7 @@ def lr_table(shared, tuned):
     ``ch05.lr_rules_shared_rate`` and ``ch05.lr_rules``)."""
     return markdown_table(["contender", f"training loss at the shared rate {NOTES_RATE:g} (nats)",
                            "best setting on its grid", "training loss at its best (nats)"],
-                          staleness_experiments.lr_rows(shared, tuned))
+                          _bare(staleness_experiments.lr_rows(shared, tuned)))
 
 
 def gupta_table(verdicts):
@@ -195,7 +204,7 @@ def gupta_table(verdicts):
     return markdown_table(["learners n", "synchronous SGD's updates", "synchronous SGD's best rate", "⟨τ⟩ = n − 1", "Gupta et al.'s rate",
                            "its training loss (nats)", "constant rate tuned on the asynchronous run",
                            "its training loss (nats)", "Gupta minus tuned (nats)"],
-                          staleness_experiments.gupta_rows(verdicts))
+                          _bare(staleness_experiments.gupta_rows(verdicts)))
 
 
 def carry_table(rows, gupta=None):
@@ -207,7 +216,7 @@ def carry_table(rows, gupta=None):
         rate = staleness_experiments.gupta_rate(gupta.claim.shared, gupta.best[staleness_experiments.SYNC].config["lr"])
         rows.append(("Gupta et al.'s rule re-applied (synchronous SGD re-tuned, divided by ⟨τ⟩)", f"rate {rate:.3g}",
                      staleness_experiments._text(g, c)))
-    return markdown_table(["with 256 learners", "setting", "training loss (nats)"], rows)
+    return markdown_table(["with 256 learners", "setting", "training loss (nats)"], _bare(rows))
 
 
 def downpour_table(shared, tuned):
