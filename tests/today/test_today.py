@@ -381,3 +381,24 @@ def test_the_chooser_figure_marks_every_change_of_pick():
         dots = [c for c in ax.collections if len(c.get_offsets())]
         changes = tuning.crossovers("all_reduce", key, 2.0**6, 2.0**31)
         assert sum(len(c.get_offsets()) for c in dots) == len(changes) > 0
+
+
+@pytest.mark.parametrize("n", [2, 8, 64])
+def test_nvls_steps_carry_n_plus_one_over_n_of_m_each_way_the_load_behind_its_algbw(n):
+    steps = innetwork.nvls_step_bytes(n, 1.0)
+    assert [d for d, _, _ in steps] == ["up", "down", "up", "down"]
+    for way in ("up", "down"):
+        load = sum(b for d, b, _ in steps if d == way)
+        assert math.isclose(load, (n + 1) / n)
+        assert math.isclose(1e9 / load, innetwork.nvls_algbw(n, 1e9))
+    with pytest.raises(ValueError, match="n"):
+        innetwork.nvls_step_bytes(1)
+
+
+def test_nvls_steps_figure_labels_each_arrow_with_its_bytes():
+    import matplotlib.pyplot as plt
+
+    fig = today_views.nvls_steps_figure(8)
+    labels = [t.get_text() for t in fig.axes[0].texts if t.get_text() in ("M", "M/n")]
+    assert labels == ["M", "M/n", "M/n", "M"]
+    plt.close(fig)
