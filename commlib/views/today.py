@@ -350,7 +350,8 @@ def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dty
     """ZeRO stage against memory and traffic. Compute: :func:`commlib.today.calculators.sharding_results`."""
     networks = [(lk.name, key) for key, lk in hardware.LINKS.items() if lk.kind == "network"]
     controls = {
-        "model": dropdown([(m.name, key) for key, m in hardware.MODELS.items()], model, "model"),
+        "model": dropdown([(name, key) for key, (name, _) in today_calculators.sharding_models().items()], model,
+                          "model"),
         "n": integer(n, 1, 4096, "ranks n"),
         "stage": integer(stage, 0, 3, "ZeRO stage"),
         "dtype": dropdown(["bf16", "fp16", "fp32"], dtype, "dtype of what travels"),
