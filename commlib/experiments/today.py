@@ -674,16 +674,99 @@ def way_words(share: float) -> str:
 
 
 def race_takeaway(slow: claims.Verdict, fast: claims.Verdict) -> str:
-    """The chapter's takeaway on local SGD against synchronous SGD, from the verdicts with a slow and a fast sync.
+    """The chapter's takeaway on local SGD against synchronous SGD, from the verdicts with a slow and a fast sync: one
+    line, no broader than the two sync costs run.
 
     Where local SGD ends below with the slow sync and, with the fast one, by less than half as much (or not below at
-    all), the lesson is that its gain is set by how long a sync takes against a step; otherwise the two outcomes.
+    all), the lesson is that here its lead depends mostly on the sync's cost; otherwise the two outcomes.
     """
     o_slow, o_fast = local_outcome(slow), local_outcome(fast)
     if o_slow == "ends below" and (o_fast != "ends below" or local_gap(fast) < local_gap(slow) / 2):
-        fast_words = {"ends below": "only just below it", "ends level with": "level with it",
-                      "ends above": "above it"}[o_fast]
-        return ("Local SGD's gain over synchronous SGD is set by how long a synchronisation takes against a step: "
-                f"here it ends well below synchronous SGD when syncs are slow, {fast_words} when they are fast")
+        fast_words = {"ends below": "small when they are fast", "ends level with": "none when they are fast",
+                      "ends above": "reversed when they are fast"}[o_fast]
+        return ("Here local SGD's lead over synchronous SGD depends mostly on the sync's cost: large when syncs are "
+                f"slow, {fast_words}")
     return (f"Here local SGD {_against(slow, 'synchronous SGD')} when syncs are slow, and {_against(fast, 'it')} "
             "when fast")
+
+
+def closes_words(share: float) -> str:
+    """:func:`way_words` as an amount of a lead closed: ``"about nine tenths"``, ``"none"``, ``"all"``.
+
+    >>> closes_words(0.93), closes_words(0.5), closes_words(1.2), closes_words(-0.1)
+    ('about nine tenths', 'about half', 'all', 'none')
+    """
+    words = way_words(share)
+    if words == "all of the way or beyond":
+        return "all"
+    return words.replace(" of the way", "").replace(" the way", "")
+
+
+def large_short(shares: dict[int, float]) -> str:
+    """How much of local SGD's lead the larger batch closes at each H, in a few words (:func:`closes_words`).
+
+    >>> large_short({16: 0.93, 64: 0.71})
+    'about nine tenths at H = 16 and about seven tenths at H = 64'
+    """
+    if not shares:
+        raise ValueError("shares must not be empty")
+    return " and ".join(f"{closes_words(shares[h])} at H = {h}" for h in sorted(shares))
+
+
+@dataclass(frozen=True)
+class LocalRow:
+    """One row of the chapter's local-SGD results: the setting, local SGD's lead over synchronous SGD (nats, the
+    five-seed means; > 0 where local SGD ends lower), how much of it a larger synchronous batch closes (words, ``""``
+    where that control was not run) and what the row says (a sentence chosen from the verdicts)."""
+    setting: str
+    lead: float
+    closes: str
+    meaning: str
+
+
+def local_results(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verdict,
+                  large: dict[int, claims.Verdict]) -> tuple[LocalRow, ...]:
+    """The chapter's local-SGD results, one row a setting: the chapter's (``slow``: stragglers, a slow sync), without
+    stragglers (``plain``), with a fast sync (``fast``), each at H = :data:`LOCAL_H`, and the chapter's setting at every
+    other H of ``large`` (the large-batch verdicts by H, :data:`LARGE_BATCH_KEYS`, run on ``slow``'s seeds).
+
+    The share the larger batch closes is taken on the median seed (:func:`large_share_median`: one seed on which its
+    tuned rate nearly diverges pulls the mean); each sentence says no more than its row and the chapter's row.
+    """
+    g_slow, g_plain, g_fast = (local_gap(v) for v in (slow, plain, fast))
+    sync_mean = slow.best["synchronous SGD"].mean
+    rows = []
+    for h in sorted(large):
+        v = large[h]
+        share = large_share_median(v, slow)
+        closes = closes_words(share)
+        amount = _amount(share)
+        local_mean = next(b for name, b in v.best.items() if name.startswith("local")).mean
+        by_seed = large_shares_by_seed(v, slow)
+        if h == LOCAL_H:
+            setting = f"H = {h}, slow sync, stragglers (the chapter's setting)"
+            meaning = (f"A {h} times larger synchronous batch closes {closes} of the lead: {amount} of it is more samples "
+                       "per synchronisation")
+            if large_outcome(v) != local_outcome(v):
+                meaning += f" (local SGD still {_ahead(v)}, by less than twice the seed-to-seed noise)"
+        else:
+            setting = f"H = {h}, slow sync, stragglers"
+            base = large_share_median(large[LOCAL_H], slow) if LOCAL_H in large else share
+            meaning = (f"With rarer syncs the larger batch closes {'less' if share < base else 'as much or more'}"
+                       + (": the many small steps between syncs add more of the lead" if share < base else "")
+                       + (f" (on {sum(x < 0 for x in by_seed)} of {len(by_seed)} seeds it ends above synchronous SGD)"
+                          if min(by_seed) < 0 else ""))
+        rows.append(LocalRow(setting, sync_mean - local_mean, closes + (" (median seed)" if h != LOCAL_H else ""),
+                             meaning + "."))
+    if abs(g_plain - g_slow) <= 3 * max(slow.spread, plain.spread):
+        plain_words = "About the same lead without stragglers: they make little of it."
+    else:
+        plain_words = ("A smaller lead without stragglers: they make part of it." if g_plain < g_slow else
+                       "A larger lead without stragglers: they narrow it.")
+    if local_outcome(fast) != "ends below" or g_fast < g_slow / 2:
+        fast_words = "A fast sync leaves far less lead: the slow sync makes most of it."
+    else:
+        fast_words = "About as large a lead with a fast sync: the sync's cost makes little of it."
+    rows[1:1] = [LocalRow(f"H = {LOCAL_H}, slow sync, no stragglers", g_plain, "", plain_words),
+                 LocalRow(f"H = {LOCAL_H}, fast sync, stragglers", g_fast, "", fast_words)]
+    return tuple(rows)

@@ -10,10 +10,30 @@ from ..units import check_count, format_size, format_time, size_entry
 from .algorithm_choice import candidates, machine
 from .cost import memory_per_rank, zero_bytes_per_rank
 
-__all__ = ["chooser_results", "sharding_results", "MESSAGE_ENTRY", "FIT_GPU"]
+__all__ = ["chooser_results", "sharding_results", "sharding_models", "MESSAGE_ENTRY", "FIT_GPU", "ZERO_PAPER_MODEL",
+           "BALG_LABEL"]
 
 #: The GPU whose memory the sharding calculator checks the model state against (activations not counted).
 FIT_GPU = "h100"
+
+#: The sharding calculator's model beside the book's presets: ZeRO's own example (Rajbhandari et al. 2020, figure 1),
+#: a model whose unsharded state no single GPU holds. Key -> (name, parameters).
+ZERO_PAPER_MODEL = {"zero_paper_7_5b": ("ZeRO paper's example, 7.5 B parameters", 7_500_000_000)}
+
+
+def sharding_models() -> dict[str, tuple[str, int]]:
+    """The sharding calculator's models: the book's presets, then :data:`ZERO_PAPER_MODEL`. Key -> (name, parameters).
+
+    >>> sharding_models()["zero_paper_7_5b"][1]
+    7500000000
+    """
+    out = {key: (m.name, m.params) for key, m in hardware.MODELS.items()}
+    out.update(ZERO_PAPER_MODEL)
+    return out
+
+
+#: The chooser's row for the winner's B_alg: the rate its bandwidth term gives, which algbw tends to for large messages.
+BALG_LABEL = "B_alg (algbw for large messages)"
 
 #: The chooser's free entry: what the control is called and its physical range.
 MESSAGE_ENTRY = size_entry("message M")
@@ -31,7 +51,7 @@ def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_r
     it tends to for large messages, where the latency part no longer counts:
 
     >>> small = chooser_results("nvswitch_node", "all_reduce", "64 KiB")
-    >>> algbw, term = small["algorithm bandwidth M / time (algbw)"], small["rate of its bandwidth term (large messages)"]
+    >>> algbw, term = small["algorithm bandwidth M / time (algbw)"], small[BALG_LABEL]
     >>> float(algbw.split()[0]) < float(term.split()[0]) / 10
     True
     """
@@ -47,7 +67,9 @@ def chooser_results(machine_key: str = "nvswitch_node", collective: str = "all_r
         "latency part": format_time(best.latency),
         "algorithm bandwidth M / time (algbw)": (f"{nbytes / best.time / 1e9:.3g} GB/s" if nbytes and best.time > 0
                                                  else "none: nothing to send"),
-        "rate of its bandwidth term (large messages)": f"{best.algbw / 1e9:.1f} GB/s",
+        BALG_LABEL: f"{best.algbw / 1e9:.1f} GB/s" + (
+            f" (above the link's B, {mach.bandwidth / 1e9:.3g} GB/s: M counts the whole buffer, of which "
+            "each rank moves only (n - 1)/n over its link)" if best.algbw > mach.bandwidth * (1 + 1e-9) else ""),
     }
     if len(ranked) > 1:
         second = ranked[1]
@@ -62,7 +84,10 @@ def sharding_results(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype:
     >>> sharding_results("gpt2_xl", 8, 0, "bf16", "ib_ndr")["bytes sent per step"]
     '5.45 GB'
     """
-    params = hardware.model(model).params
+    models = sharding_models()
+    if model not in models:
+        raise ValueError(f"model must be one of {', '.join(models)}, got {model!r}")
+    params = models[model][1]
     stage = check_count("stage", stage, minimum=0, maximum=3)
     sent = zero_bytes_per_rank(params, n, stage, dtype)
     bw = hardware.link(link).bandwidth

@@ -128,7 +128,30 @@ REPORTED_ALL_GATHER_NVSWITCH = {"nvls": 300e9, "ring": 350e9}
 #: 8 bytes): ring/LL up to 1 MiB, NVLS/Simple from 2 MiB ("8B~1MB ... RING ... LL", "2MB~16GB ... NVLS ... SIMPLE",
 #: NVIDIA/nccl-tests issue 309), bytes.
 LOGGED_PICKS_H100_NODE = {"ring_ll_up_to": 2.0**20, "nvls_from": 2.0**21}
-__all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw", "REPORTED_ALL_GATHER_NVSWITCH", "LOGGED_PICKS_H100_NODE"]
+__all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw", "REPORTED_ALL_GATHER_NVSWITCH", "LOGGED_PICKS_H100_NODE",
+            "NVLS_STEPS", "nvls_step_bytes"]
+
+#: NVLS's all-reduce on one GPU's links, step by step: the direction (``"up"``, GPU to switch; ``"down"``), whether
+#: the step moves the whole buffer (``True``) or one share of it (``False``, a 1/n of M), and what moves.
+NVLS_STEPS = (
+    ("up", True, "one slice of every share, read by the switch for each share's owner"),
+    ("down", False, "the sum of its own share"),
+    ("up", False, "that sum, written back to the switch"),
+    ("down", True, "every share's sum, multicast by the switch"),
+)
+
+
+def nvls_step_bytes(n: int, nbytes: float = 1.0) -> tuple[tuple[str, float, str], ...]:
+    """The bytes each step of :data:`NVLS_STEPS` moves on one GPU's links for an all-reduce of ``nbytes`` on ``n``
+    GPUs: ``(direction, bytes, what)``; each direction sums to :math:`(n+1)/n` of ``nbytes``, the load behind
+    :func:`nvls_algbw`.
+
+    >>> [b for _, b, _ in nvls_step_bytes(8, 8.0)]
+    [8.0, 1.0, 1.0, 8.0]
+    """
+    n = check_count("n", n, minimum=2)
+    nbytes = check_positive("nbytes", nbytes)
+    return tuple((d, nbytes if whole else nbytes / n, what) for d, whole, what in NVLS_STEPS)
 
 
 def nvls_algbw(n: int, bandwidth: float) -> float:

@@ -9,12 +9,13 @@ import numpy as np
 from .. import cost, hardware
 from ..today import algorithm_choice as tuning
 from ..today import calculators as today_calculators
-from ..today import zero
+from ..today import in_network, zero
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, PALETTE, color, figure
 
-__all__ = ["verdicts_table", "protocols_figure", "link_loads_figure", "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
-           "compression_bytes_figure", "local_sgd_figure",
+__all__ = ["verdicts_table", "protocols_figure", "link_loads_figure", "nvls_steps_figure",
+           "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
+           "compression_bytes_figure", "local_sgd_figure", "local_results_table",
            "chooser_calculator", "sharding_calculator", "size_text", "choices_table"]
 
 
@@ -126,6 +127,46 @@ def link_loads_figure(loads: dict, nbytes: float):
     ax.set_ylim(0, 2.2)
     fig.tight_layout()
     return fig
+
+
+def nvls_steps_figure(n: int = 8):
+    """NVLS's four steps on one GPU's links (:func:`commlib.today.in_network.nvls_step_bytes`): an arrow up (GPU to
+    switch) or down per step, labelled with its bytes as M or M/n; one colour and line style per direction."""
+    steps = in_network.nvls_step_bytes(n, 1.0)
+    fig, ax = figure(7.2, 3.4)
+    ax.set_xlim(0.3, len(steps) + 0.7)
+    ax.set_ylim(-0.62, 1.32)
+    ax.axis("off")
+    ax.add_patch(plt_rectangle((0.4, 1.0), len(steps) + 0.2, 0.22, "0.85"))
+    ax.text((len(steps) + 1) / 2, 1.11, "NVSwitch (adds, multicasts)", ha="center", va="center", fontsize=9)
+    ax.add_patch(plt_rectangle((0.4, -0.02), len(steps) + 0.2, 0.22, "0.92"))
+    ax.text((len(steps) + 1) / 2, 0.09, "GPU i (its buffer of M bytes, cut into n shares of M/n)", ha="center",
+            va="center", fontsize=9)
+    style = {"up": (color(0), "-"), "down": (color(1), "--")}
+    for k, (direction, nbytes, what) in enumerate(steps, start=1):
+        col, ls = style[direction]
+        lo, hi = 0.22, 0.98
+        start, end = (lo, hi) if direction == "up" else (hi, lo)
+        ax.annotate("", (k, end), (k, start), arrowprops=dict(arrowstyle="-|>", color=col, lw=2.2, ls=ls,
+                                                               mutation_scale=16))
+        label = "M" if math.isclose(nbytes, 1.0) else ("M/n" if math.isclose(nbytes * n, 1.0) else f"{nbytes:.2f} M")
+        ax.text(k + 0.07, 0.6, label, color=col, fontsize=12, fontweight="bold", ha="left", va="center")
+        ax.text(k, -0.1, f"step {k}: {direction}", ha="center", va="top", fontsize=8.5, color=col)
+        ax.text(k, -0.25, "\n".join(_wrap(what, 22)), ha="center", va="top", fontsize=7.5)
+    fig.tight_layout()
+    return fig
+
+
+def _wrap(text_: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text_, width)
+
+
+def plt_rectangle(xy, width: float, height: float, face: str):
+    from matplotlib.patches import Rectangle
+
+    return Rectangle(xy, width, height, facecolor=face, edgecolor="0.3", lw=0.8)
 
 
 def zero_fit_words(params: int, n: int, gpu: hardware.Accelerator) -> str:
@@ -279,6 +320,16 @@ def local_sgd_figure(runs: dict, budget: float | None = None):
     return fig
 
 
+def local_results_table(rows, caption: str = ""):
+    """The chapter's local-SGD results (:func:`commlib.experiments.today.local_results`), one row a setting."""
+    from .tables import markdown_table
+
+    return markdown_table(
+        ("setting", "local SGD's lead over synchronous SGD (nats, mean of 5 seeds)", "share of it a larger batch closes",
+         "what it says"),
+        [(r.setting, f"{r.lead:.3f}", r.closes or "not run", r.meaning) for r in rows], caption)
+
+
 def chooser_calculator(machine_key: str = "nvswitch_node", collective: str = "all_reduce",
                        size: str = "64 MiB") -> Calculator:
     """Which (algorithm, protocol) the cost model picks. Compute: :func:`commlib.today.calculators.chooser_results`."""
@@ -299,7 +350,8 @@ def sharding_calculator(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dty
     """ZeRO stage against memory and traffic. Compute: :func:`commlib.today.calculators.sharding_results`."""
     networks = [(lk.name, key) for key, lk in hardware.LINKS.items() if lk.kind == "network"]
     controls = {
-        "model": dropdown([(m.name, key) for key, m in hardware.MODELS.items()], model, "model"),
+        "model": dropdown([(name, key) for key, (name, _) in today_calculators.sharding_models().items()], model,
+                          "model"),
         "n": integer(n, 1, 4096, "ranks n"),
         "stage": integer(stage, 0, 3, "ZeRO stage"),
         "dtype": dropdown(["bf16", "fp16", "fp32"], dtype, "dtype of what travels"),

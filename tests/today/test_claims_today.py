@@ -158,11 +158,11 @@ def test_race_cause_and_takeaway_follow_the_verdicts():
     assert today_runs.race_cause(slow, _race(0.005), fast) == ""
     assert today_runs.race_cause(slow, plain, _race(0.015)) == ""
     assert today_runs.race_takeaway(slow, fast) == (
-        "Local SGD's gain over synchronous SGD is set by how long a synchronisation takes against a step: here it ends "
-        "well below synchronous SGD when syncs are slow, only just below it when they are fast")
+        "Here local SGD's lead over synchronous SGD depends mostly on the sync's cost: large when syncs are slow, small "
+        "when they are fast")
     level = _race(0.001, noise=0.01)
     assert today_runs.local_outcome(level) == "ends level with"
-    assert today_runs.race_takeaway(slow, level).endswith("level with it when they are fast")
+    assert today_runs.race_takeaway(slow, level).endswith("none when they are fast")
     # a fast sync that keeps most of the gap: no lesson about the sync, the two outcomes as they are
     assert today_runs.race_takeaway(slow, _race(0.015)) == ("Here local SGD ends below synchronous SGD by 0.020 nats "
                                                             "when syncs are slow, and ends below it by 0.015 nats when fast")
@@ -278,3 +278,21 @@ def test_a_lead_on_every_seed_within_the_noise_says_both_in_its_headline():
     assert "level with or just below" in words and "ahead on every seed, but by about 0.001 nats" in words
     assert "less than twice the seed-to-seed noise" in words and "0.002 nats a best run moves" in claim.wording(v)
     assert today_runs._ahead(dataclasses.replace(v, wins=4)) == "ahead on 4 of 5 seeds"
+
+
+def test_local_results_rows_follow_the_verdicts():
+    from commlib.experiments import today as today_runs
+    slow, plain, fast = _race(0.020), _race(0.021), _race(0.003)
+    large = {16: _toy_verdict([0.5005, 0.4995, 0.5005, 0.4995, 0.5005], [0.503, 0.502, 0.503, 0.502, 0.503])}
+    rows = today_runs.local_results(slow, plain, fast, large)
+    assert [r.setting.split(",")[:2] for r in rows] == [["H = 16", " slow sync"], ["H = 16", " slow sync"],
+                                                         ["H = 16", " fast sync"]]
+    assert rows[0].lead == pytest.approx(0.52 - 0.5001, abs=1e-9) and rows[2].lead == pytest.approx(0.003, abs=2e-4)
+    assert rows[0].closes == "about nine tenths" and "most of it is more samples" in rows[0].meaning
+    assert rows[1].closes == rows[2].closes == "" and "little of it" in rows[1].meaning
+    assert "slow sync makes most" in rows[2].meaning
+    # a fast sync that keeps most of the lead, and stragglers that halve it: the sentences turn
+    other = today_runs.local_results(slow, _race(0.008), _race(0.015), large)
+    assert "smaller lead without stragglers" in other[1].meaning and "makes little of it" in other[2].meaning
+    assert today_runs.large_short({16: 0.93, 64: 0.71}) == "about nine tenths at H = 16 and about seven tenths at H = 64"
+    assert today_runs.closes_words(1.3) == "all" and today_runs.closes_words(-0.2) == "none"

@@ -313,8 +313,14 @@ def test_sharding_calculator_and_numpy_free_compute():
         today_calculators.sharding_results(stage=4)
     with pytest.raises(ValueError, match="model"):
         today_calculators.sharding_results(model="nope")
+    # the ZeRO paper's 7.5 B model does not fit one GPU unsharded, and does once its optimizer state is sharded
+    fits = next(k for k in r if k.startswith("fits one"))
+    big = {st: today_calculators.sharding_results("zero_paper_7_5b", 64, st)[fits] for st in (0, 1)}
+    assert big[0].startswith("no: 1.5 times") and big[1] == "yes"
     calc = today_views.sharding_calculator()
     assert calc.results["against plain data parallelism"] == "1.50 x"
+    assert calc.set(model="zero_paper_7_5b", stage=0).results[fits].startswith("no")
+    calc.set(model="gpt2_xl", stage=3)
     assert calc.set(n=1).results["against plain data parallelism"] == "no traffic (n = 1)"
     import subprocess
     import sys
@@ -340,7 +346,7 @@ def test_chooser_algbw_is_the_message_over_the_predicted_time(size):
     value, unit = r["predicted time"].split()
     seconds = float(value) * {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}[unit]
     assert algbw == pytest.approx(parse_size(size) / seconds, rel=2e-2)
-    assert algbw <= float(r["rate of its bandwidth term (large messages)"].split()[0]) * 1e9 * 1.001
+    assert algbw <= float(r[today_calculators.BALG_LABEL].split()[0]) * 1e9 * 1.001
 
 
 def test_the_zero_state_is_checked_against_one_gpus_memory():
@@ -381,3 +387,31 @@ def test_the_chooser_figure_marks_every_change_of_pick():
         dots = [c for c in ax.collections if len(c.get_offsets())]
         changes = tuning.crossovers("all_reduce", key, 2.0**6, 2.0**31)
         assert sum(len(c.get_offsets()) for c in dots) == len(changes) > 0
+
+
+@pytest.mark.parametrize("n", [2, 8, 64])
+def test_nvls_steps_carry_n_plus_one_over_n_of_m_each_way_the_load_behind_its_algbw(n):
+    steps = innetwork.nvls_step_bytes(n, 1.0)
+    assert [d for d, _, _ in steps] == ["up", "down", "up", "down"]
+    for way in ("up", "down"):
+        load = sum(b for d, b, _ in steps if d == way)
+        assert math.isclose(load, (n + 1) / n)
+        assert math.isclose(1e9 / load, innetwork.nvls_algbw(n, 1e9))
+    with pytest.raises(ValueError, match="n"):
+        innetwork.nvls_step_bytes(1)
+
+
+def test_nvls_steps_figure_labels_each_arrow_with_its_bytes():
+    import matplotlib.pyplot as plt
+
+    fig = today_views.nvls_steps_figure(8)
+    labels = [t.get_text() for t in fig.axes[0].texts if t.get_text() in ("M", "M/n")]
+    assert labels == ["M", "M/n", "M/n", "M"]
+    plt.close(fig)
+
+
+def test_the_chooser_says_why_b_alg_exceeds_the_link_for_gathers_only():
+    gather = today_calculators.chooser_results("pcie_node", "reduce_scatter", "1 GiB")[today_calculators.BALG_LABEL]
+    reduce = today_calculators.chooser_results("pcie_node", "all_reduce", "1 GiB")[today_calculators.BALG_LABEL]
+    assert "above the link's B" in gather and "(n - 1)/n" in gather
+    assert "above" not in reduce
