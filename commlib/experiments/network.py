@@ -35,7 +35,8 @@ __all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ra
            "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
            "grid_facts", "row_orders", "TWO_D", "two_d_run", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
            "tree_time", "tree_search", "HIER_HOSTS", "hierarchy_trend", "hierarchy_low",
-           "hierarchy_closed", "hierarchy_dips", "grid_tree_bound",
+           "hierarchy_closed", "hierarchy_dips", "hierarchy_break_even", "HIER_INSIDE", "hierarchy_pair",
+           "grid_tree_bound",
            "tree_dbt_bound"]
 
 #: The chapter's message (bytes per rank) and the registry test's.
@@ -865,6 +866,89 @@ def hierarchy_dips(sizes: tuple[float, ...] = (4 * 2**20, 16 * 2**20, 64 * 2**20
     {4: 4, 16: 8, 64: 12}
     """
     return {m: hierarchy_low(hierarchy_closed(hosts, per_host, m, network), 0.0) for m in sizes}
+
+
+def hierarchy_break_even(hosts: int = 2, per_host: int = 8) -> float:
+    r"""The ratio :math:`B_{intra}/B_{NIC}` above which hierarchical all-reduce, its phases one after another, beats
+    the flat ring through one card per host (bandwidth terms of {eq}`eq-topo-hier`, start-ups left out):
+    :math:`2\frac{g-1}{g} \big/ \left(2\frac{n-1}{n} - 2\frac{h-1}{h}\right)`, with :math:`n = gh`.
+
+    >>> hierarchy_break_even(2, 8)
+    2.0
+    """
+    n = hosts * per_host
+    return (2 * (per_host - 1) / per_host) / (2 * (n - 1) / n - 2 * (hosts - 1) / hosts)
+
+
+#: The inside links of the hierarchy claims: NVLink 2.0 (the section's hosts) and none, PCIe 3.0 only (the BytePS server).
+HIER_INSIDE = {"nvlink2": "NVLink 2.0", None: "PCIe 3.0 only"}
+
+
+def hierarchy_pair(nbytes: int, nvlink: str | None, hosts: int = 2, per_host: int = 8,
+                   network: str = "eth_100g") -> dict[str, float]:
+    """Seconds for the flat ring and hierarchical all-reduce (phases one after another, and
+    :func:`topology.pipelined_bound` of it) on ``hosts`` hosts of ``per_host`` GPUs, ``nvlink`` inside (None:
+    PCIe only), one ``network`` card per host; computed once per version of the code (:func:`claims.cached`).
+
+    >>> p = hierarchy_pair(2**20, "nvlink2", per_host=2)
+    >>> p["flat"] > p["hierarchical"] > p["pipelined"]
+    True
+    """
+    def compute():
+        r = topology.hierarchy_runs(hosts, per_host, nbytes, network, nvlink=nvlink)
+        return [r["ring"].time, r["hierarchical"].time, topology.pipelined_bound(r["hierarchical"])]
+    v = claims.cached(f"ch06-hier-pair-{hosts}-{per_host}-{nbytes}-{network}-{nvlink}", compute)
+    return {"flat": v[0], "hierarchical": v[1], "pipelined": v[2]}
+
+
+def _hier_vs_flat(key: str, nvlink: str | None, small: bool) -> claims.Claim:
+    network = "eth_100g"
+    nbytes = SMALL_SIZE if small else SIZE
+    inside = HIER_INSIDE[nvlink]
+    ratio = hardware.link(nvlink or "pcie3_x16").bandwidth / hardware.link(network).bandwidth
+
+    def flat(s, seed):
+        return 1e3 * hierarchy_pair(s["nbytes"], nvlink)["flat"]
+
+    def hier(s, seed):
+        return 1e3 * hierarchy_pair(s["nbytes"], nvlink)["hierarchical"]
+
+    def wording(v: claims.Verdict) -> str:
+        h, f = v.best["hierarchical all-reduce"].mean, v.best["flat ring"].mean
+        pipe = 1e3 * hierarchy_pair(v.claim.shared["nbytes"], nvlink)["pipelined"]
+        head = f"with {inside} inside each host ({ratio:.1f} times the card's rate), "
+        tail = f"; pipelined, the hierarchical one would take about its longest phase, {f / pipe:.2f} times faster than the flat ring"
+        if v.winner == "hierarchical all-reduce":
+            return (head + f"hierarchical all-reduce with its phases one after another is {f / h:.2f} times faster than "
+                    f"the flat ring ({h:.2f} ms against {f:.2f} ms)" + tail)
+        return (head + f"the flat ring is {h / f:.2f} times faster than hierarchical all-reduce with its phases one "
+                f"after another ({f:.2f} ms against {h:.2f} ms)" + tail)
+
+    def headline(v: claims.Verdict) -> str:
+        w, r = v.best[v.winner].mean, v.best[v.runner_up].mean
+        return f"with {inside} inside ({ratio:.1f} times the card's rate) the {v.winner} is {r / w:.2f} times faster"
+
+    uses = (f"2 hosts of 8 GPUs, {inside} inside each, one 100 Gb/s card per host into one switch; phases one "
+            "after another, as the chapter's model charges them")
+    return claims.Claim(
+        key,
+        f"On 2 hosts of 8 GPUs sharing one 100 Gb/s card each, with {inside} inside each host, is hierarchical "
+        "all-reduce faster than a flat ring through all 16 GPUs?",
+        (claims.Contender("hierarchical all-reduce", hier,
+                          uses=uses + "; reduce-scatter inside, all-reduce of each shard across the hosts, all-gather inside"),
+         claims.Contender("flat ring", flat, uses=uses + "; one ring through the 16 GPUs, host by host")),
+        metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": nbytes}, wording=wording, headline=headline,
+        chapter="06", source="commlib.network.topology.hierarchy_runs")
+
+
+@claims.register("ch06.hier_vs_flat")
+def _hier_vs_flat_nvlink(small: bool = False) -> claims.Claim:
+    return _hier_vs_flat("ch06.hier_vs_flat", "nvlink2", small)
+
+
+@claims.register("ch06.hier_vs_flat_pcie")
+def _hier_vs_flat_pcie(small: bool = False) -> claims.Claim:
+    return _hier_vs_flat("ch06.hier_vs_flat_pcie", None, small)
 
 
 def grid_tree_bound(g: nx.Graph, nbytes: int = SIZE) -> float:

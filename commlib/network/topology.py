@@ -1506,8 +1506,9 @@ def pipelined_bound(mapped: Mapped) -> float:
 
 
 def hierarchy_runs(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20,
-                   network: str = "eth_100g") -> dict:
-    """Flat ring and hierarchical all-reduce on :func:`cluster` ``(hosts, per_host, network)``, mapped.
+                   network: str = "eth_100g", nvlink: str | None = "nvlink2") -> dict:
+    """Flat ring and hierarchical all-reduce on :func:`cluster` ``(hosts, per_host, network, nvlink=nvlink)``, mapped;
+    ``nvlink=None``: PCIe-only hosts, their GPUs talking through PCIe switches and CPUs.
 
     Returns ``{"ring": Mapped, "hierarchical": Mapped, "hosts": .., "per_host": .., "nbytes": ..,
     "network": ..}``.
@@ -1516,7 +1517,7 @@ def hierarchy_runs(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20,
     >>> r["ring"].load("h0.nic", "net") > r["hierarchical"].load("h0.nic", "net")
     True
     """
-    c = cluster(hosts, gpus_per_host=per_host, network=network)
+    c = cluster(hosts, gpus_per_host=per_host, network=network, nvlink=nvlink)
     out: dict = {"hosts": hosts, "per_host": per_host, "nbytes": nbytes, "network": network}
     for algorithm, kw in (("ring", {}), ("hierarchical", {"hosts": hosts})):
         out[algorithm] = map_trace(c, allreduce_trace(hosts * per_host, nbytes, algorithm, **kw))

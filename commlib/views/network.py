@@ -372,14 +372,19 @@ def ring_check_table(rows: Sequence[Mapping]):
                                   f"{item.name}")
 
 
-def sharing_table(results: Mapping):
-    """Equal shares against max-min fair sharing, from :func:`commlib.network.topology.sharing_comparison`'s results."""
+def sharing_table(results: Mapping, workloads: Sequence[str] = ("mesh one way", "mesh both ways", "byteps")):
+    """Equal shares against max-min fair sharing, from :func:`commlib.network.topology.sharing_comparison`'s results,
+    for the ``workloads`` named (its keys: ``"mesh one way"``, ``"mesh both ways"``, ``"byteps"``)."""
     labels = {"mesh one way": "ring all-reduce on a 4 x 4 mesh of " + placement.nvlink2_grid_words(short=True)
                               + ", row order",
               "mesh both ways": "the same, a second ring the other way",
               "byteps": "one BytePS round on a switch star"}
+    unknown = [w for w in workloads if w not in labels]
+    if unknown or not workloads:
+        raise ValueError(f"workloads must be some of {tuple(labels)}, got {tuple(workloads)!r}")
     rows = []
-    for key, label in labels.items():
+    for key in workloads:
+        label = labels[key]
         equal, fair = results[key, "equal"], results[key, "max-min"]
         rows.append([label, format_time(equal), format_time(fair), f"{equal / fair:.2f}"])
     return markdown_table(["workload", "equal shares", "max-min fair", "equal / max-min"], rows,
@@ -589,15 +594,15 @@ def placement_calculator(cluster: placement.Cluster | None = None, where: str = 
         "where": text(where, "workers (host:count)", "host3:2, host1:2"),
         "model": dropdown([(item.name, key) for key, item in hardware.MODELS.items()], model, "model"),
         "dtype": dropdown(list(hardware.DTYPE_BYTES), dtype, "gradient dtype"),
-        "mode": dropdown([("all-reduce", "allreduce"), ("parameter server (one unsharded server)", "ps")], mode,
+        "mode": dropdown([("all-reduce", "allreduce"), ("parameter server: one unsharded server, a sketch, not its best", "ps")], mode,
                          "scheme"),
         "algorithm": dropdown(list(placement.ALGORITHMS), algorithm, "all-reduce algorithm"),
         "pipelined": toggle(pipelined, "PS: push and pull overlap"),
     }
     return make_calculator(compute, controls, title="Placement estimator",
                            note=f"Hosts 0-{cluster.hosts - 1}, {cluster.slots[0]} slots each; per-host bandwidths "
-                                "per direction (1 MB = 10^6 B); latency ignored. The parameter server is one unsharded "
-                                "server, not sharded over the workers.")
+                                "per direction (1 MB = 10^6 B); latency ignored. The parameter server is a sketch: one "
+                                "unsharded server, not sharded over the workers as a parameter server at its best is.")
 
 
 def placement_sweep(sweep: Mapping):
@@ -610,7 +615,7 @@ def placement_sweep(sweep: Mapping):
     def draw(n):
         fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.2))
         style()
-        for ax, mode, title in zip(axes, ("allreduce", "ps"), ("all-reduce", "parameter server")):
+        for ax, mode, title in zip(axes, ("allreduce", "ps"), ("all-reduce", "parameter server: unsharded sketch")):
             best = runs[n][mode][::-1]
             names = [" ".join(f"h{h}:{c}" for h, c in enumerate(e.counts) if c) for e in best]
             _placement_bars(ax, names, best)

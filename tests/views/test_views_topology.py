@@ -272,3 +272,12 @@ def test_links_overview_folds_all_presets_and_the_pcie_note_into_a_dropdown():
     short, full = text.split("````{admonition}", 1)
     assert short.count("\n| ") == len(tview.OVERVIEW_LINKS) + 2 and "PCIe rows" not in short   # header, rule, rows
     assert full.count("\n| ") == len(hardware.LINKS) + 2 and "PCIe rows" in full and ":class: dropdown" in full
+
+
+def test_sharing_table_shows_only_the_workloads_named_and_refuses_others():
+    r = topology.sharing_comparison(nbytes=4 * 2**20, ps_bytes=10**6)
+    text = tview.sharing_table(r, ("byteps",)).data
+    assert "BytePS" in text and "mesh" not in text and text.count("\n| ") == 3
+    assert "BytePS" not in tview.sharing_table(r, ("mesh one way", "mesh both ways")).data
+    with pytest.raises(ValueError, match="workloads"):
+        tview.sharing_table(r, ("torus",))
