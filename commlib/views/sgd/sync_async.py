@@ -437,7 +437,7 @@ def race_figure(race, smooth: int = 3):
     rates = race.error_rates or {}
     ax3.set_yticks(y, [label.replace(" (", "\n(") + (f"\nrate {rates[label]:g}" if label in rates else "")
                        for label in labels], fontsize=8)
-    ax3.invert_yaxis()
+    ax3.set_ylim(len(labels) + 0.2, -0.5)      # top to bottom, with an empty row at the foot for the legend
     ax3.set_xlabel("test error at the best rate on the finer grid (%)" if rates else "test error at the best rate (%)")
     held = "held-out " if rates else ""
     ax3.set_title(f"± spread over {len(next(iter(race.error_values.values())))} {held}seeds, "
