@@ -945,8 +945,8 @@ def law_control_words(control: claims.Verdict, verdicts: dict) -> str:
     text = (f"under memoryless (exponential) compute times, with K-sync and K-batch-sync tried down to $K = 1$, "
             f"{_groups_words(control)}: {_order_words(control)}")
     if behind and not behind_control:
-        return text + (". Under both laws with a minimum time it is behind both on every seed, so the minimum compute "
-                       "time is what puts K-sync last")
+        return text + (". Under both laws with a minimum time it is behind both on every seed, so the memoryless law "
+                       "is what lets K-sync keep up; with a minimum compute time it is last")
     if behind and behind_control:
         return text + (". K-sync is behind without a minimum compute time too, so the minimum time does not alone "
                        "explain its place")
@@ -1117,8 +1117,12 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
         warm += (f"; it lowers the mean final loss at {_ks(lower, breaks)}, "
                  + ("but on too few seeds to call (the table)" if not called else
                     f"and on enough seeds to call at {_ks(called, breaks)}"))
-    short = (f"the rule held up to $\\nu = {max(holds)}$ and a warm-up did not carry it further"
-             if holds and not warm_ok else "see the runs")
+    short = "see the runs"
+    if holds and not warm_ok:
+        m, sd = grids.mean_sd(_excess(verdicts[max(holds)].best["no warm-up"].values, small))
+        d = grids.decimals(sd)
+        short = (f"the rule held within {pct} of the small batch up to $\\nu = {max(holds)}$ ({m:.{d}f} ± {sd:.{d}f} % "
+                 "above it there, the edge) and a warm-up did not carry it further")
     return {"head": head, "cross": cross_text, "warm": warm, "short": short}
 
 

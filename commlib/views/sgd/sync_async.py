@@ -437,7 +437,7 @@ def race_figure(race, smooth: int = 3):
     rates = race.error_rates or {}
     ax3.set_yticks(y, [label.replace(" (", "\n(") + (f"\nrate {rates[label]:g}" if label in rates else "")
                        for label in labels], fontsize=8)
-    ax3.invert_yaxis()
+    ax3.set_ylim(len(labels) + 0.2, -0.5)      # top to bottom, with an empty row at the foot for the legend
     ax3.set_xlabel("test error at the best rate on the finer grid (%)" if rates else "test error at the best rate (%)")
     held = "held-out " if rates else ""
     ax3.set_title(f"± spread over {len(next(iter(race.error_values.values())))} {held}seeds, "
@@ -633,10 +633,13 @@ def sgd_sweep(sweep: KSweep):
     workers = sweep.workers
     t_max = sweep.budget or max(float(p.trained.eval_times[-1]) for p in sweep.points)
     stale_max = max(5.0, max(float(np.percentile(p.timing.staleness, 99.5)) for p in sweep.points) + 1)
-    errs = np.concatenate([100 * np.asarray(p.trained.errors, float) for p in sweep.points]
-                          + [[100 * p.trained.initial_error] for p in sweep.points])
+    # the error axis zooms on the last three quarters of the budget, where the K differ (the first drop is off it)
+    errs = np.concatenate([100 * np.asarray(p.trained.errors, float)[np.asarray(p.trained.eval_times) >= t_max / 4]
+                           for p in sweep.points])
     errs = errs[np.isfinite(errs)]
-    error_range = (0.95 * float(errs.min()), 1.02 * float(errs.max()))
+    if errs.size == 0:
+        errs = np.array([100 * p.trained.initial_error for p in sweep.points])
+    error_range = (0.98 * float(errs.min()), 1.02 * float(errs.max()))
 
     def draw(point):
         timing = point.timing
@@ -649,4 +652,5 @@ def sgd_sweep(sweep: KSweep):
 
     return sweep_html(draw, list(sweep.points), label=lambda point: f"K = {point.k}",
                       alt=f"Staleness histogram and test error against wall-clock time of {sweep.protocol} SGD with "
-                          f"{workers} learners for each K, on shared axes")
+                          f"{workers} learners for each K; the staleness and time axes are shared, the error axis zooms on the "
+                          "last three quarters of the budget")
