@@ -33,7 +33,7 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "rates_lead",
-           "level_factors", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
+           "level_factors", "level_runs", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
            "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS", "sweep_gap_sentence",
            "power_phrase", "power_caveat", "control_sentence",
            "machine_words", "your_run_sentence", "oversubscription_sentence", "oversubscription_takeaway",
@@ -2735,56 +2735,76 @@ def level_factors(sizes: Sequence[float], multiple: Sequence[float], single: Seq
     return [min(1.0, ratio[float(x)]) for x in at]
 
 
-def thread_level_sentence(ranks: str, sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
-                          at: float, tolerance: float = 0.05) -> str:
-    """What the thread level did to the library's all-reduce in the control run that timed it on ``ranks`` (words)
-    at ``MPI_THREAD_MULTIPLE`` and right after at ``MPI_THREAD_SINGLE`` (seconds at ``sizes``): SINGLE's time over
-    MULTIPLE's, its range over the sizes and its value at ``at`` bytes.
+def level_runs(sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
+               tolerance: float = 0.1, ranges: bool = True) -> str:
+    """Where ``MPI_THREAD_SINGLE`` made the library's all-reduce faster, slower or neither (within ``tolerance``),
+    as runs of neighbouring sizes (times in seconds at ``sizes``, ascending), each with its range of SINGLE's time
+    over MULTIPLE's (``ranges``; without them, the runs alone).
 
-    >>> print(thread_level_sentence("the same four ranks and two cores", [2**10, 2**24], [4e-5, 9e-3], [2e-5, 6e-3],
-    ...                             2**24))  # doctest: +NORMALIZE_WHITESPACE
-    A control run timed the library's all-reduce again on the same four ranks and two cores, at mpi4py's default
-    thread level, `MPI_THREAD_MULTIPLE`, at which MPICH runs its generic algorithms, and right after at
-    `MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it took 0.50 to 0.67 of its
-    time at MULTIPLE, by the size (0.67 at 16 MiB): faster at every size.
+    >>> level_runs([2**10, 2**14, 2**20, 2**26], [1e-5, 2e-5, 1e-3, 0.05], [5e-6, 1.1e-5, 2.2e-3, 0.052])
+    'faster from 1 KiB to 16 KiB (0.50 to 0.55 of its time), slower at 1 MiB (2.20), within 10 % at 64 MiB (1.04)'
     """
     if not (len(sizes) == len(multiple) == len(single)) or not sizes:
         raise ValueError("sizes, multiple and single must be non-empty and of the same length")
-    ratios = [check_positive("single", t1) / check_positive("multiple", t0) for t0, t1 in zip(multiple, single)]
-    if float(at) not in [float(x) for x in sizes]:
-        raise ValueError(f"at must be one of the sizes; got {at!r}")
-    here = ratios[[float(x) for x in sizes].index(float(at))]
-    lo, hi = min(ratios), max(ratios)
-    verdict = ("faster at every size" if hi < 1 - tolerance else "slower at every size" if lo > 1 + tolerance else
-               f"within {100 * tolerance:.0f} % at every size" if lo >= 1 - tolerance and hi <= 1 + tolerance else
-               "faster at some sizes, not at others")
-    spread = (f"{lo:.2f} to {hi:.2f} of its time at MULTIPLE, by the size ({here:.2f} at {format_bytes(at)})"
-              if f"{lo:.2f}" != f"{hi:.2f}" else f"{lo:.2f} of its time at MULTIPLE at every size")
+    ratios = [check_positive("single", b) / check_positive("multiple", a) for a, b in zip(multiple, single)]
+    kinds = ["faster" if q < 1 - tolerance else "slower" if q > 1 + tolerance else
+             f"within {100 * tolerance:.0f} %" for q in ratios]
+    runs: list[list[int]] = []
+    for k, kind in enumerate(kinds):
+        if runs and kinds[runs[-1][-1]] == kind:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    words = []
+    for n, run in enumerate(runs):
+        lo, hi = min(ratios[k] for k in run), max(ratios[k] for k in run)
+        where = (f"at {format_bytes(sizes[run[0]])}" if len(run) == 1 else
+                 f"from {format_bytes(sizes[run[0]])} to {format_bytes(sizes[run[-1]])}")
+        spread = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
+        words.append(f"{kinds[run[0]]} {where}" + (f" ({spread}{' of its time' if n == 0 else ''})" if ranges else ""))
+    return ", ".join(words)
+
+
+def thread_level_sentence(ranks: str, sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
+                          tolerance: float = 0.1) -> str:
+    """What the thread level did to the library's all-reduce in the control run that timed it on ``ranks`` (words)
+    at ``MPI_THREAD_MULTIPLE`` and right after at ``MPI_THREAD_SINGLE`` (seconds at ``sizes``), size by size
+    (:func:`level_runs`).
+
+    >>> print(thread_level_sentence("the same two ranks and cores", [2**10, 2**24], [4e-5, 9e-3], [2e-5, 6e-3]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    A control run timed the library's all-reduce again on the same two ranks and cores, at mpi4py's default
+    thread level, `MPI_THREAD_MULTIPLE`, at which MPICH runs its generic algorithms, and right after at
+    `MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it was faster from 1 KiB
+    to 16 MiB.
+    """
     return (f"A control run timed the library's all-reduce again on {ranks}, at mpi4py's default thread level, "
             "`MPI_THREAD_MULTIPLE`, at which MPICH runs its generic algorithms, and right after at "
-            "`MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it took "
-            f"{spread}: {verdict}.")
+            "`MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it was "
+            f"{level_runs(sizes, multiple, single, tolerance, ranges=False)}.")
 
 
 def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_times: Sequence[float] = (),
                         lib_times: Sequence[float] = (), factors: Sequence[float] = (),
                         ring_pages: Sequence[float] | None = None, lib_pages: Sequence[float] | None = None,
-                        jump: float = FAULT_JUMP) -> str:
+                        jump: float = FAULT_JUMP, elsewhere: str = "") -> str:
     """The ring against the library at its better thread level. ``control``: :func:`thread_level_sentence` for
     the control run, or None where the stored run has none (the sentence then says what that leaves open).
     ``lib_times`` (s, at MPI_THREAD_MULTIPLE) times ``factors`` (:func:`level_factors`) is the library at the
     better level; they are compared at the largest size at which neither mapped in fresh pages, as in
-    :func:`ring_vs_library`.
+    :func:`ring_vs_library`. ``elsewhere``: where there is no control on these ranks, what one on other ranks
+    found (:func:`level_runs`).
 
-    >>> ring_level_sentence(None)[-61:]
-    "so it does not say how much of the ring's lead that explains."
+    >>> ring_level_sentence(None)[-40:]
+    "would have kept or lost the ring's lead."
     """
     if control is None:
-        return ("The library was not at its best here, nor against gloo below: mpi4py starts MPI at "
-                "`MPI_THREAD_MULTIPLE`, and at that level MPICH leaves out its shared-memory all-reduce and runs its "
-                "generic algorithm, which copies through a temporary buffer (the dropdown on how MPICH chooses, "
-                "above). This run has no control at a lower thread level, so it does not say how much of the ring's "
-                "lead that explains.")
+        return ("MPICH ran its generic all-reduce here, at mpi4py's `MPI_THREAD_MULTIPLE` (the dropdown on how MPICH "
+                "chooses, above). On these four ranks sharing two cores the run has no control at "
+                "`MPI_THREAD_SINGLE`, where MPICH may use its shared-memory all-reduce, so it does not say whether "
+                "the library at its other thread level would have kept or lost the ring's lead."
+                + (f" On two ranks it has one (with gloo, below): there, at SINGLE, the library's all-reduce was "
+                   f"{elsewhere}." if elsewhere else ""))
     sizes = list(sizes)
     if not (len(sizes) == len(ring_times) == len(lib_times) == len(factors)) or not sizes:
         raise ValueError("sizes, ring_times, lib_times and factors must be non-empty and of the same length")
@@ -2798,10 +2818,10 @@ def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_t
             f"where SINGLE was faster), the ring took {q:.2f} of its time at {format_bytes(sizes[i])}: {word}.")
 
 
-def gloo_level_sentence(control: str | None, clean: str = "") -> str:
-    """gloo against MPICH at its better thread level: ``control`` (:func:`thread_level_sentence` for the two-rank
-    control run, or None where the stored run has none) and ``clean``, :func:`gloo_spread`'s ``part="clean"``
-    read against MPICH's quartiles times :func:`level_factors`.
+def gloo_level_sentence(control: str | None, clean: str = "", same: bool = False) -> str:
+    """gloo against MPICH at its better thread level, once :func:`thread_level_sentence` has described the control
+    (``control``; None where the stored run has none): ``clean``, :func:`gloo_spread`'s ``part="clean"`` read
+    against MPICH's quartiles times :func:`level_factors`, or, with ``same``, that this changed none of them.
 
     >>> gloo_level_sentence(None)[:40]
     'MPICH ran its generic all-reduce here to'
@@ -2809,8 +2829,11 @@ def gloo_level_sentence(control: str | None, clean: str = "") -> str:
     if control is None:
         return ("MPICH ran its generic all-reduce here too, at mpi4py's thread level, so these ratios do not set gloo "
                 "against MPICH at its best.")
-    return (control + " Against MPICH at the better of the two levels (its quartiles in this run, times that ratio "
-            f"where SINGLE was faster), {clean}, paired the same way.")
+    if same:  # MULTIPLE was the better level wherever the ratios are quoted
+        return ("At the sizes of those ratios SINGLE was no faster, so they already set gloo against MPICH at the "
+                "better of its two thread levels.")
+    return ("Against MPICH at the better of its two thread levels (its quartiles in this run, times SINGLE's time "
+            f"over MULTIPLE's where SINGLE was faster), {clean}, paired the same way.")
 
 
 def vm_note(machine: dict) -> str:

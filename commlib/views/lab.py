@@ -46,7 +46,8 @@ _COLOR_OF = {("all_reduce", "mpich"): PALETTE["blue"], ("reduce_scatter", "mpich
              ("all_reduce", "ring"): PALETTE["purple"], ("all_reduce", "halving_doubling"): "#8c6d1f"}
 #: One marker per number of ranks: a figure that holds runs of two and four ranks tells them apart by shape.
 _MARKER_OF = {2: "o", 4: "s", 8: "D"}
-#: Any other series (an algorithm forced on MPICH, say): dark grey, no colour of the table above.
+#: Any other series (an algorithm forced on MPICH, or another library than MPICH, such as gloo): dark grey, no
+#: colour of the table above.
 _OTHER = "#555555"
 #: Shown behind the relative errors: the band within the target (grey: no series' colour).
 _BAND = "#d9d9d9"
@@ -64,7 +65,7 @@ def series_color(s: fit.Series) -> str:
     >>> series_color(a) == series_color(b) != series_color(fit.Series("broadcast", 2, a.nbytes, a.seconds, "mpich"))
     True
     """
-    return _COLOR_OF.get((s.op, s.algorithm or "mpich"), _OTHER)
+    return _COLOR_OF.get((s.op, s.algorithm or "mpich"), _OTHER) if s.library == "mpich" else _OTHER
 
 
 def series_marker(s: fit.Series) -> str:

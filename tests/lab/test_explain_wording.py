@@ -480,15 +480,18 @@ def test_the_thread_level_control_sets_the_rival_against_the_library_at_its_bett
     assert explain.level_factors([1, 2], [4.0, 2.0], [2.0, 3.0], [1, 2]) == [0.5, 1.0]
     with pytest.raises(ValueError, match="at must be sizes"):
         explain.level_factors([1, 2], [4.0, 2.0], [2.0, 3.0], [8])
-    control = explain.thread_level_sentence("four ranks", [2**10, 2**24], [4e-5, 9e-3], [5e-5, 6e-3], 2**24)
-    assert "0.67 to 1.25 of its time at MULTIPLE" in control and "faster at some sizes, not at others" in control
-    same = explain.thread_level_sentence("four ranks", [2**10, 2**24], [4e-5, 9e-3], [4e-5, 9e-3], 2**24)
-    assert "1.00 of its time at MULTIPLE at every size: within 5 % at every size" in same
+    runs = explain.level_runs([2**10, 2**16, 2**24, 2**26], [4e-5, 1e-4, 9e-3, 0.05], [2e-5, 2e-4, 2e-2, 0.052])
+    assert runs == ("faster at 1 KiB (0.50 of its time), slower from 64 KiB to 16 MiB (2.00 to 2.22), "
+                    "within 10 % at 64 MiB (1.04)")
+    control = explain.thread_level_sentence("two ranks", [2**10, 2**24], [4e-5, 9e-3], [5e-5, 6e-3])
+    assert "At SINGLE it was slower at 1 KiB, faster at 16 MiB." in control
     # ring 6 ms against the library's 9 ms at MULTIPLE, 6 ms at SINGLE: about as fast as the library at its best
     ring = explain.ring_level_sentence(control, [2**10, 2**24], [3e-5, 6e-3], [4e-5, 9e-3],
                                        explain.level_factors([2**10, 2**24], [4e-5, 9e-3], [5e-5, 6e-3],
                                                              [2**10, 2**24]))
     assert ring.startswith(control) and "the ring took 1.00 of its time at 16 MiB: about as fast" in ring
-    assert "no control at a lower thread level" in explain.ring_level_sentence(None)
+    alone = explain.ring_level_sentence(None, elsewhere=runs)
+    assert "no control at `MPI_THREAD_SINGLE`" in alone and alone.endswith(f"at SINGLE, the library's all-reduce was {runs}.")
     assert "paired the same way" in explain.gloo_level_sentence(control, "from 16 MiB up, gloo took 1.1 times")
+    assert "already set gloo against MPICH" in explain.gloo_level_sentence(control, "x", same=True)
     assert "not set gloo against MPICH at its best" in explain.gloo_level_sentence(None)

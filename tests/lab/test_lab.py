@@ -649,3 +649,15 @@ def test_measure_refuses_a_run_whose_ranks_each_saw_a_world_of_their_own(monkeyp
     monkeypatch.setattr(runner, "run_mpi", singletons)
     with pytest.raises(RuntimeError, match="asked for 2 ranks, the run had 1.*MPI4PY_LIBMPI"):
         runner.measure(n=2, sizes=[1024], progress=None)
+
+
+def test_gloo_is_coloured_apart_from_the_point_to_point_ring():
+    # gloo's all-reduce is counted as a ring, but it is another library: it must not wear the MPI ring's colour
+    from commlib.lab import plan
+    from commlib.views import lab as lab_views
+
+    (gloo,) = runner.to_series(plan.stored()["gloo"])
+    assert gloo.library == "gloo" and gloo.algorithm == "ring"
+    ring = runner.least_loaded_series(plan.stored()["pair4"])[0]
+    assert ring.library == "mpich" and lab_views.series_color(gloo) != lab_views.series_color(ring)
+    assert gloo.subset(lo=2**20).library == "gloo"
