@@ -6,8 +6,8 @@ Meant for an idle machine with at least four free cores, MPICH and mpi4py (and P
 
 It records what the machine was (processor, cores, load, library versions, date) in machine.json. With
 ``--parts`` it measures only those parts of the plan (for example the stored-only controls,
-``--parts four_single,two_single``) and records the machine in ``machine_<part>+<part>.json`` instead, so that
-the run the other parts came from keeps its record.
+``--parts two_multiple,two_single``) and records the machine in ``machine_control.json`` instead, so that the
+run the other parts came from keeps its record.
 """
 
 from __future__ import annotations
@@ -54,8 +54,7 @@ def main(argv=None) -> int:
              "python": platform.python_version(), "torch": torch_version, "load_average_before": before,
              "load_average_after": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
              **runner.machine_facts()}
-    for path in plan.save(docs, args.out, about, about_name="machine.json" if whole else
-                          "machine_" + "+".join(parts) + ".json"):
+    for path in plan.save(docs, args.out, about, about_name="machine.json" if whole else "machine_control.json"):
         print(path, path.stat().st_size, "bytes")
     return 0
 

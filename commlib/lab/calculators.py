@@ -81,6 +81,9 @@ def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | f
                          size: str, n: int) -> dict[str, str]:
     """The fit of ``collective`` (a key of ``table``: its measured series and fitted model) at ``size`` on ``n`` ranks.
 
+    ``"regime fitted on"`` says how many measured sizes priced it; where only two did, the regime is a secant
+    through them and its ``a alpha`` is said to be that secant's intercept rather than a start-up cost.
+
     >>> s = fit.Series("all_reduce", 2, (1024.0, 4096.0, 16384.0), (1e-5, 2e-5, 5e-5))
     >>> out = fitted_model_results({s.label: (s, fit.AlphaBeta(5e-6, 1e-9))}, s.label, "1 MiB", 2)
     >>> out["predicted time"], out["latency term a alpha"]
@@ -94,10 +97,17 @@ def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | f
     seconds = m.time(s.op, nbytes, n, s.algorithm)
     regime = m.regime(nbytes) if isinstance(m, fit.PiecewiseFit) else m
     terms = fit.terms_at(s.op, nbytes, n, s.algorithm)
+    lo, hi = regime_sizes(m, s, nbytes)
+    fitted_on = sum(1 for x in s.nbytes if lo <= x <= hi)
+    latency = latency_term(terms.steps, regime.alpha, lo, hi)
+    if fitted_on == 2 and terms.steps * regime.alpha > 0:  # a line through two points: its alpha is no start-up cost
+        latency += ": a secant's intercept, not a start-up cost"
     out = {
         "message size": f"{format_size(nbytes)} = {format_bytes(nbytes)}",
         "predicted time": format_time(seconds),
-        "latency term a alpha": latency_term(terms.steps, regime.alpha, *regime_sizes(m, s, nbytes)),
+        "regime fitted on": (f"{fitted_on} measured sizes, {format_bytes(lo)} to {format_bytes(hi)}"
+                             + (": a secant" if fitted_on == 2 else "")),
+        "latency term a alpha": latency,
         "bandwidth term b beta": format_time(terms.bytes * regime.beta + terms.reduced * regime.gamma),
         "cost-model algorithm": (f"{mpich.algorithm(s.op, nbytes, n) if s.algorithm == 'mpich' else s.algorithm}"
                                  f" ({terms.steps} steps)"),

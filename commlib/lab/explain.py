@@ -32,7 +32,9 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
-           "calculator_sentence", "fit_busbw_sentence", "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS",
+           "calculator_sentence", "fit_busbw_sentence", "rates_lead",
+           "level_factors", "level_runs", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
+           "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS", "sweep_gap_sentence",
            "power_phrase", "power_caveat", "control_sentence",
            "machine_words", "your_run_sentence", "oversubscription_sentence", "oversubscription_takeaway",
            "pair_sentence", "gloo_sentence"]
@@ -1162,9 +1164,7 @@ def suspects_sentence(found: Sequence, total: int, shown: int = 6, sweep_limit: 
     check_positive("total", total)
     within = ""
     if sweep_limit is not None and gap is not None and gap[1]:
-        within = (f" The sweep check lets two sweeps differ by up to {sweep_limit:g} times; at {gap[1]} timings "
-                  f"the two sweeps' middle halves were apart, one median up to {gap[0]:.2f} times the other: a "
-                  "difference between moments of the run that every number quoted from one sweep carries.")
+        within = " " + sweep_gap_sentence(sweep_limit, gap)
     if not found:
         return f"None of the {total} timings fails them." + within
     keys = list(dict.fromkeys((f.op, f.nbytes) for f in found))
@@ -1180,6 +1180,20 @@ def suspects_sentence(found: Sequence, total: int, shown: int = 6, sweep_limit: 
         text += (" With more than half the timings failing, this run is too loaded to fit: the parameters below are "
                  "what a fit of loaded timings gives, not the library's; re-run the lab on an idle machine.")
     return text
+
+
+def sweep_gap_sentence(sweep_limit: float, gap: tuple[float, int]) -> str:
+    """How far apart the two sweeps came within the sweep check's tolerance (``gap``:
+    :func:`commlib.lab.fit.sweep_gap`), so that a pass is not read as agreement; empty where they never parted.
+
+    >>> sweep_gap_sentence(1.5, (1.25, 27))[:60]
+    'The sweep check lets two sweeps differ by up to 1.5 times; a'
+    """
+    if not gap[1]:
+        return ""
+    return (f"The sweep check lets two sweeps differ by up to {sweep_limit:g} times; at {gap[1]} timings "
+            f"the two sweeps' middle halves were apart, one median up to {gap[0]:.2f} times the other: a "
+            "difference between moments of the run that every number quoted from one sweep carries.")
 
 
 def core_share_sentence(share: float | None, ranks: int, cores: int, enough: float = 0.9) -> str:
@@ -2002,8 +2016,9 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
     of the calls. Where they disagree the sentence gives the three factors
     of :class:`commlib.lab.fit.RateCheck`, which multiply to the ratio, and
     names the largest as the likely cause. ``part``: ``"all"``; ``"short"``, the two rates and their verdict,
-    their ranges and the three factors left to a table beside the prose (:func:`commlib.views.lab.fit_busbw_table`);
-    ``"cause"``, only the sentences that name the largest factor (empty where they agree).
+    their ranges left to a table beside the prose (:func:`commlib.views.lab.fit_busbw_table`);
+    ``"cause"``, only the sentences that name the largest factor (empty where they agree); ``"factors"``, only the
+    sentence that gives the three factors (or says there is no gap to take apart).
 
     >>> c = RateCheck("x", 2.0**26, 2.0**25, "ring", 2e9, (1.9e9, 2.1e9), 1.4e9, (1.3e9, 1.5e9), 1.0, 1.0, 0.7,
     ...               1.3e9, 5)
@@ -2011,8 +2026,17 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
     The $1/\\beta$ of the line, 2.00 GB/s (1.90 to 2.10 over the fit and its five refits on held-out splits), and t
     """
     size, algorithm = format_bytes(check.nbytes), check.algorithm.replace("_", "-")
-    if part not in ("all", "short", "cause"):
-        raise ValueError(f"part must be 'all', 'short' or 'cause', got {part!r}")
+    if part not in ("all", "short", "cause", "factors"):
+        raise ValueError(f"part must be 'all', 'short', 'cause' or 'factors', got {part!r}")
+    if part == "factors":  # the three factors alone, in words
+        if not check.disagree:
+            return "The two agree within their spread: there is no gap to take apart."
+        if math.isinf(check.fitted):
+            return "The fit found no cost per byte at that size: there is no ratio to take apart."
+        return (f"Three factors computed from this run multiply to that ratio, each read at {size}: the bytes busbw "
+                f"counts over the bytes the algorithm run there ({algorithm}) sends along its critical path "
+                f"({check.counts:.2f}), the share of the model's time spent on bytes rather than start-ups "
+                f"({check.byte_share:.2f}), and the model's time over the measured time ({check.miss:.2f}).")
     if part == "short":
         head = (rf"The $1/\beta$ of {what}, {_gbs(check.fitted)} GB/s, and the bus bandwidth measured at {size}, "
                 f"{_gbs(check.busbw)} GB/s,")
@@ -2021,8 +2045,7 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
         if math.isinf(check.fitted):
             return head + " disagree: the fit found no cost per byte at that size, so its $1/\\beta$ is no rate at all."
         return (head + f" disagree by more than their spread (the table gives both ranges): the measured rate is "
-                f"{check.ratio:.2f} of the fitted one. The table also gives the three factors computed from this run "
-                "that multiply to that ratio.")
+                f"{check.ratio:.2f} of the fitted one.")
     if part == "cause":
         if not check.disagree or math.isinf(check.fitted):
             return ""
@@ -2055,6 +2078,55 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
                    f"{'more' if dearer else 'less'} than that average (between {format_bytes(check.below)} and "
                    f"{size} {local}). The bus bandwidth at the largest size is the rate to quote for large messages; "
                    "the fitted $1/\\beta$ is the rate that best fits all sizes at once.")
+
+
+def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[float], pages: Sequence[float],
+               jump: float = FAULT_JUMP, part: str = "all") -> str:
+    r"""The section's finding first: ``op``'s bus bandwidth at the largest size (the rate to quote), its single line's
+    fitted ``1/beta`` (an average over every size) and how the two compare (``check``), and the copy control's rate
+    (``copy_rate``, bytes/s); where the largest messages moved slower than the line's average and their calls mapped
+    in fresh pages (``pages``: shares of the message at ``sizes``, from ``jump`` up), those pages as the candidate.
+    ``part``: ``"rates"``, the two rates of ``op``; ``"cause"``, the fresh pages and the copy control; ``"all"``.
+
+    >>> c = RateCheck("x", 2.0**26, 2.0**25, "halving_doubling", 2.64e9, (2.56e9, 2.72e9), 1.40e9, (1.39e9, 1.41e9),
+    ...               1.0, 1.0, 0.53, 1.41e9, 5)
+    >>> print(rates_lead("all-reduce", c, 5.64e9, [2**24, 2**25, 2**26], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
+    Three rates describe all-reduce here. Its bus bandwidth measured at 64 MiB, 1.40 GB/s, is how fast the largest
+    messages moved, with no fit: the rate to quote for large messages. Its single line's $1/\beta$, 2.64 GB/s, is
+    the rate that best fits all sizes at once, an average cost per byte over every size; the largest messages moved
+    at 0.53 of it, because there each byte cost more than that average. From 32 MiB up each call also faulted in
+    fresh pages for half the message: that is the run's candidate for the extra cost. The copy control, each rank
+    copying on its own core in the same run, reached 5.64 GB/s per rank: all-reduce's bus bandwidth is well below
+    the copy control's rate in this run.
+    """
+    check_positive("copy_rate", copy_rate)
+    if part not in ("all", "rates", "cause"):
+        raise ValueError(f"part must be 'all', 'rates' or 'cause', got {part!r}")
+    head = (f"Three rates describe {op} here. Its bus bandwidth measured at {format_bytes(check.nbytes)}, "
+            f"{_gbs(check.busbw)} GB/s, is how fast the largest messages moved, with no fit: the rate to quote for "
+            f"large messages. Its single line's $1/\\beta$, {_gbs(check.fitted)} GB/s, is the rate that best fits all "
+            "sizes at once, an average cost per byte over every size")
+    if math.isinf(check.fitted):
+        head = (f"Three rates describe {op} here. Its bus bandwidth measured at {format_bytes(check.nbytes)}, "
+                f"{_gbs(check.busbw)} GB/s, is how fast the largest messages moved, with no fit: the rate to quote "
+                "for large messages. Its single line found no cost per byte at all, so its $1/\\beta$ is no rate")
+        text = head + "."
+    elif not check.disagree:
+        text = head + "; the two agree within their spread."
+    else:
+        dearer = check.busbw < check.fitted
+        text = head + (f"; the largest messages moved at {check.ratio:.2f} of it, because there each byte cost "
+                       f"{'more' if dearer else 'less'} than that average.")
+    cause = ""
+    fresh = [i for i, p in enumerate(pages) if p >= jump]
+    if check.disagree and check.busbw < check.fitted and fresh and any(p < jump for p in pages):
+        share = pages[fresh[0]]
+        words = "half the message" if abs(share - 0.5) < 0.05 else f"{pages_words(share)} of the message"
+        cause = (f"From {format_bytes(sizes[fresh[0]])} up each call also faulted in fresh pages for {words}: "
+                 "that is the run's candidate for the extra cost. ")
+    cause += (f"The copy control, each rank copying on its own core in the same run, reached {_gbs(copy_rate)} "
+              f"GB/s per rank: {op}'s bus bandwidth is {rate_phrase(check.busbw, copy_rate)}.")
+    return text if part == "rates" else cause if part == "cause" else text + " " + cause
 
 
 def is_virtual(machine: dict) -> bool:
@@ -2118,9 +2190,12 @@ def machine_words(machine: dict, library: str | None = None, brief: bool = False
 
 
 def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], your_times: Sequence[float],
-                      sizes: Sequence[float], tolerance: float = RATE_TOLERANCE) -> str:
+                      sizes: Sequence[float], tolerance: float = RATE_TOLERANCE,
+                      ref4_times: Sequence[float] | None = None, your4_times: Sequence[float] | None = None) -> str:
     """How your run of the plan differs from the stored reference run: the ranks' share of their cores, and
     all-reduce's time at the smallest and the largest size (``ref_times``, ``your_times``: seconds at ``sizes``).
+    With ``ref4_times`` and ``your4_times`` (the same on four ranks sharing the two cores) a second sentence
+    covers the figure's four-rank curves, and says why they may part far more than the two-rank ones.
 
     >>> print(your_run_sentence({"core_share": 0.99}, {"core_share": 0.4}, [6e-6, 0.02], [30e-6, 0.05],
     ...                         [1024, 2**26]))  # doctest: +NORMALIZE_WHITESPACE
@@ -2139,12 +2214,26 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
                 f"{round(100 * min(share_ref, 1.0))} %")
         text += (": other programs shared your cores." if share_you < CORE_SHARE_ENOUGH
                  else ": both had their cores nearly to themselves.")
-    ratios = [check_positive("your_times", y) / check_positive("ref_times", r) for y, r in zip(your_times, ref_times)]
-    if all(abs(q - 1) <= tolerance for q in ratios):
-        return text + (f" Your all-reduce took about the reference run's time at {format_bytes(sizes[0])} and at "
-                       f"{format_bytes(sizes[1])}.")
-    return text + (f" Your all-reduce took {figures(ratios[0])} times the reference run's time at "
-                   f"{format_bytes(sizes[0])} and {figures(ratios[1])} times at {format_bytes(sizes[1])}.")
+    def compared(what: str, mine: Sequence[float], theirs: Sequence[float]) -> tuple[str, list[float]]:
+        ratios = [check_positive("your_times", y) / check_positive("ref_times", r) for y, r in zip(mine, theirs)]
+        if all(abs(q - 1) <= tolerance for q in ratios):
+            return (f" {what} took about the reference run's time at {format_bytes(sizes[0])} and at "
+                    f"{format_bytes(sizes[1])}.", ratios)
+        return (f" {what} took {figures(ratios[0])} times the reference run's time at {format_bytes(sizes[0])} and "
+                f"{figures(ratios[1])} times at {format_bytes(sizes[1])}.", ratios)
+
+    two, ratios2 = compared("Your all-reduce", your_times, ref_times)
+    text += two
+    if ref4_times is None or your4_times is None:
+        return text
+    if not (len(ref4_times) == len(your4_times) == 2):
+        raise ValueError("ref4_times and your4_times must each hold two values (smallest, largest size)")
+    four, ratios4 = compared("On four ranks sharing those two cores it", your4_times, ref4_times)
+    text += four
+    if ratios4[0] > 2 * max(ratios2[0], 1.0):  # the shared-core run parted far more than the two-rank one
+        text += (" Four ranks on two cores part most from run to run: there a step may wait for its rank to get a "
+                 "core, and other programs on those cores lengthen the wait (section *More ranks than cores*).")
+    return text
 
 
 def _time_span(values: Sequence[float]) -> str:
@@ -2251,23 +2340,28 @@ def oversubscription_takeaway(size: float, two: float, four: float, free: float 
 
 
 def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float = 2**20,
-                  predicted: float | None = None) -> str:
+                  predicted: float | None = None, part: str = "all") -> str:
     """Halving-doubling against the ring (time ratios, hd / ring, at ``sizes``), read apart below ``split`` bytes,
     where start-up costs weigh most and halving-doubling's fewer steps count, and from ``split`` up, where the two
     send the same bytes. ``predicted``: the ratio of the two step counts (halving-doubling's over the ring's), what
     the model predicts where start-up costs dominate; a faster median below ``split`` is held against it.
+    ``part``: ``"medians"``, the two medians alone; ``"range"``, the size-by-size range alone; ``"all"``.
 
-    >>> pair_sentence([2**10, 2**12], [0.84, 0.89], predicted=4 / 6)[-61:]
-    'faster, though by less than the 0.67 its step count predicts.'
+    >>> pair_sentence([2**10, 2**12], [0.84, 0.89], predicted=4 / 6).split(": ")[-1]
+    "faster, though by less than the 0.67 its step count predicts. Size by size it took 0.84 to 0.89 of the ring's time."
 
     >>> print(pair_sentence([2**10, 2**12, 2**18, 2**20, 2**24],
     ...                      [0.81, 0.88, 0.83, 0.98, 1.02]))  # doctest: +NORMALIZE_WHITESPACE
     Below 1 MiB, where start-up costs weigh most, halving-doubling took a median 0.83 of the ring's time: faster,
     as its fewer steps predict. From 1 MiB up, where both send the same bytes, it took a median 1.00 of it: about
-    as fast, as the model predicts.
+    as fast, as the model predicts. Size by size it took 0.81 to 1.02 of the ring's time, and longer than the ring
+    at 16 MiB, which the model's count says it cannot take; each ratio is one pair of medians, with no spread of
+    its own.
     """
     if len(sizes) != len(ratios) or not sizes:
         raise ValueError("sizes and ratios must be non-empty and of the same length")
+    if part not in ("all", "medians", "range"):
+        raise ValueError(f"part must be 'all', 'medians' or 'range', got {part!r}")
     small = sorted(q for x, q in zip(sizes, ratios) if x < split)
     large = sorted(q for x, q in zip(sizes, ratios) if x >= split)
 
@@ -2293,6 +2387,16 @@ def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float 
                 "faster" if m < 1 else "slower, against the model")
         parts.append(f"From {format_bytes(split)} up, where both send the same bytes, it took a median {m:.2f} of it: "
                      f"{word}.")
+    if part == "medians":
+        return " ".join(parts)
+    if part == "range":
+        parts = []
+    if len(ratios) > 1:  # the medians hide single sizes: give the range, and every size where the model was broken
+        lo, hi = min(ratios), max(ratios)
+        slower = [format_bytes(x) for x, q in zip(sizes, ratios) if round(q, 2) > 1]
+        parts.append(f"Size by size it took {lo:.2f} to {hi:.2f} of the ring's time"
+                     + (f", and longer than the ring at {_and(slower)}, which the model's count says it cannot "
+                        "take; each ratio is one pair of medians, with no spread of its own." if slower else "."))
     return " ".join(parts)
 
 
@@ -2612,6 +2716,126 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
             f"{_ratio_range(low[i] / mpi_high[i], high[i] / mpi_low[i])} times MPICH's time.")
 
 
+def level_factors(sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
+                  at: Sequence[float]) -> list[float]:
+    """For each size in ``at``: the factor that takes the library's time at ``MPI_THREAD_MULTIPLE`` to its time at
+    the better of the two thread levels, ``min(1, single / multiple)`` from a control run that timed both
+    (``multiple``, ``single``: seconds at ``sizes``).
+
+    >>> level_factors([1024, 2048], [2e-5, 1e-3], [1e-5, 1.2e-3], [2048, 1024])
+    [1.0, 0.5]
+    """
+    if not (len(sizes) == len(multiple) == len(single)) or not sizes:
+        raise ValueError("sizes, multiple and single must be non-empty and of the same length")
+    ratio = {float(x): check_positive("single", t1) / check_positive("multiple", t0)
+             for x, t0, t1 in zip(sizes, multiple, single)}
+    missing = [x for x in at if float(x) not in ratio]
+    if missing:
+        raise ValueError(f"at must be sizes the control measured; {format_bytes(missing[0])} is not")
+    return [min(1.0, ratio[float(x)]) for x in at]
+
+
+def level_runs(sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
+               tolerance: float = 0.1, ranges: bool = True) -> str:
+    """Where ``MPI_THREAD_SINGLE`` made the library's all-reduce faster, slower or neither (within ``tolerance``),
+    as runs of neighbouring sizes (times in seconds at ``sizes``, ascending), each with its range of SINGLE's time
+    over MULTIPLE's (``ranges``; without them, the runs alone).
+
+    >>> level_runs([2**10, 2**14, 2**20, 2**26], [1e-5, 2e-5, 1e-3, 0.05], [5e-6, 1.1e-5, 2.2e-3, 0.052])
+    'faster from 1 KiB to 16 KiB (0.50 to 0.55 of its time), slower at 1 MiB (2.20), within 10 % at 64 MiB (1.04)'
+    """
+    if not (len(sizes) == len(multiple) == len(single)) or not sizes:
+        raise ValueError("sizes, multiple and single must be non-empty and of the same length")
+    ratios = [check_positive("single", b) / check_positive("multiple", a) for a, b in zip(multiple, single)]
+    kinds = ["faster" if q < 1 - tolerance else "slower" if q > 1 + tolerance else
+             f"within {100 * tolerance:.0f} %" for q in ratios]
+    runs: list[list[int]] = []
+    for k, kind in enumerate(kinds):
+        if runs and kinds[runs[-1][-1]] == kind:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    words = []
+    for n, run in enumerate(runs):
+        lo, hi = min(ratios[k] for k in run), max(ratios[k] for k in run)
+        where = (f"at {format_bytes(sizes[run[0]])}" if len(run) == 1 else
+                 f"from {format_bytes(sizes[run[0]])} to {format_bytes(sizes[run[-1]])}")
+        spread = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
+        words.append(f"{kinds[run[0]]} {where}" + (f" ({spread}{' of its time' if n == 0 else ''})" if ranges else ""))
+    return ", ".join(words)
+
+
+def thread_level_sentence(ranks: str, sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
+                          tolerance: float = 0.1) -> str:
+    """What the thread level did to the library's all-reduce in the control run that timed it on ``ranks`` (words)
+    at ``MPI_THREAD_MULTIPLE`` and right after at ``MPI_THREAD_SINGLE`` (seconds at ``sizes``), size by size
+    (:func:`level_runs`).
+
+    >>> print(thread_level_sentence("the same two ranks and cores", [2**10, 2**24], [4e-5, 9e-3], [2e-5, 6e-3]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    A control run timed the library's all-reduce again on the same two ranks and cores, at mpi4py's default
+    thread level, `MPI_THREAD_MULTIPLE`, at which MPICH runs its generic algorithms, and right after at
+    `MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it was faster from 1 KiB
+    to 16 MiB.
+    """
+    return (f"A control run timed the library's all-reduce again on {ranks}, at mpi4py's default thread level, "
+            "`MPI_THREAD_MULTIPLE`, at which MPICH runs its generic algorithms, and right after at "
+            "`MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it was "
+            f"{level_runs(sizes, multiple, single, tolerance, ranges=False)}.")
+
+
+def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_times: Sequence[float] = (),
+                        lib_times: Sequence[float] = (), factors: Sequence[float] = (),
+                        ring_pages: Sequence[float] | None = None, lib_pages: Sequence[float] | None = None,
+                        jump: float = FAULT_JUMP, elsewhere: str = "") -> str:
+    """The ring against the library at its better thread level. ``control``: :func:`thread_level_sentence` for
+    the control run, or None where the stored run has none (the sentence then says what that leaves open).
+    ``lib_times`` (s, at MPI_THREAD_MULTIPLE) times ``factors`` (:func:`level_factors`) is the library at the
+    better level; they are compared at the largest size at which neither mapped in fresh pages, as in
+    :func:`ring_vs_library`. ``elsewhere``: where there is no control on these ranks, what one on other ranks
+    found (:func:`level_runs`).
+
+    >>> ring_level_sentence(None)[-40:]
+    "would have kept or lost the ring's lead."
+    """
+    if control is None:
+        return ("MPICH ran its generic all-reduce here, at mpi4py's `MPI_THREAD_MULTIPLE` (the dropdown on how MPICH "
+                "chooses, above). On these four ranks sharing two cores the run has no control at "
+                "`MPI_THREAD_SINGLE`, where MPICH may use its shared-memory all-reduce, so it does not say whether "
+                "the library at its other thread level would have kept or lost the ring's lead."
+                + (f" On two ranks it has one (with gloo, below): there, at SINGLE, the library's all-reduce was "
+                   f"{elsewhere}." if elsewhere else ""))
+    sizes = list(sizes)
+    if not (len(sizes) == len(ring_times) == len(lib_times) == len(factors)) or not sizes:
+        raise ValueError("sizes, ring_times, lib_times and factors must be non-empty and of the same length")
+    rp = list(ring_pages) if ring_pages is not None else [0.0] * len(sizes)
+    lp = list(lib_pages) if lib_pages is not None else [0.0] * len(sizes)
+    clean = [i for i in range(len(sizes)) if rp[i] < jump and lp[i] < jump]
+    i = clean[-1] if clean else len(sizes) - 1
+    q = check_positive("ring_times", ring_times[i]) / (check_positive("lib_times", lib_times[i]) * factors[i])
+    word = "faster" if q < 1 - 0.05 else "slower" if q > 1 + 0.05 else "about as fast"
+    return (control + " Against the library at the better of the two levels (its time in this run, times that ratio "
+            f"where SINGLE was faster), the ring took {q:.2f} of its time at {format_bytes(sizes[i])}: {word}.")
+
+
+def gloo_level_sentence(control: str | None, clean: str = "", same: bool = False) -> str:
+    """gloo against MPICH at its better thread level, once :func:`thread_level_sentence` has described the control
+    (``control``; None where the stored run has none): ``clean``, :func:`gloo_spread`'s ``part="clean"`` read
+    against MPICH's quartiles times :func:`level_factors`, or, with ``same``, that this changed none of them.
+
+    >>> gloo_level_sentence(None)[:40]
+    'MPICH ran its generic all-reduce here to'
+    """
+    if control is None:
+        return ("MPICH ran its generic all-reduce here too, at mpi4py's thread level, so these ratios do not set gloo "
+                "against MPICH at its best.")
+    if same:  # MULTIPLE was the better level wherever the ratios are quoted
+        return ("At the sizes of those ratios SINGLE was no faster, so they already set gloo against MPICH at the "
+                "better of its two thread levels.")
+    return ("Against MPICH at the better of its two thread levels (its quartiles in this run, times SINGLE's time "
+            f"over MULTIPLE's where SINGLE was faster), {clean}, paired the same way.")
+
+
 def vm_note(machine: dict) -> str:
     """On a virtual machine, what its core share cannot see (:func:`is_virtual`); empty elsewhere.
 
@@ -2665,8 +2889,9 @@ def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: fl
     against 0.50 had each rank's share of a core set it. Per core, the shared run moved 1.73 GB/s of bus bytes,
     against 1.40 GB/s with two ranks and 1.26 GB/s with four ranks with a core each: the bus bandwidth per rank
     falls when ranks share cores, hardly with their number, and by less than each rank's smaller share of a core;
-    per core, sharing cost no bandwidth in this run (its three runs were made one after another, on virtual CPUs that
-    may share physical cores).
+    per core, the shared run moved no less than the other two. That holds for these three runs, made one after
+    another, not as a rule: the run with a core per rank used two more virtual CPUs, which may share physical cores
+    with the first two.
     """
     if cores is not None and free is not None:
         c2, cf, cs = (min(c, r) for c, r in zip(cores, (2, 4, 4)))
@@ -2687,8 +2912,9 @@ def ranks_busbw_sentence(two: float, free: float | None, shared: float, size: fl
             return text + "neither the number of ranks nor sharing cores moved the bus bandwidth per rank much."
         if per[2] > (1 + tolerance) * max(per[:2]):
             return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, and by less than "
-                    "each rank's smaller share of a core; per core, sharing cost no bandwidth in this run (its three runs "
-                    "were made one after another, on virtual CPUs that may share physical cores).")
+                    "each rank's smaller share of a core; per core, the shared run moved no less than the other two. "
+                    "That holds for these three runs, made one after another, not as a rule: the run with a core per "
+                    "rank used two more virtual CPUs, which may share physical cores with the first two.")
         if per[2] >= (1 - tolerance) * max(per[:2]):
             return (text + f"the bus bandwidth per rank falls when ranks share cores, {number}, by about each "
                     "rank's smaller share of a core; per core, sharing cost about nothing in this run.")

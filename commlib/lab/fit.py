@@ -112,7 +112,9 @@ class Series:
     (``None``: the op's default), ``n`` the number of ranks, ``nbytes`` the
     buffer sizes in bytes (nccl-tests' convention: the whole array),
     ``seconds`` the median times and ``low``/``high`` a spread (for example
-    the quartiles), all in seconds. ``label`` names the series in plots.
+    the quartiles), all in seconds. ``label`` names the series in plots;
+    ``library`` the library that moved the bytes (``"mpich"``, or ``"gloo"``
+    for PyTorch's), which the figures colour apart.
     """
 
     op: str
@@ -123,6 +125,7 @@ class Series:
     low: tuple[float, ...] | None = None
     high: tuple[float, ...] | None = None
     label: str = ""
+    library: str = "mpich"
 
     def __post_init__(self) -> None:
         if self.op not in COLLECTIVE_ALGORITHMS:
@@ -156,7 +159,7 @@ class Series:
             return None if values is None else tuple(values[i] for i in keep)
 
         return Series(self.op, self.n, pick(self.nbytes), pick(self.seconds), self.algorithm, pick(self.low),
-                      pick(self.high), self.label)
+                      pick(self.high), self.label, self.library)
 
 
 @dataclass(frozen=True)
@@ -530,7 +533,7 @@ def least_loaded(sweeps: Sequence[Series]) -> Series:
         return tuple(getattr(sweeps[k], name)[i] for i, k in enumerate(pick))
 
     return Series(first.op, first.n, first.nbytes, take("seconds"), first.algorithm, take("low"), take("high"),
-                  first.label)
+                  first.label, first.library)
 
 
 @dataclass(frozen=True)
@@ -978,7 +981,8 @@ def _pick(s: Series, idx: Sequence[int]) -> Series:
     def pick(values):
         return None if values is None else tuple(values[i] for i in idx)
 
-    return Series(s.op, s.n, pick(s.nbytes), pick(s.seconds), s.algorithm, pick(s.low), pick(s.high), s.label)
+    return Series(s.op, s.n, pick(s.nbytes), pick(s.seconds), s.algorithm, pick(s.low), pick(s.high), s.label,
+                  s.library)
 
 
 def split_sizes(series: Series, seed: int = 0) -> tuple[Series, Series]:

@@ -12,15 +12,16 @@ website too, sees one clean result next to their own. :func:`run` returns a dict
 ``gloo``   PyTorch's gloo all-reduce on 2 processes that share the same two cores as ``two`` (all their
            threads; gloo runs helper threads), or None without PyTorch.
 
-Four more parts are a control made for the stored run only (:data:`STORED_ONLY`; :func:`run` leaves them out
-unless asked): the library's all-reduce as ``four`` and ``two`` ran it, on the same ranks and cores, once at
-mpi4py's default thread level, ``MPI_THREAD_MULTIPLE`` (at which MPICH leaves out its shared-memory collectives),
-and right after it with each rank asking MPI for ``MPI_THREAD_SINGLE``, so that the two levels are compared within
-one run:
+Two more parts are a control made for the stored run only (:data:`STORED_ONLY`; :func:`run` leaves them out
+unless asked): the library's all-reduce as ``two`` ran it, on the same two ranks and cores, once at mpi4py's default
+thread level, ``MPI_THREAD_MULTIPLE`` (at which MPICH leaves out its shared-memory collectives), and right after
+it with each rank asking MPI for ``MPI_THREAD_SINGLE``, so that the two levels are compared within one run
+(the MPICH gloo is set against):
 
-``four_multiple``, ``four_single``  all-reduce on 4 ranks on the two cores of ``four`` (the library the ring of
-                                    ``pair4`` is set against);
-``two_multiple``, ``two_single``    all-reduce on 2 ranks on the cores of ``two`` (the MPICH gloo is set against).
+``two_multiple``, ``two_single``  all-reduce on 2 ranks on the cores of ``two``.
+
+The same control on the four ranks of ``four`` (oversubscribed) stalled at 64 MiB on the reference machine and is
+not part of the plan. The machine the control ran on is recorded in ``machine_control.json``.
 """
 
 from __future__ import annotations
@@ -38,10 +39,9 @@ SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
 SIZES4 = SIZES[::2]                          # 1 KiB, 4 KiB, ... 64 MiB
 GLOO_SIZES = SIZES4                          # gloo at the four-rank sizes, on the two-rank run's cores
 GLOO_REPEATS = 15
-PARTS = ("two", "four", "pair4", "free4", "gloo", "four_multiple", "four_single", "two_multiple", "two_single")
-STORED_ONLY = ("four_multiple", "four_single", "two_multiple", "two_single")  # the stored run's thread-level control
-THREAD_LEVEL = {"four_multiple": "multiple", "four_single": "single", "two_multiple": "multiple",
-                "two_single": "single"}  # what each control part's ranks ask MPI for
+PARTS = ("two", "four", "pair4", "free4", "gloo", "two_multiple", "two_single")
+STORED_ONLY = ("two_multiple", "two_single")  # the stored run's thread-level control
+THREAD_LEVEL = {"two_multiple": "multiple", "two_single": "single"}  # what each control part's ranks ask MPI for
 RUN_PARTS = tuple(p for p in PARTS if p not in STORED_ONLY)  # what :func:`run` measures by default
 _TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
 _DATA = Path(__file__).with_name("data")
@@ -68,10 +68,6 @@ def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = 
                         if len(cores4) == 4 else None)
     if "gloo" in parts:
         out["gloo"] = torch_measure.run(n=2, sizes=GLOO_SIZES, repeats=GLOO_REPEATS, timeout=300, cpus=cores)
-    for part in ("four_multiple", "four_single"):
-        if part in parts:
-            out[part] = runner.measure(n=4, ops=["all_reduce"], sizes=SIZES4, cpus=cores, progress=None,
-                                       thread_level=THREAD_LEVEL[part], **_TIMING)
     for part in ("two_multiple", "two_single"):
         if part in parts:
             out[part] = runner.measure(n=2, ops=["all_reduce"], sizes=SIZES, cpus=cores, sweeps=2, progress=None,
@@ -97,12 +93,14 @@ def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = 
 
 def stored() -> dict[str, dict | None]:
     """The plan's run on an idle machine, as stored with the book: each part's JSON (None where absent), plus
-    ``"machine"``: what that machine was (processor, cores, libraries, date)."""
+    ``"machine"``: what that machine was (processor, cores, libraries, date), and ``"machine_control"``: the same
+    for the stored-only control, made apart."""
     docs: dict[str, dict | None] = {}
     for name in PARTS:
         path = _DATA / f"{name}.json"
         docs[name] = (runner.load(path) if name != "gloo" else json.loads(path.read_text(encoding="utf-8"))) \
             if path.exists() else None
-    machine = _DATA / "machine.json"
-    docs["machine"] = json.loads(machine.read_text(encoding="utf-8")) if machine.exists() else None
+    for key in ("machine", "machine_control"):
+        path = _DATA / f"{key}.json"
+        docs[key] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     return docs

@@ -82,6 +82,9 @@ THREAD_LEVELS = ("single", "funneled", "serialized", "multiple")
 #: broadcast on fewer than 8 ranks a binomial tree at every size).
 AUTO_ALGORITHMS = {op: "mpich" for op in ("all_reduce", "reduce_scatter", "all_gather", "broadcast")}
 
+#: The library that moved the bytes, by the JSON's ``impl`` (the point-to-point all-reduces run on MPICH too).
+_LIBRARY_OF = {"torch_gloo": "gloo"}
+
 _ROOT = Path(__file__).resolve().parents[2]  # the folder that holds the commlib package
 
 
@@ -624,7 +627,8 @@ def to_series(doc: dict, label: str | None = None, sweep: int | None = None) -> 
         name = label or f"{what}, {n} ranks"
         stats = [_stats(r, sweep) for r in rows]
         out.append(Series(op, n, tuple(r["nbytes"] for r in rows), tuple(m for _, m, _ in stats), algorithm,
-                          tuple(lo for lo, _, _ in stats), tuple(hi for _, _, hi in stats), name))
+                          tuple(lo for lo, _, _ in stats), tuple(hi for _, _, hi in stats), name,
+                          _LIBRARY_OF.get(impl, "mpich")))
     return out
 
 

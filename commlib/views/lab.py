@@ -46,7 +46,8 @@ _COLOR_OF = {("all_reduce", "mpich"): PALETTE["blue"], ("reduce_scatter", "mpich
              ("all_reduce", "ring"): PALETTE["purple"], ("all_reduce", "halving_doubling"): "#8c6d1f"}
 #: One marker per number of ranks: a figure that holds runs of two and four ranks tells them apart by shape.
 _MARKER_OF = {2: "o", 4: "s", 8: "D"}
-#: Any other series (an algorithm forced on MPICH, say): dark grey, no colour of the table above.
+#: Any other series (an algorithm forced on MPICH, or another library than MPICH, such as gloo): dark grey, no
+#: colour of the table above.
 _OTHER = "#555555"
 #: Shown behind the relative errors: the band within the target (grey: no series' colour).
 _BAND = "#d9d9d9"
@@ -64,7 +65,7 @@ def series_color(s: fit.Series) -> str:
     >>> series_color(a) == series_color(b) != series_color(fit.Series("broadcast", 2, a.nbytes, a.seconds, "mpich"))
     True
     """
-    return _COLOR_OF.get((s.op, s.algorithm or "mpich"), _OTHER)
+    return _COLOR_OF.get((s.op, s.algorithm or "mpich"), _OTHER) if s.library == "mpich" else _OTHER
 
 
 def series_marker(s: fit.Series) -> str:
@@ -190,8 +191,9 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
     return fig
 
 
-#: Your run against the reference run: black for the reference (no collective's colour), vermillion for yours.
-_RUN_COLORS = {"reference run": "#000000", "your run": PALETTE["vermillion"]}
+#: Your run against the reference run: black for the reference, sky blue for yours (neither is a collective's colour;
+#: sky blue stands for nothing else in the lab's figures).
+_RUN_COLORS = {"reference run": "#000000", "your run": PALETTE["sky"]}
 
 
 def runs_figure(reference: Sequence[fit.Series], yours: Sequence[fit.Series], title: str = ""):
@@ -402,7 +404,8 @@ def _time(seconds: float, n: int = 2) -> str:
 
 
 def _inverse_beta(m: fit.AlphaBeta) -> str:
-    return "beta 0 s/B (no size dependence)" if m.beta == 0 else f"1/beta {_rate(m.bandwidth)}"
+    # under the column "1/beta": the rate alone, not the header again
+    return "none: beta = 0 (no size dependence)" if m.beta == 0 else _rate(m.bandwidth)
 
 
 def _alpha(m: fit.AlphaBeta, resolution: float = 1e-9) -> str:
@@ -585,7 +588,8 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
     :class:`commlib.lab.fit.RateCheck` per series, from
     :func:`commlib.experiments.lab.rate_checks`) a column says whether that
     ``1/beta`` and the measured busbw agree within their spread, and if not
-    which factor parts them (:func:`commlib.lab.explain.fit_busbw_flag`)."""
+    which factor parts them (:func:`commlib.lab.explain.fit_busbw_flag`); for a secant it says "not tested":
+    a line through two sizes meets both, so its slope was checked against nothing."""
     check_positive("copy_rate", copy_rate)
     if at is None:
         at = min(max(s.nbytes) for s in series)
@@ -600,8 +604,9 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
                                                     ("with gamma", explain.rate_flag(hg.bandwidth, copy_rate))) if f)
         row = [s.label, f"{bw / 1e9:.2f}", f"{bw / copy_rate:.2f}", f"{hi.bandwidth / 1e9:.2f}",
                f"{hg.bandwidth / 1e9:.2f}", _top_fitted_on(s, m)]
-        if checks is not None:
-            row.append(explain.fit_busbw_flag(checks[i]))
+        if checks is not None:  # a secant passes through its two sizes: no other point tests its rate
+            secant = isinstance(m, fit.PiecewiseFit) and fit.regime_errors(m, s)[-1].exact
+            row.append("not tested: a secant through its two sizes" if secant else explain.fit_busbw_flag(checks[i]))
         body.append(row + [flags or "none"])
     head = ["collective", f"busbw at {format_bytes(at)}, measured (GB/s)", "busbw / copy rate",
             "1/beta of the chosen model, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
@@ -656,9 +661,9 @@ def cache_table(step: tuple[float, float, float], sizes: Sequence[float], rates:
     return markdown_table(head, body)
 
 
-def fit_busbw_table(check: fit.RateCheck):
+def fit_busbw_table(check: fit.RateCheck, factors: bool = True):
     """Markdown table: a fitted ``1/beta`` and the busbw measured at the largest size, each with its range, and
-    the three factors that multiply to their ratio (:class:`commlib.lab.fit.RateCheck`); beside
+    (with ``factors``) the three factors that multiply to their ratio (:class:`commlib.lab.fit.RateCheck`); beside
     :func:`commlib.lab.explain.fit_busbw_sentence` with ``part="short"``."""
     size, algorithm = format_bytes(check.nbytes), check.algorithm.replace("_", "-")
     body = [[r"fitted $1/\beta$ (GB/s)", explain._gbs(check.fitted),
@@ -667,7 +672,7 @@ def fit_busbw_table(check: fit.RateCheck):
             [f"busbw measured at {size} (GB/s)", explain._gbs(check.busbw),
              f"{explain._gbs(check.busbw_range[0])} to {explain._gbs(check.busbw_range[1])} over the middle half "
              "of the calls"]]
-    if check.disagree and not math.isinf(check.fitted):
+    if factors and check.disagree and not math.isinf(check.fitted):
         body += [[f"factor: bytes busbw counts over bytes {algorithm} sends", f"{check.counts:.2f}", ""],
                  ["factor: share of the model's time spent on bytes", f"{check.byte_share:.2f}", ""],
                  ["factor: model's time over measured time", f"{check.miss:.2f}", ""],

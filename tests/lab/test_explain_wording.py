@@ -430,6 +430,13 @@ def test_the_reference_machine_and_your_run_are_told_from_their_data():
     mine = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.33}, [6e-6, 0.04], [30e-6, 0.1],
                                      [2**10, 2**26])
     assert "33 %" in mine and "other programs shared your cores" in mine and "5.0 times" in mine
+    # the figure's four-rank curves are covered too; a four-rank run that parted far more is explained
+    both = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.63}, [6e-6, 0.04], [4e-6, 0.05],
+                                     [2**10, 2**26], ref4_times=[3e-5, 0.1], your4_times=[3e-3, 0.12])
+    assert "On four ranks sharing those two cores it took 100 times" in both and "wait for its rank" in both
+    calm = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.98}, [6e-6, 0.04], [6e-6, 0.04],
+                                     [2**10, 2**26], ref4_times=[3e-5, 0.1], your4_times=[3.1e-5, 0.1])
+    assert "it took about the reference run's time" in calm and "wait for its rank" not in calm
 
 
 def test_oversubscription_words_follow_the_fitted_alpha_against_a_slice():
@@ -463,3 +470,28 @@ def test_halving_doubling_is_read_apart_where_steps_and_where_bytes_decide():
     words = explain.pair_sentence([2**10, 2**14, 2**20, 2**26], [0.8, 0.85, 0.99, 1.01])
     assert "Below 1 MiB" in words and "faster, as its fewer steps predict" in words and "about as fast" in words
     assert "did not show" in explain.pair_sentence([2**10, 2**14], [0.99, 1.0])
+    # the medians hide single sizes: the range is given, and every size where halving-doubling took longer
+    assert "Size by size it took 0.80 to 1.01" in words and "longer than the ring at 64 MiB" in words
+    assert "longer than" not in explain.pair_sentence([2**10, 2**14], [0.8, 0.9])
+
+
+def test_the_thread_level_control_sets_the_rival_against_the_library_at_its_better_level():
+    # the library at its best is the better of its two thread levels, size by size
+    assert explain.level_factors([1, 2], [4.0, 2.0], [2.0, 3.0], [1, 2]) == [0.5, 1.0]
+    with pytest.raises(ValueError, match="at must be sizes"):
+        explain.level_factors([1, 2], [4.0, 2.0], [2.0, 3.0], [8])
+    runs = explain.level_runs([2**10, 2**16, 2**24, 2**26], [4e-5, 1e-4, 9e-3, 0.05], [2e-5, 2e-4, 2e-2, 0.052])
+    assert runs == ("faster at 1 KiB (0.50 of its time), slower from 64 KiB to 16 MiB (2.00 to 2.22), "
+                    "within 10 % at 64 MiB (1.04)")
+    control = explain.thread_level_sentence("two ranks", [2**10, 2**24], [4e-5, 9e-3], [5e-5, 6e-3])
+    assert "At SINGLE it was slower at 1 KiB, faster at 16 MiB." in control
+    # ring 6 ms against the library's 9 ms at MULTIPLE, 6 ms at SINGLE: about as fast as the library at its best
+    ring = explain.ring_level_sentence(control, [2**10, 2**24], [3e-5, 6e-3], [4e-5, 9e-3],
+                                       explain.level_factors([2**10, 2**24], [4e-5, 9e-3], [5e-5, 6e-3],
+                                                             [2**10, 2**24]))
+    assert ring.startswith(control) and "the ring took 1.00 of its time at 16 MiB: about as fast" in ring
+    alone = explain.ring_level_sentence(None, elsewhere=runs)
+    assert "no control at `MPI_THREAD_SINGLE`" in alone and alone.endswith(f"at SINGLE, the library's all-reduce was {runs}.")
+    assert "paired the same way" in explain.gloo_level_sentence(control, "from 16 MiB up, gloo took 1.1 times")
+    assert "already set gloo against MPICH" in explain.gloo_level_sentence(control, "x", same=True)
+    assert "not set gloo against MPICH at its best" in explain.gloo_level_sentence(None)

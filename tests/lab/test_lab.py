@@ -458,6 +458,22 @@ def test_calculator_shows_a_measurable_start_up_cost_as_a_time():
     assert calc.results["latency term a alpha"] == format_time(2 * 30e-6)
 
 
+def test_calculator_calls_a_two_size_regimes_alpha_a_secants_intercept():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    s = _series(5e-6, 10e9, sizes=tuple(2.0**k for k in range(20, 27)))
+    top = fit.fit_joint([s.subset(lo=2.0**25)])  # two sizes: a line through both
+    pw = fit.PiecewiseFit((2.0**24.5,), (fit.fit_joint([s.subset(hi=2.0**24)]), fit.AlphaBeta(1e-4, top.beta)))
+    calc = lab_views.model_calculator([s], [pw], size="64 MiB")
+    assert calc.results["regime fitted on"] == "2 measured sizes, 32 MiB to 64 MiB: a secant"
+    shown = calc.results["latency term a alpha"]
+    assert "secant's intercept" in shown and len(shown) <= 60
+    calc = lab_views.model_calculator([s], [pw], size="4 MiB")
+    assert calc.results["regime fitted on"] == "5 measured sizes, 1 MiB to 16 MiB"
+    assert "secant" not in calc.results["latency term a alpha"]
+
+
 def test_regime_sizes_are_those_between_the_crossovers():
     from commlib.lab import fit
 
@@ -540,6 +556,9 @@ def test_rate_table_puts_the_measured_busbw_beside_the_fit_and_names_a_secant():
     s = fit.Series("all_reduce", 2, sizes, tuple(two_top.time("all_reduce", x, 2, "mpich") for x in sizes), "mpich")
     table = str(lab_views.rate_table([s], [two_top], [two_top], 1e9).data)
     assert "busbw at 64 KiB, measured" in table and "a secant through both" in table
+    # a secant meets its two sizes by construction: its rate is "not tested", never "disagree" or "agree"
+    checked = str(lab_views.rate_table([s], [two_top], [two_top], 1e9, checks=[fit.rate_check(two_top, s)]).data)
+    assert "not tested: a secant" in checked and "agree" not in checked
     line = str(lab_views.rate_table([s], [fit.fit_joint([s])], [fit.fit_joint([s])], 1e9).data)
     assert "7 sizes (one line)" in line
     assert "above the copy control" in line        # 2 GB/s against a 1 GB/s copy: flagged
@@ -568,6 +587,8 @@ def test_lab_figures_give_each_colour_one_meaning_and_name_lines_at_their_ends()
     assert lab_views.series_marker(two) != lab_views.series_marker(four)
     colours = [lab_views.series_color(s) for s in [two, *others, *p2p]]
     assert len(set(colours)) == len(colours)
+    # the runs figure's colours stand for the run, and for no collective
+    assert not set(lab_views._RUN_COLORS.values()) & set(colours)
     fig = lab_views.times_figure([four, *p2p, two])
     ax = fig.axes[0]
     assert ax.get_legend() is None
@@ -628,3 +649,15 @@ def test_measure_refuses_a_run_whose_ranks_each_saw_a_world_of_their_own(monkeyp
     monkeypatch.setattr(runner, "run_mpi", singletons)
     with pytest.raises(RuntimeError, match="asked for 2 ranks, the run had 1.*MPI4PY_LIBMPI"):
         runner.measure(n=2, sizes=[1024], progress=None)
+
+
+def test_gloo_is_coloured_apart_from_the_point_to_point_ring():
+    # gloo's all-reduce is counted as a ring, but it is another library: it must not wear the MPI ring's colour
+    from commlib.lab import plan
+    from commlib.views import lab as lab_views
+
+    (gloo,) = runner.to_series(plan.stored()["gloo"])
+    assert gloo.library == "gloo" and gloo.algorithm == "ring"
+    ring = runner.least_loaded_series(plan.stored()["pair4"])[0]
+    assert ring.library == "mpich" and lab_views.series_color(gloo) != lab_views.series_color(ring)
+    assert gloo.subset(lo=2**20).library == "gloo"

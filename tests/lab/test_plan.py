@@ -43,15 +43,13 @@ def test_the_readers_run_leaves_out_the_stored_only_controls():
     assert set(plan.STORED_ONLY) == set(plan.THREAD_LEVEL) and set(plan.STORED_ONLY) < set(plan.PARTS)
 
 
-@pytest.mark.parametrize("part, mirror", [("four_single", "four"), ("four_multiple", "four"),
-                                          ("two_single", "two"), ("two_multiple", "two")])
+@pytest.mark.parametrize("part, mirror", [("two_single", "two"), ("two_multiple", "two")])
 def test_each_thread_level_control_mirrors_the_run_it_checks(stored, part, mirror):
     # same ranks, cores and sizes as the run it checks; only the thread level differs between the pair
     from mpi4py import MPI
 
     doc, ref = stored[part], stored[mirror]
-    if doc is None:
-        pytest.skip(f"the stored run has no {part} part yet")
+    assert stored["machine_control"]["cpu_count"] == stored["machine"]["cpu_count"]  # the same kind of machine
     assert doc["ranks"] == ref["ranks"] and doc["rank_cores"] == ref["rank_cores"]
     assert doc["oversubscribed"] == ref["oversubscribed"]
     (series,) = runner.to_series(doc)
