@@ -134,7 +134,7 @@ __all__ += ["MEASURED_H100", "measured_gain", "nvls_algbw", "REPORTED_ALL_GATHER
 #: NVLS's all-reduce on one GPU's links, step by step: the direction (``"up"``, GPU to switch; ``"down"``), whether
 #: the step moves the whole buffer (``True``) or one share of it (``False``, a 1/n of M), and what moves.
 NVLS_STEPS = (
-    ("up", True, "one slice of every share, read by the switch for each share's owner"),
+    ("up", True, "its whole buffer, one share for each share's owner"),
     ("down", False, "the sum of its own share"),
     ("up", False, "that sum, written back to the switch"),
     ("down", True, "every share's sum, multicast by the switch"),

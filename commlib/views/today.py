@@ -175,7 +175,8 @@ def zero_fit_words(params: int, n: int, gpu: hardware.Accelerator) -> str:
     >>> import textwrap
     >>> print(textwrap.fill(zero_fit_words(7_500_000_000, 64, hardware.accelerator("h100")), 100))
     Plain data parallelism needs 120 GB of model state per GPU, more than one H100 SXM5's 80 GB holds:
-    the model does not fit without sharding, and fits from stage 1 on.
+    the model does not fit without sharding, and fits from stage 1 on (model state only; activations
+    come on top).
     """
     if gpu.memory is None:
         raise ValueError(f"gpu {gpu.key!r} has no memory size")
@@ -183,10 +184,11 @@ def zero_fit_words(params: int, n: int, gpu: hardware.Accelerator) -> str:
     plain, mem = cost.memory_per_rank(params, n, 0) / 1e9, gpu.memory / 1e9
     if 0 in fits:
         return (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, within one {gpu.name}'s "
-                f"{mem:.0f} GB: this model fits without sharding.")
+                f"{mem:.0f} GB: this model fits without sharding (model state only; activations come on top).")
     head = (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, more than one {gpu.name}'s "
             f"{mem:.0f} GB holds: the model does not fit without sharding")
-    return head + (f", and fits from stage {min(fits)} on." if fits else ", nor at any stage on these GPUs.")
+    return head + (f", and fits from stage {min(fits)} on (model state only; activations come on top)." if fits
+                   else ", nor at any stage on these GPUs.")
 
 
 def zero_figure(params: int, n: int, dtype: str = "bf16", gpu: hardware.Accelerator | None = None):

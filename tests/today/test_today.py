@@ -408,6 +408,9 @@ def test_nvls_steps_figure_labels_each_arrow_with_its_bytes():
     labels = [t.get_text() for t in fig.axes[0].texts if t.get_text() in ("M", "M/n")]
     assert labels == ["M", "M/n", "M/n", "M"]
     plt.close(fig)
+    # each step's words say what its arrow's bytes say: the whole buffer (or every share) for M, one share for M/n
+    for _, whole, what in innetwork.NVLS_STEPS:
+        assert ("whole buffer" in what or "every share" in what) == whole, what
 
 
 def test_the_chooser_says_why_b_alg_exceeds_the_link_for_gathers_only():
