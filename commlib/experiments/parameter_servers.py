@@ -423,7 +423,8 @@ def thresholds_sentence(ns=(32, 8)) -> str:
     first = (f"with {ns[0]} workers it {_below(t[0]['f_ring'], 'the ring')} and "
              f"{_below(t[0]['f_best'], 'every all-reduce')}")
     rest = "".join(f"; with {n}, below {_bound(x['f_ring'])} and {_bound(x['f_best'])}" for n, x in zip(ns[1:], t[1:]))
-    return rf"The parameter server gains as $\varphi$ falls: {first}{rest}"
+    return (r"On its $2n$ cards against the all-reduces on the workers' $n$ cards, the parameter server gains as "
+            rf"$\varphi$ falls: {first}{rest}")
 
 
 #: The gradient sizes (bytes) the crossover scan brackets, and its points per decade.
@@ -527,19 +528,30 @@ def few_times_words(verdicts) -> str:
 
 
 def alpha_scaling_sentence(verdicts, link: str = "eth_100g") -> str:
-    """How the crossovers of :func:`ps_crossover_claim` (the first verdict) move with alpha: its two sizes recomputed
-    with ``link``'s alpha on the same cards, and whether they moved in proportion to alpha."""
+    r"""How the crossovers of :func:`ps_crossover_claim` (the first verdict) scale: each as a multiple of
+    :math:`n\alpha B` (alpha and B of the 25 Gb/s cards), and both recomputed on ``link``'s cards, its alpha and
+    its bandwidth together.
+
+    >>> print(alpha_scaling_sentence([claims.verdict("ch03.ps_crossover")]))  # doctest: +NORMALIZE_WHITESPACE
+    These sizes are fixed multiples of $n\alpha B$, in the table's first row 5.0 against the ring and 7.8 against
+    every all-reduce, since every time here scales with $\alpha$ and $M/B$ together: on Ethernet 100 Gb/s, with half
+    the start-up and four times the bandwidth, that row's crossovers rise to 2.50 and 3.90 MB
+    """
     first = verdicts[0]
     n, alpha = first.claim.shared["n"], first.claim.shared["latency"]
-    lat = hardware.link(link).latency
+    bw = hardware.link("eth_25g").bandwidth   # the crossover claims' cards (as in crossover_multiples)
+    nab = n * alpha * bw
+    item = hardware.link(link)
     ring, best = first.best["ring"].mean, first.best["fastest all-reduce"].mean
-    ring2 = crossover_size(n, "ring", lat) / 1e6
-    best2 = crossover_size(n, first.best["fastest all-reduce"].config["algorithm"], lat) / 1e6
-    even = all(math.isclose(x, lat / alpha, rel_tol=1e-3) for x in (ring2 / ring, best2 / best))
-    move = "in proportion to α" if even else "with α, though not in proportion"
-    return (f"These sizes move {move}: with the {1e6 * lat:g} µs start-up this book takes for "
-            f"{hardware.link(link).name}, on these same cards, the {n} workers' two crossovers "
-            f"{'fall' if ring2 < ring else 'rise'} to {ring2:.2f} and {best2:.2f} MB")
+    ring2 = crossover_size(n, "ring", link=link) / 1e6
+    best2 = crossover_size(n, first.best["fastest all-reduce"].config["algorithm"], link=link) / 1e6
+    words = {0.5: "half", 1: "the same", 2: "twice", 4: "four times", 8: "eight times"}
+    lat_w = words.get(item.latency / alpha, f"{item.latency / alpha:g} times")
+    bw_w = words.get(item.bandwidth / bw, f"{item.bandwidth / bw:g} times")
+    return (rf"These sizes are fixed multiples of $n\alpha B$, in the table's first row {ring * 1e6 / nab:.1f} against "
+            rf"the ring and {best * 1e6 / nab:.1f} against every all-reduce, since every time here scales with "
+            rf"$\alpha$ and $M/B$ together: on {item.name}, with {lat_w} the start-up and {bw_w} the bandwidth, that "
+            f"row's crossovers {'fall' if ring2 < ring else 'rise'} to {ring2:.2f} and {best2:.2f} MB")
 
 
 def kstar_small_sentence(nbytes: float, n: int, link: str = "eth_25g") -> str:
