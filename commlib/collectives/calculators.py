@@ -300,8 +300,8 @@ def cluster_results(model: str = "resnet50", dtype: str = "fp16", n: int = 16, h
         "time of one all-reduce": _time(r.seconds),
         "algorithm bandwidth (algbw)": _rate(r.algbw, both=False),
         "bus bandwidth (busbw)": _rate(r.busbw, both=False),
-        "what its links carry per GPU": _rate(r.bottleneck, both=False),
-        "busbw / what its links carry": format_percent(r.bus_efficiency, 1),
+        "busbw its links allow (no start-ups)": _rate(r.bottleneck, both=False),
+        "busbw / busbw its links allow": format_percent(r.bus_efficiency, 1),
         "parallel efficiency Tc/(Tc+Tm)": format_percent(r.parallel_efficiency, 1),
         **need_rows,
     }

@@ -243,7 +243,7 @@ def test_cluster_single_host_uses_intra_link_and_hierarchical_beats_flat_ring():
     assert flat.bottleneck == pytest.approx(1.25e9)
     assert hier.seconds < flat.seconds
     # hierarchical sends only 1/8 of the buffer over the network, so its busbw can exceed the NIC's line rate;
-    # what its links carry (its busbw with no latency) is more than the NIC, and busbw stays below that.
+    # the busbw its links allow (its busbw with no latency) is more than the NIC, and busbw stays below that.
     assert hier.busbw > 1.25e9 > flat.busbw
     assert hier.bottleneck > 1.25e9
     assert flat.bus_efficiency < 1 and hier.bus_efficiency < 1
