@@ -410,19 +410,22 @@ def test_carry_c_words_say_when_tuning_with_16_learners_cannot_tell_the_c_that_c
     at16 = b(0.554, 0.555, 0.556)
     mixed = {0.1: (at16, b(0.570, 0.571, 0.572)), 10.0: (at16, b(0.600, 0.601, 0.602))}
     words = staleness.carry_c_words(v, mixed)
-    assert "every C from 0.1 to 10 ends level" in words and "cannot tell" in words
+    assert "every C from 0.1 to 10 ends at the same loss" in words and "cannot tell" in words
     assert "the rule ends -0.03" in words and "nats from the carried constant rate with C = 0.1" in words
     assert "ends level with the carried constant rate with C = 10" in words
     both = {0.1: (at16, b(0.570, 0.571, 0.572)), 10.0: (at16, b(0.580, 0.581, 0.582))}
     assert "any of them carries" in staleness.carry_c_words(v, both)
     # the caveat the takeaway and the section's summary carry: only where a larger, level C does nothing
     caveat = staleness.carry_c_caveat(v, mixed)
-    assert caveat == "at a C that tuning with 16 learners cannot tell from larger, inert ones"
+    assert caveat == ("only where C is small enough for the distance term to act, and tuning with 16 learners cannot "
+                      "tell which C that is")
     assert staleness.carry_c_caveat(v, both) == ""
     apart = {0.1: (at16, b(0.570, 0.571, 0.572)), 10.0: (b(0.600, 0.601, 0.602), b(0.600, 0.601, 0.602))}
     assert staleness.carry_c_caveat(v, apart) == ""          # tuning with 16 learners tells the C apart
     plain = staleness.lr_plain_summary(["constant"], "distance", 256, caveat)
-    assert plain.endswith("without re-tuning (at a C that tuning with 16 learners cannot tell from larger, inert ones)")
+    assert plain.endswith(f"without re-tuning ({caveat})")
+    assert staleness.lr_rule_summary(["constant"], "yes", "distance", caveat).endswith(f"re-tuned ({caveat})")
+    assert staleness.lr_rule_summary(["constant"], "yes", "staleness", caveat).endswith("re-tuned")
     assert staleness.lr_plain_summary(["constant"], "staleness", 256, caveat).endswith("without re-tuning")
 
 

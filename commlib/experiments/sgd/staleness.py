@@ -509,10 +509,11 @@ def lr_plain_summary(verdicts, adapting: str, workers: int = 256, caveat: str = 
     return text
 
 
-def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = None) -> str:
+def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = None, caveat: str = "") -> str:
     """One sentence over several studies' ``lr_rule_phrases(...)["verdict"]`` and, optionally, whether a rule adapts
     to a change of setting (``adapts``, ``"yes"``/``"no"``) and which (``adapting``, from :func:`carry_adapting` on the
-    claim ``ch05.carry_over``): what the rules buy on this problem."""
+    claim ``ch05.carry_over``): what the rules buy on this problem. ``caveat`` (:func:`carry_c_caveat`) follows in
+    brackets where the distance rule is among those that adapt."""
     verdicts = list(verdicts)
     if not verdicts:
         raise ValueError("verdicts must hold at least one verdict")
@@ -530,6 +531,8 @@ def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = 
         if adapts == "yes" and adapting != "none":
             text += (f"; what one rule can offer is {what[adapting]} when the setting changes and the rate is not "
                      "re-tuned")
+            if caveat and adapting in ("distance", "both"):
+                text += f" ({caveat})"
         elif adapts == "no":
             text += ", not even when the setting changes and the rate is not re-tuned"
         return text
@@ -1506,7 +1509,7 @@ def carry_c_words(v: claims.Verdict, levels: dict[float, tuple[claims.Best, clai
     >>> v = claims.Verdict(c, {CARRIED["constant"]: const}, "", "", 0.0, 0.0, 1)
     >>> b = lambda *x: claims.Best({}, x, ())
     >>> carry_c_words(v, {0.1: (b(0.55, 0.56), b(0.57, 0.58)), 10: (b(0.55, 0.56), b(0.60, 0.61))})[:64]
-    'with 16 learners every C from 0.1 to 10 ends level with the othe'
+    'with 16 learners every C from 0.1 to 10 ends at the same loss, b'
     """
     const = v.best[CARRIED["constant"]]
     cs = sorted(levels)
@@ -1518,13 +1521,13 @@ def carry_c_words(v: claims.Verdict, levels: dict[float, tuple[claims.Best, clai
         tail = "so any of them carries, whichever tuning with 16 learners picks"
     else:
         tail = ("so the rule carries only where C is small enough for the distance term to act, and tuning with 16 "
-                "learners cannot tell those C from the others")
+                "learners cannot tell which C that is")
     def at(c):
         b = levels[c][1]
         return (f"ends {gap_text(b, const)} from the carried constant rate" if place(b, const) != "level with" else
                 f"ends {where(b, const)} the carried constant rate")
 
-    return (f"with 16 learners every C from {lo:g} to {hi:g} ends level with the others, but carried to "
+    return (f"with 16 learners every C from {lo:g} to {hi:g} ends at the same loss, but carried to "
             f"{v.claim.shared['workers']} learners the rule {at(lo)} with C = {lo:g} and {at(hi)} with C = {hi:g}: "
             f"{tail}")
 
@@ -1539,8 +1542,8 @@ def carry_c_caveat(v: claims.Verdict, levels: dict[float, tuple[claims.Best, cla
     >>> const = claims.Best({"lr": 0.05}, (0.60, 0.61), ())
     >>> v = claims.Verdict(c, {CARRIED["constant"]: const}, "", "", 0.0, 0.0, 1)
     >>> b = lambda *x: claims.Best({}, x, ())
-    >>> carry_c_caveat(v, {0.1: (b(0.55, 0.56), b(0.57, 0.58)), 10: (b(0.55, 0.56), b(0.60, 0.61))})
-    'at a C that tuning with 16 learners cannot tell from larger, inert ones'
+    >>> carry_c_caveat(v, {0.1: (b(0.55, 0.56), b(0.57, 0.58)), 10: (b(0.55, 0.56), b(0.60, 0.61))})[:45]
+    'only where C is small enough for the distance'
     >>> carry_c_caveat(v, {0.1: (b(0.55, 0.56), b(0.57, 0.58)), 10: (b(0.55, 0.56), b(0.57, 0.58))})
     ''
     """
@@ -1550,7 +1553,8 @@ def carry_c_caveat(v: claims.Verdict, levels: dict[float, tuple[claims.Best, cla
     inert = [c for c in same if place(levels[c][1], const) != "below"]
     acts = [c for c in same if place(levels[c][1], const) == "below"]
     if inert and acts and max(inert) > max(acts):
-        return "at a C that tuning with 16 learners cannot tell from larger, inert ones"
+        return ("only where C is small enough for the distance term to act, and tuning with 16 learners cannot tell "
+                "which C that is")
     return ""
 
 
@@ -1621,7 +1625,7 @@ def gupta_retune_words(verdicts) -> str:
     ...     return claims.Verdict(c, {SYNC: claims.Best({"lr": rate}, (0.5,), ())}, SYNC, SYNC, 0.0, 0.0, 1)
     >>> gupta_retune_words([v(16, 1.0), v(4, 0.2), v(256, 5.0)])[:73]
     'its best rate (third column) rises from 0.2 with 4 learners to 5 with 256'
-    >>> "with each learner's batch fixed at 8" in gupta_retune_words([v(16, 1.0), v(4, 0.2)])
+    >>> "With each learner's batch fixed at 8" in gupta_retune_words([v(16, 1.0), v(4, 0.2)])
     True
     >>> gupta_retune_words([v(16, 1.0), v(4, 1.0)])[:52]
     'its best rate is 1 for every number of learners from'
@@ -1637,8 +1641,8 @@ def gupta_retune_words(verdicts) -> str:
                  f"{values[-1]:g} with {ns[-1]}")
     else:
         moves = f"moves between {min(values):g} and {max(values):g} from {ns[0]} to {ns[-1]} learners"
-    return (f"its best rate (third column) {moves}: with each learner's batch fixed at {batch}, as here, synchronous "
-            "SGD's total batch grows with $n$, a rate tuned for one $n$ does not serve another, and the rule carries "
+    return (f"its best rate (third column) {moves}. With each learner's batch fixed at {batch}, as here, synchronous "
+            "SGD's total batch grows with $n$, so a rate tuned for one $n$ does not serve another. The rule carries "
             "over only by re-tuning synchronous SGD for each $n$")
 
 

@@ -156,7 +156,7 @@ def overlap_sweep(sweep: LinkSweep):
     def draw(key):
         item, r = hardware.link(key), sweep.runs[key]
         return overlap_figure(r, t_max=t_max, title=f"{item.name}: {len(r.buckets)} buckets, "
-                                       f"{100 * r.hidden_fraction:.0f} % hidden, {format_time(r.exposed)} exposed")
+                                       f"{format_time(r.exposed)} exposed after backward")
 
     return sweep_html(draw, list(sweep.runs), label=lambda key: hardware.link(key).name,
                       alt=f"Overlap timeline of {hardware.model(sweep.model).name} on {sweep.n} GPUs for each link")
