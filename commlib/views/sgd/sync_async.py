@@ -17,6 +17,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from ... import hardware
 from ...experiments.sgd.summaries import PROTOCOL_LABELS
+from ...experiments.sgd.summaries import PROTOCOL_LABELS as _PROTOCOL_LABELS
 from ...experiments.sgd.summaries import protocol_label as _k_label
 from ...experiments.sgd.sync_async import KSweep, ProtocolTimelines, RuntimeRatioCurves, WeakScalingCurves
 from ...sgd import simulate as sgd
@@ -281,6 +282,12 @@ def update_time_table(rows: list[dict]):
     return markdown_table(head, body)
 
 
+def _protocol_name(protocol: str) -> str:
+    """A protocol's name for a sentence: "K-async", "asynchronous SGD"."""
+    name = _PROTOCOL_LABELS.get(protocol, protocol)
+    return name if name.startswith("K-") else f"{name} SGD"
+
+
 def law_loss_figure(runs_by_law: dict, target: float | None = None, smooth: int = 3):
     """Training loss against wall-clock time, one panel per compute-time law, each protocol at its own best rate.
 
@@ -405,7 +412,8 @@ def race_figure(race, smooth: int = 3):
     """The race of chapter 4 (:func:`commlib.experiments.sgd.tuned_races.race_runs`) in three panels.
 
     Left: training loss against wall-clock time, every protocol at the same rate per update. Middle: each at
-    its own best rate (on the coarse grid). Both with the problem's optimum dotted. Right: the test error each reaches
+    its own best rate on the finer grid (``race.fine_runs``, the first held-out seed; without them, its best on the
+    coarse grid). Both with the problem's optimum dotted. Right: the test error each reaches
     at the rate of ``race.error_rates`` (its best on the finer grid; mean over the held-out seeds, over the last
     quarter of the budget), with error bars of its spread over the seeds
     (every model is scored on the same test samples, so the seeds, not one test set's sampling error, say what
@@ -413,12 +421,14 @@ def race_figure(race, smooth: int = 3):
     """
     fig, (ax1, ax2, ax3) = figure(10.8, 3.6, ncols=3)
     opt = race.optimum
+    fine = bool(race.fine_runs)
+    best_runs, best_rates = (race.fine_runs, race.error_rates) if fine else (race.tuned, race.rates)
     for ax, runs, title in ((ax1, race.equal, f"every protocol at rate {race.shared_rate:g}"),
-                            (ax2, race.tuned, "each at its own best rate (coarse grid)")):
+                            (ax2, best_runs, "each at its own best rate" + ("" if fine else " (coarse grid)"))):
         for i, (label, r) in enumerate(runs.items()):
             t = np.concatenate([[0.0], r.eval_times])
             loss = np.concatenate([[r.initial_loss], _smooth(r.losses, smooth)])
-            name = label if ax is ax1 else f"{label}, rate {race.rates[label]:g}"
+            name = label if ax is ax1 else f"{label}, rate {best_rates[label]:g}"
             ax.plot(t, loss, color=_protocol_color(label, i), ls=["-", "--", "-.", ":"][i % 4],
                     marker=MARKERS[i % len(MARKERS)], markevery=(i, 8), ms=4, lw=1.5, label=name)
         _optimum_line(ax, opt["loss"])
@@ -651,6 +661,6 @@ def sgd_sweep(sweep: KSweep):
         return fig
 
     return sweep_html(draw, list(sweep.points), label=lambda point: f"K = {point.k}",
-                      alt=f"Staleness histogram and test error against wall-clock time of {sweep.protocol} SGD with "
+                      alt=f"Staleness histogram and test error against wall-clock time of {_protocol_name(sweep.protocol)} with "
                           f"{workers} learners for each K; the staleness and time axes are shared, the error axis zooms on the "
                           "last three quarters of the budget")
