@@ -33,7 +33,8 @@ __all__ = ["BYTES_WORKERS", "NAMES", "TRAIN_LRS", "TRAIN_STEPS", "TRAIN_WORKERS"
            "LOCAL_SETTINGS", "LARGE_BATCH_KEYS", "large_summary", "local_outcome", "large_outcome", "paired_gaps", "median_spread",
            "seed_noise", "large_share", "large_shares_by_seed", "large_share_median",
            "large_gain_words", "local_gap", "race_cause", "race_takeaway", "MoeExample", "MOE_EXAMPLE",
-           "MOE_SEEDS", "moe_imbalances", "bytes_phrase", "way_words"]
+           "MOE_SEEDS", "moe_imbalances", "bytes_phrase", "way_words",
+           "large_share_range", "way_range_words", "closes_range_words"]
 
 #: Workers in every compression training run.
 TRAIN_WORKERS = 4
@@ -464,6 +465,21 @@ def large_share_median(large: claims.Verdict, sync: claims.Verdict) -> float:
     return statistics.median(large_shares_by_seed(large, sync))
 
 
+def large_share_range(large: claims.Verdict, sync: claims.Verdict) -> tuple[float, float]:
+    """The large batch's share by both statistics, the lower first: from the seeds' mean losses (:func:`large_share`,
+    the statistic its rate is tuned by) and on the median seed (:func:`large_share_median`). Where one seed's tuned
+    rate nearly diverges the two part, and a share is quoted no finer than the range between them."""
+    return tuple(sorted((large_share(large, sync), large_share_median(large, sync))))
+
+
+def _lo_hi(share) -> tuple[float, float]:
+    """A share as a (low, high) range: a number is a range of width zero."""
+    lo, hi = (share, share) if isinstance(share, (int, float)) else share
+    if lo > hi:
+        raise ValueError(f"share's range must be (low, high), got {share!r}")
+    return lo, hi
+
+
 def _amount(share: float) -> str:
     """A share of a gain in words no finer than it moves between sets of seeds (at H = 64 from 0.53 on seeds 0-4 to
     0.64 on seeds 5-14): most (0.8 or more), part, little, none."""
@@ -515,11 +531,12 @@ def large_gain_words(shares: dict[int, float]) -> dict[str, str]:
     return {"most": most, "why": why, "so": so}
 
 
-def large_summary(shares: dict[int, float]) -> dict[str, str]:
+def large_summary(shares: dict[int, float | tuple[float, float]]) -> dict[str, str]:
     """The chapter's summary of where local SGD's gain comes from on its problem, from the large batch's share of it
-    at each H (:func:`large_share_median`: the median seed, which one seed on which the control nearly diverges does
-    not pull): ``"way"``, how far the control gets at each H (a phrase after "gets"); ``"rest"``, what pays for the
-    gain, a clause that says no more than these runs (this problem, these H).
+    at each H, a number or a (low, high) range (:func:`large_share_range`: the seeds' mean and the median seed, which
+    part where one seed's tuned rate nearly diverges; the low end decides the words on the gain): ``"way"``,
+    how far the control gets at each H (a phrase after "gets"); ``"rest"``, what pays for the gain, a clause
+    that says no more than these runs (this problem, these H).
 
     >>> w = large_summary({16: 0.93, 64: 0.71})
     >>> w["way"]
@@ -536,16 +553,17 @@ def large_summary(shares: dict[int, float]) -> dict[str, str]:
     if not shares:
         raise ValueError("shares must not be empty")
     hs = sorted(shares)
-    ways = [way_words(shares[h]) + f" at H = {h}" for h in hs]
+    ways = [way_range_words(shares[h]) + f" at H = {h}" for h in hs]
     ways[0] = ways[0].replace(" at H", " from synchronous SGD's loss to local SGD's at H", 1)
     way = " and ".join(ways)
-    if all(shares[h] <= 0 for h in hs):
+    shares = {h: _lo_hi(shares[h]) for h in hs}   # a range's low end decides the words on the gain
+    if all(shares[h][1] <= 0 for h in hs):
         return {"way": way, "rest": "on this problem the many small steps between syncs pay for all of the gain"}
-    whole = [h for h in hs if shares[h] >= 1]
-    part = [h for h in hs if shares[h] < 1]
+    whole = [h for h in hs if shares[h][0] >= 1]
+    part = [h for h in hs if shares[h][0] < 1]
     if not part:
         return {"way": way, "rest": "on this problem more samples per synchronisation pay for all of the gain"}
-    amount = "most" if min(shares[h] for h in part) > 0.5 else "part"
+    amount = "most" if min(shares[h][0] for h in part) > 0.5 else "part"
     at = " and ".join(map(str, part))
     if not whole:
         rest = (f"on this problem more samples per synchronisation pay for {amount} of the gain, and the many small "
@@ -673,6 +691,31 @@ def way_words(share: float) -> str:
     return f"about {_TENTHS[tenths - 1]} " + ("the way" if tenths == 5 else "of the way")
 
 
+def way_range_words(share) -> str:
+    """:func:`way_words` for a share or a (low, high) range of shares: one amount where both ends round alike, else
+    both ends.
+
+    >>> way_range_words((0.54, 0.71)), way_range_words((0.93, 0.94)), way_range_words(0.5)
+    ('between about half and seven tenths of the way', 'about nine tenths of the way', 'about half the way')
+    """
+    lo, hi = _lo_hi(share)
+    low, high = way_words(lo), way_words(hi)
+    if low == high:
+        return low
+    return f"between {closes_words(lo)} and {closes_words(hi).removeprefix('about ')} of the way"
+
+
+def closes_range_words(share) -> str:
+    """:func:`closes_words` for a share or a (low, high) range of shares.
+
+    >>> closes_range_words((0.54, 0.71)), closes_range_words((0.93, 0.94))
+    ('between about half and seven tenths', 'about nine tenths')
+    """
+    lo, hi = _lo_hi(share)
+    low, high = closes_words(lo), closes_words(hi)
+    return low if low == high else f"between {low} and {high.removeprefix('about ')}"
+
+
 def race_takeaway(slow: claims.Verdict, fast: claims.Verdict) -> str:
     """The chapter's takeaway on local SGD against synchronous SGD, from the verdicts with a slow and a fast sync: one
     line, no broader than the two sync costs run.
@@ -702,15 +745,18 @@ def closes_words(share: float) -> str:
     return words.replace(" of the way", "").replace(" the way", "")
 
 
-def large_short(shares: dict[int, float]) -> str:
-    """How much of local SGD's lead the larger batch closes at each H, in a few words (:func:`closes_words`).
+def large_short(shares: dict[int, float | tuple[float, float]]) -> str:
+    """How much of local SGD's lead the larger batch closes at each H, in a few words (:func:`closes_range_words`:
+    a share or a (low, high) range of shares).
 
     >>> large_short({16: 0.93, 64: 0.71})
     'about nine tenths at H = 16 and about seven tenths at H = 64'
+    >>> large_short({16: (0.93, 0.94), 64: (0.54, 0.71)})
+    'about nine tenths at H = 16 and between about half and seven tenths at H = 64'
     """
     if not shares:
         raise ValueError("shares must not be empty")
-    return " and ".join(f"{closes_words(shares[h])} at H = {h}" for h in sorted(shares))
+    return " and ".join(f"{closes_range_words(shares[h])} at H = {h}" for h in sorted(shares))
 
 
 @dataclass(frozen=True)
@@ -730,17 +776,19 @@ def local_results(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verd
     stragglers (``plain``), with a fast sync (``fast``), each at H = :data:`LOCAL_H`, and the chapter's setting at every
     other H of ``large`` (the large-batch verdicts by H, :data:`LARGE_BATCH_KEYS`, run on ``slow``'s seeds).
 
-    The share the larger batch closes is taken on the median seed (:func:`large_share_median`: one seed on which its
-    tuned rate nearly diverges pulls the mean); each sentence says no more than its row and the chapter's row.
+    The share the larger batch closes is quoted as the range between the seeds' mean and the median seed
+    (:func:`large_share_range`: one seed on which its tuned rate nearly diverges pulls the mean, not the median), its
+    amount taken from the low end; another H closes less than the chapter's H where its whole range lies below, "on
+    every seed" where seed by seed as well. Each sentence says no more than its row and the chapter's row.
     """
     g_slow, g_plain, g_fast = (local_gap(v) for v in (slow, plain, fast))
     sync_mean = slow.best["synchronous SGD"].mean
     rows = []
     for h in sorted(large):
         v = large[h]
-        share = large_share_median(v, slow)
-        closes = closes_words(share)
-        amount = _amount(share)
+        lo, hi = large_share_range(v, slow)
+        closes = closes_range_words((lo, hi))
+        amount = _amount(lo)
         local_mean = next(b for name, b in v.best.items() if name.startswith("local")).mean
         by_seed = large_shares_by_seed(v, slow)
         if h == LOCAL_H:
@@ -751,13 +799,16 @@ def local_results(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verd
                 meaning += f" (local SGD still {_ahead(v)}, by less than twice the seed-to-seed noise)"
         else:
             setting = f"H = {h}, slow sync, stragglers"
-            base = large_share_median(large[LOCAL_H], slow) if LOCAL_H in large else share
-            meaning = (f"With rarer syncs the larger batch closes {'less' if share < base else 'as much or more'}"
-                       + (": the many small steps between syncs add more of the lead" if share < base else "")
+            base = large[LOCAL_H] if LOCAL_H in large else v
+            b_lo, b_hi = large_share_range(base, slow)
+            every = all(x < y for x, y in zip(by_seed, large_shares_by_seed(base, slow)))
+            less = hi < b_lo
+            than = "less" + (" on every seed" if every else "") if less else "more" if lo > b_hi else "about as much"
+            meaning = (f"With rarer syncs the larger batch closes {than}"
+                       + (": the many small steps between syncs add more of the lead" if less else "")
                        + (f" (on {sum(x < 0 for x in by_seed)} of {len(by_seed)} seeds it ends above synchronous SGD)"
                           if min(by_seed) < 0 else ""))
-        rows.append(LocalRow(setting, sync_mean - local_mean, closes + (" (median seed)" if h != LOCAL_H else ""),
-                             meaning + "."))
+        rows.append(LocalRow(setting, sync_mean - local_mean, closes, meaning + "."))
     if abs(g_plain - g_slow) <= 3 * max(slow.spread, plain.spread):
         plain_words = "About the same lead without stragglers: they make little of it."
     else:
