@@ -33,7 +33,8 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "rates_lead",
-           "level_factors", "level_runs", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
+           "level_factors", "level_runs", "control_machine_sentence", "alpha_level_sentence", "replicate_sentence",
+           "spread_sentence", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
            "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS", "sweep_gap_sentence",
            "power_phrase", "power_caveat", "control_sentence",
            "machine_words", "your_run_sentence", "oversubscription_sentence", "oversubscription_takeaway",
@@ -1394,8 +1395,10 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
                     enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
                     step_holds: bool = True, cause: str | None = None, step_from: float | None = None,
                     cache_span: tuple[float, float] | None = None, footprint: float | None = None,
-                    llc: float | None = None) -> str:
+                    llc: float | None = None, cache_scope: str = "", small: str = "") -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, allocation, switching ranks.
+    ``cache_scope``: words on how far ``cache_span``'s effect held beyond this run, said beside it; ``small``: a
+    further limit on small messages (words), listed last.
 
     ``footprint`` and ``llc``: buffers of the message size the collective touches and the last-level cache the
     machine lists (bytes), for the words of ``cache_span`` (:func:`hierarchy_words`).
@@ -1468,7 +1471,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
                 held = None if footprint is None else footprint * cache_span[1]
                 parts.append(f"from {format_bytes(cache_span[0])} to {format_bytes(cache_span[1])}, where the copy "
                              "control at the same footprint got dearer per byte too, "
-                             + hierarchy_words(held, llc).replace("; this run", " (this run") + ")")
+                             + hierarchy_words(held, llc).replace("; this run", " (this run")
+                             + (f"; {cache_scope}" if cache_scope else "") + ")")
             parts.append(f"allocation, most likely: fresh pages mapped and faulted in on every call{where}, where "
                          "each byte got dearer on the CPU clock" + (rest_words or " too"))
         elif cause in ("unknown", "untested allocation"):
@@ -1483,6 +1487,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     if oversubscribed and alpha_known and alpha4 - alpha2 >= (alpha2 if handover is None else handover):
         parts.append("for small messages, switching between ranks, once there were more ranks than cores (it "
                      "showed in α, the per-step start-up cost)")
+    if small:
+        parts.append(small)
     listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
     return "What limited this run, then, was " + listed + "."
 
@@ -2717,59 +2723,79 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
 
 
 def level_factors(sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
-                  at: Sequence[float]) -> list[float]:
+                  at: Sequence[float], copies: Sequence[tuple[Sequence[float], Sequence[float]]] = ()) -> list[float]:
     """For each size in ``at``: the factor that takes the library's time at ``MPI_THREAD_MULTIPLE`` to its time at
     the better of the two thread levels, ``min(1, single / multiple)`` from a control run that timed both
-    (``multiple``, ``single``: seconds at ``sizes``).
+    (``multiple``, ``single``: seconds at ``sizes``). ``copies``: further copies of the control, as
+    ``(multiple, single)`` at the same sizes; SINGLE then counts only as fast as its slowest copy shows (the
+    largest of the factors), so a size where one copy found SINGLE no faster keeps the factor 1.
 
     >>> level_factors([1024, 2048], [2e-5, 1e-3], [1e-5, 1.2e-3], [2048, 1024])
     [1.0, 0.5]
+    >>> level_factors([1024, 2048], [2e-5, 1e-3], [1e-5, 0.9e-3], [1024, 2048], copies=[([2e-5, 1e-3], [1.2e-5, 1.1e-3])])
+    [0.6, 1.0]
     """
-    if not (len(sizes) == len(multiple) == len(single)) or not sizes:
-        raise ValueError("sizes, multiple and single must be non-empty and of the same length")
-    ratio = {float(x): check_positive("single", t1) / check_positive("multiple", t0)
-             for x, t0, t1 in zip(sizes, multiple, single)}
+    pairs = [(multiple, single), *copies]
+    if any(not (len(sizes) == len(m) == len(s)) for m, s in pairs) or not sizes:
+        raise ValueError("sizes, multiple and single (and each copy) must be non-empty and of the same length")
+    ratio = {float(x): max(min(1.0, check_positive("single", s[k]) / check_positive("multiple", m[k]))
+                           for m, s in pairs) for k, x in enumerate(sizes)}
     missing = [x for x in at if float(x) not in ratio]
     if missing:
         raise ValueError(f"at must be sizes the control measured; {format_bytes(missing[0])} is not")
-    return [min(1.0, ratio[float(x)]) for x in at]
+    return [ratio[float(x)] for x in at]
 
 
 def level_runs(sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
-               tolerance: float = 0.1, ranges: bool = True) -> str:
+               tolerance: float = 0.1, ranges: bool = True,
+               copies: Sequence[tuple[Sequence[float], Sequence[float]]] = ()) -> str:
     """Where ``MPI_THREAD_SINGLE`` made the library's all-reduce faster, slower or neither (within ``tolerance``),
     as runs of neighbouring sizes (times in seconds at ``sizes``, ascending), each with its range of SINGLE's time
-    over MULTIPLE's (``ranges``; without them, the runs alone).
+    over MULTIPLE's (``ranges``; without them, the runs alone). ``copies``: further copies of the control, as
+    ``(multiple, single)`` at the same sizes: a size is called faster, slower or within the tolerance only where
+    every copy says so, else "the copies disagree", and each range spans all copies.
 
     >>> level_runs([2**10, 2**14, 2**20, 2**26], [1e-5, 2e-5, 1e-3, 0.05], [5e-6, 1.1e-5, 2.2e-3, 0.052])
     'faster from 1 KiB to 16 KiB (0.50 to 0.55 of its time), slower at 1 MiB (2.20), within 10 % at 64 MiB (1.04)'
+    >>> level_runs([2**10, 2**26], [1e-5, 0.05], [5e-6, 0.06], copies=[([1e-5, 0.05], [6e-6, 0.049])])
+    'faster at 1 KiB (0.50 to 0.60 of its time), at 64 MiB the copies disagree (0.98 to 1.20)'
     """
-    if not (len(sizes) == len(multiple) == len(single)) or not sizes:
-        raise ValueError("sizes, multiple and single must be non-empty and of the same length")
-    ratios = [check_positive("single", b) / check_positive("multiple", a) for a, b in zip(multiple, single)]
-    kinds = ["faster" if q < 1 - tolerance else "slower" if q > 1 + tolerance else
-             f"within {100 * tolerance:.0f} %" for q in ratios]
+    pairs = [(multiple, single), *copies]
+    if any(not (len(sizes) == len(m) == len(s)) for m, s in pairs) or not sizes:
+        raise ValueError("sizes, multiple and single (and each copy) must be non-empty and of the same length")
+    ratios = [[check_positive("single", s[k]) / check_positive("multiple", m[k]) for m, s in pairs]
+              for k in range(len(sizes))]
+
+    def kind(q: float) -> str:
+        return "faster" if q < 1 - tolerance else "slower" if q > 1 + tolerance else f"within {100 * tolerance:.0f} %"
+
+    kinds = [kind(qs[0]) if len({kind(q) for q in qs}) == 1 else "the copies disagree" for qs in ratios]
     runs: list[list[int]] = []
-    for k, kind in enumerate(kinds):
-        if runs and kinds[runs[-1][-1]] == kind:
+    for k, kd in enumerate(kinds):
+        if runs and kinds[runs[-1][-1]] == kd:
             runs[-1].append(k)
         else:
             runs.append([k])
     words = []
     for n, run in enumerate(runs):
-        lo, hi = min(ratios[k] for k in run), max(ratios[k] for k in run)
+        lo, hi = min(min(ratios[k]) for k in run), max(max(ratios[k]) for k in run)
         where = (f"at {format_bytes(sizes[run[0]])}" if len(run) == 1 else
                  f"from {format_bytes(sizes[run[0]])} to {format_bytes(sizes[run[-1]])}")
+        if not ranges and len(run) > 1 and len(runs) > 1:  # fewer numbers: the ends of the ladder go without saying
+            where = (f"up to {format_bytes(sizes[run[-1]])}" if run[0] == 0 else
+                     f"above {format_bytes(sizes[run[0] - 1])}" if run[-1] == len(sizes) - 1 else where)
         spread = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
-        words.append(f"{kinds[run[0]]} {where}" + (f" ({spread}{' of its time' if n == 0 else ''})" if ranges else ""))
+        said = f"{where} the copies disagree" if kinds[run[0]] == "the copies disagree" else f"{kinds[run[0]]} {where}"
+        words.append(said + (f" ({spread}{' of its time' if n == 0 else ''})" if ranges else ""))
     return ", ".join(words)
 
 
 def thread_level_sentence(ranks: str, sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
-                          tolerance: float = 0.1) -> str:
+                          tolerance: float = 0.1,
+                          copies: Sequence[tuple[Sequence[float], Sequence[float]]] = ()) -> str:
     """What the thread level did to the library's all-reduce in the control run that timed it on ``ranks`` (words)
     at ``MPI_THREAD_MULTIPLE`` and right after at ``MPI_THREAD_SINGLE`` (seconds at ``sizes``), size by size
-    (:func:`level_runs`).
+    (:func:`level_runs`, with its further ``copies``).
 
     >>> print(thread_level_sentence("the same two ranks and cores", [2**10, 2**24], [4e-5, 9e-3], [2e-5, 6e-3]))
     ... # doctest: +NORMALIZE_WHITESPACE
@@ -2778,10 +2804,140 @@ def thread_level_sentence(ranks: str, sizes: Sequence[float], multiple: Sequence
     `MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it was faster from 1 KiB
     to 16 MiB.
     """
+    k = 1 + len(copies)
+    made = "" if not copies else " It was made " + ("twice" if k == 2 else f"{_WORDS.get(k, str(k))} times") + \
+        ", a minute apart."
+    by = "" if not copies else " (faster or slower only where " + ("both copies agree)" if k == 2 else
+                                                                     f"all {_WORDS.get(k, str(k))} copies agree)")
     return (f"A control run timed the library's all-reduce again on {ranks}, at mpi4py's default thread level, "
             "`MPI_THREAD_MULTIPLE`, at which MPICH runs its generic algorithms, and right after at "
-            "`MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives. At SINGLE it was "
-            f"{level_runs(sizes, multiple, single, tolerance, ranges=False)}.")
+            f"`MPI_THREAD_SINGLE`, at which it may use its shared-memory collectives.{made} At SINGLE{by} it was "
+            f"{level_runs(sizes, multiple, single, tolerance, ranges=False, copies=copies)}.")
+
+
+def control_machine_sentence(control: dict, reference: dict, sizes: Sequence[float],
+                             reference_times: Sequence[float], control_times: Sequence[Sequence[float]]) -> str:
+    """Where the thread-level control ran, against the reference run: ``control`` and ``reference``, the two
+    machines' records (``machine_control.json``, ``machine.json``); ``reference_times`` and ``control_times`` (one
+    sequence per copy of the control): the library's all-reduce at ``MPI_THREAD_MULTIPLE`` (seconds at ``sizes``).
+
+    >>> control_machine_sentence({"cpu_count": 16, "load_average_before": 2.4}, {"load_average_before": 0.2},
+    ...                          [1, 2], [2.0, 4.0], [[1.2, 3.8]])[-99:]
+    "so the chapter uses only its ratio of SINGLE to MULTIPLE, applied to the reference run's own times."
+    """
+    if any(not (len(sizes) == len(reference_times) == len(c)) for c in control_times) or not sizes \
+            or not control_times:
+        raise ValueError("sizes, reference_times and each copy's control_times must be non-empty and of one length")
+    q = [check_positive("control_times", c) / check_positive("reference_times", r)
+         for copy in control_times for r, c in zip(reference_times, copy)]
+    load = control.get("load_average_before")
+    ref_load = reference.get("load_average_before")
+    loads = ("" if load is None or ref_load is None else
+             f"; its load average was {load:.1f} as it began, from that session's own earlier runs, against "
+             f"{ref_load:.1f} for the reference run")
+    return (f"The control ran in a separate session on another machine of the same kind ({control['cpu_count']} "
+            f"virtual CPUs, the same MPICH and mpi4py), not together with the reference run{loads}. Its times at "
+            f"MULTIPLE were {_ratio_range(min(q), max(q))} of the reference run's, size by size, so the chapter uses "
+            "only its ratio of SINGLE to MULTIPLE, applied to the reference run's own times.")
+
+
+def alpha_level_sentence(sizes: Sequence[float], multiple: Sequence[Sequence[float]],
+                         single: Sequence[Sequence[float]], hi: float, part: str = "sentence") -> str:
+    """What the thread level does to the small-message time: ``multiple`` and ``single``, one sequence per copy of
+    the thread-level control (seconds at ``sizes``), read from the smallest size up to ``hi``. ``part``:
+    ``"sentence"`` (after α), ``"limit"`` (an item of :func:`limits_sentence`) or ``"range"`` (the range alone).
+
+    >>> alpha_level_sentence([1, 2, 4], [[2.0, 2.0, 2.0]], [[1.0, 1.2, 3.0]], hi=2, part="range")
+    '0.50 to 0.60'
+    """
+    if part not in ("sentence", "limit", "range"):
+        raise ValueError(f"part must be 'sentence', 'limit' or 'range', got {part!r}")
+    if len(multiple) != len(single) or not multiple:
+        raise ValueError("multiple and single must give the same, non-zero number of copies")
+    q = [check_positive("single", s[k]) / check_positive("multiple", m[k])
+         for m, s in zip(multiple, single) for k, x in enumerate(sizes) if x <= hi]
+    if not q:
+        raise ValueError("no size at or below hi")
+    lo_q, hi_q = min(q), max(q)
+    span = f"{lo_q:.2f} to {hi_q:.2f}"
+    if part == "range":
+        return span
+    saved = 1 - (lo_q + hi_q) / 2
+    share = "about half" if 0.4 <= saved <= 0.6 else f"about {100 * saved:.0f} %"
+    kept = "about half" if 0.4 <= 1 - saved <= 0.6 else f"about {100 * (1 - saved):.0f} % of"
+    where = f"from {format_bytes(min(sizes))} to {format_bytes(hi)}"
+    copies = "both copies" if len(multiple) == 2 else f"all {_WORDS.get(len(multiple), str(len(multiple)))} copies"
+    if part == "limit":
+        return (f"for small messages on two ranks, mpi4py's thread level: at `MPI_THREAD_SINGLE` the all-reduce took "
+                f"{kept} the time (the thread-level control, on another machine of the same kind)")
+    if hi_q >= 1:
+        return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it; in the thread-level control "
+                f"(with gloo, below) the all-reduce at `MPI_THREAD_SINGLE` took {span} of its time {where}.")
+    return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it: in the thread-level control (with "
+            f"gloo, below; another machine of the same kind) the same two-rank all-reduce took {span} of its time "
+            f"{where} at `MPI_THREAD_SINGLE`, in {copies}, so {share} of the small-message time here comes with "
+            "mpi4py's thread level.")
+
+
+def replicate_sentence(sizes: Sequence[float], reference: Sequence[float], copies: Sequence[Sequence[float]],
+                       rise: tuple[float, float], step: tuple[float, float], part: str = "story") -> str:
+    """Whether other runs of the same measurement (``copies``: seconds at ``sizes``, one sequence per run) showed
+    what the reference run (``reference``) did: a rise in cost per byte over the doublings from ``rise[0]`` to
+    ``rise[1]``, and the step from ``step[0]`` to ``step[1]`` (sizes in bytes, each a doubling). A doubling's
+    per-byte factor is the time ratio over 2. ``part``: ``"story"`` (a sentence), ``"scope"`` (words for the
+    rise, beside it elsewhere), ``"step"`` (a sentence on the step).
+
+    >>> replicate_sentence([1, 2, 4, 8], [1.0, 2.4, 5.8, 20.0], [[1.0, 1.9, 3.9, 15.0]], (1, 4), (4, 8))[:60]
+    "The rise from 1 B to 4 B is the reference run's: one later r"
+    """
+    if part not in ("story", "scope", "step"):
+        raise ValueError(f"part must be 'story', 'scope' or 'step', got {part!r}")
+    sizes = [float(x) for x in sizes]
+    if any(len(c) != len(sizes) for c in (reference, *copies)) or not copies:
+        raise ValueError("reference and each copy must give a time at every size, and there must be a copy")
+
+    def factors(times: Sequence[float], a: float, b: float) -> list[float]:
+        i, j = sizes.index(float(a)), sizes.index(float(b))
+        return [check_positive("times", times[k + 1]) / check_positive("times", times[k]) / 2 for k in range(i, j)]
+
+    cop_rise = [f for c in copies for f in factors(c, *rise)]
+    cop_step = [f for c in copies for f in factors(c, *step)]
+    ref_step = factors(reference, *step)
+    n = len(copies)
+    runs = _WORDS.get(n, str(n)) + (" later run" if n == 1 else " later runs")
+    did = all(f > 1 for f in cop_rise)
+    rise_words = f"{format_bytes(rise[0])} to {format_bytes(rise[1])}"
+    if part == "scope":
+        return (f"in the reference run only, as {runs} of the same measurement " + ("showed it too" if did else
+                "did not show it"))
+    head = (f"The rise from {rise_words} is the reference run's: {runs} of the same measurement (the thread-level "
+            "control's runs at mpi4py's default level, on another machine of the same kind) ")
+    body = (f"showed it too, at {ratio_range(cop_rise)} per doubling." if did else
+            f"did not show it: per byte, each doubling there cost {ratio_range(cop_rise)} times as much.")
+    stepped = all(f > 1 for f in cop_step)
+    tail = (f"The step from {format_bytes(step[0])} to {format_bytes(step[1])} they showed too, each byte "
+            f"{ratio_range(cop_step)} times dearer (here {ratio_range(ref_step)})." if stepped else
+            f"The step from {format_bytes(step[0])} to {format_bytes(step[1])} they did not show "
+            f"({ratio_range(cop_step)} per byte).")
+    return head + body if part == "story" else tail
+
+
+def spread_sentence(alphas: Sequence[float], bandwidths: Sequence[float], sizes: Sequence[float],
+                    reference: Sequence[float], copies: Sequence[Sequence[float]]) -> str:
+    """How far runs of the same measurement differ: the single line's ``alphas`` (s) and ``bandwidths`` (B/s),
+    one per run (the reference run first), and the largest factor between the reference run's times and any
+    copy's (seconds at ``sizes``), with the size where it falls.
+
+    >>> spread_sentence([4.5e-6, 3.3e-6], [2.6e9, 3.3e9], [1, 2], [2.0, 4.0], [[1.5, 2.0]])[:60]
+    'Runs of the same measurement differ by more than its sweeps '
+    """
+    worst = max(max(r / c, c / r) for copy in copies for r, c in zip(reference, copy))
+    return ("Runs of the same measurement differ by more than its sweeps do: the thread-level control's runs at "
+            "mpi4py's default level, on another machine of the same kind, give the single line "
+            f"an α of {' to '.join(dict.fromkeys(time_text(a) for a in (min(alphas), max(alphas))))} and "
+            f"a bandwidth term of {' to '.join(dict.fromkeys(rate_text(b) for b in (min(bandwidths), max(bandwidths))))} across "
+            "them and this run, and their times differ from this run's by up "
+            f"to {worst:.1f}× at some sizes.")
 
 
 def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_times: Sequence[float] = (),
@@ -2818,10 +2974,12 @@ def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_t
             f"where SINGLE was faster), the ring took {q:.2f} of its time at {format_bytes(sizes[i])}: {word}.")
 
 
-def gloo_level_sentence(control: str | None, clean: str = "", same: bool = False) -> str:
+def gloo_level_sentence(control: str | None, clean: str = "", same: bool = False, small: str = "") -> str:
     """gloo against MPICH at its better thread level, once :func:`thread_level_sentence` has described the control
     (``control``; None where the stored run has none): ``clean``, :func:`gloo_spread`'s ``part="clean"`` read
     against MPICH's quartiles times :func:`level_factors`, or, with ``same``, that this changed none of them.
+    ``small``: gloo's range at the smallest size against MPICH at its better level there (words), where SINGLE
+    was faster.
 
     >>> gloo_level_sentence(None)[:40]
     'MPICH ran its generic all-reduce here to'
@@ -2829,11 +2987,14 @@ def gloo_level_sentence(control: str | None, clean: str = "", same: bool = False
     if control is None:
         return ("MPICH ran its generic all-reduce here too, at mpi4py's thread level, so these ratios do not set gloo "
                 "against MPICH at its best.")
+    tail = (f" At the smallest size SINGLE was the faster level, so against MPICH at its better level there gloo took "
+            f"{small} times MPICH's time." if small else "")
     if same:  # MULTIPLE was the better level wherever the ratios are quoted
-        return ("At the sizes of those ratios SINGLE was no faster, so they already set gloo against MPICH at the "
-                "better of its two thread levels.")
+        return ("At the sizes of the ratios for the largest messages SINGLE was not faster in both copies of the "
+                "control, so those ratios already set gloo against MPICH at the better of its two thread levels."
+                + tail)
     return ("Against MPICH at the better of its two thread levels (its quartiles in this run, times SINGLE's time "
-            f"over MULTIPLE's where SINGLE was faster), {clean}, paired the same way.")
+            f"over MULTIPLE's where SINGLE was faster in every copy), {clean}, paired the same way." + tail)
 
 
 def vm_note(machine: dict) -> str:

@@ -13,7 +13,7 @@ website too, sees one clean result next to their own. :func:`run` returns a dict
            threads; gloo runs helper threads), or None without PyTorch.
 
 Two more parts are a control made for the stored run only (:data:`STORED_ONLY`; :func:`run` leaves them out
-unless asked): the library's all-reduce as ``two`` ran it, on the same two ranks and cores, once at mpi4py's default
+unless asked): the library's all-reduce as ``two`` ran it, on two ranks pinned to cores as ``two``'s were, once at mpi4py's default
 thread level, ``MPI_THREAD_MULTIPLE`` (at which MPICH leaves out its shared-memory collectives), and right after
 it with each rank asking MPI for ``MPI_THREAD_SINGLE``, so that the two levels are compared within one run
 (the MPICH gloo is set against):
@@ -21,7 +21,10 @@ it with each rank asking MPI for ``MPI_THREAD_SINGLE``, so that the two levels a
 ``two_multiple``, ``two_single``  all-reduce on 2 ranks on the cores of ``two``.
 
 The same control on the four ranks of ``four`` (oversubscribed) stalled at 64 MiB on the reference machine and is
-not part of the plan. The machine the control ran on is recorded in ``machine_control.json``.
+not part of the plan. The control ran in a session of its own, on another machine of the same kind as the
+reference run's (recorded in ``machine_control.json``), and was made twice, a minute apart: the earlier copy is
+stored as ``two_multiple_b.json`` and ``two_single_b.json`` (:data:`COPIES`), which :func:`stored` returns under
+those names.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from pathlib import Path
 
 from . import runner, torch_measure
 
-__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "RUN_PARTS",
-           "run", "stored", "save"]
+__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "COPIES",
+           "RUN_PARTS", "run", "stored", "save"]
 
 SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
 SIZES4 = SIZES[::2]                          # 1 KiB, 4 KiB, ... 64 MiB
@@ -42,6 +45,7 @@ GLOO_REPEATS = 15
 PARTS = ("two", "four", "pair4", "free4", "gloo", "two_multiple", "two_single")
 STORED_ONLY = ("two_multiple", "two_single")  # the stored run's thread-level control
 THREAD_LEVEL = {"two_multiple": "multiple", "two_single": "single"}  # what each control part's ranks ask MPI for
+COPIES = {"two_multiple": "two_multiple_b", "two_single": "two_single_b"}  # the control's second, earlier copy
 RUN_PARTS = tuple(p for p in PARTS if p not in STORED_ONLY)  # what :func:`run` measures by default
 _TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
 _DATA = Path(__file__).with_name("data")
@@ -93,10 +97,10 @@ def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = 
 
 def stored() -> dict[str, dict | None]:
     """The plan's run on an idle machine, as stored with the book: each part's JSON (None where absent), plus
-    ``"machine"``: what that machine was (processor, cores, libraries, date), and ``"machine_control"``: the same
-    for the stored-only control, made apart."""
+    ``"machine"``: what that machine was (processor, cores, libraries, date), ``"machine_control"``: the same
+    for the stored-only control, made apart, and the control's second copy under the names in :data:`COPIES`."""
     docs: dict[str, dict | None] = {}
-    for name in PARTS:
+    for name in (*PARTS, *COPIES.values()):
         path = _DATA / f"{name}.json"
         docs[name] = (runner.load(path) if name != "gloo" else json.loads(path.read_text(encoding="utf-8"))) \
             if path.exists() else None
