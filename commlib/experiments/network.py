@@ -941,14 +941,13 @@ def link_words(g, edge) -> str:
 
     >>> c = topology.cluster(2, gpus_per_host=8, nvlink=None)
     >>> link_words(c, ("h0.cpu0", "h0.pcie0"))
-    "the link between host 0's CPU 0 and its PCIe switch 0, the switch its network card hangs from"
+    "the link between the network card's PCIe switch and its CPU"
     >>> link_words(c, ("h0.nic", "net"))
-    "host 0's network card's link to the switch"
+    "the network card's link to the switch"
     """
     u, v = edge
     if "net" in (u, v):
-        nic = u if v == "net" else v
-        return f"host {nic.split('.')[0][1:]}'s network card's link to the switch"
+        return "the network card's link to the switch"
     names = {}
     for x in (u, v):
         host, _, part = str(x).partition(".")
@@ -958,8 +957,9 @@ def link_words(g, edge) -> str:
         host, cpu = names["cpu"]
         switch = names["pcie"][1]
         nic = f"h{host}.nic"
-        tail = (", the switch its network card hangs from" if g.has_edge(nic, f"h{host}.pcie{switch}") else "")
-        return f"the link between host {host}'s CPU {cpu} and its PCIe switch {switch}{tail}"
+        if g.has_edge(nic, f"h{host}.pcie{switch}"):
+            return "the link between the network card's PCIe switch and its CPU"
+        return f"the link between host {host}'s CPU {cpu} and its PCIe switch {switch}"
     return f"the link from {u} to {v}"
 
 
