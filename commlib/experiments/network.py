@@ -294,8 +294,10 @@ TWO_D = {"two-dimensional, one way": ("torus", False),
 
 
 @cache
-def two_d_run(kind: str, rows: int, cols: int, name: str, nbytes: int) -> topology.Mapped:
-    """The 2-D all-reduce ``name`` of :data:`TWO_D` of ``nbytes`` per rank, mapped onto the grid, rank ``i`` on node ``i``.
+def two_d_run(kind: str, rows: int, cols: int, name: str, nbytes: int,
+              bandwidth: float | None = None) -> topology.Mapped:
+    """The 2-D all-reduce ``name`` of :data:`TWO_D` of ``nbytes`` per rank, mapped onto the grid, rank ``i`` on node ``i``;
+    every link at ``bandwidth`` bytes/s per direction where given.
 
     On a torus every row and column is a ring of links; on a mesh it is a line, whose rings come back along it.
 
@@ -307,7 +309,37 @@ def two_d_run(kind: str, rows: int, cols: int, name: str, nbytes: int) -> topolo
     trace = topology.allreduce_trace(rows * cols, nbytes, algorithm, grid=(rows, cols))
     if mirror:
         trace = topology.mirrored(trace)
-    return topology.map_trace(grid_graph(kind, rows, cols), trace)
+    return topology.map_trace(grid_graph(kind, rows, cols, None, bandwidth), trace)
+
+
+def mesh_equal_budget(nbytes: int = SIZE, rows: int = 4, cols: int = 4) -> dict:
+    """The mesh against the torus with the same total link bandwidth: the mesh's links each faster by the torus's
+    link count over the mesh's. Each grid at its best of the rings and 2-D all-reduces of
+    ``ch06.mesh_vs_torus_best_algorithm`` (the torus's from that claim's choices at the preset rate).
+
+    Returns ``{"mesh": s, "mesh_algorithm": .., "torus": s, "torus_algorithm": .., "bandwidth": the mesh's
+    bytes/s per direction, "links_mesh": .., "links_torus": ..}``.
+
+    >>> r = mesh_equal_budget(SMALL_SIZE); r["torus"] < r["mesh"] and r["links_torus"] > r["links_mesh"]
+    True
+    """
+    mesh_g, torus_g = grid_graph("mesh", rows, cols), grid_graph("torus", rows, cols)
+    base = min(d["bandwidth"] for *_, d in mesh_g.edges(data=True))
+    links_mesh, links_torus = mesh_g.number_of_edges(), torus_g.number_of_edges()
+    bandwidth = base * links_torus / links_mesh
+
+    def best(kind: str, bw: float | None, sets: dict) -> tuple[float, str]:
+        runs = {f"{o}, {w}": ring_time(kind, rows, cols, order, w, nbytes, None, bw)
+                for o, order in _orders_4x4().items() for w in WAYS}
+        runs.update({k: rings_run(kind, rows, cols, v, nbytes, bw).time for k, v in sets.items()})
+        runs.update({k: two_d_run(kind, rows, cols, k, nbytes, bw).time for k in TWO_D})
+        name = min(runs, key=lambda k: (runs[k], k))
+        return runs[name], name
+    mesh_t, mesh_a = best("mesh", bandwidth, {})
+    torus_t, torus_a = best("torus", None,
+                            {"two rings covering every link, each both ways": covering_rings("torus", rows, cols)})
+    return {"mesh": mesh_t, "mesh_algorithm": mesh_a, "torus": torus_t, "torus_algorithm": torus_a,
+            "bandwidth": bandwidth, "links_mesh": links_mesh, "links_torus": links_torus}
 
 
 def _algorithm_contender(name: str, kind: str, orders: dict, sets: dict, uses: str = "") -> claims.Contender:
@@ -888,17 +920,63 @@ def hierarchy_pair(nbytes: int, nvlink: str | None, hosts: int = 2, per_host: in
                    network: str = "eth_100g") -> dict[str, float]:
     """Seconds for the flat ring and hierarchical all-reduce (phases one after another, and
     :func:`topology.pipelined_bound` of it) on ``hosts`` hosts of ``per_host`` GPUs, ``nvlink`` inside (None:
-    PCIe only), one ``network`` card per host; computed once per version of the code (:func:`claims.cached`).
+    PCIe only), one ``network`` card per host; ``"busiest"``: the hierarchical run's busiest link direction's
+    whole-run bytes over its bandwidth (:func:`topology.busiest_link`). Computed once per version of the code
+    (:func:`claims.cached`).
 
     >>> p = hierarchy_pair(2**20, "nvlink2", per_host=2)
-    >>> p["flat"] > p["hierarchical"] > p["pipelined"]
+    >>> p["flat"] > p["hierarchical"] > p["pipelined"] >= p["busiest"]
     True
     """
     def compute():
         r = topology.hierarchy_runs(hosts, per_host, nbytes, network, nvlink=nvlink)
-        return [r["ring"].time, r["hierarchical"].time, topology.pipelined_bound(r["hierarchical"])]
+        hier = r["hierarchical"]
+        return [r["ring"].time, hier.time, topology.pipelined_bound(hier), topology.busiest_link(hier)[1]]
     v = claims.cached(f"ch06-hier-pair-{hosts}-{per_host}-{nbytes}-{network}-{nvlink}", compute)
-    return {"flat": v[0], "hierarchical": v[1], "pipelined": v[2]}
+    return {"flat": v[0], "hierarchical": v[1], "pipelined": v[2], "busiest": v[3]}
+
+
+def link_words(g, edge) -> str:
+    """Words for the link of ``edge`` in a :func:`topology.cluster`: which card, switch or CPU it joins.
+
+    >>> c = topology.cluster(2, gpus_per_host=8, nvlink=None)
+    >>> link_words(c, ("h0.cpu0", "h0.pcie0"))
+    "the link between the network card's PCIe switch and its CPU"
+    >>> link_words(c, ("h0.nic", "net"))
+    "the network card's link to the switch"
+    """
+    u, v = edge
+    if "net" in (u, v):
+        return "the network card's link to the switch"
+    names = {}
+    for x in (u, v):
+        host, _, part = str(x).partition(".")
+        kind = part.rstrip("0123456789")
+        names[kind] = (host[1:], part[len(kind):])
+    if set(names) == {"cpu", "pcie"}:
+        host, cpu = names["cpu"]
+        switch = names["pcie"][1]
+        nic = f"h{host}.nic"
+        if g.has_edge(nic, f"h{host}.pcie{switch}"):
+            return "the link between the network card's PCIe switch and its CPU"
+        return f"the link between host {host}'s CPU {cpu} and its PCIe switch {switch}"
+    return f"the link from {u} to {v}"
+
+
+def hierarchy_busiest(nbytes: int, nvlink: str | None, hosts: int = 2, per_host: int = 8,
+                      network: str = "eth_100g") -> dict:
+    """The hierarchical run's busiest link direction over the whole run (:func:`topology.busiest_link`):
+    ``{"edge": .., "words": .., "nbytes": bytes on it, "seconds": .., "bandwidth": bytes/s}``.
+
+    >>> hierarchy_busiest(2**20, None, per_host=4)["edge"]
+    ('h0.cpu0', 'h0.pcie0')
+    """
+    r = topology.hierarchy_runs(hosts, per_host, nbytes, network, nvlink=nvlink)
+    hier = r["hierarchical"]
+    edge, seconds = topology.busiest_link(hier)
+    c = topology.cluster(hosts, gpus_per_host=per_host, network=network, nvlink=nvlink)
+    return {"edge": edge, "words": link_words(c, edge), "nbytes": hier.link_bytes[edge], "seconds": seconds,
+            "bandwidth": hier.capacity[edge]}
 
 
 def _hier_vs_flat(key: str, nvlink: str | None, small: bool) -> claims.Claim:
@@ -915,9 +993,18 @@ def _hier_vs_flat(key: str, nvlink: str | None, small: bool) -> claims.Claim:
 
     def wording(v: claims.Verdict) -> str:
         h, f = v.best["hierarchical all-reduce"].mean, v.best["flat ring"].mean
-        pipe = 1e3 * hierarchy_pair(v.claim.shared["nbytes"], nvlink)["pipelined"]
+        pair = hierarchy_pair(v.claim.shared["nbytes"], nvlink)
+        pipe = 1e3 * pair["pipelined"]
         head = f"with {inside} inside each host ({ratio:.1f} times the card's rate), "
-        tail = f"; pipelined, the hierarchical one would take about its longest phase, {f / pipe:.2f} times faster than the flat ring"
+        if pipe < f:
+            tail = (f"; pipelined, the hierarchical one could at best take about its longest phase, {f / pipe:.2f} "
+                    "times faster than the flat ring")
+        else:
+            busy = hierarchy_busiest(v.claim.shared["nbytes"], nvlink)
+            tail = (f"; even pipelined, with rings inside the hosts, the hierarchical one cannot beat the flat ring, "
+                    f"which stays at least {pipe / f:.2f} times faster, because of {busy['words']}: over the whole "
+                    f"run it carries {busy['nbytes'] / 1e6:.1f} MB one way, {1e3 * busy['seconds']:.2f} ms at its "
+                    f"{busy['bandwidth'] / 1e9:.2f} GB/s")
         if v.winner == "hierarchical all-reduce":
             return (head + f"hierarchical all-reduce with its phases one after another is {f / h:.2f} times faster than "
                     f"the flat ring ({h:.2f} ms against {f:.2f} ms)" + tail)

@@ -131,6 +131,7 @@ __all__ = [
     "ring_check",
     "hierarchy_runs",
     "pipelined_bound",
+    "busiest_link",
 ]
 
 #: GPU-to-GPU copy rates measured by BytePS on a PCIe-only machine whose links are all PCIe 3.0 x16
@@ -747,7 +748,8 @@ class Mapped:
 
     ``time`` (s) sums the steps; ``link_bytes`` totals bytes per link
     direction over all steps; ``bottleneck`` is the link direction that
-    throttled the slowest flow for the most seconds in total.
+    throttled the slowest flow for the most seconds in total; ``capacity``
+    holds the bandwidth (bytes/s per direction) of every link direction used.
     """
 
     steps: tuple[StepLoad, ...]
@@ -757,6 +759,7 @@ class Mapped:
     routes: dict = field(default_factory=dict, repr=False)
     sharing: str = "max-min"
     startup: str = "message"
+    capacity: dict = field(default_factory=dict, repr=False)
 
     def load(self, u: Node, v: Node) -> int:
         """Total bytes that went ``u -> v``."""
@@ -966,7 +969,9 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min", star
     bottleneck = None
     if blame:
         bottleneck = min(blame, key=lambda e: (-blame[e], _key(e[0]), _key(e[1])))
-    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes, sharing, startup)
+    capacity = {e: float(g.edges[e]["bandwidth"]) for e in totals}
+    return Mapped(tuple(steps), float(sum(st.time for st in steps)), totals, bottleneck, routes, sharing, startup,
+                  capacity)
 
 
 def map_trace(g: nx.Graph, trace: Trace, placement: Sequence[Node] | Mapping[int, Node] | None = None,
@@ -1475,14 +1480,32 @@ def ring_check(ns: Sequence[int] = (2, 4, 8, 16), link: str = "eth_100g", nbytes
     return rows
 
 
+def busiest_link(mapped: Mapped) -> tuple[Edge | None, float]:
+    """The link direction whose bytes over the whole run take longest at its bandwidth, and those seconds.
+
+    No overlap of the run's flows can finish sooner: every byte on that direction must cross it.
+
+    >>> e, t = busiest_link(hierarchy_runs(2, 4, 2**20)["ring"]); t > 0
+    True
+    """
+    best: tuple[Edge | None, float] = (None, 0.0)
+    for e in sorted(mapped.link_bytes, key=_edge_key):
+        t = mapped.link_bytes[e] / mapped.capacity[e] if e in mapped.capacity else 0.0
+        if t > best[1]:
+            best = (e, t)
+    return best
+
+
 def pipelined_bound(mapped: Mapped) -> float:
-    """About what a pipelined run of ``mapped``'s phases could take: its longest phase, phases throttled by the
-    same link counted together. :func:`map_trace` runs a trace's steps one after another, so a collective made of
-    phases (a hierarchical all-reduce: reduce-scatter inside the hosts, all-reduce across them, all-gather inside
-    them) pays their sum. A pipelined implementation streams the buffer in pieces through the phases, so phases on
-    different links overlap and the run approaches its longest phase (pipeline fill and the extra start-ups of
-    more, smaller pieces left out). A phase is the steps whose slowest flow carries one label; two phases whose
-    steps are throttled by a common link direction share it and add.
+    """A lower bound on a pipelined run of ``mapped``'s phases: the larger of its longest phase (phases throttled by
+    the same link counted together) and its busiest link's whole-run bytes over that link's bandwidth
+    (:func:`busiest_link`). :func:`map_trace` runs a trace's steps one after another, so a collective made of phases
+    (a hierarchical all-reduce: reduce-scatter inside the hosts, all-reduce across them, all-gather inside them) pays
+    their sum. A pipelined implementation streams the buffer in pieces through the phases, so phases on different
+    links overlap; it still cannot beat its longest phase, nor carry a link's bytes of every phase faster than that
+    link's bandwidth (pipeline fill and the extra start-ups of more, smaller pieces left out). A phase is the steps
+    whose slowest flow carries one label; two phases whose steps are throttled by a common link direction share it
+    and add.
 
     >>> r = hierarchy_runs(2, 4, 2**20)
     >>> import math       # a ring's two phases share every link: nothing to overlap
@@ -1502,7 +1525,7 @@ def pipelined_bound(mapped: Mapped) -> float:
             groups.remove(g)
             t, edges = t + g[0], edges | g[1]
         groups.append((t, edges))
-    return max((t for t, _ in groups), default=0.0)
+    return max(max((t for t, _ in groups), default=0.0), busiest_link(mapped)[1])
 
 
 def hierarchy_runs(hosts: int = 2, per_host: int = 8, nbytes: int = 16 * 2**20,

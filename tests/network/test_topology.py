@@ -588,8 +588,44 @@ def test_pipelined_bound_is_the_longest_phase_the_two_inside_phases_together(nvl
     hier = map_trace(c, topology.allreduce_trace(8, 2**20, "hierarchical", hosts=2))
     inside, network = _phase_seconds(hier, "intra"), _phase_seconds(hier, "inter")
     assert math.isclose(inside + network, hier.time)
-    assert math.isclose(topology.pipelined_bound(hier), max(inside, network))
+    busiest = max(b / c.edges[e]["bandwidth"] for e, b in hier.link_bytes.items())
+    assert math.isclose(topology.pipelined_bound(hier), max(inside, network, busiest))
     assert topology.pipelined_bound(hier) < hier.time
+
+
+def test_busiest_link_sums_a_link_directions_bytes_over_every_step():
+    c = topology.cluster(2, gpus_per_host=8, network="eth_100g", nvlink=None)
+    hier = map_trace(c, topology.allreduce_trace(16, 2**20, "hierarchical", hosts=2))
+    edge, seconds = topology.busiest_link(hier)
+    total = sum(s.link_bytes.get(edge, 0) for s in hier.steps)
+    assert math.isclose(seconds, total / c.edges[edge]["bandwidth"])
+    for e in hier.link_bytes:
+        assert sum(s.link_bytes.get(e, 0) for s in hier.steps) / c.edges[e]["bandwidth"] <= seconds * (1 + 1e-12)
+
+
+def test_pipelined_bound_counts_the_link_every_phase_crosses_on_a_pcie_only_host():
+    # Without NVLink the inside rings enter and leave PCIe switch 0 (7/8 M each way in each of the two inside
+    # phases) and the network shards of the six GPUs on other switches reach the card through it (6/8 M):
+    # 2.5 M each way over the switch's link to CPU 0, more than any one phase takes, and more than the flat ring.
+    m = 64 * 2**20
+    r = topology.hierarchy_runs(2, 8, m, "eth_100g", nvlink=None)
+    hier = r["hierarchical"]
+    pcie = hardware.link("pcie3_x16").bandwidth
+    for edge in (("h0.pcie0", "h0.cpu0"), ("h0.cpu0", "h0.pcie0")):
+        assert hier.load(*edge) == 5 * m // 2
+    assert topology.busiest_link(hier)[0] in {("h0.pcie0", "h0.cpu0"), ("h0.cpu0", "h0.pcie0"),
+                                                ("h1.pcie0", "h1.cpu0"), ("h1.cpu0", "h1.pcie0")}
+    assert math.isclose(topology.pipelined_bound(hier), 2.5 * m / pcie)
+    assert topology.pipelined_bound(hier) > r["ring"].time       # even pipelined, the flat ring wins here
+
+
+def test_pipelined_bound_with_nvlink_is_still_the_network_phase():
+    r = topology.hierarchy_runs(2, 8, 64 * 2**20, "eth_100g", nvlink="nvlink2")
+    hier = r["hierarchical"]
+    edge, seconds = topology.busiest_link(hier)
+    assert "net" in edge                                            # the card is the busiest link
+    assert math.isclose(topology.pipelined_bound(hier), _phase_seconds(hier, "inter"))
+    assert seconds < topology.pipelined_bound(hier) < r["ring"].time
 
 
 def test_pipelined_bound_of_a_ring_is_its_time():
