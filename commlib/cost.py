@@ -42,6 +42,7 @@ from .collectives.cost import (
     busbw_to_algbw,
     collective_terms,
     collective_time,
+    halving_doubling_swap_fold_terms,
     hierarchical_allreduce_time,
     latency_bandwidth_balance,
     reduction_gamma,
@@ -105,6 +106,7 @@ __all__ = [
     "allreduce_terms", "allreduce_time", "collective_terms", "collective_time", "hierarchical_allreduce_time",
     "torus_allreduce_time", "ring_bytes_per_rank", "latency_bandwidth_balance", "reduction_gamma", "bus_factor",
     "algbw_to_busbw", "busbw_to_algbw", "bus_bandwidth", "algorithm_bandwidth", "allreduce_step_bytes",
+    "halving_doubling_swap_fold_terms",
     # one step, efficiency (chapter 0)
     "parallel_efficiency", "communication_time_for_efficiency", "required_bandwidth", "largest_ranks_for_efficiency",
     "speedup",

@@ -43,6 +43,7 @@ __all__ = [
     "allreduce_terms",
     "allreduce_time",
     "allreduce_step_bytes",
+    "halving_doubling_swap_fold_terms",
     "collective_terms",
     "collective_time",
     "hierarchical_allreduce_time",
@@ -103,6 +104,21 @@ def allreduce_terms(nbytes: float, n: int, algorithm: str = "ring", **params) ->
     """
     nbytes, n = _check_common(nbytes, n)
     return algorithms.allreduce_algorithm(algorithm).cost(nbytes, n, **params)
+
+
+def halving_doubling_swap_fold_terms(nbytes: float, n: int) -> CostTerms:
+    r"""Halving-doubling with the fold that swaps halves off the powers of two (Rabenseifner & Traff 2004):
+    :math:`(2\log_2 p' + 2)\alpha + \left(2\frac{p'-1}{p'} + 1\right)M\beta`, p' the largest power of two not
+    above ``n``; the textbook fold of :func:`allreduce_terms`' ``"halving_doubling"`` moves a whole M more. On a power
+    of two the two are the same.
+
+    >>> halving_doubling_swap_fold_terms(1200, 12), allreduce_terms(1200, 12, "halving_doubling")
+    (CostTerms(steps=8, bytes=3300.0, reduced=1650.0), CostTerms(steps=8, bytes=4500.0, reduced=2250.0))
+    """
+    from .algorithms.halving_doubling import swap_fold_terms
+
+    nbytes, n = _check_common(nbytes, n)
+    return swap_fold_terms(nbytes, n)
 
 
 def allreduce_time(

@@ -1204,6 +1204,23 @@ def one_port_allreduces(n: int) -> tuple[str, ...]:
     return compare.one_port_allreduces(n)
 
 
+def one_port_seconds(algorithm: str, nbytes: float, n: int, bandwidth: float, latency: float) -> float:
+    """Seconds of one of :func:`one_port_allreduces` at its best, as chapter 2's tree comparisons run it:
+    :func:`commlib.collectives.compare.allreduce_seconds`, except halving-doubling, which off the powers of two
+    folds by swapping halves (:func:`commlib.cost.halving_doubling_swap_fold_terms`), a whole M less than its
+    textbook fold.
+
+    >>> t = [one_port_seconds("halving_doubling", 5e6, n, 12.5e9, 5e-6) for n in (64, 97)]
+    >>> round(1e3 * t[0], 4), round(1e3 * t[1], 4)
+    (0.8475, 1.2575)
+    """
+    from .. import cost
+
+    if algorithm == "halving_doubling":
+        return cost.halving_doubling_swap_fold_terms(nbytes, n).time(bandwidth, latency)
+    return compare.allreduce_seconds(algorithm, nbytes, n, bandwidth, latency)
+
+
 def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
     """The double binary tree against the fastest of every other one-port all-reduce, on ``n`` ranks."""
     from ..collectives import algorithms
@@ -1212,29 +1229,27 @@ def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
 
     def seconds(s, algorithm):
         item = hardware.link(s["link"])
-        return 1e3 * compare.allreduce_seconds(algorithm, s["nbytes"], s["n"], item.bandwidth, item.latency)
+        return 1e3 * one_port_seconds(algorithm, s["nbytes"], s["n"], item.bandwidth, item.latency)
 
     others = tuple(a for a in one_port_allreduces(n) if a != "double_binary_tree")
     tree = claims.Contender("double binary tree", lambda s, seed: seconds(s, "double_binary_tree"),
                             uses="one port per rank; chunk count q at its exact optimum (best_chunks)")
     rest = claims.Contender("the others", lambda s, seed: seconds(s, s["algorithm"]), {"algorithm": others},
                             uses="one port per rank; the fastest of every other all-reduce that runs on n ranks "
-                                 "(pipelined binary tree at its best q, torus on its most square grid)")
+                                 "(pipelined binary tree at its best q, torus on its most square grid, "
+                                 "halving-doubling with the fold that swaps halves)")
     size = f"{nbytes / 1e6:.0f} MB" if nbytes >= 1e6 else f"{nbytes / 1e3:.0f} kB"
 
     def wording(v: claims.Verdict) -> str:
         t, o = v.best["double binary tree"], v.best["the others"]
         other = algorithms.label(o.config["algorithm"])
+        fold = (" with the fold that swaps halves" if n & (n - 1) and o.config["algorithm"] == "halving_doubling"
+                else "")
         if v.winner == "double binary tree":
-            # off the powers of two halving-doubling folds the extra ranks in with whole vectors (the textbook
-            # fold); a fold that swaps halves moves less and is not among the contenders, so the lead is scoped
-            folded = n & (n - 1) and o.config["algorithm"] in ("halving_doubling", "recursive_doubling")
-            fold = (" with its textbook fold (whole vectors; a fold that swaps halves, not run here, moves less and "
-                    "could reverse this)") if folded else ""
             return (f"on {n} ranks the double binary tree all-reduces {size} in {t.mean:.3f} ms, "
                     f"{100 * (1 - t.mean / o.mean):.0f} % less than the fastest of the others, the {other}{fold}, at "
                     f"{o.mean:.3f} ms")
-        return (f"on {n} ranks the {other} all-reduces {size} in {o.mean:.3f} ms, "
+        return (f"on {n} ranks the {other}{fold} all-reduces {size} in {o.mean:.3f} ms, "
                 f"{100 * (1 - o.mean / t.mean):.0f} % less than the double binary tree, at {t.mean:.3f} ms")
 
     return claims.Claim(key, f"On {n} ranks, is the double binary tree the fastest all-reduce of {size}?",
@@ -1243,8 +1258,8 @@ def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
                         source="compare.allreduce_seconds on the eth_100g preset; deterministic")
 
 
-#: The size at which the tree's lead on n ranks not a power of two is widest in the alpha-beta model
-#: (100 Gb/s, 5 us; start-ups per message at the busiest port): a few MB on 97 ranks, a prime
+#: The size of the two tree claims: a few MB, where on 97 ranks, a prime, the tree leads over halving-doubling's
+#: textbook fold (whole vectors) but not over its fold that swaps halves, which the claims run
 #: (:func:`tree_window_scan` finds where the tree leads at all).
 TREE_MEDIUM_BYTES = 5e6
 
@@ -1284,11 +1299,12 @@ class TreeWindow(NamedTuple):
 
 def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4, link: str = "eth_100g") -> TreeWindow:
     """For every n of ``ranks`` and sizes from 100 B to 10 GB (``per_decade`` a decade), whether the double
-    binary tree is the fastest of :func:`one_port_allreduces` (each at its best: the trees at their best q,
-    the torus on its most square grid). Cached on disk beside the claims' verdicts (same code, same result).
+    binary tree is the fastest of :func:`one_port_allreduces` (each at its best, as :func:`one_port_seconds` runs
+    them: the trees at their best q, the torus on its most square grid, halving-doubling's fold swapping halves).
+    Cached on disk beside the claims' verdicts (same code, same result).
 
-    >>> w = tree_window_scan((16, 97), per_decade=2)
-    >>> w.wins[16], len(w.wins[97]) > 0
+    >>> w = tree_window_scan((16, 127), per_decade=4)
+    >>> w.wins[16], len(w.wins[127]) > 0
     ([], True)
     """
     import hashlib
@@ -1310,7 +1326,7 @@ def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4
         algs = one_port_allreduces(n)
         wins[n], best = [], []
         for m in sizes:
-            t = {a: compare.allreduce_seconds(a, m, n, item.bandwidth, item.latency) for a in algs}
+            t = {a: one_port_seconds(a, m, n, item.bandwidth, item.latency) for a in algs}
             tree = t.pop("double_binary_tree")
             if tree < min(t.values()):
                 wins[n].append(m)
@@ -1327,7 +1343,8 @@ def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4
 
 @claims.register("ch02.tree_non_power_of_two")
 def tree_non_power_of_two_claim(small: bool = False) -> claims.Claim:
-    """On 97 ranks (a prime: no square torus, halving-doubling folds) the double binary tree against the rest."""
+    """On 97 ranks (a prime: no square torus, halving-doubling folds, swapping halves) the double binary tree
+    against the rest."""
     return _tree_against_the_rest("ch02.tree_non_power_of_two", 97, TREE_MEDIUM_BYTES)
 
 
@@ -1384,6 +1401,36 @@ def hier_thresholds(network: str, hosts: int = 2, per_host: int = 8) -> tuple[fl
 
     card = hardware.link(HIER_NETWORKS[network][1]).bandwidth
     return tuple(pays_threshold(hosts, per_host, per_host, card, pipelined=p) for p in (False, True))
+
+
+def hier_tie_intra(network: str, model: str = "gpt2_xl", dtype: str = "bf16", n: int = 16, hosts: int = 2) -> float:
+    """The rate of the link inside a host (bytes/s) at which the hierarchical all-reduce at its best q of
+    :data:`HIER_CHUNKS` ties the multi-rail ring on one card a GPU, beside ``network``'s cards and start-ups
+    (:data:`HIER_NETWORKS`): bisection on that rate, everything else as in :func:`_hier_against_multi_rail`.
+
+    >>> round(hier_tie_intra("fast") / 1e9)
+    379
+    """
+    from ..collectives.algorithms import multi_rail_ring
+    from ..collectives.algorithms.hierarchical import pipelined_hierarchical_allreduce_time
+
+    intra, inter = (hardware.link(k) for k in HIER_NETWORKS[network])
+    g, m = n // hosts, hardware.gradient_bytes(model, dtype)
+
+    def gap(rate: float) -> float:
+        ring = multi_rail_ring.seconds(m, n, rate, intra.latency, 0.0, hosts=hosts, inter_bandwidth=inter.bandwidth,
+                                       inter_latency=inter.latency, nics_per_host=g)
+        hier = min(pipelined_hierarchical_allreduce_time(m, hosts, g, rate, inter.bandwidth, intra.latency,
+                                                         inter.latency, nics_per_host=g, chunks=q) for q in HIER_CHUNKS)
+        return hier - ring
+
+    lo, hi = inter.bandwidth / 100, intra.bandwidth * 100
+    if gap(lo) <= 0 or gap(hi) >= 0:
+        raise ValueError(f"no tie between {lo:.3g} and {hi:.3g} B/s on the {network} network")
+    for _ in range(100):
+        mid = (lo * hi) ** 0.5
+        lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
+    return (lo * hi) ** 0.5
 
 
 class MultiRailStartups(NamedTuple):

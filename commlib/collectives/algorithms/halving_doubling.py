@@ -26,6 +26,26 @@ def terms(nbytes: float, n: int) -> CostTerms:
     return CostTerms(2 * d, 2 * f * nbytes, f * nbytes) + fold_terms(nbytes, n)
 
 
+def swap_fold_terms(nbytes: float, n: int) -> CostTerms:
+    r"""Halving-doubling with the fold that swaps halves (Rabenseifner & Traff 2004), for any n.
+
+    Each of the r = n - p' extra ranks pairs with one of the first r ranks and the pair swaps halves, each adding
+    one half (a start-up, M/2 each way); the pair then acts as one rank whose two halves sit on two ports, so
+    halving-doubling's first and last steps move at most M/2 through each port, and the rest runs on one of them;
+    at the end the pair swaps its finished halves. With p' the largest power of two not above n:
+    :math:`a = 2\log_2 p' + 2`, :math:`b = \left(2\frac{p'-1}{p'} + 1\right)M`, against the textbook fold's
+    :math:`\left(2\frac{p'-1}{p'} + 2\right)M`; on a power of two, :func:`terms`.
+
+    >>> swap_fold_terms(800, 8) == terms(800, 8), swap_fold_terms(800, 12), terms(800, 12)
+    (True, CostTerms(steps=8, bytes=2200.0, reduced=1100.0), CostTerms(steps=8, bytes=3000.0, reduced=1500.0))
+    """
+    if n == 1 or n & (n - 1) == 0:
+        return terms(nbytes, n)
+    q = 1 << log2_floor(n)
+    f = (q - 1) / q
+    return CostTerms(2 * log2_floor(n) + 2, (2 * f + 1) * nbytes, (f + 0.5) * nbytes)
+
+
 def schedule(eng, n: int, length: int) -> None:
     """Fold in, halve at distance p'/2, ..., 1, double back at 1, ..., p'/2, fold out."""
     from ..schedules import halving_doubling
