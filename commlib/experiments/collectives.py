@@ -940,7 +940,7 @@ def _reduce_claim(key: str, nbytes: float, n: int, link: str = CH01_SHARED["link
 
         order = sorted(v.best, key=lambda name: v.best[name].mean)
         text = f"at {size} on {n} ranks{over} {compared(order[0], order[1])}"
-        if order[0] == "pipelined chain":
+        if order[0] == "pipelined chain" and not over:   # the chapter's link: the chain beats both reduces
             fast, slow = sorted(("binomial tree", "reduce-scatter + gather"), key=lambda name: v.best[name].mean)
             text += f", and {compared(fast, slow)}"
         return text
