@@ -321,14 +321,23 @@ def rounding_table(runs: Sequence[RoundingRun]):
                                   f"(largest over {seeds} seeds)")
 
 
+#: The order table rounds a ratio of medians to the nearest half where at least this share of the seeds tie: there
+#: the ratio of two medians jumps with a few seeds, and its resampled range under-covers fresh seed sets.
+ORDER_TIED_SHARE = 0.4
+
+
 def order_table(counts: Sequence[OrderCount]):
     """Markdown table: on how many seeds the tree order errs less than the serial one, by format and n.
 
     ``counts`` are :func:`commlib.experiments.collectives.order_count` s of the accuracy claims; the ratio of
     the medians comes with its spread over resampled seeds.
     """
+    def ratio(c: OrderCount) -> str:
+        value = f"{round(2 * c.ratio) / 2:g}" if c.same >= ORDER_TIED_SHARE * c.seeds else f"{c.ratio:.2g}"
+        return f"{value} ({c.ratio_low:.2g} to {c.ratio_high:.2g})"
+
     body = [[c.name, f"{c.n:,}", f"{c.less}", f"{c.same}", f"{c.more}", f"{c.serial_median:.1e}",
-             f"{c.tree_median:.1e}", f"{c.ratio:.2g} ({c.ratio_low:.2g} to {c.ratio_high:.2g})"] for c in counts]
+             f"{c.tree_median:.1e}", ratio(c)] for c in counts]
     headers = ["format", "values n", "tree errs less", "as much", "tree errs more",
                "serial: median error / sum", "tree: median error / sum", "ratio of the medians (90% of resamples)"]
     seeds = counts[0].seeds if counts else 0
