@@ -317,7 +317,8 @@ def test_comparison_figure_marks_the_switch_points():
     assert all(len(_curve_entries(ax)) <= 6 + max(0, len(algorithms) - 8) for ax in fig.axes)
     assert all(len(_curve_entries(ax)) < len(algorithms) for ax in fig.axes)   # the panels split them
     item_b, item_l = 1.25e9, 20e-6
-    curves = {a: (lambda m, a=a: compare.allreduce_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
+    # each at its best, as the figure draws them: halving-doubling with the fold that swaps halves
+    curves = {a: (lambda m, a=a: vc.comparison_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
     want = compare.switch_points(curves, 1e2, 1e10)
     dots = _dots(fig)
     assert len(dots) == len(want) >= 1
@@ -404,6 +405,36 @@ def test_lower_bound_is_below_every_algorithm():
             for m in (0.0, 1e3, 1e6, 1e9):
                 assert compare.allreduce_seconds(a, m, n, 12.5e9, 5e-6) >= compare.allreduce_lower_bound(
                     m, n, 12.5e9, 5e-6) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("n", [12, 16, 97])
+def test_comparison_figure_draws_halving_doubling_at_its_best(n):
+    """Off the powers of two the figure's halving-doubling is the fold that swaps halves, below the textbook fold;
+    on a power of two the two folds are the same curve."""
+    from commlib.experiments.collectives import one_port_seconds
+
+    eth = hardware.link("eth_100g")
+    fig = vc.comparison_figure(n=n, link="eth_100g")
+    (line,) = [line for ax in fig.axes for line in ax.lines
+               if line.get_label() == compare.ALGORITHM_NAMES["halving_doubling"]]
+    sizes, ratios = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+    bound = np.array([compare.allreduce_lower_bound(m, n, eth.bandwidth, eth.latency) for m in sizes])
+    swap = np.array([one_port_seconds("halving_doubling", m, n, eth.bandwidth, eth.latency) for m in sizes])
+    textbook = np.array([compare.allreduce_seconds("halving_doubling", m, n, eth.bandwidth, eth.latency)
+                         for m in sizes])
+    assert ratios == pytest.approx(np.minimum(swap, textbook) / bound)
+    if n & (n - 1):
+        assert ratios == pytest.approx(swap / bound) and (swap < textbook).all()
+        assert ratios[-1] == pytest.approx(1.5, abs=0.02)       # its fold: about half an M more than the ring
+    else:
+        assert swap == pytest.approx(textbook)
+
+
+def test_comparison_seconds_stay_above_the_lower_bound():
+    for n in (3, 12, 97):
+        for m in (0.0, 1e3, 1e6, 1e9):
+            assert vc.comparison_seconds("halving_doubling", m, n, 12.5e9, 5e-6) >= compare.allreduce_lower_bound(
+                m, n, 12.5e9, 5e-6) * (1 - 1e-12)
 
 
 def test_comparison_figure_with_hosts_includes_hierarchical():
