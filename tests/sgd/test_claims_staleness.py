@@ -227,7 +227,8 @@ def test_carry_words_follow_the_places():
 
 @pytest.mark.parametrize("workers", staleness.GUPTA_WORKERS)
 def test_gupta_rule_tune_synchronous_then_divide_by_mean_staleness(workers):
-    """Finding 13 and the referee's n = 4 and 64: Gupta et al.'s rule (with a fixed batch per learner), with each number of learners.
+    """Finding 13 and the referee's n = 4 and 64: Gupta et al.'s rule (with a fixed batch per learner), with each number of learners,
+    divided by their mean staleness n as published, beside the chapter's variant divided by the exact n - 1.
     Synchronous SGD's best rate lies inside its grid (it is the rate the rule divides); the rule lands within a few
     thousandths of a nat of the constant rate tuned on the asynchronous run, and the words say where."""
     from commlib.experiments import claims
@@ -241,9 +242,14 @@ def test_gupta_rule_tune_synchronous_then_divide_by_mean_staleness(workers):
     assert not c.at_edge and not y.at_edge
     assert abs(g.mean - c.mean) < 0.01
     s = staleness.gupta_settings(small=small, workers=workers)
-    assert staleness.gupta_rate(s) == pytest.approx(y.config["lr"] / (workers - 1))
+    # as published, divided by Gupta et al.'s mean staleness n; the chapter's variant by the exact mean n - 1
+    assert staleness.gupta_rate(s) == pytest.approx(y.config["lr"] / workers)
+    assert staleness.gupta_rate(s, exact=True) == pytest.approx(y.config["lr"] / (workers - 1))
+    e = v.best[staleness.GUPTA_EXACT]
     where = staleness.place(g, c)
     assert f"{staleness.where(g, c)} the constant rate tuned" in v.sentence
+    assert f"instead, it gives {staleness.gupta_rate(s, y.config['lr'], exact=True):.3g} and ends " \
+           f"{staleness.where(e, c)} the tuned rate" in v.sentence
     short = staleness.gupta_over_n([v])
     assert short.startswith(("lands level with", "lands within 0.001 nats of") if where == "level with" else "ends ")
     assert f"with {workers} learners" in short

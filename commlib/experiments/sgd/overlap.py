@@ -16,7 +16,7 @@ from ... import hardware
 from ...sgd import overlap
 from ...units import check_nonnegative, check_positive
 
-__all__ = ["BucketCapSweep", "bucket_cap_sweep", "LinkSweep", "link_sweep"]
+__all__ = ["BucketCapSweep", "bucket_cap_sweep", "LinkSweep", "link_sweep", "by_algorithm", "overlap_pays_words"]
 
 
 @dataclass(frozen=True)
@@ -94,3 +94,31 @@ def link_sweep(model: str = "resnet50", n: int = 16, links=("eth_10g", "eth_25g"
         runs[key] = overlap.overlap_timeline(model, n=n, bandwidth=item.bandwidth, latency=item.latency,
                                              t_backward=t_bwd, t_forward=t_fwd)
     return LinkSweep(model, n, runs)
+
+
+def by_algorithm(algorithms=("ring", "halving_doubling"), **kwargs) -> dict[str, overlap.OverlapResult]:
+    """The same training step with every bucket (and the no-overlap baseline) priced by each all-reduce algorithm of
+    ``algorithms`` (names of :func:`commlib.cost.allreduce_time`), by name. Other arguments go to
+    :func:`commlib.sgd.overlap.overlap_timeline`. At many ranks on a latency-bound link the ring's start-ups
+    :math:`2(n-1)\\alpha` per bucket can outweigh what overlap hides, where halving-doubling's
+    :math:`2\\log_2 n\\,\\alpha` do not.
+
+    >>> r = by_algorithm(model="resnet50", n=1024, bandwidth=3.125e9, latency=1e-5, t_backward=0.052, t_forward=0.026)
+    >>> [r[a].iteration_time < r[a].iteration_time_no_overlap for a in ("ring", "halving_doubling")]
+    [False, True]
+    """
+    if not algorithms:
+        raise ValueError("algorithms must name at least one all-reduce algorithm")
+    return {a: overlap.overlap_timeline(algorithm=a, **kwargs) for a in algorithms}
+
+
+def overlap_pays_words(result: overlap.OverlapResult) -> str:
+    """Whether overlap shortens the step of ``result``, in a few words (for a sentence after "so").
+
+    >>> r = overlap.overlap_timeline("alexnet", n=4, bandwidth=1.25e9, t_backward=0.2)
+    >>> overlap_pays_words(r)
+    'overlap is the faster step'
+    """
+    if result.iteration_time < result.iteration_time_no_overlap:
+        return "overlap is the faster step"
+    return "the step without overlap is still the faster one"

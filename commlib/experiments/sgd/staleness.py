@@ -95,6 +95,9 @@ __all__ = [
     "carry_adapting",
     "carry_rows",
     "stability_headroom",
+    "fold_range_words",
+    "gupta_staleness",
+    "GUPTA_EXACT",
     "levels_at",
     "rate_shift",
     "momentum_words",
@@ -1058,7 +1061,8 @@ def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2
 
     Each job is a pull, a mini-batch and a push; a transfer stalls with probability ``p`` for ``d`` mean
     compute times, so a job takes ``1 + 2 p d`` on average and a learner spends ``2 p d / (1 + 2 p d)`` of the
-    wall clock stalled (``"job_time"``, ``"stalled_share"``). Measured over ``seeds``: gradients per mean compute time
+    wall clock stalled (``"job_time"``, ``"stalled_share"``), and a long run applies ``workers / (1 + 2 p d)``
+    gradients per mean compute time (``"steady_throughput"``). Measured over ``seeds``: gradients per mean compute time
     (``"throughput"``), and the median, 90th percentile, mean and largest staleness and the share of gradients
     more than 100 updates old, each as ``(without, with)`` stalls.
 
@@ -1068,7 +1072,7 @@ def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2
     """
     seeds = tuple(seeds)
     job = 1 + 2 * stalls.probability * stalls.duration
-    out: dict = {"job_time": job, "stalled_share": (job - 1) / job}
+    out: dict = {"job_time": job, "stalled_share": (job - 1) / job, "steady_throughput": workers / job}
     rows = []
     for ct in (0.0, stalls):
         sch = _stall_schedules(workers, gradients, seeds, ct)
@@ -1091,10 +1095,13 @@ SYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.3, 0.7, 3.0, 4.0, 
 #: The numbers of learners Gupta et al.'s rule is tried with: one claim each.
 GUPTA_WORKERS: tuple[int, ...] = (4, 16, 64, 256)
 #: The constant rates the asynchronous run is tuned over against Gupta et al.'s rule: the claims' grid, 0.07, 0.025
-#: and 0.03, so that the grid's steps from 0.02 to 0.05 and from 0.05 to 0.1 do not hand the rule (0.0667 with 4
-#: learners, 0.0275 with 256) a win the grid made: the rival is tuned as finely as the rate the rule divides.
+#: and 0.03, so that the grid's steps from 0.02 to 0.05 and from 0.05 to 0.1 do not hand the rule (0.075 with 4
+#: learners, 0.0273 with 256) a win the grid made: the rival is tuned as finely as the rate the rule divides.
 GUPTA_ASYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.025, 0.03, 0.07)))
 GUPTA = "Gupta et al.: synchronous rate / mean staleness"
+#: The chapter's variant of Gupta et al.'s rule: synchronous SGD's best rate divided by the exact mean staleness
+#: ``n - 1`` of this chapter's count, instead of Gupta et al.'s ``n``.
+GUPTA_EXACT = "synchronous rate / exact mean staleness n - 1"
 TUNED = "constant rate tuned"
 SYNC = "fully synchronous SGD"
 
@@ -1145,6 +1152,21 @@ def _rate_range(low: float, high: float) -> str:
     """
     b = _one_figure(high)
     return f"{low:g}" if high <= 1.15 * low or float(b) <= low else f"about {low:g}–{b}"
+
+
+def fold_range_words(high, low) -> str:
+    """How many times ``high`` is ``low``, seed by seed (two equal-length sequences, one value per seed), in words:
+    ``"about 10-fold"``, or ``"about 9- to 11-fold"`` where the seeds' folds round to different whole numbers.
+
+    >>> fold_range_words((1.09, 1.10), (0.103, 0.129)), fold_range_words((1.0, 1.0), (0.1, 0.101))
+    ('about 9- to 11-fold', 'about 10-fold')
+    """
+    high, low = tuple(high), tuple(low)
+    if not high or len(high) != len(low):
+        raise ValueError(f"high and low must give one value per seed each, got {len(high)} and {len(low)}")
+    folds = [h / check_positive("low", x) for h, x in zip(high, low)]
+    lo, hi = f"{min(folds):.0f}", f"{max(folds):.0f}"
+    return f"about {lo}-fold" if lo == hi else f"about {lo}- to {hi}-fold"
 
 
 def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], sharpness: float,
@@ -1283,29 +1305,42 @@ def sync_grid(s: dict) -> grids.Grid:
                            rates=SYNC_RATES, seeds=s["seeds"], small=s["small"], batch_size=s["batch_size"], updates=u)
 
 
-def gupta_rate(s: dict, sync_rate: float | None = None) -> float:
+def gupta_staleness(workers: int, exact: bool = False) -> float:
+    """The mean staleness Gupta et al.'s rule divides by for asynchronous SGD with ``workers`` learners: as published,
+    the ``n`` they measured (:math:`n/K` with :math:`K = 1`; their count includes the learner's own gradient); with
+    ``exact``, this chapter's exact mean ``n - 1`` (:func:`commlib.sgd.expected_staleness`), one less.
+
+    >>> gupta_staleness(4), gupta_staleness(4, exact=True)
+    (4.0, 3.0)
+    """
+    return sgd.expected_staleness("async", workers) + (0.0 if exact else 1.0)
+
+
+def gupta_rate(s: dict, sync_rate: float | None = None, exact: bool = False) -> float:
     r"""Gupta et al.'s rate for asynchronous SGD: synchronous SGD's best rate on the same gradients (``sync_rate``,
-    or found on :data:`SYNC_RATES`) divided by the mean staleness :math:`\langle\tau\rangle` (exactly
-    ``workers - 1`` for exponential times)."""
+    or found on :data:`SYNC_RATES`) divided by their mean staleness ``workers`` (:func:`gupta_staleness`); with
+    ``exact``, by the exact mean ``workers - 1`` instead (the chapter's variant)."""
     rate = sync_grid(s).best_rate if sync_rate is None else float(sync_rate)
-    return rate / sgd.expected_staleness("async", s["workers"])
+    return rate / gupta_staleness(s["workers"], exact)
 
 
 def _gupta_words(v) -> str:
-    g, c, y = v.best[GUPTA], v.best[TUNED], v.best[SYNC]
+    g, c, y, e = v.best[GUPTA], v.best[TUNED], v.best[SYNC], v.best[GUPTA_EXACT]
     n = v.claim.shared["workers"]
-    tau = sgd.expected_staleness("async", n)
-    return (f"with {n} learners, synchronous SGD's best rate {y.config['lr']:g} divided by ⟨τ⟩ = {tau:g} gives "
-            f"{gupta_rate(v.claim.shared, y.config['lr']):.3g}, which ends at {_text(g, c)}, {where(g, c)} the "
-            f"constant rate tuned on the asynchronous run ({c.config['lr']:g}: {_text(c, g)}; difference "
-            f"{gap_text(g, c)}){_seeds_clause(v)}")
+    return (f"with {n} learners, synchronous SGD's best rate {y.config['lr']:g} divided by Gupta et al.'s mean "
+            f"staleness n = {gupta_staleness(n):g} gives {gupta_rate(v.claim.shared, y.config['lr']):.3g}, which ends "
+            f"at {_text(g, c)}, {where(g, c)} the constant rate tuned on the asynchronous run ({c.config['lr']:g}: "
+            f"{_text(c, g)}; difference {gap_text(g, c)}){_seeds_clause(v)}; divided by the exact mean n − 1 = "
+            f"{gupta_staleness(n, exact=True):g} instead, it gives "
+            f"{gupta_rate(v.claim.shared, y.config['lr'], exact=True):.3g} and ends {where(e, c)} the tuned rate "
+            f"(difference {gap_text(e, c)})")
 
 
 def _gupta_claim(workers: int, small: bool) -> claims.Claim:
     s = gupta_settings(small, workers)
 
-    def gupta(st, seed):
-        rate = gupta_rate(st)
+    def gupta(st, seed, exact=False):
+        rate = gupta_rate(st, exact=exact)
         return _async_level(_async_grid(st, rates=(rate,)), rate, seed)
 
     def sync(st, seed):
@@ -1314,7 +1349,9 @@ def _gupta_claim(workers: int, small: bool) -> claims.Claim:
 
     contenders = (
         claims.Contender(GUPTA, gupta, uses="the rate tuned for fully synchronous SGD on the same gradients, divided "
-                                            "by <tau>; no tuning of the asynchronous run"),
+                                            "by Gupta et al.'s mean staleness n; no tuning of the asynchronous run"),
+        claims.Contender(GUPTA_EXACT, lambda st, seed: gupta(st, seed, exact=True),
+                         uses="the same, divided by the exact mean staleness n - 1 instead (the chapter's variant)"),
         claims.Contender(TUNED, lambda st, seed: _async_level(_async_grid(st, rates=GUPTA_ASYNC_RATES), st["lr"], seed),
                          {"lr": GUPTA_ASYNC_RATES}, uses="a constant rate tuned on the asynchronous run itself"),
         claims.Contender(SYNC, sync, {"lr": SYNC_RATES},
@@ -1323,7 +1360,7 @@ def _gupta_claim(workers: int, small: bool) -> claims.Claim:
     )
     key = "ch05.gupta_rule" if workers == 16 else f"ch05.gupta_rule_n{workers}"
     return claims.Claim(key, f"With {workers} learners, does Gupta et al.'s rule (tune synchronous SGD, divide its rate "
-                        "by the mean staleness) reach what a rate tuned on the asynchronous run reaches?", contenders,
+                        "by their mean staleness n) reach what a rate tuned on the asynchronous run reaches?", contenders,
                         metric="mean training loss over the last quarter of the run (nats)", seeds=s["seeds"],
                         shared=s, wording=_gupta_words, chapter="05_stale_gradients", source="gupta2016model")
 
@@ -1589,24 +1626,25 @@ def momentum_row_words(rate: float, gaps: dict[int, str]) -> str:
     return f"at {rate:g}, asynchronous SGD ends level with one learner with {_and([str(n) for n in ns])} learners"
 
 
-def gupta_over_n(verdicts, margins: bool = True) -> str:
+def gupta_over_n(verdicts, margins: bool = True, name: str = GUPTA, tail: bool = True) -> str:
     """What Gupta et al.'s rule does over the numbers of learners tried, in a few words (one verdict of
     :func:`gupta_rule` and its siblings per number of learners); without ``margins``, the places only (the margins
-    then stand in a table, :func:`gupta_rows`)."""
+    then stand in a table, :func:`gupta_rows`). ``name`` picks the rule: as published (:data:`GUPTA`) or the
+    chapter's variant (:data:`GUPTA_EXACT`); without ``tail``, no closing "with no tuning of the asynchronous run"."""
     groups: dict[str, list] = {}
     for v in sorted(verdicts, key=lambda v: v.claim.shared["workers"]):
-        groups.setdefault(place(v.best[GUPTA], v.best[TUNED]), []).append(v)
+        groups.setdefault(place(v.best[name], v.best[TUNED]), []).append(v)
     parts = []
     for i, (spot, vs) in enumerate(groups.items()):
         ns = _and([str(v.claim.shared["workers"]) for v in vs])
         what = "a constant rate tuned on the asynchronous run" if i == 0 else "it"
         if spot == "level with":
-            close = all(abs(_gap(v.best[GUPTA], v.best[TUNED])[0]) < LEVEL for v in vs)
+            close = all(abs(_gap(v.best[name], v.best[TUNED])[0]) < LEVEL for v in vs)
             parts.append(f"lands {f'within {LEVEL:g} nats of' if close else 'level with'} {what} with {ns} learners")
             continue
-        gaps = [_quote(abs(_gap(v.best[GUPTA], v.best[TUNED])[0]), _gap(v.best[GUPTA], v.best[TUNED])[1]) for v in vs]
+        gaps = [_quote(abs(_gap(v.best[name], v.best[TUNED])[0]), _gap(v.best[name], v.best[TUNED])[1]) for v in vs]
         parts.append(f"ends {_and(gaps) + ' nats ' if margins else ''}{spot} {what} with {ns} learners")
-    return _and(parts) + ", with no tuning of the asynchronous run"
+    return _and(parts) + (", with no tuning of the asynchronous run" if tail else "")
 
 
 def gupta_retune_words(verdicts) -> str:
@@ -1649,15 +1687,17 @@ def gupta_retune_words(verdicts) -> str:
 def gupta_rows(verdicts) -> list[tuple[str, ...]]:
     """Gupta et al.'s rule by number of learners as table rows: ``(learners, synchronous SGD's updates on the shared
     budget of gradients, its best rate, mean
-    staleness, the rule's rate, its level, the tuned constant rate and its level, the difference)``."""
+    staleness n, the rule's rate, its level, the tuned constant rate and its level, the difference, and the
+    chapter's variant (divided by n - 1): its rate and its difference from the tuned rate)``."""
     rows = []
     for v in sorted(verdicts, key=lambda v: v.claim.shared["workers"]):
-        g, c, y = v.best[GUPTA], v.best[TUNED], v.best[SYNC]
+        g, c, y, e = v.best[GUPTA], v.best[TUNED], v.best[SYNC], v.best[GUPTA_EXACT]
         n = v.claim.shared["workers"]
         rows.append((str(n), f"{sync_budget(n, v.claim.shared['gradients'])[0]:,}", f"{y.config['lr']:g}",
-                     f"{sgd.expected_staleness('async', n):g}",
+                     f"{gupta_staleness(n):g}",
                      f"{gupta_rate(v.claim.shared, y.config['lr']):.3g}", _text(g, c), f"{c.config['lr']:g}",
-                     _text(c, g), gap_text(g, c)))
+                     _text(c, g), gap_text(g, c),
+                     f"{gupta_rate(v.claim.shared, y.config['lr'], exact=True):.3g}: {gap_text(e, c)}"))
     return rows
 
 
