@@ -908,8 +908,22 @@ def hierarchy_break_even(hosts: int = 2, per_host: int = 8) -> float:
     >>> hierarchy_break_even(2, 8)
     2.0
     """
+    terms = hierarchy_break_even_terms(hosts, per_host)
+    return terms["inside"] / terms["saved"]
+
+
+def hierarchy_break_even_terms(hosts: int = 2, per_host: int = 8) -> dict[str, float]:
+    r"""The two factors behind :func:`hierarchy_break_even`: ``"inside"``, :math:`2\frac{g-1}{g}`, the multiple of
+    :math:`M/B_{intra}` the hierarchy adds inside the host, and ``"saved"``,
+    :math:`2\frac{n-1}{n} - 2\frac{h-1}{h}`, the multiple of :math:`M/B_{NIC}` it saves at the card.
+
+    >>> hierarchy_break_even_terms(2, 8)
+    {'inside': 1.75, 'saved': 0.875}
+    """
+    if hosts < 2 or per_host < 2:
+        raise ValueError(f"hosts and per_host must be at least 2, got {hosts} and {per_host}")
     n = hosts * per_host
-    return (2 * (per_host - 1) / per_host) / (2 * (n - 1) / n - 2 * (hosts - 1) / hosts)
+    return {"inside": 2 * (per_host - 1) / per_host, "saved": 2 * (n - 1) / n - 2 * (hosts - 1) / hosts}
 
 
 #: The inside links of the hierarchy claims: NVLink 2.0 (the section's hosts) and none, PCIe 3.0 only (the BytePS server).

@@ -504,8 +504,9 @@ def example_lists_table():
     for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
         rows.append([h, f"{a:.10g}", f"{e:.10g}", f"{a / e:.2f}"])
     return markdown_table(["host", "intra (MB/s, as printed)", "inter (MB/s, as printed)", "intra / inter"], rows,
-                          caption="Note 000's eight hosts, an illustrative cluster, one entry per host; read here, an "
-                                  "inference, as rates achieved, not link capacities")
+                          caption="An illustrative mixed cluster of eight hosts (the appendix says where it comes from), "
+                                  "one entry per host; read here, an inference, as rates achieved, not link "
+                                  "capacities")
 
 
 def _placement_bars(ax, names: Sequence[str], ests: Sequence[placement.Estimate]) -> None:
