@@ -625,7 +625,7 @@ def placement_sweep(sweep: Mapping):
                             va="center", fontsize=8)
             ax.set_xlim(0, max(e.time for e in best) * 1.45)
             ax.set_title(f"{title}: {top} best of all placements", fontsize=9)
-            ax.set_xlabel("time per iteration (s)")
+            ax.set_xlabel("synchronisation time per iteration (s)")
             ax.tick_params(axis="y", labelsize=8)
         fig.legend(handles=_placement_handles(), loc="lower center", ncol=3, fontsize=8, frameon=False)
         fig.suptitle(f"{hardware.model(model).name}, {dtype}, {n} workers", fontsize=10)
