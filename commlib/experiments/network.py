@@ -35,7 +35,7 @@ __all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ra
            "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
            "grid_facts", "row_orders", "TWO_D", "two_d_run", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
            "tree_time", "tree_search", "HIER_HOSTS", "hierarchy_trend", "hierarchy_low",
-           "hierarchy_closed", "hierarchy_dips", "hierarchy_break_even", "HIER_INSIDE", "hierarchy_pair",
+           "hierarchy_closed", "hierarchy_dips", "hierarchy_break_even", "hierarchy_break_even_terms", "HIER_INSIDE", "hierarchy_pair",
            "grid_tree_bound",
            "tree_dbt_bound"]
 
