@@ -35,7 +35,7 @@ __all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ra
            "grid_graph", "ring_time", "rdma_exchange_time", "staged_exchange_time",
            "grid_facts", "row_orders", "TWO_D", "two_d_run", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
            "tree_time", "tree_search", "HIER_HOSTS", "hierarchy_trend", "hierarchy_low",
-           "hierarchy_closed", "hierarchy_dips", "hierarchy_break_even", "HIER_INSIDE", "hierarchy_pair",
+           "hierarchy_closed", "hierarchy_dips", "hierarchy_break_even", "hierarchy_break_even_terms", "HIER_INSIDE", "hierarchy_pair",
            "grid_tree_bound",
            "tree_dbt_bound"]
 
@@ -908,8 +908,22 @@ def hierarchy_break_even(hosts: int = 2, per_host: int = 8) -> float:
     >>> hierarchy_break_even(2, 8)
     2.0
     """
+    terms = hierarchy_break_even_terms(hosts, per_host)
+    return terms["inside"] / terms["saved"]
+
+
+def hierarchy_break_even_terms(hosts: int = 2, per_host: int = 8) -> dict[str, float]:
+    r"""The two factors behind :func:`hierarchy_break_even`: ``"inside"``, :math:`2\frac{g-1}{g}`, the multiple of
+    :math:`M/B_{intra}` the hierarchy adds inside the host, and ``"saved"``,
+    :math:`2\frac{n-1}{n} - 2\frac{h-1}{h}`, the multiple of :math:`M/B_{NIC}` it saves at the card.
+
+    >>> hierarchy_break_even_terms(2, 8)
+    {'inside': 1.75, 'saved': 0.875}
+    """
+    if hosts < 2 or per_host < 2:
+        raise ValueError(f"hosts and per_host must be at least 2, got {hosts} and {per_host}")
     n = hosts * per_host
-    return (2 * (per_host - 1) / per_host) / (2 * (n - 1) / n - 2 * (hosts - 1) / hosts)
+    return {"inside": 2 * (per_host - 1) / per_host, "saved": 2 * (n - 1) / n - 2 * (hosts - 1) / hosts}
 
 
 #: The inside links of the hierarchy claims: NVLink 2.0 (the section's hosts) and none, PCIe 3.0 only (the BytePS server).

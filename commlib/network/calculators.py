@@ -21,7 +21,7 @@ def placement_results(where: str = "host3:2, host1:2", model: str = "resnet50", 
     Imports no numpy.
 
     >>> r = placement_results("host3:2, host1:2")
-    >>> r["time per iteration"], r["bounded by"]
+    >>> r["synchronisation time per iteration"], r["bounded by"]
     ('939.78 ms', 'network link of host 3 (145.88 MB/s)')
     >>> placement_results("host9:1")
     Traceback (most recent call last):
@@ -36,7 +36,7 @@ def cluster_placement_results(cluster: Cluster, where: str = "host3:2, host1:2",
                               pipelined: bool = True) -> dict[str, str]:
     """:func:`placement_results` on any ``cluster`` (the calculator binds it first).
 
-    >>> cluster_placement_results(example_cluster(slots=2), "host3:2")["time per iteration"]
+    >>> cluster_placement_results(example_cluster(slots=2), "host3:2")["synchronisation time per iteration"]
     '94.47 ms'
     >>> cluster_placement_results(example_cluster(slots=2), "host3:3")
     Traceback (most recent call last):
@@ -58,6 +58,6 @@ def cluster_placement_results(cluster: Cluster, where: str = "host3:2, host1:2",
     if mode == "ps":
         out["push and pull"] = ("overlapped (each link direction busy once)" if pipelined
                                 else "one after the other (twice the time)")
-    out["time per iteration"] = format_time(est.time)
+    out["synchronisation time per iteration"] = format_time(est.time)
     out["bounded by"] = est.bottleneck
     return out

@@ -504,8 +504,9 @@ def example_lists_table():
     for h, (a, e) in enumerate(zip(placement.EXAMPLE_INTRA_MB_S, placement.EXAMPLE_INTER_MB_S)):
         rows.append([h, f"{a:.10g}", f"{e:.10g}", f"{a / e:.2f}"])
     return markdown_table(["host", "intra (MB/s, as printed)", "inter (MB/s, as printed)", "intra / inter"], rows,
-                          caption="Note 000's eight hosts, an illustrative cluster, one entry per host; read here, an "
-                                  "inference, as rates achieved, not link capacities")
+                          caption="An illustrative mixed cluster of eight hosts (the appendix says where it comes from), "
+                                  "one entry per host; read here, an inference, as rates achieved, not link "
+                                  "capacities")
 
 
 def _placement_bars(ax, names: Sequence[str], ests: Sequence[placement.Estimate]) -> None:
@@ -624,7 +625,7 @@ def placement_sweep(sweep: Mapping):
                             va="center", fontsize=8)
             ax.set_xlim(0, max(e.time for e in best) * 1.45)
             ax.set_title(f"{title}: {top} best of all placements", fontsize=9)
-            ax.set_xlabel("time per iteration (s)")
+            ax.set_xlabel("synchronisation time per iteration (s)")
             ax.tick_params(axis="y", labelsize=8)
         fig.legend(handles=_placement_handles(), loc="lower center", ncol=3, fontsize=8, frameon=False)
         fig.suptitle(f"{hardware.model(model).name}, {dtype}, {n} workers", fontsize=10)

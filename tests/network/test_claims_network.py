@@ -505,3 +505,15 @@ def test_hierarchy_dip_moves_to_more_hosts_as_the_buffer_grows():
     dips = runs.hierarchy_dips((4 * 2**20, 16 * 2**20, 64 * 2**20))
     lows = [d["hosts"] for d in dips.values()]
     assert lows == sorted(lows) and lows[0] < lows[-1]
+
+
+@pytest.mark.parametrize("hosts, per_host", [(2, 8), (3, 4), (8, 8), (16, 2)])
+def test_hierarchy_break_even_is_the_number_of_hosts_and_its_terms_compose_it(hosts, per_host):
+    # the chapter derives B_intra > h B_NIC from eq-topo-hier: (g-1)/g over (n-1)/n - (h-1)/h is h, whatever g
+    from commlib.experiments import network as runs
+
+    terms = runs.hierarchy_break_even_terms(hosts, per_host)
+    assert terms["inside"] / terms["saved"] == pytest.approx(hosts)
+    assert runs.hierarchy_break_even(hosts, per_host) == pytest.approx(hosts)
+    with pytest.raises(ValueError, match="hosts"):
+        runs.hierarchy_break_even_terms(1, per_host)

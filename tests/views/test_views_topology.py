@@ -159,9 +159,9 @@ def test_placement_calculator_shows_results_and_errors():
     cl = placement.example_cluster()
     # four local gradients through host 3's intra link, each way once; in turn, twice
     one_way = 4 * hardware.gradient_bytes("resnet50", "fp32") / cl.intra[3]
-    assert calc.results["time per iteration"] == format_time(one_way)
+    assert calc.results["synchronisation time per iteration"] == format_time(one_way)
     calc.set(pipelined=False)
-    assert calc.results["time per iteration"] == format_time(2 * one_way)
+    assert calc.results["synchronisation time per iteration"] == format_time(2 * one_way)
     assert "one after the other" in calc.results["push and pull"]
     calc.set(mode="allreduce")
     assert "push and pull" not in calc.results
