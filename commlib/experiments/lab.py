@@ -156,14 +156,17 @@ def _pairs(sweeps: Sequence) -> list[tuple[int, int]]:
     return [(a, b) for a in range(len(sweeps)) for b in range(len(sweeps)) if a != b] or [(0, 0)]
 
 
-def _cross(settings: dict, seed: int, fitter_for) -> float:
-    """Median |relative error| of models fitted on one sweep's fitted sizes, on the other sweep's held-out sizes."""
+def _cross(settings: dict, seed: int, fitter_for, only: int | None = None) -> float:
+    """Median |relative error| of models fitted on one sweep's fitted sizes, on the other sweep's held-out sizes;
+    ``only``: the index of the one series (collective) whose errors count, the fitter still seeing them all."""
     errors = []
     band = settings.get("band") or (0.0,) * len(settings["sweeps"][0])   # each series' graded sizes start here
     for a, b in _pairs(settings["sweeps"]):
         train = tuple(fit.split_sizes(s, seed)[0] for s in settings["sweeps"][a])
         fitter = fitter_for(train)
-        for sa, sb, start in zip(train, settings["sweeps"][b], band):
+        for j, (sa, sb, start) in enumerate(zip(train, settings["sweeps"][b], band)):
+            if only is not None and j != only:
+                continue
             test = fit.split_sizes(sb, seed)[1]
             model = fitter(sa)
             errors.extend(float(e) for x, e in zip(test.nbytes, fit.relative_errors(model, test))
@@ -205,12 +208,17 @@ def regimes_chosen(v: claims.Verdict) -> tuple[int, ...]:
                  for a, _ in _pairs(shared["sweeps"]))
 
 
-def _piecewise(settings: dict, seed: int) -> float:
+def _piecewise_fitter(settings: dict):
+    """The piecewise fitter of a split: its number of regimes chosen jointly on the split's fitted sizes."""
     def fitter_for(train):
         k = choose_regimes(train, settings["lo"])
         return lambda s: fit.fit_piecewise(s, regimes=k)
 
-    return _cross(settings, seed, fitter_for)
+    return fitter_for
+
+
+def _piecewise(settings: dict, seed: int) -> float:
+    return _cross(settings, seed, _piecewise_fitter(settings))
 
 
 #: Seeds of the simulated runs (:func:`simulate_run`) on which the held-out grade's power is measured.
@@ -609,3 +617,76 @@ def grades_short(v: claims.Verdict, band: claims.Verdict) -> str:
               f"{explain.about(x.wins)} of the {explain.about(x.seeds)}")
         return f"{name} predicted held-out sizes better, on {on} ways"
     return f"Over every size, {who(v)}. On the largest sizes alone, {who(band)}."
+
+
+@dataclass(frozen=True)
+class CollectiveGrade:
+    """One collective's share of a pooled held-out grade (:func:`regimes_claim` or :func:`top_band_claim`): the
+    same splits, sweep swap and jointly chosen number of regimes, its own held-out sizes alone."""
+    op: str
+    line: tuple[float, ...]    # the single line's median miss, per split
+    piece: tuple[float, ...]   # the regime fits', per split
+
+    @property
+    def line_mean(self) -> float:
+        return float(np.mean(self.line))
+
+    @property
+    def piece_mean(self) -> float:
+        return float(np.mean(self.piece))
+
+    @property
+    def line_wins(self) -> int:
+        """Splits on which the single line missed less."""
+        return sum(1 for a, b in zip(self.line, self.piece) if a < b)
+
+
+def by_collective(v: claims.Verdict) -> tuple[CollectiveGrade, ...]:
+    """The pooled grade ``v`` taken apart collective by collective (:class:`CollectiveGrade`)."""
+    shared = v.claim.shared
+    line = lambda train: lambda s: fit.fit_joint([s])  # noqa: E731
+    return tuple(CollectiveGrade(s.op, tuple(_cross(shared, seed, line, only=j) for seed in v.claim.seeds),
+                                 tuple(_cross(shared, seed, _piecewise_fitter(shared), only=j)
+                                       for seed in v.claim.seeds))
+                 for j, s in enumerate(shared["sweeps"][0]))
+
+
+def collective_rows(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]
+                    ) -> list[tuple[str, str, float, float]]:
+    """Rows of :func:`commlib.views.lab.grades_table` for each collective's share of the two grades."""
+    return [row for e, t in zip(every, top) for row in
+            ((f"{e.op.replace('_', '-')}: every size", "its own share of the same points", e.line_mean, e.piece_mean),
+             (f"{t.op.replace('_', '-')}: the largest sizes", "its own share of the same points", t.line_mean,
+              t.piece_mean))]
+
+
+def collective_words(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]) -> str:
+    """Which collectives part from the pooled grade over every size, in a sentence (the numbers in
+    :func:`collective_rows`); empty where each one's regime fits missed less, as the pooled ones did."""
+    lost = [(e, t) for e, t in zip(every, top) if e.line_mean <= e.piece_mean]
+    if not lost:
+        return "Both grades pool the four collectives; taken one by one, the regime fits missed less on each."
+    parts = []
+    for e, t in lost:
+        name = e.op.replace("_", "-")
+        part = (f"for {name} the single line missed held-out sizes less over every size "
+                f"({100 * e.line_mean:.0f} % against {100 * e.piece_mean:.0f} %, on "
+                f"{explain.about(e.line_wins)} of the {explain.about(len(e.line))} ways)")
+        if t.piece_mean < t.line_mean:
+            part += (f", and its regime fits missed less only on its largest sizes "
+                     f"({100 * t.piece_mean:.0f} % against {100 * t.line_mean:.0f} %)")
+        parts.append(part)
+    return ("Both grades pool the four collectives, and taken one by one they part: "
+            + "; ".join(parts) + ".")
+
+
+def collective_scope(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]) -> str:
+    """A short scope for sentences that apply the pooled grade (the calculator's, a takeaway's): empty where
+    every collective's regime fits missed less over every size."""
+    lost = [(e, t) for e, t in zip(every, top) if e.line_mean <= e.piece_mean]
+    if not lost:
+        return ""
+    parts = [f"for {e.op.replace('_', '-')} alone the single line missed held-out sizes less over every size"
+             + (", its regime fits less only from its top cut up" if t.piece_mean < t.line_mean else "")
+             for e, t in lost]
+    return "That grade pools the four collectives: " + "; ".join(parts) + "."

@@ -714,3 +714,28 @@ def ranks_table(rows: Sequence[tuple[str, float, Sequence[float], float, float, 
              explain.time_text(t), f"{bw / 1e9:.2f}"] for label, a, sweeps, miss, t, bw in rows]
     return markdown_table(["all-reduce", "α of the line (µs)", "each sweep alone (µs)", "line's median miss",
                            f"time at {format_bytes(small)}", f"busbw at {format_bytes(large)} (GB/s)"], body)
+
+
+def well_fitted_size(series: fit.Series, model: fit.AlphaBeta | fit.PiecewiseFit, lo: float = 2**20) -> str:
+    """The measured size from ``lo`` up at which ``model`` misses ``series`` least, leaving out regimes fitted on
+    two sizes (the calculator's default size, so that it opens where the fit meets the run), e.g. ``"4 MiB"``."""
+    errors = fit.relative_errors(model, series)
+
+    def fitted_on(x: float) -> int:  # a regime through two sizes meets them by construction: no grade of the fit
+        first, last = predict.regime_sizes(model, series, x)
+        return sum(1 for y in series.nbytes if first <= y <= last)
+
+    at = [(abs(float(e)), x) for x, e in zip(series.nbytes, errors) if x >= lo and fitted_on(x) > 2]
+    if not at:
+        raise ValueError(f"series has no size from {format_bytes(lo)} up")
+    return format_bytes(min(at)[1])
+
+
+def broadcast_switch_sentence() -> str:
+    """Where MPICH's broadcast changes algorithm with the number of ranks (:data:`commlib.lab.mpich.THRESHOLDS`),
+    and what that does to the calculator's broadcast price."""
+    t = mpich.THRESHOLDS
+    return (f"From {t['bcast_min_procs']} ranks up MPICH broadcasts messages of {format_bytes(t['bcast_short_msg_size'])}"
+            " or more by scatter + all-gather instead of the binomial tree, which sends fewer bytes along the critical "
+            f"path, so the calculator's broadcast price can fall from {t['bcast_min_procs'] - 1} ranks to "
+            f"{t['bcast_min_procs']}.")

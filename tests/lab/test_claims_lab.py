@@ -739,3 +739,23 @@ def test_a_suspect_step_is_not_listed_among_what_limited_the_run():
     assert "last-level cache" in kept
     suspect = explain.limits_sentence(1e9, 6e9, "most", 0.97, 5e-6, 6e-6, 4e-6, False, step_holds=False)
     assert "cache" not in suspect and suspect.startswith("What limited this run, then, was the library's work")
+
+
+def test_a_pooled_grade_taken_apart_names_the_collective_where_the_line_did_better():
+    # Two collectives, two sweeps: one a single line (the line must win its share), one with a planted
+    # step of three times the cost per byte from 4 MiB (the regimes must win it); the pooled words name the first.
+    def run(seed):
+        line = fit.Series("all_reduce", 2, SIZES, _times("all_reduce", 2, "halving_doubling", 5e-6, 4e-10, noise=0.05,
+                                                         seed=seed), "halving_doubling")
+        base = _times("all_gather", 2, "recursive_doubling", 5e-6, 4e-10, noise=0.05, seed=seed + 10)
+        step = tuple(t * (1 if x < 2**22 else 3) for x, t in zip(SIZES, base))
+        return (line, fit.Series("all_gather", 2, SIZES, step, "recursive_doubling"))
+    sweeps = (run(0), run(1))
+    v = claims.run(lab_runs.regimes_claim(sweeps=sweeps))
+    every = lab_runs.by_collective(v)
+    assert [g.op for g in every] == ["all_reduce", "all_gather"]
+    assert every[0].line_mean <= every[0].piece_mean and every[1].piece_mean < every[1].line_mean
+    words = lab_runs.collective_words(every, every)
+    assert "for all-reduce the single line missed held-out sizes less" in words and "all-gather" not in words
+    assert "all-reduce alone" in lab_runs.collective_scope(every, every)
+    assert lab_runs.collective_scope(every[1:], every[1:]) == ""

@@ -661,3 +661,16 @@ def test_gloo_is_coloured_apart_from_the_point_to_point_ring():
     ring = runner.least_loaded_series(plan.stored()["pair4"])[0]
     assert ring.library == "mpich" and lab_views.series_color(gloo) != lab_views.series_color(ring)
     assert gloo.subset(lo=2**20).library == "gloo"
+
+
+def test_the_calculator_opens_where_its_fit_meets_the_run_never_on_a_secant():
+    from commlib.views import lab as lab_views
+    sizes = tuple(float(2**k) for k in range(20, 27))
+    times = (1e-3, 2e-3, 4.4e-3, 8e-3, 16e-3, 40e-3, 80e-3)  # 4 MiB the worst of the first regime, 32 and 64 a secant
+    s = fit.Series("all_reduce", 2, sizes, times, "halving_doubling")
+    piece = fit.fit_piecewise(s, regimes=2)
+    size = lab_views.well_fitted_size(s, piece)
+    assert size not in ("32 MiB", "64 MiB", "4 MiB")
+    with pytest.raises(ValueError, match="size"):
+        lab_views.well_fitted_size(s, piece, lo=2.0**30)
+    assert "from 7 ranks to 8" in lab_views.broadcast_switch_sentence()
