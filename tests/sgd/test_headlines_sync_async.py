@@ -255,3 +255,38 @@ def test_time_headline_groups_what_the_seeds_decide():
     close = dict(times)
     close[names[1]] = tuple(t - 1.0 for t in times[names[0]])     # one second ahead of K-sync: below the spacing
     assert _verdict(c, close, cfg).headline == f"{names[3]} and {names[2]} first (level), then {names[1]} and {names[0]} (level)"
+
+
+def _cap_verdicts(excess: dict[int, float], small: tuple[float, ...], linear: float = 30.0) -> dict:
+    """Rate-cap verdicts by hand: at each ν the capped rate ends ``excess`` % above ``small``, the linear rule
+    ``linear`` %, with a little noise."""
+    cfg = {tuned_races.CAP_NAME: {}, tuned_races.LINEAR_NAME: {}}
+    noise = (0.001, -0.001, 0.0005, -0.0005, 0.0)
+    return {k: _verdict(tuned_races.rate_cap_k128(small=True),
+                        {tuned_races.CAP_NAME: tuple(y * (1 + x / 100) + e for y, e in zip(small, noise)),
+                         tuned_races.LINEAR_NAME: tuple(y * (1 + linear / 100) - e for y, e in zip(small, noise))}, cfg)
+            for k, x in excess.items()}
+
+
+def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small_batch():
+    small = (0.55, 0.56, 0.555, 0.558, 0.552)
+    warm = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 5.95), 112: (20.0, 19.95), 128: (30.0, 29.95)}, small)
+    caps = _cap_verdicts({80: 0.5, 96: 0.8, 112: 1.0, 128: 1.2}, small)
+    words = tuned_races.warmup_range_words(warm, small, stable_rate=9.1, caps=caps)
+    assert words["cap"].startswith("capped below $2/\\lambda_{\\max}$, the same batch and steps end within about 2 % "
+                                   "of the small batch at every $\\nu$ beyond 91")
+    assert words["cap"].endswith("on enough seeds to call at every $\\nu$ from 96 on")
+    assert words["short"].endswith("beyond $\\nu \\approx 91$ capping the rate below $2/\\lambda_{\\max}$ recovers the "
+                                   "small batch's loss where warm-up does not")
+    assert words["cause"].startswith("it is the rate, not the batch or the number of steps, that breaks the rule")
+    # a cap that does not recover the small batch: the gap is stated, not the remedy
+    bad = _cap_verdicts({80: 0.5, 96: 5.0, 112: 8.0, 128: 9.0}, small)
+    assert "fewer steps as $\\nu$ grows is not ruled out here" in tuned_races.warmup_range_words(
+        warm, small, 9.1, caps=bad)["short"]
+    rows = tuned_races.warmup_range_rows(warm, small, 9.1, caps=caps)
+    assert len(rows[0]) == 8 and rows[0][7] == caps[80].headline
+    table = views.warmup_range_table(rows, tuned_races.WARMUP_STEPS, 5, cap=6.8).data
+    assert "rate capped at 6.8 (%)" in table and "verdict, capped rate against the linear rule" in table
+    # without the control the table and words are as before
+    assert len(tuned_races.warmup_range_rows(warm, small, 9.1)[0]) == 6
+    assert "cap" not in tuned_races.warmup_range_words(warm, small, 9.1)

@@ -41,7 +41,9 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "shared_rate_words", "SPLIT_NAMES",
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
            "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
-           "warmup_range_words", "warmup_range_rows", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
+           "warmup_range_words", "warmup_range_rows", "staleness_rows", "staleness_finding_words",
+           "capped_loss", "rate_cap", "RATE_CAP_FRACTION", "CAP_NAME",
+           "LINEAR_NAME", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
            "staleness_rate_words", "K_TRADEOFF_RATES", "k_rate_words", "LAW_CONTROL", "law_control_words",
            "law_control_short", "law_ks", "tail_error", "sync_falling_words"]
@@ -1043,6 +1045,91 @@ def warmup_k256(small: bool = False) -> claims.Claim:
 WARMUP_KS: tuple[int, ...] = (80, 96, 112, 128, 256)
 
 
+# --------------------------------------------------------------------------- the control: the rate capped below 2/λ_max
+
+#: The capped rate as a fraction of 2/λ_max at the optimum: a quarter below the largest stable rate, so that a step
+#: settles there with room to spare, and still close enough to it that few steps suffice.
+RATE_CAP_FRACTION = 0.75
+
+
+def rate_cap(small: bool = False) -> float:
+    """The capped rate: :data:`RATE_CAP_FRACTION` of 2/λ_max at the problem's optimum."""
+    problem = grids.problem(small)
+    return RATE_CAP_FRACTION * 2 / problem.sharpness(problem.optimum)
+
+
+def capped_loss(k: int, seed: int, small: bool = False, base_batch: int = 8, base_lr: float = 0.1,
+                epochs: float = 4.0) -> float:
+    """Final training loss (nats) of batch ``k * base_batch`` for ``epochs``, the same batch and steps as
+    :func:`warmup_loss`, at the linear rate ``k * base_lr`` capped at :func:`rate_cap`, without warm-up: the control
+    that tells the rate's part in the rule's failure from the shrinking number of steps'."""
+    problem = grids.problem(small)
+    steps = max(1, int(epochs * problem.n_train / (base_batch * k)))
+    rate = min(k * base_lr, rate_cap(small))
+    r = training.train(problem, rate / k, base_batch * k, steps, seed=seed, base_batch_size=base_batch,
+                       eval_every=steps)
+    return math.inf if r.diverged else float(r.losses[-1])
+
+
+def _cap_words(v: claims.Verdict) -> str:
+    w, r = v.best[v.winner], v.best[v.runner_up]
+    if not v.decided:
+        return (f"the capped rate and the linear rule end level ({v.winner} {level_text(w)} against {level_text(r)}; "
+                f"{v.winner} lower in only {v.wins} of {v.seeds} seeds)")
+    return f"{v.winner} ends lower {_seeds_text(v)} ({level_text(w)} against {level_text(r)}; by {_margin_text(v)} nats)"
+
+
+def _cap_headline(v: claims.Verdict) -> str:
+    return f"{v.winner} ends lower {_seeds_text(v)}" if v.decided else "the capped rate and the linear rule end level"
+
+
+CAP_NAME, LINEAR_NAME = "the capped rate", "the linear rule"
+
+
+def _cap_claim(k: int, small: bool) -> claims.Claim:
+    s = {"k": k, "small": False}     # a few large steps: already small, and on fewer samples the rule means another k
+    uses = f"batch {8 * k}, 4 epochs, no warm-up"
+    cap = claims.Contender(CAP_NAME, lambda st, seed: capped_loss(st["k"], seed, st["small"]),
+                           uses=uses + f", rate min({0.1 * k:g}, {RATE_CAP_FRACTION:g} × 2/λmax at the optimum)")
+    linear = claims.Contender(LINEAR_NAME, lambda st, seed: warmup_loss(st["k"], False, seed, st["small"]),
+                              uses=uses + f", the linear rule's rate {0.1 * k:g}")
+    return claims.Claim(f"ch04.rate_cap_batch{8 * k}", f"At ν = {k} (batch {8 * k:,}), the same batch and steps: does "
+                        f"the rate capped at {RATE_CAP_FRACTION:g} × 2/λmax at the optimum end lower than the linear "
+                        "rule's rate (the control for the 2/λmax explanation)?", (cap, linear),
+                        metric="final training loss (nats)", seeds=grids.SEEDS, shared=s, wording=_cap_words,
+                        chapter="04_sync_async_sgd", source="goyal2017accurate", headline=_cap_headline)
+
+
+@claims.register("ch04.rate_cap_batch640")
+def rate_cap_k80(small: bool = False) -> claims.Claim:
+    """The rate capped against the linear rule at ν = 80 (batch 640), seeds 0-4."""
+    return _cap_claim(80, small)
+
+
+@claims.register("ch04.rate_cap_batch768")
+def rate_cap_k96(small: bool = False) -> claims.Claim:
+    """The rate capped against the linear rule at ν = 96 (batch 768), seeds 0-4."""
+    return _cap_claim(96, small)
+
+
+@claims.register("ch04.rate_cap_batch896")
+def rate_cap_k112(small: bool = False) -> claims.Claim:
+    """The rate capped against the linear rule at ν = 112 (batch 896), seeds 0-4."""
+    return _cap_claim(112, small)
+
+
+@claims.register("ch04.rate_cap_batch1024")
+def rate_cap_k128(small: bool = False) -> claims.Claim:
+    """The rate capped against the linear rule at ν = 128 (batch 1,024), seeds 0-4."""
+    return _cap_claim(128, small)
+
+
+@claims.register("ch04.rate_cap_batch2048")
+def rate_cap_k256(small: bool = False) -> claims.Claim:
+    """The rate capped against the linear rule at ν = 256 (batch 2,048), seeds 0-4."""
+    return _cap_claim(256, small)
+
+
 def small_batch_losses(small: bool = False, seeds: tuple[int, ...] = grids.SEEDS) -> tuple[float, ...]:
     """The small batch's final training loss (nats) on every seed: batch 8 at rate 0.1 for the warm-up claims' 4 epochs.
     Trained once per version of the code and cached on disk beside the claims' verdicts (:func:`claims.cached`)."""
@@ -1075,13 +1162,16 @@ def _ks(xs: list[int], every: list[int]) -> str:
 
 
 def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: float, base_lr: float = 0.1,
-                       tol: float = 0.02) -> dict[str, str]:
+                       tol: float = 0.02, caps: dict | None = None) -> dict[str, str]:
     """``verdicts``: ``{ν: verdict of a warm-up claim}``; ``small``: the small batch's loss on the same seeds;
     ``stable_rate``: 2/λ_max at the optimum. Phrases from the runs, each with a few numbers (the numbers of every ν
     are :func:`warmup_range_rows`' table): ``"head"``, up to which ν the rule without warm-up ends within ``tol`` of
     the small batch (its mean over the seeds of the excess seed by seed) and from which it ends above;
     ``"cross"``, the ν where ``base_lr`` ν crosses ``stable_rate``, and whether it lies between the two;
-    ``"warm"``, what a tuned warm-up does where the rule breaks; ``"short"``, for a takeaway."""
+    ``"warm"``, what a tuned warm-up does where the rule breaks; ``"short"``, for a takeaway. With ``caps``
+    (``{ν: verdict of a rate-cap claim}``, the control: the same batch and steps at the rate capped below 2/λ_max),
+    also ``"cap"``, where the capped rate ends within ``tol`` of the small batch, ``"cause"``, what that says of the
+    rule's failure, and ``"short"`` says so."""
     holds, breaks = [], []
     for k, v in sorted(verdicts.items()):
         mean = statistics.fmean(_excess(v.best["no warm-up"].values, small))
@@ -1122,18 +1212,55 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
         d = grids.decimals(sd)
         short = (f"the rule held within {pct} of the small batch up to $\\nu = {max(holds)}$ ({m:.{d}f} ± {sd:.{d}f} % "
                  "above it there, the edge) and a warm-up did not carry it further")
-    return {"head": head, "cross": cross_text, "warm": warm, "short": short}
+    out = {"head": head, "cross": cross_text, "warm": warm, "short": short}
+    if caps:
+        beyond = [k for k in sorted(caps) if k > cross]
+        ok = [k for k in beyond if statistics.fmean(_excess(caps[k].best[CAP_NAME].values, small)) <= 100 * tol]
+        called = [k for k in beyond if caps[k].decided and caps[k].winner == CAP_NAME]
+        if beyond and ok == beyond:
+            cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps end within {pct} of the small batch "
+                   f"at every $\\nu$ beyond {cross:.0f}")
+            short_cap = (f"beyond $\\nu \\approx {cross:.0f}$ capping the rate below $2/\\lambda_{{\\max}}$ recovers "
+                         "the small batch's loss where warm-up does not")
+        elif ok:
+            cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps end within {pct} of the small batch "
+                   f"at {_ks(ok, beyond)} of those beyond {cross:.0f}")
+            short_cap = (f"beyond $\\nu \\approx {cross:.0f}$ capping the rate below $2/\\lambda_{{\\max}}$ recovers "
+                         f"the small batch's loss at {_ks(ok, beyond)}")
+        else:
+            cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps still end more than {pct} above "
+                   "the small batch: fewer steps as $\\nu$ grows is not ruled out here")
+            short_cap = "fewer steps as $\\nu$ grows is not ruled out here"
+        if beyond:
+            cap += ("; the capped rate ends lower than the linear rule on enough seeds to call at "
+                    f"{_ks(called, beyond)}" if called else "; on too few seeds to call against the linear rule")
+        out["cap"] = cap
+        out["cause"] = ("it is the rate, not the batch or the number of steps, that breaks the rule here, and capping "
+                        "the rate is the remedy that works on this problem" if beyond and ok == beyond else
+                        "the rate is not shown to be the whole cause here: fewer steps as $\\nu$ grows is not ruled out")
+        if holds and not warm_ok:
+            out["short"] = short + "; " + short_cap
+        else:
+            out["short"] = short_cap
+    return out
 
 
 def warmup_range_rows(verdicts: dict, small: tuple[float, ...], stable_rate: float,
-                      base_lr: float = 0.1) -> list[list[str]]:
+                      base_lr: float = 0.1, caps: dict | None = None) -> list[list[str]]:
     """One row per ν of ``verdicts`` (``{ν: verdict of a warm-up claim}``): ν and its batch, the linear rule's rate,
     that rate as a multiple of ``stable_rate`` (2/λ_max at the optimum), how far above the small batch (``small``, its
-    loss on the same seeds) each contender ends (%, mean ± sd of the excess seed by seed), and the claim's headline."""
-    return [[f"{k} (batch {8 * k:,})", f"{base_lr * k:g}", f"{base_lr * k / stable_rate:.2f}",
-             _percent_text(_excess(v.best["no warm-up"].values, small)),
-             _percent_text(_excess(v.best["warm-up"].values, small)), v.headline]
-            for k, v in sorted(verdicts.items())]
+    loss on the same seeds) each contender ends (%, mean ± sd of the excess seed by seed), and the claim's headline.
+    With ``caps`` (``{ν: verdict of a rate-cap claim}``), two more columns: how far above the small batch the same
+    batch and steps end at the capped rate, and that claim's headline against the linear rule."""
+    rows = []
+    for k, v in sorted(verdicts.items()):
+        row = [f"{k} (batch {8 * k:,})", f"{base_lr * k:g}", f"{base_lr * k / stable_rate:.2f}",
+               _percent_text(_excess(v.best["no warm-up"].values, small)),
+               _percent_text(_excess(v.best["warm-up"].values, small)), v.headline]
+        if caps:
+            row += [_percent_text(_excess(caps[k].best[CAP_NAME].values, small)), caps[k].headline]
+        rows.append(row)
+    return rows
 
 
 def sharpness_along(k: int = 128, seed: int = 0, warm: bool = True, base_batch: int = 8, base_lr: float = 0.1,
@@ -1444,6 +1571,55 @@ def staleness_tuned_share_words(v: claims.Verdict, race: claims.Verdict) -> str:
     (:func:`staleness_share`), in a few words for the prose: "at its tuned rate, 0.035, it makes 1.3 ± 0.3 % of it"."""
     rate = v.best["asynchronous (K = 1)"].config["lr"]
     return f"at its tuned rate, {rate:g}, it makes {staleness_share_text(v, race)} of that gap"
+
+
+def _stale_gaps(v: claims.Verdict, stale: str, fresh: str) -> list[float]:
+    """How far above its never-stale replay the stale run ends (nats), seed by seed."""
+    return [x - y for x, y in zip(v.best[stale].values, v.best[fresh].values)]
+
+
+def staleness_rows(v: claims.Verdict, race: claims.Verdict, split: claims.Verdict) -> list[list[str]]:
+    """What staleness costs, as table rows: at asynchronous SGD's tuned rate (``v``, the ``ch04.staleness_cost``
+    verdict, beside ``race``, the ``ch04.async_vs_sync`` one) and at the shared rate (``split``, the
+    ``ch04.shared_rate_staleness`` verdict). Each row: the rate per update, the seeds, on how many of them the
+    never-stale replay ends lower, the cost (nats, mean ± sd seed by seed) and its share of asynchronous SGD's gap to
+    fully synchronous SGD."""
+    a = "asynchronous (K = 1)"
+    fresh = next(n for n in v.best if n != a)
+    m, sd = grids.mean_sd(gaps := _stale_gaps(v, a, fresh))
+    rows = [["asynchronous SGD's own tuned rate", f"{v.best[a].config['lr']:g}", "held out",
+             f"{sum(g > 0 for g in gaps)} of {len(gaps)}", f"{m:.{grids.decimals(sd)}f} ± {sd:.{grids.decimals(sd)}f}",
+             staleness_share_text(v, race)]]
+    d = staleness_split(split)
+    gaps = _stale_gaps(split, SPLIT_NAMES["async"], SPLIT_NAMES["one"])
+    (st, st_sd), (sh, sh_sd) = d["stale"], d["share"]
+    k = max(0, grids.decimals(sh_sd))
+    rows.append(["the shared rate", f"{split.claim.shared['lr']:g}", "those that pick the rates",
+                 f"{sum(g > 0 for g in gaps)} of {len(gaps)}",
+                 f"{st:.{grids.decimals(st_sd)}f} ± {st_sd:.{grids.decimals(st_sd)}f}", f"{sh:.{k}f} ± {sh_sd:.{k}f} %"])
+    return rows
+
+
+def staleness_finding_words(v: claims.Verdict, race: claims.Verdict, split: claims.Verdict,
+                            small_share: float = 10.0) -> str:
+    """:func:`staleness_rows` in words, no number but the seeds: whether the never-stale replay ends lower at the tuned
+    rate by the sign test, whether by a small part (under ``small_share`` %) of asynchronous SGD's gap to fully
+    synchronous SGD, and whether staleness takes a larger share at the shared rate."""
+    a = "asynchronous (K = 1)"
+    if not v.decided:
+        text = "once the rate is tuned, asynchronous SGD and its never-stale replay end level"
+    elif v.winner == a:
+        text = "once the rate is tuned, the stale run even ends lower than its never-stale replay"
+    else:
+        share = staleness_share(v, race)
+        part = "" if share is None else (", by a small part of asynchronous SGD's lead" if share[0] < small_share
+                                         else ", by a large part of asynchronous SGD's lead")
+        text = f"once the rate is tuned, the never-stale replay ends lower {_seeds_text(v)}{part}"
+    tuned, shared = staleness_share(v, race), staleness_split(split)
+    if tuned is not None and shared["between"] == shared["seeds"]:
+        more = "a larger" if shared["share"][0] > tuned[0] else "no larger"
+        text += f"; at the larger shared rate staleness takes {more} share of the gap"
+    return text
 
 
 def staleness_share_text(v: claims.Verdict, race: claims.Verdict) -> str:

@@ -544,10 +544,11 @@ def warmup_table(result: dict):
                            f"final loss, {w}-step warm-up", "small batch (rate 0.1)"], body)
 
 
-def warmup_range_table(rows: list, lengths, seeds: int) -> object:
+def warmup_range_table(rows: list, lengths, seeds: int, cap: float | None = None) -> object:
     """:func:`~commlib.experiments.sgd.tuned_races.warmup_range_rows` as a Markdown table: per ν, the linear rule's
     rate against 2/λ_max at the optimum, how far above the small batch it ends without and with a warm-up (its length
-    tuned over ``lengths``), and the warm-up claim's verdict over ``seeds`` seeds.
+    tuned over ``lengths``), and the warm-up claim's verdict over ``seeds`` seeds; with ``cap`` (the capped rate, rows
+    made with the rate-cap verdicts), the control's two columns: the same batch and steps at that rate, and its verdict.
 
     The warm-up's best length is not shown: it is picked on the very seeds it is scored on, and other seeds pick
     another; the column says what it was tuned over instead.
@@ -556,7 +557,9 @@ def warmup_range_table(rows: list, lengths, seeds: int) -> object:
     return markdown_table(["ν (batch 8ν)", "rate (linear rule)", "rate ÷ (2/λmax at the optimum)",
                            f"above the small batch, no warm-up (%, mean ± sd over {seeds} seeds)",
                            f"above the small batch, warm-up, its length tuned over {tuned} steps (%)",
-                           "verdict, warm-up against none"], rows)
+                           "verdict, warm-up against none"]
+                          + ([f"above the small batch, rate capped at {cap:.1f} (%)",
+                              "verdict, capped rate against the linear rule"] if cap is not None else []), rows)
 
 
 def staleness_split_table(rows: list) -> object:
