@@ -869,15 +869,15 @@ def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", shor
 
 def chain_tie_ratio(n: int) -> float:
     r"""How long a vector the pipelined chain needs to beat reduce-scatter + gather on ``n`` ranks: the ratio
-    :math:`r = M\beta/((n-2)\alpha)` of the bytes' time to the start-ups that fill its pipeline, above which the
+    :math:`\omega = M\beta/((n-2)\alpha)` of the bytes' time to the start-ups that fill its pipeline, above which the
     chain at its best chunk count is the faster of the two (the same on every link).
 
     At its best q, taken as a real number, the chain takes :math:`(n-2)\alpha + M\beta + 2\sqrt{(n-2)\alpha M\beta}
-    = (n-2)\alpha(1+\sqrt r)^2`; reduce-scatter + gather takes :math:`a\alpha + kM\beta` with a and k read from
+    = (n-2)\alpha(1+\sqrt\omega)^2`; reduce-scatter + gather takes :math:`a\alpha + kM\beta` with a and k read from
     its cost record (:func:`commlib.cost.collective_terms`: :math:`2\log_2 n` steps, :math:`k = 2(n-1)/n`).
-    With :math:`c = a/(n-2)` and :math:`s = \sqrt r` they tie where :math:`(k-1)s^2 - 2s + (c-1) = 0`; the larger
+    With :math:`c = a/(n-2)` and :math:`s = \sqrt\omega` they tie where :math:`(k-1)s^2 - 2s + (c-1) = 0`; the larger
     root is returned (on 4 ranks the unpipelined chain also beats it on tiny vectors, where the tree beats both).
-    As n grows, k tends to 2 and c to 0, so r tends to :math:`(1+\sqrt2)^2`.
+    As n grows, k tends to 2 and c to 0, so :math:`\omega` tends to :math:`(1+\sqrt2)^2`.
 
     >>> [round(chain_tie_ratio(n), 2) for n in (4, 8, 16, 64)]
     [11.66, 7.11, 6.17, 5.81]
