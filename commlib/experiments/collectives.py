@@ -83,6 +83,7 @@ __all__ = [
     "pipeline_sends",
     "ReduceRow",
     "chain_tie_ratio",
+    "chain_tie_ratio_low",
     "chain_fill_ratio",
     "reduce_comparison",
     "RingRun",
@@ -890,6 +891,28 @@ def chain_tie_ratio(n: int) -> float:
     if k <= 1 or (k - 1) * (c - 1) > 1:
         raise ValueError(f"n: reduce-scatter + gather and the chain do not tie on {n} ranks")
     s = (1 + math.sqrt(1 - (k - 1) * (c - 1))) / (k - 1)
+    return s * s
+
+
+def chain_tie_ratio_low(n: int) -> float | None:
+    r"""The smaller positive root of the tie in :func:`chain_tie_ratio`, or None where it has none.
+
+    With :math:`c = 2\log_2 n/(n-2)` above 1 (only on 4 ranks among powers of two) the quadratic's smaller root
+    :math:`s = (1 - \sqrt{1 - (k-1)(c-1)})/(k-1)` is positive, and below :math:`\omega = s^2` the chain beats
+    reduce-scatter + gather too. There the unpipelined tree beats both: on 4 ranks it takes
+    :math:`2\alpha(1 + 2\omega)`, less than the chain's :math:`2\alpha(1 + \sqrt\omega)^2` while :math:`\omega < 4`.
+
+    >>> round(chain_tie_ratio_low(4), 2), chain_tie_ratio_low(8)
+    (0.34, None)
+    """
+    from .. import cost
+
+    n = check_count("n", n, minimum=3)
+    terms = cost.collective_terms("reduce", 1.0, n, "reduce_scatter_gather")   # per byte of M
+    k, c = terms.bytes, terms.steps / (n - 2)
+    if k <= 1 or c <= 1 or (k - 1) * (c - 1) > 1:
+        return None
+    s = (1 - math.sqrt(1 - (k - 1) * (c - 1))) / (k - 1)
     return s * s
 
 
