@@ -83,6 +83,7 @@ __all__ = [
     "pipeline_sends",
     "ReduceRow",
     "chain_tie_ratio",
+    "chain_tie_ratio_low",
     "chain_fill_ratio",
     "reduce_comparison",
     "RingRun",
@@ -869,15 +870,15 @@ def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", shor
 
 def chain_tie_ratio(n: int) -> float:
     r"""How long a vector the pipelined chain needs to beat reduce-scatter + gather on ``n`` ranks: the ratio
-    :math:`r = M\beta/((n-2)\alpha)` of the bytes' time to the start-ups that fill its pipeline, above which the
+    :math:`\omega = M\beta/((n-2)\alpha)` of the bytes' time to the start-ups that fill its pipeline, above which the
     chain at its best chunk count is the faster of the two (the same on every link).
 
     At its best q, taken as a real number, the chain takes :math:`(n-2)\alpha + M\beta + 2\sqrt{(n-2)\alpha M\beta}
-    = (n-2)\alpha(1+\sqrt r)^2`; reduce-scatter + gather takes :math:`a\alpha + kM\beta` with a and k read from
+    = (n-2)\alpha(1+\sqrt\omega)^2`; reduce-scatter + gather takes :math:`a\alpha + kM\beta` with a and k read from
     its cost record (:func:`commlib.cost.collective_terms`: :math:`2\log_2 n` steps, :math:`k = 2(n-1)/n`).
-    With :math:`c = a/(n-2)` and :math:`s = \sqrt r` they tie where :math:`(k-1)s^2 - 2s + (c-1) = 0`; the larger
+    With :math:`c = a/(n-2)` and :math:`s = \sqrt\omega` they tie where :math:`(k-1)s^2 - 2s + (c-1) = 0`; the larger
     root is returned (on 4 ranks the unpipelined chain also beats it on tiny vectors, where the tree beats both).
-    As n grows, k tends to 2 and c to 0, so r tends to :math:`(1+\sqrt2)^2`.
+    As n grows, k tends to 2 and c to 0, so :math:`\omega` tends to :math:`(1+\sqrt2)^2`.
 
     >>> [round(chain_tie_ratio(n), 2) for n in (4, 8, 16, 64)]
     [11.66, 7.11, 6.17, 5.81]
@@ -890,6 +891,28 @@ def chain_tie_ratio(n: int) -> float:
     if k <= 1 or (k - 1) * (c - 1) > 1:
         raise ValueError(f"n: reduce-scatter + gather and the chain do not tie on {n} ranks")
     s = (1 + math.sqrt(1 - (k - 1) * (c - 1))) / (k - 1)
+    return s * s
+
+
+def chain_tie_ratio_low(n: int) -> float | None:
+    r"""The smaller positive root of the tie in :func:`chain_tie_ratio`, or None where it has none.
+
+    With :math:`c = 2\log_2 n/(n-2)` above 1 (only on 4 ranks among powers of two) the quadratic's smaller root
+    :math:`s = (1 - \sqrt{1 - (k-1)(c-1)})/(k-1)` is positive, and below :math:`\omega = s^2` the chain beats
+    reduce-scatter + gather too. There the unpipelined tree beats both: on 4 ranks it takes
+    :math:`2\alpha(1 + 2\omega)`, less than the chain's :math:`2\alpha(1 + \sqrt\omega)^2` while :math:`\omega < 4`.
+
+    >>> round(chain_tie_ratio_low(4), 2), chain_tie_ratio_low(8)
+    (0.34, None)
+    """
+    from .. import cost
+
+    n = check_count("n", n, minimum=3)
+    terms = cost.collective_terms("reduce", 1.0, n, "reduce_scatter_gather")   # per byte of M
+    k, c = terms.bytes, terms.steps / (n - 2)
+    if k <= 1 or c <= 1 or (k - 1) * (c - 1) > 1:
+        return None
+    s = (1 - math.sqrt(1 - (k - 1) * (c - 1))) / (k - 1)
     return s * s
 
 

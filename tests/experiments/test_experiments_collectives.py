@@ -356,6 +356,29 @@ def test_the_chains_tie_ratio_falls_to_its_limit_and_brackets_the_chapters_two_l
         ce.chain_tie_ratio(2)
 
 
+def test_on_four_ranks_the_chain_also_wins_below_the_smaller_root_where_the_tree_beats_both():
+    """Chapter 1's fold: on 4 ranks the tie has a second root; below it the chain beats reduce-scatter + gather, the
+    tree beats both, and above it (up to the larger root) reduce-scatter + gather wins. On 8 ranks and more there is none."""
+    from commlib.collectives.algorithms import chain
+
+    n, link = 4, "eth_25g"
+    item = ce.hardware.link(link)
+    low = ce.chain_tie_ratio_low(n)
+    assert 0 < low < ce.chain_tie_ratio(n)
+
+    def times(m):
+        best = ce.chain_seconds(m, n, link, chain.best_chunks(m, n, item.bandwidth, item.latency))
+        split = ce.collective_seconds("reduce", "reduce_scatter_gather", m, n, link)
+        return best, split, ce.collective_seconds("reduce", "tree", m, n, link)
+
+    for f in (0.1, 0.5, 0.95):
+        best, split, tree = times(f * low * (n - 2) * item.latency * item.bandwidth)
+        assert tree < best < split
+    best, split, _ = times(1.05 * low * (n - 2) * item.latency * item.bandwidth)
+    assert split < best
+    assert all(ce.chain_tie_ratio_low(2**k) is None for k in range(3, 21))
+
+
 def test_the_chapters_closed_form_root_is_the_tie_ratio():
     """Chapter 1's fold solves (1 + sqrt r)^2 = 2 log2 n / (n - 2) + 2 (n - 1) / n r for its larger root,
     sqrt r = n / (n - 2) (1 + sqrt(2 (n - 1 - log2 n) / n)); it is chain_tie_ratio's r on every power of two."""
