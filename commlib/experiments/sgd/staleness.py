@@ -1710,7 +1710,7 @@ def gupta_power_words(verdicts, single_rate: float) -> str:
     if len(head) < 2:
         return "synchronous SGD's best rate does not grow in proportion to $n$, so the division gives a rate of its own"
     words = (f"up to {head[-1][0]} learners synchronous SGD's best rate grows about in proportion to $n$, so dividing "
-             f"by $n$ only gives back about one learner's best rate, {single_rate:g} (the table)")
+             f"by $n$ only gives back about one learner's best rate, {single_rate:g}")
     if not rest:
         return words + ", and these runs test the division no harder than that"
     return words + (f"; only with {_and([str(n) for n, _ in rest])} learners, where it grows to just "
