@@ -113,6 +113,7 @@ __all__ = [
     "mean_rule_rate",
     "stall_short",
     "distance_short",
+    "gupta_power_words",
     "gupta_rows",
     "downpour_rows",
     "DOWNPOUR",
@@ -1267,22 +1268,25 @@ def rate_shift(single: claims.Best, tuned: dict[int, claims.Best], grid=()) -> d
 
 def momentum_words(workers: int, stale: claims.Best, single: claims.Best) -> str:
     """At one small rate (``stale.config["lr"]``), do ``workers`` stale learners end lower than one learner, as a
-    reading by the implicit momentum of asynchrony (Mitliagkas et al.) would have it? The chapter's words, seed by
-    seed: a hypothesis the data are consistent with or not, not a test of it.
+    reading by larger stale gradients would have it? The chapter's words: what asynchrony's implicit momentum (Mitliagkas
+    et al.) says of the best rate, and, seed by seed, what the runs at that rate show; an untested reading, not a test.
 
     >>> words = momentum_words(256, claims.Best({"lr": 0.01}, (0.60, 0.59), ()),
     ...                        claims.Best({"lr": 0.01}, (0.63, 0.64), ()))
-    >>> words.split(" smallest rate, ")[1]
+    >>> words.split(" smallest rate, ")[1].split(". ")[0]
     '0.01, the 256 stale learners do end lower than one learner (on 2 of 2 seeds)'
     """
     rate = stale.config["lr"]
     wins = sum(a < b for a, b in zip(stale.values, single.values))
+    expect = ("in expectation it spreads each gradient's step over about as many updates as there are learners "
+              "without enlarging it, so on its own it predicts no change of the best rate")
     if place(stale, single) == "below":
-        return (f"it would enlarge each step's effect, so that a smaller rate does the work of a larger one; "
-                f"consistent with that, at the grid's smallest rate, {rate:g}, the {workers} stale "
-                f"learners do end lower than one learner (on {wins} of {len(stale.values)} seeds)")
-    return (f"it would enlarge each step's effect, but at the grid's smallest rate, {rate:g}, the {workers} stale "
-            f"learners do not end lower than one learner, so these runs do not show it")
+        return (f"{expect}. Yet at the grid's smallest rate, {rate:g}, the {workers} stale learners do end lower than "
+                f"one learner (on {wins} of {len(stale.values)} seeds). One untested reading of that: during the "
+                "approach, a stale gradient on a convex bowl was computed farther from the optimum and is larger than a "
+                "fresh one, so a small rate, which otherwise falls short, covers more ground with stale gradients")
+    return (f"{expect}, and at the grid's smallest rate, {rate:g}, the {workers} stale learners do not end lower than "
+            "one learner either")
 
 
 def sync_budget(workers: int, gradients: int) -> tuple[int, int]:
@@ -1307,8 +1311,8 @@ def sync_grid(s: dict) -> grids.Grid:
 
 def gupta_staleness(workers: int, exact: bool = False) -> float:
     """The mean staleness Gupta et al.'s rule divides by for asynchronous SGD with ``workers`` learners: as published,
-    the ``n`` they measured (:math:`n/K` with :math:`K = 1`; their count includes the learner's own gradient); with
-    ``exact``, this chapter's exact mean ``n - 1`` (:func:`commlib.sgd.expected_staleness`), one less.
+    the ``n`` they measured (:math:`n/K` with :math:`K = 1`; this chapter reads the extra one as the learner's own
+    gradient); with ``exact``, this chapter's exact mean ``n - 1`` (:func:`commlib.sgd.expected_staleness`), one less.
 
     >>> gupta_staleness(4), gupta_staleness(4, exact=True)
     (4.0, 3.0)
@@ -1598,7 +1602,7 @@ def carry_c_caveat(v: claims.Verdict, levels: dict[float, tuple[claims.Best, cla
 def momentum_gaps(rate: float, workers=(4, 16, 64, 256), small: bool = False) -> dict[int, str]:
     """At the constant ``rate``, each number of asynchronous learners minus one learner (never stale), seed by seed
     (:func:`levels_at`), as ``mean ± spread nats``, or ``"level"`` where :func:`place` finds them level: how the
-    implicit momentum of asynchrony grows with the learners."""
+    gap at a small rate grows with the learners."""
     def compute():
         return [x for n in (1, *workers) for x in levels_at(n, rate, small).values]
 
@@ -1682,6 +1686,36 @@ def gupta_retune_words(verdicts) -> str:
     return (f"its best rate (third column) {moves}. With each learner's batch fixed at {batch}, as here, synchronous "
             "SGD's total batch grows with $n$, so a rate tuned for one $n$ does not serve another. The rule carries "
             "over only by re-tuning synchronous SGD for each $n$")
+
+
+def gupta_power_words(verdicts, single_rate: float) -> str:
+    """How hard the claims ``ch05.gupta_rule*`` test Gupta et al.'s division: over the numbers of learners whose
+    synchronous best rate grows about in proportion to ``n`` (from one number of learners to the next, by between half
+    and twice the growth of ``n``), dividing by ``n`` only gives back about one learner's best rate, ``single_rate``;
+    past them the division gives a rate of its own. The chapter's words.
+
+    >>> def v(n, rate):
+    ...     c = claims.Claim("t", "?", (), metric="nats", shared={"workers": n})
+    ...     return claims.Verdict(c, {SYNC: claims.Best({"lr": rate}, (0.5,), ())}, SYNC, SYNC, 0.0, 0.0, 1)
+    >>> gupta_power_words([v(4, 0.3), v(16, 1.0), v(64, 4.0), v(256, 7.0)], 0.05)[:78]
+    "up to 64 learners synchronous SGD's best rate grows about in proportion to $n$"
+    >>> gupta_power_words([v(4, 0.3), v(16, 1.0), v(64, 4.0), v(256, 7.0)], 0.05).split("; ")[1][:60]
+    'only with 256 learners, where it grows to just 7, does the d'
+    """
+    rates = sorted((v.claim.shared["workers"], v.best[SYNC].config["lr"]) for v in verdicts)
+    k = 1
+    while k < len(rates) and 0.5 <= (rates[k][1] / rates[k - 1][1]) / (rates[k][0] / rates[k - 1][0]) <= 2.0:
+        k += 1
+    head, rest = rates[:k], rates[k:]
+    if len(head) < 2:
+        return "synchronous SGD's best rate does not grow in proportion to $n$, so the division gives a rate of its own"
+    words = (f"up to {head[-1][0]} learners synchronous SGD's best rate grows about in proportion to $n$, so dividing "
+             f"by $n$ only gives back about one learner's best rate, {single_rate:g}")
+    if not rest:
+        return words + ", and these runs test the division no harder than that"
+    return words + (f"; only with {_and([str(n) for n, _ in rest])} learners, where it grows to just "
+                    f"{_and([f'{r:.3g}' for _, r in rest])}, does the division give a rate of its own "
+                    f"({_and([f'{r / n:.3g}' for n, r in rest])}) and face a harder test")
 
 
 def gupta_rows(verdicts) -> list[tuple[str, ...]]:
