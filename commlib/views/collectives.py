@@ -912,6 +912,11 @@ def curve_looks(count: int) -> list[tuple[int, int, int]]:
 #: (filled, half its size), so that it does not read as one of the curve's points.
 _SWITCH_MARK = dict(marker="o", ms=15, mfc="none", mec="black", mew=2.0, ls="none", zorder=5)
 
+#: The lower envelope, the fastest of all drawn algorithms at each size: a thin dark grey solid line without markers,
+#: on top of the curves and in every panel, unlike every curve (thick, marked; the ring is black, another is 0.55
+#: grey), so that each switch circle sits on it in whichever panel the circle is drawn.
+_ENVELOPE = dict(color="0.3", lw=1.1, ls="-", marker="None", zorder=4)
+
 #: Where the lower bound switches from start-ups to bytes, the size at which every curve over the bound peaks: a
 #: dashed line across the whole panel, the figure's only vertical line (the switch circles have none, so that two
 #: lines of different meaning never sit side by side; the footer lists where the fastest changes).
@@ -944,7 +949,8 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     Curves from :func:`commlib.collectives.compare.allreduce_seconds`, on one kind of link from
     :func:`comparison_seconds` (halving-doubling with its better fold off the powers of two); the sizes where the fastest
     algorithm changes (:func:`commlib.collectives.compare.switch_points`) are marked with a
-    numbered open circle on the lower envelope and listed under the panels. On one kind of link
+    numbered open circle on the lower envelope, drawn in every panel as a thin dark grey line ("fastest of all"),
+    and listed under the panels. On one kind of link
     (``hosts == 1``) each time is drawn relative to the lower bound
     (:func:`commlib.collectives.compare.allreduce_lower_bound`), in two panels of a few curves
     each: the algorithms that come within 1.45 times the bound for the largest messages
@@ -977,14 +983,19 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         titles = ["far from the bound for large messages", "near the bound for large messages"][-len(groups):]
     else:
         groups, titles = [names], [""]
-    height = 6.75 if relative else 6.0      # one more legend entry (the bound's switch)
+    # the fastest of all at each drawn size and at each switch, so that each circle lies on a vertex of the envelope
+    switches = compare.switch_points(curves, lo, hi)
+    at = np.unique(np.concatenate([sizes, [size for size, _, _ in switches]]))
+    envelope = np.array([min(curves[a](m) for a in names) for m in at])
+    if relative:
+        envelope = envelope / np.array([compare.allreduce_lower_bound(m, n, item.bandwidth, item.latency) for m in at])
+    height = 7.0 if relative else 6.25      # two more legend entries (the bound's switch, the fastest of all)
     fig, axes = figure(4.4 * len(groups) + 0.4, height, ncols=len(groups), sharey=True, squeeze=False)
     axes = list(axes[0])
     # one colour, dash and marker per algorithm, the same in every panel and for every n
     order = [a for a in compare.ALGORITHMS if a in names]
     look = {a: dict(color=_CURVE_COLORS[c], ls=_LINESTYLES[d], marker=MARKERS[k])
             for a, (c, d, k) in zip(order, curve_looks(len(order)))}
-    switches = compare.switch_points(curves, lo, hi)
     # what takes most of the fastest algorithm's time at the smallest and at the largest size, named at the edges
     changes = compare.dominant_term_switches(curves, n, item.bandwidth, item.latency, lo, hi) if relative else []
     above = ["bytes" if changes and changes[0][1] == "start-ups" else "start-ups"] + [t for _, t in changes]
@@ -994,6 +1005,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         for a in group:
             ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(2 * order.index(a) % 12, 12),
                       label=compare.ALGORITHM_NAMES[a], **look[a])
+        ax.loglog(at, envelope, label="fastest of all", **_ENVELOPE)
         for j, (size, _, after) in enumerate(switches, start=1):
             if after in group:
                 y = curves[after](size) / (compare.allreduce_lower_bound(size, n, item.bandwidth, item.latency)
@@ -1037,7 +1049,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
             lines[-1] = f"{lines[-1]}  {e}" if lines[-1] == "fastest changes at " else f"{lines[-1]}   {e}"
     fig.text(0.5, 0.012, "\n".join(lines), ha="center", va="bottom", fontsize=10.5, linespacing=1.3)
     # the legends and the lines under them, in inches: a legend below the panels, then the text
-    bottom = (2.16 + (0.3 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
+    bottom = (2.41 + (0.3 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
     fig.subplots_adjust(left=0.1, right=0.98, bottom=bottom, top=1 - 0.72 / height, wspace=0.08)
     return fig
 

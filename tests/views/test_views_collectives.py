@@ -763,3 +763,34 @@ def test_pipeline_phases_fill_and_drain():
             ["fill"] * (n - 1) + ["full"] * ((n - 1) * (q - 1)) + ["drain"] * (n - 1))
     with pytest.raises(ValueError, match="sends"):
         vc.pipeline_phases([])
+
+
+@pytest.mark.parametrize("n, link", [(8, "eth_100g"), (12, "eth_10g"), (16, "eth_100g"), (128, "eth_100g")])
+def test_comparison_figure_draws_the_fastest_of_all_in_every_panel_through_every_circle(n, link):
+    """The lower envelope (the fastest of all drawn algorithms at each size, over the bound) is one thin line in every
+    panel, in a colour no algorithm has, and each switch circle sits on it in whichever panel the circle is drawn."""
+    item = hardware.link(link)
+    fig = vc.comparison_figure(n=n, link=link)
+    curves = {a: (lambda m, a=a: vc.comparison_seconds(a, m, n, item.bandwidth, item.latency))
+              for a in vc.figure_algorithms(n)}
+    algorithm_colours = {line.get_color() for ax in fig.axes for line in ax.lines
+                         if line.get_label() in compare.ALGORITHM_NAMES.values()}
+    widths = [line.get_linewidth() for ax in fig.axes for line in ax.lines
+              if line.get_label() in compare.ALGORITHM_NAMES.values()]
+    for ax in fig.axes:
+        (envelope,) = [line for line in ax.lines if line.get_label() == "fastest of all"]
+        assert "fastest of all" in [t.get_text() for t in ax.get_legend().get_texts()]
+        assert envelope.get_color() not in algorithm_colours and envelope.get_linewidth() < min(widths)
+        x, y = np.asarray(envelope.get_xdata()), np.asarray(envelope.get_ydata())
+        bound = np.array([compare.allreduce_lower_bound(m, n, item.bandwidth, item.latency) for m in x])
+        assert y == pytest.approx(np.array([min(c(m) for c in curves.values()) for m in x]) / bound, rel=1e-9)
+        # never above any curve drawn in the panel, at every size the curves are drawn at
+        for line in ax.lines:
+            if line.get_label() in compare.ALGORITHM_NAMES.values():
+                lx, ly = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+                common = np.isin(x, lx)
+                assert common.sum() == len(lx) and (y[common] <= ly * (1 + 1e-9)).all()
+        for dot in [line for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata()) == 1]:
+            k = int(np.argmin(np.abs(np.log(x / dot.get_xdata()[0]))))
+            assert x[k] == pytest.approx(dot.get_xdata()[0], rel=1e-12)      # a vertex of the envelope
+            assert y[k] == pytest.approx(dot.get_ydata()[0], rel=1e-6)
