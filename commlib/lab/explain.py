@@ -32,7 +32,8 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "load_bound", "load_gap", "rate_cause",
            "core_share_sentence", "cuts_phrase", "ranks_rate_sentence", "ranks_rate_short", "limits_sentence",
            "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
-           "calculator_sentence", "fit_busbw_sentence", "rates_lead",
+           "calculator_sentence", "fit_busbw_sentence", "rates_lead", "rates_answer",
+           "copy_fall_sentence",
            "level_factors", "level_runs", "control_machine_sentence", "alpha_level_sentence", "replicate_sentence",
            "spread_sentence", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
            "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS", "sweep_gap_sentence",
@@ -2083,11 +2084,12 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
 
 def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[float], pages: Sequence[float],
                jump: float = FAULT_JUMP, part: str = "all") -> str:
-    r"""The section's finding first: ``op``'s bus bandwidth at the largest size (the rate to quote), its single line's
-    fitted ``1/beta`` (an average over every size) and how the two compare (``check``), and the copy control's rate
+    r"""The section's comparison: ``op``'s bus bandwidth at the largest size (the rate to quote), its single line's
+    fitted ``1/beta`` (an average over every size), how the two compare (``check``), and the copy control's rate
     (``copy_rate``, bytes/s); where the largest messages moved slower than the line's average and their calls mapped
     in fresh pages (``pages``: shares of the message at ``sizes``, from ``jump`` up), those pages as the candidate.
-    ``part``: ``"rates"``, the two rates of ``op``; ``"cause"``, the fresh pages and the copy control; ``"all"``.
+    ``part``: ``"rates"``, the first two rates; ``"copy"``, the third, the copy control's; ``"cause"``, the fresh
+    pages (empty where they are no candidate); ``"all"``, the three in turn.
 
     >>> c = RateCheck("x", 2.0**26, 2.0**25, "halving_doubling", 2.64e9, (2.56e9, 2.72e9), 1.40e9, (1.39e9, 1.41e9),
     ...               1.0, 1.0, 0.53, 1.41e9, 5)
@@ -2095,14 +2097,14 @@ def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[floa
     Three rates describe all-reduce here. Its bus bandwidth measured at 64 MiB, 1.40 GB/s, is how fast the largest
     messages moved, with no fit: the rate to quote for large messages. Its single line's $1/\beta$, 2.64 GB/s, is
     the rate that best fits all sizes at once, an average cost per byte over every size; the largest messages moved
-    at 0.53 of it, because there each byte cost more than that average. From 32 MiB up each call also faulted in
-    fresh pages for half the message: that is the run's candidate for the extra cost. The copy control, each rank
-    copying on its own core in the same run, reached 5.64 GB/s per rank: all-reduce's bus bandwidth is well below
-    the copy control's rate in this run.
+    at 0.53 of it, further apart than the spread of either (the table gives both ranges), because there each byte
+    cost more than that average. The third, the copy control, each rank copying on its own core in the same run,
+    reached 5.64 GB/s per rank: all-reduce's bus bandwidth is well below the copy control's rate in this run. From 32 MiB up each
+    call also faulted in fresh pages for half the message: that is the run's candidate for the extra cost.
     """
     check_positive("copy_rate", copy_rate)
-    if part not in ("all", "rates", "cause"):
-        raise ValueError(f"part must be 'all', 'rates' or 'cause', got {part!r}")
+    if part not in ("all", "rates", "copy", "cause"):
+        raise ValueError(f"part must be 'all', 'rates', 'copy' or 'cause', got {part!r}")
     head = (f"Three rates describe {op} here. Its bus bandwidth measured at {format_bytes(check.nbytes)}, "
             f"{_gbs(check.busbw)} GB/s, is how fast the largest messages moved, with no fit: the rate to quote for "
             f"large messages. Its single line's $1/\\beta$, {_gbs(check.fitted)} GB/s, is the rate that best fits all "
@@ -2113,21 +2115,81 @@ def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[floa
                 "for large messages. Its single line found no cost per byte at all, so its $1/\\beta$ is no rate")
         text = head + "."
     elif not check.disagree:
-        text = head + "; the two agree within their spread."
+        text = head + "; the two agree within their spread (the table gives both ranges)."
     else:
         dearer = check.busbw < check.fitted
-        text = head + (f"; the largest messages moved at {check.ratio:.2f} of it, because there each byte cost "
+        text = head + (f"; the largest messages moved at {check.ratio:.2f} of it, further apart than the spread of "
+                       f"either (the table gives both ranges), because there each byte cost "
                        f"{'more' if dearer else 'less'} than that average.")
+    copy = (f"The third, the copy control, each rank copying on its own core in the same run, reached "
+            f"{_gbs(copy_rate)} GB/s per rank: {op}'s bus bandwidth is {rate_phrase(check.busbw, copy_rate)}.")
     cause = ""
     fresh = [i for i, p in enumerate(pages) if p >= jump]
     if check.disagree and check.busbw < check.fitted and fresh and any(p < jump for p in pages):
         share = pages[fresh[0]]
         words = "half the message" if abs(share - 0.5) < 0.05 else f"{pages_words(share)} of the message"
         cause = (f"From {format_bytes(sizes[fresh[0]])} up each call also faulted in fresh pages for {words}: "
-                 "that is the run's candidate for the extra cost. ")
-    cause += (f"The copy control, each rank copying on its own core in the same run, reached {_gbs(copy_rate)} "
-              f"GB/s per rank: {op}'s bus bandwidth is {rate_phrase(check.busbw, copy_rate)}.")
-    return text if part == "rates" else cause if part == "cause" else text + " " + cause
+                 "that is the run's candidate for the extra cost.")
+    parts = {"rates": text, "copy": copy, "cause": cause}
+    return parts[part] if part in parts else " ".join(t for t in (text, copy, cause) if t)
+
+
+def rates_answer(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[float], pages: Sequence[float],
+                 jump: float = FAULT_JUMP) -> str:
+    r"""The section's answer in one sentence, with no number the comparison has not given: what the single line's
+    fitted ``1/beta`` of ``op`` is here, against the copy control's rate (``copy_rate``, bytes/s) and the largest
+    messages' bus bandwidth (``check``), and, where :func:`rates_lead` names fresh pages as the candidate, that.
+
+    >>> c = RateCheck("x", 2.0**26, 2.0**25, "halving_doubling", 2.64e9, (2.56e9, 2.72e9), 1.40e9, (1.39e9, 1.41e9),
+    ...               1.0, 1.0, 0.53, 1.41e9, 5)
+    >>> print(rates_answer("all-reduce", c, 5.64e9, [2**24, 2**25, 2**26], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
+    So here all-reduce's fitted $1/\beta$ is an average cost per byte over every size, well below the copy control's
+    rate in this run, not the copy rate; the largest messages moved slower than it, and the fresh pages from 32 MiB
+    up are the run's candidate for the rest.
+    """
+    check_positive("copy_rate", copy_rate)
+    if math.isinf(check.fitted):
+        return (f"So here {op}'s single line gives no rate at all: the bus bandwidth at the largest size is the rate "
+                "to quote.")
+    near = rate_phrase(check.fitted, copy_rate)
+    head = (f"So here {op}'s fitted $1/\\beta$ is an average cost per byte over every size, {near}"
+            + ("" if near.startswith("about") else ", not the copy rate"))
+    if not check.disagree:
+        return head + "; the largest messages moved at it, within the spread."
+    slower = check.busbw < check.fitted
+    tail = f"; the largest messages moved {'slower' if slower else 'faster'} than it"
+    fresh = [i for i, p in enumerate(pages) if p >= jump]
+    if slower and fresh and any(p < jump for p in pages):
+        tail += (f", and the fresh pages from {format_bytes(sizes[fresh[0]])} up are the run's candidate for the "
+                 "rest")
+    return head + tail + "."
+
+
+def copy_fall_sentence(sizes: Sequence[float], rates: Sequence[float], start: float = 2**20,
+                       tolerance: float = RATE_TOLERANCE) -> str:
+    """One sentence pointing at the copy control's own fall in the bus-bandwidth figure: from its fastest size at or
+    above ``start`` bytes to its slowest size after that (``sizes`` in bytes, ``rates`` in bytes/s), where the rate
+    fell by more than ``tolerance``; else that it held steady.
+
+    >>> print(copy_fall_sentence([2**20, 2**21, 2**22, 2**23, 2**24, 2**25], [11.6e9, 12.4e9, 8.7e9, 5.8e9, 5.2e9,
+    ...                                                                     5.5e9]))  # doctest: +NORMALIZE_WHITESPACE
+    In the bus-bandwidth figure the copy control itself falls, from 12.4 GB/s at 2 MiB to 5.2 GB/s at 16 MiB: its
+    buffers hold more memory than all-reduce's at the same message, so it leaves a level of the memory hierarchy at a
+    smaller message, which is why the lab reads it where its buffers hold as much memory as all-reduce's.
+    >>> print(copy_fall_sentence([2**20, 2**21], [5e9, 5.1e9]))
+    In the bus-bandwidth figure the copy control holds steady from 1 MiB up.
+    """
+    big = [(s, r) for s, r in zip(sizes, rates) if s >= start]
+    if not big:
+        return ""
+    top = max(range(len(big)), key=lambda i: big[i][1])
+    low = min(range(top, len(big)), key=lambda i: big[i][1])
+    if big[low][1] >= (1 - tolerance) * big[top][1]:
+        return f"In the bus-bandwidth figure the copy control holds steady from {format_bytes(start)} up."
+    return (f"In the bus-bandwidth figure the copy control itself falls, from {big[top][1] / 1e9:.1f} GB/s at "
+            f"{format_bytes(big[top][0])} to {big[low][1] / 1e9:.1f} GB/s at {format_bytes(big[low][0])}: its buffers "
+            "hold more memory than all-reduce's at the same message, so it leaves a level of the memory hierarchy at "
+            "a smaller message, which is why the lab reads it where its buffers hold as much memory as all-reduce's.")
 
 
 def is_virtual(machine: dict) -> bool:

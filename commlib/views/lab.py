@@ -731,11 +731,25 @@ def well_fitted_size(series: fit.Series, model: fit.AlphaBeta | fit.PiecewiseFit
     return format_bytes(min(at)[1])
 
 
-def broadcast_switch_sentence() -> str:
+def broadcast_switch_sentence(series: Sequence[fit.Series] = (),
+                              models: Sequence[fit.AlphaBeta | fit.PiecewiseFit] = ()) -> str:
     """Where MPICH's broadcast changes algorithm with the number of ranks (:data:`commlib.lab.mpich.THRESHOLDS`),
-    and what that does to the calculator's broadcast price."""
+    and what that does to the calculator's broadcast price: with the fitted broadcast among ``series`` and
+    ``models`` (paired as in :func:`model_calculator`), the smallest measured size from which, at every measured size
+    up, the model prices a broadcast lower on the switch's rank count than on one rank fewer."""
     t = mpich.THRESHOLDS
-    return (f"From {t['bcast_min_procs']} ranks up MPICH broadcasts messages of {format_bytes(t['bcast_short_msg_size'])}"
-            " or more by scatter + all-gather instead of the binomial tree, which sends fewer bytes along the critical "
-            f"path, so the calculator's broadcast price can fall from {t['bcast_min_procs'] - 1} ranks to "
-            f"{t['bcast_min_procs']}.")
+    n = t["bcast_min_procs"]
+    head = (f"From {n} ranks up MPICH broadcasts messages of {format_bytes(t['bcast_short_msg_size'])} or more by "
+            "scatter + all-gather instead of the binomial tree, which sends fewer bytes along the critical path but "
+            "takes more steps")
+    pair = next(((s, m) for s, m in zip(series, models) if s.op == "broadcast"), None)
+    if pair is None:
+        return head + f", so the calculator's broadcast price can fall from {n - 1} ranks to {n}."
+    s, m = pair
+    sizes = sorted(s.nbytes)
+    lower = [m.time(s.op, x, n, s.algorithm) < m.time(s.op, x, n - 1, s.algorithm) for x in sizes]
+    first = next((i for i in range(len(sizes)) if all(lower[i:])), None)
+    if first is None:
+        return head + f", yet the calculator's broadcast price does not fall from {n - 1} ranks to {n} at its largest size."
+    scope = f"for messages from {format_bytes(sizes[first])} up" if first > 0 else "at every measured size"
+    return head + f", so the calculator's broadcast price falls from {n - 1} ranks to {n} {scope}."

@@ -674,3 +674,12 @@ def test_the_calculator_opens_where_its_fit_meets_the_run_never_on_a_secant():
     with pytest.raises(ValueError, match="size"):
         lab_views.well_fitted_size(s, piece, lo=2.0**30)
     assert "from 7 ranks to 8" in lab_views.broadcast_switch_sentence()
+    # with a fitted broadcast, the sentence names the smallest measured size from which 8 ranks price lower than 7
+    sizes = tuple(float(2**k) for k in range(10, 27, 2))
+    b = fit.Series("broadcast", 2, sizes, tuple(1e-5 + x / 5e9 for x in sizes), "mpich")
+    line = fit.AlphaBeta(1e-5, 1 / 5e9)
+    said = lab_views.broadcast_switch_sentence([b], [line])
+    first = next(x for x in sorted(sizes) if all(line.time("broadcast", y, 8, "mpich")
+                                                < line.time("broadcast", y, 7, "mpich") for y in sizes if y >= x))
+    assert f"for messages from {measure.format_bytes(first)} up" in said or "at every measured size" in said
+    assert "12 KiB or more" in said and "from 7 ranks to 8" in said
