@@ -42,6 +42,7 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "staleness_split", "staleness_split_words", "staleness_split_short", "staleness_split_lead",
            "staleness_split_rows", "never_stale_falling", "floor_lead", "WARMUP_KS",
            "warmup_range_words", "warmup_range_rows", "staleness_rows", "staleness_finding_words",
+           "staleness_share_gap_text", "staleness_shared_words",
            "capped_loss", "rate_cap", "RATE_CAP_FRACTION", "CAP_NAME",
            "LINEAR_NAME", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
@@ -1589,14 +1590,15 @@ def staleness_rows(v: claims.Verdict, race: claims.Verdict, split: claims.Verdic
     m, sd = grids.mean_sd(gaps := _stale_gaps(v, a, fresh))
     rows = [["asynchronous SGD's own tuned rate", f"{v.best[a].config['lr']:g}", "held out",
              f"{sum(g > 0 for g in gaps)} of {len(gaps)}", f"{m:.{grids.decimals(sd)}f} ± {sd:.{grids.decimals(sd)}f}",
-             staleness_share_text(v, race)]]
+             f"{staleness_share_text(v, race)} of its {_gap_noun(_tuned_gap(race))}"]]
     d = staleness_split(split)
     gaps = _stale_gaps(split, SPLIT_NAMES["async"], SPLIT_NAMES["one"])
     (st, st_sd), (sh, sh_sd) = d["stale"], d["share"]
     k = max(0, grids.decimals(sh_sd))
     rows.append(["the shared rate", f"{split.claim.shared['lr']:g}", "those that pick the rates",
                  f"{sum(g > 0 for g in gaps)} of {len(gaps)}",
-                 f"{st:.{grids.decimals(st_sd)}f} ± {st_sd:.{grids.decimals(st_sd)}f}", f"{sh:.{k}f} ± {sh_sd:.{k}f} %"])
+                 f"{st:.{grids.decimals(st_sd)}f} ± {st_sd:.{grids.decimals(st_sd)}f}",
+                 f"{sh:.{k}f} ± {sh_sd:.{k}f} % of its {_gap_noun(d['gap'][0])}"])
     return rows
 
 
@@ -1612,14 +1614,52 @@ def staleness_finding_words(v: claims.Verdict, race: claims.Verdict, split: clai
         text = "once the rate is tuned, the stale run even ends lower than its never-stale replay"
     else:
         share = staleness_share(v, race)
-        part = "" if share is None else (", by a small part of asynchronous SGD's lead" if share[0] < small_share
-                                         else ", by a large part of asynchronous SGD's lead")
+        noun = _gap_noun(_tuned_gap(race))
+        part = "" if share is None else (f", by a small part of asynchronous SGD's {noun}" if share[0] < small_share
+                                         else f", by a large part of asynchronous SGD's {noun}")
         text = f"once the rate is tuned, the never-stale replay ends lower {_seeds_text(v)}{part}"
+    shared = staleness_shared_words(v, race, split)
+    return text + (f"; {shared}" if shared else "")
+
+
+def _gap_noun(gap: float) -> str:
+    """What asynchronous SGD's gap to fully synchronous SGD is, from its sign (asynchronous minus synchronous final
+    loss, nats): "lead" where asynchronous SGD ends lower, "deficit" where it ends higher.
+
+    >>> _gap_noun(-0.01), _gap_noun(0.02)
+    ('lead', 'deficit')
+    """
+    return "lead" if gap < 0 else "deficit"
+
+
+def _tuned_gap(race: claims.Verdict) -> float:
+    """Asynchronous minus fully synchronous SGD's final loss (nats), mean over the seeds of ``race`` (the
+    ``ch04.async_vs_sync`` verdict), each at its tuned rate."""
+    stale = "asynchronous (K = 1)"
+    sync = race.best[next(n for n in race.best if n != stale)].values
+    return statistics.fmean(x - y for x, y in zip(race.best[stale].values, sync))
+
+
+def staleness_share_gap_text(v: claims.Verdict, race: claims.Verdict) -> str:
+    """:func:`staleness_share_text` with what it is a share of, the sign of the gap deciding: "1.3 ± 0.5 % of
+    asynchronous SGD's lead over fully synchronous SGD" (or "deficit to")."""
+    noun = _gap_noun(_tuned_gap(race))
+    link = "over" if noun == "lead" else "to"
+    return f"{staleness_share_text(v, race)} of asynchronous SGD's {noun} {link} fully synchronous SGD"
+
+
+def staleness_shared_words(v: claims.Verdict, race: claims.Verdict, split: claims.Verdict) -> str:
+    """Whether staleness takes a larger share at the shared rate (``split``, the ``ch04.shared_rate_staleness``
+    verdict) than at the tuned rate, and of what, the sign of the gap at the shared rate deciding: "at the larger
+    shared rate, where asynchronous SGD trails, staleness makes a larger share of its deficit". Empty where the
+    never-stale replay does not end between the two on every seed or the shares are not measured."""
     tuned, shared = staleness_share(v, race), staleness_split(split)
-    if tuned is not None and shared["between"] == shared["seeds"]:
-        more = "a larger" if shared["share"][0] > tuned[0] else "no larger"
-        text += f"; at the larger shared rate staleness takes {more} share of the gap"
-    return text
+    if tuned is None or shared["between"] != shared["seeds"]:
+        return ""
+    more = "a larger" if shared["share"][0] > tuned[0] else "no larger"
+    noun = _gap_noun(shared["gap"][0])
+    where = "trails" if noun == "deficit" else "leads"
+    return f"at the larger shared rate, where asynchronous SGD {where}, staleness makes {more} share of its {noun}"
 
 
 def staleness_share_text(v: claims.Verdict, race: claims.Verdict) -> str:
