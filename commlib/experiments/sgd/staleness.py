@@ -1312,7 +1312,7 @@ def sync_grid(s: dict) -> grids.Grid:
 def gupta_staleness(workers: int, exact: bool = False) -> float:
     """The mean staleness Gupta et al.'s rule divides by for asynchronous SGD with ``workers`` learners: as published,
     the ``n`` they measured (:math:`n/K` with :math:`K = 1`; this chapter reads the extra one as the learner's own
-    gradient); with ``exact``, this chapter's exact mean ``n - 1`` (:func:`commlib.sgd.expected_staleness`), one less.
+    gradient); with ``exact``, this chapter's exact mean ``n - 1`` (:func:`commlib.sgd.simulate.expected_staleness`), one less.
 
     >>> gupta_staleness(4), gupta_staleness(4, exact=True)
     (4.0, 3.0)
