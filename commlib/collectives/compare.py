@@ -69,6 +69,7 @@ __all__ = [
     "BufferSizes",
     "buffer_sizes",
     "one_port_allreduces",
+    "best_fold_seconds",
 ]
 
 #: Every all-reduce algorithm the book compares, in registry order (:data:`commlib.collectives.algorithms.ALLREDUCE`).
@@ -99,6 +100,35 @@ def one_port_allreduces(n: int) -> tuple[str, ...]:
             continue
         out.append(name)
     return tuple(out)
+
+
+def best_fold_seconds(algorithm: str, nbytes: float, n: int, bandwidth: float, latency: float) -> float:
+    r"""Seconds of one all-reduce on one kind of link, one port a rank, at the algorithm's best fold.
+
+    An algorithm that halves and doubles over a power of two of ranks must first fold in the r = n - p' ranks
+    beyond the largest power of two p' not above n, and fold them out at the end. The textbook fold (its record's
+    ``terms``) sends each extra rank's whole vector in and the whole result back out: 2 start-ups and 2M bytes.
+    Where the record holds a second fold (its ``swap_fold``, halving-doubling's), the extra rank and its partner
+    swap halves instead and then share the work, two ports for one rank: the same 2 start-ups, but M bytes, so it
+    is never slower and this function times it. Every other algorithm is timed as :func:`allreduce_seconds` times
+    it (the pipelined trees at their best q). On a power of two there is nothing to fold and both folds are one.
+
+    On 12 ranks (p' = 8) halving-doubling moves :math:`2\cdot\frac{7}{8}M + M` instead of
+    :math:`2\cdot\frac{7}{8}M + 2M`, 11/15 of the bytes; on 16 ranks nothing changes, and a ring has no fold:
+
+    >>> textbook = allreduce_seconds("halving_doubling", 1e9, 12, 12.5e9, 0.0)
+    >>> round(best_fold_seconds("halving_doubling", 1e9, 12, 12.5e9, 0.0) / textbook, 4), round(11 / 15, 4)
+    (0.7333, 0.7333)
+    >>> [best_fold_seconds(a, 1e9, 16, 12.5e9, 5e-6) == allreduce_seconds(a, 1e9, 16, 12.5e9, 5e-6)
+    ...  for a in ("halving_doubling", "ring")]
+    [True, True]
+    """
+    record = algorithms.allreduce_algorithm(algorithm)
+    if record.swap_fold is None:
+        return allreduce_seconds(algorithm, nbytes, n, bandwidth, latency)
+    nbytes = check_nonnegative("nbytes", nbytes)
+    n = check_count("n", n, minimum=1)
+    return record.swap_fold(nbytes, n).time(bandwidth, latency)
 
 
 def allreduce_lower_bound(nbytes: float, n: int, bandwidth: float, latency: float = 0.0) -> float:

@@ -1229,23 +1229,6 @@ def one_port_allreduces(n: int) -> tuple[str, ...]:
     return compare.one_port_allreduces(n)
 
 
-def one_port_seconds(algorithm: str, nbytes: float, n: int, bandwidth: float, latency: float) -> float:
-    """Seconds of one of :func:`one_port_allreduces` at its best, as chapter 2's tree comparisons run it:
-    :func:`commlib.collectives.compare.allreduce_seconds`, except halving-doubling, which off the powers of two
-    folds by swapping halves (:func:`commlib.cost.halving_doubling_swap_fold_terms`), a whole M less than its
-    textbook fold.
-
-    >>> t = [one_port_seconds("halving_doubling", 5e6, n, 12.5e9, 5e-6) for n in (64, 97)]
-    >>> round(1e3 * t[0], 4), round(1e3 * t[1], 4)
-    (0.8475, 1.2575)
-    """
-    from .. import cost
-
-    if algorithm == "halving_doubling":
-        return cost.halving_doubling_swap_fold_terms(nbytes, n).time(bandwidth, latency)
-    return compare.allreduce_seconds(algorithm, nbytes, n, bandwidth, latency)
-
-
 def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
     """The double binary tree against the fastest of every other one-port all-reduce, on ``n`` ranks."""
     from ..collectives import algorithms
@@ -1254,7 +1237,7 @@ def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
 
     def seconds(s, algorithm):
         item = hardware.link(s["link"])
-        return 1e3 * one_port_seconds(algorithm, s["nbytes"], s["n"], item.bandwidth, item.latency)
+        return 1e3 * compare.best_fold_seconds(algorithm, s["nbytes"], s["n"], item.bandwidth, item.latency)
 
     others = tuple(a for a in one_port_allreduces(n) if a != "double_binary_tree")
     tree = claims.Contender("double binary tree", lambda s, seed: seconds(s, "double_binary_tree"),
@@ -1268,8 +1251,8 @@ def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
     def wording(v: claims.Verdict) -> str:
         t, o = v.best["double binary tree"], v.best["the others"]
         other = algorithms.label(o.config["algorithm"])
-        fold = (" with the fold that swaps halves" if n & (n - 1) and o.config["algorithm"] == "halving_doubling"
-                else "")
+        fold = (" with the fold that swaps halves"
+                if n & (n - 1) and algorithms.allreduce_algorithm(o.config["algorithm"]).swap_fold is not None else "")
         if v.winner == "double binary tree":
             return (f"on {n} ranks the double binary tree all-reduces {size} in {t.mean:.3f} ms, "
                     f"{100 * (1 - t.mean / o.mean):.0f} % less than the fastest of the others, the {other}{fold}, at "
@@ -1324,7 +1307,7 @@ class TreeWindow(NamedTuple):
 
 def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4, link: str = "eth_100g") -> TreeWindow:
     """For every n of ``ranks`` and sizes from 100 B to 10 GB (``per_decade`` a decade), whether the double
-    binary tree is the fastest of :func:`one_port_allreduces` (each at its best, as :func:`one_port_seconds` runs
+    binary tree is the fastest of :func:`one_port_allreduces` (each at its best, as :func:`commlib.collectives.compare.best_fold_seconds` runs
     them: the trees at their best q, the torus on its most square grid, halving-doubling's fold swapping halves).
     Cached on disk beside the claims' verdicts (same code, same result).
 
@@ -1351,7 +1334,7 @@ def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4
         algs = one_port_allreduces(n)
         wins[n], best = [], []
         for m in sizes:
-            t = {a: one_port_seconds(a, m, n, item.bandwidth, item.latency) for a in algs}
+            t = {a: compare.best_fold_seconds(a, m, n, item.bandwidth, item.latency) for a in algs}
             tree = t.pop("double_binary_tree")
             if tree < min(t.values()):
                 wins[n].append(m)

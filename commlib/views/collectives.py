@@ -86,7 +86,6 @@ __all__ = [
     "ring_scaling_figure",
     "coefficients_table",
     "comparison_figure",
-    "comparison_seconds",
     "double_binary_tree_figure",
     "hierarchical_figure",
     "torus_figure",
@@ -923,31 +922,13 @@ _ENVELOPE = dict(color="0.3", lw=1.1, ls="-", marker="None", zorder=4)
 _BOUND_SWITCH_LINE = dict(color="black", lw=1.4, ls=(0, (6, 3)), zorder=1)
 
 
-def comparison_seconds(algorithm: str, nbytes: float, n: int, bandwidth: float, latency: float) -> float:
-    """Seconds of one all-reduce of the comparison on one kind of link, each at its best: halving-doubling with the
-    better of its two folds off the powers of two, the textbook one of :func:`commlib.cost.allreduce_terms` and the
-    one that swaps halves (:func:`commlib.cost.halving_doubling_swap_fold_terms`; on a power of two they are the
-    same), every other one as :func:`commlib.collectives.compare.allreduce_seconds` times it (the pipelined trees
-    at their best q). :func:`comparison_figure` draws these curves and chapter 2's sizes and ratios read them.
-
-    >>> textbook = compare.allreduce_seconds("halving_doubling", 1e9, 12, 12.5e9, 5e-6)
-    >>> round(comparison_seconds("halving_doubling", 1e9, 12, 12.5e9, 5e-6) / textbook, 3)
-    0.733
-    """
-    from ..experiments.collectives import one_port_seconds
-
-    seconds = compare.allreduce_seconds(algorithm, nbytes, n, bandwidth, latency)
-    if algorithm == "halving_doubling":
-        return min(seconds, one_port_seconds(algorithm, nbytes, n, bandwidth, latency))
-    return seconds
-
-
 def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[str] | None = None,
                       lo: float = 1e2, hi: float = 1e10, hosts: int = 1, inter_link: str | None = None):
     """Every all-reduce algorithm against message size, switch points marked.
 
     Curves from :func:`commlib.collectives.compare.allreduce_seconds`, on one kind of link from
-    :func:`comparison_seconds` (halving-doubling with its better fold off the powers of two); the sizes where the fastest
+    :func:`commlib.collectives.compare.best_fold_seconds` (halving-doubling with its fold that swaps halves off the
+    powers of two); the sizes where the fastest
     algorithm changes (:func:`commlib.collectives.compare.switch_points`) are marked with a
     numbered open circle on the lower envelope, drawn in every panel as a thin dark grey line ("fastest of all"),
     and listed under the panels. On one kind of link
@@ -966,7 +947,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
 
     def curve(a):
         if hosts == 1:      # each at its best, as the chapter's sizes and ratios time it
-            return lambda m: comparison_seconds(a, m, n, item.bandwidth, item.latency)
+            return lambda m: compare.best_fold_seconds(a, m, n, item.bandwidth, item.latency)
         return lambda m: compare.allreduce_seconds(a, m, n, item.bandwidth, item.latency, **kw)
 
     curves = {a: curve(a) for a in names}

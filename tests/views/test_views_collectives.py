@@ -318,7 +318,7 @@ def test_comparison_figure_marks_the_switch_points():
     assert all(len(_curve_entries(ax)) < len(algorithms) for ax in fig.axes)   # the panels split them
     item_b, item_l = 1.25e9, 20e-6
     # each at its best, as the figure draws them: halving-doubling with the fold that swaps halves
-    curves = {a: (lambda m, a=a: vc.comparison_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
+    curves = {a: (lambda m, a=a: compare.best_fold_seconds(a, m, 12, item_b, item_l)) for a in algorithms}
     want = compare.switch_points(curves, 1e2, 1e10)
     dots = _dots(fig)
     assert len(dots) == len(want) >= 1
@@ -411,15 +411,13 @@ def test_lower_bound_is_below_every_algorithm():
 def test_comparison_figure_draws_halving_doubling_at_its_best(n):
     """Off the powers of two the figure's halving-doubling is the fold that swaps halves, below the textbook fold;
     on a power of two the two folds are the same curve."""
-    from commlib.experiments.collectives import one_port_seconds
-
     eth = hardware.link("eth_100g")
     fig = vc.comparison_figure(n=n, link="eth_100g")
     (line,) = [line for ax in fig.axes for line in ax.lines
                if line.get_label() == compare.ALGORITHM_NAMES["halving_doubling"]]
     sizes, ratios = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
     bound = np.array([compare.allreduce_lower_bound(m, n, eth.bandwidth, eth.latency) for m in sizes])
-    swap = np.array([one_port_seconds("halving_doubling", m, n, eth.bandwidth, eth.latency) for m in sizes])
+    swap = np.array([compare.best_fold_seconds("halving_doubling", m, n, eth.bandwidth, eth.latency) for m in sizes])
     textbook = np.array([compare.allreduce_seconds("halving_doubling", m, n, eth.bandwidth, eth.latency)
                          for m in sizes])
     assert ratios == pytest.approx(np.minimum(swap, textbook) / bound)
@@ -430,10 +428,10 @@ def test_comparison_figure_draws_halving_doubling_at_its_best(n):
         assert swap == pytest.approx(textbook)
 
 
-def test_comparison_seconds_stay_above_the_lower_bound():
+def test_best_fold_seconds_stay_above_the_lower_bound():
     for n in (3, 12, 97):
         for m in (0.0, 1e3, 1e6, 1e9):
-            assert vc.comparison_seconds("halving_doubling", m, n, 12.5e9, 5e-6) >= compare.allreduce_lower_bound(
+            assert compare.best_fold_seconds("halving_doubling", m, n, 12.5e9, 5e-6) >= compare.allreduce_lower_bound(
                 m, n, 12.5e9, 5e-6) * (1 - 1e-12)
 
 
@@ -771,7 +769,7 @@ def test_comparison_figure_draws_the_fastest_of_all_in_every_panel_through_every
     panel, in a colour no algorithm has, and each switch circle sits on it in whichever panel the circle is drawn."""
     item = hardware.link(link)
     fig = vc.comparison_figure(n=n, link=link)
-    curves = {a: (lambda m, a=a: vc.comparison_seconds(a, m, n, item.bandwidth, item.latency))
+    curves = {a: (lambda m, a=a: compare.best_fold_seconds(a, m, n, item.bandwidth, item.latency))
               for a in vc.figure_algorithms(n)}
     algorithm_colours = {line.get_color() for ax in fig.axes for line in ax.lines
                          if line.get_label() in compare.ALGORITHM_NAMES.values()}

@@ -132,6 +132,10 @@ class Algorithm:
       elements) is a multiple of :meth:`even_length` (``pieces(n)``; None: n, the ring's n pieces), the
       messages of a step are all of one size and the trace counts exactly the closed form's bytes;
       otherwise a step's largest message may be one element more (the tests read it, never the name);
+    * ``swap_fold``: optional ``swap_fold(nbytes, n) -> CostTerms``, for an algorithm with a second way to fold
+      in the ranks beyond the largest power of two: the terms of the fold that swaps halves, which moves a whole
+      M less than ``terms``' textbook fold at the same start-ups, so never slower (the same on a power of two);
+      :func:`commlib.collectives.compare.best_fold_seconds` times it instead of ``terms`` (None: one fold only);
     * ``source``: where the algorithm and its cost come from.
     """
 
@@ -153,6 +157,7 @@ class Algorithm:
     step_bytes: Callable[[float, int], tuple[float, ...]] | None = None
     best_chunks: Callable[[float, int, float, float], int] | None = None
     pieces: Callable[[int], int] | None = None
+    swap_fold: Callable[[float, int], CostTerms] | None = None
     source: str = ""
 
     def __post_init__(self) -> None:

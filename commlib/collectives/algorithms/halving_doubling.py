@@ -68,5 +68,6 @@ ALGORITHM = Algorithm(
     schedule=schedule, constraint="any n; not a power of two costs a fold-in and a fold-out",
     most_sent=lambda nbytes, n: 2 * (n - 1) / n * nbytes if n & (n - 1) == 0 else math.nan,
     step_bytes=step_bytes, pieces=lambda n: math.lcm(n, 1 << log2_floor(n)),   # halves among the largest 2^k <= n
+    swap_fold=swap_fold_terms,
     source="Rabenseifner (2004); Thakur, Rabenseifner & Gropp (2005), sec. 4.4",
 )
