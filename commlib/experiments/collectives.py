@@ -1307,8 +1307,9 @@ class TreeWindow(NamedTuple):
 
 def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4, link: str = "eth_100g") -> TreeWindow:
     """For every n of ``ranks`` and sizes from 100 B to 10 GB (``per_decade`` a decade), whether the double
-    binary tree is the fastest of :func:`one_port_allreduces` (each at its best, as :func:`commlib.collectives.compare.best_fold_seconds` runs
-    them: the trees at their best q, the torus on its most square grid, halving-doubling's fold swapping halves).
+    binary tree is the fastest of :func:`one_port_allreduces`, each at its best as
+    :func:`commlib.collectives.compare.best_fold_seconds` runs them: the trees at their best q, the torus on its most
+    square grid, halving-doubling's fold swapping halves.
     Cached on disk beside the claims' verdicts (same code, same result).
 
     >>> w = tree_window_scan((16, 127), per_decade=4)
