@@ -85,6 +85,7 @@ __all__ = [
     "chain_tie_ratio",
     "chain_tie_ratio_low",
     "chain_fill_ratio",
+    "chain_tie_startup",
     "reduce_comparison",
     "RingRun",
     "ring_run",
@@ -926,6 +927,21 @@ def chain_fill_ratio(nbytes: float, n: int, link: str) -> float:
     item = hardware.link(link)
     n = check_count("n", n, minimum=3)
     return nbytes / item.bandwidth / ((n - 2) * item.latency)
+
+
+def chain_tie_startup(nbytes: float, n: int, link: str) -> float:
+    r"""The start-up (seconds) below which the pipelined chain beats reduce-scatter + gather on ``nbytes`` over
+    ``n`` ranks at ``link``'s bandwidth: where the fill ratio :func:`chain_fill_ratio` reaches the tie
+    :func:`chain_tie_ratio`, :math:`\alpha = M\beta/((n-2)\,\omega_\text{tie})`. Only the link's bandwidth is used.
+
+    >>> round(1e6 * chain_tie_startup(64 * 2**20, 64, "eth_400g"), 2)   # 1.34 ms / (62 x 5.81)
+    3.73
+    """
+    item = hardware.link(link)
+    n = check_count("n", n, minimum=3)
+    if nbytes <= 0:
+        raise ValueError(f"nbytes: must be positive, got {nbytes}")
+    return nbytes / item.bandwidth / ((n - 2) * chain_tie_ratio(n))
 
 
 def _reduce_claim(key: str, nbytes: float, n: int, link: str = CH01_SHARED["link"]) -> claims.Claim:

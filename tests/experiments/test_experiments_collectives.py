@@ -356,6 +356,28 @@ def test_the_chains_tie_ratio_falls_to_its_limit_and_brackets_the_chapters_two_l
         ce.chain_tie_ratio(2)
 
 
+def test_the_chains_tie_startup_splits_the_whole_q_verdict():
+    """Chapter 1's 400 Gb/s control: with the chain at its best whole q, it beats reduce-scatter + gather at a
+    start-up 3 % below chain_tie_startup and loses 3 % above it, at the link's bandwidth, on 8 and 64 ranks."""
+    from commlib import cost
+    from commlib.collectives.algorithms import chain
+
+    for n, link in ((64, "eth_400g"), (8, "eth_25g"), (64, "ib_ndr")):
+        bandwidth = ce.hardware.link(link).bandwidth
+        alpha = ce.chain_tie_startup(ce.REDUCE_LONG, n, link)
+        for f, chain_wins in ((0.97, True), (1.03, False)):
+            a = f * alpha
+            q = chain.best_chunks(ce.REDUCE_LONG, n, bandwidth, a)
+            best = chain.pipelined_terms(ce.REDUCE_LONG, n, q).time(bandwidth, a)
+            split = cost.collective_time("reduce", ce.REDUCE_LONG, n, bandwidth, a, "reduce_scatter_gather")
+            assert (best < split) == chain_wins
+    # the preset's 5 us start-up lies above it, NDR's 1 us below: the chapter's verdicts on the two links
+    assert ce.chain_tie_startup(ce.REDUCE_LONG, 64, "eth_400g") < ce.hardware.link("eth_400g").latency
+    assert ce.chain_tie_startup(ce.REDUCE_LONG, 64, "ib_ndr") > ce.hardware.link("ib_ndr").latency
+    with pytest.raises(ValueError, match="^nbytes"):
+        ce.chain_tie_startup(0, 64, "eth_400g")
+
+
 def test_on_four_ranks_the_chain_also_wins_below_the_smaller_root_where_the_tree_beats_both():
     """Chapter 1's fold: on 4 ranks the tie has a second root; below it the chain beats reduce-scatter + gather, the
     tree beats both, and above it (up to the larger root) reduce-scatter + gather wins. On 8 ranks and more there is none."""
