@@ -109,7 +109,7 @@ def test_the_law_race_words_flag_leads_within_the_spacing_and_bests_at_the_cap()
                                         tuple(a - 20 * res for a in v.best["K-async"].values), ())
     near = claims.Verdict(v.claim, fast, "K-batch-async", "K-async", 1.0, 0.1, v.seeds)
     words = tuned_races.law_race_words({"the Pareto law": near})
-    assert "(of these leads, 1 under the Pareto law is shorter than the evaluations' spacing)" in words
+    assert "One of these leads, under the Pareto law, is shorter than the evaluations' spacing." in words
     assert tuned_races.law_cap_words({"the Pareto law": near}).startswith("K-batch-async's best $K$ lies at that cap under the Pareto law.")
     at_cap = {"a": near, "b": near}
     assert tuned_races.law_cap_words(at_cap).startswith("K-batch-async's best $K$ lies at that cap under both laws")
@@ -342,3 +342,42 @@ def test_the_two_way_races_tune_on_grids_finer_than_the_coarse_one():
     assert fine["ratio_hi"] < coarse / 1.5 and fine["ratio_lo"] > 1
     for rates in tuned_races.FINE_RATES.values():
         assert list(rates) == sorted(set(rates))
+
+
+def test_the_k_lessons_follow_the_sign_test():
+    """K = 1 and 2 level at the bottom and every larger K behind: said so; a larger K level with the lowest is named
+    among the level ones, not called higher."""
+    from types import SimpleNamespace as N
+    ks = list(tuned_races.K_TRADEOFF_RATES)
+    names = [f"K = {k}" for k in ks]
+    seeds = 12
+
+    def verdict(offsets):
+        best = {n: claims.Best({"lr": 0.1}, tuple(o + 0.001 * (s % 2) for s in range(seeds)), ())
+                for n, o in zip(names, offsets)}
+        return N(claim=N(contenders=[N(name=n) for n in names]), best=best)
+
+    lead = verdict([0.0, 0.0] + [0.01 * i for i in range(1, len(ks) - 1)])
+    assert tuned_races.k_lessons(lead) == "on this budget $K = 1$ and $K = 2$ end level, and every larger $K$ ends higher"
+    flat = verdict([0.0] * len(ks))
+    assert "higher" not in tuned_races.k_lessons(flat)
+
+
+def test_the_race_finding_follows_the_verdicts():
+    """The opening finding names asynchronous SGD's lead and the gradient ratio only where it leads, calls staleness a
+    small part only where its share is small, and says the order follows the shared rate only where it turns."""
+    from types import SimpleNamespace as N
+    a, s, f = "asynchronous (K = 1)", "fully synchronous (K = n = 16)", "never stale"
+    av = (0.50, 0.51, 0.52)
+    race = N(decided=True, winner=a, unanimous=True, wins=3, seeds=3, headline="h",
+             best={a: claims.Best({}, av, ()), s: claims.Best({}, tuple(x + 0.1 for x in av), ())})
+    stale = N(decided=True, winner=f, best={a: claims.Best({}, av, ()), f: claims.Best({}, tuple(x - 0.001 for x in av), ())})
+    turns, mixed = {0.1: 0, 0.5: 3}, {0.1: 1, 0.5: 3}
+    text = tuned_races.race_finding_words(race, stale, 3.4, turns, 3)
+    assert "asynchronous SGD ends lower" in text and "3.4 times" in text and "small part" in text
+    assert "follows the rate" in text
+    assert "follows the rate" not in tuned_races.race_finding_words(race, stale, 3.4, mixed, 3)
+    big = N(decided=True, winner=f, best={a: claims.Best({}, av, ()), f: claims.Best({}, tuple(x - 0.05 for x in av), ())})
+    assert "small part" not in tuned_races.race_finding_words(race, big, 3.4, turns, 3)
+    lost = N(**{**vars(race), "winner": s})
+    assert "times as many" not in tuned_races.race_finding_words(lost, stale, 3.4, turns, 3)

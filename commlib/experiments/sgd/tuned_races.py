@@ -47,7 +47,7 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "LINEAR_NAME", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
            "staleness_rate_words", "K_TRADEOFF_RATES", "k_rate_words", "LAW_CONTROL", "law_control_words",
-           "law_control_short", "law_ks", "tail_error", "sync_falling_words"]
+           "law_control_short", "law_ks", "tail_error", "sync_falling_words", "k_lessons", "race_finding_words"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -563,6 +563,20 @@ def k_rate_words(v: claims.Verdict, step: float = 1.2) -> str:
     return text + f"in proportion to $K$ up to $K = {ks[last - 1]}$, and {beyond} beyond it"
 
 
+def k_lessons(v: claims.Verdict) -> str:
+    """The K trade-off (``v``, the ``ch04.k_tradeoff`` verdict) in a few words, no number but the K: which K end level
+    at the bottom and whether every larger K ends higher, by the sign test over the held-out seeds; e.g. "on this
+    budget $K = 1$ and $K = 2$ end level, and every larger $K$ ends higher"."""
+    k_of = {c.name: k for c, k in zip(v.claim.contenders, K_TRADEOFF_RATES)}
+    level, above = _level_split(v)
+    low = sorted(k_of[n] for n in level)
+    text = ("on this budget " + _and([f"$K = {k}$" for k in low]) + (" end level" if len(low) > 1 else " ends lowest"))
+    if above and min(k_of[n] for n in above) > max(low):
+        return text + ", and every larger $K$ ends higher"
+    if above:
+        return text + "; " + _and([f"$K = {k}$" for k in sorted(k_of[n] for n in above)]) + " end higher"
+    return text
+
 # --------------------------------------------------------------------------- K-batch-sync against K-sync
 
 
@@ -875,8 +889,8 @@ CANCEL, KEEP = ("K-sync",), ("K-async", "K-batch-async")
 
 def _within_spacing(verdicts: dict) -> str:
     """Where K-sync is behind a protocol that keeps its work on a seed by no more than the evaluations' spacing (a
-    lead the metric cannot resolve, though the mean gap exceeds it): e.g. " (of these leads, 1 under the Pareto law is
-    shorter than the evaluations' spacing)"; empty where every lead exceeds it."""
+    lead the metric cannot resolve, though the mean gap exceeds it): e.g. " One of these leads, under the Pareto law,
+    is shorter than the evaluations' spacing."; empty where every lead exceeds it."""
     close = {}
     for law, v in verdicts.items():
         res = law_spacing(v)
@@ -887,7 +901,10 @@ def _within_spacing(verdicts: dict) -> str:
     if not close:
         return ""
     verb = "is" if sum(close.values()) == 1 else "are"
-    return f" (of these leads, {_and([f'{n} under {law}' for law, n in close.items()])} {verb} shorter than the evaluations' spacing)"
+    what = "One of these leads" if sum(close.values()) == 1 else "Of these leads, " + _and([f"{n} under {law}" for law, n in close.items()])
+    if sum(close.values()) == 1:
+        what += f", under {next(iter(close))},"
+    return f" {what} {verb} shorter than the evaluations' spacing."
 
 
 def law_race_short(verdicts: dict) -> str:
@@ -908,9 +925,9 @@ def law_race_words(verdicts: dict) -> str:
     seeds = next(iter(verdicts.values())).seeds
     if len(laws) == len(behind):
         where = "under both laws" if len(laws) == 2 else f"under each of {_and(laws)}"
-        return (f"{where} K-sync, every protocol at its own best K and rate, reaches the target after both K-async "
-                f"and K-batch-async on all {seeds} seeds{_within_spacing(verdicts)}: here the slow and stale gradients "
-                "win the race")
+        return (f"{where}, each protocol at its own best K and rate, K-sync reaches the target after K-async and "
+                f"K-batch-async on every one of the {seeds} held-out seeds.{_within_spacing(verdicts)} Here the slow "
+                "and stale gradients win the race")
     if laws:
         return (f"K-sync reaches the target after both protocols that keep their work on all {seeds} seeds under "
                 f"{_and(laws)}, but not under {_and([law for law in behind if law not in laws])}")
@@ -1492,6 +1509,32 @@ def shared_rate_short(order: dict, seeds: int) -> str:
                 f"and below it from {min(below):g}")
     return "which of the two ends lower depends on the shared rate"
 
+
+def race_finding_words(race: claims.Verdict, stale: claims.Verdict, grad_ratio: float, order: dict, seeds: int,
+                       small_share: float = 10.0) -> str:
+    """The race of asynchronous against fully synchronous SGD in one short paragraph, no number but the seeds and
+    ``grad_ratio`` (gradients asynchronous SGD applies in the budget over fully synchronous SGD's): who ends lower at
+    the tuned rates (``race``, the ``ch04.async_vs_sync`` verdict), whether staleness (``stale``, the
+    ``ch04.staleness_cost`` verdict) is a small part of that, and whether at one shared rate (``order``, from
+    :func:`shared_rate_order` over ``seeds`` seeds) the order turns with the rate."""
+    a = "asynchronous (K = 1)"
+    if race.decided and race.winner == a:
+        held = "every held-out seed" if race.unanimous else f"{race.wins} of {race.seeds} held-out seeds"
+        text = (f"Each at its own tuned rate, asynchronous SGD ends lower than fully synchronous SGD on {held}, "
+                f"because in the same time it applies {grad_ratio:.1f} times as many gradients: the factor "
+                "$\\mathcal{H}_n$ of the theorem's remark.")
+        share = staleness_share(stale, race)
+        if stale.decided and stale.winner != a and share is not None and share[0] < small_share:
+            text += " Staleness is a small part of that lead."
+        elif not stale.decided:
+            text += " Staleness costs no more than the spread between seeds."
+    else:
+        text = f"Each at its own tuned rate, {race.headline}."
+    turns = shared_rate_short(order, seeds) != "which of the two ends lower depends on the shared rate"
+    if turns:
+        text += (" At one shared rate per update the order follows the rate, not the protocol, so protocols are "
+                 "compared here each at its own tuned rate.")
+    return text
 
 def shared_rate_rows(order: dict, seeds: int) -> list[list[str]]:
     """``order`` from :func:`shared_rate_order` as table rows: each outcome over the seeds, and the rates where it
