@@ -216,7 +216,8 @@ def test_a_gpu_gets_no_more_from_a_network_card_than_its_host_link_carries():
 
 
 def test_the_step_calculator_applies_the_host_cap():
-    from commlib.step import calculators, cost as step_cost
+    from commlib.step import calculators
+    from commlib.step import cost as step_cost
     xl, h100 = hardware.model("gpt2_xl"), hardware.accelerator("h100")
     capped = calculators.step_results("gpt2_xl", "h100", 40, 8192, 64, "ib_xdr", "bf16")
     x_pcie = step_cost.min_tokens_compute_bound(xl.params, 64, hardware.link("pcie5_x16").bandwidth, h100.peak_flops,
