@@ -61,6 +61,8 @@ __all__ = [
     "PCIE_CONVENTION",
     "FLIT_TLP_SHARE",
     "accelerator",
+    "host_cap",
+    "network_rate",
     "LINKS",
     "MODELS",
     "DTYPE_BYTES",
@@ -413,6 +415,9 @@ class Accelerator:
     bytes/s, from the same source; ``None`` where the book does not use it.
     ``memory`` is how much that memory holds, in bytes, as the vendor states it (1 GB = 10^9 B);
     ``None`` where the book does not use it.
+    ``host_link`` is the key of the PCIe preset over which the GPU reaches its host and so its network card
+    (the path GPUDirect RDMA takes), as the same source states it; "" where none is stated. A network link
+    gives this GPU no more than that link carries: :func:`network_rate`.
     """
 
     key: str
@@ -424,16 +429,19 @@ class Accelerator:
     date: str
     memory_bandwidth: float | None = None
     memory: float | None = None
+    host_link: str = ""
 
 
 _ACCELERATORS = [
     Accelerator("v100", "V100 SXM2", 125e12, "fp16",
-                "NVIDIA Tesla V100 whitepaper (125 tensor TFLOP/s, 900 GB/s of HBM2)", "nvidia2017v100", "2017",
-                memory_bandwidth=900 * GB),
-    Accelerator("a100", "A100 SXM4", 312e12, "bf16", "NVIDIA A100 whitepaper (312 dense bf16 TFLOP/s)",
-                "nvidia2020a100", "2020"),
-    Accelerator("h100", "H100 SXM5", 989.4e12, "bf16", "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s, 80 GB of HBM3)",
-                "nvidia2022h100", "2022", memory=80 * GB),
+                "NVIDIA Tesla V100 whitepaper (125 tensor TFLOP/s, 900 GB/s of HBM2, PCIe Gen3 host interface)",
+                "nvidia2017v100", "2017", memory_bandwidth=900 * GB, host_link="pcie3_x16"),
+    Accelerator("a100", "A100 SXM4", 312e12, "bf16",
+                "NVIDIA A100 whitepaper (312 dense bf16 TFLOP/s, PCIe Gen 4 host interface)",
+                "nvidia2020a100", "2020", host_link="pcie4_x16"),
+    Accelerator("h100", "H100 SXM5", 989.4e12, "bf16",
+                "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s, 80 GB of HBM3, PCIe Gen 5 host interface)",
+                "nvidia2022h100", "2022", memory=80 * GB, host_link="pcie5_x16"),
 ]
 
 #: Accelerator presets keyed by short name: peak dense FLOP/s as the vendor states it.
@@ -472,6 +480,36 @@ def model(key: str) -> Model:
 def accelerator(key: str) -> Accelerator:
     """The :class:`Accelerator` preset named ``key`` (ValueError listing the choices if unknown)."""
     return _lookup(ACCELERATORS, key, "accelerator")
+
+
+def host_cap(accelerator_key: str, link_key: str) -> Link | None:
+    """The host link that caps what one GPU of ``accelerator_key`` gets over ``link_key``, or None.
+
+    A network card sits on the host's PCIe bus, so a GPU sends to it no faster than its own host link
+    (:attr:`Accelerator.host_link`) carries. The cap binds only for a network link faster than that host link;
+    links that join GPUs directly (NVLink, PCIe itself) are not capped.
+
+    >>> host_cap("h100", "ib_xdr").name     # 100 GB/s per direction against PCIe 5.0 x16's 63
+    'PCIe 5.0 x16'
+    >>> host_cap("h100", "ib_ndr") is None  # 50 GB/s: the port is the narrower
+    True
+    """
+    chip, item = accelerator(accelerator_key), link(link_key)
+    if item.kind != "network" or not chip.host_link:
+        return None
+    host = link(chip.host_link)
+    return host if host.bandwidth < item.bandwidth else None
+
+
+def network_rate(accelerator_key: str, link_key: str) -> float:
+    """Bytes/s per direction one GPU of ``accelerator_key`` gets over ``link_key``: the link's rate,
+    capped by the GPU's host link where that is narrower (:func:`host_cap`).
+
+    >>> round(network_rate("h100", "ib_xdr") / 1e9, 2), round(network_rate("h100", "ib_ndr") / 1e9, 2)
+    (63.02, 50.0)
+    """
+    cap = host_cap(accelerator_key, link_key)
+    return cap.bandwidth if cap else link(link_key).bandwidth
 
 
 def dtype_bytes(dtype: str) -> int:

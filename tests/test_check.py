@@ -147,10 +147,15 @@ def test_the_ring_exercise_names_its_factor_for_every_variant(n):
 def test_the_min_batch_exercise_names_the_fp32_slip_and_the_left_out_start_ups_for_every_variant(n):
     from commlib.questions import ch00
     givens = {} if n == 256 else {"n": n}
-    message = check("ch00.min_tokens", ch00._min_tokens(n, "fp32"), **givens).message
+    message = check("ch00.min_tokens", math.ceil(ch00._min_tokens(n, "fp32")), **givens).message
     assert "fp32" in message, (n, message)
-    result = check("ch00.min_tokens", ch00._min_tokens_no_latency(n), **givens)
+    result = check("ch00.min_tokens", math.ceil(ch00._min_tokens_no_latency(n)), **givens)
     assert not result.correct and "start-ups" in result.message, (n, result.message)
+    # whole tokens, rounded up: the bound rounded down is one token short, and the check says so
+    bound = ch00._min_tokens(n)
+    assert check("ch00.min_tokens", math.ceil(bound), **givens).correct
+    result = check("ch00.min_tokens", math.ceil(bound) - 1, **givens)
+    assert not result.correct and "round up" in result.message, (n, result.message)
 
 
 @pytest.mark.parametrize("n, tc", [(16, 0.1), (4, 0.05), (8, 0.2), (32, 0.3), (64, 0.2)])

@@ -1,5 +1,7 @@
 """commlib.hardware: presets carry sources, units are one direction in bytes/s."""
 
+import math
+
 import pytest
 
 from commlib import hardware
@@ -196,3 +198,30 @@ def test_jia_et_al_author_list():
 def test_only_socket_links_are_marked_as_not_joining_gpus():
     apart = {key for key, item in hardware.LINKS.items() if not item.joins_gpus}
     assert apart == {"upi"} and "CPU sockets" in hardware.link("upi").note
+
+
+def test_a_gpu_gets_no_more_from_a_network_card_than_its_host_link_carries():
+    """H100 on XDR: the card offers 100 GB/s, PCIe 5.0 x16 carries 63.02, so the cap binds; on NDR (50) it does not."""
+    pcie5 = hardware.link("pcie5_x16").bandwidth
+    assert hardware.accelerator("h100").host_link == "pcie5_x16"
+    assert hardware.link("ib_xdr").bandwidth > pcie5 > hardware.link("ib_ndr").bandwidth
+    assert hardware.host_cap("h100", "ib_xdr").key == "pcie5_x16"
+    assert hardware.network_rate("h100", "ib_xdr") == pcie5
+    assert hardware.host_cap("h100", "ib_ndr") is None
+    assert hardware.network_rate("h100", "ib_ndr") == hardware.link("ib_ndr").bandwidth
+    # links that join GPUs directly are not behind the host's PCIe
+    assert hardware.network_rate("h100", "nvlink4") == hardware.link("nvlink4").bandwidth
+    for chip in hardware.ACCELERATORS.values():
+        assert hardware.link(chip.host_link).kind == "bus"
+
+
+def test_the_step_calculator_applies_the_host_cap():
+    from commlib.step import calculators
+    from commlib.step import cost as step_cost
+    xl, h100 = hardware.model("gpt2_xl"), hardware.accelerator("h100")
+    capped = calculators.step_results("gpt2_xl", "h100", 40, 8192, 64, "ib_xdr", "bf16")
+    x_pcie = step_cost.min_tokens_compute_bound(xl.params, 64, hardware.link("pcie5_x16").bandwidth, h100.peak_flops,
+                                                0.4, 2, hardware.link("ib_xdr").latency)
+    assert capped["smallest batch per rank with T_c >= T_m"] == f"{math.ceil(x_pcie):,} tokens"
+    assert "PCIe 5.0 x16" in capped[calculators.RATE_ROW]
+    assert "capped" not in calculators.step_results("gpt2_xl", "h100", 40, 8192, 64, "ib_ndr", "bf16")[calculators.RATE_ROW]

@@ -1,5 +1,7 @@
 """Self-checks for the introduction (chapter 0). Answers are computed, never typed in."""
 
+import math
+
 from .. import cost, hardware
 from ..check import Given, Question, register
 from ..step import cost as step
@@ -124,8 +126,11 @@ def _min_tokens_no_latency(n: int) -> float:
 
 
 register(Question(
-    "ch00.min_tokens", lambda n=GIVENS["min_tokens_n"]: _min_tokens(n), unit="tokens",
-    hints=((_is(lambda v: _min_tokens(v["n"], "fp32"), tol=0.01),
+    # whole tokens, rounded up: one token fewer than the bound leaves T_c < T_m
+    "ch00.min_tokens", lambda n=GIVENS["min_tokens_n"]: math.ceil(_min_tokens(n)), unit="tokens",
+    hints=((lambda given, right: given == right - 1,
+            "That is the bound rounded down: one token fewer leaves compute shorter than the all-reduce; round up."),
+           (_is(lambda v: _min_tokens(v["n"], "fp32"), tol=0.01),
             "That is the fp32 gradient: the ring here carries bf16, 2 bytes per parameter."),
            (_is(lambda v: _min_tokens_whole_buffers(v["n"])),
             "That charges the ring 2 M / B: each rank sends 2(n-1)/n of the buffer, not two whole buffers."),

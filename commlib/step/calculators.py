@@ -17,7 +17,7 @@ from .cost import compute_time, min_tokens_compute_bound, reduction_time_bounds
 
 __all__ = ["allreduce_results", "step_results", "NOTHING_TO_SEND", "check_domain", "check_switched", "check_switched_domain", "LINK_KEYS",
            "SWITCHED_LINK_KEYS", "MEMORY_ENTRY", "UTILIZATION_ENTRY", "BATCH_ENTRY",
-           "OVERLAP_ROW", "BACKWARD_ROW"]
+           "OVERLAP_ROW", "BACKWARD_ROW", "RATE_ROW"]
 
 #: What a calculator shows for a time with one rank (or GPU): no ratio of zero times, no "0.00 ns" (``.format("GPU")``).
 NOTHING_TO_SEND = "none: with one {} there is nothing to send"
@@ -158,6 +158,9 @@ def allreduce_results(model: str = "resnet50", dtype: str = "fp32", n: int = 8, 
 #: The backward pass's share of T_c as the rows below print it (4 of the 6 FLOPs per parameter and token).
 _BACKWARD = f"{Fraction(step_cost.BACKWARD_SHARE).limit_denominator(12)} T_c"
 
+#: The step calculator's row: the rate each GPU gets over the link (a network card is reached over the host's PCIe).
+RATE_ROW = "link rate per GPU"
+
 #: The step calculator's row: the smallest batch per rank whose backward pass lasts at least T_m.
 BACKWARD_ROW = f"smallest batch per rank whose backward pass ({_BACKWARD}) >= T_m"
 
@@ -173,7 +176,8 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     images for a CNN (6 x its forward multiply-accumulates each,
     :attr:`commlib.hardware.Model.training_flops_per_sample`); ``utilization_pct`` the share of
     the accelerator's peak FLOP/s that training achieves. Ring all-reduce of the gradient in
-    ``dtype``, every rank with its own full-duplex link into a switch that never blocks (a link with no
+    ``dtype`` at the rate each GPU gets over the link (a network link capped by the GPU's host link,
+    :func:`commlib.hardware.network_rate`), every rank with its own full-duplex link into a switch that never blocks (a link with no
     switch refused, and ``n`` beyond one NVLink domain or one host's bus, :func:`check_switched_domain`), nothing overlapped: the
     step takes T_c + T_m. The row :data:`OVERLAP_ROW` says whether the backward pass (4/6 of T_c) lasts
     at least T_m, which
@@ -193,11 +197,12 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     net = hardware.model(model)
     params, per_sample, unit = net.params, net.training_flops_per_sample, f"{net.sample}s"
     chip, item = hardware.accelerator(accelerator), hardware.link(link)
+    rate, cap = hardware.network_rate(accelerator, link), hardware.host_cap(accelerator, link)
     s = hardware.dtype_bytes(dtype)
     flops = per_sample * batch
     t_c = compute_time(flops, chip.peak_flops, u)
-    t_m = cost.allreduce_time(params * s, n, item.bandwidth, item.latency)
-    x_min = min_tokens_compute_bound(params, n, item.bandwidth, chip.peak_flops, u, s, item.latency,
+    t_m = cost.allreduce_time(params * s, n, rate, item.latency)
+    x_min = min_tokens_compute_bound(params, n, rate, chip.peak_flops, u, s, item.latency,
                                      flops_per_sample=per_sample)
     none = NOTHING_TO_SEND.format("GPU")   # one GPU: no all-reduce, and no batch it must hide ("none", as above)
     return {
@@ -205,6 +210,9 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
                        f"{per_sample / 1e9:,.3g} GFLOP to train (6 x {net.forward_macs / 1e9:,.3g} G multiply-accumulates)"),
         "FLOPs per rank per step": f"{flops:.3g} FLOP",
         "achieved FLOP/s": f"{chip.peak_flops * u / 1e12:.0f} TFLOP/s",
+        RATE_ROW: (f"{format_rate(rate)} per direction"
+                   + (f", capped by the {chip.name}'s {cap.name} host link (the link offers {format_rate(item.bandwidth)})"
+                      if cap else "")),
         "compute time T_c": format_time(t_c),
         "all-reduce time T_m": none if n == 1 else format_time(t_m),
         "efficiency T_c / (T_c + T_m)": f"{100 * step_cost.parallel_efficiency(t_c, t_m):.1f} %",

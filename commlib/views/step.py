@@ -187,6 +187,9 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
                                 "blocks (an NVSwitch for NVLink presets; refused: NVLink 1.0, which had none, and ranks beyond "
                                 "the largest NVLink domain the presets' sources describe for its generation or "
                                 f"beyond {hardware.GENERIC_GPUS_PER_HOST} on PCIe), nothing overlapped. "
+                                "A GPU reaches a network card over its host's PCIe, so a network link gives it "
+                                "no more than that PCIe link carries (an H100: "
+                                f"{hardware.link(hardware.accelerator('h100').host_link).name}). "
                                 "The last rows assume the "
                                 "optimizer waits for every bucket (PyTorch DDP); a scheduler that overlaps the "
                                 "next forward pass too needs only T_c >= T_m.")
