@@ -533,8 +533,8 @@ def alpha_scaling_sentence(verdicts, link: str = "eth_100g") -> str:
     its bandwidth together.
 
     >>> print(alpha_scaling_sentence([claims.verdict("ch03.ps_crossover")]))  # doctest: +NORMALIZE_WHITESPACE
-    These sizes are fixed multiples of $n\alpha B$, in the table's first row 5.0 against the ring and 7.8 against
-    every all-reduce, since every time here scales with $\alpha$ and $M/B$ together: on Ethernet 100 Gb/s, with half
+    For a given $n$ these sizes are fixed multiples of $n\alpha B$, in the table's first row 5.0 against the ring and
+    7.8 against every all-reduce, since every time here scales with $\alpha$ and $M/B$ together: on Ethernet 100 Gb/s, with half
     the start-up and four times the bandwidth, that row's crossovers rise to 2.50 and 3.90 MB
     """
     first = verdicts[0]
@@ -548,7 +548,7 @@ def alpha_scaling_sentence(verdicts, link: str = "eth_100g") -> str:
     words = {0.5: "half", 1: "the same", 2: "twice", 4: "four times", 8: "eight times"}
     lat_w = words.get(item.latency / alpha, f"{item.latency / alpha:g} times")
     bw_w = words.get(item.bandwidth / bw, f"{item.bandwidth / bw:g} times")
-    return (rf"These sizes are fixed multiples of $n\alpha B$, in the table's first row {ring * 1e6 / nab:.1f} against "
+    return (rf"For a given $n$ these sizes are fixed multiples of $n\alpha B$, in the table's first row {ring * 1e6 / nab:.1f} against "
             rf"the ring and {best * 1e6 / nab:.1f} against every all-reduce, since every time here scales with "
             rf"$\alpha$ and $M/B$ together: on {item.name}, with {lat_w} the start-up and {bw_w} the bandwidth, that "
             f"row's crossovers {'fall' if ring2 < ring else 'rise'} to {ring2:.2f} and {best2:.2f} MB")

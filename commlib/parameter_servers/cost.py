@@ -42,7 +42,12 @@ __all__ = [
     "allreduce_on_same_cards",
     "best_allreduce_on_same_cards",
     "same_cards_shares",
+    "SAME_CARDS_LABEL",
 ]
+
+#: What the book calls the all-reduce of :func:`allreduce_on_same_cards` wherever it shows it (tables, figures,
+#: calculator). It is the fastest all-reduce the book has on those cards, not a lower bound on all-reduces.
+SAME_CARDS_LABEL = "best all-reduce on the same cards"
 
 
 def ps_time(

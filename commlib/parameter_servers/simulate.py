@@ -48,6 +48,7 @@ from ..collectives import cost
 from ..collectives.trace import Trace
 from ..units import check_count, check_nonnegative
 from .cost import (
+    SAME_CARDS_LABEL,
     PSComparison,
     PSTraffic,
     allreduce_on_same_cards,
@@ -86,6 +87,7 @@ __all__ = [
     "compare_ps_ring",
     "allreduce_on_same_cards",
     "same_cards_shares",
+    "SAME_CARDS_LABEL",
     "overhead_to_beat",
     "server_and_ring_volumes",
     "sharding_curves",

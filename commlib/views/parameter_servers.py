@@ -203,11 +203,11 @@ def sharding_figure(c, title: str = ""):
     fig, ax = figure(7.2, 5.0)
     ax.plot(ks, 1e3 * t_ps, color=COLORS[3], marker=MARKERS[3], ms=4, lw=1.8, label="PS, k separate server machines")
     ax.plot(kb, 1e3 * t_bp, color=COLORS[2], marker=MARKERS[2], ms=4, lw=1.5,
-            label="BytePS optimum, k CPU machines")
+            label="BytePS optimum, k CPU machines (on the PS curve from k = n)")
     ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label="ring all-reduce, the n workers' cards")
     if "same_cards" in c:
         ax.plot(ks, 1e3 * c["same_cards"], color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
-                label="all-reduce bound on the same n + k cards")
+                label=f"{ps_cost.SAME_CARDS_LABEL} (n + k)")
     # a colocated PS uses no server machine: it sits at k = 0, its n shards on the workers
     ax.plot([0], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[5], zorder=5,
             label=f"PS colocated (k = 0): n = {n} shards on the workers")
@@ -337,7 +337,7 @@ def ps_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 8, k: i
 
 def servers_sweep(c, model_name: str = ""):
     """Precomputed view of the calculator: PS time as k grows, one frame per k, with the ring on the workers' cards
-    and the all-reduce bound on the same cards for reference.
+    and the best all-reduce on the same cards (:data:`commlib.parameter_servers.cost.SAME_CARDS_LABEL`) for reference.
 
     ``c`` is :func:`commlib.parameter_servers.simulate.sharding_curves`; ``model_name`` labels the title."""
     ks, t_ps, t_ring, n, nbytes = [int(k) for k in c["k"]], c["ps"], c["ring"], c["n"], c["nbytes"]
@@ -353,11 +353,11 @@ def servers_sweep(c, model_name: str = ""):
         ax.plot(ks, 1e3 * t_ps, color=COLORS[3], lw=1.5, marker=MARKERS[3], ms=3, label="PS, k servers (n + k cards)")
         ax.axhline(1e3 * t_ring, color=COLORS[0], lw=2, ls="--", label=f"ring all-reduce, the workers' {n} cards")
         ax.plot(ks, 1e3 * same, color=COLORS[0], lw=1.5, ls=":", marker=MARKERS[0], ms=3,
-                label="all-reduce bound, the same n + k cards")
+                label=f"{ps_cost.SAME_CARDS_LABEL} (n + k)")
         ax.plot([k], [1e3 * t_ps[i]], marker="o", ms=11, mfc="none", mec=COLORS[7], mew=2)
         ax.set_title(f"{name} ({format_size(nbytes)}), n = {n}, k = {k}: PS {format_time(t_ps[i])} on {n + k} cards\n"
                      f"against the ring on the workers' {n} cards, {format_time(t_ring)}: {words(c['winner'][i])}\n"
-                     f"against the all-reduce bound on the same {n + k} cards, {format_time(same[i])}: "
+                     f"against the {ps_cost.SAME_CARDS_LABEL} ({n + k}), {format_time(same[i])}: "
                      f"{words(c['winner_same_cards'][i])}", fontsize=9)
         ax.set_ylim(0, 1.08e3 * max(t_ps.max(), t_ring))
         ax.set_xticks(ks)
@@ -369,5 +369,5 @@ def servers_sweep(c, model_name: str = ""):
 
     return sweep_html(draw, ks, label="k = {}", start=0,
                       alt=f"PS round time against server count k for {name} with {n} workers, with the ring "
-                          "all-reduce on the workers' cards as a horizontal dashed line and the all-reduce bound "
-                          "on the same n + k cards as a dotted curve below the PS curve")
+                          f"all-reduce on the workers' cards as a horizontal dashed line and the {ps_cost.SAME_CARDS_LABEL} "
+                          "(n + k) as a dotted curve below the PS curve")

@@ -19,6 +19,7 @@ import pytest  # noqa: E402
 from commlib import hardware  # noqa: E402
 from commlib.parameter_servers import simulate as ps  # noqa: E402
 from commlib.parameter_servers.calculators import SAME_CARDS  # noqa: E402
+from commlib.parameter_servers.cost import SAME_CARDS_LABEL  # noqa: E402
 from commlib.units import format_size, format_time  # noqa: E402
 from commlib.views import parameter_servers as views  # noqa: E402
 
@@ -126,7 +127,7 @@ def test_sharding_figure_ps_curve_is_the_busiest_nic():
     np.testing.assert_allclose(line.get_ydata(), 1e3 * np.maximum(m / b, n * m / (k * b)))
     ring = next(ln for ln in ax.get_lines() if ln.get_label().startswith("ring all-reduce, the n workers"))
     np.testing.assert_allclose(ring.get_ydata(), 1e3 * 2 * (n - 1) * m / (n * b))
-    same = next(ln for ln in ax.get_lines() if ln.get_label() == "all-reduce bound on the same n + k cards")
+    same = next(ln for ln in ax.get_lines() if ln.get_label() == f"{SAME_CARDS_LABEL} (n + k)")
     # shares fitted to the cards: 2(n-1)M/((n+k)B), down to the floor M/b_min of the machines with fewest cards
     np.testing.assert_allclose(same.get_ydata(),
                                1e3 * np.maximum(2 * (n - 1) * m / ((n + k) * b), m / ((1 + k // n) * b)))
