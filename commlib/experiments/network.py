@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 
 import networkx as nx
