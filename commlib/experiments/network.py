@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 
@@ -37,7 +38,7 @@ __all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ra
            "tree_time", "tree_search", "HIER_HOSTS", "hierarchy_trend", "hierarchy_low",
            "hierarchy_closed", "hierarchy_dips", "hierarchy_break_even", "hierarchy_break_even_terms", "HIER_INSIDE", "hierarchy_pair",
            "grid_tree_bound",
-           "tree_dbt_bound"]
+           "tree_dbt_bound", "TREE_DBT_SMALL_CHUNKS", "tree_dbt_best"]
 
 #: The chapter's message (bytes per rank) and the registry test's.
 SIZE = 64 * 2**20
@@ -1155,6 +1156,22 @@ def tree_search(algorithm: str = "halving_doubling", n: int = 8, nbytes: int = T
 #: search maps all 315 placements, so it runs once, at a q whose fastest placement is also the fastest at q = 16-128).
 TREE_DBT_CHUNKS = (4, 8, 16, 32, 64)
 TREE_DBT_SEARCH_CHUNKS = 8
+
+
+#: The double binary tree's chunk counts on small buffers, where fewer chunks pay fewer start-ups.
+TREE_DBT_SMALL_CHUNKS = (1, 2, 4, 8, 16)
+
+
+def tree_dbt_best(nbytes: int, chunks: Sequence[int] = TREE_DBT_SMALL_CHUNKS) -> tuple[int, float]:
+    """The double binary tree on the gallery's tree at its best of ``chunks``, laid on
+    :func:`tree_dbt_placement`: ``(q, seconds)``.
+
+    >>> q, t = tree_dbt_best(16_000)
+    >>> q, round(1e3 * t, 3)   # ms: 16 kB per rank, fewer chunks, fewer start-ups
+    (2, 0.192)
+    """
+    place = tree_dbt_placement()
+    return min(((q, tree_time("double_binary_tree", place, nbytes, chunks=q)) for q in chunks), key=lambda x: x[1])
 
 
 def tree_dbt_placement(nbytes: int = TREE_SIZE) -> tuple:
