@@ -3018,7 +3018,8 @@ def alpha_level_sentence(sizes: Sequence[float], multiple: Sequence[Sequence[flo
 
 
 def replicate_sentence(sizes: Sequence[float], reference: Sequence[float], copies: Sequence[Sequence[float]],
-                       rise: tuple[float, float], step: tuple[float, float], part: str = "story") -> str:
+                       rise: tuple[float, float], step: tuple[float, float], part: str = "story",
+                       controlled: bool | None = None) -> str:
     """Whether other runs of the same measurement (``copies``: seconds at ``sizes``, one sequence per run) showed
     what the reference run (``reference``) did: a rise in cost per byte over the doublings from ``rise[0]`` to
     ``rise[1]``, and the step from ``step[0]`` to ``step[1]`` (sizes in bytes, each a doubling). A doubling's
@@ -3045,13 +3046,16 @@ def replicate_sentence(sizes: Sequence[float], reference: Sequence[float], copie
     runs = _WORDS.get(n, str(n)) + (" later run" if n == 1 else " later runs")
     did = all(f > 1 for f in cop_rise)
     rise_words = f"{format_bytes(rise[0])} to {format_bytes(rise[1])}"
+    untested = not did and controlled is False  # the later runs timed no copy control: the cause stays untested
     if part == "scope":
         return (f"in the reference run only, as {runs} of the same measurement " + ("showed it too" if did else
-                "did not show it"))
+                "did not show it") + (" and timed no copy control" if untested else ""))
     head = (f"The rise from {rise_words} is the reference run's: {runs} of the same measurement (the thread-level "
             "control's runs at mpi4py's default level, on another machine of the same kind) ")
     body = (f"showed it too, at {ratio_range(cop_rise)} per doubling." if did else
-            f"did not show it: per byte, each doubling there cost {ratio_range(cop_rise)} times as much.")
+            f"did not show it: per byte, each doubling there cost {ratio_range(cop_rise)} times as much."
+            + (f" {'It' if n == 1 else 'They'} timed no copy control, so nothing tests the rise's cause outside the "
+               "reference run." if untested else ""))
     stepped = all(f > 1 for f in cop_step)
     tail = (f"The step from {format_bytes(step[0])} to {format_bytes(step[1])} they showed too, each byte "
             f"{ratio_range(cop_step)} times dearer (here {ratio_range(ref_step)})." if stepped else
