@@ -607,7 +607,8 @@ def grades_rows(v: claims.Verdict, band: claims.Verdict) -> list[tuple[str, str,
 
 
 def grades_short(v: claims.Verdict, band: claims.Verdict) -> str:
-    """Who won each held-out grade, in two short sentences (the numbers are in :func:`grades_rows`'s table)."""
+    """Who won each held-out grade, in two short sentences, or one where both say the same (the numbers are in
+    :func:`grades_rows`'s table)."""
     def who(x: claims.Verdict) -> str:
         won = outcome(x)
         name = {"piecewise": "the regime fits", "one line": "the single lines"}.get(won)
@@ -616,6 +617,8 @@ def grades_short(v: claims.Verdict, band: claims.Verdict) -> str:
         on = (f"all {explain.about(x.seeds)}" if x.wins == x.seeds else
               f"{explain.about(x.wins)} of the {explain.about(x.seeds)}")
         return f"{name} predicted held-out sizes better, on {on} ways"
+    if who(v) == who(band):  # one sentence where both grades say the same
+        return f"Over every size and on the largest sizes alone, {who(v)}."
     return f"Over every size, {who(v)}. On the largest sizes alone, {who(band)}."
 
 

@@ -25,7 +25,7 @@ from .memory import busbw_bound
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
            "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
-           "cache_share", "cache_phrase", "step_cause", "STEP_CAUSES", "FAULT_JUMP", "rate_cause_note",
+           "cache_share", "cache_phrase", "step_cause", "STEP_CAUSES", "step_summary", "level_slow_clause", "FAULT_JUMP", "rate_cause_note",
            "step_scope", "pages_words", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
            "alpha_determined", "alpha_usable", "dearer", "slope_quote", "sweep_match_sentence", "alpha_clause",
            "copy_clock_sentence", "step_load_note", "suspects_sentence",
@@ -603,6 +603,40 @@ def step_cause(step: tuple[float, float, float], sizes: Sequence[float], rates: 
     cause = ("untested allocation" if faults is None else
              "allocation" if faults[1] - faults[0] >= jump else "unknown")
     return cause + (" and slicing" if clock[1] < (1 - tolerance) * clock[0] else "")
+
+
+_STEP_WORDS = {
+    "untested": "this run cannot test the cache there",
+    "none": "the copy control does not explain it",
+    "unclear": "the copy control is too spread to tell whether the cache explains it",
+    "cache": "the copy control got dearer there too, so the buffers outgrowing a cache can explain it",
+    "cache part": "a cache explains a part of it at most",
+    "slicing": "the clocks point to time slicing, not the cache",
+    "allocation": "the page counts point to allocation, a buffer mapped afresh on every call, not to the cache or "
+                  "time slicing",
+    "unknown": "the clocks rule out the cache and time slicing, and the run does not identify what made it",
+    "untested allocation": "the clocks rule out the cache; allocation is a candidate this run does not test",
+    "allocation and slicing": "the page counts point to allocation, a buffer mapped afresh on every call, not to "
+                              "the cache, with time slicing making the rest",
+    "unknown and slicing": "the clocks rule out the cache and point to time slicing for part of it; the run does "
+                           "not identify the rest",
+    "untested allocation and slicing": "the clocks rule out the cache and point to time slicing for part of it; "
+                                       "allocation is a candidate this run does not test",
+}
+
+
+def step_summary(op: str, step: tuple[float, float, float], cause: str) -> str:
+    """One sentence for the main text: where each byte of ``op`` got dearer most, and the cause the run's controls
+    leave standing (``cause``: one of :data:`STEP_CAUSES`, from :func:`step_cause`); the clocks and page counts
+    behind it are :func:`cache_phrase`'s, for a dropdown.
+
+    >>> step_summary("all-reduce", (2**24, 2**25, 1.5), "allocation")[:68]
+    'Each byte of all-reduce got dearer most between 16 MiB and 32 MiB: t'
+    """
+    if cause not in _STEP_WORDS:
+        raise ValueError(f"cause must be one of {STEP_CAUSES}, got {cause!r}")
+    return (f"Each byte of {op} got dearer most between {format_bytes(step[0])} and {format_bytes(step[1])}: "
+            f"{_STEP_WORDS[cause]}.")
 
 
 def pages_words(fraction: float) -> str:
@@ -2919,15 +2953,30 @@ def level_takeaway(sizes: Sequence[float], multiple: Sequence[Sequence[float]], 
     kept = (min(small) + max(small)) / 2
     kept_words = "about half the time" if 0.4 <= kept <= 0.6 else f"about {100 * kept:.0f} % of the time"
     text = f"at `MPI_THREAD_SINGLE` the two-rank all-reduce took {kept_words} for small messages"
+    slow = level_slow_clause(sizes, multiple, single, tolerance)
+    return text + (f" but {slow}" if slow else "")
+
+
+def level_slow_clause(sizes: Sequence[float], multiple: Sequence[Sequence[float]],
+                      single: Sequence[Sequence[float]], tolerance: float = 0.1) -> str:
+    """How much longer `MPI_THREAD_SINGLE` took over the first run of sizes where every copy of the control found it
+    slower by more than ``tolerance`` (``multiple``, ``single``: one sequence per copy, seconds at ``sizes``);
+    empty where no size was.
+
+    >>> level_slow_clause([1, 2, 4, 8], [[2.0, 2.0, 2.0, 2.0]], [[1.0, 1.1, 3.0, 4.2]])
+    '1.5 to 2.1 times as long from 4 B to 8 B'
+    """
+    q = [[check_positive("single", s[k]) / check_positive("multiple", m[k]) for m, s in zip(multiple, single)]
+         for k in range(len(sizes))]
     slow = [k for k in range(len(sizes)) if all(r > 1 + tolerance for r in q[k])]
-    if slow:
-        run = [slow[0]]
-        while run[-1] + 1 in slow:
-            run.append(run[-1] + 1)
-        lo_r, hi_r = min(min(q[k]) for k in run), max(max(q[k]) for k in run)
-        text += (f" but {_ratio_range(lo_r, hi_r)} times as long from {format_bytes(sizes[run[0]])} to "
-                 f"{format_bytes(sizes[run[-1]])}")
-    return text
+    if not slow:
+        return ""
+    run = [slow[0]]
+    while run[-1] + 1 in slow:
+        run.append(run[-1] + 1)
+    lo_r, hi_r = min(min(q[k]) for k in run), max(max(q[k]) for k in run)
+    return (f"{_ratio_range(lo_r, hi_r)} times as long from {format_bytes(sizes[run[0]])} to "
+            f"{format_bytes(sizes[run[-1]])}")
 
 
 def alpha_level_sentence(sizes: Sequence[float], multiple: Sequence[Sequence[float]],
@@ -2969,7 +3018,8 @@ def alpha_level_sentence(sizes: Sequence[float], multiple: Sequence[Sequence[flo
 
 
 def replicate_sentence(sizes: Sequence[float], reference: Sequence[float], copies: Sequence[Sequence[float]],
-                       rise: tuple[float, float], step: tuple[float, float], part: str = "story") -> str:
+                       rise: tuple[float, float], step: tuple[float, float], part: str = "story",
+                       controlled: bool | None = None) -> str:
     """Whether other runs of the same measurement (``copies``: seconds at ``sizes``, one sequence per run) showed
     what the reference run (``reference``) did: a rise in cost per byte over the doublings from ``rise[0]`` to
     ``rise[1]``, and the step from ``step[0]`` to ``step[1]`` (sizes in bytes, each a doubling). A doubling's
@@ -2996,13 +3046,16 @@ def replicate_sentence(sizes: Sequence[float], reference: Sequence[float], copie
     runs = _WORDS.get(n, str(n)) + (" later run" if n == 1 else " later runs")
     did = all(f > 1 for f in cop_rise)
     rise_words = f"{format_bytes(rise[0])} to {format_bytes(rise[1])}"
+    untested = not did and controlled is False  # the later runs timed no copy control: the cause stays untested
     if part == "scope":
         return (f"in the reference run only, as {runs} of the same measurement " + ("showed it too" if did else
-                "did not show it"))
+                "did not show it") + (" and timed no copy control" if untested else ""))
     head = (f"The rise from {rise_words} is the reference run's: {runs} of the same measurement (the thread-level "
             "control's runs at mpi4py's default level, on another machine of the same kind) ")
     body = (f"showed it too, at {ratio_range(cop_rise)} per doubling." if did else
-            f"did not show it: per byte, each doubling there cost {ratio_range(cop_rise)} times as much.")
+            f"did not show it: per byte, each doubling there cost {ratio_range(cop_rise)} times as much."
+            + (f" {'It' if n == 1 else 'They'} timed no copy control, so nothing tests the rise's cause outside the "
+               "reference run." if untested else ""))
     stepped = all(f > 1 for f in cop_step)
     tail = (f"The step from {format_bytes(step[0])} to {format_bytes(step[1])} they showed too, each byte "
             f"{ratio_range(cop_step)} times dearer (here {ratio_range(ref_step)})." if stepped else

@@ -15,12 +15,13 @@ website too, sees one clean result next to their own. :func:`run` returns a dict
 Two more parts are a control made for the stored run only (:data:`STORED_ONLY`; :func:`run` leaves them out
 unless asked): the library's all-reduce as ``two`` ran it, on two ranks pinned to cores as ``two``'s were, once at mpi4py's default
 thread level, ``MPI_THREAD_MULTIPLE`` (at which MPICH leaves out its shared-memory collectives), and right after
-it with each rank asking MPI for ``MPI_THREAD_SINGLE``, so that the two levels are compared within one run
-(the MPICH gloo is set against):
+it with each rank asking MPI for ``MPI_THREAD_SINGLE``, as two separate launches of ``mpiexec`` (each its own
+JSON, timing and load average), so that the two levels are compared within one session (the MPICH gloo is set
+against):
 
 ``two_multiple``, ``two_single``  all-reduce on 2 ranks on the cores of ``two``.
 
-The same control on the four ranks of ``four`` (oversubscribed) stalled at 64 MiB on the reference machine and is
+The same control on the four ranks of ``four`` (oversubscribed) stalled at 64 MiB on the control's machine and is
 not part of the plan. The control ran in a session of its own, on another machine of the same kind as the
 reference run's (recorded in ``machine_control.json``), and was made twice, a minute apart: the earlier copy is
 stored as ``two_multiple_b.json`` and ``two_single_b.json`` (:data:`COPIES`), which :func:`stored` returns under

@@ -493,3 +493,25 @@ def test_the_thread_level_control_sets_the_rival_against_the_library_at_its_bett
     assert "paired the same way" in explain.gloo_level_sentence(control, "from 16 MiB up, gloo took 1.1 times")
     assert "already set gloo against MPICH" in explain.gloo_level_sentence(control, "x", same=True)
     assert "not set gloo against MPICH at its best" in explain.gloo_level_sentence(None)
+
+
+def test_the_step_summary_names_the_cause_the_controls_leave_and_only_that():
+    wall = [12e9, 3.1e9]
+    for cpu, clock, faults, named, ruled_out in (
+            ([12e9, 11e9], (1.5, 1.8), (0.05, 0.5), "allocation", "not to the cache or time slicing"),
+            ([12e9, 6e9], (1.5, 1.8), (0.05, 0.5), "a cache", None),
+            ([12e9, 11e9], (3.8, 1.0), None, "time slicing", "not the cache")):
+        cause = explain.step_cause(STEP, SIZES_STEP, wall, cpu_rates=cpu, clock=clock, faults=faults)
+        text = explain.step_summary("all-reduce", STEP, cause)
+        assert text.startswith("Each byte of all-reduce got dearer most between 16 MiB and 32 MiB: ")
+        assert named in text and (ruled_out is None or ruled_out in text)
+    assert len({explain.step_summary("x", STEP, c) for c in explain.STEP_CAUSES}) == len(explain.STEP_CAUSES)
+    with pytest.raises(ValueError, match="cause must be one of"):
+        explain.step_summary("all-reduce", STEP, "the moon")
+
+
+def test_the_slow_clause_is_the_takeaways_own_and_empty_where_single_was_never_slower():
+    sizes, multiple = [1, 2, 4, 8], [[2.0, 2.0, 2.0, 2.0]]
+    slow = explain.level_slow_clause(sizes, multiple, [[1.0, 1.1, 3.0, 4.2]])
+    assert explain.level_takeaway(sizes, multiple, [[1.0, 1.1, 3.0, 4.2]], hi=2).endswith(f" but {slow}")
+    assert explain.level_slow_clause(sizes, multiple, [[1.0, 1.1, 2.1, 1.0]]) == ""
