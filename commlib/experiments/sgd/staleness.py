@@ -923,10 +923,12 @@ def rule_base_words(tuned: claims.Verdict, carried: dict[str, float]) -> str:
     runs = {whose: claims.Best({"lr": r}, tuple(_async_level(_async_grid(s, rates=(r,), lr_rule="staleness"), r, seed)
                                                 for seed in seeds), ()) for whose, r in carried.items()}
     worse = all(place(b, best) == "above" for b in runs.values())
-    parts = _and([f"with {whose}, {b.config['lr']:g}, it ends at {_text(b)}" for whose, b in runs.items()])
     head = ("no rate tuned without staleness serves as its base rate" if worse else
             "a rate tuned without staleness serves as its base rate only in part")
-    return f"{head}: {parts}, against {_text(best)} at its own best base rate {best.config['lr']:g}"
+    (first, b0), *rest = runs.items()
+    words = (f"{head}: with {first} it ends {where(b0, best)} its own best base rate, {best.config['lr']:g} "
+             f"({gap_text(b0, best)})")
+    return words + "".join(f", and with {whose} {where(b, best)} it ({gap_text(b, best)})" for whose, b in rest)
 
 
 def lr_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[str, ...]]:
