@@ -7,7 +7,8 @@ several seeds and asserts the direction of the effect the chapter states:
 * staleness is about n/K updates (against the exact means and the rule itself);
 * at the shared rate 0.5 both rules end lower than the constant rate, but one
   learner without staleness shows the rate is too large anyway;
-* at the best constant rate staleness costs almost nothing (against one learner);
+* at the best constant rate staleness costs almost nothing (against one learner, tuned as finely as the
+  asynchronous runs, its best inside the grid); with 256 learners the best rate falls below one learner's at no cost;
 * tuned, neither rule beats the best constant rate, with or without stalls;
 * the rate/staleness rule's own base rate needs tuning (its best is not 0.5);
 * in Downpour SGD Adagrad ends lower than SGD at the shared rate and, by less,
@@ -473,3 +474,52 @@ def test_momentum_row_names_each_number_of_learners():
     assert words == "at 0.01, asynchronous SGD minus one learner is b with 4 learners, a with 16 and c with 256"
     words = staleness.momentum_row_words(0.01, {16: "level", 4: "level", 256: "c"})
     assert words.endswith("c with 256 learners, and level with one learner with 4 and 16")
+
+
+def test_one_learner_is_tuned_as_finely_as_the_asynchronous_runs_it_is_set_beside():
+    """Referee ch5 s10, finding 1: the never-stale control is tuned over the same fine grid as every constant rate of
+    an asynchronous run it is compared with (ch05.lr_rules' constant rate, the tuned rate of ch05.gupta_rule*), and
+    its best, seed by seed, lies inside that grid, not at an edge."""
+    fine = {"lr": staleness.GUPTA_ASYNC_RATES}
+    lr = {c.name: dict(c.grid) for c in claims.claim("ch05.lr_rules", small=True).contenders}
+    gupta = {c.name: dict(c.grid) for c in claims.claim("ch05.gupta_rule_n256", small=True).contenders}
+    assert lr[staleness.LR_NAMES["single"]] == lr[staleness.LR_NAMES["constant"]] == gupta[staleness.TUNED] == fine
+    grid = sorted(staleness.GUPTA_ASYNC_RATES)
+    for workers in (1, 16):
+        rates = staleness.seed_best_rates(workers)
+        assert len(rates) == len(staleness.gupta_settings()["seeds"])
+        assert all(grid[0] < r < grid[-1] for r in rates), (workers, rates)
+
+
+def test_against_the_finely_tuned_control_256_learners_lower_the_best_rate_at_no_cost():
+    """The rate shift and the headroom, against one learner tuned over the fine grid: with 256 learners the best rate
+    falls below one learner's on every seed, the run there ends level with one learner at its best (not above it),
+    and the random-staleness limit stays above the rate one learner favours on every seed."""
+    from commlib.sgd import stale_quadratic
+
+    one, far = staleness.seed_best_rates(1), staleness.seed_best_rates(256)
+    assert all(f < o for f, o in zip(far, one)), (far, one)
+    single = staleness.levels_at(1, max(set(one), key=one.count))
+    tuned = staleness.levels_at(256, max(set(far), key=far.count))
+    assert staleness.place(tuned, single) != "above"
+    problem = staleness.grids.problem()
+    peak, _ = staleness.path_sharpness(problem)
+    seeds = staleness.gupta_settings()["seeds"]
+    limits = {256: tuple(stale_quadratic.random_staleness_stable_step(256, seed=s) for s in seeds)}
+    h = staleness.stability_headroom(single.config["lr"], limits, peak, grid=staleness.GUPTA_ASYNC_RATES,
+                                     seed_rates=one)
+    assert not h["binds"] and h["fold"] > 2
+
+
+def test_favoured_rates_are_quoted_as_the_seeds_give_them():
+    assert staleness.rate_words((0.07, 0.07, 0.07)) == "0.07"
+    assert staleness.rate_words((0.05, 0.07, 0.05)) == "0.05–0.07 from seed to seed"
+    assert staleness.same_rate_words((0.07,), (0.07, 0.07)) == "the same rate as"
+    assert staleness.same_rate_words((0.07,), (0.05, 0.07)) == "within the range of"
+    assert staleness.same_rate_words((0.05, 0.07), (0.07,)) == "a range that takes in"
+    assert staleness.same_rate_words((0.025,), (0.07,)) == "3 steps of the rate grid away from"   # 0.03, 0.05 between
+    limits = {256: (0.0875, 0.0875)}        # 5-fold at curvature 0.35 over 0.05, 3.5-fold over 0.07 (5 rounds to 5)
+    h = staleness.stability_headroom(0.05, limits, 0.35, grid=(0.02, 0.05, 0.07, 0.1), seed_rates=(0.05, 0.07))
+    assert "favours, 0.05–0.07 from seed to seed" in h["words"] and "about 3- to 5-fold" in h["words"]
+    with pytest.raises(ValueError, match="rates"):
+        staleness.rate_words(())

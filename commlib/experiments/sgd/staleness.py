@@ -99,6 +99,10 @@ __all__ = [
     "gupta_staleness",
     "GUPTA_EXACT",
     "levels_at",
+    "seed_best_rates",
+    "rate_words",
+    "same_rate_words",
+    "rule_base_words",
     "rate_shift",
     "momentum_words",
     "momentum_gaps",
@@ -638,6 +642,11 @@ def downpour_phrases(study: dict[str, RateSweep], nominal: float = NOTES_RATE, t
 #: learners a larger C can still change the result, so the best C at the grid's edge is allowed, not a proof.
 CLAIM_CAPS: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2)
 CLAIM_CS: tuple[float, ...] = (0.005, 0.02, 0.08)
+#: The constant rates every constant-rate run of the claims is tuned over, asynchronous or never stale (one learner):
+#: the claims' grid, 0.07, 0.025 and 0.03, so that the grid's steps from 0.02 to 0.05 and from 0.05 to 0.1 do not
+#: hand Gupta et al.'s rule (0.075 with 4 learners, 0.0273 with 256) a win the grid made, and so that the rate one
+#: learner favours, set beside the rates tuned on asynchronous runs, is tuned as finely as they are.
+GUPTA_ASYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.025, 0.03, 0.07)))
 #: The distance rule's C at the source notes' shared rate (untuned, as every rule there).
 SHARED_C = 0.02
 #: The stalls of the claim ``ch05.stalls``: 1 % of transfers (every pull and every push) take 100 mean compute times.
@@ -759,14 +768,17 @@ LR_NAMES = {"constant": "constant rate", "staleness": "rate/staleness rule", "di
 
 
 def _lr_contenders(tuned: bool) -> tuple[claims.Contender, ...]:
-    """The three rules and the control, each tuned over its grid (``tuned``) or all at the shared rate 0.5."""
+    """The three rules and the control, each tuned over its grid (``tuned``) or all at the shared rate 0.5. The
+    constant rate and the control are tuned over :data:`GUPTA_ASYNC_RATES`, the grid of every other constant rate
+    they are set beside; the rate/staleness rule's base rate over the claims' grid."""
     rates = {"lr": grids.RATES} if tuned else {}
+    fine = {"lr": GUPTA_ASYNC_RATES} if tuned else {}
 
     def rate(st):
         return st["lr"] if tuned else NOTES_RATE
 
     def constant(st, seed):
-        return _async_level(_async_grid(st), rate(st), seed)
+        return _async_level(_async_grid(st, rates=GUPTA_ASYNC_RATES), rate(st), seed)
 
     def zhang(st, seed):
         return _async_level(_async_grid(st, lr_rule="staleness"), rate(st), seed)
@@ -775,11 +787,11 @@ def _lr_contenders(tuned: bool) -> tuple[claims.Contender, ...]:
         return _distance_level(st, rate(st), st["lr_c"] if tuned else SHARED_C, seed)
 
     def single(st, seed):
-        return _async_level(_async_grid(st, workers=1), rate(st), seed)
+        return _async_level(_async_grid(st, rates=GUPTA_ASYNC_RATES, workers=1), rate(st), seed)
 
     at = "its own rate tuned over the grid" if tuned else f"the shared rate {NOTES_RATE:g}"
     return (
-        claims.Contender(LR_NAMES["constant"], constant, rates, uses=f"16 asynchronous learners, {at}"),
+        claims.Contender(LR_NAMES["constant"], constant, fine, uses=f"16 asynchronous learners, {at}"),
         claims.Contender(LR_NAMES["staleness"], zhang, rates,
                          uses=f"16 asynchronous learners, each gradient's rate divided by max(tau, 1); base rate: {at}"),
         claims.Contender(LR_NAMES["distance"], distance,
@@ -788,7 +800,7 @@ def _lr_contenders(tuned: bool) -> tuple[claims.Contender, ...]:
                               + ("cap and C tuned over their grids" if tuned else
                                  f"cap {NOTES_RATE:g}, C = {SHARED_C:g}"),
                          limits={"lr_c": CLAIM_CS[-1]} if tuned else {}),
-        claims.Contender(LR_NAMES["single"], single, rates,
+        claims.Contender(LR_NAMES["single"], single, fine,
                          uses=f"one learner (never stale), the same gradients and mini-batches, {at}"),
     )
 
@@ -900,6 +912,23 @@ def lr_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str,
                      f"the rate/staleness rule's best base rate on the grid is the shared {NOTES_RATE:g}, but it had "
                      "to be found on a grid like any rate")
     return out
+
+
+def rule_base_words(tuned: claims.Verdict, carried: dict[str, float]) -> str:
+    """Can a rate tuned without staleness serve as the rate/staleness rule's base rate? ``carried``: ``{whose: rate}``
+    (one learner's best rate, synchronous SGD's), each tried as the base rate on the claim ``ch05.lr_rules``'s settings
+    and seeds, against the rule's own best base rate there (``tuned``). The chapter's words."""
+    s, seeds = tuned.claim.shared, tuned.claim.seeds
+    best = tuned.best[LR_NAMES["staleness"]]
+    runs = {whose: claims.Best({"lr": r}, tuple(_async_level(_async_grid(s, rates=(r,), lr_rule="staleness"), r, seed)
+                                                for seed in seeds), ()) for whose, r in carried.items()}
+    worse = all(place(b, best) == "above" for b in runs.values())
+    head = ("no rate tuned without staleness serves as its base rate" if worse else
+            "a rate tuned without staleness serves as its base rate only in part")
+    (first, b0), *rest = runs.items()
+    words = (f"{head}: with {first} it ends {where(b0, best)} its own best base rate, {best.config['lr']:g} "
+             f"({gap_text(b0, best)})")
+    return words + "".join(f", and with {whose} {where(b, best)} it ({gap_text(b, best)})" for whose, b in rest)
 
 
 def lr_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[str, ...]]:
@@ -1095,10 +1124,6 @@ def stall_profile(stalls: Stalls = STALLS, workers: int = 16, gradients: int = 2
 SYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.3, 0.7, 3.0, 4.0, 7.0, 10.0, 20.0)))
 #: The numbers of learners Gupta et al.'s rule is tried with: one claim each.
 GUPTA_WORKERS: tuple[int, ...] = (4, 16, 64, 256)
-#: The constant rates the asynchronous run is tuned over against Gupta et al.'s rule: the claims' grid, 0.07, 0.025
-#: and 0.03, so that the grid's steps from 0.02 to 0.05 and from 0.05 to 0.1 do not hand the rule (0.075 with 4
-#: learners, 0.0273 with 256) a win the grid made: the rival is tuned as finely as the rate the rule divides.
-GUPTA_ASYNC_RATES: tuple[float, ...] = tuple(sorted(grids.RATES + (0.025, 0.03, 0.07)))
 GUPTA = "Gupta et al.: synchronous rate / mean staleness"
 #: The chapter's variant of Gupta et al.'s rule: synchronous SGD's best rate divided by the exact mean staleness
 #: ``n - 1`` of this chapter's count, instead of Gupta et al.'s ``n``.
@@ -1171,7 +1196,7 @@ def fold_range_words(high, low) -> str:
 
 
 def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], sharpness: float,
-                       grid=()) -> dict:
+                       grid=(), seed_rates=()) -> dict:
     """How far the stability limit of asynchronous SGD's *random* staleness lies above the rate the noise favours.
 
     ``noise_rate``: one never-stale learner's tuned rate, the rate the mini-batches' noise favours with staleness
@@ -1183,7 +1208,9 @@ def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], 
     (``binds``), and the chapter's words, the fold to one significant figure (the rate grid's neighbours are about
     twofold apart, so the rate it divides is known no finer). With ``grid``, the rates ``noise_rate`` was tuned over,
     the words quote the fold as a range: from the fold at half a grid step above ``noise_rate`` (where a finer grid's
-    best may lie, :func:`half_step_up`) to the fold at ``noise_rate``.
+    best may lie, :func:`half_step_up`) to the fold at ``noise_rate``. With ``seed_rates``, each seed's own best rate
+    (:func:`seed_best_rates`), the words quote the rate as the seeds give it (:func:`rate_words`) and the fold from
+    half a grid step above the largest of them to the smallest.
 
     >>> h = stability_headroom(0.05, {4: (1.0, 1.2), 256: (0.09, 0.11)}, 0.4)
     >>> round(h["fold"], 2), h["workers"], h["binds"]
@@ -1205,20 +1232,73 @@ def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], 
     binds = min(min(v) for v in folds.values()) <= 1.0
     lo, hi = min(limits), max(limits)
     span = f"from {lo} to {hi} learners" if lo != hi else f"with {lo} learners"
+    quoted = rate_words(seed_rates) if seed_rates else f"{noise_rate:g}"
     if binds:
         worst = min(folds, key=lambda k: min(folds[k]))
         words = (f"with {worst} learners its limit at the loss's sharpest curvature comes down to the rate one "
-                 f"never-stale learner favours, {noise_rate:g}")
+                 f"never-stale learner favours, {quoted}")
         short = f"with {worst} learners the limit of their random staleness comes down to it"
     else:
-        low = _one_figure(fold * noise_rate / half_step_up(noise_rate, grid)) if grid else _one_figure(fold)
-        folds_text = f"{_one_figure(fold)}-fold" if low == _one_figure(fold) else f"{low}- to {_one_figure(fold)}-fold"
+        top = max(seed_rates) if seed_rates else noise_rate
+        bottom = min(seed_rates) if seed_rates else noise_rate
+        low = _one_figure(fold * noise_rate / half_step_up(top, grid)) if grid else _one_figure(fold * noise_rate / top)
+        high = _one_figure(fold * noise_rate / bottom)
+        folds_text = f"{high}-fold" if low == high else f"{low}- to {high}-fold"
         words = (f"{span}, its limit at the loss's sharpest curvature stays about {folds_text} or more "
-                 f"above the rate one never-stale learner favours, {noise_rate:g}")
+                 f"above the rate one never-stale learner favours, {quoted}")
         short = (f"{span.replace('from ', 'with ', 1)} the limit of their random staleness stays about "
                  f"{folds_text} or more above the rate one never-stale learner favours")
     return {"fold": float(fold), "spread": float(spread), "workers": n, "binds": binds, "words": words,
             "short": short}
+
+
+def seed_best_rates(workers: int, small: bool = False) -> tuple[float, ...]:
+    """Asynchronous SGD with ``workers`` learners (one learner: never stale) tuned seed by seed over
+    :data:`GUPTA_ASYNC_RATES` on the claims' settings (:func:`gupta_settings`, the same runs as the claims'
+    constant rates): each seed's best rate, to show how far the seeds agree on the rate a run favours."""
+    g = _async_grid(gupta_settings(small, workers), rates=GUPTA_ASYNC_RATES)
+    levels = {r: g.levels(r) for r in g.rates}
+    return tuple(min(g.rates, key=lambda r: levels[r][i]) for i in range(len(g.seeds)))
+
+
+def rate_words(rates) -> str:
+    """The rate the seeds favour (:func:`seed_best_rates`), as tried: the grid's value where every seed picks the same,
+    else the range they span, from seed to seed.
+
+    >>> rate_words((0.07, 0.07)), rate_words((0.05, 0.07, 0.05))
+    ('0.07', '0.05–0.07 from seed to seed')
+    """
+    rates = tuple(rates)
+    if not rates:
+        raise ValueError("rates must give one best rate per seed, got none")
+    lo, hi = min(rates), max(rates)
+    return f"{lo:g}" if np.isclose(lo, hi) else f"{lo:g}–{hi:g} from seed to seed"
+
+
+def same_rate_words(a, b, grid=GUPTA_ASYNC_RATES) -> str:
+    """Where the seeds' best rates ``a`` lie against the seeds' best rates ``b`` (each from :func:`seed_best_rates`),
+    for "``a`` is ... ``b``'s": ``"the same rate as"``, ``"within the range of"``, ``"a range that takes in"``, ``"a
+    range that overlaps"`` or ``"k steps of the rate grid away from"`` (between the nearest of the two ranges).
+
+    >>> same_rate_words((0.07,), (0.05, 0.07)), same_rate_words((0.05, 0.07), (0.07,)), same_rate_words((0.05,), (0.1,))
+    ('within the range of', 'a range that takes in', '2 steps of the rate grid away from')
+    """
+    a, b = tuple(a), tuple(b)
+    if not a or not b:
+        raise ValueError("a and b must give one best rate per seed each")
+    (alo, ahi), (blo, bhi) = (min(a), max(a)), (min(b), max(b))
+    if np.isclose(alo, ahi) and np.isclose(blo, bhi) and np.isclose(alo, blo):
+        return "the same rate as"
+    if blo <= alo and ahi <= bhi:
+        return "within the range of"
+    if alo <= blo and bhi <= ahi:
+        return "a range that takes in"
+    if alo <= bhi and blo <= ahi:
+        return "a range that overlaps"
+    grid = sorted(grid)
+    near = (ahi, blo) if ahi < blo else (bhi, alo)
+    steps = abs(grid.index(min(grid, key=lambda r: abs(r - near[1]))) - grid.index(min(grid, key=lambda r: abs(r - near[0]))))
+    return "one step of the rate grid away from" if steps == 1 else f"{steps} steps of the rate grid away from"
 
 
 def levels_at(workers: int, rate: float, small: bool = False) -> claims.Best:
@@ -1229,14 +1309,15 @@ def levels_at(workers: int, rate: float, small: bool = False) -> claims.Best:
                                            for seed in s["seeds"]), ())
 
 
-def rate_shift(single: claims.Best, tuned: dict[int, claims.Best], grid=()) -> dict:
+def rate_shift(single: claims.Best, tuned: dict[int, claims.Best], grid=(), favoured: str = "") -> dict:
     """Does staleness move the best rate, and what does the move cost? ``single``: one never-stale learner at its
     best; ``tuned``: for each number of learners, the constant rate tuned on the asynchronous run at its best (the
     claims ``ch05.gupta_rule*``, on the same gradients and seeds). Returns the largest ``workers`` whose tuned rate
     lies below one learner's (``None`` if none does) and the chapter's words: how far the rate falls and the tuned
     run's loss against one learner's, seed by seed (``words``), and in short (``short``). With ``grid``, the rates the
     tuned run was tuned over, the rate it falls to is quoted no finer than the grid: from the grid's best to half a
-    step above it (:func:`half_step_up`), where a finer grid's best may lie.
+    step above it (:func:`half_step_up`), where a finer grid's best may lie. ``favoured``: one learner's rate as the
+    words quote it (:func:`rate_words`; default, its best rate as tried).
 
     >>> one = claims.Best({"lr": 0.05}, (0.550, 0.552), ())
     >>> r = rate_shift(one, {16: claims.Best({"lr": 0.05}, (0.551, 0.552), ()),
@@ -1245,15 +1326,16 @@ def rate_shift(single: claims.Best, tuned: dict[int, claims.Best], grid=()) -> d
     'with 256 learners staleness lowers the best rate, to 0.02, at no measurable cost'
     >>> rate_shift(one, {256: claims.Best({"lr": 0.02}, (0.551, 0.552), ())}, grid=(0.01, 0.02, 0.05))["short"][:68]
     'with 256 learners staleness lowers the best rate, to about 0.02–0.03'
-    >>> r["workers"], r["words"].split(" favours, ")[1]
+    >>> r["workers"], r["words"].split(" favours (0.05), ")[1]
     (256, 'and the run at that rate ends level with one learner at its best (+0.0005 ± 0.0007 nats)')
     """
     base = single.config["lr"]
+    quoted = favoured or f"{base:g}"
     lower = [n for n, b in tuned.items() if b.config["lr"] < base]
     if not lower:
         return {"workers": None, "short": f"with {min(tuned)} to {max(tuned)} learners staleness does not lower the best rate",
                 "words": (f"with {min(tuned)} to {max(tuned)} learners the rate tuned on the asynchronous run stays at "
-                          f"or above the {base:g} one learner favours")}
+                          f"or above the rate one learner favours ({quoted})")}
     n = max(lower)
     b = tuned[n]
     rate = b.config["lr"]
@@ -1261,7 +1343,7 @@ def rate_shift(single: claims.Best, tuned: dict[int, claims.Best], grid=()) -> d
     cost = "at no measurable cost" if place(b, single) == "level with" else f"at a cost of {gap_text(b, single)}"
     return {"workers": n, "short": f"with {n} learners staleness lowers the best rate, to {to}, {cost}",
             "words": (f"with {n} learners the rate tuned on the asynchronous run falls to "
-                                    f"{to}, below the {base:g} one learner favours, and the run at "
+                                    f"{to}, below the rate one learner favours ({quoted}), and the run at "
                                     f"that rate ends {where(b, single)} one learner at its best "
                                     f"({gap_text(b, single)})")}
 
@@ -1688,7 +1770,7 @@ def gupta_retune_words(verdicts) -> str:
             "over only by re-tuning synchronous SGD for each $n$")
 
 
-def gupta_power_words(verdicts, single_rate: float) -> str:
+def gupta_power_words(verdicts, single_rate: float | str) -> str:
     """How hard the claims ``ch05.gupta_rule*`` test Gupta et al.'s division: over the numbers of learners whose
     synchronous best rate grows about in proportion to ``n`` (from one number of learners to the next, by between half
     and twice the growth of ``n``), dividing by ``n`` only gives back about one learner's best rate, ``single_rate``;
@@ -1710,7 +1792,8 @@ def gupta_power_words(verdicts, single_rate: float) -> str:
     if len(head) < 2:
         return "synchronous SGD's best rate does not grow in proportion to $n$, so the division gives a rate of its own"
     words = (f"up to {head[-1][0]} learners synchronous SGD's best rate grows about in proportion to $n$, so dividing "
-             f"by $n$ only gives back about one learner's best rate, {single_rate:g}")
+             f"by $n$ only gives back about one learner's best rate, "
+             f"{single_rate if isinstance(single_rate, str) else f'{single_rate:g}'}")
     if not rest:
         return words + ", and these runs test the division no harder than that"
     return words + (f"; only with {_and([str(n) for n, _ in rest])} learners, where it grows to just "
