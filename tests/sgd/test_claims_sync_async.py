@@ -381,3 +381,13 @@ def test_the_race_finding_follows_the_verdicts():
     assert "small part" not in tuned_races.race_finding_words(race, big, 3.4, turns, 3)
     lost = N(**{**vars(race), "winner": s})
     assert "times as many" not in tuned_races.race_finding_words(lost, stale, 3.4, turns, 3)
+
+
+def test_law_mean_times_are_the_sampled_means():
+    """Each law's mean compute time, the unit the chapter turns the update-time table's seconds into, is the mean
+    of the times the simulator draws."""
+    means = sync_async.law_mean_times()
+    assert set(means) == set(sync_async.UPDATE_TIME_LAWS)
+    for law, params in sync_async.UPDATE_TIME_LAWS.items():
+        run = sgd.simulate("async", 4, compute=law, updates=20_000, seed=1, **params)
+        assert run.mean_time_per_update * 4 == pytest.approx(means[law], rel=0.05), law
