@@ -362,3 +362,13 @@ def test_update_time_table_names_each_laws_mean_compute_time():
     for law, params in laws.items():
         ratio = sync[f"{law} closed"] / means[law]
         assert ratio == pytest.approx(sgd.expected_max(4, law, **params) / sgd.expected_value(law, **params))
+
+
+def test_law_race_legend_names_the_rate_per_update():
+    """The law-race figure's legend gives each protocol's rate per update (K times the table's rate per gradient),
+    and says so, so that its numbers are not read as the table's."""
+    from types import SimpleNamespace
+    run = SimpleNamespace(eval_times=np.array([1.0, 2.0, 3.0]), losses=np.array([1.0, 0.8, 0.7]), initial_loss=2.0)
+    fig = sync_async_views.law_loss_figure({"pareto": {"K-async (K = 4)": ((run, run), 0.72)}}, target=0.75)
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "K-async (K = 4), rate per update 0.72" in texts

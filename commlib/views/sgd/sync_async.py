@@ -313,7 +313,7 @@ def law_loss_figure(runs_by_law: dict, target: float | None = None, smooth: int 
                 if j == 0:
                     ax.plot(t, loss, color=_protocol_color(label, i), ls=["-", "--", "-.", ":"][i % 4],
                             marker=MARKERS[i % len(MARKERS)], markevery=max(1, t.size // 8), ms=4, lw=1.6,
-                            label=f"{label}, rate {rate:g}", zorder=3)
+                            label=f"{label}, rate per update {rate:g}", zorder=3)
                 else:
                     ax.plot(t, loss, color=_protocol_color(label, i), lw=0.7, alpha=0.45, zorder=2)
         if target is not None:
