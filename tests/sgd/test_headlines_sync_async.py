@@ -6,6 +6,8 @@ checks that the headline the prose quotes beside a table says what the values sa
 
 from __future__ import annotations
 
+import pytest
+
 from commlib.experiments import claims
 from commlib.experiments.sgd import tuned_races
 from commlib.views.sgd import sync_async as views
@@ -290,3 +292,13 @@ def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small
     # without the control the table and words are as before
     assert len(tuned_races.warmup_range_rows(warm, small, 9.1)[0]) == 6
     assert "cap" not in tuned_races.warmup_range_words(warm, small, 9.1)
+
+
+def test_shared_panel_words_follow_the_order_at_the_panels_rate():
+    """The sentence under the error-against-time figure says who loses at its shared rate from the runs' order."""
+    order = {0.1: 0, 0.5: 5, 1.0: 2}
+    assert tuned_races.shared_panel_words(order, 0.5, 5).startswith("asynchronous SGD loses:")
+    assert tuned_races.shared_panel_words(order, 0.1, 5).startswith("asynchronous SGD wins:")
+    assert "on 2 of 5 seeds" in tuned_races.shared_panel_words(order, 1.0, 5)
+    with pytest.raises(ValueError, match="rate"):
+        tuned_races.shared_panel_words(order, 0.3, 5)

@@ -344,3 +344,31 @@ def test_race_k_and_sharpness_figures_draw_the_optimum_and_the_error_bars():
     assert "optimum" in [t.get_text() for t in fig.get_axes()[0].get_legend().get_texts()][-1]
     d = {"warm-up": tuned_races.sharpness_along(128, warm=True)}
     assert len(sync_async_views.sharpness_figure(d).get_axes()[0].get_lines()) == 2
+
+
+def test_update_time_table_names_each_laws_mean_compute_time():
+    """The update-time table is in seconds; its headers give each law's mean, so that seconds can be turned into
+    mean compute times (a fully synchronous update's seconds over its law's mean is the E[X_{n:n}]/E[X] the prose
+    quotes)."""
+    laws = {"exponential": {"rate": 0.25}, "shifted_exponential": {"shift": 1.0, "rate": 1.0}}
+    rows = sync_async.update_time_rows(workers=4, k=2, laws=laws, updates=200, seed=0)
+    means = sync_async.law_mean_times(laws)
+    table = sync_async_views.update_time_table(rows, means=means)
+    head = table.data.splitlines()[0]
+    assert "| exponential (mean compute time 4 s): closed form (s)" in head
+    assert "shifted exponential (mean compute time 2 s): simulated (s)" in head
+    assert "mean compute time" not in sync_async_views.update_time_table(rows).data.splitlines()[0]
+    sync = next(r for r in rows if r["key"] == "sync")
+    for law, params in laws.items():
+        ratio = sync[f"{law} closed"] / means[law]
+        assert ratio == pytest.approx(sgd.expected_max(4, law, **params) / sgd.expected_value(law, **params))
+
+
+def test_law_race_legend_names_the_rate_per_update():
+    """The law-race figure's legend gives each protocol's rate per update (K times the table's rate per gradient),
+    and says so, so that its numbers are not read as the table's."""
+    from types import SimpleNamespace
+    run = SimpleNamespace(eval_times=np.array([1.0, 2.0, 3.0]), losses=np.array([1.0, 0.8, 0.7]), initial_loss=2.0)
+    fig = sync_async_views.law_loss_figure({"pareto": {"K-async (K = 4)": ((run, run), 0.72)}}, target=0.75)
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "K-async (K = 4), rate per update 0.72" in texts

@@ -889,22 +889,28 @@ CANCEL, KEEP = ("K-sync",), ("K-async", "K-batch-async")
 
 def _within_spacing(verdicts: dict) -> str:
     """Where K-sync is behind a protocol that keeps its work on a seed by no more than the evaluations' spacing (a
-    lead the metric cannot resolve, though the mean gap exceeds it): e.g. " One of these leads, under the Pareto law,
-    is shorter than the evaluations' spacing."; empty where every lead exceeds it."""
-    close = {}
+    lead the metric cannot resolve, though the mean gap exceeds it), and out of how many seed-by-seed leads: e.g.
+    " One of these 40 seed-by-seed leads, K-async's over K-sync on one seed under the Pareto law, is shorter than
+    the evaluations' spacing."; empty where every lead exceeds it."""
+    close, total = [], 0
     for law, v in verdicts.items():
         res = law_spacing(v)
-        n = sum(1 for slow in CANCEL for fast in KEEP
-                for a, b in zip(v.best[fast].values, v.best[slow].values) if 0 < b - a <= res)
-        if n:
-            close[law] = n
+        for slow in CANCEL:
+            for fast in KEEP:
+                pairs = list(zip(v.best[fast].values, v.best[slow].values))
+                total += len(pairs)
+                close += [(law, fast, slow) for a, b in pairs if 0 < b - a <= res]
     if not close:
         return ""
-    verb = "is" if sum(close.values()) == 1 else "are"
-    what = "One of these leads" if sum(close.values()) == 1 else "Of these leads, " + _and([f"{n} under {law}" for law, n in close.items()])
-    if sum(close.values()) == 1:
-        what += f", under {next(iter(close))},"
-    return f" {what} {verb} shorter than the evaluations' spacing."
+    if len(close) == 1:
+        law, fast, slow = close[0]
+        return (f" One of these {total} seed-by-seed leads, {fast}'s over {slow} on one seed under {law}, is shorter "
+                f"than the evaluations' spacing.")
+    by_law = {}
+    for law, _, _ in close:
+        by_law[law] = by_law.get(law, 0) + 1
+    return (f" Of these {total} seed-by-seed leads, " + _and([f"{n} under {law}" for law, n in by_law.items()])
+            + " are shorter than the evaluations' spacing.")
 
 
 def law_race_short(verdicts: dict) -> str:
@@ -1508,6 +1514,26 @@ def shared_rate_short(order: dict, seeds: int) -> str:
         return (f"asynchronous SGD ends above fully synchronous SGD on every seed at rates up to {max(above):g} "
                 f"and below it from {min(below):g}")
     return "which of the two ends lower depends on the shared rate"
+
+
+def shared_panel_words(order: dict, rate: float, seeds: int) -> str:
+    """``order`` from :func:`shared_rate_order`, in a few words for the figure's shared-rate panel at ``rate``: whether
+    asynchronous SGD loses or wins there against fully synchronous SGD, and on how many of ``seeds`` seeds.
+
+    >>> shared_panel_words({0.1: 0, 0.5: 5}, 0.5, 5)
+    'asynchronous SGD loses: it ends above fully synchronous SGD on all 5 seeds'
+    >>> shared_panel_words({0.1: 0, 0.5: 3}, 0.5, 5)
+    'neither protocol wins on every seed: asynchronous SGD ends above fully synchronous SGD on 3 of 5 seeds'
+    """
+    if rate not in order:
+        raise ValueError(f"rate must be one of the grid's {sorted(order)}, got {rate!r}")
+    above = order[rate]
+    if above == seeds:
+        return f"asynchronous SGD loses: it ends above fully synchronous SGD on all {seeds} seeds"
+    if above == 0:
+        return f"asynchronous SGD wins: it ends below fully synchronous SGD on all {seeds} seeds"
+    return (f"neither protocol wins on every seed: asynchronous SGD ends above fully synchronous SGD on {above} of "
+            f"{seeds} seeds")
 
 
 def race_finding_words(race: claims.Verdict, stale: claims.Verdict, grad_ratio: float, order: dict, seeds: int,

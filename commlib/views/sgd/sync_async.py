@@ -262,15 +262,20 @@ def runtime_ratio_figure(curves: RuntimeRatioCurves):
     return fig
 
 
-def update_time_table(rows: list[dict]):
+def update_time_table(rows: list[dict], means: dict[str, float] | None = None):
     """The rows of :func:`~commlib.experiments.sgd.sync_async.update_time_rows` as a Markdown table.
 
     For each law: the closed form (a dash where none exists) and the simulated mean, in seconds per update.
+    ``means``: each law's mean compute time (s), as
+    :func:`~commlib.experiments.sgd.sync_async.law_mean_times` gives; where given, each law's header names it, so
+    that a reader can turn seconds into mean compute times.
     """
     laws = [k[:-len(" closed")] for k in rows[0] if k.endswith(" closed")]
     head = ["protocol"]
     for law in laws:
         name = law.replace("_", " ")
+        if means is not None:
+            name += f" (mean compute time {means[law]:.3g} s)"
         head += [f"{name}: closed form (s)", f"{name}: simulated (s)"]
     body = []
     for r in rows:
@@ -308,7 +313,7 @@ def law_loss_figure(runs_by_law: dict, target: float | None = None, smooth: int 
                 if j == 0:
                     ax.plot(t, loss, color=_protocol_color(label, i), ls=["-", "--", "-.", ":"][i % 4],
                             marker=MARKERS[i % len(MARKERS)], markevery=max(1, t.size // 8), ms=4, lw=1.6,
-                            label=f"{label}, rate {rate:g}", zorder=3)
+                            label=f"{label}, rate per update {rate:g}", zorder=3)
                 else:
                     ax.plot(t, loss, color=_protocol_color(label, i), lw=0.7, alpha=0.45, zorder=2)
         if target is not None:
