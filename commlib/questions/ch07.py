@@ -101,7 +101,7 @@ def _break_even_tokens(gbps: float = 800.0) -> float:
 
 register(Question(
     "ch07.break_even_tokens", _break_even_tokens, unit="tokens",
-    givens=(Given("gbps", (100.0, 200.0), "a {:g} Gb/s card"),),
+    givens=(Given("gbps", (10.0, 25.0, 100.0, 200.0), "a {:g} Gb/s card"),),
     hints=((lambda given, right, g: _card_rate(g["gbps"], capped=False) != _card_rate(g["gbps"])
             and abs(given / _break_even_at(_card_rate(g["gbps"], capped=False)) - 1) < 0.02,
             "An H100 reaches its card over its host's PCIe 5.0 x16, which carries less than this card: "
