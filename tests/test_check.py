@@ -340,6 +340,19 @@ def test_the_slips_the_notebooks_invite_get_their_own_hints():
     n = mach.ranks
     as_ring = (ring.latency - tree.latency) / (1 / (2 * tree.algbw * n / (2 * (n - 1))) - 1 / ring.algbw) / 1e6
     assert "NCCL halves a tree's" in check("ch07.tree_ring_mb", round(as_ring, 1)).message
+    # ch07: an 800 Gb/s card gives an H100 only its PCIe 5.0 x16 host link's rate; the card's own rate is a slip
+    from commlib.today import zero
+    h100 = hardware.accelerator("h100")
+    host, card = hardware.link(h100.host_link), hardware.link("ib_xdr")
+    assert card.bandwidth > host.bandwidth and hardware.network_rate("h100", "ib_xdr") == host.bandwidth
+
+    def x_star(rate):
+        c, g = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, rate, per_node=8,
+                                        node_bandwidth=hardware.link("nvlink4").bandwidth)
+        return 4096 * g / c
+    assert check("ch07.break_even_tokens", x_star(host.bandwidth)).correct
+    assert x_star(card.bandwidth) < expected("ch07.break_even_tokens") / 1.1       # the cap binds: 10 % and more
+    assert "PCIe 5.0 x16" in check("ch07.break_even_tokens", x_star(card.bandwidth)).message
     # ch08: alpha / beta, the 1/n dropped, on the exercise's numbers and on a student's own
     assert "That is alpha / beta" in check("ch08.balance_kb", 10e-6 * 2e9 / 1e3).message
     own = draw("ch08.balance_kb", "s2024-0117")

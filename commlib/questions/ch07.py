@@ -73,27 +73,49 @@ register(Question(
 ))
 
 
-def _break_even_tokens(gbps: float = 800.0, node: bool = True) -> float:
-    """Tokens per GPU at which a layer's compute equals its hierarchical gather (8 nodes of 8 H100s on NVLink 4, a
-    ``gbps`` card per GPU, u = 0.4, bf16); without the ``node`` (NVLink) part, the gather across the nodes alone."""
+def _card_rate(gbps: float, capped: bool = True) -> float:
+    """Bytes/s per direction one H100 gets over the book's ``gbps`` Gb/s network card: the card's rate capped by the
+    H100's PCIe 5.0 x16 host link (:func:`commlib.hardware.network_rate`); ``capped=False``, the card's own rate."""
+    cards = {round(item.bandwidth * 8 / 1e9): key for key, item in hardware.LINKS.items() if item.kind == "network"}
+    if round(gbps) not in cards:
+        raise ValueError(f"gbps must be one of the network cards' rates, {', '.join(map(str, sorted(cards)))}; got {gbps}")
+    key = cards[round(gbps)]
+    return hardware.network_rate("h100", key) if capped else hardware.link(key).bandwidth
+
+
+def _break_even_at(rate: float, node: bool = True) -> float:
+    """Tokens per GPU at which a layer's compute equals its hierarchical gather (8 nodes of 8 H100s on NVLink 4, each
+    GPU sending ``rate`` bytes/s over its card, u = 0.4, bf16); without the ``node`` (NVLink) part, the gather across
+    the nodes alone."""
     h100 = hardware.accelerator("h100")
     nvlink = hardware.link("nvlink4").bandwidth * (1.0 if node else 1e12)
-    c, g = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, gbps * 1e9 / 8, per_node=8,
+    c, g = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, rate, per_node=8,
                                     node_bandwidth=nvlink)
     return 4096 * g / c
 
 
+def _break_even_tokens(gbps: float = 800.0) -> float:
+    """:func:`_break_even_at` for a ``gbps`` Gb/s card, at the rate an H100 gets over it (:func:`_card_rate`)."""
+    return _break_even_at(_card_rate(gbps))
+
+
 register(Question(
     "ch07.break_even_tokens", _break_even_tokens, unit="tokens",
-    givens=(Given("gbps", (100.0, 200.0, 1600.0, 3200.0), "a {:g} Gb/s card"),),
-    hints=((lambda given, right, g: abs(given / (_break_even_tokens(400.0) * 400.0 / g["gbps"]) - 1) < 0.02,
+    givens=(Given("gbps", (10.0, 25.0, 100.0, 200.0), "a {:g} Gb/s card"),),
+    hints=((lambda given, right, g: _card_rate(g["gbps"], capped=False) != _card_rate(g["gbps"])
+            and abs(given / _break_even_at(_card_rate(g["gbps"], capped=False)) - 1) < 0.02,
+            "An H100 reaches its card over its host's PCIe 5.0 x16, which carries less than this card: "
+            "use hardware.network_rate(\"h100\", ...) for the rate it gets."),
+           (lambda given, right, g: abs(given / (_break_even_at(_card_rate(400.0)) * _card_rate(400.0)
+                                                 / _card_rate(g["gbps"])) - 1) < 0.02,
             "Only the part of the gather that crosses the cards scales with their speed; the NVLink part stays."),
-           (lambda given, right, g: abs(given / _break_even_tokens(8 * g["gbps"]) - 1) < 0.02,
+           (lambda given, right, g: abs(given / _break_even_at(8 * _card_rate(g["gbps"])) - 1) < 0.02,
             "Gb/s are bits: divide by 8 for bytes per second."),
-           (lambda given, right, g: abs(given / _break_even_tokens(g["gbps"], node=False) - 1) < 0.02,
+           (lambda given, right, g: abs(given / _break_even_at(_card_rate(g["gbps"]), node=False) - 1) < 0.02,
             "The NVLink gather inside the node takes time too, and a faster card does not shorten it.")),
     hint="x* = u F_peak s / 2 x ((h-1)/h / (g B_NIC) + (g-1)/g / B_intra), with h = 8 nodes, g = 8 GPUs a node, "
-         "B_NIC the card's bytes per second and B_intra NVLink's.",
+         "B_NIC the bytes per second each GPU gets over its card (no more than its PCIe host link carries: "
+         "hardware.network_rate) and B_intra NVLink's.",
 ))
 
 

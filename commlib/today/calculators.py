@@ -6,15 +6,19 @@ Each returns label -> text with units; numpy-free, so the page runs it too.
 from __future__ import annotations
 
 from .. import hardware
-from ..units import check_count, format_size, format_time, size_entry
+from ..units import check_count, format_rate, format_size, format_time, size_entry
 from .algorithm_choice import candidates, machine
 from .cost import memory_per_rank, zero_bytes_per_rank
 
 __all__ = ["chooser_results", "sharding_results", "sharding_models", "MESSAGE_ENTRY", "FIT_GPU", "ZERO_PAPER_MODEL",
-           "BALG_LABEL"]
+           "BALG_LABEL", "RATE_ROW"]
 
-#: The GPU whose memory the sharding calculator checks the model state against (activations not counted).
+#: The GPU whose memory the sharding calculator checks the model state against (activations not counted), and whose
+#: host link caps the network card's rate (:func:`commlib.hardware.network_rate`).
 FIT_GPU = "h100"
+
+#: The sharding calculator's row: the rate each GPU gets over the network card (reached over the host's PCIe).
+RATE_ROW = "link rate per GPU"
 
 #: The sharding calculator's model beside the book's presets: ZeRO's own example (Rajbhandari et al. 2020, figure 1),
 #: a model whose unsharded state no single GPU holds. Key -> (name, parameters).
@@ -81,8 +85,13 @@ def sharding_results(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype:
                      link: str = "ib_ndr") -> dict[str, str]:
     """The calculator: memory per rank, bytes per step and their time on ``link`` for ZeRO ``stage``.
 
+    The time is at the rate one :data:`FIT_GPU` gets over ``link``: the card's rate, capped by the GPU's host link
+    where that is narrower (:func:`commlib.hardware.network_rate`); the row :data:`RATE_ROW` says which.
+
     >>> sharding_results("gpt2_xl", 8, 0, "bf16", "ib_ndr")["bytes sent per step"]
     '5.45 GB'
+    >>> sharding_results(link="ib_xdr")[RATE_ROW]
+    "63.02 GB/s per direction, capped by the H100 SXM5's PCIe 5.0 x16 host link (the link offers 100.00 GB/s)"
     """
     models = sharding_models()
     if model not in models:
@@ -90,7 +99,8 @@ def sharding_results(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype:
     params = models[model][1]
     stage = check_count("stage", stage, minimum=0, maximum=3)
     sent = zero_bytes_per_rank(params, n, stage, dtype)
-    bw = hardware.link(link).bandwidth
+    item = hardware.link(link)
+    bw, cap = hardware.network_rate(FIT_GPU, link), hardware.host_cap(FIT_GPU, link)
     plain = zero_bytes_per_rank(params, n, 0, dtype)
     state, gpu = memory_per_rank(params, n, stage), hardware.accelerator(FIT_GPU)
     return {
@@ -100,5 +110,8 @@ def sharding_results(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype:
             "yes" if state <= gpu.memory else f"no: {state / gpu.memory:.1f} times its memory"),
         "bytes sent per step": format_size(sent),
         "against plain data parallelism": f"{sent / plain:.2f} x" if plain else "no traffic (n = 1)",
+        RATE_ROW: (f"{format_rate(bw)} per direction"
+                   + (f", capped by the {gpu.name}'s {cap.name} host link (the link offers {format_rate(item.bandwidth)})"
+                      if cap else "")),
         "time on the link (bandwidth term)": format_time(sent / bw),
     }

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from commlib import cost, hardware
+from commlib import cost, hardware, units
 from commlib.today import algorithm_choice as tuning
 from commlib.today import calculators as today_calculators
 from commlib.today import compression, moe, zero
@@ -321,6 +321,17 @@ def test_sharding_calculator_and_numpy_free_compute():
     assert calc.results["against plain data parallelism"] == "1.50 x"
     assert calc.set(model="zero_paper_7_5b", stage=0).results[fits].startswith("no")
     calc.set(model="gpt2_xl", stage=3)
+    # an H100 reaches its card over PCIe 5.0 x16: XDR's 100 GB/s is capped to the host link, NDR's 50 GB/s is not
+    rate = today_calculators.RATE_ROW
+    ndr = calc.set(link="ib_ndr").results
+    assert "capped" not in ndr[rate] and ndr[rate].startswith(units.format_rate(hardware.link("ib_ndr").bandwidth))
+    xdr = calc.set(link="ib_xdr").results
+    host = hardware.link(hardware.accelerator(today_calculators.FIT_GPU).host_link)
+    assert hardware.link("ib_xdr").bandwidth > host.bandwidth
+    assert xdr[rate].startswith(units.format_rate(host.bandwidth)) and f"capped by the H100 SXM5's {host.name}" in xdr[rate]
+    sent = today_calculators.zero_bytes_per_rank(hardware.model("gpt2_xl").params, 64, 3, "bf16")
+    assert xdr["time on the link (bandwidth term)"] == units.format_time(sent / host.bandwidth)
+    calc.set(link="ib_ndr")
     assert calc.set(n=1).results["against plain data parallelism"] == "no traffic (n = 1)"
     import subprocess
     import sys
