@@ -1245,7 +1245,7 @@ def _tree_against_the_rest(key: str, n: int, nbytes: float) -> claims.Claim:
     rest = claims.Contender("the others", lambda s, seed: seconds(s, s["algorithm"]), {"algorithm": others},
                             uses="one port per rank; the fastest of every other all-reduce that runs on n ranks "
                                  "(pipelined binary tree at its best q, torus on its most square grid, "
-                                 "halving-doubling with the fold that swaps halves)")
+                                 "halving-doubling with the fold that swaps halves, Bruck's all-reduce)")
     size = f"{nbytes / 1e6:.0f} MB" if nbytes >= 1e6 else f"{nbytes / 1e3:.0f} kB"
 
     def wording(v: claims.Verdict) -> str:
