@@ -263,3 +263,50 @@ def ring_reduce(rows, f: np.ufunc, out: np.ndarray | None = None, block_bytes: i
             if hi > lo:
                 f(rows[r][lo:hi], acc[lo:hi], out=acc[lo:hi])
     return acc
+
+
+def bruck_blocks(n: int) -> list[tuple[int, int]]:
+    """Bruck's all-gather on n ranks, step by step: ``(distance, blocks sent)``, 2^k and min(2^k, n - 2^k)."""
+    out, dist = [], 1
+    while dist < n:
+        out.append((dist, min(dist, n - dist)))
+        dist <<= 1
+    return out
+
+
+def bruck_allreduce(eng: StepEngine, n: int, length: int) -> None:
+    """Bruck's all-gather run backwards as a reduce-scatter, then Bruck's all-gather, on any n.
+
+    The vector is cut into n blocks; rank r ends the reduce-scatter with the sum of block r. Reduce-scatter step at
+    distance d = 2^k (largest first): rank r sends the partial sums of blocks r + d, ..., r + d + c - 1 (mod n),
+    c = min(d, n - d), to rank r + d, which adds them to its own; all-gather step at d (smallest first): rank r
+    sends its finished blocks r, ..., r + c - 1 to rank r - d. Blocks keep their places in every buffer (the local
+    rotation of Bruck's description is the modular index), so a message's blocks need not be contiguous.
+
+    >>> from commlib.collectives.engine import ColumnTrace, StepEngine
+    >>> bufs = [np.array([1, 2, 3]), np.array([10, 20, 30]), np.array([100, 200, 300])]
+    >>> eng = StepEngine(ColumnTrace(n=3), bufs, np.add)
+    >>> bruck_allreduce(eng, 3, 3)
+    >>> [b.tolist() for b in bufs], eng.trace.steps
+    ([[111, 222, 333], [111, 222, 333], [111, 222, 333]], 4)
+    """
+    bounds = [b * length // n for b in range(n + 1)]   # block b: [bounds[b], bounds[b + 1]); the longer blocks spread
+    # evenly, so any c blocks in a row (mod n) hold floor or ceil of c/n of the vector: a step's largest message is at
+    # most one element over the closed form's c M/n
+
+    def elements(first: int, count: int) -> tuple[np.ndarray, tuple[int, ...]]:
+        blocks = [(first + j) % n for j in range(count)]
+        return np.concatenate([np.arange(bounds[b], bounds[b + 1]) for b in blocks]), tuple(blocks)
+
+    for dist, count in reversed(bruck_blocks(n)):     # reduce-scatter: distance 2^(d-1), ..., 2, 1
+        transfers = []
+        for r in range(n):
+            idx, blocks = elements(r + dist, count)
+            transfers.append((r, (r + dist) % n, idx, idx, True, blocks))
+        eng.run(transfers, "reduce-scatter")
+    for dist, count in bruck_blocks(n):               # all-gather: distance 1, 2, ..., 2^(d-1)
+        transfers = []
+        for r in range(n):
+            idx, blocks = elements(r, count)
+            transfers.append((r, (r - dist) % n, idx, idx, False, blocks))
+        eng.run(transfers, "all-gather")

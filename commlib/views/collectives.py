@@ -971,6 +971,9 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     if relative:
         envelope = envelope / np.array([compare.allreduce_lower_bound(m, n, item.bandwidth, item.latency) for m in at])
     height = 7.0 if relative else 6.25      # two more legend entries (the bound's switch, the fastest of all)
+    # a legend of more than seven rows (curves, the fastest of all, the bound's switch) needs room below the panels
+    extra = 0.22 * max(0, max(len(g) for g in groups) + (2 if relative else 1) - 7)
+    height += extra
     fig, axes = figure(4.4 * len(groups) + 0.4, height, ncols=len(groups), sharey=True, squeeze=False)
     axes = list(axes[0])
     # one colour, dash and marker per algorithm, the same in every panel and for every n
@@ -1030,7 +1033,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
             lines[-1] = f"{lines[-1]}  {e}" if lines[-1] == "fastest changes at " else f"{lines[-1]}   {e}"
     fig.text(0.5, 0.012, "\n".join(lines), ha="center", va="bottom", fontsize=10.5, linespacing=1.3)
     # the legends and the lines under them, in inches: a legend below the panels, then the text
-    bottom = (2.41 + (0.3 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
+    bottom = (2.41 + extra + (0.3 if relative else 0.0) + 0.18 * (len(lines) - 1)) / height
     fig.subplots_adjust(left=0.1, right=0.98, bottom=bottom, top=1 - 0.72 / height, wspace=0.08)
     return fig
 

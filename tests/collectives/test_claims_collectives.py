@@ -148,14 +148,19 @@ def test_on_powers_of_two_halving_doubling_is_never_slower_than_the_double_binar
     assert max(ratios) > 1.3              # from medium sizes on, the tree's 2M against 2(n-1)/n M
 
 
-def test_the_tree_leads_on_no_power_of_two_and_only_on_primes_or_twice_primes_of_the_grid():
-    """Halving-doubling folding by swapping halves: the tree leads only on a few large primes, at ten-odd MB."""
+def test_the_tree_leads_nowhere_once_bruck_is_a_rival_and_bruck_is_what_closes_its_window():
+    """With Bruck's all-reduce among the rivals the tree is the fastest on no n of the grid; without it, the tree
+    would lead on 127 ranks at 15 MB, where Bruck's 14 start-ups and the ring's bytes beat it by over a quarter."""
+    from commlib import hardware
     from commlib.experiments import collectives as experiments
 
     w = experiments.tree_window_scan((16, 24, 31, 32, 62, 64, 96, 97, 100, 127, 128), per_decade=4)
-    assert not any(w.wins[n] for n in w.powers_of_two)
-    assert set(w.winning) == {127} and w.all_prime_or_twice
-    assert all(1e7 <= m <= 3e7 for n in w.winning for m in w.wins[n])
+    assert w.winning == ()
+    link = hardware.link("eth_100g")
+    t = {a: compare.best_fold_seconds(a, 15e6, 127, link.bandwidth, link.latency)
+         for a in experiments.one_port_allreduces(127)}
+    bruck, tree = t.pop("bruck"), t.pop("double_binary_tree")
+    assert bruck < 0.75 * tree < tree < min(t.values())
 
 
 @pytest.mark.parametrize("n", [12, 31, 97, 127])
@@ -173,17 +178,19 @@ def test_the_swap_fold_beats_the_textbook_fold_off_the_powers_of_two_and_matches
 
 @pytest.mark.parametrize("n", [97, 127])
 def test_off_powers_of_two_the_tree_is_fastest_of_all_at_medium_sizes_only(n):
-    """Against halving-doubling's textbook fold (the comparison figure's); the swap fold narrows this (above)."""
+    """Against halving-doubling's textbook fold and without Bruck's all-reduce; with it, Bruck's is the fastest."""
     from commlib.experiments import collectives as experiments
 
-    names = experiments.one_port_allreduces(n)
-    assert "double_binary_tree" in names and "halving_doubling" in names and "torus_both_ways" not in names
+    every = experiments.one_port_allreduces(n)
+    assert "double_binary_tree" in every and "halving_doubling" in every and "torus_both_ways" not in every
+    names = [a for a in every if a != "bruck"]        # without Bruck's all-reduce, which has no fold
 
-    def fastest(m):
+    def fastest(m, names=names):
         c = _curves(n, "eth_100g", names)
         return min(names, key=lambda a: c[a](m))
     assert fastest(experiments.TREE_MEDIUM_BYTES) == "double_binary_tree"
     assert fastest(1e3) != "double_binary_tree" and fastest(1e9) != "double_binary_tree"
+    assert fastest(experiments.TREE_MEDIUM_BYTES, every) == "bruck"
 
 
 def test_the_float_order_claims_count_ties_and_losses_and_never_call_the_tree_always_better():

@@ -48,6 +48,7 @@ _MODULES = (
     "hierarchical",
     "torus",
     "torus_both_ways",
+    "bruck",
 )
 
 #: Every all-reduce algorithm by name.
