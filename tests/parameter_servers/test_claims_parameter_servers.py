@@ -277,3 +277,4 @@ def test_crossover_against_the_ring_is_the_chapters_closed_form(n):
     link = hardware.link("eth_25g")
     closed = (n + 2) * link.latency * link.bandwidth / (0.5 - 2 / n)
     assert experiments.crossover_size(n, "ring") == pytest.approx(closed, rel=1e-6)
+    assert ps.round_pieces(closed, n, link.bandwidth, servers=n, latency=link.latency) == 2   # the cut it assumes
