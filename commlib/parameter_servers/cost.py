@@ -805,8 +805,12 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
     .. math:: T = \max\left(\frac{2(n-1)M}{\sum_i B_i},\ \frac{M}{B_{min}}\right):
 
     the first reached while :math:`2(n-1)B_{min} \ge \sum_i B_i`, the second a floor for every
-    all-reduce (each rank sends and receives at least M); its start-ups are those of
-    :func:`rival_time`, :math:`2(n-1)\varphi\alpha + 2(1-\varphi)\alpha` with :math:`\varphi` = ``overhead``.
+    all-reduce (each rank sends and receives at least M). With start-ups (:math:`\varphi` = ``overhead``) it
+    runs the faster of two schedules with those shares: the stages overlapped (the bandwidth term above, every
+    card charged the n - 1 start-ups per stage of :func:`rival_time`,
+    :math:`2(n-1)\varphi\alpha + 2(1-\varphi)\alpha`), or the stages in sequence, each card charged only
+    for the messages that carry bytes (:func:`_direct_in_sequence`): a rank that owns no share receives nothing
+    in the reduce-scatter and sends nothing in the all-gather.
 
     For the bandwidth terms the PS never wins on the same cards and ties at best:
     :math:`T_{PS} = \max(M/B_w,\ nM/(kB_s)) \ge M/B_{min}`, and with
@@ -822,6 +826,8 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
     168.0
     >>> round(allreduce_on_same_cards(1e8, 8, 2, 1.25e9, 12.5e9) * 1e3, 1)  # six workers keep one slow card: M/B_w
     80.0
+    >>> round(allreduce_on_same_cards(300e3, 16, 3, 3.125e9, 50e9, 1e-5, "direct", 0.5) * 1e6)  # shares on 3 ranks
+    232
     """
     if algorithm is None:
         return best_allreduce_on_same_cards(nbytes, workers, servers, worker_bandwidth, server_bandwidth,
@@ -835,7 +841,34 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
         return rival_time(nbytes, n, b_min, a, algorithm=algorithm, overhead=overhead)
     f = _check_share(overhead)
     cards = [b_w + (k // n + (1 if i < k % n else 0)) * b_s for i in range(n)]
-    return 2 * (n - 1) * f * a + 2 * (1 - f) * a + same_cards_shares(nbytes, cards)[1]
+    shares, t = same_cards_shares(nbytes, cards)
+    overlapped = 2 * (n - 1) * f * a + 2 * (1 - f) * a + t
+    if a == 0:
+        return overlapped
+    return min(overlapped, _direct_in_sequence(nbytes, shares, cards, a, f))
+
+
+def _direct_in_sequence(nbytes: float, shares, cards, alpha: float, phi: float) -> float:
+    r"""Seconds of a direct reduce-scatter then all-gather with the given shares, the stages in sequence, each card
+    charged :math:`\varphi\alpha` only for the messages that carry bytes.
+
+    In the reduce-scatter rank i sends a piece to each of the other ranks that own a share (M - M_i bytes) and,
+    if it owns one, receives n - 1 pieces ((n - 1)M_i bytes); the all-gather is the mirror image. A stage lasts
+    as long as its busiest card direction; the round is two stages plus :math:`2(1-\varphi)\alpha` of flight,
+    as in :func:`rival_time`.
+
+    >>> round(_direct_in_sequence(4.0, [1.0] * 4, [1.0] * 4, 0.5, 1.0), 6)   # 2 x (3 x 0.5 + 3) on equal cards
+    9.0
+    """
+    m, n = float(nbytes), len(cards)
+    owns = [x > 1e-12 * m for x in shares]
+    owners = sum(owns)
+    stage = 0.0
+    for share, card, own in zip(shares, cards, owns):
+        sends = (owners - own) * phi * alpha + (m - share) / card
+        receives = ((n - 1) * phi * alpha + (n - 1) * share / card) if own else 0.0
+        stage = max(stage, sends, receives)
+    return 2 * stage + 2 * (1 - phi) * alpha
 
 
 def colocated_on_fast_cards_time(nbytes: float, workers: int, servers: int, worker_bandwidth: float,

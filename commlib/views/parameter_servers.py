@@ -58,7 +58,7 @@ def _cells(ax, x0: float, y0: float, values, shards, title: str, below: bool = F
 
 
 _STAGE_TEXT = {
-    "start": ("its gradient ∇l", "their part of the parameters w"),
+    "start": ("its gradient ∇l", "its part of the parameters w"),
     "push": ("its gradient ∇l", "the sum Σ∇l of the n gradients, beside w"),
     "update": ("its gradient ∇l", "new parameters w − η·Σ∇l/n"),
     "pull": ("the new parameters w", "new parameters w"),
@@ -140,7 +140,7 @@ def push_pull_frames(r: ps.PSRound):
                                              connectionstyle=f"arc3,rad={rad}", alpha=0.9))
         sent = sent_by_stage[i]
         lines = [_CAPTIONS[stage.label],
-                 f"workers hold {wtext}; {'shards' if colocated else 'servers'} hold {stext}",
+                 f"each worker holds {wtext}; each {'shard' if colocated else 'server'} holds {stext}",
                  f"bytes sent so far, machine by machine: {', '.join(str(int(s)) for s in sent)} B "
                  f"({r.params.dtype.itemsize} B per value)"]
         if colocated:

@@ -743,3 +743,21 @@ def test_the_smallest_k_beyond_the_slider_says_so():
         ps_calculators.ps_results("bert_large", "fp32", 8, ps_calculators.MAX_SERVERS + 1)
     assert "offers" not in ps_calculators.ps_results("bert_large", "fp32", 8, 4)[
         "smallest k (separate servers) to beat the ring"]
+
+
+@pytest.mark.parametrize("n, k, m, phi", [(16, 3, 300e3, 0.5), (16, 3, 300e3, 1.0), (32, 5, 1e6, 0.3)])
+def test_direct_on_fast_extra_cards_charges_no_start_ups_to_ranks_that_own_no_share(n, k, m, phi):
+    # the server cards (16 times the workers') put every share on the k machines that hold one: the other n - k ranks
+    # own nothing, so in each stage a worker sends k pieces (k - 1 on an owner) and only an owner receives n - 1;
+    # the count by hand, stages in sequence, against n - 1 start-ups per stage on every card
+    b_w, b_s, alpha = 3.125e9, 50e9, 1e-5
+    cards = [b_w + b_s] * k + [b_w] * (n - k)
+    shares, _ = ps.same_cards_shares(m, cards)
+    assert all(abs(s) <= 1e-12 * m for s in shares[k:]) and all(s > 0 for s in shares[:k])
+    by_hand = 2 * max(k * phi * alpha + m / b_w, (k - 1) * phi * alpha + (m - m / k) / (b_w + b_s),
+                      (n - 1) * (phi * alpha + m / k / (b_w + b_s))) + 2 * (1 - phi) * alpha
+    every_card = 2 * (n - 1) * phi * alpha + 2 * (1 - phi) * alpha + m / b_w
+    direct = ps.allreduce_on_same_cards(m, n, k, b_w, b_s, latency=alpha, algorithm="direct", overhead=phi)
+    assert direct == pytest.approx(min(by_hand, every_card), rel=1e-12)
+    # with no start-ups the bandwidth term is unchanged
+    assert ps.allreduce_on_same_cards(m, n, k, b_w, b_s, algorithm="direct") == pytest.approx(m / b_w, rel=1e-12)
