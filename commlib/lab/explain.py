@@ -1767,7 +1767,7 @@ def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, si
 
     >>> print(headline_takeaway("all-reduce", 4.5e-6, True, 1.4e9, 2**26, [2.0**24, 2.0**25, 2.0**26],
     ...                         [-0.23, -0.47, -0.47]))  # doctest: +NORMALIZE_WHITESPACE
-    On this machine, in one line: all-reduce on two ranks costs about 4.5 µs per step and moves its largest
+    On the reference machine, in one line: all-reduce on two ranks costs about 4.5 µs per step and moves its largest
     messages (64 MiB) at 1.40 GB/s of bus bandwidth; a single alpha-beta line predicts too short a time from
     16 MiB up, by up to 47 %.
     >>> headline_takeaway("all-reduce", 4.5e-6, False, 1.4e9, 2**26, [], [])[-75:]
@@ -1776,7 +1776,7 @@ def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, si
     if len(tail_sizes) != len(tail_errors):
         raise ValueError(f"tail_sizes and tail_errors must pair up, got {len(tail_sizes)} and {len(tail_errors)}")
     cost = f"costs about {time_text(alpha)} per step and " if alpha_known else ""
-    text = (f"On this machine, in one line: {op} on two ranks {cost}moves its largest messages "
+    text = (f"On the reference machine, in one line: {op} on two ranks {cost}moves its largest messages "
             f"({format_bytes(size)}) at {rate_text(busbw)} of bus bandwidth")
     if not alpha_known:
         text += "; the run does not fix its α"
