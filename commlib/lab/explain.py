@@ -38,7 +38,8 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "spread_sentence", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
            "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS", "sweep_gap_sentence",
            "power_phrase", "power_caveat", "control_sentence",
-           "machine_words", "your_run_sentence", "oversubscription_sentence", "oversubscription_takeaway",
+           "machine_words", "headline_takeaway", "your_run_sentence", "your_run_loaded", "your_run_title", "oversubscription_sentence",
+           "oversubscription_takeaway",
            "pair_sentence", "gloo_sentence"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
@@ -1757,6 +1758,35 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
     return f"{op}'s line predicts {way} a time at every size from {format_bytes(min(sizes))} up ({by})"
 
 
+def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, size: float,
+                      tail_sizes: Sequence[float], tail_errors: Sequence[float], least: int = 3) -> str:
+    """The chapter's headline in one sentence: ``op``'s fitted start-up cost ``alpha`` (s; quoted only where
+    ``alpha_known``, see :func:`alpha_usable`), its bus bandwidth ``busbw`` (bytes/s) measured at the largest
+    ``size``, and where its single line fails: the line's errors of one sign over the largest sizes
+    (:func:`commlib.lab.fit.one_sign_tail`), or that it has no such run (shorter than ``least`` sizes).
+
+    >>> print(headline_takeaway("all-reduce", 4.5e-6, True, 1.4e9, 2**26, [2.0**24, 2.0**25, 2.0**26],
+    ...                         [-0.23, -0.47, -0.47]))  # doctest: +NORMALIZE_WHITESPACE
+    On the reference machine, in one line: all-reduce on two ranks costs about 4.5 µs per step and moves its largest
+    messages (64 MiB) at 1.40 GB/s of bus bandwidth; a single alpha-beta line predicts too short a time from
+    16 MiB up, by up to 47 %.
+    >>> headline_takeaway("all-reduce", 4.5e-6, False, 1.4e9, 2**26, [], [])[-75:]
+    'not fix its α; a single alpha-beta line misses no run of its largest sizes.'
+    """
+    if len(tail_sizes) != len(tail_errors):
+        raise ValueError(f"tail_sizes and tail_errors must pair up, got {len(tail_sizes)} and {len(tail_errors)}")
+    cost = f"costs about {time_text(alpha)} per step and " if alpha_known else ""
+    text = (f"On the reference machine, in one line: {op} on two ranks {cost}moves its largest messages "
+            f"({format_bytes(size)}) at {rate_text(busbw)} of bus bandwidth")
+    if not alpha_known:
+        text += "; the run does not fix its α"
+    if len(tail_sizes) < least:
+        return text + "; a single alpha-beta line misses no run of its largest sizes."
+    way = "too short" if tail_errors[0] < 0 else "too long"
+    return (text + f"; a single alpha-beta line predicts {way} a time from {format_bytes(min(tail_sizes))} up, by up "
+            f"to {100 * max(abs(e) for e in tail_errors):.0f} %.")
+
+
 def cut_kinds(reproduced: Sequence[bool], clocks: Sequence[tuple[float, float] | None] | None = None,
               core_share: float | None = None, tolerance: float = RATE_TOLERANCE,
               enough: float = CORE_SHARE_ENOUGH) -> list[str]:
@@ -2286,30 +2316,62 @@ def machine_words(machine: dict, library: str | None = None, brief: bool = False
     return text
 
 
+def your_run_loaded(yours: dict) -> bool:
+    """Whether a run of the plan was made under load, by its own record: its ranks got less than
+    :data:`CORE_SHARE_ENOUGH` of their cores' time (a run that does not record it is not called loaded).
+
+    >>> your_run_loaded({"core_share": 0.24}), your_run_loaded({"core_share": 0.98}), your_run_loaded({})
+    (True, False, False)
+    """
+    share = yours.get("core_share")
+    return share is not None and share < CORE_SHARE_ENOUGH
+
+
+def your_run_title(yours: dict) -> str:
+    """The title of the figure that sets a run of the plan beside the reference run; a loaded run says so in it.
+
+    >>> your_run_title({"core_share": 0.24})
+    'All-reduce: this run (loaded: its ranks got 24 % of their cores) against the reference run'
+    >>> your_run_title({"core_share": 0.98})
+    'All-reduce: this run against the reference run'
+    """
+    if your_run_loaded(yours):
+        return (f"All-reduce: this run (loaded: its ranks got {round(100 * min(yours['core_share'], 1.0))} % of "
+                "their cores) against the reference run")
+    return "All-reduce: this run against the reference run"
+
+
 def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], your_times: Sequence[float],
                       sizes: Sequence[float], tolerance: float = RATE_TOLERANCE,
                       ref4_times: Sequence[float] | None = None, your4_times: Sequence[float] | None = None) -> str:
-    """How your run of the plan differs from the stored reference run: the ranks' share of their cores, and
-    all-reduce's time at the smallest and the largest size (``ref_times``, ``your_times``: seconds at ``sizes``).
-    With ``ref4_times`` and ``your4_times`` (the same on four ranks sharing the two cores) a second sentence
-    covers the figure's four-rank curves, and says why they may part far more than the two-rank ones.
+    """How a run of the plan made on the machine that executes the notebook differs from the stored reference
+    run: the ranks' share of their cores, and all-reduce's time at the smallest and the largest size
+    (``ref_times``, ``your_times``: seconds at ``sizes``). The words are true wherever the notebook ran (a
+    reader's own machine, or the one that built the book's website): they name the run by where it was made,
+    not by whose it is. A loaded run (:func:`your_run_loaded`) says so, and that the chapter reads the
+    reference run. With ``ref4_times`` and ``your4_times`` (the same on four ranks sharing the two cores) a
+    further sentence covers the figure's four-rank curves, and says why they may part far more than the
+    two-rank ones.
 
     >>> print(your_run_sentence({"core_share": 0.99}, {"core_share": 0.4}, [6e-6, 0.02], [30e-6, 0.05],
     ...                         [1024, 2**26]))  # doctest: +NORMALIZE_WHITESPACE
-    Your ranks got 40 % of their cores' time, the reference run's 99 %: other programs shared your cores. Your
-    all-reduce took 5.0 times the reference run's time at 1 KiB and 2.5 times at 64 MiB.
-    >>> your_run_sentence({"core_share": 0.99}, {"core_share": 0.98}, [6e-6, 0.02], [6.3e-6, 0.021], [1024, 2**26])[-75:]
-    "Your all-reduce took about the reference run's time at 1 KiB and at 64 MiB."
+    This run was made on the machine that executed this notebook. Its ranks got 40 % of their cores' time, the
+    reference run's 99 %: other programs shared its cores. Its all-reduce took 5.0 times the reference run's time
+    at 1 KiB and 2.5 times at 64 MiB. This run was loaded, so its times are the library's cost plus the load's:
+    the chapter's numbers come from the reference run.
+    >>> your_run_sentence({"core_share": 0.99}, {"core_share": 0.98}, [6e-6, 0.02], [6.3e-6, 0.021], [1024, 2**26])[-74:]
+    "Its all-reduce took about the reference run's time at 1 KiB and at 64 MiB."
     """
     if not (len(ref_times) == len(your_times) == len(sizes) == 2):
         raise ValueError("ref_times, your_times and sizes must each hold two values (smallest, largest size)")
     share_ref, share_you = reference.get("core_share"), yours.get("core_share")
+    text = "This run was made on the machine that executed this notebook."
     if share_you is None or share_ref is None:
-        text = "This system does not report your ranks' CPU time."
+        text += " This system does not report its ranks' CPU time."
     else:
-        text = (f"Your ranks got {round(100 * min(share_you, 1.0))} % of their cores' time, the reference run's "
-                f"{round(100 * min(share_ref, 1.0))} %")
-        text += (": other programs shared your cores." if share_you < CORE_SHARE_ENOUGH
+        text += (f" Its ranks got {round(100 * min(share_you, 1.0))} % of their cores' time, the reference run's "
+                 f"{round(100 * min(share_ref, 1.0))} %")
+        text += (": other programs shared its cores." if share_you < CORE_SHARE_ENOUGH
                  else ": both had their cores nearly to themselves.")
     def compared(what: str, mine: Sequence[float], theirs: Sequence[float]) -> tuple[str, list[float]]:
         ratios = [check_positive("your_times", y) / check_positive("ref_times", r) for y, r in zip(mine, theirs)]
@@ -2319,17 +2381,20 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
         return (f" {what} took {figures(ratios[0])} times the reference run's time at {format_bytes(sizes[0])} and "
                 f"{figures(ratios[1])} times at {format_bytes(sizes[1])}.", ratios)
 
-    two, ratios2 = compared("Your all-reduce", your_times, ref_times)
+    two, ratios2 = compared("Its all-reduce", your_times, ref_times)
     text += two
-    if ref4_times is None or your4_times is None:
-        return text
-    if not (len(ref4_times) == len(your4_times) == 2):
-        raise ValueError("ref4_times and your4_times must each hold two values (smallest, largest size)")
-    four, ratios4 = compared("On four ranks sharing those two cores it", your4_times, ref4_times)
-    text += four
-    if ratios4[0] > 2 * max(ratios2[0], 1.0):  # the shared-core run parted far more than the two-rank one
-        text += (" Four ranks on two cores part most from run to run: there a step may wait for its rank to get a "
-                 "core, and other programs on those cores lengthen the wait (section *More ranks than cores*).")
+    if ref4_times is not None and your4_times is not None:
+        if not (len(ref4_times) == len(your4_times) == 2):
+            raise ValueError("ref4_times and your4_times must each hold two values (smallest, largest size)")
+        four, ratios4 = compared("On four ranks sharing those two cores it", your4_times, ref4_times)
+        text += four
+        if ratios4[0] > 2 * max(ratios2[0], 1.0):  # the shared-core run parted far more than the two-rank one
+            text += (" Four ranks on two cores part most from run to run: there a step may wait for its rank to get "
+                     "a core, and other programs on those cores lengthen the wait (section *More ranks than "
+                     "cores*).")
+    if your_run_loaded(yours):
+        text += (" This run was loaded, so its times are the library's cost plus the load's: the chapter's numbers "
+                 "come from the reference run.")
     return text
 
 
@@ -2633,7 +2698,7 @@ def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float],
     One piece of that work the run did count: from 32 MiB up, each call of all-reduce also faulted in fresh pages
     for half the message, work the bounds leave out. At 16 MiB, the largest size without fresh pages, its bus
     bandwidth was 2.73 GB/s, between the bounds of one copy per byte (3.65 GB/s) and of two (2.32 GB/s), each
-    with the reduction: there a second copy
+    with the reduction and from the copy control's rate at that size: there a second copy
     through a shared buffer can explain the rate, and at the largest sizes the fresh pages are the run's
     candidate for the rest.
     """
@@ -2652,12 +2717,15 @@ def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float],
             f"largest size without fresh pages, its bus bandwidth was {rate_text(rates[i])}, ")
     r = rates[i]
     if r > (1 + tolerance) * one:
-        return head + f"above the bound of one copy per byte with the reduction ({rate_text(one)})."
+        return head + (f"above the bound of one copy per byte with the reduction ({rate_text(one)}, from the copy "
+                       "control's rate at that size).")
     if r >= (1 - tolerance) * two:
         return (head + f"between the bounds of one copy per byte ({rate_text(one)}) and of two ({rate_text(two)}), "
-                "each with the reduction: there a second copy through a shared buffer can explain the rate, and at "
-                "the largest sizes the fresh pages are the run's candidate for the rest.")
-    return (head + f"below the bound of two copies per byte with the reduction ({rate_text(two)}) there too: "
+                "each with the reduction and from the copy control's rate at that size: there a second copy "
+                "through a shared buffer can explain the rate, and at the largest sizes the fresh pages are the run's "
+                "candidate for the rest.")
+    return (head + f"below the bound of two copies per byte with the reduction ({rate_text(two)}, from the copy "
+            "control's rate at that size) there too: "
             "waits or work the counts leave out take the rest even without fresh pages.")
 
 

@@ -20,13 +20,14 @@ from ..lab.measure import format_bytes
 from ..units import check_count, check_nonnegative, check_positive
 from .calculator import Calculator, dropdown, integer, make_calculator, text
 from .plots import MARKERS, PALETTE, figure
-from .tables import markdown_table
+from .tables import Markdown, markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "series_marker", "half_rate_table",
            "error_table", "fit_summary_table", "model_name",
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
-           "ranks_rate_table", "secant_sentence", "runs_figure"]
+           "ranks_rate_table", "secant_sentence", "runs_figure", "three_rates_table",
+           "split_diagram"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -191,19 +192,20 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
     return fig
 
 
-#: Your run against the reference run: black for the reference, sky blue for yours (neither is a collective's colour;
-#: sky blue stands for nothing else in the lab's figures).
-_RUN_COLORS = {"reference run": "#000000", "your run": PALETTE["sky"]}
+#: A run made on the machine that executes the notebook against the reference run: black for the reference, sky blue
+#: for this run (neither is a collective's colour; sky blue stands for nothing else in the lab's figures).
+_RUN_COLORS = {"reference run": "#000000", "this run": PALETTE["sky"]}
 
 
 def runs_figure(reference: Sequence[fit.Series], yours: Sequence[fit.Series], title: str = ""):
-    """Your run of the lab's plan beside the stored reference run: median times of the same series (one per number
-    of ranks, say), colour for the run, marker and line style for the number of ranks, each named at its end."""
+    """A run of the lab's plan made on the machine that executes the notebook ("this run") beside the stored
+    reference run: median times of the same series (one per number of ranks, say), colour for the run, marker and
+    line style for the number of ranks, each named at its end."""
     if not reference or len(reference) != len(yours):
         raise ValueError("reference and yours must hold the same, non-empty list of series")
     fig, ax = figure(7.6, 3.8)
     ends = []
-    for run, group in (("reference run", reference), ("your run", yours)):
+    for run, group in (("reference run", reference), ("this run", yours)):
         c = _RUN_COLORS[run]
         for s in group:
             ax.plot(s.nbytes, s.seconds, _LINE_OF.get(s.n, "-."), marker=series_marker(s), color=c, lw=1.0, ms=5)
@@ -575,7 +577,7 @@ def secant_sentence(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta
 
 def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
                charged: Sequence[fit.AlphaBeta | fit.PiecewiseFit], copy_rate: float, at: float | None = None,
-               checks: Sequence[fit.RateCheck] | None = None):
+               checks: Sequence[fit.RateCheck] | None = None, short: bool = False, rows: bool = False):
     """Markdown table: each collective's bus bandwidth measured at the largest size ``at`` (no fit) and the
     ``1/beta`` of its model for the largest messages, without and with gamma charged, against the memory-copy
     rate measured in the same run (all in GB/s, 1 GB = 10^9 B).
@@ -589,7 +591,9 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
     :func:`commlib.experiments.lab.rate_checks`) a column says whether that
     ``1/beta`` and the measured busbw agree within their spread, and if not
     which factor parts them (:func:`commlib.lab.explain.fit_busbw_flag`); for a secant it says "not tested":
-    a line through two sizes meets both, so its slope was checked against nothing."""
+    a line through two sizes meets both, so its slope was checked against nothing. ``short``: only the
+    collective, its measured busbw, busbw over the copy rate and the flag (the main text's view of it). ``rows``:
+    the full table's rows as lists of strings, not a table (a page may set them one value per entry)."""
     check_positive("copy_rate", copy_rate)
     if at is None:
         at = min(max(s.nbytes) for s in series)
@@ -608,6 +612,11 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
             secant = isinstance(m, fit.PiecewiseFit) and fit.regime_errors(m, s)[-1].exact
             row.append("not tested: a secant through its two sizes" if secant else explain.fit_busbw_flag(checks[i]))
         body.append(row + [flags or "none"])
+    if rows:
+        return body
+    if short:
+        return markdown_table(["collective", f"busbw at {format_bytes(at)}, measured (GB/s)", "busbw / copy rate",
+                               "flag"], [row[:3] + row[-1:] for row in body])
     head = ["collective", f"busbw at {format_bytes(at)}, measured (GB/s)", "busbw / copy rate",
             "1/beta of the chosen model, largest messages (GB/s)", "1/beta with gamma charged (GB/s)",
             "1/beta fitted on"]
@@ -678,6 +687,43 @@ def fit_busbw_table(check: fit.RateCheck, factors: bool = True):
                  ["factor: model's time over measured time", f"{check.miss:.2f}", ""],
                  ["busbw over fitted $1/\\beta$ (the factors' product)", f"{check.ratio:.2f}", ""]]
     return markdown_table(["quantity", "value", "range"], body)
+
+
+def split_diagram(series: fit.Series, seed: int = 0, lo: float = 0.0):
+    """Markdown: a text diagram of one way of holding sizes out (:func:`commlib.lab.fit.split_sizes` with
+    ``seed``), the sizes of ``series`` across, one row for the sizes a fit sees (it trains on them, and
+    leave-one-out on them picks the number of regimes) and one for the held-out sizes graded in the other sweep
+    (from ``lo`` bytes; a held-out size below it is marked as not graded)."""
+    fitted, held = fit.split_sizes(series, seed)
+    names = [format_bytes(x).replace(" KiB", "K").replace(" MiB", "M").replace(" GiB", "G").replace(" B", "B")
+             for x in series.nbytes]
+    width = max(len(n) for n in names) + 1
+    seen, out = set(fitted.nbytes), set(held.nbytes)
+    rows = [("size", names),
+            ("train, validate", ["x" if x in seen else "" for x in series.nbytes]),
+            ("test (other sweep)", ["o" if x in out and x >= lo else "-" if x in out else "" for x in series.nbytes])]
+    label = max(len(r[0]) for r in rows) + 2
+    lines = [f"{head:<{label}}" + "".join(f"{c:>{width}}" for c in cells) for head, cells in rows]
+    return Markdown("```text\n" + "\n".join(line.rstrip() for line in lines) + "\n```")
+
+
+def three_rates_table(check: fit.RateCheck, copy_rate: float, copy_range: tuple[float, float], op: str = "all-reduce"):
+    """Markdown table: the three rates that describe ``op`` (:func:`commlib.lab.explain.rates_lead`), each with its
+    range, in GB/s: its bus bandwidth measured at the largest size, its single line's fitted ``1/beta``, and the copy
+    control's rate per rank at that size (``copy_rate``, the middle half of its calls ``copy_range``, bytes/s); a
+    last row holds the bus bandwidth over the copy rate."""
+    check_positive("copy_rate", copy_rate)
+    size = format_bytes(check.nbytes)
+    body = [[f"{op}: bus bandwidth measured at {size}", explain._gbs(check.busbw),
+             f"{explain._gbs(check.busbw_range[0])} to {explain._gbs(check.busbw_range[1])} over the middle half "
+             "of the calls"],
+            [f"{op}: its single line's fitted $1/\\beta$", explain._gbs(check.fitted),
+             f"{explain._gbs(check.fitted_range[0])} to {explain._gbs(check.fitted_range[1])} over the fit and its "
+             f"{explain.about(check.splits) if check.splits else 'no'} refits"],
+            [f"copy control at {size}, per rank", explain._gbs(copy_rate),
+             f"{explain._gbs(copy_range[0])} to {explain._gbs(copy_range[1])} over the middle half of the calls"],
+            [f"{op}'s bus bandwidth over the copy rate", f"{check.busbw / copy_rate:.2f}", ""]]
+    return markdown_table(["rate", "GB/s", "range"], body)
 
 
 def ranks_rate_table(rate2: float, rate4: float, share2: float | None, share4: float | None,

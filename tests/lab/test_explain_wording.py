@@ -427,7 +427,11 @@ def test_the_reference_machine_and_your_run_are_told_from_their_data():
     assert "not idle" in busy and "server" not in busy
     mine = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.33}, [6e-6, 0.04], [30e-6, 0.1],
                                      [2**10, 2**26])
-    assert "33 %" in mine and "other programs shared your cores" in mine and "5.0 times" in mine
+    assert "33 %" in mine and "other programs shared its cores" in mine and "5.0 times" in mine
+    # named by where it was made, true on a reader's machine and on the one that built the site; a loaded run says so
+    assert "your" not in mine.lower() and mine.startswith("This run was made on the machine that executed this")
+    assert "This run was loaded" in mine and "reference run" in explain.your_run_title({"core_share": 0.33})
+    assert "loaded" in explain.your_run_title({"core_share": 0.33}) and not explain.your_run_loaded({})
     # the figure's four-rank curves are covered too; a four-rank run that parted far more is explained
     both = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.63}, [6e-6, 0.04], [4e-6, 0.05],
                                      [2**10, 2**26], ref4_times=[3e-5, 0.1], your4_times=[3e-3, 0.12])
@@ -435,6 +439,7 @@ def test_the_reference_machine_and_your_run_are_told_from_their_data():
     calm = explain.your_run_sentence({"core_share": 0.99}, {"core_share": 0.98}, [6e-6, 0.04], [6e-6, 0.04],
                                      [2**10, 2**26], ref4_times=[3e-5, 0.1], your4_times=[3.1e-5, 0.1])
     assert "it took about the reference run's time" in calm and "wait for its rank" not in calm
+    assert "loaded" not in calm and "loaded" not in explain.your_run_title({"core_share": 0.98})
 
 
 def test_oversubscription_words_follow_the_fitted_alpha_against_a_slice():

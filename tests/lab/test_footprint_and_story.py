@@ -87,6 +87,7 @@ def test_the_large_message_story_follows_the_sweeps_the_control_and_the_pages():
 def test_the_rate_is_compared_again_where_no_fresh_pages_were_mapped():
     between = explain.clean_rate_sentence("all-reduce", LADDER[-3:], [2.73e9, 1.7e9, 1.7e9], [6.4e9] * 3, [0, .5, .5])
     assert "At 16 MiB, the largest size without fresh pages" in between and "second copy" in between
+    assert "from the copy control's rate at that size" in between  # each pair of bounds says which copy rate it used
     below = explain.clean_rate_sentence("all-reduce", LADDER[-3:], [1.0e9, 1.7e9, 1.7e9], [6.4e9] * 3, [0, .5, .5])
     assert "below the bound of two copies" in below
     assert "no size without them" in explain.clean_rate_sentence("x", LADDER[-2:], [1e9] * 2, [6e9] * 2, [.5, .5])
