@@ -192,7 +192,7 @@ def chapter_solutions(nb, equations: dict[str, str] | None = None) -> dict[str, 
     label = None
     for cell in nb.cells:
         if cell.cell_type == "code":
-            if label is not None:
+            if label is not None and "remove-cell" not in cell.metadata.get("tags", []):   # the book's plumbing
                 code = f"```python\n{cell.source.strip()}\n```"
                 shown = _output_text(cell)
                 found[label].append(code + (f"\n\nwhich shows\n\n```text\n{shown}\n```" if shown else ""))

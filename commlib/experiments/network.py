@@ -1206,8 +1206,9 @@ def _article(name: str) -> str:
 @claims.register("ch06.tree_allreduce")
 def _tree(small: bool = False) -> claims.Claim:
     orders = level_placements(8)   # small or not, the gallery's size: at a tenth of it the start-ups decide
+    placements = len(tree_placements(8))
     uses = (f"the gallery's binary switch tree of 8 ranks, 10 Gb/s links at every level, so the root is "
-            f"{tree_oversubscription(8):.0f}:1 oversubscribed; each of the 6 ways to lay the exchange "
+            f"{tree_oversubscription(8):.0f}:1 oversubscribed; each of the {len(orders)} ways to lay the exchange "
             "distances on the tree's levels (rank order among them)")
 
     def run_with(algorithm):
@@ -1237,11 +1238,11 @@ def _tree(small: bool = False) -> claims.Claim:
         "tree, each at its best rank order?",
         (claims.Contender("ring all-reduce", run_with("ring"), {"order": tuple(orders)}, uses=uses),
          claims.Contender("halving-doubling", run_with("halving_doubling"), {"order": tuple(orders)},
-                          uses=uses + "; of all 315 placements up to the tree's symmetries (tree_search) none is faster"),
+                          uses=uses + f"; of all {placements} placements up to the tree's symmetries (tree_search) none is faster"),
          claims.Contender("double binary tree", run_tree, {"chunks": TREE_DBT_CHUNKS},
                           uses=("the same tree; NCCL's two trees, each carrying half the buffer in q chunks; laid on "
-                                f"the fastest of all 315 placements at q = {TREE_DBT_SEARCH_CHUNKS} (tree_search), "
-                                "which beats each of the 6 above"))),
+                                f"the fastest of all {placements} placements at q = {TREE_DBT_SEARCH_CHUNKS} (tree_search), "
+                                f"which beats each of the {len(orders)} above"))),
         metric="ms", seeds=_DETERMINISTIC, shared={"nbytes": TREE_SIZE}, wording=wording, headline=headline,
         chapter="06", source="commlib.network.topology.map_trace")
 

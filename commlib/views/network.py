@@ -441,12 +441,9 @@ def ring_claims_table(verdicts: Sequence):
         for name, best in v.best.items():
             body.append([question, name, _ring_settings(best.config), f"{best.mean:.1f}"])
             question = ""  # each question on its first row only
-    return markdown_table(["question", "contender", "its best settings: ring order and ways, a two-dimensional "
-                           "all-reduce, or the chain's nodes and pipeline chunks", f"time ({metrics.pop()})"], body,
-                          caption="Every contender at its best, on the same links: ring all-reduces (on the mesh row "
-                                  "also a pipelined chain, and two-dimensional all-reduces where the question asks "
-                                  "for each grid's best algorithm) of 64 MiB per rank unless its question says otherwise, on "
-                                  f"{placement.nvlink2_grid_words()} unless its question names another rate")
+    return markdown_table(["question", "contender", "its best settings", f"time ({metrics.pop()})"], body,
+                          caption=f"Each contender at its best, on the same {placement.nvlink2_grid_words(short=True)}, "
+                                  "64 MiB per rank, unless its question says otherwise")
 
 
 def leaf_order_setting(config: dict) -> str:
