@@ -523,3 +523,36 @@ def test_favoured_rates_are_quoted_as_the_seeds_give_them():
     assert "favours, 0.05–0.07 from seed to seed" in h["words"] and "about 3- to 5-fold" in h["words"]
     with pytest.raises(ValueError, match="rates"):
         staleness.rate_words(())
+
+
+def test_the_figure_rings_the_best_rates_the_claim_tunes():
+    """Referee and reader ch5 s11: fig-lr-rules' constant-rate and control grids are the claims' own fine grid around
+    the best (no copy), so the figure's rings (first seed) sit at the rates the claim ch05.lr_rules picks: seed by
+    seed on the claim's runs, and over the seeds."""
+    assert set(staleness.CONSTANT_RATES) <= set(staleness.GUPTA_ASYNC_RATES)
+    assert staleness.CONTROL_RATES == staleness.CONSTANT_RATES
+    study = staleness.lr_rule_study(seed=0, bases=(staleness.NOTES_RATE,), caps=None)
+    seed = staleness.gupta_settings()["seeds"].index(0)
+    for key, workers in (("constant", 16), ("no staleness", 1)):
+        g = staleness._async_grid(staleness.gupta_settings(False, workers), rates=staleness.GUPTA_ASYNC_RATES)
+        over_seeds = min(g.rates, key=lambda r: float(np.mean(g.levels(r))))
+        assert study.sweeps[key].best_value == staleness.seed_best_rates(workers)[seed] == over_seeds, key
+        assert over_seeds in staleness.CONSTANT_RATES and over_seeds not in (min(staleness.CONSTANT_RATES),
+                                                                              max(staleness.CONSTANT_RATES))
+
+
+def test_rule_fine_points_runs_the_fine_points_next_to_each_best():
+    """Referee ch5 s11, finding 3: the rules' coarser grids are checked at the fine grid's points next to their best
+    that they lack; where a rule's best has no such point, none is run."""
+    c = staleness.lr_rules(small=True)
+    flat = (0.60, 0.61, 0.60, 0.61, 0.60)
+    best = {staleness.LR_NAMES["staleness"]: claims.Best({"lr": 0.2}, flat, ()),
+            staleness.LR_NAMES["distance"]: claims.Best({"lr": 0.05, "lr_c": 0.08}, flat, ())}
+    v = claims.Verdict(c, best, staleness.LR_NAMES["distance"], staleness.LR_NAMES["staleness"], 0.0, 0.0, 5)
+    out = staleness.rule_fine_points(v, small=True)
+    assert out["points"][staleness.LR_NAMES["staleness"]] == ()          # nothing of the fine grid between 0.1 and 0.5
+    assert out["points"][staleness.LR_NAMES["distance"]] == tuple(
+        r for r in staleness.GUPTA_ASYNC_RATES if 0.02 < r < 0.1 and r not in staleness.CLAIM_CAPS)
+    assert out["gain"][staleness.LR_NAMES["staleness"]] == 0.0
+    assert out["gain"][staleness.LR_NAMES["distance"]] >= 0.0
+    assert "coarser grids" in out["words"] and "0.07" in out["words"]
