@@ -379,6 +379,7 @@ def test_the_race_finding_follows_the_verdicts():
     assert "asynchronous SGD ends lower" in text and "3.4 times" in text and "small part" in text
     assert "follows the rate" in text
     assert "follows the rate" not in tuned_races.race_finding_words(race, stale, 3.4, mixed, 3)
+    assert "follows the rate" not in tuned_races.race_finding_words(race, stale, 3.4, turns, 3, shared=False)
     big = N(decided=True, winner=f, best={a: claims.Best({}, av, ()), f: claims.Best({}, tuple(x - 0.05 for x in av), ())})
     assert "small part" not in tuned_races.race_finding_words(race, big, 3.4, turns, 3)
     lost = N(**{**vars(race), "winner": s})

@@ -294,6 +294,15 @@ def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small
     assert "cap" not in tuned_races.warmup_range_words(warm, small, 9.1)
 
 
+def test_shared_rate_plain_says_the_rate_decides_only_where_the_order_turns():
+    """The section's one sentence on the shared rate: where the order turns with the rate, whichever protocol the
+    rate suits wins; where it does not turn, no such lesson."""
+    turns = tuned_races.shared_rate_plain({0.1: 0, 0.2: 0, 0.5: 5}, 0.5, 5)
+    assert "says more about the rate" in turns and "up to 0.2" in turns and "from 0.5" in turns
+    mixed = tuned_races.shared_rate_plain({0.1: 0, 0.2: 3, 0.5: 5}, 0.5, 5)
+    assert "says more about the rate" not in mixed and "depends on the shared rate" in mixed
+
+
 def test_shared_panel_words_follow_the_order_at_the_panels_rate():
     """The sentence under the error-against-time figure says who loses at its shared rate from the runs' order."""
     order = {0.1: 0, 0.5: 5, 1.0: 2}

@@ -47,7 +47,8 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "LINEAR_NAME", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
            "staleness_rate_words", "K_TRADEOFF_RATES", "k_rate_words", "LAW_CONTROL", "law_control_words",
-           "law_control_short", "law_ks", "tail_error", "sync_falling_words", "k_lessons", "race_finding_words"]
+           "law_control_short", "law_ks", "tail_error", "sync_falling_words", "k_lessons", "race_finding_words",
+           "shared_rate_plain"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
 BATCH_SYNC_RATES: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -1537,12 +1538,13 @@ def shared_panel_words(order: dict, rate: float, seeds: int) -> str:
 
 
 def race_finding_words(race: claims.Verdict, stale: claims.Verdict, grad_ratio: float, order: dict, seeds: int,
-                       small_share: float = 10.0) -> str:
+                       small_share: float = 10.0, shared: bool = True) -> str:
     """The race of asynchronous against fully synchronous SGD in one short paragraph, no number but the seeds and
     ``grad_ratio`` (gradients asynchronous SGD applies in the budget over fully synchronous SGD's): who ends lower at
     the tuned rates (``race``, the ``ch04.async_vs_sync`` verdict), whether staleness (``stale``, the
-    ``ch04.staleness_cost`` verdict) is a small part of that, and whether at one shared rate (``order``, from
-    :func:`shared_rate_order` over ``seeds`` seeds) the order turns with the rate."""
+    ``ch04.staleness_cost`` verdict) is a small part of that, and, with ``shared``, whether at one shared rate
+    (``order``, from :func:`shared_rate_order` over ``seeds`` seeds) the order turns with the rate (without it, that
+    is left to :func:`shared_rate_plain`)."""
     a = "asynchronous (K = 1)"
     if race.decided and race.winner == a:
         held = "every held-out seed" if race.unanimous else f"{race.wins} of {race.seeds} held-out seeds"
@@ -1557,10 +1559,28 @@ def race_finding_words(race: claims.Verdict, stale: claims.Verdict, grad_ratio: 
     else:
         text = f"Each at its own tuned rate, {race.headline}."
     turns = shared_rate_short(order, seeds) != "which of the two ends lower depends on the shared rate"
-    if turns:
+    if shared and turns:
         text += (" At one shared rate per update the order follows the rate, not the protocol, so protocols are "
                  "compared here each at its own tuned rate.")
     return text
+
+def shared_rate_plain(order: dict, rate: float, seeds: int) -> str:
+    """The shared-rate lesson in one plain sentence, from ``order`` (:func:`shared_rate_order` over ``seeds`` seeds):
+    where the order of asynchronous and fully synchronous SGD turns with the rate, whichever protocol the rate suits
+    wins; ``rate`` is the shared rate of the figure's left panel.
+
+    >>> shared_rate_plain({0.1: 0, 0.5: 5}, 0.5, 5)[:60]
+    'Give both protocols the same rate and whichever that rate su'
+    >>> "says more about the rate" in shared_rate_plain({0.1: 2, 0.5: 5}, 0.5, 5)
+    False
+    """
+    short = shared_rate_short(order, seeds)
+    if short == "which of the two ends lower depends on the shared rate":
+        return (f"At one shared rate per update {short} (the left panel is at {rate:g}); the rest of this section "
+                "gives each protocol its own tuned rate.")
+    return (f"Give both protocols the same rate and whichever that rate suits wins: {short} (the left panel is at "
+            f"{rate:g}), so the ranking then says more about the rate than about the protocol.")
+
 
 def shared_rate_rows(order: dict, seeds: int) -> list[list[str]]:
     """``order`` from :func:`shared_rate_order` as table rows: each outcome over the seeds, and the rates where it
