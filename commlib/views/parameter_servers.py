@@ -295,12 +295,14 @@ def start_up_table(verdicts, caption: str, case: str, label, metric: str):
 def crossover_table(verdicts, multiples, caption: str) -> Markdown:
     """The crossovers of :func:`commlib.experiments.parameter_servers.ps_crossover_claim` and its twins, one row per
     number of workers: from what size the parameter server with k = n wins against the ring and against every
-    all-reduce, and the first as a multiple of n alpha B (``multiples``), under ``caption``."""
+    all-reduce, and both as multiples of n alpha B (``multiples``: the first's), under ``caption``."""
     rows = [(v.claim.shared["n"], f"{v.best['ring'].mean:.2f}",
              f"{v.best['fastest all-reduce'].mean:.2f} ({ps_cost.rival_label(v.best['fastest all-reduce'].config['algorithm'])})",
-             f"{m:.1f}") for v, m in zip(verdicts, multiples)]
+             f"{m:.1f}", f"{m * v.best['fastest all-reduce'].mean / v.best['ring'].mean:.1f}")
+            for v, m in zip(verdicts, multiples)]
     return markdown_table(("workers n", "beats the ring from (MB)", "beats every all-reduce from (MB; the last to fall)",
-                           "against the ring, in units of nαB"), rows, caption)
+                           "against the ring, in units of nαB", "against every all-reduce, in units of nαB"),
+                          rows, caption)
 
 
 def _model_label(key: str) -> str:

@@ -269,12 +269,32 @@ def test_byteps_with_one_cpu_machine_matches_the_ps_with_k_star_servers_for_even
         assert t_bp != pytest.approx(t_ps) and sentence == ""
 
 
-@pytest.mark.parametrize("n", [8, 16, 32])
-def test_crossover_against_the_ring_is_the_chapters_closed_form(n):
-    """eq-ps-crossover: at two pieces per shard the PS saves (1/2 - 2/n)M/B on the ring and pays (n + 2) alpha more."""
+def _general_crossover(n, alpha, bw):
+    # eq-ps-crossover: with q pieces per shard the PS (k = n) takes (q + 1)(n alpha + M/(qB)) against the ring's
+    # 2(n - 1)(alpha + M/(nB)); it saves (1 - 2/n - 1/q)M/B and pays ((q - 1)n + 2) alpha more: the least size over q
+    sizes = {q: ((q - 1) * n + 2) * alpha * bw / (1 - 2 / n - 1 / q) for q in range(1, 200) if 1 / q < 1 - 2 / n}
+    best = min(sizes.values())
+    return best, [q for q, m in sizes.items() if m == pytest.approx(best, rel=1e-12)]
+
+
+@pytest.mark.parametrize("n", range(3, 33))
+def test_crossover_against_the_ring_is_the_chapters_general_form(n):
+    """eq-ps-crossover, min over q, is the library's crossover for every n from 3 to 32; its minimum is at two
+    pieces per shard from n = 7 on (two and three tie at 7), where it is the simple (n + 2) alpha B / (1/2 - 2/n)."""
     from commlib import hardware
     from commlib.experiments import parameter_servers as experiments
     link = hardware.link("eth_25g")
-    closed = (n + 2) * link.latency * link.bandwidth / (0.5 - 2 / n)
-    assert experiments.crossover_size(n, "ring") == pytest.approx(closed, rel=1e-6)
-    assert ps.round_pieces(closed, n, link.bandwidth, servers=n, latency=link.latency) == 2   # the cut it assumes
+    general, cuts = _general_crossover(n, link.latency, link.bandwidth)
+    assert experiments.crossover_size(n, "ring") == pytest.approx(general, rel=1e-6)
+    if n >= 7:
+        assert 2 in cuts and cuts == ([2, 3] if n == 7 else [2])
+        closed = (n + 2) * link.latency * link.bandwidth / (0.5 - 2 / n)
+        assert general == pytest.approx(closed, rel=1e-12)
+    else:
+        assert min(cuts) > 2       # the two-pieces form misses: infinite at n = 4, negative at 3, too large at 5, 6
+        if n > 4:
+            assert (n + 2) * link.latency * link.bandwidth / (0.5 - 2 / n) > general * (1 + 1e-3)
+        else:
+            assert 0.5 - 2 / n <= 0
+    # the cut the parameter server picks just above the crossover is a cut that attains it
+    assert ps.round_pieces(general * (1 + 1e-6), n, link.bandwidth, servers=n, latency=link.latency) in cuts
