@@ -259,6 +259,11 @@ from ..today import local_sgd  # noqa: E402
 #: The wall-clock budget (seconds) every local-SGD variant gets; H of the comparisons.
 LOCAL_BUDGET = 0.5
 LOCAL_H = 16
+#: The seeds of the large-batch controls and of the synchronous SGD they are measured against: ten, as the large
+#: batch's tuned rate at H = 64 sits near where it diverges and one seed in five or so nearly does, so that five
+#: seeds move its share of local SGD's gain by a sixth (0.54 on seeds 0-4, 0.68 on seeds 5-9, at the rate ten
+#: seeds pick).
+LOCAL_SEEDS = tuple(range(10))
 _DIL_GRID = {"lr": (0.1, 0.2, 0.5), "outer_lr": (0.3, 0.5, 0.7), "momentum": (0.5, 0.7, 0.9)}
 #: The registry's quick rerun: a shorter budget, the momentum held at the full run's best.
 _DIL_SMALL = {"lr": (0.1, 0.2, 0.5), "outer_lr": (0.5, 0.7, 1.0)}
@@ -430,7 +435,7 @@ def _large_batch_claim(h: int):
              claims.Contender("large-batch synchronous SGD", _large, {"lr": _LARGE_LRS[h]},
                               uses=f"4 workers, batch {16 * h}, one all-reduce a step, each step as long as "
                                    f"{h} local steps (the sum of {h} random step times)")),
-            metric="final loss (nats)", seeds=_SEEDS, shared={"h": h, "budget": 0.2 if small else LOCAL_BUDGET},
+            metric="final loss (nats)", seeds=LOCAL_SEEDS, shared={"h": h, "budget": 0.2 if small else LOCAL_BUDGET},
             wording=wording, chapter="07", source="commlib.today.local_sgd.large_batch", headline=headline)
     return build
 
@@ -446,11 +451,11 @@ def _shares(large: claims.Verdict, sync: claims.Verdict) -> tuple[tuple[float, .
     return sync.best["synchronous SGD"].values, large.best["large-batch synchronous SGD"].values, local.values
 
 
-def large_share(large: claims.Verdict, sync: claims.Verdict) -> float:
-    """How much of local SGD's gain over synchronous SGD the large batch gets back, from the five-seed means: 0 at
-    synchronous SGD's loss (``sync``, a claim of :data:`LOCAL_SETTINGS` on the same setting and seeds), 1 at local
-    SGD's."""
-    base, big, local = (statistics.fmean(x) for x in _shares(large, sync))
+def large_share(large: claims.Verdict, sync: claims.Verdict, seeds: slice = slice(None)) -> float:
+    """How much of local SGD's gain over synchronous SGD the large batch gets back, from the seeds' means (those of
+    ``seeds``, a slice of the claim's seeds; all by default): 0 at synchronous SGD's loss (``sync``, a claim of
+    :data:`LOCAL_SETTINGS` on the same setting and seeds), 1 at local SGD's."""
+    base, big, local = (statistics.fmean(x[seeds]) for x in _shares(large, sync))
     return (base - big) / (base - local)
 
 
@@ -466,10 +471,14 @@ def large_share_median(large: claims.Verdict, sync: claims.Verdict) -> float:
 
 
 def large_share_range(large: claims.Verdict, sync: claims.Verdict) -> tuple[float, float]:
-    """The large batch's share by both statistics, the lower first: from the seeds' mean losses (:func:`large_share`,
-    the statistic its rate is tuned by) and on the median seed (:func:`large_share_median`). Where one seed's tuned
-    rate nearly diverges the two part, and a share is quoted no finer than the range between them."""
-    return tuple(sorted((large_share(large, sync), large_share_median(large, sync))))
+    """The large batch's share as a (low, high) range no finer than it moves over the seeds: the lowest and highest of
+    the share from all the seeds' means (:func:`large_share`, the statistic its rate is tuned by), on the median seed
+    (:func:`large_share_median`) and from the means of each half of the seeds (two sets of five of the ten). Where one
+    seed's tuned rate nearly diverges these part, and the share is quoted no finer than the range between them."""
+    n = len(large.claim.scored_seeds)
+    halves = (slice(None, n // 2), slice(n // 2, None)) if n >= 10 else ()
+    shares = (large_share(large, sync), large_share_median(large, sync), *(large_share(large, sync, h) for h in halves))
+    return min(shares), max(shares)
 
 
 def _lo_hi(share) -> tuple[float, float]:
@@ -623,7 +632,8 @@ def _local_sync(key: str):
                               uses="4 workers, batch 16, H local steps between averages, inner rate tuned"),
              claims.Contender("synchronous SGD", _local_at(1), {"lr": local_sgd.SYNC_LRS},
                               uses="4 workers, batch 16, one all-reduce a step (H = 1), rate tuned")),
-            metric="final loss (nats)", seeds=_SEEDS, shared={"budget": 0.2 if small else LOCAL_BUDGET, **timing},
+            metric="final loss (nats)", seeds=LOCAL_SEEDS if key == "ch07.local_vs_sync" else _SEEDS,
+            shared={"budget": 0.2 if small else LOCAL_BUDGET, **timing},
             wording=wording, chapter="07", source="commlib.today.local_sgd.run", headline=headline)
     return build
 
@@ -776,10 +786,11 @@ def local_results(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verd
     stragglers (``plain``), with a fast sync (``fast``), each at H = :data:`LOCAL_H`, and the chapter's setting at every
     other H of ``large`` (the large-batch verdicts by H, :data:`LARGE_BATCH_KEYS`, run on ``slow``'s seeds).
 
-    The share the larger batch closes is quoted as the range between the seeds' mean and the median seed
-    (:func:`large_share_range`: one seed on which its tuned rate nearly diverges pulls the mean, not the median), its
-    amount taken from the low end; another H closes less than the chapter's H where its whole range lies below, "on
-    every seed" where seed by seed as well. Each sentence says no more than its row and the chapter's row.
+    The share the larger batch closes is quoted as the range over the seeds' mean, the median seed and each half of
+    the seeds (:func:`large_share_range`: one seed on which its tuned rate nearly diverges pulls the mean, not the
+    median, and five seeds hold that seed or not), its
+    amount taken from the low end; another H closes less than the chapter's H where its whole range lies below
+    (each half of the seeds among its ends). Each sentence says no more than its row and the chapter's row.
     """
     g_slow, g_plain, g_fast = (local_gap(v) for v in (slow, plain, fast))
     sync_mean = slow.best["synchronous SGD"].mean
@@ -801,9 +812,9 @@ def local_results(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verd
             setting = f"H = {h}, slow sync, stragglers"
             base = large[LOCAL_H] if LOCAL_H in large else v
             b_lo, b_hi = large_share_range(base, slow)
-            every = all(x < y for x, y in zip(by_seed, large_shares_by_seed(base, slow)))
-            less = hi < b_lo
-            than = "less" + (" on every seed" if every else "") if less else "more" if lo > b_hi else "about as much"
+            less = hi < b_lo     # each end, each half's share among them, below the chapter's H's lowest
+            halves = ", on each half of the seeds as well" if len(by_seed) >= 10 else ""
+            than = f"less{halves}" if less else "more" if lo > b_hi else "about as much"
             meaning = (f"With rarer syncs the larger batch closes {than}"
                        + (": the many small steps between syncs add more of the lead" if less else "")
                        + (f" (on {sum(x < 0 for x in by_seed)} of {len(by_seed)} seeds it ends above synchronous SGD)"

@@ -64,7 +64,8 @@ from ..units import check_nonnegative
 __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Choice", "machine",
            "NCCL_QUOTED", "NCCL_NVLINK_LATENCIES",
            "NVLS_LATENCY", "bus_bandwidth", "algorithm_bandwidth", "predict", "candidates", "choose",
-           "winners", "Crossover", "crossovers"]
+           "winners", "Crossover", "crossovers", "NCCL_TREE_CORRECTION_SIMPLE", "NCCL_RING_PLATEAU",
+           "tree_ring_crossover_corrected"]
 
 #: Constants as NCCL 2.30.7 sets them in src/graph/tuning.cc (``ncclTopoTuneModel``), seconds or factors.
 #: Quoted for comparison only: the ring's base latency with LL (the chooser uses its own round numbers) and
@@ -397,3 +398,54 @@ def crossovers(collective: str, mach: Machine | str, smallest: float = 64.0, lar
                 hi = mid
         out.append(Crossover(below, pick(hi), lo, hi))
     return out
+
+
+#: NCCL 2.30.7's correction of the tree's all-reduce bandwidth over Simple, one factor a power of two of the size in
+#: 64-byte units from 64 B (``treeCorrectionFactor``, ``src/graph/tuning.cc``; applied below 2**23 units, 512 MiB),
+#: and its "plateau effect of ring": a ring/Simple all-reduce across nodes has its latency multiplied by 1.4 on compute
+#: capability 8.0 and later (``ncclTopoGetAlgoTime``). The chooser leaves both out.
+NCCL_TREE_CORRECTION_SIMPLE = (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8,
+                               .9, .9, .9)
+NCCL_RING_PLATEAU = 1.4
+
+
+def tree_ring_crossover_corrected(mach: Machine | str = "one_gpu_per_node", tree_factors: bool = True,
+                                  ring_plateau: bool = True, smallest: float = 64.0, largest: float = 2.0**31,
+                                  per_octave: int = 64) -> float:
+    """The size (bytes) from which ring/Simple beats tree/Simple for an all-reduce at every larger size, with NCCL's
+    tree correction factors (:data:`NCCL_TREE_CORRECTION_SIMPLE`) and its ring plateau (:data:`NCCL_RING_PLATEAU`,
+    only across nodes) on top of the chooser's entries, each switchable: the two pull opposite ways.
+
+    A scan of ``per_octave`` sizes per factor of two (the factors change at powers of two, so the scan lands on
+    them), good to ``2 ** (1 / per_octave)``.
+
+    >>> base = tree_ring_crossover_corrected(tree_factors=False, ring_plateau=False)
+    >>> ring = tree_ring_crossover_corrected(tree_factors=False)
+    >>> tree = tree_ring_crossover_corrected(ring_plateau=False)
+    >>> both = tree_ring_crossover_corrected()
+    >>> tree < both < base < ring
+    True
+    """
+    mach = machine(mach) if isinstance(mach, str) else mach
+
+    def time(algorithm: str, nbytes: float) -> float:
+        c = predict("all_reduce", algorithm, "Simple", nbytes, mach)
+        if c is None:
+            raise ValueError(f"{mach.key} runs no {algorithm}/Simple all-reduce")
+        latency, algbw = c.latency, c.algbw
+        units = (int(nbytes) // 64).bit_length() - 1          # NCCL's log2i(nBytes >> 6)
+        if algorithm == "tree" and tree_factors and 0 <= units < 23:
+            algbw *= NCCL_TREE_CORRECTION_SIMPLE[units]
+        if algorithm == "ring" and ring_plateau and mach.nodes > 1:
+            latency *= NCCL_RING_PLATEAU
+        return latency + nbytes / algbw
+
+    steps = math.ceil(per_octave * math.log2(largest / smallest))
+    sizes = [smallest * 2 ** (i / per_octave) for i in range(steps + 1)]
+    ring_wins = [time("ring", x) < time("tree", x) for x in sizes]
+    if not ring_wins[-1]:
+        raise ValueError(f"the ring does not win at {largest:g} bytes")
+    i = len(sizes) - 1
+    while i > 0 and ring_wins[i - 1]:
+        i -= 1
+    return sizes[i]

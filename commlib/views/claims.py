@@ -106,7 +106,8 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
             rows.append([name, contender, (setting or _setting)(best.config), value, outcome])
             name = ""  # the claim is named on its first row
     metric = verdicts[0].claim.metric if verdicts else "metric"
-    seeds = verdicts[0].seeds if verdicts else 0
+    counts = sorted({v.seeds for v in verdicts}) or [0]
+    seeds = " or ".join(map(str, counts))     # the claims of one table may run on different numbers of seeds
     if verdicts and all(v.deterministic for v in verdicts):
         column = f"{metric} (a deterministic model: one run)"
     else:

@@ -429,3 +429,16 @@ def test_the_chooser_says_why_b_alg_exceeds_the_link_for_gathers_only():
     reduce = today_calculators.chooser_results("pcie_node", "all_reduce", "1 GiB")[today_calculators.BALG_LABEL]
     assert "above the link's B" in gather and "(n - 1)/n" in gather
     assert "above" not in reduce
+
+
+def test_nccls_two_corrections_pull_the_tree_ring_crossover_opposite_ways_and_the_trees_win():
+    # NCCL 2.30.7: the ring's plateau alone moves it later, the trees' factors alone earlier; both: about half the
+    # chooser's 33 MB (the referee's 17 MB), at 16 MiB where the tree's factor for Simple rises from 0.6 to 0.7
+    from commlib.today import algorithm_choice as tuning
+    chooser = next(x for x in tuning.crossovers("all_reduce", "one_gpu_per_node") if x.above == ("ring", "Simple"))
+    base = tuning.tree_ring_crossover_corrected(tree_factors=False, ring_plateau=False)
+    assert base == pytest.approx(chooser.size, rel=0.02)
+    assert tuning.tree_ring_crossover_corrected(tree_factors=False) > base
+    assert tuning.tree_ring_crossover_corrected(ring_plateau=False) < base
+    both = tuning.tree_ring_crossover_corrected()
+    assert both == pytest.approx(16 * 2**20, rel=0.02) and 0.4 < both / base < 0.6
