@@ -86,6 +86,7 @@ __all__ = [
     "ring_scaling_figure",
     "coefficients_table",
     "comparison_figure",
+    "fold_loss_words",
     "double_binary_tree_figure",
     "hierarchical_figure",
     "torus_figure",
@@ -1339,3 +1340,33 @@ def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw
     }
     return make_calculator(calculators.bandwidth_conversion_results, controls, title="Algorithm bandwidth <-> bus bandwidth",
                            note="Per direction. algbw = buffer bytes / time; busbw = algbw x factor.")
+
+
+def fold_loss_words(crossovers: Mapping[int, float], rival: str = "the ring") -> str:
+    """How an algorithm that must fold off the powers of two compares with ``rival``, in words from its crossovers.
+
+    ``crossovers`` maps each rank count n to the message size in bytes where the two times cross: the folding
+    algorithm, with fewer start-ups, is faster below it and ``rival``, with fewer bytes, above it (as
+    :func:`commlib.collectives.compare.crossover_sizes` finds it). ``0`` means slower at every size, ``math.inf``
+    faster at every size. The sizes are written to two significant digits, because start-ups set them.
+
+    >>> fold_loss_words({12: 954545.45, 97: 11244545.75})
+    'loses to the ring for large messages (above about 950 kB on 12 ranks and 11 MB on 97)'
+    >>> fold_loss_words({12: 0.0}), fold_loss_words({12: math.inf})
+    ('loses to the ring at every size', 'keeps up with the ring')
+    """
+    if not crossovers:
+        raise ValueError("crossovers is empty")
+    sizes = [float(m) for m in crossovers.values()]
+    if any(m < 0 or math.isnan(m) for m in sizes):
+        raise ValueError(f"crossovers must be sizes >= 0 or inf; got {dict(crossovers)}")
+    if all(m == math.inf for m in sizes):
+        return f"keeps up with {rival}"
+    if all(m == 0 for m in sizes):
+        return f"loses to {rival} at every size"
+    if not all(0 < m < math.inf for m in sizes):
+        return f"loses to {rival} on some n, for large messages"
+    where = [f"{format_size(float(f'{m:.2g}'), significant=2)} on {n}" + (" ranks" if i == 0 else "")
+             for i, (n, m) in enumerate(crossovers.items())]
+    listed = where[0] if len(where) == 1 else ", ".join(where[:-1]) + " and " + where[-1]
+    return f"loses to {rival} for large messages (above about {listed})"

@@ -793,3 +793,28 @@ def test_comparison_figure_draws_the_fastest_of_all_in_every_panel_through_every
             k = int(np.argmin(np.abs(np.log(x / dot.get_xdata()[0]))))
             assert x[k] == pytest.approx(dot.get_xdata()[0], rel=1e-12)      # a vertex of the envelope
             assert y[k] == pytest.approx(dot.get_ydata()[0], rel=1e-6)
+
+
+def test_fold_loss_words_follow_the_crossover():
+    # 12 ranks (p' = 8), the fold that swaps halves: 2 log2(8) + 2 = 8 start-ups and 2(7/8)M + M bytes, against the
+    # ring's 22 and 2(11/12)M; they cross at 14 alpha B / (2.75 - 11/6)
+    link = hardware.link("eth_100g")
+    alpha_b = link.latency * link.bandwidth
+    expected = 14 * alpha_b / (2.75 - 11 / 6)
+
+    def t(a, m, k):
+        return compare.best_fold_seconds(a, m, k, link.bandwidth, link.latency)
+
+    found = {k: compare.crossover_sizes(lambda m, k=k: t("halving_doubling", m, k), lambda m, k=k: t("ring", m, k),
+                                        1e2, 1e12)[0] for k in (12, 97)}
+    assert found[12] == pytest.approx(expected, rel=1e-9)
+    for k, m in found.items():   # halving-doubling wins below, the ring above
+        assert t("halving_doubling", 0.9 * m, k) < t("ring", 0.9 * m, k)
+        assert t("halving_doubling", 1.1 * m, k) > t("ring", 1.1 * m, k)
+    words = vc.fold_loss_words(found)
+    assert words.startswith("loses to the ring for large messages")
+    assert f"{float(f'{expected:.2g}') / 1e3:.0f} kB on 12 ranks" in words
+    assert vc.fold_loss_words({12: 0.0}) == "loses to the ring at every size"
+    assert vc.fold_loss_words({12: math.inf}) == "keeps up with the ring"
+    with pytest.raises(ValueError):
+        vc.fold_loss_words({})
