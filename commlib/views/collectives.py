@@ -876,28 +876,30 @@ def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
 
 #: Curve colours in registry order: the first (the ring) black, as it appears in both panels; sky blue
 #: comes before dark blue so that, for n >= 4, they fall in different panels (the pipelined binary tree
-#: is never near the bound, the double binary tree is).
+#: is never near the bound, the double binary tree is). Nine, the Okabe-Ito colours with grey, so that each of the
+#: comparison figure's nine algorithms has a colour of its own (the ninth, Bruck's all-reduce, yellow).
 _CURVE_COLORS = ["black", PALETTE["orange"], PALETTE["green"], PALETTE["vermillion"], "0.55", PALETTE["sky"],
-                 PALETTE["blue"], PALETTE["purple"]]
+                 PALETTE["blue"], PALETTE["purple"], PALETTE["yellow"]]
 
 
 def curve_looks(count: int) -> list[tuple[int, int, int]]:
     """``count`` distinct looks, as (colour, dash, marker) indices into the curve colours, dashes and markers.
 
-    The first eight are the i-th colour, the i-th dash (wrapping after seven) and the i-th marker. Each
+    The first nine are the i-th colour, the i-th dash (wrapping after seven) and the i-th marker (wrapping after
+    eight). Each
     further one is the first unused combination (colour varying fastest) that shares at most one of colour,
     dash and marker with every look before it (the first 50 looks do); once none is left, the first unused
-    one. Past every combination (8 x 7 x 8 = 448) it raises ValueError. Deterministic: the i-th look never
+    one. Past every combination (9 x 7 x 8 = 504) it raises ValueError. Deterministic: the i-th look never
     depends on ``count``.
 
-    >>> looks = curve_looks(9)
-    >>> looks[0], looks[7], looks[8]      # the ring's; the eighth's (its dash wraps); the ninth shares at most one with each
-    ((0, 0, 0), (7, 0, 7), (2, 1, 0))
+    >>> looks = curve_looks(10)
+    >>> looks[0], looks[7], looks[8], looks[9]   # the ring's; the eighth's (dash wraps); the ninth's; the tenth shares one at most
+    ((0, 0, 0), (7, 0, 7), (8, 1, 0), (1, 2, 0))
     """
     nc, nd, nk = len(_CURVE_COLORS), len(_LINESTYLES), len(MARKERS)
     if not isinstance(count, int) or not 0 <= count <= nc * nd * nk:
         raise ValueError(f"count must be an integer from 0 to {nc * nd * nk}; got {count!r}")
-    looks = [(i, i % nd, i) for i in range(min(count, nc))]
+    looks = [(i, i % nd, i % nk) for i in range(min(count, nc))]
     spare = [(c, d, k) for k in range(nk) for d in range(nd) for c in range(nc)]
     for apart in (2, 1):        # first: shares at most one property with each look; then: any unused one
         for cand in spare:
@@ -1011,7 +1013,10 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         ax.yaxis.set_minor_locator(NullLocator())
     if relative:
         axes[0].set_ylabel("time / lower bound", fontsize=12)
-        top = axes[-1].get_ylim()[1] / 1.6
+        # a strip above the highest curve, so that no curve runs through the two labels
+        bottom_y, top_y = axes[-1].get_ylim()
+        axes[-1].set_ylim(bottom_y, top_y * 3.0)
+        top = top_y * 1.5
         axes[0].text(lo * 1.3, top, f"{above[0]} dominate", fontsize=10.5, color="0.3")
         axes[-1].text(hi / 1.3, top, f"{above[-1]} dominate", fontsize=10.5, color="0.3", ha="right")
         # on the left of the last panel, where its curves are well above the bound

@@ -388,16 +388,17 @@ def test_comparison_figure_marks_the_bound_switch_where_every_curve_peaks_and_no
     assert edges == ["start-ups dominate", "bytes dominate"]
 
 
-@pytest.mark.parametrize("count", [1, 8, 9, 50, 51, 448])
-def test_curve_looks_are_distinct_and_keep_the_first_eight(count):
+@pytest.mark.parametrize("count", [1, 8, 9, 10, 50, 51, 504])
+def test_curve_looks_are_distinct_and_keep_the_first_nine(count):
     looks = vc.curve_looks(count)
     assert len(looks) == len(set(looks)) == count
-    assert looks[:8] == [(i, i % len(vc._LINESTYLES), i) for i in range(min(count, 8))]   # today's figures
-    assert looks == vc.curve_looks(448)[:count]                                          # never depends on count
+    assert looks[:9] == [(i, i % len(vc._LINESTYLES), i % len(vc.MARKERS))                # today's figures
+                         for i in range(min(count, 9))]
+    assert looks == vc.curve_looks(504)[:count]                                          # never depends on count
     for i, a in enumerate(looks[:50]):       # the first fifty share at most one of colour, dash, marker
         assert all(sum(x != y for x, y in zip(a, b)) >= 2 for b in looks[:i])
     with pytest.raises(ValueError, match="count"):
-        vc.curve_looks(449)
+        vc.curve_looks(505)
 
 
 def test_lower_bound_is_below_every_algorithm():
