@@ -86,6 +86,7 @@ __all__ = [
     "ring_scaling_figure",
     "coefficients_table",
     "comparison_figure",
+    "fold_loss_words",
     "double_binary_tree_figure",
     "hierarchical_figure",
     "torus_figure",
@@ -875,28 +876,30 @@ def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
 
 #: Curve colours in registry order: the first (the ring) black, as it appears in both panels; sky blue
 #: comes before dark blue so that, for n >= 4, they fall in different panels (the pipelined binary tree
-#: is never near the bound, the double binary tree is).
+#: is never near the bound, the double binary tree is). Nine, the Okabe-Ito colours with grey, so that each of the
+#: comparison figure's nine algorithms has a colour of its own (the ninth, Bruck's all-reduce, yellow).
 _CURVE_COLORS = ["black", PALETTE["orange"], PALETTE["green"], PALETTE["vermillion"], "0.55", PALETTE["sky"],
-                 PALETTE["blue"], PALETTE["purple"]]
+                 PALETTE["blue"], PALETTE["purple"], PALETTE["yellow"]]
 
 
 def curve_looks(count: int) -> list[tuple[int, int, int]]:
     """``count`` distinct looks, as (colour, dash, marker) indices into the curve colours, dashes and markers.
 
-    The first eight are the i-th colour, the i-th dash (wrapping after seven) and the i-th marker. Each
+    The first nine are the i-th colour, the i-th dash (wrapping after seven) and the i-th marker (wrapping after
+    eight). Each
     further one is the first unused combination (colour varying fastest) that shares at most one of colour,
     dash and marker with every look before it (the first 50 looks do); once none is left, the first unused
-    one. Past every combination (8 x 7 x 8 = 448) it raises ValueError. Deterministic: the i-th look never
+    one. Past every combination (9 x 7 x 8 = 504) it raises ValueError. Deterministic: the i-th look never
     depends on ``count``.
 
-    >>> looks = curve_looks(9)
-    >>> looks[0], looks[7], looks[8]      # the ring's; the eighth's (its dash wraps); the ninth shares at most one with each
-    ((0, 0, 0), (7, 0, 7), (2, 1, 0))
+    >>> looks = curve_looks(10)
+    >>> looks[0], looks[7], looks[8], looks[9]   # the ring's; the eighth's (dash wraps); the ninth's; the tenth shares one at most
+    ((0, 0, 0), (7, 0, 7), (8, 1, 0), (1, 2, 0))
     """
     nc, nd, nk = len(_CURVE_COLORS), len(_LINESTYLES), len(MARKERS)
     if not isinstance(count, int) or not 0 <= count <= nc * nd * nk:
         raise ValueError(f"count must be an integer from 0 to {nc * nd * nk}; got {count!r}")
-    looks = [(i, i % nd, i) for i in range(min(count, nc))]
+    looks = [(i, i % nd, i % nk) for i in range(min(count, nc))]
     spare = [(c, d, k) for k in range(nk) for d in range(nd) for c in range(nc)]
     for apart in (2, 1):        # first: shares at most one property with each look; then: any unused one
         for cand in spare:
@@ -1010,7 +1013,10 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         ax.yaxis.set_minor_locator(NullLocator())
     if relative:
         axes[0].set_ylabel("time / lower bound", fontsize=12)
-        top = axes[-1].get_ylim()[1] / 1.6
+        # a strip above the highest curve, so that no curve runs through the two labels
+        bottom_y, top_y = axes[-1].get_ylim()
+        axes[-1].set_ylim(bottom_y, top_y * 3.0)
+        top = top_y * 1.5
         axes[0].text(lo * 1.3, top, f"{above[0]} dominate", fontsize=10.5, color="0.3")
         axes[-1].text(hi / 1.3, top, f"{above[-1]} dominate", fontsize=10.5, color="0.3", ha="right")
         # on the left of the last panel, where its curves are well above the bound
@@ -1339,3 +1345,33 @@ def bandwidth_converter(value: str = "10 GB/s", direction: str = "algbw -> busbw
     }
     return make_calculator(calculators.bandwidth_conversion_results, controls, title="Algorithm bandwidth <-> bus bandwidth",
                            note="Per direction. algbw = buffer bytes / time; busbw = algbw x factor.")
+
+
+def fold_loss_words(crossovers: Mapping[int, float], rival: str = "the ring") -> str:
+    """How an algorithm that must fold off the powers of two compares with ``rival``, in words from its crossovers.
+
+    ``crossovers`` maps each rank count n to the message size in bytes where the two times cross: the folding
+    algorithm, with fewer start-ups, is faster below it and ``rival``, with fewer bytes, above it (as
+    :func:`commlib.collectives.compare.crossover_sizes` finds it). ``0`` means slower at every size, ``math.inf``
+    faster at every size. The sizes are written to two significant digits, because start-ups set them.
+
+    >>> fold_loss_words({12: 954545.45, 97: 11244545.75})
+    'loses to the ring for large messages (above about 950 kB on 12 ranks and 11 MB on 97)'
+    >>> fold_loss_words({12: 0.0}), fold_loss_words({12: math.inf})
+    ('loses to the ring at every size', 'keeps up with the ring')
+    """
+    if not crossovers:
+        raise ValueError("crossovers is empty")
+    sizes = [float(m) for m in crossovers.values()]
+    if any(m < 0 or math.isnan(m) for m in sizes):
+        raise ValueError(f"crossovers must be sizes >= 0 or inf; got {dict(crossovers)}")
+    if all(m == math.inf for m in sizes):
+        return f"keeps up with {rival}"
+    if all(m == 0 for m in sizes):
+        return f"loses to {rival} at every size"
+    if not all(0 < m < math.inf for m in sizes):
+        return f"loses to {rival} on some n, for large messages"
+    where = [f"{format_size(float(f'{m:.2g}'), significant=2)} on {n}" + (" ranks" if i == 0 else "")
+             for i, (n, m) in enumerate(crossovers.items())]
+    listed = where[0] if len(where) == 1 else ", ".join(where[:-1]) + " and " + where[-1]
+    return f"loses to {rival} for large messages (above about {listed})"

@@ -388,16 +388,17 @@ def test_comparison_figure_marks_the_bound_switch_where_every_curve_peaks_and_no
     assert edges == ["start-ups dominate", "bytes dominate"]
 
 
-@pytest.mark.parametrize("count", [1, 8, 9, 50, 51, 448])
-def test_curve_looks_are_distinct_and_keep_the_first_eight(count):
+@pytest.mark.parametrize("count", [1, 8, 9, 10, 50, 51, 504])
+def test_curve_looks_are_distinct_and_keep_the_first_nine(count):
     looks = vc.curve_looks(count)
     assert len(looks) == len(set(looks)) == count
-    assert looks[:8] == [(i, i % len(vc._LINESTYLES), i) for i in range(min(count, 8))]   # today's figures
-    assert looks == vc.curve_looks(448)[:count]                                          # never depends on count
+    assert looks[:9] == [(i, i % len(vc._LINESTYLES), i % len(vc.MARKERS))                # today's figures
+                         for i in range(min(count, 9))]
+    assert looks == vc.curve_looks(504)[:count]                                          # never depends on count
     for i, a in enumerate(looks[:50]):       # the first fifty share at most one of colour, dash, marker
         assert all(sum(x != y for x, y in zip(a, b)) >= 2 for b in looks[:i])
     with pytest.raises(ValueError, match="count"):
-        vc.curve_looks(449)
+        vc.curve_looks(505)
 
 
 def test_lower_bound_is_below_every_algorithm():
@@ -793,3 +794,28 @@ def test_comparison_figure_draws_the_fastest_of_all_in_every_panel_through_every
             k = int(np.argmin(np.abs(np.log(x / dot.get_xdata()[0]))))
             assert x[k] == pytest.approx(dot.get_xdata()[0], rel=1e-12)      # a vertex of the envelope
             assert y[k] == pytest.approx(dot.get_ydata()[0], rel=1e-6)
+
+
+def test_fold_loss_words_follow_the_crossover():
+    # 12 ranks (p' = 8), the fold that swaps halves: 2 log2(8) + 2 = 8 start-ups and 2(7/8)M + M bytes, against the
+    # ring's 22 and 2(11/12)M; they cross at 14 alpha B / (2.75 - 11/6)
+    link = hardware.link("eth_100g")
+    alpha_b = link.latency * link.bandwidth
+    expected = 14 * alpha_b / (2.75 - 11 / 6)
+
+    def t(a, m, k):
+        return compare.best_fold_seconds(a, m, k, link.bandwidth, link.latency)
+
+    found = {k: compare.crossover_sizes(lambda m, k=k: t("halving_doubling", m, k), lambda m, k=k: t("ring", m, k),
+                                        1e2, 1e12)[0] for k in (12, 97)}
+    assert found[12] == pytest.approx(expected, rel=1e-9)
+    for k, m in found.items():   # halving-doubling wins below, the ring above
+        assert t("halving_doubling", 0.9 * m, k) < t("ring", 0.9 * m, k)
+        assert t("halving_doubling", 1.1 * m, k) > t("ring", 1.1 * m, k)
+    words = vc.fold_loss_words(found)
+    assert words.startswith("loses to the ring for large messages")
+    assert f"{float(f'{expected:.2g}') / 1e3:.0f} kB on 12 ranks" in words
+    assert vc.fold_loss_words({12: 0.0}) == "loses to the ring at every size"
+    assert vc.fold_loss_words({12: math.inf}) == "keeps up with the ring"
+    with pytest.raises(ValueError):
+        vc.fold_loss_words({})
