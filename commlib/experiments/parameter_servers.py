@@ -17,7 +17,7 @@ __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_c
            "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
            "ps_fast_server_cards_claim", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
            "kstar_small_sentence", "alpha_scaling_sentence", "few_times_words",
-           "crossover_multiples",
+           "crossover_multiples", "beyond_ring_words",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
@@ -423,10 +423,12 @@ def thresholds_sentence(ns=(32, 8)) -> str:
     """Below which shares φ the parameter server of :func:`small_message_thresholds` beats the ring and every
     all-reduce on the workers' cards, for each number of workers in ``ns`` (the first in full)."""
     t = [small_message_thresholds(n) for n in ns]
-    first = (f"with {ns[0]} workers it {_below(t[0]['f_ring'], 'the ring')} and "
+    s = _small_shared(ns[0], 1.0)
+    size = f"{s['nbytes'] / 1e6:g} MB gradient on {hardware.link('eth_25g').name}"
+    first = (f"for the {size}, with {ns[0]} workers it {_below(t[0]['f_ring'], 'the ring')} and "
              f"{_below(t[0]['f_best'], 'every all-reduce')}")
     rest = "".join(f"; with {n}, below {_bound(x['f_ring'])} and {_bound(x['f_best'])}" for n, x in zip(ns[1:], t[1:]))
-    return (r"On its $2n$ cards against the all-reduces on the workers' $n$ cards, the parameter server gains as "
+    return (r"On its extra cards against the all-reduces on the workers' $n$ cards, the parameter server gains as "
             rf"$\varphi$ falls: {first}{rest}")
 
 
@@ -517,10 +519,26 @@ def ps_crossover_32_claim(small: bool = False) -> claims.Claim:
     return _crossover("ch03.ps_crossover_32", 32)
 
 
-def crossover_multiples(verdicts) -> list[float]:
-    """Each verdict's crossover against the ring in units of n alpha B (alpha and B of the 25 Gb/s cards)."""
+def crossover_multiples(verdicts, rival: str = "ring") -> list[float]:
+    """Each verdict's crossover against ``rival`` (a contender of :func:`_crossover`: "ring" or "fastest
+    all-reduce") in units of n alpha B (alpha and B of the 25 Gb/s cards)."""
     bw = hardware.link("eth_25g").bandwidth
-    return [v.best["ring"].mean * 1e6 / (v.claim.shared["n"] * v.claim.shared["latency"] * bw) for v in verdicts]
+    return [v.best[rival].mean * 1e6 / (v.claim.shared["n"] * v.claim.shared["latency"] * bw) for v in verdicts]
+
+
+def beyond_ring_words(verdicts) -> str:
+    r"""Where the all-reduce that holds out longest keeps the parameter server behind past the ring's crossover, in
+    words: that algorithm and its crossover as a multiple of :math:`n\alpha B` for each verdict's n.
+
+    >>> print(beyond_ring_words([claims.verdict(k) for k in ("ch03.ps_crossover", "ch03.ps_crossover_32")]))
+    halving-doubling, up to 7.8 times $n\alpha B$ with 8 workers and 6.1 times with 32
+    """
+    algs = {_algorithm(v.best["fastest all-reduce"]) for v in verdicts}
+    name = algs.pop() if len(algs) == 1 else "depending on n"
+    m = crossover_multiples(verdicts, "fastest all-reduce")
+    ns = [v.claim.shared["n"] for v in verdicts]
+    rest = "".join(f" and {x:.1f} times with {n}" for n, x in zip(ns[1:], m[1:]))
+    return rf"{name}, up to {m[0]:.1f} times $n\alpha B$ with {ns[0]} workers{rest}"
 
 
 def few_times_words(verdicts) -> str:

@@ -46,7 +46,8 @@ __all__ = [
 ]
 
 #: What the book calls the all-reduce of :func:`allreduce_on_same_cards` wherever it shows it (tables, figures,
-#: calculator). It is the fastest all-reduce the book has on those cards, not a lower bound on all-reduces.
+#: calculator). In bandwidth terms its time is a lower bound on every all-reduce among the workers on those cards;
+#: with start-ups counted it is the fastest all-reduce the book counts there, no proved bound.
 SAME_CARDS_LABEL = "best all-reduce on the same cards"
 
 
