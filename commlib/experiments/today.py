@@ -766,7 +766,7 @@ def batch_scope(slow: claims.Verdict, fast: claims.Verdict, large: claims.Verdic
     if lo > 0.5 and fast_small:
         return (f"Against the better of synchronous SGD's two batches the lead is therefore small with either "
                 f"sync run here: the {h} times larger batch closes most of it with the slow one, and with the fast one it "
-                f"is small already at the same batch ({ran})")
+                f"is small already at the same batch; {ran}")
     closes = closes_range_words((lo, hi))
     return (f"The {h} times larger batch closes {closes} of the slow sync's lead; {ran}, so what it would leave of "
             "the fast sync's lead is not known here")
