@@ -32,7 +32,7 @@ from . import claims
 __all__ = ["BYTES_WORKERS", "NAMES", "TRAIN_LRS", "TRAIN_STEPS", "TRAIN_WORKERS", "LOCAL_BUDGET", "LOCAL_H",
            "LOCAL_SETTINGS", "LARGE_BATCH_KEYS", "large_summary", "local_outcome", "large_outcome", "paired_gaps", "median_spread",
            "seed_noise", "large_share", "large_shares_by_seed", "large_share_median",
-           "large_gain_words", "local_gap", "race_cause", "race_takeaway", "MoeExample", "MOE_EXAMPLE",
+           "large_gain_words", "local_gap", "race_cause", "race_takeaway", "SAME_BATCH", "batch_scope", "MoeExample", "MOE_EXAMPLE",
            "MOE_SEEDS", "moe_imbalances", "bytes_phrase", "way_words",
            "large_share_range", "way_range_words", "closes_range_words"]
 
@@ -599,6 +599,11 @@ LOCAL_SETTINGS = {
 }
 
 
+#: The scope of every comparison in :data:`LOCAL_SETTINGS`: synchronous SGD keeps local SGD's batch of 16 a worker.
+#: A lead measured so says nothing of a synchronous SGD whose batch is tuned too (:func:`batch_scope`).
+SAME_BATCH = "against synchronous SGD at the same per-worker batch"
+
+
 def local_outcome(v: claims.Verdict) -> str:
     """How local SGD ends against its rival in a local-SGD claim: ``"ends below"``, ``"ends above"`` or
     ``"ends level with"`` (the mean gap within three spreads and not the same way on every seed)."""
@@ -672,7 +677,8 @@ def race_cause(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verdict
             and abs(g_plain - g_slow) <= 3 * max(slow.spread, plain.spread)):
         return (f"Local SGD ends lower in all three settings, but by {g_slow:.3f} nats with the slow synchronisation "
                 f"against {g_fast:.3f} with the fast one, and by about as much without stragglers ({g_plain:.3f}): on "
-                "this problem the slow synchronisation makes most of the gap, the stragglers little of it.")
+                f"this problem, {SAME_BATCH}, the slow synchronisation makes most of the gap, the stragglers little "
+                "of it.")
     return ""
 
 
@@ -731,16 +737,39 @@ def race_takeaway(slow: claims.Verdict, fast: claims.Verdict) -> str:
     line, no broader than the two sync costs run.
 
     Where local SGD ends below with the slow sync and, with the fast one, by less than half as much (or not below at
-    all), the lesson is that here its lead depends mostly on the sync's cost; otherwise the two outcomes.
+    all), the lesson is that here its lead depends mostly on the sync's cost; otherwise the two outcomes. Either way
+    scoped to the rival these claims run, synchronous SGD at the same per-worker batch (:data:`SAME_BATCH`).
     """
     o_slow, o_fast = local_outcome(slow), local_outcome(fast)
     if o_slow == "ends below" and (o_fast != "ends below" or local_gap(fast) < local_gap(slow) / 2):
         fast_words = {"ends below": "small when they are fast", "ends level with": "none when they are fast",
                       "ends above": "reversed when they are fast"}[o_fast]
-        return ("Here local SGD's lead over synchronous SGD depends mostly on the sync's cost: large when syncs are "
+        return (f"Here, {SAME_BATCH}, local SGD's lead depends mostly on the sync's cost: large when syncs are "
                 f"slow, {fast_words}")
-    return (f"Here local SGD {_against(slow, 'synchronous SGD')} when syncs are slow, and {_against(fast, 'it')} "
-            "when fast")
+    return (f"Here local SGD {_against(slow, 'synchronous SGD at the same per-worker batch')} when syncs are slow, and "
+            f"{_against(fast, 'it')} when fast")
+
+
+def batch_scope(slow: claims.Verdict, fast: claims.Verdict, large: claims.Verdict) -> str:
+    """One sentence on local SGD's lead against the better of synchronous SGD's two batches, from the verdicts with a
+    slow and a fast sync at the same batch and the larger-batch control (``large``, run with the slow sync only): what
+    the :data:`SAME_BATCH` scope of :func:`race_takeaway` leaves out.
+
+    Where the larger batch closes most of the slow sync's lead (the low end of :func:`large_share_range` above half)
+    and the fast sync's lead at the same batch is already less than half the slow one's (or none), the lead against
+    the better batch is small with either sync run; it says that the larger batch was run with the slow sync only.
+    """
+    h = large.claim.shared.get("h", LOCAL_H)
+    lo, hi = large_share_range(large, slow)
+    ran = "the chapter ran the larger batch only with the slow sync"
+    fast_small = local_outcome(fast) != "ends below" or local_gap(fast) < local_gap(slow) / 2
+    if lo > 0.5 and fast_small:
+        return (f"Against the better of synchronous SGD's two batches the lead is therefore small with either "
+                f"sync run here: the {h} times larger batch closes most of it with the slow one, and with the fast one it "
+                f"is small already at the same batch; {ran}")
+    closes = closes_range_words((lo, hi))
+    return (f"The {h} times larger batch closes {closes} of the slow sync's lead; {ran}, so what it would leave of "
+            "the fast sync's lead is not known here")
 
 
 def closes_words(share: float) -> str:
@@ -826,9 +855,10 @@ def local_results(slow: claims.Verdict, plain: claims.Verdict, fast: claims.Verd
         plain_words = ("A smaller lead without stragglers: they make part of it." if g_plain < g_slow else
                        "A larger lead without stragglers: they narrow it.")
     if local_outcome(fast) != "ends below" or g_fast < g_slow / 2:
-        fast_words = "A fast sync leaves far less lead: the slow sync makes most of it."
+        fast_words = (f"A fast sync leaves far less lead {SAME_BATCH}: the slow sync makes most of that lead "
+                      "(the larger batch was run with the slow sync only).")
     else:
-        fast_words = "About as large a lead with a fast sync: the sync's cost makes little of it."
+        fast_words = f"About as large a lead with a fast sync, {SAME_BATCH}: the sync's cost makes little of it."
     rows[1:1] = [LocalRow(f"H = {LOCAL_H}, slow sync, no stragglers", g_plain, "", plain_words),
                  LocalRow(f"H = {LOCAL_H}, fast sync, stragglers", g_fast, "", fast_words)]
     return tuple(rows)

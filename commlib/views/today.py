@@ -327,7 +327,7 @@ def local_results_table(rows, caption: str = ""):
     from .tables import markdown_table
 
     return markdown_table(
-        ("setting", "local SGD's lead over synchronous SGD (nats, mean over its claim's seeds)",
+        ("setting", "local SGD's lead over synchronous SGD at the same per-worker batch (nats, mean over its claim's seeds)",
          "share of it a larger batch closes (by the seeds' mean, the median seed and each half of the seeds)",
          "what it says"),
         [(r.setting, f"{r.lead:.3f}", r.closes or "not run", r.meaning) for r in rows], caption)

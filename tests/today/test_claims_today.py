@@ -158,14 +158,41 @@ def test_race_cause_and_takeaway_follow_the_verdicts():
     assert today_runs.race_cause(slow, _race(0.005), fast) == ""
     assert today_runs.race_cause(slow, plain, _race(0.015)) == ""
     assert today_runs.race_takeaway(slow, fast) == (
-        "Here local SGD's lead over synchronous SGD depends mostly on the sync's cost: large when syncs are slow, small "
-        "when they are fast")
+        "Here, against synchronous SGD at the same per-worker batch, local SGD's lead depends mostly on the sync's cost: "
+        "large when syncs are slow, small when they are fast")
     level = _race(0.001, noise=0.01)
     assert today_runs.local_outcome(level) == "ends level with"
     assert today_runs.race_takeaway(slow, level).endswith("none when they are fast")
     # a fast sync that keeps most of the gap: no lesson about the sync, the two outcomes as they are
-    assert today_runs.race_takeaway(slow, _race(0.015)) == ("Here local SGD ends below synchronous SGD by 0.020 nats "
-                                                            "when syncs are slow, and ends below it by 0.015 nats when fast")
+    assert today_runs.race_takeaway(slow, _race(0.015)) == (
+        "Here local SGD ends below synchronous SGD at the same per-worker batch by 0.020 nats when syncs are slow, and "
+        "ends below it by 0.015 nats when fast")
+
+
+def test_every_sentence_on_the_sync_cost_is_scoped_to_the_same_batch_and_says_what_the_larger_batch_leaves():
+    # the leads of LOCAL_SETTINGS are against synchronous SGD at batch 16 a worker: a synchronous SGD with its batch
+    # tuned too closes most of the slow sync's lead, so every sentence on the sync's cost names that rival
+    from commlib.experiments import today as today_runs
+    scope = today_runs.SAME_BATCH
+    assert scope == "against synchronous SGD at the same per-worker batch"
+    slow, plain, fast = _race(0.020), _race(0.021), _race(0.003)
+    large = _toy_verdict([0.5005, 0.4995, 0.5005, 0.4995, 0.5005], [0.503, 0.502, 0.503, 0.502, 0.503])
+    for sentence in (today_runs.race_takeaway(slow, fast), today_runs.race_takeaway(slow, _race(0.015)),
+                     today_runs.race_cause(slow, plain, fast)):
+        assert "at the same per-worker batch" in sentence, sentence
+    rows = today_runs.local_results(slow, plain, fast, {16: large})
+    assert scope in rows[2].meaning and "slow sync only" in rows[2].meaning
+    assert scope in today_runs.local_results(slow, plain, _race(0.015), {16: large})[2].meaning
+    # the larger batch closes most of the slow lead, the fast lead is small already: small with either sync run
+    words = today_runs.batch_scope(slow, fast, large)
+    assert "better of synchronous SGD's two batches" in words and "small with either sync run here" in words
+    assert "only with the slow sync" in words
+    # a fast lead nearly as large as the slow one: nothing is said of the fast sync beyond that it was not run
+    other = today_runs.batch_scope(slow, _race(0.015), large)
+    assert "small with either" not in other and "not known here" in other and "only with the slow sync" in other
+    # a larger batch that closes little: no claim that the lead is small
+    weak = _toy_verdict([0.5005, 0.4995, 0.5005, 0.4995, 0.5005], [0.515, 0.514, 0.515, 0.514, 0.515])
+    assert "small with either" not in today_runs.batch_scope(slow, fast, weak)
 
 
 def test_the_large_batch_share_of_the_way_is_quoted_in_tenths():
