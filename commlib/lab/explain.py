@@ -2099,7 +2099,8 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
             return "The two agree within their spread: there is no gap to take apart."
         if math.isinf(check.fitted):
             return "The fit found no cost per byte at that size: there is no ratio to take apart."
-        return (f"Three factors computed from this run multiply to that ratio, each read at {size}: the bytes busbw "
+        return (f"Three factors computed from this run multiply to the bus bandwidth over the fitted 1/β "
+                f"(the row of that name in the table above), each read at {size}: the bytes busbw "
                 f"counts over the bytes the algorithm run there ({algorithm}) sends along its critical path "
                 f"({check.counts:.2f}), the share of the model's time spent on bytes rather than start-ups "
                 f"({check.byte_share:.2f}), and the model's time over the measured time ({check.miss:.2f}).")
@@ -3078,9 +3079,9 @@ def alpha_level_sentence(sizes: Sequence[float], multiple: Sequence[Sequence[flo
                 f"{kept} the time (the thread-level control, on another machine of the same kind)")
     if hi_q >= 1:
         return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it; in the thread-level control "
-                f"(with gloo, below) the all-reduce at `MPI_THREAD_SINGLE` took {span} of its time {where}.")
-    return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it: in the thread-level control (with "
-            f"gloo, below; another machine of the same kind) the same two-rank all-reduce took {span} of its time "
+                f"(under The formula, above) the all-reduce at `MPI_THREAD_SINGLE` took {span} of its time {where}.")
+    return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it: in the thread-level control (under "
+            f"The formula, above; another machine of the same kind) the same two-rank all-reduce took {span} of its time "
             f"{where} at `MPI_THREAD_SINGLE`, in {copies}, so {share} of the small-message time here comes with "
             "mpi4py's thread level.")
 
@@ -3169,7 +3170,7 @@ def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_t
                 "chooses, above). On these four ranks sharing two cores the run has no control at "
                 "`MPI_THREAD_SINGLE`, where MPICH may use its shared-memory all-reduce, so it does not say whether "
                 "the library at its other thread level would have kept or lost the ring's lead."
-                + (f" On two ranks it has one (with gloo, below): there, at SINGLE, the library's all-reduce was "
+                + (f" On two ranks it has one (under The formula, above): there, at SINGLE, the library's all-reduce was "
                    f"{elsewhere}." if elsewhere else ""))
     sizes = list(sizes)
     if not (len(sizes) == len(ring_times) == len(lib_times) == len(factors)) or not sizes:

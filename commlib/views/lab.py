@@ -469,11 +469,14 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
         "size": text(size, predict.SIZE_ENTRY.label, "e.g. 16 MiB"),
         "n": integer(first.n, 2, 64, "ranks n"),
     }
+    grade = grade.replace("`", "")  # the note is plain text: a code name's backticks would show
     return make_calculator(compute, controls, title="The fitted model of this machine",
                            note=(f"{grade} " if grade else "") + "Fitted on the ranks measured above; 1 MiB = 2^20 B, 1 MB = 10^6 B; "
                                 "bandwidths in bytes per second, as nccl-tests defines algbw and busbw. "
                                 "'none measurable': in the sizes that regime was fitted on, the fit found no "
-                                "start-up cost next to the copying time.")
+                                "start-up cost next to the copying time; carried to many ranks, such a regime "
+                                "still prices no start-up cost for any of the added steps, so its latency term "
+                                "there is missing, not small.")
 
 
 # --------------------------------------------------------------------------- words for the prose
@@ -625,7 +628,10 @@ def rate_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
 
 def suspects_table(found: Sequence[fit.Suspect]):
     """Markdown table of the timings that failed the load checks (:func:`commlib.lab.fit.suspects`): collective,
-    size and each check it failed; the prose gives their count (:func:`commlib.lab.explain.suspects_sentence`)."""
+    size and each check it failed; the prose gives their count (:func:`commlib.lab.explain.suspects_sentence`).
+    Where none failed, a sentence instead of a table with no rows."""
+    if not found:
+        return Markdown("No timing failed a load check, so there is no table of them.")
     keys = list(dict.fromkeys((f.op, f.nbytes) for f in found))
     body = [[op.replace("_", "-"), format_bytes(x), "; ".join(f.why for f in found if (f.op, f.nbytes) == (op, x))]
             for op, x in keys]
@@ -710,8 +716,8 @@ def split_diagram(series: fit.Series, seed: int = 0, lo: float = 0.0):
 def three_rates_table(check: fit.RateCheck, copy_rate: float, copy_range: tuple[float, float], op: str = "all-reduce"):
     """Markdown table: the three rates that describe ``op`` (:func:`commlib.lab.explain.rates_lead`), each with its
     range, in GB/s: its bus bandwidth measured at the largest size, its single line's fitted ``1/beta``, and the copy
-    control's rate per rank at that size (``copy_rate``, the middle half of its calls ``copy_range``, bytes/s); a
-    last row holds the bus bandwidth over the copy rate."""
+    control's rate per rank at that size (``copy_rate``, the middle half of its calls ``copy_range``, bytes/s); two
+    last rows hold the bus bandwidth over the fitted rate and over the copy rate."""
     check_positive("copy_rate", copy_rate)
     size = format_bytes(check.nbytes)
     body = [[f"{op}: bus bandwidth measured at {size}", explain._gbs(check.busbw),
@@ -722,6 +728,7 @@ def three_rates_table(check: fit.RateCheck, copy_rate: float, copy_range: tuple[
              f"{explain.about(check.splits) if check.splits else 'no'} refits"],
             [f"copy control at {size}, per rank", explain._gbs(copy_rate),
              f"{explain._gbs(copy_range[0])} to {explain._gbs(copy_range[1])} over the middle half of the calls"],
+            [f"{op}'s bus bandwidth over its fitted $1/\\beta$ (the three factors' product)", f"{check.ratio:.2f}", ""],
             [f"{op}'s bus bandwidth over the copy rate", f"{check.busbw / copy_rate:.2f}", ""]]
     return markdown_table(["rate", "GB/s", "range"], body)
 

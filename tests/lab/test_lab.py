@@ -448,6 +448,27 @@ def test_calculator_names_an_unmeasurable_start_up_cost_instead_of_zero():
     assert len(shown) <= 60                             # fits the calculator's value column
 
 
+def test_calculator_note_warns_of_a_zero_alpha_carried_to_many_steps_and_shows_no_backticks():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    s = _series(0.0, 10e9)
+    calc = lab_views.model_calculator([s], [fit.fit_joint([s])], size="1 MiB", grade="at `MPI_THREAD_SINGLE` it")
+    assert "`" not in calc.note and "at MPI_THREAD_SINGLE it" in calc.note
+    assert "carried to many ranks" in calc.note and "missing, not small" in calc.note
+    calc.controls["n"].value = 64                       # a 63-step ring: the price still has no start-up in it
+    assert calc.results["latency term a alpha"].startswith("none measurable")
+
+
+def test_load_check_table_is_a_sentence_when_no_timing_failed():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    assert "|" not in lab_views.suspects_table([]).data
+    table = lab_views.suspects_table([fit.Suspect("all_reduce", 1024.0, "spread")]).data
+    assert "| all-reduce | 1 KiB | spread |" in table
+
+
 def test_calculator_shows_a_measurable_start_up_cost_as_a_time():
     from commlib.lab import fit
     from commlib.units import format_time
