@@ -32,7 +32,8 @@ import numpy as np
 
 from ..units import check_count, check_positive
 
-__all__ = ["spectral_radius", "largest_stable_step", "stable_step_closed_form", "random_staleness_stable_step"]
+__all__ = ["spectral_radius", "largest_stable_step", "stable_step_closed_form", "random_staleness_stable_step",
+           "noise_variance_gain"]
 
 
 def _radius(a: float, tau: int) -> float:
@@ -132,3 +133,58 @@ def random_staleness_stable_step(workers: int, updates: int = 20_000, seed: int 
         first = int(np.argmax(grows)) if grows.any() else steps.size - 1
         lo, hi = (steps[max(first - 1, 0)], steps[first]) if grows.any() else (steps[-2], steps[-1])
     return float(np.sqrt(lo * hi))
+
+
+def noise_variance_gain(step: float, staleness: int, tol: float = 1e-12, max_terms: int = 10_000_000) -> float:
+    r"""How much more a fixed delay amplifies gradient noise: the stationary variance of the noisy stale iteration
+    divided by that of the same step without staleness.
+
+    Add noise to each gradient of the stale quadratic, :math:`w_{j+1} = w_j - \zeta\, w_{j-\tau} + \zeta\,\xi_j`,
+    with the :math:`\xi_j` independent, mean zero, variance :math:`\sigma^2`. The iteration is linear, so
+    :math:`w_j` is a weighted sum of the past noise, :math:`w_j = \sum_k h_k \xi_{j-k}`, where :math:`h_k` is how
+    far one unit of noise still moves the parameters :math:`k` updates later (the *impulse response*). Independent
+    noise adds in variance: in the long run :math:`\operatorname{Var} w_j = \sigma^2 \sum_k h_k^2`. Without
+    staleness :math:`h_k = \zeta (1 - \zeta)^{k-1}` and the sum is :math:`\zeta / (2 - \zeta)`; the gain is the
+    stale sum over that one, so neither :math:`\sigma^2` nor the unit of :math:`w` enters.
+
+    A stale iteration rings: its roots sit closer to the unit circle than :math:`1 - \zeta` does, so each unit
+    of noise echoes for longer, and the echoes add up. The gain grows steadily as ``step`` nears
+    :func:`largest_stable_step` and is infinite at it, where the echoes never die out: a step well inside the
+    stability limit can still cost accuracy, because the parameters jitter more around the optimum.
+
+    ``step`` is :math:`\zeta = \eta\lambda` (> 0 and below the limit for ``staleness``, else ``ValueError``);
+    the sum is truncated once the terms still to come add less than ``tol`` of it (in the long run the terms shrink
+    like the spectral radius :math:`r` to the power :math:`k`, so each further block of :math:`\tau + 1` terms adds
+    about :math:`r^{2(\tau+1)}` times the last one); ``max_terms`` caps the work (``RuntimeError`` if the sum has not
+    converged by then).
+
+    >>> noise_variance_gain(0.5, 0)            # no staleness: no gain
+    1.0
+    >>> round(noise_variance_gain(0.05, 15), 2)  # about half the limit, 0.101, of a gradient 15 updates old
+    2.32
+    """
+    from scipy.signal import lfilter
+
+    a = check_positive("step", step)
+    tau = check_count("staleness", staleness, 0)
+    tol = check_positive("tol", tol)
+    radius = _radius(a, tau)
+    if radius >= 1.0:
+        raise ValueError(f"step {a:g} is not stable at staleness {tau} (largest stable step "
+                         f"{stable_step_closed_form(tau):.4g}): the noise's variance grows without bound")
+    denominator = np.zeros(tau + 2)
+    denominator[:2] = (1.0, -1.0)
+    denominator[-1] += a                      # w_j - w_{j-1} + a w_{j-1-tau} = a xi_{j-1}
+    terms = max(4 * (tau + 1), int(np.ceil(np.log(tol) / np.log(radius))) + tau + 1)
+    while True:
+        impulse = np.zeros(terms)
+        impulse[0] = 1.0
+        h2 = lfilter([0.0, a], denominator, impulse) ** 2
+        total = float(h2.sum())
+        # the terms still to come: the last block of tau + 1 terms, shrinking by r^(2 (tau + 1)) per block
+        last = float(h2[-(tau + 1):].sum())
+        if last / (1.0 - radius ** (2 * (tau + 1))) <= tol * total:
+            return round(total * (2.0 - a) / a, 12)
+        if terms >= max_terms:
+            raise RuntimeError(f"the sum did not converge within {max_terms} terms")
+        terms = min(2 * terms, max_terms)

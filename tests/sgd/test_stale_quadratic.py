@@ -74,3 +74,40 @@ def test_random_staleness_with_one_learner_is_plain_gradient_descent():
 def test_random_staleness_limit_falls_with_the_learners():
     limits = [sq.random_staleness_stable_step(n, updates=8000) for n in (4, 16, 64)]
     assert limits[0] > limits[1] > limits[2]
+
+
+def _simulated_variance(a: float, tau: int, chains: int = 4000, updates: int = 6000, burn: int = 2000,
+                        seed: int = 0) -> float:
+    """The noisy stale iteration w_{j+1} = w_j - a w_{j-tau} + a xi_j run on many independent chains at once (seeded
+    unit-variance Gaussian noise), its variance pooled over chains and the updates after ``burn``."""
+    rng = np.random.default_rng(seed)
+    w = np.zeros((updates + tau + 1, chains))
+    acc, count = 0.0, 0
+    for j in range(tau, updates + tau):
+        w[j + 1] = w[j] - a * w[j - tau] + a * rng.standard_normal(chains)
+        if j - tau >= burn:
+            acc += float(np.mean(w[j + 1] ** 2))
+            count += 1
+    return acc / count
+
+
+@pytest.mark.parametrize("a,tau", [(0.05, 15), (0.3, 2)])
+def test_noise_gain_matches_a_simulation(a, tau):
+    """The impulse-response sum is the variance a seeded simulation of the recursion reaches, over that without delay."""
+    gain = _simulated_variance(a, tau) / _simulated_variance(a, 0, seed=1)
+    assert gain == pytest.approx(sq.noise_variance_gain(a, tau), rel=0.05)
+
+
+def test_noise_gain_grows_towards_the_limit():
+    """No gain without staleness; with it, the gain grows steadily and without bound as the step nears the limit."""
+    assert sq.noise_variance_gain(0.7, 0) == pytest.approx(1.0)
+    limit = sq.largest_stable_step(15)
+    gains = [sq.noise_variance_gain(f * limit, 15) for f in (0.1, 0.3, 0.5, 0.7, 0.9, 0.99)]
+    assert all(b > a for a, b in zip(gains, gains[1:]))
+    assert gains[0] > 1.0 and gains[-1] > 50.0
+
+
+@pytest.mark.parametrize("a,tau", [(0.2, 15), (2.5, 0), (1.0, 1)])
+def test_noise_gain_refuses_an_unstable_step(a, tau):
+    with pytest.raises(ValueError, match="not stable"):
+        sq.noise_variance_gain(a, tau)
