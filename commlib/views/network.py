@@ -613,7 +613,7 @@ def placement_sweep(sweep: Mapping):
     def draw(n):
         fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.2))
         style()
-        for ax, mode, title in zip(axes, ("allreduce", "ps"), ("all-reduce", "parameter server: unsharded sketch")):
+        for ax, mode, title in zip(axes, ("allreduce", "ps"), ("all-reduce", "PS (unsharded sketch)")):
             best = runs[n][mode][::-1]
             names = [" ".join(f"h{h}:{c}" for h, c in enumerate(e.counts) if c) for e in best]
             _placement_bars(ax, names, best)
@@ -621,7 +621,7 @@ def placement_sweep(sweep: Mapping):
                 ax.annotate(format_time(e.time), (e.time, i), xytext=(3, 0), textcoords="offset points",
                             va="center", fontsize=8)
             ax.set_xlim(0, max(e.time for e in best) * 1.45)
-            ax.set_title(f"{title}: {top} best of all placements", fontsize=9)
+            ax.set_title(f"{title}: {top} fastest", fontsize=9)
             ax.set_xlabel("synchronisation time per iteration (s)")
             ax.tick_params(axis="y", labelsize=8)
         fig.legend(handles=_placement_handles(), loc="lower center", ncol=3, fontsize=8, frameon=False)
