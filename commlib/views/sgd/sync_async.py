@@ -145,6 +145,7 @@ def _timeline_legend(fig) -> None:
                Patch(facecolor=_STALE, label="gradient applied (stale)"),
                Patch(facecolor=_CANCELLED, hatch="///", label="cancelled"),
                Patch(facecolor=_RUNNING, label="computing"),
+               Patch(facecolor="white", edgecolor="0.6", label="idle (white)"),
                Line2D([0], [0], color=COLORS[7], lw=1.2, label="PS update")]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=_TIMELINE_FONT, frameon=False,
                columnspacing=1.2, handlelength=1.6)
@@ -455,7 +456,7 @@ def race_figure(race, smooth: int = 3):
     ax3.set_ylim(len(labels) + 0.2, -0.5)      # top to bottom, with an empty row at the foot for the legend
     ax3.set_xlabel("test error at the best rate on the finer grid (%)" if rates else "test error at the best rate (%)")
     held = "held-out " if rates else ""
-    ax3.set_title(f"± spread over {len(next(iter(race.error_values.values())))} {held}seeds, "
+    ax3.set_title(f"± one standard deviation over {len(next(iter(race.error_values.values())))} {held}seeds, "
                   f"{opt['n_test']:,} test samples", fontsize=9)
     ax3.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
