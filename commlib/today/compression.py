@@ -12,9 +12,12 @@ worker then applies the same averaged update. Three compressors:
   :math:`(d_1 + d_2)r` numbers instead of :math:`d_1 d_2`
   (:func:`commlib.cost.powersgd_numbers`). V is reused as the next step's start.
 * **Top-k**: keep the k entries of largest magnitude. Different workers keep
-  different indices, so the messages cannot be summed on the way: they are
-  *all-gathered*, values and indices, (n - 1) messages of k (4 + 4) bytes:
-  the bytes grow with the number of workers n (:func:`bytes_by_workers`).
+  different indices, so the messages cannot be summed as dense vectors on the
+  way: here they are *all-gathered*, values and indices, (n - 1) messages of
+  k (4 + 4) bytes: the bytes grow with the number of workers n
+  (:func:`bytes_by_workers`). Sparse all-reduces avoid that growth in two
+  phases, as sign below, each chunk's owner re-selecting the largest entries
+  of their sum (a second approximation); they are not modelled here.
 * **Sign** (1-bit SGD, Seide et al. 2014), summed in two phases as DeepSpeed's
   1-bit Adam does (its compressed all-reduce): the gradient is cut into n
   chunks, one owned by each worker; each worker sends the signs of every other
