@@ -16,7 +16,7 @@ from . import claims
 __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
            "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
            "ps_fast_server_cards_claim", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
-           "kstar_small_sentence", "kstar_startup_words", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
+           "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
            "crossover_multiples", "beyond_ring_words",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
 
@@ -609,16 +609,16 @@ def _size_words(nbytes: float) -> str:
     return f"{nbytes / 1e9:.2f} GB" if nbytes >= 1e9 else f"{nbytes / 1e6:g} MB"
 
 
-def kstar_startup_words(cases) -> str:
-    """For each ``(nbytes, n, link)`` in ``cases``, :math:`k^*` with start-ups counted (φ = 1, the best number of
-    pieces for each k) against :math:`k^*` in bandwidth terms, both from
-    :func:`commlib.parameter_servers.cost.smallest_k_to_beat_ring`, in words joined by semicolons."""
-    out = []
+def kstar_startup_rows(cases) -> list[dict]:
+    """For each ``(nbytes, n, link)`` in ``cases``, a table row: the workers ``n``, the link's name, the gradient
+    size in words, :math:`k^*` with start-ups counted (``k``: φ = 1, the best number of pieces for each k; "none"
+    where no k beats the ring) and :math:`k^*` in bandwidth terms (``k0``), both from
+    :func:`commlib.parameter_servers.cost.smallest_k_to_beat_ring`."""
+    rows = []
     for nbytes, n, link in cases:
         item = hardware.link(link)
-        with_alpha = ps_cost.smallest_k_to_beat_ring(nbytes, n, item.bandwidth, latency=item.latency)
-        bytes_only = ps_cost.smallest_k_to_beat_ring(nbytes, n, item.bandwidth)
-        k = "no k" if with_alpha is None else f"$k^*$ = {with_alpha}"
-        out.append(f"{n} workers on {item.name} at {_size_words(nbytes)}, {k} against {bytes_only}")
-    return "; ".join(out)
+        k = ps_cost.smallest_k_to_beat_ring(nbytes, n, item.bandwidth, latency=item.latency)
+        rows.append({"n": n, "link": item.name, "size": _size_words(nbytes), "k": "none" if k is None else k,
+                     "k0": ps_cost.smallest_k_to_beat_ring(nbytes, n, item.bandwidth)})
+    return rows
 
