@@ -16,7 +16,7 @@ from . import claims
 __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
            "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
            "ps_fast_server_cards_claim", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
-           "kstar_small_sentence", "alpha_scaling_sentence", "few_times_words",
+           "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
            "crossover_multiples", "beyond_ring_words",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
 
@@ -223,7 +223,8 @@ def ps_fast_server_cards_claim(small: bool = False) -> claims.Claim:
 
 
 def _bound(f: float | None) -> str:
-    return "no share" if f is None else f"about {f:.2f}"
+    """A share φ threshold rounded down to two decimals, so that "below" it stays true; "no share" for None."""
+    return "no share" if f is None else f"{math.floor(100 * f) / 100:.2f}"
 
 
 def _gap(ps_ms: float, other_ms: float, name: str) -> str:
@@ -591,4 +592,33 @@ def kstar_small_sentence(nbytes: float, n: int, link: str = "eth_25g") -> str:
     who = "it" if k_best == n else "the parameter server with $k = n$"
     return (f"no number of servers beats the ring, though the best ($k$ = {k_best}) is {near}{behind:.0f} % behind, "
             f"and from about {crossover_size(n, 'ring', lat, link) / 1e6:.2f} MB {who} wins")
+
+def kstar_lead_percent(n: int) -> float:
+    """In bandwidth terms on equal cards (:data:`EXAMPLE`'s link; the share does not depend on it), how far the
+    parameter server with :math:`k^*` separate servers is ahead of the ring on ``n`` workers, in % of the ring's
+    time (:func:`commlib.parameter_servers.cost.smallest_k_to_beat_ring` without start-ups)."""
+    bw = hardware.link(EXAMPLE["link"]).bandwidth
+    k = ps_cost.smallest_k_to_beat_ring(1.0, n, bw)
+    if k is None:
+        raise ValueError(f"no number of servers beats the ring on {n} workers")
+    ps_s = ps_cost.round_time(1.0, n, bw, servers=k)
+    return 100 * (1 - ps_s / ps_cost.rival_time(1.0, n, bw, algorithm="ring"))
+
+
+def _size_words(nbytes: float) -> str:
+    return f"{nbytes / 1e9:.2f} GB" if nbytes >= 1e9 else f"{nbytes / 1e6:g} MB"
+
+
+def kstar_startup_rows(cases) -> list[dict]:
+    """For each ``(nbytes, n, link)`` in ``cases``, a table row: the workers ``n``, the link's name, the gradient
+    size in words, :math:`k^*` with start-ups counted (``k``: φ = 1, the best number of pieces for each k; "none"
+    where no k beats the ring) and :math:`k^*` in bandwidth terms (``k0``), both from
+    :func:`commlib.parameter_servers.cost.smallest_k_to_beat_ring`."""
+    rows = []
+    for nbytes, n, link in cases:
+        item = hardware.link(link)
+        k = ps_cost.smallest_k_to_beat_ring(nbytes, n, item.bandwidth, latency=item.latency)
+        rows.append({"n": n, "link": item.name, "size": _size_words(nbytes), "k": "none" if k is None else k,
+                     "k0": ps_cost.smallest_k_to_beat_ring(nbytes, n, item.bandwidth)})
+    return rows
 
