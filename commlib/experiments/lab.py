@@ -683,13 +683,28 @@ def collective_words(every: Sequence[CollectiveGrade], top: Sequence[CollectiveG
             + "; ".join(parts) + ".")
 
 
-def collective_scope(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]) -> str:
+def collective_scope(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade], close: float = 0.05) -> str:
     """A short scope for sentences that apply the pooled grade (the calculator's, a takeaway's): empty where
-    every collective's regime fits missed less over every size."""
+    every collective's regime fits missed less over every size.
+
+    ``close``: over every size, a single line that missed less by no more than this (a fraction) is called close
+    to the regime fits; where the regime fits missed the largest sizes less, the scope gives both grades, since
+    the largest sizes are where the two models part."""
     lost = [(e, t) for e, t in zip(every, top) if e.line_mean <= e.piece_mean]
     if not lost:
         return ""
-    parts = [f"for {e.op.replace('_', '-')} alone the single line missed held-out sizes less over every size"
-             + (", its regime fits less only from its top cut up" if t.piece_mean < t.line_mean else "")
-             for e, t in lost]
+    parts = []
+    for e, t in lost:
+        name = e.op.replace("_", "-")
+        pair = f"{100 * e.line_mean:.0f} % against {100 * e.piece_mean:.0f} %"
+        if t.piece_mean < t.line_mean:
+            every_words = (f"the single line and the regime fits missed held-out sizes by about as much over every "
+                           f"size ({pair})" if e.piece_mean - e.line_mean <= close else
+                           f"the single line missed held-out sizes less over every size ({pair})")
+            parts.append(f"for {name} alone {every_words}, but on its largest sizes the single line missed by "
+                         f"{100 * t.line_mean:.0f} % against the regime fits' {100 * t.piece_mean:.0f} %, so the "
+                         f"regime fits price its large messages better")
+        else:
+            parts.append(f"for {name} alone the single line missed held-out sizes less over every size ({pair}) "
+                         f"and on its largest sizes too")
     return "That grade pools the four collectives: " + "; ".join(parts) + "."

@@ -110,7 +110,7 @@ def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | f
         "latency term a alpha": latency,
         "bandwidth term b beta": format_time(terms.bytes * regime.beta + terms.reduced * regime.gamma),
         "cost-model algorithm": (f"{mpich.algorithm(s.op, nbytes, n) if s.algorithm == 'mpich' else s.algorithm}"
-                                 f" ({terms.steps} steps)"),
+                                 f" ({terms.steps} step{'' if terms.steps == 1 else 's'})"),
     }
     if seconds > 0:
         out["algorithm bandwidth"] = format_rate(cost.algorithm_bandwidth(nbytes, seconds))

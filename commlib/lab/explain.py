@@ -24,7 +24,7 @@ from .measure import format_bytes
 from .memory import busbw_bound
 
 __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_phrase", "rate_conclusion",
-           "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
+           "library_name", "rate_flag", "alpha_phrase", "alpha_conclusion", "pair_phrase", "about", "counts_conclusion",
            "cache_share", "cache_phrase", "step_cause", "STEP_CAUSES", "step_summary", "level_slow_clause", "FAULT_JUMP", "rate_cause_note",
            "step_scope", "pages_words", "growth_sentence", "shape_takeaway", "alpha_quote", "time_text",
            "alpha_determined", "alpha_usable", "dearer", "slope_quote", "sweep_match_sentence", "alpha_clause",
@@ -2271,6 +2271,15 @@ def is_virtual(machine: dict) -> bool:
     return bool(model) and not any(ch.isdigit() for ch in model)
 
 
+def library_name(library: str) -> str:
+    """The MPI library's name and version as a reader reads it, without the "Version:" label MPICH prints.
+
+    >>> library_name("MPICH Version: 5.0.2")
+    'MPICH 5.0.2'
+    """
+    return " ".join(library.replace("Version:", "").split())
+
+
 def machine_words(machine: dict, library: str | None = None, brief: bool = False) -> str:
     """The machine a stored run was made on, in the book's words, from its recorded facts (``plan.stored()``'s
     ``"machine"``): processor, cores, memory, how idle it was, the date and the libraries.
@@ -2309,7 +2318,7 @@ def machine_words(machine: dict, library: str | None = None, brief: bool = False
         text += f", on {machine['date']}"
     libs = []
     if library:
-        libs.append(library.replace("Version:", "").replace("  ", " ").strip())
+        libs.append(library_name(library))
     text += f", with {' and '.join(libs)}" if libs else ""
     torch = machine.get("torch")
     if torch:

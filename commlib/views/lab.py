@@ -23,6 +23,7 @@ from .plots import MARKERS, PALETTE, figure
 from .tables import Markdown, markdown_table
 
 __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "series_marker", "half_rate_table",
+           "half_rate_agreement",
            "error_table", "fit_summary_table", "model_name",
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
@@ -321,6 +322,23 @@ def half_rate_table(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[f
     body = [[series.label, alpha, rate, predicted, seen]]
     return markdown_table(["series", "fitted alpha", "fitted 1/beta", "half of 1/beta, predicted",
                            "half of 1/beta, measured"], body)
+
+
+def half_rate_agreement(model: fit.AlphaBeta, series: fit.Series, sweeps: Sequence[fit.AlphaBeta] = ()) -> str:
+    """One sentence beside :func:`half_rate_table`: whether its prediction falls between the two measured sizes
+    where the measured rate first reaches half of ``1/beta`` (they agree), or outside them (they part)."""
+    if not explain.alpha_determined([m.alpha for m in sweeps]):
+        return ("Here the run does not fix alpha, so there is one prediction per sweep: compare each with the "
+                "measured crossing.")
+    size = fit.half_rate_size(model, series)
+    below, above = fit.measured_half_rate(model, series)
+    if size == float("inf") or above == float("inf"):
+        return "Here the line or the measurement never reaches half of its 1/beta, so there is nothing to compare."
+    if below <= size <= above:
+        return (f"Here prediction and measurement agree: the predicted {_bytes2(size)} lies between the measured "
+                f"{format_bytes(below)} and {format_bytes(above)}.")
+    return (f"Here they part: the predicted {_bytes2(size)} lies outside the measured crossing, between "
+            f"{format_bytes(below)} and {format_bytes(above)}, where the single line misses the measurement.")
 
 
 def _signed_pct(fraction: float) -> str:
