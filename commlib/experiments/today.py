@@ -756,17 +756,18 @@ def batch_scope(slow: claims.Verdict, fast: claims.Verdict, large: claims.Verdic
     the :data:`SAME_BATCH` scope of :func:`race_takeaway` leaves out.
 
     Where the larger batch closes most of the slow sync's lead (the low end of :func:`large_share_range` above half)
-    and the fast sync's lead at the same batch is already less than half the slow one's (or none), the lead against
-    the better batch is small with either sync run; it says that the larger batch was run with the slow sync only.
+    and the fast sync's lead at the same batch is already less than half the slow one's (or none), one lesson: at the
+    same batch the lead grows with the sync's cost, and the larger batch closes most of the slow sync's, the only sync
+    it was run with.
     """
     h = large.claim.shared.get("h", LOCAL_H)
     lo, hi = large_share_range(large, slow)
     ran = "the chapter ran the larger batch only with the slow sync"
     fast_small = local_outcome(fast) != "ends below" or local_gap(fast) < local_gap(slow) / 2
     if lo > 0.5 and fast_small:
-        return (f"Against the better of synchronous SGD's two batches the lead is therefore small with either "
-                f"sync run here: the {h} times larger batch closes most of it with the slow one, and with the fast one it "
-                f"is small already at the same batch; {ran}")
+        return (f"{SAME_BATCH[0].upper()}{SAME_BATCH[1:]}, local SGD's lead grows with the sync's cost, and a "
+                f"synchronous batch {h} times larger, syncing as seldom, closes most of the slow sync's lead (the only "
+                "sync it was run with)")
     closes = closes_range_words((lo, hi))
     return (f"The {h} times larger batch closes {closes} of the slow sync's lead; {ran}, so what it would leave of "
             "the fast sync's lead is not known here")

@@ -183,16 +183,17 @@ def test_every_sentence_on_the_sync_cost_is_scoped_to_the_same_batch_and_says_wh
     rows = today_runs.local_results(slow, plain, fast, {16: large})
     assert scope in rows[2].meaning and "slow sync only" in rows[2].meaning
     assert scope in today_runs.local_results(slow, plain, _race(0.015), {16: large})[2].meaning
-    # the larger batch closes most of the slow lead, the fast lead is small already: small with either sync run
+    # the larger batch closes most of the slow lead, the fast lead is small already: one lesson, scoped
     words = today_runs.batch_scope(slow, fast, large)
-    assert "better of synchronous SGD's two batches" in words and "small with either sync run here" in words
-    assert "only with the slow sync" in words
+    assert words.startswith("Against synchronous SGD at the same per-worker batch"), words
+    assert "grows with the sync's cost" in words and "closes most of the slow sync's lead" in words
+    assert "the only sync it was run with" in words
     # a fast lead nearly as large as the slow one: nothing is said of the fast sync beyond that it was not run
     other = today_runs.batch_scope(slow, _race(0.015), large)
-    assert "small with either" not in other and "not known here" in other and "only with the slow sync" in other
-    # a larger batch that closes little: no claim that the lead is small
+    assert "grows with" not in other and "not known here" in other and "only with the slow sync" in other
+    # a larger batch that closes little: no claim that it closes most of the lead
     weak = _toy_verdict([0.5005, 0.4995, 0.5005, 0.4995, 0.5005], [0.515, 0.514, 0.515, 0.514, 0.515])
-    assert "small with either" not in today_runs.batch_scope(slow, fast, weak)
+    assert "closes most" not in today_runs.batch_scope(slow, fast, weak)
 
 
 def test_the_large_batch_share_of_the_way_is_quoted_in_tenths():
