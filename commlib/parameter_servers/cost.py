@@ -699,8 +699,8 @@ def best_allreduce(nbytes: float, n: int, bandwidth: float, latency: float = 0.0
     >>> name, t = best_allreduce(1e6, 32, 3.125e9, latency=1e-5, overhead=0.0)   # the ring and halving-doubling tie
     >>> name, round(t * 1e3, 2)
     ('ring', 0.63)
-    >>> best_allreduce(1e6, 6, 3.125e9, latency=1e-5)[0]      # off a power of two the doublings fold whole vectors
-    'ring'
+    >>> best_allreduce(1e6, 6, 3.125e9, latency=1e-5)[0]      # off a power of two Bruck's needs no fold
+    'bruck'
     >>> best_allreduce(1e6, 0, 3.125e9)
     Traceback (most recent call last):
     ...
