@@ -48,6 +48,7 @@ __all__ = [
     "ALGORITHM_NAMES",
     "allreduce_seconds",
     "crossover_sizes",
+    "crossovers_by_ranks",
     "allreduce_lower_bound",
     "lower_bound_switch",
     "fastest",
@@ -225,6 +226,31 @@ def crossover_sizes(
             d0, d1 = diff(m0), diff(m1)
             # one secant step inside the tiny bracket: exact for affine curves
             out.append(float(m0 - d0 * (m1 - m0) / (d1 - d0)) if d1 != d0 else float(math.exp(0.5 * (x0 + x1))))
+    return out
+
+
+def crossovers_by_ranks(
+    f: Callable[[float, int], float],
+    g: Callable[[float, int], float],
+    ranks: Sequence[int],
+    lo: float = 1e2,
+    hi: float = 1e12,
+) -> dict[int, float]:
+    """For each n in ``ranks``, the first size in ``[lo, hi]`` (bytes) where the times ``f(M, n)`` and ``g(M, n)``
+    cross (:func:`crossover_sizes`), or, where they do not cross there, ``0.0`` if ``f`` is the slower at every
+    size and ``math.inf`` if it never is. This is the form :func:`commlib.views.collectives.fold_loss_words` reads:
+    ``f`` an algorithm with fewer start-ups, faster below its crossover, ``g`` one with fewer bytes.
+
+    >>> c = crossovers_by_ranks(lambda m, n: n + m, lambda m, n: 3 + m / 2, (2, 4), 0.1, 100.0)   # n + M = 3 + M/2
+    >>> round(c[2], 9), c[4]
+    (2.0, 0.0)
+    >>> crossovers_by_ranks(lambda m, n: m / 2, lambda m, n: 1 + m, (2,), 0.1, 100.0)      # never slower
+    {2: inf}
+    """
+    out = {}
+    for n in ranks:
+        cross = crossover_sizes(lambda m, n=n: f(m, n), lambda m, n=n: g(m, n), lo, hi)
+        out[n] = cross[0] if cross else (0.0 if f(hi, n) > g(hi, n) else math.inf)
     return out
 
 

@@ -1180,6 +1180,27 @@ def tree_dbt_placement(nbytes: int = TREE_SIZE) -> tuple:
     return tree_search("double_binary_tree", 8, nbytes, chunks=TREE_DBT_SEARCH_CHUNKS)[0]
 
 
+def tree_dbt_time_counted_per_message(chunks: int, nbytes: int = TREE_SIZE, n: int = 8) -> float:
+    """Seconds for the double binary tree on the gallery's tree (:func:`tree_time` at :func:`tree_dbt_placement`,
+    ``chunks`` = q), with its start-ups counted as chapter 2 counts them.
+
+    The flow model of :func:`tree_time` charges one start-up per round of the pipeline, however many messages
+    a rank sends in it (:func:`commlib.collectives.algorithms.pipelined_tree.rounds`). Chapter 2's one-port
+    count charges one per message, up to four a round (a rank with two children in one tree receives from both
+    and sends to both): :func:`commlib.collectives.compare.alpha_beta_coefficients`. This adds the difference,
+    each at the link's start-up, so the two chapters' trees can be set side by side.
+
+    >>> round(1e3 * tree_dbt_time_counted_per_message(16), 1)   # ms: 8 MB per rank, q = 16
+    18.8
+    """
+    from ..collectives import compare
+    from ..collectives.algorithms import pipelined_tree
+
+    extra = compare.alpha_beta_coefficients("double_binary_tree", n, chunks=chunks)[0] - pipelined_tree.rounds(n, chunks)
+    return (tree_time("double_binary_tree", tree_dbt_placement(nbytes), nbytes, chunks=chunks)
+            + extra * hardware.link(TREE_LINK).latency)
+
+
 def tree_dbt_bound(nbytes: int = TREE_SIZE, n: int = 8) -> float:
     """Seconds below which the double binary tree cannot run on the gallery's tree, whatever its placement or
     chunk count: the most bytes one rank sends (a rank with two children in one tree sends :math:`M/2` up and

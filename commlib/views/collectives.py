@@ -59,6 +59,8 @@ from .plots import COLORS, MARKERS, PALETTE, figure, style
 from .tables import markdown_table
 
 __all__ = [
+    "short_name",
+    "winner_words",
     "PRIMITIVES",
     "reduce_animation",
     "reduce_labels",
@@ -844,9 +846,29 @@ def _fast_log_layout(fig, ax, right: float) -> None:
 
 # --- chapter 2: the rivals under alpha-beta ------------------------------------------------------------
 
-def _short_name(algorithm: str) -> str:
-    """Readable name without its parenthesis: "halving-doubling (Rabenseifner)" -> "halving-doubling"."""
-    return compare.ALGORITHM_NAMES[algorithm].split(" (")[0]
+def short_name(algorithm: str) -> str:
+    """An all-reduce's name in running prose, from its record: "halving_doubling" -> "halving-doubling".
+
+    >>> short_name("halving_doubling"), short_name("bruck")
+    ('halving-doubling', "Bruck's all-reduce")
+    """
+    return algorithms.ALLREDUCE[algorithm].short_label()
+
+
+def winner_words(winner: str, n: int) -> str:
+    """The algorithm that takes over in the comparison on ``n`` ranks, in words, with any rival drawn there
+    (:func:`figure_algorithms`) that has the very same start-up and byte counts on ``n`` ranks (the figure draws it
+    on top of the winner's line, so the prose names both).
+
+    >>> winner_words("halving_doubling", 16)
+    "halving-doubling (tied with Bruck's all-reduce, which has the same counts on 16 ranks)"
+    >>> winner_words("ring", 12)
+    'ring'
+    """
+    ties = [a for a in figure_algorithms(n) if a != winner
+            and compare.alpha_beta_coefficients(a, n) == compare.alpha_beta_coefficients(winner, n)]
+    return short_name(winner) + (f" (tied with {' and '.join(map(short_name, ties))}, which has the same counts "
+                                 f"on {n} ranks)" if ties else "")
 
 
 def figure_algorithms(n: int, hosts: int = 1) -> list[str]:
@@ -1027,7 +1049,7 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     where = item.name if hosts == 1 else f"{hosts} hosts, {item.name} inside, {inter.name} between"
     fig.suptitle(f"all-reduce on n = {n} ranks, {where}", fontsize=13)
     # the sizes follow from start-ups, which are orders of magnitude (hardware.py): two significant digits
-    entries = [f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {_short_name(b)} → {_short_name(a)}"
+    entries = [f"{j}: {format_size(float(f'{size:.2g}'), significant=2)}, {short_name(b)} → {short_name(a)}"
                for j, (size, b, a) in enumerate(switches, start=1)]
     # wrapped to the figure's width (about 12 characters an inch at this size), so that a long list wraps
     # instead of running off the figure

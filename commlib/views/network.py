@@ -31,6 +31,8 @@ from .plots import PALETTE, figure, style
 from .tables import folded, links_table, markdown_table
 
 __all__ = [
+    "TIE_WITHIN",
+    "lead_words",
     "draw_topology",
     "topology_figure",
     "compare_figure",
@@ -67,6 +69,22 @@ _KIND = {  # marker, colour, legend label
     "nic": ("^", PALETTE["vermillion"], "NIC"),
     "server": ("p", PALETTE["orange"], "parameter server"),
 }
+
+
+#: Two times whose ratio is within this of 1 are called a tie in the prose: 0.2 %, finer than the start-ups
+#: behind them are known (hardware.py gives them as orders of magnitude).
+TIE_WITHIN = 0.002
+
+
+def lead_words(gain: float, within: float = TIE_WITHIN) -> str:
+    """Who leads, in words, from ``gain`` = the flat ring's time over the hierarchical all-reduce's.
+
+    >>> lead_words(1.05), lead_words(0.999), lead_words(0.9)
+    ('the hierarchy leads', 'the two tie', 'the flat ring leads')
+    """
+    if not gain > 0:
+        raise ValueError(f"gain must be a ratio of times > 0; got {gain!r}")
+    return "the two tie" if abs(gain - 1) < within else "the hierarchy leads" if gain > 1 else "the flat ring leads"
 
 
 def _label(node, data) -> str:

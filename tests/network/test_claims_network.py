@@ -517,3 +517,16 @@ def test_hierarchy_break_even_is_the_number_of_hosts_and_its_terms_compose_it(ho
     assert runs.hierarchy_break_even(hosts, per_host) == pytest.approx(hosts)
     with pytest.raises(ValueError, match="hosts"):
         runs.hierarchy_break_even_terms(1, per_host)
+
+
+def test_the_tree_counted_per_message_pays_more_start_ups_than_the_flow_model_and_more_with_more_chunks():
+    """Chapter 2's count charges each message; chapter 6's flow model one start-up a round: the first is never below
+    the second, and the gap grows with q (more messages a round, more rounds)."""
+    from commlib.experiments import network as runs
+    placement = runs.tree_dbt_placement()
+    gaps = [runs.tree_dbt_time_counted_per_message(q) - runs.tree_time("double_binary_tree", placement, chunks=q)
+            for q in runs.TREE_DBT_CHUNKS]
+    assert all(g > 0 for g in gaps)
+    assert gaps == sorted(gaps)
+    # at q = 1 both counts are whole messages up and down the trees: the per-message count is still the larger
+    assert runs.tree_dbt_time_counted_per_message(1) >= runs.tree_time("double_binary_tree", placement, chunks=1)

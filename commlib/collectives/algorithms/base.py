@@ -87,7 +87,8 @@ def log2_floor(n: int) -> int:
 class Algorithm:
     """One collective algorithm, defined once.
 
-    * ``name``: the key code uses (``"ring"``); ``label``: what a reader sees;
+    * ``name``: the key code uses (``"ring"``); ``label``: what a reader sees; ``short``: its name in running
+      prose where that is not ``label`` before its parenthesis (:meth:`short_label`);
     * ``collective``: ``"all_reduce"``, ``"broadcast"``, ...;
     * ``terms(nbytes, n, **params) -> CostTerms``: the closed form on one
       uniform link (numpy-free);
@@ -159,6 +160,7 @@ class Algorithm:
     pieces: Callable[[int], int] | None = None
     swap_fold: Callable[[float, int], CostTerms] | None = None
     source: str = ""
+    short: str = ""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -169,6 +171,11 @@ class Algorithm:
         if must is not None and must != (self.links_per_rank > 1):
             raise ValueError(f"{self.name!r}: a rank that drives several links is family 'multi-link' (or "
                              f"'two-level' with hosts or a grid); family {self.family!r} has links_per_rank = 1")
+
+    def short_label(self) -> str:
+        """The name in running prose: ``short`` if set, else ``label`` before its parenthesis
+        ("halving-doubling (Rabenseifner)" -> "halving-doubling")."""
+        return self.short or self.label.split(" (")[0]
 
     def even_length(self, n: int) -> int:
         """The vector lengths whose every step's messages are of one size are the multiples of this (see ``pieces``)."""

@@ -47,4 +47,5 @@ ALGORITHM = Algorithm(
     schedule=schedule, constraint="any n >= 1; a sum, or any commutative operation",
     most_sent=lambda nbytes, n: 2 * (n - 1) / n * nbytes, step_bytes=step_bytes,
     source="Bruck, Ho, Kipnis, Upfal & Weathersby (1997): the all-gather, and backwards the reduce-scatter",
+    short="Bruck's all-reduce",
 )
