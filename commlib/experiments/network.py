@@ -30,6 +30,7 @@ import networkx as nx
 
 from .. import hardware
 from ..network import placement, topology
+from ..units import check_nonnegative
 from . import claims
 
 __all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ratio",
@@ -1077,13 +1078,14 @@ TREE_SIZE = 8 * 10**6
 
 @cache
 def tree_time(algorithm: str, placement: tuple, nbytes: int = TREE_SIZE, fat: bool = False,
-              startup: str = "message", chunks: int | None = None) -> float:
+              startup: str = "message", chunks: int | None = None, latency: float | None = None) -> float:
     """Seconds for an all-reduce of ``nbytes`` per rank (``"ring"``, ``"halving_doubling"`` or, with ``chunks``
     = q, ``"double_binary_tree"``) on the binary switch
     tree of the chapter's gallery, rank ``i`` on leaf ``placement[i]``; ``fat=True``: the non-blocking fat tree
     of the same leaf links (each uplink as fast as the leaf links below it together). ``startup``: each message
-    pays its start-up once (``"message"``) or once per link it crosses (``"links"``), :func:`topology.map_flows`."""
-    g = topology.tree(len(placement), 2, TREE_LINK, fat=fat)
+    pays its start-up once (``"message"``) or once per link it crosses (``"links"``), :func:`topology.map_flows`.
+    ``latency``: the start-up of every link in seconds (default: the ``TREE_LINK`` preset's)."""
+    g = topology.tree(len(placement), 2, TREE_LINK, latency=latency, fat=fat)
     extra = {} if chunks is None else {"chunks": chunks}
     return topology.map_trace(g, topology.allreduce_trace(len(placement), nbytes, algorithm, **extra), list(placement),
                               startup=startup).time
@@ -1180,7 +1182,8 @@ def tree_dbt_placement(nbytes: int = TREE_SIZE) -> tuple:
     return tree_search("double_binary_tree", 8, nbytes, chunks=TREE_DBT_SEARCH_CHUNKS)[0]
 
 
-def tree_dbt_time_counted_per_message(chunks: int, nbytes: int = TREE_SIZE, n: int = 8) -> float:
+def tree_dbt_time_counted_per_message(chunks: int, nbytes: int = TREE_SIZE, n: int = 8,
+                                      latency: float | None = None) -> float:
     """Seconds for the double binary tree on the gallery's tree (:func:`tree_time` at :func:`tree_dbt_placement`,
     ``chunks`` = q), with its start-ups counted as chapter 2 counts them.
 
@@ -1188,7 +1191,8 @@ def tree_dbt_time_counted_per_message(chunks: int, nbytes: int = TREE_SIZE, n: i
     a rank sends in it (:func:`commlib.collectives.algorithms.pipelined_tree.rounds`). Chapter 2's one-port
     count charges one per message, up to four a round (a rank with two children in one tree receives from both
     and sends to both): :func:`commlib.collectives.compare.alpha_beta_coefficients`. This adds the difference,
-    each at the link's start-up, so the two chapters' trees can be set side by side.
+    each at the link's start-up (``latency``, default the ``TREE_LINK`` preset's), so the two chapters' trees can
+    be set side by side.
 
     >>> round(1e3 * tree_dbt_time_counted_per_message(16), 1)   # ms: 8 MB per rank, q = 16
     18.8
@@ -1196,9 +1200,30 @@ def tree_dbt_time_counted_per_message(chunks: int, nbytes: int = TREE_SIZE, n: i
     from ..collectives import compare
     from ..collectives.algorithms import pipelined_tree
 
+    alpha = hardware.link(TREE_LINK).latency if latency is None else latency
     extra = compare.alpha_beta_coefficients("double_binary_tree", n, chunks=chunks)[0] - pipelined_tree.rounds(n, chunks)
-    return (tree_time("double_binary_tree", tree_dbt_placement(nbytes), nbytes, chunks=chunks)
-            + extra * hardware.link(TREE_LINK).latency)
+    return (tree_time("double_binary_tree", tree_dbt_placement(nbytes), nbytes, chunks=chunks, latency=alpha)
+            + extra * alpha)
+
+
+def tree_lead_counted_per_message(latency: float | None = None, nbytes: int = TREE_SIZE) -> dict:
+    """The double binary tree against halving-doubling on the gallery's tree of 8 ranks, each at its best, the
+    tree's start-ups counted per message as chapter 2 counts them (:func:`tree_dbt_time_counted_per_message`, at its
+    best q of ``TREE_DBT_CHUNKS``), halving-doubling at its best of :func:`level_placements`; every link's start-up
+    ``latency`` (default: the preset's). Returns ``{"q", "tree", "halving_doubling", "lead"}``: seconds, and the
+    tree's lead ``1 - tree / halving_doubling`` (negative: the tree is slower).
+
+    The tree pays many more start-ups (up to four a round, 21 rounds at q = 16) than halving-doubling (6), so its
+    lead shrinks as the start-up grows:
+
+    >>> [round(tree_lead_counted_per_message(a)["lead"], 3) for a in (10e-6, 20e-6, 40e-6)]
+    [0.064, 0.029, -0.035]
+    """
+    alpha = hardware.link(TREE_LINK).latency if latency is None else check_nonnegative("latency", latency)
+    q, tree = min(((q, tree_dbt_time_counted_per_message(q, nbytes, latency=alpha)) for q in TREE_DBT_CHUNKS),
+                  key=lambda x: x[1])
+    hd = min(tree_time("halving_doubling", p, nbytes, latency=alpha) for p in level_placements(8).values())
+    return {"q": q, "tree": tree, "halving_doubling": hd, "lead": 1 - tree / hd}
 
 
 def tree_dbt_bound(nbytes: int = TREE_SIZE, n: int = 8) -> float:

@@ -530,3 +530,17 @@ def test_the_tree_counted_per_message_pays_more_start_ups_than_the_flow_model_an
     assert gaps == sorted(gaps)
     # at q = 1 both counts are whole messages up and down the trees: the per-message count is still the larger
     assert runs.tree_dbt_time_counted_per_message(1) >= runs.tree_time("double_binary_tree", placement, chunks=1)
+
+
+def test_the_trees_lead_over_halving_doubling_shrinks_as_the_start_up_grows():
+    """The tree pays many more start-ups than halving-doubling: its lead falls with the start-up, and at the preset
+    start-up halving-doubling's time is the claim's at its best placement."""
+    from commlib.experiments import claims
+    from commlib.experiments import network as runs
+    alpha = hardware.link(runs.TREE_LINK).latency
+    leads = [runs.tree_lead_counted_per_message(f * alpha)["lead"] for f in (0.25, 0.5, 1.0, 2.0, 4.0)]
+    assert leads == sorted(leads, reverse=True)
+    hd = claims.verdict("ch06.tree_allreduce").best["halving-doubling"].mean
+    assert 1e3 * runs.tree_lead_counted_per_message()["halving_doubling"] == pytest.approx(hd, rel=1e-9)
+    with pytest.raises(ValueError, match="latency"):
+        runs.tree_lead_counted_per_message(-1.0)
