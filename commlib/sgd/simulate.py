@@ -89,6 +89,7 @@ __all__ = [
     "Job",
     "SimResult",
     "simulate",
+    "downpour_staleness_parts",
     "schedule",
     "replay",
     "replay_grid",
@@ -1006,6 +1007,65 @@ def simulate(
         return timed
     return replay(timed, problem, lr, lr_rule, batch_size, optimizer, seed=seed, lr_c=lr_c, eta_max=eta_max,
                   eval_every=eval_every)
+
+
+def downpour_staleness_parts(workers: int, shards: int, updates: int = 10_000, seed: int = 0,
+                             comm_time: float | Callable = 0.0, compute: str = "exponential") -> dict[str, float]:
+    """Where Downpour SGD's staleness comes from: others' pieces, the replica's own, and the worst shard.
+
+    The schedule is :func:`simulate`'s with ``shards > 1`` (the same seed
+    gives the same jobs and transfers). For each gradient whose pieces have
+    all arrived, and on each shard, count the pieces that shard applied
+    between the replica's read and the arrival of this gradient's piece.
+    That window is a compute time *plus* the piece's transfer, longer than
+    the compute time alone that :math:`n - 1` counts; and a replica reads
+    as soon as it pushes, so its own last pieces, still in flight, land
+    inside it too. :func:`simulate` reports the worst shard, which adds the
+    spread over shards. Returns the means over gradients (in updates):
+    ``"others"`` (other replicas' pieces, per shard), ``"own"`` (the
+    replica's own earlier pieces, per shard), ``"shard"`` (their sum, per
+    shard) and ``"worst"`` (the worst shard, :func:`simulate`'s staleness).
+
+    >>> p = downpour_staleness_parts(1, 2, updates=1000, comm_time=0.1)
+    >>> p["others"], p["own"]    # alone: its own last pieces, still in flight (all but the first gradient)
+    (0.0, 0.999)
+    >>> p["worst"] == float(simulate("async", 1, shards=2, updates=1000, comm_time=0.1).staleness.mean())
+    True
+    """
+    workers = check_count("workers", workers, 1)
+    shards = check_count("shards", shards, 2)
+    updates = check_count("updates", updates, 1)
+    seed = check_count("seed", seed, 0)
+    if not callable(comm_time):
+        comm_time = check_nonnegative("comm_time", comm_time)
+    streams = _Streams(workers, seed, compute, _dist_params(compute, {}), comm_time, pushes=0)
+    jobs = _run_downpour(streams, workers, shards, updates, comm_time)
+    events = []
+    for g, (t0, _t1, _w, arr) in enumerate(jobs):
+        events.append((t0, 1, g, -1))
+        for s, ta in enumerate(arr):
+            events.append((ta, 0, g, s))
+    events.sort()
+    applied: list[list[int]] = [[] for _ in range(shards)]  # the replica of each piece, in the order applied
+    read, others, own, left = {}, {}, {}, {}
+    done: list[int] = []
+    for _t, kind, g, s in events:
+        if len(done) == updates:
+            break
+        if kind == 1:
+            read[g], others[g], own[g], left[g] = [len(a) for a in applied], [0] * shards, [0] * shards, shards
+            continue
+        since = applied[s][read[g][s]:]
+        mine = sum(1 for r in since if r == jobs[g][2])
+        own[g][s], others[g][s] = mine, len(since) - mine
+        applied[s].append(jobs[g][2])
+        left[g] -= 1
+        if left[g] == 0:
+            done.append(g)
+    o = float(np.mean([np.mean(others[g]) for g in done]))
+    m = float(np.mean([np.mean(own[g]) for g in done]))
+    worst = float(np.mean([max(a + b for a, b in zip(others[g], own[g])) for g in done]))
+    return {"others": o, "own": m, "shard": o + m, "worst": worst}
 
 
 def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "exponential", updates: int = 10_000,

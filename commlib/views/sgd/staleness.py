@@ -18,7 +18,8 @@ from ..tables import markdown_table
 from .sync_async import _smooth, staleness_histogram
 
 __all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
-           "downpour_figure", "stable_step_table", "lr_table", "gupta_table", "carry_table", "downpour_table"]
+           "downpour_figure", "stable_step_table", "lr_table", "gupta_table", "shared_step_table",
+           "carry_table", "downpour_table"]
 
 
 def staleness_vs_nk_figure(rows: list[dict], workers: int):
@@ -200,14 +201,29 @@ def lr_table(shared, tuned):
 
 def gupta_table(verdicts):
     """Gupta et al.'s rule (synchronous SGD's best rate over their mean staleness n) by number of learners, against a
-    constant rate tuned on the asynchronous run, and the chapter's variant (divided by n - 1) in the last column
-    (claims ``ch05.gupta_rule*``)."""
-    return markdown_table(["learners n", "synchronous SGD's updates", "synchronous SGD's best rate",
-                           "Gupta et al.'s mean staleness n", "Gupta et al.'s rate",
-                           "its training loss (nats)", "constant rate tuned on the asynchronous run",
-                           "its training loss (nats)", "Gupta minus tuned (nats)",
-                           "divided by n − 1 instead (its rate: minus tuned, nats)"],
-                          _bare(staleness_experiments.gupta_rows(verdicts)))
+    constant rate tuned on the asynchronous run (claims ``ch05.gupta_rule*``); the chapter gives the rest of
+    :func:`commlib.experiments.sgd.staleness.gupta_rows` (the updates, the losses, the rate divided by n - 1) in its
+    details."""
+    rows = [(r[0], r[2], r[4], r[6], r[8]) for r in _bare(staleness_experiments.gupta_rows(verdicts))]
+    return markdown_table(["learners n", "synchronous SGD's best rate", "Gupta et al.'s rate (divided by n)",
+                           "constant rate tuned on the asynchronous run", "Gupta minus tuned (nats)"], rows)
+
+
+def shared_step_table(rate, curvatures, tau, random_limit, tuned_rate):
+    """The step ζ = ηλ_max that the shared ``rate`` and the ``tuned_rate`` make where the sharpest curvature is
+    ``curvatures`` (a mapping: where on the path to its value), against the stale quadratic's limit for a gradient
+    always ``tau`` updates old (:func:`commlib.sgd.stale_quadratic.stable_step_closed_form`) and the
+    ``random_limit`` that random staleness allows.
+
+    >>> print(shared_step_table(0.5, {"optimum": 0.2}, 15, 0.48, 0.05).data.splitlines()[-1])
+    | optimum | 0.2 | 0.1 | 0.01 | 0.101 | 0.48 |
+    """
+    limit = stale_quadratic.stable_step_closed_form(tau)
+    rows = [(where, f"{lam:.3g}", f"{rate * lam:.3g}", f"{tuned_rate * lam:.2g}", f"{limit:.3f}",
+             f"{random_limit:.2f}") for where, lam in curvatures.items()]
+    return markdown_table(["where", r"sharpest curvature $\lambda_{\max}$", f"step ζ at the shared rate {rate:g}",
+                           f"step ζ at the tuned rate {tuned_rate:g}", f"limit, always {tau} updates old",
+                           "limit, random staleness"], rows)
 
 
 def carry_table(rows, gupta=None):
