@@ -35,7 +35,7 @@ from ..collectives import simulate as collectives
 from ..units import check_count
 from .cost import OPTIMIZER_BYTES, ZERO_STAGES, memory_per_rank
 
-__all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "forward_layer_times"]
+__all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "prefetch_schedule", "forward_layer_times"]
 
 
 def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
@@ -103,6 +103,44 @@ def prefetch_times(compute, gather) -> dict[str, float]:
     # The idea: gather layer 0, then each layer computes while the next layer's weights arrive.
     prefetched = t_m[0] + sum(max(t_c[i], t_m[i + 1] if i + 1 < len(t_m) else 0.0) for i in range(len(t_c)))
     return {"serial": sum(t_c) + sum(t_m), "prefetched": prefetched, "compute": sum(t_c)}
+
+
+def prefetch_schedule(compute, gather, prefetch: bool = True) -> list[dict[str, float]]:
+    r"""When each layer's gather and compute start and end in a forward pass, with or without prefetching.
+
+    The timeline behind :func:`prefetch_times`, layer by layer: one dict per
+    layer i with ``gather_start``, ``gather_end``, ``compute_start`` and
+    ``compute_end`` (seconds from the start of the pass). Without prefetch
+    layer i's gather starts when layer i - 1's compute ends. With prefetch
+    (one gather in flight at a time) layer i + 1's gather starts as soon as
+    both layer i's gather is done and layer i's compute has begun, so a layer
+    waits :math:`\max(T_{c,i}, T_{m,i+1})` after the one before it started:
+    whichever is longer, its compute or the next gather, sets the pace.
+
+    >>> s = prefetch_schedule([2.0, 2.0], [1.0, 1.0])
+    >>> [(r["gather_start"], r["compute_start"], r["compute_end"]) for r in s]
+    [(0.0, 1.0, 3.0), (1.0, 3.0, 5.0)]
+    >>> prefetch_schedule([1.0, 1.0], [3.0, 3.0])[-1]["compute_end"] == prefetch_times([1.0, 1.0], [3.0, 3.0])["prefetched"]
+    True
+    >>> prefetch_schedule([2.0], [1.0], prefetch=False)[0]["compute_end"]
+    3.0
+    """
+    t_c = [float(t) for t in compute]
+    t_m = [float(t) for t in gather]
+    if not t_c or len(t_c) != len(t_m) or min(t_c + t_m) < 0:
+        raise ValueError("compute and gather must be equal-length, non-empty lists of times >= 0")
+    rows, gather_free, compute_free = [], 0.0, 0.0
+    for c, m in zip(t_c, t_m):
+        if prefetch:
+            # the gather may start once the previous gather is done and the previous layer has started computing
+            g0 = max(gather_free, rows[-1]["compute_start"] if rows else 0.0)
+        else:
+            g0 = compute_free
+        g1 = g0 + m
+        c0 = max(g1, compute_free)
+        rows.append({"gather_start": g0, "gather_end": g1, "compute_start": c0, "compute_end": c0 + c})
+        gather_free, compute_free = g1, c0 + c
+    return rows
 
 
 def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,

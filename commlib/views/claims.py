@@ -46,7 +46,8 @@ def _count_words(ahead: int, behind: int, equal: int) -> str:
 
 def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
                   label: Callable[[object], str] | None = None, columns: Sequence[str] | None = None,
-                  setting: Callable[[dict], str] | None = None, counts: bool = False, by_claim: bool = False):
+                  setting: Callable[[dict], str] | None = None, counts: bool = False, by_claim: bool = False,
+                  by_mean: bool = False):
     """Every contender of each verdict at its best, one row each: settings, metric over the seeds, wins.
 
     ``verdicts`` are :class:`commlib.experiments.claims.Verdict` s; ``spec`` formats the metric;
@@ -61,6 +62,8 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
     a level winner's cell gives its leads, losses and ties ("level (lower mean, ahead on 2, behind on 5, equal on
     3 of 10 seeds)"), and each other contender's cell whether the sign test puts it behind the winner and on how
     many seeds. ``by_claim``: rows in the order of the claim's contenders (e.g. by K), not the winner first.
+    ``by_mean``: the winner first, then the others from the best mean to the worst (the runner-up, against which
+    the verdict is taken, second), not by name.
 
     >>> from commlib.experiments.claims import Claim, Contender, run
     >>> a = Contender("a", lambda s, seed: 1.0 + seed / 100, {"lr": (0.1,)})
@@ -68,6 +71,12 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
     >>> table = verdict_table([run(Claim("t", "which is lower?", (a, b), metric="loss"))], ".2f")
     >>> print(table.data.splitlines()[2])
     | which is lower? | a | lr = 0.1 | 1.02 ± 0.02 | ahead on 5 of 5 seeds |
+    >>> c = Contender("c", lambda s, seed: 1.5, {})
+    >>> three = run(Claim("t", "which is lower?", (b, c, a), metric="loss"))
+    >>> [row.split(" | ")[1] for row in verdict_table([three], ".2f").data.splitlines()[2:]]
+    ['a', 'b', 'c']
+    >>> [row.split(" | ")[1] for row in verdict_table([three], ".2f", by_mean=True).data.splitlines()[2:]]
+    ['a', 'c', 'b']
     """
     from ..experiments.claims import sign_test
 
@@ -78,6 +87,9 @@ def verdict_table(verdicts: Sequence, spec: str = ".3g", caption: str = "",
         if by_claim:
             place = {c.name: i for i, c in enumerate(v.claim.contenders)}
             items = sorted(v.best.items(), key=lambda kv: place.get(kv[0], len(place)))
+        elif by_mean:
+            sign = 1 if v.claim.lower_is_better else -1
+            items = sorted(v.best.items(), key=lambda kv: (kv[0] != v.winner, sign * kv[1].mean, kv[0]))
         for contender, best in items:
             if contender != v.winner:
                 outcome = ""

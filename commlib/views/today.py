@@ -211,6 +211,41 @@ def zero_figure(params: int, n: int, dtype: str = "bf16", gpu: hardware.Accelera
     return fig
 
 
+def prefetch_timeline_figure(cases: dict, layers: int = 4):
+    """Gantt chart of a forward pass's first ``layers`` layers, from :func:`commlib.today.zero.prefetch_schedule`.
+
+    ``cases`` maps a panel title to ``(compute, gather)``, each a list of per-layer times in seconds. Each panel has
+    four lanes: gathers and computes without prefetching, then with it. Gathers are blue and hatched, computes
+    orange and plain, each bar numbered by its layer; on the prefetched compute lane a bracket spans each step
+    from one layer's start to the next's, labelled with its length, max(compute, next gather), in ms.
+    """
+    fig, axes = figure(7.4, 1.9 * len(cases) + 0.4, nrows=len(cases), squeeze=False)
+    lanes = [("no prefetch", False, "gather"), ("no prefetch", False, "compute"),
+             ("prefetch", True, "gather"), ("prefetch", True, "compute")]
+    looks = {"gather": (color(0), "//"), "compute": (color(1), "")}
+    for ax, (title, (compute, gather)) in zip(axes[:, 0], cases.items()):
+        compute, gather = list(compute)[:layers], list(gather)[:layers]
+        rows = {pre: zero.prefetch_schedule(compute, gather, prefetch=pre) for pre in (False, True)}
+        for y, (_mode, pre, kind) in enumerate(lanes):
+            face, hatch = looks[kind]
+            for i, r in enumerate(rows[pre]):
+                t0, t1 = 1e3 * r[f"{kind}_start"], 1e3 * r[f"{kind}_end"]
+                ax.barh(-y, t1 - t0, left=t0, height=0.62, color=face, hatch=hatch, edgecolor="white")
+                ax.text((t0 + t1) / 2, -y, str(i), ha="center", va="center", fontsize=8,
+                        color="white" if kind == "gather" else "black", fontweight="bold")
+        starts = [1e3 * r["compute_start"] for r in rows[True]]
+        for a, b in zip(starts, starts[1:]):
+            ax.annotate("", (b, -3.5), (a, -3.5), arrowprops=dict(arrowstyle="<->", color="0.2", lw=0.9))
+            ax.text((a + b) / 2, -3.62, f"{b - a:.1f} ms", ha="center", va="top", fontsize=7.5)
+        ax.set_yticks([-y for y in range(len(lanes))], [f"{mode}: {kind}" for mode, _, kind in lanes], fontsize=8)
+        ax.set_ylim(-4.1, 0.5)
+        ax.set_title(title, fontsize=9)
+        ax.grid(axis="y", visible=False)
+    axes[-1, 0].set_xlabel(f"time from the start of the forward pass (ms), first {layers} layers")
+    fig.tight_layout()
+    return fig
+
+
 def loads_figure(loads_by_skew: dict, title: str = ""):
     """Token copies each expert's rank receives, one group of bars per skew; ``title`` names the routing."""
     fig, ax = figure(6.0, 3.4)
@@ -426,11 +461,12 @@ def verdicts_table(verdicts, caption: str = "", spec: str = ".3f"):
     """Chapter 7's claims' ``verdicts`` (:func:`commlib.experiments.claims.verdict` of each key) as one table:
     each contender at its best, over the seeds.
 
-    Rows are named by :data:`VERDICT_LABELS` (else the claim's question); see
+    Rows are named by :data:`VERDICT_LABELS` (else the claim's question), each claim's contenders from the best
+    mean to the worst, so that its second row is the runner-up the verdict is taken against; see
     :func:`commlib.views.claims.verdict_table`.
     """
     from .claims import verdict_table
 
-    return verdict_table(list(verdicts), spec, caption,
+    return verdict_table(list(verdicts), spec, caption, by_mean=True,
                          label=lambda v: VERDICT_LABELS.get(v.claim.key, v.claim.question))
 

@@ -442,3 +442,21 @@ def test_nccls_two_corrections_pull_the_tree_ring_crossover_opposite_ways_and_th
     assert tuning.tree_ring_crossover_corrected(ring_plateau=False) < base
     both = tuning.tree_ring_crossover_corrected()
     assert both == pytest.approx(16 * 2**20, rel=0.02) and 0.4 < both / base < 0.6
+
+
+def test_prefetch_schedule_ends_when_prefetch_times_says_and_keeps_one_gather_in_flight():
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        c, g = rng.uniform(0, 2, 6), rng.uniform(0, 2, 6)
+        times = zero.prefetch_times(c, g)
+        for pre, total in ((True, times["prefetched"]), (False, times["serial"])):
+            rows = zero.prefetch_schedule(c, g, prefetch=pre)
+            assert math.isclose(rows[-1]["compute_end"], total)
+            for a, b in zip(rows, rows[1:]):
+                assert b["gather_start"] >= a["gather_end"] - 1e-12      # one gather at a time
+                assert b["compute_start"] >= a["compute_end"] - 1e-12    # one compute at a time
+            assert all(r["compute_start"] >= r["gather_end"] - 1e-12 for r in rows)   # a layer waits for its weights
+    fig = today_views.prefetch_timeline_figure({"a": ([2e-3] * 4, [1e-3] * 4), "b": ([1e-3] * 4, [3e-3] * 4)})
+    assert len(fig.axes) == 2
+    import matplotlib.pyplot as plt
+    plt.close(fig)
