@@ -914,6 +914,26 @@ def hierarchy_break_even(hosts: int = 2, per_host: int = 8) -> float:
     return terms["inside"] / terms["saved"]
 
 
+def hierarchy_break_even_pipelined(hosts: int = 2, per_host: int = 8) -> float:
+    r"""The ratio :math:`B_{intra}/B_{NIC}` above which hierarchical all-reduce beats the flat ring through one card
+    per host when its phases overlap (pipelined), in bandwidth terms: each link then needs only its bytes of the
+    whole run, :math:`2\frac{g-1}{g}M` on a link inside the host and :math:`2\frac{h-1}{h}M` through the card,
+    against the flat ring's :math:`2\frac{n-1}{n}M` through the card. The card always carries fewer, so the inside
+    decides: :math:`\frac{g-1}{g} \big/ \frac{n-1}{n}`, below 1 (links inside about as fast as the card suffice).
+    It assumes the traffic inside the host shares no link with the card's path (on a PCIe-only host it does, and the
+    bound is not reached).
+
+    >>> round(hierarchy_break_even_pipelined(2, 8), 3)
+    0.933
+    >>> hierarchy_break_even_pipelined(8, 8) < hierarchy_break_even_pipelined(2, 8) < 1
+    True
+    """
+    if hosts < 2 or per_host < 2:
+        raise ValueError(f"hosts and per_host must be at least 2, got {hosts} and {per_host}")
+    n = hosts * per_host
+    return ((per_host - 1) / per_host) / ((n - 1) / n)
+
+
 def hierarchy_break_even_terms(hosts: int = 2, per_host: int = 8) -> dict[str, float]:
     r"""The two factors behind :func:`hierarchy_break_even`: ``"inside"``, :math:`2\frac{g-1}{g}`, the multiple of
     :math:`M/B_{intra}` the hierarchy adds inside the host, and ``"saved"``,

@@ -423,16 +423,28 @@ def hierarchy_table(runs: Mapping):
 
 
 def hierarchy_trend_table(trend: Mapping[int, Mapping[str, float]], per_host: int = 8, nbytes: int = 64 * 2**20,
-                          network: str = "eth_100g"):
+                          network: str = "eth_100g", other: Mapping[int, Mapping[str, float]] | None = None,
+                          other_network: str = "ib_edr"):
     """Flat ring against hierarchical all-reduce over the number of hosts
-    (:func:`commlib.experiments.network.hierarchy_trend` run with the same ``per_host``, ``nbytes`` and ``network``)."""
+    (:func:`commlib.experiments.network.hierarchy_trend` run with the same ``per_host``, ``nbytes`` and ``network``).
+
+    ``other``, where given, is the same trend run on ``other_network`` for some of the host counts: its time gain
+    becomes a last column, blank on the rows it lacks, so the two networks' start-ups can be compared side by side.
+    """
     rows = [[hosts, hosts * per_host, format_time(r["flat"]), format_time(r["hierarchical"]), f"{r['gain']:.2f}",
-             f"{r['bytes']:.3f}"] for hosts, r in sorted(trend.items())]
-    return markdown_table(["hosts", "GPUs", "flat ring", "hierarchical", "time gain",
-                           "bytes through host 0's card, flat / hierarchical"], rows,
+             f"{r['bytes']:.3f}"] + ([f"{other[hosts]['gain']:.3f}" if hosts in other else ""] if other else [])
+            for hosts, r in sorted(trend.items())]
+    link, other_link = hardware.link(network), hardware.link(other_network)
+    head = ["hosts", "GPUs", "flat ring", "hierarchical", f"time gain ({format_time(link.latency)} start-up)",
+            "bytes through host 0's card, flat / hierarchical"]
+    if other:
+        head.append(f"time gain, {other_link.name} ({format_time(other_link.latency)} start-up)")
+    return markdown_table(head, rows,
                           caption=f"Flat ring against hierarchical all-reduce as hosts are added: "
                                   f"{format_size(nbytes, binary=True)} per GPU, {per_host} GPUs per host, "
-                                  f"{hardware.link(network).name}, start-ups included")
+                                  f"{link.name}, start-ups included"
+                                  + (f"; the last column runs the same rate with {other_link.name}'s start-up"
+                                     if other else ""))
 
 
 def grid_facts_table(rows: Sequence[Mapping]):

@@ -519,6 +519,19 @@ def test_hierarchy_break_even_is_the_number_of_hosts_and_its_terms_compose_it(ho
         runs.hierarchy_break_even_terms(1, per_host)
 
 
+@pytest.mark.parametrize("hosts, per_host", [(2, 8), (3, 4), (8, 8), (16, 2)])
+def test_pipelined_break_even_is_the_inside_bytes_over_the_flat_rings_and_below_one(hosts, per_host):
+    # pipelined, each link needs its whole-run bytes: 2(g-1)/g M inside against the flat ring's 2(n-1)/n M at the card
+    from commlib.experiments import network as runs
+
+    n = hosts * per_host
+    ratio = runs.hierarchy_break_even_pipelined(hosts, per_host)
+    assert ratio == pytest.approx((2 * (per_host - 1) / per_host) / (2 * (n - 1) / n))
+    assert (per_host - 1) / per_host <= ratio < 1 < runs.hierarchy_break_even(hosts, per_host)
+    with pytest.raises(ValueError, match="hosts"):
+        runs.hierarchy_break_even_pipelined(hosts, 1)
+
+
 def test_the_tree_counted_per_message_pays_more_start_ups_than_the_flow_model_and_more_with_more_chunks():
     """Chapter 2's count charges each message; chapter 6's flow model one start-up a round: the first is never below
     the second, and the gap grows with q (more messages a round, more rounds)."""

@@ -122,6 +122,18 @@ def test_hierarchy_trend_table_has_one_row_per_host_count_and_its_gain():
     assert float(rows[1].split("|")[6]) == round(7 / 4 / (3 / 2), 3)   # 2(n-1)/n over 2(h-1)/h, n = 8, h = 4
 
 
+def test_hierarchy_trend_table_adds_the_other_networks_gain_only_where_it_was_run():
+    from commlib.experiments import network as network_runs
+    trend = network_runs.hierarchy_trend((4, 2), per_host=2, nbytes=2**20)
+    edr = network_runs.hierarchy_trend((4,), per_host=2, nbytes=2**20, network="ib_edr")
+    text = tview.hierarchy_trend_table(trend, per_host=2, nbytes=2**20, other=edr).data
+    assert "InfiniBand EDR" in text.splitlines()[2]                 # the header names the other network
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert rows[0].split("|")[7].strip() == ""                       # 2 hosts: not run on EDR
+    assert float(rows[1].split("|")[7]) == round(edr[4]["gain"], 3)
+    assert "InfiniBand" not in tview.hierarchy_trend_table(trend, per_host=2, nbytes=2**20).data
+
+
 def test_tables_list_every_claim_and_host():
     # header and separator rows, then one row each
     assert tview.claims_table().data.count("\n| ") == len(placement.link_claims()) + 2
