@@ -66,6 +66,7 @@ from .parameter_servers.cost import (
     round_time,
     same_cards_shares,
     smallest_k_to_beat_ring,
+    sparse_exchange,
 )
 from .step.cost import (
     batch_for_time,
@@ -117,6 +118,7 @@ __all__ = [
     "ps_time", "byteps_time", "byteps_split", "ps_traffic", "round_time", "round_pieces", "ps_beats_ring",
     "overhead_to_beat", "smallest_k_to_beat_ring", "rival_time", "best_allreduce", "same_cards_shares",
     "allreduce_on_same_cards", "best_allreduce_on_same_cards", "compare_ps_ring", "colocated_on_fast_cards_time",
+    "sparse_exchange",
     # today's collectives (chapter 7)
     "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "fitting_stages", "moe_all_to_all_bytes", "in_network_allreduce_time",
     "powersgd_numbers", "moe_step_bytes",

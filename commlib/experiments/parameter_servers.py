@@ -15,7 +15,8 @@ from . import claims
 
 __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
            "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
-           "ps_fast_server_cards_claim", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
+           "ps_fast_server_cards_claim",
+           "fast_cards_neighbour_sentence", "sparse_gap_sentence", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
            "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
            "crossover_multiples", "beyond_ring_words",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
@@ -25,6 +26,10 @@ EXAMPLE = {"model": "bert_large", "dtype": "fp32", "n": 8, "link": "eth_100g"}
 
 #: Every all-reduce a parameter server is held against, each tried: chapter 2's flat ones and the direct one.
 ALLREDUCES = {"algorithm": ps_cost.RIVALS}
+
+#: The same on the parameter server's own n + k cards with k < n: its own schedule run among the workers too
+#: (:data:`commlib.parameter_servers.cost.OWN_SCHEDULE`), an all-reduce on those cards.
+SAME_CARDS_ALLREDUCES = {"algorithm": ps_cost.SAME_CARDS_RIVALS}
 
 
 def _example() -> dict:
@@ -160,7 +165,8 @@ FAST_SERVER_CARDS = {"n": 16, "servers": 3, "nbytes": 300e3, "overhead": 0.5,
 def ps_fast_server_cards_claim(small: bool = False) -> claims.Claim:
     """Server cards 16 times the workers': the PS (k = 3 of 16, start-ups counted, φ = 0.5) against every
     all-reduce this chapter counts, given the same cards (the direct one sends only the messages that carry bytes:
-    its shares sit on the machines with a fast card, which makes it the PS's own schedule among the workers)."""
+    its shares sit on the machines with a fast card, which makes it the PS's own schedule among the workers; that
+    schedule, :data:`commlib.parameter_servers.cost.OWN_SCHEDULE`, is counted as well)."""
     c = FAST_SERVER_CARDS
     worker, server = hardware.link(c["worker_link"]), hardware.link(c["server_link"])
     shared = {"nbytes": c["nbytes"], "n": c["n"], "servers": c["servers"], "bandwidth": worker.bandwidth,
@@ -184,13 +190,15 @@ def ps_fast_server_cards_claim(small: bool = False) -> claims.Claim:
     k = c["servers"]
     contenders = (claims.Contender("parameter server", ps,
                                    uses=f"{c['n']} workers + {k} faster server machines, its best number of pieces"),
-                  claims.Contender("all-reduce", allreduce, ALLREDUCES,
+                  claims.Contender("all-reduce", allreduce, SAME_CARDS_ALLREDUCES,
                                    uses=f"the same cards: the {k} server cards dealt to {k} of the workers, its best "
-                                        "algorithm and cut under the same φ"))
+                                        "algorithm and cut under the same φ, the parameter server's own schedule "
+                                        "among the workers included"))
 
     def wording(v: claims.Verdict) -> str:
         p, a = (v.best[name].mean for name in ("parameter server", "all-reduce"))
         o = own_schedule(shared)
+        d = allreduce({**shared, "algorithm": ps_cost.DIRECT}, 0)
         alg = _algorithm(v.best["all-reduce"])
         first = (f"the fastest all-reduce the chapter counts on the same cards, the {alg}, takes {1e3 * a:.0f} µs "
                  f"against the parameter server's {1e3 * p:.0f} µs")
@@ -200,16 +208,18 @@ def ps_fast_server_cards_claim(small: bool = False) -> claims.Claim:
             verdict = f"the all-reduce {p / a:.2f} times faster"
         else:
             verdict = f"the parameter server {a / p:.2f} times faster"
-        if alg.startswith("direct"):
-            how = (f"its shares sit only on the {k} machines with a fast card, so each worker sends its pieces to those "
-                   f"{k} alone, and a worker that owns nothing is sent nothing")
-            same = (f"this is the parameter server's own schedule run among the workers ({1e3 * o:.0f} µs), a shard "
-                    "on each machine that holds a fast card" if abs(o / a - 1) < 0.02 else
-                    f"the parameter server's own schedule run among the workers, a shard on each machine that holds a "
-                    f"fast card, takes {1e3 * o:.0f} µs")
-            return f"{first}, {verdict}: {how}; {same}"
-        return (f"{first}, {verdict}; the parameter server's own schedule run among the workers, a shard on each "
-                f"machine that holds a fast card, takes {1e3 * o:.0f} µs")
+        if abs(d / o - 1) < 0.02:
+            direct = v.best["all-reduce"].config["algorithm"] == ps_cost.DIRECT
+            whose = "its" if direct else "the direct reduce-scatter/all-gather's"
+            same = (f"it is the parameter server's own schedule run among the workers ({1e3 * o:.0f} µs)" if direct else
+                    "the same schedule")
+            how = (f"{whose} shares sit only on the {k} machines with a fast card, so each worker sends its pieces to "
+                   f"those {k} alone, and a worker that owns nothing is sent nothing: {same}, a shard on each machine "
+                   "that holds a fast card")
+        else:
+            how = (f"the parameter server's own schedule run among the workers, a shard on each machine that holds a "
+                   f"fast card, takes {1e3 * o:.0f} µs, the direct reduce-scatter/all-gather {1e3 * d:.0f} µs")
+        return f"{first}, {verdict}: {how}"
 
     return claims.Claim("ch03.ps_fast_server_cards",
                         "With server cards 16 times the workers', does the PS beat every all-reduce counted on the "
@@ -218,8 +228,83 @@ def ps_fast_server_cards_claim(small: bool = False) -> claims.Claim:
                         wording=wording, chapter="03_parameter_servers",
                         source="round_time (best pieces per shard, faster server cards) against "
                                "allreduce_on_same_cards (every algorithm at its best cut, the same φ; the direct one "
-                               "sends only messages that carry bytes); colocated_on_fast_cards_time for the PS's "
-                               "schedule among the workers; deterministic")
+                               "sends only messages that carry bytes; the PS's own schedule among the workers, "
+                               "colocated_on_fast_cards_time, included); deterministic")
+
+
+#: One setting next to :data:`FAST_SERVER_CARDS`: a server machine more, a 1 MB gradient, every start-up per message.
+FAST_CARDS_NEIGHBOUR = {**FAST_SERVER_CARDS, "servers": 4, "nbytes": 1e6, "overhead": 1.0}
+
+
+def fast_cards_neighbour_sentence(setting: dict | None = None) -> str:
+    """Next to the fast-server-cards claim, the parameter server against the direct reduce-scatter/all-gather alone,
+    the flat all-reduces and its own schedule run among the workers, on the same cards, in words chosen from the
+    numbers: a clause that starts with "with", to follow the claim's sentence.
+
+    >>> print(fast_cards_neighbour_sentence())   # doctest: +NORMALIZE_WHITESPACE
+    with 4 server machines, a 1 MB gradient and every start-up paid per message, the parameter server takes 600 µs,
+    ahead of the direct reduce-scatter/all-gather (620 µs) and of every flat all-reduce on the same cards, but not
+    of its own schedule run among the workers on the same cards (600 µs)
+    """
+    c = FAST_CARDS_NEIGHBOUR if setting is None else setting
+    worker, server = hardware.link(c["worker_link"]), hardware.link(c["server_link"])
+    args = (c["nbytes"], c["n"], c["servers"], worker.bandwidth, server.bandwidth, worker.latency)
+    f = c["overhead"]
+    p = 1e6 * ps_cost.round_time(c["nbytes"], c["n"], worker.bandwidth, servers=c["servers"], latency=worker.latency,
+                                 server_bandwidth=server.bandwidth, overhead=f)
+    times = {a: 1e6 * ps_cost.allreduce_on_same_cards(*args, algorithm=a, overhead=f) for a in ps_cost.SAME_CARDS_RIVALS}
+    o = times.pop(ps_cost.OWN_SCHEDULE)
+    d = times[ps_cost.DIRECT]
+    counted = min(times.values())
+    where = (f"with {c['servers']} server machines, a {c['nbytes'] / 1e6:g} MB gradient and "
+             + ("every start-up paid per message" if f == 1 else f"a share {f:g} of each start-up paid per message"))
+    if p < counted:
+        name = min(times, key=times.get)
+        tail = (f"but not of its own schedule run among the workers on the same cards ({o:.0f} µs)" if o <= p * (1 + 1e-9)
+                else f"and of its own schedule run among the workers ({o:.0f} µs)")
+        rivals = (f"the direct reduce-scatter/all-gather ({counted:.0f} µs) and of every flat all-reduce on the same "
+                  "cards" if name == ps_cost.DIRECT else
+                  f"the direct reduce-scatter/all-gather and of every flat all-reduce on the same cards (the fastest, "
+                  f"the {ps_cost.rival_label(name)}, {counted:.0f} µs)")
+        return f"{where}, the parameter server takes {p:.0f} µs, ahead of {rivals}, {tail}"
+    return (f"{where}, the parameter server takes {p:.0f} µs, the direct reduce-scatter/all-gather {d:.0f} µs and its "
+            f"own schedule run among the workers {o:.0f} µs")
+
+
+def sparse_gap_sentence(push: float, ns, bandwidth: float) -> str:
+    """The sparse exercise's conclusion over the worker counts ``ns``, chosen from the numbers of
+    :func:`commlib.parameter_servers.cost.sparse_exchange`: how the parameter server's lead over the all-gather and
+    over the all-to-all on the workers' own cards moves with n, and who wins on the same 2n cards.
+
+    >>> words = sparse_gap_sentence(1e6, (4, 64), 1e9).split(". ")
+    >>> words[0]
+    "Against the all-gather on the workers' own cards the parameter server's lead grows with n, from 3.0 times at n = 4 to 63.0 at n = 64"
+    >>> words[1]
+    'Against the all-to-all on those cards it stays between 1.50 and 1.97 times, below 2 at every n'
+    >>> words[2]
+    'On the same 2n cards the all-to-all is faster at every n.'
+    """
+    rows = [ps_cost.sparse_exchange(push, n, bandwidth) for n in ns]
+    if len(rows) < 2:
+        raise ValueError(f"ns must name at least two worker counts, got {tuple(ns)!r}")
+    gather = [x.all_gather_over_ps for x in rows]
+    a2a = [x.all_to_all_over_ps for x in rows]
+    first, last = rows[0].n, rows[-1].n
+    if all(b > a for a, b in zip(gather, gather[1:])):
+        g = (f"Against the all-gather on the workers' own cards the parameter server's lead grows with n, from "
+             f"{gather[0]:.1f} times at n = {first} to {gather[-1]:.1f} at n = {last}.")
+    else:
+        g = (f"Against the all-gather on the workers' own cards the parameter server's lead goes from "
+             f"{gather[0]:.1f} times at n = {first} to {gather[-1]:.1f} at n = {last}.")
+    bound = math.ceil(max(a2a))
+    spread = f"between {min(a2a):.2f} and {max(a2a):.2f} times"
+    a = (f"Against the all-to-all on those cards it stays {spread}, below {bound} at every n." if max(a2a) > 1 else
+         f"Against the all-to-all on those cards the parameter server is not ahead ({spread}).")
+    same = [x.all_to_all_same_cards < x.ps for x in rows]
+    s = ("On the same 2n cards the all-to-all is faster at every n." if all(same) else
+         "On the same 2n cards the parameter server is faster at every n." if not any(same) else
+         "On the same 2n cards the winner depends on n.")
+    return f"{g} {a} {s}"
 
 
 def _bound(f: float | None) -> str:

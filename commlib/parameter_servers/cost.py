@@ -35,6 +35,8 @@ __all__ = [
     "best_allreduce",
     "DIRECT",
     "RIVALS",
+    "OWN_SCHEDULE",
+    "SAME_CARDS_RIVALS",
     "rival_label",
     "rival_time",
     "byteps_split",
@@ -43,6 +45,8 @@ __all__ = [
     "best_allreduce_on_same_cards",
     "same_cards_shares",
     "SAME_CARDS_LABEL",
+    "SparseExchange",
+    "sparse_exchange",
 ]
 
 #: What the book calls the all-reduce of :func:`allreduce_on_same_cards` wherever it shows it (tables, figures,
@@ -563,13 +567,24 @@ DIRECT = "direct"
 #: The all-reduces a parameter server is held against: chapter 2's flat algorithms and the direct one.
 RIVALS = (*cost.ALLREDUCE_ALGORITHMS, DIRECT)
 
+#: The parameter server's own schedule run among the workers on its n + k cards
+#: (:func:`colocated_on_fast_cards_time`): a shard on each machine that is dealt a server's card. It is an all-reduce
+#: among the workers (a colocated parameter server), so it is a rival on the same cards.
+OWN_SCHEDULE = "own_schedule"
+
+#: The all-reduces a parameter server is held against on its own n + k cards: :data:`RIVALS` and its own schedule
+#: among the workers (:data:`OWN_SCHEDULE`), the one that ties it where it is closest.
+SAME_CARDS_RIVALS = (*RIVALS, OWN_SCHEDULE)
+
 
 def rival_label(name: str) -> str:
-    """How the chapter names an all-reduce of :data:`RIVALS` (``"halving-doubling"``).
+    """How the chapter names an all-reduce of :data:`SAME_CARDS_RIVALS` (``"halving-doubling"``).
 
-    >>> rival_label("halving_doubling"), rival_label("direct")
-    ('halving-doubling', 'direct reduce-scatter/all-gather')
+    >>> rival_label("halving_doubling"), rival_label("direct"), rival_label("own_schedule")
+    ('halving-doubling', 'direct reduce-scatter/all-gather', 'colocated parameter server on the dealt cards')
     """
+    if name == OWN_SCHEDULE:
+        return "colocated parameter server on the dealt cards"
     return "direct reduce-scatter/all-gather" if name == DIRECT else name.replace("_", "-")
 
 
@@ -796,8 +811,10 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
     spreads its channels over a host's NICs), worker i has card bandwidth
     :math:`B_i = B_w + c_iB_s` with :math:`c_i = \lfloor k/n \rfloor` or :math:`\lceil k/n \rceil`.
 
-    ``algorithm`` is one of :data:`RIVALS`, or None (the default) for the fastest of them
-    (:func:`best_allreduce_on_same_cards`). When k is a multiple of n the cards are even and it runs
+    ``algorithm`` is one of :data:`SAME_CARDS_RIVALS`, or None (the default) for the fastest of them
+    (:func:`best_allreduce_on_same_cards`). :data:`OWN_SCHEDULE` is the parameter server's own schedule among the
+    workers (:func:`colocated_on_fast_cards_time`) for k < n; from k = n on every machine holds a server's card
+    and a shard, which is the direct one below. When k is a multiple of n the cards are even and it runs
     on them (:func:`rival_time`). Otherwise the ring and the other flat algorithms run at the pace of
     the slowest card, :math:`B_{min} = B_w + \lfloor k/n \rfloor B_s`, and the direct
     reduce-scatter/all-gather fits its shares to the cards (:func:`same_cards_shares`), with bandwidth
@@ -837,6 +854,10 @@ def allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_ba
     b_w = check_positive("worker_bandwidth", worker_bandwidth)
     b_s = b_w if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
     a = check_nonnegative("latency", latency)
+    if algorithm == OWN_SCHEDULE:
+        if k < n:
+            return colocated_on_fast_cards_time(nbytes, n, k, b_w, b_s, a, overhead)
+        algorithm = DIRECT
     b_min = b_w + (k // n) * b_s
     if k % n == 0 or algorithm != DIRECT:
         return rival_time(nbytes, n, b_min, a, algorithm=algorithm, overhead=overhead)
@@ -920,18 +941,26 @@ def colocated_on_fast_cards_time(nbytes: float, workers: int, servers: int, work
 def best_allreduce_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
                                  server_bandwidth: float | None = None, latency: float = 0.0,
                                  overhead: float = 1.0) -> tuple[str, float]:
-    """The fastest all-reduce of :data:`RIVALS` on a PS's n + k cards (:func:`allreduce_on_same_cards`): ``(name, seconds)``.
+    """The fastest all-reduce of :data:`SAME_CARDS_RIVALS` on a PS's n + k cards (:func:`allreduce_on_same_cards`):
+    ``(name, seconds)``.
 
-    On a tie the first of :data:`RIVALS` is named (the ring before the direct one on even cards).
+    The rivals include the parameter server's own schedule run among the workers (:data:`OWN_SCHEDULE`): with
+    start-ups counted and server cards much faster than the workers', the direct reduce-scatter/all-gather can
+    trail the parameter server by a few per cent, its own schedule on the same cards never. On a tie the first of
+    :data:`SAME_CARDS_RIVALS` is named (the ring before the direct one on even cards, the direct one before the
+    parameter server's schedule).
 
     >>> name, t = best_allreduce_on_same_cards(1.2e9, 8, 4, 12.5e9)
     >>> name, round(t * 1e3, 1)
     ('direct', 112.0)
     >>> best_allreduce_on_same_cards(1e8, 8, 8, 12.5e9)[0]
     'ring'
+    >>> name, t = best_allreduce_on_same_cards(1e6, 16, 4, 3.125e9, 50e9, 1e-5, overhead=1.0)   # 3 x 200 us
+    >>> name, round(t * 1e6)
+    ('own_schedule', 600)
     """
     best = None
-    for name in RIVALS:
+    for name in SAME_CARDS_RIVALS:
         t = allreduce_on_same_cards(nbytes, workers, servers, worker_bandwidth, server_bandwidth, latency,
                                     algorithm=name, overhead=overhead)
         if best is None or t < best[1] * (1 - 1e-12):   # a tie within rounding names the first
@@ -964,3 +993,57 @@ def compare_ps_ring(nbytes: float, workers: int, servers: int, worker_bandwidth:
     best = (smallest_k_to_beat_ring(nbytes, workers, worker_bandwidth, server_bandwidth, latency)
             if nbytes > 0 else None)
     return PSComparison(float(nbytes), int(workers), int(servers), bool(colocated), t_ps, t_ring, best, same, name)
+
+
+@dataclass(frozen=True)
+class SparseExchange:
+    """Seconds of one round of a sparse gradient (each worker pushes ``push`` bytes of touched rows and pulls as much
+    back), four ways, bandwidth terms, every card at the same bandwidth (:func:`sparse_exchange`)."""
+
+    push: float
+    n: int
+    ps: float                      #: k = n separate servers: 2n cards
+    all_gather: float              #: every worker gathers every push: the workers' n cards
+    all_to_all: float              #: rows to their owner and back (a colocated PS): the workers' n cards
+    all_to_all_same_cards: float   #: the same on the PS's 2n cards, two per worker
+
+    @property
+    def all_gather_over_ps(self) -> float:
+        """How many times the parameter server's round the all-gather takes."""
+        return self.all_gather / self.ps
+
+    @property
+    def all_to_all_over_ps(self) -> float:
+        """How many times the parameter server's round the all-to-all on the workers' own cards takes."""
+        return self.all_to_all / self.ps
+
+
+def sparse_exchange(push: float, n: int, bandwidth: float) -> SparseExchange:
+    r"""A sparse gradient exchanged four ways: each of n workers pushes ``push`` bytes (its touched rows with their
+    indices), rows spread evenly over the owners, no two workers touching the same row.
+
+    * **Parameter server**, k = n separate servers: each card carries one push each way, :math:`M/B`
+      (:func:`ps_time`, M the push), on 2n cards.
+    * **All-gather** (Horovod's answer for sparse gradients): each worker receives the n - 1 other pushes,
+      :math:`(n-1)M/B`, on the workers' n cards.
+    * **All-to-all**: each row goes to the worker that owns it and comes back summed, as recommendation models
+      exchange their sharded tables. That is the colocated parameter server with one shard per worker
+      (:func:`ps_time`, colocated): :math:`2(n-1)M/(nB)` each way, on the workers' n cards; on the PS's 2n cards, two per
+      worker, half that.
+
+    >>> x = sparse_exchange(1e6, 8, 1e9)
+    >>> [round(t * 1e3, 3) for t in (x.ps, x.all_gather, x.all_to_all, x.all_to_all_same_cards)]
+    [1.0, 7.0, 1.75, 0.875]
+    >>> round(x.all_gather_over_ps, 2), round(x.all_to_all_over_ps, 2)   # n - 1, and 2(n-1)/n below 2
+    (7.0, 1.75)
+    """
+    m = check_nonnegative("push", push)
+    n = check_count("n", n, minimum=2)
+    b = check_positive("bandwidth", bandwidth)
+    return SparseExchange(
+        push=float(m), n=n,
+        ps=ps_time(m, n, b, servers=n),
+        all_gather=cost.collective_time("all_gather", n * m, n, b),
+        all_to_all=ps_time(m, n, b, servers=n, colocated=True),
+        all_to_all_same_cards=ps_time(m, n, 2 * b, servers=n, colocated=True),
+    )

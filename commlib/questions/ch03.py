@@ -103,7 +103,7 @@ register(Question(
             "That is the sparse all-gather among the 8 workers, each receiving the other 7 pushes; the "
             "parameter server's cards carry one push each way."),
            (_is(lambda v: 1e3 * cost.ps_time(_sparse_push(v["touched"]), 8, _E25, servers=8, colocated=True)),
-            "That is the colocated parameter server on the workers' 8 cards; the question puts the "
+            "That is the all-to-all exchange of rows, a colocated parameter server, on the workers' 8 cards; the question puts the "
             "rows on 8 separate servers."),),
     hint="A worker pushes rows x (64 x 4 B + 8 B) and pulls as much; with k = n servers each server card carries "
          "the same bytes, so the round is that push over B (25 Gb/s = 3.125 GB/s).",

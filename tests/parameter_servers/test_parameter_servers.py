@@ -761,3 +761,33 @@ def test_direct_on_fast_extra_cards_charges_no_start_ups_to_ranks_that_own_no_sh
     assert direct == pytest.approx(min(by_hand, every_card), rel=1e-12)
     # with no start-ups the bandwidth term is unchanged
     assert ps.allreduce_on_same_cards(m, n, k, b_w, b_s, algorithm="direct") == pytest.approx(m / b_w, rel=1e-12)
+
+
+def test_best_allreduce_on_same_cards_counts_the_ps_schedule_among_the_workers():
+    """Server cards 16 times the workers' (25 Gb/s, alpha = 10 us, one-port phi = 1), n = 16, k = 4, 1 MB: the PS
+    takes 3 x max(40 + 160, 160 + 40) = 600 us, the direct reduce-scatter/all-gather on the same cards 620 us. The
+    PS's own schedule among the workers is an all-reduce on those cards too, and with it counted the PS never wins."""
+    m, n, k, b_w, b_s, alpha = 1e6, 16, 4, 3.125e9, 50e9, 1e-5
+    t_ps = ps_cost.round_time(m, n, b_w, servers=k, latency=alpha, server_bandwidth=b_s, overhead=1.0)
+    direct = ps_cost.allreduce_on_same_cards(m, n, k, b_w, b_s, latency=alpha, algorithm="direct", overhead=1.0)
+    assert t_ps == pytest.approx(600e-6, rel=1e-9) and direct == pytest.approx(620e-6, rel=1e-9)
+    name, best = ps_cost.best_allreduce_on_same_cards(m, n, k, b_w, b_s, latency=alpha, overhead=1.0)
+    assert name == ps_cost.OWN_SCHEDULE and best <= t_ps * (1 + 1e-12)
+    assert ps_cost.allreduce_on_same_cards(m, n, k, b_w, b_s, alpha, overhead=1.0) == best
+    # from k = n on every machine holds a server's card and a shard: the schedule is the direct one
+    assert (ps_cost.allreduce_on_same_cards(m, n, n, b_w, b_s, alpha, ps_cost.OWN_SCHEDULE, 0.5)
+            == ps_cost.allreduce_on_same_cards(m, n, n, b_w, b_s, alpha, ps_cost.DIRECT, 0.5))
+
+
+@pytest.mark.parametrize("n", [4, 8, 16, 32])
+def test_on_the_same_cards_the_ps_never_beats_every_counted_allreduce(n):
+    """Near the fast-server-cards case (k < n and a little above, cards 1 to 16 times faster, 30 kB to 30 MB, every
+    share phi), the PS is never faster than the best all-reduce counted on its own cards."""
+    b_w, alpha = 3.125e9, 1e-5
+    for k in [*range(1, n), n + 1]:
+        for r in (1, 4, 16):
+            for m in (3e4, 3e5, 1e6, 3e7):
+                for phi in (0.0, 0.5, 1.0):
+                    t_ps = ps_cost.round_time(m, n, b_w, servers=k, latency=alpha, server_bandwidth=r * b_w, overhead=phi)
+                    _, best = ps_cost.best_allreduce_on_same_cards(m, n, k, b_w, r * b_w, alpha, phi)
+                    assert best <= t_ps * (1 + 1e-9), (k, r, m, phi)
