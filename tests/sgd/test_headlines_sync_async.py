@@ -259,6 +259,23 @@ def test_time_headline_groups_what_the_seeds_decide():
     assert _verdict(c, close, cfg).headline == f"{names[3]} and {names[2]} first (level), then {names[1]} and {names[0]} (level)"
 
 
+def test_keep_work_words_turn_with_the_races():
+    names = [x.name for x in tuned_races.law_race_pareto(small=True).contenders]
+    cfg = {n: {"K": 8, "rate per gradient": 0.18} for n in names}
+    keep = {names[0]: (60.0, 62.0, 58.0, 61.0, 59.0), names[1]: (50.0, 52.0, 49.0, 51.0, 50.0),
+            names[2]: (31.0, 33.0, 30.0, 32.0, 34.0), names[3]: (30.0, 32.0, 31.0, 31.0, 33.0)}
+    level = {n: (40.0, 41.0, 39.0, 40.5, 39.5) for n in names}
+    races = {law: _verdict(c(small=True), keep, cfg) for law, c in
+             (("se", tuned_races.law_race_shifted_exponential), ("pa", tuned_races.law_race_pareto))}
+    control = _verdict(tuned_races.law_race_exponential(small=True), level, cfg)
+    with_min, memoryless = tuned_races.keep_work_words(races, control)
+    assert with_min.endswith("before cancelling it (K-sync)") and memoryless.endswith("makes no difference")
+    races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)
+    control = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
+    with_min, memoryless = tuned_races.keep_work_words(races, control)
+    assert with_min.endswith("not under every law") and "does matter" in memoryless
+
+
 def _cap_verdicts(excess: dict[int, float], small: tuple[float, ...], linear: float = 30.0) -> dict:
     """Rate-cap verdicts by hand: at each ν the capped rate ends ``excess`` % above ``small``, the linear rule
     ``linear`` %, with a little noise."""

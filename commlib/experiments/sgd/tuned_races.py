@@ -979,6 +979,22 @@ def law_control_words(control: claims.Verdict, verdicts: dict) -> str:
     return text + ". The laws with a minimum time do not put K-sync behind both on every seed either"
 
 
+def keep_work_words(verdicts: dict, control: claims.Verdict) -> tuple[str, str]:
+    """What keeping the running work does, in two short clauses chosen from the law races: one for the laws with a
+    minimum compute time (``verdicts`` as for :func:`law_race_words`), one for the memoryless ``control``.
+
+    Keeping pays only where K-sync, which cancels the running work, reaches the target after both K-async and
+    K-batch-async on every seed under every law; it makes no difference only where the control leaves all four
+    protocols level (:func:`time_groups`)."""
+    keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
+    with_min = ("with a minimum compute time, keeping the running work (K-async, K-batch-async) reaches the target "
+                + ("before cancelling it (K-sync)" if keeps else "before cancelling it (K-sync) not under every law"))
+    level = len(time_groups(control)) == 1
+    memoryless = ("under memoryless times it makes no difference" if level else
+                  f"under memoryless times it does matter: {time_headline(control)}")
+    return with_min, memoryless
+
+
 def law_control_short(control: claims.Verdict) -> str:
     """The control in a few words, for a takeaway."""
     if all(_behind(control, slow, fast) for slow in CANCEL for fast in KEEP):
