@@ -65,7 +65,9 @@ register(Question(
     lambda n=32: 1e3 * compare.allreduce_seconds("ring", hardware.gradient_bytes("gpt2_xl", "bf16"), n,
                                             hardware.link("ib_hdr").bandwidth, hardware.link("ib_hdr").latency),
     unit="ms",
-    hints=((lambda given, right: abs(given / right - 2) < 0.02, "bf16 takes 2 bytes per parameter, not 4."),),
+    hints=((lambda given, right: abs(given / right - 2) < 0.02, "bf16 takes 2 bytes per parameter, not 4."),
+           (lambda given, right: abs(given / right - 0.5) < 0.02,
+            "That is half the time: count M in bytes, 2 bytes per bf16 parameter, not one per parameter."),),
     hint="T = 2(n - 1)/n x M/B + 2(n - 1) alpha, with M in bytes and B in bytes per second (200 Gb/s = 25 GB/s).",
     givens=(Given("n", (8, 16, 64, 128, 256), "{} GPUs"),),
 ))
@@ -80,7 +82,9 @@ register(Question(
     hints=((lambda given, right, v: abs(given / (v["algbw"] * v["n"] / (2 * (v["n"] - 1))) - 1) < 0.005,
             "You divided: busbw is algbw times 2(n-1)/n."),
            (lambda given, right: abs(given / (right / 2) - 1) < 0.005,
-            "(n-1)/n is the factor for all-gather and reduce-scatter; an all-reduce is both, 2(n-1)/n.")),
+            "(n-1)/n is the factor for all-gather and reduce-scatter; an all-reduce is both, 2(n-1)/n."),
+           (lambda given, right, v: v["n"] != 16 and abs(given / (v["algbw"] * 2 * 15 / 16) - 1) < 0.005,
+            "That is the factor for 16 GPUs, the chapter's worked example; use this question's n in 2(n-1)/n.")),
     hint="busbw = algbw x 2(n - 1)/n for all-reduce.",
     givens=(Given("algbw", (12.0, 25.0, 60.0, 90.0, 150.0), "an algbw of {:g} GB/s"), Given("n", (4, 16, 32, 64), "{} GPUs")),
 ))
