@@ -18,7 +18,7 @@ __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_c
            "ps_fast_server_cards_claim",
            "fast_cards_neighbour_sentence", "sparse_gap_sentence", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
            "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
-           "crossover_multiples", "beyond_ring_words",
+           "crossover_multiples", "beyond_ring_words", "last_to_fall",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
@@ -612,19 +612,45 @@ def crossover_multiples(verdicts, rival: str = "ring") -> list[float]:
     return [v.best[rival].mean * 1e6 / (v.claim.shared["n"] * v.claim.shared["latency"] * bw) for v in verdicts]
 
 
-def beyond_ring_words(verdicts) -> str:
+def last_to_fall(n: int, link: str = "eth_25g") -> str:
+    r"""The all-reduce of :data:`commlib.parameter_servers.cost.RIVALS` that holds out longest against the parameter
+    server with k = n separate servers on n workers (:func:`crossover_size`, :math:`\varphi = 1`): the fastest one
+    just below the crossover with every all-reduce. Which one it is depends on n: halving-doubling needs a power of
+    two (off one it pays for a fold), Bruck's all-reduce runs on every n with as few start-ups.
+
+    >>> last_to_fall(8), last_to_fall(12)
+    ('halving_doubling', 'bruck')
+    """
+    item = hardware.link(link)
+    size = crossover_size(n, None, link=link)
+    return ps_cost.best_allreduce(size * (1 - 1e-6), n, item.bandwidth, item.latency)[0]
+
+
+def _allreduce_name(name: str) -> str:
+    return "Bruck's all-reduce" if name == "bruck" else ps_cost.rival_label(name)
+
+
+def beyond_ring_words(verdicts, other: int | None = 12) -> str:
     r"""Where the all-reduce that holds out longest keeps the parameter server behind past the ring's crossover, in
-    words: that algorithm and its crossover as a multiple of :math:`n\alpha B` for each verdict's n.
+    words: that algorithm and its crossover as a multiple of :math:`n\alpha B` for each verdict's n, whether those n
+    are powers of two, and which all-reduce holds out longest with ``other`` workers (None: not said).
 
     >>> print(beyond_ring_words([claims.verdict(k) for k in ("ch03.ps_crossover", "ch03.ps_crossover_32")]))
-    halving-doubling, up to 7.8 times $n\alpha B$ with 8 workers and 6.1 times with 32
+    ... # doctest: +NORMALIZE_WHITESPACE
+    halving-doubling, 7.8 times $n\alpha B$ with 8 workers and 6.1 times with 32, both powers of two; with 12 workers
+    it is Bruck's all-reduce
     """
-    algs = {_algorithm(v.best["fastest all-reduce"]) for v in verdicts}
-    name = algs.pop() if len(algs) == 1 else "depending on n"
+    algs = {v.best["fastest all-reduce"].config["algorithm"] for v in verdicts}
+    name = _allreduce_name(algs.pop()) if len(algs) == 1 else "depending on n"
     m = crossover_multiples(verdicts, "fastest all-reduce")
     ns = [v.claim.shared["n"] for v in verdicts]
     rest = "".join(f" and {x:.1f} times with {n}" for n, x in zip(ns[1:], m[1:]))
-    return rf"{name}, up to {m[0]:.1f} times $n\alpha B$ with {ns[0]} workers{rest}"
+    powers = [n > 0 and n & (n - 1) == 0 for n in ns]
+    scope = {1: ", a power of two", 2: ", both powers of two"}.get(len(ns), ", all powers of two") if all(powers) else ""
+    if other is not None:
+        there = _allreduce_name(last_to_fall(other))
+        scope += f"; with {other} workers it is {there}" + (" too" if there == name else "")
+    return rf"{name}, {m[0]:.1f} times $n\alpha B$ with {ns[0]} workers{rest}{scope}"
 
 
 def few_times_words(verdicts) -> str:
