@@ -82,6 +82,6 @@ def test_the_shared_core_control_is_stored_and_read_by_the_same_code(stored, par
 def test_the_oversubscribed_runs_level_is_what_the_prose_scopes_its_lesson_to(stored):
     from commlib.lab import explain
 
-    for part in ("four", "pair4"):   # every oversubscribed run of the reference plan
+    for part in ("two", "four", "pair4", "free4"):   # every run of the reference plan, the oversubscribed ones too
         assert explain.level_name(stored[part]) == explain.level_name(stored["four"])
     assert explain.level_name(stored["four_single"]) == "`MPI_THREAD_SINGLE`"
