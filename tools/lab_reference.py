@@ -7,7 +7,8 @@ Meant for an idle machine with at least four free cores, MPICH and mpi4py (and P
 It records what the machine was (processor, cores, load, library versions, date) in machine.json. With
 ``--parts`` it measures only those parts of the plan (for example the stored-only controls,
 ``--parts two_multiple,two_single``) and records the machine in ``machine_control.json`` instead, so that the
-run the other parts came from keeps its record.
+run the other parts came from keeps its record (the shared-core control, ``--parts
+four_multiple,four_single,shared_multiple,shared_single``, in ``machine_shared_control.json``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def main(argv=None) -> int:
              "python": platform.python_version(), "torch": torch_version, "load_average_before": before,
              "load_average_after": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
              **runner.machine_facts()}
-    for path in plan.save(docs, args.out, about, about_name="machine.json" if whole else "machine_control.json"):
+    about_name = ("machine.json" if whole else plan.SHARED_ABOUT if set(parts) <= set(plan.SHARED_CONTROL)
+                  else "machine_control.json")
+    for path in plan.save(docs, args.out, about, about_name=about_name):
         print(path, path.stat().st_size, "bytes")
     return 0
 

@@ -683,6 +683,28 @@ def collective_words(every: Sequence[CollectiveGrade], top: Sequence[CollectiveG
             + "; ".join(parts) + ".")
 
 
+def collective_short(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]) -> str:
+    """The scope of a pooled grade in a few words, for a takeaway: empty where every collective's regime fits
+    missed held-out sizes less over every size, as the pooled ones did; else "pooled over the four collectives"
+    and, for each collective that parts from the pool, where its regime fits still won (its largest sizes) or
+    that they did not.
+
+    >>> g = lambda op, line, piece: CollectiveGrade(op, (line,), (piece,))
+    >>> collective_short([g("all_reduce", 0.10, 0.13), g("broadcast", 0.2, 0.1)],
+    ...                  [g("all_reduce", 0.3, 0.1), g("broadcast", 0.2, 0.1)])
+    'pooled over the two collectives (for all-reduce alone, only on its largest sizes)'
+    >>> collective_short([g("all_reduce", 0.2, 0.1)], [g("all_reduce", 0.3, 0.1)])
+    ''
+    """
+    lost = [(e, t) for e, t in zip(every, top) if e.line_mean <= e.piece_mean]
+    if not lost:
+        return ""
+    parts = [f"for {e.op.replace('_', '-')} alone, " + ("only on its largest sizes" if t.piece_mean < t.line_mean
+                                                         else "on none of its sizes")
+             for e, t in lost]
+    return f"pooled over the {explain.about(len(every))} collectives (" + "; ".join(parts) + ")"
+
+
 def collective_scope(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade], close: float = 0.05) -> str:
     """A short scope for sentences that apply the pooled grade (the calculator's, a takeaway's): empty where
     every collective's regime fits missed less over every size.

@@ -39,13 +39,17 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS", "sweep_gap_sentence",
            "power_phrase", "power_caveat", "control_sentence",
            "machine_words", "headline_takeaway", "your_run_sentence", "your_run_loaded", "your_run_title", "oversubscription_sentence",
-           "oversubscription_takeaway",
+           "oversubscription_takeaway", "level_name", "level_scope", "waits_out_slices", "shared_level_sentence",
+           "shared_level_clause", "shared_machine_sentence", "time_span", "SLICE_SMALL",
            "pair_sentence", "gloo_sentence"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
 #: Below this share of their cores' time, the ranks ran on a machine that other programs kept busy.
 CORE_SHARE_ENOUGH = 0.9
+#: A middle half of a size's calls at most this fraction of its median: a scheduler slice is small against the
+#: call, so a ratio of two libraries' times there measures the libraries, not the slices (:func:`gloo_spread`).
+SLICE_SMALL = 0.5
 
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
           10: "ten"}
@@ -1431,8 +1435,9 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
                     enough: float = CORE_SHARE_ENOUGH, alpha_known: bool = True, too_loaded: bool = False,
                     step_holds: bool = True, cause: str | None = None, step_from: float | None = None,
                     cache_span: tuple[float, float] | None = None, footprint: float | None = None,
-                    llc: float | None = None, cache_scope: str = "", small: str = "") -> str:
+                    llc: float | None = None, cache_scope: str = "", small: str = "", scope: str = "") -> str:
     """What limited the run, from its controls: other programs, the copies, the cache, allocation, switching ranks.
+    ``scope``: the thread level the oversubscribed run used (:func:`level_scope` words), said with the switching.
     ``cache_scope``: words on how far ``cache_span``'s effect held beyond this run, said beside it; ``small``: a
     further limit on small messages (words), listed last.
 
@@ -1521,8 +1526,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     elif cache == "part":
         parts.append(f"in part {llc_words}, past which each byte got dearer")
     if oversubscribed and alpha_known and alpha4 - alpha2 >= (alpha2 if handover is None else handover):
-        parts.append("for small messages, switching between ranks, once there were more ranks than cores (it "
-                     "showed in α, the per-step start-up cost)")
+        parts.append("for small messages, " + (f"{scope}, " if scope else "") + "switching between ranks, once there "
+                     "were more ranks than cores (it showed in α, the per-step start-up cost)")
     if small:
         parts.append(small)
     listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
@@ -1759,7 +1764,8 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
 
 
 def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, size: float,
-                      tail_sizes: Sequence[float], tail_errors: Sequence[float], least: int = 3) -> str:
+                      tail_sizes: Sequence[float], tail_errors: Sequence[float], least: int = 3,
+                      others: Sequence[tuple[float, float, Sequence[float], Sequence[float]]] = ()) -> str:
     """The chapter's headline in one sentence: ``op``'s fitted start-up cost ``alpha`` (s; quoted only where
     ``alpha_known``, see :func:`alpha_usable`), its bus bandwidth ``busbw`` (bytes/s) measured at the largest
     ``size``, and where its single line fails: the line's errors of one sign over the largest sizes
@@ -1772,9 +1778,46 @@ def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, si
     16 MiB up, by up to 47 %.
     >>> headline_takeaway("all-reduce", 4.5e-6, False, 1.4e9, 2**26, [], [])[-75:]
     'not fix its α; a single alpha-beta line misses no run of its largest sizes.'
+
+    ``others``: further runs of the same measurement at the same thread level (``(alpha, busbw, tail_sizes,
+    tail_errors)`` each): the sentence then quotes each number no finer than the runs agree, a range over all
+    the runs rounded to one significant figure for α and two for the bandwidth, and the line's miss from the
+    size where every run's tail has begun.
+
+    >>> print(headline_takeaway("all-reduce", 4.49e-6, True, 1.398e9, 2**26, [2.0**24, 2.0**25, 2.0**26],
+    ...                         [-0.23, -0.47, -0.47], others=[(3.25e-6, 1.58e9, [2.0**25, 2.0**26], [-0.42, -0.52]),
+    ...                         (4.59e-6, 1.36e9, [2.0**25, 2.0**26], [-0.49, -0.54])]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    On the reference machine and a machine of its kind, in one line: all-reduce on two ranks costs about 3 to
+    5 µs per step and moves its largest messages at 1.4 to 1.6 GB/s of bus bandwidth, by the run (three runs); a
+    single alpha-beta line predicts too short a time for its largest messages, from 32 MiB up in every run, by up
+    to about half.
     """
     if len(tail_sizes) != len(tail_errors):
         raise ValueError(f"tail_sizes and tail_errors must pair up, got {len(tail_sizes)} and {len(tail_errors)}")
+    if others and alpha_known:
+        runs = [(alpha, busbw, list(tail_sizes), list(tail_errors))] + [tuple(o) for o in others]
+
+        def span(values: Sequence[float], n: int) -> str:
+            lo, hi = figures(min(values), n), figures(max(values), n)
+            return lo if lo == hi else f"{lo} to {hi}"
+
+        text = (f"On the reference machine and a machine of its kind, in one line: {op} on two ranks costs about "
+                f"{span([1e6 * r[0] for r in runs], 1)} µs per step and moves its largest messages at "
+                f"{span([r[1] / 1e9 for r in runs], 2)} GB/s of bus bandwidth, by the run ({_WORDS.get(len(runs))} "
+                "runs)")
+        tails = [r for r in runs if len(r[2]) > 0]
+        if len(tails) < len(runs) or any(len(r[2]) < 2 for r in runs):
+            return text + "; a single alpha-beta line misses no run of its largest sizes in every run."
+        ways = {"too short" if r[3][0] < 0 else "too long" for r in runs}
+        if len(ways) > 1:
+            return text + "; a single alpha-beta line misses its largest sizes, one way or the other by the run."
+        start = max(min(r[2]) for r in runs)
+        worst = {figures(100 * max(abs(e) for e in r[3]), 1) for r in runs}
+        by = ("about half" if worst == {"50"} else f"about {worst.pop()} %" if len(worst) == 1 else
+              f"{span([100 * max(abs(e) for e in r[3]) for r in runs], 1)} %")
+        return (text + f"; a single alpha-beta line predicts {ways.pop()} a time for its largest messages, from "
+                f"{format_bytes(start)} up in every run, by up to {by}.")
     cost = f"costs about {time_text(alpha)} per step and " if alpha_known else ""
     text = (f"On the reference machine, in one line: {op} on two ranks {cost}moves its largest messages "
             f"({format_bytes(size)}) at {rate_text(busbw)} of bus bandwidth")
@@ -1895,8 +1938,12 @@ def cut_sentence(op: str, cuts: Sequence[float], reproduced: Sequence[bool], siz
 
 
 def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: int = 0, cuts: int = 0,
-                     top: str = "tie", too_loaded: bool = False, loaded: bool = True, power: str | None = None) -> str:
+                     top: str = "tie", too_loaded: bool = False, loaded: bool = True, power: str | None = None,
+                     scope: str = "") -> str:
     """The takeaway on regimes, following the held-out grades of this run (neither better: a tie).
+
+    ``scope``: where the grade pools collectives that part from it, a few words that say so
+    (:func:`commlib.experiments.lab.collective_short`), said with a win of the regimes.
 
     ``machine`` of all-reduce's ``cuts`` are the machine's (:func:`cut_kinds`: both sweeps put them in the same
     place and the ranks' CPU time shows them too).
@@ -1912,12 +1959,17 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
     'misses regimes that are there, so a tie is not evidence for one line.'
     >>> regimes_takeaway(True, machine=1, cuts=3)[-44:]
     'Here they predicted it better than one line.'
+    >>> regimes_takeaway(True, scope="pooled over the four collectives (for all-reduce alone, only on its largest "
+    ...                  "sizes)").split(". ")[-1]
+    'Here, pooled over the four collectives (for all-reduce alone, only on its largest sizes), they predicted it better than one line.'
     >>> "the top regime did" in regimes_takeaway(False, True, top="piecewise")
     True
     >>> regimes_takeaway(True, too_loaded=True)[-62:]
     'so its grades say as much about the load as about the machine.'
     """
     text = _regimes_takeaway(piecewise_better, line_better, machine, cuts, top)
+    if scope and piecewise_better:
+        text = text.replace("Here they predicted", f"Here, {scope}, they predicted")
     caveat = "" if piecewise_better else power_caveat(line_better, loaded, power)
     if caveat:
         text += f" {caveat[0].upper()}{caveat[1:]}."
@@ -2408,6 +2460,15 @@ def your_run_sentence(reference: dict, yours: dict, ref_times: Sequence[float], 
     return text
 
 
+def time_span(values: Sequence[float]) -> str:
+    """Times (s) as one time, or a range where they differ at the figures shown.
+
+    >>> time_span([39e-6, 57e-6]), time_span([0.23e-3, 2.9e-3])
+    ('39 to 57 µs', '230 µs to 2.9 ms')
+    """
+    return _time_span(values)
+
+
 def _time_span(values: Sequence[float]) -> str:
     """Times (s) as one time, or a range where they differ at the figures shown ("39 to 57 µs")."""
     lo, hi = time_text(min(values)), time_text(max(values))
@@ -2431,7 +2492,7 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
                               alpha4: float, alpha_known: bool = True, slice_s: float = 1e-3,
                               part: str = "both", alpha_base: str = "two ranks",
                               fours: Sequence[float] | None = None, frees: Sequence[float] | None = None,
-                              alphas4: Sequence[float] | None = None) -> str:
+                              alphas4: Sequence[float] | None = None, scope: str = "") -> str:
     """What putting two ranks on each core did to a small all-reduce: its time at ``size`` bytes on four ranks
     sharing two cores (``four``, s) against two ranks (``two``) and four ranks with a core each (``free``, or
     None), and the fitted per-step start-up cost at two and four ranks against a scheduler slice (``slice_s``).
@@ -2441,6 +2502,8 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     ``fours``, ``frees`` (s) and ``alphas4`` (s): the shared run's and its control's times at ``size`` and the
     shared run's fitted α, each sweep alone; given, the sentence quotes them as ranges by sweep (each sweep of the
     shared run against each of the control's), no finer than the run knows them.
+    ``scope``: words that limit the finding on slices to the thread level the runs used (:func:`level_scope`);
+    whether ranks that share a core wait out slices depends on it (:func:`shared_level_sentence`).
 
     >>> oversubscription_sentence(1024, 8.7e-6, 38.9e-6, 13.7e-6, 3.2e-6, 10e-6, fours=[38.9e-6, 56.5e-6],
     ...                           frees=[13.7e-6, 14.3e-6], alphas4=[15e-6, 10e-6], part="times")[-134:]
@@ -2484,15 +2547,28 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
                       "rank to get a core back.")
         else:
             below = "far below" if alpha4 < 0.1 * slice_s else "below"
-            alpha += (f", {below} a scheduler time slice of about a millisecond: the ranks did not wait out "
+            alpha += (f", {below} a scheduler time slice of about a millisecond: "
+                      + (f"{scope}, " if scope else "") + "the ranks did not wait out "
                       "slices; what sharing a core added is the cost of switching between ranks, step after step.")
     return {"times": text, "alpha": alpha, "both": text + " " + alpha}[part]
 
 
 def oversubscription_takeaway(size: float, two: float, four: float, free: float | None,
-                              fours: Sequence[float] | None = None, frees: Sequence[float] | None = None) -> str:
+                              fours: Sequence[float] | None = None, frees: Sequence[float] | None = None,
+                              scope: str = "", other: str = "") -> str:
     """The takeaway on oversubscription: the measured slowdown of a small all-reduce (as in
     :func:`oversubscription_sentence`), in words no finer than one run knows it.
+
+    ``scope``: the thread level the runs used, as :func:`level_scope` words, which open the takeaway; ``other``:
+    what a control found at the other level (:func:`shared_level_clause`), which closes it.
+
+    >>> print(oversubscription_takeaway(1024, 6.1e-6, 37e-6, 11.5e-6, scope="at `MPI_THREAD_MULTIPLE`, the level "
+    ...       "of every oversubscribed run here", other="at `MPI_THREAD_SINGLE` a control found whole scheduler "
+    ...       "slices instead"))  # doctest: +NORMALIZE_WHITESPACE
+    At `MPI_THREAD_MULTIPLE`, the level of every oversubscribed run here, more ranks than cores put the cost of
+    switching between ranks into α: a 1 KiB all-reduce on four ranks sharing two cores took about three times as
+    long as on four ranks with a core each (37 µs against 12 µs); at `MPI_THREAD_SINGLE` a control found whole
+    scheduler slices instead.
 
     >>> print(oversubscription_takeaway(1024, 6.1e-6, 37e-6, 11.5e-6))  # doctest: +NORMALIZE_WHITESPACE
     More ranks than cores puts the cost of switching between ranks into α: here a 1 KiB all-reduce on four ranks
@@ -2500,24 +2576,203 @@ def oversubscription_takeaway(size: float, two: float, four: float, free: float 
     """
     base, what = (free, "on four ranks with a core each") if free is not None else (two, "on two ranks")
     factor = check_positive("four", four) / check_positive("base", base)
+    head = ((scope[0].upper() + scope[1:] + ", more ranks than cores put the cost of switching between ranks into "
+             "α: a ") if scope else "More ranks than cores puts the cost of switching between ranks into α: here a ")
+    tail = f"; {other}." if other else "."
     if fours or frees:      # ranges by sweep (see :func:`oversubscription_sentence`)
         fs = list(fours) if fours else [four]
         bs = list(frees) if frees and free is not None else [base]
-        return (f"More ranks than cores puts the cost of switching between ranks into α: here a {format_bytes(size)} "
-                f"all-reduce on four ranks sharing two cores took {_factor_span(fs, bs)} times as long as {what}, "
-                "by the sweep.")
-    return (f"More ranks than cores puts the cost of switching between ranks into α: here a {format_bytes(size)} "
-            f"all-reduce on four ranks sharing two cores took about {about(factor)} times as long as {what} "
-            f"({time_text(four)} against {time_text(base)}).")
+        return (f"{head}{format_bytes(size)} all-reduce on four ranks sharing two cores took {_factor_span(fs, bs)} "
+                f"times as long as {what}, by the sweep" + tail)
+    return (f"{head}{format_bytes(size)} all-reduce on four ranks sharing two cores took about {about(factor)} times "
+            f"as long as {what} ({time_text(four)} against {time_text(base)})" + tail)
+
+
+#: mpi4py's names of MPI's thread levels, by the value MPICH gives them (MPI_THREAD_SINGLE = 0 ... MULTIPLE = 3).
+_LEVEL_NAMES = ("MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE")
+
+
+def level_name(doc: dict) -> str:
+    """The thread level a run's ranks got from MPI (its JSON's ``thread_level``), as code words for the prose.
+
+    The JSON also records the library's value of ``MPI_THREAD_MULTIPLE`` (``thread_multiple``): a level equal to
+    it is MULTIPLE whatever the library's numbering; the others are read in MPICH's order, SINGLE = 0 up.
+
+    >>> level_name({"thread_level": 3, "thread_multiple": 3}), level_name({"thread_level": 0, "thread_multiple": 3})
+    ('`MPI_THREAD_MULTIPLE`', '`MPI_THREAD_SINGLE`')
+    """
+    level = doc.get("thread_level")
+    if not isinstance(level, int) or level < 0:
+        raise ValueError(f"doc must record a thread_level (a whole number >= 0), got {level!r}")
+    if level == doc.get("thread_multiple", 3):
+        return "`MPI_THREAD_MULTIPLE`"
+    if level >= len(_LEVEL_NAMES):
+        raise ValueError(f"doc's thread_level must be 0 to 3 in MPICH's numbering, got {level}")
+    return f"`{_LEVEL_NAMES[level]}`"
+
+
+def level_scope(doc: dict, what: str = "every oversubscribed run here") -> str:
+    """Words that scope a finding to the thread level its runs used (:func:`level_name` of ``doc``), e.g.
+    "at mpi4py's default `MPI_THREAD_MULTIPLE`, the level of every oversubscribed run here".
+
+    >>> level_scope({"thread_level": 0, "thread_multiple": 3}, "the run")
+    'at `MPI_THREAD_SINGLE`, the level of the run'
+    """
+    name = level_name(doc)
+    own = "mpi4py's default " if name == "`MPI_THREAD_MULTIPLE`" else ""
+    return f"at {own}{name}, the level of {what}"
+
+
+def waits_out_slices(seconds: float, slice_s: float = 1e-3) -> bool:
+    """Whether a small collective's typical time (s) is a scheduler time slice (``slice_s``, about a millisecond
+    on Linux) or more: then its ranks waited out whole slices, rather than switched between each other at once.
+
+    >>> waits_out_slices(17e-3), waits_out_slices(60e-6)
+    (True, False)
+    """
+    check_nonnegative("seconds", seconds)
+    check_positive("slice_s", slice_s)
+    return seconds >= slice_s
+
+
+def shared_level_sentence(size: float, single: Sequence[Sequence[float]], multiple: Sequence[Sequence[float]],
+                          labels: Sequence[str], level_single: str = "`MPI_THREAD_SINGLE`",
+                          level_multiple: str = "`MPI_THREAD_MULTIPLE`", slice_s: float = 1e-3,
+                          part: str = "verdict") -> str:
+    """What the shared-core thread-level control found at ``size`` bytes: each placement's (``labels``, e.g.
+    "four ranks on two cores") ``(q1, median, q3, cpu)`` in seconds at the two levels, ``single`` and ``multiple``
+    (the same placements in the same order; ``cpu``: the median CPU time per call of the rank that used least).
+
+    ``part``: ``"verdict"``, whether the SINGLE ranks waited out whole scheduler slices (every placement's median
+    a slice or more, :func:`waits_out_slices`), with the medians and quartiles; ``"cpu"``, what the ranks' CPU
+    clocks say (a rank that kept running while it waited used about as much CPU time as its wall time held
+    slices); ``"against"``, SINGLE's median over MULTIPLE's, placement by placement.
+
+    >>> s = [(16e-3, 17e-3, 24e-3, 3.5e-3), (8.0e-3, 9.5e-3, 12e-3, 3.9e-3)]
+    >>> m = [(4.0e-3, 5.7e-3, 7.2e-3, 0.44e-3), (0.23e-3, 0.89e-3, 2.9e-3, 0.06e-3)]
+    >>> print(shared_level_sentence(1024, s, m, ["four ranks on two cores", "two ranks on one core"]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    At `MPI_THREAD_SINGLE` ranks that shared a core waited out whole scheduler slices: a 1 KiB all-reduce took a
+    median 17 ms on four ranks on two cores and 9.5 ms on two ranks on one core, and even the faster quarter of its
+    calls 8.0 ms or more, against a slice of about a millisecond.
+    >>> shared_level_sentence(1024, [(40e-6, 50e-6, 60e-6, 20e-6)], m[:1], ["four ranks on two cores"])[:80]
+    'At `MPI_THREAD_SINGLE` too, ranks that shared a core did not wait out scheduler '
+    >>> print(shared_level_sentence(1024, s, m, ["four ranks on two cores", "two ranks on one core"], part="cpu"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    At `MPI_THREAD_SINGLE` even the rank that used least CPU time ran for 3.5 to 3.9 ms of it per call, against
+    0.06 to 0.44 ms at `MPI_THREAD_MULTIPLE`: a waiting rank kept its core, running, until the scheduler took it
+    away, instead of handing it over.
+    >>> shared_level_sentence(1024, s, m, ["four ranks on two cores", "two ranks on one core"], part="against")
+    'In the same session `MPI_THREAD_SINGLE` took 3.0 to 11 times as long as `MPI_THREAD_MULTIPLE` by the median.'
+    """
+    if not single or len(single) != len(multiple) or len(single) != len(labels):
+        raise ValueError("single, multiple and labels must be non-empty and of the same length")
+    if part not in ("verdict", "cpu", "against"):
+        raise ValueError(f"part must be 'verdict', 'cpu' or 'against', got {part!r}")
+    for name, rows in (("single", single), ("multiple", multiple)):
+        for row in rows:
+            if len(row) != 4 or any(not v >= 0 for v in row):
+                raise ValueError(f"{name} must hold (q1, median, q3, cpu) tuples of times >= 0, got {row!r}")
+    waited = all(waits_out_slices(row[1], slice_s) for row in single)
+    if part == "verdict":
+        took = f"a {format_bytes(size)} all-reduce took a median " + _and(
+            [f"{time_text(row[1])} on {label}" for row, label in zip(single, labels)])
+        if waited:
+            return (f"At {level_single} ranks that shared a core waited out whole scheduler slices: {took}, and even "
+                    f"the faster quarter of its calls {time_text(min(row[0] for row in single))} or more, against a "
+                    "slice of about a millisecond.")
+        return (f"At {level_single} too, ranks that shared a core did not wait out scheduler slices: {took}, below a "
+                "slice of about a millisecond.")
+    if part == "cpu":
+        cpu_s, cpu_m = [row[3] for row in single], [row[3] for row in multiple]
+        text = (f"At {level_single} even the rank that used least CPU time ran for {_ms_span(cpu_s)} of it per call, "
+                f"against {_ms_span(cpu_m)} at {level_multiple}")
+        if min(cpu_s) >= 0.5 * slice_s:
+            return text + (": a waiting rank kept its core, running, until the scheduler took it away, instead of "
+                           "handing it over.")
+        return text + "."
+    ratios = [s[1] / m[1] for s, m in zip(single, multiple) if m[1] > 0]
+    words = [figures(r) if r < 10 else f"{r:.0f}" for r in (min(ratios), max(ratios))]
+    span = words[0] if words[0] == words[1] else f"{words[0]} to {words[1]}"
+    return f"In the same session {level_single} took {span} times as long as {level_multiple} by the median."
+
+
+def shared_machine_sentence(machine: dict, multiple: float, reference: Sequence[float],
+                            slice_s: float = 1e-3) -> str:
+    """Where the shared-core control ran (``machine``: its record, ``machine_shared_control.json``) and what that
+    did to its times at MULTIPLE: ``multiple`` (s), its median on four ranks on two cores, against ``reference``
+    (s), the reference run's times on the same placement (each sweep). A loaded machine makes ranks wait out
+    slices at any level; the CPU clock, which counts only the time a rank ran, still sets the levels apart.
+
+    >>> print(shared_machine_sentence({"cpu_count": 2, "load_average_before": 2.1, "load_average_after": 4.3},
+    ...                               5.7e-3, [39e-6, 57e-6]))  # doctest: +NORMALIZE_WHITESPACE
+    It ran on a two-core machine that other programs kept busy (load average 2.1 before, 4.3 after), not the
+    reference run's: at `MPI_THREAD_MULTIPLE` four ranks on two cores took 5.7 ms there, against 39 to 57 µs in the
+    reference run, so load made the ranks wait out slices at that level too. Its wall times hold the load's share;
+    the CPU clock, which counts only the time a rank ran, is what sets the two levels apart.
+    """
+    check_positive("multiple", multiple)
+    if not reference:
+        raise ValueError("reference must hold the reference run's times (s)")
+    before, after = machine.get("load_average_before"), machine.get("load_average_after")
+    cores = machine.get("cpu_count")
+    where = f"a {about(cores)}-core machine" if cores else "a machine"
+    busy = (before or 0) >= 0.5 * (cores or 1) or (after or 0) >= 0.5 * (cores or 1)
+    text = (f"It ran on {where}" + (" that other programs kept busy" if busy else "")
+            + (f" (load average {before:.1f} before, {after:.1f} after)" if before is not None and after is not None
+               else "") + ", not the reference run's: at `MPI_THREAD_MULTIPLE` four ranks on two cores took "
+            f"{time_text(multiple)} there, against {_time_span(reference)} in the reference run")
+    if waits_out_slices(multiple, slice_s) and not waits_out_slices(max(reference), slice_s):
+        return (text + ", so load made the ranks wait out slices at that level too. Its wall times hold the load's "
+                "share; the CPU clock, which counts only the time a rank ran, is what sets the two levels apart.")
+    return text + "."
+
+
+def _ms_span(values: Sequence[float]) -> str:
+    """Times (s) as a range in ms to two significant figures, one unit for both ends ("0.06 to 0.44 ms")."""
+    lo, hi = (figures(1e3 * v, 1 if 1e3 * v < 0.1 else 2) for v in (min(values), max(values)))
+    return f"{lo} ms" if lo == hi else f"{lo} to {hi} ms"
+
+
+def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SINGLE`",
+                        median: float | None = None) -> str:
+    """The shared-core control's finding, as a clause to follow a finding made at MULTIPLE (a takeaway, the "To
+    remember"): ``waited``, whether its SINGLE ranks waited out whole slices (:func:`waits_out_slices`), None
+    where the control is absent; ``median`` (s): its SINGLE time at the smallest size on the chapter's placement.
+
+    >>> shared_level_clause(True, median=17e-3)
+    'at `MPI_THREAD_SINGLE` a control found whole scheduler slices instead, about 17 ms a call'
+    >>> shared_level_clause(False, median=50e-6)
+    'at `MPI_THREAD_SINGLE` a control found no waits for whole slices either (50 µs a call)'
+    >>> shared_level_clause(None)
+    ''
+    """
+    if waited is None:
+        return ""
+    if waited:
+        return (f"at {level_single} a control found whole scheduler slices instead"
+                + (f", about {time_text(median)} a call" if median is not None else ""))
+    return (f"at {level_single} a control found no waits for whole slices either"
+            + (f" ({time_text(median)} a call)" if median is not None else ""))
 
 
 def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float = 2**20,
-                  predicted: float | None = None, part: str = "all") -> str:
+                  predicted: float | None = None, part: str = "all", model=None, n: int = 4) -> str:
     """Halving-doubling against the ring (time ratios, hd / ring, at ``sizes``), read apart below ``split`` bytes,
-    where start-up costs weigh most and halving-doubling's fewer steps count, and from ``split`` up, where the two
-    send the same bytes. ``predicted``: the ratio of the two step counts (halving-doubling's over the ring's), what
-    the model predicts where start-up costs dominate; a faster median below ``split`` is held against it.
-    ``part``: ``"medians"``, the two medians alone; ``"range"``, the size-by-size range alone; ``"all"``.
+    where start-up costs weigh most and halving-doubling's fewer steps count, and from ``split`` up, where the
+    bytes, which the two send alike, dominate. ``predicted``: the ratio of the two step counts (halving-doubling's
+    over the ring's), what the model predicts where start-up costs alone count; a faster median below ``split`` is
+    held against it. ``model``: a fitted line (anything with ``time(op, nbytes, n, algorithm)``, such as the ring's
+    own :class:`commlib.lab.fit.AlphaBeta`) on ``n`` ranks: the median below ``split`` is then held against the
+    median of the model's own ratios at those sizes, its bytes counted too, and the step ratio is given beside it.
+    ``part``: ``"medians"``, the two medians alone (``"small"`` and ``"large"``: one of them); ``"range"``, the
+    size-by-size range alone; ``"all"``.
+
+    >>> class Line:
+    ...     def time(self, op, nbytes, n, algorithm):
+    ...         return (4 if algorithm == "halving_doubling" else 6) * 25e-6 + 1.5 * nbytes / 2e9
+    >>> pair_sentence([2**10, 2**12], [0.89, 0.89], predicted=4 / 6, model=Line(), part="medians").split(": ")[-1]
+    "faster, though by less than the model's 0.67 (0.67 by steps alone)."
 
     >>> pair_sentence([2**10, 2**12], [0.84, 0.89], predicted=4 / 6).split(": ")[-1]
     "faster, though by less than the 0.67 its step count predicts. Size by size it took 0.84 to 0.89 of the ring's time."
@@ -2525,15 +2780,15 @@ def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float 
     >>> print(pair_sentence([2**10, 2**12, 2**18, 2**20, 2**24],
     ...                      [0.81, 0.88, 0.83, 0.98, 1.02]))  # doctest: +NORMALIZE_WHITESPACE
     Below 1 MiB, where start-up costs weigh most, halving-doubling took a median 0.83 of the ring's time: faster,
-    as its fewer steps predict. From 1 MiB up, where both send the same bytes, it took a median 1.00 of it: about
+    as its fewer steps predict. From 1 MiB up, where the bytes dominate, it took a median 1.00 of it: about
     as fast, as the model predicts. Size by size it took 0.81 to 1.02 of the ring's time, and longer than the ring
     at 16 MiB, which the model's count says it cannot take; each ratio is one pair of medians, with no spread of
     its own.
     """
     if len(sizes) != len(ratios) or not sizes:
         raise ValueError("sizes and ratios must be non-empty and of the same length")
-    if part not in ("all", "medians", "range"):
-        raise ValueError(f"part must be 'all', 'medians' or 'range', got {part!r}")
+    if part not in ("all", "medians", "range", "small", "large"):
+        raise ValueError(f"part must be 'all', 'medians', 'small', 'large' or 'range', got {part!r}")
     small = sorted(q for x, q in zip(sizes, ratios) if x < split)
     large = sorted(q for x, q in zip(sizes, ratios) if x >= split)
 
@@ -2541,7 +2796,18 @@ def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float 
         return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
 
     parts = []
-    if small:
+    if small and model is not None and predicted is not None:
+        m = median(small)
+        mod = median(sorted(model.time("all_reduce", x, n, "halving_doubling") / model.time("all_reduce", x, n, "ring")
+                            for x in sizes if x < split))
+        both = f"the model's {mod:.2f} ({predicted:.2f} by steps alone)"
+        word = (f"faster, though by less than {both}" if 1 - 0.05 > m > mod + 0.05 else
+                f"faster, by more than {both}" if m < mod - 0.05 else
+                f"faster, about {both}" if m < 1 - 0.05 else
+                "about as fast: its fewer steps did not show" if m <= 1 + 0.05 else "slower, against the model")
+        parts.append(f"Below {format_bytes(split)}, where start-up costs weigh most, halving-doubling took a median "
+                     f"{m:.2f} of the ring's time: {word}.")
+    elif small:
         m = median(small)
         word = ("faster, as its fewer steps predict" if m < 1 - 0.05 and predicted is None else
                 f"faster, though by less than the {predicted:.2f} its step count predicts"
@@ -2557,10 +2823,13 @@ def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float 
         m = median(large)
         word = ("about as fast, as the model predicts" if abs(m - 1) <= 0.05 else
                 "faster" if m < 1 else "slower, against the model")
-        parts.append(f"From {format_bytes(split)} up, where both send the same bytes, it took a median {m:.2f} of it: "
+        parts.append(f"From {format_bytes(split)} up, where the bytes dominate, it took a median {m:.2f} of "
+                     + ("the ring's time" if part == "large" else "it") + ": "
                      f"{word}.")
     if part == "medians":
         return " ".join(parts)
+    if part in ("small", "large"):
+        return next((p for p in parts if p.startswith("Below" if part == "small" else "From")), "")
     if part == "range":
         parts = []
     if len(ratios) > 1:  # the medians hide single sizes: give the range, and every size where the model was broken
@@ -2840,12 +3109,18 @@ def gloo_ratio(size: float, gloo: tuple[float, float], mpi: tuple[float, float],
 
 
 def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[float], high: Sequence[float],
-                mpi_low: Sequence[float], mpi_high: Sequence[float], spread: float = 1.0, part: str = "bound") -> str:
+                mpi_low: Sequence[float], mpi_high: Sequence[float], spread: float = 1.0, part: str = "bound",
+                strict: float | None = None) -> str:
     """gloo's timings read with the chapter's spread check (:func:`commlib.lab.fit.suspects`): the sizes whose
     middle half of the calls (``low`` to ``high``, s) spans more than ``spread`` times the ``median`` are
     time-slice-bound, and only ranges, paired with MPICH's quartiles (``mpi_low``, ``mpi_high``) at the same
     ``sizes``, are quoted for them. ``part="bound"``: which sizes, why, and the range at the smallest;
     ``part="clean"``: the range over the sizes from which every one passes the check.
+
+    ``strict`` (a fraction below ``spread``): for ``part="clean"``, quote the range only from the size from which
+    every middle half spans at most ``strict`` times the median, where a scheduler slice is small against the
+    call; ``part="quantum"``: what the sizes that pass the check but not ``strict`` show, their middle half held
+    against one time slice as gloo's calls waited it out (the median at the first time-slice-bound size).
 
     >>> args = ([2**10, 2**20, 2**24, 2**26], [2.3e-4, 2e-3, 11.9e-3, 55.6e-3], [3.4e-3, 3.9e-3, 13.4e-3, 58.4e-3],
     ...         [3.8e-3, 6.5e-3, 17.1e-3, 62.8e-3], [8.5e-6, 3.6e-4, 8e-3, 45e-3], [9e-6, 4e-4, 9e-3, 48e-3])
@@ -2858,9 +3133,44 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
     >>> print(gloo_spread(*args, part="clean"))  # doctest: +NORMALIZE_WHITESPACE
     from 16 MiB up, where gloo's calls pass the check, gloo took 1.16 to 2.14 times MPICH's time, the range
     narrowing with the size to 1.16 to 1.40 times at the largest
+    >>> print(gloo_spread(*args, part="clean", strict=0.5))  # doctest: +NORMALIZE_WHITESPACE
+    from 16 MiB up, where the middle half of gloo's calls spans at most half the median, gloo took 1.16 to 2.14
+    times MPICH's time, the range narrowing with the size to 1.16 to 1.40 times at the largest
+    >>> print(gloo_spread(*args, part="quantum", strict=0.2))  # doctest: +NORMALIZE_WHITESPACE
+    At 16 MiB gloo's calls pass the check, but their middle half spans 5.2 ms, about two scheduler quanta: a
+    call at 1 KiB that waited out a time slice took 3.4 ms (the median there). The ratio is quoted only where the
+    middle half spans at most a fifth of the median, a slice small against the call.
     """
     sizes = list(sizes)
+    if strict is not None and not 0 < strict < spread:
+        raise ValueError(f"strict must be between 0 and spread ({spread}), got {strict!r}")
     bad = [i for i in range(len(sizes)) if high[i] - low[i] > spread * median[i]]
+    if part == "quantum":
+        if strict is None:
+            raise ValueError("part='quantum' needs strict")
+        loose = [i for i in range(len(sizes)) if i not in bad and high[i] - low[i] > strict * median[i]]
+        clean = next((i for i in range(len(sizes)) if all(j not in bad for j in range(i, len(sizes)))), None)
+        between = [i for i in loose if clean is not None and i >= clean]
+        if not between or not bad:
+            return ""
+        quantum = median[bad[0]]
+        words = []
+        for i in between:
+            n = (high[i] - low[i]) / quantum
+            words.append((format_bytes(sizes[i]), time_text(high[i] - low[i]),
+                          "about one scheduler quantum" if 0.5 <= n < 1.5 else f"about {about(n)} scheduler quanta"
+                          if n >= 1.5 else "a fraction of a scheduler quantum"))
+        at = _and([w[0] for w in words])
+        spans = _and([w[1] for w in words])
+        kinds = sorted({w[2] for w in words})
+        return (f"At {at} gloo's calls pass the check, but their middle half spans {spans}, "
+                + (kinds[0] if len(kinds) == 1 else "each " + _and(kinds))
+                + f": a call at {format_bytes(sizes[bad[0]])} that waited out a time slice took {time_text(quantum)} "
+                f"(the median there). The ratio is quoted only where the middle half spans at most "
+                f"{_share_words(strict)} the median, a slice small against the call.")
+    if part == "clean" and strict is not None:
+        passes = [i for i in range(len(sizes)) if high[i] - low[i] <= strict * median[i]]
+        bad = [i for i in range(len(sizes)) if i not in passes]
     clean_from = next((i for i in range(len(sizes)) if all(j not in bad for j in range(i, len(sizes)))), None)
     if part == "clean":
         if clean_from is None:
@@ -2872,7 +3182,9 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
                  else f"at {format_bytes(sizes[-1])}")
         def span(a: float, b: float) -> str:  # both ends to two decimals: one rounding for every end quoted
             return f"{a:.2f} to {b:.2f}"
-        first = f"{where}, where gloo's calls pass the check, gloo took {span(lo, hi)} times MPICH's time"
+        check = (f"where the middle half of gloo's calls spans at most {_share_words(strict)} the median"
+                 if strict is not None else "where gloo's calls pass the check")
+        first = f"{where}, {check}, gloo took {span(lo, hi)} times MPICH's time"
         last = span(low[-1] / mpi_high[-1], high[-1] / mpi_low[-1])
         if clean_from == len(sizes) - 1 or last == span(lo, hi):
             return first
@@ -2893,6 +3205,16 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
             "pinning, so no single ratio describes " + ("it" if k == 1 else "them") + " and none ranks the two "
             "libraries: at the smallest, gloo's all-reduce took "
             f"{_ratio_range(low[i] / mpi_high[i], high[i] / mpi_low[i])} times MPICH's time.")
+
+
+def _share_words(fraction: float) -> str:
+    """A fraction of a whole in words, to stand before "the ...": a short name where it has one, else a percentage.
+
+    >>> _share_words(0.5), _share_words(0.2), _share_words(0.3)
+    ('half', 'a fifth of', '30 % of')
+    """
+    names = {0.5: "half", 0.25: "a quarter of", 0.2: "a fifth of", 0.1: "a tenth of"}
+    return names.get(fraction, f"{100 * fraction:.0f} % of")
 
 
 def level_factors(sizes: Sequence[float], multiple: Sequence[float], single: Sequence[float],
@@ -3163,13 +3485,14 @@ def spread_sentence(alphas: Sequence[float], bandwidths: Sequence[float], sizes:
 def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_times: Sequence[float] = (),
                         lib_times: Sequence[float] = (), factors: Sequence[float] = (),
                         ring_pages: Sequence[float] | None = None, lib_pages: Sequence[float] | None = None,
-                        jump: float = FAULT_JUMP, elsewhere: str = "") -> str:
+                        jump: float = FAULT_JUMP, elsewhere: str = "", shared: str = "") -> str:
     """The ring against the library at its better thread level. ``control``: :func:`thread_level_sentence` for
     the control run, or None where the stored run has none (the sentence then says what that leaves open).
     ``lib_times`` (s, at MPI_THREAD_MULTIPLE) times ``factors`` (:func:`level_factors`) is the library at the
     better level; they are compared at the largest size at which neither mapped in fresh pages, as in
     :func:`ring_vs_library`. ``elsewhere``: where there is no control on these ranks, what one on other ranks
-    found (:func:`level_runs`).
+    found (:func:`level_runs`). ``shared``: what the shared-core control found at SINGLE, in words
+    (:func:`shared_level_clause`), said where the run has no control of its own.
 
     >>> ring_level_sentence(None)[-40:]
     "would have kept or lost the ring's lead."
@@ -3177,8 +3500,10 @@ def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_t
     if control is None:
         return ("MPICH ran its generic all-reduce here, at mpi4py's `MPI_THREAD_MULTIPLE` (the dropdown on how MPICH "
                 "chooses, above). On these four ranks sharing two cores the run has no control at "
-                "`MPI_THREAD_SINGLE`, where MPICH may use its shared-memory all-reduce, so it does not say whether "
-                "the library at its other thread level would have kept or lost the ring's lead."
+                "`MPI_THREAD_SINGLE` over its sizes, where MPICH may use its shared-memory all-reduce, so it does not "
+                "say whether the library at its other thread level would have kept or lost the ring's lead"
+                + (f" (the shared-core control timed only the library's small messages, on another machine: {shared})"
+                   if shared else "") + "."
                 + (f" On two ranks it has one (under The formula, above): there, at SINGLE, the library's all-reduce was "
                    f"{elsewhere}." if elsewhere else ""))
     sizes = list(sizes)

@@ -21,8 +21,16 @@ against):
 
 ``two_multiple``, ``two_single``  all-reduce on 2 ranks on the cores of ``two``.
 
-The same control on the four ranks of ``four`` (oversubscribed) stalled at 64 MiB on the control's machine and is
-not part of the plan. The control ran in a session of its own, on another machine of the same kind as the
+The same control on the four ranks of ``four`` (oversubscribed) at every size stalled at 64 MiB on the control's
+machine and is not part of the plan. A second stored-only control (:data:`SHARED_CONTROL`) tests the ranks sharing
+cores at both levels, at a few small sizes only (:data:`SHARED_SIZES`), each part a launch of its own, MULTIPLE
+before SINGLE:
+
+``four_multiple``, ``four_single``      all-reduce on 4 ranks on 2 cores, as ``four`` (two ranks a core);
+``shared_multiple``, ``shared_single``  all-reduce on 2 ranks on 1 core.
+
+It was made on a loaded 2-core machine, not the reference run's (recorded in
+``machine_shared_control.json``, :data:`SHARED_ABOUT`). The control ran in a session of its own, on another machine of the same kind as the
 reference run's (recorded in ``machine_control.json``), and was made twice, a minute apart: the earlier copy is
 stored as ``two_multiple_b.json`` and ``two_single_b.json`` (:data:`COPIES`), which :func:`stored` returns under
 those names.
@@ -37,15 +45,21 @@ from pathlib import Path
 from . import runner, torch_measure
 
 __all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "COPIES",
-           "RUN_PARTS", "run", "stored", "save"]
+           "SHARED_CONTROL", "SHARED_SIZES", "SHARED_REPEATS", "SHARED_ABOUT", "RUN_PARTS", "run", "stored", "save"]
 
 SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
 SIZES4 = SIZES[::2]                          # 1 KiB, 4 KiB, ... 64 MiB
 GLOO_SIZES = SIZES4                          # gloo at the four-rank sizes, on the two-rank run's cores
 GLOO_REPEATS = 15
-PARTS = ("two", "four", "pair4", "free4", "gloo", "two_multiple", "two_single")
-STORED_ONLY = ("two_multiple", "two_single")  # the stored run's thread-level control
-THREAD_LEVEL = {"two_multiple": "multiple", "two_single": "single"}  # what each control part's ranks ask MPI for
+#: The oversubscribed thread-level control: part -> (ranks, cores), each at the level in :data:`THREAD_LEVEL`.
+SHARED_CONTROL = {"four_multiple": (4, 2), "four_single": (4, 2), "shared_multiple": (2, 1), "shared_single": (2, 1)}
+SHARED_SIZES = (2**10, 2**12, 2**14)          # 1 KiB, 4 KiB, 16 KiB: where a step's start-up cost is the time
+SHARED_REPEATS = 40                           # calls per size and sweep (all of them: no time budget)
+SHARED_ABOUT = "machine_shared_control.json"  # the record of the machine the shared-core control ran on
+PARTS = ("two", "four", "pair4", "free4", "gloo", "two_multiple", "two_single", *SHARED_CONTROL)
+STORED_ONLY = ("two_multiple", "two_single", *SHARED_CONTROL)  # the stored run's thread-level controls
+THREAD_LEVEL = {"two_multiple": "multiple", "two_single": "single",  # what each control part's ranks ask MPI for
+                **{p: p.rsplit("_", 1)[1] for p in SHARED_CONTROL}}
 COPIES = {"two_multiple": "two_multiple_b", "two_single": "two_single_b"}  # the control's second, earlier copy
 RUN_PARTS = tuple(p for p in PARTS if p not in STORED_ONLY)  # what :func:`run` measures by default
 _TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
@@ -77,6 +91,11 @@ def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = 
         if part in parts:
             out[part] = runner.measure(n=2, ops=["all_reduce"], sizes=SIZES, cpus=cores, sweeps=2, progress=None,
                                        thread_level=THREAD_LEVEL[part], **_TIMING)
+    for part, (ranks, ncores) in SHARED_CONTROL.items():
+        if part in parts:
+            out[part] = runner.measure(n=ranks, ops=["all_reduce"], sizes=SHARED_SIZES, cpus=runner.lab_cpus(ncores),
+                                       sweeps=2, progress=None, thread_level=THREAD_LEVEL[part], warmup=5,
+                                       repeats=SHARED_REPEATS, min_repeats=SHARED_REPEATS, budget=0.0, timeout=300)
     return out
 
 
@@ -99,13 +118,14 @@ def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = 
 def stored() -> dict[str, dict | None]:
     """The plan's run on an idle machine, as stored with the book: each part's JSON (None where absent), plus
     ``"machine"``: what that machine was (processor, cores, libraries, date), ``"machine_control"``: the same
-    for the stored-only control, made apart, and the control's second copy under the names in :data:`COPIES`."""
+    for the stored-only control, made apart, the control's second copy under the names in :data:`COPIES`, and
+    ``"machine_shared_control"``: the record of the machine of the shared-core control (:data:`SHARED_CONTROL`)."""
     docs: dict[str, dict | None] = {}
     for name in (*PARTS, *COPIES.values()):
         path = _DATA / f"{name}.json"
         docs[name] = (runner.load(path) if name != "gloo" else json.loads(path.read_text(encoding="utf-8"))) \
             if path.exists() else None
-    for key in ("machine", "machine_control"):
+    for key in ("machine", "machine_control", SHARED_ABOUT[:-5]):
         path = _DATA / f"{key}.json"
         docs[key] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
     return docs

@@ -64,6 +64,7 @@ __all__ = [
     "page_shares",
     "fault_fractions",
     "least_loaded_series",
+    "spread_at",
 ]
 
 #: MPICH's names for its all-reduce algorithms (``MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM``) and the
@@ -583,6 +584,25 @@ def fault_fractions(doc: dict, op: str, cuts: Sequence[float]) -> list[tuple[flo
         pair = (fraction(below[-1]), fraction(above[0])) if below and above else (None, None)
         out.append(None if None in pair else pair)
     return out
+
+
+def spread_at(doc: dict, op: str, nbytes: float) -> tuple[float, float, float, float | None]:
+    """``(q1, median, q3, cpu)`` of ``op`` at ``nbytes`` over every call of the run (both sweeps pooled, seconds):
+    the slowest rank's wall-time quartiles and median, and the median CPU time per call of the rank that used
+    least (None where the run recorded none). Pooled, not the faster sweep's: for a control whose point is how
+    the calls spread.
+
+    >>> row = {"op": "all_reduce", "nbytes": 1024, "samples_s": [1e-3, 2e-3, 3e-3], "q1_s": 1.5e-3,
+    ...        "median_s": 2e-3, "q3_s": 2.5e-3, "cpu_s": [1e-4, 2e-4, 3e-4]}
+    >>> spread_at({"results": [row]}, "all_reduce", 1024)
+    (0.0015, 0.002, 0.0025, 0.0002)
+    """
+    row = _first_row_by_size(doc, op).get(float(nbytes))
+    if row is None:
+        raise ValueError(f"nbytes must be a measured size of {op}, got {nbytes!r}")
+    cpu = row.get("cpu_s")
+    return (float(row["q1_s"]), float(row["median_s"]), float(row["q3_s"]),
+            None if cpu is None else float(np.median(cpu)))
 
 
 def least_loaded_series(doc: dict, label: str | None = None) -> list[Series]:

@@ -28,7 +28,7 @@ __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "se
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
            "ranks_rate_table", "secant_sentence", "runs_figure", "three_rates_table",
-           "split_diagram"]
+           "split_diagram", "shared_table", "size_range"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -785,6 +785,34 @@ def ranks_table(rows: Sequence[tuple[str, float, Sequence[float], float, float, 
              explain.time_text(t), f"{bw / 1e9:.2f}"] for label, a, sweeps, miss, t, bw in rows]
     return markdown_table(["all-reduce", "α of the line (µs)", "each sweep alone (µs)", "line's median miss",
                            f"time at {format_bytes(small)}", f"busbw at {format_bytes(large)} (GB/s)"], body)
+
+
+def size_range(sizes: Sequence[float]) -> str:
+    """Measured sizes (bytes) in words: "1 KiB, 4 KiB and 16 KiB".
+
+    >>> size_range([2**10, 2**12, 2**14]), size_range([2**20])
+    ('1 KiB, 4 KiB and 16 KiB', '1 MiB')
+    """
+    if not sizes:
+        raise ValueError("sizes must name at least one size")
+    words = [format_bytes(x) for x in sizes]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def shared_table(rows: Sequence[tuple[str, str, tuple[float, float, float, float | None]]], size: float):
+    """Markdown table of the shared-core thread-level control at ``size`` bytes, one row per launch (``rows``:
+    placement, thread level, and :func:`commlib.lab.runner.spread_at`'s ``(q1, median, q3, cpu)`` in seconds);
+    beside :func:`commlib.lab.explain.shared_level_sentence`.
+
+    >>> print(shared_table([("two ranks on one core", "`MPI_THREAD_SINGLE`", (8e-3, 9.5e-3, 12e-3, 3.9e-3))], 1024).data)
+    | all-reduce | thread level | median at 1 KiB | quartiles | CPU time per call (least busy rank) |
+    | --- | --- | --- | --- | --- |
+    | two ranks on one core | `MPI_THREAD_SINGLE` | 9.5 ms | 8.0 to 12 ms | 3.9 ms |
+    """
+    body = [[label, level, explain.time_text(med), explain.time_span([q1, q3]),
+             "–" if cpu is None else explain.time_text(cpu)] for label, level, (q1, med, q3, cpu) in rows]
+    return markdown_table(["all-reduce", "thread level", f"median at {format_bytes(size)}", "quartiles",
+                           "CPU time per call (least busy rank)"], body)
 
 
 def well_fitted_size(series: fit.Series, model: fit.AlphaBeta | fit.PiecewiseFit, lo: float = 2**20) -> str:

@@ -520,3 +520,85 @@ def test_the_slow_clause_is_the_takeaways_own_and_empty_where_single_was_never_s
     slow = explain.level_slow_clause(sizes, multiple, [[1.0, 1.1, 3.0, 4.2]])
     assert explain.level_takeaway(sizes, multiple, [[1.0, 1.1, 3.0, 4.2]], hi=2).endswith(f" but {slow}")
     assert explain.level_slow_clause(sizes, multiple, [[1.0, 1.1, 2.1, 1.0]]) == ""
+
+
+def _shared_rows(doc_single, doc_multiple):
+    return ([runner.spread_at(d, "all_reduce", 1024) for d in doc_single],
+            [runner.spread_at(d, "all_reduce", 1024) for d in doc_multiple])
+
+
+def _with_times(doc, factor):
+    """A copy of a stored control run with every time scaled by ``factor`` (CPU times too)."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    for r in out["results"]:
+        for key in ("median_s", "min_s", "q1_s", "q3_s", "max_s"):
+            r[key] *= factor
+        r["samples_s"] = [t * factor for t in r["samples_s"]]
+        r["cpu_s"] = [t * factor for t in r["cpu_s"]]
+    return out
+
+
+def test_the_shared_core_lesson_follows_the_stored_control_and_flips_with_it():
+    from commlib.lab import plan
+
+    ref = plan.stored()
+    labels = ["four ranks on two cores", "two ranks on one core"]
+    single = [ref["four_single"], ref["shared_single"]]
+    multiple = [ref["four_multiple"], ref["shared_multiple"]]
+    s, m = _shared_rows(single, multiple)
+    waited = all(explain.waits_out_slices(r[1]) for r in s)
+    verdict = explain.shared_level_sentence(1024, s, m, labels)
+    clause = explain.shared_level_clause(waited, median=s[0][1])
+    # the stored control: at SINGLE ranks sharing a core waited out whole slices (milliseconds a call)
+    assert waited and "waited out whole scheduler slices" in verdict and "instead" in clause
+    assert "kept its core" in explain.shared_level_sentence(1024, s, m, labels, part="cpu")
+    # flip the data: a SINGLE control a thousand times faster did not wait out slices, and the words flip
+    fast = [_with_times(d, 1e-3) for d in single]
+    s2, _ = _shared_rows(fast, multiple)
+    waited2 = all(explain.waits_out_slices(r[1]) for r in s2)
+    assert not waited2
+    assert "did not wait out scheduler slices" in explain.shared_level_sentence(1024, s2, m, labels)
+    assert "no waits for whole slices either" in explain.shared_level_clause(waited2, median=s2[0][1])
+    assert "kept its core" not in explain.shared_level_sentence(1024, s2, m, labels, part="cpu")
+    # the takeaway carries the clause, scoped to the level the oversubscribed runs recorded
+    scope = explain.level_scope(ref["four"])
+    take = explain.oversubscription_takeaway(1024, 8.7e-6, 39e-6, 14e-6, scope=scope, other=clause)
+    assert take.startswith("At mpi4py's default `MPI_THREAD_MULTIPLE`") and take.endswith(clause + ".")
+    as_single = dict(ref["four"], thread_level=0)
+    assert explain.level_scope(as_single).startswith("at `MPI_THREAD_SINGLE`")
+
+
+def test_the_gloo_ratio_is_quoted_only_where_a_slice_is_small_against_the_call():
+    from commlib.lab import plan
+
+    ref = plan.stored()
+    g = runner.to_series(ref["gloo"])[0]
+    mpi = runner.least_loaded_series(ref["two"])[0]
+    at = [mpi.nbytes.index(x) for x in g.nbytes]
+    args = (g.nbytes, g.low, g.seconds, g.high, [mpi.low[i] for i in at], [mpi.high[i] for i in at], fit.SPREAD_LIMIT)
+    clean = explain.gloo_spread(*args, part="clean", strict=explain.SLICE_SMALL)
+    assert clean.startswith("from 16 MiB up, where the middle half")  # 4 MiB's middle half is about one time slice
+    quantum = explain.gloo_spread(*args, part="quantum", strict=explain.SLICE_SMALL)
+    assert quantum.startswith("At 4 MiB") and "one scheduler quantum" in quantum
+    # a loose limit lets 4 MiB in again, and nothing is left to explain
+    assert explain.gloo_spread(*args, part="clean").startswith("from 4 MiB up")
+
+
+def test_the_headline_quotes_no_finer_than_the_runs_agree():
+    text = explain.headline_takeaway("all-reduce", 4.49e-6, True, 1.398e9, 2**26, [2.0**24, 2.0**25, 2.0**26],
+                                     [-0.23, -0.47, -0.47],
+                                     others=[(3.25e-6, 1.58e9, [2.0**25, 2.0**26], [-0.42, -0.52])])
+    assert "3 to 4 µs" in text and "1.4 to 1.6 GB/s" in text and "from 32 MiB up in every run" in text
+    one_way = explain.headline_takeaway("all-reduce", 4.49e-6, True, 1.398e9, 2**26, [2.0**25, 2.0**26],
+                                        [-0.47, -0.47], others=[(4.4e-6, 1.40e9, [2.0**25, 2.0**26], [0.3, 0.3])])
+    assert "one way or the other by the run" in one_way
+
+
+def test_the_pair_sentence_holds_the_median_against_the_models_ratio():
+    line = fit.AlphaBeta(alpha=25e-6, beta=1 / 2.02e9)
+    sizes = [2**10, 2**12, 2**14, 2**16, 2**18, 2**20, 2**22]
+    text = explain.pair_sentence(sizes, [0.89] * 5 + [1.0] * 2, predicted=4 / 6, model=line, part="medians")
+    assert "less than the model's 0.69 (0.67 by steps alone)" in text and "where the bytes dominate" in text
+    assert "same bytes" not in text

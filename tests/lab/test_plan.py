@@ -61,3 +61,27 @@ def test_each_thread_level_control_mirrors_the_run_it_checks(stored, part, mirro
 def test_unknown_parts_are_refused():
     with pytest.raises(ValueError, match="parts must be among"):
         plan.run(parts=("three",))
+
+
+@pytest.mark.parametrize("part", list(plan.SHARED_CONTROL))
+def test_the_shared_core_control_is_stored_and_read_by_the_same_code(stored, part):
+    # ranks sharing cores at each thread level: the ranks, cores and level the plan names, every call timed
+    from mpi4py import MPI
+
+    doc = stored[part]
+    ranks, cores = plan.SHARED_CONTROL[part]
+    assert doc["ranks"] == ranks and doc["oversubscribed"] and len(set(doc["rank_cores"])) == cores
+    (series,) = runner.to_series(doc)
+    assert series.op == "all_reduce" and tuple(series.nbytes) == plan.SHARED_SIZES
+    assert all(len(r["samples_s"]) == 2 * plan.SHARED_REPEATS for r in doc["results"])
+    want = MPI.THREAD_SINGLE if plan.THREAD_LEVEL[part] == "single" else MPI.THREAD_MULTIPLE
+    assert doc["thread_level"] == want
+    assert stored["machine_shared_control"]["cpu_count"] >= cores
+
+
+def test_the_oversubscribed_runs_level_is_what_the_prose_scopes_its_lesson_to(stored):
+    from commlib.lab import explain
+
+    for part in ("two", "four", "pair4", "free4"):   # every run of the reference plan, the oversubscribed ones too
+        assert explain.level_name(stored[part]) == explain.level_name(stored["four"])
+    assert explain.level_name(stored["four_single"]) == "`MPI_THREAD_SINGLE`"
