@@ -59,6 +59,8 @@ __all__ = [
 #: Job states in the timelines: greys and olive, none of the protocol colours below (a colour names one thing
 #: in the chapter: a protocol in the training figures, a job's state here).
 _FRESH, _STALE, _CANCELLED, _RUNNING = "#4D4D4D", "#999933", "#E6E6E6", "#B3B3B3"
+#: A gradient pushed but not yet applied (its update comes later): sand, dotted, so it reads apart from olive.
+_WAITING = "#DDCC77"
 
 #: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
 #: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
@@ -93,7 +95,10 @@ def _count(n: int, noun: str) -> str:
 
 
 class _TimelinePainter:
-    """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars."""
+    """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars.
+
+    A bar's colour is its job's state at the frame's time: computing, pushed and waiting for the update that
+    applies it, applied (fresh or stale) from that update on, or cancelled."""
 
     def __init__(self, axes, timelines: ProtocolTimelines):
         self.axes, self.timelines = axes, timelines.timelines
@@ -124,11 +129,14 @@ class _TimelinePainter:
             for j, rect in bars:
                 width = max(0.0, min(j.end, now, self.t_max) - j.start)
                 rect.set_width(width)
+                # the state at ``now``, not the job's fate: a pushed gradient counts as applied only from its update on
                 finished = j.status != "unfinished" and j.end <= now
                 if not finished:
                     face, hatch = _RUNNING, None
                 elif j.status == "cancelled":
                     face, hatch = _CANCELLED, "///"
+                elif tl.times[j.update] > now:
+                    face, hatch = _WAITING, "..."
                 else:
                     face, hatch = (_STALE if j.staleness > 0 else _FRESH), None
                 rect.set_facecolor(face)
@@ -145,9 +153,10 @@ def _timeline_legend(fig) -> None:
                Patch(facecolor=_STALE, label="gradient applied (stale)"),
                Patch(facecolor=_CANCELLED, hatch="///", label="cancelled"),
                Patch(facecolor=_RUNNING, label="computing"),
+               Patch(facecolor=_WAITING, hatch="...", label="pushed, waiting"),
                Patch(facecolor="white", edgecolor="0.6", label="idle (white)"),
                Line2D([0], [0], color=COLORS[7], lw=1.2, label="PS update")]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=_TIMELINE_FONT, frameon=False,
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=_TIMELINE_FONT, frameon=False,
                columnspacing=1.2, handlelength=1.6)
 
 
