@@ -285,6 +285,13 @@ def test_chapter_k_tradeoff_prose_matches_its_own_runs():
     assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines}) == 3   # told apart without colour
 
 
+def test_k_tradeoff_gives_each_k_async_line_its_own_shade():
+    runs = sync_async.k_tradeoff_runs(workers=8, ks=(1, 2, 4, 8), budget=40.0, lr=0.5, batch_size=8)
+    lines = sync_async_views.k_tradeoff_figure(runs).get_axes()[0].get_lines()
+    colours = [to_hex(ln.get_color()) for ln in lines]
+    assert len(set(colours)) == 4          # asynchronous, two K-async shades, fully synchronous
+
+
 def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_but_unbounded():
     """P(shift + H_P/rate)/(shift + 1/rate), with H_P summed here: below P H_P, yet its ratio/P keeps growing."""
     p = sync_async.RUNTIME_RATIO_LAWS["shifted_exponential"]

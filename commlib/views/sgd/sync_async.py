@@ -89,6 +89,22 @@ def _protocol_color(label: str, i: int) -> str:
     return _PROTOCOL_COLORS.get(name, color(i))
 
 
+def _shade(colour: str, amount: float) -> str:
+    """``colour`` mixed with white (``amount`` < 0) or black (``amount`` > 0), ``|amount|`` of the way: one hue in
+    several lightnesses, for lines of one protocol that differ in a parameter.
+
+    >>> _shade("#D55E00", 0.0), _shade("#D55E00", 1.0), _shade("#808080", -0.5)
+    ('#d55e00', '#000000', '#c0c0c0')
+    """
+    from matplotlib.colors import to_hex, to_rgb
+
+    if not -1.0 <= amount <= 1.0:
+        raise ValueError(f"amount must lie between -1 and 1, got {amount}")
+    rgb = np.array(to_rgb(colour))
+    target = np.ones(3) if amount < 0 else np.zeros(3)
+    return to_hex(rgb + abs(amount) * (target - rgb))
+
+
 def _count(n: int, noun: str) -> str:
     """``"1 update"``, ``"3 updates"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
@@ -402,14 +418,18 @@ def k_tradeoff_figure(runs: dict, optimum: float | None = None):
     or of :func:`commlib.experiments.sgd.tuned_races.k_tuned_runs` (``{label: (run, rate)}``: each K at its best
     rate, named in the legend). ``optimum``: the problem's lowest loss (nats), drawn as a dotted line."""
     fig, ax = figure(6.4, 3.6)
-    for i, (label, r) in enumerate(runs.items()):
+    labels = [f"{label}, rate {r[1]:g}" if isinstance(r, tuple) else label for label, r in runs.items()]
+    # the K-async lines (1 < K < n) share K-async's hue, from light (small K) to dark (large K); dash and marker too
+    shaded = [lab for lab in labels if _protocol_color(lab, 0) == _PROTOCOL_COLORS["K-async"]]
+    for i, (label, r) in enumerate(zip(labels, runs.values())):
         if isinstance(r, tuple):
-            r, rate = r
-            label = f"{label}, rate {rate:g}"
+            r = r[0]
+        c = _protocol_color(label, i)
+        if label in shaded and len(shaded) > 1:
+            c = _shade(c, -0.45 + 0.9 * shaded.index(label) / (len(shaded) - 1))
         ax.plot(np.concatenate([[0.0], r.eval_times]), np.concatenate([[r.initial_loss], r.losses]),
-                color=_protocol_color(label, i), lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5],
+                color=c, lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5],
                 marker=MARKERS[i % len(MARKERS)], ms=4, markevery=(i % 4, 6), label=label)
-        # colour names the protocol (the K-async lines share one); dash and marker tell each K apart
     if optimum is not None:
         _optimum_line(ax, optimum)
     ymin = min(np.nanmin(r[0].losses if isinstance(r, tuple) else r.losses) for r in runs.values())
