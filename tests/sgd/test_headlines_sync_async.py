@@ -269,7 +269,18 @@ def test_keep_work_words_turn_with_the_races():
              (("se", tuned_races.law_race_shifted_exponential), ("pa", tuned_races.law_race_pareto))}
     control = _verdict(tuned_races.law_race_exponential(small=True), level, cfg)
     with_min, memoryless = tuned_races.keep_work_words(races, control)
-    assert with_min.endswith("before cancelling it (K-sync)") and memoryless.endswith("makes no difference")
+    assert with_min.endswith("before cancelling it (K-sync)")
+    assert memoryless.endswith("makes no difference to the time to the target")
+    # at a fixed K the final-loss race of K-sync against K-async says what keeping the work costs: staleness
+    kk = tuned_races.k_sync_vs_k_async(small=True)
+    kcfg = {x.name: {"lr": 0.1} for x in kk.contenders}
+    sync_name = next(x.name for x in kk.contenders if x.name.startswith("K-sync"))
+    async_name = next(x.name for x in kk.contenders if x.name.startswith("K-async"))
+    fixed = _verdict(kk, {sync_name: (0.5440, 0.5450, 0.5445, 0.5442, 0.5448),
+                          async_name: (0.5442, 0.5452, 0.5447, 0.5444, 0.5450)}, kcfg)
+    _, memoryless = tuned_races.keep_work_words(races, control, fixed)
+    assert memoryless.startswith("under memoryless times it makes no difference to the time to the target; at a fixed "
+                                 "$K$ keeping the work only adds staleness, a small cost (0.0002 nats")
     races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)
     control = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
     with_min, memoryless = tuned_races.keep_work_words(races, control)
@@ -294,9 +305,13 @@ def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small
     words = tuned_races.warmup_range_words(warm, small, stable_rate=9.1, caps=caps)
     assert words["cap"].startswith("capped below $2/\\lambda_{\\max}$, the same batch and steps end within about 2 % "
                                    "of the small batch at every $\\nu$ beyond 91")
-    assert words["cap"].endswith("on enough seeds to call at every $\\nu$ from 96 on")
-    assert words["short"].endswith("beyond $\\nu \\approx 91$ capping the rate below $2/\\lambda_{\\max}$ recovers the "
-                                   "small batch's loss where warm-up does not")
+    assert words["cap"].endswith("on enough seeds to call at every $\\nu$ from 80 on")
+    # the cap already wins below the crossing: the rule costs before it, and the takeaway says so from ν = 80 on
+    assert words["cross"].startswith("$\\nu \\approx 91$. The rule does not switch off there; it starts costing "
+                                     "before: at $\\nu = 80$, a rate 0.88 of the limit, it ends 1.0 ± 0.1 % above")
+    assert "between" not in words["cross"]
+    assert words["short"].endswith("from $\\nu = 80$ on (a rate 0.88 of the limit and more) capping the rate below "
+                                   "$2/\\lambda_{\\max}$ recovers the small batch's loss where warm-up does not")
     assert words["cause"].startswith("it is the rate, not the batch or the number of steps, that breaks the rule")
     # a cap that does not recover the small batch: the gap is stated, not the remedy
     bad = _cap_verdicts({80: 0.5, 96: 5.0, 112: 8.0, 128: 9.0}, small)

@@ -120,6 +120,22 @@ def test_timeline_with_a_later_right_edge_is_still_complete():
         assert max(e for ww, _, e, _ in _bars(ax) if ww == w) == pytest.approx(12.0)
 
 
+def test_timeline_frames_colour_a_bar_by_its_state_at_that_time():
+    """Before the first update of a panel no bar is drawn applied; a pushed gradient waits in its own colour."""
+    fig, painter = sync_async_views._timeline_canvas(_timelines(workers=4, k=2, seed=3))
+    applied = {to_hex(sync_async_views._FRESH), to_hex(sync_async_views._STALE)}
+    waiting = to_hex(sync_async_views._WAITING)
+    for i, tl in enumerate(painter.timelines):
+        now = 0.999 * tl.times[0]                  # just before the panel's first update
+        painter.show(now)
+        colours = {b[3] for b in _bars(fig.get_axes()[i])}
+        assert not colours & applied, tl.protocol
+        if any(j.status == "applied" and j.end <= now for j in tl.jobs):
+            assert waiting in colours, tl.protocol
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "pushed, waiting" in labels
+
+
 def test_timeline_animation_rejects_too_few_frames():
     with pytest.raises(ValueError, match="frames"):
         sync_async_views.protocol_timeline_animation(_timelines(workers=3, k=2, seed=0), frames=1)
@@ -267,6 +283,13 @@ def test_chapter_k_tradeoff_prose_matches_its_own_runs():
     lines = fig.get_axes()[0].get_lines()
     assert len(lines) == 3
     assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines}) == 3   # told apart without colour
+
+
+def test_k_tradeoff_gives_each_k_async_line_its_own_shade():
+    runs = sync_async.k_tradeoff_runs(workers=8, ks=(1, 2, 4, 8), budget=40.0, lr=0.5, batch_size=8)
+    lines = sync_async_views.k_tradeoff_figure(runs).get_axes()[0].get_lines()
+    colours = [to_hex(ln.get_color()) for ln in lines]
+    assert len(set(colours)) == 4          # asynchronous, two K-async shades, fully synchronous
 
 
 def test_runtime_ratio_laws_shifted_exponential_grows_slower_than_exponential_but_unbounded():

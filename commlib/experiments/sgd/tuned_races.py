@@ -979,19 +979,26 @@ def law_control_words(control: claims.Verdict, verdicts: dict) -> str:
     return text + ". The laws with a minimum time do not put K-sync behind both on every seed either"
 
 
-def keep_work_words(verdicts: dict, control: claims.Verdict) -> tuple[str, str]:
+def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdict | None = None) -> tuple[str, str]:
     """What keeping the running work does, in two short clauses chosen from the law races: one for the laws with a
     minimum compute time (``verdicts`` as for :func:`law_race_words`), one for the memoryless ``control``.
 
     Keeping pays only where K-sync, which cancels the running work, reaches the target after both K-async and
     K-batch-async on every seed under every law; it makes no difference only where the control leaves all four
-    protocols level (:func:`time_groups`)."""
+    protocols level (:func:`time_groups`). That is a difference in time to the target, each protocol at its own
+    $K$: with ``fixed``, the final-loss race of K-sync against K-async at one $K$ under memoryless times, the clause
+    adds what keeping the work costs there, staleness and nothing else (the mean final losses' gap, nats), where
+    K-sync ends lower on enough seeds to call."""
     keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
     with_min = ("with a minimum compute time, keeping the running work (K-async, K-batch-async) reaches the target "
                 + ("before cancelling it (K-sync)" if keeps else "before cancelling it (K-sync) not under every law"))
     level = len(time_groups(control)) == 1
-    memoryless = ("under memoryless times it makes no difference" if level else
+    memoryless = ("under memoryless times it makes no difference to the time to the target" if level else
                   f"under memoryless times it does matter: {time_headline(control)}")
+    if level and fixed is not None and fixed.decided and fixed.winner.startswith("K-sync"):
+        cost = fixed.best[fixed.runner_up].mean - fixed.best[fixed.winner].mean
+        memoryless += (f"; at a fixed $K$ keeping the work only adds staleness, a small cost ({cost:.4f} nats of final "
+                       f"loss, {fixed.runner_up} against {fixed.winner})")
     return with_min, memoryless
 
 
@@ -1208,7 +1215,9 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
     ``stable_rate``: 2/λ_max at the optimum. Phrases from the runs, each with a few numbers (the numbers of every ν
     are :func:`warmup_range_rows`' table): ``"head"``, up to which ν the rule without warm-up ends within ``tol`` of
     the small batch (its mean over the seeds of the excess seed by seed) and from which it ends above;
-    ``"cross"``, the ν where ``base_lr`` ν crosses ``stable_rate``, and whether it lies between the two;
+    ``"cross"``, the ν where ``base_lr`` ν crosses ``stable_rate``, and whether it lies between the two or, with
+    ``caps``, that the rule starts costing below it (the largest ν under the crossing where the capped rate already
+    ends lower on enough seeds to call: the cost grows as the rate nears the limit, it does not switch on there);
     ``"warm"``, what a tuned warm-up does where the rule breaks; ``"short"``, for a takeaway. With ``caps``
     (``{ν: verdict of a rate-cap claim}``, the control: the same batch and steps at the rate capped below 2/λ_max),
     also ``"cap"``, where the capped rate ends within ``tol`` of the small batch, ``"cause"``, what that says of the
@@ -1233,7 +1242,17 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
                 f"at {_ks(breaks, breaks)}")
     cross = stable_rate / base_lr
     cross_text = f"$\\nu \\approx {cross:.0f}$"
-    if holds and breaks and max(holds) < cross < min(breaks):
+    # the rule starts costing before the crossing: the capped rate already beats it below the limit
+    early = [k for k in sorted(caps or {}) if k < cross and caps[k].decided and caps[k].winner == CAP_NAME]
+    if early:
+        k = max(early)
+        m, sd = grids.mean_sd(_excess(verdicts[k].best["no warm-up"].values, small)) if k in verdicts else (None, None)
+        d = grids.decimals(sd) if sd is not None else 0
+        cross_text += (f". The rule does not switch off there; it starts costing before: at $\\nu = {k}$, a rate "
+                       f"{base_lr * k / stable_rate:.2f} of the limit, it "
+                       + (f"ends {m:.{d}f} ± {sd:.{d}f} % above the small batch and " if m is not None else "")
+                       + "the capped rate already ends lower than it on enough seeds to call")
+    elif holds and breaks and max(holds) < cross < min(breaks):
         cross_text += ", between the last $\\nu$ that held and the first that broke"
     warm_ok = [k for k in breaks if verdicts[k].best["warm-up"].mean <= statistics.fmean(small) * (1 + tol)]
     lower = [k for k in breaks if verdicts[k].best["warm-up"].mean < verdicts[k].best["no warm-up"].mean]
@@ -1258,11 +1277,16 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
         beyond = [k for k in sorted(caps) if k > cross]
         ok = [k for k in beyond if statistics.fmean(_excess(caps[k].best[CAP_NAME].values, small)) <= 100 * tol]
         called = [k for k in beyond if caps[k].decided and caps[k].winner == CAP_NAME]
+        every = sorted(caps)
+        ok_all = [k for k in every if statistics.fmean(_excess(caps[k].best[CAP_NAME].values, small)) <= 100 * tol]
         if beyond and ok == beyond:
             cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps end within {pct} of the small batch "
                    f"at every $\\nu$ beyond {cross:.0f}")
-            short_cap = (f"beyond $\\nu \\approx {cross:.0f}$ capping the rate below $2/\\lambda_{{\\max}}$ recovers "
-                         "the small batch's loss where warm-up does not")
+            first = every[0]
+            short_cap = ((f"from $\\nu = {first}$ on (a rate {base_lr * first / stable_rate:.2f} of the limit and more) "
+                          if early and ok_all == every else f"beyond $\\nu \\approx {cross:.0f}$ ")
+                         + "capping the rate below $2/\\lambda_{\\max}$ recovers the small batch's loss where warm-up "
+                         "does not")
         elif ok:
             cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps end within {pct} of the small batch "
                    f"at {_ks(ok, beyond)} of those beyond {cross:.0f}")
@@ -1273,8 +1297,9 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
                    "the small batch: fewer steps as $\\nu$ grows is not ruled out here")
             short_cap = "fewer steps as $\\nu$ grows is not ruled out here"
         if beyond:
+            called_all = [k for k in every if caps[k].decided and caps[k].winner == CAP_NAME]
             cap += ("; the capped rate ends lower than the linear rule on enough seeds to call at "
-                    f"{_ks(called, beyond)}" if called else "; on too few seeds to call against the linear rule")
+                    f"{_ks(called_all, every)}" if called_all else "; on too few seeds to call against the linear rule")
         out["cap"] = cap
         out["cause"] = ("it is the rate, not the batch or the number of steps, that breaks the rule here, and capping "
                         "the rate is the remedy that works on this problem" if beyond and ok == beyond else

@@ -59,6 +59,8 @@ __all__ = [
 #: Job states in the timelines: greys and olive, none of the protocol colours below (a colour names one thing
 #: in the chapter: a protocol in the training figures, a job's state here).
 _FRESH, _STALE, _CANCELLED, _RUNNING = "#4D4D4D", "#999933", "#E6E6E6", "#B3B3B3"
+#: A gradient pushed but not yet applied (its update comes later): sand, dotted, so it reads apart from olive.
+_WAITING = "#DDCC77"
 
 #: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
 #: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
@@ -87,13 +89,32 @@ def _protocol_color(label: str, i: int) -> str:
     return _PROTOCOL_COLORS.get(name, color(i))
 
 
+def _shade(colour: str, amount: float) -> str:
+    """``colour`` mixed with white (``amount`` < 0) or black (``amount`` > 0), ``|amount|`` of the way: one hue in
+    several lightnesses, for lines of one protocol that differ in a parameter.
+
+    >>> _shade("#D55E00", 0.0), _shade("#D55E00", 1.0), _shade("#808080", -0.5)
+    ('#d55e00', '#000000', '#c0c0c0')
+    """
+    from matplotlib.colors import to_hex, to_rgb
+
+    if not -1.0 <= amount <= 1.0:
+        raise ValueError(f"amount must lie between -1 and 1, got {amount}")
+    rgb = np.array(to_rgb(colour))
+    target = np.ones(3) if amount < 0 else np.zeros(3)
+    return to_hex(rgb + abs(amount) * (target - rgb))
+
+
 def _count(n: int, noun: str) -> str:
     """``"1 update"``, ``"3 updates"``."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 class _TimelinePainter:
-    """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars."""
+    """Draws the six timelines once, then moves the clock: each frame only resizes and recolours bars.
+
+    A bar's colour is its job's state at the frame's time: computing, pushed and waiting for the update that
+    applies it, applied (fresh or stale) from that update on, or cancelled."""
 
     def __init__(self, axes, timelines: ProtocolTimelines):
         self.axes, self.timelines = axes, timelines.timelines
@@ -124,11 +145,14 @@ class _TimelinePainter:
             for j, rect in bars:
                 width = max(0.0, min(j.end, now, self.t_max) - j.start)
                 rect.set_width(width)
+                # the state at ``now``, not the job's fate: a pushed gradient counts as applied only from its update on
                 finished = j.status != "unfinished" and j.end <= now
                 if not finished:
                     face, hatch = _RUNNING, None
                 elif j.status == "cancelled":
                     face, hatch = _CANCELLED, "///"
+                elif tl.times[j.update] > now:
+                    face, hatch = _WAITING, "..."
                 else:
                     face, hatch = (_STALE if j.staleness > 0 else _FRESH), None
                 rect.set_facecolor(face)
@@ -145,9 +169,10 @@ def _timeline_legend(fig) -> None:
                Patch(facecolor=_STALE, label="gradient applied (stale)"),
                Patch(facecolor=_CANCELLED, hatch="///", label="cancelled"),
                Patch(facecolor=_RUNNING, label="computing"),
+               Patch(facecolor=_WAITING, hatch="...", label="pushed, waiting"),
                Patch(facecolor="white", edgecolor="0.6", label="idle (white)"),
                Line2D([0], [0], color=COLORS[7], lw=1.2, label="PS update")]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=_TIMELINE_FONT, frameon=False,
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=_TIMELINE_FONT, frameon=False,
                columnspacing=1.2, handlelength=1.6)
 
 
@@ -393,14 +418,18 @@ def k_tradeoff_figure(runs: dict, optimum: float | None = None):
     or of :func:`commlib.experiments.sgd.tuned_races.k_tuned_runs` (``{label: (run, rate)}``: each K at its best
     rate, named in the legend). ``optimum``: the problem's lowest loss (nats), drawn as a dotted line."""
     fig, ax = figure(6.4, 3.6)
-    for i, (label, r) in enumerate(runs.items()):
+    labels = [f"{label}, rate {r[1]:g}" if isinstance(r, tuple) else label for label, r in runs.items()]
+    # the K-async lines (1 < K < n) share K-async's hue, from light (small K) to dark (large K); dash and marker too
+    shaded = [lab for lab in labels if _protocol_color(lab, 0) == _PROTOCOL_COLORS["K-async"]]
+    for i, (label, r) in enumerate(zip(labels, runs.values())):
         if isinstance(r, tuple):
-            r, rate = r
-            label = f"{label}, rate {rate:g}"
+            r = r[0]
+        c = _protocol_color(label, i)
+        if label in shaded and len(shaded) > 1:
+            c = _shade(c, -0.45 + 0.9 * shaded.index(label) / (len(shaded) - 1))
         ax.plot(np.concatenate([[0.0], r.eval_times]), np.concatenate([[r.initial_loss], r.losses]),
-                color=_protocol_color(label, i), lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5],
+                color=c, lw=1.5, ls=["-", "--", "-.", ":", "-"][i % 5],
                 marker=MARKERS[i % len(MARKERS)], ms=4, markevery=(i % 4, 6), label=label)
-        # colour names the protocol (the K-async lines share one); dash and marker tell each K apart
     if optimum is not None:
         _optimum_line(ax, optimum)
     ymin = min(np.nanmin(r[0].losses if isinstance(r, tuple) else r.losses) for r in runs.values())
