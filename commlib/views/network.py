@@ -32,6 +32,7 @@ from .tables import folded, links_table, markdown_table
 
 __all__ = [
     "TIE_WITHIN",
+    "crowded_links",
     "lead_words",
     "draw_topology",
     "topology_figure",
@@ -61,11 +62,14 @@ CMAP = "viridis"
 #: The colour scale of flow counts (the step scrubber): purples from a visible light shade up, never viridis's bytes.
 FLOWS_CMAP = mpl.colors.LinearSegmentedColormap.from_list("flows", mpl.colormaps["Purples"](np.linspace(0.35, 1.0, 64)))
 
+#: Switches in a neutral grey, outside :data:`CMAP`'s range, so that no switch reads as a link's load.
+SWITCH_GREY = "#8C8C8C"
+
 _KIND = {  # marker, colour, legend label
     "node": ("o", PALETTE["blue"], "rank"),
     "gpu": ("s", PALETTE["blue"], "GPU (rank)"),
     "cpu": ("h", PALETTE["orange"], "CPU socket + memory"),
-    "switch": ("D", PALETTE["green"], "switch"),
+    "switch": ("D", SWITCH_GREY, "switch"),
     "nic": ("^", PALETTE["vermillion"], "NIC"),
     "server": ("p", PALETTE["orange"], "parameter server"),
 }
@@ -343,7 +347,37 @@ def gallery_figure(runs: Sequence[tuple]):
     for g, res, what in runs:
         share = "no link shared" if res.max_flows <= 1 else f"up to {res.max_flows} flows share a link"
         panels.append((g, res, f"{what}\n{format_time(res.time)}; {share}"))
-    return grid_figure(panels, ncols=2, height=8.0, top=0.89)
+    fig = grid_figure(panels, ncols=2, height=8.0, top=0.89)
+    for ax, (g, res, _) in zip(fig.axes, runs):      # the panels come first, then the colour bar
+        if res.max_flows > 1:
+            pos = {v: d["pos"] for v, d in g.nodes(data=True)}
+            for u, v in crowded_links(res):     # beside the link's middle, on its upper side, leaving its colour seen
+                (x0, y0), (x1, y1) = pos[u], pos[v]
+                nx_, ny_ = -(y1 - y0), x1 - x0
+                sign = 1.0 if ny_ > 0 or (ny_ == 0 and nx_ > 0) else -1.0
+                norm_ = float(np.hypot(nx_, ny_)) or 1.0
+                ax.annotate(f"{res.max_flows} flows", ((x0 + x1) / 2, (y0 + y1) / 2),
+                            xytext=(14 * sign * nx_ / norm_, 14 * sign * ny_ / norm_), textcoords="offset points",
+                            ha="center", va="center", fontsize=9, zorder=5)
+    return fig
+
+
+def crowded_links(mapped: topology.Mapped) -> list[tuple]:
+    """The links where the most flows ever shared one direction in one step (``mapped.max_flows``), each link once,
+    whichever of its directions was crowded.
+
+    These links can set the pace while carrying fewer bytes over the whole run than others: on a switch tree,
+    halving-doubling sends its smallest chunks through the root's links, but with the most flows at once. A figure
+    that colours links by bytes shows them cool; this names them. On a 4-rank binary tree, the root's two links:
+
+    >>> from commlib.network import topology
+    >>> t = topology.tree(4, 2, "eth_10g")
+    >>> run = topology.map_trace(t, topology.allreduce_trace(4, 4 * 10**5, "halving_doubling"))
+    >>> run.max_flows, len(crowded_links(run))
+    (2, 2)
+    """
+    links = {tuple(sorted(e, key=str)) for s in mapped.steps for e, k in s.link_flows.items() if k == mapped.max_flows}
+    return sorted(links, key=str)
 
 
 def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
