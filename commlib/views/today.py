@@ -16,7 +16,7 @@ from .plots import MARKERS, PALETTE, color, figure
 __all__ = ["verdicts_table", "protocols_figure", "link_loads_figure", "nvls_steps_figure",
            "chooser_figure", "zero_figure", "loads_figure", "compression_figure",
            "compression_bytes_figure", "local_sgd_figure", "local_results_table",
-           "chooser_calculator", "sharding_calculator", "size_text", "choices_table"]
+           "chooser_calculator", "sharding_calculator", "size_text", "choices_table", "machines_table"]
 
 
 #: One colour per algorithm, the same in every panel and figure of the chapter.
@@ -422,6 +422,25 @@ def size_text(nbytes: float, digits: int = 2) -> str:
 #: The machines and collectives of chapter 7's table of choices, one row each.
 CHOICE_CASES = tuple((m, c) for m in ("nvswitch_node", "one_gpu_per_node", "pcie_node")
                      for c in ("all_reduce", "all_gather"))
+
+
+def machines_table(keys=None):
+    """The chooser's machines (:data:`commlib.today.algorithm_choice.MACHINES`, or those of ``keys``), one row each:
+    its GPUs and nodes, the bandwidth $B$ of a GPU's links per direction, and the extra latency each message pays
+    per hop on them (a network hop across nodes; none inside an NVSwitch node, where NCCL's own latencies apply).
+
+    >>> print(machines_table(["pcie_node"]).data.splitlines()[-1])
+    | 8 GPUs on PCIe 4 x16 | 8 | 1 | 25 | 1 |
+    """
+    from .tables import markdown_table
+
+    rows = []
+    for key in (tuning.MACHINES if keys is None else keys):
+        m = tuning.machine(key)
+        hop = f"{1e6 * m.hop_latency:.0f}" + (" (NCCL's own per-hop latencies)" if m.nccl_nvlink_latencies else "")
+        rows.append([m.name, m.ranks, m.nodes, f"{m.bandwidth / 1e9:.0f}", hop])
+    return markdown_table(["machine", "GPUs", "nodes", "$B$ (GB/s, per direction)",
+                           "extra latency per hop (µs)"], rows)
 
 
 def choices_table(cases=CHOICE_CASES):
