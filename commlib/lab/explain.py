@@ -34,7 +34,7 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "grade_sentence", "regime_counts", "cut_kinds", "cut_sentence", "regimes_takeaway", "transfer_conclusion",
            "calculator_sentence", "fit_busbw_sentence", "rates_lead", "rates_answer",
            "copy_fall_sentence",
-           "level_factors", "level_runs", "control_machine_sentence", "alpha_level_sentence", "replicate_sentence",
+           "level_factors", "level_runs", "mechanism_takeaway", "control_machine_sentence", "alpha_level_sentence", "replicate_sentence",
            "spread_sentence", "thread_level_sentence", "ring_level_sentence", "gloo_level_sentence",
            "fit_busbw_flag", "band_sentence", "tail_phrase", "LOAD_POWERS", "sweep_gap_sentence",
            "power_phrase", "power_caveat", "control_sentence",
@@ -1979,9 +1979,36 @@ def regimes_takeaway(piecewise_better: bool, line_better: bool = True, machine: 
     return text
 
 
+def mechanism_takeaway(cause: str | None, step_from: float | None = None, step_holds: bool = True) -> str:
+    """Which of the mechanisms that make regimes this run found, for the takeaways, in the words of
+    :func:`limits_sentence`: ``cause`` is :func:`step_cause` of all-reduce's steepest step (from ``step_from``
+    bytes up), ``step_holds`` whether the series keeps that step (:func:`commlib.lab.fit.step_holds`; allocation is
+    named from the page counts whatever it says). The run never changes the library's protocol, so the protocol
+    switch is always said to be untested.
+
+    >>> mechanism_takeaway("allocation", 2**25)[:93]
+    'Of these, the mechanism this run found is allocation: fresh pages mapped and faulted in on ev'
+    >>> mechanism_takeaway(None)
+    'This run identified none of these mechanisms; it did not test the protocol switch (eager against rendezvous).'
+    """
+    base, sliced, _ = (cause or "").partition(" and slicing")
+    where = f" from {format_bytes(step_from)} up" if step_from is not None else ""
+    untested = "it did not test the protocol switch (eager against rendezvous)."
+    if base == "allocation":
+        return ("Of these, the mechanism this run found is allocation: fresh pages mapped and faulted in on every "
+                f"call{where}, where each byte got dearer on the CPU clock"
+                + (" (time slicing made the rest of the step on the wall clock)" if sliced else " too")
+                + f"; {untested}")
+    if step_holds and base in ("cache", "cache part"):
+        return ("Of these, the mechanism this run found is " + ("in part " if base == "cache part" else "")
+                + f"a cache: the copy control got dearer per byte with it{where}; {untested}")
+    return f"This run identified none of these mechanisms; {untested}"
+
+
 def _regimes_takeaway(piecewise_better: bool, line_better: bool, machine: int, cuts: int, top: str) -> str:
     if piecewise_better:  # which cuts are the machine's (machine, cuts) is said in the body, not in the lesson
-        return ("Protocol switches (eager and rendezvous) and caches can give a machine several regimes, and so can "
+        return ("Protocol switches (eager and rendezvous), caches and allocation can give a machine several regimes, "
+                "and so can "
                 "load that comes and goes: time the sizes in a shuffled order, twice, and fit regimes only where "
                 "they predict the sweep they did not see. Here they predicted it better than one line.")
     head = ("A piecewise fit always meets its own points at least as well as one line, so grade both on sizes they "
@@ -3380,10 +3407,12 @@ def level_slow_clause(sizes: Sequence[float], multiple: Sequence[Sequence[float]
 
 
 def alpha_level_sentence(sizes: Sequence[float], multiple: Sequence[Sequence[float]],
-                         single: Sequence[Sequence[float]], hi: float, part: str = "sentence") -> str:
+                         single: Sequence[Sequence[float]], hi: float, part: str = "sentence",
+                         control_at: str = "its own section, below") -> str:
     """What the thread level does to the small-message time: ``multiple`` and ``single``, one sequence per copy of
     the thread-level control (seconds at ``sizes``), read from the smallest size up to ``hi``. ``part``:
     ``"sentence"`` (after α), ``"limit"`` (an item of :func:`limits_sentence`) or ``"range"`` (the range alone).
+    ``control_at``: where the page describes that control, as the sentence points to it (a chapter may pass a link).
 
     >>> alpha_level_sentence([1, 2, 4], [[2.0, 2.0, 2.0]], [[1.0, 1.2, 3.0]], hi=2, part="range")
     '0.50 to 0.60'
@@ -3410,9 +3439,9 @@ def alpha_level_sentence(sizes: Sequence[float], multiple: Sequence[Sequence[flo
                 f"{kept} the time (the thread-level control, on another machine of the same kind)")
     if hi_q >= 1:
         return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it; in the thread-level control "
-                f"(under The formula, above) the all-reduce at `MPI_THREAD_SINGLE` took {span} of its time {where}.")
-    return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it: in the thread-level control (under "
-            f"The formula, above; another machine of the same kind) the same two-rank all-reduce took {span} of its time "
+                f"({control_at}) the all-reduce at `MPI_THREAD_SINGLE` took {span} of its time {where}.")
+    return (f"This α is MPICH's at `MPI_THREAD_MULTIPLE`, as mpi4py starts it: in the thread-level control ("
+            f"{control_at}; another machine of the same kind) the same two-rank all-reduce took {span} of its time "
             f"{where} at `MPI_THREAD_SINGLE`, in {copies}, so {share} of the small-message time here comes with "
             "mpi4py's thread level.")
 
@@ -3485,14 +3514,16 @@ def spread_sentence(alphas: Sequence[float], bandwidths: Sequence[float], sizes:
 def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_times: Sequence[float] = (),
                         lib_times: Sequence[float] = (), factors: Sequence[float] = (),
                         ring_pages: Sequence[float] | None = None, lib_pages: Sequence[float] | None = None,
-                        jump: float = FAULT_JUMP, elsewhere: str = "", shared: str = "") -> str:
+                        jump: float = FAULT_JUMP, elsewhere: str = "", shared: str = "",
+                        control_at: str = "its own section, below") -> str:
     """The ring against the library at its better thread level. ``control``: :func:`thread_level_sentence` for
     the control run, or None where the stored run has none (the sentence then says what that leaves open).
     ``lib_times`` (s, at MPI_THREAD_MULTIPLE) times ``factors`` (:func:`level_factors`) is the library at the
     better level; they are compared at the largest size at which neither mapped in fresh pages, as in
     :func:`ring_vs_library`. ``elsewhere``: where there is no control on these ranks, what one on other ranks
     found (:func:`level_runs`). ``shared``: what the shared-core control found at SINGLE, in words
-    (:func:`shared_level_clause`), said where the run has no control of its own.
+    (:func:`shared_level_clause`), said where the run has no control of its own. ``control_at``: where the page
+    describes the control on other ranks, as the sentence points to it (a chapter may pass a link).
 
     >>> ring_level_sentence(None)[-40:]
     "would have kept or lost the ring's lead."
@@ -3504,7 +3535,7 @@ def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_t
                 "say whether the library at its other thread level would have kept or lost the ring's lead"
                 + (f" (the shared-core control timed only the library's small messages, on another machine: {shared})"
                    if shared else "") + "."
-                + (f" On two ranks it has one (under The formula, above): there, at SINGLE, the library's all-reduce was "
+                + (f" On two ranks it has one ({control_at}): there, at SINGLE, the library's all-reduce was "
                    f"{elsewhere}." if elsewhere else ""))
     sizes = list(sizes)
     if not (len(sizes) == len(ring_times) == len(lib_times) == len(factors)) or not sizes:

@@ -494,6 +494,8 @@ def test_the_thread_level_control_sets_the_rival_against_the_library_at_its_bett
                                                              [2**10, 2**24]))
     assert ring.startswith(control) and "the ring took 1.00 of its time at 16 MiB: about as fast" in ring
     alone = explain.ring_level_sentence(None, elsewhere=runs)
+    assert "On two ranks it has one (its own section, below)" in alone
+    assert "(see the control)" in explain.ring_level_sentence(None, elsewhere=runs, control_at="see the control")
     assert "no control at `MPI_THREAD_SINGLE`" in alone and alone.endswith(f"at SINGLE, the library's all-reduce was {runs}.")
     assert "paired the same way" in explain.gloo_level_sentence(control, "from 16 MiB up, gloo took 1.1 times")
     assert "already set gloo against MPICH" in explain.gloo_level_sentence(control, "x", same=True)
@@ -602,3 +604,13 @@ def test_the_pair_sentence_holds_the_median_against_the_models_ratio():
     text = explain.pair_sentence(sizes, [0.89] * 5 + [1.0] * 2, predicted=4 / 6, model=line, part="medians")
     assert "less than the model's 0.69 (0.67 by steps alone)" in text and "where the bytes dominate" in text
     assert "same bytes" not in text
+
+
+def test_the_mechanism_takeaway_names_what_the_run_found_and_leaves_the_protocol_untested():
+    said = explain.mechanism_takeaway("allocation", 2**25)
+    assert "allocation: fresh pages mapped and faulted in on every call from 32 MiB up" in said
+    assert said.endswith("it did not test the protocol switch (eager against rendezvous).")
+    assert "none of these" in explain.mechanism_takeaway("cache", 2**25, step_holds=False)
+    assert "a cache" in explain.mechanism_takeaway("cache", 2**25)
+    assert "(in the control's section) the all-reduce" in explain.alpha_level_sentence(
+        [1, 2], [[1.0, 1.0]], [[1.5, 1.5]], hi=2, control_at="in the control's section")
