@@ -139,7 +139,11 @@ def test_distance_cap_phrase_says_how_often_the_cap_set_the_rate():
 
 
 def test_summary_with_carry_over():
-    assert staleness.lr_rule_summary(["constant"], "yes").endswith("the rate is not re-tuned")
+    assert staleness.lr_rule_summary(["constant"], "yes").endswith("at a lower loss than a constant rate carried "
+                                                                    "unchanged")
+    assert staleness.lr_rule_summary(["constant"], "yes", "distance", caveat="but only in a short run",
+                                     retuned=True).endswith(", but only in a short run; re-tuning the constant rate "
+                                                            "does better still")
     assert staleness.lr_rule_summary(["constant"], "no").endswith("not even when the setting changes and the rate "
                                                                    "is not re-tuned")
     with pytest.raises(ValueError, match="adapts"):

@@ -87,3 +87,17 @@ def test_stable_step_table_sets_the_roots_beside_the_closed_form():
     table = views.stable_step_table((0, 1, 2)).data
     assert "| 0 | 2.000 | 2.000 | 3.142 |" in table and "| 1 | 1.000 | 1.000 | 1.047 |" in table
     assert "| 2 | 0.618 | 0.618 | 0.628 |" in table
+
+
+def test_noise_gain_figure_draws_one_line_per_delay_and_refuses_bad_input():
+    fig = staleness_views.noise_gain_figure((1, 4, 15), fractions=(0.1, 0.5, 0.8), marks={"tuned": (0.2, 1.4)})
+    lines = [ln for ln in fig.axes[0].lines if ln.get_label().startswith("gradient always")]
+    assert len(lines) == 3 and len({ln.get_linestyle() for ln in lines}) == 3
+    # the gains rise towards the limit, and at half of it they nearly coincide (about 1.8 to 2.4)
+    for ln in lines:
+        y = ln.get_ydata()
+        assert y[0] < y[1] < y[2] and 1.5 < y[1] < 2.5
+    with pytest.raises(ValueError, match="fractions"):
+        staleness_views.noise_gain_figure(fractions=(0.5, 1.0))
+    with pytest.raises(ValueError, match="taus"):
+        staleness_views.noise_gain_figure(taus=(-1,))

@@ -525,11 +525,13 @@ def lr_plain_summary(verdicts, adapting: str, workers: int = 256, caveat: str = 
     return text
 
 
-def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = None, caveat: str = "") -> str:
+def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = None, caveat: str = "",
+                    retuned: bool = False) -> str:
     """One sentence over several studies' ``lr_rule_phrases(...)["verdict"]`` and, optionally, whether a rule adapts
     to a change of setting (``adapts``, ``"yes"``/``"no"``) and which (``adapting``, from :func:`carry_adapting` on the
-    claim ``ch05.carry_over``): what the rules buy on this problem. ``caveat`` (:func:`carry_c_caveat`) follows in
-    brackets where the distance rule is among those that adapt."""
+    claim ``ch05.carry_over``): what the rules buy on this problem. ``caveat`` (a clause such as "but only in a short
+    run") follows where the distance rule is among those that adapt; ``retuned``: re-tuning the constant rate in the
+    new setting ends lower than every carried rule, and the sentence says so."""
     verdicts = list(verdicts)
     if not verdicts:
         raise ValueError("verdicts must hold at least one verdict")
@@ -537,18 +539,19 @@ def lr_rule_summary(verdicts, adapts: str | None = None, adapting: str | None = 
         raise ValueError(f"adapts must be None, 'yes' or 'no', got {adapts!r}")
     if adapting not in (None, "distance", "staleness", "both", "none"):
         raise ValueError(f"adapting must be None, 'distance', 'staleness', 'both' or 'none', got {adapting!r}")
-    what = {"distance": r"a rate that follows how far the parameters moved, not each gradient's own $1/\tau_j$,",
-            "staleness": "a rate divided by each gradient's staleness, not one that follows how far the parameters "
-                         "moved,",
-            "both": "a rate that follows the staleness or how far the parameters moved,",
-            None: "a rate that follows the staleness"}
+    who = {"distance": "the distance rule, whose rate follows how far the parameters moved, ends",
+           "staleness": "the rate/staleness rule, whose rate follows each gradient's staleness, ends",
+           "both": "both rules end",
+           None: "a rule that follows the staleness ends"}
     if all(v == "constant" for v in verdicts):
         text = "on this problem the rules buy no accuracy that a tuned constant rate does not"
         if adapts == "yes" and adapting != "none":
-            text += (f"; what one rule can offer is {what[adapting]} when the setting changes and the rate is not "
-                     "re-tuned")
+            text += (f". If the setting changes and the rate is not re-tuned, {who[adapting]} at a lower loss than a "
+                     "constant rate carried unchanged")
             if caveat and adapting in ("distance", "both"):
-                text += f" ({caveat})"
+                text += f", {caveat}"
+            if retuned:
+                text += "; re-tuning the constant rate does better still"
         elif adapts == "no":
             text += ", not even when the setting changes and the rate is not re-tuned"
         return text
@@ -949,9 +952,10 @@ def rule_base_words(tuned: claims.Verdict, carried: dict[str, float]) -> str:
     head = ("no rate tuned without staleness serves as its base rate" if worse else
             "a rate tuned without staleness serves as its base rate only in part")
     (first, b0), *rest = runs.items()
-    words = (f"{head}: with {first} it ends {where(b0, best)} its own best base rate, {best.config['lr']:g} "
-             f"({gap_text(b0, best)})")
-    return words + "".join(f", and with {whose} {where(b, best)} it ({gap_text(b, best)})" for whose, b in rest)
+    words = (f"{head}: with {first} as its base rate, the rule ends {where(b0, best)} the same rule at its own best "
+             f"base rate, {best.config['lr']:g} ({gap_text(b0, best)})")
+    return words + "".join(f"; with {whose} as its base rate, it ends {where(b, best)} that best ({gap_text(b, best)})"
+                           for whose, b in rest)
 
 
 def lr_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[str, ...]]:
@@ -1561,27 +1565,30 @@ def carry_over(small: bool = False) -> claims.Claim:
 
 
 def carry_words(v: claims.Verdict, caveat: str = "") -> str:
-    """The carry-over in a short sentence (the numbers go in :func:`carry_table`): which carried rule ends below the
-    carried constant rate, and whether re-tuning still does best. ``caveat`` (from :func:`carry_c_caveat`), where
-    the distance rule is among those that cope better, follows that clause in brackets."""
+    """The carry-over in a short sentence (the numbers go in :func:`carry_table`): which carried rule ends at a lower
+    loss than the carried constant rate, and whether re-tuning still does best. ``caveat`` (a clause such as "but
+    only in a short run"), where the distance rule is among those that end lower, follows that clause."""
     c, r = v.best[CARRIED["constant"]], v.best[RETUNED]
     better = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], c) == "below"]
     worse = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], c) == "above"]
     names = {"distance": "the distance rule", "staleness": "the rate/staleness rule"}
     parts = []
     if better:
-        parts.append(f"{_and([names[k] for k in better])} copes with the larger staleness better than the carried "
-                     "constant rate" + (f" ({caveat})" if caveat and "distance" in better else ""))
+        parts.append(f"{_and([names[k] for k in better])} end{'s' if len(better) == 1 else ''} at a lower loss than "
+                     "the carried constant rate"
+                     + (f", {caveat}" if caveat and "distance" in better else ""))
     if worse:
-        parts.append(f"{_and([names[k] for k in worse])} copes worse")
+        parts.append(f"{_and([names[k] for k in worse])} at a higher one" if better else
+                     f"{_and([names[k] for k in worse])} end{'s' if len(worse) == 1 else ''} at a higher loss than "
+                     "the carried constant rate")
     if not parts:
-        parts.append("no rule copes with the larger staleness better than the carried constant rate")
+        parts.append("no rule ends at a lower loss than the carried constant rate")
     beats = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], r) == "below"]
     level = [k for k in ("distance", "staleness") if place(v.best[CARRIED[k]], r) == "level with"]
     tail = (f"and {_and([names[k] for k in beats])} even ends below the re-tuned constant rate" if beats else
             f"and {_and([names[k] for k in level])} ends level with the re-tuned constant rate" if level else
-            "yet re-tuning the constant rate does best")
-    return ", ".join(parts) + "; " + tail + f" (over {len(v.claim.seeds)} seeds)"
+            "re-tuning the constant rate does best")
+    return "; ".join(parts) + "; " + tail + f" (over {len(v.claim.seeds)} seeds)"
 
 
 def carry_adapting(v: claims.Verdict) -> str:

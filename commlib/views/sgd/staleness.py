@@ -7,7 +7,7 @@ Everything drawn here is computed by :mod:`commlib.sgd.simulate` and the experim
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
 from ...experiments.sgd import staleness as staleness_experiments
 from ...experiments.sgd.staleness import NOTES_RATE
@@ -19,7 +19,7 @@ from .sync_async import _smooth, staleness_histogram
 
 __all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
            "downpour_figure", "stable_step_table", "lr_table", "gupta_table", "shared_step_table",
-           "carry_table", "downpour_table"]
+           "carry_table", "downpour_table", "noise_gain_figure"]
 
 
 def staleness_vs_nk_figure(rows: list[dict], workers: int):
@@ -121,6 +121,38 @@ def lr_rule_figure(study, smooth: int = 3):
     ax1.set_title(f"at the shared rate {nominal:g}", fontsize=9)
     ax2.set_title("each rule over its own grid; rings: each grid's best", fontsize=9)
     ax2.legend(fontsize=7, handlelength=3.5)
+    fig.tight_layout()
+    return fig
+
+
+def noise_gain_figure(taus=(1, 4, 15), fractions=None, marks=()):
+    """The noise gain of a fixed delay (:func:`commlib.sgd.stale_quadratic.noise_variance_gain`) against the step as a
+    fraction of its stability limit, one line per staleness in ``taus``; ``marks``: ``{label: (fraction, gain)}``
+    points to set on the chart (such as the tuned step). The lines nearly coincide: how near the step is to its
+    limit, not the delay itself, sets how much the noise is amplified."""
+    taus = tuple(taus)
+    if not taus or any(int(t) != t or t < 0 for t in taus):
+        raise ValueError(f"taus must be counts of updates (0 or more), got {taus!r}")
+    fractions = np.linspace(0.02, 0.9, 45) if fractions is None else np.asarray(fractions, dtype=float)
+    if fractions.size == 0 or np.any(fractions <= 0) or np.any(fractions >= 1):
+        raise ValueError("fractions must lie strictly between 0 and 1 (of the stability limit)")
+    fig, ax = figure(6.4, 3.6)
+    for i, tau in enumerate(taus):
+        limit = stale_quadratic.largest_stable_step(int(tau))
+        gains = [stale_quadratic.noise_variance_gain(f * limit, int(tau)) for f in fractions]
+        ax.plot(fractions, gains, color=color(i), ls=("-", "--", "-.", ":")[i % 4], lw=1.6,
+                marker=MARKERS[i], markevery=max(1, len(fractions) // 8), ms=5,
+                label=f"gradient always {int(tau)} update{'s' if tau != 1 else ''} old")
+    for j, (label, (f, g)) in enumerate(dict(marks).items()):
+        ax.plot([f], [g], ls="none", marker="o", ms=10, mfc="none", mec=COLORS[7], mew=1.4,
+                label=label if j == 0 else None)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("step ζ = ηλ as a fraction of its stability limit")
+    ax.set_ylabel("variance of the parameters,\nstale over not stale")
+    ax.legend(fontsize=8, handlelength=3.5, loc="upper left")   # the curves climb at the right
     fig.tight_layout()
     return fig
 
