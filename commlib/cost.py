@@ -55,6 +55,7 @@ from .parameter_servers.cost import (
     best_allreduce_on_same_cards,
     byteps_split,
     byteps_time,
+    colocated_on_fast_cards_pieces,
     colocated_on_fast_cards_time,
     compare_ps_ring,
     overhead_to_beat,
@@ -117,7 +118,8 @@ __all__ = [
     # parameter servers (chapter 3)
     "ps_time", "byteps_time", "byteps_split", "ps_traffic", "round_time", "round_pieces", "ps_beats_ring",
     "overhead_to_beat", "smallest_k_to_beat_ring", "rival_time", "best_allreduce", "same_cards_shares",
-    "allreduce_on_same_cards", "best_allreduce_on_same_cards", "compare_ps_ring", "colocated_on_fast_cards_time",
+    "allreduce_on_same_cards", "best_allreduce_on_same_cards", "compare_ps_ring",
+    "colocated_on_fast_cards_pieces", "colocated_on_fast_cards_time",
     "sparse_exchange",
     # today's collectives (chapter 7)
     "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "fitting_stages", "moe_all_to_all_bytes", "in_network_allreduce_time",

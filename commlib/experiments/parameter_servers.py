@@ -18,7 +18,8 @@ __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_c
            "ps_fast_server_cards_claim",
            "fast_cards_neighbour_sentence", "sparse_gap_sentence", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
            "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
-           "crossover_multiples", "beyond_ring_words", "last_to_fall",
+           "crossover_multiples", "beyond_ring_words", "last_to_fall", "last_to_fall_words", "tied_allreduces", "tie_words",
+           "fastest_tie_words", "fast_cards_rows", "fast_cards_words",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
@@ -63,6 +64,36 @@ def _ratio_words(v: claims.Verdict) -> str:
 
 def _algorithm(best: claims.Best) -> str:
     return ps_cost.rival_label(best.config["algorithm"])
+
+
+def tied_allreduces(nbytes: float, n: int, bandwidth: float, latency: float, overhead: float = 1.0) -> list[str]:
+    """Every all-reduce of :data:`commlib.parameter_servers.cost.RIVALS` that takes the fastest one's time
+    (:func:`commlib.parameter_servers.cost.rival_time`, to a relative 1e-9), in the order of RIVALS.
+    :func:`commlib.parameter_servers.cost.best_allreduce` names only the first of them.
+
+    >>> tied_allreduces(1e6, 8, 3.125e9, 1e-5), tied_allreduces(1e6, 12, 3.125e9, 1e-5)
+    (['halving_doubling', 'bruck'], ['bruck'])
+    """
+    best = ps_cost.best_allreduce(nbytes, n, bandwidth, latency, overhead)[1]
+    out = []
+    for name in ps_cost.RIVALS:
+        try:
+            t = ps_cost.rival_time(nbytes, n, bandwidth, latency, algorithm=name, overhead=overhead)
+        except ValueError:     # an algorithm that does not run on n ranks
+            continue
+        if t <= best * (1 + 1e-9):
+            out.append(name)
+    return out
+
+
+def tie_words(names) -> str:
+    """All-reduces that take the same time, by the chapter's names: one name, or "a and b (tied)".
+
+    >>> tie_words(["halving_doubling", "bruck"]), tie_words(["ring"])
+    ("halving-doubling and Bruck's all-reduce (tied)", 'ring')
+    """
+    words = [_allreduce_name(a) for a in names]
+    return words[0] if len(words) == 1 else " and ".join(words) + " (tied)"
 
 
 @claims.register("ch03.ps_extra_machines")
@@ -271,6 +302,65 @@ def fast_cards_neighbour_sentence(setting: dict | None = None) -> str:
             f"own schedule run among the workers {o:.0f} µs")
 
 
+def fast_cards_rows(settings=None) -> list[dict]:
+    """The fast-server-cards claim's setting and its neighbour (:data:`FAST_SERVER_CARDS`,
+    :data:`FAST_CARDS_NEIGHBOUR`), one dict each: server machines k, gradient (MB), share φ, and in µs the parameter
+    server, the direct reduce-scatter/all-gather and the parameter server's own schedule among the workers on the
+    same cards, with that schedule's best pieces per shard q.
+
+    >>> [(r["ps_us"], r["direct_us"], r["own_us"], r["pieces"]) for r in fast_cards_rows()]
+    [(234.0, 232.0, 232.0, 1), (600.0, 620.0, 600.0, 2)]
+    """
+    rows = []
+    for c in settings or (FAST_SERVER_CARDS, FAST_CARDS_NEIGHBOUR):
+        worker, server = hardware.link(c["worker_link"]), hardware.link(c["server_link"])
+        args = (c["nbytes"], c["n"], c["servers"], worker.bandwidth, server.bandwidth, worker.latency)
+        f = c["overhead"]
+        rows.append({
+            "servers": c["servers"], "mb": c["nbytes"] / 1e6, "overhead": f,
+            "ps_us": round(1e6 * ps_cost.round_time(c["nbytes"], c["n"], worker.bandwidth, servers=c["servers"],
+                                                    latency=worker.latency, server_bandwidth=server.bandwidth,
+                                                    overhead=f), 3),
+            "direct_us": round(1e6 * ps_cost.allreduce_on_same_cards(*args, algorithm=ps_cost.DIRECT, overhead=f), 3),
+            "own_us": round(1e6 * ps_cost.colocated_on_fast_cards_time(*args, overhead=f), 3),
+            "pieces": ps_cost.colocated_on_fast_cards_pieces(*args, overhead=f),
+        })
+    return rows
+
+
+def fast_cards_words(rows) -> str:
+    """Why the direct reduce-scatter/all-gather and the parameter server's own schedule among the workers take the
+    same time in some rows of :func:`fast_cards_rows` and not in others, and where the parameter server stands, in
+    words chosen from the numbers.
+
+    >>> print(fast_cards_words(fast_cards_rows()))   # doctest: +NORMALIZE_WHITESPACE
+    In the first row the own schedule's best cut is one piece per shard, the whole push and then the whole pull: that
+    is the direct reduce-scatter/all-gather with its shares on the machines with a fast card, so the two take the same
+    time. In the second row its best cut is 2 pieces per shard, the pull of one overlapping the push of the next; the
+    direct one runs its two stages in sequence and cannot do that, so it is slower. In neither row does the parameter
+    server beat its own schedule on the same cards.
+    """
+    order = ["first", "second", "third"]
+    out = []
+    for i, r in enumerate(rows):
+        where = f"In the {order[i] if i < len(order) else f'row {i + 1}'} row"
+        if r["pieces"] == 1 and abs(r["direct_us"] - r["own_us"]) <= 1e-6 * r["own_us"]:
+            out.append(f"{where} the own schedule's best cut is one piece per shard, the whole push and then the whole "
+                       "pull: that is the direct reduce-scatter/all-gather with its shares on the machines with a fast "
+                       "card, so the two take the same time")
+        elif r["pieces"] and r["pieces"] > 1 and r["own_us"] < r["direct_us"]:
+            out.append(f"{where} its best cut is {r['pieces']} pieces per shard, the pull of one overlapping the push "
+                       "of the next; the direct one runs its two stages in sequence and cannot do that, so it is "
+                       "slower")
+        else:
+            out.append(f"{where} the own schedule takes {r['own_us']:.0f} µs and the direct one {r['direct_us']:.0f} µs")
+    beaten = [r["ps_us"] < r["own_us"] * (1 - 1e-9) for r in rows]
+    tail = ("In neither row does the parameter server beat its own schedule on the same cards" if not any(beaten)
+            else "The parameter server beats its own schedule on the same cards in "
+            + " and ".join(f"row {i + 1}" for i, b in enumerate(beaten) if b))
+    return ". ".join(out + [tail]) + "."
+
+
 def sparse_gap_sentence(push: float, ns, bandwidth: float) -> str:
     """The sparse exercise's conclusion over the worker counts ``ns``, chosen from the numbers of
     :func:`commlib.parameter_servers.cost.sparse_exchange`: how the parameter server's lead over the all-gather and
@@ -456,20 +546,40 @@ def _fastest(v: claims.Verdict) -> str:
 
 
 
+def fastest_tie_words(verdicts) -> list[str]:
+    """For each 1 MB verdict on the workers' own cards, its fastest all-reduce with every all-reduce tied with it
+    (:func:`tie_words`), for the "its best algorithm" column of the start-up table."""
+    out = []
+    for v in verdicts:
+        s = v.claim.shared
+        out.append(tie_words(tied_allreduces(s["nbytes"], s["n"], s["bandwidth"], s["latency"], s["overhead"])))
+    return out
+
+
 def own_cards_sentence(verdicts) -> str:
     """One plain sentence for the table of :func:`ps_small_message_extra_claim` and its 8-worker twin: which is
     fastest, one message at a time, and whether the parameter server, on twice the cards, comes last (and by how
     little, where it is within 5 % of the next-slowest)."""
-    winners = {_fastest(v) for v in verdicts}
+    def fastest(v: claims.Verdict) -> str:
+        if v.decided and v.winner == "fastest all-reduce":
+            s = v.claim.shared
+            return tie_words(tied_allreduces(s["nbytes"], s["n"], s["bandwidth"], s["latency"], s["overhead"]))
+        return _fastest(v)
+
+    winners = {fastest(v) for v in verdicts}
     ns = [str(v.claim.shared["n"]) for v in verdicts]
+    tied = any(w.endswith("(tied)") for w in winners)
+    verb = "are" if tied else "is"
     if len(winners) == 1:
-        lead = f"{winners.pop()} is fastest for {ns[0]} workers" + "".join(f" and for {n}" for n in ns[1:])
+        name = winners.pop().removesuffix(" (tied)")
+        lead = f"{name} {verb} fastest{', tied,' if tied else ''} for {ns[0]} workers" + \
+            "".join(f" and for {n}" for n in ns[1:])
     else:
-        lead = "; ".join(f"for {n} workers {_fastest(v)} is fastest" for n, v in zip(ns, verdicts))
+        lead = "; ".join(f"for {n} workers {fastest(v)} is fastest" for n, v in zip(ns, verdicts))
     last = all(v.best["parameter server"].mean > max(b.mean for c, b in v.best.items() if c != "parameter server")
                for v in verdicts)
     times = {1: "", 2: " both times"}.get(len(verdicts), " every time")
-    place = f", and the parameter server, on twice the cards, comes last{times}" if last else ""
+    place = f", and the parameter server, on twice the cards, comes last of the three in the table{times}" if last else ""
     if last:
         # how far behind the next-slowest it comes: a near-tie is said, not hidden behind "last"
         behind = [(v.best["parameter server"].mean / max(b.mean for c, b in v.best.items() if c != "parameter server"),
@@ -624,6 +734,19 @@ def last_to_fall(n: int, link: str = "eth_25g") -> str:
     item = hardware.link(link)
     size = crossover_size(n, None, link=link)
     return ps_cost.best_allreduce(size * (1 - 1e-6), n, item.bandwidth, item.latency)[0]
+
+
+def last_to_fall_words(verdict, link: str = "eth_25g") -> str:
+    """The all-reduce that holds out longest in a crossover verdict (:func:`ps_crossover_claim` and its twins), every
+    one tied with it named (:func:`tied_allreduces`, just below the crossover).
+
+    >>> last_to_fall_words(claims.verdict("ch03.ps_crossover"))
+    "halving-doubling and Bruck's all-reduce (tied)"
+    """
+    item = hardware.link(link)
+    size = verdict.best["fastest all-reduce"].mean * 1e6
+    return tie_words(tied_allreduces(size * (1 - 1e-6), verdict.claim.shared["n"], item.bandwidth,
+                                     verdict.claim.shared["latency"]))
 
 
 def _allreduce_name(name: str) -> str:

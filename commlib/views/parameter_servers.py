@@ -27,6 +27,7 @@ __all__ = [
     "sharding_figure",
     "traffic_table",
     "agreement",
+    "step_exact_words",
     "start_up_table",
     "pieces_words",
     "kstar_words",
@@ -257,6 +258,24 @@ def agreement(error: float) -> str:
     return "exactly" if error == 0 else f"to within {error:.1e}"
 
 
+def step_exact_words(n: int, error: float) -> str:
+    """Why the SGD step of an executed round agrees bit for bit or not, in words: the sum is added in the same order,
+    and dividing by ``n`` is exact only where n is a power of two (``error``: the largest difference).
+
+    >>> print(step_exact_words(4, 0.0))   # doctest: +NORMALIZE_WHITESPACE
+    The step agrees to the last bit because dividing by $n$ = 4, a power of two, is exact; with other $n$ the
+    division rounds, and the step agrees to within a bit or two of the last place.
+    >>> print(step_exact_words(5, 1.1e-16))
+    The step agrees to within 1.1e-16: dividing by $n$ = 5 rounds.
+    """
+    if error == 0 and n > 0 and n & (n - 1) == 0:
+        return (f"The step agrees to the last bit because dividing by $n$ = {n}, a power of two, is exact; with "
+                "other $n$ the division rounds, and the step agrees to within a bit or two of the last place.")
+    if error == 0:
+        return f"The step agrees to the last bit, though dividing by $n$ = {n} rounds."
+    return f"The step agrees {agreement(error)}: dividing by $n$ = {n} rounds."
+
+
 def pieces_words(pieces: int | None) -> str:
     """The best cut of :func:`commlib.parameter_servers.cost.round_pieces`, in words.
 
@@ -277,31 +296,46 @@ def kstar_words(k_min: int | None) -> str:
     return "no number of servers beats the ring" if k_min is None else f"the fewest servers that beat the ring are $k^*$ = {k_min}"
 
 
-def start_up_table(verdicts, caption: str, case: str, label, metric: str):
+def start_up_table(verdicts, caption: str, case: str, label, metric: str, ties=None):
     """The start-up section's verdicts (1 MB claims of :mod:`commlib.experiments.parameter_servers`) as a table in
     the chapter's words: one row per design at its best, its algorithm by name, the winner marked "fastest".
 
-    ``case`` heads the first column and ``label(verdict)`` fills it; ``metric`` heads the times' column.
+    ``case`` heads the first column and ``label(verdict)`` fills it; ``metric`` heads the times' column. ``ties``
+    (None: none) gives, for each verdict in turn, the words for its fastest all-reduce with any tied with it
+    (:func:`commlib.experiments.parameter_servers.tie_words`); they replace the one name of its row.
     """
     from .claims import verdict_table
 
-    table = verdict_table(list(verdicts), ".2f", caption, label=label,
+    verdicts = list(verdicts)
+    table = verdict_table(verdicts, ".2f", caption, label=label,
                           columns=(case, "design", "its best algorithm", metric, "fastest"),
                           setting=lambda config: ps_cost.rival_label(config["algorithm"]) if config else "-")
     table.data = table.data.replace("| ahead |", "| yes |")
+    if ties is not None:
+        lines = table.data.split("\n")
+        words = iter(ties)
+        for j, line in enumerate(lines):
+            if "| fastest all-reduce |" in line:
+                cells = line.split("|")
+                cells[3] = f" {next(words)} "
+                lines[j] = "|".join(cells)
+        table.data = "\n".join(lines)
     return table
 
 
-def crossover_table(verdicts, multiples, caption: str) -> Markdown:
+def crossover_table(verdicts, multiples, caption: str, holders=None) -> Markdown:
     """The crossovers of :func:`commlib.experiments.parameter_servers.ps_crossover_claim` and its twins, one row per
     number of workers: from what size the parameter server with k = n wins against the ring and against every
-    all-reduce, and both as multiples of n alpha B (``multiples``: the first's), under ``caption``."""
-    rows = [(v.claim.shared["n"], f"{v.best['ring'].mean:.2f}",
-             f"{v.best['fastest all-reduce'].mean:.2f} ({ps_cost.rival_label(v.best['fastest all-reduce'].config['algorithm'])})",
+    all-reduce, and both as multiples of n alpha B (``multiples``: the first's), under ``caption``. ``holders``
+    names, for each row, the all-reduce that holds out longest (with any tied with it); None: the verdict's."""
+    if holders is None:
+        holders = [ps_cost.rival_label(v.best["fastest all-reduce"].config["algorithm"]) for v in verdicts]
+    rows = [(v.claim.shared["n"], f"{v.best['ring'].mean:.2f}", f"{v.best['fastest all-reduce'].mean:.2f}", h,
              f"{m:.1f}", f"{m * v.best['fastest all-reduce'].mean / v.best['ring'].mean:.1f}")
-            for v, m in zip(verdicts, multiples)]
-    return markdown_table(("workers n", "beats the ring from (MB)", "beats every all-reduce from (MB; the last to fall)",
-                           "against the ring, in units of nαB", "against every all-reduce, in units of nαB"),
+            for v, m, h in zip(verdicts, multiples, holders)]
+    return markdown_table(("workers n", "beats the ring from (MB)", "beats every all-reduce from (MB)",
+                           "the all-reduce that holds out longest", "against the ring, in units of nαB",
+                           "against every all-reduce, in units of nαB"),
                           rows, caption)
 
 

@@ -174,7 +174,7 @@ def _own_cards_verdict(ps_ms, ring_ms, n):
 def test_own_cards_sentence_says_a_near_tie_rather_than_hiding_it_behind_last(ps_ms, near):
     from commlib.experiments import parameter_servers as ps_experiments
     text = ps_experiments.own_cards_sentence([_own_cards_verdict(ps_ms, 1.0, 32), _own_cards_verdict(ps_ms, 1.0, 8)])
-    assert "comes last both times" in text
+    assert "comes last of the three in the table both times" in text
     assert ("near-tie" in text and "3 % behind the ring" in text) == near
     assert ("near-tie" in text) == near
 
@@ -300,3 +300,13 @@ def test_crossover_against_the_ring_is_the_chapters_general_form(n):
             assert 0.5 - 2 / n <= 0
     # the cut the parameter server picks just above the crossover is a cut that attains it
     assert ps.round_pieces(general * (1 + 1e-6), n, link.bandwidth, servers=n, latency=link.latency) in cuts
+
+
+def test_fast_cards_rows_tell_why_direct_and_own_schedule_coincide_or_not():
+    from commlib.experiments import parameter_servers as ps_experiments
+    rows = ps_experiments.fast_cards_rows()
+    first, second = rows
+    assert first["pieces"] == 1 and first["direct_us"] == pytest.approx(first["own_us"])
+    assert second["pieces"] > 1 and second["own_us"] < second["direct_us"]
+    words = ps_experiments.fast_cards_words(rows)
+    assert "same time" in words and "cannot do that" in words
