@@ -413,8 +413,8 @@ class Accelerator:
 
     ``memory_bandwidth`` is the vendor's figure for the GPU's memory (HBM), in
     bytes/s, from the same source; ``None`` where the book does not use it.
-    ``memory`` is how much that memory holds, in bytes, as the vendor states it (1 GB = 10^9 B);
-    ``None`` where the book does not use it.
+    ``memory`` is how much that memory holds, in bytes; vendors' memory "GB" are binary (the H100's "80 GB"
+    are 80 GiB, 80 x 2^30 B, about 86 x 10^9 B), so it is stored as such; ``None`` where the book does not use it.
     ``host_link`` is the key of the PCIe preset over which the GPU reaches its host and so its network card
     (the path GPUDirect RDMA takes), as the same source states it; "" where none is stated. A network link
     gives this GPU no more than that link carries: :func:`network_rate`.
@@ -441,7 +441,7 @@ _ACCELERATORS = [
                 "nvidia2020a100", "2020", host_link="pcie4_x16"),
     Accelerator("h100", "H100 SXM5", 989.4e12, "bf16",
                 "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s, 80 GB of HBM3, PCIe Gen 5 host interface)",
-                "nvidia2022h100", "2022", memory=80 * GB, host_link="pcie5_x16"),
+                "nvidia2022h100", "2022", memory=80 * 2**30, host_link="pcie5_x16"),
 ]
 
 #: Accelerator presets keyed by short name: peak dense FLOP/s as the vendor states it.

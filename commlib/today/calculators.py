@@ -106,7 +106,7 @@ def sharding_results(model: str = "gpt2_xl", n: int = 64, stage: int = 3, dtype:
     return {
         "parameters": f"{params:,}",
         "model state per rank": format_size(state),
-        f"fits one {gpu.name} ({gpu.memory / 1e9:.0f} GB)?": (
+        f"fits one {gpu.name} ({gpu.memory / 2**30:.0f} GiB)?": (
             "yes" if state <= gpu.memory else f"no: {state / gpu.memory:.1f} times its memory"),
         "bytes sent per step": format_size(sent),
         "against plain data parallelism": f"{sent / plain:.2f} x" if plain else "no traffic (n = 1)",

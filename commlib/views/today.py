@@ -174,19 +174,20 @@ def zero_fit_words(params: int, n: int, gpu: hardware.Accelerator) -> str:
 
     >>> import textwrap
     >>> print(textwrap.fill(zero_fit_words(7_500_000_000, 64, hardware.accelerator("h100")), 100))
-    Plain data parallelism needs 120 GB of model state per GPU, more than one H100 SXM5's 80 GB holds:
-    the model does not fit without sharding, and fits from stage 1 on (model state only; activations
-    come on top).
+    Plain data parallelism needs 120 GB of model state per GPU, more than one H100 SXM5's 80 GiB (86 GB)
+    hold: the model does not fit without sharding, and fits from stage 1 on (model state only;
+    activations come on top).
     """
     if gpu.memory is None:
         raise ValueError(f"gpu {gpu.key!r} has no memory size")
     fits = cost.fitting_stages(params, n, gpu.memory)
-    plain, mem = cost.memory_per_rank(params, n, 0) / 1e9, gpu.memory / 1e9
+    plain = cost.memory_per_rank(params, n, 0) / 1e9
+    mem = f"{gpu.memory / 2**30:.0f} GiB ({gpu.memory / 1e9:.0f} GB)"
     if 0 in fits:
         return (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, within one {gpu.name}'s "
-                f"{mem:.0f} GB: this model fits without sharding (model state only; activations come on top).")
+                f"{mem}: this model fits without sharding (model state only; activations come on top).")
     head = (f"Plain data parallelism needs {plain:.0f} GB of model state per GPU, more than one {gpu.name}'s "
-            f"{mem:.0f} GB holds: the model does not fit without sharding")
+            f"{mem} hold: the model does not fit without sharding")
     return head + (f", and fits from stage {min(fits)} on (model state only; activations come on top)." if fits
                    else ", nor at any stage on these GPUs.")
 
@@ -196,7 +197,7 @@ def zero_figure(params: int, n: int, dtype: str = "bf16", gpu: hardware.Accelera
     fig, ax = figure(5.5, 3.6)
     if gpu is not None and gpu.memory is not None:
         ax.axhline(gpu.memory / 1e9, color=CONTROL_COLOR, linestyle="--", linewidth=1)
-        ax.annotate(f"one {gpu.name}'s memory ({gpu.memory / 1e9:.0f} GB)", (0.02, gpu.memory / 1e9),
+        ax.annotate(f"one {gpu.name}'s memory ({gpu.memory / 2**30:.0f} GiB, {gpu.memory / 1e9:.0f} GB)", (0.02, gpu.memory / 1e9),
                     xycoords=("axes fraction", "data"), textcoords="offset points", xytext=(0, -11), fontsize=8)
     for st in cost.ZERO_STAGES:
         mem = zero.memory_per_rank(params, n, st) / 1e9
@@ -298,22 +299,30 @@ def compression_figure(runs: dict, names: dict | None = None):
     return fig
 
 
-def compression_bytes_figure(workers, table: dict, names: dict | None = None):
+def compression_bytes_figure(workers, table: dict, names: dict | None = None, panels: dict | None = None):
     """Bytes one worker sends per step against the number of workers n, one line per method, named at its end.
 
     ``table`` is :func:`commlib.today.compression.bytes_by_workers`'s result for ``workers``; its first method
-    (the uncompressed control) is black, the others keep the colours of :func:`compression_figure`.
+    (the uncompressed control) is black, the others keep the colours of :func:`compression_figure`. ``panels``,
+    if given, maps a title to such a table (for instance the chapter's small gradient and one large layer),
+    drawn side by side; ``table`` is then ignored.
     """
     names = names or {}
-    fig, ax = figure(6.0, 3.6)
-    ends = []
-    for i, (method, values) in enumerate(table.items()):
-        ax.loglog(list(workers), values, color=_line_color(i), marker=MARKERS[i], ms=4, ls=["-", "--", "-.", ":"][i % 4])
-        ends.append((list(workers)[-1] * 1.3, values[-1], names.get(method, method), _line_color(i)))
-    ax.set_xlim(right=list(workers)[-1] * 6)
-    _label_ends(ax, ends, log=True)
-    ax.set_xlabel("workers n")
-    ax.set_ylabel("bytes one worker sends per step")
+    panels = panels or {"": table}
+    fig, axes = figure(5.2 * len(panels), 3.6, ncols=len(panels))
+    axes = list(np.atleast_1d(axes))
+    for ax, (title, tab) in zip(axes, panels.items()):
+        ends = []
+        for i, (method, values) in enumerate(tab.items()):
+            ax.loglog(list(workers), values, color=_line_color(i), marker=MARKERS[i], ms=4,
+                      ls=["-", "--", "-.", ":"][i % 4])
+            ends.append((list(workers)[-1] * 1.3, values[-1], names.get(method, method), _line_color(i)))
+        ax.set_xlim(right=list(workers)[-1] * 6)
+        _label_ends(ax, ends, log=True)
+        ax.set_xlabel("workers n")
+        if title:
+            ax.set_title(title, fontsize=9)
+    axes[0].set_ylabel("bytes one worker sends per step")
     fig.tight_layout()
     return fig
 
