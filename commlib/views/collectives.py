@@ -1020,12 +1020,16 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
                 y = curves[after](size) / (compare.allreduce_lower_bound(size, n, item.bandwidth, item.latency)
                                            if relative else 1.0)
                 ax.plot([size], [y], **_SWITCH_MARK)
-                ax.annotate(f"{j}", (size, y), xytext=(6, -16), textcoords="offset points", fontsize=11,
-                            fontweight="bold")
+                # the number on the side away from the bound's dashed line when the two nearly meet
+                near = relative and peak > 0 and abs(math.log(size / peak)) < math.log(1.5)
+                ax.annotate(f"{j}", (size, y), xytext=(-14 if near and size < peak else 6, -16),
+                            textcoords="offset points", fontsize=11, fontweight="bold")
         if relative:
             ax.axhline(1.0, color="black", lw=1.0)
             if lo < peak < hi:
                 ax.axvline(peak, label=f"the bound's switch, {peak_text} (the peak)", **_BOUND_SWITCH_LINE)
+                ax.text(peak * 1.2, 0.8, "bound's switch", transform=ax.get_xaxis_transform(), fontsize=9.5,
+                        color="0.3", va="center")
         ax.set_title(title, fontsize=12)
         ax.set_xlabel("message size M (bytes)", fontsize=12)
         ax.tick_params(labelsize=11)
