@@ -33,7 +33,7 @@ import numpy as np
 from ..units import check_count, check_positive
 
 __all__ = ["spectral_radius", "largest_stable_step", "stable_step_closed_form", "random_staleness_stable_step",
-           "noise_variance_gain"]
+           "noise_variance_gain", "noise_floor"]
 
 
 def _radius(a: float, tau: int) -> float:
@@ -133,6 +133,32 @@ def random_staleness_stable_step(workers: int, updates: int = 20_000, seed: int 
         first = int(np.argmax(grows)) if grows.any() else steps.size - 1
         lo, hi = (steps[max(first - 1, 0)], steps[first]) if grows.any() else (steps[-2], steps[-1])
     return float(np.sqrt(lo * hi))
+
+
+def noise_floor(step: float) -> float:
+    r"""The loss a constant rate leaves above the minimum along one eigendirection, per unit of
+    :math:`\eta\sigma^2`: SGD's noise floor on a quadratic, without staleness.
+
+    Take the direction's curvature :math:`\lambda` and a gradient with noise of variance :math:`\sigma^2`:
+    :math:`w_{j+1} = (1 - \zeta) w_j - \eta\,\psi_j` with :math:`\zeta = \eta\lambda`. In the long run
+    :math:`\operatorname{Var} w = \eta^2\sigma^2 / (1 - (1 - \zeta)^2) = \eta\sigma^2 / (\lambda (2 - \zeta))`, so the
+    loss excess :math:`\lambda \operatorname{Var} w / 2` is :math:`\eta\sigma^2 / (2(2 - \zeta))`. For small steps it is
+    about :math:`\eta\sigma^2/4`, in proportion to the rate times the gradient noise; near the stability limit
+    :math:`\zeta = 2` the factor :math:`1/(2 - \zeta)` grows without bound. Under the linear scaling rule the rate
+    grows with the batch and the noise variance falls with it, so :math:`\eta\sigma^2` stays put and only that
+    factor changes.
+
+    ``step`` is :math:`\zeta` (> 0 and below 2, else ``ValueError``).
+
+    >>> noise_floor(1.0)
+    0.5
+    >>> round(noise_floor(1.76) / noise_floor(0.022), 2)   # 0.88 of the limit against a small step
+    8.24
+    """
+    z = check_positive("step", step)
+    if z >= 2.0:
+        raise ValueError(f"step must be below 2 (the stability limit), got {step}")
+    return 1.0 / (2.0 * (2.0 - z))
 
 
 def noise_variance_gain(step: float, staleness: int, tol: float = 1e-12, max_terms: int = 10_000_000) -> float:

@@ -270,7 +270,7 @@ def test_keep_work_words_turn_with_the_races():
     control = _verdict(tuned_races.law_race_exponential(small=True), level, cfg)
     with_min, memoryless = tuned_races.keep_work_words(races, control)
     assert with_min.endswith("before cancelling it (K-sync)")
-    assert memoryless.endswith("makes no difference to the time to the target")
+    assert memoryless.endswith("could not tell the protocols apart in time to the target")
     # at a fixed K the final-loss race of K-sync against K-async says what keeping the work costs: staleness
     kk = tuned_races.k_sync_vs_k_async(small=True)
     kcfg = {x.name: {"lr": 0.1} for x in kk.contenders}
@@ -279,8 +279,14 @@ def test_keep_work_words_turn_with_the_races():
     fixed = _verdict(kk, {sync_name: (0.5440, 0.5450, 0.5445, 0.5442, 0.5448),
                           async_name: (0.5442, 0.5452, 0.5447, 0.5444, 0.5450)}, kcfg)
     _, memoryless = tuned_races.keep_work_words(races, control, fixed)
-    assert memoryless.startswith("under memoryless times it makes no difference to the time to the target; at a fixed "
-                                 "$K$ keeping the work only adds staleness, a small cost (0.0002 nats")
+    assert memoryless.startswith("under memoryless times the race could not tell the protocols apart in time to the "
+                                 "target; there, at a fixed $K$, keeping the work only adds "
+                                 "staleness, a small cost (0.0002 nats")
+    # with a minimum compute time keeping the work also makes updates faster, and the clause says so
+    _, memoryless = tuned_races.keep_work_words(races, control, fixed, faster=(0.554, 1.278))
+    assert memoryless.endswith("under the shifted exponential K-async updates 2.3 times as often as K-sync")
+    _, memoryless = tuned_races.keep_work_words(races, control, fixed, faster=(1.3, 1.278))
+    assert "faster" not in memoryless
     races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)
     control = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
     with_min, memoryless = tuned_races.keep_work_words(races, control)
@@ -310,6 +316,9 @@ def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small
     assert words["cross"].startswith("$\\nu \\approx 91$. The rule does not switch off there; it starts costing "
                                      "before: at $\\nu = 80$, a rate 0.88 of the limit, it ends 1.0 ± 0.1 % above")
     assert "between" not in words["cross"]
+    # the ν where the rule starts costing, and the step the sharpest direction sees there and at ν = 1
+    assert words["early"] == 80 and abs(words["early_step"] - 2 * 0.1 * 80 / 9.1) < 1e-12
+    assert abs(words["small_step"] - 2 * 0.1 / 9.1) < 1e-12
     assert words["short"].endswith("from $\\nu = 80$ on (a rate 0.88 of the limit and more) capping the rate below "
                                    "$2/\\lambda_{\\max}$ recovers the small batch's loss where warm-up does not")
     assert words["cause"].startswith("it is the rate, not the batch or the number of steps, that breaks the rule")

@@ -24,6 +24,7 @@ from commlib.experiments.sgd import (
     sync_async,  # noqa: E402
 )
 from commlib.sgd import simulate as sgd  # noqa: E402
+from commlib.views.plots import PALETTE
 from commlib.views.sgd import sync_async as sync_async_views  # noqa: E402
 
 PROTOCOLS = [("sync", None), ("k_sync", 2), ("k_batch_sync", 3), ("async", None), ("k_async", 2),
@@ -133,7 +134,9 @@ def test_timeline_frames_colour_a_bar_by_its_state_at_that_time():
         if any(j.status == "applied" and j.end <= now for j in tl.jobs):
             assert waiting in colours, tl.protocol
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert "pushed, waiting" in labels
+    assert "pushed, waiting (until applied)" in labels
+    # its own hue from the book's palette, not a shade near the olive of a stale gradient
+    assert sync_async_views._WAITING in PALETTE.values() and waiting not in applied
 
 
 def test_timeline_animation_rejects_too_few_frames():

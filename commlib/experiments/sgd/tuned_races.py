@@ -979,26 +979,35 @@ def law_control_words(control: claims.Verdict, verdicts: dict) -> str:
     return text + ". The laws with a minimum time do not put K-sync behind both on every seed either"
 
 
-def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdict | None = None) -> tuple[str, str]:
+def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdict | None = None,
+                    faster: tuple[float, float] | None = None) -> tuple[str, str]:
     """What keeping the running work does, in two short clauses chosen from the law races: one for the laws with a
     minimum compute time (``verdicts`` as for :func:`law_race_words`), one for the memoryless ``control``.
 
     Keeping pays only where K-sync, which cancels the running work, reaches the target after both K-async and
-    K-batch-async on every seed under every law; it makes no difference only where the control leaves all four
-    protocols level (:func:`time_groups`). That is a difference in time to the target, each protocol at its own
-    $K$: with ``fixed``, the final-loss race of K-sync against K-async at one $K$ under memoryless times, the clause
-    adds what keeping the work costs there, staleness and nothing else (the mean final losses' gap, nats), where
-    K-sync ends lower on enough seeds to call."""
+    K-batch-async on every seed under every law; where the control leaves all four protocols level
+    (:func:`time_groups`) the race could not tell them apart, which is not a proof that they are equal. That is a
+    difference in time to the target, each protocol at its own $K$: with ``fixed``, the final-loss race of K-sync
+    against K-async at one $K$ under memoryless times, the clause adds what keeping the work costs there, staleness
+    and nothing else (the mean final losses' gap, nats), where K-sync ends lower on enough seeds to call. That
+    holds for memoryless times only: with ``faster`` = ``(keep, cancel)``, K-async's and K-sync's seconds per
+    update at that $K$ under the shifted exponential, the clause adds that there keeping the work also makes
+    updates faster (how many times as often), where ``keep < cancel``; one number, so the clause stays short."""
     keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
     with_min = ("with a minimum compute time, keeping the running work (K-async, K-batch-async) reaches the target "
                 + ("before cancelling it (K-sync)" if keeps else "before cancelling it (K-sync) not under every law"))
     level = len(time_groups(control)) == 1
-    memoryless = ("under memoryless times it makes no difference to the time to the target" if level else
-                  f"under memoryless times it does matter: {time_headline(control)}")
+    memoryless = ("under memoryless times the race could not tell the protocols apart in time to the target" if level
+                  else f"under memoryless times it does matter: {time_headline(control)}")
     if level and fixed is not None and fixed.decided and fixed.winner.startswith("K-sync"):
         cost = fixed.best[fixed.runner_up].mean - fixed.best[fixed.winner].mean
-        memoryless += (f"; at a fixed $K$ keeping the work only adds staleness, a small cost ({cost:.4f} nats of final "
-                       f"loss, {fixed.runner_up} against {fixed.winner})")
+        memoryless += (f"; there, at a fixed $K$, keeping the work only adds staleness, a small "
+                       f"cost ({cost:.4f} nats of final loss, {fixed.runner_up} against {fixed.winner})")
+        if faster is not None and faster[0] < faster[1]:
+            keep, cancel = faster
+            memoryless += (f". With a minimum compute time, at the same $K$ keeping the work also makes updates "
+                           f"faster: under the shifted exponential K-async updates {cancel / keep:.1f} times as often as "
+                           f"K-sync")
     return with_min, memoryless
 
 
@@ -1218,7 +1227,9 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
     ``"cross"``, the ν where ``base_lr`` ν crosses ``stable_rate``, and whether it lies between the two or, with
     ``caps``, that the rule starts costing below it (the largest ν under the crossing where the capped rate already
     ends lower on enough seeds to call: the cost grows as the rate nears the limit, it does not switch on there);
-    ``"warm"``, what a tuned warm-up does where the rule breaks; ``"short"``, for a takeaway. With ``caps``
+    ``"warm"``, what a tuned warm-up does where the rule breaks; ``"short"``, for a takeaway; ``"early"``, where
+    there is one, that largest ν itself (an int), with ``"early_step"`` and ``"small_step"``, the step
+    ζ = ηλ_max at the optimum at that ν and at ν = 1 (floats). With ``caps``
     (``{ν: verdict of a rate-cap claim}``, the control: the same batch and steps at the rate capped below 2/λ_max),
     also ``"cap"``, where the capped rate ends within ``tol`` of the small batch, ``"cause"``, what that says of the
     rule's failure, and ``"short"`` says so."""
@@ -1273,6 +1284,11 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
         short = (f"the rule held within {pct} of the small batch up to $\\nu = {max(holds)}$ ({m:.{d}f} ± {sd:.{d}f} % "
                  "above it there, the edge) and a warm-up did not carry it further")
     out = {"head": head, "cross": cross_text, "warm": warm, "short": short}
+    if early:
+        out["early"] = max(early)       # the ν where the rule starts costing below the limit (an int, not words)
+        # the step ζ = ηλ_max the sharpest direction at the optimum sees there, and at ν = 1 (the small batch)
+        out["early_step"] = 2 * base_lr * max(early) / stable_rate
+        out["small_step"] = 2 * base_lr / stable_rate
     if caps:
         beyond = [k for k in sorted(caps) if k > cross]
         ok = [k for k in beyond if statistics.fmean(_excess(caps[k].best[CAP_NAME].values, small)) <= 100 * tol]

@@ -56,11 +56,12 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- job timelines
 
-#: Job states in the timelines: greys and olive, none of the protocol colours below (a colour names one thing
-#: in the chapter: a protocol in the training figures, a job's state here).
+#: Job states in the timelines: greys, olive and (pushed, waiting) sky blue. The panels name their protocols in
+#: black, so inside this figure a colour names a job's state only.
 _FRESH, _STALE, _CANCELLED, _RUNNING = "#4D4D4D", "#999933", "#E6E6E6", "#B3B3B3"
-#: A gradient pushed but not yet applied (its update comes later): sand, dotted, so it reads apart from olive.
-_WAITING = "#DDCC77"
+#: A gradient pushed but not yet applied (its update comes later): the palette's sky blue, dotted, a hue no other
+#: state of this figure uses, so a fresh gradient waiting for its update never reads as stale (olive).
+_WAITING = PALETTE["sky"]
 
 #: Font size (pt) of the timeline's ticks, titles and legend: the figure is 7.2 in wide, drawn at
 #: 100 dpi, so 10 pt is about 14 px on a 720 px image, still over 10 px if the page shrinks it to ~520 px.
@@ -169,7 +170,7 @@ def _timeline_legend(fig) -> None:
                Patch(facecolor=_STALE, label="gradient applied (stale)"),
                Patch(facecolor=_CANCELLED, hatch="///", label="cancelled"),
                Patch(facecolor=_RUNNING, label="computing"),
-               Patch(facecolor=_WAITING, hatch="...", label="pushed, waiting"),
+               Patch(facecolor=_WAITING, hatch="...", label="pushed, waiting (until applied)"),
                Patch(facecolor="white", edgecolor="0.6", label="idle (white)"),
                Line2D([0], [0], color=COLORS[7], lw=1.2, label="PS update")]
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=_TIMELINE_FONT, frameon=False,
@@ -288,6 +289,18 @@ def runtime_ratio_figure(curves: RuntimeRatioCurves):
     return fig
 
 
+def _seconds(x: float) -> str:
+    """A closed form to three decimals, or to four where four are exact, so 1/16 reads 0.0625, not 0.062.
+
+    >>> _seconds(1 / 16), _seconds(1 / 3), _seconds(0.25)
+    ('0.0625', '0.333', '0.250')
+    """
+    three = f"{x:.3f}"
+    if abs(float(three) - x) > 1e-12 and abs(round(x, 4) - x) < 1e-12:
+        return f"{x:.4f}"
+    return three
+
+
 def update_time_table(rows: list[dict], means: dict[str, float] | None = None):
     """The rows of :func:`~commlib.experiments.sgd.sync_async.update_time_rows` as a Markdown table.
 
@@ -308,7 +321,7 @@ def update_time_table(rows: list[dict], means: dict[str, float] | None = None):
         line = [r["protocol"]]
         for law in laws:
             c = r[f"{law} closed"]
-            line += ["-" if c is None else f"{c:.3f}", f"{r[f'{law} simulated']:.3f}"]
+            line += ["-" if c is None else _seconds(c), f"{r[f'{law} simulated']:.3f}"]
         body.append(line)
     return markdown_table(head, body)
 
