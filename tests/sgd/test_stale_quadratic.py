@@ -111,3 +111,24 @@ def test_noise_gain_grows_towards_the_limit():
 def test_noise_gain_refuses_an_unstable_step(a, tau):
     with pytest.raises(ValueError, match="not stable"):
         sq.noise_variance_gain(a, tau)
+
+
+def test_random_staleness_noise_gain_is_one_without_staleness():
+    """One learner always reads the latest parameters: the simulation is the undelayed iteration, gain 1."""
+    assert sq.random_staleness_noise_gain(0.2, 1, updates=200_000) == pytest.approx(1.0, rel=0.05)
+
+
+def test_random_staleness_noise_gain_tracks_a_fixed_delay_at_small_steps():
+    """Far inside both limits, random staleness of mean n - 1 amplifies the noise nearly as a fixed delay n - 1 does,
+    though its stability limit is several times larger."""
+    fixed = sq.noise_variance_gain(0.021, 15)
+    random = sq.random_staleness_noise_gain(0.021, 16, updates=400_000)
+    assert 1.0 < random < fixed and random == pytest.approx(fixed, rel=0.15)
+    assert sq.random_staleness_stable_step(16, updates=5000) > 3 * sq.largest_stable_step(15)
+
+
+@pytest.mark.parametrize("bad", [{"step": 0.0}, {"workers": 0}, {"updates": 5}])
+def test_random_staleness_noise_gain_refuses_bad_input(bad):
+    args = {"step": 0.1, "workers": 4, "updates": 1000} | bad
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        sq.random_staleness_noise_gain(**args)

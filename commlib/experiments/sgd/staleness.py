@@ -954,8 +954,8 @@ def rule_base_words(tuned: claims.Verdict, carried: dict[str, float]) -> str:
     (first, b0), *rest = runs.items()
     words = (f"{head}: with {first} as its base rate, the rule ends {where(b0, best)} the same rule at its own best "
              f"base rate, {best.config['lr']:g} ({gap_text(b0, best)})")
-    return words + "".join(f"; with {whose} as its base rate, it ends {where(b, best)} that best ({gap_text(b, best)})"
-                           for whose, b in rest)
+    return words + "".join(f"; with {whose} as its base rate, it ends {where(b, best)} the rule at its own best "
+                           f"({gap_text(b, best)})" for whose, b in rest)
 
 
 def lr_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[str, ...]]:
@@ -985,10 +985,10 @@ def distance_short(tuned: claims.Verdict) -> str:
     text += " and its best C the largest tried, where the distance term acts least" if np.isclose(c, CLAIM_CS[-1]) \
         else f" and its best C {c:g}"
     pct = round(100 * share, 1)
-    text += f"; there the cap set the rate of {pct:g} % of the gradients (first seed)"
     if share >= CAP_RULES and np.isclose(cap, const.config["lr"]) and place(best, const) == "level with":
-        text += ": the rule's tie with the best constant rate is that rate's"
-    return text
+        return text + (f"; so the rule was the constant rate {cap:g} for {pct:g} % of its gradients (first seed), and "
+                       "its tie with that rate is no evidence for the distance term")
+    return text + f"; there the cap set the rate of {pct:g} % of the gradients (first seed)"
 
 
 def distance_phrase(tuned: claims.Verdict) -> str:
@@ -2014,7 +2014,7 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict,
                           "not; whether a decaying rate for SGD would close the gap is not tested here")
         out["takeaway"] += (", by no more than with one replica, whose gradients no other replica makes stale: an "
                             "edge of Adagrad on this problem, not robustness to staleness")
-        out["control_short"] = ("its edge is no larger with eight replicas than with one, whose gradients no other "
+        out["control_short"] = ("its edge is not measurably larger with eight replicas than with one, whose gradients no other "
                                 "replica makes stale, so it is not robustness to staleness. Adagrad's per-parameter "
                                 "rates shrink over the run and a constant rate does not; whether a decaying rate for "
                                 "SGD would close the gap is not tested here")
@@ -2034,7 +2034,7 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict,
         out.update(_sensitivity(tuned, cost))
         if tuned_place == "below" and more != "above":
             # the tuned control alone cannot tell robustness apart: say what it shows, then where it can show
-            out["control_short"] = ("its edge is no larger with eight replicas than with one, whose gradients no "
+            out["control_short"] = ("its edge is not measurably larger with eight replicas than with one, whose gradients no "
                                     "other replica makes stale")
             out["sensitivity_cost"] += (". Adagrad's per-parameter rates shrink over the run and a constant rate does "
                                         "not; whether a decaying rate for SGD would close the gap is not tested here")
