@@ -1530,8 +1530,14 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
                      "were more ranks than cores (it showed in α, the per-step start-up cost)")
     if small:
         parts.append(small)
-    listed = parts[0] if len(parts) == 1 else "; ".join(parts[:-1]) + "; and " + parts[-1]
-    return "What limited this run, then, was " + listed + "."
+    head = "What limited this run, then, was " + parts[0] + "."
+    if len(parts) == 1:
+        return head
+    if len(parts) == 2:
+        return f"{head} Another limit: {parts[1]}."
+    ordinals = ("First", "Second", "Third", "Fourth", "Fifth", "Sixth")
+    rest = " ".join(f"{ordinals[i] if i < len(ordinals) else 'Next'}, {p}." for i, p in enumerate(parts[1:]))
+    return f"{head} {about(len(parts) - 1).capitalize()} more limits showed. {rest}"
 
 
 def regime_counts(counts: Sequence[int], most: int | None = None, sweeps: int = 1, tally: bool = True) -> str:
@@ -2031,9 +2037,21 @@ def _ranks_on(ranks: int, cores: int) -> str:
     return f"{r} ranks with a core each" if ranks <= cores else f"{r} ranks sharing {c} cores"
 
 
-def _trust(moved: float, target: float) -> str:
-    return ("close enough to be a first estimate at another number of ranks" if moved <= target else
-            "far enough that at another number of ranks its answers are guesses to check with a run")
+#: What the grade at four ranks with a core each does not test (the calculator reaches all of them).
+UNTESTED_RANKS = ("more ranks than cores, step counts on a number of ranks that is not a power of two, and MPICH's "
+                  "switch of broadcast to scatter + all-gather from 8 ranks up")
+
+
+def _trust(moved: float, target: float, ranks: int = 4, where: str | None = None) -> str:
+    """How far a grade at ``ranks`` ranks with a core each carries the fit, and what it leaves untested.
+
+    >>> _trust(0.1, 0.2)[:57]
+    'close enough to be a first estimate at four ranks with a '
+    """
+    where = where or f"at {_WORDS.get(ranks, str(ranks))} ranks with a core each"
+    return (f"close enough to be a first estimate {where}; untested: {UNTESTED_RANKS}" if moved <= target else
+            f"far enough that even {where} its answers are guesses to check with a run; untested: "
+            f"{UNTESTED_RANKS}")
 
 
 def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.2, quote: bool = True) -> str:
@@ -2053,7 +2071,7 @@ def transfer_conclusion(moved: float, ranks: int, cores: int, target: float = 0.
     if ranks <= cores:
         miss = f"a miss of {100 * moved:.0f} %" if quote else "a miss of that size"   # quote: not given beside it
         return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks had a core each, so this grade tests the number of "
-                f"ranks, one core each (the cores grew with them), and {miss} is {_trust(moved, target)}.")
+                f"ranks, one core each (the cores grew with them), and {miss} is {_trust(moved, target, ranks)}.")
     return (f"Here the {_WORDS.get(ranks, str(ranks))} ranks shared {_WORDS.get(cores, str(cores))} cores, so this "
             "grade tests oversubscription as much as the number of ranks: the counts carry the algorithm from two "
             "ranks to four, but not what sharing the cores does to each step, and it says nothing of more ranks "
@@ -2122,7 +2140,7 @@ def _calculator_sentence(piecewise_better: bool, regimes: int | str, moved: floa
         which += f". Read its answers for the largest messages with care: {tail}"
     if ranks <= cores:
         return (f"The calculator uses {which}. Carried to {_ranks_on(ranks, cores)}, they missed that run by a "
-                f"median of {miss}, {_trust(moved, target)}.")
+                f"median of {miss}, {_trust(moved, target, where='there')}.")
     return (f"The calculator uses {which}. Carried to {_ranks_on(ranks, cores)}, they missed that run by a median "
             f"of {miss}; that grades sharing cores, not another number of ranks on cores of their own, "
             "which this run did not measure.")
@@ -2287,17 +2305,16 @@ def rates_answer(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[fl
     >>> c = RateCheck("x", 2.0**26, 2.0**25, "halving_doubling", 2.64e9, (2.56e9, 2.72e9), 1.40e9, (1.39e9, 1.41e9),
     ...               1.0, 1.0, 0.53, 1.41e9, 5)
     >>> print(rates_answer("all-reduce", c, 5.64e9, [2**24, 2**25, 2**26], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
-    So here all-reduce's fitted $1/\beta$ is an average cost per byte over every size, well below the copy control's
-    rate in this run, not the copy rate; the largest messages moved slower than it, and the fresh pages from 32 MiB
-    up are the run's candidate for the rest.
+    So here all-reduce's fitted $1/\beta$ is an average cost per byte over every size, well below the copy rate;
+    the largest messages moved slower than it, and the fresh pages from 32 MiB up are the run's candidate for the
+    rest.
     """
     check_positive("copy_rate", copy_rate)
     if math.isinf(check.fitted):
         return (f"So here {op}'s single line gives no rate at all: the bus bandwidth at the largest size is the rate "
                 "to quote.")
-    near = rate_phrase(check.fitted, copy_rate)
-    head = (f"So here {op}'s fitted $1/\\beta$ is an average cost per byte over every size, {near}"
-            + ("" if near.startswith("about") else ", not the copy rate"))
+    near = rate_phrase(check.fitted, copy_rate).replace("the copy control's rate in this run", "the copy rate")
+    head = f"So here {op}'s fitted $1/\\beta$ is an average cost per byte over every size, {near}"
     if not check.disagree:
         return head + "; the largest messages moved at it, within the spread."
     slower = check.busbw < check.fitted
@@ -2539,7 +2556,7 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
     >>> print(oversubscription_sentence(1024, 6.1e-6, 37e-6, 11.5e-6, 3.0e-6, 9.6e-6))  # doctest: +NORMALIZE_WHITESPACE
     At 1 KiB, four ranks on two cores took 37 µs, against 12 µs for four ranks with a core each and 6.1 µs for two
     ranks: 3.2 times as long as the same four ranks with a core each. Per step the fitted α rose from 3.0 µs on
-    two ranks to 9.6 µs, far below a scheduler time slice of about a millisecond: the ranks did not wait out
+    two ranks to 9.6 µs, far below a scheduler time slice of a few milliseconds: the ranks did not wait out
     slices; what sharing a core added is the cost of switching between ranks, step after step.
     >>> oversubscription_sentence(1024, 7e-6, 5e-3, None, 2.4e-6, 1.5e-3)[:120]
     'At 1 KiB, four ranks on two cores took 5.0 ms, against 7.0 µs for two ranks: 700 times as long. Per step the fitted α ro'
@@ -2570,11 +2587,11 @@ def oversubscription_sentence(size: float, two: float, four: float, free: float 
             min(alphas4)) else time_text(alpha4)
         alpha = f"Per step the fitted α rose from {time_text(alpha2)} on {alpha_base} to {shown}"
         if alpha4 >= 0.5 * slice_s:
-            alpha += (", of the order of a scheduler time slice of about a millisecond: a step waited for its "
+            alpha += (", of the order of a scheduler time slice of a few milliseconds: a step waited for its "
                       "rank to get a core back.")
         else:
             below = "far below" if alpha4 < 0.1 * slice_s else "below"
-            alpha += (f", {below} a scheduler time slice of about a millisecond: "
+            alpha += (f", {below} a scheduler time slice of a few milliseconds: "
                       + (f"{scope}, " if scope else "") + "the ranks did not wait out "
                       "slices; what sharing a core added is the cost of switching between ranks, step after step.")
     return {"times": text, "alpha": alpha, "both": text + " " + alpha}[part]
@@ -2681,7 +2698,7 @@ def shared_level_sentence(size: float, single: Sequence[Sequence[float]], multip
     ... # doctest: +NORMALIZE_WHITESPACE
     At `MPI_THREAD_SINGLE` ranks that shared a core waited out whole scheduler slices: a 1 KiB all-reduce took a
     median 17 ms on four ranks on two cores and 9.5 ms on two ranks on one core, and even the faster quarter of its
-    calls 8.0 ms or more, against a slice of about a millisecond.
+    calls 8.0 ms or more, against a slice of a few milliseconds.
     >>> shared_level_sentence(1024, [(40e-6, 50e-6, 60e-6, 20e-6)], m[:1], ["four ranks on two cores"])[:80]
     'At `MPI_THREAD_SINGLE` too, ranks that shared a core did not wait out scheduler '
     >>> print(shared_level_sentence(1024, s, m, ["four ranks on two cores", "two ranks on one core"], part="cpu"))
@@ -2707,9 +2724,9 @@ def shared_level_sentence(size: float, single: Sequence[Sequence[float]], multip
         if waited:
             return (f"At {level_single} ranks that shared a core waited out whole scheduler slices: {took}, and even "
                     f"the faster quarter of its calls {time_text(min(row[0] for row in single))} or more, against a "
-                    "slice of about a millisecond.")
+                    "slice of a few milliseconds.")
         return (f"At {level_single} too, ranks that shared a core did not wait out scheduler slices: {took}, below a "
-                "slice of about a millisecond.")
+                "slice of a few milliseconds.")
     if part == "cpu":
         cpu_s, cpu_m = [row[3] for row in single], [row[3] for row in multiple]
         text = (f"At {level_single} even the rank that used least CPU time ran for {_ms_span(cpu_s)} of it per call, "
@@ -2762,10 +2779,15 @@ def _ms_span(values: Sequence[float]) -> str:
 
 
 def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SINGLE`",
-                        median: float | None = None) -> str:
+                        median: float | None = None, against: float | None = None,
+                        level_multiple: str = "`MPI_THREAD_MULTIPLE`") -> str:
     """The shared-core control's finding, as a clause to follow a finding made at MULTIPLE (a takeaway, the "To
     remember"): ``waited``, whether its SINGLE ranks waited out whole slices (:func:`waits_out_slices`), None
-    where the control is absent; ``median`` (s): its SINGLE time at the smallest size on the chapter's placement.
+    where the control is absent; ``median`` (s): its SINGLE time at the smallest size on the chapter's placement;
+    ``against`` (s): the same call at MULTIPLE on the control's machine, which gives the median its condition.
+
+    >>> shared_level_clause(True, median=17e-3, against=5.7e-3).split(", ", 1)[1]
+    'about 17 ms a call on its machine, where `MPI_THREAD_MULTIPLE` took 5.7 ms'
 
     >>> shared_level_clause(True, median=17e-3)
     'at `MPI_THREAD_SINGLE` a control found whole scheduler slices instead, about 17 ms a call'
@@ -2777,8 +2799,10 @@ def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SI
     if waited is None:
         return ""
     if waited:
+        where = (f" on its machine, where {level_multiple} took {time_text(against)}" if against is not None and
+                 median is not None else "")
         return (f"at {level_single} a control found whole scheduler slices instead"
-                + (f", about {time_text(median)} a call" if median is not None else ""))
+                + (f", about {time_text(median)} a call{where}" if median is not None else ""))
     return (f"at {level_single} a control found no waits for whole slices either"
             + (f" ({time_text(median)} a call)" if median is not None else ""))
 
@@ -3135,6 +3159,67 @@ def gloo_ratio(size: float, gloo: tuple[float, float], mpi: tuple[float, float],
     return f"at {format_bytes(size)} {who} took {_ratio_range(lo, hi)} times MPICH's time"
 
 
+def slice_bound_sizes(sizes: Sequence[float], low: Sequence[float], median: Sequence[float], high: Sequence[float],
+                      spread: float = 1.0) -> list[float]:
+    """The sizes at which the middle half of the calls (``low`` to ``high``, s) spans more than ``spread`` times the
+    ``median``: time-slice-bound by the chapter's spread check, where no single ratio describes the calls (the rule
+    :func:`gloo_spread` reads and the gloo figure marks).
+
+    >>> slice_bound_sizes([1024, 2**20, 2**24], [2.3e-4, 2e-3, 11.9e-3], [3.4e-3, 3.9e-3, 13.4e-3], [3.8e-3, 6.5e-3, 17.1e-3])
+    [1024, 1048576]
+    """
+    return [x for x, lo, m, hi in zip(sizes, low, median, high) if hi - lo > spread * m]
+
+
+def gloo_unranked(sizes: Sequence[float], fastest: Sequence[float], low: Sequence[float], median: Sequence[float],
+                  high: Sequence[float], mpi_median: Sequence[float], time_slice: float, strict: float = 0.5,
+                  tolerance: float = 0.1, part: str = "all") -> str:
+    """Whether gloo's largest messages rank it against MPICH, read from the stored calls: from the size up where
+    gloo's middle half spans at most ``strict`` times its median, its median over MPICH's median, then why that
+    ratio does or does not rank the two. It does not where gloo's middle half spans more than one ``time_slice``
+    (s; the median of its first time-slice-bound size), or where its fastest call (``fastest``, s) comes within
+    ``tolerance`` of MPICH's median: then the spread is waits for a core, not gloo's cost. ``part``: ``"ratio"``,
+    ``"wide"`` or ``"fastest"`` for one sentence of the three (``"all"``).
+
+    >>> print(gloo_unranked([2**24, 2**26], [8.2e-3, 51.6e-3], [11.9e-3, 55.6e-3], [13.4e-3, 58.4e-3],
+    ...                     [17.2e-3, 62.8e-3], [8.27e-3, 48.2e-3], 3.4e-3))  # doctest: +NORMALIZE_WHITESPACE
+    From 16 MiB up gloo's median call took 1.6 to 1.2 times MPICH's median, but this run cannot rank the two
+    there. The middle half of gloo's calls spans 5.3 ms at 16 MiB and 7.2 ms at 64 MiB, wider than the 3.4 ms a
+    call waited out as one time slice. The fastest gloo call at 16 MiB, 8.2 ms, took 0.99 times MPICH's median:
+    gloo's spread is waits for a core, not its cost.
+    """
+    idx = [i for i in range(len(sizes)) if high[i] - low[i] <= strict * median[i]]
+    idx = [i for i in idx if all(j in idx for j in range(i, len(sizes)))]
+    if not idx:
+        return ""
+    ratios = [median[i] / mpi_median[i] for i in idx]
+    where = f"From {format_bytes(sizes[idx[0]])} up" if len(idx) > 1 else f"At {format_bytes(sizes[idx[0]])}"
+    first = (f"{where} gloo's median call took {figures(ratios[0], 2)}"
+             + (f" to {figures(ratios[-1], 2)}" if len(idx) > 1 and figures(ratios[-1], 2) != figures(ratios[0], 2)
+                else "") + " times MPICH's median")
+    wide = [i for i in idx if high[i] - low[i] > time_slice]
+    near = [i for i in idx if fastest[i] <= (1 + tolerance) * mpi_median[i]]
+    if part not in ("all", "ratio", "wide", "fastest"):
+        raise ValueError(f"part must be 'all', 'ratio', 'wide' or 'fastest', got {part!r}")
+    if not wide and not near:
+        out = {"ratio": first + f", and there gloo's middle half spans less than the {time_text(time_slice)} a call "
+               "waited out as one time slice, so under this placement the ratio ranks them.", "wide": "", "fastest": ""}
+    else:
+        out = {"ratio": first + ", but this run cannot rank the two there.", "wide": "", "fastest": ""}
+        if wide:
+            out["wide"] = ("The middle half of gloo's calls spans " + _and([f"{time_text(high[i] - low[i])} at "
+                                                                f"{format_bytes(sizes[i])}" for i in wide])
+                           + f", wider than the {time_text(time_slice)} a call waited out as one time slice.")
+        if near:
+            i = near[0]
+            out["fastest"] = (f"The fastest gloo call at {format_bytes(sizes[i])}, {time_text(fastest[i])}, took "
+                              f"{fastest[i] / mpi_median[i]:.2f} times MPICH's median: gloo's spread is waits for a "
+                              "core, not its cost.")
+    if part != "all":
+        return out[part]
+    return " ".join(t for t in (out["ratio"], out["wide"], out["fastest"]) if t)
+
+
 def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[float], high: Sequence[float],
                 mpi_low: Sequence[float], mpi_high: Sequence[float], spread: float = 1.0, part: str = "bound",
                 strict: float | None = None) -> str:
@@ -3171,7 +3256,8 @@ def gloo_spread(sizes: Sequence[float], low: Sequence[float], median: Sequence[f
     sizes = list(sizes)
     if strict is not None and not 0 < strict < spread:
         raise ValueError(f"strict must be between 0 and spread ({spread}), got {strict!r}")
-    bad = [i for i in range(len(sizes)) if high[i] - low[i] > spread * median[i]]
+    marked = slice_bound_sizes(sizes, low, median, high, spread)
+    bad = [i for i in range(len(sizes)) if sizes[i] in marked]
     if part == "quantum":
         if strict is None:
             raise ValueError("part='quantum' needs strict")

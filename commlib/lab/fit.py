@@ -253,9 +253,9 @@ def terms_at(op: str, nbytes: float, n: int, algorithm: str | None = None):
     2
     """
     if algorithm == "mpich":
-        from .mpich import algorithm as mpich_algorithm
+        from .mpich import terms as mpich_terms
 
-        algorithm = mpich_algorithm(op, nbytes, n)
+        return mpich_terms(op, nbytes, n)
     return collective_terms(op, nbytes, n, algorithm)
 
 

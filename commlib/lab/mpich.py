@@ -13,18 +13,20 @@ communicator (``MPIR_Bcast_intra_auto`` and its siblings in
 * **broadcast**: a binomial tree when the message is short
   (< ``MPIR_CVAR_BCAST_SHORT_MSG_SIZE`` = 12,288 B) *or* when there are fewer
   than ``MPIR_CVAR_BCAST_MIN_PROCS`` = 8 processes; otherwise scatter then
-  all-gather (the all-gather by recursive doubling below
-  ``MPIR_CVAR_BCAST_LONG_MSG_SIZE`` = 524,288 B on a power of two, else
-  by a ring). So on 2 or 4 ranks MPICH broadcasts with a binomial tree at
-  every size.
+  all-gather: the all-gather by recursive doubling up to
+  ``MPIR_CVAR_BCAST_LONG_MSG_SIZE`` = 524,288 B on a power of two
+  (``scatter_recursive_doubling`` here, 2 lg p steps), else by a ring
+  (``scatter_allgather``, lg p + p - 1 steps). So on 2 or 4 ranks MPICH
+  broadcasts with a binomial tree at every size.
 * **all-reduce**: recursive doubling for messages of at most 8 B (or when
   there are fewer elements than ranks), Rabenseifner's reduce-scatter +
   all-gather (:mod:`commlib.cost`'s ``halving_doubling``) above. (MPICH 3's
   ``MPIR_CVAR_ALLREDUCE_SHORT_MSG_SIZE`` put that switch at 2,048 B; the
   selection table compiled into MPICH 4 and 5 puts it at 8 B.)
-* **all-gather** (power-of-two ranks): recursive doubling while the whole
-  gathered array is below ``MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE`` = 524,288 B,
-  a ring above.
+* **all-gather**: on a power of two, recursive doubling while the whole
+  gathered array is below ``MPIR_CVAR_ALLGATHER_LONG_MSG_SIZE`` = 524,288 B;
+  on other counts, Bruck's algorithm (``bruck`` here, ceil(lg p) steps)
+  below ``MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE`` = 81,920 B; a ring above.
 * **reduce-scatter** (commutative operator): recursive halving below
   ``MPIR_CVAR_REDSCAT_COMMUTATIVE_LONG_MSG_SIZE`` = 524,288 B, pairwise
   exchange above, which sends what the ring sends in as many steps
@@ -39,6 +41,8 @@ first and may run its own shared-memory algorithm instead.
 
 >>> algorithm("broadcast", 64 * 2**20, 4), algorithm("broadcast", 64 * 2**20, 16)
 ('tree', 'scatter_allgather')
+>>> algorithm("broadcast", 16 * 2**10, 64), terms("broadcast", 16 * 2**10, 64).steps
+('scatter_recursive_doubling', 12)
 >>> algorithm("all_reduce", 8, 2), algorithm("all_reduce", 1024, 4)
 ('recursive_doubling', 'halving_doubling')
 """
@@ -50,9 +54,11 @@ import json
 import os
 import sys
 
+from ..collectives.algorithms.base import CostTerms
+from ..collectives.cost import collective_terms
 from ..units import check_count, check_nonnegative
 
-__all__ = ["THRESHOLDS", "OPS", "algorithm", "algorithms", "library_table", "shm_table", "shm_choice", "shm_sentence"]
+__all__ = ["THRESHOLDS", "OPS", "algorithm", "algorithms", "terms", "library_table", "shm_table", "shm_choice", "shm_sentence"]
 
 #: MPICH's default thresholds (bytes, or processes for ``bcast_min_procs``).
 THRESHOLDS = {
@@ -80,15 +86,22 @@ def algorithm(op: str, nbytes: float, n: int, itemsize: int = 4) -> str:
     broadcast and all-reduce, the full gathered or scattered array for
     all-gather and reduce-scatter). ``itemsize`` is the bytes per element
     (float32: 4), needed for all-reduce's "fewer elements than ranks" rule.
+
+    The name is a :mod:`commlib.cost` algorithm of ``op``, except two that
+    MPICH composes from others: ``"scatter_recursive_doubling"`` (broadcast:
+    binomial scatter, then recursive-doubling all-gather) and, for
+    all-gather, ``"bruck"`` (Bruck's all-gather); :func:`terms` counts all.
     """
     if op not in OPS:
         raise ValueError(f"op must be one of {', '.join(OPS)}; got {op!r}")
     check_nonnegative("nbytes", nbytes)
     n = check_count("n", n, minimum=1)
     t = THRESHOLDS
-    if op == "broadcast":
-        if nbytes < t["bcast_short_msg_size"] or n < t["bcast_min_procs"]:
+    if op == "broadcast":  # the library's table: avg_msg_size<=12288, <=524288
+        if nbytes <= t["bcast_short_msg_size"] or n < t["bcast_min_procs"]:
             return "tree"
+        if _pof2(n) and nbytes <= t["bcast_long_msg_size"]:
+            return "scatter_recursive_doubling"
         return "scatter_allgather"
     if op == "all_reduce":
         pof2 = 1 << (n.bit_length() - 1)
@@ -98,11 +111,37 @@ def algorithm(op: str, nbytes: float, n: int, itemsize: int = 4) -> str:
     if op == "all_gather":
         if _pof2(n) and nbytes < t["allgather_long_msg_size"]:
             return "recursive_doubling"
+        if not _pof2(n) and nbytes < t["allgather_short_msg_size"]:
+            return "bruck"
         return "ring"
     # reduce_scatter
     if _pof2(n) and nbytes < t["redscat_commutative_long_msg_size"]:
         return "recursive_halving"
     return "ring"
+
+
+def terms(op: str, nbytes: float, n: int, itemsize: int = 4) -> CostTerms:
+    """The cost-model counts (steps, bytes, bytes combined) of what MPICH runs for ``op`` (see :func:`algorithm`).
+
+    Broadcast's scatter + recursive-doubling all-gather takes lg p steps to
+    scatter and lg p to gather, each moving (p-1)/p M: on 64 ranks 12 steps,
+    where scatter + ring all-gather would take 6 + 63 = 69. Bruck's
+    all-gather takes ceil(lg p) steps and moves (p-1)/p M, as the ring does.
+
+    >>> terms("broadcast", 2**14, 64).steps, terms("broadcast", 2**20, 64).steps
+    (12, 69)
+    >>> terms("all_gather", 6000, 6)
+    CostTerms(steps=3, bytes=5000.0, reduced=0.0)
+    """
+    name = algorithm(op, nbytes, n, itemsize)
+    if name == "scatter_recursive_doubling":
+        s = collective_terms("scatter", nbytes, n, "tree")
+        g = collective_terms("all_gather", nbytes, n, "recursive_doubling")
+        return CostTerms(s.steps + g.steps, s.bytes + g.bytes, 0.0)
+    if name == "bruck":
+        ring = collective_terms("all_gather", nbytes, n, "ring")
+        return CostTerms((n - 1).bit_length(), ring.bytes, 0.0)
+    return collective_terms(op, nbytes, n, name)
 
 
 def algorithms(op: str, sizes, n: int) -> list[str]:

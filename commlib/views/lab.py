@@ -169,8 +169,12 @@ def fit_figure(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fi
     return fig
 
 
-def times_figure(series: Sequence[fit.Series], title: str = ""):
+def times_figure(series: Sequence[fit.Series], title: str = "", marked: Sequence[float] = (),
+                 marked_label: str = "time-slice-bound: no ratio"):
     """Measured median times (bars: quartiles) of several series on one log-log plot, each named at its end.
+
+    ``marked``: sizes (bytes) to shade, each with a grey band, labelled ``marked_label``, such as the sizes the text reads
+    as time-slice-bound (:func:`commlib.lab.explain.slice_bound_sizes`), where the plot's gap is no ratio.
 
     Colour stands for the collective and algorithm (:func:`series_color`),
     marker shape and line style for the number of ranks (:func:`series_marker`;
@@ -186,6 +190,11 @@ def times_figure(series: Sequence[fit.Series], title: str = ""):
     ax.set_yscale("log")
     ax.set_ylabel("time per call (s)")
     _size_axis(ax)
+    for x in marked:  # one grey band per marked size, half a factor of 2 either side of it
+        ax.axvspan(x / 2**0.5, x * 2**0.5, color="#999999", alpha=0.25, lw=0)
+    if marked:
+        ax.text(min(marked) / 2**0.5, 0.98, f"grey: {marked_label}", transform=ax.get_xaxis_transform(), ha="left",
+                va="top", fontsize=8, color="#444444")
     if title:
         ax.set_title(title)
     _label_ends(ax, [(s.seconds[-1], _short(s), series_color(s)) for s in series])
@@ -838,9 +847,11 @@ def broadcast_switch_sentence(series: Sequence[fit.Series] = (),
     up, the model prices a broadcast lower on the switch's rank count than on one rank fewer."""
     t = mpich.THRESHOLDS
     n = t["bcast_min_procs"]
-    head = (f"From {n} ranks up MPICH broadcasts messages of {format_bytes(t['bcast_short_msg_size'])} or more by "
-            "scatter + all-gather instead of the binomial tree, which sends fewer bytes along the critical path but "
-            "takes more steps")
+    head = (f"From {n} ranks up MPICH broadcasts messages above {format_bytes(t['bcast_short_msg_size'])} by "
+            "scatter + all-gather instead of the binomial tree (the all-gather by recursive doubling up to "
+            f"{format_bytes(t['bcast_long_msg_size'])} on a number of ranks that is a power of two, by a ring "
+            "otherwise; the calculator counts whichever MPICH picks), which sends fewer bytes along the critical "
+            "path but takes more steps")
     pair = next(((s, m) for s, m in zip(series, models) if s.op == "broadcast"), None)
     if pair is None:
         return head + f", so the calculator's broadcast price can fall from {n - 1} ranks to {n}."
@@ -851,4 +862,4 @@ def broadcast_switch_sentence(series: Sequence[fit.Series] = (),
     if first is None:
         return head + f", yet the calculator's broadcast price does not fall from {n - 1} ranks to {n} at its largest size."
     scope = f"for messages from {format_bytes(sizes[first])} up" if first > 0 else "at every measured size"
-    return head + f", so the calculator's broadcast price falls from {n - 1} ranks to {n} {scope}."
+    return head + f", so the calculator's broadcast price falls at that switch {scope}."

@@ -703,4 +703,4 @@ def test_the_calculator_opens_where_its_fit_meets_the_run_never_on_a_secant():
     first = next(x for x in sorted(sizes) if all(line.time("broadcast", y, 8, "mpich")
                                                 < line.time("broadcast", y, 7, "mpich") for y in sizes if y >= x))
     assert f"for messages from {measure.format_bytes(first)} up" in said or "at every measured size" in said
-    assert "12 KiB or more" in said and "from 7 ranks to 8" in said
+    assert "above 12 KiB" in said and "falls at that switch" in said and "recursive doubling" in said
