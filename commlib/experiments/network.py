@@ -935,6 +935,8 @@ def hierarchy_break_even(hosts: int = 2, per_host: int = 8) -> float:
     r"""The ratio :math:`B_{intra}/B_{NIC}` above which hierarchical all-reduce, its phases one after another, beats
     the flat ring through one card per host (bandwidth terms of {eq}`eq-topo-hier`, start-ups left out):
     :math:`2\frac{g-1}{g} \big/ \left(2\frac{n-1}{n} - 2\frac{h-1}{h}\right)`, with :math:`n = gh`.
+    The rule holds where the card holds the flat ring back (:math:`B_{intra} \ge B_{NIC}`, no shared links); below
+    the card's rate the flat ring's own hops inside the host slow it too, and the comparison changes.
 
     >>> hierarchy_break_even(2, 8)
     2.0
@@ -948,7 +950,8 @@ def hierarchy_break_even_pipelined(hosts: int = 2, per_host: int = 8) -> float:
     per host when its phases overlap (pipelined), in bandwidth terms: each link then needs only its bytes of the
     whole run, :math:`2\frac{g-1}{g}M` on a link inside the host and :math:`2\frac{h-1}{h}M` through the card,
     against the flat ring's :math:`2\frac{n-1}{n}M` through the card. The card always carries fewer, so the inside
-    decides: :math:`\frac{g-1}{g} \big/ \frac{n-1}{n}`, below 1 (links inside about as fast as the card suffice).
+    decides: :math:`\frac{g-1}{g} \big/ \frac{n-1}{n}`, below 1. So wherever the card holds the flat ring back
+    (:math:`B_{intra} \ge B_{NIC}`), the pipelined hierarchy wins in bandwidth terms.
     It assumes the traffic inside the host shares no link with the card's path (on a PCIe-only host it does, and the
     bound is not reached).
 
