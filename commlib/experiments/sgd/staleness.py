@@ -982,7 +982,7 @@ def distance_short(tuned: claims.Verdict) -> str:
     share = distance_run({**tuned.claim.shared}, cap, c, tuned.claim.seeds[0]).cap_share
     text = "its best cap is " + ("the best constant rate itself" if np.isclose(cap, const.config["lr"]) else
                                  f"{cap:g}")
-    text += " and its best C the largest tried, where the distance term acts least" if np.isclose(c, CLAIM_CS[-1]) \
+    text += " and its best C the largest on its grid, where the distance term acts least" if np.isclose(c, CLAIM_CS[-1]) \
         else f" and its best C {c:g}"
     pct = round(100 * share, 1)
     if share >= CAP_RULES and np.isclose(cap, const.config["lr"]) and place(best, const) == "level with":
