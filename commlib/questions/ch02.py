@@ -83,7 +83,7 @@ register(Question(
             "You divided: busbw is algbw times 2(n-1)/n."),
            (lambda given, right: abs(given / (right / 2) - 1) < 0.005,
             "(n-1)/n is the factor for all-gather and reduce-scatter; an all-reduce is both, 2(n-1)/n."),
-           (lambda given, right, v: v["n"] != 16 and abs(given / (v["algbw"] * 2 * 15 / 16) - 1) < 0.005,
+           (lambda given, right, v: v["n"] != 16 and abs(given / (v["algbw"] * 2 * 15 / 16) - 1) < 0.0005,
             "That is the factor for 16 GPUs, the chapter's worked example; use this question's n in 2(n-1)/n.")),
     hint="busbw = algbw x 2(n - 1)/n for all-reduce.",
     givens=(Given("algbw", (12.0, 25.0, 60.0, 90.0, 150.0), "an algbw of {:g} GB/s"), Given("n", (4, 16, 32, 64), "{} GPUs")),
