@@ -335,23 +335,6 @@ def test_hierarchical_sends_less_through_the_nic_than_a_flat_ring():
     assert map_trace(c, hier).time < map_trace(c, flat).time
 
 
-def test_hierarchy_break_even_needs_a_flat_ring_held_back_by_the_card():
-    # The in-series break-even (inside h times faster than the card) assumes the card holds the flat ring back.
-    # With links inside only as fast as the card, the flat ring's own hops inside slow it too: it is no longer
-    # bound by the card, and the hierarchy wins below that break-even (ratio 1 < h = 2).
-    from commlib.experiments import network as network_runs
-
-    hosts, per, m = 2, 8, 64 * 2**20
-    ratio = hardware.link("eth_100g").bandwidth / hardware.link("eth_100g").bandwidth
-    assert ratio < network_runs.hierarchy_break_even(hosts, per)
-    r = topology.hierarchy_runs(hosts, per, m, "eth_100g", nvlink="eth_100g")
-    card_bound = topology.hierarchy_runs(hosts, per, m, "eth_100g", nvlink="nvlink2")["ring"]
-    assert card_bound.steps[0].bottleneck == ("h0.nic", "net")
-    assert r["ring"].steps[0].bottleneck != ("h0.nic", "net")
-    assert r["ring"].time > card_bound.time
-    assert r["hierarchical"].time < r["ring"].time
-
-
 # ---------------------------------------------------------------- a parameter server on a star
 
 @SETTINGS
