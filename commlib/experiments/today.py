@@ -832,8 +832,8 @@ def batch_scope(slow: claims.Verdict, fast: claims.Verdict, large: claims.Verdic
     if lo > 0.5 and fast_small:
         fast_words = (f"than with the fast one ({local_gap(fast):.3f})" if local_outcome(fast) == "ends below"
                       else "than with the fast one, where it has none")
-        return (f"{SAME_BATCH[0].upper()}{SAME_BATCH[1:]} and of the two sync costs run, local SGD's lead is far larger "
-                f"with the slow one ({local_gap(slow):.3f} nats) {fast_words}. That rival's batch is not tuned: "
+        return (f"{SAME_BATCH[0].upper()}{SAME_BATCH[1:]}, local SGD's lead is far larger with the slower of the two "
+                f"sync costs run ({local_gap(slow):.3f} nats) {fast_words}. That rival's batch is not tuned: "
                 f"a synchronous batch {h} times larger closes most of the slow sync's lead ({ran})")
     closes = closes_range_words((lo, hi))
     return (f"The {h} times larger batch closes {closes} of the slow sync's lead; {ran}, so what it would leave of "

@@ -83,14 +83,14 @@ def _card_rate(gbps: float, capped: bool = True) -> float:
     return hardware.network_rate("h100", key) if capped else hardware.link(key).bandwidth
 
 
-def _break_even_at(rate: float, node: bool = True) -> float:
+def _break_even_at(rate: float, node: bool = True, form: str | None = None) -> float:
     """Tokens per GPU at which a layer's compute equals its hierarchical gather (8 nodes of 8 H100s on NVLink 4, each
-    GPU sending ``rate`` bytes/s over its card, u = 0.4, bf16); without the ``node`` (NVLink) part, the gather across
-    the nodes alone."""
+    GPU sending ``rate`` bytes/s over its card, u = 0.4, bf16), in its fastest form (``form`` None: the two phases
+    overlapped on these cards) or in ``form``; without the ``node`` (NVLink) part, the gather across the nodes alone."""
     h100 = hardware.accelerator("h100")
     nvlink = hardware.link("nvlink4").bandwidth * (1.0 if node else 1e12)
     c, g = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, rate, per_node=8,
-                                    node_bandwidth=nvlink)
+                                    node_bandwidth=nvlink, form=form)
     return 4096 * g / c
 
 
@@ -106,14 +106,16 @@ register(Question(
             and abs(given / _break_even_at(_card_rate(g["gbps"], capped=False)) - 1) < 0.02,
             "An H100 reaches its card over its host's PCIe 5.0 x16, which carries less than this card: "
             "use hardware.network_rate(\"h100\", ...) for the rate it gets."),
-           (lambda given, right, g: abs(given / (_break_even_at(_card_rate(400.0)) * _card_rate(400.0)
-                                                 / _card_rate(g["gbps"])) - 1) < 0.02,
-            "Only the part of the gather that crosses the cards scales with their speed; the NVLink part stays."),
+           (lambda given, right, g: abs(given / _break_even_at(_card_rate(g["gbps"]), form="phases in series") - 1)
+            < 0.02,
+            "That adds the two phases, as if run one after the other; overlapped, chunk by chunk, the gather lasts "
+            "as long as the longer of them."),
            (lambda given, right, g: abs(given / _break_even_at(8 * _card_rate(g["gbps"])) - 1) < 0.02,
             "Gb/s are bits: divide by 8 for bytes per second."),
            (lambda given, right, g: abs(given / _break_even_at(_card_rate(g["gbps"]), node=False) - 1) < 0.02,
             "The NVLink gather inside the node takes time too, and a faster card does not shorten it.")),
-    hint="x* = u F_peak s / 2 x ((h-1)/h / (g B_NIC) + (g-1)/g / B_intra), with h = 8 nodes, g = 8 GPUs a node, "
+    hint="x* = u F_peak s / 2 x max((h-1)/h / (g B_NIC), (g-1)/g / B_intra), the two phases overlapped, with "
+         "h = 8 nodes, g = 8 GPUs a node, "
          "B_NIC the bytes per second each GPU gets over its card (no more than its PCIe host link carries: "
          "hardware.network_rate) and B_intra NVLink's.",
 ))

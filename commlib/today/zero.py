@@ -35,7 +35,8 @@ from ..collectives import simulate as collectives
 from ..units import check_count
 from .cost import OPTIMIZER_BYTES, ZERO_STAGES, memory_per_rank
 
-__all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "prefetch_schedule", "forward_layer_times"]
+__all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "prefetch_schedule", "forward_layer_times",
+           "GATHER_FORMS", "node_gather_times"]
 
 
 def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
@@ -143,9 +144,60 @@ def prefetch_schedule(compute, gather, prefetch: bool = True) -> list[dict[str, 
     return rows
 
 
+#: The all-gather forms :func:`node_gather_times` prices on nodes of several GPUs, in its order.
+GATHER_FORMS = ("phases in series", "phases overlapped", "multi-rail ring")
+
+
+def node_gather_times(layer_bytes: float, n: int, per_node: int, bandwidth: float,
+                      node_bandwidth: float) -> dict[str, float]:
+    r"""Seconds to all-gather ``layer_bytes`` M over n GPUs, g = ``per_node`` to a node, in each form of :data:`GATHER_FORMS`.
+
+    Each GPU has its own network card of ``bandwidth`` :math:`B_{NIC}` and NVLink of ``node_bandwidth``
+    :math:`B_{intra}` inside its node; h = n/g nodes; bandwidth terms only (start-ups left out, as for a
+    layer's hundreds of megabytes they are small). With
+
+    .. math:: T_{across} = \frac{h-1}{h}\frac{M}{g B_{NIC}}, \qquad T_{inside} = \frac{g-1}{g}\frac{M}{B_{intra}},
+
+    the forms are
+
+    * ``"phases in series"``: chapter 2's hierarchical scheme as an all-gather, each GPU first gathering its
+      slice M/g from its counterparts on the other nodes over its card, then NVLink gathering the node's slices:
+      :math:`T_{across} + T_{inside}`;
+    * ``"phases overlapped"``: the same two phases pipelined over many chunks (the all-gather half of
+      :func:`commlib.collectives.algorithms.hierarchical.pipelined_hierarchical_allreduce_time` as its chunks
+      grow), so the busier port sets the time: :math:`\max(T_{across}, T_{inside})`;
+    * ``"multi-rail ring"``: a flat ring over all n GPUs, run as g rings at once, one through each card of a
+      node (the all-gather half of :mod:`commlib.collectives.algorithms.multi_rail_ring`): each card carries
+      :math:`\frac{n-1}{n}\frac{M}{g B_{NIC}}` and each GPU's NVLink :math:`\frac{n-1}{n}\frac{g-1}{g}\frac{M}{B_{intra}}`,
+      at the same time, so the slower of the two sets the time.
+
+    The first is never faster than the overlapped form, and it loses to the multi-rail ring when NVLink is slower
+    than all of the n cards together, :math:`B_{intra} < nB_{NIC}` (chapter 2's rule, with c = g cards a node).
+
+    >>> t = node_gather_times(200e6, 64, 8, 50e9, 450e9)
+    >>> {k: round(v * 1e3, 3) for k, v in t.items()}
+    {'phases in series': 0.826, 'phases overlapped': 0.438, 'multi-rail ring': 0.492}
+    """
+    n = check_count("n", n, minimum=1)
+    per_node = check_count("per_node", per_node, minimum=1)
+    if n % per_node:
+        raise ValueError(f"per_node must divide n = {n}; got {per_node}")
+    if layer_bytes < 0:
+        raise ValueError(f"layer_bytes must be >= 0; got {layer_bytes}")
+    if bandwidth <= 0 or node_bandwidth <= 0:
+        raise ValueError("bandwidth and node_bandwidth (bytes/s) must be > 0")
+    g, h = per_node, n // per_node
+    across = (h - 1) / h * layer_bytes / g / bandwidth
+    inside = (g - 1) / g * layer_bytes / node_bandwidth
+    ring_card = (n - 1) / n * layer_bytes / g / bandwidth
+    ring_nvlink = (n - 1) / n * (g - 1) / g * layer_bytes / node_bandwidth
+    return {"phases in series": across + inside, "phases overlapped": max(across, inside),
+            "multi-rail ring": max(ring_card, ring_nvlink)}
+
+
 def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
                         utilization: float = 0.4, dtype_bytes: int = 2, per_node: int = 1,
-                        node_bandwidth: float | None = None) -> tuple[float, float]:
+                        node_bandwidth: float | None = None, form: str | None = None) -> tuple[float, float]:
     r"""One transformer layer's forward compute and weight all-gather time, seconds (equal layers).
 
     Compute: :math:`2\,(\Psi/L)\,x / (u F_{peak})` (2 FLOPs per parameter and
@@ -154,17 +206,16 @@ def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flop
     * ``per_node=1`` (n nodes of one GPU, each with its own network card of
       ``bandwidth``): a flat ring all-gather, :math:`\frac{n-1}{n} M / B`;
     * ``per_node=g > 1`` (n/g nodes of g GPUs, one card of ``bandwidth`` per GPU,
-      ``node_bandwidth`` inside a node): the hierarchical all-gather of chapter 2,
-      first across nodes (each GPU gathers the M/g its node's peers on the other
-      nodes hold, on its own card), then inside the node over NVLink:
-      :math:`\frac{h-1}{h}\frac{M}{g B} + \frac{g-1}{g}\frac{M}{B_{node}}`, h = n/g nodes.
+      ``node_bandwidth`` inside a node): the gather in ``form``, one of :data:`GATHER_FORMS`
+      (:func:`node_gather_times`); ``None`` (default) takes the fastest of them, as a library tuned for the
+      machine would.
 
     >>> c, g = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
     >>> round(c * 1e3, 3), round(g * 1e3, 3)
     (2.048, 3.938)
-    >>> round(1e3 * forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9, per_node=8,
-    ...                                 node_bandwidth=450e9)[1], 3)    # 0.4375 + 0.3889 ms
-    0.826
+    >>> [round(1e3 * forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9, per_node=8,
+    ...                                  node_bandwidth=450e9, form=f)[1], 3) for f in (None, "phases in series")]
+    [0.438, 0.826]
     """
     params = check_count("params", params, minimum=1)
     layers = check_count("layers", layers, minimum=1)
@@ -177,12 +228,12 @@ def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flop
         raise ValueError(f"per_node must divide n = {n}; got {per_node}")
     if per_node > 1 and (node_bandwidth is None or node_bandwidth <= 0):
         raise ValueError("node_bandwidth (bytes/s inside a node) must be > 0 when per_node > 1")
+    if form is not None and form not in GATHER_FORMS:
+        raise ValueError(f"form must be None or one of {', '.join(GATHER_FORMS)}; got {form!r}")
     per_layer = params / layers
     layer_bytes = per_layer * dtype_bytes
     compute = 2 * per_layer * tokens / (utilization * peak_flops)
     if per_node == 1:
         return compute, (n - 1) / n * layer_bytes / bandwidth
-    nodes = n // per_node
-    across = (nodes - 1) / nodes * layer_bytes / per_node / bandwidth
-    inside = (per_node - 1) / per_node * layer_bytes / node_bandwidth
-    return compute, across + inside
+    times = node_gather_times(layer_bytes, n, per_node, bandwidth, node_bandwidth)
+    return compute, (min(times.values()) if form is None else times[form])

@@ -186,7 +186,7 @@ def test_every_sentence_on_the_sync_cost_is_scoped_to_the_same_batch_and_says_wh
     # the larger batch closes most of the slow lead, the fast lead is small already: one lesson, scoped
     words = today_runs.batch_scope(slow, fast, large)
     assert words.startswith("Against synchronous SGD at the same per-worker batch"), words
-    assert "far larger with the slow one (0.020 nats) than with the fast one (0.003)" in words, words
+    assert "far larger with the slower of the two sync costs run (0.020 nats) than with the fast one (0.003)" in words, words
     assert "grows with" not in words      # two sync costs show no trend
     assert "closes most of the slow sync's lead" in words and "only with the slow sync" in words
     assert words.count(". ") == 1         # one point, then the scope note

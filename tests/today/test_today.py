@@ -460,3 +460,28 @@ def test_prefetch_schedule_ends_when_prefetch_times_says_and_keeps_one_gather_in
     assert len(fig.axes) == 2
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_the_8x8_gather_is_timed_in_the_fastest_form_priced():
+    """The chapter's 8 nodes x 8 H100s layout: forward_layer_times takes the fastest of the forms node_gather_times
+    prices, the in-series hierarchical gather is not it (NVLink 450 GB/s < 64 cards x 50 GB/s), and the two other
+    forms agree with chapter 2's all-reduce models halved (an all-gather is half an all-reduce's bytes)."""
+    from commlib.collectives.algorithms import hierarchical, multi_rail_ring
+    h100, nvl = hardware.accelerator("h100"), hardware.link("nvlink4").bandwidth
+    for rate in (hardware.network_rate("h100", "ib_ndr"), hardware.network_rate("h100", "ib_xdr")):
+        for node_bw in (nvl, tuning.machine("nvswitch_node").bandwidth):
+            layer_bytes = 7_500_000_000 / 32 * 2
+            times = zero.node_gather_times(layer_bytes, 64, 8, rate, node_bw)
+            assert set(times) == set(zero.GATHER_FORMS)
+            _, chosen = zero.forward_layer_times(7_500_000_000, 32, 64, 4096, h100.peak_flops, rate, per_node=8,
+                                                 node_bandwidth=node_bw)
+            assert chosen == min(times.values())
+            assert min(times, key=times.get) != "phases in series"
+            ring = multi_rail_ring.seconds(layer_bytes, 64, node_bw, 0.0, 0.0, hosts=8, inter_bandwidth=rate,
+                                           rails=8) / 2
+            assert times["multi-rail ring"] == pytest.approx(ring, rel=1e-12)
+            piped = hierarchical.pipelined_hierarchical_allreduce_time(layer_bytes, 8, 8, node_bw, rate,
+                                                                       chunks=10_000) / 2
+            assert times["phases overlapped"] == pytest.approx(piped, rel=1e-3)
+    with pytest.raises(ValueError, match="form"):
+        zero.forward_layer_times(10**9, 8, 64, 4096, 1e15, 50e9, per_node=8, node_bandwidth=450e9, form="tree")
