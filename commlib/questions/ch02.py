@@ -130,3 +130,51 @@ register(Question(
         "collectives_views.cluster_calculator()",
     ),
 ))
+
+
+def _pick(n: int = 12, size_kb: float = 500.0) -> str:
+    """The fastest one-port all-reduce of ``size_kb`` kB on ``n`` ranks of 100 Gb/s Ethernet, by its name in
+    :data:`commlib.collectives.compare.ALGORITHMS` (each timed at its best fold, as the comparison figure draws it)."""
+    item = hardware.link("eth_100g")
+    times = {a: compare.best_fold_seconds(a, size_kb * 1e3, n, item.bandwidth, item.latency)
+             for a in compare.one_port_allreduces(n)}
+    return min(times, key=times.get)
+
+
+#: alpha B of 100 Gb/s Ethernet, in bytes: what a link carries in the time of one start-up.
+_ETH100_AB = hardware.link("eth_100g").latency * hardware.link("eth_100g").bandwidth
+
+
+def _named(given: object) -> str:
+    """An algorithm's name as a student may type it ("Recursive doubling", "halving-doubling"), as the registry has it."""
+    return str(given).strip().casefold().replace("-", "_").replace(" ", "_")
+
+
+register(Question(
+    "ch02.pick_500kb", _pick,
+    hints=((lambda given, right: _named(given) != right and right in _named(given),
+            f"The right algorithm; name it as compare.ALGORITHMS does: \"{_pick()}\"."),
+           (lambda given, right: _named(given) not in compare.ALGORITHMS and right not in _named(given),
+            "Answer with a name from compare.ALGORITHMS, such as \"ring\"."),
+           (lambda given, right: _named(given) == "recursive_doubling",
+            "Recursive doubling pays the fewest start-ups, but sends M at every step, and its fold on 12 ranks adds "
+            f"2M more: at 500 kB, {500e3 / _ETH100_AB:g} times alpha B on this link, those bytes weigh more than the "
+            "start-ups saved."),
+           (lambda given, right: _named(given) == "halving_doubling",
+            "On a power of two halving-doubling would tie the winner; 12 is not one, and its fold adds one M of "
+            "bytes and two start-ups."),
+           (lambda given, right: _named(given) == "ring",
+            "The ring sends the fewest bytes, 2(n-1)/n x M, but it is not alone in that: look in the list for one "
+            "with those bytes and far fewer start-ups than the ring's 2(n-1)."),
+           (lambda given, right: _named(given) == "torus",
+            "Close: the 2-D torus sends the ring's bytes, but another algorithm sends them with fewer start-ups."),
+           (lambda given, right: _named(given) in ("tree", "pipelined_tree", "double_binary_tree", "naive"),
+            "A tree sends 2M or more; at 500 kB the bytes count as much as the start-ups, and others send "
+            "2(n-1)/n x M.")),
+    hint=f"Write each time in start-ups' worth, a + b/(alpha B), with alpha B = {_ETH100_AB / 1e3:g} kB on 100 Gb/s "
+         f"Ethernet (alpha = {1e6 * hardware.link('eth_100g').latency:g} µs): at 500 kB both terms count.",
+    means=(
+        "# The chapter's comparison of every all-reduce on 12 ranks of 100 Gb/s Ethernet (the slider's frame for 12).\n"
+        "collectives_views.comparison_figure(n=12, link=\"eth_100g\")",
+    ),
+))

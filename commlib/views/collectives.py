@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.animation import FuncAnimation
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from .. import cost, hardware
 from ..collectives import algorithms, calculators, cluster, compare
@@ -962,7 +962,10 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     each: the algorithms that come within 1.45 times the bound for the largest messages
     (right) and the others (left, with the ring again for reference); a dashed line marks the size where
     the bound switches from start-ups to bytes (:func:`commlib.collectives.compare.lower_bound_switch`),
-    where every curve peaks, the figure's only vertical line. On hosts of several GPUs the times are drawn
+    where every curve peaks, the figure's only vertical line; the ratios carry labelled ticks at 1, 2, 3 and 5 in
+    each decade, so that a ratio such as 1.5 or 2 can be read off. A curve that lies exactly on an earlier one of its
+    panel (Bruck's all-reduce on halving-doubling's when ``n`` is a power of two) is drawn thin on top of it, and its
+    legend entry says whose counts it shares, so that both stay visible. On hosts of several GPUs the times are drawn
     as they are, in one panel.
     """
     item = hardware.link(link)
@@ -995,9 +998,13 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     envelope = np.array([min(curves[a](m) for a in names) for m in at])
     if relative:
         envelope = envelope / np.array([compare.allreduce_lower_bound(m, n, item.bandwidth, item.latency) for m in at])
+    # a curve that lies on an earlier one of its panel (halving-doubling and Bruck's on a power of two) is drawn
+    # thin on top of it, its legend entry (two rows) saying so, so that both stay visible
+    twins = {a: b for g in groups for i, a in enumerate(g) for b in g[:i][::-1]
+             if np.allclose(times[a], times[b], rtol=1e-9, atol=0.0)}
     height = 7.0 if relative else 6.25      # two more legend entries (the bound's switch, the fastest of all)
     # a legend of more than seven rows (curves, the fastest of all, the bound's switch) needs room below the panels
-    extra = 0.22 * max(0, max(len(g) for g in groups) + (2 if relative else 1) - 7)
+    extra = 0.22 * max(0, max(len(g) + sum(a in twins for a in g) for g in groups) + (2 if relative else 1) - 7)
     height += extra
     fig, axes = figure(4.4 * len(groups) + 0.4, height, ncols=len(groups), sharey=True, squeeze=False)
     axes = list(axes[0])
@@ -1012,8 +1019,10 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
     peak_text = format_size(float(f"{peak:.3g}"), significant=3) if peak else ""
     for ax, group, title in zip(axes, groups, titles):
         for a in group:
-            ax.loglog(sizes, times[a] / scale, lw=2.0, ms=7, markevery=(2 * order.index(a) % 12, 12),
-                      label=compare.ALGORITHM_NAMES[a], **look[a])
+            twin = twins.get(a)
+            ax.loglog(sizes, times[a] / scale, lw=1.3 if twin else 2.0, ms=5 if twin else 7,
+                      markevery=(2 * order.index(a) % 12, 12), label=compare.ALGORITHM_NAMES[a],
+                      zorder=3 if twin else 2, **look[a])
         ax.loglog(at, envelope, label="fastest of all", **_ENVELOPE)
         for j, (size, _, after) in enumerate(switches, start=1):
             if after in group:
@@ -1033,12 +1042,20 @@ def comparison_figure(n: int = 16, link: str = "eth_100g", algorithms: Sequence[
         ax.set_title(title, fontsize=12)
         ax.set_xlabel("message size M (bytes)", fontsize=12)
         ax.tick_params(labelsize=11)
-        ax.legend(fontsize=10.5, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False,
-                  handlelength=2.6)
+        # a curve drawn on its twin says so in its legend entry, on a second row
+        notes = {compare.ALGORITHM_NAMES[a]: f"\n  at n = {n}: same counts as {short_name(b)}" for a, b in twins.items()}
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(handles, [lab + notes.get(lab, "") for lab in labels], fontsize=10.5, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False, handlelength=2.6)
         ax.xaxis.set_minor_locator(NullLocator())
         ax.yaxis.set_minor_locator(NullLocator())
     if relative:
         axes[0].set_ylabel("time / lower bound", fontsize=12)
+        # ratios the text reads off (1.5, 2, ...): labelled ticks at 1, 2, 3 and 5 in each decade
+        ticks = [k * 10.0 ** e for e in range(0, 4) for k in (1, 2, 3, 5)]
+        for ax in axes:
+            ax.yaxis.set_major_locator(FixedLocator(ticks))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         # a strip above the highest curve, so that no curve runs through the two labels
         bottom_y, top_y = axes[-1].get_ylim()
         axes[-1].set_ylim(bottom_y, top_y * 3.0)

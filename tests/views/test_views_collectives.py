@@ -819,3 +819,20 @@ def test_fold_loss_words_follow_the_crossover():
     assert vc.fold_loss_words({12: math.inf}) == "keeps up with the ring"
     with pytest.raises(ValueError):
         vc.fold_loss_words({})
+
+
+def test_comparison_figure_shows_a_curve_that_lies_on_another_and_labels_the_ratios():
+    """On 16 ranks Bruck's all-reduce has halving-doubling's counts: both curves are drawn, the later one thin on top
+    and named in the legend as sharing the counts; the ratio axis is labelled at 1, 2, 3 and 5. On 12 nothing ties."""
+    fig = vc.comparison_figure(n=16, link="eth_100g")
+    right = fig.axes[-1]
+    width = {line.get_label(): line.get_linewidth() for line in right.lines}
+    assert width[compare.ALGORITHM_NAMES["bruck"]] < width[compare.ALGORITHM_NAMES["halving_doubling"]]
+    legend = [t.get_text() for t in right.get_legend().get_texts()]
+    assert any(t.startswith(compare.ALGORITHM_NAMES["bruck"]) and "same counts as halving-doubling" in t for t in legend)
+    labels = {t.get_text() for t in fig.axes[0].get_yticklabels()}
+    assert {"1", "2", "3", "5"} <= labels
+    plt.close(fig)
+    fig = vc.comparison_figure(n=12, link="eth_100g")
+    assert not any("same counts" in t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts())
+    plt.close(fig)
