@@ -3597,6 +3597,27 @@ def spread_sentence(alphas: Sequence[float], bandwidths: Sequence[float], sizes:
             f"to {worst:.1f}× at some sizes.")
 
 
+def busbw_runs_sentence(op: str, size: float, busbws: Sequence[float]) -> str:
+    """Each run's bus bandwidth (bytes/s) for ``op`` at the largest ``size`` (bytes), this run first and then the
+    thread-level control's runs at the same level, in the figures the chapter's headline rounds into a range.
+
+    >>> print(busbw_runs_sentence("all-reduce", 2**26, [1.398e9, 1.58e9, 1.36e9]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    At the largest size, 64 MiB, all-reduce's bus bandwidth was 1.40 GB/s in this run and 1.58 and 1.36 GB/s in
+    the control's runs at the same level, measured, with no fit.
+    """
+    if not busbws:
+        raise ValueError("busbws must hold this run's bus bandwidth, got none")
+    check_positive("size", size)
+    for b in busbws:
+        check_positive("busbws", b)
+    rest = [f"{b / 1e9:.2f}" for b in busbws[1:]]
+    others = ("" if not rest else " and " + (rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1])
+              + f" GB/s in the control's {'run' if len(rest) == 1 else 'runs'} at the same level")
+    return (f"At the largest size, {format_bytes(size)}, {op}'s bus bandwidth was {rate_text(busbws[0])} in this run"
+            f"{others}, measured, with no fit.")
+
+
 def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_times: Sequence[float] = (),
                         lib_times: Sequence[float] = (), factors: Sequence[float] = (),
                         ring_pages: Sequence[float] | None = None, lib_pages: Sequence[float] | None = None,
