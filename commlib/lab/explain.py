@@ -2240,7 +2240,8 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
     return text + ("The model's miss parts them most: the fit weighs every size alike by its relative error, so its "
                    "slope is an average cost per byte over many sizes, and at the largest sizes a byte cost "
                    f"{'more' if dearer else 'less'} than that average (between {format_bytes(check.below)} and "
-                   f"{size} {local}). The bus bandwidth at the largest size is the rate to quote for large messages; "
+                   f"{size} {local}). The bus bandwidth at the largest size is the rate to quote for messages of that size, "
+                   "and each size's own for the others, since it need not level off; "
                    "the fitted $1/\\beta$ is the rate that best fits all sizes at once.")
 
 
@@ -2257,7 +2258,8 @@ def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[floa
     ...               1.0, 1.0, 0.53, 1.41e9, 5)
     >>> print(rates_lead("all-reduce", c, 5.64e9, [2**24, 2**25, 2**26], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
     Three rates describe all-reduce here. Its bus bandwidth measured at 64 MiB, 1.40 GB/s, is how fast the largest
-    messages moved, with no fit: the rate to quote for large messages. Its single line's $1/\beta$, 2.64 GB/s, is
+    messages moved, with no fit: the rate to quote for messages of that size (at other sizes, the bus bandwidth
+    measured there). Its single line's $1/\beta$, 2.64 GB/s, is
     the rate that best fits all sizes at once, an average cost per byte over every size; the largest messages moved
     at 0.53 of it, further apart than the spread of either (the table gives both ranges), because there each byte
     cost more than that average. The third, the copy control, each rank copying on its own core in the same run,
@@ -2269,12 +2271,14 @@ def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[floa
         raise ValueError(f"part must be 'all', 'rates', 'copy' or 'cause', got {part!r}")
     head = (f"Three rates describe {op} here. Its bus bandwidth measured at {format_bytes(check.nbytes)}, "
             f"{_gbs(check.busbw)} GB/s, is how fast the largest messages moved, with no fit: the rate to quote for "
-            f"large messages. Its single line's $1/\\beta$, {_gbs(check.fitted)} GB/s, is the rate that best fits all "
+            "messages of that size (at other sizes, the bus bandwidth measured there). "
+            f"Its single line's $1/\\beta$, {_gbs(check.fitted)} GB/s, is the rate that best fits all "
             "sizes at once, an average cost per byte over every size")
     if math.isinf(check.fitted):
         head = (f"Three rates describe {op} here. Its bus bandwidth measured at {format_bytes(check.nbytes)}, "
                 f"{_gbs(check.busbw)} GB/s, is how fast the largest messages moved, with no fit: the rate to quote "
-                "for large messages. Its single line found no cost per byte at all, so its $1/\\beta$ is no rate")
+                "for messages of that size (at other sizes, the bus bandwidth measured there). Its single line "
+                "found no cost per byte at all, so its $1/\\beta$ is no rate")
         text = head + "."
     elif not check.disagree:
         text = head + "; the two agree within their spread (the table gives both ranges)."
