@@ -663,24 +663,42 @@ def collective_rows(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGr
               t.piece_mean))]
 
 
+def collective_part(e: CollectiveGrade, t: CollectiveGrade) -> str:
+    """One collective's verdict on both held-out grades, in the one wording the chapter uses wherever it parts
+    from the pooled grade: which model missed less over every size (with the splits it won) and which on the
+    largest sizes (``e`` over every size, ``t`` from its top cut up).
+
+    >>> g = lambda op, line, piece: CollectiveGrade(op, (line,), (piece,))
+    >>> print(collective_part(g("all_reduce", 0.10, 0.13), g("all_reduce", 0.38, 0.22)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    for all-reduce the single line missed held-out sizes less over every size (10 % against 13 %, on one of the
+    one ways), but on its largest sizes the regime fits missed less (22 % against 38 %)
+    """
+    name = e.op.replace("_", "-")
+    every = ("the single line missed held-out sizes less over every size" if e.line_mean <= e.piece_mean else
+             "the regime fits missed held-out sizes less over every size")
+    lo, hi = sorted((e.line_mean, e.piece_mean))
+    wins = e.line_wins if e.line_mean <= e.piece_mean else len(e.line) - e.line_wins
+    text = (f"for {name} {every} ({100 * lo:.0f} % against {100 * hi:.0f} %, on {explain.about(wins)} of the "
+            f"{explain.about(len(e.line))} ways)")
+    same = (e.line_mean <= e.piece_mean) == (t.line_mean <= t.piece_mean)
+    tlo, thi = sorted((t.line_mean, t.piece_mean))
+    if same:
+        return text + f", and on its largest sizes too ({100 * tlo:.0f} % against {100 * thi:.0f} %)"
+    who = "the regime fits" if t.piece_mean < t.line_mean else "the single line"
+    return text + f", but on its largest sizes {who} missed less ({100 * tlo:.0f} % against {100 * thi:.0f} %)"
+
+
 def collective_words(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]) -> str:
-    """Which collectives part from the pooled grade over every size, in a sentence (the numbers in
-    :func:`collective_rows`); empty where each one's regime fits missed less, as the pooled ones did."""
+    """Which collectives part from the pooled grade over every size, in a sentence (:func:`collective_part`; the
+    numbers in :func:`collective_rows`); where each one's regime fits missed less, as the pooled ones did, it
+    says so."""
     lost = [(e, t) for e, t in zip(every, top) if e.line_mean <= e.piece_mean]
     if not lost:
-        return "Both grades pool the four collectives; taken one by one, the regime fits missed less on each."
-    parts = []
-    for e, t in lost:
-        name = e.op.replace("_", "-")
-        part = (f"for {name} the single line missed held-out sizes less over every size "
-                f"({100 * e.line_mean:.0f} % against {100 * e.piece_mean:.0f} %, on "
-                f"{explain.about(e.line_wins)} of the {explain.about(len(e.line))} ways)")
-        if t.piece_mean < t.line_mean:
-            part += (f", and its regime fits missed less only on its largest sizes "
-                     f"({100 * t.piece_mean:.0f} % against {100 * t.line_mean:.0f} %)")
-        parts.append(part)
-    return ("Both grades pool the four collectives, and taken one by one they part: "
-            + "; ".join(parts) + ".")
+        return (f"Both grades pool the {explain.about(len(every))} collectives; taken one by one, the regime fits "
+                "missed less on each.")
+    return (f"Both grades pool the {explain.about(len(every))} collectives, and taken one by one they part: "
+            + "; ".join(collective_part(e, t) for e, t in lost) + ".")
 
 
 def collective_short(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]) -> str:
@@ -705,28 +723,11 @@ def collective_short(every: Sequence[CollectiveGrade], top: Sequence[CollectiveG
     return f"pooled over the {explain.about(len(every))} collectives (" + "; ".join(parts) + ")"
 
 
-def collective_scope(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade], close: float = 0.05) -> str:
-    """A short scope for sentences that apply the pooled grade (the calculator's, a takeaway's): empty where
-    every collective's regime fits missed less over every size.
-
-    ``close``: over every size, a single line that missed less by no more than this (a fraction) is called close
-    to the regime fits; where the regime fits missed the largest sizes less, the scope gives both grades, since
-    the largest sizes are where the two models part."""
+def collective_scope(every: Sequence[CollectiveGrade], top: Sequence[CollectiveGrade]) -> str:
+    """A short scope for sentences that apply the pooled grade (the calculator's, a takeaway's), in the words of
+    :func:`collective_part`: empty where every collective's regime fits missed less over every size."""
     lost = [(e, t) for e, t in zip(every, top) if e.line_mean <= e.piece_mean]
     if not lost:
         return ""
-    parts = []
-    for e, t in lost:
-        name = e.op.replace("_", "-")
-        pair = f"{100 * e.line_mean:.0f} % against {100 * e.piece_mean:.0f} %"
-        if t.piece_mean < t.line_mean:
-            every_words = (f"the single line and the regime fits missed held-out sizes by about as much over every "
-                           f"size ({pair})" if e.piece_mean - e.line_mean <= close else
-                           f"the single line missed held-out sizes less over every size ({pair})")
-            parts.append(f"for {name} alone {every_words}, but on its largest sizes the single line missed by "
-                         f"{100 * t.line_mean:.0f} % against the regime fits' {100 * t.piece_mean:.0f} %, so the "
-                         f"regime fits price its large messages better")
-        else:
-            parts.append(f"for {name} alone the single line missed held-out sizes less over every size ({pair}) "
-                         f"and on its largest sizes too")
-    return "That grade pools the four collectives: " + "; ".join(parts) + "."
+    return (f"That grade pools the {explain.about(len(every))} collectives: "
+            + "; ".join(collective_part(e, t) for e, t in lost) + ".")

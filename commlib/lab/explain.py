@@ -2240,7 +2240,8 @@ def fit_busbw_sentence(check: RateCheck, what: str = "the line", part: str = "al
     return text + ("The model's miss parts them most: the fit weighs every size alike by its relative error, so its "
                    "slope is an average cost per byte over many sizes, and at the largest sizes a byte cost "
                    f"{'more' if dearer else 'less'} than that average (between {format_bytes(check.below)} and "
-                   f"{size} {local}). The bus bandwidth at the largest size is the rate to quote for large messages; "
+                   f"{size} {local}). The bus bandwidth at the largest size is the rate to quote for messages of that size, "
+                   "and each size's own for the others, since it need not level off; "
                    "the fitted $1/\\beta$ is the rate that best fits all sizes at once.")
 
 
@@ -2257,7 +2258,8 @@ def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[floa
     ...               1.0, 1.0, 0.53, 1.41e9, 5)
     >>> print(rates_lead("all-reduce", c, 5.64e9, [2**24, 2**25, 2**26], [0, 0.5, 0.5]))  # doctest: +NORMALIZE_WHITESPACE
     Three rates describe all-reduce here. Its bus bandwidth measured at 64 MiB, 1.40 GB/s, is how fast the largest
-    messages moved, with no fit: the rate to quote for large messages. Its single line's $1/\beta$, 2.64 GB/s, is
+    messages moved, with no fit: the rate to quote for messages of that size (at other sizes, the bus bandwidth
+    measured there). Its single line's $1/\beta$, 2.64 GB/s, is
     the rate that best fits all sizes at once, an average cost per byte over every size; the largest messages moved
     at 0.53 of it, further apart than the spread of either (the table gives both ranges), because there each byte
     cost more than that average. The third, the copy control, each rank copying on its own core in the same run,
@@ -2269,12 +2271,14 @@ def rates_lead(op: str, check: RateCheck, copy_rate: float, sizes: Sequence[floa
         raise ValueError(f"part must be 'all', 'rates', 'copy' or 'cause', got {part!r}")
     head = (f"Three rates describe {op} here. Its bus bandwidth measured at {format_bytes(check.nbytes)}, "
             f"{_gbs(check.busbw)} GB/s, is how fast the largest messages moved, with no fit: the rate to quote for "
-            f"large messages. Its single line's $1/\\beta$, {_gbs(check.fitted)} GB/s, is the rate that best fits all "
+            "messages of that size (at other sizes, the bus bandwidth measured there). "
+            f"Its single line's $1/\\beta$, {_gbs(check.fitted)} GB/s, is the rate that best fits all "
             "sizes at once, an average cost per byte over every size")
     if math.isinf(check.fitted):
         head = (f"Three rates describe {op} here. Its bus bandwidth measured at {format_bytes(check.nbytes)}, "
                 f"{_gbs(check.busbw)} GB/s, is how fast the largest messages moved, with no fit: the rate to quote "
-                "for large messages. Its single line found no cost per byte at all, so its $1/\\beta$ is no rate")
+                "for messages of that size (at other sizes, the bus bandwidth measured there). Its single line "
+                "found no cost per byte at all, so its $1/\\beta$ is no rate")
         text = head + "."
     elif not check.disagree:
         text = head + "; the two agree within their spread (the table gives both ranges)."
@@ -3595,6 +3599,27 @@ def spread_sentence(alphas: Sequence[float], bandwidths: Sequence[float], sizes:
             f"a bandwidth term of {' to '.join(dict.fromkeys(rate_text(b) for b in (min(bandwidths), max(bandwidths))))} across "
             "them and this run, and their times differ from this run's by up "
             f"to {worst:.1f}× at some sizes.")
+
+
+def busbw_runs_sentence(op: str, size: float, busbws: Sequence[float]) -> str:
+    """Each run's bus bandwidth (bytes/s) for ``op`` at the largest ``size`` (bytes), this run first and then the
+    thread-level control's runs at the same level, in the figures the chapter's headline rounds into a range.
+
+    >>> print(busbw_runs_sentence("all-reduce", 2**26, [1.398e9, 1.58e9, 1.36e9]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    At the largest size, 64 MiB, all-reduce's bus bandwidth was 1.40 GB/s in this run and 1.58 and 1.36 GB/s in
+    the control's runs at the same level, measured, with no fit.
+    """
+    if not busbws:
+        raise ValueError("busbws must hold this run's bus bandwidth, got none")
+    check_positive("size", size)
+    for b in busbws:
+        check_positive("busbws", b)
+    rest = [f"{b / 1e9:.2f}" for b in busbws[1:]]
+    others = ("" if not rest else " and " + (rest[0] if len(rest) == 1 else ", ".join(rest[:-1]) + " and " + rest[-1])
+              + f" GB/s in the control's {'run' if len(rest) == 1 else 'runs'} at the same level")
+    return (f"At the largest size, {format_bytes(size)}, {op}'s bus bandwidth was {rate_text(busbws[0])} in this run"
+            f"{others}, measured, with no fit.")
 
 
 def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_times: Sequence[float] = (),

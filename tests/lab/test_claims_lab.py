@@ -757,5 +757,6 @@ def test_a_pooled_grade_taken_apart_names_the_collective_where_the_line_did_bett
     assert every[0].line_mean <= every[0].piece_mean and every[1].piece_mean < every[1].line_mean
     words = lab_runs.collective_words(every, every)
     assert "for all-reduce the single line missed held-out sizes less" in words and "all-gather" not in words
-    assert "all-reduce alone" in lab_runs.collective_scope(every, every)
+    scope = lab_runs.collective_scope(every, every)  # the same words as the dropdown's, one wording everywhere
+    assert scope.startswith("That grade pools the two collectives: ") and lab_runs.collective_part(*every[:1] * 2) in scope
     assert lab_runs.collective_scope(every[1:], every[1:]) == ""
