@@ -3175,6 +3175,38 @@ def slice_bound_sizes(sizes: Sequence[float], low: Sequence[float], median: Sequ
     return [x for x, lo, m, hi in zip(sizes, low, median, high) if hi - lo > spread * m]
 
 
+def slice_wait_sizes(sizes: Sequence[float], fastest: Sequence[float], median: Sequence[float],
+                     marked: Sequence[float], time_slice: float, about: float = 0.9) -> list[float]:
+    """The sizes :func:`slice_waits_missed` names: not in ``marked``, the fastest call under one ``time_slice`` and
+    the median at least ``about`` of a slice above it.
+
+    >>> slice_wait_sizes([2**18, 2**24], [4e-4, 8.2e-3], [3.66e-3, 13.4e-3], [], 3.35e-3)
+    [262144]
+    """
+    return [x for x, f, m in zip(sizes, fastest, median)
+            if x not in marked and f < time_slice and m - f >= about * time_slice]
+
+
+def slice_waits_missed(sizes: Sequence[float], fastest: Sequence[float], median: Sequence[float],
+                       marked: Sequence[float], time_slice: float, about: float = 0.9) -> str:
+    """The sizes the spread check (:func:`slice_bound_sizes`, listed in ``marked``) passes although most calls
+    waited out a time slice: the fastest call (``fastest``, s) is shorter than one ``time_slice`` (s) and the median
+    exceeds it by about a slice (at least ``about`` of one). The spread check only sees a split near the median; when
+    most calls wait, the middle half is narrow and the median itself is the wait. A sentence, or ``""``.
+
+    >>> print(slice_waits_missed([2**18, 2**20, 2**22, 2**24], [4e-4, 6e-4, 2.1e-3, 8.2e-3],
+    ...                          [3.66e-3, 3.9e-3, 5.54e-3, 13.4e-3], [2**20], 3.35e-3))  # doctest: +NORMALIZE_WHITESPACE
+    The spread check passes 256 KiB and 4 MiB although there the fastest call took less than a time slice (3.4 ms)
+    and the median about one slice more: most calls waited out a slice, so those sizes rank nothing either.
+    """
+    missed = slice_wait_sizes(sizes, fastest, median, marked, time_slice, about)
+    if not missed:
+        return ""
+    return (f"The spread check passes {_and([format_bytes(x) for x in missed])} although there the fastest call took "
+            f"less than a time slice ({time_text(time_slice)}) and the median about one slice more: most calls waited "
+            f"out a slice, so {'those sizes rank' if len(missed) > 1 else 'that size ranks'} nothing either.")
+
+
 def gloo_unranked(sizes: Sequence[float], fastest: Sequence[float], low: Sequence[float], median: Sequence[float],
                   high: Sequence[float], mpi_median: Sequence[float], time_slice: float, strict: float = 0.5,
                   tolerance: float = 0.1, part: str = "all") -> str:
