@@ -321,7 +321,7 @@ def moe_imbalances(example: MoeExample = MOE_EXAMPLE, seeds=MOE_SEEDS) -> dict[f
 from ..today import local_sgd  # noqa: E402
 
 #: The wall-clock budget (seconds) every local-SGD variant gets; H of the comparisons.
-LOCAL_BUDGET = 0.5
+LOCAL_BUDGET = local_sgd.BUDGET
 LOCAL_H = 16
 #: The seeds of the large-batch controls and of the synchronous SGD they are measured against: ten, as the large
 #: batch's tuned rate at H = 64 sits near where it diverges and one seed in five or so nearly does, so that five

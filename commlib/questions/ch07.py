@@ -165,3 +165,27 @@ register(Question(
 # "the chooser's constants (the tables after the chooser's code ...; the bandwidth factors in the first table)"
 exercise_shows("ex-today-tree", "| algorithm | protocol | bus bandwidth", "converts bus bandwidth to algorithm bandwidth",
                "| machine | $B$ (GB/s, per direction)")
+
+
+def _local_rounds(h: int = 16, sync_ms: float = 4.0, straggle: bool = True) -> int:
+    """Whole rounds of ``h`` local steps (each the chapter's mean step, with its straggle unless ``straggle`` is
+    False: the slip of leaving it out) and one sync of ``sync_ms`` ms in the chapter's budget."""
+    from ..today import local_sgd
+    step = local_sgd.COMPUTE * (1 + (local_sgd.JITTER if straggle else 0.0))
+    return local_sgd.rounds_in_budget(h, local_sgd.BUDGET, step, sync_ms / 1e3)
+
+
+register(Question(
+    "ch07.local_rounds", _local_rounds, unit="rounds",
+    givens=(Given("h", (4, 8, 32, 64), "H = {} local steps a round"), Given("sync_ms", (1.0, 2.0, 8.0), "a sync of {:g} ms")),
+    hints=((lambda given, right, g: given != right and abs(given - _local_rounds(g.get("h", 16), 0.0)) < 1,
+            "A round ends with a synchronisation: add its time to the H steps'."),
+           (lambda given, right, g: given != right and abs(given - _local_rounds(1, g.get("sync_ms", 4.0))) < 1,
+            "That is synchronous SGD's count, one step a round: a round here holds H steps."),
+           (lambda given, right, g: right > 0 and abs(given - g.get("h", 16) * right) < 1,
+            "That counts steps; the question asks for rounds (steps over H)."),
+           (lambda given, right, g: given != right
+            and abs(given - _local_rounds(g.get("h", 16), g.get("sync_ms", 4.0), straggle=False)) < 1,
+            "A step's mean time includes its straggle: compute times 1 + jitter.")),
+    hint="rounds = floor(budget / (H x mean step + sync)), with the mean step = compute x (1 + jitter).",
+))

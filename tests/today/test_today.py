@@ -485,3 +485,13 @@ def test_the_8x8_gather_is_timed_in_the_fastest_form_priced():
             assert times["phases overlapped"] == pytest.approx(piped, rel=1e-3)
     with pytest.raises(ValueError, match="form"):
         zero.forward_layer_times(10**9, 8, 64, 4096, 1e15, 50e9, per_node=8, node_bandwidth=450e9, form="tree")
+
+
+def test_rounds_in_budget_shares_the_sync_over_h_steps():
+    assert localsgd.rounds_in_budget(1, 0.5, 1.2e-3, 4e-3) == 96
+    assert localsgd.rounds_in_budget(16, 0.5, 1.2e-3, 4e-3) == 21
+    assert localsgd.rounds_in_budget(4, 0.1, 0.025, 0.0) == 1          # exactly one round fits
+    with pytest.raises(ValueError, match="h"):
+        localsgd.rounds_in_budget(0, 0.5, 1e-3, 4e-3)
+    with pytest.raises(ValueError, match="budget"):
+        localsgd.rounds_in_budget(1, -1.0, 1e-3, 4e-3)
