@@ -293,6 +293,23 @@ def test_keep_work_words_turn_with_the_races():
     assert with_min.endswith("not under every law") and "does matter" in memoryless
 
 
+def test_keep_work_lesson_is_one_idea_chosen_by_the_races():
+    names = [x.name for x in tuned_races.law_race_pareto(small=True).contenders]
+    cfg = {n: {"K": 8, "rate per gradient": 0.18} for n in names}
+    keep = {names[0]: (60.0, 62.0, 58.0, 61.0, 59.0), names[1]: (50.0, 52.0, 49.0, 51.0, 50.0),
+            names[2]: (31.0, 33.0, 30.0, 32.0, 34.0), names[3]: (30.0, 32.0, 31.0, 31.0, 33.0)}
+    level = {n: (40.0, 41.0, 39.0, 40.5, 39.5) for n in names}
+    races = {law: _verdict(c(small=True), keep, cfg) for law, c in
+             (("se", tuned_races.law_race_shifted_exponential), ("pa", tuned_races.law_race_pareto))}
+    control = _verdict(tuned_races.law_race_exponential(small=True), level, cfg)
+    assert tuned_races.keep_work_lesson(races, control).startswith(
+        "keeping unfinished work pays only when compute times have a minimum")
+    moving = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
+    assert "also matters" in tuned_races.keep_work_lesson(races, moving)
+    races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)
+    assert tuned_races.keep_work_lesson(races, control).startswith("keeping unfinished work does not pay")
+
+
 def _cap_verdicts(excess: dict[int, float], small: tuple[float, ...], linear: float = 30.0) -> dict:
     """Rate-cap verdicts by hand: at each ν the capped rate ends ``excess`` % above ``small``, the linear rule
     ``linear`` %, with a little noise."""

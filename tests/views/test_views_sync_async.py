@@ -354,6 +354,16 @@ def test_sgd_sweep_draws_one_frame_per_k():
     html = sync_async_views.sgd_sweep(sweep).data
     assert html.count('class="gotw-frame"') == 3
     assert "K = 2" in html and "K = 4" in html
+    assert "training loss" in html
+
+
+def test_calc_figure_rejects_an_unknown_metric():
+    import pytest
+
+    sweep = sync_async.k_sweep_runs(workers=4, ks=(1,), updates=60, gradients=80)
+    p = sweep.points[0]
+    with pytest.raises(ValueError, match="metric"):
+        sync_async_views._calc_figure(p.timing, p.trained, metric="accuracy")
 
 
 def test_race_k_and_sharpness_figures_draw_the_optimum_and_the_error_bars():
@@ -398,3 +408,10 @@ def test_law_race_legend_names_the_rate_per_update():
     fig = sync_async_views.law_loss_figure({"pareto": {"K-async (K = 4)": ((run, run), 0.72)}}, target=0.75)
     texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "K-async (K = 4), rate per update 0.72" in texts
+
+
+def test_barrier_cost_table_has_one_row_per_law():
+    rows = [{"law": "exponential", "what": "memoryless", "n16": 3.38, "wait16": 70.4, "n100": 5.19},
+            {"law": "Pareto", "what": "power-law tail", "n16": 2.73, "wait16": 63.4, "n100": 5.64}]
+    text = sync_async_views.barrier_cost_table(rows).data
+    assert text.count("\n| ") == 4 and "| 3.38 | 70 | 5.19 |" in text and "power-law tail" in text

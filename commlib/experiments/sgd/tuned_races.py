@@ -35,7 +35,7 @@ from .sync_async import KSweep, KSweepPoint
 __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_groups", "SHARED_RATE", "Race", "race_runs", "k_tuned_runs",
            "race_settings", "BATCH_SYNC_RATES", "BATCH_SYNC_SEEDS", "TARGET_ABOVE_OPTIMUM", "optimum",
            "level_text", "ranking", "warmup_loss", "sharpness_along", "LAW_RACE_LAWS", "LAW_NAMES", "LAW_RACE_PROTOCOLS",
-           "LAW_RATES", "LAW_BUDGET", "LAW_KS", "law_spacing", "error_gap", "error_words", "k_sweep_tuned",
+           "LAW_RATES", "LAW_BUDGET", "LAW_KS", "law_spacing", "error_gap", "error_words", "k_sweep_tuned", "sweep_levels",
            "law_race_settings", "law_grid", "law_best_runs", "time_ranking",
            "law_race_words", "law_race_short", "batch_sync_ratio_words", "WARMUP_STEPS", "shared_rate_order",
            "shared_rate_words", "SPLIT_NAMES",
@@ -1011,6 +1011,27 @@ def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdi
     return with_min, memoryless
 
 
+def keep_work_lesson(verdicts: dict, control: claims.Verdict) -> str:
+    """The law races' lesson in one sentence, chosen from the verdicts (``verdicts`` and ``control`` as for
+    :func:`keep_work_words`).
+
+    The lesson is "keeping unfinished work pays only when compute times have a minimum" where K-sync, which cancels
+    the running work, reaches the target after both K-async and K-batch-async on every seed under every law with a
+    minimum, and the memoryless control leaves all four protocols level. Other outcomes get a sentence that says what
+    the races found instead (tests/sgd/test_headlines_sync_async.py turns the verdicts)."""
+    keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
+    level = len(time_groups(control)) == 1
+    if keeps and level:
+        return ("keeping unfinished work pays only when compute times have a minimum: a running mini-batch is then "
+                "closer to done than a fresh one, so K-async and K-batch-async reach the target before K-sync, "
+                "and under memoryless times the race could not tell the protocols apart")
+    if keeps:
+        return ("keeping unfinished work pays when compute times have a minimum, and under memoryless times it also "
+                f"matters: {time_headline(control)}")
+    return ("keeping unfinished work does not pay under every law with a minimum compute time: K-sync is not behind "
+            "both K-async and K-batch-async on every seed")
+
+
 def law_control_short(control: claims.Verdict) -> str:
     """The control in a few words, for a takeaway."""
     if all(_behind(control, slow, fast) for slow in CANCEL for fast in KEEP):
@@ -1509,25 +1530,41 @@ def sync_falling_words(falling: int, seeds: int, seed: int, end) -> str:
 
 def k_tuned_runs(small: bool = False, ks=(1, 2, 4, 8, 16), seed: int = 0) -> dict:
     """For each K of the trade-off, the run of ``seed`` at that K's best rate on its finer grid
-    (:data:`K_TRADEOFF_RATES`, the runs that pick the rates of ``ch04.k_tradeoff``): ``{label: (run, rate)}``."""
-    s = race_settings(small)
+    (:data:`K_TRADEOFF_RATES`, the runs that pick the rates of ``ch04.k_tradeoff``): ``{label: (run, rate)}``.
+
+    ``seed`` is a tuning seed (:data:`TWO_WAY_SEEDS`) or one of the held-out seeds that score the claim
+    (:data:`TWO_WAY_SCORING_SEEDS`): then the run is the claim's own held-out run at the best rate. Raises
+    ValueError naming ``seed`` when it is neither."""
+    s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
+    if seed not in TWO_WAY_SEEDS and seed not in TWO_WAY_SCORING_SEEDS:
+        raise ValueError(f"seed must be a tuning or a scoring seed of ch04.k_tradeoff, got {seed!r}")
     out = {}
     for K in ks:
         protocol, k = _k_protocol(K, s["workers"])
         g = _grid(protocol, k, s, rates=K_TRADEOFF_RATES[K])
-        out[protocol_label(protocol, s["workers"], k)] = (g.run(g.best_rate, seed), g.best_rate)
+        rate = g.best_rate
+        if seed not in TWO_WAY_SEEDS:
+            g = _grid(protocol, k, {**s, "seeds": TWO_WAY_SCORING_SEEDS}, rates=(rate,))
+        out[protocol_label(protocol, s["workers"], k)] = (g.run(rate, seed), rate)
     return out
 
 
 def k_sweep_tuned(small: bool = False, ks=(1, 2, 4, 8, 16), seed: int = 0) -> KSweep:
     """The K trade-off's runs as a sweep over K: each K at its own best rate, on the same wall-clock budget
-    (:func:`k_tuned_runs`, nothing new trained): its staleness and its test error against time."""
+    (:func:`k_tuned_runs`, nothing new trained, ``seed`` as there): its staleness and its training loss against
+    time."""
     s = race_settings(small)
     points = []
     for (run, rate), K in zip(k_tuned_runs(small, ks, seed).values(), ks):
         protocol = "async" if K == 1 else ("sync" if K == s["workers"] else "k_async")
         points.append(KSweepPoint(K, protocol, run, run, rate))
     return KSweep("k_async", s["workers"], tuple(points), s["budget"])
+
+
+def sweep_levels(sweep: KSweep) -> dict[int, float]:
+    """Each K's level in ``sweep`` (:func:`commlib.experiments.sgd.grids.level`: mean training loss over the last
+    quarter of the budget, nats), the number the K trade-off's table averages over seeds."""
+    return {p.k: grids.level(p.trained, sweep.budget) for p in sweep.points}
 
 
 # --------------------------------------------------------------------------- short phrases chosen from the verdicts

@@ -51,6 +51,7 @@ __all__ = [
     "shared_rate_table",
     "sgd_calculator",
     "sgd_sweep",
+    "barrier_cost_table",
 ]
 
 
@@ -240,6 +241,21 @@ def runtime_ratio_table(rows: list[dict]):
 _LAW_STYLES = ("-", "-.", (0, (5, 1.5)))
 #: The reference lines n and n ln n.
 _REFERENCE_GREY = "#888888"
+
+
+def barrier_cost_table(rows: list[dict]):
+    """Markdown table of what a barrier costs under several compute-time laws.
+
+    Each row: ``law`` (its name), ``what`` (the law in a few words), ``n16`` and ``n100``
+    (:math:`\\mathbb{E}[X_{n:n}]/\\mathbb{E}[X]` at 16 and at 100 learners, mean compute times) and ``wait16``
+    (the share of a 16-learner iteration that a learner spends waiting on average, %), all computed by
+    :func:`commlib.sgd.simulate.expected_max`.
+    """
+    return markdown_table(
+        ["compute-time law", "what it is", "iteration, n = 16 (mean compute times)", "waiting, n = 16 (%)",
+         "iteration, n = 100 (mean compute times)"],
+        [[r["law"], r["what"], f"{r['n16']:.2f}", f"{r['wait16']:.0f}", f"{r['n100']:.2f}"] for r in rows],
+        caption="What the barrier costs: the expected slowest of n learners, over the mean compute time")
 
 
 def runtime_ratio_figure(curves: RuntimeRatioCurves):
@@ -628,9 +644,12 @@ _DISTS = ["exponential", "shifted_exponential", "pareto", "deterministic"]
 
 
 def _calc_figure(timing, trained, t_max: float | None = None, staleness_max: float | None = None,
-                 error_range: tuple[float, float] | None = None):
-    """Staleness histogram and test error against time; ``t_max``, ``staleness_max`` and ``error_range`` (%) fix
-    the axes, so that the frames of a sweep share them."""
+                 error_range: tuple[float, float] | None = None, metric: str = "error"):
+    """Staleness histogram and, against time, test error (``metric="error"``, %) or training loss
+    (``metric="loss"``, nats); ``t_max``, ``staleness_max`` and ``error_range`` (the right panel's y range, in the
+    metric's unit) fix the axes, so that the frames of a sweep share them."""
+    if metric not in ("error", "loss"):
+        raise ValueError(f"metric must be 'error' or 'loss', got {metric!r}")
     fig, (ax1, ax2) = figure(7.2, 2.8, ncols=2)
     staleness_histogram({"staleness": timing}, ax=ax1)
     ax1.get_legend().remove()
@@ -638,11 +657,14 @@ def _calc_figure(timing, trained, t_max: float | None = None, staleness_max: flo
         ax1.set_xlim(-1, staleness_max)
     ax1.set_title(f"mean staleness {timing.staleness.mean():.2f}", fontsize=9)
     t = np.concatenate([[0.0], trained.eval_times])
-    err = 100 * np.concatenate([[trained.initial_error], trained.errors])
-    keep = np.isfinite(err)
-    ax2.plot(t[keep], err[keep], color=COLORS[0])
+    if metric == "error":
+        y = 100 * np.concatenate([[trained.initial_error], trained.errors])
+    else:
+        y = np.concatenate([[np.nan if trained.initial_loss is None else trained.initial_loss], trained.losses])
+    keep = np.isfinite(y)
+    ax2.plot(t[keep], y[keep], color=COLORS[0])
     ax2.set_xlabel("wall-clock time (mean compute times)")
-    ax2.set_ylabel("test error (%)")
+    ax2.set_ylabel("test error (%)" if metric == "error" else "training loss (nats)")
     if t_max is not None:
         ax2.set_xlim(0, t_max)
     if error_range is not None:
@@ -687,24 +709,28 @@ def sgd_calculator(protocol: str = "k_async", workers: int = 8, k: int = 2, comp
 
 
 def sgd_sweep(sweep: KSweep):
-    """A precomputed scrubber over K: staleness histogram and error curve for each value.
+    """A precomputed scrubber over K: staleness histogram and training-loss curve (nats) for each value.
 
-    ``sweep`` comes from :func:`commlib.experiments.sgd.sync_async.k_sweep_runs`.
+    Training loss is what the races score (:func:`commlib.experiments.sgd.grids.level`); one seed's test error
+    swings by more than the K differ. ``sweep`` comes from
+    :func:`commlib.experiments.sgd.sync_async.k_sweep_runs` or
+    :func:`commlib.experiments.sgd.tuned_races.k_sweep_tuned`.
     """
     workers = sweep.workers
     t_max = sweep.budget or max(float(p.trained.eval_times[-1]) for p in sweep.points)
     stale_max = max(5.0, max(float(np.percentile(p.timing.staleness, 99.5)) for p in sweep.points) + 1)
-    # the error axis zooms on the last three quarters of the budget, where the K differ (the first drop is off it)
-    errs = np.concatenate([100 * np.asarray(p.trained.errors, float)[np.asarray(p.trained.eval_times) >= t_max / 4]
-                           for p in sweep.points])
-    errs = errs[np.isfinite(errs)]
-    if errs.size == 0:
-        errs = np.array([100 * p.trained.initial_error for p in sweep.points])
-    error_range = (0.98 * float(errs.min()), 1.02 * float(errs.max()))
+    # the loss axis zooms on the last three quarters of the budget, where the K differ (the first drop is off it)
+    losses = np.concatenate([np.asarray(p.trained.losses, float)[np.asarray(p.trained.eval_times) >= t_max / 4]
+                             for p in sweep.points])
+    losses = losses[np.isfinite(losses)]
+    if losses.size == 0:
+        losses = np.array([1.0])
+    spread = float(losses.max() - losses.min()) or 0.01 * float(losses.max())
+    loss_range = (float(losses.min()) - 0.05 * spread, float(losses.max()) + 0.05 * spread)
 
     def draw(point):
         timing = point.timing
-        fig = _calc_figure(timing, point.trained, t_max, stale_max, error_range)
+        fig = _calc_figure(timing, point.trained, t_max, stale_max, loss_range, metric="loss")
         rate = "" if point.rate is None else f", rate {point.rate:g}"
         fig.suptitle(f"{_k_label(point.protocol, workers, point.k)}{rate}, n = {workers}: "
                      f"{timing.mean_time_per_update:.3f} mean compute times per update", fontsize=9)
@@ -712,6 +738,6 @@ def sgd_sweep(sweep: KSweep):
         return fig
 
     return sweep_html(draw, list(sweep.points), label=lambda point: f"K = {point.k}",
-                      alt=f"Staleness histogram and test error against wall-clock time of {_protocol_name(sweep.protocol)} with "
-                          f"{workers} learners for each K; the staleness and time axes are shared, the error axis zooms on the "
-                          "last three quarters of the budget")
+                      alt=f"Staleness histogram and training loss against wall-clock time of {_protocol_name(sweep.protocol)} "
+                          f"with {workers} learners for each K; the staleness and time axes are shared, the loss axis zooms "
+                          "on the last three quarters of the budget")
