@@ -805,14 +805,20 @@ def _replay_downpour(problem, jobs, shards, updates, rng, lr, lr_rule, lr_c, eta
             np.asarray(errors), np.asarray(losses), np.asarray(index, dtype=np.int64), diverged, w)
 
 
-def _downpour_timing(jobs, shards, updates):
-    """Completion times, staleness (worst shard) and replicas, without training."""
+def _downpour_events(jobs) -> list[tuple]:
+    """Each replica's read (kind 1, shard -1) and each of its pieces' arrivals (kind 0, the shard), in time order."""
     events = []
     for g, (t0, _t1, _w, arr) in enumerate(jobs):
         events.append((t0, 1, g, -1))
         for s, ta in enumerate(arr):
             events.append((ta, 0, g, s))
     events.sort()
+    return events
+
+
+def _downpour_timing(jobs, shards, updates):
+    """Completion times, staleness (worst shard) and replicas, without training."""
+    events = _downpour_events(jobs)
     shard_ver = [0] * shards
     read_ver, left, worst = {}, {}, {}
     times, stale, contrib = [], [], []
@@ -1040,12 +1046,7 @@ def downpour_staleness_parts(workers: int, shards: int, updates: int = 10_000, s
         comm_time = check_nonnegative("comm_time", comm_time)
     streams = _Streams(workers, seed, compute, _dist_params(compute, {}), comm_time, pushes=0)
     jobs = _run_downpour(streams, workers, shards, updates, comm_time)
-    events = []
-    for g, (t0, _t1, _w, arr) in enumerate(jobs):
-        events.append((t0, 1, g, -1))
-        for s, ta in enumerate(arr):
-            events.append((ta, 0, g, s))
-    events.sort()
+    events = _downpour_events(jobs)
     applied: list[list[int]] = [[] for _ in range(shards)]  # the replica of each piece, in the order applied
     read, others, own, left = {}, {}, {}, {}
     done: list[int] = []

@@ -259,7 +259,9 @@ def test_time_headline_groups_what_the_seeds_decide():
     assert _verdict(c, close, cfg).headline == f"{names[3]} and {names[2]} first (level), then {names[1]} and {names[0]} (level)"
 
 
-def test_keep_work_words_turn_with_the_races():
+def _law_races():
+    """Made-up law races: keeping the work reaches the target first under both laws with a minimum; the memoryless
+    control is level. Returns the configs, the two sets of times, the races and the control."""
     names = [x.name for x in tuned_races.law_race_pareto(small=True).contenders]
     cfg = {n: {"K": 8, "rate per gradient": 0.18} for n in names}
     keep = {names[0]: (60.0, 62.0, 58.0, 61.0, 59.0), names[1]: (50.0, 52.0, 49.0, 51.0, 50.0),
@@ -268,6 +270,11 @@ def test_keep_work_words_turn_with_the_races():
     races = {law: _verdict(c(small=True), keep, cfg) for law, c in
              (("se", tuned_races.law_race_shifted_exponential), ("pa", tuned_races.law_race_pareto))}
     control = _verdict(tuned_races.law_race_exponential(small=True), level, cfg)
+    return cfg, keep, level, races, control
+
+
+def test_keep_work_words_turn_with_the_races():
+    cfg, keep, level, races, control = _law_races()
     with_min, memoryless = tuned_races.keep_work_words(races, control)
     assert with_min.endswith("before cancelling it (K-sync)")
     assert memoryless.endswith("could not tell the protocols apart in time to the target")
@@ -294,14 +301,7 @@ def test_keep_work_words_turn_with_the_races():
 
 
 def test_keep_work_lesson_is_one_idea_chosen_by_the_races():
-    names = [x.name for x in tuned_races.law_race_pareto(small=True).contenders]
-    cfg = {n: {"K": 8, "rate per gradient": 0.18} for n in names}
-    keep = {names[0]: (60.0, 62.0, 58.0, 61.0, 59.0), names[1]: (50.0, 52.0, 49.0, 51.0, 50.0),
-            names[2]: (31.0, 33.0, 30.0, 32.0, 34.0), names[3]: (30.0, 32.0, 31.0, 31.0, 33.0)}
-    level = {n: (40.0, 41.0, 39.0, 40.5, 39.5) for n in names}
-    races = {law: _verdict(c(small=True), keep, cfg) for law, c in
-             (("se", tuned_races.law_race_shifted_exponential), ("pa", tuned_races.law_race_pareto))}
-    control = _verdict(tuned_races.law_race_exponential(small=True), level, cfg)
+    cfg, keep, level, races, control = _law_races()
     assert tuned_races.keep_work_lesson(races, control).startswith(
         "keeping unfinished work pays only when compute times have a minimum")
     moving = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
