@@ -303,7 +303,7 @@ def test_keep_work_words_turn_with_the_races():
 def test_keep_work_lesson_is_one_idea_chosen_by_the_races():
     cfg, keep, level, races, control = _law_races()
     assert tuned_races.keep_work_lesson(races, control).startswith(
-        "keeping unfinished work pays only when compute times have a minimum")
+        "keeping unfinished work paid under both laws with a minimum compute time raced here")
     moving = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
     assert "also matters" in tuned_races.keep_work_lesson(races, moving)
     races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)

@@ -1015,19 +1015,20 @@ def keep_work_lesson(verdicts: dict, control: claims.Verdict) -> str:
     """The law races' lesson in one sentence, chosen from the verdicts (``verdicts`` and ``control`` as for
     :func:`keep_work_words`).
 
-    The lesson is "keeping unfinished work pays only when compute times have a minimum" where K-sync, which cancels
+    The lesson is "keeping unfinished work paid under both laws with a minimum" where K-sync, which cancels
     the running work, reaches the target after both K-async and K-batch-async on every seed under every law with a
     minimum, and the memoryless control leaves all four protocols level. Other outcomes get a sentence that says what
     the races found instead (tests/sgd/test_headlines_sync_async.py turns the verdicts)."""
     keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
     level = len(time_groups(control)) == 1
     if keeps and level:
-        return ("keeping unfinished work pays only when compute times have a minimum: a running mini-batch is then "
-                "closer to done than a fresh one, so K-async and K-batch-async reach the target before K-sync, "
-                "and under memoryless times the race could not tell the protocols apart")
+        return ("keeping unfinished work paid under both laws with a minimum compute time raced here, where a running "
+                "mini-batch is closer to done than a fresh one: K-async and K-batch-async reach the target before "
+                "K-sync. What matters is that closeness, not the minimum as such; under memoryless times the race "
+                "could not tell the protocols apart")
     if keeps:
-        return ("keeping unfinished work pays when compute times have a minimum, and under memoryless times it also "
-                f"matters: {time_headline(control)}")
+        return ("keeping unfinished work paid under both laws with a minimum raced here, and under memoryless times it "
+                f"also matters: {time_headline(control)}")
     return ("keeping unfinished work does not pay under every law with a minimum compute time: K-sync is not behind "
             "both K-async and K-batch-async on every seed")
 
