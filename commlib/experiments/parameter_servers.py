@@ -16,9 +16,9 @@ from . import claims
 __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_claim", "ps_small_message_f0_claim",
            "ps_small_message_extra_claim", "ps_small_message_extra_8_claim", "byteps_one_spare_claim",
            "ps_fast_server_cards_claim",
-           "fast_cards_neighbour_sentence", "sparse_gap_sentence", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
+           "sparse_gap_sentence", "ps_crossover_claim", "ps_crossover_32_claim", "crossover_size",
            "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
-           "crossover_multiples", "beyond_ring_words", "last_to_fall", "last_to_fall_words", "tied_allreduces", "tie_words",
+           "crossover_multiples", "last_to_fall", "last_to_fall_words", "tied_allreduces", "tie_words",
            "fastest_tie_words", "fast_cards_rows", "fast_cards_words",
            "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
 
@@ -266,40 +266,6 @@ def ps_fast_server_cards_claim(small: bool = False) -> claims.Claim:
 #: One setting next to :data:`FAST_SERVER_CARDS`: a server machine more, a 1 MB gradient, every start-up per message.
 FAST_CARDS_NEIGHBOUR = {**FAST_SERVER_CARDS, "servers": 4, "nbytes": 1e6, "overhead": 1.0}
 
-
-def fast_cards_neighbour_sentence(setting: dict | None = None) -> str:
-    """Next to the fast-server-cards claim, the parameter server against the direct reduce-scatter/all-gather alone,
-    the flat all-reduces and its own schedule run among the workers, on the same cards, in words chosen from the
-    numbers: a clause that starts with "with", to follow the claim's sentence.
-
-    >>> print(fast_cards_neighbour_sentence())   # doctest: +NORMALIZE_WHITESPACE
-    with 4 server machines, a 1 MB gradient and every start-up paid per message, the parameter server takes 600 µs,
-    ahead of the direct reduce-scatter/all-gather (620 µs) and of every flat all-reduce on the same cards, but not
-    of its own schedule run among the workers on the same cards (600 µs)
-    """
-    c = FAST_CARDS_NEIGHBOUR if setting is None else setting
-    worker, server = hardware.link(c["worker_link"]), hardware.link(c["server_link"])
-    args = (c["nbytes"], c["n"], c["servers"], worker.bandwidth, server.bandwidth, worker.latency)
-    f = c["overhead"]
-    p = 1e6 * ps_cost.round_time(c["nbytes"], c["n"], worker.bandwidth, servers=c["servers"], latency=worker.latency,
-                                 server_bandwidth=server.bandwidth, overhead=f)
-    times = {a: 1e6 * ps_cost.allreduce_on_same_cards(*args, algorithm=a, overhead=f) for a in ps_cost.SAME_CARDS_RIVALS}
-    o = times.pop(ps_cost.OWN_SCHEDULE)
-    d = times[ps_cost.DIRECT]
-    counted = min(times.values())
-    where = (f"with {c['servers']} server machines, a {c['nbytes'] / 1e6:g} MB gradient and "
-             + ("every start-up paid per message" if f == 1 else f"a share {f:g} of each start-up paid per message"))
-    if p < counted:
-        name = min(times, key=times.get)
-        tail = (f"but not of its own schedule run among the workers on the same cards ({o:.0f} µs)" if o <= p * (1 + 1e-9)
-                else f"and of its own schedule run among the workers ({o:.0f} µs)")
-        rivals = (f"the direct reduce-scatter/all-gather ({counted:.0f} µs) and of every flat all-reduce on the same "
-                  "cards" if name == ps_cost.DIRECT else
-                  f"the direct reduce-scatter/all-gather and of every flat all-reduce on the same cards (the fastest, "
-                  f"the {ps_cost.rival_label(name)}, {counted:.0f} µs)")
-        return f"{where}, the parameter server takes {p:.0f} µs, ahead of {rivals}, {tail}"
-    return (f"{where}, the parameter server takes {p:.0f} µs, the direct reduce-scatter/all-gather {d:.0f} µs and its "
-            f"own schedule run among the workers {o:.0f} µs")
 
 
 def fast_cards_rows(settings=None) -> list[dict]:
@@ -752,28 +718,6 @@ def last_to_fall_words(verdict, link: str = "eth_25g") -> str:
 def _allreduce_name(name: str) -> str:
     return "Bruck's all-reduce" if name == "bruck" else ps_cost.rival_label(name)
 
-
-def beyond_ring_words(verdicts, other: int | None = 12) -> str:
-    r"""Where the all-reduce that holds out longest keeps the parameter server behind past the ring's crossover, in
-    words: that algorithm and its crossover as a multiple of :math:`n\alpha B` for each verdict's n, whether those n
-    are powers of two, and which all-reduce holds out longest with ``other`` workers (None: not said).
-
-    >>> print(beyond_ring_words([claims.verdict(k) for k in ("ch03.ps_crossover", "ch03.ps_crossover_32")]))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    halving-doubling, 7.8 times $n\alpha B$ with 8 workers and 6.1 times with 32, both powers of two; with 12 workers
-    it is Bruck's all-reduce
-    """
-    algs = {v.best["fastest all-reduce"].config["algorithm"] for v in verdicts}
-    name = _allreduce_name(algs.pop()) if len(algs) == 1 else "depending on n"
-    m = crossover_multiples(verdicts, "fastest all-reduce")
-    ns = [v.claim.shared["n"] for v in verdicts]
-    rest = "".join(f" and {x:.1f} times with {n}" for n, x in zip(ns[1:], m[1:]))
-    powers = [n > 0 and n & (n - 1) == 0 for n in ns]
-    scope = {1: ", a power of two", 2: ", both powers of two"}.get(len(ns), ", all powers of two") if all(powers) else ""
-    if other is not None:
-        there = _allreduce_name(last_to_fall(other))
-        scope += f"; with {other} workers it is {there}" + (" too" if there == name else "")
-    return rf"{name}, {m[0]:.1f} times $n\alpha B$ with {ns[0]} workers{rest}{scope}"
 
 
 def few_times_words(verdicts) -> str:
