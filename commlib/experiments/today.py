@@ -5,13 +5,14 @@ Compression: the bytes each method sends per step and worker, at the chapter's n
 the control are all-reduced, and sign is summed in two phases, an all-to-all and an all-gather, like an
 all-reduce), from :func:`commlib.today.compression.step_bytes`, deterministic (its five seeds give the
 same bytes, enough for the registry's check where two methods tie); how close each compressor ends to
-the uncompressed control, and whether the book's problem can tell compressors apart, trained on five
-seeds, every contender at its own best learning rate from a grid whose best lies inside (the runs are
-made once and shared between the claims that use them).
+the uncompressed control, and whether the book's problem can tell compressors apart, trained on ten
+seeds (:data:`COMPRESSION_SEEDS`), every contender at its own best learning rate from a grid whose best lies inside
+(the runs are made once and shared between the claims that use them).
 
 Mixture of experts: the chapter's example (:data:`MOE_EXAMPLE`), defined once.
 
-Local SGD and DiLoCo: each against its control at an equal wall-clock budget, five seeds.
+Local SGD and DiLoCo: each against its control at an equal wall-clock budget, on five seeds or on ten
+(:data:`LOCAL_SEEDS`).
 
 >>> v = claims.run(claims.claim("ch07.compressed_bytes_n64", small=True))
 >>> v.winner, round(v.best["top-k"].mean / v.best["control"].mean, 1)
@@ -29,11 +30,11 @@ from ..sgd import training
 from ..today import compression
 from . import claims
 
-__all__ = ["BYTES_WORKERS", "NAMES", "TRAIN_LRS", "TRAIN_STEPS", "TRAIN_WORKERS", "LOCAL_BUDGET", "LOCAL_H",
+__all__ = ["BYTES_WORKERS", "COMPRESSION_SEEDS", "NAMES", "TRAIN_LRS", "TRAIN_STEPS", "TRAIN_WORKERS", "LOCAL_BUDGET", "LOCAL_H",
            "LOCAL_SETTINGS", "LARGE_BATCH_KEYS", "large_summary", "local_outcome", "large_outcome", "paired_gaps", "median_spread",
            "seed_noise", "large_share", "large_shares_by_seed", "large_share_median",
            "large_gain_words", "local_gap",
-           "count_word", "PairedGap", "paired_gaps_to_control", "power_of_ten_up",
+           "count_word", "PairedGap", "paired_gaps_to_control", "power_of_ten_up", "percent_about", "compression_ranking",
            "race_cause", "race_takeaway", "SAME_BATCH", "batch_scope", "MoeExample", "MOE_EXAMPLE",
            "MOE_SEEDS", "moe_imbalances", "bytes_phrase", "way_words",
            "large_share_range", "way_range_words", "closes_range_words"]
@@ -85,13 +86,17 @@ for _n in BYTES_WORKERS:
     claims.register(f"ch07.compressed_bytes_n{_n}")(_bytes_claim(_n))
 
 _SEEDS = (0, 1, 2, 3, 4)
+#: The seeds of every compression training claim: ten, as on five PowerSGD's small lag behind the control shows or
+#: not by the seeds drawn (above it on 3 of seeds 0-4, on 5 of seeds 5-9). A run takes a few hundredths of a second.
+COMPRESSION_SEEDS = tuple(range(10))
 #: Steps every compression run takes (the same budget for every method).
 TRAIN_STEPS = _STEPS = 300
 #: Learning rates the control and each compressor (top-k keeping 10 %) are tuned over: the best mean over the
-#: five seeds, 0.7 for every method, lies inside (0.5 and 1.0 end higher).
+#: ten seeds, 0.7 for every method, lies inside (0.5 and 1.0 end higher).
 TRAIN_LRS = (0.5, 0.7, 1.0)
 _LRS = TRAIN_LRS
-#: Top-k keeping fewer entries wants smaller steps: its own grids (best 0.35 keeping 2, 0.2 keeping 1).
+#: Top-k keeping fewer entries wants smaller steps: its own grids (best 0.35 keeping 2, 0.2 keeping 1, over the ten
+#: seeds).
 _FEW_LRS = (0.2, 0.35, 0.5)
 _ONE_LRS = (0.1, 0.2, 0.35)
 
@@ -177,6 +182,102 @@ def power_of_ten_up(x: float) -> float:
     return 10.0 ** math.ceil(round(math.log10(x), 9))
 
 
+def percent_about(x: float, spread: float) -> str:
+    """``x`` (a share, 0.001 for 0.1 %) as a percentage quoted no finer than ``spread`` (a share too): to the decimal
+    place of the spread's first digit, two places where there is no spread.
+
+    >>> percent_about(0.00072, 0.00056), percent_about(-0.00057, 0.0007), percent_about(0.0012, 0.0)
+    ('0.07 %', '-0.06 %', '0.12 %')
+    """
+    places = 2 if spread <= 0 else max(0, -math.floor(math.log10(100 * spread)))
+    return f"{100 * x:.{places}f} %"
+
+
+#: A compressor that ends on one side of the control on at least this share of the seeds, where no sign test
+#: decides, is said to lean that way (:func:`compression_ranking`); short of it, to be level with the control.
+LEAN_SHARE = 0.75
+
+
+def _join(words) -> str:
+    words = list(words)
+    return " and ".join(words) if len(words) < 3 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def compression_ranking(gaps, steps: int) -> dict[str, str]:
+    """What the compressors' paired gaps to the control (:func:`paired_gaps_to_control`, each compressor's
+    :class:`PairedGap`) say about ranking them, after ``steps`` steps, the only budget run: ``"head"``, a bold
+    lead-in; ``"far"``, a sentence on the gaps that show (or the largest one); ``"short"`` and ``"size"``, the
+    conclusion in a clause after a comma and after a colon (``"size"``, for a list of takeaways, without the mean gaps).
+
+    A compressor whose side of the control a sign test decides is told apart from it; one that ends on one side on
+    :data:`LEAN_SHARE` of the seeds or more, undecided, leans that way, a small lag (above) or lead (below) said with
+    its count and its mean gap, quoted no finer than its paired spread (:func:`percent_about`); the rest are level.
+
+    >>> g = {n: PairedGap(n, gaps, sum(gaps) / 4, 0.0005, sum(x > 0 for x in gaps), False) for n, gaps in
+    ...      (("PowerSGD", (0.001, 0.0008, 0.0004, -0.0001)), ("sign", (0.0004, -0.0003, 0.0001, -0.0004)))}
+    >>> w = compression_ranking(g, 300)
+    >>> w["head"]
+    'At the end of these runs, four seeds cannot rank the compressors, though PowerSGD lags a little'
+    >>> w["far"].split(": ")[0]
+    'PowerSGD ends above the control on 3 of 4 seeds, by about 0.05 % on average'
+    >>> w["far"].split("; ")[1]
+    'sign is level with the control.'
+    """
+    gs = list(gaps.values())
+    if not gs:
+        raise ValueError("gaps must not be empty")
+    n = len(gs[0].gaps)
+    seeds = count_word(n)
+
+    def side(g: PairedGap) -> tuple[str, int]:
+        return ("above", g.above) if g.mean > 0 else ("below", sum(x < 0 for x in g.gaps))
+
+    def one(g: PairedGap) -> str:
+        where, k = side(g)
+        return (f"{g.name} ends {where} the control on {k} of {n} seeds, by about "
+                f"{percent_about(abs(g.mean), g.spread)} on average")
+
+    decided = [g for g in gs if g.decided]
+    leaning = [g for g in gs if not g.decided and side(g)[1] >= LEAN_SHARE * n]
+    level = [g for g in gs if g not in decided and g not in leaning]
+    level_words = (f"{_join(g.name for g in level)} {'is' if len(level) == 1 else 'are'} level with the control"
+                   if level else "")
+    if decided:
+        names = _join(g.name for g in decided)
+        parts = [f"{one(g)}, a split a sign test tells from chance" for g in decided]
+        parts += [f"{one(g)}, consistent in direction but too small for a sign test on {seeds} seeds to decide"
+                  for g in leaning]
+        return {"head": f"At the end of these runs, {seeds} seeds tell {names} from the control, by small gaps",
+                "far": "; ".join(parts + ([level_words] if level_words else [])) + ".",
+                "short": f"after {steps} steps close, though {seeds} seeds tell {names} from the control",
+                "size": (f"after {steps} steps, the only budget run, {seeds} seeds tell {names} from the control, "
+                         "by small gaps")}
+    if leaning:
+        names = _join(g.name for g in leaning)
+        first = leaning[0]
+        lag = {x.name: "lag" if x.mean > 0 else "lead" for x in leaning}
+        verb = (f"{lag[first.name]}s a little" if len(leaning) == 1 else
+                "lag or lead a little" if len(set(lag.values())) > 1 else f"{lag[first.name]} a little")
+        what = (f"a small {lag[first.name]}, consistent in direction" if len(leaning) == 1
+                else "small gaps, each consistent in direction")
+        body = "; ".join(one(x) for x in leaning)
+        counts = " and ".join(f"{side(x)[1]} of {n}" for x in leaning)
+        return {"head": f"At the end of these runs, {seeds} seeds cannot rank the compressors, though {names} {verb}",
+                "far": (f"{body}: {what} but too small for a sign test on {seeds} seeds to decide"
+                        + (f"; {level_words}" if level_words else "") + "."),
+                "short": (f"after {steps} steps too close for {seeds} seeds to rank them, though {names} {verb} "
+                          f"on {counts} seeds"),
+                "size": (f"at the end of the only budget run, {'; '.join(one(x).split(', by about')[0] for x in leaning)}, "
+                         f"{'a ' + lag[first.name] if len(leaning) == 1 else 'gaps'} too small for a sign test on {seeds} seeds to "
+                         f"decide" + (f"; {level_words.replace('the control', 'it')}" if level_words else ""))}
+    far = max(gs, key=lambda x: abs(x.mean))
+    return {"head": f"At the end of these runs, {seeds} seeds cannot rank the compressors",
+            "far": f"{far.name}'s gap is the largest: it {one(far).removeprefix(far.name + ' ')}, a split a sign test "
+                   "does not tell from chance.",
+            "short": f"after {steps} steps too close for {seeds} seeds to rank them",
+            "size": f"after {steps} steps, the only budget run, the gaps are too small for these runs to rank them"}
+
+
 def _percent(x: float) -> str:
     """A share with one significant digit, as a percentage: 0.001 -> "0.1 %"."""
     digits = max(0, -math.floor(math.log10(100 * x)))
@@ -215,7 +316,7 @@ def _reach(small: bool = False) -> claims.Claim:
         tuple(claims.Contender(NAMES[m], _train(m), {"lr": _LRS},
                                uses=f"{TRAIN_WORKERS} workers, batch 32, {'no compression' if m == 'none' else 'error feedback'}, "
                                     f"{_USES[m]}") for m in compression.METHODS),
-        metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS},
+        metric="final loss (nats)", seeds=COMPRESSION_SEEDS, shared={"steps": _STEPS},
         wording=wording, chapter="07", source="commlib.today.compression.train_compressed", headline=headline)
 
 
@@ -244,7 +345,7 @@ def _keep(small: bool = False) -> claims.Claim:
                           uses=f"{TRAIN_WORKERS} workers, batch 32, error feedback, all-gathered fp32 values and int32 indices"),
          claims.Contender(f"keeping {few} ({few / dim:.0%})", _train("topk", few), {"lr": _FEW_LRS},
                           uses="the same, its own rate tuned")),
-        metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
+        metric="final loss (nats)", seeds=COMPRESSION_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
         source="commlib.today.compression.train_compressed", headline=headline)
 
 
@@ -265,7 +366,7 @@ def _one(small: bool = False) -> claims.Claim:
         (claims.Contender("control", _train("none"), {"lr": _LRS}, uses=f"{TRAIN_WORKERS} workers, batch 32, ring all-reduce, fp32"),
          claims.Contender("top-k keeping 1", _train("topk", 1), {"lr": _ONE_LRS},
                           uses="the same workers and steps, error feedback, all-gathered")),
-        metric="final loss (nats)", seeds=_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
+        metric="final loss (nats)", seeds=COMPRESSION_SEEDS, shared={"steps": _STEPS}, wording=wording, chapter="07",
         source="commlib.today.compression.train_compressed", headline=headline)
 
 
@@ -607,7 +708,8 @@ def large_gain_words(shares: dict[int, float]) -> dict[str, str]:
 def large_summary(shares: dict[int, float | tuple[float, float]]) -> dict[str, str]:
     """The chapter's summary of where local SGD's gain comes from on its problem, from the large batch's share of it
     at each H, a number or a (low, high) range (:func:`large_share_range`: the seeds' mean and the median seed, which
-    part where one seed's tuned rate nearly diverges; the low end decides the words on the gain): ``"way"``,
+    part where one seed's tuned rate nearly diverges; the low end decides the words on the gain, H by H where they
+    differ, :func:`_gain_amount`): ``"way"``,
     how far the control gets at each H (a phrase after "gets"); ``"rest"``, what pays for the gain, a clause
     that says no more than these runs (this problem, these H).
 
@@ -620,6 +722,9 @@ def large_summary(shares: dict[int, float | tuple[float, float]]) -> dict[str, s
     >>> print(textwrap.fill(large_summary({16: 1.02, 64: 0.4})["rest"], 100))
     on this problem more samples per synchronisation pay for all of the gain at H = 16 and part of it at
     H = 64, where the many small steps between syncs add the rest
+    >>> print(textwrap.fill(large_summary({16: (0.93, 0.94), 64: (0.54, 0.71)})["rest"], 100))
+    on this problem more samples per synchronisation pay for most of the gain at H = 16 and about half
+    or more of it at H = 64, and the many small steps between syncs add the rest
     >>> large_summary({16: -0.1})["rest"]
     'on this problem the many small steps between syncs pay for all of the gain'
     """
@@ -636,16 +741,37 @@ def large_summary(shares: dict[int, float | tuple[float, float]]) -> dict[str, s
     part = [h for h in hs if shares[h][0] < 1]
     if not part:
         return {"way": way, "rest": "on this problem more samples per synchronisation pay for all of the gain"}
-    amount = "most" if min(shares[h][0] for h in part) > 0.5 else "part"
-    at = " and ".join(map(str, part))
+    amount = {h: _gain_amount(*shares[h]) for h in part}
+    if len(set(amount.values())) == 1:
+        each = f"{amount[part[0]]} of " + ("the gain" if not whole else "it at H = " + " and ".join(map(str, part)))
+    else:
+        each = " and ".join(f"{amount[h]} of {'the gain' if i == 0 and not whole else 'it'} at H = {h}"
+                            for i, h in enumerate(part))
     if not whole:
-        rest = (f"on this problem more samples per synchronisation pay for {amount} of the gain, and the many small "
+        rest = (f"on this problem more samples per synchronisation pay for {each}, and the many small "
                 "steps between syncs add the rest")
     else:
         rest = (f"on this problem more samples per synchronisation pay for all of the gain at H = "
-                f"{' and '.join(map(str, whole))} and {amount} of it at H = {at}, where the many small steps between "
+                f"{' and '.join(map(str, whole))} and {each}, where the many small steps between "
                 "syncs add the rest")
     return {"way": way, "rest": rest}
+
+
+def _gain_amount(lo: float, hi: float) -> str:
+    """How much of a gain a share between ``lo`` and ``hi`` (below 1) pays for, in words no finer than tenths
+    (:func:`way_words`) and no broader than the range's low end: ``"most"`` where the low end is six tenths or more,
+    ``"about half or more"`` where it is about half and the high end above, ``"about half"`` where both are,
+    ``"part"`` below.
+
+    >>> _gain_amount(0.93, 0.94), _gain_amount(0.54, 0.71), _gain_amount(0.52, 0.53), _gain_amount(0.3, 0.6)
+    ('most', 'about half or more', 'about half', 'part')
+    """
+    tenths = math.floor(10 * lo + 0.5)
+    if tenths >= 6:
+        return "most"
+    if tenths == 5:
+        return "about half" if way_words(hi) == way_words(lo) else "about half or more"
+    return "part"
 
 
 def _local_at(h: int):
@@ -869,7 +995,7 @@ def large_short(shares: dict[int, float | tuple[float, float]]) -> str:
 @dataclass(frozen=True)
 class LocalRow:
     """One row of the chapter's local-SGD results: the setting, local SGD's lead over synchronous SGD (nats, the
-    five-seed means; > 0 where local SGD ends lower), how much of it a larger synchronous batch closes (words, ``""``
+    means over its claim's seeds; > 0 where local SGD ends lower), how much of it a larger synchronous batch closes (words, ``""``
     where that control was not run) and what the row says (a sentence chosen from the verdicts)."""
     setting: str
     lead: float

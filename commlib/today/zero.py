@@ -32,10 +32,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..collectives import simulate as collectives
+from ..sgd.overlap import BACKWARD_TO_FORWARD
 from ..units import check_count
 from .cost import OPTIMIZER_BYTES, ZERO_STAGES, memory_per_rank
 
 __all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "prefetch_schedule", "forward_layer_times",
+           "backward_layer_times",
            "GATHER_FORMS", "node_gather_times"]
 
 
@@ -237,3 +239,24 @@ def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flop
         return compute, (n - 1) / n * layer_bytes / bandwidth
     times = node_gather_times(layer_bytes, n, per_node, bandwidth, node_bandwidth)
     return compute, (min(times.values()) if form is None else times[form])
+
+
+def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
+                         **kwargs) -> tuple[float, float]:
+    r"""One layer's backward compute and its stage-3 traffic, seconds (equal layers; the arguments of
+    :func:`forward_layer_times`).
+
+    In the backward pass each layer all-gathers its weights again and reduce-scatters its gradient. A reduce-scatter
+    is an all-gather run backwards, the same bytes over the same links, so the two take twice the forward's gather
+    (bandwidth terms, the two sharing the same ports). The compute is :data:`commlib.sgd.overlap.BACKWARD_TO_FORWARD`
+    times the forward's, 4 of the 6 FLOPs per parameter and token. Both double: the ratio of compute to traffic is
+    the forward's, and so is the batch above which prefetching hides the traffic.
+
+    >>> cf, gf = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
+    >>> cb, gb = backward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
+    >>> round(cb / cf, 9), round(gb / gf, 9)
+    (2.0, 2.0)
+    """
+    compute, gather = forward_layer_times(params, layers, n, tokens, peak_flops, bandwidth, **kwargs)
+    reduce_scatter = gather
+    return BACKWARD_TO_FORWARD * compute, gather + reduce_scatter
