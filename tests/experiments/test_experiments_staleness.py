@@ -173,3 +173,33 @@ def test_nk_agreement_on_a_small_run_and_bad_input():
     assert gaps["n/K k_batch_async"] == pytest.approx(1.0) and gaps["n/K k_batch_async least"] == pytest.approx(0.25)
     with pytest.raises(ValueError, match="rows"):
         staleness.nk_agreement([])
+
+
+def test_noise_gain_rows_and_words_over_the_learners():
+    rows = staleness.noise_gain_rows({16: 0.05, 256: 0.025}, {"optimum": 0.219, "peak": 0.43}, updates=300_000)
+    assert [(r["workers"], r["where"]) for r in rows] == [(16, "optimum"), (16, "peak"), (256, "optimum"), (256, "peak")]
+    peak256 = rows[-1]
+    assert peak256["frac"] > 1 and peak256["fixed"] == float("inf") and 2 < peak256["random"] < 6
+    assert all(r["reach"] == pytest.approx(r["step"] * (r["workers"] - 1)) for r in rows)
+    w = staleness.noise_gain_words(rows)
+    assert w["agree"] == (16,) and w["part"] == (256,) and w["grows"]
+    assert "far less" in w["words"] and "0.32" in w["words"]
+
+
+@pytest.mark.parametrize("bad", [dict(rates={}), dict(curvatures={}), dict(rates={0: 0.05}), dict(rates={16: -1.0})])
+def test_noise_gain_rows_refuses_bad_input(bad):
+    args = {"rates": {16: 0.05}, "curvatures": {"optimum": 0.2}, **bad}
+    with pytest.raises(ValueError):
+        staleness.noise_gain_rows(**args, updates=1000)
+
+
+def test_noise_gain_words_when_all_agree_or_all_part():
+    agree = [{"workers": 4, "where": "peak", "reach": 0.1, "fixed": 1.1, "random": 1.05},
+             {"workers": 16, "where": "peak", "reach": 0.3, "fixed": 1.4, "random": 1.3}]
+    w = staleness.noise_gain_words(agree)
+    assert w["part"] == () and "about as much" in w["short"] and "0.3" in w["words"]
+    part = [{"workers": 64, "where": "peak", "reach": 1.4, "fixed": 9.6, "random": 2.3}]
+    w = staleness.noise_gain_words(part)
+    assert w["agree"] == () and "far less" in w["short"] and not w["grows"]
+    with pytest.raises(ValueError):
+        staleness.noise_gain_words([])

@@ -132,3 +132,10 @@ def test_random_staleness_noise_gain_refuses_bad_input(bad):
     args = {"step": 0.1, "workers": 4, "updates": 1000} | bad
     with pytest.raises(ValueError, match=next(iter(bad))):
         sq.random_staleness_noise_gain(**args)
+
+
+def test_random_staleness_noise_gain_parts_from_a_fixed_delay_near_its_limit():
+    # 256 learners at 0.9 of the fixed delay's limit: the fixed delay's gain is about 11, random staleness's far less
+    step = 0.9 * sq.stable_step_closed_form(255)
+    assert sq.noise_variance_gain(step, 255) > 8
+    assert sq.random_staleness_noise_gain(step, 256, updates=300_000) < 4

@@ -101,3 +101,10 @@ def test_noise_gain_figure_draws_one_line_per_delay_and_refuses_bad_input():
         staleness_views.noise_gain_figure(fractions=(0.5, 1.0))
     with pytest.raises(ValueError, match="taus"):
         staleness_views.noise_gain_figure(taus=(-1,))
+
+
+def test_noise_gain_table_marks_a_fixed_delay_past_its_limit():
+    rows = [{"workers": 256, "rate": 0.025, "where": "peak", "step": 0.011, "reach": 2.7, "frac": 1.7,
+             "fixed": float("inf"), "random": 3.7}]
+    last = staleness_views.noise_gain_table(rows).data.splitlines()[-1]
+    assert "unbounded" in last and "3.7" in last

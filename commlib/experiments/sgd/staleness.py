@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...sgd import simulate as sgd
-from ...sgd import training
+from ...sgd import stale_quadratic, training
 from ...sgd.simulate import mean_rule_rate  # noqa: F401  (the chapter reads it here, beside its runs)
 from ...units import check_nonnegative, check_positive
 from .. import claims
@@ -95,6 +95,8 @@ __all__ = [
     "carry_adapting",
     "carry_rows",
     "stability_headroom",
+    "noise_gain_rows",
+    "noise_gain_words",
     "fold_range_words",
     "gupta_staleness",
     "GUPTA_EXACT",
@@ -1277,6 +1279,113 @@ def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], 
                  f"{folds_text} or more above the rate one never-stale learner favours")
     return {"fold": float(fold), "spread": float(spread), "workers": n, "binds": binds, "words": words,
             "short": short}
+
+
+def noise_gain_rows(rates: dict[int, float], curvatures: dict[str, float], updates: int = 1_000_000,
+                    seed: int = 0) -> list[dict]:
+    r"""The noise gain of asynchronous SGD's random staleness against that of a fixed delay of the same mean, for
+    several numbers of learners, each at its own rate.
+
+    ``rates`` maps a number of learners ``n`` to its rate :math:`\eta` (the chapter: the constant rate tuned on each
+    asynchronous run); ``curvatures`` maps where on the loss to its sharpest curvature :math:`\lambda_{\max}`. For each
+    ``n`` and each curvature, with :math:`\zeta = \eta\lambda_{\max}`, a row gives ``workers``, ``rate``, ``where``,
+    ``step`` (:math:`\zeta`), ``reach`` (:math:`\zeta (n - 1)`, the step times the mean staleness), ``frac`` (the step
+    as a fraction of the largest stable step of a gradient always :math:`n - 1` updates old,
+    :func:`commlib.sgd.stale_quadratic.stable_step_closed_form`), ``fixed`` (that delay's noise gain,
+    :func:`commlib.sgd.stale_quadratic.noise_variance_gain`; ``inf`` past its limit, where the echoes never die out)
+    and ``random`` (the gain under random staleness, simulated over ``updates`` updates with ``seed``,
+    :func:`commlib.sgd.stale_quadratic.random_staleness_noise_gain`).
+
+    Why ``reach``: the fixed delay's limit is about :math:`\pi/(2n - 1)`, so :math:`\zeta (n - 1)` is about
+    :math:`\pi/2` times ``frac``; while it is well below one, a stale gradient has barely moved the parameters
+    during its delay, whatever that delay's spread.
+
+    >>> rows = noise_gain_rows({16: 0.05}, {"optimum": 0.2}, updates=100_000)
+    >>> r = rows[0]
+    >>> r["workers"], round(r["step"], 3), round(r["reach"], 2), round(r["frac"], 2), round(r["fixed"], 2)
+    (16, 0.01, 0.15, 0.1, 1.16)
+    >>> 1.0 < r["random"] < 1.3
+    True
+    """
+    if not rates or not curvatures:
+        raise ValueError("rates and curvatures must each give at least one entry")
+    rows = []
+    for n, rate in rates.items():
+        n = int(n)
+        if n < 1:
+            raise ValueError(f"rates: a number of learners must be at least 1, got {n}")
+        check_positive("rates", rate)
+        for where, lam in curvatures.items():
+            check_positive("curvatures", lam)
+            step = rate * lam
+            try:
+                fixed = stale_quadratic.noise_variance_gain(step, n - 1)
+            except ValueError:
+                fixed = float("inf")
+            rows.append({"workers": n, "rate": float(rate), "where": where, "step": step, "reach": step * (n - 1),
+                         "frac": step / stale_quadratic.stable_step_closed_form(n - 1), "fixed": fixed,
+                         "random": stale_quadratic.random_staleness_noise_gain(step, n, updates=updates, seed=seed)})
+    return rows
+
+
+def noise_gain_words(rows: list[dict], close: float = 0.2) -> dict:
+    r"""Where random staleness amplifies the noise about as much as a fixed delay of the same mean, and where the two
+    part: the chapter's words for the rows of :func:`noise_gain_rows`.
+
+    A row *agrees* when its random-staleness gain lies within ``close`` (a fraction) of the fixed delay's. Returns
+    ``agree`` and ``part`` (the numbers of learners whose rows all agree, and those with a row that parts), ``grows``
+    (whether the random-staleness gain grows with the learners at every curvature), ``words`` (a sentence for the
+    body, beside the table: the largest step times the mean staleness, :math:`\zeta (n - 1)`, where they agree and
+    the smallest where they part) and ``short`` (for a takeaway: which numbers of learners agree and which part).
+
+    >>> rows = [{"workers": 16, "where": "peak", "reach": 0.32, "fixed": 1.39, "random": 1.31},
+    ...         {"workers": 256, "where": "peak", "reach": 2.7, "fixed": float("inf"), "random": 3.6}]
+    >>> w = noise_gain_words(rows)
+    >>> w["agree"], w["part"], w["grows"]
+    ((16,), (256,), True)
+    >>> w["words"] == ("while the step times the mean staleness stays at or below 0.32, random staleness amplifies "
+    ...                "the noise about as much as a fixed delay of the same mean; from 2.7 on it amplifies it far "
+    ...                "less, yet more with more learners")
+    True
+    >>> w["short"] == ("while the step is small against a fixed delay's limit (here with 16 learners), random staleness "
+    ...                "amplifies the noise about as much as a fixed delay of the same mean; nearer that limit (with "
+    ...                "256 learners) it amplifies it far less, yet more with more learners")
+    True
+    >>> print(noise_gain_words(rows[:1])["short"])
+    with 16 learners, random staleness amplifies the noise about as much as a fixed delay of the same mean
+    """
+    if not rows:
+        raise ValueError("rows must hold at least one row")
+    check_positive("close", close)
+    ns = sorted({r["workers"] for r in rows})
+    agrees = [abs(r["random"] / r["fixed"] - 1.0) <= close for r in rows]
+    part = tuple(n for n in ns if any(not a for r, a in zip(rows, agrees) if r["workers"] == n))
+    agree = tuple(n for n in ns if n not in part)
+    wheres = list(dict.fromkeys(r["where"] for r in rows))
+    series = [[r["random"] for r in sorted((r for r in rows if r["where"] == w), key=lambda r: r["workers"])]
+              for w in wheres]
+    grows = len(ns) > 1 and all(all(a < b for a, b in zip(seq, seq[1:])) for seq in series)
+    same = "random staleness amplifies the noise about as much as a fixed delay of the same mean"
+    more = ", yet more with more learners" if grows else ""
+    if not part:
+        short = f"with {_and([str(n) for n in agree])} learners, {same}"
+        words = f"{same} while the step times the mean staleness stays at or below {max(r['reach'] for r in rows):.2g}"
+    elif not agree:
+        short = (f"with {_and([str(n) for n in part])} learners, random staleness amplifies the noise far less than "
+                 f"a fixed delay of the same mean{more}")
+        words = (f"random staleness amplifies the noise far less than a fixed delay of the same mean once the step times "
+                 f"the mean staleness reaches {min(r['reach'] for r in rows):.2g}{more}")
+    else:
+        hi = max(r["reach"] for r in rows if r["workers"] in agree)
+        lo = min(r["reach"] for r, a in zip(rows, agrees) if not a)
+        short = (f"while the step is small against a fixed delay's limit (here with {_and([str(n) for n in agree])} "
+                 f"learners), {same}; nearer that limit (with {_and([str(n) for n in part])} learners) it amplifies it "
+                 f"far less{more}")
+        words = (f"while the step times the mean staleness stays at or below {hi:.2g}, {same}; from {lo:.2g} on it "
+                 f"amplifies it far less{more}" if hi < lo else
+                 f"{same} for some numbers of learners and far less for others, and the step times the mean staleness "
+                 f"does not tell them apart{more}")
+    return {"agree": agree, "part": part, "grows": grows, "words": words, "short": short}
 
 
 def seed_best_rates(workers: int, small: bool = False) -> tuple[float, ...]:

@@ -19,7 +19,7 @@ from .sync_async import _smooth, staleness_histogram
 
 __all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
            "downpour_figure", "stable_step_table", "lr_table", "gupta_table", "shared_step_table",
-           "carry_table", "downpour_table", "noise_gain_figure"]
+           "carry_table", "downpour_table", "noise_gain_figure", "noise_gain_table"]
 
 
 def staleness_vs_nk_figure(rows: list[dict], workers: int):
@@ -256,6 +256,26 @@ def shared_step_table(rate, curvatures, tau, random_limit, tuned_rate):
     return markdown_table(["where", r"sharpest curvature $\lambda_{\max}$", f"step ζ at the shared rate {rate:g}",
                            f"step ζ at the tuned rate {tuned_rate:g}", f"limit, always {tau} updates old",
                            "limit, random staleness"], rows)
+
+
+def noise_gain_table(rows):
+    """The noise gain under random staleness against a fixed delay of the same mean, one row per number of learners
+    and curvature, each at its own rate (the rows of :func:`commlib.experiments.sgd.staleness.noise_gain_rows`); a
+    fixed delay past its limit has no finite gain.
+
+    >>> row = {"workers": 16, "rate": 0.05, "where": "optimum", "step": 0.011, "reach": 0.16, "frac": 0.11,
+    ...        "fixed": 1.18, "random": 1.15}
+    >>> print(noise_gain_table([row]).data.splitlines()[-1])
+    | 16 | 0.05 | optimum | 0.011 | 0.16 | 0.11 | 1.18 | 1.15 |
+    """
+    def gain(x):
+        return f"{x:.3g}" if np.isfinite(x) else "unbounded (past the limit)"
+
+    body = [(r["workers"], f"{r['rate']:g}", r["where"], f"{r['step']:.2g}", f"{r['reach']:.2g}", f"{r['frac']:.2g}",
+             gain(r["fixed"]), gain(r["random"])) for r in rows]
+    return markdown_table(["learners n", "tuned rate", "curvature", "step ζ", "ζ (n − 1)",
+                           "ζ over the limit, always n − 1 updates old", "noise gain, always n − 1 updates old",
+                           "noise gain, random staleness"], body)
 
 
 def carry_table(rows, gupta=None):
