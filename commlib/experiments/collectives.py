@@ -869,6 +869,70 @@ def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", shor
     return rows
 
 
+#: The ranks over which :func:`chain_leads` follows the chain's lead: the powers of two from 4 to 64.
+LEAD_NS = (4, 8, 16, 32, 64)
+
+
+def chain_leads(ns: Sequence[int] = LEAD_NS, nbytes: float = REDUCE_LONG, link: str = "eth_25g") -> dict[int, float]:
+    r"""How many times faster the pipelined chain, at its best whole chunk count, reduces ``nbytes`` than
+    reduce-scatter + gather, on each ``n`` of ``ns`` (powers of two above 2) over ``link``.
+
+    The lead first grows with n, then shrinks: reduce-scatter + gather's bytes, :math:`2\frac{n-1}{n}M`, approach
+    :math:`2M` and stop growing, while the chain's fill :math:`(n-2)\alpha` and its balancing term
+    :math:`2\sqrt{(n-2)\alpha M\beta}` keep growing with n.
+
+    >>> {n: round(x, 2) for n, x in chain_leads().items()}
+    {4: 1.41, 8: 1.58, 16: 1.61, 32: 1.55, 64: 1.44}
+    """
+    from ..collectives.algorithms import chain
+
+    item = hardware.link(link)
+    leads = {}
+    for n in ns:
+        n = check_count("n", n, minimum=3)
+        q = chain.best_chunks(nbytes, n, item.bandwidth, item.latency)
+        leads[n] = collective_seconds("reduce", "reduce_scatter_gather", nbytes, n, link) / chain_seconds(nbytes, n, link, q)
+    return leads
+
+
+def chain_lead_words(leads: Mapping[int, float]) -> str:
+    r"""What :func:`chain_leads` show over n, in words chosen by the leads (markdown): where the lead peaks, and
+    whether more ranks keep helping the chain.
+
+    >>> print(chain_lead_words({4: 1.41, 8: 1.58, 16: 1.61, 32: 1.55, 64: 1.44})[:99])
+    More ranks do not keep helping the chain, though: its lead peaks on 16 ranks and shrinks beyond, to
+    >>> print(chain_lead_words({4: 1.4, 8: 1.5}))
+    Over 4 to 8 ranks the chain's lead grows with every doubling of the ranks.
+    """
+    if len(leads) < 2:
+        raise ValueError(f"leads: need the lead on two rank counts or more, got {len(leads)}")
+    ns = sorted(leads)
+    peak = max(ns, key=lambda n: leads[n])
+    if peak == ns[-1]:
+        return f"Over {ns[0]} to {ns[-1]} ranks the chain's lead grows with every doubling of the ranks."
+    if peak == ns[0]:
+        return f"Over {ns[0]} to {ns[-1]} ranks the chain's lead shrinks with every doubling of the ranks."
+    return (f"More ranks do not keep helping the chain, though: its lead peaks on {peak} ranks and shrinks beyond, "
+            f"to {leads[ns[-1]]:.2f} times on {ns[-1]}. Reduce-scatter + gather's bytes approach twice the vector "
+            r"but never pass it, while the chain's fill start-ups, $(n-2)\alpha$, and its balancing term, "
+            r"$2\sqrt{(n-2)\alpha M\beta}$, keep growing with $n$.")
+
+
+def reduce_margin_words(v: claims.Verdict) -> str:
+    """The winner of a reduce claim (:data:`REDUCE_CLAIMS`) and its lead over the runner-up, for a table's entry:
+    "x.x times" where the lead is 10 % or more, else the time it saves.
+
+    >>> reduce_margin_words(claims.verdict("ch01.reduce_tree_long_64_fast"))
+    'reduce-scatter + gather, by 240 µs'
+    >>> reduce_margin_words(claims.verdict("ch01.reduce_tree_long_64"))
+    'pipelined chain, 1.4 times faster'
+    """
+    x, y = v.best[v.winner].mean, v.best[v.runner_up].mean
+    if y / x >= 1.1:
+        return f"{v.winner}, {y / x:.1f} times faster"
+    return f"{v.winner}, by {format_time((y - x) / 1e3, significant=2)}"
+
+
 def chain_tie_ratio(n: int) -> float:
     r"""How long a vector the pipelined chain needs to beat reduce-scatter + gather on ``n`` ranks: the ratio
     :math:`\omega = M\beta/((n-2)\alpha)` of the bytes' time to the start-ups that fill its pipeline, above which the

@@ -70,6 +70,7 @@ __all__ = [
     "operator_table",
     "rounding_table",
     "order_table",
+    "ratio_text",
     "primitives_figure",
     "primitive_report",
     "primitive_calculator",
@@ -329,14 +330,30 @@ def rounding_table(runs: Sequence[RoundingRun]):
 ORDER_TIED_SHARE = 0.4
 
 
+def ratio_text(ratio: float, tied: bool) -> str:
+    """A ratio of medians quoted as coarsely as its spread allows: to the nearest half where ``tied`` (many seeds
+    tie), else to one significant figure, as "about 9".
+
+    >>> ratio_text(1.26, tied=True), ratio_text(2.3, tied=False), ratio_text(13.5, tied=False)
+    ('1.5', 'about 2', 'about 10')
+    """
+    if not ratio > 0:
+        raise ValueError(f"ratio: must be positive, got {ratio}")
+    if tied:
+        return f"{round(2 * ratio) / 2:g}"
+    return f"about {float(f'{ratio:.1g}'):g}"
+
+
 def order_table(counts: Sequence[OrderCount]):
     """Markdown table: on how many seeds the tree order errs less than the serial one, by format and n.
 
     ``counts`` are :func:`commlib.experiments.collectives.order_count` s of the accuracy claims; the ratio of
-    the medians comes with its spread over resampled seeds.
+    the medians comes with its spread over resampled seeds. That spread spans about a factor of two, so the ratio
+    is quoted no finer than it holds: to the nearest half where many seeds tie (``ORDER_TIED_SHARE``), a few
+    seeds then moving it most, else to one significant figure (:func:`ratio_text`).
     """
     def ratio(c: OrderCount) -> str:
-        value = f"{round(2 * c.ratio) / 2:g}" if c.same >= ORDER_TIED_SHARE * c.seeds else f"{c.ratio:.2g}"
+        value = ratio_text(c.ratio, tied=c.same >= ORDER_TIED_SHARE * c.seeds)
         return f"{value} ({c.ratio_low:.2g} to {c.ratio_high:.2g})"
 
     body = [[c.name, f"{c.n:,}", f"{c.less}", f"{c.same}", f"{c.more}", f"{c.serial_median:.1e}",

@@ -310,6 +310,39 @@ def test_the_reduce_claims_cover_the_ends_of_the_table_and_two_ranks():
         assert f"on {n} ranks" in v.sentence and "unpipelined" in v.sentence
 
 
+def test_the_chains_lead_against_hand_derived_closed_forms_peaks_inside_the_range():
+    """The lead over reduce-scatter + gather, each at alpha-beta with the chain at its best whole q (searched here
+    over every q), rises from 4 ranks, peaks on 16, then falls: the bytes of reduce-scatter + gather stop growing
+    near 2M while the chain's fill keeps growing."""
+    alpha, beta, m = 1e-5, 1 / 3.125e9, ce.REDUCE_LONG             # the eth_25g preset
+    leads = ce.chain_leads()
+    for n, lead in leads.items():
+        split = 2 * math.log2(n) * alpha + 2 * (n - 1) / n * m * beta
+        chain = min((n - 2 + q) * (alpha + m / q * beta) for q in range(1, 2000))
+        assert lead == pytest.approx(split / chain, rel=1e-9)
+    ns = sorted(leads)
+    peak = max(ns, key=leads.get)
+    assert peak == 16 and all(leads[a] < leads[b] for a, b in zip(ns, ns[1:]) if b <= peak)
+    assert all(leads[a] > leads[b] for a, b in zip(ns, ns[1:]) if a >= peak)
+    words = ce.chain_lead_words(leads)
+    assert "peaks on 16 ranks and shrinks beyond" in words and f"{leads[64]:.2f} times on 64" in words
+
+
+def test_chain_lead_words_say_a_trend_without_a_peak_and_reject_one_count():
+    assert "grows with every doubling" in ce.chain_lead_words({4: 1.0, 8: 1.2, 16: 1.3})
+    assert "shrinks with every doubling" in ce.chain_lead_words({16: 1.3, 32: 1.2, 64: 1.1})
+    with pytest.raises(ValueError, match="leads"):
+        ce.chain_lead_words({8: 1.5})
+
+
+def test_reduce_margin_words_give_a_ratio_or_a_time_saved():
+    from commlib.experiments import claims
+    two = claims.run(claims.claim("ch01.reduce_tree_two_ranks"))
+    ib = claims.run(claims.claim("ch01.reduce_tree_long_64_ib"))
+    assert ce.reduce_margin_words(two) == "binomial tree, by 10 µs"        # one start-up of the eth_25g preset
+    assert ce.reduce_margin_words(ib).startswith("pipelined chain, 1.3 times faster")
+
+
 def test_the_chains_win_on_the_long_vector_is_the_slow_links_not_every_links():
     """The control: the same 64 MiB on 64 ranks over 400 Gb/s Ethernet, where the bytes weigh less against the
     chain's pipeline fill; the chain, at its best chunk count, no longer wins, and the sentence names the link."""

@@ -137,6 +137,13 @@ def test_order_table_has_one_row_per_claim_and_counts_that_add_up():
     assert len({_cell_count(line) for line in text.splitlines() if line.startswith("|")}) == 1
 
 
+def test_ratio_text_is_no_finer_than_its_spread():
+    assert [vc.ratio_text(x, tied=False) for x in (9.2, 12.4, 2.3, 0.54)] == ["about 9", "about 10", "about 2", "about 0.5"]
+    assert [vc.ratio_text(x, tied=True) for x in (2.04, 1.26, 2.3)] == ["2", "1.5", "2.5"]
+    with pytest.raises(ValueError, match="ratio"):
+        vc.ratio_text(0.0, tied=False)
+
+
 def _cell_count(line: str) -> int:
     """Cells of one Markdown table line: split at the pipes Markdown does not see escaped."""
     return len(re.split(r"(?<!\\)\|", line.strip())) - 2
