@@ -152,3 +152,56 @@ def test_weak_scaling_curves_reject_bad_input():
         sync_async.weak_scaling_curves(slowdown=0.0)
     with pytest.raises(ValueError):
         sync_async.weak_scaling_curves(link="no_such_link")
+
+
+# ----------------------------------------------------------------------------- keeping the running work
+
+
+def test_kept_work_left_is_a_fresh_job_under_memoryless_times_and_more_under_a_heavy_tail():
+    """Under exponential times a job K-async keeps needs a fresh job's mean; under the heavier Pareto law the kept
+    jobs are the slow ones and need far more than a fresh job, though K-async still wins at small K."""
+    exp = sync_async.keep_or_cancel("exponential", 4, updates=3000, seeds=(0, 1, 2))
+    assert exp.kept_left[0] == pytest.approx(1.0, rel=0.1) and exp.verdict == "level"
+    assert exp.cancel_closed == pytest.approx(sgd.expected_order_statistic(4, 16, "exponential", rate=1.0))
+    heavy = sync_async.keep_or_cancel("pareto_heavy", 4, updates=3000, seeds=(0,))
+    assert heavy.kept_left[0] > 3 * heavy.fresh and heavy.verdict == "pays"
+
+
+def test_keep_or_cancel_pays_under_the_shifted_exponential_and_loses_under_the_heavier_pareto_law():
+    """A minimum compute time is not enough: both laws have one, keeping pays under one and loses under the other."""
+    rows = sync_async.keep_rows(("shifted_exponential", "pareto_heavy"), ks=(8, 12), updates=3000, seeds=(0, 1))
+    assert [r.verdict for r in rows] == ["pays", "pays", "loses", "loses"]
+    names = {"shifted_exponential": "SE", "pareto_heavy": "heavy"}
+    assert sync_async.keep_pays_words(rows, names) == ("keeping the running work makes updates faster at every $K$ "
+                                                       "tried under SE; slower at every $K$ tried under heavy")
+    assert sync_async.minimum_not_enough(rows, names).endswith("at $K$ = 8 and 12")
+    assert sync_async.minimum_not_enough(rows[:2], names).startswith("Under every law with a minimum")
+    assert "less than a fresh job" in sync_async.kept_state_words(rows[0], "SE")
+
+
+def test_keep_or_cancel_rejects_bad_input():
+    with pytest.raises(ValueError, match="law"):
+        sync_async.keep_or_cancel("gamma", 4)
+    with pytest.raises(ValueError, match="k"):
+        sync_async.keep_or_cancel("exponential", 17)
+    with pytest.raises(ValueError, match="seeds"):
+        sync_async.keep_or_cancel("exponential", 4, seeds=())
+    with pytest.raises(ValueError, match="record_jobs"):
+        sync_async.kept_work_left(sgd.simulate("k_async", 4, k=2, updates=10))
+
+
+def test_law_spread_and_the_pareto_tail():
+    """The spread relative to the mean does not depend on the unit; the Pareto tail of index 2.5 is above the
+    exponential's of the same mean only far out, and a heavier tail crosses sooner."""
+    assert sync_async.law_spread("exponential", rate=5.0) == 1.0
+    assert sync_async.law_spread("pareto", shape=2.5, scale=3.0) == pytest.approx(sync_async.law_spread("pareto", shape=2.5, scale=1.0))
+    with pytest.raises(ValueError, match="law"):
+        sync_async.law_spread("gamma")
+    t = sync_async.pareto_tail_against_exponential(2.5)
+    m = 2.5 / 1.5
+    u = t["beyond"]
+    assert (u * m) ** -2.5 == pytest.approx(np.exp(-u), rel=1e-6)                 # the tails meet there
+    assert ((u + 1) * m) ** -2.5 > np.exp(-(u + 1)) and (3 * m) ** -2.5 < np.exp(-3)
+    assert sync_async.pareto_tail_against_exponential(1.5)["beyond"] < u
+    with pytest.raises(ValueError, match="shape"):
+        sync_async.pareto_tail_against_exponential(1.0)

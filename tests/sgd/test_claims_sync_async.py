@@ -120,7 +120,8 @@ def test_the_law_race_words_flag_leads_within_the_spacing_and_bests_at_the_cap()
 def test_the_memoryless_control_does_not_put_k_sync_last():
     """The control of the law race: under exponential times, K-sync and K-batch-sync tried down to K = 1 (their best
     K moves below 4), K-sync is not behind both protocols that keep their work on every seed; the words then say that
-    the memoryless law is what lets K-sync keep up where the laws with a minimum time put it last, and not where they do not."""
+    in these races the memoryless law is what lets K-sync keep up where the laws with a minimum time put it
+    behind, and not where they do not."""
     v = claims.run(claims.claim("ch04.law_race_exponential", small=True))
     assert v.claim.shared["law"] == tuned_races.LAW_CONTROL == "exponential"
     assert min(tuned_races.law_ks("exponential")["k_sync"]) == 1 and all(not b.at_edge for b in v.best.values())
@@ -132,7 +133,7 @@ def test_the_memoryless_control_does_not_put_k_sync_last():
                                                                               v.best["K-batch-async"].values)), ())
     law = claims.Verdict(v.claim, behind, "K-async", "K-sync", 1.0, 0.1, v.seeds)
     words = tuned_races.law_control_words(v, {"the Pareto law": law})
-    assert words.endswith("so the memoryless law is what lets K-sync keep up; with a minimum compute time it is last")
+    assert words.endswith("so in these races the memoryless law is what lets K-sync keep up")
     assert "behind neither" in words or "by the sign test" in words
     assert "lets K-sync keep up" not in tuned_races.law_control_words(v, {"the Pareto law": v})
     assert tuned_races.law_control_words(law, {"the Pareto law": law}).endswith("does not alone explain its place")

@@ -415,3 +415,12 @@ def test_barrier_cost_table_has_one_row_per_law():
             {"law": "Pareto", "what": "power-law tail", "n16": 2.73, "wait16": 63.4, "n100": 5.64}]
     text = sync_async_views.barrier_cost_table(rows).data
     assert text.count("\n| ") == 4 and "| 3.38 | 70 | 5.19 |" in text and "power-law tail" in text
+
+
+def test_keep_table_says_what_keeping_the_work_did_law_by_law():
+    """One row a law and K: both protocols' seconds per update and the verdict in words."""
+    rows = [sync_async.keep_or_cancel(law, 8, updates=500, seeds=(0, 1)) for law in ("exponential", "pareto_heavy")]
+    lines = sync_async_views.keep_table(rows, {"exponential": "exp", "pareto_heavy": "heavy"}).data.splitlines()
+    assert lines[0].startswith("| compute times | $K$ | K-async (s per update)") and len(lines) == 4
+    words = {"pays": "faster", "level": "about as fast", "loses": "slower"}
+    assert lines[2].startswith("| exp | 8 |") and lines[3].endswith(f"| {words[rows[1].verdict]} |")

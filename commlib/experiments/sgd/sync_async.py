@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import statistics
 from dataclasses import dataclass
 
 import numpy as np
@@ -533,6 +534,259 @@ def remaining_work_closed(law: str, workers: int = 16, k: int = 4) -> dict[str, 
     later = [sgd.expected_order_statistic(j, workers, law, **params) for j in range(k + 1, workers + 1)]
     return {"elapsed": elapsed, "remaining": sum(later) / len(later) - elapsed,
             "fresh": sgd.expected_value(law, **params)}
+
+
+def kept_work_left(run, burn: int = 0) -> float:
+    """In a run recorded with ``record_jobs=True``: the mean time (s) a job still running at an update needs to finish,
+    over every update after the first ``burn`` and every job running then (started before it, ending after it).
+
+    In K-async those are the jobs the update keeps; after the first updates they are not fresh: they survived the
+    rounds before, so under a law whose long jobs get longer (Pareto) they are the slow ones.
+
+    >>> from commlib.sgd import simulate as sgd
+    >>> r = sgd.simulate("k_async", 8, k=2, compute="exponential", updates=3000, seed=0, record_jobs=True)
+    >>> abs(kept_work_left(r, burn=300) - 1.0) < 0.1       # memoryless: a running job needs a fresh job's mean
+    True
+    """
+    if run.jobs is None:
+        raise ValueError("run must be simulated with record_jobs=True")
+    times = np.asarray(run.times)[check_count("burn", burn, 0, len(run.times) - 1):]
+    start = np.array([j.start for j in run.jobs])
+    end = np.array([j.end for j in run.jobs])
+    lo, hi = np.searchsorted(times, start, side="right"), np.searchsorted(times, end, side="left")
+    count = np.clip(hi - lo, 0, None)
+    cum = np.concatenate([[0.0], np.cumsum(times)])
+    left = np.where(count > 0, count * end - (cum[np.maximum(hi, lo)] - cum[lo]), 0.0)
+    return float(left.sum() / count.sum())
+
+
+#: The compute-time laws whose K-async and K-sync the chapter sets side by side: the three of the time-per-update
+#: table and the heavier Pareto law of the barrier table (tail index 1.5, minimum 1 s).
+KEEP_LAWS = {**{law: (law, params) for law, params in UPDATE_TIME_LAWS.items()},
+             "pareto_heavy": ("pareto", {"shape": 1.5, "scale": 1.0})}
+
+
+#: Two mean times per update closer than this share of K-sync's are "about as fast" (:class:`KeepRow`): three seeds
+#: of a few thousand updates do not tell apart smaller gaps, and under exponential times, where the two protocols
+#: run the same schedule in law, the gap is below it.
+KEEP_TOL = 0.02
+
+
+@dataclass(frozen=True)
+class KeepRow:
+    """K-async (keeps the running work) against K-sync (cancels it) under one law at one ``k``, ``workers`` learners.
+
+    Times in seconds per update, one entry a seed: ``keep`` K-async's, ``cancel`` K-sync's (simulated, the same
+    schedules); ``cancel_closed`` K-sync's closed form :math:`\\mathbb{E}[X_{K:n}]`; ``kept_left`` the mean time a job
+    K-async keeps still needs (:func:`kept_work_left`), ``fresh`` a fresh job's mean :math:`\\mathbb{E}[X]`.
+    ``verdict``: ``"pays"`` where K-async is faster on every seed than K-sync on any and its mean time at least
+    :data:`KEEP_TOL` shorter, ``"loses"`` the same way slower, ``"level"`` otherwise (about as fast)."""
+
+    law: str
+    k: int
+    keep: tuple[float, ...]
+    cancel: tuple[float, ...]
+    cancel_closed: float
+    kept_left: tuple[float, ...]
+    fresh: float
+
+    @property
+    def verdict(self) -> str:
+        gap = statistics.fmean(self.keep) / statistics.fmean(self.cancel) - 1
+        if max(self.keep) < min(self.cancel) and gap <= -KEEP_TOL:
+            return "pays"
+        if min(self.keep) > max(self.cancel) and gap >= KEEP_TOL:
+            return "loses"
+        return "level"
+
+
+def keep_or_cancel(law: str, k: int, workers: int = 16, updates: int = 8000, seeds=(0, 1, 2)) -> KeepRow:
+    """Does keeping the running work make updates faster? K-async against K-sync under ``law`` (a key of
+    :data:`KEEP_LAWS`) at ``k``, each run for ``updates`` updates on each of ``seeds`` (the first tenth of K-async's
+    updates left out of ``kept_left``, before the kept jobs reach their steady state).
+
+    No rule in words decides it: a minimum compute time is not enough. Under the heavier Pareto law the jobs
+    K-async keeps have run long, and a Pareto job that has run ``t`` needs ``t/(shape - 1)`` more on average.
+
+    >>> keep_or_cancel("shifted_exponential", 8, updates=2000, seeds=(0,)).verdict
+    'pays'
+    >>> keep_or_cancel("pareto_heavy", 12, updates=2000, seeds=(0,)).verdict
+    'loses'
+    """
+    if law not in KEEP_LAWS:
+        raise ValueError(f"law must be one of {sorted(KEEP_LAWS)}, got {law!r}")
+    workers = check_count("workers", workers, 2)
+    k = check_count("k", k, 1, workers)
+    updates = check_count("updates", updates, 10)
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    compute, params = KEEP_LAWS[law]
+    keep, cancel, left = [], [], []
+    for seed in seeds:
+        run = sgd.simulate("k_async", workers, k=k, compute=compute, updates=updates, seed=seed, record_jobs=True,
+                           **params)
+        keep.append(run.mean_time_per_update)
+        left.append(kept_work_left(run, burn=updates // 10))
+        cancel.append(sgd.simulate("k_sync", workers, k=k, compute=compute, updates=updates, seed=seed,
+                                   **params).mean_time_per_update)
+    return KeepRow(law, k, tuple(keep), tuple(cancel), sgd.expected_order_statistic(k, workers, compute, **params),
+                   tuple(left), sgd.expected_value(compute, **params))
+
+
+def keep_rows(laws=tuple(KEEP_LAWS), ks=(4, 8, 12), workers: int = 16, updates: int = 8000,
+              seeds=(0, 1, 2)) -> list[KeepRow]:
+    """:func:`keep_or_cancel` for every law of ``laws`` at every K of ``ks``, law by law."""
+    return [keep_or_cancel(law, k, workers, updates, seeds) for law in laws for k in ks]
+
+
+_KEEP_WORDS = {"pays": "faster", "level": "about as fast", "loses": "slower"}
+
+
+def _runs_words(ks: list[int], verdicts: list[str]) -> str:
+    """The verdicts of one law along ``ks`` (ascending) in few numbers: runs of one verdict as "up to", "from ... on"."""
+    runs: list[tuple[str, list[int]]] = []
+    for k, v in zip(ks, verdicts):
+        if runs and runs[-1][0] == v:
+            runs[-1][1].append(k)
+        else:
+            runs.append((v, [k]))
+    if len(runs) == 1:
+        return f"{_KEEP_WORDS[runs[0][0]]} at every $K$ tried"
+    parts = []
+    for i, (v, run) in enumerate(runs):
+        if len(run) == 1:
+            where = f"$K$ = {run[0]}" if i == 0 else f"{run[0]}"
+        elif i == 0:
+            where = f"for $K$ up to {run[-1]}"
+        elif i == len(runs) - 1:
+            where = f"from {run[0]} on"
+        else:
+            where = f"{run[0]} to {run[-1]}"
+        parts.append(f"{_KEEP_WORDS[v]} {'at ' if not where.startswith(('from', 'for')) else ''}{where}")
+    return _and(parts)
+
+
+def keep_pays_words(rows: list[KeepRow], names: dict[str, str]) -> str:
+    """Where keeping the running work makes updates faster, law by law, read off ``rows`` (:func:`keep_rows`);
+    ``names`` maps a law's key to its name in prose. One clause a law, naming the K where K-async is faster than
+    K-sync, about as fast (the seeds' spans overlap) or slower, with as few numbers as the pattern allows.
+
+    >>> r = [KeepRow("a", k, (t,), (2.0,), 2.0, (1.0,), 2.0) for k, t in ((4, 1.0), (8, 1.0), (12, 3.0))]
+    >>> keep_pays_words(r + [KeepRow("b", 4, (1.0,), (2.0,), 2.0, (1.0,), 2.0)], {"a": "law A", "b": "law B"})
+    'keeping the running work makes updates faster for $K$ up to 8 and slower at 12 under law A; faster at every $K$ tried under law B'
+    """
+    clauses = []
+    for law in dict.fromkeys(r.law for r in rows):
+        mine = sorted((r for r in rows if r.law == law), key=lambda r: r.k)
+        clauses.append(f"{_runs_words([r.k for r in mine], [r.verdict for r in mine])} under {names[law]}")
+    return "keeping the running work makes updates " + "; ".join(clauses)
+
+
+def has_minimum(law: str) -> bool:
+    """Whether a law of :data:`KEEP_LAWS` has a minimum compute time above zero (the exponential has none).
+
+    >>> [law for law in KEEP_LAWS if has_minimum(law)]
+    ['shifted_exponential', 'pareto', 'pareto_heavy']
+    """
+    compute, params = KEEP_LAWS[law]
+    return compute == "pareto" or (compute == "shifted_exponential" and params.get("shift", 0.0) > 0)
+
+
+def minimum_not_enough(rows: list[KeepRow], names: dict[str, str]) -> str:
+    """A sentence from ``rows``: is a minimum compute time enough for keeping the work to pay? Names the laws with a
+    minimum under which K-async updates more slowly than K-sync at some K, or says none did; ``""`` without rows
+    for a law with a minimum.
+
+    >>> r = [KeepRow("pareto_heavy", k, (t,), (2.0,), 2.0, (9.0,), 3.0) for k, t in ((4, 1.0), (8, 3.0))]
+    >>> minimum_not_enough(r, {"pareto_heavy": "the heavier Pareto law"})[56:]
+    'the heavier Pareto law has one, and there K-async updates more slowly than K-sync at $K$ = 8'
+    """
+    with_min = [r for r in rows if has_minimum(r.law)]
+    if not with_min:
+        return ""
+    losing = {law: [r.k for r in with_min if r.law == law and r.verdict == "loses"] for law in
+              dict.fromkeys(r.law for r in with_min)}
+    losing = {law: ks for law, ks in losing.items() if ks}
+    if not losing:
+        return ("Under every law with a minimum compute time tried here, K-async updates at least about as fast as "
+                "K-sync at every $K$ tried")
+    where = _and([f"under {names[law]} at $K$ = {_and([str(k) for k in ks])}" for law, ks in losing.items()])
+    one = len(losing) == 1
+    return (f"A minimum compute time alone does not make keeping pay: {_and([names[law] for law in losing])} "
+            f"{'has one' if one else 'have one'}, and there K-async updates more slowly than K-sync "
+            + (f"at $K$ = {_and([str(k) for k in next(iter(losing.values()))])}" if one else where))
+
+
+def kept_state_words(row: KeepRow, name: str) -> str:
+    """What the jobs K-async keeps still need in its steady state, against a fresh job, and what that K-async's
+    time per update did, for one row of :func:`keep_rows` (seconds; the comparison holds on every seed or is
+    said to vary).
+
+    >>> kept_state_words(KeepRow("a", 12, (1.70,), (1.70,), 1.70, (1.85,), 1.667), "Pareto")
+    'under Pareto a kept job still needs 1.85 s, more than a fresh job (1.667 s), and K-async updates about as fast as K-sync'
+    """
+    left = statistics.fmean(row.kept_left)
+    cmp = ("less than" if max(row.kept_left) < row.fresh else "more than" if min(row.kept_left) > row.fresh
+           else "on some seeds more and on some less than")
+    act = {"pays": "updates faster than", "level": "updates about as fast as", "loses": "updates more slowly than"}
+    return (f"under {name} a kept job still needs {left:.2f} s, {cmp} a fresh job ({row.fresh:.3f} s), and "
+            f"K-async {act[row.verdict]} K-sync")
+
+
+def law_spread(law: str, **params) -> float:
+    r"""A law's spread relative to its mean, the coefficient of variation :math:`\sigma/\mathbb{E}[X]`; ``inf``
+    where the variance is infinite (Pareto with tail index 2 or less). It does not depend on the time unit.
+
+    >>> [round(law_spread(*x[:1], **x[1]), 3) for x in (("exponential", {"rate": 2.0}),
+    ...     ("shifted_exponential", {"shift": 1.0, "rate": 1.0}), ("pareto", {"shape": 2.5, "scale": 1.0}))]
+    [1.0, 0.5, 0.894]
+    >>> law_spread("pareto", shape=1.5, scale=1.0)
+    inf
+    """
+    if law == "exponential":
+        return 1.0
+    if law == "shifted_exponential":
+        rest = 1.0 / check_positive("rate", params["rate"])
+        return rest / (params.get("shift", 0.0) + rest)
+    if law == "pareto":
+        a = check_positive("shape", params["shape"])
+        return math.inf if a <= 2 else 1.0 / math.sqrt(a * (a - 2))
+    raise ValueError(f"law must be 'exponential', 'shifted_exponential' or 'pareto', got {law!r}")
+
+
+def pareto_tail_against_exponential(shape: float, at: float = 10.0) -> dict[str, float]:
+    r"""Where a Pareto law's tail rises above an exponential's of the same mean, both in units of that mean.
+
+    In units of the mean :math:`m = \alpha x_m/(\alpha - 1)`, :math:`P(X > u\,m) = (u\,m/x_m)^{-\alpha}` against
+    :math:`e^{-u}`: the power law lies above far out, below over a middle stretch (it has less spread there). Returns
+    ``"beyond"``, the ``u`` past which the Pareto tail stays above, and ``"ratio"``, how many times likelier a time
+    above ``at`` mean compute times is under Pareto. The minimum :math:`x_m` drops out.
+
+    >>> t = pareto_tail_against_exponential(2.5)
+    >>> round(t["beyond"], 2), round(t["ratio"])
+    (5.57, 19)
+    """
+    a = check_positive("shape", shape)
+    if a <= 1:
+        raise ValueError(f"shape must exceed 1 (a finite mean), got {shape!r}")
+    at = check_positive("at", at)
+    m = a / (a - 1)                                 # the mean in units of the minimum
+
+    def g(u):                                       # > 0 where the Pareto tail is above
+        return u - a * math.log(u * m)
+
+    lo, hi = max(a, 1 / m), max(a, 1 / m) * 2
+    while g(hi) <= 0:
+        hi *= 2
+    if g(lo) > 0:
+        beyond = 1 / m
+    else:
+        for _ in range(100):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if g(mid) <= 0 else (lo, mid)
+        beyond = hi
+    tail = (at * m) ** -a if at * m >= 1 else 1.0
+    return {"beyond": beyond, "ratio": tail / math.exp(-at)}
 
 
 def repeat_share(run) -> float:

@@ -342,6 +342,18 @@ def update_time_table(rows: list[dict], means: dict[str, float] | None = None):
     return markdown_table(head, body)
 
 
+def keep_table(rows: list, names: dict[str, str]):
+    """The rows of :func:`~commlib.experiments.sgd.sync_async.keep_rows` as a Markdown table: for each law and
+    ``K``, K-async's and K-sync's mean time per update over the seeds (s), K-sync's closed form, and what keeping the
+    running work did (faster, about as fast, slower). ``names``: each law's name in the table."""
+    words = {"pays": "faster", "level": "about as fast", "loses": "slower"}
+    head = ["compute times", "$K$", "K-async (s per update)", "K-sync (s per update)", "K-sync, closed form (s)",
+            "keeping the work"]
+    body = [[names[r.law], str(r.k), f"{np.mean(r.keep):.3f}", f"{np.mean(r.cancel):.3f}", f"{r.cancel_closed:.3f}",
+             words[r.verdict]] for r in rows]
+    return markdown_table(head, body)
+
+
 def _protocol_name(protocol: str) -> str:
     """A protocol's name for a sentence: "K-async", "asynchronous SGD"."""
     name = _PROTOCOL_LABELS.get(protocol, protocol)
