@@ -45,6 +45,7 @@ __all__ = [
     "check_count",
     "check_fraction",
     "format_number",
+    "round_significant",
     "Entry",
     "SIZE_RANGE",
     "SIZE_WORDS",
@@ -419,6 +420,26 @@ def to_unit(value: float, unit: str) -> float:
         if unit in table:
             return float(value) / table[unit]
     raise ValueError(f"unknown unit {unit!r}")
+
+
+def round_significant(value: float, significant: int = 2) -> float:
+    """``value`` rounded to ``significant`` significant digits; a whole number stays whole (an int).
+
+    For a count computed from inputs known no better: a wall of 6,112 ranks from a start-up that is good to an
+    order of magnitude is "about 6,100", and quoting its last digits would describe the arithmetic, not the
+    hardware.
+
+    >>> round_significant(6112), round_significant(612), round_significant(1223), round_significant(20805, 3)
+    (6100, 610, 1200, 20800)
+    >>> round_significant(0.012345, 3)
+    0.0123
+    """
+    significant = check_count("significant", significant)
+    if value == 0:
+        return value
+    exponent = math.floor(math.log10(abs(value))) - significant + 1
+    rounded = round(value, -exponent)
+    return int(rounded) if exponent >= 0 else rounded
 
 
 def _significant(value: float, significant: int) -> str:

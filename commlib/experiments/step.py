@@ -15,11 +15,12 @@ from ..collectives import calculators as cluster_calculators
 from ..collectives import cluster
 from ..network import topology
 from ..step import cost as step
+from ..units import round_significant
 from . import claims
 
 __all__ = ["nvlink_allreduce_seconds", "NVLINK_LAYOUTS", "NVLINK_RINGS", "bandwidth_over_n_claim", "nvlink_claim",
            "STARTUPS", "MATCHED_STARTUP", "NO_STARTUP", "OVER_N", "startup_seconds", "ranks_in_words",
-           "HOSTS_EXAMPLE", "SINGLE_GPU_HOSTS", "hosts_allreduce_seconds", "hosts_contenders", "hosts_claim"]
+           "HOSTS_EXAMPLE", "SINGLE_GPU_HOSTS", "hosts_allreduce_seconds", "hosts_contenders", "hosts_gain", "hosts_claim"]
 
 #: How eight V100s of one server reach each other over NVLink 2.0: behind an NVSwitch (DGX-2 style;
 #: each GPU's six links lumped into one 150 GB/s port each way) or wired directly as the DGX-1's
@@ -171,11 +172,11 @@ def bandwidth_over_n_claim(small: bool = False) -> claims.Claim:
         alpha_us, most = 1e6 * startup_seconds(MATCHED_STARTUP), wall(MATCHED_STARTUP)
         if most is not None and most < 10 * many:   # the wall within an order of magnitude of n: start-ups bite here
             return (f"even with a start-up matched to the wire ({alpha_us:.0f} µs) the ring needs {times(matched)} its "
-                    f"n = {few} bandwidth at n = {many}, and none suffices past n = {most:,}")
+                    f"n = {few} bandwidth at n = {many}, and none suffices past about n = {round_significant(most):,}")
         return (f"with a start-up matched to the wire ({alpha_us:.0f} µs) the ring needs "
                 f"{max(1, round(100 * (matched / bytes_only - 1)))} % more bandwidth at n = {many} than bytes alone, "
                 + ("a gap that grows with n" if most is None else
-                   f"a gap that grows with n until no bandwidth suffices, past n = {most:,}"))
+                   f"a gap that grows with n until no bandwidth suffices, past about n = {round_significant(most):,}"))
 
     def wording(v: claims.Verdict) -> str:
         parts = [f"{times(v.best[name].mean)} " + ("with none" if name == NO_STARTUP else
@@ -222,6 +223,25 @@ def hosts_contenders(example: dict = HOSTS_EXAMPLE) -> dict[str, str]:
     """The algorithms chapter 2's cluster calculator offers on ``example``'s hosts (one card per GPU), by label."""
     offered = cluster_calculators.cluster_choices(example["n"], example["hosts"], 0)["algorithm"]
     return {allreduce_algorithms.allreduce_algorithm(name).label: name for name in offered}
+
+
+def hosts_gain(example: dict = HOSTS_EXAMPLE) -> float:
+    """How many times faster the best algorithm chapter 2's cluster calculator offers on ``example``'s hosts (each at
+    its best ring count) all-reduces than the ring among as many single-GPU hosts with the same cards.
+
+    Each card then carries about 1/g of the gradient (g GPUs a host), so the gain nears g for a large gradient; a
+    small one gains less, because the start-ups and the NVLink hops inside the host do not shrink with the share:
+
+    >>> round(hosts_gain(), 1), round(hosts_gain(dict(HOSTS_EXAMPLE, model="gpt2")), 1)   # GPT-2 XL, GPT-2 (124M)
+    (7.9, 5.4)
+    """
+    g = example["n"] // example["hosts"]
+    flat = hosts_allreduce_seconds("ring", example["n"], example=example)
+    best = min(hosts_allreduce_seconds(name, example["hosts"], rails, example)
+               for name in hosts_contenders(example).values()
+               for rails in ((c for c in (1, 2, 4, 8, 16) if c <= g)
+                             if "rails" in allreduce_algorithms.allreduce_algorithm(name).params else (None,)))
+    return flat / best
 
 
 def hosts_pipelined_ms(example: dict = HOSTS_EXAMPLE) -> tuple[float, int]:

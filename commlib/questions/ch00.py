@@ -17,6 +17,7 @@ GIVENS = {
     "min_tokens_gpu": "a100",
     "faster_n": 8, "faster_link": "eth_10g", "faster_tc": 0.4,
     "fusion_link": "nvlink5", "fusion_memory": "v100", "fusion_n": 8,
+    "psi_n": 64, "psi_link": "ib_ndr", "psi_raise": 0.10,
 }
 
 def _is(mistake, tol: float = 0.005):
@@ -161,4 +162,30 @@ register(Question(
            (lambda given, right: abs(given / _fused_over_copy(gamma_scale=1 / 3) - 1) < 0.005,
             "That is the copy's own time; adding reads two inputs and writes one, gamma = 3 / B_mem per byte.")),
     hint="Fused, the time is max(b beta, v gamma); for the ring v = b/2 and gamma = 3 / B_mem, so the ratio is 3B / (2 B_mem).",
+))
+
+
+def _psi_params_m(dtype: str = "bf16", n: int = GIVENS["psi_n"]) -> float:
+    """Millions of parameters below which the ring's start-ups raise x_min by more than ``psi_raise``: the factor is
+    1 + M*/M, so M < M* / raise, with M = parameters x bytes per element and M* = n alpha B."""
+    link = hardware.link(GIVENS["psi_link"])
+    balance = cost.latency_bandwidth_balance(n, link.bandwidth, link.latency)
+    return balance / GIVENS["psi_raise"] / hardware.dtype_bytes(dtype) / 1e6
+
+
+register(Question(
+    "ch00.psi_cancels_params", lambda: _psi_params_m(), unit="million parameters",
+    hints=((lambda given, right: abs(given / _psi_params_m("fp32") - 1) < 0.005,
+            "That counts 4 bytes per parameter (fp32); the gradients here are bf16, 2 bytes per parameter."),
+           (lambda given, right: abs(given / (GIVENS["psi_raise"] * right) - 1) < 0.005,
+            f"That is where M = M*, where the start-ups double x_min; they add {100 * GIVENS['psi_raise']:.0f} % where "
+            f"M*/M = {GIVENS['psi_raise']:g}, at M = M* / {GIVENS['psi_raise']:g}."),
+           (lambda given, right: abs(given / (hardware.dtype_bytes("bf16") * right) - 1) < 0.005,
+            "That is the gradient's bytes, in millions; divide by the bytes of one bf16 parameter."),
+           (lambda given, right: abs(given / (right * (GIVENS["psi_n"] - 1) / GIVENS["psi_n"]) - 1) < 0.005,
+            "That takes M* = (n-1) alpha B; the (n-1) cancels between start-ups and bytes, M* = n alpha B."),
+           (lambda given, right: abs(given / (1e6 * right) - 1) < 0.005,
+            "That is the count itself; the answer is asked in millions of parameters.")),
+    hint=f"The start-ups multiply x_min by 1 + M*/M with M* = n alpha B; solve M*/M = {GIVENS['psi_raise']:g} for M, "
+         "then divide by the bytes per parameter.",
 ))

@@ -31,7 +31,7 @@ import math
 from ast import literal_eval
 from typing import Any
 
-__all__ = ["Text", "keep", "text", "at_most", "value", "markdown", "clear"]
+__all__ = ["Text", "keep", "text", "at_most", "about", "value", "markdown", "clear"]
 
 _KEPT: dict[str, Any] = {}
 
@@ -119,6 +119,20 @@ def at_most(key: str, grain: float, spec: str) -> Text:
         raise ValueError(f"grain must be > 0, got {grain}")
     steps = math.ceil(round(abs(float(value(key))) / grain, 9))
     return Text(format(steps * grain, spec))
+
+
+def about(key: str, significant: int = 2, spec: str = ",.0f") -> Text:
+    """The value kept under ``key`` rounded to ``significant`` significant digits, formatted with ``spec``.
+
+    For a count whose inputs are known to no more digits (:func:`commlib.units.round_significant`).
+
+    >>> keep(demo_wall=6112)
+    >>> about("demo_wall"), about("demo_wall", 3)
+    (6,100, 6,110)
+    """
+    from ..units import round_significant
+
+    return Text(format(float(round_significant(float(value(key)), significant)), spec))
 
 
 def markdown(key: str) -> Any:

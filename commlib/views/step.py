@@ -8,7 +8,7 @@ from .. import cost, hardware
 from ..collectives import compare
 from ..step import calculators as step_calculators
 from ..step import cost as step_cost
-from ..units import format_rate, format_size, format_time
+from ..units import format_rate, format_size, format_time, round_significant
 from .calculator import Calculator, dropdown, integer, make_calculator, number
 from .plots import COLORS, figure
 
@@ -86,7 +86,7 @@ def bandwidth_over_n_figure(ns=None):
         limit = step_cost.largest_ranks_for_efficiency(args[1], args[2], start_up)
         if limit:   # the most ranks some bandwidth still serves; labelled along its line, below the curves
             ax.axvline(limit, color=line.get_color(), ls=(0, (4, 3)), lw=1)
-            ax.annotate(f"n = {limit:,}", (limit, 0.03), xycoords=("data", "axes fraction"), xytext=(2, 0),
+            ax.annotate(f"n ≈ {round_significant(limit):,}", (limit, 0.03), xycoords=("data", "axes fraction"), xytext=(2, 0),
                         textcoords="offset points", ha="left", va="bottom", rotation=90, fontsize=9,
                         color=line.get_color())
     hd = [n for n in ns if int(n) & (int(n) - 1) == 0]

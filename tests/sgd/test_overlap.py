@@ -362,3 +362,26 @@ def test_overlapping_forward_floor_lies_below_ddp_and_above_each_resource():
     assert floor >= r.comm_total
     with pytest.raises(ValueError, match="comm_total"):
         overlap.step_floor_overlapping_forward(0.01, 0.02, -1.0)
+
+
+def test_required_bandwidth_overlapped_meets_the_target_and_never_exceeds_no_overlap():
+    """The bandwidth found reaches the step T_c / eps (a little less does not), and with alpha = 0 overlap never
+    needs more than the all-reduce after backward (commlib.step.cost.required_bandwidth, the same exact bytes)."""
+    from commlib.step import cost as step_cost
+
+    tc, eps, n = 0.55, 0.9, 4
+    need = overlap.required_bandwidth_overlapped("vgg16", n, tc, eps)
+    tf = tc / 3
+
+    def step(b):
+        return overlap.overlap_timeline("vgg16", n, b, tc - tf, t_forward=tf).iteration_time
+
+    assert step(need) <= tc / eps < step(0.999 * need)
+    plain = step_cost.required_bandwidth(hardware.gradient_bytes("vgg16", "fp32"), n, tc, eps)
+    assert need < plain
+    # the start-up wall is the one without overlap: the last bucket waits for the end of backward
+    wall = step_cost.largest_ranks_for_efficiency(tc, eps, 50e-6)
+    assert math.isfinite(overlap.required_bandwidth_overlapped("vgg16", wall, tc, eps, 50e-6))
+    assert overlap.required_bandwidth_overlapped("vgg16", wall + 1, tc, eps, 50e-6) == math.inf
+    with pytest.raises(ValueError, match="efficiency"):
+        overlap.required_bandwidth_overlapped("vgg16", n, tc, 1.0)

@@ -7,6 +7,7 @@ import pytest
 from commlib import cost, hardware, worked
 from commlib.network import topology
 from commlib.step import cost as step
+from commlib.units import round_significant
 
 RESNET = hardware.gradient_bytes("resnet50", "fp32")
 
@@ -200,7 +201,7 @@ def test_a_start_up_matched_to_the_wire_stops_every_bandwidth_only_far_beyond_th
     note = worked.VGG16_AS_REPORTED
     wall = step.largest_ranks_for_efficiency(note["t_compute"], note["target_efficiency"],
                                              ex.startup_seconds(ex.MATCHED_STARTUP))
-    assert wall > 10 * many and f"past n = {wall:,}" in v.headline
+    assert wall > 10 * many and f"past about n = {round_significant(wall):,}" in v.headline
     # the wire the target needs is faster than the gigabit link the 50 us start-up belongs to
     need = step.required_bandwidth(note["d_bytes_used"], few, note["t_compute"], note["target_efficiency"])
     assert need > 50 * hardware.link("eth_1g").bandwidth

@@ -153,7 +153,12 @@ def test_bandwidth_over_n_marks_each_ring_limit_and_halving_alpha_doubles_it():
 
     fig = basics.bandwidth_over_n_figure()
     ax = fig.axes[0]
-    limits = [int(t.get_text().split("= ")[1].replace(",", "")) for t in ax.texts]
+    from commlib.units import round_significant
+
+    # each limit is a vertical line at its n, labelled with n to two significant digits (alpha is known no better)
+    limits = [int(line.get_xdata()[0]) for line in ax.get_lines()
+              if len(set(line.get_xdata())) == 1 and list(line.get_ydata()) == [0, 1]]
+    assert [t.get_text() for t in ax.texts] == [f"n ≈ {round_significant(n):,}" for n in limits]
     assert len(limits) == len(STARTUPS) - 1 and abs(limits[1] - 1 - 2 * (limits[0] - 1)) <= 1
     matched = largest_ranks_for_efficiency(note["t_compute"], note["target_efficiency"], startup_seconds(MATCHED_STARTUP))
     assert matched in limits and ax.get_xlim()[1] > matched
