@@ -243,6 +243,8 @@ def test_at_1_mb_no_k_beats_the_ring_on_8_workers_but_the_best_is_near_and_the_s
     text = experiments.kstar_small_sentence(1e6, 8)
     assert text.startswith("no number of servers beats the ring") and "only 3 % behind" in text and "1.25 MB" in text
     assert experiments.kstar_small_sentence(100e6, 8) == "the fewest servers that beat the ring are $k^*$ = 5"
+    short = experiments.kstar_small_sentence(1e6, 8, crossover=False)
+    assert text.startswith(short) and "only 3 % behind" in short and "MB" not in short
 
 
 @pytest.mark.parametrize("n", [4, 8, 16])
