@@ -20,7 +20,7 @@ __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_c
            "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
            "crossover_multiples", "last_to_fall", "last_to_fall_words", "tied_allreduces", "tie_words",
            "fastest_tie_words", "fast_cards_rows", "fast_cards_words",
-           "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
+           "small_message_thresholds", "own_cards_sentence", "same_cards_sentence", "thresholds_sentence"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
 EXAMPLE = {"model": "bert_large", "dtype": "fp32", "n": 8, "link": "eth_100g"}
@@ -486,22 +486,6 @@ def byteps_one_spare_claim(small: bool = False) -> claims.Claim:
                         source="byteps_time (Jiang et al. 2020, sec. 4.1) against rival_time and "
                                "allreduce_on_same_cards; deterministic")
 
-
-
-def byteps_coincidence_sentence(nbytes: float, n: int, bandwidth: float) -> str:
-    """Where BytePS with one CPU machine takes the same time as the parameter server with its k* servers (bandwidth
-    terms, equal NICs), a sentence saying so and why: for even n both are 2nM/((n+2)B), since n^2 + n - 2 =
-    (n+2)(n-1) and k* = n/2 + 1. Else (odd n) ""."""
-    k_star = ps_cost.smallest_k_to_beat_ring(nbytes, n, bandwidth)
-    if k_star is None:
-        return ""
-    t_ps = ps_cost.ps_time(nbytes, n, bandwidth, servers=k_star)
-    t_bp = ps_cost.byteps_time(nbytes, n, 1, bandwidth)
-    if not math.isclose(t_ps, t_bp, rel_tol=1e-9):
-        return ""
-    r = t_bp / (nbytes / bandwidth)
-    return (f"BytePS with one CPU machine takes the same {1e3 * t_bp:.0f} ms as the parameter server with its "
-            f"$k^*$ = {k_star} servers in the sharding table, {r:g} $M/B$ both")
 
 
 def _fastest(v: claims.Verdict) -> str:
