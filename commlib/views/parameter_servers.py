@@ -215,7 +215,7 @@ def sharding_figure(c, title: str = ""):
                 label=f"{ps_cost.SAME_CARDS_LABEL} (n + k)")
     # a colocated PS uses no server machine: it sits at 0 on the axis, its k = n shards on the workers
     ax.plot([0], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[5], zorder=5,
-            label=f"PS colocated: k = n = {n} shards on the workers")
+            label=f"PS colocated: no server machines ({n} shards on the workers)")
     ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
     ax.annotate("k = n/2", (n / 2, 0), xytext=(3, 4), textcoords="offset points", fontsize=8.5)
     if k_star is not None and k_star <= ks[-1]:
