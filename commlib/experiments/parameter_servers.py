@@ -20,7 +20,7 @@ __all__ = ["ps_extra_machines_claim", "ps_same_cards_claim", "ps_small_message_c
            "kstar_small_sentence", "kstar_startup_rows", "kstar_lead_percent", "alpha_scaling_sentence", "few_times_words",
            "crossover_multiples", "last_to_fall", "last_to_fall_words", "tied_allreduces", "tie_words",
            "fastest_tie_words", "fast_cards_rows", "fast_cards_words",
-           "small_message_thresholds", "own_cards_sentence", "byteps_coincidence_sentence", "same_cards_sentence", "thresholds_sentence"]
+           "small_message_thresholds", "own_cards_sentence", "same_cards_sentence", "thresholds_sentence"]
 
 #: The chapter's running example: BERT-Large's fp32 gradient, 8 workers, 100 Gb/s Ethernet everywhere.
 EXAMPLE = {"model": "bert_large", "dtype": "fp32", "n": 8, "link": "eth_100g"}
@@ -488,22 +488,6 @@ def byteps_one_spare_claim(small: bool = False) -> claims.Claim:
 
 
 
-def byteps_coincidence_sentence(nbytes: float, n: int, bandwidth: float) -> str:
-    """Where BytePS with one CPU machine takes the same time as the parameter server with its k* servers (bandwidth
-    terms, equal NICs), a sentence saying so and why: for even n both are 2nM/((n+2)B), since n^2 + n - 2 =
-    (n+2)(n-1) and k* = n/2 + 1. Else (odd n) ""."""
-    k_star = ps_cost.smallest_k_to_beat_ring(nbytes, n, bandwidth)
-    if k_star is None:
-        return ""
-    t_ps = ps_cost.ps_time(nbytes, n, bandwidth, servers=k_star)
-    t_bp = ps_cost.byteps_time(nbytes, n, 1, bandwidth)
-    if not math.isclose(t_ps, t_bp, rel_tol=1e-9):
-        return ""
-    r = t_bp / (nbytes / bandwidth)
-    return (f"BytePS with one CPU machine takes the same {1e3 * t_bp:.0f} ms as the parameter server with its "
-            f"$k^*$ = {k_star} servers in the sharding table, {r:g} $M/B$ both")
-
-
 def _fastest(v: claims.Verdict) -> str:
     """The winner of a 1 MB verdict on the workers' own cards, as the chapter names it."""
     if not v.decided:
@@ -728,36 +712,35 @@ def few_times_words(verdicts) -> str:
 
 
 def alpha_scaling_sentence(verdicts, link: str = "eth_100g") -> str:
-    r"""How the crossovers of :func:`ps_crossover_claim` (the first verdict) scale: each as a multiple of
-    :math:`n\alpha B` (alpha and B of the 25 Gb/s cards), and both recomputed on ``link``'s cards, its alpha and
-    its bandwidth together.
+    r"""Why the crossovers of :func:`ps_crossover_claim` (the first verdict) are fixed multiples of
+    :math:`n\alpha B`, with one example: the first row's crossover against the ring recomputed on ``link``'s
+    cards, its alpha and its bandwidth together (alpha and B of the 25 Gb/s cards otherwise, as in
+    :func:`crossover_multiples`).
 
     >>> print(alpha_scaling_sentence([claims.verdict("ch03.ps_crossover")]))  # doctest: +NORMALIZE_WHITESPACE
-    For a given $n$ these sizes are fixed multiples of $n\alpha B$, in the table's first row 5.0 against the ring and
-    7.8 against every all-reduce, since every time here scales with $\alpha$ and $M/B$ together: on Ethernet 100 Gb/s, with half
-    the start-up and four times the bandwidth, that row's crossovers rise to 2.50 and 3.90 MB
+    For a given $n$ these sizes are fixed multiples of $n\alpha B$ (the table's last two columns), since every time
+    here scales with $\alpha$ and $M/B$ together: on Ethernet 100 Gb/s, with twice the $\alpha B$, the first row's
+    crossover against the ring rises to 2.50 MB
     """
     first = verdicts[0]
     n, alpha = first.claim.shared["n"], first.claim.shared["latency"]
     bw = hardware.link("eth_25g").bandwidth   # the crossover claims' cards (as in crossover_multiples)
-    nab = n * alpha * bw
     item = hardware.link(link)
-    ring, best = first.best["ring"].mean, first.best["fastest all-reduce"].mean
+    ring = first.best["ring"].mean
     ring2 = crossover_size(n, "ring", link=link) / 1e6
-    best2 = crossover_size(n, first.best["fastest all-reduce"].config["algorithm"], link=link) / 1e6
+    factor = round(item.latency * item.bandwidth / (alpha * bw), 9)
     words = {0.5: "half", 1: "the same", 2: "twice", 4: "four times", 8: "eight times"}
-    lat_w = words.get(item.latency / alpha, f"{item.latency / alpha:g} times")
-    bw_w = words.get(item.bandwidth / bw, f"{item.bandwidth / bw:g} times")
-    return (rf"For a given $n$ these sizes are fixed multiples of $n\alpha B$, in the table's first row {ring * 1e6 / nab:.1f} against "
-            rf"the ring and {best * 1e6 / nab:.1f} against every all-reduce, since every time here scales with "
-            rf"$\alpha$ and $M/B$ together: on {item.name}, with {lat_w} the start-up and {bw_w} the bandwidth, that "
-            f"row's crossovers {'fall' if ring2 < ring else 'rise'} to {ring2:.2f} and {best2:.2f} MB")
+    return (rf"For a given $n$ these sizes are fixed multiples of $n\alpha B$ (the table's last two columns), since "
+            rf"every time here scales with $\alpha$ and $M/B$ together: on {item.name}, with "
+            rf"{words.get(factor, f'{factor:g} times')} the $\alpha B$, the first row's crossover against the ring "
+            f"{'falls' if ring2 < ring else 'rises'} to {ring2:.2f} MB")
 
 
-def kstar_small_sentence(nbytes: float, n: int, link: str = "eth_25g") -> str:
+def kstar_small_sentence(nbytes: float, n: int, link: str = "eth_25g", crossover: bool = True) -> str:
     """:func:`commlib.parameter_servers.cost.smallest_k_to_beat_ring` for ``nbytes`` on ``n`` workers with start-ups
-    counted, in words; where no k beats the ring, how close the best k comes (every k up to 2n tried) and from what
-    size the parameter server with k = n wins (:func:`crossover_size`)."""
+    counted, in words; where no k beats the ring, how close the best k comes (every k up to 2n tried) and, unless
+    ``crossover`` is False (where the text gives it elsewhere), from what size the parameter server with k = n wins
+    (:func:`crossover_size`)."""
     item = hardware.link(link)
     bw, lat = item.bandwidth, item.latency
     k_min = ps_cost.smallest_k_to_beat_ring(nbytes, n, bw, latency=lat)
@@ -768,8 +751,10 @@ def kstar_small_sentence(nbytes: float, n: int, link: str = "eth_25g") -> str:
     behind = 100 * (times[k_best] / ps_cost.rival_time(nbytes, n, bw, lat, algorithm="ring") - 1)
     near = "only " if behind < 5 else ""
     who = "it" if k_best == n else "the parameter server with $k = n$"
-    return (f"no number of servers beats the ring, though the best ($k$ = {k_best}) is {near}{behind:.0f} % behind, "
-            f"and from about {crossover_size(n, 'ring', lat, link) / 1e6:.2f} MB {who} wins")
+    sentence = f"no number of servers beats the ring, though the best ($k$ = {k_best}) is {near}{behind:.0f} % behind"
+    if not crossover:
+        return sentence
+    return f"{sentence}, and from about {crossover_size(n, 'ring', lat, link) / 1e6:.2f} MB {who} wins"
 
 def kstar_lead_percent(n: int) -> float:
     """In bandwidth terms on equal cards (:data:`EXAMPLE`'s link; the share does not depend on it), how far the

@@ -44,7 +44,7 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     >>> ps_results("bert_large", "fp32", 256, 4, server_link="eth_10g")["smallest k (separate servers) to beat the ring"]
     '1286 server machines, more than the 256 the calculator offers'
     >>> ps_results("bert_large", "fp32", 256, 256)[SAME_CARDS]   # (n - 1)/n M/B against M/B
-    'ring all-reduce, 0.39 % faster: a near-tie (both on 512 cards)'
+    'ring all-reduce, one ring per card (2 cards per worker), 0.39 % faster: a near-tie (both on 512 cards)'
 
     A parameter server with k separate servers uses n + k network cards, the ring n: "faster"
     compares them as given, :data:`SAME_CARDS` gives the all-reduce's workers the servers' cards
@@ -97,7 +97,10 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
 
     ps_cards, ring_cards = c.cards
     faster = f"{verdict(c.winner, c.ring_seconds)} (PS on {ps_cards} cards, ring on {ring_cards})"
-    same = f"{verdict(c.winner_same_cards, c.same_cards_seconds)} (both on {ps_cards} cards)"
+    same_winner = c.winner_same_cards
+    if same_winner == "ring all-reduce" and ps_cards > n and ps_cards % n == 0:   # the servers' cards came out even
+        same_winner += f", one ring per card ({ps_cards // n} cards per worker)"
+    same = f"{verdict(same_winner, c.same_cards_seconds)} (both on {ps_cards} cards)"
     best = ("none: with n <= 2, or worker links too slow, no k beats the ring" if c.smallest_k is None
             else f"{c.smallest_k} server machine{'' if c.smallest_k == 1 else 's'}")
     if c.smallest_k is not None and c.smallest_k > MAX_SERVERS:   # say so, rather than offer a k the slider lacks

@@ -69,7 +69,7 @@ _STAGE_TEXT = {
 _KEEPS_W = ("push",)
 
 _CAPTIONS = {
-    "start": "start: each worker holds its gradient; each shard's server holds its part of w",
+    "start": "start: nothing sent yet",
     "push": "push: every worker sends shard j of its gradient to server j, which sums them",
     "update": "update: each server takes an SGD step on its own shard (no network)",
     "pull": "pull: every worker fetches every shard of the new parameters",
@@ -140,10 +140,14 @@ def push_pull_frames(r: ps.PSRound):
                                              color=_SHARD_COLORS[j % 6],
                                              connectionstyle=f"arc3,rad={rad}", alpha=0.9))
         sent = sent_by_stage[i]
+        grad = length * r.params.dtype.itemsize     # M, the gradient's bytes
+        ring = 2 * (n - 1) * grad / n               # what a ring all-reduce rank sends
+        closes = colocated and i == len(r.stages) - 1 and all(s == ring for s in sent)
         lines = [_CAPTIONS[stage.label],
                  f"each worker holds {wtext}; each {'shard' if colocated else 'server'} holds {stext}",
                  f"bytes sent so far, machine by machine: {', '.join(str(int(s)) for s in sent)} B "
-                 f"({r.params.dtype.itemsize} B per value)"]
+                 + (f"= 2(n−1)M/n each, the ring's bytes, with M = {grad} B" if closes
+                    else f"({r.params.dtype.itemsize} B per value)")]
         if colocated:
             lines.append("a worker's exchange with its own shard stays inside the machine: no arrow, no bytes")
         for row, line in enumerate(lines):
@@ -211,7 +215,7 @@ def sharding_figure(c, title: str = ""):
                 label=f"{ps_cost.SAME_CARDS_LABEL} (n + k)")
     # a colocated PS uses no server machine: it sits at 0 on the axis, its k = n shards on the workers
     ax.plot([0], [1e3 * t_col], ls="none", marker="*", ms=13, color=COLORS[5], zorder=5,
-            label=f"PS colocated: k = n = {n} shards on the workers")
+            label=f"PS colocated: no server machines ({n} shards on the workers)")
     ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
     ax.annotate("k = n/2", (n / 2, 0), xytext=(3, 4), textcoords="offset points", fontsize=8.5)
     if k_star is not None and k_star <= ks[-1]:

@@ -42,7 +42,8 @@ def test_calculator_k_equal_n_shows_ps_winning():
     assert calc.results["ring all-reduce"] == format_time(ring_s)
     assert calc.results["faster"] == f"PS, {ring_s / ps_s:.3g}x faster (PS on 16 cards, ring on 8)"
     # on the same 16 cards (two per worker) the ring takes (n-1)/n M/B and wins
-    assert calc.results[SAME_CARDS] == f"ring all-reduce, {ps_s / (ring_s / 2):.3g}x faster (both on 16 cards)"
+    assert calc.results[SAME_CARDS] == ("ring all-reduce, one ring per card (2 cards per worker), "
+                                       f"{ps_s / (ring_s / 2):.3g}x faster (both on 16 cards)")
     # k0 = 64 / 14 = 4.57 -> 5
     assert calc.results["smallest k (separate servers) to beat the ring"] == "5 server machines"
     assert format_time(ps_s) in calc.output.value
@@ -203,4 +204,5 @@ def test_the_same_cards_row_says_the_workers_get_the_servers_cards_and_rounds_to
 
     r = ps_results("bert_large", "fp32", 256, 256, worker_link="eth_1g", server_link="ib_xdr")
     assert "the all-reduce's workers given the servers' cards" in SAME_CARDS
-    assert re.fullmatch(r"ring all-reduce, \d{3}x faster \(both on 512 cards\)", r[SAME_CARDS]), r[SAME_CARDS]
+    pattern = r"ring all-reduce, one ring per card \(2 cards per worker\), \d{3}x faster \(both on 512 cards\)"
+    assert re.fullmatch(pattern, r[SAME_CARDS]), r[SAME_CARDS]
