@@ -28,7 +28,7 @@ __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "se
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
            "ranks_rate_table", "secant_sentence", "runs_figure", "three_rates_table",
-           "split_diagram", "shared_table", "size_range"]
+           "split_diagram", "shared_table", "size_range", "price_drop_words"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -837,6 +837,24 @@ def well_fitted_size(series: fit.Series, model: fit.AlphaBeta | fit.PiecewiseFit
     if not at:
         raise ValueError(f"series has no size from {format_bytes(lo)} up")
     return format_bytes(min(at)[1])
+
+
+def price_drop_words(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+                     ranks: Sequence[int], what: str = "The regimes of each fit") -> str:
+    """Where the fits ``models`` (paired with ``series`` as in :func:`model_calculator`) price a bigger message
+    cheaper on any of ``ranks`` (:func:`commlib.lab.fit.price_drops`), named as the figures title each series;
+    the sentence is :func:`commlib.lab.explain.price_drop_sentence`'s.
+
+    >>> s = fit.Series("all_gather", 4, (1024.0, 4096.0, 65536.0, 262144.0), (1e-5, 2e-5, 5e-5, 1e-4))
+    >>> pw = fit.PiecewiseFit((32768.0,), (fit.AlphaBeta(1e-5, 1e-9), fit.AlphaBeta(0.0, 1e-10)))
+    >>> price_drop_words([s], [pw], [4])[100:]  # doctest: +ELLIPSIS
+    'on 4 ranks it falls for all-gather at 32 KiB, to 0.045 of the price just below, ...'
+    """
+    if len(series) != len(models):
+        raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
+    found = [(_short(s).split(", ")[0], d) for s, m in zip(series, models) for n in ranks
+             for d in fit.price_drops(m, s.op, n, s.algorithm)]
+    return explain.price_drop_sentence(found, ranks, what=what)
 
 
 def broadcast_switch_sentence(series: Sequence[fit.Series] = (),
