@@ -53,6 +53,8 @@ _MARKER_OF = {2: "o", 4: "s", 8: "D"}
 _OTHER = "#555555"
 #: Shown behind the relative errors: the band within the target (grey: no series' colour).
 _BAND = "#d9d9d9"
+#: Sizes a figure marks (such as time-slice-bound ones): a pale palette yellow, since grey is another library's.
+_MARK = PALETTE["yellow"]
 #: The copy control per second of CPU time (mid grey: the wall-time control is black, and no series is grey).
 _COPY_CPU = "#999999"
 #: One line style per number of ranks, beside the marker: two runs of one collective share its colour.
@@ -173,8 +175,8 @@ def times_figure(series: Sequence[fit.Series], title: str = "", marked: Sequence
                  marked_label: str = "time-slice-bound: no ratio"):
     """Measured median times (bars: quartiles) of several series on one log-log plot, each named at its end.
 
-    ``marked``: sizes (bytes) to shade, each with a grey band, labelled ``marked_label``, such as the sizes the text reads
-    as time-slice-bound (:func:`commlib.lab.explain.slice_bound_sizes`), where the plot's gap is no ratio.
+    ``marked``: sizes (bytes) to shade, each with a pale yellow band (:data:`_MARK`), labelled ``marked_label``,
+    such as the sizes the text reads as time-slice-bound (:func:`commlib.lab.explain.slice_bound_sizes`), where the plot's gap is no ratio.
 
     Colour stands for the collective and algorithm (:func:`series_color`),
     marker shape and line style for the number of ranks (:func:`series_marker`;
@@ -190,10 +192,10 @@ def times_figure(series: Sequence[fit.Series], title: str = "", marked: Sequence
     ax.set_yscale("log")
     ax.set_ylabel("time per call (s)")
     _size_axis(ax)
-    for x in marked:  # one grey band per marked size, half a factor of 2 either side of it
-        ax.axvspan(x / 2**0.5, x * 2**0.5, color="#999999", alpha=0.25, lw=0)
+    for x in marked:  # one band per marked size, half a factor of 2 either side of it
+        ax.axvspan(x / 2**0.5, x * 2**0.5, color=_MARK, alpha=0.35, lw=0)
     if marked:
-        ax.text(min(marked) / 2**0.5, 0.98, f"grey: {marked_label}", transform=ax.get_xaxis_transform(), ha="left",
+        ax.text(min(marked) / 2**0.5, 0.98, f"shaded: {marked_label}", transform=ax.get_xaxis_transform(), ha="left",
                 va="top", fontsize=8, color="#444444")
     if title:
         ax.set_title(title)
