@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 
 from ..units import check_count, check_fraction, check_nonnegative, check_positive
-from .fit import RateCheck
+from .fit import PriceDrop, RateCheck
 from .measure import format_bytes
 from .memory import busbw_bound
 
@@ -41,7 +41,7 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "machine_words", "headline_takeaway", "your_run_sentence", "your_run_loaded", "your_run_title", "oversubscription_sentence",
            "oversubscription_takeaway", "level_name", "level_scope", "waits_out_slices", "shared_level_sentence",
            "shared_level_clause", "shared_machine_sentence", "time_span", "SLICE_SMALL",
-           "pair_sentence", "gloo_sentence"]
+           "pair_sentence", "gloo_sentence", "price_drop_sentence"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -318,7 +318,7 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                 "at once than in the control, or the library moved fewer bytes than the cost model counts; either "
                 "way it is no rate of copying.")
     if cause == "neither":     # below what two copies and the reduction allow: not a second copy alone
-        below = (f"below one plain copy per byte, and below the {rate_text(two)} that two copies per byte and the "
+        below = (f"below the bound for one copy per byte, and below the {rate_text(two)} that two copies per byte and the "
                  "reduction would allow, so a second copy through a shared buffer cannot explain it alone")
         who = ("more than half the timings fail a load check, and this run does not say whether the library or the "
                "load spent the rest" if too_loaded else
@@ -326,10 +326,10 @@ def rate_conclusion(rate: float, copy_rate: float, share: float | None = None, t
                "which")
         return f"So on this machine {what} is {below}: {who}." + loaded
     if too_loaded:
-        return (f"So on this machine {what} is below one plain copy per byte; with more than half the timings "
+        return (f"So on this machine {what} is below the bound for one copy per byte; with more than half the timings "
                 "failing a load check, this run does not say whether the library or the load spent the extra "
                 "time." + loaded)
-    return (f"So on this machine {what} is below one plain copy per byte: the library spends more than a copy's "
+    return (f"So on this machine {what} is below the bound for one copy per byte: the library spends more than a copy's "
             "time on each byte (a second copy through a shared buffer, or waits between the ranks), and this run "
             "does not tell which." + loaded)
 
@@ -1198,21 +1198,21 @@ def suspects_sentence(found: Sequence, total: int, shown: int = 6, sweep_limit: 
 
     >>> from commlib.lab.fit import Suspect
     >>> suspects_sentence([], 68)
-    'None of the 68 timings fails them.'
-    >>> suspects_sentence([Suspect("all_gather", 4096.0, "slower than the all-reduce of the same size")], 68)[:60]
-    '1 of the 68 timings fails them: all-gather at 4 KiB (slower '
+    'None of the 68 timings fails the load checks.'
+    >>> suspects_sentence([Suspect("all_gather", 4096.0, "slower than the all-reduce of the same size")], 68)[:71]
+    '1 of the 68 timings fails the load checks: all-gather at 4 KiB (slower '
     """
     check_positive("total", total)
     within = ""
     if sweep_limit is not None and gap is not None and gap[1]:
         within = " " + sweep_gap_sentence(sweep_limit, gap)
     if not found:
-        return f"None of the {total} timings fails them." + within
+        return f"None of the {total} timings fails the load checks." + within
     keys = list(dict.fromkeys((f.op, f.nbytes) for f in found))
     whys = {k: "; ".join(f.why for f in found if (f.op, f.nbytes) == k) for k in keys}
     listed = ", ".join(f"{op.replace('_', '-')} at {format_bytes(x)} ({whys[(op, x)]})" for op, x in keys[:shown])
     more = f", and {len(keys) - shown} more" if len(keys) > shown else ""
-    fail = f"{len(keys)} of the {total} timings {'fails' if len(keys) == 1 else 'fail'} them"
+    fail = f"{len(keys)} of the {total} timings {'fails' if len(keys) == 1 else 'fail'} the load checks"
     text = (f"{fail}; the table below lists {'it' if len(keys) == 1 else 'them'}. " if shown == 0 else
             f"{fail}: {listed}{more}. ") + (
             "Read these as load, not as the machine: no algorithm makes them, and a regime that rests on them is "
@@ -1475,8 +1475,8 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     alone or with a second copy per byte (:func:`rate_cause`), the copies
     are not blamed for it.
 
-    >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:117]
-    "the library's work on each byte (its copies and waits), slower than one plain copy p"
+    >>> limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 40e-6, 4e-6, True)[33:125]
+    "the library's work on each byte (its copies and waits), slower than one copy per byte would "
     """
     check_positive("copy_rate", copy_rate)
     for name, v in (("alpha2", alpha2), ("alpha4", alpha4)):
@@ -1493,7 +1493,7 @@ def limits_sentence(rate: float, copy_rate: float, cache: str | None, share: flo
     elif too_loaded or rate_cause(rate, copy_rate, share, tolerance, enough) in ("load", "load and second copy"):
         parts.append("the library's copies or the load, which this run cannot tell apart")
     else:
-        parts.append("the library's work on each byte (its copies and waits), slower than one plain copy per byte")
+        parts.append("the library's work on each byte (its copies and waits), slower than one copy per byte would allow")
     sliced = share is not None and share < enough   # a long copy is also slowed by time slicing (cache_phrase)
     llc_words = "the last-level cache or time slicing (this run cannot tell which)" if sliced else "the last-level cache"
     where = f" from {format_bytes(step_from)} up" if step_from is not None else ""
@@ -2783,18 +2783,27 @@ def _ms_span(values: Sequence[float]) -> str:
 
 
 def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SINGLE`",
-                        median: float | None = None, against: float | None = None,
-                        level_multiple: str = "`MPI_THREAD_MULTIPLE`") -> str:
+                        median: float | None = None, cpu_single: Sequence[float] = (),
+                        cpu_multiple: Sequence[float] = (), level_multiple: str = "`MPI_THREAD_MULTIPLE`",
+                        machine: dict | None = None) -> str:
     """The shared-core control's finding, as a clause to follow a finding made at MULTIPLE (a takeaway, the "To
     remember"): ``waited``, whether its SINGLE ranks waited out whole slices (:func:`waits_out_slices`), None
-    where the control is absent; ``median`` (s): its SINGLE time at the smallest size on the chapter's placement;
-    ``against`` (s): the same call at MULTIPLE on the control's machine, which gives the median its condition.
+    where the control is absent; ``median`` (s): its SINGLE time at the smallest size on the chapter's placement.
 
-    >>> shared_level_clause(True, median=17e-3, against=5.7e-3).split(", ", 1)[1]
-    'about 17 ms a call on its machine, where `MPI_THREAD_MULTIPLE` took 5.7 ms'
+    Where the ranks waited out slices, the clause quotes the CPU clock, not the wall times: ``cpu_single`` and
+    ``cpu_multiple`` (s), the CPU time per call of the least busy rank at each level, placement by placement,
+    which the waits of a loaded machine do not count (the least of SINGLE's against the most of MULTIPLE's).
+    ``machine``: the control's machine record; a busy one is named as loaded (as :func:`shared_machine_sentence`
+    judges it).
+
+    >>> print(shared_level_clause(True, median=17e-3, cpu_single=[3.5e-3, 3.9e-3], cpu_multiple=[0.44e-3, 0.06e-3],
+    ...       machine={"cpu_count": 2, "load_average_before": 2.1, "load_average_after": 4.3}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    at `MPI_THREAD_SINGLE` a control on a loaded two-core machine found whole scheduler slices instead: its least
+    busy rank ran at least 3.5 ms of CPU time a call, against at most 0.44 ms at `MPI_THREAD_MULTIPLE`
 
     >>> shared_level_clause(True, median=17e-3)
-    'at `MPI_THREAD_SINGLE` a control found whole scheduler slices instead, about 17 ms a call'
+    'at `MPI_THREAD_SINGLE` a control found whole scheduler slices instead'
     >>> shared_level_clause(False, median=50e-6)
     'at `MPI_THREAD_SINGLE` a control found no waits for whole slices either (50 µs a call)'
     >>> shared_level_clause(None)
@@ -2803,10 +2812,15 @@ def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SI
     if waited is None:
         return ""
     if waited:
-        where = (f" on its machine, where {level_multiple} took {time_text(against)}" if against is not None and
-                 median is not None else "")
-        return (f"at {level_single} a control found whole scheduler slices instead"
-                + (f", about {time_text(median)} a call{where}" if median is not None else ""))
+        where = ""
+        if machine:
+            cores = machine.get("cpu_count")
+            before, after = machine.get("load_average_before"), machine.get("load_average_after")
+            busy = (before or 0) >= 0.5 * (cores or 1) or (after or 0) >= 0.5 * (cores or 1)
+            where = (" on a" + (" loaded" if busy else "") + (f" {about(cores)}-core" if cores else "") + " machine")
+        cpu = (f": its least busy rank ran at least {_ms_span([min(cpu_single)])} of CPU time a call, against at "
+               f"most {_ms_span([max(cpu_multiple)])} at {level_multiple}" if cpu_single and cpu_multiple else "")
+        return f"at {level_single} a control{where} found whole scheduler slices instead{cpu}"
     return (f"at {level_single} a control found no waits for whole slices either"
             + (f" ({time_text(median)} a call)" if median is not None else ""))
 
@@ -3898,3 +3912,39 @@ def ring_vs_library(ring_alpha: float, lib_alpha: float, sizes: Sequence[float],
     text += (f"{where}the ring took {ratio:.2f} of the library's time: {word}. The two were timed in separate runs, "
              "not in turns, so load that came and went could fall on one and not the other")
     return text + ("; the run does not take apart why the ring was faster." if word == "faster" else ".")
+
+
+def price_drop_sentence(found: Sequence[tuple[str, PriceDrop]], ranks: Sequence[int],
+                        what: str = "The regimes of each fit") -> str:
+    """Where fitted regimes price a bigger message cheaper: ``found`` holds ``(collective, drop)`` pairs
+    (:func:`commlib.lab.fit.price_drops`), over the numbers of ranks ``ranks`` that were tried. Regimes are
+    fitted apart and not joined, so at a cut the price can jump either way; the sentence names each fall, its
+    size, and how far the price fell there.
+
+    >>> d = [("all-gather", PriceDrop(32768.0, 75e-6, 41e-6)), ("the ring", PriceDrop(8192.0, 240e-6, 180e-6))]
+    >>> print(price_drop_sentence(d, [4]))  # doctest: +NORMALIZE_WHITESPACE
+    The regimes of each fit are fitted apart and not joined, so at a cut the price can jump either way: on 4
+    ranks it falls for the ring at 8 KiB and for all-gather at 32 KiB, to 0.55 to 0.75 of the price just below, a
+    bigger message priced cheaper than a smaller one; near a cut, trust the fit only at the measured sizes.
+    >>> price_drop_sentence([], [2, 16])[-62:]
+    'and not joined, yet on 2 to 16 ranks no price falls with size.'
+    """
+    ranks = sorted({check_count("ranks", r, minimum=2) for r in ranks})
+    if not ranks:
+        raise ValueError("ranks must name at least one number of ranks")
+    on = f"on {ranks[0]} ranks" if len(ranks) == 1 else f"on {ranks[0]} to {ranks[-1]} ranks"
+    head = f"{what} are fitted apart and not joined"
+    if not found:
+        return f"{head}, yet {on} no price falls with size."
+    by_cut: dict[float, list[str]] = {}
+    for name, d in found:
+        names = by_cut.setdefault(d.nbytes, [])
+        if name not in names:
+            names.append(name)
+    ratios = [d.ratio for _, d in found]
+    lo, hi = figures(min(ratios)), figures(max(ratios))
+    to = lo if lo == hi else f"{lo} to {hi}"
+    where = _and([f"for {_and(names)} at {format_bytes(c)}" for c, names in sorted(by_cut.items())])
+    return (f"{head}, so at a cut the price can jump either way: {on} it falls {where}, to {to} of the price "
+            "just below, a bigger message priced cheaper than a smaller one; near a cut, trust the fit only at the "
+            "measured sizes.")

@@ -60,6 +60,8 @@ __all__ = [
     "Series",
     "AlphaBeta",
     "PiecewiseFit",
+    "PriceDrop",
+    "price_drops",
     "one_sign_tail",
     "MIN_GRADED",
     "EXACT_TOLERANCE",
@@ -226,6 +228,51 @@ class PiecewiseFit:
     def time(self, op: str, nbytes: float, n: int, algorithm: str | None = None) -> float:
         """Predicted seconds, from the regime of ``nbytes``."""
         return self.regime(nbytes).time(op, nbytes, n, algorithm)
+
+
+@dataclass(frozen=True)
+class PriceDrop:
+    """A size at which a model prices a message below one just smaller: ``before`` s just below ``nbytes``,
+    ``after`` s from ``nbytes`` on (``after < before``)."""
+
+    nbytes: float
+    before: float
+    after: float
+
+    @property
+    def ratio(self) -> float:
+        """``after / before``: below 1, the bigger message is priced cheaper."""
+        return self.after / self.before
+
+
+def price_drops(model: AlphaBeta | PiecewiseFit, op: str, n: int, algorithm: str | None = None
+                ) -> tuple[PriceDrop, ...]:
+    """Where ``model`` prices ``op`` on ``n`` ranks lower for a bigger message: a price that falls with size.
+
+    Within one regime the price ``a alpha + b beta`` grows with the size; it can jump only where the regime
+    changes (a piecewise fit's crossovers, fitted apart and not joined) or, with ``algorithm="mpich"``, where
+    MPICH switches algorithm (:data:`commlib.lab.mpich.THRESHOLDS`) and the counts change. Each such size is
+    priced just below and just above; a fall is returned, a rise is not.
+
+    >>> pw = PiecewiseFit((2.0**15,), (AlphaBeta(1e-5, 1e-9), AlphaBeta(0.0, 5e-10)))
+    >>> [(d.nbytes, round(d.ratio, 2)) for d in price_drops(pw, "all_reduce", 2)]
+    [(32768.0, 0.31)]
+    >>> price_drops(AlphaBeta(1e-5, 1e-9), "all_reduce", 2)
+    ()
+    """
+    n = check_count("n", n, minimum=2)
+    cuts = set(model.crossovers) if isinstance(model, PiecewiseFit) else set()
+    if algorithm == "mpich":
+        from .mpich import THRESHOLDS
+
+        cuts |= {float(v) for k, v in THRESHOLDS.items() if k != "bcast_min_procs"}
+    out = []
+    for c in sorted(cuts):
+        before = model.time(op, math.nextafter(c, 0.0), n, algorithm)
+        after = model.time(op, math.nextafter(c, math.inf), n, algorithm)
+        if after < before:
+            out.append(PriceDrop(c, before, after))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "se
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
            "ranks_rate_table", "secant_sentence", "runs_figure", "three_rates_table",
-           "split_diagram", "shared_table", "size_range"]
+           "split_diagram", "shared_table", "size_range", "price_drop_words"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -53,6 +53,8 @@ _MARKER_OF = {2: "o", 4: "s", 8: "D"}
 _OTHER = "#555555"
 #: Shown behind the relative errors: the band within the target (grey: no series' colour).
 _BAND = "#d9d9d9"
+#: Sizes a figure marks (such as time-slice-bound ones): a pale palette yellow, since grey is another library's.
+_MARK = PALETTE["yellow"]
 #: The copy control per second of CPU time (mid grey: the wall-time control is black, and no series is grey).
 _COPY_CPU = "#999999"
 #: One line style per number of ranks, beside the marker: two runs of one collective share its colour.
@@ -173,8 +175,8 @@ def times_figure(series: Sequence[fit.Series], title: str = "", marked: Sequence
                  marked_label: str = "time-slice-bound: no ratio"):
     """Measured median times (bars: quartiles) of several series on one log-log plot, each named at its end.
 
-    ``marked``: sizes (bytes) to shade, each with a grey band, labelled ``marked_label``, such as the sizes the text reads
-    as time-slice-bound (:func:`commlib.lab.explain.slice_bound_sizes`), where the plot's gap is no ratio.
+    ``marked``: sizes (bytes) to shade, each with a pale yellow band (:data:`_MARK`), labelled ``marked_label``,
+    such as the sizes the text reads as time-slice-bound (:func:`commlib.lab.explain.slice_bound_sizes`), where the plot's gap is no ratio.
 
     Colour stands for the collective and algorithm (:func:`series_color`),
     marker shape and line style for the number of ranks (:func:`series_marker`;
@@ -190,10 +192,10 @@ def times_figure(series: Sequence[fit.Series], title: str = "", marked: Sequence
     ax.set_yscale("log")
     ax.set_ylabel("time per call (s)")
     _size_axis(ax)
-    for x in marked:  # one grey band per marked size, half a factor of 2 either side of it
-        ax.axvspan(x / 2**0.5, x * 2**0.5, color="#999999", alpha=0.25, lw=0)
+    for x in marked:  # one band per marked size, half a factor of 2 either side of it
+        ax.axvspan(x / 2**0.5, x * 2**0.5, color=_MARK, alpha=0.35, lw=0)
     if marked:
-        ax.text(min(marked) / 2**0.5, 0.98, f"grey: {marked_label}", transform=ax.get_xaxis_transform(), ha="left",
+        ax.text(min(marked) / 2**0.5, 0.98, f"shaded: {marked_label}", transform=ax.get_xaxis_transform(), ha="left",
                 va="top", fontsize=8, color="#444444")
     if title:
         ax.set_title(title)
@@ -837,6 +839,24 @@ def well_fitted_size(series: fit.Series, model: fit.AlphaBeta | fit.PiecewiseFit
     if not at:
         raise ValueError(f"series has no size from {format_bytes(lo)} up")
     return format_bytes(min(at)[1])
+
+
+def price_drop_words(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
+                     ranks: Sequence[int], what: str = "The regimes of each fit") -> str:
+    """Where the fits ``models`` (paired with ``series`` as in :func:`model_calculator`) price a bigger message
+    cheaper on any of ``ranks`` (:func:`commlib.lab.fit.price_drops`), named as the figures title each series;
+    the sentence is :func:`commlib.lab.explain.price_drop_sentence`'s.
+
+    >>> s = fit.Series("all_gather", 4, (1024.0, 4096.0, 65536.0, 262144.0), (1e-5, 2e-5, 5e-5, 1e-4))
+    >>> pw = fit.PiecewiseFit((32768.0,), (fit.AlphaBeta(1e-5, 1e-9), fit.AlphaBeta(0.0, 1e-10)))
+    >>> price_drop_words([s], [pw], [4])[100:]  # doctest: +ELLIPSIS
+    'on 4 ranks it falls for all-gather at 32 KiB, to 0.045 of the price just below, ...'
+    """
+    if len(series) != len(models):
+        raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
+    found = [(_short(s).split(", ")[0], d) for s, m in zip(series, models) for n in ranks
+             for d in fit.price_drops(m, s.op, n, s.algorithm)]
+    return explain.price_drop_sentence(found, ranks, what=what)
 
 
 def broadcast_switch_sentence(series: Sequence[fit.Series] = (),

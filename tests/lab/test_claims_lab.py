@@ -496,11 +496,11 @@ def test_load_closes_only_the_gap_left_between_two_loaded_timings():
     assert "about 3.2 times (one over the share)" in three and "up to" not in three
     assert "cannot tell apart" in explain.limits_sentence(2.2e9, 6.2e9, None, 0.31, 5e-6, 6e-6, 4e-6, False)
     far = explain.rate_conclusion(0.2e9, 6.2e9, share=0.6)          # 1.7 times cannot close a gap of 31
-    assert "below one plain copy" in far and "not the 17.7 times by which the rate falls below" in far
+    assert "below the bound for one copy" in far and "not the 17.7 times by which the rate falls below" in far
     assert "copy rate" in explain.rate_conclusion(5e9, 5.2e9, share=0.97)
     assert "copy rate" in explain.rate_conclusion(5e9, 5.2e9, share=None)
     assert explain.rate_conclusion(1e9, 5.2e9, share=0.97).startswith("So on this machine the rate of all-reduce's "
-                                                                       "bytes is below one plain copy")
+                                                                       "bytes is below the bound for one copy")
 
 
 def test_the_rate_conclusion_prints_its_load_premise_either_way_and_blames_the_library_only_when_it_may():
@@ -622,7 +622,7 @@ def test_the_bandwidth_at_four_ranks_is_said_as_measured(rate4, word):
 def test_what_limited_the_run_names_only_what_its_controls_found():
     quiet = explain.limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 6e-6, 4e-6, True)
     assert "other programs" not in quiet and "cache" not in quiet and "switching" not in quiet
-    assert "slower than one plain copy" in quiet and quiet.endswith("per byte.") and "wire" not in quiet
+    assert "slower than one copy per byte would allow" in quiet and quiet.endswith("would allow.") and "wire" not in quiet
     assert "cannot tell apart" in explain.limits_sentence(1e9, 6e9, "none", 0.97, 5e-6, 6e-6, 4e-6, True,
                                                           too_loaded=True)
     busy = explain.limits_sentence(5.5e9, 6e9, "most", 0.7, 5e-6, 40e-6, 4e-6, True)

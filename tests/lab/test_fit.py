@@ -350,3 +350,26 @@ def test_a_steepest_step_made_by_one_timing_is_told_from_one_the_series_keeps():
         fit.step_holds(kept, step, keep=0.0)
     with pytest.raises(ValueError, match="step"):
         fit.step_holds(kept, (2.0**30, 2.0**31, 2.0), lo=2**20)
+
+
+def test_price_drops_names_every_size_where_a_bigger_message_is_priced_cheaper():
+    # The stored run's calculator fits: on a fine ladder of sizes the price falls only at the sizes price_drops
+    # names (a crossover or an MPICH switch), and it names only falls.
+    from commlib.experiments import lab as lab_runs
+    from commlib.lab import plan, runner
+
+    two = plan.stored()["two"]
+    series = runner.least_loaded_series(two)
+    fits = lab_runs.lab_fits(series, [runner.to_series(two, sweep=k) for k in range(runner.sweeps_of(two))])
+    ladder = 2.0 ** np.arange(10, 26.5, 1 / 64)
+    for s, m in zip(series, fits.by_size):
+        for n in (2, 4, 8, 16):
+            drops = fit.price_drops(m, s.op, n, s.algorithm)
+            assert all(d.after < d.before and d.ratio < 1 for d in drops)
+            prices = [m.time(s.op, x, n, s.algorithm) for x in ladder]
+            for x0, x1, p0, p1 in zip(ladder, ladder[1:], prices, prices[1:]):
+                if p1 < p0:  # a fall between two neighbouring sizes must straddle a named drop
+                    assert any(x0 < d.nbytes <= x1 for d in drops), (s.op, n, x0, x1)
+    # the one the reader found: reduce-scatter across its cut between 256 KiB and 512 KiB, on every n tried
+    rs = dict(zip((s.op for s in series), fits.by_size))["reduce_scatter"]
+    assert all(len(fit.price_drops(rs, "reduce_scatter", n, "mpich")) == 1 for n in (2, 4, 8, 16))

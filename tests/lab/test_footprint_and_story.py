@@ -164,8 +164,8 @@ def test_the_ring_is_held_against_the_library_where_neither_maps_fresh_pages():
 
 def test_the_load_checks_sentence_states_the_sweep_tolerance_and_the_sweeps_gap():
     text = explain.suspects_sentence([], 68, shown=0, sweep_limit=1.5, gap=(1.25, 27))
-    assert text.startswith("None of the 68 timings fails them.") and "up to 1.5 times" in text and "1.25 times" in text
-    assert explain.suspects_sentence([], 68, sweep_limit=1.5, gap=(1.0, 0)) == "None of the 68 timings fails them."
+    assert text.startswith("None of the 68 timings fails the load checks.") and "up to 1.5 times" in text and "1.25 times" in text
+    assert explain.suspects_sentence([], 68, sweep_limit=1.5, gap=(1.0, 0)) == "None of the 68 timings fails the load checks."
 
 
 def test_growth_is_quoted_over_the_sweeps_against_a_fixed_cost_per_byte():
