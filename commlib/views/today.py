@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from .. import cost, hardware
 from ..today import algorithm_choice as tuning
@@ -327,41 +328,66 @@ def compression_bytes_figure(workers, table: dict, names: dict | None = None, pa
     return fig
 
 
-def local_sgd_figure(runs: dict, budget: float | None = None):
+def _label_below_ends(ax, items, levels: int = 2) -> None:
+    """Write each line's name in its colour just below its end, ``items`` = (x, y, text, colour), where the lines end
+    at different x but level y: in the order the lines end, at ``levels`` heights in turn, so that names of lines that
+    end close together (or at the same x) stand one under the other. The axes grow downwards to make room.
+    """
+    if not items:
+        return
+    lo, hi = ax.get_ylim()
+    step = 0.06 * (hi - lo)
+    ax.set_ylim(lo - (levels + 0.5) * step, hi)
+    for k, (x, y, text_, col) in enumerate(sorted(items, key=lambda e: e[0])):
+        ax.annotate(text_, (x, y - (0.5 + k % levels) * step), color=col, fontsize=8, ha="center", va="top")
+
+
+def local_sgd_figure(runs: dict, budget: float | None = None, groups: dict | None = None):
     """Loss against wall-clock time (left, zoomed on where the runs end) and against bytes sent (right), one line per run.
 
-    The first run is the control (black); each line is named in its colour on both panels, in a column right of where
-    the lines end, in the order of their final losses. ``budget`` (seconds), if given, is drawn as a vertical line on the
-    left: every run ends at or before it.
+    The first run is the control (black); each run keeps its colour, marker and line style in every panel, and each
+    line is named in its colour at its own end (on the time panel right of it, nudged apart where the ends crowd; on
+    the bytes panel below it, one under the other where lines end together). ``groups``, if given,
+    maps a title to the labels of the runs drawn together, one row of two panels each (so that a row holds few lines);
+    by default one row draws them all. ``budget`` (seconds), if given, is drawn as a vertical line on each time panel:
+    every run ends at or before it.
     """
-    fig, (a1, a2) = figure(10.0, 3.6, ncols=2)
-    ends = []
-    for i, (label, r) in enumerate(runs.items()):
-        kw = dict(color=_line_color(i), marker=MARKERS[i], ms=3, ls=["-", "--", "-.", ":", "-"][i % 5])
-        a1.plot(r.times, r.losses, **kw)
-        a2.semilogx(r.bytes_sent[1:], r.losses[1:], **kw)
-        ends.append((r.bytes_sent[-1] * 1.3, r.final_loss, label, _line_color(i)))
-    finals = [r.final_loss for r in runs.values()]
-    low, high = min(finals), max(finals)
-    pad = max(high - low, 1e-3)
-    a1.set_ylim(low - 0.3 * pad, high + 1.5 * pad)             # the last stretch, where the runs part
-    if budget is not None:
-        a1.axvline(budget, color="grey", lw=1, ls=":")
-        a1.annotate("budget", (budget, high + 1.3 * pad), ha="right", va="top", fontsize=8, color="grey")
-    right = max(e[0] for e in ends)
-    ends = [(right, y, t, c) for _, y, t, c in ends]            # one column of names, right of every line
-    a2.set_xlim(right=right * 20)
-    _label_ends(a2, ends, gap=0.06)
-    last = max(float(r.times[-1]) for r in runs.values())      # the same names on the left, right of the budget
-    edge = max(last, budget or 0.0)
-    lo_t = min(float(r.times[0]) for r in runs.values())
-    a1.set_xlim(right=edge + 0.35 * (edge - lo_t))
-    _label_ends(a1, [(edge + 0.02 * (edge - lo_t), r.final_loss, label, _line_color(i))
-                     for i, (label, r) in enumerate(runs.items())], gap=0.06)
-    a1.set_xlabel("wall-clock time, slowest worker (s)")
-    a2.set_xlabel("bytes one worker has sent")
-    a1.set_ylabel("training loss (nats), zoomed")
-    a2.set_ylabel("training loss (nats)")
+    labels = list(runs)
+    groups = groups or {"": tuple(labels)}
+    unknown = [x for g in groups.values() for x in g if x not in runs]
+    if unknown:
+        raise ValueError(f"groups name runs that runs lacks: {unknown}")
+    fig, axes = figure(10.0, 3.4 * len(groups), nrows=len(groups), ncols=2, squeeze=False)
+    for (title, members), (a1, a2) in zip(groups.items(), axes):
+        ends_t, ends_b = [], []
+        for label in members:
+            i, r = labels.index(label), runs[label]
+            kw = dict(color=_line_color(i), marker=MARKERS[i % len(MARKERS)], ms=3, ls=["-", "--", "-.", ":", "-"][i % 5])
+            a1.plot(r.times, r.losses, **kw)
+            a2.semilogx(r.bytes_sent[1:], r.losses[1:], **kw)
+            ends_t.append((float(r.times[-1]), r.final_loss, label, _line_color(i)))
+            ends_b.append((float(r.bytes_sent[-1]), r.final_loss, label, _line_color(i)))
+        finals = [runs[x].final_loss for x in members]
+        low, high = min(finals), max(finals)
+        pad = max(high - low, 1e-3)
+        a1.set_ylim(low - 0.3 * pad, high + 1.5 * pad)             # the last stretch, where the runs part
+        lo_t = min(float(runs[x].times[0]) for x in members)
+        edge = max(max(e[0] for e in ends_t), budget or 0.0)
+        if budget is not None:
+            a1.axvline(budget, color="grey", lw=1, ls=":")
+            a1.annotate("budget", (budget, high + 1.3 * pad), ha="right", va="top", fontsize=8, color="grey")
+        a1.set_xlim(right=edge + 0.3 * (edge - lo_t))
+        _label_ends(a1, [(x + 0.02 * (edge - lo_t), y, t, c) for x, y, t, c in ends_t], gap=0.08)
+        a2.set_xlim(right=max(e[0] for e in ends_b) * 2)
+        a2.xaxis.set_minor_formatter(NullFormatter())              # powers of ten only, however short the range
+        xs = [math.log10(e[0]) for e in ends_b]                    # as many heights as lines end close together
+        _label_below_ends(a2, ends_b, levels=max(sum(abs(x - y) < 0.35 for y in xs) for x in xs))
+        a1.set_xlabel("wall-clock time, slowest worker (s)")
+        a2.set_xlabel("bytes one worker has sent")
+        a1.set_ylabel("training loss (nats), zoomed")
+        a2.set_ylabel("training loss (nats)")
+        if title:
+            a1.set_title(title, fontsize=9, loc="left")
     fig.tight_layout()
     return fig
 

@@ -288,6 +288,19 @@ def test_views_draw_and_calculator_reports_errors():
     assert calc.set(size="lots").error.startswith("message M: cannot read")
 
 
+def test_local_sgd_figure_draws_a_row_per_group_and_names_each_line_once_a_panel():
+    runs = {"H = 1": localsgd.run(1, 0.5, 3), "H = 4": localsgd.run(4, 0.5, 3), "H = 16": localsgd.run(16, 0.5, 3)}
+    fig = today_views.local_sgd_figure(runs, 0.5, groups={"a": ("H = 1", "H = 4"), "b": ("H = 4", "H = 16")})
+    assert len(fig.axes) == 4                                     # two rows of two panels
+    for ax, names in zip(fig.axes, (("H = 1", "H = 4"),) * 2 + (("H = 4", "H = 16"),) * 2):
+        texts = sorted(t.get_text() for t in ax.texts if t.get_text() != "budget")
+        assert texts == sorted(names)
+    colours = {t.get_text(): t.get_color() for ax in fig.axes for t in ax.texts}
+    assert colours["H = 1"] == "black"                            # the control keeps its colour in every row
+    with pytest.raises(ValueError, match="groups"):
+        today_views.local_sgd_figure(runs, groups={"a": ("H = 64",)})
+
+
 def test_prefetch_never_slower_and_bounded_by_compute_and_gathers():
     rng = np.random.default_rng(4)
     for _ in range(20):
