@@ -62,7 +62,8 @@ def step_timeline_figure(model: str = "resnet50", dtype: str = "fp32", n: int = 
 
 
 def bandwidth_over_n_figure(ns=None):
-    """The bandwidth the VGG-16 example needs for its target efficiency against n: the ring at each start-up of
+    """The bandwidth the VGG-16 example needs for its target efficiency without overlap (the all-reduce after the
+    backward pass) against n: the ring at each start-up of
     :data:`commlib.experiments.step.STARTUPS` (gigabit TCP's alpha, half of it, 100 Gb/s RoCE's, matched to a wire
     that fast, and none: a thin grey line, on top), each in its own colour, dash and marker, and halving-doubling at
     gigabit TCP's alpha (reddish-purple squares, almost on the grey line); a dashed line in its ring's colour marks each
@@ -98,7 +99,7 @@ def bandwidth_over_n_figure(ns=None):
     ax.set_ylim(5, 200)
     ax.set_xlabel("ranks n")
     ax.set_ylabel("bandwidth needed (GB/s, one direction)")
-    ax.set_title(f"VGG-16, {100 * note['target_efficiency']:.0f} % efficiency")
+    ax.set_title(f"VGG-16, {100 * note['target_efficiency']:.0f} % efficiency, no overlap")
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     return fig
