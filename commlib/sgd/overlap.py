@@ -60,6 +60,7 @@ __all__ = [
     "overlap_timeline",
     "bucket_sweep",
     "required_bandwidth_overlapped",
+    "most_ranks_overlapped",
     "step_floor_overlapping_forward",
 ]
 
@@ -508,18 +509,21 @@ def bucket_sweep(bucket_sizes, **kwargs) -> list[OverlapResult]:
 def required_bandwidth_overlapped(model: str, n: int, t_compute: float, efficiency: float, latency: float = 0.0,
                                   bucket_bytes: float = DDP_BUCKET_BYTES,
                                   first_bucket_bytes: float | None = DDP_FIRST_BUCKET_BYTES,
-                                  dtype: str = "fp32", algorithm: str = "ring", rtol: float = 1e-6) -> float:
+                                  dtype: str = "fp32", algorithm: str = "ring", rtol: float = 1e-6,
+                                  backward_to_forward: float = BACKWARD_TO_FORWARD) -> float:
     r"""Bandwidth (bytes/s) that reaches ``efficiency`` when the all-reduce overlaps backward in buckets; ``math.inf``
     where none does.
 
     Without overlap the all-reduce must fit in :math:`\frac{1-\varepsilon}{\varepsilon}T_c` after the step's
     compute (:func:`commlib.step.cost.required_bandwidth`). Here the compute ``t_compute`` splits into a forward
-    pass and a backward pass twice as long (:data:`BACKWARD_TO_FORWARD`), the buckets are all-reduced while
+    pass and a backward pass ``backward_to_forward`` times as long (by default twice,
+    :data:`BACKWARD_TO_FORWARD`), the buckets are all-reduced while
     backward runs (:func:`overlap_timeline`), and the step :math:`T_{fwd} + \max(T_{bwd}, \text{last end})` must
     be at most :math:`T_c/\varepsilon`. The step only shortens as the bandwidth grows, so the least bandwidth is
     found by bisection, to a relative ``rtol``. The last bucket holds the input-side layers and is ready only
     when backward ends, so its start-ups get the same budget as without overlap: where they do not fit, no
-    bandwidth helps. Other arguments as in :func:`overlap_timeline`.
+    bandwidth helps; and the earlier buckets' start-ups must fit in the backward pass too, so a shorter backward
+    pass can lower the most ranks served. Other arguments as in :func:`overlap_timeline`.
 
     A model whose large layers sit at the output side, as VGG-16's fully connected layers do, needs much less
     than without overlap (13,582 MB/s for the same 4 GPUs, 0.55 s and 90 %):
@@ -528,13 +532,17 @@ def required_bandwidth_overlapped(model: str, n: int, t_compute: float, efficien
     1.94
     >>> required_bandwidth_overlapped("vgg16", 1000, 0.55, 0.9, 50e-6)         # 2 x 999 start-ups > 61.1 ms
     inf
+    >>> ranks = (561, 562)   # with a backward pass only as long as the forward, 561 ranks at most (612 without overlap)
+    >>> [required_bandwidth_overlapped("vgg16", n, 0.55, 0.9, 50e-6, backward_to_forward=1.0) < math.inf for n in ranks]
+    [True, False]
     """
     n = check_count("n", n)
     t_compute = check_positive("t_compute", t_compute)
     efficiency = check_fraction("efficiency", efficiency)
     latency = check_nonnegative("latency", latency)
     rtol = check_positive("rtol", rtol)
-    t_forward = t_compute / (1 + BACKWARD_TO_FORWARD)
+    backward_to_forward = check_positive("backward_to_forward", backward_to_forward)
+    t_forward = t_compute / (1 + backward_to_forward)
     t_backward = t_compute - t_forward
     target = t_compute / efficiency
 
@@ -558,6 +566,37 @@ def required_bandwidth_overlapped(model: str, n: int, t_compute: float, efficien
     return hi
 
 
+
+
+def most_ranks_overlapped(model: str, t_compute: float, efficiency: float, latency: float,
+                          backward_to_forward: float = BACKWARD_TO_FORWARD, **kwargs) -> int:
+    r"""The most ranks that some bandwidth serves at ``efficiency`` with the ring all-reduce overlapping backward in
+    buckets (:func:`required_bandwidth_overlapped`, whose other arguments ``kwargs`` passes on); ``latency`` > 0.
+
+    Never more than without overlap (:func:`commlib.cost.largest_ranks_for_efficiency`): the last bucket is ready
+    only when backward ends, so its start-ups get the same budget. As many only while the earlier buckets'
+    start-ups fit inside the backward pass; a shorter backward pass (a smaller ``backward_to_forward``) can lower it:
+
+    >>> most_ranks_overlapped("vgg16", 0.55, 0.9, 50e-6), most_ranks_overlapped("vgg16", 0.55, 0.9, 50e-6, 1.0)
+    (612, 561)
+    """
+    from ..step.cost import largest_ranks_for_efficiency
+
+    latency = check_positive("latency", latency)
+    if kwargs.get("algorithm", "ring") != "ring":
+        raise ValueError(f"algorithm must be 'ring' (the bound searched below is the ring's), got {kwargs['algorithm']!r}")
+    hi = largest_ranks_for_efficiency(t_compute, efficiency, latency)
+
+    def served(n: int) -> bool:
+        return required_bandwidth_overlapped(model, n, t_compute, efficiency, latency,
+                                             backward_to_forward=backward_to_forward, **kwargs) < math.inf
+    if hi < 2 or not served(2):
+        return 1
+    lo = 2                       # served(lo) holds; find the largest served n in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if served(mid) else (lo, mid - 1)
+    return lo
 
 
 def step_floor_overlapping_forward(t_forward: float, t_backward: float, comm_total: float) -> float:
