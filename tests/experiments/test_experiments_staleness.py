@@ -182,8 +182,27 @@ def test_noise_gain_rows_and_words_over_the_learners():
     assert peak256["frac"] > 1 and peak256["fixed"] == float("inf") and 2 < peak256["random"] < 6
     assert all(r["reach"] == pytest.approx(r["step"] * (r["workers"] - 1)) for r in rows)
     w = staleness.noise_gain_words(rows)
-    assert w["agree"] == (16,) and w["part"] == (256,) and w["grows"]
-    assert "far less" in w["words"] and "0.32" in w["words"]
+    assert w["agree"] == (16,) and w["part"] == (256,) and w["grows"] and w["reach_rises"]
+    assert "far less" in w["words"] and "0.32" in w["words"] and "grows with" in w["short"]
+
+
+def test_noise_gain_over_seeds_and_at_one_reach():
+    # the same step times the mean staleness over several numbers of learners: the gain hardly depends on n
+    same = staleness.noise_gain_rows({n: 0.69 / (n - 1) for n in (4, 64)}, {"same": 1.0}, updates=300_000,
+                                     seeds=(0, 1))
+    assert all(r["reach"] == pytest.approx(0.69) and len(r["randoms"]) == 2 for r in same)
+    assert abs(same[0]["random"] / same[1]["random"] - 1) < 0.05
+    assert "alike" in staleness.same_reach_words(same)
+    w = staleness.noise_gain_words([{"workers": 16, "where": "p", "reach": 0.32, "fixed": 1.39, "random": 1.31},
+                                    {"workers": 64, "where": "p", "reach": 0.69, "fixed": 2.13, "random": 1.67}],
+                                   same_reach=same)
+    assert w["n_free"] and "not with the learners as such" in w["short"] and "0.78 times" in w["words"]
+    assert "far less" not in w["words"]
+    assert staleness.mean_spread_text([2.34, 2.36, 2.32]) == "2.34 ± 0.02"
+    with pytest.raises(ValueError):
+        staleness.mean_spread_text([])
+    with pytest.raises(ValueError):
+        staleness.noise_gain_rows({16: 0.05}, {"optimum": 0.2}, updates=1000, seeds=())
 
 
 @pytest.mark.parametrize("bad", [dict(rates={}), dict(curvatures={}), dict(rates={0: 0.05}), dict(rates={16: -1.0})])

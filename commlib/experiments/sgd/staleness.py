@@ -97,6 +97,10 @@ __all__ = [
     "stability_headroom",
     "noise_gain_rows",
     "noise_gain_words",
+    "mean_spread_text",
+    "async_levels",
+    "rate_moves",
+    "same_reach_words",
     "fold_range_words",
     "gupta_staleness",
     "GUPTA_EXACT",
@@ -1281,8 +1285,26 @@ def stability_headroom(noise_rate: float, limits: dict[int, tuple[float, ...]], 
             "short": short}
 
 
+def mean_spread_text(values) -> str:
+    """The mean of ``values`` with its spread (one standard deviation), the mean quoted no finer than the spread:
+    the spread to one significant figure, the mean to the same decimal place. One value: that value to three
+    significant figures, with no spread.
+
+    >>> mean_spread_text([1.15, 1.16, 1.17]), mean_spread_text([3.63, 3.75, 3.85]), mean_spread_text([2.0])
+    ('1.16 ± 0.01', '3.7 ± 0.1', '2')
+    """
+    v = np.asarray(list(values), dtype=float)
+    if v.size == 0:
+        raise ValueError("values must hold at least one value")
+    if v.size == 1 or float(np.std(v, ddof=1)) == 0.0:
+        return f"{v[0]:.3g}" if v.size == 1 else f"{float(np.mean(v)):.3g}"
+    sd = float(np.std(v, ddof=1))
+    places = max(0, -int(np.floor(np.log10(float(f"{sd:.1g}")))))
+    return f"{float(np.mean(v)):.{places}f} ± {float(f'{sd:.1g}'):.{places}f}"
+
+
 def noise_gain_rows(rates: dict[int, float], curvatures: dict[str, float], updates: int = 1_000_000,
-                    seed: int = 0) -> list[dict]:
+                    seeds=(0,)) -> list[dict]:
     r"""The noise gain of asynchronous SGD's random staleness against that of a fixed delay of the same mean, for
     several numbers of learners, each at its own rate.
 
@@ -1292,23 +1314,29 @@ def noise_gain_rows(rates: dict[int, float], curvatures: dict[str, float], updat
     ``step`` (:math:`\zeta`), ``reach`` (:math:`\zeta (n - 1)`, the step times the mean staleness), ``frac`` (the step
     as a fraction of the largest stable step of a gradient always :math:`n - 1` updates old,
     :func:`commlib.sgd.stale_quadratic.stable_step_closed_form`), ``fixed`` (that delay's noise gain,
-    :func:`commlib.sgd.stale_quadratic.noise_variance_gain`; ``inf`` past its limit, where the echoes never die out)
-    and ``random`` (the gain under random staleness, simulated over ``updates`` updates with ``seed``,
-    :func:`commlib.sgd.stale_quadratic.random_staleness_noise_gain`).
+    :func:`commlib.sgd.stale_quadratic.noise_variance_gain`; ``inf`` past its limit, where the echoes never die out),
+    ``randoms`` (the gain under random staleness on each of ``seeds``, simulated over ``updates`` updates,
+    :func:`commlib.sgd.stale_quadratic.random_staleness_noise_gain`), and their mean ``random`` and spread
+    ``random_sd`` (one standard deviation; 0 for one seed).
 
     Why ``reach``: the fixed delay's limit is about :math:`\pi/(2n - 1)`, so :math:`\zeta (n - 1)` is about
     :math:`\pi/2` times ``frac``; while it is well below one, a stale gradient has barely moved the parameters
-    during its delay, whatever that delay's spread.
+    during its delay, whatever that delay's spread. A curvature of 1 makes the rate the step itself, so
+    ``noise_gain_rows({n: reach / (n - 1) for n in ns}, {"same reach": 1.0})`` holds ``reach`` fixed over ``ns``:
+    it pulls the number of learners and the step times the mean staleness apart.
 
-    >>> rows = noise_gain_rows({16: 0.05}, {"optimum": 0.2}, updates=100_000)
+    >>> rows = noise_gain_rows({16: 0.05}, {"optimum": 0.2}, updates=100_000, seeds=(0, 1))
     >>> r = rows[0]
     >>> r["workers"], round(r["step"], 3), round(r["reach"], 2), round(r["frac"], 2), round(r["fixed"], 2)
     (16, 0.01, 0.15, 0.1, 1.16)
-    >>> 1.0 < r["random"] < 1.3
-    True
+    >>> 1.0 < r["random"] < 1.3, len(r["randoms"]), r["random_sd"] < 0.1
+    (True, 2, True)
     """
     if not rates or not curvatures:
         raise ValueError("rates and curvatures must each give at least one entry")
+    seeds = tuple(int(x) for x in seeds)
+    if not seeds:
+        raise ValueError("seeds must give at least one seed")
     rows = []
     for n, rate in rates.items():
         n = int(n)
@@ -1322,70 +1350,141 @@ def noise_gain_rows(rates: dict[int, float], curvatures: dict[str, float], updat
                 fixed = stale_quadratic.noise_variance_gain(step, n - 1)
             except ValueError:
                 fixed = float("inf")
+            randoms = tuple(stale_quadratic.random_staleness_noise_gain(step, n, updates=updates, seed=x)
+                            for x in seeds)
             rows.append({"workers": n, "rate": float(rate), "where": where, "step": step, "reach": step * (n - 1),
                          "frac": step / stale_quadratic.stable_step_closed_form(n - 1), "fixed": fixed,
-                         "random": stale_quadratic.random_staleness_noise_gain(step, n, updates=updates, seed=seed)})
+                         "randoms": randoms, "random": float(np.mean(randoms)),
+                         "random_sd": float(np.std(randoms, ddof=1)) if len(randoms) > 1 else 0.0})
     return rows
 
 
-def noise_gain_words(rows: list[dict], close: float = 0.2) -> dict:
-    r"""Where random staleness amplifies the noise about as much as a fixed delay of the same mean, and where the two
-    part: the chapter's words for the rows of :func:`noise_gain_rows`.
+def _ratio_words(rows: list[dict]) -> str:
+    """How much less random staleness amplifies the noise than a fixed delay, as the ratio of the two gains at the
+    smallest and the largest :math:`\\zeta (n - 1)` among ``rows`` where the fixed delay's gain is finite ("there":
+    at the smallest of all ``rows``, which the sentence has just named)."""
+    finite = sorted((r for r in rows if np.isfinite(r["fixed"])), key=lambda r: r["reach"])
+    if not finite:
+        return ""
+    lo = min(r["reach"] for r in rows)
+    ends = [finite[0]] if len(finite) == 1 else [finite[0], finite[-1]]
+    parts = [f"{r['random'] / r['fixed']:.2f} times" + (" the fixed delay's gain" if i == 0 else "")
+             + (" there" if r["reach"] == lo else f" at {r['reach']:.2g}") for i, r in enumerate(ends)]
+    return " (" + ", ".join(parts) + ")"
 
-    A row *agrees* when its random-staleness gain lies within ``close`` (a fraction) of the fixed delay's. Returns
-    ``agree`` and ``part`` (the numbers of learners whose rows all agree, and those with a row that parts), ``grows``
-    (whether the random-staleness gain grows with the learners at every curvature), ``words`` (a sentence for the
-    body, beside the table: the largest step times the mean staleness, :math:`\zeta (n - 1)`, where they agree and
-    the smallest where they part) and ``short`` (for a takeaway: which numbers of learners agree and which part).
+
+def noise_gain_words(rows: list[dict], close: float = 0.2, same_reach: list[dict] | None = None,
+                     flat: float = 0.05) -> dict:
+    r"""Where random staleness amplifies the noise about as much as a fixed delay of the same mean, and where the two
+    part: the chapter's words for the rows of :func:`noise_gain_rows`, all on the one-parameter stale quadratic.
+
+    A row *agrees* when its random-staleness gain lies within ``close`` (a fraction) of the fixed delay's; where they
+    part, the words give the ratio of the two gains. Returns ``agree`` and ``part`` (the numbers of learners whose
+    rows all agree, and those with a row that parts), ``grows`` (whether the random-staleness gain grows with the step
+    times the mean staleness :math:`\zeta (n - 1)` over all rows), ``reach_rises`` (whether :math:`\zeta (n - 1)`
+    rises with the learners at every curvature: with each number of learners at its own tuned rate, it need not),
+    ``n_free`` (given ``same_reach``, rows of :func:`noise_gain_rows` at one :math:`\zeta (n - 1)` over several
+    numbers of learners: whether at each such :math:`\zeta (n - 1)` their gains lie within ``flat``, a fraction, of
+    each other, so that the learners matter only through it), ``words`` (a sentence for the body, beside the table)
+    and ``short`` (for a takeaway).
 
     >>> rows = [{"workers": 16, "where": "peak", "reach": 0.32, "fixed": 1.39, "random": 1.31},
+    ...         {"workers": 64, "where": "peak", "reach": 1.35, "fixed": 9.58, "random": 2.34},
     ...         {"workers": 256, "where": "peak", "reach": 2.7, "fixed": float("inf"), "random": 3.6}]
     >>> w = noise_gain_words(rows)
-    >>> w["agree"], w["part"], w["grows"]
-    ((16,), (256,), True)
-    >>> w["words"] == ("while the step times the mean staleness stays at or below 0.32, random staleness amplifies "
-    ...                "the noise about as much as a fixed delay of the same mean; from 2.7 on it amplifies it far "
-    ...                "less, yet more with more learners")
-    True
-    >>> w["short"] == ("while the step is small against a fixed delay's limit (here with 16 learners), random staleness "
-    ...                "amplifies the noise about as much as a fixed delay of the same mean; nearer that limit (with "
-    ...                "256 learners) it amplifies it far less, yet more with more learners")
+    >>> w["agree"], w["part"], w["grows"], w["reach_rises"]
+    ((16,), (64, 256), True, True)
+    >>> w["words"] == ("while the step times the mean staleness stays at or below 0.32, random staleness amplifies the "
+    ...                "noise about as much as a fixed delay of the same mean; from 1.4 on it amplifies it far less (0.24 "
+    ...                "times the fixed delay's gain there), and, like a fixed delay's, its gain grows with the step "
+    ...                "times the mean staleness, which these rates raise with the learners")
     True
     >>> print(noise_gain_words(rows[:1])["short"])
-    with 16 learners, random staleness amplifies the noise about as much as a fixed delay of the same mean
+    at 16 learners' rate, random staleness amplifies the noise about as much as a fixed delay of the same mean
     """
     if not rows:
         raise ValueError("rows must hold at least one row")
     check_positive("close", close)
+    check_positive("flat", flat)
     ns = sorted({r["workers"] for r in rows})
     agrees = [abs(r["random"] / r["fixed"] - 1.0) <= close for r in rows]
     part = tuple(n for n in ns if any(not a for r, a in zip(rows, agrees) if r["workers"] == n))
     agree = tuple(n for n in ns if n not in part)
     wheres = list(dict.fromkeys(r["where"] for r in rows))
-    series = [[r["random"] for r in sorted((r for r in rows if r["where"] == w), key=lambda r: r["workers"])]
-              for w in wheres]
-    grows = len(ns) > 1 and all(all(a < b for a, b in zip(seq, seq[1:])) for seq in series)
+    by_reach = sorted(rows, key=lambda r: r["reach"])
+    grows = len(rows) > 1 and all(a["random"] < b["random"] for a, b in zip(by_reach, by_reach[1:]))
+    reaches = [[r["reach"] for r in sorted((r for r in rows if r["where"] == w), key=lambda r: r["workers"])]
+               for w in wheres]
+    reach_rises = len(ns) > 1 and all(all(a < b for a, b in zip(seq, seq[1:])) for seq in reaches)
+    n_free = None
+    if same_reach:
+        groups = {}
+        for r in same_reach:
+            groups.setdefault(round(r["reach"], 6), []).append(r["random"])
+        n_free = all((max(g) - min(g)) <= flat * min(g) for g in groups.values())
     same = "random staleness amplifies the noise about as much as a fixed delay of the same mean"
-    more = ", yet more with more learners" if grows else ""
+    zeta = "the step times the mean staleness"
+    more = (f", and, like a fixed delay's, its gain grows with {zeta}"
+            + (", which these rates raise with the learners" if reach_rises else "")) if grows else ""
+    part_rows = [r for r, a in zip(rows, agrees) if not a]
+    ratios = _ratio_words(part_rows)
+    less = "far less" if all(r["random"] / r["fixed"] < 0.5 for r in part_rows) else "less"
+    rate = f"at {_and([str(n) for n in ns])} learners' rate{'s' if len(ns) > 1 else ''}"
     if not part:
-        short = f"with {_and([str(n) for n in agree])} learners, {same}"
-        words = f"{same} while the step times the mean staleness stays at or below {max(r['reach'] for r in rows):.2g}"
+        short = f"{rate}, {same}"
+        words = f"{same} while {zeta} stays at or below {max(r['reach'] for r in rows):.2g}{more}"
     elif not agree:
-        short = (f"with {_and([str(n) for n in part])} learners, random staleness amplifies the noise far less than "
-                 f"a fixed delay of the same mean{more}")
-        words = (f"random staleness amplifies the noise far less than a fixed delay of the same mean once the step times "
-                 f"the mean staleness reaches {min(r['reach'] for r in rows):.2g}{more}")
+        short = f"{rate}, random staleness amplifies the noise {less} than a fixed delay of the same mean"
+        words = (f"random staleness amplifies the noise {less} than a fixed delay of the same mean once {zeta} "
+                 f"reaches {min(r['reach'] for r in rows):.2g}{ratios}{more}")
     else:
         hi = max(r["reach"] for r in rows if r["workers"] in agree)
-        lo = min(r["reach"] for r, a in zip(rows, agrees) if not a)
-        short = (f"while the step is small against a fixed delay's limit (here with {_and([str(n) for n in agree])} "
-                 f"learners), {same}; nearer that limit (with {_and([str(n) for n in part])} learners) it amplifies it "
-                 f"far less{more}")
-        words = (f"while the step times the mean staleness stays at or below {hi:.2g}, {same}; from {lo:.2g} on it "
-                 f"amplifies it far less{more}" if hi < lo else
-                 f"{same} for some numbers of learners and far less for others, and the step times the mean staleness "
-                 f"does not tell them apart{more}")
-    return {"agree": agree, "part": part, "grows": grows, "words": words, "short": short}
+        lo = min(r["reach"] for r in part_rows)
+        short = (f"at each number of learners' tuned rate, {same} while {zeta}, $\\zeta (n - 1)$, is small against "
+                 f"that delay's limit (here with {_and([str(n) for n in agree])} learners), and {less} nearer it (with "
+                 f"{_and([str(n) for n in part])} learners)")
+        if grows:
+            short += "; its gain grows with $\\zeta (n - 1)$" + (
+                ", which these tuned rates raise with the learners" if reach_rises else "") + (
+                ", and not with the learners as such" if n_free else "")
+        words = (f"while {zeta} stays at or below {hi:.2g}, {same}; from {lo:.2g} on it amplifies it "
+                 f"{less}{ratios}{more}" if hi < lo else
+                 f"{same} for some numbers of learners and {less} for others, and {zeta} does not tell them "
+                 f"apart{more}")
+    return {"agree": agree, "part": part, "grows": grows, "reach_rises": reach_rises, "n_free": n_free,
+            "words": words, "short": short}
+
+
+def same_reach_words(rows: list[dict], flat: float = 0.05, close: float = 0.2) -> str:
+    r"""The chapter's words for rows of :func:`noise_gain_rows` that hold the step times the mean staleness,
+    :math:`\zeta (n - 1)`, fixed over several numbers of learners: at each such value, whether the random-staleness
+    gains lie within ``flat`` (a fraction) of each other, and how they stand against a fixed delay's (within
+    ``close`` of it, or the ratio).
+
+    >>> rows = [{"workers": n, "reach": 0.69, "fixed": 2.1, "random": g} for n, g in ((4, 1.68), (256, 1.67))]
+    >>> print(same_reach_words(rows))
+    at ζ(n − 1) = 0.69 the gain under random staleness is 1.7 with 4 and 256 learners alike, 0.80 times a fixed delay's
+    """
+    if not rows:
+        raise ValueError("rows must hold at least one row")
+    groups = {}
+    for r in rows:
+        groups.setdefault(round(r["reach"], 6), []).append(r)
+    parts = []
+    for reach, g in sorted(groups.items()):
+        gains = [r["random"] for r in g]
+        ns = _and([str(r["workers"]) for r in sorted(g, key=lambda r: r["workers"])])
+        fixed = [r["fixed"] for r in g if np.isfinite(r["fixed"])]
+        ratio = float(np.mean(gains)) / float(np.mean(fixed)) if fixed else 0.0
+        against = ("about a fixed delay's" if fixed and abs(ratio - 1.0) <= close else
+                   f"{ratio:.2f} times a fixed delay's" if fixed else "where a fixed delay's has no bound")
+        if max(gains) - min(gains) <= flat * min(gains):
+            parts.append(f"at ζ(n − 1) = {reach:.2g} the gain under random staleness is {np.mean(gains):.2g} with "
+                         f"{ns} learners alike, {against}")
+        else:
+            parts.append(f"at ζ(n − 1) = {reach:.2g} the gain under random staleness runs from {min(gains):.2g} to "
+                         f"{max(gains):.2g} over {ns} learners")
+    return "; ".join(parts)
 
 
 def seed_best_rates(workers: int, small: bool = False) -> tuple[float, ...]:
@@ -1395,6 +1494,62 @@ def seed_best_rates(workers: int, small: bool = False) -> tuple[float, ...]:
     g = _async_grid(gupta_settings(small, workers), rates=GUPTA_ASYNC_RATES)
     levels = {r: g.levels(r) for r in g.rates}
     return tuple(min(g.rates, key=lambda r: levels[r][i]) for i in range(len(g.seeds)))
+
+
+def async_levels(workers: int, small: bool = False) -> dict[float, tuple[float, ...]]:
+    """Asynchronous SGD with ``workers`` learners (one learner: never stale) at every rate of
+    :data:`GUPTA_ASYNC_RATES`, on the claims' settings (the runs behind :func:`seed_best_rates`): each rate's level
+    (the training loss over the last quarter of the budget, nats) on each seed."""
+    g = _async_grid(gupta_settings(small, workers), rates=GUPTA_ASYNC_RATES)
+    return {r: tuple(float(x) for x in g.levels(r)) for r in g.rates}
+
+
+def rate_moves(single_rates, n_rates: dict, costs: dict, grid=GUPTA_ASYNC_RATES) -> dict:
+    """How far staleness moves the best rate, and what the move is worth. ``single_rates``: one never-stale
+    learner's best rate on each seed; ``n_rates``: the same for each number of learners (:func:`seed_best_rates`);
+    ``costs``: for each number of learners, its loss at one learner's rate minus its loss at its own tuned rate
+    (nats, mean over the seeds). The move is counted in steps of ``grid`` between the two ranges of seeds' best rates
+    (0 where they meet). Returns ``steps`` (per number of learners), ``small`` (the numbers of learners, from the
+    fewest up, moved by at most one step), ``words`` (for the body) and ``short`` (for a takeaway).
+
+    >>> m = rate_moves((0.07,), {16: (0.05, 0.07), 64: (0.05,), 256: (0.025,)}, {16: 0.0002, 64: 0.002, 256: 0.06})
+    >>> m["steps"], m["small"]
+    ({16: 0, 64: 1, 256: 3}, (16, 64))
+    >>> m["words"] == ("by at most one step of the rate grid up to 64 learners (keeping one learner's rate costs them "
+    ...               "0.002 nats or less), and by 3 steps with 256 (0.06 nats)")
+    True
+    """
+    grid = tuple(sorted(grid))
+    if not n_rates:
+        raise ValueError("n_rates must give at least one number of learners")
+
+    def index(r):
+        return int(np.argmin([abs(np.log(g / r)) for g in grid]))
+
+    a_lo, a_hi = index(min(single_rates)), index(max(single_rates))
+    steps = {}
+    for n in sorted(n_rates):
+        lo, hi = index(min(n_rates[n])), index(max(n_rates[n]))
+        steps[n] = max(0, a_lo - hi, lo - a_hi)
+    small = []
+    for n in sorted(steps):
+        if steps[n] > 1:
+            break
+        small.append(n)
+    rest = [n for n in sorted(steps) if n not in small]
+    worth = f"{max(max(costs[n] for n in small), 0.0):.1g}" if small else ""
+    words = short = ""
+    if small:
+        most = max(steps[n] for n in small)
+        moved = "one step" if most == 1 else "no step"
+        short = f"by at most {moved} of the rate grid up to {max(small)} learners"
+        words = f"{short} (keeping one learner's rate costs them {worth} nats or less)"
+    if rest:
+        far = max(rest)
+        tail = f"by {steps[far]} steps with {far} ({costs[far]:.1g} nats)"
+        words = f"{words}, and {tail}" if words else tail
+        short = f"{short}, and by {steps[far]} steps with {far}" if short else f"by {steps[far]} steps with {far}"
+    return {"steps": steps, "small": tuple(small), "words": words, "short": short}
 
 
 def rate_words(rates) -> str:

@@ -19,7 +19,8 @@ from .sync_async import _smooth, staleness_histogram
 
 __all__ = ["staleness_histogram", "staleness_vs_nk_figure", "rate_sweep_axes", "lr_rule_figure", "stalls_figure",
            "downpour_figure", "stable_step_table", "lr_table", "gupta_table", "shared_step_table",
-           "carry_table", "downpour_table", "noise_gain_figure", "noise_gain_table"]
+           "carry_table", "downpour_table", "noise_gain_figure", "noise_gain_table",
+           "same_reach_table"]
 
 
 def staleness_vs_nk_figure(rows: list[dict], workers: int):
@@ -261,21 +262,45 @@ def shared_step_table(rate, curvatures, tau, random_limit, tuned_rate):
 def noise_gain_table(rows):
     """The noise gain under random staleness against a fixed delay of the same mean, one row per number of learners
     and curvature, each at its own rate (the rows of :func:`commlib.experiments.sgd.staleness.noise_gain_rows`); a
-    fixed delay past its limit has no finite gain.
+    fixed delay past its limit has no finite gain. The random-staleness gain is the mean over the rows' seeds with
+    its spread (one standard deviation), quoted no finer than the spread.
 
     >>> row = {"workers": 16, "rate": 0.05, "where": "optimum", "step": 0.011, "reach": 0.16, "frac": 0.11,
-    ...        "fixed": 1.18, "random": 1.15}
+    ...        "fixed": 1.18, "random": 1.16, "randoms": (1.15, 1.16, 1.17)}
     >>> print(noise_gain_table([row]).data.splitlines()[-1])
-    | 16 | 0.05 | optimum | 0.011 | 0.16 | 0.11 | 1.18 | 1.15 |
+    | 16 | 0.05 | optimum | 0.011 | 0.16 | 0.11 | 1.18 | 1.16 ± 0.01 |
     """
     def gain(x):
         return f"{x:.3g}" if np.isfinite(x) else "unbounded (past the limit)"
 
+    def spread(r):
+        return staleness_experiments.mean_spread_text(r["randoms"]) if "randoms" in r else gain(r["random"])
+
     body = [(r["workers"], f"{r['rate']:g}", r["where"], f"{r['step']:.2g}", f"{r['reach']:.2g}", f"{r['frac']:.2g}",
-             gain(r["fixed"]), gain(r["random"])) for r in rows]
+             gain(r["fixed"]), spread(r)) for r in rows]
     return markdown_table(["learners n", "tuned rate", "curvature", "step ζ", "ζ (n − 1)",
                            "ζ over the limit, always n − 1 updates old", "noise gain, always n − 1 updates old",
-                           "noise gain, random staleness"], body)
+                           "noise gain, random staleness (mean ± sd over seeds)"], body)
+
+
+def same_reach_table(rows):
+    """The noise gain at one step times the mean staleness, :math:`\\zeta (n - 1)`, over several numbers of learners:
+    the rows of :func:`commlib.experiments.sgd.staleness.noise_gain_rows` with :math:`\\zeta (n - 1)` held fixed (a
+    curvature of 1, so the rate is the step), which pull the learners and :math:`\\zeta (n - 1)` apart.
+
+    >>> row = {"workers": 4, "rate": 0.23, "where": "same", "step": 0.23, "reach": 0.69, "frac": 0.66,
+    ...        "fixed": 2.1, "random": 1.68, "randoms": (1.67, 1.68, 1.69)}
+    >>> print(same_reach_table([row]).data.splitlines()[-1])
+    | 0.69 | 4 | 0.23 | 2.1 | 1.68 ± 0.01 |
+    """
+    def gain(x):
+        return f"{x:.3g}" if np.isfinite(x) else "unbounded (past the limit)"
+
+    body = [(f"{r['reach']:.2g}", r["workers"], f"{r['step']:.2g}", gain(r["fixed"]),
+             staleness_experiments.mean_spread_text(r["randoms"]) if "randoms" in r else gain(r["random"]))
+            for r in sorted(rows, key=lambda r: (r["reach"], r["workers"]))]
+    return markdown_table(["ζ (n − 1), held fixed", "learners n", "step ζ", "noise gain, always n − 1 updates old",
+                           "noise gain, random staleness (mean ± sd over seeds)"], body)
 
 
 def carry_table(rows, gupta=None):
