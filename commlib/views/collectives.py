@@ -550,7 +550,7 @@ def pipeline_figure(sends: Sequence[PipelineSend], n: int, root: str = "root", t
                         zorder=3)
         note = ax.text(s.step, y - 0.22, f"to {s.dst}", ha="center", va="center", fontsize=9, zorder=3)
         for item in (label, note):
-            item.set_bbox(dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.85))
+            item.set_bbox(dict(facecolor="white", edgecolor="none", pad=2.0, alpha=1.0))   # labels clear of the hatch
     ax.set_xlim(-0.6, steps - 0.4)
     ax.set_ylim(-0.6, n + 0.15)
     ax.set_xticks(range(steps))
