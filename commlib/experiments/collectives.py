@@ -47,7 +47,8 @@ __all__ = [
     "ORDER_NS",
     "ORDER_CLAIMS",
     "OrderCount",
-    "RESAMPLES",
+    "ORDER_SEEDS",
+    "ORDER_BLOCK",
     "order_count",
     "order_trend",
     "order_takeaway",
@@ -84,6 +85,7 @@ __all__ = [
     "ReduceRow",
     "chain_tie_ratio",
     "chain_tie_ratio_low",
+    "chain_tie_ratio_low_whole",
     "chain_fill_ratio",
     "chain_tie_startup",
     "reduce_comparison",
@@ -374,6 +376,13 @@ def rounding_runs(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS,
 #: The numbers of values the accuracy claims sum: all-reduces over a few dozen ranks, and a thousand.
 ORDER_NS = (16, 64, 1024)
 
+#: The seeds of the accuracy claims: four times the rounding table's, so that their ratio of medians can be set
+#: beside its spread over blocks of :data:`ORDER_BLOCK` seeds.
+ORDER_SEEDS = tuple(range(400))
+
+#: The seeds in one block over which :func:`order_count` measures how far the ratio of medians moves.
+ORDER_BLOCK = 100
+
 #: The accuracy claims, one per format and n: the formats where no seed sums exactly in either order.
 ORDER_CLAIMS = {f"ch01.tree_sum_{name}_{n}": (dtype, n)
                 for dtype, name in ROUNDING_DTYPES if dtype != "float64" for n in ORDER_NS}
@@ -390,7 +399,7 @@ class OrderCount(NamedTuple):
     more: int
     serial_median: float
     tree_median: float
-    #: The ratio of the medians over resampled seeds (a seeded bootstrap): its 5th and 95th percentiles.
+    #: The ratio of the medians on each block of :data:`ORDER_BLOCK` seeds: its smallest and its largest.
     ratio_low: float = math.nan
     ratio_high: float = math.nan
 
@@ -400,20 +409,18 @@ class OrderCount(NamedTuple):
         return self.serial_median / self.tree_median if self.tree_median > 0 else math.inf
 
 
-#: Resamples of the seeds behind the spread of a ratio of medians (:func:`order_count`).
-RESAMPLES = 1000
-
-
-def order_count(v: claims.Verdict) -> OrderCount:
+def order_count(v: claims.Verdict, block: int = ORDER_BLOCK) -> OrderCount:
     """On how many seeds the tree order errs less than, as much as and more than the serial one; each one's median,
-    and the spread of their ratio over the seeds resampled with replacement (``numpy.random.default_rng(0)``)."""
+    and the smallest and largest ratio of the two medians over consecutive blocks of ``block`` seeds (one block
+    where there are fewer than two blocks' worth): how far the ratio moves from one set of seeds to another."""
+    block = check_count("block", block, minimum=1)
     s, t = v.best["serial order"].values, v.best["tree order"].values
-    pairs = np.array([s, t])
-    picks = np.random.default_rng(0).integers(0, len(s), size=(RESAMPLES, len(s)))
-    medians = np.median(pairs[:, picks], axis=2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(medians[1] > 0, medians[0] / np.where(medians[1] > 0, medians[1], 1.0), np.inf)
-    low, high = np.percentile(ratios, [5, 95])
+    blocks = max(1, len(s) // block)
+    ratios = []
+    for bs, bt in zip(np.array_split(np.asarray(s), blocks), np.array_split(np.asarray(t), blocks)):
+        top, bottom = float(np.median(bs)), float(np.median(bt))
+        ratios.append(top / bottom if bottom > 0 else math.inf)
+    low, high = min(ratios), max(ratios)
     return OrderCount(dict(ROUNDING_DTYPES)[v.claim.shared["dtype"]], v.claim.shared["n"], v.seeds,
                       sum(b < a for a, b in zip(s, t)), sum(b == a for a, b in zip(s, t)),
                       sum(b > a for a, b in zip(s, t)), statistics.median(s), statistics.median(t),
@@ -422,8 +429,8 @@ def order_count(v: claims.Verdict) -> OrderCount:
 
 def _order_claim(key: str, dtype: str, n: int, small: bool) -> claims.Claim:
     name = dict(ROUNDING_DTYPES)[dtype]
-    shared = {"n": n, "dtype": dtype}   # small as it is: all seeds of n = 1,024 take about a second
-    seeds = ROUNDING_SEEDS[:20] if small else ROUNDING_SEEDS
+    shared = {"n": n, "dtype": dtype}   # small as it is: all 400 seeds of n = 1,024 take a few seconds
+    seeds = ORDER_SEEDS[:20] if small else ORDER_SEEDS
 
     def contender(order: int, uses: str) -> claims.Contender:
         return claims.Contender(("serial order", "tree order")[order],
@@ -470,8 +477,8 @@ def order_trend(counts: Sequence[OrderCount]) -> str:
     """What the accuracy claims show over n, in words chosen by the counts: does the tree's lead grow with n?
 
     ``counts`` are :func:`order_count` s of the claims of one or more formats, each over several n. The median
-    lead is called larger at the largest n only where, in every format, the low end of its spread over
-    resampled seeds lies above the high end of the smallest n's.
+    lead is called larger at the largest n only where, in every format, its smallest value over the blocks of
+    seeds lies above the largest of the smallest n's.
     """
     by_name: dict[str, list[OrderCount]] = {}
     for c in counts:
@@ -869,8 +876,9 @@ def reduce_comparison(ns: Sequence[int] = REDUCE_NS, link: str = "eth_25g", shor
     return rows
 
 
-#: The ranks over which :func:`chain_leads` follows the chain's lead: the powers of two from 4 to 64.
-LEAD_NS = (4, 8, 16, 32, 64)
+#: The ranks over which :func:`chain_leads` follows the chain's lead: the powers of two from 4 to 1,024, far
+#: enough that the lead, which peaks on a few dozen ranks, passes to reduce-scatter + gather.
+LEAD_NS = tuple(2**k for k in range(2, 11))
 
 
 def chain_leads(ns: Sequence[int] = LEAD_NS, nbytes: float = REDUCE_LONG, link: str = "eth_25g") -> dict[int, float]:
@@ -879,10 +887,10 @@ def chain_leads(ns: Sequence[int] = LEAD_NS, nbytes: float = REDUCE_LONG, link: 
 
     The lead first grows with n, then shrinks: reduce-scatter + gather's bytes, :math:`2\frac{n-1}{n}M`, approach
     :math:`2M` and stop growing, while the chain's fill :math:`(n-2)\alpha` and its balancing term
-    :math:`2\sqrt{(n-2)\alpha M\beta}` keep growing with n.
+    :math:`2\sqrt{(n-2)\alpha M\beta}` keep growing with n, until the lead falls below 1.
 
     >>> {n: round(x, 2) for n, x in chain_leads().items()}
-    {4: 1.41, 8: 1.58, 16: 1.61, 32: 1.55, 64: 1.44}
+    {4: 1.41, 8: 1.58, 16: 1.61, 32: 1.55, 64: 1.44, 128: 1.29, 256: 1.11, 512: 0.91, 1024: 0.7}
     """
     from ..collectives.algorithms import chain
 
@@ -895,12 +903,31 @@ def chain_leads(ns: Sequence[int] = LEAD_NS, nbytes: float = REDUCE_LONG, link: 
     return leads
 
 
+def chain_lead_span(leads: Mapping[int, float]) -> tuple[int | None, int | None]:
+    """(the largest n up to which the chain leads on every n of ``leads``, the first n where it does not), from
+    :func:`chain_leads`; None where the chain leads on no n, or on every n.
+
+    >>> chain_lead_span(chain_leads())
+    (256, 512)
+    >>> chain_lead_span({4: 1.4, 8: 1.5}), chain_lead_span({4: 0.9, 8: 1.2})
+    ((8, None), (None, 4))
+    """
+    if not leads:
+        raise ValueError("leads: need the lead on one rank count or more, got none")
+    last = None
+    for n in sorted(leads):
+        if leads[n] <= 1:
+            return last, n
+        last = n
+    return last, None
+
+
 def chain_lead_words(leads: Mapping[int, float]) -> str:
     r"""What :func:`chain_leads` show over n, in words chosen by the leads (markdown): where the lead peaks, and
-    whether more ranks keep helping the chain.
+    from which n, if any, reduce-scatter + gather is the faster.
 
-    >>> print(chain_lead_words({4: 1.41, 8: 1.58, 16: 1.61, 32: 1.55, 64: 1.44})[:99])
-    More ranks do not keep helping the chain, though: its lead peaks on 16 ranks and shrinks beyond, to
+    >>> print(chain_lead_words(chain_leads())[:95])
+    More ranks do not keep helping the chain, though: among the powers of two up to 1,024, its lead
     >>> print(chain_lead_words({4: 1.4, 8: 1.5}))
     Over 4 to 8 ranks the chain's lead grows with every doubling of the ranks.
     """
@@ -909,13 +936,19 @@ def chain_lead_words(leads: Mapping[int, float]) -> str:
     ns = sorted(leads)
     peak = max(ns, key=lambda n: leads[n])
     if peak == ns[-1]:
-        return f"Over {ns[0]} to {ns[-1]} ranks the chain's lead grows with every doubling of the ranks."
+        return f"Over {ns[0]:,} to {ns[-1]:,} ranks the chain's lead grows with every doubling of the ranks."
     if peak == ns[0]:
-        return f"Over {ns[0]} to {ns[-1]} ranks the chain's lead shrinks with every doubling of the ranks."
-    return (f"More ranks do not keep helping the chain, though: its lead peaks on {peak} ranks and shrinks beyond, "
-            f"to {leads[ns[-1]]:.2f} times on {ns[-1]}. Reduce-scatter + gather's bytes approach twice the vector "
-            r"but never pass it, while the chain's fill start-ups, $(n-2)\alpha$, and its balancing term, "
-            r"$2\sqrt{(n-2)\alpha M\beta}$, keep growing with $n$.")
+        return f"Over {ns[0]:,} to {ns[-1]:,} ranks the chain's lead shrinks with every doubling of the ranks."
+    last, first_loss = chain_lead_span(leads)
+    if first_loss is None:
+        end = f"to {leads[ns[-1]]:.2f} times on {ns[-1]:,}"
+    else:
+        end = f"but holds up to {last:,} ranks; from {first_loss:,}, reduce-scatter + gather is the faster"
+    return (f"More ranks do not keep helping the chain, though: among the powers of two up to {ns[-1]:,}, "
+            f"its lead peaks on {peak:,} ranks and shrinks beyond, {end}. "
+            "Reduce-scatter + gather's "
+            r"bytes approach twice the vector but never pass it, while the chain's fill start-ups, $(n-2)\alpha$, "
+            r"and its balancing term, $2\sqrt{(n-2)\alpha M\beta}$, keep growing with $n$.")
 
 
 def reduce_margin_words(v: claims.Verdict) -> str:
@@ -979,6 +1012,28 @@ def chain_tie_ratio_low(n: int) -> float | None:
         return None
     s = (1 - math.sqrt(1 - (k - 1) * (c - 1))) / (k - 1)
     return s * s
+
+
+def chain_tie_ratio_low_whole(n: int) -> float | None:
+    r"""The bound of :func:`chain_tie_ratio_low` with a whole number of chunks, or None where it has none.
+
+    The real-q root puts the best q near :math:`2\sqrt\omega`, about 1.2 on 4 ranks; with whole chunks the chain
+    on a tiny vector is one message, q = 1, :math:`(n-1)(\alpha + M\beta)`, the best whole q while
+    :math:`\omega < 2/(n-2)^2`. Against reduce-scatter + gather's :math:`a\alpha + kM\beta` it wins while
+    :math:`\omega < (a - (n-1))/((n-1-k)(n-2))`, positive only where :math:`a > n - 1` (on 4 ranks, 1/3).
+
+    >>> chain_tie_ratio_low_whole(4), chain_tie_ratio_low_whole(8)
+    (0.3333333333333333, None)
+    """
+    from .. import cost
+
+    n = check_count("n", n, minimum=3)
+    terms = cost.collective_terms("reduce", 1.0, n, "reduce_scatter_gather")   # per byte of M
+    a, k = terms.steps, terms.bytes
+    if a <= n - 1 or k >= n - 1:
+        return None
+    bound = (a - (n - 1)) / ((n - 1 - k) * (n - 2))
+    return bound if bound < 2 / (n - 2) ** 2 else None
 
 
 def chain_fill_ratio(nbytes: float, n: int, link: str) -> float:

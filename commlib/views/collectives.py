@@ -35,6 +35,7 @@ from .. import cost, hardware
 from ..collectives import algorithms, calculators, cluster, compare
 from ..collectives import simulate as collectives
 from ..experiments.collectives import (
+    ORDER_BLOCK,
     PARTNER_ALGORITHMS,
     PRIMITIVES,
     TORUS4_CYCLES,
@@ -325,41 +326,44 @@ def rounding_table(runs: Sequence[RoundingRun]):
                                   f"(largest over {seeds} seeds)")
 
 
-#: The order table rounds a ratio of medians to the nearest half where at least this share of the seeds tie: there
-#: the ratio of two medians jumps with a few seeds, and its resampled range under-covers fresh seed sets.
-ORDER_TIED_SHARE = 0.4
+def ratio_text(ratio: float, low: float, high: float) -> str:
+    """A ratio of medians quoted no finer than it moves from one set of seeds to another, ``low`` to ``high``:
+    rounded to the smallest step of 0.1, 0.2, 0.5, 1, 2, 5, 10, ... as wide as that spread, as "about 3"; where
+    the rounded value falls outside the spread, as the spread alone, "between about 1.2 and 1.8". One rule for
+    every row: a row with many tied seeds moves more, and so is quoted more coarsely, never more finely.
 
-
-def ratio_text(ratio: float, tied: bool) -> str:
-    """A ratio of medians quoted as coarsely as its spread allows: to the nearest half where ``tied`` (many seeds
-    tie), else to one significant figure, as "about 9".
-
-    >>> ratio_text(1.26, tied=True), ratio_text(2.3, tied=False), ratio_text(13.5, tied=False)
-    ('1.5', 'about 2', 'about 10')
+    >>> ratio_text(2.62, 2.26, 3.2), ratio_text(1.48, 1.3, 1.56), ratio_text(10.65, 9.21, 13.49)
+    ('about 3', 'about 1.5', 'about 10')
+    >>> ratio_text(1.39, 1.19, 1.77)
+    'between about 1.2 and 1.8'
     """
-    if not ratio > 0:
-        raise ValueError(f"ratio: must be positive, got {ratio}")
-    if tied:
-        return f"{round(2 * ratio) / 2:g}"
-    return f"about {float(f'{ratio:.1g}'):g}"
+    if not 0 < low <= ratio <= high < math.inf:
+        raise ValueError(f"ratio: must be positive and within its spread low..high, got {ratio} in {low}..{high}")
+    spread = high - low
+    exponent = math.floor(math.log10(spread)) if spread > 0 else math.floor(math.log10(ratio)) - 1
+    step = next(m * 10.0**e for e in (exponent, exponent + 1) for m in (1, 2, 5) if m * 10.0**e >= spread)
+    value = round(ratio / step) * step
+    if low <= value <= high:
+        return f"about {float(f'{value:.6g}'):g}"
+    return f"between about {low:.2g} and {high:.2g}"
 
 
 def order_table(counts: Sequence[OrderCount]):
     """Markdown table: on how many seeds the tree order errs less than the serial one, by format and n.
 
     ``counts`` are :func:`commlib.experiments.collectives.order_count` s of the accuracy claims; the ratio of
-    the medians comes with its spread over resampled seeds. That spread spans about a factor of two, so the ratio
-    is quoted no finer than it holds: to the nearest half where many seeds tie (``ORDER_TIED_SHARE``), a few
-    seeds then moving it most, else to one significant figure (:func:`ratio_text`).
+    the medians over all seeds comes with its smallest and largest value over blocks of seeds, and is quoted no
+    finer than that spread (:func:`ratio_text`).
     """
     def ratio(c: OrderCount) -> str:
-        value = ratio_text(c.ratio, tied=c.same >= ORDER_TIED_SHARE * c.seeds)
-        return f"{value} ({c.ratio_low:.2g} to {c.ratio_high:.2g})"
+        value = ratio_text(c.ratio, c.ratio_low, c.ratio_high)
+        return value if value.startswith("between") else f"{value} ({c.ratio_low:.2g} to {c.ratio_high:.2g})"
 
     body = [[c.name, f"{c.n:,}", f"{c.less}", f"{c.same}", f"{c.more}", f"{c.serial_median:.1e}",
              f"{c.tree_median:.1e}", ratio(c)] for c in counts]
     headers = ["format", "values n", "tree errs less", "as much", "tree errs more",
-               "serial: median error / sum", "tree: median error / sum", "ratio of the medians (90% of resamples)"]
+               "serial: median error / sum", "tree: median error / sum",
+               f"ratio of the medians (smallest to largest over blocks of {ORDER_BLOCK} seeds)"]
     seeds = counts[0].seeds if counts else 0
     return markdown_table(headers, body,
                           caption=f"Uniform values in [0, 1), summed serially and as a tree: on how many of {seeds} "
@@ -546,7 +550,7 @@ def pipeline_figure(sends: Sequence[PipelineSend], n: int, root: str = "root", t
                         zorder=3)
         note = ax.text(s.step, y - 0.22, f"to {s.dst}", ha="center", va="center", fontsize=9, zorder=3)
         for item in (label, note):
-            item.set_bbox(dict(facecolor="white", edgecolor="none", pad=0.5, alpha=0.85))
+            item.set_bbox(dict(facecolor="white", edgecolor="none", pad=2.0, alpha=1.0))   # labels clear of the hatch
     ax.set_xlim(-0.6, steps - 0.4)
     ax.set_ylim(-0.6, n + 0.15)
     ax.set_xticks(range(steps))

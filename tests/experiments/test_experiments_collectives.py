@@ -325,7 +325,21 @@ def test_the_chains_lead_against_hand_derived_closed_forms_peaks_inside_the_rang
     assert peak == 16 and all(leads[a] < leads[b] for a, b in zip(ns, ns[1:]) if b <= peak)
     assert all(leads[a] > leads[b] for a, b in zip(ns, ns[1:]) if a >= peak)
     words = ce.chain_lead_words(leads)
-    assert "peaks on 16 ranks and shrinks beyond" in words and f"{leads[64]:.2f} times on 64" in words
+    assert "peaks on 16 ranks and shrinks beyond" in words
+    # the range reaches the flip: from 512 ranks reduce-scatter + gather is the faster (omega = M beta/((n-2) alpha)
+    # falls like 1/n below the tie, about 5.8)
+    assert ce.chain_lead_span(leads) == (256, 512) and leads[256] > 1 > leads[512]
+    assert "but holds up to 256 ranks; from 512, reduce-scatter + gather is the faster" in words
+    assert ce.chain_fill_ratio(m, 256, "eth_25g") > ce.chain_tie_ratio(256)
+    assert ce.chain_fill_ratio(m, 512, "eth_25g") < ce.chain_tie_ratio(512)
+
+
+def test_chain_lead_span_finds_the_last_lead_and_the_first_loss():
+    assert ce.chain_lead_span({4: 1.2, 8: 1.1, 16: 0.9, 32: 1.1}) == (8, 16)
+    assert ce.chain_lead_span({4: 1.2}) == (4, None)
+    assert ce.chain_lead_span({4: 0.8, 8: 1.2}) == (None, 4)
+    with pytest.raises(ValueError, match="leads"):
+        ce.chain_lead_span({})
 
 
 def test_chain_lead_words_say_a_trend_without_a_peak_and_reject_one_count():
@@ -432,6 +446,13 @@ def test_on_four_ranks_the_chain_also_wins_below_the_smaller_root_where_the_tree
     best, split, _ = times(1.05 * low * (n - 2) * item.latency * item.bandwidth)
     assert split < best
     assert all(ce.chain_tie_ratio_low(2**k) is None for k in range(3, 21))
+    # with whole chunks the bound is 1/3, just below the real-q root: q = 1 wins below it, nothing above
+    whole = ce.chain_tie_ratio_low_whole(n)
+    assert whole == pytest.approx(1 / 3) and whole < low
+    for f, chain_wins in ((0.99, True), (1.01, False)):
+        best, split, _ = times(f * whole * (n - 2) * item.latency * item.bandwidth)
+        assert (best < split) == chain_wins
+    assert all(ce.chain_tie_ratio_low_whole(2**k) is None for k in range(3, 21))
 
 
 def test_the_chapters_closed_form_root_is_the_tie_ratio():

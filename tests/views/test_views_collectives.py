@@ -138,10 +138,17 @@ def test_order_table_has_one_row_per_claim_and_counts_that_add_up():
 
 
 def test_ratio_text_is_no_finer_than_its_spread():
-    assert [vc.ratio_text(x, tied=False) for x in (9.2, 12.4, 2.3, 0.54)] == ["about 9", "about 10", "about 2", "about 0.5"]
-    assert [vc.ratio_text(x, tied=True) for x in (2.04, 1.26, 2.3)] == ["2", "1.5", "2.5"]
+    # the step is the smallest of 1, 2, 5 times a power of ten at least as wide as the spread
+    assert vc.ratio_text(9.2, 8.9, 9.6) == "about 9"        # spread 0.7: step 1
+    assert vc.ratio_text(12.4, 9.0, 13.5) == "about 10"     # spread 4.5: step 5
+    assert vc.ratio_text(2.3, 2.25, 2.32) == "about 2.3"    # spread 0.07: step 0.1
+    assert vc.ratio_text(1.39, 1.19, 1.77) == "between about 1.2 and 1.8"   # step 1 would round to 1, outside
+    # a wider spread (as where many seeds tie) never gives a finer quote
+    assert vc.ratio_text(1.52, 1.47, 1.56) == "about 1.5" and vc.ratio_text(1.6, 1.2, 2.1) == "about 2"
     with pytest.raises(ValueError, match="ratio"):
-        vc.ratio_text(0.0, tied=False)
+        vc.ratio_text(0.0, 0.0, 1.0)
+    with pytest.raises(ValueError, match="ratio"):
+        vc.ratio_text(3.0, 1.0, 2.0)
 
 
 def _cell_count(line: str) -> int:
