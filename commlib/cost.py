@@ -58,6 +58,7 @@ from .parameter_servers.cost import (
     colocated_on_fast_cards_pieces,
     colocated_on_fast_cards_time,
     compare_ps_ring,
+    direct_in_sequence_on_same_cards,
     overhead_to_beat,
     ps_beats_ring,
     ps_time,
@@ -118,7 +119,7 @@ __all__ = [
     # parameter servers (chapter 3)
     "ps_time", "byteps_time", "byteps_split", "ps_traffic", "round_time", "round_pieces", "ps_beats_ring",
     "overhead_to_beat", "smallest_k_to_beat_ring", "rival_time", "best_allreduce", "same_cards_shares",
-    "allreduce_on_same_cards", "best_allreduce_on_same_cards", "compare_ps_ring",
+    "allreduce_on_same_cards", "best_allreduce_on_same_cards", "direct_in_sequence_on_same_cards", "compare_ps_ring",
     "colocated_on_fast_cards_pieces", "colocated_on_fast_cards_time",
     "sparse_exchange",
     # today's collectives (chapter 7)

@@ -272,10 +272,12 @@ def fast_cards_rows(settings=None) -> list[dict]:
     """The fast-server-cards claim's setting and its neighbour (:data:`FAST_SERVER_CARDS`,
     :data:`FAST_CARDS_NEIGHBOUR`), one dict each: server machines k, gradient (MB), share φ, and in µs the parameter
     server, the direct reduce-scatter/all-gather and the parameter server's own schedule among the workers on the
-    same cards, with that schedule's best pieces per shard q.
+    same cards, with that schedule's best pieces per shard q. The direct one is its unpipelined form, the whole
+    reduce-scatter and then the whole all-gather, one message per peer and stage
+    (:func:`commlib.parameter_servers.cost.direct_in_sequence_on_same_cards`).
 
     >>> [(r["ps_us"], r["direct_us"], r["own_us"], r["pieces"]) for r in fast_cards_rows()]
-    [(234.0, 232.0, 232.0, 1), (600.0, 620.0, 600.0, 2)]
+    [(234.0, 232.0, 232.0, 1), (600.0, 720.0, 600.0, 2)]
     """
     rows = []
     for c in settings or (FAST_SERVER_CARDS, FAST_CARDS_NEIGHBOUR):
@@ -287,7 +289,7 @@ def fast_cards_rows(settings=None) -> list[dict]:
             "ps_us": round(1e6 * ps_cost.round_time(c["nbytes"], c["n"], worker.bandwidth, servers=c["servers"],
                                                     latency=worker.latency, server_bandwidth=server.bandwidth,
                                                     overhead=f), 3),
-            "direct_us": round(1e6 * ps_cost.allreduce_on_same_cards(*args, algorithm=ps_cost.DIRECT, overhead=f), 3),
+            "direct_us": round(1e6 * ps_cost.direct_in_sequence_on_same_cards(*args, overhead=f), 3),
             "own_us": round(1e6 * ps_cost.colocated_on_fast_cards_time(*args, overhead=f), 3),
             "pieces": ps_cost.colocated_on_fast_cards_pieces(*args, overhead=f),
         })
@@ -303,8 +305,9 @@ def fast_cards_words(rows) -> str:
     In the first row the own schedule's best cut is one piece per shard, the whole push and then the whole pull: that
     is the direct reduce-scatter/all-gather with its shares on the machines with a fast card, so the two take the same
     time. In the second row its best cut is 2 pieces per shard, the pull of one overlapping the push of the next; the
-    direct one runs its two stages in sequence and cannot do that, so it is slower. In neither row does the parameter
-    server beat its own schedule on the same cards.
+    direct one in the table is unpipelined, its two stages in sequence, so it is slower (pipelined piece by piece with
+    those shares, it would be the own schedule). In neither row does the parameter server beat its own schedule on
+    the same cards.
     """
     order = ["first", "second", "third"]
     out = []
@@ -316,8 +319,8 @@ def fast_cards_words(rows) -> str:
                        "card, so the two take the same time")
         elif r["pieces"] and r["pieces"] > 1 and r["own_us"] < r["direct_us"]:
             out.append(f"{where} its best cut is {r['pieces']} pieces per shard, the pull of one overlapping the push "
-                       "of the next; the direct one runs its two stages in sequence and cannot do that, so it is "
-                       "slower")
+                       "of the next; the direct one in the table is unpipelined, its two stages in sequence, so it is "
+                       "slower (pipelined piece by piece with those shares, it would be the own schedule)")
         else:
             out.append(f"{where} the own schedule takes {r['own_us']:.0f} µs and the direct one {r['direct_us']:.0f} µs")
     beaten = [r["ps_us"] < r["own_us"] * (1 - 1e-9) for r in rows]
@@ -325,6 +328,34 @@ def fast_cards_words(rows) -> str:
             else "The parameter server beats its own schedule on the same cards in "
             + " and ".join(f"row {i + 1}" for i, b in enumerate(beaten) if b))
     return ". ".join(out + [tail]) + "."
+
+
+def in_sequence_sentence(nbytes: float, n: int, k: int, bandwidth: float) -> str:
+    r"""What the best all-reduce on the same n + k cards becomes with its two stages run one after the other
+    (bandwidth terms, equal cards), set against the ring on the workers' own n cards and BytePS with k CPU machines,
+    in words chosen from the numbers (:func:`commlib.parameter_servers.cost.direct_in_sequence_on_same_cards`).
+
+    >>> print(in_sequence_sentence(1.2e9, 8, 1, 12.5e9))   # doctest: +NORMALIZE_WHITESPACE
+    Run one stage after the other, the direct reduce-scatter/all-gather at its best shares takes 168 ms on these 9
+    cards, as long as the ring on the workers' own 8 cards (168 ms), and BytePS with one CPU machine (154 ms) beats
+    it: the all-reduce is ahead on the same cards only with its two stages overlapped
+    """
+    seq = ps_cost.direct_in_sequence_on_same_cards(nbytes, n, k, bandwidth)
+    ring = ps_cost.rival_time(nbytes, n, bandwidth, algorithm="ring")
+    byteps = ps_cost.byteps_time(nbytes, n, k, bandwidth)
+    if math.isclose(seq, ring, rel_tol=1e-9):
+        against = "as long as"
+    else:
+        against = "less than" if seq < ring else "longer than"
+    machines = "one CPU machine" if k == 1 else f"{k} CPU machines"
+    if byteps < seq * (1 - 1e-9):
+        tail = (f"BytePS with {machines} ({1e3 * byteps:.0f} ms) beats it: the all-reduce is ahead on the same cards "
+                "only with its two stages overlapped")
+    else:
+        tail = f"BytePS with {machines} ({1e3 * byteps:.0f} ms) still does not beat it"
+    return (f"Run one stage after the other, the direct reduce-scatter/all-gather at its best shares takes "
+            f"{1e3 * seq:.0f} ms on these {n + k} cards, {against} the ring on the workers' own {n} cards "
+            f"({1e3 * ring:.0f} ms), and {tail}")
 
 
 def sparse_gap_sentence(push: float, ns, bandwidth: float) -> str:

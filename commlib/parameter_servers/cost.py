@@ -44,6 +44,7 @@ __all__ = [
     "allreduce_on_same_cards",
     "best_allreduce_on_same_cards",
     "same_cards_shares",
+    "direct_in_sequence_on_same_cards",
     "SAME_CARDS_LABEL",
     "SparseExchange",
     "sparse_exchange",
@@ -891,6 +892,40 @@ def _direct_in_sequence(nbytes: float, shares, cards, alpha: float, phi: float) 
         receives = ((n - 1) * phi * alpha + (n - 1) * share / card) if own else 0.0
         stage = max(stage, sends, receives)
     return 2 * stage + 2 * (1 - phi) * alpha
+
+
+def direct_in_sequence_on_same_cards(nbytes: float, workers: int, servers: int, worker_bandwidth: float,
+                                     server_bandwidth: float | None = None, latency: float = 0.0,
+                                     overhead: float = 1.0) -> float:
+    r"""Seconds of the direct reduce-scatter/all-gather on a PS's n + k cards run *unpipelined*: the whole
+    reduce-scatter, then the whole all-gather, one message per peer and stage (:func:`_direct_in_sequence`), at the
+    better of two sets of shares: those fitted to the cards (:func:`same_cards_shares`) and equal shares M/n.
+
+    The cards are dealt as in :func:`allreduce_on_same_cards`. In bandwidth terms (``latency`` 0) equal shares are
+    the best of all: in each stage the worker with the slowest cards, :math:`B_{min}`, sends :math:`M - M_i` and
+    receives :math:`(n-1)M_i`, and one of the two is at least :math:`(n-1)M/n`, so no shares beat
+
+    .. math:: T_{\text{in sequence}} = \frac{2(n-1)M}{nB_{min}},
+
+    the ring's time at the slowest worker's pace, which equal shares reach. Only the overlap of the two stages, piece
+    by piece, lets the direct one use the faster cards' extra bandwidth (:func:`allreduce_on_same_cards`).
+
+    >>> round(direct_in_sequence_on_same_cards(1.2e9, 8, 4, 12.5e9) * 1e3, 1)   # 2(n-1)M/(nB): the ring on one card each
+    168.0
+    >>> round(direct_in_sequence_on_same_cards(1e6, 16, 4, 3.125e9, 50e9, 1e-5) * 1e6)   # shares on the 4 fast cards
+    720
+    """
+    m = check_nonnegative("nbytes", nbytes)
+    n, k = check_shards(workers, servers)
+    b_w = check_positive("worker_bandwidth", worker_bandwidth)
+    b_s = b_w if server_bandwidth is None else check_positive("server_bandwidth", server_bandwidth)
+    a = check_nonnegative("latency", latency)
+    f = _check_share(overhead)
+    if n == 1 or m == 0:
+        return 0.0
+    cards = [b_w + (k // n + (1 if i < k % n else 0)) * b_s for i in range(n)]
+    fitted, _ = same_cards_shares(m, cards)
+    return min(_direct_in_sequence(m, shares, cards, a, f) for shares in (fitted, [m / n] * n))
 
 
 def colocated_on_fast_cards_time(nbytes: float, workers: int, servers: int, worker_bandwidth: float,

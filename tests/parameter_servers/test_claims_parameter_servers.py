@@ -307,4 +307,7 @@ def test_fast_cards_rows_tell_why_direct_and_own_schedule_coincide_or_not():
     assert first["pieces"] == 1 and first["direct_us"] == pytest.approx(first["own_us"])
     assert second["pieces"] > 1 and second["own_us"] < second["direct_us"]
     words = ps_experiments.fast_cards_words(rows)
-    assert "same time" in words and "cannot do that" in words
+    assert "same time" in words and "unpipelined, its two stages in sequence" in words
+    # the table's direct column is a schedule that exists: the stages in sequence (720 us in the second row), never
+    # below the parameter server's own schedule
+    assert second["direct_us"] == pytest.approx(720.0) and all(r["direct_us"] >= r["own_us"] for r in rows)

@@ -765,12 +765,14 @@ def test_direct_on_fast_extra_cards_charges_no_start_ups_to_ranks_that_own_no_sh
 
 def test_best_allreduce_on_same_cards_counts_the_ps_schedule_among_the_workers():
     """Server cards 16 times the workers' (25 Gb/s, alpha = 10 us, one-port phi = 1), n = 16, k = 4, 1 MB: the PS
-    takes 3 x max(40 + 160, 160 + 40) = 600 us, the direct reduce-scatter/all-gather on the same cards 620 us. The
+    takes 3 x max(40 + 160, 160 + 40) = 600 us, the library's direct reduce-scatter/all-gather on the same cards 620 us
+    (its overlapped accounting; unpipelined, stages in sequence, it takes 720 us). The
     PS's own schedule among the workers is an all-reduce on those cards too, and with it counted the PS never wins."""
     m, n, k, b_w, b_s, alpha = 1e6, 16, 4, 3.125e9, 50e9, 1e-5
     t_ps = ps_cost.round_time(m, n, b_w, servers=k, latency=alpha, server_bandwidth=b_s, overhead=1.0)
     direct = ps_cost.allreduce_on_same_cards(m, n, k, b_w, b_s, latency=alpha, algorithm="direct", overhead=1.0)
     assert t_ps == pytest.approx(600e-6, rel=1e-9) and direct == pytest.approx(620e-6, rel=1e-9)
+    assert ps_cost.direct_in_sequence_on_same_cards(m, n, k, b_w, b_s, alpha, 1.0) == pytest.approx(720e-6, rel=1e-9)
     name, best = ps_cost.best_allreduce_on_same_cards(m, n, k, b_w, b_s, latency=alpha, overhead=1.0)
     assert name == ps_cost.OWN_SCHEDULE and best <= t_ps * (1 + 1e-12)
     assert ps_cost.allreduce_on_same_cards(m, n, k, b_w, b_s, alpha, overhead=1.0) == best
@@ -791,3 +793,21 @@ def test_on_the_same_cards_the_ps_never_beats_every_counted_allreduce(n):
                     t_ps = ps_cost.round_time(m, n, b_w, servers=k, latency=alpha, server_bandwidth=r * b_w, overhead=phi)
                     _, best = ps_cost.best_allreduce_on_same_cards(m, n, k, b_w, r * b_w, alpha, phi)
                     assert best <= t_ps * (1 + 1e-9), (k, r, m, phi)
+
+
+@pytest.mark.parametrize("n, k", [(8, 1), (8, 4), (8, 5), (5, 7), (16, 3)])
+def test_direct_in_sequence_is_no_faster_than_the_ring_at_the_slowest_workers_pace(n, k):
+    """Stages one after the other (bandwidth terms): no shares beat 2(n-1)M/(nB_min), a brute force over two classes
+    of shares (the fast workers' and the others'), and equal shares reach it; overlapped, the direct one is faster."""
+    m, b = 1.0, 1.0
+    cards = [b + (k // n + (1 if i < k % n else 0)) * b for i in range(n)]
+    b_min = min(cards)
+    bound = 2 * (n - 1) * m / (n * b_min)
+    t = ps.direct_in_sequence_on_same_cards(m, n, k, b)
+    assert t == pytest.approx(bound, rel=1e-12)
+    fast = k % n
+    for j in range(0, 201):
+        slow_share = j / 200 / (n - fast)
+        shares = [(1 - (n - fast) * slow_share) / fast] * fast + [slow_share] * (n - fast)
+        assert ps_cost._direct_in_sequence(m, shares, cards, 0.0, 1.0) >= bound * (1 - 1e-12)
+    assert ps.allreduce_on_same_cards(m, n, k, b, algorithm="direct") < t
