@@ -340,6 +340,9 @@ def test_the_slips_the_notebooks_invite_get_their_own_hints():
     n = mach.ranks
     as_ring = (ring.latency - tree.latency) / (1 / (2 * tree.algbw * n / (2 * (n - 1))) - 1 / ring.algbw) / 1e6
     assert "NCCL halves a tree's" in check("ch07.tree_ring_mb", round(as_ring, 1)).message
+    # ch07: the tree's bus bandwidth taken as its algorithm bandwidth: above the ring's, no crossover (negative)
+    unhalved = (ring.latency - tree.latency) / (1 / (2 * tree.algbw) - 1 / ring.algbw) / 1e6
+    assert unhalved < 0 and "NCCL halves a tree's" in check("ch07.tree_ring_mb", round(unhalved, 1)).message
     # ch07: an 800 Gb/s card gives an H100 only its PCIe 5.0 x16 host link's rate; the card's own rate is a slip
     from commlib.today import zero
     h100 = hardware.accelerator("h100")

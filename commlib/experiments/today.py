@@ -34,7 +34,7 @@ __all__ = ["BYTES_WORKERS", "COMPRESSION_SEEDS", "NAMES", "TRAIN_LRS", "TRAIN_ST
            "LOCAL_SETTINGS", "LARGE_BATCH_KEYS", "large_summary", "local_outcome", "large_outcome", "paired_gaps", "median_spread",
            "seed_noise", "large_share", "large_shares_by_seed", "large_share_median",
            "large_gain_words", "local_gap",
-           "count_word", "PairedGap", "paired_gaps_to_control", "power_of_ten_up", "percent_about", "compression_ranking",
+           "count_word", "PairedGap", "paired_gaps_to_control", "power_of_ten_up", "percent_about", "seed_gap_bound", "compression_ranking",
            "race_cause", "race_takeaway", "SAME_BATCH", "batch_scope", "MoeExample", "MOE_EXAMPLE",
            "MOE_SEEDS", "moe_imbalances", "bytes_phrase", "way_words",
            "large_share_range", "way_range_words", "closes_range_words"]
@@ -207,7 +207,8 @@ def compression_ranking(gaps, steps: int) -> dict[str, str]:
     """What the compressors' paired gaps to the control (:func:`paired_gaps_to_control`, each compressor's
     :class:`PairedGap`) say about ranking them, after ``steps`` steps, the only budget run: ``"head"``, a bold
     lead-in; ``"far"``, a sentence on the gaps that show (or the largest one); ``"short"`` and ``"size"``, the
-    conclusion in a clause after a comma and after a colon (``"size"``, for a list of takeaways, without the mean gaps).
+    conclusion in a clause after a comma and after a colon (``"size"``, for a list of takeaways, without the mean gaps);
+    ``"remember"``, the clause after a comma for a summary: only what a sign test decides, no undecided lean.
 
     A compressor whose side of the control a sign test decides is told apart from it; one that ends on one side on
     :data:`LEAN_SHARE` of the seeds or more, undecided, leans that way, a small lag (above) or lead (below) said with
@@ -222,6 +223,8 @@ def compression_ranking(gaps, steps: int) -> dict[str, str]:
     'PowerSGD ends above the control on 3 of 4 seeds, by about 0.05 % on average'
     >>> w["far"].split("; ")[1]
     'sign is level with the control.'
+    >>> w["remember"]
+    'after 300 steps too close for four seeds to rank them'
     """
     gs = list(gaps.values())
     if not gs:
@@ -250,6 +253,7 @@ def compression_ranking(gaps, steps: int) -> dict[str, str]:
         return {"head": f"At the end of these runs, {seeds} seeds tell {names} from the control, by small gaps",
                 "far": "; ".join(parts + ([level_words] if level_words else [])) + ".",
                 "short": f"after {steps} steps close, though {seeds} seeds tell {names} from the control",
+                "remember": f"after {steps} steps close, though {seeds} seeds tell {names} from the control",
                 "size": (f"after {steps} steps, the only budget run, {seeds} seeds tell {names} from the control, "
                          "by small gaps")}
     if leaning:
@@ -265,6 +269,7 @@ def compression_ranking(gaps, steps: int) -> dict[str, str]:
         return {"head": f"At the end of these runs, {seeds} seeds cannot rank the compressors, though {names} {verb}",
                 "far": (f"{body}: {what} but too small for a sign test on {seeds} seeds to decide"
                         + (f"; {level_words}" if level_words else "") + "."),
+                "remember": f"after {steps} steps too close for {seeds} seeds to rank them",
                 "short": (f"after {steps} steps too close for {seeds} seeds to rank them, though {names} {verb} "
                           f"on {counts} seeds"),
                 "size": (f"at the end of the only budget run, {'; '.join(one(x).split(', by about')[0] for x in leaning)}, "
@@ -275,7 +280,24 @@ def compression_ranking(gaps, steps: int) -> dict[str, str]:
             "far": f"{far.name}'s gap is the largest: it {one(far).removeprefix(far.name + ' ')}, a split a sign test "
                    "does not tell from chance.",
             "short": f"after {steps} steps too close for {seeds} seeds to rank them",
+            "remember": f"after {steps} steps too close for {seeds} seeds to rank them",
             "size": f"after {steps} steps, the only budget run, the gaps are too small for these runs to rank them"}
+
+
+def seed_gap_bound(gaps) -> float:
+    """The bound every seed's paired gap stays within (``gaps``: :func:`paired_gaps_to_control`'s
+    :class:`PairedGap` records), as the claim ``ch07.compressors_reach_control`` quotes it: the largest gap on any seed,
+    or the largest paired spread where that is larger, rounded up to one significant digit. The mean gaps sit well
+    inside it: a mean is smaller than the worst seed.
+
+    >>> g = PairedGap("sign", (0.0012, -0.0004, 0.0002), 0.0003, 0.0008, 2, False)
+    >>> seed_gap_bound({"sign": g})
+    0.002
+    """
+    gs = list(gaps.values())
+    if not gs:
+        raise ValueError("gaps must not be empty")
+    return _one_digit_up(max(max(abs(x) for g in gs for x in g.gaps), max(g.spread for g in gs)))
 
 
 def _percent(x: float) -> str:

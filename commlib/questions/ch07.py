@@ -121,12 +121,21 @@ register(Question(
 ))
 
 
-def _tree_ring_mb(tree_as_ring: bool = False) -> float:
-    """The message size (MB) above which ring/Simple beats tree/Simple for an all-reduce, 16 nodes x 1 GPU;
-    ``tree_as_ring``: the slip of converting the tree's bus bandwidth as a ring's, x n/(2(n-1)), not halving it."""
+def _tree_ring_mb(tree_as_ring: bool = False, tree_unhalved: bool = False) -> float:
+    """The message size (MB) above which ring/Simple beats tree/Simple for an all-reduce, 16 nodes x 1 GPU.
+
+    Two slips, each computed: ``tree_as_ring`` converts the tree's bus bandwidth as a ring's, x n/(2(n-1)),
+    not halving it; ``tree_unhalved`` takes the tree's bus bandwidth as its algorithm bandwidth. That one is
+    above the ring's, so the tree wins at every size and the "crossover" comes out negative.
+
+    >>> _tree_ring_mb() > 0 > _tree_ring_mb(tree_unhalved=True)
+    True
+    """
     mach = tuning.machine("one_gpu_per_node")
     ring, tree = (tuning.predict("all_reduce", a, "Simple", 0.0, mach) for a in ("ring", "tree"))
-    tree_bw = 2 * tree.algbw * mach.ranks / (2 * (mach.ranks - 1)) if tree_as_ring else tree.algbw
+    tree_bus = 2 * tree.algbw            # NCCL halves a tree's bus bandwidth to get its algorithm bandwidth
+    tree_bw = (tree_bus * mach.ranks / (2 * (mach.ranks - 1)) if tree_as_ring
+               else tree_bus if tree_unhalved else tree.algbw)
     return (ring.latency - tree.latency) / (1 / tree_bw - 1 / ring.algbw) / 1e6
 
 
@@ -134,7 +143,11 @@ register(Question(
     "ch07.tree_ring_mb", _tree_ring_mb, unit="MB",
     hints=((lambda given, right: abs(given / _tree_ring_mb(tree_as_ring=True) - 1) < 0.005,
             "That converts the tree's bus bandwidth as a ring's, x n/(2(n-1)); NCCL halves a tree's: "
-            "B_tree = busbw / 2."),),
+            "B_tree = busbw / 2."),
+           (lambda given, right: given < 0,
+            "A negative size means the tree is faster at every size: that takes the tree's bus bandwidth as its "
+            "algorithm bandwidth, above the ring's. NCCL halves a tree's (each byte goes up the tree and then "
+            "down): B_tree = busbw / 2.")),
     hint="Set the two times equal: alpha_ring + M / B_ring = alpha_tree + M / B_tree, each alpha a base latency "
          "plus a hops x per-hop latency (2(n-1) hops for the ring, 2 log2 n for the tree), and solve for M.",
     means=(
