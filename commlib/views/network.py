@@ -43,6 +43,8 @@ __all__ = [
     "grid_figure",
     "gallery_figure",
     "ps_star_figure",
+    "host_flows",
+    "host_flows_figure",
     "links_overview",
     "ring_check_table",
     "sharing_table",
@@ -396,6 +398,116 @@ def ps_star_figure(g, run: topology.Mapped, fontsize: float = 10):
                                f"{format_size(run.load('hub', 0))} each way")
     _legend(fig, ax, g, norm, "MB on the link's busier direction (whole round)", fontsize=fontsize)
     fig.tight_layout()
+    return fig
+
+
+def host_flows(g, mapped: topology.Mapped, flows: Sequence[topology.Flow], host: int = 0) -> dict:
+    """Which flows cross each link direction inside host ``host``: ``{(u, v): [flow label, ...]}``.
+
+    A flow's route (``mapped.routes``) is cut to the host's own nodes (``h<host>.*``); whatever lies beyond them,
+    the network and the other hosts, is one node, ``"beyond"``. So a flow to the peer host's memory crosses
+    ``h0.nic -> beyond`` once, however many switches it goes through out there. Idle directions are left out.
+
+    When GPU 0, under the network card's PCIe switch, does a staged exchange's copies, the link from that switch to
+    CPU 0 carries two flows each way: the copy and the network's data go up, their mirrors come down.
+
+    >>> from commlib.network import topology
+    >>> c = topology.cluster(2, gpus_per_host=8)
+    >>> flows = topology.staged_exchange(c, "h0.gpu0", 10**9)
+    >>> on = host_flows(c, topology.map_flows(c, flows), flows)
+    >>> len(on["h0.pcie0", "h0.cpu0"]), len(on["h0.cpu0", "h0.pcie0"])
+    (2, 2)
+    """
+    prefix = f"h{check_count('host', host, minimum=0)}."
+    out: dict = {}
+    for f in flows:
+        if (f.src, f.dst) not in mapped.routes:
+            raise ValueError(f"flow {f.src!r} -> {f.dst!r} is not in mapped: map these flows first")
+        path = [v if str(v).startswith(prefix) else "beyond" for v in mapped.routes[(f.src, f.dst)]]
+        path = [v for i, v in enumerate(path) if i == 0 or v != path[i - 1]]
+        for u, v in zip(path, path[1:]):
+            out.setdefault((u, v), []).append(f.label)
+    return out
+
+
+#: How :func:`host_flows_figure` lays out a host: its tree stretched upwards, so that the links between tiers are long.
+_HOST_STRETCH = 1.7
+
+
+def host_flows_figure(panels: Sequence[tuple], host: int = 0, width: float = 9.0, height: float = 10.4,
+                      fontsize: float = 10):
+    """One host's PCIe tree per panel, ``[(graph, mapped, flows, title), ...]``, with one arrow per flow on every
+    link it crosses (:func:`host_flows`), each direction on its own side, like lanes of a road.
+
+    Every flow has its own colour (Okabe-Ito) and line style, named in the legend; the network and the peer host
+    are one box; the NVLinks between GPUs are not drawn (idle in a staged exchange); idle PCIe and socket links
+    are grey and dashed.
+    """
+    style()
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, height))
+    axes = [axes] if len(panels) == 1 else list(axes)
+    prefix = f"h{host}."
+    kinds = {"cpu": "CPU {}", "pcie": "PCIe\nswitch {}", "gpu": "GPU {}"}
+    lane = 0.11                                    # data units between an arrow and the link's centre line
+    styles = ["-", "--", "-.", ":"]
+    colours = [PALETTE[k] for k in ("green", "purple", "sky", "black")]
+    names: dict = {}
+    for ax, (g, m, flows, title) in zip(axes, panels):
+        for f in flows:
+            names.setdefault(f.label, len(names))
+        nodes = [v for v in g if str(v).startswith(prefix)]
+        pos = {v: (g.nodes[v]["pos"][0], _HOST_STRETCH * g.nodes[v]["pos"][1]) for v in nodes}
+        nic = next((v for v in nodes if g.nodes[v]["kind"] == "nic"), None)
+        top = max(y for _, y in pos.values())
+        pos["beyond"] = (max(x for x, _ in pos.values()), top + 0.9)
+        for u, v in g.edges():
+            if u in pos and v in pos and not (g.nodes[u]["kind"] == g.nodes[v]["kind"] == "gpu"):
+                ax.plot(*zip(pos[u], pos[v]), color="#BBBBBB", ls="--", lw=1.2, zorder=1)
+        if nic is not None:
+            ax.plot(*zip(pos[nic], pos["beyond"]), color="#BBBBBB", ls="--", lw=1.2, zorder=1)
+        on = host_flows(g, m, flows, host)
+        for (u, v), labels in on.items():
+            (x0, y0), (x1, y1) = pos[u], pos[v]
+            length = float(np.hypot(x1 - x0, y1 - y0))
+            dx, dy = (x1 - x0) / length, (y1 - y0) / length
+            rx, ry = dy, -dx                           # the right-hand side of the direction of travel
+            cut = min(0.32, 0.3 * length)              # clear of the nodes at both ends
+            for k, label in enumerate(labels):
+                off = lane * (k + 0.6)
+                i = names[label]
+                ax.add_patch(FancyArrowPatch((x0 + cut * dx + off * rx, y0 + cut * dy + off * ry),
+                                             (x1 - cut * dx + off * rx, y1 - cut * dy + off * ry),
+                                             arrowstyle="-|>", mutation_scale=14, lw=2.0, color=colours[i % 4],
+                                             linestyle=styles[i % 4], zorder=2))
+        for v in nodes:
+            kind = g.nodes[v]["kind"]
+            marker, colour, _ = _KIND[kind]
+            ax.scatter(*pos[v], s=520, marker=marker, c=colour, edgecolors="black", linewidths=0.8, zorder=3)
+            name = str(v)[len(prefix):]
+            digits = name.lstrip("abcdefghijklmnopqrstuvwxyz")
+            word = next((w.format(digits) for k_, w in kinds.items() if name == k_ + digits), "NIC" if kind == "nic"
+                        else name)
+            if kind == "gpu":
+                ax.annotate(digits, pos[v], ha="center", va="center", fontsize=fontsize, color="white", zorder=4)
+            elif kind == "switch":
+                ax.annotate(word, pos[v], xytext=(-16, 0), textcoords="offset points", ha="right", va="center",
+                            fontsize=fontsize - 1, zorder=4)
+            else:
+                ax.annotate(word, pos[v], xytext=(0, 14), textcoords="offset points", ha="center", va="bottom",
+                            fontsize=fontsize, zorder=4)
+        bx, by = pos["beyond"]
+        ax.annotate("network and\npeer host", (bx, by), ha="center", va="center", fontsize=fontsize, zorder=4,
+                    bbox={"boxstyle": "round,pad=0.4", "facecolor": "white", "edgecolor": "black"})
+        ax.set_title(title, fontsize=fontsize + 1)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.margins(0.06)
+        ax.axis("off")
+    handles = [Line2D([], [], color=colours[i % 4], ls=styles[i % 4], lw=2.0, label=label) for label, i in names.items()]
+    handles += [Line2D([], [], marker=_KIND[k][0], color="none", markerfacecolor=_KIND[k][1], markeredgecolor="black",
+                       markersize=9, label=_KIND[k][2].replace(" (rank)", "")) for k in ("gpu", "switch", "cpu", "nic")]
+    handles.append(Line2D([], [], color="#BBBBBB", ls="--", lw=1.2, label="idle link"))
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=fontsize, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 

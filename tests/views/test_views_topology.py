@@ -293,3 +293,24 @@ def test_sharing_table_shows_only_the_workloads_named_and_refuses_others():
     assert "BytePS" not in tview.sharing_table(r, ("mesh one way", "mesh both ways")).data
     with pytest.raises(ValueError, match="workloads"):
         tview.sharing_table(r, ("torus",))
+
+
+def test_host_flows_figure_draws_one_arrow_per_flow_on_the_link_next_to_the_card():
+    g = topology.cluster(2, gpus_per_host=8, gpus_per_switch=2, nvlink="nvlink2", network="eth_100g",
+                         nvlink_layout="cube_mesh")
+    counts = []
+    for gpu in ("h0.gpu0", "h0.gpu2"):
+        flows = topology.staged_exchange(g, gpu, 10**9)
+        run = topology.map_flows(g, flows)
+        on = tview.host_flows(g, run, flows)
+        counts.append((len(on["h0.pcie0", "h0.cpu0"]), len(on["h0.cpu0", "h0.pcie0"])))
+        assert all(u == "beyond" or str(u).startswith("h0.") for u, _ in on)     # host 0 only; the rest is one node
+        fig = tview.host_flows_figure([(g, run, flows, gpu)])
+        arrows = [p for p in fig.axes[0].patches if p.get_arrowstyle() is not None]
+        assert len(arrows) == sum(len(v) for v in on.values())                    # one arrow per flow per link
+        texts = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert {f.label for f in flows} <= set(texts)
+        plt.close(fig)
+    assert counts == [(2, 2), (1, 1)]                   # GPU 0: two each way; GPU 2: the network's one each way
+    with pytest.raises(ValueError, match="map these flows"):
+        tview.host_flows(g, topology.map_flows(g, []), topology.staged_exchange(g, "h0.gpu0", 1))
