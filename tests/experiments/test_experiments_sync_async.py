@@ -174,9 +174,12 @@ def test_keep_or_cancel_pays_under_the_shifted_exponential_and_loses_under_the_h
     names = {"shifted_exponential": "SE", "pareto_heavy": "heavy"}
     assert sync_async.keep_pays_words(rows, names) == ("keeping the running work makes updates faster at every $K$ "
                                                        "tried under SE; slower at every $K$ tried under heavy")
-    assert sync_async.minimum_not_enough(rows, names).endswith("at $K$ = 8 and 12")
+    assert sync_async.minimum_not_enough(rows, names).endswith("at $K$ = 8 and 12; that law was not raced")
+    assert sync_async.minimum_not_enough(rows, names, raced=("pareto_heavy",)).endswith("at $K$ = 8 and 12")
+    assert "speed up updates at a fixed $K$" in sync_async.minimum_not_enough(rows, names)
     assert sync_async.minimum_not_enough(rows[:2], names).startswith("Under every law with a minimum")
-    assert "less than a fresh job" in sync_async.kept_state_words(rows[0], "SE")
+    assert "less than a fresh job (2.000 s) on both seeds" in sync_async.kept_state_words(rows[0], "SE")
+    assert " ± " in sync_async.kept_left_text(rows[0])
 
 
 def test_keep_or_cancel_rejects_bad_input():

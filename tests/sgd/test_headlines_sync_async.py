@@ -304,12 +304,19 @@ def test_keep_work_words_turn_with_the_races():
 def test_keep_work_lesson_is_one_idea_chosen_by_the_races():
     cfg, keep, level, races, control = _law_races()
     assert tuned_races.keep_work_lesson(races, control).startswith(
-        "keeping unfinished work paid in the races under both laws with a minimum compute time")
+        "under both laws with a minimum compute time raced here, the protocols that keep unfinished work reached the "
+        "target before K-sync at its best $K$: K-async and K-batch-async, each at its own $K$")
+    idle = {**cfg, "K-async": {"K": 1, "rate per gradient": 0.18}, "K-batch-async": {"K": 16, "rate per gradient": 0.18}}
+    idle_races = {law: _verdict(c(small=True), keep, idle) for law, c in
+                  (("se", tuned_races.law_race_shifted_exponential), ("pa", tuned_races.law_race_pareto))}
+    assert tuned_races.never_idle(idle_races) and not tuned_races.never_idle(races)
+    assert "K-batch-async at $K = n$, where no learner ever idles" in tuned_races.keep_work_lesson(idle_races, control)
     assert tuned_races.keeping_wins(races)
     moving = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
-    assert "also matters" in tuned_races.keep_work_lesson(races, moving)
+    assert "also differ" in tuned_races.keep_work_lesson(races, moving)
     races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)
-    assert tuned_races.keep_work_lesson(races, control).startswith("keeping unfinished work does not pay")
+    assert tuned_races.keep_work_lesson(races, control).startswith(
+        "the protocols that keep unfinished work did not reach the target first")
     assert not tuned_races.keeping_wins(races)
 
 

@@ -692,14 +692,15 @@ def has_minimum(law: str) -> bool:
     return compute == "pareto" or (compute == "shifted_exponential" and params.get("shift", 0.0) > 0)
 
 
-def minimum_not_enough(rows: list[KeepRow], names: dict[str, str]) -> str:
-    """A sentence from ``rows``: is a minimum compute time enough for keeping the work to pay? Names the laws with a
-    minimum under which K-async updates more slowly than K-sync at some K, or says none did; ``""`` without rows
-    for a law with a minimum.
+def minimum_not_enough(rows: list[KeepRow], names: dict[str, str], raced=()) -> str:
+    """A sentence from ``rows``: is a minimum compute time enough for keeping the work to make updates faster at a
+    fixed K? Names the laws with a minimum under which K-async updates more slowly than K-sync at some K, or says
+    none did; ``""`` without rows for a law with a minimum. That is time per update, not time to a target: the laws
+    among them not in ``raced`` (keys of :data:`KEEP_LAWS` whose race to a target was run) are said not to be raced.
 
     >>> r = [KeepRow("pareto_heavy", k, (t,), (2.0,), 2.0, (9.0,), 3.0) for k, t in ((4, 1.0), (8, 3.0))]
-    >>> minimum_not_enough(r, {"pareto_heavy": "the heavier Pareto law"})[56:]
-    'the heavier Pareto law has one, and there K-async updates more slowly than K-sync at $K$ = 8'
+    >>> minimum_not_enough(r, {"pareto_heavy": "the heavier Pareto law"})[93:]
+    'the heavier Pareto law has one, and there K-async updates more slowly than K-sync at $K$ = 8; that law was not raced'
     """
     with_min = [r for r in rows if has_minimum(r.law)]
     if not with_min:
@@ -712,25 +713,57 @@ def minimum_not_enough(rows: list[KeepRow], names: dict[str, str]) -> str:
                 "K-sync at every $K$ tried")
     where = _and([f"under {names[law]} at $K$ = {_and([str(k) for k in ks])}" for law, ks in losing.items()])
     one = len(losing) == 1
-    return (f"A minimum compute time alone does not make keeping pay: {_and([names[law] for law in losing])} "
-            f"{'has one' if one else 'have one'}, and there K-async updates more slowly than K-sync "
-            + (f"at $K$ = {_and([str(k) for k in next(iter(losing.values()))])}" if one else where))
+    unraced = [law for law in losing if law not in raced]
+    note = ("" if not unraced else
+            f"; {'that law was' if one else _and([names[law] for law in unraced]) + (' was' if len(unraced) == 1 else ' were')}"
+            " not raced")
+    return (f"A minimum compute time alone does not make keeping the work speed up updates at a fixed $K$: "
+            f"{_and([names[law] for law in losing])} {'has one' if one else 'have one'}, and there K-async updates "
+            "more slowly than K-sync "
+            + (f"at $K$ = {_and([str(k) for k in next(iter(losing.values()))])}" if one else where) + note)
 
 
-def kept_state_words(row: KeepRow, name: str) -> str:
-    """What the jobs K-async keeps still need in its steady state, against a fresh job, and what that K-async's
-    time per update did, for one row of :func:`keep_rows` (seconds; the comparison holds on every seed or is
-    said to vary).
+def kept_left_text(row: KeepRow) -> str:
+    """The mean time (s) a job K-async keeps still needs, over the seeds of ``row``, as "mean ± sd", quoted no finer
+    than the spread across seeds (under Pareto with a tail index of 3 or less the estimate has infinite variance, so
+    it settles slowly: quote it over many seeds).
 
-    >>> kept_state_words(KeepRow("a", 12, (1.70,), (1.70,), 1.70, (1.85,), 1.667), "Pareto")
-    'under Pareto a kept job still needs 1.85 s, more than a fresh job (1.667 s), and K-async updates about as fast as K-sync'
+    >>> kept_left_text(KeepRow("a", 12, (1.7, 1.7), (1.7, 1.7), 1.7, (1.6, 2.5), 1.667))
+    '2.0 ± 0.6'
     """
-    left = statistics.fmean(row.kept_left)
-    cmp = ("less than" if max(row.kept_left) < row.fresh else "more than" if min(row.kept_left) > row.fresh
-           else "on some seeds more and on some less than")
+    mean, sd = statistics.fmean(row.kept_left), statistics.stdev(row.kept_left) if len(row.kept_left) > 1 else 0.0
+    d = max(0, min(5, -math.floor(math.log10(sd)))) if sd > 0 else 3
+    return f"{mean:.{d}f} ± {sd:.{d}f}"
+
+
+def kept_state_words(row: KeepRow, name: str, numbers: bool = True) -> str:
+    """What the jobs K-async keeps still need in its steady state, against a fresh job, and what that K-async's
+    time per update did, for one row of :func:`keep_rows` (seconds, mean ± sd over the row's seeds; the comparison
+    with a fresh job counted seed by seed). ``numbers=False`` leaves out the seconds, for prose under a table that
+    shows them.
+
+    >>> kept_state_words(KeepRow("a", 12, (1.70, 1.70), (1.70, 1.70), 1.70, (1.85, 1.80), 1.667), "Pareto").split(", ")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['under Pareto a kept job still needs 1.83 ± 0.04 s', 'more than a fresh job (1.667 s) on both seeds',
+     'and K-async updates about as fast as K-sync']
+    >>> kept_state_words(KeepRow("a", 12, (1.70, 1.70), (1.70, 1.70), 1.70, (1.85, 1.60), 1.667), "P", numbers=False)
+    'under P a kept job still needs more than a fresh job on 1 of 2 seeds, and K-async updates about as fast as K-sync'
+    """
+    n = len(row.kept_left)
+    more = sum(x > row.fresh for x in row.kept_left)
+    every = "on both seeds" if n == 2 else "on every seed" if n != 1 else "on its one seed"
+    fresh = f"a fresh job ({row.fresh:.3f} s)" if numbers else "a fresh job"
+    if more == n:
+        cmp = f"more than {fresh} {every}"
+    elif more == 0:
+        cmp = f"less than {fresh} {every}"
+    elif 2 * more >= n:
+        cmp = f"more than {fresh} on {more} of {n} seeds"
+    else:
+        cmp = f"less than {fresh} on {n - more} of {n} seeds"
     act = {"pays": "updates faster than", "level": "updates about as fast as", "loses": "updates more slowly than"}
-    return (f"under {name} a kept job still needs {left:.2f} s, {cmp} a fresh job ({row.fresh:.3f} s), and "
-            f"K-async {act[row.verdict]} K-sync")
+    needs = f"{kept_left_text(row)} s, {cmp}" if numbers else cmp
+    return f"under {name} a kept job still needs {needs}, and K-async {act[row.verdict]} K-sync"
 
 
 def law_spread(law: str, **params) -> float:

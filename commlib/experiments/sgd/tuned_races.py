@@ -47,7 +47,7 @@ __all__ = ["RACE_PROTOCOLS", "TWO_WAY_SEEDS", "TWO_WAY_SCORING_SEEDS", "time_gro
            "LINEAR_NAME", "FRESH_NAME", "staleness_share", "staleness_cost_short", "grid_step_words",
            "coarse_step_words", "FINE_RATES", "fine_grid_words", "fine_falling", "staleness_cost_by_rate", "staleness_cost_at",
            "staleness_rate_words", "K_TRADEOFF_RATES", "k_rate_words", "LAW_CONTROL", "law_control_words",
-           "law_control_short", "law_ks", "tail_error", "sync_falling_words", "k_lessons", "race_finding_words",
+           "law_control_short", "never_idle", "law_ks", "tail_error", "sync_falling_words", "k_lessons", "race_finding_words",
            "shared_rate_plain"]
 
 #: The rates K-batch-sync and K-sync are tuned over for the time to reach the target (the best, 1, inside).
@@ -1017,27 +1017,39 @@ def keeping_wins(verdicts: dict) -> bool:
     return all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
 
 
+def never_idle(verdicts: dict) -> bool:
+    """Whether, in every law race of ``verdicts`` (``{law: verdict}``), K-async's best K is 1 (asynchronous SGD) and
+    K-batch-async's is n, the K at which no learner ever idles: there gradients arrive at :math:`n/\\mathbb{E}[X]`
+    whatever the law, so the race's win is not keeping the work alone."""
+    return all(v.best["K-async"].config["K"] == 1 and v.best["K-batch-async"].config["K"] == v.claim.shared["workers"]
+               for v in verdicts.values())
+
+
 def keep_work_lesson(verdicts: dict, control: claims.Verdict) -> str:
     """The law races' lesson in one sentence, chosen from the verdicts (``verdicts`` and ``control`` as for
     :func:`keep_work_words`).
 
-    The lesson is "keeping unfinished work paid under both laws with a minimum" where K-sync, which cancels
-    the running work, reaches the target after both K-async and K-batch-async on every seed under every law with a
-    minimum, and the memoryless control leaves all four protocols level. Other outcomes get a sentence that says what
-    the races found instead (tests/sgd/test_headlines_sync_async.py turns the verdicts). Whether a minimum alone
-    makes keeping pay is not for the races to say: :func:`commlib.experiments.sgd.sync_async.minimum_not_enough`
-    reads it off the times per update."""
+    The lesson is that the protocols that keep unfinished work reached the target first under both laws with a
+    minimum where K-sync, which cancels the running work, reaches the target after both K-async and K-batch-async on
+    every seed under every law with a minimum, and the memoryless control leaves all four protocols level; where the
+    winners ran at K = 1 and K = n (:func:`never_idle`) it says so, for there no learner idles. Other outcomes get a
+    sentence that says what the races found instead (tests/sgd/test_headlines_sync_async.py turns the verdicts).
+    Whether keeping the work makes updates faster at a fixed K is not for the races to say:
+    :func:`commlib.experiments.sgd.sync_async.minimum_not_enough` reads it off the times per update."""
     keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
     level = len(time_groups(control)) == 1
+    who = ("asynchronous SGD (K-async at $K = 1$) and K-batch-async at $K = n$, where no learner ever idles"
+           if never_idle(verdicts) else "K-async and K-batch-async, each at its own $K$")
     if keeps and level:
-        return ("keeping unfinished work paid in the races under both laws with a minimum compute time: K-async and "
-                "K-batch-async reach the target before K-sync, each at its own $K$; under memoryless times the race "
-                "could not tell the protocols apart")
+        return ("under both laws with a minimum compute time raced here, the protocols that keep unfinished work "
+                f"reached the target before K-sync at its best $K$: {who}; under memoryless times the race could not "
+                "tell the protocols apart")
     if keeps:
-        return ("keeping unfinished work paid under both laws with a minimum raced here, and under memoryless times it "
-                f"also matters: {time_headline(control)}")
-    return ("keeping unfinished work does not pay under every law with a minimum compute time: K-sync is not behind "
-            "both K-async and K-batch-async on every seed")
+        return ("under both laws with a minimum compute time raced here, the protocols that keep unfinished work "
+                f"reached the target before K-sync at its best $K$ ({who}), and under memoryless times the protocols "
+                f"also differ: {time_headline(control)}")
+    return ("the protocols that keep unfinished work did not reach the target first under every law with a minimum "
+            "compute time: K-sync is not behind both K-async and K-batch-async on every seed")
 
 
 def law_control_short(control: claims.Verdict) -> str:
