@@ -41,7 +41,7 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "machine_words", "headline_takeaway", "your_run_sentence", "your_run_loaded", "your_run_title", "oversubscription_sentence",
            "oversubscription_takeaway", "level_name", "level_scope", "waits_out_slices", "shared_level_sentence",
            "shared_level_clause", "shared_machine_sentence", "time_span", "SLICE_SMALL",
-           "pair_sentence", "gloo_sentence", "price_drop_sentence"]
+           "pair_sentence", "gloo_sentence", "price_drop_sentence", "control_machine_words"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -2707,11 +2707,14 @@ def shared_level_sentence(size: float, single: Sequence[Sequence[float]], multip
     'At `MPI_THREAD_SINGLE` too, ranks that shared a core did not wait out scheduler '
     >>> print(shared_level_sentence(1024, s, m, ["four ranks on two cores", "two ranks on one core"], part="cpu"))
     ... # doctest: +NORMALIZE_WHITESPACE
-    At `MPI_THREAD_SINGLE` even the rank that used least CPU time ran for 3.5 to 3.9 ms of it per call, against
-    0.06 to 0.44 ms at `MPI_THREAD_MULTIPLE`: a waiting rank kept its core, running, until the scheduler took it
+    At `MPI_THREAD_SINGLE` even the rank that used least CPU time ran for a median of 3.5 to 3.9 ms of it per
+    call, against 0.06 to 0.44 ms at `MPI_THREAD_MULTIPLE`: a waiting rank kept its core, running, until the scheduler took it
     away, instead of handing it over.
-    >>> shared_level_sentence(1024, s, m, ["four ranks on two cores", "two ranks on one core"], part="against")
-    'In the same session `MPI_THREAD_SINGLE` took 3.0 to 11 times as long as `MPI_THREAD_MULTIPLE` by the median.'
+    >>> print(shared_level_sentence(1024, s, m, ["four ranks on two cores", "two ranks on one core"], part="against"))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    By wall time `MPI_THREAD_SINGLE` took 3.0 to 11 times as long as `MPI_THREAD_MULTIPLE` by the median, but
+    those times hold the load's share and the two levels always ran in the same order, `MPI_THREAD_MULTIPLE`
+    first, so that ratio does not set the level apart from the load; the CPU clock does.
     """
     if not single or len(single) != len(multiple) or len(single) != len(labels):
         raise ValueError("single, multiple and labels must be non-empty and of the same length")
@@ -2733,8 +2736,8 @@ def shared_level_sentence(size: float, single: Sequence[Sequence[float]], multip
                 "slice of a few milliseconds.")
     if part == "cpu":
         cpu_s, cpu_m = [row[3] for row in single], [row[3] for row in multiple]
-        text = (f"At {level_single} even the rank that used least CPU time ran for {_ms_span(cpu_s)} of it per call, "
-                f"against {_ms_span(cpu_m)} at {level_multiple}")
+        text = (f"At {level_single} even the rank that used least CPU time ran for a median of {_ms_span(cpu_s)} of it "
+                f"per call, against {_ms_span(cpu_m)} at {level_multiple}")
         if min(cpu_s) >= 0.5 * slice_s:
             return text + (": a waiting rank kept its core, running, until the scheduler took it away, instead of "
                            "handing it over.")
@@ -2742,7 +2745,26 @@ def shared_level_sentence(size: float, single: Sequence[Sequence[float]], multip
     ratios = [s[1] / m[1] for s, m in zip(single, multiple) if m[1] > 0]
     words = [figures(r) if r < 10 else f"{r:.0f}" for r in (min(ratios), max(ratios))]
     span = words[0] if words[0] == words[1] else f"{words[0]} to {words[1]}"
-    return f"In the same session {level_single} took {span} times as long as {level_multiple} by the median."
+    return (f"By wall time {level_single} took {span} times as long as {level_multiple} by the median, but those "
+            f"times hold the load's share and the two levels always ran in the same order, {level_multiple} first, "
+            "so that ratio does not set the level apart from the load; the CPU clock does.")
+
+
+def _busy(machine: dict) -> bool:
+    """Whether other programs kept a control's machine busy: its load average as it began at half its cores or
+    more (the load after it ended counts the control's own ranks, so it is no evidence of other programs)."""
+    before, cores = machine.get("load_average_before"), machine.get("cpu_count")
+    return (before or 0) >= 0.5 * (cores or 1)
+
+
+def control_machine_words(machine: dict) -> str:
+    """A control's machine in a few words, from its record: "a loaded two-core machine" (loaded: :func:`_busy`).
+
+    >>> control_machine_words({"cpu_count": 2, "load_average_before": 2.1}), control_machine_words({})
+    ('a loaded two-core machine', 'a machine')
+    """
+    cores = machine.get("cpu_count")
+    return "a" + (" loaded" if _busy(machine) else "") + (f" {about(cores)}-core" if cores else "") + " machine"
 
 
 def shared_machine_sentence(machine: dict, multiple: float, reference: Sequence[float],
@@ -2754,10 +2776,11 @@ def shared_machine_sentence(machine: dict, multiple: float, reference: Sequence[
 
     >>> print(shared_machine_sentence({"cpu_count": 2, "load_average_before": 2.1, "load_average_after": 4.3},
     ...                               5.7e-3, [39e-6, 57e-6]))  # doctest: +NORMALIZE_WHITESPACE
-    It ran on a two-core machine that other programs kept busy (load average 2.1 before, 4.3 after), not the
-    reference run's: at `MPI_THREAD_MULTIPLE` four ranks on two cores took 5.7 ms there, against 39 to 57 µs in the
-    reference run, so load made the ranks wait out slices at that level too. Its wall times hold the load's share;
-    the CPU clock, which counts only the time a rank ran, is what sets the two levels apart.
+    It ran on a two-core machine that other programs kept busy (load average 2.1 as it began; the 4.3 after it
+    ended counts its own ranks too), not the reference run's: at `MPI_THREAD_MULTIPLE` four ranks on two cores
+    took 5.7 ms there, against 39 to 57 µs in the reference run, so load made the ranks wait out slices at that
+    level too. Its wall times hold the load's share; the CPU clock, which counts only the time a rank ran, is what
+    sets the two levels apart.
     """
     check_positive("multiple", multiple)
     if not reference:
@@ -2765,10 +2788,12 @@ def shared_machine_sentence(machine: dict, multiple: float, reference: Sequence[
     before, after = machine.get("load_average_before"), machine.get("load_average_after")
     cores = machine.get("cpu_count")
     where = f"a {about(cores)}-core machine" if cores else "a machine"
-    busy = (before or 0) >= 0.5 * (cores or 1) or (after or 0) >= 0.5 * (cores or 1)
-    text = (f"It ran on {where}" + (" that other programs kept busy" if busy else "")
-            + (f" (load average {before:.1f} before, {after:.1f} after)" if before is not None and after is not None
-               else "") + ", not the reference run's: at `MPI_THREAD_MULTIPLE` four ranks on two cores took "
+    busy = _busy(machine)
+    load = (f" (load average {before:.1f} as it began" if before is not None else "") + (
+        f"; the {after:.1f} after it ended counts its own ranks too)" if before is not None and after is not None
+        else ")" if before is not None else "")
+    text = (f"It ran on {where}" + (" that other programs kept busy" if busy else "") + load
+            + ", not the reference run's: at `MPI_THREAD_MULTIPLE` four ranks on two cores took "
             f"{time_text(multiple)} there, against {_time_span(reference)} in the reference run")
     if waits_out_slices(multiple, slice_s) and not waits_out_slices(max(reference), slice_s):
         return (text + ", so load made the ranks wait out slices at that level too. Its wall times hold the load's "
@@ -2785,23 +2810,28 @@ def _ms_span(values: Sequence[float]) -> str:
 def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SINGLE`",
                         median: float | None = None, cpu_single: Sequence[float] = (),
                         cpu_multiple: Sequence[float] = (), level_multiple: str = "`MPI_THREAD_MULTIPLE`",
-                        machine: dict | None = None) -> str:
+                        machine: dict | None = None, short: bool = False) -> str:
     """The shared-core control's finding, as a clause to follow a finding made at MULTIPLE (a takeaway, the "To
     remember"): ``waited``, whether its SINGLE ranks waited out whole slices (:func:`waits_out_slices`), None
     where the control is absent; ``median`` (s): its SINGLE time at the smallest size on the chapter's placement.
 
     Where the ranks waited out slices, the clause quotes the CPU clock, not the wall times: ``cpu_single`` and
-    ``cpu_multiple`` (s), the CPU time per call of the least busy rank at each level, placement by placement,
-    which the waits of a loaded machine do not count (the least of SINGLE's against the most of MULTIPLE's).
+    ``cpu_multiple`` (s), the median CPU time per call of the least busy rank at each level, placement by
+    placement, which the waits of a loaded machine do not count; quoted as the range of those medians, not as a
+    bound on every call (the calls of the two levels overlap).
     ``machine``: the control's machine record; a busy one is named as loaded (as :func:`shared_machine_sentence`
-    judges it).
+    judges it). ``short``: MULTIPLE's medians in words where all lie under half a millisecond (a takeaway's
+    sentence, which already quotes other numbers).
 
     >>> print(shared_level_clause(True, median=17e-3, cpu_single=[3.5e-3, 3.9e-3], cpu_multiple=[0.44e-3, 0.06e-3],
     ...       machine={"cpu_count": 2, "load_average_before": 2.1, "load_average_after": 4.3}))
     ... # doctest: +NORMALIZE_WHITESPACE
-    at `MPI_THREAD_SINGLE` a control on a loaded two-core machine found whole scheduler slices instead: its least
-    busy rank ran at least 3.5 ms of CPU time a call, against at most 0.44 ms at `MPI_THREAD_MULTIPLE`
+    at `MPI_THREAD_SINGLE` a control, run only on a loaded two-core machine, found whole scheduler slices instead:
+    its least busy rank used a median of 3.5 to 3.9 ms of CPU time a call, against 0.06 to 0.44 ms at `MPI_THREAD_MULTIPLE`
 
+    >>> shared_level_clause(True, median=17e-3, cpu_single=[3.5e-3, 3.9e-3], cpu_multiple=[0.44e-3],
+    ...                     short=True).split(": ")[-1]
+    'its least busy rank used a median of 3.5 to 3.9 ms of CPU time a call, against under half a millisecond at `MPI_THREAD_MULTIPLE`'
     >>> shared_level_clause(True, median=17e-3)
     'at `MPI_THREAD_SINGLE` a control found whole scheduler slices instead'
     >>> shared_level_clause(False, median=50e-6)
@@ -2812,14 +2842,11 @@ def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SI
     if waited is None:
         return ""
     if waited:
-        where = ""
-        if machine:
-            cores = machine.get("cpu_count")
-            before, after = machine.get("load_average_before"), machine.get("load_average_after")
-            busy = (before or 0) >= 0.5 * (cores or 1) or (after or 0) >= 0.5 * (cores or 1)
-            where = (" on a" + (" loaded" if busy else "") + (f" {about(cores)}-core" if cores else "") + " machine")
-        cpu = (f": its least busy rank ran at least {_ms_span([min(cpu_single)])} of CPU time a call, against at "
-               f"most {_ms_span([max(cpu_multiple)])} at {level_multiple}" if cpu_single and cpu_multiple else "")
+        where = f", run only on {control_machine_words(machine)}," if machine else ""
+        against = ("under half a millisecond" if short and max(cpu_multiple or [1.0]) < 0.5e-3 else
+                   _ms_span(cpu_multiple or [0.0]))
+        cpu = (f": its least busy rank used a median of {_ms_span(cpu_single)} of CPU time a call, against "
+               f"{against} at {level_multiple}" if cpu_single and cpu_multiple else "")
         return f"at {level_single} a control{where} found whole scheduler slices instead{cpu}"
     return (f"at {level_single} a control found no waits for whole slices either"
             + (f" ({time_text(median)} a call)" if median is not None else ""))
@@ -3046,9 +3073,9 @@ def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float],
     One piece of that work the run did count: from 32 MiB up, each call of all-reduce also faulted in fresh pages
     for half the message, work the bounds leave out. At 16 MiB, the largest size without fresh pages, its bus
     bandwidth was 2.73 GB/s, between the bounds of one copy per byte (3.65 GB/s) and of two (2.32 GB/s), each
-    with the reduction and from the copy control's rate at that size: there a second copy
-    through a shared buffer can explain the rate, and at the largest sizes the fresh pages are the run's
-    candidate for the rest.
+    with the reduction and from the copy control's rate at that size: a little above the bound of two, within the
+    uncertainty the chapter allows the bounds, so most of a second copy through a shared buffer can explain it, and
+    at the largest sizes the fresh pages are the run's candidate for the rest.
     """
     clean = [i for i, p in enumerate(pages) if p < jump]
     fresh = [i for i, p in enumerate(pages) if p >= jump]
@@ -3064,14 +3091,25 @@ def clean_rate_sentence(op: str, sizes: Sequence[float], rates: Sequence[float],
             f"also faulted in fresh pages for {words}, work the bounds leave out. At {format_bytes(sizes[i])}, the "
             f"largest size without fresh pages, its bus bandwidth was {rate_text(rates[i])}, ")
     r = rates[i]
+    rest = ", and at the largest sizes the fresh pages are the run's candidate for the rest."
     if r > (1 + tolerance) * one:
         return head + (f"above the bound of one copy per byte with the reduction ({rate_text(one)}, from the copy "
                        "control's rate at that size).")
-    if r >= (1 - tolerance) * two:
+    # the bounds are read within ``tolerance``: a rate just past one is said as near it, not as between them
+    if r > one:
+        return (head + f"a little above the bound of one copy per byte with the reduction ({rate_text(one)}, from "
+                "the copy control's rate at that size), within the uncertainty the chapter allows the bounds: there "
+                "one copy can explain the rate" + rest)
+    if r >= two:
+        most = (" a little above the bound of two, within the uncertainty the chapter allows the bounds, so"
+                if r <= (1 + tolerance) * two else " too fast for a whole second copy, so")
         return (head + f"between the bounds of one copy per byte ({rate_text(one)}) and of two ({rate_text(two)}), "
-                "each with the reduction and from the copy control's rate at that size: there a second copy "
-                "through a shared buffer can explain the rate, and at the largest sizes the fresh pages are the run's "
-                "candidate for the rest.")
+                f"each with the reduction and from the copy control's rate at that size:{most} most of a second "
+                "copy through a shared buffer can explain it" + rest)
+    if r >= (1 - tolerance) * two:
+        return (head + f"a little below the bound of two copies per byte with the reduction ({rate_text(two)}, from "
+                "the copy control's rate at that size), within the uncertainty the chapter allows the bounds: there "
+                "a second copy through a shared buffer can explain the rate" + rest)
     return (head + f"below the bound of two copies per byte with the reduction ({rate_text(two)}, from the copy "
             "control's rate at that size) there too: "
             "waits or work the counts leave out take the rest even without fresh pages.")
@@ -3914,37 +3952,59 @@ def ring_vs_library(ring_alpha: float, lib_alpha: float, sizes: Sequence[float],
     return text + ("; the run does not take apart why the ring was faster." if word == "faster" else ".")
 
 
-def price_drop_sentence(found: Sequence[tuple[str, PriceDrop]], ranks: Sequence[int],
-                        what: str = "The regimes of each fit") -> str:
+def price_drop_sentence(found: Sequence[tuple[str, PriceDrop] | tuple[str, PriceDrop, int]], ranks: Sequence[int],
+                        what: str = "The regimes of each fit", every: str | None = None) -> str:
     """Where fitted regimes price a bigger message cheaper: ``found`` holds ``(collective, drop)`` pairs
-    (:func:`commlib.lab.fit.price_drops`), over the numbers of ranks ``ranks`` that were tried. Regimes are
-    fitted apart and not joined, so at a cut the price can jump either way; the sentence names each fall, its
-    size, and how far the price fell there.
+    (:func:`commlib.lab.fit.price_drops`), or ``(collective, drop, n)`` triples that also name the number of ranks
+    the drop was priced on, over the numbers of ranks ``ranks`` that were tried. Regimes are fitted apart and not
+    joined, so at a cut the price can jump either way; the sentence names each fall, its size, how far the price
+    fell there and, when triples name more than one number of ranks, where it fell furthest. ``ranks`` is named
+    as a span only where it holds every number in between; ``every`` (e.g. "the calculator accepts") names it in
+    words instead, where triples show a fall on every one of them.
 
     >>> d = [("all-gather", PriceDrop(32768.0, 75e-6, 41e-6)), ("the ring", PriceDrop(8192.0, 240e-6, 180e-6))]
     >>> print(price_drop_sentence(d, [4]))  # doctest: +NORMALIZE_WHITESPACE
     The regimes of each fit are fitted apart and not joined, so at a cut the price can jump either way: on 4
     ranks it falls for the ring at 8 KiB and for all-gather at 32 KiB, to 0.55 to 0.75 of the price just below, a
     bigger message priced cheaper than a smaller one; near a cut, trust the fit only at the measured sizes.
-    >>> price_drop_sentence([], [2, 16])[-62:]
-    'and not joined, yet on 2 to 16 ranks no price falls with size.'
+    >>> t = [("reduce-scatter", PriceDrop(2.0**18, 1e-4, 7e-5), 2), ("reduce-scatter", PriceDrop(2.0**18, 2e-4, 6e-5), 6)]
+    >>> print(price_drop_sentence(t, range(2, 9)))  # doctest: +NORMALIZE_WHITESPACE
+    The regimes of each fit are fitted apart and not joined, so at a cut the price can jump either way: on 2 to 8
+    ranks it falls for reduce-scatter at 256 KiB, to 0.30 to 0.70 of the price just below (the lowest on 6
+    ranks), a bigger message priced cheaper than a smaller one; near a cut, trust the fit only at the measured
+    sizes.
+    >>> price_drop_sentence(t, [2, 6], every="tried")[88:149]
+    'either way: on every number of ranks tried, it falls for redu'
+    >>> price_drop_sentence([], [2, 16])[-63:]
+    'and not joined, yet on 2 and 16 ranks no price falls with size.'
     """
     ranks = sorted({check_count("ranks", r, minimum=2) for r in ranks})
     if not ranks:
         raise ValueError("ranks must name at least one number of ranks")
-    on = f"on {ranks[0]} ranks" if len(ranks) == 1 else f"on {ranks[0]} to {ranks[-1]} ranks"
+    if every and {f[2] for f in found if len(f) > 2} >= set(ranks):
+        on = f"on every number of ranks {every},"
+    elif len(ranks) == 1:
+        on = f"on {ranks[0]} ranks"
+    elif ranks == list(range(ranks[0], ranks[-1] + 1)):
+        on = f"on {ranks[0]} to {ranks[-1]} ranks"
+    else:
+        on = f"on {_and([str(r) for r in ranks])} ranks"
     head = f"{what} are fitted apart and not joined"
     if not found:
         return f"{head}, yet {on} no price falls with size."
     by_cut: dict[float, list[str]] = {}
-    for name, d in found:
+    for name, d, *_ in found:
         names = by_cut.setdefault(d.nbytes, [])
         if name not in names:
             names.append(name)
-    ratios = [d.ratio for _, d in found]
+    ratios = [f[1].ratio for f in found]
     lo, hi = figures(min(ratios)), figures(max(ratios))
     to = lo if lo == hi else f"{lo} to {hi}"
+    below = "of the price just below"
+    if lo != hi and len({f[2] for f in found if len(f) > 2}) > 1:  # where the fall is deepest, when ranks differ
+        deepest = sorted({f[2] for f in found if len(f) > 2 and figures(f[1].ratio) == lo})
+        below += f" (the lowest on {_and([str(r) for r in deepest])} ranks)"
     where = _and([f"for {_and(names)} at {format_bytes(c)}" for c, names in sorted(by_cut.items())])
-    return (f"{head}, so at a cut the price can jump either way: {on} it falls {where}, to {to} of the price "
-            "just below, a bigger message priced cheaper than a smaller one; near a cut, trust the fit only at the "
+    return (f"{head}, so at a cut the price can jump either way: {on} it falls {where}, to {to} {below}, a "
+            "bigger message priced cheaper than a smaller one; near a cut, trust the fit only at the "
             "measured sizes.")

@@ -599,6 +599,19 @@ SPREAD_LIMIT = 1.0
 SWEEP_LIMIT = 1.5
 
 
+def _above(x: float, limit: float, strict: bool = True) -> str:
+    """``x`` as per cents of a median, with as many decimals (up to three) as it takes to read above ``limit``
+    where it is (``strict``): a spread of 1.004 against a limit of 1.0 reads '100.4 %', not '100 %'.
+
+    >>> _above(1.004, 1.0), _above(16.5, 1.0), _above(1.0, 1.0, strict=False)
+    ('100.4 %', '1650 %', '100 %')
+    """
+    digits = 0
+    while strict and x > limit and round(100 * x, digits) <= round(100 * limit, digits) and digits < 3:
+        digits += 1
+    return f"{100 * x:.{digits}f} %"
+
+
 def suspects(series: Sequence[Series], sweeps: Sequence[Sequence[Series]] = (),
              spread: float = SPREAD_LIMIT, sweep_limit: float = SWEEP_LIMIT) -> list[Suspect]:
     """Timings that fail a sanity check: the marks of load on a shared machine, not of the machine.
@@ -633,8 +646,9 @@ def suspects(series: Sequence[Series], sweeps: Sequence[Sequence[Series]] = (),
                     out.append(Suspect(s.op, x, f"slower than the all-reduce of the same size "
                                                 f"({s.seconds[i] / whole.seconds[j]:.1f} times its time)"))
             if s.low is not None and s.high is not None and (s.high[i] - s.low[i]) > spread * s.seconds[i]:
-                out.append(Suspect(s.op, x, f"its middle half of the calls spans {(s.high[i] - s.low[i]) / s.seconds[i]:.1f} "
-                                            "times its median"))
+                out.append(Suspect(s.op, x, f"its middle half of the calls spans "
+                                            f"{_above((s.high[i] - s.low[i]) / s.seconds[i], spread)} of its "
+                                            f"median, more than the check's {_above(spread, spread, strict=False)}"))
     for group in (zip(*sweeps) if sweeps else ()):
         for i, x in enumerate(group[0].nbytes):
             meds = [g.seconds[i] for g in group]

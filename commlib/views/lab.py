@@ -28,7 +28,7 @@ __all__ = ["fit_figure", "times_figure", "bandwidth_figure", "series_color", "se
            "model_calculator", "terms_table", "verdict", "placement",
            "compare_spread", "rate_table", "suspects_table", "regime_count_table", "cache_table", "fit_busbw_table",
            "ranks_rate_table", "secant_sentence", "runs_figure", "three_rates_table",
-           "split_diagram", "shared_table", "size_range", "price_drop_words"]
+           "split_diagram", "shared_table", "size_range", "price_drop_words", "CALC_RANKS"]
 
 _SIZE_TICKS = [2**k for k in range(10, 27, 2)]
 
@@ -478,6 +478,11 @@ def fit_summary_table(series: Sequence[fit.Series], models: Sequence[fit.AlphaBe
     return markdown_table(headers, body)
 
 
+CALC_RANKS = range(2, 65)
+"""The numbers of ranks :func:`model_calculator` accepts: 2 to 64; a sentence about its prices on every ``n``
+(:func:`price_drop_words`) reads this range, not a copy of it."""
+
+
 def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
                      size: str = "16 MiB", grade: str = "") -> Calculator:
     """What the fitted model of each measured collective predicts for any size and number of ranks.
@@ -496,7 +501,7 @@ def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
     controls = {
         "collective": dropdown(list(table), first.label, "collective"),
         "size": text(size, predict.SIZE_ENTRY.label, "e.g. 16 MiB"),
-        "n": integer(first.n, 2, 64, "ranks n"),
+        "n": integer(first.n, CALC_RANKS[0], CALC_RANKS[-1], "ranks n"),
     }
     grade = grade.replace("`", "")  # the note is plain text: a code name's backticks would show
     return make_calculator(compute, controls, title="The fitted model of this machine",
@@ -842,10 +847,10 @@ def well_fitted_size(series: fit.Series, model: fit.AlphaBeta | fit.PiecewiseFit
 
 
 def price_drop_words(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
-                     ranks: Sequence[int], what: str = "The regimes of each fit") -> str:
+                     ranks: Sequence[int], what: str = "The regimes of each fit", every: str | None = None) -> str:
     """Where the fits ``models`` (paired with ``series`` as in :func:`model_calculator`) price a bigger message
     cheaper on any of ``ranks`` (:func:`commlib.lab.fit.price_drops`), named as the figures title each series;
-    the sentence is :func:`commlib.lab.explain.price_drop_sentence`'s.
+    the sentence is :func:`commlib.lab.explain.price_drop_sentence`'s (``every``: the ranks in words, as there).
 
     >>> s = fit.Series("all_gather", 4, (1024.0, 4096.0, 65536.0, 262144.0), (1e-5, 2e-5, 5e-5, 1e-4))
     >>> pw = fit.PiecewiseFit((32768.0,), (fit.AlphaBeta(1e-5, 1e-9), fit.AlphaBeta(0.0, 1e-10)))
@@ -854,9 +859,9 @@ def price_drop_words(series: Sequence[fit.Series], models: Sequence[fit.AlphaBet
     """
     if len(series) != len(models):
         raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
-    found = [(_short(s).split(", ")[0], d) for s, m in zip(series, models) for n in ranks
+    found = [(_short(s).split(", ")[0], d, n) for s, m in zip(series, models) for n in ranks
              for d in fit.price_drops(m, s.op, n, s.algorithm)]
-    return explain.price_drop_sentence(found, ranks, what=what)
+    return explain.price_drop_sentence(found, ranks, what=what, every=every)
 
 
 def broadcast_switch_sentence(series: Sequence[fit.Series] = (),

@@ -370,6 +370,26 @@ def test_price_drops_names_every_size_where_a_bigger_message_is_priced_cheaper()
             for x0, x1, p0, p1 in zip(ladder, ladder[1:], prices, prices[1:]):
                 if p1 < p0:  # a fall between two neighbouring sizes must straddle a named drop
                     assert any(x0 < d.nbytes <= x1 for d in drops), (s.op, n, x0, x1)
-    # the one the reader found: reduce-scatter across its cut between 256 KiB and 512 KiB, on every n tried
+    # the one the reader found: reduce-scatter across its cut between 256 KiB and 512 KiB, on every n the
+    # calculator accepts, and nothing else on any of them
+    from commlib.lab import explain
+    from commlib.views import lab as lab_views
+
     rs = dict(zip((s.op for s in series), fits.by_size))["reduce_scatter"]
-    assert all(len(fit.price_drops(rs, "reduce_scatter", n, "mpich")) == 1 for n in (2, 4, 8, 16))
+    ranks = lab_views.CALC_RANKS
+    drops = {n: fit.price_drops(rs, "reduce_scatter", n, "mpich") for n in ranks}
+    assert all(len(d) == 1 for d in drops.values())
+    assert all(fit.price_drops(m, s.op, n, s.algorithm) == () for s, m in zip(series, fits.by_size)
+               if s.op != "reduce_scatter" for n in ranks)
+    # the calculator's sentence spans every n it accepts: the range of the ratios and the n where it is lowest
+    ratios = {n: d[0].ratio for n, d in drops.items()}
+    words = lab_views.price_drop_words(series, list(fits.by_size), ranks, what="Its regimes")
+    lowest = min(ratios.values())
+    assert f"on {ranks[0]} to {ranks[-1]} ranks" in words
+    assert "on every number of ranks the calculator accepts," in lab_views.price_drop_words(
+        series, list(fits.by_size), ranks, what="Its regimes", every="the calculator accepts")
+    assert f"to {explain.figures(lowest)} to {explain.figures(max(ratios.values()))} of the price" in words
+    named = words.split("(the lowest on ")[1].split(" ranks)")[0].replace(" and ", ", ").split(", ")
+    assert named == [str(n) for n in ranks if explain.figures(ratios[n]) == explain.figures(lowest)]
+    # deeper away from the powers of two: there MPICH's reduce-scatter is a ring, more steps at the lower regime's alpha
+    assert min(ratios[n] for n in ranks if n & (n - 1)) < min(ratios[n] for n in ranks if not n & (n - 1))
