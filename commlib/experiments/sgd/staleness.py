@@ -1445,8 +1445,7 @@ def noise_gain_words(rows: list[dict], close: float = 0.2, same_reach: list[dict
                  f"{_and([str(n) for n in part])} learners)")
         if grows:
             short += "; its gain grows with $\\zeta (n - 1)$" + (
-                ", which these tuned rates raise with the learners" if reach_rises else "") + (
-                ", and not with the learners as such" if n_free else "")
+                ", which these tuned rates raise with the learners" if reach_rises else "")
         words = (f"while {zeta} stays at or below {hi:.2g}, {same}; from {lo:.2g} on it amplifies it "
                  f"{less}{ratios}{more}" if hi < lo else
                  f"{same} for some numbers of learners and {less} for others, and {zeta} does not tell them "
