@@ -373,6 +373,107 @@ def rounding_runs(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS,
     return out
 
 
+#: The blocks of seeds over which :func:`rounding_gap_blocks` measures how far the largest fp16 gap moves.
+GAP_BLOCKS = tuple(tuple(range(k * 100, (k + 1) * 100)) for k in range(6))
+
+
+def rounding_gap_blocks(n: int = 1024, dtype: str = "float16",
+                        blocks: Sequence[Sequence[int]] = GAP_BLOCKS) -> list[float]:
+    """The largest gap |serial - tree| / exact sum of :func:`rounding_runs`, on each block of seeds.
+
+    One block's largest gap is one draw: another block of as many seeds gives another largest value. The
+    spread over the blocks says how many digits of the table's gap mean something.
+
+    >>> gaps = rounding_gap_blocks(64, blocks=((0, 1), (2, 3)))
+    >>> len(gaps), all(0 < g < 63 * 2**-11 for g in gaps)
+    (2, True)
+    """
+    return [rounding_runs(n, seeds=block, dtypes=((dtype, dtype),))[0].gap for block in blocks]
+
+
+def power_of_ten(values: Sequence[float]) -> float:
+    """The power of ten every value rounds to on a log scale (each within a factor of about 3.16 of it).
+
+    For a quantity known only to its order of magnitude: the blocks' largest gaps 0.0083 to 0.0107 are
+    "about 1 %". ValueError where the values round to different powers.
+
+    >>> power_of_ten([0.0083, 0.0107])
+    0.01
+    """
+    exponents = {round(math.log10(v)) for v in values if v > 0}
+    if len(exponents) != 1 or any(v <= 0 for v in values):
+        raise ValueError(f"values must be positive and round to one power of ten; got {list(values)!r}")
+    return 10.0 ** exponents.pop()
+
+
+def round_to_bf16(x: float) -> float:
+    """``x`` rounded to the nearest bfloat16, ties to the even neighbour, as a float.
+
+    numpy has no bfloat16, so this emulates it: bf16 keeps fp32's exponent range and 8 significant bits
+    (:data:`SIGNIFICAND_BITS`), so a normal x = m 2**e with m in [0.5, 1) is rounded to a multiple of
+    2**(e - 8). Python's ``round`` rounds an exact half to even, and every step here is exact in float64.
+    Below bf16's smallest normal number, 2**-126, the spacing stays 2**-133 (subnormals); no overflow check.
+
+    >>> round_to_bf16(1 + 2**-8), round_to_bf16(1 + 3 * 2**-8), round_to_bf16(256.0 + 0.99)
+    (1.0, 1.015625, 256.0)
+    """
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"x must be finite; got {x!r}")
+    if x == 0:
+        return 0.0
+    _, e = math.frexp(x)
+    quantum = 2.0 ** (max(e, -125) - SIGNIFICAND_BITS["bf16"])
+    return round(x / quantum) * quantum
+
+
+class Bf16Run(NamedTuple):
+    """The serial and the tree sum in emulated bf16 (:func:`bf16_order_run`), over seeds.
+
+    ``serial_sums`` are the serial order's results, one per seed; ``serial_error`` and ``tree_error`` each
+    order's largest relative error against the exact sum of the rounded values; ``exact_low`` and
+    ``exact_high`` the smallest and largest exact sum.
+    """
+
+    n: int
+    seeds: int
+    serial_sums: tuple
+    serial_error: float
+    tree_error: float
+    exact_low: float
+    exact_high: float
+
+
+def bf16_order_run(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS) -> Bf16Run:
+    """:func:`rounding_runs`' sum in bf16: each value and every addition rounded by :func:`round_to_bf16`.
+
+    The values are drawn in float64 by ``numpy.random.default_rng(seed)`` and rounded once to bf16; a sum of two
+    bf16 numbers is exact in float64, so rounding it once is bf16 addition. Serially, once the running sum reaches
+    256 the spacing of bf16 numbers is 2, every value below 1 is less than half of it, and the sum stops growing.
+
+    >>> r = bf16_order_run(1024, seeds=(0,))
+    >>> r.serial_sums, r.tree_error < 0.01 < 0.5 < r.serial_error
+    ((256.0,), True)
+    """
+    n = check_count("n", n, minimum=2)
+    sums, serials, trees, exacts = [], [], [], []
+    for seed in seeds:
+        values = [round_to_bf16(v) for v in np.random.default_rng(int(seed)).random(n)]
+        exact = exact_sum(values)
+        serial = values[0]
+        for v in values[1:]:
+            serial = round_to_bf16(serial + v)
+        level = values
+        while len(level) > 1:
+            level = [round_to_bf16(level[i] + level[i + 1]) if i + 1 < len(level) else level[i]
+                     for i in range(0, len(level), 2)]
+        sums.append(serial)
+        serials.append(_relative_error(serial, exact))
+        trees.append(_relative_error(level[0], exact))
+        exacts.append(float(exact))
+    return Bf16Run(n, len(sums), tuple(sums), max(serials), max(trees), min(exacts), max(exacts))
+
+
 #: The numbers of values the accuracy claims sum: all-reduces over a few dozen ranks, and a thousand.
 ORDER_NS = (16, 64, 1024)
 

@@ -473,3 +473,30 @@ def test_the_masters_grid_holds_its_exact_optimum_and_powers_of_two_around_it():
     assert all(q & (q - 1) == 0 for q in grid if q != 46)
     seconds = [ce.master_seconds(64 * 2**20, 8, "eth_25g", q) for q in range(1, 300)]
     assert min(seconds) == pytest.approx(ce.master_seconds(64 * 2**20, 8, "eth_25g", 46))
+
+
+def test_round_to_bf16_agrees_with_truncating_float32_bits_where_no_tie():
+    # bf16 is the top 16 bits of a float32: where the dropped 16 bits are below half, rounding is truncation
+    rng = np.random.default_rng(0)
+    for x in rng.random(200).astype(np.float32):
+        bits = int(np.array([x], dtype=np.float32).view(np.uint32)[0])
+        if bits & 0xFFFF < 0x8000:
+            truncated = float(np.array([bits & 0xFFFF0000], dtype=np.uint32).view(np.float32)[0])
+            assert ce.round_to_bf16(float(x)) == truncated
+    assert ce.round_to_bf16(1 + 2**-8) == 1.0                      # a tie, to the even neighbour
+    assert ce.round_to_bf16(-3.0) == -3.0 and ce.round_to_bf16(0.0) == 0.0
+    with pytest.raises(ValueError, match="x"):
+        ce.round_to_bf16(float("nan"))
+
+
+def test_bf16_serial_sum_stalls_where_the_spacing_exceeds_twice_every_value():
+    r = ce.bf16_order_run(1024, seeds=(0, 1, 2))
+    assert set(r.serial_sums) == {256.0}                     # spacing 2 there: every value in [0, 1) rounds away
+    assert r.exact_low > 480 and r.serial_error > 0.45 and r.tree_error < 0.01
+    assert ce.rounding_bound(1023, ce.unit_roundoff("bf16")) == math.inf   # no rigorous bound at this n
+
+
+def test_power_of_ten_needs_the_values_to_agree():
+    assert ce.power_of_ten([0.0083, 0.0107]) == 0.01
+    with pytest.raises(ValueError, match="values"):
+        ce.power_of_ten([0.002, 0.02])
