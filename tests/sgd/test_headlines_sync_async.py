@@ -380,3 +380,10 @@ def test_shared_panel_words_follow_the_order_at_the_panels_rate():
     assert "on 2 of 5 seeds" in tuned_races.shared_panel_words(order, 1.0, 5)
     with pytest.raises(ValueError, match="rate"):
         tuned_races.shared_panel_words(order, 0.3, 5)
+
+
+def test_sync_falling_words_name_the_held_out_count_where_given():
+    class N:
+        descending, fall = True, 0.013
+    words = tuned_races.sync_falling_words(1, 5, 0, N(), held=(12, 30))
+    assert "on 1 of the 5 seeds that pick the rates, and on 12 of the 30 held-out seeds that score the race" in words

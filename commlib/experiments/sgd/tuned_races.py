@@ -1538,16 +1538,18 @@ def error_words(race: Race) -> str:
     return text + f"; by the sign test over the {n} seeds, " + ", and ".join(parts) + rest
 
 
-def sync_falling_words(falling: int, seeds: int, seed: int, end) -> str:
+def sync_falling_words(falling: int, seeds: int, seed: int, end, held: tuple[int, int] | None = None) -> str:
     """Whether fully synchronous SGD at its best rate is still falling at the end of the budget: on ``falling`` of
-    ``seeds`` seeds, and on ``seed`` (the figure's run) by ``end``'s fall (a :class:`RunEnd`). Says no more than
-    that: how a longer budget would end was not run."""
+    ``seeds`` seeds, and on ``seed`` (the figure's run) by ``end``'s fall (a :class:`RunEnd`); ``held``, where given,
+    ``(falling, seeds)`` on the held-out seeds that score the race (:func:`held_out_falling`), which then replaces
+    the figure's run in the sentence. Says no more than that: how a longer budget would end was not run."""
+    on_held = f", and on {held[0]} of the {held[1]} held-out seeds that score the race" if held else ""
     if not falling:
         return (f"At its best rate fully synchronous SGD has stopped falling at the end of the budget on all "
-                f"{seeds} seeds that pick the rates")
+                f"{seeds} seeds that pick the rates{on_held}")
     text = (f"At its best rate fully synchronous SGD is still falling at the end of the budget on {falling} of the "
-            f"{seeds} seeds that pick the rates")
-    if end.descending:
+            f"{seeds} seeds that pick the rates{on_held}")
+    if end.descending and not held:
         text += (f" (seed {seed}, the figure's run, among them: its fitted loss falls by {100 * end.fall:.1f} % across "
                  f"the last quarter)")
     return text + ", so a longer budget could narrow its gap to the others; longer budgets were not run here"
@@ -1942,6 +1944,15 @@ def fine_falling(protocol: str, k: int | None, rate: float, small: bool = False)
     s = {**race_settings(small), "seeds": TWO_WAY_SEEDS}
     g = _grid(protocol, k, s, rates=FINE_RATES[protocol])
     return sum(run_ends({protocol: g.run(rate, sd)}, s["budget"])[0].descending for sd in g.seeds)
+
+
+def held_out_falling(protocol: str, k: int | None, rate: float, small: bool = False) -> tuple[int, int]:
+    """``(falling, seeds)``: on how many of the two-way races' held-out seeds (:data:`TWO_WAY_SCORING_SEEDS`, the runs
+    that score the race) ``protocol`` (``k`` where it uses K) at ``rate`` is still falling at the end of the budget,
+    and out of how many; :func:`fine_falling` counts the seeds that pick the rates."""
+    s = {**race_settings(small), "seeds": TWO_WAY_SCORING_SEEDS}
+    g = _grid(protocol, k, s, rates=(rate,))
+    return sum(run_ends({protocol: g.run(rate, sd)}, s["budget"])[0].descending for sd in g.seeds), len(g.seeds)
 
 
 def staleness_cost_by_rate(small: bool = False) -> dict[float, tuple[float, float]]:
