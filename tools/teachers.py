@@ -39,6 +39,19 @@ PLACEHOLDER = re.compile(r"\{\{exercises ([0-9A-Za-z_]+)((?: [\w-]+)*)\}\}")
 #: The longest first sentence the page quotes whole (in characters); a longer one ends in an ellipsis.
 QUOTE_MAX = 400
 COMPUTED = re.compile(r"\{(?:eval|glue(?::\w+)?)\}`[^`]*`")
+#: A stored value comes in escaped for MyST (every punctuation mark behind a backslash); in a quoted sentence these
+#: marks mean nothing to MyST, so the page shows them bare ("1,557,611,200", not "1\,557\,611\,200").
+HARMLESS_ESCAPE = re.compile(r"\\([,./()':;?!\"])")
+MATH = re.compile(r"(\$[^$]*\$)")
+
+
+def plain(sentence: str) -> str:
+    r"""``sentence`` with the escapes of harmless punctuation removed outside math; the others (``\*``, ``\[`` ...) stay.
+
+    >>> plain(r"GPT-2 XL (1\,557\,611\,200 parameters) at 0\.1 s, 150 GB\/s \(nvlink2\), 2\*3, $a\,b$")
+    'GPT-2 XL (1,557,611,200 parameters) at 0.1 s, 150 GB/s (nvlink2), 2\\*3, $a\\,b$'
+    """
+    return "".join(part if MATH.fullmatch(part) else HARMLESS_ESCAPE.sub(r"\1", part) for part in MATH.split(sentence))
 
 
 def exercises(path: Path) -> list[dict]:
@@ -57,7 +70,7 @@ def exercises(path: Path) -> list[dict]:
         # the question: the lines after the directive's options, up to its closing fence
         lines = [line for line in body.splitlines()[1:] if line.strip() and not line.startswith(":")
                  and not line.startswith("```")]
-        question = COMPUTED.sub("…", " ".join(lines))
+        question = plain(COMPUTED.sub("…", " ".join(lines)))
         sentence = re.split(r"(?<=[.?!])\s", question, maxsplit=1)[0] if question else ""
         if len(sentence) > QUOTE_MAX:   # a sentence too long to quote whole: cut at a word, and say so
             sentence = sentence[:QUOTE_MAX].rsplit(" ", 1)[0].rstrip(",;:") + " …"

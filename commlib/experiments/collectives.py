@@ -1337,6 +1337,21 @@ def partner_runs(n: int = 8) -> PartnerRuns:
     return PartnerRuns(n, length * 8, traces)
 
 
+def bruck_run(n: int = 6) -> Trace:
+    """Run Bruck's all-reduce on ``n`` ranks (any n from 2 to 32, no fold) and keep its trace.
+
+    Each rank holds ``n`` float64 values, one element a block of M/n, so every
+    message's ``chunk`` names the blocks it carries, and its ``phase`` says
+    whether the receiver adds them (reduce-scatter) or copies them (all-gather).
+
+    >>> trace = bruck_run(6)
+    >>> trace.steps, [m.chunk for m in trace.messages if m.src == 1]   # distances 4, 2, 1, then 1, 2, 4
+    (6, [(5, 0), (3, 4), (2,), (1,), (1, 2), (1, 2)])
+    """
+    n = check_count("n", n, minimum=2, maximum=32)
+    return collectives.allreduce([np.full(n, float(r)) for r in range(n)], "bruck", record=True)[1]
+
+
 # --- chapter 2: the torus both ways against rings on the same links --------------------------------
 
 #: Two edge-disjoint Hamiltonian cycles of the 4 x 4 torus (rank = row * 4 + column): together they

@@ -34,6 +34,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from .. import cost, hardware
 from ..collectives import algorithms, calculators, cluster, compare
 from ..collectives import simulate as collectives
+from ..collectives.trace import Trace
 from ..experiments.collectives import (
     ORDER_BLOCK,
     PARTNER_ALGORITHMS,
@@ -1439,3 +1440,31 @@ def fold_loss_words(crossovers: Mapping[int, float], rival: str = "the ring") ->
              for i, (n, m) in enumerate(crossovers.items())]
     listed = where[0] if len(where) == 1 else ", ".join(where[:-1]) + " and " + where[-1]
     return f"loses to {rival} for large messages (above about {listed})"
+
+
+def bruck_steps_table(trace: Trace):
+    """Markdown table: Bruck's all-reduce step by step, read from its executed trace (:func:`bruck_run`).
+
+    Each row is one step: its part (reduce-scatter, where the receiver adds, or all-gather, where it copies),
+    its distance d and, for every rank, the blocks of M/n it sends and to whom (``4, 5 → 4``: blocks 4 and 5
+    to rank 4). The reduce-scatter runs the all-gather's distances backwards, largest first; at distance d a rank
+    sends min(d, n - d) blocks, so a message may hold blocks that are not next to each other in the buffer
+    (block n - 1 wraps round to block 0).
+
+    >>> from commlib.experiments.collectives import bruck_run
+    >>> print(bruck_steps_table(bruck_run(3)).data.splitlines()[6])
+    | 3 | all-gather (receiver copies) | 1 | 0 → 2 | 1 → 0 | 2 → 1 |
+    """
+    n = trace.n
+    words = {"reduce-scatter": "reduce-scatter (receiver adds)", "all-gather": "all-gather (receiver copies)"}
+    rows = []
+    for s in range(trace.steps):
+        sent = sorted((m for m in trace.messages if m.step == s), key=lambda m: m.src)
+        if sent[0].phase not in words:
+            raise ValueError(f"trace must be a run of Bruck's all-reduce (bruck_run); step {s} is {sent[0].phase!r}")
+        d = (sent[0].dst - sent[0].src) % n
+        d = d if sent[0].phase == "reduce-scatter" else n - d   # the all-gather sends to r - d
+        rows.append([s + 1, words[sent[0].phase], d]
+                    + [f"{', '.join(map(str, m.chunk))} → {m.dst}" for m in sent])
+    return markdown_table(["step", "part", "distance d"] + [f"rank {r} sends" for r in range(n)], rows,
+                          caption=f"Bruck's all-reduce on {n} ranks: the blocks of M/{n} each rank sends, and to whom")

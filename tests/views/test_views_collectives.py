@@ -850,3 +850,31 @@ def test_comparison_figure_shows_a_curve_that_lies_on_another_and_labels_the_rat
     fig = vc.comparison_figure(n=12, link="eth_100g")
     assert not any("same counts" in t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts())
     plt.close(fig)
+
+
+@pytest.mark.parametrize("n", [2, 5, 6, 7, 8])
+def test_bruck_steps_table_distances_and_blocks(n):
+    """Distances 2^(k-1)..1 then 1..2^(k-1); min(d, n - d) consecutive blocks (mod n) a message; r+d, then r-d."""
+    lines = vc.bruck_steps_table(ce.bruck_run(n)).data.splitlines()[4:]
+    k = math.ceil(math.log2(n))
+    dists = [2 ** i for i in reversed(range(k))] + [2 ** i for i in range(k)]
+    assert len(lines) == 2 * k
+    for step, (line, d) in enumerate(zip(lines, dists)):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[0] == str(step + 1) and cells[2] == str(d)
+        assert cells[1].startswith("reduce-scatter" if step < k else "all-gather")
+        for r, cell in enumerate(cells[3:]):
+            blocks, dst = cell.split(" → ")
+            first = (r + d) % n if step < k else r   # reduce-scatter: the receiver's blocks; all-gather: its own
+            assert [int(b) for b in blocks.split(", ")] == [(first + j) % n for j in range(min(d, n - d))]
+            assert int(dst) == ((r + d) % n if step < k else (r - d) % n)
+
+
+def test_bruck_steps_table_bad_n():
+    with pytest.raises(ValueError, match="n"):
+        ce.bruck_run(1)
+
+
+def test_bruck_steps_table_refuses_another_algorithm():
+    with pytest.raises(ValueError, match="trace"):
+        vc.bruck_steps_table(ce.partner_runs(4).traces["recursive_doubling"])
