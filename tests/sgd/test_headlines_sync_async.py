@@ -336,7 +336,8 @@ def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small
     warm = _warm_verdicts({80: (1.0, 1.0), 96: (6.0, 5.95), 112: (20.0, 19.95), 128: (30.0, 29.95)}, small)
     caps = _cap_verdicts({80: 0.5, 96: 0.8, 112: 1.0, 128: 1.2}, small)
     words = tuned_races.warmup_range_words(warm, small, stable_rate=9.1, caps=caps)
-    assert words["cap"].startswith("capped below $2/\\lambda_{\\max}$, the same batch and steps end within about 2 % "
+    assert words["cap"].startswith("capped at 0.75 of $2/\\lambda_{\\max}$ (the one cap run), the same batch and steps "
+                                   "end within about 2 % "
                                    "of the small batch at every $\\nu$ beyond 91")
     assert words["cap"].endswith("on enough seeds to call at every $\\nu$ from 80 on")
     # the cap already wins below the crossing: the rule costs before it, and the takeaway says so from ν = 80 on
@@ -346,8 +347,8 @@ def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small
     # the ν where the rule starts costing, and the step the sharpest direction sees there and at ν = 1
     assert words["early"] == 80 and abs(words["early_step"] - 2 * 0.1 * 80 / 9.1) < 1e-12
     assert abs(words["small_step"] - 2 * 0.1 / 9.1) < 1e-12
-    assert words["short"].endswith("from $\\nu = 80$ on (a rate 0.88 of the limit and more) capping the rate below "
-                                   "$2/\\lambda_{\\max}$ ends at most 1.2 % above the small batch's loss (the mean over "
+    assert words["short"].endswith("from $\\nu = 80$ on (a rate 0.88 of the limit and more) capping the rate at 0.75 "
+                                   "of $2/\\lambda_{\\max}$ (the one cap run) ends at most 1.2 % above the small batch's loss (the mean over "
                                    "the seeds) where warm-up does not")
     assert words["cause"].startswith("it is the rate, not the batch or the number of steps, that breaks the rule")
     # a cap that does not recover the small batch: the gap is stated, not the remedy

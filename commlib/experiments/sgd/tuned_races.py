@@ -1331,6 +1331,9 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
         out["early_step"] = 2 * base_lr * max(early) / stable_rate
         out["small_step"] = 2 * base_lr / stable_rate
     if caps:
+        # only one cap was run, RATE_CAP_FRACTION of the limit: the words name it (a cap nearer the limit ends higher)
+        capped = f"capped at {RATE_CAP_FRACTION:g} of $2/\\lambda_{{\\max}}$ (the one cap run)"
+        capping = f"capping the rate at {RATE_CAP_FRACTION:g} of $2/\\lambda_{{\\max}}$ (the one cap run)"
         beyond = [k for k in sorted(caps) if k > cross]
         ok = [k for k in beyond if statistics.fmean(_excess(caps[k].best[CAP_NAME].values, small)) <= 100 * tol]
         called = [k for k in beyond if caps[k].decided and caps[k].winner == CAP_NAME]
@@ -1341,21 +1344,21 @@ def warmup_range_words(verdicts: dict, small: tuple[float, ...], stable_rate: fl
             return max([statistics.fmean(_excess(caps[k].best[CAP_NAME].values, small)) for k in ks] or [0.0])
 
         if beyond and ok == beyond:
-            cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps end within {pct} of the small batch "
+            cap = (f"{capped}, the same batch and steps end within {pct} of the small batch "
                    f"at every $\\nu$ beyond {cross:.0f}")
             first = every[0]
             worst = worst_of(every if early and ok_all == every else ok)
             short_cap = ((f"from $\\nu = {first}$ on (a rate {base_lr * first / stable_rate:.2f} of the limit and more) "
                           if early and ok_all == every else f"beyond $\\nu \\approx {cross:.0f}$ ")
-                         + f"capping the rate below $2/\\lambda_{{\\max}}$ ends at most {worst:.1f} % above the small "
+                         + f"{capping} ends at most {worst:.1f} % above the small "
                          "batch's loss (the mean over the seeds) where warm-up does not")
         elif ok:
-            cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps end within {pct} of the small batch "
+            cap = (f"{capped}, the same batch and steps end within {pct} of the small batch "
                    f"at {_ks(ok, beyond)} of those beyond {cross:.0f}")
-            short_cap = (f"beyond $\\nu \\approx {cross:.0f}$ capping the rate below $2/\\lambda_{{\\max}}$ ends at "
+            short_cap = (f"beyond $\\nu \\approx {cross:.0f}$ {capping} ends at "
                          f"most {worst_of(ok):.1f} % above the small batch's loss at {_ks(ok, beyond)}")
         else:
-            cap = (f"capped below $2/\\lambda_{{\\max}}$, the same batch and steps still end more than {pct} above "
+            cap = (f"{capped}, the same batch and steps still end more than {pct} above "
                    "the small batch: fewer steps as $\\nu$ grows is not ruled out here")
             short_cap = "fewer steps as $\\nu$ grows is not ruled out here"
         if beyond:
