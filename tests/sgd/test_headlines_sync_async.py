@@ -348,8 +348,8 @@ def test_the_rate_cap_control_adds_a_column_and_says_where_it_recovers_the_small
     assert words["early"] == 80 and abs(words["early_step"] - 2 * 0.1 * 80 / 9.1) < 1e-12
     assert abs(words["small_step"] - 2 * 0.1 / 9.1) < 1e-12
     assert words["short"].endswith("from $\\nu = 80$ on (a rate 0.88 of the limit and more) capping the rate at 0.75 "
-                                   "of $2/\\lambda_{\\max}$ (the one cap run) ends at most 1.2 % above the small batch's loss (the mean over "
-                                   "the seeds) where warm-up does not")
+                                   "of $2/\\lambda_{\\max}$ (the one cap run) ends at most 1.2 % above the small batch's loss "
+                                   "(the mean over the seeds) where warm-up does not")
     assert words["cause"].startswith("it is the rate, not the batch or the number of steps, that breaks the rule")
     # a cap that does not recover the small batch: the gap is stated, not the remedy
     bad = _cap_verdicts({80: 0.5, 96: 5.0, 112: 8.0, 128: 9.0}, small)
