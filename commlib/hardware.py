@@ -95,6 +95,8 @@ class Link:
     which ``domain`` describes and ``domain_citation`` sources; 0 where no system sets it
     (network cards, PCIe, UPI: :attr:`gpus_per_host` then gives the stated generic bound).
     ``joins_gpus`` is False for a link between CPU sockets (UPI), which no GPU drives itself.
+    ``stack`` says what a network link's ``latency`` assumes the message goes through: TCP through the
+    kernel (the slower Ethernet presets) or RDMA, over RoCE or InfiniBand; empty for buses and NVLink.
     ``switched`` is False where a link wires its ends directly to fixed peers, with no switch
     between (NVLink 1.0's cube mesh, UPI between two sockets): a rank's rate is then split over
     links to a few peers, and no model that gives every rank the full rate to any peer holds for it.
@@ -119,6 +121,7 @@ class Link:
     domain: str = ""
     domain_citation: str = ""
     joins_gpus: bool = True
+    stack: str = ""
 
     @property
     def gpus_per_host(self) -> int:
@@ -285,11 +288,11 @@ def _nvlink(key: str, name: str, quoted_gb: float, figure: str, source: str, cit
 
 
 def _network(key: str, name: str, gbit: int, latency: float, source: str, citation: str, year: str,
-             note: str = "", figure: str = "") -> Link:
+             stack: str, note: str = "", figure: str = "") -> Link:
     per_direction = gbit * Gb
-    text = f"Bits per second: {gbit} Gb/s = {per_direction / 1e9:g} GB/s per direction."
+    text = f"Bits per second: {gbit} Gb/s = {per_direction / 1e9:g} GB/s per direction. Latency assumes {stack}."
     return Link(key, name, per_direction, latency, figure or f"{gbit} Gb/s", source, citation,
-                (text + " " + note).strip(), date=year, quoted=per_direction)
+                (text + " " + note).strip(), date=year, quoted=per_direction, stack=stack)
 
 
 #: Rubin's scale-out, in the form its sources support: two 800 Gb/s cards per GPU, not one of 1.6 Tb/s.
@@ -335,29 +338,30 @@ _LINKS = [
          "Links two CPU sockets; GPU-to-GPU traffic across sockets crosses it.", kind="bus", date="2017",
          quoted=20.8 * GB, joins_gpus=False, switched=False),
     _network("eth_1g", "Ethernet 1 Gb/s", 1, 50e-6, "IEEE 802.3ab (1000BASE-T)", "ieee8023", "1999",
-             "Latency is TCP through the kernel."),
+             "TCP through the kernel"),
     _network("eth_10g", "Ethernet 10 Gb/s", 10, 20e-6, "IEEE 802.3ae (10GBASE)", "ieee8023", "2002",
-             "Latency is TCP through the kernel."),
+             "TCP through the kernel"),
     _network("eth_25g", "Ethernet 25 Gb/s", 25, 10e-6, "IEEE 802.3by (25GBASE)", "ieee8023", "2016",
-             "Latency is an assumed start-up, a round figure for messages through the kernel's TCP stack and "
-             "one switch; the standard fixes the rate, not the start-up."),
+             "TCP through the kernel",
+             "The latency is a round figure for messages through the kernel's TCP stack and one switch; the "
+             "standard fixes the rate, not the start-up."),
     _network("eth_100g", "Ethernet 100 Gb/s", 100, 5e-6, "IEEE 802.3ba (100GBASE)", "ieee8023", "2010",
-             "Latency assumes RDMA (RoCE)."),
+             "RDMA over RoCE"),
     _network("eth_200g", "Ethernet 200 Gb/s", 200, 5e-6, "IEEE 802.3bs (200GBASE)", "ieee8023", "2017",
-             "Latency assumes RDMA (RoCE)."),
+             "RDMA over RoCE"),
     _network("eth_400g", "Ethernet 400 Gb/s", 400, 5e-6, "IEEE 802.3bs (400GBASE)", "ieee8023", "2017",
-             "Latency assumes RDMA (RoCE)."),
+             "RDMA over RoCE"),
     _network("eth_800g", "Ethernet 800 Gb/s", 800, 5e-6, "IEEE 802.3df-2024 (800GBASE)", "ieee8023df", "2024-02",
-             "Latency assumes RDMA (RoCE). " + _RUBIN_CARDS),
+             "RDMA over RoCE", _RUBIN_CARDS),
     _network("ib_edr", "InfiniBand EDR 4x", 100, 1e-6, "InfiniBand Trade Association roadmap (EDR 4x)",
-             "ibta_roadmap", "2024", "RDMA latency."),
+             "ibta_roadmap", "2024", "RDMA over InfiniBand"),
     _network("ib_hdr", "InfiniBand HDR 4x", 200, 1e-6, "InfiniBand Trade Association roadmap (HDR 4x)",
-             "ibta_roadmap", "2024", "RDMA latency."),
+             "ibta_roadmap", "2024", "RDMA over InfiniBand"),
     _network("ib_ndr", "InfiniBand NDR 4x", 400, 1e-6, "InfiniBand Trade Association roadmap (NDR 4x)",
-             "ibta_roadmap", "2024", "RDMA latency."),
+             "ibta_roadmap", "2024", "RDMA over InfiniBand"),
     _network("ib_xdr", "InfiniBand XDR 4x", 800, 1e-6,
              "InfiniBand Trade Association roadmap (XDR 4x); NVIDIA Quantum-X800, 800 Gb/s per port",
-             "nvidia2024quantumx800", "2024-03", "RDMA latency. " + _RUBIN_CARDS, figure="800 Gb/s per port"),
+             "nvidia2024quantumx800", "2024-03", "RDMA over InfiniBand", _RUBIN_CARDS, figure="800 Gb/s per port"),
 ]
 
 #: Link presets keyed by short name. Bandwidth in bytes/s per direction.

@@ -36,7 +36,7 @@ def _number(value: float) -> str:
 
 
 def links_table(keys: Sequence[str] | None = None, *, note: bool = True, title: str = "Link presets") -> Markdown:
-    """Link presets: vendor figure next to one-direction bandwidth in GB/s and Gb/s, latency in µs.
+    """Link presets: vendor figure next to one-direction bandwidth in GB/s and Gb/s, latency in µs and what it assumes.
 
     ``title`` opens the caption; ``note=False`` leaves out the caption's note on how PCIe rows are counted (for a short
     table whose full version, note and all, is shown elsewhere on the page).
@@ -46,10 +46,10 @@ def links_table(keys: Sequence[str] | None = None, *, note: bool = True, title: 
     for key in keys:
         item = hardware.link(key)
         rows.append([item.name, item.vendor_figure, _number(to_unit(item.bandwidth, "GB/s")),
-                     _number(to_unit(item.bandwidth, "Gb/s")), _number(item.latency * 1e6),
+                     _number(to_unit(item.bandwidth, "Gb/s")), _number(item.latency * 1e6), item.stack or "–",
                      f"{item.source} {{cite}}`{item.citation}`", item.date])
     headers = ["link", "vendor figure", "per direction (GB/s)", "per direction (Gb/s)", "typical latency (µs)",
-               "source", "dated"]
+               "latency assumes", "source", "dated"]
     caption = f"{title}, as of {hardware.AS_OF}"
     if note and any(key.startswith("pcie") for key in keys):
         caption += f". PCIe rows: {hardware.PCIE_CONVENTION[0].lower()}{hardware.PCIE_CONVENTION[1:]}"
