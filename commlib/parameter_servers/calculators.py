@@ -13,7 +13,7 @@ from .. import hardware
 from ..collectives import cost
 from ..parameter_servers import cost as parameter_servers_cost
 from ..units import check_count, format_size, format_time
-from .cost import compare_ps_ring, ps_traffic
+from .cost import SAME_CARDS_LABEL, compare_ps_ring, ps_traffic
 
 __all__ = ["ps_results", "SAME_CARDS", "MAX_WORKERS", "MAX_SERVERS"]
 
@@ -37,6 +37,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
     >>> r = ps_results("bert_large", "fp32", 8, 4)
     >>> r["faster"], r["smallest k (separate servers) to beat the ring"]
     ('ring all-reduce, 1.14x faster (PS on 12 cards, ring on 8)', '5 server machines')
+    >>> r["best all-reduce on the same cards"]
+    '125.12 ms on 12 cards'
     >>> r[SAME_CARDS]
     'direct reduce-scatter/all-gather, 1.71x faster (both on 12 cards)'
     >>> r["PS bottleneck"]
@@ -110,6 +112,8 @@ def ps_results(model: str = "bert_large", dtype: str = "fp32", n: int = 8, k: in
         "gradient size M": f"{format_size(nbytes)} = {format_size(nbytes, binary=True)}",
         "PS round": format_time(c.ps_seconds),
         "ring all-reduce": format_time(c.ring_seconds),
+        SAME_CARDS_LABEL: f"{format_time(c.ring_seconds if c.same_cards_seconds is None else c.same_cards_seconds)}"
+                          f" on {ps_cards} cards",
         "faster": faster,
         SAME_CARDS: same,
         "PS bottleneck": f"{who}: {format_size(moved)} each way, {format_time(seconds)}",
