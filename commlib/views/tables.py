@@ -46,7 +46,7 @@ def links_table(keys: Sequence[str] | None = None, *, note: bool = True, title: 
     for key in keys:
         item = hardware.link(key)
         rows.append([item.name, item.vendor_figure, _number(to_unit(item.bandwidth, "GB/s")),
-                     _number(to_unit(item.bandwidth, "Gb/s")), _number(item.latency * 1e6), item.stack or "–",
+                     _number(to_unit(item.bandwidth, "Gb/s")), _number(item.latency * 1e6), item.stack or "no network stack",
                      f"{item.source} {{cite}}`{item.citation}`", item.date])
     headers = ["link", "vendor figure", "per direction (GB/s)", "per direction (Gb/s)", "typical latency (µs)",
                "latency assumes", "source", "dated"]
