@@ -304,8 +304,8 @@ def test_keep_work_words_turn_with_the_races():
 def test_keep_work_lesson_is_one_idea_chosen_by_the_races():
     cfg, keep, level, races, control = _law_races()
     assert tuned_races.keep_work_lesson(races, control).startswith(
-        "under both laws with a minimum compute time raced here, the protocols that keep unfinished work reached the "
-        "target before K-sync at its best $K$: K-async and K-batch-async, each at its own $K$")
+        "on this budget, under both laws with a minimum compute time raced here, K-async and K-batch-async, each at "
+        "its own $K$, reached the target before K-sync at its best $K$")
     idle = {**cfg, "K-async": {"K": 1, "rate per gradient": 0.18}, "K-batch-async": {"K": 16, "rate per gradient": 0.18}}
     idle_races = {law: _verdict(c(small=True), keep, idle) for law, c in
                   (("se", tuned_races.law_race_shifted_exponential), ("pa", tuned_races.law_race_pareto))}
@@ -316,7 +316,7 @@ def test_keep_work_lesson_is_one_idea_chosen_by_the_races():
     assert "also differ" in tuned_races.keep_work_lesson(races, moving)
     races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)
     assert tuned_races.keep_work_lesson(races, control).startswith(
-        "the protocols that keep unfinished work did not reach the target first")
+        "on this budget, the protocols that keep unfinished work did not reach the target first")
     assert not tuned_races.keeping_wins(races)
 
 

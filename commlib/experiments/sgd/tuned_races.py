@@ -537,31 +537,39 @@ def k_tradeoff(small: bool = False) -> claims.Claim:
                         source="dutta2018slow", headline=ranking_headline)
 
 
-def k_rate_words(v: claims.Verdict, step: float = 1.2) -> str:
-    """How the best rate of the K trade-off (``v``, the ``ch04.k_tradeoff`` verdict) grows with K: up to which K in
-    proportion to K (each best rate over K within ``step``, about one step of the finer grids, of K = 1's), and how
-    beyond it. The rates themselves are left to the verdict's table.
+def k_rate_words(v: claims.Verdict, steps: int = 2) -> str:
+    """How the best rate of the K trade-off (``v``, the ``ch04.k_tradeoff`` verdict) grows with K: up to which K about
+    in proportion to K, and how at the larger K. Each best rate was picked on a grid, so "about in proportion" means
+    each best rate over K within ``steps`` steps of the finer grids (a step: the largest ratio of neighbouring rates in
+    :data:`K_TRADEOFF_RATES`) of K = 1's; a finer statement than that the grids do not support. The rates themselves
+    are left to the verdict's table.
 
     >>> from types import SimpleNamespace as N
     >>> c = N(contenders=[N(name=str(k)) for k in (1, 2, 4, 8, 16)])
     >>> best = {str(k): N(config={"lr": r}) for k, r in zip((1, 2, 4, 8, 16), (0.035, 0.07, 0.14, 0.35, 1.2))}
-    >>> k_rate_words(N(claim=c, best=best))
-    'The best rate grows with $K$, the number of gradients each update averages: in proportion to $K$ up to $K = 4$, and faster beyond it'
+    >>> k_rate_words(N(claim=c, best=best))[76:]
+    'about in proportion to $K$ up to $K = 8$ (within two steps of the grids), and faster at $K = 16$'
     """
     ks = list(K_TRADEOFF_RATES)
     rates = [v.best[c.name].config["lr"] for c in v.claim.contenders]
     if any(b <= a for a, b in zip(rates, rates[1:])):
         return "The best rate does not grow steadily with $K$"
+    step = max(b / a for grid in K_TRADEOFF_RATES.values() for a, b in zip(grid, grid[1:]))
     base = rates[0] / ks[0]
-    within = [abs(math.log(r / k / base)) <= math.log(step) for k, r in zip(ks, rates)]
+    within = [abs(math.log(r / k / base)) <= steps * math.log(step) for k, r in zip(ks, rates)]
     last = next((i for i, ok in enumerate(within) if not ok), len(ks))
     text = "The best rate grows with $K$, the number of gradients each update averages: "
+    tol = f" (within {_STEPS_WORDS.get(steps, steps)} step{'s' if steps != 1 else ''} of the grids)"
     if last == len(ks):
-        return text + "in proportion to $K$"
+        return text + "about in proportion to $K$" + tol
     beyond = "faster" if rates[last] / ks[last] > base else "more slowly"
     if last <= 1:
-        return text + f"{beyond} than in proportion to $K$"
-    return text + f"in proportion to $K$ up to $K = {ks[last - 1]}$, and {beyond} beyond it"
+        return text + f"{beyond} than in proportion to $K$" + tol
+    where = f"at $K = {ks[last]}$" if last == len(ks) - 1 else f"from $K = {ks[last]}$"
+    return text + f"about in proportion to $K$ up to $K = {ks[last - 1]}${tol}, and {beyond} {where}"
+
+
+_STEPS_WORDS = {1: "one", 2: "two", 3: "three"}
 
 
 def k_lessons(v: claims.Verdict) -> str:
@@ -1038,18 +1046,16 @@ def keep_work_lesson(verdicts: dict, control: claims.Verdict) -> str:
     :func:`commlib.experiments.sgd.sync_async.minimum_not_enough` reads it off the times per update."""
     keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
     level = len(time_groups(control)) == 1
-    who = ("asynchronous SGD (K-async at $K = 1$) and K-batch-async at $K = n$, where no learner ever idles"
-           if never_idle(verdicts) else "K-async and K-batch-async, each at its own $K$")
+    who = ("asynchronous SGD and K-batch-async at $K = n$, where no learner ever idles,"
+           if never_idle(verdicts) else "K-async and K-batch-async, each at its own $K$,")
+    won = (f"on this budget, under both laws with a minimum compute time raced here, {who} reached the target before "
+           "K-sync at its best $K$")
     if keeps and level:
-        return ("under both laws with a minimum compute time raced here, the protocols that keep unfinished work "
-                f"reached the target before K-sync at its best $K$: {who}; under memoryless times the race could not "
-                "tell the protocols apart")
+        return won + "; under memoryless times the race could not tell the protocols apart"
     if keeps:
-        return ("under both laws with a minimum compute time raced here, the protocols that keep unfinished work "
-                f"reached the target before K-sync at its best $K$ ({who}), and under memoryless times the protocols "
-                f"also differ: {time_headline(control)}")
-    return ("the protocols that keep unfinished work did not reach the target first under every law with a minimum "
-            "compute time: K-sync is not behind both K-async and K-batch-async on every seed")
+        return won + f"; under memoryless times the protocols also differ: {time_headline(control)}"
+    return ("on this budget, the protocols that keep unfinished work did not reach the target first under every law "
+            "with a minimum compute time: K-sync is not behind both K-async and K-batch-async on every seed")
 
 
 def law_control_short(control: claims.Verdict) -> str:
