@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from commlib.experiments import claims
-from commlib.experiments.sgd import tuned_races
+from commlib.experiments.sgd import sync_async, tuned_races
 from commlib.views.sgd import sync_async as views
 
 
@@ -290,11 +290,16 @@ def test_keep_work_words_turn_with_the_races():
                                  "target; there, at a fixed $K$, keeping the work only adds "
                                  "staleness, a small cost (0.0002 nats")
     # with a minimum compute time keeping the work also makes updates faster, and the clause says so
-    _, memoryless = tuned_races.keep_work_words(races, control, fixed, faster=(0.554, 1.278))
-    assert memoryless.endswith("Under the shifted exponential, at the same $K$, keeping the work also makes updates "
-                               "faster: K-async updates 2.3 times as often as K-sync")
-    _, memoryless = tuned_races.keep_work_words(races, control, fixed, faster=(1.3, 1.278))
-    assert "faster" not in memoryless
+    # with a minimum compute time keeping the work also makes updates faster, by a factor quoted K by K
+    def row(k, keep, cancel):
+        return sync_async.KeepRow("shifted_exponential", k, (keep,) * 3, (cancel,) * 3, cancel, (0.1,) * 3, 1.0)
+    assert tuned_races.keep_faster_words([row(12, 1.0, 1.08), row(4, 0.554, 1.278)]) == (
+        "Under the shifted exponential, at the same $K$, keeping the work also makes updates faster: K-async updates "
+        "2.3 times as often as K-sync at $K = 4$ and 1.1 times at $K = 12$")
+    assert tuned_races.keep_faster_words([row(4, 0.554, 1.278)]).endswith("2.3 times as often as K-sync at $K = 4$")
+    # where at some K keeping the work does not pay, no speed-up is claimed at all
+    assert tuned_races.keep_faster_words([row(4, 0.554, 1.278), row(8, 1.3, 1.278)]) == ""
+    assert tuned_races.keep_faster_words([]) == ""
     races["pa"] = _verdict(tuned_races.law_race_pareto(small=True), level, cfg)
     control = _verdict(tuned_races.law_race_exponential(small=True), keep, cfg)
     with_min, memoryless = tuned_races.keep_work_words(races, control)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...sgd import training
@@ -987,8 +988,7 @@ def law_control_words(control: claims.Verdict, verdicts: dict) -> str:
     return text + ". The laws with a minimum time do not put K-sync behind both on every seed either"
 
 
-def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdict | None = None,
-                    faster: tuple[float, float] | None = None) -> tuple[str, str]:
+def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdict | None = None) -> tuple[str, str]:
     """What keeping the running work does, in two short clauses chosen from the law races: one for the laws with a
     minimum compute time (``verdicts`` as for :func:`law_race_words`), one for the memoryless ``control``.
 
@@ -998,9 +998,7 @@ def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdi
     difference in time to the target, each protocol at its own $K$: with ``fixed``, the final-loss race of K-sync
     against K-async at one $K$ under memoryless times, the clause adds what keeping the work costs there, staleness
     and nothing else (the mean final losses' gap, nats), where K-sync ends lower on enough seeds to call. That
-    holds for memoryless times only: with ``faster`` = ``(keep, cancel)``, K-async's and K-sync's seconds per
-    update at that $K$ under the shifted exponential, the clause adds that there keeping the work also makes
-    updates faster (how many times as often), where ``keep < cancel``; one number, so the clause stays short."""
+    holds for memoryless times only (:func:`keep_faster_words` says what else it does under a law with a minimum)."""
     keeps = all(_behind(v, slow, fast) for v in verdicts.values() for slow in CANCEL for fast in KEEP)
     with_min = ("under both laws with a minimum compute time raced here, keeping the running work (K-async, "
                 "K-batch-async) reaches the target "
@@ -1012,11 +1010,25 @@ def keep_work_words(verdicts: dict, control: claims.Verdict, fixed: claims.Verdi
         cost = fixed.best[fixed.runner_up].mean - fixed.best[fixed.winner].mean
         memoryless += (f"; there, at a fixed $K$, keeping the work only adds staleness, a small "
                        f"cost ({cost:.4f} nats of final loss, {fixed.runner_up} against {fixed.winner})")
-        if faster is not None and faster[0] < faster[1]:
-            keep, cancel = faster
-            memoryless += (f". Under the shifted exponential, at the same $K$, keeping the work also makes updates "
-                           f"faster: K-async updates {cancel / keep:.1f} times as often as K-sync")
     return with_min, memoryless
+
+
+def keep_faster_words(rows: Sequence, law: str = "the shifted exponential") -> str:
+    """Whether keeping the running work also makes updates faster at the same $K$, from
+    :class:`~commlib.experiments.sgd.sync_async.KeepRow` rows of K-async against K-sync under one law at several $K$.
+
+    Only where every row's verdict is ``"pays"``; then how many times as often K-async updates at the smallest and
+    the largest $K$ run, the factor for each $K$ and no further, for it changes with $K$. Otherwise ``""``: no
+    speed-up is claimed."""
+    rows = sorted(rows, key=lambda r: r.k)
+    if not rows or not all(r.verdict == "pays" for r in rows):
+        return ""
+    gain = {r.k: statistics.fmean(r.cancel) / statistics.fmean(r.keep) for r in rows}
+    ks = list(gain)
+    at = f"{gain[ks[0]]:.1f} times as often as K-sync at $K = {ks[0]}$"
+    if len(ks) > 1:
+        at += f" and {gain[ks[-1]]:.1f} times at $K = {ks[-1]}$"
+    return (f"Under {law}, at the same $K$, keeping the work also makes updates faster: K-async updates {at}")
 
 
 def keeping_wins(verdicts: dict) -> bool:
