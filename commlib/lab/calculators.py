@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from ..collectives import cost
 from ..units import (
@@ -27,7 +27,7 @@ from ..units import (
 from . import fit, mpich
 from .measure import format_bytes
 
-__all__ = ["regime_sizes", "latency_term", "fitted_model_results", "SIZE_ENTRY"]
+__all__ = ["regime_sizes", "latency_term", "measured_range", "fitted_model_results", "SIZE_ENTRY"]
 
 #: The lab calculator's free entry: what the control is called and its physical range (every size box's: units.SIZE_RANGE).
 SIZE_ENTRY = size_entry("message size")
@@ -77,12 +77,44 @@ def latency_term(steps: int, alpha: float, lo: float, hi: float, resolution: flo
     return f"none measurable in {format_bytes(lo)} to {format_bytes(hi)} (fitted alpha = 0)"
 
 
+def measured_range(series: fit.Series, nbytes: float, n: int, graded_ranks: Sequence[int] = ()) -> str:
+    """Whether a price at ``nbytes`` on ``n`` ranks lies inside what ``series`` measured, in words.
+
+    A fit is checked only on the sizes it was fitted on (``series.nbytes``) and on the numbers of ranks
+    it was fitted on (``series.n``) or graded on (``graded_ranks``). Outside them the price is the cost
+    model's extrapolation, which no measurement has checked, and the words start with "extrapolated".
+
+    >>> s = fit.Series("all_reduce", 2, (1024.0, 2.0**26), (1e-5, 5e-2))
+    >>> measured_range(s, 2.0**20, 4, graded_ranks=(4,))
+    'measured: 1 KiB to 64 MiB, graded on 4 ranks'
+    >>> measured_range(s, 2.0**30, 64, graded_ranks=(4,))
+    'extrapolated: above the measured 64 MiB; 64 ranks, fitted on 2, graded on 4'
+    """
+    nbytes = check_nonnegative("message size", nbytes)
+    n = check_count("ranks n", n, minimum=2)
+    graded = sorted({check_count("graded_ranks", g, minimum=2) for g in graded_ranks} - {series.n})
+    lo, hi = min(series.nbytes), max(series.nbytes)
+    outside = []
+    if nbytes < lo:
+        outside.append(f"below the measured {format_bytes(lo)}")
+    elif nbytes > hi:
+        outside.append(f"above the measured {format_bytes(hi)}")
+    if n != series.n and n not in graded:
+        outside.append(f"{n} ranks, fitted on {series.n}"
+                       + (f", graded on {', '.join(str(g) for g in graded)}" if graded else ""))
+    if outside:
+        return "extrapolated: " + "; ".join(outside)
+    return f"measured: {format_bytes(lo)} to {format_bytes(hi)}, " + ("fitted" if n == series.n else "graded") + f" on {n} ranks"
+
+
 def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | fit.PiecewiseFit]], collective: str,
-                         size: str, n: int) -> dict[str, str]:
+                         size: str, n: int, graded_ranks: Sequence[int] = ()) -> dict[str, str]:
     """The fit of ``collective`` (a key of ``table``: its measured series and fitted model) at ``size`` on ``n`` ranks.
 
     ``"regime fitted on"`` says how many measured sizes priced it; where only two did, the regime is a secant
     through them and its ``a alpha`` is said to be that secant's intercept rather than a start-up cost.
+    ``"measured range"`` warns where the size or ``n`` lies outside what was measured: the numbers of ranks
+    fitted on (the series') and ``graded_ranks`` (those a fit was graded on), see :func:`measured_range`.
 
     >>> s = fit.Series("all_reduce", 2, (1024.0, 4096.0, 16384.0), (1e-5, 2e-5, 5e-5))
     >>> out = fitted_model_results({s.label: (s, fit.AlphaBeta(5e-6, 1e-9))}, s.label, "1 MiB", 2)
@@ -104,6 +136,7 @@ def fitted_model_results(table: Mapping[str, tuple[fit.Series, fit.AlphaBeta | f
         latency += ": a secant's intercept, not a start-up cost"
     out = {
         "message size": f"{format_size(nbytes)} = {format_bytes(nbytes)}",
+        "measured range": measured_range(s, nbytes, n, graded_ranks),
         "predicted time": format_time(seconds),
         "regime fitted on": (f"{fitted_on} measured sizes, {format_bytes(lo)} to {format_bytes(hi)}"
                              + (": a secant" if fitted_on == 2 else "")),

@@ -3271,7 +3271,7 @@ def gloo_unranked(sizes: Sequence[float], fastest: Sequence[float], low: Sequenc
 
     >>> print(gloo_unranked([2**24, 2**26], [8.2e-3, 51.6e-3], [11.9e-3, 55.6e-3], [13.4e-3, 58.4e-3],
     ...                     [17.2e-3, 62.8e-3], [8.27e-3, 48.2e-3], 3.4e-3))  # doctest: +NORMALIZE_WHITESPACE
-    From 16 MiB up gloo's median call took 1.6 to 1.2 times MPICH's median, but this run cannot rank the two
+    From 16 MiB up gloo's median call took 1.2 to 1.6 times MPICH's median, but this run cannot rank the two
     there. The middle half of gloo's calls spans 5.3 ms at 16 MiB and 7.2 ms at 64 MiB, wider than the 3.4 ms a
     call waited out as one time slice. The fastest gloo call at 16 MiB, 8.2 ms, took 0.99 times MPICH's median:
     gloo's spread is waits for a core, not its cost.
@@ -3282,9 +3282,8 @@ def gloo_unranked(sizes: Sequence[float], fastest: Sequence[float], low: Sequenc
         return ""
     ratios = [median[i] / mpi_median[i] for i in idx]
     where = f"From {format_bytes(sizes[idx[0]])} up" if len(idx) > 1 else f"At {format_bytes(sizes[idx[0]])}"
-    first = (f"{where} gloo's median call took {figures(ratios[0], 2)}"
-             + (f" to {figures(ratios[-1], 2)}" if len(idx) > 1 and figures(ratios[-1], 2) != figures(ratios[0], 2)
-                else "") + " times MPICH's median")
+    lo, hi = figures(min(ratios), 2), figures(max(ratios), 2)  # a range reads upwards, whichever size gave which
+    first = f"{where} gloo's median call took {lo}" + (f" to {hi}" if hi != lo else "") + " times MPICH's median"
     wide = [i for i in idx if high[i] - low[i] > time_slice]
     near = [i for i in idx if fastest[i] <= (1 + tolerance) * mpi_median[i]]
     if part not in ("all", "ratio", "wide", "fastest"):

@@ -483,23 +483,32 @@ CALC_RANKS = range(2, 65)
 (:func:`price_drop_words`) reads this range, not a copy of it."""
 
 
+def _fitted_label(s: fit.Series) -> str:
+    """A series' name in the calculator, with the ranks it was fitted on: 'all_reduce (fitted on 2 ranks)'."""
+    name = s.label.removesuffix(f", {s.n} ranks")
+    return f"{name} (fitted on {s.n} ranks)"
+
+
 def model_calculator(series: Sequence[fit.Series], models: Sequence[fit.AlphaBeta | fit.PiecewiseFit],
-                     size: str = "16 MiB", grade: str = "") -> Calculator:
+                     size: str = "16 MiB", grade: str = "", graded_ranks: Sequence[int] = ()) -> Calculator:
     """What the fitted model of each measured collective predicts for any size and number of ranks.
 
     The fitted alpha and beta belong to the machine and library they were
     measured on; changing the number of ranks extrapolates with the cost
     model's step and byte counts. ``grade`` (a sentence on how well these
-    models predicted sizes and ranks they never saw) heads the note.
+    models predicted sizes and ranks they never saw) heads the note. Each collective is named with the
+    number of ranks it was fitted on; a price outside the measured sizes, or on a number of ranks neither
+    fitted on nor in ``graded_ranks``, is marked extrapolated in its "measured range" row.
     """
     if len(series) != len(models) or not series:
         raise ValueError(f"series and models must pair up one to one, got {len(series)} and {len(models)}")
-    table = {s.label: (s, m) for s, m in zip(series, models)}
-    compute = functools.partial(predict.fitted_model_results, table)   # the model layer's function, bound to these fits
+    table = {_fitted_label(s): (s, m) for s, m in zip(series, models)}
+    compute = functools.partial(predict.fitted_model_results, table,  # the model layer's function, bound to these fits
+                                graded_ranks=tuple(graded_ranks))
 
     first = series[0]
     controls = {
-        "collective": dropdown(list(table), first.label, "collective"),
+        "collective": dropdown(list(table), _fitted_label(first), "collective"),
         "size": text(size, predict.SIZE_ENTRY.label, "e.g. 16 MiB"),
         "n": integer(first.n, CALC_RANKS[0], CALC_RANKS[-1], "ranks n"),
     }

@@ -495,6 +495,25 @@ def test_calculator_calls_a_two_size_regimes_alpha_a_secants_intercept():
     assert "secant" not in calc.results["latency term a alpha"]
 
 
+def test_calculator_marks_a_price_outside_the_measured_sizes_and_ranks_as_extrapolated():
+    from commlib.lab import fit
+    from commlib.views import lab as lab_views
+
+    s = _series(5e-6, 10e9, sizes=tuple(2.0**k for k in range(10, 27)))       # 1 KiB to 64 MiB, two ranks
+    calc = lab_views.model_calculator([s], [fit.fit_joint([s])], size="1 MiB", graded_ranks=(4,))
+    assert list(calc.controls["collective"].options) == ["all-reduce (fitted on 2 ranks)"]
+    assert calc.results["measured range"] == "measured: 1 KiB to 64 MiB, fitted on 2 ranks"
+    calc.controls["n"].value = 4                                               # graded there: no warning
+    assert calc.results["measured range"].startswith("measured:")
+    calc.controls["size"].value = "1 GiB"                                      # 16 times the largest measured size
+    assert calc.results["measured range"] == "extrapolated: above the measured 64 MiB"
+    calc.controls["n"].value = 64
+    assert calc.results["measured range"] == "extrapolated: above the measured 64 MiB; 64 ranks, fitted on 2, graded on 4"
+    calc.controls["size"].value = "512 B"
+    assert calc.results["measured range"].startswith("extrapolated: below the measured 1 KiB")
+    assert len(calc.results["measured range"]) <= 80                          # fits the calculator's value column
+
+
 def test_regime_sizes_are_those_between_the_crossovers():
     from commlib.lab import fit
 
