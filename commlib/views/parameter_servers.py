@@ -219,7 +219,7 @@ def sharding_figure(c, title: str = ""):
     ax.axvline(n / 2, color=COLORS[7], lw=0.8, ls="-.")
     ax.annotate("k = n/2", (n / 2, 0), xytext=(3, 4), textcoords="offset points", fontsize=8.5)
     if k_star is not None and k_star <= ks[-1]:
-        ax.annotate(f"PS on n + k = {n + k_star} cards beats the ring from k = {k_star}", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
+        ax.annotate(f"PS beats the ring from k = {k_star} ({n + k_star} cards there)", (k_star, 1e3 * t_ps[k_star - 1]), xytext=(14, 26),
                     textcoords="offset points", fontsize=9,
                     arrowprops=dict(arrowstyle="->", color=COLORS[7], lw=0.8))
     top = 1.08e3 * max(t_ps.max(), t_ring)
