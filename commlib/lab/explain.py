@@ -1771,7 +1771,8 @@ def tail_phrase(op: str, sizes: Sequence[float], errors: Sequence[float], least:
 
 def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, size: float,
                       tail_sizes: Sequence[float], tail_errors: Sequence[float], least: int = 3,
-                      others: Sequence[tuple[float, float, Sequence[float], Sequence[float]]] = ()) -> str:
+                      others: Sequence[tuple[float, float, Sequence[float], Sequence[float]]] = (),
+                      scope: str = "") -> str:
     """The chapter's headline in one sentence: ``op``'s fitted start-up cost ``alpha`` (s; quoted only where
     ``alpha_known``, see :func:`alpha_usable`), its bus bandwidth ``busbw`` (bytes/s) measured at the largest
     ``size``, and where its single line fails: the line's errors of one sign over the largest sizes
@@ -1788,7 +1789,8 @@ def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, si
     ``others``: further runs of the same measurement at the same thread level (``(alpha, busbw, tail_sizes,
     tail_errors)`` each): the sentence then quotes each number no finer than the runs agree, a range over all
     the runs rounded to one significant figure for α and two for the bandwidth, and the line's miss from the
-    size where every run's tail has begun.
+    size where every run's tail has begun. ``scope``: the library and thread level every run used, words that follow
+    "in one line" (the numbers change with the level: a run at another level is another measurement).
 
     >>> print(headline_takeaway("all-reduce", 4.49e-6, True, 1.398e9, 2**26, [2.0**24, 2.0**25, 2.0**26],
     ...                         [-0.23, -0.47, -0.47], others=[(3.25e-6, 1.58e9, [2.0**25, 2.0**26], [-0.42, -0.52]),
@@ -1798,7 +1800,10 @@ def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, si
     5 µs per step and moves its largest messages at 1.4 to 1.6 GB/s of bus bandwidth, by the run (three runs); a
     single alpha-beta line predicts too short a time for its largest messages, from 32 MiB up in every run, by up
     to about half.
+    >>> headline_takeaway("all-reduce", 4.5e-6, True, 1.4e9, 2**26, [], [], scope="for MPICH at `MPI_THREAD_MULTIPLE`")[:80]
+    'On the reference machine, in one line, for MPICH at `MPI_THREAD_MULTIPLE`: all-r'
     """
+    lead = f"in one line, {scope}:" if scope else "in one line:"
     if len(tail_sizes) != len(tail_errors):
         raise ValueError(f"tail_sizes and tail_errors must pair up, got {len(tail_sizes)} and {len(tail_errors)}")
     if others and alpha_known:
@@ -1808,7 +1813,7 @@ def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, si
             lo, hi = figures(min(values), n), figures(max(values), n)
             return lo if lo == hi else f"{lo} to {hi}"
 
-        text = (f"On the reference machine and a machine of its kind, in one line: {op} on two ranks costs about "
+        text = (f"On the reference machine and a machine of its kind, {lead} {op} on two ranks costs about "
                 f"{span([1e6 * r[0] for r in runs], 1)} µs per step and moves its largest messages at "
                 f"{span([r[1] / 1e9 for r in runs], 2)} GB/s of bus bandwidth, by the run ({_WORDS.get(len(runs))} "
                 "runs)")
@@ -1825,7 +1830,7 @@ def headline_takeaway(op: str, alpha: float, alpha_known: bool, busbw: float, si
         return (text + f"; a single alpha-beta line predicts {ways.pop()} a time for its largest messages, from "
                 f"{format_bytes(start)} up in every run, by up to {by}.")
     cost = f"costs about {time_text(alpha)} per step and " if alpha_known else ""
-    text = (f"On the reference machine, in one line: {op} on two ranks {cost}moves its largest messages "
+    text = (f"On the reference machine, {lead} {op} on two ranks {cost}moves its largest messages "
             f"({format_bytes(size)}) at {rate_text(busbw)} of bus bandwidth")
     if not alpha_known:
         text += "; the run does not fix its α"
@@ -1992,8 +1997,8 @@ def mechanism_takeaway(cause: str | None, step_from: float | None = None, step_h
     named from the page counts whatever it says). The run never changes the library's protocol, so the protocol
     switch is always said to be untested.
 
-    >>> mechanism_takeaway("allocation", 2**25)[:93]
-    'Of these, the mechanism this run found is allocation: fresh pages mapped and faulted in on ev'
+    >>> mechanism_takeaway("allocation", 2**25)[:97]
+    'Of these, the mechanism this run points to is allocation: fresh pages mapped and faulted in on ev'
     >>> mechanism_takeaway(None)
     'This run identified none of these mechanisms; it did not test the protocol switch (eager against rendezvous).'
     """
@@ -2001,12 +2006,12 @@ def mechanism_takeaway(cause: str | None, step_from: float | None = None, step_h
     where = f" from {format_bytes(step_from)} up" if step_from is not None else ""
     untested = "it did not test the protocol switch (eager against rendezvous)."
     if base == "allocation":
-        return ("Of these, the mechanism this run found is allocation: fresh pages mapped and faulted in on every "
+        return ("Of these, the mechanism this run points to is allocation: fresh pages mapped and faulted in on every "
                 f"call{where}, where each byte got dearer on the CPU clock"
                 + (" (time slicing made the rest of the step on the wall clock)" if sliced else " too")
                 + f"; {untested}")
     if step_holds and base in ("cache", "cache part"):
-        return ("Of these, the mechanism this run found is " + ("in part " if base == "cache part" else "")
+        return ("Of these, the mechanism this run points to is " + ("in part " if base == "cache part" else "")
                 + f"a cache: the copy control got dearer per byte with it{where}; {untested}")
     return f"This run identified none of these mechanisms; {untested}"
 
