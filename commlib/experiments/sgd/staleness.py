@@ -100,7 +100,6 @@ __all__ = [
     "mean_spread_text",
     "async_levels",
     "rate_moves",
-    "same_reach_words",
     "fold_range_words",
     "gupta_staleness",
     "GUPTA_EXACT",
@@ -1360,17 +1359,22 @@ def noise_gain_rows(rates: dict[int, float], curvatures: dict[str, float], updat
 
 
 def _ratio_words(rows: list[dict]) -> str:
-    """How much less random staleness amplifies the noise than a fixed delay, as the ratio of the two gains at the
-    smallest and the largest :math:`\\zeta (n - 1)` among ``rows`` where the fixed delay's gain is finite ("there":
-    at the smallest of all ``rows``, which the sentence has just named)."""
-    finite = sorted((r for r in rows if np.isfinite(r["fixed"])), key=lambda r: r["reach"])
+    """How much less random staleness amplifies the noise than a fixed delay: the range of the ratio of the two gains
+    over ``rows`` (the rows where the two part), among those where the fixed delay's gain is finite.
+
+    >>> rows = [{"reach": 0.69, "fixed": 2.13, "random": 1.68}, {"reach": 1.35, "fixed": 9.58, "random": 2.34},
+    ...         {"reach": 1.4, "fixed": 11.6, "random": 2.39}]
+    >>> print(_ratio_words(rows))
+     (0.21 to 0.79 times the fixed delay's gain)
+    >>> print(_ratio_words(rows[1:2] + [{"reach": 2.7, "fixed": float("inf"), "random": 3.6}]))
+     (0.24 times the fixed delay's gain where that is finite)
+    """
+    finite = [r for r in rows if np.isfinite(r["fixed"])]
     if not finite:
         return ""
-    lo = min(r["reach"] for r in rows)
-    ends = [finite[0]] if len(finite) == 1 else [finite[0], finite[-1]]
-    parts = [f"{r['random'] / r['fixed']:.2f} times" + (" the fixed delay's gain" if i == 0 else "")
-             + (" there" if r["reach"] == lo else f" at {r['reach']:.2g}") for i, r in enumerate(ends)]
-    return " (" + ", ".join(parts) + ")"
+    ratios = sorted({f"{r['random'] / r['fixed']:.2f}" for r in finite}, key=float)
+    span = ratios[0] if len(ratios) == 1 else f"{ratios[0]} to {ratios[-1]}"
+    return f" ({span} times the fixed delay's gain" + (" where that is finite" if len(finite) < len(rows) else "") + ")"
 
 
 def noise_gain_words(rows: list[dict], close: float = 0.2, same_reach: list[dict] | None = None,
@@ -1396,7 +1400,8 @@ def noise_gain_words(rows: list[dict], close: float = 0.2, same_reach: list[dict
     ((16,), (64, 256), True, True)
     >>> w["words"] == ("while the step times the mean staleness stays at or below 0.32, random staleness amplifies the "
     ...                "noise about as much as a fixed delay of the same mean; from 1.4 on it amplifies it far less (0.24 "
-    ...                "times the fixed delay's gain there), and, like a fixed delay's, its gain grows with the step "
+    ...                "times the fixed delay's gain where that is finite), and, like a fixed delay's, its gain grows "
+    ...                "with the step "
     ...                "times the mean staleness, which these rates raise with the learners")
     True
     >>> print(noise_gain_words(rows[:1])["short"])
@@ -1452,38 +1457,6 @@ def noise_gain_words(rows: list[dict], close: float = 0.2, same_reach: list[dict
                  f"apart{more}")
     return {"agree": agree, "part": part, "grows": grows, "reach_rises": reach_rises, "n_free": n_free,
             "words": words, "short": short}
-
-
-def same_reach_words(rows: list[dict], flat: float = 0.05, close: float = 0.2) -> str:
-    r"""The chapter's words for rows of :func:`noise_gain_rows` that hold the step times the mean staleness,
-    :math:`\zeta (n - 1)`, fixed over several numbers of learners: at each such value, whether the random-staleness
-    gains lie within ``flat`` (a fraction) of each other, and how they stand against a fixed delay's (within
-    ``close`` of it, or the ratio).
-
-    >>> rows = [{"workers": n, "reach": 0.69, "fixed": 2.1, "random": g} for n, g in ((4, 1.68), (256, 1.67))]
-    >>> print(same_reach_words(rows))
-    at ζ(n − 1) = 0.69 the gain under random staleness is 1.7 with 4 and 256 learners alike, 0.80 times a fixed delay's
-    """
-    if not rows:
-        raise ValueError("rows must hold at least one row")
-    groups = {}
-    for r in rows:
-        groups.setdefault(round(r["reach"], 6), []).append(r)
-    parts = []
-    for reach, g in sorted(groups.items()):
-        gains = [r["random"] for r in g]
-        ns = _and([str(r["workers"]) for r in sorted(g, key=lambda r: r["workers"])])
-        fixed = [r["fixed"] for r in g if np.isfinite(r["fixed"])]
-        ratio = float(np.mean(gains)) / float(np.mean(fixed)) if fixed else 0.0
-        against = ("about a fixed delay's" if fixed and abs(ratio - 1.0) <= close else
-                   f"{ratio:.2f} times a fixed delay's" if fixed else "where a fixed delay's has no bound")
-        if max(gains) - min(gains) <= flat * min(gains):
-            parts.append(f"at ζ(n − 1) = {reach:.2g} the gain under random staleness is {np.mean(gains):.2g} with "
-                         f"{ns} learners alike, {against}")
-        else:
-            parts.append(f"at ζ(n − 1) = {reach:.2g} the gain under random staleness runs from {min(gains):.2g} to "
-                         f"{max(gains):.2g} over {ns} learners")
-    return "; ".join(parts)
 
 
 def seed_best_rates(workers: int, small: bool = False) -> tuple[float, ...]:
