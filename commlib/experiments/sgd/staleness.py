@@ -1445,11 +1445,12 @@ def noise_gain_words(rows: list[dict], close: float = 0.2, same_reach: list[dict
     else:
         hi = max(r["reach"] for r in rows if r["workers"] in agree)
         lo = min(r["reach"] for r in part_rows)
-        short = (f"at each number of learners' tuned rate, {same} while {zeta}, $\\zeta (n - 1)$, is small against "
-                 f"that delay's limit (here with {_and([str(n) for n in agree])} learners), and {less} nearer it (with "
-                 f"{_and([str(n) for n in part])} learners)")
+        short = (f"at each number of learners' tuned rate, {same} while {zeta}, $\\zeta (n - 1)$, stays at or below "
+                 f"{hi:.2g}, and {less} from {lo:.2g} on" if hi < lo else
+                 f"at each number of learners' tuned rate, {same} with {_and([str(n) for n in agree])} learners and "
+                 f"{less} with {_and([str(n) for n in part])}")
         if grows:
-            short += "; its gain grows with $\\zeta (n - 1)$" + (
+            short += "; its gain grows with it" + (
                 ", which these tuned rates raise with the learners" if reach_rises else "")
         words = (f"while {zeta} stays at or below {hi:.2g}, {same}; from {lo:.2g} on it amplifies it "
                  f"{less}{ratios}{more}" if hi < lo else
