@@ -444,6 +444,11 @@ class Bf16Run(NamedTuple):
     exact_high: float
 
 
+def _bf16_add(a: float, b: float) -> float:
+    """bf16 addition: the float64 sum of two bf16 numbers is exact, rounded once to bf16."""
+    return round_to_bf16(a + b)
+
+
 def bf16_order_run(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS) -> Bf16Run:
     """:func:`rounding_runs`' sum in bf16: each value and every addition rounded by :func:`round_to_bf16`.
 
@@ -460,16 +465,12 @@ def bf16_order_run(n: int = 1024, seeds: Sequence[int] = ROUNDING_SEEDS) -> Bf16
     for seed in seeds:
         values = [round_to_bf16(v) for v in np.random.default_rng(int(seed)).random(n)]
         exact = exact_sum(values)
-        serial = values[0]
-        for v in values[1:]:
-            serial = round_to_bf16(serial + v)
-        level = values
-        while len(level) > 1:
-            level = [round_to_bf16(level[i] + level[i + 1]) if i + 1 < len(level) else level[i]
-                     for i in range(0, len(level), 2)]
+        # the serial and the tree order of the fp16 table (reduce_order_demo), every addition rounded to bf16
+        serial = functools.reduce(_bf16_add, values)
+        tree = collectives._tree_fold(list(values), _bf16_add)
         sums.append(serial)
         serials.append(_relative_error(serial, exact))
-        trees.append(_relative_error(level[0], exact))
+        trees.append(_relative_error(tree, exact))
         exacts.append(float(exact))
     return Bf16Run(n, len(sums), tuple(sums), max(serials), max(trees), min(exacts), max(exacts))
 
@@ -1035,18 +1036,30 @@ def chain_lead_words(leads: Mapping[int, float]) -> str:
     if len(leads) < 2:
         raise ValueError(f"leads: need the lead on two rank counts or more, got {len(leads)}")
     ns = sorted(leads)
+    pairs = list(zip(ns, ns[1:]))
+    step = ("every doubling of the ranks" if all(b == 2 * a for a, b in pairs)
+            else "every rank count added")
+    among = "the powers of two" if all(n & (n - 1) == 0 for n in ns) else "the rank counts run"
+    if all(leads[a] < leads[b] for a, b in pairs):
+        return f"Over {ns[0]:,} to {ns[-1]:,} ranks the chain's lead grows with {step}."
+    if all(leads[a] > leads[b] for a, b in pairs):
+        return f"Over {ns[0]:,} to {ns[-1]:,} ranks the chain's lead shrinks with {step}."
     peak = max(ns, key=lambda n: leads[n])
     if peak == ns[-1]:
-        return f"Over {ns[0]:,} to {ns[-1]:,} ranks the chain's lead grows with every doubling of the ranks."
-    if peak == ns[0]:
-        return f"Over {ns[0]:,} to {ns[-1]:,} ranks the chain's lead shrinks with every doubling of the ranks."
-    last, first_loss = chain_lead_span(leads)
-    if first_loss is None:
+        return (f"Over {ns[0]:,} to {ns[-1]:,} ranks the chain's lead is largest on {peak:,} ranks, though it does "
+                f"not grow with {step}.")
+    after = [n for n in ns if n >= peak]
+    shrinks = " and shrinks beyond" if all(leads[a] > leads[b] for a, b in zip(after, after[1:])) else ""
+    lost = [n for n in ns if leads[n] < 1]
+    if not lost:
         end = f"to {leads[ns[-1]]:.2f} times on {ns[-1]:,}"
+    elif lost == [n for n in ns if n >= lost[0]] and lost[0] > ns[0]:
+        held = max(n for n in ns if n < lost[0])
+        end = f"but holds up to {held:,} ranks; from {lost[0]:,}, reduce-scatter + gather is the faster"
     else:
-        end = f"but holds up to {last:,} ranks; from {first_loss:,}, reduce-scatter + gather is the faster"
-    return (f"More ranks do not keep helping the chain, though: among the powers of two up to {ns[-1]:,}, "
-            f"its lead peaks on {peak:,} ranks and shrinks beyond, {end}. "
+        end = "and reduce-scatter + gather is the faster on " + ", ".join(f"{n:,}" for n in lost) + " ranks"
+    return (f"More ranks do not keep helping the chain, though: among {among} up to {ns[-1]:,}, "
+            f"its lead peaks on {peak:,} ranks{shrinks}, {end}. "
             "Reduce-scatter + gather's "
             r"bytes approach twice the vector but never pass it, while the chain's fill start-ups, $(n-2)\alpha$, "
             r"and its balancing term, $2\sqrt{(n-2)\alpha M\beta}$, keep growing with $n$.")

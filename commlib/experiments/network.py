@@ -38,7 +38,7 @@ __all__ = ["SIZE", "SMALL_SIZE", "LINK_WORDS", "ONE_LINK_BANDWIDTH", "startup_ra
            "grid_facts", "row_orders", "TWO_D", "two_d_run", "odd_grid_orders", "pcie_path", "level_placements", "tree_placements",
            "tree_time", "tree_search", "HIER_HOSTS", "hierarchy_trend", "hierarchy_low",
            "hierarchy_closed", "hierarchy_dips", "hierarchy_break_even", "hierarchy_break_even_terms", "HIER_INSIDE", "hierarchy_pair",
-           "grid_tree_bound",
+           "grid_tree_bound", "mesh_equal_budget", "BUDGET_SIZES_MIB", "mesh_equal_budget_sweep",
            "tree_dbt_bound", "TREE_DBT_SMALL_CHUNKS", "tree_dbt_best"]
 
 #: The chapter's message (bytes per rank) and the registry test's.
@@ -372,6 +372,30 @@ def mesh_equal_budget(nbytes: int = SIZE, rows: int = 4, cols: int = 4) -> dict:
             "torus_rings": rings_run("torus", rows, cols, cover[next(iter(cover))], nbytes).time,
             "budget": budget, "links_mesh": links_mesh, "links_torus": links_torus}
 
+
+#: The buffer sizes (MiB per rank) over which :func:`mesh_equal_budget_sweep` checks the equal-budget result.
+BUDGET_SIZES_MIB = (1, 4, 16, 64, 256)
+
+
+def mesh_equal_budget_sweep(mib=BUDGET_SIZES_MIB, rows: int = 4, cols: int = 4) -> dict:
+    """:func:`mesh_equal_budget` over buffer sizes (``mib``, MiB per rank): whether the mesh on its closed ring ties
+    the torus's two covering rings at every size, and how much faster the torus at its best is than the mesh at its
+    best, size by size.
+
+    Returns ``{"mib": sizes, "ring_ties": bool, "leads": {size: mesh time / torus time}, "lead_two_d": bool}``;
+    ``lead_two_d`` says whether the torus's best at every size is a two-dimensional all-reduce (:data:`TWO_D`), which
+    needs its wrap-around links.
+
+    >>> r = mesh_equal_budget_sweep((1, 4))
+    >>> r["ring_ties"], all(lead > 1 for lead in r["leads"].values()), r["lead_two_d"]
+    (True, True, True)
+    """
+    runs = {m: mesh_equal_budget(m * 2**20, rows, cols) for m in mib}
+    return {"mib": tuple(mib),
+            "ring_ties": all(math.isclose(r["splits"]["on its closed ring"]["time"], r["torus_rings"], rel_tol=1e-9)
+                             for r in runs.values()),
+            "leads": {m: r["mesh"] / r["torus"] for m, r in runs.items()},
+            "lead_two_d": all(r["torus_algorithm"] in TWO_D for r in runs.values())}
 
 def _algorithm_contender(name: str, kind: str, orders: dict, sets: dict, uses: str = "") -> claims.Contender:
     """A 4 x 4 grid tuned over its rings (:func:`_set_contender`'s choices) and the 2-D all-reduces of :data:`TWO_D`."""

@@ -330,34 +330,6 @@ def fast_cards_words(rows) -> str:
     return ". ".join(out + [tail]) + "."
 
 
-def in_sequence_sentence(nbytes: float, n: int, k: int, bandwidth: float) -> str:
-    r"""What the best all-reduce on the same n + k cards becomes with its two stages run one after the other
-    (bandwidth terms, equal cards), set against the ring on the workers' own n cards, with a reminder that BytePS's
-    time with k CPU machines assumes overlap too, in words chosen from the numbers
-    (:func:`commlib.parameter_servers.cost.direct_in_sequence_on_same_cards`).
-
-    >>> print(in_sequence_sentence(1.2e9, 8, 1, 12.5e9))   # doctest: +NORMALIZE_WHITESPACE
-    Run one stage after the other, the direct reduce-scatter/all-gather at its best shares takes 168 ms on these 9
-    cards, as long as the ring on the workers' own 8 cards (168 ms); BytePS's 154 ms with one CPU machine assumes
-    its push and pull overlap too, so both sides of the comparison above need overlap
-    """
-    seq = ps_cost.direct_in_sequence_on_same_cards(nbytes, n, k, bandwidth)
-    ring = ps_cost.rival_time(nbytes, n, bandwidth, algorithm="ring")
-    byteps = ps_cost.byteps_time(nbytes, n, k, bandwidth)
-    if math.isclose(seq, ring, rel_tol=1e-9):
-        against = "as long as"
-    else:
-        against = "less than" if seq < ring else "longer than"
-    machines = "one CPU machine" if k == 1 else f"{k} CPU machines"
-    # BytePS's time (byteps_time) takes each card's busier direction, so its push and pull overlap as well: the fair
-    # rival of the in-sequence all-reduce would be BytePS in sequence, which this sentence does not price
-    tail = (f"BytePS's {1e3 * byteps:.0f} ms with {machines} assumes its push and pull overlap too, so both sides of "
-            "the comparison above need overlap")
-    return (f"Run one stage after the other, the direct reduce-scatter/all-gather at its best shares takes "
-            f"{1e3 * seq:.0f} ms on these {n + k} cards, {against} the ring on the workers' own {n} cards "
-            f"({1e3 * ring:.0f} ms); {tail}")
-
-
 def sparse_gap_sentence(push: float, ns, bandwidth: float) -> str:
     """The sparse exercise's conclusion over the worker counts ``ns``, chosen from the numbers of
     :func:`commlib.parameter_servers.cost.sparse_exchange`: how the parameter server's lead over the all-gather and

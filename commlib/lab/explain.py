@@ -3979,13 +3979,18 @@ def price_drop_sentence(found: Sequence[tuple[str, PriceDrop] | tuple[str, Price
     sizes.
     >>> price_drop_sentence(t, [2, 6], every="tried")[88:149]
     'either way: on every number of ranks tried, it falls for redu'
+    >>> price_drop_sentence(t + [("all-gather", PriceDrop(2.0**15, 1e-4, 7e-5), 2)], [2, 6], every="tried")[88:110]
+    'either way: on 2 and 6'
     >>> price_drop_sentence([], [2, 16])[-63:]
     'and not joined, yet on 2 and 16 ranks no price falls with size.'
     """
     ranks = sorted({check_count("ranks", r, minimum=2) for r in ranks})
     if not ranks:
         raise ValueError("ranks must name at least one number of ranks")
-    if every and {f[2] for f in found if len(f) > 2} >= set(ranks):
+    groups: dict[tuple[str, float], set] = {}     # each fall (collective, size) and the ranks it was found on
+    for f in found:
+        groups.setdefault((f[0], f[1].nbytes), set()).update(f[2:3])
+    if every and found and all(on_ranks >= set(ranks) for on_ranks in groups.values()):
         on = f"on every number of ranks {every},"
     elif len(ranks) == 1:
         on = f"on {ranks[0]} ranks"

@@ -144,7 +144,7 @@ register(Question(
     hints=((lambda given, right: abs(given / _tree_ring_mb(tree_as_ring=True) - 1) < 0.005,
             "That converts the tree's bus bandwidth as a ring's, x n/(2(n-1)); NCCL halves a tree's: "
             "B_tree = busbw / 2."),
-           (lambda given, right: given < 0,
+           (lambda given, right: abs(given / _tree_ring_mb(tree_unhalved=True) - 1) < 0.005,
             "A negative size means the tree is faster at every size: that takes the tree's bus bandwidth as its "
             "algorithm bandwidth, above the ring's. NCCL halves a tree's (each byte goes up the tree and then "
             "down): B_tree = busbw / 2.")),

@@ -349,6 +349,20 @@ def test_chain_lead_words_say_a_trend_without_a_peak_and_reject_one_count():
         ce.chain_lead_words({8: 1.5})
 
 
+def test_chain_lead_words_claim_a_loss_from_n_only_where_every_larger_n_loses():
+    # the chain leads again on 32: no "from 16", the losing count named alone, no "shrinks beyond"
+    words = ce.chain_lead_words({4: 1.2, 8: 1.5, 16: 0.9, 32: 1.1})
+    assert "from 16" not in words and "shrinks beyond" not in words and "faster on 16 ranks" in words
+    # rank counts that are not powers of two are not called so, and a trend that is not steady is no trend
+    words = ce.chain_lead_words({3: 1.2, 5: 1.5, 7: 1.1})
+    assert "powers of two" not in words and "rank counts run" in words
+    words = ce.chain_lead_words({4: 1.2, 8: 1.1, 16: 1.3})
+    assert "grows with" not in words and "largest on 16 ranks" in words and "shrinks beyond" not in words
+    # a loss on the smallest count leaves nothing "held up to"
+    words = ce.chain_lead_words({4: 0.9, 8: 1.2, 16: 1.1})
+    assert "holds up to" not in words and "faster on 4 ranks" in words
+
+
 def test_reduce_margin_words_give_a_ratio_or_a_time_saved():
     from commlib.experiments import claims
     two = claims.run(claims.claim("ch01.reduce_tree_two_ranks"))

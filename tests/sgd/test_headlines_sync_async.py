@@ -122,6 +122,11 @@ def test_sync_falling_words_say_no_more_than_the_runs():
     assert "could narrow" in words and "can change the order" not in words
     assert "seed 0" not in tuned_races.sync_falling_words(1, 5, 0, N(descending=False, fall=0.002))
     assert "stopped falling" in tuned_races.sync_falling_words(0, 5, 0, N(descending=False, fall=0.002))
+    # the held-out seeds still falling are never counted as stopped
+    words = tuned_races.sync_falling_words(0, 5, 0, N(descending=False, fall=0.002), held=(12, 30))
+    assert "but is still falling on 12 of the 30 held-out seeds" in words and "could narrow" in words
+    words = tuned_races.sync_falling_words(0, 5, 0, N(descending=False, fall=0.002), held=(0, 30))
+    assert words.endswith("on all 30 held-out seeds that score the race") and "could narrow" not in words
 
 
 def test_cached_values_are_computed_once(tmp_path, monkeypatch):

@@ -1491,6 +1491,8 @@ def rate_moves(single_rates, n_rates: dict, costs: dict, grid=GUPTA_ASYNC_RATES)
     >>> m["words"] == ("by at most one step of the rate grid up to 64 learners (keeping one learner's rate costs them "
     ...               "0.002 nats or less), and by 3 steps with 256 (0.06 nats)")
     True
+    >>> rate_moves((0.07,), {16: (0.07,), 64: (0.02,), 256: (0.025,)}, {16: 0.0, 64: 0.1, 256: 0.06})["short"]
+    'by no step of the rate grid up to 16 learners, and by 4 steps with 64 and by 3 steps with 256'
     """
     grid = tuple(sorted(grid))
     if not n_rates:
@@ -1514,14 +1516,17 @@ def rate_moves(single_rates, n_rates: dict, costs: dict, grid=GUPTA_ASYNC_RATES)
     words = short = ""
     if small:
         most = max(steps[n] for n in small)
-        moved = "one step" if most == 1 else "no step"
-        short = f"by at most {moved} of the rate grid up to {max(small)} learners"
+        moved = "by at most one step" if most == 1 else "by no step"
+        short = f"{moved} of the rate grid up to {max(small)} learners"
         words = f"{short} (keeping one learner's rate costs them {worth} nats or less)"
-    if rest:
-        far = max(rest)
-        tail = f"by {steps[far]} steps with {far} ({costs[far]:.1g} nats)"
+    if rest:   # every number of learners moved further, each with its own steps and cost
+
+        def _join(parts: list) -> str:
+            return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        tail = _join([f"by {steps[n]} steps with {n} ({costs[n]:.1g} nats)" for n in rest])
+        tail_short = _join([f"by {steps[n]} steps with {n}" for n in rest])
         words = f"{words}, and {tail}" if words else tail
-        short = f"{short}, and by {steps[far]} steps with {far}" if short else f"by {steps[far]} steps with {far}"
+        short = f"{short}, and {tail_short}" if short else tail_short
     return {"steps": steps, "small": tuple(small), "words": words, "short": short}
 
 

@@ -1565,15 +1565,19 @@ def sync_falling_words(falling: int, seeds: int, seed: int, end, held: tuple[int
     ``(falling, seeds)`` on the held-out seeds that score the race (:func:`held_out_falling`), which then replaces
     the figure's run in the sentence. Says no more than that: how a longer budget would end was not run."""
     on_held = f", and on {held[0]} of the {held[1]} held-out seeds that score the race" if held else ""
+    longer = ", so a longer budget could narrow its gap to the others; longer budgets were not run here"
     if not falling:
-        return (f"At its best rate fully synchronous SGD has stopped falling at the end of the budget on all "
-                f"{seeds} seeds that pick the rates{on_held}")
+        text = (f"At its best rate fully synchronous SGD has stopped falling at the end of the budget on all "
+                f"{seeds} seeds that pick the rates")
+        if held and held[0]:
+            return text + f", but is still falling on {held[0]} of the {held[1]} held-out seeds that score the race" + longer
+        return text + (f", and on all {held[1]} held-out seeds that score the race" if held else "")
     text = (f"At its best rate fully synchronous SGD is still falling at the end of the budget on {falling} of the "
             f"{seeds} seeds that pick the rates{on_held}")
     if end.descending and not held:
         text += (f" (seed {seed}, the figure's run, among them: its fitted loss falls by {100 * end.fall:.1f} % across "
                  f"the last quarter)")
-    return text + ", so a longer budget could narrow its gap to the others; longer budgets were not run here"
+    return text + longer
 
 
 def k_tuned_runs(small: bool = False, ks=(1, 2, 4, 8, 16), seed: int = 0) -> dict:
