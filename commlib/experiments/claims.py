@@ -316,6 +316,17 @@ def _cache_dir():
     return Path(os.environ.get("GOTW_CLAIMS_CACHE") or tempfile.gettempdir()) / f"gotw-claims-{_source_hash()}"
 
 
+def _write_once(path, data: bytes) -> None:
+    """Store ``data`` at ``path`` whole: written under a name of this process's own, then renamed, so that two
+    chapters run side by side that compute the same entry never leave it half written or mixed."""
+    import os
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
 def _to_json(v: Verdict) -> dict:
     return {"best": {k: {"config": b.config, "values": list(b.values), "at_edge": list(b.at_edge),
                          "tuned": list(b.tuned)}
@@ -347,10 +358,7 @@ def verdict(key: str) -> Verdict:
         except (ValueError, KeyError):
             pass
     v = run(c)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(_to_json(v)), encoding="utf-8")
-    tmp.replace(path)
+    _write_once(path, json.dumps(_to_json(v)).encode())
     return v
 
 
@@ -366,10 +374,7 @@ def cached(name: str, compute: Callable[[], Sequence[float]]) -> tuple[float, ..
         except (ValueError, TypeError):
             pass
     values = tuple(float(x) for x in compute())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(list(values)), encoding="utf-8")
-    tmp.replace(path)
+    _write_once(path, json.dumps(list(values)).encode())
     return values
 
 
@@ -377,7 +382,7 @@ def cached_arrays(name: str, compute: Callable[[], Mapping[str, object]]) -> dic
     """``compute()``, named arrays (the runs a figure draws, a grid of runs), computed once per version of the code
     and cached on disk beside the verdicts of :func:`verdict` as NumPy's ``.npz`` (no pickle), read back exactly:
     :func:`cached` for what is more than a list of numbers."""
-    import os
+    import io
     import zipfile
 
     import numpy as np
@@ -390,9 +395,7 @@ def cached_arrays(name: str, compute: Callable[[], Mapping[str, object]]) -> dic
         except (ValueError, OSError, KeyError, zipfile.BadZipFile):
             pass
     arrays = {k: np.asarray(v) for k, v in compute().items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as out:
-        np.savez(out, **arrays)
-    tmp.replace(path)
+    stored = io.BytesIO()
+    np.savez(stored, **arrays)
+    _write_once(path, stored.getvalue())
     return arrays

@@ -1606,11 +1606,8 @@ def tree_window_scan(ranks: Sequence[int] = TREE_SCAN_RANKS, per_decade: int = 4
                 best.append(tree / min(t.values()))
         lead[n] = min(best) if best else None
     out = TreeWindow(tuple(ranks), sizes, wins, lead)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"ranks": out.ranks, "sizes": out.sizes, "wins": out.wins, "lead": out.lead}),
-                   encoding="utf-8")
-    tmp.replace(path)
+    claims._write_once(path, json.dumps({"ranks": out.ranks, "sizes": out.sizes, "wins": out.wins,
+                                         "lead": out.lead}).encode())
     return out
 
 
