@@ -3,8 +3,10 @@
 Timings on a shared 2-core machine are noisy: read the ratios within one run,
 not the absolute seconds.
 
-1. The book: a full executed build in a scratch copy (nothing cached), then a
-   rebuild of the unchanged copy (notebooks served from the execution cache).
+1. The book: a full executed build in a scratch copy (no execution cache: every
+   notebook runs, side by side on the machine's cores, the lab alone after them; the
+   claims' verdicts come from their cache, which `make book` fills before it builds),
+   then a rebuild of the unchanged copy (notebooks served from the execution cache).
 2. Every other ``bench/bench_*.py`` module's ``main()``, which returns rows.
 """
 
