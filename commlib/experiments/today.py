@@ -311,11 +311,8 @@ def _reach(small: bool = False) -> claims.Claim:
     names = [NAMES[m] for m in compression.METHODS[1:]]
 
     def wording(v: claims.Verdict) -> str:
-        ctrl = v.best["control"].values
-        gaps = {n: [b / c - 1 for b, c in zip(v.best[n].values, ctrl)] for n in names}
-        worst = max(abs(g) for n in names for g in gaps[n])
-        spread = max(statistics.stdev(gaps[n]) for n in names)
-        bound = _one_digit_up(max(worst, spread))
+        gaps = paired_gaps_to_control(v, names)
+        bound, spread = seed_gap_bound(gaps), max(g.spread for g in gaps.values())
         best = {n: v.best[n].config["lr"] for n in ("control", *names)}
         grid = " and ".join((", ".join(f"{x:g}" for x in _LRS[:-1]), f"{_LRS[-1]:g}"))
         rates = (f"{best['control']:g} for all four" if len(set(best.values())) == 1 else
@@ -326,10 +323,8 @@ def _reach(small: bool = False) -> claims.Claim:
                 f"seed; the lowest on average, {v.winner}, ends below {v.runner_up} in {v.wins} of {v.seeds} seeds")
 
     def headline(v: claims.Verdict) -> str:
-        ctrl = v.best["control"].values
-        worst = max(abs(b / c - 1) for n in names for b, c in zip(v.best[n].values, ctrl))
-        spread = max(statistics.stdev([b / c - 1 for b, c in zip(v.best[n].values, ctrl)]) for n in names)
-        return (f"{', '.join(names[:-1])} and {names[-1]} all end within {_percent(_one_digit_up(max(worst, spread)))} "
+        bound = seed_gap_bound(paired_gaps_to_control(v, names))
+        return (f"{', '.join(names[:-1])} and {names[-1]} all end within {_percent(bound)} "
                 f"of the control's loss on each of {count_word(v.seeds)} seeds")
     return claims.Claim(
         "ch07.compressors_reach_control",

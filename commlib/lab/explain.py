@@ -40,8 +40,8 @@ __all__ = ["RATE_TOLERANCE", "CORE_SHARE_ENOUGH", "figures", "rate_text", "rate_
            "power_phrase", "power_caveat", "control_sentence",
            "machine_words", "headline_takeaway", "your_run_sentence", "your_run_loaded", "your_run_title", "oversubscription_sentence",
            "oversubscription_takeaway", "level_name", "level_scope", "waits_out_slices", "shared_level_sentence",
-           "shared_level_clause", "shared_machine_sentence", "time_span", "SLICE_SMALL",
-           "pair_sentence", "gloo_sentence", "price_drop_sentence", "control_machine_words"]
+           "shared_machine_sentence", "time_span", "SLICE_SMALL",
+           "pair_sentence", "gloo_sentence", "price_drop_sentence"]
 
 #: A rate within this fraction of the copy rate counts as "about" it; more than this above it is flagged.
 RATE_TOLERANCE = 0.25
@@ -2613,7 +2613,7 @@ def oversubscription_takeaway(size: float, two: float, four: float, free: float 
     :func:`oversubscription_sentence`), in words no finer than one run knows it.
 
     ``scope``: the thread level the runs used, as :func:`level_scope` words, which open the takeaway; ``other``:
-    what a control found at the other level (:func:`shared_level_clause`), which closes it.
+    what a control found at the other level, a clause that closes it.
 
     >>> print(oversubscription_takeaway(1024, 6.1e-6, 37e-6, 11.5e-6, scope="at `MPI_THREAD_MULTIPLE`, the level "
     ...       "of every oversubscribed run here", other="at `MPI_THREAD_SINGLE` a control found whole scheduler "
@@ -2762,16 +2762,6 @@ def _busy(machine: dict) -> bool:
     return (before or 0) >= 0.5 * (cores or 1)
 
 
-def control_machine_words(machine: dict) -> str:
-    """A control's machine in a few words, from its record: "a loaded two-core machine" (loaded: :func:`_busy`).
-
-    >>> control_machine_words({"cpu_count": 2, "load_average_before": 2.1}), control_machine_words({})
-    ('a loaded two-core machine', 'a machine')
-    """
-    cores = machine.get("cpu_count")
-    return "a" + (" loaded" if _busy(machine) else "") + (f" {about(cores)}-core" if cores else "") + " machine"
-
-
 def shared_machine_sentence(machine: dict, multiple: float, reference: Sequence[float],
                             slice_s: float = 1e-3) -> str:
     """Where the shared-core control ran (``machine``: its record, ``machine_shared_control.json``) and what that
@@ -2810,51 +2800,6 @@ def _ms_span(values: Sequence[float]) -> str:
     """Times (s) as a range in ms to two significant figures, one unit for both ends ("0.06 to 0.44 ms")."""
     lo, hi = (figures(1e3 * v, 1 if 1e3 * v < 0.1 else 2) for v in (min(values), max(values)))
     return f"{lo} ms" if lo == hi else f"{lo} to {hi} ms"
-
-
-def shared_level_clause(waited: bool | None, level_single: str = "`MPI_THREAD_SINGLE`",
-                        median: float | None = None, cpu_single: Sequence[float] = (),
-                        cpu_multiple: Sequence[float] = (), level_multiple: str = "`MPI_THREAD_MULTIPLE`",
-                        machine: dict | None = None, short: bool = False) -> str:
-    """The shared-core control's finding, as a clause to follow a finding made at MULTIPLE (a takeaway, the "To
-    remember"): ``waited``, whether its SINGLE ranks waited out whole slices (:func:`waits_out_slices`), None
-    where the control is absent; ``median`` (s): its SINGLE time at the smallest size on the chapter's placement.
-
-    Where the ranks waited out slices, the clause quotes the CPU clock, not the wall times: ``cpu_single`` and
-    ``cpu_multiple`` (s), the median CPU time per call of the least busy rank at each level, placement by
-    placement, which the waits of a loaded machine do not count; quoted as the range of those medians, not as a
-    bound on every call (the calls of the two levels overlap).
-    ``machine``: the control's machine record; a busy one is named as loaded (as :func:`shared_machine_sentence`
-    judges it). ``short``: MULTIPLE's medians in words where all lie under half a millisecond (a takeaway's
-    sentence, which already quotes other numbers).
-
-    >>> print(shared_level_clause(True, median=17e-3, cpu_single=[3.5e-3, 3.9e-3], cpu_multiple=[0.44e-3, 0.06e-3],
-    ...       machine={"cpu_count": 2, "load_average_before": 2.1, "load_average_after": 4.3}))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    at `MPI_THREAD_SINGLE` a control, run only on a loaded two-core machine, found whole scheduler slices instead:
-    its least busy rank used a median of 3.5 to 3.9 ms of CPU time a call, against 0.06 to 0.44 ms at `MPI_THREAD_MULTIPLE`
-
-    >>> shared_level_clause(True, median=17e-3, cpu_single=[3.5e-3, 3.9e-3], cpu_multiple=[0.44e-3],
-    ...                     short=True).split(": ")[-1]
-    'its least busy rank used a median of 3.5 to 3.9 ms of CPU time a call, against under half a millisecond at `MPI_THREAD_MULTIPLE`'
-    >>> shared_level_clause(True, median=17e-3)
-    'at `MPI_THREAD_SINGLE` a control found whole scheduler slices instead'
-    >>> shared_level_clause(False, median=50e-6)
-    'at `MPI_THREAD_SINGLE` a control found no waits for whole slices either (50 µs a call)'
-    >>> shared_level_clause(None)
-    ''
-    """
-    if waited is None:
-        return ""
-    if waited:
-        where = f", run only on {control_machine_words(machine)}," if machine else ""
-        against = ("under half a millisecond" if short and max(cpu_multiple or [1.0]) < 0.5e-3 else
-                   _ms_span(cpu_multiple or [0.0]))
-        cpu = (f": its least busy rank used a median of {_ms_span(cpu_single)} of CPU time a call, against "
-               f"{against} at {level_multiple}" if cpu_single and cpu_multiple else "")
-        return f"at {level_single} a control{where} found whole scheduler slices instead{cpu}"
-    return (f"at {level_single} a control found no waits for whole slices either"
-            + (f" ({time_text(median)} a call)" if median is not None else ""))
 
 
 def pair_sentence(sizes: Sequence[float], ratios: Sequence[float], split: float = 2**20,
@@ -3720,8 +3665,8 @@ def ring_level_sentence(control: str | None, sizes: Sequence[float] = (), ring_t
     ``lib_times`` (s, at MPI_THREAD_MULTIPLE) times ``factors`` (:func:`level_factors`) is the library at the
     better level; they are compared at the largest size at which neither mapped in fresh pages, as in
     :func:`ring_vs_library`. ``elsewhere``: where there is no control on these ranks, what one on other ranks
-    found (:func:`level_runs`). ``shared``: what the shared-core control found at SINGLE, in words
-    (:func:`shared_level_clause`), said where the run has no control of its own. ``control_at``: where the page
+    found (:func:`level_runs`). ``shared``: what the shared-core control found at SINGLE, in words, said where the
+    run has no control of its own. ``control_at``: where the page
     describes the control on other ranks, as the sentence points to it (a chapter may pass a link).
 
     >>> ring_level_sentence(None)[-40:]

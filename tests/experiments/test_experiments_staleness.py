@@ -195,7 +195,12 @@ def test_noise_gain_over_seeds_and_at_one_reach():
     w = staleness.noise_gain_words([{"workers": 16, "where": "p", "reach": 0.32, "fixed": 1.39, "random": 1.31},
                                     {"workers": 64, "where": "p", "reach": 0.69, "fixed": 2.13, "random": 1.67}],
                                    same_reach=same)
-    assert w["n_free"] and "not with the learners as such" not in w["short"] and "0.78 times" in w["words"]
+    assert w["n_free"] and "0.78 times" in w["words"]
+    # at one reach, gains that part with the number of learners are not n-free
+    parted = [{"workers": n, "reach": 0.69, "random": g} for n, g in ((4, 1.3), (64, 1.6))]
+    assert staleness.noise_gain_words(w_rows := [{"workers": 16, "where": "p", "reach": 0.32, "fixed": 1.39,
+                                                  "random": 1.31}], same_reach=parted)["n_free"] is False
+    assert staleness.noise_gain_words(w_rows)["n_free"] is None          # no same-reach runs: not asked
     assert "far less" not in w["words"]
     assert staleness.mean_spread_text([2.34, 2.36, 2.32]) == "2.34 ± 0.02"
     with pytest.raises(ValueError):

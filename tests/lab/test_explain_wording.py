@@ -552,9 +552,8 @@ def test_the_shared_core_lesson_follows_the_stored_control_and_flips_with_it():
     s, m = _shared_rows(single, multiple)
     waited = all(explain.waits_out_slices(r[1]) for r in s)
     verdict = explain.shared_level_sentence(1024, s, m, labels)
-    clause = explain.shared_level_clause(waited, median=s[0][1])
     # the stored control: at SINGLE ranks sharing a core waited out whole slices (milliseconds a call)
-    assert waited and "waited out whole scheduler slices" in verdict and "instead" in clause
+    assert waited and "waited out whole scheduler slices" in verdict
     assert "kept its core" in explain.shared_level_sentence(1024, s, m, labels, part="cpu")
     # flip the data: a SINGLE control a thousand times faster did not wait out slices, and the words flip
     fast = [_with_times(d, 1e-3) for d in single]
@@ -562,10 +561,10 @@ def test_the_shared_core_lesson_follows_the_stored_control_and_flips_with_it():
     waited2 = all(explain.waits_out_slices(r[1]) for r in s2)
     assert not waited2
     assert "did not wait out scheduler slices" in explain.shared_level_sentence(1024, s2, m, labels)
-    assert "no waits for whole slices either" in explain.shared_level_clause(waited2, median=s2[0][1])
     assert "kept its core" not in explain.shared_level_sentence(1024, s2, m, labels, part="cpu")
     # the takeaway carries the clause, scoped to the level the oversubscribed runs recorded
     scope = explain.level_scope(ref["four"])
+    clause = "at `MPI_THREAD_SINGLE` a control found whole scheduler slices instead"
     take = explain.oversubscription_takeaway(1024, 8.7e-6, 39e-6, 14e-6, scope=scope, other=clause)
     assert take.startswith("At mpi4py's default `MPI_THREAD_MULTIPLE`") and take.endswith(clause + ".")
     as_single = dict(ref["four"], thread_level=0)
