@@ -202,6 +202,23 @@ def decimals(spread: float) -> int:
     return max(0, min(5, -math.floor(math.log10(spread))))
 
 
+def spread_text(mean: float, sd: float, sign: str = "") -> str:
+    """``mean ± sd`` quoted no finer than the spread: the spread rounded to one significant digit, the mean to the
+    same decimal place (``sign="+"`` writes the sign of a difference); a difference between identical runs (mean and
+    spread both 0 at the quoted decimals) reads ``0``. The one way the book quotes a mean over seeds with its spread.
+
+    >>> spread_text(-2e-5, 1.2e-5, sign="+"), spread_text(0.0, 0.0, sign="+"), spread_text(1e-17, 2e-17, sign="+")
+    ('-0.00002 ± 0.00001', '0', '0')
+    >>> spread_text(3.743, 0.11), spread_text(2.0, 0.56)
+    ('3.7 ± 0.1', '2.0 ± 0.6')
+    """
+    sd1 = float(f"{sd:.1g}") if sd > 0 else 0.0
+    d = decimals(sd1)
+    if round(mean, d) == 0 and round(sd1, d) == 0:   # identical runs, up to the last bits of a sum
+        return "0"
+    return f"{mean:{sign}.{d}f} ± {sd1:.{d}f}"
+
+
 def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (0 for one value)."""
     values = [float(v) for v in values]

@@ -722,20 +722,6 @@ def _distance_level(s: dict, cap: float, c: float, seed: int) -> float:
     return grids.level(distance_run(s, cap, c, seed), _budget(s))
 
 
-def _quote(mean: float, sd: float, sign: str = "") -> str:
-    """``mean ± sd`` with the spread rounded to one significant digit and the mean quoted no finer; a difference
-    between identical runs (mean and spread both 0 at the quoted decimals) reads ``0``.
-
-    >>> _quote(-2e-5, 1.2e-5, sign="+"), _quote(0.0, 0.0, sign="+"), _quote(1e-17, 2e-17, sign="+")
-    ('-0.00002 ± 0.00001', '0', '0')
-    """
-    sd1 = float(f"{sd:.1g}") if sd > 0 else 0.0
-    d = grids.decimals(sd1)
-    if round(mean, d) == 0 and round(sd1, d) == 0:   # identical runs, up to the last bits of a sum
-        return "0"
-    return f"{mean:{sign}.{d}f} ± {sd1:.{d}f}"
-
-
 def _text(best: claims.Best, *others: claims.Best) -> str:
     """A contender's level over the seeds: ``mean ± spread nats``, no finer than its spread nor than the spreads of
     ``others`` (the levels it is compared with in the same sentence, so that all are quoted alike)."""
@@ -756,7 +742,7 @@ def gap_text(a: claims.Best, b: claims.Best) -> str:
     >>> gap_text(claims.Best({}, (0.56, 0.57), ()), claims.Best({}, (0.55, 0.55), ()))
     '+0.015 ± 0.007 nats'
     """
-    return _quote(*_gap(a, b), sign="+") + " nats"
+    return grids.spread_text(*_gap(a, b), sign="+") + " nats"
 
 
 #: Nats: a mean gap smaller than this is level whatever its spread (the levels are quoted to 0.001 nats at best).
@@ -906,7 +892,7 @@ def lr_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict) -> dict[str,
     out = {"shared": shared.sentence, "tuned": tuned.sentence}
     single_best = t["single"]
     too_large = place(s["single"], single_best) == "above"
-    add = _quote(*_gap(s["constant"], s["single"])) + " nats"
+    add = grids.spread_text(*_gap(s["constant"], s["single"])) + " nats"
     out["control"] = (f"the rate is too large for these gradients even without staleness (one learner ends at "
                       f"{_text(single_best, s['single'])} at its best rate {single_best.config['lr']:g}), and "
                       "staleness adds "
@@ -1292,14 +1278,11 @@ def mean_spread_text(values) -> str:
     >>> mean_spread_text([1.15, 1.16, 1.17]), mean_spread_text([3.63, 3.75, 3.85]), mean_spread_text([2.0])
     ('1.16 ± 0.01', '3.7 ± 0.1', '2')
     """
-    v = np.asarray(list(values), dtype=float)
-    if v.size == 0:
+    v = [float(x) for x in values]
+    if not v:
         raise ValueError("values must hold at least one value")
-    if v.size == 1 or float(np.std(v, ddof=1)) == 0.0:
-        return f"{v[0]:.3g}" if v.size == 1 else f"{float(np.mean(v)):.3g}"
-    sd = float(np.std(v, ddof=1))
-    places = max(0, -int(np.floor(np.log10(float(f"{sd:.1g}")))))
-    return f"{float(np.mean(v)):.{places}f} ± {float(f'{sd:.1g}'):.{places}f}"
+    mean, sd = grids.mean_sd(v)
+    return grids.spread_text(mean, sd) if sd > 0 else f"{mean:.3g}"
 
 
 def noise_gain_rows(rates: dict[int, float], curvatures: dict[str, float], updates: int = 1_000_000,
@@ -2000,7 +1983,7 @@ def gupta_over_n(verdicts, margins: bool = True, name: str = GUPTA, tail: bool =
             close = all(abs(_gap(v.best[name], v.best[TUNED])[0]) < LEVEL for v in vs)
             parts.append(f"lands {f'within {LEVEL:g} nats of' if close else 'level with'} {what} with {ns} learners")
             continue
-        gaps = [_quote(abs(_gap(v.best[name], v.best[TUNED])[0]), _gap(v.best[name], v.best[TUNED])[1]) for v in vs]
+        gaps = [grids.spread_text(abs(_gap(v.best[name], v.best[TUNED])[0]), _gap(v.best[name], v.best[TUNED])[1]) for v in vs]
         parts.append(f"ends {_and(gaps) + ' nats ' if margins else ''}{spot} {what} with {ns} learners")
     return _and(parts) + (", with no tuning of the asynchronous run" if tail else "")
 
@@ -2186,8 +2169,8 @@ def downpour_cost_words(v: claims.Verdict) -> str:
     s, a = v.best[STALENESS_COST["sgd"]], v.best[STALENESS_COST["adagrad"]]
     smaller = "Adagrad" if v.winner == STALENESS_COST["adagrad"] else "SGD"
     clause = f"smaller for {smaller} on every seed" if v.unanimous else f"smaller for {smaller} in {v.wins} of {v.seeds} seeds"
-    return (f"at the untuned rate {NOTES_RATE:g}, staleness costs SGD {_quote(*grids.mean_sd(s.values), sign='+')} "
-            f"nats and Adagrad {_quote(*grids.mean_sd(a.values), sign='+')} nats ({clause})")
+    return (f"at the untuned rate {NOTES_RATE:g}, staleness costs SGD {grids.spread_text(*grids.mean_sd(s.values), sign='+')} "
+            f"nats and Adagrad {grids.spread_text(*grids.mean_sd(a.values), sign='+')} nats ({clause})")
 
 
 def downpour_shared_words(v: claims.Verdict) -> str:
@@ -2226,7 +2209,7 @@ def downpour_claim_phrases(shared: claims.Verdict, tuned: claims.Verdict,
     SGD once tuned) and what it costs each optimiser at the untuned shared rate, where they could.
     """
     def q(best):
-        return _quote(*grids.mean_sd(best.values))
+        return grids.spread_text(*grids.mean_sd(best.values))
 
     at = shared.best[SGD_NAME], shared.best[ADAGRAD_NAME]
     edge_shared = claims.Best({}, tuple(x - y for x, y in zip(at[0].values, at[1].values)), ())
@@ -2297,12 +2280,12 @@ def _sensitivity(tuned: claims.Verdict, cost: claims.Verdict) -> dict[str, str]:
     c_s, c_a = cost.best[STALENESS_COST["sgd"]], cost.best[STALENESS_COST["adagrad"]]
     adagrad_less = cost.winner == STALENESS_COST["adagrad"] and place(c_a, c_s) == "below"
     if place(s, s1) == "level with":
-        quoted = _quote(*grids.mean_sd(sgd_cost.values), sign="+")
+        quoted = grids.spread_text(*grids.mean_sd(sgd_cost.values), sign="+")
         head = (f"once tuned, staleness costs SGD nothing measurable here ({quoted} nats), so at tuned rates this "
                 "problem cannot show robustness to staleness")
         short = "once tuned, staleness costs SGD nothing here, so this problem cannot show robustness at tuned rates"
     else:
-        head = (f"tuned, staleness costs SGD {_quote(*grids.mean_sd(sgd_cost.values), sign='+')} nats, and Adagrad's "
+        head = (f"tuned, staleness costs SGD {grids.spread_text(*grids.mean_sd(sgd_cost.values), sign='+')} nats, and Adagrad's "
                 "edge is no larger with it")
         short = "tuned, Adagrad's edge is no larger with staleness than without"
     tail = ("the robustness of a smaller, shrinking step" if adagrad_less else
@@ -2329,7 +2312,7 @@ def downpour_rows(shared: claims.Verdict, tuned: claims.Verdict) -> list[tuple[s
              _edge(tuned, one=True))
     return [(SGD_NAME, cell(shared, SGD_NAME), cell(tuned, SGD_NAME), cell(tuned, SGD_NAME + ONE)),
             (ADAGRAD_NAME, cell(shared, ADAGRAD_NAME), cell(tuned, ADAGRAD_NAME), cell(tuned, ADAGRAD_NAME + ONE)),
-            ("Adagrad's edge (SGD minus Adagrad)", *(_quote(*grids.mean_sd(e.values)) + " nats" for e in edges))]
+            ("Adagrad's edge (SGD minus Adagrad)", *(grids.spread_text(*grids.mean_sd(e.values)) + " nats" for e in edges))]
 
 
 def rule_fine_points(v: claims.Verdict, small: bool = False) -> dict:

@@ -18,6 +18,7 @@ from ... import hardware
 from ...sgd import scaling, training
 from ...sgd import simulate as sgd
 from ...units import check_count, check_positive
+from . import grids
 from .summaries import RunEnd, protocol_label
 
 __all__ = [
@@ -731,9 +732,8 @@ def kept_left_text(row: KeepRow) -> str:
     >>> kept_left_text(KeepRow("a", 12, (1.7, 1.7), (1.7, 1.7), 1.7, (1.6, 2.5), 1.667))
     '2.0 ± 0.6'
     """
-    mean, sd = statistics.fmean(row.kept_left), statistics.stdev(row.kept_left) if len(row.kept_left) > 1 else 0.0
-    d = max(0, min(5, -math.floor(math.log10(sd)))) if sd > 0 else 3
-    return f"{mean:.{d}f} ± {sd:.{d}f}"
+    mean, sd = grids.mean_sd(row.kept_left)
+    return grids.spread_text(mean, sd) if sd > 0 else f"{mean:.3g}"
 
 
 def kept_state_words(row: KeepRow, name: str, numbers: bool = True) -> str:
