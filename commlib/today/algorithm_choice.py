@@ -120,10 +120,16 @@ NVLS_LATENCY = NCCL_QUOTED["nvls_latency"]
 class Machine:
     """A machine as the chooser sees it.
 
-    ``ranks`` GPUs on ``nodes`` nodes; ``bandwidth`` the bytes/s per direction
-    one GPU can move (its NVLink inside a node, its NIC across nodes, the
-    slower one when both are crossed): like NCCL's, the chooser applies its
-    protocol factors on top of it; ``hop_latency`` the extra seconds per
+    ``ranks`` GPUs on ``nodes`` nodes; ``bandwidth`` the bus bandwidth, bytes/s per
+    direction, that the machine's rings reach together, as NCCL's tuner counts it
+    (``nChannels * bw`` in ``ncclTopoTuneModel``, one channel's share times the
+    channels): inside one node, what a ring all-reduce over the GPUs' NVLink (or
+    PCIe) reaches; across nodes of one GPU each, that GPU's network card. Across
+    nodes of several GPUs, NCCL lays its rings so that each leaves the node through a
+    card of its own, and together they carry about the node's total network
+    bandwidth (the sum of its cards' rates, capped by the links inside the node):
+    one GPU's card, or one GPU's share of a card, is several times too low there.
+    Like NCCL, the chooser applies its protocol factors on top of it; ``hop_latency`` the extra seconds per
     network hop; ``in_switch`` whether the switch takes part (NVLink SHARP, NVLS:
     it reduces for all-reduce and reduce-scatter, multicasts for all-gather);
     ``ll128`` whether NCCL 2.30.7 enables LL128 by default (``ncclTopoTuneModel``): only
