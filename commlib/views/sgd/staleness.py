@@ -259,6 +259,16 @@ def shared_step_table(rate, curvatures, tau, random_limit, tuned_rate):
                            "limit, random staleness"], rows)
 
 
+def _gain(x: float) -> str:
+    """A noise gain to three significant figures, or what an infinite one means (a delay past its limit)."""
+    return f"{x:.3g}" if np.isfinite(x) else "unbounded (past the limit)"
+
+
+def _random_gain(row) -> str:
+    """A row's random-staleness gain: the mean over its seeds with its spread where it has several, else the one."""
+    return staleness_experiments.mean_spread_text(row["randoms"]) if "randoms" in row else _gain(row["random"])
+
+
 def noise_gain_table(rows):
     """The noise gain under random staleness against a fixed delay of the same mean, one row per number of learners
     and curvature, each at its own rate (the rows of :func:`commlib.experiments.sgd.staleness.noise_gain_rows`); a
@@ -270,14 +280,8 @@ def noise_gain_table(rows):
     >>> print(noise_gain_table([row]).data.splitlines()[-1])
     | 16 | 0.05 | optimum | 0.011 | 0.16 | 0.11 | 1.18 | 1.16 ± 0.01 |
     """
-    def gain(x):
-        return f"{x:.3g}" if np.isfinite(x) else "unbounded (past the limit)"
-
-    def spread(r):
-        return staleness_experiments.mean_spread_text(r["randoms"]) if "randoms" in r else gain(r["random"])
-
     body = [(r["workers"], f"{r['rate']:g}", r["where"], f"{r['step']:.2g}", f"{r['reach']:.2g}", f"{r['frac']:.2g}",
-             gain(r["fixed"]), spread(r)) for r in rows]
+             _gain(r["fixed"]), _random_gain(r)) for r in rows]
     return markdown_table(["learners n", "tuned rate", "curvature", "step ζ", "ζ (n − 1)",
                            "ζ over the limit, always n − 1 updates old", "noise gain, always n − 1 updates old",
                            "noise gain, random staleness (mean ± sd over seeds)"], body)
@@ -293,11 +297,7 @@ def same_reach_table(rows):
     >>> print(same_reach_table([row]).data.splitlines()[-1])
     | 0.69 | 4 | 0.23 | 2.1 | 1.68 ± 0.01 |
     """
-    def gain(x):
-        return f"{x:.3g}" if np.isfinite(x) else "unbounded (past the limit)"
-
-    body = [(f"{r['reach']:.2g}", r["workers"], f"{r['step']:.2g}", gain(r["fixed"]),
-             staleness_experiments.mean_spread_text(r["randoms"]) if "randoms" in r else gain(r["random"]))
+    body = [(f"{r['reach']:.2g}", r["workers"], f"{r['step']:.2g}", _gain(r["fixed"]), _random_gain(r))
             for r in sorted(rows, key=lambda r: (r["reach"], r["workers"]))]
     return markdown_table(["ζ (n − 1), held fixed", "learners n", "step ζ", "noise gain, always n − 1 updates old",
                            "noise gain, random staleness (mean ± sd over seeds)"], body)
