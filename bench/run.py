@@ -5,8 +5,9 @@ not the absolute seconds.
 
 1. The book: a full executed build in a scratch copy (no execution cache: every
    notebook runs, side by side on the machine's cores, the lab alone after them; the
-   claims' verdicts come from their cache, which `make book` fills before it builds),
-   then a rebuild of the unchanged copy (notebooks served from the execution cache).
+   claims' verdicts and the runs kept beside them come from their cache, one per
+   version of the code, which `make book` fills before it builds), then a rebuild of
+   the unchanged copy (notebooks served from the execution cache).
 2. Every other ``bench/bench_*.py`` module's ``main()``, which returns rows.
 """
 
