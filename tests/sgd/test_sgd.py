@@ -697,3 +697,25 @@ def test_fresh_keeps_the_schedule_and_the_mini_batches_and_drops_the_staleness(p
     assert all(j.staleness == 0 for j in jobs if j.status == "applied")
     with pytest.raises(ValueError, match="fresh"):
         sgd.schedule(protocol, 6, k, updates=5, fresh="yes")
+
+
+def test_a_recorded_run_pauses_the_cycle_collector_and_restores_it():
+    import gc
+
+    from commlib.sgd import simulate as sim
+
+    plain = sim.simulate("k_async", 4, k=2, compute="exponential", updates=300, seed=3)
+    assert gc.isenabled()
+    recorded = sim.simulate("k_async", 4, k=2, compute="exponential", updates=300, seed=3, record_jobs=True)
+    assert gc.isenabled()                                      # switched back on after the run
+    assert np.array_equal(plain.times, recorded.times) and recorded.jobs
+    with sim._cycle_collector_paused(True):
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with sim._cycle_collector_paused(True):
+            pass
+        assert not gc.isenabled()                              # a caller's own choice is left as it was
+    finally:
+        gc.enable()
