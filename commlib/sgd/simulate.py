@@ -70,6 +70,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import heapq
 import itertools
@@ -1094,6 +1095,44 @@ def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "
     >>> bool(np.array_equal(f.times, s.times)), int(f.staleness.max())
     (True, 0)
     """
+    if not isinstance(record_jobs, (bool, np.bool_)):
+        raise ValueError(f"record_jobs must be True or False, got {record_jobs!r}")
+    if not isinstance(fresh, (bool, np.bool_)):
+        raise ValueError(f"fresh must be True or False, got {fresh!r}")
+    with _cycle_collector_paused(record_jobs):
+        timed, log = _scheduled(protocol, workers, k, compute, updates, seed, comm_time, compute_params, record_jobs)
+        stale = np.zeros_like(timed.staleness) if fresh else timed.staleness
+        if fresh and log is not None:
+            log = [(*entry[:5], 0 if entry[3] == "applied" else entry[5]) for entry in log]
+        jobs = None if log is None else tuple(Job(*entry) for entry in log)
+    return dataclasses.replace(timed, staleness=stale, jobs=jobs)
+
+
+def job_spans(protocol: str, workers: int, k: int | None = None, compute: str = "exponential",
+              updates: int = 10_000, seed: int = 0, comm_time: float | Callable[[np.random.Generator, int], float] = 0.0,
+              **compute_params) -> tuple[SimResult, np.ndarray, np.ndarray]:
+    """When each job started and ended (s), without a :class:`Job` record for each: for long runs that need no more.
+
+    Returns the schedule of :func:`schedule` (``jobs`` left ``None``) and two arrays, ``start`` and ``end``, one
+    entry a job, equal and in the same order as ``[j.start for j in jobs]`` and ``[j.end for j in jobs]`` of the same
+    call with ``record_jobs=True``: the same event loop records them. Arguments as in :func:`schedule`.
+
+    >>> run, start, end = job_spans("k_async", workers=4, k=2, updates=50, seed=1)
+    >>> full = schedule("k_async", workers=4, k=2, updates=50, seed=1, record_jobs=True)
+    >>> start.tolist() == [j.start for j in full.jobs], end.tolist() == [j.end for j in full.jobs]
+    (True, True)
+    """
+    with _cycle_collector_paused(True):
+        timed, log = _scheduled(protocol, workers, k, compute, updates, seed, comm_time, compute_params, True)
+        start = np.fromiter((entry[1] for entry in log), dtype=float, count=len(log))
+        end = np.fromiter((entry[2] for entry in log), dtype=float, count=len(log))
+    return timed, start, end
+
+
+def _scheduled(protocol, workers, k, compute, updates, seed, comm_time, compute_params, record: bool
+               ) -> tuple[SimResult, list | None]:
+    """Check the arguments of :func:`schedule`, then run the protocol's event loop: the schedule (no jobs) and, if
+    ``record``, its job log (a ``(worker, start, end, status, update, staleness)`` tuple a job, else ``None``)."""
     protocol = _check_protocol(protocol)
     workers = check_count("workers", workers, 1)
     K = _check_k(protocol, workers, k)
@@ -1102,29 +1141,19 @@ def schedule(protocol: str, workers: int, k: int | None = None, compute: str = "
     seed = check_count("seed", seed, 0)
     if not callable(comm_time):
         comm_time = check_nonnegative("comm_time", comm_time)
-    if not isinstance(record_jobs, (bool, np.bool_)):
-        raise ValueError(f"record_jobs must be True or False, got {record_jobs!r}")
-    if not isinstance(fresh, (bool, np.bool_)):
-        raise ValueError(f"fresh must be True or False, got {fresh!r}")
     streams = _Streams(workers, seed, compute, params, comm_time)
-    log = [] if record_jobs else None
-    with _cycle_collector_paused(record_jobs):
-        if protocol in ("sync", "k_sync"):
-            times, stale, contrib = _run_k_sync(streams, workers, K, updates, log)
-        elif protocol == "k_batch_sync":
-            times, stale, contrib = _run_k_batch_sync(streams, workers, K, updates, log)
-        elif protocol == "async":
-            times, stale, contrib = _run_async(streams, workers, updates, log)
-        elif protocol == "k_async":
-            times, stale, contrib = _run_k_async(streams, workers, K, updates, log)
-        else:
-            times, stale, contrib = _run_k_batch_async(streams, workers, K, updates, log)
-        per_update = np.full(updates, K, dtype=np.int64)
-        if fresh:
-            stale = np.zeros_like(stale)
-            log = None if log is None else [(*entry[:5], 0 if entry[3] == "applied" else entry[5]) for entry in log]
-        jobs = None if log is None else tuple(Job(*entry) for entry in log)
-    return SimResult(protocol, workers, K, times, stale, contrib, per_update, jobs=jobs)
+    log = [] if record else None
+    if protocol in ("sync", "k_sync"):
+        times, stale, contrib = _run_k_sync(streams, workers, K, updates, log)
+    elif protocol == "k_batch_sync":
+        times, stale, contrib = _run_k_batch_sync(streams, workers, K, updates, log)
+    elif protocol == "async":
+        times, stale, contrib = _run_async(streams, workers, updates, log)
+    elif protocol == "k_async":
+        times, stale, contrib = _run_k_async(streams, workers, K, updates, log)
+    else:
+        times, stale, contrib = _run_k_batch_async(streams, workers, K, updates, log)
+    return SimResult(protocol, workers, K, times, stale, contrib, np.full(updates, K, dtype=np.int64)), log
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ or :mod:`commlib.sgd.scaling` and returns results; the figures in
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import statistics
@@ -551,9 +552,13 @@ def kept_work_left(run, burn: int = 0) -> float:
     """
     if run.jobs is None:
         raise ValueError("run must be simulated with record_jobs=True")
-    times = np.asarray(run.times)[check_count("burn", burn, 0, len(run.times) - 1):]
-    start = np.array([j.start for j in run.jobs])
-    end = np.array([j.end for j in run.jobs])
+    burn = check_count("burn", burn, 0, len(run.times) - 1)
+    return _kept_left(run.times, np.array([j.start for j in run.jobs]), np.array([j.end for j in run.jobs]), burn)
+
+
+def _kept_left(times, start: np.ndarray, end: np.ndarray, burn: int) -> float:
+    """:func:`kept_work_left` from the update ``times`` and the jobs' ``start`` and ``end`` (s), one entry a job."""
+    times = np.asarray(times)[burn:]
     lo, hi = np.searchsorted(times, start, side="right"), np.searchsorted(times, end, side="left")
     count = np.clip(hi - lo, 0, None)
     cum = np.concatenate([[0.0], np.cumsum(times)])
@@ -621,17 +626,22 @@ def keep_or_cancel(law: str, k: int, workers: int = 16, updates: int = 8000, see
     updates = check_count("updates", updates, 10)
     if not seeds:
         raise ValueError("seeds must name at least one seed")
+    keep, left, cancel = zip(*(_keep_seed(law, k, workers, updates, check_count("seed", seed, 0))
+                               for seed in seeds))
     compute, params = KEEP_LAWS[law]
-    keep, cancel, left = [], [], []
-    for seed in seeds:
-        run = sgd.simulate("k_async", workers, k=k, compute=compute, updates=updates, seed=seed, record_jobs=True,
-                           **params)
-        keep.append(run.mean_time_per_update)
-        left.append(kept_work_left(run, burn=updates // 10))
-        cancel.append(sgd.simulate("k_sync", workers, k=k, compute=compute, updates=updates, seed=seed,
-                                   **params).mean_time_per_update)
-    return KeepRow(law, k, tuple(keep), tuple(cancel), sgd.expected_order_statistic(k, workers, compute, **params),
-                   tuple(left), sgd.expected_value(compute, **params))
+    return KeepRow(law, k, keep, cancel, sgd.expected_order_statistic(k, workers, compute, **params), left,
+                   sgd.expected_value(compute, **params))
+
+
+@functools.cache
+def _keep_seed(law: str, k: int, workers: int, updates: int, seed: int) -> tuple[float, float, float]:
+    """One seed of :func:`keep_or_cancel`: K-async's time per update and kept work left, K-sync's time per update.
+    Kept for the process: the chapter asks for the same seed at a law's best K twice (:func:`keep_rows`,
+    :func:`kept_at_best`)."""
+    compute, params = KEEP_LAWS[law]
+    run, start, end = sgd.job_spans("k_async", workers, k=k, compute=compute, updates=updates, seed=seed, **params)
+    cancel = sgd.simulate("k_sync", workers, k=k, compute=compute, updates=updates, seed=seed, **params)
+    return run.mean_time_per_update, _kept_left(run.times, start, end, updates // 10), cancel.mean_time_per_update
 
 
 def keep_rows(laws=tuple(KEEP_LAWS), ks=(4, 8, 12), workers: int = 16, updates: int = 8000,
