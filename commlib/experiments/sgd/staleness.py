@@ -22,7 +22,7 @@ import numpy as np
 from ...sgd import simulate as sgd
 from ...sgd import stale_quadratic, training
 from ...sgd.simulate import mean_rule_rate  # noqa: F401  (the chapter reads it here, beside its runs)
-from ...units import check_nonnegative, check_positive
+from ...units import check_count, check_nonnegative, check_positive
 from .. import claims
 from . import grids
 from .summaries import tail_mean
@@ -1332,13 +1332,31 @@ def noise_gain_rows(rates: dict[int, float], curvatures: dict[str, float], updat
                 fixed = stale_quadratic.noise_variance_gain(step, n - 1)
             except ValueError:
                 fixed = float("inf")
-            randoms = tuple(stale_quadratic.random_staleness_noise_gain(step, n, updates=updates, seed=x)
-                            for x in seeds)
+            randoms = random_noise_gains(step, n, seeds, updates)
             rows.append({"workers": n, "rate": float(rate), "where": where, "step": step, "reach": step * (n - 1),
                          "frac": step / stale_quadratic.stable_step_closed_form(n - 1), "fixed": fixed,
                          "randoms": randoms, "random": float(np.mean(randoms)),
                          "random_sd": float(np.std(randoms, ddof=1)) if len(randoms) > 1 else 0.0})
     return rows
+
+
+def random_noise_gains(step: float, workers: int, seeds=(0, 1, 2, 3, 4), updates: int = 1_000_000
+                       ) -> tuple[float, ...]:
+    """:func:`commlib.sgd.stale_quadratic.random_staleness_noise_gain` at ``step`` with ``workers`` learners, one
+    gain a seed of ``seeds``. Each seed is a loop of ``updates`` updates in plain Python (about a quarter of a second
+    for a million), so the gains are computed once per version of the code and cached beside the claims' verdicts
+    (:func:`commlib.experiments.claims.cached`), read back exactly.
+
+    >>> random_noise_gains(0.1, 1, seeds=(0, 1), updates=10_000) == tuple(
+    ...     stale_quadratic.random_staleness_noise_gain(0.1, 1, updates=10_000, seed=x) for x in (0, 1))
+    True
+    """
+    seeds = tuple(check_count("seeds", x, 0) for x in seeds)
+    step, workers = check_positive("step", step), check_count("workers", workers, 1)
+    updates = check_count("updates", updates, 10)
+    return claims.cached(f"ch05.noise_gain_{step!r}_{workers}_{updates}_{'_'.join(map(str, seeds))}",
+                         lambda: [stale_quadratic.random_staleness_noise_gain(step, workers, updates=updates, seed=x)
+                                  for x in seeds])
 
 
 def _ratio_words(rows: list[dict]) -> str:
