@@ -54,7 +54,9 @@ The same event loop can also record every learner's jobs
 (``simulate(..., record_jobs=True)`` fills :attr:`SimResult.jobs` with
 :class:`Job` records: who computed from when to when, and whether the
 gradient was applied, cancelled or still being computed when the run
-stopped). That is what a timeline picture of a protocol draws.
+stopped). That is what a timeline picture of a protocol draws. A long run
+that needs only when each job started and ended asks :func:`job_spans`,
+which skips the records.
 
 Units: times in seconds, rates in 1/s.
 

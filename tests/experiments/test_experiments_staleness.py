@@ -236,3 +236,23 @@ def test_noise_gain_words_give_the_range_of_the_ratios():
             {"workers": 256, "where": "o", "reach": 1.4, "fixed": 11.6, "random": 2.39}]
     w = staleness.noise_gain_words(rows)
     assert "(0.21 to 0.79 times the fixed delay's gain)" in w["words"]
+
+
+def test_random_noise_gains_are_computed_once_per_version_of_the_code(monkeypatch, tmp_path):
+    """The gains are the model's, seed by seed; asked again (with the same code) they are read back exactly, not
+    simulated again."""
+    from commlib.sgd import stale_quadratic
+
+    monkeypatch.setenv("GOTW_CLAIMS_CACHE", str(tmp_path))
+    direct = tuple(stale_quadratic.random_staleness_noise_gain(0.05, 4, updates=5000, seed=x) for x in (0, 2))
+    calls = []
+    model = stale_quadratic.random_staleness_noise_gain
+    monkeypatch.setattr(stale_quadratic, "random_staleness_noise_gain",
+                        lambda *a, **kw: calls.append(kw["seed"]) or model(*a, **kw))
+    assert staleness.random_noise_gains(0.05, 4, seeds=(0, 2), updates=5000) == direct and calls == [0, 2]
+    assert staleness.random_noise_gains(0.05, 4, seeds=(0, 2), updates=5000) == direct and calls == [0, 2]
+    assert staleness.random_noise_gains(0.05, 4, seeds=(2,), updates=5000) == direct[1:] and calls == [0, 2, 2]
+    with pytest.raises(ValueError, match="step"):
+        staleness.random_noise_gains(-0.1, 4)
+    with pytest.raises(ValueError, match="seeds"):
+        staleness.random_noise_gains(0.1, 4, seeds=(-1,))

@@ -182,6 +182,22 @@ def test_keep_or_cancel_pays_under_the_shifted_exponential_and_loses_under_the_h
     assert " ± " in sync_async.kept_left_text(rows[0])
 
 
+def test_keep_or_cancel_is_the_recorded_runs_seed_by_seed():
+    """The fast path (job spans, each seed kept for the process) gives exactly what the recorded runs give, whatever
+    the order of the seeds and whether a seed was asked for before."""
+    law, k = "pareto", 8
+    compute, params = sync_async.KEEP_LAWS[law]
+    seeds = (3, 1, 3)
+    row = sync_async.keep_or_cancel(law, k, updates=600, seeds=seeds)
+    runs = [sgd.simulate("k_async", 16, k=k, compute=compute, updates=600, seed=s, record_jobs=True, **params)
+            for s in seeds]
+    assert row.keep == tuple(r.mean_time_per_update for r in runs)
+    assert row.kept_left == tuple(sync_async.kept_work_left(r, burn=60) for r in runs)
+    assert row.cancel == tuple(sgd.simulate("k_sync", 16, k=k, compute=compute, updates=600, seed=s,
+                                            **params).mean_time_per_update for s in seeds)
+    assert row.keep[0] != row.keep[1] and sync_async.keep_or_cancel(law, k, updates=600, seeds=(1,)).keep == row.keep[1:2]
+
+
 def test_keep_or_cancel_rejects_bad_input():
     with pytest.raises(ValueError, match="law"):
         sync_async.keep_or_cancel("gamma", 4)
@@ -189,6 +205,8 @@ def test_keep_or_cancel_rejects_bad_input():
         sync_async.keep_or_cancel("exponential", 17)
     with pytest.raises(ValueError, match="seeds"):
         sync_async.keep_or_cancel("exponential", 4, seeds=())
+    with pytest.raises(ValueError, match="seed"):
+        sync_async.keep_or_cancel("exponential", 4, seeds=(-1,))
     with pytest.raises(ValueError, match="record_jobs"):
         sync_async.kept_work_left(sgd.simulate("k_async", 4, k=2, updates=10))
 

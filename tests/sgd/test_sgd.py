@@ -719,3 +719,18 @@ def test_a_recorded_run_pauses_the_cycle_collector_and_restores_it():
         assert not gc.isenabled()                              # a caller's own choice is left as it was
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("protocol", ["sync", "k_sync", "k_batch_sync", "async", "k_async", "k_batch_async"])
+def test_job_spans_are_the_recorded_jobs_start_and_end(protocol):
+    """job_spans gives the schedule and, job by job in the same order, the start and end that record_jobs=True
+    records, for every protocol (the same event loop records both)."""
+    k = None if protocol in ("sync", "async") else 3
+    full = sgd.schedule(protocol, 5, k=k, compute="pareto", updates=40, seed=2, record_jobs=True)
+    run, start, end = sgd.job_spans(protocol, 5, k=k, compute="pareto", updates=40, seed=2)
+    assert run.jobs is None
+    for field in ("times", "staleness", "contributors", "gradients_per_update"):
+        assert np.array_equal(getattr(run, field), getattr(full, field))
+    assert start.tolist() == [j.start for j in full.jobs] and end.tolist() == [j.end for j in full.jobs]
+    with pytest.raises(ValueError, match="updates"):
+        sgd.job_spans(protocol, 5, k=k, updates=0)
