@@ -91,6 +91,24 @@ def test_moe_step_runs_four_all_to_alls_split_between_nvlink_and_network():
         cost.moe_step_bytes(16, 8, 2, 12, gpus_per_host=8)
 
 
+def test_an_fp8_dispatch_shrinks_only_the_two_all_to_alls_towards_the_experts():
+    """FP8 values with one fp32 scale a 128 values: 1 + 4/128 bytes a value on the two dispatch-shaped all-to-alls,
+    the two combine-shaped ones unchanged, so the step's bytes fall by less than half."""
+    assert cost.FP8_BLOCK_SCALED.bytes_per_element == 1 + 4 / 128
+    bf16 = cost.moe_step_bytes(4096, 4096, 2, 64, gpus_per_host=8)
+    fp8 = cost.moe_step_bytes(4096, 4096, 2, 64, gpus_per_host=8, dispatch=cost.FP8_BLOCK_SCALED)
+    one_way = cost.moe_all_to_all_bytes(4096, 4096, 2, 64)                    # one bf16 all-to-all, both links
+    assert fp8["network"] + fp8["nvlink"] == pytest.approx(2 * one_way + 2 * one_way * (1 + 4 / 128) / 2)
+    for link in ("network", "nvlink"):
+        assert 0.5 < fp8[link] / bf16[link] < 0.76
+    same = cost.moe_step_bytes(4096, 4096, 2, 64, gpus_per_host=8, dispatch=cost.WireFormat("bf16", 2))
+    assert same == bf16
+    with pytest.raises(ValueError, match="hidden"):
+        cost.moe_step_bytes(16, 100, 2, 8, gpus_per_host=8, dispatch=cost.FP8_BLOCK_SCALED)
+    with pytest.raises(ValueError, match="dispatch"):
+        cost.moe_step_bytes(16, 128, 2, 8, gpus_per_host=8, dispatch="fp8")
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_local_sgd_beats_synchronous_sgd_at_equal_wall_clock(seed):
     lrs = (0.2, 0.5, 1.0, 2.0)
