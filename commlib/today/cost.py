@@ -14,6 +14,7 @@ state by n, stage 2 also the gradients, stage 3 also the weights (:func:`memory_
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .. import hardware
@@ -21,7 +22,7 @@ from ..units import check_count, check_nonnegative, check_positive
 
 __all__ = ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
            "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank", "fitting_stages",
-           "WireFormat", "FP8_BLOCK_SCALED"]
+           "WireFormat", "FP8_BLOCK_SCALED", "moe_remote_hosts_per_token"]
 
 
 #: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
@@ -182,6 +183,33 @@ def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_
     to_experts = element if dispatch is None else dispatch.bytes_per_element
     copies = 2 * tokens * top_k * hidden * (to_experts + element)
     return {"nvlink": copies * (gpus_per_host - 1) / experts, "network": copies * (experts - gpus_per_host) / experts}
+
+
+def moe_remote_hosts_per_token(top_k: int, experts: int, gpus_per_host: int) -> dict[str, float]:
+    r"""Copies of a token that leave its host, against the remote hosts they reach: what sending a token once per host
+    saves.
+
+    Routing uniform, the token's :math:`\kappa` = ``top_k`` experts are distinct and drawn from the E = ``experts``,
+    one a GPU on hosts of g = ``gpus_per_host``. ``"copies"``: the copies that leave the host,
+    :math:`\kappa (E - g)/E` (what :func:`moe_step_bytes` counts). ``"hosts"``: the remote hosts among them, which a
+    library that sends a token across the network once for each host and forwards it over NVLink there pays for
+    instead; another host holds none of the token's experts with probability
+    :math:`\binom{E-g}{\kappa} / \binom{E}{\kappa}`, so
+
+    .. math:: \left(\frac{E}{g} - 1\right)\left(1 - \binom{E-g}{\kappa} \Big/ \binom{E}{\kappa}\right).
+
+    >>> r = moe_remote_hosts_per_token(2, 64, 8)                      # top-2 of 64 experts on 8 hosts of 8
+    >>> r["copies"], round(r["hosts"], 3)
+    (1.75, 1.653)
+    """
+    experts = check_count("experts", experts, minimum=1)
+    top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
+    gpus_per_host = check_count("gpus_per_host", gpus_per_host, minimum=1, maximum=experts)
+    if experts % gpus_per_host:
+        raise ValueError(f"experts ({experts}) must be a multiple of gpus_per_host ({gpus_per_host}): one expert a GPU")
+    none_there = math.comb(experts - gpus_per_host, top_k) / math.comb(experts, top_k)
+    return {"copies": top_k * (experts - gpus_per_host) / experts,
+            "hosts": (experts // gpus_per_host - 1) * (1 - none_there)}
 
 
 #: Bytes per parameter of optimizer state with mixed-precision Adam (fp32 master, momentum, variance).
