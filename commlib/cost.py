@@ -96,8 +96,8 @@ from .today.cost import (
     in_network_allreduce_time,
     memory_per_rank,
     moe_all_to_all_bytes,
-    moe_remote_hosts_per_token,
     moe_step_bytes,
+    moe_token_copies,
     powersgd_numbers,
     zero_bytes_per_rank,
 )
@@ -128,5 +128,5 @@ __all__ = [
     # today's collectives (chapter 7)
     "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "fitting_stages", "moe_all_to_all_bytes", "in_network_allreduce_time",
     "powersgd_numbers", "moe_step_bytes", "WireFormat", "FP8_BLOCK_SCALED",
-    "moe_remote_hosts_per_token",
+    "moe_token_copies",
 ]

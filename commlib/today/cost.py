@@ -22,7 +22,7 @@ from ..units import check_count, check_nonnegative, check_positive
 
 __all__ = ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
            "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank", "fitting_stages",
-           "WireFormat", "FP8_BLOCK_SCALED", "moe_remote_hosts_per_token"]
+           "WireFormat", "FP8_BLOCK_SCALED", "moe_token_copies"]
 
 
 #: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
@@ -185,22 +185,26 @@ def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_
     return {"nvlink": copies * (gpus_per_host - 1) / experts, "network": copies * (experts - gpus_per_host) / experts}
 
 
-def moe_remote_hosts_per_token(top_k: int, experts: int, gpus_per_host: int) -> dict[str, float]:
-    r"""Copies of a token that leave its host, against the remote hosts they reach: what sending a token once per host
-    saves.
+def moe_token_copies(top_k: int, experts: int, gpus_per_host: int) -> dict[str, float]:
+    r"""Copies of one token each link carries in one all-to-all, sent copy by copy or once per remote host.
 
     Routing uniform, the token's :math:`\kappa` = ``top_k`` experts are distinct and drawn from the E = ``experts``,
-    one a GPU on hosts of g = ``gpus_per_host``. ``"copies"``: the copies that leave the host,
-    :math:`\kappa (E - g)/E` (what :func:`moe_step_bytes` counts). ``"hosts"``: the remote hosts among them, which a
-    library that sends a token across the network once for each host and forwards it over NVLink there pays for
-    instead; another host holds none of the token's experts with probability
-    :math:`\binom{E-g}{\kappa} / \binom{E}{\kappa}`, so
+    one a GPU on hosts of g = ``gpus_per_host``. Sent copy by copy (what :func:`moe_step_bytes` counts), the network
+    carries :math:`\kappa (E - g)/E` copies and NVLink :math:`\kappa (g - 1)/E`: ``"network"`` and ``"nvlink"``.
 
-    .. math:: \left(\frac{E}{g} - 1\right)\left(1 - \binom{E-g}{\kappa} \Big/ \binom{E}{\kappa}\right).
+    A library that sends a token across the network once for each remote host holding some of its experts, to the
+    GPU with the same local index there, which forwards it over NVLink to the others, pays instead
+    ``"network_once_per_host"``, the remote hosts among the copies (another host holds none of the token's experts
+    with probability :math:`\binom{E-g}{\kappa} / \binom{E}{\kappa}`),
 
-    >>> r = moe_remote_hosts_per_token(2, 64, 8)                      # top-2 of 64 experts on 8 hosts of 8
-    >>> r["copies"], round(r["hosts"], 3)
-    (1.75, 1.653)
+    .. math:: \left(\frac{E}{g} - 1\right)\left(1 - \binom{E-g}{\kappa} \Big/ \binom{E}{\kappa}\right),
+
+    and ``"nvlink_forwarding"``, every copy whose expert's GPU has another local index than the sender's (on its own
+    host or, after the network, on the remote one), :math:`\kappa (g - 1)/g`.
+
+    >>> r = moe_token_copies(2, 64, 8)                      # top-2 of 64 experts on 8 hosts of 8
+    >>> r["network"], round(r["network_once_per_host"], 3), round(r["nvlink"], 3), r["nvlink_forwarding"]
+    (1.75, 1.653, 0.219, 1.75)
     """
     experts = check_count("experts", experts, minimum=1)
     top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
@@ -208,8 +212,10 @@ def moe_remote_hosts_per_token(top_k: int, experts: int, gpus_per_host: int) -> 
     if experts % gpus_per_host:
         raise ValueError(f"experts ({experts}) must be a multiple of gpus_per_host ({gpus_per_host}): one expert a GPU")
     none_there = math.comb(experts - gpus_per_host, top_k) / math.comb(experts, top_k)
-    return {"copies": top_k * (experts - gpus_per_host) / experts,
-            "hosts": (experts // gpus_per_host - 1) * (1 - none_there)}
+    return {"network": top_k * (experts - gpus_per_host) / experts,
+            "network_once_per_host": (experts // gpus_per_host - 1) * (1 - none_there),
+            "nvlink": top_k * (gpus_per_host - 1) / experts,
+            "nvlink_forwarding": top_k * (gpus_per_host - 1) / gpus_per_host}
 
 
 #: Bytes per parameter of optimizer state with mixed-precision Adam (fp32 master, momentum, variance).

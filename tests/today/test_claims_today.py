@@ -110,23 +110,25 @@ def test_an_fp8_dispatch_shrinks_only_the_two_all_to_alls_towards_the_experts():
 
 
 @pytest.mark.parametrize("top_k, experts, gpus", [(2, 64, 8), (8, 256, 8), (1, 16, 4), (4, 8, 8)])
-def test_remote_hosts_per_token_match_routed_tokens(top_k, experts, gpus):
-    """Route real tokens (each to top_k distinct experts drawn at random) and count, per token, the copies that leave
-    its host and the distinct remote hosts they reach: the means match the closed forms."""
+def test_token_copies_match_routed_tokens(top_k, experts, gpus):
+    """Route real tokens (each to top_k distinct experts drawn at random; the sender is GPU 0 of host 0) and count,
+    per token, what each link carries, copy by copy and once per remote host with forwarding: the means match the
+    closed forms."""
     rng = np.random.default_rng(7)
     tokens = 20_000
     picks = np.argsort(rng.random((tokens, experts)), axis=1)[:, :top_k]     # top_k distinct experts a token
-    host = picks // gpus
-    remote = host != 0                                                       # the token lives on host 0
-    copies = remote.sum(axis=1)
-    hosts = np.array([len(set(h[r])) for h, r in zip(host, remote)])
-    closed = cost.moe_remote_hosts_per_token(top_k, experts, gpus)
-    sd = max(float(copies.std()), float(hosts.std()), 1e-12) / np.sqrt(tokens)
-    assert abs(copies.mean() - closed["copies"]) < 5 * sd + 1e-12
-    assert abs(hosts.mean() - closed["hosts"]) < 5 * sd + 1e-12
-    assert closed["hosts"] <= closed["copies"]
+    host, local = picks // gpus, picks % gpus
+    remote = host != 0
+    counted = {"network": remote.sum(axis=1),
+               "network_once_per_host": np.array([len(set(h[r])) for h, r in zip(host, remote)]),
+               "nvlink": (~remote & (local != 0)).sum(axis=1),
+               "nvlink_forwarding": (local != 0).sum(axis=1)}
+    closed = cost.moe_token_copies(top_k, experts, gpus)
+    for key, per_token in counted.items():
+        assert abs(per_token.mean() - closed[key]) < 5 * per_token.std() / np.sqrt(tokens) + 1e-12, key
+    assert closed["network_once_per_host"] <= closed["network"]
     with pytest.raises(ValueError, match="top_k"):
-        cost.moe_remote_hosts_per_token(experts + 1, experts, gpus)
+        cost.moe_token_copies(experts + 1, experts, gpus)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
