@@ -89,12 +89,15 @@ from .step.cost import (
     training_flops,
 )
 from .today.cost import (
+    FP8_BLOCK_SCALED,
     ZERO_STAGES,
+    WireFormat,
     fitting_stages,
     in_network_allreduce_time,
     memory_per_rank,
     moe_all_to_all_bytes,
     moe_step_bytes,
+    moe_token_copies,
     powersgd_numbers,
     zero_bytes_per_rank,
 )
@@ -124,5 +127,6 @@ __all__ = [
     "sparse_exchange",
     # today's collectives (chapter 7)
     "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "fitting_stages", "moe_all_to_all_bytes", "in_network_allreduce_time",
-    "powersgd_numbers", "moe_step_bytes",
+    "powersgd_numbers", "moe_step_bytes", "WireFormat", "FP8_BLOCK_SCALED",
+    "moe_token_copies",
 ]

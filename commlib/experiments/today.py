@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ..sgd import training
 from ..today import compression
+from ..today.cost import FP8_BLOCK_SCALED, WireFormat
 from . import claims
 
 __all__ = ["BYTES_WORKERS", "COMPRESSION_SEEDS", "NAMES", "TRAIN_LRS", "TRAIN_STEPS", "TRAIN_WORKERS", "LOCAL_BUDGET", "LOCAL_H",
@@ -395,7 +396,7 @@ class MoeExample:
     ``gpus_per_host`` GPUs, each GPU holding ``tokens`` tokens routed top-``top_k`` in ``dtype``; then the same
     layer with ``experts_across`` experts spread over hosts of the same size, whose GPUs each have one
     ``network`` card and ``nvlink`` links; and a skewed router drawn for ``skew_tokens`` tokens a rank at each
-    of ``skews``.
+    of ``skews``. ``fp8_dispatch`` is the format the chapter sends the tokens to the experts in against ``dtype``.
     """
 
     tokens: int = 4096
@@ -409,6 +410,7 @@ class MoeExample:
     network: str = "ib_ndr"
     skew_tokens: int = 512
     skews: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5)
+    fp8_dispatch: WireFormat = FP8_BLOCK_SCALED
 
     @property
     def hosts_across(self) -> int:

@@ -14,11 +14,15 @@ state by n, stage 2 also the gradients, stage 3 also the weights (:func:`memory_
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from .. import hardware
 from ..units import check_count, check_nonnegative, check_positive
 
 __all__ = ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
-           "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank", "fitting_stages"]
+           "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank", "fitting_stages",
+           "WireFormat", "FP8_BLOCK_SCALED", "moe_token_copies"]
 
 
 #: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
@@ -111,8 +115,35 @@ def powersgd_numbers(rows: int, cols: int, rank: int) -> int:
     return (rows + cols) * rank
 
 
+@dataclass(frozen=True)
+class WireFormat:
+    """How a tensor's values travel: ``element_bytes`` a value, plus ``scale_bytes`` for every ``block`` values.
+
+    An 8-bit float holds too narrow a range for a whole tensor, so a block-scaled format sends each ``block`` of
+    values with its own scale, by which the receiver multiplies them back. ``name`` says it in words.
+
+    >>> FP8_BLOCK_SCALED.bytes_per_element                      # 1 byte a value, a 4-byte scale a 128 values
+    1.03125
+    """
+
+    name: str
+    element_bytes: int
+    scale_bytes: int = 0
+    block: int = 1
+
+    @property
+    def bytes_per_element(self) -> float:
+        """Bytes a value costs on the wire, its share of the scales included."""
+        return self.element_bytes + self.scale_bytes / self.block
+
+
+#: FP8 (e4m3) with one fp32 scale a 128 values: DeepEP's FP8 dispatch takes the tokens as ``[tokens, hidden]`` FP8
+#: values and ``[tokens, hidden // 128]`` fp32 scales (``deep_ep/buffers/legacy.py``, ``Buffer.dispatch``).
+FP8_BLOCK_SCALED = WireFormat("fp8, one fp32 scale a 128 values", 1, 4, 128)
+
+
 def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_host: int,
-                   dtype: str = "bf16") -> dict[str, float]:
+                   dtype: str = "bf16", dispatch: WireFormat | None = None) -> dict[str, float]:
     r"""Bytes each rank sends per training step and MoE layer, over NVLink and over the network.
 
     A training step runs four all-to-alls per MoE layer: dispatch and combine in the forward pass,
@@ -123,12 +154,18 @@ def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_
     .. math:: 4\,x\,\kappa\,d_{model}\,s\,\frac{g-1}{E} \text{ over NVLink}, \qquad
               4\,x\,\kappa\,d_{model}\,s\,\frac{E-g}{E} \text{ over the network}.
 
+    ``dispatch``: the format of the two all-to-alls that carry tokens to the experts, the forward dispatch and the
+    backward pass's gradient of combine (which runs as a dispatch), when it is not ``dtype`` (``None``): an FP8
+    dispatch (:data:`FP8_BLOCK_SCALED`, ``hidden`` a multiple of its block) while the other two stay in ``dtype``.
+
     >>> r = moe_step_bytes(4096, 4096, 2, 8, 8)                      # one host: all NVLink
     >>> r["nvlink"] == 4 * moe_all_to_all_bytes(4096, 4096, 2, 8), r["network"]
     (True, 0.0)
     >>> r = moe_step_bytes(4096, 4096, 2, 64, 8)
     >>> round(r["network"] / (r["network"] + r["nvlink"]), 3)          # 56 of 63 remote copies leave the host
     0.889
+    >>> moe_step_bytes(4096, 4096, 2, 64, 8, dispatch=FP8_BLOCK_SCALED)["network"] / r["network"]
+    0.7578125
     """
     tokens = check_count("tokens", tokens, minimum=0)
     hidden = check_count("hidden", hidden, minimum=1)
@@ -137,8 +174,48 @@ def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_
     gpus_per_host = check_count("gpus_per_host", gpus_per_host, minimum=1, maximum=experts)
     if experts % gpus_per_host:
         raise ValueError(f"experts ({experts}) must be a multiple of gpus_per_host ({gpus_per_host}): one expert a GPU")
-    copies = 4 * tokens * top_k * hidden * _element_bytes(dtype)
+    element = _element_bytes(dtype)
+    if dispatch is not None:
+        if not isinstance(dispatch, WireFormat):
+            raise ValueError(f"dispatch must be a WireFormat or None, got {dispatch!r}")
+        if hidden % dispatch.block:
+            raise ValueError(f"hidden ({hidden}) must be a multiple of the dispatch format's block ({dispatch.block})")
+    to_experts = element if dispatch is None else dispatch.bytes_per_element
+    copies = 2 * tokens * top_k * hidden * (to_experts + element)
     return {"nvlink": copies * (gpus_per_host - 1) / experts, "network": copies * (experts - gpus_per_host) / experts}
+
+
+def moe_token_copies(top_k: int, experts: int, gpus_per_host: int) -> dict[str, float]:
+    r"""Copies of one token each link carries in one all-to-all, sent copy by copy or once per remote host.
+
+    Routing uniform, the token's :math:`\kappa` = ``top_k`` experts are distinct and drawn from the E = ``experts``,
+    one a GPU on hosts of g = ``gpus_per_host``. Sent copy by copy (what :func:`moe_step_bytes` counts), the network
+    carries :math:`\kappa (E - g)/E` copies and NVLink :math:`\kappa (g - 1)/E`: ``"network"`` and ``"nvlink"``.
+
+    A library that sends a token across the network once for each remote host holding some of its experts, to the
+    GPU with the same local index there, which forwards it over NVLink to the others, pays instead
+    ``"network_once_per_host"``, the remote hosts among the copies (another host holds none of the token's experts
+    with probability :math:`\binom{E-g}{\kappa} / \binom{E}{\kappa}`),
+
+    .. math:: \left(\frac{E}{g} - 1\right)\left(1 - \binom{E-g}{\kappa} \Big/ \binom{E}{\kappa}\right),
+
+    and ``"nvlink_forwarding"``, every copy whose expert's GPU has another local index than the sender's (on its own
+    host or, after the network, on the remote one), :math:`\kappa (g - 1)/g`.
+
+    >>> r = moe_token_copies(2, 64, 8)                      # top-2 of 64 experts on 8 hosts of 8
+    >>> r["network"], round(r["network_once_per_host"], 3), round(r["nvlink"], 3), r["nvlink_forwarding"]
+    (1.75, 1.653, 0.219, 1.75)
+    """
+    experts = check_count("experts", experts, minimum=1)
+    top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
+    gpus_per_host = check_count("gpus_per_host", gpus_per_host, minimum=1, maximum=experts)
+    if experts % gpus_per_host:
+        raise ValueError(f"experts ({experts}) must be a multiple of gpus_per_host ({gpus_per_host}): one expert a GPU")
+    none_there = math.comb(experts - gpus_per_host, top_k) / math.comb(experts, top_k)
+    return {"network": top_k * (experts - gpus_per_host) / experts,
+            "network_once_per_host": (experts // gpus_per_host - 1) * (1 - none_there),
+            "nvlink": top_k * (gpus_per_host - 1) / experts,
+            "nvlink_forwarding": top_k * (gpus_per_host - 1) / gpus_per_host}
 
 
 #: Bytes per parameter of optimizer state with mixed-precision Adam (fp32 master, momentum, variance).

@@ -91,6 +91,46 @@ def test_moe_step_runs_four_all_to_alls_split_between_nvlink_and_network():
         cost.moe_step_bytes(16, 8, 2, 12, gpus_per_host=8)
 
 
+def test_an_fp8_dispatch_shrinks_only_the_two_all_to_alls_towards_the_experts():
+    """FP8 values with one fp32 scale a 128 values: 1 + 4/128 bytes a value on the two dispatch-shaped all-to-alls,
+    the two combine-shaped ones unchanged, so the step's bytes fall by less than half."""
+    assert cost.FP8_BLOCK_SCALED.bytes_per_element == 1 + 4 / 128
+    bf16 = cost.moe_step_bytes(4096, 4096, 2, 64, gpus_per_host=8)
+    fp8 = cost.moe_step_bytes(4096, 4096, 2, 64, gpus_per_host=8, dispatch=cost.FP8_BLOCK_SCALED)
+    one_way = cost.moe_all_to_all_bytes(4096, 4096, 2, 64)                    # one bf16 all-to-all, both links
+    assert fp8["network"] + fp8["nvlink"] == pytest.approx(2 * one_way + 2 * one_way * (1 + 4 / 128) / 2)
+    for link in ("network", "nvlink"):
+        assert 0.5 < fp8[link] / bf16[link] < 0.76
+    same = cost.moe_step_bytes(4096, 4096, 2, 64, gpus_per_host=8, dispatch=cost.WireFormat("bf16", 2))
+    assert same == bf16
+    with pytest.raises(ValueError, match="hidden"):
+        cost.moe_step_bytes(16, 100, 2, 8, gpus_per_host=8, dispatch=cost.FP8_BLOCK_SCALED)
+    with pytest.raises(ValueError, match="dispatch"):
+        cost.moe_step_bytes(16, 128, 2, 8, gpus_per_host=8, dispatch="fp8")
+
+
+@pytest.mark.parametrize("top_k, experts, gpus", [(2, 64, 8), (8, 256, 8), (1, 16, 4), (4, 8, 8)])
+def test_token_copies_match_routed_tokens(top_k, experts, gpus):
+    """Route real tokens (each to top_k distinct experts drawn at random; the sender is GPU 0 of host 0) and count,
+    per token, what each link carries, copy by copy and once per remote host with forwarding: the means match the
+    closed forms."""
+    rng = np.random.default_rng(7)
+    tokens = 20_000
+    picks = np.argsort(rng.random((tokens, experts)), axis=1)[:, :top_k]     # top_k distinct experts a token
+    host, local = picks // gpus, picks % gpus
+    remote = host != 0
+    counted = {"network": remote.sum(axis=1),
+               "network_once_per_host": np.array([len(set(h[r])) for h, r in zip(host, remote)]),
+               "nvlink": (~remote & (local != 0)).sum(axis=1),
+               "nvlink_forwarding": (local != 0).sum(axis=1)}
+    closed = cost.moe_token_copies(top_k, experts, gpus)
+    for key, per_token in counted.items():
+        assert abs(per_token.mean() - closed[key]) < 5 * per_token.std() / np.sqrt(tokens) + 1e-12, key
+    assert closed["network_once_per_host"] <= closed["network"]
+    with pytest.raises(ValueError, match="top_k"):
+        cost.moe_token_copies(experts + 1, experts, gpus)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_local_sgd_beats_synchronous_sgd_at_equal_wall_clock(seed):
     lrs = (0.2, 0.5, 1.0, 2.0)
