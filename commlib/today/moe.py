@@ -24,12 +24,35 @@ and the busiest rank sets the all-to-all's time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..collectives import simulate as collectives
 from ..units import check_count, check_nonnegative
 
-__all__ = ["dispatch", "expert_loads", "imbalance"]
+__all__ = ["dispatch", "expert_loads", "imbalance", "GroupLimitedRouter", "DEEPSEEK_V3_ROUTER"]
+
+
+@dataclass(frozen=True)
+class GroupLimitedRouter:
+    """A router that splits its ``experts`` into ``groups`` of equal size and picks each token's ``top_k`` experts
+    only from the ``groups_per_token`` groups that score highest for it (group-limited routing). With one group on a
+    host, a token reaches at most ``groups_per_token`` hosts. ``source`` says where the numbers come from."""
+
+    name: str
+    experts: int
+    groups: int
+    groups_per_token: int
+    top_k: int
+    source: str
+
+
+#: DeepSeek-V3's router: 256 routed experts in 8 groups, a token's 8 experts from the 4 groups that score highest
+#: (``n_routed_experts``, ``n_expert_groups``, ``n_limited_groups``, ``n_activated_experts`` of
+#: ``inference/configs/config_671B.json``, read by ``Gate`` in ``inference/model.py``, DeepSeek-V3 at 9b4e9788).
+DEEPSEEK_V3_ROUTER = GroupLimitedRouter("DeepSeek-V3", experts=256, groups=8, groups_per_token=4, top_k=8,
+                                        source="deepseek-ai/DeepSeek-V3 inference/configs/config_671B.json")
 
 
 def dispatch(tokens: int, hidden: int, top_k: int, experts: int, seed: int = 0) -> tuple[list[np.ndarray], list[int]]:

@@ -131,6 +131,38 @@ def test_token_copies_match_routed_tokens(top_k, experts, gpus):
         cost.moe_token_copies(experts + 1, experts, gpus)
 
 
+@pytest.mark.parametrize("top_k, experts, gpus, m", [(8, 64, 8, 4), (8, 64, 8, 1), (2, 64, 8, 2), (4, 32, 4, 3)])
+def test_host_limited_routing_matches_routed_tokens(top_k, experts, gpus, m):
+    """Route real tokens group-limited (m of the hosts drawn at random, then top_k distinct experts among theirs; the
+    sender is GPU 0 of host 0): each link's copies and the remote hosts reached match the closed forms, the copies
+    as without the limit, the hosts fewer and never more than m."""
+    rng = np.random.default_rng(11)
+    tokens, hosts = 20_000, experts // gpus
+    chosen = np.argsort(rng.random((tokens, hosts)), axis=1)[:, :m]
+    within = np.argsort(rng.random((tokens, m * gpus)), axis=1)[:, :top_k]
+    host = np.take_along_axis(chosen, within // gpus, axis=1)
+    local = within % gpus
+    remote = host != 0
+    reached = np.array([len(set(h[r])) for h, r in zip(host, remote)])
+    closed = cost.moe_token_copies(top_k, experts, gpus, hosts_per_token=m)
+    for per_token, key in ((remote.sum(axis=1), "network"), (reached, "network_once_per_host"),
+                           ((local != 0).sum(axis=1), "nvlink_forwarding")):
+        assert abs(per_token.mean() - closed[key]) < 5 * per_token.std() / np.sqrt(tokens) + 1e-12, key
+    assert reached.max() <= m
+    assert closed["network_once_per_host"] <= cost.moe_token_copies(top_k, experts, gpus)["network_once_per_host"]
+    with pytest.raises(ValueError, match="hosts_per_token"):
+        cost.moe_token_copies(top_k, experts, gpus, hosts_per_token=hosts + 1)
+
+
+def test_deepseek_v3_router_is_group_limited():
+    r = moe.DEEPSEEK_V3_ROUTER
+    assert r.experts % r.groups == 0 and r.groups_per_token < r.groups and r.top_k <= r.groups_per_token * r.experts // r.groups
+    with pytest.raises(ValueError, match="hosts_per_token"):
+        cost.moe_token_copies(8, 64, 8, hosts_per_token=0)
+    with pytest.raises(ValueError, match="hosts_per_token"):
+        cost.moe_token_copies(8, 64, 2, hosts_per_token=3)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_local_sgd_beats_synchronous_sgd_at_equal_wall_clock(seed):
     lrs = (0.2, 0.5, 1.0, 2.0)
