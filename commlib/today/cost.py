@@ -185,8 +185,7 @@ def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_
     return {"nvlink": copies * (gpus_per_host - 1) / experts, "network": copies * (experts - gpus_per_host) / experts}
 
 
-def moe_token_copies(top_k: int, experts: int, gpus_per_host: int, hosts_per_token: int | None = None
-                     ) -> dict[str, float]:
+def moe_token_copies(top_k: int, experts: int, gpus_per_host: int) -> dict[str, float]:
     r"""Copies of one token each link carries in one all-to-all, sent copy by copy or once per remote host.
 
     Routing uniform, the token's :math:`\kappa` = ``top_k`` experts are distinct and drawn from the E = ``experts``,
@@ -203,37 +202,18 @@ def moe_token_copies(top_k: int, experts: int, gpus_per_host: int, hosts_per_tok
     and ``"nvlink_forwarding"``, every copy whose expert's GPU has another local index than the sender's (on its own
     host or, after the network, on the remote one), :math:`\kappa (g - 1)/g`.
 
-    ``hosts_per_token`` = M (``None``: any number) is group-limited routing with one group a host: the router picks M
-    of the H = E/g hosts for each token, evenly, and its experts among theirs. Each host is then one of the M with
-    probability M/H, so every copy count above stays the same, but a chosen host holds none of the token's experts only
-    with probability :math:`\binom{(M-1)g}{\kappa} / \binom{Mg}{\kappa}`, and the remote hosts fall to
-
-    .. math:: (H - 1)\,\frac{M}{H}\left(1 - \binom{(M-1)g}{\kappa} \Big/ \binom{Mg}{\kappa}\right) \le M.
-
     >>> r = moe_token_copies(2, 64, 8)                      # top-2 of 64 experts on 8 hosts of 8
     >>> r["network"], round(r["network_once_per_host"], 3), round(r["nvlink"], 3), r["nvlink_forwarding"]
     (1.75, 1.653, 0.219, 1.75)
-    >>> [round(moe_token_copies(8, 64, 8, m)["network_once_per_host"], 2) for m in (None, 4)]   # top-8: at most 4 hosts
-    [4.75, 3.26]
     """
     experts = check_count("experts", experts, minimum=1)
     top_k = check_count("top_k", top_k, minimum=1, maximum=experts)
     gpus_per_host = check_count("gpus_per_host", gpus_per_host, minimum=1, maximum=experts)
     if experts % gpus_per_host:
         raise ValueError(f"experts ({experts}) must be a multiple of gpus_per_host ({gpus_per_host}): one expert a GPU")
-    hosts = experts // gpus_per_host
-    if hosts_per_token is None:
-        none_there = math.comb(experts - gpus_per_host, top_k) / math.comb(experts, top_k)
-        once = (hosts - 1) * (1 - none_there)
-    else:
-        m = check_count("hosts_per_token", hosts_per_token, minimum=1, maximum=hosts)
-        if m * gpus_per_host < top_k:
-            raise ValueError(f"hosts_per_token ({m}) must hold the top_k ({top_k}) experts: at least "
-                             f"{math.ceil(top_k / gpus_per_host)} hosts of {gpus_per_host}")
-        none_there = math.comb((m - 1) * gpus_per_host, top_k) / math.comb(m * gpus_per_host, top_k)
-        once = (hosts - 1) * m / hosts * (1 - none_there)
+    none_there = math.comb(experts - gpus_per_host, top_k) / math.comb(experts, top_k)
     return {"network": top_k * (experts - gpus_per_host) / experts,
-            "network_once_per_host": once,
+            "network_once_per_host": (experts // gpus_per_host - 1) * (1 - none_there),
             "nvlink": top_k * (gpus_per_host - 1) / experts,
             "nvlink_forwarding": top_k * (gpus_per_host - 1) / gpus_per_host}
 

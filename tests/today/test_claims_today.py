@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from commlib import cost, hardware
+from commlib.experiments import today as today_runs
 from commlib.today import algorithm_choice as tuning
 from commlib.today import compression, moe
 from commlib.today import in_network as innetwork
@@ -131,36 +132,38 @@ def test_token_copies_match_routed_tokens(top_k, experts, gpus):
         cost.moe_token_copies(experts + 1, experts, gpus)
 
 
-@pytest.mark.parametrize("top_k, experts, gpus, m", [(8, 64, 8, 4), (8, 64, 8, 1), (2, 64, 8, 2), (4, 32, 4, 3)])
-def test_host_limited_routing_matches_routed_tokens(top_k, experts, gpus, m):
-    """Route real tokens group-limited (m of the hosts drawn at random, then top_k distinct experts among theirs; the
-    sender is GPU 0 of host 0): each link's copies and the remote hosts reached match the closed forms, the copies
-    as without the limit, the hosts fewer and never more than m."""
-    rng = np.random.default_rng(11)
-    tokens, hosts = 20_000, experts // gpus
-    chosen = np.argsort(rng.random((tokens, hosts)), axis=1)[:, :m]
-    within = np.argsort(rng.random((tokens, m * gpus)), axis=1)[:, :top_k]
-    host = np.take_along_axis(chosen, within // gpus, axis=1)
-    local = within % gpus
-    remote = host != 0
-    reached = np.array([len(set(h[r])) for h, r in zip(host, remote)])
-    closed = cost.moe_token_copies(top_k, experts, gpus, hosts_per_token=m)
-    for per_token, key in ((remote.sum(axis=1), "network"), (reached, "network_once_per_host"),
-                           ((local != 0).sum(axis=1), "nvlink_forwarding")):
-        assert abs(per_token.mean() - closed[key]) < 5 * per_token.std() / np.sqrt(tokens) + 1e-12, key
-    assert reached.max() <= m
-    assert closed["network_once_per_host"] <= cost.moe_token_copies(top_k, experts, gpus)["network_once_per_host"]
-    with pytest.raises(ValueError, match="hosts_per_token"):
-        cost.moe_token_copies(top_k, experts, gpus, hosts_per_token=hosts + 1)
+def test_group_limited_route_is_the_gate_rule_token_by_token():
+    """The vectorised router against the rule written out token by token (score each group by its best experts' sum,
+    keep the best groups, take the best experts among theirs), on the same scores."""
+    import dataclasses
+
+    rule = dataclasses.replace(moe.DEEPSEEK_V3_ROUTER, experts=64, groups=8)
+    picks = rule.route(300, seed=5)
+    scores = np.random.default_rng(5).random((300, 64))
+    for token, row in enumerate(scores):
+        groups = [sorted(row[g * 8:(g + 1) * 8], reverse=True) for g in range(8)]
+        kept = sorted(range(8), key=lambda g: -sum(groups[g][:rule.group_score_top]))[:rule.groups_per_token]
+        allowed = [e for e in range(64) if e // 8 in kept]
+        best = sorted(allowed, key=lambda e: -row[e])[:rule.top_k]
+        assert list(picks[token]) == best
+    assert len({tuple(sorted(set(p // 8))) for p in picks}) > 1 and max(len(set(p // 8)) for p in picks) <= 4
 
 
-def test_deepseek_v3_router_is_group_limited():
-    r = moe.DEEPSEEK_V3_ROUTER
-    assert r.experts % r.groups == 0 and r.groups_per_token < r.groups and r.top_k <= r.groups_per_token * r.experts // r.groups
-    with pytest.raises(ValueError, match="hosts_per_token"):
-        cost.moe_token_copies(8, 64, 8, hosts_per_token=0)
-    with pytest.raises(ValueError, match="hosts_per_token"):
-        cost.moe_token_copies(8, 64, 2, hosts_per_token=3)
+def test_group_limited_routing_caps_the_hosts_a_token_reaches():
+    """On the spread layer (8 hosts of 8), DeepSeek-V3's rule reaches at most its 4 groups' hosts, 7/8 of them remote
+    on average (the sender's own host is one of the 4 with probability 4/8), and nearly every kept group supplies an
+    expert; without the cap, top-8 reaches more hosts."""
+    hosts = today_runs.group_limited_hosts(moe.DEEPSEEK_V3_ROUTER, tokens=5000, seeds=(0, 1))
+    ceiling = moe.DEEPSEEK_V3_ROUTER.groups_per_token * (1 - 1 / today_runs.MOE_EXAMPLE.hosts_across)
+    assert all(0.97 * ceiling < h <= ceiling for h in hosts)
+    free = cost.moe_token_copies(moe.DEEPSEEK_V3_ROUTER.top_k, 64, 8)["network_once_per_host"]
+    assert free > ceiling
+    with pytest.raises(ValueError, match="groups_per_token"):
+        moe.GroupLimitedRouter("bad", 64, 8, 9, 8, 2, "")
+    with pytest.raises(ValueError, match="top_k"):
+        moe.GroupLimitedRouter("bad", 64, 8, 1, 9, 2, "")
+    with pytest.raises(ValueError, match="groups"):
+        moe.GroupLimitedRouter("bad", 64, 7, 1, 2, 2, "")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
