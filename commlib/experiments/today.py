@@ -438,11 +438,12 @@ def moe_imbalances(example: MoeExample = MOE_EXAMPLE, seeds=MOE_SEEDS) -> dict[f
 
 
 
-#: Seeds of the group-limited routing draws (20,000 tokens each).
+#: Seeds and tokens a seed of the group-limited routing draws.
 GROUP_LIMITED_SEEDS = (0, 1, 2, 3, 4)
+GROUP_LIMITED_TOKENS = 20_000
 
 
-def group_limited_hosts(router, example: MoeExample = MOE_EXAMPLE, tokens: int = 20_000,
+def group_limited_hosts(router, example: MoeExample = MOE_EXAMPLE, tokens: int = GROUP_LIMITED_TOKENS,
                         seeds=GROUP_LIMITED_SEEDS) -> tuple[float, ...]:
     """The remote hosts a token reaches when ``router``'s rule (a :class:`commlib.today.moe.GroupLimitedRouter`)
     routes the example's layer spread over hosts, its hosts as the groups: the mean over ``tokens`` tokens, one value
