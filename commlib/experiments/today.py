@@ -437,6 +437,35 @@ def moe_imbalances(example: MoeExample = MOE_EXAMPLE, seeds=MOE_SEEDS) -> dict[f
                                                     seed=seed)) for seed in seeds) for s in example.skews}
 
 
+
+#: Seeds and tokens a seed of the group-limited routing draws.
+GROUP_LIMITED_SEEDS = (0, 1, 2, 3, 4)
+GROUP_LIMITED_TOKENS = 20_000
+
+
+def group_limited_hosts(router, example: MoeExample = MOE_EXAMPLE, tokens: int = GROUP_LIMITED_TOKENS,
+                        seeds=GROUP_LIMITED_SEEDS) -> tuple[float, ...]:
+    """The remote hosts a token reaches when ``router``'s rule (a :class:`commlib.today.moe.GroupLimitedRouter`)
+    routes the example's layer spread over hosts, its hosts as the groups: the mean over ``tokens`` tokens, one value
+    per seed. Scores favour no expert, so every host sends alike; the sender here sits on host 0.
+
+    >>> from commlib.today import moe
+    >>> h = group_limited_hosts(moe.DEEPSEEK_V3_ROUTER, tokens=2000, seeds=(0,))
+    >>> 3.4 < h[0] <= 3.5             # at most 4 hosts, one of them maybe the sender's own: at most 4 x 7/8
+    True
+    """
+    import dataclasses
+
+    import numpy as np
+    rule = dataclasses.replace(router, experts=example.experts_across, groups=example.hosts_across)
+    out = []
+    for seed in seeds:
+        hosts = np.sort(rule.route(tokens, seed) // example.gpus_per_host, axis=1)   # each token's experts' hosts
+        first = np.ones_like(hosts, dtype=bool)
+        first[:, 1:] = hosts[:, 1:] != hosts[:, :-1]                                 # a host's first appearance
+        out.append(float(np.mean((first & (hosts != 0)).sum(axis=1))))
+    return tuple(out)
+
 # Communicating less often: DiLoCo's outer optimizer tuned, and local SGD against its usual control.
 from ..today import local_sgd  # noqa: E402
 

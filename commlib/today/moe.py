@@ -24,12 +24,71 @@ and the busiest rank sets the all-to-all's time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..collectives import simulate as collectives
 from ..units import check_count, check_nonnegative
 
-__all__ = ["dispatch", "expert_loads", "imbalance"]
+__all__ = ["dispatch", "expert_loads", "imbalance", "GroupLimitedRouter", "DEEPSEEK_V3_ROUTER"]
+
+
+@dataclass(frozen=True)
+class GroupLimitedRouter:
+    """A router that splits its ``experts`` into ``groups`` of equal size and picks each token's ``top_k`` experts
+    only from its ``groups_per_token`` best groups (group-limited routing), a group scoring by the sum of its
+    ``group_score_top`` best experts. With one group on a host, a token reaches at most ``groups_per_token`` hosts.
+    ``source`` says where the numbers come from.
+
+    >>> r = GroupLimitedRouter("toy", experts=8, groups=4, groups_per_token=2, top_k=3, group_score_top=1, source="")
+    >>> picks = r.route(tokens=5, seed=0)
+    >>> picks.shape, bool(((picks // 2)[:, :, None] == (picks // 2)[:, None, :]).any(axis=2).all())
+    ((5, 3), True)
+    """
+
+    name: str
+    experts: int
+    groups: int
+    groups_per_token: int
+    top_k: int
+    group_score_top: int
+    source: str
+
+    def __post_init__(self) -> None:
+        check_count("experts", self.experts, 1)
+        groups = check_count("groups", self.groups, 1, self.experts)
+        if self.experts % groups:
+            raise ValueError(f"experts ({self.experts}) must be a multiple of groups ({groups})")
+        per_group = self.experts // groups
+        kept = check_count("groups_per_token", self.groups_per_token, 1, groups)
+        check_count("top_k", self.top_k, 1, kept * per_group)
+        check_count("group_score_top", self.group_score_top, 1, per_group)
+
+    def route(self, tokens: int, seed: int = 0) -> np.ndarray:
+        """Each token's ``top_k`` experts (one row a token, best first) for scores that favour no expert: independent
+        and uniform, drawn from ``seed``. The rule of DeepSeek-V3's gate: score each group by the sum of its
+        ``group_score_top`` best experts, keep the ``groups_per_token`` best groups, take the ``top_k`` best experts
+        among theirs."""
+        tokens = check_count("tokens", tokens, 1)
+        per_group = self.experts // self.groups
+        scores = np.random.default_rng(seed).random((tokens, self.experts))
+        grouped = np.sort(scores.reshape(tokens, self.groups, per_group), axis=2)
+        group_scores = grouped[:, :, per_group - self.group_score_top:].sum(axis=2)
+        kept = np.argsort(-group_scores, axis=1, kind="stable")[:, :self.groups_per_token]
+        allowed = np.zeros((tokens, self.groups), dtype=bool)
+        allowed[np.arange(tokens)[:, None], kept] = True
+        masked = np.where(np.repeat(allowed, per_group, axis=1), scores, -np.inf)
+        return np.argsort(-masked, axis=1, kind="stable")[:, :self.top_k]
+
+
+#: DeepSeek-V3's router: 256 routed experts in 8 groups, a token's 8 experts from its 4 best groups, a group scored by
+#: its 2 best experts (``n_routed_experts``, ``n_expert_groups``, ``n_limited_groups``, ``n_activated_experts`` of
+#: ``inference/configs/config_671B.json``; ``Gate.forward`` in ``inference/model.py``, which sums each group's top 2
+#: scores when the gate has its bias, as at this model's width; DeepSeek-V3 at 9b4e9788).
+DEEPSEEK_V3_ROUTER = GroupLimitedRouter("DeepSeek-V3", experts=256, groups=8, groups_per_token=4, top_k=8,
+                                        group_score_top=2,
+                                        source="deepseek-ai/DeepSeek-V3 inference/model.py, configs/config_671B.json")
 
 
 def dispatch(tokens: int, hidden: int, top_k: int, experts: int, seed: int = 0) -> tuple[list[np.ndarray], list[int]]:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from commlib import cost, hardware
+from commlib.experiments import today as today_runs
 from commlib.today import algorithm_choice as tuning
 from commlib.today import compression, moe
 from commlib.today import in_network as innetwork
@@ -129,6 +130,40 @@ def test_token_copies_match_routed_tokens(top_k, experts, gpus):
     assert closed["network_once_per_host"] <= closed["network"]
     with pytest.raises(ValueError, match="top_k"):
         cost.moe_token_copies(experts + 1, experts, gpus)
+
+
+def test_group_limited_route_is_the_gate_rule_token_by_token():
+    """The vectorised router against the rule written out token by token (score each group by its best experts' sum,
+    keep the best groups, take the best experts among theirs), on the same scores."""
+    import dataclasses
+
+    rule = dataclasses.replace(moe.DEEPSEEK_V3_ROUTER, experts=64, groups=8)
+    picks = rule.route(300, seed=5)
+    scores = np.random.default_rng(5).random((300, 64))
+    for token, row in enumerate(scores):
+        groups = [sorted(row[g * 8:(g + 1) * 8], reverse=True) for g in range(8)]
+        kept = sorted(range(8), key=lambda g: -sum(groups[g][:rule.group_score_top]))[:rule.groups_per_token]
+        allowed = [e for e in range(64) if e // 8 in kept]
+        best = sorted(allowed, key=lambda e: -row[e])[:rule.top_k]
+        assert list(picks[token]) == best
+    assert len({tuple(sorted(set(p // 8))) for p in picks}) > 1 and max(len(set(p // 8)) for p in picks) <= 4
+
+
+def test_group_limited_routing_caps_the_hosts_a_token_reaches():
+    """On the spread layer (8 hosts of 8), DeepSeek-V3's rule reaches at most its 4 groups' hosts, 7/8 of them remote
+    on average (the sender's own host is one of the 4 with probability 4/8), and nearly every kept group supplies an
+    expert; without the cap, top-8 reaches more hosts."""
+    hosts = today_runs.group_limited_hosts(moe.DEEPSEEK_V3_ROUTER, tokens=5000, seeds=(0, 1))
+    ceiling = moe.DEEPSEEK_V3_ROUTER.groups_per_token * (1 - 1 / today_runs.MOE_EXAMPLE.hosts_across)
+    assert all(0.97 * ceiling < h <= ceiling for h in hosts)
+    free = cost.moe_token_copies(moe.DEEPSEEK_V3_ROUTER.top_k, 64, 8)["network_once_per_host"]
+    assert free > ceiling
+    with pytest.raises(ValueError, match="groups_per_token"):
+        moe.GroupLimitedRouter("bad", 64, 8, 9, 8, 2, "")
+    with pytest.raises(ValueError, match="top_k"):
+        moe.GroupLimitedRouter("bad", 64, 8, 1, 9, 2, "")
+    with pytest.raises(ValueError, match="groups"):
+        moe.GroupLimitedRouter("bad", 64, 7, 1, 2, 2, "")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
