@@ -33,7 +33,7 @@ register(Question(
     hint="tokens x top-k x hidden x 2 B x (E-1)/E, per all-to-all.",
 ))
 
-def _fp8_share(scale_bytes: int = 4, block: int = 128) -> float:
+def _fp8_share(scale_bytes: int = 4, block: int = 32) -> float:
     """Per cent of a step's bf16 all-to-all bytes left when the two towards the experts travel in FP8 with scales."""
     fp8 = cost.WireFormat("fp8", 1, scale_bytes, block)
     sent = cost.moe_step_bytes(4096, 4096, 2, 64, 8, dispatch=fp8)
@@ -42,14 +42,16 @@ def _fp8_share(scale_bytes: int = 4, block: int = 128) -> float:
 
 
 register(Question(
-    "ch07.fp8_share", _fp8_share, unit="%",
-    givens=(Given("scale_bytes", (1, 2, 4), "a scale of {} bytes"), Given("block", (8, 16), "one scale for every {} values")),
-    hints=((lambda given, right: abs(given - 50) < 1.5,
-            "Only the two all-to-alls towards the experts travel in FP8; the two back from them stay in bf16."),
-           (lambda given, right: abs(given - 100 * (1 + 2) / 4) < 0.05,
+    "ch07.fp8_share", _fp8_share, unit="%", rel_tol=0.003,
+    givens=(Given("scale_bytes", (1, 2), "a {}-byte scale"), Given("block", (8, 16, 64), "one scale for every {} values")),
+    hints=((lambda given, right, v: abs(given / (50 * (1 + v["scale_bytes"] / v["block"])) - 1) < 0.003,
+            "That is all four all-to-alls in FP8. Only the two towards the experts travel in FP8; the two back from "
+            "them stay in bf16."),
+           (lambda given, right, v: abs(given - 75) < 0.1,
             "Count the scales too: each value carries its share of one scale per block."),),
     hint="(2 x FP8 bytes a value + 2 x 2 bytes) / (4 x 2 bytes), FP8 bytes a value = 1 + scale bytes / block.",
 ))
+
 
 register(Question(
     "ch07.powersgd_ratio", lambda r=4, m=4096: m * 4096 / cost.powersgd_numbers(m, 4096, r), unit="x",
