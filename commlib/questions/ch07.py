@@ -41,15 +41,27 @@ def _fp8_share(scale_bytes: int = 4, block: int = 32) -> float:
     return 100 * (sent["network"] + sent["nvlink"]) / (bf16["network"] + bf16["nvlink"])
 
 
+def _fp8_all_four(v) -> float:
+    """The share if all four all-to-alls travelled in FP8 with the student's scale and block: 50 (1 + scale/block) %."""
+    return 50 * (1 + v["scale_bytes"] / v["block"])
+
+
 register(Question(
     "ch07.fp8_share", _fp8_share, unit="%", rel_tol=0.003,
-    givens=(Given("scale_bytes", (1, 2), "a {}-byte scale"), Given("block", (8, 16, 64), "one scale for every {} values")),
-    hints=((lambda given, right, v: abs(given / (50 * (1 + v["scale_bytes"] / v["block"])) - 1) < 0.003,
+    givens=(Given("scale_bytes", (1, 2, 4), "a {}-byte scale"), Given("block", (8, 16), "one scale for every {} values")),
+    hints=((lambda given, right: abs(given - _fp8_share(4, 128)) < 0.05,
+            "That is the section's share, for DeepEP's 4-byte scale every 128 values; this exercise's scale and block "
+            "differ."),
+           (lambda given, right, v: abs(given - 75) < 0.1 and abs(_fp8_all_four(v) - 75) < 0.1,
+            "Either all four all-to-alls travelled in FP8, or the scales were forgotten: only the two towards the "
+            "experts travel in FP8, and each value carries its share of one scale per block."),
+           (lambda given, right, v: abs(given / _fp8_all_four(v) - 1) < 0.003,
             "That is all four all-to-alls in FP8. Only the two towards the experts travel in FP8; the two back from "
             "them stay in bf16."),
-           (lambda given, right, v: abs(given - 75) < 0.1,
+           (lambda given, right: abs(given - 75) < 0.1,
             "Count the scales too: each value carries its share of one scale per block."),),
-    hint="(2 x FP8 bytes a value + 2 x 2 bytes) / (4 x 2 bytes), FP8 bytes a value = 1 + scale bytes / block.",
+    hint="Work out the bytes a value costs in FP8 with its share of a scale, then what each of the four all-to-alls "
+         "sends against bf16's 2 bytes a value.",
 ))
 
 
