@@ -49,9 +49,14 @@ def _fp8_all_four(v) -> float:
 register(Question(
     "ch07.fp8_share", _fp8_share, unit="%", rel_tol=0.003,
     givens=(Given("scale_bytes", (1, 2, 4), "a {}-byte scale"), Given("block", (8, 16), "one scale for every {} values")),
-    hints=((lambda given, right: abs(given - _fp8_share(4, 128)) < 0.05,
+    hints=((lambda given, right: abs(given - _fp8_share(4, 128)) < 0.25 and abs(given - right) >= 1,
             "That is the section's share, for DeepEP's 4-byte scale every 128 values; this exercise's scale and block "
             "differ."),
+           (lambda given, right: float(given).is_integer() and abs(given - right) < 1,
+            "Close: give the share to one decimal."),
+           (lambda given, right: abs(given - 50) < 0.05,
+            "Half would need all four all-to-alls to halve: which of them travel in FP8, and what does a scale add to "
+            "each value?"),
            (lambda given, right, v: abs(given - 75) < 0.1 and abs(_fp8_all_four(v) - 75) < 0.1,
             "Either all four all-to-alls travelled in FP8, or the scales were forgotten: only the two towards the "
             "experts travel in FP8, and each value carries its share of one scale per block."),
@@ -59,7 +64,14 @@ register(Question(
             "That is all four all-to-alls in FP8. Only the two towards the experts travel in FP8; the two back from "
             "them stay in bf16."),
            (lambda given, right: abs(given - 75) < 0.1,
-            "Count the scales too: each value carries its share of one scale per block."),),
+            "Count the scales too: each value carries its share of one scale per block."),
+           (lambda given, right: abs(given - (100 - right)) < 0.1,
+            "That is the share saved; the question asks for the share of the bf16 bytes that remains."),
+           # the scale and the block are no counts of ranks: no n/(n-1) factor hints (the book's own answer excepted,
+           # which the check answers itself for a student with other numbers)
+           (lambda given, right: abs(given / _fp8_share() - 1) > 0.003,
+            "Work out the bytes a value costs in FP8 with its share of a scale, then what each of the four all-to-alls "
+            "sends against bf16's 2 bytes a value."),),
     hint="Work out the bytes a value costs in FP8 with its share of a scale, then what each of the four all-to-alls "
          "sends against bf16's 2 bytes a value.",
 ))
