@@ -49,11 +49,16 @@ def _fp8_all_four(v) -> float:
 register(Question(
     "ch07.fp8_share", _fp8_share, unit="%", rel_tol=0.003,
     givens=(Given("scale_bytes", (1, 2, 4), "a {}-byte scale"), Given("block", (8, 16), "one scale for every {} values")),
-    hints=((lambda given, right: abs(given - _fp8_share(4, 128)) < 0.25 and abs(given - right) >= 1,
+    hints=((lambda given, right: float(given).is_integer() and abs(given - right) < 1,
+            "Close: give the share to one decimal."),
+           (lambda given, right: abs(given - _fp8_share(4, 128)) < 0.25,
             "That is the section's share, for DeepEP's 4-byte scale every 128 values; this exercise's scale and block "
             "differ."),
-           (lambda given, right: float(given).is_integer() and abs(given - right) < 1,
-            "Close: give the share to one decimal."),
+           (lambda given, right: abs(100 * given / right - 1) < 0.003,
+            "That is the share as a fraction: give it in %."),
+           (lambda given, right, v: abs(given - 100 * (1 + v["scale_bytes"] / v["block"] + 3 * 2) / 8) < 0.1,
+            "That is the forward dispatch alone in FP8. The gradient of combine travels towards the experts too, and "
+            "in FP8 as well."),
            (lambda given, right: abs(given - 50) < 0.05,
             "Half would need all four all-to-alls to halve: which of them travel in FP8, and what does a scale add to "
             "each value?"),
@@ -61,8 +66,8 @@ register(Question(
             "Either all four all-to-alls travelled in FP8, or the scales were forgotten: only the two towards the "
             "experts travel in FP8, and each value carries its share of one scale per block."),
            (lambda given, right, v: abs(given / _fp8_all_four(v) - 1) < 0.003,
-            "That is all four all-to-alls in FP8. Only the two towards the experts travel in FP8; the two back from "
-            "them stay in bf16."),
+            "That is all four all-to-alls in FP8, or one FP8 all-to-all against its bf16 self. The step counts all four: "
+            "the two towards the experts in FP8, the two back from them in bf16."),
            (lambda given, right: abs(given - 75) < 0.1,
             "Count the scales too: each value carries its share of one scale per block."),
            (lambda given, right: abs(given - (100 - right)) < 0.1,
