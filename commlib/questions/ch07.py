@@ -47,7 +47,7 @@ def _fp8_all_four(v) -> float:
 
 
 register(Question(
-    "ch07.fp8_share", _fp8_share, unit="%", rel_tol=0.003,
+    "ch07.fp8_share", _fp8_share, unit="%", rel_tol=0.001,
     givens=(Given("scale_bytes", (1, 2, 4), "a {}-byte scale"), Given("block", (8, 16), "one scale for every {} values")),
     hints=((lambda given, right: float(given).is_integer() and abs(given - right) < 1,
             "Close: give the share to one decimal."),
