@@ -33,6 +33,55 @@ register(Question(
     hint="tokens x top-k x hidden x 2 B x (E-1)/E, per all-to-all.",
 ))
 
+def _fp8_share(scale_bytes: int = 4, block: int = 32) -> float:
+    """Per cent of a step's bf16 all-to-all bytes left when the two towards the experts travel in FP8 with scales."""
+    fp8 = cost.WireFormat("fp8", 1, scale_bytes, block)
+    sent = cost.moe_step_bytes(4096, 4096, 2, 64, 8, dispatch=fp8)
+    bf16 = cost.moe_step_bytes(4096, 4096, 2, 64, 8)
+    return 100 * (sent["network"] + sent["nvlink"]) / (bf16["network"] + bf16["nvlink"])
+
+
+def _fp8_all_four(v) -> float:
+    """The share if all four all-to-alls travelled in FP8 with the student's scale and block: 50 (1 + scale/block) %."""
+    return 50 * (1 + v["scale_bytes"] / v["block"])
+
+
+register(Question(
+    "ch07.fp8_share", _fp8_share, unit="%", rel_tol=0.001,
+    givens=(Given("scale_bytes", (1, 2, 4), "a {}-byte scale"), Given("block", (8, 16), "one scale for every {} values")),
+    hints=((lambda given, right: float(given).is_integer() and abs(given - right) < 1,
+            "Close: give the share to one decimal."),
+           (lambda given, right: abs(given - _fp8_share(4, 128)) < 0.25,
+            "That is the section's share, for DeepEP's 4-byte scale every 128 values; this exercise's scale and block "
+            "differ."),
+           (lambda given, right: abs(100 * given / right - 1) < 0.003,
+            "That is the share as a fraction: give it in %."),
+           (lambda given, right, v: abs(given - 100 * (1 + v["scale_bytes"] / v["block"] + 3 * 2) / 8) < 0.1,
+            "That is the forward dispatch alone in FP8. The gradient of combine travels towards the experts too, and "
+            "in FP8 as well."),
+           (lambda given, right: abs(given - 50) < 0.05,
+            "Half would need all four all-to-alls to halve: which of them travel in FP8, and what does a scale add to "
+            "each value?"),
+           (lambda given, right, v: abs(given - 75) < 0.1 and abs(_fp8_all_four(v) - 75) < 0.1,
+            "Either all four all-to-alls travelled in FP8, or the scales were forgotten: only the two towards the "
+            "experts travel in FP8, and each value carries its share of one scale per block."),
+           (lambda given, right, v: abs(given / _fp8_all_four(v) - 1) < 0.003,
+            "That is all four all-to-alls in FP8, or one FP8 all-to-all against its bf16 self. The step counts all four: "
+            "the two towards the experts in FP8, the two back from them in bf16."),
+           (lambda given, right: abs(given - 75) < 0.1,
+            "Count the scales too: each value carries its share of one scale per block."),
+           (lambda given, right: abs(given - (100 - right)) < 0.1,
+            "That is the share saved; the question asks for the share of the bf16 bytes that remains."),
+           # the scale and the block are no counts of ranks: no n/(n-1) factor hints (the book's own answer excepted,
+           # which the check answers itself for a student with other numbers)
+           (lambda given, right: abs(given / _fp8_share() - 1) > 0.003,
+            "Work out the bytes a value costs in FP8 with its share of a scale, then what each of the four all-to-alls "
+            "sends against bf16's 2 bytes a value."),),
+    hint="Work out the bytes a value costs in FP8 with its share of a scale, then what each of the four all-to-alls "
+         "sends against bf16's 2 bytes a value.",
+))
+
+
 register(Question(
     "ch07.powersgd_ratio", lambda r=4, m=4096: m * 4096 / cost.powersgd_numbers(m, 4096, r), unit="x",
     givens=(Given("r", (1, 2, 8, 16), "rank r = {}"), Given("m", (1024, 2048, 8192), "a {} x 4096 matrix")),
