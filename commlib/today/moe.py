@@ -43,8 +43,8 @@ class GroupLimitedRouter:
 
     >>> r = GroupLimitedRouter("toy", experts=8, groups=4, groups_per_token=2, top_k=3, group_score_top=1, source="")
     >>> picks = r.route(tokens=5, seed=0)
-    >>> picks.shape, bool(((picks // 2)[:, :, None] == (picks // 2)[:, None, :]).any(axis=2).all())
-    ((5, 3), True)
+    >>> picks.shape, max(len(set(row // 2)) for row in picks), all(len(set(row)) == 3 for row in picks)   # 2 groups of 2
+    ((5, 3), 2, True)
     """
 
     name: str
