@@ -808,3 +808,12 @@ def placement_sweep(sweep: Mapping):
     return sweep_html(draw, workers, label="{} workers", start=min(2, len(workers) - 1),
                       alt="Bar charts of the fastest placements of workers on the chapter's eight hosts, for all-reduce "
                           "and for a parameter server")
+
+
+def ecmp_table(rows: Mapping, draws: int):
+    """ECMP's cost by queue pairs per connection (:func:`commlib.network.ecmp.busiest_uplink_share` over hash
+    draws): ``rows[q] = (mean, lowest, highest, draws with no collision)`` of the step's time over the collision-free
+    spread's."""
+    return markdown_table(["queue pairs per connection", "step time / collision-free: mean", "lowest", "highest",
+                           f"draws with no collision (of {draws})"],
+                          [[q, f"{m:.1f}", f"{lo:.2f}", f"{hi:.2f}", free] for q, (m, lo, hi, free) in rows.items()])
