@@ -810,10 +810,10 @@ def placement_sweep(sweep: Mapping):
                           "and for a parameter server")
 
 
+
 def ecmp_table(rows: Mapping, draws: int):
-    """ECMP's cost by queue pairs per connection (:func:`commlib.network.ecmp.busiest_uplink_share` over hash
-    draws): ``rows[q] = (mean, lowest, highest, draws with no collision)`` of the step's time over the collision-free
-    spread's."""
-    return markdown_table(["queue pairs per connection", "step time / collision-free: mean", "lowest", "highest",
-                           f"draws with no collision (of {draws})"],
-                          [[q, f"{m:.1f}", f"{lo:.2f}", f"{hi:.2f}", free] for q, (m, lo, hi, free) in rows.items()])
+    """ECMP's cost by hashed flows per card (:func:`commlib.network.ecmp.busiest_uplink_share` over hash draws):
+    ``rows[q] = (mean, lowest, highest)`` of the step's time over the collision-free spread's."""
+    return markdown_table(["hashed flows per card (channels x queue pairs)",
+                           f"step time / the spread's: mean of {draws} draws", "lowest", "highest"],
+                          [[q, f"{m:.1f}", f"{lo:.2f}", f"{hi:.2f}"] for q, (m, lo, hi) in rows.items()])

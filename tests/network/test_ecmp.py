@@ -50,3 +50,10 @@ def test_bad_input_names_the_parameter():
         ecmp.shift_flows(2, 2, 100, qps=0)
     with pytest.raises(ValueError, match="spines"):
         ecmp.hashed_spines(2, 2, 0, seed=1)
+
+
+@pytest.mark.parametrize("qps", [1, 3])
+def test_the_fast_count_equals_the_dict_one(qps):
+    fast = ecmp.hashed_busiest_shares(5, 4, 3, range(40), qps)
+    slow = [ecmp.busiest_uplink_share(ecmp.hashed_spines(5, 4, 3, s, qps), qps) for s in range(40)]
+    assert fast == slow
