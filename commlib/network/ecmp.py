@@ -6,7 +6,8 @@ two-level *leaf-spine*: ``leaves`` leaf switches with ``hosts`` network cards ea
 every leaf linked to every spine, every link of bandwidth B per direction. With as many spines as cards a leaf is
 non-blocking: its cards can send B each to other leaves at once, if each card's flow takes a spine of its own.
 
-Switches spread flows over equal paths by *ECMP* (equal-cost multipath): they hash fields of each packet's header,
+Ethernet switches (and so RoCE fabrics) spread flows over equal paths by *ECMP* (equal-cost multipath): they hash
+fields of each packet's header,
 the same for every packet of a flow, so a flow keeps one path whatever the load, and a few large flows can leave
 the links unevenly loaded (RFC 7424). :func:`hashed_spines` models the hash as a uniform draw per flow (seeded).
 
@@ -47,8 +48,9 @@ def _card(leaf: int, i: int) -> tuple:
     return ("card", leaf, i)
 
 
-def leaf_spine(leaves: int, hosts: int, spines: int, link: str = "ib_ndr") -> nx.Graph:
-    """A two-level leaf-spine fabric: every card on its leaf, every leaf on every spine, all links ``link``."""
+def leaf_spine(leaves: int, hosts: int, spines: int, link: str = "eth_400g") -> nx.Graph:
+    """A two-level leaf-spine fabric: ``hosts`` network cards on each leaf, every leaf on every spine, all links
+    ``link``."""
     leaves = check_count("leaves", leaves, minimum=2)
     hosts = check_count("hosts", hosts, minimum=1)
     spines = check_count("spines", spines, minimum=1)
@@ -122,7 +124,7 @@ def hashed_busiest_shares(leaves: int, hosts: int, spines: int, seeds, qps: int 
     return out
 
 
-def hashed_slowdowns(leaves: int, hosts: int, spines: int, seeds, qps: int = 1, link: str = "ib_ndr",
+def hashed_slowdowns(leaves: int, hosts: int, spines: int, seeds, qps: int = 1, link: str = "eth_400g",
                      nbytes: int = 2**26) -> list[float]:
     """For each seed, the step's time with hashed spines over its time with the spread (:func:`step_time`)."""
     g = leaf_spine(leaves, hosts, spines, link)

@@ -894,7 +894,8 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min", star
 
     ``paths`` gives some flows a route of their own, a list of nodes from its ``src`` to its ``dst`` along links
     of ``g``, instead of :func:`route`'s one shortest path: where a network has several equal paths and a switch
-    picks one per flow (:mod:`commlib.network.ecmp`).
+    picks one per flow (:mod:`commlib.network.ecmp`). The result's ``routes`` still lists :func:`route`'s path for
+    each (src, dst) pair; a flow given a path in ``paths`` took that one instead.
 
     ``startup="message"`` (default) charges each flow one start-up, the
     largest latency on its path; ``startup="links"`` charges the latency of

@@ -27,7 +27,7 @@ def test_the_flow_model_agrees_with_the_busiest_uplink(qps):
 
 def test_the_controls():
     g = ecmp.leaf_spine(4, 4, 4)
-    flows = ecmp.shift_flows(4, 4, 2**24)
+    flows = ecmp.shift_flows(4, 4, 2**28)
     spread = ecmp.spread_spines(4, 4, 4)
     assert ecmp.busiest_uplink_share(spread) == 1                       # the spread has no collision
     fixed = topology.map_flows(g, flows)                                  # the fixed rule: one spine a leaf pair
