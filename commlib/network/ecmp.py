@@ -2,7 +2,7 @@ r"""Many equal paths, one hash: what ECMP's collisions cost a collective on a le
 
 :func:`commlib.network.topology.route` gives each flow one shortest path, by a fixed rule, so the flow model never
 puts two flows on one link while a parallel link stands idle. A fat tree offers many equal paths. Here it is a
-two-level *leaf-spine*: ``leaves`` leaf switches with ``hosts`` network cards each, and ``spines`` spine switches,
+two-level *leaf-spine*: ``leaves`` leaf switches with ``cards`` network cards each, and ``spines`` spine switches,
 every leaf linked to every spine, every link of bandwidth B per direction. With as many spines as cards a leaf is
 non-blocking: its cards can send B each to other leaves at once, if each card's flow takes a spine of its own.
 
@@ -41,23 +41,23 @@ from ..units import check_count
 from .topology import Flow, map_flows
 
 __all__ = ["leaf_spine", "shift_flows", "spread_spines", "hashed_spines", "step_time", "busiest_uplink_share",
-           "hashed_busiest_shares", "hashed_slowdowns"]
+           "hashed_busiest_shares", "hashed_slowdowns", "spines_of"]
 
 
 def _card(leaf: int, i: int) -> tuple:
     return ("card", leaf, i)
 
 
-def leaf_spine(leaves: int, hosts: int, spines: int, link: str = "eth_400g") -> nx.Graph:
-    """A two-level leaf-spine fabric: ``hosts`` network cards on each leaf, every leaf on every spine, all links
+def leaf_spine(leaves: int, cards: int, spines: int, link: str = "eth_400g") -> nx.Graph:
+    """A two-level leaf-spine fabric: ``cards`` network cards on each leaf, every leaf on every spine, all links
     ``link``."""
     leaves = check_count("leaves", leaves, minimum=2)
-    hosts = check_count("hosts", hosts, minimum=1)
+    cards = check_count("cards", cards, minimum=1)
     spines = check_count("spines", spines, minimum=1)
     lk = hardware.link(link)
-    g = nx.Graph(name=f"leaf-spine {leaves}x{hosts}, {spines} spines")
+    g = nx.Graph(name=f"leaf-spine {leaves}x{cards}, {spines} spines")
     for leaf in range(leaves):
-        for i in range(hosts):
+        for i in range(cards):
             g.add_edge(_card(leaf, i), ("leaf", leaf), bandwidth=lk.bandwidth, latency=lk.latency)
         for s in range(spines):
             g.add_edge(("leaf", leaf), ("spine", s), bandwidth=lk.bandwidth, latency=lk.latency)
@@ -67,27 +67,39 @@ def leaf_spine(leaves: int, hosts: int, spines: int, link: str = "eth_400g") -> 
     return g
 
 
-def shift_flows(leaves: int, hosts: int, nbytes: int, qps: int = 1) -> list[Flow]:
+def shift_flows(leaves: int, cards: int, nbytes: int, qps: int = 1) -> list[Flow]:
     """Card i of leaf l sends ``nbytes`` to card i of leaf l + 1 (mod ``leaves``), split over ``qps`` flows."""
     leaves = check_count("leaves", leaves, minimum=2)
-    hosts = check_count("hosts", hosts, minimum=1)
+    cards = check_count("cards", cards, minimum=1)
     qps = check_count("qps", qps, minimum=1)
     nbytes = check_count("nbytes", nbytes, minimum=qps)
     return [Flow(0, _card(leaf, i), _card((leaf + 1) % leaves, i), nbytes // qps, label=f"{leaf}.{i}.{q}")
-            for leaf in range(leaves) for i in range(hosts) for q in range(qps)]
+            for leaf in range(leaves) for i in range(cards) for q in range(qps)]
 
 
-def spread_spines(leaves: int, hosts: int, spines: int, qps: int = 1) -> dict[tuple[int, int, int], int]:
+def spread_spines(leaves: int, cards: int, spines: int, qps: int = 1) -> dict[tuple[int, int, int], int]:
     """The collision-free choice where there are enough spines: card i's flows on spine i (mod ``spines``)."""
-    return {(leaf, i, q): (i * qps + q) % spines for leaf in range(leaves) for i in range(hosts) for q in range(qps)}
+    return {(leaf, i, q): (i * qps + q) % spines for leaf in range(leaves) for i in range(cards) for q in range(qps)}
 
 
-def hashed_spines(leaves: int, hosts: int, spines: int, seed: int, qps: int = 1) -> dict[tuple[int, int, int], int]:
+def hashed_spines(leaves: int, cards: int, spines: int, seed: int, qps: int = 1) -> dict[tuple[int, int, int], int]:
     """ECMP's choice, modelled as a uniform draw of a spine for each flow (seeded): blind to the other flows."""
     spines = check_count("spines", spines, minimum=1)
     qps = check_count("qps", qps, minimum=1)
-    draw = np.random.default_rng(seed).integers(spines, size=(leaves, hosts, qps))
-    return {(leaf, i, q): int(draw[leaf, i, q]) for leaf in range(leaves) for i in range(hosts) for q in range(qps)}
+    draw = np.random.default_rng(seed).integers(spines, size=(leaves, cards, qps))
+    return {(leaf, i, q): int(draw[leaf, i, q]) for leaf in range(leaves) for i in range(cards) for q in range(qps)}
+
+
+def spines_of(mapped) -> dict[tuple[int, int, int], int]:
+    """The spine each flow of a mapped step took (``mapped.routes`` of :func:`commlib.network.topology.map_flows`, one
+    flow a card), in the form :func:`busiest_uplink_share` reads: ``{(leaf, card, 0): spine}``."""
+    out = {}
+    for (src, _), path in mapped.routes.items():
+        spines = [node[1] for node in path if node[0] == "spine"]
+        if src[0] != "card" or len(spines) != 1:
+            raise ValueError(f"route {path!r} is not a card's path through one spine")
+        out[src[1], src[2], 0] = spines[0]
+    return out
 
 
 def step_time(g: nx.Graph, flows, spine_of) -> float:
@@ -109,25 +121,25 @@ def busiest_uplink_share(spine_of, qps: int = 1) -> float:
     return max(counts.values()) / qps
 
 
-def hashed_busiest_shares(leaves: int, hosts: int, spines: int, seeds, qps: int = 1) -> list[float]:
+def hashed_busiest_shares(leaves: int, cards: int, spines: int, seeds, qps: int = 1) -> list[float]:
     """:func:`busiest_uplink_share` of :func:`hashed_spines` for each seed, the same draws counted with numpy (fast
     enough for thousands of draws)."""
     leaves = check_count("leaves", leaves, minimum=2)
-    hosts = check_count("hosts", hosts, minimum=1)
+    cards = check_count("cards", cards, minimum=1)
     spines = check_count("spines", spines, minimum=1)
     qps = check_count("qps", qps, minimum=1)
     out = []
     for seed in seeds:
-        draw = np.random.default_rng(seed).integers(spines, size=(leaves, hosts, qps)).reshape(leaves, -1)
+        draw = np.random.default_rng(seed).integers(spines, size=(leaves, cards, qps)).reshape(leaves, -1)
         counts = (draw[:, :, None] == np.arange(spines)).sum(axis=1)
         out.append(float(counts.max()) / qps)
     return out
 
 
-def hashed_slowdowns(leaves: int, hosts: int, spines: int, seeds, qps: int = 1, link: str = "eth_400g",
+def hashed_slowdowns(leaves: int, cards: int, spines: int, seeds, qps: int = 1, link: str = "eth_400g",
                      nbytes: int = 2**26) -> list[float]:
     """For each seed, the step's time with hashed spines over its time with the spread (:func:`step_time`)."""
-    g = leaf_spine(leaves, hosts, spines, link)
-    flows = shift_flows(leaves, hosts, nbytes, qps)
-    base = step_time(g, flows, spread_spines(leaves, hosts, spines, qps))
-    return [step_time(g, flows, hashed_spines(leaves, hosts, spines, s, qps)) / base for s in seeds]
+    g = leaf_spine(leaves, cards, spines, link)
+    flows = shift_flows(leaves, cards, nbytes, qps)
+    base = step_time(g, flows, spread_spines(leaves, cards, spines, qps))
+    return [step_time(g, flows, hashed_spines(leaves, cards, spines, s, qps)) / base for s in seeds]
