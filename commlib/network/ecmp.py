@@ -115,8 +115,9 @@ def step_time(g: nx.Graph, flows, spine_of) -> float:
 
 
 def busiest_uplink_share(spine_of, qps: int = 1) -> float:
-    """The closed form of the step's slowdown against the collision-free spread: the most flows any leaf puts on one
-    uplink, over ``qps`` (each carries 1/qps of a card's bytes)."""
+    """The closed form of the step's slowdown against the collision-free spread, where the spines divide a leaf's
+    flows evenly (as many spines as cards): the most flows any leaf puts on one uplink, over ``qps`` (each carries
+    1/qps of a card's bytes)."""
     counts = Counter((leaf, s) for (leaf, _, _), s in spine_of.items())
     return max(counts.values()) / qps
 
