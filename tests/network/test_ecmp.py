@@ -57,3 +57,14 @@ def test_the_fast_count_equals_the_dict_one(qps):
     fast = ecmp.hashed_busiest_shares(5, 4, 3, range(40), qps)
     slow = [ecmp.busiest_uplink_share(ecmp.hashed_spines(5, 4, 3, s, qps), qps) for s in range(40)]
     assert fast == slow
+
+
+def test_the_given_paths_are_the_routes_reported():
+    g = ecmp.leaf_spine(4, 4, 4)
+    flows = ecmp.shift_flows(4, 4, 2**20)
+    spread = ecmp.spread_spines(4, 4, 4)
+    paths = {f: (f.src, ("leaf", f.src[1]), ("spine", spread[f.src[1], f.src[2], 0]), ("leaf", f.dst[1]), f.dst)
+             for f in flows}
+    mapped = topology.map_flows(g, flows, paths=paths)
+    assert ecmp.spines_of(mapped) == spread
+    assert ecmp.spines_of(topology.map_flows(g, flows)) != spread           # the fixed rule's, one spine
