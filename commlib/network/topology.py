@@ -888,8 +888,14 @@ def _max_min_times(g: nx.Graph, flows: Sequence, paths: Sequence) -> list:
     return out
 
 
-def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min", startup: str = "message") -> Mapped:
+def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min", startup: str = "message",
+              paths: Mapping[Flow, Sequence[Node]] | None = None) -> Mapped:
     r"""Route every flow and time every step (the model in the module docstring).
+
+    ``paths`` gives some flows a route of their own, a list of nodes from its ``src`` to its ``dst`` along links
+    of ``g``, instead of :func:`route`'s one shortest path: where a network has several equal paths and a switch
+    picks one per flow (:mod:`commlib.network.ecmp`). The result's ``routes`` lists each (src, dst) pair's path: the
+    given one where a flow of that pair was given one (the last such flow's), :func:`route`'s otherwise.
 
     ``startup="message"`` (default) charges each flow one start-up, the
     largest latency on its path; ``startup="links"`` charges the latency of
@@ -936,12 +942,20 @@ def map_flows(g: nx.Graph, flows: Iterable[Flow], sharing: str = "max-min", star
         if (f.src, f.dst) not in routes:
             routes[(f.src, f.dst)] = route(g, f.src, f.dst)
         by_step.setdefault(f.step, []).append(f)
+    given = {} if paths is None else dict(paths)
+    for f, nodes in given.items():
+        nodes = tuple(nodes)
+        if not nodes or nodes[0] != f.src or nodes[-1] != f.dst or any(not g.has_edge(u, v) for u, v in _edges(nodes)):
+            raise ValueError(f"paths[{f!r}] must run from its src to its dst along links of the graph, got {nodes!r}")
+        given[f] = nodes
+    fixed = dict(routes)                     # route()'s paths time the flows given none
+    routes.update({(f.src, f.dst): nodes for f, nodes in given.items()})
     steps = []
     totals: dict = {}
     blame: dict = {}
     for s in sorted(by_step):
         step_flows = by_step[s]
-        paths = [_edges(routes[(f.src, f.dst)]) for f in step_flows]
+        paths = [_edges(given.get(f, fixed[(f.src, f.dst)])) for f in step_flows]
         link_bytes: dict = {}
         link_flows: dict = {}
         for f, path in zip(step_flows, paths):

@@ -808,3 +808,13 @@ def placement_sweep(sweep: Mapping):
     return sweep_html(draw, workers, label="{} workers", start=min(2, len(workers) - 1),
                       alt="Bar charts of the fastest placements of workers on the chapter's eight hosts, for all-reduce "
                           "and for a parameter server")
+
+
+
+def ecmp_table(rows: Mapping, draws: int, caption: str = ""):
+    """ECMP's cost by hashed flows per card (:func:`commlib.network.ecmp.busiest_uplink_share` over hash draws):
+    ``rows[q] = (mean, 5th percentile, 95th percentile)`` of the step's time over the collision-free spread's."""
+    return markdown_table(["hashed flows per card (channels on the card × queue pairs per connection)",
+                           f"step time / the spread's (busiest uplink's flows over flows a card): mean of {draws} draws",
+                           "5th percentile", "95th percentile"],
+                          [[q, f"{m:.1f}", f"{lo:.2f}", f"{hi:.2f}"] for q, (m, lo, hi) in rows.items()], caption)
