@@ -59,9 +59,10 @@ def zero_step(stage: int, grads, params=None, fp8_gather: bool = False) -> tuple
     tensor, as FSDP2 does under torchao's float8 training (:data:`commlib.today.cost.FP8_TENSORWISE`). The ranks
     first agree on the scale by an all-reduce (max) of their shards' amax, one number a tensor, which runs here
     but is left out of the count; each rank casts its shard, the gathers move the bytes, and every rank decodes.
-    The check then also says every rank's gathered weights equal the whole tensor cast to FP8 with that scale:
-    the cast an FP8 matrix multiply makes anyway, so gathering in FP8 rounds nothing more. The update itself
-    stays exact, as the optimizer works on the high-precision shards.
+    The check then also says every rank's gathered weights equal the whole tensor cast to FP8 with a scale from
+    its own largest magnitude: the cast an FP8 matrix multiply makes anyway, so gathering in FP8 rounds nothing
+    more (where the agreement fails, so does the check). The update itself stays exact, as the optimizer works on
+    the high-precision shards.
     """
     if stage not in ZERO_STAGES or isinstance(stage, bool):
         raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
@@ -87,7 +88,8 @@ def zero_step(stage: int, grads, params=None, fp8_gather: bool = False) -> tuple
             for _ in ("forward", "backward"):
                 codes, trace = collectives.all_gather([fp8.encode(s * scale) for s in shards])
                 sent += trace.bytes_sent
-                want_w = fp8.cast_tensorwise(params, scale)
+                # the reference: the whole tensor cast with a scale from its own largest magnitude
+                want_w = fp8.cast_tensorwise(params, fp8.tensorwise_scale(np.max(np.abs(params), initial=0.0)))
                 gathered_ok &= all(np.array_equal(fp8.decode(c) / scale, want_w) for c in codes)
         elif stage == 3:
             for _ in ("forward", "backward"):
@@ -264,7 +266,7 @@ def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flop
 
 
 def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
-                         reduce_bytes: float | None = None, **kwargs) -> tuple[float, float]:
+                         dtype_bytes: float = 2, reduce_bytes: float | None = None, **kwargs) -> tuple[float, float]:
     r"""One layer's backward compute and its stage-3 traffic, seconds (equal layers; the arguments of
     :func:`forward_layer_times`).
 
@@ -274,7 +276,7 @@ def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flo
     times the forward's, 4 of the 6 FLOPs per parameter and token. Both double: the ratio of compute to traffic is
     the forward's, and so is the batch above which prefetching hides the traffic.
 
-    ``reduce_bytes``: the gradient's bytes per element when the gather's (``dtype_bytes``) differ, as when the
+    ``reduce_bytes``: the gradient's bytes per element when they differ from the gather's (``dtype_bytes``), as when the
     weights are gathered in FP8 (1 byte) and the gradient reduce-scattered in bf16 (2): the reduce-scatter then
     takes ``reduce_bytes / dtype_bytes`` times the gather, and the backward's traffic grows more than its compute.
 
@@ -287,8 +289,9 @@ def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flo
     >>> round(gb / gf, 9)
     3.0
     """
-    compute, gather = forward_layer_times(params, layers, n, tokens, peak_flops, bandwidth, **kwargs)
     if reduce_bytes is not None and not reduce_bytes > 0:
         raise ValueError(f"reduce_bytes must be > 0 bytes per element or None, got {reduce_bytes!r}")
-    reduce_scatter = gather if reduce_bytes is None else gather * reduce_bytes / kwargs.get("dtype_bytes", 2)
+    compute, gather = forward_layer_times(params, layers, n, tokens, peak_flops, bandwidth, dtype_bytes=dtype_bytes,
+                                          **kwargs)
+    reduce_scatter = gather if reduce_bytes is None else gather * reduce_bytes / dtype_bytes
     return BACKWARD_TO_FORWARD * compute, gather + reduce_scatter

@@ -524,3 +524,41 @@ def verdicts_table(verdicts, caption: str = "", spec: str = ".3f"):
     return verdict_table(list(verdicts), spec, caption, by_mean=True,
                          label=lambda v: VERDICT_LABELS.get(v.claim.key, v.claim.question))
 
+
+
+
+def nvls_measured_table(rows):
+    """The published all-reduce peaks beside NCCL 2.30.7's tuner formula
+    (:func:`commlib.today.nvls_measured.predictions`), one row each: node, GPUs, algorithm, NCCL version as
+    reported, measured (a range where the report gave one) and predicted busbw (GB/s), and the miss against the
+    middle of the range."""
+    from .tables import markdown_table
+
+    out = []
+    for r in rows:
+        m = r.measurement
+        lo, hi = (f"{b / 1e9:.0f}" for b in m.busbw)
+        out.append([m.node, "NVLS" if m.algorithm == "nvls" else "ring", m.nccl or "not given",
+                    lo if lo == hi else f"{lo}-{hi}", f"{r.predicted / 1e9:.0f}", f"{100 * r.error:+.0f}%"])
+    return markdown_table(["node", "algorithm", "NCCL", "measured busbw (GB/s)", "NCCL's formula (GB/s)",
+                           "formula / measured - 1"], out)
+
+
+def nvls_measured_figure(nvls_rows, ring_rows):
+    """Bus bandwidth of an all-reduce against the GPUs taking part in one H100 node: the measured peaks (hollow
+    markers, the middle of a reported range) and NCCL's tuner formula (lines), NVLS and the ring each in its own
+    colour, marker and line style."""
+    fig, ax = figure(6.4, 3.6)
+    # the ring first, larger squares, so that NVLS's circles stay visible where the two measured the same
+    for rows, label, i, ls, size in ((ring_rows, "ring", 1, "--", 10), (nvls_rows, "NVLS", 0, "-", 6)):
+        p = [r.measurement.gpus for r in rows]
+        ax.plot(p, [r.predicted / 1e9 for r in rows], ls, color=color(i), lw=1.8, label=f"{label}, NCCL's formula")
+        ax.plot(p, [r.measurement.measured / 1e9 for r in rows], MARKERS[i], color=color(i), mfc="white", mew=1.6,
+                ms=size, ls="none", zorder=3, label=f"{label}, measured peak")
+    ax.set_xlabel("GPUs of one H100 node taking part")
+    ax.set_ylabel("all-reduce busbw (GB/s)")
+    ax.set_ylim(0, 560)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig

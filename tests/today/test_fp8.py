@@ -121,3 +121,19 @@ def test_an_fp8_gather_moves_the_backward_break_even_less_than_the_forward():
     cb8, gb8 = zero.backward_layer_times(**kw, dtype_bytes=1, reduce_bytes=2)
     assert cf8 == cf and cb8 == cb
     assert np.isclose(gf8 / gf, 0.5) and np.isclose(gb8 / gb, 0.75)
+
+
+def test_the_gather_check_fails_when_the_ranks_agree_on_a_wrong_scale(monkeypatch):
+    # the reference comes from the whole tensor's own amax, so an agreement on rank 0's amax alone must fail
+    rng = np.random.default_rng(12)
+    params = np.concatenate([rng.normal(size=45) * 0.01, rng.normal(size=45) * 10])   # rank 0's shard is small
+    grads = [rng.normal(size=90) for _ in range(2)]
+    assert zero.zero_step(3, grads, params=params, fp8_gather=True)[1]
+    allreduce = zero.collectives.allreduce
+
+    def rank0_amax(arrays, **kw):
+        out, trace = allreduce(arrays, **kw)
+        return [np.array(arrays[0], dtype=float) for _ in out], trace
+
+    monkeypatch.setattr(zero.collectives, "allreduce", rank0_amax)
+    assert not zero.zero_step(3, grads, params=params, fp8_gather=True)[1]

@@ -1,0 +1,119 @@
+r"""NVLS's all-reduce bandwidth as NCCL's tuner models it, against what users and NCCL's maintainer measured.
+
+The chooser (:mod:`commlib.today.algorithm_choice`) prices NVLS's all-reduce with NCCL 2.30.7's formula. On a node
+of p GPUs, each with L NVLinks that NCCL's topology rates at :math:`b` each (so :math:`B = Lb`), its bus bandwidth is
+
+.. math:: B_{bus} = B\,\frac{p}{p+1}\; e\; \frac{p-1}{p}\; 2 = 2e\,B\,\frac{p-1}{p+1},
+
+with e NCCL's efficiency for the GPU generation (:func:`commlib.today.algorithm_choice.bus_bandwidth`). Nothing in
+it is fitted to a measurement: L is the GPU's NVLink count, b and e are constants in NCCL's source. So every
+published measurement is an out-of-sample test of it. :data:`MEASURED` holds the peaks of nccl-tests'
+``all_reduce_perf`` (busbw, GB/s) that users and NCCL's maintainer reported, each with its source;
+:func:`predictions` sets the formula beside each, and :func:`errors` summarises the misses.
+
+>>> rows = predictions()
+>>> [(r.measurement.node.split(",")[0], round(r.predicted / 1e9)) for r in rows if r.measurement.gpus == 8]
+[('H100', 490), ('H200', 490), ('B200', 831)]
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, replace
+
+from .algorithm_choice import MACHINES, NCCL_QUOTED, bus_bandwidth
+
+__all__ = ["Measurement", "MEASURED", "Prediction", "predict", "predictions", "errors", "ring_measurements"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One reported peak of an all-reduce's bus bandwidth (nccl-tests' busbw) on one node.
+
+    ``node`` in words; ``gpus`` the GPUs taking part (all in one node); ``links`` NVLinks per GPU and ``link_bw``
+    what NCCL's topology charges for one (bytes/s per direction); ``efficiency`` NCCL's NVLS efficiency for the
+    generation; ``busbw`` the reported peak as (low, high), bytes/s (equal when one number was reported, a range
+    when the report gave one); ``algorithm`` what ran ("nvls", or "ring"); ``nccl`` the NCCL version the report
+    names ("" where it names none); ``citation`` the bibliography key.
+    """
+
+    node: str
+    gpus: int
+    links: int
+    link_bw: float
+    efficiency: float
+    busbw: tuple[float, float]
+    algorithm: str
+    nccl: str
+    citation: str
+
+    @property
+    def measured(self) -> float:
+        """The middle of the reported range, bytes/s."""
+        return sum(self.busbw) / 2
+
+
+_H100 = dict(links=18, link_bw=NCCL_QUOTED["nvlink_bw_hopper"], efficiency=NCCL_QUOTED["nvls_efficiency_hopper"])
+_B200 = dict(links=18, link_bw=NCCL_QUOTED["nvlink_bw_blackwell"], efficiency=NCCL_QUOTED["nvls_efficiency_blackwell"])
+
+#: Reported peaks, one row a (node, GPU count, algorithm). H100: a user's sweep of 2 to 8 GPUs of one node with the
+#: algorithm forced (NCCL_ALGO=NVLS, then RING), "about 365-370 GBps" for NVLS on 2 to 4 GPUs, then 420, 440, 460
+#: and 480 (nccl issue 1455); H200: 475 GB/s on 8 (nccl-tests issue 272, NCCL 2.20.3); B200: "830+" on 8 (nccl issue
+#: 1807, NCCL 2.27.1). H200 has H100's NVLink 4 (18 links); B200 has 18 NVLink 5 links.
+MEASURED: tuple[Measurement, ...] = (
+    *(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(365e9, 370e9), algorithm="nvls", nccl="",
+                  citation="nccl_issue1455") for p in (2, 3, 4)),
+    *(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(bw, bw), algorithm="nvls", nccl="",
+                  citation="nccl_issue1455") for p, bw in ((5, 420e9), (6, 440e9), (7, 460e9), (8, 480e9))),
+    Measurement("H200, 8 GPUs", 8, **_H100, busbw=(475e9, 475e9), algorithm="nvls", nccl="2.20.3",
+                citation="nccltests272"),
+    Measurement("B200, 8 GPUs", 8, **_B200, busbw=(830e9, 830e9), algorithm="nvls", nccl="2.27.1",
+                citation="nccl_issue1807"),
+)
+
+
+def ring_measurements() -> tuple[Measurement, ...]:
+    """The same user's ring on the H100 node, "365-370 GBps" at every GPU count from 2 to 8 (nccl issue 1455)."""
+    return tuple(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(365e9, 370e9), algorithm="ring",
+                             nccl="", citation="nccl_issue1455") for p in range(2, 9))
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A measurement (:class:`Measurement`) beside the tuner formula's bus bandwidth for it, bytes/s."""
+
+    measurement: Measurement
+    predicted: float
+
+    @property
+    def error(self) -> float:
+        """predicted / measured - 1, against the middle of the reported range."""
+        return self.predicted / self.measurement.measured - 1
+
+
+def predict(m: Measurement) -> float:
+    """The tuner formula's bus bandwidth for measurement ``m``: NCCL 2.30.7's, on an NVSwitch node of ``m.gpus``
+    GPUs with :math:`B` = links x NCCL's bandwidth a link, by :func:`commlib.today.algorithm_choice.bus_bandwidth`
+    (a ring over Simple gets B itself)."""
+    node = replace(MACHINES["nvswitch_node"], ranks=m.gpus, nodes=1, bandwidth=m.links * m.link_bw,
+                   nvls_efficiency=m.efficiency)
+    return bus_bandwidth("all_reduce", m.algorithm, "Simple", node)
+
+
+def predictions(measured=MEASURED) -> list[Prediction]:
+    """Each measurement with the formula's prediction, in the order given."""
+    return [Prediction(m, predict(m)) for m in measured]
+
+
+def errors(rows) -> dict[str, float]:
+    """The median and the worst (largest in size, sign kept) of the rows' relative errors, and their count.
+
+    >>> e = errors(predictions())
+    >>> e["points"], round(e["worst"], 2)
+    (9, -0.43)
+    """
+    errs = [r.error for r in rows]
+    if not errs:
+        raise ValueError("rows must hold at least one prediction")
+    return {"points": len(errs), "median": statistics.median(errs), "median_abs": statistics.median(abs(e) for e in errs),
+            "worst": max(errs, key=abs)}
