@@ -5,15 +5,17 @@ of p GPUs, each with L NVLinks that NCCL's topology rates at :math:`b` each (so 
 
 .. math:: B_{bus} = B\,\frac{p}{p+1}\; e\; \frac{p-1}{p}\; 2 = 2e\,B\,\frac{p-1}{p+1},
 
-with e NCCL's efficiency for the GPU generation (:func:`commlib.today.algorithm_choice.bus_bandwidth`). Nothing in
-it is fitted to a measurement: L is the GPU's NVLink count, b and e are constants in NCCL's source. So every
-published measurement is an out-of-sample test of it. :data:`MEASURED` holds the peaks of nccl-tests'
-``all_reduce_perf`` (busbw, GB/s) that users and NCCL's maintainer reported, each with its source;
-:func:`predictions` sets the formula beside each, and :func:`errors` summarises the misses.
+with e NCCL's efficiency for the GPU generation (:func:`commlib.today.algorithm_choice.bus_bandwidth`), smooth in p.
+NCCL itself first rounds each of its p channels' speed, :math:`B/(p+1)`, down to one of a list of speeds
+(:data:`NCCL_NVLS_SPEEDS`), so its own figure is :math:`2e\,s\,(p-1)` with s the rounded speed
+(:func:`predict_nccl`). :data:`MEASURED` holds the peaks of nccl-tests' ``all_reduce_perf`` (busbw) that users
+reported, each with its source; :func:`predictions` sets both versions beside each, and :func:`errors` summarises
+the misses of one version.
 
 >>> rows = predictions()
->>> [(r.measurement.node.split(",")[0], round(r.predicted / 1e9)) for r in rows if r.measurement.gpus == 8]
-[('H100', 490), ('H200', 490), ('B200', 831)]
+>>> [(r.measurement.node.split(",")[0], round(r.predicted / 1e9), round(r.nccl / 1e9)) for r in rows
+...  if r.measurement.gpus == 8]
+[('H100', 490, 476), ('H200', 490, 476), ('B200', 831, 829)]
 """
 
 from __future__ import annotations
@@ -23,7 +25,17 @@ from dataclasses import dataclass, replace
 
 from .algorithm_choice import MACHINES, NCCL_QUOTED, bus_bandwidth
 
-__all__ = ["Measurement", "MEASURED", "Prediction", "predict", "predictions", "errors", "ring_measurements"]
+__all__ = ["NCCL_NVLS_SPEEDS", "Measurement", "MEASURED", "Prediction", "predict", "predict_nccl", "predictions", "errors",
+           "ring_measurements"]
+
+
+#: The per-channel speeds (bytes/s) NCCL 2.30.7's search tries inside one node, fastest first, by GPU generation
+#: (``sm90SpeedArrayIntra`` and ``sm100SpeedArrayIntra`` in src/graph/search.cc): an NVLS channel gets the fastest
+#: that the GPUs' links can carry p + 1 times over (each GPU heads one of the p channels and carries it twice).
+NCCL_NVLS_SPEEDS: dict[str, tuple[float, ...]] = {
+    "hopper": tuple(x * 1e9 for x in (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0)),
+    "blackwell": tuple(x * 1e9 for x in (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0)),
+}
 
 
 @dataclass(frozen=True)
@@ -31,19 +43,22 @@ class Measurement:
     """One reported peak of an all-reduce's bus bandwidth (nccl-tests' busbw) on one node.
 
     ``node`` in words; ``gpus`` the GPUs taking part (all in one node); ``links`` NVLinks per GPU and ``link_bw``
-    what NCCL's topology charges for one (bytes/s per direction); ``efficiency`` NCCL's NVLS efficiency for the
-    generation; ``busbw`` the reported peak as (low, high), bytes/s (equal when one number was reported, a range
-    when the report gave one); ``algorithm`` what ran ("nvls", or "ring"); ``nccl`` the NCCL version the report
-    names ("" where it names none); ``citation`` the bibliography key.
+    what NCCL's topology charges for one (bytes/s per direction); ``generation`` the GPU generation, which sets
+    NCCL's NVLS ``efficiency`` and its list of channel speeds; ``busbw`` the reported peak as (low, high), bytes/s
+    (equal when one number was reported, a range when the report gave one); ``algorithm`` what ran ("nvls", or
+    "ring"); ``forced`` whether the report forced it (``NCCL_ALGO``) rather than inferring it; ``nccl`` the NCCL
+    version the report names ("" where it names none); ``citation`` the bibliography key.
     """
 
     node: str
     gpus: int
     links: int
     link_bw: float
+    generation: str
     efficiency: float
     busbw: tuple[float, float]
     algorithm: str
+    forced: bool
     nccl: str
     citation: str
 
@@ -53,21 +68,26 @@ class Measurement:
         return sum(self.busbw) / 2
 
 
-_H100 = dict(links=18, link_bw=NCCL_QUOTED["nvlink_bw_hopper"], efficiency=NCCL_QUOTED["nvls_efficiency_hopper"])
-_B200 = dict(links=18, link_bw=NCCL_QUOTED["nvlink_bw_blackwell"], efficiency=NCCL_QUOTED["nvls_efficiency_blackwell"])
+_H100 = dict(links=18, link_bw=NCCL_QUOTED["nvlink_bw_hopper"], generation="hopper",
+             efficiency=NCCL_QUOTED["nvls_efficiency_hopper"])
+_B200 = dict(links=18, link_bw=NCCL_QUOTED["nvlink_bw_blackwell"], generation="blackwell",
+             efficiency=NCCL_QUOTED["nvls_efficiency_blackwell"])
 
-#: Reported peaks, one row a (node, GPU count, algorithm). H100: a user's sweep of 2 to 8 GPUs of one node with the
-#: algorithm forced (NCCL_ALGO=NVLS, then RING), "about 365-370 GBps" for NVLS on 2 to 4 GPUs, then 420, 440, 460
-#: and 480 (nccl issue 1455); H200: 475 GB/s on 8 (nccl-tests issue 272, NCCL 2.20.3); B200: "830+" on 8 (nccl issue
-#: 1807, NCCL 2.27.1). H200 has H100's NVLink 4 (18 links); B200 has 18 NVLink 5 links.
+#: Reported peaks, one row a (node, GPU count, algorithm). H100: a user's sweep over the GPUs of one node with NVLS
+#: forced (NCCL_ALGO=NVLS), "about 365-370 GBps" on 3 and 4 GPUs, then 420, 440, 460 and 480 on 5 to 8 (nccl issue
+#: 1455); its 2-GPU run is left out, as every NCCL before 2.28.7 turns NVLS off on 2 GPUs (``ncclNvlsInit``,
+#: ``gpuCount <= 2``), so that run was a ring. H200: 475 GB/s on 8 (nccl-tests issue 272, NCCL 2.20.3). B200: "830+"
+#: on 8 (nccl issue 1807, NCCL 2.27.1). Neither of the last two forced the algorithm; both busbw exceed what a ring
+#: gets from the links (the node's B), which only a switch that reduces can give. H200 has H100's NVLink 4 (18
+#: links); B200 has 18 NVLink 5 links.
 MEASURED: tuple[Measurement, ...] = (
-    *(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(365e9, 370e9), algorithm="nvls", nccl="",
-                  citation="nccl_issue1455") for p in (2, 3, 4)),
-    *(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(bw, bw), algorithm="nvls", nccl="",
-                  citation="nccl_issue1455") for p, bw in ((5, 420e9), (6, 440e9), (7, 460e9), (8, 480e9))),
-    Measurement("H200, 8 GPUs", 8, **_H100, busbw=(475e9, 475e9), algorithm="nvls", nccl="2.20.3",
+    *(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(365e9, 370e9), algorithm="nvls", forced=True,
+                  nccl="", citation="nccl_issue1455") for p in (3, 4)),
+    *(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(bw, bw), algorithm="nvls", forced=True,
+                  nccl="", citation="nccl_issue1455") for p, bw in ((5, 420e9), (6, 440e9), (7, 460e9), (8, 480e9))),
+    Measurement("H200, 8 GPUs", 8, **_H100, busbw=(475e9, 475e9), algorithm="nvls", forced=False, nccl="2.20.3",
                 citation="nccltests272"),
-    Measurement("B200, 8 GPUs", 8, **_B200, busbw=(830e9, 830e9), algorithm="nvls", nccl="2.27.1",
+    Measurement("B200, 8 GPUs", 8, **_B200, busbw=(830e9, 830e9), algorithm="nvls", forced=False, nccl="2.27.1",
                 citation="nccl_issue1807"),
 )
 
@@ -75,44 +95,69 @@ MEASURED: tuple[Measurement, ...] = (
 def ring_measurements() -> tuple[Measurement, ...]:
     """The same user's ring on the H100 node, "365-370 GBps" at every GPU count from 2 to 8 (nccl issue 1455)."""
     return tuple(Measurement(f"H100, {p} of a node's 8 GPUs", p, **_H100, busbw=(365e9, 370e9), algorithm="ring",
-                             nccl="", citation="nccl_issue1455") for p in range(2, 9))
+                             forced=True, nccl="", citation="nccl_issue1455") for p in range(2, 9))
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """A measurement (:class:`Measurement`) beside the tuner formula's bus bandwidth for it, bytes/s."""
+    """A measurement (:class:`Measurement`) beside the chooser's formula (``predicted``) and NCCL's own, with its
+    channel speeds rounded (``nccl``; for a ring, B as well), bytes/s."""
 
     measurement: Measurement
     predicted: float
+    nccl: float
 
     @property
     def error(self) -> float:
-        """predicted / measured - 1, against the middle of the reported range."""
+        """The chooser's predicted / measured - 1, against the middle of the reported range."""
         return self.predicted / self.measurement.measured - 1
+
+    @property
+    def nccl_error(self) -> float:
+        """NCCL's own figure / measured - 1."""
+        return self.nccl / self.measurement.measured - 1
+
+
+def _node(m: Measurement):
+    return replace(MACHINES["nvswitch_node"], ranks=m.gpus, nodes=1, bandwidth=m.links * m.link_bw,
+                   nvls_efficiency=m.efficiency)
 
 
 def predict(m: Measurement) -> float:
-    """The tuner formula's bus bandwidth for measurement ``m``: NCCL 2.30.7's, on an NVSwitch node of ``m.gpus``
-    GPUs with :math:`B` = links x NCCL's bandwidth a link, by :func:`commlib.today.algorithm_choice.bus_bandwidth`
-    (a ring over Simple gets B itself)."""
-    node = replace(MACHINES["nvswitch_node"], ranks=m.gpus, nodes=1, bandwidth=m.links * m.link_bw,
-                   nvls_efficiency=m.efficiency)
-    return bus_bandwidth("all_reduce", m.algorithm, "Simple", node)
+    """The chooser's bus bandwidth for measurement ``m``: NCCL 2.30.7's formula, smooth in the GPU count, on an
+    NVSwitch node of ``m.gpus`` GPUs with :math:`B` = links x NCCL's bandwidth a link
+    (:func:`commlib.today.algorithm_choice.bus_bandwidth`; a ring over Simple gets B itself)."""
+    return bus_bandwidth("all_reduce", m.algorithm, "Simple", _node(m))
+
+
+def predict_nccl(m: Measurement) -> float:
+    """NCCL 2.30.7's own figure: for NVLS, each of the p channels at the fastest speed of
+    :data:`NCCL_NVLS_SPEEDS` that the links carry p + 1 times, :math:`s(p+1) \\le B`, then
+    :math:`2e\\,s\\,(p-1)`; for a ring, as :func:`predict`."""
+    if m.algorithm != "nvls":
+        return predict(m)
+    b, p = m.links * m.link_bw, m.gpus
+    speeds = NCCL_NVLS_SPEEDS[m.generation]
+    s = next((x for x in speeds if x * (p + 1) <= b * (1 + 1e-12)), speeds[-1])
+    return 2 * m.efficiency * s * (p - 1)
 
 
 def predictions(measured=MEASURED) -> list[Prediction]:
-    """Each measurement with the formula's prediction, in the order given."""
-    return [Prediction(m, predict(m)) for m in measured]
+    """Each measurement with both versions' predictions, in the order given."""
+    return [Prediction(m, predict(m), predict_nccl(m)) for m in measured]
 
 
-def errors(rows) -> dict[str, float]:
-    """The median and the worst (largest in size, sign kept) of the rows' relative errors, and their count.
+def errors(rows, version: str = "chooser") -> dict[str, float]:
+    """The median and the worst (largest in size, sign kept) of the rows' relative errors in ``version``
+    ("chooser" or "nccl"), and their count.
 
     >>> e = errors(predictions())
-    >>> e["points"], round(e["worst"], 2)
-    (9, -0.43)
+    >>> e["points"], round(e["worst"], 2), round(errors(predictions(), "nccl")["worst"], 2)
+    (8, -0.14, -0.44)
     """
-    errs = [r.error for r in rows]
+    if version not in ("chooser", "nccl"):
+        raise ValueError(f"version must be 'chooser' or 'nccl', got {version!r}")
+    errs = [r.error if version == "chooser" else r.nccl_error for r in rows]
     if not errs:
         raise ValueError("rows must hold at least one prediction")
     return {"points": len(errs), "median": statistics.median(errs), "median_abs": statistics.median(abs(e) for e in errs),
