@@ -1,7 +1,7 @@
 r"""FP8 (e4m3) on the wire: one byte a value, and a scale that makes the range fit.
 
-An e4m3 number has a sign bit, 4 exponent bits (bias 7) and 3 mantissa bits: 16 values between
-each power of two and the next, from :math:`2^{-9}` (the smallest subnormal) to 448 (the largest,
+An e4m3 number has a sign bit, 4 exponent bits (bias 7) and 3 mantissa bits: 8 values from
+each power of two up to the next, from :math:`2^{-9}` (the smallest subnormal) to 448 (the largest,
 :data:`E4M3_MAX`; the format keeps no infinities, and its one pattern of all ones is NaN). So few
 values cover a tensor only after it is *scaled*: multiplied by ``s = 448 / amax``, its largest
 magnitude lands on the format's largest, cast to the nearest e4m3 value, and divided by ``s`` by

@@ -5,17 +5,14 @@ of p GPUs, each with L NVLinks that NCCL's topology rates at :math:`b` each (so 
 
 .. math:: B_{bus} = B\,\frac{p}{p+1}\; e\; \frac{p-1}{p}\; 2 = 2e\,B\,\frac{p-1}{p+1},
 
-with e NCCL's efficiency for the GPU generation (:func:`commlib.today.algorithm_choice.bus_bandwidth`), smooth in p.
-NCCL itself first rounds each of its p channels' speed, :math:`B/(p+1)`, down to one of a list of speeds
-(:data:`NCCL_NVLS_SPEEDS`), so its own figure is :math:`2e\,s\,(p-1)` with s the rounded speed
-(:func:`predict_nccl`). :data:`MEASURED` holds the peaks of nccl-tests' ``all_reduce_perf`` (busbw) that users
-reported, each with its source; :func:`predictions` sets both versions beside each, and :func:`errors` summarises
-the misses of one version.
+with e NCCL's efficiency for the GPU generation (:func:`commlib.today.algorithm_choice.bus_bandwidth`). NCCL's own
+figure also depends on the channel speeds its topology search settles on, which this formula leaves out.
+:data:`MEASURED` holds the peaks of nccl-tests' ``all_reduce_perf`` (busbw) that users reported, each with its source;
+:func:`predictions` sets the formula beside each, and :func:`errors` summarises the misses.
 
 >>> rows = predictions()
->>> [(r.measurement.node.split(",")[0], round(r.predicted / 1e9), round(r.nccl / 1e9)) for r in rows
-...  if r.measurement.gpus == 8]
-[('H100', 490, 476), ('H200', 490, 476), ('B200', 831, 829)]
+>>> [(r.measurement.node.split(",")[0], round(r.predicted / 1e9)) for r in rows if r.measurement.gpus == 8]
+[('H100', 490), ('H200', 490), ('B200', 831)]
 """
 
 from __future__ import annotations
@@ -25,17 +22,7 @@ from dataclasses import dataclass, replace
 
 from .algorithm_choice import MACHINES, NCCL_QUOTED, bus_bandwidth
 
-__all__ = ["NCCL_NVLS_SPEEDS", "Measurement", "MEASURED", "Prediction", "predict", "predict_nccl", "predictions", "errors",
-           "ring_measurements"]
-
-
-#: The per-channel speeds (bytes/s) NCCL 2.30.7's search tries inside one node, fastest first, by GPU generation
-#: (``sm90SpeedArrayIntra`` and ``sm100SpeedArrayIntra`` in src/graph/search.cc): an NVLS channel gets the fastest
-#: that the GPUs' links can carry p + 1 times over (each GPU heads one of the p channels and carries it twice).
-NCCL_NVLS_SPEEDS: dict[str, tuple[float, ...]] = {
-    "hopper": tuple(x * 1e9 for x in (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0)),
-    "blackwell": tuple(x * 1e9 for x in (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0)),
-}
+__all__ = ["Measurement", "MEASURED", "Prediction", "predict", "predictions", "errors", "ring_measurements"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +31,7 @@ class Measurement:
 
     ``node`` in words; ``gpus`` the GPUs taking part (all in one node); ``links`` NVLinks per GPU and ``link_bw``
     what NCCL's topology charges for one (bytes/s per direction); ``generation`` the GPU generation, which sets
-    NCCL's NVLS ``efficiency`` and its list of channel speeds; ``busbw`` the reported peak as (low, high), bytes/s
+    NCCL's NVLS ``efficiency``; ``busbw`` the reported peak as (low, high), bytes/s
     (equal when one number was reported, a range when the report gave one); ``algorithm`` what ran ("nvls", or
     "ring"); ``forced`` whether the report forced it (``NCCL_ALGO``) rather than inferring it; ``nccl`` the NCCL
     version the report names ("" where it names none); ``citation`` the bibliography key.
@@ -100,22 +87,15 @@ def ring_measurements() -> tuple[Measurement, ...]:
 
 @dataclass(frozen=True)
 class Prediction:
-    """A measurement (:class:`Measurement`) beside the chooser's formula (``predicted``) and NCCL's own, with its
-    channel speeds rounded (``nccl``; for a ring, B as well), bytes/s."""
+    """A measurement (:class:`Measurement`) beside the formula's bus bandwidth for it, bytes/s."""
 
     measurement: Measurement
     predicted: float
-    nccl: float
 
     @property
     def error(self) -> float:
-        """The chooser's predicted / measured - 1, against the middle of the reported range."""
+        """predicted / measured - 1, against the middle of the reported range."""
         return self.predicted / self.measurement.measured - 1
-
-    @property
-    def nccl_error(self) -> float:
-        """NCCL's own figure / measured - 1."""
-        return self.nccl / self.measurement.measured - 1
 
 
 def _node(m: Measurement):
@@ -130,34 +110,19 @@ def predict(m: Measurement) -> float:
     return bus_bandwidth("all_reduce", m.algorithm, "Simple", _node(m))
 
 
-def predict_nccl(m: Measurement) -> float:
-    """NCCL 2.30.7's own figure: for NVLS, each of the p channels at the fastest speed of
-    :data:`NCCL_NVLS_SPEEDS` that the links carry p + 1 times, :math:`s(p+1) \\le B`, then
-    :math:`2e\\,s\\,(p-1)`; for a ring, as :func:`predict`."""
-    if m.algorithm != "nvls":
-        return predict(m)
-    b, p = m.links * m.link_bw, m.gpus
-    speeds = NCCL_NVLS_SPEEDS[m.generation]
-    s = next((x for x in speeds if x * (p + 1) <= b * (1 + 1e-12)), speeds[-1])
-    return 2 * m.efficiency * s * (p - 1)
-
-
 def predictions(measured=MEASURED) -> list[Prediction]:
-    """Each measurement with both versions' predictions, in the order given."""
-    return [Prediction(m, predict(m), predict_nccl(m)) for m in measured]
+    """Each measurement with the formula's prediction, in the order given."""
+    return [Prediction(m, predict(m)) for m in measured]
 
 
-def errors(rows, version: str = "chooser") -> dict[str, float]:
-    """The median and the worst (largest in size, sign kept) of the rows' relative errors in ``version``
-    ("chooser" or "nccl"), and their count.
+def errors(rows) -> dict[str, float]:
+    """The median and the worst (largest in size, sign kept) of the rows' relative errors, and their count.
 
     >>> e = errors(predictions())
-    >>> e["points"], round(e["worst"], 2), round(errors(predictions(), "nccl")["worst"], 2)
-    (8, -0.14, -0.44)
+    >>> e["points"], round(e["worst"], 2)
+    (8, -0.14)
     """
-    if version not in ("chooser", "nccl"):
-        raise ValueError(f"version must be 'chooser' or 'nccl', got {version!r}")
-    errs = [r.error if version == "chooser" else r.nccl_error for r in rows]
+    errs = [r.error for r in rows]
     if not errs:
         raise ValueError("rows must hold at least one prediction")
     return {"points": len(errs), "median": statistics.median(errs), "median_abs": statistics.median(abs(e) for e in errs),
