@@ -5,14 +5,16 @@ of p GPUs, each with L NVLinks that NCCL's topology rates at :math:`b` each (so 
 
 .. math:: B_{bus} = B\,\frac{p}{p+1}\; e\; \frac{p-1}{p}\; 2 = 2e\,B\,\frac{p-1}{p+1},
 
-with e NCCL's efficiency for the GPU generation (:func:`commlib.today.algorithm_choice.bus_bandwidth`). NCCL's own
-figure also depends on the channel speeds its topology search settles on, which this formula leaves out.
-:data:`MEASURED` holds the peaks of nccl-tests' ``all_reduce_perf`` (busbw) that users reported, each with its source;
-:func:`predictions` sets the formula beside each, and :func:`errors` summarises the misses.
+with e NCCL's efficiency for the GPU generation (:func:`commlib.today.algorithm_choice.bus_bandwidth`), smooth in p.
+NCCL's own tuner takes its channel speeds from its topology search instead (:func:`predict_nccl`, as read from the
+source of 2.30.7, not run). :data:`MEASURED` holds the peaks of nccl-tests' ``all_reduce_perf`` (busbw) that users
+reported, each with its source; :func:`predictions` sets both beside each, and :func:`errors` summarises the
+misses of one.
 
 >>> rows = predictions()
->>> [(r.measurement.node.split(",")[0], round(r.predicted / 1e9)) for r in rows if r.measurement.gpus == 8]
-[('H100', 490), ('H200', 490), ('B200', 831)]
+>>> [(r.measurement.node.split(",")[0], round(r.predicted / 1e9), round(r.nccl / 1e9)) for r in rows
+...  if r.measurement.gpus == 8]
+[('H100', 490, 476), ('H200', 490, 476), ('B200', 831, 720)]
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from dataclasses import dataclass, replace
 
 from .algorithm_choice import MACHINES, NCCL_QUOTED, bus_bandwidth
 
-__all__ = ["Measurement", "MEASURED", "Prediction", "predict", "predictions", "errors", "ring_measurements"]
+__all__ = ["NCCL_NVLS_SPEEDS", "Measurement", "MEASURED", "Prediction", "predict", "predict_nccl", "predictions",
+           "errors", "ring_measurements"]
+
+
+#: The per-channel speeds (bytes/s) NCCL 2.30.7's topology search tries inside one node, fastest first, by GPU
+#: generation (``sm90SpeedArrayIntra`` and ``sm100SpeedArrayIntra`` in src/graph/search.cc).
+NCCL_NVLS_SPEEDS: dict[str, tuple[float, ...]] = {
+    "hopper": tuple(x * 1e9 for x in (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0)),
+    "blackwell": tuple(x * 1e9 for x in (90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0)),
+}
 
 
 @dataclass(frozen=True)
@@ -31,7 +42,7 @@ class Measurement:
 
     ``node`` in words; ``gpus`` the GPUs taking part (all in one node); ``links`` NVLinks per GPU and ``link_bw``
     what NCCL's topology charges for one (bytes/s per direction); ``generation`` the GPU generation, which sets
-    NCCL's NVLS ``efficiency``; ``busbw`` the reported peak as (low, high), bytes/s
+    NCCL's NVLS ``efficiency`` and its list of channel speeds; ``busbw`` the reported peak as (low, high), bytes/s
     (equal when one number was reported, a range when the report gave one); ``algorithm`` what ran ("nvls", or
     "ring"); ``forced`` whether the report forced it (``NCCL_ALGO``) rather than inferring it; ``nccl`` the NCCL
     version the report names ("" where it names none); ``citation`` the bibliography key.
@@ -87,15 +98,22 @@ def ring_measurements() -> tuple[Measurement, ...]:
 
 @dataclass(frozen=True)
 class Prediction:
-    """A measurement (:class:`Measurement`) beside the formula's bus bandwidth for it, bytes/s."""
+    """A measurement (:class:`Measurement`) beside the chooser's formula (``predicted``) and NCCL's own figure as read
+    from its source (``nccl``), bytes/s."""
 
     measurement: Measurement
     predicted: float
+    nccl: float
 
     @property
     def error(self) -> float:
-        """predicted / measured - 1, against the middle of the reported range."""
+        """The chooser's predicted / measured - 1, against the middle of the reported range."""
         return self.predicted / self.measurement.measured - 1
+
+    @property
+    def nccl_error(self) -> float:
+        """NCCL's own figure / measured - 1."""
+        return self.nccl / self.measurement.measured - 1
 
 
 def _node(m: Measurement):
@@ -110,19 +128,38 @@ def predict(m: Measurement) -> float:
     return bus_bandwidth("all_reduce", m.algorithm, "Simple", _node(m))
 
 
+def predict_nccl(m: Measurement) -> float:
+    r"""NCCL 2.30.7's own NVLS figure for ``m``, as read from its source (not run; a ring's is :func:`predict`'s).
+
+    Its search gives each of the p channels a speed ``bwIntra`` from :data:`NCCL_NVLS_SPEEDS`, the fastest the GPUs'
+    links carry p + 1 times over, :math:`s(p+1) \le B`, while its ``bwInter`` stays at the list's top speed
+    (``ncclTopoCompute`` in src/graph/search.cc); the tuner then takes the smaller of :math:`2e\,s\,(p-1)/p` and
+    ``bwInter`` for each channel and multiplies by the p channels (``ncclTopoTuneModel`` in src/graph/tuning.cc).
+    """
+    if m.algorithm != "nvls":
+        return predict(m)
+    b, p = m.links * m.link_bw, m.gpus
+    speeds = NCCL_NVLS_SPEEDS[m.generation]
+    s = next((x for x in speeds if x * (p + 1) <= b * (1 + 1e-12)), speeds[-1])
+    return p * min(2 * m.efficiency * s * (p - 1) / p, speeds[0])
+
+
 def predictions(measured=MEASURED) -> list[Prediction]:
-    """Each measurement with the formula's prediction, in the order given."""
-    return [Prediction(m, predict(m)) for m in measured]
+    """Each measurement with both predictions, in the order given."""
+    return [Prediction(m, predict(m), predict_nccl(m)) for m in measured]
 
 
-def errors(rows) -> dict[str, float]:
-    """The median and the worst (largest in size, sign kept) of the rows' relative errors, and their count.
+def errors(rows, version: str = "chooser") -> dict[str, float]:
+    """The median and the worst (largest in size, sign kept) of the rows' relative errors in ``version``
+    ("chooser" or "nccl"), and their count.
 
     >>> e = errors(predictions())
-    >>> e["points"], round(e["worst"], 2)
-    (8, -0.14)
+    >>> e["points"], round(e["worst"], 2), round(errors(predictions(), "nccl")["worst"], 2)
+    (8, -0.14, -0.51)
     """
-    errs = [r.error for r in rows]
+    if version not in ("chooser", "nccl"):
+        raise ValueError(f"version must be 'chooser' or 'nccl', got {version!r}")
+    errs = [r.error if version == "chooser" else r.nccl_error for r in rows]
     if not errs:
         raise ValueError("rows must hold at least one prediction")
     return {"points": len(errs), "median": statistics.median(errs), "median_abs": statistics.median(abs(e) for e in errs),

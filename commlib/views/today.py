@@ -535,10 +535,10 @@ def _signed_percent(x: float) -> str:
 
 
 def nvls_measured_table(rows):
-    """The published all-reduce peaks beside the chooser's formula, NCCL 2.30.7's
-    (:func:`commlib.today.nvls_measured.predictions`), one row each: node, algorithm (forced, or inferred from a
-    busbw no ring reaches), NCCL version as reported, measured busbw (a range where the report gave one) and the
-    formula's figure with its miss against the middle of the range, GB/s."""
+    """The published all-reduce peaks beside the chooser's formula and NCCL 2.30.7's own figure as read from its
+    source (:func:`commlib.today.nvls_measured.predictions`), one row each: node, algorithm (forced, or inferred),
+    NCCL version as reported, measured busbw (a range where the report gave one) and each figure with its miss
+    against the middle of the range, GB/s."""
     from .tables import markdown_table
 
     out = []
@@ -547,22 +547,26 @@ def nvls_measured_table(rows):
         lo, hi = (f"{b / 1e9:.0f}" for b in m.busbw)
         how = ("NVLS, forced" if m.forced else "NVLS, inferred") if m.algorithm == "nvls" else "ring"
         out.append([m.node, how, m.nccl or "not given", lo if lo == hi else f"{lo}-{hi}",
-                    f"{r.predicted / 1e9:.0f}", _signed_percent(r.error)])
-    return markdown_table(["node", "algorithm", "NCCL", "measured busbw (GB/s)", "the formula (GB/s)",
-                           "formula / measured - 1"], out)
+                    f"{r.predicted / 1e9:.0f} ({_signed_percent(r.error)})",
+                    f"{r.nccl / 1e9:.0f} ({_signed_percent(r.nccl_error)})"])
+    return markdown_table(["node", "algorithm", "NCCL version, as reported", "measured busbw (GB/s)",
+                           "the chooser's formula (GB/s, miss)", "NCCL's own figure, as read (GB/s, miss)"], out)
 
 
 def nvls_measured_figure(nvls_rows, ring_rows):
     """Bus bandwidth of an all-reduce against the GPUs taking part in one H100 node: the measured peaks (hollow
-    markers, the middle of a reported range) and the chooser's formula (lines); NVLS and the ring each in its own
-    colour, marker and line style."""
+    markers, the middle of a reported range), the chooser's formula (lines) and NCCL's own NVLS figure as read from
+    its source (dotted, crosses); NVLS and the ring each in its own colour, marker and line style."""
     fig, ax = figure(6.4, 3.8)
     # the ring first, larger squares, so that NVLS's circles stay visible where the two measured the same
     for rows, label, i, ls, size in ((ring_rows, "ring", 1, "--", 10), (nvls_rows, "NVLS", 0, "-", 6)):
         p = [r.measurement.gpus for r in rows]
-        ax.plot(p, [r.predicted / 1e9 for r in rows], ls, color=color(i), lw=1.8, label=f"{label}, NCCL 2.30.7's formula")
+        ax.plot(p, [r.predicted / 1e9 for r in rows], ls, color=color(i), lw=1.8, label=f"{label}, the chooser's formula")
         ax.plot(p, [r.measurement.measured / 1e9 for r in rows], MARKERS[i], color=color(i), mfc="white", mew=1.6,
                 ms=size, ls="none", zorder=3, label=f"{label}, measured peak")
+    p = [r.measurement.gpus for r in nvls_rows]
+    ax.plot(p, [r.nccl / 1e9 for r in nvls_rows], ":", marker="x", color=color(2), lw=1.6, ms=7,
+            label="NVLS, NCCL's own figure (as read)")
     ax.set_xlabel("GPUs of one H100 node taking part")
     ax.set_ylabel("all-reduce busbw (GB/s)")
     ax.set_xlim(min(r.measurement.gpus for r in ring_rows) - 0.3, 8.3)

@@ -18,10 +18,21 @@ def test_the_chooser_uses_the_closed_form_with_the_generations_efficiency():
     assert nm.predict(hopper) / nm.predict(b200) == pytest.approx(0.85 / 0.74)
 
 
+def test_nccls_own_figure_takes_a_listed_speed_and_the_cap():
+    for m in nm.MEASURED:
+        b, p = m.links * m.link_bw, m.gpus
+        speeds = nm.NCCL_NVLS_SPEEDS[m.generation]
+        fits = [x for x in speeds if x * (p + 1) <= b]
+        assert nm.predict_nccl(m) == pytest.approx(p * min(2 * m.efficiency * fits[0] * (p - 1) / p, speeds[0]))
+        assert nm.predict_nccl(m) <= nm.predict(m) * (1 + 1e-12)          # never above the smooth formula
+    ring = nm.ring_measurements()[0]
+    assert nm.predict_nccl(ring) == nm.predict(ring)
+
+
 def test_nothing_is_fitted_to_the_measurements():
     rows = nm.predictions()
     moved = nm.predictions(tuple(replace(m, busbw=(2 * m.busbw[0], 2 * m.busbw[1])) for m in nm.MEASURED))
-    assert [r.predicted for r in rows] == [r.predicted for r in moved]
+    assert [(r.predicted, r.nccl) for r in rows] == [(r.predicted, r.nccl) for r in moved]
 
 
 def test_the_books_reading_of_the_misses():
@@ -42,3 +53,5 @@ def test_the_books_reading_of_the_misses():
 def test_errors_checks_its_inputs():
     with pytest.raises(ValueError, match="rows"):
         nm.errors([])
+    with pytest.raises(ValueError, match="version"):
+        nm.errors(nm.predictions(), "tuner")
