@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 
 from .algorithm_choice import MACHINES, NCCL_QUOTED, bus_bandwidth
 
-__all__ = ["NCCL_NVLS_SPEEDS", "Measurement", "MEASURED", "Prediction", "predict", "predict_nccl", "predictions",
-           "errors", "ring_measurements"]
+__all__ = ["NCCL_NVLS_SPEEDS", "Measurement", "MEASURED", "Prediction", "predict", "channel_speed",
+           "channel_allreduce_bw", "predict_nccl", "predictions", "errors", "ring_measurements"]
 
 
 #: The per-channel speeds (bytes/s) NCCL 2.30.7's topology search tries inside one node, fastest first, by GPU
@@ -128,20 +128,31 @@ def predict(m: Measurement) -> float:
     return bus_bandwidth("all_reduce", m.algorithm, "Simple", _node(m))
 
 
+def channel_speed(m: Measurement) -> float:
+    """The speed NCCL 2.30.7's search gives each NVLS channel for ``m``, as read from its source: the fastest of
+    :data:`NCCL_NVLS_SPEEDS` that the GPUs' links carry p + 1 times over (each GPU heads one of the p channels and
+    carries it twice), bytes/s."""
+    b, p = m.links * m.link_bw, m.gpus
+    speeds = NCCL_NVLS_SPEEDS[m.generation]
+    return next((x for x in speeds if x * (p + 1) <= b * (1 + 1e-12)), speeds[-1])
+
+
+def channel_allreduce_bw(m: Measurement) -> float:
+    """One NVLS channel's all-reduce bus bandwidth before NCCL's cap, :math:`2e\\,s\\,(p-1)/p`, bytes/s."""
+    return 2 * m.efficiency * channel_speed(m) * (m.gpus - 1) / m.gpus
+
+
 def predict_nccl(m: Measurement) -> float:
     r"""NCCL 2.30.7's own NVLS figure for ``m``, as read from its source (not run; a ring's is :func:`predict`'s).
 
-    Its search gives each of the p channels a speed ``bwIntra`` from :data:`NCCL_NVLS_SPEEDS`, the fastest the GPUs'
-    links carry p + 1 times over, :math:`s(p+1) \le B`, while its ``bwInter`` stays at the list's top speed
-    (``ncclTopoCompute`` in src/graph/search.cc); the tuner then takes the smaller of :math:`2e\,s\,(p-1)/p` and
-    ``bwInter`` for each channel and multiplies by the p channels (``ncclTopoTuneModel`` in src/graph/tuning.cc).
+    Each of the p channels gets :func:`channel_speed` as ``bwIntra`` while its ``bwInter`` stays at the list's top
+    speed (``ncclTopoCompute`` in src/graph/search.cc, for the cases in :data:`MEASURED`); the tuner takes the smaller
+    of :func:`channel_allreduce_bw` and ``bwInter`` for each channel and multiplies by the p channels
+    (``ncclTopoTuneModel`` in src/graph/tuning.cc).
     """
     if m.algorithm != "nvls":
         return predict(m)
-    b, p = m.links * m.link_bw, m.gpus
-    speeds = NCCL_NVLS_SPEEDS[m.generation]
-    s = next((x for x in speeds if x * (p + 1) <= b * (1 + 1e-12)), speeds[-1])
-    return p * min(2 * m.efficiency * s * (p - 1) / p, speeds[0])
+    return m.gpus * min(channel_allreduce_bw(m), NCCL_NVLS_SPEEDS[m.generation][0])
 
 
 def predictions(measured=MEASURED) -> list[Prediction]:
