@@ -90,6 +90,7 @@ from .step.cost import (
 )
 from .today.cost import (
     FP8_BLOCK_SCALED,
+    FP8_TENSORWISE,
     ZERO_STAGES,
     WireFormat,
     fitting_stages,
@@ -127,6 +128,6 @@ __all__ = [
     "sparse_exchange",
     # today's collectives (chapter 7)
     "ZERO_STAGES", "zero_bytes_per_rank", "memory_per_rank", "fitting_stages", "moe_all_to_all_bytes", "in_network_allreduce_time",
-    "powersgd_numbers", "moe_step_bytes", "WireFormat", "FP8_BLOCK_SCALED",
+    "powersgd_numbers", "moe_step_bytes", "WireFormat", "FP8_BLOCK_SCALED", "FP8_TENSORWISE",
     "moe_token_copies",
 ]

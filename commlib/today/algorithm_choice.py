@@ -75,14 +75,17 @@ __all__ = ["PROTOCOLS", "ALGORITHMS", "COLLECTIVES", "Machine", "MACHINES", "Cho
 #: nodes), of PAT (0.75) and NVLS's efficiency on Hopper (0.85); the cap on LL's bus bandwidth (``llMaxBws``:
 #: 141 GB/s for Hopper GPUs in one node, 20.4 GB/s across more than two nodes of Intel CPUs); the tree's conversion from bus to
 #: algorithm bandwidth (halved); and the latencies of NVLS inside a node (25 us, no base latency) and
-#: the part of PAT's that grows with the number of ranks (2.8 us a rank).
+#: the part of PAT's that grows with the number of ranks (2.8 us a rank). NVLS's efficiency on Blackwell (0.74)
+#: and the bandwidth NCCL's topology gives one NVLink (``SM90_NVLINK_BW``, 20.6 GB/s, on Hopper;
+#: ``SM100_NVLINK_BW``, 40.1 GB/s, on Blackwell; src/graph/topo.h) serve :mod:`commlib.today.nvls_measured`.
 NCCL_QUOTED = {"ring_ll_base_latency": 6.6e-6, "ll_factor": 0.5, "ll128_factor": 0.92,
                "ll_max_bw_hopper_one_node": 141e9, "ll_max_bw_intel_many_nodes": 20.4e9,
                "ll_max_bw_intel_two_nodes": 39.0e9,
                "tree_factor": 0.92, "tree_ll_factor": 1 / 3.8, "tree_ll128_factor_one_node": 7 / 9,
                "tree_ll128_factor_nodes": 120 / 128, "tree_ratio": 0.5,
                "pat_factor": 0.75, "pat_latency_per_rank": 2.8e-6,
-               "nvls_latency": 25e-6, "nvls_efficiency_hopper": 0.85}
+               "nvls_latency": 25e-6, "nvls_efficiency_hopper": 0.85, "nvls_efficiency_blackwell": 0.74,
+               "nvlink_bw_hopper": 20.6e9, "nvlink_bw_blackwell": 40.1e9}
 
 #: NCCL 2.30.7's own latencies over NVLink, (algorithm, protocol) -> (base latency, latency per hop), seconds:
 #: its ``baseLatencies`` for the ring and the tree and its ``hwLatencies`` for NVLink (src/graph/tuning.cc).
@@ -145,7 +148,9 @@ class Machine:
     ``ll_cap`` the most bus bandwidth NCCL
     grants LL on this machine, bytes/s (its ``llMaxBws``, by GPU generation in one node and
     by CPU vendor across nodes; infinite where it does not bind). ``one_gpu_per_node`` says
-    whether PAT applies (NCCL enables it only then).
+    whether PAT applies (NCCL enables it only then). ``nvls_efficiency`` NCCL's efficiency factor for NVLS on the
+    machine's GPU generation (``nvlsEfficiency`` in src/graph/tuning.cc: 0.85 on Hopper, the default, 0.74 on
+    Blackwell).
     """
 
     key: str
@@ -159,6 +164,7 @@ class Machine:
     base_latency: float = 6.0e-6
     ll_cap: float = math.inf
     nccl_nvlink_latencies: bool = False
+    nvls_efficiency: float = NCCL_QUOTED["nvls_efficiency_hopper"]
 
     def latencies(self, algorithm: str, protocol: str) -> tuple[float, float]:
         """(base latency, latency per hop before ``hop_latency``), seconds, of a ring or tree entry."""
@@ -227,7 +233,8 @@ def bus_bandwidth(collective: str, algorithm: str, protocol: str, mach: Machine)
     node of p GPUs: its graph gets :math:`B\,p/(p+1)`, since NCCL's search
     (``ncclTopoSearchTryNvls`` in src/graph/search.cc) gives it one channel a GPU and
     charges each GPU's links twice for the channel it heads, :math:`(p+1)/p` of the
-    graph's bandwidth in all; NCCL then takes 0.85 of that (its efficiency on Hopper) times
+    graph's bandwidth in all; NCCL then takes 0.85 of that (its efficiency on Hopper; the machine's
+    ``nvls_efficiency``) times
     :math:`(c-1)/c` for its c = p channels, doubled for all-reduce ("pipelines two
     operations") and times :math:`(p-1)/p` for all-gather and reduce-scatter.
 
@@ -247,7 +254,7 @@ def bus_bandwidth(collective: str, algorithm: str, protocol: str, mach: Machine)
         return b * q["pat_factor"]
     p = mach.per_node
     graph = b * p / (p + 1)
-    bus = graph * q["nvls_efficiency_hopper"] * (p - 1) / p
+    bus = graph * mach.nvls_efficiency * (p - 1) / p
     return bus * 2 if collective == "all_reduce" else bus * (p - 1) / p
 
 

@@ -22,7 +22,7 @@ from ..units import check_count, check_nonnegative, check_positive
 
 __all__ = ["ZERO_STAGES", "zero_bytes_per_rank", "moe_all_to_all_bytes", "in_network_allreduce_time",
            "powersgd_numbers", "moe_step_bytes", "OPTIMIZER_BYTES", "memory_per_rank", "fitting_stages",
-           "WireFormat", "FP8_BLOCK_SCALED", "moe_token_copies"]
+           "WireFormat", "FP8_BLOCK_SCALED", "FP8_TENSORWISE", "moe_token_copies"]
 
 
 #: ZeRO stages :func:`zero_bytes_per_rank` knows: 0 is plain data parallelism.
@@ -33,7 +33,7 @@ def _element_bytes(dtype: str) -> int:
     return hardware.dtype_bytes(dtype)
 
 
-def zero_bytes_per_rank(params: int, n: int, stage: int, dtype: str = "bf16") -> float:
+def zero_bytes_per_rank(params: int, n: int, stage: int, dtype: str = "bf16", gather: WireFormat | None = None) -> float:
     r"""Bytes each rank sends per training step under ZeRO ``stage`` (0 = plain data parallelism).
 
     Rajbhandari et al. (2020, sec. 7): plain data parallelism all-reduces the
@@ -44,17 +44,30 @@ def zero_bytes_per_rank(params: int, n: int, stage: int, dtype: str = "bf16") ->
     them, and each rank keeps only its shard), :math:`3\frac{n-1}{n}\Psi`,
     1.5 times as much. Times ``s`` bytes per element of ``dtype``.
 
+    ``gather``: the format of stage 3's two weight all-gathers when it is not ``dtype`` (``None``), such as
+    FSDP's FP8 all-gather (:data:`FP8_TENSORWISE`); the gradient's reduce-scatter stays in ``dtype``:
+    :math:`\frac{n-1}{n}\Psi\,(2 s_{gather} + s)`.
+
     >>> zero_bytes_per_rank(10**9, 64, 3) / zero_bytes_per_rank(10**9, 64, 0)
     1.5
     >>> zero_bytes_per_rank(1000, 4, 2, dtype="fp32")
     6000.0
+    >>> zero_bytes_per_rank(10**9, 64, 3, gather=FP8_TENSORWISE) / zero_bytes_per_rank(10**9, 64, 3)
+    0.6666666666666666
     """
     params = check_count("params", params, minimum=1)
     n = check_count("n", n, minimum=1)
     if stage not in ZERO_STAGES or isinstance(stage, bool):
         raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
+    element = _element_bytes(dtype)
+    if gather is not None:
+        if not isinstance(gather, WireFormat):
+            raise ValueError(f"gather must be a WireFormat or None, got {gather!r}")
+        if stage != 3:
+            raise ValueError(f"gather (a format for the weight all-gathers) applies to stage 3 only, got stage {stage}")
+        return (n - 1) / n * params * (2 * gather.bytes_per_element + element)
     passes = 3 if stage == 3 else 2
-    return passes * (n - 1) / n * params * _element_bytes(dtype)
+    return passes * (n - 1) / n * params * element
 
 
 def moe_all_to_all_bytes(tokens: int, hidden: int, top_k: int, experts: int, dtype: str = "bf16") -> float:
@@ -140,6 +153,12 @@ class WireFormat:
 #: FP8 (e4m3) with one fp32 scale a 128 values: DeepEP's FP8 dispatch takes the tokens as ``[tokens, hidden]`` FP8
 #: values and ``[tokens, hidden // 128]`` fp32 scales (``deep_ep/buffers/legacy.py``, ``Buffer.dispatch``).
 FP8_BLOCK_SCALED = WireFormat("fp8, one fp32 scale a 128 values", 1, 4, 128)
+
+#: FP8 (e4m3) with one scale for a whole weight tensor, as FSDP2 all-gathers weights under torchao's float8
+#: training (``enable_fsdp_float8_all_gather``, tensorwise scaling only): the ranks agree on the scale beforehand,
+#: by one all-reduce of every tensor's amax (``precompute_float8_dynamic_scale_for_fsdp``), so the all-gather
+#: carries the 1-byte values alone and no scale (``fsdp_pre_all_gather`` returns the scale as metadata).
+FP8_TENSORWISE = WireFormat("fp8, one scale a tensor, agreed before the gather", 1)
 
 
 def moe_step_bytes(tokens: int, hidden: int, top_k: int, experts: int, gpus_per_host: int,

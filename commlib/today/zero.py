@@ -25,6 +25,8 @@ paper's memory count with mixed-precision Adam (2 + 2 + 12 bytes per parameter).
 ([144, 144, 144, 144], True)
 >>> zero_step(2, [np.arange(8.0) for _ in range(4)])[0]
 [96, 96, 96, 96]
+>>> zero_step(3, [np.arange(8.0) for _ in range(4)], params=np.linspace(-1, 1, 8), fp8_gather=True)
+([60, 60, 60, 60], True)
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 from ..collectives import simulate as collectives
 from ..sgd.overlap import BACKWARD_TO_FORWARD
 from ..units import check_count
+from . import fp8
 from .cost import OPTIMIZER_BYTES, ZERO_STAGES, memory_per_rank
 
 __all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", "prefetch_schedule", "forward_layer_times",
@@ -41,7 +44,7 @@ __all__ = ["zero_step", "memory_per_rank", "OPTIMIZER_BYTES", "prefetch_times", 
            "GATHER_FORMS", "node_gather_times"]
 
 
-def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
+def zero_step(stage: int, grads, params=None, fp8_gather: bool = False) -> tuple[list[int], bool]:
     """Run one step's collectives of ZeRO ``stage`` on real arrays; return bytes sent per rank and a check.
 
     ``grads[i]`` is rank i's gradient (1-D, all of one length); ``params``
@@ -51,9 +54,20 @@ def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
     reduce-scatters, and keeps the updated shards apart (the gather that
     checks them is the next step's forward gather, not counted here). The
     check says every rank ends with the same, correctly summed update.
+
+    ``fp8_gather`` (stage 3 only): the two weight all-gathers carry e4m3 bytes with one scale for the whole
+    tensor, as FSDP2 does under torchao's float8 training (:data:`commlib.today.cost.FP8_TENSORWISE`). The ranks
+    first agree on the scale by an all-reduce (max) of their shards' amax, one number a tensor, which runs here
+    but is left out of the count; each rank casts its shard, the gathers move the bytes, and every rank decodes.
+    The check then also says every rank's gathered weights equal the whole tensor cast to FP8 with a scale from
+    its own largest magnitude: the cast an FP8 matrix multiply makes anyway, so gathering in FP8 rounds nothing
+    more (where the agreement fails, so does the check). The update itself stays exact, as the optimizer works on
+    the high-precision shards.
     """
     if stage not in ZERO_STAGES or isinstance(stage, bool):
         raise ValueError(f"stage must be one of 0, 1, 2, 3, got {stage!r}")
+    if fp8_gather and stage != 3:
+        raise ValueError(f"fp8_gather applies to stage 3's weight all-gathers only, got stage {stage}")
     grads = [np.asarray(g, dtype=float) for g in grads]
     n = len(grads)
     check_count("len(grads)", n, minimum=1)
@@ -61,13 +75,23 @@ def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
     params = np.zeros_like(grads[0]) if params is None else np.asarray(params, dtype=float)
     want = params - np.sum(grads, axis=0)          # an SGD step with rate 1 on the summed gradient
     sent = np.zeros(n, dtype=np.int64)
+    gathered_ok = True
     if stage == 0:
         out, trace = collectives.allreduce(grads, algorithm="ring")
         sent += trace.bytes_sent
         new = [params - g for g in out]
     else:
         shards = np.array_split(params, n)
-        if stage == 3:
+        if stage == 3 and fp8_gather:
+            amax, _ = collectives.allreduce([np.array([np.max(np.abs(s), initial=0.0)]) for s in shards], op="max")
+            scale = fp8.tensorwise_scale(amax[0][0])
+            for _ in ("forward", "backward"):
+                codes, trace = collectives.all_gather([fp8.encode(s * scale) for s in shards])
+                sent += trace.bytes_sent
+                # the reference: the whole tensor cast with a scale from its own largest magnitude
+                want_w = fp8.cast_tensorwise(params, fp8.tensorwise_scale(np.max(np.abs(params), initial=0.0)))
+                gathered_ok &= all(np.array_equal(fp8.decode(c) / scale, want_w) for c in codes)
+        elif stage == 3:
             for _ in ("forward", "backward"):
                 full, trace = collectives.all_gather(shards)
                 sent += trace.bytes_sent
@@ -77,7 +101,7 @@ def zero_step(stage: int, grads, params=None) -> tuple[list[int], bool]:
         new, trace = collectives.all_gather(updated)
         if stage < 3:   # stage 3 keeps the new shards apart: the next forward pass gathers them
             sent += trace.bytes_sent
-    ok = all(np.allclose(w, want) for w in new)
+    ok = gathered_ok and all(np.allclose(w, want) for w in new)
     return [int(b) for b in sent], bool(ok)
 
 
@@ -242,7 +266,7 @@ def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flop
 
 
 def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
-                         **kwargs) -> tuple[float, float]:
+                         dtype_bytes: float = 2, reduce_bytes: float | None = None, **kwargs) -> tuple[float, float]:
     r"""One layer's backward compute and its stage-3 traffic, seconds (equal layers; the arguments of
     :func:`forward_layer_times`).
 
@@ -252,11 +276,22 @@ def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flo
     times the forward's, 4 of the 6 FLOPs per parameter and token. Both double: the ratio of compute to traffic is
     the forward's, and so is the batch above which prefetching hides the traffic.
 
+    ``reduce_bytes``: the gradient's bytes per element when they differ from the gather's (``dtype_bytes``), as when the
+    weights are gathered in FP8 (1 byte) and the gradient reduce-scattered in bf16 (2): the reduce-scatter then
+    takes ``reduce_bytes / dtype_bytes`` times the gather, and the backward's traffic grows more than its compute.
+
     >>> cf, gf = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
     >>> cb, gb = backward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
     >>> round(cb / cf, 9), round(gb / gf, 9)
     (2.0, 2.0)
+    >>> cf, gf = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9, dtype_bytes=1)
+    >>> cb, gb = backward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9, reduce_bytes=2, dtype_bytes=1)
+    >>> round(gb / gf, 9)
+    3.0
     """
-    compute, gather = forward_layer_times(params, layers, n, tokens, peak_flops, bandwidth, **kwargs)
-    reduce_scatter = gather
+    if reduce_bytes is not None and not reduce_bytes > 0:
+        raise ValueError(f"reduce_bytes must be > 0 bytes per element or None, got {reduce_bytes!r}")
+    compute, gather = forward_layer_times(params, layers, n, tokens, peak_flops, bandwidth, dtype_bytes=dtype_bytes,
+                                          **kwargs)
+    reduce_scatter = gather if reduce_bytes is None else gather * reduce_bytes / dtype_bytes
     return BACKWARD_TO_FORWARD * compute, gather + reduce_scatter

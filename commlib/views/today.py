@@ -524,3 +524,54 @@ def verdicts_table(verdicts, caption: str = "", spec: str = ".3f"):
     return verdict_table(list(verdicts), spec, caption, by_mean=True,
                          label=lambda v: VERDICT_LABELS.get(v.claim.key, v.claim.question))
 
+
+
+
+
+def _signed_percent(x: float) -> str:
+    """A share as a whole signed percent, with no sign where it rounds to zero: ``_signed_percent(-0.001) == '0%'``."""
+    whole = round(100 * x)
+    return f"{whole:+d}%" if whole else "0%"
+
+
+def nvls_measured_table(rows):
+    """The published all-reduce peaks beside the chooser's formula and NCCL 2.30.7's own figure as read from its
+    source (:func:`commlib.today.nvls_measured.predictions`), one row each: node, algorithm (forced, or inferred),
+    NCCL version as reported, measured busbw (a range where the report gave one) and each figure with its miss
+    against the middle of the range, GB/s."""
+    from .tables import markdown_table
+
+    out = []
+    for r in rows:
+        m = r.measurement
+        lo, hi = (f"{b / 1e9:.0f}" for b in m.busbw)
+        how = ("NVLS, forced" if m.forced else "NVLS, inferred") if m.algorithm == "nvls" else "ring"
+        out.append([m.node, how, m.nccl or "not given", lo if lo == hi else f"{lo}-{hi}",
+                    f"{r.predicted / 1e9:.0f} ({_signed_percent(r.error)})",
+                    f"{r.nccl / 1e9:.0f} ({_signed_percent(r.nccl_error)})"])
+    return markdown_table(["node", "algorithm", "NCCL version, as reported", "measured busbw (GB/s)",
+                           "the chooser's formula (GB/s, miss)", "NCCL's own figure, as read (GB/s, miss)"], out)
+
+
+def nvls_measured_figure(nvls_rows, ring_rows):
+    """Bus bandwidth of an all-reduce against the GPUs taking part in one H100 node: the measured peaks (hollow
+    markers, the middle of a reported range), the chooser's formula (lines) and NCCL's own NVLS figure as read from
+    its source (dotted, crosses); NVLS and the ring each in its own colour, marker and line style."""
+    fig, ax = figure(6.4, 3.8)
+    # the ring first, larger squares, so that NVLS's circles stay visible where the two measured the same
+    for rows, label, i, ls, size in ((ring_rows, "ring", 1, "--", 10), (nvls_rows, "NVLS", 0, "-", 6)):
+        p = [r.measurement.gpus for r in rows]
+        ax.plot(p, [r.predicted / 1e9 for r in rows], ls, color=color(i), lw=1.8, label=f"{label}, the chooser's formula")
+        ax.plot(p, [r.measurement.measured / 1e9 for r in rows], MARKERS[i], color=color(i), mfc="white", mew=1.6,
+                ms=size, ls="none", zorder=3, label=f"{label}, measured peak")
+    p = [r.measurement.gpus for r in nvls_rows]
+    ax.plot(p, [r.nccl / 1e9 for r in nvls_rows], ":", marker="x", color=color(2), lw=1.6, ms=7,
+            label="NVLS, NCCL's own figure (as read)")
+    ax.set_xlabel("GPUs of one H100 node taking part")
+    ax.set_ylabel("all-reduce busbw (GB/s)")
+    ax.set_xlim(min(r.measurement.gpus for r in ring_rows) - 0.3, 8.3)
+    ax.set_ylim(0, 560)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7.5, loc="lower right")
+    fig.tight_layout()
+    return fig
