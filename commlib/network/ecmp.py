@@ -31,6 +31,7 @@ takes as long as the busiest uplink's bytes over B (:func:`busiest_uplink_share`
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import networkx as nx
@@ -41,7 +42,7 @@ from ..units import check_count
 from .topology import Flow, map_flows
 
 __all__ = ["leaf_spine", "shift_flows", "spread_spines", "hashed_spines", "step_time", "busiest_uplink_share",
-           "hashed_busiest_shares", "hashed_slowdowns", "spines_of"]
+           "hashed_busiest_shares", "hashed_slowdowns", "spines_of", "chance_spread", "chance_worst"]
 
 
 def _card(leaf: int, i: int) -> tuple:
@@ -120,6 +121,31 @@ def busiest_uplink_share(spine_of, qps: int = 1) -> float:
     1/qps of a card's bytes)."""
     counts = Counter((leaf, s) for (leaf, _, _), s in spine_of.items())
     return max(counts.values()) / qps
+
+
+def chance_spread(cards: int, spines: int) -> float:
+    """The chance that a leaf's ``cards`` hashed flows (one a card) all take different spines: :math:`S!/(S-H)!/S^H`
+    (0 when there are more flows than spines).
+
+    >>> round(chance_spread(8, 8), 5)
+    0.0024
+    """
+    cards = check_count("cards", cards, minimum=1)
+    spines = check_count("spines", spines, minimum=1)
+    return math.perm(spines, cards) / spines**cards
+
+
+def chance_worst(leaves: int, cards: int, spines: int) -> float:
+    """The chance that, in a job of ``leaves`` leaves, some leaf hashes all its ``cards`` flows onto one spine, the
+    fixed rule's worst spread: :math:`1 - (1 - S\\cdot S^{-H})^{L}`.
+
+    >>> round(1 / chance_worst(16, 8, 8))
+    131072
+    """
+    leaves = check_count("leaves", leaves, minimum=1)
+    cards = check_count("cards", cards, minimum=1)
+    spines = check_count("spines", spines, minimum=1)
+    return 1 - (1 - spines * float(spines) ** -cards) ** leaves
 
 
 def hashed_busiest_shares(leaves: int, cards: int, spines: int, seeds, qps: int = 1) -> list[float]:

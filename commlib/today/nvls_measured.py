@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from .algorithm_choice import MACHINES, NCCL_QUOTED, bus_bandwidth
 
-__all__ = ["NCCL_NVLS_SPEEDS", "Measurement", "MEASURED", "Prediction", "predict", "channel_speed",
+__all__ = ["NCCL_NVLS_SPEEDS", "Measurement", "MEASURED", "SWEEP_ALGBW_FIVE", "Prediction", "predict", "channel_speed",
            "channel_allreduce_bw", "predict_nccl", "predictions", "errors", "ring_measurements"]
 
 
@@ -88,6 +88,11 @@ MEASURED: tuple[Measurement, ...] = (
     Measurement("B200, 8 GPUs", 8, **_B200, busbw=(830e9, 830e9), algorithm="nvls", forced=False, nccl="2.27.1",
                 citation="nccl_issue1807"),
 )
+
+
+#: The same user's algbw at 5 GPUs, 258 GB/s (nccl issue 1455): its busbw, :math:`2(n-1)/n` times it, is 413 GB/s
+#: against the 420 reported, a measure of the report's rounding.
+SWEEP_ALGBW_FIVE = 258e9
 
 
 def ring_measurements() -> tuple[Measurement, ...]:

@@ -85,11 +85,11 @@ def zero_step(stage: int, grads, params=None, fp8_gather: bool = False) -> tuple
         if stage == 3 and fp8_gather:
             amax, _ = collectives.allreduce([np.array([np.max(np.abs(s), initial=0.0)]) for s in shards], op="max")
             scale = fp8.tensorwise_scale(amax[0][0])
+            # the reference: the whole tensor cast with a scale from its own largest magnitude
+            want_w = fp8.cast_tensorwise(params, fp8.tensorwise_scale(np.max(np.abs(params), initial=0.0)))
             for _ in ("forward", "backward"):
                 codes, trace = collectives.all_gather([fp8.encode(s * scale) for s in shards])
                 sent += trace.bytes_sent
-                # the reference: the whole tensor cast with a scale from its own largest magnitude
-                want_w = fp8.cast_tensorwise(params, fp8.tensorwise_scale(np.max(np.abs(params), initial=0.0)))
                 gathered_ok &= all(np.array_equal(fp8.decode(c) / scale, want_w) for c in codes)
         elif stage == 3:
             for _ in ("forward", "backward"):
@@ -266,7 +266,8 @@ def forward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flop
 
 
 def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flops: float, bandwidth: float,
-                         dtype_bytes: float = 2, reduce_bytes: float | None = None, **kwargs) -> tuple[float, float]:
+                         dtype_bytes: float = 2, reduce_bytes: float | None = None, recompute: bool = False,
+                         **kwargs) -> tuple[float, float]:
     r"""One layer's backward compute and its stage-3 traffic, seconds (equal layers; the arguments of
     :func:`forward_layer_times`).
 
@@ -279,6 +280,8 @@ def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flo
     ``reduce_bytes``: the gradient's bytes per element when they differ from the gather's (``dtype_bytes``), as when the
     weights are gathered in FP8 (1 byte) and the gradient reduce-scattered in bf16 (2): the reduce-scatter then
     takes ``reduce_bytes / dtype_bytes`` times the gather, and the backward's traffic grows more than its compute.
+    ``recompute``: full activation checkpointing, the backward recomputing the forward, so its compute grows by the
+    forward's.
 
     >>> cf, gf = forward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
     >>> cb, gb = backward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9)
@@ -288,10 +291,12 @@ def backward_layer_times(params: int, layers: int, n: int, tokens: int, peak_flo
     >>> cb, gb = backward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9, reduce_bytes=2, dtype_bytes=1)
     >>> round(gb / gf, 9)
     3.0
+    >>> round(backward_layer_times(32 * 10**8, 32, 64, 4096, 1e15, 50e9, recompute=True)[0] / cf, 9)
+    3.0
     """
     if reduce_bytes is not None and not reduce_bytes > 0:
         raise ValueError(f"reduce_bytes must be > 0 bytes per element or None, got {reduce_bytes!r}")
     compute, gather = forward_layer_times(params, layers, n, tokens, peak_flops, bandwidth, dtype_bytes=dtype_bytes,
                                           **kwargs)
     reduce_scatter = gather if reduce_bytes is None else gather * reduce_bytes / dtype_bytes
-    return BACKWARD_TO_FORWARD * compute, gather + reduce_scatter
+    return (BACKWARD_TO_FORWARD + (1 if recompute else 0)) * compute, gather + reduce_scatter

@@ -810,7 +810,6 @@ def placement_sweep(sweep: Mapping):
                           "and for a parameter server")
 
 
-
 def ecmp_table(rows: Mapping, draws: int, caption: str = ""):
     """ECMP's cost by hashed flows per card (:func:`commlib.network.ecmp.busiest_uplink_share` over hash draws):
     ``rows[q] = (mean, 5th percentile, 95th percentile)`` of the step's time over the collision-free spread's."""

@@ -68,3 +68,12 @@ def test_the_given_paths_are_the_routes_reported():
     mapped = topology.map_flows(g, flows, paths=paths)
     assert ecmp.spines_of(mapped) == spread
     assert ecmp.spines_of(topology.map_flows(g, flows)) != spread           # the fixed rule's, one spine
+
+
+def test_the_chances_match_the_draws():
+    draws = [ecmp.hashed_spines(16, 8, 8, s) for s in range(3000)]
+    apart = sum(len({d[leaf, i, 0] for i in range(8)}) == 8 for d in draws for leaf in range(16)) / (3000 * 16)
+    assert abs(apart - ecmp.chance_spread(8, 8)) < 0.002
+    assert ecmp.chance_spread(9, 8) == 0
+    assert ecmp.chance_worst(1, 2, 2) == 0.5                      # two flows, two spines: same spine half the time
+    assert 0 < ecmp.chance_worst(16, 8, 8) < ecmp.chance_worst(64, 8, 8) < 1

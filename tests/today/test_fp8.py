@@ -137,3 +137,11 @@ def test_the_gather_check_fails_when_the_ranks_agree_on_a_wrong_scale(monkeypatc
 
     monkeypatch.setattr(zero.collectives, "allreduce", rank0_amax)
     assert not zero.zero_step(3, grads, params=params, fp8_gather=True)[1]
+
+
+def test_recomputation_adds_the_forwards_compute_to_the_backward():
+    kw = dict(params=32 * 10**8, layers=32, n=64, tokens=4096, peak_flops=1e15, bandwidth=50e9)
+    cf, gf = zero.forward_layer_times(**kw)
+    cb, gb = zero.backward_layer_times(**kw)
+    cr, gr = zero.backward_layer_times(**kw, recompute=True)
+    assert np.isclose(cr, cb + cf) and gr == gb

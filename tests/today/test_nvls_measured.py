@@ -47,7 +47,8 @@ def test_the_books_reading_of_the_misses():
     node = tuning.machine("nvswitch_node")
     picks = {p: tuning.choose("all_reduce", 2**30, replace(node, ranks=p)).algorithm for p in range(3, 9)}
     assert picks[3] == "ring" and all(picks[p] == "nvls" for p in range(4, 9))
-    assert ring[2].measurement.busbw == sweep[4].measurement.busbw < (sweep[4].predicted,) * 2   # a tie measured
+    assert ring[2].measurement.busbw == sweep[4].measurement.busbw                 # a tie measured at 4 GPUs,
+    assert max(sweep[4].measurement.busbw) < sweep[4].predicted                    # below the formula's NVLS
 
 
 def test_errors_checks_its_inputs():
