@@ -897,3 +897,163 @@ def broadcast_switch_sentence(series: Sequence[fit.Series] = (),
         return head + f", yet the calculator's broadcast price does not fall from {n - 1} ranks to {n} at its largest size."
     scope = f"for messages from {format_bytes(sizes[first])} up" if first > 0 else "at every measured size"
     return head + f", so the calculator's broadcast price falls at that switch {scope}."
+
+
+# ----------------------------------------------------------------------------- a DDP step against chapter 5's model
+
+
+def _ms(seconds: float) -> str:
+    """Milliseconds, whole from 10 ms up and to two significant figures below: a step's timings move by several
+    per cent from step to step, and the text quotes their quartiles beside them."""
+    ms = 1e3 * seconds
+    return f"{ms:.0f}" if ms >= 10 else explain.figures(ms, 2)
+
+
+def _count(k: int) -> str:
+    """A count as a word up to ten, in figures above."""
+    return explain.about(k) if k <= 10 else str(k)
+
+
+def _lanes(slots: Sequence[tuple[float, float]]) -> list[int]:
+    """A lane for each interval, the lowest free one, so that intervals that overlap in time sit apart."""
+    ends: list[float] = []
+    lanes = []
+    for start, end in slots:
+        lane = next((k for k, e in enumerate(ends) if e <= start), len(ends))
+        if lane == len(ends):
+            ends.append(end)
+        else:
+            ends[lane] = end
+        lanes.append(lane)
+    return lanes
+
+
+def ddp_timeline_figure(c, title: str = ""):
+    """One DDP backward pass as chapter 5's model predicts it and as the profiler measured it (rank 0, the step
+    of median time): the backward's computation as a bar with a tick where each bucket is ready, and each bucket's
+    all-reduce as a bar, in milliseconds from the start of the backward pass. Predicted rows are hatched, measured
+    ones solid; all-reduces that gloo ran at the same time are drawn on rows of their own."""
+    p, m = c.prediction, c.measurement
+    fig, ax = figure(7.6, 3.4)
+    rows = []  # (label, bars, colour, hatch, ticks)
+    rows.append(("model: backward", [(0.0, p.t_backward)], PALETTE["blue"], "//", p.ready))
+    rows.append(("model: all-reduces", list(p.slots), PALETTE["orange"], "//", ()))
+    rows.append(("measured: backward", [(0.0, m.compute_end)], PALETTE["blue"], "", m.ready_ddp))
+    lanes = _lanes(sorted(m.slots))
+    for k in range(max(lanes) + 1):
+        bars = [s for s, lane in zip(sorted(m.slots), lanes) if lane == k]
+        rows.append((f"measured: all-reduces{'' if max(lanes) == 0 else f' ({k + 1})'}", bars,
+                     PALETTE["vermillion"], "", ()))
+    for i, (_label, bars, colour, hatch, ticks) in enumerate(rows):
+        y = len(rows) - 1 - i
+        for start, end in bars:
+            ax.barh(y, 1e3 * (end - start), left=1e3 * start, height=0.6, color="white" if hatch else colour,
+                    edgecolor=colour, hatch=hatch, lw=1.2)
+        for t in ticks:
+            ax.plot([1e3 * t] * 2, [y - 0.38, y + 0.38], color=PALETTE["black"], lw=1.0)
+    ax.axvline(1e3 * p.t_backward, color=PALETTE["blue"], ls="--", lw=0.8)
+    ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
+    ax.set_xlabel("ms from the start of the backward pass")
+    ax.set_xlim(left=0)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def ddp_table(c) -> Markdown:
+    """The prediction beside the measurement, in milliseconds (measured: median, and the middle half of the
+    steps where the steps were timed one by one)."""
+    p, m = c.prediction, c.measurement
+
+    def spread(q) -> str:
+        return f"{_ms(q[1])} ({_ms(q[0])} to {_ms(q[2])})"
+
+    rows = [
+        ("backward computation (last gradient ready)", _ms(p.t_backward), _ms(m.compute_end)),
+        ("all-reduces, summed", _ms(p.comm), _ms(m.comm)),
+        ("communication after the backward (exposed)", _ms(p.exposed), spread(m.exposed_q)),
+        ("step: forward and backward", _ms(p.step), spread(m.step_ddp_q)),
+        ("the same step without all-reduces (no_sync)", "(input)", spread(m.step_local_q)),
+    ]
+    return markdown_table(["", "model, out of sample (ms)", "measured (ms)"], rows)
+
+
+def ddp_sentences(c, doc: dict) -> dict[str, str]:
+    """The sentences chapter 8 reads off a DDP run, each chosen by what the run measured.
+
+    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``fit`` the line fitted on gloo alone;
+    ``verdict`` the prediction against the measurement; ``why`` the two effects the model leaves out, measured;
+    ``serial`` chapter 5's form without overlap against the same measurement; ``machine`` where the run was made;
+    ``takeaway`` the lesson in one sentence.
+    """
+    from ..lab import torch_ddp
+
+    p, m = c.prediction, c.measurement
+    setup = torch_ddp.Setup.from_dict(doc["setup"])
+    n = int(doc["ranks"])
+    per_layer = setup.param_bytes()[0] + setup.param_bytes()[1]
+    agree = torch_ddp.buckets_agree(doc)
+    k = len(p.bucket_bytes)
+    one_each = k == setup.layers and all(b == per_layer for b in p.bucket_bytes)
+    setup_words = (f"Each of the {_count(n)} ranks trains {_count(setup.layers)} linear layers of {setup.width} × "
+                   f"{setup.width} on a batch of {setup.batch} samples of its own.")
+    bucket_words = (
+        f"A layer's gradient, weights and biases, is {format_bytes(per_layer)} of float32, and DDP's bucket cap is "
+        f"{setup.bucket_mib:g} MiB; given explicitly, the cap applies to the first bucket too. So chapter 5's bucket "
+        f"rule gives {_count(k)} buckets" + (", a layer each" if one_each else "") + ". "
+        + ("In every measured step DDP all-reduced exactly those buckets, in that order of sizes."
+           if agree else "DDP's all-reduces did not carry those buckets' bytes, so the model's buckets are not DDP's.")
+    )
+    sizes = doc["gloo"]["results"]
+    fit_words = (f"Fitted on gloo's all-reduce alone, timed by the same processes right after the steps at "
+                 f"{format_bytes(sizes[0]['nbytes'])} to {format_bytes(sizes[-1]['nbytes'])}, the line has "
+                 f"α = {explain.figures(1e6 * p.fit.alpha, 2)} µs and 1/β = "
+                 f"{explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s.")
+    lo, mid, hi = m.step_ddp_q
+    if lo <= p.step <= hi:
+        verdict = "within the middle half of the measured steps"
+    else:
+        verdict = f"{round(100 * abs(c.step_error) / 5) * 5:.0f} % too {'fast' if p.step < mid else 'slow'}"
+    verdict_words = (f"The model predicts a step of {_ms(p.step)} ms. The DDP steps took {_ms(mid)} ms (the middle half "
+                     f"{_ms(lo)} to {_ms(hi)}), so the prediction is {verdict}. The table sets out the parts.")
+    stretch = m.compute_end / p.t_backward
+    parts = []
+    if stretch > 1.1:
+        parts.append(f"in a DDP step the backward's last gradient was ready {_ms(m.compute_end)} ms after it began, "
+                     f"against {_ms(p.t_backward)} ms without all-reduces: gloo's threads took turns with it on the "
+                     f"same cores")
+    if c.comm_stretch > 1.1:
+        parts.append(f"the all-reduces took {_ms(m.comm)} ms summed over the buckets, {explain.figures(c.comm_stretch, 2)} "
+                     f"times what "
+                     f"gloo takes for the same buckets alone, because they too waited for the cores"
+                     + (f" (gloo ran up to {explain.about(m.in_flight)} at once, on threads of its own, where the "
+                        f"model runs one after another)" if m.in_flight > 1 else ""))
+    if parts:
+        why_words = ("Chapter 5's model assumes that computation and communication use separate resources, and "
+                     "here they do not: " + "; and ".join(parts) + ".")
+    else:
+        why_words = ("Neither the backward nor the all-reduces ran more than a tenth slower than alone: "
+                     "computation and communication did not compete for the cores.")
+    serial = p.t_forward + p.t_backward + p.comm
+    err_serial = serial / mid - 1.0
+    closer = abs(err_serial) < abs(c.step_error)
+    off = round(100 * abs(err_serial) / 5) * 5
+    serial_words = (f"Chapter 5's form without overlap, the backward and then every bucket's all-reduce at gloo's "
+                    f"own speed, gives {_ms(serial)} ms, "
+                    + (f"{off:.0f} % {'below' if err_serial < 0 else 'above'} the measurement" if off else
+                       "within 5 % of the measurement")
+                    + (": on these cores the all-reduces hid next to nothing behind the computation."
+                       if closer else ", further off than the overlapped form."))
+    facts = {**doc["machine"], "load_average_before": doc.get("load_average_before"), "date": doc.get("date"),
+             "torch": doc.get("torch")}
+    machine_words = (f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing "
+                     f"{explain.about(doc['cpu_count'])} of its cores")
+    hid_little = closer and parts
+    takeaway = (f"On {explain.about(doc['cpu_count'])} cores shared by computation and gloo, a DDP step hid next to "
+                f"nothing of its all-reduces: chapter 5's overlap model, which assumes communication has resources of "
+                f"its own, was {verdict}, and its form without overlap came closer" if hid_little else
+                f"On {explain.about(doc['cpu_count'])} cores, chapter 5's overlap model predicted a DDP step over gloo "
+                f"{verdict if verdict.startswith('within') else verdict + ' (out of sample)'}")
+    return {"setup": setup_words, "buckets": bucket_words, "fit": fit_words, "verdict": verdict_words, "why": why_words,
+            "serial": serial_words, "machine": machine_words, "takeaway": takeaway}
