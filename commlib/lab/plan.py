@@ -47,7 +47,7 @@ from pathlib import Path
 
 from . import runner, torch_ddp, torch_measure
 
-__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "COPIES",
+__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "COPIES", "DDP_AGAIN",
            "SHARED_CONTROL", "SHARED_SIZES", "SHARED_REPEATS", "SHARED_ABOUT", "RUN_PARTS", "run", "stored", "save"]
 
 SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
@@ -64,6 +64,9 @@ STORED_ONLY = ("two_multiple", "two_single", *SHARED_CONTROL)  # the stored run'
 THREAD_LEVEL = {"two_multiple": "multiple", "two_single": "single",  # what each control part's ranks ask MPI for
                 **{p: p.rsplit("_", 1)[1] for p in SHARED_CONTROL}}
 COPIES = {"two_multiple": "two_multiple_b", "two_single": "two_single_b"}  # the control's second, earlier copy
+#: The DDP step's reference run was made three times in a row (the first is ``ddp``), so that the chapter can say how
+#: far its numbers move from run to run; :func:`stored` returns the other two under these names.
+DDP_AGAIN = ("ddp_b", "ddp_c")
 RUN_PARTS = tuple(p for p in PARTS if p not in STORED_ONLY)  # what :func:`run` measures by default
 _TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
 _DATA = Path(__file__).with_name("data")
@@ -123,12 +126,13 @@ def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = 
 def stored() -> dict[str, dict | None]:
     """The plan's run on an idle machine, as stored with the book: each part's JSON (None where absent), plus
     ``"machine"``: what that machine was (processor, cores, libraries, date), ``"machine_control"``: the same
-    for the stored-only control, made apart, the control's second copy under the names in :data:`COPIES`, and
+    for the stored-only control, made apart, the control's second copy under the names in :data:`COPIES`, the DDP
+    run's two repeats under the names in :data:`DDP_AGAIN`, and
     ``"machine_shared_control"``: the record of the machine of the shared-core control (:data:`SHARED_CONTROL`)."""
     docs: dict[str, dict | None] = {}
-    for name in (*PARTS, *COPIES.values()):
+    for name in (*PARTS, *COPIES.values(), *DDP_AGAIN):
         path = _DATA / f"{name}.json"
-        plain = name in ("gloo", "ddp")  # PyTorch's runs: read as stored
+        plain = name == "gloo" or name.startswith("ddp")  # PyTorch's runs: read as stored
         docs[name] = ((json.loads(path.read_text(encoding="utf-8")) if plain else runner.load(path))
                       if path.exists() else None)
     for key in ("machine", "machine_control", SHARED_ABOUT[:-5]):

@@ -8,21 +8,26 @@ number measured on a DDP step enters the prediction.
 
 :func:`run` starts the ranks (:func:`commlib.lab.torch_measure.launch`). Each rank trains the same small network
 (:class:`Setup`: a stack of ``layers`` linear layers of ``width`` by ``width`` with ReLU, a batch of ``batch``
-random samples, mean squared error, plain SGD). Under ``torch.profiler`` it alternates two kinds of step:
+random samples, mean squared error, plain SGD, one compute thread a rank). Under ``torch.profiler`` it takes
+turns at five kinds of step (:data:`KINDS`):
 
-``ddp``    a normal DDP step, whose backward all-reduces each bucket as it becomes ready;
-``local``  the same step inside ``no_sync()``, which computes the same gradients and communicates nothing.
+``ddp``            a normal DDP step, whose backward all-reduces each bucket as it becomes ready;
+``local``          the same step inside ``no_sync()``, which computes the same gradients and communicates nothing;
+``ddp_one``        a second DDP copy of the model whose bucket cap holds the whole gradient: one all-reduce, which
+                   can start only when the backward pass has ended, so nothing overlaps (chapter 5's step without
+                   overlap, run by DDP's own machinery);
+``ddp_noop``       a third DDP copy, with the chapter's buckets, whose communication hook returns at once: DDP's
+                   own work (copying gradients into buckets and back) without any communication.
 
-From the profiler's events each step keeps, in seconds from the start of the backward pass: when each gradient was
-accumulated (``ready``), when DDP launched each bucket's all-reduce (``launch``) and when gloo ran it
-(``allreduce``, start and end), and the forward and backward times. Then the same processes time gloo's
-all-reduce alone at a few sizes (:func:`commlib.lab.torch_measure.time_all_reduce`).
+From the profiler's events each step keeps, in seconds from the start of its backward pass: when each gradient was
+accumulated (``ready``) and when gloo ran each all-reduce (``allreduce``, start and end, on gloo's threads), and
+how long the forward and backward passes took (a DDP backward returns when every bucket is reduced). Then the same processes time
+gloo's all-reduce alone (:func:`commlib.lab.torch_measure.time_all_reduce`).
 
 :func:`predict` fits :math:`\alpha` and :math:`\beta` on gloo's all-reduce alone, takes each bucket's ready time
-from the ``local`` steps, and schedules the buckets on one stream (:func:`commlib.sgd.overlap.schedule`); the
-exposed communication is what runs past the backward pass. :func:`measured` reads the same quantities off the
-``ddp`` steps, and :func:`compare` sets them side by side, with the two effects the model leaves out measured:
-the backward computing slower while gloo's threads share its cores, and each all-reduce taking longer than alone.
+from the ``local`` steps, and schedules the buckets on one stream (:func:`commlib.sgd.overlap.schedule`); it
+predicts the two steps that communicate. :func:`measured` reads the same quantities off the profiled steps,
+and :func:`compare` sets the two side by side.
 
 Without PyTorch nothing here fails: :func:`run` returns None, and the analysis works on a stored run.
 
@@ -32,6 +37,7 @@ Without PyTorch nothing here fails: :func:`run` returns None, and the analysis w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -47,10 +53,12 @@ from ..units import check_count, check_positive
 from .fit import AlphaBeta, Series, fit_joint
 from .torch_measure import available, launch, time_all_reduce
 
-__all__ = ["SCHEMA", "MIB", "Setup", "SETUP", "run", "bucket_groups", "buckets_agree", "gloo_series",
-           "Prediction", "Measured", "Comparison", "predict", "measured", "compare"]
+__all__ = ["SCHEMA", "MIB", "KINDS", "Setup", "SETUP", "run", "bucket_groups", "buckets_agree", "gloo_series",
+           "fit_sizes", "Prediction", "Measured", "Comparison", "predict", "measured", "compare"]
 
-SCHEMA = "commlib.lab.torch_ddp/1"
+SCHEMA = "commlib.lab.torch_ddp/2"
+#: The kinds of step a run takes turns at (see the module's docstring).
+KINDS = ("ddp", "local", "ddp_one", "ddp_noop")
 MIB = 1024 * 1024  # DDP reads bucket_cap_mb in MiB
 
 
@@ -61,17 +69,18 @@ class Setup:
     ``layers`` linear layers of ``width`` x ``width`` (each followed by ReLU), a batch of ``batch`` samples,
     DDP's ``bucket_cap_mb`` = ``bucket_mib`` (MiB; given explicitly, it caps the first bucket too),
     ``steps`` measured steps of each kind after ``warmup`` untimed ones, ``seed`` for the weights and data,
-    and the gloo all-reduce sizes (bytes) and calls per size that :func:`predict` fits on.
+    and the gloo all-reduce sizes (bytes; by default 1 MiB to 32 MiB, from a quarter of a bucket to the whole
+    gradient) and calls per size that :func:`predict` fits on.
     """
 
     layers: int = 8
     width: int = 1024
     batch: int = 64
     bucket_mib: float = 4.0
-    steps: int = 20
+    steps: int = 15
     warmup: int = 3
     seed: int = 0
-    gloo_sizes: tuple[int, ...] = (2**14, 2**16, 2**18, 2**20, 2**22, 2**24)
+    gloo_sizes: tuple[int, ...] = (2**20, 2**21, 2**22, 2**23, 2**24, 2**25)
     gloo_repeats: int = 9
 
     def __post_init__(self) -> None:
@@ -116,23 +125,19 @@ def _events(prof, main_thread: int) -> list[dict]:
         lo, hi = st.time_range.start, st.time_range.end
         inside = [e for e in evs if lo <= e.time_range.start < hi]
         mine = [e for e in inside if e.thread == main_thread]
-        fwd = next(e for e in mine if e.name == "forward")
-        bwd = next(e for e in mine if e.name == "backward")
-        b0 = bwd.time_range.start
 
-        def s(t, b0=b0):
-            return (t - b0) * 1e-6  # the profiler counts microseconds
+        def span(name, mine=mine):
+            e = next(e for e in mine if e.name == name)
+            return (e.time_range.end - e.time_range.start) * 1e-6  # the profiler counts microseconds
 
+        b0 = next(e for e in mine if e.name == "backward").time_range.start
+        gloo = [e for e in inside if e.name == "gloo:all_reduce" and e.thread != main_thread]
         out.append({
             "kind": st.name.split(":", 1)[1],
-            "forward": (fwd.time_range.end - fwd.time_range.start) * 1e-6,
-            "backward": (bwd.time_range.end - bwd.time_range.start) * 1e-6,
-            "ready": [s(e.time_range.end) for e in mine if e.name == "torch::autograd::AccumulateGrad"],
-            "launch": [s(e.time_range.start) for e in mine if e.name == "c10d::allreduce_"],
-            "allreduce": [[s(e.time_range.start), s(e.time_range.end)]
-                          for e in inside if e.name == "gloo:all_reduce" and e.thread != main_thread],
-            "bucket_numel": [int(np.prod(e.input_shapes[0])) if e.input_shapes else 0
-                             for e in inside if e.name == "gloo:all_reduce" and e.thread != main_thread],
+            "forward": span("forward"), "backward": span("backward"),
+            "ready": [(e.time_range.end - b0) * 1e-6 for e in mine if e.name == "torch::autograd::AccumulateGrad"],
+            "allreduce": [[(e.time_range.start - b0) * 1e-6, (e.time_range.end - b0) * 1e-6] for e in gloo],
+            "bucket_numel": [int(np.prod(e.input_shapes[0])) if e.input_shapes else 0 for e in gloo],
         })
     return out
 
@@ -150,35 +155,46 @@ def _worker(setup: Setup, out: str, cpus: list[int]) -> int:
     dist.init_process_group("gloo")
     rank, n = dist.get_rank(), dist.get_world_size()
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    torch.manual_seed(setup.seed)
-    model = nn.Sequential(*(nn.Sequential(nn.Linear(setup.width, setup.width), nn.ReLU())
-                            for _ in range(setup.layers)))
-    ddp = DistributedDataParallel(model, bucket_cap_mb=setup.bucket_mib)
-    opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
+
+    def network():
+        torch.manual_seed(setup.seed)
+        return nn.Sequential(*(nn.Sequential(nn.Linear(setup.width, setup.width), nn.ReLU())
+                               for _ in range(setup.layers)))
+
+    def done_at_once(_state, bucket):  # a communication hook that communicates nothing
+        fut = torch.futures.Future()
+        fut.set_result(bucket.buffer())
+        return fut
+
+    ddp = DistributedDataParallel(network(), bucket_cap_mb=setup.bucket_mib)
+    whole = sum(setup.param_bytes()) / MIB + 1  # a cap no bucket reaches: one bucket, the whole gradient
+    models = {"ddp": ddp, "local": ddp, "ddp_one": DistributedDataParallel(network(), bucket_cap_mb=whole),
+              "ddp_noop": DistributedDataParallel(network(), bucket_cap_mb=setup.bucket_mib)}
+    models["ddp_noop"].register_comm_hook(None, done_at_once)
+    opts = {kind: torch.optim.SGD(m.parameters(), lr=1e-3) for kind, m in models.items()}
     gen = torch.Generator().manual_seed(1000 * setup.seed + 1 + rank)  # each rank its own samples
     x = torch.randn(setup.batch, setup.width, generator=gen)
     y = torch.randn(setup.batch, setup.width, generator=gen)
 
-    def step() -> None:
-        with record_function("forward"):
-            loss = nn.functional.mse_loss(ddp(x), y)
-        with record_function("backward"):
-            loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=False)
+    def step(kind: str) -> None:
+        model = models[kind]
+        with model.no_sync() if kind == "local" else contextlib.nullcontext():  # no_sync holds from the forward on
+            with record_function("forward"):
+                loss = nn.functional.mse_loss(model(x), y)
+            with record_function("backward"):
+                loss.backward()
+        opts[kind].step()
+        opts[kind].zero_grad(set_to_none=False)
 
     for _ in range(setup.warmup):
-        step()
-    kinds = ["ddp", "local"] * setup.steps
+        for kind in KINDS:
+            step(kind)
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        for kind in kinds:
-            dist.barrier()
-            with record_function("step:" + kind):
-                if kind == "ddp":
-                    step()
-                else:
-                    with ddp.no_sync():
-                        step()
+        for _ in range(setup.steps):
+            for kind in KINDS:
+                dist.barrier()
+                with record_function("step:" + kind):
+                    step(kind)
     records = _events(prof, _main_thread_id(prof))
     gloo = time_all_reduce(setup.gloo_sizes, 2, setup.gloo_repeats)
     everyone = [None] * n
@@ -187,7 +203,7 @@ def _worker(setup: Setup, out: str, cpus: list[int]) -> int:
         doc = {"schema": SCHEMA, "ranks": n, "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"),
                "cpu_count": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
                "torch_threads": torch.get_num_threads(), "load_average_before": load_before,
-               "setup": asdict(setup), "param_bytes": [4 * p.numel() for p in model.parameters()],
+               "setup": asdict(setup), "param_bytes": [4 * p.numel() for p in ddp.module.parameters()],
                "steps": everyone,
                "gloo": {"schema": "commlib.lab.measure/2", "ranks": n, "impl": "torch_gloo", "dtype": "float32",
                         "hosts": 1, "mpi_library": "gloo (torch " + torch.__version__ + ")",
@@ -208,8 +224,7 @@ def run(setup: Setup = SETUP, n: int = 2, timeout: float = 300.0, cpus: list[int
     """Measure ``setup`` on ``n`` local processes over gloo; the JSON dict, or None without PyTorch.
 
     ``cpus``: the cores every rank, with all its threads, may run on (``None``: any); chapter 8 gives the two
-    cores of its other two-rank runs (:func:`commlib.lab.runner.lab_cpus`), so that computation and
-    communication share them as they do on a machine whose cores are all busy.
+    cores of its other two-rank runs (:func:`commlib.lab.runner.lab_cpus`), which both ranks share.
 
     Raises RuntimeError if PyTorch is there but the run fails or times out.
     """
@@ -246,26 +261,40 @@ def bucket_groups(setup: Setup) -> list[list[int]]:
     return assign_buckets(list(reversed(setup.param_bytes())), cap, cap)
 
 
-def buckets_agree(doc: dict) -> bool:
-    """True if the buckets DDP all-reduced in every measured step have the bytes :func:`bucket_groups` gives."""
-    setup = Setup.from_dict(doc["setup"])
+def _bucket_bytes(setup: Setup) -> list[int]:
     sizes = list(reversed(setup.param_bytes()))
-    model = [sum(sizes[i] for i in g) for g in bucket_groups(setup)]
-    return all([4 * k for k in r["bucket_numel"]] == model
-               for ranks in doc["steps"] for r in ranks if r["kind"] == "ddp")
+    return [sum(sizes[i] for i in g) for g in bucket_groups(setup)]
+
+
+def _of(doc: dict, kind: str) -> list[list[dict]]:
+    """The steps of one kind, as a list over steps of the per-rank records."""
+    by_rank = [[r for r in ranks if r["kind"] == kind] for ranks in doc["steps"]]
+    return [list(rs) for rs in zip(*by_rank)]
+
+
+def buckets_agree(doc: dict) -> bool:
+    """True if the buckets DDP all-reduced in every measured ``ddp`` step have the bytes :func:`bucket_groups`
+    gives, in that order."""
+    model = _bucket_bytes(Setup.from_dict(doc["setup"]))
+    return all([4 * k for k in r["bucket_numel"]] == model for ranks in _of(doc, "ddp") for r in ranks)
 
 
 def gloo_series(doc: dict) -> Series:
-    """Gloo's all-reduce alone, timed by the same processes after the steps: what :func:`predict` fits on."""
+    """Gloo's all-reduce alone, timed by the same processes after the steps."""
     from .runner import to_series
 
     return to_series(doc["gloo"])[0]
 
 
-def _steps(doc: dict, kind: str) -> list[list[dict]]:
-    """The steps of one kind, as a list over steps of the per-rank records."""
-    by_rank = [[r for r in ranks if r["kind"] == kind] for ranks in doc["steps"]]
-    return [list(rs) for rs in zip(*by_rank)]
+def fit_sizes(doc: dict) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The gloo sizes :func:`predict` fits on, and those it leaves out: time-slice-bound by chapter 8's spread
+    check (:func:`commlib.lab.explain.slice_bound_sizes`). All of them if fewer than two would be left."""
+    from .explain import slice_bound_sizes
+
+    s = gloo_series(doc)
+    bound = slice_bound_sizes(s.nbytes, s.low, s.seconds, s.high)
+    kept = tuple(x for x in s.nbytes if x not in bound)
+    return (kept, tuple(bound)) if len(kept) >= 2 else (tuple(s.nbytes), ())
 
 
 def _quartiles(values) -> tuple[float, float, float]:
@@ -273,26 +302,29 @@ def _quartiles(values) -> tuple[float, float, float]:
     return float(q1), float(med), float(q3)
 
 
+def _step_time(ranks: list[dict]) -> float:
+    """A step's time: the slowest rank's forward and backward (a DDP backward ends when every bucket is reduced)."""
+    return max(r["forward"] + r["backward"] for r in ranks)
+
+
 @dataclass(frozen=True)
 class Prediction:
-    """Chapter 5's model of the DDP step, from measurements that contain no DDP communication (seconds).
+    """Chapter 5's model of the steps, from measurements that contain no DDP communication (seconds).
 
     ``fit`` the alpha-beta line of gloo's all-reduce alone; ``ready`` each bucket's ready time from the start of
-    backward (the ``local`` steps' median); ``slots`` each all-reduce's start and end on one stream;
-    ``t_forward`` and ``t_backward`` the ``local`` steps' medians.
+    backward (the ``local`` steps' median); ``slots`` each all-reduce's start and end on one stream, overlapped
+    with the backward; ``bucket_times`` each bucket's all-reduce alone; ``whole_time`` one all-reduce of the whole
+    gradient; ``t_forward`` and ``t_backward`` the ``local`` steps' medians.
     """
 
     fit: AlphaBeta
     bucket_bytes: tuple[float, ...]
     ready: tuple[float, ...]
     slots: tuple[tuple[float, float], ...]
+    bucket_times: tuple[float, ...]
+    whole_time: float
     t_forward: float
     t_backward: float
-
-    @property
-    def comm(self) -> float:
-        """All-reduce seconds in all, as gloo alone takes them."""
-        return sum(e - s for s, e in self.slots)
 
     @property
     def exposed(self) -> float:
@@ -300,59 +332,84 @@ class Prediction:
         return max(0.0, self.slots[-1][1] - self.t_backward)
 
     @property
-    def step(self) -> float:
-        """Forward, backward and the exposed communication."""
-        return self.t_forward + self.t_backward + self.exposed
+    def bucket_wait(self) -> float:
+        """The median time from a bucket's being ready to its being all-reduced."""
+        return float(np.median([e - r for (_, e), r in zip(self.slots, self.ready)]))
+
+    def step(self, kind: str) -> float | None:
+        """The predicted time of a step of ``kind`` (None for ``local`` and ``ddp_noop``, which communicate
+        nothing: the model's input, and DDP's own work, which the model leaves out)."""
+        base = self.t_forward + self.t_backward
+        return {"ddp": base + self.exposed, "ddp_one": base + self.whole_time}.get(kind)
 
 
 def predict(doc: dict) -> Prediction:
-    """The step :mod:`commlib.sgd.overlap` predicts from the run's ``local`` steps and gloo's all-reduce alone."""
+    """The steps :mod:`commlib.sgd.overlap` predicts from the run's ``local`` steps and gloo's all-reduce alone."""
     setup = Setup.from_dict(doc["setup"])
     n = int(doc["ranks"])
-    fit = fit_joint([gloo_series(doc)])
+    kept, _ = fit_sizes(doc)
+    fit = fit_joint([_only(gloo_series(doc), kept)])
     groups = bucket_groups(setup)
     sizes = list(reversed(setup.param_bytes()))
-    local = _steps(doc, "local")
+    local = _of(doc, "local")
     # a gradient is ready when the slowest rank has it; the median over steps
     ready_param = np.median([[max(r["ready"][i] for r in ranks) for i in range(len(sizes))] for ranks in local],
                             axis=0)
     ready = tuple(float(max(ready_param[i] for i in g)) for g in groups)
-    nbytes = tuple(float(sum(sizes[i] for i in g)) for g in groups)
-    slots = schedule(ready, nbytes, lambda m: fit.time("all_reduce", m, n))
+    nbytes = tuple(float(b) for b in _bucket_bytes(setup))
+
+    def comm(m: float) -> float:
+        return fit.time("all_reduce", m, n)
+
+    slots = schedule(ready, nbytes, comm)
     t_fwd = float(np.median([max(r["forward"] for r in ranks) for ranks in local]))
     t_bwd = float(np.median([max(r["backward"] for r in ranks) for ranks in local]))
-    return Prediction(fit, nbytes, ready, tuple((float(s), float(e)) for s, e in slots), t_fwd, t_bwd)
+    return Prediction(fit, nbytes, ready, tuple((float(s), float(e)) for s, e in slots),
+                      tuple(comm(m) for m in nbytes), comm(float(sum(sizes))), t_fwd, t_bwd)
+
+
+def _only(s: Series, keep) -> Series:
+    idx = [i for i, x in enumerate(s.nbytes) if x in keep]
+
+    def pick(v):
+        return None if v is None else tuple(v[i] for i in idx)
+
+    return Series(s.op, s.n, pick(s.nbytes), pick(s.seconds), s.algorithm, pick(s.low), pick(s.high), s.label,
+                  s.library)
+
+
+def _bucket_ready(record: dict, groups: list[list[int]]) -> list[float]:
+    return [max(record["ready"][i] for i in g) for g in groups]
 
 
 @dataclass(frozen=True)
 class Measured:
-    """The DDP steps as measured (seconds; each a median over steps, with its quartiles where named ``*_q``).
+    """The profiled steps (seconds; ``*_q`` a median with its quartiles over the steps).
 
-    ``step_ddp_q`` and ``step_local_q`` forward plus backward; ``exposed_q`` a DDP step's time less the
-    ``local`` step timed right after it; ``compute_end`` when the DDP backward's last gradient was ready (its
-    computation done); ``comm`` the all-reduces' seconds summed (as gloo ran them, rank 0); ``in_flight`` the
-    most all-reduces gloo ran at once; ``slots`` one step's all-reduces (the step of median time, rank 0).
+    ``step_q`` each kind's step time; ``added_q`` a ``ddp`` step less the ``local`` step timed in the same turn;
+    ``after_last_q`` in a ``ddp`` step, from the last gradient's being ready (on the later rank) to the end of the
+    backward pass, when every bucket is reduced; ``compute_end`` and ``compute_end_noop`` when the last gradient
+    was ready in ``ddp`` and ``ddp_noop`` steps, ``t_backward_local`` the ``local`` backward; ``bucket_wait`` the
+    median, over steps and buckets, of the time from a bucket's being ready on both ranks to its being reduced on
+    both; ``skew`` the median gap between the two ranks' last gradients; ``in_flight`` the most all-reduces gloo
+    ran at once on one rank; ``timeline`` the ``ddp`` step of median time, per rank: (bucket ready times, last
+    gradient, all-reduce start and end).
     """
 
-    step_ddp_q: tuple[float, float, float]
-    step_local_q: tuple[float, float, float]
-    exposed_q: tuple[float, float, float]
+    step_q: dict[str, tuple[float, float, float]]
+    added_q: tuple[float, float, float]
+    after_last_q: tuple[float, float, float]
     compute_end: float
+    compute_end_noop: float
     t_backward_local: float
-    comm: float
+    bucket_wait: float
+    skew: float
     in_flight: int
-    slots: tuple[tuple[float, float], ...]
-    ready_ddp: tuple[float, ...]
+    timeline: tuple[tuple[tuple[float, ...], float, tuple[tuple[float, float], ...]], ...]
 
-    @property
-    def exposed(self) -> float:
-        """Median seconds a step spends communicating after its own computation would have ended."""
-        return self.exposed_q[1]
-
-    @property
-    def slowdown_backward(self) -> float:
-        """Seconds the backward's computation took longer in a DDP step than in a ``local`` one."""
-        return self.compute_end - self.t_backward_local
+    def step(self, kind: str) -> float:
+        """The median step time of ``kind``."""
+        return self.step_q[kind][1]
 
 
 def _most_at_once(slots) -> int:
@@ -365,54 +422,50 @@ def _most_at_once(slots) -> int:
 
 
 def measured(doc: dict) -> Measured:
-    """What the ``ddp`` steps measured, against the ``local`` steps timed between them."""
-    ddp, local = _steps(doc, "ddp"), _steps(doc, "local")
-    t_ddp = [max(r["forward"] + r["backward"] for r in ranks) for ranks in ddp]
-    t_local = [max(r["forward"] + r["backward"] for r in ranks) for ranks in local]
-    exposed = [a - b for a, b in zip(t_ddp, t_local)]
-    mid = int(np.argsort(t_ddp)[len(t_ddp) // 2])
-    r0 = ddp[mid][0]
+    """What the profiled steps measured."""
     groups = bucket_groups(Setup.from_dict(doc["setup"]))
-    ready_ddp = tuple(float(np.median([max(max(r["ready"][i] for i in g) for r in ranks) for ranks in ddp]))
-                      for g in groups)
+    ddp, local = _of(doc, "ddp"), _of(doc, "local")
+    t_ddp = [_step_time(ranks) for ranks in ddp]
+    waits, after_last, skews = [], [], []
+    for ranks in ddp:
+        last = [max(r["ready"]) for r in ranks]
+        after_last.append(max(r["backward"] for r in ranks) - max(last))
+        skews.append(max(last) - min(last))
+        ready = [_bucket_ready(r, groups) for r in ranks]
+        ends = [[e for _, e in sorted(r["allreduce"])] for r in ranks]  # gloo takes the buckets in launch order
+        waits += [max(e[k] for e in ends) - max(rd[k] for rd in ready) for k in range(len(groups))]
+    mid = int(np.argsort(t_ddp)[len(t_ddp) // 2])
+    timeline = tuple((tuple(_bucket_ready(r, groups)), max(r["ready"]),
+                      tuple((float(s), float(e)) for s, e in sorted(r["allreduce"]))) for r in ddp[mid])
     return Measured(
-        step_ddp_q=_quartiles(t_ddp), step_local_q=_quartiles(t_local), exposed_q=_quartiles(exposed),
+        step_q={kind: _quartiles([_step_time(ranks) for ranks in _of(doc, kind)]) for kind in KINDS},
+        added_q=_quartiles([a - _step_time(b) for a, b in zip(t_ddp, local)]),
+        after_last_q=_quartiles(after_last),
         compute_end=float(np.median([max(max(r["ready"]) for r in ranks) for ranks in ddp])),
+        compute_end_noop=float(np.median([max(max(r["ready"]) for r in ranks) for ranks in _of(doc, "ddp_noop")])),
         t_backward_local=float(np.median([max(r["backward"] for r in ranks) for ranks in local])),
-        comm=float(np.median([sum(e - s for s, e in ranks[0]["allreduce"]) for ranks in ddp])),
-        in_flight=max(_most_at_once(ranks[0]["allreduce"]) for ranks in ddp),
-        slots=tuple((float(s), float(e)) for s, e in sorted(r0["allreduce"])),
-        ready_ddp=ready_ddp,
+        bucket_wait=float(np.median(waits)),
+        skew=float(np.median(skews)),
+        in_flight=max(_most_at_once(r["allreduce"]) for ranks in ddp for r in ranks),
+        timeline=timeline,
     )
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """The prediction beside the measurement, and the miss taken apart (seconds)."""
+    """The prediction beside the measurement."""
 
     prediction: Prediction
     measurement: Measured
 
+    def error(self, kind: str) -> float:
+        """Predicted step time of ``kind`` over the measured median, less 1 (negative: the model is too fast)."""
+        return self.prediction.step(kind) / self.measurement.step(kind) - 1.0
+
     @property
     def step_error(self) -> float:
-        """Predicted step time over the measured one, less 1 (negative: the model is too fast)."""
-        return self.prediction.step / self.measurement.step_ddp_q[1] - 1.0
-
-    @property
-    def exposed_miss(self) -> float:
-        """Measured exposed communication less the predicted."""
-        return self.measurement.exposed - self.prediction.exposed
-
-    @property
-    def comm_stretch(self) -> float:
-        """The all-reduces' seconds during the step over what gloo alone takes for the same buckets."""
-        return self.measurement.comm / self.prediction.comm
-
-    @property
-    def exposed_within_spread(self) -> bool:
-        """True if the predicted exposed time lies within the measured quartiles."""
-        lo, _, hi = self.measurement.exposed_q
-        return lo <= self.prediction.exposed <= hi
+        """:meth:`error` of the DDP step."""
+        return self.error("ddp")
 
 
 def compare(doc: dict) -> Comparison:

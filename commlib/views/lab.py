@@ -929,28 +929,28 @@ def _lanes(slots: Sequence[tuple[float, float]]) -> list[int]:
 
 
 def ddp_timeline_figure(c, title: str = ""):
-    """One DDP backward pass as chapter 5's model predicts it and as the profiler measured it (rank 0, the step
-    of median time): the backward's computation as a bar with a tick where each bucket is ready, and each bucket's
-    all-reduce as a bar, in milliseconds from the start of the backward pass. Predicted rows are hatched, measured
-    ones solid; all-reduces that gloo ran at the same time are drawn on rows of their own."""
+    """One DDP backward pass as chapter 5's model predicts it and as the profiler measured it on each rank (the
+    overlapped step of median time): the backward's computation as a bar up to the last gradient, a tick where
+    each bucket was ready, and each bucket's all-reduce as a bar, in milliseconds from the start of the backward
+    pass. Predicted rows are hatched, measured ones solid; all-reduces that gloo ran at the same time on one rank
+    are drawn on rows of their own."""
     p, m = c.prediction, c.measurement
-    fig, ax = figure(7.6, 3.4)
-    rows = []  # (label, bars, colour, hatch, ticks)
-    rows.append(("model: backward", [(0.0, p.t_backward)], PALETTE["blue"], "//", p.ready))
-    rows.append(("model: all-reduces", list(p.slots), PALETTE["orange"], "//", ()))
-    rows.append(("measured: backward", [(0.0, m.compute_end)], PALETTE["blue"], "", m.ready_ddp))
-    lanes = _lanes(sorted(m.slots))
-    for k in range(max(lanes) + 1):
-        bars = [s for s, lane in zip(sorted(m.slots), lanes) if lane == k]
-        rows.append((f"measured: all-reduces{'' if max(lanes) == 0 else f' ({k + 1})'}", bars,
-                     PALETTE["vermillion"], "", ()))
+    rows = [("model: backward", [(0.0, p.t_backward)], PALETTE["blue"], "//", p.ready),
+            ("model: all-reduces", list(p.slots), PALETTE["orange"], "//", ())]
+    for rank, (ready, last, slots) in enumerate(m.timeline):
+        rows.append((f"rank {rank}: backward", [(0.0, last)], PALETTE["blue"], "", ready))
+        lanes = _lanes(slots)
+        for k in range(max(lanes, default=0) + 1):
+            rows.append((f"rank {rank}: all-reduces" + ("" if max(lanes, default=0) == 0 else f" ({k + 1})"),
+                         [sl for sl, lane in zip(slots, lanes) if lane == k], PALETTE["vermillion"], "", ()))
+    fig, ax = figure(7.6, 0.45 * len(rows) + 1.2)
     for i, (_label, bars, colour, hatch, ticks) in enumerate(rows):
         y = len(rows) - 1 - i
         for start, end in bars:
             ax.barh(y, 1e3 * (end - start), left=1e3 * start, height=0.6, color="white" if hatch else colour,
-                    edgecolor=colour, hatch=hatch, lw=1.2)
+                    edgecolor=colour if hatch else PALETTE["black"], hatch=hatch, lw=0.8 if not hatch else 1.2)
         for t in ticks:
-            ax.plot([1e3 * t] * 2, [y - 0.38, y + 0.38], color=PALETTE["black"], lw=1.0)
+            ax.plot([1e3 * t] * 2, [y - 0.38, y + 0.38], color=PALETTE["black"] if hatch else "white", lw=1.2)
     ax.axvline(1e3 * p.t_backward, color=PALETTE["blue"], ls="--", lw=0.8)
     ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
     ax.set_xlabel("ms from the start of the backward pass")
@@ -961,99 +961,179 @@ def ddp_timeline_figure(c, title: str = ""):
     return fig
 
 
+def _spread_ms(q) -> str:
+    return f"{_ms(q[1])} ({_ms(q[0])} to {_ms(q[2])})"
+
+
 def ddp_table(c) -> Markdown:
-    """The prediction beside the measurement, in milliseconds (measured: median, and the middle half of the
-    steps where the steps were timed one by one)."""
+    """The four kinds of step, predicted and measured (ms; measured: the median and, in brackets, the middle half
+    of the steps)."""
     p, m = c.prediction, c.measurement
-
-    def spread(q) -> str:
-        return f"{_ms(q[1])} ({_ms(q[0])} to {_ms(q[2])})"
-
     rows = [
-        ("backward computation (last gradient ready)", _ms(p.t_backward), _ms(m.compute_end)),
-        ("all-reduces, summed", _ms(p.comm), _ms(m.comm)),
-        ("communication after the backward (exposed)", _ms(p.exposed), spread(m.exposed_q)),
-        ("step: forward and backward", _ms(p.step), spread(m.step_ddp_q)),
-        ("the same step without all-reduces (no_sync)", "(input)", spread(m.step_local_q)),
+        ("no all-reduces (no_sync): the model's input", "(input)", _spread_ms(m.step_q["local"])),
+        ("DDP's own work, no communication (a hook that returns at once)", "not modelled",
+         _spread_ms(m.step_q["ddp_noop"])),
+        ("one bucket: one all-reduce after the backward", _ms(p.step("ddp_one")), _spread_ms(m.step_q["ddp_one"])),
+        (f"{_count(len(p.bucket_bytes))} buckets, overlapped with the backward", _ms(p.step("ddp")),
+         _spread_ms(m.step_q["ddp"])),
     ]
-    return markdown_table(["", "model, out of sample (ms)", "measured (ms)"], rows)
+    return markdown_table(["step: forward and backward", "model, out of sample (ms)", "measured (ms)"], rows)
+
+
+def ddp_parts_table(c) -> Markdown:
+    """The overlapped step taken apart, predicted and measured (ms)."""
+    p, m = c.prediction, c.measurement
+    rows = [
+        ("the backward's last gradient ready", _ms(p.t_backward), _ms(m.compute_end)),
+        ("the same, with DDP's own work alone (the hook that returns at once)", "not modelled",
+         _ms(m.compute_end_noop)),
+        ("a bucket, from ready on both ranks to reduced on both (median)", _ms(p.bucket_wait), _ms(m.bucket_wait)),
+        ("the two ranks' last gradients apart (median)", "0", _ms(m.skew)),
+        ("from the last gradient to every bucket reduced", _ms(p.exposed), _spread_ms(m.after_last_q)),
+    ]
+    return markdown_table(["the overlapped step", "model (ms)", "measured (ms)"], rows)
+
+
+def _pct5(fraction: float) -> str:
+    """A share to the nearest 5 %: a step's error moves by several per cent from run to run."""
+    return f"{round(100 * abs(fraction) / 5) * 5:.0f} %"
+
+
+def _versus(a, b) -> str:
+    """How step time quartiles ``a`` compare with ``b``: 'faster than', 'slower than' or 'about as fast as' (the
+    middle halves apart or not)."""
+    if a[2] < b[0]:
+        return "faster than"
+    if a[0] > b[2]:
+        return "slower than"
+    return "about as fast as"
 
 
 def ddp_sentences(c, doc: dict) -> dict[str, str]:
     """The sentences chapter 8 reads off a DDP run, each chosen by what the run measured.
 
-    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``fit`` the line fitted on gloo alone;
-    ``verdict`` the prediction against the measurement; ``why`` the two effects the model leaves out, measured;
-    ``serial`` chapter 5's form without overlap against the same measurement; ``machine`` where the run was made;
-    ``takeaway`` the lesson in one sentence.
+    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``fit`` the line fitted on gloo
+    alone; ``verdict`` the overlapped step, predicted against measured; ``control`` the step without overlap, the
+    same way; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap`` whether the
+    overlap paid; ``machine`` where the run was made.
     """
     from ..lab import torch_ddp
 
     p, m = c.prediction, c.measurement
     setup = torch_ddp.Setup.from_dict(doc["setup"])
     n = int(doc["ranks"])
-    per_layer = setup.param_bytes()[0] + setup.param_bytes()[1]
-    agree = torch_ddp.buckets_agree(doc)
+    weight, bias = setup.param_bytes()[0], setup.param_bytes()[1]
+    cap = setup.bucket_mib * torch_ddp.MIB
     k = len(p.bucket_bytes)
-    one_each = k == setup.layers and all(b == per_layer for b in p.bucket_bytes)
-    setup_words = (f"Each of the {_count(n)} ranks trains {_count(setup.layers)} linear layers of {setup.width} × "
-                   f"{setup.width} on a batch of {setup.batch} samples of its own.")
+    one_each = k == setup.layers
+    setup_words = (f"Each of the {_count(n)} ranks computes on one thread and trains {_count(setup.layers)} linear "
+                   f"layers of {setup.width} × {setup.width} on a batch of {setup.batch} samples of its own.")
     bucket_words = (
-        f"A layer's gradient, weights and biases, is {format_bytes(per_layer)} of float32, and DDP's bucket cap is "
-        f"{setup.bucket_mib:g} MiB; given explicitly, the cap applies to the first bucket too. So chapter 5's bucket "
-        f"rule gives {_count(k)} buckets" + (", a layer each" if one_each else "") + ". "
-        + ("In every measured step DDP all-reduced exactly those buckets, in that order of sizes."
-           if agree else "DDP's all-reduces did not carry those buckets' bytes, so the model's buckets are not DDP's.")
+        f"A layer's gradient, weights and biases, is {format_bytes(weight)} + {format_bytes(bias)} of float32. "
+        f"The lab sets DDP's bucket cap to {setup.bucket_mib:g} MiB (its default is 25 MiB); given explicitly, the "
+        f"cap applies to the first bucket too. "
+        + (f"A bucket closes once it holds at least its cap, so chapter 5's rule closes one after each layer: "
+           f"{_count(k)} buckets. " if one_each and weight + bias >= cap else f"Chapter 5's rule gives {_count(k)} "
+           f"buckets. ")
+        + ("In every measured step DDP all-reduced exactly those buckets."
+           if torch_ddp.buckets_agree(doc) else
+           "DDP's all-reduces did not carry those buckets' bytes, so the model's buckets are not DDP's.")
     )
-    sizes = doc["gloo"]["results"]
-    fit_words = (f"Fitted on gloo's all-reduce alone, timed by the same processes right after the steps at "
-                 f"{format_bytes(sizes[0]['nbytes'])} to {format_bytes(sizes[-1]['nbytes'])}, the line has "
-                 f"α = {explain.figures(1e6 * p.fit.alpha, 2)} µs and 1/β = "
-                 f"{explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s.")
-    lo, mid, hi = m.step_ddp_q
-    if lo <= p.step <= hi:
-        verdict = "within the middle half of the measured steps"
+    kept, left_out = torch_ddp.fit_sizes(doc)
+    start_up = p.fit.alpha * 2 * (n - 1)
+    alpha_words = (f"α = {explain.figures(1e6 * p.fit.alpha, 1)} µs" if start_up > 0.05 * p.bucket_times[0] else
+                   "a start-up cost too small to resolve at these sizes")
+    fit_words = ("The line is fitted on gloo's all-reduce alone, timed by the same processes right after the steps,"
+                 + (" at sizes from below a bucket's to about the whole gradient's"
+                    if min(kept) <= min(p.bucket_bytes) and max(kept) >= 0.95 * sum(p.bucket_bytes) else
+                    f" at sizes from {format_bytes(min(kept))} to {format_bytes(max(kept))}")
+                 + (f" (leaving out {', '.join(format_bytes(x) for x in left_out)}, time-slice-bound by the "
+                    f"chapter's spread check)" if left_out else "")
+                 + f": {alpha_words} and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s.")
+    verdict_words = (f"For the overlapped step the model predicts {_ms(p.step('ddp'))} ms. The DDP steps took "
+                     f"{_ms(m.step('ddp'))} ms (the middle half {_ms(m.step_q['ddp'][0])} to "
+                     f"{_ms(m.step_q['ddp'][2])}): the model is {_pct5(c.error('ddp'))} too "
+                     f"{'fast' if c.error('ddp') < 0 else 'slow'}.")
+    own = m.step("ddp_noop") - m.step("local")
+    lo_one, _, hi_one = m.step_q["ddp_one"]
+    explained = own > 0 and lo_one <= p.step("ddp_one") + own <= hi_one
+    control_words = (f"The same line predicts the step without overlap, one bucket all-reduced after the backward, at "
+                     f"{_ms(p.step('ddp_one'))} ms against {_ms(m.step('ddp_one'))} measured: "
+                     f"{_pct5(c.error('ddp_one'))} too {'fast' if c.error('ddp_one') < 0 else 'slow'}"
+                     + (f". DDP's own work, which the model leaves out, made steps {_ms(own)} ms longer with the hook "
+                        f"that returns at once; added to the prediction, it "
+                        + ("lands within the middle half of the one-bucket steps. So the line holds for an all-reduce "
+                           "that runs alone; what fails is the overlap." if explained else
+                           f"{'falls short of' if p.step('ddp_one') + own < lo_one else 'overshoots'} the middle half "
+                           f"of the one-bucket steps, but by far less than the overlapped step's miss."
+                           if abs(c.error("ddp_one")) < abs(c.error("ddp")) else
+                           f"{'falls short of' if p.step('ddp_one') + own < lo_one else 'overshoots'} the middle half "
+                           f"of the one-bucket steps.") if own > 0 else "."))
+    slower = m.compute_end - p.t_backward
+    noop_part = max(0.0, m.compute_end_noop - p.t_backward)
+    head = (f"Where did the overlapped step's time go? Its backward's last gradient was ready at "
+            f"{_ms(m.compute_end)} ms, against {_ms(p.t_backward)} ms without all-reduces")
+    if slower < 0.05 * p.t_backward:
+        why_backward = head + ": the backward ran about as fast as without them."
+    elif noop_part >= 0.9 * slower:
+        why_backward = (head + f". DDP's own work accounts for that (with the hook that returns at once, "
+                        f"{_ms(m.compute_end_noop)} ms): gloo's threads did not slow the backward further.")
     else:
-        verdict = f"{round(100 * abs(c.step_error) / 5) * 5:.0f} % too {'fast' if p.step < mid else 'slow'}"
-    verdict_words = (f"The model predicts a step of {_ms(p.step)} ms. The DDP steps took {_ms(mid)} ms (the middle half "
-                     f"{_ms(lo)} to {_ms(hi)}), so the prediction is {verdict}. The table sets out the parts.")
-    stretch = m.compute_end / p.t_backward
-    parts = []
-    if stretch > 1.1:
-        parts.append(f"in a DDP step the backward's last gradient was ready {_ms(m.compute_end)} ms after it began, "
-                     f"against {_ms(p.t_backward)} ms without all-reduces: gloo's threads took turns with it on the "
-                     f"same cores")
-    if c.comm_stretch > 1.1:
-        parts.append(f"the all-reduces took {_ms(m.comm)} ms summed over the buckets, {explain.figures(c.comm_stretch, 2)} "
-                     f"times what "
-                     f"gloo takes for the same buckets alone, because they too waited for the cores"
-                     + (f" (gloo ran up to {explain.about(m.in_flight)} at once, on threads of its own, where the "
-                        f"model runs one after another)" if m.in_flight > 1 else ""))
-    if parts:
-        why_words = ("Chapter 5's model assumes that computation and communication use separate resources, and "
-                     "here they do not: " + "; and ".join(parts) + ".")
-    else:
-        why_words = ("Neither the backward nor the all-reduces ran more than a tenth slower than alone: "
-                     "computation and communication did not compete for the cores.")
-    serial = p.t_forward + p.t_backward + p.comm
-    err_serial = serial / mid - 1.0
-    closer = abs(err_serial) < abs(c.step_error)
-    off = round(100 * abs(err_serial) / 5) * 5
-    serial_words = (f"Chapter 5's form without overlap, the backward and then every bucket's all-reduce at gloo's "
-                    f"own speed, gives {_ms(serial)} ms, "
-                    + (f"{off:.0f} % {'below' if err_serial < 0 else 'above'} the measurement" if off else
-                       "within 5 % of the measurement")
-                    + (": on these cores the all-reduces hid next to nothing behind the computation."
-                       if closer else ", further off than the overlapped form."))
+        why_backward = (head + f". DDP's own work accounts for part of that (with the hook that returns at once, "
+                        f"{_ms(m.compute_end_noop)} ms); the rest appeared only when gloo's threads ran beside the "
+                        f"backward on the same cores.")
+    waiting = m.skew > 0.5 * p.bucket_wait
+    why_comm = (f"A bucket took {_ms(m.bucket_wait)} ms from being ready on both ranks to being reduced on both, "
+                f"against {_ms(p.bucket_wait)} ms in the model"
+                + (f", and the two ranks' last gradients were {_ms(m.skew)} ms apart: the ranks did not fall behind "
+                   f"together, so a rank's all-reduce waits for the other's gradients before it can run, time that "
+                   f"a model of one rank does not see." if waiting else "."))
+    how = _versus(m.step_q["ddp"], m.step_q["ddp_one"])
+    overlap_words = (f"Did the overlap pay? The overlapped step was {how} the one-bucket step, whose all-reduce "
+                     f"cannot start before the backward ends"
+                     + (": on these shared cores, overlapping bought nothing measurable." if how == "about as fast as"
+                        else ": here overlapping hid part of the communication." if how == "faster than" else
+                        ": here overlapping cost more than it hid."))
     facts = {**doc["machine"], "load_average_before": doc.get("load_average_before"), "date": doc.get("date"),
              "torch": doc.get("torch")}
     machine_words = (f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing "
                      f"{explain.about(doc['cpu_count'])} of its cores")
-    hid_little = closer and parts
-    takeaway = (f"On {explain.about(doc['cpu_count'])} cores shared by computation and gloo, a DDP step hid next to "
-                f"nothing of its all-reduces: chapter 5's overlap model, which assumes communication has resources of "
-                f"its own, was {verdict}, and its form without overlap came closer" if hid_little else
-                f"On {explain.about(doc['cpu_count'])} cores, chapter 5's overlap model predicted a DDP step over gloo "
-                f"{verdict if verdict.startswith('within') else verdict + ' (out of sample)'}")
-    return {"setup": setup_words, "buckets": bucket_words, "fit": fit_words, "verdict": verdict_words, "why": why_words,
-            "serial": serial_words, "machine": machine_words, "takeaway": takeaway}
+    return {"setup": setup_words, "buckets": bucket_words, "fit": fit_words, "verdict": verdict_words,
+            "control": control_words, "why_backward": why_backward, "why_comm": why_comm, "overlap": overlap_words,
+            "machine": machine_words}
+
+
+def _range_pct5(fractions) -> str:
+    """The spread of several shares, each to the nearest 5 %: "30 %" or "30 to 35 %"."""
+    values = sorted(round(100 * abs(f) / 5) * 5 for f in fractions)
+    return f"{values[0]} %" if values[0] == values[-1] else f"{values[0]} to {values[-1]} %"
+
+
+def ddp_runs_words(comparisons, setup_doc: dict) -> dict[str, str]:
+    """What several runs of the same DDP measurement agree on: ``runs`` a sentence with the spread of the model's
+    errors and of the overlap's verdict over the runs, and ``takeaway`` the lesson, scoped to the runs' setup."""
+    from ..lab import torch_ddp
+
+    if not comparisons:
+        raise ValueError("comparisons must hold at least one run")
+    setup = torch_ddp.Setup.from_dict(setup_doc["setup"])
+    k = len(comparisons[0].prediction.bucket_bytes)
+    fast = all(c.error("ddp") < 0 for c in comparisons)
+    verdicts = [_versus(c.measurement.step_q["ddp"], c.measurement.step_q["ddp_one"]) for c in comparisons]
+    common = max(set(verdicts), key=verdicts.count)
+    count = verdicts.count(common)
+    runs = len(comparisons)
+    agree = "in every run" if count == runs else f"in {_count(count)} of the {_count(runs)}"
+    holds = all(abs(c.error("ddp_one")) < abs(c.error("ddp")) for c in comparisons)
+    runs_words = (f"The reference DDP run was made {_count(runs)} times in a row on its machine. For the overlapped "
+                  f"step the model was {_range_pct5([c.error('ddp') for c in comparisons])} too "
+                  f"{'fast' if fast else 'slow or fast'}; for the step without overlap, "
+                  f"{_range_pct5([c.error('ddp_one') for c in comparisons])} off; and the overlapped step was "
+                  f"{common} the one-bucket step {agree}.")
+    takeaway = (f"In this lab's runs ({_count(k)} buckets of {setup.bucket_mib:g} MiB, one compute thread a rank, "
+                f"{explain.about(setup_doc['cpu_count'])} cores shared), chapter 5's overlap model was "
+                f"{_range_pct5([c.error('ddp') for c in comparisons])} too {'fast' if fast else 'slow or fast'} for "
+                f"the overlapped step"
+                + (", while the same line came closer for the step without overlap" if holds else "")
+                + f"; the overlapped step was {common} the one without overlap {agree}")
+    return {"runs": runs_words, "takeaway": takeaway}

@@ -1,8 +1,8 @@
-"""commlib.lab.torch_ddp: a DDP step against chapter 5's overlap model, out of sample.
+"""commlib.lab.torch_ddp: a DDP step against chapter 5's overlap model, out of sample, with its controls.
 
 The analysis is tested on made-up runs whose answer is known (no contention: the model is exact; contention: it is
-too fast, and says why), on the stored reference run, and, where PyTorch is installed, on a tiny live run whose
-structure (not its speed) is checked.
+too fast, and the words say where the time went), on the stored reference run, and, where PyTorch is installed, on
+a tiny live run whose structure (not its speed) is checked.
 """
 
 import json
@@ -16,47 +16,52 @@ from commlib.sgd.overlap import assign_buckets, schedule
 from commlib.views import lab as lab_views
 
 SMALL = torch_ddp.Setup(layers=4, width=256, batch=8, bucket_mib=0.25, steps=5, warmup=2,
-                        gloo_sizes=(2**12, 2**16, 2**20), gloo_repeats=3)
+                        gloo_sizes=(2**16, 2**18, 2**20), gloo_repeats=3)
 ALPHA, BETA = 200e-6, 1e-9  # s, s/byte
 LAYER_BACKWARD = 5e-3       # s of backward a layer
 
 
-def _doc(setup, backward_stretch=1.0, comm_stretch=1.0, spread=0.02, wrong_buckets=False):
-    """A made-up run of ``setup`` on two ranks: each layer's backward takes LAYER_BACKWARD (times
-    ``backward_stretch`` in DDP steps), gloo's all-reduce alone takes the alpha-beta time (times ``comm_stretch``
-    during DDP steps), and every step is scaled by 1 + ``spread`` * k for k = -2..2 so the quartiles have width."""
+def _ab(m):
+    return collective_time_ab("all_reduce", m, 2, ALPHA, BETA)
+
+
+def _doc(setup, backward_stretch=1.0, own_stretch=1.0, comm_stretch=1.0, skew=0.0, spread=0.02,
+         wrong_buckets=False):
+    """A made-up run of ``setup`` on two ranks. Each layer's backward takes LAYER_BACKWARD, times
+    ``backward_stretch`` in steps that communicate and ``own_stretch`` with the hook that returns at once; rank 1's
+    gradients come ``skew`` later in steps that communicate; gloo's all-reduce alone takes the alpha-beta time,
+    times ``comm_stretch`` during steps. Each step is scaled by 1 + ``spread`` * k for k = -2..2."""
     sizes = list(reversed(setup.param_bytes()))
     groups = torch_ddp.bucket_groups(setup)
     gloo = {"schema": "commlib.lab.measure/2", "ranks": 2, "impl": "torch_gloo", "results": [
-        {"op": "all_reduce", "impl": "torch_gloo", "nbytes": s, "count": s // 4, "repeats": 3,
-         "median_s": collective_time_ab("all_reduce", s, 2, ALPHA, BETA), "q1_s": None, "q3_s": None,
-         "samples_s": [collective_time_ab("all_reduce", s, 2, ALPHA, BETA)] * 3} for s in setup.gloo_sizes]}
-    for r in gloo["results"]:
-        r["q1_s"] = r["q3_s"] = r["min_s"] = r["max_s"] = r["median_s"]
+        {"op": "all_reduce", "impl": "torch_gloo", "nbytes": s, "count": s // 4, "repeats": 3, "median_s": _ab(s),
+         "q1_s": _ab(s), "q3_s": _ab(s), "min_s": _ab(s), "max_s": _ab(s), "samples_s": [_ab(s)] * 3}
+        for s in setup.gloo_sizes]}
 
-    def record(kind, scale):
-        stretch = backward_stretch if kind == "ddp" else 1.0
-        ready = [scale * stretch * LAYER_BACKWARD * (i // 2 + 1) for i in range(len(sizes))]
-        end_compute = ready[-1]
-        rec = {"kind": kind, "forward": scale * 0.01, "ready": ready, "launch": [], "allreduce": [],
-               "bucket_numel": []}
-        if kind == "ddp":
-            bucket_ready = [max(ready[i] for i in g) for g in groups]
-            nbytes = [sum(sizes[i] for i in g) for g in groups]
-            if wrong_buckets:
+    def record(kind, scale, rank):
+        stretch = {"local": 1.0, "ddp_noop": own_stretch}.get(kind, backward_stretch)
+        late = skew if kind in ("ddp", "ddp_one") and rank == 1 else 0.0
+        ready = [scale * stretch * LAYER_BACKWARD * (i // 2 + 1) + late * (i + 1) / len(sizes)
+                 for i in range(len(sizes))]
+        rec = {"kind": kind, "forward": scale * 0.01, "ready": ready, "allreduce": [], "bucket_numel": [],
+               "backward": ready[-1]}
+        if kind in ("ddp", "ddp_one"):
+            parts = groups if kind == "ddp" else [list(range(len(sizes)))]
+            nbytes = [sum(sizes[i] for i in g) for g in parts]
+            if wrong_buckets and kind == "ddp":
                 nbytes = nbytes[::-1][:-1] + [nbytes[0] + 4]
-            slots = schedule(bucket_ready, nbytes,
-                             lambda m: comm_stretch * collective_time_ab("all_reduce", m, 2, ALPHA, BETA))
-            rec.update(launch=bucket_ready, allreduce=[list(s) for s in slots], bucket_numel=[m // 4 for m in nbytes])
-            rec["backward"] = max(end_compute, slots[-1][1])
-        else:
-            rec["backward"] = end_compute
+            bucket_ready = [max(ready[i] for i in g) + skew * (rank == 0) * (i + 1) / len(parts)
+                            for i, g in enumerate(parts)]  # rank 0 waits for rank 1's late gradients
+            slots = schedule(bucket_ready, nbytes, lambda m: comm_stretch * _ab(m))
+            rec.update(allreduce=[list(sl) for sl in slots], bucket_numel=[m // 4 for m in nbytes],
+                       backward=max(ready[-1], slots[-1][1]))
         return rec
 
-    steps = [record(kind, 1 + spread * k) for k in (-2, -1, 0, 1, 2) for kind in ("ddp", "local")]
+    steps = [[record(kind, 1 + spread * k, rank) for k in (-2, -1, 0, 1, 2) for kind in torch_ddp.KINDS]
+             for rank in (0, 1)]
     return {"schema": torch_ddp.SCHEMA, "ranks": 2, "torch": "test", "date": "2026-11-27", "cpu_count": 2,
             "load_average_before": 0.1, "setup": json.loads(json.dumps(asdict(setup))),
-            "param_bytes": list(setup.param_bytes()), "steps": [steps, steps], "gloo": gloo,
+            "param_bytes": list(setup.param_bytes()), "steps": steps, "gloo": gloo,
             "machine": {"cpu_model": "test", "cpu_count": 2, "memory_bytes": 8e9}}
 
 
@@ -76,48 +81,70 @@ def test_buckets_follow_chapter_5s_rule():
 
 
 def test_without_contention_the_model_is_exact():
-    c = torch_ddp.compare(_doc(SMALL))
-    assert c.prediction.fit.alpha == pytest.approx(ALPHA, rel=1e-6)
-    assert c.step_error == pytest.approx(0.0, abs=1e-9)
-    assert c.comm_stretch == pytest.approx(1.0, rel=1e-9)
-    assert c.measurement.in_flight == 1 and c.exposed_within_spread
-    words = lab_views.ddp_sentences(c, _doc(SMALL))
-    assert "within the middle half" in words["verdict"] and words["why"].startswith("Neither")
-
-
-def test_contention_makes_the_model_too_fast_and_the_words_say_why():
-    doc = _doc(SMALL, backward_stretch=1.5, comm_stretch=3.0)
+    doc = _doc(SMALL)
     c = torch_ddp.compare(doc)
-    assert c.step_error < -0.1 and c.exposed_miss > 0
-    assert c.comm_stretch == pytest.approx(3.0, rel=0.01)
-    assert c.measurement.slowdown_backward == pytest.approx(0.5 * c.prediction.t_backward, rel=1e-6)
+    assert c.prediction.fit.alpha == pytest.approx(ALPHA, rel=1e-6)
+    assert c.error("ddp") == pytest.approx(0.0, abs=1e-9) and c.error("ddp_one") == pytest.approx(0.0, abs=1e-9)
+    assert c.measurement.bucket_wait == pytest.approx(c.prediction.bucket_wait, rel=1e-9)
+    assert c.measurement.skew == pytest.approx(0.0, abs=1e-12) and c.measurement.in_flight == 1
     words = lab_views.ddp_sentences(c, doc)
-    assert "too fast" in words["verdict"] and "took turns" in words["why"] and "3.0 times" in words["why"]
+    assert "0 % too" in words["verdict"] and "about as fast as without them" in words["why_backward"]
+    assert "apart" not in words["why_comm"]
+
+
+def test_contention_makes_the_model_too_fast_and_the_words_say_where_the_time_went():
+    doc = _doc(SMALL, backward_stretch=1.6, own_stretch=1.1, comm_stretch=3.0, skew=0.01)
+    c = torch_ddp.compare(doc)
+    m = c.measurement
+    assert c.error("ddp") < -0.1
+    assert m.compute_end_noop < m.compute_end and m.skew == pytest.approx(0.01, rel=1e-6)
+    assert m.bucket_wait > 2 * c.prediction.bucket_wait
+    words = lab_views.ddp_sentences(c, doc)
+    assert "too fast" in words["verdict"] and "gloo's threads ran beside" in words["why_backward"]
+    assert "apart" in words["why_comm"]
+
+
+def test_the_words_follow_which_step_was_faster():
+    c = torch_ddp.compare(_doc(SMALL, comm_stretch=2.0))
+    assert lab_views._versus(c.measurement.step_q["ddp"], c.measurement.step_q["ddp_one"]) == "faster than"
+    assert "hid part of the communication" in lab_views.ddp_sentences(c, _doc(SMALL, comm_stretch=2.0))["overlap"]
+    assert lab_views._versus((1.0, 1.1, 1.2), (1.15, 1.2, 1.3)) == "about as fast as"
+    assert lab_views._versus((2.0, 2.1, 2.2), (1.0, 1.1, 1.2)) == "slower than"
 
 
 def test_buckets_that_are_not_the_models_are_caught():
     assert torch_ddp.buckets_agree(_doc(SMALL))
-    assert not torch_ddp.buckets_agree(_doc(SMALL, wrong_buckets=True))
-    assert "not DDP's" in lab_views.ddp_sentences(torch_ddp.compare(_doc(SMALL)), _doc(SMALL, wrong_buckets=True))[
-        "buckets"]
+    bad = _doc(SMALL, wrong_buckets=True)
+    assert not torch_ddp.buckets_agree(bad)
+    assert "not DDP's" in lab_views.ddp_sentences(torch_ddp.compare(_doc(SMALL)), bad)["buckets"]
+
+
+def test_time_slice_bound_sizes_are_left_out_of_the_fit():
+    doc = _doc(SMALL)
+    r = doc["gloo"]["results"][0]
+    r["q1_s"], r["q3_s"] = 0.1 * r["median_s"], 3 * r["median_s"]  # the middle half spans more than the median
+    kept, left = torch_ddp.fit_sizes(doc)
+    assert left == (float(SMALL.gloo_sizes[0]),) and kept == tuple(float(x) for x in SMALL.gloo_sizes[1:])
+    assert "leaving out" in lab_views.ddp_sentences(torch_ddp.compare(doc), doc)["fit"]
 
 
 def test_the_stored_run_is_the_plans_and_reads_consistently():
     doc = plan.stored()["ddp"]
-    assert doc["schema"] == torch_ddp.SCHEMA and doc["ranks"] == 2
+    assert doc["schema"] == torch_ddp.SCHEMA and doc["ranks"] == 2 and doc["torch_threads"] == 1
     assert torch_ddp.Setup.from_dict(doc["setup"]) == torch_ddp.SETUP
     assert torch_ddp.buckets_agree(doc)
-    assert all(len(ranks) == 2 * torch_ddp.SETUP.steps for ranks in doc["steps"])
+    assert all(len(ranks) == len(torch_ddp.KINDS) * torch_ddp.SETUP.steps for ranks in doc["steps"])
     c = torch_ddp.compare(doc)
     p = c.prediction
     # the schedule's own rules: each all-reduce starts once its bucket is ready and the previous one is done
     assert all(s >= r for (s, _), r in zip(p.slots, p.ready))
     assert all(s1 >= e0 for (_, e0), (s1, _) in zip(p.slots, p.slots[1:]))
     assert list(p.ready) == sorted(p.ready) and p.exposed >= 0
-    lo, mid, hi = c.measurement.step_ddp_q
-    assert lo <= mid <= hi
+    for kind in torch_ddp.KINDS:
+        lo, mid, hi = c.measurement.step_q[kind]
+        assert lo <= mid <= hi
     fig = lab_views.ddp_timeline_figure(c)
-    assert len(fig.axes[0].get_yticks()) >= 4
+    assert len(fig.axes[0].get_yticks()) >= 6  # the model's two rows and at least two for each rank
 
 
 @pytest.mark.skipif(not torch_ddp.available(), reason="PyTorch is not installed")
@@ -126,7 +153,26 @@ def test_a_tiny_live_run_has_the_structure_the_analysis_reads():
                            gloo_sizes=(1024, 4096), gloo_repeats=2)
     doc = torch_ddp.run(tiny, timeout=240)
     assert doc["schema"] == torch_ddp.SCHEMA and len(doc["steps"]) == 2
-    assert [r["kind"] for r in doc["steps"][0]] == ["ddp", "local"] * 2
+    assert [r["kind"] for r in doc["steps"][0]] == list(torch_ddp.KINDS) * 2
     assert torch_ddp.buckets_agree(doc)
+    one = [r for r in doc["steps"][0] if r["kind"] == "ddp_one"]
+    assert all(4 * sum(r["bucket_numel"]) == sum(tiny.param_bytes()) and len(r["bucket_numel"]) == 1 for r in one)
+    assert all(not r["allreduce"] for r in doc["steps"][0] if r["kind"] in ("local", "ddp_noop"))
     assert all(len(r["ready"]) == 4 for r in doc["steps"][0])
-    assert torch_ddp.compare(doc).measurement.in_flight >= 1
+
+
+def test_the_spread_over_runs_is_read_from_every_run():
+    runs = [torch_ddp.compare(_doc(SMALL, backward_stretch=b, comm_stretch=3.0)) for b in (1.4, 1.6, 1.8)]
+    errors = sorted(round(100 * abs(c.error("ddp")) / 5) * 5 for c in runs)
+    words = lab_views.ddp_runs_words(runs, _doc(SMALL))
+    assert errors[0] < errors[-1] and f"{errors[0]} to {errors[-1]} %" in words["runs"]
+    assert "three times" in words["runs"] and "eight" not in words["takeaway"]  # SMALL has four buckets
+    assert "four buckets" in words["takeaway"]
+    with pytest.raises(ValueError):
+        lab_views.ddp_runs_words([], _doc(SMALL))
+
+
+def test_the_stored_repeats_are_the_same_measurement():
+    stored = plan.stored()
+    for name in plan.DDP_AGAIN:
+        assert stored[name]["setup"] == stored["ddp"]["setup"] and torch_ddp.buckets_agree(stored[name])
