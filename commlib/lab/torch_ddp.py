@@ -314,7 +314,9 @@ class Prediction:
     ``fit`` the alpha-beta line of gloo's all-reduce alone; ``ready`` each bucket's ready time from the start of
     backward (the ``local`` steps' median); ``slots`` each all-reduce's start and end on one stream, overlapped
     with the backward; ``bucket_times`` each bucket's all-reduce alone; ``whole_time`` one all-reduce of the whole
-    gradient; ``t_forward`` and ``t_backward`` the ``local`` steps' medians.
+    gradient, and ``whole_measured`` gloo's measured median at the whole gradient's size (None if no size
+    measured is within 5 % of it); ``t_forward`` and ``t_backward`` the ``local`` steps' medians; ``left_out``
+    the gloo sizes the fit left out (:func:`fit_sizes`).
     """
 
     fit: AlphaBeta
@@ -323,8 +325,10 @@ class Prediction:
     slots: tuple[tuple[float, float], ...]
     bucket_times: tuple[float, ...]
     whole_time: float
+    whole_measured: float | None
     t_forward: float
     t_backward: float
+    left_out: tuple[float, ...] = ()
 
     @property
     def exposed(self) -> float:
@@ -347,7 +351,7 @@ def predict(doc: dict) -> Prediction:
     """The steps :mod:`commlib.sgd.overlap` predicts from the run's ``local`` steps and gloo's all-reduce alone."""
     setup = Setup.from_dict(doc["setup"])
     n = int(doc["ranks"])
-    kept, _ = fit_sizes(doc)
+    kept, left_out = fit_sizes(doc)
     fit = fit_joint([_only(gloo_series(doc), kept)])
     groups = bucket_groups(setup)
     sizes = list(reversed(setup.param_bytes()))
@@ -364,8 +368,11 @@ def predict(doc: dict) -> Prediction:
     slots = schedule(ready, nbytes, comm)
     t_fwd = float(np.median([max(r["forward"] for r in ranks) for ranks in local]))
     t_bwd = float(np.median([max(r["backward"] for r in ranks) for ranks in local]))
+    series = gloo_series(doc)
+    near = [t for x, t in zip(series.nbytes, series.seconds) if abs(x / sum(sizes) - 1) <= 0.05]
     return Prediction(fit, nbytes, ready, tuple((float(s), float(e)) for s, e in slots),
-                      tuple(comm(m) for m in nbytes), comm(float(sum(sizes))), t_fwd, t_bwd)
+                      tuple(comm(m) for m in nbytes), comm(float(sum(sizes))), near[0] if near else None, t_fwd, t_bwd,
+                      left_out)
 
 
 def _only(s: Series, keep) -> Series:
@@ -391,8 +398,11 @@ class Measured:
     backward pass, when every bucket is reduced; ``compute_end`` and ``compute_end_noop`` when the last gradient
     was ready in ``ddp`` and ``ddp_noop`` steps, ``t_backward_local`` the ``local`` backward; ``bucket_wait`` the
     median, over steps and buckets, of the time from a bucket's being ready on both ranks to its being reduced on
-    both; ``skew`` the median gap between the two ranks' last gradients; ``in_flight`` the most all-reduces gloo
-    ran at once on one rank; ``timeline`` the ``ddp`` step of median time, per rank: (bucket ready times, last
+    both; ``skew`` and ``skew_local`` the median gap between the two ranks' last gradients in ``ddp`` and
+    ``local`` steps; ``t_forward`` the ``ddp`` steps' forward pass; ``own_q`` a ``ddp_noop`` step less the ``local``
+    step of the same turn (DDP's own work); ``gain_q`` a ``ddp_one`` step less the ``ddp`` step of the same turn
+    (what the overlap saved), and ``gain_turns`` in how many turns it was positive, of ``turns``; ``in_flight`` the
+    most all-reduces gloo ran at once on one rank; ``timeline`` the ``ddp`` step of median time, per rank: (bucket ready times, last
     gradient, all-reduce start and end).
     """
 
@@ -404,6 +414,12 @@ class Measured:
     t_backward_local: float
     bucket_wait: float
     skew: float
+    skew_local: float
+    t_forward: float
+    own_q: tuple[float, float, float]
+    gain_q: tuple[float, float, float]
+    gain_turns: int
+    turns: int
     in_flight: int
     timeline: tuple[tuple[tuple[float, ...], float, tuple[tuple[float, float], ...]], ...]
 
@@ -435,6 +451,7 @@ def measured(doc: dict) -> Measured:
         ends = [[e for _, e in sorted(r["allreduce"])] for r in ranks]  # gloo takes the buckets in launch order
         waits += [max(e[k] for e in ends) - max(rd[k] for rd in ready) for k in range(len(groups))]
     mid = int(np.argsort(t_ddp)[len(t_ddp) // 2])
+    gains = [_step_time(one) - t for one, t in zip(_of(doc, "ddp_one"), t_ddp)]
     timeline = tuple((tuple(_bucket_ready(r, groups)), max(r["ready"]),
                       tuple((float(s), float(e)) for s, e in sorted(r["allreduce"]))) for r in ddp[mid])
     return Measured(
@@ -446,6 +463,13 @@ def measured(doc: dict) -> Measured:
         t_backward_local=float(np.median([max(r["backward"] for r in ranks) for ranks in local])),
         bucket_wait=float(np.median(waits)),
         skew=float(np.median(skews)),
+        skew_local=float(np.median([max(max(r["ready"]) for r in ranks) - min(max(r["ready"]) for r in ranks)
+                                    for ranks in local])),
+        t_forward=float(np.median([max(r["forward"] for r in ranks) for ranks in ddp])),
+        own_q=_quartiles([_step_time(a) - _step_time(b) for a, b in zip(_of(doc, "ddp_noop"), local)]),
+        gain_q=_quartiles(gains),
+        gain_turns=sum(g > 0 for g in gains),
+        turns=len(gains),
         in_flight=max(_most_at_once(r["allreduce"]) for ranks in ddp for r in ranks),
         timeline=timeline,
     )

@@ -942,7 +942,7 @@ def ddp_timeline_figure(c, title: str = ""):
         lanes = _lanes(slots)
         for k in range(max(lanes, default=0) + 1):
             rows.append((f"rank {rank}: all-reduces" + ("" if max(lanes, default=0) == 0 else f" ({k + 1})"),
-                         [sl for sl, lane in zip(slots, lanes) if lane == k], PALETTE["vermillion"], "", ()))
+                         [sl for sl, lane in zip(slots, lanes) if lane == k], PALETTE["orange"], "", ()))
     fig, ax = figure(7.6, 0.45 * len(rows) + 1.2)
     for i, (_label, bars, colour, hatch, ticks) in enumerate(rows):
         y = len(rows) - 1 - i
@@ -984,11 +984,12 @@ def ddp_parts_table(c) -> Markdown:
     """The overlapped step taken apart, predicted and measured (ms)."""
     p, m = c.prediction, c.measurement
     rows = [
+        ("the forward pass", _ms(p.t_forward), _ms(m.t_forward)),
         ("the backward's last gradient ready", _ms(p.t_backward), _ms(m.compute_end)),
         ("the same, with DDP's own work alone (the hook that returns at once)", "not modelled",
          _ms(m.compute_end_noop)),
         ("a bucket, from ready on both ranks to reduced on both (median)", _ms(p.bucket_wait), _ms(m.bucket_wait)),
-        ("the two ranks' last gradients apart (median)", "0", _ms(m.skew)),
+        ("the two ranks' last gradients apart (median)", f"{_ms(m.skew_local)} (no_sync, input)", _ms(m.skew)),
         ("from the last gradient to every bucket reduced", _ms(p.exposed), _spread_ms(m.after_last_q)),
     ]
     return markdown_table(["the overlapped step", "model (ms)", "measured (ms)"], rows)
@@ -999,23 +1000,30 @@ def _pct5(fraction: float) -> str:
     return f"{round(100 * abs(fraction) / 5) * 5:.0f} %"
 
 
-def _versus(a, b) -> str:
-    """How step time quartiles ``a`` compare with ``b``: 'faster than', 'slower than' or 'about as fast as' (the
-    middle halves apart or not)."""
-    if a[2] < b[0]:
-        return "faster than"
-    if a[0] > b[2]:
-        return "slower than"
-    return "about as fast as"
+def _gain_verdict(m) -> str:
+    """What the overlap saved, turn by turn: 'paid' (the middle half of the gains above zero), 'cost' (below)
+    or 'unclear' (the middle half spans zero)."""
+    lo, _, hi = m.gain_q
+    return "paid" if lo > 0 else "cost" if hi < 0 else "unclear"
+
+
+def _explained(c) -> bool:
+    """True if the one-bucket step's prediction, with DDP's own work and the line's miss at the whole gradient's
+    size added (both measured), lands within the middle half of the measured one-bucket steps."""
+    p, m = c.prediction, c.measurement
+    if p.whole_measured is None:
+        return False
+    lo, _, hi = m.step_q["ddp_one"]
+    return lo <= p.step("ddp_one") + m.own_q[1] + (p.whole_measured - p.whole_time) <= hi
 
 
 def ddp_sentences(c, doc: dict) -> dict[str, str]:
-    """The sentences chapter 8 reads off a DDP run, each chosen by what the run measured.
+    """The sentences chapter 8 reads off one DDP run, each chosen by what the run measured.
 
-    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``fit`` the line fitted on gloo
-    alone; ``verdict`` the overlapped step, predicted against measured; ``control`` the step without overlap, the
-    same way; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap`` whether the
-    overlap paid; ``machine`` where the run was made.
+    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``verdict`` the overlapped step,
+    predicted against measured; ``control`` the step without overlap, the same way, and ``control_parts`` what the
+    model leaves out there; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap``
+    whether the overlap paid, turn by turn; ``machine`` where the run was made.
     """
     from ..lab import torch_ddp
 
@@ -1025,7 +1033,6 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     weight, bias = setup.param_bytes()[0], setup.param_bytes()[1]
     cap = setup.bucket_mib * torch_ddp.MIB
     k = len(p.bucket_bytes)
-    one_each = k == setup.layers
     setup_words = (f"Each of the {_count(n)} ranks computes on one thread and trains {_count(setup.layers)} linear "
                    f"layers of {setup.width} × {setup.width} on a batch of {setup.batch} samples of its own.")
     bucket_words = (
@@ -1033,42 +1040,34 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
         f"The lab sets DDP's bucket cap to {setup.bucket_mib:g} MiB (its default is 25 MiB); given explicitly, the "
         f"cap applies to the first bucket too. "
         + (f"A bucket closes once it holds at least its cap, so chapter 5's rule closes one after each layer: "
-           f"{_count(k)} buckets. " if one_each and weight + bias >= cap else f"Chapter 5's rule gives {_count(k)} "
-           f"buckets. ")
+           f"{_count(k)} buckets. " if k == setup.layers and weight + bias >= cap else
+           f"Chapter 5's rule gives {_count(k)} buckets. ")
         + ("In every measured step DDP all-reduced exactly those buckets."
            if torch_ddp.buckets_agree(doc) else
            "DDP's all-reduces did not carry those buckets' bytes, so the model's buckets are not DDP's.")
     )
-    kept, left_out = torch_ddp.fit_sizes(doc)
-    start_up = p.fit.alpha * 2 * (n - 1)
-    alpha_words = (f"α = {explain.figures(1e6 * p.fit.alpha, 1)} µs" if start_up > 0.05 * p.bucket_times[0] else
-                   "a start-up cost too small to resolve at these sizes")
-    fit_words = ("The line is fitted on gloo's all-reduce alone, timed by the same processes right after the steps,"
-                 + (" at sizes from below a bucket's to about the whole gradient's"
-                    if min(kept) <= min(p.bucket_bytes) and max(kept) >= 0.95 * sum(p.bucket_bytes) else
-                    f" at sizes from {format_bytes(min(kept))} to {format_bytes(max(kept))}")
-                 + (f" (leaving out {', '.join(format_bytes(x) for x in left_out)}, time-slice-bound by the "
-                    f"chapter's spread check)" if left_out else "")
-                 + f": {alpha_words} and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s.")
+    err = c.error("ddp")
     verdict_words = (f"For the overlapped step the model predicts {_ms(p.step('ddp'))} ms. The DDP steps took "
                      f"{_ms(m.step('ddp'))} ms (the middle half {_ms(m.step_q['ddp'][0])} to "
-                     f"{_ms(m.step_q['ddp'][2])}): the model is {_pct5(c.error('ddp'))} too "
-                     f"{'fast' if c.error('ddp') < 0 else 'slow'}.")
-    own = m.step("ddp_noop") - m.step("local")
-    lo_one, _, hi_one = m.step_q["ddp_one"]
-    explained = own > 0 and lo_one <= p.step("ddp_one") + own <= hi_one
+                     f"{_ms(m.step_q['ddp'][2])}): the model is {_pct5(err)} too {'fast' if err < 0 else 'slow'}.")
+    err_one = c.error("ddp_one")
     control_words = (f"The same line predicts the step without overlap, one bucket all-reduced after the backward, at "
-                     f"{_ms(p.step('ddp_one'))} ms against {_ms(m.step('ddp_one'))} measured: "
-                     f"{_pct5(c.error('ddp_one'))} too {'fast' if c.error('ddp_one') < 0 else 'slow'}"
-                     + (f". DDP's own work, which the model leaves out, made steps {_ms(own)} ms longer with the hook "
-                        f"that returns at once; added to the prediction, it "
-                        + ("lands within the middle half of the one-bucket steps. So the line holds for an all-reduce "
-                           "that runs alone; what fails is the overlap." if explained else
-                           f"{'falls short of' if p.step('ddp_one') + own < lo_one else 'overshoots'} the middle half "
-                           f"of the one-bucket steps, but by far less than the overlapped step's miss."
-                           if abs(c.error("ddp_one")) < abs(c.error("ddp")) else
-                           f"{'falls short of' if p.step('ddp_one') + own < lo_one else 'overshoots'} the middle half "
-                           f"of the one-bucket steps.") if own > 0 else "."))
+                     f"{_ms(p.step('ddp_one'))} ms against {_ms(m.step('ddp_one'))} measured: {_pct5(err_one)} too "
+                     f"{'fast' if err_one < 0 else 'slow'}"
+                     + (", a smaller miss than for the overlapped step." if abs(err_one) < abs(err) else "."))
+    if p.whole_measured is not None and m.own_q[1] > 0:
+        parts_words = (f"Two things the model leaves out are measured here. DDP's own work made a step "
+                       f"{_ms(m.own_q[1])} ms longer with the hook that returns at once (the median over the turns; "
+                       f"their middle half {_ms(m.own_q[0])} to {_ms(m.own_q[2])}). And the line misses gloo's own "
+                       f"time at the whole gradient's size: it gives {_ms(p.whole_time)} ms where gloo alone took "
+                       f"{_ms(p.whole_measured)}. ")
+        parts_words += ("With both added, the prediction for the step without overlap lands within the middle half "
+                        "of its measured steps: what the model misses there, it misses for known reasons."
+                        if _explained(c) else
+                        "Even with both added, the prediction for the step without overlap stays outside the middle "
+                        "half of its measured steps.")
+    else:
+        parts_words = ""
     slower = m.compute_end - p.t_backward
     noop_part = max(0.0, m.compute_end_noop - p.t_backward)
     head = (f"Where did the overlapped step's time go? Its backward's last gradient was ready at "
@@ -1080,27 +1079,42 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                         f"{_ms(m.compute_end_noop)} ms): gloo's threads did not slow the backward further.")
     else:
         why_backward = (head + f". DDP's own work accounts for part of that (with the hook that returns at once, "
-                        f"{_ms(m.compute_end_noop)} ms); the rest appeared only when gloo's threads ran beside the "
-                        f"backward on the same cores.")
-    waiting = m.skew > 0.5 * p.bucket_wait
+                        f"{_ms(m.compute_end_noop)} ms). The rest appeared only in steps where gloo ran, most likely "
+                        f"because its threads took turns with the backward on the same cores (the last exercise "
+                        f"tests this).")
     why_comm = (f"A bucket took {_ms(m.bucket_wait)} ms from being ready on both ranks to being reduced on both, "
                 f"against {_ms(p.bucket_wait)} ms in the model"
-                + (f", and the two ranks' last gradients were {_ms(m.skew)} ms apart: the ranks did not fall behind "
-                   f"together, so a rank's all-reduce waits for the other's gradients before it can run, time that "
-                   f"a model of one rank does not see." if waiting else "."))
-    how = _versus(m.step_q["ddp"], m.step_q["ddp_one"])
-    overlap_words = (f"Did the overlap pay? The overlapped step was {how} the one-bucket step, whose all-reduce "
-                     f"cannot start before the backward ends"
-                     + (": on these shared cores, overlapping bought nothing measurable." if how == "about as fast as"
-                        else ": here overlapping hid part of the communication." if how == "faster than" else
-                        ": here overlapping cost more than it hid."))
+                + (f"; and gloo ran up to {explain.about(m.in_flight)} all-reduces at once, on threads of its own, "
+                   f"where the model sends the buckets one after another." if m.in_flight > 1 else ".")
+                + (f" The ranks' last gradients were {_ms(m.skew)} ms apart, against {_ms(m.skew_local)} ms without "
+                   f"all-reduces: the all-reduces slowed one rank's backward more than the other's."
+                   if m.skew > 1.5 * m.skew_local else ""))
+    verdict = _gain_verdict(m)
+    predicted_gain = p.step("ddp_one") - p.step("ddp")
+    overlap_words = (f"Did the overlap pay? Turn by turn, the overlapped step beat the one-bucket step in "
+                     f"{m.gain_turns} of {m.turns} turns, by a median of {_ms(m.gain_q[1])} ms, where the model "
+                     f"predicts {_ms(predicted_gain)} ms. "
+                     + {"paid": "The middle half of the gains lies above zero: the overlap paid, if less than the "
+                                "model says.",
+                        "cost": "The middle half of the gains lies below zero: here the overlap cost more than it "
+                                "hid.",
+                        "unclear": "The middle half of the gains spans zero: on these shared cores the gain the "
+                                   "model promises mostly did not come."}[verdict])
     facts = {**doc["machine"], "load_average_before": doc.get("load_average_before"), "date": doc.get("date"),
              "torch": doc.get("torch")}
-    machine_words = (f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing "
-                     f"{explain.about(doc['cpu_count'])} of its cores")
-    return {"setup": setup_words, "buckets": bucket_words, "fit": fit_words, "verdict": verdict_words,
-            "control": control_words, "why_backward": why_backward, "why_comm": why_comm, "overlap": overlap_words,
-            "machine": machine_words}
+    cores = int(doc["cpu_count"])
+    shared = ("both of its cores" if cores == int(doc["machine"].get("cpu_count") or 0) else
+              f"{explain.about(cores)} of its cores")
+    machine_words = f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing {shared}"
+    return {"setup": setup_words, "buckets": bucket_words, "verdict": verdict_words, "control": control_words,
+            "control_parts": parts_words, "why_backward": why_backward, "why_comm": why_comm,
+            "overlap": overlap_words, "machine": machine_words}
+
+
+def _range(values, show) -> str:
+    """The spread of several numbers, each as ``show`` writes it: "X" if they all read alike, else "X to Y"."""
+    shown = [show(v) for v in sorted(values)]
+    return shown[0] if shown[0] == shown[-1] else f"{shown[0]} to {shown[-1]}"
 
 
 def _range_pct5(fractions) -> str:
@@ -1110,30 +1124,52 @@ def _range_pct5(fractions) -> str:
 
 
 def ddp_runs_words(comparisons, setup_doc: dict) -> dict[str, str]:
-    """What several runs of the same DDP measurement agree on: ``runs`` a sentence with the spread of the model's
-    errors and of the overlap's verdict over the runs, and ``takeaway`` the lesson, scoped to the runs' setup."""
+    """What several runs of the same DDP measurement say together: ``fit`` the gloo line's spread over the runs,
+    ``runs`` the spread of the model's errors and of the overlap's verdict, and ``takeaway`` the lesson, scoped to
+    the runs' setup."""
     from ..lab import torch_ddp
 
     if not comparisons:
         raise ValueError("comparisons must hold at least one run")
     setup = torch_ddp.Setup.from_dict(setup_doc["setup"])
     k = len(comparisons[0].prediction.bucket_bytes)
+    runs = len(comparisons)
+    left_out = sorted({x for c in comparisons for x in c.prediction.left_out})
+    fits = [c.prediction.fit for c in comparisons]
+    sizes = setup.gloo_sizes
+    span = (" at sizes from below a bucket's to about the whole gradient's"
+            if min(sizes) <= min(comparisons[0].prediction.bucket_bytes)
+            and max(sizes) >= 0.95 * sum(comparisons[0].prediction.bucket_bytes) else
+            f" at sizes from {format_bytes(min(sizes))} to {format_bytes(max(sizes))}")
+    fit_words = ("That line comes from gloo's all-reduce timed by the same processes right after the steps," + span
+                 + (" (leaving out the sizes the chapter's spread check finds time-slice-bound)" if left_out else "")
+                 + f". Over the {_count(runs)} reference runs it gave α = "
+                 f"{_range([f.alpha for f in fits], lambda a: explain.figures(1e6 * a, 1))} µs and "
+                 f"1/β = {_range([f.bandwidth for f in fits], lambda b: explain.figures(b / 1e9, 2))} GB/s: the "
+                 f"second table gives what a bucket's all-reduce then takes.")
     fast = all(c.error("ddp") < 0 for c in comparisons)
-    verdicts = [_versus(c.measurement.step_q["ddp"], c.measurement.step_q["ddp_one"]) for c in comparisons]
+    verdicts = [_gain_verdict(c.measurement) for c in comparisons]
     common = max(set(verdicts), key=verdicts.count)
     count = verdicts.count(common)
-    runs = len(comparisons)
     agree = "in every run" if count == runs else f"in {_count(count)} of the {_count(runs)}"
-    holds = all(abs(c.error("ddp_one")) < abs(c.error("ddp")) for c in comparisons)
+    closer = all(abs(c.error("ddp_one")) < abs(c.error("ddp")) for c in comparisons)
+    explained = sum(_explained(c) for c in comparisons)
+    gain_words = {"paid": "the overlap paid, if less than the model says",
+                  "unclear": "the overlap's gain was unclear (its middle half spanning zero)",
+                  "cost": "the overlap cost more than it hid"}
     runs_words = (f"The reference DDP run was made {_count(runs)} times in a row on its machine. For the overlapped "
                   f"step the model was {_range_pct5([c.error('ddp') for c in comparisons])} too "
                   f"{'fast' if fast else 'slow or fast'}; for the step without overlap, "
-                  f"{_range_pct5([c.error('ddp_one') for c in comparisons])} off; and the overlapped step was "
-                  f"{common} the one-bucket step {agree}.")
+                  f"{_range_pct5([c.error('ddp_one') for c in comparisons])} off, "
+                  + ("and with DDP's own work and the line's miss added it landed within the middle half of the "
+                     f"measured steps {'in every run' if explained == runs else f'in {_count(explained)} of them'}"
+                     if explained else "and not within the middle half of the measured steps even with DDP's own "
+                     "work and the line's miss added")
+                  + f"; and {gain_words[common]} {agree}.")
     takeaway = (f"In this lab's runs ({_count(k)} buckets of {setup.bucket_mib:g} MiB, one compute thread a rank, "
-                f"{explain.about(setup_doc['cpu_count'])} cores shared), chapter 5's overlap model was "
-                f"{_range_pct5([c.error('ddp') for c in comparisons])} too {'fast' if fast else 'slow or fast'} for "
-                f"the overlapped step"
-                + (", while the same line came closer for the step without overlap" if holds else "")
-                + f"; the overlapped step was {common} the one without overlap {agree}")
-    return {"runs": runs_words, "takeaway": takeaway}
+                f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads), chapter 5's overlap "
+                f"model was {_range_pct5([c.error('ddp') for c in comparisons])} too "
+                f"{'fast' if fast else 'slow or fast'} for the overlapped step"
+                + (", and closer for the step without overlap" if closer else "")
+                + f"; {gain_words[common]} {agree}")
+    return {"fit": fit_words, "runs": runs_words, "takeaway": takeaway}
