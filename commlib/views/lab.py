@@ -1080,8 +1080,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     else:
         why_backward = (head + f". DDP's own work accounts for part of that (with the hook that returns at once, "
                         f"{_ms(m.compute_end_noop)} ms). The rest appeared only in steps where gloo ran, most likely "
-                        f"because its threads took turns with the backward on the same cores (the last exercise "
-                        f"tests this).")
+                        f"because its threads took turns with the backward on the same cores (an exercise at the end "
+                        f"of the chapter tests this).")
     why_comm = (f"A bucket took {_ms(m.bucket_wait)} ms from being ready on both ranks to being reduced on both, "
                 f"against {_ms(p.bucket_wait)} ms in the model"
                 + (f"; and gloo ran up to {explain.about(m.in_flight)} all-reduces at once, on threads of its own, "
@@ -1091,9 +1091,11 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                    if m.skew > 1.5 * m.skew_local else ""))
     verdict = _gain_verdict(m)
     predicted_gain = p.step("ddp_one") - p.step("ddp")
+    median_turn = (f"the median turn saved {_ms(m.gain_q[1])} ms" if m.gain_q[1] >= 0 else
+                   f"in the median turn it was {_ms(-m.gain_q[1])} ms slower")
     overlap_words = (f"Did the overlap pay? Turn by turn, the overlapped step beat the one-bucket step in "
-                     f"{m.gain_turns} of {m.turns} turns, by a median of {_ms(m.gain_q[1])} ms, where the model "
-                     f"predicts {_ms(predicted_gain)} ms. "
+                     f"{m.gain_turns} of {m.turns} turns, and {median_turn}, where the model predicts a saving of "
+                     f"{_ms(predicted_gain)} ms. "
                      + {"paid": "The middle half of the gains lies above zero: the overlap paid, if less than the "
                                 "model says.",
                         "cost": "The middle half of the gains lies below zero: here the overlap cost more than it "
