@@ -9,7 +9,7 @@ number measured on a DDP step enters the prediction.
 :func:`run` starts the ranks (:func:`commlib.lab.torch_measure.launch`). Each rank trains the same small network
 (:class:`Setup`: a stack of ``layers`` linear layers of ``width`` by ``width`` with ReLU, a batch of ``batch``
 random samples, mean squared error, plain SGD, one compute thread a rank). Under ``torch.profiler`` it takes
-turns at five kinds of step (:data:`KINDS`):
+turns at four kinds of step (:data:`KINDS`):
 
 ``ddp``            a normal DDP step, whose backward all-reduces each bucket as it becomes ready;
 ``local``          the same step inside ``no_sync()``, which computes the same gradients and communicates nothing;
@@ -398,12 +398,12 @@ class Measured:
     backward pass, when every bucket is reduced; ``compute_end`` and ``compute_end_noop`` when the last gradient
     was ready in ``ddp`` and ``ddp_noop`` steps, ``t_backward_local`` the ``local`` backward; ``bucket_wait`` the
     median, over steps and buckets, of the time from a bucket's being ready on both ranks to its being reduced on
-    both; ``skew`` and ``skew_local`` the median gap between the two ranks' last gradients in ``ddp`` and
-    ``local`` steps; ``t_forward`` the ``ddp`` steps' forward pass; ``own_q`` a ``ddp_noop`` step less the ``local``
-    step of the same turn (DDP's own work); ``gain_q`` a ``ddp_one`` step less the ``ddp`` step of the same turn
-    (what the overlap saved), and ``gain_turns`` in how many turns it was positive, of ``turns``; ``in_flight`` the
-    most all-reduces gloo ran at once on one rank; ``timeline`` the ``ddp`` step of median time, per rank: (bucket ready times, last
-    gradient, all-reduce start and end).
+    both; ``skew``, ``skew_local`` and ``skew_noop`` the median gap between the two ranks' last gradients in
+    ``ddp``, ``local`` and ``ddp_noop`` steps; ``t_forward`` the ``ddp`` steps' forward pass; ``own_q`` a
+    ``ddp_noop`` step less the ``local`` step of the same turn (DDP's own work); ``gain_q`` a ``ddp_one`` step less
+    the ``ddp`` step of the same turn (what the overlap saved), and ``gain_turns`` in how many turns it was
+    positive, of ``turns``; ``in_flight`` the most all-reduces gloo ran at once on one rank; ``timeline`` the
+    ``ddp`` step of median time, per rank: (bucket ready times, last gradient, all-reduce start and end).
     """
 
     step_q: dict[str, tuple[float, float, float]]
@@ -415,6 +415,7 @@ class Measured:
     bucket_wait: float
     skew: float
     skew_local: float
+    skew_noop: float
     t_forward: float
     own_q: tuple[float, float, float]
     gain_q: tuple[float, float, float]
@@ -435,6 +436,12 @@ def _most_at_once(slots) -> int:
         now += d
         most = max(most, now)
     return most
+
+
+def _skew(steps: list[list[dict]]) -> float:
+    """The median gap between the ranks' last gradients over ``steps``."""
+    return float(np.median([max(max(r["ready"]) for r in ranks) - min(max(r["ready"]) for r in ranks)
+                            for ranks in steps]))
 
 
 def measured(doc: dict) -> Measured:
@@ -463,8 +470,8 @@ def measured(doc: dict) -> Measured:
         t_backward_local=float(np.median([max(r["backward"] for r in ranks) for ranks in local])),
         bucket_wait=float(np.median(waits)),
         skew=float(np.median(skews)),
-        skew_local=float(np.median([max(max(r["ready"]) for r in ranks) - min(max(r["ready"]) for r in ranks)
-                                    for ranks in local])),
+        skew_local=_skew(local),
+        skew_noop=_skew(_of(doc, "ddp_noop")),
         t_forward=float(np.median([max(r["forward"] for r in ranks) for ranks in ddp])),
         own_q=_quartiles([_step_time(a) - _step_time(b) for a, b in zip(_of(doc, "ddp_noop"), local)]),
         gain_q=_quartiles(gains),
@@ -477,10 +484,13 @@ def measured(doc: dict) -> Measured:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The prediction beside the measurement."""
+    """The prediction beside the measurement, with the load average as the run began (``load``, None if unknown)
+    and the cores its ranks shared (``cores``)."""
 
     prediction: Prediction
     measurement: Measured
+    load: float | None = None
+    cores: int = 0
 
     def error(self, kind: str) -> float:
         """Predicted step time of ``kind`` over the measured median, less 1 (negative: the model is too fast)."""
@@ -494,7 +504,7 @@ class Comparison:
 
 def compare(doc: dict) -> Comparison:
     """:func:`predict` and :func:`measured` of one run."""
-    return Comparison(predict(doc), measured(doc))
+    return Comparison(predict(doc), measured(doc), doc.get("load_average_before"), int(doc.get("cpu_count") or 0))
 
 
 if __name__ == "__main__":
