@@ -395,7 +395,8 @@ class Measured:
 
     ``step_q`` each kind's step time; ``added_q`` a ``ddp`` step less the ``local`` step timed in the same turn;
     ``after_last_q`` in a ``ddp`` step, from the last gradient's being ready (on the later rank) to the end of the
-    backward pass, when every bucket is reduced; ``compute_end`` and ``compute_end_noop`` when the last gradient
+    backward pass, when every bucket is reduced, and ``after_last_noop`` the same in ``ddp_noop`` steps (the
+    copies back from the buckets, with no communication); ``compute_end`` and ``compute_end_noop`` when the last gradient
     was ready in ``ddp`` and ``ddp_noop`` steps, ``t_backward_local`` the ``local`` backward; ``bucket_wait`` the
     median, over steps and buckets, of the time from a bucket's being ready on both ranks to its being reduced on
     both; ``skew``, ``skew_local`` and ``skew_noop`` the median gap between the two ranks' last gradients in
@@ -409,6 +410,7 @@ class Measured:
     step_q: dict[str, tuple[float, float, float]]
     added_q: tuple[float, float, float]
     after_last_q: tuple[float, float, float]
+    after_last_noop: float
     compute_end: float
     compute_end_noop: float
     t_backward_local: float
@@ -465,6 +467,8 @@ def measured(doc: dict) -> Measured:
         step_q={kind: _quartiles([_step_time(ranks) for ranks in _of(doc, kind)]) for kind in KINDS},
         added_q=_quartiles([a - _step_time(b) for a, b in zip(t_ddp, local)]),
         after_last_q=_quartiles(after_last),
+        after_last_noop=float(np.median([max(r["backward"] for r in ranks) - max(max(r["ready"]) for r in ranks)
+                                         for ranks in _of(doc, "ddp_noop")])),
         compute_end=float(np.median([max(max(r["ready"]) for r in ranks) for ranks in ddp])),
         compute_end_noop=float(np.median([max(max(r["ready"]) for r in ranks) for ranks in _of(doc, "ddp_noop")])),
         t_backward_local=float(np.median([max(r["backward"] for r in ranks) for ranks in local])),

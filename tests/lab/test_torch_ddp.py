@@ -91,7 +91,7 @@ def test_without_contention_the_model_is_exact():
     assert c.measurement.bucket_wait == pytest.approx(c.prediction.bucket_wait, rel=1e-9)
     assert c.measurement.skew == pytest.approx(0.0, abs=1e-12) and c.measurement.in_flight == 1
     words = lab_views.ddp_sentences(c, doc)
-    assert "0 % too" in words["verdict"] and "about as fast as without them" in words["why_backward"]
+    assert "about 0 %" in words["verdict"] and "about as fast as without them" in words["why_backward"]
     assert "apart" not in words["why_comm"] and "at once" not in words["why_comm"]
 
 
@@ -103,7 +103,7 @@ def test_contention_makes_the_model_too_fast_and_the_words_say_where_the_time_we
     assert m.compute_end_noop < m.compute_end and m.skew == pytest.approx(0.01, rel=1e-6)
     assert m.bucket_wait > 2 * c.prediction.bucket_wait
     words = lab_views.ddp_sentences(c, doc)
-    assert "too fast" in words["verdict"] and "only in steps where gloo ran" in words["why_backward"]
+    assert "shorter than measured" in words["verdict"] and "only in steps where gloo ran" in words["why_backward"]
     assert "apart" in words["why_comm"]
 
 
