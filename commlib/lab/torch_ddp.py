@@ -400,11 +400,13 @@ class Measured:
     was ready in ``ddp`` and ``ddp_noop`` steps, ``t_backward_local`` the ``local`` backward; ``bucket_wait`` the
     median, over steps and buckets, of the time from a bucket's being ready on both ranks to its being reduced on
     both; ``skew``, ``skew_local`` and ``skew_noop`` the median gap between the two ranks' last gradients in
-    ``ddp``, ``local`` and ``ddp_noop`` steps; ``t_forward`` the ``ddp`` steps' forward pass; ``own_q`` a
-    ``ddp_noop`` step less the ``local`` step of the same turn (DDP's own work); ``gain_q`` a ``ddp_one`` step less
-    the ``ddp`` step of the same turn (what the overlap saved), and ``gain_turns`` in how many turns it was
-    positive, of ``turns``; ``in_flight`` the most all-reduces gloo ran at once on one rank; ``timeline`` the
-    ``ddp`` step of median time, per rank: (bucket ready times, last gradient, all-reduce start and end).
+    ``ddp``, ``local`` and ``ddp_noop`` steps, and ``skew_apart`` whether the middle halves of the ``ddp`` and
+    ``ddp_noop`` gaps lie apart (the former above); ``compute_end_one`` the last gradient in ``ddp_one`` steps;
+    ``t_forward`` the ``ddp`` steps' forward pass; ``own_q`` a ``ddp_noop`` step less the ``local`` step of the
+    same turn (DDP's own work); ``gain_q`` a ``ddp_one`` step less the ``ddp`` step of the same turn (what the
+    overlap saved), and ``gain_turns`` in how many turns it was positive, of ``turns``; ``in_flight`` the most
+    all-reduces gloo ran at once on one rank; ``timeline`` the ``ddp`` step of median time, per rank: (bucket ready
+    times, last gradient, all-reduce start and end).
     """
 
     step_q: dict[str, tuple[float, float, float]]
@@ -413,11 +415,13 @@ class Measured:
     after_last_noop: float
     compute_end: float
     compute_end_noop: float
+    compute_end_one: float
     t_backward_local: float
     bucket_wait: float
     skew: float
     skew_local: float
     skew_noop: float
+    skew_apart: bool
     t_forward: float
     own_q: tuple[float, float, float]
     gain_q: tuple[float, float, float]
@@ -440,10 +444,14 @@ def _most_at_once(slots) -> int:
     return most
 
 
+def _skews(steps: list[list[dict]]) -> tuple[float, float, float]:
+    """The gap between the ranks' last gradients over ``steps``: median and quartiles."""
+    return _quartiles([max(max(r["ready"]) for r in ranks) - min(max(r["ready"]) for r in ranks) for ranks in steps])
+
+
 def _skew(steps: list[list[dict]]) -> float:
     """The median gap between the ranks' last gradients over ``steps``."""
-    return float(np.median([max(max(r["ready"]) for r in ranks) - min(max(r["ready"]) for r in ranks)
-                            for ranks in steps]))
+    return _skews(steps)[1]
 
 
 def measured(doc: dict) -> Measured:
@@ -471,11 +479,13 @@ def measured(doc: dict) -> Measured:
                                          for ranks in _of(doc, "ddp_noop")])),
         compute_end=float(np.median([max(max(r["ready"]) for r in ranks) for ranks in ddp])),
         compute_end_noop=float(np.median([max(max(r["ready"]) for r in ranks) for ranks in _of(doc, "ddp_noop")])),
+        compute_end_one=float(np.median([max(max(r["ready"]) for r in ranks) for ranks in _of(doc, "ddp_one")])),
         t_backward_local=float(np.median([max(r["backward"] for r in ranks) for ranks in local])),
         bucket_wait=float(np.median(waits)),
         skew=float(np.median(skews)),
         skew_local=_skew(local),
         skew_noop=_skew(_of(doc, "ddp_noop")),
+        skew_apart=_skews(ddp)[0] > _skews(_of(doc, "ddp_noop"))[2],
         t_forward=float(np.median([max(r["forward"] for r in ranks) for ranks in ddp])),
         own_q=_quartiles([_step_time(a) - _step_time(b) for a, b in zip(_of(doc, "ddp_noop"), local)]),
         gain_q=_quartiles(gains),

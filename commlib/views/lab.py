@@ -932,11 +932,11 @@ def ddp_timeline_figure(c, title: str = ""):
     """One DDP backward pass as chapter 5's model predicts it and as the profiler measured it on each rank (the
     overlapped step of median time): the backward's computation as a bar up to the last gradient, a tick where
     each bucket was ready, and each bucket's all-reduce as a bar, in milliseconds from the start of the backward
-    pass. Predicted rows are hatched, measured ones solid; all-reduces that gloo ran at the same time on one rank
+    pass. Predicted rows are open, dashed bars, measured ones solid; all-reduces that gloo ran at the same time on one rank
     are drawn on rows of their own."""
     p, m = c.prediction, c.measurement
-    rows = [("model: backward", [(0.0, p.t_backward)], PALETTE["blue"], "//", p.ready),
-            ("model: all-reduces", list(p.slots), PALETTE["orange"], "//", ())]
+    rows = [("model: backward", [(0.0, p.t_backward)], PALETTE["blue"], "model", p.ready),
+            ("model: all-reduces", list(p.slots), PALETTE["orange"], "model", ())]
     for rank, (ready, last, slots) in enumerate(m.timeline):
         rows.append((f"rank {rank}: backward", [(0.0, last)], PALETTE["blue"], "", ready))
         lanes = _lanes(slots)
@@ -944,13 +944,15 @@ def ddp_timeline_figure(c, title: str = ""):
             rows.append((f"rank {rank}: all-reduces" + ("" if max(lanes, default=0) == 0 else f" ({k + 1})"),
                          [sl for sl, lane in zip(slots, lanes) if lane == k], PALETTE["orange"], "", ()))
     fig, ax = figure(7.6, 0.45 * len(rows) + 1.2)
-    for i, (_label, bars, colour, hatch, ticks) in enumerate(rows):
+    for i, (_label, bars, colour, style, ticks) in enumerate(rows):
         y = len(rows) - 1 - i
+        model = style == "model"
         for start, end in bars:
-            ax.barh(y, 1e3 * (end - start), left=1e3 * start, height=0.6, color="white" if hatch else colour,
-                    edgecolor=colour if hatch else PALETTE["black"], hatch=hatch, lw=0.8 if not hatch else 1.2)
+            ax.barh(y, 1e3 * (end - start), left=1e3 * start, height=0.6, color="white" if model else colour,
+                    edgecolor=colour if model else PALETTE["black"], ls="--" if model else "-",
+                    lw=1.5 if model else 0.8)
         for t in ticks:
-            ax.plot([1e3 * t] * 2, [y - 0.38, y + 0.38], color=PALETTE["black"] if hatch else "white", lw=1.2)
+            ax.plot([1e3 * t] * 2, [y - 0.38, y + 0.38], color=PALETTE["black"] if model else "white", lw=1.2)
     ax.axvline(1e3 * p.t_backward, color=PALETTE["blue"], ls="--", lw=0.8)
     ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
     ax.set_xlabel("ms from the start of the backward pass")
@@ -989,7 +991,8 @@ def ddp_parts_table(c) -> Markdown:
         ("the same, with DDP's own work alone (the hook that returns at once)", "not modelled",
          _ms(m.compute_end_noop)),
         ("a bucket, from ready on both ranks to reduced on both (median)", _ms(p.bucket_wait), _ms(m.bucket_wait)),
-        ("the two ranks' last gradients apart (median)", f"{_ms(m.skew_local)} (no_sync, input)", _ms(m.skew)),
+        ("the two ranks' last gradients apart (median)", "not modelled",
+         f"{_ms(m.skew)} (no_sync: {_ms(m.skew_local)})"),
         ("from the last gradient to every bucket reduced (the exposed communication)", _ms(p.exposed),
          _spread_ms(m.after_last_q)),
         ("the same, with DDP's own work alone (copying back from the buckets)", "not modelled",
@@ -1023,7 +1026,8 @@ def _explained(c) -> bool:
 def ddp_sentences(c, doc: dict) -> dict[str, str]:
     """The sentences chapter 8 reads off one DDP run, each chosen by what the run measured.
 
-    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``verdict`` the overlapped step,
+    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``turns`` how the kinds of step take
+    turns; ``verdict`` the overlapped step,
     predicted against measured; ``control`` the step without overlap, the same way, and ``control_parts`` what the
     model leaves out there; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap``
     whether the overlap paid, turn by turn; ``machine`` where the run was made.
@@ -1038,6 +1042,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     k = len(p.bucket_bytes)
     setup_words = (f"Each of the {_count(n)} ranks computes on one thread and trains {_count(setup.layers)} linear "
                    f"layers of {setup.width} × {setup.width} on a batch of {setup.batch} samples of its own.")
+    turns_words = (f"The run takes turns: a turn is one step of each kind, in that order, each begun at a barrier "
+                   f"that both ranks reach. It times {setup.steps} turns after {_count(setup.warmup)} untimed ones.")
     bucket_words = (
         f"A layer's gradient, weights and biases, is {format_bytes(weight)} + {format_bytes(bias)} of float32. "
         f"The lab sets DDP's bucket cap to {setup.bucket_mib:g} MiB (its default is 25 MiB); given explicitly, the "
@@ -1061,9 +1067,10 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                      + (", a smaller miss than for the overlapped step." if abs(err_one) < abs(err) else "."))
     if p.whole_measured is not None and m.own_q[1] > 0:
         parts_words = (f"Two things the model leaves out are measured here. DDP's own work, the copies of each "
-                       f"gradient into its bucket and back that its default setting makes, made a step "
-                       f"{_ms(m.own_q[1])} ms longer with the hook that returns at once (the median over the turns; "
-                       f"their middle half {_ms(m.own_q[0])} to {_ms(m.own_q[2])}). And the line misses gloo's own "
+                       f"gradient into its bucket and back that its default setting makes, made a step about "
+                       f"{1e3 * m.own_q[1]:.0f} ms longer with the hook that returns at once (the median over the "
+                       f"turns; their middle half {1e3 * m.own_q[0]:.0f} to {1e3 * m.own_q[2]:.0f}). And the line misses "
+                       f"gloo's own "
                        f"time at the whole gradient's size: it gives {_ms(p.whole_time)} ms where gloo alone took "
                        f"{_ms(p.whole_measured)}. ")
         corrected = p.step("ddp_one") + m.own_q[1] + (p.whole_measured - p.whole_time)
@@ -1087,7 +1094,9 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                         f"{_ms(m.compute_end_noop)} ms): gloo's threads did not slow the backward further.")
     else:
         why_backward = (head + f". DDP's own work accounts for part of that (with the hook that returns at once, "
-                        f"{_ms(m.compute_end_noop)} ms). The rest appeared only in steps where gloo ran, most likely "
+                        f"{_ms(m.compute_end_noop)} ms; in the one-bucket steps, where gloo ran only after the "
+                        f"backward, {_ms(m.compute_end_one)} ms). The rest appeared only where gloo ran during the "
+                        f"backward, most likely "
                         f"because its threads took turns with the backward on the same cores. The book has not tested "
                         f"this: it needs a run with more cores, which the last exercise asks for.")
     why_comm = (f"A bucket took {_ms(m.bucket_wait)} ms from being ready on both ranks to being reduced on both, "
@@ -1097,13 +1106,14 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                    if m.in_flight > 1 else ".")
                 + (f" The ranks' last gradients were {_ms(m.skew)} ms apart, against {_ms(m.skew_noop)} ms with DDP's "
                    f"own work alone: the all-reduces slowed one rank's backward more than the other's."
-                   if m.skew > 1.5 * m.skew_noop else ""))
+                   if m.skew_apart else ""))
     verdict = _gain_verdict(m)
     predicted_gain = p.step("ddp_one") - p.step("ddp")
     median_turn = (f"the median turn saved {1e3 * m.gain_q[1]:.0f} ms" if m.gain_q[1] >= 0 else
                    f"in the median turn it was {-1e3 * m.gain_q[1]:.0f} ms slower")
     overlap_words = (f"Did the overlap pay? Turn by turn, the overlapped step beat the one-bucket step in "
-                     f"{m.gain_turns} of {m.turns} turns, and {median_turn}, where the model predicts a saving of "
+                     f"{m.gain_turns} of {m.turns} turns, and {median_turn} (the median of the turns' savings, "
+                     f"not the gap between the two medians of the first table), where the model predicts a saving of "
                      f"{_ms(predicted_gain)} ms. "
                      + {"paid": "The middle half of the gains lies above zero: the overlap paid, if less than the "
                                 "model says.",
@@ -1114,10 +1124,11 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     facts = {**doc["machine"], "load_average_before": doc.get("load_average_before"), "date": doc.get("date"),
              "torch": doc.get("torch")}
     cores = int(doc["cpu_count"])
-    shared = ("both of its cores" if cores == int(doc["machine"].get("cpu_count") or 0) else
-              f"{explain.about(cores)} of its cores")
+    shared = ((f"all {cores} of its cores" if cores > 2 else "both of its cores")
+              if cores == int(doc["machine"].get("cpu_count") or 0) else f"{explain.about(cores)} of its cores")
     machine_words = f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing {shared}"
-    return {"setup": setup_words, "buckets": bucket_words, "verdict": verdict_words, "control": control_words,
+    return {"setup": setup_words, "buckets": bucket_words, "turns": turns_words, "verdict": verdict_words,
+            "control": control_words,
             "control_parts": parts_words, "why_backward": why_backward, "why_comm": why_comm,
             "overlap": overlap_words, "machine": machine_words}
 
@@ -1134,10 +1145,11 @@ def _range_pct5(fractions) -> str:
     return f"{values[0]} %" if values[0] == values[-1] else f"{values[0]} to {values[-1]} %"
 
 
-def ddp_runs_words(comparisons, setup_doc: dict) -> dict[str, str]:
+def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict[str, str]:
     """What several runs of the same DDP measurement say together: ``fit`` the gloo line's spread over the runs,
     ``runs`` the spread of the model's errors, ``gain_runs`` that of what the overlap saved, and ``takeaway`` the
-    lesson, scoped to the runs' setup."""
+    lesson, scoped to the runs' setup. ``reference``: the runs are the book's stored reference run and its
+    repeats (else runs made here, in turns with others)."""
     from ..lab import torch_ddp
 
     if not comparisons:
@@ -1154,7 +1166,7 @@ def ddp_runs_words(comparisons, setup_doc: dict) -> dict[str, str]:
             f" at sizes from {format_bytes(min(sizes))} to {format_bytes(max(sizes))}")
     fit_words = ("That line comes from gloo's all-reduce timed by the same processes right after the steps," + span
                  + (" (leaving out the sizes the chapter's spread check finds time-slice-bound)" if left_out else "")
-                 + f". Over the {_count(runs)} reference runs it gave 1/β = "
+                 + f". Over the {_count(runs)} {'reference ' if reference else ''}runs it gave 1/β = "
                  f"{_range([f.bandwidth for f in fits], lambda b: explain.figures(b / 1e9, 2))} GB/s; its α, "
                  f"{_range([f.alpha for f in fits], lambda a: explain.figures(1e6 * a, 1))} µs, is poorly "
                  f"determined at sizes this large. The second table gives what a bucket's all-reduce then takes.")
@@ -1167,7 +1179,9 @@ def ddp_runs_words(comparisons, setup_doc: dict) -> dict[str, str]:
     gain_words = {"paid": "the overlap paid, if less than the model says",
                   "unclear": "the overlap's gain was unclear (its middle half spanning zero)",
                   "cost": "the overlap cost more than it hid"}
-    runs_words = (f"The reference DDP run was made {_count(runs)} times in a row on its machine. For the overlapped "
+    runs_words = ((f"The reference DDP run was made {_count(runs)} times in a row on its machine, each begun right "
+                   f"after the one before (so the later ones began at a higher load average, which counts the run "
+                   f"before). For" if reference else f"Over these {_count(runs)} runs, for") + " the overlapped "
                   f"step the model's step was {_range_pct5([c.error('ddp') for c in comparisons])} "
                   f"{'shorter' if fast else 'off'} than measured; for the step without overlap, "
                   f"{_range_pct5([c.error('ddp_one') for c in comparisons])} "
@@ -1183,14 +1197,16 @@ def ddp_runs_words(comparisons, setup_doc: dict) -> dict[str, str]:
     def whole_ms(x: float) -> str:
         return f"{1e3 * x:.0f}".replace("-", "−")
 
-    gain_runs = (f"Turn by turn, {gain_words[common]} {agree}: the median turn's saving ranged over the runs from "
-                 f"{whole_ms(min(gains))} to {whole_ms(max(gains))} ms, where the model promised "
-                 f"{whole_ms(min(promised))} to {whole_ms(max(promised))} ms.")
+    saved = (f"from {whole_ms(-min(gains))} ms lost to {whole_ms(max(gains))} ms saved" if min(gains) < 0 else
+             f"from {whole_ms(min(gains))} to {whole_ms(max(gains))} ms saved")
+    gain_runs = (f"Turn by turn, {gain_words[common]} {agree}: the median turn ranged over the runs {saved}, where "
+                 f"the model, with its fitted line, promised {whole_ms(min(promised))} to {whole_ms(max(promised))} "
+                 f"ms.")
     share = max(g / q for g, q in zip(gains, promised) if q > 0) if any(q > 0 for q in promised) else 0.0
     takeaway = (f"Overlap hides communication behind computation only as far as the two do not compete for the same "
                 f"resources. In this lab's runs ({_count(k)} buckets, one compute thread a rank, "
-                f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads), the overlap saved, in the "
-                f"median turn, {whole_ms(min(gains))} to {whole_ms(max(gains))} ms of the "
-                f"{whole_ms(min(promised))} to {whole_ms(max(promised))} ms chapter 5's model promised"
-                + (", at most about half" if share <= 0.55 else ""))
+                f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads), what the overlap "
+                f"saved against one bucket in the median turn ranged {saved}, where chapter 5's model promised "
+                f"{whole_ms(min(promised))} to {whole_ms(max(promised))} ms"
+                + (": in no run did more than about half of its promise come" if share <= 0.55 else ""))
     return {"fit": fit_words, "runs": runs_words, "gain_runs": gain_runs, "takeaway": takeaway}

@@ -103,7 +103,7 @@ def test_contention_makes_the_model_too_fast_and_the_words_say_where_the_time_we
     assert m.compute_end_noop < m.compute_end and m.skew == pytest.approx(0.01, rel=1e-6)
     assert m.bucket_wait > 2 * c.prediction.bucket_wait
     words = lab_views.ddp_sentences(c, doc)
-    assert "shorter than measured" in words["verdict"] and "only in steps where gloo ran" in words["why_backward"]
+    assert "shorter than measured" in words["verdict"] and "only where gloo ran during the backward" in words["why_backward"]
     assert "apart" in words["why_comm"]
 
 
