@@ -1027,7 +1027,7 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     """The sentences chapter 8 reads off one DDP run, each chosen by what the run measured.
 
     ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``turns`` how the kinds of step take
-    turns; ``verdict`` the overlapped step,
+    turns; ``fit`` the line fitted on gloo alone; ``verdict`` the overlapped step,
     predicted against measured; ``control`` the step without overlap, the same way, and ``control_parts`` what the
     model leaves out there; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap``
     whether the overlap paid, turn by turn; ``machine`` where the run was made.
@@ -1055,6 +1055,16 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
            if torch_ddp.buckets_agree(doc) else
            "DDP's all-reduces did not carry those buckets' bytes, so the model's buckets are not DDP's.")
     )
+    sizes = setup.gloo_sizes
+    span = (" at sizes from below a bucket's to about the whole gradient's"
+            if min(sizes) <= min(p.bucket_bytes) and max(sizes) >= 0.95 * sum(p.bucket_bytes) else
+            f" at sizes from {format_bytes(min(sizes))} to {format_bytes(max(sizes))}")
+    fit_words = ("The line comes from gloo's all-reduce timed by the same processes right after the steps," + span
+                 + (" (leaving out the sizes the chapter's spread check finds time-slice-bound)" if p.left_out else "")
+                 + f". In this run it has α = {explain.figures(1e6 * p.fit.alpha, 1)} µs, poorly determined at "
+                 f"sizes this large, and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s, so one bucket's "
+                 f"all-reduce on {_count(n)} ranks takes {_ms(p.bucket_times[0])} ms, as chapter 5's schedule "
+                 f"charges it.")
     err = c.error("ddp")
     verdict_words = (f"For the overlapped step the model predicts {_ms(p.step('ddp'))} ms. The DDP steps took "
                      f"{_ms(m.step('ddp'))} ms (the middle half {_ms(m.step_q['ddp'][0])} to "
@@ -1112,8 +1122,13 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     tail = m.after_last_q[1] - p.exposed
     miss_words = (f"In all, the model's overlapped step is {_ms(miss)} ms short. About {_ms(slower)} ms of that is the "
                   f"slower backward, {_ms(noop_part)} ms of it DDP's own work; about {_ms(tail)} ms is communication "
-                  f"left after the last gradient beyond the model's, {_ms(m.after_last_noop)} ms of which DDP's copies "
-                  f"back from the buckets take even when nothing is sent." if miss > 0 and tail > 0 else "")
+                  f"left after the last gradient beyond the model's, "
+                  + (f"{_ms(m.after_last_noop)} ms of which DDP's copies back from the buckets take even when nothing "
+                     f"is sent" if m.after_last_noop < tail else
+                     f"no more than DDP's copies back from the buckets take even when nothing is sent "
+                     f"({_ms(m.after_last_noop)} ms)")
+                  + ". The parts are medians of different quantities, so they need not add up exactly."
+                  if miss > 0 and tail > 0 else "")
     verdict = _gain_verdict(m)
     predicted_gain = p.step("ddp_one") - p.step("ddp")
     median_turn = (f"the median turn saved {1e3 * m.gain_q[1]:.0f} ms" if m.gain_q[1] >= 0 else
@@ -1134,7 +1149,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     shared = ((f"all {cores} of its cores" if cores > 2 else "both of its cores")
               if cores == int(doc["machine"].get("cpu_count") or 0) else f"{explain.about(cores)} of its cores")
     machine_words = f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing {shared}"
-    return {"setup": setup_words, "buckets": bucket_words, "turns": turns_words, "verdict": verdict_words,
+    return {"setup": setup_words, "buckets": bucket_words, "turns": turns_words, "fit": fit_words,
+            "verdict": verdict_words,
             "control": control_words,
             "control_parts": parts_words, "why_backward": why_backward, "why_comm": why_comm, "miss": miss_words,
             "overlap": overlap_words, "machine": machine_words}
@@ -1153,30 +1169,19 @@ def _range_pct5(fractions) -> str:
 
 
 def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict[str, str]:
-    """What several runs of the same DDP measurement say together: ``fit`` the gloo line's spread over the runs,
+    """What several runs of the same DDP measurement say together: ``fit_runs`` the gloo line's spread over the runs,
     ``runs`` the spread of the model's errors, ``gain_runs`` that of what the overlap saved, and ``takeaway`` the
     lesson, scoped to the runs' setup. ``reference``: the runs are the book's stored reference run and its
     repeats (else runs made here, in turns with others)."""
-    from ..lab import torch_ddp
-
     if not comparisons:
         raise ValueError("comparisons must hold at least one run")
-    setup = torch_ddp.Setup.from_dict(setup_doc["setup"])
     k = len(comparisons[0].prediction.bucket_bytes)
     runs = len(comparisons)
-    left_out = sorted({x for c in comparisons for x in c.prediction.left_out})
     fits = [c.prediction.fit for c in comparisons]
-    sizes = setup.gloo_sizes
-    span = (" at sizes from below a bucket's to about the whole gradient's"
-            if min(sizes) <= min(comparisons[0].prediction.bucket_bytes)
-            and max(sizes) >= 0.95 * sum(comparisons[0].prediction.bucket_bytes) else
-            f" at sizes from {format_bytes(min(sizes))} to {format_bytes(max(sizes))}")
-    fit_words = ("That line comes from gloo's all-reduce timed by the same processes right after the steps," + span
-                 + (" (leaving out the sizes the chapter's spread check finds time-slice-bound)" if left_out else "")
-                 + f". Over the {_count(runs)} {'reference ' if reference else ''}runs it gave 1/β = "
-                 f"{_range([f.bandwidth for f in fits], lambda b: explain.figures(b / 1e9, 2))} GB/s; its α, "
-                 f"{_range([f.alpha for f in fits], lambda a: explain.figures(1e6 * a, 1))} µs, is poorly "
-                 f"determined at sizes this large. The second table gives what a bucket's all-reduce then takes.")
+    fit_runs = (f"Over the {_count(runs)} {'reference ' if reference else ''}runs the line's 1/β ranged from "
+                f"{_range([f.bandwidth for f in fits], lambda b: explain.figures(b / 1e9, 2))} "
+                f"GB/s, and its α, poorly determined at sizes this large, over "
+                f"{_range([f.alpha for f in fits], lambda a: explain.figures(1e6 * a, 1))} µs.")
     fast = all(c.error("ddp") < 0 for c in comparisons)
     verdicts = [_gain_verdict(c.measurement) for c in comparisons]
     common = max(set(verdicts), key=verdicts.count)
@@ -1215,6 +1220,6 @@ def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict
                 f"against one bucket in the median turn ranged {saved}, where chapter 5's model promised "
                 f"{whole_ms(min(promised))} to {whole_ms(max(promised))} ms"
                 + (": in no run did more than about half of its promise come" if share <= 0.55 else "")
-                + ". Most likely, computation and communication competed for the same cores, the resource the "
-                  "model assumes communication does not need (untested here)")
-    return {"fit": fit_words, "runs": runs_words, "gain_runs": gain_runs, "takeaway": takeaway}
+                + ". Most likely, the backward and gloo's threads competed for the same cores, which the model "
+                  "assumes communication leaves to computation (untested here)")
+    return {"fit_runs": fit_runs, "runs": runs_words, "gain_runs": gain_runs, "takeaway": takeaway}

@@ -137,7 +137,7 @@ def test_time_slice_bound_sizes_are_left_out_of_the_fit():
     r["q1_s"], r["q3_s"] = 0.1 * r["median_s"], 3 * r["median_s"]  # the middle half spans more than the median
     kept, left = torch_ddp.fit_sizes(doc)
     assert left == (float(SMALL.gloo_sizes[0]),) and kept == tuple(float(x) for x in SMALL.gloo_sizes[1:])
-    assert "leaving out" in lab_views.ddp_runs_words([torch_ddp.compare(doc)], doc)["fit"]
+    assert "leaving out" in lab_views.ddp_sentences(torch_ddp.compare(doc), doc)["fit"]
 
 
 def test_the_stored_run_is_the_plans_and_reads_consistently():
