@@ -10,7 +10,10 @@ website too, sees one clean result next to their own. :func:`run` returns a dict
 ``pair4``  the point-to-point ring and halving-doubling all-reduce on those 4 ranks, timed in turns;
 ``free4``  4 ranks with a core each, or None where the lab may use fewer than 4 cores;
 ``gloo``   PyTorch's gloo all-reduce on 2 processes that share the same two cores as ``two`` (all their
-           threads; gloo runs helper threads), or None without PyTorch.
+           threads; gloo runs helper threads), or None without PyTorch;
+``ddp``    a small network trained by PyTorch's DistributedDataParallel over gloo on 2 processes on those same
+           two cores, each step profiled, with and without its all-reduces (:mod:`commlib.lab.torch_ddp`), or
+           None without PyTorch.
 
 Two more parts are a control made for the stored run only (:data:`STORED_ONLY`; :func:`run` leaves them out
 unless asked): the library's all-reduce as ``two`` ran it, on two ranks pinned to cores as ``two``'s were, once at mpi4py's default
@@ -42,9 +45,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from . import runner, torch_measure
+from . import runner, torch_ddp, torch_measure
 
-__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "COPIES",
+__all__ = ["SIZES", "SIZES4", "GLOO_SIZES", "GLOO_REPEATS", "PARTS", "STORED_ONLY", "THREAD_LEVEL", "COPIES", "DDP_AGAIN",
            "SHARED_CONTROL", "SHARED_SIZES", "SHARED_REPEATS", "SHARED_ABOUT", "RUN_PARTS", "run", "stored", "save"]
 
 SIZES = tuple(2**k for k in range(10, 27))  # 1 KiB ... 64 MiB
@@ -56,11 +59,14 @@ SHARED_CONTROL = {"four_multiple": (4, 2), "four_single": (4, 2), "shared_multip
 SHARED_SIZES = (2**10, 2**12, 2**14)          # 1 KiB, 4 KiB, 16 KiB: where a step's start-up cost is the time
 SHARED_REPEATS = 40                           # calls per size and sweep (all of them: no time budget)
 SHARED_ABOUT = "machine_shared_control.json"  # the record of the machine the shared-core control ran on
-PARTS = ("two", "four", "pair4", "free4", "gloo", "two_multiple", "two_single", *SHARED_CONTROL)
+PARTS = ("two", "four", "pair4", "free4", "gloo", "ddp", "two_multiple", "two_single", *SHARED_CONTROL)
 STORED_ONLY = ("two_multiple", "two_single", *SHARED_CONTROL)  # the stored run's thread-level controls
 THREAD_LEVEL = {"two_multiple": "multiple", "two_single": "single",  # what each control part's ranks ask MPI for
                 **{p: p.rsplit("_", 1)[1] for p in SHARED_CONTROL}}
 COPIES = {"two_multiple": "two_multiple_b", "two_single": "two_single_b"}  # the control's second, earlier copy
+#: The DDP step's reference run was made three times in a row (the first is ``ddp``), so that the chapter can say how
+#: far its numbers move from run to run; :func:`stored` returns the other two under these names.
+DDP_AGAIN = ("ddp_b", "ddp_c")
 RUN_PARTS = tuple(p for p in PARTS if p not in STORED_ONLY)  # what :func:`run` measures by default
 _TIMING = dict(repeats=8, min_repeats=5, warmup=1, budget=0.1, timeout=300)
 _DATA = Path(__file__).with_name("data")
@@ -87,6 +93,8 @@ def run(progress: Callable[[str], None] | None = None, parts: tuple[str, ...] = 
                         if len(cores4) == 4 else None)
     if "gloo" in parts:
         out["gloo"] = torch_measure.run(n=2, sizes=GLOO_SIZES, repeats=GLOO_REPEATS, timeout=300, cpus=cores)
+    if "ddp" in parts:
+        out["ddp"] = torch_ddp.run(n=2, timeout=300, cpus=list(cores))
     for part in ("two_multiple", "two_single"):
         if part in parts:
             out[part] = runner.measure(n=2, ops=["all_reduce"], sizes=SIZES, cpus=cores, sweeps=2, progress=None,
@@ -118,13 +126,15 @@ def save(docs: dict[str, dict | None], folder: str | Path, about: dict | None = 
 def stored() -> dict[str, dict | None]:
     """The plan's run on an idle machine, as stored with the book: each part's JSON (None where absent), plus
     ``"machine"``: what that machine was (processor, cores, libraries, date), ``"machine_control"``: the same
-    for the stored-only control, made apart, the control's second copy under the names in :data:`COPIES`, and
+    for the stored-only control, made apart, the control's second copy under the names in :data:`COPIES`, the DDP
+    run's two repeats under the names in :data:`DDP_AGAIN`, and
     ``"machine_shared_control"``: the record of the machine of the shared-core control (:data:`SHARED_CONTROL`)."""
     docs: dict[str, dict | None] = {}
-    for name in (*PARTS, *COPIES.values()):
+    for name in (*PARTS, *COPIES.values(), *DDP_AGAIN):
         path = _DATA / f"{name}.json"
-        docs[name] = (runner.load(path) if name != "gloo" else json.loads(path.read_text(encoding="utf-8"))) \
-            if path.exists() else None
+        plain = name == "gloo" or name.startswith("ddp")  # PyTorch's runs: read as stored
+        docs[name] = ((json.loads(path.read_text(encoding="utf-8")) if plain else runner.load(path))
+                      if path.exists() else None)
     for key in ("machine", "machine_control", SHARED_ABOUT[:-5]):
         path = _DATA / f"{key}.json"
         docs[key] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

@@ -52,6 +52,7 @@ __all__ = [
     "measure",
     "load",
     "to_series",
+    "cpu_model",
     "machine_facts",
     "lab_cpus",
     "kept_sweep",
@@ -650,6 +651,20 @@ def to_series(doc: dict, label: str | None = None, sweep: int | None = None) -> 
                           tuple(lo for lo, _, _ in stats), tuple(hi for _, _, hi in stats), name,
                           _LIBRARY_OF.get(impl, "mpich")))
     return out
+
+
+def cpu_model() -> str | None:
+    """The processor's name as the OS reports it (``/proc/cpuinfo``'s first ``model name``), or None."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or None
 
 
 def machine_facts() -> dict:

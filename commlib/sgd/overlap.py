@@ -66,7 +66,8 @@ __all__ = [
 
 #: DDP's default bucket cap: ``bucket_cap_mb=25`` times 1024 * 1024, i.e. 25 MiB (Li et al. 2020).
 DDP_BUCKET_BYTES: int = 25 * 1024 * 1024
-#: DDP's cap for the first bucket (the output-side layers): 1 MiB, in the PyTorch implementation.
+#: DDP's cap for the first bucket (the output-side layers): 1 MiB, in the PyTorch implementation, when ``bucket_cap_mb``
+#: is left at its default (given explicitly, it caps the first bucket too, in PyTorch 2.13).
 DDP_FIRST_BUCKET_BYTES: int = 1024 * 1024
 #: Backward costs about twice the forward pass (two matrix products per layer instead of one;
 #: Kaplan et al. 2020 count 2 FLOPs per parameter forward and 4 backward).

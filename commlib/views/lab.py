@@ -897,3 +897,329 @@ def broadcast_switch_sentence(series: Sequence[fit.Series] = (),
         return head + f", yet the calculator's broadcast price does not fall from {n - 1} ranks to {n} at its largest size."
     scope = f"for messages from {format_bytes(sizes[first])} up" if first > 0 else "at every measured size"
     return head + f", so the calculator's broadcast price falls at that switch {scope}."
+
+
+# ----------------------------------------------------------------------------- a DDP step against chapter 5's model
+
+
+def _ms(seconds: float) -> str:
+    """Milliseconds, whole from 10 ms up and to two significant figures below: a step's timings move by several
+    per cent from step to step, and the text quotes their quartiles beside them."""
+    ms = 1e3 * seconds
+    return f"{ms:.0f}" if ms >= 10 else explain.figures(ms, 2)
+
+
+def _count(k: int) -> str:
+    """A count as a word up to ten, in figures above."""
+    return explain.about(k) if k <= 10 else str(k)
+
+
+def _lanes(slots: Sequence[tuple[float, float]]) -> list[int]:
+    """A lane for each interval, the lowest free one, so that intervals that overlap in time sit apart."""
+    ends: list[float] = []
+    lanes = []
+    for start, end in slots:
+        lane = next((k for k, e in enumerate(ends) if e <= start), len(ends))
+        if lane == len(ends):
+            ends.append(end)
+        else:
+            ends[lane] = end
+        lanes.append(lane)
+    return lanes
+
+
+def ddp_timeline_figure(c, title: str = ""):
+    """One DDP backward pass as chapter 5's model predicts it and as the profiler measured it on each rank (the
+    overlapped step of median time): the backward's computation as a bar up to the last gradient, a tick where
+    each bucket was ready, and each bucket's all-reduce as a bar, in milliseconds from the start of the backward
+    pass. Predicted rows are open, dashed bars, measured ones solid; all-reduces that gloo ran at the same time on one rank
+    are drawn on rows of their own."""
+    p, m = c.prediction, c.measurement
+    rows = [("model: backward", [(0.0, p.t_backward)], PALETTE["blue"], "model", p.ready),
+            ("model: all-reduces", list(p.slots), PALETTE["orange"], "model", ())]
+    for rank, (ready, last, slots) in enumerate(m.timeline):
+        rows.append((f"rank {rank}: backward", [(0.0, last)], PALETTE["blue"], "", ready))
+        lanes = _lanes(slots)
+        for k in range(max(lanes, default=0) + 1):
+            rows.append((f"rank {rank}: all-reduces" + ("" if max(lanes, default=0) == 0 else f" ({k + 1})"),
+                         [sl for sl, lane in zip(slots, lanes) if lane == k], PALETTE["orange"], "", ()))
+    fig, ax = figure(7.6, 0.45 * len(rows) + 1.2)
+    for i, (_label, bars, colour, style, ticks) in enumerate(rows):
+        y = len(rows) - 1 - i
+        model = style == "model"
+        for start, end in bars:
+            ax.barh(y, 1e3 * (end - start), left=1e3 * start, height=0.6, color="white" if model else colour,
+                    edgecolor=colour if model else PALETTE["black"], ls="--" if model else "-",
+                    lw=1.5 if model else 0.8)
+        for t in ticks:
+            ax.plot([1e3 * t] * 2, [y - 0.38, y + 0.38], color=PALETTE["black"] if model else "white", lw=1.2)
+    ax.axvline(1e3 * p.t_backward, color=PALETTE["blue"], ls="--", lw=0.8)
+    ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
+    ax.set_xlabel("ms from the start of the backward pass")
+    ax.set_xlim(left=0)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def _spread_ms(q) -> str:
+    return f"{_ms(q[1])} ({_ms(q[0])} to {_ms(q[2])})"
+
+
+def ddp_table(c) -> Markdown:
+    """The four kinds of step, predicted and measured (ms; measured: the median and, in brackets, the middle half
+    of the steps)."""
+    p, m = c.prediction, c.measurement
+    rows = [
+        ("no all-reduces (no_sync): the model's input", "(input)", _spread_ms(m.step_q["local"])),
+        ("DDP's own work, no communication (a hook that returns at once)", "not modelled",
+         _spread_ms(m.step_q["ddp_noop"])),
+        ("one bucket: one all-reduce after the backward", _ms(p.step("ddp_one")), _spread_ms(m.step_q["ddp_one"])),
+        (f"{_count(len(p.bucket_bytes))} buckets, overlapped with the backward", _ms(p.step("ddp")),
+         _spread_ms(m.step_q["ddp"])),
+    ]
+    return markdown_table(["step: forward and backward", "model, out of sample (ms)", "measured (ms)"], rows)
+
+
+def ddp_parts_table(c) -> Markdown:
+    """The overlapped step taken apart, predicted and measured (ms)."""
+    p, m = c.prediction, c.measurement
+    rows = [
+        ("the forward pass", f"{_ms(p.t_forward)} (no_sync, input)", _ms(m.t_forward)),
+        ("the backward's last gradient ready", f"{_ms(p.t_backward)} (no_sync, input)", _ms(m.compute_end)),
+        ("the same, with DDP's own work alone (the hook that returns at once)", "not modelled",
+         _ms(m.compute_end_noop)),
+        ("a bucket, from ready on both ranks to reduced on both (median)", _ms(p.bucket_wait), _ms(m.bucket_wait)),
+        ("the two ranks' last gradients apart (median)", "not modelled",
+         f"{_ms(m.skew)} (DDP's own work alone: {_ms(m.skew_noop)})"),
+        ("from the last gradient to every bucket reduced (the exposed communication)", _ms(p.exposed),
+         _spread_ms(m.after_last_q)),
+        ("the same, with DDP's own work alone (copying back from the buckets)", "not modelled",
+         _ms(m.after_last_noop)),
+    ]
+    return markdown_table(["the overlapped step", "model (ms)", "measured (ms)"], rows)
+
+
+def _pct5(fraction: float) -> str:
+    """A share to the nearest 5 %, said to be about that: a step's error moves by several per cent from run to run."""
+    return f"about {round(100 * abs(fraction) / 5) * 5:.0f} %"
+
+
+def _gain_verdict(m) -> str:
+    """What the overlap saved, turn by turn: 'paid' (the middle half of the gains above zero), 'cost' (below)
+    or 'unclear' (the middle half spans zero)."""
+    lo, _, hi = m.gain_q
+    return "paid" if lo > 0 else "cost" if hi < 0 else "unclear"
+
+
+def _explained(c) -> bool:
+    """True if the one-bucket step's prediction, with DDP's own work and the line's miss at the whole gradient's
+    size added (both measured), lands within the middle half of the measured one-bucket steps."""
+    p, m = c.prediction, c.measurement
+    if p.whole_measured is None:
+        return False
+    lo, _, hi = m.step_q["ddp_one"]
+    return lo <= p.step("ddp_one") + m.own_q[1] + (p.whole_measured - p.whole_time) <= hi
+
+
+def ddp_sentences(c, doc: dict) -> dict[str, str]:
+    """The sentences chapter 8 reads off one DDP run, each chosen by what the run measured.
+
+    ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``turns`` how the kinds of step take
+    turns; ``fit`` the line fitted on gloo alone; ``verdict`` the overlapped step,
+    predicted against measured; ``control`` the step without overlap, the same way, and ``control_parts`` what the
+    model leaves out there; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap``
+    whether the overlap paid, turn by turn; ``machine`` where the run was made.
+    """
+    from ..lab import torch_ddp
+
+    p, m = c.prediction, c.measurement
+    setup = torch_ddp.Setup.from_dict(doc["setup"])
+    n = int(doc["ranks"])
+    weight, bias = setup.param_bytes()[0], setup.param_bytes()[1]
+    cap = setup.bucket_mib * torch_ddp.MIB
+    k = len(p.bucket_bytes)
+    setup_words = (f"Each of the {_count(n)} ranks computes on one thread and trains {_count(setup.layers)} linear "
+                   f"layers of {setup.width} × {setup.width} on a batch of {setup.batch} samples of its own.")
+    turns_words = (f"The run takes turns: a turn is one step of each kind, in that order, each begun at a barrier "
+                   f"that both ranks reach. It times {setup.steps} turns after {_count(setup.warmup)} untimed ones.")
+    bucket_words = (
+        f"A layer's gradient, weights and biases, is {format_bytes(weight)} + {format_bytes(bias)} of float32. "
+        f"The lab sets DDP's bucket cap to {setup.bucket_mib:g} MiB (its default is 25 MiB); given explicitly, the "
+        f"cap applies to the first bucket too. "
+        + (f"A bucket closes once it holds at least its cap, so chapter 5's rule closes one after each layer: "
+           f"{_count(k)} buckets. " if k == setup.layers and weight + bias >= cap else
+           f"Chapter 5's rule gives {_count(k)} buckets. ")
+        + ("In every measured overlapped step DDP all-reduced exactly those buckets."
+           if torch_ddp.buckets_agree(doc) else
+           "DDP's all-reduces did not carry those buckets' bytes, so the model's buckets are not DDP's.")
+    )
+    sizes = setup.gloo_sizes
+    span = (" at sizes from below a bucket's to about the whole gradient's"
+            if min(sizes) <= min(p.bucket_bytes) and max(sizes) >= 0.95 * sum(p.bucket_bytes) else
+            f" at sizes from {format_bytes(min(sizes))} to {format_bytes(max(sizes))}")
+    fit_words = ("The line comes from gloo's all-reduce timed by the same processes right after the steps," + span
+                 + (" (leaving out the sizes the chapter's spread check finds time-slice-bound)" if p.left_out else "")
+                 + f". In this run it has α = {explain.figures(1e6 * p.fit.alpha, 1)} µs, poorly determined at "
+                 f"sizes this large, and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s, so one bucket's "
+                 f"all-reduce on {_count(n)} ranks takes {_ms(p.bucket_times[0])} ms, as chapter 5's schedule "
+                 f"charges it.")
+    err = c.error("ddp")
+    verdict_words = (f"For the overlapped step the model predicts {_ms(p.step('ddp'))} ms. The DDP steps took "
+                     f"{_ms(m.step('ddp'))} ms (the middle half {_ms(m.step_q['ddp'][0])} to "
+                     f"{_ms(m.step_q['ddp'][2])}): the model's step is {_pct5(err)} "
+                     f"{'shorter' if err < 0 else 'longer'} than measured.")
+    err_one = c.error("ddp_one")
+    control_words = (f"The same line predicts the step without overlap, one bucket all-reduced after the backward, at "
+                     f"{_ms(p.step('ddp_one'))} ms against {_ms(m.step('ddp_one'))} measured, {_pct5(err_one)} "
+                     f"{'shorter' if err_one < 0 else 'longer'}"
+                     + (", a smaller miss than for the overlapped step." if abs(err_one) < abs(err) else "."))
+    if p.whole_measured is not None and m.own_q[1] > 0:
+        parts_words = (f"Two things the model leaves out are measured here. DDP's own work, the copies of each "
+                       f"gradient into its bucket and back that its default setting makes, made a step about "
+                       f"{1e3 * m.own_q[1]:.0f} ms longer with the hook that returns at once (the median over the "
+                       f"turns; their middle half {1e3 * m.own_q[0]:.0f} to {1e3 * m.own_q[2]:.0f}). And the line is "
+                       f"{'short of' if p.whole_time < p.whole_measured else 'above'} gloo's own "
+                       f"time at the whole gradient's size: it gives {_ms(p.whole_time)} ms where gloo alone took "
+                       f"{_ms(p.whole_measured)}. ")
+        corrected = p.step("ddp_one") + m.own_q[1] + (p.whole_measured - p.whole_time)
+        near = abs(corrected / m.step("ddp_one") - 1) < 0.05
+        parts_words += (f"With both added, the prediction for the step without overlap lands "
+                        f"{'close to the median of' if near else 'within the middle half of'} its measured steps: "
+                        f"what the model misses there, it misses for known reasons."
+                        if _explained(c) else
+                        "Even with both added, the prediction for the step without overlap stays outside the middle "
+                        "half of its measured steps.")
+    else:
+        parts_words = ""
+    slower = m.compute_end - p.t_backward
+    noop_part = max(0.0, m.compute_end_noop - p.t_backward)
+    head = (f"Where did the overlapped step's time go? Its backward's last gradient was ready at "
+            f"{_ms(m.compute_end)} ms, against {_ms(p.t_backward)} ms without all-reduces")
+    if slower < 0.05 * p.t_backward:
+        why_backward = head + ": the backward ran about as fast as without them."
+    elif noop_part >= 0.9 * slower:
+        why_backward = (head + f". DDP's own work accounts for that (with the hook that returns at once, "
+                        f"{_ms(m.compute_end_noop)} ms): gloo's threads did not slow the backward further.")
+    else:
+        why_backward = (head + f". DDP's own work accounts for part of that (with the hook that returns at once, "
+                        f"{_ms(m.compute_end_noop)} ms; in the one-bucket steps, where gloo ran only after the "
+                        f"backward, {_ms(m.compute_end_one)} ms). The rest appeared only where gloo ran during the "
+                        f"backward, most likely "
+                        f"because its threads took turns with the backward on the same cores. The book has not tested "
+                        f"this: it needs a run with more cores, which the last exercise asks for.")
+    why_comm = (f"A bucket took {_ms(m.bucket_wait)} ms from being ready on both ranks to being reduced on both, "
+                f"against {_ms(p.bucket_wait)} ms in the model"
+                + (f"; and gloo ran up to {explain.about(m.in_flight)} all-reduces at once, on its worker threads "
+                   f"(two by default in PyTorch 2.13), where the model sends the buckets one after another."
+                   if m.in_flight > 1 else ".")
+                + f" The ranks' last gradients were {_ms(m.skew)} ms apart, against {_ms(m.skew_noop)} ms with DDP's "
+                f"own work alone: " + ("the all-reduces slowed one rank's backward more than the other's."
+                                       if m.skew_apart else "the middle halves of the two overlap, so this run shows "
+                                       "no difference."))
+    miss = m.step("ddp") - p.step("ddp")
+    tail = m.after_last_q[1] - p.exposed
+    miss_words = (f"In all, the model's overlapped step is {_ms(miss)} ms short. About {_ms(slower)} ms of that is the "
+                  f"slower backward, {_ms(noop_part)} ms of it DDP's own work; about {_ms(tail)} ms is communication "
+                  f"left after the last gradient beyond the model's, "
+                  + (f"{_ms(m.after_last_noop)} ms of which DDP's copies back from the buckets take even when nothing "
+                     f"is sent" if m.after_last_noop < tail else
+                     f"no more than DDP's copies back from the buckets take even when nothing is sent "
+                     f"({_ms(m.after_last_noop)} ms)")
+                  + ". The parts are medians of different quantities, so they need not add up exactly."
+                  if miss > 0 and tail > 0 else "")
+    verdict = _gain_verdict(m)
+    predicted_gain = p.step("ddp_one") - p.step("ddp")
+    median_turn = (f"the median turn saved {1e3 * m.gain_q[1]:.0f} ms" if m.gain_q[1] >= 0 else
+                   f"in the median turn it was {-1e3 * m.gain_q[1]:.0f} ms slower")
+    overlap_words = (f"Did the overlap pay? Turn by turn, the overlapped step beat the one-bucket step in "
+                     f"{m.gain_turns} of {m.turns} turns, and {median_turn} (the median of the turns' savings, "
+                     f"not the gap between the two medians of the first table), where the model predicts a saving of "
+                     f"{_ms(predicted_gain)} ms. "
+                     + {"paid": "The middle half of the gains lies above zero: the overlap paid, if less than the "
+                                "model says.",
+                        "cost": "The middle half of the gains lies below zero: here the overlap cost more than it "
+                                "hid.",
+                        "unclear": "The middle half of the gains spans zero: on these shared cores the gain the "
+                                   "model promises was not reliable."}[verdict])
+    facts = {**doc["machine"], "load_average_before": doc.get("load_average_before"), "date": doc.get("date"),
+             "torch": doc.get("torch")}
+    cores = int(doc["cpu_count"])
+    shared = ((f"all {cores} of its cores" if cores > 2 else "both of its cores")
+              if cores == int(doc["machine"].get("cpu_count") or 0) else f"{explain.about(cores)} of its cores")
+    machine_words = f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing {shared}"
+    return {"setup": setup_words, "buckets": bucket_words, "turns": turns_words, "fit": fit_words,
+            "verdict": verdict_words,
+            "control": control_words,
+            "control_parts": parts_words, "why_backward": why_backward, "why_comm": why_comm, "miss": miss_words,
+            "overlap": overlap_words, "machine": machine_words}
+
+
+def _range(values, show) -> str:
+    """The spread of several numbers, each as ``show`` writes it: "X" if they all read alike, else "X to Y"."""
+    shown = [show(v) for v in sorted(values)]
+    return shown[0] if shown[0] == shown[-1] else f"{shown[0]} to {shown[-1]}"
+
+
+def _range_pct5(fractions) -> str:
+    """The spread of several shares, each to the nearest 5 %: "30 %" or "30 to 35 %"."""
+    values = sorted(round(100 * abs(f) / 5) * 5 for f in fractions)
+    return f"{values[0]} %" if values[0] == values[-1] else f"{values[0]} to {values[-1]} %"
+
+
+def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict[str, str]:
+    """What several runs of the same DDP measurement say together: ``fit_runs`` the gloo line's spread over the runs,
+    ``runs`` the spread of the model's errors, ``gain_runs`` that of what the overlap saved, and ``takeaway`` the
+    lesson, scoped to the runs' setup. ``reference``: the runs are the book's stored reference run and its
+    repeats (else runs made here, in turns with others)."""
+    if not comparisons:
+        raise ValueError("comparisons must hold at least one run")
+    k = len(comparisons[0].prediction.bucket_bytes)
+    runs = len(comparisons)
+    fits = [c.prediction.fit for c in comparisons]
+    fit_runs = (f"Over the {_count(runs)} {'reference ' if reference else ''}runs the line's 1/β ranged from "
+                f"{_range([f.bandwidth for f in fits], lambda b: explain.figures(b / 1e9, 2))} "
+                f"GB/s, and its α, poorly determined at sizes this large, over "
+                f"{_range([f.alpha for f in fits], lambda a: explain.figures(1e6 * a, 1))} µs.")
+    fast = all(c.error("ddp") < 0 for c in comparisons)
+    verdicts = [_gain_verdict(c.measurement) for c in comparisons]
+    common = max(set(verdicts), key=verdicts.count)
+    count = verdicts.count(common)
+    agree = "in every run" if count == runs else f"in {_count(count)} of the {_count(runs)}"
+    explained = sum(_explained(c) for c in comparisons)
+    gain_words = {"paid": "the overlap paid, if less than the model says",
+                  "unclear": "the overlap's gain was unclear (its middle half spanning zero)",
+                  "cost": "the overlap cost more than it hid"}
+    runs_words = ((f"The reference DDP run was made {_count(runs)} times in a row on its machine, each begun right "
+                   f"after the one before (so the later ones began at a higher load average, which counts the run "
+                   f"before). For" if reference else f"Over these {_count(runs)} runs, for") + " the overlapped "
+                  f"step the model's step was {_range_pct5([c.error('ddp') for c in comparisons])} "
+                  f"{'shorter' if fast else 'off'} than measured; for the step without overlap, "
+                  f"{_range_pct5([c.error('ddp_one') for c in comparisons])} "
+                  f"{'shorter' if all(c.error('ddp_one') < 0 for c in comparisons) else 'off'} (each rounded to "
+                  f"the nearest 5 %), "
+                  + ("and with DDP's own work and the line's miss added it landed within the middle half of the "
+                     f"measured steps {'in every run' if explained == runs else f'in {_count(explained)} of them'}"
+                     if explained else "and not within the middle half of the measured steps even with DDP's own "
+                     "work and the line's miss added")
+                  + ".")
+    gains = [c.measurement.gain_q[1] for c in comparisons]
+    promised = [c.prediction.step("ddp_one") - c.prediction.step("ddp") for c in comparisons]
+    def whole_ms(x: float) -> str:
+        return f"{1e3 * x:.0f}".replace("-", "−")
+
+    saved = (f"from {whole_ms(-min(gains))} ms lost to {whole_ms(max(gains))} ms saved" if min(gains) < 0 else
+             f"from {whole_ms(min(gains))} to {whole_ms(max(gains))} ms saved")
+    gain_runs = (f"Turn by turn, {gain_words[common]} {agree}: the median turn ranged over the runs {saved}, where "
+                 f"the model, with its fitted line, promised {whole_ms(min(promised))} to {whole_ms(max(promised))} "
+                 f"ms.")
+    share = max(g / q for g, q in zip(gains, promised) if q > 0) if any(q > 0 for q in promised) else 0.0
+    takeaway = (f"In this lab's runs ({_count(k)} buckets, one compute thread a rank, "
+                f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads), what the overlap saved "
+                f"against one bucket in the median turn ranged {saved}, where chapter 5's model promised "
+                f"{whole_ms(min(promised))} to {whole_ms(max(promised))} ms"
+                + (": in no run did more than about half of its promise come" if share <= 0.55 else "")
+                + ". Most likely, the backward and gloo's threads competed for the same cores, which the model "
+                  "assumes communication leaves to computation (untested here)")
+    return {"fit_runs": fit_runs, "runs": runs_words, "gain_runs": gain_runs, "takeaway": takeaway}

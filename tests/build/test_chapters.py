@@ -35,3 +35,12 @@ def test_chapter_shows_a_literalinclude_of_commlib(site, docname):
             short = name.group(1).split(".")[-1]
             assert any(re.search(rf"\b(def|class) {re.escape(short)}\b", b) for b in blocks), (
                 f"{docname}: the page does not show {name.group(1)} from {target}")
+
+
+def test_the_lab_page_shows_this_builds_own_pytorch_runs(site):
+    # the build installs PyTorch (requirements.txt), so the run made when the page was built has its gloo and DDP
+    # parts: nothing on the page says they were left out, and the DDP comparison appears for this run too
+    page = soup(site / html_path("chapters/08_mpi_lab"))
+    text = page.get_text(" ")
+    assert "is not installed here" not in text
+    assert text.count("For the overlapped step the model predicts") >= 2  # the reference run's and this run's

@@ -39,7 +39,7 @@ def test_the_readers_run_leaves_out_the_stored_only_controls():
     import inspect
 
     assert inspect.signature(plan.run).parameters["parts"].default == plan.RUN_PARTS
-    assert plan.RUN_PARTS == ("two", "four", "pair4", "free4", "gloo")
+    assert plan.RUN_PARTS == ("two", "four", "pair4", "free4", "gloo", "ddp")
     assert set(plan.STORED_ONLY) == set(plan.THREAD_LEVEL) and set(plan.STORED_ONLY) < set(plan.PARTS)
 
 
