@@ -1061,8 +1061,10 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
             f" at sizes from {format_bytes(min(sizes))} to {format_bytes(max(sizes))}")
     fit_words = ("The line comes from gloo's all-reduce timed by the same processes right after the steps," + span
                  + (" (leaving out the sizes the chapter's spread check finds time-slice-bound)" if p.left_out else "")
-                 + f". In this run it has α = {explain.figures(1e6 * p.fit.alpha, 1)} µs, poorly determined at "
-                 f"sizes this large, and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s, so one bucket's "
+                 + (f". In the reference run it has α = {explain.figures(1e6 * p.fit.alpha, 1)} µs, poorly determined at "
+                    f"sizes this large," if 2 * (n - 1) * p.fit.alpha > 0.05 * p.bucket_times[0] else
+                    ". In the reference run its α is too small to determine at sizes this large,")
+                 + f" and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s, so one bucket's "
                  f"all-reduce on {_count(n)} ranks takes {_ms(p.bucket_times[0])} ms, as chapter 5's schedule "
                  f"charges it.")
     err = c.error("ddp")
@@ -1108,7 +1110,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                         f"backward, {_ms(m.compute_end_one)} ms). The rest appeared only where gloo ran during the "
                         f"backward, most likely "
                         f"because its threads took turns with the backward on the same cores. The book has not tested "
-                        f"this: it needs a run with more cores, which the last exercise asks for.")
+                        f"this: it needs a run with more cores, which the exercise on four cores at the chapter's end "
+                        f"asks for.")
     why_comm = (f"A bucket took {_ms(m.bucket_wait)} ms from being ready on both ranks to being reduced on both, "
                 f"against {_ms(p.bucket_wait)} ms in the model"
                 + (f"; and gloo ran up to {explain.about(m.in_flight)} all-reduces at once, on its worker threads "
