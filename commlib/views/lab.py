@@ -987,7 +987,8 @@ def ddp_parts_table(c) -> Markdown:
     p, m = c.prediction, c.measurement
     rows = [
         ("the forward pass", f"{_ms(p.t_forward)} (no_sync, input)", _ms(m.t_forward)),
-        ("the backward's last gradient ready", f"{_ms(p.t_backward)} (no_sync, input)", _ms(m.compute_end)),
+        ("the backward's last gradient ready", f"{_ms(p.t_backward)} (no_sync backward's end, input)",
+         _ms(m.compute_end)),
         ("the same, with DDP's own work alone (the hook that returns at once)", "not modelled",
          _ms(m.compute_end_noop)),
         ("a bucket, from ready on both ranks to reduced on both (median)", _ms(p.bucket_wait), _ms(m.bucket_wait)),
@@ -1004,6 +1005,14 @@ def ddp_parts_table(c) -> Markdown:
 def _pct5(fraction: float) -> str:
     """A share to the nearest 5 %, said to be about that: a step's error moves by several per cent from run to run."""
     return f"about {round(100 * abs(fraction) / 5) * 5:.0f} %"
+
+
+def _against(error: float) -> str:
+    """A predicted time set against the measured one: "about 30 % shorter than measured", or "within about 5 % of
+    the measurement" where the share rounds to 0."""
+    if round(100 * abs(error) / 5) == 0:
+        return "within about 5 % of the measurement"
+    return f"{_pct5(error)} {'shorter' if error < 0 else 'longer'} than measured"
 
 
 def _gain_verdict(m) -> str:
@@ -1030,7 +1039,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     turns; ``fit`` the line fitted on gloo alone; ``verdict`` the overlapped step,
     predicted against measured; ``control`` the step without overlap, the same way, and ``control_parts`` what the
     model leaves out there; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap``
-    whether the overlap paid, turn by turn; ``machine`` where the run was made.
+    whether the overlap paid, turn by turn; ``machine`` where the run was made; ``noise`` a warning where a kind of
+    step's middle half spans more than its median (the chapter's spread check), else empty.
     """
     from ..lab import torch_ddp
 
@@ -1070,12 +1080,10 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     err = c.error("ddp")
     verdict_words = (f"For the overlapped step the model predicts {_ms(p.step('ddp'))} ms. The DDP steps took "
                      f"{_ms(m.step('ddp'))} ms (the middle half {_ms(m.step_q['ddp'][0])} to "
-                     f"{_ms(m.step_q['ddp'][2])}): the model's step is {_pct5(err)} "
-                     f"{'shorter' if err < 0 else 'longer'} than measured.")
+                     f"{_ms(m.step_q['ddp'][2])}): the model's step is {_against(err)}.")
     err_one = c.error("ddp_one")
     control_words = (f"The same line predicts the step without overlap, one bucket all-reduced after the backward, at "
-                     f"{_ms(p.step('ddp_one'))} ms against {_ms(m.step('ddp_one'))} measured, {_pct5(err_one)} "
-                     f"{'shorter' if err_one < 0 else 'longer'}"
+                     f"{_ms(p.step('ddp_one'))} ms against {_ms(m.step('ddp_one'))} measured: {_against(err_one)}"
                      + (", a smaller miss than for the overlapped step." if abs(err_one) < abs(err) else "."))
     if p.whole_measured is not None and m.own_q[1] > 0:
         parts_words = (f"Two things the model leaves out are measured here. DDP's own work, the copies of each "
@@ -1132,6 +1140,11 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                      f"({_ms(m.after_last_noop)} ms)")
                   + ". The parts are medians of different quantities, so they need not add up exactly."
                   if miss > 0 and tail > 0 else "")
+    noisy = [name for kind, name in (("local", "no_sync"), ("ddp_noop", "do-nothing hook"), ("ddp_one", "one-bucket"),
+                                      ("ddp", "overlapped")) if m.step_q[kind][2] - m.step_q[kind][0] > m.step(kind)]
+    noise_words = (f"In this run the middle half of the {', '.join(noisy)} steps spans more than their median: by the "
+                   f"chapter's spread check the machine was loaded, and the comparisons below rank nothing."
+                   if noisy else "")
     verdict = _gain_verdict(m)
     predicted_gain = p.step("ddp_one") - p.step("ddp")
     median_turn = (f"the median turn saved {1e3 * m.gain_q[1]:.0f} ms" if m.gain_q[1] >= 0 else
@@ -1156,6 +1169,7 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
             "verdict": verdict_words,
             "control": control_words,
             "control_parts": parts_words, "why_backward": why_backward, "why_comm": why_comm, "miss": miss_words,
+            "noise": noise_words,
             "overlap": overlap_words, "machine": machine_words}
 
 
@@ -1173,7 +1187,8 @@ def _range_pct5(fractions) -> str:
 
 def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict[str, str]:
     """What several runs of the same DDP measurement say together: ``fit_runs`` the gloo line's spread over the runs,
-    ``runs`` the spread of the model's errors, ``gain_runs`` that of what the overlap saved, and ``takeaway`` the
+    ``runs`` the spread of the model's errors, ``gain_runs`` that of what the overlap saved, ``summary`` what holds
+    over the runs in one paragraph beside :func:`ddp_runs_table`, and ``takeaway`` the
     lesson, scoped to the runs' setup. ``reference``: the runs are the book's stored reference run and its
     repeats (else runs made here, in turns with others)."""
     if not comparisons:
@@ -1218,11 +1233,44 @@ def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict
                  f"the model, with its fitted line, promised {whole_ms(min(promised))} to {whole_ms(max(promised))} "
                  f"ms.")
     share = max(g / q for g, q in zip(gains, promised) if q > 0) if any(q > 0 for q in promised) else 0.0
-    takeaway = (f"In this lab's runs ({_count(k)} buckets, one compute thread a rank, "
-                f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads), what the overlap saved "
-                f"against one bucket in the median turn ranged {saved}, where chapter 5's model promised "
-                f"{whole_ms(min(promised))} to {whole_ms(max(promised))} ms"
-                + (": in no run did more than about half of its promise come" if share <= 0.55 else "")
-                + ". Most likely, the backward and gloo's threads competed for the same cores, which the model "
-                  "assumes communication leaves to computation (untested here)")
-    return {"fit_runs": fit_runs, "runs": runs_words, "gain_runs": gain_runs, "takeaway": takeaway}
+    takeaway = ("Chapter 5's overlap model assumes that communication takes no core from the backward pass. In "
+                f"this lab's runs ({_count(k)} buckets, one compute thread a rank, "
+                f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads, the machine otherwise "
+                f"idle) that premise most likely "
+                f"failed (untested here): against one bucket, the overlap's median turn went {saved}, where the "
+                f"model promised {whole_ms(min(promised))} to {whole_ms(max(promised))} ms"
+                + ("; in no run did the median turn reach more than about half of the promise" if share <= 0.55
+                   else ""))
+    summary = ((f"The reference DDP run was made {_count(runs)} times in a row on its machine, each begun right after "
+                f"the one before (so the later ones began at a higher load average, which counts the run before); "
+                f"the table gives each run's numbers. " if reference else
+                f"Over these {_count(runs)} runs, the table gives each run's numbers. ")
+               + f"Turn by turn, {gain_words[common]} {agree}; and "
+               + ("with DDP's own work and the line's miss added, the prediction for the step without overlap landed "
+                  f"within the middle half of its measured steps "
+                  f"{'in every run' if explained == runs else f'in {_count(explained)} of them'}."
+                  if explained else "even with DDP's own work and the line's miss added, the prediction for the step "
+                  "without overlap stayed outside the middle half of its measured steps."))
+    return {"fit_runs": fit_runs, "runs": runs_words, "gain_runs": gain_runs, "summary": summary,
+            "takeaway": takeaway}
+
+
+def ddp_runs_table(comparisons) -> Markdown:
+    """Each run of the same DDP measurement in a row: the model's misses (to the nearest 5 %), what the overlap saved
+    in the median turn against what the model promised, and the gloo line it was fitted with."""
+    if not comparisons:
+        raise ValueError("comparisons must hold at least one run")
+
+    def pct(f: float) -> str:
+        return f"{round(100 * f / 5) * 5:+.0f} %".replace("-", "−")
+
+    rows = []
+    for i, c in enumerate(comparisons):
+        p, m = c.prediction, c.measurement
+        promised = p.step("ddp_one") - p.step("ddp")
+        rows.append((str(i + 1), pct(c.error("ddp")), pct(c.error("ddp_one")),
+                     f"{1e3 * m.gain_q[1]:.0f}".replace("-", "−"), f"{1e3 * promised:.0f}",
+                     explain.figures(p.fit.bandwidth / 1e9, 2), explain.figures(1e6 * p.fit.alpha, 1)))
+    return markdown_table(["run", "model's step against measured: overlapped", "the same: one bucket",
+                           "overlap's saving, median turn (ms)", "saving the model promised (ms)", "1/β (GB/s)",
+                           "α (µs)"], rows)
