@@ -1036,7 +1036,7 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     """The sentences chapter 8 reads off one DDP run, each chosen by what the run measured.
 
     ``setup`` what ran; ``buckets`` whether DDP's buckets were chapter 5's; ``turns`` how the kinds of step take
-    turns; ``fit`` the line fitted on gloo alone; ``verdict`` the overlapped step,
+    turns; ``fit`` the line fitted on gloo alone, ``bucket_fit`` what it charges a bucket; ``verdict`` the overlapped step,
     predicted against measured; ``control`` the step without overlap, the same way, and ``control_parts`` what the
     model leaves out there; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap``
     whether the overlap paid, turn by turn; ``machine`` where the run was made; ``noise`` a warning where a kind of
@@ -1074,11 +1074,18 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                  + (f". In the reference run it has α = {explain.figures(1e6 * p.fit.alpha, 1)} µs, poorly determined at "
                     f"sizes this large," if 2 * (n - 1) * p.fit.alpha > 0.05 * p.bucket_times[0] else
                     ". In the reference run its α is too small to determine at sizes this large,")
-                 + f" and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s, so one bucket's "
-                 f"all-reduce on {_count(n)} ranks takes {_ms(p.bucket_times[0])} ms, as chapter 5's schedule "
-                 f"charges it.")
+                 + f" and 1/β = {explain.figures(p.fit.bandwidth / 1e9, 2)} GB/s.")
+    series = torch_ddp.gloo_series(doc)
+    near = min(range(len(series.nbytes)), key=lambda i: abs(series.nbytes[i] / p.bucket_bytes[0] - 1))
+    alone = series.seconds[near]
+    bucket_fit_words = (f"Chapter 5's ring on {_count(n)} ranks charges a bucket {_count(2 * (n - 1))} start-ups of α "
+                        f"and its bytes once at 1/β: {_ms(p.bucket_times[0])} ms, where gloo alone took "
+                        f"{_ms(alone)} ms at {format_bytes(series.nbytes[near])}"
+                        + ("; the line charges a bucket more than gloo took, so on this count the model's overlapped "
+                           "step is, if anything, too long." if p.bucket_times[0] > alone else
+                           "; the line charges a bucket less than gloo took."))
     err = c.error("ddp")
-    verdict_words = (f"For the overlapped step the model predicts {_ms(p.step('ddp'))} ms. The DDP steps took "
+    verdict_words = (f"For the overlapped step the model predicts {_ms(p.step('ddp'))} ms. The overlapped steps took "
                      f"{_ms(m.step('ddp'))} ms (the middle half {_ms(m.step_q['ddp'][0])} to "
                      f"{_ms(m.step_q['ddp'][2])}): the model's step is {_against(err)}.")
     err_one = c.error("ddp_one")
@@ -1141,10 +1148,16 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                   + ". The parts are medians of different quantities, so they need not add up exactly."
                   if miss > 0 and tail > 0 else "")
     noisy = [name for kind, name in (("local", "no_sync"), ("ddp_noop", "do-nothing hook"), ("ddp_one", "one-bucket"),
-                                      ("ddp", "overlapped")) if m.step_q[kind][2] - m.step_q[kind][0] > m.step(kind)]
-    noise_words = (f"In this run the middle half of the {', '.join(noisy)} steps spans more than their median: by the "
-                   f"chapter's spread check the machine was loaded, and the comparisons below rank nothing."
-                   if noisy else "")
+                                      ("ddp", "overlapped")) if m.step_q[kind][2] - m.step_q[kind][0] > 0.25 * m.step(kind)]
+    load = doc.get("load_average_before")
+    loaded = load is not None and load > 0.5 * int(doc.get("cpu_count") or 1)
+    noise_words = " ".join(
+        ([f"In this run the middle half of the {', '.join(noisy)} steps spans more than a quarter of their median, "
+          f"wider than in any reference run."] if noisy else [])
+        + ([f"The load average was {load:.1f} as it began, on {_count(int(doc.get('cpu_count') or 1))} cores."]
+           if loaded else [])
+        + (["Other programs shared the cores with the ranks, so this run cannot tell gloo's share of them from "
+            "theirs, and its comparisons rank nothing."] if noisy or loaded else []))
     verdict = _gain_verdict(m)
     predicted_gain = p.step("ddp_one") - p.step("ddp")
     median_turn = (f"the median turn saved {1e3 * m.gain_q[1]:.0f} ms" if m.gain_q[1] >= 0 else
@@ -1153,8 +1166,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                      f"{m.gain_turns} of {m.turns} turns, and {median_turn} (the median of the turns' savings, "
                      f"not the gap between the two medians of the first table), where the model predicts a saving of "
                      f"{_ms(predicted_gain)} ms. "
-                     + {"paid": "The middle half of the gains lies above zero: the overlap paid, if less than the "
-                                "model says.",
+                     + {"paid": "The middle half of the gains lies above zero: the overlap paid"
+                                + (", if less than the model says." if m.gain_q[1] < predicted_gain else "."),
                         "cost": "The middle half of the gains lies below zero: here the overlap cost more than it "
                                 "hid.",
                         "unclear": "The middle half of the gains spans zero: on these shared cores the gain the "
@@ -1166,6 +1179,7 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
               if cores == int(doc["machine"].get("cpu_count") or 0) else f"{explain.about(cores)} of its cores")
     machine_words = f"made on {explain.machine_words(facts)}, its {explain.about(n)} ranks sharing {shared}"
     return {"setup": setup_words, "buckets": bucket_words, "turns": turns_words, "fit": fit_words,
+            "bucket_fit": bucket_fit_words,
             "verdict": verdict_words,
             "control": control_words,
             "control_parts": parts_words, "why_backward": why_backward, "why_comm": why_comm, "miss": miss_words,
@@ -1233,11 +1247,16 @@ def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict
                  f"the model, with its fitted line, promised {whole_ms(min(promised))} to {whole_ms(max(promised))} "
                  f"ms.")
     share = max(g / q for g, q in zip(gains, promised) if q > 0) if any(q > 0 for q in promised) else 0.0
-    takeaway = ("Chapter 5's overlap model assumes that communication takes no core from the backward pass. In "
-                f"this lab's runs ({_count(k)} buckets, one compute thread a rank, "
+    failed = all(c.measurement.compute_end - c.measurement.compute_end_noop > 0.1 * c.prediction.t_backward
+                 for c in comparisons)
+    takeaway = ("Chapter 5's overlap model assumes that communication and computation do not slow each other down. "
+                f"In this lab's runs ({_count(k)} buckets, one compute thread a rank, "
                 f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads, the machine otherwise "
-                f"idle) that premise most likely "
-                f"failed (untested here): against one bucket, the overlap's median turn went {saved}, where the "
+                f"idle) "
+                + ("that premise failed: the backward slowed only where gloo ran during it, most likely because the "
+                   "two shared the cores (the cause, rather than memory bandwidth or caches, is untested here). "
+                   if failed else "the backward did not slow reliably where gloo ran during it. ")
+                + f"Against one bucket, the overlap's median turn went {saved}, where the "
                 f"model promised {whole_ms(min(promised))} to {whole_ms(max(promised))} ms"
                 + ("; in no run did the median turn reach more than about half of the promise" if share <= 0.55
                    else ""))
