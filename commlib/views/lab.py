@@ -1149,15 +1149,10 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                   if miss > 0 and tail > 0 else "")
     noisy = [name for kind, name in (("local", "no_sync"), ("ddp_noop", "do-nothing hook"), ("ddp_one", "one-bucket"),
                                       ("ddp", "overlapped")) if m.step_q[kind][2] - m.step_q[kind][0] > 0.25 * m.step(kind)]
-    load = doc.get("load_average_before")
-    loaded = load is not None and load > 0.5 * int(doc.get("cpu_count") or 1)
-    noise_words = " ".join(
-        ([f"In this run the middle half of the {', '.join(noisy)} steps spans more than a quarter of their median, "
-          f"wider than in any reference run."] if noisy else [])
-        + ([f"The load average was {load:.1f} as it began, on {_count(int(doc.get('cpu_count') or 1))} cores."]
-           if loaded else [])
-        + (["Other programs shared the cores with the ranks, so this run cannot tell gloo's share of them from "
-            "theirs, and its comparisons rank nothing."] if noisy or loaded else []))
+    noise_words = (f"In this run the middle half of the {', '.join(noisy)} steps spans more than a quarter of their "
+                   f"median, wider than in any reference run: something else took the cores from time to time, so "
+                   f"this run cannot tell gloo's share of them from that, and its comparisons rank nothing."
+                   if noisy else "")
     verdict = _gain_verdict(m)
     predicted_gain = p.step("ddp_one") - p.step("ddp")
     median_turn = (f"the median turn saved {1e3 * m.gain_q[1]:.0f} ms" if m.gain_q[1] >= 0 else
@@ -1253,10 +1248,11 @@ def ddp_runs_words(comparisons, setup_doc: dict, reference: bool = True) -> dict
                 f"In this lab's runs ({_count(k)} buckets, one compute thread a rank, "
                 f"{explain.about(setup_doc['cpu_count'])} cores shared with gloo's threads, the machine otherwise "
                 f"idle) "
-                + ("that premise failed: the backward slowed only where gloo ran during it, most likely because the "
-                   "two shared the cores (the cause, rather than memory bandwidth or caches, is untested here). "
-                   if failed else "the backward did not slow reliably where gloo ran during it. ")
-                + f"Against one bucket, the overlap's median turn went {saved}, where the "
+                + ("that premise failed: beyond DDP's own copies, the backward slowed only where gloo ran during it, "
+                   "most likely because the two shared the cores (the cause, rather than memory bandwidth or caches, "
+                   "is untested here). " if failed else
+                   "the backward did not slow reliably beyond DDP's own copies where gloo ran during it. ")
+                + f"Against one bucket, the overlap's median turn ranged over the {_count(runs)} runs {saved}, where the "
                 f"model promised {whole_ms(min(promised))} to {whole_ms(max(promised))} ms"
                 + ("; in no run did the median turn reach more than about half of the promise" if share <= 0.55
                    else ""))
