@@ -1040,7 +1040,7 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
     predicted against measured; ``control`` the step without overlap, the same way, and ``control_parts`` what the
     model leaves out there; ``why_backward`` and ``why_comm`` where the overlapped step's time went; ``overlap``
     whether the overlap paid, turn by turn; ``machine`` where the run was made; ``noise`` a warning where a kind of
-    step's middle half spans more than its median (the chapter's spread check), else empty.
+    step's middle half spans more than a quarter of its median (wider than in any reference run), else empty.
     """
     from ..lab import torch_ddp
 
@@ -1149,7 +1149,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                   if miss > 0 and tail > 0 else "")
     noisy = [name for kind, name in (("local", "no_sync"), ("ddp_noop", "do-nothing hook"), ("ddp_one", "one-bucket"),
                                       ("ddp", "overlapped")) if m.step_q[kind][2] - m.step_q[kind][0] > 0.25 * m.step(kind)]
-    noise_words = (f"In this run the middle half of the {', '.join(noisy)} steps spans more than a quarter of their "
+    listed = ", ".join(noisy[:-1]) + " and " + noisy[-1] if len(noisy) > 1 else "".join(noisy)
+    noise_words = (f"In this run the middle half of the {listed} steps spans more than a quarter of their "
                    f"median, wider than in any reference run: something else took the cores from time to time, so "
                    f"this run cannot tell gloo's share of them from that, and its comparisons rank nothing."
                    if noisy else "")
