@@ -69,6 +69,10 @@ def fresh_venv(tmp_path_factory):
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True, env=_clean_env(where)).stdout.strip()
     assert (Path(purelib) / "commlib" / "__init__.py").is_file(), "the package did not install into the venv"
+    # A hosted runtime's own setuptools is current (PyTorch, which it has too, needs >= 77); the venv's bundled one is
+    # older and would shadow it, so the venv keeps none of its own and sees the runtime's.
+    subprocess.run([str(python), "-m", "pip", "uninstall", "--quiet", "--yes", "setuptools"], capture_output=True,
+                   text=True, cwd=where, env=_clean_env(where), check=True)
     # What the hosted runtime already has: this environment's packages, after the venv's own.
     (Path(purelib) / "zz_hosted_runtime.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     (Path(purelib) / "sitecustomize.py").write_text(NO_MYST_NB)
