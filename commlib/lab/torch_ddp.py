@@ -393,7 +393,7 @@ def _bucket_ready(record: dict, groups: list[list[int]]) -> list[float]:
 class Measured:
     """The profiled steps (seconds; ``*_q`` a median with its quartiles over the steps).
 
-    ``step_q`` each kind's step time; ``added_q`` a ``ddp`` step less the ``local`` step timed in the same turn;
+    ``step_q`` each kind's step time;
     ``after_last_q`` in a ``ddp`` step, from the last gradient's being ready (on the later rank) to the end of the
     backward pass, when every bucket is reduced, and ``after_last_noop`` the same in ``ddp_noop`` steps (the
     copies back from the buckets, with no communication); ``compute_end`` and ``compute_end_noop`` when the last gradient
@@ -410,7 +410,6 @@ class Measured:
     """
 
     step_q: dict[str, tuple[float, float, float]]
-    added_q: tuple[float, float, float]
     after_last_q: tuple[float, float, float]
     after_last_noop: float
     compute_end: float
@@ -473,7 +472,6 @@ def measured(doc: dict) -> Measured:
                       tuple((float(s), float(e)) for s, e in sorted(r["allreduce"]))) for r in ddp[mid])
     return Measured(
         step_q={kind: _quartiles([_step_time(ranks) for ranks in _of(doc, kind)]) for kind in KINDS},
-        added_q=_quartiles([a - _step_time(b) for a, b in zip(t_ddp, local)]),
         after_last_q=_quartiles(after_last),
         after_last_noop=float(np.median([max(r["backward"] for r in ranks) - max(max(r["ready"]) for r in ranks)
                                          for ranks in _of(doc, "ddp_noop")])),
@@ -510,10 +508,6 @@ class Comparison:
         """Predicted step time of ``kind`` over the measured median, less 1 (negative: the model is too fast)."""
         return self.prediction.step(kind) / self.measurement.step(kind) - 1.0
 
-    @property
-    def step_error(self) -> float:
-        """:meth:`error` of the DDP step."""
-        return self.error("ddp")
 
 
 def compare(doc: dict) -> Comparison:
