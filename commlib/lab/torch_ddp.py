@@ -509,7 +509,6 @@ class Comparison:
         return self.prediction.step(kind) / self.measurement.step(kind) - 1.0
 
 
-
 def compare(doc: dict) -> Comparison:
     """:func:`predict` and :func:`measured` of one run."""
     return Comparison(predict(doc), measured(doc), doc.get("load_average_before"), int(doc.get("cpu_count") or 0))
