@@ -1002,6 +1002,35 @@ def ddp_parts_table(c) -> Markdown:
     return markdown_table(["the overlapped step", "model (ms)", "measured (ms)"], rows)
 
 
+#: The quantities :func:`ddp_cores_table` sets side by side: a label and how to read it off a comparison (seconds).
+_CORES_ROWS = (
+    ("step with no all-reduces (no_sync), median", lambda c: c.measurement.step_q["local"][1]),
+    ("step with DDP's own work alone (the hook that returns at once), median", lambda c: c.measurement.step_q["ddp_noop"][1]),
+    ("one-bucket step, median", lambda c: c.measurement.step_q["ddp_one"][1]),
+    ("overlapped step, median", lambda c: c.measurement.step_q["ddp"][1]),
+    ("the backward's last gradient ready, overlapped step", lambda c: c.measurement.compute_end),
+    ("a bucket, from ready on both ranks to reduced on both (median)", lambda c: c.measurement.bucket_wait),
+    ("the two ranks' last gradients apart (median)", lambda c: c.measurement.skew),
+    ("the exposed communication (median)", lambda c: c.measurement.after_last_q[1]),
+    ("the overlap's saving against one bucket, median turn", lambda c: c.measurement.gain_q[1]),
+)
+
+
+def ddp_cores_table(fewer, more, labels: tuple[str, str] = ("two cores", "four cores")) -> Markdown:
+    """The same DDP measurement on fewer and on more cores, several runs each, row by row (ms): each run's value,
+    and whether the row moved. A row counts as moved only where every run on more cores lies beyond every run on
+    fewer, since one run's value drifts from run to run by as much as the changes asked about."""
+    if not fewer or not more:
+        raise ValueError("fewer and more must each hold at least one run")
+    rows = []
+    for label, read in _CORES_ROWS:
+        a, b = [read(c) for c in fewer], [read(c) for c in more]
+        moved = "down" if max(b) < min(a) else "up" if min(b) > max(a) else "no clear change"
+        rows.append((label, ", ".join(_ms(x) for x in a), ", ".join(_ms(x) for x in b), moved))
+    return markdown_table(["measured (ms)", f"{labels[0]}, each run", f"{labels[1]}, each run",
+                           f"{labels[1]} against {labels[0]}"], rows)
+
+
 def _pct5(fraction: float) -> str:
     """A share to the nearest 5 %, said to be about that: a step's error moves by several per cent from run to run."""
     return f"about {round(100 * abs(fraction) / 5) * 5:.0f} %"

@@ -207,3 +207,21 @@ def test_the_runs_table_has_a_row_per_run():
     assert table.count("\n| ") == 3 and "| 2 |" in table  # after the header: the rule and two rows
     with pytest.raises(ValueError):
         lab_views.ddp_runs_table([])
+
+
+def test_the_cores_table_moves_a_row_only_where_every_run_lies_beyond_every_other():
+    slow = [torch_ddp.compare(_doc(SMALL, backward_stretch=b)) for b in (1.4, 1.45)]
+    fast = [torch_ddp.compare(_doc(SMALL, backward_stretch=b)) for b in (1.1, 1.15)]
+    mixed = [torch_ddp.compare(_doc(SMALL, backward_stretch=b)) for b in (1.1, 1.5)]
+    row = "the backward's last gradient ready, overlapped step"
+
+    def verdict(table):
+        line = next(x for x in table.data.splitlines() if x.startswith(f"| {row} |"))
+        return line.rstrip(" |").rsplit("| ", 1)[1]
+
+    assert verdict(lab_views.ddp_cores_table(slow, fast)) == "down"
+    assert verdict(lab_views.ddp_cores_table(fast, slow)) == "up"
+    # one run of the four on either side of the other two: no clear change (the control)
+    assert verdict(lab_views.ddp_cores_table(slow, mixed)) == "no clear change"
+    with pytest.raises(ValueError):
+        lab_views.ddp_cores_table([], slow)
