@@ -930,7 +930,7 @@ def _lanes(slots: Sequence[tuple[float, float]]) -> list[int]:
 
 def ddp_timeline_figure(c, title: str = ""):
     """One DDP backward pass as chapter 5's model predicts it and as the profiler measured it on each rank (the
-    overlapped step of median time): the backward's computation as a bar up to the last gradient, a tick where
+    overlapped step nearest the medians of its parts): the backward's computation as a bar up to the last gradient, a tick where
     each bucket was ready, and each bucket's all-reduce as a bar, in milliseconds from the start of the backward
     pass. Predicted rows are open, dashed bars, measured ones solid; all-reduces that gloo ran at the same time on one rank
     are drawn on rows of their own."""
@@ -993,42 +993,52 @@ def ddp_parts_table(c) -> Markdown:
          _ms(m.compute_end_noop)),
         ("a bucket, from ready on both ranks to reduced on both (median)", _ms(p.bucket_wait), _ms(m.bucket_wait)),
         ("the two ranks' last gradients apart (median)", "not modelled",
-         f"{_ms(m.skew)} (DDP's own work alone: {_ms(m.skew_noop)})"),
+         f"{1e3 * m.skew:.0f} (DDP's own work alone: {1e3 * m.skew_noop:.0f})"),
         ("from the last gradient to every bucket reduced (the exposed communication)", _ms(p.exposed),
          _spread_ms(m.after_last_q)),
         ("the same, with DDP's own work alone (copying back from the buckets)", "not modelled",
-         _ms(m.after_last_noop)),
+         f"{1e3 * m.after_last_noop:.0f}"),
     ]
+    # the controls to the whole millisecond: they move by a few from run to run
     return markdown_table(["the overlapped step", "model (ms)", "measured (ms)"], rows)
 
 
 #: The quantities :func:`ddp_cores_table` sets side by side: a label and how to read it off a comparison (seconds).
 _CORES_ROWS = (
+    ("the forward pass, overlapped step", lambda c: c.measurement.t_forward),
     ("step with no all-reduces (no_sync), median", lambda c: c.measurement.step_q["local"][1]),
     ("step with DDP's own work alone (the hook that returns at once), median", lambda c: c.measurement.step_q["ddp_noop"][1]),
     ("one-bucket step, median", lambda c: c.measurement.step_q["ddp_one"][1]),
     ("overlapped step, median", lambda c: c.measurement.step_q["ddp"][1]),
     ("the backward's last gradient ready, overlapped step", lambda c: c.measurement.compute_end),
+    ("the same, with DDP's own work alone", lambda c: c.measurement.compute_end_noop),
     ("a bucket, from ready on both ranks to reduced on both (median)", lambda c: c.measurement.bucket_wait),
     ("the two ranks' last gradients apart (median)", lambda c: c.measurement.skew),
     ("the exposed communication (median)", lambda c: c.measurement.after_last_q[1]),
+    ("the same, with DDP's own work alone (copying back)", lambda c: c.measurement.after_last_noop),
     ("the overlap's saving against one bucket, median turn", lambda c: c.measurement.gain_q[1]),
 )
 
 
 def ddp_cores_table(fewer, more, labels: tuple[str, str] = ("two cores", "four cores")) -> Markdown:
-    """The same DDP measurement on fewer and on more cores, several runs each, row by row (ms): each run's value,
-    and whether the row moved. A row counts as moved only where every run on more cores lies beyond every run on
-    fewer, since one run's value drifts from run to run by as much as the changes asked about."""
+    """The same DDP measurement on fewer and on more cores, several runs each, row by row (ms, to 0.1): each run's
+    value, and whether the row moved. A row counts as moved only where every run on more cores lies beyond every run
+    on fewer, since one run's value drifts from run to run by as much as the changes asked about; below the table,
+    how often a row that did not move would still read as moved by chance (every order of the runs equally likely:
+    2 of the C(a + b, a) orders put one side's runs all beyond the other's)."""
     if not fewer or not more:
         raise ValueError("fewer and more must each hold at least one run")
     rows = []
     for label, read in _CORES_ROWS:
         a, b = [read(c) for c in fewer], [read(c) for c in more]
         moved = "down" if max(b) < min(a) else "up" if min(b) > max(a) else "no clear change"
-        rows.append((label, ", ".join(_ms(x) for x in a), ", ".join(_ms(x) for x in b), moved))
-    return markdown_table(["measured (ms)", f"{labels[0]}, each run", f"{labels[1]}, each run",
-                           f"{labels[1]} against {labels[0]}"], rows)
+        rows.append((label, ", ".join(f"{1e3 * x:.1f}" for x in a), ", ".join(f"{1e3 * x:.1f}" for x in b), moved))
+    chance = 2 / math.comb(len(fewer) + len(more), len(fewer))
+    table = markdown_table(["measured (ms)", f"{labels[0]}, each run", f"{labels[1]}, each run",
+                            f"{labels[1]} against {labels[0]}"], rows)
+    return Markdown(f"{table.data}\n\nWith {_count(len(fewer))} runs against {_count(len(more))}, a row that did not "
+                    f"move still reads as moved by chance once in {1 / chance:.0f} rows: a lone \"up\" or \"down\" "
+                    "among the rows is no finding.")
 
 
 def _pct5(fraction: float) -> str:
@@ -1161,7 +1171,8 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                 + (f"; and gloo ran up to {explain.about(m.in_flight)} all-reduces at once, on its worker threads "
                    f"(two by default in PyTorch 2.13), where the model sends the buckets one after another."
                    if m.in_flight > 1 else ".")
-                + f" The ranks' last gradients were {_ms(m.skew)} ms apart, against {_ms(m.skew_noop)} ms with DDP's "
+                + f" The ranks' last gradients were {1e3 * m.skew:.0f} ms apart, against {1e3 * m.skew_noop:.0f} ms "
+                f"with DDP's "
                 f"own work alone: " + ("the all-reduces slowed one rank's backward more than the other's."
                                        if m.skew_apart else "the middle halves of the two overlap, so this run shows "
                                        "no difference."))
