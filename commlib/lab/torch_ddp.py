@@ -429,6 +429,9 @@ class Measured:
     turns: int
     in_flight: int
     timeline: tuple[tuple[tuple[float, ...], float, tuple[tuple[float, float], ...]], ...]
+    #: the drawn step's parts beside their medians over the steps: ((last gradient, median), (ranks' gap, median),
+    #: (communication after the last gradient, median)), seconds
+    drawn: tuple[tuple[float, float], ...] = ()
 
     def step(self, kind: str) -> float:
         """The median step time of ``kind``."""
@@ -468,10 +471,12 @@ def measured(doc: dict) -> Measured:
         ends = [[e for _, e in sorted(r["allreduce"])] for r in ranks]  # gloo takes the buckets in launch order
         waits += [max(e[k] for e in ends) - max(rd[k] for rd in ready) for k in range(len(groups))]
     # the step to draw: nearest the medians of its parts (the last gradient, the ranks' gap, the communication after
-    # it), so that the picture agrees with the tables, which a step of median total time need not
+    # it), each distance in units of that part's middle half, so that the picture agrees with the tables, which a
+    # step of median total time need not
     last_all = [max(max(r["ready"]) for r in ranks) for ranks in ddp]
-    mid = int(np.argmin([abs(x - np.median(last_all)) + abs(g - np.median(skews)) + abs(y - np.median(after_last))
-                         for x, g, y in zip(last_all, skews, after_last)]))
+    parts = np.array([last_all, skews, after_last])
+    lo, med, hi = np.percentile(parts, [25, 50, 75], axis=1)
+    mid = int(np.argmin((np.abs(parts - med[:, None]) / np.maximum(hi - lo, 1e-9)[:, None]).sum(axis=0)))
     gains = [_step_time(one) - t for one, t in zip(_of(doc, "ddp_one"), t_ddp)]
     timeline = tuple((tuple(_bucket_ready(r, groups)), max(r["ready"]),
                       tuple((float(s), float(e)) for s, e in sorted(r["allreduce"]))) for r in ddp[mid])
@@ -496,6 +501,7 @@ def measured(doc: dict) -> Measured:
         turns=len(gains),
         in_flight=max(_most_at_once(r["allreduce"]) for ranks in ddp for r in ranks),
         timeline=timeline,
+        drawn=tuple((float(parts[i, mid]), float(med[i])) for i in range(3)),
     )
 
 

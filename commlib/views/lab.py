@@ -955,7 +955,13 @@ def ddp_timeline_figure(c, title: str = ""):
             ax.plot([1e3 * t] * 2, [y - 0.38, y + 0.38], color=PALETTE["black"] if model else "white", lw=1.2)
     ax.axvline(1e3 * p.t_backward, color=PALETTE["blue"], ls="--", lw=0.8)
     ax.set_yticks(range(len(rows)), [r[0] for r in reversed(rows)])
-    ax.set_xlabel("ms from the start of the backward pass")
+    drawn = ""
+    if m.drawn:   # no step need sit at every median: say how far the drawn one is from them
+        (last, last_m), (gap, gap_m), (after, after_m) = m.drawn
+        drawn = (f"\nthe drawn step, and in brackets the median over all steps (ms):\nlast gradient {1e3 * last:.0f} "
+                 f"({1e3 * last_m:.0f}), ranks apart {1e3 * gap:.0f} ({1e3 * gap_m:.0f}), communication after it "
+                 f"{1e3 * after:.0f} ({1e3 * after_m:.0f})")
+    ax.set_xlabel("ms from the start of the backward pass" + drawn)
     ax.set_xlim(left=0)
     if title:
         ax.set_title(title)
@@ -1168,7 +1174,7 @@ def ddp_sentences(c, doc: dict) -> dict[str, str]:
                         f"asks for.")
     why_comm = (f"A bucket took {_ms(m.bucket_wait)} ms from being ready on both ranks to being reduced on both, "
                 f"against {_ms(p.bucket_wait)} ms in the model"
-                + (f"; and gloo ran up to {explain.about(m.in_flight)} all-reduces at once, on its worker threads "
+                + (f"; and gloo had up to {explain.about(m.in_flight)} all-reduces in flight at once, on its worker threads "
                    f"(two by default in PyTorch 2.13), where the model sends the buckets one after another."
                    if m.in_flight > 1 else ".")
                 + f" The ranks' last gradients were {1e3 * m.skew:.0f} ms apart, against {1e3 * m.skew_noop:.0f} ms "
