@@ -1624,9 +1624,10 @@ def tree_power_of_two_claim(small: bool = False) -> claims.Claim:
     return _tree_against_the_rest("ch02.tree_power_of_two", 128, TREE_MEDIUM_BYTES)
 
 
-#: The hierarchical claims' networks: the chapter's slow one (25 Gb/s Ethernet beside NVLink 2.0) and a fast one
-#: (InfiniBand NDR beside NVLink 4.0, a host like a DGX H100's), each with one card per GPU.
-HIER_NETWORKS = {"slow": ("nvlink2", "eth_25g"), "fast": ("nvlink4", "ib_ndr")}
+#: The hierarchical claims' networks: the chapter's slow one (25 Gb/s Ethernet beside NVLink 2.0), a fast one
+#: (InfiniBand NDR beside NVLink 4.0, a host like 2022's DGX H100), and the book's 2026 host, a DGX B200 (the same
+#: 400 Gb/s cards beside NVLink 5), each with one card per GPU.
+HIER_NETWORKS = {"slow": ("nvlink2", "eth_25g"), "fast": ("nvlink4", "ib_ndr"), "b200": ("nvlink5", "ib_ndr")}
 
 #: The hierarchical all-reduce's chunk counts q: 1 is its phases in series, more pipeline its NVLink phases with its
 #: network phase (:func:`commlib.collectives.algorithms.hierarchical.pipelined_hierarchical_allreduce_time`).
@@ -1787,3 +1788,10 @@ def hier_vs_multi_rail_fast_claim(small: bool = False) -> claims.Claim:
     """On a fast network (InfiniBand NDR beside NVLink 4.0): in series the hierarchical all-reduce loses to the
     multi-rail ring; pipelined, it wins."""
     return _hier_against_multi_rail("ch02.hier_vs_multi_rail_fast", "fast")
+
+
+@claims.register("ch02.hier_vs_multi_rail_b200")
+def hier_vs_multi_rail_b200_claim(small: bool = False) -> claims.Claim:
+    """On a DGX B200's links (InfiniBand NDR beside NVLink 5): NVLink twice as fast as the fast network's, the same
+    cards; which form of the hierarchical all-reduce pays is for the run to say (finding: both, at 2 hosts)."""
+    return _hier_against_multi_rail("ch02.hier_vs_multi_rail_b200", "b200")
