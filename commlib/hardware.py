@@ -420,8 +420,8 @@ class Accelerator:
     ``memory`` is how much that memory holds, in bytes; vendors' memory "GB" are binary (the H100's "80 GB"
     are 80 GiB, 80 x 2^30 B, about 86 x 10^9 B), so it is stored as such; ``None`` where the book does not use it.
     ``host_link`` is the key of the PCIe preset over which the GPU reaches its host and so its network card
-    (the path GPUDirect RDMA takes), as the same source states it, narrowed to the slower end where the GPU's and the
-    card's generations differ; "" where none is stated. A network link
+    (the path GPUDirect RDMA takes), as the source states it for the system the preset describes (a GPU may support a
+    newer generation than its host runs); "" where none is stated. A network link
     gives this GPU no more than that link carries: :func:`network_rate`.
     """
 
@@ -450,11 +450,10 @@ _ACCELERATORS = [
     # Blackwell: NVIDIA quotes its tensor rates with 2:4 sparsity; the dense rate is half. This is the B200 of an HGX
     # B200 board (1,000 W); a GB200 superchip's B200 (1,200 W) is quoted at 2.5 dense PFLOP/s by the same source.
     Accelerator("b200", "B200 (HGX B200)", 2.25e15, "bf16",
-                "NVIDIA's Blackwell figures for the HGX B200 (4.5 sparse, 2.25 dense bf16 PFLOP/s per GPU; 8 TB/s of "
-                "HBM3e), as read by Glenn Lockwood. The GPU has a PCIe Gen6 interface, but a DGX B200's network cards "
-                "(ConnectX-7) and CPUs are PCIe Gen5, so its GPUs reach their cards at Gen5's rate (NVIDIA's DGX "
-                "B200 user guide)",
-                "lockwood2025b200", "2024-03", memory_bandwidth=8e12, host_link="pcie5_x16"),
+                "Stas Bekman's table of dense peaks (B200 SXM: 2,250 bf16 TFLOP/s, half of NVIDIA's sparse figure). An "
+                "HGX B200 system reaches its ConnectX-7 cards over PCIe Gen5 x16 (MLPerf Inference v6.0's system "
+                "description; NVIDIA's DGX B200 user guide), though the GPU itself supports Gen6",
+                "bekman2024mleng", "2024-03", host_link="pcie5_x16"),
 ]
 
 #: Accelerator presets keyed by short name: peak dense FLOP/s as the vendor states it.
