@@ -448,7 +448,7 @@ _ACCELERATORS = [
                 "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s, 80 GB of HBM3, PCIe Gen 5 host interface)",
                 "nvidia2022h100", "2022", memory=80 * 2**30, host_link="pcie5_x16"),
     # Blackwell: NVIDIA quotes its tensor rates with 2:4 sparsity; the dense rate is half. This is the B200 of an HGX
-    # B200 board (1,000 W); a GB200 superchip's B200 (1,200 W) is quoted at 2.5 dense PFLOP/s by the same source.
+    # B200 board; the B200 of a GB200 superchip runs faster, 2.5 dense bf16 PFLOP/s in the same source's table.
     Accelerator("b200", "B200 (HGX B200)", 2.25e15, "bf16",
                 "Stas Bekman's table of dense peaks (B200 SXM: 2,250 bf16 TFLOP/s, half of NVIDIA's sparse figure). An "
                 "HGX B200 system reaches its ConnectX-7 cards over PCIe Gen5 x16 (MLPerf Inference v6.0's system "
