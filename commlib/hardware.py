@@ -420,7 +420,8 @@ class Accelerator:
     ``memory`` is how much that memory holds, in bytes; vendors' memory "GB" are binary (the H100's "80 GB"
     are 80 GiB, 80 x 2^30 B, about 86 x 10^9 B), so it is stored as such; ``None`` where the book does not use it.
     ``host_link`` is the key of the PCIe preset over which the GPU reaches its host and so its network card
-    (the path GPUDirect RDMA takes), as the same source states it; "" where none is stated. A network link
+    (the path GPUDirect RDMA takes), as the source states it for the system the preset describes (a GPU may support a
+    newer generation than its host runs); "" where none is stated. A network link
     gives this GPU no more than that link carries: :func:`network_rate`.
     """
 
@@ -446,6 +447,13 @@ _ACCELERATORS = [
     Accelerator("h100", "H100 SXM5", 989.4e12, "bf16",
                 "NVIDIA H100 whitepaper (989.4 dense bf16 TFLOP/s, 80 GB of HBM3, PCIe Gen 5 host interface)",
                 "nvidia2022h100", "2022", memory=80 * 2**30, host_link="pcie5_x16"),
+    # Blackwell: NVIDIA quotes its tensor rates with 2:4 sparsity; the dense rate is half. This is the B200 of an HGX
+    # B200 board; the B200 of a GB200 superchip runs faster, 2.5 dense bf16 PFLOP/s in the same source's table.
+    Accelerator("b200", "B200 (HGX B200)", 2.25e15, "bf16",
+                "Stas Bekman's table of dense peaks (B200 SXM: 2,250 bf16 TFLOP/s, half of NVIDIA's sparse figure). An "
+                "HGX B200 system reaches its ConnectX-7 cards over PCIe Gen5 x16 (MLPerf Inference v6.0's system "
+                "description; NVIDIA's DGX B200 user guide), though the GPU itself supports Gen6",
+                "bekman2024mleng", "2024-03", host_link="pcie5_x16"),
 ]
 
 #: Accelerator presets keyed by short name: peak dense FLOP/s as the vendor states it.

@@ -183,6 +183,10 @@ def test_rubin_scale_out_is_two_800g_cards_not_one_of_1600g():
 
 def test_accelerators():
     assert hardware.accelerator("h100").peak_flops == pytest.approx(989.4e12)
+    # the B200 quoted dense (half of NVIDIA's 2:4-sparse 4.5 PFLOP/s); its cards sit behind PCIe Gen5 in a DGX B200
+    b200 = hardware.accelerator("b200")
+    assert b200.peak_flops == pytest.approx(2.25e15) and b200.dtype == "bf16"
+    assert hardware.host_cap("b200", "ib_xdr").key == "pcie5_x16" and hardware.host_cap("b200", "ib_ndr") is None
     with pytest.raises(ValueError, match="unknown accelerator"):
         hardware.accelerator("tpu")
 

@@ -1624,9 +1624,10 @@ def tree_power_of_two_claim(small: bool = False) -> claims.Claim:
     return _tree_against_the_rest("ch02.tree_power_of_two", 128, TREE_MEDIUM_BYTES)
 
 
-#: The hierarchical claims' networks: the chapter's slow one (25 Gb/s Ethernet beside NVLink 2.0) and a fast one
-#: (InfiniBand NDR beside NVLink 4.0, a host like a DGX H100's), each with one card per GPU.
-HIER_NETWORKS = {"slow": ("nvlink2", "eth_25g"), "fast": ("nvlink4", "ib_ndr")}
+#: The hierarchical claims' networks: the chapter's slow one (25 Gb/s Ethernet beside NVLink 2.0), a fast one
+#: (InfiniBand NDR beside NVLink 4.0, a host like 2022's DGX H100), and the book's 2026 host, a DGX B200 (the same
+#: 400 Gb/s cards beside NVLink 5), each with one card per GPU.
+HIER_NETWORKS = {"slow": ("nvlink2", "eth_25g"), "fast": ("nvlink4", "ib_ndr"), "b200": ("nvlink5", "ib_ndr")}
 
 #: The hierarchical all-reduce's chunk counts q: 1 is its phases in series, more pipeline its NVLink phases with its
 #: network phase (:func:`commlib.collectives.algorithms.hierarchical.pipelined_hierarchical_allreduce_time`).
@@ -1673,13 +1674,15 @@ def hier_thresholds(network: str, hosts: int = 2, per_host: int = 8) -> tuple[fl
     return tuple(pays_threshold(hosts, per_host, per_host, card, pipelined=p) for p in (False, True))
 
 
-def hier_tie_intra(network: str, model: str = "gpt2_xl", dtype: str = "bf16", n: int = 16, hosts: int = 2) -> float:
-    """The rate of the link inside a host (bytes/s) at which the hierarchical all-reduce at its best q of
-    :data:`HIER_CHUNKS` ties the multi-rail ring on one card a GPU, beside ``network``'s cards and start-ups
-    (:data:`HIER_NETWORKS`): bisection on that rate, everything else as in :func:`_hier_against_multi_rail`.
+def hier_tie_intra(network: str, model: str = "gpt2_xl", dtype: str = "bf16", n: int = 16, hosts: int = 2,
+                   chunks: tuple[int, ...] = HIER_CHUNKS) -> float:
+    """The rate of the link inside a host (bytes/s) at which the hierarchical all-reduce at its best q of ``chunks``
+    (all of :data:`HIER_CHUNKS`; ``(1,)`` for its phases in series) ties the multi-rail ring on one card a GPU,
+    beside ``network``'s cards and start-ups (:data:`HIER_NETWORKS`): bisection on that rate, everything else as in
+    :func:`_hier_against_multi_rail`.
 
-    >>> round(hier_tie_intra("fast") / 1e9)
-    379
+    >>> round(hier_tie_intra("fast") / 1e9), round(hier_tie_intra("b200", chunks=(1,)) / 1e9)
+    (379, 798)
     """
     from ..collectives.algorithms import multi_rail_ring
     from ..collectives.algorithms.hierarchical import pipelined_hierarchical_allreduce_time
@@ -1691,7 +1694,7 @@ def hier_tie_intra(network: str, model: str = "gpt2_xl", dtype: str = "bf16", n:
         ring = multi_rail_ring.seconds(m, n, rate, intra.latency, 0.0, hosts=hosts, inter_bandwidth=inter.bandwidth,
                                        inter_latency=inter.latency, nics_per_host=g)
         hier = min(pipelined_hierarchical_allreduce_time(m, hosts, g, rate, inter.bandwidth, intra.latency,
-                                                         inter.latency, nics_per_host=g, chunks=q) for q in HIER_CHUNKS)
+                                                         inter.latency, nics_per_host=g, chunks=q) for q in chunks)
         return hier - ring
 
     lo, hi = inter.bandwidth / 100, intra.bandwidth * 100
@@ -1701,6 +1704,21 @@ def hier_tie_intra(network: str, model: str = "gpt2_xl", dtype: str = "bf16", n:
         mid = (lo * hi) ** 0.5
         lo, hi = (mid, hi) if gap(mid) > 0 else (lo, mid)
     return (lo * hi) ** 0.5
+
+
+def hier_lead(network: str, hosts: int, per_host: int = 8, model: str = "gpt2_xl", dtype: str = "bf16") -> float:
+    """How many times faster the hierarchical all-reduce at its best q of :data:`HIER_CHUNKS` is than the multi-rail
+    ring on the same cards (one a GPU), on ``hosts`` hosts of ``per_host`` GPUs beside ``network``'s links, start-ups
+    counted (below 1: the ring is faster). On a DGX B200's links the lead shrinks as hosts are added:
+
+    >>> [round(hier_lead("b200", h), 2) for h in (2, 8, 21)]
+    [1.82, 1.09, 1.0]
+    """
+    intra, inter = HIER_NETWORKS[network]
+    n = hosts * per_host
+    ring = 1e3 * compare.cluster_allreduce(model, dtype, n, hosts, intra, inter, "multi_rail_ring",
+                                           nics_per_host=per_host).seconds
+    return ring / min(hierarchical_ms(model, dtype, n, hosts, intra, inter, per_host, q) for q in HIER_CHUNKS)
 
 
 class MultiRailStartups(NamedTuple):
@@ -1787,3 +1805,10 @@ def hier_vs_multi_rail_fast_claim(small: bool = False) -> claims.Claim:
     """On a fast network (InfiniBand NDR beside NVLink 4.0): in series the hierarchical all-reduce loses to the
     multi-rail ring; pipelined, it wins."""
     return _hier_against_multi_rail("ch02.hier_vs_multi_rail_fast", "fast")
+
+
+@claims.register("ch02.hier_vs_multi_rail_b200")
+def hier_vs_multi_rail_b200_claim(small: bool = False) -> claims.Claim:
+    """On a DGX B200's links (InfiniBand NDR beside NVLink 5): NVLink twice as fast as the fast network's, the same
+    cards; which form of the hierarchical all-reduce pays is for the run to say (finding: both, at 2 hosts)."""
+    return _hier_against_multi_rail("ch02.hier_vs_multi_rail_b200", "b200")

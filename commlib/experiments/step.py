@@ -195,9 +195,11 @@ def bandwidth_over_n_claim(small: bool = False) -> claims.Claim:
                                           "eth_100g preset's, and none; deterministic")
 
 
-#: The cluster of chapter 0's GPT-2 XL example: 64 H100s, in 8 hosts of 8 on NVLink 4 with one 400 Gb/s InfiniBand
-#: card per GPU, or (the control) each in a host of its own with its card; the bf16 gradient of GPT-2 XL.
-HOSTS_EXAMPLE = {"model": "gpt2_xl", "dtype": "bf16", "n": 64, "hosts": 8, "intra": "nvlink4", "inter": "ib_ndr"}
+#: The cluster of chapter 0's GPT-2 XL example: 64 B200s, in 8 hosts of 8 on NVLink 5 with one 400 Gb/s InfiniBand
+#: card per GPU, as in a DGX B200, or (the control) each in a host of its own with its card; the bf16 gradient of
+#: GPT-2 XL. ``gpu`` names the accelerator the chapter computes with; the all-reduce does not depend on it.
+HOSTS_EXAMPLE = {"model": "gpt2_xl", "dtype": "bf16", "n": 64, "hosts": 8, "intra": "nvlink5", "inter": "ib_ndr",
+                 "gpu": "b200"}
 
 #: The control of :func:`hosts_claim`: the flat ring with every GPU in a host of its own.
 SINGLE_GPU_HOSTS = "ring among single-GPU hosts"
@@ -210,7 +212,7 @@ def hosts_allreduce_seconds(algorithm: str, hosts: int, rails: int | None = None
     switches, one network port each); ``rails`` is the multi-rail ring's ring count (None: one per card).
 
     >>> round(1e3 * hosts_allreduce_seconds("multi_rail_ring", 8), 1), round(1e3 * hosts_allreduce_seconds("hierarchical", 8), 1)
-    (15.5, 25.8)
+    (15.5, 19.7)
     """
     intra, inter = hardware.link(example["intra"]), hardware.link(example["inter"])
     return cluster.allreduce_seconds(algorithm, hardware.gradient_bytes(example["model"], example["dtype"]),
@@ -233,7 +235,7 @@ def hosts_gain(example: dict = HOSTS_EXAMPLE) -> float:
     small one gains less, because the start-ups and the NVLink hops inside the host do not shrink with the share:
 
     >>> round(hosts_gain(), 1), round(hosts_gain(dict(HOSTS_EXAMPLE, model="gpt2")), 1)   # GPT-2 XL, GPT-2 (124M)
-    (7.9, 5.3)
+    (7.9, 7.2)
     """
     g = example["n"] // example["hosts"]
     # the single-GPU hosts at their best too: every algorithm the calculator offers there, one card a host
@@ -253,7 +255,7 @@ def hosts_pipelined_ms(example: dict = HOSTS_EXAMPLE) -> tuple[float, int]:
 
     >>> ms, q = hosts_pipelined_ms()
     >>> round(ms, 1), q, ms < 1e3 * hosts_allreduce_seconds("multi_rail_ring", 8)
-    (14.5, 32, True)
+    (14.2, 16, True)
     """
     from . import collectives as collectives_experiments
 
@@ -266,13 +268,14 @@ def hosts_pipelined_ms(example: dict = HOSTS_EXAMPLE) -> tuple[float, int]:
 
 @claims.register("ch00.hosts_allreduce")
 def hosts_claim(small: bool = False) -> claims.Claim:
-    """GPT-2 XL's bf16 all-reduce on 64 H100s: every algorithm chapter 2's cluster calculator offers on 8 hosts of 8
-    (NVLink 4 inside, one 400 Gb/s InfiniBand card per GPU), each at its best, against the flat ring among 64
+    """GPT-2 XL's bf16 all-reduce on 64 B200s: every algorithm chapter 2's cluster calculator offers on 8 hosts of 8
+    (NVLink 5 inside, one 400 Gb/s InfiniBand card per GPU), each at its best, against the flat ring among 64
     single-GPU hosts with the same cards (the control). The winner is the best of the algorithms the calculator offers, a
     bound on what the hosts give: the hierarchical all-reduce pipelined (:func:`hosts_pipelined_ms`), which chapter 2
     models but the calculator does not offer, can do better."""
     ex = HOSTS_EXAMPLE
     g = ex["n"] // ex["hosts"]
+    gpu = hardware.accelerator(ex["gpu"]).name.split(" (")[0]
 
     def contender(label: str, name: str) -> claims.Contender:
         record = allreduce_algorithms.allreduce_algorithm(name)
@@ -280,12 +283,12 @@ def hosts_claim(small: bool = False) -> claims.Claim:
         if "rails" in record.params:   # the rings at once: one to every card of a host at most
             grid, limits = {"rails": tuple(c for c in (1, 2, 4, 8, 16) if c <= g)}, {"rails": g}
         return claims.Contender(label, lambda s, seed: 1e3 * hosts_allreduce_seconds(name, ex["hosts"], s.get("rails"), s),
-                                grid, uses=f"{ex['hosts']} hosts of {g} H100s, {hardware.link(ex['intra']).name} "
+                                grid, uses=f"{ex['hosts']} hosts of {g} {gpu}s, {hardware.link(ex['intra']).name} "
                                            f"inside, one {hardware.link(ex['inter']).name} card per GPU", limits=limits)
 
     control = claims.Contender(
         SINGLE_GPU_HOSTS, lambda s, seed: 1e3 * hosts_allreduce_seconds("ring", s["n"], example=s),
-        uses=f"{ex['n']} hosts of one H100, one {hardware.link(ex['inter']).name} card each (the control)")
+        uses=f"{ex['n']} hosts of one {gpu}, one {hardware.link(ex['inter']).name} card each (the control)")
 
     def headline(v: claims.Verdict) -> str:
         if v.winner == SINGLE_GPU_HOSTS:
@@ -303,12 +306,13 @@ def hosts_claim(small: bool = False) -> claims.Claim:
                 f"chapter 2 models but the calculator does not offer, takes {hosts_pipelined_ms()[0]:.1f} ms at its best)")
 
     return claims.Claim(
-        "ch00.hosts_allreduce", f"Which all-reduce is fastest for GPT-2 XL's bf16 gradient on {ex['n']} H100s in "
-                                f"{ex['hosts']} hosts of {g} (NVLink 4 inside, one 400 Gb/s InfiniBand card per GPU), "
+        "ch00.hosts_allreduce", f"Which all-reduce is fastest for GPT-2 XL's bf16 gradient on {ex['n']} {gpu}s in "
+                                f"{ex['hosts']} hosts of {g} ({hardware.link(ex['intra']).name.split(' (')[0]} inside, "
+                                f"one {hardware.link(ex['inter']).name} card per GPU), "
                                 f"each algorithm the cluster calculator offers at its best, and how much faster than "
                                 f"the ring among single-GPU hosts?",
         (control, *(contender(label, name) for label, name in hosts_contenders().items())),
         metric="ms per all-reduce", seeds=(0,), shared={k: x for k, x in ex.items() if k != "hosts"}, wording=wording, headline=headline,
         chapter="00_introduction", source="collectives.cluster.allreduce_seconds, as chapter 2's cluster calculator "
-                                          "times it (cluster_allreduce), on the nvlink4 and ib_ndr presets; "
+                                          "times it (cluster_allreduce), on the nvlink5 and ib_ndr presets; "
                                           "deterministic")

@@ -168,7 +168,7 @@ BACKWARD_ROW = f"smallest batch per rank whose backward pass ({_BACKWARD}) >= T_
 OVERLAP_ROW = f"could the backward pass alone hide T_m by overlap (DDP)? ({_BACKWARD} >= T_m)"
 
 
-def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
+def step_results(model: str = "gpt2_xl", accelerator: str = "b200", utilization_pct: float = 40.0,
                  batch: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> dict[str, str]:
     """Compute against communication for one step: the model's training FLOPs per sample x the batch.
 
@@ -184,8 +184,8 @@ def step_results(model: str = "gpt2_xl", accelerator: str = "h100", utilization_
     overlap needs to hide the all-reduce when the optimizer step waits for every bucket (PyTorch
     DDP); a scheduler that overlaps it with the next forward pass too needs only T_c >= T_m.
 
-    >>> step_results()[OVERLAP_ROW]
-    'yes'
+    >>> step_results()[OVERLAP_ROW], step_results(accelerator="h100")[OVERLAP_ROW]   # a B200's step, an H100's
+    ('no', 'yes')
     >>> step_results("resnet50", "v100", 40, 256, 8, "nvlink2", "fp32")["compute time T_c"]   # 256 images
     '125.64 ms'
     >>> step_results(n=1)["smallest batch per rank with T_c >= T_m"]   # as allreduce_results says at n = 1

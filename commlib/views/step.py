@@ -163,7 +163,7 @@ def allreduce_calculator(model: str = "resnet50", dtype: str = "fp32", n: int = 
                                 "time hides it behind the copy (a lower bound).")
 
 
-def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilization_pct: float = 40.0,
+def step_calculator(model: str = "gpt2_xl", accelerator: str = "b200", utilization_pct: float = 40.0,
                     batch: int = 8192, n: int = 64, link: str = "ib_ndr", dtype: str = "bf16") -> Calculator:
     """Compute against communication: FLOPs per step -> compute time, all-reduce time, smallest batch per rank.
 
@@ -189,8 +189,8 @@ def step_calculator(model: str = "gpt2_xl", accelerator: str = "h100", utilizati
                                 "the largest NVLink domain the presets' sources describe for its generation or "
                                 f"beyond {hardware.GENERIC_GPUS_PER_HOST} on PCIe), nothing overlapped. "
                                 "A GPU reaches a network card over its host's PCIe, so a network link gives it "
-                                "no more than that PCIe link carries (an H100: "
-                                f"{hardware.link(hardware.accelerator('h100').host_link).name}). "
+                                "no more than that PCIe link carries (a B200 of an HGX B200: "
+                                f"{hardware.link(hardware.accelerator('b200').host_link).name}). "
                                 "The last rows assume the "
                                 "optimizer waits for every bucket (PyTorch DDP); a scheduler that overlaps the "
                                 "next forward pass too needs only T_c >= T_m.")
