@@ -232,7 +232,7 @@ def hosts_gain(example: dict = HOSTS_EXAMPLE) -> float:
     its best ring count) all-reduces than the best of them among as many single-GPU hosts with the same cards.
 
     Each card then carries about 1/g of the gradient (g GPUs a host), so the gain nears g for a large gradient; a
-    small one gains less, because the start-ups and the NVLink hops inside the host do not shrink with the share:
+    small one gains less, because the start-ups do not shrink with the share:
 
     >>> round(hosts_gain(), 1), round(hosts_gain(dict(HOSTS_EXAMPLE, model="gpt2")), 1)   # GPT-2 XL, GPT-2 (124M)
     (7.9, 7.2)
