@@ -454,6 +454,12 @@ _ACCELERATORS = [
                 "HGX B200 system reaches its ConnectX-7 cards over PCIe Gen5 x16 (MLPerf Inference v6.0's system "
                 "description; NVIDIA's DGX B200 user guide), though the GPU itself supports Gen6",
                 "bekman2024mleng", "2024-03", host_link="pcie5_x16"),
+    # Blackwell Ultra: new silicon, its gains in FP4; its HGX variant keeps the B200's dense bf16 rate, and its host
+    # interface moves to PCIe Gen6 (the 800 Gb/s ConnectX-8 beside it is a Gen6 device).
+    Accelerator("b300", "B300 (HGX B300)", 2.25e15, "bf16",
+                "NVIDIA's figures for the HGX B300 as read by Glenn Lockwood: 2,250 dense bf16 TFLOP/s per GPU (4,500 "
+                "with sparsity), like the HGX B200's, and a PCIe Gen6 host interface",
+                "lockwood2025b300", "2025-03", host_link="pcie6_x16"),
 ]
 
 #: Accelerator presets keyed by short name: peak dense FLOP/s as the vendor states it.

@@ -187,6 +187,8 @@ def test_accelerators():
     b200 = hardware.accelerator("b200")
     assert b200.peak_flops == pytest.approx(2.25e15) and b200.dtype == "bf16"
     assert hardware.host_cap("b200", "ib_xdr").key == "pcie5_x16" and hardware.host_cap("b200", "ib_ndr") is None
+    # its successor keeps the dense bf16 rate and reaches an 800 Gb/s card over PCIe 6.0, which does not cap it
+    assert hardware.accelerator("b300").peak_flops == b200.peak_flops and hardware.host_cap("b300", "ib_xdr") is None
     with pytest.raises(ValueError, match="unknown accelerator"):
         hardware.accelerator("tpu")
 
