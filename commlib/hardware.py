@@ -452,7 +452,7 @@ _ACCELERATORS = [
     Accelerator("b200", "B200 (HGX B200)", 2.25e15, "bf16",
                 "Stas Bekman's table of dense peaks (B200 SXM: 2,250 bf16 TFLOP/s, half of NVIDIA's sparse figure). An "
                 "HGX B200 system reaches its ConnectX-7 cards over PCIe Gen5 x16 (MLPerf Inference v6.0's system "
-                "description; NVIDIA's DGX B200 user guide), though the GPU itself supports Gen6",
+                "description; NVIDIA's DGX B200 user guide)",
                 "bekman2024mleng", "2024-03", host_link="pcie5_x16"),
     # Blackwell Ultra: new silicon, its gains in FP4; its HGX variant keeps the B200's dense bf16 rate, and its host
     # interface moves to PCIe Gen6 (the 800 Gb/s ConnectX-8 beside it is a Gen6 device).

@@ -205,8 +205,10 @@ HOSTS_EXAMPLE = {"model": "gpt2_xl", "dtype": "bf16", "n": 64, "hosts": 8, "intr
 SINGLE_GPU_HOSTS = "ring among single-GPU hosts"
 
 
-def hosts_allreduce_seconds(algorithm: str, hosts: int, rails: int | None = None, example: dict = HOSTS_EXAMPLE) -> float:
-    """Seconds of one all-reduce of ``example``'s gradient with ``algorithm`` on ``hosts`` hosts (one card per GPU).
+def hosts_allreduce_seconds(algorithm: str, hosts: int, rails: int | None = None, example: dict = HOSTS_EXAMPLE,
+                            nbytes: float | None = None) -> float:
+    """Seconds of one all-reduce of ``example``'s gradient (or of ``nbytes``) with ``algorithm`` on ``hosts`` hosts
+    (one card per GPU).
 
     As chapter 2's cluster calculator times it (:func:`commlib.collectives.cluster.cluster_allreduce`: ranks behind
     switches, one network port each); ``rails`` is the multi-rail ring's ring count (None: one per card).
@@ -215,10 +217,40 @@ def hosts_allreduce_seconds(algorithm: str, hosts: int, rails: int | None = None
     (15.5, 19.7)
     """
     intra, inter = hardware.link(example["intra"]), hardware.link(example["inter"])
-    return cluster.allreduce_seconds(algorithm, hardware.gradient_bytes(example["model"], example["dtype"]),
-                                     example["n"], intra.bandwidth, intra.latency, hosts=hosts,
+    size = hardware.gradient_bytes(example["model"], example["dtype"]) if nbytes is None else nbytes
+    return cluster.allreduce_seconds(algorithm, size, example["n"], intra.bandwidth, intra.latency, hosts=hosts,
                                      inter_bandwidth=inter.bandwidth, inter_latency=inter.latency, rails=rails,
                                      links_per_rank=1)
+
+
+def hosts_bucketed(hosts: int, example: dict = HOSTS_EXAMPLE, bucket_bytes: float | None = None) -> tuple[float, str]:
+    """``(seconds, label)``: ``example``'s gradient all-reduced in DDP's buckets (``bucket_bytes``, DDP's default
+    25 MiB; the last bucket holds the rest), one bucket after another, each paying its own start-ups, with the fastest
+    of the algorithms chapter 2's cluster calculator offers on ``hosts`` hosts, each at its best ring count.
+
+    The buckets' start-ups can change the winner: on 8 DGX B200-like hosts the multi-rail ring, fastest as one message
+    (:func:`hosts_allreduce_seconds`), pays its start-ups inside the host in every bucket.
+
+    >>> seconds, label = hosts_bucketed(8)
+    >>> round(1e3 * seconds), label
+    (23, 'hierarchical (intra, inter, intra)')
+    """
+    from ..sgd.overlap import DDP_BUCKET_BYTES
+
+    bucket = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
+    total = hardware.gradient_bytes(example["model"], example["dtype"])
+    full, rest = divmod(total, bucket)
+    sizes = [bucket] * int(full) + ([rest] if rest else [])
+    g = example["n"] // hosts
+    best = None
+    for label, name in hosts_contenders(dict(example, hosts=hosts)).items():
+        grid = ((c for c in (1, 2, 4, 8, 16) if c <= g) if "rails" in allreduce_algorithms.allreduce_algorithm(name).params
+                else (None,))
+        for rails in grid:
+            seconds = sum(hosts_allreduce_seconds(name, hosts, rails, example, size) for size in sizes)
+            if best is None or seconds < best[0]:
+                best = (seconds, label)
+    return best
 
 
 def hosts_contenders(example: dict = HOSTS_EXAMPLE) -> dict[str, str]:
