@@ -223,10 +223,12 @@ def hosts_allreduce_seconds(algorithm: str, hosts: int, rails: int | None = None
                                      links_per_rank=1)
 
 
-def hosts_bucketed(hosts: int, example: dict = HOSTS_EXAMPLE, bucket_bytes: float | None = None) -> tuple[float, str]:
+def hosts_bucketed(hosts: int, example: dict = HOSTS_EXAMPLE, bucket_bytes: float | None = None,
+                   only: str | None = None) -> tuple[float, str]:
     """``(seconds, label)``: ``example``'s gradient all-reduced in DDP's buckets (``bucket_bytes``, DDP's default
     25 MiB; the last bucket holds the rest), one bucket after another, each paying its own start-ups, with the fastest
-    of the algorithms chapter 2's cluster calculator offers on ``hosts`` hosts, each at its best ring count.
+    of the algorithms chapter 2's cluster calculator offers on ``hosts`` hosts, each at its best ring count (or with
+    the algorithm named ``only``).
 
     The buckets' start-ups can change the winner: on 8 DGX B200-like hosts the multi-rail ring, fastest as one message
     (:func:`hosts_allreduce_seconds`), pays its start-ups inside the host in every bucket.
@@ -234,6 +236,8 @@ def hosts_bucketed(hosts: int, example: dict = HOSTS_EXAMPLE, bucket_bytes: floa
     >>> seconds, label = hosts_bucketed(8)
     >>> round(1e3 * seconds), label
     (23, 'hierarchical (intra, inter, intra)')
+    >>> round(1e3 * hosts_bucketed(64, only="ring")[0])     # single-GPU hosts, the ring's 126 start-ups a bucket
+    138
     """
     from ..sgd.overlap import DDP_BUCKET_BYTES
 
@@ -244,6 +248,8 @@ def hosts_bucketed(hosts: int, example: dict = HOSTS_EXAMPLE, bucket_bytes: floa
     g = example["n"] // hosts
     best = None
     for label, name in hosts_contenders(dict(example, hosts=hosts)).items():
+        if only is not None and name != only:
+            continue
         grid = ((c for c in (1, 2, 4, 8, 16) if c <= g) if "rails" in allreduce_algorithms.allreduce_algorithm(name).params
                 else (None,))
         for rails in grid:
