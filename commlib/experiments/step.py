@@ -223,36 +223,41 @@ def hosts_allreduce_seconds(algorithm: str, hosts: int, rails: int | None = None
                                      links_per_rank=1)
 
 
-def hosts_bucketed(hosts: int, example: dict = HOSTS_EXAMPLE, bucket_bytes: float | None = None,
-                   only: str | None = None) -> tuple[float, str]:
-    """``(seconds, label)``: ``example``'s gradient all-reduced in DDP's buckets (``bucket_bytes``, DDP's default
-    25 MiB; the last bucket holds the rest), one bucket after another, each paying its own start-ups, with the fastest
-    of the algorithms chapter 2's cluster calculator offers on ``hosts`` hosts, each at its best ring count (or with
-    the algorithm named ``only``).
+def _rails_grid(name: str, per_host: int) -> tuple[int | None, ...]:
+    """The ring counts an algorithm is tuned over on hosts of ``per_host`` GPUs: one to every card of a host for the
+    rings at once (an algorithm with a ``rails`` parameter), nothing to tune (``(None,)``) for the others."""
+    if "rails" not in allreduce_algorithms.allreduce_algorithm(name).params:
+        return (None,)
+    return tuple(c for c in (1, 2, 4, 8, 16) if c <= per_host)
+
+
+def hosts_bucketed(hosts: int, example: dict = HOSTS_EXAMPLE, only: str | None = None) -> tuple[float, str]:
+    """``(seconds, label)``: ``example``'s gradient all-reduced in DDP's buckets, one bucket after another, each paying
+    its own start-ups, with the fastest of the algorithms chapter 2's cluster calculator offers on ``hosts`` hosts,
+    each at its best ring count (or with the algorithm named ``only``). The buckets are DDP's own, over the model's
+    layers in backward order (:func:`commlib.sgd.overlap.assign_buckets`, DDP's default caps).
 
     The buckets' start-ups can change the winner: on 8 DGX B200-like hosts the multi-rail ring, fastest as one message
     (:func:`hosts_allreduce_seconds`), pays its start-ups inside the host in every bucket.
 
     >>> seconds, label = hosts_bucketed(8)
     >>> round(1e3 * seconds), label
-    (23, 'hierarchical (intra, inter, intra)')
+    (21, 'hierarchical (intra, inter, intra)')
     >>> round(1e3 * hosts_bucketed(64, only="ring")[0])     # single-GPU hosts, the ring's 126 start-ups a bucket
-    138
+    129
     """
-    from ..sgd.overlap import DDP_BUCKET_BYTES
+    from ..sgd import overlap
 
-    bucket = DDP_BUCKET_BYTES if bucket_bytes is None else bucket_bytes
-    total = hardware.gradient_bytes(example["model"], example["dtype"])
-    full, rest = divmod(total, bucket)
-    sizes = [bucket] * int(full) + ([rest] if rest else [])
+    per_param = hardware.dtype_bytes(example["dtype"])
+    grads = [layer.params * per_param for layer in reversed(overlap.model_layers(example["model"]))]
+    groups = overlap.assign_buckets(grads, overlap.DDP_BUCKET_BYTES, overlap.DDP_FIRST_BUCKET_BYTES)
+    sizes = [sum(grads[i] for i in group) for group in groups]
     g = example["n"] // hosts
     best = None
     for label, name in hosts_contenders(dict(example, hosts=hosts)).items():
         if only is not None and name != only:
             continue
-        grid = ((c for c in (1, 2, 4, 8, 16) if c <= g) if "rails" in allreduce_algorithms.allreduce_algorithm(name).params
-                else (None,))
-        for rails in grid:
+        for rails in _rails_grid(name, g):
             seconds = sum(hosts_allreduce_seconds(name, hosts, rails, example, size) for size in sizes)
             if best is None or seconds < best[0]:
                 best = (seconds, label)
@@ -281,8 +286,7 @@ def hosts_gain(example: dict = HOSTS_EXAMPLE) -> float:
                for name in hosts_contenders(dict(example, hosts=example["n"])).values())
     best = min(hosts_allreduce_seconds(name, example["hosts"], rails, example)
                for name in hosts_contenders(example).values()
-               for rails in ((c for c in (1, 2, 4, 8, 16) if c <= g)
-                             if "rails" in allreduce_algorithms.allreduce_algorithm(name).params else (None,)))
+               for rails in _rails_grid(name, g))
     return flat / best
 
 
@@ -319,7 +323,7 @@ def hosts_claim(small: bool = False) -> claims.Claim:
         record = allreduce_algorithms.allreduce_algorithm(name)
         grid, limits = {}, {}
         if "rails" in record.params:   # the rings at once: one to every card of a host at most
-            grid, limits = {"rails": tuple(c for c in (1, 2, 4, 8, 16) if c <= g)}, {"rails": g}
+            grid, limits = {"rails": _rails_grid(name, g)}, {"rails": g}
         return claims.Contender(label, lambda s, seed: 1e3 * hosts_allreduce_seconds(name, ex["hosts"], s.get("rails"), s),
                                 grid, uses=f"{ex['hosts']} hosts of {g} {gpu}s, {hardware.link(ex['intra']).name} "
                                            f"inside, one {hardware.link(ex['inter']).name} card per GPU", limits=limits)

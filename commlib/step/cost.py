@@ -41,6 +41,7 @@ from ..units import check_count, check_fraction, check_nonnegative, check_positi
 __all__ = [
     "BACKWARD_SHARE",
     "min_tokens_backward_hides",
+    "batch_backward_hides",
     "bucketed_overlap",
     "parallel_efficiency",
     "communication_time_for_efficiency",
@@ -219,6 +220,18 @@ def batch_for_time(t_comm: float, params: float, peak_flops: float, utilization:
 #: too, the backward pass costing twice the forward): all a gradient all-reduce can run beside when the
 #: optimizer step waits for every bucket before the next forward pass starts (PyTorch DDP).
 BACKWARD_SHARE = 4 / 6
+
+
+def batch_backward_hides(t_comm: float, params: float, peak_flops: float, utilization: float = 0.4,
+                         flops_per_sample: float | None = None) -> float:
+    """Batch per rank whose backward pass (:data:`BACKWARD_SHARE` of the step's compute) lasts ``t_comm`` seconds:
+    :func:`batch_for_time` over :data:`BACKWARD_SHARE`, for any all-reduce's time (one message, DDP's buckets, several
+    GPUs a host). :func:`min_tokens_backward_hides` is the same for a one-link all-reduce of the whole gradient.
+
+    >>> round(batch_backward_hides(0.012, 1e9, 1e15, 0.5))   # 1000 tokens compute for 12 ms; the backward for 8 ms
+    1500
+    """
+    return batch_for_time(t_comm, params, peak_flops, utilization, flops_per_sample) / BACKWARD_SHARE
 
 
 def min_tokens_backward_hides(params: float, n: int, bandwidth: float, peak_flops: float,
