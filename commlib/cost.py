@@ -71,6 +71,7 @@ from .parameter_servers.cost import (
     sparse_exchange,
 )
 from .step.cost import (
+    batch_backward_hides,
     batch_for_time,
     bucketed_overlap,
     communication_overhead,
@@ -119,7 +120,7 @@ __all__ = [
     "speedup",
     "scaling_efficiency", "communication_overhead", "training_flops", "compute_time", "traffic_per_rank",
     "reduction_time_bounds", "reduction_shares", "batch_for_time", "min_tokens_compute_bound",
-    "min_tokens_backward_hides", "bucketed_overlap",
+    "min_tokens_backward_hides", "batch_backward_hides", "bucketed_overlap",
     # parameter servers (chapter 3)
     "ps_time", "byteps_time", "byteps_split", "ps_traffic", "round_time", "round_pieces", "ps_beats_ring",
     "overhead_to_beat", "smallest_k_to_beat_ring", "rival_time", "best_allreduce", "same_cards_shares",
